@@ -1,0 +1,23 @@
+"""TileLang-C++: a tile-level kernel compiler with TileLang's Python DSL as its front end."""
+import os as _os
+import sys as _sys
+
+from . import _ffi  # noqa: F401  (the C++ core)
+from . import errors  # noqa: F401
+from . import language  # noqa: F401
+from .errors import TileLangError  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def script(func):
+    """The DSL text of a PrimFunc (the printer's output)."""
+    return _ffi.print_func(func)
+
+
+def structural_equal(a, b):
+    return _ffi.structural_equal(a, b)
+
+
+def structural_hash(a):
+    return _ffi.structural_hash(a)

@@ -1,0 +1,391 @@
+"""The T namespace of the DSL: `import tilelang.language as T`."""
+import builtins
+import enum
+
+_bool = builtins.bool
+
+from .. import _ffi
+from ..errors import TileLangSyntaxError, TileLangTypeError
+from . import builder
+from .ast import DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
+from .expr import Expr, const, infinity, nan
+from .parser import prim_func, parse_source  # noqa: F401
+
+Buffer = TensorFactory()
+Tensor = TensorFactory()
+PrimFunc = _ffi.PrimFunc
+
+# ---- data types ------------------------------------------------------------------------------
+_DTYPES = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "int4", "int8", "int16",
+           "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+for _d in _DTYPES:
+    globals()[_d] = DType(_d)
+float8_e4m3 = DType("float8_e4m3fn")
+del _d
+
+
+def dynamic(name, dtype="int32"):
+    """A symbolic size, bound when the kernel is called: T.dynamic("m")."""
+    return _ffi.var(name, dtype_str(dtype))
+
+
+symbolic = dynamic
+
+
+# ---- launch and allocation ---------------------------------------------------------------------
+def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
+    if not grid:
+        raise TileLangSyntaxError("T.Kernel needs at least one grid dimension")
+    if len(grid) > 3:
+        raise TileLangSyntaxError(f"T.Kernel takes at most 3 grid dimensions, got {len(grid)}")
+    for g in grid:
+        if isinstance(g, int) and g <= 0:
+            raise TileLangSyntaxError(f"grid dimension must be positive, got {g}")
+        if not isinstance(g, (int, Expr)):
+            raise TileLangTypeError(f"grid dimension must be an integer expression, not {type(g).__name__}")
+    ths = threads if isinstance(threads, (list, tuple)) else [threads]
+    if not 1 <= len(ths) <= 3:
+        raise TileLangSyntaxError("threads= takes an int or a list of at most 3 ints")
+    for t in ths:
+        if not isinstance(t, int) or t <= 0:
+            raise TileLangSyntaxError(f"threads= must be positive compile-time integers, got {t!r}")
+    total = 1
+    for t in ths:
+        total *= t
+    if total > 1024:
+        raise TileLangSyntaxError(f"a block may have at most 1024 threads, T.Kernel asks for {total}")
+    return KernelSpec([const(g) for g in grid], [const(t) for t in ths])
+
+
+def _alloc(shape, dtype, scope, what):
+    ctx = builder.require_context(what)
+    if not ctx.kernels:
+        raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        v = _ffi.const_int(d) if isinstance(d, Expr) else d
+        if not isinstance(v, int):
+            raise TileLangTypeError(f"the shape of {what} must be compile-time constants, but dimension "
+                                    f"`{d}` is only known at run time")
+        if v <= 0:
+            raise TileLangTypeError(f"the shape of {what} must be positive, got {v}")
+        dims.append(const(v))
+    name = ctx.pending_name or scope.split(".")[0] + "_buf"
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span)
+    ctx.kernels[-1].allocs.append(buf)
+    return buf
+
+
+def alloc_shared(shape, dtype, scope="shared.dyn"):
+    return _alloc(shape, dtype, "shared", "T.alloc_shared")
+
+
+def alloc_fragment(shape, dtype, scope="local.fragment"):
+    return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
+
+
+def alloc_local(shape, dtype, scope="local"):
+    return _alloc(shape, dtype, "local", "T.alloc_local")
+
+
+def alloc_var(dtype, init=None, scope="local.var"):
+    buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
+    if init is not None:
+        builder.current().kernels[-1].var_inits.append((buf, const(init, buf.dtype) if not isinstance(init, Expr)
+                                                        else _ffi.cast(buf.dtype, init)))
+    return buf
+
+
+def alloc_buffer(shape, dtype, scope="shared"):
+    if scope.startswith("shared"):
+        return alloc_shared(shape, dtype)
+    if scope == "local.fragment":
+        return alloc_fragment(shape, dtype)
+    return alloc_local(shape, dtype)
+
+
+# ---- loops ---------------------------------------------------------------------------------------
+def _range_args(args, what):
+    if len(args) == 1:
+        start, stop = 0, args[0]
+    elif len(args) == 2:
+        start, stop = args
+    else:
+        raise TileLangSyntaxError(f"{what} takes (stop) or (start, stop)")
+    return const(start), simplify(const(stop) - const(start))
+
+
+def Parallel(*extents, coalesced_width=None):
+    if not extents:
+        raise TileLangSyntaxError("T.Parallel needs at least one extent")
+    ranges = []
+    for e in extents:
+        v = _ffi.const_int(e) if isinstance(e, Expr) else e
+        if not isinstance(v, int):
+            raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
+                                    "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
+        ranges.append((const(0), const(v)))
+    return LoopSpec("parallel", ranges)
+
+
+def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None):
+    if not isinstance(num_stages, int) or num_stages < 0:
+        raise TileLangSyntaxError(f"num_stages must be a non-negative compile-time int, got {num_stages!r}")
+    mn, ext = _range_args(args, "T.Pipelined")
+    return LoopSpec("pipelined", [(mn, ext)], {"num_stages": const(num_stages)})
+
+
+def serial(*args, annotations=None):
+    if len(args) == 3:
+        raise TileLangSyntaxError("T.serial does not take a step; scale the loop variable instead")
+    mn, ext = _range_args(args, "T.serial")
+    return LoopSpec("serial", [(mn, ext)])
+
+
+def unroll(*args, explicit=False):
+    mn, ext = _range_args(args, "T.unroll")
+    return LoopSpec("unroll", [(mn, ext)])
+
+
+def vectorized(*args):
+    mn, ext = _range_args(args, "T.vectorized")
+    return LoopSpec("vectorized", [(mn, ext)])
+
+
+def grid(*extents):
+    return LoopSpec("serial", [(const(0), const(e)) for e in extents])
+
+
+# ---- tile operations -----------------------------------------------------------------------------
+def _region(buf, mins, extents):
+    return _ffi.Region(buf, list(zip(mins, extents)))
+
+
+def _non_unit(extents):
+    out = []
+    for e in extents:
+        v = _ffi.const_int(e)
+        if v != 1:
+            out.append(e)
+    return out
+
+
+def _shape_str(extents):
+    return "(" + ", ".join(str(e) for e in extents) + ")"
+
+
+def _point_region(buf, mins, other_extents):
+    """A corner A[i, j]: the tile's extents come from the other operand, aligned at the end."""
+    rank = len(mins)
+    ext = [const(1)] * rank
+    other = _non_unit(other_extents) or list(other_extents)
+    if len(other) > rank:
+        raise TileLangTypeError(f"cannot copy a {len(other)}-d tile at a corner of the {rank}-d buffer '{buf.name}'")
+    for i, e in enumerate(other):
+        ext[rank - len(other) + i] = e
+    return ext
+
+
+def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None):
+    sb, smin, sext, spoint = region_of(src, "T.copy source")
+    db, dmin, dext, dpoint = region_of(dst, "T.copy destination")
+    if spoint and dpoint:
+        raise TileLangTypeError("T.copy needs at least one side to be a buffer or a slice; both are single elements")
+    if spoint:
+        sext = _point_region(sb, smin, dext)
+    if dpoint:
+        dext = _point_region(db, dmin, sext)
+    a, b = _non_unit(sext), _non_unit(dext)
+    ok = len(a) == len(b)
+    if ok:
+        for x, y in zip(a, b):
+            cx, cy = _ffi.const_int(x), _ffi.const_int(y)
+            if cx is not None and cy is not None and cx != cy:
+                ok = False
+    if not ok:
+        raise TileLangTypeError(f"mismatched slice shapes in T.copy: the source '{sb.name}' tile is "
+                                f"{_shape_str(sext)} but the destination '{db.name}' tile is {_shape_str(dext)}")
+    return _ffi.copy(_region(sb, smin, sext), _region(db, dmin, dext), _bool(disable_tma), builder.span())
+
+
+class GemmWarpPolicy(enum.IntEnum):
+    Square = 0
+    FullRow = 1
+    FullCol = 2
+
+
+def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
+         wg_wait=0):
+    ra = region_of(A, "T.gemm operand A")
+    rb = region_of(B, "T.gemm operand B")
+    rc = region_of(C, "T.gemm operand C")
+    for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
+        if point:
+            raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
+    return _ffi.gemm(_region(ra[0], ra[1], ra[2]), _region(rb[0], rb[1], rb[2]), _region(rc[0], rc[1], rc[2]),
+                     _bool(transpose_A), _bool(transpose_B), int(policy), _bool(clear_accum), int(k_pack),
+                     builder.span())
+
+
+def fill(buffer, value):
+    b, mins, exts, point = region_of(buffer, "T.fill destination")
+    v = value if isinstance(value, Expr) else const(value, b.dtype)
+    return _ffi.fill(_region(b, mins, exts), v, builder.span())
+
+
+def clear(buffer):
+    b = region_of(buffer, "T.clear destination")[0]
+    return fill(buffer, 0.0 if ("float" in b.dtype) else 0)
+
+
+def _reduce(kind):
+    def f(src, dst, dim=-1, clear=True):
+        sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
+        db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
+        if not isinstance(dim, int):
+            raise TileLangTypeError(f"dim of T.reduce_{kind} must be a Python int")
+        return _ffi.reduce(kind, _region(sb, smin, sext), _region(db, dmin, dext), dim, _bool(clear), builder.span())
+
+    f.__name__ = f"reduce_{kind}"
+    return f
+
+
+reduce_sum = _reduce("sum")
+reduce_max = _reduce("max")
+reduce_min = _reduce("min")
+reduce_abssum = _reduce("abssum")
+reduce_absmax = _reduce("absmax")
+
+
+def atomic_add(dst, value, memory_order=None, return_prev=False):
+    db, dmin, dext, dpoint = region_of(dst, "T.atomic_add destination")
+    if isinstance(value, (_ffi.Buffer, RegionSpec)):
+        sb, smin, sext, _ = region_of(value, "T.atomic_add source")
+        if dpoint:
+            dext = _point_region(db, dmin, sext)
+        return _ffi.atomic_add(_region(db, dmin, dext), _region(sb, smin, sext), None, builder.span())
+    if not dpoint:
+        raise TileLangTypeError("a scalar T.atomic_add needs a single element as destination, e.g. C[i, j]")
+    v = value if isinstance(value, Expr) else const(value, db.dtype)
+    return _ffi.atomic_add(_region(db, dmin, dext), None, v, builder.span())
+
+
+def cumsum(src, dst=None, dim=0, reverse=False):
+    sb, smin, sext, _ = region_of(src, "T.cumsum source")
+    if dst is None:
+        dst = src
+    db, dmin, dext, _ = region_of(dst, "T.cumsum destination")
+    return _ffi.cumsum(_region(sb, smin, sext), _region(db, dmin, dext), int(dim), _bool(reverse), builder.span())
+
+
+# ---- expressions ------------------------------------------------------------------------------------
+def _unary_float(name):
+    def f(x):
+        x = const(x)
+        if "float" not in x.dtype:
+            x = _ffi.cast("float32", x)
+        return _ffi.call(x.dtype, name, [x])
+
+    f.__name__ = name
+    return f
+
+
+for _n in ["exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "floor", "ceil",
+           "round", "sin", "cos", "trunc"]:
+    globals()[_n] = _unary_float(_n)
+
+
+def abs(x):  # noqa: A001
+    x = const(x)
+    return _ffi.call(x.dtype, "abs", [x])
+
+
+def pow(x, y):  # noqa: A001
+    x, y = const(x), const(y)
+    if "float" not in x.dtype:
+        x = _ffi.cast("float32", x)
+    return _ffi.call(x.dtype, "pow", [x, _ffi.cast(x.dtype, y) if y.dtype != x.dtype else y])
+
+
+def max(a, b):  # noqa: A001
+    return _ffi.binary("max", const(a), const(b))
+
+
+def min(a, b):  # noqa: A001
+    return _ffi.binary("min", const(a), const(b))
+
+
+def if_then_else(cond, a, b):
+    return _ffi.select(const(cond), const(a), const(b))
+
+
+def cast(x, dtype):
+    return _ffi.cast(dtype_str(dtype), const(x))
+
+
+def ceildiv(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    return simplify((const(a) + const(b) - 1) // const(b))
+
+
+def floordiv(a, b):
+    return const(a) // const(b)
+
+
+def floormod(a, b):
+    return const(a) % const(b)
+
+
+def truncdiv(a, b):
+    return _ffi.binary("div", const(a), const(b))
+
+
+def truncmod(a, b):
+    return _ffi.binary("mod", const(a), const(b))
+
+
+def max_value(dtype):
+    import numpy as np
+    import ml_dtypes
+
+    d = dtype_str(dtype)
+    if "float" in d:
+        info = ml_dtypes.finfo(d if d not in ("float16", "float32", "float64") else np.dtype(d))
+        return const(float(info.max), d)
+    return const(int(np.iinfo(d).max), d)
+
+
+def min_value(dtype):
+    import numpy as np
+    import ml_dtypes
+
+    d = dtype_str(dtype)
+    if "float" in d:
+        info = ml_dtypes.finfo(d if d not in ("float16", "float32", "float64") else np.dtype(d))
+        return const(-float(info.max), d)
+    return const(int(np.iinfo(d).min), d)
+
+
+def print(obj, msg=""):  # noqa: A001
+    """T.print(x): prints a value at run time (CPU target: to stdout)."""
+    if isinstance(obj, Expr):
+        return _ffi.evaluate(_ffi.call("int32", "print", [_ffi.string_imm(str(msg)), obj]), builder.span())
+    raise TileLangTypeError("T.print takes a scalar expression")
+
+
+def device_assert(cond, msg=""):
+    return _ffi.evaluate(_ffi.call("int32", "device_assert", [const(cond), _ffi.string_imm(str(msg))]),
+                         builder.span())
+
+
+def use_swizzle(panel_size=None, order="row", enable=True):
+    """Accepted for compatibility; block rasterisation is a no-op on the CPU target."""
+    return None
+
+
+def annotate_layout(layouts):
+    """Accepted for compatibility; explicit layouts take effect in GPU backends only."""
+    return None

@@ -1,0 +1,94 @@
+"""Python operators on IR expressions, and conversion of Python values to IR."""
+import math
+
+from .. import _ffi
+from ..errors import TileLangTypeError
+
+Expr = _ffi.Expr
+Buffer = _ffi.Buffer
+
+
+def const(value, dtype=None):
+    """Converts a Python scalar (or an Expr) to an IR expression."""
+    if isinstance(value, Expr):
+        return value if dtype is None else _ffi.cast(dtype, value)
+    if isinstance(value, bool):
+        return _ffi.int_imm(dtype or "bool", int(value))
+    if isinstance(value, int):
+        if dtype is None:
+            dtype = "int32" if -(2**31) <= value < 2**31 else "int64"
+        if "float" in dtype:
+            return _ffi.float_imm(dtype, float(value))
+        return _ffi.int_imm(dtype, value)
+    if isinstance(value, float):
+        return _ffi.float_imm(dtype or "float32", value)
+    try:  # numpy scalars
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return const(value.item(), dtype)
+    except ImportError:  # pragma: no cover
+        pass
+    raise TileLangTypeError(f"cannot use a value of Python type {type(value).__name__} in a kernel expression")
+
+
+def is_ir(x):
+    return isinstance(x, Expr)
+
+
+def _bin(op):
+    def f(a, b):
+        return _ffi.binary(op, const(a), const(b))
+
+    def r(a, b):
+        return _ffi.binary(op, const(b), const(a))
+
+    return f, r
+
+
+for _name, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod"),
+                   ("and", "and"), ("or", "or")]:
+    _f, _r = _bin(_op)
+    setattr(Expr, f"__{_name}__", _f)
+    setattr(Expr, f"__r{_name}__", _r)
+
+
+def _truediv(a, b):
+    a, b = const(a), const(b)
+    return _ffi.binary("div", a, b)
+
+
+Expr.__truediv__ = _truediv
+Expr.__rtruediv__ = lambda a, b: _truediv(b, a)
+for _name, _op in [("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"), ("ne", "ne")]:
+    setattr(Expr, f"__{_name}__", _bin(_op)[0])
+Expr.__hash__ = object.__hash__
+Expr.__neg__ = lambda a: _ffi.binary("sub", _zero_like(a), a)
+Expr.__pos__ = lambda a: a
+Expr.__invert__ = lambda a: _ffi.logical_not(a)
+Expr.__repr__ = lambda a: _ffi.print_expr(a)
+Expr.__str__ = lambda a: _ffi.print_expr(a)
+
+
+def _bool(a):
+    v = _ffi.const_int(a)
+    if v is not None:
+        return bool(v)
+    raise TileLangTypeError(
+        f"the kernel expression `{_ffi.print_expr(a)}` has no value while the program is parsed; "
+        "use it in an `if` on its own (which becomes a run-time branch) or T.if_then_else(...)")
+
+
+Expr.__bool__ = _bool
+
+
+def _zero_like(a):
+    return _ffi.float_imm(a.dtype, 0.0) if "float" in a.dtype else _ffi.int_imm(a.dtype, 0)
+
+
+def infinity(dtype):
+    return _ffi.float_imm(_ffi.canonical_dtype(dtype), math.inf)
+
+
+def nan(dtype):
+    return _ffi.float_imm(_ffi.canonical_dtype(dtype), math.nan)

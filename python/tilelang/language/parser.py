@@ -1,0 +1,581 @@
+"""The front end: walks the Python AST of a @T.prim_func and builds IR through the C++ builder.
+
+Python values (ints, tuples, Python-level `if` conditions, loops over lists) are evaluated while
+parsing; IR values become IR. Every error carries file:line:col of the user's source.
+"""
+import ast
+import builtins
+import inspect
+import itertools
+import linecache
+import operator
+import textwrap
+
+from .. import _ffi
+from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError
+from . import builder
+from .ast import DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
+from .expr import Expr, const
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_counter = itertools.count()
+
+
+class _Located(Exception):
+    """Internal: an error already formatted with its location."""
+
+
+class Parser:
+    def __init__(self, filename, line_offset, globals_, locals_):
+        self.filename = filename
+        self.line_offset = line_offset
+        self.globals = globals_
+        self.scopes = [dict(locals_)]
+        self.ctx = None
+
+    # ---- errors and spans ----------------------------------------------------------------------------
+    def span(self, node):
+        return (self.filename, node.lineno + self.line_offset, node.col_offset + 1)
+
+    def error(self, node, msg, cls=TileLangSyntaxError):
+        span = self.span(node)
+        first, nl, rest = _ffi.format_span(span).partition("\n")
+        err = cls(f"{first}: {msg}{nl}{rest}")
+        err.span = span
+        return err
+
+    def located(self, node, fn, *args):
+        """Runs fn; a TileLangError without a location gets this node's location."""
+        try:
+            return fn(*args)
+        except TileLangError as e:
+            if e.span is not None:
+                raise
+            raise self.error(node, str(e), type(e)) from None
+
+    # ---- names -----------------------------------------------------------------------------------------
+    def lookup(self, node, name):
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        if name in self.globals:
+            return self.globals[name]
+        if name == "range":
+            from . import serial
+
+            return serial
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def bind(self, name, value):
+        self.scopes[-1][name] = value
+
+    # ---- function ------------------------------------------------------------------------------------------
+    def parse_function(self, fdef):
+        params = []
+        for arg in fdef.args.args:
+            if arg.annotation is None:
+                raise self.error(arg, f"parameter '{arg.arg}' needs an annotation such as T.Tensor((M, N), \"float16\")")
+            spec = self.eval(arg.annotation)
+            if isinstance(spec, TensorSpec):
+                shape = [const(d) for d in spec.shape]
+                buf = self.located(arg, _ffi.buffer, arg.arg, spec.dtype, shape, "global", self.span(arg))
+                params.append((_ffi.var(arg.arg, "handle"), buf))
+                self.bind(arg.arg, buf)
+            elif isinstance(spec, DType) or isinstance(spec, str):
+                v = _ffi.var(arg.arg, str(spec))
+                params.append((v, None))
+                self.bind(arg.arg, v)
+            else:
+                raise self.error(arg.annotation, f"annotation of parameter '{arg.arg}' must be T.Tensor(shape, dtype), "
+                                 "T.Buffer(shape, dtype) or a scalar type such as T.int32", TileLangTypeError)
+        if fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
+            raise self.error(fdef, "a T.prim_func takes only positional tensor and scalar parameters")
+        body = self.block(fdef.body)
+        return _ffi.prim_func(fdef.name, params, body, {}, self.span(fdef))
+
+    # ---- statements ------------------------------------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for i, st in enumerate(stmts):
+            let = self.as_let(st)
+            if let is not None:
+                var, value, node = let
+                self.scopes.append({})
+                self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, var)
+                rest = self.block(stmts[i + 1:])
+                self.scopes.pop()
+                out.append(_ffi.let(var, value, rest, self.span(node)))
+                break
+            out.extend(self.stmt(st))
+        return _ffi.seq(out, None)
+
+    def as_let(self, st):
+        """`x = <IR expression>` binds x for the rest of the block."""
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            name = st.targets[0].id
+            target = self.try_lookup(name)
+            if isinstance(target, _ffi.Buffer) and target.scope == "local.var":
+                return None
+            self.set_pending(name)
+            value = self.eval(st.value)
+            self.set_pending(None)
+            if isinstance(value, Expr) and not isinstance(value, (_ffi.IntImm, _ffi.FloatImm)) \
+                    and value.kind != 2:  # not a StringImm
+                return _ffi.var(name, value.dtype), value, st
+            self.bind(name, value)
+            return None
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+            dtype = self.eval(st.annotation)
+            value = self.located(st, const, self.eval(st.value))
+            value = self.located(st, _ffi.cast, str(dtype), value)
+            return _ffi.var(st.target.id, value.dtype), value, st
+        return None
+
+    def try_lookup(self, name):
+        for s in reversed(self.scopes):
+            if name in s:
+                return s[name]
+        return self.globals.get(name)
+
+    def set_pending(self, name):
+        self.ctx.pending_name = name
+
+    def stmt(self, st):
+        self.ctx.span = self.span(st)
+        method = getattr(self, "stmt_" + type(st).__name__, None)
+        if method is None:
+            raise self.error(st, f"unsupported Python construct '{type(st).__name__}' inside a T.prim_func")
+        r = method(st)
+        return [] if r is None else r if isinstance(r, list) else [r]
+
+    def stmt_Pass(self, st):
+        return None
+
+    def stmt_Assign(self, st):
+        # Plain names were handled by as_let; here: stores, var buffers and tuple unpacking.
+        if len(st.targets) != 1:
+            raise self.error(st, "chained assignment is not supported inside a T.prim_func")
+        target = st.targets[0]
+        if isinstance(target, ast.Name):
+            buf = self.try_lookup(target.id)
+            if isinstance(buf, _ffi.Buffer) and buf.scope == "local.var":
+                value = self.eval(st.value)
+                return self.located(st, self.store, st, buf, [const(0)], value)
+            return None  # already bound by as_let
+        value = self.eval(st.value)
+        return self.assign_target(st, target, value)
+
+    def assign_target(self, st, target, value):
+        if isinstance(target, ast.Subscript):
+            obj = self.eval(target.value)
+            if not isinstance(obj, _ffi.Buffer):
+                raise self.error(target, "only buffer elements can be assigned inside a T.prim_func")
+            idx = self.indices(target, obj)
+            if any(isinstance(i, slice) for i in idx):
+                raise self.error(target, f"slice assignment to '{obj.name}' is not supported; use T.fill / T.copy or "
+                                 "a T.Parallel loop")
+            return self.located(st, self.store, st, obj, idx, value)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            try:
+                vals = list(value)
+            except TypeError:
+                raise self.error(st, "cannot unpack a non-sequence inside a T.prim_func") from None
+            if len(vals) != len(target.elts):
+                raise self.error(st, f"cannot unpack {len(vals)} values into {len(target.elts)} names")
+            out = []
+            for t, v in zip(target.elts, vals):
+                if isinstance(t, ast.Name):
+                    self.bind(t.id, v)
+                else:
+                    out.extend(self.assign_target(st, t, v) or [])
+            return out
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value)
+            return None
+        raise self.error(target, f"cannot assign to {type(target).__name__} inside a T.prim_func")
+
+    def store(self, st, buf, idx, value):
+        if len(idx) != len(buf.shape):
+            raise TileLangTypeError(f"buffer '{buf.name}' has {len(buf.shape)} dimensions but the store gives "
+                                    f"{len(idx)} indices")
+        v = const(value)
+        if v.dtype != buf.dtype:
+            v = _ffi.cast(buf.dtype, v)
+        return _ffi.store(buf, v, [const(i) for i in idx], self.span(st))
+
+    def stmt_AugAssign(self, st):
+        op = _BINOPS.get(type(st.op))
+        if op is None:
+            raise self.error(st, f"unsupported augmented assignment {type(st.op).__name__}")
+        if isinstance(st.target, ast.Name):
+            cur = self.lookup(st.target, st.target.id)
+            if isinstance(cur, _ffi.Buffer) and cur.scope == "local.var":
+                val = self.located(st, op, _ffi.load(cur, [const(0)]), self.eval(st.value))
+                return self.located(st, self.store, st, cur, [const(0)], val)
+            if isinstance(cur, Expr) and not isinstance(cur, (_ffi.IntImm, _ffi.FloatImm)):
+                raise self.error(st, f"'{st.target.id}' is an immutable kernel value; allocate it with "
+                                 "T.alloc_var(dtype) to update it in place")
+            self.bind(st.target.id, self.located(st, op, cur, self.eval(st.value)))
+            return None
+        if isinstance(st.target, ast.Subscript):
+            obj = self.eval(st.target.value)
+            if not isinstance(obj, _ffi.Buffer):
+                raise self.error(st.target, "only buffer elements can be updated inside a T.prim_func")
+            idx = self.indices(st.target, obj)
+            cur = self.located(st, self.load, st.target, obj, idx)
+            val = self.located(st, op, cur, self.eval(st.value))
+            return self.located(st, self.store, st, obj, idx, val)
+        raise self.error(st, "unsupported augmented assignment target")
+
+    def stmt_AnnAssign(self, st):
+        if st.value is None:
+            raise self.error(st, "a bare annotation declares nothing; give it a value")
+        return None  # handled by as_let
+
+    def stmt_Expr(self, st):
+        if isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+            return None  # docstring
+        value = self.eval(st.value)
+        if value is None:
+            return None
+        if isinstance(value, _ffi.Stmt):
+            return value
+        if isinstance(value, KernelSpec):
+            raise self.error(st, "T.Kernel must be used as `with T.Kernel(...) as bx:`")
+        if isinstance(value, Expr):
+            return _ffi.evaluate(value, self.span(st))
+        raise self.error(st, "this expression has no effect inside a T.prim_func")
+
+    def stmt_If(self, st):
+        cond = self.eval(st.test)
+        if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
+            self.scopes.append({})
+            then = self.block(st.body)
+            self.scopes.pop()
+            other = None
+            if st.orelse:
+                self.scopes.append({})
+                other = self.block(st.orelse)
+                self.scopes.pop()
+            return _ffi.if_(cond, then, other, self.span(st))
+        taken = st.body if bool(cond) else st.orelse
+        return [self.block(taken)] if taken else None
+
+    def stmt_For(self, st):
+        if st.orelse:
+            raise self.error(st, "for/else is not supported inside a T.prim_func")
+        it = self.eval(st.iter)
+        if isinstance(it, LoopSpec):
+            names = self.loop_names(st.target, len(it.ranges))
+            vars_ = [_ffi.var(n, "int32") for n in names]
+            self.scopes.append({})
+            for n, v in zip(names, vars_):
+                self.bind(n, v)
+            body = self.block(st.body)
+            self.scopes.pop()
+            for (mn, ext), v in reversed(list(zip(it.ranges, vars_))):
+                body = _ffi.for_(v, mn, ext, it.kind, body, it.annotations, self.span(st))
+            return body
+        if isinstance(it, (list, tuple, range, dict)) or inspect.isgenerator(it):
+            out = []
+            for value in it:
+                self.scopes.append({})
+                self.assign_target(st, st.target, value)
+                out.append(self.block(st.body))
+                self.scopes.pop()
+            return out
+        raise self.error(st.iter, "a kernel loop iterates over T.Parallel, T.Pipelined, T.serial, T.unroll, "
+                         "T.grid, range, or a Python list")
+
+    def loop_names(self, target, n):
+        if isinstance(target, ast.Name):
+            names = [target.id]
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            names = [e.id for e in target.elts]
+        else:
+            raise self.error(target, "loop variables must be plain names")
+        if len(names) != n:
+            raise self.error(target, f"the loop has {n} dimensions but {len(names)} loop variables")
+        return names
+
+    def stmt_With(self, st):
+        if len(st.items) != 1:
+            raise self.error(st, "use one context manager per `with` inside a T.prim_func")
+        item = st.items[0]
+        spec = self.eval(item.context_expr)
+        if not isinstance(spec, KernelSpec):
+            raise self.error(item.context_expr, "the only `with` block inside a T.prim_func is `with T.Kernel(...)`")
+        if self.ctx.kernels:
+            raise self.error(st, "T.Kernel cannot be nested inside another T.Kernel")
+        n = len(spec.grid)
+        if item.optional_vars is None:
+            names = []
+        else:
+            names = self.loop_names(item.optional_vars, n) if isinstance(item.optional_vars, ast.Tuple) else \
+                [item.optional_vars.id] if isinstance(item.optional_vars, ast.Name) else None
+            if names is None:
+                raise self.error(item.optional_vars, "T.Kernel binds plain names: `as bx` or `as (bx, by)`")
+            if len(names) != n:
+                raise self.error(item.optional_vars, f"T.Kernel has {n} grid dimensions but binds {len(names)} names")
+        axes = ["bx", "by", "bz"]
+        vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], "int32") for i in range(n)]
+        frame = builder.KernelFrame()
+        self.ctx.kernels.append(frame)
+        self.scopes.append({})
+        for nm, v in zip(names, vars_):
+            self.bind(nm, v)
+        body = self.block(st.body)
+        self.scopes.pop()
+        self.ctx.kernels.pop()
+        return _ffi.kernel(spec.grid, vars_, spec.threads, frame.allocs, frame.var_inits, body, self.span(st))
+
+    def stmt_Return(self, st):
+        raise self.error(st, "a T.prim_func returns nothing; write results to an output tensor")
+
+    # ---- expressions -----------------------------------------------------------------------------------------
+    def eval(self, node):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise self.error(node, f"unsupported Python construct '{type(node).__name__}' inside a T.prim_func")
+        return method(node)
+
+    def expr_Constant(self, node):
+        return node.value
+
+    def expr_Name(self, node):
+        v = self.lookup(node, node.id)
+        if isinstance(v, _ffi.Buffer) and v.scope == "local.var":
+            return _ffi.load(v, [const(0)])
+        return v
+
+    def expr_Attribute(self, node):
+        obj = self.eval(node.value)
+        try:
+            return getattr(obj, node.attr)
+        except AttributeError:
+            raise self.error(node, f"'{type(obj).__name__}' object has no attribute '{node.attr}'") from None
+
+    def expr_BinOp(self, node):
+        a, b = self.eval(node.left), self.eval(node.right)
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
+        return self.apply(node, op, a, b)
+
+    def apply(self, node, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TileLangError as e:
+            if e.span is not None:
+                raise
+            raise self.error(node, str(e), type(e)) from None
+        except (TypeError, ValueError, ZeroDivisionError) as e:
+            raise self.error(node, str(e), TileLangTypeError) from None
+
+    def expr_UnaryOp(self, node):
+        v = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            return self.apply(node, _ffi.logical_not, const(v)) if isinstance(v, Expr) else not v
+        ops = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+        return self.apply(node, ops[type(node.op)], v)
+
+    def expr_BoolOp(self, node):
+        is_and = isinstance(node.op, ast.And)
+        result = None
+        for value_node in node.values:
+            v = self.eval(value_node)
+            if result is None:
+                result = v
+            elif isinstance(result, Expr) or isinstance(v, Expr):
+                result = self.apply(node, _ffi.binary, "and" if is_and else "or", const(result), const(v))
+            else:
+                result = (result and v) if is_and else (result or v)
+            if not isinstance(result, Expr) and ((is_and and not result) or (not is_and and result)):
+                return result
+        return result
+
+    def expr_Compare(self, node):
+        left = self.eval(node.left)
+        result = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.eval(comp)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if isinstance(left, Expr) or isinstance(right, Expr):
+                    raise self.error(node, f"'{type(op).__name__}' cannot compare kernel values")
+                r = {ast.Is: operator.is_, ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
+                     ast.NotIn: lambda a, b: a not in b}[type(op)](left, right)
+            else:
+                r = self.apply(node, _CMPOPS[type(op)], left, right)
+            result = r if result is None else self.apply(node, lambda a, b: _ffi.binary("and", const(a), const(b))
+                                                         if isinstance(a, Expr) or isinstance(b, Expr) else a and b,
+                                                         result, r)
+            left = right
+        return result
+
+    def expr_IfExp(self, node):
+        c = self.eval(node.test)
+        if isinstance(c, Expr) and _ffi.const_int(c) is None:
+            return self.apply(node, _ffi.select, c, const(self.eval(node.body)), const(self.eval(node.orelse)))
+        return self.eval(node.body) if c else self.eval(node.orelse)
+
+    def expr_Tuple(self, node):
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_List(self, node):
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Dict(self, node):
+        return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
+
+    def expr_Call(self, node):
+        fn = self.eval(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.eval(a.value))
+            else:
+                args.append(self.eval(a))
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                kwargs.update(self.eval(k.value))
+            else:
+                kwargs[k.arg] = self.eval(k.value)
+        if isinstance(fn, KernelSpec) or isinstance(fn, _ffi.Buffer):
+            raise self.error(node, f"'{type(fn).__name__}' object is not callable")
+        self.ctx.span = self.span(node)
+        return self.apply(node, fn, *args, **kwargs)
+
+    def expr_Subscript(self, node):
+        obj = self.eval(node.value)
+        if isinstance(obj, _ffi.Buffer):
+            idx = self.indices(node, obj)
+            return self.located(node, self.load, node, obj, idx)
+        key = self.eval(node.slice)
+        return self.apply(node, operator.getitem, obj, key)
+
+    def expr_Slice(self, node):
+        return slice(self.eval(node.lower) if node.lower else None, self.eval(node.upper) if node.upper else None,
+                     self.eval(node.step) if node.step else None)
+
+    def indices(self, node, buf):
+        sl = node.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = []
+        for e in elts:
+            out.append(self.expr_Slice(e) if isinstance(e, ast.Slice) else self.eval(e))
+        if len(out) != len(buf.shape):
+            raise self.error(node, f"buffer '{buf.name}' has {len(buf.shape)} dimensions but is indexed with "
+                             f"{len(out)} indices", TileLangTypeError)
+        return out
+
+    def load(self, node, buf, idx):
+        if not any(isinstance(i, slice) for i in idx):
+            for i in idx:
+                if isinstance(i, float) or (isinstance(i, Expr) and "float" in i.dtype):
+                    raise TileLangTypeError(f"buffer '{buf.name}' is indexed with a floating-point value")
+            return _ffi.load(buf, [const(i) for i in idx])
+        mins, exts, sliced = [], [], []
+        for d, i in enumerate(idx):
+            if isinstance(i, slice):
+                if i.step is not None:
+                    raise TileLangSyntaxError(f"strided slices of buffer '{buf.name}' are not supported")
+                lo = const(0) if i.start is None else const(i.start)
+                hi = buf.shape[d] if i.stop is None else const(i.stop)
+                ext = simplify(hi - lo)
+                c = _ffi.const_int(ext)
+                if c is not None and c <= 0:
+                    raise TileLangTypeError(f"slice {d} of buffer '{buf.name}' is empty (extent {c})")
+                mins.append(lo)
+                exts.append(ext)
+                sliced.append(True)
+            else:
+                mins.append(const(i))
+                exts.append(const(1))
+                sliced.append(False)
+        return RegionSpec(buf, mins, exts, sliced)
+
+    def expr_JoinedStr(self, node):
+        return "".join(str(self.eval(v)) if not isinstance(v, ast.Constant) else v.value for v in node.values)
+
+    def expr_FormattedValue(self, node):
+        return self.eval(node.value)
+
+
+def _find_function(tree, name):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None
+
+
+def parse(fn, globals_=None, locals_=None):
+    """Parses a Python function object into a PrimFunc."""
+    try:
+        filename = inspect.getsourcefile(fn) or "<unknown>"
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise TileLangSyntaxError(f"cannot read the source of '{fn.__name__}': {e}") from None
+    src = textwrap.dedent("".join(lines))
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    full = "".join(linecache.getlines(filename)) or "".join(lines)
+    _ffi.register_source(filename, full)
+    tree = ast.parse(src)
+    fdef = _find_function(tree, fn.__name__)
+    if fdef is None:
+        raise TileLangSyntaxError(f"cannot find the definition of '{fn.__name__}'")
+    g = dict(fn.__globals__) if globals_ is None else globals_
+    loc = dict(locals_ or {})
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                loc[name] = cell.cell_contents
+            except ValueError:
+                pass
+    p = Parser(filename, start - 1, g, loc)
+    # Columns come from the dedented text; shift them back to the file's columns.
+    p.span = lambda node, _p=p: (filename, node.lineno + start - 1, node.col_offset + 1 + indent)
+    with builder.scope() as ctx:
+        p.ctx = ctx
+        return p.parse_function(fdef)
+
+
+def prim_func(fn=None, *, private=False):
+    """Decorator: turns a Python function written in the DSL into a PrimFunc (IR)."""
+    def wrap(f):
+        frame = inspect.currentframe().f_back
+        caller_locals = dict(frame.f_locals) if frame is not None else {}
+        return parse(f, None, caller_locals)
+
+    if fn is None:
+        return wrap
+    frame = inspect.currentframe().f_back
+    caller_locals = dict(frame.f_locals) if frame is not None else {}
+    return parse(fn, None, caller_locals)
+
+
+def parse_source(text, name=None, extra_globals=None):
+    """Parses DSL source text (for example the printer's output) into a PrimFunc."""
+    filename = f"<tilelang-source-{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    _ffi.register_source(filename, text)
+    import tilelang.language as T
+
+    g = {"T": T, "__name__": "__tilelang_parsed__"}
+    if extra_globals:
+        g.update(extra_globals)
+    code = compile(text, filename, "exec")
+    exec(code, g)  # runs the module: `m = T.dynamic(...)` lines, then the decorated def
+    funcs = [v for v in g.values() if isinstance(v, _ffi.PrimFunc)]
+    if name is not None:
+        funcs = [f for f in funcs if f.name == name]
+    if not funcs:
+        raise TileLangSyntaxError("no @T.prim_func found in the source text")
+    return funcs[-1]

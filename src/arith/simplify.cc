@@ -1,0 +1,450 @@
+// The simplifier. Integer expressions are normalised through a sum-of-terms form
+// (constant + sum of coeff * product-of-atoms); atoms are vars and anything the form cannot see
+// through (loads, floordiv of non-divisible sums, calls). Terms are ordered by their printed form
+// so the result is canonical and stable from run to run.
+#include "arith/simplify.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "ir/structural.h"
+
+namespace tl {
+namespace {
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+// ---------------------------------------------------------------- sum-of-terms form
+struct Term {
+  int64_t coeff;
+  std::vector<Expr> atoms;  // sorted by key
+  std::string key;          // printed atoms joined, used for ordering and merging
+};
+struct SumForm {
+  int64_t constant = 0;
+  std::vector<Term> terms;
+};
+
+std::string AtomKey(const Expr& e) {
+  return PrintExpr(e) + "#" + std::to_string(StructuralHash(e));
+}
+
+void AddTerm(SumForm* s, Term t) {
+  if (t.coeff == 0) return;
+  for (auto& x : s->terms) {
+    if (x.key == t.key) {
+      x.coeff += t.coeff;
+      return;
+    }
+  }
+  s->terms.push_back(std::move(t));
+}
+
+SumForm ToSum(const Expr& e);
+
+SumForm Mul(const SumForm& a, const SumForm& b) {
+  SumForm r;
+  r.constant = a.constant * b.constant;
+  for (auto& t : a.terms)
+    AddTerm(&r, {t.coeff * b.constant, t.atoms, t.key});
+  for (auto& t : b.terms)
+    AddTerm(&r, {t.coeff * a.constant, t.atoms, t.key});
+  for (auto& x : a.terms) {
+    for (auto& y : b.terms) {
+      Term t{x.coeff * y.coeff, x.atoms, ""};
+      t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
+      std::sort(t.atoms.begin(), t.atoms.end(), [](const Expr& p, const Expr& q) { return AtomKey(p) < AtomKey(q); });
+      for (auto& at : t.atoms) t.key += AtomKey(at) + "*";
+      AddTerm(&r, std::move(t));
+    }
+  }
+  return r;
+}
+
+SumForm Atom(const Expr& e) {
+  SumForm s;
+  s.terms.push_back({1, {e}, AtomKey(e) + "*"});
+  return s;
+}
+
+SumForm ToSum(const Expr& e) {
+  int64_t c;
+  if (AsConstInt(e, &c)) { SumForm s; s.constant = c; return s; }
+  if (auto* b = As<BinaryNode>(e)) {
+    if (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) {
+      SumForm x = ToSum(b->a), y = ToSum(b->b);
+      int64_t sign = b->op == BinaryOp::kAdd ? 1 : -1;
+      x.constant += sign * y.constant;
+      for (auto& t : y.terms) AddTerm(&x, {sign * t.coeff, t.atoms, t.key});
+      return x;
+    }
+    if (b->op == BinaryOp::kMul) return Mul(ToSum(b->a), ToSum(b->b));
+  }
+  return Atom(e);
+}
+
+Expr FromSum(SumForm s, DataType t) {
+  s.terms.erase(std::remove_if(s.terms.begin(), s.terms.end(), [](const Term& x) { return x.coeff == 0; }),
+                s.terms.end());
+  std::sort(s.terms.begin(), s.terms.end(), [](const Term& a, const Term& b) {
+    if (a.atoms.size() != b.atoms.size()) return a.atoms.size() > b.atoms.size();
+    return a.key < b.key;
+  });
+  Expr acc;
+  for (auto& term : s.terms) {
+    Expr prod;
+    for (auto& a : term.atoms) prod = prod ? std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, a) : a;
+    if (!acc) {
+      acc = term.coeff == 1 ? prod : std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, IntImm(t, term.coeff));
+      continue;
+    }
+    int64_t mag = term.coeff < 0 ? -term.coeff : term.coeff;
+    if (mag != 1) prod = std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, IntImm(t, mag));
+    acc = std::make_shared<BinaryNode>(t, term.coeff < 0 ? BinaryOp::kSub : BinaryOp::kAdd, acc, prod);
+  }
+  if (!acc) return IntImm(t, s.constant);
+  if (s.constant > 0) acc = std::make_shared<BinaryNode>(t, BinaryOp::kAdd, acc, IntImm(t, s.constant));
+  if (s.constant < 0) acc = std::make_shared<BinaryNode>(t, BinaryOp::kSub, acc, IntImm(t, -s.constant));
+  return acc;
+}
+
+// ---------------------------------------------------------------- intervals
+std::optional<int64_t> AddO(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (!a || !b) return std::nullopt;
+  return *a + *b;
+}
+
+Interval MulI(const Interval& a, const Interval& b) {
+  if (!(a.lo && a.hi && b.lo && b.hi)) {
+    // Non-negative times non-negative stays non-negative.
+    if (a.lo && *a.lo >= 0 && b.lo && *b.lo >= 0) return {*a.lo * *b.lo, std::nullopt};
+    return {};
+  }
+  int64_t c[4] = {*a.lo * *b.lo, *a.lo * *b.hi, *a.hi * *b.lo, *a.hi * *b.hi};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+
+}  // namespace
+
+Interval BoundOf(const Expr& e, const BoundMap& bounds) {
+  int64_t c;
+  if (AsConstInt(e, &c)) return {c, c};
+  if (auto* v = As<VarNode>(e)) {
+    auto it = bounds.find(v);
+    if (it != bounds.end()) return it->second;
+    return {};
+  }
+  if (auto* cast = As<CastNode>(e)) {
+    if (cast->dtype.is_integer() && cast->value->dtype.is_integer()) return BoundOf(cast->value, bounds);
+    return {};
+  }
+  auto* b = As<BinaryNode>(e);
+  if (!b || !e->dtype.is_integer()) return {};
+  Interval x = BoundOf(b->a, bounds), y = BoundOf(b->b, bounds);
+  switch (b->op) {
+    case BinaryOp::kAdd: return {AddO(x.lo, y.lo), AddO(x.hi, y.hi)};
+    case BinaryOp::kSub: {
+      auto neg = [](std::optional<int64_t> v) { return v ? std::optional<int64_t>(-*v) : std::nullopt; };
+      return {AddO(x.lo, neg(y.hi)), AddO(x.hi, neg(y.lo))};
+    }
+    case BinaryOp::kMul: return MulI(x, y);
+    case BinaryOp::kFloorDiv:
+      if (y.IsConst() && *y.lo > 0) {
+        return {x.lo ? std::optional<int64_t>(FloorDiv(*x.lo, *y.lo)) : std::nullopt,
+                x.hi ? std::optional<int64_t>(FloorDiv(*x.hi, *y.lo)) : std::nullopt};
+      }
+      return {};
+    case BinaryOp::kFloorMod:
+      if (y.IsConst() && *y.lo > 0) {
+        if (x.lo && x.hi && FloorDiv(*x.lo, *y.lo) == FloorDiv(*x.hi, *y.lo))
+          return {FloorMod(*x.lo, *y.lo), FloorMod(*x.hi, *y.lo)};
+        return {int64_t(0), *y.lo - 1};
+      }
+      return {};
+    case BinaryOp::kMin: {
+      auto lo = x.lo && y.lo ? std::optional<int64_t>(std::min(*x.lo, *y.lo)) : std::nullopt;
+      std::optional<int64_t> hi = x.hi && y.hi ? std::optional<int64_t>(std::min(*x.hi, *y.hi)) : (x.hi ? x.hi : y.hi);
+      return {lo, hi};
+    }
+    case BinaryOp::kMax: {
+      std::optional<int64_t> lo = x.lo && y.lo ? std::optional<int64_t>(std::max(*x.lo, *y.lo)) : (x.lo ? x.lo : y.lo);
+      auto hi = x.hi && y.hi ? std::optional<int64_t>(std::max(*x.hi, *y.hi)) : std::nullopt;
+      return {lo, hi};
+    }
+    default: return {};
+  }
+}
+
+namespace {
+
+class Simplifier : public IRMutator {
+ public:
+  explicit Simplifier(BoundMap bounds) : bounds_(std::move(bounds)) {}
+
+  Expr VisitBinary(const Expr& e, const BinaryNode* n) override {
+    Expr a = VisitExpr(n->a), b = VisitExpr(n->b);
+    return Fold(e, n->op, a, b);
+  }
+
+  Expr VisitExpr(const Expr& e) override {
+    Expr r = IRMutator::VisitExpr(e);
+    if (auto* nt = As<NotNode>(r)) {
+      int64_t c;
+      if (AsConstInt(nt->a, &c)) return Bool(!c);
+      if (auto* inner = As<NotNode>(nt->a)) return inner->a;
+    }
+    if (auto* s = As<SelectNode>(r)) {
+      int64_t c;
+      if (AsConstInt(s->cond, &c)) return c ? s->true_value : s->false_value;
+      if (StructuralEqual(s->true_value, s->false_value)) return s->true_value;
+    }
+    if (auto* cast = As<CastNode>(r)) {
+      int64_t c;
+      if (AsConstInt(cast->value, &c)) {
+        if (cast->dtype.is_float()) return FloatImm(cast->dtype, static_cast<double>(c));
+        if (cast->dtype.is_integer() || cast->dtype.is_bool()) return IntImm(cast->dtype, c);
+      }
+      if (auto* f = As<FloatImmNode>(cast->value)) {
+        if (cast->dtype.is_float()) return FloatImm(cast->dtype, f->value);
+      }
+    }
+    return r;
+  }
+
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+    int64_t e;
+    if (AsConstInt(ext, &e) && e <= 0) return nullptr;
+    Interval lo = BoundOf(mn, bounds_), len = BoundOf(ext, bounds_);
+    Interval range{lo.lo, len.hi && lo.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    auto saved = bounds_;
+    bounds_[n->var.get()] = range;
+    Stmt body = VisitStmt(n->body);
+    bounds_ = saved;
+    if (!body) return nullptr;
+    if (mn == n->min && ext == n->extent && body == n->body) return s;
+    return For(n->var, mn, ext, n->for_kind, body, n->annotations, n->span);
+  }
+
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+    auto saved = bounds_;
+    for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
+      Interval g = BoundOf(n->grid[i], bounds_);
+      bounds_[n->block_vars[i].get()] = {int64_t(0), g.hi ? std::optional<int64_t>(*g.hi - 1) : std::nullopt};
+    }
+    Stmt r = IRMutator::VisitKernel(s, n);
+    bounds_ = saved;
+    return r;
+  }
+
+  Stmt VisitIf(const Stmt& s, const IfNode* n) override {
+    Expr c = VisitExpr(n->cond);
+    int64_t v;
+    if (AsConstInt(c, &v)) return v ? VisitStmt(n->then_case) : (n->else_case ? VisitStmt(n->else_case) : nullptr);
+    Stmt t = VisitStmt(n->then_case);
+    Stmt e = n->else_case ? VisitStmt(n->else_case) : nullptr;
+    if (!t && !e) return nullptr;
+    if (!t) return If(Not(c), e, nullptr, n->span);
+    if (c == n->cond && t == n->then_case && e == n->else_case) return s;
+    return If(c, t, e, n->span);
+  }
+
+  Stmt VisitSeq(const Stmt& s, const SeqNode* n) override {
+    std::vector<Stmt> v;
+    bool changed = false;
+    for (auto& x : n->seq) {
+      Stmt y = VisitStmt(x);
+      changed |= y != x;
+      if (y) v.push_back(y);
+    }
+    if (!changed) return s;
+    if (v.empty()) return nullptr;
+    return Seq(std::move(v), n->span);
+  }
+
+  Expr Fold(const Expr& orig, BinaryOp op, const Expr& a, const Expr& b) {
+    auto rebuild = [&]() -> Expr {
+      auto* o = static_cast<const BinaryNode*>(orig.get());
+      if (a == o->a && b == o->b) return orig;
+      return std::make_shared<BinaryNode>(orig->dtype, op, a, b);
+    };
+    DataType t = a->dtype;
+    int64_t x, y;
+    bool ca = AsConstInt(a, &x), cb = AsConstInt(b, &y);
+    auto* fa = As<FloatImmNode>(a);
+    auto* fb = As<FloatImmNode>(b);
+
+    // Floats: fold constants and identities only; reassociation would change results.
+    if (t.is_float()) {
+      if (fa && fb) {
+        double p = fa->value, q = fb->value;
+        switch (op) {
+          case BinaryOp::kAdd: return FloatImm(t, p + q);
+          case BinaryOp::kSub: return FloatImm(t, p - q);
+          case BinaryOp::kMul: return FloatImm(t, p * q);
+          case BinaryOp::kDiv: return FloatImm(t, p / q);
+          case BinaryOp::kMin: return FloatImm(t, std::min(p, q));
+          case BinaryOp::kMax: return FloatImm(t, std::max(p, q));
+          case BinaryOp::kLT: return Bool(p < q);
+          case BinaryOp::kLE: return Bool(p <= q);
+          case BinaryOp::kGT: return Bool(p > q);
+          case BinaryOp::kGE: return Bool(p >= q);
+          case BinaryOp::kEQ: return Bool(p == q);
+          case BinaryOp::kNE: return Bool(p != q);
+          default: break;
+        }
+      }
+      if (op == BinaryOp::kAdd && fb && fb->value == 0) return a;
+      if (op == BinaryOp::kAdd && fa && fa->value == 0) return b;
+      if (op == BinaryOp::kSub && fb && fb->value == 0) return a;
+      if (op == BinaryOp::kMul && fb && fb->value == 1) return a;
+      if (op == BinaryOp::kMul && fa && fa->value == 1) return b;
+      if (op == BinaryOp::kDiv && fb && fb->value == 1) return a;
+      return rebuild();
+    }
+
+    if (op == BinaryOp::kAnd || op == BinaryOp::kOr) {
+      bool is_and = op == BinaryOp::kAnd;
+      if (ca) return (x != 0) == is_and ? b : Bool(!is_and);
+      if (cb) return (y != 0) == is_and ? a : Bool(!is_and);
+      return rebuild();
+    }
+
+    if (IsComparison(op)) {
+      if (!t.is_integer()) return rebuild();
+      // Compare through the difference, whose bounds often decide the comparison.
+      Expr d = FromSum(ToSum(Binary(BinaryOp::kSub, a, b)), t);
+      d = SimplifyDivMod(d);
+      Interval r = BoundOf(d, bounds_);
+      switch (op) {
+        case BinaryOp::kLT: if (r.hi && *r.hi < 0) return Bool(true); if (r.lo && *r.lo >= 0) return Bool(false); break;
+        case BinaryOp::kLE: if (r.hi && *r.hi <= 0) return Bool(true); if (r.lo && *r.lo > 0) return Bool(false); break;
+        case BinaryOp::kGT: if (r.lo && *r.lo > 0) return Bool(true); if (r.hi && *r.hi <= 0) return Bool(false); break;
+        case BinaryOp::kGE: if (r.lo && *r.lo >= 0) return Bool(true); if (r.hi && *r.hi < 0) return Bool(false); break;
+        case BinaryOp::kEQ: if (r.IsConst()) return Bool(*r.lo == 0); if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(false); break;
+        case BinaryOp::kNE: if (r.IsConst()) return Bool(*r.lo != 0); if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(true); break;
+        default: break;
+      }
+      return rebuild();
+    }
+
+    if (!t.is_integer()) return rebuild();
+
+    if (ca && cb) {
+      switch (op) {
+        case BinaryOp::kAdd: return IntImm(t, x + y);
+        case BinaryOp::kSub: return IntImm(t, x - y);
+        case BinaryOp::kMul: return IntImm(t, x * y);
+        case BinaryOp::kDiv: if (y != 0) return IntImm(t, x / y); break;
+        case BinaryOp::kMod: if (y != 0) return IntImm(t, x % y); break;
+        case BinaryOp::kFloorDiv: if (y != 0) return IntImm(t, FloorDiv(x, y)); break;
+        case BinaryOp::kFloorMod: if (y != 0) return IntImm(t, FloorMod(x, y)); break;
+        case BinaryOp::kMin: return IntImm(t, std::min(x, y));
+        case BinaryOp::kMax: return IntImm(t, std::max(x, y));
+        default: break;
+      }
+      return rebuild();
+    }
+
+    switch (op) {
+      case BinaryOp::kAdd: case BinaryOp::kSub: case BinaryOp::kMul: {
+        Expr r = FromSum(ToSum(std::make_shared<BinaryNode>(t, op, a, b)), t);
+        return r;
+      }
+      case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod: case BinaryOp::kDiv: case BinaryOp::kMod: {
+        if (cb && y == 1) return op == BinaryOp::kFloorDiv || op == BinaryOp::kDiv ? a : IntImm(t, 0);
+        Expr r = SimplifyDivMod(std::make_shared<BinaryNode>(t, op, a, b));
+        return r;
+      }
+      case BinaryOp::kMin: case BinaryOp::kMax: {
+        Expr d = FromSum(ToSum(Binary(BinaryOp::kSub, a, b)), t);
+        Interval r = BoundOf(SimplifyDivMod(d), bounds_);
+        bool a_le_b = r.hi && *r.hi <= 0, a_ge_b = r.lo && *r.lo >= 0;
+        if (op == BinaryOp::kMin) { if (a_le_b) return a; if (a_ge_b) return b; }
+        else { if (a_ge_b) return a; if (a_le_b) return b; }
+        return rebuild();
+      }
+      default: return rebuild();
+    }
+  }
+
+  // floordiv / floormod (and trunc forms over provably non-negative operands) by a positive
+  // constant: pull out the multiples of the divisor, then decide the remainder by its bounds.
+  Expr SimplifyDivMod(const Expr& e) {
+    auto* n = As<BinaryNode>(e);
+    if (!n) return e;
+    BinaryOp op = n->op;
+    if (op != BinaryOp::kFloorDiv && op != BinaryOp::kFloorMod && op != BinaryOp::kDiv && op != BinaryOp::kMod)
+      return e;
+    int64_t c;
+    if (!AsConstInt(n->b, &c) || c <= 0) return e;
+    DataType t = e->dtype;
+    bool trunc = op == BinaryOp::kDiv || op == BinaryOp::kMod;
+    if (trunc) {
+      Interval ia = BoundOf(n->a, bounds_);
+      if (!(ia.lo && *ia.lo >= 0)) return e;
+      op = op == BinaryOp::kDiv ? BinaryOp::kFloorDiv : BinaryOp::kFloorMod;
+    }
+    bool is_div = op == BinaryOp::kFloorDiv;
+    // floordiv(floordiv(x, a), b) == floordiv(x, a*b) for positive a, b.
+    if (auto* inner = As<BinaryNode>(n->a)) {
+      int64_t c2;
+      if (is_div && inner->op == BinaryOp::kFloorDiv && AsConstInt(inner->b, &c2) && c2 > 0)
+        return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
+      // floormod(floormod(x, a), b) == floormod(x, b) when b divides a.
+      if (!is_div && inner->op == BinaryOp::kFloorMod && AsConstInt(inner->b, &c2) && c2 > 0 && c2 % c == 0)
+        return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, inner->a, n->b));
+    }
+    SumForm s = ToSum(n->a);
+    SumForm quotient, rest;
+    quotient.constant = FloorDiv(s.constant, c);
+    rest.constant = FloorMod(s.constant, c);
+    for (auto& term : s.terms) {
+      if (term.coeff % c == 0) AddTerm(&quotient, {term.coeff / c, term.atoms, term.key});
+      else AddTerm(&rest, term);
+    }
+    Expr r = FromSum(rest, t);
+    Interval ir = BoundOf(r, bounds_);
+    bool in_range = ir.lo && ir.hi && *ir.lo >= 0 && *ir.hi < c;
+    if (is_div) {
+      SumForm out = quotient;
+      if (!in_range) {
+        // Keep the remainder's constant inside the floordiv only if we could not drop it.
+        Expr d = std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, r, IntImm(t, c));
+        if (rest.terms.empty()) d = IntImm(t, FloorDiv(rest.constant, c));
+        SumForm ds = ToSum(d);
+        out.constant += ds.constant;
+        for (auto& term : ds.terms) AddTerm(&out, term);
+      }
+      return FromSum(out, t);
+    }
+    if (in_range) return r;
+    if (rest.terms.empty()) return IntImm(t, FloorMod(rest.constant, c));
+    return std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, r, IntImm(t, c));
+  }
+
+  BoundMap bounds_;
+};
+
+}  // namespace
+
+Expr Simplify(const Expr& e, const BoundMap& bounds) { return Simplifier(bounds).VisitExpr(e); }
+Stmt Simplify(const Stmt& s, const BoundMap& bounds) { return Simplifier(bounds).VisitStmt(s); }
+PrimFunc Simplify(const PrimFunc& f) {
+  Stmt b = Simplify(f->body);
+  if (!b) b = Seq({});
+  return WithBody(f, b);
+}
+bool ProveEqual(const Expr& a, const Expr& b, const BoundMap& bounds) {
+  int64_t v;
+  return AsConstInt(Simplify(Binary(BinaryOp::kSub, a, b), bounds), &v) && v == 0;
+}
+
+}  // namespace tl

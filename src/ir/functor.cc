@@ -1,0 +1,335 @@
+// Default traversal of every node kind for IRVisitor and IRMutator.
+#include "ir/functor.h"
+
+#include <functional>
+
+namespace tl {
+
+// ---------------------------------------------------------------- visitor
+void IRVisitor::VisitExpr(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kStringImm: return;
+    case ExprKind::kVar: return VisitVar(static_cast<const VarNode*>(e.get()));
+    case ExprKind::kBinary: return VisitBinary(static_cast<const BinaryNode*>(e.get()));
+    case ExprKind::kNot: return VisitExpr(static_cast<const NotNode*>(e.get())->a);
+    case ExprKind::kCast: return VisitExpr(static_cast<const CastNode*>(e.get())->value);
+    case ExprKind::kSelect: {
+      auto* n = static_cast<const SelectNode*>(e.get());
+      VisitExpr(n->cond); VisitExpr(n->true_value); VisitExpr(n->false_value);
+      return;
+    }
+    case ExprKind::kCall: return VisitCall(static_cast<const CallNode*>(e.get()));
+    case ExprKind::kBufferLoad: return VisitLoad(static_cast<const BufferLoadNode*>(e.get()));
+  }
+}
+
+void IRVisitor::VisitLoad(const BufferLoadNode* n) {
+  VisitBuffer(n->buffer);
+  for (auto& i : n->indices) VisitExpr(i);
+}
+void IRVisitor::VisitStore(const StoreNode* n) {
+  VisitBuffer(n->buffer);
+  VisitExpr(n->value);
+  for (auto& i : n->indices) VisitExpr(i);
+}
+void IRVisitor::VisitFor(const ForNode* n) {
+  VisitExpr(n->min); VisitExpr(n->extent);
+  for (auto& kv : n->annotations) VisitExpr(kv.second);
+  VisitStmt(n->body);
+}
+void IRVisitor::VisitKernel(const KernelNode* n) {
+  for (auto& g : n->grid) VisitExpr(g);
+  for (auto& t : n->threads) VisitExpr(t);
+  for (auto& b : n->alloc_buffers) VisitBuffer(b);
+  for (auto& kv : n->var_inits) VisitExpr(kv.second);
+  VisitStmt(n->body);
+}
+void IRVisitor::VisitRegion(const Region& r) {
+  VisitBuffer(r.buffer);
+  for (auto& rg : r.ranges) { VisitExpr(rg.min); VisitExpr(rg.extent); }
+}
+void IRVisitor::VisitTileOp(const StmtNode* s) {
+  switch (s->kind) {
+    case StmtKind::kCopy: {
+      auto* n = static_cast<const CopyNode*>(s);
+      VisitRegion(n->src); VisitRegion(n->dst);
+      break;
+    }
+    case StmtKind::kGemm: {
+      auto* n = static_cast<const GemmNode*>(s);
+      VisitRegion(n->A); VisitRegion(n->B); VisitRegion(n->C);
+      break;
+    }
+    case StmtKind::kFill: {
+      auto* n = static_cast<const FillNode*>(s);
+      VisitRegion(n->dst); VisitExpr(n->value);
+      break;
+    }
+    case StmtKind::kReduce: {
+      auto* n = static_cast<const ReduceNode*>(s);
+      VisitRegion(n->src); VisitRegion(n->dst);
+      break;
+    }
+    case StmtKind::kAtomicAdd: {
+      auto* n = static_cast<const AtomicAddNode*>(s);
+      VisitRegion(n->dst);
+      if (n->src) VisitRegion(*n->src);
+      if (n->value) VisitExpr(n->value);
+      break;
+    }
+    case StmtKind::kCumsum: {
+      auto* n = static_cast<const CumsumNode*>(s);
+      VisitRegion(n->src); VisitRegion(n->dst);
+      break;
+    }
+    default: break;
+  }
+}
+void IRVisitor::VisitStmt(const Stmt& s) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::kStore: return VisitStore(static_cast<const StoreNode*>(s.get()));
+    case StmtKind::kEvaluate: return VisitExpr(static_cast<const EvaluateNode*>(s.get())->value);
+    case StmtKind::kLet: return VisitLet(static_cast<const LetNode*>(s.get()));
+    case StmtKind::kFor: return VisitFor(static_cast<const ForNode*>(s.get()));
+    case StmtKind::kIf: {
+      auto* n = static_cast<const IfNode*>(s.get());
+      VisitExpr(n->cond); VisitStmt(n->then_case); VisitStmt(n->else_case);
+      return;
+    }
+    case StmtKind::kSeq:
+      for (auto& x : static_cast<const SeqNode*>(s.get())->seq) VisitStmt(x);
+      return;
+    case StmtKind::kKernel: return VisitKernel(static_cast<const KernelNode*>(s.get()));
+    default: return VisitTileOp(s.get());
+  }
+}
+
+// ---------------------------------------------------------------- mutator
+std::vector<Expr> IRMutator::VisitExprs(const std::vector<Expr>& v, bool* changed) {
+  std::vector<Expr> out;
+  out.reserve(v.size());
+  for (auto& e : v) {
+    out.push_back(VisitExpr(e));
+    if (out.back() != e) *changed = true;
+  }
+  return out;
+}
+
+Expr IRMutator::VisitExpr(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kStringImm: return e;
+    case ExprKind::kVar: return VisitVar(std::static_pointer_cast<const VarNode>(e));
+    case ExprKind::kBinary: return VisitBinary(e, static_cast<const BinaryNode*>(e.get()));
+    case ExprKind::kNot: {
+      auto* n = static_cast<const NotNode*>(e.get());
+      Expr a = VisitExpr(n->a);
+      return a == n->a ? e : Not(a);
+    }
+    case ExprKind::kCast: {
+      auto* n = static_cast<const CastNode*>(e.get());
+      Expr a = VisitExpr(n->value);
+      return a == n->value ? e : Cast(n->dtype, a);
+    }
+    case ExprKind::kSelect: {
+      auto* n = static_cast<const SelectNode*>(e.get());
+      Expr c = VisitExpr(n->cond), t = VisitExpr(n->true_value), f = VisitExpr(n->false_value);
+      if (c == n->cond && t == n->true_value && f == n->false_value) return e;
+      return Select(c, t, f);
+    }
+    case ExprKind::kCall: return VisitCall(e, static_cast<const CallNode*>(e.get()));
+    case ExprKind::kBufferLoad: return VisitLoad(e, static_cast<const BufferLoadNode*>(e.get()));
+  }
+  return e;
+}
+
+Expr IRMutator::VisitBinary(const Expr& e, const BinaryNode* n) {
+  Expr a = VisitExpr(n->a), b = VisitExpr(n->b);
+  if (a == n->a && b == n->b) return e;
+  return Binary(n->op, a, b);
+}
+Expr IRMutator::VisitCall(const Expr& e, const CallNode* n) {
+  bool changed = false;
+  auto args = VisitExprs(n->args, &changed);
+  return changed ? Call(n->dtype, n->op, std::move(args)) : e;
+}
+Expr IRMutator::VisitLoad(const Expr& e, const BufferLoadNode* n) {
+  bool changed = false;
+  auto idx = VisitExprs(n->indices, &changed);
+  Buffer b = VisitBuffer(n->buffer);
+  if (!changed && b == n->buffer) return e;
+  return Load(b, std::move(idx));
+}
+Region IRMutator::VisitRegion(const Region& r) {
+  Region out{VisitBuffer(r.buffer), {}};
+  for (auto& rg : r.ranges) out.ranges.push_back({VisitExpr(rg.min), VisitExpr(rg.extent)});
+  return out;
+}
+
+namespace {
+bool SameRegion(const Region& a, const Region& b) {
+  if (a.buffer != b.buffer || a.ranges.size() != b.ranges.size()) return false;
+  for (size_t i = 0; i < a.ranges.size(); ++i)
+    if (a.ranges[i].min != b.ranges[i].min || a.ranges[i].extent != b.ranges[i].extent) return false;
+  return true;
+}
+}  // namespace
+
+Stmt IRMutator::VisitStore(const Stmt& s, const StoreNode* n) {
+  bool changed = false;
+  auto idx = VisitExprs(n->indices, &changed);
+  Expr v = VisitExpr(n->value);
+  Buffer b = VisitBuffer(n->buffer);
+  if (!changed && v == n->value && b == n->buffer) return s;
+  return Store(b, v, std::move(idx), n->span);
+}
+Stmt IRMutator::VisitFor(const Stmt& s, const ForNode* n) {
+  Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+  std::map<std::string, Expr> ann;
+  bool changed = mn != n->min || ext != n->extent;
+  for (auto& kv : n->annotations) {
+    ann[kv.first] = VisitExpr(kv.second);
+    changed |= ann[kv.first] != kv.second;
+  }
+  Stmt body = VisitStmt(n->body);
+  if (!changed && body == n->body) return s;
+  return For(n->var, mn, ext, n->for_kind, body, std::move(ann), n->span);
+}
+Stmt IRMutator::VisitIf(const Stmt& s, const IfNode* n) {
+  Expr c = VisitExpr(n->cond);
+  Stmt t = VisitStmt(n->then_case);
+  Stmt e = n->else_case ? VisitStmt(n->else_case) : nullptr;
+  if (c == n->cond && t == n->then_case && e == n->else_case) return s;
+  return If(c, t, e, n->span);
+}
+Stmt IRMutator::VisitSeq(const Stmt& s, const SeqNode* n) {
+  std::vector<Stmt> v;
+  bool changed = false;
+  for (auto& x : n->seq) {
+    v.push_back(VisitStmt(x));
+    changed |= v.back() != x;
+  }
+  return changed ? Seq(std::move(v), n->span) : s;
+}
+Stmt IRMutator::VisitLet(const Stmt& s, const LetNode* n) {
+  Expr v = VisitExpr(n->value);
+  Stmt b = VisitStmt(n->body);
+  if (v == n->value && b == n->body) return s;
+  return Let(n->var, v, b, n->span);
+}
+Stmt IRMutator::VisitKernel(const Stmt& s, const KernelNode* n) {
+  bool changed = false;
+  auto grid = VisitExprs(n->grid, &changed);
+  auto threads = VisitExprs(n->threads, &changed);
+  std::vector<Buffer> allocs;
+  for (auto& b : n->alloc_buffers) {
+    allocs.push_back(VisitBuffer(b));
+    changed |= allocs.back() != b;
+  }
+  std::vector<std::pair<Buffer, Expr>> inits;
+  for (auto& kv : n->var_inits) {
+    inits.push_back({VisitBuffer(kv.first), VisitExpr(kv.second)});
+    changed |= inits.back().first != kv.first || inits.back().second != kv.second;
+  }
+  Stmt body = VisitStmt(n->body);
+  if (!changed && body == n->body) return s;
+  return std::make_shared<KernelNode>(grid, n->block_vars, threads, allocs, inits, body, n->span);
+}
+Stmt IRMutator::VisitTileOp(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kCopy: {
+      auto* n = As<CopyNode>(s);
+      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
+      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
+      return std::make_shared<CopyNode>(a, b, n->disable_tma, n->span);
+    }
+    case StmtKind::kGemm: {
+      auto* n = As<GemmNode>(s);
+      Region a = VisitRegion(n->A), b = VisitRegion(n->B), c = VisitRegion(n->C);
+      if (SameRegion(a, n->A) && SameRegion(b, n->B) && SameRegion(c, n->C)) return s;
+      return std::make_shared<GemmNode>(a, b, c, n->trans_A, n->trans_B, n->policy, n->clear_accum, n->k_pack,
+                                        n->span);
+    }
+    case StmtKind::kFill: {
+      auto* n = As<FillNode>(s);
+      Region d = VisitRegion(n->dst);
+      Expr v = VisitExpr(n->value);
+      if (SameRegion(d, n->dst) && v == n->value) return s;
+      return std::make_shared<FillNode>(d, v, n->span);
+    }
+    case StmtKind::kReduce: {
+      auto* n = As<ReduceNode>(s);
+      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
+      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
+      return std::make_shared<ReduceNode>(n->reduce_kind, a, b, n->dim, n->clear, n->span);
+    }
+    case StmtKind::kAtomicAdd: {
+      auto* n = As<AtomicAddNode>(s);
+      Region d = VisitRegion(n->dst);
+      std::optional<Region> src;
+      if (n->src) src = VisitRegion(*n->src);
+      Expr v = n->value ? VisitExpr(n->value) : nullptr;
+      if (SameRegion(d, n->dst) && (!src || SameRegion(*src, *n->src)) && v == n->value) return s;
+      return std::make_shared<AtomicAddNode>(d, src, v, n->span);
+    }
+    case StmtKind::kCumsum: {
+      auto* n = As<CumsumNode>(s);
+      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
+      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
+      return std::make_shared<CumsumNode>(a, b, n->dim, n->reverse, n->span);
+    }
+    default: return s;
+  }
+}
+Stmt IRMutator::VisitStmt(const Stmt& s) {
+  if (!s) return s;
+  switch (s->kind) {
+    case StmtKind::kStore: return VisitStore(s, As<StoreNode>(s));
+    case StmtKind::kEvaluate: {
+      auto* n = As<EvaluateNode>(s);
+      Expr v = VisitExpr(n->value);
+      return v == n->value ? s : Evaluate(v, n->span);
+    }
+    case StmtKind::kLet: return VisitLet(s, As<LetNode>(s));
+    case StmtKind::kFor: return VisitFor(s, As<ForNode>(s));
+    case StmtKind::kIf: return VisitIf(s, As<IfNode>(s));
+    case StmtKind::kSeq: return VisitSeq(s, As<SeqNode>(s));
+    case StmtKind::kKernel: return VisitKernel(s, As<KernelNode>(s));
+    default: return VisitTileOp(s);
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f) {
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::kLet: PostOrderVisitStmt(As<LetNode>(s)->body, f); break;
+    case StmtKind::kFor: PostOrderVisitStmt(As<ForNode>(s)->body, f); break;
+    case StmtKind::kIf:
+      PostOrderVisitStmt(As<IfNode>(s)->then_case, f);
+      PostOrderVisitStmt(As<IfNode>(s)->else_case, f);
+      break;
+    case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) PostOrderVisitStmt(x, f); break;
+    case StmtKind::kKernel: PostOrderVisitStmt(As<KernelNode>(s)->body, f); break;
+    default: break;
+  }
+  f(s);
+}
+
+namespace {
+class Substituter : public IRMutator {
+ public:
+  explicit Substituter(const std::map<const VarNode*, Expr>& m) : m_(m) {}
+  Expr VisitVar(const Var& v) override {
+    auto it = m_.find(v.get());
+    return it == m_.end() ? v : it->second;
+  }
+ private:
+  const std::map<const VarNode*, Expr>& m_;
+};
+}  // namespace
+
+Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitExpr(e); }
+Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitStmt(s); }
+
+}  // namespace tl

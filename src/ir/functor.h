@@ -1,0 +1,60 @@
+// Visitor and mutator bases over expressions and statements. A mutator returns the very same
+// node when nothing below it changed, so untouched subtrees are shared, never copied.
+#pragma once
+#include "ir/function.h"
+
+namespace tl {
+
+class IRVisitor {
+ public:
+  virtual ~IRVisitor() = default;
+  virtual void VisitExpr(const Expr& e);
+  virtual void VisitStmt(const Stmt& s);
+  virtual void VisitBuffer(const Buffer&) {}
+  void VisitRegion(const Region& r);
+
+ protected:
+  virtual void VisitVar(const VarNode*) {}
+  virtual void VisitBinary(const BinaryNode* n) { VisitExpr(n->a); VisitExpr(n->b); }
+  virtual void VisitCall(const CallNode* n) { for (auto& a : n->args) VisitExpr(a); }
+  virtual void VisitLoad(const BufferLoadNode* n);
+  virtual void VisitStore(const StoreNode* n);
+  virtual void VisitFor(const ForNode* n);
+  virtual void VisitKernel(const KernelNode* n);
+  virtual void VisitLet(const LetNode* n) { VisitExpr(n->value); VisitStmt(n->body); }
+  /// Tile ops default to visiting their regions and scalar operands.
+  virtual void VisitTileOp(const StmtNode* n);
+};
+
+class IRMutator {
+ public:
+  virtual ~IRMutator() = default;
+  virtual Expr VisitExpr(const Expr& e);
+  virtual Stmt VisitStmt(const Stmt& s);
+  /// Hook to substitute buffers everywhere they occur (loads, stores, regions, allocations).
+  virtual Buffer VisitBuffer(const Buffer& b) { return b; }
+  Region VisitRegion(const Region& r);
+
+ protected:
+  virtual Expr VisitVar(const Var& v) { return v; }
+  virtual Expr VisitBinary(const Expr& e, const BinaryNode* n);
+  virtual Expr VisitCall(const Expr& e, const CallNode* n);
+  virtual Expr VisitLoad(const Expr& e, const BufferLoadNode* n);
+  virtual Stmt VisitStore(const Stmt& s, const StoreNode* n);
+  virtual Stmt VisitFor(const Stmt& s, const ForNode* n);
+  virtual Stmt VisitIf(const Stmt& s, const IfNode* n);
+  virtual Stmt VisitSeq(const Stmt& s, const SeqNode* n);
+  virtual Stmt VisitLet(const Stmt& s, const LetNode* n);
+  virtual Stmt VisitKernel(const Stmt& s, const KernelNode* n);
+  virtual Stmt VisitTileOp(const Stmt& s);
+  std::vector<Expr> VisitExprs(const std::vector<Expr>& v, bool* changed);
+};
+
+/// Applies `f` to every statement and expression node in pre-order.
+void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f);
+
+/// Replaces vars by expressions (by identity).
+Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap);
+Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap);
+
+}  // namespace tl

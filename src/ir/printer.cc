@@ -1,0 +1,355 @@
+// IR printer in TileLang DSL syntax. Distinct vars that share a name get a numeric suffix so
+// the printed text re-parses to a structurally equal function.
+#include "ir/printer.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/functor.h"
+
+namespace tl {
+namespace {
+
+int Precedence(const Expr& e) {
+  auto* b = As<BinaryNode>(e);
+  if (!b) return 100;
+  switch (b->op) {
+    case BinaryOp::kOr: return 1;
+    case BinaryOp::kAnd: return 2;
+    case BinaryOp::kEQ: case BinaryOp::kNE: case BinaryOp::kLT: case BinaryOp::kLE:
+    case BinaryOp::kGT: case BinaryOp::kGE: return 4;
+    case BinaryOp::kAdd: case BinaryOp::kSub: return 6;
+    case BinaryOp::kMul: case BinaryOp::kDiv: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod: return 7;
+    default: return 100;  // printed as calls
+  }
+}
+
+class Printer {
+ public:
+  std::string Name(const void* key, const std::string& base) {
+    auto it = names_.find(key);
+    if (it != names_.end()) return it->second;
+    std::string n = base.empty() ? "v" : base;
+    if (used_.count(n)) {
+      int k = 1;
+      while (used_.count(n + "_" + std::to_string(k))) ++k;
+      n = n + "_" + std::to_string(k);
+    }
+    used_.insert(n);
+    names_[key] = n;
+    return n;
+  }
+  std::string VarName(const VarNode* v) { return Name(v, v->name); }
+  std::string BufName(const Buffer& b) { return Name(b.get(), b->name); }
+
+  std::string Lit(const Expr& e) {
+    std::ostringstream os;
+    if (auto* i = As<IntImmNode>(e)) {
+      if (e->dtype.is_bool()) return i->value ? "True" : "False";
+      if (e->dtype == DataType::Int(32)) {
+        os << i->value;
+      } else {
+        os << "T." << e->dtype.str() << "(" << i->value << ")";
+      }
+      return os.str();
+    }
+    auto* f = As<FloatImmNode>(e);
+    std::string v;
+    if (std::isinf(f->value)) v = f->value > 0 ? "T.infinity(\"" : "-T.infinity(\"";
+    if (!v.empty()) return v + e->dtype.str() + "\")";
+    if (std::isnan(f->value)) return "T.nan(\"" + e->dtype.str() + "\")";
+    os << std::setprecision(std::numeric_limits<double>::max_digits10) << f->value;
+    v = os.str();
+    if (v.find_first_of(".en") == std::string::npos) v += ".0";
+    if (e->dtype == DataType::Float(32)) return v;
+    return "T." + e->dtype.str() + "(" + v + ")";
+  }
+
+  std::string E(const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::kIntImm: case ExprKind::kFloatImm: return Lit(e);
+      case ExprKind::kStringImm: {
+        std::string s = "\"";
+        for (char c : static_cast<const StringImmNode*>(e.get())->value) {
+          if (c == '"' || c == '\\') s += '\\';
+          s += c;
+        }
+        return s + "\"";
+      }
+      case ExprKind::kVar: return VarName(static_cast<const VarNode*>(e.get()));
+      case ExprKind::kBinary: {
+        auto* b = static_cast<const BinaryNode*>(e.get());
+        const char* fn = nullptr;
+        switch (b->op) {
+          case BinaryOp::kMin: fn = "T.min"; break;
+          case BinaryOp::kMax: fn = "T.max"; break;
+          case BinaryOp::kMod: fn = "T.truncmod"; break;
+          default: break;
+        }
+        if (b->op == BinaryOp::kDiv && e->dtype.is_integer()) fn = "T.truncdiv";
+        if (fn) return std::string(fn) + "(" + E(b->a) + ", " + E(b->b) + ")";
+        static const std::unordered_map<int, const char*> sym = {
+            {(int)BinaryOp::kAdd, " + "}, {(int)BinaryOp::kSub, " - "}, {(int)BinaryOp::kMul, " * "},
+            {(int)BinaryOp::kDiv, " / "}, {(int)BinaryOp::kFloorDiv, " // "}, {(int)BinaryOp::kFloorMod, " % "},
+            {(int)BinaryOp::kEQ, " == "}, {(int)BinaryOp::kNE, " != "}, {(int)BinaryOp::kLT, " < "},
+            {(int)BinaryOp::kLE, " <= "}, {(int)BinaryOp::kGT, " > "}, {(int)BinaryOp::kGE, " >= "},
+            {(int)BinaryOp::kAnd, " and "}, {(int)BinaryOp::kOr, " or "}};
+        int p = Precedence(e);
+        // Left-associative: the right operand needs parentheses at equal precedence; comparisons
+        // never chain.
+        bool cmp = IsComparison(b->op);
+        std::string l = Precedence(b->a) < p || (cmp && Precedence(b->a) == p) ? "(" + E(b->a) + ")" : E(b->a);
+        std::string r = Precedence(b->b) <= p ? "(" + E(b->b) + ")" : E(b->b);
+        return l + sym.at((int)b->op) + r;
+      }
+      case ExprKind::kNot: return "not (" + E(static_cast<const NotNode*>(e.get())->a) + ")";
+      case ExprKind::kCast: {
+        auto* c = static_cast<const CastNode*>(e.get());
+        return "T.cast(" + E(c->value) + ", \"" + c->dtype.str() + "\")";
+      }
+      case ExprKind::kSelect: {
+        auto* s = static_cast<const SelectNode*>(e.get());
+        return "T.if_then_else(" + E(s->cond) + ", " + E(s->true_value) + ", " + E(s->false_value) + ")";
+      }
+      case ExprKind::kCall: {
+        auto* c = static_cast<const CallNode*>(e.get());
+        std::string s = "T." + c->op + "(";
+        for (size_t i = 0; i < c->args.size(); ++i) s += (i ? ", " : "") + E(c->args[i]);
+        return s + ")";
+      }
+      case ExprKind::kBufferLoad: {
+        auto* l = static_cast<const BufferLoadNode*>(e.get());
+        return BufName(l->buffer) + "[" + List(l->indices) + "]";
+      }
+    }
+    return "?";
+  }
+
+  std::string List(const std::vector<Expr>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + E(v[i]);
+    return s;
+  }
+  std::string Shape(const std::vector<Expr>& v) {
+    return "(" + List(v) + (v.size() == 1 ? ",)" : ")");
+  }
+
+  std::string R(const Region& r) {
+    bool full = true;
+    for (size_t i = 0; i < r.ranges.size(); ++i) {
+      int64_t m;
+      full &= AsConstInt(r.ranges[i].min, &m) && m == 0 && i < r.buffer->shape.size() &&
+              ExprDeepEqualShallow(r.ranges[i].extent, r.buffer->shape[i]);
+    }
+    if (full && r.ranges.size() == r.buffer->shape.size()) return BufName(r.buffer);
+    std::string s = BufName(r.buffer) + "[";
+    for (size_t i = 0; i < r.ranges.size(); ++i) {
+      if (i) s += ", ";
+      const Range& rg = r.ranges[i];
+      if (IsConstInt(rg.min, 0)) {
+        s += "0:" + E(rg.extent);
+      } else {
+        int64_t a, b;
+        if (AsConstInt(rg.min, &a) && AsConstInt(rg.extent, &b)) s += std::to_string(a) + ":" + std::to_string(a + b);
+        else s += E(rg.min) + ":" + E(Binary(BinaryOp::kAdd, rg.min, rg.extent));
+      }
+    }
+    return s + "]";
+  }
+  static bool ExprDeepEqualShallow(const Expr& a, const Expr& b) {
+    if (a == b) return true;
+    int64_t x, y;
+    return AsConstInt(a, &x) && AsConstInt(b, &y) && x == y;
+  }
+
+  void Line(int indent, const std::string& s) { os_ << std::string(indent * 4, ' ') << s << "\n"; }
+
+  void S(const Stmt& s, int ind) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::kStore: {
+        auto* n = As<StoreNode>(s);
+        Line(ind, BufName(n->buffer) + "[" + List(n->indices) + "] = " + E(n->value));
+        break;
+      }
+      case StmtKind::kEvaluate: Line(ind, E(As<EvaluateNode>(s)->value)); break;
+      case StmtKind::kLet: {
+        auto* n = As<LetNode>(s);
+        Line(ind, VarName(n->var.get()) + " = " + E(n->value));
+        S(n->body, ind);
+        break;
+      }
+      case StmtKind::kFor: {
+        auto* n = As<ForNode>(s);
+        std::string args;
+        if (IsConstInt(n->min, 0) && n->for_kind != ForKind::kSerial) {
+          args = E(n->extent);
+        } else {
+          args = E(n->min) + ", " + E(Binary(BinaryOp::kAdd, n->min, n->extent));
+          int64_t a, b;
+          if (AsConstInt(n->min, &a) && AsConstInt(n->extent, &b)) args = std::to_string(a) + ", " + std::to_string(a + b);
+          else if (IsConstInt(n->min, 0)) args = "0, " + E(n->extent);
+        }
+        for (auto& kv : n->annotations) args += ", " + kv.first + "=" + E(kv.second);
+        Line(ind, "for " + VarName(n->var.get()) + " in T." + ForKindName(n->for_kind) + "(" + args + "):");
+        S(n->body, ind + 1);
+        break;
+      }
+      case StmtKind::kIf: {
+        auto* n = As<IfNode>(s);
+        Line(ind, "if " + E(n->cond) + ":");
+        S(n->then_case, ind + 1);
+        if (n->else_case) {
+          Line(ind, "else:");
+          S(n->else_case, ind + 1);
+        }
+        break;
+      }
+      case StmtKind::kSeq:
+        for (auto& x : As<SeqNode>(s)->seq) S(x, ind);
+        break;
+      case StmtKind::kKernel: {
+        auto* n = As<KernelNode>(s);
+        std::string th = n->threads.size() == 1 ? E(n->threads[0]) : "[" + List(n->threads) + "]";
+        std::string vars;
+        for (size_t i = 0; i < n->block_vars.size(); ++i) vars += (i ? ", " : "") + VarName(n->block_vars[i].get());
+        if (n->block_vars.size() > 1) vars = "(" + vars + ")";
+        Line(ind, "with T.Kernel(" + List(n->grid) + ", threads=" + th + ") as " + vars + ":");
+        for (auto& b : n->alloc_buffers) {
+          std::string fn;
+          switch (b->scope) {
+            case Scope::kShared: fn = "T.alloc_shared"; break;
+            case Scope::kFragment: fn = "T.alloc_fragment"; break;
+            case Scope::kLocal: fn = "T.alloc_local"; break;
+            case Scope::kLocalVar: fn = "T.alloc_var"; break;
+            default: fn = "T.alloc_buffer"; break;
+          }
+          if (b->scope == Scope::kLocalVar) {
+            std::string init;
+            for (auto& kv : n->var_inits)
+              if (kv.first == b) init = ", init=" + E(kv.second);
+            Line(ind + 1, BufName(b) + " = " + fn + "(\"" + b->dtype.str() + "\"" + init + ")");
+          } else {
+            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\")");
+          }
+        }
+        S(n->body, ind + 1);
+        break;
+      }
+      case StmtKind::kCopy: {
+        auto* n = As<CopyNode>(s);
+        Line(ind, "T.copy(" + R(n->src) + ", " + R(n->dst) + (n->disable_tma ? ", disable_tma=True" : "") + ")");
+        break;
+      }
+      case StmtKind::kGemm: {
+        auto* n = As<GemmNode>(s);
+        std::string a = "T.gemm(" + R(n->A) + ", " + R(n->B) + ", " + R(n->C);
+        if (n->trans_A) a += ", transpose_A=True";
+        if (n->trans_B) a += ", transpose_B=True";
+        if (n->policy == GemmWarpPolicy::kFullRow) a += ", policy=T.GemmWarpPolicy.FullRow";
+        if (n->policy == GemmWarpPolicy::kFullCol) a += ", policy=T.GemmWarpPolicy.FullCol";
+        if (n->clear_accum) a += ", clear_accum=True";
+        if (n->k_pack != 1) a += ", k_pack=" + std::to_string(n->k_pack);
+        Line(ind, a + ")");
+        break;
+      }
+      case StmtKind::kFill: {
+        auto* n = As<FillNode>(s);
+        Line(ind, "T.fill(" + R(n->dst) + ", " + E(n->value) + ")");
+        break;
+      }
+      case StmtKind::kReduce: {
+        auto* n = As<ReduceNode>(s);
+        Line(ind, std::string("T.reduce_") + ReduceKindName(n->reduce_kind) + "(" + R(n->src) + ", " + R(n->dst) +
+                      ", dim=" + std::to_string(n->dim) + (n->clear ? "" : ", clear=False") + ")");
+        break;
+      }
+      case StmtKind::kAtomicAdd: {
+        auto* n = As<AtomicAddNode>(s);
+        if (n->src) {
+          Line(ind, "T.atomic_add(" + R(n->dst) + ", " + R(*n->src) + ")");
+        } else {
+          std::vector<Expr> idx;
+          for (auto& r : n->dst.ranges) idx.push_back(r.min);
+          Line(ind, "T.atomic_add(" + BufName(n->dst.buffer) + "[" + List(idx) + "], " + E(n->value) + ")");
+        }
+        break;
+      }
+      case StmtKind::kCumsum: {
+        auto* n = As<CumsumNode>(s);
+        Line(ind, "T.cumsum(" + R(n->src) + ", " + R(n->dst) + ", dim=" + std::to_string(n->dim) +
+                      (n->reverse ? ", reverse=True" : "") + ")");
+        break;
+      }
+    }
+  }
+
+  std::string Func(const PrimFunc& f) {
+    // Reserve parameter names first so they keep their spelling.
+    std::vector<std::string> params;
+    std::set<const VarNode*> sym_seen;
+    std::vector<const VarNode*> syms;
+    for (auto& p : f->params) {
+      if (p.buffer) {
+        for (auto& d : p.buffer->shape) {
+          PostOrderExprVars(d, [&](const VarNode* v) {
+            if (sym_seen.insert(v).second) syms.push_back(v);
+          });
+        }
+      }
+    }
+    std::ostringstream head;
+    for (auto* v : syms) {
+      std::string dt = v->dtype == DataType::Int(32) ? "" : ", \"" + v->dtype.str() + "\"";
+      head << VarName(v) << " = T.dynamic(\"" << v->name << "\"" << dt << ")\n";
+    }
+    if (!syms.empty()) head << "\n";
+    for (auto& p : f->params) {
+      if (p.buffer) {
+        params.push_back(BufName(p.buffer) + ": T.Tensor(" + Shape(p.buffer->shape) + ", \"" +
+                         p.buffer->dtype.str() + "\")");
+      } else {
+        params.push_back(VarName(p.var.get()) + ": T." + p.var->dtype.str());
+      }
+    }
+    head << "@T.prim_func\ndef " << f->name << "(";
+    for (size_t i = 0; i < params.size(); ++i) head << (i ? ", " : "") << params[i];
+    head << "):\n";
+    os_.str("");
+    S(f->body, 1);
+    std::string body = os_.str();
+    if (body.empty()) body = "    pass\n";
+    return head.str() + body;
+  }
+
+  static void PostOrderExprVars(const Expr& e, const std::function<void(const VarNode*)>& f) {
+    struct V : IRVisitor {
+      const std::function<void(const VarNode*)>& f;
+      explicit V(const std::function<void(const VarNode*)>& g) : f(g) {}
+      void VisitVar(const VarNode* v) override { f(v); }
+    } v(f);
+    v.VisitExpr(e);
+  }
+
+  std::ostringstream os_;
+
+ private:
+  std::unordered_map<const void*, std::string> names_;
+  std::set<std::string> used_ = {"T", "tilelang"};
+};
+
+}  // namespace
+
+std::string PrintExpr(const Expr& e) { return Printer().E(e); }
+std::string PrintStmt(const Stmt& s, int indent) {
+  Printer p;
+  p.S(s, indent);
+  return p.os_.str();
+}
+std::string PrintPrimFunc(const PrimFunc& f) { return Printer().Func(f); }
+
+}  // namespace tl

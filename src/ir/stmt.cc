@@ -1,0 +1,62 @@
+// Statement constructors.
+#include "ir/stmt.h"
+
+namespace tl {
+
+const char* ForKindName(ForKind k) {
+  switch (k) {
+    case ForKind::kSerial: return "serial";
+    case ForKind::kParallel: return "Parallel";
+    case ForKind::kPipelined: return "Pipelined";
+    case ForKind::kUnrolled: return "unroll";
+    case ForKind::kVectorized: return "vectorized";
+  }
+  return "?";
+}
+
+const char* ReduceKindName(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kSum: return "sum";
+    case ReduceKind::kMax: return "max";
+    case ReduceKind::kMin: return "min";
+    case ReduceKind::kAbsSum: return "abssum";
+    case ReduceKind::kAbsMax: return "absmax";
+  }
+  return "?";
+}
+
+Region Region::Full(const Buffer& b) {
+  Region r{b, {}};
+  for (const Expr& e : b->shape) r.ranges.push_back({Int(0), e});
+  return r;
+}
+
+Stmt Store(Buffer b, Expr v, std::vector<Expr> idx, Span s) {
+  return std::make_shared<StoreNode>(std::move(b), std::move(v), std::move(idx), std::move(s));
+}
+Stmt Evaluate(Expr v, Span s) { return std::make_shared<EvaluateNode>(std::move(v), std::move(s)); }
+Stmt Let(Var v, Expr x, Stmt body, Span s) {
+  return std::make_shared<LetNode>(std::move(v), std::move(x), std::move(body), std::move(s));
+}
+Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, Expr> ann, Span s) {
+  return std::make_shared<ForNode>(std::move(v), std::move(mn), std::move(ext), k, std::move(body), std::move(ann),
+                                   std::move(s));
+}
+Stmt If(Expr c, Stmt t, Stmt e, Span s) {
+  return std::make_shared<IfNode>(std::move(c), std::move(t), std::move(e), std::move(s));
+}
+Stmt Seq(std::vector<Stmt> v, Span s) {
+  std::vector<Stmt> flat;
+  for (auto& st : v) {
+    if (!st) continue;
+    if (auto* q = As<SeqNode>(st)) {
+      for (auto& x : q->seq) flat.push_back(x);
+    } else {
+      flat.push_back(std::move(st));
+    }
+  }
+  if (flat.size() == 1) return flat[0];
+  return std::make_shared<SeqNode>(std::move(flat), std::move(s));
+}
+
+}  // namespace tl

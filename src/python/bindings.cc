@@ -1,0 +1,248 @@
+// nanobind bindings: the only file that knows about Python. It exposes IR construction (the
+// builder the front end drives), printing, structural comparison, the simplifier, and the
+// compile / launch entry points of the backends.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "ir/structural.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tl {
+namespace {
+
+using SpanT = std::tuple<std::string, int, int>;
+Span ToSpan(const std::optional<SpanT>& s) {
+  if (!s) return {};
+  return {std::get<0>(*s), std::get<1>(*s), std::get<2>(*s)};
+}
+
+DataType ParseType(const std::string& s) {
+  DataType t;
+  if (!DataType::Parse(s, &t)) throw UserError(ErrorKind::kType, "unknown data type '" + s + "'");
+  return t;
+}
+
+BinaryOp ParseBinOp(const std::string& s) {
+  static const std::map<std::string, BinaryOp> ops = {
+      {"add", BinaryOp::kAdd}, {"sub", BinaryOp::kSub}, {"mul", BinaryOp::kMul}, {"div", BinaryOp::kDiv},
+      {"mod", BinaryOp::kMod}, {"floordiv", BinaryOp::kFloorDiv}, {"floormod", BinaryOp::kFloorMod},
+      {"min", BinaryOp::kMin}, {"max", BinaryOp::kMax}, {"eq", BinaryOp::kEQ}, {"ne", BinaryOp::kNE},
+      {"lt", BinaryOp::kLT}, {"le", BinaryOp::kLE}, {"gt", BinaryOp::kGT}, {"ge", BinaryOp::kGE},
+      {"and", BinaryOp::kAnd}, {"or", BinaryOp::kOr}};
+  auto it = ops.find(s);
+  if (it == ops.end()) throw InternalError("unknown binary op " + s);
+  return it->second;
+}
+
+Scope ParseScope(const std::string& s) {
+  if (s == "global") return Scope::kGlobal;
+  if (s == "shared" || s == "shared.dyn") return Scope::kShared;
+  if (s == "local.fragment" || s == "fragment") return Scope::kFragment;
+  if (s == "local") return Scope::kLocal;
+  if (s == "local.var") return Scope::kLocalVar;
+  throw UserError(ErrorKind::kType, "unknown memory scope '" + s + "'");
+}
+
+ForKind ParseForKind(const std::string& s) {
+  if (s == "serial") return ForKind::kSerial;
+  if (s == "parallel") return ForKind::kParallel;
+  if (s == "pipelined") return ForKind::kPipelined;
+  if (s == "unroll") return ForKind::kUnrolled;
+  if (s == "vectorized") return ForKind::kVectorized;
+  throw InternalError("unknown loop kind " + s);
+}
+
+ReduceKind ParseReduce(const std::string& s) {
+  if (s == "sum") return ReduceKind::kSum;
+  if (s == "max") return ReduceKind::kMax;
+  if (s == "min") return ReduceKind::kMin;
+  if (s == "abssum") return ReduceKind::kAbsSum;
+  if (s == "absmax") return ReduceKind::kAbsMax;
+  throw InternalError("unknown reduction " + s);
+}
+
+Region MakeRegion(const Buffer& b, const std::vector<std::pair<Expr, Expr>>& ranges) {
+  Region r{b, {}};
+  for (auto& p : ranges) r.ranges.push_back({p.first, p.second});
+  return r;
+}
+
+const char* ErrorClassName(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::kSyntax: return "TileLangSyntaxError";
+    case ErrorKind::kType: return "TileLangTypeError";
+    case ErrorKind::kCompile: return "TileLangCompileError";
+    case ErrorKind::kArgument: return "TileLangArgumentError";
+    case ErrorKind::kUnsupported: return "TileLangUnsupportedError";
+    case ErrorKind::kResource: return "TileLangResourceError";
+    case ErrorKind::kLayout: return "TileLangLayoutError";
+  }
+  return "TileLangError";
+}
+
+}  // namespace
+}  // namespace tl
+
+NB_MODULE(_ffi, m) {
+  using namespace tl;
+
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const UserError& e) {
+      nb::object mod = nb::module_::import_("tilelang.errors");
+      nb::object cls = mod.attr(ErrorClassName(e.kind()));
+      nb::object err = cls(e.what());
+      const Span& s = e.span();
+      if (s.defined()) err.attr("span") = nb::make_tuple(s.file, s.line, s.col);
+      PyErr_SetObject(cls.ptr(), err.ptr());
+    } catch (const InternalError& e) {
+      nb::object cls = nb::module_::import_("tilelang.errors").attr("TileLangInternalError");
+      PyErr_SetString(cls.ptr(), e.what());
+    }
+  });
+
+  // ---- IR node classes ------------------------------------------------------------------------
+  nb::class_<ExprNode>(m, "Expr")
+      .def_prop_ro("dtype", [](const ExprNode& e) { return e.dtype.str(); })
+      .def_prop_ro("kind", [](const ExprNode& e) { return static_cast<int>(e.kind); });
+  nb::class_<IntImmNode, ExprNode>(m, "IntImm").def_prop_ro("value", [](const IntImmNode& n) { return n.value; });
+  nb::class_<FloatImmNode, ExprNode>(m, "FloatImm").def_prop_ro("value", [](const FloatImmNode& n) { return n.value; });
+  nb::class_<StringImmNode, ExprNode>(m, "StringImm").def_prop_ro("value", [](const StringImmNode& n) { return n.value; });
+  nb::class_<VarNode, ExprNode>(m, "Var").def_prop_ro("name", [](const VarNode& n) { return n.name; });
+  nb::class_<BinaryNode, ExprNode>(m, "BinaryExpr");
+  nb::class_<NotNode, ExprNode>(m, "NotExpr");
+  nb::class_<CastNode, ExprNode>(m, "CastExpr");
+  nb::class_<SelectNode, ExprNode>(m, "SelectExpr");
+  nb::class_<CallNode, ExprNode>(m, "CallExpr").def_prop_ro("op", [](const CallNode& n) { return n.op; });
+  nb::class_<BufferLoadNode, ExprNode>(m, "BufferLoad")
+      .def_prop_ro("buffer", [](const BufferLoadNode& n) { return n.buffer; })
+      .def_prop_ro("indices", [](const BufferLoadNode& n) { return n.indices; });
+
+  nb::class_<BufferNode>(m, "Buffer")
+      .def_prop_ro("name", [](const BufferNode& b) { return b.name; })
+      .def_prop_ro("dtype", [](const BufferNode& b) { return b.dtype.str(); })
+      .def_prop_ro("shape", [](const BufferNode& b) { return b.shape; })
+      .def_prop_ro("scope", [](const BufferNode& b) { return std::string(ScopeName(b.scope)); });
+
+  nb::class_<Region>(m, "Region")
+      .def(nb::new_([](const Buffer& b, const std::vector<std::pair<Expr, Expr>>& r) { return MakeRegion(b, r); }))
+      .def_prop_ro("buffer", [](const Region& r) { return r.buffer; })
+      .def_prop_ro("mins", [](const Region& r) { std::vector<Expr> v; for (auto& x : r.ranges) v.push_back(x.min); return v; })
+      .def_prop_ro("extents", [](const Region& r) { std::vector<Expr> v; for (auto& x : r.ranges) v.push_back(x.extent); return v; });
+
+  nb::class_<StmtNode>(m, "Stmt").def_prop_ro("kind", [](const StmtNode& s) { return static_cast<int>(s.kind); });
+  nb::class_<PrimFuncNode>(m, "PrimFunc")
+      .def_prop_ro("name", [](const PrimFuncNode& f) { return f.name; })
+      .def_prop_ro("attrs", [](const PrimFuncNode& f) { return f.attrs; })
+      .def_prop_ro("params", [](const PrimFuncNode& f) {
+        std::vector<std::pair<Var, Buffer>> v;
+        for (auto& p : f.params) v.push_back({p.var, p.buffer});
+        return v;
+      });
+
+  // ---- builder ---------------------------------------------------------------------------------
+  m.def("valid_dtype", [](const std::string& s) { DataType t; return DataType::Parse(s, &t); });
+  m.def("canonical_dtype", [](const std::string& s) { return ParseType(s).str(); });
+  m.def("int_imm", [](const std::string& t, int64_t v) { return IntImm(ParseType(t), v); });
+  m.def("float_imm", [](const std::string& t, double v) { return FloatImm(ParseType(t), v); });
+  m.def("string_imm", &StringImm);
+  m.def("var", [](const std::string& n, const std::string& t) { return MakeVar(n, ParseType(t)); });
+  m.def("binary", [](const std::string& op, const Expr& a, const Expr& b) { return Binary(ParseBinOp(op), a, b); });
+  m.def("logical_not", &Not);
+  m.def("cast", [](const std::string& t, const Expr& a) { return Cast(ParseType(t), a); });
+  m.def("select", &Select);
+  m.def("call", [](const std::string& t, const std::string& op, const std::vector<Expr>& a) {
+    return Call(ParseType(t), op, a);
+  });
+  m.def("load", [](const Buffer& b, const std::vector<Expr>& idx) { return Load(b, idx); });
+  m.def("buffer", [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
+                     const std::string& scope, std::optional<SpanT> span) {
+    return MakeBuffer(name, ParseType(t), shape, ParseScope(scope), ToSpan(span));
+  }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none());
+
+  m.def("store", [](const Buffer& b, const Expr& v, const std::vector<Expr>& i, std::optional<SpanT> s) {
+    return Store(b, v, i, ToSpan(s));
+  });
+  m.def("evaluate", [](const Expr& v, std::optional<SpanT> s) { return Evaluate(v, ToSpan(s)); });
+  m.def("let", [](const Var& v, const Expr& x, const Stmt& body, std::optional<SpanT> s) {
+    return Let(v, x, body, ToSpan(s));
+  });
+  m.def("for_", [](const Var& v, const Expr& mn, const Expr& ext, const std::string& kind, const Stmt& body,
+                   const std::map<std::string, Expr>& ann, std::optional<SpanT> s) {
+    return For(v, mn, ext, ParseForKind(kind), body, ann, ToSpan(s));
+  });
+  m.def("if_", [](const Expr& c, const Stmt& t, std::shared_ptr<const StmtNode> e, std::optional<SpanT> s) {
+    return If(c, t, e, ToSpan(s));
+  }, "cond"_a, "then_case"_a, "else_case"_a.none(), "span"_a.none());
+  m.def("seq", [](const std::vector<Stmt>& v, std::optional<SpanT> s) { return Seq(v, ToSpan(s)); });
+  m.def("kernel", [](const std::vector<Expr>& grid, const std::vector<Var>& bv, const std::vector<Expr>& threads,
+                     const std::vector<Buffer>& allocs, const std::vector<std::pair<Buffer, Expr>>& inits,
+                     const Stmt& body, std::optional<SpanT> s) {
+    return Stmt(std::make_shared<KernelNode>(grid, bv, threads, allocs, inits, body, ToSpan(s)));
+  });
+  m.def("copy", [](const Region& src, const Region& dst, bool no_tma, std::optional<SpanT> s) {
+    return Stmt(std::make_shared<CopyNode>(src, dst, no_tma, ToSpan(s)));
+  });
+  m.def("gemm", [](const Region& a, const Region& b, const Region& c, bool ta, bool tb, int policy, bool clear,
+                   int k_pack, std::optional<SpanT> s) {
+    return Stmt(std::make_shared<GemmNode>(a, b, c, ta, tb, static_cast<GemmWarpPolicy>(policy), clear, k_pack,
+                                           ToSpan(s)));
+  });
+  m.def("fill", [](const Region& d, const Expr& v, std::optional<SpanT> s) {
+    return Stmt(std::make_shared<FillNode>(d, v, ToSpan(s)));
+  });
+  m.def("reduce", [](const std::string& kind, const Region& src, const Region& dst, int dim, bool clear,
+                     std::optional<SpanT> s) {
+    return Stmt(std::make_shared<ReduceNode>(ParseReduce(kind), src, dst, dim, clear, ToSpan(s)));
+  });
+  m.def("atomic_add", [](const Region& dst, std::optional<Region> src, std::shared_ptr<const ExprNode> v,
+                         std::optional<SpanT> s) {
+    return Stmt(std::make_shared<AtomicAddNode>(dst, src, v, ToSpan(s)));
+  }, "dst"_a, "src"_a.none(), "value"_a.none(), "span"_a.none());
+  m.def("cumsum", [](const Region& src, const Region& dst, int dim, bool reverse, std::optional<SpanT> s) {
+    return Stmt(std::make_shared<CumsumNode>(src, dst, dim, reverse, ToSpan(s)));
+  });
+  m.def("prim_func", [](const std::string& name, const std::vector<std::pair<Var, std::shared_ptr<const BufferNode>>>& params,
+                        const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
+    std::vector<Param> ps;
+    for (auto& p : params) ps.push_back({p.first, p.second});
+    return MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+  });
+
+  // ---- analyses --------------------------------------------------------------------------------
+  m.def("register_source", &RegisterSource);
+  m.def("format_span", [](const SpanT& s) { return FormatSpan(ToSpan(s)); });
+  m.def("print_func", &PrintPrimFunc);
+  m.def("print_expr", &PrintExpr);
+  m.def("print_stmt", [](const Stmt& s) { return PrintStmt(s); });
+  m.def("structural_equal", [](const PrimFunc& a, const PrimFunc& b) { return StructuralEqual(a, b); });
+  m.def("structural_equal_expr", [](const Expr& a, const Expr& b, bool map_free) { return StructuralEqual(a, b, map_free); },
+        "a"_a, "b"_a, "map_free_vars"_a = false);
+  m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
+  m.def("structural_hash_expr", [](const Expr& e, bool map_free) { return StructuralHash(e, map_free); },
+        "e"_a, "map_free_vars"_a = false);
+  m.def("simplify_expr", [](const Expr& e, const std::vector<std::tuple<Var, int64_t, int64_t>>& bounds) {
+    BoundMap bm;
+    for (auto& b : bounds) bm[std::get<0>(b).get()] = {std::get<1>(b), std::get<2>(b)};
+    return Simplify(e, bm);
+  }, "e"_a, "bounds"_a = std::vector<std::tuple<Var, int64_t, int64_t>>{});
+  m.def("simplify_func", [](const PrimFunc& f) { return Simplify(f); });
+  m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {
+    int64_t v;
+    if (AsConstInt(e, &v)) return v;
+    return std::nullopt;
+  });
+
+}
