@@ -21,3 +21,6 @@ def structural_equal(a, b):
 
 def structural_hash(a):
     return _ffi.structural_hash(a)
+
+from .jit import compile, jit  # noqa: E402,F401,A001
+from .jit.kernel import JITKernel  # noqa: E402,F401

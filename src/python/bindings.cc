@@ -14,6 +14,9 @@
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "runtime/module.h"
+#include "target/cpu/codegen_cpu.h"
+#include "transform/pipeline.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -239,6 +242,60 @@ NB_MODULE(_ffi, m) {
     return Simplify(e, bm);
   }, "e"_a, "bounds"_a = std::vector<std::tuple<Var, int64_t, int64_t>>{});
   m.def("simplify_func", [](const PrimFunc& f) { return Simplify(f); });
+  // ---- CPU backend -----------------------------------------------------------------------------
+  nb::class_<TensorArg>(m, "TensorArg")
+      .def(nb::init<>())
+      .def_rw("data", &TensorArg::data)
+      .def_rw("dtype", &TensorArg::dtype)
+      .def_rw("shape", &TensorArg::shape)
+      .def_rw("strides", &TensorArg::strides)
+      .def_rw("device", &TensorArg::device)
+      .def_rw("is_tensor", &TensorArg::is_tensor)
+      .def_rw("scalar", &TensorArg::scalar);
+  m.def("make_tensor_arg", [](uintptr_t data, const std::string& dtype, const std::vector<int64_t>& shape,
+                              const std::vector<int64_t>& strides, const std::string& device) {
+    TensorArg a;
+    a.data = reinterpret_cast<void*>(data);
+    a.dtype = dtype;
+    a.shape = shape;
+    a.strides = strides;
+    a.device = device;
+    return a;
+  });
+  m.def("make_scalar_arg", [](double v) {
+    TensorArg a;
+    a.is_tensor = false;
+    a.scalar = v;
+    return a;
+  });
+  nb::class_<CpuModule>(m, "CpuModule")
+      .def_prop_ro("source", &CpuModule::source)
+      .def_prop_ro("library_path", &CpuModule::library_path)
+      .def_prop_ro("from_cache", &CpuModule::from_cache)
+      .def("output_shapes", &CpuModule::OutputShapes)
+      .def("launch", [](const CpuModule& mod, const std::vector<TensorArg>& args) {
+        nb::gil_scoped_release release;
+        mod.Launch(args);
+      });
+  m.def("build_cpu", [](const PrimFunc& f, const std::string& include_dir, bool use_cache, const std::string& cache_dir,
+                        const std::string& flags) {
+    CompileOptions opt;
+    opt.include_dir = include_dir;
+    opt.use_cache = use_cache;
+    opt.cache_dir = cache_dir;
+    if (!flags.empty()) opt.flags = flags;
+    return BuildCPU(f, opt);
+  }, "func"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "", "flags"_a = "");
+  m.def("lower_cpu", [](const PrimFunc& f) { return LowerForCPU(f); });
+  m.def("lower_cpu_trace", [](const PrimFunc& f) {
+    std::vector<PassRecord> trace;
+    LowerForCPU(f, &trace);
+    std::vector<std::tuple<std::string, std::string, double, bool>> out;
+    for (auto& r : trace) out.emplace_back(r.name, PrintPrimFunc(r.result), r.ms, r.changed);
+    return out;
+  });
+  m.def("codegen_cpu", [](const PrimFunc& f) { return CodegenCPU(LowerForCPU(f)); });
+
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {
     int64_t v;
     if (AsConstInt(e, &v)) return v;

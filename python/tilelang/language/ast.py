@@ -1,7 +1,9 @@
 """Front-end objects that exist only while parsing: parameter annotations, loop and kernel
 specs, and regions (slices of buffers)."""
+import sys
+
 from .. import _ffi
-from ..errors import TileLangSyntaxError, TileLangTypeError
+from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError
 from . import builder
 from .expr import const
 
@@ -70,10 +72,21 @@ class TensorFactory:
     """T.Tensor / T.Buffer: T.Tensor((M, N), "float16") or T.Tensor[(M, N), "float16"]."""
 
     def __call__(self, shape, dtype="float32", **kwargs):
-        return TensorSpec(shape, dtype)
+        return self._spec(shape, dtype)
 
     def __getitem__(self, item):
-        return TensorSpec(*item)
+        return self._spec(*item)
+
+    @staticmethod
+    def _spec(shape, dtype="float32"):
+        try:
+            return TensorSpec(shape, dtype)
+        except TileLangError as e:
+            if e.span is not None or builder.current() is not None:
+                raise  # inside the parser, which adds the location
+            # Python evaluates parameter annotations before @T.prim_func sees the function:
+            # point at the annotation in the user's source.
+            raise builder.error_at(builder.caller_span(sys._getframe(2)), str(e), type(e)) from None
 
 
 class LoopSpec:

@@ -1,7 +1,9 @@
 """State shared by the parser and the T.* functions while one function is being parsed: the
 current source span, the name being assigned, and the stack of open kernels (allocations)."""
 import contextlib
+import inspect
 
+from .. import _ffi
 from ..errors import TileLangSyntaxError
 
 
@@ -45,3 +47,20 @@ def require_context(what):
     if ctx is None:
         raise TileLangSyntaxError(f"{what} can only be used inside a @T.prim_func body")
     return ctx
+
+
+def error_at(span, msg, cls=TileLangSyntaxError):
+    """An error of class cls whose message starts with file:line:col and quotes the source line."""
+    first, nl, rest = _ffi.format_span(span).partition("\n")
+    err = cls(f"{first}: {msg}{nl}{rest}")
+    err.span = span
+    return err
+
+
+def caller_span(frame):
+    """(file, line, col) of the call that frame is executing."""
+    info = inspect.getframeinfo(frame, context=0)
+    pos = getattr(info, "positions", None)  # Python >= 3.11
+    if pos is not None and pos.lineno is not None and pos.col_offset is not None:
+        return (info.filename, pos.lineno, pos.col_offset + 1)
+    return (info.filename, info.lineno, 1)

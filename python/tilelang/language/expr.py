@@ -87,8 +87,12 @@ def _zero_like(a):
 
 
 def infinity(dtype):
-    return _ffi.float_imm(_ffi.canonical_dtype(dtype), math.inf)
+    from .ast import dtype_str  # ast imports this module
+
+    return _ffi.float_imm(dtype_str(dtype), math.inf)
 
 
 def nan(dtype):
-    return _ffi.float_imm(_ffi.canonical_dtype(dtype), math.nan)
+    from .ast import dtype_str
+
+    return _ffi.float_imm(dtype_str(dtype), math.nan)

@@ -43,11 +43,7 @@ class Parser:
         return (self.filename, node.lineno + self.line_offset, node.col_offset + 1)
 
     def error(self, node, msg, cls=TileLangSyntaxError):
-        span = self.span(node)
-        first, nl, rest = _ffi.format_span(span).partition("\n")
-        err = cls(f"{first}: {msg}{nl}{rest}")
-        err.span = span
-        return err
+        return builder.error_at(self.span(node), msg, cls)
 
     def located(self, node, fn, *args):
         """Runs fn; a TileLangError without a location gets this node's location."""
@@ -318,9 +314,12 @@ class Parser:
         if item.optional_vars is None:
             names = []
         else:
-            names = self.loop_names(item.optional_vars, n) if isinstance(item.optional_vars, ast.Tuple) else \
-                [item.optional_vars.id] if isinstance(item.optional_vars, ast.Name) else None
-            if names is None:
+            ov = item.optional_vars
+            if isinstance(ov, ast.Name):
+                names = [ov.id]
+            elif isinstance(ov, ast.Tuple) and all(isinstance(e, ast.Name) for e in ov.elts):
+                names = [e.id for e in ov.elts]
+            else:
                 raise self.error(item.optional_vars, "T.Kernel binds plain names: `as bx` or `as (bx, by)`")
             if len(names) != n:
                 raise self.error(item.optional_vars, f"T.Kernel has {n} grid dimensions but binds {len(names)} names")

@@ -1,0 +1,139 @@
+// Everything a generated CPU kernel includes: scalar types, the gemm micro-kernel, math on
+// every type, floor division, atomics and the run-time checks (device_assert, print).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "tl_device/cpu/gemm.h"
+#include "tl_device/cpu/types.h"
+
+namespace tl_cpu {
+
+/// Value conversion between any two kernel scalar types (through float for the narrow floats).
+template <typename To, typename From>
+inline To cast(const From& x) {
+  if constexpr (std::is_same<To, From>::value) {
+    return x;
+  } else if constexpr (std::is_arithmetic<From>::value && std::is_arithmetic<To>::value) {
+    return static_cast<To>(x);
+  } else if constexpr (std::is_arithmetic<From>::value) {
+    return To(static_cast<float>(x));
+  } else {
+    return static_cast<To>(static_cast<float>(x));
+  }
+}
+
+template <typename T> struct Promoted { using type = float; };
+template <> struct Promoted<double> { using type = double; };
+
+template <typename T>
+inline auto as_compute(const T& x) {
+  if constexpr (std::is_arithmetic<T>::value) return x; else return static_cast<float>(x);
+}
+
+/// Math on any floating type: narrow types compute in float and round back.
+#define TL_CPU_UNARY(name, expr)                                                   \
+  template <typename T>                                                            \
+  inline T name(const T& v) {                                                      \
+    auto x = as_compute(v);                                                        \
+    using C = decltype(x);                                                         \
+    (void)sizeof(C);                                                               \
+    return cast<T>(expr);                                                          \
+  }
+TL_CPU_UNARY(exp, std::exp(x))
+TL_CPU_UNARY(exp2, std::exp2(x))
+TL_CPU_UNARY(log, std::log(x))
+TL_CPU_UNARY(log2, std::log2(x))
+TL_CPU_UNARY(log10, std::log10(x))
+TL_CPU_UNARY(sqrt, std::sqrt(x))
+TL_CPU_UNARY(rsqrt, C(1) / std::sqrt(x))
+TL_CPU_UNARY(tanh, std::tanh(x))
+TL_CPU_UNARY(sigmoid, C(1) / (C(1) + std::exp(-x)))
+TL_CPU_UNARY(erf, std::erf(x))
+TL_CPU_UNARY(floor, std::floor(x))
+TL_CPU_UNARY(ceil, std::ceil(x))
+TL_CPU_UNARY(round, std::nearbyint(x))
+TL_CPU_UNARY(trunc, std::trunc(x))
+TL_CPU_UNARY(sin, std::sin(x))
+TL_CPU_UNARY(cos, std::cos(x))
+TL_CPU_UNARY(abs, (x < C(0) ? -x : x))
+#undef TL_CPU_UNARY
+
+template <typename T>
+inline T pow(const T& a, const T& b) { return cast<T>(std::pow(as_compute(a), as_compute(b))); }
+template <typename T>
+inline T fmod_(const T& a, const T& b) { return cast<T>(std::fmod(as_compute(a), as_compute(b))); }
+
+template <typename T>
+inline T min_(const T& a, const T& b) { return b < a ? b : a; }
+template <typename T>
+inline T max_(const T& a, const T& b) { return a < b ? b : a; }
+
+/// Floor division and modulo (Python semantics) for integers; for floats, through floor.
+template <typename T>
+inline T floordiv(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  } else {
+    return cast<T>(std::floor(as_compute(a) / as_compute(b)));
+  }
+}
+template <typename T>
+inline T floormod(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    auto x = as_compute(a), y = as_compute(b);
+    return cast<T>(x - std::floor(x / y) * y);
+  }
+}
+
+/// Atomic read-modify-write add; floats and the 16-bit types go through a compare-and-swap loop.
+template <typename T>
+inline void atomic_add(T* addr, T v) {
+  if constexpr (std::is_integral<T>::value) {
+    __atomic_fetch_add(addr, v, __ATOMIC_RELAXED);
+  } else {
+    using Bits = typename std::conditional<sizeof(T) == 8, uint64_t,
+                 typename std::conditional<sizeof(T) == 4, uint32_t,
+                 typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::type;
+    Bits* p = reinterpret_cast<Bits*>(addr);
+    Bits expected = __atomic_load_n(p, __ATOMIC_RELAXED);
+    for (;;) {
+      T cur;
+      std::memcpy(&cur, &expected, sizeof(T));
+      T next = cast<T>(as_compute(cur) + as_compute(v));
+      Bits desired;
+      std::memcpy(&desired, &next, sizeof(T));
+      if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    }
+  }
+}
+
+template <typename T>
+inline int print(const char* msg, const T& v) {
+  std::printf("%s%.9g\n", msg, static_cast<double>(as_compute(v)));
+  return 0;
+}
+
+/// Records the first failed assertion; the launcher turns it into a Python exception.
+inline int device_assert(bool ok, const char* msg, char* err, int errlen, int* status) {
+  if (!ok) {
+    #pragma omp critical(tl_device_assert)
+    {
+      if (*status == 0) {
+        std::snprintf(err, errlen, "T.device_assert failed: %s", msg);
+        *status = 1;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace tl_cpu

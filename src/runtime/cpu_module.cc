@@ -1,0 +1,361 @@
+// Host kernels: the disk cache (content-addressed, atomic writes, verified on load), the host
+// compiler invocation, dlopen, argument checking and launch.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "runtime/module.h"
+#include "target/cpu/codegen_cpu.h"
+#include "transform/pipeline.h"
+
+namespace tl {
+namespace {
+
+uint64_t Fnv(const std::string& s, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+std::string HashHex(const std::string& s) { return Hex(Fnv(s, 0)) + Hex(Fnv(s, 0x5bd1e995)); }
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+  if (!out) throw UserError(ErrorKind::kCompile, "cannot write " + path);
+}
+void MakeDirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+// Runs a shell command, capturing stdout+stderr.
+int Run(const std::string& cmd, std::string* output) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::string CompilerCommand(const CompileOptions& opt) {
+  if (!opt.cxx.empty()) return opt.cxx;
+  const char* e = std::getenv("CXX");
+  return e && *e ? e : "g++";
+}
+
+std::string CompilerVersion(const std::string& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(cxx);
+  if (it != cache.end()) return it->second;
+  std::string out;
+  Run(cxx + " --version", &out);
+  return cache[cxx] = out.substr(0, out.find('\n'));
+}
+
+std::string CacheDir(const CompileOptions& opt) {
+  if (!opt.cache_dir.empty()) return opt.cache_dir;
+  if (const char* d = std::getenv("TILELANG_CACHE_DIR")) return d;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/tilelang-cpp";
+}
+
+bool CacheDisabled(const CompileOptions& opt) {
+  const char* d = std::getenv("TILELANG_DISABLE_CACHE");
+  return !opt.use_cache || (d && *d && std::string(d) != "0");
+}
+
+// A cache entry is kernel.so plus kernel.meta holding the library's size and hash; an entry
+// whose library does not match its meta (truncated, corrupted, half-written) is rebuilt.
+bool EntryValid(const std::string& dir) {
+  std::string meta, so;
+  if (!ReadFile(dir + "/kernel.meta", &meta) || !ReadFile(dir + "/kernel.so", &so)) return false;
+  return meta == std::to_string(so.size()) + " " + HashHex(so) + "\n";
+}
+
+std::string UniqueSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  return std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd());
+}
+
+void AtomicWrite(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp-" + UniqueSuffix();
+  WriteFile(tmp, data);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UserError(ErrorKind::kCompile, "cannot move " + tmp + " into the kernel cache");
+  }
+}
+
+std::string DTypeOfParam(const Param& p) { return p.buffer ? p.buffer->dtype.str() : p.var->dtype.str(); }
+
+}  // namespace
+
+std::string CacheKey(const std::string& canonical_ir, const std::string& target, const CompileOptions& opt) {
+  std::string cxx = CompilerCommand(opt);
+  return HashHex(canonical_ir + "\n--target " + target + "\n--flags " + opt.flags + "\n--cxx " + cxx + " " +
+                 CompilerVersion(cxx) + "\n--tilelang-cpp 0.1.0 cpu-abi 1");
+}
+
+std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt) {
+  PrimFunc lowered = LowerForCPU(f);
+  std::string source = CodegenCPU(lowered);
+  std::string key = CacheKey(PrintPrimFunc(f) + "\n" + source, "cpu", opt);
+  std::string root = CacheDir(opt);
+  bool cache = !CacheDisabled(opt);
+  std::string dir = cache ? root + "/" + key : root + "/nocache-" + UniqueSuffix();
+  std::string so = dir + "/kernel.so";
+  bool from_cache = cache && EntryValid(dir);
+  if (!from_cache) {
+    MakeDirs(dir);
+    // Build in a private temporary file, then publish it with rename(): concurrent builders of
+    // the same kernel each produce a complete library and the last rename wins.
+    std::string tag = UniqueSuffix();
+    std::string src_path = dir + "/kernel-" + tag + ".cc", tmp_so = dir + "/kernel-" + tag + ".so";
+    WriteFile(src_path, source);
+    std::string inc = opt.include_dir;
+    std::string cmd = CompilerCommand(opt) + " " + opt.flags + " -I'" + inc + "' '" + src_path + "' -o '" + tmp_so + "'";
+    std::string log;
+    int rc = Run(cmd, &log);
+    if (rc != 0) {
+      std::remove(src_path.c_str());
+      std::remove(tmp_so.c_str());
+      throw UserError(ErrorKind::kCompile, "the host compiler failed on the kernel generated for '" + f->name +
+                                               "' (this is a TileLang-C++ bug if the program was accepted):\n" +
+                                               cmd + "\n" + log.substr(0, 4000));
+    }
+    std::string bytes;
+    ReadFile(tmp_so, &bytes);
+    if (std::rename(tmp_so.c_str(), so.c_str()) != 0) throw UserError(ErrorKind::kCompile, "cannot publish " + so);
+    AtomicWrite(dir + "/kernel.meta", std::to_string(bytes.size()) + " " + HashHex(bytes) + "\n");
+    std::rename(src_path.c_str(), (dir + "/kernel.cc").c_str());
+  }
+  // dlopen caches by path; load a private copy so a rebuilt entry is never confused with an
+  // older mapping of the same file.
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    if (from_cache) {  // a valid-looking entry that does not load: rebuild it once
+      std::remove((dir + "/kernel.meta").c_str());
+      return BuildCPU(f, opt);
+    }
+    throw UserError(ErrorKind::kCompile, std::string("cannot load the compiled kernel: ") + dlerror());
+  }
+  void* entry = dlsym(handle, "tl_entry");
+  if (!entry) throw InternalError("compiled kernel lacks tl_entry");
+  if (!cache) {
+    // The library stays mapped; the directory is scratch.
+    std::remove(so.c_str());
+    std::remove((dir + "/kernel.meta").c_str());
+    std::remove((dir + "/kernel.cc").c_str());
+    rmdir(dir.c_str());
+  }
+  return std::make_shared<CpuModule>(f, source, so, handle, entry, from_cache);
+}
+
+CpuModule::CpuModule(PrimFunc f, std::string source, std::string so_path, void* handle, void* entry, bool from_cache)
+    : func_(std::move(f)), source_(std::move(source)), so_path_(std::move(so_path)), handle_(handle), entry_(entry),
+      from_cache_(from_cache), syms_(SymbolicVars(func_)) {}
+
+CpuModule::~CpuModule() {
+  if (handle_) dlclose(handle_);
+}
+
+namespace {
+std::string ShapeStr(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+std::string ShapeStr(const Buffer& b) {
+  std::string r = "(";
+  for (size_t i = 0; i < b->shape.size(); ++i) r += (i ? ", " : "") + PrintExpr(b->shape[i]);
+  return r + (b->shape.size() == 1 ? ",)" : ")");
+}
+
+// Evaluates a shape expression given bound symbols; returns false if it uses an unbound one.
+bool EvalShape(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out) {
+  if (AsConstInt(e, out)) return true;
+  if (auto* v = As<VarNode>(e)) {
+    auto it = env.find(v);
+    if (it == env.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  if (auto* b = As<BinaryNode>(e)) {
+    int64_t x, y;
+    if (!EvalShape(b->a, env, &x) || !EvalShape(b->b, env, &y)) return false;
+    switch (b->op) {
+      case BinaryOp::kAdd: *out = x + y; return true;
+      case BinaryOp::kSub: *out = x - y; return true;
+      case BinaryOp::kMul: *out = x * y; return true;
+      case BinaryOp::kFloorDiv: case BinaryOp::kDiv:
+        if (y == 0) return false;
+        *out = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) && b->op == BinaryOp::kFloorDiv);
+        return true;
+      default: return false;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip) const {
+  const auto& params = func_->params;
+  if (args.size() + skip.size() != params.size()) {
+    throw UserError(ErrorKind::kArgument, "kernel '" + func_->name + "' takes " +
+                                              std::to_string(params.size() - skip.size()) + " arguments but " +
+                                              std::to_string(args.size()) + " were given");
+  }
+  std::map<const VarNode*, int64_t> env;
+  std::map<const VarNode*, std::string> bound_by;
+  size_t ai = 0;
+  // Two rounds: first bind symbols from dims that are plain vars, then verify every dim.
+  for (int round = 0; round < 2; ++round) {
+    ai = 0;
+    for (size_t pi = 0; pi < params.size(); ++pi) {
+      if (std::find(skip.begin(), skip.end(), static_cast<int>(pi)) != skip.end()) continue;
+      const Param& p = params[pi];
+      const TensorArg& a = args[ai++];
+      std::string pname = p.buffer ? p.buffer->name : p.var->name;
+      std::string what = "argument " + std::to_string(pi) + " ('" + pname + "') of kernel '" + func_->name + "'";
+      if (!p.buffer) {
+        if (a.is_tensor) throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + DTypeOfParam(p) + " but a tensor was given");
+        continue;
+      }
+      if (!a.is_tensor) throw UserError(ErrorKind::kArgument, what + " expects a tensor of shape " + ShapeStr(p.buffer) + " and dtype " + DTypeOfParam(p) + ", got a Python scalar");
+      if (round == 0) {
+        if (a.device != "cpu")
+          throw UserError(ErrorKind::kArgument, what + " is on device '" + a.device + "' but the kernel was compiled for the CPU; move it with .cpu()");
+        if (a.dtype != DTypeOfParam(p))
+          throw UserError(ErrorKind::kArgument, what + " expects dtype " + DTypeOfParam(p) + " but got " + a.dtype);
+        if (a.shape.size() != p.buffer->shape.size())
+          throw UserError(ErrorKind::kArgument, what + " expects a " + std::to_string(p.buffer->shape.size()) +
+                                                    "-d tensor of shape " + ShapeStr(p.buffer) + " but got shape " + ShapeStr(a.shape));
+        int64_t expect = 1;
+        for (size_t d = a.shape.size(); d-- > 0;) {
+          if (a.shape[d] != 1 && a.strides[d] != expect)
+            throw UserError(ErrorKind::kArgument, what + " must be contiguous (row-major); got strides " + ShapeStr(a.strides) +
+                                                      " for shape " + ShapeStr(a.shape) + "; pass .contiguous() / np.ascontiguousarray(...)");
+          expect *= a.shape[d];
+        }
+      }
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        const Expr& dim = p.buffer->shape[d];
+        if (auto* v = As<VarNode>(dim)) {
+          auto it = env.find(v);
+          if (it == env.end()) {
+            env[v] = a.shape[d];
+            bound_by[v] = pname + ".shape[" + std::to_string(d) + "]";
+          } else if (it->second != a.shape[d]) {
+            throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) + " is the symbol '" + v->name +
+                                                      "', bound to " + std::to_string(it->second) + " by " + bound_by[v] +
+                                                      ", but this tensor has " + std::to_string(a.shape[d]));
+          }
+          continue;
+        }
+        int64_t want;
+        if (round == 1 || EvalShape(dim, env, &want)) {
+          if (!EvalShape(dim, env, &want))
+            throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) + " (" + PrintExpr(dim) + ") cannot be computed from the other arguments");
+          if (want != a.shape[d])
+            throw UserError(ErrorKind::kArgument, what + " expects shape " + ShapeStr(p.buffer) + " but got " +
+                                                      ShapeStr(a.shape) + " (dimension " + std::to_string(d) + " should be " +
+                                                      std::to_string(want) + ")");
+        }
+      }
+    }
+  }
+  std::vector<int64_t> syms;
+  for (auto& v : syms_) {
+    auto it = env.find(v.get());
+    if (it == env.end()) throw UserError(ErrorKind::kArgument, "symbolic dimension '" + v->name + "' of kernel '" + func_->name + "' is not bound by any argument");
+    syms.push_back(it->second);
+  }
+  return syms;
+}
+
+std::vector<std::vector<int64_t>> CpuModule::OutputShapes(const std::vector<TensorArg>& inputs,
+                                                          const std::vector<int>& out_idx) const {
+  std::vector<int64_t> syms = Check(inputs, out_idx);
+  std::map<const VarNode*, int64_t> env;
+  for (size_t i = 0; i < syms_.size(); ++i) env[syms_[i].get()] = syms[i];
+  std::vector<std::vector<int64_t>> out;
+  for (int idx : out_idx) {
+    const Param& p = func_->params.at(idx);
+    if (!p.buffer) throw UserError(ErrorKind::kArgument, "out_idx names parameter " + std::to_string(idx) + ", which is a scalar");
+    std::vector<int64_t> shape;
+    for (auto& d : p.buffer->shape) {
+      int64_t v;
+      if (!EvalShape(d, env, &v))
+        throw UserError(ErrorKind::kArgument, "cannot allocate output '" + p.buffer->name + "': its dimension " + PrintExpr(d) + " is not bound by the inputs");
+      shape.push_back(v);
+    }
+    out.push_back(shape);
+  }
+  return out;
+}
+
+void CpuModule::Launch(const std::vector<TensorArg>& args) const {
+  std::vector<int64_t> syms = Check(args);
+  std::vector<void*> ptrs;
+  std::vector<int64_t> ints(args.size());
+  std::vector<double> dbls(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param& p = func_->params[i];
+    if (p.buffer) {
+      ptrs.push_back(args[i].data);
+    } else if (p.var->dtype.is_float()) {
+      dbls[i] = args[i].scalar;
+      ptrs.push_back(&dbls[i]);
+    } else {
+      ints[i] = static_cast<int64_t>(args[i].scalar);
+      ptrs.push_back(&ints[i]);
+    }
+  }
+  char err[512] = {0};
+  using Entry = int (*)(void**, const int64_t*, char*, int);
+  int rc = reinterpret_cast<Entry>(entry_)(ptrs.data(), syms.data(), err, sizeof(err));
+  if (rc != 0) throw UserError(ErrorKind::kArgument, std::string("kernel '") + func_->name + "' failed: " + err);
+}
+
+}  // namespace tl

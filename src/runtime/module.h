@@ -1,0 +1,65 @@
+// Compiled kernels for the host: build (with the disk cache), load, check arguments, launch.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+
+namespace tl {
+
+/// A tensor argument as the binding hands it over (from NumPy, PyTorch or any DLPack object).
+struct TensorArg {
+  void* data = nullptr;
+  std::string dtype;             // canonical name, e.g. "float16"
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements
+  std::string device = "cpu";
+  bool is_tensor = true;         // false for a Python scalar
+  double scalar = 0;             // value when !is_tensor
+};
+
+struct CompileOptions {
+  std::string cxx = "";          // host compiler; $CXX or g++ when empty
+  std::string flags = "-O3 -march=native -std=c++17 -fopenmp -fPIC -shared";
+  bool use_cache = true;
+  std::string cache_dir;         // $TILELANG_CACHE_DIR or ~/.cache/tilelang-cpp when empty
+  std::string include_dir;       // where tl_device/ lives
+};
+
+/// A loaded host kernel.
+class CpuModule {
+ public:
+  CpuModule(PrimFunc f, std::string source, std::string so_path, void* handle, void* entry, bool from_cache);
+  ~CpuModule();
+  CpuModule(const CpuModule&) = delete;
+  CpuModule& operator=(const CpuModule&) = delete;
+
+  const std::string& source() const { return source_; }
+  const std::string& library_path() const { return so_path_; }
+  bool from_cache() const { return from_cache_; }
+  const PrimFunc& func() const { return func_; }
+
+  /// Checks every argument against the signature (dtype, rank, shape, device, strides),
+  /// binding symbolic dims; throws UserError(kArgument) naming the parameter on a mismatch.
+  std::vector<int64_t> Check(const std::vector<TensorArg>& args, const std::vector<int>& skip = {}) const;
+  /// Shapes of parameters `idx` once the symbolic dims are bound by the other arguments.
+  std::vector<std::vector<int64_t>> OutputShapes(const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx) const;
+  void Launch(const std::vector<TensorArg>& args) const;
+
+ private:
+  PrimFunc func_;
+  std::string source_, so_path_;
+  void* handle_;
+  void* entry_;
+  bool from_cache_;
+  std::vector<Var> syms_;
+};
+
+/// Lowers, generates C++, and builds (or loads from the disk cache) a host kernel.
+std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt);
+
+/// The cache key: a content hash of canonical IR text, target, options and compiler version.
+std::string CacheKey(const std::string& canonical_ir, const std::string& target, const CompileOptions& opt);
+
+}  // namespace tl

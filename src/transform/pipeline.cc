@@ -1,0 +1,43 @@
+// Pass pipelines per target.
+#include "transform/pipeline.h"
+
+#include <chrono>
+#include <functional>
+
+#include "arith/simplify.h"
+#include "ir/structural.h"
+#include "transform/lower_tile_ops_cpu.h"
+
+namespace tl {
+namespace {
+
+class Driver {
+ public:
+  Driver(PrimFunc f, std::vector<PassRecord>* trace) : f_(std::move(f)), trace_(trace) {}
+
+  Driver& Run(const std::string& name, const std::function<PrimFunc(const PrimFunc&)>& pass) {
+    auto t0 = std::chrono::steady_clock::now();
+    PrimFunc out = pass(f_);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (trace_) trace_->push_back({name, out, ms, out != f_ && !StructuralEqual(out, f_)});
+    f_ = out;
+    return *this;
+  }
+  PrimFunc result() const { return f_; }
+
+ private:
+  PrimFunc f_;
+  std::vector<PassRecord>* trace_;
+};
+
+}  // namespace
+
+PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
+  return Driver(f, trace)
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("LowerTileOpsCPU", LowerTileOpsCPU)
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .result();
+}
+
+}  // namespace tl
