@@ -26,6 +26,9 @@ _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.G
 _counter = itertools.count()
 
 
+_BOUND = object()  # as_let: the name was bound to a Python value, no IR to emit
+
+
 class _Located(Exception):
     """Internal: an error already formatted with its location."""
 
@@ -101,6 +104,8 @@ class Parser:
         out = []
         for i, st in enumerate(stmts):
             let = self.as_let(st)
+            if let is _BOUND:
+                continue
             if let is not None:
                 var, value, node = let
                 self.scopes.append({})
@@ -113,7 +118,8 @@ class Parser:
         return _ffi.seq(out, None)
 
     def as_let(self, st):
-        """`x = <IR expression>` binds x for the rest of the block."""
+        """`x = <IR expression>` binds x for the rest of the block; `x = <Python value or buffer>`
+        binds x while parsing and returns _BOUND (nothing to emit)."""
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             name = st.targets[0].id
             target = self.try_lookup(name)
@@ -126,7 +132,7 @@ class Parser:
                     and value.kind != 2:  # not a StringImm
                 return _ffi.var(name, value.dtype), value, st
             self.bind(name, value)
-            return None
+            return _BOUND
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
             dtype = self.eval(st.annotation)
             value = self.located(st, const, self.eval(st.value))
@@ -170,7 +176,7 @@ class Parser:
 
     def assign_target(self, st, target, value):
         if isinstance(target, ast.Subscript):
-            obj = self.eval(target.value)
+            obj = self.eval_subscripted(target.value)
             if not isinstance(obj, _ffi.Buffer):
                 raise self.error(target, "only buffer elements can be assigned inside a T.prim_func")
             idx = self.indices(target, obj)
@@ -221,7 +227,7 @@ class Parser:
             self.bind(st.target.id, self.located(st, op, cur, self.eval(st.value)))
             return None
         if isinstance(st.target, ast.Subscript):
-            obj = self.eval(st.target.value)
+            obj = self.eval_subscripted(st.target.value)
             if not isinstance(obj, _ffi.Buffer):
                 raise self.error(st.target, "only buffer elements can be updated inside a T.prim_func")
             idx = self.indices(st.target, obj)
@@ -348,6 +354,12 @@ class Parser:
     def expr_Constant(self, node):
         return node.value
 
+    def eval_subscripted(self, node):
+        """The object of `node[...]`: a T.alloc_var buffer stays a buffer here, so `v[0]` is its element."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node, node.id)
+        return self.eval(node)
+
     def expr_Name(self, node):
         v = self.lookup(node, node.id)
         if isinstance(v, _ffi.Buffer) and v.scope == "local.var":
@@ -453,7 +465,7 @@ class Parser:
         return self.apply(node, fn, *args, **kwargs)
 
     def expr_Subscript(self, node):
-        obj = self.eval(node.value)
+        obj = self.eval_subscripted(node.value)
         if isinstance(obj, _ffi.Buffer):
             idx = self.indices(node, obj)
             return self.located(node, self.load, node, obj, idx)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs system and Python dependencies into .venv and builds the package (editable).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v g++ >/dev/null || need+=(g++)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v cmake >/dev/null || need+=(cmake)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
+  else echo "please install: ${need[*]}" >&2; exit 1; fi
+fi
+[ -d .venv ] || python3 -m venv .venv
+. .venv/bin/activate
+pip install -q --upgrade pip
+pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja
+pip install -q --no-build-isolation -e .

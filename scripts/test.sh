@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every test: the GoogleTest suite (through ctest, also under ASan/UBSan) and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+. .venv/bin/activate
+cmake -S . -B build/cpp -G Ninja -DTL_BUILD_PYTHON=OFF -DTL_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/cpp -j2
+ctest --test-dir build/cpp --output-on-failure -j2
+cmake -S . -B build/cpp-asan -G Ninja -DTL_BUILD_PYTHON=OFF -DTL_BUILD_TESTS=ON -DTL_SANITIZE=ON \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build/cpp-asan -j2
+ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build/cpp-asan --output-on-failure -j2
+export TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-$PWD/build/kernel-cache}"
+python -m pytest tests/python -q

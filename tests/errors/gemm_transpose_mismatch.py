@@ -1,0 +1,12 @@
+# expect: TileLangTypeError: T.gemm reduction dimensions differ: A 'A_shared' (128, 32) has K = 32 but B 'B_shared' (32, 128) with transpose_B=True has K = 128
+import tilelang.language as T
+
+
+@T.prim_func
+def main(C: T.Tensor((128, 128), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_shared = T.alloc_shared((128, 32), "float16")
+        B_shared = T.alloc_shared((32, 128), "float16")
+        C_local = T.alloc_fragment((128, 128), "float32")
+        T.gemm(A_shared, B_shared, C_local, transpose_B=True)  # error-here
+        T.copy(C_local, C)
