@@ -21,6 +21,15 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 }
 int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
 
+// The value an integer constant takes when cast to the integer type t (two's complement wrap).
+int64_t WrapToType(int64_t v, DataType t) {
+  if (t.bits() >= 64) return v;
+  uint64_t mask = (uint64_t(1) << t.bits()) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (t.is_int() && ((u >> (t.bits() - 1)) & 1)) u |= ~mask;
+  return static_cast<int64_t>(u);
+}
+
 // ---------------------------------------------------------------- sum-of-terms form
 struct Term {
   int64_t coeff;
@@ -142,8 +151,19 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
     return {};
   }
   if (auto* cast = As<CastNode>(e)) {
-    if (cast->dtype.is_integer() && cast->value->dtype.is_integer()) return BoundOf(cast->value, bounds);
-    return {};
+    if (!cast->dtype.is_integer() || !cast->value->dtype.is_integer()) return {};
+    Interval v = BoundOf(cast->value, bounds);
+    // The operand's bounds hold only if every value in them survives the conversion; otherwise
+    // the cast may wrap anywhere in the target type's range.
+    int bits = cast->dtype.bits();
+    if (bits >= 64) {
+      if (cast->dtype.is_int() || (v.lo && *v.lo >= 0)) return v;
+      return {int64_t(0), std::nullopt};
+    }
+    int64_t tlo = cast->dtype.is_int() ? -(int64_t(1) << (bits - 1)) : 0;
+    int64_t thi = cast->dtype.is_int() ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    if (v.lo && v.hi && *v.lo >= tlo && *v.hi <= thi) return v;
+    return {tlo, thi};
   }
   auto* b = As<BinaryNode>(e);
   if (!b || !e->dtype.is_integer()) return {};
@@ -209,7 +229,8 @@ class Simplifier : public IRMutator {
       int64_t c;
       if (AsConstInt(cast->value, &c)) {
         if (cast->dtype.is_float()) return FloatImm(cast->dtype, static_cast<double>(c));
-        if (cast->dtype.is_integer() || cast->dtype.is_bool()) return IntImm(cast->dtype, c);
+        if (cast->dtype.is_integer()) return IntImm(cast->dtype, WrapToType(c, cast->dtype));
+        if (cast->dtype.is_bool()) return IntImm(cast->dtype, c);
       }
       if (auto* f = As<FloatImmNode>(cast->value)) {
         if (cast->dtype.is_float()) return FloatImm(cast->dtype, f->value);
@@ -241,7 +262,15 @@ class Simplifier : public IRMutator {
     }
     Stmt r = IRMutator::VisitKernel(s, n);
     bounds_ = saved;
-    return r;
+    // A kernel whose body was removed entirely does nothing, like an empty loop.
+    auto* k = As<KernelNode>(r);
+    return k && !k->body ? nullptr : r;
+  }
+
+  Stmt VisitLet(const Stmt& s, const LetNode* n) override {
+    Stmt r = IRMutator::VisitLet(s, n);
+    auto* l = As<LetNode>(r);
+    return l && !l->body ? nullptr : r;
   }
 
   Stmt VisitIf(const Stmt& s, const IfNode* n) override {
@@ -419,6 +448,12 @@ class Simplifier : public IRMutator {
         // Keep the remainder's constant inside the floordiv only if we could not drop it.
         Expr d = std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, r, IntImm(t, c));
         if (rest.terms.empty()) d = IntImm(t, FloorDiv(rest.constant, c));
+        // The remainder may itself be a floordiv (e.g. of (k*4 + x//2) // 4): merge as above.
+        if (auto* inner = As<BinaryNode>(r); inner && inner->op == BinaryOp::kFloorDiv) {
+          int64_t c2;
+          if (AsConstInt(inner->b, &c2) && c2 > 0)
+            d = SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
+        }
         SumForm ds = ToSum(d);
         out.constant += ds.constant;
         for (auto& term : ds.terms) AddTerm(&out, term);
@@ -427,6 +462,12 @@ class Simplifier : public IRMutator {
     }
     if (in_range) return r;
     if (rest.terms.empty()) return IntImm(t, FloorMod(rest.constant, c));
+    // The remainder may itself be a floormod (e.g. of (k*4 + x%8) % 4): merge as above.
+    if (auto* inner = As<BinaryNode>(r); inner && inner->op == BinaryOp::kFloorMod) {
+      int64_t c2;
+      if (AsConstInt(inner->b, &c2) && c2 > 0 && c2 % c == 0)
+        return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, inner->a, n->b));
+    }
     return std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, r, IntImm(t, c));
   }
 

@@ -9,14 +9,15 @@ bool DataType::Parse(const std::string& full, DataType* out) {
   std::string name = full;
   int lanes = 1;
   size_t x = name.rfind('x');
-  if (x != std::string::npos && x + 1 < name.size() && name.find("float8") != 0) {
-    bool digits = true;
+  if (x != std::string::npos && x + 1 < name.size()) {
+    bool digits = name.size() - x - 1 <= 5;  // lanes are stored in 16 bits
     for (size_t i = x + 1; i < name.size(); ++i) digits &= (name[i] >= '0' && name[i] <= '9');
     if (digits) {
       lanes = std::atoi(name.c_str() + x + 1);
       name = name.substr(0, x);
     }
   }
+  if (lanes > 65535) return false;
   if (lanes < 1) return false;
   auto bits_after = [&](const std::string& prefix, int* bits) {
     if (name.compare(0, prefix.size(), prefix) != 0) return false;

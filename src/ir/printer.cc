@@ -3,6 +3,7 @@
 #include "ir/printer.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <iomanip>
 #include <limits>
 #include <set>
@@ -15,6 +16,7 @@ namespace tl {
 namespace {
 
 int Precedence(const Expr& e) {
+  if (e->kind == ExprKind::kNot) return 3;  // Python's `not` binds between `and` and comparisons
   auto* b = As<BinaryNode>(e);
   if (!b) return 100;
   switch (b->op) {
@@ -45,6 +47,14 @@ class Printer {
   }
   std::string VarName(const VarNode* v) { return Name(v, v->name); }
   std::string BufName(const Buffer& b) { return Name(b.get(), b->name); }
+  // Names are handed out on first print, so pieces that print vars or buffers must be printed
+  // left to right: the order of evaluation of the operands of `a + b` is unspecified, that of the
+  // elements of a braced list is left to right.
+  static std::string Cat(std::initializer_list<std::string> parts) {
+    std::string s;
+    for (const auto& p : parts) s += p;
+    return s;
+  }
 
   std::string Lit(const Expr& e) {
     std::ostringstream os;
@@ -91,7 +101,7 @@ class Printer {
           default: break;
         }
         if (b->op == BinaryOp::kDiv && e->dtype.is_integer()) fn = "T.truncdiv";
-        if (fn) return std::string(fn) + "(" + E(b->a) + ", " + E(b->b) + ")";
+        if (fn) return Cat({fn, "(", E(b->a), ", ", E(b->b), ")"});
         static const std::unordered_map<int, const char*> sym = {
             {(int)BinaryOp::kAdd, " + "}, {(int)BinaryOp::kSub, " - "}, {(int)BinaryOp::kMul, " * "},
             {(int)BinaryOp::kDiv, " / "}, {(int)BinaryOp::kFloorDiv, " // "}, {(int)BinaryOp::kFloorMod, " % "},
@@ -113,7 +123,7 @@ class Printer {
       }
       case ExprKind::kSelect: {
         auto* s = static_cast<const SelectNode*>(e.get());
-        return "T.if_then_else(" + E(s->cond) + ", " + E(s->true_value) + ", " + E(s->false_value) + ")";
+        return Cat({"T.if_then_else(", E(s->cond), ", ", E(s->true_value), ", ", E(s->false_value), ")"});
       }
       case ExprKind::kCall: {
         auto* c = static_cast<const CallNode*>(e.get());
@@ -123,7 +133,7 @@ class Printer {
       }
       case ExprKind::kBufferLoad: {
         auto* l = static_cast<const BufferLoadNode*>(e.get());
-        return BufName(l->buffer) + "[" + List(l->indices) + "]";
+        return Cat({BufName(l->buffer), "[", List(l->indices), "]"});
       }
     }
     return "?";
@@ -155,7 +165,7 @@ class Printer {
       } else {
         int64_t a, b;
         if (AsConstInt(rg.min, &a) && AsConstInt(rg.extent, &b)) s += std::to_string(a) + ":" + std::to_string(a + b);
-        else s += E(rg.min) + ":" + E(Binary(BinaryOp::kAdd, rg.min, rg.extent));
+        else s += Cat({E(rg.min), ":", E(Binary(BinaryOp::kAdd, rg.min, rg.extent))});
       }
     }
     return s + "]";
@@ -173,13 +183,14 @@ class Printer {
     switch (s->kind) {
       case StmtKind::kStore: {
         auto* n = As<StoreNode>(s);
-        Line(ind, BufName(n->buffer) + "[" + List(n->indices) + "] = " + E(n->value));
+        Line(ind, Cat({BufName(n->buffer), "[", List(n->indices), "] = ", E(n->value)}));
         break;
       }
       case StmtKind::kEvaluate: Line(ind, E(As<EvaluateNode>(s)->value)); break;
       case StmtKind::kLet: {
         auto* n = As<LetNode>(s);
-        Line(ind, VarName(n->var.get()) + " = " + E(n->value));
+        std::string value = E(n->value);  // the var is bound after its value
+        Line(ind, VarName(n->var.get()) + " = " + value);
         S(n->body, ind);
         break;
       }
@@ -189,7 +200,7 @@ class Printer {
         if (IsConstInt(n->min, 0) && n->for_kind != ForKind::kSerial) {
           args = E(n->extent);
         } else {
-          args = E(n->min) + ", " + E(Binary(BinaryOp::kAdd, n->min, n->extent));
+          args = Cat({E(n->min), ", ", E(Binary(BinaryOp::kAdd, n->min, n->extent))});
           int64_t a, b;
           if (AsConstInt(n->min, &a) && AsConstInt(n->extent, &b)) args = std::to_string(a) + ", " + std::to_string(a + b);
           else if (IsConstInt(n->min, 0)) args = "0, " + E(n->extent);
@@ -242,12 +253,12 @@ class Printer {
       }
       case StmtKind::kCopy: {
         auto* n = As<CopyNode>(s);
-        Line(ind, "T.copy(" + R(n->src) + ", " + R(n->dst) + (n->disable_tma ? ", disable_tma=True" : "") + ")");
+        Line(ind, Cat({"T.copy(", R(n->src), ", ", R(n->dst), n->disable_tma ? ", disable_tma=True" : "", ")"}));
         break;
       }
       case StmtKind::kGemm: {
         auto* n = As<GemmNode>(s);
-        std::string a = "T.gemm(" + R(n->A) + ", " + R(n->B) + ", " + R(n->C);
+        std::string a = Cat({"T.gemm(", R(n->A), ", ", R(n->B), ", ", R(n->C)});
         if (n->trans_A) a += ", transpose_A=True";
         if (n->trans_B) a += ", transpose_B=True";
         if (n->policy == GemmWarpPolicy::kFullRow) a += ", policy=T.GemmWarpPolicy.FullRow";
@@ -259,30 +270,30 @@ class Printer {
       }
       case StmtKind::kFill: {
         auto* n = As<FillNode>(s);
-        Line(ind, "T.fill(" + R(n->dst) + ", " + E(n->value) + ")");
+        Line(ind, Cat({"T.fill(", R(n->dst), ", ", E(n->value), ")"}));
         break;
       }
       case StmtKind::kReduce: {
         auto* n = As<ReduceNode>(s);
-        Line(ind, std::string("T.reduce_") + ReduceKindName(n->reduce_kind) + "(" + R(n->src) + ", " + R(n->dst) +
-                      ", dim=" + std::to_string(n->dim) + (n->clear ? "" : ", clear=False") + ")");
+        Line(ind, Cat({"T.reduce_", ReduceKindName(n->reduce_kind), "(", R(n->src), ", ", R(n->dst),
+                       ", dim=", std::to_string(n->dim), n->clear ? "" : ", clear=False", ")"}));
         break;
       }
       case StmtKind::kAtomicAdd: {
         auto* n = As<AtomicAddNode>(s);
         if (n->src) {
-          Line(ind, "T.atomic_add(" + R(n->dst) + ", " + R(*n->src) + ")");
+          Line(ind, Cat({"T.atomic_add(", R(n->dst), ", ", R(*n->src), ")"}));
         } else {
           std::vector<Expr> idx;
           for (auto& r : n->dst.ranges) idx.push_back(r.min);
-          Line(ind, "T.atomic_add(" + BufName(n->dst.buffer) + "[" + List(idx) + "], " + E(n->value) + ")");
+          Line(ind, Cat({"T.atomic_add(", BufName(n->dst.buffer), "[", List(idx), "], ", E(n->value), ")"}));
         }
         break;
       }
       case StmtKind::kCumsum: {
         auto* n = As<CumsumNode>(s);
-        Line(ind, "T.cumsum(" + R(n->src) + ", " + R(n->dst) + ", dim=" + std::to_string(n->dim) +
-                      (n->reverse ? ", reverse=True" : "") + ")");
+        Line(ind, Cat({"T.cumsum(", R(n->src), ", ", R(n->dst), ", dim=", std::to_string(n->dim),
+                       n->reverse ? ", reverse=True" : "", ")"}));
         break;
       }
     }
@@ -310,8 +321,8 @@ class Printer {
     if (!syms.empty()) head << "\n";
     for (auto& p : f->params) {
       if (p.buffer) {
-        params.push_back(BufName(p.buffer) + ": T.Tensor(" + Shape(p.buffer->shape) + ", \"" +
-                         p.buffer->dtype.str() + "\")");
+        params.push_back(Cat({BufName(p.buffer), ": T.Tensor(", Shape(p.buffer->shape), ", \"",
+                              p.buffer->dtype.str(), "\")"}));
       } else {
         params.push_back(VarName(p.var.get()) + ": T." + p.var->dtype.str());
       }
