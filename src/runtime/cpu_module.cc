@@ -140,7 +140,14 @@ std::string CacheKey(const std::string& canonical_ir, const std::string& target,
 std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt) {
   PrimFunc lowered = LowerForCPU(f);
   std::string source = CodegenCPU(lowered);
-  std::string key = CacheKey(PrintPrimFunc(f) + "\n" + source, "cpu", opt);
+  // The device headers are part of what gets compiled, so their text is part of the key.
+  std::string headers;
+  for (const char* h : {"types.h", "gemm.h", "runtime.h"}) {
+    std::string text;
+    ReadFile(opt.include_dir + "/tl_device/cpu/" + h, &text);
+    headers += text;
+  }
+  std::string key = CacheKey(PrintPrimFunc(f) + "\n" + source + "\n" + HashHex(headers), "cpu", opt);
   std::string root = CacheDir(opt);
   bool cache = !CacheDisabled(opt);
   std::string dir = cache ? root + "/" + key : root + "/nocache-" + UniqueSuffix();
@@ -170,8 +177,7 @@ std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt
     AtomicWrite(dir + "/kernel.meta", std::to_string(bytes.size()) + " " + HashHex(bytes) + "\n");
     std::rename(src_path.c_str(), (dir + "/kernel.cc").c_str());
   }
-  // dlopen caches by path; load a private copy so a rebuilt entry is never confused with an
-  // older mapping of the same file.
+  // Paths are content-addressed, so dlopen's per-path caching can only ever return this kernel.
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     if (from_cache) {  // a valid-looking entry that does not load: rebuild it once

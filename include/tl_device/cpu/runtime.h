@@ -11,6 +11,26 @@
 #include "tl_device/cpu/gemm.h"
 #include "tl_device/cpu/types.h"
 
+#if defined(_OPENMP) && (defined(__linux__) || defined(__APPLE__))
+#include <dlfcn.h>
+#include <omp.h>
+
+namespace tl_cpu {
+namespace detail {
+// The OpenMP runtime must outlive every kernel library. After a parallel region its idle worker
+// threads keep running inside the runtime (spinning, then sleeping), so if the host unloads the
+// last kernel (dlclose when a kernel object is dropped, or at interpreter exit) and the runtime goes
+// with it, those threads crash the process. Each kernel library therefore pins the OpenMP runtime it
+// was linked against when it is loaded; the kernel library itself can still be unloaded.
+__attribute__((constructor)) static void pin_openmp_runtime() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&omp_get_max_threads), &info) && info.dli_fname)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+}  // namespace detail
+}  // namespace tl_cpu
+#endif
+
 namespace tl_cpu {
 
 /// Value conversion between any two kernel scalar types (through float for the narrow floats).

@@ -32,9 +32,42 @@ def _dtype_name(dt):
     return {"half": "float16", "float": "float32", "double": "float64", "bool_": "bool"}.get(name, name)
 
 
-def _to_arg(x, index):
-    """Describes a tensor (or scalar) for the C++ checker without copying it."""
+_INT_RANGE = {"bool": (0, 1), "int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1),
+              "int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1), "uint8": (0, 2**8 - 1),
+              "uint16": (0, 2**16 - 1), "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+
+
+def _arg_label(func, index):
+    """'argument 3 ('beta') of kernel 'axpb'' -- how call-time errors name a parameter."""
+    if 0 <= index < len(func.params):
+        return f"argument {index} ('{func.params[index][0].name}') of kernel '{func.name}'"
+    return f"argument {index} of kernel '{func.name}'"
+
+
+def _check_scalar(x, func, index):
+    """A Python / NumPy scalar for a scalar parameter: integer parameters take integral values in range
+    (the launcher would otherwise truncate 1.5 to 1 silently)."""
+    if not 0 <= index < len(func.params) or func.params[index][1] is not None:
+        return  # a scalar for a tensor parameter: the C++ checker reports it
+    dtype = func.params[index][0].dtype
+    if dtype not in _INT_RANGE:
+        return
+    if isinstance(x, (float, np.floating)) or not isinstance(x, (bool, int, np.integer, np.bool_)):
+        raise TileLangArgumentError(f"{_arg_label(func, index)} is a scalar of type {dtype} but got the "
+                                    f"{type(x).__name__} value {x!r}; pass an integer")
+    lo, hi = _INT_RANGE[dtype]
+    if not lo <= int(x) <= hi:
+        raise TileLangArgumentError(f"{_arg_label(func, index)} is a scalar of type {dtype} but {int(x)} is out of "
+                                    f"its range [{lo}, {hi}]")
+
+
+def _to_arg(x, func, index):
+    """Describes a tensor (or scalar) for the C++ checker without copying it; `index` is the position of
+    the parameter it binds."""
     if isinstance(x, np.ndarray):
+        if not x.dtype.isnative:
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte order ({x.dtype.str}) is not "
+                                        "the machine's; convert it with .astype(its_dtype.newbyteorder('='))")
         itemsize = x.dtype.itemsize
         strides = [s // itemsize if itemsize else 0 for s in x.strides]
         return _ffi.make_tensor_arg(x.ctypes.data if x.size else 0, _dtype_name(x.dtype), list(x.shape), strides,
@@ -45,15 +78,17 @@ def _to_arg(x, index):
         return _ffi.make_tensor_arg(x.data_ptr(), _dtype_name(x.dtype), list(x.shape), list(x.stride()),
                                     "cpu" if dev == "cpu" else f"{dev}"), x
     if isinstance(x, (bool, int, float, np.generic)):
+        _check_scalar(x, func, index)
         return _ffi.make_scalar_arg(float(x)), x
     if hasattr(x, "__dlpack__"):
         try:
             arr = np.from_dlpack(x)
         except Exception as e:  # e.g. a GPU tensor
-            raise TileLangArgumentError(f"argument {index}: cannot read this DLPack tensor on the CPU ({e})") from None
-        return _to_arg(arr, index)
-    raise TileLangArgumentError(f"argument {index}: expected a NumPy array, a PyTorch tensor or a DLPack tensor, "
-                                f"got {type(x).__name__}")
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: cannot read this DLPack tensor on the CPU "
+                                        f"({e})") from None
+        return _to_arg(arr, func, index)
+    raise TileLangArgumentError(f"{_arg_label(func, index)}: expected a NumPy array, a PyTorch tensor or a DLPack "
+                                f"tensor, got {type(x).__name__}")
 
 
 def _np_dtype(name):
@@ -104,7 +139,8 @@ class JITKernel:
             if len(args) != n - len(self.out_idx):
                 raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n - len(self.out_idx)} inputs "
                                             f"(outputs {self.out_idx} are allocated for you), got {len(args)}")
-            descs = [_to_arg(a, i)[0] for i, a in enumerate(args)]
+            in_idx = [i for i in range(n) if i not in self.out_idx]
+            descs = [_to_arg(a, self.func, i)[0] for i, a in zip(in_idx, args)]
             shapes = self._mod.output_shapes(descs, self.out_idx)
             like_torch = next((a for a in args if type(a).__module__.startswith("torch")), None)
             outs = []
@@ -120,9 +156,11 @@ class JITKernel:
             for i in range(n):
                 full.append(next(it_out) if i in self.out_idx else next(it_in))
         else:
+            if len(args) != n:
+                raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
             full = list(args)
             outs = []
-        keep = [_to_arg(a, i) for i, a in enumerate(full)]
+        keep = [_to_arg(a, self.func, i) for i, a in enumerate(full)]
         self._mod.launch([k[0] for k in keep])
         if not outs:
             return None
