@@ -1,7 +1,7 @@
 // Tile GEMM for the CPU target: C[M,N] += op(A) * op(B), the body a lowered `T.gemm` calls.
 //
-// float operands run a register-blocked 6x16 micro-kernel (AVX2+FMA, or a plain loop the compiler
-// vectorises for other ISAs).  B is packed per 16-column panel into a thread_local buffer, which
+// float operands run a register-blocked 6x16 micro-kernel (AVX2+FMA, or GCC/Clang vector types
+// for other ISAs such as SSE or NEON).  B is packed per 16-column panel into a thread_local buffer, which
 // both transposes it when needed and keeps the panel contiguous in L1 (an unpacked panel with a
 // power-of-two row stride maps onto a few L1 sets and thrashes).  A is read in place through
 // strides, since either layout gives the kernel cheap scalar broadcasts.  Other input types are
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <type_traits>
 
@@ -100,16 +101,32 @@ inline void micro_kernel(int K, const float* __restrict A, long lda, const float
     _mm256_store_ps(acc + r * kGemmNR + 8, c1[r]);
   }
 #else
-  // Portable form: fixed-size inner loops that GCC/Clang vectorise for SSE, NEON, etc.
-  alignas(64) float acc[MR * kGemmNR] = {};
-  for (int k = 0; k < K; ++k) {
-    for (int r = 0; r < MR; ++r) {
-      const float a = A[r * a_rs];
-#pragma GCC unroll 16
-      for (int c = 0; c < kGemmNR; ++c) acc[r * kGemmNR + c] += a * Bp[c];
+  // Portable form with GCC/Clang vector types (SSE, NEON, ...): two 8-column passes keep the
+  // MR x 8 accumulators within 16 registers.
+  typedef float v4 __attribute__((vector_size(16)));
+  alignas(64) float acc[MR * kGemmNR];
+  for (int h = 0; h < kGemmNR; h += 8) {
+    v4 s0[MR], s1[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) s0[r] = s1[r] = v4{0, 0, 0, 0};
+    const float* a = A;
+    const float* b = Bp + h;
+    for (int k = 0; k < K; ++k, a += a_ks, b += kGemmNR) {
+      v4 b0, b1;
+      std::memcpy(&b0, b, sizeof b0);
+      std::memcpy(&b1, b + 4, sizeof b1);
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        const float x = a[r * a_rs];
+        s0[r] += x * b0;
+        s1[r] += x * b1;
+      }
     }
-    A += a_ks;
-    Bp += kGemmNR;
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      std::memcpy(acc + r * kGemmNR + h, &s0[r], sizeof s0[r]);
+      std::memcpy(acc + r * kGemmNR + h + 4, &s1[r], sizeof s1[r]);
+    }
   }
 #endif
   add_partial_tile<MR>(acc, C, ldc, nr);
@@ -124,7 +141,8 @@ inline void transpose8x8(const float* src, long lds, float* dst, long ldd) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // r_i[0] r_i+1[0] r_i[1] r_i+1[1] | [4],[5]
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // r_i[2] r_i+1[2] r_i[3] r_i+1[3] | [6],[7]
   }
-  for (int h = 0; h < 8; h += 4) {  // h=0: rows 0-3, h=4: rows 4-7; s[h+k] holds column k (and k+4)
+  // r[h + k] now holds rows h..h+3 of columns k (low lane) and k+4 (high lane).
+  for (int h = 0; h < 8; h += 4) {
     r[h + 0] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(1, 0, 1, 0));
     r[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(3, 2, 3, 2));
     r[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(1, 0, 1, 0));
