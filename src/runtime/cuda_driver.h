@@ -1,0 +1,78 @@
+// The CUDA driver API, loaded lazily with dlopen("libcuda.so.1") the first time a kernel is loaded
+// or a device is queried, so that a machine without a GPU can still build and inspect CUDA kernels.
+// Loads cubins into the device's primary context (the one the CUDA runtime and PyTorch share) and
+// launches their kernels on caller-provided streams.
+//
+// Every failure is a UserError; nothing here aborts the process.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace tl::cuda {
+
+/// Grid or block extents, like CUDA's dim3.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// True when libcuda.so.1 loads and cuInit succeeds. Never throws.
+bool DriverAvailable();
+
+/// Why DriverAvailable() is false ("" when it is true).
+std::string DriverUnavailableReason();
+
+/// Number of visible CUDA devices; 0 without a driver.
+int DeviceCount();
+
+struct DeviceInfo {
+  int ordinal = 0;
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  int max_shared_optin = 0;        // dynamic + static shared bytes a block may opt in to
+  /// "sm_80", "sm_90a": the cubin arch to compile for (the 'a' features on sm_90 and newer).
+  std::string Arch() const;
+};
+
+/// Throws UserError(kUnsupported) without a driver, kArgument for a bad ordinal.
+DeviceInfo GetDeviceInfo(int device);
+
+/// The ordinal of the device that owns `ptr`, or -1 when it is not CUDA device memory.
+/// Throws UserError(kUnsupported) without a driver.
+int PointerDevice(const void* ptr);
+
+/// Waits for all work on `device`; throws UserError(kArgument) if a kernel failed.
+void Synchronize(int device);
+
+/// A cubin loaded into one device's primary context.
+class Module {
+ public:
+  /// Throws UserError: kUnsupported without a driver, kCompile when the cubin does not suit the device.
+  static std::shared_ptr<Module> Load(const std::string& cubin, int device);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  /// Launches `fn` asynchronously on `stream` (a CUstream; 0 is the legacy default stream).
+  /// `args` points at each kernel argument, as cuLaunchKernel wants. Dynamic shared memory above
+  /// 48 KB is opted into on the first launch that needs it.
+  void Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args, uintptr_t stream);
+  int device() const { return device_; }
+
+ private:
+  struct Function {
+    void* handle = nullptr;  // CUfunction
+    int dyn_smem_limit = 48 * 1024;
+  };
+  Module(int device, void* ctx, void* module) : device_(device), ctx_(ctx), module_(module) {}
+  Function& Lookup(const std::string& fn);
+
+  int device_;
+  void* ctx_;     // CUcontext (primary, retained for the life of the process)
+  void* module_;  // CUmodule
+  std::mutex mu_;
+  std::map<std::string, Function> functions_;
+};
+
+}  // namespace tl::cuda
