@@ -3,6 +3,7 @@
 // that a machine without libcuda fails cleanly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "cuda_test_kernels.h"
 #include "runtime/cuda_driver.h"
 #include "support/error.h"
+#include "target/cuda/cubin_info.h"
 #include "target/cuda/nvrtc.h"
 
 namespace {
@@ -158,6 +160,64 @@ TEST(CudaToolchain, ParsesPtxasReport) {
   EXPECT_EQ(r.registers, 255);
   EXPECT_EQ(r.spill_stores, 12);
   EXPECT_EQ(r.stack_bytes, 16);  // the device function's frame is not a kernel's
+}
+
+TEST(CudaToolchain, CubinRecordsAgreeWithPtxasReport) {
+  if (!HaveToolchain()) GTEST_SKIP() << "no NVRTC and no nvcc on this machine";
+  // Two kernels, one with a dynamically indexed local array (a stack frame) and a non-inlined
+  // device function.
+  const std::string src = R"CUDA(
+__device__ __noinline__ float pick(const float* v, int i) { return v[i & 63]; }
+extern "C" __global__ void framed(float* out, int i) {
+  float local[64];
+  for (int j = 0; j < 64; ++j) local[j] = out[j] * j;
+  out[threadIdx.x] = local[i & 63] + pick(out, i);
+}
+extern "C" __global__ void tiled(float* out) {
+  __shared__ float tile[256];
+  tile[threadIdx.x] = out[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = tile[255 - threadIdx.x];
+}
+)CUDA";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    tl::cuda::CompileResult r = tl::cuda::Compile(src, arch, {}, {});
+    ASSERT_EQ(r.kernels.size(), 2u) << r.log;
+    std::vector<tl::cuda::KernelResources> elf = tl::cuda::ResourcesFromCubin(r.cubin);
+    ASSERT_EQ(elf.size(), 2u) << arch;
+    for (const tl::cuda::KernelResources& k : r.kernels) {
+      auto it = std::find_if(elf.begin(), elf.end(), [&](const auto& e) { return e.name == k.name; });
+      ASSERT_NE(it, elf.end()) << k.name;
+      EXPECT_EQ(it->registers, k.registers) << arch << " " << k.name;
+      if (std::string(arch) == "sm_80")
+        EXPECT_EQ(it->shared_bytes, k.shared_bytes) << arch << " " << k.name;
+      else  // the image's shared section also holds the 1 KB sm_90 reserves per block
+        EXPECT_GE(it->shared_bytes, k.shared_bytes) << arch << " " << k.name;
+      EXPECT_EQ(it->stack_bytes, k.stack_bytes) << arch << " " << k.name;
+      EXPECT_EQ(it->spill_stores, -1);  // not recorded in the image
+    }
+    auto framed = std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "framed"; });
+    auto tiled = std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "tiled"; });
+    ASSERT_TRUE(framed != r.kernels.end() && tiled != r.kernels.end()) << r.log;
+    EXPECT_GE(framed->stack_bytes, 256) << r.log;
+    EXPECT_EQ(tiled->stack_bytes, 0) << r.log;
+    EXPECT_EQ(tiled->shared_bytes, 1024) << r.log;
+    EXPECT_EQ(r.shared_bytes, 1024);
+    EXPECT_EQ(r.stack_bytes, framed->stack_bytes);
+  }
+}
+
+TEST(CudaToolchain, DamagedCubinYieldsNoResources) {
+  EXPECT_TRUE(tl::cuda::ResourcesFromCubin("").empty());
+  EXPECT_TRUE(tl::cuda::ResourcesFromCubin("not an ELF image at all").empty());
+  std::string header = "\x7f" "ELF";
+  header.resize(64, '\xff');  // section table far beyond the end
+  header[4] = 2;
+  EXPECT_TRUE(tl::cuda::ResourcesFromCubin(header).empty());
+  if (!HaveToolchain()) return;
+  std::string cubin = tl::cuda::Compile(tl_test::kWarpMmaKernel, "sm_80", {}, {}).cubin;
+  for (size_t cut : {size_t(64), cubin.size() / 2, cubin.size() - 1})
+    tl::cuda::ResourcesFromCubin(cubin.substr(0, cut));  // must not crash; may find fewer kernels
 }
 
 TEST(CudaDriver, WithoutDriverFailsCleanly) {

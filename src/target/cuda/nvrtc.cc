@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "target/cuda/cubin_info.h"
 
 namespace tl::cuda {
 namespace {
@@ -245,8 +246,9 @@ std::string NvrtcName(const NvrtcApi& api) {
 
 CompileResult CompileWithNvrtc(const NvrtcApi& api, const std::string& source, const std::string& arch,
                                const std::vector<std::string>& include_dirs,
-                               const std::vector<std::string>& extra_options) {
-  std::vector<std::string> opts = {"-arch=" + arch, "-Xptxas=-v"};
+                               const std::vector<std::string>& extra_options, bool ptxas_report = true) {
+  std::vector<std::string> opts = {"-arch=" + arch};
+  if (ptxas_report) opts.push_back("-Xptxas=-v");
   for (const std::string& d : include_dirs) opts.push_back("-I" + d);
   opts.insert(opts.end(), extra_options.begin(), extra_options.end());
   std::vector<const char*> argv;
@@ -272,6 +274,8 @@ CompileResult CompileWithNvrtc(const NvrtcApi& api, const std::string& source, c
     api.GetProgramLog(prog, &r.log[0]);
     r.log.resize(n - 1);  // drop the terminating NUL
   }
+  if (rc == kNvrtcErrorInvalidOption && ptxas_report)  // an NVRTC without -Xptxas: read the cubin instead
+    return CompileWithNvrtc(api, source, arch, include_dirs, extra_options, false);
   if (rc == kNvrtcErrorInvalidOption) {
     std::string all;
     for (const std::string& o : opts) all += " " + o;
@@ -312,6 +316,20 @@ int NumberBefore(const std::string& line, const char* marker) {
   size_t begin = end;
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
   return begin == end ? -1 : std::atoi(line.c_str() + begin);
+}
+
+// The whole-program fields of `r`: the largest of each over its kernels.
+void Summarize(CompileResult* r) {
+  auto largest = [&](int KernelResources::*field) {
+    int best = -1;
+    for (const KernelResources& k : r->kernels) best = std::max(best, k.*field);
+    return best;
+  };
+  r->registers = largest(&KernelResources::registers);
+  r->shared_bytes = largest(&KernelResources::shared_bytes);
+  r->spill_stores = largest(&KernelResources::spill_stores);
+  r->spill_loads = largest(&KernelResources::spill_loads);
+  r->stack_bytes = largest(&KernelResources::stack_bytes);
 }
 
 }  // namespace
@@ -355,16 +373,7 @@ void ParsePtxasReport(const std::string& log, CompileResult* r) {
       k.shared_bytes = smem < 0 ? 0 : smem;  // ptxas leaves out "0 bytes smem"
     }
   }
-  auto largest = [&](int KernelResources::*field) {
-    int best = -1;
-    for (const KernelResources& k : r->kernels) best = std::max(best, k.*field);
-    return best;
-  };
-  r->registers = largest(&KernelResources::registers);
-  r->shared_bytes = largest(&KernelResources::shared_bytes);
-  r->spill_stores = largest(&KernelResources::spill_stores);
-  r->spill_loads = largest(&KernelResources::spill_loads);
-  r->stack_bytes = largest(&KernelResources::stack_bytes);
+  Summarize(r);
 }
 
 std::string CudaIncludeDir() {
@@ -427,6 +436,10 @@ CompileResult Compile(const std::string& source, const std::string& arch,
     r = CompileWithNvcc(nvcc, source, arch, includes, extra_options);
   }
   ParsePtxasReport(r.log, &r);
+  if (r.kernels.empty()) {  // no ptxas report: take what the cubin records (no spill sizes)
+    r.kernels = ResourcesFromCubin(r.cubin);
+    Summarize(&r);
+  }
   return r;
 }
 
