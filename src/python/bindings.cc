@@ -10,11 +10,16 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/set.h>
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_module.h"
 #include "runtime/module.h"
+#include "layout/fragment.h"
+#include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
 
@@ -295,6 +300,91 @@ NB_MODULE(_ffi, m) {
     return out;
   });
   m.def("codegen_cpu", [](const PrimFunc& f) { return CodegenCPU(LowerForCPU(f)); });
+
+
+  // ---- CUDA backend ----------------------------------------------------------------------------
+  auto lower_opts = [](const std::map<std::string, std::string>& cfg) {
+    CudaLowerOptions o;
+    auto on = [&](const char* k) { auto it = cfg.find(k); return it != cfg.end() && it->second != "0" && it->second != "false"; };
+    o.disable_barriers = on("tl.disable_barrier_insertion");
+    o.disable_cp_async = on("tl.disable_async_copy");
+    o.corrupt_mma_layout = on("tl.test_corrupt_mma_layout");
+    return o;
+  };
+  nb::class_<CudaModule>(m, "CudaModule")
+      .def_prop_ro("source", [](const CudaModule& c) { return c.source; })
+      .def_prop_ro("ptx", [](const CudaModule& c) { return c.compiled.ptx; })
+      .def_prop_ro("cubin", [](const CudaModule& c) { return nb::bytes(c.compiled.cubin.data(), c.compiled.cubin.size()); })
+      .def_prop_ro("compile_log", [](const CudaModule& c) { return c.compiled.log; })
+      .def_prop_ro("compiler", [](const CudaModule& c) { return c.compiled.compiler; })
+      .def_prop_ro("compile_ms", [](const CudaModule& c) { return c.compiled.ms; })
+      .def_prop_ro("lower_ms", [](const CudaModule& c) { return c.lower_ms; })
+      .def_prop_ro("codegen_ms", [](const CudaModule& c) { return c.codegen_ms; })
+      .def_prop_ro("from_cache", [](const CudaModule& c) { return c.from_cache; })
+      .def_prop_ro("arch", [](const CudaModule& c) { return c.arch; })
+      .def_prop_ro("kernel_name", [](const CudaModule& c) { return c.kernel_name; })
+      .def_prop_ro("lowered", [](const CudaModule& c) { return c.lowered; })
+      .def_prop_ro("threads", [](const CudaModule& c) { return c.info.threads; })
+      .def_prop_ro("warnings", [](const CudaModule& c) { return c.info.warnings; })
+      .def_prop_ro("smem_report", [](const CudaModule& c) { return c.info.smem_report; })
+      .def_prop_ro("smem_bytes", [](const CudaModule& c) { return c.info.smem_bytes; })
+      .def_prop_ro("layouts", [](const CudaModule& c) { return c.info.layouts; })
+      .def_prop_ro("resources", [](const CudaModule& c) {
+        std::map<std::string, int64_t> r{{"registers", c.compiled.registers}, {"shared_bytes", c.info.smem_bytes},
+                                         {"static_shared_bytes", c.compiled.shared_bytes},
+                                         {"spill_stores", c.compiled.spill_stores}, {"spill_loads", c.compiled.spill_loads},
+                                         {"stack_bytes", c.compiled.stack_bytes}};
+        return r;
+      })
+      .def("output_shapes", [](const CudaModule& c, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
+        return ArgumentOutputShapes(c.func, c.syms, in, out_idx);
+      })
+      .def("check", [](const CudaModule& c, const std::vector<TensorArg>& args, const std::string& device) {
+        return c.Check(args, {}, device);
+      })
+      .def("grid", &CudaModule::Grid)
+      .def("launch", [](const CudaModule& c, const std::vector<TensorArg>& args, uintptr_t stream) {
+        nb::gil_scoped_release release;
+        c.Launch(args, stream);
+      });
+  m.def("build_cuda", [lower_opts](const PrimFunc& f, const std::string& target, const std::string& include_dir, bool use_cache,
+                                   const std::string& cache_dir, const std::map<std::string, std::string>& cfg, bool compile) {
+    CudaBuildOptions o;
+    o.target = target;
+    o.include_dir = include_dir;
+    o.use_cache = use_cache;
+    o.cache_dir = cache_dir;
+    o.lower = lower_opts(cfg);
+    o.compile = compile;
+    nb::gil_scoped_release release;
+    return BuildCUDA(f, o);
+  }, "func"_a, "target"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "",
+     "pass_configs"_a = std::map<std::string, std::string>{}, "compile"_a = true);
+  m.def("lower_cuda_trace", [lower_opts](const PrimFunc& f, const std::string& target,
+                                         const std::map<std::string, std::string>& cfg) {
+    std::vector<PassRecord> trace;
+    CudaLowerInfo info;
+    LowerForCUDA(f, ParseCudaTarget(target), lower_opts(cfg), &info, &trace);
+    std::vector<std::tuple<std::string, std::string, double, bool>> out;
+    for (auto& r : trace) out.emplace_back(r.name, PrintPrimFunc(r.result), r.ms, r.changed);
+    return out;
+  }, "func"_a, "target"_a = "cuda", "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def("codegen_cuda", [lower_opts](const PrimFunc& f, const std::string& target) {
+    CudaLowerInfo info;
+    CudaTarget t = ParseCudaTarget(target);
+    return CodegenCUDA(LowerForCUDA(f, t, lower_opts({}), &info), t.arch);
+  }, "func"_a, "target"_a = "cuda");
+  m.def("cuda_driver_available", &cuda::DriverAvailable);
+  m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
+  // Fragment layouts as (thread, local) tables, for plots and tests.
+  m.def("fragment_table", [](const std::string& kind, const std::vector<int64_t>& p) {
+    Fragment f;
+    if (kind == "mma_C") f = MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));
+    else if (kind == "mma_rows") f = MmaRows(p.at(0), p.at(1), p.at(2));
+    else throw UserError(ErrorKind::kArgument, "unknown fragment kind '" + kind + "' (mma_C, mma_rows)");
+    return std::make_tuple(f.shape, f.Table(), f.desc);
+  });
+  m.def("swizzled_offset", &SwizzledOffsetInt);
 
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {
     int64_t v;

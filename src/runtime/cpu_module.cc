@@ -18,11 +18,12 @@
 
 #include "ir/printer.h"
 #include "runtime/module.h"
+#include "runtime/cache_util.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
 
 namespace tl {
-namespace {
+namespace cache_util {
 
 uint64_t Fnv(const std::string& s, uint64_t seed) {
   uint64_t h = 0xcbf29ce484222325ULL ^ seed;
@@ -129,7 +130,8 @@ void AtomicWrite(const std::string& path, const std::string& data) {
 
 std::string DTypeOfParam(const Param& p) { return p.buffer ? p.buffer->dtype.str() : p.var->dtype.str(); }
 
-}  // namespace
+}  // namespace cache_util
+using namespace cache_util;
 
 std::string CacheKey(const std::string& canonical_ir, const std::string& target, const CompileOptions& opt) {
   std::string cxx = CompilerCommand(opt);
@@ -245,7 +247,8 @@ bool EvalShape(const Expr& e, const std::map<const VarNode*, int64_t>& env, int6
 }
 }  // namespace
 
-std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip) const {
+std::vector<int64_t> CheckArguments(const PrimFunc& func_, const std::vector<Var>& syms_, const std::vector<TensorArg>& args,
+                                    const std::vector<int>& skip, const std::string& device) {
   const auto& params = func_->params;
   if (args.size() + skip.size() != params.size()) {
     throw UserError(ErrorKind::kArgument, "kernel '" + func_->name + "' takes " +
@@ -270,8 +273,10 @@ std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const 
       }
       if (!a.is_tensor) throw UserError(ErrorKind::kArgument, what + " expects a tensor of shape " + ShapeStr(p.buffer) + " and dtype " + DTypeOfParam(p) + ", got a Python scalar");
       if (round == 0) {
-        if (a.device != "cpu")
+        if (device == "cpu" && a.device != "cpu")
           throw UserError(ErrorKind::kArgument, what + " is on device '" + a.device + "' but the kernel was compiled for the CPU; move it with .cpu()");
+        if (device == "cuda" && a.device.rfind("cuda", 0) != 0)
+          throw UserError(ErrorKind::kArgument, what + " is on device '" + a.device + "' but the kernel runs on a CUDA GPU; move it with .cuda()");
         if (a.dtype != DTypeOfParam(p))
           throw UserError(ErrorKind::kArgument, what + " expects dtype " + DTypeOfParam(p) + " but got " + a.dtype);
         if (a.shape.size() != p.buffer->shape.size())
@@ -320,9 +325,18 @@ std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const 
   return syms;
 }
 
+std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip) const {
+  return CheckArguments(func_, syms_, args, skip, "cpu");
+}
+
 std::vector<std::vector<int64_t>> CpuModule::OutputShapes(const std::vector<TensorArg>& inputs,
                                                           const std::vector<int>& out_idx) const {
-  std::vector<int64_t> syms = Check(inputs, out_idx);
+  return ArgumentOutputShapes(func_, syms_, inputs, out_idx);
+}
+
+std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& func_, const std::vector<Var>& syms_,
+                                                       const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx) {
+  std::vector<int64_t> syms = CheckArguments(func_, syms_, inputs, out_idx, "any");
   std::map<const VarNode*, int64_t> env;
   for (size_t i = 0; i < syms_.size(); ++i) env[syms_[i].get()] = syms[i];
   std::vector<std::vector<int64_t>> out;

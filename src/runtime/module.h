@@ -56,6 +56,13 @@ class CpuModule {
   std::vector<Var> syms_;
 };
 
+/// Checks arguments against a function's signature (see CpuModule::Check); `device` is "cpu",
+/// "cuda" or "any". Returns the values of `syms`.
+std::vector<int64_t> CheckArguments(const PrimFunc& f, const std::vector<Var>& syms, const std::vector<TensorArg>& args,
+                                    const std::vector<int>& skip, const std::string& device);
+std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& f, const std::vector<Var>& syms,
+                                                       const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx);
+
 /// Lowers, generates C++, and builds (or loads from the disk cache) a host kernel.
 std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt);
 

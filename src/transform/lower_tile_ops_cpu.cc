@@ -241,4 +241,10 @@ class Lowerer : public IRMutator {
 
 PrimFunc LowerTileOpsCPU(const PrimFunc& f) { return WithBody(f, Lowerer().VisitStmt(f->body)); }
 
+Stmt TileOpToParallelLoops(const Stmt& op) {
+  TL_ICHECK(op->kind == StmtKind::kCopy || op->kind == StmtKind::kFill || op->kind == StmtKind::kAtomicAdd,
+            "TileOpToParallelLoops takes copy, fill or atomic_add");
+  return Lowerer().VisitStmt(op);
+}
+
 }  // namespace tl

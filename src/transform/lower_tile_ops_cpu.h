@@ -8,4 +8,7 @@
 
 namespace tl {
 PrimFunc LowerTileOpsCPU(const PrimFunc& f);
+/// One copy, fill or atomic_add as a T.Parallel loop nest over its tile, with global accesses
+/// guarded (out-of-range loads give zero, out-of-range stores are skipped). Shared by targets.
+Stmt TileOpToParallelLoops(const Stmt& op);
 }  // namespace tl

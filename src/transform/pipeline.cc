@@ -6,6 +6,7 @@
 
 #include "arith/simplify.h"
 #include "ir/structural.h"
+#include "transform/cuda_passes.h"
 #include "transform/lower_tile_ops_cpu.h"
 
 namespace tl {
@@ -37,6 +38,18 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .result();
+}
+
+PrimFunc RunCudaPipeline(const PrimFunc& f, CudaCtx* ctx, std::vector<PassRecord>* trace) {
+  return Driver(f, trace)
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("LegalizeTileOpsCUDA", [ctx](const PrimFunc& g) { return LegalizeTileOpsCUDA(g, ctx); })
+      .Run("LayoutInference", [ctx](const PrimFunc& g) { return InferLayouts(g, ctx); })
+      .Run("LowerTileOpsCUDA", [ctx](const PrimFunc& g) { return LowerTileOpsCUDA(g, ctx); })
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("PlanSharedMemory", [ctx](const PrimFunc& g) { return PlanSharedMemory(g, ctx); })
+      .Run("InsertBarriers", [ctx](const PrimFunc& g) { return InsertBarriers(g, ctx); })
       .result();
 }
 

@@ -1,0 +1,155 @@
+// Device-side helpers included by generated CUDA code (sm_80 and newer). Self-contained: no CUDA
+// toolkit headers, so NVRTC compiles it quickly; the instructions are inline PTX.
+#pragma once
+
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+
+namespace tl {
+
+// ---- 16-bit floating point types (storage + conversion through float) -----------------------
+struct half_t {
+  unsigned short bits;
+  __device__ half_t() = default;
+  __device__ half_t(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ operator float() const {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+    return f;
+  }
+};
+struct bfloat16_t {
+  unsigned short bits;
+  __device__ bfloat16_t() = default;
+  __device__ bfloat16_t(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ operator float() const { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
+};
+
+template <typename T, typename F>
+__device__ __forceinline__ T cast(F x) { return static_cast<T>(x); }
+template <> __device__ __forceinline__ half_t cast<half_t, half_t>(half_t x) { return x; }
+template <> __device__ __forceinline__ half_t cast<half_t, bfloat16_t>(bfloat16_t x) { return half_t(float(x)); }
+template <> __device__ __forceinline__ bfloat16_t cast<bfloat16_t, half_t>(half_t x) { return bfloat16_t(float(x)); }
+
+__device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ double nan() { return __longlong_as_double(0x7ff8000000000000LL); }
+template <typename T> __device__ __forceinline__ T lowest();
+template <typename T> __device__ __forceinline__ T highest();
+template <> __device__ __forceinline__ float lowest<float>() { return -3.402823466e38f; }
+template <> __device__ __forceinline__ float highest<float>() { return 3.402823466e38f; }
+template <> __device__ __forceinline__ int lowest<int>() { return -2147483647 - 1; }
+template <> __device__ __forceinline__ int highest<int>() { return 2147483647; }
+
+// ---- integer and generic arithmetic ------------------------------------------------------------
+template <typename T> __device__ __forceinline__ T floordiv(T a, T b) {
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T> __device__ __forceinline__ T floormod(T a, T b) { return a - floordiv(a, b) * b; }
+template <typename A, typename B> __device__ __forceinline__ auto min_(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
+template <typename A, typename B> __device__ __forceinline__ auto max_(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
+__device__ __forceinline__ float min_(float a, float b) { return fminf(a, b); }
+__device__ __forceinline__ float max_(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ float fmod_(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double fmod_(double a, double b) { return ::fmod(a, b); }
+
+// ---- math: float and double; 16-bit types go through float ---------------------------------------
+#define TL_UNARY(name, f32, f64)                                                  \
+  __device__ __forceinline__ float name(float x) { return f32(x); }               \
+  __device__ __forceinline__ double name(double x) { return f64(x); }             \
+  __device__ __forceinline__ float name(half_t x) { return f32(float(x)); }       \
+  __device__ __forceinline__ float name(bfloat16_t x) { return f32(float(x)); }
+TL_UNARY(exp, expf, ::exp)
+TL_UNARY(exp2, exp2f, ::exp2)
+TL_UNARY(log, logf, ::log)
+TL_UNARY(log2, log2f, ::log2)
+TL_UNARY(sqrt, sqrtf, ::sqrt)
+TL_UNARY(rsqrt, rsqrtf, ::rsqrt)
+TL_UNARY(abs, fabsf, ::fabs)
+TL_UNARY(tanh, tanhf, ::tanh)
+TL_UNARY(sin, sinf, ::sin)
+TL_UNARY(cos, cosf, ::cos)
+TL_UNARY(floor, floorf, ::floor)
+TL_UNARY(ceil, ceilf, ::ceil)
+#undef TL_UNARY
+__device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
+__device__ __forceinline__ float pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
+__device__ __forceinline__ float fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double fma(double a, double b, double c) { return ::fma(a, b, c); }
+
+// ---- warp and memory primitives ------------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool valid) {
+  unsigned s = smem_addr(smem);
+  int n = valid ? Bytes : 0;
+  if (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(gmem), "n"(Bytes), "r"(n) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+template <int Num, int Trans>
+__device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
+  unsigned a = smem_addr(src);
+  unsigned* d = static_cast<unsigned*>(dst);
+  if (Num == 4 && Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+  else if (Num == 4)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+  else if (Num == 2 && Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+  else if (Num == 2)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+  else if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(a));
+}
+
+// D = A * B + C for one m16n8k16 tile; C is updated in place.
+__device__ __forceinline__ void mma_m16n8k16_f16(float* c, const void* a, const void* b) {
+  const unsigned* A = static_cast<const unsigned*>(a);
+  const unsigned* B = static_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+__device__ __forceinline__ void mma_m16n8k16_bf16(float* c, const void* a, const void* b) {
+  const unsigned* A = static_cast<const unsigned*>(a);
+  const unsigned* B = static_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+
+__device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+
+__device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(half_t* p, float v) {
+  half_t h(v);
+  asm volatile("red.global.add.noftz.f16 [%0], %1;\n" ::"l"(p), "h"(h.bits) : "memory");
+}
+
+}  // namespace tl

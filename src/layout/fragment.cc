@@ -1,0 +1,310 @@
+// Fragment layouts and swizzles; see fragment.h. The mma.sync accumulator placement follows the
+// PTX ISA's figure for m16n8k16 (.f32 accumulators): lane = 4 * groupID + threadID_in_group,
+// c0,c1 at row groupID, cols 2*threadID_in_group + {0,1}; c2,c3 eight rows below.
+#include "layout/fragment.h"
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+
+namespace tl {
+namespace {
+
+Expr C(int64_t v) { return Int(v); }
+Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
+Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+
+int64_t FloorDivI(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+int64_t FloorModI(int64_t a, int64_t b) { return a - FloorDivI(a, b) * b; }
+
+Fragment Base(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps, std::string desc) {
+  Fragment f;
+  f.shape = std::move(shape);
+  f.threads = threads;
+  f.locals = locals;
+  f.replicas = reps;
+  f.desc = std::move(desc);
+  f.tid = MakeVar("tid");
+  f.loc = MakeVar("loc");
+  f.rep = MakeVar("rep");
+  for (size_t i = 0; i < f.shape.size(); ++i) f.idx.push_back(MakeVar("i" + std::to_string(i)));
+  f.replica = C(0);
+  return f;
+}
+
+std::string Dims(const std::vector<int64_t>& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r;
+}
+
+}  // namespace
+
+bool EvalInt(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out) {
+  switch (e->kind) {
+    case ExprKind::kIntImm: *out = static_cast<const IntImmNode*>(e.get())->value; return true;
+    case ExprKind::kVar: {
+      auto it = env.find(static_cast<const VarNode*>(e.get()));
+      if (it == env.end()) return false;
+      *out = it->second;
+      return true;
+    }
+    case ExprKind::kCast: {
+      auto* c = static_cast<const CastNode*>(e.get());
+      return c->dtype.is_int() || c->dtype.is_uint() || c->dtype.is_bool() ? EvalInt(c->value, env, out) : false;
+    }
+    case ExprKind::kNot: {
+      int64_t a;
+      if (!EvalInt(static_cast<const NotNode*>(e.get())->a, env, &a)) return false;
+      *out = !a;
+      return true;
+    }
+    case ExprKind::kSelect: {
+      auto* s = static_cast<const SelectNode*>(e.get());
+      int64_t c;
+      if (!EvalInt(s->cond, env, &c)) return false;
+      return EvalInt(c ? s->true_value : s->false_value, env, out);
+    }
+    case ExprKind::kCall: {
+      auto* c = static_cast<const CallNode*>(e.get());
+      if (c->op == "tl.bitwise_xor" && c->args.size() == 2) {
+        int64_t a, b;
+        if (!EvalInt(c->args[0], env, &a) || !EvalInt(c->args[1], env, &b)) return false;
+        *out = a ^ b;
+        return true;
+      }
+      return false;
+    }
+    case ExprKind::kBinary: {
+      auto* b = static_cast<const BinaryNode*>(e.get());
+      int64_t x, y;
+      if (!EvalInt(b->a, env, &x) || !EvalInt(b->b, env, &y)) return false;
+      switch (b->op) {
+        case BinaryOp::kAdd: *out = x + y; return true;
+        case BinaryOp::kSub: *out = x - y; return true;
+        case BinaryOp::kMul: *out = x * y; return true;
+        case BinaryOp::kDiv: if (!y) return false; *out = x / y; return true;
+        case BinaryOp::kMod: if (!y) return false; *out = x % y; return true;
+        case BinaryOp::kFloorDiv: if (!y) return false; *out = FloorDivI(x, y); return true;
+        case BinaryOp::kFloorMod: if (!y) return false; *out = FloorModI(x, y); return true;
+        case BinaryOp::kMin: *out = std::min(x, y); return true;
+        case BinaryOp::kMax: *out = std::max(x, y); return true;
+        case BinaryOp::kEQ: *out = x == y; return true;
+        case BinaryOp::kNE: *out = x != y; return true;
+        case BinaryOp::kLT: *out = x < y; return true;
+        case BinaryOp::kLE: *out = x <= y; return true;
+        case BinaryOp::kGT: *out = x > y; return true;
+        case BinaryOp::kGE: *out = x >= y; return true;
+        case BinaryOp::kAnd: *out = x && y; return true;
+        case BinaryOp::kOr: *out = x || y; return true;
+      }
+      return false;
+    }
+    default: return false;
+  }
+}
+
+std::vector<Expr> Fragment::IndexAt(const Expr& t, const Expr& l) const {
+  std::map<const VarNode*, Expr> m{{tid.get(), t}, {loc.get(), l}};
+  std::vector<Expr> r;
+  for (auto& e : index) r.push_back(Simplify(Substitute(e, m)));
+  return r;
+}
+Expr Fragment::ValidAt(const Expr& t, const Expr& l) const {
+  if (!valid) return nullptr;
+  return Simplify(Substitute(valid, {{tid.get(), t}, {loc.get(), l}}));
+}
+Expr Fragment::ThreadOf(const std::vector<Expr>& i, const Expr& r) const {
+  std::map<const VarNode*, Expr> m{{rep.get(), r}};
+  for (size_t d = 0; d < idx.size(); ++d) m[idx[d].get()] = i[d];
+  return Simplify(Substitute(thread, m));
+}
+Expr Fragment::LocalOf(const std::vector<Expr>& i) const {
+  std::map<const VarNode*, Expr> m;
+  for (size_t d = 0; d < idx.size(); ++d) m[idx[d].get()] = i[d];
+  return Simplify(Substitute(local, m));
+}
+Expr Fragment::ReplicaOf(const Expr& t) const { return Simplify(Substitute(replica, {{tid.get(), t}})); }
+
+std::vector<std::pair<int64_t, int64_t>> Fragment::Table() const {
+  int64_t total = 1;
+  for (auto s : shape) total *= s;
+  std::vector<std::pair<int64_t, int64_t>> out(static_cast<size_t>(total), {-1, -1});
+  std::map<const VarNode*, int64_t> env;
+  for (int64_t t = 0; t < threads; ++t) {
+    env[tid.get()] = t;
+    int64_t r = 0;
+    EvalInt(replica, env, &r);
+    if (r != 0) continue;
+    for (int64_t l = 0; l < locals; ++l) {
+      env[loc.get()] = l;
+      int64_t ok = 1;
+      if (valid && (!EvalInt(valid, env, &ok) || !ok)) continue;
+      int64_t flat = 0;
+      for (size_t d = 0; d < index.size(); ++d) {
+        int64_t v;
+        if (!EvalInt(index[d], env, &v)) return {};
+        flat = flat * shape[d] + v;
+      }
+      if (flat >= 0 && flat < total) out[static_cast<size_t>(flat)] = {t, l};
+    }
+  }
+  return out;
+}
+
+bool Fragment::SameAs(const Fragment& o) const {
+  if (shape != o.shape || threads != o.threads || locals != o.locals || replicas != o.replicas) return false;
+  if (desc == o.desc) return true;
+  std::map<const VarNode*, int64_t> e1, e2;
+  for (int64_t t = 0; t < threads; ++t) {
+    e1[tid.get()] = t;
+    e2[o.tid.get()] = t;
+    for (int64_t l = 0; l < locals; ++l) {
+      e1[loc.get()] = l;
+      e2[o.loc.get()] = l;
+      int64_t v1 = 1, v2 = 1;
+      if (valid) EvalInt(valid, e1, &v1);
+      if (o.valid) EvalInt(o.valid, e2, &v2);
+      if (v1 != v2) return false;
+      if (!v1) continue;
+      for (size_t d = 0; d < index.size(); ++d) {
+        int64_t a, b;
+        if (!EvalInt(index[d], e1, &a) || !EvalInt(o.index[d], e2, &b) || a != b) return false;
+      }
+    }
+  }
+  return true;
+}
+
+Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
+  int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
+  Fragment f = Base({M, N}, 32 * wm * wn, mt * nt * 4, 1,
+                    "mma_C(" + Dims({M, N}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  Expr tile = Div(f.loc, 4), r = Mod(f.loc, 4);
+  f.index = {Mod(warp, wm) * C(wM) + Div(tile, nt) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
+             Div(warp, wm) * C(wN) + Mod(tile, nt) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2)};
+  Expr i = f.idx[0], j = f.idx[1];
+  Expr ii = Mod(i, wM), jj = Mod(j, wN);
+  f.kind = "mma_C";
+  f.params = {M, N, wm, wn};
+  f.thread = (Div(j, wN) * C(wm) + Div(i, wM)) * C(32) + Mod(Mod(ii, 16), 8) * C(4) + Div(Mod(jj, 8), 2);
+  f.local = (Div(ii, 16) * C(nt) + Div(jj, 8)) * C(4) + Div(Mod(ii, 16), 8) * C(2) + Mod(jj, 2);
+  return f;
+}
+
+Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
+  int64_t wM = M / wm, mt = wM / 16;
+  Fragment f = Base({M}, 32 * wm * wn, mt * 2, 4 * wn,
+                    "mma_rows(" + std::to_string(M) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  f.kind = "mma_rows";
+  f.params = {M, 0, wm, wn};
+  f.index = {Mod(warp, wm) * C(wM) + Div(f.loc, 2) * C(16) + Div(lane, 4) + Mod(f.loc, 2) * C(8)};
+  Expr i = f.idx[0], ii = Mod(i, wM);
+  f.thread = (Div(f.rep, 4) * C(wm) + Div(i, wM)) * C(32) + Mod(Mod(ii, 16), 8) * C(4) + Mod(f.rep, 4);
+  f.local = Div(ii, 16) * C(2) + Div(Mod(ii, 16), 8);
+  f.replica = Mod(lane, 4) + Div(warp, wm) * C(4);
+  return f;
+}
+
+Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
+  int64_t total = 1;
+  for (auto s : shape) total *= s;
+  int64_t per = threads * vec;
+  int64_t chunks = (total + per - 1) / per;
+  Fragment f = Base(shape, threads, chunks * vec, 1,
+                    "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " + std::to_string(vec) + ")");
+  f.kind = "striped";
+  Expr e = (Div(f.loc, vec) * C(threads) + f.tid) * C(vec) + Mod(f.loc, vec);
+  if (total % per != 0) f.valid = Binary(BinaryOp::kLT, e, C(total));
+  f.index.resize(shape.size());
+  Expr rest = e;
+  for (size_t d = shape.size(); d-- > 0;) {
+    f.index[d] = d == 0 ? rest : Mod(rest, shape[d]);
+    rest = Div(rest, shape[d]);
+  }
+  Expr flat = C(0);
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * C(shape[d]) + f.idx[d];
+  f.thread = Mod(Div(flat, vec), threads);
+  f.local = Div(flat, per) * C(vec) + Mod(flat, vec);
+  for (auto& x : f.index) x = Simplify(x);
+  f.thread = Simplify(f.thread);
+  f.local = Simplify(f.local);
+  return f;
+}
+
+Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads) {
+  int64_t total = 1;
+  for (auto s : shape) total *= s;
+  Fragment f = Base(shape, threads, total, threads, "replicated(" + Dims(shape) + ")");
+  f.kind = "replicated";
+  f.index.resize(shape.size());
+  Expr rest = f.loc;
+  for (size_t d = shape.size(); d-- > 0;) {
+    f.index[d] = d == 0 ? rest : Mod(rest, shape[d]);
+    rest = Div(rest, shape[d]);
+  }
+  Expr flat = C(0);
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * C(shape[d]) + f.idx[d];
+  f.thread = f.rep;
+  f.local = Simplify(flat);
+  f.replica = f.tid;
+  return f;
+}
+
+std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, int policy) {
+  auto fits = [&](int64_t wm, int64_t wn) { return M % (16 * wm) == 0 && N % (8 * wn) == 0; };
+  std::pair<int64_t, int64_t> best{0, 0};
+  if (policy == 1) {
+    if (fits(warps, 1)) return {warps, 1};
+  } else if (policy == 2) {
+    if (fits(1, warps)) return {1, warps};
+  } else {
+    // Square: the split whose per-warp tile is closest to square (ties: more warps along M).
+    double best_score = 1e30;
+    for (int64_t wm = 1; wm <= warps; ++wm) {
+      if (warps % wm) continue;
+      int64_t wn = warps / wm;
+      if (!fits(wm, wn)) continue;
+      double a = static_cast<double>(M) / wm, b = static_cast<double>(N) / wn;
+      double score = a > b ? a / b : b / a;
+      if (score < best_score - 1e-9) best_score = score, best = {wm, wn};
+    }
+    if (best.first) return best;
+  }
+  static const char* names[] = {"Square", "FullRow", "FullCol"};
+  throw UserError(ErrorKind::kLayout,
+                  "T.gemm: a " + std::to_string(M) + "x" + std::to_string(N) + " accumulator cannot be split over " +
+                      std::to_string(warps) + " warps with policy " + names[policy] +
+                      " (each warp needs a multiple of 16 rows and 8 columns); change the tile or the thread count");
+}
+
+int64_t SwizzledOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
+  int64_t epc = 16 / elem_bytes;
+  if (epc < 1 || cols % epc != 0) return row * cols + col;
+  int64_t cpr = cols / epc, chunk = col / epc, phys = chunk;
+  if (cpr >= 8 && cpr % 8 == 0) phys = (chunk / 8) * 8 + ((chunk % 8) ^ (row % 8));
+  else if (cpr == 4) phys = chunk ^ ((row / 2) % 4);
+  else if (cpr == 2) phys = chunk ^ ((row / 4) % 2);
+  return row * cols + phys * epc + col % epc;
+}
+
+Expr SwizzledOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes) {
+  int64_t epc = 16 / elem_bytes;
+  if (epc < 1 || cols % epc != 0) return Simplify(row * C(cols) + col);
+  int64_t cpr = cols / epc;
+  Expr chunk = Div(col, epc);
+  auto x = [](const Expr& a, const Expr& b) {
+    int64_t p, q;
+    if (AsConstInt(a, &p) && AsConstInt(b, &q)) return C(p ^ q);
+    return Call(DataType::Int(32), "tl.bitwise_xor", {a, b});
+  };
+  Expr phys;
+  if (cpr >= 8 && cpr % 8 == 0) phys = Div(chunk, 8) * C(8) + x(Simplify(Mod(chunk, 8)), Simplify(Mod(row, 8)));
+  else if (cpr == 4) phys = x(Simplify(chunk), Simplify(Mod(Div(row, 2), 4)));
+  else if (cpr == 2) phys = x(Simplify(chunk), Simplify(Mod(Div(row, 4), 2)));
+  else phys = chunk;
+  return Simplify(row * C(cols) + phys * C(epc) + Mod(col, epc));
+}
+
+}  // namespace tl

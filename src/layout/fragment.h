@@ -1,0 +1,71 @@
+// Fragment layouts (which thread holds which element of a register tile, at which local index)
+// and shared-memory swizzles. A Fragment is described both ways:
+//   inverse:  (thread, local) -> logical index         used to partition loops over threads
+//   forward:  (logical index, replica) -> thread, local  used to address other fragments
+// The expressions range over the Fragment's own placeholder vars; callers substitute.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+
+namespace tl {
+
+/// Evaluates an integer expression with the given var values; false when it cannot
+/// (an unbound var, a load, a call).
+bool EvalInt(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out);
+
+struct Fragment {
+  std::vector<int64_t> shape;  // the logical tile
+  int64_t threads = 0, locals = 0, replicas = 1;
+  std::string desc;            // e.g. "mma_C(128x128, warps 2x2)"
+  std::string kind;            // "mma_C", "mma_rows", "striped", "replicated"
+  std::vector<int64_t> params; // mma_C / mma_rows: M, N, wm, wn
+  Var tid, loc, rep;           // placeholders
+  std::vector<Var> idx;        // placeholders of the forward map, one per dim
+  std::vector<Expr> index;     // over (tid, loc)
+  Expr valid;                  // over (tid, loc): the slot holds an element (null: always)
+  Expr thread;                 // over (idx..., rep)
+  Expr local;                  // over (idx...)
+  Expr replica;                // over tid: which replica this thread holds (0 when replicas == 1)
+
+  bool defined() const { return threads > 0; }
+  /// Index exprs of slot (tid, loc) with the placeholders replaced.
+  std::vector<Expr> IndexAt(const Expr& t, const Expr& l) const;
+  Expr ValidAt(const Expr& t, const Expr& l) const;
+  Expr ThreadOf(const std::vector<Expr>& i, const Expr& r) const;
+  Expr LocalOf(const std::vector<Expr>& i) const;
+  Expr ReplicaOf(const Expr& t) const;
+  /// Same element placement (checked by enumeration; shapes small).
+  bool SameAs(const Fragment& o) const;
+  /// (thread, local) of every element for replica 0, row-major; for plots and tests.
+  std::vector<std::pair<int64_t, int64_t>> Table() const;
+};
+
+/// Accumulator of m16n8k16 mma.sync tiles, for an M x N tile split over a wm x wn warp grid
+/// (warp w covers rows (w % wm) * M/wm.. and cols (w / wm) * N/wn..). Also the layout of an
+/// A operand held in registers, with N = K and wn = 1.
+Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn);
+/// The row vector an mma accumulator reduces to along dim 1: row i is held by the four lanes
+/// of its quad in every warp of its warp row (replicated 4 * wn times).
+Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);
+/// Elements dealt to threads in row-major chunks of `vec`: element e is held by thread
+/// (e / vec) % threads.
+Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec);
+/// Every thread holds the whole tile.
+Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
+
+/// The warp grid (wm, wn) of a gemm with `warps` warps on an M x N tile under a policy
+/// (0 square, 1 full row, 2 full col). Throws a UserError when the tile cannot be split.
+std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, int policy);
+
+/// Physical element offset of (row, col) in a [rows, cols] shared tile of `elem_bytes`-byte
+/// elements, XOR-swizzled at 16-byte granularity so that ldmatrix and cp.async rows hit
+/// distinct banks. Identity when a row is narrower than 32 bytes.
+Expr SwizzledOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
+/// The same map on integers (for tests and bank-conflict analysis).
+int64_t SwizzledOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes);
+
+}  // namespace tl

@@ -1,0 +1,139 @@
+// BuildCUDA and CudaModule; see cuda_module.h.
+#include "runtime/cuda_module.h"
+
+#include <chrono>
+
+#include "ir/printer.h"
+#include "layout/fragment.h"
+#include "runtime/cache_util.h"
+#include "runtime/cuda_driver.h"
+#include "target/cpu/codegen_cpu.h"
+#include "target/cuda/codegen_cuda.h"
+
+namespace tl {
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+const KernelNode* FindKernel(const Stmt& s) {
+  if (auto* k = As<KernelNode>(s)) return k;
+  if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
+  if (auto* q = As<SeqNode>(s))
+    for (auto& x : q->seq)
+      if (auto* k = FindKernel(x)) return k;
+  return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions& opt) {
+  using namespace cache_util;
+  auto m = std::make_shared<CudaModule>();
+  CudaTarget target = ParseCudaTarget(opt.target);
+  auto t0 = std::chrono::steady_clock::now();
+  m->func = f;
+  m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
+  m->lower_ms = MsSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  m->source = CodegenCUDA(m->lowered, target.arch);
+  m->codegen_ms = MsSince(t0);
+  m->kernel_name = CudaKernelName(m->lowered);
+  m->arch = target.arch;
+  m->syms = SymbolicVars(f);
+  if (!opt.compile) return m;
+
+  std::string header;
+  ReadFile(opt.include_dir + "/tl_device/cuda/common.h", &header);
+  CompileOptions co;
+  co.cache_dir = opt.cache_dir;
+  co.use_cache = opt.use_cache;
+  bool cache = !CacheDisabled(co);
+  std::string key = HashHex(m->source + "\n--arch " + target.arch + "\n--toolchain " + cuda::ToolchainVersion() +
+                            "\n--header\n" + header);
+  std::string dir = CacheDir(co) + "/cuda/" + key;
+  if (cache) {
+    std::string cubin, ptx, log, meta;
+    if (ReadFile(dir + "/kernel.cubin", &cubin) && ReadFile(dir + "/kernel.ptx", &ptx) && ReadFile(dir + "/kernel.log", &log) &&
+        ReadFile(dir + "/kernel.meta", &meta) && meta == std::to_string(cubin.size()) + " " + HashHex(cubin + ptx)) {
+      m->compiled.cubin = cubin;
+      m->compiled.ptx = ptx;
+      m->compiled.log = log;
+      m->compiled.compiler = cuda::ToolchainVersion();
+      cuda::ParsePtxasReport(log, &m->compiled);
+      m->from_cache = true;
+      return m;
+    }
+  }
+  m->compiled = cuda::Compile(m->source, target.arch, {opt.include_dir}, {});
+  if (cache) {
+    MakeDirs(dir);
+    AtomicWrite(dir + "/kernel.cubin", m->compiled.cubin);
+    AtomicWrite(dir + "/kernel.ptx", m->compiled.ptx);
+    AtomicWrite(dir + "/kernel.log", m->compiled.log);
+    AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " + HashHex(m->compiled.cubin + m->compiled.ptx));
+  }
+  return m;
+}
+
+std::vector<int64_t> CudaModule::Grid(const std::vector<int64_t>& sym_values) const {
+  std::map<const VarNode*, int64_t> env;
+  for (size_t i = 0; i < syms.size() && i < sym_values.size(); ++i) env[syms[i].get()] = sym_values[i];
+  const KernelNode* k = FindKernel(lowered->body);
+  std::vector<int64_t> g;
+  for (auto& e : k->grid) {
+    int64_t v;
+    if (!EvalInt(e, env, &v))
+      throw UserError(ErrorKind::kArgument, "the grid extent " + PrintExpr(e) + " of kernel '" + func->name +
+                                                "' depends on a scalar argument; this launcher supports grids of constants and "
+                                                "tensor dimensions");
+    g.push_back(v);
+  }
+  while (g.size() < 3) g.push_back(1);
+  return g;
+}
+
+void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) const {
+  std::vector<int64_t> sv = Check(args, {}, "cuda");
+  if (compiled.cubin.empty()) throw UserError(ErrorKind::kUnsupported, "kernel '" + func->name + "' was built without a cubin");
+  int dev = 0;
+  for (auto& a : args)
+    if (a.is_tensor && a.data) {
+      dev = cuda::PointerDevice(a.data);
+      break;
+    }
+  if (dev < 0) dev = 0;
+  if (!loaded_) loaded_ = cuda::Module::Load(compiled.cubin, dev);
+  auto mod = std::static_pointer_cast<cuda::Module>(loaded_);
+  // Argument storage: one 8-byte slot per parameter and symbolic dim, typed as the kernel expects.
+  std::vector<uint64_t> slots(args.size() + sv.size());
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param& p = func->params[i];
+    void* slot = &slots[i];
+    if (p.buffer) {
+      *static_cast<void**>(slot) = args[i].data;
+    } else {
+      DataType t = p.var->dtype;
+      double v = args[i].scalar;
+      if (t == DataType::Float(32)) *static_cast<float*>(slot) = static_cast<float>(v);
+      else if (t == DataType::Float(64)) *static_cast<double*>(slot) = v;
+      else if (t.bits() == 64) *static_cast<int64_t*>(slot) = static_cast<int64_t>(v);
+      else *static_cast<int32_t*>(slot) = static_cast<int32_t>(v);
+    }
+    ptrs.push_back(slot);
+  }
+  for (size_t i = 0; i < sv.size(); ++i) {
+    void* slot = &slots[args.size() + i];
+    if (syms[i]->dtype.bits() == 64) *static_cast<int64_t*>(slot) = sv[i];
+    else *static_cast<int32_t*>(slot) = static_cast<int32_t>(sv[i]);
+    ptrs.push_back(slot);
+  }
+  auto g = Grid(sv);
+  cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
+  cuda::Dim3 block{static_cast<unsigned>(info.threads), 1, 1};
+  mod->Launch(kernel_name, grid, block, static_cast<int>(info.smem_bytes), ptrs.data(), stream);
+}
+
+}  // namespace tl

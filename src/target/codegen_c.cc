@@ -1,0 +1,179 @@
+// Shared C-family printing; see codegen_c.h.
+#include "target/codegen_c.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+
+namespace tl {
+
+std::string CodegenC::Name(const void* key, const std::string& base) {
+    auto it = names_.find(key);
+    if (it != names_.end()) return it->second;
+    std::string n;
+    for (char c : base) n += (isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    if (n.empty() || isdigit(static_cast<unsigned char>(n[0]))) n = "v_" + n;
+    std::string cand = n;
+    for (int k = 1; used_.count(cand) || cand.rfind("tl_", 0) == 0; ++k) cand = n + "_" + std::to_string(k);
+    used_.insert(cand);
+    names_[key] = cand;
+    return cand;
+  }
+
+std::string CodegenC::Offset(const Buffer& b, const std::vector<Expr>& idx) {
+    if (idx.size() == 1) return b->scope == Scope::kGlobal ? "(int64_t)(" + E(idx[0]) + ")" : E(idx[0]);
+    std::string s;
+    for (size_t i = 0; i < idx.size(); ++i) {
+      std::string stride;
+      for (size_t j = i + 1; j < b->shape.size(); ++j) stride += (stride.empty() ? "" : " * ") + std::string("(int64_t)") + E(b->shape[j]);
+      std::string term = "(int64_t)(" + E(idx[i]) + ")" + (stride.empty() ? "" : " * " + stride);
+      s += (i ? " + " : "") + term;
+    }
+    return s;
+  }
+
+
+std::string CodegenC::Lit(const Expr& e) {
+    if (auto* i = As<IntImmNode>(e)) {
+      if (e->dtype.is_bool()) return i->value ? "true" : "false";
+      std::string v = std::to_string(i->value);
+      if (e->dtype.bits() == 64) return "int64_t(" + v + "LL)";
+      if (e->dtype == DataType::Int(32)) return v;
+      return CType(e->dtype) + "(" + v + ")";
+    }
+    auto* f = As<FloatImmNode>(e);
+    std::ostringstream os;
+    std::string v;
+    if (std::isinf(f->value)) v = InfLiteral(f->value < 0);
+    else if (std::isnan(f->value)) v = NanLiteral();
+    else {
+      os << std::setprecision(std::numeric_limits<double>::max_digits10) << f->value;
+      v = os.str();
+      if (v.find_first_of(".e") == std::string::npos) v += ".0";
+    }
+    if (e->dtype == DataType::Float(64)) return v;
+    if (e->dtype == DataType::Float(32)) return std::isfinite(f->value) ? v + "f" : "float(" + v + ")";
+    return CType(e->dtype) + "(float(" + v + "))";
+  }
+
+
+std::string CodegenC::E(const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::kIntImm: case ExprKind::kFloatImm: return Lit(e);
+      case ExprKind::kStringImm: {
+        std::string s = "\"";
+        for (char c : static_cast<const StringImmNode*>(e.get())->value) {
+          if (c == '"' || c == '\\') s += '\\';
+          if (c == '\n') { s += "\\n"; continue; }
+          s += c;
+        }
+        return s + "\"";
+      }
+      case ExprKind::kVar: return Name(static_cast<const VarNode*>(e.get()));
+      case ExprKind::kBinary: {
+        auto* b = static_cast<const BinaryNode*>(e.get());
+        std::string x = E(b->a), y = E(b->b);
+        bool fl = b->a->dtype.is_float();
+        switch (b->op) {
+          case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
+          case BinaryOp::kSub: return "(" + x + " - " + y + ")";
+          case BinaryOp::kMul: return "(" + x + " * " + y + ")";
+          case BinaryOp::kDiv: return "(" + x + " / " + y + ")";
+          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
+          case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
+          case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
+          case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
+          case BinaryOp::kMax: return ns_ + "max_(" + x + ", " + y + ")";
+          case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
+          case BinaryOp::kNE: return "(" + x + " != " + y + ")";
+          case BinaryOp::kLT: return "(" + x + " < " + y + ")";
+          case BinaryOp::kLE: return "(" + x + " <= " + y + ")";
+          case BinaryOp::kGT: return "(" + x + " > " + y + ")";
+          case BinaryOp::kGE: return "(" + x + " >= " + y + ")";
+          case BinaryOp::kAnd: return "(" + x + " && " + y + ")";
+          case BinaryOp::kOr: return "(" + x + " || " + y + ")";
+        }
+        return "?";
+      }
+      case ExprKind::kNot: return "(!" + E(static_cast<const NotNode*>(e.get())->a) + ")";
+      case ExprKind::kCast: {
+        auto* c = static_cast<const CastNode*>(e.get());
+        return ns_ + "cast<" + CType(c->dtype) + ">(" + E(c->value) + ")";
+      }
+      case ExprKind::kSelect: {
+        auto* s = static_cast<const SelectNode*>(e.get());
+        return "(" + E(s->cond) + " ? " + E(s->true_value) + " : " + E(s->false_value) + ")";
+      }
+      case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));
+      case ExprKind::kBufferLoad: {
+        auto* l = static_cast<const BufferLoadNode*>(e.get());
+        return Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
+      }
+    }
+    return "?";
+  }
+
+
+std::string CodegenC::Args(const CallNode* c) {
+  std::string args;
+  for (size_t i = 0; i < c->args.size(); ++i) args += (i ? ", " : "") + E(c->args[i]);
+  return args;
+}
+
+std::string CodegenC::CallE(const CallNode* c) {
+  if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
+  if (c->op == "min_value" || c->op == "max_value")
+    return ns_ + (c->op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
+  return ns_ + c->op + "(" + Args(c) + ")";
+}
+
+void CodegenC::Stmt_(const Stmt& s, int ind) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::kStore: {
+        auto* n = As<StoreNode>(s);
+        Line(ind, Name(n->buffer.get(), n->buffer->name) + "[" + Offset(n->buffer, n->indices) + "] = " + E(n->value) + ";");
+        break;
+      }
+      case StmtKind::kEvaluate: Line(ind, E(As<EvaluateNode>(s)->value) + ";"); break;
+      case StmtKind::kLet: {
+        auto* n = As<LetNode>(s);
+        Line(ind, "{");
+        Line(ind + 1, "const " + CType(n->var->dtype) + " " + Name(n->var.get()) + " = " + E(n->value) + ";");
+        Stmt_(n->body, ind + 1);
+        Line(ind, "}");
+        break;
+      }
+      case StmtKind::kFor: {
+        auto* n = As<ForNode>(s);
+        std::string v = Name(n->var.get());
+        ForPragma(n, ind);
+        std::string t = CType(n->var->dtype);
+        Line(ind, "for (" + t + " " + v + " = " + E(n->min) + "; " + v + " < " + E(n->min) + " + " + E(n->extent) +
+                      "; ++" + v + ") {");
+        Stmt_(n->body, ind + 1);
+        Line(ind, "}");
+        break;
+      }
+      case StmtKind::kIf: {
+        auto* n = As<IfNode>(s);
+        Line(ind, "if (" + E(n->cond) + ") {");
+        Stmt_(n->then_case, ind + 1);
+        if (n->else_case) {
+          Line(ind, "} else {");
+          Stmt_(n->else_case, ind + 1);
+        }
+        Line(ind, "}");
+        break;
+      }
+      case StmtKind::kSeq:
+        for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
+        break;
+      case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
+      default:
+        throw InternalError("tile op reached the code generator; the target's lowering must run first");
+    }
+  }
+
+
+}  // namespace tl

@@ -1,0 +1,46 @@
+// The C-family printer shared by the CPU and CUDA code generators: names, literals,
+// expressions and structured statements. A backend supplies type names, its runtime namespace,
+// intrinsic calls, loop pragmas and the kernel scope.
+#pragma once
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "ir/function.h"
+
+namespace tl {
+
+class CodegenC {
+ public:
+  virtual ~CodegenC() = default;
+
+ protected:
+  /// `ns` prefixes runtime helpers (cast, floordiv, min_ ...), e.g. "tl_cpu::".
+  explicit CodegenC(std::string ns) : ns_(std::move(ns)) {}
+
+  virtual std::string CType(DataType t) = 0;
+  virtual std::string InfLiteral(bool negative) = 0;
+  virtual std::string NanLiteral() = 0;
+  virtual std::string CallE(const CallNode* c);
+  virtual void ForPragma(const ForNode* n, int ind) = 0;
+  virtual void Kernel(const KernelNode* n, int ind) = 0;
+  virtual void Stmt_(const Stmt& s, int ind);
+
+  /// A unique C identifier for `key`, derived from `base`.
+  std::string Name(const void* key, const std::string& base);
+  std::string Name(const VarNode* v) { return Name(v, v->name); }
+  /// Flattened row-major offset, in 64-bit arithmetic for global tensors.
+  std::string Offset(const Buffer& b, const std::vector<Expr>& idx);
+  std::string Lit(const Expr& e);
+  std::string E(const Expr& e);
+  std::string Args(const CallNode* c);
+  void Line(int ind, const std::string& s) { os_ << std::string(ind * 2, ' ') << s << "\n"; }
+
+  std::string ns_;
+  std::ostringstream os_;
+  std::unordered_map<const void*, std::string> names_;
+  std::set<std::string> used_;
+};
+
+}  // namespace tl

@@ -1,0 +1,19 @@
+// The CUDA target as a plain value: architecture and the limits the compiler checks against.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace tl {
+
+struct CudaTarget {
+  std::string arch = "sm_80";  // "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"
+  int sm = 80;                 // 80, 86, 89, 90
+  int64_t smem_limit = 0;      // max dynamic shared memory per block (opt-in), bytes
+  int64_t max_threads = 1024;
+};
+
+/// Parses "cuda", "cuda -arch=sm_86", "cuda:sm_89", "cuda -arch sm_90a", "sm_80". Throws a
+/// UserError for an architecture this backend does not know.
+CudaTarget ParseCudaTarget(const std::string& spec);
+
+}  // namespace tl

@@ -1,0 +1,277 @@
+// PlanSharedMemory and InsertBarriers: the two passes over thread-level CUDA IR.
+#include <algorithm>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "transform/cuda_passes.h"
+
+namespace tl {
+namespace {
+
+KernelNode const* Kernel(const Stmt& s) {
+  if (auto* k = As<KernelNode>(s)) return k;
+  if (auto* l = As<LetNode>(s)) return Kernel(l->body);
+  if (auto* q = As<SeqNode>(s))
+    for (auto& x : q->seq)
+      if (auto* k = Kernel(x)) return k;
+  return nullptr;
+}
+
+// Shared buffers a statement touches.
+std::set<std::string> SharedUses(const Stmt& s) {
+  std::set<std::string> out;
+  struct V : IRVisitor {
+    std::set<std::string>* o;
+    void VisitLoad(const BufferLoadNode* n) override {
+      if (n->buffer->scope == Scope::kShared) o->insert(n->buffer->name);
+      IRVisitor::VisitLoad(n);
+    }
+    void VisitStore(const StoreNode* n) override {
+      if (n->buffer->scope == Scope::kShared) o->insert(n->buffer->name);
+      IRVisitor::VisitStore(n);
+    }
+  } v;
+  v.o = &out;
+  v.VisitStmt(s);
+  return out;
+}
+
+}  // namespace
+
+PrimFunc PlanSharedMemory(const PrimFunc& f, CudaCtx* ctx) {
+  const KernelNode* k = Kernel(f->body);
+  TL_ICHECK(k, "no kernel");
+  struct Item { Buffer b; int64_t bytes; int first = 1 << 30, last = -1; int64_t off = -1; };
+  std::vector<Item> items;
+  for (auto& b : k->alloc_buffers) {
+    if (b->scope != Scope::kShared) continue;
+    int64_t n = 0;
+    AsConstInt(b->shape[0], &n);
+    items.push_back({b, (n * b->dtype.bytes() + 15) / 16 * 16});
+  }
+  // Liveness at the granularity of the kernel body's top-level statements.
+  Stmt body = k->body;
+  while (auto* l = As<LetNode>(body)) body = l->body;
+  std::vector<Stmt> top;
+  if (auto* q = As<SeqNode>(body)) top = q->seq; else top.push_back(body);
+  for (size_t i = 0; i < top.size(); ++i) {
+    auto uses = SharedUses(top[i]);
+    for (auto& it : items)
+      if (uses.count(it.b->name)) {
+        it.first = std::min(it.first, static_cast<int>(i));
+        it.last = std::max(it.last, static_cast<int>(i));
+      }
+  }
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return items[a].bytes > items[b].bytes; });
+  int64_t total = 0;
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    Item& it = items[i];
+    int64_t off = 0;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (size_t j : placed) {
+        Item& o = items[j];
+        bool live_overlap = !(it.last < o.first || o.last < it.first) || it.last < 0 || o.last < 0;
+        bool mem_overlap = off < o.off + o.bytes && o.off < off + it.bytes;
+        if (live_overlap && mem_overlap) {
+          off = o.off + o.bytes;
+          moved = true;
+        }
+      }
+    }
+    it.off = off;
+    placed.push_back(i);
+    total = std::max(total, off + it.bytes);
+  }
+  std::ostringstream t;
+  t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype" << std::setw(8)
+    << "stages" << std::right << std::setw(10) << "bytes" << std::setw(10) << "offset" << "\n";
+  int64_t sum = 0;
+  for (auto& it : items) {
+    auto m = ctx->shared_meta.count(it.b->name) ? ctx->shared_meta[it.b->name] : SharedMeta{"?", it.b->dtype.str(), 1};
+    t << std::left << std::setw(16) << it.b->name << std::setw(14) << m.shape << std::setw(10) << m.dtype << std::setw(8)
+      << m.stages << std::right << std::setw(10) << it.bytes << std::setw(10) << it.off << "\n";
+    sum += it.bytes;
+    ctx->smem[it.b->name] = {it.off, it.off + it.bytes};
+  }
+  t << "total " << total << " bytes (" << sum << " before reuse), limit " << ctx->target.smem_limit << " bytes on "
+    << ctx->target.arch << "\n";
+  ctx->info->smem_report = t.str();
+  ctx->info->smem_bytes = total;
+  if (total > ctx->target.smem_limit)
+    throw UserError(ErrorKind::kResource,
+                    "kernel '" + f->name + "' needs " + std::to_string(total) + " bytes of shared memory, over the " +
+                        std::to_string(ctx->target.smem_limit) + "-byte limit of " + ctx->target.arch +
+                        "; reduce the tile sizes or num_stages:\n" + t.str(),
+                    k->span);
+  auto attrs = f->attrs;
+  attrs["smem.bytes"] = std::to_string(total);
+  for (auto& it : items) attrs["smem.offset." + it.b->name] = std::to_string(it.off);
+  return MakePrimFunc(f->name, f->params, f->body, attrs, f->span);
+}
+
+namespace {
+
+// Barrier insertion over thread-level IR. State: shared buffers read and written since the last
+// barrier. A statement that reads what was written, or writes what was read or written, gets a
+// __syncthreads before it. Buffers alias when their planned byte ranges overlap. Statements
+// under a thread-dependent `if` are treated as one unit (a barrier cannot go inside).
+class Barriers {
+ public:
+  explicit Barriers(CudaCtx* ctx) : ctx_(ctx) {}
+
+  struct State {
+    std::set<std::string> r, w;
+    void Merge(const State& o) { r.insert(o.r.begin(), o.r.end()); w.insert(o.w.begin(), o.w.end()); }
+  };
+
+  Stmt Visit(const Stmt& s, State& st) {
+    if (!s) return s;
+    switch (s->kind) {
+      case StmtKind::kSeq: {
+        std::vector<Stmt> out;
+        for (auto& x : As<SeqNode>(s)->seq) out.push_back(Visit(x, st));
+        return Seq(out, s->span);
+      }
+      case StmtKind::kLet: {
+        auto* l = As<LetNode>(s);
+        if (auto* c = As<CallNode>(l->value); c && c->op == "tl.thread_idx") tainted_.insert(l->var.get());
+        if (Tainted(l->value)) tainted_.insert(l->var.get());
+        Stmt b = Visit(l->body, st);
+        return b == l->body ? s : Let(l->var, l->value, b, s->span);
+      }
+      case StmtKind::kKernel: {
+        auto* k = As<KernelNode>(s);
+        State fresh;
+        Stmt b = Visit(k->body, fresh);
+        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits, b, k->span);
+      }
+      case StmtKind::kEvaluate: {
+        auto* c = As<CallNode>(As<EvaluateNode>(s)->value);
+        if (c && c->op == "tl.syncthreads") {
+          st = State();
+          return s;
+        }
+        return Leaf(s, st);
+      }
+      case StmtKind::kIf: {
+        auto* n = As<IfNode>(s);
+        if (Tainted(n->cond)) return Leaf(s, st);
+        State a = st, b = st;
+        Stmt t = Visit(n->then_case, a);
+        Stmt e = n->else_case ? Visit(n->else_case, b) : nullptr;
+        st = a;
+        st.Merge(b);
+        return If(n->cond, t, e, s->span);
+      }
+      case StmtKind::kFor: {
+        auto* n = As<ForNode>(s);
+        std::set<std::string> managed;
+        auto m = n->annotations.find("tl.pipeline_managed");
+        if (m != n->annotations.end()) {
+          std::string names = As<StringImmNode>(m->second)->value, cur;
+          for (char ch : names + ",") {
+            if (ch == ',') { if (!cur.empty()) managed.insert(cur); cur.clear(); } else cur += ch;
+          }
+        }
+        auto saved = ignore_;
+        ignore_.insert(managed.begin(), managed.end());
+        // First pass finds what the end of one iteration leaves pending for the next.
+        State dry = st;
+        Visit(n->body, dry);
+        State entry = st;
+        entry.Merge(dry);
+        Stmt b = Visit(n->body, entry);
+        ignore_ = saved;
+        st.Merge(entry);
+        for (auto& x : managed) { st.r.insert(x); st.w.insert(x); }
+        return For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
+      }
+      default: return Leaf(s, st);
+    }
+  }
+
+ private:
+  bool Tainted(const Expr& e) const {
+    bool t = false;
+    struct V : IRVisitor {
+      const std::set<const VarNode*>* s; bool* t;
+      void VisitVar(const VarNode* v) override { if (s->count(v)) *t = true; }
+    } v;
+    v.s = &tainted_;
+    v.t = &t;
+    v.VisitExpr(e);
+    return t;
+  }
+
+  bool Alias(const std::string& a, const std::string& b) const {
+    if (a == b) return true;
+    auto x = ctx_->smem.find(a), y = ctx_->smem.find(b);
+    if (x == ctx_->smem.end() || y == ctx_->smem.end()) return false;
+    return x->second.first < y->second.second && y->second.first < x->second.second;
+  }
+  bool Hits(const std::set<std::string>& a, const std::set<std::string>& b) const {
+    for (auto& x : a)
+      for (auto& y : b)
+        if (Alias(x, y)) return true;
+    return false;
+  }
+
+  Stmt Leaf(const Stmt& s, State& st) {
+    State acc;
+    struct V : IRVisitor {
+      State* a;
+      const std::set<std::string>* ign;
+      void VisitLoad(const BufferLoadNode* n) override {
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->r.insert(n->buffer->name);
+        IRVisitor::VisitLoad(n);
+      }
+      void VisitStore(const StoreNode* n) override {
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->w.insert(n->buffer->name);
+        IRVisitor::VisitStore(n);
+      }
+      void VisitCall(const CallNode* n) override {
+        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add") && !n->args.empty()) {
+          auto* d = As<BufferLoadNode>(n->args[0]);
+          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer->name)) a->w.insert(d->buffer->name);
+          for (auto& x : d ? d->indices : std::vector<Expr>{}) VisitExpr(x);
+          for (size_t i = 1; i < n->args.size(); ++i) VisitExpr(n->args[i]);
+          return;
+        }
+        IRVisitor::VisitCall(n);
+      }
+    } v;
+    v.a = &acc;
+    v.ign = &ignore_;
+    v.VisitStmt(s);
+    bool conflict = Hits(acc.r, st.w) || Hits(acc.w, st.w) || Hits(acc.w, st.r);
+    Stmt out = s;
+    if (conflict) {
+      out = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), s}, s->span);
+      st = State();
+    }
+    st.Merge(acc);
+    return out;
+  }
+
+  CudaCtx* ctx_;
+  std::set<std::string> ignore_;
+  std::set<const VarNode*> tainted_;
+};
+
+}  // namespace
+
+PrimFunc InsertBarriers(const PrimFunc& f, CudaCtx* ctx) {
+  if (ctx->opt.disable_barriers) return f;
+  Barriers::State st;
+  return WithBody(f, Barriers(ctx).Visit(f->body, st));
+}
+
+}  // namespace tl

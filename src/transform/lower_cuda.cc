@@ -1,0 +1,1081 @@
+// CUDA lowering passes: LegalizeTileOpsCUDA, LayoutInference, LowerTileOpsCUDA (see lower_cuda.h).
+#include "transform/lower_cuda.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "layout/fragment.h"
+#include "transform/cuda_passes.h"
+#include "transform/lower_tile_ops_cpu.h"
+
+namespace tl {
+namespace {
+
+Expr C(int64_t v) { return Int(v); }
+Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
+Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+Expr Eq(const Expr& a, const Expr& b) { return Binary(BinaryOp::kEQ, a, b); }
+Expr Lt(const Expr& a, const Expr& b) { return Binary(BinaryOp::kLT, a, b); }
+Expr And(const Expr& a, const Expr& b) { return a ? (b ? Binary(BinaryOp::kAnd, a, b) : a) : b; }
+Stmt Call0(const std::string& op, std::vector<Expr> args, const Span& sp) {
+  return Evaluate(Call(DataType::Void(), op, std::move(args)), sp);
+}
+
+std::vector<size_t> TileDims(const Region& r) {
+  std::vector<size_t> d;
+  for (size_t i = 0; i < r.ranges.size(); ++i)
+    if (!IsConstInt(r.ranges[i].extent, 1)) d.push_back(i);
+  return d;
+}
+
+int64_t ConstOr(const Expr& e, const Span& sp, const std::string& what) {
+  int64_t v;
+  if (!AsConstInt(Simplify(e), &v))
+    throw UserError(ErrorKind::kUnsupported, what + " must be a compile-time constant on the CUDA target", sp);
+  return v;
+}
+
+std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
+
+bool UsesVar(const Expr& e, const VarNode* v) {
+  bool found = false;
+  struct V : IRVisitor {
+    const VarNode* v; bool* f;
+    void VisitVar(const VarNode* n) override { if (n == v) *f = true; }
+  } vis;
+  vis.v = v;
+  vis.f = &found;
+  vis.VisitExpr(e);
+  return found;
+}
+bool ReadsMemory(const Expr& e) {
+  bool found = false;
+  struct V : IRVisitor {
+    bool* f;
+    void VisitLoad(const BufferLoadNode*) override { *f = true; }
+  } vis;
+  vis.f = &found;
+  vis.VisitExpr(e);
+  return found;
+}
+
+// ---- LegalizeTileOpsCUDA --------------------------------------------------------------------
+
+// Why a global->shared copy cannot use 16-byte cp.async ("" when it can).
+std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
+  const Buffer& s = n->src.buffer;
+  const Buffer& d = n->dst.buffer;
+  if (opt.disable_cp_async) return "cp.async is disabled by the pass config tl.disable_async_copy";
+  if (s->dtype != d->dtype) return "source and destination dtypes differ (" + s->dtype.str() + " -> " + d->dtype.str() + ")";
+  int eb = s->dtype.bytes();
+  if (eb > 16 || 16 % eb) return "the element type " + s->dtype.str() + " does not pack into 16-byte chunks";
+  int64_t vec = 16 / eb;
+  auto sd = TileDims(n->src), dd = TileDims(n->dst);
+  if (sd.empty() || dd.empty()) return "the tile is a single element";
+  size_t sl = n->src.ranges.size() - 1, dl = n->dst.ranges.size() - 1;
+  if (sd.back() != sl || dd.back() != dl) return "the innermost tile axis is not the tensors' contiguous axis";
+  int64_t ext;
+  if (!AsConstInt(Simplify(n->src.ranges[sl].extent), &ext) || ext % vec)
+    return "the tile's innermost extent is not a multiple of " + std::to_string(vec) + " elements (16 bytes)";
+  int64_t row;
+  if (!AsConstInt(Simplify(s->shape.back()), &row))
+    return "the row length of '" + s->name + "' is symbolic, so 16-byte alignment of its rows cannot be proven";
+  if (row % vec)
+    return "the row length of '" + s->name + "' (" + std::to_string(row) + ") is not a multiple of " +
+           std::to_string(vec) + " elements, so its rows are not 16-byte aligned";
+  if (!IsConstInt(Simplify(Mod(n->src.ranges[sl].min, vec)), 0))
+    return "the tile's first column (" + PrintExpr(n->src.ranges[sl].min) + ") is not provably a multiple of " +
+           std::to_string(vec);
+  if (!IsConstInt(Simplify(Mod(n->dst.ranges[dl].min, vec)), 0)) return "the destination's first column is not 16-byte aligned";
+  int64_t cols;
+  if (!AsConstInt(Simplify(d->shape.back()), &cols) || cols % vec) return "the shared tile's rows are not 16-byte aligned";
+  return "";
+}
+
+class Legalizer : public IRMutator {
+ public:
+  Legalizer(CudaCtx* ctx) : ctx_(ctx) {}
+
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    if (n->for_kind != ForKind::kPipelined) return IRMutator::VisitFor(s, n);
+    int64_t stages = 1;
+    auto it = n->annotations.find("num_stages");
+    if (it != n->annotations.end()) AsConstInt(it->second, &stages);
+    Stmt r = IRMutator::VisitFor(s, n);
+    auto* f = As<ForNode>(r);
+    if (stages >= 2) {
+      std::vector<Stmt> body;
+      if (auto* sq = As<SeqNode>(f->body)) body = sq->seq; else body.push_back(f->body);
+      for (auto& st : body)
+        if (auto* c = As<CopyNode>(st))
+          if (ctx_->async_copies.count(c) && !ReadsMemoryRegion(c->src)) ctx_->stages[c->dst.buffer.get()] = stages;
+    }
+    return r;
+  }
+
+  Stmt VisitTileOp(const Stmt& s) override {
+    if (auto* c = As<CopyNode>(s)) {
+      if (c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared) {
+        std::string why = AsyncCopyBlocker(c, ctx_->opt);
+        if (why.empty()) {
+          ctx_->async_copies.insert(c);
+          return s;
+        }
+        ctx_->info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                       " does not use cp.async: " + why + "; it is lowered to synchronous loads");
+      }
+      return TileOpToParallelLoops(s);
+    }
+    if (s->kind == StmtKind::kFill || s->kind == StmtKind::kAtomicAdd) {
+      if (auto* a = As<AtomicAddNode>(s); a && !a->src) return s;  // a scalar atomic stays a statement
+      return TileOpToParallelLoops(s);
+    }
+    return s;
+  }
+
+ private:
+  static bool ReadsMemoryRegion(const Region& r) {
+    for (auto& rg : r.ranges)
+      if (ReadsMemory(rg.min) || ReadsMemory(rg.extent)) return true;
+    return false;
+  }
+  CudaCtx* ctx_;
+};
+
+// ---- LayoutInference ------------------------------------------------------------------------
+
+struct Access {
+  Buffer buffer;
+  std::vector<Expr> indices;
+  bool store;
+};
+struct ParallelNest {
+  const ForNode* outer;
+  std::vector<Var> vars;
+  std::vector<int64_t> extents;
+  Stmt body;
+  std::vector<Access> frags;
+  int max_bytes = 1;
+};
+
+class LayoutInferencer {
+ public:
+  LayoutInferencer(CudaCtx* ctx) : ctx_(ctx) {}
+
+  void Run(const KernelNode* k) {
+    for (auto& b : k->alloc_buffers)
+      if (b->scope == Scope::kFragment) frags_.push_back(b);
+    Collect(k->body);
+    int64_t T = ctx_->threads;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto* g : gemms_) changed |= InferGemm(g);
+      for (auto* r : reduces_) changed |= InferReduce(r);
+      for (auto& n : nests_) changed |= InferNest(n);
+      if (!changed) {
+        for (auto& b : frags_) {
+          if (ctx_->layout.count(b.get())) continue;
+          std::vector<int64_t> shape;
+          for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+          Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout", b->span);
+          changed = true;
+          break;
+        }
+      }
+    }
+    for (auto& n : nests_) ctx_->loop_layout[n.outer] = LoopLayout(n);
+  }
+
+ private:
+  static int64_t VecFor(int64_t inner, int bytes) {
+    int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
+    while (v > 1 && inner % v) v /= 2;
+    return std::min<int64_t>(v, 4);
+  }
+
+  void Collect(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) Collect(x); return;
+      case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
+      case StmtKind::kIf: Collect(As<IfNode>(s)->then_case); Collect(As<IfNode>(s)->else_case); return;
+      case StmtKind::kGemm: gemms_.push_back(As<GemmNode>(s)); return;
+      case StmtKind::kReduce: reduces_.push_back(As<ReduceNode>(s)); return;
+      case StmtKind::kCumsum: {
+        auto* c = As<CumsumNode>(s);
+        if (c->src.buffer->scope == Scope::kFragment || c->dst.buffer->scope == Scope::kFragment)
+          throw UserError(ErrorKind::kUnsupported,
+                          "T.cumsum on a fragment is not supported by the CUDA backend yet; use a shared buffer",
+                          s->span);
+        return;
+      }
+      case StmtKind::kFor: {
+        auto* f = As<ForNode>(s);
+        if (f->for_kind != ForKind::kParallel) { Collect(f->body); return; }
+        ParallelNest n;
+        n.outer = f;
+        Stmt cur = s;
+        while (auto* ff = As<ForNode>(cur)) {
+          if (ff->for_kind != ForKind::kParallel) break;
+          n.vars.push_back(ff->var);
+          n.extents.push_back(ConstOr(ff->extent, ff->span, "the extent of a T.Parallel loop"));
+          if (!IsConstInt(Simplify(ff->min), 0))
+            throw UserError(ErrorKind::kUnsupported, "T.Parallel loops must start at 0", ff->span);
+          cur = ff->body;
+        }
+        n.body = cur;
+        PostOrderVisitStmt(cur, [&](const Stmt& x) {
+          if (auto* st = As<StoreNode>(x)) {
+            n.max_bytes = std::max(n.max_bytes, st->buffer->dtype.bytes());
+            if (st->buffer->scope == Scope::kFragment) n.frags.push_back({st->buffer, st->indices, true});
+          }
+          if (auto* f2 = As<ForNode>(x); f2 && f2->for_kind == ForKind::kParallel)
+            throw UserError(ErrorKind::kUnsupported, "a T.Parallel loop nested under other statements of a T.Parallel "
+                                                     "loop is not supported on CUDA; make the loops perfectly nested",
+                            f2->span);
+        });
+        struct LoadV : IRVisitor {
+          ParallelNest* n;
+          void VisitLoad(const BufferLoadNode* l) override {
+            n->max_bytes = std::max(n->max_bytes, l->buffer->dtype.bytes());
+            if (l->buffer->scope == Scope::kFragment) n->frags.push_back({l->buffer, l->indices, false});
+            IRVisitor::VisitLoad(l);
+          }
+        } lv;
+        lv.n = &n;
+        lv.VisitStmt(cur);
+        nests_.push_back(std::move(n));
+        return;
+      }
+      default: return;
+    }
+  }
+
+  bool Assign(const Buffer& b, const Fragment& f, const std::string& why, const Span& sp) {
+    auto it = ctx_->layout.find(b.get());
+    if (it != ctx_->layout.end()) {
+      if (it->second.SameAs(f)) return false;
+      throw UserError(ErrorKind::kLayout,
+                      "layout conflict for fragment '" + b->name + "': " + ctx_->layout_origin[b.get()] + " gives it " +
+                          it->second.desc + ", but " + why + " (" + Loc(sp) + ") needs " + f.desc +
+                          ". Copy the data into a second fragment between the two uses",
+                      sp);
+    }
+    ctx_->layout[b.get()] = f;
+    ctx_->layout_origin[b.get()] = why + " at " + Loc(sp);
+    return true;
+  }
+
+  bool InferGemm(const GemmNode* g) {
+    if (g->C.buffer->scope != Scope::kFragment)
+      throw UserError(ErrorKind::kUnsupported, "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
+    auto cd = TileDims(g->C);
+    if (cd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm accumulator must be a 2-D tile", g->span);
+    int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"), N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
+    if (ctx_->threads % 32)
+      throw UserError(ErrorKind::kLayout, "T.gemm needs a whole number of warps; the kernel has " +
+                                              std::to_string(ctx_->threads) + " threads", g->span);
+    int64_t warps = ctx_->threads / 32;
+    auto [wm, wn] = WarpGrid(M, N, warps, g);
+    bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
+    if (g->A.buffer->scope == Scope::kFragment) {
+      auto ad = TileDims(g->A);
+      if (g->trans_A) throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
+      if (wn != 1)
+        throw UserError(ErrorKind::kLayout, "T.gemm with A in registers needs every warp to own whole rows of A; use "
+                                            "policy=T.GemmWarpPolicy.FullRow", g->span);
+      int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
+      ch |= Assign(g->A.buffer, MmaAccumulator(M, K, wm, 1), "T.gemm register operand A", g->span);
+    }
+    if (g->B.buffer->scope == Scope::kFragment)
+      throw UserError(ErrorKind::kUnsupported, "T.gemm with B in registers is not supported on CUDA; stage B in shared memory", g->span);
+    return ch;
+  }
+
+  std::pair<int64_t, int64_t> WarpGrid(int64_t M, int64_t N, int64_t warps, const GemmNode* g) {
+    try {
+      return GemmWarpGrid(M, N, warps, static_cast<int>(g->policy));
+    } catch (const UserError& e) {
+      throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
+    }
+  }
+
+  bool InferReduce(const ReduceNode* r) {
+    if (r->src.buffer->scope != Scope::kFragment || r->dst.buffer->scope != Scope::kFragment)
+      throw UserError(ErrorKind::kUnsupported, "T.reduce on CUDA reduces a fragment into a fragment", r->span);
+    auto it = ctx_->layout.find(r->src.buffer.get());
+    if (it == ctx_->layout.end() || ctx_->layout.count(r->dst.buffer.get())) return false;
+    const Fragment& s = it->second;
+    if (s.kind == "mma_C" && r->dim == 1)
+      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]), "T.reduce of an mma accumulator", r->span);
+    std::vector<int64_t> shape;
+    for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
+    return Assign(r->dst.buffer, Replicated(shape, ctx_->threads), "T.reduce", r->span);
+  }
+
+  static bool IsLoopIndex(const std::vector<Expr>& idx, const std::vector<Var>& vars) {
+    if (idx.size() != vars.size()) return false;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (Simplify(idx[i]).get() != vars[i].get()) return false;
+    return true;
+  }
+  static bool ShapeIs(const Buffer& b, const std::vector<int64_t>& ext) {
+    if (b->shape.size() != ext.size()) return false;
+    for (size_t i = 0; i < ext.size(); ++i)
+      if (!IsConstInt(Simplify(b->shape[i]), ext[i])) return false;
+    return true;
+  }
+
+  // The layout a nest is partitioned by: that of a fragment indexed by exactly the loop vars.
+  const Fragment* Driver(const ParallelNest& n) {
+    const Fragment* f = nullptr;
+    for (auto& a : n.frags) {
+      if (!IsLoopIndex(a.indices, n.vars) || !ShapeIs(a.buffer, n.extents)) continue;
+      auto it = ctx_->layout.find(a.buffer.get());
+      if (it != ctx_->layout.end() && (!f || f->kind == "replicated")) f = &it->second;
+    }
+    return f;
+  }
+
+  bool InferNest(ParallelNest& n) {
+    const Fragment* f = Driver(n);
+    if (!f) return false;
+    bool ch = false;
+    Fragment drv = *f;
+    for (auto& a : n.frags) {
+      if (ctx_->layout.count(a.buffer.get())) continue;
+      if (IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)) {
+        ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
+      } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() && drv.kind == "mma_C" &&
+                 ShapeIs(a.buffer, {n.extents[0]})) {
+        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]), "the T.Parallel loop (row vector)",
+                     n.outer->span);
+      } else {
+        std::vector<int64_t> shape;
+        for (auto& e : a.buffer->shape) shape.push_back(ConstOr(e, a.buffer->span, "a fragment's shape"));
+        ch |= Assign(a.buffer, Replicated(shape, ctx_->threads), "the T.Parallel loop (broadcast)", n.outer->span);
+      }
+    }
+    return ch;
+  }
+
+  Fragment LoopLayout(const ParallelNest& n) {
+    if (const Fragment* f = Driver(n)) return *f;
+    // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
+    for (auto& a : n.frags) {
+      auto it = ctx_->layout.find(a.buffer.get());
+      if (it != ctx_->layout.end() && it->second.kind == "replicated" && n.vars.size() == a.indices.size() &&
+          IsLoopIndex(a.indices, n.vars))
+        return it->second;
+    }
+    return Striped(n.extents, ctx_->threads, VecFor(n.extents.back(), n.max_bytes));
+  }
+
+  CudaCtx* ctx_;
+  std::vector<Buffer> frags_;
+  std::vector<const GemmNode*> gemms_;
+  std::vector<const ReduceNode*> reduces_;
+  std::vector<ParallelNest> nests_;
+};
+
+// ---- LowerTileOpsCUDA -----------------------------------------------------------------------
+
+class Lowerer : public IRMutator {
+ public:
+  explicit Lowerer(CudaCtx* ctx) : ctx_(ctx) {}
+
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+    tx_ = MakeVar("tx");
+    T_ = ctx_->threads;
+    std::vector<Buffer> allocs;
+    for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
+    Stmt body = VisitStmt(n->body);
+    for (auto& b : extra_) allocs.push_back(b);
+    body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
+    std::vector<std::pair<Buffer, Expr>> inits;
+    for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
+    (void)s;
+    return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(T_)}, allocs, inits, body, n->span);
+  }
+
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    if (n->for_kind == ForKind::kParallel) return LowerParallel(n);
+    if (n->for_kind == ForKind::kPipelined) return LowerPipelined(n);
+    return IRMutator::VisitFor(s, n);
+  }
+
+  Stmt VisitTileOp(const Stmt& s) override {
+    switch (s->kind) {
+      case StmtKind::kCopy: {
+        auto* c = As<CopyNode>(s);
+        TL_ICHECK(ctx_->async_copies.count(c), "copy was not legalized");
+        return Seq({AsyncCopy(c), Call0("tl.cp_async_commit", {}, s->span), Call0("tl.cp_async_wait", {C(0)}, s->span)},
+                   s->span);
+      }
+      case StmtKind::kGemm: return LowerGemm(As<GemmNode>(s));
+      case StmtKind::kReduce: return LowerReduce(As<ReduceNode>(s));
+      case StmtKind::kCumsum: return LowerCumsum(As<CumsumNode>(s));
+      case StmtKind::kAtomicAdd: {
+        auto* a = As<AtomicAddNode>(s);
+        std::vector<Expr> di;
+        for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
+        Expr v = VisitExpr(a->value);
+        if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
+        Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, s->span);
+        return GuardOne(st, s->span);
+      }
+      default:
+        throw InternalError("tile op left after legalization: " + PrintStmt(s));
+    }
+  }
+
+  Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
+    bool ch = false;
+    auto idx = VisitExprs(n->indices, &ch);
+    (void)e;
+    return MapLoad(n->buffer, idx);
+  }
+
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
+    (void)s;
+    Expr v = VisitExpr(n->value);
+    bool ch = false;
+    auto idx = VisitExprs(n->indices, &ch);
+    Expr mapped = MapLoad(n->buffer, idx);
+    auto* ml = As<BufferLoadNode>(mapped);
+    Stmt st = Store(ml->buffer, v, ml->indices, n->span);
+    Scope sc = n->buffer->scope;
+    if (sc == Scope::kGlobal || sc == Scope::kShared) st = GuardOne(st, n->span);
+    return st;
+  }
+
+  Expr VisitCall(const Expr& e, const CallNode* n) override {
+    if (n->op == "atomic_add" && n->args.size() == 2) {
+      auto* addr = As<CallNode>(n->args[0]);
+      TL_ICHECK(addr && addr->op == "address_of", "atomic_add takes an address");
+      Expr dst = VisitExpr(addr->args[0]);
+      return Call(DataType::Void(), "tl.atomic_add", {dst, VisitExpr(n->args[1])});
+    }
+    return IRMutator::VisitCall(e, n);
+  }
+
+  Stmt VisitSeq(const Stmt& s, const SeqNode* n) override {
+    (void)s;
+    std::vector<Stmt> out;
+    for (auto& x : n->seq) out.push_back(VisitStmt(x));
+    return Seq(out, n->span);
+  }
+
+ private:
+  // Statements outside T.Parallel that write global/shared memory run on thread 0 only;
+  // in a replicated T.Parallel instance, on replica 0 only.
+  Stmt GuardOne(const Stmt& st, const Span& sp) {
+    if (cur_loop_) {
+      if (cur_loop_->replicas > 1) return If(Eq(cur_loop_->ReplicaOf(tx_), C(0)), st, nullptr, sp);
+      return st;
+    }
+    return If(Eq(tx_, C(0)), st, nullptr, sp);
+  }
+
+  Buffer MapBuffer(const Buffer& b) {
+    auto it = bmap_.find(b.get());
+    if (it != bmap_.end()) return it->second;
+    Buffer nb = b;
+    if (b->scope == Scope::kShared) {
+      int64_t n = 1;
+      for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of shared buffer '" + b->name + "'");
+      int64_t st = Stages(b);
+      nb = MakeBuffer(b->name, b->dtype, {C(n * st)}, Scope::kShared, b->span);
+      std::string shape;
+      for (auto& e : b->shape) shape += (shape.empty() ? "" : "x") + PrintExpr(e);
+      ctx_->shared_meta[b->name] = {shape, b->dtype.str(), st};
+    } else if (b->scope == Scope::kFragment) {
+      auto lt = ctx_->layout.find(b.get());
+      TL_ICHECK(lt != ctx_->layout.end(), "fragment without layout: " + b->name);
+      nb = MakeBuffer(b->name, b->dtype, {C(lt->second.locals)}, Scope::kLocal, b->span);
+      ctx_->info->layouts[b->name] = lt->second.desc;
+    } else if (b->scope == Scope::kLocal) {
+      int64_t n = 1;
+      for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of local buffer '" + b->name + "'");
+      nb = MakeBuffer(b->name, b->dtype, {C(n)}, Scope::kLocal, b->span);
+    }
+    bmap_[b.get()] = nb;
+    return nb;
+  }
+  int64_t Stages(const Buffer& b) const {
+    auto it = ctx_->stages.find(b.get());
+    return it == ctx_->stages.end() ? 1 : it->second;
+  }
+
+  // Physical index of a shared element: stage offset + swizzled (row, col) of its tile.
+  Expr SharedIndex(const Buffer& b, const std::vector<Expr>& idx) {
+    std::vector<int64_t> shape;
+    for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "a shared buffer's shape"));
+    int64_t size = 1;
+    for (auto s : shape) size *= s;
+    Expr off;
+    if (shape.size() == 1) {
+      off = idx[0];
+    } else {
+      Expr row = C(0);
+      for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
+      off = SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
+    }
+    auto st = stage_.find(b.get());
+    if (st != stage_.end()) off = st->second * C(size) + off;
+    return Simplify(off);
+  }
+
+  Expr MapLoad(const Buffer& b, const std::vector<Expr>& idx) {
+    switch (b->scope) {
+      case Scope::kGlobal: return Load(b, idx);
+      case Scope::kShared: return Load(MapBuffer(b), {SharedIndex(b, idx)});
+      case Scope::kLocalVar: return Load(MapBuffer(b), idx);
+      case Scope::kLocal: {
+        Expr flat = C(0);
+        for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
+        return Load(MapBuffer(b), {Simplify(flat)});
+      }
+      case Scope::kFragment: return Load(MapBuffer(b), {FragmentLocal(b, idx)});
+    }
+    return nullptr;
+  }
+
+  // The register index of fragment element `idx` in the current T.Parallel instance, with a check
+  // (by enumerating threads) that the executing thread holds that element.
+  Expr FragmentLocal(const Buffer& b, const std::vector<Expr>& idx) {
+    if (!cur_loop_)
+      throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
+                                               "op; on CUDA each thread holds only part of it", cur_span_);
+    const Fragment& F = ctx_->layout.at(b.get());
+    bool same_idx = idx.size() == cur_idx_.size();
+    for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
+    if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return C(cur_loc_);
+    Expr local = F.LocalOf(idx);
+    int64_t lv;
+    if (AsConstInt(local, &lv)) {
+      CheckOwner(b, F, idx);
+      return local;
+    }
+    // Constant across threads? Evaluate for each thread.
+    std::map<const VarNode*, int64_t> env;
+    int64_t first = 0;
+    bool constant = true;
+    for (int64_t t = 0; t < T_ && constant; ++t) {
+      env[tx_.get()] = t;
+      int64_t v;
+      if (!EvalInt(local, env, &v)) { constant = false; break; }
+      if (t == 0) first = v; else if (v != first) constant = false;
+    }
+    CheckOwner(b, F, idx);
+    return constant ? C(first) : local;
+  }
+
+  void CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx) {
+    if (F.kind == "replicated") return;
+    auto& owners = Owners(b, F);
+    std::map<const VarNode*, int64_t> env;
+    for (int64_t t = 0; t < T_; ++t) {
+      env[tx_.get()] = t;
+      int64_t valid = 1;
+      if (cur_valid_ && (!EvalInt(cur_valid_, env, &valid))) return;
+      if (!valid) continue;
+      int64_t flat = 0;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        int64_t v;
+        if (!EvalInt(idx[d], env, &v)) return;  // depends on other vars: cannot check statically
+        if (v < 0 || v >= F.shape[d]) return;   // out of the tile: a guard elsewhere decides
+        flat = flat * F.shape[d] + v;
+      }
+      auto& o = owners[static_cast<size_t>(flat)];
+      if (std::find(o.begin(), o.end(), t) == o.end()) {
+        std::string where = "(";
+        for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + PrintExpr(idx[d]);
+        throw UserError(ErrorKind::kLayout,
+                        "layout conflict in T.Parallel loop: thread " + std::to_string(t) + " runs the iteration that "
+                        "touches " + b->name + where + "), but fragment '" + b->name + "' has layout " + F.desc + " (" +
+                        ctx_->layout_origin[b.get()] + ") and the loop is partitioned by " + cur_loop_->desc +
+                        "; copy the fragment so both sides agree",
+                        cur_span_);
+      }
+    }
+  }
+
+  std::vector<std::vector<int64_t>>& Owners(const Buffer& b, const Fragment& F) {
+    auto it = owners_.find(b.get());
+    if (it != owners_.end()) return it->second;
+    int64_t total = 1;
+    for (auto s : F.shape) total *= s;
+    std::vector<std::vector<int64_t>> o(static_cast<size_t>(total));
+    std::map<const VarNode*, int64_t> env;
+    for (int64_t t = 0; t < F.threads; ++t) {
+      env[F.tid.get()] = t;
+      for (int64_t l = 0; l < F.locals; ++l) {
+        env[F.loc.get()] = l;
+        int64_t ok = 1;
+        if (F.valid && (!EvalInt(F.valid, env, &ok) || !ok)) continue;
+        int64_t flat = 0;
+        for (size_t d = 0; d < F.index.size(); ++d) {
+          int64_t v = 0;
+          EvalInt(F.index[d], env, &v);
+          flat = flat * F.shape[d] + v;
+        }
+        if (flat >= 0 && flat < total) o[static_cast<size_t>(flat)].push_back(t);
+      }
+    }
+    return owners_[b.get()] = std::move(o);
+  }
+
+  // ---- T.Parallel --------------------------------------------------------------------------
+  Stmt LowerParallel(const ForNode* outer) {
+    auto it = ctx_->loop_layout.find(outer);
+    TL_ICHECK(it != ctx_->loop_layout.end(), "T.Parallel nest without a loop layout");
+    const Fragment& F = it->second;
+    std::vector<Var> vars;
+    Stmt body = outer->body;
+    vars.push_back(outer->var);
+    while (auto* f = As<ForNode>(body)) {
+      if (f->for_kind != ForKind::kParallel) break;
+      vars.push_back(f->var);
+      body = f->body;
+    }
+    std::vector<Stmt> out;
+    const Fragment* saved = cur_loop_;
+    Span saved_span = cur_span_;
+    cur_loop_ = &F;
+    cur_span_ = outer->span;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      std::vector<Expr> idx = F.IndexAt(tx_, C(l));
+      if (ctx_->opt.corrupt_mma_layout && F.kind == "mma_C")  // test hook: swap the two columns of each pair
+        idx[1] = Simplify(idx[1] + C(1) - Mod(idx[1], 2) * C(2));
+      std::map<const VarNode*, Expr> vm;
+      for (size_t d = 0; d < vars.size(); ++d) vm[vars[d].get()] = idx[d];
+      cur_idx_ = idx;
+      cur_loc_ = l;
+      cur_valid_ = F.ValidAt(tx_, C(l));
+      Stmt inst = VisitStmt(Substitute(body, vm));
+      if (cur_valid_) inst = If(cur_valid_, inst, nullptr, outer->span);
+      out.push_back(inst);
+    }
+    cur_loop_ = saved;
+    cur_span_ = saved_span;
+    cur_valid_ = nullptr;
+    return Seq(out, outer->span);
+  }
+
+  // ---- copies --------------------------------------------------------------------------------
+  Stmt AsyncCopy(const CopyNode* n) {
+    const Buffer& g = n->src.buffer;
+    const Buffer& s = n->dst.buffer;
+    int64_t vec = 16 / g->dtype.bytes();
+    auto sd = TileDims(n->src), dd = TileDims(n->dst);
+    std::vector<int64_t> ext;
+    for (size_t d : dd) ext.push_back(ConstOr(n->dst.ranges[d].extent, n->span, "a copy's tile"));
+    TL_ICHECK(sd.size() == dd.size(), "copy tile ranks differ");
+    int64_t total = 1;
+    for (auto e : ext) total *= e;
+    int64_t chunks = total / vec;
+    int64_t iters = (chunks + T_ - 1) / T_;
+    std::vector<Expr> gmin, smin;
+    for (auto& r : n->src.ranges) gmin.push_back(VisitExpr(r.min));
+    for (auto& r : n->dst.ranges) smin.push_back(VisitExpr(r.min));
+    std::vector<Stmt> out;
+    for (int64_t it = 0; it < iters; ++it) {
+      Expr c = C(it * T_) + tx_;
+      Expr e = c * C(vec);  // first element of the chunk, row-major over the tile
+      std::vector<Expr> t(ext.size());
+      Expr rest = e;
+      for (size_t d = ext.size(); d-- > 0;) {
+        t[d] = d == 0 ? rest : Mod(rest, ext[d]);
+        rest = Div(rest, ext[d]);
+      }
+      auto gi = gmin, si = smin;
+      for (size_t d = 0; d < sd.size(); ++d) {
+        gi[sd[d]] = Simplify(gi[sd[d]] + t[d]);
+        si[dd[d]] = Simplify(si[dd[d]] + t[d]);
+      }
+      Expr ok;
+      for (size_t d = 0; d < gi.size(); ++d) ok = And(ok, Lt(gi[d], g->shape[d]));
+      ok = ok ? Simplify(ok) : Bool(true);
+      Stmt st = Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
+      if ((it + 1) * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
+      out.push_back(st);
+    }
+    return Seq(out, n->span);
+  }
+
+  // ---- T.Pipelined -------------------------------------------------------------------------
+  Stmt LowerPipelined(const ForNode* n) {
+    int64_t s = 1;
+    auto a = n->annotations.find("num_stages");
+    if (a != n->annotations.end()) AsConstInt(a->second, &s);
+    std::vector<Stmt> body;
+    if (auto* sq = As<SeqNode>(n->body)) body = sq->seq; else body.push_back(n->body);
+    std::vector<const CopyNode*> producers;
+    std::vector<Stmt> consumers;
+    for (auto& st : body) {
+      auto* c = As<CopyNode>(st);
+      if (c && ctx_->async_copies.count(c) && Stages(c->dst.buffer) == s && s >= 2) producers.push_back(c);
+      else consumers.push_back(st);
+    }
+    Var ko = n->var;
+    Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+    if (producers.empty()) {
+      Stmt b = VisitStmt(n->body);
+      return For(ko, mn, ext, ForKind::kSerial, b, {}, n->span);
+    }
+    std::vector<std::string> managed;
+    for (auto* c : producers) {
+      stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
+      managed.push_back(MapBuffer(c->dst.buffer)->name);
+    }
+    std::vector<Stmt> prod;
+    for (auto* c : producers) prod.push_back(AsyncCopy(c));
+    Stmt producer = Seq(prod, n->span);
+    std::vector<Stmt> cons;
+    for (auto& st : consumers) cons.push_back(VisitStmt(st));
+    for (auto* c : producers) stage_.erase(c->dst.buffer.get());
+    auto at = [&](const Expr& iter) { return Substitute(producer, {{ko.get(), mn + iter}}); };
+    std::vector<Stmt> out;
+    Stmt commit = Call0("tl.cp_async_commit", {}, n->span);
+    for (int64_t p = 0; p + 1 < s; ++p) {
+      out.push_back(If(Lt(C(p), ext), at(C(p)), nullptr, n->span));
+      out.push_back(commit);
+    }
+    // Steady state: wait for this iteration's stage, one barrier (which also retires the
+    // previous iteration's reads of the stage about to be refilled), prefetch, compute.
+    Var k = MakeVar(ko->name);
+    std::vector<Stmt> steady;
+    steady.push_back(Call0("tl.cp_async_wait", {C(s - 2)}, n->span));
+    if (!ctx_->opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, n->span));
+    steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), at(Expr(k) + C(s - 1)), nullptr, n->span));
+    steady.push_back(commit);
+    steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
+    std::string names;
+    for (auto& m : managed) names += (names.empty() ? "" : ",") + m;
+    out.push_back(For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {{"tl.pipeline_managed", StringImm(names)}},
+                      n->span));
+    out.push_back(Call0("tl.cp_async_wait", {C(0)}, n->span));
+    return Seq(out, n->span);
+  }
+
+  // ---- T.gemm ------------------------------------------------------------------------------
+  Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc) {
+    std::string name = base + "_" + std::to_string(extra_.size());
+    Buffer b = MakeBuffer(name, t, {C(n)}, sc);
+    extra_.push_back(b);
+    if (sc == Scope::kShared) ctx_->shared_meta[name] = {std::to_string(n), t.str(), 1};
+    return b;
+  }
+
+  Stmt LowerGemm(const GemmNode* g) {
+    const Fragment& CF = ctx_->layout.at(g->C.buffer.get());
+    int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+    DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
+    bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
+    bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
+    if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.gemm on CUDA (mma.sync m16n8k16) takes float16 or bfloat16 A and B with a float32 accumulator; "
+                      "got A " + at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(), g->span);
+    auto ad = TileDims(g->A), bd = TileDims(g->B);
+    if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
+    int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, g->span, "the gemm K");
+    int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
+    if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", g->span);
+    if (K % 16)
+      throw UserError(ErrorKind::kLayout, "T.gemm on CUDA needs K to be a multiple of 16 (mma.sync m16n8k16); K = " +
+                                              std::to_string(K), g->span);
+    int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
+    Span sp = g->span;
+    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
+    Buffer cl = MapBuffer(g->C.buffer);
+    std::vector<Stmt> out;
+    if (g->clear_accum) {
+      Var i = MakeVar("i");
+      out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+    }
+    bool a_reg = g->A.buffer->scope == Scope::kFragment;
+    Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8, Scope::kLocal);
+    Buffer bfrag = Scratch("B_frag", bt, nt * 4, Scope::kLocal);
+    std::string ab = f16 ? "f16" : "bf16";
+    auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
+      std::vector<Expr> idx;
+      for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+      idx[dims[0]] = Simplify(idx[dims[0]] + row);
+      idx[dims[1]] = Simplify(idx[dims[1]] + col);
+      return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+    };
+    Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j");
+    std::vector<Stmt> step;
+    if (!a_reg) {
+      Expr q = Div(lane, 8), r8 = Mod(lane, 8);
+      Expr row, col;  // stored coordinates this lane points at
+      if (!g->trans_A) {  // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
+        row = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8) + r8;
+        col = Expr(kk) * C(16) + Div(q, 2) * C(8);
+      } else {            // stored [K, M], loaded transposed
+        row = Expr(kk) * C(16) + Div(q, 2) * C(8) + r8;
+        col = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8);
+      }
+      step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
+                         Call0("tl.ldmatrix", {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8)}),
+                                               shared_at(g->A, ad, Simplify(row), Simplify(col))}, sp), {}, sp));
+    }
+    // B: x4 loads cover two n8 tiles (k0-7, k8-15 of tile j, then of tile j+1); an odd last tile uses x2.
+    auto bload = [&](const Expr& j0, int num) {
+      Expr q = Div(lane, 8), r8 = Mod(lane, 8);
+      if (num == 2) q = Mod(q, 2);
+      Expr row, col;
+      if (!g->trans_B) {  // stored [K, N], loaded transposed
+        row = Expr(kk) * C(16) + Mod(q, 2) * C(8) + r8;
+        col = wnj * C(wN) + (j0 + Div(q, 2)) * C(8);
+      } else {            // stored [N, K]
+        row = wnj * C(wN) + (j0 + Div(q, 2)) * C(8) + r8;
+        col = Expr(kk) * C(16) + Mod(q, 2) * C(8);
+      }
+      return Call0("tl.ldmatrix", {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
+                                   shared_at(g->B, bd, Simplify(row), Simplify(col))}, sp);
+    };
+    if (nt / 2 > 0) step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
+    if (nt % 2) step.push_back(bload(C(nt - 1), 2));
+    Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8);
+    Stmt mma = Call0("tl.mma_sync", {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
+                                     Load(bfrag, {Expr(j) * C(4)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})}, sp);
+    step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
+    out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+    return Seq(out, sp);
+  }
+
+  // ---- reductions --------------------------------------------------------------------------
+  static Expr Identity(ReduceKind k, DataType t) {
+    switch (k) {
+      case ReduceKind::kSum: case ReduceKind::kAbsSum: case ReduceKind::kAbsMax:
+        return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
+      case ReduceKind::kMax: return t.is_float() ? FloatImm(t, -INFINITY) : Call(t, "min_value", {});
+      case ReduceKind::kMin: return t.is_float() ? FloatImm(t, INFINITY) : Call(t, "max_value", {});
+    }
+    return nullptr;
+  }
+  static Expr Combine(ReduceKind k, const Expr& a, const Expr& b) {
+    switch (k) {
+      case ReduceKind::kSum: case ReduceKind::kAbsSum: return Binary(BinaryOp::kAdd, a, b);
+      case ReduceKind::kMax: case ReduceKind::kAbsMax: return Binary(BinaryOp::kMax, a, b);
+      case ReduceKind::kMin: return Binary(BinaryOp::kMin, a, b);
+    }
+    return nullptr;
+  }
+  static Expr Elem(ReduceKind k, Expr v, DataType t) {
+    if (v->dtype != t) v = Cast(t, v);
+    if (k == ReduceKind::kAbsSum || k == ReduceKind::kAbsMax) v = Call(t, "abs", {v});
+    return v;
+  }
+
+  Stmt LowerReduce(const ReduceNode* r) {
+    const Fragment& S = ctx_->layout.at(r->src.buffer.get());
+    const Fragment& D = ctx_->layout.at(r->dst.buffer.get());
+    DataType t = r->dst.buffer->dtype;
+    Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+    Span sp = r->span;
+    ReduceKind k = r->reduce_kind;
+    std::vector<Stmt> out;
+    if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
+        D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
+      int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
+      int64_t mt = M / wm / 16, nt = N / wn / 8;
+      Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
+      Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+      Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+      for (int64_t d = 0; d < mt * 2; ++d) {
+        int64_t ti = d / 2, rh = d % 2;
+        Var tj = MakeVar("tj");
+        Expr base = (C(ti * nt) + Expr(tj)) * C(4) + C(rh * 2);
+        Expr both = Combine(k, Elem(k, Load(src, {base}), t), Elem(k, Load(src, {Simplify(base + C(1))}), t));
+        out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
+        out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, Combine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
+        for (int m : {1, 2})
+          out.push_back(Store(part, Combine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+        if (xs) {
+          Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
+          out.push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
+          pending_cross_.push_back({d, row});
+        }
+      }
+      if (xs) {
+        // (the barrier pass puts a __syncthreads between the writes above and these reads)
+        for (auto& [d, row] : pending_cross_) {
+          Var w = MakeVar("w");
+          out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
+          out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
+                            Store(part, Combine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
+        }
+        pending_cross_.clear();
+      }
+      for (int64_t d = 0; d < mt * 2; ++d) {
+        Expr v = Load(part, {C(d)});
+        out.push_back(Store(dst, r->clear ? v : Combine(k, Load(dst, {C(d)}), v), {C(d)}, sp));
+      }
+      return Seq(out, sp);
+    }
+    if (D.kind != "replicated")
+      throw UserError(ErrorKind::kLayout, "T.reduce: the destination '" + r->dst.buffer->name + "' has layout " + D.desc +
+                                              ", which this reduction of " + S.desc + " along dim " + std::to_string(r->dim) +
+                                              " cannot produce", sp);
+    // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
+    // then one partial per warp through shared memory.
+    int64_t nd = 1;
+    for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
+    Buffer part = Scratch("red", t, nd, Scope::kLocal);
+    Var d = MakeVar("d");
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, Identity(k, t), {d}, sp), {}, sp));
+    for (int64_t l = 0; l < S.locals; ++l) {
+      auto idx = S.IndexAt(tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a)
+        if (static_cast<int>(a) != r->dim) flat = flat * C(S.shape[a]) + idx[a];
+      flat = Simplify(flat);
+      Stmt st = Store(part, Combine(k, Load(part, {flat}), Elem(k, Load(src, {C(l)}), t)), {flat}, sp);
+      Expr g = S.ValidAt(tx_, C(l));
+      if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
+      out.push_back(g ? If(g, st, nullptr, sp) : st);
+    }
+    std::vector<Stmt> bf;
+    for (int m : {16, 8, 4, 2, 1})
+      bf.push_back(Store(part, Combine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
+    int64_t warps = (T_ + 31) / 32;
+    if (warps > 1) {
+      Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
+      Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+      out.push_back(If(Eq(lane, C(0)), For(d, C(0), C(nd), ForKind::kSerial,
+                                           Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),
+                       nullptr, sp));
+      Var w = MakeVar("w");
+      out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
+                        Seq({Store(part, Identity(k, t), {d}, sp),
+                             For(w, C(0), C(warps), ForKind::kSerial,
+                                 Store(part, Combine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})), {d}, sp), {}, sp)},
+                            sp), {}, sp));
+    }
+    Expr v = Load(part, {d});
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : Combine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    return Seq(out, sp);
+  }
+
+  // ---- cumsum over shared tiles: a thread per scanned line ----------------------------------
+  Stmt LowerCumsum(const CumsumNode* n) {
+    size_t ax = n->dim;
+    std::vector<size_t> other;
+    std::vector<int64_t> ext;
+    for (size_t d = 0; d < n->src.ranges.size(); ++d)
+      if (d != ax) { other.push_back(d); ext.push_back(ConstOr(n->src.ranges[d].extent, n->span, "a cumsum tile")); }
+    int64_t lines = 1;
+    for (auto e : ext) lines *= e;
+    int64_t len = ConstOr(n->src.ranges[ax].extent, n->span, "a cumsum tile");
+    DataType t = n->dst.buffer->dtype;
+    Buffer acc = Scratch("scan", t, 1, Scope::kLocal);
+    std::vector<Stmt> out;
+    Span sp = n->span;
+    for (int64_t it = 0; it < (lines + T_ - 1) / T_; ++it) {
+      Expr line = C(it * T_) + tx_;
+      std::vector<Expr> ti(other.size());
+      Expr rest = line;
+      for (size_t d = other.size(); d-- > 0;) {
+        ti[d] = d == 0 ? rest : Mod(rest, ext[d]);
+        rest = Div(rest, ext[d]);
+      }
+      Var r = MakeVar("r");
+      Expr pos = n->reverse ? C(len - 1) - Expr(r) : Expr(r);
+      auto index = [&](const Region& rg) {
+        std::vector<Expr> idx;
+        for (auto& x : rg.ranges) idx.push_back(VisitExpr(x.min));
+        for (size_t i = 0; i < other.size(); ++i) idx[other[i]] = Simplify(idx[other[i]] + ti[i]);
+        idx[ax] = idx[ax] + pos;
+        return idx;
+      };
+      Expr x = MapLoad(n->src.buffer, index(n->src));
+      if (x->dtype != t) x = Cast(t, x);
+      Expr dmapped = MapLoad(n->dst.buffer, index(n->dst));
+      auto* dl = As<BufferLoadNode>(dmapped);
+      Stmt body = Seq({Store(acc, Binary(BinaryOp::kAdd, Load(acc, {C(0)}), x), {C(0)}, sp),
+                       Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)}, sp);
+      Stmt st = Seq({Store(acc, t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0), {C(0)}, sp),
+                     For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)}, sp);
+      if ((it + 1) * T_ > lines) st = If(Lt(line, C(lines)), st, nullptr, sp);
+      out.push_back(st);
+    }
+    return Seq(out, sp);
+  }
+
+  CudaCtx* ctx_;
+  Var tx_;
+  int64_t T_ = 0;
+  std::map<const BufferNode*, Buffer> bmap_;
+  std::vector<Buffer> extra_;
+  std::map<const BufferNode*, Expr> stage_;
+  std::map<const BufferNode*, std::vector<std::vector<int64_t>>> owners_;
+  const Fragment* cur_loop_ = nullptr;
+  std::vector<Expr> cur_idx_;
+  int64_t cur_loc_ = 0;
+  Expr cur_valid_;
+  Span cur_span_;
+  std::vector<std::pair<int64_t, Expr>> pending_cross_;
+};
+
+const KernelNode* FindKernel(const Stmt& s) {
+  if (auto* k = As<KernelNode>(s)) return k;
+  if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
+  if (auto* q = As<SeqNode>(s)) {
+    for (auto& x : q->seq)
+      if (auto* k = FindKernel(x)) return k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
+  int64_t T = 1;
+  for (auto& t : k->threads) T *= ConstOr(t, k->span, "the thread count");
+  if (T < 1 || T > ctx->target.max_threads)
+    throw UserError(ErrorKind::kResource, "a CUDA block has at most " + std::to_string(ctx->target.max_threads) +
+                                              " threads; this kernel asks for " + std::to_string(T), k->span);
+  ctx->threads = T;
+  ctx->info->threads = T;
+  return WithBody(f, Legalizer(ctx).VisitStmt(f->body));
+}
+
+PrimFunc InferLayouts(const PrimFunc& f, CudaCtx* ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  LayoutInferencer(ctx).Run(k);
+  auto attrs = f->attrs;
+  for (auto& b : k->alloc_buffers) {
+    auto it = ctx->layout.find(b.get());
+    if (it != ctx->layout.end()) attrs["layout." + b->name] = it->second.desc;
+    auto st = ctx->stages.find(b.get());
+    if (st != ctx->stages.end()) attrs["stages." + b->name] = std::to_string(st->second);
+  }
+  return MakePrimFunc(f->name, f->params, f->body, attrs, f->span);
+}
+
+PrimFunc LowerTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) { return WithBody(f, Lowerer(ctx).VisitStmt(f->body)); }
+
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt, CudaLowerInfo* info,
+                      std::vector<PassRecord>* trace) {
+  CudaLowerInfo local;
+  CudaCtx ctx;
+  ctx.target = target;
+  ctx.opt = opt;
+  ctx.info = info ? info : &local;
+  return RunCudaPipeline(f, &ctx, trace);
+}
+
+}  // namespace tl

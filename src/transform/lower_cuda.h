@@ -1,0 +1,42 @@
+// The CUDA lowering: tile program -> thread-level program (docs/thread_ir.md).
+//
+//   LegalizeTileOpsCUDA  copies / fills / atomics that are plain loops become T.Parallel nests;
+//                        global->shared copies that can use 16-byte cp.async stay copy ops (the
+//                        others are reported as warnings, with the reason); pipeline stages are
+//                        planned for the async copies of T.Pipelined loops
+//   LayoutInference      fragment layouts (strict: gemm accumulators and register operands,
+//                        reductions; common: T.Parallel nests; free: striped) to a fixpoint
+//   LowerTileOpsCUDA     gemm -> ldmatrix + mma.sync, copies -> cp.async, reductions -> warp
+//                        shuffles + shared memory, T.Parallel -> per-thread unrolled code,
+//                        T.Pipelined -> multi-stage cp.async pipeline, shared buffers -> flat
+//                        swizzled buffers, fragments -> per-thread register arrays
+//   InsertBarriers       __syncthreads where shared-memory accesses of different threads conflict
+//   PlanSharedMemory     offsets with liveness-based reuse; over the limit is a compile error
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "target/cuda/target.h"
+#include "transform/pipeline.h"
+
+namespace tl {
+
+struct CudaLowerOptions {
+  bool disable_barriers = false;   // pass config "tl.disable_barrier_insertion" (for race tests)
+  bool disable_cp_async = false;   // "tl.disable_async_copy"
+  bool corrupt_mma_layout = false; // test-only: stores mma accumulators with two columns swapped
+};
+
+struct CudaLowerInfo {
+  std::vector<std::string> warnings;          // copies that missed the fast path, and why
+  std::string smem_report;                    // per-buffer footprint table
+  int64_t smem_bytes = 0;
+  int64_t threads = 0;
+  std::map<std::string, std::string> layouts; // buffer -> layout description
+};
+
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
+                      CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);
+
+}  // namespace tl
