@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "emulator/emulator.h"
@@ -155,6 +156,47 @@ TEST(EmuBasic, LoopWithThreadDependentTripCountAndFloat16Rounding) {
   for (int t = 0; t < 32; ++t) {
     EXPECT_EQ(o[t], H(ref)) << t;
     ref = FromH(H(ref + FromH(H(0.1))));
+  }
+}
+
+TEST(EmuBasic, MathIntrinsicsLocalVarInitsAndCasts) {
+  Kernel k;
+  Buffer O = Global("O", kF32, {Int(32), Int(6)});
+  Buffer I = Global("I", kI32, {Int(32), Int(2)});
+  Buffer cnt = MakeBuffer("cnt", kI32, {Int(1)}, Scope::kLocalVar);
+  Expr x = Cast(kF32, k.tx) * FloatImm(kF32, 0.25);
+  Stmt body = Seq({
+      Store(cnt, Load(cnt, {Int(0)}) + k.tx, {Int(0)}),
+      Store(O, Call(kF32, "exp2", {x}), {k.tx, Int(0)}),
+      Store(O, Call(kF32, "rsqrt", {x + FloatImm(kF32, 1.0)}), {k.tx, Int(1)}),
+      Store(O, Call(kF32, "fma", {x, x, FloatImm(kF32, -1.0)}), {k.tx, Int(2)}),
+      Store(O, Call(kF32, "max_value", {}), {k.tx, Int(3)}),
+      Store(O, Call(kF32, "tanh", {x - FloatImm(kF32, 4.0)}), {k.tx, Int(4)}),
+      Store(O, Cast(kF32, Cast(kF16, x * FloatImm(kF32, 1000.0))), {k.tx, Int(5)}),  // fp16 overflow -> inf
+      Store(I, Load(cnt, {Int(0)}), {k.tx, Int(0)}),
+      Store(I, Cast(kI32, Cast(kF32, k.tx) * FloatImm(kF32, 1e9f) - FloatImm(kF32, 2.5)), {k.tx, Int(1)}),
+  });
+  auto kn = std::make_shared<KernelNode>(std::vector<Expr>{Int(1)}, std::vector<Var>{MakeVar("bx")},
+                                         std::vector<Expr>{Int(32)}, std::vector<Buffer>{cnt},
+                                         std::vector<std::pair<Buffer, Expr>>{{cnt, Int(100)}},
+                                         Let(k.tx, Call(kI32, "tl.thread_idx", {}), body), Span{});
+  PrimFunc f = MakePrimFunc("math", {P(O), P(I)}, kn);
+  std::vector<float> o(32 * 6);
+  std::vector<int32_t> iv(64);
+  Result r = emu::Run(f, {o.data(), iv.data()}, {});
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  for (int t = 0; t < 32; ++t) {
+    float xf = 0.25f * t;
+    EXPECT_EQ(o[t * 6 + 0], static_cast<float>(std::exp2(static_cast<double>(xf))));
+    EXPECT_EQ(o[t * 6 + 1], static_cast<float>(1.0 / std::sqrt(xf + 1.0)));
+    EXPECT_EQ(o[t * 6 + 2], static_cast<float>(std::fma(xf, xf, -1.0)));
+    EXPECT_EQ(o[t * 6 + 3], std::numeric_limits<float>::max());
+    EXPECT_EQ(o[t * 6 + 4], static_cast<float>(std::tanh(xf - 4.0)));
+    double big = xf * 1000.0;
+    EXPECT_EQ(o[t * 6 + 5], big >= 65520 ? INFINITY : FromH(H(big))) << t;
+    EXPECT_EQ(iv[t * 2 + 0], 100 + t);  // var_inits then += tx, per thread
+    double c = static_cast<float>(static_cast<float>(t * 1e9f) - 2.5f);  // float32 arithmetic
+    EXPECT_EQ(iv[t * 2 + 1], c > 2147483647.0 ? 2147483647 : static_cast<int32_t>(c)) << t;  // saturating cvt
   }
 }
 
