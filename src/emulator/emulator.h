@@ -1,0 +1,43 @@
+// The GPU emulator: executes a lowered thread-level PrimFunc (docs/thread_ir.md) on the CPU, lane
+// by lane, and checks what a GPU silently gets wrong. The instruction semantics (mma.sync and
+// ldmatrix fragment layouts, cp.async groups) follow NVIDIA's PTX ISA and share no code with the
+// compiler's layout tables. See docs/emulator.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+
+namespace tl::emu {
+
+/// One finding. kind is "out_of_bounds", "race", "uninitialized_read", "barrier_divergence" or
+/// "inactive_lanes"; message names block, thread, buffer, index and the DSL source line.
+struct Report {
+  std::string kind;
+  std::string message;
+};
+
+struct Options {
+  bool check_races = true;
+  bool check_uninit = true;
+  /// Out-of-bounds accesses are never performed; this only controls whether they are reported.
+  bool check_bounds = true;
+  int max_reports = 20;
+};
+
+struct Result {
+  std::vector<Report> reports;  // the first max_reports findings, in execution order
+  int64_t total_reports = 0;    // all findings, including those not kept
+  int64_t lane_ops = 0;         // per-lane statement and expression evaluations executed
+};
+
+/// Runs `lowered` over its whole grid, blocks one after another, each block's threads in lockstep.
+/// args[i] is the host pointer of the i-th buffer parameter (row-major, contiguous; nullptr for
+/// scalar parameters); `syms` gives every scalar parameter and every symbolic shape var (float
+/// scalars as double). Throws tl::UserError (kUnsupported) on IR outside the thread-level contract.
+Result Run(const PrimFunc& lowered, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms,
+           const Options& opt = Options());
+
+}  // namespace tl::emu

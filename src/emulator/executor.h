@@ -1,0 +1,150 @@
+// Internal to the emulator: the lockstep (SIMT) executor of one kernel. Every expression is
+// evaluated for a list of active threads of the block at once; `If` splits that list, loops run
+// while any thread still iterates, and barriers/warp collectives check the list they are reached
+// with. executor.cc holds control flow, expressions and memory checks; intrinsics.cc holds the
+// thread-level builtins (barrier, cp.async, ldmatrix, mma.sync, shfl, atomics, math).
+#pragma once
+#include <array>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "emulator/emulator.h"
+#include "emulator/numeric.h"
+
+namespace tl::emu {
+
+/// Active thread ids (threadIdx.x) of the block, ascending.
+using Lanes = std::vector<int>;
+
+/// Race-detection state of one shared-memory element within the current barrier epoch.
+struct Shadow {
+  int32_t w_epoch = 0, w_tid = -1;  // last write; w_tid -2: several atomic writers
+  int32_t r_epoch = 0, r_tid = -1;  // last read; r_tid -2: several readers
+  int32_t reported_epoch = 0;       // a race on this element was reported in this epoch
+  bool w_atomic = false;
+};
+
+/// Storage of one buffer: global (host memory), shared (one copy per block) or local (one copy
+/// per thread, thread-major).
+struct Mem {
+  const BufferNode* buf = nullptr;
+  DataType t;
+  int esize = 0;
+  std::vector<int64_t> shape;  // global: full shape; shared/local: {n}
+  int64_t n = 0;               // elements in one copy
+  uint8_t* data = nullptr;
+  std::vector<uint8_t> own;
+  std::vector<uint8_t> written;  // shared: n flags; local: T*n flags
+  std::vector<Shadow> shadow;    // shared only
+  bool global() const { return buf->scope == Scope::kGlobal; }
+  bool shared() const { return buf->scope == Scope::kShared; }
+  uint8_t* Addr(int tid, int64_t flat) { return data + ((shared() || global() ? 0 : tid * n) + flat) * esize; }
+};
+
+/// A cp.async in flight: its bytes are captured at issue and land in shared memory at the wait
+/// that completes its group.
+struct AsyncCopy {
+  Mem* dst;
+  int64_t dst_flat;
+  int nbytes;
+  bool zero_fill;
+  std::array<uint8_t, 16> bytes;
+  const StmtNode* stmt;
+};
+struct AsyncState {
+  std::vector<AsyncCopy> open;                    // not yet committed
+  std::deque<std::vector<AsyncCopy>> committed;  // oldest first
+};
+
+class Executor {
+ public:
+  Executor(const Options& opt, Result* result) : opt_(opt), res_(result) {}
+  void Run(const PrimFunc& f, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms);
+
+  // ---- used by intrinsics.cc ---------------------------------------------------------------
+  void Eval(const Expr& e, const Lanes& act, Slot* out);
+  /// Evaluates the indices of a memory operand / load / store and locates the element for each
+  /// lane of `act`; flat[t].i is the flat element index, -1 where the access is out of bounds
+  /// (reported). `count` consecutive elements starting there must be in bounds.
+  void Locate(const Buffer& b, const std::vector<Expr>& indices, const Lanes& act, Slot* flat, int64_t count = 1);
+  Slot Read(Mem& m, int tid, int64_t flat, bool atomic = false);
+  void Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic = false);
+  /// Race and initialisation bookkeeping of a raw (byte-level) access to one element.
+  void NoteRead(Mem& m, int tid, int64_t flat, bool atomic = false);
+  /// `init` false: a race check only (a cp.async issued but not landed yet).
+  void NoteWrite(Mem& m, int tid, int64_t flat, bool atomic = false, bool init = true);
+  Mem& MemOf(const BufferNode* b);
+  /// Records a finding; `what()` builds the detail text only when the report is kept.
+  template <typename F>
+  void Report(const char* kind, int tid, F&& what) {
+    if (++res_->total_reports <= opt_.max_reports) Push(kind, tid, what());
+  }
+  void Push(const char* kind, int tid, const std::string& what);
+  Slot* Tmp();  // scratch of T slots, released by TmpMark/TmpRelease
+  size_t TmpMark() const { return tmp_top_; }
+  void TmpRelease(size_t mark) { tmp_top_ = mark; }
+  /// Warps of `act` that are not fully active are reported (inactive_lanes, naming `op`) and
+  /// removed; returns the threads of the complete warps.
+  Lanes FullWarps(const Lanes& act, const char* op);
+
+  int T() const { return T_; }
+  int64_t& lane_ops() { return res_->lane_ops; }
+
+  // intrinsics.cc
+  bool ExecIntrinsic(const CallNode* c, const Lanes& act);  // void builtins; false if not one
+  void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
+
+ private:
+  struct Binding {
+    bool uniform = true;
+    Slot u{};
+    std::vector<Slot> v;
+  };
+  void RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block);
+  void Exec(const Stmt& s, const Lanes& act);
+  void ExecFor(const ForNode* n, const Lanes& act);
+  void ExecStore(const StoreNode* n, const Lanes& act);
+  void EvalBinary(const BinaryNode* b, const Lanes& act, Slot* out);
+  void EvalLoad(const BufferLoadNode* l, const Lanes& act, Slot* out);
+  Binding& Bind(const VarNode* v);
+  void BindUniform(const VarNode* v, Slot s) { auto& b = vars_[v]; b.uniform = true; b.u = s; }
+  int64_t HostInt(const Expr& e);
+
+  // intrinsics.cc
+  void Barrier(const Lanes& act);
+  void CpAsync(const CallNode* c, const Lanes& act);
+  void CpAsyncWait(int64_t n, const Lanes& act);
+  void LdMatrix(const CallNode* c, const Lanes& act);
+  void MmaSync(const CallNode* c, const Lanes& act);
+  void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
+  void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
+
+  const Options& opt_;
+  Result* res_;
+  int T_ = 1;
+  std::unordered_map<const VarNode*, Binding> vars_;
+  std::unordered_map<const BufferNode*, std::unique_ptr<Mem>> mems_;
+  std::vector<std::unique_ptr<Slot[]>> tmp_;
+  size_t tmp_top_ = 0;
+  std::vector<AsyncState> async_;  // per thread
+  std::array<int64_t, 3> block_{0, 0, 0};
+  int32_t epoch_ = 1;              // barrier epoch of the running block
+  const StmtNode* stmt_ = nullptr; // statement being executed, for reports
+};
+
+/// RAII release of scratch slots taken with Executor::Tmp.
+class TmpScope {
+ public:
+  explicit TmpScope(Executor* e) : e_(e), mark_(e->TmpMark()) {}
+  ~TmpScope() { e_->TmpRelease(mark_); }
+  TmpScope(const TmpScope&) = delete;
+  TmpScope& operator=(const TmpScope&) = delete;
+
+ private:
+  Executor* e_;
+  size_t mark_;
+};
+
+}  // namespace tl::emu

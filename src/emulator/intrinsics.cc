@@ -1,0 +1,391 @@
+// Thread-level builtins of the emulator, written from NVIDIA's PTX ISA (not from the compiler's
+// layout tables): __syncthreads, cp.async with commit/wait groups, ldmatrix.m8n8, mma.sync
+// m16n8k16 (f16/bf16 -> f32), shfl.xor, atomic add and the math intrinsics.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "emulator/executor.h"
+
+namespace tl::emu {
+namespace {
+
+[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
+  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
+}
+
+int64_t ConstArg(const CallNode* c, size_t i) {
+  int64_t v;
+  if (i >= c->args.size() || !AsConstInt(c->args[i], &v)) Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
+  return v;
+}
+
+/// A memory operand `&buf[idx]`: a BufferLoad, possibly wrapped in address_of.
+const BufferLoadNode* Operand(const CallNode* c, size_t i) {
+  if (i >= c->args.size()) Bad(c, "missing argument " + std::to_string(i));
+  Expr e = c->args[i];
+  if (auto* a = As<CallNode>(e))
+    if (a->op == "address_of" && a->args.size() == 1) e = a->args[0];
+  auto* l = As<BufferLoadNode>(e);
+  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
+  return l;
+}
+
+std::string StrArg(const CallNode* c, size_t i) {
+  auto* s = i < c->args.size() ? As<StringImmNode>(c->args[i]) : nullptr;
+  if (!s) Bad(c, "argument " + std::to_string(i) + " must be a string literal");
+  return s->value;
+}
+
+double Extreme(DataType t, bool max) {
+  switch (t.code()) {
+    case DataType::Code::kBFloat: return max ? DecodeMinifloat(0x7f7f, 8, 7, false) : -DecodeMinifloat(0x7f7f, 8, 7, false);
+    case DataType::Code::kFloat8E4M3: return max ? 448.0 : -448.0;
+    case DataType::Code::kFloat8E5M2: return max ? 57344.0 : -57344.0;
+    default: break;
+  }
+  double v = t.bits() == 16 ? 65504.0 : t.bits() == 32 ? std::numeric_limits<float>::max()
+                                                       : std::numeric_limits<double>::max();
+  return max ? v : -v;
+}
+
+}  // namespace
+
+bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
+  const std::string& op = c->op;
+  if (op == "tl.syncthreads") {
+    Barrier(act);
+  } else if (op == "tl.cp_async") {
+    CpAsync(c, act);
+  } else if (op == "tl.cp_async_commit") {
+    for (int t : act) {
+      async_[t].committed.push_back(std::move(async_[t].open));  // an empty group is a group too
+      async_[t].open.clear();
+    }
+  } else if (op == "tl.cp_async_wait") {
+    CpAsyncWait(ConstArg(c, 0), act);
+  } else if (op == "tl.ldmatrix") {
+    LdMatrix(c, act);
+  } else if (op == "tl.mma_sync") {
+    MmaSync(c, act);
+  } else if (op == "tl.atomic_add" || op == "atomic_add") {
+    TmpScope ts(this);
+    AtomicAdd(c, act, Tmp());
+  } else {
+    return false;
+  }
+  res_->lane_ops += static_cast<int64_t>(act.size());
+  return true;
+}
+
+void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
+  const std::string& op = c->op;
+  const DataType rt = c->dtype;
+  if (op == "tl.thread_idx") {
+    for (int t : act) out[t].i = t;
+    return;
+  }
+  if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c, act, out);
+  if (op == "min_value" || op == "max_value") {
+    bool mx = op == "max_value";
+    Slot v;
+    if (rt.is_float()) {
+      v.f = Extreme(rt, mx);
+    } else if (rt.is_bool()) {
+      v.i = mx;
+    } else if (rt.is_uint()) {
+      v.i = mx ? WrapInt(-1, rt) : 0;
+    } else {
+      v.i = mx ? WrapInt(static_cast<int64_t>((~0ull) >> (65 - rt.bits())), rt) : WrapInt(int64_t{1} << (rt.bits() - 1), rt);
+    }
+    for (int t : act) out[t] = v;
+    return;
+  }
+  if (ExecIntrinsic(c, act)) {
+    for (int t : act) out[t].i = 0;
+    return;
+  }
+  // Math intrinsics: evaluated in double, then rounded to the call's dtype.
+  TmpScope ts(this);
+  std::vector<Slot*> a(c->args.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = Tmp();
+    Eval(c->args[i], act, a[i]);
+  }
+  auto arg = [&](size_t i, int t) { return AsDouble(a[i][t], c->args[i]->dtype); };
+  auto unary = [&](double (*f)(double)) {
+    if (a.size() != 1) Bad(c, "expects one argument");
+    for (int t : act) {
+      Slot v;
+      v.f = f(arg(0, t));
+      out[t] = Convert(v, DataType::Float(64), rt);
+    }
+  };
+  if (op == "abs" && !rt.is_float()) {
+    for (int t : act) out[t].i = WrapInt(a[0][t].i < 0 ? -a[0][t].i : a[0][t].i, rt);
+    return;
+  }
+  if (op == "exp") return unary([](double x) { return std::exp(x); });
+  if (op == "exp2") return unary([](double x) { return std::exp2(x); });
+  if (op == "log") return unary([](double x) { return std::log(x); });
+  if (op == "log2") return unary([](double x) { return std::log2(x); });
+  if (op == "sqrt") return unary([](double x) { return std::sqrt(x); });
+  if (op == "rsqrt") return unary([](double x) { return 1.0 / std::sqrt(x); });
+  if (op == "abs") return unary([](double x) { return std::fabs(x); });
+  if (op == "tanh") return unary([](double x) { return std::tanh(x); });
+  if (op == "sin") return unary([](double x) { return std::sin(x); });
+  if (op == "cos") return unary([](double x) { return std::cos(x); });
+  if (op == "floor") return unary([](double x) { return std::floor(x); });
+  if (op == "ceil") return unary([](double x) { return std::ceil(x); });
+  if (op == "pow" || op == "fma") {
+    if (a.size() != (op == "pow" ? 2u : 3u)) Bad(c, "wrong number of arguments");
+    for (int t : act) {
+      Slot v;
+      v.f = op == "pow" ? std::pow(arg(0, t), arg(1, t)) : std::fma(arg(0, t), arg(1, t), arg(2, t));
+      out[t] = Convert(v, DataType::Float(64), rt);
+    }
+    return;
+  }
+  TL_USER_ERROR(kUnsupported, Span{}, "emulator: unknown intrinsic '", op, "'");
+}
+
+// ------------------------------------------------------------------------------- barrier
+
+void Executor::Barrier(const Lanes& act) {
+  if (static_cast<int>(act.size()) != T_) {
+    // Name the first thread that does not arrive.
+    int missing = 0;
+    for (int t : act) {
+      if (t != missing) break;
+      ++missing;
+    }
+    Report("barrier_divergence", missing, [&] {
+      return "__syncthreads() is reached by " + std::to_string(act.size()) + " of " + std::to_string(T_) +
+             " threads; this thread does not reach it (a barrier in divergent code)";
+    });
+  }
+  ++epoch_;
+}
+
+// ------------------------------------------------------------------------------- cp.async
+
+void Executor::CpAsync(const CallNode* c, const Lanes& act) {
+  // cp.async.{ca,cg}.shared.global [dst], [src], bytes, src-size (0 when !valid): the bytes are
+  // captured now and land in shared memory at the cp.async.wait_group that completes the group.
+  const BufferLoadNode* dl = Operand(c, 0);
+  const BufferLoadNode* sl = Operand(c, 1);
+  int64_t nbytes = ConstArg(c, 2);
+  if (nbytes != 4 && nbytes != 8 && nbytes != 16) Bad(c, "bytes must be 4, 8 or 16");
+  if (c->args.size() != 4) Bad(c, "expects (dst, src, bytes, valid)");
+  Mem& dm = MemOf(dl->buffer.get());
+  Mem& sm = MemOf(sl->buffer.get());
+  if (!dm.shared() || !sm.global()) Bad(c, "copies from global to shared memory");
+  if (nbytes % dm.esize || nbytes % sm.esize) Bad(c, "bytes must be a multiple of the element sizes");
+  TmpScope ts(this);
+  Slot* valid = Tmp();
+  Slot* df = Tmp();
+  Slot* sf = Tmp();
+  Eval(c->args[3], act, valid);
+  Lanes reading;
+  for (int t : act)
+    if (AsInt(valid[t], c->args[3]->dtype)) reading.push_back(t);
+  Locate(dl->buffer, dl->indices, act, df, nbytes / dm.esize);
+  Locate(sl->buffer, sl->indices, reading, sf, nbytes / sm.esize);
+  size_t ri = 0;
+  for (int t : act) {
+    bool reads = ri < reading.size() && reading[ri] == t;
+    if (reads) ++ri;
+    if (df[t].i < 0) continue;
+    AsyncCopy cp{&dm, df[t].i, static_cast<int>(nbytes), !reads || sf[t].i < 0, {}, stmt_};
+    if (!cp.zero_fill) std::memcpy(cp.bytes.data(), sm.Addr(t, sf[t].i), static_cast<size_t>(nbytes));
+    // The copy may land any time before the wait: it conflicts with accesses of other threads
+    // from now on.
+    for (int64_t k = 0; k < nbytes / dm.esize; ++k) NoteWrite(dm, t, cp.dst_flat + k, false, false);
+    async_[t].open.push_back(cp);
+  }
+}
+
+void Executor::CpAsyncWait(int64_t n, const Lanes& act) {
+  const StmtNode* wait_stmt = stmt_;
+  for (int t : act) {
+    auto& q = async_[t].committed;
+    while (static_cast<int64_t>(q.size()) > n) {
+      for (const AsyncCopy& cp : q.front()) {
+        stmt_ = cp.stmt;
+        Mem& m = *cp.dst;
+        for (int64_t k = 0; k < cp.nbytes / m.esize; ++k) NoteWrite(m, t, cp.dst_flat + k);
+        uint8_t* dst = m.Addr(t, cp.dst_flat);
+        if (cp.zero_fill) std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
+        else std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
+      }
+      q.pop_front();
+      stmt_ = wait_stmt;
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- ldmatrix
+
+void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
+  // ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: lanes 8q..8q+7 give the row addresses of
+  // matrix q (8 consecutive 16-bit elements each). Afterwards lane l holds in register q the
+  // elements (row l/4, cols 2*(l%4), 2*(l%4)+1) of matrix q; with .trans the elements
+  // (rows 2*(l%4), 2*(l%4)+1, col l/4). Register q is dst elements 2q (low half) and 2q+1.
+  int64_t trans = ConstArg(c, 0), num = ConstArg(c, 1);
+  if (num != 1 && num != 2 && num != 4) Bad(c, "num must be 1, 2 or 4");
+  const BufferLoadNode* dl = Operand(c, 2);
+  const BufferLoadNode* sl = Operand(c, 3);
+  Mem& dm = MemOf(dl->buffer.get());
+  Mem& sm = MemOf(sl->buffer.get());
+  if (!sm.shared() || dm.shared() || dm.global()) Bad(c, "loads from shared memory into a local buffer");
+  if (dm.esize != 2 || sm.esize != 2) Bad(c, "operands must have a 16-bit dtype");
+  Lanes full = FullWarps(act, "ldmatrix");
+  if (full.empty()) return;
+  Lanes suppliers;
+  for (int t : full)
+    if ((t & 31) < 8 * num) suppliers.push_back(t);
+  TmpScope ts(this);
+  Slot* sf = Tmp();
+  Slot* df = Tmp();
+  Locate(sl->buffer, sl->indices, suppliers, sf, 8);
+  Locate(dl->buffer, dl->indices, full, df, 2 * num);
+  for (size_t w = 0; w < full.size(); w += 32) {
+    const int base = full[w];
+    uint16_t mat[4][8][8];
+    for (int q = 0; q < num; ++q)
+      for (int r = 0; r < 8; ++r) {
+        int s = base + 8 * q + r;
+        for (int col = 0; col < 8; ++col) {
+          mat[q][r][col] = 0;
+          if (sf[s].i < 0) continue;
+          NoteRead(sm, s, sf[s].i + col);
+          std::memcpy(&mat[q][r][col], sm.Addr(s, sf[s].i + col), 2);
+        }
+      }
+    for (int l = 0; l < 32; ++l) {
+      int t = base + l;
+      if (df[t].i < 0) continue;
+      for (int q = 0; q < num; ++q)
+        for (int j = 0; j < 2; ++j) {
+          int a = l / 4, b = 2 * (l % 4) + j;
+          uint16_t v = trans ? mat[q][b][a] : mat[q][a][b];
+          int64_t e = df[t].i + 2 * q + j;
+          NoteWrite(dm, t, e);
+          std::memcpy(dm.Addr(t, e), &v, 2);
+        }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- mma.sync
+
+void Executor::MmaSync(const CallNode* c, const Lanes& act) {
+  // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32, fragments per the PTX ISA
+  // ("Matrix Fragments for mma.m16n8k16 with floating point type"), g = lane>>2, tg = lane%4:
+  //   A a_i: row g + 8*(i in {2,3,6,7}), col 2*tg + (i&1) + 8*(i >= 4)
+  //   B b_i: row 2*tg + (i&1) + 8*(i >= 2), col g
+  //   C c_i: row g + 8*(i >= 2),            col 2*tg + (i&1)
+  // Products of 16-bit floats are exact in double; the 16 products and C are summed in double and
+  // the result rounded once to float32 (the hardware's internal order/precision is unspecified).
+  if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shape m16n8k16 is emulated");
+  std::string ab = StrArg(c, 1);
+  if (ab != "f16" && ab != "bf16") Bad(c, "ab_type must be f16 or bf16");
+  const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
+  const BufferLoadNode* ops[3] = {Operand(c, 2), Operand(c, 3), Operand(c, 4)};
+  Mem* m[3];
+  for (int i = 0; i < 3; ++i) {
+    m[i] = &MemOf(ops[i]->buffer.get());
+    if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
+  }
+  if (m[0]->esize != 2 || m[1]->esize != 2) Bad(c, "A and B must have a 16-bit dtype");
+  if (m[2]->t != DataType::Float(32)) Bad(c, "C must be float32");
+  Lanes full = FullWarps(act, "mma_sync");
+  if (full.empty()) return;
+  TmpScope ts(this);
+  Slot* f[3];
+  const int count[3] = {8, 4, 4};
+  for (int i = 0; i < 3; ++i) {
+    f[i] = Tmp();
+    Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
+  }
+  for (size_t w = 0; w < full.size(); w += 32) {
+    const int base = full[w];
+    double A[16][16] = {}, B[16][8] = {}, C[16][8] = {};
+    bool lane_ok[32];
+    for (int l = 0; l < 32; ++l) {
+      const int t = base + l, g = l >> 2, tg = l & 3;
+      lane_ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
+      if (!lane_ok[l]) continue;
+      for (int i = 0; i < 8; ++i) {
+        int64_t e = f[0][t].i + i;
+        NoteRead(*m[0], t, e);
+        A[g + 8 * ((i >> 1) & 1)][2 * tg + (i & 1) + 8 * (i >= 4)] = LoadScalar(m[0]->Addr(t, e), abt).f;
+      }
+      for (int i = 0; i < 4; ++i) {
+        int64_t e = f[1][t].i + i;
+        NoteRead(*m[1], t, e);
+        B[2 * tg + (i & 1) + 8 * (i >= 2)][g] = LoadScalar(m[1]->Addr(t, e), abt).f;
+      }
+      for (int i = 0; i < 4; ++i) C[g + 8 * (i >= 2)][2 * tg + (i & 1)] = Read(*m[2], t, f[2][t].i + i).f;
+    }
+    double D[16][8];
+    for (int r = 0; r < 16; ++r)
+      for (int col = 0; col < 8; ++col) {
+        double acc = C[r][col];
+        for (int k = 0; k < 16; ++k) acc += A[r][k] * B[k][col];
+        D[r][col] = acc;
+      }
+    for (int l = 0; l < 32; ++l) {
+      if (!lane_ok[l]) continue;
+      const int t = base + l, g = l >> 2, tg = l & 3;
+      for (int i = 0; i < 4; ++i) {
+        Slot v;
+        v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], DataType::Float(32));
+        Write(*m[2], t, f[2][t].i + i, v);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- shfl, atomics
+
+void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->args.size() != 2) Bad(c, "expects (value, lane_mask)");
+  TmpScope ts(this);
+  Slot* v = Tmp();
+  Slot* mask = Tmp();
+  Eval(c->args[0], act, v);
+  Eval(c->args[1], act, mask);
+  DataType vt = c->args[0]->dtype;
+  for (int t : act) out[t].i = 0;  // lanes of incomplete warps get 0
+  Lanes full = FullWarps(act, "shfl_xor");
+  for (int t : full) {
+    int src = (t & ~31) | ((t ^ static_cast<int>(AsInt(mask[t], c->args[1]->dtype))) & 31);
+    out[t] = vt == c->dtype ? v[src] : Convert(v[src], vt, c->dtype);
+  }
+}
+
+void Executor::AtomicAdd(const CallNode* c, const Lanes& act, Slot* old) {
+  if (c->args.size() != 2) Bad(c, "expects (dst, value)");
+  const BufferLoadNode* dl = Operand(c, 0);
+  Mem& m = MemOf(dl->buffer.get());
+  TmpScope ts(this);
+  Slot* v = Tmp();
+  Slot* f = Tmp();
+  Eval(c->args[1], act, v);
+  Locate(dl->buffer, dl->indices, act, f);
+  DataType vt = c->args[1]->dtype;
+  for (int t : act) {  // one thread after another: atomics serialise
+    old[t].i = 0;
+    if (f[t].i < 0) continue;
+    Slot cur = Read(m, t, f[t].i, true);
+    old[t] = cur;
+    Slot add = Convert(v[t], vt, m.t), nv;
+    if (m.t.is_float()) nv.f = RoundFloat(cur.f + add.f, m.t);
+    else nv.i = WrapInt(static_cast<int64_t>(static_cast<uint64_t>(cur.i) + static_cast<uint64_t>(add.i)), m.t);
+    Write(m, t, f[t].i, nv, true);
+  }
+}
+
+}  // namespace tl::emu

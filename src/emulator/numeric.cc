@@ -1,0 +1,210 @@
+// Float format encoding and dtype conversions of the emulator.
+#include "emulator/numeric.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "support/error.h"
+
+namespace tl::emu {
+
+uint32_t EncodeMinifloat(double x, int E, int M, bool finite_only) {
+  const int bias = (1 << (E - 1)) - 1;
+  const uint32_t exp_all = (1u << E) - 1;
+  const uint32_t mant_all = (1u << M) - 1;
+  const uint32_t sign = std::signbit(x) ? 1u << (E + M) : 0u;
+  const uint32_t max_finite = finite_only ? (exp_all << M) | (mant_all - 1) : ((exp_all - 1) << M) | mant_all;
+  if (std::isnan(x)) return finite_only ? (sign | (exp_all << M) | mant_all) : ((exp_all << M) | (1u << (M - 1)));
+  double a = std::fabs(x);
+  if (std::isinf(a)) return sign | (finite_only ? max_finite : exp_all << M);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);
+  int ex = e - 1;                      // a is in [2^ex, 2^(ex+1))
+  if (ex < 1 - bias) ex = 1 - bias;    // subnormals share the smallest exponent's quantum
+  // Scaling by a power of two is exact; nearbyint rounds to nearest even in the default mode.
+  uint64_t q = static_cast<uint64_t>(std::nearbyint(std::ldexp(a, M - ex)));
+  if (q >= (2ull << M)) {  // rounding carried into the next binade
+    ++ex;
+    q >>= 1;
+  }
+  uint32_t biased = q < (1ull << M) ? 0u : static_cast<uint32_t>(ex + bias);
+  uint32_t bits = (biased << M) | static_cast<uint32_t>(q & mant_all);
+  if (finite_only) {
+    if (biased > exp_all || bits > max_finite) bits = max_finite;
+  } else if (biased >= exp_all) {
+    bits = exp_all << M;
+  }
+  return sign | bits;
+}
+
+double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only) {
+  const int bias = (1 << (E - 1)) - 1;
+  const uint32_t exp_all = (1u << E) - 1;
+  const uint32_t mant_all = (1u << M) - 1;
+  bool neg = (bits >> (E + M)) & 1u;
+  uint32_t ex = (bits >> M) & exp_all, mant = bits & mant_all;
+  double v;
+  if (!finite_only && ex == exp_all) {
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else if (finite_only && ex == exp_all && mant == mant_all) {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else if (ex == 0) {
+    v = std::ldexp(static_cast<double>(mant), 1 - bias - M);
+  } else {
+    v = std::ldexp(static_cast<double>(mant | (1u << M)), static_cast<int>(ex) - bias - M);
+  }
+  return neg ? -v : v;
+}
+
+namespace {
+struct Format {
+  int E, M;
+  bool finite_only;
+};
+bool MinifloatOf(DataType t, Format* f) {
+  switch (t.code()) {
+    case DataType::Code::kFloat:
+      if (t.bits() != 16) return false;
+      *f = {5, 10, false};
+      return true;
+    case DataType::Code::kBFloat: *f = {8, 7, false}; return true;
+    case DataType::Code::kFloat8E4M3: *f = {4, 3, true}; return true;
+    case DataType::Code::kFloat8E5M2: *f = {5, 2, false}; return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+double RoundFloat(double x, DataType t) {
+  Format f;
+  if (MinifloatOf(t, &f)) return DecodeMinifloat(EncodeMinifloat(x, f.E, f.M, f.finite_only), f.E, f.M, f.finite_only);
+  if (t.bits() == 32) return static_cast<double>(static_cast<float>(x));
+  return x;
+}
+
+int64_t WrapInt(int64_t v, DataType t) {
+  if (t.is_bool()) return v != 0;
+  int bits = t.bits();
+  if (bits >= 64) return v;
+  uint64_t m = (1ull << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & m;
+  if (t.is_int() && (u >> (bits - 1))) u |= ~m;  // sign-extend
+  return static_cast<int64_t>(u);
+}
+
+double AsDouble(Slot v, DataType t) {
+  if (t.is_float()) return v.f;
+  if (t.is_uint() && t.bits() == 64) return static_cast<double>(static_cast<uint64_t>(v.i));
+  return static_cast<double>(v.i);
+}
+
+int64_t AsInt(Slot v, DataType t) {
+  if (!t.is_float()) return v.i;
+  double x = std::trunc(v.f);
+  if (std::isnan(x)) return 0;
+  if (x >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (x <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+
+Slot Convert(Slot v, DataType from, DataType to) {
+  Slot r;
+  if (to.is_float()) {
+    r.f = RoundFloat(AsDouble(v, from), to);
+  } else if (to.is_bool()) {
+    r.i = from.is_float() ? v.f != 0 : v.i != 0;
+  } else if (from.is_float()) {
+    // Saturate to the target range, as cvt.rzi.sat does, instead of wrapping a huge value.
+    double x = std::trunc(v.f);
+    if (std::isnan(x)) {
+      r.i = 0;
+    } else {
+      int bits = to.bits();
+      double lo = to.is_int() ? -std::ldexp(1.0, bits - 1) : 0.0;
+      double hi = to.is_int() ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+      if (x < lo) x = lo;
+      if (x > hi) x = hi;
+      if (to.is_uint() && bits == 64 && x >= 9.2233720368547758e18)
+        r.i = static_cast<int64_t>(static_cast<uint64_t>(x));
+      else
+        r.i = WrapInt(static_cast<int64_t>(x), to);
+    }
+  } else {
+    r.i = WrapInt(v.i, to);
+  }
+  return r;
+}
+
+void StoreScalar(void* p, DataType t, Slot v) {
+  Format f;
+  if (MinifloatOf(t, &f)) {
+    uint32_t b = EncodeMinifloat(v.f, f.E, f.M, f.finite_only);
+    if (t.bits() == 16) {
+      uint16_t h = static_cast<uint16_t>(b);
+      std::memcpy(p, &h, 2);
+    } else {
+      uint8_t q = static_cast<uint8_t>(b);
+      std::memcpy(p, &q, 1);
+    }
+    return;
+  }
+  if (t.is_float()) {
+    if (t.bits() == 32) {
+      float x = static_cast<float>(v.f);
+      std::memcpy(p, &x, 4);
+    } else {
+      std::memcpy(p, &v.f, 8);
+    }
+    return;
+  }
+  switch (t.bytes()) {
+    case 1: { int8_t x = static_cast<int8_t>(v.i); std::memcpy(p, &x, 1); return; }
+    case 2: { int16_t x = static_cast<int16_t>(v.i); std::memcpy(p, &x, 2); return; }
+    case 4: { int32_t x = static_cast<int32_t>(v.i); std::memcpy(p, &x, 4); return; }
+    case 8: std::memcpy(p, &v.i, 8); return;
+  }
+  throw InternalError("emulator: cannot store dtype " + t.str());
+}
+
+Slot LoadScalar(const void* p, DataType t) {
+  Slot r;
+  Format f;
+  if (MinifloatOf(t, &f)) {
+    uint32_t b;
+    if (t.bits() == 16) {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      b = h;
+    } else {
+      uint8_t q;
+      std::memcpy(&q, p, 1);
+      b = q;
+    }
+    r.f = DecodeMinifloat(b, f.E, f.M, f.finite_only);
+    return r;
+  }
+  if (t.is_float()) {
+    if (t.bits() == 32) {
+      float x;
+      std::memcpy(&x, p, 4);
+      r.f = x;
+    } else {
+      std::memcpy(&r.f, p, 8);
+    }
+    return r;
+  }
+  int64_t raw = 0;
+  switch (t.bytes()) {
+    case 1: { int8_t x; std::memcpy(&x, p, 1); raw = x; break; }
+    case 2: { int16_t x; std::memcpy(&x, p, 2); raw = x; break; }
+    case 4: { int32_t x; std::memcpy(&x, p, 4); raw = x; break; }
+    case 8: std::memcpy(&raw, p, 8); break;
+    default: throw InternalError("emulator: cannot load dtype " + t.str());
+  }
+  r.i = WrapInt(raw, t);  // zero-extends unsigned types, normalises bool
+  return r;
+}
+
+}  // namespace tl::emu
