@@ -39,3 +39,10 @@ class TileLangLayoutError(TileLangError):
 
 class TileLangInternalError(Exception):
     """A compiler bug: please report it."""
+
+
+class TileLangEmulationError(TileLangError):
+    """The emulator found what a GPU would not report: out-of-bounds accesses, shared-memory races,
+    reads of never-written memory, divergent barriers. ``reports`` lists (kind, message)."""
+
+    reports = ()

@@ -86,6 +86,15 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (op == "tl.bitwise_xor") {  // integer xor (shared-memory swizzles)
+    TmpScope ts(this);
+    Slot* x = Tmp();
+    Slot* y = Tmp();
+    Eval(c->args[0], act, x);
+    Eval(c->args[1], act, y);
+    for (int t : act) out[t].i = WrapInt(x[t].i ^ y[t].i, rt);
+    return;
+  }
   if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c, act, out);
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";

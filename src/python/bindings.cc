@@ -15,6 +15,7 @@
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "emulator/emulator.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_module.h"
 #include "runtime/module.h"
@@ -343,6 +344,29 @@ NB_MODULE(_ffi, m) {
         return c.Check(args, {}, device);
       })
       .def("grid", &CudaModule::Grid)
+      .def("emulate", [](const CudaModule& c, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
+        std::vector<int64_t> sv = c.Check(args, {}, "cpu");
+        std::vector<void*> ptrs;
+        std::map<const VarNode*, double> syms;
+        for (size_t i = 0; i < args.size(); ++i) {
+          const Param& p = c.func->params[i];
+          ptrs.push_back(p.buffer ? args[i].data : nullptr);
+          if (!p.buffer) syms[p.var.get()] = args[i].scalar;
+        }
+        for (size_t i = 0; i < c.syms.size(); ++i) syms[c.syms[i].get()] = static_cast<double>(sv[i]);
+        emu::Options o;
+        o.check_races = races;
+        o.check_uninit = uninit;
+        o.max_reports = max_reports;
+        emu::Result r;
+        {
+          nb::gil_scoped_release release;
+          r = emu::Run(c.lowered, ptrs, syms, o);
+        }
+        std::vector<std::pair<std::string, std::string>> reps;
+        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
+        return std::make_tuple(reps, r.total_reports, r.lane_ops);
+      }, "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20)
       .def("launch", [](const CudaModule& c, const std::vector<TensorArg>& args, uintptr_t stream) {
         nb::gil_scoped_release release;
         c.Launch(args, stream);
@@ -375,6 +399,7 @@ NB_MODULE(_ffi, m) {
     return CodegenCUDA(LowerForCUDA(f, t, lower_opts({}), &info), t.arch);
   }, "func"_a, "target"_a = "cuda");
   m.def("cuda_driver_available", &cuda::DriverAvailable);
+  m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
   // Fragment layouts as (thread, local) tables, for plots and tests.
   m.def("fragment_table", [](const std::string& kind, const std::vector<int64_t>& p) {

@@ -1,6 +1,7 @@
 // PlanSharedMemory and InsertBarriers: the two passes over thread-level CUDA IR.
 #include <algorithm>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -127,9 +128,19 @@ class Barriers {
  public:
   explicit Barriers(CudaCtx* ctx) : ctx_(ctx) {}
 
+  // Writes remember which statement (by source position) made them: two writes from the same
+  // tile op come from one thread partition and never overlap, so only writes from different
+  // ops need ordering.
   struct State {
-    std::set<std::string> r, w;
-    void Merge(const State& o) { r.insert(o.r.begin(), o.r.end()); w.insert(o.w.begin(), o.w.end()); }
+    std::set<std::string> r;
+    std::map<std::string, std::string> w;  // buffer -> writer ("*" when several)
+    void Merge(const State& o) {
+      r.insert(o.r.begin(), o.r.end());
+      for (auto& [b, who] : o.w) {
+        auto it = w.find(b);
+        if (it == w.end()) w[b] = who; else if (it->second != who) it->second = "*";
+      }
+    }
   };
 
   Stmt Visit(const Stmt& s, State& st) {
@@ -191,7 +202,7 @@ class Barriers {
         Stmt b = Visit(n->body, entry);
         ignore_ = saved;
         st.Merge(entry);
-        for (auto& x : managed) { st.r.insert(x); st.w.insert(x); }
+        for (auto& x : managed) { st.r.insert(x); st.w[x] = "*"; }
         return For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
       }
       default: return Leaf(s, st);
@@ -217,10 +228,19 @@ class Barriers {
     if (x == ctx_->smem.end() || y == ctx_->smem.end()) return false;
     return x->second.first < y->second.second && y->second.first < x->second.second;
   }
-  bool Hits(const std::set<std::string>& a, const std::set<std::string>& b) const {
+  template <typename A, typename B>
+  bool Hits(const A& a, const B& b) const {
     for (auto& x : a)
       for (auto& y : b)
-        if (Alias(x, y)) return true;
+        if (Alias(Key(x), Key(y))) return true;
+    return false;
+  }
+  static const std::string& Key(const std::string& s) { return s; }
+  static const std::string& Key(const std::pair<const std::string, std::string>& p) { return p.first; }
+  bool WriteAfterWrite(const State& acc, const State& st) const {
+    for (auto& [x, who] : acc.w)
+      for (auto& [y, prev] : st.w)
+        if (Alias(x, y) && (x != y || who != prev || who == "*")) return true;
     return false;
   }
 
@@ -229,18 +249,19 @@ class Barriers {
     struct V : IRVisitor {
       State* a;
       const std::set<std::string>* ign;
+      std::string who;
       void VisitLoad(const BufferLoadNode* n) override {
         if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->r.insert(n->buffer->name);
         IRVisitor::VisitLoad(n);
       }
       void VisitStore(const StoreNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->w.insert(n->buffer->name);
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->w[n->buffer->name] = who;
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
         if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add") && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
-          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer->name)) a->w.insert(d->buffer->name);
+          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer->name)) a->w[d->buffer->name] = who;
           for (auto& x : d ? d->indices : std::vector<Expr>{}) VisitExpr(x);
           for (size_t i = 1; i < n->args.size(); ++i) VisitExpr(n->args[i]);
           return;
@@ -250,8 +271,10 @@ class Barriers {
     } v;
     v.a = &acc;
     v.ign = &ignore_;
+    v.who = s->span.file + ":" + std::to_string(s->span.line) + ":" + std::to_string(s->span.col);
+    if (!s->span.defined()) v.who = "*";
     v.VisitStmt(s);
-    bool conflict = Hits(acc.r, st.w) || Hits(acc.w, st.w) || Hits(acc.w, st.r);
+    bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r);
     Stmt out = s;
     if (conflict) {
       out = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), s}, s->span);

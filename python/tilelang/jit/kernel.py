@@ -113,16 +113,34 @@ class JITKernel:
         elif isinstance(out_idx, int):
             out_idx = [out_idx]
         self.out_idx = sorted(i % n if -n <= i < n else _bad_out(i, n) for i in out_idx)
-        if execution_backend not in (None, "auto", "cpp", "native"):
-            raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
-                                           f"'{self.kind}' in this build")
-        if self.kind != "cpu":
+        use_cache = not os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
+        cache_dir = os.environ.get("TILELANG_CACHE_DIR", "")
+        if self.kind == "cpu":
+            if execution_backend not in (None, "auto", "cpp", "native"):
+                raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
+                                               "'cpu' (use 'auto')")
+            self.execution_backend = "native"
+            self._mod = _ffi.build_cpu(func, include_dir(), use_cache, cache_dir,
+                                       self.pass_configs.get("cpu.compile_flags", ""))
+        elif self.kind == "cuda":
+            if execution_backend not in (None, "auto", "cuda", "nvrtc", "cython", "ctypes", "tvm_ffi", "emulator"):
+                raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
+                                               "'cuda'; use 'auto' (a GPU through the CUDA driver) or 'emulator' "
+                                               "(the CPU, lane by lane)")
+            self.execution_backend = "emulator" if execution_backend == "emulator" else "cuda"
+            arch = self.target_opts.get("arch")
+            if arch is None and self.execution_backend == "cuda" and _ffi.cuda_driver_available():
+                arch = _ffi.cuda_device_arch(0)
+            spec = f"cuda -arch={arch}" if arch else "cuda"
+            cfg = {k: str(v) for k, v in self.pass_configs.items()}
+            self._mod = _ffi.build_cuda(func, spec, include_dir(), use_cache, cache_dir, cfg,
+                                        self.execution_backend == "cuda")
+            self.warnings = list(self._mod.warnings)
+            self.last_lane_ops = 0
+        else:
             raise TileLangUnsupportedError(
                 f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "
-                "use target='cpu' (the CUDA backend and the emulator are open work)")
-        use_cache = not os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
-        self._mod = _ffi.build_cpu(func, include_dir(), use_cache, os.environ.get("TILELANG_CACHE_DIR", ""),
-                                   self.pass_configs.get("cpu.compile_flags", ""))
+                "use target='cpu' or target='cuda'")
         if verbose:
             print(self.get_kernel_source())
 
@@ -132,6 +150,32 @@ class JITKernel:
 
     def get_kernel_source(self):
         return self._mod.source
+
+    # ---- CUDA artifacts ----------------------------------------------------------------------
+    def _cuda(self, what):
+        if self.kind != "cuda":
+            raise TileLangUnsupportedError(f"{what} exists only for target 'cuda' (this kernel is for '{self.kind}')")
+        return self._mod
+
+    def get_ptx(self):
+        """The PTX of the kernel (empty when built for the emulator only)."""
+        return self._cuda("PTX").ptx
+
+    def get_resource_usage(self):
+        """registers, shared_bytes (dynamic), static_shared_bytes, spill_stores, spill_loads, stack_bytes (ptxas)."""
+        return dict(self._cuda("resource usage").resources)
+
+    def get_shared_memory_report(self):
+        """Per-buffer shared-memory footprint (buffer, shape, dtype, stages, bytes, offset) against the limit."""
+        return self._cuda("a shared-memory report").smem_report
+
+    def get_lowered_ir(self):
+        """The thread-level IR the CUDA code generator printed (and the emulator executes)."""
+        return _ffi.print_func(self._cuda("thread-level IR").lowered)
+
+    @property
+    def layouts(self):
+        return dict(self._cuda("layouts").layouts)
 
     def __call__(self, *args):
         n = len(self.func.params)
@@ -149,7 +193,7 @@ class JITKernel:
                 if like_torch is not None:
                     import torch
 
-                    outs.append(torch.empty(shape, dtype=getattr(torch, dtype)))
+                    outs.append(torch.empty(shape, dtype=getattr(torch, dtype), device=like_torch.device))
                 else:
                     outs.append(np.empty(shape, dtype=_np_dtype(dtype)))
             full, it_in, it_out = [], iter(args), iter(outs)
@@ -161,7 +205,31 @@ class JITKernel:
             full = list(args)
             outs = []
         keep = [_to_arg(a, self.func, i) for i, a in enumerate(full)]
-        self._mod.launch([k[0] for k in keep])
+        descs = [k[0] for k in keep]
+        if self.kind == "cpu":
+            self._mod.launch(descs)
+        elif self.execution_backend == "emulator":
+            cfg = self.pass_configs
+            reports, total, lane_ops = self._mod.emulate(descs, bool(cfg.get("emulator.check_races", True)),
+                                                         bool(cfg.get("emulator.check_uninit", True)))
+            self.last_lane_ops = lane_ops
+            if reports:
+                from ..errors import TileLangEmulationError
+
+                lines = [f"[{k}] {m}" for k, m in reports]
+                more = f"\n... and {total - len(reports)} more" if total > len(reports) else ""
+                err = TileLangEmulationError(f"the emulator found {total} problem(s) in kernel '{self.func.name}':\n"
+                                             + "\n".join(lines) + more)
+                err.reports = tuple(reports)
+                raise err
+        else:
+            stream = 0
+            like_torch = next((a for a in full if type(a).__module__.startswith("torch")), None)
+            if like_torch is not None and like_torch.is_cuda:
+                import torch
+
+                stream = torch.cuda.current_stream(like_torch.device).cuda_stream
+            self._mod.launch(descs, stream)
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
