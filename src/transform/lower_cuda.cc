@@ -207,11 +207,14 @@ class LayoutInferencer {
       case StmtKind::kGemm: gemms_.push_back(As<GemmNode>(s)); return;
       case StmtKind::kReduce: reduces_.push_back(As<ReduceNode>(s)); return;
       case StmtKind::kCumsum: {
+        // A scan over a fragment runs whole in every thread (each holds a replica).
         auto* c = As<CumsumNode>(s);
-        if (c->src.buffer->scope == Scope::kFragment || c->dst.buffer->scope == Scope::kFragment)
-          throw UserError(ErrorKind::kUnsupported,
-                          "T.cumsum on a fragment is not supported by the CUDA backend yet; use a shared buffer",
-                          s->span);
+        for (auto* b : {&c->src.buffer, &c->dst.buffer})
+          if ((*b)->scope == Scope::kFragment) {
+            std::vector<int64_t> shape;
+            for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, s->span, "a cumsum tile"));
+            Assign(*b, Replicated(shape, ctx_->threads), "T.cumsum on a fragment", s->span);
+          }
         return;
       }
       case StmtKind::kFor: {
@@ -982,8 +985,17 @@ class Lowerer : public IRMutator {
     Buffer acc = Scratch("scan", t, 1, Scope::kLocal);
     std::vector<Stmt> out;
     Span sp = n->span;
-    for (int64_t it = 0; it < (lines + T_ - 1) / T_; ++it) {
-      Expr line = C(it * T_) + tx_;
+    bool replicated = n->src.buffer->scope == Scope::kFragment || n->dst.buffer->scope == Scope::kFragment;
+    Var lv = MakeVar("line");
+    int64_t per_thread = replicated ? 1 : (lines + T_ - 1) / T_;
+    auto load = [&](const Buffer& b, const std::vector<Expr>& idx) {
+      if (b->scope != Scope::kFragment) return MapLoad(b, idx);
+      Expr flat = C(0);
+      for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
+      return Load(MapBuffer(b), {Simplify(flat)});
+    };
+    for (int64_t it = 0; it < per_thread; ++it) {
+      Expr line = replicated ? Expr(lv) : C(it * T_) + tx_;
       std::vector<Expr> ti(other.size());
       Expr rest = line;
       for (size_t d = other.size(); d-- > 0;) {
@@ -999,15 +1011,16 @@ class Lowerer : public IRMutator {
         idx[ax] = idx[ax] + pos;
         return idx;
       };
-      Expr x = MapLoad(n->src.buffer, index(n->src));
+      Expr x = load(n->src.buffer, index(n->src));
       if (x->dtype != t) x = Cast(t, x);
-      Expr dmapped = MapLoad(n->dst.buffer, index(n->dst));
+      Expr dmapped = load(n->dst.buffer, index(n->dst));
       auto* dl = As<BufferLoadNode>(dmapped);
       Stmt body = Seq({Store(acc, Binary(BinaryOp::kAdd, Load(acc, {C(0)}), x), {C(0)}, sp),
                        Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)}, sp);
       Stmt st = Seq({Store(acc, t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0), {C(0)}, sp),
                      For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)}, sp);
-      if ((it + 1) * T_ > lines) st = If(Lt(line, C(lines)), st, nullptr, sp);
+      if (replicated) st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
+      else if ((it + 1) * T_ > lines) st = If(Lt(line, C(lines)), st, nullptr, sp);
       out.push_back(st);
     }
     return Seq(out, sp);
