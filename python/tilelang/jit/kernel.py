@@ -116,6 +116,12 @@ class JITKernel:
         if execution_backend not in (None, "auto", "cpp", "native"):
             raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
                                            f"'{self.kind}' in this build")
+        # --- TL_LOWER_TRACE=<dir>: dump the IR after every pass (see tilelang/tools/lower_trace.py) ---
+        if os.environ.get("TL_LOWER_TRACE"):
+            from ..tools.lower_trace import trace_from_env
+
+            trace_from_env(func, target)
+        # ---
         if self.kind != "cpu":
             raise TileLangUnsupportedError(
                 f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "
