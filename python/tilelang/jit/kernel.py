@@ -172,10 +172,10 @@ class JITKernel:
             return None
         return outs[0] if len(outs) == 1 else outs
 
-    def get_profiler(self, tensor_supply_type=None):
+    def get_profiler(self, tensor_supply_type=None, **kwargs):
         from ..profiler import Profiler
 
-        return Profiler(self)
+        return Profiler(self, tensor_supply_type=tensor_supply_type, **kwargs)
 
 
 def _bad_out(i, n):
