@@ -131,3 +131,30 @@ def test_autotune_usage_errors():
         tuned(64)  # `block` is both passed and tuned
     with pytest.raises(TileLangTypeError, match="dict"):
         tilelang.autotune(configs=[64], use_cache=False)(tilelang.jit(target="cpu")(_add_plus))()
+
+
+def _slow_or_crashing(i):
+    import os
+    import time
+
+    if i == 1:
+        time.sleep(60)
+    if i == 2:
+        os._exit(3)  # a worker dying as a crashing compiler would
+    if i == 3:
+        raise TileLangTypeError("bad tile")
+
+
+def test_compile_pool_timeouts_crashes_and_errors():
+    from tilelang.autotuner import compile_pool
+
+    if not compile_pool.fork_available():
+        pytest.skip("needs fork")
+    seen = []
+    out = compile_pool.compile_all(_slow_or_crashing, [0, 1, 2, 3, 4], workers=2, timeout=1.5,
+                                   on_done=lambda i, r: seen.append(i))
+    assert sorted(out) == [0, 1, 2, 3, 4] and sorted(seen) == [0, 1, 2, 3, 4]
+    assert out[0][0] is None and out[4][0] is None
+    assert "timed out" in out[1][0]
+    assert "crashed" in out[2][0]
+    assert out[3][0] == "TileLangTypeError: bad tile"

@@ -5,16 +5,17 @@ decorators) needs no pickling: the parent puts the job in _JOB before starting t
 indices. A worker compiles its candidate into the kernel disk cache and returns only whether that worked
 and why not; the parent then loads each built library from the cache quickly.
 
-Timeouts are per candidate, from the moment it is seen running; a candidate over its time has its pool
-killed, and the candidates not finished yet go on in a fresh pool. A worker that dies (a crash in the
-compiler) breaks the pool: the unfinished candidates are rerun one at a time, which names the culprit.
+Timeouts are per candidate, from the moment a worker starts it (a start time in shared memory); a
+candidate over its time has its pool killed, and the candidates not finished yet go on in a fresh pool.
+A worker that dies (a crash in the compiler) breaks the pool: when only one candidate was running it is
+the culprit, else the unfinished candidates are rerun one at a time, which names it.
 """
 import concurrent.futures as cf
 import multiprocessing
 import time
 from concurrent.futures.process import BrokenProcessPool
 
-_JOB = None  # (compile_fn(i) -> None or raises) set by the parent before forking
+_JOB = None  # (compile_fn(i) -> None or raises, shared start times by i) set by the parent before forking
 
 
 def describe_error(e):
@@ -29,9 +30,11 @@ def describe_error(e):
 
 
 def _run_one(i):
+    compile_fn, started = _JOB
+    started[i] = time.time()  # shared memory: the parent's clock for this candidate's timeout
     t0 = time.perf_counter()
     try:
-        _JOB(i)
+        compile_fn(i)
         return None, time.perf_counter() - t0
     except Exception as e:  # noqa: BLE001 -- every failure is a reason to skip the candidate
         return describe_error(e), time.perf_counter() - t0
@@ -57,14 +60,17 @@ def compile_all(compile_fn, indices, workers, timeout=None, on_done=None):
             finish(i, *_run_serial(compile_fn, i))
         return results
 
-    _JOB = compile_fn
     ctx = multiprocessing.get_context("fork")
+    started = ctx.Array("d", max(indices) + 1, lock=False)
+    _JOB = (compile_fn, started)
     pending = list(indices)
     try:
         while pending:
+            for i in pending:
+                started[i] = 0.0
             pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=ctx)
             futures = {pool.submit(_run_one, i): i for i in pending}
-            seen_running, timed_out, broken = {}, [], False
+            timed_out, broken = [], False
             try:
                 while futures and not timed_out and not broken:
                     done, _ = cf.wait(list(futures), timeout=0.05, return_when=cf.FIRST_COMPLETED)
@@ -74,14 +80,13 @@ def compile_all(compile_fn, indices, workers, timeout=None, on_done=None):
                             finish(i, *f.result())
                         except BrokenProcessPool:
                             broken = True
-                            if workers == 1:  # one at a time: this candidate killed its worker
-                                finish(i, "the compiler crashed (the worker process died)", None)
-                    now = time.monotonic()
-                    for f, i in futures.items():
-                        if f.running():
-                            seen_running.setdefault(i, now)
+                    if broken:  # the culprit started and never finished; alone, it is known for sure
+                        suspects = [i for i in pending if i not in results and started[i]]
+                        if len(suspects) == 1:
+                            finish(suspects[0], "the compiler crashed (the worker process died)", None)
                     if timeout:
-                        timed_out = [i for i, t0 in seen_running.items() if i in futures.values() and now - t0 > timeout]
+                        now = time.time()
+                        timed_out = [i for i in futures.values() if started[i] and now - started[i] > timeout]
             finally:
                 if timed_out or broken:
                     for p in list(getattr(pool, "_processes", {}).values()):

@@ -252,7 +252,8 @@ class AutoTuner:
         good = [r for r in results if r.ok]
         if not good:
             lines = "\n".join(f"  {r.config}: {r.reason}" for r in results)
-            raise TileLangArgumentError(f"autotuning '{name}': no configuration compiled and passed its checks:\n{lines}")
+            raise TileLangArgumentError(
+                f"autotuning '{name}': no configuration compiled and passed its checks:\n{lines}")
         best = min(good, key=lambda r: r.latency)
         kernel = build(best.index)
         inputs = inputs_box[0]

@@ -86,7 +86,8 @@ class Profiler:
         try:
             import torch
         except ImportError:
-            raise TileLangUnsupportedError(f"profiling a '{self.kernel.kind}' kernel needs PyTorch with a GPU") from None
+            raise TileLangUnsupportedError(
+                f"profiling a '{self.kernel.kind}' kernel needs PyTorch with a GPU") from None
         out = []
         for x in inputs:
             if isinstance(x, np.ndarray):
@@ -153,7 +154,7 @@ class Profiler:
         expected = [_to_numpy(r) for r in _as_list(reference_program(*ref_in))]
         args = self._on_device(host) if input_tensors is None else list(input_tensors)
         got = self._outputs(args, self.kernel(*args))
-        names = [s.name for s in self.specs if s.index in self.out_idx] if self.out_idx else [s.name for s in self.specs]
+        names = [s.name for s in self.specs if not self.out_idx or s.index in self.out_idx]
         if not self.out_idx:
             got, names = got[len(got) - len(expected):], names[len(names) - len(expected):]
         if len(expected) != len(got):

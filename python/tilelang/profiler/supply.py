@@ -122,10 +122,10 @@ def make_tensor(dtype, shape, supply=TensorSupplyType.Auto, rng=None):
         data = np.ones(size)
     elif dtype == "bool":
         data = rng.integers(0, 2, size)
-    elif supply == TensorSupplyType.Integer or (integer and supply != TensorSupplyType.Uniform):
+    elif supply == TensorSupplyType.Integer or integer:  # integer dtypes: small integers whatever the type
         data = rng.integers(0 if unsigned else -2, 5 if unsigned else 3, size)
     elif supply == TensorSupplyType.Uniform:
-        data = rng.integers(0 if unsigned else -2, 5 if unsigned else 3, size) if integer else rng.uniform(-1.0, 1.0, size)
+        data = rng.uniform(-1.0, 1.0, size)
     else:  # Normal, Randn, Auto on floating point
         data = rng.standard_normal(size)
     if shape is None:

@@ -34,7 +34,8 @@ class PassRecord:
         return f"{self.index:02d}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', self.name)}.txt"
 
     def __repr__(self):
-        return f"PassRecord({self.index}, {self.name!r}, {self.ms:.3f} ms, {'changed' if self.changed else 'unchanged'})"
+        status = "changed" if self.changed else "unchanged"
+        return f"PassRecord({self.index}, {self.name!r}, {self.ms:.3f} ms, {status})"
 
 
 class LowerTrace:
@@ -105,7 +106,8 @@ class LowerTrace:
         src = ""
         if self.final_source is not None:
             name = f"final_source.{self.source_ext}"
-            src = f'<h2 id="source">Final source (<a href="{name}">{name}</a>)</h2>\n<pre>{esc(self.final_source)}</pre>'
+            src = (f'<h2 id="source">Final source (<a href="{name}">{name}</a>)</h2>\n'
+                   f'<pre>{esc(self.final_source)}</pre>')
         return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>lower trace: {esc(self.func_name)} ({esc(self.kind)})</title>
 <style>
