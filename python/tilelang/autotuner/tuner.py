@@ -142,7 +142,8 @@ class AutoTuner:
 
     def __init__(self, jitted, configs, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
                  atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
-                 shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True):
+                 shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True,
+                 return_mode="median"):
         if not callable(jitted) or not hasattr(jitted, "jit_options"):
             raise TileLangTypeError("@tilelang.autotune goes above @tilelang.jit: it tunes a jit factory, got "
                                     f"{getattr(jitted, '__name__', type(jitted).__name__)}")
@@ -157,7 +158,7 @@ class AutoTuner:
         self.cache_input_tensors = cache_input_tensors
         self.shapes, self.dynamic_values = shapes, dynamic_values
         self.max_workers = max_workers
-        self.use_cache, self.verbose = use_cache, verbose
+        self.use_cache, self.verbose, self.return_mode = use_cache, verbose, return_mode
         self.memory = {}  # call key -> AutotuneResult
 
     # ---- the call -------------------------------------------------------------------------------
@@ -196,7 +197,8 @@ class AutoTuner:
         src_hash, name = _factory_identity(self.factory)
         opts = self.jitted.jit_options
         text = repr((__version__, src_hash, name, _freeze(args), _freeze(kwargs), str(opts.get("target")),
-                     repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs]))
+                     repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs],
+                     self.return_mode))
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
         return os.path.join(_cache_root(), f"{name.rsplit('.', 1)[-1]}_{digest}.json")
 
@@ -298,7 +300,8 @@ class AutoTuner:
             if self.timeout and time.perf_counter() - t0 > self.timeout:
                 r.status, r.reason = "timeout", f"one run took over {self.timeout} s"
                 return
-            r.latency = float(prof.do_bench(warmup=self.warmup, rep=self.rep, input_tensors=inputs))
+            r.latency = float(prof.do_bench(warmup=self.warmup, rep=self.rep, input_tensors=inputs,
+                                            return_mode=self.return_mode))
             r.status = "ok"
         except Exception as e:  # noqa: BLE001
             r.status, r.reason = "run_error", compile_pool.describe_error(e)
@@ -345,19 +348,20 @@ class AutoTuner:
 
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
              atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
-             shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True):
+             shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True, return_mode="median"):
     """Decorator above @tilelang.jit. ``configs``: a list of dicts of the factory's keyword arguments, or a
     function returning one (called with the call's arguments when it accepts them). ``warmup`` / ``rep``:
     the profiler's time budgets (ms). ``timeout``: seconds allowed to compile (and to run once) a candidate.
     ``ref_prog``: a NumPy reference; candidates whose outputs differ beyond atol/rtol are skipped.
     ``cache_input_tensors``: reuse one set of inputs for every candidate. ``max_workers``: compile processes
     (default: one per CPU). ``use_cache``: read and write the disk cache of best configurations.
+    ``return_mode``: the statistic compared ("median"; "min" resists a loaded machine's noise better).
     Calling the decorated factory returns an AutotuneResult, which calls like the best kernel."""
 
     def decorate(jitted):
         tuner = AutoTuner(jitted, configs, warmup, rep, timeout, ref_prog, supply_type, atol, rtol,
                           max_mismatched_ratio, skip_check, cache_input_tensors, shapes, dynamic_values, max_workers,
-                          use_cache, verbose)
+                          use_cache, verbose, return_mode)
 
         def wrapper(*args, **kwargs):
             return tuner(*args, **kwargs)
