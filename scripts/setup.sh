@@ -15,5 +15,5 @@ fi
 [ -d .venv ] || python3 -m venv .venv
 . .venv/bin/activate
 pip install -q --upgrade pip
-pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja
+pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib
 pip install -q --no-build-isolation -e .

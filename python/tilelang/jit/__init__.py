@@ -41,6 +41,9 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
             return cache[key]
 
         wrapper.cache = cache
+        # what @tilelang.autotune (stacked above) needs to know: the target is part of its cache key
+        wrapper.jit_options = {"out_idx": out_idx, "target": target, "execution_backend": execution_backend,
+                               "pass_configs": pass_configs}
         return wrapper
 
     return decorate(func) if func is not None else decorate

@@ -113,6 +113,12 @@ class JITKernel:
         elif isinstance(out_idx, int):
             out_idx = [out_idx]
         self.out_idx = sorted(i % n if -n <= i < n else _bad_out(i, n) for i in out_idx)
+        # --- TL_LOWER_TRACE=<dir>: dump the IR after every pass (see tilelang/tools/lower_trace.py) ---
+        if os.environ.get("TL_LOWER_TRACE"):
+            from ..tools.lower_trace import trace_from_env
+
+            trace_from_env(func, target)
+        # ---
         use_cache = not os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
         cache_dir = os.environ.get("TILELANG_CACHE_DIR", "")
         if self.kind == "cpu":
@@ -234,10 +240,10 @@ class JITKernel:
             return None
         return outs[0] if len(outs) == 1 else outs
 
-    def get_profiler(self, tensor_supply_type=None):
+    def get_profiler(self, tensor_supply_type=None, **kwargs):
         from ..profiler import Profiler
 
-        return Profiler(self)
+        return Profiler(self, tensor_supply_type=tensor_supply_type, **kwargs)
 
 
 def _bad_out(i, n):

@@ -1,0 +1,2 @@
+"""@tilelang.autotune and its results."""
+from .tuner import AutotuneResult, AutoTuner, CandidateResult, autotune  # noqa: F401

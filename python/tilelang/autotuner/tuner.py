@@ -1,0 +1,375 @@
+"""@tilelang.autotune: pick the fastest configuration of a @tilelang.jit factory.
+
+    @tilelang.autotune(configs=[{"block_M": 64, "block_N": 64}, ...], warmup=5, rep=20, ref_prog=ref)
+    @tilelang.jit(out_idx=[-1], target="cpu")
+    def matmul(M, N, K, block_M=128, block_N=128): ...
+
+    result = matmul(1024, 1024, 1024)   # an AutotuneResult; call it like the best kernel
+    result.config, result.latency, result.kernel, result.results
+
+Per call arguments: the candidates compile in parallel worker processes (into the kernel disk cache);
+those that fail to compile are skipped with their reason; each one left is checked against ref_prog (when
+given) and timed with the profiler; the best configuration is kept in memory and on disk (under
+TILELANG_CACHE_DIR/autotune/, keyed by the factory's source and qualified name, the call's arguments, the
+target and the configuration list), so a later process reuses it without tuning again.
+"""
+import hashlib
+import inspect
+import json
+import os
+import sys
+import tempfile
+import time
+
+from .. import __version__
+from ..errors import TileLangArgumentError, TileLangTypeError
+from . import compile_pool
+
+
+class CandidateResult:
+    """One configuration's outcome: status "ok", "compile_error", "wrong", "run_error" or "timeout"."""
+
+    __slots__ = ("index", "config", "status", "latency", "reason", "compile_s")
+
+    def __init__(self, index, config, status="pending", latency=None, reason=None, compile_s=None):
+        self.index, self.config, self.status = index, config, status
+        self.latency, self.reason, self.compile_s = latency, reason, compile_s
+
+    @property
+    def ok(self):
+        return self.status == "ok"
+
+    def to_json(self):
+        return {"index": self.index, "config": repr(self.config), "status": self.status, "latency": self.latency,
+                "reason": self.reason, "compile_s": self.compile_s}
+
+    def __repr__(self):
+        what = f"{self.latency:.4f} ms" if self.ok else f"{self.status}: {self.reason}"
+        return f"CandidateResult({self.config}, {what})"
+
+
+class AutotuneResult:
+    """The outcome of tuning: ``config``, ``latency`` (ms), ``kernel`` (the best JITKernel), ``ref_latency``
+    (the reference program's time, when given), ``results`` (every CandidateResult), ``from_cache``
+    (loaded from the disk cache without tuning), ``cache_path``. Calling it calls the best kernel; other
+    attributes (get_kernel_source, get_profiler, ...) are the kernel's."""
+
+    def __init__(self, config, latency, kernel, results, ref_latency=None, from_cache=False, cache_path=None):
+        self.config, self.latency, self.kernel, self.results = config, latency, kernel, results
+        self.ref_latency, self.from_cache, self.cache_path = ref_latency, from_cache, cache_path
+
+    @property
+    def skipped(self):
+        return [r for r in self.results if not r.ok]
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "kernel":  # not set yet (unpickling)
+            raise AttributeError(name)
+        return getattr(self.kernel, name)
+
+    def __repr__(self):
+        return (f"AutotuneResult(config={self.config}, latency={self.latency:.4f} ms, {len(self.results)} candidates, "
+                f"{len(self.skipped)} skipped{', from cache' if self.from_cache else ''})")
+
+
+def _freeze(x):
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if isinstance(x, dict):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in x.items()))
+    return x
+
+
+def _cache_root():
+    root = os.environ.get("TILELANG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-cpp")
+    return os.path.join(root, "autotune")
+
+
+def _cache_disabled():
+    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
+
+
+def _factory_identity(factory):
+    try:
+        source = inspect.getsource(factory)
+    except (OSError, TypeError):
+        code = getattr(factory, "__code__", None)
+        source = repr((code.co_code, code.co_consts)) if code is not None else repr(factory)
+    name = f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', repr(factory))}"
+    return hashlib.sha256(source.encode()).hexdigest(), name
+
+
+def _jsonable(x):
+    try:
+        json.dumps(x)
+        return x
+    except (TypeError, ValueError):
+        return repr(x)
+
+
+class _Progress:
+    """tqdm when installed, else one line per step."""
+
+    def __init__(self, total, desc, enabled):
+        self.bar, self.n, self.total, self.desc, self.enabled = None, 0, total, desc, enabled
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
+            except ImportError:
+                pass
+
+    def step(self, note=""):
+        self.n += 1
+        if self.bar is not None:
+            if note:
+                self.bar.set_postfix_str(note, refresh=False)
+            self.bar.update(1)
+        elif self.enabled:
+            print(f"[autotune] {self.desc}: {self.n}/{self.total} {note}", file=sys.stderr)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+class AutoTuner:
+    """The tuning state of one decorated factory (use through @tilelang.autotune)."""
+
+    def __init__(self, jitted, configs, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
+                 atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
+                 shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True,
+                 return_mode="median"):
+        if not callable(jitted) or not hasattr(jitted, "jit_options"):
+            raise TileLangTypeError("@tilelang.autotune goes above @tilelang.jit: it tunes a jit factory, got "
+                                    f"{getattr(jitted, '__name__', type(jitted).__name__)}")
+        if configs is None:
+            raise TileLangArgumentError("@tilelang.autotune needs configs=[{...}, ...] or a function returning them")
+        self.jitted = jitted
+        self.factory = getattr(jitted, "__wrapped__", jitted)
+        self.configs = configs
+        self.warmup, self.rep, self.timeout = warmup, rep, timeout
+        self.ref_prog, self.supply_type, self.skip_check = ref_prog, supply_type, skip_check
+        self.atol, self.rtol, self.max_mismatched_ratio = atol, rtol, max_mismatched_ratio
+        self.cache_input_tensors = cache_input_tensors
+        self.shapes, self.dynamic_values = shapes, dynamic_values
+        self.max_workers = max_workers
+        self.use_cache, self.verbose, self.return_mode = use_cache, verbose, return_mode
+        self.memory = {}  # call key -> AutotuneResult
+
+    # ---- the call -------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        key = (_freeze(args), _freeze(kwargs))
+        if key not in self.memory:
+            self.memory[key] = self.tune(*args, **kwargs)
+        return self.memory[key]
+
+    def _config_list(self, args, kwargs):
+        configs = self.configs
+        if callable(configs):
+            try:
+                inspect.signature(configs).bind(*args, **kwargs)
+                configs = configs(*args, **kwargs)
+            except TypeError:
+                configs = configs()
+        configs = list(configs)
+        if not configs:
+            raise TileLangArgumentError("@tilelang.autotune got an empty list of configurations")
+        for c in configs:
+            if not isinstance(c, dict):
+                raise TileLangTypeError(f"an autotune configuration is a dict of the factory's keyword arguments, "
+                                        f"got {c!r}")
+        try:
+            bound = set(inspect.signature(self.factory).bind_partial(*args, **kwargs).arguments)
+        except (TypeError, ValueError):
+            bound = set(kwargs)
+        clash = sorted(bound & {k for c in configs for k in c})
+        if clash:
+            raise TileLangArgumentError(f"argument(s) {', '.join(clash)} of '{self.factory.__name__}' are both passed "
+                                        "in the call and tuned by the configurations; pass only the fixed ones")
+        return configs
+
+    def _cache_path(self, args, kwargs, configs):
+        src_hash, name = _factory_identity(self.factory)
+        opts = self.jitted.jit_options
+        text = repr((__version__, src_hash, name, _freeze(args), _freeze(kwargs), str(opts.get("target")),
+                     repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs],
+                     self.return_mode))
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        return os.path.join(_cache_root(), f"{name.rsplit('.', 1)[-1]}_{digest}.json")
+
+    def _log(self, msg):
+        if self.verbose:
+            print(f"[autotune] {msg}", file=sys.stderr)
+
+    # ---- tuning ---------------------------------------------------------------------------------
+    def tune(self, *args, **kwargs):
+        configs = self._config_list(args, kwargs)
+        name = self.factory.__name__
+        caching = self.use_cache and not _cache_disabled()
+        path = self._cache_path(args, kwargs, configs) if caching else None
+        if path is not None:
+            hit = self._load(path, configs, args, kwargs)
+            if hit is not None:
+                return hit
+
+        results = [CandidateResult(i, c) for i, c in enumerate(configs)]
+
+        def build(i):
+            return self.jitted(*args, **kwargs, **configs[i])
+
+        # 1. compile every candidate, in parallel worker processes when the disk cache can carry the result
+        workers = self.max_workers or min(len(configs), os.cpu_count() or 1)
+        if not caching:
+            workers = 1
+        bar = _Progress(len(configs), f"compiling {name}", self.verbose)
+
+        def done(i, reason):
+            bar.step("failed" if reason else "")
+
+        outcome = compile_pool.compile_all(build, list(range(len(configs))), workers, self.timeout, done)
+        bar.close()
+        for i, (reason, secs) in outcome.items():
+            results[i].compile_s = secs
+            if reason is not None:
+                results[i].status = "timeout" if "timed out" in reason else "compile_error"
+                results[i].reason = reason
+                self._log(f"skipped config {configs[i]}: {reason}")
+
+        # 2. load, check and time the ones that compiled
+        inputs_box, ref_latency = [None], None  # the inputs shared by the candidates (cache_input_tensors)
+        live = [r for r in results if r.status == "pending"]
+        bar = _Progress(len(live), f"benchmarking {name}", self.verbose)
+        for r in live:
+            self._measure(r, build, inputs_box)
+            bar.step(f"{r.latency:.3f} ms" if r.ok else r.status)
+            if not r.ok:
+                self._log(f"skipped config {r.config}: {r.reason}")
+        bar.close()
+
+        good = [r for r in results if r.ok]
+        if not good:
+            lines = "\n".join(f"  {r.config}: {r.reason}" for r in results)
+            raise TileLangArgumentError(
+                f"autotuning '{name}': no configuration compiled and passed its checks:\n{lines}")
+        best = min(good, key=lambda r: r.latency)
+        kernel = build(best.index)
+        inputs = inputs_box[0]
+        if self.ref_prog is not None and inputs is not None:
+            try:
+                ref_latency = kernel.get_profiler(**self._profiler_kw()).do_bench(
+                    lambda: self.ref_prog(*inputs), warmup=self.warmup, rep=self.rep)
+            except Exception:  # noqa: BLE001 -- the reference's time is informative only
+                ref_latency = None
+        self._log(f"best config for {name}{args}: {best.config} at {best.latency:.4f} ms "
+                  f"({len(good)} of {len(results)} candidates valid)")
+        result = AutotuneResult(best.config, best.latency, kernel, results, ref_latency, False, path)
+        if path is not None:
+            self._store(path, result)
+        return result
+
+    def _profiler_kw(self):
+        return {"tensor_supply_type": self.supply_type, "shapes": self.shapes, "dynamic_values": self.dynamic_values}
+
+    def _measure(self, r, build, inputs_box):
+        try:
+            kernel = build(r.index)  # from the disk cache the worker filled
+        except Exception as e:  # noqa: BLE001
+            r.status, r.reason = "compile_error", compile_pool.describe_error(e)
+            return
+        try:
+            prof = kernel.get_profiler(**self._profiler_kw())
+            inputs = inputs_box[0] if self.cache_input_tensors else None
+            if inputs is None or len(inputs) != len(prof.input_specs):
+                inputs = prof.make_inputs()
+                inputs_box[0] = inputs
+            t0 = time.perf_counter()
+            if self.ref_prog is not None and not self.skip_check:
+                try:
+                    prof.assert_allclose(self.ref_prog, input_tensors=inputs, atol=self.atol, rtol=self.rtol,
+                                         max_mismatched_ratio=self.max_mismatched_ratio)
+                except AssertionError as e:
+                    r.status, r.reason = "wrong", f"result differs from ref_prog: {e}"
+                    return
+            else:
+                kernel(*inputs)
+            if self.timeout and time.perf_counter() - t0 > self.timeout:
+                r.status, r.reason = "timeout", f"one run took over {self.timeout} s"
+                return
+            r.latency = float(prof.do_bench(warmup=self.warmup, rep=self.rep, input_tensors=inputs,
+                                            return_mode=self.return_mode))
+            r.status = "ok"
+        except Exception as e:  # noqa: BLE001
+            r.status, r.reason = "run_error", compile_pool.describe_error(e)
+
+    # ---- the disk cache -------------------------------------------------------------------------
+    def _store(self, path, result):
+        data = {"factory": _factory_identity(self.factory)[1], "best_index": next(
+                    r.index for r in result.results if r.config is result.config),
+                "best_config": {str(k): _jsonable(v) for k, v in result.config.items()},
+                "best_config_repr": repr(result.config), "latency": result.latency,
+                "ref_latency": result.ref_latency, "results": [r.to_json() for r in result.results]}
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                json.dump(data, f, indent=1)
+            os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+        except OSError as e:
+            self._log(f"could not write the tuning cache {path}: {e}")
+
+    def _load(self, path, configs, args, kwargs):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            i = int(data["best_index"])
+            if not 0 <= i < len(configs) or repr(configs[i]) != data["best_config_repr"]:
+                return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or unreadable: tune again
+        try:
+            kernel = self.jitted(*args, **kwargs, **configs[i])
+        except Exception as e:  # noqa: BLE001
+            self._log(f"the cached best config {configs[i]} no longer compiles ({e}); tuning again")
+            return None
+        results = []
+        for j, rj in enumerate(data.get("results", [])):
+            cfg = configs[j] if j < len(configs) else rj.get("config")
+            results.append(CandidateResult(j, cfg, rj.get("status"), rj.get("latency"), rj.get("reason"),
+                                           rj.get("compile_s")))
+        self._log(f"using the cached best config for {self.factory.__name__}: {configs[i]} "
+                  f"({data['latency']:.4f} ms when tuned)")
+        return AutotuneResult(configs[i], float(data["latency"]), kernel, results, data.get("ref_latency"), True, path)
+
+
+def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
+             atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
+             shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True, return_mode="median"):
+    """Decorator above @tilelang.jit. ``configs``: a list of dicts of the factory's keyword arguments, or a
+    function returning one (called with the call's arguments when it accepts them). ``warmup`` / ``rep``:
+    the profiler's time budgets (ms). ``timeout``: seconds allowed to compile (and to run once) a candidate.
+    ``ref_prog``: a NumPy reference; candidates whose outputs differ beyond atol/rtol are skipped.
+    ``cache_input_tensors``: reuse one set of inputs for every candidate. ``max_workers``: compile processes
+    (default: one per CPU). ``use_cache``: read and write the disk cache of best configurations.
+    ``return_mode``: the statistic compared ("median"; "min" resists a loaded machine's noise better).
+    Calling the decorated factory returns an AutotuneResult, which calls like the best kernel."""
+
+    def decorate(jitted):
+        tuner = AutoTuner(jitted, configs, warmup, rep, timeout, ref_prog, supply_type, atol, rtol,
+                          max_mismatched_ratio, skip_check, cache_input_tensors, shapes, dynamic_values, max_workers,
+                          use_cache, verbose, return_mode)
+
+        def wrapper(*args, **kwargs):
+            return tuner(*args, **kwargs)
+
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(wrapper, attr, getattr(tuner.factory, attr, None))
+        wrapper.__wrapped__ = jitted
+        wrapper.tuner = tuner
+        return wrapper
+
+    return decorate(func) if func is not None else decorate

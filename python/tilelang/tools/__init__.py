@@ -1,0 +1,3 @@
+"""Tools for kernel engineers: the lower trace (IR after every pass, with diffs) and layout plots."""
+from .lower_trace import LowerTrace, PassRecord, available_targets, ir_lower_trace  # noqa: F401
+from .plot_layout import layout_tables, plot_layout  # noqa: F401

@@ -1,0 +1,196 @@
+"""The lower trace: the IR after every pass of a target's pipeline, how long each pass took, the final
+source, and a self-contained HTML page with each pass's diff against the IR before it.
+
+A target contributes two functions of the C++ core, looked up by the target's kind:
+``_ffi.lower_<kind>_trace(func)`` -> [(pass name, IR text after the pass, ms, changed), ...] and
+``_ffi.codegen_<kind>(func)`` -> source text. A target without a trace function raises
+TileLangUnsupportedError; one without a code generator still gets its pass dumps.
+"""
+import difflib
+import hashlib
+import html
+import json
+import os
+import re
+
+from .. import _ffi
+from ..errors import TileLangTypeError, TileLangUnsupportedError
+from ..jit import target as _target
+
+# File extension of the final source, per target kind.
+_SOURCE_EXT = {"cpu": "cpp", "cuda": "cu", "hip": "hip", "metal": "metal", "opencl": "cl", "webgpu": "wgsl"}
+
+
+class PassRecord:
+    """One pass of the pipeline: its name, the IR text after it, its time and whether it changed the IR."""
+
+    __slots__ = ("index", "name", "ir", "ms", "changed")
+
+    def __init__(self, index, name, ir, ms, changed):
+        self.index, self.name, self.ir, self.ms, self.changed = index, name, ir, float(ms), bool(changed)
+
+    @property
+    def file_name(self):
+        return f"{self.index:02d}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', self.name)}.txt"
+
+    def __repr__(self):
+        status = "changed" if self.changed else "unchanged"
+        return f"PassRecord({self.index}, {self.name!r}, {self.ms:.3f} ms, {status})"
+
+
+class LowerTrace:
+    """The result of ir_lower_trace: ``input_ir``, ``passes`` (PassRecord list), ``final_source`` (None when the
+    target has no code generator yet), ``source_ext`` and ``out_dir`` (None when nothing was written)."""
+
+    def __init__(self, func_name, kind, input_ir, passes, final_source):
+        self.func_name, self.kind, self.input_ir = func_name, kind, input_ir
+        self.passes, self.final_source = passes, final_source
+        self.source_ext = _SOURCE_EXT.get(kind, "txt")
+        self.out_dir = None
+
+    @property
+    def total_ms(self):
+        return sum(p.ms for p in self.passes)
+
+    def unchanged(self):
+        """Names of the passes that left the IR as it was."""
+        return [p.name for p in self.passes if not p.changed]
+
+    def summary(self):
+        """One line per pass: index, name, time, changed or not."""
+        lines = [f"lower trace of '{self.func_name}' for target '{self.kind}': {len(self.passes)} passes, "
+                 f"{self.total_ms:.3f} ms"]
+        for p in self.passes:
+            lines.append(f"{p.index:02d} {p.name:<32} {p.ms:9.3f} ms  {'changed' if p.changed else '(unchanged)'}")
+        return "\n".join(lines)
+
+    def write(self, out_dir):
+        """Writes 00_input.txt, NN_<pass>.txt, index.txt, trace.json, final_source.<ext> and index.html."""
+        os.makedirs(out_dir, exist_ok=True)
+        _write(os.path.join(out_dir, "00_input.txt"), self.input_ir)
+        for p in self.passes:
+            _write(os.path.join(out_dir, p.file_name), p.ir)
+        if self.final_source is not None:
+            _write(os.path.join(out_dir, f"final_source.{self.source_ext}"), self.final_source)
+        _write(os.path.join(out_dir, "index.txt"), self.summary() + "\n")
+        meta = {"func": self.func_name, "target": self.kind, "total_ms": self.total_ms,
+                "final_source": f"final_source.{self.source_ext}" if self.final_source is not None else None,
+                "passes": [{"index": p.index, "name": p.name, "file": p.file_name, "ms": p.ms, "changed": p.changed}
+                           for p in self.passes]}
+        _write(os.path.join(out_dir, "trace.json"), json.dumps(meta, indent=1) + "\n")
+        _write(os.path.join(out_dir, "index.html"), self.to_html())
+        self.out_dir = out_dir
+        return out_dir
+
+    def to_html(self, context_lines=3):
+        """A self-contained page (no scripts, no network): a table of passes and each pass's diff."""
+        esc = html.escape
+        differ = difflib.HtmlDiff(tabsize=4, wrapcolumn=100)
+        rows, sections = [], []
+        prev_name, prev = "input", self.input_ir.splitlines()
+        for p in self.passes:
+            anchor = f"pass{p.index}"
+            status = "changed" if p.changed else "unchanged"
+            rows.append(f'<tr class="{status}"><td>{p.index:02d}</td><td><a href="#{anchor}">{esc(p.name)}</a></td>'
+                        f'<td class="num">{p.ms:.3f}</td><td>{status}</td>'
+                        f'<td><a href="{esc(p.file_name)}">{esc(p.file_name)}</a></td></tr>')
+            cur = p.ir.splitlines()
+            if cur == prev:
+                body = "<p class=\"note\">IR unchanged by this pass.</p>"
+            else:
+                body = differ.make_table(prev, cur, fromdesc=esc(prev_name), todesc=esc(f"after {p.name}"),
+                                         context=True, numlines=context_lines)
+            sections.append(f'<h2 id="{anchor}">{p.index:02d} {esc(p.name)} <small>{p.ms:.3f} ms, {status}'
+                            f'</small></h2>\n{body}')
+            prev_name, prev = f"after {p.name}", cur
+        src = ""
+        if self.final_source is not None:
+            name = f"final_source.{self.source_ext}"
+            src = (f'<h2 id="source">Final source (<a href="{name}">{name}</a>)</h2>\n'
+                   f'<pre>{esc(self.final_source)}</pre>')
+        return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>lower trace: {esc(self.func_name)} ({esc(self.kind)})</title>
+<style>
+body {{ font-family: sans-serif; margin: 1em 2em; }}
+table.passes td, table.passes th {{ padding: 2px 10px; text-align: left; }}
+table.passes tr.unchanged {{ color: #888; }}
+td.num {{ text-align: right; font-family: monospace; }}
+table.diff {{ font-family: monospace; font-size: 12px; border: 1px solid #ccc; border-collapse: collapse; }}
+table.diff td {{ padding: 0 4px; vertical-align: top; white-space: pre-wrap; }}
+.diff_header {{ background: #e0e0e0; }} td.diff_header {{ text-align: right; }}
+.diff_next {{ background: #c0c0c0; }}
+.diff_add {{ background: #aaffaa; }} .diff_chg {{ background: #ffff77; }} .diff_sub {{ background: #ffaaaa; }}
+pre {{ background: #f6f6f6; padding: 8px; font-size: 12px; }}
+p.note {{ color: #888; }}
+</style></head><body>
+<h1>Lower trace of <code>{esc(self.func_name)}</code> for target <code>{esc(self.kind)}</code></h1>
+<p>{len(self.passes)} passes, {self.total_ms:.3f} ms in all; input IR: <a href="00_input.txt">00_input.txt</a>.
+Passes that changed nothing are greyed out.</p>
+<table class="passes"><tr><th>#</th><th>pass</th><th>ms</th><th>IR</th><th>dump</th></tr>
+{chr(10).join(rows)}
+</table>
+{chr(10).join(sections)}
+{src}
+</body></html>
+"""
+
+
+def _write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def trace_functions(kind):
+    """(trace function, code generator or None) of the C++ core for a target kind."""
+    trace = getattr(_ffi, f"lower_{kind}_trace", None)
+    if trace is None:
+        raise TileLangUnsupportedError(
+            f"target '{kind}' has no lower trace in this build (no _ffi.lower_{kind}_trace); the lower trace is "
+            f"available for: {', '.join(available_targets()) or 'none'}")
+    return trace, getattr(_ffi, f"codegen_{kind}", None)
+
+
+def available_targets():
+    """Target kinds whose pipeline can be traced in this build."""
+    return [k for k in ("cpu", "cuda", "hip", "metal", "opencl", "webgpu") if hasattr(_ffi, f"lower_{k}_trace")]
+
+
+def ir_lower_trace(func, target="cpu", out_dir=None):
+    """Lowers ``func`` for ``target`` pass by pass. Returns a LowerTrace; with ``out_dir`` also writes the
+    per-pass IR (NN_<pass>.txt), index.txt (times, unchanged passes), trace.json, final_source.<ext> and
+    index.html (each pass's diff against the IR before it)."""
+    if not isinstance(func, _ffi.PrimFunc):
+        raise TileLangTypeError(f"ir_lower_trace expects a @T.prim_func, got {type(func).__name__}")
+    kind, _ = _target.normalize(target)
+    trace_fn, codegen = trace_functions(kind)
+    records = trace_fn(func)
+    passes = [PassRecord(i + 1, *r) for i, r in enumerate(records)]
+    source = codegen(func) if codegen is not None else None
+    trace = LowerTrace(func.name, kind, _ffi.print_func(func), passes, source)
+    if out_dir is not None:
+        trace.write(out_dir)
+    return trace
+
+
+def trace_from_env(func, target):
+    """The TL_LOWER_TRACE hook of JITKernel: when the variable names a directory, writes the trace of this
+    kernel to <dir>/<func name>_<target>_<hash of the input IR>/. A failure to trace (unsupported target, a
+    program the compiler rejects) is written to error.txt there and does not stop the compilation, which
+    reports the error itself."""
+    root = os.environ.get("TL_LOWER_TRACE", "")
+    if not root:
+        return None
+    try:
+        kind, _ = _target.normalize(target)
+    except Exception:  # the kernel's own target check reports it
+        return None
+    text = _ffi.print_func(func)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    out = os.path.join(root, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', func.name)}_{kind}_{digest}")
+    try:
+        return ir_lower_trace(func, target=target, out_dir=out)
+    except Exception as e:  # noqa: BLE001 -- recorded for the user, then the compile raises its own error
+        os.makedirs(out, exist_ok=True)
+        _write(os.path.join(out, "00_input.txt"), text)
+        _write(os.path.join(out, "error.txt"), f"{type(e).__name__}: {e}\n")
+        return None
