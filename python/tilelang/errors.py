@@ -46,3 +46,7 @@ class TileLangEmulationError(TileLangError):
     reads of never-written memory, divergent barriers. ``reports`` lists (kind, message)."""
 
     reports = ()
+
+
+class TileLangPerformanceWarning(UserWarning):
+    """The compiler took a slower path than the program suggests (e.g. a copy that cannot use cp.async)."""

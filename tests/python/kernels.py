@@ -36,7 +36,8 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum
 
 
 def matmul_transposed(M, N, K, block_M=128, block_N=128, block_K=32, trans_A=False, trans_B=False,
-                      dtype="float16", accum_dtype="float32", out_dtype=None, num_stages=2, threads=128):
+                      dtype="float16", accum_dtype="float32", out_dtype=None, num_stages=2, threads=128,
+                      policy=T.GemmWarpPolicy.Square):
     """GEMM with transposed operands: A is stored (K, M) when trans_A, B is stored (N, K) when trans_B.
 
     C[M, N] = op(A) @ op(B), op = transpose where requested.
@@ -67,7 +68,7 @@ def matmul_transposed(M, N, K, block_M=128, block_N=128, block_K=32, trans_A=Fal
                     T.copy(B[bx * block_N, k * block_K], B_shared)
                 else:
                     T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local, trans_A, trans_B)
+                T.gemm(A_shared, B_shared, C_local, trans_A, trans_B, policy=policy)
             T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main

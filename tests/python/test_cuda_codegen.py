@@ -122,7 +122,10 @@ def test_smem_over_limit_is_a_compile_error():
 
 def test_copy_that_cannot_use_cp_async_is_reported():
     # K = 1001: rows are not 16-byte aligned, so A's tile copy must fall back, with the reason.
-    k = tilelang.compile(kernels.matmul(256, 256, 1001), target="cuda -arch=sm_80")
+    from tilelang.errors import TileLangPerformanceWarning
+
+    with pytest.warns(TileLangPerformanceWarning, match="does not use cp.async"):
+        k = tilelang.compile(kernels.matmul(256, 256, 1001), target="cuda -arch=sm_80")
     assert any("A -> A_shared does not use cp.async" in w and "not a multiple of 8" in w for w in k.warnings)
     assert any("kernels.py" in w for w in k.warnings)
 
@@ -186,3 +189,25 @@ def test_disk_cache_warm_start(tmp_path, monkeypatch):
                     fh.write(b"\x7fELFtruncated")
     k3 = tilelang.compile(f, target="cuda -arch=sm_80")
     assert not k3._mod.from_cache and k3._mod.cubin == k1._mod.cubin
+
+
+def test_compiler_mma_fragment_matches_ptx_figure_and_plots(tmp_path):
+    """The compiler's accumulator layout, checked against the PTX ISA's m16n8k16 figure (written out
+    here independently) over a 2x2 warp grid, then drawn with plot_layout."""
+    from tilelang.layout import mma_accumulator
+    from tilelang.tools import plot_layout
+
+    frag = mma_accumulator(64, 32, 2, 2)
+    for i in range(64):
+        for j in range(32):
+            wm, wn = i // 32, j // 16
+            ii, jj = i % 32, j % 16
+            lane = (ii % 8) * 4 + (jj % 8) // 2
+            reg = (ii % 16 // 8) * 2 + jj % 2
+            thread = (wn * 2 + wm) * 32 + lane
+            local = ((ii // 16) * 2 + jj // 8) * 4 + reg
+            assert frag.thread_local(i, j) == (thread, local), (i, j)
+    svg = tmp_path / "mma.svg"
+    plot_layout(mma_accumulator(), str(svg))
+    text = svg.read_text()
+    assert "T0:0" in text and "T31:3" in text and "T4:2" in text

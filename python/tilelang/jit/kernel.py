@@ -143,6 +143,13 @@ class JITKernel:
                                         self.execution_backend == "cuda")
             self.warnings = list(self._mod.warnings)
             self.last_lane_ops = 0
+            if self.warnings:
+                import warnings as _warnings
+
+                from ..errors import TileLangPerformanceWarning
+
+                for w in self.warnings:
+                    _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
         else:
             raise TileLangUnsupportedError(
                 f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "

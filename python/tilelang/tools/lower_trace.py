@@ -161,11 +161,16 @@ def ir_lower_trace(func, target="cpu", out_dir=None):
     index.html (each pass's diff against the IR before it)."""
     if not isinstance(func, _ffi.PrimFunc):
         raise TileLangTypeError(f"ir_lower_trace expects a @T.prim_func, got {type(func).__name__}")
-    kind, _ = _target.normalize(target)
+    kind, opts = _target.normalize(target)
     trace_fn, codegen = trace_functions(kind)
-    records = trace_fn(func)
+    if kind == "cuda":  # the architecture changes the lowering (shared-memory limit, instructions)
+        spec = f"cuda -arch={opts['arch']}" if "arch" in opts else "cuda"
+        records = trace_fn(func, spec)
+        source = codegen(func, spec)
+    else:
+        records = trace_fn(func)
+        source = codegen(func) if codegen is not None else None
     passes = [PassRecord(i + 1, *r) for i, r in enumerate(records)]
-    source = codegen(func) if codegen is not None else None
     trace = LowerTrace(func.name, kind, _ffi.print_func(func), passes, source)
     if out_dir is not None:
         trace.write(out_dir)
