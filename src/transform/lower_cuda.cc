@@ -558,7 +558,7 @@ class Lowerer : public IRMutator {
     const Fragment& F = ctx_->layout.at(b.get());
     bool same_idx = idx.size() == cur_idx_.size();
     for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
-    if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return C(cur_loc_);
+    if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
     Expr local = F.LocalOf(idx);
     int64_t lv;
     if (AsConstInt(local, &lv)) {
@@ -652,23 +652,54 @@ class Lowerer : public IRMutator {
     Span saved_span = cur_span_;
     cur_loop_ = &F;
     cur_span_ = outer->span;
-    for (int64_t l = 0; l < F.locals; ++l) {
-      std::vector<Expr> idx = F.IndexAt(tx_, C(l));
+    auto instance = [&](const Expr& l) {
+      std::vector<Expr> idx = F.IndexAt(tx_, l);
       if (ctx_->opt.corrupt_mma_layout && F.kind == "mma_C")  // test hook: swap the two columns of each pair
         idx[1] = Simplify(idx[1] + C(1) - Mod(idx[1], 2) * C(2));
       std::map<const VarNode*, Expr> vm;
       for (size_t d = 0; d < vars.size(); ++d) vm[vars[d].get()] = idx[d];
       cur_idx_ = idx;
-      cur_loc_ = l;
-      cur_valid_ = F.ValidAt(tx_, C(l));
+      cur_valid_ = F.ValidAt(tx_, l);
       Stmt inst = VisitStmt(Substitute(body, vm));
       if (cur_valid_) inst = If(cur_valid_, inst, nullptr, outer->span);
-      out.push_back(inst);
+      return inst;
+    };
+    if (OnlyOwnFragment(body, vars, F)) {
+      // Every fragment access is the partitioning fragment at the loop's own index: one loop over
+      // the thread's registers, unrolled by the CUDA compiler (small source, fast NVRTC).
+      Var l = MakeVar("l");
+      cur_loc_expr_ = l;
+      out.push_back(For(l, C(0), C(F.locals), ForKind::kUnrolled, instance(l), {}, outer->span));
+      cur_loc_expr_ = nullptr;
+    } else {
+      for (int64_t l = 0; l < F.locals; ++l) {
+        cur_loc_ = l;
+        out.push_back(instance(C(l)));
+      }
     }
     cur_loop_ = saved;
     cur_span_ = saved_span;
     cur_valid_ = nullptr;
     return Seq(out, outer->span);
+  }
+
+  bool OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {
+    bool ok = true;
+    auto check = [&](const Buffer& b, const std::vector<Expr>& idx) {
+      if (b->scope != Scope::kFragment) return;
+      auto it = ctx_->layout.find(b.get());
+      if (it == ctx_->layout.end() || !(it->second.SameAs(F)) || idx.size() != vars.size()) { ok = false; return; }
+      for (size_t d = 0; d < idx.size(); ++d)
+        if (Simplify(idx[d]).get() != vars[d].get()) ok = false;
+    };
+    struct V : IRVisitor {
+      std::function<void(const Buffer&, const std::vector<Expr>&)> f;
+      void VisitLoad(const BufferLoadNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitLoad(n); }
+      void VisitStore(const StoreNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitStore(n); }
+    } v;
+    v.f = check;
+    v.VisitStmt(body);
+    return ok;
   }
 
   // ---- copies --------------------------------------------------------------------------------
@@ -688,8 +719,9 @@ class Lowerer : public IRMutator {
     for (auto& r : n->src.ranges) gmin.push_back(VisitExpr(r.min));
     for (auto& r : n->dst.ranges) smin.push_back(VisitExpr(r.min));
     std::vector<Stmt> out;
-    for (int64_t it = 0; it < iters; ++it) {
-      Expr c = C(it * T_) + tx_;
+    Var itv = MakeVar("it");
+    {
+      Expr c = Expr(itv) * C(T_) + tx_;
       Expr e = c * C(vec);  // first element of the chunk, row-major over the tile
       std::vector<Expr> t(ext.size());
       Expr rest = e;
@@ -706,8 +738,8 @@ class Lowerer : public IRMutator {
       for (size_t d = 0; d < gi.size(); ++d) ok = And(ok, Lt(gi[d], g->shape[d]));
       ok = ok ? Simplify(ok) : Bool(true);
       Stmt st = Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
-      if ((it + 1) * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
-      out.push_back(st);
+      if (iters * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
+      out.push_back(iters == 1 ? Substitute(st, {{itv.get(), C(0)}}) : For(itv, C(0), C(iters), ForKind::kUnrolled, st, {}, n->span));
     }
     return Seq(out, n->span);
   }
@@ -1036,6 +1068,7 @@ class Lowerer : public IRMutator {
   const Fragment* cur_loop_ = nullptr;
   std::vector<Expr> cur_idx_;
   int64_t cur_loc_ = 0;
+  Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
   Expr cur_valid_;
   Span cur_span_;
   std::vector<std::pair<int64_t, Expr>> pending_cross_;

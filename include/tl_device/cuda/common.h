@@ -2,6 +2,7 @@
 // toolkit headers, so NVRTC compiles it quickly; the instructions are inline PTX.
 #pragma once
 
+#ifdef __CUDACC_RTC__  // NVRTC: no system headers, declare the fixed-width types ourselves
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
 typedef short int16_t;
@@ -10,13 +11,16 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
+#else                  // nvcc (the fallback toolchain)
+#include <cstdint>
+#endif
 
 namespace tl {
 
 // ---- 16-bit floating point types (storage + conversion through float) -----------------------
 struct half_t {
   unsigned short bits;
-  __device__ half_t() = default;
+  half_t() = default;
   __device__ half_t(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
   __device__ operator float() const {
     float f;
@@ -26,7 +30,7 @@ struct half_t {
 };
 struct bfloat16_t {
   unsigned short bits;
-  __device__ bfloat16_t() = default;
+  bfloat16_t() = default;
   __device__ bfloat16_t(float f) { asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
   __device__ operator float() const { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
 };
