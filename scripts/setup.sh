@@ -16,4 +16,9 @@ fi
 . .venv/bin/activate
 pip install -q --upgrade pip
 pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib
+# NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
+if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \
+    && ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
+  pip install -q "nvidia-cuda-nvrtc>=12"
+fi
 pip install -q --no-build-isolation -e .

@@ -50,7 +50,7 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   co.cache_dir = opt.cache_dir;
   co.use_cache = opt.use_cache;
   bool cache = !CacheDisabled(co);
-  std::string key = HashHex(m->source + "\n--arch " + target.arch + "\n--toolchain " + cuda::ToolchainVersion() +
+  std::string key = HashHex(m->source + "\n--arch " + target.arch + "\n--toolchain " + cuda::ToolchainFingerprint() +
                             "\n--header\n" + header);
   std::string dir = CacheDir(co) + "/cuda/" + key;
   if (cache) {
@@ -60,8 +60,8 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
       m->compiled.cubin = cubin;
       m->compiled.ptx = ptx;
       m->compiled.log = log;
-      m->compiled.compiler = cuda::ToolchainVersion();
       cuda::ParsePtxasReport(log, &m->compiled);
+      ReadFile(dir + "/kernel.compiler", &m->compiled.compiler);
       m->from_cache = true;
       return m;
     }
@@ -72,6 +72,7 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
     AtomicWrite(dir + "/kernel.cubin", m->compiled.cubin);
     AtomicWrite(dir + "/kernel.ptx", m->compiled.ptx);
     AtomicWrite(dir + "/kernel.log", m->compiled.log);
+    AtomicWrite(dir + "/kernel.compiler", m->compiled.compiler);
     AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " + HashHex(m->compiled.cubin + m->compiled.ptx));
   }
   return m;

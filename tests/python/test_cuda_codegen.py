@@ -162,15 +162,13 @@ def test_unknown_arch():
         tilelang.compile(kernels.matmul(256, 256, 256), target="cuda -arch=sm_70")
 
 
-@pytest.mark.skipif(_ffi.cuda_driver_available(), reason="this machine has a CUDA driver")
-def test_launch_without_driver_is_a_clear_error():
+def test_host_arrays_for_a_gpu_kernel_are_a_clear_error():
     import numpy as np
 
     k = tilelang.compile(kernels.elementwise_add(), target="cuda")
     a = np.ones(300, np.float32)
-    with pytest.raises((TileLangArgumentError, TileLangUnsupportedError)) as e:
+    with pytest.raises(TileLangArgumentError, match="runs on a CUDA GPU; move it with .cuda()"):
         k(a, a, a.copy())
-    assert "cuda" in str(e.value).lower()
 
 
 def test_disk_cache_warm_start(tmp_path, monkeypatch):

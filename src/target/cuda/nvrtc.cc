@@ -98,23 +98,29 @@ bool Sym(void* h, const char* name, F* fn) {
   return *fn != nullptr;
 }
 
+// Where NVRTC may be, in search order (bare names go to the dynamic loader's own search).
+std::vector<std::string> NvrtcCandidates() {
+  std::vector<std::string> candidates;
+  std::string forced = Getenv("TL_NVRTC_LIBRARY");
+  if (!forced.empty()) candidates.push_back(forced);
+  const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  for (const std::string& root : ToolkitRoots())
+    for (const char* sub : {"/lib64/", "/lib/"})
+      for (const char* n : names) candidates.push_back(root + sub + n);
+  for (const char* n : names) candidates.push_back(n);
+  for (const std::string& sp : SitePackagesCandidates())
+    for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
+      for (const char* n : names) candidates.push_back(sp + wheel + n);
+  return candidates;
+}
+
 // Loads NVRTC once per process; nullptr (and `why`) when no usable library is found.
 const NvrtcApi* LoadNvrtc(std::string* why) {
   static NvrtcApi api;
   static std::string failure;
   static std::once_flag once;
   std::call_once(once, [] {
-    std::vector<std::string> candidates;
-    std::string forced = Getenv("TL_NVRTC_LIBRARY");
-    if (!forced.empty()) candidates.push_back(forced);
-    const char* names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    for (const std::string& root : ToolkitRoots())
-      for (const char* sub : {"/lib64/", "/lib/"})
-        for (const char* n : names) candidates.push_back(root + sub + n);
-    for (const char* n : names) candidates.push_back(n);  // the dynamic loader's own search
-    for (const std::string& sp : SitePackagesCandidates())
-      for (const char* wheel : {"/nvidia/cu13/lib/", "/nvidia/cuda_nvrtc/lib/"})
-        for (const char* n : names) candidates.push_back(sp + wheel + n);
+    std::vector<std::string> candidates = NvrtcCandidates();
     std::string errors;
     for (const std::string& c : candidates) {
       if (c.find('/') != std::string::npos && !FileExists(c)) continue;
@@ -400,6 +406,19 @@ std::string CudaIncludeDir() {
     return std::string();
   }();
   return dir;
+}
+
+std::string ToolchainFingerprint() {
+  // The first NVRTC file on the search path, identified by path, size and modification time:
+  // a stat instead of a dlopen, so a warm start from the disk cache stays cheap.
+  if (!UseNvccOnly())
+    for (const std::string& c : NvrtcCandidates()) {
+      struct stat st;
+      if (c.find('/') == std::string::npos || stat(c.c_str(), &st) != 0) continue;
+      return "nvrtc@" + c + ":" + std::to_string(static_cast<long long>(st.st_size)) + ":" +
+             std::to_string(static_cast<long long>(st.st_mtime));
+    }
+  return ToolchainVersion();
 }
 
 std::string ToolchainVersion() {

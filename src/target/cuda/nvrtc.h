@@ -44,6 +44,8 @@ CompileResult Compile(const std::string& source, const std::string& arch,
 
 /// The compiler that Compile would use and its version, e.g. "nvrtc 13.0"; part of cache keys.
 std::string ToolchainVersion();
+/// Identifies the toolchain for cache keys without loading it (path, size and mtime of NVRTC).
+std::string ToolchainFingerprint();
 
 /// The CUDA toolkit's include dir (holding cuda_fp16.h), or "" when none is found.
 std::string CudaIncludeDir();
