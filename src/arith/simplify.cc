@@ -442,6 +442,40 @@ class Simplifier : public IRMutator {
     Expr r = FromSum(rest, t);
     Interval ir = BoundOf(r, bounds_);
     bool in_range = ir.lo && ir.hi && *ir.lo >= 0 && *ir.hi < c;
+    if (!in_range && !rest.terms.empty()) {
+      // rest = g*X + small with g | c and 0 <= small < g:
+      //   floordiv(rest, c) = floordiv(X, c/g),  floormod(rest, c) = floormod(X, c/g)*g + small.
+      // (e.g. (l*2 + v) // 4 -> l // 2 and (l*2 + v) % 4 -> l % 2 * 2 + v for v in [0, 2).)
+      for (int64_t g = c / 2; g >= 2; --g) {
+        if (c % g) continue;
+        SumForm big, small;
+        big.constant = FloorDiv(rest.constant, g);
+        small.constant = FloorMod(rest.constant, g);
+        for (auto& term : rest.terms) {
+          if (term.coeff % g == 0) AddTerm(&big, {term.coeff / g, term.atoms, term.key});
+          else AddTerm(&small, term);
+        }
+        if (big.terms.empty()) continue;
+        Expr sm = FromSum(small, t);
+        Interval is = BoundOf(sm, bounds_);
+        if (!(is.lo && is.hi && *is.lo >= 0 && *is.hi < g)) continue;
+        Expr X = FromSum(big, t);
+        if (is_div) {
+          Expr d = SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, X, IntImm(t, c / g)));
+          SumForm out = quotient, ds = ToSum(d);
+          out.constant += ds.constant;
+          for (auto& term : ds.terms) AddTerm(&out, term);
+          return FromSum(out, t);
+        }
+        Expr m = SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, X, IntImm(t, c / g)));
+        SumForm out = ToSum(m), ss = small;
+        for (auto& term : out.terms) term.coeff *= g;
+        out.constant *= g;
+        out.constant += ss.constant;
+        for (auto& term : ss.terms) AddTerm(&out, term);
+        return FromSum(out, t);
+      }
+    }
     if (is_div) {
       SumForm out = quotient;
       if (!in_range) {

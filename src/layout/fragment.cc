@@ -215,6 +215,7 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
   Fragment f = Base(shape, threads, chunks * vec, 1,
                     "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " + std::to_string(vec) + ")");
   f.kind = "striped";
+  f.params = {vec};
   Expr e = (Div(f.loc, vec) * C(threads) + f.tid) * C(vec) + Mod(f.loc, vec);
   if (total % per != 0) f.valid = Binary(BinaryOp::kLT, e, C(total));
   f.index.resize(shape.size());

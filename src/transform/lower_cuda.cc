@@ -667,9 +667,14 @@ class Lowerer : public IRMutator {
     if (OnlyOwnFragment(body, vars, F)) {
       // Every fragment access is the partitioning fragment at the loop's own index: one loop over
       // the thread's registers, unrolled by the CUDA compiler (small source, fast NVRTC).
-      Var l = MakeVar("l");
-      cur_loc_expr_ = l;
-      out.push_back(For(l, C(0), C(F.locals), ForKind::kUnrolled, instance(l), {}, outer->span));
+      Stmt vec = Vectorized(F, instance, outer->span);
+      if (vec) {
+        out.push_back(vec);
+      } else {
+        Var l = MakeVar("l");
+        cur_loc_expr_ = l;
+        out.push_back(For(l, C(0), C(F.locals), ForKind::kUnrolled, instance(l), {}, outer->span));
+      }
       cur_loc_expr_ = nullptr;
     } else {
       for (int64_t l = 0; l < F.locals; ++l) {
@@ -681,6 +686,60 @@ class Lowerer : public IRMutator {
     cur_span_ = saved_span;
     cur_valid_ = nullptr;
     return Seq(out, outer->span);
+  }
+
+  // Registers l = lo*V + v (v < V) of a thread hold V consecutive elements of the tile's last axis
+  // (pairs in an mma accumulator, vec-wide chunks in a striped layout). When the loop body is one
+  // (guarded) global store whose guard is the same for the whole chunk and whose address is
+  // V-aligned, the chunk becomes one `kVectorized` loop under the guard, printed as a single wide
+  // store. Returns null when that cannot be proven.
+  Stmt Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance, const Span& sp) {
+    int64_t V = F.kind == "mma_C" ? 2 : (F.kind == "striped" && !F.params.empty() ? F.params[0] : 1);
+    if (V < 2 || F.locals % V || F.valid) return nullptr;
+    Var lo = MakeVar("l"), v = MakeVar("v");
+    cur_loc_expr_ = Expr(lo) * C(V) + Expr(v);
+    Stmt inst = instance(cur_loc_expr_);
+    BoundMap bm{{lo.get(), {0, F.locals / V - 1}}, {v.get(), {0, V - 1}}, {tx_.get(), {0, T_ - 1}}};
+    inst = Simplify(inst, bm);
+    std::vector<Expr> conds;
+    Stmt cur = inst;
+    while (auto* i = As<IfNode>(cur)) {
+      if (i->else_case) return nullptr;
+      conds.push_back(i->cond);
+      cur = i->then_case;
+    }
+    auto* st = As<StoreNode>(cur);
+    if (!st || st->buffer->scope != Scope::kGlobal) return nullptr;
+    int64_t width;
+    if (!AsConstInt(Simplify(st->buffer->shape.back()), &width) || width % V) return nullptr;
+    int bytes = st->buffer->dtype.bytes() * static_cast<int>(V);
+    if (bytes != 4 && bytes != 8 && bytes != 16) return nullptr;
+    auto zero = [&](const Expr& e) { return Simplify(Substitute(e, {{v.get(), C(0)}}), bm); };
+    auto unit_stride = [&](const Expr& e) {  // e = e0 + v with e0 a multiple of V
+      Expr e0 = zero(e);
+      return IsConstInt(Simplify(e - e0 - Expr(v), bm), 0) && IsConstInt(Simplify(Mod(e0, V), bm), 0);
+    };
+    for (size_t d = 0; d + 1 < st->indices.size(); ++d)
+      if (UsesVar(st->indices[d], v.get())) return nullptr;
+    if (!unit_stride(st->indices.back())) return nullptr;
+    // Every guard must hold for all lanes of the chunk or for none.
+    std::function<bool(const Expr&)> uniform = [&](const Expr& c) -> bool {
+      if (!UsesVar(c, v.get())) return true;
+      auto* b = As<BinaryNode>(c);
+      if (!b) return false;
+      if (b->op == BinaryOp::kAnd) return uniform(b->a) && uniform(b->b);
+      int64_t bound;
+      return b->op == BinaryOp::kLT && !UsesVar(b->b, v.get()) && AsConstInt(Simplify(b->b), &bound) && bound % V == 0 &&
+             unit_stride(b->a);
+    };
+    Expr guard;
+    for (auto& c : conds) {
+      if (!uniform(c)) return nullptr;
+      guard = And(guard, zero(c));
+    }
+    Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{"tl.vector_store", C(V)}}, sp);
+    if (guard) body = If(guard, body, nullptr, sp);
+    return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
   }
 
   bool OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {

@@ -722,4 +722,29 @@ TEST(SimplifyRandomTest, StatementSimplificationPreservesIndexValues) {
 }
 
 }  // namespace
+// Splitting off a small remainder: (l*2 + v) // 4 == l // 2 and (l*2 + v) % 4 == l % 2 * 2 + v when
+// 0 <= v < 2 (what vectorising a pair of accumulator registers needs), checked by value too.
+TEST(SimplifyTest, DivModSplitsOffABoundedRemainder) {
+  Var l = MakeVar("l"), v = MakeVar("v");
+  BoundMap b{{l.get(), {-8, 63}}, {v.get(), {0, 1}}};
+  Expr x = Expr(l) * Int(2) + Expr(v);
+  EXPECT_TRUE(StructuralEqual(Simplify(FDiv(x, Int(4)), b), Simplify(FDiv(Expr(l), Int(2)), b)));
+  EXPECT_TRUE(StructuralEqual(Simplify(FMod(x, Int(4)), b), Simplify(FMod(Expr(l), Int(2)) * Int(2) + Expr(v), b)));
+  for (int64_t lv = -8; lv < 64; ++lv)
+    for (int64_t vv = 0; vv < 2; ++vv) {
+      std::map<const VarNode*, int64_t> env{{l.get(), lv}, {v.get(), vv}};
+      for (const Expr& e : {FDiv(x * Int(3), Int(12)), FMod(x * Int(3), Int(12)), FDiv(x, Int(4)), FMod(x, Int(8))})
+        EXPECT_EQ(Eval(Simplify(e, b), env), Eval(e, env)) << PrintExpr(e) << " at l=" << lv << " v=" << vv;
+    }
+  // not applicable when the remainder can reach the factor: (l*2 + w) // 4 with w in [0, 2] stays exact
+  Var w = MakeVar("w");
+  BoundMap b2{{l.get(), {0, 63}}, {w.get(), {0, 2}}};
+  Expr y = Expr(l) * Int(2) + Expr(w);
+  for (int64_t lv = 0; lv < 64; ++lv)
+    for (int64_t wv = 0; wv < 3; ++wv) {
+      std::map<const VarNode*, int64_t> env{{l.get(), lv}, {w.get(), wv}};
+      EXPECT_EQ(Eval(Simplify(FDiv(y, Int(4)), b2), env), Eval(FDiv(y, Int(4)), env));
+    }
+}
+
 }  // namespace tl

@@ -68,6 +68,16 @@ def test_reference_gemm_resources(compiled):
     assert "ld.local" not in k.get_ptx() and "st.local" not in k.get_ptx()
     # swizzled, so ldmatrix rows and cp.async chunks avoid bank conflicts
     assert "^" in k.get_kernel_source()
+    # the accumulator's column pairs are stored with one 32-bit store each, never element by element
+    stores = set(re.findall(r"st\.global\.\S+", k.get_ptx()))
+    assert stores == {"st.global.v2.u16"}, stores
+    assert "T.vectorized(2" in k.get_lowered_ir()
+
+
+def test_striped_stores_are_vectorised(compiled):
+    k = _build(compiled, "softmax", "sm_80")
+    assert k.layouts["x"] == "striped(4x256, 128 threads, vec 4)"
+    assert set(re.findall(r"st\.global\.\S+", k.get_ptx())) == {"st.global.v4.f32"}
 
 
 def test_reference_gemm_pipeline_shape(compiled):

@@ -1,6 +1,7 @@
 // CUDA C++ code generation from thread-level IR; see codegen_cuda.h.
 #include "target/cuda/codegen_cuda.h"
 
+#include "ir/functor.h"
 #include "target/codegen_c.h"
 #include "target/cpu/codegen_cpu.h"
 
@@ -64,6 +65,30 @@ class CodegenCUDAImpl : public CodegenC {
   }
 
   std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
+
+  // A `kVectorized` loop marked tl.vector_store by the lowering (one store whose last index is
+  // base + v, base aligned to the vector): the lanes are computed into registers and written with
+  // one 4/8/16-byte store.
+  void Stmt_(const Stmt& s, int ind) override {
+    auto* f = As<ForNode>(s);
+    auto* st = f ? As<StoreNode>(f->body) : nullptr;
+    if (!f || !st || !f->annotations.count("tl.vector_store")) return CodegenC::Stmt_(s, ind);
+    int64_t V = 0;
+    AsConstInt(f->extent, &V);
+    int bytes = st->buffer->dtype.bytes() * static_cast<int>(V);
+    const char* vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned int";
+    std::string t = CType(st->buffer->dtype), v = Name(f->var.get());
+    std::vector<Expr> base;
+    for (auto& e : st->indices) base.push_back(Substitute(e, {{f->var.get(), Int(0)}}));
+    Line(ind, "{");
+    Line(ind + 1, "__align__(16) " + t + " tl_vec[" + std::to_string(V) + "];");
+    Line(ind + 1, "#pragma unroll");
+    Line(ind + 1, "for (int " + v + " = 0; " + v + " < " + std::to_string(V) + "; ++" + v + ") tl_vec[" + v + "] = " +
+                      E(st->value) + ";");
+    Line(ind + 1, "*reinterpret_cast<" + std::string(vt) + "*>(&" + Name(st->buffer.get(), st->buffer->name) + "[" +
+                      Offset(st->buffer, base) + "]) = *reinterpret_cast<const " + vt + "*>(tl_vec);");
+    Line(ind, "}");
+  }
 
   std::string CallE(const CallNode* c) override {
     const std::string& op = c->op;
