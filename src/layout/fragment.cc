@@ -192,6 +192,25 @@ Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
   return f;
 }
 
+Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
+  int64_t wN = N / wn, nt = wN / 8;
+  std::vector<int64_t> shape = trans ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+  Fragment f = Base(shape, 32 * wn, (K / 16) * nt * 4, 1,
+                    std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps 1x" + std::to_string(wn) + ")");
+  f.kind = "mma_B";
+  f.params = {K, N, 1, wn, trans ? 1 : 0};
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  Expr kk = Div(f.loc, nt * 4), j = Mod(Div(f.loc, 4), nt), r = Mod(f.loc, 4);
+  Expr k = kk * C(16) + Div(r, 2) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2);
+  Expr n = warp * C(wN) + j * C(8) + Div(lane, 4);
+  f.index = trans ? std::vector<Expr>{n, k} : std::vector<Expr>{k, n};
+  Expr ki = trans ? f.idx[1] : f.idx[0], ni = trans ? f.idx[0] : f.idx[1];
+  Expr nn = Mod(ni, wN);
+  f.thread = Div(ni, wN) * C(32) + Mod(nn, 8) * C(4) + Div(Mod(ki, 8), 2);
+  f.local = (Div(ki, 16) * C(nt) + Div(nn, 8)) * C(4) + Div(Mod(ki, 16), 8) * C(2) + Mod(ki, 2);
+  return f;
+}
+
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, mt = wM / 16;
   Fragment f = Base({M}, 32 * wm * wn, mt * 2, 4 * wn,

@@ -48,6 +48,11 @@ struct Fragment {
 /// (warp w covers rows (w % wm) * M/wm.. and cols (w / wm) * N/wn..). Also the layout of an
 /// A operand held in registers, with N = K and wn = 1.
 Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn);
+/// B operand of m16n8k16 mma.sync held in registers, for a K x N tile whose columns are split
+/// over `wn` warps (each warp holds all K rows of its columns). With `trans` the tile is stored
+/// N x K. Register (kk, j, r) of a lane, local (kk * N/wn/8 + j) * 4 + r, is b_r of n8 tile j
+/// in k-step kk, as in the PTX ISA's figure for the B fragment.
+Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans);
 /// The row vector an mma accumulator reduces to along dim 1: row i is held by the four lanes
 /// of its quad in every warp of its warp row (replicated 4 * wn times).
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);

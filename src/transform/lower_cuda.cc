@@ -295,8 +295,14 @@ class LayoutInferencer {
       int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
       ch |= Assign(g->A.buffer, MmaAccumulator(M, K, wm, 1), "T.gemm register operand A", g->span);
     }
-    if (g->B.buffer->scope == Scope::kFragment)
-      throw UserError(ErrorKind::kUnsupported, "T.gemm with B in registers is not supported on CUDA; stage B in shared memory", g->span);
+    if (g->B.buffer->scope == Scope::kFragment) {
+      auto bd = TileDims(g->B);
+      if (wm != 1)
+        throw UserError(ErrorKind::kLayout, "T.gemm with B in registers needs every warp to own whole columns of B; use "
+                                            "policy=T.GemmWarpPolicy.FullCol", g->span);
+      int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
+      ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B), "T.gemm register operand B", g->span);
+    }
     return ch;
   }
 
@@ -896,8 +902,9 @@ class Lowerer : public IRMutator {
       out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
     }
     bool a_reg = g->A.buffer->scope == Scope::kFragment;
+    bool b_reg = g->B.buffer->scope == Scope::kFragment;
     Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8, Scope::kLocal);
-    Buffer bfrag = Scratch("B_frag", bt, nt * 4, Scope::kLocal);
+    Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4, Scope::kLocal);
     std::string ab = f16 ? "f16" : "bf16";
     auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
       std::vector<Expr> idx;
@@ -937,11 +944,12 @@ class Lowerer : public IRMutator {
       return Call0("tl.ldmatrix", {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
                                    shared_at(g->B, bd, Simplify(row), Simplify(col))}, sp);
     };
-    if (nt / 2 > 0) step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
-    if (nt % 2) step.push_back(bload(C(nt - 1), 2));
+    if (!b_reg && nt / 2 > 0) step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
+    if (!b_reg && nt % 2) step.push_back(bload(C(nt - 1), 2));
     Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8);
+    Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4);
     Stmt mma = Call0("tl.mma_sync", {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
-                                     Load(bfrag, {Expr(j) * C(4)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})}, sp);
+                                     Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})}, sp);
     step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
     out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
     return Seq(out, sp);

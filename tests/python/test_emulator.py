@@ -241,3 +241,47 @@ def test_uninitialised_shared_read_is_reported():
     with pytest.raises(TileLangEmulationError) as e:
         emu(stale)(np.ones(64, np.float32), np.zeros(64, np.float32))
     assert any(r[0] == "uninitialized_read" and "'S'" in r[1] for r in e.value.reports)
+
+
+def _register_operand_gemm(M, N, K, reg, trans):
+    """C = op(A) @ op(B) with A (reg='A', policy FullRow) or B (reg='B', policy FullCol) loaded into
+    registers first: the fragment/shared and shared/fragment operand forms of T.gemm."""
+    B_shape = (N, K) if trans else (K, N)
+    policy = T.GemmWarpPolicy.FullRow if reg == "A" else T.GemmWarpPolicy.FullCol
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor(B_shape, "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared(B_shape, "float16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            if reg == "A":
+                A_r = T.alloc_fragment((M, K), "float16")
+                T.copy(A_s, A_r)
+                T.gemm(A_r, B_s, C_l, transpose_B=trans, clear_accum=True, policy=policy)
+            else:
+                B_r = T.alloc_fragment(B_shape, "float16")
+                T.copy(B_s, B_r)
+                T.gemm(A_s, B_r, C_l, transpose_B=trans, clear_accum=True, policy=policy)
+            T.copy(C_l, C)
+
+    return main
+
+
+@pytest.mark.parametrize("reg,trans", [("A", False), ("A", True), ("B", False), ("B", True)])
+def test_gemm_register_operands(reg, trans):
+    rng = np.random.default_rng()
+    M, N, K = 64, 64, 32
+    f = _register_operand_gemm(M, N, K, reg, trans)
+    k = emu(f)
+    assert k.layouts[f"{reg}_r"].startswith("mma_C" if reg == "A" else "mma_B")
+    a = rand(rng, (M, K), "float16")
+    b = rand(rng, (N, K) if trans else (K, N), "float16")
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, gemm_ref(a, b, False, trans), rtol=1e-5, atol=1e-4)
+    # and the same program compiles for a GPU, with B (or A) never going through ldmatrix
+    g = tilelang.compile(f, target="cuda -arch=sm_80")
+    assert g.get_kernel_source().count("tl::ldmatrix<") == 1 and "mma.sync" in g.get_ptx()
