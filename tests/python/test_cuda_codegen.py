@@ -219,3 +219,16 @@ def test_compiler_mma_fragment_matches_ptx_figure_and_plots(tmp_path):
     plot_layout(mma_accumulator(), str(svg))
     text = svg.read_text()
     assert "T0:0" in text and "T31:3" in text and "T4:2" in text
+
+
+def test_lower_trace_for_cuda(tmp_path):
+    from tilelang.tools import ir_lower_trace
+
+    tr = ir_lower_trace(kernels.matmul(512, 512, 512), target="cuda -arch=sm_86", out_dir=str(tmp_path))
+    names = [p.name for p in tr.passes]
+    assert names[:4] == ["Simplify", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA"]
+    assert "for sm_86" in tr.final_source and "tl::mma_m16n8k16_f16" in tr.final_source
+    files = os.listdir(tmp_path)
+    assert "index.html" in files and any(f.endswith("final_source.cu") for f in files)
+    html = (tmp_path / "index.html").read_text()
+    assert "LowerTileOpsCUDA" in html and "tl.ldmatrix" in html
