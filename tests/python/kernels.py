@@ -4,7 +4,20 @@ Each factory takes Python values (sizes, dtypes, flags) and returns a ``@T.prim_
 shared by the front-end tests (parse / print / re-parse) and by the backends' numeric tests, so
 keep them faithful to TileLang's own examples.
 """
+import importlib.util
+import os
+
 import tilelang.language as T
+
+
+def demo_matmul_kernel():
+    """The reference program's kernel (../shared/examples/gemm_tilelang_demo.py), defined once, verbatim,
+    in examples/gemm_cpu_demo.py: 1024^3 fp16, 128x128x32 tiles, 128 threads, 2 stages."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "gemm_cpu_demo.py")
+    spec = importlib.util.spec_from_file_location("gemm_cpu_demo", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.matmul_kernel
 
 
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum_dtype="float32",

@@ -101,41 +101,7 @@ def test_gemm_ragged(M, N, K_, bm, bn, bk, trans_A, trans_B, dtype, out_dtype):
 
 
 def _demo_kernel():
-    """The reference demo (/work/shared/examples/gemm_tilelang_demo.py), kernel body unchanged."""
-    M, N, K = 1024, 1024, 1024
-    BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
-
-    @T.prim_func
-    def matmul_kernel(
-        # Define global memory buffers for input matrices
-        A: T.Buffer((M, K), "float16"),
-        B: T.Buffer((K, N), "float16"),
-        # Define destination buffer for output
-        C: T.Buffer((M, N), "float16"),
-    ):
-        # Launch grid bounds matching outer tile dimensions
-        with T.Kernel(T.ceildiv(N, BLOCK_N), T.ceildiv(M, BLOCK_M), threads=128) as (bx, by):
-            # Shared memory buffers acting as cache lines for block tiles
-            A_shared = T.alloc_shared((BLOCK_M, BLOCK_K), "float16")
-            B_shared = T.alloc_shared((BLOCK_K, BLOCK_N), "float16")
-            # Register accumulator buffer using float32 to prevent underflow
-            C_local = T.alloc_fragment((BLOCK_M, BLOCK_N), "float32")
-
-            # Reset accumulator fragment to zero
-            T.clear(C_local)
-
-            # Loop over reduction dimension with 2-stage async software pipelining
-            for k in T.Pipelined(T.ceildiv(K, BLOCK_K), num_stages=2):
-                # Asynchronous global to shared memory transfers
-                T.copy(A[by * BLOCK_M : (by + 1) * BLOCK_M, k * BLOCK_K : (k + 1) * BLOCK_K], A_shared)
-                T.copy(B[k * BLOCK_K : (k + 1) * BLOCK_K, bx * BLOCK_N : (bx + 1) * BLOCK_N], B_shared)
-                # Hardware accelerated matrix multiply-accumulate
-                T.gemm(A_shared, B_shared, C_local)
-
-            # Store accumulated results back to global memory
-            T.copy(C_local, C[by * BLOCK_M : (by + 1) * BLOCK_M, bx * BLOCK_N : (bx + 1) * BLOCK_N])
-
-    return matmul_kernel
+    return K.demo_matmul_kernel()
 
 
 def test_demo_gemm_1024_fp16():

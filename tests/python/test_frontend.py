@@ -44,26 +44,7 @@ def test_hash_is_deterministic():
 
 
 # ---- the demo GEMM, and printer spot checks -----------------------------------------------------------
-M, N, K = 1024, 1024, 1024
-BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
-
-
-@T.prim_func
-def matmul_kernel(
-    A: T.Buffer((M, K), "float16"),
-    B: T.Buffer((K, N), "float16"),
-    C: T.Buffer((M, N), "float16"),
-):
-    with T.Kernel(T.ceildiv(N, BLOCK_N), T.ceildiv(M, BLOCK_M), threads=128) as (bx, by):
-        A_shared = T.alloc_shared((BLOCK_M, BLOCK_K), "float16")
-        B_shared = T.alloc_shared((BLOCK_K, BLOCK_N), "float16")
-        C_local = T.alloc_fragment((BLOCK_M, BLOCK_N), "float32")
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, BLOCK_K), num_stages=2):
-            T.copy(A[by * BLOCK_M:(by + 1) * BLOCK_M, k * BLOCK_K:(k + 1) * BLOCK_K], A_shared)
-            T.copy(B[k * BLOCK_K:(k + 1) * BLOCK_K, bx * BLOCK_N:(bx + 1) * BLOCK_N], B_shared)
-            T.gemm(A_shared, B_shared, C_local)
-        T.copy(C_local, C[by * BLOCK_M:(by + 1) * BLOCK_M, bx * BLOCK_N:(bx + 1) * BLOCK_N])
+matmul_kernel = kernels.demo_matmul_kernel()
 
 
 def test_demo_gemm_printer():
