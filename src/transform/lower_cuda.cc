@@ -715,19 +715,12 @@ class Lowerer : public IRMutator {
       cur = i->then_case;
     }
     auto* st = As<StoreNode>(cur);
-    if (!st || st->buffer->scope != Scope::kGlobal) return nullptr;
-    int64_t width;
-    if (!AsConstInt(Simplify(st->buffer->shape.back()), &width) || width % V) return nullptr;
-    int bytes = st->buffer->dtype.bytes() * static_cast<int>(V);
-    if (bytes != 4 && bytes != 8 && bytes != 16) return nullptr;
+    if (!st) return nullptr;
     auto zero = [&](const Expr& e) { return Simplify(Substitute(e, {{v.get(), C(0)}}), bm); };
     auto unit_stride = [&](const Expr& e) {  // e = e0 + v with e0 a multiple of V
       Expr e0 = zero(e);
       return IsConstInt(Simplify(e - e0 - Expr(v), bm), 0) && IsConstInt(Simplify(Mod(e0, V), bm), 0);
     };
-    for (size_t d = 0; d + 1 < st->indices.size(); ++d)
-      if (UsesVar(st->indices[d], v.get())) return nullptr;
-    if (!unit_stride(st->indices.back())) return nullptr;
     // Every guard must hold for all lanes of the chunk or for none.
     std::function<bool(const Expr&)> uniform = [&](const Expr& c) -> bool {
       if (!UsesVar(c, v.get())) return true;
@@ -738,12 +731,41 @@ class Lowerer : public IRMutator {
       return b->op == BinaryOp::kLT && !UsesVar(b->b, v.get()) && AsConstInt(Simplify(b->b), &bound) && bound % V == 0 &&
              unit_stride(b->a);
     };
+    // A V-wide, V-aligned access of a global tensor (its rows a multiple of V long).
+    auto wide = [&](const Buffer& b, const std::vector<Expr>& idx) {
+      int64_t width;
+      if (b->scope != Scope::kGlobal || !AsConstInt(Simplify(b->shape.back()), &width) || width % V) return false;
+      int bytes = b->dtype.bytes() * static_cast<int>(V);
+      if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+      for (size_t d = 0; d + 1 < idx.size(); ++d)
+        if (UsesVar(idx[d], v.get())) return false;
+      return unit_stride(idx.back());
+    };
+    std::string kind;
+    if (wide(st->buffer, st->indices)) {
+      kind = "tl.vector_store";
+    } else if (st->buffer->scope == Scope::kLocal) {
+      // register <- [cast] global, or <- [cast] select(in_bounds, global, 0) (a guarded tile load)
+      Expr x = st->value;
+      if (auto* c = As<CastNode>(x)) x = c->value;
+      if (auto* sel = As<SelectNode>(x)) {
+        int64_t z;
+        auto* fz = As<FloatImmNode>(sel->false_value);
+        if (!uniform(sel->cond) || !((fz && fz->value == 0.0) || (AsConstInt(sel->false_value, &z) && z == 0))) return nullptr;
+        x = sel->true_value;
+      }
+      auto* ld = As<BufferLoadNode>(x);
+      if (!ld || !wide(ld->buffer, ld->indices)) return nullptr;
+      kind = "tl.vector_load";
+    } else {
+      return nullptr;
+    }
     Expr guard;
     for (auto& c : conds) {
       if (!uniform(c)) return nullptr;
       guard = And(guard, zero(c));
     }
-    Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{"tl.vector_store", C(V)}}, sp);
+    Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{kind, C(V)}}, sp);
     if (guard) body = If(guard, body, nullptr, sp);
     return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
   }

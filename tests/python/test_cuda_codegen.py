@@ -74,10 +74,13 @@ def test_reference_gemm_resources(compiled):
     assert "T.vectorized(2" in k.get_lowered_ir()
 
 
-def test_striped_stores_are_vectorised(compiled):
+def test_striped_loads_and_stores_are_vectorised(compiled):
     k = _build(compiled, "softmax", "sm_80")
     assert k.layouts["x"] == "striped(4x256, 128 threads, vec 4)"
     assert set(re.findall(r"st\.global\.\S+", k.get_ptx())) == {"st.global.v4.f32"}
+    assert set(re.findall(r"ld\.global\.\S+", k.get_ptx())) == {"ld.global.nc.v4.u32"}
+    ir = k.get_lowered_ir()
+    assert "tl.vector_load=4" in ir and "tl.vector_store=4" in ir
 
 
 def test_reference_gemm_pipeline_shape(compiled):

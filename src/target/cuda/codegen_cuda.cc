@@ -72,11 +72,12 @@ class CodegenCUDAImpl : public CodegenC {
   void Stmt_(const Stmt& s, int ind) override {
     auto* f = As<ForNode>(s);
     auto* st = f ? As<StoreNode>(f->body) : nullptr;
+    if (f && st && f->annotations.count("tl.vector_load")) return VectorLoad(f, st, ind);
     if (!f || !st || !f->annotations.count("tl.vector_store")) return CodegenC::Stmt_(s, ind);
     int64_t V = 0;
     AsConstInt(f->extent, &V);
     int bytes = st->buffer->dtype.bytes() * static_cast<int>(V);
-    const char* vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned int";
+    const char* vt = VecType(bytes);
     std::string t = CType(st->buffer->dtype), v = Name(f->var.get());
     std::vector<Expr> base;
     for (auto& e : st->indices) base.push_back(Substitute(e, {{f->var.get(), Int(0)}}));
@@ -87,6 +88,54 @@ class CodegenCUDAImpl : public CodegenC {
                       E(st->value) + ";");
     Line(ind + 1, "*reinterpret_cast<" + std::string(vt) + "*>(&" + Name(st->buffer.get(), st->buffer->name) + "[" +
                       Offset(st->buffer, base) + "]) = *reinterpret_cast<const " + vt + "*>(tl_vec);");
+    Line(ind, "}");
+  }
+
+  static const char* VecType(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned int"; }
+
+  // register[l*V + v] = f(G[base + v]) (optionally under select(in_bounds, ., 0)), marked
+  // tl.vector_load by the lowering: one 4/8/16-byte load into registers, then the per-lane f.
+  void VectorLoad(const ForNode* f, const StoreNode* st, int ind) {
+    int64_t V = 0;
+    AsConstInt(f->extent, &V);
+    Expr value = st->value, x = value, cond;
+    if (auto* c = As<CastNode>(x)) x = c->value;
+    if (auto* sel = As<SelectNode>(x)) {
+      cond = Substitute(sel->cond, {{f->var.get(), Int(0)}});
+      x = sel->true_value;
+    }
+    auto* ld = As<BufferLoadNode>(x);
+    Buffer tmp = MakeBuffer("tl_vec", ld->buffer->dtype, {Int(V)}, Scope::kLocal);
+    std::vector<Expr> base;
+    for (auto& e : ld->indices) base.push_back(Substitute(e, {{f->var.get(), Int(0)}}));
+    // The lane value with the global load replaced by the register copy.
+    struct Swap : IRMutator {
+      const BufferLoadNode* from; Expr to;
+      Expr VisitExpr(const Expr& e) override {
+        if (e.get() == from) return to;
+        if (auto* s = As<SelectNode>(e); s && s->true_value.get() == from) return to;
+        return IRMutator::VisitExpr(e);
+      }
+    } swap;
+    swap.from = ld;
+    swap.to = Load(tmp, {f->var});
+    Expr lane = swap.VisitExpr(value);
+    int bytes = ld->buffer->dtype.bytes() * static_cast<int>(V);
+    std::string t = CType(ld->buffer->dtype), v = Name(f->var.get()), vt = VecType(bytes);
+    std::string tn = Name(tmp.get(), "lanes");
+    Line(ind, "{");
+    Line(ind + 1, "__align__(16) " + t + " " + tn + "[" + std::to_string(V) + "];");
+    std::string load = "*reinterpret_cast<" + vt + "*>(" + tn + ") = *reinterpret_cast<const " + vt + "*>(&" +
+                       Name(ld->buffer.get(), ld->buffer->name) + "[" + Offset(ld->buffer, base) + "]);";
+    if (cond) {
+      Line(ind + 1, "if (" + E(cond) + ") " + load);
+      Line(ind + 1, "else *reinterpret_cast<" + vt + "*>(" + tn + ") = " + vt + "{};");
+    } else {
+      Line(ind + 1, load);
+    }
+    Line(ind + 1, "#pragma unroll");
+    Line(ind + 1, "for (int " + v + " = 0; " + v + " < " + std::to_string(V) + "; ++" + v + ") " +
+                      Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, st->indices) + "] = " + E(lane) + ";");
     Line(ind, "}");
   }
 
