@@ -59,4 +59,13 @@ Stmt Seq(std::vector<Stmt> v, Span s) {
   return std::make_shared<SeqNode>(std::move(flat), std::move(s));
 }
 
+const KernelNode* FindKernel(const Stmt& s) {
+  if (auto* k = As<KernelNode>(s)) return k;
+  if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
+  if (auto* q = As<SeqNode>(s))
+    for (auto& x : q->seq)
+      if (auto* k = FindKernel(x)) return k;
+  return nullptr;
+}
+
 }  // namespace tl

@@ -167,5 +167,7 @@ Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, E
 Stmt If(Expr c, Stmt t, Stmt e = nullptr, Span s = {});
 /// Flattens nested sequences and drops null entries; a single statement is returned as is.
 Stmt Seq(std::vector<Stmt> v, Span s = {});
+/// The T.Kernel scope of a function body (under lets and sequences); null when there is none.
+const KernelNode* FindKernel(const Stmt& body);
 
 }  // namespace tl

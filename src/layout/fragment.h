@@ -9,13 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "arith/eval.h"
 #include "ir/expr.h"
 
 namespace tl {
 
-/// Evaluates an integer expression with the given var values; false when it cannot
-/// (an unbound var, a load, a call).
-bool EvalInt(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out);
 
 struct Fragment {
   std::vector<int64_t> shape;  // the logical tile

@@ -16,7 +16,9 @@
 #include <random>
 #include <sstream>
 
+#include "support/subprocess.h"
 #include "ir/printer.h"
+#include "arith/eval.h"
 #include "runtime/module.h"
 #include "runtime/cache_util.h"
 #include "target/cpu/codegen_cpu.h"
@@ -65,16 +67,7 @@ void MakeDirs(const std::string& path) {
   }
 }
 
-// Runs a shell command, capturing stdout+stderr.
-int Run(const std::string& cmd, std::string* output) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int Run(const std::string& cmd, std::string* output) { return RunCommand(cmd, output); }
 
 std::string CompilerCommand(const CompileOptions& opt) {
   if (!opt.cxx.empty()) return opt.cxx;
@@ -221,30 +214,7 @@ std::string ShapeStr(const Buffer& b) {
 }
 
 // Evaluates a shape expression given bound symbols; returns false if it uses an unbound one.
-bool EvalShape(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out) {
-  if (AsConstInt(e, out)) return true;
-  if (auto* v = As<VarNode>(e)) {
-    auto it = env.find(v);
-    if (it == env.end()) return false;
-    *out = it->second;
-    return true;
-  }
-  if (auto* b = As<BinaryNode>(e)) {
-    int64_t x, y;
-    if (!EvalShape(b->a, env, &x) || !EvalShape(b->b, env, &y)) return false;
-    switch (b->op) {
-      case BinaryOp::kAdd: *out = x + y; return true;
-      case BinaryOp::kSub: *out = x - y; return true;
-      case BinaryOp::kMul: *out = x * y; return true;
-      case BinaryOp::kFloorDiv: case BinaryOp::kDiv:
-        if (y == 0) return false;
-        *out = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) && b->op == BinaryOp::kFloorDiv);
-        return true;
-      default: return false;
-    }
-  }
-  return false;
-}
+bool EvalShape(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_t* out) { return EvalInt(e, env, out); }
 }  // namespace
 
 std::vector<int64_t> CheckArguments(const PrimFunc& func_, const std::vector<Var>& syms_, const std::vector<TensorArg>& args,

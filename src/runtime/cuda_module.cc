@@ -17,15 +17,6 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-const KernelNode* FindKernel(const Stmt& s) {
-  if (auto* k = As<KernelNode>(s)) return k;
-  if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
-  if (auto* q = As<SeqNode>(s))
-    for (auto& x : q->seq)
-      if (auto* k = FindKernel(x)) return k;
-  return nullptr;
-}
-
 }  // namespace
 
 std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions& opt) {

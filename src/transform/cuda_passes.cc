@@ -12,15 +12,6 @@
 namespace tl {
 namespace {
 
-KernelNode const* Kernel(const Stmt& s) {
-  if (auto* k = As<KernelNode>(s)) return k;
-  if (auto* l = As<LetNode>(s)) return Kernel(l->body);
-  if (auto* q = As<SeqNode>(s))
-    for (auto& x : q->seq)
-      if (auto* k = Kernel(x)) return k;
-  return nullptr;
-}
-
 // Shared buffers a statement touches.
 std::set<std::string> SharedUses(const Stmt& s) {
   std::set<std::string> out;
@@ -43,7 +34,7 @@ std::set<std::string> SharedUses(const Stmt& s) {
 }  // namespace
 
 PrimFunc PlanSharedMemory(const PrimFunc& f, CudaCtx* ctx) {
-  const KernelNode* k = Kernel(f->body);
+  const KernelNode* k = FindKernel(f->body);
   TL_ICHECK(k, "no kernel");
   struct Item { Buffer b; int64_t bytes; int first = 1 << 30, last = -1; int64_t off = -1; };
   std::vector<Item> items;

@@ -1163,16 +1163,6 @@ class Lowerer : public IRMutator {
   std::vector<std::pair<int64_t, Expr>> pending_cross_;
 };
 
-const KernelNode* FindKernel(const Stmt& s) {
-  if (auto* k = As<KernelNode>(s)) return k;
-  if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
-  if (auto* q = As<SeqNode>(s)) {
-    for (auto& x : q->seq)
-      if (auto* k = FindKernel(x)) return k;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) {

@@ -3,6 +3,7 @@
 // One NVRTC call with -arch=sm_XX yields both the PTX and the cubin (measured: no dearer than
 // compiling to compute_XX alone plus a second step), and -Xptxas=-v makes ptxas write its
 // resource report into the program log, so a compile costs exactly one front end + one ptxas run.
+#include "support/subprocess.h"
 #include "target/cuda/nvrtc.h"
 
 #include <dlfcn.h>
@@ -173,16 +174,7 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-// Runs a shell command; returns its exit status and its stdout + stderr in `output`.
-int Run(const std::string& cmd, std::string* output) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) output->append(buf, n);
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int Run(const std::string& cmd, std::string* output) { return RunCommand(cmd, output); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
