@@ -327,6 +327,7 @@ NB_MODULE(_ffi, m) {
       .def_prop_ro("lowered", [](const CudaModule& c) { return c.lowered; })
       .def_prop_ro("threads", [](const CudaModule& c) { return c.info.threads; })
       .def_prop_ro("warnings", [](const CudaModule& c) { return c.info.warnings; })
+      .def_prop_ro("choices", [](const CudaModule& c) { return c.info.choices; })
       .def_prop_ro("smem_report", [](const CudaModule& c) { return c.info.smem_report; })
       .def_prop_ro("smem_bytes", [](const CudaModule& c) { return c.info.smem_bytes; })
       .def_prop_ro("layouts", [](const CudaModule& c) { return c.info.layouts; })

@@ -123,10 +123,13 @@ class Legalizer : public IRMutator {
         std::string why = AsyncCopyBlocker(c, ctx_->opt);
         if (why.empty()) {
           ctx_->async_copies.insert(c);
+          ctx_->info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                        ": 16-byte cp.async into a swizzled shared tile");
           return s;
         }
         ctx_->info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
                                        " does not use cp.async: " + why + "; it is lowered to synchronous loads");
+        ctx_->info->choices.push_back(ctx_->info->warnings.back());
       }
       return TileOpToParallelLoops(s);
     }
@@ -645,6 +648,8 @@ class Lowerer : public IRMutator {
     auto it = ctx_->loop_layout.find(outer);
     TL_ICHECK(it != ctx_->loop_layout.end(), "T.Parallel nest without a loop layout");
     const Fragment& F = it->second;
+    ctx_->info->choices.push_back(Loc(outer->span) + ": parallel loop nest partitioned by " + F.desc + ", " +
+                                  std::to_string(F.locals) + " element(s) per thread");
     std::vector<Var> vars;
     Stmt body = outer->body;
     vars.push_back(outer->var);
@@ -766,6 +771,8 @@ class Lowerer : public IRMutator {
       guard = And(guard, zero(c));
     }
     Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{kind, C(V)}}, sp);
+    ctx_->info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
+                                  (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
     if (guard) body = If(guard, body, nullptr, sp);
     return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
   }
@@ -852,6 +859,9 @@ class Lowerer : public IRMutator {
       return For(ko, mn, ext, ForKind::kSerial, b, {}, n->span);
     }
     std::vector<std::string> managed;
+    ctx_->info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) + "-stage cp.async pipeline (" +
+                                  std::to_string(producers.size()) + " copies prefetched " + std::to_string(s - 1) +
+                                  " iteration(s) ahead, one barrier per iteration)");
     for (auto* c : producers) {
       stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
       managed.push_back(MapBuffer(c->dst.buffer)->name);
@@ -915,6 +925,12 @@ class Lowerer : public IRMutator {
                                               std::to_string(K), g->span);
     int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
     Span sp = g->span;
+    ctx_->info->choices.push_back(
+        Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) + "x" +
+        std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
+        std::to_string(nt) + " mma tiles per k16 step); A " +
+        (g->A.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
+        ", B " + (g->B.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix") + (g->trans_B ? "" : ".trans")));
     Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
     Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
     Buffer cl = MapBuffer(g->C.buffer);
@@ -1013,6 +1029,8 @@ class Lowerer : public IRMutator {
         D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
       int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
       int64_t mt = M / wm / 16, nt = N / wn / 8;
+      ctx_->info->choices.push_back(Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
+                                    (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
       Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
       Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
       Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
@@ -1053,6 +1071,8 @@ class Lowerer : public IRMutator {
                                               " cannot produce", sp);
     // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
     // then one partial per warp through shared memory.
+    ctx_->info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, 5-step warp butterfly, " +
+                                  "then per-warp partials through shared memory");
     int64_t nd = 1;
     for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
     Buffer part = Scratch("red", t, nd, Scope::kLocal);

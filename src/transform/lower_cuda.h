@@ -30,6 +30,7 @@ struct CudaLowerOptions {
 
 struct CudaLowerInfo {
   std::vector<std::string> warnings;          // copies that missed the fast path, and why
+  std::vector<std::string> choices;           // every lowering decision, one line each (verbose mode)
   std::string smem_report;                    // per-buffer footprint table
   int64_t smem_bytes = 0;
   int64_t threads = 0;

@@ -235,3 +235,16 @@ def test_lower_trace_for_cuda(tmp_path):
     assert "index.html" in files and any(f.endswith("final_source.cu") for f in files)
     html = (tmp_path / "index.html").read_text()
     assert "LowerTileOpsCUDA" in html and "tl.ldmatrix" in html
+
+
+def test_choices_list_every_lowering_decision(compiled, capsys):
+    k = _build(compiled, "reference_gemm", "sm_80")
+    text = "\n".join(k.choices)
+    assert "T.copy A -> A_shared: 16-byte cp.async" in text and "T.copy B -> B_shared: 16-byte cp.async" in text
+    assert "T.Pipelined: 2-stage cp.async pipeline (2 copies prefetched 1 iteration(s) ahead" in text
+    assert "T.gemm: mma.sync m16n8k16 f16, warps 2x2, 64x64 per warp (4x8 mma tiles" in text
+    assert "2-wide vector stores to C" in text
+    assert all("kernels.py:" in c for c in k.choices)
+    tilelang.compile(CUDA_KERNELS["softmax"](), target="cuda -arch=sm_80", verbose=True)
+    out = capsys.readouterr().out
+    assert "per-thread partials, 5-step warp butterfly" in out and "limit 166912 bytes on sm_80" in out

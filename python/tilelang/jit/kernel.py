@@ -155,6 +155,9 @@ class JITKernel:
                 f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "
                 "use target='cpu' or target='cuda'")
         if verbose:
+            if self.kind == "cuda":
+                print("\n".join(self._mod.choices))
+                print(self._mod.smem_report)
             print(self.get_kernel_source())
 
     @property
@@ -185,6 +188,12 @@ class JITKernel:
     def get_lowered_ir(self):
         """The thread-level IR the CUDA code generator printed (and the emulator executes)."""
         return _ffi.print_func(self._cuda("thread-level IR").lowered)
+
+    @property
+    def choices(self):
+        """Every lowering decision (copy paths, pipelines, gemm instruction and warp split, loop
+        partitions, vector widths, reduction strategy), one line each with its source location."""
+        return list(self._cuda("lowering choices").choices)
 
     @property
     def layouts(self):
