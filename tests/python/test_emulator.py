@@ -285,3 +285,14 @@ def test_gemm_register_operands(reg, trans):
     # and the same program compiles for a GPU, with B (or A) never going through ldmatrix
     g = tilelang.compile(f, target="cuda -arch=sm_80")
     assert g.get_kernel_source().count("tl::ldmatrix<") == 1 and "mma.sync" in g.get_ptx()
+
+
+def test_profiler_on_an_emulated_kernel():
+    """do_bench times the emulator with the wall clock; assert_allclose makes inputs of the right
+    dtypes and shapes and catches a wrong reference."""
+    k = emu(kernels.matmul(128, 128, 64, 64, 64, 32, out_dtype="float32"), out_idx=[2])
+    p = k.get_profiler()
+    assert p.do_bench(n_warmup=1, n_repeat=3) > 0
+    p.assert_allclose(lambda a, b: f64(a) @ f64(b), atol=1e-3, rtol=1e-3)
+    with pytest.raises(AssertionError):
+        p.assert_allclose(lambda a, b: f64(a) @ f64(b) + 1.0, atol=1e-3, rtol=1e-3)

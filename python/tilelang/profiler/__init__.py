@@ -50,6 +50,11 @@ def do_bench(fn, warmup=25, rep=100, n_warmup=0, n_repeat=0, backend="wall", qua
     return bench_wall(fn, warmup, rep, n_warmup, n_repeat, return_mode, quantiles)
 
 
+def _runs_on_gpu(kernel):
+    """CUDA/HIP kernels run on a GPU, except those built for the emulator (NumPy in, wall clock)."""
+    return kernel.kind in _GPU_KINDS and getattr(kernel, "execution_backend", "") != "emulator"
+
+
 class Profiler:
     """Benchmarks and checks one JITKernel."""
 
@@ -81,7 +86,7 @@ class Profiler:
 
     def _on_device(self, inputs):
         """The inputs as the kernel's target wants them: NumPy for the CPU, torch GPU tensors for CUDA/HIP."""
-        if self.kernel.kind not in _GPU_KINDS:
+        if not _runs_on_gpu(self.kernel):
             return list(inputs)
         try:
             import torch
@@ -132,7 +137,7 @@ class Profiler:
             def call():
                 return target(*args)
         if backend == "auto":
-            backend = "event" if self.kernel.kind in _GPU_KINDS else "wall"
+            backend = "event" if _runs_on_gpu(self.kernel) else "wall"
         if backend == "event" and not _cuda_available():
             raise TileLangUnsupportedError("CUDA-event timing needs PyTorch and a GPU; use backend='wall'")
         return do_bench(call, warmup, rep, n_warmup, n_repeat, backend, quantiles, return_mode)
