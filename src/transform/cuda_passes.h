@@ -1,5 +1,6 @@
 // State shared by the CUDA passes of one compilation, and the passes' entry points. The passes
-// run in the order of RunCudaPipeline; each comment in lower_cuda.h says what one does.
+// run in the order of RunCudaPipeline (pipeline.cc), one file each: legalize_tile_ops_cuda.cc,
+// layout_inference.cc, lower_tile_ops_cuda.cc, plan_shared_memory.cc, insert_barriers.cc.
 #pragma once
 #include <map>
 #include <set>

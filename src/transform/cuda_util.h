@@ -1,0 +1,61 @@
+// Small helpers shared by the CUDA passes (internal to src/transform).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+
+namespace tl {
+namespace cuda_pass {
+
+inline Expr C(int64_t v) { return Int(v); }
+inline Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
+inline Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+inline Expr Eq(const Expr& a, const Expr& b) { return Binary(BinaryOp::kEQ, a, b); }
+inline Expr Lt(const Expr& a, const Expr& b) { return Binary(BinaryOp::kLT, a, b); }
+inline Expr And(const Expr& a, const Expr& b) { return a ? (b ? Binary(BinaryOp::kAnd, a, b) : a) : b; }
+inline Stmt Call0(const std::string& op, std::vector<Expr> args, const Span& sp) {
+  return Evaluate(Call(DataType::Void(), op, std::move(args)), sp);
+}
+
+inline std::vector<size_t> TileDims(const Region& r) {
+  std::vector<size_t> d;
+  for (size_t i = 0; i < r.ranges.size(); ++i)
+    if (!IsConstInt(r.ranges[i].extent, 1)) d.push_back(i);
+  return d;
+}
+
+inline int64_t ConstOr(const Expr& e, const Span& sp, const std::string& what) {
+  int64_t v;
+  if (!AsConstInt(Simplify(e), &v))
+    throw UserError(ErrorKind::kUnsupported, what + " must be a compile-time constant on the CUDA target", sp);
+  return v;
+}
+
+inline std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
+
+inline bool UsesVar(const Expr& e, const VarNode* v) {
+  bool found = false;
+  struct V : IRVisitor {
+    const VarNode* v; bool* f;
+    void VisitVar(const VarNode* n) override { if (n == v) *f = true; }
+  } vis;
+  vis.v = v;
+  vis.f = &found;
+  vis.VisitExpr(e);
+  return found;
+}
+inline bool ReadsMemory(const Expr& e) {
+  bool found = false;
+  struct V : IRVisitor {
+    bool* f;
+    void VisitLoad(const BufferLoadNode*) override { *f = true; }
+  } vis;
+  vis.f = &found;
+  vis.VisitExpr(e);
+  return found;
+}
+
+}  // namespace cuda_pass
+}  // namespace tl

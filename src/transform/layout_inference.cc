@@ -1,0 +1,274 @@
+// LayoutInference: fragment layouts to a fixpoint (strict: gemm operands and accumulators,
+// reductions; common: T.Parallel nests; free: striped), and the partition of every T.Parallel nest.
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "layout/fragment.h"
+#include "transform/cuda_passes.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace {
+
+using namespace cuda_pass;
+
+struct Access {
+  Buffer buffer;
+  std::vector<Expr> indices;
+  bool store;
+};
+struct ParallelNest {
+  const ForNode* outer;
+  std::vector<Var> vars;
+  std::vector<int64_t> extents;
+  Stmt body;
+  std::vector<Access> frags;
+  int max_bytes = 1;
+};
+
+class LayoutInferencer {
+ public:
+  LayoutInferencer(CudaCtx* ctx) : ctx_(ctx) {}
+
+  void Run(const KernelNode* k) {
+    for (auto& b : k->alloc_buffers)
+      if (b->scope == Scope::kFragment) frags_.push_back(b);
+    Collect(k->body);
+    int64_t T = ctx_->threads;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto* g : gemms_) changed |= InferGemm(g);
+      for (auto* r : reduces_) changed |= InferReduce(r);
+      for (auto& n : nests_) changed |= InferNest(n);
+      if (!changed) {
+        for (auto& b : frags_) {
+          if (ctx_->layout.count(b.get())) continue;
+          std::vector<int64_t> shape;
+          for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+          Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout", b->span);
+          changed = true;
+          break;
+        }
+      }
+    }
+    for (auto& n : nests_) ctx_->loop_layout[n.outer] = LoopLayout(n);
+  }
+
+ private:
+  static int64_t VecFor(int64_t inner, int bytes) {
+    int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
+    while (v > 1 && inner % v) v /= 2;
+    return std::min<int64_t>(v, 4);
+  }
+
+  void Collect(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) Collect(x); return;
+      case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
+      case StmtKind::kIf: Collect(As<IfNode>(s)->then_case); Collect(As<IfNode>(s)->else_case); return;
+      case StmtKind::kGemm: gemms_.push_back(As<GemmNode>(s)); return;
+      case StmtKind::kReduce: reduces_.push_back(As<ReduceNode>(s)); return;
+      case StmtKind::kCumsum: {
+        // A scan over a fragment runs whole in every thread (each holds a replica).
+        auto* c = As<CumsumNode>(s);
+        for (auto* b : {&c->src.buffer, &c->dst.buffer})
+          if ((*b)->scope == Scope::kFragment) {
+            std::vector<int64_t> shape;
+            for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, s->span, "a cumsum tile"));
+            Assign(*b, Replicated(shape, ctx_->threads), "T.cumsum on a fragment", s->span);
+          }
+        return;
+      }
+      case StmtKind::kFor: {
+        auto* f = As<ForNode>(s);
+        if (f->for_kind != ForKind::kParallel) { Collect(f->body); return; }
+        ParallelNest n;
+        n.outer = f;
+        Stmt cur = s;
+        while (auto* ff = As<ForNode>(cur)) {
+          if (ff->for_kind != ForKind::kParallel) break;
+          n.vars.push_back(ff->var);
+          n.extents.push_back(ConstOr(ff->extent, ff->span, "the extent of a T.Parallel loop"));
+          if (!IsConstInt(Simplify(ff->min), 0))
+            throw UserError(ErrorKind::kUnsupported, "T.Parallel loops must start at 0", ff->span);
+          cur = ff->body;
+        }
+        n.body = cur;
+        PostOrderVisitStmt(cur, [&](const Stmt& x) {
+          if (auto* st = As<StoreNode>(x)) {
+            n.max_bytes = std::max(n.max_bytes, st->buffer->dtype.bytes());
+            if (st->buffer->scope == Scope::kFragment) n.frags.push_back({st->buffer, st->indices, true});
+          }
+          if (auto* f2 = As<ForNode>(x); f2 && f2->for_kind == ForKind::kParallel)
+            throw UserError(ErrorKind::kUnsupported, "a T.Parallel loop nested under other statements of a T.Parallel "
+                                                     "loop is not supported on CUDA; make the loops perfectly nested",
+                            f2->span);
+        });
+        struct LoadV : IRVisitor {
+          ParallelNest* n;
+          void VisitLoad(const BufferLoadNode* l) override {
+            n->max_bytes = std::max(n->max_bytes, l->buffer->dtype.bytes());
+            if (l->buffer->scope == Scope::kFragment) n->frags.push_back({l->buffer, l->indices, false});
+            IRVisitor::VisitLoad(l);
+          }
+        } lv;
+        lv.n = &n;
+        lv.VisitStmt(cur);
+        nests_.push_back(std::move(n));
+        return;
+      }
+      default: return;
+    }
+  }
+
+  bool Assign(const Buffer& b, const Fragment& f, const std::string& why, const Span& sp) {
+    auto it = ctx_->layout.find(b.get());
+    if (it != ctx_->layout.end()) {
+      if (it->second.SameAs(f)) return false;
+      throw UserError(ErrorKind::kLayout,
+                      "layout conflict for fragment '" + b->name + "': " + ctx_->layout_origin[b.get()] + " gives it " +
+                          it->second.desc + ", but " + why + " (" + Loc(sp) + ") needs " + f.desc +
+                          ". Copy the data into a second fragment between the two uses",
+                      sp);
+    }
+    ctx_->layout[b.get()] = f;
+    ctx_->layout_origin[b.get()] = why + " at " + Loc(sp);
+    return true;
+  }
+
+  bool InferGemm(const GemmNode* g) {
+    if (g->C.buffer->scope != Scope::kFragment)
+      throw UserError(ErrorKind::kUnsupported, "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
+    auto cd = TileDims(g->C);
+    if (cd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm accumulator must be a 2-D tile", g->span);
+    int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"), N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
+    if (ctx_->threads % 32)
+      throw UserError(ErrorKind::kLayout, "T.gemm needs a whole number of warps; the kernel has " +
+                                              std::to_string(ctx_->threads) + " threads", g->span);
+    int64_t warps = ctx_->threads / 32;
+    auto [wm, wn] = WarpGrid(M, N, warps, g);
+    bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
+    if (g->A.buffer->scope == Scope::kFragment) {
+      auto ad = TileDims(g->A);
+      if (g->trans_A) throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
+      if (wn != 1)
+        throw UserError(ErrorKind::kLayout, "T.gemm with A in registers needs every warp to own whole rows of A; use "
+                                            "policy=T.GemmWarpPolicy.FullRow", g->span);
+      int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
+      ch |= Assign(g->A.buffer, MmaAccumulator(M, K, wm, 1), "T.gemm register operand A", g->span);
+    }
+    if (g->B.buffer->scope == Scope::kFragment) {
+      auto bd = TileDims(g->B);
+      if (wm != 1)
+        throw UserError(ErrorKind::kLayout, "T.gemm with B in registers needs every warp to own whole columns of B; use "
+                                            "policy=T.GemmWarpPolicy.FullCol", g->span);
+      int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
+      ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B), "T.gemm register operand B", g->span);
+    }
+    return ch;
+  }
+
+  std::pair<int64_t, int64_t> WarpGrid(int64_t M, int64_t N, int64_t warps, const GemmNode* g) {
+    try {
+      return GemmWarpGrid(M, N, warps, static_cast<int>(g->policy));
+    } catch (const UserError& e) {
+      throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
+    }
+  }
+
+  bool InferReduce(const ReduceNode* r) {
+    if (r->src.buffer->scope != Scope::kFragment || r->dst.buffer->scope != Scope::kFragment)
+      throw UserError(ErrorKind::kUnsupported, "T.reduce on CUDA reduces a fragment into a fragment", r->span);
+    auto it = ctx_->layout.find(r->src.buffer.get());
+    if (it == ctx_->layout.end() || ctx_->layout.count(r->dst.buffer.get())) return false;
+    const Fragment& s = it->second;
+    if (s.kind == "mma_C" && r->dim == 1)
+      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]), "T.reduce of an mma accumulator", r->span);
+    std::vector<int64_t> shape;
+    for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
+    return Assign(r->dst.buffer, Replicated(shape, ctx_->threads), "T.reduce", r->span);
+  }
+
+  static bool IsLoopIndex(const std::vector<Expr>& idx, const std::vector<Var>& vars) {
+    if (idx.size() != vars.size()) return false;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (Simplify(idx[i]).get() != vars[i].get()) return false;
+    return true;
+  }
+  static bool ShapeIs(const Buffer& b, const std::vector<int64_t>& ext) {
+    if (b->shape.size() != ext.size()) return false;
+    for (size_t i = 0; i < ext.size(); ++i)
+      if (!IsConstInt(Simplify(b->shape[i]), ext[i])) return false;
+    return true;
+  }
+
+  // The layout a nest is partitioned by: that of a fragment indexed by exactly the loop vars.
+  const Fragment* Driver(const ParallelNest& n) {
+    const Fragment* f = nullptr;
+    for (auto& a : n.frags) {
+      if (!IsLoopIndex(a.indices, n.vars) || !ShapeIs(a.buffer, n.extents)) continue;
+      auto it = ctx_->layout.find(a.buffer.get());
+      if (it != ctx_->layout.end() && (!f || f->kind == "replicated")) f = &it->second;
+    }
+    return f;
+  }
+
+  bool InferNest(ParallelNest& n) {
+    const Fragment* f = Driver(n);
+    if (!f) return false;
+    bool ch = false;
+    Fragment drv = *f;
+    for (auto& a : n.frags) {
+      if (ctx_->layout.count(a.buffer.get())) continue;
+      if (IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)) {
+        ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
+      } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() && drv.kind == "mma_C" &&
+                 ShapeIs(a.buffer, {n.extents[0]})) {
+        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]), "the T.Parallel loop (row vector)",
+                     n.outer->span);
+      } else {
+        std::vector<int64_t> shape;
+        for (auto& e : a.buffer->shape) shape.push_back(ConstOr(e, a.buffer->span, "a fragment's shape"));
+        ch |= Assign(a.buffer, Replicated(shape, ctx_->threads), "the T.Parallel loop (broadcast)", n.outer->span);
+      }
+    }
+    return ch;
+  }
+
+  Fragment LoopLayout(const ParallelNest& n) {
+    if (const Fragment* f = Driver(n)) return *f;
+    // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
+    for (auto& a : n.frags) {
+      auto it = ctx_->layout.find(a.buffer.get());
+      if (it != ctx_->layout.end() && it->second.kind == "replicated" && n.vars.size() == a.indices.size() &&
+          IsLoopIndex(a.indices, n.vars))
+        return it->second;
+    }
+    return Striped(n.extents, ctx_->threads, VecFor(n.extents.back(), n.max_bytes));
+  }
+
+  CudaCtx* ctx_;
+  std::vector<Buffer> frags_;
+  std::vector<const GemmNode*> gemms_;
+  std::vector<const ReduceNode*> reduces_;
+  std::vector<ParallelNest> nests_;
+};
+
+}  // namespace
+
+PrimFunc InferLayouts(const PrimFunc& f, CudaCtx* ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  LayoutInferencer(ctx).Run(k);
+  auto attrs = f->attrs;
+  for (auto& b : k->alloc_buffers) {
+    auto it = ctx->layout.find(b.get());
+    if (it != ctx->layout.end()) attrs["layout." + b->name] = it->second.desc;
+    auto st = ctx->stages.find(b.get());
+    if (st != ctx->stages.end()) attrs["stages." + b->name] = std::to_string(st->second);
+  }
+  return MakePrimFunc(f->name, f->params, f->body, attrs, f->span);
+}
+
+}  // namespace tl

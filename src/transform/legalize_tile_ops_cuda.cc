@@ -1,0 +1,115 @@
+// LegalizeTileOpsCUDA: copies that cannot use cp.async, fills and tile atomics become T.Parallel
+// nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See lower_cuda.h.
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "layout/fragment.h"
+#include "transform/cuda_passes.h"
+#include "transform/cuda_util.h"
+#include "transform/lower_tile_ops_cpu.h"
+
+namespace tl {
+namespace {
+
+using namespace cuda_pass;
+
+// Why a global->shared copy cannot use 16-byte cp.async ("" when it can).
+std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
+  const Buffer& s = n->src.buffer;
+  const Buffer& d = n->dst.buffer;
+  if (opt.disable_cp_async) return "cp.async is disabled by the pass config tl.disable_async_copy";
+  if (s->dtype != d->dtype) return "source and destination dtypes differ (" + s->dtype.str() + " -> " + d->dtype.str() + ")";
+  int eb = s->dtype.bytes();
+  if (eb > 16 || 16 % eb) return "the element type " + s->dtype.str() + " does not pack into 16-byte chunks";
+  int64_t vec = 16 / eb;
+  auto sd = TileDims(n->src), dd = TileDims(n->dst);
+  if (sd.empty() || dd.empty()) return "the tile is a single element";
+  size_t sl = n->src.ranges.size() - 1, dl = n->dst.ranges.size() - 1;
+  if (sd.back() != sl || dd.back() != dl) return "the innermost tile axis is not the tensors' contiguous axis";
+  int64_t ext;
+  if (!AsConstInt(Simplify(n->src.ranges[sl].extent), &ext) || ext % vec)
+    return "the tile's innermost extent is not a multiple of " + std::to_string(vec) + " elements (16 bytes)";
+  int64_t row;
+  if (!AsConstInt(Simplify(s->shape.back()), &row))
+    return "the row length of '" + s->name + "' is symbolic, so 16-byte alignment of its rows cannot be proven";
+  if (row % vec)
+    return "the row length of '" + s->name + "' (" + std::to_string(row) + ") is not a multiple of " +
+           std::to_string(vec) + " elements, so its rows are not 16-byte aligned";
+  if (!IsConstInt(Simplify(Mod(n->src.ranges[sl].min, vec)), 0))
+    return "the tile's first column (" + PrintExpr(n->src.ranges[sl].min) + ") is not provably a multiple of " +
+           std::to_string(vec);
+  if (!IsConstInt(Simplify(Mod(n->dst.ranges[dl].min, vec)), 0)) return "the destination's first column is not 16-byte aligned";
+  int64_t cols;
+  if (!AsConstInt(Simplify(d->shape.back()), &cols) || cols % vec) return "the shared tile's rows are not 16-byte aligned";
+  return "";
+}
+
+class Legalizer : public IRMutator {
+ public:
+  Legalizer(CudaCtx* ctx) : ctx_(ctx) {}
+
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    if (n->for_kind != ForKind::kPipelined) return IRMutator::VisitFor(s, n);
+    int64_t stages = 1;
+    auto it = n->annotations.find("num_stages");
+    if (it != n->annotations.end()) AsConstInt(it->second, &stages);
+    Stmt r = IRMutator::VisitFor(s, n);
+    auto* f = As<ForNode>(r);
+    if (stages >= 2) {
+      std::vector<Stmt> body;
+      if (auto* sq = As<SeqNode>(f->body)) body = sq->seq; else body.push_back(f->body);
+      for (auto& st : body)
+        if (auto* c = As<CopyNode>(st))
+          if (ctx_->async_copies.count(c) && !ReadsMemoryRegion(c->src)) ctx_->stages[c->dst.buffer.get()] = stages;
+    }
+    return r;
+  }
+
+  Stmt VisitTileOp(const Stmt& s) override {
+    if (auto* c = As<CopyNode>(s)) {
+      if (c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared) {
+        std::string why = AsyncCopyBlocker(c, ctx_->opt);
+        if (why.empty()) {
+          ctx_->async_copies.insert(c);
+          ctx_->info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                        ": 16-byte cp.async into a swizzled shared tile");
+          return s;
+        }
+        ctx_->info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                       " does not use cp.async: " + why + "; it is lowered to synchronous loads");
+        ctx_->info->choices.push_back(ctx_->info->warnings.back());
+      }
+      return TileOpToParallelLoops(s);
+    }
+    if (s->kind == StmtKind::kFill || s->kind == StmtKind::kAtomicAdd) {
+      if (auto* a = As<AtomicAddNode>(s); a && !a->src) return s;  // a scalar atomic stays a statement
+      return TileOpToParallelLoops(s);
+    }
+    return s;
+  }
+
+ private:
+  static bool ReadsMemoryRegion(const Region& r) {
+    for (auto& rg : r.ranges)
+      if (ReadsMemory(rg.min) || ReadsMemory(rg.extent)) return true;
+    return false;
+  }
+  CudaCtx* ctx_;
+};
+
+}  // namespace
+
+PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
+  int64_t T = 1;
+  for (auto& t : k->threads) T *= ConstOr(t, k->span, "the thread count");
+  if (T < 1 || T > ctx->target.max_threads)
+    throw UserError(ErrorKind::kResource, "a CUDA block has at most " + std::to_string(ctx->target.max_threads) +
+                                              " threads; this kernel asks for " + std::to_string(T), k->span);
+  ctx->threads = T;
+  ctx->info->threads = T;
+  return WithBody(f, Legalizer(ctx).VisitStmt(f->body));
+}
+
+}  // namespace tl
