@@ -84,6 +84,17 @@ def test_pipelined_stages(stages):
     np.testing.assert_allclose(c, gemm_ref(a, b, False, False), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("bm,bn,threads", [(128, 256, 256), (64, 64, 32)])
+def test_gemm_warp_counts(bm, bn, threads):
+    rng = np.random.default_rng()
+    M, N, K = 256, 256, 64
+    k = emu(kernels.matmul(M, N, K, bm, bn, 32, out_dtype="float32", threads=threads))
+    a, b = rand(rng, (M, K), "float16"), rand(rng, (K, N), "float16")
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, gemm_ref(a, b, False, False), rtol=1e-5, atol=1e-4)
+
+
 def test_splitk_atomic_add():
     rng = np.random.default_rng()
     M, N, K = 136, 128, 256
@@ -94,11 +105,11 @@ def test_splitk_atomic_add():
     np.testing.assert_allclose(c, gemm_ref(a, b, False, False), rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_flashattention(causal):
+@pytest.mark.parametrize("causal,stages", [(False, 1), (True, 1), (True, 2)])
+def test_flashattention(causal, stages):
     rng = np.random.default_rng()
     B, H, S, D = 1, 2, 128, 64
-    k = emu(kernels.flashattn(B, H, S, D, causal))
+    k = emu(kernels.flashattn(B, H, S, D, causal, num_stages=stages))
     q, kk, v = (rand(rng, (B, H, S, D), "float16") for _ in range(3))
     o = np.zeros_like(q)
     k(q, kk, v, o)
