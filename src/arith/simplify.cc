@@ -14,6 +14,16 @@
 namespace tl {
 namespace {
 
+// Two's-complement value of the low `bits` bits (sign-extended for signed types).
+int64_t Wrap(DataType t, uint64_t v) {
+  int bits = t.bits();
+  if (bits >= 64) return static_cast<int64_t>(v);
+  uint64_t mask = (uint64_t{1} << bits) - 1;
+  v &= mask;
+  if (t.is_int() && (v >> (bits - 1)) & 1) v |= ~mask;
+  return static_cast<int64_t>(v);
+}
+
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -367,10 +377,10 @@ class Simplifier : public IRMutator {
     if (!t.is_integer()) return rebuild();
 
     if (ca && cb) {
-      switch (op) {
-        case BinaryOp::kAdd: return IntImm(t, x + y);
-        case BinaryOp::kSub: return IntImm(t, x - y);
-        case BinaryOp::kMul: return IntImm(t, x * y);
+      switch (op) {  // + - * wrap around at the type's width, as the hardware does
+        case BinaryOp::kAdd: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
+        case BinaryOp::kSub: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) - static_cast<uint64_t>(y)));
+        case BinaryOp::kMul: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) * static_cast<uint64_t>(y)));
         case BinaryOp::kDiv: if (y != 0) return IntImm(t, x / y); break;
         case BinaryOp::kMod: if (y != 0) return IntImm(t, x % y); break;
         case BinaryOp::kFloorDiv: if (y != 0) return IntImm(t, FloorDiv(x, y)); break;

@@ -197,6 +197,8 @@ class Tokenizer {
       }
     }
     S(f->body);
+    Tok(f->attrs.size());  // attrs (layouts, shared-memory offsets, ...) are part of the function
+    for (auto& kv : f->attrs) { Str(kv.first); Str(kv.second); }
   }
 
  private:

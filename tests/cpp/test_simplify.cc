@@ -747,4 +747,13 @@ TEST(SimplifyTest, DivModSplitsOffABoundedRemainder) {
     }
 }
 
+TEST(SimplifyTest, IntegerFoldingWrapsAtTheTypeWidth) {
+  EXPECT_CONST(Simplify(Int(2147483647) + Int(1)), -2147483648LL);
+  EXPECT_CONST(Simplify(Int(65536) * Int(65536)), 0);
+  Expr big = IntImm(DataType::Int(64), 2147483647);
+  EXPECT_CONST(Simplify(big + IntImm(DataType::Int(64), 1)), 2147483648LL);
+  EXPECT_CONST(Simplify(IntImm(DataType::Int(8), 100) + IntImm(DataType::Int(8), 100)), -56);
+  EXPECT_CONST(Simplify(IntImm(DataType::UInt(8), 200) + IntImm(DataType::UInt(8), 100)), 44);
+}
+
 }  // namespace tl
