@@ -147,6 +147,11 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   if (op == "cos") return unary([](double x) { return std::cos(x); });
   if (op == "floor") return unary([](double x) { return std::floor(x); });
   if (op == "ceil") return unary([](double x) { return std::ceil(x); });
+  if (op == "log10") return unary([](double x) { return std::log10(x); });
+  if (op == "erf") return unary([](double x) { return std::erf(x); });
+  if (op == "sigmoid") return unary([](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+  if (op == "round") return unary([](double x) { return std::nearbyint(x); });  // half to even
+  if (op == "trunc") return unary([](double x) { return std::trunc(x); });
   if (op == "pow" || op == "fma") {
     if (a.size() != (op == "pow" ? 2u : 3u)) Bad(c, "wrong number of arguments");
     for (int t : act) {

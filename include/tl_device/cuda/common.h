@@ -81,6 +81,13 @@ TL_UNARY(sin, sinf, ::sin)
 TL_UNARY(cos, cosf, ::cos)
 TL_UNARY(floor, floorf, ::floor)
 TL_UNARY(ceil, ceilf, ::ceil)
+TL_UNARY(log10, log10f, ::log10)
+TL_UNARY(erf, erff, ::erf)
+TL_UNARY(round, rintf, ::rint)  // half to even, like the CPU backend and NumPy
+TL_UNARY(trunc, truncf, ::trunc)
+__device__ __forceinline__ float sigmoid_f32(float x) { return 1.f / (1.f + expf(-x)); }
+__device__ __forceinline__ double sigmoid_f64(double x) { return 1.0 / (1.0 + ::exp(-x)); }
+TL_UNARY(sigmoid, sigmoid_f32, sigmoid_f64)
 #undef TL_UNARY
 __device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ float pow(float a, float b) { return powf(a, b); }
