@@ -20,6 +20,7 @@
 #include "runtime/cuda_module.h"
 #include "runtime/module.h"
 #include "layout/fragment.h"
+#include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
@@ -202,26 +203,35 @@ NB_MODULE(_ffi, m) {
     return Stmt(std::make_shared<KernelNode>(grid, bv, threads, allocs, inits, body, ToSpan(s)));
   });
   m.def("copy", [](const Region& src, const Region& dst, bool no_tma, std::optional<SpanT> s) {
-    return Stmt(std::make_shared<CopyNode>(src, dst, no_tma, ToSpan(s)));
+    auto c = std::make_shared<CopyNode>(src, dst, no_tma, ToSpan(s));
+    CheckCopy(*c);
+    return Stmt(c);
   });
   m.def("gemm", [](const Region& a, const Region& b, const Region& c, bool ta, bool tb, int policy, bool clear,
                    int k_pack, std::optional<SpanT> s) {
-    return Stmt(std::make_shared<GemmNode>(a, b, c, ta, tb, static_cast<GemmWarpPolicy>(policy), clear, k_pack,
-                                           ToSpan(s)));
+    auto g = std::make_shared<GemmNode>(a, b, c, ta, tb, static_cast<GemmWarpPolicy>(policy), clear, k_pack, ToSpan(s));
+    CheckGemm(*g);
+    return Stmt(g);
   });
   m.def("fill", [](const Region& d, const Expr& v, std::optional<SpanT> s) {
     return Stmt(std::make_shared<FillNode>(d, v, ToSpan(s)));
   });
   m.def("reduce", [](const std::string& kind, const Region& src, const Region& dst, int dim, bool clear,
                      std::optional<SpanT> s) {
-    return Stmt(std::make_shared<ReduceNode>(ParseReduce(kind), src, dst, dim, clear, ToSpan(s)));
+    auto r = std::make_shared<ReduceNode>(ParseReduce(kind), src, dst, dim, clear, ToSpan(s));
+    CheckReduce(*r);
+    return Stmt(r);
   });
   m.def("atomic_add", [](const Region& dst, std::optional<Region> src, std::shared_ptr<const ExprNode> v,
                          std::optional<SpanT> s) {
-    return Stmt(std::make_shared<AtomicAddNode>(dst, src, v, ToSpan(s)));
+    auto a = std::make_shared<AtomicAddNode>(dst, src, v, ToSpan(s));
+    CheckAtomicAdd(*a);
+    return Stmt(a);
   }, "dst"_a, "src"_a.none(), "value"_a.none(), "span"_a.none());
   m.def("cumsum", [](const Region& src, const Region& dst, int dim, bool reverse, std::optional<SpanT> s) {
-    return Stmt(std::make_shared<CumsumNode>(src, dst, dim, reverse, ToSpan(s)));
+    auto c = std::make_shared<CumsumNode>(src, dst, dim, reverse, ToSpan(s));
+    CheckCumsum(*c);
+    return Stmt(c);
   });
   m.def("prim_func", [](const std::string& name, const std::vector<std::pair<Var, std::shared_ptr<const BufferNode>>>& params,
                         const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {

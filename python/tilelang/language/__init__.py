@@ -172,22 +172,6 @@ def _non_unit(extents):
     return out
 
 
-def _shape_str(extents):
-    return "(" + ", ".join(str(e) for e in extents) + ("," if len(extents) == 1 else "") + ")"
-
-
-def _same_tile_shape(a, b):
-    """Whether two tiles have the same shape, ignoring unit dims; run-time extents are not compared."""
-    a, b = _non_unit(a), _non_unit(b)
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        cx, cy = _ffi.const_int(x), _ffi.const_int(y)
-        if cx is not None and cy is not None and cx != cy:
-            return False
-    return True
-
-
 def _normalize_dim(dim, rank, what, buf):
     if not isinstance(dim, int) or isinstance(dim, _bool):
         raise TileLangTypeError(f"dim of {what} must be a Python int, not {type(dim).__name__}")
@@ -218,9 +202,6 @@ def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None
         sext = _point_region(sb, smin, dext)
     if dpoint:
         dext = _point_region(db, dmin, sext)
-    if not _same_tile_shape(sext, dext):
-        raise TileLangTypeError(f"mismatched slice shapes in T.copy: the source '{sb.name}' tile is "
-                                f"{_shape_str(sext)} but the destination '{db.name}' tile is {_shape_str(dext)}")
     return _ffi.copy(_region(sb, smin, sext), _region(db, dmin, dext), _bool(disable_tma), builder.span())
 
 
@@ -228,64 +209,6 @@ class GemmWarpPolicy(enum.IntEnum):
     Square = 0
     FullRow = 1
     FullCol = 2
-
-
-# Accumulator dtypes T.gemm accepts for each input dtype.
-_GEMM_ACCUM = {"float16": ("float32", "float16"), "bfloat16": ("float32", "float16"), "float32": ("float32",),
-               "float8_e4m3fn": ("float32",), "float8_e5m2": ("float32",), "float64": ("float64",),
-               "int8": ("int32",), "uint8": ("int32",)}
-
-
-def _gemm_matrix(buf, extents, nm):
-    """The 2-d shape of a T.gemm operand tile: its extents without unit dims (the last two
-    extents when fewer than two are not 1, e.g. a (1, K) row)."""
-    shape = _non_unit(extents)
-    if len(shape) < 2 and len(extents) >= 2:
-        shape = list(extents[-2:])
-    if len(shape) != 2:
-        raise TileLangTypeError(f"T.gemm operand {nm} '{buf.name}' must be a 2-d tile, got {_shape_str(extents)}")
-    return shape
-
-
-def _dims_differ(x, y):
-    cx, cy = _ffi.const_int(x), _ffi.const_int(y)
-    return cx is not None and cy is not None and cx != cy
-
-
-def _check_gemm(ra, rb, rc, transpose_A, transpose_B):
-    (a, _, aext, _), (b, _, bext, _), (c, _, cext, _) = ra, rb, rc
-    for buf, nm in ((a, "A"), (b, "B")):
-        if buf.scope == "global":
-            raise TileLangTypeError(f"T.gemm operand {nm} '{buf.name}' is in global memory; copy it to shared "
-                                    "memory or a fragment first")
-        if buf.scope == "local.var":
-            raise TileLangTypeError(f"T.gemm operand {nm} '{buf.name}' must be a tile in shared memory or a "
-                                    "fragment, not a T.alloc_var scalar")
-    if c.scope not in ("local.fragment", "local"):
-        where = {"global": "in global memory", "shared": "in shared memory", "local.var": "a T.alloc_var scalar"}
-        raise TileLangTypeError(f"T.gemm accumulator C '{c.name}' must be a fragment (T.alloc_fragment) or local "
-                                f"buffer, not {where.get(c.scope, c.scope)}")
-    if a.dtype != b.dtype:
-        raise TileLangTypeError(f"T.gemm operands A '{a.name}' ({a.dtype}) and B '{b.name}' ({b.dtype}) must have "
-                                "the same dtype")
-    accum = _GEMM_ACCUM.get(a.dtype)
-    if accum is None:
-        raise TileLangTypeError(f"T.gemm does not support {a.dtype} inputs ('{a.name}', '{b.name}'); use one of "
-                                + ", ".join(_GEMM_ACCUM))
-    if c.dtype not in accum:
-        raise TileLangTypeError(f"T.gemm accumulator C '{c.name}' is {c.dtype} but {a.dtype} inputs need "
-                                + " or ".join(accum))
-    am, bm, cm = _gemm_matrix(a, aext, "A"), _gemm_matrix(b, bext, "B"), _gemm_matrix(c, cext, "C")
-    M, Ka = (am[1], am[0]) if transpose_A else (am[0], am[1])
-    Kb, N = (bm[1], bm[0]) if transpose_B else (bm[0], bm[1])
-    if _dims_differ(Ka, Kb):
-        ta = " with transpose_A=True" if transpose_A else ""
-        tb = " with transpose_B=True" if transpose_B else ""
-        raise TileLangTypeError(f"T.gemm reduction dimensions differ: A '{a.name}' {_shape_str(am)}{ta} has K = {Ka} "
-                                f"but B '{b.name}' {_shape_str(bm)}{tb} has K = {Kb}")
-    if _dims_differ(cm[0], M) or _dims_differ(cm[1], N):
-        raise TileLangTypeError(f"T.gemm accumulator C '{c.name}' is {_shape_str(cm)} but A x B is (M, N) = "
-                                f"{_shape_str([M, N])}")
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
@@ -296,7 +219,6 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
     for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
         if point:
             raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
-    _check_gemm(ra, rb, rc, _bool(transpose_A), _bool(transpose_B))
     return _ffi.gemm(_region(ra[0], ra[1], ra[2]), _region(rb[0], rb[1], rb[2]), _region(rc[0], rc[1], rc[2]),
                      _bool(transpose_A), _bool(transpose_B), int(policy), _bool(clear_accum), int(k_pack),
                      builder.span())
@@ -317,11 +239,7 @@ def _reduce(kind):
     def f(src, dst, dim=-1, clear=True):
         sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
         db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
-        d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)
-        expected = sext[:d] + sext[d + 1:]
-        if not _same_tile_shape(expected, dext):
-            raise TileLangTypeError(f"T.reduce_{kind} destination '{db.name}' is {_shape_str(dext)} but reducing "
-                                    f"'{sb.name}' {_shape_str(sext)} over dim {d} gives {_shape_str(expected)}")
+        d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)
         return _ffi.reduce(kind, _region(sb, smin, sext), _region(db, dmin, dext), d, _bool(clear), builder.span())
 
     f.__name__ = f"reduce_{kind}"
@@ -341,9 +259,6 @@ def atomic_add(dst, value, memory_order=None, return_prev=False):
         sb, smin, sext, _ = region_of(value, "T.atomic_add source")
         if dpoint:
             dext = _point_region(db, dmin, sext)
-        if not _same_tile_shape(sext, dext):
-            raise TileLangTypeError(f"T.atomic_add destination '{db.name}' tile is {_shape_str(dext)} but the source "
-                                    f"'{sb.name}' tile is {_shape_str(sext)}")
         return _ffi.atomic_add(_region(db, dmin, dext), _region(sb, smin, sext), None, builder.span())
     if not dpoint:
         raise TileLangTypeError("a scalar T.atomic_add needs a single element as destination, e.g. C[i, j]")
@@ -357,9 +272,6 @@ def cumsum(src, dst=None, dim=0, reverse=False):
         dst = src
     db, dmin, dext, _ = region_of(dst, "T.cumsum destination")
     d = _normalize_dim(dim, len(sext), "T.cumsum", sb)
-    if not _same_tile_shape(sext, dext):
-        raise TileLangTypeError(f"T.cumsum destination '{db.name}' is {_shape_str(dext)} but the source '{sb.name}' "
-                                f"is {_shape_str(sext)}; they must have the same shape")
     return _ffi.cumsum(_region(sb, smin, sext), _region(db, dmin, dext), d, _bool(reverse), builder.span())
 
 

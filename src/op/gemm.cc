@@ -1,0 +1,78 @@
+// T.gemm: C += op(A) @ op(B). Operands are tiles in shared memory or fragments; the accumulator is a
+// fragment (or local buffer) of a dtype the inputs can accumulate into; K and (M, N) must agree.
+#include <algorithm>
+#include <map>
+
+#include "ir/printer.h"
+#include "op/tile_op_checks.h"
+
+namespace tl {
+namespace {
+
+using namespace op_detail;
+
+// The 2-d shape of an operand tile: its extents without unit dims (the last two when fewer than
+// two are not 1, e.g. a (1, K) row).
+std::vector<Expr> Matrix(const Region& r, const char* nm, const Span& sp) {
+  auto shape = NonUnit(r.ranges);
+  auto ext = Extents(r.ranges);
+  if (shape.size() < 2 && ext.size() >= 2) shape = {ext[ext.size() - 2], ext.back()};
+  if (shape.size() != 2)
+    throw UserError(ErrorKind::kType, std::string("T.gemm operand ") + nm + " '" + r.buffer->name +
+                                          "' must be a 2-d tile, got " + ShapeStr(ext), sp);
+  return shape;
+}
+
+}  // namespace
+
+void CheckGemm(const GemmNode& g) {
+  const Buffer &a = g.A.buffer, &b = g.B.buffer, &c = g.C.buffer;
+  const Span& sp = g.span;
+  auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, m, sp); };
+  for (auto [buf, nm] : {std::pair<const Buffer*, const char*>{&a, "A"}, {&b, "B"}}) {
+    if ((*buf)->scope == Scope::kGlobal)
+      bad(std::string("T.gemm operand ") + nm + " '" + (*buf)->name +
+          "' is in global memory; copy it to shared memory or a fragment first");
+    if ((*buf)->scope == Scope::kLocalVar)
+      bad(std::string("T.gemm operand ") + nm + " '" + (*buf)->name +
+          "' must be a tile in shared memory or a fragment, not a T.alloc_var scalar");
+  }
+  if (c->scope != Scope::kFragment && c->scope != Scope::kLocal) {
+    static const std::map<Scope, std::string> where{{Scope::kGlobal, "in global memory"},
+                                                    {Scope::kShared, "in shared memory"},
+                                                    {Scope::kLocalVar, "a T.alloc_var scalar"}};
+    bad("T.gemm accumulator C '" + c->name + "' must be a fragment (T.alloc_fragment) or local buffer, not " +
+        where.at(c->scope));
+  }
+  if (a->dtype != b->dtype)
+    bad("T.gemm operands A '" + a->name + "' (" + a->dtype.str() + ") and B '" + b->name + "' (" + b->dtype.str() +
+        ") must have the same dtype");
+  // Accumulator dtypes each input dtype may accumulate into.
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> accum{
+      {"float16", {"float32", "float16"}}, {"bfloat16", {"float32", "float16"}}, {"float32", {"float32"}},
+      {"float8_e4m3fn", {"float32"}},      {"float8_e5m2", {"float32"}},         {"float64", {"float64"}},
+      {"int8", {"int32"}},                 {"uint8", {"int32"}}};
+  const std::vector<std::string>* ok = nullptr;
+  std::string all;
+  for (auto& [in, outs] : accum) {
+    all += (all.empty() ? "" : ", ") + in;
+    if (in == a->dtype.str()) ok = &outs;
+  }
+  if (!ok) bad("T.gemm does not support " + a->dtype.str() + " inputs ('" + a->name + "', '" + b->name + "'); use one of " + all);
+  if (std::find(ok->begin(), ok->end(), c->dtype.str()) == ok->end()) {
+    std::string opts;
+    for (auto& o : *ok) opts += (opts.empty() ? "" : " or ") + o;
+    bad("T.gemm accumulator C '" + c->name + "' is " + c->dtype.str() + " but " + a->dtype.str() + " inputs need " + opts);
+  }
+  auto am = Matrix(g.A, "A", sp), bm = Matrix(g.B, "B", sp), cm = Matrix(g.C, "C", sp);
+  Expr M = g.trans_A ? am[1] : am[0], Ka = g.trans_A ? am[0] : am[1];
+  Expr Kb = g.trans_B ? bm[1] : bm[0], N = g.trans_B ? bm[0] : bm[1];
+  if (DimsDiffer(Ka, Kb))
+    bad("T.gemm reduction dimensions differ: A '" + a->name + "' " + ShapeStr(am) + (g.trans_A ? " with transpose_A=True" : "") +
+        " has K = " + PrintExpr(Ka) + " but B '" + b->name + "' " + ShapeStr(bm) +
+        (g.trans_B ? " with transpose_B=True" : "") + " has K = " + PrintExpr(Kb));
+  if (DimsDiffer(cm[0], M) || DimsDiffer(cm[1], N))
+    bad("T.gemm accumulator C '" + c->name + "' is " + ShapeStr(cm) + " but A x B is (M, N) = " + ShapeStr({M, N}));
+}
+
+}  // namespace tl
