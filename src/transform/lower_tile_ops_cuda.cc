@@ -73,6 +73,7 @@ class Lowerer : public IRMutator {
 
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
     (void)s;
+    if (!cur_loop_) cur_span_ = n->span;
     Expr v = VisitExpr(n->value);
     bool ch = false;
     auto idx = VisitExprs(n->indices, &ch);
