@@ -2,6 +2,8 @@
 // the printed text re-parses to a structurally equal function.
 #include "ir/printer.h"
 
+#include "ir/name_table.h"
+
 #include <cmath>
 #include <initializer_list>
 #include <iomanip>
@@ -32,19 +34,7 @@ int Precedence(const Expr& e) {
 
 class Printer {
  public:
-  std::string Name(const void* key, const std::string& base) {
-    auto it = names_.find(key);
-    if (it != names_.end()) return it->second;
-    std::string n = base.empty() ? "v" : base;
-    if (used_.count(n)) {
-      int k = 1;
-      while (used_.count(n + "_" + std::to_string(k))) ++k;
-      n = n + "_" + std::to_string(k);
-    }
-    used_.insert(n);
-    names_[key] = n;
-    return n;
-  }
+  std::string Name(const void* key, const std::string& base) { return names_.Get(key, base); }
   std::string VarName(const VarNode* v) { return Name(v, v->name); }
   std::string BufName(const Buffer& b) { return Name(b.get(), b->name); }
   // Names are handed out on first print, so pieces that print vars or buffers must be printed
@@ -349,8 +339,7 @@ class Printer {
   std::ostringstream os_;
 
  private:
-  std::unordered_map<const void*, std::string> names_;
-  std::set<std::string> used_ = {"T", "tilelang"};
+  NameTable names_{{"T", "tilelang"}};
 };
 
 }  // namespace

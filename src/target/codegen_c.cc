@@ -7,18 +7,7 @@
 
 namespace tl {
 
-std::string CodegenC::Name(const void* key, const std::string& base) {
-    auto it = names_.find(key);
-    if (it != names_.end()) return it->second;
-    std::string n;
-    for (char c : base) n += (isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-    if (n.empty() || isdigit(static_cast<unsigned char>(n[0]))) n = "v_" + n;
-    std::string cand = n;
-    for (int k = 1; used_.count(cand) || cand.rfind("tl_", 0) == 0; ++k) cand = n + "_" + std::to_string(k);
-    used_.insert(cand);
-    names_[key] = cand;
-    return cand;
-  }
+std::string CodegenC::Name(const void* key, const std::string& base) { return names_.Get(key, base); }
 
 std::string CodegenC::Offset(const Buffer& b, const std::vector<Expr>& idx) {
     if (idx.size() == 1) return b->scope == Scope::kGlobal ? "(int64_t)(" + E(idx[0]) + ")" : E(idx[0]);

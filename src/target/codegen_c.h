@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ir/function.h"
+#include "ir/name_table.h"
 
 namespace tl {
 
@@ -39,8 +40,7 @@ class CodegenC {
 
   std::string ns_;
   std::ostringstream os_;
-  std::unordered_map<const void*, std::string> names_;
-  std::set<std::string> used_;
+  NameTable names_{{}, "tl_", true};  // generated helpers and locals use the tl_ prefix
 };
 
 }  // namespace tl
