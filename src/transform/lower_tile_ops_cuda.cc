@@ -77,7 +77,7 @@ class Lowerer : public IRMutator {
     Expr v = VisitExpr(n->value);
     bool ch = false;
     auto idx = VisitExprs(n->indices, &ch);
-    Expr mapped = MapLoad(n->buffer, idx);
+    Expr mapped = MapLoad(n->buffer, idx, /*as_value=*/false);
     auto* ml = As<BufferLoadNode>(mapped);
     Stmt st = Store(ml->buffer, v, ml->indices, n->span);
     Scope sc = n->buffer->scope;
@@ -162,7 +162,9 @@ class Lowerer : public IRMutator {
     return Simplify(off);
   }
 
-  Expr MapLoad(const Buffer& b, const std::vector<Expr>& idx) {
+  // `as_value`: the access is read (a thread-dependent index into a small register array may then
+  // become a select chain); a store target must stay a plain indexed access.
+  Expr MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool as_value = true) {
     switch (b->scope) {
       case Scope::kGlobal: return Load(b, idx);
       case Scope::kShared: return Load(MapBuffer(b), {SharedIndex(b, idx)});
@@ -172,7 +174,18 @@ class Lowerer : public IRMutator {
         for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
         return Load(MapBuffer(b), {Simplify(flat)});
       }
-      case Scope::kFragment: return Load(MapBuffer(b), {FragmentLocal(b, idx)});
+      case Scope::kFragment: {
+        Expr local = FragmentLocal(b, idx);
+        Buffer nb = MapBuffer(b);
+        int64_t c, n = 0;
+        AsConstInt(nb->shape[0], &n);
+        if (!as_value || AsConstInt(local, &c) || n > 16) return Load(nb, {local});
+        // A thread-dependent register index into a small array: a select chain over constant
+        // indices keeps the array in registers.
+        Expr v = Load(nb, {C(n - 1)});
+        for (int64_t i = n - 2; i >= 0; --i) v = Select(Eq(local, C(i)), Load(nb, {C(i)}), v);
+        return v;
+      }
     }
     return nullptr;
   }
@@ -703,7 +716,17 @@ class Lowerer : public IRMutator {
       for (size_t a = 0; a < idx.size(); ++a)
         if (static_cast<int>(a) != r->dim) flat = flat * C(S.shape[a]) + idx[a];
       flat = Simplify(flat);
-      Stmt st = Store(part, Combine(k, Load(part, {flat}), Elem(k, Load(src, {C(l)}), t)), {flat}, sp);
+      Stmt st;
+      int64_t fc;
+      if (AsConstInt(flat, &fc) || nd > 32) {
+        st = Store(part, Combine(k, Load(part, {flat}), Elem(k, Load(src, {C(l)}), t)), {flat}, sp);
+      } else {
+        // The destination slot depends on the thread: select it among the (few) slots with constant
+        // register indices rather than indexing the register array at run time (local memory).
+        Var e = MakeVar("e");
+        Expr upd = Select(Eq(flat, Expr(e)), Combine(k, Load(part, {e}), Elem(k, Load(src, {C(l)}), t)), Load(part, {e}));
+        st = For(e, C(0), C(nd), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
+      }
       Expr g = S.ValidAt(tx_, C(l));
       if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
       out.push_back(g ? If(g, st, nullptr, sp) : st);

@@ -49,9 +49,11 @@ def test_compiles_for_arch(compiled, name, arch):
     ptx = k.get_ptx()
     assert re.search(r"^\.target\s+" + arch, ptx, re.M), "PTX targets the wrong architecture"
     res = k.get_resource_usage()
-    assert res["registers"] > 0 and res["spill_stores"] >= 0
+    assert res["registers"] > 0
+    # registers only: no spills and no local-memory arrays (reductions and row vectors are indexed
+    # with constants or select chains, never at run time)
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
     if name in GEMMS:
-        assert res["spill_stores"] == 0 and res["spill_loads"] == 0
         for instr in ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ldmatrix.sync.aligned", "cp.async.cg.shared.global",
                       "cp.async.wait_group"):
             assert instr in ptx, f"{instr} missing from the PTX of {name}"
