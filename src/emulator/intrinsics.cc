@@ -2,6 +2,7 @@
 // layout tables): __syncthreads, cp.async with commit/wait groups, ldmatrix.m8n8, mma.sync
 // m16n8k16 (f16/bf16 -> f32), shfl.xor, atomic add and the math intrinsics.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -71,6 +72,23 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
+  } else if ((op == "print" || op == "device_assert") && c->args.size() == 2) {
+    // print(message, value) prints per lane, as the CPU backend does; device_assert(cond, message)
+    // reports every lane whose condition is false.
+    bool is_print = op == "print";
+    auto* msg = As<StringImmNode>(c->args[is_print ? 0 : 1]);
+    const Expr& x = c->args[is_print ? 1 : 0];
+    TmpScope ts(this);
+    Slot* v = Tmp();
+    Eval(x, act, v);
+    std::string text = msg ? msg->value : "";
+    for (int t : act) {
+      if (is_print) {
+        std::printf("%s%.9g\n", text.c_str(), AsDouble(v[t], x->dtype));
+      } else if (AsDouble(v[t], x->dtype) == 0) {
+        Report("assert", t, [&] { return "T.device_assert failed: " + text; });
+      }
+    }
   } else {
     return false;
   }

@@ -95,6 +95,14 @@ class Lowerer : public IRMutator {
     return IRMutator::VisitCall(e, n);
   }
 
+  Stmt VisitStmt(const Stmt& s) override {
+    // T.print outside a parallel loop runs once per block, like a scalar store.
+    if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
+      if (auto* c = As<CallNode>(ev->value); c && c->op == "print")
+        return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);
+    return IRMutator::VisitStmt(s);
+  }
+
   Stmt VisitSeq(const Stmt& s, const SeqNode* n) override {
     (void)s;
     std::vector<Stmt> out;

@@ -336,3 +336,29 @@ def test_math_intrinsics(fn):
            "sin": np.sin, "cos": np.cos, "abs": np.abs}[fn](f64(x))
     np.testing.assert_allclose(y, ref, rtol=2e-6, atol=1e-6)
     assert "tl::" + fn + "(" in tilelang.compile(main, target="cuda -arch=sm_80").get_kernel_source()
+
+
+def test_device_assert_and_print():
+    n = 256
+
+    @T.prim_func
+    def checked(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            T.print(A[3], msg="a3=")
+            for i in T.Parallel(n):
+                T.device_assert(A[i] >= 0.0, "A must be non-negative")
+                A[i] = A[i] + 1.0
+
+    k = emu(checked)
+    a = np.arange(n, dtype=np.float32)
+    k(a)  # passes
+    np.testing.assert_array_equal(a, np.arange(n) + 1)
+    a[17] = -5
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a)
+    assert e.value.reports[0][0] == "assert"
+    assert "T.device_assert failed: A must be non-negative" in e.value.reports[0][1]
+    # element 17 belongs to thread 4 (striped layout, 4 consecutive elements per thread)
+    assert "block (0, 0, 0) thread 4:" in e.value.reports[0][1] and "test_emulator.py" in e.value.reports[0][1]
+    src = tilelang.compile(checked, target="cuda -arch=sm_80").get_kernel_source()
+    assert "tl::device_assert(" in src and "tl::print(" in src

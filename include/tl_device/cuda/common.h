@@ -163,4 +163,22 @@ __device__ __forceinline__ void atomic_add(half_t* p, float v) {
   asm volatile("red.global.add.noftz.f16 [%0], %1;\n" ::"l"(p), "h"(h.bits) : "memory");
 }
 
+// T.print and T.device_assert (device printf; a failed assertion traps, which surfaces as a launch
+// error after printing where it failed).
+template <typename T>
+__device__ __forceinline__ int print(const char* msg, T v) {
+  printf("%s%.9g\n", msg, static_cast<double>(v));
+  return 0;
+}
+__device__ __forceinline__ int print(const char* msg, half_t v) { return print(msg, float(v)); }
+__device__ __forceinline__ int print(const char* msg, bfloat16_t v) { return print(msg, float(v)); }
+__device__ __forceinline__ int device_assert(bool ok, const char* msg) {
+  if (!ok) {
+    printf("T.device_assert failed: %s (block %d %d %d, thread %d)\n", msg, (int)blockIdx.x, (int)blockIdx.y,
+           (int)blockIdx.z, (int)threadIdx.x);
+    __trap();
+  }
+  return 0;
+}
+
 }  // namespace tl
