@@ -12,4 +12,8 @@ python -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || {
 pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes ninja 2>/dev/null || true
 pip install -q --no-build-isolation -e . >/dev/null
 export TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-$PWD/build/kernel-cache}"
+# The product's reference program, exactly as written (target "cuda", torch tensors on the GPU).
+if [ -f ../shared/examples/gemm_tilelang_demo.py ]; then
+  python ../shared/examples/gemm_tilelang_demo.py
+fi
 python scripts/gpu_check.py
