@@ -250,3 +250,26 @@ def test_choices_list_every_lowering_decision(compiled, capsys):
     tilelang.compile(CUDA_KERNELS["softmax"](), target="cuda -arch=sm_80", verbose=True)
     out = capsys.readouterr().out
     assert "per-thread partials, 5-step warp butterfly" in out and "limit 166912 bytes on sm_80" in out
+
+
+def test_layout_hints_that_are_not_honoured_are_reported():
+    from tilelang.errors import TileLangPerformanceWarning
+
+    @T.prim_func
+    def hinted(A: T.Tensor((128, 64), "float16"), B: T.Tensor((64, 128), "float16"), C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.annotate_layout({A_s: None})
+            T.use_swizzle(panel_size=10)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True)
+            T.copy(C_l, C)
+
+    with pytest.warns(TileLangPerformanceWarning) as rec:
+        tilelang.compile(hinted, target="cuda -arch=sm_80")
+    msgs = [str(w.message) for w in rec]
+    assert any("T.annotate_layout is not honoured" in m and "test_cuda_codegen.py:" in m for m in msgs)
+    assert any("T.use_swizzle (block rasterisation) is not implemented" in m for m in msgs)

@@ -376,11 +376,26 @@ def device_assert(cond, msg=""):
                          builder.span())
 
 
+def _note_hint(key):
+    """Records a layout/scheduling hint on the function, so that a backend that does not honour it can
+    say so (the CUDA backend warns) instead of ignoring it silently."""
+    ctx = builder.current()
+    sp = builder.span()
+    if ctx is not None:
+        where = f"{sp[0]}:{sp[1]}" if sp else "?"
+        ctx.attrs[key] = ctx.attrs.get(key, "") + ("; " if key in ctx.attrs else "") + where
+
+
 def use_swizzle(panel_size=None, order="row", enable=True):
-    """Accepted for compatibility; block rasterisation is a no-op on the CPU target."""
+    """Block rasterisation hint. Not implemented yet: the CPU target has no use for it and the CUDA
+    backend warns that blocks run in launch order."""
+    if enable:
+        _note_hint("tl.use_swizzle")
     return None
 
 
 def annotate_layout(layouts):
-    """Accepted for compatibility; explicit layouts take effect in GPU backends only."""
+    """Explicit layouts for buffers. Not honoured yet: the CUDA backend warns and uses the layouts it
+    infers (swizzled shared tiles, mma fragments)."""
+    _note_hint("tl.annotate_layout")
     return None

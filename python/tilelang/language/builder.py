@@ -18,6 +18,7 @@ class BuildContext:
         self.span = None  # (file, line, col) of the node being evaluated
         self.pending_name = None  # the Python name an allocation is assigned to
         self.kernels = []
+        self.attrs = {}  # function attrs (e.g. layout hints a backend may not honour, to warn about)
 
 
 _stack = []

@@ -97,7 +97,8 @@ class Parser:
         if fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
             raise self.error(fdef, "a T.prim_func takes only positional tensor and scalar parameters")
         body = self.block(fdef.body)
-        return _ffi.prim_func(fdef.name, params, body, {}, self.span(fdef))
+        ctx = builder.current()
+        return _ffi.prim_func(fdef.name, params, body, dict(ctx.attrs) if ctx else {}, self.span(fdef))
 
     # ---- statements ------------------------------------------------------------------------------------------
     def block(self, stmts):
