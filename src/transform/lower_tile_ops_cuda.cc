@@ -673,6 +673,7 @@ class Lowerer : public IRMutator {
                                     (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
       Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
       Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+      std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
       Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
       for (int64_t d = 0; d < mt * 2; ++d) {
         int64_t ti = d / 2, rh = d % 2;
@@ -686,18 +687,17 @@ class Lowerer : public IRMutator {
         if (xs) {
           Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
           out.push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
-          pending_cross_.push_back({d, row});
+          cross.push_back({d, row});
         }
       }
       if (xs) {
         // (the barrier pass puts a __syncthreads between the writes above and these reads)
-        for (auto& [d, row] : pending_cross_) {
+        for (auto& [d, row] : cross) {
           Var w = MakeVar("w");
           out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
           out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
                             Store(part, Combine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
         }
-        pending_cross_.clear();
       }
       for (int64_t d = 0; d < mt * 2; ++d) {
         Expr v = Load(part, {C(d)});
@@ -830,7 +830,6 @@ class Lowerer : public IRMutator {
   Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
   Expr cur_valid_;
   Span cur_span_;
-  std::vector<std::pair<int64_t, Expr>> pending_cross_;
 };
 
 }  // namespace

@@ -279,6 +279,21 @@ def elementwise_add(block=256, dtype="float32"):
     return main
 
 
+def axpb():
+    """B = alpha * A + beta over a length `n` known only at run time; alpha float, beta int scalars."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def axpb(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), alpha: T.float32, beta: T.int32):
+        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
+            for i in T.Parallel(128):
+                idx = bx * 128 + i
+                if idx < n:
+                    B[idx] = alpha * A[idx] + T.cast(beta, "float32")
+
+    return axpb
+
+
 def all_kernels():
     """(name, PrimFunc) pairs with small sizes, for tests that walk every kernel."""
     return [

@@ -152,7 +152,7 @@ def test_compile_pool_timeouts_crashes_and_errors():
     if not compile_pool.fork_available():
         pytest.skip("needs fork")
     seen = []
-    out = compile_pool.compile_all(_slow_or_crashing, [0, 1, 2, 3, 4], workers=2, timeout=1.5,
+    out = compile_pool.compile_all(_slow_or_crashing, [0, 1, 2, 3, 4], workers=2, timeout=5.0,
                                    on_done=lambda i, r: seen.append(i))
     assert sorted(out) == [0, 1, 2, 3, 4] and sorted(seen) == [0, 1, 2, 3, 4]
     assert out[0][0] is None and out[4][0] is None

@@ -182,22 +182,8 @@ def test_out_idx_single_output_allocated():
     np.testing.assert_allclose(_f64(kernel_neg(A, B)), _f64(A) + _f64(B), rtol=1e-6, atol=0)
 
 
-def _scalar_kernel():
-    n = T.dynamic("n")
-
-    @T.prim_func
-    def axpb(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), alpha: T.float32, beta: T.int32):
-        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
-            for i in T.Parallel(128):
-                idx = bx * 128 + i
-                if idx < n:
-                    B[idx] = alpha * A[idx] + T.cast(beta, "float32")
-
-    return axpb
-
-
 def test_scalar_parameters():
-    kernel = _compile(_scalar_kernel)
+    kernel = _compile(K.axpb)
     rng = _rng("scalar")
     A = _rand(rng, (300,), "float32")
     for alpha, beta in ((2.5, 3), (-0.125, -40), (np.float32(1.5), np.int32(7))):
@@ -208,7 +194,7 @@ def test_scalar_parameters():
 
 
 def test_scalar_parameter_with_out_idx():
-    kernel = _compile(_scalar_kernel, out_idx=(1,))
+    kernel = _compile(K.axpb, out_idx=(1,))
     A = _rand(_rng("scalar-out"), (129,), "float32")
     B = kernel(A, 0.5, 2)
     np.testing.assert_allclose(_f64(B), 0.5 * _f64(A) + 2, rtol=1e-6, atol=1e-6)

@@ -36,20 +36,6 @@ def _gemm():
     return _compile(K.matmul_transposed, 64, 48, 32, 32, 32, 16, dtype="float32", out_dtype="float32")
 
 
-def _scalar_kernel():
-    n = T.dynamic("n")
-
-    @T.prim_func
-    def axpb(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), alpha: T.float32, beta: T.int32):
-        with T.Kernel(T.ceildiv(n, 128), threads=128) as bx:
-            for i in T.Parallel(128):
-                idx = bx * 128 + i
-                if idx < n:
-                    B[idx] = alpha * A[idx] + T.cast(beta, "float32")
-
-    return axpb
-
-
 def _gemm_args(rng=None):
     rng = rng or np.random.default_rng(7)
     A = rng.standard_normal((64, 32)).astype(np.float32)
@@ -135,7 +121,7 @@ def test_wrong_number_of_arguments():
 
 
 def test_scalar_parameter_checks():
-    k = _compile(_scalar_kernel)
+    k = _compile(K.axpb)
     A, B = np.ones(3, np.float32), np.zeros(3, np.float32)
     _raises_arg_error(lambda: k(A, B, np.ones(1, np.float32), 1), "'alpha'", "scalar", "float32")
     _raises_arg_error(lambda: k(1.0, B, 1.0, 1), "'A'", "tensor", "(n,)")
@@ -151,7 +137,7 @@ def test_not_a_tensor():
     A, B, C = _gemm_args()
     _raises_arg_error(lambda: _gemm()(A.tolist(), B, C), "'A'", "list")
     # With out_idx the inputs are still named by their parameter.
-    scalar_out = _compile(_scalar_kernel, out_idx=(1,))
+    scalar_out = _compile(K.axpb, out_idx=(1,))
     _raises_arg_error(lambda: scalar_out(np.ones(4, np.float32), "2.0", 1), "'alpha'", "str")
     _raises_arg_error(lambda: scalar_out(np.ones(4, np.float32), 2.0, 1.5), "'beta'", "int32")
 
