@@ -595,14 +595,22 @@ def lower_trace(path, text, kernel_name, target, out_dir):
     with rec.installed():
         ns = load_module(doc, diags)
         kernels = find_kernels(doc, ns, rec, diags)
-    names = [k[0] for k in kernels] + [k[1].name for k in kernels]
-    match = [k for k in kernels if kernel_name in (k[0], k[1].name)]
+    names = list(dict.fromkeys([k[0] for k in kernels] + [k[1].name for k in kernels]))
+    if kernel_name is None and len(kernels) == 1:
+        match = kernels
+    else:
+        match = [k for k in kernels if kernel_name in (k[0], k[1].name)]
     if not match:
-        return {"error": f"no kernel named '{kernel_name}' in {doc.path} (kernels: {', '.join(dict.fromkeys(names)) or 'none'})"}
+        errors = [d for d in diags if d["severity"] == "error"]
+        why = "".join(f"\n{doc.path}:{d['lineno']}:{d['colno']}: error: {d['message']}" for d in errors)
+        which = "no kernel" if kernel_name is None else f"no kernel named '{kernel_name}'"
+        if kernel_name is None and kernels:
+            which = "more than one kernel; name one with FILE::KERNEL"
+        return {"error": f"{which} in {doc.path} (kernels: {', '.join(names) or 'none'}){why}"}
     func = match[0][1]
-    out = os.path.join(out_dir, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', match[0][0])}")
     try:
-        trace = ir_lower_trace(func, target=target, out_dir=out)
+        trace = ir_lower_trace(func, target=target, out_dir=out_dir)
     except TileLangError as e:
         return {"error": str(e)}
-    return {"index": os.path.join(out, "index.html"), "dir": out, "summary": trace.summary()}
+    return {"index": os.path.join(out_dir, "index.html"), "dir": out_dir, "kernel": match[0][0],
+            "summary": trace.summary()}

@@ -303,7 +303,8 @@ async def lower_trace(ls: TileLangServer, *args):
     uri, kernel = str(args[0]), str(args[1])
     doc = ls.workspace.get_text_document(uri)
     digest = hashlib.sha256(doc.path.encode()).hexdigest()[:10]
-    out_dir = os.path.join(ls.trace_dir(), f"{os.path.splitext(os.path.basename(doc.path))[0]}_{digest}")
+    safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in kernel)
+    out_dir = os.path.join(ls.trace_dir(), f"{os.path.splitext(os.path.basename(doc.path))[0]}_{digest}", safe)
     job = {"op": "trace", "path": doc.path, "text": doc.source, "kernel": kernel, "target": ls.settings["target"],
            "out_dir": out_dir}
     try:

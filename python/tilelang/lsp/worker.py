@@ -106,7 +106,7 @@ def _answer(job):
     if op == "analyze":
         return analysis.analyze(job["path"], job["text"], job.get("target") or "cuda -arch=sm_80")
     if op == "trace":
-        return analysis.lower_trace(job["path"], job["text"], job["kernel"], job.get("target") or "cuda -arch=sm_80",
+        return analysis.lower_trace(job["path"], job["text"], job.get("kernel"), job.get("target") or "cuda -arch=sm_80",
                                     job["out_dir"])
     return {"error": f"unknown worker op {op!r}"}
 
