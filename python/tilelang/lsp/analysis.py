@@ -394,6 +394,9 @@ def smem_rows(report):
 
 def short_choice(text):
     """The part of a decision worth an inlay hint: without the op prefix, up to the first detail."""
+    fallback = re.match(r"T\.\w+ \S+ -> \S+ does not use ([^:]+): .*?(?:; (.*))?$", text, re.S)
+    if fallback:  # the reason is in the warning; the hint says what happens instead
+        return f"no {fallback.group(1)}" + (f": {fallback.group(2)}" if fallback.group(2) else " (see the warning)")
     text = re.sub(r"^T\.\w+(?: \S+ -> \S+)?: ", "", text)
     text = text.replace("parallel loop nest partitioned by", "partitioned by")
     text = text.replace(" element(s) per thread", " elem/thread")

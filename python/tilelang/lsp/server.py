@@ -62,15 +62,16 @@ class TileLangServer(LanguageServer):
 
     # ---- settings --------------------------------------------------------------------------------
     def apply_settings(self, options):
+        """Takes the settings given; returns the names of those that changed."""
         if not isinstance(options, dict):
-            return False
+            return set()
         if isinstance(options.get("tilelang"), dict):
             options = options["tilelang"]
-        changed = False
+        changed = set()
         for k in ("target", "timeout", "traceDir"):
             if k in options and options[k] is not None and options[k] != self.settings[k]:
                 self.settings[k] = float(options[k]) if k == "timeout" else str(options[k])
-                changed = True
+                changed.add(k)
         return changed
 
     def trace_dir(self):
@@ -206,7 +207,7 @@ async def on_shutdown(ls: TileLangServer, params):
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_configuration(ls: TileLangServer, params: types.DidChangeConfigurationParams):
-    if ls.apply_settings(params.settings or {}):
+    if "target" in ls.apply_settings(params.settings or {}):  # the other settings need no new analysis
         for uri in list(ls.results):
             await ls.analyze(uri)
 
