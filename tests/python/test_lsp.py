@@ -38,6 +38,19 @@ def broken(A: T.Tensor((128, 64), "float16"), C: T.Tensor((128, 64), "float16"))
         T.copy(A_s, C)
 
 
+@T.prim_func
+def conflict(A: T.Tensor((128, 64), "float16"), B: T.Tensor((64, 128), "float16"), C: T.Tensor((128, 128), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((128, 64), "float16")
+        B_s = T.alloc_shared((64, 128), "float16")
+        C_l = T.alloc_fragment((128, 128), "float32")
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.gemm(A_s, B_s, C_l, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)
+        T.gemm(A_s, B_s, C_l, policy=T.GemmWarpPolicy.FullCol)
+        T.copy(C_l, C)
+
+
 @tilelang.jit(out_idx=[2])  # tilelang: args=256, 256, 1001
 def ragged(M, N, K, block_M=128, block_N=128, block_K=32):
     @T.prim_func
@@ -139,6 +152,8 @@ async def test_diagnostics_exact_ranges_and_messages(client: LanguageClient, doc
     bad = line_of(text, "T.copy(A, B_shared)")
     slow = line_of(text, "T.copy(A[by * block_M, k * block_K], A_s)")
     nodef = line_of(text, "def needs_sizes")
+    row = line_of(text, "policy=T.GemmWarpPolicy.FullRow")
+    col = line_of(text, "policy=T.GemmWarpPolicy.FullCol")
     S = types.DiagnosticSeverity
     expected = [
         (S.Information, _rng(imp, 0, len("import a_module_that_does_not_exist")),
@@ -146,6 +161,10 @@ async def test_diagnostics_exact_ranges_and_messages(client: LanguageClient, doc
          "No module named 'a_module_that_does_not_exist'", "tilelang"),
         (S.Error, _rng(bad, lines[bad].index("B_shared"), lines[bad].index("B_shared") + len("B_shared")),
          "name 'B_shared' is not defined", "tilelang"),
+        (S.Error, _rng(col, 8, len(lines[col])),
+         f"layout conflict for fragment 'C_l': T.gemm accumulator at line {row + 1} gives it mma_C(128x128, warps 4x1), "
+         f"but T.gemm accumulator (line {col + 1}) needs mma_C(128x128, warps 1x4). Copy the data into a second "
+         "fragment between the two uses", "tilelang"),
         (S.Warning, _rng(slow, lines[slow].index("T.copy"), len(lines[slow])),
          "T.copy A -> A_s does not use cp.async: the row length of 'A' (1001) is not a multiple of 8 elements, "
          "so its rows are not 16-byte aligned; it is lowered to synchronous loads", "tilelang"),
@@ -154,8 +173,15 @@ async def test_diagnostics_exact_ranges_and_messages(client: LanguageClient, doc
          "in a `# tilelang: args=...` comment on the decorator line", "tilelang"),
     ]
     assert got == expected
-    codes = [d.code for d in client.diagnostics[doc_path.as_uri()]]
-    assert codes == ["ModuleNotFoundError", "TileLangSyntaxError", "TileLangPerformanceWarning", "TileLangNoArgs"]
+    diags = client.diagnostics[doc_path.as_uri()]
+    assert [d.code for d in diags] == ["ModuleNotFoundError", "TileLangSyntaxError", "TileLangLayoutError",
+                                       "TileLangPerformanceWarning", "TileLangNoArgs"]
+    # the layout conflict points at the other gemm too
+    [rel] = diags[2].related_information
+    assert (rel.location.uri, rel.location.range.start.line, rel.location.range.start.character,
+            rel.location.range.end.line, rel.location.range.end.character) == \
+        (doc_path.as_uri(), row, 8, row, len(lines[row]))
+    assert all(d.related_information is None for i, d in enumerate(diags) if i != 2)
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -240,8 +266,8 @@ async def test_unchanged_save_does_not_recompile(client: LanguageClient, doc_pat
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=ident(uri)))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert (await stats(client))["analyses"] == before["analyses"] + 1
-    bad = line_of(new, "T.copy(A, B_shared)")
-    assert [d.range.start.line for d in client.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error] == [bad]
+    errors = [line_of(new, "T.copy(A, B_shared)"), line_of(new, "policy=T.GemmWarpPolicy.FullCol")]
+    assert [d.range.start.line for d in client.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error] == errors
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -249,7 +275,7 @@ async def test_lower_trace_code_lens(client: LanguageClient, doc_path):
     uri = doc_path.as_uri()
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=ident(uri)))
     by_kernel = {lens.command.arguments[1]: lens for lens in lenses}
-    assert sorted(by_kernel) == ["matmul_kernel", "ragged"]
+    assert sorted(by_kernel) == ["conflict", "matmul_kernel", "ragged"]
     lens = by_kernel["matmul_kernel"]
     assert lens.command.title == "lower trace" and lens.command.command == "tilelang.lowerTrace"
     path = await client.workspace_execute_command_async(types.ExecuteCommandParams(

@@ -392,15 +392,20 @@ def smem_rows(report):
     return rows
 
 
-def short_choice(text):
-    """The part of a decision worth an inlay hint: without the op prefix, up to the first detail."""
+def short_choice(text, is_warning=False):
+    """The part of a decision worth an inlay hint: without the op prefix, up to the first detail. A copy
+    that falls back says what it does instead (its reason is in the warning); other warnings keep their
+    first clause."""
     fallback = re.match(r"T\.\w+ \S+ -> \S+ does not use ([^:]+): .*?(?:; (.*))?$", text, re.S)
-    if fallback:  # the reason is in the warning; the hint says what happens instead
-        return f"no {fallback.group(1)}" + (f": {fallback.group(2)}" if fallback.group(2) else " (see the warning)")
-    text = re.sub(r"^T\.\w+(?: \S+ -> \S+)?: ", "", text)
-    text = text.replace("parallel loop nest partitioned by", "partitioned by")
-    text = text.replace(" element(s) per thread", " elem/thread")
-    text = re.split(r"; | \(", text, maxsplit=1)[0]
+    if fallback:
+        text = f"no {fallback.group(1)}" + (f": {fallback.group(2)}" if fallback.group(2) else " (see the warning)")
+    elif is_warning:
+        text = text.split("; ")[0]
+    else:
+        text = re.sub(r"^T\.\w+(?: \S+ -> \S+)?: ", "", text)
+        text = text.replace("parallel loop nest partitioned by", "partitioned by")
+        text = text.replace(" element(s) per thread", " elem/thread")
+        text = re.split(r"; | \(", text, maxsplit=1)[0]
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -502,7 +507,8 @@ def kernel_features(doc, node, buffers, info, target_label):
     for line, texts in sorted(by_line.items()):
         if line in alloc_lines:
             continue
-        label = "; ".join(dict.fromkeys(short_choice(t) for t in texts))
+        warned = {t for _, t in _located(doc, info.get("warnings", []))}
+        label = "; ".join(dict.fromkeys(short_choice(t, t in warned) for t in texts))
         hover = f"**TileLang decisions** ({target_label})\n\n" + "\n".join(f"- {t}" for t in texts)
         add(line, label, hover, kind="other")
     return hints, hovers
