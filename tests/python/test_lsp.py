@@ -305,6 +305,7 @@ def axpy(X: T.Tensor((1000,), "float32"), Y: T.Tensor((1000,), "float32")):
 '''
 
 HANG = '''import time
+import tilelang  # noqa: F401
 time.sleep(60)
 '''
 
@@ -330,6 +331,13 @@ async def test_cpu_target_and_timeout(cpu_client: LanguageClient, tmp_path):
     i = line_of(SMALL, "X_s = T.alloc_shared")
     assert [(h.position.line, h.position.character, h.label) for h in hints] == [
         (i, len(SMALL.split("\n")[i]), "256 float32 shared, 1024 B")]
+    # a Python file that does not mention the package is not run at all
+    plain = tmp_path / "plain.py"
+    plain.write_text("open(__file__ + '.ran', 'w').close()\n")
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=plain.as_uri(), language_id="python", version=1, text=plain.read_text())))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[plain.as_uri()]) == [] and not (tmp_path / "plain.py.ran").exists()
     # a file that does not finish loading is stopped at the time limit, and the server keeps serving
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"tilelang": {"timeout": 1.5}}))

@@ -89,6 +89,9 @@ class TileLangServer(LanguageServer):
         """Analyses the document (or takes the cached result of the same text) and publishes it."""
         doc = self.workspace.get_text_document(uri)
         text, path = doc.source, doc.path
+        if "tilelang" not in text:  # not a kernel file: do not run it
+            self.publish(uri, text, {"diagnostics": [], "hints": [], "hovers": [], "lenses": [], "kernels": []})
+            return
         key = self.key(path, text)
         if key in self.cache:
             self.cache.move_to_end(key)

@@ -120,7 +120,10 @@ def main():
 
     from . import analysis  # noqa: F401
 
-    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    raw = sys.stdin.buffer.read().decode("utf-8")
+    if not raw.strip():  # the server went away before giving this (spare) worker a job
+        os._exit(0)
+    job = json.loads(raw)
     try:
         answer = _answer(job)
     except BaseException as e:  # noqa: BLE001 -- reported to the caller, which shows it
