@@ -351,3 +351,16 @@ async def test_cpu_target_and_timeout(cpu_client: LanguageClient, tmp_path):
     assert d.message == ("compiling the kernels of this file took more than 1.5 s; the worker was stopped "
                          "(raise the 'timeout' setting if this is expected)")
     assert (await stats(client)) == {"analyses": 2, "cache_hits": 0}
+
+
+def test_columns_are_utf16_code_units():
+    """The compiler's columns are UTF-8 bytes (Python's ast); LSP positions count UTF-16 code units."""
+    from tilelang.lsp.analysis import Document
+
+    line = 's = "é😀"; T.copy(A, B_shared)'
+    doc = Document("/x/k.py", "import tilelang\n" + line + "\n")
+    byte_col = line.encode("utf-8").index(b"B_shared")
+    assert doc.pos(2, byte_col) == [1, len('s = "é😀"; T.copy(A, '.encode("utf-16-le")) // 2]
+    assert doc.pos(2, byte_col)[1] == line.index("B_shared") + 1  # the emoji is two UTF-16 units
+    start, end = doc.range_at(2, byte_col + 1)  # the Name node that starts there
+    assert (start, end) == ([1, 21], [1, 29])  # 20 characters before it, one of them two units wide

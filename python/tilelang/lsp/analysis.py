@@ -64,7 +64,7 @@ class Document:
         return [lineno - 1, self.utf16(lineno, byte_col)]
 
     def line_range(self, lineno):
-        """The text of a line without its indentation and trailing comment-free whitespace."""
+        """The range of a line's text without its indentation and trailing whitespace."""
         text = self.line(lineno)
         start = len(text) - len(text.lstrip())
         code = text.rstrip()
