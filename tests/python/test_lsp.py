@@ -350,7 +350,15 @@ async def test_cpu_target_and_timeout(cpu_client: LanguageClient, tmp_path):
     assert d.severity == types.DiagnosticSeverity.Error
     assert d.message == ("compiling the kernels of this file took more than 1.5 s; the worker was stopped "
                          "(raise the 'timeout' setting if this is expected)")
-    assert (await stats(client)) == {"analyses": 2, "cache_hits": 0}
+    # a file that kills its process: the worker dies, the server reports it and keeps serving
+    crash = tmp_path / "crash.py"
+    crash.write_text("import os\nimport tilelang  # noqa: F401\nos._exit(3)\n")
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=crash.as_uri(), language_id="python", version=1, text=crash.read_text())))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    [d] = client.diagnostics[crash.as_uri()]
+    assert d.message == "the worker process exited with code 3 without an answer"
+    assert (await stats(client)) == {"analyses": 3, "cache_hits": 0}
 
 
 def test_columns_are_utf16_code_units():
