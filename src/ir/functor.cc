@@ -101,6 +101,7 @@ void IRVisitor::VisitStmt(const Stmt& s) {
       for (auto& x : static_cast<const SeqNode*>(s.get())->seq) VisitStmt(x);
       return;
     case StmtKind::kKernel: return VisitKernel(static_cast<const KernelNode*>(s.get()));
+    case StmtKind::kAttr: return VisitAttr(static_cast<const AttrStmtNode*>(s.get()));
     default: return VisitTileOp(s.get());
   }
 }
@@ -235,6 +236,13 @@ Stmt IRMutator::VisitKernel(const Stmt& s, const KernelNode* n) {
   if (!changed && body == n->body) return s;
   return std::make_shared<KernelNode>(grid, n->block_vars, threads, allocs, inits, body, n->span);
 }
+Stmt IRMutator::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
+  Buffer node = n->node ? VisitBuffer(n->node) : nullptr;
+  Expr v = VisitExpr(n->value);
+  Stmt b = VisitStmt(n->body);
+  if (node == n->node && v == n->value && b == n->body) return s;
+  return AttrStmt(node, n->key, v, b, n->span);
+}
 Stmt IRMutator::VisitTileOp(const Stmt& s) {
   switch (s->kind) {
     case StmtKind::kCopy: {
@@ -295,6 +303,7 @@ Stmt IRMutator::VisitStmt(const Stmt& s) {
     case StmtKind::kIf: return VisitIf(s, As<IfNode>(s));
     case StmtKind::kSeq: return VisitSeq(s, As<SeqNode>(s));
     case StmtKind::kKernel: return VisitKernel(s, As<KernelNode>(s));
+    case StmtKind::kAttr: return VisitAttr(s, As<AttrStmtNode>(s));
     default: return VisitTileOp(s);
   }
 }
@@ -311,6 +320,7 @@ void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f
       break;
     case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) PostOrderVisitStmt(x, f); break;
     case StmtKind::kKernel: PostOrderVisitStmt(As<KernelNode>(s)->body, f); break;
+    case StmtKind::kAttr: PostOrderVisitStmt(As<AttrStmtNode>(s)->body, f); break;
     default: break;
   }
   f(s);

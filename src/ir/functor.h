@@ -22,6 +22,11 @@ class IRVisitor {
   virtual void VisitFor(const ForNode* n);
   virtual void VisitKernel(const KernelNode* n);
   virtual void VisitLet(const LetNode* n) { VisitExpr(n->value); VisitStmt(n->body); }
+  virtual void VisitAttr(const AttrStmtNode* n) {
+    if (n->node) VisitBuffer(n->node);
+    VisitExpr(n->value);
+    VisitStmt(n->body);
+  }
   /// Tile ops default to visiting their regions and scalar operands.
   virtual void VisitTileOp(const StmtNode* n);
 };
@@ -46,6 +51,7 @@ class IRMutator {
   virtual Stmt VisitSeq(const Stmt& s, const SeqNode* n);
   virtual Stmt VisitLet(const Stmt& s, const LetNode* n);
   virtual Stmt VisitKernel(const Stmt& s, const KernelNode* n);
+  virtual Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n);
   virtual Stmt VisitTileOp(const Stmt& s);
   std::vector<Expr> VisitExprs(const std::vector<Expr>& v, bool* changed);
 };

@@ -235,9 +235,18 @@ class Printer {
               if (kv.first == b) init = ", init=" + E(kv.second);
             Line(ind + 1, BufName(b) + " = " + fn + "(\"" + b->dtype.str() + "\"" + init + ")");
           } else {
-            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\")");
+            std::string view;
+            if (b->data) view = Cat({", data=", BufName(b->data), ", byte_offset=", std::to_string(b->byte_offset)});
+            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\"" + view + ")");
           }
         }
+        S(n->body, ind + 1);
+        break;
+      }
+      case StmtKind::kAttr: {
+        auto* n = As<AttrStmtNode>(s);
+        std::string node = n->node ? BufName(n->node) : "None";
+        Line(ind, Cat({"with T.attr(", node, ", \"", n->key, "\", ", E(n->value), "):"}));
         S(n->body, ind + 1);
         break;
       }

@@ -41,15 +41,18 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
       .result();
 }
 
-PrimFunc RunCudaPipeline(const PrimFunc& f, CudaCtx* ctx, std::vector<PassRecord>* trace) {
+PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace) {
+  auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
+    return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
+  };
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
-      .Run("LegalizeTileOpsCUDA", [ctx](const PrimFunc& g) { return LegalizeTileOpsCUDA(g, ctx); })
-      .Run("LayoutInference", [ctx](const PrimFunc& g) { return InferLayouts(g, ctx); })
-      .Run("LowerTileOpsCUDA", [ctx](const PrimFunc& g) { return LowerTileOpsCUDA(g, ctx); })
+      .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
+      .Run("LayoutInference", with(InferLayouts))
+      .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA))
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
-      .Run("PlanSharedMemory", [ctx](const PrimFunc& g) { return PlanSharedMemory(g, ctx); })
-      .Run("InsertBarriers", [ctx](const PrimFunc& g) { return InsertBarriers(g, ctx); })
+      .Run("PlanSharedMemory", with(PlanSharedMemory))
+      .Run("InsertBarriers", with(InsertBarriers))
       .result();
 }
 
