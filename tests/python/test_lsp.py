@@ -254,18 +254,24 @@ async def test_unchanged_save_does_not_recompile(client: LanguageClient, doc_pat
     after = await stats(client)
     assert after == {"analyses": before["analyses"], "cache_hits": before["cache_hits"] + 1}
     assert list(client.diagnostics[uri]) == first
-    # an edit (a comment) is new content: analysed again, and the hints follow the moved lines
+    # an edit is new content: analysed again. Until the save, hints follow the lines the edit moved and
+    # leave out the line it changed; a hint request right after the save waits for the new analysis.
     text = doc_path.read_text()
-    new = "# an edit\n" + text
+    new = "# an edit\n" + text.replace("num_stages=2)", "num_stages=3)", 1)  # the reference GEMM's loop
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text=new)]))
-    i = line_of(new, "T.gemm(A_shared")
-    moved = await client.text_document_inlay_hint_async(whole(uri))  # before the save: old result, moved lines
-    assert any(h.position.line == i and h.label.startswith("mma.sync") for h in moved)
+    gemm, pipe = line_of(new, "T.gemm(A_shared"), line_of(new, "num_stages=3)")
+    a_shared = line_of(new, "A_shared = T.alloc_shared")
+    moved = {h.position.line: h.label for h in await client.text_document_inlay_hint_async(whole(uri))}
+    assert moved[gemm].startswith("mma.sync") and pipe not in moved
+    assert moved[a_shared] == "128x32 float16 shared, 8192 B x 2 stages"
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=ident(uri)))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    fresh = {h.position.line: h.label for h in await client.text_document_inlay_hint_async(whole(uri))}
+    assert fresh[pipe] == "3-stage cp.async pipeline, 16384 B smem/stage"
+    assert fresh[a_shared] == "128x32 float16 shared, 8192 B x 3 stages"
     assert (await stats(client))["analyses"] == before["analyses"] + 1
+    # the diagnostics of the new text were published before the hints were answered
     errors = [line_of(new, "T.copy(A, B_shared)"), line_of(new, "policy=T.GemmWarpPolicy.FullCol")]
     assert [d.range.start.line for d in client.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error] == errors
 
