@@ -59,6 +59,10 @@ class IRMutator {
 /// Applies `f` to every statement and expression node in pre-order.
 void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f);
 
+/// `s` with every var bound at most once: a loop or let that binds an already bound var gets a
+/// fresh var of the same name and type within its scope.
+Stmt UniquifyDefs(const Stmt& s);
+
 /// Replaces vars by expressions (by identity).
 Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap);
 Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap);

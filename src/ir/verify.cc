@@ -14,6 +14,8 @@ class Verifier : public IRVisitor {
 
   void Run(const PrimFunc& f) {
     for (auto& p : f->params)
+      if (!p.buffer) Bind(p.var);
+    for (auto& p : f->params)
       if (p.buffer) {
         if (!known_.insert(p.buffer.get()).second) Fail("buffer parameter '" + p.buffer->name + "' appears twice");
         if (p.buffer->scope != Scope::kGlobal) Fail("parameter '" + p.buffer->name + "' is not a global buffer");
@@ -34,12 +36,18 @@ class Verifier : public IRVisitor {
     Arity(n->buffer, n->indices.size());
     IRVisitor::VisitStore(n);
   }
+  void VisitLet(const LetNode* n) override {
+    Bind(n->var);
+    IRVisitor::VisitLet(n);
+  }
   void VisitFor(const ForNode* n) override {
+    Bind(n->var);
     if (stage_ != IRStage::kTile && (n->for_kind == ForKind::kParallel || n->for_kind == ForKind::kPipelined))
       Fail(std::string("a T.") + ForKindName(n->for_kind) + " loop is left in thread-level IR");
     IRVisitor::VisitFor(n);
   }
   void VisitKernel(const KernelNode* n) override {
+    for (auto& v : n->block_vars) Bind(v);
     if (stage_ != IRStage::kTile && n->threads.size() != 1) Fail("thread-level IR has exactly one thread extent");
     const BufferNode* base = nullptr;
     for (auto& b : n->alloc_buffers) {
@@ -73,6 +81,9 @@ class Verifier : public IRVisitor {
   }
 
  private:
+  void Bind(const Var& v) {
+    if (!bound_.insert(v.get()).second) Fail("var '" + v->name + "' is bound twice (loops and lets bind fresh vars)");
+  }
   void Arity(const Buffer& b, size_t n) {
     if (n != b->shape.size())
       Fail("buffer '" + b->name + "' of rank " + std::to_string(b->shape.size()) + " is indexed with " +
@@ -83,6 +94,7 @@ class Verifier : public IRVisitor {
   IRStage stage_;
   std::string pass_;
   std::set<const BufferNode*> known_;
+  std::set<const VarNode*> bound_;
 };
 
 }  // namespace

@@ -16,7 +16,8 @@ enum class IRStage : uint8_t {
 };
 
 /// Throws InternalError("IR verifier after <pass>: ...") when `f` breaks an invariant of `stage`:
-/// index arity equals the buffer's rank; every buffer used is a parameter or allocated in the
+/// index arity equals the buffer's rank; every var is bound (parameter, loop, let, block var)
+/// at most once; every buffer used is a parameter or allocated in the
 /// kernel, and allocated once; no global allocations; at kThread and later no tile ops,
 /// T.Parallel/T.Pipelined loops or fragments, one thread extent, flat shared/local buffers; at
 /// kSharedPlanned every shared buffer is a 16-byte-aligned view inside the allocated byte buffer.

@@ -92,6 +92,7 @@ class Barriers {
       }
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
+        if (n->for_kind == ForKind::kVectorized) return Leaf(s, st);  // one wide access: no barrier inside
         std::set<const BufferNode*> managed(pending_managed_.begin(), pending_managed_.end());
         pending_managed_.clear();
         auto saved = ignore_;

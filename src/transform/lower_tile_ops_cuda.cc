@@ -891,7 +891,9 @@ class Lowerer : public IRMutator {
 }  // namespace
 
 PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
-  return WithBody(f, Lowerer(ctx).VisitStmt(f->body));
+  // The output binds each var once and is simplified, so that it prints in canonical form and
+  // re-parses to an equal function.
+  return Simplify(WithBody(f, UniquifyDefs(Lowerer(ctx).VisitStmt(f->body))));
 }
 
 }  // namespace tl

@@ -81,7 +81,7 @@ def test_striped_loads_and_stores_are_vectorised(compiled):
     assert set(re.findall(r"st\.global\.\S+", k.get_ptx())) == {"st.global.v4.f32"}
     assert set(re.findall(r"ld\.global\.\S+", k.get_ptx())) == {"ld.global.nc.v4.u32"}
     ir = k.get_lowered_ir()
-    assert "tl.vector_load=4" in ir and "tl.vector_store=4" in ir
+    assert '"tl.vector_load": 4' in ir and '"tl.vector_store": 4' in ir
 
 
 def test_reference_gemm_pipeline_shape(compiled):
@@ -89,9 +89,9 @@ def test_reference_gemm_pipeline_shape(compiled):
     k = _build(compiled, "reference_gemm", "sm_80")
     ir = k.get_lowered_ir()
     loop = ir[ir.index("for k in"):]
-    assert loop.count("T.tl.syncthreads()") == 1
-    assert "T.tl.cp_async_wait(0)" in loop
-    assert ir.index("T.tl.cp_async_commit()") < ir.index("for k in")
+    assert loop.count("T.call_intrin(\"void\", \"tl.syncthreads\")") == 1
+    assert "T.call_intrin(\"void\", \"tl.cp_async_wait\", 0)" in loop
+    assert ir.index("T.call_intrin(\"void\", \"tl.cp_async_commit\")") < ir.index("for k in")
 
 
 def test_layouts_reported(compiled):
