@@ -448,12 +448,26 @@ NB_MODULE(_ffi, m) {
   m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
   // Fragment layouts as (thread, local) tables, for plots and tests.
-  m.def("fragment_table", [](const std::string& kind, const std::vector<int64_t>& p) {
-    Fragment f;
-    if (kind == "mma_C") f = MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));
-    else if (kind == "mma_rows") f = MmaRows(p.at(0), p.at(1), p.at(2));
-    else throw UserError(ErrorKind::kArgument, "unknown fragment kind '" + kind + "' (mma_C, mma_rows)");
+  auto make_fragment = [](const std::string& kind, const std::vector<int64_t>& p) {
+    if (kind == "mma_C") return MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));
+    if (kind == "mma_rows") return MmaRows(p.at(0), p.at(1), p.at(2));
+    if (kind == "striped" && p.size() >= 3)  // shape..., threads, vec
+      return Striped(std::vector<int64_t>(p.begin(), p.end() - 2), p[p.size() - 2], p.back());
+    if (kind == "replicated" && p.size() >= 2)  // shape..., threads
+      return Replicated(std::vector<int64_t>(p.begin(), p.end() - 1), p.back());
+    throw UserError(ErrorKind::kArgument,
+                    "unknown fragment kind '" + kind + "' (mma_C, mma_rows, striped, replicated)");
+  };
+  m.def("fragment_table", [make_fragment](const std::string& kind, const std::vector<int64_t>& p) {
+    Fragment f = make_fragment(kind, p);
     return std::make_tuple(f.shape, f.Table(), f.desc);
+  });
+  // The layout as the IR value LayoutInference records (T.attr(buf, "tl.layout", value)).
+  m.def("fragment_value", [make_fragment](const std::string& kind, const std::vector<int64_t>& p,
+                                          const std::string& origin) {
+    Fragment f = make_fragment(kind, p);
+    f.origin = origin;
+    return FragmentToExpr(f);
   });
   m.def("swizzled_offset", &SwizzledOffsetInt);
 

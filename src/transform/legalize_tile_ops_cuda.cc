@@ -127,7 +127,7 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
       ctx.info->choices.push_back(ctx.info->warnings.back());
     }
   }
-  return WithBody(f, Legalizer(ctx).VisitStmt(f->body));
+  return Simplify(WithBody(f, Legalizer(ctx).VisitStmt(f->body)));
 }
 
 }  // namespace tl
