@@ -78,7 +78,7 @@ def test_reference_gemm_resources(compiled):
 def test_striped_loads_and_stores_are_vectorised(compiled):
     k = _build(compiled, "softmax", "sm_80")
     assert k.layouts["x"] == "striped(4x256, 128 threads, vec 4)"
-    assert set(re.findall(r"st\.global\.\S+", k.get_ptx())) == {"st.global.v4.f32"}
+    assert set(re.findall(r"st\.global\.\S+", k.get_ptx())) == {"st.global.v4.b32"}
     assert set(re.findall(r"ld\.global\.\S+", k.get_ptx())) == {"ld.global.nc.v4.u32"}
     ir = k.get_lowered_ir()
     assert '"tl.vector_load": 4' in ir and '"tl.vector_store": 4' in ir

@@ -181,4 +181,21 @@ __device__ __forceinline__ int device_assert(bool ok, const char* msg) {
   return 0;
 }
 
+// ---- vector global stores ----------------------------------------------------------------
+/// One `N`-byte global store (N = 4, 8 or 16) of the register array at `src` to the N-aligned
+/// global address `dst`, always as a single st.global(.v2/.v4) instruction.
+template <int N> __device__ __forceinline__ void st_global_vec(void* dst, const void* src);
+template <> __device__ __forceinline__ void st_global_vec<16>(void* dst, const void* src) {
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3])
+               : "memory");
+}
+template <> __device__ __forceinline__ void st_global_vec<8>(void* dst, const void* src) {
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(s[0]), "r"(s[1]) : "memory");
+}
+template <> __device__ __forceinline__ void st_global_vec<4>(void* dst, const void* src) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(*reinterpret_cast<const uint32_t*>(src)) : "memory");
+}
+
 }  // namespace tl

@@ -81,8 +81,14 @@ class CodegenCUDAImpl : public CodegenC {
     Line(ind + 1, "#pragma unroll");
     Line(ind + 1, "for (int " + v + " = 0; " + v + " < " + std::to_string(V) + "; ++" + v + ") tl_vec[" + v + "] = " +
                       E(st->value) + ";");
-    Line(ind + 1, "*reinterpret_cast<" + std::string(vt) + "*>(&" + Name(st->buffer.get(), st->buffer->name) + "[" +
-                      Offset(st->buffer, base) + "]) = *reinterpret_cast<const " + vt + "*>(tl_vec);");
+    (void)vt;
+    bool global = st->buffer->scope == Scope::kGlobal && bytes >= 8;
+    std::string dst = "&" + Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, base) + "]";
+    if (global)  // one st.global.v2/v4, whatever NVVM would make of the register array
+      Line(ind + 1, "tl::st_global_vec<" + std::to_string(bytes) + ">(" + dst + ", tl_vec);");
+    else
+      Line(ind + 1, "*reinterpret_cast<" + std::string(vt) + "*>(" + dst + ") = *reinterpret_cast<const " + vt +
+                        "*>(tl_vec);");
     Line(ind, "}");
   }
 
