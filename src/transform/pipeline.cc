@@ -8,6 +8,7 @@
 #include "ir/structural.h"
 #include "ir/verify.h"
 #include "transform/cuda_passes.h"
+#include "transform/inject_bound_guards.h"
 #include "transform/lower_tile_ops_cpu.h"
 
 namespace tl {
@@ -40,6 +41,7 @@ class Driver {
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .result();
@@ -51,6 +53,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   };
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
       .Run("LayoutInference", with(InferLayouts))
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)

@@ -104,9 +104,9 @@ def test_layouts_reported(compiled):
 def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
     trace = _ffi.lower_cuda_trace(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80")
-    assert [t[0] for t in trace] == ["Simplify", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA",
+    assert [t[0] for t in trace] == ["Simplify", "InjectBoundGuards", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA",
                                      "Simplify", "PlanSharedMemory", "InsertBarriers"]
-    assert all(t[3] for t in trace[1:4]), "legalize, layout inference and lowering each change the IR"
+    assert all(t[3] for t in trace[2:5]), "legalize, layout inference and lowering each change the IR"
 
 
 def test_smem_over_limit_is_a_compile_error():

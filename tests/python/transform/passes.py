@@ -5,8 +5,8 @@ TARGET = "cuda -arch=sm_80"
 
 
 def run(pass_name, func, target=TARGET, **configs):
-    if pass_name == "LowerTileOpsCPU":
-        return dict(_ffi.lower_trace_funcs(func, "cpu"))["LowerTileOpsCPU"]
+    if pass_name in ("LowerTileOpsCPU", "InjectBoundGuards"):  # after the CPU pipeline's Simplify
+        return dict(_ffi.lower_trace_funcs(func, "cpu"))[pass_name]
     return _ffi.cuda_pass(pass_name, func, target, {k: str(v) for k, v in configs.items()})
 
 
