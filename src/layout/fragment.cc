@@ -275,9 +275,12 @@ std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, in
   auto fits = [&](int64_t wm, int64_t wn) { return M % (16 * wm) == 0 && N % (8 * wn) == 0; };
   std::pair<int64_t, int64_t> best{0, 0};
   if (policy == 1) {
-    if (fits(warps, 1)) return {warps, 1};
+    // As many warps along M as the rows allow, the rest along N (a 16-row tile on 4 warps: 1x4).
+    for (int64_t wm = warps; wm >= 1; --wm)
+      if (warps % wm == 0 && fits(wm, warps / wm)) return {wm, warps / wm};
   } else if (policy == 2) {
-    if (fits(1, warps)) return {1, warps};
+    for (int64_t wn = warps; wn >= 1; --wn)
+      if (warps % wn == 0 && fits(warps / wn, wn)) return {warps / wn, wn};
   } else {
     // Square: the split whose per-warp tile is closest to square (ties: more warps along M).
     double best_score = 1e30;

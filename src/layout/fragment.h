@@ -69,7 +69,8 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
 
 /// The warp grid (wm, wn) of a gemm with `warps` warps on an M x N tile under a policy
-/// (0 square, 1 full row, 2 full col). Throws a UserError when the tile cannot be split.
+/// (0 square, 1 full row: as many warps along M as its 16-row tiles allow, the rest along N;
+/// 2 full col: the same with N first). Throws a UserError when the tile cannot be split.
 std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, int policy);
 
 /// Physical element offset of (row, col) in a [rows, cols] shared tile of `elem_bytes`-byte

@@ -200,7 +200,12 @@ class LayoutInferencer {
 
   std::pair<int64_t, int64_t> WarpGrid(int64_t M, int64_t N, int64_t warps, const GemmNode* g) {
     try {
-      return GemmWarpGrid(M, N, warps, static_cast<int>(g->policy));
+      // An operand in registers fixes the split: A needs whole rows per warp (as FullRow), B whole
+      // columns (as FullCol); the default policy follows the operand instead of failing.
+      int policy = static_cast<int>(g->policy);
+      if (g->policy == GemmWarpPolicy::kSquare && g->A.buffer->scope == Scope::kFragment) policy = 1;
+      else if (g->policy == GemmWarpPolicy::kSquare && g->B.buffer->scope == Scope::kFragment) policy = 2;
+      return GemmWarpGrid(M, N, warps, policy);
     } catch (const UserError& e) {
       throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
     }

@@ -211,7 +211,7 @@ def test_lower_trace_for_cuda(tmp_path):
 
     tr = ir_lower_trace(kernels.matmul(512, 512, 512), target="cuda -arch=sm_86", out_dir=str(tmp_path))
     names = [p.name for p in tr.passes]
-    assert names[:4] == ["Simplify", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA"]
+    assert names[:5] == ["Simplify", "InjectBoundGuards", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA"]
     assert "for sm_86" in tr.final_source and "tl::mma_m16n8k16_f16" in tr.final_source
     files = os.listdir(tmp_path)
     assert "index.html" in files and any(f.endswith("final_source.cu") for f in files)

@@ -92,7 +92,7 @@ class CodegenCUDAImpl : public CodegenC {
     Line(ind, "}");
   }
 
-  static const char* VecType(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned int"; }
+  static const char* VecType(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "uint32_t"; }
 
   // register[l*V + v] = f(G[base + v]) (optionally under select(in_bounds, ., 0)), marked
   // tl.vector_load by the lowering: one 4/8/16-byte load into registers, then the per-lane f.
