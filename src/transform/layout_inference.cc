@@ -33,6 +33,13 @@ class LayoutInferencer {
     threads_ = KernelThreads(k);
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
+    // Strictest first: a fragment that scalar code reads or writes (outside T.Parallel and tile
+    // ops, the same in every thread) must be whole in every thread.
+    for (auto& [b, sp] : ScalarFragmentUses(k->body)) {
+      std::vector<int64_t> shape;
+      for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+      Assign(b, Replicated(shape, threads_), "scalar access outside T.Parallel", sp);
+    }
     Collect(k->body);
     int64_t T = threads_;
     bool changed = true;
@@ -86,6 +93,38 @@ class LayoutInferencer {
     int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
     while (v > 1 && inner % v) v /= 2;
     return std::min<int64_t>(v, 4);
+  }
+
+  // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
+  static std::vector<std::pair<Buffer, Span>> ScalarFragmentUses(const Stmt& body) {
+    struct V : IRVisitor {
+      std::vector<std::pair<Buffer, Span>> out;
+      Span span;
+      void Note(const Buffer& b) {
+        if (b->scope != Scope::kFragment) return;
+        for (auto& o : out)
+          if (o.first == b) return;
+        out.push_back({b, span});
+      }
+      void VisitStmt(const Stmt& s) override {
+        if (s && s->span.defined()) span = s->span;
+        IRVisitor::VisitStmt(s);
+      }
+      void VisitFor(const ForNode* n) override {
+        if (n->for_kind != ForKind::kParallel) IRVisitor::VisitFor(n);
+      }
+      void VisitTileOp(const StmtNode*) override {}
+      void VisitLoad(const BufferLoadNode* n) override {
+        Note(n->buffer);
+        IRVisitor::VisitLoad(n);
+      }
+      void VisitStore(const StoreNode* n) override {
+        Note(n->buffer);
+        IRVisitor::VisitStore(n);
+      }
+    } v;
+    v.VisitStmt(body);
+    return v.out;
   }
 
   void Collect(const Stmt& s) {

@@ -15,10 +15,14 @@ namespace cuda_lowering {
 using namespace cuda_pass;
 
 Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& idx) {
-  if (!cur_loop_)
-    throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
-                                             "op; on CUDA each thread holds only part of it", cur_span_);
   const Fragment& F = Layout(b.get());
+  if (!cur_loop_) {
+    // Scalar code runs in every thread; a replicated fragment is whole in each of them.
+    if (F.kind == "replicated") return F.LocalOf(idx);
+    throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
+                                             "op, but it has layout " + F.desc + " (" + F.origin + "), so each thread "
+                                             "holds only part of it", cur_span_);
+  }
   bool same_idx = idx.size() == cur_idx_.size();
   for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
   if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
