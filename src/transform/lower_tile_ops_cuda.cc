@@ -20,6 +20,12 @@ using namespace cuda_pass;
 
 Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   tx_ = MakeVar("tx");
+  kernel_bounds_.clear();
+  kernel_bounds_[tx_.get()] = {int64_t(0), KernelThreads(n) - 1};
+  for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
+    int64_t g;
+    if (AsConstInt(Simplify(n->grid[i]), &g)) kernel_bounds_[n->block_vars[i].get()] = {int64_t(0), g - 1};
+  }
   T_ = KernelThreads(n);
   // The facts of the earlier passes: fragment layouts wrap the kernel body; stage counts wrap
   // pipelined loops.

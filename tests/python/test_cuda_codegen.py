@@ -253,3 +253,17 @@ def test_layout_hints_that_are_not_honoured_are_reported():
     msgs = [str(w.message) for w in rec]
     assert any("T.annotate_layout is not honoured" in m and "test_cuda_codegen.py:" in m for m in msgs)
     assert any("T.use_swizzle (block rasterisation) is not implemented" in m for m in msgs)
+
+
+def test_reference_gemm_is_lean_where_sizes_divide():
+    """Structural facts the SASS benchmark's counts rest on (benchmarks/bench_cuda_sass.py): at sizes that
+    divide the tiles the epilogue carries no bound check, the pipelined prefetch no guard along K, and
+    the PTX no integer division."""
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024), target="cuda -arch=sm_80")
+    ir = k.get_lowered_ir()
+    epilogue = ir[ir.rindex('T.call_intrin("void", "tl.cp_async_wait", 0)'):]
+    assert "if " not in epilogue and "if_then_else" not in epilogue, epilogue
+    steady = ir[ir.index("for k in"):ir.rindex('T.call_intrin("void", "tl.cp_async_wait", 0)')]
+    # the prefetch is under `if k + 1 < 32` only; its cp.async copies are all valid
+    assert steady.count("if ") == 1 and re.findall(r'"tl.cp_async", [^\n]*, 16, True\)', steady), steady
+    assert not re.findall(r"\b(?:div|rem)\.[su]\d+", k.get_ptx())

@@ -101,7 +101,16 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   std::vector<Stmt> steady;
   steady.push_back(Call0("tl.cp_async_wait", {C(s - 2)}, n->span));
   if (!ctx_.opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, n->span));
-  steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), at(Expr(k) + C(s - 1)), nullptr, n->span));
+  // The prefetch runs only while k + s - 1 < ext: with that bound on k its guards (the copy's
+  // bounds checks along the pipelined axis) fold away where the sizes allow.
+  Stmt prefetch = at(Expr(k) + C(s - 1));
+  int64_t e;
+  if (AsConstInt(Simplify(ext), &e) && e >= s) {
+    BoundMap bm = kernel_bounds_;
+    bm[k.get()] = {int64_t(0), e - s};
+    prefetch = Simplify(prefetch, bm);
+  }
+  steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), prefetch, nullptr, n->span));
   steady.push_back(commit);
   steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
   // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.

@@ -12,6 +12,7 @@
 #include <map>
 #include <vector>
 
+#include "arith/simplify.h"
 #include "ir/functor.h"
 #include "layout/fragment.h"
 #include "transform/cuda_passes.h"
@@ -113,6 +114,7 @@ class CudaTileLowerer : public IRMutator {
   std::map<const BufferNode*, int64_t> stages_;
   int64_t op_count_ = 0;
   Var tx_;
+  BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows
   int64_t T_ = 0;
   std::map<const BufferNode*, Buffer> bmap_;
   std::vector<Buffer> extra_;
