@@ -222,7 +222,38 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     if (!uniform(c)) return nullptr;
     guard = And(guard, zero(c));
   }
-  Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{kind, C(V)}}, sp);
+  // The chunk as one explicit vector access (docs/thread_ir.md): the code generator prints it as
+  // one 4/8/16-byte instruction and the emulator runs its lanes; no loop shape is matched later.
+  auto lane = [&](const Expr& e, int64_t i) { return Simplify(Substitute(e, {{v.get(), C(i)}}), bm); };
+  std::vector<Expr> base_idx;
+  Stmt body;
+  if (kind == "tl.vector_store") {
+    for (auto& e : st->indices) base_idx.push_back(zero(e));
+    std::vector<Expr> args{Load(st->buffer, base_idx)};
+    for (int64_t i = 0; i < V; ++i) args.push_back(lane(st->value, i));
+    body = Call0("tl.vector_store", args, sp);
+  } else {
+    Expr x = st->value, valid = Bool(true);
+    bool cast = false;
+    if (auto* c = As<CastNode>(x)) { x = c->value; cast = true; }
+    if (auto* sel = As<SelectNode>(x)) { valid = zero(sel->cond); x = sel->true_value; }
+    auto* ld = As<BufferLoadNode>(x);
+    for (auto& e : ld->indices) base_idx.push_back(zero(e));
+    Expr src = Load(ld->buffer, base_idx);
+    std::vector<Expr> dst_base;
+    for (auto& e : st->indices) dst_base.push_back(zero(e));
+    if (!cast) {
+      body = Call0("tl.vector_load", {Load(st->buffer, dst_base), src, C(V), valid}, sp);
+    } else {  // load into a register chunk of the source type, then convert lane by lane
+      Buffer tmp = Scratch("vec", ld->buffer->dtype, V, Scope::kLocal);
+      Var w = MakeVar("v");
+      std::vector<Expr> dst_w;
+      for (auto& e : st->indices) dst_w.push_back(Simplify(Substitute(e, {{v.get(), Expr(w)}}), bm));
+      body = Seq({Call0("tl.vector_load", {Load(tmp, {C(0)}), src, C(V), valid}, sp),
+                  For(w, C(0), C(V), ForKind::kUnrolled, Store(st->buffer, Cast(st->value->dtype, Load(tmp, {w})), dst_w, sp),
+                      {}, sp)}, sp);
+    }
+  }
   ctx_.info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
                                 (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
   if (guard) body = If(guard, body, nullptr, sp);
