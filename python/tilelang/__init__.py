@@ -23,6 +23,7 @@ def structural_hash(a):
     return _ffi.structural_hash(a)
 
 from .jit import compile, jit  # noqa: E402,F401,A001
+from .jit.target import Target  # noqa: E402,F401
 from .jit.kernel import JITKernel  # noqa: E402,F401
 from .profiler import TensorSupplyType  # noqa: E402,F401
 from . import tools  # noqa: E402,F401

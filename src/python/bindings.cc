@@ -23,6 +23,7 @@
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
+#include "target/target.h"
 #include "transform/pipeline.h"
 #include "transform/cuda_passes.h"
 
@@ -250,6 +251,17 @@ NB_MODULE(_ffi, m) {
   });
 
   // ---- analyses --------------------------------------------------------------------------------
+  nb::class_<Target>(m, "Target")
+      .def_ro("kind", &Target::kind)
+      .def_ro("arch", &Target::arch)
+      .def_ro("arch_given", &Target::arch_given)
+      .def_ro("features", &Target::features)
+      .def_ro("smem_limit", &Target::smem_limit)
+      .def_ro("max_threads", &Target::max_threads)
+      .def_ro("max_registers", &Target::max_registers)
+      .def_ro("warp_size", &Target::warp_size)
+      .def("__str__", &Target::str);
+  m.def("parse_target", &ParseTarget);
   m.def("register_source", &RegisterSource);
   m.def("format_span", [](const SpanT& s) { return FormatSpan(ToSpan(s)); });
   m.def("print_func", &PrintPrimFunc);

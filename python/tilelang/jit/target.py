@@ -1,27 +1,68 @@
-"""Targets as plain values: "cpu" (aliases "c", "llvm"), "cuda -arch=sm_80", {"kind": "cuda", "arch": ...}."""
+"""Targets as one value (tilelang.Target), parsed once in C++ (src/target/target.h): kind, arch,
+features and limits, with a canonical spelling. Accepts every form TileLang users write: "cpu" / "c" /
+"llvm", "cuda", "cuda -arch=sm_90a", {"kind": "cuda", "arch": "sm_80"}, "hip", "metal", "opencl",
+"auto" (a CUDA device when the driver finds one, else the CPU), or a Target."""
+from .. import _ffi
 from ..errors import TileLangUnsupportedError
 
-_CPU = {"cpu", "c", "llvm", "host"}
+
+class Target:
+    """kind, arch, features, smem_limit, max_threads, max_registers, warp_size; str() is canonical."""
+
+    def __init__(self, target="auto"):
+        if isinstance(target, Target):
+            self._t = target._t
+            return
+        if target is None or target == "auto":
+            target = "cuda" if _cuda_device_present() else "cpu"
+        if isinstance(target, dict):
+            target = _from_dict(target)
+        if not isinstance(target, str):
+            raise TileLangUnsupportedError(f"a target is a string such as 'cpu' or 'cuda -arch=sm_80', a dict "
+                                           f"{{'kind': ..., 'arch': ...}} or a tilelang.Target, not {target!r}")
+        self._t = _ffi.parse_target(target)
+
+    def __getattr__(self, name):
+        if name == "_t":
+            raise AttributeError(name)
+        return getattr(self._t, name)
+
+    def __str__(self):
+        return str(self._t)
+
+    def __repr__(self):
+        return f"Target({str(self._t)!r})"
+
+    def __eq__(self, other):
+        try:
+            return str(self) == str(Target(other))
+        except Exception:  # noqa: BLE001 - not a target at all
+            return False
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+def _from_dict(d):
+    if "kind" not in d:
+        raise TileLangUnsupportedError(f"a target dict needs a 'kind', got {d!r}")
+    spec = str(d["kind"])
+    for k, v in d.items():
+        if k == "kind":
+            continue
+        key = {"arch": "arch" if d["kind"] not in ("cpu", "c", "llvm") else "mcpu"}.get(k, k)
+        spec += f" -{key}={v}"
+    return spec
+
+
+def _cuda_device_present():
+    try:
+        return bool(_ffi.cuda_driver_available())
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def normalize(target):
-    """Returns (kind, options dict)."""
-    if target is None or target == "auto":
-        return "cpu", {}
-    if isinstance(target, dict):
-        kind = target.get("kind", "")
-        return kind, {k: v for k, v in target.items() if k != "kind"}
-    if not isinstance(target, str):
-        raise TileLangUnsupportedError(f"a target is a string such as 'cpu' or 'cuda -arch=sm_80', not {target!r}")
-    parts = target.split()
-    kind = parts[0].lower() if parts else ""
-    opts = {}
-    for p in parts[1:]:
-        if p.startswith("-") and "=" in p:
-            k, v = p.lstrip("-").split("=", 1)
-            opts[k] = v
-    if kind in _CPU:
-        return "cpu", opts
-    if kind in ("cuda", "hip", "metal", "opencl", "webgpu"):
-        return kind, opts
-    raise TileLangUnsupportedError(f"unknown target '{target}'; expected one of cpu (c, llvm), cuda, hip, metal, opencl")
+    """(kind, options) of a target: options hold 'arch' when the target names one."""
+    t = Target(target)
+    return t.kind, ({"arch": t.arch} if t.arch_given else {})

@@ -1,0 +1,153 @@
+// Target parsing and limits; see target.h.
+#include "target/target.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "support/error.h"
+#include "target/cuda/target.h"
+
+namespace tl {
+namespace {
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+[[noreturn]] void Bad(const std::string& spec, const std::string& why) {
+  throw UserError(ErrorKind::kUnsupported,
+                  "target '" + spec + "': " + why +
+                      ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
+                      "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl, auto; or "
+                      "{\"kind\": ..., \"arch\": ...}");
+}
+
+std::vector<std::string> HostFeatures() {
+  std::vector<std::string> f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("sse4.2")) f.push_back("sse4.2");
+  if (__builtin_cpu_supports("avx")) f.push_back("avx");
+  if (__builtin_cpu_supports("avx2")) f.push_back("avx2");
+  if (__builtin_cpu_supports("fma")) f.push_back("fma");
+  if (__builtin_cpu_supports("avx512f")) f.push_back("avx512f");
+  if (__builtin_cpu_supports("avx512bw")) f.push_back("avx512bw");
+  if (__builtin_cpu_supports("avx512vl")) f.push_back("avx512vl");
+#elif defined(__aarch64__)
+  f.push_back("neon");
+#endif
+  return f;
+}
+
+}  // namespace
+
+bool Target::Has(const std::string& feature) const {
+  return std::find(features.begin(), features.end(), feature) != features.end();
+}
+
+std::string Target::str() const {
+  std::string s = kind;
+  if (arch_given && !arch.empty()) s += kind == "cpu" ? " -mcpu=" + arch : " -arch=" + arch;
+  return s;
+}
+
+Target ParseTarget(const std::string& spec) {
+  std::vector<std::string> words = Split(spec, ' ');
+  if (words.empty()) Bad(spec, "empty target");
+  Target t;
+  std::string head = words[0];
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::tolower(c); });
+  auto colon = head.find(':');
+  if (colon != std::string::npos) {  // "cuda:sm_80"
+    t.arch = head.substr(colon + 1);
+    t.arch_given = true;
+    head = head.substr(0, colon);
+  }
+  if (head.rfind("sm_", 0) == 0) {  // a bare "sm_86"
+    t.arch = head;
+    t.arch_given = true;
+    head = "cuda";
+  }
+  if (head == "c" || head == "llvm" || head == "host") head = "cpu";
+  if (head != "cpu" && head != "cuda" && head != "hip" && head != "metal" && head != "opencl")
+    Bad(spec, "unknown target kind '" + words[0] + "'");
+  t.kind = head;
+  std::vector<std::string> attrs;
+  for (size_t i = 1; i < words.size(); ++i) {
+    std::string w = words[i], key, value;
+    auto eq = w.find('=');
+    if (w.rfind("-", 0) != 0) Bad(spec, "expected an option such as -arch=..., got '" + w + "'");
+    key = w.substr(w.find_first_not_of('-'), eq == std::string::npos ? std::string::npos : eq - w.find_first_not_of('-'));
+    if (eq != std::string::npos) {
+      value = w.substr(eq + 1);
+    } else if (i + 1 < words.size() && words[i + 1].rfind("-", 0) != 0) {
+      value = words[++i];  // "-arch sm_90a"
+    }
+    if (value.empty()) Bad(spec, "option -" + key + " needs a value");
+    if (key == "arch" && t.kind != "cpu") {
+      t.arch = value;
+      t.arch_given = true;
+    } else if (key == "mcpu" && t.kind == "cpu") {
+      t.arch = value;
+      t.arch_given = true;
+    } else if (key == "mattr" && t.kind == "cpu") {
+      for (auto& a : Split(value, ',')) attrs.push_back(a);
+    } else {
+      Bad(spec, "unknown option -" + key + " for target kind " + t.kind);
+    }
+  }
+  if (t.kind == "cpu") {
+    t.features = HostFeatures();
+    for (auto& a : attrs) {  // -mattr=+avx512f,-avx2 adds or removes features
+      std::string f = a.substr(a[0] == '+' || a[0] == '-' ? 1 : 0);
+      t.features.erase(std::remove(t.features.begin(), t.features.end(), f), t.features.end());
+      if (a[0] != '-') t.features.push_back(f);
+    }
+    t.smem_limit = 1 << 20;  // "shared" tiles of a CPU block (issue: per-block on-chip budget)
+    t.max_threads = 1024;
+    t.warp_size = 1;
+  } else if (t.kind == "cuda") {
+    CudaTarget c = ParseCudaTarget(t.arch.empty() ? "cuda" : t.arch);
+    if (t.arch.empty()) t.arch = c.arch;
+    t.smem_limit = c.smem_limit;
+    t.max_threads = c.max_threads;
+    t.max_registers = 255;
+    t.warp_size = 32;
+    t.features = {"cp_async", "ldmatrix", "mma_sync"};
+    if (c.sm >= 90) t.features.push_back("tma");
+    if (t.arch == "sm_90a") t.features.push_back("wgmma");
+  } else if (t.kind == "hip") {
+    if (t.arch.empty()) t.arch = "gfx90a";
+    if (t.arch != "gfx90a" && t.arch != "gfx940" && t.arch != "gfx941" && t.arch != "gfx942")
+      Bad(spec, "HIP architecture " + t.arch + " is not known (gfx90a, gfx940, gfx941, gfx942)");
+    t.smem_limit = 64 * 1024;
+    t.max_threads = 1024;
+    t.max_registers = 512;
+    t.warp_size = 64;
+    t.features = {"mfma"};
+  } else if (t.kind == "metal") {
+    t.smem_limit = 32 * 1024;
+    t.max_threads = 1024;
+    t.warp_size = 32;
+    t.features = {"simdgroup_matrix"};
+  } else {  // opencl: the guaranteed minimums; the device may offer more
+    t.smem_limit = 32 * 1024;
+    t.max_threads = 256;
+    t.warp_size = 1;
+  }
+  std::sort(t.features.begin(), t.features.end());
+  return t;
+}
+
+}  // namespace tl

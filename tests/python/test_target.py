@@ -1,0 +1,45 @@
+"""tilelang.Target: one value, parsed once in C++, for every spelling TileLang users write."""
+import pytest
+
+import tilelang
+from tilelang.errors import TileLangUnsupportedError
+
+
+@pytest.mark.parametrize("spec,canonical,kind,arch", [
+    ("cpu", "cpu", "cpu", ""), ("c", "cpu", "cpu", ""), ("llvm", "cpu", "cpu", ""),
+    ("cuda", "cuda", "cuda", "sm_80"), ("cuda -arch=sm_90a", "cuda -arch=sm_90a", "cuda", "sm_90a"),
+    ({"kind": "cuda", "arch": "sm_80"}, "cuda -arch=sm_80", "cuda", "sm_80"),
+    ("cuda:sm_89", "cuda -arch=sm_89", "cuda", "sm_89"), ("cuda -arch sm_86", "cuda -arch=sm_86", "cuda", "sm_86"),
+    ("hip", "hip", "hip", "gfx90a"), ({"kind": "hip", "arch": "gfx942"}, "hip -arch=gfx942", "hip", "gfx942"),
+    ("metal", "metal", "metal", ""), ("opencl", "opencl", "opencl", ""),
+])
+def test_spellings(spec, canonical, kind, arch):
+    t = tilelang.Target(spec)
+    assert (str(t), t.kind, t.arch) == (canonical, kind, arch)
+    assert tilelang.Target(str(t)) == t  # the canonical spelling parses back to the same target
+
+
+def test_limits_and_features():
+    assert tilelang.Target("cuda -arch=sm_86").smem_limit == 99 * 1024
+    h = tilelang.Target("cuda -arch=sm_90a")
+    assert h.smem_limit == 227 * 1024 and "wgmma" in h.features and "tma" in h.features
+    assert "wgmma" not in tilelang.Target("cuda -arch=sm_90").features
+    hip = tilelang.Target("hip")
+    assert (hip.smem_limit, hip.warp_size, hip.max_threads) == (64 * 1024, 64, 1024)
+    cpu = tilelang.Target("cpu -mattr=+avx512f,-avx2")
+    assert "avx512f" in cpu.features and "avx2" not in cpu.features
+
+
+def test_auto_is_the_cpu_without_a_gpu():
+    from tilelang import _ffi
+    assert str(tilelang.Target("auto")) == ("cuda" if _ffi.cuda_driver_available() else "cpu")
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ("tpu", "unknown target kind 'tpu'"), ("cuda -arch=sm_70", "sm_70 is not supported"),
+    ("cuda -foo=1", "unknown option -foo for target kind cuda"), ("hip -arch=gfx1100", "gfx1100 is not known"),
+    ({"arch": "sm_80"}, "needs a 'kind'"),
+])
+def test_bad_targets_say_what_is_accepted(spec, msg):
+    with pytest.raises(TileLangUnsupportedError, match=msg):
+        tilelang.Target(spec)
