@@ -27,3 +27,6 @@ from .jit.kernel import JITKernel  # noqa: E402,F401
 from .profiler import TensorSupplyType  # noqa: E402,F401
 from . import tools  # noqa: E402,F401
 from .autotuner import autotune  # noqa: E402,F401
+from . import layout, math, testing, transform  # noqa: E402,F401
+from .math import cdiv, next_power_of_2  # noqa: E402,F401
+from .transform import PassConfigKey  # noqa: E402,F401
