@@ -71,6 +71,8 @@ class AutotuneResult:
         return getattr(self.kernel, name)
 
     def __repr__(self):
+        if self.latency is None:
+            return f"AutotuneResult(config={self.config}, given explicitly: not tuned)"
         return (f"AutotuneResult(config={self.config}, latency={self.latency:.4f} ms, {len(self.results)} candidates, "
                 f"{len(self.skipped)} skipped{', from cache' if self.from_cache else ''})")
 
@@ -165,8 +167,29 @@ class AutoTuner:
     def __call__(self, *args, **kwargs):
         key = (_freeze(args), _freeze(kwargs))
         if key not in self.memory:
-            self.memory[key] = self.tune(*args, **kwargs)
+            explicit = self._explicit_config(args, kwargs)
+            if explicit is not None:
+                # Every tunable parameter is given in the call (as TileLang allows): no tuning, that config.
+                self._log(f"every tuned parameter of {self.factory.__name__} is given ({explicit}); not tuning")
+                self.memory[key] = AutotuneResult(explicit, None, self.jitted(*args, **kwargs), [])
+            else:
+                self.memory[key] = self.tune(*args, **kwargs)
         return self.memory[key]
+
+    def _explicit_config(self, args, kwargs):
+        """The call's values of the tuned parameters when it gives all of them, else None."""
+        if callable(self.configs):
+            return None
+        tuned = {k for c in self.configs if isinstance(c, dict) for k in c}
+        if not tuned:
+            return None
+        try:
+            bound = inspect.signature(self.factory).bind_partial(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            bound = dict(kwargs)
+        if not tuned <= set(bound):
+            return None
+        return {k: bound[k] for k in sorted(tuned)}
 
     def _config_list(self, args, kwargs):
         configs = self.configs
@@ -190,7 +213,8 @@ class AutoTuner:
         clash = sorted(bound & {k for c in configs for k in c})
         if clash:
             raise TileLangArgumentError(f"argument(s) {', '.join(clash)} of '{self.factory.__name__}' are both passed "
-                                        "in the call and tuned by the configurations; pass only the fixed ones")
+                                        "in the call and tuned by the configurations; pass only the fixed ones, or "
+                                        "every tuned one (then that configuration is used without tuning)")
         return configs
 
     def _cache_path(self, args, kwargs, configs):

@@ -49,13 +49,12 @@ class _Restart(Exception):
 # ---- deciding the style --------------------------------------------------------------------------------------
 def _walk_body(stmts):
     """Statements and expressions of a function body, not descending into nested definitions."""
-    todo = list(stmts)
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    todo = [s for s in stmts if not isinstance(s, nested)]
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                todo.append(child)
+        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, nested))
 
 
 def _attr_name(node):
@@ -116,6 +115,7 @@ class _ParseState:
         self.tensors = tensors  # name -> the argument (may be absent: compile without tensors)
         self.const_values = dict(const_values)  # T.const name -> int
         self.placeholders = {}  # T.const name -> placeholder Var (first pass only)
+        self.requested = []  # every T.const name, in order
         self.matcher = {}  # T.const name -> (param, dim) that bound it
         self.declared = {}  # param name -> (Var, Buffer or None)
         self.outputs = []  # T.empty buffers, in creation order
@@ -128,6 +128,8 @@ class _ParseState:
             raise TileLangTypeError(f"T.const declares integer sizes; dtype {dtype_str(dtype)} is not one")
         out = []
         for n in names:
+            if n not in self.requested:
+                self.requested.append(n)
             if n in self.const_values:
                 out.append(self.const_values[n])
             else:
@@ -397,9 +399,10 @@ class EagerJIT:
 
     # -- building --
     def _parse(self, constants, tensors, sizes):
-        values = dict(sizes)
+        values, matcher = dict(sizes), {}
         for attempt in range(2):
             state = _ParseState(self, constants, tensors, values)
+            state.matcher = dict(matcher)
 
             def setup(p, _state=state):
                 p.state = _state
@@ -408,7 +411,7 @@ class EagerJIT:
             try:
                 func = parse(self.fn, parser_cls=EagerParser, setup=setup)
             except _Restart:
-                values = state.const_values
+                values, matcher = state.const_values, state.matcher
                 continue
             except TileLangError as e:
                 open_ = [n for n in state.placeholders if n not in state.const_values]
@@ -417,6 +420,10 @@ class EagerJIT:
                               f"{', '.join(open_)} from T.const had no value yet: no tensor argument's shape gave one; "
                               f"pass {open_[0]}=<int> or the tensor)",) + e.args[1:]
                 raise
+            unknown = sorted(set(sizes) - set(state.requested))
+            if unknown:
+                raise TileLangArgumentError(f"'{self.__name__}' got an unexpected argument '{unknown[0]}' (neither a "
+                                            "parameter nor a T.const size)")
             return func, state
         raise AssertionError("eager parse did not settle")  # pragma: no cover
 
@@ -430,13 +437,14 @@ class EagerJIT:
                           pass_configs=self.pass_configs, verbose=self.verbose)
         info = {"matcher": dict(state.matcher), "sizes": dict(state.const_values), "tuple": state.return_is_tuple,
                 "inputs": [p[0].name for p in func.params[:n_in]]}
-        self._matchers[ckey] = info["matcher"]
+        self._matchers[ckey] = (info["matcher"], set(info["sizes"]))
         return kernel, info
 
     def _sizes_from(self, ckey, tensors, extra):
-        matcher = self._matchers.get(ckey)
-        if matcher is None:
+        known = self._matchers.get(ckey)
+        if known is None:
             return None
+        matcher, names = known
         sizes = dict(extra)
         for cname, (param, d) in matcher.items():
             if cname in sizes:
@@ -449,7 +457,7 @@ class EagerJIT:
                 raise TileLangArgumentError(f"argument '{param}' of '{self.__name__}' has {len(shape)} dimensions; "
                                             f"its annotation declares more")
             sizes[cname] = shape[d]
-        return sizes
+        return sizes if set(sizes) == names else None
 
     def _kernel_for(self, constants, tensors, extra):
         ckey = self._key(constants)
@@ -459,7 +467,7 @@ class EagerJIT:
             if hit is not None:
                 return hit
         kernel, info = self._build(constants, tensors, extra, ckey)
-        key = (ckey, tuple(sorted((k, v) for k, v in info["sizes"].items() if k in info["matcher"] or k in extra)))
+        key = (ckey, tuple(sorted(info["sizes"].items())))
         self._kernels[key] = (kernel, info)
         return kernel, info
 
