@@ -433,13 +433,22 @@ def empty(shape, dtype="float32"):
 def __getattr__(name):
     # Names that would shadow Python builtins inside this module (float, int, ...) are served here.
     if name == "dtype":
-        return _compat.dtype
+        return DType  # T.dtype("float16") == T.float16; isinstance(T.float16, T.dtype)
     if name in _compat.DTYPE_ALIASES:
         return DType(_compat.DTYPE_ALIASES[name])
     if name in _compat.UNSUPPORTED_DTYPES:
         return _compat._Unsupported_DType(name, _compat.UNSUPPORTED_DTYPES[name])
     raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")
 
+
+class _BufferData:
+    """`buf.data`: the storage of a buffer, which TileLang passes to T.Tensor(..., data=...) to make a view."""
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+
+_ffi.Buffer.data = property(lambda self: _BufferData(self))
 
 # print(func) and func.script() show the function in the DSL, like TileLang's PrimFunc.
 PrimFunc.__str__ = lambda self: _ffi.print_func(self)

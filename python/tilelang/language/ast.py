@@ -19,6 +19,10 @@ def dtype_str(dtype):
         return dtype.name
     if dtype is float or dtype is int or dtype is bool:
         return {float: "float32", int: "int32", bool: "bool"}[dtype]
+    if isinstance(dtype, type) and dtype.__module__ in ("numpy", "ml_dtypes"):
+        import numpy as np
+
+        dtype = np.dtype(dtype)
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or str(dtype)
     name = str(name).replace("torch.", "")
     aliases = {"half": "float16", "float": "float32", "double": "float64", "e4m3_float8": "float8_e4m3fn"}

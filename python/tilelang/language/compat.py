@@ -151,13 +151,6 @@ class _Unsupported_DType(DType):
         raise _unsupported(f"T.{self.name}", self.why)
 
 
-def dtype(name):
-    """T.dtype("float16") -> T.float16; also accepts numpy / torch dtypes and T.* dtypes."""
-    if isinstance(name, DType):
-        return name
-    return DType(dtype_str(name))
-
-
 DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
                  "short": "int16", "uint": "uint32", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
                  "float8_e4m3": "float8_e4m3fn"}
