@@ -15,6 +15,19 @@ def script(func):
     return _ffi.print_func(func)
 
 
+def disable_cache():
+    """Compile without the disk cache from now on in this process (TILELANG_DISABLE_CACHE=1)."""
+    _os.environ["TILELANG_DISABLE_CACHE"] = "1"
+
+
+def enable_cache():
+    _os.environ.pop("TILELANG_DISABLE_CACHE", None)
+
+
+def is_cache_enabled():
+    return _os.environ.get("TILELANG_DISABLE_CACHE", "") in ("", "0")
+
+
 def structural_equal(a, b):
     return _ffi.structural_equal(a, b)
 

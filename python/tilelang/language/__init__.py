@@ -138,14 +138,31 @@ def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None
     return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
 
 
+def _stepped(kind, args, what):
+    """A loop (start, stop, step): `extent` iterations of i, the user's variable is start + i * step."""
+    start, stop, step = args
+    if not isinstance(step, int) or isinstance(step, _bool) or step == 0:
+        raise TileLangSyntaxError(f"the step of {what} must be a non-zero Python int, got {step!r}")
+    if step > 0:
+        ext = ceildiv(_const(stop) - _const(start), step)
+    else:
+        ext = ceildiv(_const(start) - _const(stop), -step)
+    ext = simplify(max(_const(ext), 0)) if not isinstance(ext, int) else _const(builtins.max(ext, 0))
+    return LoopSpec(kind, [(_const(0), ext)], steps=[(_const(start), step)])
+
+
 def serial(*args, annotations=None):
+    if annotations:
+        raise TileLangSyntaxError("T.serial(annotations=...) is not supported by TileLang-C++")
     if len(args) == 3:
-        raise TileLangSyntaxError("T.serial does not take a step; scale the loop variable instead")
+        return _stepped("serial", args, "T.serial")
     mn, ext = _range_args(args, "T.serial")
     return LoopSpec("serial", [(mn, ext)])
 
 
 def unroll(*args, explicit=False):
+    if len(args) == 3:
+        return _stepped("unroll", args, "T.unroll")
     mn, ext = _range_args(args, "T.unroll")
     return LoopSpec("unroll", [(mn, ext)])
 

@@ -147,10 +147,13 @@ class TensorFactory:
 class LoopSpec:
     """What T.Parallel / T.Pipelined / T.serial / ... return: the parser turns it into loops."""
 
-    def __init__(self, kind, ranges, annotations=None):
+    def __init__(self, kind, ranges, annotations=None, steps=None):
         self.kind = kind
         self.ranges = ranges  # list of (min, extent) Exprs
         self.annotations = annotations or {}
+        # per loop: None, or (start, step) when the loop runs 0..extent and the user's variable is
+        # start + i * step (T.serial / range with a step)
+        self.steps = steps
 
 
 class KernelSpec:

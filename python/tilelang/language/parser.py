@@ -297,8 +297,9 @@ class Parser:
             names = self.loop_names(st.target, len(it.ranges))
             vars_ = [_ffi.var(n, "int32") for n in names]
             self.scopes.append({})
-            for n, v in zip(names, vars_):
-                self.bind(n, v)
+            for k, (n, v) in enumerate(zip(names, vars_)):
+                step = it.steps[k] if it.steps else None
+                self.bind(n, v if step is None else simplify(step[0] + v * step[1]))
             body = self.block(st.body)
             self.scopes.pop()
             for (mn, ext), v in reversed(list(zip(it.ranges, vars_))):

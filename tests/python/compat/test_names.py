@@ -158,6 +158,29 @@ def test_parse_time_control_flow():
         np.testing.assert_allclose(b, want, rtol=1e-6)
 
 
+def test_stepped_loops_and_cache_switch(monkeypatch):
+    @T.prim_func
+    def stepped(A: T.Tensor((37,), T.float32)):
+        with T.Kernel(1, threads=1) as bx:
+            for i in T.serial(3, 37, 5):
+                A[i] = A[i] + 1.0
+            for j in range(36, 0, -7):
+                A[j] = A[j] + 10.0
+
+    a = np.zeros(37, np.float32)
+    tilelang.compile(stepped, target="cpu")(a)
+    want = np.zeros(37)
+    want[3:37:5] += 1.0
+    want[36:0:-7] += 10.0
+    np.testing.assert_array_equal(a, want)
+    monkeypatch.delenv("TILELANG_DISABLE_CACHE", raising=False)
+    assert tilelang.is_cache_enabled()
+    tilelang.disable_cache()
+    assert not tilelang.is_cache_enabled()
+    tilelang.enable_cache()
+    assert tilelang.is_cache_enabled()
+
+
 @pytest.mark.parametrize("what,body,match", [
     ("get_thread_binding", "tx = T.get_thread_binding()", "T.get_thread_binding is not supported"),
     ("sync_threads", "T.sync_threads()", "T.sync_threads is not supported"),
