@@ -319,8 +319,25 @@ def _is_tensor_value(x):
         or hasattr(x, "__dlpack__")
 
 
+def _annotation_from_text(text, fn):
+    """A string annotation: a TensorSpec stand-in when it reads T.Tensor(...), else its value if it evaluates
+    in the function's globals (T.float32 -> a scalar parameter; int -> a constant)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text
+    if _is_tensor_annotation(node):
+        return TensorSpec((), "float32")  # only its kind matters here; the parser evaluates the real one
+    try:
+        return eval(compile(ast.Expression(node), "<annotation>", "eval"), dict(fn.__globals__))  # noqa: S307
+    except Exception:
+        return None
+
+
 class EagerJIT:
     """What @tilelang.jit returns for an eager-style function."""
+
+    is_eager = True
 
     def __init__(self, fn, target="auto", execution_backend=None, pass_configs=None, verbose=False):
         self.fn = fn
@@ -338,6 +355,8 @@ class EagerJIT:
         self.param_kind = {}
         for name, p in self.signature.parameters.items():
             a = ann.get(name, inspect.Parameter.empty)
+            if isinstance(a, str):  # `from __future__ import annotations`: classify the text
+                a = _annotation_from_text(a, fn)
             if isinstance(a, TensorSpec) or name in body_tensors:
                 self.param_kind[name] = "tensor"
             elif isinstance(a, DType) or (isinstance(a, str) and _ffi.valid_dtype(a)):

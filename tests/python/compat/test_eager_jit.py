@@ -183,3 +183,31 @@ def test_factory_style_still_returns_a_kernel():
     k = factory(50)
     x = np.arange(50, dtype=np.float32)
     np.testing.assert_allclose(k(x, x), 2 * x)
+
+
+def test_autotune_above_an_eager_kernel():
+    @tilelang.autotune(configs=[{"block": 32}, {"block": 64}], warmup=1, rep=3, verbose=False, use_cache=False,
+                       ref_prog=lambda x, y: x.astype(np.float64) + y)
+    @tilelang.jit(target="cpu")
+    def add(X, Y, block=128):
+        n = T.const("n")
+        X: T.Tensor((n,), T.float32)
+        Y: T.Tensor((n,), T.float32)
+        Z = T.empty((n,), T.float32)
+        with T.Kernel(T.ceildiv(n, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < n:
+                    Z[bx * block + i] = X[bx * block + i] + Y[bx * block + i]
+        return Z
+
+    r = rng()
+    x = r.standard_normal(1000).astype(np.float32)
+    y = r.standard_normal(1000).astype(np.float32)
+    z = add(x, y)  # tunes over the configs on these shapes, then runs the best on x, y
+    np.testing.assert_allclose(z, x.astype(np.float64) + y, rtol=1e-6)
+    tuner = add.tuner
+    (result,) = tuner.memory.values()
+    assert result.config in ({"block": 32}, {"block": 64}) and len(result.results) == 2
+    z2 = add(x, y, block=16)  # every tuned parameter given: that configuration, no tuning
+    np.testing.assert_allclose(z2, x.astype(np.float64) + y, rtol=1e-6)
+    assert len(tuner.memory) == 2
