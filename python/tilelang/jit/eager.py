@@ -121,6 +121,7 @@ class _ParseState:
         self.outputs = []  # T.empty buffers, in creation order
         self.returned = None  # the buffers of the return statement, or None
         self.return_is_tuple = False
+        self.pass_configs = {}  # from T.annotate_pass_configs
 
     # T.const
     def const(self, names, dtype):
@@ -452,8 +453,9 @@ class EagerJIT:
         out_idx = list(range(n_in, len(func.params))) or None
         from . import compile as _compile
 
+        configs = {**state.pass_configs, **(self.pass_configs or {})}
         kernel = _compile(func, out_idx=out_idx, target=self.target, execution_backend=self.execution_backend,
-                          pass_configs=self.pass_configs, verbose=self.verbose)
+                          pass_configs=configs, verbose=self.verbose)
         info = {"matcher": dict(state.matcher), "sizes": dict(state.const_values), "tuple": state.return_is_tuple,
                 "inputs": [p[0].name for p in func.params[:n_in]]}
         self._matchers[ckey] = (info["matcher"], set(info["sizes"]))

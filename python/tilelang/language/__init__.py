@@ -447,6 +447,19 @@ def empty(shape, dtype="float32"):
     return _empty(shape, dtype)
 
 
+def annotate_pass_configs(configs):
+    """Pass configs for an eager @tilelang.jit function, from inside its body (the decorator's
+    pass_configs take precedence)."""
+    ctx = builder.current()
+    st = getattr(ctx, "eager", None) if ctx is not None else None
+    if st is None:
+        raise TileLangSyntaxError("T.annotate_pass_configs is supported in the body of an eager @tilelang.jit "
+                                  "function; pass pass_configs= to tilelang.compile otherwise")
+    if not isinstance(configs, dict):
+        raise TileLangTypeError("T.annotate_pass_configs takes a dict")
+    st.pass_configs.update(configs)
+
+
 def __getattr__(name):
     # Names that would shadow Python builtins inside this module (float, int, ...) are served here.
     if name == "dtype":

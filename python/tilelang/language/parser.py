@@ -408,6 +408,10 @@ class Parser:
         try:
             return getattr(obj, node.attr)
         except AttributeError:
+            if inspect.ismodule(obj) and obj.__name__ == "tilelang.language":
+                raise self.error(node, f"T.{node.attr} is not supported by TileLang-C++ (it is not part of its "
+                                 "language; README.md, \"TileLang compatibility\", lists what is)",
+                                 TileLangUnsupportedError) from None
             raise self.error(node, f"'{type(obj).__name__}' object has no attribute '{node.attr}'") from None
 
     def expr_BinOp(self, node):

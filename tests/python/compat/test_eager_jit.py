@@ -211,3 +211,22 @@ def test_autotune_above_an_eager_kernel():
     z2 = add(x, y, block=16)  # every tuned parameter given: that configuration, no tuning
     np.testing.assert_allclose(z2, x.astype(np.float64) + y, rtol=1e-6)
     assert len(tuner.memory) == 2
+
+
+def test_annotate_pass_configs_in_an_eager_body():
+    @tilelang.jit(target="cuda", execution_backend="emulator")
+    def copy_through_shared(X):
+        n = T.const("n")
+        X: T.Tensor((n,), T.float32)
+        Y = T.empty((n,), T.float32)
+        T.annotate_pass_configs({tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+        with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
+            S = T.alloc_shared((64,), T.float32)
+            T.copy(X[bx * 64], S)
+            T.copy(S, Y[bx * 64])
+        return Y
+
+    x = rng().standard_normal(100).astype(np.float32)
+    with pytest.warns(UserWarning, match="tl.enable_fast_math' is accepted but not implemented"):
+        y = copy_through_shared(x)
+    np.testing.assert_array_equal(y, x)
