@@ -224,8 +224,10 @@ class EagerParser(Parser):
 
     def as_let(self, st):
         let = super().as_let(st)
-        if isinstance(let, tuple) and any(let[1] is v for v in self.state.placeholders.values()):
-            var, value, node = let  # `N = T.const("N")`: N names the size itself, not a copy of it
+        if isinstance(let, tuple) and isinstance(let[1], _ffi.Var) and not self.ctx.kernels:
+            # `N = T.const("N")`, `m = T.dynamic("m")`: the name is the size itself, not a copy of it, so
+            # that a parameter's shape can use it
+            var, value, node = let
             self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, value)
             from ..language.parser import _BOUND
 

@@ -230,3 +230,23 @@ def test_annotate_pass_configs_in_an_eager_body():
     with pytest.warns(UserWarning, match="tl.enable_fast_math' is accepted but not implemented"):
         y = copy_through_shared(x)
     np.testing.assert_array_equal(y, x)
+
+
+@tilelang.jit(target="cpu")
+def scale_rows(X, s: T.float32):
+    m = T.dynamic("m")  # declared in the body: stays symbolic, one kernel for every row count
+    X: T.Tensor((m, 3), T.float32)
+    Y = T.empty((m, 3), T.float32)
+    with T.Kernel(T.ceildiv(m, 32), threads=32) as bx:
+        for i, j in T.Parallel(32, 3):
+            if bx * 32 + i < m:
+                Y[bx * 32 + i, j] = X[bx * 32 + i, j] * s
+    return Y
+
+
+def test_dynamic_size_declared_in_the_body():
+    r = rng()
+    for n in (5, 77):
+        x = r.standard_normal((n, 3)).astype(np.float32)
+        np.testing.assert_allclose(scale_rows(x, -0.5), -0.5 * x.astype(np.float64), rtol=1e-6)
+    assert len(scale_rows.cache) == 1
