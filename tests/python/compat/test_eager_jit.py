@@ -250,3 +250,35 @@ def test_dynamic_size_declared_in_the_body():
         x = r.standard_normal((n, 3)).astype(np.float32)
         np.testing.assert_allclose(scale_rows(x, -0.5), -0.5 * x.astype(np.float64), rtol=1e-6)
     assert len(scale_rows.cache) == 1
+
+
+def make_softmax(**jit_options):
+    @tilelang.jit(**jit_options)
+    def softmax(X, block_M=8, dtype=T.float32):
+        M, N = T.const("M N")
+        X: T.Tensor[[M, N], dtype]
+        Y = T.empty([M, N], dtype)
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bm:
+            x = T.alloc_fragment((block_M, N), dtype)
+            row_max = T.alloc_fragment((block_M,), dtype)
+            row_sum = T.alloc_fragment((block_M,), dtype)
+            T.copy(X[bm * block_M, 0], x)
+            T.reduce_max(x, row_max, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = T.exp(x[i, j] - row_max[i])
+            T.reduce_sum(x, row_sum, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] / row_sum[i]
+            T.copy(x, Y[bm * block_M, 0])
+        return Y
+
+    return softmax
+
+
+@pytest.mark.parametrize("options", [{"target": "cpu"}, {"target": "cuda", "execution_backend": "emulator"}],
+                         ids=["cpu", "emulator"])
+def test_eager_softmax_ragged_rows(options):
+    x = rng().standard_normal((21, 64)).astype(np.float32)  # 21 rows: the last 8-row tile is partial
+    y = make_softmax(**options)(x)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
