@@ -316,6 +316,20 @@ class Parser:
         raise self.error(st.iter, "a kernel loop iterates over T.Parallel, T.Pipelined, T.serial, T.unroll, "
                          "T.grid, range, or a Python list")
 
+    def stmt_Assert(self, st):
+        """`assert` on Python values is checked while parsing (a failure is the user's error at this line);
+        on a kernel value it becomes T.device_assert."""
+        cond = self.eval(st.test)
+        msg = "" if st.msg is None else self.eval(st.msg)
+        if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
+            if not self.ctx.kernels:
+                raise self.error(st, "an `assert` on a kernel value must be inside `with T.Kernel(...)`")
+            return self.apply(st, _ffi.evaluate, _ffi.call("int32", "device_assert",
+                                                           [cond, _ffi.string_imm(str(msg))]), self.span(st))
+        if not self.apply(st.test, bool, cond):
+            raise self.error(st, f"assertion failed{': ' + str(msg) if msg else ''}", TileLangTypeError)
+        return None
+
     def stmt_While(self, st):
         """A `while` on a Python value runs while parsing (its body repeats in the IR); a `while` on a
         run-time condition needs a loop the IR does not have yet."""

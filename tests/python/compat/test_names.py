@@ -239,3 +239,24 @@ def test_tools_as_tilelang_users_call_them():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert prof.do_bench(backend="wall", n_warmup=1, n_repeat=3) > 0
+
+
+def test_assert_statements():
+    def build(block):
+        @T.prim_func
+        def kernel(A: T.Tensor((64,), T.float32)):
+            assert block % 16 == 0, "block must be a multiple of 16"  # checked while parsing
+            with T.Kernel(1, threads=block) as bx:
+                for i in T.Parallel(block):
+                    assert A[i] >= 0.0, "negative input"  # a kernel value: a device assertion
+                    A[i] = T.sqrt(A[i])
+
+        return kernel
+
+    with pytest.raises(TileLangTypeError, match=r"test_names.py:\d+:\d+: assertion failed: block must be a multiple"):
+        build(24)
+    text = build(64).script()
+    assert "T.device_assert(" in text and "negative input" in text
+    a = np.linspace(0, 4, 64).astype(np.float32)
+    tilelang.compile(build(64), target="cpu")(a)
+    np.testing.assert_allclose(a, np.sqrt(np.linspace(0, 4, 64)), rtol=1e-6)
