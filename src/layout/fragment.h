@@ -20,6 +20,7 @@ struct Fragment {
   int64_t threads = 0, locals = 0, replicas = 1;
   std::string desc;            // e.g. "mma_C(128x128, warps 2x2)"
   std::string kind;            // "mma_C", "mma_rows", "striped", "replicated"
+  std::string origin;          // what asked for it, "<op> at <file>:<line>" (for conflict messages)
   std::vector<int64_t> params; // mma_C / mma_rows: M, N, wm, wn
   Var tid, loc, rep;           // placeholders
   std::vector<Var> idx;        // placeholders of the forward map, one per dim
@@ -41,6 +42,13 @@ struct Fragment {
   /// (thread, local) of every element for replica 0, row-major; for plots and tests.
   std::vector<std::pair<int64_t, int64_t>> Table() const;
 };
+
+/// The Fragment as an IR value, `T.fragment(kind, desc, origin, T.list(shape...), threads, locals,
+/// replicas, T.list(params...), tid, loc, rep, T.list(idx...), T.list(index...), valid, thread,
+/// local, replica)`, so that layouts live in the IR (AttrStmt "tl.layout", loop annotation
+/// "tl.loop_layout"), print, and compare structurally. FragmentFromExpr inverts it.
+Expr FragmentToExpr(const Fragment& f);
+Fragment FragmentFromExpr(const Expr& e);
 
 /// Accumulator of m16n8k16 mma.sync tiles, for an M x N tile split over a wm x wn warp grid
 /// (warp w covers rows (w % wm) * M/wm.. and cols (w / wm) * N/wn..). Also the layout of an

@@ -6,6 +6,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "ir/structural.h"
 #include "layout/fragment.h"
 #include "transform/cuda_passes.h"
 #include "transform/cuda_util.h"
@@ -17,16 +18,38 @@ using namespace cuda_pass;
 
 class Lowerer : public IRMutator {
  public:
-  explicit Lowerer(CudaCtx* ctx) : ctx_(ctx) {}
+  explicit Lowerer(const CudaPassContext& ctx) : ctx_(ctx) {}
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
     tx_ = MakeVar("tx");
-    T_ = ctx_->threads;
+    T_ = KernelThreads(n);
+    // The facts of the earlier passes: fragment layouts wrap the kernel body; stage counts wrap
+    // pipelined loops.
+    Stmt kbody = n->body;
+    while (auto* a = As<AttrStmtNode>(kbody)) {
+      if (a->key != "tl.layout") break;
+      layout_[a->node.get()] = &Decode(a->value);
+      kbody = a->body;
+    }
+    PostOrderVisitStmt(kbody, [&](const Stmt& x) {
+      if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.num_stages") {
+        int64_t k = 1;
+        AsConstInt(a->value, &k);
+        stages_[a->node.get()] = k;
+      }
+    });
     std::vector<Buffer> allocs;
     for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
-    Stmt body = VisitStmt(n->body);
+    Stmt body = VisitStmt(kbody);
     for (auto& b : extra_) allocs.push_back(b);
     body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
+    // The tile shape and stage count of each flattened shared buffer, for the shared-memory table.
+    for (auto it = n->alloc_buffers.rbegin(); it != n->alloc_buffers.rend(); ++it) {
+      if ((*it)->scope != Scope::kShared) continue;
+      std::vector<Expr> tile{Int(Stages(*it))};
+      for (auto& d : (*it)->shape) tile.push_back(d);
+      body = AttrStmt(MapBuffer(*it), "tl.shared_tile", Call(DataType::Handle(), "list", tile), body, n->span);
+    }
     std::vector<std::pair<Buffer, Expr>> inits;
     for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
     (void)s;
@@ -34,19 +57,28 @@ class Lowerer : public IRMutator {
   }
 
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
-    if (n->for_kind == ForKind::kParallel) return LowerParallel(n);
+    if (n->for_kind == ForKind::kParallel) return OpScope(LowerParallel(n), n->span);
     if (n->for_kind == ForKind::kPipelined) return LowerPipelined(n);
     return IRMutator::VisitFor(s, n);
   }
 
-  Stmt VisitTileOp(const Stmt& s) override {
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    if (n->key == "tl.num_stages") return VisitStmt(n->body);  // consumed (see VisitKernel)
+    if (n->key == "tl.copy_async") {
+      auto* c = As<CopyNode>(n->body);
+      TL_ICHECK(c, "tl.copy_async must wrap a T.copy");
+      return OpScope(Seq({AsyncCopy(c), Call0("tl.cp_async_commit", {}, s->span),
+                          Call0("tl.cp_async_wait", {C(0)}, s->span)}, s->span), s->span);
+    }
+    return IRMutator::VisitAttr(s, n);
+  }
+
+  Stmt VisitTileOp(const Stmt& s) override { return OpScope(LowerTileOp(s), s->span); }
+
+  Stmt LowerTileOp(const Stmt& s) {
     switch (s->kind) {
-      case StmtKind::kCopy: {
-        auto* c = As<CopyNode>(s);
-        TL_ICHECK(ctx_->async_copies.count(c), "copy was not legalized");
-        return Seq({AsyncCopy(c), Call0("tl.cp_async_commit", {}, s->span), Call0("tl.cp_async_wait", {C(0)}, s->span)},
-                   s->span);
-      }
+      case StmtKind::kCopy:
+        throw InternalError("T.copy left after legalization: " + PrintStmt(s));
       case StmtKind::kGemm: return LowerGemm(As<GemmNode>(s));
       case StmtKind::kReduce: return LowerReduce(As<ReduceNode>(s));
       case StmtKind::kCumsum: return LowerCumsum(As<CumsumNode>(s));
@@ -111,6 +143,27 @@ class Lowerer : public IRMutator {
   }
 
  private:
+  // The thread-level statements of one tile op (or T.Parallel nest), marked as one op for the
+  // barrier analysis: writes of one op come from one thread partition.
+  Stmt OpScope(const Stmt& body, const Span& sp) {
+    if (!body) return body;
+    return AttrStmt(nullptr, "tl.tile_op", Int(op_count_++), body, sp);
+  }
+
+  // Layouts decoded once per distinct value, so equal layouts are one Fragment object.
+  const Fragment& Decode(const Expr& e) {
+    uint64_t h = StructuralHash(e, /*map_free_vars=*/false);
+    auto range = decoded_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+      if (StructuralEqual(it->second.first, e, /*map_free_vars=*/false)) return it->second.second;
+    return decoded_.emplace(h, std::make_pair(e, FragmentFromExpr(e)))->second.second;
+  }
+  const Fragment& Layout(const BufferNode* b) {
+    auto it = layout_.find(b);
+    TL_ICHECK(it != layout_.end(), "fragment without a tl.layout: " + b->name);
+    return *it->second;
+  }
+
   // Statements outside T.Parallel that write global/shared memory run on thread 0 only;
   // in a replicated T.Parallel instance, on replica 0 only.
   Stmt GuardOne(const Stmt& st, const Span& sp) {
@@ -130,14 +183,10 @@ class Lowerer : public IRMutator {
       for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of shared buffer '" + b->name + "'");
       int64_t st = Stages(b);
       nb = MakeBuffer(b->name, b->dtype, {C(n * st)}, Scope::kShared, b->span);
-      std::string shape;
-      for (auto& e : b->shape) shape += (shape.empty() ? "" : "x") + PrintExpr(e);
-      ctx_->shared_meta[b->name] = {shape, b->dtype.str(), st};
     } else if (b->scope == Scope::kFragment) {
-      auto lt = ctx_->layout.find(b.get());
-      TL_ICHECK(lt != ctx_->layout.end(), "fragment without layout: " + b->name);
-      nb = MakeBuffer(b->name, b->dtype, {C(lt->second.locals)}, Scope::kLocal, b->span);
-      ctx_->info->layouts[b->name] = lt->second.desc;
+      const Fragment& lt = Layout(b.get());
+      nb = MakeBuffer(b->name, b->dtype, {C(lt.locals)}, Scope::kLocal, b->span);
+      ctx_.info->layouts[b->name] = lt.desc;
     } else if (b->scope == Scope::kLocal) {
       int64_t n = 1;
       for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of local buffer '" + b->name + "'");
@@ -147,8 +196,8 @@ class Lowerer : public IRMutator {
     return nb;
   }
   int64_t Stages(const Buffer& b) const {
-    auto it = ctx_->stages.find(b.get());
-    return it == ctx_->stages.end() ? 1 : it->second;
+    auto it = stages_.find(b.get());
+    return it == stages_.end() ? 1 : it->second;
   }
 
   // Physical index of a shared element: stage offset + swizzled (row, col) of its tile.
@@ -204,7 +253,7 @@ class Lowerer : public IRMutator {
     if (!cur_loop_)
       throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
                                                "op; on CUDA each thread holds only part of it", cur_span_);
-    const Fragment& F = ctx_->layout.at(b.get());
+    const Fragment& F = Layout(b.get());
     bool same_idx = idx.size() == cur_idx_.size();
     for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
     if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
@@ -251,7 +300,7 @@ class Lowerer : public IRMutator {
         throw UserError(ErrorKind::kLayout,
                         "layout conflict in T.Parallel loop: thread " + std::to_string(t) + " runs the iteration that "
                         "touches " + b->name + where + "), but fragment '" + b->name + "' has layout " + F.desc + " (" +
-                        ctx_->layout_origin[b.get()] + ") and the loop is partitioned by " + cur_loop_->desc +
+                        F.origin + ") and the loop is partitioned by " + cur_loop_->desc +
                         "; copy the fragment so both sides agree",
                         cur_span_);
       }
@@ -285,10 +334,10 @@ class Lowerer : public IRMutator {
 
   // ---- T.Parallel --------------------------------------------------------------------------
   Stmt LowerParallel(const ForNode* outer) {
-    auto it = ctx_->loop_layout.find(outer);
-    TL_ICHECK(it != ctx_->loop_layout.end(), "T.Parallel nest without a loop layout");
-    const Fragment& F = it->second;
-    ctx_->info->choices.push_back(Loc(outer->span) + ": parallel loop nest partitioned by " + F.desc + ", " +
+    auto it = outer->annotations.find("tl.loop_layout");
+    TL_ICHECK(it != outer->annotations.end(), "T.Parallel nest without a tl.loop_layout");
+    const Fragment& F = Decode(it->second);
+    ctx_.info->choices.push_back(Loc(outer->span) + ": parallel loop nest partitioned by " + F.desc + ", " +
                                   std::to_string(F.locals) + " element(s) per thread");
     std::vector<Var> vars;
     Stmt body = outer->body;
@@ -305,7 +354,7 @@ class Lowerer : public IRMutator {
     cur_span_ = outer->span;
     auto instance = [&](const Expr& l) {
       std::vector<Expr> idx = F.IndexAt(tx_, l);
-      if (ctx_->opt.corrupt_mma_layout && F.kind == "mma_C")  // test hook: swap the two columns of each pair
+      if (ctx_.opt.corrupt_mma_layout && F.kind == "mma_C")  // test hook: swap the two columns of each pair
         idx[1] = Simplify(idx[1] + C(1) - Mod(idx[1], 2) * C(2));
       std::map<const VarNode*, Expr> vm;
       for (size_t d = 0; d < vars.size(); ++d) vm[vars[d].get()] = idx[d];
@@ -411,7 +460,7 @@ class Lowerer : public IRMutator {
       guard = And(guard, zero(c));
     }
     Stmt body = For(v, C(0), C(V), ForKind::kVectorized, cur, {{kind, C(V)}}, sp);
-    ctx_->info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
+    ctx_.info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
                                   (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
     if (guard) body = If(guard, body, nullptr, sp);
     return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
@@ -421,8 +470,11 @@ class Lowerer : public IRMutator {
     bool ok = true;
     auto check = [&](const Buffer& b, const std::vector<Expr>& idx) {
       if (b->scope != Scope::kFragment) return;
-      auto it = ctx_->layout.find(b.get());
-      if (it == ctx_->layout.end() || !(it->second.SameAs(F)) || idx.size() != vars.size()) { ok = false; return; }
+      auto it = layout_.find(b.get());
+      if (it == layout_.end() || !(it->second == &F || it->second->SameAs(F)) || idx.size() != vars.size()) {
+        ok = false;
+        return;
+      }
       for (size_t d = 0; d < idx.size(); ++d)
         if (Simplify(idx[d]).get() != vars[d].get()) ok = false;
     };
@@ -488,8 +540,9 @@ class Lowerer : public IRMutator {
     std::vector<const CopyNode*> producers;
     std::vector<Stmt> consumers;
     for (auto& st : body) {
-      auto* c = As<CopyNode>(st);
-      if (c && ctx_->async_copies.count(c) && Stages(c->dst.buffer) == s && s >= 2) producers.push_back(c);
+      auto* a = As<AttrStmtNode>(st);
+      auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
+      if (c && Stages(c->dst.buffer) == s && s >= 2) producers.push_back(c);
       else consumers.push_back(st);
     }
     Var ko = n->var;
@@ -498,16 +551,16 @@ class Lowerer : public IRMutator {
       Stmt b = VisitStmt(n->body);
       return For(ko, mn, ext, ForKind::kSerial, b, {}, n->span);
     }
-    std::vector<std::string> managed;
-    ctx_->info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) + "-stage cp.async pipeline (" +
+    std::vector<Buffer> managed;
+    ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) + "-stage cp.async pipeline (" +
                                   std::to_string(producers.size()) + " copies prefetched " + std::to_string(s - 1) +
                                   " iteration(s) ahead, one barrier per iteration)");
     for (auto* c : producers) {
       stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
-      managed.push_back(MapBuffer(c->dst.buffer)->name);
+      managed.push_back(MapBuffer(c->dst.buffer));
     }
     std::vector<Stmt> prod;
-    for (auto* c : producers) prod.push_back(AsyncCopy(c));
+    for (auto* c : producers) prod.push_back(OpScope(AsyncCopy(c), c->span));
     Stmt producer = Seq(prod, n->span);
     std::vector<Stmt> cons;
     for (auto& st : consumers) cons.push_back(VisitStmt(st));
@@ -524,14 +577,14 @@ class Lowerer : public IRMutator {
     Var k = MakeVar(ko->name);
     std::vector<Stmt> steady;
     steady.push_back(Call0("tl.cp_async_wait", {C(s - 2)}, n->span));
-    if (!ctx_->opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, n->span));
+    if (!ctx_.opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, n->span));
     steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), at(Expr(k) + C(s - 1)), nullptr, n->span));
     steady.push_back(commit);
     steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
-    std::string names;
-    for (auto& m : managed) names += (names.empty() ? "" : ",") + m;
-    out.push_back(For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {{"tl.pipeline_managed", StringImm(names)}},
-                      n->span));
+    // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.
+    Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {}, n->span);
+    for (auto m = managed.rbegin(); m != managed.rend(); ++m) loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, n->span);
+    out.push_back(loop);
     out.push_back(Call0("tl.cp_async_wait", {C(0)}, n->span));
     return Seq(out, n->span);
   }
@@ -541,12 +594,11 @@ class Lowerer : public IRMutator {
     std::string name = base + "_" + std::to_string(extra_.size());
     Buffer b = MakeBuffer(name, t, {C(n)}, sc);
     extra_.push_back(b);
-    if (sc == Scope::kShared) ctx_->shared_meta[name] = {std::to_string(n), t.str(), 1};
     return b;
   }
 
   Stmt LowerGemm(const GemmNode* g) {
-    const Fragment& CF = ctx_->layout.at(g->C.buffer.get());
+    const Fragment& CF = Layout(g->C.buffer.get());
     int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
     DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
     bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
@@ -565,7 +617,7 @@ class Lowerer : public IRMutator {
                                               std::to_string(K), g->span);
     int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
     Span sp = g->span;
-    ctx_->info->choices.push_back(
+    ctx_.info->choices.push_back(
         Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) + "x" +
         std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
         std::to_string(nt) + " mma tiles per k16 step); A " +
@@ -658,8 +710,8 @@ class Lowerer : public IRMutator {
   }
 
   Stmt LowerReduce(const ReduceNode* r) {
-    const Fragment& S = ctx_->layout.at(r->src.buffer.get());
-    const Fragment& D = ctx_->layout.at(r->dst.buffer.get());
+    const Fragment& S = Layout(r->src.buffer.get());
+    const Fragment& D = Layout(r->dst.buffer.get());
     DataType t = r->dst.buffer->dtype;
     Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
     Span sp = r->span;
@@ -669,7 +721,7 @@ class Lowerer : public IRMutator {
         D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
       int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
       int64_t mt = M / wm / 16, nt = N / wn / 8;
-      ctx_->info->choices.push_back(Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
+      ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
                                     (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
       Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
       Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
@@ -711,7 +763,7 @@ class Lowerer : public IRMutator {
                                               " cannot produce", sp);
     // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
     // then one partial per warp through shared memory.
-    ctx_->info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, 5-step warp butterfly, " +
+    ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, 5-step warp butterfly, " +
                                   "then per-warp partials through shared memory");
     int64_t nd = 1;
     for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
@@ -817,7 +869,11 @@ class Lowerer : public IRMutator {
     return Seq(out, sp);
   }
 
-  CudaCtx* ctx_;
+  const CudaPassContext& ctx_;
+  std::multimap<uint64_t, std::pair<Expr, Fragment>> decoded_;
+  std::map<const BufferNode*, const Fragment*> layout_;
+  std::map<const BufferNode*, int64_t> stages_;
+  int64_t op_count_ = 0;
   Var tx_;
   int64_t T_ = 0;
   std::map<const BufferNode*, Buffer> bmap_;
@@ -834,6 +890,10 @@ class Lowerer : public IRMutator {
 
 }  // namespace
 
-PrimFunc LowerTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) { return WithBody(f, Lowerer(ctx).VisitStmt(f->body)); }
+PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
+  // The output binds each var once and is simplified, so that it prints in canonical form and
+  // re-parses to an equal function.
+  return Simplify(WithBody(f, UniquifyDefs(Lowerer(ctx).VisitStmt(f->body))));
+}
 
 }  // namespace tl

@@ -7,7 +7,7 @@ _bool = builtins.bool
 from .. import _ffi
 from ..errors import TileLangSyntaxError, TileLangTypeError
 from . import builder
-from .ast import DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
+from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
 from .expr import Expr, infinity, nan
 from .expr import const as _const
 from .parser import prim_func, parse_source  # noqa: F401
@@ -58,7 +58,7 @@ def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
     return KernelSpec([_const(g) for g in grid], [_const(t) for t in ths])
 
 
-def _alloc(shape, dtype, scope, what):
+def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
     ctx = builder.require_context(what)
     if not ctx.kernels:
         raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
@@ -74,13 +74,17 @@ def _alloc(shape, dtype, scope, what):
             raise TileLangTypeError(f"the shape of {what} must be positive, got {v}")
         dims.append(_const(v))
     name = ctx.pending_name or scope.split(".")[0] + "_buf"
-    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span)
+    if data is not None and not isinstance(data, _ffi.Buffer):
+        raise TileLangTypeError(f"{what}(data=...) takes the buffer whose storage this one views")
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span, data, int(byte_offset))
     ctx.kernels[-1].allocs.append(buf)
     return buf
 
 
-def alloc_shared(shape, dtype, scope="shared.dyn"):
-    return _alloc(shape, dtype, "shared", "T.alloc_shared")
+def alloc_shared(shape, dtype, scope="shared.dyn", data=None, byte_offset=0):
+    """A shared-memory tile. `data=`/`byte_offset=` make it a view of another shared buffer's bytes
+    (the form PlanSharedMemory produces; printed IR re-parses through it)."""
+    return _alloc(shape, dtype, "shared", "T.alloc_shared", data, byte_offset)
 
 
 def alloc_fragment(shape, dtype, scope="local.fragment"):
@@ -118,7 +122,7 @@ def _range_args(args, what):
     return _const(start), simplify(_const(stop) - _const(start))
 
 
-def Parallel(*extents, coalesced_width=None):
+def Parallel(*extents, coalesced_width=None, annotations=None):
     if not extents:
         raise TileLangSyntaxError("T.Parallel needs at least one extent")
     ranges = []
@@ -128,7 +132,7 @@ def Parallel(*extents, coalesced_width=None):
             raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
                                     "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
         ranges.append((_const(0), _const(v)))
-    return LoopSpec("parallel", ranges)
+    return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
 
 
 def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None):
@@ -138,7 +142,7 @@ def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None
     return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
 
 
-def _stepped(kind, args, what):
+def _stepped(kind, args, what, annotations=None):
     """A loop (start, stop, step): `extent` iterations of i, the user's variable is start + i * step."""
     start, stop, step = args
     if not isinstance(step, int) or isinstance(step, _bool) or step == 0:
@@ -148,28 +152,52 @@ def _stepped(kind, args, what):
     else:
         ext = ceildiv(_const(start) - _const(stop), -step)
     ext = simplify(max(_const(ext), 0)) if not isinstance(ext, int) else _const(builtins.max(ext, 0))
-    return LoopSpec(kind, [(_const(0), ext)], steps=[(_const(start), step)])
+    return LoopSpec(kind, [(_const(0), ext)], _annotations(annotations, what), steps=[(_const(start), step)])
 
 
 def serial(*args, annotations=None):
-    if annotations:
-        raise TileLangSyntaxError("T.serial(annotations=...) is not supported by TileLang-C++")
     if len(args) == 3:
-        return _stepped("serial", args, "T.serial")
+        return _stepped("serial", args, "T.serial", annotations)
     mn, ext = _range_args(args, "T.serial")
-    return LoopSpec("serial", [(mn, ext)])
+    return LoopSpec("serial", [(mn, ext)], _annotations(annotations, "T.serial"))
 
 
-def unroll(*args, explicit=False):
+def unroll(*args, explicit=False, annotations=None):
     if len(args) == 3:
-        return _stepped("unroll", args, "T.unroll")
+        return _stepped("unroll", args, "T.unroll", annotations)
     mn, ext = _range_args(args, "T.unroll")
-    return LoopSpec("unroll", [(mn, ext)])
+    return LoopSpec("unroll", [(mn, ext)], _annotations(annotations, "T.unroll"))
 
 
-def vectorized(*args):
+def vectorized(*args, annotations=None):
     mn, ext = _range_args(args, "T.vectorized")
-    return LoopSpec("vectorized", [(mn, ext)])
+    return LoopSpec("vectorized", [(mn, ext)], _annotations(annotations, "T.vectorized"))
+
+
+def _annotations(ann, what):
+    """Loop annotations are kept on the loop (IR values; the lowering reads the keys it knows)."""
+    if ann is None:
+        return {}
+    if not isinstance(ann, dict) or not all(isinstance(k, str) for k in ann):
+        raise TileLangTypeError(f"{what}(annotations=...) takes a dict from strings to values")
+    return {k: _const(v) for k, v in ann.items()}
+
+
+# ---- IR-level forms (what the printer writes for lowered IR, so every pass's output re-parses) ----
+def call_intrin(dtype, op, *args):
+    """A call of a builtin of the lower IR with its result type: T.call_intrin("int32", "tl.thread_idx")."""
+    dt = dtype if dtype in ("void", "handle") else dtype_str(dtype)
+    return _ffi.call(dt, op, [_ffi.string_imm(a) if isinstance(a, str) else _const(a) for a in args])
+
+
+def attr(node, key, value):
+    """`with T.attr(buffer_or_None, "key", value):` records a fact one pass leaves for the next
+    (docs/thread_ir.md lists the keys)."""
+    if node is not None and not isinstance(node, _ffi.Buffer):
+        raise TileLangTypeError("T.attr takes a buffer or None as its node")
+    if not isinstance(key, str):
+        raise TileLangTypeError("T.attr takes a string key")
+    return AttrSpec(node, key, _ffi.string_imm(value) if isinstance(value, str) else _const(value))
 
 
 def grid(*extents):

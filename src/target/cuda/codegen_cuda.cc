@@ -162,18 +162,20 @@ class CodegenCUDAImpl : public CodegenC {
   }
 
   void Kernel(const KernelNode* n, int ind) override {
-    Line(ind, "extern __shared__ __align__(16) unsigned char tl_smem[];");
     static const char* dims[] = {"x", "y", "z"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
       Line(ind, "const int " + Name(n->block_vars[i].get()) + " = (int)blockIdx." + dims[i] + ";");
     for (auto& b : n->alloc_buffers) {
       int64_t count = 1;
       AsConstInt(b->shape[0], &count);
-      if (b->scope == Scope::kShared) {
-        auto it = f_->attrs.find("smem.offset." + b->name);
-        std::string off = it == f_->attrs.end() ? "0" : it->second;
-        Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" + CType(b->dtype) +
-                      "*>(tl_smem + " + off + ");");
+      if (b->scope == Scope::kShared && !b->data) {
+        // The kernel's one shared byte buffer (PlanSharedMemory), sized at launch.
+        TL_ICHECK(b->dtype == DataType::UInt(8), "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+        Line(ind, "extern __shared__ __align__(16) unsigned char " + Name(b.get(), b->name) + "[];");
+      } else if (b->scope == Scope::kShared) {
+        Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
+                      CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
+                      std::to_string(b->byte_offset) + ");");
       } else {
         Line(ind, "__align__(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
       }
