@@ -58,6 +58,10 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
     def decorate(factory):
         from .eager import EagerJIT, is_eager_style
 
+        if isinstance(factory, _ffi.PrimFunc):
+            # @tilelang.jit on a @T.prim_func (TileLang accepts it): calling it with no arguments gives the kernel
+            return _jit_prim_func(factory, out_idx=out_idx, target=target, execution_backend=execution_backend,
+                                  pass_configs=pass_configs, verbose=verbose)
         if is_eager_style(factory):
             if out_idx is not None:
                 raise TileLangTypeError(f"@tilelang.jit(out_idx=...) is for a factory returning a @T.prim_func; "
@@ -83,3 +87,22 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def _jit_prim_func(func, **options):
+    cache = {}
+
+    def wrapper(*args, **kwargs):
+        if args or kwargs:
+            from ..errors import TileLangArgumentError
+
+            raise TileLangArgumentError(f"tilelang.jit({func.name}) wraps a @T.prim_func: call it with no arguments to "
+                                        "get the kernel, then call the kernel with the tensors")
+        if "kernel" not in cache:
+            cache["kernel"] = compile(func, **options)
+        return cache["kernel"]
+
+    wrapper.__name__ = wrapper.__qualname__ = func.name
+    wrapper.cache = cache
+    wrapper.jit_options = {k: options.get(k) for k in ("out_idx", "target", "execution_backend", "pass_configs")}
+    return wrapper

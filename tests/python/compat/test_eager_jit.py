@@ -282,3 +282,20 @@ def test_eager_softmax_ragged_rows(options):
     y = make_softmax(**options)(x)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_jit_on_a_prim_func():
+    @T.prim_func
+    def double(X: T.Tensor((40,), T.float32), Y: T.Tensor((40,), T.float32)):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                if i < 40:
+                    Y[i] = X[i] * 2.0
+
+    jitted = tilelang.jit(out_idx=[-1], target="cpu")(double)
+    kernel = jitted()
+    assert jitted() is kernel
+    x = np.arange(40, dtype=np.float32)
+    np.testing.assert_allclose(kernel(x), 2.0 * x)
+    with pytest.raises(TileLangArgumentError, match="call it with no arguments"):
+        jitted(x)
