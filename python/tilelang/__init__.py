@@ -15,6 +15,19 @@ def script(func):
     return _ffi.print_func(func)
 
 
+def disable_cache():
+    """Compile without the disk cache from now on in this process (TILELANG_DISABLE_CACHE=1)."""
+    _os.environ["TILELANG_DISABLE_CACHE"] = "1"
+
+
+def enable_cache():
+    _os.environ.pop("TILELANG_DISABLE_CACHE", None)
+
+
+def is_cache_enabled():
+    return _os.environ.get("TILELANG_DISABLE_CACHE", "") in ("", "0")
+
+
 def structural_equal(a, b):
     return _ffi.structural_equal(a, b)
 
@@ -28,3 +41,6 @@ from .jit.kernel import JITKernel  # noqa: E402,F401
 from .profiler import TensorSupplyType  # noqa: E402,F401
 from . import tools  # noqa: E402,F401
 from .autotuner import autotune  # noqa: E402,F401
+from . import layout, math, testing, transform  # noqa: E402,F401
+from .math import cdiv, next_power_of_2  # noqa: E402,F401
+from .transform import PassConfigKey  # noqa: E402,F401

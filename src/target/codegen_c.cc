@@ -7,6 +7,38 @@
 
 namespace tl {
 
+const std::set<std::string>& CReservedNames() {
+  static const std::set<std::string> names = {
+      // C and C++ keywords (including alternative operator spellings)
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
+      "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      "_Bool", "_Complex", "NULL", "main",
+      // fixed-width and library types, namespaces and macros the generated code may name
+      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
+      "ptrdiff_t", "intptr_t", "uintptr_t", "std", "tl", "tl_cpu", "assert", "printf", "memcpy", "memset",
+      "INFINITY", "NAN", "abs", "min", "max", "exp", "exp2", "expf", "exp2f", "log", "log2", "logf", "log2f",
+      "log10", "log10f", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "pow", "powf", "tanh", "tanhf", "erf", "erff",
+      "floor", "floorf", "ceil", "ceilf", "round", "roundf", "fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf",
+      "sin", "sinf", "cos", "cosf", "trunc", "truncf", "isinf", "isnan",
+      // CUDA: builtin variables, vector and half types, qualifiers
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "bfloat16",
+      "nv_bfloat16", "nv_bfloat162", "char1", "char2", "char3", "char4", "uchar1", "uchar2", "uchar3", "uchar4",
+      "short1", "short2", "short3", "short4", "ushort1", "ushort2", "ushort3", "ushort4", "int1", "int2", "int3",
+      "int4", "uint1", "uint2", "uint3", "uint4", "long1", "long2", "long3", "long4", "ulong1", "ulong2", "ulong3",
+      "ulong4", "longlong1", "longlong2", "longlong3", "longlong4", "ulonglong1", "ulonglong2", "float1", "float2",
+      "float3", "float4", "double1", "double2", "double3", "double4", "make_float2", "make_float4", "make_int4",
+      "make_uint4", "atomicAdd", "atomicMax", "atomicMin", "atomicCAS", "atomicExch",
+  };
+  return names;
+}
+
 std::string CodegenC::Name(const void* key, const std::string& base) { return names_.Get(key, base); }
 
 std::string CodegenC::Offset(const Buffer& b, const std::vector<Expr>& idx) {

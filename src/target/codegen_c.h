@@ -12,6 +12,10 @@
 
 namespace tl {
 
+/// Keywords of C, C++ and CUDA C++, and the type, builtin-variable and library names that the
+/// generated code or its device headers may use: never handed out as a user variable's name.
+const std::set<std::string>& CReservedNames();
+
 class CodegenC {
  public:
   virtual ~CodegenC() = default;
@@ -40,7 +44,9 @@ class CodegenC {
 
   std::string ns_;
   std::ostringstream os_;
-  NameTable names_{{}, "tl_", true};  // generated helpers and locals use the tl_ prefix
+  // Generated helpers and locals use the tl_ prefix; user names that are C/C++/CUDA keywords or
+  // names the generated code and its headers use (`do`, `half`, `float4`, `threadIdx`) get a suffix.
+  NameTable names_{CReservedNames(), "tl_", true};
 };
 
 }  // namespace tl

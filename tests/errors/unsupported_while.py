@@ -1,4 +1,4 @@
-# expect: TileLangSyntaxError: unsupported Python construct 'While' inside a T.prim_func
+# expect: TileLangUnsupportedError: a `while` loop on a run-time condition is not supported
 import tilelang.language as T
 
 

@@ -129,7 +129,9 @@ def test_autotune_usage_errors():
     tuned = tilelang.autotune(configs=lambda: [{"block": 64}], verbose=False, use_cache=False)(
         tilelang.jit(out_idx=[2], target="cpu")(_add_plus))
     with pytest.raises(TileLangArgumentError, match="block"):
-        tuned(64)  # `block` is both passed and tuned
+        # `block` is both passed and tuned while `tweak` is tuned too: neither a tuning run nor one config
+        tilelang.autotune(configs=[{"block": 64, "tweak": 0.0}], verbose=False, use_cache=False)(
+            tilelang.jit(out_idx=[2], target="cpu")(_add_plus))(64)
     with pytest.raises(TileLangTypeError, match="dict"):
         tilelang.autotune(configs=[64], use_cache=False)(tilelang.jit(target="cpu")(_add_plus))()
 

@@ -71,8 +71,21 @@ class AutotuneResult:
         return getattr(self.kernel, name)
 
     def __repr__(self):
+        if self.latency is None:
+            return f"AutotuneResult(config={self.config}, given explicitly: not tuned)"
         return (f"AutotuneResult(config={self.config}, latency={self.latency:.4f} ms, {len(self.results)} candidates, "
                 f"{len(self.skipped)} skipped{', from cache' if self.from_cache else ''})")
+
+
+def _keyed(x):
+    """Call arguments as a key: a tensor (an eager kernel's argument) stands for its shape and dtype."""
+    if isinstance(x, dict):
+        return {k: _keyed(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_keyed(v) for v in x)
+    if hasattr(x, "shape") and hasattr(x, "dtype") and getattr(x, "ndim", 0) > 0:
+        return ("tensor", tuple(int(d) for d in x.shape), str(x.dtype))
+    return x
 
 
 def _freeze(x):
@@ -163,10 +176,47 @@ class AutoTuner:
 
     # ---- the call -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        key = (_freeze(args), _freeze(kwargs))
+        key = (_freeze(_keyed(args)), _freeze(_keyed(kwargs)))
         if key not in self.memory:
-            self.memory[key] = self.tune(*args, **kwargs)
-        return self.memory[key]
+            explicit = self._explicit_config(args, kwargs)
+            if explicit is not None:
+                # Every tunable parameter is given in the call (as TileLang allows): no tuning, that config.
+                self._log(f"every tuned parameter of {self.factory.__name__} is given ({explicit}); not tuning")
+                result = AutotuneResult(explicit, None, self._build(args, kwargs, {}), [])
+                result.explicit = True
+                self.memory[key] = result
+            else:
+                self.memory[key] = self.tune(*args, **kwargs)
+        result = self.memory[key]
+        if self._eager:
+            # An eager kernel's call runs it: with the chosen configuration, on the call's tensors.
+            return self.jitted(*args, **kwargs, **({} if getattr(result, "explicit", False) else result.config))
+        return result
+
+    @property
+    def _eager(self):
+        return getattr(self.jitted, "is_eager", False)
+
+    def _build(self, args, kwargs, config):
+        """The kernel for one configuration: a factory's call, or an eager function's compile()."""
+        if self._eager:
+            return self.jitted.compile(*args, **kwargs, **config)
+        return self.jitted(*args, **kwargs, **config)
+
+    def _explicit_config(self, args, kwargs):
+        """The call's values of the tuned parameters when it gives all of them, else None."""
+        if callable(self.configs):
+            return None
+        tuned = {k for c in self.configs if isinstance(c, dict) for k in c}
+        if not tuned:
+            return None
+        try:
+            bound = inspect.signature(self.factory).bind_partial(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            bound = dict(kwargs)
+        if not tuned <= set(bound):
+            return None
+        return {k: bound[k] for k in sorted(tuned)}
 
     def _config_list(self, args, kwargs):
         configs = self.configs
@@ -190,13 +240,14 @@ class AutoTuner:
         clash = sorted(bound & {k for c in configs for k in c})
         if clash:
             raise TileLangArgumentError(f"argument(s) {', '.join(clash)} of '{self.factory.__name__}' are both passed "
-                                        "in the call and tuned by the configurations; pass only the fixed ones")
+                                        "in the call and tuned by the configurations; pass only the fixed ones, or "
+                                        "every tuned one (then that configuration is used without tuning)")
         return configs
 
     def _cache_path(self, args, kwargs, configs):
         src_hash, name = _factory_identity(self.factory)
         opts = self.jitted.jit_options
-        text = repr((__version__, src_hash, name, _freeze(args), _freeze(kwargs), str(opts.get("target")),
+        text = repr((__version__, src_hash, name, _freeze(_keyed(args)), _freeze(_keyed(kwargs)), str(opts.get("target")),
                      repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs],
                      self.return_mode))
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -220,7 +271,7 @@ class AutoTuner:
         results = [CandidateResult(i, c) for i, c in enumerate(configs)]
 
         def build(i):
-            return self.jitted(*args, **kwargs, **configs[i])
+            return self._build(args, kwargs, configs[i])
 
         # 1. compile every candidate, in parallel worker processes when the disk cache can carry the result
         workers = self.max_workers or min(len(configs), os.cpu_count() or 1)
@@ -332,7 +383,7 @@ class AutoTuner:
         except (OSError, ValueError, KeyError, TypeError):
             return None  # absent or unreadable: tune again
         try:
-            kernel = self.jitted(*args, **kwargs, **configs[i])
+            kernel = self._build(args, kwargs, configs[i])
         except Exception as e:  # noqa: BLE001
             self._log(f"the cached best config {configs[i]} no longer compiles ({e}); tuning again")
             return None

@@ -11,8 +11,32 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
     """Compiles a PrimFunc for a target and returns a callable kernel."""
     if not isinstance(func, _ffi.PrimFunc):
         raise TileLangTypeError(f"tilelang.compile expects a @T.prim_func, got {type(func).__name__}")
+    if target_host is not None:
+        _check_jit_options({"target_host": target_host})
+    from ..transform import normalize_pass_configs
+
+    pass_configs = normalize_pass_configs(pass_configs)
     return JITKernel(func, out_idx=out_idx, target=target or "auto", execution_backend=execution_backend,
                      pass_configs=pass_configs, verbose=verbose)
+
+
+# TileLang's other @tilelang.jit options: accepted, with a warning saying what they do here.
+_JIT_OPTIONS_NOTED = {
+    "target_host": "the host code is always built for this machine",
+    "debug_root_path": "use kernel.get_kernel_source() or TL_LOWER_TRACE=<dir> to see the generated code",
+    "compile_flags": "pass host-compiler flags with pass_configs={'cpu.compile_flags': ...}",
+}
+
+
+def _check_jit_options(kwargs):
+    import warnings
+
+    for k, v in kwargs.items():
+        if k not in _JIT_OPTIONS_NOTED:
+            raise TileLangTypeError(f"@tilelang.jit got an unknown option '{k}'")
+        if v is not None:
+            warnings.warn(f"@tilelang.jit({k}=...) is accepted but has no effect in TileLang-C++: "
+                          f"{_JIT_OPTIONS_NOTED[k]}", UserWarning, stacklevel=3)
 
 
 def _freeze(x):
@@ -26,9 +50,25 @@ def _freeze(x):
 def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_configs=None, verbose=False,
         **kwargs):
     """@tilelang.jit on a factory returning a @T.prim_func: calling the factory compiles, once per
-    distinct set of arguments."""
+    distinct set of arguments. On a function whose body is the kernel (TileLang's eager style: tensor
+    annotations, T.const sizes, T.empty outputs), calling it compiles once per signature and runs it
+    (see jit/eager.py)."""
+    _check_jit_options(kwargs)
 
     def decorate(factory):
+        from .eager import EagerJIT, is_eager_style
+
+        if isinstance(factory, _ffi.PrimFunc):
+            # @tilelang.jit on a @T.prim_func (TileLang accepts it): calling it with no arguments gives the kernel
+            return _jit_prim_func(factory, out_idx=out_idx, target=target, execution_backend=execution_backend,
+                                  pass_configs=pass_configs, verbose=verbose)
+        if is_eager_style(factory):
+            if out_idx is not None:
+                raise TileLangTypeError(f"@tilelang.jit(out_idx=...) is for a factory returning a @T.prim_func; "
+                                        f"'{factory.__name__}' is an eager kernel: declare its outputs with "
+                                        "T.empty(shape, dtype) and return them")
+            return EagerJIT(factory, target=target, execution_backend=execution_backend,
+                            pass_configs=pass_configs, verbose=verbose)
         cache = {}
 
         @functools.wraps(factory)
@@ -47,3 +87,22 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def _jit_prim_func(func, **options):
+    cache = {}
+
+    def wrapper(*args, **kwargs):
+        if args or kwargs:
+            from ..errors import TileLangArgumentError
+
+            raise TileLangArgumentError(f"tilelang.jit({func.name}) wraps a @T.prim_func: call it with no arguments to "
+                                        "get the kernel, then call the kernel with the tensors")
+        if "kernel" not in cache:
+            cache["kernel"] = compile(func, **options)
+        return cache["kernel"]
+
+    wrapper.__name__ = wrapper.__qualname__ = func.name
+    wrapper.cache = cache
+    wrapper.jit_options = {k: options.get(k) for k in ("out_idx", "target", "execution_backend", "pass_configs")}
+    return wrapper

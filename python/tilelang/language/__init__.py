@@ -8,7 +8,8 @@ from .. import _ffi
 from ..errors import TileLangSyntaxError, TileLangTypeError
 from . import builder
 from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
-from .expr import Expr, const, infinity, nan
+from .expr import Expr, infinity, nan
+from .expr import const as _const
 from .parser import prim_func, parse_source  # noqa: F401
 
 Buffer = TensorFactory()
@@ -54,7 +55,7 @@ def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
         total *= t
     if total > 1024:
         raise TileLangSyntaxError(f"a block may have at most 1024 threads, T.Kernel asks for {total}")
-    return KernelSpec([const(g) for g in grid], [const(t) for t in ths])
+    return KernelSpec([_const(g) for g in grid], [_const(t) for t in ths])
 
 
 def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
@@ -71,7 +72,7 @@ def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
                                     f"`{d}` is only known at run time")
         if v <= 0:
             raise TileLangTypeError(f"the shape of {what} must be positive, got {v}")
-        dims.append(const(v))
+        dims.append(_const(v))
     name = ctx.pending_name or scope.split(".")[0] + "_buf"
     if data is not None and not isinstance(data, _ffi.Buffer):
         raise TileLangTypeError(f"{what}(data=...) takes the buffer whose storage this one views")
@@ -97,7 +98,7 @@ def alloc_local(shape, dtype, scope="local"):
 def alloc_var(dtype, init=None, scope="local.var"):
     buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
     if init is not None:
-        builder.current().kernels[-1].var_inits.append((buf, const(init, buf.dtype) if not isinstance(init, Expr)
+        builder.current().kernels[-1].var_inits.append((buf, _const(init, buf.dtype) if not isinstance(init, Expr)
                                                         else _ffi.cast(buf.dtype, init)))
     return buf
 
@@ -118,7 +119,7 @@ def _range_args(args, what):
         start, stop = args
     else:
         raise TileLangSyntaxError(f"{what} takes (stop) or (start, stop)")
-    return const(start), simplify(const(stop) - const(start))
+    return _const(start), simplify(_const(stop) - _const(start))
 
 
 def Parallel(*extents, coalesced_width=None, annotations=None):
@@ -130,7 +131,7 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
         if not isinstance(v, int):
             raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
                                     "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
-        ranges.append((const(0), const(v)))
+        ranges.append((_const(0), _const(v)))
     return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
 
 
@@ -138,17 +139,32 @@ def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None
     if not isinstance(num_stages, int) or num_stages < 0:
         raise TileLangSyntaxError(f"num_stages must be a non-negative compile-time int, got {num_stages!r}")
     mn, ext = _range_args(args, "T.Pipelined")
-    return LoopSpec("pipelined", [(mn, ext)], {"num_stages": const(num_stages)})
+    return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
+
+
+def _stepped(kind, args, what, annotations=None):
+    """A loop (start, stop, step): `extent` iterations of i, the user's variable is start + i * step."""
+    start, stop, step = args
+    if not isinstance(step, int) or isinstance(step, _bool) or step == 0:
+        raise TileLangSyntaxError(f"the step of {what} must be a non-zero Python int, got {step!r}")
+    if step > 0:
+        ext = ceildiv(_const(stop) - _const(start), step)
+    else:
+        ext = ceildiv(_const(start) - _const(stop), -step)
+    ext = simplify(max(_const(ext), 0)) if not isinstance(ext, int) else _const(builtins.max(ext, 0))
+    return LoopSpec(kind, [(_const(0), ext)], _annotations(annotations, what), steps=[(_const(start), step)])
 
 
 def serial(*args, annotations=None):
     if len(args) == 3:
-        raise TileLangSyntaxError("T.serial does not take a step; scale the loop variable instead")
+        return _stepped("serial", args, "T.serial", annotations)
     mn, ext = _range_args(args, "T.serial")
     return LoopSpec("serial", [(mn, ext)], _annotations(annotations, "T.serial"))
 
 
 def unroll(*args, explicit=False, annotations=None):
+    if len(args) == 3:
+        return _stepped("unroll", args, "T.unroll", annotations)
     mn, ext = _range_args(args, "T.unroll")
     return LoopSpec("unroll", [(mn, ext)], _annotations(annotations, "T.unroll"))
 
@@ -164,14 +180,14 @@ def _annotations(ann, what):
         return {}
     if not isinstance(ann, dict) or not all(isinstance(k, str) for k in ann):
         raise TileLangTypeError(f"{what}(annotations=...) takes a dict from strings to values")
-    return {k: const(v) for k, v in ann.items()}
+    return {k: _const(v) for k, v in ann.items()}
 
 
 # ---- IR-level forms (what the printer writes for lowered IR, so every pass's output re-parses) ----
 def call_intrin(dtype, op, *args):
     """A call of a builtin of the lower IR with its result type: T.call_intrin("int32", "tl.thread_idx")."""
     dt = dtype if dtype in ("void", "handle") else dtype_str(dtype)
-    return _ffi.call(dt, op, [_ffi.string_imm(a) if isinstance(a, str) else const(a) for a in args])
+    return _ffi.call(dt, op, [_ffi.string_imm(a) if isinstance(a, str) else _const(a) for a in args])
 
 
 def attr(node, key, value):
@@ -181,11 +197,11 @@ def attr(node, key, value):
         raise TileLangTypeError("T.attr takes a buffer or None as its node")
     if not isinstance(key, str):
         raise TileLangTypeError("T.attr takes a string key")
-    return AttrSpec(node, key, _ffi.string_imm(value) if isinstance(value, str) else const(value))
+    return AttrSpec(node, key, _ffi.string_imm(value) if isinstance(value, str) else _const(value))
 
 
 def grid(*extents):
-    return LoopSpec("serial", [(const(0), const(e)) for e in extents])
+    return LoopSpec("serial", [(_const(0), _const(e)) for e in extents])
 
 
 # ---- tile operations -----------------------------------------------------------------------------
@@ -214,7 +230,7 @@ def _normalize_dim(dim, rank, what, buf):
 def _point_region(buf, mins, other_extents):
     """A corner A[i, j]: the tile's extents come from the other operand, aligned at the end."""
     rank = len(mins)
-    ext = [const(1)] * rank
+    ext = [_const(1)] * rank
     other = _non_unit(other_extents) or list(other_extents)
     if len(other) > rank:
         raise TileLangTypeError(f"cannot copy a {len(other)}-d tile at a corner of the {rank}-d buffer '{buf.name}'")
@@ -256,7 +272,7 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
 
 def fill(buffer, value):
     b, mins, exts, point = region_of(buffer, "T.fill destination")
-    v = value if isinstance(value, Expr) else const(value, b.dtype)
+    v = value if isinstance(value, Expr) else _const(value, b.dtype)
     return _ffi.fill(_region(b, mins, exts), v, builder.span())
 
 
@@ -292,7 +308,7 @@ def atomic_add(dst, value, memory_order=None, return_prev=False):
         return _ffi.atomic_add(_region(db, dmin, dext), _region(sb, smin, sext), None, builder.span())
     if not dpoint:
         raise TileLangTypeError("a scalar T.atomic_add needs a single element as destination, e.g. C[i, j]")
-    v = value if isinstance(value, Expr) else const(value, db.dtype)
+    v = value if isinstance(value, Expr) else _const(value, db.dtype)
     return _ffi.atomic_add(_region(db, dmin, dext), None, v, builder.span())
 
 
@@ -308,7 +324,7 @@ def cumsum(src, dst=None, dim=0, reverse=False):
 # ---- expressions ------------------------------------------------------------------------------------
 def _unary_float(name):
     def f(x):
-        x = const(x)
+        x = _const(x)
         if "float" not in x.dtype:
             x = _ffi.cast("float32", x)
         return _ffi.call(x.dtype, name, [x])
@@ -323,53 +339,53 @@ for _n in ["exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigm
 
 
 def abs(x):  # noqa: A001
-    x = const(x)
+    x = _const(x)
     return _ffi.call(x.dtype, "abs", [x])
 
 
 def pow(x, y):  # noqa: A001
-    x, y = const(x), const(y)
+    x, y = _const(x), _const(y)
     if "float" not in x.dtype:
         x = _ffi.cast("float32", x)
     return _ffi.call(x.dtype, "pow", [x, _ffi.cast(x.dtype, y) if y.dtype != x.dtype else y])
 
 
 def max(a, b):  # noqa: A001
-    return _ffi.binary("max", const(a), const(b))
+    return _ffi.binary("max", _const(a), _const(b))
 
 
 def min(a, b):  # noqa: A001
-    return _ffi.binary("min", const(a), const(b))
+    return _ffi.binary("min", _const(a), _const(b))
 
 
 def if_then_else(cond, a, b):
-    return _ffi.select(const(cond), const(a), const(b))
+    return _ffi.select(_const(cond), _const(a), _const(b))
 
 
 def cast(x, dtype):
-    return _ffi.cast(dtype_str(dtype), const(x))
+    return _ffi.cast(dtype_str(dtype), _const(x))
 
 
 def ceildiv(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return -(-a // b)
-    return simplify((const(a) + const(b) - 1) // const(b))
+    return simplify((_const(a) + _const(b) - 1) // _const(b))
 
 
 def floordiv(a, b):
-    return const(a) // const(b)
+    return _const(a) // _const(b)
 
 
 def floormod(a, b):
-    return const(a) % const(b)
+    return _const(a) % _const(b)
 
 
 def truncdiv(a, b):
-    return _ffi.binary("div", const(a), const(b))
+    return _ffi.binary("div", _const(a), _const(b))
 
 
 def truncmod(a, b):
-    return _ffi.binary("mod", const(a), const(b))
+    return _ffi.binary("mod", _const(a), _const(b))
 
 
 def max_value(dtype):
@@ -379,8 +395,8 @@ def max_value(dtype):
     d = dtype_str(dtype)
     if "float" in d:
         info = ml_dtypes.finfo(d if d not in ("float16", "float32", "float64") else np.dtype(d))
-        return const(float(info.max), d)
-    return const(int(np.iinfo(d).max), d)
+        return _const(float(info.max), d)
+    return _const(int(np.iinfo(d).max), d)
 
 
 def min_value(dtype):
@@ -390,8 +406,8 @@ def min_value(dtype):
     d = dtype_str(dtype)
     if "float" in d:
         info = ml_dtypes.finfo(d if d not in ("float16", "float32", "float64") else np.dtype(d))
-        return const(-float(info.max), d)
-    return const(int(np.iinfo(d).min), d)
+        return _const(-float(info.max), d)
+    return _const(int(np.iinfo(d).min), d)
 
 
 def print(obj, msg=""):  # noqa: A001
@@ -402,7 +418,7 @@ def print(obj, msg=""):  # noqa: A001
 
 
 def device_assert(cond, msg=""):
-    return _ffi.evaluate(_ffi.call("int32", "device_assert", [const(cond), _ffi.string_imm(str(msg))]),
+    return _ffi.evaluate(_ffi.call("int32", "device_assert", [_const(cond), _ffi.string_imm(str(msg))]),
                          builder.span())
 
 
@@ -429,3 +445,69 @@ def annotate_layout(layouts):
     infers (swizzled shared tiles, mma fragments)."""
     _note_hint("tl.annotate_layout")
     return None
+
+
+# ---- TileLang compatibility (see compat.py and README.md "TileLang compatibility") -------------------
+from .compat import (Cast, HOPPER_ONLY as _HOPPER_ONLY, Macro, access_ptr, alloc_global, assume, call_extern,  # noqa: E402,F401
+                     clamp, disable_warp_group_reg_alloc, get_thread_binding, im2col, macro, ptr, reinterpret, reshape,
+                     sync_threads, thread_binding, view)
+from . import compat as _compat  # noqa: E402
+from ..layout import Fragment, Layout  # noqa: E402,F401
+
+for _n in _HOPPER_ONLY:
+    globals()[_n] = _compat._hopper_only(_n)
+del _n
+
+
+def const(names, dtype="int32"):
+    """M, N = T.const("M, N"): sizes of an eager @tilelang.jit function, bound from its tensor arguments'
+    shapes when it is called (see tilelang/jit/eager.py)."""
+    from ..jit.eager import const_
+
+    return const_(names, dtype)
+
+
+def empty(shape, dtype="float32"):
+    """C = T.empty(shape, dtype): an output of an eager @tilelang.jit function, allocated on each call
+    and returned by `return C`."""
+    from ..jit.eager import empty as _empty
+
+    return _empty(shape, dtype)
+
+
+def annotate_pass_configs(configs):
+    """Pass configs for an eager @tilelang.jit function, from inside its body (the decorator's
+    pass_configs take precedence)."""
+    ctx = builder.current()
+    st = getattr(ctx, "eager", None) if ctx is not None else None
+    if st is None:
+        raise TileLangSyntaxError("T.annotate_pass_configs is supported in the body of an eager @tilelang.jit "
+                                  "function; pass pass_configs= to tilelang.compile otherwise")
+    if not isinstance(configs, dict):
+        raise TileLangTypeError("T.annotate_pass_configs takes a dict")
+    st.pass_configs.update(configs)
+
+
+def __getattr__(name):
+    # Names that would shadow Python builtins inside this module (float, int, ...) are served here.
+    if name == "dtype":
+        return DType  # T.dtype("float16") == T.float16; isinstance(T.float16, T.dtype)
+    if name in _compat.DTYPE_ALIASES:
+        return DType(_compat.DTYPE_ALIASES[name])
+    if name in _compat.UNSUPPORTED_DTYPES:
+        return _compat._Unsupported_DType(name, _compat.UNSUPPORTED_DTYPES[name])
+    raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")
+
+
+class _BufferData:
+    """`buf.data`: the storage of a buffer, which TileLang passes to T.Tensor(..., data=...) to make a view."""
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+
+_ffi.Buffer.data = property(lambda self: _BufferData(self))
+
+# print(func) and func.script() show the function in the DSL, like TileLang's PrimFunc.
+PrimFunc.__str__ = lambda self: _ffi.print_func(self)
+PrimFunc.script = lambda self, *args, **kwargs: _ffi.print_func(self)

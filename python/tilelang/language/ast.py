@@ -11,7 +11,18 @@ from .expr import const
 def dtype_str(dtype):
     """Canonical dtype name from "float16", T.float16 or a numpy / torch dtype."""
     if isinstance(dtype, DType):
+        why = getattr(dtype, "why", None)
+        if why:
+            from ..errors import TileLangUnsupportedError
+
+            raise TileLangUnsupportedError(f"data type T.{dtype.name} is not supported by TileLang-C++ yet: {why}")
         return dtype.name
+    if dtype is float or dtype is int or dtype is bool:
+        return {float: "float32", int: "int32", bool: "bool"}[dtype]
+    if isinstance(dtype, type) and dtype.__module__ in ("numpy", "ml_dtypes"):
+        import numpy as np
+
+        dtype = np.dtype(dtype)
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or str(dtype)
     name = str(name).replace("torch.", "")
     aliases = {"half": "float16", "float": "float32", "double": "float64", "e4m3_float8": "float8_e4m3fn"}
@@ -26,7 +37,29 @@ class DType:
     constructor of typed constants, T.float16(1.5)."""
 
     def __init__(self, name):
-        self.name = name
+        self.name = name if isinstance(name, str) and _ffi.valid_dtype(name) and name == _ffi.canonical_dtype(name) \
+            else dtype_str(name)
+
+    @property
+    def bits(self):
+        return _ffi_bits(self.name)
+
+    @property
+    def itemsize(self):
+        return max(1, self.bits // 8)
+
+    def as_numpy(self):
+        import ml_dtypes
+        import numpy as np
+
+        special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+                   "float8_e5m2": ml_dtypes.float8_e5m2, "int4": ml_dtypes.int4}
+        return np.dtype(special.get(self.name, self.name))
+
+    def as_torch(self):
+        import torch
+
+        return getattr(torch, self.name)
 
     def __call__(self, value=None):
         if value is None:
@@ -68,10 +101,32 @@ class TensorSpec:
         self.scope = scope
 
 
+def _ffi_bits(name):
+    import re as _re
+
+    if name == "bool":
+        return 8
+    m = _re.search(r"(\d+)", name)
+    return int(m.group(1)) if m else 32
+
+
 class TensorFactory:
     """T.Tensor / T.Buffer: T.Tensor((M, N), "float16") or T.Tensor[(M, N), "float16"]."""
 
-    def __call__(self, shape, dtype="float32", **kwargs):
+    def __call__(self, shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+                 **kwargs):
+        from ..errors import TileLangUnsupportedError
+
+        if data is not None:
+            raise TileLangUnsupportedError("T.Tensor(..., data=buf.data) views over another buffer are not supported "
+                                           "by TileLang-C++ yet (the IR has no buffers sharing storage); index the "
+                                           "original buffer")
+        if strides is not None or elem_offset not in (None, 0):
+            raise TileLangUnsupportedError("T.Tensor(..., strides=/elem_offset=) is not supported: parameters are "
+                                           "dense row-major tensors")
+        if scope != "global" or kwargs:
+            raise TileLangUnsupportedError(f"T.Tensor(...) got unsupported arguments "
+                                           f"{sorted(list(kwargs) + (['scope'] if scope != 'global' else []))}")
         return self._spec(shape, dtype)
 
     def __getitem__(self, item):
@@ -92,10 +147,13 @@ class TensorFactory:
 class LoopSpec:
     """What T.Parallel / T.Pipelined / T.serial / ... return: the parser turns it into loops."""
 
-    def __init__(self, kind, ranges, annotations=None):
+    def __init__(self, kind, ranges, annotations=None, steps=None):
         self.kind = kind
         self.ranges = ranges  # list of (min, extent) Exprs
         self.annotations = annotations or {}
+        # per loop: None, or (start, step) when the loop runs 0..extent and the user's variable is
+        # start + i * step (T.serial / range with a step)
+        self.steps = steps
 
 
 class AttrSpec:

@@ -12,7 +12,7 @@ import operator
 import textwrap
 
 from .. import _ffi
-from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError
+from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
 from .expr import Expr, const
@@ -103,9 +103,25 @@ class Parser:
     # ---- statements ------------------------------------------------------------------------------------------
     def block(self, stmts):
         out = []
-        for i, st in enumerate(stmts):
+        stmts = list(stmts)
+        i = 0
+        while i < len(stmts):
+            st = stmts[i]
+            if isinstance(st, ast.If):
+                # An `if` on a Python value is decided now; its taken branch is spliced into this block,
+                # so that a name it binds (in either branch) is defined after the `if`.
+                self.ctx.span = self.span(st)
+                cond = self.eval(st.test)
+                if not (isinstance(cond, Expr) and _ffi.const_int(cond) is None):
+                    taken = st.body if self.apply(st.test, bool, cond) else st.orelse
+                    stmts[i:i + 1] = list(taken)
+                    continue
+                out.extend(self.stmt(st, cond=cond))
+                i += 1
+                continue
             let = self.as_let(st)
             if let is _BOUND:
+                i += 1
                 continue
             if let is not None:
                 var, value, node = let
@@ -116,6 +132,7 @@ class Parser:
                 out.append(_ffi.let(var, value, rest, self.span(node)))
                 break
             out.extend(self.stmt(st))
+            i += 1
         return _ffi.seq(out, None)
 
     def as_let(self, st):
@@ -150,12 +167,12 @@ class Parser:
     def set_pending(self, name):
         self.ctx.pending_name = name
 
-    def stmt(self, st):
+    def stmt(self, st, **kw):
         self.ctx.span = self.span(st)
         method = getattr(self, "stmt_" + type(st).__name__, None)
         if method is None:
             raise self.error(st, f"unsupported Python construct '{type(st).__name__}' inside a T.prim_func")
-        r = method(st)
+        r = method(st, **kw)
         return [] if r is None else r if isinstance(r, list) else [r]
 
     def stmt_Pass(self, st):
@@ -256,8 +273,9 @@ class Parser:
             return _ffi.evaluate(value, self.span(st))
         raise self.error(st, "this expression has no effect inside a T.prim_func")
 
-    def stmt_If(self, st):
-        cond = self.eval(st.test)
+    def stmt_If(self, st, cond=None):
+        if cond is None:
+            cond = self.eval(st.test)
         if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
             self.scopes.append({})
             then = self.block(st.body)
@@ -279,8 +297,9 @@ class Parser:
             names = self.loop_names(st.target, len(it.ranges))
             vars_ = [_ffi.var(n, "int32") for n in names]
             self.scopes.append({})
-            for n, v in zip(names, vars_):
-                self.bind(n, v)
+            for k, (n, v) in enumerate(zip(names, vars_)):
+                step = it.steps[k] if it.steps else None
+                self.bind(n, v if step is None else simplify(step[0] + v * step[1]))
             body = self.block(st.body)
             self.scopes.pop()
             for (mn, ext), v in reversed(list(zip(it.ranges, vars_))):
@@ -296,6 +315,37 @@ class Parser:
             return out
         raise self.error(st.iter, "a kernel loop iterates over T.Parallel, T.Pipelined, T.serial, T.unroll, "
                          "T.grid, range, or a Python list")
+
+    def stmt_Assert(self, st):
+        """`assert` on Python values is checked while parsing (a failure is the user's error at this line);
+        on a kernel value it becomes T.device_assert."""
+        cond = self.eval(st.test)
+        msg = "" if st.msg is None else self.eval(st.msg)
+        if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
+            if not self.ctx.kernels:
+                raise self.error(st, "an `assert` on a kernel value must be inside `with T.Kernel(...)`")
+            return self.apply(st, _ffi.evaluate, _ffi.call("int32", "device_assert",
+                                                           [cond, _ffi.string_imm(str(msg))]), self.span(st))
+        if not self.apply(st.test, bool, cond):
+            raise self.error(st, f"assertion failed{': ' + str(msg) if msg else ''}", TileLangTypeError)
+        return None
+
+    def stmt_While(self, st):
+        """A `while` on a Python value runs while parsing (its body repeats in the IR); a `while` on a
+        run-time condition needs a loop the IR does not have yet."""
+        if st.orelse:
+            raise self.error(st, "while/else is not supported inside a T.prim_func")
+        out = []
+        for _ in range(1 << 16):
+            cond = self.eval(st.test)
+            if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
+                raise self.error(st, "a `while` loop on a run-time condition is not supported by TileLang-C++ yet "
+                                 "(the IR has no while loop); bound it, e.g. `for it in T.serial(max_iters):` "
+                                 "with `if cond:` inside", TileLangUnsupportedError)
+            if not self.apply(st.test, bool, cond):
+                return out
+            out.append(self.block(st.body))  # no new scope: the body updates the names the condition reads
+        raise self.error(st, "this parse-time `while` loop ran 65536 times; is its condition ever false?")
 
     def loop_names(self, target, n):
         if isinstance(target, ast.Name):
@@ -376,6 +426,10 @@ class Parser:
         try:
             return getattr(obj, node.attr)
         except AttributeError:
+            if inspect.ismodule(obj) and obj.__name__ == "tilelang.language":
+                raise self.error(node, f"T.{node.attr} is not supported by TileLang-C++ (it is not part of its "
+                                 "language; README.md, \"TileLang compatibility\", lists what is)",
+                                 TileLangUnsupportedError) from None
             raise self.error(node, f"'{type(obj).__name__}' object has no attribute '{node.attr}'") from None
 
     def expr_BinOp(self, node):
@@ -532,8 +586,9 @@ def _find_function(tree, name):
     return None
 
 
-def parse(fn, globals_=None, locals_=None):
-    """Parses a Python function object into a PrimFunc."""
+def parse(fn, globals_=None, locals_=None, parser_cls=None, setup=None):
+    """Parses a Python function object into a PrimFunc. `parser_cls` / `setup(parser)` let the eager
+    @tilelang.jit style parse the same way with its own parameter handling."""
     try:
         filename = inspect.getsourcefile(fn) or "<unknown>"
         lines, start = inspect.getsourcelines(fn)
@@ -555,11 +610,14 @@ def parse(fn, globals_=None, locals_=None):
                 loc[name] = cell.cell_contents
             except ValueError:
                 pass
-    p = Parser(filename, start - 1, g, loc)
+    p = (parser_cls or Parser)(filename, start - 1, g, loc)
     # Columns come from the dedented text; shift them back to the file's columns.
     p.span = lambda node, _p=p: (filename, node.lineno + start - 1, node.col_offset + 1 + indent)
     with builder.scope() as ctx:
         p.ctx = ctx
+        ctx.parser = p
+        if setup is not None:
+            setup(p)
         return p.parse_function(fdef)
 
 

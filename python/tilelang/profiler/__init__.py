@@ -41,13 +41,40 @@ def _as_list(x):
 
 
 def do_bench(fn, warmup=25, rep=100, n_warmup=0, n_repeat=0, backend="wall", quantiles=None, return_mode="median"):
-    """Times a zero-argument callable; returns milliseconds (the median by default). backend: "wall" or
-    "event" (CUDA events, needs torch with a GPU)."""
+    """Times a zero-argument callable; returns milliseconds (the median by default). backend: "wall", or
+    "event" (CUDA events, needs torch with a GPU); TileLang's "cupti" / "cudagraph" time with CUDA events,
+    and any GPU backend falls back to the wall clock (with a warning) where no GPU is usable."""
+    if backend != "wall":
+        backend = _choose_backend(backend, _cuda_available())
     if backend == "event":
         return bench_cuda_events(fn, warmup, rep, n_warmup, n_repeat, return_mode, quantiles)
-    if backend != "wall":
-        raise TileLangArgumentError(f"do_bench backend '{backend}' is not one of 'wall', 'event'")
     return bench_wall(fn, warmup, rep, n_warmup, n_repeat, return_mode, quantiles)
+
+
+# TileLang's do_bench backends. "wall" is this compiler's own; the GPU ones fall back with a note when the
+# kernel does not run on a GPU (CPU target, emulator) or the backend is not available here.
+_GPU_BACKENDS = ("event", "cupti", "cudagraph", "torch")
+
+
+def _choose_backend(backend, on_gpu):
+    import warnings
+
+    if backend in (None, "auto"):
+        return "event" if on_gpu else "wall"
+    if backend == "wall":
+        return backend
+    if backend not in _GPU_BACKENDS:
+        raise TileLangArgumentError(f"do_bench backend '{backend}' is not one of 'auto', 'wall', "
+                                    + ", ".join(repr(b) for b in _GPU_BACKENDS))
+    if not on_gpu or not _cuda_available():
+        why = "this kernel does not run on a GPU" if not on_gpu else "CUDA timing needs PyTorch and a GPU"
+        warnings.warn(f"do_bench(backend='{backend}'): {why}; timing with the wall clock instead", UserWarning,
+                      stacklevel=3)
+        return "wall"
+    if backend != "event":
+        warnings.warn(f"do_bench(backend='{backend}') is not implemented in TileLang-C++; timing with CUDA events "
+                      "instead", UserWarning, stacklevel=3)
+    return "event"
 
 
 def _runs_on_gpu(kernel):
@@ -136,10 +163,7 @@ class Profiler:
         else:
             def call():
                 return target(*args)
-        if backend == "auto":
-            backend = "event" if _runs_on_gpu(self.kernel) else "wall"
-        if backend == "event" and not _cuda_available():
-            raise TileLangUnsupportedError("CUDA-event timing needs PyTorch and a GPU; use backend='wall'")
+        backend = _choose_backend(backend, _runs_on_gpu(self.kernel))
         return do_bench(call, warmup, rep, n_warmup, n_repeat, backend, quantiles, return_mode)
 
     # ---- checking ------------------------------------------------------------------------------
