@@ -36,9 +36,24 @@ class Driver {
   std::vector<PassRecord>* trace_;
 };
 
+// A tile program may not declare buffer views (`T.alloc_shared(..., data=...)`): they are how
+// lowered IR records the shared-memory plan, not a kernel-level feature.
+void RejectViews(const PrimFunc& f) {
+  const KernelNode* k = FindKernel(f->body);
+  if (!k) return;
+  for (auto& b : k->alloc_buffers)
+    if (b->data)
+      throw UserError(ErrorKind::kUnsupported,
+                      "buffer '" + b->name + "' is declared as a view of '" + b->data->name +
+                          "' (data=...): views describe the shared-memory plan of lowered IR and are not supported in "
+                          "kernels; allocate the buffer on its own",
+                      b->span);
+}
+
 }  // namespace
 
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
+  RejectViews(f);
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("InjectBoundGuards", InjectBoundGuards)
@@ -48,6 +63,7 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
 }
 
 PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace) {
+  RejectViews(f);
   auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
     return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
   };

@@ -19,6 +19,7 @@ import pytest
 
 import kernels as K
 import tilelang
+from tilelang.jit import clear_compile_memo
 import tilelang.language as T
 from tilelang.errors import TileLangArgumentError
 
@@ -208,6 +209,7 @@ def test_second_compile_is_from_cache_and_fast(tmp_path, monkeypatch):
     t1 = time.perf_counter()
     assert not k1.from_cache
     assert len(_entries(tmp_path)) == 1
+    clear_compile_memo()  # this test is about the disk cache, not the in-memory one
     k2 = tilelang.compile(_cache_kernel(3.0), target="cpu")  # a new but identical PrimFunc
     t2 = time.perf_counter()
     assert k2.from_cache
@@ -350,6 +352,7 @@ def test_damaged_library_is_rebuilt(tmp_path, monkeypatch, damage):
     _check_cache_kernel(k, c)
     assert open(so, "rb").read() != damaged
     # The entry is whole again: the next compile loads it.
+    clear_compile_memo()
     k2 = tilelang.compile(_cache_kernel(c), target="cpu")
     assert k2.from_cache
     _check_cache_kernel(k2, c)

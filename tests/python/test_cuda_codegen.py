@@ -8,6 +8,7 @@ import re
 import pytest
 
 import tilelang
+from tilelang.jit import clear_compile_memo
 import tilelang.language as T
 from tilelang import _ffi
 from tilelang.errors import (TileLangLayoutError, TileLangResourceError, TileLangUnsupportedError,
@@ -172,6 +173,7 @@ def test_disk_cache_warm_start(tmp_path, monkeypatch):
     f = kernels.matmul(512, 512, 512)
     k1 = tilelang.compile(f, target="cuda -arch=sm_80")
     assert not k1._mod.from_cache
+    clear_compile_memo()  # the disk cache, not the in-memory one
     k2 = tilelang.compile(f, target="cuda -arch=sm_80")
     assert k2._mod.from_cache and k2.get_ptx() == k1.get_ptx()
     assert k2.get_resource_usage() == k1.get_resource_usage()
@@ -181,6 +183,7 @@ def test_disk_cache_warm_start(tmp_path, monkeypatch):
             if fn == "kernel.cubin":
                 with open(os.path.join(root, fn), "wb") as fh:
                     fh.write(b"\x7fELFtruncated")
+    clear_compile_memo()
     k3 = tilelang.compile(f, target="cuda -arch=sm_80")
     assert not k3._mod.from_cache and k3._mod.cubin == k1._mod.cubin
 
@@ -268,3 +271,16 @@ def test_reference_gemm_is_lean_where_sizes_divide():
     # the prefetch is under `if k + 1 < 32` only; its cp.async copies are all valid
     assert steady.count("if ") == 1 and re.findall(r'"tl.cp_async", [^\n]*, 16, True\)', steady), steady
     assert not re.findall(r"\b(?:div|rem)\.[su]\d+", k.get_ptx())
+
+
+def test_second_compile_of_an_unchanged_function_is_a_lookup(tmp_path, monkeypatch):
+    """In-memory cache keyed on the structural hash, target and options, before any lowering (its
+    latency is in benchmarks/bench_cuda_compile.py)."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    f = kernels.matmul(256, 256, 256)
+    k1 = tilelang.compile(f, target="cuda -arch=sm_80")
+    assert tilelang.compile(f, target="cuda -arch=sm_80") is k1
+    assert tilelang.compile(kernels.matmul(256, 256, 256), target="cuda -arch=sm_80") is k1  # equal, new object
+    assert tilelang.compile(f, target="cuda -arch=sm_86") is not k1  # another target
+    assert tilelang.compile(kernels.matmul(256, 256, 128), target="cuda -arch=sm_80") is not k1  # another function
+    assert tilelang.compile(f, target="cuda -arch=sm_80", pass_configs={"tl.disable_async_copy": True}) is not k1

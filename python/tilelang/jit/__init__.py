@@ -1,9 +1,11 @@
 """tilelang.compile and the @tilelang.jit factory decorator."""
 import functools
+import os
 
 from .. import _ffi
 from ..errors import TileLangTypeError
 from .kernel import JITKernel
+from .target import Target
 
 
 def compile(func, out_idx=None, target=None, execution_backend=None, pass_configs=None, verbose=False,  # noqa: A001
@@ -16,8 +18,29 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
     from ..transform import normalize_pass_configs
 
     pass_configs = normalize_pass_configs(pass_configs)
-    return JITKernel(func, out_idx=out_idx, target=target or "auto", execution_backend=execution_backend,
-                     pass_configs=pass_configs, verbose=verbose)
+    # A second compile of an unchanged function in this process is a lookup keyed on the function's
+    # structural hash, the canonical target and the options, before any lowering.
+    memo = not verbose and not os.environ.get("TL_LOWER_TRACE") and \
+        os.environ.get("TILELANG_DISABLE_CACHE", "") in ("", "0")
+    if memo:
+        key = (_ffi.structural_hash(func), str(Target(target or "auto")), execution_backend, _freeze(out_idx),
+               _freeze(pass_configs), os.environ.get("TILELANG_CACHE_DIR", ""))
+        for f, k in _MEMO.get(key, ()):
+            if f is func or _ffi.structural_equal(f, func):
+                return k
+    kernel = JITKernel(func, out_idx=out_idx, target=target or "auto", execution_backend=execution_backend,
+                       pass_configs=pass_configs, verbose=verbose)
+    if memo:
+        _MEMO.setdefault(key, []).append((func, kernel))
+    return kernel
+
+
+_MEMO = {}
+
+
+def clear_compile_memo():
+    """Forgets the kernels compiled in this process (the disk cache is unaffected)."""
+    _MEMO.clear()
 
 
 # TileLang's other @tilelang.jit options: accepted, with a warning saying what they do here.
