@@ -24,6 +24,7 @@
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/target.h"
+#include "transform/pass_config.h"
 #include "transform/pipeline.h"
 #include "transform/cuda_passes.h"
 
@@ -335,14 +336,17 @@ NB_MODULE(_ffi, m) {
 
 
   // ---- CUDA backend ----------------------------------------------------------------------------
+  // Typed pass configs (transform/pass_config.h): unknown keys and ill-typed values are errors.
   auto lower_opts = [](const std::map<std::string, std::string>& cfg) {
+    PassConfig pc = ParsePassConfig(cfg);
     CudaLowerOptions o;
-    auto on = [&](const char* k) { auto it = cfg.find(k); return it != cfg.end() && it->second != "0" && it->second != "false"; };
-    o.disable_barriers = on("tl.disable_barrier_insertion");
-    o.disable_cp_async = on("tl.disable_async_copy");
-    o.corrupt_mma_layout = on("tl.test_corrupt_mma_layout");
+    o.disable_barriers = pc.disable_barrier_insertion;
+    o.disable_cp_async = pc.disable_async_copy;
+    o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
     return o;
   };
+  m.def("pass_config_keys", &PassConfigKeys);
+  m.def("check_pass_configs", [](const std::map<std::string, std::string>& cfg) { ParsePassConfig(cfg); });
   nb::class_<CudaModule>(m, "CudaModule")
       .def_prop_ro("source", [](const CudaModule& c) { return c.source; })
       .def_prop_ro("ptx", [](const CudaModule& c) { return c.compiled.ptx; })

@@ -43,3 +43,16 @@ def test_auto_is_the_cpu_without_a_gpu():
 def test_bad_targets_say_what_is_accepted(spec, msg):
     with pytest.raises(TileLangUnsupportedError, match=msg):
         tilelang.Target(spec)
+
+
+def test_pass_configs_are_typed_in_cpp():
+    from tilelang import _ffi
+    from tilelang.errors import TileLangArgumentError
+
+    assert "tl.disable_async_copy" in _ffi.pass_config_keys()
+    _ffi.check_pass_configs({"tl.disable_async_copy": "1", "cpu.compile_flags": "-O2"})
+    with pytest.raises(TileLangArgumentError, match="takes a boolean, got 'maybe'"):
+        _ffi.check_pass_configs({"tl.disable_async_copy": "maybe"})
+    with pytest.raises(TileLangArgumentError, match="unknown pass config key 'tl.bogus'; the known keys are "
+                                                    "cpu.compile_flags, emulator.check_races"):
+        _ffi.check_pass_configs({"tl.bogus": "1"})

@@ -8,6 +8,7 @@ it has no effect. Keys that are neither TileLang's nor this compiler's are rejec
 import enum
 import warnings
 
+from .. import _ffi
 from ..errors import TileLangTypeError
 
 
@@ -86,8 +87,8 @@ _ALWAYS_HOLDS = {
     "tl.enable_auto_warp_specialization": None,  # only a problem when set; see below
 }
 # This compiler's own keys.
-OWN_KEYS = {"tl.disable_barrier_insertion", "tl.disable_async_copy", "tl.test_corrupt_mma_layout",
-            "emulator.check_races", "emulator.check_uninit", "cpu.compile_flags"}
+# This compiler's own keys, and their types, live in C++ (src/transform/pass_config.h).
+OWN_KEYS = set(_ffi.pass_config_keys())
 
 
 def normalize_pass_configs(pass_configs):
@@ -114,4 +115,9 @@ def normalize_pass_configs(pass_configs):
         else:
             raise TileLangTypeError(f"unknown pass config key '{k}'; this compiler's keys are {sorted(OWN_KEYS)}, and "
                                     "TileLang's are listed in tilelang.PassConfigKey")
+    _ffi.check_pass_configs({k: _as_text(v) for k, v in out.items()})  # types, checked once in C++
     return out
+
+
+def _as_text(v):
+    return ("1" if v else "0") if isinstance(v, bool) else str(v)

@@ -1,0 +1,62 @@
+// PassConfig parsing; see pass_config.h.
+#include "transform/pass_config.h"
+
+#include "support/error.h"
+
+namespace tl {
+namespace {
+
+struct Key {
+  const char* name;
+  bool PassConfig::*flag;      // boolean keys
+  std::string PassConfig::*text;  // string keys
+};
+
+const Key kKeys[] = {
+    {"cpu.compile_flags", nullptr, &PassConfig::cpu_compile_flags},
+    {"emulator.check_races", &PassConfig::emulator_check_races, nullptr},
+    {"emulator.check_uninit", &PassConfig::emulator_check_uninit, nullptr},
+    {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr},
+    {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr},
+    {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr},
+};
+
+std::string KnownList() {
+  std::string s;
+  for (auto& k : kKeys) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> PassConfigKeys() {
+  std::vector<std::string> out;
+  for (auto& k : kKeys) out.push_back(k.name);
+  return out;
+}
+
+PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg) {
+  PassConfig pc;
+  for (auto& [name, value] : cfg) {
+    const Key* key = nullptr;
+    for (auto& k : kKeys)
+      if (name == k.name) key = &k;
+    if (!key)
+      throw UserError(ErrorKind::kArgument, "unknown pass config key '" + name + "'; the known keys are " + KnownList() +
+                                                " (TileLang's keys: tilelang.PassConfigKey)");
+    if (key->text) {
+      pc.*(key->text) = value;
+      continue;
+    }
+    if (value == "1" || value == "true" || value == "True") {
+      pc.*(key->flag) = true;
+    } else if (value == "0" || value == "false" || value == "False" || value.empty()) {
+      pc.*(key->flag) = false;
+    } else {
+      throw UserError(ErrorKind::kArgument, "pass config '" + name + "' takes a boolean, got '" + value + "'");
+    }
+  }
+  return pc;
+}
+
+}  // namespace tl
