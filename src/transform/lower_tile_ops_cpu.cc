@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "arith/simplify.h"
+#include "op/reduce_math.h"
 #include "ir/functor.h"
 
 namespace tl {
@@ -178,12 +179,7 @@ class Lowerer : public IRMutator {
     std::vector<Expr> ext;
     for (size_t d : keep) ext.push_back(n->src.ranges[d].extent);
     DataType t = n->dst.buffer->dtype;
-    Expr init;
-    switch (n->reduce_kind) {
-      case ReduceKind::kSum: case ReduceKind::kAbsSum: case ReduceKind::kAbsMax: init = Zero(t); break;
-      case ReduceKind::kMax: init = t.is_float() ? FloatImm(t, -INFINITY) : Call(t, "min_value", {}); break;
-      case ReduceKind::kMin: init = t.is_float() ? FloatImm(t, INFINITY) : Call(t, "max_value", {}); break;
-    }
+    Expr init = ReduceIdentity(n->reduce_kind, t);
     return Nest(ext, n->span, [&](const std::vector<Expr>& t_idx) {
       std::vector<Expr> di;
       for (auto& rg : n->dst.ranges) di.push_back(rg.min);
@@ -193,16 +189,8 @@ class Lowerer : public IRMutator {
       for (auto& rg : n->src.ranges) si.push_back(rg.min);
       for (size_t i = 0; i < keep.size(); ++i) si[keep[i]] = Binary(BinaryOp::kAdd, si[keep[i]], t_idx[i]);
       si[red] = Binary(BinaryOp::kAdd, si[red], r);
-      Expr x = Load(n->src.buffer, si);
-      if (x->dtype != t) x = Cast(t, x);
-      if (n->reduce_kind == ReduceKind::kAbsSum || n->reduce_kind == ReduceKind::kAbsMax) x = Call(t, "abs", {x});
-      Expr acc = Load(n->dst.buffer, di);
-      Expr upd;
-      switch (n->reduce_kind) {
-        case ReduceKind::kSum: case ReduceKind::kAbsSum: upd = Binary(BinaryOp::kAdd, acc, x); break;
-        case ReduceKind::kMax: case ReduceKind::kAbsMax: upd = Binary(BinaryOp::kMax, acc, x); break;
-        case ReduceKind::kMin: upd = Binary(BinaryOp::kMin, acc, x); break;
-      }
+      Expr x = ReduceElement(n->reduce_kind, Load(n->src.buffer, si), t);
+      Expr upd = ReduceCombine(n->reduce_kind, Load(n->dst.buffer, di), x);
       Stmt loop = For(r, Int(0), n->src.ranges[red].extent, ForKind::kSerial, Store(n->dst.buffer, upd, di, n->span),
                       {}, n->span);
       // Without clear, the reduction folds the previous value of dst in (TileLang semantics).

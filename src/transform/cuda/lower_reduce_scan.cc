@@ -5,6 +5,7 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
+#include "op/reduce_math.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
 
@@ -13,30 +14,8 @@ namespace cuda_lowering {
 
 using namespace cuda_pass;
 
-Expr CudaTileLowerer::Identity(ReduceKind k, DataType t) {
-  switch (k) {
-    case ReduceKind::kSum: case ReduceKind::kAbsSum: case ReduceKind::kAbsMax:
-      return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
-    case ReduceKind::kMax: return t.is_float() ? FloatImm(t, -INFINITY) : Call(t, "min_value", {});
-    case ReduceKind::kMin: return t.is_float() ? FloatImm(t, INFINITY) : Call(t, "max_value", {});
-  }
-  return nullptr;
-}
 
-Expr CudaTileLowerer::Combine(ReduceKind k, const Expr& a, const Expr& b) {
-  switch (k) {
-    case ReduceKind::kSum: case ReduceKind::kAbsSum: return Binary(BinaryOp::kAdd, a, b);
-    case ReduceKind::kMax: case ReduceKind::kAbsMax: return Binary(BinaryOp::kMax, a, b);
-    case ReduceKind::kMin: return Binary(BinaryOp::kMin, a, b);
-  }
-  return nullptr;
-}
 
-Expr CudaTileLowerer::Elem(ReduceKind k, Expr v, DataType t) {
-  if (v->dtype != t) v = Cast(t, v);
-  if (k == ReduceKind::kAbsSum || k == ReduceKind::kAbsMax) v = Call(t, "abs", {v});
-  return v;
-}
 
 Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   const Fragment& S = Layout(r->src.buffer.get());
@@ -60,11 +39,11 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       int64_t ti = d / 2, rh = d % 2;
       Var tj = MakeVar("tj");
       Expr base = (C(ti * nt) + Expr(tj)) * C(4) + C(rh * 2);
-      Expr both = Combine(k, Elem(k, Load(src, {base}), t), Elem(k, Load(src, {Simplify(base + C(1))}), t));
-      out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
-      out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, Combine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
+      Expr both = ReduceCombine(k, ReduceElement(k, Load(src, {base}), t), ReduceElement(k, Load(src, {Simplify(base + C(1))}), t));
+      out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+      out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, ReduceCombine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
       for (int m : {1, 2})
-        out.push_back(Store(part, Combine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+        out.push_back(Store(part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
       if (xs) {
         Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
         out.push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
@@ -75,14 +54,14 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       // (the barrier pass puts a __syncthreads between the writes above and these reads)
       for (auto& [d, row] : cross) {
         Var w = MakeVar("w");
-        out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
+        out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
         out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
-                          Store(part, Combine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
+                          Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
       }
     }
     for (int64_t d = 0; d < mt * 2; ++d) {
       Expr v = Load(part, {C(d)});
-      out.push_back(Store(dst, r->clear ? v : Combine(k, Load(dst, {C(d)}), v), {C(d)}, sp));
+      out.push_back(Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {C(d)}), v), {C(d)}, sp));
     }
     return Seq(out, sp);
   }
@@ -98,7 +77,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
   Buffer part = Scratch("red", t, nd, Scope::kLocal);
   Var d = MakeVar("d");
-  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, Identity(k, t), {d}, sp), {}, sp));
+  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, ReduceIdentity(k, t), {d}, sp), {}, sp));
   for (int64_t l = 0; l < S.locals; ++l) {
     auto idx = S.IndexAt(tx_, C(l));
     Expr flat = C(0);
@@ -108,12 +87,12 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     Stmt st;
     int64_t fc;
     if (AsConstInt(flat, &fc) || nd > 32) {
-      st = Store(part, Combine(k, Load(part, {flat}), Elem(k, Load(src, {C(l)}), t)), {flat}, sp);
+      st = Store(part, ReduceCombine(k, Load(part, {flat}), ReduceElement(k, Load(src, {C(l)}), t)), {flat}, sp);
     } else {
       // The destination slot depends on the thread: select it among the (few) slots with constant
       // register indices rather than indexing the register array at run time (local memory).
       Var e = MakeVar("e");
-      Expr upd = Select(Eq(flat, Expr(e)), Combine(k, Load(part, {e}), Elem(k, Load(src, {C(l)}), t)), Load(part, {e}));
+      Expr upd = Select(Eq(flat, Expr(e)), ReduceCombine(k, Load(part, {e}), ReduceElement(k, Load(src, {C(l)}), t)), Load(part, {e}));
       st = For(e, C(0), C(nd), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
     }
     Expr g = S.ValidAt(tx_, C(l));
@@ -122,7 +101,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   }
   std::vector<Stmt> bf;
   for (int m : {16, 8, 4, 2, 1})
-    bf.push_back(Store(part, Combine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+    bf.push_back(Store(part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
   out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
   int64_t warps = (T_ + 31) / 32;
   if (warps > 1) {
@@ -133,13 +112,13 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
                      nullptr, sp));
     Var w = MakeVar("w");
     out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
-                      Seq({Store(part, Identity(k, t), {d}, sp),
+                      Seq({Store(part, ReduceIdentity(k, t), {d}, sp),
                            For(w, C(0), C(warps), ForKind::kSerial,
-                               Store(part, Combine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})), {d}, sp), {}, sp)},
+                               Store(part, ReduceCombine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})), {d}, sp), {}, sp)},
                           sp), {}, sp));
   }
   Expr v = Load(part, {d});
-  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : Combine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
   return Seq(out, sp);
 }
 

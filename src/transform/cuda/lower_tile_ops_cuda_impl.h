@@ -99,9 +99,6 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerGemm(const GemmNode* g);
 
   // ---- reductions --------------------------------------------------------------------------
-  static Expr Identity(ReduceKind k, DataType t);
-  static Expr Combine(ReduceKind k, const Expr& a, const Expr& b);
-  static Expr Elem(ReduceKind k, Expr v, DataType t);
 
   Stmt LowerReduce(const ReduceNode* r);
 
