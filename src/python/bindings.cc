@@ -1,6 +1,8 @@
 // nanobind bindings: the only file that knows about Python. It exposes IR construction (the
 // builder the front end drives), printing, structural comparison, the simplifier, and the
 // compile / launch entry points of the backends.
+#include <algorithm>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -13,6 +15,7 @@
 #include <nanobind/stl/set.h>
 
 #include "arith/simplify.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
 #include "emulator/emulator.h"
@@ -345,6 +348,19 @@ NB_MODULE(_ffi, m) {
     o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
     return o;
   };
+  // (ordinal, file, line, col) of every tile op of a lowered function (its tl.tile_op scopes), to map
+  // the "// tile op N" markers of the generated source back to the DSL.
+  m.def("tile_op_spans", [](const PrimFunc& f) {
+    std::vector<std::tuple<int64_t, std::string, int, int>> out;
+    PostOrderVisitStmt(f->body, [&](const Stmt& s) {
+      auto* a = As<AttrStmtNode>(s);
+      int64_t op;
+      if (a && a->key == "tl.tile_op" && AsConstInt(a->value, &op))
+        out.emplace_back(op, a->span.file, a->span.line, a->span.col);
+    });
+    std::sort(out.begin(), out.end());
+    return out;
+  });
   m.def("pass_config_keys", &PassConfigKeys);
   m.def("check_pass_configs", [](const std::map<std::string, std::string>& cfg) { ParsePassConfig(cfg); });
   nb::class_<CudaModule>(m, "CudaModule")

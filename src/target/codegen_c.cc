@@ -191,7 +191,15 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
         for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
         break;
       case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
-      case StmtKind::kAttr: Stmt_(As<AttrStmtNode>(s)->body, ind); break;  // facts for the passes, no code
+      case StmtKind::kAttr: {  // facts for the passes; a tile op's code is bracketed for source maps
+        auto* a = As<AttrStmtNode>(s);
+        int64_t op = -1;
+        bool mark = a->key == "tl.tile_op" && AsConstInt(a->value, &op);
+        if (mark) Line(ind, "// tile op " + std::to_string(op));
+        Stmt_(a->body, ind);
+        if (mark) Line(ind, "// end tile op " + std::to_string(op));
+        break;
+      }
       default:
         throw InternalError("tile op reached the code generator; the target's lowering must run first");
     }

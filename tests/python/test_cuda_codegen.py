@@ -284,3 +284,20 @@ def test_second_compile_of_an_unchanged_function_is_a_lookup(tmp_path, monkeypat
     assert tilelang.compile(f, target="cuda -arch=sm_86") is not k1  # another target
     assert tilelang.compile(kernels.matmul(256, 256, 128), target="cuda -arch=sm_80") is not k1  # another function
     assert tilelang.compile(f, target="cuda -arch=sm_80", pass_configs={"tl.disable_async_copy": True}) is not k1
+
+
+def test_source_map_ties_generated_lines_to_dsl_lines():
+    import inspect
+
+    f = kernels.matmul(256, 256, 256)
+    k = tilelang.compile(f, target="cuda -arch=sm_80")
+    src = k.get_kernel_source().splitlines()
+    smap = k.get_source_map()
+    lines, first = inspect.getsourcelines(kernels.matmul)
+    gemm_line = first + next(i for i, t in enumerate(lines) if "T.gemm(" in t)
+    gemm = [(a, b) for fn, line, a, b in smap if fn.endswith("kernels.py") and line == gemm_line]
+    assert len(gemm) == 1
+    a, b = gemm[0]
+    body = "\n".join(src[a - 1:b])
+    assert "tl::mma_m16n8k16_f16(" in body and "tl::ldmatrix<" in body and "cp_async" not in body
+    assert all(fn.endswith("kernels.py") for fn, *_ in smap)

@@ -231,9 +231,12 @@ async def test_hover_on_tile_ops(client: LanguageClient, doc_path):
     i = line_of(text, "T.gemm(A_shared")
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=ident(doc_path.as_uri()), position=types.Position(line=i, character=10)))
-    assert hover.contents.value == (
+    decision, code = hover.contents.value.split("\n\n**Generated code**\n\n")
+    assert decision == (
         "**TileLang decisions** (cuda sm_80)\n\n- T.gemm: mma.sync m16n8k16 f16, warps 2x2, 64x64 per warp "
         "(4x8 mma tiles per k16 step); A by ldmatrix.x4, B by ldmatrix.trans")
+    # the lines of CUDA the op produced (from the kernel's source map)
+    assert code.startswith("```cuda\n") and "tl::ldmatrix<" in code and "tl::mma_m16n8k16_f16(" in code
     k = line_of(text, "with T.Kernel(")
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=ident(doc_path.as_uri()), position=types.Position(line=k, character=8)))

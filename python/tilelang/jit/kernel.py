@@ -185,6 +185,26 @@ class JITKernel:
         """Per-buffer shared-memory footprint (buffer, shape, dtype, stages, bytes, offset) against the limit."""
         return self._cuda("a shared-memory report").smem_report
 
+    def get_source_map(self):
+        """[(dsl_file, dsl_line, first, last)]: the 1-based lines of get_kernel_source() that each tile op
+        (or T.Parallel nest) of the DSL produced, in source order."""
+        import os.path as osp
+        import re
+
+        spans = {op: (f, line) for op, f, line, _ in _ffi.tile_op_spans(self._cuda("source map").lowered)}
+        out, open_ = [], {}
+        for i, text in enumerate(self.get_kernel_source().splitlines(), 1):
+            m = re.match(r"\s*// (end )?tile op (\d+)$", text)
+            if not m:
+                continue
+            op = int(m.group(2))
+            if m.group(1) is None:
+                open_[op] = i + 1
+            elif op in open_ and op in spans:
+                f, line = spans[op]
+                out.append((osp.abspath(f) if f and not f.startswith("<") else f, line, open_.pop(op), i - 1))
+        return out
+
     def get_lowered_ir(self):
         """The thread-level IR the CUDA code generator printed (and the emulator executes)."""
         return _ffi.print_func(self._cuda("thread-level IR").lowered)

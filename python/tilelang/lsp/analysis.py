@@ -422,6 +422,12 @@ def kernel_info(kernel):
                     resources=dict(kernel.get_resource_usage()), smem_report=kernel.get_shared_memory_report(),
                     smem_bytes=int(mod.smem_bytes), threads=int(mod.threads), arch=mod.arch,
                     compiler=mod.compiler)
+        # the generated lines of each tile op, keyed "file:line" like the choices
+        src = kernel.get_kernel_source().splitlines()
+        code = {}
+        for f, line, first, last in kernel.get_source_map():
+            code.setdefault(f"{f}:{line}", []).append("\n".join(src[first - 1:last]))
+        info["code"] = code
     return info
 
 
@@ -510,8 +516,19 @@ def kernel_features(doc, node, buffers, info, target_label):
         warned = {t for _, t in _located(doc, info.get("warnings", []))}
         label = "; ".join(dict.fromkeys(short_choice(t, t in warned) for t in texts))
         hover = f"**TileLang decisions** ({target_label})\n\n" + "\n".join(f"- {t}" for t in texts)
+        hover += _generated_code(doc, line, info)
         add(line, label, hover, kind="other")
     return hints, hovers
+
+
+def _generated_code(doc, line, info, limit=40):
+    """The generated lines this DSL line produced (each tile op's code in the kernel source)."""
+    blocks = (info or {}).get("code", {}).get(f"{doc.path}:{line}", [])
+    if not blocks:
+        return ""
+    lines = "\n\n".join(blocks).splitlines()
+    more = f"\n... ({len(lines) - limit} more lines)" if len(lines) > limit else ""
+    return "\n\n**Generated code**\n\n```cuda\n" + "\n".join(lines[:limit]) + more + "\n```"
 
 
 def _target_label(target):
