@@ -471,11 +471,12 @@ NB_MODULE(_ffi, m) {
     CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
     return it->second(f, ctx);
   }, "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80", "pass_configs"_a = std::map<std::string, std::string>{});
-  m.def("codegen_cuda", [lower_opts](const PrimFunc& f, const std::string& target) {
+  m.def("codegen_cuda", [lower_opts](const PrimFunc& f, const std::string& target,
+                                     const std::map<std::string, std::string>& cfg) {
     CudaLowerInfo info;
     CudaTarget t = ParseCudaTarget(target);
-    return CodegenCUDA(LowerForCUDA(f, t, lower_opts({}), &info), t.arch);
-  }, "func"_a, "target"_a = "cuda");
+    return CodegenCUDA(LowerForCUDA(f, t, lower_opts(cfg), &info), t.arch);
+  }, "func"_a, "target"_a = "cuda", "pass_configs"_a = std::map<std::string, std::string>{});
   m.def("cuda_driver_available", &cuda::DriverAvailable);
   m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);

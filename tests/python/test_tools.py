@@ -284,3 +284,19 @@ def test_plot_layout_from_arrays_and_errors(tmp_path):
         plot_layout((thread, local[:8]), str(svg))
     with pytest.raises(tilelang.errors.TileLangTypeError):
         plot_layout(object(), str(svg))
+
+
+def test_lower_trace_uses_the_kernels_pass_configs(tmp_path, monkeypatch):
+    """The trace shows the kernel that was built: with tl.disable_async_copy the traced IR has no cp.async."""
+    import kernels as K
+
+    monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path))
+    from tilelang.jit import clear_compile_memo
+
+    clear_compile_memo()
+    k = tilelang.compile(K.matmul(128, 128, 64), target="cuda -arch=sm_86",
+                         pass_configs={"tl.disable_async_copy": True})
+    assert "cp_async" not in k.get_kernel_source()
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    final = (d / "final_source.cu").read_text()
+    assert "for sm_86" in final and "cp_async" not in final

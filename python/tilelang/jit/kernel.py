@@ -117,7 +117,9 @@ class JITKernel:
         if os.environ.get("TL_LOWER_TRACE"):
             from ..tools.lower_trace import trace_from_env
 
-            trace_from_env(func, target)
+            # the trace shows the kernel built here: the same target (the device's arch included) and configs
+            trace_from_env(func, self._cuda_spec(execution_backend) if self.kind == "cuda" else target,
+                           self.pass_configs)
         # ---
         use_cache = not os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
         cache_dir = os.environ.get("TILELANG_CACHE_DIR", "")
@@ -134,10 +136,7 @@ class JITKernel:
                                                "'cuda'; use 'auto' (a GPU through the CUDA driver) or 'emulator' "
                                                "(the CPU, lane by lane)")
             self.execution_backend = "emulator" if execution_backend == "emulator" else "cuda"
-            arch = self.target_opts.get("arch")
-            if arch is None and self.execution_backend == "cuda" and _ffi.cuda_driver_available():
-                arch = _ffi.cuda_device_arch(0)
-            spec = f"cuda -arch={arch}" if arch else "cuda"
+            spec = self._cuda_spec(execution_backend)
             cfg = {k: str(v) for k, v in self.pass_configs.items()}
             self._mod = _ffi.build_cuda(func, spec, include_dir(), use_cache, cache_dir, cfg,
                                         self.execution_backend == "cuda")
@@ -159,6 +158,13 @@ class JITKernel:
                 print("\n".join(self._mod.choices))
                 print(self._mod.smem_report)
             print(self.get_kernel_source())
+
+    def _cuda_spec(self, execution_backend):
+        """The CUDA target this kernel is built for: the named arch, else the GPU's when one runs it."""
+        arch = self.target_opts.get("arch")
+        if arch is None and execution_backend != "emulator" and _ffi.cuda_driver_available():
+            arch = _ffi.cuda_device_arch(0)
+        return f"cuda -arch={arch}" if arch else "cuda"
 
     @property
     def from_cache(self):

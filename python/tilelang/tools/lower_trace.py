@@ -155,7 +155,7 @@ def available_targets():
     return [k for k in ("cpu", "cuda", "hip", "metal", "opencl", "webgpu") if hasattr(_ffi, f"lower_{k}_trace")]
 
 
-def ir_lower_trace(func, target="cpu", out_dir=None):
+def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
     """Lowers ``func`` for ``target`` pass by pass. Returns a LowerTrace; with ``out_dir`` also writes the
     per-pass IR (NN_<pass>.txt), index.txt (times, unchanged passes), trace.json, final_source.<ext> and
     index.html (each pass's diff against the IR before it)."""
@@ -163,10 +163,14 @@ def ir_lower_trace(func, target="cpu", out_dir=None):
         raise TileLangTypeError(f"ir_lower_trace expects a @T.prim_func, got {type(func).__name__}")
     kind, opts = _target.normalize(target)
     trace_fn, codegen = trace_functions(kind)
-    if kind == "cuda":  # the architecture changes the lowering (shared-memory limit, instructions)
+    from ..transform import normalize_pass_configs
+
+    cfg = {k: ("1" if v is True else "0" if v is False else str(v))
+           for k, v in normalize_pass_configs(pass_configs).items()}
+    if kind == "cuda":  # the architecture and the pass configs change the lowering
         spec = f"cuda -arch={opts['arch']}" if "arch" in opts else "cuda"
-        records = trace_fn(func, spec)
-        source = codegen(func, spec)
+        records = trace_fn(func, spec, cfg)
+        source = codegen(func, spec, cfg)
     else:
         records = trace_fn(func)
         source = codegen(func) if codegen is not None else None
@@ -177,7 +181,7 @@ def ir_lower_trace(func, target="cpu", out_dir=None):
     return trace
 
 
-def trace_from_env(func, target):
+def trace_from_env(func, target, pass_configs=None):
     """The TL_LOWER_TRACE hook of JITKernel: when the variable names a directory, writes the trace of this
     kernel to <dir>/<func name>_<target>_<hash of the input IR>/. A failure to trace (unsupported target, a
     program the compiler rejects) is written to error.txt there and does not stop the compilation, which
@@ -193,7 +197,7 @@ def trace_from_env(func, target):
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
     out = os.path.join(root, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', func.name)}_{kind}_{digest}")
     try:
-        return ir_lower_trace(func, target=target, out_dir=out)
+        return ir_lower_trace(func, target=target, out_dir=out, pass_configs=pass_configs)
     except Exception as e:  # noqa: BLE001 -- recorded for the user, then the compile raises its own error
         os.makedirs(out, exist_ok=True)
         _write(os.path.join(out, "00_input.txt"), text)
