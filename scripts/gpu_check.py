@@ -1,36 +1,84 @@
-"""GPU check: every CUDA kernel of the test suite against PyTorch on random inputs, then timing of the
-reference GEMM and a 4096^3 fp16 GEMM against torch.matmul (cuBLAS). Prints one short table.
-Needs a CUDA GPU and PyTorch. Run through scripts/gpu_check.sh (which builds the project first)."""
+"""The GPU gate (run through scripts/gpu_check.sh, which builds the project offline first):
+
+  1. the reference program exactly as written (examples/reference/gemm_tilelang_demo.py, a copy of
+     ../shared/examples/gemm_tilelang_demo.py, which does not travel to the GPU machine);
+  2. every CUDA kernel of the test suite against PyTorch on random inputs, ragged sizes included;
+  3. per-intrinsic micro-tests (mma.sync fp16/bf16 with every ldmatrix form, cp.async groups, warp
+     shuffles, vector loads/stores) on the GPU and in the emulator on the same integer-valued inputs,
+     compared bit for bit;
+  4. compute-sanitizer memcheck and racecheck on three kernels;
+  5. timings: the reference GEMM, 8192^3 fp16/bf16 GEMMs against torch.matmul (cuBLAS), FlashAttention
+     forward against torch.nn.functional.scaled_dot_product_attention.
+
+Prints one table, writes it as JSON ($OUT/gpu_check.json when OUT is set, and build/gpu_check.json), and
+exits 1 on any mismatch, error or sanitizer report (timings never fail the gate; they are reported)."""
+import json
 import os
+import shutil
+import subprocess
 import sys
 import time
+import traceback
 
+import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 import kernels  # noqa: E402
 import tilelang  # noqa: E402
 
+T0 = time.time()
 dev = "cuda"
 torch.manual_seed(0)
-rows = []
+rows = []      # (section, name, status, detail)
+timings = []   # dicts
 
 
-def check(name, func, inputs, out, ref_fn, atol, rtol=1e-2):
+def row(section, name, status, detail=""):
+    rows.append({"section": section, "name": name, "status": status, "detail": detail})
+    print(f"[{section}] {name}: {status} {detail}", flush=True)
+
+
+def guarded(section, name, fn):
     try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - one table for everything
+        row(section, name, "ERROR", f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+        traceback.print_exc()
+
+
+def r(*shape, dt=torch.float16):
+    return torch.randn(*shape, device=dev, dtype=dt)
+
+
+# ---- 1. the reference program as written --------------------------------------------------------------
+def reference_program():
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "reference", "gemm_tilelang_demo.py")],
+                       capture_output=True, text=True, timeout=300)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    last = out[-1] if out else ""
+    err = float(last.rsplit(":", 1)[1]) if p.returncode == 0 and "Max absolute difference" in last else None
+    # fp16 output of magnitude ~32: rounding alone gives up to ~3e-2; a wrong kernel gives O(10)
+    row("reference", "gemm_tilelang_demo.py as written", "ok" if err is not None and err < 0.1 else "MISMATCH"
+        if err is not None else "ERROR", last[:160])
+
+
+guarded("reference", "gemm_tilelang_demo.py as written", reference_program)
+
+
+# ---- 2. every CUDA kernel against torch -----------------------------------------------------------------
+def check(name, func, inputs, out, ref_fn, atol, rtol=1e-2):
+    def run():
         k = tilelang.compile(func, target="cuda")
         k(*inputs, out)
         torch.cuda.synchronize()
         ref = ref_fn(*[t.double() for t in inputs])
         err = (out.double() - ref).abs().max().item()
         ok = torch.allclose(out.double(), ref, atol=atol, rtol=rtol)
-        rows.append((name, "ok" if ok else "MISMATCH", f"{err:.2e}"))
-    except Exception as e:  # report and go on: one table for everything
-        rows.append((name, "ERROR", str(e).splitlines()[0][:60]))
-
-
-def r(*shape, dt=torch.float16):
-    return torch.randn(*shape, device=dev, dtype=dt)
+        row("kernels", name, "ok" if ok else "MISMATCH", f"max abs err {err:.2e}")
+    guarded("kernels", name, run)
 
 
 for M, N, K in [(1024, 1024, 1024), (1000, 1000, 1000), (200, 136, 72)]:
@@ -41,36 +89,134 @@ for ta, tb in [(True, False), (False, True), (True, True)]:
     M, N, K = 512, 256, 384
     a = r(K, M) if ta else r(M, K)
     b = r(N, K) if tb else r(K, N)
-    check(f"gemm tA={int(ta)} tB={int(tb)} bf16", kernels.matmul_transposed(M, N, K, 128, 128, 32, ta, tb, dtype="bfloat16",
-                                                                           out_dtype="float32"),
+    check(f"gemm tA={int(ta)} tB={int(tb)} bf16",
+          kernels.matmul_transposed(M, N, K, 128, 128, 32, ta, tb, dtype="bfloat16", out_dtype="float32"),
           [a.bfloat16(), b.bfloat16()], torch.empty(M, N, device=dev),
-          lambda x, y: (x.T if ta else x) @ (y.T if tb else y), 5e-2)
+          lambda x, y, ta=ta, tb=tb: (x.T if ta else x) @ (y.T if tb else y), 5e-2)
 a, b = r(512, 1024), r(1024, 512)
-check("split-K gemm", kernels.matmul_splitk(512, 512, 1024, 128, 128, 32, 4), [a, b], torch.zeros(512, 512, device=dev),
-      lambda x, y: x @ y, 1e-2)
+check("split-K gemm (atomics)", kernels.matmul_splitk(512, 512, 1024, 128, 128, 32, 4), [a, b],
+      torch.zeros(512, 512, device=dev), lambda x, y: x @ y, 1e-2)
 for causal in (False, True):
     B, H, S, D = 2, 4, 512, 64
     q, k_, v = r(B, H, S, D), r(B, H, S, D), r(B, H, S, D)
 
-    def attn(q, k, v, causal=causal):
+    def attn(q, k, v, causal=causal, S=S, D=D):
         s = q @ k.transpose(-1, -2) / D ** 0.5
         if causal:
             s = s.masked_fill(~torch.ones(S, S, dtype=torch.bool, device=dev).tril(), float("-inf"))
         return torch.softmax(s, -1) @ v
 
-    check(f"flashattn causal={causal}", kernels.flashattn(B, H, S, D, causal), [q, k_, v], torch.empty_like(q), attn, 2e-2)
+    check(f"flashattn causal={causal}", kernels.flashattn(B, H, S, D, causal), [q, k_, v], torch.empty_like(q),
+          attn, 2e-2)
 x = torch.randn(1000, 512, device=dev)
-check("softmax", kernels.softmax(1000, 512, 4), [x], torch.empty_like(x), lambda t: torch.softmax(t, -1), 1e-5)
-check("rmsnorm", kernels.rms_norm(1000, 512, 4), [x], torch.empty_like(x),
+check("softmax 1000x512", kernels.softmax(1000, 512, 4), [x], torch.empty_like(x), lambda t: torch.softmax(t, -1), 1e-5)
+check("rmsnorm 1000x512", kernels.rms_norm(1000, 512, 4), [x], torch.empty_like(x),
       lambda t: t / torch.sqrt((t * t).mean(-1, keepdim=True) + 1e-12), 1e-4)
 
-print(f"{'kernel':<28}{'result':<10}{'max abs err':>14}")
-for name, res, err in rows:
-    print(f"{name:<28}{res:<10}{err:>14}")
+
+# ---- 3. intrinsics: GPU against the emulator, bit for bit -----------------------------------------------
+def ints(shape, dtype, lo=-3, hi=4):
+    """Small integers: every product and sum is exact in every order, so results must match exactly."""
+    return np.random.default_rng(7).integers(lo, hi, size=shape).astype(np.float32).astype(dtype)
 
 
-def bench(fn, n=50):
-    for _ in range(5):
+def bit_exact(name, func, inputs_np, out_shape, out_dtype):
+    def run():
+        emu_out = np.zeros(out_shape, out_dtype)
+        tilelang.compile(func, target="cuda", execution_backend="emulator")(*inputs_np, emu_out)
+        tin = [torch.from_numpy(np.ascontiguousarray(x).view(np.uint16)).view(torch.bfloat16).to(dev)
+               if x.dtype.name == "bfloat16" else torch.from_numpy(np.ascontiguousarray(x)).to(dev) for x in inputs_np]
+        gout = torch.zeros(out_shape, device=dev, dtype=getattr(torch, np.dtype(out_dtype).name))
+        tilelang.compile(func, target="cuda")(*tin, gout)
+        torch.cuda.synchronize()
+        g = gout.cpu().numpy()
+        same = g.tobytes() == emu_out.tobytes()
+        diff = int(np.count_nonzero(g.view(np.uint8) != emu_out.view(np.uint8)))
+        row("intrinsics", name, "ok" if same else "MISMATCH", "bit-identical" if same else f"{diff} bytes differ")
+    guarded("intrinsics", name, run)
+
+
+import ml_dtypes  # noqa: E402
+
+for dt, npdt in [("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16)]:
+    for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
+        M, N, K = 64, 64, 64
+        a = ints((K, M) if ta else (M, K), npdt)
+        b = ints((N, K) if tb else (K, N), npdt)
+        bit_exact(f"mma.sync m16n8k16 {dt} + ldmatrix (tA={int(ta)}, tB={int(tb)})",
+                  kernels.matmul_transposed(M, N, K, 64, 64, 32, ta, tb, dtype=dt, out_dtype="float32"), [a, b],
+                  (M, N), np.float32)
+bit_exact("cp.async groups (3-stage pipeline)", kernels.matmul(128, 128, 256, 64, 64, 32, out_dtype="float32",
+                                                                num_stages=3),
+          [ints((128, 256), np.float16), ints((256, 128), np.float16)], (128, 128), np.float32)
+import tilelang.language as T  # noqa: E402
+
+
+def row_reduce(kind):
+    @T.prim_func
+    def k(A: T.Tensor((64, 128), "float32"), S: T.Tensor((64,), "float32")):
+        with T.Kernel(16, threads=128) as bx:
+            F = T.alloc_fragment((4, 128), "float32")
+            s = T.alloc_fragment((4,), "float32")
+            T.copy(A[bx * 4, 0], F)
+            if kind == "sum":
+                T.reduce_sum(F, s, dim=1)
+            else:
+                T.reduce_max(F, s, dim=1)
+            T.copy(s, S[bx * 4])
+    return k
+
+
+for kind in ("sum", "max"):
+    bit_exact(f"warp shuffles (row {kind} of a striped fragment)", row_reduce(kind), [ints((64, 128), np.float32)],
+              (64,), np.float32)
+bit_exact("vector loads/stores (elementwise)", kernels.elementwise_add(),
+          [ints((1000,), np.float32), ints((1000,), np.float32)], (1000,), np.float32)
+
+
+# ---- 4. compute-sanitizer -------------------------------------------------------------------------------
+SAN = r"""
+import sys, torch
+sys.path.insert(0, {tests!r})
+import tilelang, kernels
+d = "cuda"
+a, b = torch.randn(200, 72, device=d, dtype=torch.float16), torch.randn(72, 136, device=d, dtype=torch.float16)
+tilelang.compile(kernels.matmul(200, 136, 72, out_dtype="float32"), target="cuda")(a, b, torch.empty(200, 136, device=d))
+q = torch.randn(1, 2, 128, 64, device=d, dtype=torch.float16)
+tilelang.compile(kernels.flashattn(1, 2, 128, 64, True), target="cuda")(q, q, q, torch.empty_like(q))
+x = torch.randn(100, 256, device=d)
+tilelang.compile(kernels.softmax(100, 256, 4), target="cuda")(x, torch.empty_like(x))
+torch.cuda.synchronize()
+print("sanitized kernels ran")
+"""
+
+
+def sanitizer(tool):
+    def run():
+        exe = shutil.which("compute-sanitizer") or next(
+            (p for p in ("/usr/local/cuda/bin/compute-sanitizer",) if os.path.exists(p)), None)
+        if exe is None:
+            row("sanitizer", tool, "ERROR", "compute-sanitizer not found")
+            return
+        code = SAN.format(tests=os.path.join(ROOT, "tests", "python"))
+        p = subprocess.run([exe, "--tool", tool, "--error-exitcode", "9", sys.executable, "-c", code],
+                           capture_output=True, text=True, timeout=420)
+        text = p.stdout + p.stderr
+        summary = next((line for line in text.splitlines() if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line),
+                       "")
+        ok = p.returncode == 0 and "sanitized kernels ran" in text
+        row("sanitizer", f"{tool} (ragged gemm, causal flashattn, softmax)", "ok" if ok else "REPORT",
+            summary.strip()[:160] or text.strip().splitlines()[-1][:160] if text.strip() else f"rc {p.returncode}")
+    guarded("sanitizer", tool, run)
+
+
+sanitizer("memcheck")
+sanitizer("racecheck")
+
+
+# ---- 5. timings -----------------------------------------------------------------------------------------
+def bench(fn, n=30):
+    for _ in range(3):
         fn()
     torch.cuda.synchronize()
     ts = []
@@ -85,12 +231,61 @@ def bench(fn, n=50):
     return ts[len(ts) // 2]
 
 
-print(f"\n{'GEMM fp16 (median ms)':<28}{'ours':>10}{'cuBLAS':>10}{'TFLOP/s':>10}{'ratio':>8}")
-for M, bm, bn, bk, st in [(1024, 128, 128, 32, 2), (4096, 128, 128, 32, 3)]:
-    a, b, c = r(M, M), r(M, M), torch.empty(M, M, device=dev, dtype=torch.float16)
-    t0 = time.time()
-    k = tilelang.compile(kernels.matmul(M, M, M, bm, bn, bk, num_stages=st), target="cuda")
-    ours = bench(lambda: k(a, b, c))
-    theirs = bench(lambda: torch.matmul(a, b))
-    tf = 2 * M ** 3 / ours / 1e9
-    print(f"{f'{M}^3 ({bm}x{bn}x{bk}, {st} st)':<28}{ours:>10.3f}{theirs:>10.3f}{tf:>10.1f}{theirs / ours:>8.2f}")
+def time_gemm(name, M, dt, bm=128, bn=128, bk=32, st=3):
+    def run():
+        tdt = getattr(torch, dt)
+        a, b, c = r(M, M, dt=tdt), r(M, M, dt=tdt), torch.empty(M, M, device=dev, dtype=tdt)
+        k = tilelang.compile(kernels.matmul(M, M, M, bm, bn, bk, dtype=dt, num_stages=st), target="cuda")
+        k(a, b, c)
+        ok = torch.allclose(c.float(), (a @ b).float(), atol=1.0, rtol=5e-2)
+        ours, theirs = bench(lambda: k(a, b, c)), bench(lambda: torch.matmul(a, b))
+        tf = 2 * M ** 3 / ours / 1e9
+        timings.append(dict(name=name, ours_ms=ours, ref_ms=theirs, ref="torch.matmul (cuBLAS)", tflops=tf,
+                            ratio=theirs / ours))
+        row("timing", name, "ok" if ok else "MISMATCH",
+            f"{ours:.3f} ms vs cuBLAS {theirs:.3f} ms ({theirs / ours:.2f}x), {tf:.0f} TFLOP/s")
+    guarded("timing", name, run)
+
+
+def time_attn(name, B, H, S, D, causal):
+    def run():
+        q, k_, v = r(B, H, S, D), r(B, H, S, D), r(B, H, S, D)
+        o = torch.empty_like(q)
+        kern = tilelang.compile(kernels.flashattn(B, H, S, D, causal), target="cuda")
+        kern(q, k_, v, o)
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k_, v, is_causal=causal)
+        ok = torch.allclose(o.float(), ref.float(), atol=2e-2, rtol=2e-2)
+        ours = bench(lambda: kern(q, k_, v, o))
+        theirs = bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k_, v, is_causal=causal))
+        flops = 4 * B * H * S * S * D / (2 if causal else 1)
+        tf = flops / ours / 1e9
+        timings.append(dict(name=name, ours_ms=ours, ref_ms=theirs, ref="scaled_dot_product_attention", tflops=tf,
+                            ratio=theirs / ours))
+        row("timing", name, "ok" if ok else "MISMATCH",
+            f"{ours:.3f} ms vs SDPA {theirs:.3f} ms ({theirs / ours:.2f}x), {tf:.0f} TFLOP/s")
+    guarded("timing", name, run)
+
+
+time_gemm("reference GEMM 1024^3 fp16 (128x128x32, 2 stages)", 1024, "float16", st=2)
+time_gemm("GEMM 8192^3 fp16 (128x128x32, 3 stages)", 8192, "float16")
+time_gemm("GEMM 8192^3 bf16 (128x128x32, 3 stages)", 8192, "bfloat16")
+for D in (64, 128):
+    for causal in (False, True):
+        time_attn(f"FlashAttention fwd 4x16x4096x{D} causal={causal}", 4, 16, 4096, D, causal)
+
+# ---- the table --------------------------------------------------------------------------------------------
+failed = [x for x in rows if x["status"] != "ok"]
+print("\n| section | check | result | detail |\n|---|---|---|---|")
+for x in rows:
+    print(f"| {x['section']} | {x['name']} | {x['status']} | {x['detail']} |")
+elapsed = time.time() - T0
+print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed ({elapsed:.0f} s, {torch.cuda.get_device_name(0)})")
+report = dict(device=torch.cuda.get_device_name(0), elapsed_s=elapsed, ok=not failed, rows=rows, timings=timings)
+paths = [os.path.join(ROOT, "build", "gpu_check.json")]
+if os.environ.get("OUT"):
+    paths.append(os.path.join(os.environ["OUT"], "gpu_check.json"))
+for p in paths:
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        json.dump(report, f, indent=1)
+sys.exit(1 if failed else 0)
