@@ -117,9 +117,7 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
                                               " threads; this kernel asks for " + std::to_string(T), k->span);
   ctx.info->threads = T;
   static const std::pair<const char*, const char*> hints[] = {
-      {"tl.annotate_layout", "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"},
-      {"tl.use_swizzle", "T.use_swizzle (block rasterisation) is not implemented by the CUDA backend yet; blocks run in "
-                         "launch order"}};
+      {"tl.annotate_layout", "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"}};
   for (auto& [key, what] : hints) {
     auto it = f->attrs.find(key);
     if (it != f->attrs.end()) {

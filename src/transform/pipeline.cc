@@ -9,6 +9,7 @@
 #include "ir/verify.h"
 #include "transform/cuda_passes.h"
 #include "transform/inject_bound_guards.h"
+#include "transform/rasterize_blocks.h"
 #include "transform/lower_tile_ops_cpu.h"
 
 namespace tl {
@@ -56,6 +57,7 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
   RejectViews(f);
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
@@ -69,6 +71,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   };
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
       .Run("LayoutInference", with(InferLayouts))

@@ -432,11 +432,21 @@ def _note_hint(key):
         ctx.attrs[key] = ctx.attrs.get(key, "") + ("; " if key in ctx.attrs else "") + where
 
 
-def use_swizzle(panel_size=None, order="row", enable=True):
-    """Block rasterisation hint. Not implemented yet: the CPU target has no use for it and the CUDA
-    backend warns that blocks run in launch order."""
-    if enable:
-        _note_hint("tl.use_swizzle")
+def use_swizzle(panel_size=8, order="row", enable=True):
+    """Block rasterisation for L2 reuse, as in TileLang: blocks are handed out panel by panel, a panel
+    being `panel_size` rows of the grid (order="row") or columns (order="col"), and inside a panel one
+    column (row) after another. The mapping is a bijection of the block indices (pass RasterizeBlocks)."""
+    if not enable:
+        return None
+    if isinstance(panel_size, builtins.bool) or not isinstance(panel_size, builtins.int) or panel_size < 1:
+        raise TileLangTypeError(f"T.use_swizzle(panel_size=...) takes a positive int, got {panel_size!r}")
+    if order not in ("row", "col", "column"):
+        raise TileLangTypeError(f"T.use_swizzle(order=...) is 'row' or 'col', got {order!r}")
+    ctx = builder.current()
+    if ctx is not None:
+        sp = builder.span()
+        ctx.attrs["tl.use_swizzle"] = f"panel={panel_size} order={order[:3]} at {sp[0]}:{sp[1]}" if sp else \
+            f"panel={panel_size} order={order[:3]}"
     return None
 
 
