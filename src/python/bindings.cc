@@ -12,6 +12,7 @@
 #include <nanobind/stl/vector.h>
 #include <nanobind/stl/set.h>
 
+#include "arith/expr_depth.h"
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
@@ -19,6 +20,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_module.h"
 #include "runtime/module.h"
+#include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
@@ -237,7 +239,9 @@ NB_MODULE(_ffi, m) {
                         const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
     std::vector<Param> ps;
     for (auto& p : params) ps.push_back({p.first, p.second});
-    return MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+    PrimFunc f = MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+    CheckExprDepth(f);  // before anything walks it recursively
+    return f;
   });
 
   // ---- analyses --------------------------------------------------------------------------------
@@ -284,6 +288,16 @@ NB_MODULE(_ffi, m) {
     a.scalar = v;
     return a;
   });
+  // An integer scalar, exactly: `bits` is its two's-complement int64 (a uint64 above 2^63 - 1 is
+  // passed as v - 2^64 with is_unsigned set).
+  m.def("make_int_scalar_arg", [](int64_t bits, bool is_unsigned) {
+    TensorArg a;
+    a.is_tensor = false;
+    a.scalar_is_int = true;
+    a.scalar_unsigned = is_unsigned;
+    a.scalar_int = bits;
+    return a;
+  }, "bits"_a, "is_unsigned"_a = false);
   nb::class_<CpuModule>(m, "CpuModule")
       .def_prop_ro("source", &CpuModule::source)
       .def_prop_ro("library_path", &CpuModule::library_path)
@@ -303,6 +317,7 @@ NB_MODULE(_ffi, m) {
     return BuildCPU(f, opt);
   }, "func"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "", "flags"_a = "");
   m.def("lower_cpu", [](const PrimFunc& f) { return LowerForCPU(f); });
+  m.def("written_params", &WrittenParams);
   m.def("lower_cpu_trace", [](const PrimFunc& f) {
     std::vector<PassRecord> trace;
     LowerForCPU(f, &trace);
@@ -355,17 +370,30 @@ NB_MODULE(_ffi, m) {
         return c.Check(args, {}, device);
       })
       .def("grid", &CudaModule::Grid)
+      // Test hook: the launcher's argument slots as bytes, without a GPU.
+      .def("pack_args", [](const CudaModule& c, const std::vector<TensorArg>& args) {
+        std::vector<uint64_t> slots = c.PackArgs(args);
+        return nb::bytes(reinterpret_cast<const char*>(slots.data()), slots.size() * 8);
+      })
       .def("emulate", [](const CudaModule& c, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
         std::vector<int64_t> sv = c.Check(args, {}, "cpu");
         std::vector<void*> ptrs;
         std::map<const VarNode*, double> syms;
+        emu::Options o;
         for (size_t i = 0; i < args.size(); ++i) {
           const Param& p = c.func->params[i];
           ptrs.push_back(p.buffer ? args[i].data : nullptr);
-          if (!p.buffer) syms[p.var.get()] = args[i].scalar;
+          if (p.buffer) continue;
+          // The value the kernel sees: exact integers, floats rounded to the declared type.
+          std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + c.func->name + "'";
+          TypedScalar ts = ConvertScalar(args[i], p.var->dtype, what);
+          syms[p.var.get()] = ts.f;
+          if (!p.var->dtype.is_float()) o.exact_ints[p.var.get()] = ts.i;
         }
-        for (size_t i = 0; i < c.syms.size(); ++i) syms[c.syms[i].get()] = static_cast<double>(sv[i]);
-        emu::Options o;
+        for (size_t i = 0; i < c.syms.size(); ++i) {
+          syms[c.syms[i].get()] = static_cast<double>(sv[i]);
+          o.exact_ints[c.syms[i].get()] = sv[i];
+        }
         o.check_races = races;
         o.check_uninit = uninit;
         o.max_reports = max_reports;

@@ -14,13 +14,16 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "support/subprocess.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "arith/eval.h"
 #include "runtime/module.h"
 #include "runtime/cache_util.h"
+#include "runtime/scalar_abi.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
 
@@ -295,6 +298,35 @@ std::vector<int64_t> CheckArguments(const PrimFunc& func_, const std::vector<Var
   return syms;
 }
 
+std::vector<bool> WrittenParams(const PrimFunc& f) {
+  class Writes : public IRVisitor {
+   public:
+    std::set<const BufferNode*> written;
+
+   protected:
+    void VisitStore(const StoreNode* n) override {
+      written.insert(n->buffer.get());
+      IRVisitor::VisitStore(n);
+    }
+    void VisitTileOp(const StmtNode* s) override {
+      switch (s->kind) {
+        case StmtKind::kCopy: written.insert(static_cast<const CopyNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kGemm: written.insert(static_cast<const GemmNode*>(s)->C.buffer.get()); break;
+        case StmtKind::kFill: written.insert(static_cast<const FillNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kReduce: written.insert(static_cast<const ReduceNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kAtomicAdd: written.insert(static_cast<const AtomicAddNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kCumsum: written.insert(static_cast<const CumsumNode*>(s)->dst.buffer.get()); break;
+        default: break;
+      }
+      IRVisitor::VisitTileOp(s);
+    }
+  } w;
+  w.VisitStmt(f->body);
+  std::vector<bool> out;
+  for (auto& p : f->params) out.push_back(p.buffer && w.written.count(p.buffer.get()));
+  return out;
+}
+
 std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip) const {
   return CheckArguments(func_, syms_, args, skip, "cpu");
 }
@@ -328,18 +360,15 @@ std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& func_, co
 void CpuModule::Launch(const std::vector<TensorArg>& args) const {
   std::vector<int64_t> syms = Check(args);
   std::vector<void*> ptrs;
-  std::vector<int64_t> ints(args.size());
-  std::vector<double> dbls(args.size());
+  std::vector<uint64_t> slots(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Param& p = func_->params[i];
     if (p.buffer) {
       ptrs.push_back(args[i].data);
-    } else if (p.var->dtype.is_float()) {
-      dbls[i] = args[i].scalar;
-      ptrs.push_back(&dbls[i]);
     } else {
-      ints[i] = static_cast<int64_t>(args[i].scalar);
-      ptrs.push_back(&ints[i]);
+      std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + func_->name + "'";
+      PackScalar(ConvertScalar(args[i], p.var->dtype, what), &slots[i]);
+      ptrs.push_back(&slots[i]);
     }
   }
   char err[512] = {0};

@@ -2,11 +2,13 @@
 #include "runtime/cuda_module.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "ir/printer.h"
 #include "layout/fragment.h"
 #include "runtime/cache_util.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/scalar_abi.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/cuda/codegen_cuda.h"
 
@@ -86,8 +88,33 @@ std::vector<int64_t> CudaModule::Grid(const std::vector<int64_t>& sym_values) co
   return g;
 }
 
+std::vector<uint64_t> CudaModule::PackArgs(const std::vector<TensorArg>& args, std::vector<int64_t>* sym_values) const {
+  std::vector<int64_t> sv = Check(args, {}, "any");
+  std::vector<uint64_t> slots(args.size() + sv.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param& p = func->params[i];
+    if (p.buffer) {
+      std::memcpy(&slots[i], &args[i].data, sizeof(void*));
+    } else {
+      std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + func->name + "'";
+      PackScalar(ConvertScalar(args[i], p.var->dtype, what), &slots[i]);
+    }
+  }
+  for (size_t i = 0; i < sv.size(); ++i) {
+    TensorArg a;
+    a.is_tensor = false;
+    a.scalar_is_int = true;
+    a.scalar_int = sv[i];
+    PackScalar(ConvertScalar(a, syms[i]->dtype, "the symbolic dimension '" + syms[i]->name + "'"), &slots[args.size() + i]);
+  }
+  if (sym_values) *sym_values = sv;
+  return slots;
+}
+
 void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) const {
-  std::vector<int64_t> sv = Check(args, {}, "cuda");
+  Check(args, {}, "cuda");
+  std::vector<int64_t> sv;
+  std::vector<uint64_t> slots = PackArgs(args, &sv);
   if (compiled.cubin.empty()) throw UserError(ErrorKind::kUnsupported, "kernel '" + func->name + "' was built without a cubin");
   int dev = 0;
   for (auto& a : args)
@@ -98,30 +125,8 @@ void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) co
   if (dev < 0) dev = 0;
   if (!loaded_) loaded_ = cuda::Module::Load(compiled.cubin, dev);
   auto mod = std::static_pointer_cast<cuda::Module>(loaded_);
-  // Argument storage: one 8-byte slot per parameter and symbolic dim, typed as the kernel expects.
-  std::vector<uint64_t> slots(args.size() + sv.size());
   std::vector<void*> ptrs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Param& p = func->params[i];
-    void* slot = &slots[i];
-    if (p.buffer) {
-      *static_cast<void**>(slot) = args[i].data;
-    } else {
-      DataType t = p.var->dtype;
-      double v = args[i].scalar;
-      if (t == DataType::Float(32)) *static_cast<float*>(slot) = static_cast<float>(v);
-      else if (t == DataType::Float(64)) *static_cast<double*>(slot) = v;
-      else if (t.bits() == 64) *static_cast<int64_t*>(slot) = static_cast<int64_t>(v);
-      else *static_cast<int32_t*>(slot) = static_cast<int32_t>(v);
-    }
-    ptrs.push_back(slot);
-  }
-  for (size_t i = 0; i < sv.size(); ++i) {
-    void* slot = &slots[args.size() + i];
-    if (syms[i]->dtype.bits() == 64) *static_cast<int64_t*>(slot) = sv[i];
-    else *static_cast<int32_t*>(slot) = static_cast<int32_t>(sv[i]);
-    ptrs.push_back(slot);
-  }
+  for (auto& s : slots) ptrs.push_back(&s);
   auto g = Grid(sv);
   cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
   cuda::Dim3 block{static_cast<unsigned>(info.threads), 1, 1};

@@ -77,9 +77,9 @@ class CodegenCPUImpl : public CodegenC {
         os_ << "  " << CType(p.buffer->dtype) << "* __restrict " << Name(p.buffer.get(), p.buffer->name)
             << " = static_cast<" << CType(p.buffer->dtype) << "*>(tl_args[" << i << "]);\n";
       } else {
-        std::string src = p.var->dtype.is_float() ? "double" : "int64_t";
-        os_ << "  const " << CType(p.var->dtype) << " " << Name(p.var.get()) << " = static_cast<"
-            << CType(p.var->dtype) << ">(*static_cast<" << src << "*>(tl_args[" << i << "]));\n";
+        // The runtime packs each scalar as the type the parameter declares (runtime/scalar_abi.h).
+        os_ << "  const " << CType(p.var->dtype) << " " << Name(p.var.get()) << " = *static_cast<const "
+            << CType(p.var->dtype) << "*>(tl_args[" << i << "]);\n";
       }
     }
     Stmt_(f_->body, 1);
