@@ -2,6 +2,8 @@
 // builder the front end drives), printing, structural comparison, the simplifier, and the
 // compile / launch entry points of the backends.
 #include <nanobind/nanobind.h>
+#include <cmath>
+#include <cstdint>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -90,6 +92,50 @@ Region MakeRegion(const Buffer& b, const std::vector<std::pair<Expr, Expr>>& ran
   return r;
 }
 
+bool FitsInt(DataType t, int64_t v) {
+  if (t.is_bool()) return v == 0 || v == 1;
+  int bits = t.bits();
+  if (bits >= 64) return t.is_int() || v >= 0;
+  if (t.is_int()) return v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1));
+  return v >= 0 && v < (int64_t(1) << bits);
+}
+
+// A typed integer constant: the value must fit the type (T.int32(2**40 + 5) is an error, not 5).
+Expr CheckedIntImm(DataType t, const nb::int_& value) {
+  nb::object py = nb::borrow(value);
+  if (t.is_float()) return FloatImm(t, nb::cast<double>(nb::float_(py)));
+  int64_t v = 0;
+  uint64_t u = 0;
+  if (t.is_uint() && t.bits() == 64 && !nb::try_cast<int64_t>(py, v) && nb::try_cast<uint64_t>(py, u))
+    return IntImm(t, static_cast<int64_t>(u));  // above 2^63 - 1: kept as its bits
+  if (!nb::try_cast<int64_t>(py, v) || !FitsInt(t, v)) {
+    std::string text = nb::cast<std::string>(nb::str(py));
+    if (text.size() > 40) text = "an integer of " + std::to_string(text.size()) + " digits";
+    throw UserError(ErrorKind::kType, "the constant " + text + " does not fit in " + t.str() +
+                                          "; use a wider type (e.g. T.int64) or reduce the value");
+  }
+  return IntImm(t, v);
+}
+
+// A Python float given where an integer type is expected: converted as C does (truncation toward
+// zero); infinities give the type's extreme values (T.infinity("int32") is INT32_MAX); NaN and
+// values out of range are errors.
+Expr FloatToIntImm(DataType t, double v) {
+  if (std::isnan(v)) throw UserError(ErrorKind::kType, "NaN cannot be converted to the integer type " + t.str());
+  int bits = t.is_bool() ? 1 : t.bits();
+  if (std::isinf(v)) {
+    if (t.is_bool()) return IntImm(t, 1);
+    if (t.is_uint()) return IntImm(t, v < 0 ? 0 : (bits >= 64 ? -1 : (int64_t(1) << bits) - 1));
+    if (bits >= 64) return IntImm(t, v < 0 ? INT64_MIN : INT64_MAX);
+    return IntImm(t, v < 0 ? -(int64_t(1) << (bits - 1)) : (int64_t(1) << (bits - 1)) - 1);
+  }
+  double tr = std::trunc(v);
+  if (t.is_bool()) return IntImm(t, v != 0);
+  if (tr < -9.3e18 || tr > 9.2e18 || !FitsInt(t, static_cast<int64_t>(tr)))
+    throw UserError(ErrorKind::kType, "the constant " + std::to_string(v) + " does not fit in " + t.str());
+  return IntImm(t, static_cast<int64_t>(tr));
+}
+
 const char* ErrorClassName(ErrorKind k) {
   switch (k) {
     case ErrorKind::kSyntax: return "TileLangSyntaxError";
@@ -167,11 +213,27 @@ NB_MODULE(_ffi, m) {
   // ---- builder ---------------------------------------------------------------------------------
   m.def("valid_dtype", [](const std::string& s) { DataType t; return DataType::Parse(s, &t); });
   m.def("canonical_dtype", [](const std::string& s) { return ParseType(s).str(); });
-  m.def("int_imm", [](const std::string& t, int64_t v) { return IntImm(ParseType(t), v); });
-  m.def("float_imm", [](const std::string& t, double v) { return FloatImm(ParseType(t), v); });
+  m.def("int_imm", [](const std::string& t, nb::int_ v) { return CheckedIntImm(ParseType(t), v); });
+  m.def("float_imm", [](const std::string& t, double v) {
+    DataType dt = ParseType(t);
+    if (dt.is_integer() || dt.is_bool()) return FloatToIntImm(dt, v);
+    return FloatImm(dt, v);
+  });
   m.def("string_imm", &StringImm);
   m.def("var", [](const std::string& n, const std::string& t) { return MakeVar(n, ParseType(t)); });
-  m.def("binary", [](const std::string& op, const Expr& a, const Expr& b) { return Binary(ParseBinOp(op), a, b); });
+  m.def("binary", [](const std::string& op, const Expr& a, const Expr& b) {
+    // An integer literal that does not fit the other operand's type widens the operation to
+    // int64 (`bx * 10**12` is 64-bit arithmetic on every backend), instead of being narrowed.
+    auto widen = [](const Expr& lit, const Expr& other) {
+      int64_t v;
+      if (!AsConstInt(lit, &v) || !lit->dtype.is_integer() || !other->dtype.is_integer() || other->dtype.bits() >= 64 ||
+          As<IntImmNode>(other))
+        return other;
+      return FitsInt(other->dtype, v) ? other : Cast(DataType::Int(64), other);
+    };
+    Expr x = widen(b, a), y = widen(a, b);
+    return Binary(ParseBinOp(op), x, y);
+  });
   m.def("logical_not", &Not);
   m.def("cast", [](const std::string& t, const Expr& a) { return Cast(ParseType(t), a); });
   m.def("select", &Select);
@@ -181,7 +243,27 @@ NB_MODULE(_ffi, m) {
   m.def("load", [](const Buffer& b, const std::vector<Expr>& idx) { return Load(b, idx); });
   m.def("buffer", [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
                      const std::string& scope, std::optional<SpanT> span) {
-    return MakeBuffer(name, ParseType(t), shape, ParseScope(scope), ToSpan(span));
+    Scope sc = ParseScope(scope);
+    DataType dt = ParseType(t);
+    if (dt.is_handle() || dt.is_void())
+      throw UserError(ErrorKind::kType, "buffer '" + name + "' cannot hold elements of type " + dt.str(), ToSpan(span));
+    if (dt.lanes() != 1)
+      throw UserError(ErrorKind::kUnsupported, "buffer '" + name + "' has the vector type " + dt.str() +
+                                                   "; declare it with the element type " + dt.element_of().str() +
+                                                   " and a last dimension " + std::to_string(dt.lanes()) + " times larger",
+                      ToSpan(span));
+    if (sc != Scope::kGlobal && sc != Scope::kLocalVar) {
+      if (shape.empty())
+        throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the empty shape (); give it a shape such as "
+                                          "(1,), or use T.alloc_var(dtype) for a scalar", ToSpan(span));
+      for (auto& d : shape) {
+        int64_t v;
+        if (AsConstInt(d, &v) && v <= 0)
+          throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the extent " + std::to_string(v) +
+                                            "; extents must be positive", ToSpan(span));
+      }
+    }
+    return MakeBuffer(name, dt, shape, sc, ToSpan(span));
   }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none());
 
   m.def("store", [](const Buffer& b, const Expr& v, const std::vector<Expr>& i, std::optional<SpanT> s) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "arith/expr_depth.h"
+#include "arith/index_check.h"
 #include "ir/printer.h"
 #include "layout/fragment.h"
 #include "runtime/cache_util.h"
@@ -26,6 +28,8 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   auto m = std::make_shared<CudaModule>();
   CudaTarget target = ParseCudaTarget(opt.target);
   auto t0 = std::chrono::steady_clock::now();
+  CheckExprDepth(f);
+  CheckStaticIndices(f);
   m->func = f;
   m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
   m->lower_ms = MsSince(t0);
@@ -48,13 +52,19 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   std::string dir = CacheDir(co) + "/cuda/" + key;
   if (cache) {
     std::string cubin, ptx, log, meta;
-    if (ReadFile(dir + "/kernel.cubin", &cubin) && ReadFile(dir + "/kernel.ptx", &ptx) && ReadFile(dir + "/kernel.log", &log) &&
-        ReadFile(dir + "/kernel.meta", &meta) && meta == std::to_string(cubin.size()) + " " + HashHex(cubin + ptx)) {
+    // Every file must be a regular file of bounded size, and the meta must name this entry's key
+    // (see EntryValid in cpu_module.cc).
+    const size_t kMax = size_t(256) << 20;
+    std::string compiler;
+    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &cubin) && ReadCacheFile(dir + "/kernel.ptx", kMax, &ptx) &&
+        ReadCacheFile(dir + "/kernel.log", kMax, &log) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+        ReadCacheFile(dir + "/kernel.compiler", 4096, &compiler) &&
+        meta == std::to_string(cubin.size()) + " " + HashHex(cubin + ptx + "\n" + log + "\n" + compiler) + " " + key) {
       m->compiled.cubin = cubin;
       m->compiled.ptx = ptx;
       m->compiled.log = log;
       cuda::ParsePtxasReport(log, &m->compiled);
-      ReadFile(dir + "/kernel.compiler", &m->compiled.compiler);
+      m->compiled.compiler = compiler;
       m->from_cache = true;
       return m;
     }
@@ -66,7 +76,9 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
     AtomicWrite(dir + "/kernel.ptx", m->compiled.ptx);
     AtomicWrite(dir + "/kernel.log", m->compiled.log);
     AtomicWrite(dir + "/kernel.compiler", m->compiled.compiler);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " + HashHex(m->compiled.cubin + m->compiled.ptx));
+    AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " +
+                                          HashHex(m->compiled.cubin + m->compiled.ptx + "\n" + m->compiled.log + "\n" +
+                                                  m->compiled.compiler) + " " + key);
   }
   return m;
 }

@@ -67,8 +67,8 @@ std::string CodegenC::E(const Expr& e) {
           case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
           case BinaryOp::kSub: return "(" + x + " - " + y + ")";
           case BinaryOp::kMul: return "(" + x + " * " + y + ")";
-          case BinaryOp::kDiv: return "(" + x + " / " + y + ")";
-          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
+          case BinaryOp::kDiv: return fl ? "(" + x + " / " + y + ")" : IntDivMod(true, x, y, b->a->dtype);
+          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : IntDivMod(false, x, y, b->a->dtype);
           case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
           case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
           case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";

@@ -78,19 +78,30 @@ def _alloc(shape, dtype, scope, what):
     return buf
 
 
+def _check_scope(scope, allowed, what):
+    """A scope argument we accept must be one we implement (never silently ignored)."""
+    if scope not in allowed:
+        raise TileLangTypeError(f"{what}: unknown or unsupported scope {scope!r}; use one of "
+                                + ", ".join(repr(a) for a in allowed))
+
+
 def alloc_shared(shape, dtype, scope="shared.dyn"):
+    _check_scope(scope, ("shared.dyn", "shared"), "T.alloc_shared")
     return _alloc(shape, dtype, "shared", "T.alloc_shared")
 
 
 def alloc_fragment(shape, dtype, scope="local.fragment"):
+    _check_scope(scope, ("local.fragment",), "T.alloc_fragment")
     return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
 
 
 def alloc_local(shape, dtype, scope="local"):
+    _check_scope(scope, ("local",), "T.alloc_local")
     return _alloc(shape, dtype, "local", "T.alloc_local")
 
 
 def alloc_var(dtype, init=None, scope="local.var"):
+    _check_scope(scope, ("local.var", "local"), "T.alloc_var")
     buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
     if init is not None:
         builder.current().kernels[-1].var_inits.append((buf, const(init, buf.dtype) if not isinstance(init, Expr)
@@ -126,13 +137,20 @@ def Parallel(*extents, coalesced_width=None):
         if not isinstance(v, int):
             raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
                                     "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
+        if v <= 0:
+            raise TileLangTypeError(f"T.Parallel extents must be positive, got {v}")
         ranges.append((const(0), const(v)))
     return LoopSpec("parallel", ranges)
+
+
+_MAX_STAGES = 32
 
 
 def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None):
     if not isinstance(num_stages, int) or num_stages < 0:
         raise TileLangSyntaxError(f"num_stages must be a non-negative compile-time int, got {num_stages!r}")
+    if num_stages > _MAX_STAGES:  # every stage is a copy of the pipelined tiles; fail fast on absurd depths
+        raise TileLangSyntaxError(f"num_stages={num_stages} is more than the {_MAX_STAGES} stages a pipeline may have")
     mn, ext = _range_args(args, "T.Pipelined")
     return LoopSpec("pipelined", [(mn, ext)], {"num_stages": const(num_stages)})
 
