@@ -91,6 +91,13 @@ std::string CodegenC::E(const Expr& e) {
       }
       case ExprKind::kSelect: {
         auto* s = static_cast<const SelectNode*>(e.get());
+        // Arithmetic on the 16-bit and fp8 types computes in float, so the two branches may have
+        // different C++ types (float vs half_t); convert both to the select's type.
+        DataType t = s->dtype;
+        if (t.is_float() && (t.bits() < 32 || t.code() != DataType::Code::kFloat)) {
+          std::string c = ns_ + "cast<" + CType(t) + ">(";
+          return "(" + E(s->cond) + " ? " + c + E(s->true_value) + ") : " + c + E(s->false_value) + "))";
+        }
         return "(" + E(s->cond) + " ? " + E(s->true_value) + " : " + E(s->false_value) + ")";
       }
       case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));

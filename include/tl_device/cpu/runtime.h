@@ -39,6 +39,19 @@ template <typename To, typename From>
 inline To cast(const From& x) {
   if constexpr (std::is_same<To, From>::value) {
     return x;
+  } else if constexpr (std::is_integral<To>::value && !std::is_same<To, bool>::value && !std::is_integral<From>::value &&
+                       !std::is_base_of<nibble_tag, From>::value) {
+    // Float to integer as CUDA's cvt.rzi.sat does (and the emulator): truncate toward zero,
+    // saturate at the type's range, NaN gives 0 -- never the wrap-around of an undefined C cast.
+    const double v = static_cast<double>(x);
+    if (v != v) return To(0);
+    if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else if constexpr (std::is_base_of<nibble_tag, From>::value) {
+    return cast<To>(static_cast<int>(x));
+  } else if constexpr (std::is_base_of<nibble_tag, To>::value && std::is_integral<From>::value) {
+    return To(x);  // integer to int4 / uint4 keeps the low bits, like every integer narrowing
   } else if constexpr (std::is_arithmetic<From>::value && std::is_arithmetic<To>::value) {
     return static_cast<To>(x);
   } else if constexpr (std::is_arithmetic<From>::value) {

@@ -48,8 +48,10 @@ std::string CpuType(DataType t) {
   switch (t.code()) {
     case DataType::Code::kBool: return "bool";
     case DataType::Code::kInt:
+      if (t.bits() == 4) return "tl_cpu::int4_t";
       return t.bits() <= 8 ? "int8_t" : "int" + std::to_string(t.bits()) + "_t";
     case DataType::Code::kUInt:
+      if (t.bits() == 4) return "tl_cpu::uint4_t";
       return t.bits() <= 8 ? "uint8_t" : "uint" + std::to_string(t.bits()) + "_t";
     case DataType::Code::kFloat:
       if (t.bits() == 16) return "tl_cpu::half_t";
