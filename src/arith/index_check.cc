@@ -62,7 +62,9 @@ class IndexChecker : public IRVisitor {
       std::string range = r.IsConst() ? "is " + std::to_string(*r.lo)
                                       : "lies in [" + (r.lo ? std::to_string(*r.lo) : std::string("-inf")) + ", " +
                                             (r.hi ? std::to_string(*r.hi) : std::string("inf")) + "]";
-      TL_USER_ERROR(kType, span_, "index ", d, " of '", b->name, "' (", PrintExpr(idx[d]), ") ", range,
+      int64_t c;
+      std::string shown = AsConstInt(idx[d], &c) ? "" : " (" + PrintExpr(idx[d]) + ")";
+      TL_USER_ERROR(kType, span_, "index ", d, " of '", b->name, "'", shown, " ", range,
                     ", always outside the buffer's extent ", ext, " in that dimension");
     }
   }
