@@ -464,7 +464,10 @@ NB_MODULE(_ffi, m) {
         emu::Options o;
         for (size_t i = 0; i < args.size(); ++i) {
           const Param& p = c.func->params[i];
-          ptrs.push_back(p.buffer ? args[i].data : nullptr);
+          // An empty tensor (a zero dimension) has no data pointer; the emulator never dereferences
+          // it (every access is bounds-checked), but it wants a non-null one.
+          static char empty_tensor = 0;
+          ptrs.push_back(p.buffer ? (args[i].data ? args[i].data : &empty_tensor) : nullptr);
           if (p.buffer) continue;
           // The value the kernel sees: exact integers, floats rounded to the declared type.
           std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + c.func->name + "'";

@@ -128,6 +128,8 @@ void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) co
   std::vector<int64_t> sv;
   std::vector<uint64_t> slots = PackArgs(args, &sv);
   if (compiled.cubin.empty()) throw UserError(ErrorKind::kUnsupported, "kernel '" + func->name + "' was built without a cubin");
+  auto g = Grid(sv);
+  if (g[0] == 0 || g[1] == 0 || g[2] == 0) return;  // an empty grid (e.g. n = 0): nothing to run
   int dev = 0;
   for (auto& a : args)
     if (a.is_tensor && a.data) {
@@ -139,7 +141,6 @@ void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) co
   auto mod = std::static_pointer_cast<cuda::Module>(loaded_);
   std::vector<void*> ptrs;
   for (auto& s : slots) ptrs.push_back(&s);
-  auto g = Grid(sv);
   cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
   cuda::Dim3 block{static_cast<unsigned>(info.threads), 1, 1};
   mod->Launch(kernel_name, grid, block, static_cast<int>(info.smem_bytes), ptrs.data(), stream);
