@@ -31,10 +31,16 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   CheckExprDepth(f);
   CheckStaticIndices(f);
   m->func = f;
-  m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
-  m->lower_ms = MsSince(t0);
-  t0 = std::chrono::steady_clock::now();
-  m->source = CodegenCUDA(m->lowered, target.arch);
+  try {
+    m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
+    m->lower_ms = MsSince(t0);
+    t0 = std::chrono::steady_clock::now();
+    m->source = CodegenCUDA(m->lowered, target.arch);
+  } catch (const UserError& e) {
+    // An error that knows no finer location points at the kernel's definition.
+    if (e.span().defined() || !f->span.defined()) throw;
+    throw UserError(e.kind(), e.raw_message(), f->span);
+  }
   m->codegen_ms = MsSince(t0);
   m->kernel_name = CudaKernelName(m->lowered);
   m->arch = target.arch;

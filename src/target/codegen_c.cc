@@ -63,6 +63,25 @@ std::string CodegenC::E(const Expr& e) {
         auto* b = static_cast<const BinaryNode*>(e.get());
         std::string x = E(b->a), y = E(b->b);
         bool fl = b->a->dtype.is_float();
+        // C promotes integers narrower than int to int; the IR's arithmetic is typed (int8 * int8
+        // wraps at 8 bits, as in the emulator), so narrow results are converted back at each step.
+        DataType rt = b->dtype;
+        if (rt.is_integer() && rt.bits() < 32 && !IsComparison(b->op) && b->op != BinaryOp::kAnd && b->op != BinaryOp::kOr) {
+          std::string inner;
+          switch (b->op) {
+            case BinaryOp::kAdd: inner = "(" + x + " + " + y + ")"; break;
+            case BinaryOp::kSub: inner = "(" + x + " - " + y + ")"; break;
+            case BinaryOp::kMul: inner = "(" + x + " * " + y + ")"; break;
+            case BinaryOp::kDiv: inner = IntDivMod(true, x, y, b->a->dtype); break;
+            case BinaryOp::kMod: inner = IntDivMod(false, x, y, b->a->dtype); break;
+            case BinaryOp::kFloorDiv: inner = ns_ + "floordiv<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kFloorMod: inner = ns_ + "floormod<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kMin: inner = ns_ + "min_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kMax: inner = ns_ + "max_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            default: break;
+          }
+          if (!inner.empty()) return CType(rt) + "(" + inner + ")";
+        }
         switch (b->op) {
           case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
           case BinaryOp::kSub: return "(" + x + " - " + y + ")";

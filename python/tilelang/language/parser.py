@@ -157,8 +157,10 @@ class Parser:
             raise self.error(st, f"unsupported Python construct '{type(st).__name__}' inside a T.prim_func")
         try:
             r = method(st)
-        except TileLangError:
-            raise
+        except TileLangError as e:
+            if e.span is not None:
+                raise
+            raise self.error(st, str(e), type(e)) from None  # give it this statement's location
         except RecursionError:
             raise self.error(st, "this statement nests too deeply for the parser (an expression of thousands of "
                              "operations?); split it with intermediate variables") from None
