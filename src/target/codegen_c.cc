@@ -82,6 +82,20 @@ std::string CodegenC::E(const Expr& e) {
           }
           if (!inner.empty()) return CType(rt) + "(" + inner + ")";
         }
+        // Arithmetic on 16-bit and fp8 floats computes in float, so the operands of a helper
+        // (min_, max_, floordiv, ...) may be a half_t and a float: convert both to the op's type.
+        if (rt.is_float() && (rt.bits() < 32 || rt.code() != DataType::Code::kFloat)) {
+          switch (b->op) {
+            case BinaryOp::kMin: case BinaryOp::kMax: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod:
+            case BinaryOp::kMod: {
+              std::string c = ns_ + "cast<" + CType(rt) + ">(";
+              x = c + x + ")";
+              y = c + y + ")";
+              break;
+            }
+            default: break;
+          }
+        }
         switch (b->op) {
           case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
           case BinaryOp::kSub: return "(" + x + " - " + y + ")";

@@ -490,3 +490,26 @@ def test_cuda_accepts_float_modulo_and_narrow_atomics():
         o = np.zeros(4, _np(dtype))
         tilelang.compile(count, target="cuda -arch=sm_80", execution_backend="emulator")(o)
         np.testing.assert_array_equal(o, np.full(4, 32))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_float_min_max_of_float_subexpressions(dtype):
+    """Found by the fuzzer (seeds 112, 124): g++ rejected min_(half_t, float) when one operand was an
+    arithmetic result (computed in float)."""
+    @T.prim_func
+    def minmax(A: T.Tensor((100,), dtype), B: T.Tensor((100,), dtype), O: T.Tensor((100,), dtype)):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(128):
+                if i < 100:
+                    O[i] = T.min(T.max(A[i], B[i]), A[i] - B[i]) + T.max(T.abs(B[i]), A[i] + A[i]) + A[i] % 0.75
+
+    seed = 24
+    print("seed", seed)
+    rng = np.random.default_rng(seed)
+    a, b = (rng.uniform(-2, 2, 100).astype(_np(dtype)) for _ in range(2))
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    ref = np.minimum(np.maximum(x, y), x - y) + np.maximum(np.abs(y), 2 * x) + np.mod(x, 0.75)
+    for k in _both(minmax):
+        o = np.zeros(100, _np(dtype))
+        k(a, b, o)
+        np.testing.assert_allclose(o.astype(np.float64), ref, rtol=3e-2, atol=6e-2)
