@@ -2,6 +2,7 @@
 #include "runtime/scalar_abi.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -12,10 +13,15 @@ namespace tl {
 namespace {
 
 std::string U64(uint64_t v) { return std::to_string(v); }
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
 
 [[noreturn]] void OutOfRange(const TensorArg& a, DataType t, const std::string& what, const std::string& range) {
   std::string v = a.scalar_is_int ? (a.scalar_unsigned ? U64(static_cast<uint64_t>(a.scalar_int)) : std::to_string(a.scalar_int))
-                                  : std::to_string(a.scalar);
+                                  : Num(a.scalar);
   throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() + " but " + v +
                                             " is out of its range " + range);
 }
@@ -31,7 +37,7 @@ TypedScalar ConvertScalar(const TensorArg& a, DataType t, const std::string& wha
   if (t.is_integer() || t.is_bool()) {
     if (!a.scalar_is_int)
       throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() + " but got the float value " +
-                                                std::to_string(a.scalar) + "; pass an integer");
+                                                Num(a.scalar) + "; pass an integer");
     int bits = t.is_bool() ? 1 : t.bits();
     bool neg = !a.scalar_unsigned && a.scalar_int < 0;
     uint64_t mag = a.scalar_unsigned ? static_cast<uint64_t>(a.scalar_int)
@@ -64,7 +70,7 @@ TypedScalar ConvertScalar(const TensorArg& a, DataType t, const std::string& wha
   if (t == DataType::Float(32)) {
     float x = static_cast<float>(v);
     if (std::isfinite(v) && !std::isfinite(x))
-      OutOfRange(a, t, what, "(the largest finite float32 is " + std::to_string(std::numeric_limits<float>::max()) + ")");
+      OutOfRange(a, t, what, "(the largest finite float32 is " + Num(std::numeric_limits<float>::max()) + ")");
     s.f = x;
     uint32_t b;
     std::memcpy(&b, &x, 4);
