@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fuzz"))
 
 import programs  # noqa: E402
 
-BUDGET_S = float(os.environ.get("TL_FUZZ_BUDGET_S", "50"))
+BUDGET_S = float(os.environ.get("TL_FUZZ_BUDGET_S", "35"))
 
 
 def test_random_programs_agree_with_numpy():
@@ -31,3 +31,17 @@ def test_random_programs_agree_with_numpy():
             break
     print(f"fuzz: {len(ran)} programs: " + ", ".join(f"{s}:{k}" for s, k in ran))
     assert not failures, "\n\n".join(failures)
+
+
+def test_source_mutants_fail_clearly_or_work():
+    """The mutation fuzzer (tests/fuzz/mutate.py) over the reference kernels, in a child process so a
+    crash shows as a bad exit status: every mutant compiles and emulates, or fails with a clear
+    tilelang error (never an internal error, a raw Python exception from tilelang or a crash)."""
+    import subprocess
+
+    seed = os.environ.get("TL_MUTATE_SEED", "7")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "..", "fuzz", "mutate.py"), "--seed", seed, "--seconds",
+                        os.environ.get("TL_MUTATE_BUDGET_S", "15")], capture_output=True, text=True, timeout=600)
+    print(r.stdout[-4000:])
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
+    assert " 0 findings" in r.stdout

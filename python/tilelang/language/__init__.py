@@ -125,6 +125,10 @@ def _range_args(args, what):
         start, stop = args
     else:
         raise TileLangSyntaxError(f"{what} takes (stop) or (start, stop)")
+    for b in (start, stop):  # loop variables are int32
+        v = _ffi.const_int(b) if isinstance(b, Expr) else b
+        if isinstance(v, int) and not -2**31 <= v < 2**31:
+            raise TileLangTypeError(f"{what}: the bound {v} does not fit the loop variable's type int32")
     return const(start), simplify(const(stop) - const(start))
 
 
@@ -139,6 +143,8 @@ def Parallel(*extents, coalesced_width=None):
                                     "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
         if v <= 0:
             raise TileLangTypeError(f"T.Parallel extents must be positive, got {v}")
+        if v >= 2**31:
+            raise TileLangTypeError(f"T.Parallel extent {v} does not fit the loop variable's type int32")
         ranges.append((const(0), const(v)))
     return LoopSpec("parallel", ranges)
 
