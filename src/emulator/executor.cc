@@ -90,8 +90,21 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std:
     m->n = HostInt(b->shape[0]);
     m->shape = {m->n};
     int64_t copies = b->scope == Scope::kShared ? 1 : T_;
-    m->own.assign(static_cast<size_t>(copies * m->n * m->esize), 0);
-    m->data = m->own.data();
+    if (b->data) {
+      // A view placed by PlanSharedMemory: its elements live in the kernel's shared byte buffer,
+      // so buffers the plan overlaps really share storage here, as on the GPU.
+      auto base = mems_.find(b->data.get());
+      TL_ICHECK(base != mems_.end() && b->scope == Scope::kShared && !b->data->data,
+                "emulator: view '", b->name, "' of a buffer that is not an earlier shared allocation");
+      Mem& bm = *base->second;
+      TL_ICHECK(b->byte_offset >= 0 && b->byte_offset % m->esize == 0 &&
+                    b->byte_offset + m->n * m->esize <= bm.n * bm.esize,
+                "emulator: view '", b->name, "' at byte ", b->byte_offset, " does not fit its shared buffer");
+      m->data = bm.data + b->byte_offset;
+    } else {
+      m->own.assign(static_cast<size_t>(copies * m->n * m->esize), 0);
+      m->data = m->own.data();
+    }
     m->written.assign(static_cast<size_t>(copies * m->n), 0);
     if (b->scope == Scope::kShared) m->shadow.assign(static_cast<size_t>(m->n), Shadow());
     mems_[b.get()] = std::move(m);
@@ -187,6 +200,7 @@ void Executor::Exec(const Stmt& s, const Lanes& act) {
       return;
     }
     case StmtKind::kKernel: Unsupported("nested kernel", s->span);
+    case StmtKind::kAttr: Exec(As<AttrStmtNode>(s)->body, act); return;
     default: Unsupported("tile operation reached the emulator; it runs thread-level IR only", s->span);
   }
 }

@@ -116,6 +116,7 @@ class Executor {
   void Barrier(const Lanes& act);
   void CpAsync(const CallNode* c, const Lanes& act);
   void CpAsyncWait(int64_t n, const Lanes& act);
+  void VectorAccess(const CallNode* c, const Lanes& act);
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);

@@ -65,6 +65,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     }
   } else if (op == "tl.cp_async_wait") {
     CpAsyncWait(ConstArg(c, 0), act);
+  } else if (op == "tl.vector_store" || op == "tl.vector_load") {
+    VectorAccess(c, act);
   } else if (op == "tl.ldmatrix") {
     LdMatrix(c, act);
   } else if (op == "tl.mma_sync") {
@@ -235,6 +237,74 @@ void Executor::CpAsync(const CallNode* c, const Lanes& act) {
     // from now on.
     for (int64_t k = 0; k < nbytes / dm.esize; ++k) NoteWrite(dm, t, cp.dst_flat + k, false, false);
     async_[t].open.push_back(cp);
+  }
+}
+
+void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
+  // tl.vector_store(dst, x0, .., x{V-1}) and tl.vector_load(dst, src, V, valid): V consecutive
+  // elements of a global tensor in one 4/8/16-byte access, which must be aligned to its size (the
+  // tensor's base is 16-byte aligned, so the first element's flat index is a multiple of V).
+  bool store = c->op == "tl.vector_store";
+  const BufferLoadNode* g = Operand(c, store ? 0 : 1);
+  int64_t V = store ? static_cast<int64_t>(c->args.size()) - 1 : ConstArg(c, 2);
+  Mem& gm = MemOf(g->buffer.get());
+  int64_t bytes = V * gm.esize;
+  if (!gm.global() || (bytes != 4 && bytes != 8 && bytes != 16)) Bad(c, "accesses 4, 8 or 16 bytes of a global tensor");
+  if (!store && c->args.size() != 4) Bad(c, "expects (dst, src, lanes, valid)");
+  TmpScope ts(this);
+  Slot* gf = Tmp();
+  Lanes use = act;
+  if (!store) {
+    Slot* valid = Tmp();
+    Eval(c->args[3], act, valid);
+    use.clear();
+    for (int t : act)
+      if (AsInt(valid[t], c->args[3]->dtype)) use.push_back(t);
+  }
+  Locate(g->buffer, g->indices, use, gf, V);
+  for (int t : use)
+    if (gf[t].i >= 0 && gf[t].i % V != 0) {
+      Report("misaligned", t, [&] {
+        return "the " + std::to_string(bytes) + "-byte vector access of '" + g->buffer->name + "' at element " +
+               std::to_string(gf[t].i) + " is not " + std::to_string(bytes) + "-byte aligned; it was not performed";
+      });
+      gf[t].i = -1;
+    }
+  if (store) {
+    std::vector<Slot*> xs(static_cast<size_t>(V));
+    for (int64_t i = 0; i < V; ++i) {
+      xs[i] = Tmp();
+      Eval(c->args[1 + i], act, xs[i]);
+    }
+    for (int t : act) {
+      if (gf[t].i < 0) continue;
+      for (int64_t i = 0; i < V; ++i) {
+        DataType xt = c->args[1 + i]->dtype;
+        Write(gm, t, gf[t].i + i, xt == gm.t ? xs[i][t] : Convert(xs[i][t], xt, gm.t));
+      }
+    }
+    return;
+  }
+  const BufferLoadNode* d = Operand(c, 0);
+  Mem& dm = MemOf(d->buffer.get());
+  Slot* df = Tmp();
+  Locate(d->buffer, d->indices, act, df, V);
+  size_t ui = 0;
+  for (int t : act) {
+    bool reads = ui < use.size() && use[ui] == t;
+    if (reads) ++ui;
+    if (df[t].i < 0) continue;
+    for (int64_t i = 0; i < V; ++i) {
+      Slot v;
+      if (reads && gf[t].i >= 0) {
+        v = Read(gm, t, gf[t].i + i);
+      } else {
+        Slot z;
+        z.i = 0;
+        v = Convert(z, DataType::Int(32), gm.t);  // zero-filled when not valid
+      }
+      Write(dm, t, df[t].i + i, gm.t == dm.t ? v : Convert(v, gm.t, dm.t));
+    }
   }
 }
 

@@ -120,5 +120,8 @@ Expr Load(const Buffer& b, std::vector<Expr> indices) {
 Buffer MakeBuffer(const std::string& name, DataType t, std::vector<Expr> shape, Scope scope, Span span) {
   return std::make_shared<BufferNode>(name, t, std::move(shape), scope, std::move(span));
 }
+Buffer MakeBufferView(const Buffer& like, const Buffer& data, int64_t byte_offset) {
+  return std::make_shared<BufferNode>(like->name, like->dtype, like->shape, like->scope, like->span, data, byte_offset);
+}
 
 }  // namespace tl

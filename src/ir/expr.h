@@ -90,16 +90,23 @@ struct CallNode : ExprNode {
 enum class Scope : uint8_t { kGlobal, kShared, kFragment, kLocal, kLocalVar };
 const char* ScopeName(Scope s);
 
+struct BufferNode;
+using Buffer = std::shared_ptr<const BufferNode>;
 struct BufferNode {
-  BufferNode(std::string n, DataType t, std::vector<Expr> s, Scope sc, Span sp = {})
-      : name(std::move(n)), dtype(t), shape(std::move(s)), scope(sc), span(std::move(sp)) {}
+  BufferNode(std::string n, DataType t, std::vector<Expr> s, Scope sc, Span sp = {}, Buffer d = nullptr,
+             int64_t off = 0)
+      : name(std::move(n)), dtype(t), shape(std::move(s)), scope(sc), span(std::move(sp)), data(std::move(d)),
+        byte_offset(off) {}
   const std::string name;
   const DataType dtype;
   const std::vector<Expr> shape;
   const Scope scope;
   const Span span;  // where it was declared or allocated
+  /// A view: this buffer's elements live in `data`'s storage from `byte_offset` on (shared
+  /// buffers after PlanSharedMemory live in the kernel's one byte buffer). Null: own storage.
+  const Buffer data;
+  const int64_t byte_offset;
 };
-using Buffer = std::shared_ptr<const BufferNode>;
 
 struct BufferLoadNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBufferLoad;
@@ -125,6 +132,8 @@ Expr Select(Expr c, Expr t, Expr f);
 Expr Call(DataType t, const std::string& op, std::vector<Expr> args);
 Expr Load(const Buffer& b, std::vector<Expr> indices);
 Buffer MakeBuffer(const std::string& name, DataType t, std::vector<Expr> shape, Scope scope, Span span = {});
+/// A view of `data`'s storage (see BufferNode::data).
+Buffer MakeBufferView(const Buffer& like, const Buffer& data, int64_t byte_offset);
 
 inline Expr operator+(Expr a, Expr b) { return Binary(BinaryOp::kAdd, std::move(a), std::move(b)); }
 inline Expr operator-(Expr a, Expr b) { return Binary(BinaryOp::kSub, std::move(a), std::move(b)); }

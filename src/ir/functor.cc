@@ -2,6 +2,8 @@
 #include "ir/functor.h"
 
 #include <functional>
+#include <map>
+#include <set>
 
 namespace tl {
 
@@ -101,6 +103,7 @@ void IRVisitor::VisitStmt(const Stmt& s) {
       for (auto& x : static_cast<const SeqNode*>(s.get())->seq) VisitStmt(x);
       return;
     case StmtKind::kKernel: return VisitKernel(static_cast<const KernelNode*>(s.get()));
+    case StmtKind::kAttr: return VisitAttr(static_cast<const AttrStmtNode*>(s.get()));
     default: return VisitTileOp(s.get());
   }
 }
@@ -235,6 +238,13 @@ Stmt IRMutator::VisitKernel(const Stmt& s, const KernelNode* n) {
   if (!changed && body == n->body) return s;
   return std::make_shared<KernelNode>(grid, n->block_vars, threads, allocs, inits, body, n->span);
 }
+Stmt IRMutator::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
+  Buffer node = n->node ? VisitBuffer(n->node) : nullptr;
+  Expr v = VisitExpr(n->value);
+  Stmt b = VisitStmt(n->body);
+  if (node == n->node && v == n->value && b == n->body) return s;
+  return AttrStmt(node, n->key, v, b, n->span);
+}
 Stmt IRMutator::VisitTileOp(const Stmt& s) {
   switch (s->kind) {
     case StmtKind::kCopy: {
@@ -295,6 +305,7 @@ Stmt IRMutator::VisitStmt(const Stmt& s) {
     case StmtKind::kIf: return VisitIf(s, As<IfNode>(s));
     case StmtKind::kSeq: return VisitSeq(s, As<SeqNode>(s));
     case StmtKind::kKernel: return VisitKernel(s, As<KernelNode>(s));
+    case StmtKind::kAttr: return VisitAttr(s, As<AttrStmtNode>(s));
     default: return VisitTileOp(s);
   }
 }
@@ -311,6 +322,7 @@ void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f
       break;
     case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) PostOrderVisitStmt(x, f); break;
     case StmtKind::kKernel: PostOrderVisitStmt(As<KernelNode>(s)->body, f); break;
+    case StmtKind::kAttr: PostOrderVisitStmt(As<AttrStmtNode>(s)->body, f); break;
     default: break;
   }
   f(s);
@@ -329,7 +341,50 @@ class Substituter : public IRMutator {
 };
 }  // namespace
 
+class DefUniquifier : public IRMutator {
+ public:
+  Expr VisitVar(const Var& v) override {
+    auto it = m_.find(v.get());
+    return it == m_.end() ? v : it->second;
+  }
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+    Var v = Define(n->var);
+    Stmt r = IRMutator::VisitFor(s, n);
+    Undefine(n->var);
+    auto* f = As<ForNode>(r);
+    if (v == n->var && mn == n->min && ext == n->extent) return r;
+    return For(v, mn, ext, f->for_kind, f->body, f->annotations, f->span);
+  }
+  Stmt VisitLet(const Stmt& s, const LetNode* n) override {
+    Expr x = VisitExpr(n->value);
+    Var v = Define(n->var);
+    Stmt b = VisitStmt(n->body);
+    Undefine(n->var);
+    if (v == n->var && x == n->value && b == n->body) return s;
+    return Let(v, x, b, n->span);
+  }
+
+ private:
+  Var Define(const Var& v) {
+    if (seen_.insert(v.get()).second) return v;
+    Var nv = MakeVar(v->name, v->dtype);
+    saved_.push_back({v.get(), m_.count(v.get()) ? m_[v.get()] : nullptr});
+    m_[v.get()] = nv;
+    return nv;
+  }
+  void Undefine(const Var& v) {
+    if (saved_.empty() || saved_.back().first != v.get()) return;
+    if (saved_.back().second) m_[v.get()] = saved_.back().second; else m_.erase(v.get());
+    saved_.pop_back();
+  }
+  std::set<const VarNode*> seen_;
+  std::map<const VarNode*, Expr> m_;
+  std::vector<std::pair<const VarNode*, Expr>> saved_;
+};
+
 Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitExpr(e); }
 Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitStmt(s); }
+Stmt UniquifyDefs(const Stmt& s) { return DefUniquifier().VisitStmt(s); }
 
 }  // namespace tl

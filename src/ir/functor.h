@@ -22,6 +22,11 @@ class IRVisitor {
   virtual void VisitFor(const ForNode* n);
   virtual void VisitKernel(const KernelNode* n);
   virtual void VisitLet(const LetNode* n) { VisitExpr(n->value); VisitStmt(n->body); }
+  virtual void VisitAttr(const AttrStmtNode* n) {
+    if (n->node) VisitBuffer(n->node);
+    VisitExpr(n->value);
+    VisitStmt(n->body);
+  }
   /// Tile ops default to visiting their regions and scalar operands.
   virtual void VisitTileOp(const StmtNode* n);
 };
@@ -46,12 +51,17 @@ class IRMutator {
   virtual Stmt VisitSeq(const Stmt& s, const SeqNode* n);
   virtual Stmt VisitLet(const Stmt& s, const LetNode* n);
   virtual Stmt VisitKernel(const Stmt& s, const KernelNode* n);
+  virtual Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n);
   virtual Stmt VisitTileOp(const Stmt& s);
   std::vector<Expr> VisitExprs(const std::vector<Expr>& v, bool* changed);
 };
 
 /// Applies `f` to every statement and expression node in pre-order.
 void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f);
+
+/// `s` with every var bound at most once: a loop or let that binds an already bound var gets a
+/// fresh var of the same name and type within its scope.
+Stmt UniquifyDefs(const Stmt& s);
 
 /// Replaces vars by expressions (by identity).
 Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap);

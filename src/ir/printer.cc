@@ -32,6 +32,21 @@ int Precedence(const Expr& e) {
   }
 }
 
+// Calls the front end spells `T.<op>(...)` and rebuilds with the same type; every other call
+// (builtins of the lower IR, layout values, print/assert) prints as T.call_intrin(dtype, op, args...).
+bool FrontEndCall(const std::string& op) {
+  static const std::set<std::string> ops = {"exp",  "exp2", "log",  "log2",  "log10", "sqrt",  "rsqrt", "tanh", "sigmoid",
+                                            "erf",  "floor", "ceil", "round", "sin",   "cos",   "trunc", "abs",  "pow"};
+  return ops.count(op) > 0;
+}
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 class Printer {
  public:
   std::string Name(const void* key, const std::string& base) { return names_.Get(key, base); }
@@ -117,6 +132,12 @@ class Printer {
       }
       case ExprKind::kCall: {
         auto* c = static_cast<const CallNode*>(e.get());
+        if (!FrontEndCall(c->op)) {
+          // Builtins of the lower IR carry their result type, so the text re-parses exactly.
+          std::string s = "T.call_intrin(\"" + c->dtype.str() + "\", \"" + c->op + "\"";
+          for (auto& a : c->args) s += ", " + E(a);
+          return s + ")";
+        }
         std::string s = "T." + c->op + "(";
         for (size_t i = 0; i < c->args.size(); ++i) s += (i ? ", " : "") + E(c->args[i]);
         return s + ")";
@@ -195,7 +216,16 @@ class Printer {
           if (AsConstInt(n->min, &a) && AsConstInt(n->extent, &b)) args = std::to_string(a) + ", " + std::to_string(a + b);
           else if (IsConstInt(n->min, 0)) args = "0, " + E(n->extent);
         }
-        for (auto& kv : n->annotations) args += ", " + kv.first + "=" + E(kv.second);
+        std::string dotted;
+        for (auto& kv : n->annotations) {
+          if (IsIdentifier(kv.first)) {
+            args += ", " + kv.first + "=" + E(kv.second);
+          } else {
+            std::string v = E(kv.second);
+            dotted += (dotted.empty() ? "" : ", ") + ("\"" + kv.first + "\": ") + v;
+          }
+        }
+        if (!dotted.empty()) args += ", annotations={" + dotted + "}";
         Line(ind, "for " + VarName(n->var.get()) + " in T." + ForKindName(n->for_kind) + "(" + args + "):");
         S(n->body, ind + 1);
         break;
@@ -235,9 +265,18 @@ class Printer {
               if (kv.first == b) init = ", init=" + E(kv.second);
             Line(ind + 1, BufName(b) + " = " + fn + "(\"" + b->dtype.str() + "\"" + init + ")");
           } else {
-            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\")");
+            std::string view;
+            if (b->data) view = Cat({", data=", BufName(b->data), ", byte_offset=", std::to_string(b->byte_offset)});
+            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\"" + view + ")");
           }
         }
+        S(n->body, ind + 1);
+        break;
+      }
+      case StmtKind::kAttr: {
+        auto* n = As<AttrStmtNode>(s);
+        std::string node = n->node ? BufName(n->node) : "None";
+        Line(ind, Cat({"with T.attr(", node, ", \"", n->key, "\", ", E(n->value), "):"}));
         S(n->body, ind + 1);
         break;
       }
@@ -308,6 +347,13 @@ class Printer {
       std::string dt = v->dtype == DataType::Int(32) ? "" : ", \"" + v->dtype.str() + "\"";
       head << VarName(v) << " = T.dynamic(\"" << v->name << "\"" << dt << ")\n";
     }
+    // Vars the body uses but never binds (the placeholders of layout values) are declared like
+    // symbolic sizes, so that every use refers to one var.
+    for (auto* v : FreeVars(f, sym_seen)) {
+      syms.push_back(v);
+      std::string dt = v->dtype == DataType::Int(32) ? "" : ", \"" + v->dtype.str() + "\"";
+      head << VarName(v) << " = T.dynamic(\"" << v->name << "\"" << dt << ")\n";
+    }
     if (!syms.empty()) head << "\n";
     for (auto& p : f->params) {
       if (p.buffer) {
@@ -325,6 +371,34 @@ class Printer {
     std::string body = os_.str();
     if (body.empty()) body = "    pass\n";
     return head.str() + body;
+  }
+
+  static std::vector<const VarNode*> FreeVars(const PrimFunc& f, const std::set<const VarNode*>& bound) {
+    struct V : IRVisitor {
+      std::set<const VarNode*> defined, seen;
+      std::vector<const VarNode*> free;
+      void VisitVar(const VarNode* v) override {
+        if (!defined.count(v) && seen.insert(v).second) free.push_back(v);
+      }
+      void VisitFor(const ForNode* n) override {
+        defined.insert(n->var.get());
+        IRVisitor::VisitFor(n);
+      }
+      void VisitLet(const LetNode* n) override {
+        VisitExpr(n->value);
+        defined.insert(n->var.get());
+        VisitStmt(n->body);
+      }
+      void VisitKernel(const KernelNode* n) override {
+        for (auto& b : n->block_vars) defined.insert(b.get());
+        IRVisitor::VisitKernel(n);
+      }
+    } v;
+    v.defined = bound;
+    for (auto& p : f->params)
+      if (!p.buffer) v.defined.insert(p.var.get());
+    v.VisitStmt(f->body);
+    return v.free;
   }
 
   static void PostOrderExprVars(const Expr& e, const std::function<void(const VarNode*)>& f) {

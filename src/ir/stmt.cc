@@ -45,6 +45,29 @@ Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, E
 Stmt If(Expr c, Stmt t, Stmt e, Span s) {
   return std::make_shared<IfNode>(std::move(c), std::move(t), std::move(e), std::move(s));
 }
+Stmt AttrStmt(Buffer node, std::string key, Expr value, Stmt body, Span s) {
+  return std::make_shared<AttrStmtNode>(std::move(node), std::move(key), std::move(value), std::move(body),
+                                        std::move(s));
+}
+Expr FindAttr(const Stmt& s, const std::string& key, const BufferNode* node) {
+  for (Stmt cur = s; cur;) {
+    if (auto* a = As<AttrStmtNode>(cur)) {
+      if (a->key == key && a->node.get() == node) return a->value;
+      cur = a->body;
+    } else {
+      break;
+    }
+  }
+  return nullptr;
+}
+Stmt StripAttrs(const Stmt& s, const std::string& key) {
+  auto* a = As<AttrStmtNode>(s);
+  if (!a) return s;
+  Stmt b = StripAttrs(a->body, key);
+  if (a->key == key) return b;
+  return b == a->body ? s : AttrStmt(a->node, a->key, a->value, b, a->span);
+}
+
 Stmt Seq(std::vector<Stmt> v, Span s) {
   std::vector<Stmt> flat;
   for (auto& st : v) {
@@ -62,6 +85,7 @@ Stmt Seq(std::vector<Stmt> v, Span s) {
 const KernelNode* FindKernel(const Stmt& s) {
   if (auto* k = As<KernelNode>(s)) return k;
   if (auto* l = As<LetNode>(s)) return FindKernel(l->body);
+  if (auto* a = As<AttrStmtNode>(s)) return FindKernel(a->body);
   if (auto* q = As<SeqNode>(s))
     for (auto& x : q->seq)
       if (auto* k = FindKernel(x)) return k;

@@ -9,7 +9,7 @@
 namespace tl {
 
 enum class StmtKind : uint8_t {
-  kStore, kEvaluate, kLet, kFor, kIf, kSeq, kKernel,
+  kStore, kEvaluate, kLet, kFor, kIf, kSeq, kKernel, kAttr,
   kCopy, kGemm, kFill, kReduce, kAtomicAdd, kCumsum
 };
 
@@ -103,6 +103,24 @@ struct KernelNode : StmtNode {
   const Stmt body;
 };
 
+/// `with T.attr(node, key, value): body` — a fact one pass records for later ones, attached to a
+/// buffer (`node`, may be null) and scoped to `body`. Keys in use (docs/thread_ir.md):
+///   tl.layout          node: fragment buffer, value: its Fragment (T.fragment(...)); on the kernel body
+///   tl.num_stages      node: shared buffer filled by a pipelined async copy, value: its stage count
+///   tl.shared_tile     node: flattened shared buffer, value: T.list(stages, tile dims...); on the kernel body
+///   tl.copy_async      node: null, value: 1; wraps a global->shared T.copy that lowers to cp.async
+///   tl.pipeline_managed node: shared buffer whose ordering a pipelined loop's waits provide; wraps the loop
+///   tl.tile_op         node: null, value: the op's ordinal; wraps the thread-level statements of one tile op
+struct AttrStmtNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kAttr;
+  AttrStmtNode(Buffer n, std::string k, Expr v, Stmt b, Span s)
+      : StmtNode(kKind, std::move(s)), node(std::move(n)), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
+  const Buffer node;  // may be null
+  const std::string key;
+  const Expr value;
+  const Stmt body;
+};
+
 struct CopyNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kCopy;
   CopyNode(Region s, Region d, bool no_tma, Span sp)
@@ -165,6 +183,11 @@ Stmt Evaluate(Expr v, Span s = {});
 Stmt Let(Var v, Expr x, Stmt body, Span s = {});
 Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, Expr> ann = {}, Span s = {});
 Stmt If(Expr c, Stmt t, Stmt e = nullptr, Span s = {});
+Stmt AttrStmt(Buffer node, std::string key, Expr value, Stmt body, Span s = {});
+/// The attribute `key` on `node` among the AttrStmts directly wrapping `s` (under lets too); null if absent.
+Expr FindAttr(const Stmt& s, const std::string& key, const BufferNode* node = nullptr);
+/// `s` without the AttrStmts of `key` that wrap it directly.
+Stmt StripAttrs(const Stmt& s, const std::string& key);
 /// Flattens nested sequences and drops null entries; a single statement is returned as is.
 Stmt Seq(std::vector<Stmt> v, Span s = {});
 /// The T.Kernel scope of a function body (under lets and sequences); null when there is none.

@@ -44,6 +44,8 @@ class Tokenizer {
       Tok(uint64_t(b->scope));
       Tok(b->shape.size());
       for (auto& d : b->shape) E(d);
+      Tok(b->data ? 1 : 0);
+      if (b->data) { BufferRef(b->data); Tok(static_cast<uint64_t>(b->byte_offset)); }
     }
   }
 
@@ -145,6 +147,13 @@ class Tokenizer {
         Tok(n->var_inits.size());
         for (auto& kv : n->var_inits) { BufferRef(kv.first); E(kv.second); }
         S(n->body);
+        break;
+      }
+      case StmtKind::kAttr: {
+        auto* n = As<AttrStmtNode>(s);
+        Tok(n->node ? 1 : 0);
+        if (n->node) BufferRef(n->node);
+        Str(n->key); E(n->value); S(n->body);
         break;
       }
       case StmtKind::kCopy: {

@@ -37,6 +37,71 @@ std::string Dims(const std::vector<int64_t>& s) {
 
 }  // namespace
 
+namespace {
+Expr List(const std::vector<Expr>& v) { return Call(DataType::Handle(), "list", v); }
+template <typename T>
+std::vector<Expr> Exprs(const std::vector<T>& v) {
+  std::vector<Expr> r;
+  for (auto& x : v) {
+    if constexpr (std::is_same_v<T, int64_t>) r.push_back(IntImm(DataType::Int(64), x)); else r.push_back(x);
+  }
+  return r;
+}
+const std::vector<Expr>& ListArgs(const Expr& e) {
+  auto* c = As<CallNode>(e);
+  TL_ICHECK(c && c->op == "list", "malformed T.fragment: expected a T.list");
+  return c->args;
+}
+int64_t IntArg(const Expr& e) {
+  int64_t v;
+  TL_ICHECK(AsConstInt(e, &v), "malformed T.fragment: expected an integer");
+  return v;
+}
+std::string StrArg(const Expr& e) {
+  auto* s = As<StringImmNode>(e);
+  TL_ICHECK(s, "malformed T.fragment: expected a string");
+  return s->value;
+}
+Var VarArg(const Expr& e) {
+  TL_ICHECK(e && e->kind == ExprKind::kVar, "malformed T.fragment: expected a placeholder var");
+  return std::static_pointer_cast<const VarNode>(e);
+}
+}  // namespace
+
+Expr FragmentToExpr(const Fragment& f) {
+  std::vector<Expr> idx(f.idx.begin(), f.idx.end());
+  auto I = [](int64_t v) { return IntImm(DataType::Int(64), v); };
+  return Call(DataType::Handle(), "fragment",
+              {StringImm(f.kind), StringImm(f.desc), StringImm(f.origin), List(Exprs(f.shape)), I(f.threads),
+               I(f.locals), I(f.replicas), List(Exprs(f.params)), f.tid, f.loc, f.rep, List(idx), List(f.index),
+               f.valid ? f.valid : Bool(true), f.thread, f.local, f.replica});
+}
+
+Fragment FragmentFromExpr(const Expr& e) {
+  auto* c = As<CallNode>(e);
+  TL_ICHECK(c && c->op == "fragment" && c->args.size() == 17, "malformed T.fragment value");
+  const auto& a = c->args;
+  Fragment f;
+  f.kind = StrArg(a[0]);
+  f.desc = StrArg(a[1]);
+  f.origin = StrArg(a[2]);
+  for (auto& x : ListArgs(a[3])) f.shape.push_back(IntArg(x));
+  f.threads = IntArg(a[4]);
+  f.locals = IntArg(a[5]);
+  f.replicas = IntArg(a[6]);
+  for (auto& x : ListArgs(a[7])) f.params.push_back(IntArg(x));
+  f.tid = VarArg(a[8]);
+  f.loc = VarArg(a[9]);
+  f.rep = VarArg(a[10]);
+  for (auto& x : ListArgs(a[11])) f.idx.push_back(VarArg(x));
+  f.index = ListArgs(a[12]);
+  if (!IsConstInt(a[13], 1) || !a[13]->dtype.is_bool()) f.valid = a[13];
+  f.thread = a[14];
+  f.local = a[15];
+  f.replica = a[16];
+  return f;
+}
+
 std::vector<Expr> Fragment::IndexAt(const Expr& t, const Expr& l) const {
   std::map<const VarNode*, Expr> m{{tid.get(), t}, {loc.get(), l}};
   std::vector<Expr> r;
@@ -210,9 +275,12 @@ std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, in
   auto fits = [&](int64_t wm, int64_t wn) { return M % (16 * wm) == 0 && N % (8 * wn) == 0; };
   std::pair<int64_t, int64_t> best{0, 0};
   if (policy == 1) {
-    if (fits(warps, 1)) return {warps, 1};
+    // As many warps along M as the rows allow, the rest along N (a 16-row tile on 4 warps: 1x4).
+    for (int64_t wm = warps; wm >= 1; --wm)
+      if (warps % wm == 0 && fits(wm, warps / wm)) return {wm, warps / wm};
   } else if (policy == 2) {
-    if (fits(1, warps)) return {1, warps};
+    for (int64_t wn = warps; wn >= 1; --wn)
+      if (warps % wn == 0 && fits(warps / wn, wn)) return {warps / wn, wn};
   } else {
     // Square: the split whose per-warp tile is closest to square (ties: more warps along M).
     double best_score = 1e30;

@@ -20,6 +20,7 @@ struct Fragment {
   int64_t threads = 0, locals = 0, replicas = 1;
   std::string desc;            // e.g. "mma_C(128x128, warps 2x2)"
   std::string kind;            // "mma_C", "mma_rows", "striped", "replicated"
+  std::string origin;          // what asked for it, "<op> at <file>:<line>" (for conflict messages)
   std::vector<int64_t> params; // mma_C / mma_rows: M, N, wm, wn
   Var tid, loc, rep;           // placeholders
   std::vector<Var> idx;        // placeholders of the forward map, one per dim
@@ -42,6 +43,13 @@ struct Fragment {
   std::vector<std::pair<int64_t, int64_t>> Table() const;
 };
 
+/// The Fragment as an IR value, `T.fragment(kind, desc, origin, T.list(shape...), threads, locals,
+/// replicas, T.list(params...), tid, loc, rep, T.list(idx...), T.list(index...), valid, thread,
+/// local, replica)`, so that layouts live in the IR (AttrStmt "tl.layout", loop annotation
+/// "tl.loop_layout"), print, and compare structurally. FragmentFromExpr inverts it.
+Expr FragmentToExpr(const Fragment& f);
+Fragment FragmentFromExpr(const Expr& e);
+
 /// Accumulator of m16n8k16 mma.sync tiles, for an M x N tile split over a wm x wn warp grid
 /// (warp w covers rows (w % wm) * M/wm.. and cols (w / wm) * N/wn..). Also the layout of an
 /// A operand held in registers, with N = K and wn = 1.
@@ -61,7 +69,8 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
 
 /// The warp grid (wm, wn) of a gemm with `warps` warps on an M x N tile under a policy
-/// (0 square, 1 full row, 2 full col). Throws a UserError when the tile cannot be split.
+/// (0 square, 1 full row: as many warps along M as its 16-row tiles allow, the rest along N;
+/// 2 full col: the same with N first). Throws a UserError when the tile cannot be split.
 std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, int policy);
 
 /// Physical element offset of (row, col) in a [rows, cols] shared tile of `elem_bytes`-byte

@@ -28,6 +28,7 @@
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
+#include "transform/cuda_passes.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -238,11 +239,14 @@ NB_MODULE(_ffi, m) {
   m.def("cast", [](const std::string& t, const Expr& a) { return Cast(ParseType(t), a); });
   m.def("select", &Select);
   m.def("call", [](const std::string& t, const std::string& op, const std::vector<Expr>& a) {
-    return Call(ParseType(t), op, a);
+    // Builtins may return nothing ("void") or an opaque value ("handle").
+    DataType rt = t == "void" ? DataType::Void() : t == "handle" ? DataType::Handle() : ParseType(t);
+    return Call(rt, op, a);
   });
   m.def("load", [](const Buffer& b, const std::vector<Expr>& idx) { return Load(b, idx); });
   m.def("buffer", [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
-                     const std::string& scope, std::optional<SpanT> span) {
+                     const std::string& scope, std::optional<SpanT> span, std::shared_ptr<const BufferNode> data,
+                     int64_t byte_offset) {
     Scope sc = ParseScope(scope);
     DataType dt = ParseType(t);
     if (dt.is_handle() || dt.is_void())
@@ -263,8 +267,13 @@ NB_MODULE(_ffi, m) {
                                             "; extents must be positive", ToSpan(span));
       }
     }
-    return MakeBuffer(name, dt, shape, sc, ToSpan(span));
-  }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none());
+    Buffer b = MakeBuffer(name, dt, shape, sc, ToSpan(span));
+    return data ? MakeBufferView(b, data, byte_offset) : b;
+  }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none(), "data"_a.none() = nb::none(),
+     "byte_offset"_a = 0);
+  m.def("attr_stmt", [](std::shared_ptr<const BufferNode> node, const std::string& key, const Expr& value,
+                        const Stmt& body, std::optional<SpanT> s) { return AttrStmt(node, key, value, body, ToSpan(s)); },
+        "node"_a.none(), "key"_a, "value"_a, "body"_a, "span"_a.none());
 
   m.def("store", [](const Buffer& b, const Expr& v, const std::vector<Expr>& i, std::optional<SpanT> s) {
     return Store(b, v, i, ToSpan(s));
@@ -517,6 +526,32 @@ NB_MODULE(_ffi, m) {
     for (auto& r : trace) out.emplace_back(r.name, PrintPrimFunc(r.result), r.ms, r.changed);
     return out;
   }, "func"_a, "target"_a = "cuda", "pass_configs"_a = std::map<std::string, std::string>{});
+  // The function after every pass, as IR (the round-trip and pass tests re-parse them).
+  m.def("lower_trace_funcs", [lower_opts](const PrimFunc& f, const std::string& target) {
+    std::vector<PassRecord> trace;
+    if (target.rfind("cuda", 0) == 0) {
+      CudaLowerInfo info;
+      LowerForCUDA(f, ParseCudaTarget(target), lower_opts({}), &info, &trace);
+    } else {
+      LowerForCPU(f, &trace);
+    }
+    std::vector<std::pair<std::string, PrimFunc>> out;
+    for (auto& r : trace) out.emplace_back(r.name, r.result);
+    return out;
+  }, "func"_a, "target"_a);
+  // One CUDA pass alone, on whatever function it is given (the pass tests in tests/python/transform).
+  m.def("cuda_pass", [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
+                                  const std::map<std::string, std::string>& cfg) {
+    static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
+        {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
+        {"LowerTileOpsCUDA", LowerTileOpsCUDA},       {"PlanSharedMemory", PlanSharedMemory},
+        {"InsertBarriers", InsertBarriers}};
+    auto it = passes.find(name);
+    if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
+    CudaLowerInfo info;
+    CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
+    return it->second(f, ctx);
+  }, "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80", "pass_configs"_a = std::map<std::string, std::string>{});
   m.def("codegen_cuda", [lower_opts](const PrimFunc& f, const std::string& target) {
     CudaLowerInfo info;
     CudaTarget t = ParseCudaTarget(target);
@@ -526,12 +561,26 @@ NB_MODULE(_ffi, m) {
   m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
   // Fragment layouts as (thread, local) tables, for plots and tests.
-  m.def("fragment_table", [](const std::string& kind, const std::vector<int64_t>& p) {
-    Fragment f;
-    if (kind == "mma_C") f = MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));
-    else if (kind == "mma_rows") f = MmaRows(p.at(0), p.at(1), p.at(2));
-    else throw UserError(ErrorKind::kArgument, "unknown fragment kind '" + kind + "' (mma_C, mma_rows)");
+  auto make_fragment = [](const std::string& kind, const std::vector<int64_t>& p) {
+    if (kind == "mma_C") return MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));
+    if (kind == "mma_rows") return MmaRows(p.at(0), p.at(1), p.at(2));
+    if (kind == "striped" && p.size() >= 3)  // shape..., threads, vec
+      return Striped(std::vector<int64_t>(p.begin(), p.end() - 2), p[p.size() - 2], p.back());
+    if (kind == "replicated" && p.size() >= 2)  // shape..., threads
+      return Replicated(std::vector<int64_t>(p.begin(), p.end() - 1), p.back());
+    throw UserError(ErrorKind::kArgument,
+                    "unknown fragment kind '" + kind + "' (mma_C, mma_rows, striped, replicated)");
+  };
+  m.def("fragment_table", [make_fragment](const std::string& kind, const std::vector<int64_t>& p) {
+    Fragment f = make_fragment(kind, p);
     return std::make_tuple(f.shape, f.Table(), f.desc);
+  });
+  // The layout as the IR value LayoutInference records (T.attr(buf, "tl.layout", value)).
+  m.def("fragment_value", [make_fragment](const std::string& kind, const std::vector<int64_t>& p,
+                                          const std::string& origin) {
+    Fragment f = make_fragment(kind, p);
+    f.origin = origin;
+    return FragmentToExpr(f);
   });
   m.def("swizzled_offset", &SwizzledOffsetInt);
 

@@ -199,6 +199,7 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
         for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
         break;
       case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
+      case StmtKind::kAttr: Stmt_(As<AttrStmtNode>(s)->body, ind); break;  // facts for the passes, no code
       default:
         throw InternalError("tile op reached the code generator; the target's lowering must run first");
     }

@@ -2,39 +2,35 @@
 // run in the order of RunCudaPipeline (pipeline.cc), one file each: legalize_tile_ops_cuda.cc,
 // layout_inference.cc, lower_tile_ops_cuda.cc, plan_shared_memory.cc, insert_barriers.cc.
 #pragma once
-#include <map>
-#include <set>
 #include <string>
+#include <vector>
 
 #include "layout/fragment.h"
 #include "transform/lower_cuda.h"
 
 namespace tl {
 
-struct SharedMeta {
-  std::string shape, dtype;
-  int64_t stages = 1;
-};
-
-struct CudaCtx {
+/// What every CUDA pass may read besides its input function: the target and the options. `info`
+/// collects diagnostics for the user (choices, warnings, the shared-memory table); no pass reads
+/// it. Everything one pass decides for a later one is in the IR (docs/thread_ir.md, "Facts").
+struct CudaPassContext {
   CudaTarget target;
   CudaLowerOptions opt;
   CudaLowerInfo* info = nullptr;
-  int64_t threads = 0;
-  std::map<const BufferNode*, Fragment> layout;        // fragment buffer -> layout
-  std::map<const BufferNode*, std::string> layout_origin;
-  std::map<const ForNode*, Fragment> loop_layout;      // outermost loop of a T.Parallel nest -> partition
-  std::map<const BufferNode*, int64_t> stages;         // shared buffers filled by pipelined cp.async
-  std::set<const CopyNode*> async_copies;              // global->shared copies lowered to cp.async
-  std::map<std::string, SharedMeta> shared_meta;       // lowered shared buffer -> its tile shape and stages
-  std::map<std::string, std::pair<int64_t, int64_t>> smem;  // shared buffer -> [offset, end) bytes
 };
 
-PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx);
-PrimFunc InferLayouts(const PrimFunc& f, CudaCtx* ctx);
-PrimFunc LowerTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx);
-PrimFunc PlanSharedMemory(const PrimFunc& f, CudaCtx* ctx);
-PrimFunc InsertBarriers(const PrimFunc& f, CudaCtx* ctx);
-PrimFunc RunCudaPipeline(const PrimFunc& f, CudaCtx* ctx, std::vector<PassRecord>* trace);
+/// Tile ops that cannot run asynchronously become T.Parallel nests; cp.async copies are wrapped
+/// in `tl.copy_async`, and buffers of pipelined copies get `tl.num_stages`.
+PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
+/// Requires legalized tile IR. Wraps the kernel body in `tl.layout` for every fragment and
+/// annotates every T.Parallel nest with `tl.loop_layout`.
+PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx);
+/// Requires the facts of the two passes above; produces thread-level IR (docs/thread_ir.md).
+PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
+/// Places every shared buffer in one byte buffer (views with byte offsets), with reuse.
+PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx);
+/// __syncthreads where shared-memory accesses of different threads conflict.
+PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx);
+PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace);
 
 }  // namespace tl

@@ -33,6 +33,13 @@ inline int64_t ConstOr(const Expr& e, const Span& sp, const std::string& what) {
   return v;
 }
 
+/// The block's thread count (the product of T.Kernel's `threads`), which must be constant.
+inline int64_t KernelThreads(const KernelNode* k) {
+  int64_t T = 1;
+  for (auto& t : k->threads) T *= ConstOr(t, k->span, "the thread count");
+  return T;
+}
+
 inline std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
 
 inline bool UsesVar(const Expr& e, const VarNode* v) {

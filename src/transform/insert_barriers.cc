@@ -1,4 +1,8 @@
 // InsertBarriers: __syncthreads where shared-memory accesses of different threads conflict.
+// Requires thread-level IR after PlanSharedMemory: shared buffers alias when they are views of
+// one byte buffer with overlapping byte ranges. A tile op's statements carry its identity
+// (`tl.tile_op`); loops whose stage buffers a pipeline's own waits order carry
+// `tl.pipeline_managed`. Produces the same IR with `T.tl.syncthreads()` statements added.
 #include <map>
 #include <set>
 
@@ -14,19 +18,19 @@ namespace {
 // under a thread-dependent `if` are treated as one unit (a barrier cannot go inside).
 class Barriers {
  public:
-  explicit Barriers(CudaCtx* ctx) : ctx_(ctx) {}
-
-  // Writes remember which statement (by source position) made them: two writes from the same
-  // tile op come from one thread partition and never overlap, so only writes from different
-  // ops need ordering.
+  // Writes remember which tile op made them: two writes from the same op come from one thread
+  // partition and never overlap, so only writes from different ops need ordering. Statements
+  // outside any op each count as an op of their own.
+  using Who = int64_t;
+  static constexpr Who kSeveral = -1;
   struct State {
-    std::set<std::string> r;
-    std::map<std::string, std::string> w;  // buffer -> writer ("*" when several)
+    std::set<const BufferNode*> r;
+    std::map<const BufferNode*, Who> w;  // buffer -> writer (kSeveral when several)
     void Merge(const State& o) {
       r.insert(o.r.begin(), o.r.end());
       for (auto& [b, who] : o.w) {
         auto it = w.find(b);
-        if (it == w.end()) w[b] = who; else if (it->second != who) it->second = "*";
+        if (it == w.end()) w[b] = who; else if (it->second != who) it->second = kSeveral;
       }
     }
   };
@@ -70,16 +74,27 @@ class Barriers {
         st.Merge(b);
         return If(n->cond, t, e, s->span);
       }
+      case StmtKind::kAttr: {
+        auto* n = As<AttrStmtNode>(s);
+        Stmt b;
+        if (n->key == "tl.tile_op") {
+          Who saved = op_;
+          AsConstInt(n->value, &op_);
+          b = Visit(n->body, st);
+          op_ = saved;
+        } else if (n->key == "tl.pipeline_managed") {
+          pending_managed_.push_back(n->node.get());
+          b = Visit(n->body, st);
+        } else {
+          b = Visit(n->body, st);
+        }
+        return b == n->body ? s : AttrStmt(n->node, n->key, n->value, b, s->span);
+      }
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
-        std::set<std::string> managed;
-        auto m = n->annotations.find("tl.pipeline_managed");
-        if (m != n->annotations.end()) {
-          std::string names = As<StringImmNode>(m->second)->value, cur;
-          for (char ch : names + ",") {
-            if (ch == ',') { if (!cur.empty()) managed.insert(cur); cur.clear(); } else cur += ch;
-          }
-        }
+        if (n->for_kind == ForKind::kVectorized) return Leaf(s, st);  // one wide access: no barrier inside
+        std::set<const BufferNode*> managed(pending_managed_.begin(), pending_managed_.end());
+        pending_managed_.clear();
         auto saved = ignore_;
         ignore_.insert(managed.begin(), managed.end());
         // First pass finds what the end of one iteration leaves pending for the next.
@@ -90,7 +105,7 @@ class Barriers {
         Stmt b = Visit(n->body, entry);
         ignore_ = saved;
         st.Merge(entry);
-        for (auto& x : managed) { st.r.insert(x); st.w[x] = "*"; }
+        for (auto* x : managed) { st.r.insert(x); st.w[x] = kSeveral; }
         return For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
       }
       default: return Leaf(s, st);
@@ -110,11 +125,17 @@ class Barriers {
     return t;
   }
 
-  bool Alias(const std::string& a, const std::string& b) const {
+  // Two shared buffers share bytes: the same buffer, or views of one byte buffer whose byte
+  // ranges overlap.
+  static bool Alias(const BufferNode* a, const BufferNode* b) {
     if (a == b) return true;
-    auto x = ctx_->smem.find(a), y = ctx_->smem.find(b);
-    if (x == ctx_->smem.end() || y == ctx_->smem.end()) return false;
-    return x->second.first < y->second.second && y->second.first < x->second.second;
+    if (!a->data || a->data != b->data) return false;
+    int64_t na = 0, nb = 0;
+    AsConstInt(a->shape[0], &na);
+    AsConstInt(b->shape[0], &nb);
+    int64_t a0 = a->byte_offset, a1 = a0 + na * a->dtype.bytes();
+    int64_t b0 = b->byte_offset, b1 = b0 + nb * b->dtype.bytes();
+    return a0 < b1 && b0 < a1;
   }
   template <typename A, typename B>
   bool Hits(const A& a, const B& b) const {
@@ -123,12 +144,12 @@ class Barriers {
         if (Alias(Key(x), Key(y))) return true;
     return false;
   }
-  static const std::string& Key(const std::string& s) { return s; }
-  static const std::string& Key(const std::pair<const std::string, std::string>& p) { return p.first; }
+  static const BufferNode* Key(const BufferNode* s) { return s; }
+  static const BufferNode* Key(const std::pair<const BufferNode* const, Who>& p) { return p.first; }
   bool WriteAfterWrite(const State& acc, const State& st) const {
     for (auto& [x, who] : acc.w)
       for (auto& [y, prev] : st.w)
-        if (Alias(x, y) && (x != y || who != prev || who == "*")) return true;
+        if (Alias(x, y) && (x != y || who != prev || who == kSeveral)) return true;
     return false;
   }
 
@@ -136,20 +157,20 @@ class Barriers {
     State acc;
     struct V : IRVisitor {
       State* a;
-      const std::set<std::string>* ign;
-      std::string who;
+      const std::set<const BufferNode*>* ign;
+      Who who;
       void VisitLoad(const BufferLoadNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->r.insert(n->buffer->name);
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) a->r.insert(n->buffer.get());
         IRVisitor::VisitLoad(n);
       }
       void VisitStore(const StoreNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer->name)) a->w[n->buffer->name] = who;
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) a->w[n->buffer.get()] = who;
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
         if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add") && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
-          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer->name)) a->w[d->buffer->name] = who;
+          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get())) a->w[d->buffer.get()] = who;
           for (auto& x : d ? d->indices : std::vector<Expr>{}) VisitExpr(x);
           for (size_t i = 1; i < n->args.size(); ++i) VisitExpr(n->args[i]);
           return;
@@ -159,8 +180,7 @@ class Barriers {
     } v;
     v.a = &acc;
     v.ign = &ignore_;
-    v.who = s->span.file + ":" + std::to_string(s->span.line) + ":" + std::to_string(s->span.col);
-    if (!s->span.defined()) v.who = "*";
+    v.who = op_ >= 0 ? op_ : --loose_;  // a statement outside any tile op is an op of its own
     v.VisitStmt(s);
     bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r);
     Stmt out = s;
@@ -172,17 +192,19 @@ class Barriers {
     return out;
   }
 
-  CudaCtx* ctx_;
-  std::set<std::string> ignore_;
+  Who op_ = -1;           // the tile op being visited (-1: none)
+  Who loose_ = -1;        // ids below -1 for statements outside tile ops
+  std::vector<const BufferNode*> pending_managed_;
+  std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;
 };
 
 }  // namespace
 
-PrimFunc InsertBarriers(const PrimFunc& f, CudaCtx* ctx) {
-  if (ctx->opt.disable_barriers) return f;
+PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
+  if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers(ctx).Visit(f->body, st));
+  return WithBody(f, Barriers().Visit(f->body, st));
 }
 
 }  // namespace tl

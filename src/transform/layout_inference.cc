@@ -28,13 +28,20 @@ struct ParallelNest {
 
 class LayoutInferencer {
  public:
-  LayoutInferencer(CudaCtx* ctx) : ctx_(ctx) {}
-
+  /// Infers every fragment's layout and every T.Parallel nest's partition of kernel `k`.
   void Run(const KernelNode* k) {
+    threads_ = KernelThreads(k);
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
+    // Strictest first: a fragment that scalar code reads or writes (outside T.Parallel and tile
+    // ops, the same in every thread) must be whole in every thread.
+    for (auto& [b, sp] : ScalarFragmentUses(k->body)) {
+      std::vector<int64_t> shape;
+      for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+      Assign(b, Replicated(shape, threads_), "scalar access outside T.Parallel", sp);
+    }
     Collect(k->body);
-    int64_t T = ctx_->threads;
+    int64_t T = threads_;
     bool changed = true;
     while (changed) {
       changed = false;
@@ -43,7 +50,7 @@ class LayoutInferencer {
       for (auto& n : nests_) changed |= InferNest(n);
       if (!changed) {
         for (auto& b : frags_) {
-          if (ctx_->layout.count(b.get())) continue;
+          if (layout_.count(b.get())) continue;
           std::vector<int64_t> shape;
           for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
           Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout", b->span);
@@ -52,7 +59,33 @@ class LayoutInferencer {
         }
       }
     }
-    for (auto& n : nests_) ctx_->loop_layout[n.outer] = LoopLayout(n);
+    for (auto& n : nests_) loop_layout_[n.outer] = LoopLayout(n);
+  }
+
+  /// The kernel with the results in the IR: `tl.layout` on the body for each fragment (in
+  /// allocation order) and `tl.loop_layout` on the outer loop of each T.Parallel nest.
+  Stmt Annotate(const Stmt& kernel) {
+    struct Mut : IRMutator {
+      LayoutInferencer* self;
+      Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+        Stmt r = IRMutator::VisitFor(s, n);
+        auto it = self->loop_layout_.find(n);
+        if (it == self->loop_layout_.end()) return r;
+        auto* f = As<ForNode>(r);
+        auto ann = f->annotations;
+        ann["tl.loop_layout"] = FragmentToExpr(it->second);
+        return For(f->var, f->min, f->extent, f->for_kind, f->body, ann, f->span);
+      }
+      Stmt VisitKernel(const Stmt& s, const KernelNode* k) override {
+        Stmt body = VisitStmt(k->body);
+        for (auto b = self->frags_.rbegin(); b != self->frags_.rend(); ++b)
+          body = AttrStmt(*b, "tl.layout", FragmentToExpr(self->layout_.at(b->get())), body, k->span);
+        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits, body,
+                                            k->span);
+      }
+    } m;
+    m.self = this;
+    return m.VisitStmt(kernel);
   }
 
  private:
@@ -62,11 +95,44 @@ class LayoutInferencer {
     return std::min<int64_t>(v, 4);
   }
 
+  // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
+  static std::vector<std::pair<Buffer, Span>> ScalarFragmentUses(const Stmt& body) {
+    struct V : IRVisitor {
+      std::vector<std::pair<Buffer, Span>> out;
+      Span span;
+      void Note(const Buffer& b) {
+        if (b->scope != Scope::kFragment) return;
+        for (auto& o : out)
+          if (o.first == b) return;
+        out.push_back({b, span});
+      }
+      void VisitStmt(const Stmt& s) override {
+        if (s && s->span.defined()) span = s->span;
+        IRVisitor::VisitStmt(s);
+      }
+      void VisitFor(const ForNode* n) override {
+        if (n->for_kind != ForKind::kParallel) IRVisitor::VisitFor(n);
+      }
+      void VisitTileOp(const StmtNode*) override {}
+      void VisitLoad(const BufferLoadNode* n) override {
+        Note(n->buffer);
+        IRVisitor::VisitLoad(n);
+      }
+      void VisitStore(const StoreNode* n) override {
+        Note(n->buffer);
+        IRVisitor::VisitStore(n);
+      }
+    } v;
+    v.VisitStmt(body);
+    return v.out;
+  }
+
   void Collect(const Stmt& s) {
     if (!s) return;
     switch (s->kind) {
       case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) Collect(x); return;
       case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
+      case StmtKind::kAttr: Collect(As<AttrStmtNode>(s)->body); return;
       case StmtKind::kIf: Collect(As<IfNode>(s)->then_case); Collect(As<IfNode>(s)->else_case); return;
       case StmtKind::kGemm: gemms_.push_back(As<GemmNode>(s)); return;
       case StmtKind::kReduce: reduces_.push_back(As<ReduceNode>(s)); return;
@@ -77,7 +143,7 @@ class LayoutInferencer {
           if ((*b)->scope == Scope::kFragment) {
             std::vector<int64_t> shape;
             for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, s->span, "a cumsum tile"));
-            Assign(*b, Replicated(shape, ctx_->threads), "T.cumsum on a fragment", s->span);
+            Assign(*b, Replicated(shape, threads_), "T.cumsum on a fragment", s->span);
           }
         return;
       }
@@ -124,17 +190,18 @@ class LayoutInferencer {
   }
 
   bool Assign(const Buffer& b, const Fragment& f, const std::string& why, const Span& sp) {
-    auto it = ctx_->layout.find(b.get());
-    if (it != ctx_->layout.end()) {
+    auto it = layout_.find(b.get());
+    if (it != layout_.end()) {
       if (it->second.SameAs(f)) return false;
       throw UserError(ErrorKind::kLayout,
-                      "layout conflict for fragment '" + b->name + "': " + ctx_->layout_origin[b.get()] + " gives it " +
+                      "layout conflict for fragment '" + b->name + "': " + it->second.origin + " gives it " +
                           it->second.desc + ", but " + why + " (" + Loc(sp) + ") needs " + f.desc +
                           ". Copy the data into a second fragment between the two uses",
                       sp);
     }
-    ctx_->layout[b.get()] = f;
-    ctx_->layout_origin[b.get()] = why + " at " + Loc(sp);
+    Fragment placed = f;
+    placed.origin = why + " at " + Loc(sp);
+    layout_[b.get()] = placed;
     return true;
   }
 
@@ -144,10 +211,10 @@ class LayoutInferencer {
     auto cd = TileDims(g->C);
     if (cd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm accumulator must be a 2-D tile", g->span);
     int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"), N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
-    if (ctx_->threads % 32)
+    if (threads_ % 32)
       throw UserError(ErrorKind::kLayout, "T.gemm needs a whole number of warps; the kernel has " +
-                                              std::to_string(ctx_->threads) + " threads", g->span);
-    int64_t warps = ctx_->threads / 32;
+                                              std::to_string(threads_) + " threads", g->span);
+    int64_t warps = threads_ / 32;
     auto [wm, wn] = WarpGrid(M, N, warps, g);
     bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
     if (g->A.buffer->scope == Scope::kFragment) {
@@ -172,7 +239,12 @@ class LayoutInferencer {
 
   std::pair<int64_t, int64_t> WarpGrid(int64_t M, int64_t N, int64_t warps, const GemmNode* g) {
     try {
-      return GemmWarpGrid(M, N, warps, static_cast<int>(g->policy));
+      // An operand in registers fixes the split: A needs whole rows per warp (as FullRow), B whole
+      // columns (as FullCol); the default policy follows the operand instead of failing.
+      int policy = static_cast<int>(g->policy);
+      if (g->policy == GemmWarpPolicy::kSquare && g->A.buffer->scope == Scope::kFragment) policy = 1;
+      else if (g->policy == GemmWarpPolicy::kSquare && g->B.buffer->scope == Scope::kFragment) policy = 2;
+      return GemmWarpGrid(M, N, warps, policy);
     } catch (const UserError& e) {
       throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
     }
@@ -181,14 +253,14 @@ class LayoutInferencer {
   bool InferReduce(const ReduceNode* r) {
     if (r->src.buffer->scope != Scope::kFragment || r->dst.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported, "T.reduce on CUDA reduces a fragment into a fragment", r->span);
-    auto it = ctx_->layout.find(r->src.buffer.get());
-    if (it == ctx_->layout.end() || ctx_->layout.count(r->dst.buffer.get())) return false;
+    auto it = layout_.find(r->src.buffer.get());
+    if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]), "T.reduce of an mma accumulator", r->span);
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
-    return Assign(r->dst.buffer, Replicated(shape, ctx_->threads), "T.reduce", r->span);
+    return Assign(r->dst.buffer, Replicated(shape, threads_), "T.reduce", r->span);
   }
 
   static bool IsLoopIndex(const std::vector<Expr>& idx, const std::vector<Var>& vars) {
@@ -209,8 +281,8 @@ class LayoutInferencer {
     const Fragment* f = nullptr;
     for (auto& a : n.frags) {
       if (!IsLoopIndex(a.indices, n.vars) || !ShapeIs(a.buffer, n.extents)) continue;
-      auto it = ctx_->layout.find(a.buffer.get());
-      if (it != ctx_->layout.end() && (!f || f->kind == "replicated")) f = &it->second;
+      auto it = layout_.find(a.buffer.get());
+      if (it != layout_.end() && (!f || f->kind == "replicated")) f = &it->second;
     }
     return f;
   }
@@ -221,7 +293,7 @@ class LayoutInferencer {
     bool ch = false;
     Fragment drv = *f;
     for (auto& a : n.frags) {
-      if (ctx_->layout.count(a.buffer.get())) continue;
+      if (layout_.count(a.buffer.get())) continue;
       if (IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)) {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() && drv.kind == "mma_C" &&
@@ -231,7 +303,7 @@ class LayoutInferencer {
       } else {
         std::vector<int64_t> shape;
         for (auto& e : a.buffer->shape) shape.push_back(ConstOr(e, a.buffer->span, "a fragment's shape"));
-        ch |= Assign(a.buffer, Replicated(shape, ctx_->threads), "the T.Parallel loop (broadcast)", n.outer->span);
+        ch |= Assign(a.buffer, Replicated(shape, threads_), "the T.Parallel loop (broadcast)", n.outer->span);
       }
     }
     return ch;
@@ -241,15 +313,17 @@ class LayoutInferencer {
     if (const Fragment* f = Driver(n)) return *f;
     // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
     for (auto& a : n.frags) {
-      auto it = ctx_->layout.find(a.buffer.get());
-      if (it != ctx_->layout.end() && it->second.kind == "replicated" && n.vars.size() == a.indices.size() &&
+      auto it = layout_.find(a.buffer.get());
+      if (it != layout_.end() && it->second.kind == "replicated" && n.vars.size() == a.indices.size() &&
           IsLoopIndex(a.indices, n.vars))
         return it->second;
     }
-    return Striped(n.extents, ctx_->threads, VecFor(n.extents.back(), n.max_bytes));
+    return Striped(n.extents, threads_, VecFor(n.extents.back(), n.max_bytes));
   }
 
-  CudaCtx* ctx_;
+  int64_t threads_ = 0;
+  std::map<const BufferNode*, Fragment> layout_;
+  std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
   std::vector<const GemmNode*> gemms_;
   std::vector<const ReduceNode*> reduces_;
@@ -258,17 +332,11 @@ class LayoutInferencer {
 
 }  // namespace
 
-PrimFunc InferLayouts(const PrimFunc& f, CudaCtx* ctx) {
-  const KernelNode* k = FindKernel(f->body);
-  LayoutInferencer(ctx).Run(k);
-  auto attrs = f->attrs;
-  for (auto& b : k->alloc_buffers) {
-    auto it = ctx->layout.find(b.get());
-    if (it != ctx->layout.end()) attrs["layout." + b->name] = it->second.desc;
-    auto st = ctx->stages.find(b.get());
-    if (st != ctx->stages.end()) attrs["stages." + b->name] = std::to_string(st->second);
-  }
-  return MakePrimFunc(f->name, f->params, f->body, attrs, f->span);
+PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
+  (void)ctx;
+  LayoutInferencer inf;
+  inf.Run(FindKernel(f->body));
+  return WithBody(f, inf.Annotate(f->body));
 }
 
 }  // namespace tl

@@ -1,5 +1,7 @@
 // LegalizeTileOpsCUDA: copies that cannot use cp.async, fills and tile atomics become T.Parallel
 // nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See lower_cuda.h.
+#include <algorithm>
+
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -46,38 +48,45 @@ std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
 
 class Legalizer : public IRMutator {
  public:
-  Legalizer(CudaCtx* ctx) : ctx_(ctx) {}
+  explicit Legalizer(const CudaPassContext& ctx) : ctx_(ctx) {}
 
+  // A pipelined loop's cp.async copies with a fixed source region get `num_stages` rotating
+  // buffers: the loop is wrapped in `T.attr(dst, "tl.num_stages", k)` for each destination.
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
     if (n->for_kind != ForKind::kPipelined) return IRMutator::VisitFor(s, n);
     int64_t stages = 1;
     auto it = n->annotations.find("num_stages");
     if (it != n->annotations.end()) AsConstInt(it->second, &stages);
     Stmt r = IRMutator::VisitFor(s, n);
+    if (stages < 2) return r;
     auto* f = As<ForNode>(r);
-    if (stages >= 2) {
-      std::vector<Stmt> body;
-      if (auto* sq = As<SeqNode>(f->body)) body = sq->seq; else body.push_back(f->body);
-      for (auto& st : body)
-        if (auto* c = As<CopyNode>(st))
-          if (ctx_->async_copies.count(c) && !ReadsMemoryRegion(c->src)) ctx_->stages[c->dst.buffer.get()] = stages;
+    std::vector<Stmt> body;
+    if (auto* sq = As<SeqNode>(f->body)) body = sq->seq; else body.push_back(f->body);
+    std::vector<Buffer> staged;
+    for (auto& st : body) {
+      auto* a = As<AttrStmtNode>(st);
+      auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
+      if (c && !ReadsMemoryRegion(c->src) &&
+          std::find(staged.begin(), staged.end(), c->dst.buffer) == staged.end())
+        staged.push_back(c->dst.buffer);
     }
+    for (auto b = staged.rbegin(); b != staged.rend(); ++b)
+      r = AttrStmt(*b, "tl.num_stages", IntImm(DataType::Int(32), stages), r, n->span);
     return r;
   }
 
   Stmt VisitTileOp(const Stmt& s) override {
     if (auto* c = As<CopyNode>(s)) {
       if (c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared) {
-        std::string why = AsyncCopyBlocker(c, ctx_->opt);
+        std::string why = AsyncCopyBlocker(c, ctx_.opt);
         if (why.empty()) {
-          ctx_->async_copies.insert(c);
-          ctx_->info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                        ": 16-byte cp.async into a swizzled shared tile");
-          return s;
+          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                       ": 16-byte cp.async into a swizzled shared tile");
+          return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
-        ctx_->info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                       " does not use cp.async: " + why + "; it is lowered to synchronous loads");
-        ctx_->info->choices.push_back(ctx_->info->warnings.back());
+        ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                      " does not use cp.async: " + why + "; it is lowered to synchronous loads");
+        ctx_.info->choices.push_back(ctx_.info->warnings.back());
       }
       return TileOpToParallelLoops(s);
     }
@@ -94,21 +103,19 @@ class Legalizer : public IRMutator {
       if (ReadsMemory(rg.min) || ReadsMemory(rg.extent)) return true;
     return false;
   }
-  CudaCtx* ctx_;
+  const CudaPassContext& ctx_;
 };
 
 }  // namespace
 
-PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) {
+PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   const KernelNode* k = FindKernel(f->body);
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
-  int64_t T = 1;
-  for (auto& t : k->threads) T *= ConstOr(t, k->span, "the thread count");
-  if (T < 1 || T > ctx->target.max_threads)
-    throw UserError(ErrorKind::kResource, "a CUDA block has at most " + std::to_string(ctx->target.max_threads) +
+  int64_t T = KernelThreads(k);
+  if (T < 1 || T > ctx.target.max_threads)
+    throw UserError(ErrorKind::kResource, "a CUDA block has at most " + std::to_string(ctx.target.max_threads) +
                                               " threads; this kernel asks for " + std::to_string(T), k->span);
-  ctx->threads = T;
-  ctx->info->threads = T;
+  ctx.info->threads = T;
   static const std::pair<const char*, const char*> hints[] = {
       {"tl.annotate_layout", "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"},
       {"tl.use_swizzle", "T.use_swizzle (block rasterisation) is not implemented by the CUDA backend yet; blocks run in "
@@ -116,11 +123,11 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, CudaCtx* ctx) {
   for (auto& [key, what] : hints) {
     auto it = f->attrs.find(key);
     if (it != f->attrs.end()) {
-      ctx->info->warnings.push_back(it->second + ": " + what);
-      ctx->info->choices.push_back(ctx->info->warnings.back());
+      ctx.info->warnings.push_back(it->second + ": " + what);
+      ctx.info->choices.push_back(ctx.info->warnings.back());
     }
   }
-  return WithBody(f, Legalizer(ctx).VisitStmt(f->body));
+  return Simplify(WithBody(f, Legalizer(ctx).VisitStmt(f->body)));
 }
 
 }  // namespace tl

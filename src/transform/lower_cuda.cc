@@ -9,11 +9,8 @@ namespace tl {
 PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt, CudaLowerInfo* info,
                       std::vector<PassRecord>* trace) {
   CudaLowerInfo local;
-  CudaCtx ctx;
-  ctx.target = target;
-  ctx.opt = opt;
-  ctx.info = info ? info : &local;
-  return RunCudaPipeline(f, &ctx, trace);
+  CudaPassContext ctx{target, opt, info ? info : &local};
+  return RunCudaPipeline(f, ctx, trace);
 }
 
 }  // namespace tl

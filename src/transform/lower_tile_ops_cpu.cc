@@ -267,7 +267,10 @@ class Lowerer : public IRMutator {
 
 }  // namespace
 
-PrimFunc LowerTileOpsCPU(const PrimFunc& f) { return WithBody(f, Lowerer(true).VisitStmt(f->body)); }
+PrimFunc LowerTileOpsCPU(const PrimFunc& f) {
+  // Each var bound once, simplified: the output prints in canonical form and re-parses equal.
+  return Simplify(WithBody(f, UniquifyDefs(Lowerer(true).VisitStmt(f->body))));
+}
 
 Stmt TileOpToParallelLoops(const Stmt& op) {
   TL_ICHECK(op->kind == StmtKind::kCopy || op->kind == StmtKind::kFill || op->kind == StmtKind::kAtomicAdd,

@@ -6,7 +6,9 @@
 
 #include "arith/simplify.h"
 #include "ir/structural.h"
+#include "ir/verify.h"
 #include "transform/cuda_passes.h"
+#include "transform/inject_bound_guards.h"
 #include "transform/lower_tile_ops_cpu.h"
 
 namespace tl {
@@ -16,12 +18,15 @@ class Driver {
  public:
   Driver(PrimFunc f, std::vector<PassRecord>* trace) : f_(std::move(f)), trace_(trace) {}
 
-  Driver& Run(const std::string& name, const std::function<PrimFunc(const PrimFunc&)>& pass) {
+  /// Runs `pass`, then the IR verifier for `stage` (the invariants the pass's output must keep).
+  Driver& Run(const std::string& name, const std::function<PrimFunc(const PrimFunc&)>& pass,
+              IRStage stage = IRStage::kTile) {
     auto t0 = std::chrono::steady_clock::now();
     PrimFunc out = pass(f_);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (trace_) trace_->push_back({name, out, ms, out != f_ && !StructuralEqual(out, f_)});
     f_ = out;
+    VerifyIR(f_, stage, name);
     return *this;
   }
   PrimFunc result() const { return f_; }
@@ -36,20 +41,25 @@ class Driver {
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .result();
 }
 
-PrimFunc RunCudaPipeline(const PrimFunc& f, CudaCtx* ctx, std::vector<PassRecord>* trace) {
+PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace) {
+  auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
+    return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
+  };
   return Driver(f, trace)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
-      .Run("LegalizeTileOpsCUDA", [ctx](const PrimFunc& g) { return LegalizeTileOpsCUDA(g, ctx); })
-      .Run("LayoutInference", [ctx](const PrimFunc& g) { return InferLayouts(g, ctx); })
-      .Run("LowerTileOpsCUDA", [ctx](const PrimFunc& g) { return LowerTileOpsCUDA(g, ctx); })
-      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
-      .Run("PlanSharedMemory", [ctx](const PrimFunc& g) { return PlanSharedMemory(g, ctx); })
-      .Run("InsertBarriers", [ctx](const PrimFunc& g) { return InsertBarriers(g, ctx); })
+      .Run("InjectBoundGuards", InjectBoundGuards)
+      .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
+      .Run("LayoutInference", with(InferLayouts))
+      .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread)
+      .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
+      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
       .result();
 }
 

@@ -188,7 +188,7 @@ TEST_F(PrinterTest, IfElseLetAndEvaluate) {
             "else:\n"
             "    A[i - 4] = 1.0\n");
   EXPECT_EQ(PrintStmt(If(Lt(i, Int(4)), Evaluate(Call(DataType::Void(), "sync_threads", {})))),
-            "if i < 4:\n    T.sync_threads()\n");
+            "if i < 4:\n    T.call_intrin(\"void\", \"sync_threads\")\n");
   Var t = MakeVar("t");
   EXPECT_EQ(PrintStmt(Let(t, i * Int(2), Store(A, F32(2), {t}))), "t = i * 2\nA[t] = 2.0\n");
   // Nested if inside else keeps indentation.

@@ -11,7 +11,7 @@ def main(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"), C: 
         C_l = T.alloc_fragment((64, 64), "float32")
         T.copy(A, A_r)
         T.copy(B, B_s)
-        T.gemm(A_r, B_s, C_l, clear_accum=True)  # error-here
+        T.gemm(A_r, B_s, C_l, clear_accum=True, policy=T.GemmWarpPolicy.FullCol)  # error-here
         T.copy(C_l, C)
 
 

@@ -222,22 +222,41 @@ def test_corrupted_fragment_layout_gives_wrong_numbers():
 
 
 def test_out_of_range_index_is_reported_not_performed():
+    """Global element accesses are guarded by the compiler (InjectBoundGuards); a shared-memory index
+    past the tile is not, and the emulator reports it instead of performing it."""
     n = 128
 
     @T.prim_func
     def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
         with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((n,), "float32")
+            T.copy(A, S)
             for i in T.Parallel(n):
-                B[i] = A[i + 1]  # reads A[128] in the last lane
+                B[i] = S[i + 1]  # reads S[128] in the last lane
 
     a = np.arange(n, dtype=np.float32)
     b = np.zeros(n, np.float32)
     with pytest.raises(TileLangEmulationError) as e:
         emu(shift)(a, b)
     assert e.value.reports[0][0] == "out_of_bounds"
-    assert "A" in e.value.reports[0][1] and "128" in e.value.reports[0][1]
+    assert "S" in e.value.reports[0][1] and "128" in e.value.reports[0][1]
     assert "test_emulator.py" in e.value.reports[0][1]
     np.testing.assert_array_equal(b[:-1], a[1:])  # the in-range lanes ran
+
+
+def test_out_of_range_global_load_reads_zero():
+    n = 128
+
+    @T.prim_func
+    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i + 1]  # A[128] is outside: reads 0, as in TileLang
+
+    a = np.arange(1, n + 1, dtype=np.float32)
+    b = np.full(n, -1.0, np.float32)
+    emu(shift)(a, b)
+    np.testing.assert_array_equal(b, np.append(a[1:], 0.0))
 
 
 def test_uninitialised_shared_read_is_reported():

@@ -225,4 +225,46 @@ __device__ __forceinline__ int device_assert(bool ok, const char* msg) {
   return 0;
 }
 
+// ---- vector global stores ----------------------------------------------------------------
+/// One `N`-byte global store (N = 4, 8 or 16) of the register array at `src` to the N-aligned
+/// global address `dst`, always as a single st.global(.v2/.v4) instruction.
+template <int N> __device__ __forceinline__ void st_global_vec(void* dst, const void* src);
+template <> __device__ __forceinline__ void st_global_vec<16>(void* dst, const void* src) {
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3])
+               : "memory");
+}
+template <> __device__ __forceinline__ void st_global_vec<8>(void* dst, const void* src) {
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(s[0]), "r"(s[1]) : "memory");
+}
+template <> __device__ __forceinline__ void st_global_vec<4>(void* dst, const void* src) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(*reinterpret_cast<const uint32_t*>(src)) : "memory");
+}
+
+/// tl.vector_store: the values `xs` (one per lane, converted to T) as one N-byte global store at
+/// `dst` (N = sizeof(T) * lanes, N-aligned).
+template <int N, typename T, typename... Ts>
+__device__ __forceinline__ void vector_store(T* dst, Ts... xs) {
+  __align__(16) T lanes[sizeof...(Ts)] = {T(xs)...};
+  if constexpr (N >= 8) {
+    st_global_vec<N>(dst, lanes);
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(lanes);
+  }
+}
+
+/// tl.vector_load: N bytes from global `src` into the register chunk `dst` as one load, or zeros
+/// when `valid` is false (a guarded tile load).
+template <int N, typename T>
+__device__ __forceinline__ void vector_load(T* dst, const T* src, bool valid) {
+  if constexpr (N == 16) {
+    *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
+  } else if constexpr (N == 8) {
+    *reinterpret_cast<uint2*>(dst) = valid ? *reinterpret_cast<const uint2*>(src) : uint2{0, 0};
+  } else {
+    *reinterpret_cast<uint32_t*>(dst) = valid ? *reinterpret_cast<const uint32_t*>(src) : 0u;
+  }
+}
+
 }  // namespace tl

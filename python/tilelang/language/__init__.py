@@ -7,7 +7,7 @@ _bool = builtins.bool
 from .. import _ffi
 from ..errors import TileLangSyntaxError, TileLangTypeError
 from . import builder
-from .ast import DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
+from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
 from .expr import Expr, const, infinity, nan
 from .parser import prim_func, parse_source  # noqa: F401
 
@@ -57,7 +57,7 @@ def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
     return KernelSpec([const(g) for g in grid], [const(t) for t in ths])
 
 
-def _alloc(shape, dtype, scope, what):
+def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
     ctx = builder.require_context(what)
     if not ctx.kernels:
         raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
@@ -73,7 +73,9 @@ def _alloc(shape, dtype, scope, what):
             raise TileLangTypeError(f"the shape of {what} must be positive, got {v}")
         dims.append(const(v))
     name = ctx.pending_name or scope.split(".")[0] + "_buf"
-    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span)
+    if data is not None and not isinstance(data, _ffi.Buffer):
+        raise TileLangTypeError(f"{what}(data=...) takes the buffer whose storage this one views")
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span, data, int(byte_offset))
     ctx.kernels[-1].allocs.append(buf)
     return buf
 
@@ -85,9 +87,11 @@ def _check_scope(scope, allowed, what):
                                 + ", ".join(repr(a) for a in allowed))
 
 
-def alloc_shared(shape, dtype, scope="shared.dyn"):
+def alloc_shared(shape, dtype, scope="shared.dyn", data=None, byte_offset=0):
+    """A shared-memory tile. `data=`/`byte_offset=` make it a view of another shared buffer's bytes
+    (the form PlanSharedMemory produces; printed IR re-parses through it)."""
     _check_scope(scope, ("shared.dyn", "shared"), "T.alloc_shared")
-    return _alloc(shape, dtype, "shared", "T.alloc_shared")
+    return _alloc(shape, dtype, "shared", "T.alloc_shared", data, byte_offset)
 
 
 def alloc_fragment(shape, dtype, scope="local.fragment"):
@@ -132,7 +136,7 @@ def _range_args(args, what):
     return const(start), simplify(const(stop) - const(start))
 
 
-def Parallel(*extents, coalesced_width=None):
+def Parallel(*extents, coalesced_width=None, annotations=None):
     if not extents:
         raise TileLangSyntaxError("T.Parallel needs at least one extent")
     ranges = []
@@ -146,7 +150,7 @@ def Parallel(*extents, coalesced_width=None):
         if v >= 2**31:
             raise TileLangTypeError(f"T.Parallel extent {v} does not fit the loop variable's type int32")
         ranges.append((const(0), const(v)))
-    return LoopSpec("parallel", ranges)
+    return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
 
 
 _MAX_STAGES = 32
@@ -165,17 +169,43 @@ def serial(*args, annotations=None):
     if len(args) == 3:
         raise TileLangSyntaxError("T.serial does not take a step; scale the loop variable instead")
     mn, ext = _range_args(args, "T.serial")
-    return LoopSpec("serial", [(mn, ext)])
+    return LoopSpec("serial", [(mn, ext)], _annotations(annotations, "T.serial"))
 
 
-def unroll(*args, explicit=False):
+def unroll(*args, explicit=False, annotations=None):
     mn, ext = _range_args(args, "T.unroll")
-    return LoopSpec("unroll", [(mn, ext)])
+    return LoopSpec("unroll", [(mn, ext)], _annotations(annotations, "T.unroll"))
 
 
-def vectorized(*args):
+def vectorized(*args, annotations=None):
     mn, ext = _range_args(args, "T.vectorized")
-    return LoopSpec("vectorized", [(mn, ext)])
+    return LoopSpec("vectorized", [(mn, ext)], _annotations(annotations, "T.vectorized"))
+
+
+def _annotations(ann, what):
+    """Loop annotations are kept on the loop (IR values; the lowering reads the keys it knows)."""
+    if ann is None:
+        return {}
+    if not isinstance(ann, dict) or not all(isinstance(k, str) for k in ann):
+        raise TileLangTypeError(f"{what}(annotations=...) takes a dict from strings to values")
+    return {k: const(v) for k, v in ann.items()}
+
+
+# ---- IR-level forms (what the printer writes for lowered IR, so every pass's output re-parses) ----
+def call_intrin(dtype, op, *args):
+    """A call of a builtin of the lower IR with its result type: T.call_intrin("int32", "tl.thread_idx")."""
+    dt = dtype if dtype in ("void", "handle") else dtype_str(dtype)
+    return _ffi.call(dt, op, [_ffi.string_imm(a) if isinstance(a, str) else const(a) for a in args])
+
+
+def attr(node, key, value):
+    """`with T.attr(buffer_or_None, "key", value):` records a fact one pass leaves for the next
+    (docs/thread_ir.md lists the keys)."""
+    if node is not None and not isinstance(node, _ffi.Buffer):
+        raise TileLangTypeError("T.attr takes a buffer or None as its node")
+    if not isinstance(key, str):
+        raise TileLangTypeError("T.attr takes a string key")
+    return AttrSpec(node, key, _ffi.string_imm(value) if isinstance(value, str) else const(value))
 
 
 def grid(*extents):

@@ -98,6 +98,13 @@ class LoopSpec:
         self.annotations = annotations or {}
 
 
+class AttrSpec:
+    """What T.attr returns: the parser turns `with T.attr(node, key, value):` into an AttrStmt."""
+
+    def __init__(self, node, key, value):
+        self.node, self.key, self.value = node, key, value
+
+
 class KernelSpec:
     def __init__(self, grid, threads):
         self.grid = grid

@@ -63,7 +63,14 @@ Expr.__rtruediv__ = lambda a, b: _truediv(b, a)
 for _name, _op in [("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"), ("eq", "eq"), ("ne", "ne")]:
     setattr(Expr, f"__{_name}__", _bin(_op)[0])
 Expr.__hash__ = object.__hash__
-Expr.__neg__ = lambda a: _ffi.binary("sub", _zero_like(a), a)
+def _neg(a):
+    # A negated literal is a literal (so `-T.infinity("float32")` parses back to the constant it prints).
+    if isinstance(a, _ffi.FloatImm):
+        return _ffi.float_imm(a.dtype, -a.value)
+    return _ffi.binary("sub", _zero_like(a), a)
+
+
+Expr.__neg__ = _neg
 Expr.__pos__ = lambda a: a
 Expr.__invert__ = lambda a: _ffi.logical_not(a)
 Expr.__repr__ = lambda a: _ffi.print_expr(a)

@@ -14,7 +14,7 @@ import textwrap
 from .. import _ffi
 from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError
 from . import builder
-from .ast import DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
+from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
 from .expr import Expr, const
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -325,6 +325,10 @@ class Parser:
             raise self.error(st, "use one context manager per `with` inside a T.prim_func")
         item = st.items[0]
         spec = self.eval(item.context_expr)
+        if isinstance(spec, AttrSpec):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, "`with T.attr(...)` binds no names")
+            return _ffi.attr_stmt(spec.node, spec.key, spec.value, self.block(st.body), self.span(st))
         if not isinstance(spec, KernelSpec):
             raise self.error(item.context_expr, "the only `with` block inside a T.prim_func is `with T.Kernel(...)`")
         if self.ctx.kernels:

@@ -61,79 +61,6 @@ class CodegenCUDAImpl : public CodegenC {
 
   std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
 
-  // A `kVectorized` loop marked tl.vector_store by the lowering (one store whose last index is
-  // base + v, base aligned to the vector): the lanes are computed into registers and written with
-  // one 4/8/16-byte store.
-  void Stmt_(const Stmt& s, int ind) override {
-    auto* f = As<ForNode>(s);
-    auto* st = f ? As<StoreNode>(f->body) : nullptr;
-    if (f && st && f->annotations.count("tl.vector_load")) return VectorLoad(f, st, ind);
-    if (!f || !st || !f->annotations.count("tl.vector_store")) return CodegenC::Stmt_(s, ind);
-    int64_t V = 0;
-    AsConstInt(f->extent, &V);
-    int bytes = st->buffer->dtype.bytes() * static_cast<int>(V);
-    const char* vt = VecType(bytes);
-    std::string t = CType(st->buffer->dtype), v = Name(f->var.get());
-    std::vector<Expr> base;
-    for (auto& e : st->indices) base.push_back(Substitute(e, {{f->var.get(), Int(0)}}));
-    Line(ind, "{");
-    Line(ind + 1, "__align__(16) " + t + " tl_vec[" + std::to_string(V) + "];");
-    Line(ind + 1, "#pragma unroll");
-    Line(ind + 1, "for (int " + v + " = 0; " + v + " < " + std::to_string(V) + "; ++" + v + ") tl_vec[" + v + "] = " +
-                      E(st->value) + ";");
-    Line(ind + 1, "*reinterpret_cast<" + std::string(vt) + "*>(&" + Name(st->buffer.get(), st->buffer->name) + "[" +
-                      Offset(st->buffer, base) + "]) = *reinterpret_cast<const " + vt + "*>(tl_vec);");
-    Line(ind, "}");
-  }
-
-  static const char* VecType(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned int"; }
-
-  // register[l*V + v] = f(G[base + v]) (optionally under select(in_bounds, ., 0)), marked
-  // tl.vector_load by the lowering: one 4/8/16-byte load into registers, then the per-lane f.
-  void VectorLoad(const ForNode* f, const StoreNode* st, int ind) {
-    int64_t V = 0;
-    AsConstInt(f->extent, &V);
-    Expr value = st->value, x = value, cond;
-    if (auto* c = As<CastNode>(x)) x = c->value;
-    if (auto* sel = As<SelectNode>(x)) {
-      cond = Substitute(sel->cond, {{f->var.get(), Int(0)}});
-      x = sel->true_value;
-    }
-    auto* ld = As<BufferLoadNode>(x);
-    Buffer tmp = MakeBuffer("tl_vec", ld->buffer->dtype, {Int(V)}, Scope::kLocal);
-    std::vector<Expr> base;
-    for (auto& e : ld->indices) base.push_back(Substitute(e, {{f->var.get(), Int(0)}}));
-    // The lane value with the global load replaced by the register copy.
-    struct Swap : IRMutator {
-      const BufferLoadNode* from; Expr to;
-      Expr VisitExpr(const Expr& e) override {
-        if (e.get() == from) return to;
-        if (auto* s = As<SelectNode>(e); s && s->true_value.get() == from) return to;
-        return IRMutator::VisitExpr(e);
-      }
-    } swap;
-    swap.from = ld;
-    swap.to = Load(tmp, {f->var});
-    Expr lane = swap.VisitExpr(value);
-    int bytes = ld->buffer->dtype.bytes() * static_cast<int>(V);
-    std::string t = CType(ld->buffer->dtype), v = Name(f->var.get()), vt = VecType(bytes);
-    std::string tn = Name(tmp.get(), "lanes");
-    Line(ind, "{");
-    Line(ind + 1, "__align__(16) " + t + " " + tn + "[" + std::to_string(V) + "];");
-    std::string load = "*reinterpret_cast<" + vt + "*>(" + tn + ") = *reinterpret_cast<const " + vt + "*>(&" +
-                       Name(ld->buffer.get(), ld->buffer->name) + "[" + Offset(ld->buffer, base) + "]);";
-    if (cond) {
-      Line(ind + 1, "if (" + E(cond) + ") " + load);
-      Line(ind + 1, "else *reinterpret_cast<" + vt + "*>(" + tn + ") = " + vt + "{};");
-    } else {
-      Line(ind + 1, load);
-    }
-    Line(ind + 1, "#pragma unroll");
-    Line(ind + 1, "for (int " + v + " = 0; " + v + " < " + std::to_string(V) + "; ++" + v + ") " +
-                      Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, st->indices) + "] = " + E(lane) + ";");
-    Line(ind, "}");
-  }
-
   std::string CallE(const CallNode* c) override {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
@@ -149,6 +76,19 @@ class CodegenCUDAImpl : public CodegenC {
       std::string ab = As<StringImmNode>(c->args[1])->value;
       return "tl::mma_m16n8k16_" + ab + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
     }
+    if (op == "tl.vector_store") {  // (dst, lane values...): one 4/8/16-byte store (docs/thread_ir.md)
+      int bytes = c->args[0]->dtype.bytes() * static_cast<int>(c->args.size() - 1);
+      std::string a = Addr(c->args[0]);
+      for (size_t i = 1; i < c->args.size(); ++i) a += ", " + arg(i);
+      return "tl::vector_store<" + std::to_string(bytes) + ">(" + a + ")";
+    }
+    if (op == "tl.vector_load") {  // (dst registers, src, lanes, valid): one 4/8/16-byte load or zeros
+      int64_t lanes = 0;
+      AsConstInt(c->args[2], &lanes);
+      int bytes = c->args[1]->dtype.bytes() * static_cast<int>(lanes);
+      return "tl::vector_load<" + std::to_string(bytes) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " +
+             arg(3) + ")";
+    }
     if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.atomic_add") return "tl::atomic_add(" + Addr(c->args[0]) + ", " + arg(1) + ")";
     if (op == "min_value" || op == "max_value")
@@ -162,18 +102,20 @@ class CodegenCUDAImpl : public CodegenC {
   }
 
   void Kernel(const KernelNode* n, int ind) override {
-    Line(ind, "extern __shared__ __align__(16) unsigned char tl_smem[];");
     static const char* dims[] = {"x", "y", "z"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
       Line(ind, "const int " + Name(n->block_vars[i].get()) + " = (int)blockIdx." + dims[i] + ";");
     for (auto& b : n->alloc_buffers) {
       int64_t count = 1;
       AsConstInt(b->shape[0], &count);
-      if (b->scope == Scope::kShared) {
-        auto it = f_->attrs.find("smem.offset." + b->name);
-        std::string off = it == f_->attrs.end() ? "0" : it->second;
-        Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" + CType(b->dtype) +
-                      "*>(tl_smem + " + off + ");");
+      if (b->scope == Scope::kShared && !b->data) {
+        // The kernel's one shared byte buffer (PlanSharedMemory), sized at launch.
+        TL_ICHECK(b->dtype == DataType::UInt(8), "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+        Line(ind, "extern __shared__ __align__(16) unsigned char " + Name(b.get(), b->name) + "[];");
+      } else if (b->scope == Scope::kShared) {
+        Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
+                      CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
+                      std::to_string(b->byte_offset) + ");");
       } else {
         Line(ind, "__align__(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
       }

@@ -1,0 +1,193 @@
+"""The `tilelang` command line.
+
+    tilelang check FILE... [--target T] [--hints]   compile every kernel of each file; print diagnostics as
+                                                   file:line:col: error|warning|note: message (exit 1 on errors)
+    tilelang trace FILE[::KERNEL] [--target T] [--out DIR]   write the lower trace (HTML diffs per pass)
+    tilelang info FILE[::KERNEL] [--target T]       shared-memory table, resources, layouts and decisions
+    tilelang lsp [--target T]                       the language server (LSP over stdio)
+
+The files run in a worker process with a time limit (--timeout), as in the language server.
+"""
+import argparse
+import os
+import sys
+
+from .lsp.worker import DEFAULT_TIMEOUT_S, WorkerError, run_job
+
+DEFAULT_TARGET = "cuda -arch=sm_80"
+_LABEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise SystemExit(f"tilelang: cannot read {path}: {e.strerror}") from None
+
+
+def _split_spec(spec):
+    path, sep, kernel = spec.rpartition("::")
+    return (path, kernel) if sep else (spec, None)
+
+
+def _analyze(path, target, timeout):
+    return run_job({"op": "analyze", "path": os.path.abspath(path), "text": _read(path), "target": target},
+                   timeout)
+
+
+def _print_diag(shown, d, out):
+    label = _LABEL.get(d["severity"], d["severity"])
+    first, *rest = d["message"].split("\n")
+    print(f"{shown}:{d['lineno']}:{d['colno']}: {label}: {first}", file=out)
+    for line in rest:
+        print(f"    {line}", file=out)
+
+
+def cmd_check(args):
+    failed = False
+    for path in args.files:
+        try:
+            result = _analyze(path, args.target, args.timeout)
+        except WorkerError as e:
+            print(f"{path}:1:1: error: {e}")
+            failed = True
+            continue
+        if "diagnostics" not in result:
+            print(f"{path}:1:1: error: {result.get('error', 'no answer from the worker')}")
+            failed = True
+            continue
+        for d in result["diagnostics"]:
+            _print_diag(path, d, sys.stdout)
+        if args.hints:
+            for h in result["hints"]:
+                print(f"{path}:{h['position'][0] + 1}: hint: {h['label']}")
+        counts = {s: sum(d["severity"] == s for d in result["diagnostics"]) for s in ("error", "warning")}
+        ok = sum(k["ok"] for k in result["kernels"])
+        print(f"{path}: {ok} of {len(result['kernels'])} kernel(s) compiled for '{args.target}'; "
+              f"{counts['error']} error(s), {counts['warning']} warning(s)")
+        failed |= counts["error"] > 0
+    return 1 if failed else 0
+
+
+def cmd_trace(args):
+    path, kernel = _split_spec(args.spec)
+    out = os.path.abspath(args.out or os.path.join("tilelang-trace", kernel or os.path.splitext(os.path.basename(path))[0]))
+    try:
+        answer = run_job({"op": "trace", "path": os.path.abspath(path), "text": _read(path), "kernel": kernel,
+                          "target": args.target, "out_dir": out}, args.timeout)
+    except WorkerError as e:
+        print(f"tilelang trace: {e}", file=sys.stderr)
+        return 1
+    if "error" in answer:
+        print(f"tilelang trace: {answer['error']}", file=sys.stderr)
+        return 1
+    print(answer["summary"])
+    print(f"written to {answer['index']}")
+    return 0
+
+
+def cmd_info(args):
+    path, kernel = _split_spec(args.spec)
+    try:
+        result = _analyze(path, args.target, args.timeout)
+    except WorkerError as e:
+        print(f"tilelang info: {e}", file=sys.stderr)
+        return 1
+    if "kernels" not in result:
+        print(f"tilelang info: {result.get('error')}", file=sys.stderr)
+        return 1
+    kernels = result["kernels"]
+    match = [k for k in kernels if kernel in (k["label"], k["name"])] if kernel else kernels[:1] if len(kernels) == 1 else []
+    if not match:
+        names = ", ".join(dict.fromkeys(k["label"] for k in kernels)) or "none"
+        which = f"no kernel named '{kernel}'" if kernel else "no kernel" if not kernels else \
+            "more than one kernel; name one with FILE::KERNEL"
+        print(f"tilelang info: {which} in {path} (kernels: {names})", file=sys.stderr)
+        for d in result["diagnostics"]:
+            if d["severity"] == "error":
+                _print_diag(path, d, sys.stderr)
+        return 1
+    k = match[0]
+    print(f"kernel '{k['name']}' ({path}:{k['def_line']}) for '{args.target}'")
+    if not k["ok"]:
+        for d in result["diagnostics"]:
+            if d["severity"] == "error":
+                _print_diag(path, d, sys.stdout)
+        return 1
+    if k.get("kind") != "cuda":
+        print(f"target '{k.get('kind')}': compiled; shared-memory table, resources, layouts and decisions are "
+              "reported for CUDA targets")
+        return 0
+    r = k["resources"]
+    print(f"resources ({k['compiler']}, {k['arch']}): {k['threads']} threads, {r.get('registers', 0)} registers/thread, "
+          f"{r.get('shared_bytes', 0)} B dynamic + {r.get('static_shared_bytes', 0)} B static shared memory, "
+          f"spills {r.get('spill_stores', 0)} B stored / {r.get('spill_loads', 0)} B loaded, "
+          f"{r.get('stack_bytes', 0)} B stack")
+    print("\nshared memory:")
+    print(k["smem_report"].rstrip())
+    print("\nlayouts:")
+    for name, layout in sorted(k["layouts"].items()):
+        print(f"  {name}: {layout}")
+    if not k["layouts"]:
+        print("  (none)")
+    prefix = result["path"] + ":"
+    print("\ndecisions:")
+    for c in k["choices"]:
+        print(f"  {path}:{c[len(prefix):]}" if c.startswith(prefix) else f"  {c}")
+    if k["warnings"]:
+        print("\nwarnings:")
+        for w in k["warnings"]:
+            print(f"  {path}:{w[len(prefix):]}" if w.startswith(prefix) else f"  {w}")
+    return 0
+
+
+def cmd_lsp(args):
+    from .lsp import main as lsp_main
+
+    argv = []
+    if args.target:
+        argv += ["--target", args.target]
+    if args.timeout:
+        argv += ["--timeout", str(args.timeout)]
+    return lsp_main(argv)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="tilelang", description="TileLang-C++ command line tools")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp, target_default=DEFAULT_TARGET):
+        sp.add_argument("--target", default=target_default,
+                        help=f"target to compile for (default {DEFAULT_TARGET!r}; e.g. 'cpu', 'cuda -arch=sm_86')")
+        sp.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds allowed per file (default {DEFAULT_TIMEOUT_S:g})")
+
+    c = sub.add_parser("check", help="compile every kernel of the files and print diagnostics")
+    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--hints", action="store_true", help="also print the inlay hints (file:line: hint: ...)")
+    common(c)
+    c.set_defaults(fn=cmd_check)
+    t = sub.add_parser("trace", help="write the lower trace of a kernel (HTML with per-pass diffs)")
+    t.add_argument("spec", metavar="FILE[::KERNEL]")
+    t.add_argument("--out", help="output folder (default ./tilelang-trace/<kernel>)")
+    common(t)
+    t.set_defaults(fn=cmd_trace)
+    i = sub.add_parser("info", help="shared-memory table, resources, layouts and decisions of a kernel")
+    i.add_argument("spec", metavar="FILE[::KERNEL]")
+    common(i)
+    i.set_defaults(fn=cmd_info)
+    s = sub.add_parser("lsp", help="start the language server (LSP over stdio)")
+    s.add_argument("--target", default=None, help=f"default {DEFAULT_TARGET!r}; the client's settings override it")
+    s.add_argument("--timeout", type=float, default=None)
+    s.set_defaults(fn=cmd_lsp)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+// LowerTileOpsCUDA, buffer mapping: shared tiles flatten to one dimension with XOR swizzle and
+// pipeline stages folded into the index; fragments become per-thread register arrays.
+#include <cmath>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Buffer CudaTileLowerer::MapBuffer(const Buffer& b) {
+  auto it = bmap_.find(b.get());
+  if (it != bmap_.end()) return it->second;
+  Buffer nb = b;
+  if (b->scope == Scope::kShared) {
+    int64_t n = 1;
+    for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of shared buffer '" + b->name + "'");
+    int64_t st = Stages(b);
+    nb = MakeBuffer(b->name, b->dtype, {C(n * st)}, Scope::kShared, b->span);
+  } else if (b->scope == Scope::kFragment) {
+    const Fragment& lt = Layout(b.get());
+    nb = MakeBuffer(b->name, b->dtype, {C(lt.locals)}, Scope::kLocal, b->span);
+    ctx_.info->layouts[b->name] = lt.desc;
+  } else if (b->scope == Scope::kLocal) {
+    int64_t n = 1;
+    for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of local buffer '" + b->name + "'");
+    nb = MakeBuffer(b->name, b->dtype, {C(n)}, Scope::kLocal, b->span);
+  }
+  bmap_[b.get()] = nb;
+  return nb;
+}
+
+int64_t CudaTileLowerer::Stages(const Buffer& b) const {
+  auto it = stages_.find(b.get());
+  return it == stages_.end() ? 1 : it->second;
+}
+
+Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) {
+  std::vector<int64_t> shape;
+  for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "a shared buffer's shape"));
+  int64_t size = 1;
+  for (auto s : shape) size *= s;
+  Expr off;
+  if (shape.size() == 1) {
+    off = idx[0];
+  } else {
+    Expr row = C(0);
+    for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
+    off = SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
+  }
+  auto st = stage_.find(b.get());
+  if (st != stage_.end()) off = st->second * C(size) + off;
+  return Simplify(off);
+}
+
+Expr CudaTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool as_value) {
+  switch (b->scope) {
+    case Scope::kGlobal: return Load(b, idx);
+    case Scope::kShared: return Load(MapBuffer(b), {SharedIndex(b, idx)});
+    case Scope::kLocalVar: return Load(MapBuffer(b), idx);
+    case Scope::kLocal: {
+      Expr flat = C(0);
+      for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
+      return Load(MapBuffer(b), {Simplify(flat)});
+    }
+    case Scope::kFragment: {
+      Expr local = FragmentLocal(b, idx);
+      Buffer nb = MapBuffer(b);
+      int64_t c, n = 0;
+      AsConstInt(nb->shape[0], &n);
+      if (!as_value || AsConstInt(local, &c) || n > 16) return Load(nb, {local});
+      // A thread-dependent register index into a small array: a select chain over constant
+      // indices keeps the array in registers.
+      Expr v = Load(nb, {C(n - 1)});
+      for (int64_t i = n - 2; i >= 0; --i) v = Select(Eq(local, C(i)), Load(nb, {C(i)}), v);
+      return v;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

@@ -1,0 +1,125 @@
+// LowerTileOpsCUDA, async copies and software pipelining: global->shared copies as 16-byte
+// cp.async chunks; T.Pipelined as prologue, steady state (wait, barrier, prefetch, compute), drain.
+#include <cmath>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
+  const Buffer& g = n->src.buffer;
+  const Buffer& s = n->dst.buffer;
+  int64_t vec = 16 / g->dtype.bytes();
+  auto sd = TileDims(n->src), dd = TileDims(n->dst);
+  std::vector<int64_t> ext;
+  for (size_t d : dd) ext.push_back(ConstOr(n->dst.ranges[d].extent, n->span, "a copy's tile"));
+  TL_ICHECK(sd.size() == dd.size(), "copy tile ranks differ");
+  int64_t total = 1;
+  for (auto e : ext) total *= e;
+  int64_t chunks = total / vec;
+  int64_t iters = (chunks + T_ - 1) / T_;
+  std::vector<Expr> gmin, smin;
+  for (auto& r : n->src.ranges) gmin.push_back(VisitExpr(r.min));
+  for (auto& r : n->dst.ranges) smin.push_back(VisitExpr(r.min));
+  std::vector<Stmt> out;
+  Var itv = MakeVar("it");
+  {
+    Expr c = Expr(itv) * C(T_) + tx_;
+    Expr e = c * C(vec);  // first element of the chunk, row-major over the tile
+    std::vector<Expr> t(ext.size());
+    Expr rest = e;
+    for (size_t d = ext.size(); d-- > 0;) {
+      t[d] = d == 0 ? rest : Mod(rest, ext[d]);
+      rest = Div(rest, ext[d]);
+    }
+    auto gi = gmin, si = smin;
+    for (size_t d = 0; d < sd.size(); ++d) {
+      gi[sd[d]] = Simplify(gi[sd[d]] + t[d]);
+      si[dd[d]] = Simplify(si[dd[d]] + t[d]);
+    }
+    Expr ok;
+    for (size_t d = 0; d < gi.size(); ++d) ok = And(ok, Lt(gi[d], g->shape[d]));
+    ok = ok ? Simplify(ok) : Bool(true);
+    Stmt st = Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
+    if (iters * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
+    out.push_back(iters == 1 ? Substitute(st, {{itv.get(), C(0)}}) : For(itv, C(0), C(iters), ForKind::kUnrolled, st, {}, n->span));
+  }
+  return Seq(out, n->span);
+}
+
+Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
+  int64_t s = 1;
+  auto a = n->annotations.find("num_stages");
+  if (a != n->annotations.end()) AsConstInt(a->second, &s);
+  std::vector<Stmt> body;
+  if (auto* sq = As<SeqNode>(n->body)) body = sq->seq; else body.push_back(n->body);
+  std::vector<const CopyNode*> producers;
+  std::vector<Stmt> consumers;
+  for (auto& st : body) {
+    auto* a = As<AttrStmtNode>(st);
+    auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
+    if (c && Stages(c->dst.buffer) == s && s >= 2) producers.push_back(c);
+    else consumers.push_back(st);
+  }
+  Var ko = n->var;
+  Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+  if (producers.empty()) {
+    Stmt b = VisitStmt(n->body);
+    return For(ko, mn, ext, ForKind::kSerial, b, {}, n->span);
+  }
+  std::vector<Buffer> managed;
+  ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) + "-stage cp.async pipeline (" +
+                                std::to_string(producers.size()) + " copies prefetched " + std::to_string(s - 1) +
+                                " iteration(s) ahead, one barrier per iteration)");
+  for (auto* c : producers) {
+    stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
+    managed.push_back(MapBuffer(c->dst.buffer));
+  }
+  std::vector<Stmt> prod;
+  for (auto* c : producers) prod.push_back(OpScope(AsyncCopy(c), c->span));
+  Stmt producer = Seq(prod, n->span);
+  std::vector<Stmt> cons;
+  for (auto& st : consumers) cons.push_back(VisitStmt(st));
+  for (auto* c : producers) stage_.erase(c->dst.buffer.get());
+  auto at = [&](const Expr& iter) { return Substitute(producer, {{ko.get(), mn + iter}}); };
+  std::vector<Stmt> out;
+  Stmt commit = Call0("tl.cp_async_commit", {}, n->span);
+  for (int64_t p = 0; p + 1 < s; ++p) {
+    out.push_back(If(Lt(C(p), ext), at(C(p)), nullptr, n->span));
+    out.push_back(commit);
+  }
+  // Steady state: wait for this iteration's stage, one barrier (which also retires the
+  // previous iteration's reads of the stage about to be refilled), prefetch, compute.
+  Var k = MakeVar(ko->name);
+  std::vector<Stmt> steady;
+  steady.push_back(Call0("tl.cp_async_wait", {C(s - 2)}, n->span));
+  if (!ctx_.opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, n->span));
+  // The prefetch runs only while k + s - 1 < ext: with that bound on k its guards (the copy's
+  // bounds checks along the pipelined axis) fold away where the sizes allow.
+  Stmt prefetch = at(Expr(k) + C(s - 1));
+  int64_t e;
+  if (AsConstInt(Simplify(ext), &e) && e >= s) {
+    BoundMap bm = kernel_bounds_;
+    bm[k.get()] = {int64_t(0), e - s};
+    prefetch = Simplify(prefetch, bm);
+  }
+  steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), prefetch, nullptr, n->span));
+  steady.push_back(commit);
+  steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
+  // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.
+  Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {}, n->span);
+  for (auto m = managed.rbegin(); m != managed.rend(); ++m) loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, n->span);
+  out.push_back(loop);
+  out.push_back(Call0("tl.cp_async_wait", {C(0)}, n->span));
+  return Seq(out, n->span);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

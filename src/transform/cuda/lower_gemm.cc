@@ -1,0 +1,112 @@
+// LowerTileOpsCUDA, T.gemm: ldmatrix loads of the operands and mma.sync m16n8k16 over the warp grid
+// of the accumulator layout.
+#include <cmath>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, Scope sc) {
+  std::string name = base + "_" + std::to_string(extra_.size());
+  Buffer b = MakeBuffer(name, t, {C(n)}, sc);
+  extra_.push_back(b);
+  return b;
+}
+
+Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
+  const Fragment& CF = Layout(g->C.buffer.get());
+  int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+  DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
+  bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
+  bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
+  if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on CUDA (mma.sync m16n8k16) takes float16 or bfloat16 A and B with a float32 accumulator; "
+                    "got A " + at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(), g->span);
+  auto ad = TileDims(g->A), bd = TileDims(g->B);
+  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
+  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, g->span, "the gemm K");
+  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
+  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", g->span);
+  if (K % 16)
+    throw UserError(ErrorKind::kLayout, "T.gemm on CUDA needs K to be a multiple of 16 (mma.sync m16n8k16); K = " +
+                                            std::to_string(K), g->span);
+  int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
+  Span sp = g->span;
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) + "x" +
+      std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
+      std::to_string(nt) + " mma tiles per k16 step); A " +
+      (g->A.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
+      ", B " + (g->B.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix") + (g->trans_B ? "" : ".trans")));
+  Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+  Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
+  Buffer cl = MapBuffer(g->C.buffer);
+  std::vector<Stmt> out;
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+  }
+  bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  bool b_reg = g->B.buffer->scope == Scope::kFragment;
+  Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8, Scope::kLocal);
+  Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4, Scope::kLocal);
+  std::string ab = f16 ? "f16" : "bf16";
+  auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
+    std::vector<Expr> idx;
+    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    idx[dims[0]] = Simplify(idx[dims[0]] + row);
+    idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+  };
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j");
+  std::vector<Stmt> step;
+  if (!a_reg) {
+    Expr q = Div(lane, 8), r8 = Mod(lane, 8);
+    Expr row, col;  // stored coordinates this lane points at
+    if (!g->trans_A) {  // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
+      row = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8) + r8;
+      col = Expr(kk) * C(16) + Div(q, 2) * C(8);
+    } else {            // stored [K, M], loaded transposed
+      row = Expr(kk) * C(16) + Div(q, 2) * C(8) + r8;
+      col = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8);
+    }
+    step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
+                       Call0("tl.ldmatrix", {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8)}),
+                                             shared_at(g->A, ad, Simplify(row), Simplify(col))}, sp), {}, sp));
+  }
+  // B: x4 loads cover two n8 tiles (k0-7, k8-15 of tile j, then of tile j+1); an odd last tile uses x2.
+  auto bload = [&](const Expr& j0, int num) {
+    Expr q = Div(lane, 8), r8 = Mod(lane, 8);
+    if (num == 2) q = Mod(q, 2);
+    Expr row, col;
+    if (!g->trans_B) {  // stored [K, N], loaded transposed
+      row = Expr(kk) * C(16) + Mod(q, 2) * C(8) + r8;
+      col = wnj * C(wN) + (j0 + Div(q, 2)) * C(8);
+    } else {            // stored [N, K]
+      row = wnj * C(wN) + (j0 + Div(q, 2)) * C(8) + r8;
+      col = Expr(kk) * C(16) + Mod(q, 2) * C(8);
+    }
+    return Call0("tl.ldmatrix", {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
+                                 shared_at(g->B, bd, Simplify(row), Simplify(col))}, sp);
+  };
+  if (!b_reg && nt / 2 > 0) step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
+  if (!b_reg && nt % 2) step.push_back(bload(C(nt - 1), 2));
+  Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8);
+  Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4);
+  Stmt mma = Call0("tl.mma_sync", {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
+                                   Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})}, sp);
+  step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
+  out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  return Seq(out, sp);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

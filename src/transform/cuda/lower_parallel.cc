@@ -1,0 +1,286 @@
+// LowerTileOpsCUDA, T.Parallel nests: each nest is partitioned over threads by its loop layout;
+// fragment accesses are checked against their owners; global accesses of a thread's chunk become
+// one vector access where alignment and guard uniformity are proven.
+#include <cmath>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& idx) {
+  const Fragment& F = Layout(b.get());
+  if (!cur_loop_) {
+    // Scalar code runs in every thread; a replicated fragment is whole in each of them.
+    if (F.kind == "replicated") return F.LocalOf(idx);
+    throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
+                                             "op, but it has layout " + F.desc + " (" + F.origin + "), so each thread "
+                                             "holds only part of it", cur_span_);
+  }
+  bool same_idx = idx.size() == cur_idx_.size();
+  for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
+  if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
+  Expr local = F.LocalOf(idx);
+  int64_t lv;
+  if (AsConstInt(local, &lv)) {
+    CheckOwner(b, F, idx);
+    return local;
+  }
+  // Constant across threads? Evaluate for each thread.
+  std::map<const VarNode*, int64_t> env;
+  int64_t first = 0;
+  bool constant = true;
+  for (int64_t t = 0; t < T_ && constant; ++t) {
+    env[tx_.get()] = t;
+    int64_t v;
+    if (!EvalInt(local, env, &v)) { constant = false; break; }
+    if (t == 0) first = v; else if (v != first) constant = false;
+  }
+  CheckOwner(b, F, idx);
+  return constant ? C(first) : local;
+}
+
+void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx) {
+  if (F.kind == "replicated") return;
+  auto& owners = Owners(b, F);
+  std::map<const VarNode*, int64_t> env;
+  for (int64_t t = 0; t < T_; ++t) {
+    env[tx_.get()] = t;
+    int64_t valid = 1;
+    if (cur_valid_ && (!EvalInt(cur_valid_, env, &valid))) return;
+    if (!valid) continue;
+    int64_t flat = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t v;
+      if (!EvalInt(idx[d], env, &v)) return;  // depends on other vars: cannot check statically
+      if (v < 0 || v >= F.shape[d]) return;   // out of the tile: a guard elsewhere decides
+      flat = flat * F.shape[d] + v;
+    }
+    auto& o = owners[static_cast<size_t>(flat)];
+    if (std::find(o.begin(), o.end(), t) == o.end()) {
+      std::string where = "(";
+      for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + PrintExpr(idx[d]);
+      throw UserError(ErrorKind::kLayout,
+                      "layout conflict in T.Parallel loop: thread " + std::to_string(t) + " runs the iteration that "
+                      "touches " + b->name + where + "), but fragment '" + b->name + "' has layout " + F.desc + " (" +
+                      F.origin + ") and the loop is partitioned by " + cur_loop_->desc +
+                      "; copy the fragment so both sides agree",
+                      cur_span_);
+    }
+  }
+}
+
+std::vector<std::vector<int64_t>>& CudaTileLowerer::Owners(const Buffer& b, const Fragment& F) {
+  auto it = owners_.find(b.get());
+  if (it != owners_.end()) return it->second;
+  int64_t total = 1;
+  for (auto s : F.shape) total *= s;
+  std::vector<std::vector<int64_t>> o(static_cast<size_t>(total));
+  std::map<const VarNode*, int64_t> env;
+  for (int64_t t = 0; t < F.threads; ++t) {
+    env[F.tid.get()] = t;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      env[F.loc.get()] = l;
+      int64_t ok = 1;
+      if (F.valid && (!EvalInt(F.valid, env, &ok) || !ok)) continue;
+      int64_t flat = 0;
+      for (size_t d = 0; d < F.index.size(); ++d) {
+        int64_t v = 0;
+        EvalInt(F.index[d], env, &v);
+        flat = flat * F.shape[d] + v;
+      }
+      if (flat >= 0 && flat < total) o[static_cast<size_t>(flat)].push_back(t);
+    }
+  }
+  return owners_[b.get()] = std::move(o);
+}
+
+Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
+  auto it = outer->annotations.find("tl.loop_layout");
+  TL_ICHECK(it != outer->annotations.end(), "T.Parallel nest without a tl.loop_layout");
+  const Fragment& F = Decode(it->second);
+  ctx_.info->choices.push_back(Loc(outer->span) + ": parallel loop nest partitioned by " + F.desc + ", " +
+                                std::to_string(F.locals) + " element(s) per thread");
+  std::vector<Var> vars;
+  Stmt body = outer->body;
+  vars.push_back(outer->var);
+  while (auto* f = As<ForNode>(body)) {
+    if (f->for_kind != ForKind::kParallel) break;
+    vars.push_back(f->var);
+    body = f->body;
+  }
+  std::vector<Stmt> out;
+  const Fragment* saved = cur_loop_;
+  Span saved_span = cur_span_;
+  cur_loop_ = &F;
+  cur_span_ = outer->span;
+  auto instance = [&](const Expr& l) {
+    std::vector<Expr> idx = F.IndexAt(tx_, l);
+    if (ctx_.opt.corrupt_mma_layout && F.kind == "mma_C")  // test hook: swap the two columns of each pair
+      idx[1] = Simplify(idx[1] + C(1) - Mod(idx[1], 2) * C(2));
+    std::map<const VarNode*, Expr> vm;
+    for (size_t d = 0; d < vars.size(); ++d) vm[vars[d].get()] = idx[d];
+    cur_idx_ = idx;
+    cur_valid_ = F.ValidAt(tx_, l);
+    Stmt inst = VisitStmt(Substitute(body, vm));
+    if (cur_valid_) inst = If(cur_valid_, inst, nullptr, outer->span);
+    return inst;
+  };
+  if (OnlyOwnFragment(body, vars, F)) {
+    // Every fragment access is the partitioning fragment at the loop's own index: one loop over
+    // the thread's registers, unrolled by the CUDA compiler (small source, fast NVRTC).
+    Stmt vec = Vectorized(F, instance, outer->span);
+    if (vec) {
+      out.push_back(vec);
+    } else {
+      Var l = MakeVar("l");
+      cur_loc_expr_ = l;
+      out.push_back(For(l, C(0), C(F.locals), ForKind::kUnrolled, instance(l), {}, outer->span));
+    }
+    cur_loc_expr_ = nullptr;
+  } else {
+    for (int64_t l = 0; l < F.locals; ++l) {
+      cur_loc_ = l;
+      out.push_back(instance(C(l)));
+    }
+  }
+  cur_loop_ = saved;
+  cur_span_ = saved_span;
+  cur_valid_ = nullptr;
+  return Seq(out, outer->span);
+}
+
+Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance, const Span& sp) {
+  int64_t V = F.kind == "mma_C" ? 2 : (F.kind == "striped" && !F.params.empty() ? F.params[0] : 1);
+  if (V < 2 || F.locals % V || F.valid) return nullptr;
+  Var lo = MakeVar("l"), v = MakeVar("v");
+  cur_loc_expr_ = Expr(lo) * C(V) + Expr(v);
+  Stmt inst = instance(cur_loc_expr_);
+  BoundMap bm{{lo.get(), {0, F.locals / V - 1}}, {v.get(), {0, V - 1}}, {tx_.get(), {0, T_ - 1}}};
+  inst = Simplify(inst, bm);
+  std::vector<Expr> conds;
+  Stmt cur = inst;
+  while (auto* i = As<IfNode>(cur)) {
+    if (i->else_case) return nullptr;
+    conds.push_back(i->cond);
+    cur = i->then_case;
+  }
+  auto* st = As<StoreNode>(cur);
+  if (!st) return nullptr;
+  auto zero = [&](const Expr& e) { return Simplify(Substitute(e, {{v.get(), C(0)}}), bm); };
+  auto unit_stride = [&](const Expr& e) {  // e = e0 + v with e0 a multiple of V
+    Expr e0 = zero(e);
+    return IsConstInt(Simplify(e - e0 - Expr(v), bm), 0) && IsConstInt(Simplify(Mod(e0, V), bm), 0);
+  };
+  // Every guard must hold for all lanes of the chunk or for none.
+  std::function<bool(const Expr&)> uniform = [&](const Expr& c) -> bool {
+    if (!UsesVar(c, v.get())) return true;
+    auto* b = As<BinaryNode>(c);
+    if (!b) return false;
+    if (b->op == BinaryOp::kAnd) return uniform(b->a) && uniform(b->b);
+    int64_t bound;
+    return b->op == BinaryOp::kLT && !UsesVar(b->b, v.get()) && AsConstInt(Simplify(b->b), &bound) && bound % V == 0 &&
+           unit_stride(b->a);
+  };
+  // A V-wide, V-aligned access of a global tensor (its rows a multiple of V long).
+  auto wide = [&](const Buffer& b, const std::vector<Expr>& idx) {
+    int64_t width;
+    if (b->scope != Scope::kGlobal || !AsConstInt(Simplify(b->shape.back()), &width) || width % V) return false;
+    int bytes = b->dtype.bytes() * static_cast<int>(V);
+    if (bytes != 4 && bytes != 8 && bytes != 16) return false;
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      if (UsesVar(idx[d], v.get())) return false;
+    return unit_stride(idx.back());
+  };
+  std::string kind;
+  if (wide(st->buffer, st->indices)) {
+    kind = "tl.vector_store";
+  } else if (st->buffer->scope == Scope::kLocal) {
+    // register <- [cast] global, or <- [cast] select(in_bounds, global, 0) (a guarded tile load)
+    Expr x = st->value;
+    if (auto* c = As<CastNode>(x)) x = c->value;
+    if (auto* sel = As<SelectNode>(x)) {
+      int64_t z;
+      auto* fz = As<FloatImmNode>(sel->false_value);
+      if (!uniform(sel->cond) || !((fz && fz->value == 0.0) || (AsConstInt(sel->false_value, &z) && z == 0))) return nullptr;
+      x = sel->true_value;
+    }
+    auto* ld = As<BufferLoadNode>(x);
+    if (!ld || !wide(ld->buffer, ld->indices)) return nullptr;
+    kind = "tl.vector_load";
+  } else {
+    return nullptr;
+  }
+  Expr guard;
+  for (auto& c : conds) {
+    if (!uniform(c)) return nullptr;
+    guard = And(guard, zero(c));
+  }
+  // The chunk as one explicit vector access (docs/thread_ir.md): the code generator prints it as
+  // one 4/8/16-byte instruction and the emulator runs its lanes; no loop shape is matched later.
+  auto lane = [&](const Expr& e, int64_t i) { return Simplify(Substitute(e, {{v.get(), C(i)}}), bm); };
+  std::vector<Expr> base_idx;
+  Stmt body;
+  if (kind == "tl.vector_store") {
+    for (auto& e : st->indices) base_idx.push_back(zero(e));
+    std::vector<Expr> args{Load(st->buffer, base_idx)};
+    for (int64_t i = 0; i < V; ++i) args.push_back(lane(st->value, i));
+    body = Call0("tl.vector_store", args, sp);
+  } else {
+    Expr x = st->value, valid = Bool(true);
+    bool cast = false;
+    if (auto* c = As<CastNode>(x)) { x = c->value; cast = true; }
+    if (auto* sel = As<SelectNode>(x)) { valid = zero(sel->cond); x = sel->true_value; }
+    auto* ld = As<BufferLoadNode>(x);
+    for (auto& e : ld->indices) base_idx.push_back(zero(e));
+    Expr src = Load(ld->buffer, base_idx);
+    std::vector<Expr> dst_base;
+    for (auto& e : st->indices) dst_base.push_back(zero(e));
+    if (!cast) {
+      body = Call0("tl.vector_load", {Load(st->buffer, dst_base), src, C(V), valid}, sp);
+    } else {  // load into a register chunk of the source type, then convert lane by lane
+      Buffer tmp = Scratch("vec", ld->buffer->dtype, V, Scope::kLocal);
+      Var w = MakeVar("v");
+      std::vector<Expr> dst_w;
+      for (auto& e : st->indices) dst_w.push_back(Simplify(Substitute(e, {{v.get(), Expr(w)}}), bm));
+      body = Seq({Call0("tl.vector_load", {Load(tmp, {C(0)}), src, C(V), valid}, sp),
+                  For(w, C(0), C(V), ForKind::kUnrolled, Store(st->buffer, Cast(st->value->dtype, Load(tmp, {w})), dst_w, sp),
+                      {}, sp)}, sp);
+    }
+  }
+  ctx_.info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
+                                (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
+  if (guard) body = If(guard, body, nullptr, sp);
+  return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
+}
+
+bool CudaTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {
+  bool ok = true;
+  auto check = [&](const Buffer& b, const std::vector<Expr>& idx) {
+    if (b->scope != Scope::kFragment) return;
+    auto it = layout_.find(b.get());
+    if (it == layout_.end() || !(it->second == &F || it->second->SameAs(F)) || idx.size() != vars.size()) {
+      ok = false;
+      return;
+    }
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (Simplify(idx[d]).get() != vars[d].get()) ok = false;
+  };
+  struct V : IRVisitor {
+    std::function<void(const Buffer&, const std::vector<Expr>&)> f;
+    void VisitLoad(const BufferLoadNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitLoad(n); }
+    void VisitStore(const StoreNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitStore(n); }
+  } v;
+  v.f = check;
+  v.VisitStmt(body);
+  return ok;
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

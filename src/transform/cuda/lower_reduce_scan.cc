@@ -1,0 +1,201 @@
+// LowerTileOpsCUDA, reductions and scans: T.reduce with in-thread partials, warp shuffles and
+// shared memory across warps; T.cumsum with a thread per scanned line.
+#include <cmath>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Expr CudaTileLowerer::Identity(ReduceKind k, DataType t) {
+  switch (k) {
+    case ReduceKind::kSum: case ReduceKind::kAbsSum: case ReduceKind::kAbsMax:
+      return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
+    case ReduceKind::kMax: return t.is_float() ? FloatImm(t, -INFINITY) : Call(t, "min_value", {});
+    case ReduceKind::kMin: return t.is_float() ? FloatImm(t, INFINITY) : Call(t, "max_value", {});
+  }
+  return nullptr;
+}
+
+Expr CudaTileLowerer::Combine(ReduceKind k, const Expr& a, const Expr& b) {
+  switch (k) {
+    case ReduceKind::kSum: case ReduceKind::kAbsSum: return Binary(BinaryOp::kAdd, a, b);
+    case ReduceKind::kMax: case ReduceKind::kAbsMax: return Binary(BinaryOp::kMax, a, b);
+    case ReduceKind::kMin: return Binary(BinaryOp::kMin, a, b);
+  }
+  return nullptr;
+}
+
+Expr CudaTileLowerer::Elem(ReduceKind k, Expr v, DataType t) {
+  if (v->dtype != t) v = Cast(t, v);
+  if (k == ReduceKind::kAbsSum || k == ReduceKind::kAbsMax) v = Call(t, "abs", {v});
+  return v;
+}
+
+Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
+  const Fragment& S = Layout(r->src.buffer.get());
+  const Fragment& D = Layout(r->dst.buffer.get());
+  DataType t = r->dst.buffer->dtype;
+  Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+  Span sp = r->span;
+  ReduceKind k = r->reduce_kind;
+  std::vector<Stmt> out;
+  if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
+      D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
+    int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
+    int64_t mt = M / wm / 16, nt = N / wn / 8;
+    ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
+                                  (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
+    Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
+    Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+    std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
+    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    for (int64_t d = 0; d < mt * 2; ++d) {
+      int64_t ti = d / 2, rh = d % 2;
+      Var tj = MakeVar("tj");
+      Expr base = (C(ti * nt) + Expr(tj)) * C(4) + C(rh * 2);
+      Expr both = Combine(k, Elem(k, Load(src, {base}), t), Elem(k, Load(src, {Simplify(base + C(1))}), t));
+      out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
+      out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, Combine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
+      for (int m : {1, 2})
+        out.push_back(Store(part, Combine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+      if (xs) {
+        Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
+        out.push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
+        cross.push_back({d, row});
+      }
+    }
+    if (xs) {
+      // (the barrier pass puts a __syncthreads between the writes above and these reads)
+      for (auto& [d, row] : cross) {
+        Var w = MakeVar("w");
+        out.push_back(Store(part, Identity(k, t), {C(d)}, sp));
+        out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
+                          Store(part, Combine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
+      }
+    }
+    for (int64_t d = 0; d < mt * 2; ++d) {
+      Expr v = Load(part, {C(d)});
+      out.push_back(Store(dst, r->clear ? v : Combine(k, Load(dst, {C(d)}), v), {C(d)}, sp));
+    }
+    return Seq(out, sp);
+  }
+  if (D.kind != "replicated")
+    throw UserError(ErrorKind::kLayout, "T.reduce: the destination '" + r->dst.buffer->name + "' has layout " + D.desc +
+                                            ", which this reduction of " + S.desc + " along dim " + std::to_string(r->dim) +
+                                            " cannot produce", sp);
+  // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
+  // then one partial per warp through shared memory.
+  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, 5-step warp butterfly, " +
+                                "then per-warp partials through shared memory");
+  int64_t nd = 1;
+  for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
+  Buffer part = Scratch("red", t, nd, Scope::kLocal);
+  Var d = MakeVar("d");
+  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, Identity(k, t), {d}, sp), {}, sp));
+  for (int64_t l = 0; l < S.locals; ++l) {
+    auto idx = S.IndexAt(tx_, C(l));
+    Expr flat = C(0);
+    for (size_t a = 0; a < idx.size(); ++a)
+      if (static_cast<int>(a) != r->dim) flat = flat * C(S.shape[a]) + idx[a];
+    flat = Simplify(flat);
+    Stmt st;
+    int64_t fc;
+    if (AsConstInt(flat, &fc) || nd > 32) {
+      st = Store(part, Combine(k, Load(part, {flat}), Elem(k, Load(src, {C(l)}), t)), {flat}, sp);
+    } else {
+      // The destination slot depends on the thread: select it among the (few) slots with constant
+      // register indices rather than indexing the register array at run time (local memory).
+      Var e = MakeVar("e");
+      Expr upd = Select(Eq(flat, Expr(e)), Combine(k, Load(part, {e}), Elem(k, Load(src, {C(l)}), t)), Load(part, {e}));
+      st = For(e, C(0), C(nd), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
+    }
+    Expr g = S.ValidAt(tx_, C(l));
+    if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
+    out.push_back(g ? If(g, st, nullptr, sp) : st);
+  }
+  std::vector<Stmt> bf;
+  for (int m : {16, 8, 4, 2, 1})
+    bf.push_back(Store(part, Combine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+  out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
+  int64_t warps = (T_ + 31) / 32;
+  if (warps > 1) {
+    Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
+    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    out.push_back(If(Eq(lane, C(0)), For(d, C(0), C(nd), ForKind::kSerial,
+                                         Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),
+                     nullptr, sp));
+    Var w = MakeVar("w");
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
+                      Seq({Store(part, Identity(k, t), {d}, sp),
+                           For(w, C(0), C(warps), ForKind::kSerial,
+                               Store(part, Combine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})), {d}, sp), {}, sp)},
+                          sp), {}, sp));
+  }
+  Expr v = Load(part, {d});
+  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : Combine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+  return Seq(out, sp);
+}
+
+Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
+  size_t ax = n->dim;
+  std::vector<size_t> other;
+  std::vector<int64_t> ext;
+  for (size_t d = 0; d < n->src.ranges.size(); ++d)
+    if (d != ax) { other.push_back(d); ext.push_back(ConstOr(n->src.ranges[d].extent, n->span, "a cumsum tile")); }
+  int64_t lines = 1;
+  for (auto e : ext) lines *= e;
+  int64_t len = ConstOr(n->src.ranges[ax].extent, n->span, "a cumsum tile");
+  DataType t = n->dst.buffer->dtype;
+  Buffer acc = Scratch("scan", t, 1, Scope::kLocal);
+  std::vector<Stmt> out;
+  Span sp = n->span;
+  bool replicated = n->src.buffer->scope == Scope::kFragment || n->dst.buffer->scope == Scope::kFragment;
+  Var lv = MakeVar("line");
+  int64_t per_thread = replicated ? 1 : (lines + T_ - 1) / T_;
+  auto load = [&](const Buffer& b, const std::vector<Expr>& idx) {
+    if (b->scope != Scope::kFragment) return MapLoad(b, idx);
+    Expr flat = C(0);
+    for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
+    return Load(MapBuffer(b), {Simplify(flat)});
+  };
+  for (int64_t it = 0; it < per_thread; ++it) {
+    Expr line = replicated ? Expr(lv) : C(it * T_) + tx_;
+    std::vector<Expr> ti(other.size());
+    Expr rest = line;
+    for (size_t d = other.size(); d-- > 0;) {
+      ti[d] = d == 0 ? rest : Mod(rest, ext[d]);
+      rest = Div(rest, ext[d]);
+    }
+    Var r = MakeVar("r");
+    Expr pos = n->reverse ? C(len - 1) - Expr(r) : Expr(r);
+    auto index = [&](const Region& rg) {
+      std::vector<Expr> idx;
+      for (auto& x : rg.ranges) idx.push_back(VisitExpr(x.min));
+      for (size_t i = 0; i < other.size(); ++i) idx[other[i]] = Simplify(idx[other[i]] + ti[i]);
+      idx[ax] = idx[ax] + pos;
+      return idx;
+    };
+    Expr x = load(n->src.buffer, index(n->src));
+    if (x->dtype != t) x = Cast(t, x);
+    Expr dmapped = load(n->dst.buffer, index(n->dst));
+    auto* dl = As<BufferLoadNode>(dmapped);
+    Stmt body = Seq({Store(acc, Binary(BinaryOp::kAdd, Load(acc, {C(0)}), x), {C(0)}, sp),
+                     Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)}, sp);
+    Stmt st = Seq({Store(acc, t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0), {C(0)}, sp),
+                   For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)}, sp);
+    if (replicated) st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
+    else if ((it + 1) * T_ > lines) st = If(Lt(line, C(lines)), st, nullptr, sp);
+    out.push_back(st);
+  }
+  return Seq(out, sp);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

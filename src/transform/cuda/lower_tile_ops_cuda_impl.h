@@ -1,0 +1,132 @@
+// Internal to LowerTileOpsCUDA (src/transform/lower_tile_ops_cuda.cc): the one mutator that turns
+// tile ops and T.Parallel / T.Pipelined loops into thread-level IR (docs/thread_ir.md). Its parts
+// live in one file per concept:
+//   lower_tile_ops_cuda.cc       entry, op dispatch, facts read from the IR (layouts, stages, async copies)
+//   cuda/lower_buffers.cc        buffer mapping: shared flattening + swizzle + stages, fragments to registers
+//   cuda/lower_parallel.cc       T.Parallel partitioning by a layout, ownership checks, vectorised global access
+//   cuda/lower_copy_pipeline.cc  16-byte cp.async copies and T.Pipelined software pipelines
+//   cuda/lower_gemm.cc           T.gemm on ldmatrix + mma.sync m16n8k16
+//   cuda/lower_reduce_scan.cc    T.reduce (shuffles + shared memory) and T.cumsum
+#pragma once
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "layout/fragment.h"
+#include "transform/cuda_passes.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+class CudaTileLowerer : public IRMutator {
+ public:
+  explicit CudaTileLowerer(const CudaPassContext& ctx) : ctx_(ctx) {}
+
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override;
+
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override;
+
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override;
+
+  Stmt VisitTileOp(const Stmt& s) override { return OpScope(LowerTileOp(s), s->span); }
+
+  Stmt LowerTileOp(const Stmt& s);
+
+  Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override;
+
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override;
+
+  Expr VisitCall(const Expr& e, const CallNode* n) override;
+
+  Stmt VisitStmt(const Stmt& s) override;
+
+  Stmt VisitSeq(const Stmt& s, const SeqNode* n) override;
+
+ private:
+  // The thread-level statements of one tile op (or T.Parallel nest), marked as one op for the
+  // barrier analysis: writes of one op come from one thread partition.
+  Stmt OpScope(const Stmt& body, const Span& sp);
+
+  // Layouts decoded once per distinct value, so equal layouts are one Fragment object.
+  const Fragment& Decode(const Expr& e);
+  const Fragment& Layout(const BufferNode* b);
+
+  // Statements outside T.Parallel that write global/shared memory run on thread 0 only;
+  // in a replicated T.Parallel instance, on replica 0 only.
+  Stmt GuardOne(const Stmt& st, const Span& sp);
+
+  Buffer MapBuffer(const Buffer& b);
+  int64_t Stages(const Buffer& b) const;
+
+  // Physical index of a shared element: stage offset + swizzled (row, col) of its tile.
+  Expr SharedIndex(const Buffer& b, const std::vector<Expr>& idx);
+
+  // `as_value`: the access is read (a thread-dependent index into a small register array may then
+  // become a select chain); a store target must stay a plain indexed access.
+  Expr MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool as_value = true);
+
+  // The register index of fragment element `idx` in the current T.Parallel instance, with a check
+  // (by enumerating threads) that the executing thread holds that element.
+  Expr FragmentLocal(const Buffer& b, const std::vector<Expr>& idx);
+
+  void CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx);
+
+  std::vector<std::vector<int64_t>>& Owners(const Buffer& b, const Fragment& F);
+
+  // ---- T.Parallel --------------------------------------------------------------------------
+  Stmt LowerParallel(const ForNode* outer);
+
+  // Registers l = lo*V + v (v < V) of a thread hold V consecutive elements of the tile's last axis
+  // (pairs in an mma accumulator, vec-wide chunks in a striped layout). When the loop body is one
+  // (guarded) global store whose guard is the same for the whole chunk and whose address is
+  // V-aligned, the chunk becomes one `kVectorized` loop under the guard, printed as a single wide
+  // store. Returns null when that cannot be proven.
+  Stmt Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance, const Span& sp);
+
+  bool OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F);
+
+  // ---- copies --------------------------------------------------------------------------------
+  Stmt AsyncCopy(const CopyNode* n);
+
+  // ---- T.Pipelined -------------------------------------------------------------------------
+  Stmt LowerPipelined(const ForNode* n);
+
+  // ---- T.gemm ------------------------------------------------------------------------------
+  Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
+
+  Stmt LowerGemm(const GemmNode* g);
+
+  // ---- reductions --------------------------------------------------------------------------
+  static Expr Identity(ReduceKind k, DataType t);
+  static Expr Combine(ReduceKind k, const Expr& a, const Expr& b);
+  static Expr Elem(ReduceKind k, Expr v, DataType t);
+
+  Stmt LowerReduce(const ReduceNode* r);
+
+  // ---- cumsum over shared tiles: a thread per scanned line ----------------------------------
+  Stmt LowerCumsum(const CumsumNode* n);
+
+  const CudaPassContext& ctx_;
+  std::multimap<uint64_t, std::pair<Expr, Fragment>> decoded_;
+  std::map<const BufferNode*, const Fragment*> layout_;
+  std::map<const BufferNode*, int64_t> stages_;
+  int64_t op_count_ = 0;
+  Var tx_;
+  BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows
+  int64_t T_ = 0;
+  std::map<const BufferNode*, Buffer> bmap_;
+  std::vector<Buffer> extra_;
+  std::map<const BufferNode*, Expr> stage_;
+  std::map<const BufferNode*, std::vector<std::vector<int64_t>>> owners_;
+  const Fragment* cur_loop_ = nullptr;
+  std::vector<Expr> cur_idx_;
+  int64_t cur_loc_ = 0;
+  Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
+  Expr cur_valid_;
+  Span cur_span_;
+};
+
+}  // namespace cuda_lowering
+}  // namespace tl

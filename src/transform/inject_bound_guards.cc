@@ -1,0 +1,106 @@
+// InjectBoundGuards; see inject_bound_guards.h.
+#include "transform/inject_bound_guards.h"
+
+#include <vector>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "ir/structural.h"
+
+namespace tl {
+namespace {
+
+class Guarder : public IRMutator {
+ public:
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+    for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
+      Interval g = BoundOf(Simplify(n->grid[i]), bounds_);
+      bounds_[n->block_vars[i].get()] = {int64_t(0), g.hi ? std::optional<int64_t>(*g.hi - 1) : std::nullopt};
+    }
+    return IRMutator::VisitKernel(s, n);
+  }
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    Interval lo = BoundOf(Simplify(n->min, bounds_), bounds_), len = BoundOf(Simplify(n->extent, bounds_), bounds_);
+    auto saved = bounds_;
+    bounds_[n->var.get()] = {lo.lo, lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    Stmt r = IRMutator::VisitFor(s, n);
+    bounds_ = saved;
+    return r;
+  }
+  Stmt VisitIf(const Stmt& s, const IfNode* n) override {
+    Expr c = VisitExpr(n->cond);
+    size_t mark = facts_.size();
+    AddFacts(c);
+    Stmt t = VisitStmt(n->then_case);
+    facts_.resize(mark);
+    Stmt e = n->else_case ? VisitStmt(n->else_case) : nullptr;
+    if (c == n->cond && t == n->then_case && e == n->else_case) return s;
+    return If(c, t, e, n->span);
+  }
+  Stmt VisitStmt(const Stmt& s) override {
+    if (s) span_ = s->span;
+    return IRMutator::VisitStmt(s);
+  }
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
+    Stmt r = IRMutator::VisitStore(s, n);
+    if (n->buffer->scope != Scope::kGlobal) return r;
+    Expr guard = Guard(n->buffer, As<StoreNode>(r)->indices, n->span);
+    return guard ? If(guard, r, nullptr, n->span) : r;
+  }
+  Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
+    Expr r = IRMutator::VisitLoad(e, n);
+    if (n->buffer->scope != Scope::kGlobal) return r;
+    Expr guard = Guard(n->buffer, As<BufferLoadNode>(r)->indices, span_);
+    if (!guard) return r;
+    Expr zero = r->dtype.is_float() ? FloatImm(r->dtype, 0.0) : IntImm(r->dtype, 0);
+    return Select(guard, r, zero);
+  }
+
+ private:
+  // Conjuncts of a condition known to hold.
+  void AddFacts(const Expr& c) {
+    if (auto* b = As<BinaryNode>(c); b && b->op == BinaryOp::kAnd) {
+      AddFacts(b->a);
+      AddFacts(b->b);
+      return;
+    }
+    facts_.push_back(Simplify(c, bounds_));
+  }
+  bool Known(const Expr& c) const {
+    for (auto& f : facts_)
+      if (StructuralEqual(f, c, /*map_free_vars=*/false)) return true;
+    return false;
+  }
+  // The condition under which the access is inside the tensor, without the parts that are
+  // proven; null when all of it is proven.
+  Expr Guard(const Buffer& b, const std::vector<Expr>& idx, const Span& sp) {
+    Expr guard;
+    for (size_t d = 0; d < idx.size() && d < b->shape.size(); ++d) {
+      Expr i = Simplify(idx[d], bounds_);
+      Expr n = Simplify(b->shape[d], bounds_);
+      Interval ii = BoundOf(i, bounds_), in = BoundOf(n, bounds_);
+      if ((ii.hi && *ii.hi < 0) || (ii.lo && in.hi && *ii.lo >= *in.hi))
+        throw UserError(ErrorKind::kType, "index " + PrintExpr(idx[d]) + " of dimension " + std::to_string(d) +
+                                              " of '" + b->name + "' is always outside the tensor (extent " +
+                                              PrintExpr(b->shape[d]) + ")", sp);
+      for (Expr c : {Binary(BinaryOp::kGE, i, Int(0)), Binary(BinaryOp::kLT, i, n)}) {
+        c = Simplify(c, bounds_);
+        int64_t v;
+        if ((AsConstInt(c, &v) && v) || Known(c)) continue;
+        guard = guard ? Binary(BinaryOp::kAnd, guard, c) : c;
+      }
+    }
+    return guard;
+  }
+
+  BoundMap bounds_;
+  std::vector<Expr> facts_;
+  Span span_;
+};
+
+}  // namespace
+
+PrimFunc InjectBoundGuards(const PrimFunc& f) { return WithBody(f, Guarder().VisitStmt(f->body)); }
+
+}  // namespace tl

@@ -1,0 +1,89 @@
+"""LayoutInference: every fragment gets a layout (strict: gemm accumulators and operands,
+reductions; then T.Parallel nests; then the free striped layout), recorded as
+`T.attr(frag, "tl.layout", <fragment>)` on the kernel body, and every T.Parallel nest gets its
+partition as the `tl.loop_layout` annotation. Compared by the layouts' descriptions; the rest of
+the function must be unchanged."""
+import re
+
+import pytest
+import tilelang
+import tilelang.language as T
+from tilelang import _ffi
+
+from passes import run
+
+LAYOUT = re.compile(r'T.attr\((\w+), "tl.layout", T.call_intrin\("handle", "fragment", "\w+", "([^"]*)"')
+LOOP = re.compile(r'"tl.loop_layout": T.call_intrin\("handle", "fragment", "\w+", "([^"]*)"')
+
+
+def facts(func):
+    text = _ffi.print_func(func)
+    return dict(LAYOUT.findall(text)), LOOP.findall(text)
+
+
+def strip_facts(func):
+    """The function without the facts this pass adds (what must be unchanged)."""
+    lines = []
+    for line in _ffi.print_func(func).splitlines():
+        if '"tl.layout"' in line or re.match(r"\w+ = T.dynamic\(", line) or not line.strip():
+            continue
+        line = re.sub(r', annotations=\{"tl.loop_layout": .*\}\)', ")", line)
+        lines.append(line)
+    # bodies under the removed `with` lines lose one indent level each
+    return "\n".join(l.strip() for l in lines)
+
+
+def test_gemm_reduce_and_parallel_layouts():
+    @T.prim_func
+    def before(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"), O: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((64, 32), "float16")
+            Bs = T.alloc_shared((32, 64), "float16")
+            C = T.alloc_fragment((64, 64), "float32")
+            D = T.alloc_fragment((64, 64), "float32")
+            m = T.alloc_fragment((64,), "float32")
+            T.copy(A, As)
+            T.copy(B, Bs)
+            T.gemm(As, Bs, C, clear_accum=True)
+            for i, j in T.Parallel(64, 64):
+                D[i, j] = C[i, j] * 2.0
+            T.reduce_max(D, m, dim=1)
+            T.copy(m, O)
+
+    f = run("LegalizeTileOpsCUDA", before)
+    got = run("LayoutInference", f)
+    layouts, loops = facts(got)
+    assert layouts == {"C": "mma_C(64x64, warps 2x2)", "D": "mma_C(64x64, warps 2x2)", "m": "mma_rows(64, warps 2x2)"}
+    # the element-wise nest over C/D, then the copy of m out (a nest over m's own layout)
+    assert loops == ["mma_C(64x64, warps 2x2)", "mma_rows(64, warps 2x2)"]
+    assert strip_facts(got) == strip_facts(f)
+
+
+def test_free_layout_is_striped():
+    @T.prim_func
+    def before(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            F = T.alloc_fragment((64,), "float32")
+            for i in T.Parallel(64):
+                F[i] = A[i] * 2.0
+            for i in T.Parallel(64):
+                B[i] = F[i] + 1.0
+
+    layouts, loops = facts(run("LayoutInference", run("LegalizeTileOpsCUDA", before)))
+    assert layouts == {"F": "striped(64, 32 threads, vec 4)"}
+    assert loops == ["striped(64, 32 threads, vec 4)"] * 2
+
+
+def test_conflict_names_both_ops():
+    @T.prim_func
+    def before(A: T.Tensor((32, 32), "float16"), B: T.Tensor((32, 32), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            As = T.alloc_shared((32, 32), "float16")
+            C = T.alloc_fragment((32, 32), "float32")
+            T.copy(A, As)
+            T.gemm(As, As, C)
+            T.gemm(As, As, C, policy=T.GemmWarpPolicy.FullCol)
+
+    with pytest.raises(tilelang.errors.TileLangLayoutError, match=r"layout conflict for fragment 'C': T.gemm "
+                       r"accumulator at .*test_layout_inference.py:\d+ gives it mma_C\(32x32, warps 2x2\)"):
+        run("LayoutInference", run("LegalizeTileOpsCUDA", before))
