@@ -1,4 +1,4 @@
-# expect: TileLangTypeError: index 0 of 'A' (bx * 128 + i + 512) lies in [512, 1023], always outside the buffer's extent 256 in that dimens
+# expect: TileLangTypeError: index bx * 128 + i + 512 of dimension 0 of 'A' is always outside the tensor (extent 256)
 import tilelang
 import tilelang.language as T
 import numpy as np

@@ -1,4 +1,4 @@
-# expect: TileLangTypeError: index 0 of 'B' is -1, always outside the buffer's extent 128
+# expect: TileLangTypeError: index -1 of dimension 0 of 'B' is always outside the tensor (extent 128)
 import tilelang
 import tilelang.language as T
 

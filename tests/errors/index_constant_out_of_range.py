@@ -1,4 +1,4 @@
-# expect: TileLangTypeError: index 0 of 'A' (i + 1000) lies in [1000, 1063], always outside the buffer's extent 128
+# expect: TileLangTypeError: index i + 1000 of dimension 0 of 'A' is always outside the tensor (extent 128)
 import tilelang
 import tilelang.language as T
 

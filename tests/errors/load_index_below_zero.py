@@ -1,4 +1,4 @@
-# expect: TileLangTypeError: index 0 of 'A' (i - 200) lies in [-200, -73], always outside the buffer's extent 128 in that dimension
+# expect: TileLangTypeError: index i - 200 of dimension 0 of 'A' is always outside the tensor (extent 128)
 import tilelang
 import tilelang.language as T
 import numpy as np

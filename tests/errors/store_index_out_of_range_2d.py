@@ -1,4 +1,4 @@
-# expect: TileLangTypeError: index 1 of 'B' is 64, always outside the buffer's extent 64 in that dimension
+# expect: TileLangTypeError: index 64 of dimension 1 of 'B' is always outside the tensor (extent 64)
 import tilelang
 import tilelang.language as T
 import numpy as np
