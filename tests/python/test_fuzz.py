@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fuzz"))
 
 import programs  # noqa: E402
 
-BUDGET_S = float(os.environ.get("TL_FUZZ_BUDGET_S", "35"))
+BUDGET_S = float(os.environ.get("TL_FUZZ_BUDGET_S", "25"))
 
 
 def test_random_programs_agree_with_numpy():
@@ -41,7 +41,7 @@ def test_source_mutants_fail_clearly_or_work():
 
     seed = os.environ.get("TL_MUTATE_SEED", "7")
     r = subprocess.run([sys.executable, os.path.join(HERE, "..", "fuzz", "mutate.py"), "--seed", seed, "--seconds",
-                        os.environ.get("TL_MUTATE_BUDGET_S", "15")], capture_output=True, text=True, timeout=600)
+                        os.environ.get("TL_MUTATE_BUDGET_S", "10")], capture_output=True, text=True, timeout=600)
     print(r.stdout[-4000:])
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
     assert " 0 findings" in r.stdout

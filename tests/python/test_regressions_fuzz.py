@@ -89,16 +89,27 @@ def _np(dtype):
     return kernel_mod._np_dtype(dtype)
 
 
+def _store_all_scalars():
+    """One kernel with a scalar parameter of every type in _EXACT, each stored to its own output."""
+    from tilelang.language.parser import parse_source
+
+    outs = ", ".join(f"O{i}: T.Tensor((1,), \"{d}\")" for i, (d, _) in enumerate(_EXACT))
+    scalars = ", ".join(f"s{i}: T.{d}" for i, (d, _) in enumerate(_EXACT))
+    body = "".join(f"        O{i}[0] = s{i}\n" for i in range(len(_EXACT)))
+    return parse_source("import tilelang.language as T\n\n\n@T.prim_func\n"
+                        f"def store_all({outs}, {scalars}):\n    with T.Kernel(1, threads=32) as bx:\n" + body)
+
+
 @pytest.mark.parametrize("backend", ["cpu", "emulator"])
 def test_lossy_scalar_abi(backend):
-    for dtype, value in _EXACT:
-        func = _store_scalar(dtype)
-        if backend == "cpu":
-            k = tilelang.compile(func, target="cpu")
-        else:
-            k = tilelang.compile(func, target="cuda -arch=sm_80", execution_backend="emulator")
-        o = np.zeros(1, _np(dtype))
-        k(o, value)
+    func = _store_all_scalars()
+    if backend == "cpu":
+        k = tilelang.compile(func, target="cpu")
+    else:
+        k = tilelang.compile(func, target="cuda -arch=sm_80", execution_backend="emulator")
+    outs = [np.zeros(1, _np(d)) for d, _ in _EXACT]
+    k(*outs, *[v for _, v in _EXACT])
+    for (dtype, value), o in zip(_EXACT, outs):
         want = np.array([value]).astype(_np(dtype))  # the value rounded once, to the declared type
         assert o.tobytes() == want.tobytes(), (backend, dtype, value, o, want)
 
