@@ -7,9 +7,11 @@ bash scripts/setup.sh
 cmake -S . -B build/cpp -G Ninja -DTL_BUILD_PYTHON=OFF -DTL_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/cpp -j2
 ctest --test-dir build/cpp --output-on-failure -j2
+# Sanitizers: undefined behaviour is fatal (no recovery), leaks are reported and fail the test.
 cmake -S . -B build/cpp-asan -G Ninja -DTL_BUILD_PYTHON=OFF -DTL_BUILD_TESTS=ON -DTL_SANITIZE=ON \
-  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" >/dev/null
 cmake --build build/cpp-asan -j2
-ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build/cpp-asan --output-on-failure -j2
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --test-dir build/cpp-asan --output-on-failure -j2
 export TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-$PWD/build/kernel-cache}"
 python -m pytest tests/python -q

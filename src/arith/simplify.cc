@@ -1,11 +1,15 @@
 // The simplifier. Integer expressions are normalised through a sum-of-terms form
 // (constant + sum of coeff * product-of-atoms); atoms are vars and anything the form cannot see
-// through (loads, floordiv of non-divisible sums, calls). Terms are ordered by their printed form
-// so the result is canonical and stable from run to run.
+// through (loads, floordiv of non-divisible sums, calls). Terms are ordered by their printed form;
+// atoms that print alike (two vars both named "i") are told apart by the order in which the
+// simplified statement first mentions their vars and buffers -- never by node address, so the
+// same program gives the same result in every process.
 #include "arith/simplify.h"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <unordered_map>
 
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -51,8 +55,48 @@ struct SumForm {
   std::vector<Term> terms;
 };
 
+// Numbers vars and buffers in the order they are first met while simplifying one statement or
+// expression; the innermost Simplify call in progress on this thread owns the numbering.
+class IdentityOrder : public IRVisitor {
+ public:
+  uint64_t Id(const void* p) { return ids_.emplace(p, ids_.size()).first->second; }
+  void VisitBuffer(const Buffer& b) override { Id(b.get()); }
+
+ protected:
+  void VisitVar(const VarNode* v) override { Id(v); }
+
+ private:
+  std::unordered_map<const void*, uint64_t> ids_;
+};
+thread_local IdentityOrder* g_order = nullptr;
+
+struct OrderScope {
+  IdentityOrder own, *prev;
+  OrderScope() : prev(g_order) {
+    if (!prev) g_order = &own;
+  }
+  ~OrderScope() { g_order = prev; }
+};
+
+// The identities an atom refers to, in the order it mentions them (numbered by g_order).
+class AtomIdentities : public IRVisitor {
+ public:
+  std::string out;
+  void VisitBuffer(const Buffer& b) override { Add(b.get()); }
+
+ protected:
+  void VisitVar(const VarNode* v) override { Add(v); }
+
+ private:
+  void Add(const void* p) { out += std::to_string(g_order ? g_order->Id(p) : 0) + ","; }
+};
+
 std::string AtomKey(const Expr& e) {
-  return PrintExpr(e) + "#" + std::to_string(StructuralHash(e));
+  // Printed form, then an address-free structural hash (dtypes the printer may not show), then
+  // which vars and buffers it is about.
+  AtomIdentities ids;
+  ids.VisitExpr(e);
+  return PrintExpr(e) + "#" + std::to_string(StructuralHash(e, /*map_free=*/true)) + "#" + ids.out;
 }
 
 void AddTerm(SumForm* s, Term t) {
@@ -456,8 +500,22 @@ class Simplifier : public IRMutator {
       // rest = g*X + small with g | c and 0 <= small < g:
       //   floordiv(rest, c) = floordiv(X, c/g),  floormod(rest, c) = floormod(X, c/g)*g + small.
       // (e.g. (l*2 + v) // 4 -> l // 2 and (l*2 + v) % 4 -> l % 2 * 2 + v for v in [0, 2).)
-      for (int64_t g = c / 2; g >= 2; --g) {
-        if (c % g) continue;
+      // Only divisors of c that divide the coefficients of some subset of the terms can work, and
+      // the largest working one is gcd(c, those coefficients): try those, largest first, instead
+      // of every g below c (which loops 2^40 times for a divisor of 2^41).
+      std::vector<int64_t> cands;
+      for (auto& term : rest.terms) {
+        int64_t g0 = std::gcd(c, term.coeff < 0 ? -term.coeff : term.coeff);
+        size_t n0 = cands.size();
+        if (std::find(cands.begin(), cands.end(), g0) == cands.end()) cands.push_back(g0);
+        for (size_t k = 0; k < n0; ++k) {
+          int64_t g1 = std::gcd(cands[k], g0);
+          if (std::find(cands.begin(), cands.end(), g1) == cands.end()) cands.push_back(g1);
+        }
+      }
+      std::sort(cands.rbegin(), cands.rend());
+      for (int64_t g : cands) {
+        if (g < 2 || g > c / 2 || c % g) continue;
         SumForm big, small;
         big.constant = FloorDiv(rest.constant, g);
         small.constant = FloorMod(rest.constant, g);
@@ -520,9 +578,23 @@ class Simplifier : public IRMutator {
 
 }  // namespace
 
-Expr Simplify(const Expr& e, const BoundMap& bounds) { return Simplifier(bounds).VisitExpr(e); }
-Stmt Simplify(const Stmt& s, const BoundMap& bounds) { return Simplifier(bounds).VisitStmt(s); }
+Expr Simplify(const Expr& e, const BoundMap& bounds) {
+  OrderScope order;
+  return Simplifier(bounds).VisitExpr(e);
+}
+Stmt Simplify(const Stmt& s, const BoundMap& bounds) {
+  OrderScope order;
+  if (g_order == &order.own && s) g_order->VisitStmt(s);  // number identities in program order
+  return Simplifier(bounds).VisitStmt(s);
+}
 PrimFunc Simplify(const PrimFunc& f) {
+  OrderScope order;
+  if (g_order == &order.own) {
+    for (auto& p : f->params) {
+      if (p.var) g_order->VisitExpr(p.var);
+      if (p.buffer) g_order->VisitBuffer(p.buffer);
+    }
+  }
   Stmt b = Simplify(f->body);
   if (!b) b = Seq({});
   return WithBody(f, b);

@@ -25,6 +25,9 @@ struct Options {
   /// Out-of-bounds accesses are never performed; this only controls whether they are reported.
   bool check_bounds = true;
   int max_reports = 20;
+  /// Exact values of integer scalars and symbolic dims; they override `syms` (whose doubles
+  /// cannot hold every int64).
+  std::map<const VarNode*, int64_t> exact_ints;
 };
 
 struct Result {

@@ -35,6 +35,11 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std:
     else s.i = static_cast<int64_t>(x);
     BindUniform(v, s);
   }
+  for (const auto& [v, x] : opt_.exact_ints) {
+    Slot s;
+    s.i = x;
+    BindUniform(v, s);
+  }
   T_ = 1;
   Stmt body = f->body;
   while (auto* l = As<LetNode>(body)) {  // host-side scalars

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include <nanobind/nanobind.h>
+#include <cmath>
+#include <cstdint>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -14,6 +16,7 @@
 #include <nanobind/stl/vector.h>
 #include <nanobind/stl/set.h>
 
+#include "arith/expr_depth.h"
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -22,6 +25,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_module.h"
 #include "runtime/module.h"
+#include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
@@ -92,6 +96,50 @@ Region MakeRegion(const Buffer& b, const std::vector<std::pair<Expr, Expr>>& ran
   Region r{b, {}};
   for (auto& p : ranges) r.ranges.push_back({p.first, p.second});
   return r;
+}
+
+bool FitsInt(DataType t, int64_t v) {
+  if (t.is_bool()) return v == 0 || v == 1;
+  int bits = t.bits();
+  if (bits >= 64) return t.is_int() || v >= 0;
+  if (t.is_int()) return v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1));
+  return v >= 0 && v < (int64_t(1) << bits);
+}
+
+// A typed integer constant: the value must fit the type (T.int32(2**40 + 5) is an error, not 5).
+Expr CheckedIntImm(DataType t, const nb::int_& value) {
+  nb::object py = nb::borrow(value);
+  if (t.is_float()) return FloatImm(t, nb::cast<double>(nb::float_(py)));
+  int64_t v = 0;
+  uint64_t u = 0;
+  if (t.is_uint() && t.bits() == 64 && !nb::try_cast<int64_t>(py, v) && nb::try_cast<uint64_t>(py, u))
+    return IntImm(t, static_cast<int64_t>(u));  // above 2^63 - 1: kept as its bits
+  if (!nb::try_cast<int64_t>(py, v) || !FitsInt(t, v)) {
+    std::string text = nb::cast<std::string>(nb::str(py));
+    if (text.size() > 40) text = "an integer of " + std::to_string(text.size()) + " digits";
+    throw UserError(ErrorKind::kType, "the constant " + text + " does not fit in " + t.str() +
+                                          "; use a wider type (e.g. T.int64) or reduce the value");
+  }
+  return IntImm(t, v);
+}
+
+// A Python float given where an integer type is expected: converted as C does (truncation toward
+// zero); infinities give the type's extreme values (T.infinity("int32") is INT32_MAX); NaN and
+// values out of range are errors.
+Expr FloatToIntImm(DataType t, double v) {
+  if (std::isnan(v)) throw UserError(ErrorKind::kType, "NaN cannot be converted to the integer type " + t.str());
+  int bits = t.is_bool() ? 1 : t.bits();
+  if (std::isinf(v)) {
+    if (t.is_bool()) return IntImm(t, 1);
+    if (t.is_uint()) return IntImm(t, v < 0 ? 0 : (bits >= 64 ? -1 : (int64_t(1) << bits) - 1));
+    if (bits >= 64) return IntImm(t, v < 0 ? INT64_MIN : INT64_MAX);
+    return IntImm(t, v < 0 ? -(int64_t(1) << (bits - 1)) : (int64_t(1) << (bits - 1)) - 1);
+  }
+  double tr = std::trunc(v);
+  if (t.is_bool()) return IntImm(t, v != 0);
+  if (tr < -9.3e18 || tr > 9.2e18 || !FitsInt(t, static_cast<int64_t>(tr)))
+    throw UserError(ErrorKind::kType, "the constant " + std::to_string(v) + " does not fit in " + t.str());
+  return IntImm(t, static_cast<int64_t>(tr));
 }
 
 const char* ErrorClassName(ErrorKind k) {
@@ -171,11 +219,27 @@ NB_MODULE(_ffi, m) {
   // ---- builder ---------------------------------------------------------------------------------
   m.def("valid_dtype", [](const std::string& s) { DataType t; return DataType::Parse(s, &t); });
   m.def("canonical_dtype", [](const std::string& s) { return ParseType(s).str(); });
-  m.def("int_imm", [](const std::string& t, int64_t v) { return IntImm(ParseType(t), v); });
-  m.def("float_imm", [](const std::string& t, double v) { return FloatImm(ParseType(t), v); });
+  m.def("int_imm", [](const std::string& t, nb::int_ v) { return CheckedIntImm(ParseType(t), v); });
+  m.def("float_imm", [](const std::string& t, double v) {
+    DataType dt = ParseType(t);
+    if (dt.is_integer() || dt.is_bool()) return FloatToIntImm(dt, v);
+    return FloatImm(dt, v);
+  });
   m.def("string_imm", &StringImm);
   m.def("var", [](const std::string& n, const std::string& t) { return MakeVar(n, ParseType(t)); });
-  m.def("binary", [](const std::string& op, const Expr& a, const Expr& b) { return Binary(ParseBinOp(op), a, b); });
+  m.def("binary", [](const std::string& op, const Expr& a, const Expr& b) {
+    // An integer literal that does not fit the other operand's type widens the operation to
+    // int64 (`bx * 10**12` is 64-bit arithmetic on every backend), instead of being narrowed.
+    auto widen = [](const Expr& lit, const Expr& other) {
+      int64_t v;
+      if (!AsConstInt(lit, &v) || !lit->dtype.is_integer() || !other->dtype.is_integer() || other->dtype.bits() >= 64 ||
+          As<IntImmNode>(other))
+        return other;
+      return FitsInt(other->dtype, v) ? other : Cast(DataType::Int(64), other);
+    };
+    Expr x = widen(b, a), y = widen(a, b);
+    return Binary(ParseBinOp(op), x, y);
+  });
   m.def("logical_not", &Not);
   m.def("cast", [](const std::string& t, const Expr& a) { return Cast(ParseType(t), a); });
   m.def("select", &Select);
@@ -188,7 +252,27 @@ NB_MODULE(_ffi, m) {
   m.def("buffer", [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
                      const std::string& scope, std::optional<SpanT> span, std::shared_ptr<const BufferNode> data,
                      int64_t byte_offset) {
-    Buffer b = MakeBuffer(name, ParseType(t), shape, ParseScope(scope), ToSpan(span));
+    Scope sc = ParseScope(scope);
+    DataType dt = ParseType(t);
+    if (dt.is_handle() || dt.is_void())
+      throw UserError(ErrorKind::kType, "buffer '" + name + "' cannot hold elements of type " + dt.str(), ToSpan(span));
+    if (dt.lanes() != 1)
+      throw UserError(ErrorKind::kUnsupported, "buffer '" + name + "' has the vector type " + dt.str() +
+                                                   "; declare it with the element type " + dt.element_of().str() +
+                                                   " and a last dimension " + std::to_string(dt.lanes()) + " times larger",
+                      ToSpan(span));
+    if (sc != Scope::kGlobal && sc != Scope::kLocalVar) {
+      if (shape.empty())
+        throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the empty shape (); give it a shape such as "
+                                          "(1,), or use T.alloc_var(dtype) for a scalar", ToSpan(span));
+      for (auto& d : shape) {
+        int64_t v;
+        if (AsConstInt(d, &v) && v <= 0)
+          throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the extent " + std::to_string(v) +
+                                            "; extents must be positive", ToSpan(span));
+      }
+    }
+    Buffer b = MakeBuffer(name, dt, shape, sc, ToSpan(span));
     return data ? MakeBufferView(b, data, byte_offset) : b;
   }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none(), "data"_a.none() = nb::none(),
      "byte_offset"_a = 0);
@@ -251,7 +335,9 @@ NB_MODULE(_ffi, m) {
                         const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
     std::vector<Param> ps;
     for (auto& p : params) ps.push_back({p.first, p.second});
-    return MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+    PrimFunc f = MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+    CheckExprDepth(f);  // before anything walks it recursively
+    return f;
   });
 
   // ---- analyses --------------------------------------------------------------------------------
@@ -309,6 +395,16 @@ NB_MODULE(_ffi, m) {
     a.scalar = v;
     return a;
   });
+  // An integer scalar, exactly: `bits` is its two's-complement int64 (a uint64 above 2^63 - 1 is
+  // passed as v - 2^64 with is_unsigned set).
+  m.def("make_int_scalar_arg", [](int64_t bits, bool is_unsigned) {
+    TensorArg a;
+    a.is_tensor = false;
+    a.scalar_is_int = true;
+    a.scalar_unsigned = is_unsigned;
+    a.scalar_int = bits;
+    return a;
+  }, "bits"_a, "is_unsigned"_a = false);
   nb::class_<CpuModule>(m, "CpuModule")
       .def_prop_ro("source", &CpuModule::source)
       .def_prop_ro("library_path", &CpuModule::library_path)
@@ -328,6 +424,7 @@ NB_MODULE(_ffi, m) {
     return BuildCPU(f, opt);
   }, "func"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "", "flags"_a = "");
   m.def("lower_cpu", [](const PrimFunc& f) { return LowerForCPU(f); });
+  m.def("written_params", &WrittenParams);
   m.def("lower_cpu_trace", [](const PrimFunc& f) {
     std::vector<PassRecord> trace;
     LowerForCPU(f, &trace);
@@ -396,17 +493,33 @@ NB_MODULE(_ffi, m) {
         return c.Check(args, {}, device);
       })
       .def("grid", &CudaModule::Grid)
+      // Test hook: the launcher's argument slots as bytes, without a GPU.
+      .def("pack_args", [](const CudaModule& c, const std::vector<TensorArg>& args) {
+        std::vector<uint64_t> slots = c.PackArgs(args);
+        return nb::bytes(reinterpret_cast<const char*>(slots.data()), slots.size() * 8);
+      })
       .def("emulate", [](const CudaModule& c, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
         std::vector<int64_t> sv = c.Check(args, {}, "cpu");
         std::vector<void*> ptrs;
         std::map<const VarNode*, double> syms;
+        emu::Options o;
         for (size_t i = 0; i < args.size(); ++i) {
           const Param& p = c.func->params[i];
-          ptrs.push_back(p.buffer ? args[i].data : nullptr);
-          if (!p.buffer) syms[p.var.get()] = args[i].scalar;
+          // An empty tensor (a zero dimension) has no data pointer; the emulator never dereferences
+          // it (every access is bounds-checked), but it wants a non-null one.
+          static char empty_tensor = 0;
+          ptrs.push_back(p.buffer ? (args[i].data ? args[i].data : &empty_tensor) : nullptr);
+          if (p.buffer) continue;
+          // The value the kernel sees: exact integers, floats rounded to the declared type.
+          std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + c.func->name + "'";
+          TypedScalar ts = ConvertScalar(args[i], p.var->dtype, what);
+          syms[p.var.get()] = ts.f;
+          if (!p.var->dtype.is_float()) o.exact_ints[p.var.get()] = ts.i;
         }
-        for (size_t i = 0; i < c.syms.size(); ++i) syms[c.syms[i].get()] = static_cast<double>(sv[i]);
-        emu::Options o;
+        for (size_t i = 0; i < c.syms.size(); ++i) {
+          syms[c.syms[i].get()] = static_cast<double>(sv[i]);
+          o.exact_ints[c.syms[i].get()] = sv[i];
+        }
         o.check_races = races;
         o.check_uninit = uninit;
         o.max_reports = max_reports;

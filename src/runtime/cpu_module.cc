@@ -1,6 +1,7 @@
 // Host kernels: the disk cache (content-addressed, atomic writes, verified on load), the host
 // compiler invocation, dlopen, argument checking and launch.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,13 +15,18 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "support/subprocess.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "arith/eval.h"
+#include "arith/expr_depth.h"
+#include "arith/index_check.h"
 #include "runtime/module.h"
 #include "runtime/cache_util.h"
+#include "runtime/scalar_abi.h"
 #include "target/cpu/codegen_cpu.h"
 #include "transform/pipeline.h"
 
@@ -50,6 +56,29 @@ bool ReadFile(const std::string& path, std::string* out) {
   *out = ss.str();
   return true;
 }
+bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max_bytes) return false;
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat fst;
+  bool ok = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev;
+  std::string data;
+  if (ok) {
+    data.resize(static_cast<size_t>(fst.st_size));
+    size_t got = 0;
+    while (got < data.size()) {
+      ssize_t r = read(fd, &data[got], data.size() - got);
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    ok = got == data.size();
+  }
+  close(fd);
+  if (ok) *out = std::move(data);
+  return ok;
+}
+
 void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);
   out << data;
@@ -98,12 +127,21 @@ bool CacheDisabled(const CompileOptions& opt) {
   return !opt.use_cache || (d && *d && std::string(d) != "0");
 }
 
-// A cache entry is kernel.so plus kernel.meta holding the library's size and hash; an entry
-// whose library does not match its meta (truncated, corrupted, half-written) is rebuilt.
-bool EntryValid(const std::string& dir) {
+constexpr size_t kMaxMetaBytes = 4096, kMaxLibraryBytes = size_t(512) << 20;
+
+std::string EntryMeta(const std::string& so, const std::string& key) {
+  return std::to_string(so.size()) + " " + HashHex(so) + " " + key + "\n";
+}
+
+// A cache entry is kernel.so plus kernel.meta holding the library's size, its hash and the
+// entry's key. An entry whose files are not regular files of sane size (a FIFO, a symlink to
+// /dev/zero), whose library does not match its meta (truncated, corrupted, half-written), or
+// whose meta names another key (files copied from another entry) is rebuilt.
+bool EntryValid(const std::string& dir, const std::string& key) {
   std::string meta, so;
-  if (!ReadFile(dir + "/kernel.meta", &meta) || !ReadFile(dir + "/kernel.so", &so)) return false;
-  return meta == std::to_string(so.size()) + " " + HashHex(so) + "\n";
+  if (!ReadCacheFile(dir + "/kernel.meta", kMaxMetaBytes, &meta) || !ReadCacheFile(dir + "/kernel.so", kMaxLibraryBytes, &so))
+    return false;
+  return meta == EntryMeta(so, key);
 }
 
 std::string UniqueSuffix() {
@@ -133,6 +171,8 @@ std::string CacheKey(const std::string& canonical_ir, const std::string& target,
 }
 
 std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt) {
+  CheckExprDepth(f);
+  CheckStaticIndices(f);
   PrimFunc lowered = LowerForCPU(f);
   std::string source = CodegenCPU(lowered);
   // The device headers are part of what gets compiled, so their text is part of the key.
@@ -147,30 +187,50 @@ std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt
   bool cache = !CacheDisabled(opt);
   std::string dir = cache ? root + "/" + key : root + "/nocache-" + UniqueSuffix();
   std::string so = dir + "/kernel.so";
-  bool from_cache = cache && EntryValid(dir);
+  bool from_cache = cache && EntryValid(dir, key);
   if (!from_cache) {
     MakeDirs(dir);
-    // Build in a private temporary file, then publish it with rename(): concurrent builders of
-    // the same kernel each produce a complete library and the last rename wins.
+    // Build in a private directory under fixed file names (so that concurrent builders of one
+    // kernel produce byte-identical libraries), then publish with rename(): each builder
+    // publishes a complete library and the last rename wins.
     std::string tag = UniqueSuffix();
-    std::string src_path = dir + "/kernel-" + tag + ".cc", tmp_so = dir + "/kernel-" + tag + ".so";
+    std::string work = dir + "/build-" + tag;
+    MakeDirs(work);
+    std::string src_path = work + "/kernel.cc", tmp_so = work + "/kernel.so";
     WriteFile(src_path, source);
     std::string inc = opt.include_dir;
-    std::string cmd = CompilerCommand(opt) + " " + opt.flags + " -I'" + inc + "' '" + src_path + "' -o '" + tmp_so + "'";
+    std::string cmd = "cd '" + work + "' && " + CompilerCommand(opt) + " " + opt.flags + " -I'" + inc +
+                      "' kernel.cc -o kernel.so";
     std::string log;
     int rc = Run(cmd, &log);
-    if (rc != 0) {
+    auto cleanup = [&]() {
       std::remove(src_path.c_str());
       std::remove(tmp_so.c_str());
+      rmdir(work.c_str());
+    };
+    if (rc != 0) {
+      cleanup();
       throw UserError(ErrorKind::kCompile, "the host compiler failed on the kernel generated for '" + f->name +
                                                "' (this is a TileLang-C++ bug if the program was accepted):\n" +
                                                cmd + "\n" + log.substr(0, 4000));
     }
     std::string bytes;
     ReadFile(tmp_so, &bytes);
-    if (std::rename(tmp_so.c_str(), so.c_str()) != 0) throw UserError(ErrorKind::kCompile, "cannot publish " + so);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(bytes.size()) + " " + HashHex(bytes) + "\n");
+    // Whatever squats on the entry's names and is not a regular file (a FIFO, a symlink, a
+    // directory) is removed first; rename() replaces regular files atomically.
+    for (const std::string& name : {so, dir + "/kernel.meta", dir + "/kernel.cc"}) {
+      struct stat st;
+      if (lstat(name.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (std::remove(name.c_str()) != 0 && S_ISDIR(st.st_mode)) rmdir(name.c_str());
+      }
+    }
+    if (std::rename(tmp_so.c_str(), so.c_str()) != 0) {
+      cleanup();
+      throw UserError(ErrorKind::kCompile, "cannot publish " + so);
+    }
+    AtomicWrite(dir + "/kernel.meta", EntryMeta(bytes, key));
     std::rename(src_path.c_str(), (dir + "/kernel.cc").c_str());
+    cleanup();
   }
   // Paths are content-addressed, so dlopen's per-path caching can only ever return this kernel.
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -265,6 +325,12 @@ std::vector<int64_t> CheckArguments(const PrimFunc& func_, const std::vector<Var
         if (auto* v = As<VarNode>(dim)) {
           auto it = env.find(v);
           if (it == env.end()) {
+            int bits = v->dtype.bits();
+            if (v->dtype.is_integer() && bits < 64 && a.shape[d] > (int64_t(1) << (bits - 1)) - 1)
+              throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) + " is the symbol '" + v->name +
+                                                        "' of type " + v->dtype.str() + ", which cannot hold " +
+                                                        std::to_string(a.shape[d]) + "; declare it with T.dynamic('" +
+                                                        v->name + "', 'int64')");
             env[v] = a.shape[d];
             bound_by[v] = pname + ".shape[" + std::to_string(d) + "]";
           } else if (it->second != a.shape[d]) {
@@ -293,6 +359,35 @@ std::vector<int64_t> CheckArguments(const PrimFunc& func_, const std::vector<Var
     syms.push_back(it->second);
   }
   return syms;
+}
+
+std::vector<bool> WrittenParams(const PrimFunc& f) {
+  class Writes : public IRVisitor {
+   public:
+    std::set<const BufferNode*> written;
+
+   protected:
+    void VisitStore(const StoreNode* n) override {
+      written.insert(n->buffer.get());
+      IRVisitor::VisitStore(n);
+    }
+    void VisitTileOp(const StmtNode* s) override {
+      switch (s->kind) {
+        case StmtKind::kCopy: written.insert(static_cast<const CopyNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kGemm: written.insert(static_cast<const GemmNode*>(s)->C.buffer.get()); break;
+        case StmtKind::kFill: written.insert(static_cast<const FillNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kReduce: written.insert(static_cast<const ReduceNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kAtomicAdd: written.insert(static_cast<const AtomicAddNode*>(s)->dst.buffer.get()); break;
+        case StmtKind::kCumsum: written.insert(static_cast<const CumsumNode*>(s)->dst.buffer.get()); break;
+        default: break;
+      }
+      IRVisitor::VisitTileOp(s);
+    }
+  } w;
+  w.VisitStmt(f->body);
+  std::vector<bool> out;
+  for (auto& p : f->params) out.push_back(p.buffer && w.written.count(p.buffer.get()));
+  return out;
 }
 
 std::vector<int64_t> CpuModule::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip) const {
@@ -328,18 +423,15 @@ std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& func_, co
 void CpuModule::Launch(const std::vector<TensorArg>& args) const {
   std::vector<int64_t> syms = Check(args);
   std::vector<void*> ptrs;
-  std::vector<int64_t> ints(args.size());
-  std::vector<double> dbls(args.size());
+  std::vector<uint64_t> slots(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Param& p = func_->params[i];
     if (p.buffer) {
       ptrs.push_back(args[i].data);
-    } else if (p.var->dtype.is_float()) {
-      dbls[i] = args[i].scalar;
-      ptrs.push_back(&dbls[i]);
     } else {
-      ints[i] = static_cast<int64_t>(args[i].scalar);
-      ptrs.push_back(&ints[i]);
+      std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + func_->name + "'";
+      PackScalar(ConvertScalar(args[i], p.var->dtype, what), &slots[i]);
+      ptrs.push_back(&slots[i]);
     }
   }
   char err[512] = {0};

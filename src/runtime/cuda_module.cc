@@ -2,11 +2,15 @@
 #include "runtime/cuda_module.h"
 
 #include <chrono>
+#include <cstring>
 
+#include "arith/expr_depth.h"
+#include "arith/index_check.h"
 #include "ir/printer.h"
 #include "layout/fragment.h"
 #include "runtime/cache_util.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/scalar_abi.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/cuda/codegen_cuda.h"
 
@@ -24,11 +28,19 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   auto m = std::make_shared<CudaModule>();
   CudaTarget target = ParseCudaTarget(opt.target);
   auto t0 = std::chrono::steady_clock::now();
+  CheckExprDepth(f);
+  CheckStaticIndices(f);
   m->func = f;
-  m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
-  m->lower_ms = MsSince(t0);
-  t0 = std::chrono::steady_clock::now();
-  m->source = CodegenCUDA(m->lowered, target.arch);
+  try {
+    m->lowered = LowerForCUDA(f, target, opt.lower, &m->info);
+    m->lower_ms = MsSince(t0);
+    t0 = std::chrono::steady_clock::now();
+    m->source = CodegenCUDA(m->lowered, target.arch);
+  } catch (const UserError& e) {
+    // An error that knows no finer location points at the kernel's definition.
+    if (e.span().defined() || !f->span.defined()) throw;
+    throw UserError(e.kind(), e.raw_message(), f->span);
+  }
   m->codegen_ms = MsSince(t0);
   m->kernel_name = CudaKernelName(m->lowered);
   m->arch = target.arch;
@@ -46,13 +58,19 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
   std::string dir = CacheDir(co) + "/cuda/" + key;
   if (cache) {
     std::string cubin, ptx, log, meta;
-    if (ReadFile(dir + "/kernel.cubin", &cubin) && ReadFile(dir + "/kernel.ptx", &ptx) && ReadFile(dir + "/kernel.log", &log) &&
-        ReadFile(dir + "/kernel.meta", &meta) && meta == std::to_string(cubin.size()) + " " + HashHex(cubin + ptx)) {
+    // Every file must be a regular file of bounded size, and the meta must name this entry's key
+    // (see EntryValid in cpu_module.cc).
+    const size_t kMax = size_t(256) << 20;
+    std::string compiler;
+    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &cubin) && ReadCacheFile(dir + "/kernel.ptx", kMax, &ptx) &&
+        ReadCacheFile(dir + "/kernel.log", kMax, &log) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+        ReadCacheFile(dir + "/kernel.compiler", 4096, &compiler) &&
+        meta == std::to_string(cubin.size()) + " " + HashHex(cubin + ptx + "\n" + log + "\n" + compiler) + " " + key) {
       m->compiled.cubin = cubin;
       m->compiled.ptx = ptx;
       m->compiled.log = log;
       cuda::ParsePtxasReport(log, &m->compiled);
-      ReadFile(dir + "/kernel.compiler", &m->compiled.compiler);
+      m->compiled.compiler = compiler;
       m->from_cache = true;
       return m;
     }
@@ -64,7 +82,9 @@ std::shared_ptr<CudaModule> BuildCUDA(const PrimFunc& f, const CudaBuildOptions&
     AtomicWrite(dir + "/kernel.ptx", m->compiled.ptx);
     AtomicWrite(dir + "/kernel.log", m->compiled.log);
     AtomicWrite(dir + "/kernel.compiler", m->compiled.compiler);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " + HashHex(m->compiled.cubin + m->compiled.ptx));
+    AtomicWrite(dir + "/kernel.meta", std::to_string(m->compiled.cubin.size()) + " " +
+                                          HashHex(m->compiled.cubin + m->compiled.ptx + "\n" + m->compiled.log + "\n" +
+                                                  m->compiled.compiler) + " " + key);
   }
   return m;
 }
@@ -86,9 +106,36 @@ std::vector<int64_t> CudaModule::Grid(const std::vector<int64_t>& sym_values) co
   return g;
 }
 
+std::vector<uint64_t> CudaModule::PackArgs(const std::vector<TensorArg>& args, std::vector<int64_t>* sym_values) const {
+  std::vector<int64_t> sv = Check(args, {}, "any");
+  std::vector<uint64_t> slots(args.size() + sv.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param& p = func->params[i];
+    if (p.buffer) {
+      std::memcpy(&slots[i], &args[i].data, sizeof(void*));
+    } else {
+      std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + func->name + "'";
+      PackScalar(ConvertScalar(args[i], p.var->dtype, what), &slots[i]);
+    }
+  }
+  for (size_t i = 0; i < sv.size(); ++i) {
+    TensorArg a;
+    a.is_tensor = false;
+    a.scalar_is_int = true;
+    a.scalar_int = sv[i];
+    PackScalar(ConvertScalar(a, syms[i]->dtype, "the symbolic dimension '" + syms[i]->name + "'"), &slots[args.size() + i]);
+  }
+  if (sym_values) *sym_values = sv;
+  return slots;
+}
+
 void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) const {
-  std::vector<int64_t> sv = Check(args, {}, "cuda");
+  Check(args, {}, "cuda");
+  std::vector<int64_t> sv;
+  std::vector<uint64_t> slots = PackArgs(args, &sv);
   if (compiled.cubin.empty()) throw UserError(ErrorKind::kUnsupported, "kernel '" + func->name + "' was built without a cubin");
+  auto g = Grid(sv);
+  if (g[0] == 0 || g[1] == 0 || g[2] == 0) return;  // an empty grid (e.g. n = 0): nothing to run
   int dev = 0;
   for (auto& a : args)
     if (a.is_tensor && a.data) {
@@ -98,31 +145,8 @@ void CudaModule::Launch(const std::vector<TensorArg>& args, uintptr_t stream) co
   if (dev < 0) dev = 0;
   if (!loaded_) loaded_ = cuda::Module::Load(compiled.cubin, dev);
   auto mod = std::static_pointer_cast<cuda::Module>(loaded_);
-  // Argument storage: one 8-byte slot per parameter and symbolic dim, typed as the kernel expects.
-  std::vector<uint64_t> slots(args.size() + sv.size());
   std::vector<void*> ptrs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Param& p = func->params[i];
-    void* slot = &slots[i];
-    if (p.buffer) {
-      *static_cast<void**>(slot) = args[i].data;
-    } else {
-      DataType t = p.var->dtype;
-      double v = args[i].scalar;
-      if (t == DataType::Float(32)) *static_cast<float*>(slot) = static_cast<float>(v);
-      else if (t == DataType::Float(64)) *static_cast<double*>(slot) = v;
-      else if (t.bits() == 64) *static_cast<int64_t*>(slot) = static_cast<int64_t>(v);
-      else *static_cast<int32_t*>(slot) = static_cast<int32_t>(v);
-    }
-    ptrs.push_back(slot);
-  }
-  for (size_t i = 0; i < sv.size(); ++i) {
-    void* slot = &slots[args.size() + i];
-    if (syms[i]->dtype.bits() == 64) *static_cast<int64_t*>(slot) = sv[i];
-    else *static_cast<int32_t*>(slot) = static_cast<int32_t>(sv[i]);
-    ptrs.push_back(slot);
-  }
-  auto g = Grid(sv);
+  for (auto& s : slots) ptrs.push_back(&s);
   cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
   cuda::Dim3 block{static_cast<unsigned>(info.threads), 1, 1};
   mod->Launch(kernel_name, grid, block, static_cast<int>(info.smem_bytes), ptrs.data(), stream);

@@ -35,6 +35,9 @@ class CudaModule {
   }
   /// Grid extents for the given symbolic values.
   std::vector<int64_t> Grid(const std::vector<int64_t>& sym_values) const;
+  /// The kernel's argument slots, 8 bytes each, in launch order (parameters, then symbolic dims):
+  /// tensors as device pointers, scalars packed as the types the kernel declares. Checks `args`.
+  std::vector<uint64_t> PackArgs(const std::vector<TensorArg>& args, std::vector<int64_t>* sym_values = nullptr) const;
   /// Runs on the GPU that holds the tensors (needs a CUDA driver).
   void Launch(const std::vector<TensorArg>& args, uintptr_t stream) const;
 

@@ -16,7 +16,13 @@ struct TensorArg {
   std::vector<int64_t> strides;  // in elements
   std::string device = "cpu";
   bool is_tensor = true;         // false for a Python scalar
-  double scalar = 0;             // value when !is_tensor
+  // A scalar keeps its exact value until it is packed as the parameter's declared type
+  // (runtime/scalar_abi.h): an integer as int64 bits (uint64 values above 2^63 - 1 with
+  // scalar_unsigned set), a float as double.
+  bool scalar_is_int = false;
+  bool scalar_unsigned = false;
+  int64_t scalar_int = 0;
+  double scalar = 0;             // value of a float scalar
 };
 
 struct CompileOptions {
@@ -62,6 +68,9 @@ std::vector<int64_t> CheckArguments(const PrimFunc& f, const std::vector<Var>& s
                                     const std::vector<int>& skip, const std::string& device);
 std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& f, const std::vector<Var>& syms,
                                                        const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx);
+
+/// Which parameters the kernel may write (stores and tile-op destinations), by position.
+std::vector<bool> WrittenParams(const PrimFunc& f);
 
 /// Lowers, generates C++, and builds (or loads from the disk cache) a host kernel.
 std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt);

@@ -95,12 +95,45 @@ std::string CodegenC::E(const Expr& e) {
         auto* b = static_cast<const BinaryNode*>(e.get());
         std::string x = E(b->a), y = E(b->b);
         bool fl = b->a->dtype.is_float();
+        // C promotes integers narrower than int to int; the IR's arithmetic is typed (int8 * int8
+        // wraps at 8 bits, as in the emulator), so narrow results are converted back at each step.
+        DataType rt = b->dtype;
+        if (rt.is_integer() && rt.bits() < 32 && !IsComparison(b->op) && b->op != BinaryOp::kAnd && b->op != BinaryOp::kOr) {
+          std::string inner;
+          switch (b->op) {
+            case BinaryOp::kAdd: inner = "(" + x + " + " + y + ")"; break;
+            case BinaryOp::kSub: inner = "(" + x + " - " + y + ")"; break;
+            case BinaryOp::kMul: inner = "(" + x + " * " + y + ")"; break;
+            case BinaryOp::kDiv: inner = IntDivMod(true, x, y, b->a->dtype); break;
+            case BinaryOp::kMod: inner = IntDivMod(false, x, y, b->a->dtype); break;
+            case BinaryOp::kFloorDiv: inner = ns_ + "floordiv<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kFloorMod: inner = ns_ + "floormod<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kMin: inner = ns_ + "min_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            case BinaryOp::kMax: inner = ns_ + "max_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+            default: break;
+          }
+          if (!inner.empty()) return CType(rt) + "(" + inner + ")";
+        }
+        // Arithmetic on 16-bit and fp8 floats computes in float, so the operands of a helper
+        // (min_, max_, floordiv, ...) may be a half_t and a float: convert both to the op's type.
+        if (rt.is_float() && (rt.bits() < 32 || rt.code() != DataType::Code::kFloat)) {
+          switch (b->op) {
+            case BinaryOp::kMin: case BinaryOp::kMax: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod:
+            case BinaryOp::kMod: {
+              std::string c = ns_ + "cast<" + CType(rt) + ">(";
+              x = c + x + ")";
+              y = c + y + ")";
+              break;
+            }
+            default: break;
+          }
+        }
         switch (b->op) {
           case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
           case BinaryOp::kSub: return "(" + x + " - " + y + ")";
           case BinaryOp::kMul: return "(" + x + " * " + y + ")";
-          case BinaryOp::kDiv: return "(" + x + " / " + y + ")";
-          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
+          case BinaryOp::kDiv: return fl ? "(" + x + " / " + y + ")" : IntDivMod(true, x, y, b->a->dtype);
+          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : IntDivMod(false, x, y, b->a->dtype);
           case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
           case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
           case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
@@ -123,6 +156,13 @@ std::string CodegenC::E(const Expr& e) {
       }
       case ExprKind::kSelect: {
         auto* s = static_cast<const SelectNode*>(e.get());
+        // Arithmetic on the 16-bit and fp8 types computes in float, so the two branches may have
+        // different C++ types (float vs half_t); convert both to the select's type.
+        DataType t = s->dtype;
+        if (t.is_float() && (t.bits() < 32 || t.code() != DataType::Code::kFloat)) {
+          std::string c = ns_ + "cast<" + CType(t) + ">(";
+          return "(" + E(s->cond) + " ? " + c + E(s->true_value) + ") : " + c + E(s->false_value) + "))";
+        }
         return "(" + E(s->cond) + " ? " + E(s->true_value) + " : " + E(s->false_value) + ")";
       }
       case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));

@@ -28,6 +28,10 @@ class CodegenC {
   virtual std::string InfLiteral(bool negative) = 0;
   virtual std::string NanLiteral() = 0;
   virtual std::string CallE(const CallNode* c);
+  /// Integer `/` and `%` (truncating); a backend may route them through helpers that never trap.
+  virtual std::string IntDivMod(bool is_div, const std::string& x, const std::string& y, DataType) {
+    return "(" + x + (is_div ? " / " : " % ") + y + ")";
+  }
   virtual void ForPragma(const ForNode* n, int ind) = 0;
   virtual void Kernel(const KernelNode* n, int ind) = 0;
   virtual void Stmt_(const Stmt& s, int ind);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
 
@@ -38,6 +39,19 @@ template <typename To, typename From>
 inline To cast(const From& x) {
   if constexpr (std::is_same<To, From>::value) {
     return x;
+  } else if constexpr (std::is_integral<To>::value && !std::is_same<To, bool>::value && !std::is_integral<From>::value &&
+                       !std::is_base_of<nibble_tag, From>::value) {
+    // Float to integer as CUDA's cvt.rzi.sat does (and the emulator): truncate toward zero,
+    // saturate at the type's range, NaN gives 0 -- never the wrap-around of an undefined C cast.
+    const double v = static_cast<double>(x);
+    if (v != v) return To(0);
+    if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else if constexpr (std::is_base_of<nibble_tag, From>::value) {
+    return cast<To>(static_cast<int>(x));
+  } else if constexpr (std::is_base_of<nibble_tag, To>::value && std::is_integral<From>::value) {
+    return To(x);  // integer to int4 / uint4 keeps the low bits, like every integer narrowing
   } else if constexpr (std::is_arithmetic<From>::value && std::is_arithmetic<To>::value) {
     return static_cast<To>(x);
   } else if constexpr (std::is_arithmetic<From>::value) {
@@ -94,9 +108,32 @@ template <typename T>
 inline T max_(const T& a, const T& b) { return a < b ? b : a; }
 
 /// Floor division and modulo (Python semantics) for integers; for floats, through floor.
+/// Integer division and modulo never trap (docs: integer division by zero gives 0, as in the
+/// emulator; the most negative value divided by -1 wraps to itself, remainder 0).
+template <typename T>
+inline T div_(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed<T>::value) {
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<typename std::make_unsigned<T>::type>(a));
+  }
+  return a / b;
+}
+template <typename T>
+inline T mod_(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed<T>::value) {
+    if (b == T(-1)) return T(0);
+  }
+  return a % b;
+}
+
 template <typename T>
 inline T floordiv(T a, T b) {
   if constexpr (std::is_integral<T>::value) {
+    if (b == 0) return T(0);
+    if constexpr (std::is_signed<T>::value) {
+      if (b == T(-1)) return div_(a, b);
+    }
     T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   } else {
@@ -106,6 +143,10 @@ inline T floordiv(T a, T b) {
 template <typename T>
 inline T floormod(T a, T b) {
   if constexpr (std::is_integral<T>::value) {
+    if (b == 0) return T(0);
+    if constexpr (std::is_signed<T>::value) {
+      if (b == T(-1)) return T(0);
+    }
     T r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   } else {
@@ -135,6 +176,18 @@ inline void atomic_add(T* addr, T v) {
     }
   }
 }
+
+/// One worker's copy of a large on-chip buffer, on the heap (64-byte aligned); `p` is null when
+/// the allocation failed (the kernel then reports it instead of running).
+template <typename T>
+struct HeapTile {
+  T* p;
+  explicit HeapTile(int64_t n)
+      : p(static_cast<T*>(std::aligned_alloc(64, ((static_cast<size_t>(n) * sizeof(T) + 63) / 64) * 64 + 64))) {}
+  ~HeapTile() { std::free(p); }
+  HeapTile(const HeapTile&) = delete;
+  HeapTile& operator=(const HeapTile&) = delete;
+};
 
 template <typename T>
 inline int print(const char* msg, const T& v) {

@@ -180,6 +180,33 @@ static_assert(sizeof(half_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must
 static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "fp8 types must be 1 byte");
 static_assert(std::is_trivially_copyable<half_t>::value, "generated code memcpys these");
 
+struct nibble_tag {};
+
+/// int4 / uint4: one value per byte, in the low nibble (upper bits zero), as ml_dtypes stores
+/// them. Reads sign-extend (int4) or zero-extend (uint4) to int; writes keep the low 4 bits of
+/// an integer (wrap-around, as for every integer type) and saturate a float (as casts do).
+template <bool Signed>
+struct nibble : nibble_tag {
+  uint8_t bits;
+  nibble() = default;
+  template <typename T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  nibble(T v) : bits(static_cast<uint8_t>(static_cast<unsigned>(v) & 0xFu)) {}
+  template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
+  nibble(T v) : bits(from_float(double(v))) {}
+  operator int() const { return Signed ? static_cast<int>(static_cast<int8_t>(static_cast<uint8_t>(bits << 4))) >> 4 : (bits & 0xF); }
+
+ private:
+  static uint8_t from_float(double v) {
+    const double lo = Signed ? -8 : 0, hi = Signed ? 7 : 15;
+    if (v != v) return 0;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    return static_cast<uint8_t>(static_cast<unsigned>(static_cast<int>(v)) & 0xFu);
+  }
+};
+using int4_t = nibble<true>;
+using uint4_t = nibble<false>;
+static_assert(sizeof(int4_t) == 1, "4-bit types are stored one per byte");
+
 /// Converts n elements src[0..n) to dst[0..n) with the same rounding as the scalar conversions;
 /// the common widening/narrowing pairs use SIMD when the target has it.
 template <typename Dst, typename Src>

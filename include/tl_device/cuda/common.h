@@ -51,11 +51,23 @@ template <> __device__ __forceinline__ int lowest<int>() { return -2147483647 - 
 template <> __device__ __forceinline__ int highest<int>() { return 2147483647; }
 
 // ---- integer and generic arithmetic ------------------------------------------------------------
+// Integer division by zero gives 0 on every backend (docs/semantics.md); never undefined.
 template <typename T> __device__ __forceinline__ T floordiv(T a, T b) {
+  if (b == 0) return T(0);
+  if (b == T(-1)) return T(0) - a;
   T q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-template <typename T> __device__ __forceinline__ T floormod(T a, T b) { return a - floordiv(a, b) * b; }
+template <typename T> __device__ __forceinline__ T floormod(T a, T b) { return b == 0 ? T(0) : a - floordiv(a, b) * b; }
+// Floats: through floor (a % b on floats is floormod, as in Python).
+__device__ __forceinline__ float floordiv(float a, float b) { return floorf(a / b); }
+__device__ __forceinline__ double floordiv(double a, double b) { return ::floor(a / b); }
+__device__ __forceinline__ float floormod(float a, float b) { return a - floorf(a / b) * b; }
+__device__ __forceinline__ double floormod(double a, double b) { return a - ::floor(a / b) * b; }
+__device__ __forceinline__ half_t floordiv(half_t a, half_t b) { return half_t(floordiv(float(a), float(b))); }
+__device__ __forceinline__ half_t floormod(half_t a, half_t b) { return half_t(floormod(float(a), float(b))); }
+__device__ __forceinline__ bfloat16_t floordiv(bfloat16_t a, bfloat16_t b) { return bfloat16_t(floordiv(float(a), float(b))); }
+__device__ __forceinline__ bfloat16_t floormod(bfloat16_t a, bfloat16_t b) { return bfloat16_t(floormod(float(a), float(b))); }
 template <typename A, typename B> __device__ __forceinline__ auto min_(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
 template <typename A, typename B> __device__ __forceinline__ auto max_(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
 __device__ __forceinline__ float min_(float a, float b) { return fminf(a, b); }
@@ -158,6 +170,38 @@ __device__ __forceinline__ int shfl_xor(int v, int m) { return __shfl_xor_sync(0
 __device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned* p, unsigned v) { atomicAdd(p, v); }
+// 64-bit integers: two's complement makes the signed addition the unsigned one.
+__device__ __forceinline__ void atomic_add(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(long long* p, long long v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ void atomic_add(long* p, long v) {  // int64_t under nvcc (LP64)
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ void atomic_add(unsigned long* p, unsigned long v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+// 8- and 16-bit integers: compare-and-swap on the aligned 32-bit word that holds the element;
+// the sum wraps at the element's width.
+template <typename T>
+__device__ __forceinline__ void atomic_add_narrow(T* p, T v) {
+  const unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+  unsigned* word = reinterpret_cast<unsigned*>(addr & ~3ull);
+  const unsigned shift = static_cast<unsigned>(addr & 3ull) * 8u;
+  const unsigned ones = (1u << (8u * sizeof(T))) - 1u, mask = ones << shift;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const T cur = static_cast<T>((assumed & mask) >> shift);
+    const unsigned next = static_cast<unsigned>(static_cast<T>(cur + v)) & ones;
+    old = atomicCAS(word, assumed, (assumed & ~mask) | (next << shift));
+  } while (assumed != old);
+}
+__device__ __forceinline__ void atomic_add(signed char* p, signed char v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned char* p, unsigned char v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(short* p, short v) { atomic_add_narrow(p, v); }
+__device__ __forceinline__ void atomic_add(unsigned short* p, unsigned short v) { atomic_add_narrow(p, v); }
 __device__ __forceinline__ void atomic_add(half_t* p, float v) {
   half_t h(v);
   asm volatile("red.global.add.noftz.f16 [%0], %1;\n" ::"l"(p), "h"(h.bits) : "memory");

@@ -44,12 +44,21 @@ def _arg_label(func, index):
     return f"argument {index} of kernel '{func.name}'"
 
 
+def _show_int(v):
+    """An integer for a message (Python refuses to print ints of more than 4300 digits)."""
+    return str(v) if abs(v) < 10**60 else f"an integer of {v.bit_length()} bits"
+
+
+def _scalar_param_dtype(func, index):
+    if 0 <= index < len(func.params) and func.params[index][1] is None:
+        return func.params[index][0].dtype
+    return None  # a scalar for a tensor parameter: the C++ checker reports it
+
+
 def _check_scalar(x, func, index):
     """A Python / NumPy scalar for a scalar parameter: integer parameters take integral values in range
     (the launcher would otherwise truncate 1.5 to 1 silently)."""
-    if not 0 <= index < len(func.params) or func.params[index][1] is not None:
-        return  # a scalar for a tensor parameter: the C++ checker reports it
-    dtype = func.params[index][0].dtype
+    dtype = _scalar_param_dtype(func, index)
     if dtype not in _INT_RANGE:
         return
     if isinstance(x, (float, np.floating)) or not isinstance(x, (bool, int, np.integer, np.bool_)):
@@ -57,19 +66,49 @@ def _check_scalar(x, func, index):
                                     f"{type(x).__name__} value {x!r}; pass an integer")
     lo, hi = _INT_RANGE[dtype]
     if not lo <= int(x) <= hi:
-        raise TileLangArgumentError(f"{_arg_label(func, index)} is a scalar of type {dtype} but {int(x)} is out of "
-                                    f"its range [{lo}, {hi}]")
+        raise TileLangArgumentError(f"{_arg_label(func, index)} is a scalar of type {dtype} but {_show_int(int(x))} is "
+                                    f"out of its range [{lo}, {hi}]")
 
 
-def _to_arg(x, func, index):
+def _scalar_arg(x, func, index):
+    """A scalar crosses into the kernel with its exact value: integers as int64 bits (never through a
+    double), floats as double; the C++ side packs it as the parameter's declared type and range-checks it."""
+    _check_scalar(x, func, index)
+    dtype = _scalar_param_dtype(func, index)
+    integral = isinstance(x, (bool, int, np.integer, np.bool_))
+    if integral and (dtype is None or dtype in _INT_RANGE):
+        v = int(x)
+        if not -2**63 <= v < 2**64:
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: the scalar {_show_int(v)} does not fit in 64 bits")
+        return _ffi.make_int_scalar_arg(v - 2**64 if v >= 2**63 else v, v >= 2**63)
+    if integral or isinstance(x, (float, np.floating)):
+        try:
+            f = float(x)
+        except OverflowError:
+            raise TileLangArgumentError(f"{_arg_label(func, index)} is a scalar of type {dtype} but "
+                                        f"{_show_int(int(x))} is out of its range") from None
+        return _ffi.make_scalar_arg(f)
+    raise TileLangArgumentError(f"{_arg_label(func, index)}: a scalar of type {type(x).__name__} ({x!r}) cannot be "
+                                "passed; use a Python int or float")
+
+
+def _to_arg(x, func, index, written=False):
     """Describes a tensor (or scalar) for the C++ checker without copying it; `index` is the position of
-    the parameter it binds."""
+    the parameter it binds; `written`: the kernel writes this parameter."""
     if isinstance(x, np.ndarray):
         if not x.dtype.isnative:
             raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte order ({x.dtype.str}) is not "
                                         "the machine's; convert it with .astype(its_dtype.newbyteorder('='))")
+        if written and not x.flags.writeable:
+            raise TileLangArgumentError(f"{_arg_label(func, index)} is written by the kernel but the array is "
+                                        "read-only; pass a writable array (e.g. a copy: np.array(x))")
         itemsize = x.dtype.itemsize
+        if itemsize and any(s % itemsize for s in x.strides):
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte strides {x.strides} are not "
+                                        f"multiples of its item size ({itemsize} bytes); pass np.ascontiguousarray(x)")
         strides = [s // itemsize if itemsize else 0 for s in x.strides]
+        if x.size == 0:  # an empty array has no layout to check
+            strides = [int(np.prod(x.shape[d + 1:], dtype=np.int64)) for d in range(x.ndim)]
         return _ffi.make_tensor_arg(x.ctypes.data if x.size else 0, _dtype_name(x.dtype), list(x.shape), strides,
                                     "cpu"), x
     mod = type(x).__module__
@@ -78,15 +117,14 @@ def _to_arg(x, func, index):
         return _ffi.make_tensor_arg(x.data_ptr(), _dtype_name(x.dtype), list(x.shape), list(x.stride()),
                                     "cpu" if dev == "cpu" else f"{dev}"), x
     if isinstance(x, (bool, int, float, np.generic)):
-        _check_scalar(x, func, index)
-        return _ffi.make_scalar_arg(float(x)), x
+        return _scalar_arg(x, func, index), x
     if hasattr(x, "__dlpack__"):
         try:
             arr = np.from_dlpack(x)
         except Exception as e:  # e.g. a GPU tensor
             raise TileLangArgumentError(f"{_arg_label(func, index)}: cannot read this DLPack tensor on the CPU "
                                         f"({e})") from None
-        return _to_arg(arr, func, index)
+        return _to_arg(arr, func, index, written)
     raise TileLangArgumentError(f"{_arg_label(func, index)}: expected a NumPy array, a PyTorch tensor or a DLPack "
                                 f"tensor, got {type(x).__name__}")
 
@@ -107,12 +145,8 @@ class JITKernel:
         self.kind, self.target_opts = _target.normalize(target)
         self.target = target
         self.pass_configs = dict(pass_configs or {})
-        n = len(func.params)
-        if out_idx is None:
-            out_idx = []
-        elif isinstance(out_idx, int):
-            out_idx = [out_idx]
-        self.out_idx = sorted(i % n if -n <= i < n else _bad_out(i, n) for i in out_idx)
+        self.out_idx = _normalize_out_idx(out_idx, func)
+        self._written = list(_ffi.written_params(func))
         # --- TL_LOWER_TRACE=<dir>: dump the IR after every pass (see tilelang/tools/lower_trace.py) ---
         if os.environ.get("TL_LOWER_TRACE"):
             from ..tools.lower_trace import trace_from_env
@@ -225,7 +259,10 @@ class JITKernel:
     def layouts(self):
         return dict(self._cuda("layouts").layouts)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TileLangArgumentError(f"kernel '{self.func.name}' takes its arguments by position only; got keyword "
+                                        f"argument(s) {', '.join(sorted(kwargs))}")
         n = len(self.func.params)
         if self.out_idx:
             if len(args) != n - len(self.out_idx):
@@ -252,7 +289,7 @@ class JITKernel:
                 raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
             full = list(args)
             outs = []
-        keep = [_to_arg(a, self.func, i) for i, a in enumerate(full)]
+        keep = [_to_arg(a, self.func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
         if self.kind == "cpu":
             self._mod.launch(descs)
@@ -288,5 +325,28 @@ class JITKernel:
         return Profiler(self, tensor_supply_type=tensor_supply_type, **kwargs)
 
 
-def _bad_out(i, n):
-    raise TileLangArgumentError(f"out_idx {i} is out of range for a kernel with {n} parameters")
+def _normalize_out_idx(out_idx, func):
+    """out_idx as a sorted list of distinct tensor-parameter positions (negative ones count from the end)."""
+    n = len(func.params)
+    if out_idx is None:
+        return []
+    if isinstance(out_idx, (int, np.integer)) and not isinstance(out_idx, bool):
+        out_idx = [out_idx]
+    if not isinstance(out_idx, (list, tuple)):
+        raise TileLangArgumentError(f"out_idx must be an int or a list of ints, got {type(out_idx).__name__} "
+                                    f"{out_idx!r}")
+    seen = []
+    for i in out_idx:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TileLangArgumentError(f"out_idx must hold parameter positions (ints), got {i!r} in {out_idx!r}")
+        if not -n <= i < n:
+            raise TileLangArgumentError(f"out_idx {i} is out of range for a kernel with {n} parameters")
+        k = int(i) % n
+        if k in seen:
+            raise TileLangArgumentError(f"out_idx {list(out_idx)!r} names parameter {k} "
+                                        f"('{func.params[k][0].name}') twice")
+        if func.params[k][1] is None:
+            raise TileLangArgumentError(f"out_idx names parameter {k} ('{func.params[k][0].name}'), which is a scalar; "
+                                        "only tensors can be allocated as outputs")
+        seen.append(k)
+    return sorted(seen)

@@ -81,21 +81,32 @@ def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
     return buf
 
 
+def _check_scope(scope, allowed, what):
+    """A scope argument we accept must be one we implement (never silently ignored)."""
+    if scope not in allowed:
+        raise TileLangTypeError(f"{what}: unknown or unsupported scope {scope!r}; use one of "
+                                + ", ".join(repr(a) for a in allowed))
+
+
 def alloc_shared(shape, dtype, scope="shared.dyn", data=None, byte_offset=0):
     """A shared-memory tile. `data=`/`byte_offset=` make it a view of another shared buffer's bytes
     (the form PlanSharedMemory produces; printed IR re-parses through it)."""
+    _check_scope(scope, ("shared.dyn", "shared"), "T.alloc_shared")
     return _alloc(shape, dtype, "shared", "T.alloc_shared", data, byte_offset)
 
 
 def alloc_fragment(shape, dtype, scope="local.fragment"):
+    _check_scope(scope, ("local.fragment",), "T.alloc_fragment")
     return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
 
 
 def alloc_local(shape, dtype, scope="local"):
+    _check_scope(scope, ("local",), "T.alloc_local")
     return _alloc(shape, dtype, "local", "T.alloc_local")
 
 
 def alloc_var(dtype, init=None, scope="local.var"):
+    _check_scope(scope, ("local.var", "local"), "T.alloc_var")
     buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
     if init is not None:
         builder.current().kernels[-1].var_inits.append((buf, _const(init, buf.dtype) if not isinstance(init, Expr)
@@ -119,6 +130,10 @@ def _range_args(args, what):
         start, stop = args
     else:
         raise TileLangSyntaxError(f"{what} takes (stop) or (start, stop)")
+    for b in (start, stop):  # loop variables are int32
+        v = _ffi.const_int(b) if isinstance(b, Expr) else b
+        if isinstance(v, int) and not -2**31 <= v < 2**31:
+            raise TileLangTypeError(f"{what}: the bound {v} does not fit the loop variable's type int32")
     return _const(start), simplify(_const(stop) - _const(start))
 
 
@@ -131,13 +146,22 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
         if not isinstance(v, int):
             raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
                                     "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
+        if v <= 0:
+            raise TileLangTypeError(f"T.Parallel extents must be positive, got {v}")
+        if v >= 2**31:
+            raise TileLangTypeError(f"T.Parallel extent {v} does not fit the loop variable's type int32")
         ranges.append((_const(0), _const(v)))
     return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
+
+
+_MAX_STAGES = 32
 
 
 def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None):
     if not isinstance(num_stages, int) or num_stages < 0:
         raise TileLangSyntaxError(f"num_stages must be a non-negative compile-time int, got {num_stages!r}")
+    if num_stages > _MAX_STAGES:  # every stage is a copy of the pipelined tiles; fail fast on absurd depths
+        raise TileLangSyntaxError(f"num_stages={num_stages} is more than the {_MAX_STAGES} stages a pipeline may have")
     mn, ext = _range_args(args, "T.Pipelined")
     return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
 

@@ -172,7 +172,19 @@ class Parser:
         method = getattr(self, "stmt_" + type(st).__name__, None)
         if method is None:
             raise self.error(st, f"unsupported Python construct '{type(st).__name__}' inside a T.prim_func")
-        r = method(st, **kw)
+        try:
+            r = method(st, **kw)
+        except TileLangError as e:
+            if e.span is not None:
+                raise
+            raise self.error(st, str(e), type(e)) from None  # give it this statement's location
+        except RecursionError:
+            raise self.error(st, "this statement nests too deeply for the parser (an expression of thousands of "
+                             "operations?); split it with intermediate variables") from None
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError, OverflowError,
+                StopIteration) as e:
+            # A plain Python mistake evaluated while parsing (`T.copy(*3)`, `x[5]` of a 2-tuple, ...).
+            raise self.error(st, f"{type(e).__name__} while evaluating this statement: {e}") from None
         return [] if r is None else r if isinstance(r, list) else [r]
 
     def stmt_Pass(self, st):
@@ -433,11 +445,19 @@ class Parser:
             raise self.error(node, f"'{type(obj).__name__}' object has no attribute '{node.attr}'") from None
 
     def expr_BinOp(self, node):
-        a, b = self.eval(node.left), self.eval(node.right)
-        op = _BINOPS.get(type(node.op))
-        if op is None:
-            raise self.error(node, f"unsupported operator {type(node.op).__name__}")
-        return self.apply(node, op, a, b)
+        # A long chain `a + b + c + ...` nests on its left; walk it with a loop, not recursion.
+        chain = []
+        while isinstance(node, ast.BinOp):
+            chain.append(node)
+            node = node.left
+        acc = self.eval(node)
+        for n in reversed(chain):
+            b = self.eval(n.right)
+            op = _BINOPS.get(type(n.op))
+            if op is None:
+                raise self.error(n, f"unsupported operator {type(n.op).__name__}")
+            acc = self.apply(n, op, acc, b)
+        return acc
 
     def apply(self, node, fn, *args, **kwargs):
         try:
@@ -509,13 +529,20 @@ class Parser:
         args = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                args.extend(self.eval(a.value))
+                v = self.eval(a.value)
+                if not isinstance(v, (list, tuple, range, dict)) and not inspect.isgenerator(v):
+                    raise self.error(a, f"the argument after * must be a Python list or tuple, not "
+                                     f"{type(v).__name__}")
+                args.extend(v)
             else:
                 args.append(self.eval(a))
         kwargs = {}
         for k in node.keywords:
             if k.arg is None:
-                kwargs.update(self.eval(k.value))
+                v = self.eval(k.value)
+                if not isinstance(v, dict):
+                    raise self.error(k.value, f"the argument after ** must be a dict, not {type(v).__name__}")
+                kwargs.update(v)
             else:
                 kwargs[k.arg] = self.eval(k.value)
         if isinstance(fn, KernelSpec) or isinstance(fn, _ffi.Buffer):
@@ -557,6 +584,9 @@ class Parser:
             if isinstance(i, slice):
                 if i.step is not None:
                     raise TileLangSyntaxError(f"strided slices of buffer '{buf.name}' are not supported")
+                for bound in (i.start, i.stop):
+                    if isinstance(bound, float) or (isinstance(bound, Expr) and "float" in bound.dtype):
+                        raise TileLangTypeError(f"slice {d} of buffer '{buf.name}' has a floating-point bound")
                 lo = const(0) if i.start is None else const(i.start)
                 hi = buf.shape[d] if i.stop is None else const(i.stop)
                 ext = simplify(hi - lo)

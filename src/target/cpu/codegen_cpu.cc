@@ -38,12 +38,20 @@ std::vector<Var> SymbolicVars(const PrimFunc& f) {
 
 namespace {
 
+// Per-block footprint limit of the on-chip buffers (shared, fragment, local) on the CPU target.
+constexpr int64_t kCpuOnChipLimitBytes = int64_t(256) << 20;
+// Buffers up to this size stay on a worker's stack, as long as the stack total stays small.
+constexpr int64_t kCpuStackTileBytes = int64_t(64) << 10;
+constexpr int64_t kCpuStackTotalBytes = int64_t(256) << 10;
+
 std::string CpuType(DataType t) {
   switch (t.code()) {
     case DataType::Code::kBool: return "bool";
     case DataType::Code::kInt:
+      if (t.bits() == 4) return "tl_cpu::int4_t";
       return t.bits() <= 8 ? "int8_t" : "int" + std::to_string(t.bits()) + "_t";
     case DataType::Code::kUInt:
+      if (t.bits() == 4) return "tl_cpu::uint4_t";
       return t.bits() <= 8 ? "uint8_t" : "uint" + std::to_string(t.bits()) + "_t";
     case DataType::Code::kFloat:
       if (t.bits() == 16) return "tl_cpu::half_t";
@@ -77,9 +85,9 @@ class CodegenCPUImpl : public CodegenC {
         os_ << "  " << CType(p.buffer->dtype) << "* __restrict " << Name(p.buffer.get(), p.buffer->name)
             << " = static_cast<" << CType(p.buffer->dtype) << "*>(tl_args[" << i << "]);\n";
       } else {
-        std::string src = p.var->dtype.is_float() ? "double" : "int64_t";
-        os_ << "  const " << CType(p.var->dtype) << " " << Name(p.var.get()) << " = static_cast<"
-            << CType(p.var->dtype) << ">(*static_cast<" << src << "*>(tl_args[" << i << "]));\n";
+        // The runtime packs each scalar as the type the parameter declares (runtime/scalar_abi.h).
+        os_ << "  const " << CType(p.var->dtype) << " " << Name(p.var.get()) << " = *static_cast<const "
+            << CType(p.var->dtype) << "*>(tl_args[" << i << "]);\n";
       }
     }
     Stmt_(f_->body, 1);
@@ -102,6 +110,9 @@ class CodegenCPUImpl : public CodegenC {
     return CodegenC::CallE(c);
   }
   std::string CType(DataType t) override { return CpuType(t); }
+  std::string IntDivMod(bool is_div, const std::string& x, const std::string& y, DataType t) override {
+    return std::string("tl_cpu::") + (is_div ? "div_" : "mod_") + "<" + CType(t) + ">(" + x + ", " + y + ")";
+  }
   std::string InfLiteral(bool neg) override { return std::string(neg ? "-" : "") + "std::numeric_limits<double>::infinity()"; }
   std::string NanLiteral() override { return "std::numeric_limits<double>::quiet_NaN()"; }
   void ForPragma(const ForNode* n, int ind) override {
@@ -115,19 +126,38 @@ class CodegenCPUImpl : public CodegenC {
     while (g.size() < 3) g.push_back("1");
     Line(ind, "{");
     Line(ind + 1, "const int64_t tl_g0 = " + g[0] + ", tl_g1 = " + g[1] + ", tl_g2 = " + g[2] + ";");
+    std::vector<int64_t> counts = OnChipCounts(n);
+    bool any_heap = false;
+    int64_t stack_bytes = 0;
+    Line(ind + 1, "int tl_no_memory = 0;");
     Line(ind + 1, "#pragma omp parallel");
     Line(ind + 1, "{");
-    for (auto& b : n->alloc_buffers) {
-      int64_t count = 1;
-      for (auto& d : b->shape) {
-        int64_t v = 0;
-        if (!AsConstInt(d, &v)) throw UserError(ErrorKind::kType, "on-chip buffer '" + b->name + "' needs a constant shape", b->span);
-        count *= v;
+    Line(ind + 2, "int tl_have_memory = 1;");
+    for (size_t i = 0; i < n->alloc_buffers.size(); ++i) {
+      const Buffer& b = n->alloc_buffers[i];
+      int64_t bytes = counts[i] * ElemBytes(b->dtype);
+      std::string name = Name(b.get(), b->name), count = std::to_string(counts[i]);
+      // Each worker holds one copy of every on-chip buffer for all the blocks it runs. Small ones
+      // live on its stack; large ones on the heap (an OpenMP worker's stack is a few MiB).
+      if (bytes <= kCpuStackTileBytes && stack_bytes + bytes <= kCpuStackTotalBytes) {
+        stack_bytes += bytes;
+        Line(ind + 2, "alignas(64) " + CType(b->dtype) + " " + name + "[" + count + "];");
+      } else {
+        any_heap = true;
+        Line(ind + 2, "tl_cpu::HeapTile<" + CType(b->dtype) + "> " + name + "_tile(" + count + ");");
+        Line(ind + 2, CType(b->dtype) + "* __restrict " + name + " = " + name + "_tile.p;");
+        Line(ind + 2, "if (!" + name + ") tl_have_memory = 0;");
       }
-      Line(ind + 2, "alignas(64) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
+    }
+    if (any_heap) {
+      Line(ind + 2, "if (!tl_have_memory) {");
+      Line(ind + 3, "#pragma omp atomic write");
+      Line(ind + 3, "tl_no_memory = 1;");
+      Line(ind + 2, "}");
     }
     Line(ind + 2, "#pragma omp for schedule(dynamic, 1)");
     Line(ind + 2, "for (int64_t tl_blk = 0; tl_blk < tl_g0 * tl_g1 * tl_g2; ++tl_blk) {");
+    if (any_heap) Line(ind + 3, "if (!tl_have_memory) continue;");
     const char* split[] = {"tl_blk % tl_g0", "(tl_blk / tl_g0) % tl_g1", "tl_blk / (tl_g0 * tl_g1)"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
       Line(ind + 3, "const int32_t " + Name(n->block_vars[i].get()) + " = static_cast<int32_t>(" + split[i] + ");");
@@ -136,7 +166,48 @@ class CodegenCPUImpl : public CodegenC {
     Stmt_(n->body, ind + 3);
     Line(ind + 2, "}");
     Line(ind + 1, "}");
+    Line(ind + 1, "if (tl_no_memory) {");
+    Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"out of memory for the on-chip buffers of kernel '" + f_->name + "'\");");
+    Line(ind + 2, "return 1;");
+    Line(ind + 1, "}");
     Line(ind, "}");
+  }
+
+  static int64_t ElemBytes(DataType t) { return t.bits() < 8 ? 1 : t.bytes(); }
+
+  // Element counts of a kernel's on-chip buffers; rejects shapes that are not constant and a
+  // per-block footprint over the CPU target's limit (with a per-buffer table, as CUDA does).
+  std::vector<int64_t> OnChipCounts(const KernelNode* n) {
+    const int64_t kCap = int64_t(1) << 56;  // sizes saturate here (certainly over the limit, never overflow)
+    std::vector<int64_t> counts;
+    int64_t total = 0;
+    std::ostringstream t;
+    t << std::left << std::setw(16) << "buffer" << std::setw(20) << "shape" << std::setw(10) << "dtype" << std::right
+      << std::setw(20) << "bytes" << "\n";
+    for (auto& b : n->alloc_buffers) {
+      int64_t count = 1;
+      std::string shape = "(";
+      for (size_t i = 0; i < b->shape.size(); ++i) {
+        int64_t v = 0;
+        if (!AsConstInt(b->shape[i], &v)) throw UserError(ErrorKind::kType, "on-chip buffer '" + b->name + "' needs a constant shape", b->span);
+        if (v < 0) throw UserError(ErrorKind::kType, "on-chip buffer '" + b->name + "' has a negative extent " + std::to_string(v), b->span);
+        shape += (i ? ", " : "") + std::to_string(v);
+        count = v != 0 && count > kCap / v ? kCap : count * v;
+      }
+      shape += b->shape.size() == 1 ? ",)" : ")";
+      int64_t bytes = count >= kCap / 8 ? kCap : count * ElemBytes(b->dtype);
+      t << std::left << std::setw(16) << b->name << std::setw(20) << shape << std::setw(10) << b->dtype.str() << std::right
+        << std::setw(20) << (bytes >= kCap ? std::string(">= 2^56") : std::to_string(bytes)) << "\n";
+      total = std::min(total + bytes, kCap);
+      counts.push_back(count);
+    }
+    if (total > kCpuOnChipLimitBytes)
+      throw UserError(ErrorKind::kResource,
+                      "kernel '" + f_->name + "' needs " + (total >= kCap ? std::string("more than 2^56") : std::to_string(total)) +
+                          " bytes of on-chip buffers per block, over the CPU target's limit of " +
+                          std::to_string(kCpuOnChipLimitBytes) + " bytes; reduce the tile sizes:\n" + t.str(),
+                      n->span);
+    return counts;
   }
 
   PrimFunc f_;

@@ -1,0 +1,13 @@
+# expect: TileLangTypeError: index -1 of dimension 0 of 'B' is always outside the tensor (extent 128)
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(128):
+            B[-1] = A[i]  # error-here
+
+
+tilelang.compile(main, target="cpu")

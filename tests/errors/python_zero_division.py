@@ -1,0 +1,11 @@
+# expect: TileLangTypeError: integer division or modulo by zero
+import tilelang
+import tilelang.language as T
+import numpy as np
+
+
+@T.prim_func
+def main(A: T.Tensor((128,), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        for i in T.Parallel(128 // 0):  # error-here
+            A[i] = 0.0

@@ -1,0 +1,285 @@
+"""A generator of random, valid tile programs and a differential runner: every program runs on the
+CPU backend and on the CUDA emulator (sm_80 lowering), and both are compared with a NumPy reference
+computed in float64 (integers: exactly, with the documented wrap-around semantics).
+
+Program families: elementwise expressions (direct global access, or staged through shared and
+fragment tiles with ragged tails), row reductions, GEMMs (every transpose, warp policy and stage
+count), cumulative sums and softmax, over ragged sizes and several dtypes. Everything is drawn from
+one `random.Random(seed)`, so a seed reproduces its program exactly (`python tests/fuzz/run_fuzz.py
+--seed S --count 1 --show`).
+"""
+import os
+import random
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+import kernels as K  # noqa: E402
+import tilelang  # noqa: E402
+import tilelang.errors  # noqa: E402
+from tilelang.language.parser import parse_source  # noqa: E402
+
+_FLOAT_TOL = {"float32": (1e-4, 1e-4), "float16": (2e-2, 2e-2), "bfloat16": (8e-2, 8e-2)}
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32}
+
+
+def _np_dtype(name):
+    import ml_dtypes
+
+    return np.dtype({"bfloat16": ml_dtypes.bfloat16}.get(name, name))
+
+
+def _wrap(v, dtype):
+    bits = _INT_BITS[dtype]
+    return ((v + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))
+
+
+class Case:
+    """One generated program: DSL source (or a kernel factory call), inputs and the reference."""
+
+    def __init__(self, kind, seed, func, source, inputs, outputs, reference, tol, pass_configs=None):
+        self.kind, self.seed, self.func, self.source = kind, seed, func, source
+        self.inputs, self.outputs, self.reference, self.tol = inputs, outputs, reference, tol
+        self.pass_configs = pass_configs or {}
+
+    def describe(self):
+        return f"[seed {self.seed}] {self.kind}\n{self.source}"
+
+
+# ---- elementwise expressions ------------------------------------------------------------------
+def _expr(rng, dtype, depth, leaves):
+    """(DSL text, reference function of the leaf arrays) for a random expression."""
+    is_int = dtype in _INT_BITS
+    if depth == 0 or rng.random() < 0.25:
+        r = rng.random()
+        if r < 0.8:
+            name = rng.choice(leaves)
+            return name, (lambda env, n=name: env[n])
+        c = rng.randint(-9, 9) if is_int else round(rng.uniform(-2, 2), 3)
+        return repr(c), (lambda env, c=c: np.full_like(env[leaves[0]], c))
+    ops = ["+", "-", "*", "max", "min", "select"]
+    if is_int:
+        ops += ["//", "%"]
+    else:
+        ops += ["abs"]
+    op = rng.choice(ops)
+    a_txt, a = _expr(rng, dtype, depth - 1, leaves)
+    if op == "abs":
+        return f"T.abs({a_txt})", (lambda env: np.abs(a(env)))
+    if op in ("//", "%"):
+        d = rng.choice([2, 3, 4, 7, 16, -3])
+        f = (lambda x, d=d: x // d) if op == "//" else (lambda x, d=d: x % d)
+        txt = f"({a_txt} {op} {d})"
+        return txt, (lambda env: _int_fix(f(a(env)), dtype))
+    b_txt, b = _expr(rng, dtype, depth - 1, leaves)
+    if op == "select":
+        c_txt, c = _expr(rng, dtype, depth - 1, leaves)
+        txt = f"T.if_then_else({a_txt} > {b_txt}, {c_txt}, {b_txt})"
+        return txt, (lambda env: np.where(a(env) > b(env), c(env), b(env)))
+    if op in ("max", "min"):
+        fn = np.maximum if op == "max" else np.minimum
+        return f"T.{op}({a_txt}, {b_txt})", (lambda env: fn(a(env), b(env)))
+    f = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
+    return f"({a_txt} {op} {b_txt})", (lambda env: _int_fix(f(a(env), b(env)), dtype) if is_int else f(a(env), b(env)))
+
+
+def _int_fix(v, dtype):
+    return _wrap(v, dtype) if dtype in _INT_BITS else v
+
+
+def _inputs(rng, dtype, shape, nprng):
+    if dtype in _INT_BITS:
+        lim = 100 if dtype == "int8" else 1000
+        return nprng.integers(-lim, lim, shape).astype(dtype)
+    return nprng.uniform(-2, 2, shape).astype(_np_dtype(dtype))
+
+
+def elementwise(seed):
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    dtype = rng.choice(["float32", "float32", "float16", "bfloat16", "int32", "int8"])
+    n = rng.choice([1, 7, 100, 129, 255, 256, 500, 1000])
+    blk = rng.choice([32, 64, 128, 256])
+    staged = rng.random() < 0.5
+    dynamic = rng.random() < 0.5
+    txt, ref = _expr(rng, dtype, rng.randint(1, 4), ["a", "b"])
+    size = "n" if dynamic else str(n)
+    header = 'n = T.dynamic("n")\n' if dynamic else ""
+    if staged:
+        body = (f"        A_s = T.alloc_shared(({blk},), \"{dtype}\")\n"
+                f"        B_f = T.alloc_fragment(({blk},), \"{dtype}\")\n"
+                f"        O_f = T.alloc_fragment(({blk},), \"{dtype}\")\n"
+                f"        T.copy(A[bx * {blk}], A_s)\n"
+                f"        T.copy(B[bx * {blk}], B_f)\n"
+                f"        for i in T.Parallel({blk}):\n"
+                f"            a = A_s[i]\n"
+                f"            b = B_f[i]\n"
+                f"            O_f[i] = {txt}\n"
+                f"        T.copy(O_f, O[bx * {blk}])\n")
+    else:
+        body = (f"        for i in T.Parallel({blk}):\n"
+                f"            if bx * {blk} + i < {size}:\n"
+                f"                a = A[bx * {blk} + i]\n"
+                f"                b = B[bx * {blk} + i]\n"
+                f"                O[bx * {blk} + i] = {txt}\n")
+    source = (f"import tilelang.language as T\n{header}\n\n@T.prim_func\n"
+              f"def fuzz_elementwise(A: T.Tensor(({size},), \"{dtype}\"), B: T.Tensor(({size},), \"{dtype}\"),\n"
+              f"                     O: T.Tensor(({size},), \"{dtype}\")):\n"
+              f"    with T.Kernel(T.ceildiv({size}, {blk}), threads=128) as bx:\n" + body)
+    a, b = _inputs(rng, dtype, n, nprng), _inputs(rng, dtype, n, nprng)
+    if dtype in _INT_BITS:
+        env = {"a": a.astype(np.int64), "b": b.astype(np.int64)}
+        want = _wrap(ref(env), dtype)
+    else:
+        # The kernel rounds each `a`/`b` once (they are inputs of the dtype) and computes in float.
+        env = {"a": a.astype(np.float64), "b": b.astype(np.float64)}
+        want = ref(env)
+    # Staged tails read never-written shared memory in lanes whose results are not stored.
+    cfg = {"emulator.check_uninit": False} if staged and n % blk else {}
+    return Case("elementwise" + (" staged" if staged else "") + (" dynamic" if dynamic else ""), seed,
+                parse_source(source), source, [a, b], [np.zeros(n, _np_dtype(dtype))], [want],
+                _FLOAT_TOL.get(dtype, (0, 0)), cfg)
+
+
+# ---- row reductions ----------------------------------------------------------------------------
+def reduction(seed):
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    dtype = rng.choice(["float32", "float16"])
+    kind = rng.choice(["sum", "max", "min", "abssum", "absmax"])
+    bm = rng.choice([4, 8, 16])
+    m = rng.choice([8, 16, 40, 64, 100])
+    n = rng.choice([32, 64, 128])
+    source = (f"import tilelang.language as T\n\n\n@T.prim_func\n"
+              f"def fuzz_reduce(A: T.Tensor(({m}, {n}), \"{dtype}\"), O: T.Tensor(({m},), \"float32\")):\n"
+              f"    with T.Kernel(T.ceildiv({m}, {bm}), threads=128) as bx:\n"
+              f"        X = T.alloc_fragment(({bm}, {n}), \"float32\")\n"
+              f"        R = T.alloc_fragment(({bm},), \"float32\")\n"
+              f"        T.copy(A[bx * {bm}, 0], X)\n"
+              f"        T.reduce_{kind}(X, R, dim=1)\n"
+              f"        T.copy(R, O[bx * {bm}])\n")
+    a = _inputs(rng, dtype, (m, n), nprng)
+    x = a.astype(np.float64)
+    want = {"sum": x.sum(1), "max": x.max(1), "min": x.min(1), "abssum": np.abs(x).sum(1),
+            "absmax": np.abs(x).max(1)}[kind]
+    cfg = {"emulator.check_uninit": False} if m % bm else {}
+    return Case(f"reduce_{kind}", seed, parse_source(source), source, [a], [np.zeros(m, np.float32)], [want],
+                (1e-3, 1e-3), cfg)
+
+
+# ---- GEMM --------------------------------------------------------------------------------------
+def gemm(seed):
+    import tilelang.language as T
+
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    dtype = rng.choice(["float16", "bfloat16"])
+    ta, tb = rng.random() < 0.5, rng.random() < 0.5
+    bm, bn = rng.choice([(64, 64), (64, 128), (128, 64), (32, 64)])
+    bk = rng.choice([16, 32])
+    m = rng.choice([bm, 2 * bm, bm + 16, 2 * bm - 32])
+    n = rng.choice([bn, 2 * bn, bn + 8 * rng.randint(1, 4)])
+    k = rng.choice([bk, 2 * bk, 4 * bk])
+    stages = rng.choice([0, 1, 2, 3])
+    threads = rng.choice([128, 256]) if bm * bn >= 128 * 64 else 128
+    warps = threads // 32
+    # Valid splits only: each warp's share of the accumulator must be whole 16x8 mma tiles.
+    policies = ["Square"] + (["FullRow"] if bm % (16 * warps) == 0 else []) + (["FullCol"] if bn % (8 * warps) == 0 else [])
+    policy = rng.choice(policies)
+    call = (f"K.matmul_transposed({m}, {n}, {k}, {bm}, {bn}, {bk}, trans_A={ta}, trans_B={tb}, dtype={dtype!r}, "
+            f"accum_dtype='float32', out_dtype='float32', num_stages={stages}, threads={threads}, "
+            f"policy=T.GemmWarpPolicy.{policy})")
+    func = K.matmul_transposed(m, n, k, bm, bn, bk, trans_A=ta, trans_B=tb, dtype=dtype, accum_dtype="float32",
+                               out_dtype="float32", num_stages=stages, threads=threads,
+                               policy=getattr(T.GemmWarpPolicy, policy))
+    a = nprng.standard_normal((k, m) if ta else (m, k)).astype(_np_dtype(dtype))
+    b = nprng.standard_normal((n, k) if tb else (k, n)).astype(_np_dtype(dtype))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = (a64.T if ta else a64) @ (b64.T if tb else b64)
+    return Case("gemm", seed, func, call, [a, b], [np.zeros((m, n), np.float32)], [want], (2e-2, 2e-2))
+
+
+# ---- cumsum and softmax ------------------------------------------------------------------------
+def cumsum(seed):
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    bm, bn = rng.choice([(32, 32), (16, 64), (64, 16)])
+    m, n = bm * rng.randint(1, 3), bn * rng.randint(1, 3)
+    dim, reverse = rng.choice([0, 1]), rng.random() < 0.5
+    scope = rng.choice(["shared", "fragment"])
+    call = f"K.cumsum({m}, {n}, {bm}, {bn}, dim={dim}, reverse={reverse}, scope={scope!r})"
+    func = K.cumsum(m, n, bm, bn, dim=dim, reverse=reverse, scope=scope)
+    a = nprng.standard_normal((m, n)).astype(np.float32)
+    x = a.astype(np.float64)
+    want = np.zeros_like(x)
+    for r in range(0, m, bm):
+        for c in range(0, n, bn):
+            t = x[r:r + bm, c:c + bn]
+            t = np.flip(t, dim) if reverse else t
+            s = np.cumsum(t, axis=dim)
+            want[r:r + bm, c:c + bn] = np.flip(s, dim) if reverse else s
+    return Case("cumsum", seed, func, call, [a], [np.zeros((m, n), np.float32)], [want], (1e-4, 1e-4))
+
+
+def softmax(seed):
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    bm = rng.choice([4, 8])
+    m, n = bm * rng.randint(1, 8), rng.choice([32, 64, 128])
+    call = f"K.softmax({m}, {n}, {bm})"
+    func = K.softmax(m, n, bm)
+    a = (nprng.standard_normal((m, n)) * 3).astype(np.float32)
+    x = a.astype(np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return Case("softmax", seed, func, call, [a], [np.zeros((m, n), np.float32)], [e / e.sum(1, keepdims=True)],
+                (1e-5, 1e-5))
+
+
+FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1)]
+
+
+def generate(seed):
+    rng = random.Random(seed * 7919 + 1)
+    fams = [f for f, w in FAMILIES for _ in range(w)]
+    return rng.choice(fams)(seed)
+
+
+# ---- differential run --------------------------------------------------------------------------
+def _close(got, want, tol):
+    got = np.asarray(got).astype(np.float64)
+    rtol, atol = tol
+    if rtol == 0 and atol == 0:
+        return np.array_equal(got, want), "exact"
+    ok = np.allclose(got, want, rtol=rtol, atol=atol + rtol * float(np.max(np.abs(want), initial=0)) * 0.0)
+    return ok, f"max abs err {float(np.max(np.abs(got - want), initial=0)):.3g}"
+
+
+def run_case(case):
+    """Runs `case` on the CPU and the emulator; returns a list of failure messages (empty: agreed)."""
+    failures = []
+    targets = [("cpu", dict(target="cpu")),
+               ("emulator", dict(target="cuda -arch=sm_80", execution_backend="emulator"))]
+    for name, kw in targets:
+        try:
+            with warnings.catch_warnings():  # performance notes (no cp.async for ragged rows) are expected
+                warnings.simplefilter("ignore", tilelang.errors.TileLangPerformanceWarning)
+                k = tilelang.compile(case.func, pass_configs=case.pass_configs or None, **kw)
+            outs = [o.copy() for o in case.outputs]
+            k(*[i.copy() for i in case.inputs], *outs)
+        except (tilelang.errors.TileLangLayoutError, tilelang.errors.TileLangResourceError) as e:
+            # A clear refusal of a program this backend cannot map (a documented limit), not a bug.
+            print(f"  {name} rejects it: {str(e).splitlines()[0][:200]}")
+            continue
+        except Exception as e:  # any other exception from an accepted program is a finding
+            failures.append(f"{name}: {type(e).__name__}: {str(e)[:2000]}\n{traceback.format_exc(limit=3)}")
+            continue
+        for o, w in zip(outs, case.reference):
+            ok, how = _close(o, w, case.tol)
+            if not ok:
+                failures.append(f"{name}: result differs from NumPy ({how})")
+    return failures
