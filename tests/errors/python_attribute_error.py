@@ -1,4 +1,4 @@
-# expect: TileLangSyntaxError: 'module' object has no attribute 'no_such_op'
+# expect: TileLangUnsupportedError: T.no_such_op is not supported by TileLang-C++
 import tilelang
 import tilelang.language as T
 import numpy as np

@@ -3,6 +3,8 @@ lane, on the thread-level IR the CUDA code generator prints, and must match a fl
 on fresh random inputs. The emulator also reports what a GPU would not (races, out-of-bounds
 accesses, uninitialised reads); the last tests prove each report fires.
 """
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -14,6 +16,13 @@ from tilelang.errors import TileLangEmulationError
 import kernels
 
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
+
+
+def _rng():
+    """A fresh seed per test (TL_TEST_SEED to replay one), printed so that a failure names it."""
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
 
 
 def emu(func, **kw):
@@ -37,7 +46,7 @@ def gemm_ref(a, b, ta, tb):
 @pytest.mark.parametrize("M,N,K", [(256, 256, 256), (200, 136, 72)])
 def test_reference_gemm(M, N, K, dtype):
     """The demo's kernel (128x128x32 tiles, 128 threads, 2 stages); fp32 output so the check is tight."""
-    rng = np.random.default_rng()
+    rng = _rng()
     k = emu(kernels.matmul(M, N, K, dtype=dtype, out_dtype="float32"))
     a, b = rand(rng, (M, K), dtype), rand(rng, (K, N), dtype)
     c = np.full((M, N), np.nan, np.float32)
@@ -46,7 +55,7 @@ def test_reference_gemm(M, N, K, dtype):
 
 
 def test_reference_gemm_fp16_output():
-    rng = np.random.default_rng()
+    rng = _rng()
     k = emu(kernels.matmul(256, 256, 256))
     a, b = rand(rng, (256, 256), "float16"), rand(rng, (256, 256), "float16")
     c = np.zeros((256, 256), np.float16)
@@ -58,7 +67,7 @@ def test_reference_gemm_fp16_output():
 @pytest.mark.parametrize("policy", ["Square", "FullRow", "FullCol"])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_gemm_transposes_and_warp_policies(ta, tb, policy):
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N, K = 136, 72, 80
     dtype = "bfloat16" if ta != tb else "float16"
     f = kernels.matmul_transposed(M, N, K, 64, 64, 32, trans_A=ta, trans_B=tb, dtype=dtype, out_dtype="float32",
@@ -73,7 +82,7 @@ def test_gemm_transposes_and_warp_policies(ta, tb, policy):
 
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
 def test_pipelined_stages(stages):
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N, K = 64, 64, 224  # 7 k-steps: tails of the prologue and of the steady state
     k = emu(kernels.matmul(M, N, K, 64, 64, 32, out_dtype="float32", num_stages=stages))
     if stages > 1:
@@ -86,7 +95,7 @@ def test_pipelined_stages(stages):
 
 @pytest.mark.parametrize("bm,bn,threads", [(128, 256, 256), (64, 64, 32)])
 def test_gemm_warp_counts(bm, bn, threads):
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N, K = 256, 256, 64
     k = emu(kernels.matmul(M, N, K, bm, bn, 32, out_dtype="float32", threads=threads))
     a, b = rand(rng, (M, K), "float16"), rand(rng, (K, N), "float16")
@@ -96,7 +105,7 @@ def test_gemm_warp_counts(bm, bn, threads):
 
 
 def test_splitk_atomic_add():
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N, K = 136, 128, 256
     k = emu(kernels.matmul_splitk(M, N, K, 64, 64, 32, split_k=4))
     a, b = rand(rng, (M, K), "float16"), rand(rng, (K, N), "float16")
@@ -107,7 +116,7 @@ def test_splitk_atomic_add():
 
 @pytest.mark.parametrize("causal,stages", [(False, 1), (True, 1), (True, 2)])
 def test_flashattention(causal, stages):
-    rng = np.random.default_rng()
+    rng = _rng()
     B, H, S, D = 1, 2, 128, 64
     k = emu(kernels.flashattn(B, H, S, D, causal, num_stages=stages))
     q, kk, v = (rand(rng, (B, H, S, D), "float16") for _ in range(3))
@@ -122,7 +131,7 @@ def test_flashattention(causal, stages):
 
 
 def test_softmax_and_rmsnorm_ragged_rows():
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N = 70, 128  # 70 rows: the last block is partial
     x = rng.standard_normal((M, N)).astype(np.float32)
     y = np.zeros_like(x)
@@ -162,7 +171,7 @@ def _reduce_kernel(kind, dim, M, N, from_gemm):
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("kind", ["sum", "max", "min", "abssum", "absmax"])
 def test_reductions(kind, dim, from_gemm):
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N = 64, 32
     a, b = rand(rng, (M, 32), "float16"), rand(rng, (32, N), "float16")
     x = rng.standard_normal((M, N)).astype(np.float32)
@@ -176,7 +185,7 @@ def test_reductions(kind, dim, from_gemm):
 
 @pytest.mark.parametrize("scope", ["shared", "fragment"])
 def test_cumsum(scope):
-    rng = np.random.default_rng()
+    rng = _rng()
     x = rng.standard_normal((64, 64)).astype(np.float32)
     y = np.zeros_like(x)
     emu(kernels.cumsum(64, 64, 32, 32, dim=1, reverse=scope == "fragment", scope=scope))(x, y)
@@ -186,7 +195,7 @@ def test_cumsum(scope):
 
 
 def test_dynamic_length_elementwise():
-    rng = np.random.default_rng()
+    rng = _rng()
     k = emu(kernels.elementwise_add())
     for n in (1, 300, 1000):
         a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
@@ -198,7 +207,7 @@ def test_dynamic_length_elementwise():
 # ---- what the emulator reports --------------------------------------------------------------------
 
 def test_missing_barriers_are_reported_as_races():
-    rng = np.random.default_rng()
+    rng = _rng()
     a, b = rand(rng, (64, 64), "float16"), rand(rng, (64, 64), "float16")
     f = kernels.matmul(64, 64, 64, 64, 64, 32, num_stages=2)
     emu(f)(a, b, np.zeros((64, 64), np.float16))  # with barriers: clean
@@ -213,7 +222,7 @@ def test_missing_barriers_are_reported_as_races():
 
 
 def test_corrupted_fragment_layout_gives_wrong_numbers():
-    rng = np.random.default_rng()
+    rng = _rng()
     a, b = rand(rng, (64, 64), "float16"), rand(rng, (64, 64), "float16")
     f = kernels.matmul(64, 64, 64, 64, 64, 32, out_dtype="float32")
     c = np.zeros((64, 64), np.float32)
@@ -302,7 +311,7 @@ def _register_operand_gemm(M, N, K, reg, trans):
 
 @pytest.mark.parametrize("reg,trans", [("A", False), ("A", True), ("B", False), ("B", True)])
 def test_gemm_register_operands(reg, trans):
-    rng = np.random.default_rng()
+    rng = _rng()
     M, N, K = 64, 64, 32
     f = _register_operand_gemm(M, N, K, reg, trans)
     k = emu(f)
@@ -343,7 +352,7 @@ def test_math_intrinsics(fn):
             for i in T.Parallel(n):
                 Y[i] = op(X[i])
 
-    rng = np.random.default_rng()
+    rng = _rng()
     x = (rng.random(n) * 4 + 0.1).astype(np.float32) * np.where(np.arange(n) % 2, 1, -1).astype(np.float32)
     if fn in ("log", "log2", "log10", "sqrt", "rsqrt"):
         x = np.abs(x)

@@ -111,7 +111,7 @@ class Parser:
                 # An `if` on a Python value is decided now; its taken branch is spliced into this block,
                 # so that a name it binds (in either branch) is defined after the `if`.
                 self.ctx.span = self.span(st)
-                cond = self.eval(st.test)
+                cond = self.at_statement(st, self.eval, st.test)
                 if not (isinstance(cond, Expr) and _ffi.const_int(cond) is None):
                     taken = st.body if self.apply(st.test, bool, cond) else st.orelse
                     stmts[i:i + 1] = list(taken)
@@ -119,7 +119,7 @@ class Parser:
                 out.extend(self.stmt(st, cond=cond))
                 i += 1
                 continue
-            let = self.as_let(st)
+            let = self.at_statement(st, self.as_let, st)
             if let is _BOUND:
                 i += 1
                 continue
@@ -172,8 +172,13 @@ class Parser:
         method = getattr(self, "stmt_" + type(st).__name__, None)
         if method is None:
             raise self.error(st, f"unsupported Python construct '{type(st).__name__}' inside a T.prim_func")
+        r = self.at_statement(st, method, st, **kw)
+        return [] if r is None else r if isinstance(r, list) else [r]
+
+    def at_statement(self, st, fn, *args, **kw):
+        """fn(*args, **kw), with any error it raises located at statement `st` (unless it has a location)."""
         try:
-            r = method(st, **kw)
+            return fn(*args, **kw)
         except TileLangError as e:
             if e.span is not None:
                 raise
@@ -185,7 +190,6 @@ class Parser:
                 StopIteration) as e:
             # A plain Python mistake evaluated while parsing (`T.copy(*3)`, `x[5]` of a 2-tuple, ...).
             raise self.error(st, f"{type(e).__name__} while evaluating this statement: {e}") from None
-        return [] if r is None else r if isinstance(r, list) else [r]
 
     def stmt_Pass(self, st):
         return None
