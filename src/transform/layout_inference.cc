@@ -310,6 +310,14 @@ class LayoutInferencer {
   }
 
   Fragment LoopLayout(const ParallelNest& n) {
+    // A nest that writes a replicated fragment other than by the nest's own index runs whole in every
+    // thread: each thread must update its own copy of every element (e.g. a copy into a (1, N) tile).
+    for (auto& a : n.frags) {
+      auto it = layout_.find(a.buffer.get());
+      if (a.store && it != layout_.end() && it->second.kind == "replicated" &&
+          !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)))
+        return Replicated(n.extents, threads_);
+    }
     if (const Fragment* f = Driver(n)) return *f;
     // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
     for (auto& a : n.frags) {

@@ -41,3 +41,43 @@ def test_running_max_in_a_scalar_fragment(backend):
     if backend == "emulator":
         cuda = tilelang.compile(k, target="cuda -arch=sm_80")
         assert cuda.layouts["best"] == "replicated(1)"
+
+
+def test_cuda_cumsum_of_a_single_row_fragment():
+    """Fuzzing defect: T.cumsum on a (1, N) fragment read other threads' registers on CUDA. The fragment
+    is replicated (the scan runs whole in every thread), so the copy into it must fill every thread's copy."""
+    N = 64
+    rng = np.random.default_rng(SEED)
+    print("seed", SEED)
+
+    @T.prim_func
+    def k(A: T.Tensor((1, N), "float32"), B: T.Tensor((1, N), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            F = T.alloc_fragment((1, N), "float32")
+            T.copy(A, F)
+            T.cumsum(F, dim=1)
+            T.copy(F, B)
+
+    a = rng.integers(-5, 6, size=(1, N)).astype(np.float32)
+    b = np.zeros((1, N), np.float32)
+    tilelang.compile(k, target="cuda", execution_backend="emulator")(a, b)
+    np.testing.assert_array_equal(b, np.cumsum(a, axis=1))
+
+
+def test_fragment_row_indexed_by_an_outer_loop_is_a_clear_error():
+    """A fragment row chosen by a serial loop variable inside T.Parallel: which thread holds an element
+    cannot be proven, and guessing gave wrong numbers silently; now it is a layout error at the line."""
+    N = 64
+
+    @T.prim_func
+    def k(A: T.Tensor((4, N), "float32"), B: T.Tensor((4, N), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            F = T.alloc_fragment((4, N), "float32")
+            T.copy(A, F)
+            for r in T.serial(4):
+                T.copy(F[r, 0:N], B[r, 0:N])
+
+    with pytest.raises(tilelang.errors.TileLangLayoutError, match=r"fragment 'F' is accessed at \(r, .*depends on a "
+                                                                  r"variable other than the loop's own") as e:
+        tilelang.compile(k, target="cuda -arch=sm_80")
+    assert "test_scalar_fragments.py:" in str(e.value)

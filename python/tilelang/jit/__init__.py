@@ -23,8 +23,8 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
     memo = not verbose and not os.environ.get("TL_LOWER_TRACE") and \
         os.environ.get("TILELANG_DISABLE_CACHE", "") in ("", "0")
     if memo:
-        key = (_ffi.structural_hash(func), str(Target(target or "auto")), execution_backend, _freeze(out_idx),
-               _freeze(pass_configs), os.environ.get("TILELANG_CACHE_DIR", ""))
+        key = (func.name, _ffi.structural_hash(func), str(Target(target or "auto")), execution_backend,
+               _freeze(out_idx), _freeze(pass_configs), os.environ.get("TILELANG_CACHE_DIR", ""))
         for f, k in _MEMO.get(key, ()):
             if f is func or _ffi.structural_equal(f, func):
                 return k

@@ -58,7 +58,19 @@ void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::
     int64_t flat = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
       int64_t v;
-      if (!EvalInt(idx[d], env, &v)) return;  // depends on other vars: cannot check statically
+      if (!EvalInt(idx[d], env, &v)) {
+        // The element depends on a value other than the thread (an outer loop's variable): which
+        // thread holds it cannot be proven, and a wrong guess reads another thread's register.
+        std::string where = "(";
+        for (size_t e = 0; e < idx.size(); ++e) where += (e ? ", " : "") + PrintExpr(idx[e]);
+        throw UserError(ErrorKind::kLayout,
+                        "fragment '" + b->name + "' is accessed at " + where + ") in a T.Parallel loop partitioned by " +
+                            cur_loop_->desc + "; with layout " + F.desc + " the thread holding that element "
+                            "depends on a variable other than the loop's own, so it cannot be proven to be the thread "
+                            "that runs the iteration. Index the fragment by the T.Parallel loop's variables (copy "
+                            "whole tiles), or use a shared-memory tile for row-by-row access",
+                        cur_span_);
+      }
       if (v < 0 || v >= F.shape[d]) return;   // out of the tile: a guard elsewhere decides
       flat = flat * F.shape[d] + v;
     }
