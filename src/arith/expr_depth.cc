@@ -57,15 +57,8 @@ int64_t Depth(const Expr& root, std::unordered_map<const ExprNode*, int64_t>* me
 
 // Statement walk that measures each expression it meets (without descending into it) and
 // remembers the innermost statement with a source location.
-class DepthChecker : public IRVisitor {
+class DepthChecker : public SpanTrackingVisitor {
  public:
-  void VisitStmt(const Stmt& s) override {
-    if (!s) return;
-    Span saved = span_;
-    if (s->span.defined()) span_ = s->span;
-    IRVisitor::VisitStmt(s);
-    span_ = saved;
-  }
   void VisitExpr(const Expr& e) override {
     if (!e) return;
     int64_t d = Depth(e, &memo_);
@@ -77,7 +70,6 @@ class DepthChecker : public IRVisitor {
     if (!b) return;
     for (auto& d : b->shape) VisitExpr(d);
   }
-  Span span_;
 
  private:
   std::unordered_map<const ExprNode*, int64_t> memo_;

@@ -8,15 +8,8 @@
 namespace tl {
 namespace {
 
-class IndexChecker : public IRVisitor {
+class IndexChecker : public SpanTrackingVisitor {
  public:
-  void VisitStmt(const Stmt& s) override {
-    if (!s) return;
-    Span saved = span_;
-    if (s->span.defined()) span_ = s->span;
-    IRVisitor::VisitStmt(s);
-    span_ = saved;
-  }
 
  protected:
   void VisitFor(const ForNode* n) override {
@@ -70,7 +63,6 @@ class IndexChecker : public IRVisitor {
     }
   }
   BoundMap bounds_;
-  Span span_;
 };
 
 }  // namespace

@@ -31,6 +31,20 @@ class IRVisitor {
   virtual void VisitTileOp(const StmtNode* n);
 };
 
+/// A visitor that knows the span of the innermost statement with a source location around what it
+/// visits (`span_`), for checks that report at the user's line.
+class SpanTrackingVisitor : public IRVisitor {
+ public:
+  void VisitStmt(const Stmt& s) override {
+    if (!s) return;
+    Span saved = span_;
+    if (s->span.defined()) span_ = s->span;
+    IRVisitor::VisitStmt(s);
+    span_ = saved;
+  }
+  Span span_;
+};
+
 class IRMutator {
  public:
   virtual ~IRMutator() = default;

@@ -3,12 +3,10 @@ the caller's build context (open kernels, allocations, spans) and binds the macr
 call's arguments. Errors point at the macro's own source lines."""
 import ast
 import inspect
-import linecache
-import textwrap
 
 from .. import _ffi
 from ..errors import TileLangSyntaxError
-from .parser import Parser, _find_function
+from .parser import Parser, function_source
 
 _MAX_DEPTH = 32
 
@@ -42,15 +40,7 @@ def expand(macro, ctx, args, kwargs):
     depth = getattr(ctx, "macro_depth", 0)
     if depth >= _MAX_DEPTH:
         raise TileLangSyntaxError(f"macro '{macro.__name__}' expands more than {_MAX_DEPTH} levels deep (recursion?)")
-    try:
-        filename = inspect.getsourcefile(fn) or "<unknown>"
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise TileLangSyntaxError(f"cannot read the source of macro '{macro.__name__}': {e}") from None
-    src = textwrap.dedent("".join(lines))
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    _ffi.register_source(filename, "".join(linecache.getlines(filename)) or "".join(lines))
-    fdef = _find_function(ast.parse(src), fn.__name__)
+    filename, start, indent, fdef = function_source(fn, f"macro '{macro.__name__}'")
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:

@@ -620,20 +620,24 @@ def _find_function(tree, name):
     return None
 
 
-def parse(fn, globals_=None, locals_=None, parser_cls=None, setup=None):
-    """Parses a Python function object into a PrimFunc. `parser_cls` / `setup(parser)` let the eager
-    @tilelang.jit style parse the same way with its own parameter handling."""
+def function_source(fn, what):
+    """(filename, first line, indent, the function's AST) of a Python function, with the file's text
+    registered for error carets. `what` names it in errors ("'f'", "macro 'm'")."""
     try:
         filename = inspect.getsourcefile(fn) or "<unknown>"
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
-        raise TileLangSyntaxError(f"cannot read the source of '{fn.__name__}': {e}") from None
-    src = textwrap.dedent("".join(lines))
+        raise TileLangSyntaxError(f"cannot read the source of {what}: {e}") from None
     indent = len(lines[0]) - len(lines[0].lstrip())
-    full = "".join(linecache.getlines(filename)) or "".join(lines)
-    _ffi.register_source(filename, full)
-    tree = ast.parse(src)
-    fdef = _find_function(tree, fn.__name__)
+    _ffi.register_source(filename, "".join(linecache.getlines(filename)) or "".join(lines))
+    fdef = _find_function(ast.parse(textwrap.dedent("".join(lines))), fn.__name__)
+    return filename, start, indent, fdef
+
+
+def parse(fn, globals_=None, locals_=None, parser_cls=None, setup=None):
+    """Parses a Python function object into a PrimFunc. `parser_cls` / `setup(parser)` let the eager
+    @tilelang.jit style parse the same way with its own parameter handling."""
+    filename, start, indent, fdef = function_source(fn, f"'{fn.__name__}'")
     if fdef is None:
         raise TileLangSyntaxError(f"cannot find the definition of '{fn.__name__}'")
     g = dict(fn.__globals__) if globals_ is None else globals_
