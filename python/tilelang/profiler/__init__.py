@@ -18,7 +18,6 @@ from .supply import DEFAULT_DYNAMIC_SIZE, ParamSpec, TensorSupplyType, make_tens
 
 __all__ = ["Profiler", "TensorSupplyType", "do_bench"]
 
-_GPU_KINDS = ("cuda", "hip")
 
 
 def _to_numpy(x):
@@ -78,8 +77,10 @@ def _choose_backend(backend, on_gpu):
 
 
 def _runs_on_gpu(kernel):
-    """CUDA/HIP kernels run on a GPU, except those built for the emulator (NumPy in, wall clock)."""
-    return kernel.kind in _GPU_KINDS and getattr(kernel, "execution_backend", "") != "emulator"
+    """Whether the kernel's runtime module lives on a device (the backend registry says; a kernel built
+    for the emulator has none: NumPy in, wall clock)."""
+    mod = getattr(kernel, "_mod", None)
+    return mod is not None and mod.device != "cpu"
 
 
 class Profiler:
