@@ -12,6 +12,9 @@ those that fail to compile are skipped with their reason; each one left is check
 given) and timed with the profiler; the best configuration is kept in memory and on disk (under
 TILELANG_CACHE_DIR/autotune/, keyed by the factory's source and qualified name, the call's arguments, the
 target and the configuration list), so a later process reuses it without tuning again.
+
+executor="ray" (or TILELANG_AUTOTUNE_EXECUTOR=ray) does the compiling and timing on a Ray cluster instead,
+after pruning in this process what lowering alone rejects; see ray_executor.py and docs/tools.md.
 """
 import hashlib
 import inspect
@@ -336,7 +339,7 @@ class AutoTuner:
 
         executor = self._executor()
         if executor == "ray":
-            best_kernel, ref_latency = self._run_ray(args, kwargs, results, caching)
+            best_kernel, ref_latency = self._run_ray(args, kwargs, results)
         else:
             best_kernel, ref_latency = self._run_local(build, results, caching)
 
@@ -418,7 +421,7 @@ class AutoTuner:
 
         return (lambda best: build(best.index)), ref_latency
 
-    def _run_ray(self, args, kwargs, results, caching):
+    def _run_ray(self, args, kwargs, results):
         """Prunes statically here, then compiles and benchmarks on the Ray cluster (ray_executor.py)."""
         from . import artefacts, ray_executor, static_check
 
