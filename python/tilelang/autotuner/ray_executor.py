@@ -70,7 +70,8 @@ def _job(job_id, blob):
     return job
 
 
-def _build(job, config):
+def build(job, config):
+    """The kernel of one configuration, as the job's jit options build it (in a worker or the driver)."""
     import tilelang
 
     func = job["factory"](*job["args"], **job["kwargs"], **config)
@@ -122,7 +123,7 @@ def compile_task(job_id, blob, index, config, attempt, clock, die):
                 "workers (ray.init(runtime_env={'working_dir': ...}) or py_modules)", None, _where()), None
     try:
         with _CacheDir(job["cache_dirs"].get("compile")):
-            kernel = _build(job, config)
+            kernel = build(job, config)
             art = artefacts.pack(kernel)
         return (None, time.perf_counter() - t0, _where()), art
     except Exception as e:  # noqa: BLE001 -- every failure is a reason to skip the candidate
@@ -145,7 +146,7 @@ def bench_task(job_id, blob, index, config, attempt, clock, die, artefact):
             if artefact is not None:
                 artefacts.unpack(artefact)
             clear_compile_memo()  # load through the disk cache, even where this process compiled it
-            kernel = _build(job, config)
+            kernel = build(job, config)
         except Exception as e:  # noqa: BLE001
             from .compile_pool import describe_error
 
@@ -168,7 +169,7 @@ def ref_task(job_id, blob, config, artefact):
         try:
             if artefact is not None:
                 artefacts.unpack(artefact)
-            prof = _build(job, config).get_profiler(**m["profiler_kw"])
+            prof = build(job, config).get_profiler(**m["profiler_kw"])
             inputs = prof.make_inputs()
             return float(prof.do_bench(lambda: m["ref_prog"](*inputs), warmup=m["warmup"], rep=m["rep"]))
         except Exception:  # noqa: BLE001 -- the reference's time is informative only

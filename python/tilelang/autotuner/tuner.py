@@ -65,6 +65,8 @@ class AutotuneResult:
     def __init__(self, config, latency, kernel, results, ref_latency=None, from_cache=False, cache_path=None):
         self.config, self.latency, self.kernel, self.results = config, latency, kernel, results
         self.ref_latency, self.from_cache, self.cache_path = ref_latency, from_cache, cache_path
+        self.executor = None  # "local" or "ray" when tuned in this process
+        self.pruned = sum(bool(getattr(r, "pruned", False)) for r in results)  # rejected by lowering alone
 
     @property
     def skipped(self):
@@ -351,7 +353,7 @@ class AutoTuner:
                   f"({len(good)} of {len(results)} candidates valid{f', {n_pruned} pruned statically' if n_pruned else ''}"
                   f"; executor {executor})")
         result = AutotuneResult(best.config, best.latency, kernel, results, ref_latency(best, kernel), False, path)
-        result.executor, result.pruned = executor, n_pruned
+        result.executor = executor
         if path is not None:
             self._store(path, result)
         return result
@@ -468,7 +470,7 @@ class AutoTuner:
             art = ray.get(arts[best.index])
             if art is not None and artefacts.cache_enabled():
                 artefacts.unpack(art)
-            return self._build(args, kwargs, best.config)
+            return ray_executor.build(job, best.config)  # with the target the workers compiled for
 
         def ref_latency(best, kernel):
             return ray_executor.fetch_reference_latency(job_id, blob, best.config, arts[best.index], bench_resources)
