@@ -172,13 +172,12 @@ def test_ray_matches_local_pool(ray_local, separate_caches, one_thread_kernels, 
 
 
 FAULT_CONFIGS = [{"block_M": 32, "block_N": 32}, {"block_M": 64, "block_N": 64}, {"block_M": 32, "block_N": 64},
-                 {"block_M": 64, "block_N": 32}, {"block_M": 16, "block_N": 16, "sleep": 600},
-                 {"block_M": 16, "block_N": 32}]
+                 {"block_M": 64, "block_N": 32}, {"block_M": 16, "block_N": 16, "sleep": 600}]
 
 
 def test_ray_faults_cost_only_their_candidates(ray_local, separate_caches, capsys):
     # candidate 1: its compile worker dies once (retried, fine); 2: dies twice (reported); 3: its benchmark
-    # worker dies once (retried, fine); 4: compiles for ever (killed at the timeout); the rest: untouched
+    # worker dies once (retried, fine); 4: compiles for ever (killed at the timeout); 0: untouched
     ray_executor.TEST_FAULTS.update({("compile", 1): 1, ("compile", 2): 2, ("bench", 3): 1})
     try:
         tuned = tilelang.autotune(configs=FAULT_CONFIGS, warmup=1, rep=5, ref_prog=ref, atol=1e-3, rtol=1e-3,
@@ -190,14 +189,14 @@ def test_ray_faults_cost_only_their_candidates(ray_local, separate_caches, capsy
     finally:
         ray_executor.TEST_FAULTS.clear()
     status = [r.status for r in result.results]
-    assert status == ["ok", "ok", "worker_lost", "ok", "timeout", "ok"], [(r.status, r.reason) for r in result.results]
+    assert status == ["ok", "ok", "worker_lost", "ok", "timeout"], [(r.status, r.reason) for r in result.results]
     assert "lost twice" in result.results[2].reason and "WorkerCrashedError" in result.results[2].reason
     assert result.results[4].reason == "compilation timed out (over 15 s)"
     assert took < 120  # the sleeping compile (600 s) was killed, not waited for
     err = capsys.readouterr().err
     assert err.count("retrying it once") == 3
-    assert all(result.results[i].loaded_from_bytes for i in (0, 1, 3, 5))
-    assert result.config in [FAULT_CONFIGS[i] for i in (0, 1, 3, 5)]
+    assert all(result.results[i].loaded_from_bytes for i in (0, 1, 3))
+    assert result.config in [FAULT_CONFIGS[i] for i in (0, 1, 3)]
 
 
 def test_executor_setting_and_missing_extra(monkeypatch):

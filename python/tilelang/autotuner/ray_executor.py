@@ -191,9 +191,10 @@ class Clock:
     def started(self, phase, index, attempt):
         self.t[(phase, index, attempt)] = time.time()
 
-    def running_over(self, seconds):
+    def running_over(self, seconds, keys):
+        """Those of `keys` (the tasks still in flight) started more than `seconds` ago."""
         now = time.time()
-        return [k for k, t in self.t.items() if now - t > seconds]
+        return [k for k in keys if k in self.t and now - self.t[k] > seconds]
 
 
 # ---- in the driver ------------------------------------------------------------------------------------------
@@ -240,7 +241,8 @@ def resolve_target(ray, jit_options, log):
 
 def run(tuner, job, results, indices, compile_resources, bench_resources, timeout, bars):
     """Compiles and benchmarks results[i] for every i in indices on the cluster, pipelined; fills in each
-    CandidateResult. Returns {i: ObjectRef of its artefact} of those that compiled."""
+    CandidateResult. Returns (index of the fastest valid candidate or None, ObjectRef of its artefact, the
+    job's blob ref, the job id)."""
     from ray import cloudpickle
     import ray
 
@@ -251,7 +253,7 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
     bench_fn = ray.remote(bench_task).options(max_retries=0, **bench_resources)
     faults = dict(TEST_FAULTS)
     inflight = {}  # status ref -> (phase, index, attempt, artefact ref)
-    arts = {}
+    best = [None, None]  # the fastest valid candidate so far and its artefact ref (the others are let go)
 
     def submit(phase, i, attempt, art=None):
         die = attempt < faults.get((phase, i), 0)
@@ -290,7 +292,7 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
         submit("compile", i, 0)
     last_poll = 0.0
     while inflight:
-        ready, _ = ray.wait(list(inflight), num_returns=1, timeout=0.1)
+        ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0.1)
         for ref in ready:
             phase, i, attempt, art = inflight.pop(ref)
             r = results[i]
@@ -308,7 +310,6 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
                 reason, secs, where = out
                 r.compile_s, r.worker = secs, where
                 if reason is None:
-                    arts[i] = art
                     bars[1].grow()
                     submit("bench", i, 0, art)
                 else:
@@ -319,26 +320,29 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
                 status, latency, reason, where, from_bytes = out
                 r.status, r.latency, r.reason = status, latency, reason
                 r.bench_worker, r.loaded_from_bytes = where, from_bytes
+                if r.ok and (best[0] is None or r.latency < results[best[0]].latency or
+                             (r.latency == results[best[0]].latency and i < best[0])):
+                    best[:] = [i, art]  # ties go to the lower index, as min() over the results does
                 bars[1].step(f"{latency:.3f} ms" if r.ok else status)
             if not r.ok and r.status != "pending":
                 tuner._log(f"skipped config {r.config}: {r.reason}")
         if clock is not None and time.time() - last_poll > 0.25:
             last_poll = time.time()
-            over = set(ray.get(clock.running_over.remote(timeout)))
+            keys = [(p, i, a) for p, i, a, _ in inflight.values() if p == "compile"]
+            over = set(ray.get(clock.running_over.remote(timeout, keys))) if keys else set()
             for ref, (phase, i, attempt, art) in list(inflight.items()):
                 if phase == "compile" and (phase, i, attempt) in over:
                     del inflight[ref]
                     ray.cancel(ref, force=True)  # kills the worker process: its compiler stops too
                     drop(ref)
                     drop(art)
-                    arts.pop(i, None)
                     results[i].status = "timeout"
                     results[i].reason = f"compilation timed out (over {timeout} s)"
                     bars[0].step("timeout")
                     tuner._log(f"skipped config {results[i].config}: {results[i].reason}")
     if clock is not None:
         ray.kill(clock)
-    return {i: a for i, a in arts.items() if results[i].ok}, blob, job_id
+    return best[0], best[1], blob, job_id
 
 
 def fetch_reference_latency(job_id, blob, config, art, bench_resources):

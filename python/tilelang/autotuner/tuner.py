@@ -457,8 +457,8 @@ class AutoTuner:
         bars = (_Progress(len(live), f"compiling {name} (ray)", self.verbose),
                 _Progress(0, f"benchmarking {name} (ray)", self.verbose))
         try:
-            arts, blob, job_id = ray_executor.run(self, job, results, live, {"num_cpus": 1}, bench_resources,
-                                                  self.timeout, bars)
+            best_index, best_art, blob, job_id = ray_executor.run(self, job, results, live, {"num_cpus": 1},
+                                                                  bench_resources, self.timeout, bars)
         finally:
             for b in bars:
                 b.close()
@@ -467,13 +467,14 @@ class AutoTuner:
 
         def best_kernel(best):
             # the best candidate's compiled entry comes back as bytes: loaded here without compiling
-            art = ray.get(arts[best.index])
+            assert best.index == best_index, "the Ray executor and the tuner disagree on the best candidate"
+            art = ray.get(best_art)
             if art is not None and artefacts.cache_enabled():
                 artefacts.unpack(art)
             return ray_executor.build(job, best.config)  # with the target the workers compiled for
 
         def ref_latency(best, kernel):
-            return ray_executor.fetch_reference_latency(job_id, blob, best.config, arts[best.index], bench_resources)
+            return ray_executor.fetch_reference_latency(job_id, blob, best.config, best_art, bench_resources)
 
         return best_kernel, ref_latency
 
