@@ -73,7 +73,7 @@ def _tuner(executor, **kw):
 
 @pytest.fixture(scope="module")
 def ray_local():
-    ray = pytest.importorskip("ray")  # the optional extra: scripts/setup.sh installs it, so CI runs these
+    import ray  # the optional extra: scripts/setup.sh installs it
     env = {"PYTHONPATH": os.pathsep.join([HERE] + [p for p in sys.path if p and os.path.isdir(p)]),
            "TL_TEST_RAY_WORKER": "1"}
     ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env}, log_to_driver=False)
@@ -181,7 +181,7 @@ def test_ray_faults_cost_only_their_candidates(ray_local, separate_caches, capsy
     ray_executor.TEST_FAULTS.update({("compile", 1): 1, ("compile", 2): 2, ("bench", 3): 1})
     try:
         tuned = tilelang.autotune(configs=FAULT_CONFIGS, warmup=1, rep=5, ref_prog=ref, atol=1e-3, rtol=1e-3,
-                                  timeout=15, use_cache=False, executor="ray")(
+                                  timeout=10, use_cache=False, executor="ray")(
             tilelang.jit(out_idx=[2], target="cpu")(gemm))
         t0 = time.time()
         result = tuned(64, 64, 32)
@@ -191,7 +191,7 @@ def test_ray_faults_cost_only_their_candidates(ray_local, separate_caches, capsy
     status = [r.status for r in result.results]
     assert status == ["ok", "ok", "worker_lost", "ok", "timeout"], [(r.status, r.reason) for r in result.results]
     assert "lost twice" in result.results[2].reason and "WorkerCrashedError" in result.results[2].reason
-    assert result.results[4].reason == "compilation timed out (over 15 s)"
+    assert result.results[4].reason == "compilation timed out (over 10 s)"
     assert took < 120  # the sleeping compile (600 s) was killed, not waited for
     err = capsys.readouterr().err
     assert err.count("retrying it once") == 3
