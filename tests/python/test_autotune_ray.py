@@ -263,6 +263,29 @@ def test_cuda_static_checks():
     with pytest.raises(tilelang.errors.TileLangResourceError, match="shared memory|limit"):
         static_check.lowering_check(gemm(1024, 1024, 1024, block_M=256, block_N=256, block_K=256,
                                                 dtype="float16"), opts)
-    with pytest.raises(tilelang.errors.TileLangResourceError, match=r"at least \d+ 32-bit registers.*255-register"):
+    with pytest.raises(tilelang.errors.TileLangResourceError, match=r"at least \d+ 32-bit registers.*255-register") as e:
         static_check.lowering_check(gemm(512, 512, 512, block_M=256, block_N=256, block_K=16,
-                                                dtype="float16"), opts)
+                                                dtype="float16"), opts, gemm)
+    line = next(i for i, t in enumerate(open(__file__), 1) if "def gemm_kernel(" in t)
+    assert str(e.value).startswith(f"{__file__}:{line}:")
+
+
+def test_ray_cuda_targets(ray_local, tmp_path, monkeypatch):
+    """A CUDA target's candidates are timed on GPU workers: a cluster without GPUs is told, before anything
+    is sent, with the way out. With the emulator they run on CPU workers, and the driver prunes with the
+    CUDA pipeline's limits (shared memory, registers) before sending."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    configs = [{"block_M": 32, "block_N": 32}, {"block_M": 256, "block_N": 256, "block_K": 16},
+               {"block_M": 256, "block_N": 256, "block_K": 256}, {"block_M": 16, "block_N": 32}]
+    on_gpu = tilelang.autotune(configs=configs, use_cache=False, executor="ray")(
+        tilelang.jit(out_idx=[2], target="cuda -arch=sm_80")(gemm))
+    with pytest.raises(TileLangArgumentError, match="no GPU.*emulator"):
+        on_gpu(32, 32, 32, dtype="float16")
+    emulated = tilelang.autotune(configs=configs, warmup=1, rep=3, ref_prog=ref, use_cache=False, verbose=False,
+                                 executor="ray")(
+        tilelang.jit(out_idx=[2], target="cuda -arch=sm_80", execution_backend="emulator")(gemm))
+    result = emulated(32, 32, 32, dtype="float16")
+    assert [r.status for r in result.results] == ["ok", "compile_error", "compile_error", "ok"]
+    assert result.pruned == 2 and result.results[1].pruned and result.results[2].pruned
+    assert "32-bit registers" in result.results[1].reason and "shared memory" in result.results[2].reason
+    assert result.config in (configs[0], configs[3]) and result.kernel.execution_backend == "emulator"

@@ -11,9 +11,10 @@ from ..jit import target as _target
 from ..jit.kernel import include_dir
 
 
-def lowering_check(func, options):
+def lowering_check(func, options, factory=None):
     """Raises the compiler's error when `func` cannot be built with the jit `options` (out_idx, target,
-    execution_backend, pass_configs; the target resolved: a CUDA target names its arch)."""
+    execution_backend, pass_configs; the target resolved: a CUDA target names its arch). `factory`: the
+    function that made `func`, to locate the kernel's definition in errors found here."""
     from ..transform import normalize_pass_configs
 
     kind, _ = _target.normalize(options.get("target") or "auto")
@@ -23,7 +24,7 @@ def lowering_check(func, options):
     elif kind == "cuda":
         cfg = {k: str(v) for k, v in pass_configs.items()}
         mod = _ffi.build_cuda(func, str(_target.Target(options["target"])), include_dir(), False, "", cfg, False)
-        check_registers(mod, _target.Target(options["target"]))
+        check_registers(mod, _target.Target(options["target"]), definition_location(factory, func.name))
     # other targets have no code generator yet: the workers report that, as the local pool does
 
 
@@ -63,12 +64,31 @@ def _dtype_bytes(name):
     return max(1, bits // 8)
 
 
-def check_registers(mod, target):
+def definition_location(factory, name):
+    """'file:line:col: ' of the `def name` the factory holds (its kernel), or '' when it cannot be found."""
+    import linecache
+
+    code = getattr(factory, "__code__", None)
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        if c.co_name == name:
+            for line in range(c.co_firstlineno, c.co_firstlineno + 20):  # past the decorators
+                text = linecache.getline(c.co_filename, line)
+                col = text.find(f"def {name}")
+                if col >= 0:
+                    return f"{c.co_filename}:{line}:{col + 1}: "
+            return f"{c.co_filename}:{c.co_firstlineno}: "
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_name"))
+    return ""
+
+
+def check_registers(mod, target, where=""):
     from ..errors import TileLangResourceError
 
     limit = int(getattr(target, "max_registers", 0) or 0)
     need = register_lower_bound(mod)
     if limit and need > limit:
-        raise TileLangResourceError(f"kernel '{mod.kernel_name}' keeps at least {need} 32-bit registers of fragments "
+        raise TileLangResourceError(f"{where}kernel '{mod.kernel_name}' keeps at least {need} 32-bit registers of fragments "
                                     f"and local arrays per thread, over the {limit}-register limit of "
                                     f"{target.arch}; use smaller tiles or more threads")

@@ -443,7 +443,7 @@ class AutoTuner:
                 from .. import _ffi
 
                 if isinstance(func, _ffi.PrimFunc):  # anything else: the workers report what compile() says
-                    static_check.lowering_check(func, jit_options)
+                    static_check.lowering_check(func, jit_options, self.factory)
             except Exception as e:  # noqa: BLE001
                 r.status, r.reason, r.pruned = "compile_error", compile_pool.describe_error(e), True
                 self._log(f"skipped config {r.config}: {r.reason}")
