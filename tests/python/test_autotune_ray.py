@@ -263,7 +263,7 @@ def test_cuda_static_checks():
     with pytest.raises(tilelang.errors.TileLangResourceError, match="shared memory|limit"):
         static_check.lowering_check(gemm(1024, 1024, 1024, block_M=256, block_N=256, block_K=256,
                                                 dtype="float16"), opts)
-    with pytest.raises(tilelang.errors.TileLangResourceError, match=r"at least \d+ 32-bit registers.*255-register") as e:
+    with pytest.raises(tilelang.errors.TileLangResourceError, match=r"at least \d+ 32-bit registers.*255-reg") as e:
         static_check.lowering_check(gemm(512, 512, 512, block_M=256, block_N=256, block_K=16,
                                                 dtype="float16"), opts, gemm)
     line = next(i for i, t in enumerate(open(__file__), 1) if "def gemm_kernel(" in t)

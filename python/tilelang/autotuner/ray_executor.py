@@ -135,9 +135,8 @@ _INPUTS = {}  # in a worker: job id -> [inputs] shared by the candidates it time
 
 def bench_task(job_id, blob, index, config, attempt, clock, die, artefact):
     """-> (status, latency, reason, where, loaded_from_bytes)."""
-    from .tuner import measure_kernel
-
     from ..jit import clear_compile_memo
+    from .tuner import measure_kernel
 
     _start(clock, "bench", index, attempt, die)
     job = _job(job_id, blob)

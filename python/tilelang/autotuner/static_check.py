@@ -89,6 +89,6 @@ def check_registers(mod, target, where=""):
     limit = int(getattr(target, "max_registers", 0) or 0)
     need = register_lower_bound(mod)
     if limit and need > limit:
-        raise TileLangResourceError(f"{where}kernel '{mod.kernel_name}' keeps at least {need} 32-bit registers of fragments "
-                                    f"and local arrays per thread, over the {limit}-register limit of "
+        raise TileLangResourceError(f"{where}kernel '{mod.kernel_name}' keeps at least {need} 32-bit registers of "
+                                    f"fragments and local arrays per thread, over the {limit}-register limit of "
                                     f"{target.arch}; use smaller tiles or more threads")

@@ -349,9 +349,9 @@ class AutoTuner:
         best = min(good, key=lambda r: r.latency)
         kernel = best_kernel(best)
         n_pruned = sum(r.pruned for r in results)
+        pruned = f", {n_pruned} pruned statically" if n_pruned else ""
         self._log(f"best config for {name}{args}: {best.config} at {best.latency:.4f} ms "
-                  f"({len(good)} of {len(results)} candidates valid{f', {n_pruned} pruned statically' if n_pruned else ''}"
-                  f"; executor {executor})")
+                  f"({len(good)} of {len(results)} candidates valid{pruned}; executor {executor})")
         result = AutotuneResult(best.config, best.latency, kernel, results, ref_latency(best, kernel), False, path)
         result.executor = executor
         if path is not None:
