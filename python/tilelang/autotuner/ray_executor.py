@@ -250,12 +250,12 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
     clock = ray.remote(num_cpus=0)(Clock).remote() if timeout else None
     compile_fn = ray.remote(compile_task).options(num_returns=2, max_retries=0, **compile_resources)
     bench_fn = ray.remote(bench_task).options(max_retries=0, **bench_resources)
-    faults = dict(TEST_FAULTS)
+    kill = dict(TEST_FAULTS)
     inflight = {}  # status ref -> (phase, index, attempt, artefact ref)
     best = [None, None]  # the fastest valid candidate so far and its artefact ref (the others are let go)
 
     def submit(phase, i, attempt, art=None):
-        die = attempt < faults.get((phase, i), 0)
+        die = attempt < kill.get((phase, i), 0)
         cfg = results[i].config
         if phase == "compile":
             status, art = compile_fn.remote(job_id, blob, i, cfg, attempt, clock, die)
@@ -271,21 +271,27 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
             except Exception:  # noqa: BLE001
                 pass
 
+    faults = {}  # candidate -> Ray faults it met so far (one retry each, whatever the phase)
+    compiled = set()  # candidates whose compile succeeded once (each steps the compile bar once)
+
     def lost(phase, i, attempt, art, e):
         what = type(e).__name__
         if phase == "compile":
             drop(art)
             art = None
-        if attempt == 0:
+        faults[i] = faults.get(i, 0) + 1
+        if faults[i] == 1:
+            # A lost artefact (the node that compiled it is gone) is compiled again; a lost worker is replaced.
+            again = "compile" if phase == "compile" or isinstance(e, ray.exceptions.ObjectLostError) else "bench"
             tuner._log(f"the Ray worker {'compiling' if phase == 'compile' else 'timing'} config {results[i].config} "
                        f"was lost ({what}); retrying it once")
-            submit(phase, i, 1, art)
+            submit(again, i, faults[i], None if again == "compile" else art)
             return
         r = results[i]
         r.status = "worker_lost"
         r.reason = (f"the Ray worker {'compiling' if phase == 'compile' else 'benchmarking'} it was lost twice "
                     f"({what}: {str(e).strip().splitlines()[0] if str(e).strip() else ''})")
-        (bars[0] if phase == "compile" else bars[1]).step("lost")
+        (bars[0] if phase == "compile" and i not in compiled else bars[1]).step("lost")
 
     for i in indices:
         submit("compile", i, 0)
@@ -308,13 +314,16 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
             if phase == "compile":
                 reason, secs, where = out
                 r.compile_s, r.worker = secs, where
+                recompiled = i in compiled  # again, after its artefact was lost with its node
                 if reason is None:
-                    bars[1].grow()
-                    submit("bench", i, 0, art)
+                    if not recompiled:
+                        compiled.add(i)
+                        bars[1].grow()
+                    submit("bench", i, attempt, art)
                 else:
                     r.status = "timeout" if "timed out" in reason else "compile_error"
                     r.reason = reason
-                bars[0].step("failed" if reason else "")
+                (bars[1] if recompiled else bars[0]).step("failed" if reason else "")
             else:
                 status, latency, reason, where, from_bytes = out
                 r.status, r.latency, r.reason = status, latency, reason
@@ -337,7 +346,7 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
                     drop(art)
                     results[i].status = "timeout"
                     results[i].reason = f"compilation timed out (over {timeout} s)"
-                    bars[0].step("timeout")
+                    (bars[1] if i in compiled else bars[0]).step("timeout")
                     tuner._log(f"skipped config {results[i].config}: {results[i].reason}")
     if clock is not None:
         ray.kill(clock)
