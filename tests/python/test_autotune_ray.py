@@ -49,9 +49,9 @@ def ref(A, B):
 
 # Ragged sizes (no tile divides them). Valid configs that repeat the product 32 times (slow for sure), two
 # with a wrong result (one of them fast), eight that lowering alone rejects (a division by zero in the factory,
-# an empty tile, on-chip buffers over the CPU target's budget), and last the one fast valid config: the winner is
-# unambiguous on a noisy machine. (Last, because on this loaded 2-core machine the first candidates the local
-# pool times right after its compile phase were seen to read ~8 ms instead of ~0.1 ms.)
+# an empty tile, on-chip buffers over the CPU target's budget), and the one fast valid config (last, so that
+# the winner is not simply the first candidate timed): the winner is unambiguous on a noisy machine, when the
+# kernels time on one thread (one_thread_kernels).
 SIZES = (120, 104, 96)
 SLOW = 32
 CONFIGS = [{"block_M": m, "block_N": n, "repeat": SLOW}
