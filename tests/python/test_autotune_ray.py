@@ -283,8 +283,9 @@ def test_ray_cuda_targets(ray_local, tmp_path, monkeypatch):
         tilelang.jit(out_idx=[2], target="cuda -arch=sm_80")(gemm))
     with pytest.raises(TileLangArgumentError, match="no GPU.*emulator"):
         on_gpu(32, 32, 32, dtype="float16")
+    # (one compile task in flight at a time: max_workers bounds the Ray executor's compile tasks)
     emulated = tilelang.autotune(configs=configs, warmup=1, rep=3, ref_prog=ref, use_cache=False, verbose=False,
-                                 executor="ray")(
+                                 max_workers=1, executor="ray")(
         tilelang.jit(out_idx=[2], target="cuda -arch=sm_80", execution_backend="emulator")(gemm))
     result = emulated(32, 32, 32, dtype="float16")
     assert [r.status for r in result.results] == ["ok", "compile_error", "compile_error", "ok"]

@@ -238,9 +238,9 @@ def resolve_target(ray, jit_options, log):
     return opts, {"num_gpus": 1, "num_cpus": 1}
 
 
-def run(tuner, job, results, indices, compile_resources, bench_resources, timeout, bars):
+def run(tuner, job, results, indices, compile_resources, bench_resources, timeout, bars, max_compiles=None):
     """Compiles and benchmarks results[i] for every i in indices on the cluster, pipelined; fills in each
-    CandidateResult. Returns (index of the fastest valid candidate or None, ObjectRef of its artefact, the
+    CandidateResult; at most `max_compiles` compile tasks are in flight at once (None: all). Returns (index of the fastest valid candidate or None, ObjectRef of its artefact, the
     job's blob ref, the job id)."""
     from ray import cloudpickle
     import ray
@@ -293,10 +293,13 @@ def run(tuner, job, results, indices, compile_resources, bench_resources, timeou
                     f"({what}: {str(e).strip().splitlines()[0] if str(e).strip() else ''})")
         (bars[0] if phase == "compile" and i not in compiled else bars[1]).step("lost")
 
-    for i in indices:
-        submit("compile", i, 0)
+    queue = list(reversed(indices))
     last_poll = 0.0
-    while inflight:
+    while inflight or queue:
+        compiling = sum(p == "compile" for p, _, _, _ in inflight.values())
+        while queue and (max_compiles is None or compiling < max_compiles):
+            submit("compile", queue.pop(), 0)
+            compiling += 1
         ready, _ = ray.wait(list(inflight), num_returns=len(inflight), timeout=0.1)
         for ref in ready:
             phase, i, attempt, art = inflight.pop(ref)

@@ -425,6 +425,7 @@ class AutoTuner:
 
     def _run_ray(self, args, kwargs, results):
         """Prunes statically here, then compiles and benchmarks on the Ray cluster (ray_executor.py)."""
+        from .. import _ffi
         from . import artefacts, ray_executor, static_check
 
         ray = ray_executor.require_ray()
@@ -440,8 +441,6 @@ class AutoTuner:
         for r in results:
             try:
                 func = self.factory(*args, **kwargs, **r.config)
-                from .. import _ffi
-
                 if isinstance(func, _ffi.PrimFunc):  # anything else: the workers report what compile() says
                     static_check.lowering_check(func, jit_options, self.factory)
             except Exception as e:  # noqa: BLE001
@@ -458,7 +457,8 @@ class AutoTuner:
                 _Progress(0, f"benchmarking {name} (ray)", self.verbose))
         try:
             best_index, best_art, blob, job_id = ray_executor.run(self, job, results, live, {"num_cpus": 1},
-                                                                  bench_resources, self.timeout, bars)
+                                                                  bench_resources, self.timeout, bars,
+                                                                  self.max_workers)
         finally:
             for b in bars:
                 b.close()
@@ -537,7 +537,8 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
     the profiler's time budgets (ms). ``timeout``: seconds allowed to compile (and to run once) a candidate.
     ``ref_prog``: a NumPy reference; candidates whose outputs differ beyond atol/rtol are skipped.
     ``cache_input_tensors``: reuse one set of inputs for every candidate. ``max_workers``: compile processes
-    (default: one per CPU). ``use_cache``: read and write the disk cache of best configurations.
+    (default: one per CPU; with executor "ray": compile tasks in flight at once, default all). ``use_cache``:
+    read and write the disk cache of best configurations.
     ``return_mode``: the statistic compared ("median"; "min" resists a loaded machine's noise better).
     ``executor``: "local" (forked compile processes, then timing in this process) or "ray" (static pruning
     here, then compiling and timing on a Ray cluster; see docs/tools.md); default $TILELANG_AUTOTUNE_EXECUTOR,
