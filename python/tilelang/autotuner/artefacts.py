@@ -13,6 +13,7 @@ import os
 import re
 import tempfile
 
+from .. import _ffi
 from ..errors import TileLangUnsupportedError
 
 _CPU_FILES = ("kernel.so", "kernel.cc", "kernel.meta")
@@ -21,13 +22,12 @@ _ENTRY = re.compile(r"(cuda/)?[0-9a-f]{32}")
 
 
 def cache_root():
-    """The kernel cache directory this process builds into (the same rule as the C++ side)."""
-    return os.environ.get("TILELANG_CACHE_DIR") or os.path.join(os.environ.get("HOME") or "/tmp", ".cache",
-                                                                 "tilelang-cpp")
+    """The kernel cache directory this process builds into (the disk cache's one policy, in C++)."""
+    return _ffi.cache_policy()[1]
 
 
 def cache_enabled():
-    return os.environ.get("TILELANG_DISABLE_CACHE", "") in ("", "0")
+    return _ffi.cache_policy()[0]
 
 
 def pack(kernel):
@@ -36,14 +36,15 @@ def pack(kernel):
     if not cache_enabled():
         raise TileLangUnsupportedError("executor='ray' ships compiled kernels through the kernel disk cache, but "
                                        "TILELANG_DISABLE_CACHE is set on this worker; unset it")
-    mod = kernel._mod
+    compiled = kernel.compiled
     if kernel.kind == "cpu":
-        entry_dir = os.path.dirname(mod.library_path)
+        entry_dir = os.path.dirname(compiled.binary_path)
         names = _CPU_FILES
     elif kernel.kind == "cuda":
         if kernel.execution_backend == "emulator":
             return None
-        entry_dir = _find_cuda_entry(bytes(mod.cubin))
+        entry_dir = os.path.dirname(compiled.binary_path) if compiled.binary_path else \
+            _find_cuda_entry(bytes(compiled.binary))
         names = _CUDA_FILES
     else:
         raise TileLangUnsupportedError(f"executor='ray' cannot ship kernels of target '{kernel.kind}'")

@@ -17,15 +17,14 @@ def lowering_check(func, options, factory=None):
     function that made `func`, to locate the kernel's definition in errors found here."""
     from ..transform import normalize_pass_configs
 
-    kind, _ = _target.normalize(options.get("target") or "auto")
+    target = _target.Target(options.get("target") or "auto")
     pass_configs = normalize_pass_configs(options.get("pass_configs"))
-    if kind == "cpu":
-        _ffi.codegen_cpu(func)  # lowering and code generation check the on-chip budget; no host compiler
-    elif kind == "cuda":
-        cfg = {k: str(v) for k, v in pass_configs.items()}
-        mod = _ffi.build_cuda(func, str(_target.Target(options["target"])), include_dir(), False, "", cfg, False)
-        check_registers(mod, _target.Target(options["target"]), definition_location(factory, func.name))
-    # other targets have no code generator yet: the workers report that, as the local pool does
+    cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in pass_configs.items()}
+    # the one compile entry point, stopped before the toolchain: lowering and code generation check the
+    # on-chip memory limits and the layouts of every registered backend
+    mod = _ffi.compile(func, str(target), cfg, include_dir(), True, "", False)
+    if _ffi.backend_info(target.kind)[3] and target.max_registers > 0:  # a GPU kind with a register file
+        check_registers(mod, target, definition_location(factory, func.name))
 
 
 def register_lower_bound(mod):

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from .. import __version__
+from .. import __version__, _ffi
 from ..errors import TileLangArgumentError, TileLangTypeError, TileLangUnsupportedError
 from . import compile_pool
 
@@ -107,12 +107,11 @@ def _freeze(x):
 
 
 def _cache_root():
-    root = os.environ.get("TILELANG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-cpp")
-    return os.path.join(root, "autotune")
+    return os.path.join(_ffi.cache_policy()[1], "autotune")  # the disk cache's one policy (C++)
 
 
 def _cache_disabled():
-    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
+    return not _ffi.cache_policy()[0]
 
 
 def _factory_identity(factory):
