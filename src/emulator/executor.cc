@@ -1,5 +1,5 @@
-// The lockstep executor: control flow, expressions, buffer storage and the memory checks
-// (bounds, shared-memory races between barriers, reads of never-written shared/local memory).
+// The lockstep executor: control flow and expressions. Buffer storage and the memory checks are in
+// memory.cc.
 #include "emulator/executor.h"
 
 #include <cmath>
@@ -12,17 +12,11 @@ namespace {
 
 bool Truthy(Slot v, DataType t) { return t.is_float() ? v.f != 0 : v.i != 0; }
 
-std::string Join(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  return os.str();
-}
+}  // namespace
 
-[[noreturn]] void Unsupported(const std::string& what, const Span& span = {}) {
+void Unsupported(const std::string& what, const Span& span) {
   TL_USER_ERROR(kUnsupported, span, "emulator: ", what);
 }
-
-}  // namespace
 
 // ------------------------------------------------------------------------------- launch
 
@@ -476,166 +470,6 @@ void Executor::EvalBinary(const BinaryNode* n, const Lanes& act, Slot* out) {
     }
   }
   Unsupported(std::string("integer operator ") + BinaryOpName(op));
-}
-
-void Executor::EvalLoad(const BufferLoadNode* l, const Lanes& act, Slot* out) {
-  if (l->dtype.lanes() != 1) Unsupported("vector load of " + l->dtype.str());
-  TmpScope ts(this);
-  Slot* flat = Tmp();
-  Locate(l->buffer, l->indices, act, flat);
-  Mem& m = MemOf(l->buffer.get());
-  for (int t : act) {
-    if (flat[t].i < 0) out[t].i = 0;  // not performed; 0 and 0.0 share the bit pattern
-    else out[t] = Read(m, t, flat[t].i);
-  }
-}
-
-// ------------------------------------------------------------------------------- memory
-
-Mem& Executor::MemOf(const BufferNode* b) {
-  auto it = mems_.find(b);
-  if (it == mems_.end())
-    Unsupported("buffer '" + b->name + "' (" + ScopeName(b->scope) +
-                ") is neither a parameter nor allocated by the kernel", b->span);
-  return *it->second;
-}
-
-void Executor::Locate(const Buffer& b, const std::vector<Expr>& indices, const Lanes& act, Slot* flat,
-                      int64_t count) {
-  Mem& m = MemOf(b.get());
-  const size_t nd = indices.size();
-  if (nd != m.shape.size())
-    Unsupported("buffer '" + b->name + "' indexed with " + std::to_string(nd) + " indices, shape has " +
-                std::to_string(m.shape.size()) + " dimensions");
-  TmpScope ts(this);
-  std::vector<Slot*> iv(nd);
-  for (size_t d = 0; d < nd; ++d) {
-    iv[d] = Tmp();
-    Eval(indices[d], act, iv[d]);
-  }
-  for (int t : act) {
-    int64_t f = 0;
-    bool ok = true;
-    for (size_t d = 0; d < nd; ++d) {
-      int64_t i = AsInt(iv[d][t], indices[d]->dtype);
-      ok &= i >= 0 && i < m.shape[d];
-      f = f * m.shape[d] + i;
-    }
-    ok &= f + count <= m.n;
-    flat[t].i = ok ? f : -1;
-    if (!ok && opt_.check_bounds) {
-      Report("out_of_bounds", t, [&] {
-        std::vector<int64_t> idx;
-        for (size_t d = 0; d < nd; ++d) idx.push_back(AsInt(iv[d][t], indices[d]->dtype));
-        std::ostringstream os;
-        os << ScopeName(b->scope) << " buffer '" << b->name << "' index [" << Join(idx) << "]";
-        if (count > 1) os << " (" << count << " elements)";
-        os << " outside shape [" << Join(m.shape) << "]; the access was not performed";
-        return os.str();
-      });
-    }
-  }
-}
-
-Slot Executor::Read(Mem& m, int tid, int64_t flat, bool atomic) {
-  if (!m.global()) NoteRead(m, tid, flat, atomic);
-  return LoadScalar(m.Addr(tid, flat), m.t);
-}
-
-void Executor::Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic) {
-  if (!m.global()) NoteWrite(m, tid, flat, atomic);
-  StoreScalar(m.Addr(tid, flat), m.t, v);
-}
-
-void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
-  if (m.global()) return;
-  size_t wi = static_cast<size_t>(m.shared() ? flat : tid * m.n + flat);
-  if (m.written[wi] == 0) {
-    m.written[wi] = 2;  // report each never-written element once
-    if (opt_.check_uninit)
-      Report("uninitialized_read", tid, [&] {
-        return std::string(ScopeName(m.buf->scope)) + " buffer '" + m.buf->name + "' index [" +
-               std::to_string(flat) + "] is read but was never written" +
-               (m.shared() ? " in this block" : " by this thread");
-      });
-  }
-  if (!m.shared() || !opt_.check_races) return;
-  Shadow& s = m.shadow[static_cast<size_t>(flat)];
-  if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) && s.reported_epoch != epoch_) {
-    s.reported_epoch = epoch_;
-    Report("race", tid, [&] {
-      std::ostringstream os;
-      os << "shared buffer '" << m.buf->name << "' index [" << flat << "] is read by thread " << tid
-         << " and written by " << (s.w_tid < 0 ? std::string("several threads") : "thread " + std::to_string(s.w_tid))
-         << " with no barrier in between";
-      return os.str();
-    });
-  }
-  if (atomic) return;  // an atomic is checked as a write
-  if (s.r_epoch != epoch_) {
-    s.r_epoch = epoch_;
-    s.r_tid = tid;
-  } else if (s.r_tid != tid) {
-    s.r_tid = -2;
-  }
-}
-
-void Executor::NoteWrite(Mem& m, int tid, int64_t flat, bool atomic, bool init) {
-  if (m.global()) return;
-  if (init) m.written[static_cast<size_t>(m.shared() ? flat : tid * m.n + flat)] = 1;
-  if (!m.shared() || !opt_.check_races) return;
-  Shadow& s = m.shadow[static_cast<size_t>(flat)];
-  int other = -1;
-  const char* what = nullptr;
-  if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic)) {
-    other = s.w_tid;
-    what = "written";
-  } else if (s.r_epoch == epoch_ && s.r_tid != tid) {
-    other = s.r_tid;
-    what = "read";
-  }
-  if (what && s.reported_epoch != epoch_) {
-    s.reported_epoch = epoch_;
-    Report("race", tid, [&] {
-      std::ostringstream os;
-      os << "shared buffer '" << m.buf->name << "' index [" << flat << "] is written by thread " << tid << " and "
-         << what << " by " << (other < 0 ? std::string("several threads") : "thread " + std::to_string(other))
-         << " with no barrier in between";
-      return os.str();
-    });
-  }
-  if (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) s.w_tid = -2;
-  else s.w_tid = tid;
-  s.w_epoch = epoch_;
-  s.w_atomic = atomic;
-}
-
-void Executor::Push(const char* kind, int tid, const std::string& what) {
-  std::ostringstream os;
-  os << kind << ": block (" << block_[0] << ", " << block_[1] << ", " << block_[2] << ") thread " << tid << ": "
-     << what;
-  if (stmt_ && stmt_->span.defined()) os << "\n  at " << FormatSpan(stmt_->span);
-  res_->reports.push_back({kind, os.str()});
-}
-
-Lanes Executor::FullWarps(const Lanes& act, const char* op) {
-  std::vector<int> count((T_ + 31) / 32, 0);
-  for (int t : act) ++count[t >> 5];
-  Lanes full;
-  full.reserve(act.size());
-  for (int t : act)
-    if (count[t >> 5] == 32) full.push_back(t);
-  for (size_t w = 0; w < count.size(); ++w) {
-    if (count[w] == 0 || count[w] == 32) continue;
-    int first = -1;
-    for (int t : act)
-      if ((t >> 5) == static_cast<int>(w)) { first = t; break; }
-    Report("inactive_lanes", first, [&] {
-      return std::string(op) + " is warp-collective but only " + std::to_string(count[w]) + " of the 32 lanes of warp " +
-             std::to_string(w) + " execute it; the warp's operation was skipped";
-    });
-  }
-  return full;
 }
 
 }  // namespace tl::emu

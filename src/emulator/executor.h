@@ -15,6 +15,9 @@
 
 namespace tl::emu {
 
+/// IR outside the thread-level contract: a UserError(kUnsupported) prefixed "emulator: ".
+[[noreturn]] void Unsupported(const std::string& what, const Span& span = {});
+
 /// Active thread ids (threadIdx.x) of the block, ascending.
 using Lanes = std::vector<int>;
 

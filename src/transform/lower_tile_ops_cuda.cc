@@ -5,6 +5,7 @@
 // one file per concept (see cuda/lower_tile_ops_cuda_impl.h); this file holds the entry point, the
 // dispatch over ops, and the reading of the earlier passes' facts.
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "arith/simplify.h"
@@ -77,22 +78,37 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   return IRMutator::VisitAttr(s, n);
 }
 
+namespace {
+std::map<std::string, CudaOpLowering>& Lowerings() {
+  static std::map<std::string, CudaOpLowering> m;
+  return m;
+}
+
+// A scalar T.atomic_add (tile atomics became T.Parallel nests in LegalizeTileOpsCUDA).
+const CudaOpLoweringRegistrar kAtomicAdd("atomic_add", [](CudaTileLowerer& L, const TileOpNode& n) {
+  return L.LowerScalarAtomicAdd(static_cast<const AtomicAddNode*>(&n));
+});
+}  // namespace
+
+void RegisterCudaOpLowering(const std::string& op, CudaOpLowering f) { Lowerings()[op] = std::move(f); }
+
+Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
+  std::vector<Expr> di;
+  for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
+  Expr v = VisitExpr(a->value);
+  if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
+  Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, a->span);
+  return GuardOne(st, a->span);
+}
+
 Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
+  auto* n = As<TileOpNode>(s);
+  if (!n) throw InternalError("not a tile op: " + PrintStmt(s));
   if (As<CopyNode>(s)) throw InternalError("T.copy left after legalization: " + PrintStmt(s));
-  if (auto* g = As<GemmNode>(s)) return LowerGemm(g);
-  if (auto* r = As<ReduceNode>(s)) return LowerReduce(r);
-  if (auto* c = As<CumsumNode>(s)) return LowerCumsum(c);
-  if (auto* a = As<AtomicAddNode>(s)) {
-    std::vector<Expr> di;
-    for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
-    Expr v = VisitExpr(a->value);
-    if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
-    Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, s->span);
-    return GuardOne(st, s->span);
-  }
-  if (auto* n = As<TileOpNode>(s))
+  auto it = Lowerings().find(n->op);
+  if (it == Lowerings().end())
     throw UserError(ErrorKind::kUnsupported, std::string("T.") + n->op + " has no lowering for the CUDA target", s->span);
-  throw InternalError("tile op left after legalization: " + PrintStmt(s));
+  return it->second(*this, *n);
 }
 
 Expr CudaTileLowerer::VisitLoad(const Expr& e, const BufferLoadNode* n) {

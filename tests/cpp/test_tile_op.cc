@@ -12,6 +12,7 @@
 #include "support/error.h"
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
+#include "transform/lower_tile_ops_cpu_impl.h"
 
 using namespace tl;
 
@@ -116,7 +117,7 @@ TEST(TileOpObjects, ABackendWithoutALoweringSaysSoAtTheOpsLine) {
   Prog p = Make(false);
   BuildOptions o;
   o.build_binary = false;
-  for (const char* target : {"cpu", "cuda -arch=sm_80"}) {
+  for (const char* target : {"cuda -arch=sm_80"}) {  // (the CPU lowering is registered below)
     try {
       Compile(p.f, ParseTarget(target), {}, o);
       FAIL() << target;
@@ -153,4 +154,51 @@ TEST(TileOpObjects, OpsAreBuiltByNameAndChecked) {
   EXPECT_EQ(As<ReduceNode>(r)->reduce_kind, ReduceKind::kMax);
   EXPECT_TRUE(As<ReduceNode>(r)->clear);
   EXPECT_THROW(MakeTileOp("no_such_op", {}, {}, {}, Span{}), InternalError);
+}
+
+namespace {
+// The op's CPU lowering, registered from "its own file" (here): y[i] += alpha * x[i] over the tile.
+const cpu_lowering::CpuOpLoweringRegistrar kAxpyCpu("axpy", [](cpu_lowering::CpuTileLowerer& L, const TileOpNode& n) {
+  auto* op = static_cast<const AxpyNode*>(&n);
+  std::vector<Expr> ext;
+  for (auto& r : op->y.ranges) ext.push_back(r.extent);
+  Expr alpha = L.VisitExpr(op->alpha);
+  return L.Nest(ext, n.span, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> xi, yi;
+    for (size_t d = 0; d < i.size(); ++d) {
+      xi.push_back(op->x.ranges[d].min + i[d]);
+      yi.push_back(op->y.ranges[d].min + i[d]);
+    }
+    return Store(op->y.buffer, Load(op->y.buffer, yi) + alpha * Load(op->x.buffer, xi), yi, n.span);
+  });
+});
+}  // namespace
+
+TEST(TileOpObjects, AnOpWithItsOwnLoweringRunsOnTheCpuTarget) {
+  // Nothing outside this file knows T.axpy: the op, its lowering and this kernel are all here.
+  Prog p = Make(false, 0.5);
+  BuildOptions o;
+  o.include_dir = TL_TEST_INCLUDE_DIR;
+  o.use_cache = false;
+  CompiledKernel k = Compile(p.f, ParseTarget("cpu"), {}, o);
+  auto mod = LoadModule(k);
+  std::vector<float> x(64), y(64), want(64);
+  for (int i = 0; i < 64; ++i) {
+    x[i] = 0.25f * static_cast<float>(i) - 3.0f;
+    y[i] = static_cast<float>(i % 7);
+    want[i] = y[i] + 3.0f * 0.5f * x[i];
+  }
+  auto tensor = [](std::vector<float>& v) {
+    TensorArg a;
+    a.data = v.data();
+    a.dtype = "float32";
+    a.shape = {64};
+    a.strides = {1};
+    return a;
+  };
+  TensorArg alpha;
+  alpha.is_tensor = false;
+  alpha.scalar = 3.0;
+  mod->Launch({tensor(x), tensor(y), alpha}, 0);
+  for (int i = 0; i < 64; ++i) EXPECT_FLOAT_EQ(y[i], want[i]) << i;
 }

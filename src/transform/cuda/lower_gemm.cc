@@ -20,6 +20,12 @@ Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, 
   return b;
 }
 
+namespace {
+const CudaOpLoweringRegistrar kGemm("gemm", [](CudaTileLowerer& L, const TileOpNode& n) {
+  return L.LowerGemm(static_cast<const GemmNode*>(&n));
+});
+}  // namespace
+
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   const Fragment& CF = Layout(g->C.buffer.get());
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];

@@ -17,6 +17,15 @@ using namespace cuda_pass;
 
 
 
+namespace {
+const CudaOpLoweringRegistrar kReduce("reduce", [](CudaTileLowerer& L, const TileOpNode& n) {
+  return L.LowerReduce(static_cast<const ReduceNode*>(&n));
+});
+const CudaOpLoweringRegistrar kCumsum("cumsum", [](CudaTileLowerer& L, const TileOpNode& n) {
+  return L.LowerCumsum(static_cast<const CumsumNode*>(&n));
+});
+}  // namespace
+
 Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   const Fragment& S = Layout(r->src.buffer.get());
   const Fragment& D = Layout(r->dst.buffer.get());

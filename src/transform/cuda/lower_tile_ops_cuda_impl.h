@@ -44,7 +44,7 @@ class CudaTileLowerer : public IRMutator {
 
   Stmt VisitSeq(const Stmt& s, const SeqNode* n) override;
 
- private:
+ // ---- what op lowerings use (each op registers its lowering by name: RegisterCudaOpLowering) ----
   // The thread-level statements of one tile op (or T.Parallel nest), marked as one op for the
   // barrier analysis: writes of one op come from one thread partition.
   Stmt OpScope(const Stmt& body, const Span& sp);
@@ -97,6 +97,7 @@ class CudaTileLowerer : public IRMutator {
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
 
   Stmt LowerGemm(const GemmNode* g);
+  Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
 
   // ---- reductions --------------------------------------------------------------------------
 
@@ -123,6 +124,13 @@ class CudaTileLowerer : public IRMutator {
   Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
   Expr cur_valid_;
   Span cur_span_;
+};
+
+using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;
+/// Registers the CUDA lowering of the tile op named `op` (TileOpNode::op), from the file that implements it.
+void RegisterCudaOpLowering(const std::string& op, CudaOpLowering f);
+struct CudaOpLoweringRegistrar {
+  CudaOpLoweringRegistrar(const std::string& op, CudaOpLowering f) { RegisterCudaOpLowering(op, std::move(f)); }
 };
 
 }  // namespace cuda_lowering
