@@ -11,7 +11,7 @@ import tilelang
 from tilelang.jit import clear_compile_memo
 import tilelang.language as T
 from tilelang import _ffi
-from tilelang.errors import (TileLangLayoutError, TileLangResourceError, TileLangUnsupportedError,
+from tilelang.errors import (TileLangLayoutError, TileLangTypeError, TileLangResourceError, TileLangUnsupportedError,
                              TileLangArgumentError)
 
 import kernels
@@ -237,8 +237,8 @@ def test_choices_list_every_lowering_decision(compiled, capsys):
     assert "per-thread partials, 5-step warp butterfly" in out and "limit 166912 bytes on sm_80" in out
 
 
-def test_layout_hints_that_are_not_honoured_are_reported():
-    from tilelang.errors import TileLangPerformanceWarning
+def _hinted(layout_of):
+    """A GEMM whose A tile gets the layout `layout_of(A_s)` through T.annotate_layout."""
 
     @T.prim_func
     def hinted(A: T.Tensor((128, 64), "float16"), B: T.Tensor((64, 128), "float16"), C: T.Tensor((128, 128), "float32")):
@@ -246,18 +246,51 @@ def test_layout_hints_that_are_not_honoured_are_reported():
             A_s = T.alloc_shared((128, 64), "float16")
             B_s = T.alloc_shared((64, 128), "float16")
             C_l = T.alloc_fragment((128, 128), "float32")
-            T.annotate_layout({A_s: None})
+            T.annotate_layout({A_s: layout_of(A_s)})
             T.use_swizzle(panel_size=10)
             T.copy(A, A_s)
             T.copy(B, B_s)
             T.gemm(A_s, B_s, C_l, clear_accum=True)
             T.copy(C_l, C)
 
+    return hinted
+
+
+def test_layout_hints_that_are_not_honoured_are_reported():
+    from tilelang.errors import TileLangPerformanceWarning
+
+    # a row-major (unswizzled) layout is not what the compiler builds: reported with the first difference
+    identity = _hinted(lambda buf: T.Layout((128, 64), lambda i, j: (i, j)))
     with pytest.warns(TileLangPerformanceWarning) as rec:
-        tilelang.compile(hinted, target="cuda -arch=sm_80")
+        tilelang.compile(identity, target="cuda -arch=sm_80")
     msgs = [str(w.message) for w in rec]
-    assert any("T.annotate_layout is not honoured" in m and "test_cuda_codegen.py:" in m for m in msgs)
+    assert any("T.annotate_layout is not honoured" in m and "test_cuda_codegen.py:" in m and "A_s: it maps [1, 0]"
+               in m for m in msgs), msgs
     assert not any("use_swizzle" in m for m in msgs)  # honoured now (tests/python/test_use_swizzle.py)
+    # a fragment layout is not verified against the inferred one: reported too
+    frag = _hinted(lambda buf: T.Fragment((128, 64), forward_thread_fn=lambda i, j: i % 128))
+    with pytest.warns(TileLangPerformanceWarning, match=r"A_s: a _UserFragment for a shared buffer"):
+        tilelang.compile(frag, target="cuda -arch=sm_80")
+
+
+def test_annotated_swizzle_equal_to_the_compilers_is_honoured_silently():
+    """TileLang programs annotate shared tiles with make_swizzled_layout: that is exactly the swizzle this
+    compiler gives them (checked element by element), so there is nothing to warn about."""
+    import warnings
+
+    from tilelang.layout import make_swizzled_layout
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k = tilelang.compile(_hinted(make_swizzled_layout), target="cuda -arch=sm_80")
+    assert not any("annotate_layout" in c for c in k.choices)
+    with pytest.raises(TileLangTypeError, match="the layout of 'A_s' is None"):
+        _hinted(lambda buf: None)
+    with pytest.raises(TileLangTypeError, match="takes a dict"):
+        @T.prim_func
+        def not_a_dict(A: T.Tensor((16,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                T.annotate_layout([A])
 
 
 def test_reference_gemm_is_lean_where_sizes_divide():

@@ -450,13 +450,13 @@ def device_assert(cond, msg=""):
                          builder.span())
 
 
-def _note_hint(key):
+def _note_hint(key, detail=None):
     """Records a layout/scheduling hint on the function, so that a backend that does not honour it can
     say so (the CUDA backend warns) instead of ignoring it silently."""
     ctx = builder.current()
     sp = builder.span()
     if ctx is not None:
-        where = f"{sp[0]}:{sp[1]}" if sp else "?"
+        where = (f"{sp[0]}:{sp[1]}" if sp else "?") + (f" ({detail})" if detail else "")
         ctx.attrs[key] = ctx.attrs.get(key, "") + ("; " if key in ctx.attrs else "") + where
 
 
@@ -479,9 +479,43 @@ def use_swizzle(panel_size=8, order="row", enable=True):
 
 
 def annotate_layout(layouts):
-    """Explicit layouts for buffers. Not honoured yet: the CUDA backend warns and uses the layouts it
-    infers (swizzled shared tiles, mma fragments)."""
-    _note_hint("tl.annotate_layout")
+    """Explicit layouts for buffers, as {buffer: layout}. A shared-tile layout equal, element for element,
+    to the XOR swizzle this compiler gives every 2-d shared tile (tilelang.layout.make_swizzled_layout, the
+    common case) is what the kernel gets: nothing to report. Any other layout -- a different shared layout,
+    a T.Fragment for a fragment -- is not honoured yet: it is recorded with the reason and the CUDA backend
+    warns that it uses its inferred layouts (the CPU target has no layouts to choose)."""
+    if not isinstance(layouts, dict):
+        raise TileLangTypeError(f"T.annotate_layout takes a dict {{buffer: layout}}, got {type(layouts).__name__}")
+    for buf, layout in layouts.items():
+        if not isinstance(buf, _ffi.Buffer):
+            raise TileLangTypeError(f"T.annotate_layout: the keys are buffers, got {type(buf).__name__} {buf!r}")
+        why = _layout_difference(buf, layout)
+        if why is not None:
+            _note_hint("tl.annotate_layout", f"{buf.name}: {why}")
+    return None
+
+
+def _layout_difference(buf, layout):
+    """None when `layout` is exactly the layout the compiler gives `buf`; else why it is not."""
+    from ..layout import Layout
+
+    if layout is None:
+        raise TileLangTypeError(f"T.annotate_layout: the layout of '{buf.name}' is None; pass a T.Layout, "
+                                "a T.Fragment or tilelang.layout.make_swizzled_layout(buffer)")
+    if buf.scope != "shared" or not isinstance(layout, Layout):
+        return f"a {type(layout).__name__} for a {buf.scope} buffer is not verified against the inferred layout"
+    shape = [_ffi.const_int(d) for d in buf.shape]
+    if len(shape) != 2 or any(d is None for d in shape) or list(layout.shape) != shape:
+        return f"the layout's shape {list(layout.shape)} is not the tile's constant 2-d shape {shape}"
+    rows, cols = shape
+    elem_bytes = DType(buf.dtype).itemsize
+    for i in range(rows):
+        for j in range(cols):
+            off = _ffi.swizzled_offset(i, j, cols, elem_bytes)
+            want = (off // cols, off % cols)
+            got = layout.map_forward_index([i, j])
+            if tuple(got) != want:
+                return f"it maps [{i}, {j}] to {list(got)}; the compiler's swizzle puts it at {list(want)}"
     return None
 
 
