@@ -9,6 +9,8 @@ from ..errors import TileLangArgumentError, TileLangUnsupportedError
 from . import target as _target
 
 _INCLUDE_DIR = None
+# What an OpenCL kernel shares with a CUDA one (the same thread-level lowering).
+_OPENCL_ARTIFACTS = ("a shared-memory report", "thread-level IR", "lowering choices", "layouts")
 
 
 def include_dir():
@@ -183,12 +185,18 @@ class JITKernel:
 
                 for w in self.warnings:
                     _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
+        elif self.kind == "opencl":  # --- OpenCL backend (jit/opencl.py) ---
+            from . import opencl as _opencl
+
+            self.execution_backend = "opencl"
+            self._mod = _opencl.build(func, execution_backend, use_cache, cache_dir, self.pass_configs)
+            self.warnings = list(self._mod.warnings)
         else:
             raise TileLangUnsupportedError(
                 f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "
                 "use target='cpu' or target='cuda'")
         if verbose:
-            if self.kind == "cuda":
+            if self.kind in ("cuda", "opencl"):
                 print("\n".join(self._mod.choices))
                 print(self._mod.smem_report)
             print(self.get_kernel_source())
@@ -209,6 +217,8 @@ class JITKernel:
 
     # ---- CUDA artifacts ----------------------------------------------------------------------
     def _cuda(self, what):
+        if self.kind == "opencl" and what in _OPENCL_ARTIFACTS:  # OpenCL shares the GPU lowering's artifacts
+            return self._mod
         if self.kind != "cuda":
             raise TileLangUnsupportedError(f"{what} exists only for target 'cuda' (this kernel is for '{self.kind}')")
         return self._mod
@@ -291,7 +301,7 @@ class JITKernel:
             outs = []
         keep = [_to_arg(a, self.func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
-        if self.kind == "cpu":
+        if self.kind in ("cpu", "opencl"):
             self._mod.launch(descs)
         elif self.execution_backend == "emulator":
             cfg = self.pass_configs

@@ -163,6 +163,13 @@ class Profiler:
         else:
             def call():
                 return target(*args)
+        if func is None and getattr(self.kernel, "kind", "") == "opencl" and backend in ("auto", "event"):
+            # OpenCL profiling events: the kernel's device time, without the host<->device copies
+            from .bench import bench_device_timer
+
+            mod = self.kernel._mod
+            return bench_device_timer(call, lambda: mod.last_kernel_ms, warmup, rep, n_warmup, n_repeat,
+                                      return_mode, quantiles)
         backend = _choose_backend(backend, _runs_on_gpu(self.kernel))
         return do_bench(call, warmup, rep, n_warmup, n_repeat, backend, quantiles, return_mode)
 

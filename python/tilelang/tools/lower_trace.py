@@ -171,6 +171,9 @@ def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
         spec = f"cuda -arch={opts['arch']}" if "arch" in opts else "cuda"
         records = trace_fn(func, spec, cfg)
         source = codegen(func, spec, cfg)
+    elif kind == "opencl":  # the pass configs change the lowering (e.g. tl.disable_barrier_insertion)
+        records = trace_fn(func, cfg)
+        source = codegen(func, cfg)
     else:
         records = trace_fn(func)
         source = codegen(func) if codegen is not None else None

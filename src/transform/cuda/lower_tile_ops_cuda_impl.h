@@ -97,6 +97,7 @@ class CudaTileLowerer : public IRMutator {
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
 
   Stmt LowerGemm(const GemmNode* g);
+  Stmt LowerGemmSIMT(const GemmNode* g);
 
   // ---- reductions --------------------------------------------------------------------------
 
