@@ -389,7 +389,8 @@ class CodegenOpenCLImpl : public CodegenC {
         continue;  // declared at the kernel's top (Run)
       }
       if (b->scope == Scope::kShared) {
-        Line(ind, "__local " + CType(b->dtype) + "* restrict " + Name(b.get(), b->name) + " = (__local " +
+        // No `restrict`: PlanSharedMemory lets buffers with disjoint lifetimes share bytes.
+        Line(ind, "__local " + CType(b->dtype) + "* " + Name(b.get(), b->name) + " = (__local " +
                       CType(b->dtype) + "*)(" + Name(b->data.get(), b->data->name) + " + " +
                       std::to_string(b->byte_offset) + ");");
       } else {
