@@ -259,6 +259,25 @@ def test_unknown_execution_backend():
         ocl(kernels.softmax(16, 64, 8), execution_backend="emulator")
 
 
+def test_autotune_on_opencl(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    rng = _rng()
+
+    def softmax_blocks(M, N, block_M=8):
+        return kernels.softmax(M, N, block_M)
+
+    def ref(x):
+        e = np.exp(f64(x) - f64(x).max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    tuned = tilelang.autotune(configs=[{"block_M": 4}, {"block_M": 8}], warmup=2, rep=5, ref_prog=ref, atol=1e-6,
+                              rtol=1e-4)(tilelang.jit(out_idx=[1], target="opencl")(softmax_blocks))
+    result = tuned(32, 128)
+    assert [r.ok for r in result.results] == [True, True] and result.latency > 0
+    x = randn(rng, (32, 128))
+    np.testing.assert_allclose(result(x), ref(x), rtol=1e-5, atol=1e-7)
+
+
 # ---- tools --------------------------------------------------------------------------------------------
 
 def test_profiler_lower_trace_and_disk_cache(tmp_path, monkeypatch):
