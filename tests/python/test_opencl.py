@@ -144,6 +144,42 @@ def test_dynamic_length_and_scalars():
         k(a.astype(np.float64), b, 1.5, -3)
 
 
+def test_value_semantics_match_the_cpu_target():
+    """Integer floor division / modulo by zero and INT_MIN // -1 (helpers, never a trap), float64 to int32
+    casts of NaN / inf / out-of-range values (saturating), int8 wrap-around: the same bits as the CPU target
+    (docs/semantics.md)."""
+    rng = _rng()
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def ops(A: T.Tensor((n,), "int32"), B: T.Tensor((n,), "int32"), X: T.Tensor((n,), "float64"),
+            C: T.Tensor((n,), "int32"), D: T.Tensor((n,), "int32"), Y: T.Tensor((n,), "int32"),
+            Z: T.Tensor((n,), "int8")):
+        with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                idx = bx * 64 + i
+                if idx < n:
+                    C[idx] = A[idx] // B[idx]
+                    D[idx] = A[idx] % B[idx]
+                    Y[idx] = T.cast(X[idx] * 1e10, "int32")
+                    Z[idx] = T.cast(A[idx], "int8") * T.cast(3, "int8")
+
+    N = 300
+    a = rng.integers(-100, 100, N).astype(np.int32)
+    b = rng.integers(-3, 4, N).astype(np.int32)
+    a[:4], b[:4] = [-2**31, -2**31, 7, -7], [-1, 0, 0, -1]
+    x = rng.standard_normal(N)
+    x[:3] = [np.nan, np.inf, -np.inf]
+    got = {}
+    for target in ("cpu", "opencl"):
+        outs = [np.zeros(N, np.int32) for _ in range(3)] + [np.zeros(N, np.int8)]
+        tilelang.compile(ops, target=target)(a, b, x, *outs)
+        got[target] = outs
+    for name, c, o in zip("CDYZ", got["cpu"], got["opencl"]):
+        np.testing.assert_array_equal(o, c, err_msg=f"output {name}")
+    np.testing.assert_array_equal(got["opencl"][0][4:], np.where(b[4:] == 0, 0, a[4:] // np.where(b[4:] == 0, 1, b[4:])))
+
+
 # ---- the generated OpenCL C -----------------------------------------------------------------------
 
 def test_codegen_uses_local_memory_barriers_and_vector_loads():
