@@ -60,7 +60,7 @@ def main():
     dev = jit_opencl.device()
     print(f"CPU: {cpu_name()} ({os.cpu_count()} cores visible)")
     print(f"OpenCL: {dev['platform']} / {dev['name']} / {dev['version']}; "
-          f"POCL_WORK_GROUP_METHOD={os.environ.get('POCL_WORK_GROUP_METHOD', '(set by the runtime)')}")
+          f"POCL_WORK_GROUP_METHOD={os.environ.get('POCL_WORK_GROUP_METHOD', '(PoCL default)')}")
     results = []
 
     # the reference GEMM, fp32

@@ -56,7 +56,7 @@ std::shared_ptr<OpenCLModule> BuildOpenCL(const PrimFunc& f, const OpenCLBuildOp
     m->lowered = LowerForOpenCL(f, m->limits, opt.lower, &m->info);
     m->lower_ms = MsSince(t0);
     t0 = std::chrono::steady_clock::now();
-    m->src = CodegenOpenCL(m->lowered);
+    m->src = CodegenOpenCL(m->lowered, dev && dev->is_pocl);
   } catch (const UserError& e) {
     if (e.span().defined() || !f->span.defined()) throw;
     throw UserError(e.kind(), e.raw_message(), f->span);

@@ -205,14 +205,9 @@ State* Init() {
     while (!di.platform.empty() && di.platform.back() == '\0') di.platform.pop_back();
   }
   di.build_options = "-cl-std=CL1.2";
-  if (di.platform.find("Portable Computing Language") != std::string::npos) {
-    // PoCL 3.1's default work-group method on CPUs ("loopvec", which vectorises across work-items)
-    // miscompiles kernels whose private arrays are read through select chains after a barrier (the
-    // reduction tests showed wrong values in some work-items; "loops" and "workitemrepl" are right).
-    // Use "loops" unless the user chose a method; the define keeps PoCL's kernel cache apart.
-    if (!std::getenv("POCL_WORK_GROUP_METHOD")) setenv("POCL_WORK_GROUP_METHOD", "loops", 0);
-    di.build_options += std::string(" -D TL_POCL_WORK_GROUP_METHOD_") + std::getenv("POCL_WORK_GROUP_METHOD");
-  }
+  // PoCL (OpenCL on the CPU): the code generator avoids a construct its vectorising work-group
+  // method miscompiles (codegen_opencl.h, dynamic_register_index).
+  di.is_pocl = di.platform.find("Portable Computing Language") != std::string::npos;
   cl_ulong lm = 0;
   a.GetDeviceInfo(st->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(lm), &lm, nullptr);
   size_t wg = 0;

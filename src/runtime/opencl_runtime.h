@@ -18,6 +18,7 @@ struct DeviceInfo {
   int64_t local_mem = 0;       // CL_DEVICE_LOCAL_MEM_SIZE
   int64_t max_work_group = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
   std::string build_options;   // clBuildProgram options for this device
+  bool is_pocl = false;         // the Portable Computing Language runtime (CPU)
   bool Has(const std::string& ext) const;
 };
 

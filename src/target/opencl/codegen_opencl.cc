@@ -1,6 +1,7 @@
 // OpenCL C code generation; see codegen_opencl.h.
 #include "target/opencl/codegen_opencl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
@@ -80,7 +81,7 @@ std::string Suffix(DataType t) {
 
 class CodegenOpenCLImpl : public CodegenC {
  public:
-  explicit CodegenOpenCLImpl(const PrimFunc& f) : CodegenC("tl_"), f_(f) {
+  CodegenOpenCLImpl(const PrimFunc& f, bool dynamic_index) : CodegenC("tl_"), f_(f), dynamic_index_(dynamic_index) {
     names_ = NameTable(OpenCLReservedNames(), "tl_", true);
   }
 
@@ -209,6 +210,9 @@ class CodegenOpenCLImpl : public CodegenC {
       case ExprKind::kIntImm:
       case ExprKind::kFloatImm: return Literal(e);
       case ExprKind::kBinary: return BinaryE(static_cast<const BinaryNode*>(e.get()));
+      case ExprKind::kSelect:
+        if (std::string r = RegisterSelect(e); !r.empty()) return r;
+        return CodegenC::E(e);
       case ExprKind::kCast: {
         auto* c = static_cast<const CastNode*>(e.get());
         DataType to = c->dtype, from = c->value->dtype;
@@ -221,6 +225,45 @@ class CodegenOpenCLImpl : public CodegenC {
       }
       default: return CodegenC::E(e);
     }
+  }
+
+  // The lowering reads a register whose index depends on the thread as a select chain over the
+  // register array, `i == k0 ? r[k0] : (i == k1 ? r[k1] : ... r[kl])`. Printed as one indexed read
+  // `r[(i == k0 || i == k1 || ...) ? i : kl]` (the same value for every i) when
+  // `dynamic_register_index` is set: PoCL's vectorising work-group method (loopvec) computed
+  // wrong values for such chains in some work-items. Returns "" when `e` is not such a chain.
+  std::string RegisterSelect(const Expr& e) {
+    if (!dynamic_index_) return "";
+    const BufferNode* buf = nullptr;
+    std::string idx, keys;
+    std::vector<int64_t> ks;
+    Expr cur = e;
+    while (auto* sel = As<SelectNode>(cur)) {
+      auto* eq = As<BinaryNode>(sel->cond);
+      auto* ld = As<BufferLoadNode>(sel->true_value);
+      int64_t k, j;
+      if (!eq || eq->op != BinaryOp::kEQ || !ld || ld->indices.size() != 1 || !AsConstInt(eq->b, &k) ||
+          !AsConstInt(ld->indices[0], &j) || j != k || ld->buffer->scope != Scope::kLocal || (buf && buf != ld->buffer.get()))
+        return "";
+      std::string x = E(eq->a);
+      if (!idx.empty() && x != idx) return "";
+      idx = x;
+      buf = ld->buffer.get();
+      ks.push_back(k);
+      cur = sel->false_value;
+    }
+    auto* last = As<BufferLoadNode>(cur);
+    int64_t kl;
+    if (!buf || !last || last->buffer.get() != buf || last->indices.size() != 1 || !AsConstInt(last->indices[0], &kl))
+      return "";
+    std::string name = Name(buf, buf->name);
+    std::sort(ks.begin(), ks.end());
+    bool dense = kl == static_cast<int64_t>(ks.size());
+    for (size_t i = 0; i < ks.size() && dense; ++i) dense = ks[i] == static_cast<int64_t>(i);
+    if (dense)  // keys 0 .. kl-1: any other index reads r[kl]
+      return name + "[min((uint)(" + idx + "), " + std::to_string(kl) + "u)]";
+    for (auto k : ks) keys += (keys.empty() ? "" : " || ") + std::string("(") + idx + ") == " + std::to_string(k);
+    return name + "[(" + keys + ") ? (" + idx + ") : " + std::to_string(kl) + "]";
   }
 
   std::string BinaryE(const BinaryNode* b) {
@@ -402,6 +445,7 @@ class CodegenOpenCLImpl : public CodegenC {
   }
 
   PrimFunc f_;
+  bool dynamic_index_ = false;
   std::string kernel_name_;
   int64_t threads_ = 1;
   bool fp16_ = false, fp64_ = false, i64_atomics_ = false;
@@ -410,6 +454,8 @@ class CodegenOpenCLImpl : public CodegenC {
 
 }  // namespace
 
-OpenCLSource CodegenOpenCL(const PrimFunc& f) { return CodegenOpenCLImpl(f).Run(); }
+OpenCLSource CodegenOpenCL(const PrimFunc& f, bool dynamic_register_index) {
+  return CodegenOpenCLImpl(f, dynamic_register_index).Run();
+}
 
 }  // namespace tl

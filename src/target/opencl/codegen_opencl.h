@@ -20,6 +20,8 @@ struct OpenCLSource {
 
 /// `f` must be lowered by LowerForOpenCL. Throws a UserError for what OpenCL C cannot express
 /// (bfloat16 / fp8 / sub-byte dtypes, bool tensors, T.device_assert).
-OpenCLSource CodegenOpenCL(const PrimFunc& f);
+/// `dynamic_register_index`: print the lowering's register select chains as indexed reads (for PoCL,
+/// whose vectorising work-group method miscompiles the chains; GPUs keep registers with the chains).
+OpenCLSource CodegenOpenCL(const PrimFunc& f, bool dynamic_register_index = false);
 
 }  // namespace tl
