@@ -114,19 +114,25 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     out.push_back(g ? If(g, st, nullptr, sp) : st);
   }
   if (!ctx_.target.shuffle) {
-    // Without warp shuffles (OpenCL): every thread's partials go through shared memory once, and
-    // every thread combines all of them (one barrier; the result is in every thread, as below).
+    // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
+    // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
+    // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
     Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
-    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, then all " +
-                                std::to_string(T_) + " through shared memory (no warp shuffles on " +
-                                ctx_.target.backend + ")";
+    Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
+    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, then through shared "
+                                "memory (a thread per destination slot combines all " + std::to_string(T_) +
+                                " partials; no warp shuffles on " + ctx_.target.backend + ")";
     out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + tx_)}, sp), {}, sp));
-    Var w = MakeVar("w");
-    out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
-                      Seq({Store(part, ReduceIdentity(k, t), {d}, sp),
-                           For(w, C(0), C(T_), ForKind::kSerial,
-                               Store(part, ReduceCombine(k, Load(part, {d}), Load(xs, {Expr(d) * C(T_) + Expr(w)})), {d}, sp), {}, sp)},
-                          sp), {}, sp));
+    Var i = MakeVar("i"), w = MakeVar("w");
+    Buffer one = Scratch("red_acc", t, 1, Scope::kLocal);
+    Expr slot = Simplify(Expr(i) * C(T_) + tx_);
+    Stmt combine = Seq({Store(one, ReduceIdentity(k, t), {C(0)}, sp),
+                        For(w, C(0), C(T_), ForKind::kSerial,
+                            Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp), {}, sp),
+                        Store(tot, Load(one, {C(0)}), {slot}, sp)}, sp);
+    int64_t rounds = (nd + T_ - 1) / T_;
+    out.push_back(For(i, C(0), C(rounds), ForKind::kSerial, nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(part, Load(tot, {d}), {d}, sp), {}, sp));
     Expr v = Load(part, {d});
     out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
     return Seq(out, sp);
