@@ -29,7 +29,6 @@ void CheckExtensions(const OpenCLModule& m, const opencl::DeviceInfo& d) {
                           "on a device with " + ext + ")",
                       m.func->span);
   };
-  need(m.src.uses_fp16, "cl_khr_fp16", "float16");
   need(m.src.uses_fp64, "cl_khr_fp64", "float64");
   need(m.src.uses_int64_atomics, "cl_khr_int64_base_atomics", "64-bit atomics");
 }

@@ -47,8 +47,8 @@ def test_runtime_has_a_device():
 
 # ---- kernels against NumPy ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("M,N,K,tiles", [(256, 256, 128, (128, 128, 32)),   # the demo's tiles
-                                         (100, 72, 88, (64, 64, 32))])      # ragged: no size a tile multiple
+@pytest.mark.parametrize("M,N,K,tiles", [(128, 128, 128, (64, 64, 32)),
+                                         (100, 72, 88, (64, 64, 32))])  # ragged: no size a multiple of the tile
 def test_reference_gemm_fp32(M, N, K, tiles):
     rng = _rng()
     bm, bn, bk = tiles
@@ -60,19 +60,18 @@ def test_reference_gemm_fp32(M, N, K, tiles):
     assert any("per-thread multiply-adds" in x for x in k.choices)
 
 
-def test_reference_program_fp16_needs_cl_khr_fp16():
-    """The demo's kernel as written is fp16: it runs where the device has cl_khr_fp16, else a clear error."""
-    func = kernels.demo_matmul_kernel()
-    if "cl_khr_fp16" in jit_opencl.device()["extensions"]:
-        rng = _rng()
-        k = ocl(func)
-        a, b = (rng.standard_normal((1024, 1024)).astype(np.float16) for _ in range(2))
-        c = np.zeros((1024, 1024), np.float16)
-        k(a, b, c)
-        np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=2e-2, atol=2e-1)
-    else:
-        with pytest.raises(TileLangUnsupportedError, match=r"float16.*cl_khr_fp16.*does not offer it"):
-            ocl(func)
+def test_reference_program_as_written_fp16():
+    """The demo's kernel unchanged (1024^3 fp16, 128x128x32 tiles, 128 threads, 2 stages). float16 is a storage
+    format on OpenCL (vload_half / vstore_half_rte, no cl_khr_fp16 needed): products accumulate in fp32."""
+    rng = _rng()
+    k = ocl(kernels.demo_matmul_kernel())
+    a, b = (rng.standard_normal((1024, 1024)).astype(np.float16) for _ in range(2))
+    c = np.zeros((1024, 1024), np.float16)
+    k(a, b, c)
+    ref = f64(a) @ f64(b)
+    np.testing.assert_allclose(f64(c), ref, rtol=2e-3, atol=4e-2)  # C is rounded to fp16 once
+    src = k.get_kernel_source()
+    assert "vload_half(0, " in src and "vstore_half_rte(" in src and "cl_khr_fp16" not in src
 
 
 def test_splitk_atomic_add():
@@ -116,12 +115,12 @@ def test_cumsum(dim, reverse):
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_flashattention_forward(causal):
+@pytest.mark.parametrize("causal,dtype", [(False, "float32"), (True, "float32")])
+def test_flashattention_forward(causal, dtype):
     rng = _rng()
     B, H, S, D = 1, 2, 128, 32
-    k = ocl(kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype="float32"))
-    q, kk, v = (randn(rng, (B, H, S, D)) for _ in range(3))
+    k = ocl(kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype=dtype))
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(dtype) for _ in range(3))
     o = np.zeros_like(q)
     k(q, kk, v, o)
     s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
@@ -129,7 +128,8 @@ def test_flashattention_forward(causal):
         s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-4, atol=1e-4)
+    tol = 1e-4 if dtype == "float32" else 5e-3  # fp16: P and O are rounded to fp16
+    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=tol, atol=tol)
 
 
 def test_dynamic_length_and_scalars():

@@ -13,13 +13,13 @@ namespace tl {
 struct OpenCLSource {
   std::string source;
   std::string kernel_name;
-  bool uses_fp16 = false;      // needs cl_khr_fp16
   bool uses_fp64 = false;      // needs cl_khr_fp64
   bool uses_int64_atomics = false;
 };
 
 /// `f` must be lowered by LowerForOpenCL. Throws a UserError for what OpenCL C cannot express
-/// (bfloat16 / fp8 / sub-byte dtypes, bool tensors, T.device_assert).
+/// (bfloat16 / fp8 / sub-byte dtypes, bool tensors, float16 scalars, T.device_assert). float16
+/// is a storage format: loads and stores convert (vload_half / vstore_half_rte), arithmetic is float.
 /// `dynamic_register_index`: print the lowering's register select chains as indexed reads (for PoCL,
 /// whose vectorising work-group method miscompiles the chains; GPUs keep registers with the chains).
 OpenCLSource CodegenOpenCL(const PrimFunc& f, bool dynamic_register_index = false);
