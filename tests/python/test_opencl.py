@@ -115,12 +115,13 @@ def test_cumsum(dim, reverse):
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("causal,dtype", [(False, "float32"), (True, "float32")])
-def test_flashattention_forward(causal, dtype):
+@pytest.mark.parametrize("causal", [False, True])
+def test_flashattention_forward(causal):
+    """fp32 (an fp16 FlashAttention also matches, but PoCL takes ~40 s to compile it cold: too slow here)."""
     rng = _rng()
     B, H, S, D = 1, 2, 128, 32
-    k = ocl(kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype=dtype))
-    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(dtype) for _ in range(3))
+    k = ocl(kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype="float32"))
+    q, kk, v = (randn(rng, (B, H, S, D)) for _ in range(3))
     o = np.zeros_like(q)
     k(q, kk, v, o)
     s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
@@ -128,8 +129,7 @@ def test_flashattention_forward(causal, dtype):
         s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    tol = 1e-4 if dtype == "float32" else 5e-3  # fp16: P and O are rounded to fp16
-    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=tol, atol=tol)
+    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-4, atol=1e-4)
 
 
 def test_dynamic_length_and_scalars():

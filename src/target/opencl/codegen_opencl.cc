@@ -150,13 +150,20 @@ class CodegenOpenCLImpl : public CodegenC {
   // needed): values compute in float, as on CUDA, and round to half where they are stored or cast.
   static bool IsHalf(DataType t) { return t.code() == DataType::Code::kFloat && t.bits() == 16; }
   std::string Storage(DataType t, Scope sc) {
-    if (IsHalf(t)) return sc == Scope::kLocal || sc == Scope::kFragment ? "ushort" : "half";
+    if (IsHalf(t)) return sc == Scope::kGlobal || sc == Scope::kShared ? "half" : "float";
     return CType(t);
   }
-  // The address of a float16 element as a `half*` of its address space.
+  // float16 in memory (global, shared) is half; in registers it is float holding a value rounded to
+  // half (rounded where it is stored, unless it is a half already).
+  static bool InMemory(const Buffer& b) { return b->scope == Scope::kGlobal || b->scope == Scope::kShared; }
   std::string HalfPtr(const Buffer& b, const std::vector<Expr>& idx) {
-    std::string a = "&" + Name(b.get(), b->name) + "[" + Offset(b, idx) + "]";
-    return b->scope == Scope::kGlobal || b->scope == Scope::kShared ? a : "(half*)" + a;
+    return "&" + Name(b.get(), b->name) + "[" + Offset(b, idx) + "]";
+  }
+  static bool ExactHalf(const Expr& e) {
+    if (auto* l = As<BufferLoadNode>(e)) return IsHalf(l->buffer->dtype);
+    if (auto* c = As<CastNode>(e)) return IsHalf(c->dtype);
+    if (auto* sel = As<SelectNode>(e)) return ExactHalf(sel->true_value) && ExactHalf(sel->false_value);
+    return e->kind == ExprKind::kFloatImm;
   }
   std::string RoundHalf(const std::string& x) {
     Helper("tl_round_half", "float tl_round_half(float x) {\n  ushort h;\n  vstore_half_rte(x, 0, (half*)&h);\n"
@@ -230,7 +237,7 @@ class CodegenOpenCLImpl : public CodegenC {
       case ExprKind::kFloatImm: return Literal(e);
       case ExprKind::kBufferLoad: {
         auto* l = static_cast<const BufferLoadNode*>(e.get());
-        if (IsHalf(l->buffer->dtype)) return "vload_half(0, " + HalfPtr(l->buffer, l->indices) + ")";
+        if (IsHalf(l->buffer->dtype) && InMemory(l->buffer)) return "vload_half(0, " + HalfPtr(l->buffer, l->indices) + ")";
         return CodegenC::E(e);
       }
       case ExprKind::kBinary: return BinaryE(static_cast<const BinaryNode*>(e.get()));
@@ -438,8 +445,13 @@ class CodegenOpenCLImpl : public CodegenC {
     auto* c = ev ? As<CallNode>(ev->value) : nullptr;
     if (s && s->kind == StmtKind::kStore) {
       auto* st = As<StoreNode>(s);
-      if (IsHalf(st->buffer->dtype)) {
+      if (IsHalf(st->buffer->dtype) && InMemory(st->buffer)) {
         Line(ind, "vstore_half_rte(" + E(st->value) + ", 0, " + HalfPtr(st->buffer, st->indices) + ");");
+        return;
+      }
+      if (IsHalf(st->buffer->dtype) && !ExactHalf(st->value)) {
+        Line(ind, Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, st->indices) + "] = " +
+                      RoundHalf(E(st->value)) + ";");
         return;
       }
     }
@@ -449,19 +461,13 @@ class CodegenOpenCLImpl : public CodegenC {
     auto* dst = As<BufferLoadNode>(c->args[0]);
     TL_ICHECK(dst, "tl.vector_load needs a register destination");
     bool half = IsHalf(c->args[1]->dtype);
-    std::string T = half ? "ushort" : CType(c->args[1]->dtype), N = std::to_string(V);
+    std::string T = CType(c->args[1]->dtype), N = std::to_string(V);
     std::string base = Name(dst->buffer.get(), dst->buffer->name) + "[" + Offset(dst->buffer, dst->indices) + " + ";
     static const char* lanes = "0123456789abcdef";
     int64_t always = 0;
     bool guarded = !(AsConstInt(c->args[3], &always) && always);
     Line(ind, "{");
-    std::string src = Addr(c->args[1]);
-    if (half) {  // the 16-bit patterns, unchanged, into the ushort register array
-      auto* sl = As<BufferLoadNode>(c->args[1]);
-      src = "(" + std::string(sl->buffer->scope == Scope::kGlobal ? "__global" : "__local") + " ushort*)(&" +
-            Name(sl->buffer.get(), sl->buffer->name) + "[" + Offset(sl->buffer, sl->indices) + "])";
-    }
-    std::string vec = "vload" + N + "(0, " + src + ")";
+    std::string vec = std::string(half ? "vload_half" : "vload") + N + "(0, " + Addr(c->args[1]) + ")";
     Line(ind + 1, "const " + T + N + " tl_v = " + (guarded ? "(" + E(c->args[3]) + ") ? " + vec + " : (" + T + N + ")(0)" : vec) + ";");
     for (int64_t j = 0; j < V; ++j) Line(ind + 1, base + std::to_string(j) + "] = tl_v.s" + lanes[j] + ";");
     Line(ind, "}");
@@ -487,8 +493,8 @@ class CodegenOpenCLImpl : public CodegenC {
       }
     }
     for (auto& kv : n->var_inits) {
-      if (IsHalf(kv.first->dtype))
-        Line(ind, "vstore_half_rte(" + E(kv.second) + ", 0, " + HalfPtr(kv.first, {Int(0)}) + ");");
+      if (IsHalf(kv.first->dtype) && !ExactHalf(kv.second))
+        Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + RoundHalf(E(kv.second)) + ";");
       else
         Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
     }

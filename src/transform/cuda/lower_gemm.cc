@@ -1,6 +1,7 @@
 // LowerTileOpsCUDA, T.gemm: ldmatrix loads of the operands and mma.sync m16n8k16 over the warp grid
 // of the accumulator layout.
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "arith/simplify.h"
@@ -85,15 +86,35 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   };
   Buffer as = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : nullptr;
   Buffer bs = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : nullptr;
+  // Per k step, each distinct row of A and column of B this thread needs is loaded once into a
+  // register (an mma_C layout touches 2 * mt rows and 2 * nt columns for its 8 * mt * nt elements).
   Var kk = MakeVar("kk");
-  std::vector<Stmt> body;
+  std::vector<Expr> rows, cols;
+  std::map<std::string, size_t> row_of, col_of;
+  std::vector<std::pair<size_t, size_t>> use(CF.locals);
   for (int64_t l = 0; l < CF.locals; ++l) {
     auto mn = CF.IndexAt(tx_, C(l));
     Expr m = Simplify(mn[0]), n = Simplify(mn[1]);
-    Expr a = g->trans_A ? region_at(g->A, ad, as, kk, m) : region_at(g->A, ad, as, m, kk);
-    Expr b = g->trans_B ? region_at(g->B, bd, bs, n, kk) : region_at(g->B, bd, bs, kk, n);
-    if (a->dtype != ct) a = Cast(ct, a);
-    if (b->dtype != ct) b = Cast(ct, b);
+    auto slot = [](std::map<std::string, size_t>& of, std::vector<Expr>& v, const Expr& e) {
+      auto it = of.emplace(PrintExpr(e), v.size());
+      if (it.second) v.push_back(e);
+      return it.first->second;
+    };
+    use[l] = {slot(row_of, rows, m), slot(col_of, cols, n)};
+  }
+  Buffer ar = Scratch("A_reg", ct, static_cast<int64_t>(rows.size()), Scope::kLocal);
+  Buffer br = Scratch("B_reg", ct, static_cast<int64_t>(cols.size()), Scope::kLocal);
+  std::vector<Stmt> body;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Expr a = g->trans_A ? region_at(g->A, ad, as, kk, rows[i]) : region_at(g->A, ad, as, rows[i], kk);
+    body.push_back(Store(ar, a->dtype != ct ? Cast(ct, a) : a, {C(static_cast<int64_t>(i))}, sp));
+  }
+  for (size_t j = 0; j < cols.size(); ++j) {
+    Expr b = g->trans_B ? region_at(g->B, bd, bs, cols[j], kk) : region_at(g->B, bd, bs, kk, cols[j]);
+    body.push_back(Store(br, b->dtype != ct ? Cast(ct, b) : b, {C(static_cast<int64_t>(j))}, sp));
+  }
+  for (int64_t l = 0; l < CF.locals; ++l) {
+    Expr a = Load(ar, {C(static_cast<int64_t>(use[l].first))}), b = Load(br, {C(static_cast<int64_t>(use[l].second))});
     Stmt st = Store(cl, Load(cl, {C(l)}) + a * b, {C(l)}, sp);
     Expr ok = CF.ValidAt(tx_, C(l));
     body.push_back(ok ? If(ok, st, nullptr, sp) : st);
