@@ -180,6 +180,34 @@ def test_value_semantics_match_the_cpu_target():
     np.testing.assert_array_equal(got["opencl"][0][4:], np.where(b[4:] == 0, 0, a[4:] // np.where(b[4:] == 0, 1, b[4:])))
 
 
+def test_random_programs_match_numpy():
+    """A few of the fuzzer's random tile programs (tests/fuzz/programs.py: elementwise, staged copies with ragged
+    tails, reductions, GEMMs, cumsum, softmax) on OpenCL against NumPy; TL_FUZZ_SEED replays a start seed."""
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz")
+    sys.path.insert(0, fuzz_dir)
+    try:
+        import programs
+    finally:
+        sys.path.remove(fuzz_dir)
+    start = int(os.environ.get("TL_FUZZ_SEED") or np.random.SeedSequence().entropy % 10**6)
+    print("first seed", start)
+    ran = 0
+    for seed in range(start, start + 8):
+        case = programs.generate(seed)
+        try:
+            k = ocl(case.func, pass_configs=case.pass_configs or None)
+        except TileLangUnsupportedError as e:  # bfloat16 programs: no OpenCL C type
+            assert "bfloat16" in str(e), str(e)
+            continue
+        outs = [o.copy() for o in case.outputs]
+        k(*[i.copy() for i in case.inputs], *outs)
+        for o, w in zip(outs, case.reference):
+            ok, how = programs._close(o, w, case.tol)
+            assert ok, f"seed {seed} ({case.func.name}): {how}"
+        ran += 1
+    assert ran >= 4
+
+
 # ---- the generated OpenCL C -----------------------------------------------------------------------
 
 def test_codegen_uses_local_memory_barriers_and_vector_loads():

@@ -244,7 +244,9 @@ class CodegenOpenCLImpl : public CodegenC {
       case ExprKind::kSelect: {
         if (std::string r = RegisterSelect(e); !r.empty()) return r;
         auto* sel = static_cast<const SelectNode*>(e.get());  // float16 values are floats: no conversions
-        return "(" + E(sel->cond) + " ? " + E(sel->true_value) + " : " + E(sel->false_value) + ")";
+        std::string r = "(" + E(sel->cond) + " ? " + E(sel->true_value) + " : " + E(sel->false_value) + ")";
+        // C's conditional operator promotes narrow integers to int; the IR's select keeps its type.
+        return sel->dtype.is_integer() && sel->dtype.bits() < 32 ? "((" + CType(sel->dtype) + ")" + r + ")" : r;
       }
       case ExprKind::kCast: {
         auto* c = static_cast<const CastNode*>(e.get());
@@ -315,8 +317,13 @@ class CodegenOpenCLImpl : public CodegenC {
       case BinaryOp::kFloorMod:
         r = fl ? "(" + x + " - floor(" + x + " / " + y + ") * " + y + ")" : IntHelper("floormod", t, x, y);
         break;
-      case BinaryOp::kMin: r = (fl ? "fmin(" : "min(") + x + ", " + y + ")"; break;
-      case BinaryOp::kMax: r = (fl ? "fmax(" : "max(") + x + ", " + y + ")"; break;
+      // (both operands converted to the op's type: C's promotions would make an overload ambiguous)
+      case BinaryOp::kMin:
+        r = fl ? "fmin(" + x + ", " + y + ")" : "min((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
+        break;
+      case BinaryOp::kMax:
+        r = fl ? "fmax(" + x + ", " + y + ")" : "max((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
+        break;
       case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
       case BinaryOp::kNE: return "(" + x + " != " + y + ")";
       case BinaryOp::kLT: return "(" + x + " < " + y + ")";
@@ -341,7 +348,11 @@ class CodegenOpenCLImpl : public CodegenC {
     return l && l->buffer->scope == Scope::kShared;
   }
 
-  std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
+  std::string Addr(const Expr& e) {
+    auto* l = As<BufferLoadNode>(e);
+    if (l && IsHalf(l->buffer->dtype) && InMemory(l->buffer)) return "(" + HalfPtr(l->buffer, l->indices) + ")";
+    return "(&" + E(e) + ")";
+  }
 
   std::string AtomicAdd(const CallNode* c) {
     DataType t = c->args[0]->dtype;
