@@ -96,7 +96,7 @@ def main():
     print("|" + "---|" * len(hdr))
     for name, f in cases:
         k = tilelang.compile(f, target=f"cuda -arch={args.arch}")
-        r = analyse(disassemble(k._mod.cubin, tools))
+        r = analyse(disassemble(k.compiled.binary, tools))
         regs = k.get_resource_usage()["registers"]
         print(f"| {name} | {r['total']} | {r['loop']} | {r['hmma']} | {r['ldsm']} | {r['ldgsts']} | {r['loop_int']} | "
               f"{r['loop_isetp']} | {r['isetp']} | {r['bra']} | {r['epi']} | {r['epi_bra']} | {regs} |")

@@ -46,7 +46,7 @@ def main():
     cuda = tilelang.compile(matmul_kernel, target="cuda -arch=sm_80")
     ptx = cuda.get_ptx()
     res = cuda.get_resource_usage()
-    print(f"[cuda]     sm_80 cubin via {cuda._mod.compiler}: {res['registers']} registers, "
+    print(f"[cuda]     sm_80 cubin via {cuda.compiled.compiler}: {res['registers']} registers, "
           f"{res['shared_bytes']} B shared, {res['spill_stores']} B spilled; PTX has "
           + ", ".join(f"{i} x{ptx.count(i)}" for i in ("mma.sync", "ldmatrix", "cp.async.cg")))
 

@@ -23,17 +23,22 @@
 #include "ir/structural.h"
 #include "emulator/emulator.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/cuda_module.h"
+#include "runtime/cache_util.h"
+#include "runtime/runtime_module.h"
 #include "runtime/module.h"
 #include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
+#include "target/backend.h"
+#include "target/cuda/nvrtc.h"
+#include "target/launch_spec_builder.h"
 #include "target/target.h"
 #include "transform/pass_config.h"
 #include "transform/pipeline.h"
 #include "transform/cuda_passes.h"
+#include "transform/lower_cuda.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -160,6 +165,10 @@ const char* ErrorClassName(ErrorKind k) {
 }
 
 }  // namespace
+}  // namespace tl
+
+namespace tl {
+void BindCompile(nb::module_& m);
 }  // namespace tl
 
 NB_MODULE(_ffi, m) {
@@ -409,194 +418,7 @@ NB_MODULE(_ffi, m) {
     a.scalar_int = bits;
     return a;
   }, "bits"_a, "is_unsigned"_a = false);
-  nb::class_<CpuModule>(m, "CpuModule")
-      .def_prop_ro("source", &CpuModule::source)
-      .def_prop_ro("library_path", &CpuModule::library_path)
-      .def_prop_ro("from_cache", &CpuModule::from_cache)
-      .def("output_shapes", &CpuModule::OutputShapes)
-      .def("launch", [](const CpuModule& mod, const std::vector<TensorArg>& args) {
-        nb::gil_scoped_release release;
-        mod.Launch(args);
-      });
-  m.def("build_cpu", [](const PrimFunc& f, const std::string& include_dir, bool use_cache, const std::string& cache_dir,
-                        const std::string& flags) {
-    CompileOptions opt;
-    opt.include_dir = include_dir;
-    opt.use_cache = use_cache;
-    opt.cache_dir = cache_dir;
-    if (!flags.empty()) opt.flags = flags;
-    return BuildCPU(f, opt);
-  }, "func"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "", "flags"_a = "");
-  m.def("lower_cpu", [](const PrimFunc& f) { return LowerForCPU(f); });
-  m.def("written_params", &WrittenParams);
-  m.def("lower_cpu_trace", [](const PrimFunc& f) {
-    std::vector<PassRecord> trace;
-    LowerForCPU(f, &trace);
-    std::vector<std::tuple<std::string, std::string, double, bool>> out;
-    for (auto& r : trace) out.emplace_back(r.name, PrintPrimFunc(r.result), r.ms, r.changed);
-    return out;
-  });
-  m.def("codegen_cpu", [](const PrimFunc& f) { return CodegenCPU(LowerForCPU(f)); });
-
-
-  // ---- CUDA backend ----------------------------------------------------------------------------
-  // Typed pass configs (transform/pass_config.h): unknown keys and ill-typed values are errors.
-  auto lower_opts = [](const std::map<std::string, std::string>& cfg) {
-    PassConfig pc = ParsePassConfig(cfg);
-    CudaLowerOptions o;
-    o.disable_barriers = pc.disable_barrier_insertion;
-    o.disable_cp_async = pc.disable_async_copy;
-    o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-    return o;
-  };
-  // (ordinal, file, line, col) of every tile op of a lowered function (its tl.tile_op scopes), to map
-  // the "// tile op N" markers of the generated source back to the DSL.
-  m.def("tile_op_spans", [](const PrimFunc& f) {
-    std::vector<std::tuple<int64_t, std::string, int, int>> out;
-    PostOrderVisitStmt(f->body, [&](const Stmt& s) {
-      auto* a = As<AttrStmtNode>(s);
-      int64_t op;
-      if (a && a->key == "tl.tile_op" && AsConstInt(a->value, &op))
-        out.emplace_back(op, a->span.file, a->span.line, a->span.col);
-    });
-    std::sort(out.begin(), out.end());
-    return out;
-  });
-  m.def("pass_config_keys", &PassConfigKeys);
-  m.def("check_pass_configs", [](const std::map<std::string, std::string>& cfg) { ParsePassConfig(cfg); });
-  nb::class_<CudaModule>(m, "CudaModule")
-      .def_prop_ro("source", [](const CudaModule& c) { return c.source; })
-      .def_prop_ro("ptx", [](const CudaModule& c) { return c.compiled.ptx; })
-      .def_prop_ro("cubin", [](const CudaModule& c) { return nb::bytes(c.compiled.cubin.data(), c.compiled.cubin.size()); })
-      .def_prop_ro("compile_log", [](const CudaModule& c) { return c.compiled.log; })
-      .def_prop_ro("compiler", [](const CudaModule& c) { return c.compiled.compiler; })
-      .def_prop_ro("compile_ms", [](const CudaModule& c) { return c.compiled.ms; })
-      .def_prop_ro("lower_ms", [](const CudaModule& c) { return c.lower_ms; })
-      .def_prop_ro("codegen_ms", [](const CudaModule& c) { return c.codegen_ms; })
-      .def_prop_ro("from_cache", [](const CudaModule& c) { return c.from_cache; })
-      .def_prop_ro("arch", [](const CudaModule& c) { return c.arch; })
-      .def_prop_ro("kernel_name", [](const CudaModule& c) { return c.kernel_name; })
-      .def_prop_ro("lowered", [](const CudaModule& c) { return c.lowered; })
-      .def_prop_ro("threads", [](const CudaModule& c) { return c.info.threads; })
-      .def_prop_ro("warnings", [](const CudaModule& c) { return c.info.warnings; })
-      .def_prop_ro("choices", [](const CudaModule& c) { return c.info.choices; })
-      .def_prop_ro("smem_report", [](const CudaModule& c) { return c.info.smem_report; })
-      .def_prop_ro("smem_bytes", [](const CudaModule& c) { return c.info.smem_bytes; })
-      .def_prop_ro("layouts", [](const CudaModule& c) { return c.info.layouts; })
-      .def_prop_ro("resources", [](const CudaModule& c) {
-        std::map<std::string, int64_t> r{{"registers", c.compiled.registers}, {"shared_bytes", c.info.smem_bytes},
-                                         {"static_shared_bytes", c.compiled.shared_bytes},
-                                         {"spill_stores", c.compiled.spill_stores}, {"spill_loads", c.compiled.spill_loads},
-                                         {"stack_bytes", c.compiled.stack_bytes}};
-        return r;
-      })
-      .def("output_shapes", [](const CudaModule& c, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
-        return ArgumentOutputShapes(c.func, c.syms, in, out_idx);
-      })
-      .def("check", [](const CudaModule& c, const std::vector<TensorArg>& args, const std::string& device) {
-        return c.Check(args, {}, device);
-      })
-      .def("grid", &CudaModule::Grid)
-      // Test hook: the launcher's argument slots as bytes, without a GPU.
-      .def("pack_args", [](const CudaModule& c, const std::vector<TensorArg>& args) {
-        std::vector<uint64_t> slots = c.PackArgs(args);
-        return nb::bytes(reinterpret_cast<const char*>(slots.data()), slots.size() * 8);
-      })
-      .def("emulate", [](const CudaModule& c, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
-        std::vector<int64_t> sv = c.Check(args, {}, "cpu");
-        std::vector<void*> ptrs;
-        std::map<const VarNode*, double> syms;
-        emu::Options o;
-        for (size_t i = 0; i < args.size(); ++i) {
-          const Param& p = c.func->params[i];
-          // An empty tensor (a zero dimension) has no data pointer; the emulator never dereferences
-          // it (every access is bounds-checked), but it wants a non-null one.
-          static char empty_tensor = 0;
-          ptrs.push_back(p.buffer ? (args[i].data ? args[i].data : &empty_tensor) : nullptr);
-          if (p.buffer) continue;
-          // The value the kernel sees: exact integers, floats rounded to the declared type.
-          std::string what = "argument " + std::to_string(i) + " ('" + p.var->name + "') of kernel '" + c.func->name + "'";
-          TypedScalar ts = ConvertScalar(args[i], p.var->dtype, what);
-          syms[p.var.get()] = ts.f;
-          if (!p.var->dtype.is_float()) o.exact_ints[p.var.get()] = ts.i;
-        }
-        for (size_t i = 0; i < c.syms.size(); ++i) {
-          syms[c.syms[i].get()] = static_cast<double>(sv[i]);
-          o.exact_ints[c.syms[i].get()] = sv[i];
-        }
-        o.check_races = races;
-        o.check_uninit = uninit;
-        o.max_reports = max_reports;
-        emu::Result r;
-        {
-          nb::gil_scoped_release release;
-          r = emu::Run(c.lowered, ptrs, syms, o);
-        }
-        std::vector<std::pair<std::string, std::string>> reps;
-        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
-        return std::make_tuple(reps, r.total_reports, r.lane_ops);
-      }, "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20)
-      .def("launch", [](const CudaModule& c, const std::vector<TensorArg>& args, uintptr_t stream) {
-        nb::gil_scoped_release release;
-        c.Launch(args, stream);
-      });
-  m.def("build_cuda", [lower_opts](const PrimFunc& f, const std::string& target, const std::string& include_dir, bool use_cache,
-                                   const std::string& cache_dir, const std::map<std::string, std::string>& cfg, bool compile) {
-    CudaBuildOptions o;
-    o.target = target;
-    o.include_dir = include_dir;
-    o.use_cache = use_cache;
-    o.cache_dir = cache_dir;
-    o.lower = lower_opts(cfg);
-    o.compile = compile;
-    nb::gil_scoped_release release;
-    return BuildCUDA(f, o);
-  }, "func"_a, "target"_a, "include_dir"_a, "use_cache"_a = true, "cache_dir"_a = "",
-     "pass_configs"_a = std::map<std::string, std::string>{}, "compile"_a = true);
-  m.def("lower_cuda_trace", [lower_opts](const PrimFunc& f, const std::string& target,
-                                         const std::map<std::string, std::string>& cfg) {
-    std::vector<PassRecord> trace;
-    CudaLowerInfo info;
-    LowerForCUDA(f, ParseCudaTarget(target), lower_opts(cfg), &info, &trace);
-    std::vector<std::tuple<std::string, std::string, double, bool>> out;
-    for (auto& r : trace) out.emplace_back(r.name, PrintPrimFunc(r.result), r.ms, r.changed);
-    return out;
-  }, "func"_a, "target"_a = "cuda", "pass_configs"_a = std::map<std::string, std::string>{});
-  // The function after every pass, as IR (the round-trip and pass tests re-parse them).
-  m.def("lower_trace_funcs", [lower_opts](const PrimFunc& f, const std::string& target) {
-    std::vector<PassRecord> trace;
-    if (target.rfind("cuda", 0) == 0) {
-      CudaLowerInfo info;
-      LowerForCUDA(f, ParseCudaTarget(target), lower_opts({}), &info, &trace);
-    } else {
-      LowerForCPU(f, &trace);
-    }
-    std::vector<std::pair<std::string, PrimFunc>> out;
-    for (auto& r : trace) out.emplace_back(r.name, r.result);
-    return out;
-  }, "func"_a, "target"_a);
-  // One CUDA pass alone, on whatever function it is given (the pass tests in tests/python/transform).
-  m.def("cuda_pass", [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
-                                  const std::map<std::string, std::string>& cfg) {
-    static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
-        {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
-        {"LowerTileOpsCUDA", LowerTileOpsCUDA},       {"PlanSharedMemory", PlanSharedMemory},
-        {"InsertBarriers", InsertBarriers}};
-    auto it = passes.find(name);
-    if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
-    CudaLowerInfo info;
-    CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
-    return it->second(f, ctx);
-  }, "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80", "pass_configs"_a = std::map<std::string, std::string>{});
-  m.def("codegen_cuda", [lower_opts](const PrimFunc& f, const std::string& target,
-                                     const std::map<std::string, std::string>& cfg) {
-    CudaLowerInfo info;
-    CudaTarget t = ParseCudaTarget(target);
-    return CodegenCUDA(LowerForCUDA(f, t, lower_opts(cfg), &info), t.arch);
-  }, "func"_a, "target"_a = "cuda", "pass_configs"_a = std::map<std::string, std::string>{});
-  m.def("cuda_driver_available", &cuda::DriverAvailable);
-  m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
-  m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
+  BindCompile(m);  // compiling, loading and the backends (bind_compile.cc)
   // Fragment layouts as (thread, local) tables, for plots and tests.
   auto make_fragment = [](const std::string& kind, const std::vector<int64_t>& p) {
     if (kind == "mma_C") return MmaAccumulator(p.at(0), p.at(1), p.at(2), p.at(3));

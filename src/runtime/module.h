@@ -1,10 +1,9 @@
-// Compiled kernels for the host: build (with the disk cache), load, check arguments, launch.
+// What crosses from the front end into a launch (TensorArg), and the host toolchain options.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "ir/function.h"
 
 namespace tl {
 
@@ -33,49 +32,8 @@ struct CompileOptions {
   std::string include_dir;       // where tl_device/ lives
 };
 
-/// A loaded host kernel.
-class CpuModule {
- public:
-  CpuModule(PrimFunc f, std::string source, std::string so_path, void* handle, void* entry, bool from_cache);
-  ~CpuModule();
-  CpuModule(const CpuModule&) = delete;
-  CpuModule& operator=(const CpuModule&) = delete;
-
-  const std::string& source() const { return source_; }
-  const std::string& library_path() const { return so_path_; }
-  bool from_cache() const { return from_cache_; }
-  const PrimFunc& func() const { return func_; }
-
-  /// Checks every argument against the signature (dtype, rank, shape, device, strides),
-  /// binding symbolic dims; throws UserError(kArgument) naming the parameter on a mismatch.
-  std::vector<int64_t> Check(const std::vector<TensorArg>& args, const std::vector<int>& skip = {}) const;
-  /// Shapes of parameters `idx` once the symbolic dims are bound by the other arguments.
-  std::vector<std::vector<int64_t>> OutputShapes(const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx) const;
-  void Launch(const std::vector<TensorArg>& args) const;
-
- private:
-  PrimFunc func_;
-  std::string source_, so_path_;
-  void* handle_;
-  void* entry_;
-  bool from_cache_;
-  std::vector<Var> syms_;
-};
-
-/// Checks arguments against a function's signature (see CpuModule::Check); `device` is "cpu",
-/// "cuda" or "any". Returns the values of `syms`.
-std::vector<int64_t> CheckArguments(const PrimFunc& f, const std::vector<Var>& syms, const std::vector<TensorArg>& args,
-                                    const std::vector<int>& skip, const std::string& device);
-std::vector<std::vector<int64_t>> ArgumentOutputShapes(const PrimFunc& f, const std::vector<Var>& syms,
-                                                       const std::vector<TensorArg>& inputs, const std::vector<int>& out_idx);
-
-/// Which parameters the kernel may write (stores and tile-op destinations), by position.
-std::vector<bool> WrittenParams(const PrimFunc& f);
-
-/// Lowers, generates C++, and builds (or loads from the disk cache) a host kernel.
-std::shared_ptr<CpuModule> BuildCPU(const PrimFunc& f, const CompileOptions& opt);
-
-/// The cache key: a content hash of canonical IR text, target, options and compiler version.
+/// The cache key of a host library: a content hash of canonical IR text, target, options and
+/// compiler version.
 std::string CacheKey(const std::string& canonical_ir, const std::string& target, const CompileOptions& opt);
 
 }  // namespace tl

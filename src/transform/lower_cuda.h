@@ -13,6 +13,7 @@
 //   InsertBarriers       __syncthreads where shared-memory accesses of different threads conflict
 //   PlanSharedMemory     offsets with liveness-based reuse; over the limit is a compile error
 #pragma once
+#include "transform/compile_info.h"
 #include <map>
 #include <string>
 #include <vector>
@@ -28,14 +29,8 @@ struct CudaLowerOptions {
   bool corrupt_mma_layout = false; // test-only: stores mma accumulators with two columns swapped
 };
 
-struct CudaLowerInfo {
-  std::vector<std::string> warnings;          // copies that missed the fast path, and why
-  std::vector<std::string> choices;           // every lowering decision, one line each (verbose mode)
-  std::string smem_report;                    // per-buffer footprint table
-  int64_t smem_bytes = 0;
-  int64_t threads = 0;
-  std::map<std::string, std::string> layouts; // buffer -> layout description
-};
+// What the lowering reports (decisions, warnings, the shared-memory plan, the block size).
+using CudaLowerInfo = CompileInfo;
 
 PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
                       CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);

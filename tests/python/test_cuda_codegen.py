@@ -105,7 +105,7 @@ def test_layouts_reported(compiled):
 
 def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
-    trace = _ffi.lower_cuda_trace(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80")
+    trace = _ffi.compile(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80", {}, "", True, "", False, True).trace
     assert [t[0] for t in trace] == ["Simplify", "RasterizeBlocks", "InjectBoundGuards", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA",
                                      "Simplify", "PlanSharedMemory", "InsertBarriers"]
     assert all(t[3] for t in trace[3:6]), "legalize, layout inference and lowering each change the IR"
@@ -172,10 +172,10 @@ def test_disk_cache_warm_start(tmp_path, monkeypatch):
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
     f = kernels.matmul(512, 512, 512)
     k1 = tilelang.compile(f, target="cuda -arch=sm_80")
-    assert not k1._mod.from_cache
+    assert not k1.from_cache
     clear_compile_memo()  # the disk cache, not the in-memory one
     k2 = tilelang.compile(f, target="cuda -arch=sm_80")
-    assert k2._mod.from_cache and k2.get_ptx() == k1.get_ptx()
+    assert k2.from_cache and k2.get_ptx() == k1.get_ptx()
     assert k2.get_resource_usage() == k1.get_resource_usage()
     # a corrupt cubin is detected and rebuilt
     for root, _, files in os.walk(tmp_path / "cuda"):
@@ -185,7 +185,7 @@ def test_disk_cache_warm_start(tmp_path, monkeypatch):
                     fh.write(b"\x7fELFtruncated")
     clear_compile_memo()
     k3 = tilelang.compile(f, target="cuda -arch=sm_80")
-    assert not k3._mod.from_cache and k3._mod.cubin == k1._mod.cubin
+    assert not k3.from_cache and k3.compiled.binary == k1.compiled.binary
 
 
 def test_compiler_mma_fragment_matches_ptx_figure_and_plots(tmp_path):

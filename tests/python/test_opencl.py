@@ -192,7 +192,9 @@ def test_random_programs_match_numpy():
     start = int(os.environ.get("TL_FUZZ_SEED") or np.random.SeedSequence().entropy % 10**6)
     print("first seed", start)
     ran = 0
-    for seed in range(start, start + 8):
+    for seed in range(start, start + 40):
+        if ran == 6:
+            break
         case = programs.generate(seed)
         try:
             k = ocl(case.func, pass_configs=case.pass_configs or None)
@@ -205,7 +207,7 @@ def test_random_programs_match_numpy():
             ok, how = programs._close(o, w, case.tol)
             assert ok, f"seed {seed} ({case.func.name}): {how}"
         ran += 1
-    assert ran >= 4
+    assert ran == 6
 
 
 # ---- the generated OpenCL C -----------------------------------------------------------------------
@@ -225,7 +227,7 @@ def test_codegen_uses_local_memory_barriers_and_vector_loads():
     gsrc = g.get_kernel_source()
     assert "__local float* A_shared" in gsrc and "__local float* B_shared" in gsrc
     assert gsrc.count("barrier(CLK_LOCAL_MEM_FENCE") >= 2
-    assert g._mod.device == jit_opencl.device()["name"]  # built by the OpenCL runtime's compiler
+    assert jit_opencl.device()["name"] in g.compiled.compiler  # built by the OpenCL runtime's compiler
 
 
 def test_codegen_without_a_runtime_and_no_runtime_error():
@@ -238,7 +240,7 @@ import tilelang, kernels
 from tilelang import _ffi
 from tilelang.errors import TileLangUnsupportedError
 f = kernels.softmax(64, 128, 8)
-src = _ffi.codegen_opencl(f)
+src = _ffi.codegen(f, "opencl", {})
 assert "__kernel" in src and "barrier(CLK_LOCAL_MEM_FENCE" in src, src
 try:
     tilelang.compile(f, target="opencl")
@@ -318,9 +320,24 @@ def test_unsupported_dtypes():
 
 
 def test_unknown_execution_backend():
-    with pytest.raises(TileLangUnsupportedError, match="execution_backend 'emulator' is not available for target "
+    with pytest.raises(TileLangUnsupportedError, match="execution_backend 'nvrtc' is not available for target "
                                                        "'opencl'"):
-        ocl(kernels.softmax(16, 64, 8), execution_backend="emulator")
+        ocl(kernels.softmax(16, 64, 8), execution_backend="nvrtc")
+
+
+def test_emulator_runs_the_opencl_lowering():
+    """The OpenCL lowering is thread-level IR without mma / cp.async / shuffles: the emulator runs it (lane by
+    lane, with race checks), which catches what PoCL's sequential work-items would hide."""
+    from tilelang.errors import TileLangEmulationError
+
+    rng = _rng()
+    f = _row_sum_kernel(8, 128)
+    x = randn(rng, (8, 128))
+    y = np.zeros_like(x)
+    ocl(f, execution_backend="emulator")(x, y)
+    np.testing.assert_allclose(y, np.broadcast_to(f64(x).sum(1, keepdims=True), y.shape), rtol=1e-5, atol=1e-4)
+    with pytest.raises(TileLangEmulationError, match="race"):
+        ocl(f, execution_backend="emulator", pass_configs={"tl.disable_barrier_insertion": True})(x, y)
 
 
 def test_autotune_on_opencl(tmp_path, monkeypatch, capsys):
@@ -350,7 +367,7 @@ def test_profiler_lower_trace_and_disk_cache(tmp_path, monkeypatch):
     k = ocl(f)
     ms = k.get_profiler().do_bench(n_warmup=2, n_repeat=5)
     assert 0 < ms < 1e4
-    assert k._mod.last_kernel_ms > 0  # OpenCL profiling events
+    assert k._mod.last_launch_ms > 0  # OpenCL profiling events
     def softmax_ref(x, y):
         e = np.exp(f64(x) - f64(x).max(1, keepdims=True))
         return e / e.sum(1, keepdims=True)

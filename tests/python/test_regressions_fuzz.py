@@ -36,8 +36,8 @@ junk = [_ffi.var("i", "int32") for _ in range(int(sys.argv[2]))]
 import kernels as K
 out = {}
 for name, f in K.all_kernels() + [("axpb", K.axpb())]:
-    out[name + ":cpu"] = _ffi.codegen_cpu(f)
-    out[name + ":cuda sm_80"] = _ffi.codegen_cuda(f, "cuda -arch=sm_80")
+    out[name + ":cpu"] = _ffi.codegen(f, "cpu")
+    out[name + ":cuda sm_80"] = _ffi.codegen(f, "cuda -arch=sm_80")
 print(json.dumps(out))
 """
 
@@ -119,7 +119,7 @@ def test_lossy_scalar_abi_cuda_packing():
     for dtype, value in _EXACT:
         k = tilelang.compile(_store_scalar(dtype), target="cuda -arch=sm_80", execution_backend="emulator")
         args = [kernel_mod._to_arg(np.zeros(1, _np(dtype)), k.func, 0)[0], kernel_mod._to_arg(value, k.func, 1)[0]]
-        slots = k._mod.pack_args(args)
+        slots = k.compiled.pack_args(args)
         assert len(slots) == 16
         want = np.array([value]).astype(_np(dtype)).tobytes()
         assert slots[8:8 + len(want)] == want and slots[8 + len(want):] == bytes(8 - len(want)), (dtype, slots.hex())

@@ -24,7 +24,8 @@ def _small_matmul():
 # ---------------------------------------------------------------------------------------------------
 def test_lower_trace_writes_every_pass(tmp_path):
     func = _small_matmul()
-    records = tilelang._ffi.lower_cpu_trace(func)
+    compiled = tilelang._ffi.compile(func, "cpu", {}, "", True, "", False, True)
+    records = [(name, tilelang._ffi.print_func(ir), ms, ch) for name, ir, ms, ch in compiled.trace]
     assert len(records) >= 2
     trace = ir_lower_trace(func, target="cpu", out_dir=str(tmp_path))
     assert [p.name for p in trace.passes] == [r[0] for r in records]
@@ -88,10 +89,14 @@ def test_lower_trace_env_var_hook(tmp_path, monkeypatch):
 
 
 def test_lower_trace_env_hook_records_a_failure(tmp_path, monkeypatch):
-    def failing_trace(func):
-        raise TileLangCompileError("pass X rejected the program")
+    real_compile = tilelang._ffi.compile
 
-    monkeypatch.setattr(tilelang._ffi, "lower_cpu_trace", failing_trace)
+    def failing_traced_compile(func, target, cfg, inc, use_cache, cache_dir, build, trace=False):
+        if trace:
+            raise TileLangCompileError("pass X rejected the program")
+        return real_compile(func, target, cfg, inc, use_cache, cache_dir, build, trace)
+
+    monkeypatch.setattr(tilelang._ffi, "compile", failing_traced_compile)
     monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path))
     kernel = tilelang.compile(K.elementwise_add(block=64), target="cpu")  # the compile itself goes on
     assert kernel.get_kernel_source()
@@ -100,24 +105,27 @@ def test_lower_trace_env_hook_records_a_failure(tmp_path, monkeypatch):
     assert (tmp_path / out / "00_input.txt").exists()
 
 
-def test_lower_trace_is_looked_up_by_target_kind(tmp_path, monkeypatch):
+def test_lower_trace_is_looked_up_in_the_backend_registry():
     func = _small_matmul()
-    # a target without a trace function: a clear error naming what is missing and what is available
-    monkeypatch.delattr(tilelang._ffi, "lower_metal_trace", raising=False)
-    with pytest.raises(TileLangUnsupportedError, match=r"lower_metal_trace.*available for: .*cpu"):
-        ir_lower_trace(func, target="metal")
-    # a target that registers lower_<kind>_trace (same record shape) and codegen_<kind> is traced as-is
-    cpu_records = tilelang._ffi.lower_cpu_trace(func)
-    monkeypatch.setattr(tilelang._ffi, "lower_hip_trace", lambda f: cpu_records, raising=False)
-    monkeypatch.setattr(tilelang._ffi, "codegen_hip", lambda f: "// hip source\n", raising=False)
-    trace = ir_lower_trace(func, target="hip", out_dir=str(tmp_path))
-    assert trace.kind == "hip" and len(trace.passes) == len(cpu_records)
-    assert (tmp_path / "final_source.hip").read_text() == "// hip source\n"
-    # without a code generator yet, the pass dumps are still written
-    monkeypatch.delattr(tilelang._ffi, "codegen_hip")
-    trace = ir_lower_trace(func, target="hip", out_dir=str(tmp_path / "nocg"))
-    assert trace.final_source is None and not (tmp_path / "nocg" / "final_source.hip").exists()
-    assert (tmp_path / "nocg" / "index.html").exists()
+    assert set(tilelang.tools.available_targets()) >= {"cpu", "cuda"}
+    # a target kind without a backend: a clear error naming what is available
+    if "metal" not in tilelang.tools.available_targets():
+        with pytest.raises(TileLangUnsupportedError, match=r"'metal'.*available for: .*cpu"):
+            ir_lower_trace(func, target="metal")
+
+
+def test_lower_trace_shows_the_kernel_that_was_built(tmp_path, monkeypatch):
+    """The JIT writes the trace of its own compile: the named arch and the pass configs change the
+    lowering, and the trace's final source is the kernel's source byte for byte."""
+    monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path))
+    func = K.matmul(128, 128, 64, 64, 64, 32, num_stages=2)
+    plain = tilelang.compile(func, target="cuda -arch=sm_86", execution_backend="emulator")
+    sync = tilelang.compile(func, target="cuda -arch=sm_86", execution_backend="emulator",
+                            pass_configs={"tl.disable_async_copy": True})
+    assert "cp.async" in plain.get_kernel_source() or "cp_async" in plain.get_kernel_source()
+    assert plain.get_kernel_source() != sync.get_kernel_source()
+    sources = sorted((d / "final_source.cu").read_text() for d in tmp_path.iterdir())
+    assert sources == sorted([plain.get_kernel_source(), sync.get_kernel_source()])
 
 
 # ---------------------------------------------------------------------------------------------------

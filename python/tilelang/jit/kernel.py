@@ -9,8 +9,6 @@ from ..errors import TileLangArgumentError, TileLangUnsupportedError
 from . import target as _target
 
 _INCLUDE_DIR = None
-# What an OpenCL kernel shares with a CUDA one (the same thread-level lowering).
-_OPENCL_ARTIFACTS = ("a shared-memory report", "thread-level IR", "lowering choices", "layouts")
 
 
 def include_dir():
@@ -140,88 +138,80 @@ def _np_dtype(name):
 
 
 class JITKernel:
-    """A compiled kernel: call it with tensors; with out_idx, the outputs are allocated and returned."""
+    """A compiled kernel: call it with tensors; with out_idx, the outputs are allocated and returned.
+
+    Every target goes through the one compile entry point (``_ffi.compile``, src/target/backend.h)
+    and its backend's module loader; what differs between targets lives in the backend registry."""
 
     def __init__(self, func, out_idx=None, target="cpu", execution_backend=None, pass_configs=None, verbose=False):
         self.func = func
-        self.kind, self.target_opts = _target.normalize(target)
-        self.target = target
+        requested = _target.Target(target)
+        self.kind = requested.kind
+        self.target_opts = {"arch": requested.arch} if requested.arch_given else {}
         self.pass_configs = dict(pass_configs or {})
         self.out_idx = _normalize_out_idx(out_idx, func)
-        self._written = list(_ffi.written_params(func))
-        # --- TL_LOWER_TRACE=<dir>: dump the IR after every pass (see tilelang/tools/lower_trace.py) ---
-        if os.environ.get("TL_LOWER_TRACE"):
-            from ..tools.lower_trace import trace_from_env
-
-            # the trace shows the kernel built here: the same target (the device's arch included) and configs
-            trace_from_env(func, self._cuda_spec(execution_backend) if self.kind == "cuda" else target,
-                           self.pass_configs)
-        # ---
-        use_cache = not os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
-        cache_dir = os.environ.get("TILELANG_CACHE_DIR", "")
-        if self.kind == "cpu":
-            if execution_backend not in (None, "auto", "cpp", "native"):
-                raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
-                                               "'cpu' (use 'auto')")
-            self.execution_backend = "native"
-            self._mod = _ffi.build_cpu(func, include_dir(), use_cache, cache_dir,
-                                       self.pass_configs.get("cpu.compile_flags", ""))
-        elif self.kind == "cuda":
-            if execution_backend not in (None, "auto", "cuda", "nvrtc", "cython", "ctypes", "tvm_ffi", "emulator"):
-                raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
-                                               "'cuda'; use 'auto' (a GPU through the CUDA driver) or 'emulator' "
-                                               "(the CPU, lane by lane)")
-            self.execution_backend = "emulator" if execution_backend == "emulator" else "cuda"
-            spec = self._cuda_spec(execution_backend)
-            cfg = {k: str(v) for k, v in self.pass_configs.items()}
-            self._mod = _ffi.build_cuda(func, spec, include_dir(), use_cache, cache_dir, cfg,
-                                        self.execution_backend == "cuda")
-            self.warnings = list(self._mod.warnings)
-            self.last_lane_ops = 0
-            if self.warnings:
-                import warnings as _warnings
-
-                from ..errors import TileLangPerformanceWarning
-
-                for w in self.warnings:
-                    _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
-        elif self.kind == "opencl":  # --- OpenCL backend (jit/opencl.py) ---
-            from . import opencl as _opencl
-
-            self.execution_backend = "opencl"
-            self._mod = _opencl.build(func, execution_backend, use_cache, cache_dir, self.pass_configs)
-            self.warnings = list(self._mod.warnings)
+        header_dir, self.fragment_kinds, names, emulatable = _ffi.backend_info(self.kind)
+        if execution_backend == "emulator":
+            if not emulatable:
+                raise TileLangUnsupportedError(f"execution_backend 'emulator' runs GPU kernels; target '{self.kind}' "
+                                               f"is not one (use {names[0]!r})")
+            self.execution_backend = "emulator"
+        elif execution_backend in (None, "auto") or execution_backend in names:
+            self.execution_backend = names[0]
         else:
-            raise TileLangUnsupportedError(
-                f"target '{self.kind}': code generation for this target is not implemented yet in TileLang-C++; "
-                "use target='cpu' or target='cuda'")
-        if verbose:
-            if self.kind in ("cuda", "opencl"):
-                print("\n".join(self._mod.choices))
-                print(self._mod.smem_report)
-            print(self.get_kernel_source())
+            accepted = ["auto"] + [n for n in names if n != "auto"] + (["emulator"] if emulatable else [])
+            raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
+                                           f"'{self.kind}'; use one of {accepted}")
+        will_run = self.execution_backend != "emulator"
+        # the target the kernel is built for: e.g. the GPU's arch when none is named and a GPU runs it
+        self.target = _target.Target(_ffi.resolve_target(str(requested), will_run))
+        cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in self.pass_configs.items()}
+        trace_dir = os.environ.get("TL_LOWER_TRACE", "")
+        from ..tools.lower_trace import trace_from_env
 
-    def _cuda_spec(self, execution_backend):
-        """The CUDA target this kernel is built for: the named arch, else the GPU's when one runs it."""
-        arch = self.target_opts.get("arch")
-        if arch is None and execution_backend != "emulator" and _ffi.cuda_driver_available():
-            arch = _ffi.cuda_device_arch(0)
-        return f"cuda -arch={arch}" if arch else "cuda"
+        self._compiled = trace_from_env(func, self.target, cfg, build_binary=will_run) if trace_dir else None
+        if self._compiled is None:
+            self._compiled = _ffi.compile(func, str(self.target), cfg, include_dir(), True, "", will_run)
+        self._written = list(self._compiled.written)
+        # the runtime module: loaded now for a CPU library, on first launch for devices
+        self._mod = _ffi.load_module(self._compiled) if will_run else None
+        self.warnings = list(self._compiled.warnings)
+        self.last_lane_ops = 0
+        if self.warnings:
+            import warnings as _warnings
+
+            from ..errors import TileLangPerformanceWarning
+
+            for w in self.warnings:
+                _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
+        if verbose:
+            if self._compiled.choices or self._compiled.smem_report:
+                print("\n".join(self._compiled.choices))
+                print(self._compiled.smem_report)
+            print(self.get_kernel_source())
 
     @property
     def from_cache(self):
-        return self._mod.from_cache
+        return self._compiled.from_cache
+
+    @property
+    def compiled(self):
+        """What the compiler produced: lowered IR, source, binary (bytes), info, launch description."""
+        return self._compiled
 
     def get_kernel_source(self):
-        return self._mod.source
+        return self._compiled.source
 
-    # ---- CUDA artifacts ----------------------------------------------------------------------
+    # ---- GPU artifacts -----------------------------------------------------------------------
     def _cuda(self, what):
-        if self.kind == "opencl" and what in _OPENCL_ARTIFACTS:  # OpenCL shares the GPU lowering's artifacts
-            return self._mod
         if self.kind != "cuda":
             raise TileLangUnsupportedError(f"{what} exists only for target 'cuda' (this kernel is for '{self.kind}')")
-        return self._mod
+        return self._compiled
+
+    def _gpu(self, what):
+        if not _ffi.backend_info(self.kind)[3]:
+            raise TileLangUnsupportedError(f"{what} exists only for GPU targets (this kernel is for '{self.kind}')")
+        return self._compiled
 
     def get_ptx(self):
         """The PTX of the kernel (empty when built for the emulator only)."""
@@ -233,7 +223,7 @@ class JITKernel:
 
     def get_shared_memory_report(self):
         """Per-buffer shared-memory footprint (buffer, shape, dtype, stages, bytes, offset) against the limit."""
-        return self._cuda("a shared-memory report").smem_report
+        return self._gpu("a shared-memory report").smem_report
 
     def get_source_map(self):
         """[(dsl_file, dsl_line, first, last)]: the 1-based lines of get_kernel_source() that each tile op
@@ -241,7 +231,7 @@ class JITKernel:
         import os.path as osp
         import re
 
-        spans = {op: (f, line) for op, f, line, _ in _ffi.tile_op_spans(self._cuda("source map").lowered)}
+        spans = {op: (f, line) for op, f, line, _ in _ffi.tile_op_spans(self._gpu("source map").lowered)}
         out, open_ = [], {}
         for i, text in enumerate(self.get_kernel_source().splitlines(), 1):
             m = re.match(r"\s*// (end )?tile op (\d+)$", text)
@@ -257,17 +247,17 @@ class JITKernel:
 
     def get_lowered_ir(self):
         """The thread-level IR the CUDA code generator printed (and the emulator executes)."""
-        return _ffi.print_func(self._cuda("thread-level IR").lowered)
+        return _ffi.print_func(self._gpu("thread-level IR").lowered)
 
     @property
     def choices(self):
         """Every lowering decision (copy paths, pipelines, gemm instruction and warp split, loop
         partitions, vector widths, reduction strategy), one line each with its source location."""
-        return list(self._cuda("lowering choices").choices)
+        return list(self._gpu("lowering choices").choices)
 
     @property
     def layouts(self):
-        return dict(self._cuda("layouts").layouts)
+        return dict(self._gpu("layouts").layouts)
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -280,7 +270,7 @@ class JITKernel:
                                             f"(outputs {self.out_idx} are allocated for you), got {len(args)}")
             in_idx = [i for i in range(n) if i not in self.out_idx]
             descs = [_to_arg(a, self.func, i)[0] for i, a in zip(in_idx, args)]
-            shapes = self._mod.output_shapes(descs, self.out_idx)
+            shapes = self._compiled.output_shapes(descs, self.out_idx)
             like_torch = next((a for a in args if type(a).__module__.startswith("torch")), None)
             outs = []
             for idx, shape in zip(self.out_idx, shapes):
@@ -301,11 +291,9 @@ class JITKernel:
             outs = []
         keep = [_to_arg(a, self.func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
-        if self.kind in ("cpu", "opencl"):
-            self._mod.launch(descs)
-        elif self.execution_backend == "emulator":
+        if self.execution_backend == "emulator":
             cfg = self.pass_configs
-            reports, total, lane_ops = self._mod.emulate(descs, bool(cfg.get("emulator.check_races", True)),
+            reports, total, lane_ops = self._compiled.emulate(descs, bool(cfg.get("emulator.check_races", True)),
                                                          bool(cfg.get("emulator.check_uninit", True)))
             self.last_lane_ops = lane_ops
             if reports:
@@ -318,7 +306,7 @@ class JITKernel:
                 err.reports = tuple(reports)
                 raise err
         else:
-            stream = 0
+            stream = 0  # the backend's default queue
             like_torch = next((a for a in full if type(a).__module__.startswith("torch")), None)
             if like_torch is not None and like_torch.is_cuda:
                 import torch

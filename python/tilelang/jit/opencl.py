@@ -1,18 +1,7 @@
-"""The OpenCL backend's part of JITKernel: build through the OpenCL runtime (loaded on first use, so
-importing tilelang never needs it) and the checks that belong to the call."""
+"""The OpenCL runtime's device, for users and tests (compiling and launching go through the backend
+registry like every target; the runtime is loaded on first use, so importing tilelang never needs it)."""
 from .. import _ffi
 from ..errors import TileLangUnsupportedError
-
-
-def build(func, execution_backend, use_cache, cache_dir, pass_configs):
-    """The OpenCLModule of ``func``: lowered, generated, built for the runtime's device (cached on disk)."""
-    if execution_backend not in (None, "auto", "opencl"):
-        raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
-                                       "'opencl' (use 'auto': the OpenCL runtime's device)")
-    if not _ffi.opencl_available():
-        raise TileLangUnsupportedError(f"target 'opencl': {_ffi.opencl_unavailable_reason()}")
-    cfg = {k: str(v) for k, v in pass_configs.items()}
-    return _ffi.build_opencl(func, use_cache, cache_dir, cfg, True)
 
 
 def device():

@@ -13,6 +13,9 @@ class Target:
         if isinstance(target, Target):
             self._t = target._t
             return
+        if isinstance(target, _ffi.Target):
+            self._t = target
+            return
         if target is None or target == "auto":
             target = "cuda" if _cuda_device_present() else "cpu"
         if isinstance(target, dict):

@@ -417,10 +417,10 @@ def kernel_info(kernel):
     """The compiled kernel's facts as JSON-able data (CUDA only has choices, layouts and resources)."""
     info = {"kind": kernel.kind, "from_cache": bool(kernel.from_cache)}
     if kernel.kind == "cuda":
-        mod = kernel._mod
+        mod = kernel.compiled
         info.update(choices=list(kernel.choices), layouts=dict(kernel.layouts), warnings=list(kernel.warnings),
                     resources=dict(kernel.get_resource_usage()), smem_report=kernel.get_shared_memory_report(),
-                    smem_bytes=int(mod.smem_bytes), threads=int(mod.threads), arch=mod.arch,
+                    smem_bytes=int(mod.smem_bytes), threads=int(mod.threads), arch=mod.target.arch,
                     compiler=mod.compiler)
         # the generated lines of each tile op, keyed "file:line" like the choices
         src = kernel.get_kernel_source().splitlines()

@@ -18,7 +18,6 @@ from .supply import DEFAULT_DYNAMIC_SIZE, ParamSpec, TensorSupplyType, make_tens
 
 __all__ = ["Profiler", "TensorSupplyType", "do_bench"]
 
-_GPU_KINDS = ("cuda", "hip")
 
 
 def _to_numpy(x):
@@ -78,8 +77,10 @@ def _choose_backend(backend, on_gpu):
 
 
 def _runs_on_gpu(kernel):
-    """CUDA/HIP kernels run on a GPU, except those built for the emulator (NumPy in, wall clock)."""
-    return kernel.kind in _GPU_KINDS and getattr(kernel, "execution_backend", "") != "emulator"
+    """Whether the kernel's runtime module lives on a device (the backend registry says; a kernel built
+    for the emulator has none: NumPy in, wall clock)."""
+    mod = getattr(kernel, "_mod", None)
+    return mod is not None and mod.device != "cpu"
 
 
 class Profiler:
@@ -163,13 +164,16 @@ class Profiler:
         else:
             def call():
                 return target(*args)
-        if func is None and getattr(self.kernel, "kind", "") == "opencl" and backend in ("auto", "event"):
-            # OpenCL profiling events: the kernel's device time, without the host<->device copies
-            from .bench import bench_device_timer
+        mod = getattr(self.kernel, "_mod", None)
+        if func is None and mod is not None and backend in ("auto", "event") and not _runs_on_gpu(self.kernel):
+            call()
+            if mod.last_launch_ms >= 0:
+                # the runtime measures its launches itself (OpenCL profiling events): the kernel's device
+                # time, without the host<->device copies
+                from .bench import bench_device_timer
 
-            mod = self.kernel._mod
-            return bench_device_timer(call, lambda: mod.last_kernel_ms, warmup, rep, n_warmup, n_repeat,
-                                      return_mode, quantiles)
+                return bench_device_timer(call, lambda: mod.last_launch_ms, warmup, rep, n_warmup, n_repeat,
+                                          return_mode, quantiles)
         backend = _choose_backend(backend, _runs_on_gpu(self.kernel))
         return do_bench(call, warmup, rep, n_warmup, n_repeat, backend, quantiles, return_mode)
 

@@ -1,10 +1,10 @@
 """The lower trace: the IR after every pass of a target's pipeline, how long each pass took, the final
 source, and a self-contained HTML page with each pass's diff against the IR before it.
 
-A target contributes two functions of the C++ core, looked up by the target's kind:
-``_ffi.lower_<kind>_trace(func)`` -> [(pass name, IR text after the pass, ms, changed), ...] and
-``_ffi.codegen_<kind>(func)`` -> source text. A target without a trace function raises
-TileLangUnsupportedError; one without a code generator still gets its pass dumps.
+The trace comes from the one compile entry point (``_ffi.compile(..., trace=True)``), the same call the
+JIT makes: with TL_LOWER_TRACE set, the JIT compiles once with the trace on and writes it, so the trace
+always shows the kernel that was built (its target, the device's arch, its pass configs). Every
+registered backend (``_ffi.backend_kinds()``) has one.
 """
 import difflib
 import hashlib
@@ -140,19 +140,22 @@ def _write(path, text):
         f.write(text)
 
 
-def trace_functions(kind):
-    """(trace function, code generator or None) of the C++ core for a target kind."""
-    trace = getattr(_ffi, f"lower_{kind}_trace", None)
-    if trace is None:
-        raise TileLangUnsupportedError(
-            f"target '{kind}' has no lower trace in this build (no _ffi.lower_{kind}_trace); the lower trace is "
-            f"available for: {', '.join(available_targets()) or 'none'}")
-    return trace, getattr(_ffi, f"codegen_{kind}", None)
-
-
 def available_targets():
-    """Target kinds whose pipeline can be traced in this build."""
-    return [k for k in ("cpu", "cuda", "hip", "metal", "opencl", "webgpu") if hasattr(_ffi, f"lower_{k}_trace")]
+    """Target kinds whose pipeline can be traced in this build: every registered backend."""
+    return list(_ffi.backend_kinds())
+
+
+def _config_strings(pass_configs):
+    from ..transform import normalize_pass_configs
+
+    return {k: ("1" if v is True else "0" if v is False else str(v))
+            for k, v in normalize_pass_configs(pass_configs).items()}
+
+
+def _trace_of(func, compiled):
+    passes = [PassRecord(i + 1, name, _ffi.print_func(ir), ms, changed)
+              for i, (name, ir, ms, changed) in enumerate(compiled.trace)]
+    return LowerTrace(func.name, compiled.target.kind, _ffi.print_func(func), passes, compiled.source)
 
 
 def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
@@ -161,48 +164,39 @@ def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
     index.html (each pass's diff against the IR before it)."""
     if not isinstance(func, _ffi.PrimFunc):
         raise TileLangTypeError(f"ir_lower_trace expects a @T.prim_func, got {type(func).__name__}")
-    kind, opts = _target.normalize(target)
-    trace_fn, codegen = trace_functions(kind)
-    from ..transform import normalize_pass_configs
-
-    cfg = {k: ("1" if v is True else "0" if v is False else str(v))
-           for k, v in normalize_pass_configs(pass_configs).items()}
-    if kind == "cuda":  # the architecture and the pass configs change the lowering
-        spec = f"cuda -arch={opts['arch']}" if "arch" in opts else "cuda"
-        records = trace_fn(func, spec, cfg)
-        source = codegen(func, spec, cfg)
-    elif kind == "opencl":  # the pass configs change the lowering (e.g. tl.disable_barrier_insertion)
-        records = trace_fn(func, cfg)
-        source = codegen(func, cfg)
-    else:
-        records = trace_fn(func)
-        source = codegen(func) if codegen is not None else None
-    passes = [PassRecord(i + 1, *r) for i, r in enumerate(records)]
-    trace = LowerTrace(func.name, kind, _ffi.print_func(func), passes, source)
+    t = _target.Target(target)
+    if t.kind not in available_targets():
+        raise TileLangUnsupportedError(f"target '{t.kind}' has no backend in this build; the lower trace is available "
+                                       f"for: {', '.join(available_targets())}")
+    compiled = _ffi.compile(func, str(t), _config_strings(pass_configs), "", True, "", False, True)
+    trace = _trace_of(func, compiled)
     if out_dir is not None:
         trace.write(out_dir)
     return trace
 
 
-def trace_from_env(func, target, pass_configs=None):
-    """The TL_LOWER_TRACE hook of JITKernel: when the variable names a directory, writes the trace of this
-    kernel to <dir>/<func name>_<target>_<hash of the input IR>/. A failure to trace (unsupported target, a
-    program the compiler rejects) is written to error.txt there and does not stop the compilation, which
-    reports the error itself."""
+def trace_from_env(func, target, pass_configs=None, build_binary=True):
+    """The TL_LOWER_TRACE hook of JITKernel: compiles ``func`` (the JIT's compile, with the trace on) and,
+    when the variable names a directory, writes the trace to <dir>/<func name>_<kind>_<hash of the input
+    IR, target and configs>/. Returns the compiled kernel, or None when the compile failed: the failure is written to
+    error.txt there and the JIT then compiles again to raise its own error. ``pass_configs`` are strings."""
     root = os.environ.get("TL_LOWER_TRACE", "")
     if not root:
         return None
-    try:
-        kind, _ = _target.normalize(target)
-    except Exception:  # the kernel's own target check reports it
-        return None
+    from ..jit.kernel import include_dir
+
+    t = _target.Target(target)
     text = _ffi.print_func(func)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    out = os.path.join(root, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', func.name)}_{kind}_{digest}")
+    # one directory per (input IR, target, configs): each differently built kernel keeps its trace
+    key = text + "\n" + str(t) + "\n" + repr(sorted((pass_configs or {}).items()))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+    out = os.path.join(root, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', func.name)}_{t.kind}_{digest}")
     try:
-        return ir_lower_trace(func, target=target, out_dir=out, pass_configs=pass_configs)
+        compiled = _ffi.compile(func, str(t), dict(pass_configs or {}), include_dir(), True, "", build_binary, True)
     except Exception as e:  # noqa: BLE001 -- recorded for the user, then the compile raises its own error
         os.makedirs(out, exist_ok=True)
         _write(os.path.join(out, "00_input.txt"), text)
         _write(os.path.join(out, "error.txt"), f"{type(e).__name__}: {e}\n")
         return None
+    _trace_of(func, compiled).write(out)
+    return compiled

@@ -17,7 +17,7 @@ def _emu(func, **kw):
 
 
 def _trace(func, target="cuda -arch=sm_80"):
-    return {name: ir for name, ir, _, _ in _ffi.lower_cuda_trace(func, target)}
+    return {name: _ffi.print_func(ir) for name, ir in _ffi.lower_trace_funcs(func, target)}
 
 
 def test_same_named_shared_buffers_get_distinct_offsets():

@@ -1,0 +1,143 @@
+// The disk cache shared by every backend: content hashes, bounded reads of cache files, atomic
+// publication, and the one environment policy (TILELANG_CACHE_DIR, TILELANG_DISABLE_CACHE).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "runtime/cache_util.h"
+#include "support/error.h"
+#include "support/subprocess.h"
+
+namespace tl {
+namespace cache_util {
+
+uint64_t Fnv(const std::string& s, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+std::string HashHex(const std::string& s) { return Hex(Fnv(s, 0)) + Hex(Fnv(s, 0x5bd1e995)); }
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max_bytes) return false;
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat fst;
+  bool ok = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev;
+  std::string data;
+  if (ok) {
+    data.resize(static_cast<size_t>(fst.st_size));
+    size_t got = 0;
+    while (got < data.size()) {
+      ssize_t r = read(fd, &data[got], data.size() - got);
+      if (r <= 0) break;
+      got += static_cast<size_t>(r);
+    }
+    ok = got == data.size();
+  }
+  close(fd);
+  if (ok) *out = std::move(data);
+  return ok;
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << data;
+  if (!out) throw UserError(ErrorKind::kCompile, "cannot write " + path);
+}
+void MakeDirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    mkdir(cur.c_str(), 0755);
+  }
+}
+
+
+std::string CompilerCommand(const CompileOptions& opt) {
+  if (!opt.cxx.empty()) return opt.cxx;
+  const char* e = std::getenv("CXX");
+  return e && *e ? e : "g++";
+}
+
+std::string CompilerVersion(const std::string& cxx) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(cxx);
+  if (it != cache.end()) return it->second;
+  std::string out;
+  RunCommand(cxx + " --version", &out);
+  return cache[cxx] = out.substr(0, out.find('\n'));
+}
+
+std::string CacheDir(const CompileOptions& opt) {
+  if (!opt.cache_dir.empty()) return opt.cache_dir;
+  if (const char* d = std::getenv("TILELANG_CACHE_DIR")) return d;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/tilelang-cpp";
+}
+
+bool CacheDisabled(const CompileOptions& opt) {
+  const char* d = std::getenv("TILELANG_DISABLE_CACHE");
+  return !opt.use_cache || (d && *d && std::string(d) != "0");
+}
+
+std::string EntryMeta(const std::string& bytes, const std::string& key) {
+  return std::to_string(bytes.size()) + " " + HashHex(bytes) + " " + key + "\n";
+}
+
+bool EntryValid(const std::string& dir, const std::string& file, const std::string& key, size_t max_bytes) {
+  std::string meta, bytes;
+  if (!ReadCacheFile(dir + "/kernel.meta", kMaxMetaBytes, &meta) || !ReadCacheFile(dir + "/" + file, max_bytes, &bytes))
+    return false;
+  return meta == EntryMeta(bytes, key);
+}
+
+std::string UniqueSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  return std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd());
+}
+
+void AtomicWrite(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp-" + UniqueSuffix();
+  WriteFile(tmp, data);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UserError(ErrorKind::kCompile, "cannot move " + tmp + " into the kernel cache");
+  }
+}
+
+}  // namespace cache_util
+}  // namespace tl

@@ -1,0 +1,75 @@
+// LaunchSpec: everything a runtime module needs to check arguments and launch a compiled kernel,
+// without the IR. The compiler derives it from the function (target/launch_spec_builder.cc); the
+// runtime only evaluates it. Shapes and grid extents that depend on symbolic dimensions are small
+// integer programs over the symbols' values, precomputed at compile time.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "runtime/module.h"
+
+namespace tl {
+
+/// An integer expression over the symbolic dimensions, as a postfix program.
+struct IntProgram {
+  enum Op : uint8_t {
+    kConst, kSym,                                              // push a value
+    kAdd, kSub, kMul, kDiv, kMod, kFloorDiv, kFloorMod, kMin, kMax, kXor,  // pop two, push one
+    kEQ, kNE, kLT, kLE, kGT, kGE, kAnd, kOr,
+    kNot,                                                      // pop one
+    kSelect                                                    // pop cond, then, else
+  };
+  struct Instr {
+    Op op;
+    int64_t value;  // the constant (kConst) or the symbol's index (kSym)
+  };
+  std::vector<Instr> code;
+  std::string text;        // the expression as the user wrote it, for messages
+  bool computable = true;  // false: it depends on something no argument shape binds (a scalar)
+
+  /// The value for the given symbol values; false when not computable or on a division by zero.
+  bool Eval(const std::vector<int64_t>& syms, int64_t* out) const;
+  /// kSym with this index when the program is a lone symbol, else -1.
+  int LoneSymbol() const { return code.size() == 1 && code[0].op == kSym ? static_cast<int>(code[0].value) : -1; }
+};
+
+struct ParamSpec {
+  std::string name;
+  bool is_tensor = false;
+  DataType dtype;                 // element type (tensor) or the scalar's type
+  std::vector<IntProgram> shape;  // tensors only
+  bool written = false;           // the kernel may write it
+};
+
+struct SymbolSpec {
+  std::string name;
+  DataType dtype;
+};
+
+struct LaunchSpec {
+  std::string func_name;    // the kernel as the user named it (messages)
+  std::string entry;        // the symbol to launch ("tl_entry" on the CPU, the __global__ name on GPUs)
+  std::vector<ParamSpec> params;
+  std::vector<SymbolSpec> syms;  // the symbolic dims, in the order the kernel takes their values
+  std::vector<IntProgram> grid;  // blocks per dimension (GPU kinds), up to 3
+  int64_t threads = 0;           // threads per block (GPU kinds)
+  int64_t dynamic_smem = 0;      // bytes of dynamic shared / local memory per block
+
+  /// Checks every argument against the signature (dtype, rank, shape, device, strides), binding
+  /// the symbols; throws UserError(kArgument) naming the parameter. `device`: "cpu", "cuda", "any"
+  /// or another device type the backend runs on. Parameters in `skip` (outputs still to be
+  /// allocated) take no argument. Returns the symbols' values.
+  std::vector<int64_t> Check(const std::vector<TensorArg>& args, const std::vector<int>& skip,
+                             const std::string& device) const;
+  /// Shapes of parameters `out_idx` once the other arguments bind the symbols.
+  std::vector<std::vector<int64_t>> OutputShapes(const std::vector<TensorArg>& inputs,
+                                                 const std::vector<int>& out_idx) const;
+  /// Blocks per dimension (three) for the symbols' values.
+  std::vector<int64_t> Grid(const std::vector<int64_t>& sym_values) const;
+  /// The argument label of messages: "argument 3 ('beta') of kernel 'axpb'".
+  std::string Label(size_t i) const;
+};
+
+}  // namespace tl

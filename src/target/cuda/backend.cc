@@ -1,0 +1,109 @@
+// The CUDA backend: LowerForCUDA, CodegenCUDA, NVRTC (or nvcc) with the disk cache, and the
+// driver-based loader (runtime/cuda_module.h). Its lowered IR is thread-level, so the emulator
+// runs it too.
+#include "ir/printer.h"
+#include "runtime/cache_util.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_module.h"
+#include "support/error.h"
+#include "target/backend.h"
+#include "target/cuda/codegen_cuda.h"
+#include "target/cuda/nvrtc.h"
+#include "transform/lower_cuda.h"
+
+namespace tl {
+namespace {
+using namespace cache_util;
+
+CudaLowerOptions LowerOptions(const PassConfig& pc) {
+  CudaLowerOptions o;
+  o.disable_barriers = pc.disable_barrier_insertion;
+  o.disable_cp_async = pc.disable_async_copy;
+  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
+  return o;
+}
+
+void Report(const cuda::CompileResult& c, CompileInfo* info) {
+  info->resources = {{"registers", c.registers},         {"shared_bytes", info->smem_bytes},
+                     {"static_shared_bytes", c.shared_bytes}, {"spill_stores", c.spill_stores},
+                     {"spill_loads", c.spill_loads},     {"stack_bytes", c.stack_bytes}};
+  info->compiler = c.compiler;
+  info->build_log = c.log;
+}
+
+// NVRTC through the disk cache: an entry holds the cubin, the PTX, the compiler's log and name,
+// and kernel.meta binding them to the key (source, arch, toolchain, device header).
+Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
+  CudaTarget target = ParseCudaTarget(k.target.str());
+  std::string header;
+  ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
+  CompileOptions co;
+  co.cache_dir = bo.cache_dir;
+  co.use_cache = bo.use_cache;
+  bool cache = !CacheDisabled(co);
+  std::string key = HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " + cuda::ToolchainFingerprint() +
+                            "\n--header\n" + header);
+  std::string dir = CacheDir(co) + "/cuda/" + key;
+  Artifact a;
+  a.format = "cubin";
+  cuda::CompileResult c;
+  if (cache) {
+    std::string meta;
+    const size_t kMax = size_t(256) << 20;
+    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &c.cubin) && ReadCacheFile(dir + "/kernel.ptx", kMax, &c.ptx) &&
+        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+        ReadCacheFile(dir + "/kernel.compiler", 4096, &c.compiler) &&
+        meta == std::to_string(c.cubin.size()) + " " + HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) +
+                    " " + key) {
+      cuda::ParsePtxasReport(c.log, &c);
+      Report(c, info);
+      a.binary = c.cubin;
+      a.text = c.ptx;
+      a.path = dir + "/kernel.cubin";
+      a.from_cache = true;
+      return a;
+    }
+  }
+  c = cuda::Compile(k.source, target.arch, {bo.include_dir}, {});
+  if (cache) {
+    MakeDirs(dir);
+    AtomicWrite(dir + "/kernel.cubin", c.cubin);
+    AtomicWrite(dir + "/kernel.ptx", c.ptx);
+    AtomicWrite(dir + "/kernel.log", c.log);
+    AtomicWrite(dir + "/kernel.compiler", c.compiler);
+    AtomicWrite(dir + "/kernel.meta", std::to_string(c.cubin.size()) + " " +
+                                          HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " + key);
+    a.path = dir + "/kernel.cubin";
+  }
+  Report(c, info);
+  a.binary = c.cubin;
+  a.text = c.ptx;
+  return a;
+}
+
+}  // namespace
+
+Backend CudaBackend() {
+  Backend b;
+  b.kind = "cuda";
+  b.header_dir = "cuda";
+  b.fragment_kinds = {"mma_C", "mma_rows", "striped"};
+  b.execution_backends = {"cuda", "auto", "nvrtc", "cython", "ctypes", "tvm_ffi"};
+  b.emulatable = true;
+  // With no arch named, a kernel that will run is built for the GPU that runs it.
+  b.resolve = [](const Target& t, bool will_run) {
+    if (t.arch_given || !will_run || !cuda::DriverAvailable()) return t;
+    return ParseTarget("cuda -arch=" + cuda::GetDeviceInfo(0).Arch());
+  };
+  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
+               std::vector<PassRecord>* trace) {
+    return LowerForCUDA(f, ParseCudaTarget(t.str()), LowerOptions(pc), info, trace);
+  };
+  b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch); };
+  b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
+  b.build = BuildCubin;
+  b.load = [](const CompiledKernel& k) { return LoadCudaModule(k.launch, k.artifact.binary); };
+  return b;
+}
+
+}  // namespace tl

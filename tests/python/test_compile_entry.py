@@ -1,0 +1,79 @@
+"""The one compile entry point and the backend registry (src/target/backend.h): every target compiles
+through _ffi.compile into a CompiledKernel (lowered IR, source, binary bytes, info, launch description),
+and a runtime module loads from that artifact alone."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import kernels as K
+import tilelang
+from tilelang import _ffi
+from tilelang.errors import TileLangUnsupportedError
+
+_kmod = sys.modules["tilelang.jit.kernel"]
+
+
+def _seed():
+    seed = int(os.environ.get("TL_TEST_SEED", np.random.SeedSequence().entropy % (2**31)))
+    print(f"seed {seed} (TL_TEST_SEED replays)")
+    return seed
+
+
+def test_registry_lists_the_backends_and_their_traits():
+    kinds = _ffi.backend_kinds()
+    assert "cpu" in kinds and "cuda" in kinds
+    header, fragments, names, emulatable = _ffi.backend_info("cuda")
+    assert header == "cuda" and emulatable and "mma_C" in fragments and names[0] == "cuda"
+    assert _ffi.backend_info("cpu")[3] is False
+    with pytest.raises(TileLangUnsupportedError, match=r"target 'metal'.*available targets are .*'cpu'"):
+        tilelang.compile(K.elementwise_add(), target="metal")
+
+
+def test_compiled_kernel_carries_everything_the_tools_show(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    f = K.matmul(256, 256, 128, 128, 128, 32)
+    ck = _ffi.compile(f, "cuda -arch=sm_80", {}, _kmod.include_dir(), True, "", True, True)
+    assert ck.binary_format == "cubin" and ck.binary[:4] == b"\x7fELF" and ".entry" in ck.ptx
+    assert ck.kernel_name in ck.source and ck.threads == 128 and ck.smem_bytes > 0
+    assert [name for name, *_ in ck.trace][-1] == "InsertBarriers"
+    assert _ffi.structural_equal(ck.trace[-1][1], ck.lowered)
+    assert ck.grid([]) == [2, 2, 1]
+    # the JIT holds exactly this: same source, same binary
+    k = tilelang.compile(f, target="cuda -arch=sm_80")
+    assert k.get_kernel_source() == ck.source and k.compiled.binary == ck.binary
+
+
+def test_a_cpu_module_loads_from_the_artifact_bytes_alone(tmp_path, monkeypatch):
+    """The runtime gets the binary and the launch description, nothing else: with the disk-cache file
+    gone (as on another machine), the bytes still load and run."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(_seed())
+    n = 1000
+    ck = _ffi.compile(K.elementwise_add(block=128), "cpu", {}, _kmod.include_dir(), True, "",
+                      True, False)
+    assert ck.binary_format == "so" and ck.binary[:4] == b"\x7fELF"
+    os.remove(ck.binary_path)
+    mod = _ffi.load_module(ck)
+    assert mod.device == "cpu" and mod.kernel_name == "tl_entry"
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    c = np.zeros(n, np.float32)
+    descs = [_kmod._to_arg(x, ck.func, i)[0] for i, x in enumerate((a, b, c))]
+    mod.launch(descs)
+    np.testing.assert_allclose(c, a.astype(np.float64) + b, rtol=1e-6)
+    assert os.listdir(tmp_path) != [] and not any(d.startswith("load-") for d in os.listdir(tmp_path))
+
+
+def test_execution_backend_names_come_from_the_registry():
+    with pytest.raises(TileLangUnsupportedError, match=r"'emulator' runs GPU kernels; target 'cpu'"):
+        tilelang.compile(K.elementwise_add(), target="cpu", execution_backend="emulator")
+    with pytest.raises(TileLangUnsupportedError, match=r"not available for target 'cuda'; use one of .*'emulator'"):
+        tilelang.compile(K.elementwise_add(), target="cuda", execution_backend="vulkan")
+
+
+def test_a_kernel_built_for_the_emulator_has_no_binary_to_load():
+    k = tilelang.compile(K.elementwise_add(), target="cuda", execution_backend="emulator")
+    assert k.compiled.binary_format == "" and k._mod is None
+    with pytest.raises(TileLangUnsupportedError, match="compiled without a binary"):
+        _ffi.load_module(k.compiled)
