@@ -18,7 +18,7 @@ fi
 [ -d .venv ] || python3 -m venv .venv
 . .venv/bin/activate
 pip install -q --upgrade pip
-pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib \
+pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib "ray>=2.9" \
   "pygls>=2.0" "lsprotocol>=2025.0" "pytest-lsp>=1.0" "pytest-asyncio>=0.23"
 # NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
 if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \

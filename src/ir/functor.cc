@@ -51,41 +51,11 @@ void IRVisitor::VisitRegion(const Region& r) {
   for (auto& rg : r.ranges) { VisitExpr(rg.min); VisitExpr(rg.extent); }
 }
 void IRVisitor::VisitTileOp(const StmtNode* s) {
-  switch (s->kind) {
-    case StmtKind::kCopy: {
-      auto* n = static_cast<const CopyNode*>(s);
-      VisitRegion(n->src); VisitRegion(n->dst);
-      break;
-    }
-    case StmtKind::kGemm: {
-      auto* n = static_cast<const GemmNode*>(s);
-      VisitRegion(n->A); VisitRegion(n->B); VisitRegion(n->C);
-      break;
-    }
-    case StmtKind::kFill: {
-      auto* n = static_cast<const FillNode*>(s);
-      VisitRegion(n->dst); VisitExpr(n->value);
-      break;
-    }
-    case StmtKind::kReduce: {
-      auto* n = static_cast<const ReduceNode*>(s);
-      VisitRegion(n->src); VisitRegion(n->dst);
-      break;
-    }
-    case StmtKind::kAtomicAdd: {
-      auto* n = static_cast<const AtomicAddNode*>(s);
-      VisitRegion(n->dst);
-      if (n->src) VisitRegion(*n->src);
-      if (n->value) VisitExpr(n->value);
-      break;
-    }
-    case StmtKind::kCumsum: {
-      auto* n = static_cast<const CumsumNode*>(s);
-      VisitRegion(n->src); VisitRegion(n->dst);
-      break;
-    }
-    default: break;
-  }
+  auto* op = As<TileOpNode>(s);
+  if (!op) return;
+  for (auto& [r, access] : op->Regions()) VisitRegion(*r);
+  for (auto& e : op->Exprs())
+    if (e) VisitExpr(e);
 }
 void IRVisitor::VisitStmt(const Stmt& s) {
   if (!s) return;
@@ -246,50 +216,20 @@ Stmt IRMutator::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   return AttrStmt(node, n->key, v, b, n->span);
 }
 Stmt IRMutator::VisitTileOp(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kCopy: {
-      auto* n = As<CopyNode>(s);
-      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
-      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
-      return std::make_shared<CopyNode>(a, b, n->disable_tma, n->span);
-    }
-    case StmtKind::kGemm: {
-      auto* n = As<GemmNode>(s);
-      Region a = VisitRegion(n->A), b = VisitRegion(n->B), c = VisitRegion(n->C);
-      if (SameRegion(a, n->A) && SameRegion(b, n->B) && SameRegion(c, n->C)) return s;
-      return std::make_shared<GemmNode>(a, b, c, n->trans_A, n->trans_B, n->policy, n->clear_accum, n->k_pack,
-                                        n->span);
-    }
-    case StmtKind::kFill: {
-      auto* n = As<FillNode>(s);
-      Region d = VisitRegion(n->dst);
-      Expr v = VisitExpr(n->value);
-      if (SameRegion(d, n->dst) && v == n->value) return s;
-      return std::make_shared<FillNode>(d, v, n->span);
-    }
-    case StmtKind::kReduce: {
-      auto* n = As<ReduceNode>(s);
-      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
-      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
-      return std::make_shared<ReduceNode>(n->reduce_kind, a, b, n->dim, n->clear, n->span);
-    }
-    case StmtKind::kAtomicAdd: {
-      auto* n = As<AtomicAddNode>(s);
-      Region d = VisitRegion(n->dst);
-      std::optional<Region> src;
-      if (n->src) src = VisitRegion(*n->src);
-      Expr v = n->value ? VisitExpr(n->value) : nullptr;
-      if (SameRegion(d, n->dst) && (!src || SameRegion(*src, *n->src)) && v == n->value) return s;
-      return std::make_shared<AtomicAddNode>(d, src, v, n->span);
-    }
-    case StmtKind::kCumsum: {
-      auto* n = As<CumsumNode>(s);
-      Region a = VisitRegion(n->src), b = VisitRegion(n->dst);
-      if (SameRegion(a, n->src) && SameRegion(b, n->dst)) return s;
-      return std::make_shared<CumsumNode>(a, b, n->dim, n->reverse, n->span);
-    }
-    default: return s;
+  auto* op = As<TileOpNode>(s);
+  if (!op) return s;
+  bool same = true;
+  std::vector<Region> regions;
+  for (auto& [r, access] : op->Regions()) {
+    regions.push_back(VisitRegion(*r));
+    same = same && SameRegion(regions.back(), *r);
   }
+  std::vector<Expr> exprs;
+  for (auto& e : op->Exprs()) {
+    exprs.push_back(e ? VisitExpr(e) : e);
+    same = same && exprs.back() == e;
+  }
+  return same ? s : op->WithOperands(std::move(regions), std::move(exprs));
 }
 Stmt IRMutator::VisitStmt(const Stmt& s) {
   if (!s) return s;

@@ -280,49 +280,24 @@ class Printer {
         S(n->body, ind + 1);
         break;
       }
-      case StmtKind::kCopy: {
-        auto* n = As<CopyNode>(s);
-        Line(ind, Cat({"T.copy(", R(n->src), ", ", R(n->dst), n->disable_tma ? ", disable_tma=True" : "", ")"}));
-        break;
-      }
-      case StmtKind::kGemm: {
-        auto* n = As<GemmNode>(s);
-        std::string a = Cat({"T.gemm(", R(n->A), ", ", R(n->B), ", ", R(n->C)});
-        if (n->trans_A) a += ", transpose_A=True";
-        if (n->trans_B) a += ", transpose_B=True";
-        if (n->policy == GemmWarpPolicy::kFullRow) a += ", policy=T.GemmWarpPolicy.FullRow";
-        if (n->policy == GemmWarpPolicy::kFullCol) a += ", policy=T.GemmWarpPolicy.FullCol";
-        if (n->clear_accum) a += ", clear_accum=True";
-        if (n->k_pack != 1) a += ", k_pack=" + std::to_string(n->k_pack);
-        Line(ind, a + ")");
-        break;
-      }
-      case StmtKind::kFill: {
-        auto* n = As<FillNode>(s);
-        Line(ind, Cat({"T.fill(", R(n->dst), ", ", E(n->value), ")"}));
-        break;
-      }
-      case StmtKind::kReduce: {
-        auto* n = As<ReduceNode>(s);
-        Line(ind, Cat({"T.reduce_", ReduceKindName(n->reduce_kind), "(", R(n->src), ", ", R(n->dst),
-                       ", dim=", std::to_string(n->dim), n->clear ? "" : ", clear=False", ")"}));
-        break;
-      }
-      case StmtKind::kAtomicAdd: {
-        auto* n = As<AtomicAddNode>(s);
-        if (n->src) {
-          Line(ind, Cat({"T.atomic_add(", R(n->dst), ", ", R(*n->src), ")"}));
-        } else {
-          std::vector<Expr> idx;
-          for (auto& r : n->dst.ranges) idx.push_back(r.min);
-          Line(ind, Cat({"T.atomic_add(", BufName(n->dst.buffer), "[", List(idx), "], ", E(n->value), ")"}));
+      case StmtKind::kTileOp: {
+        TileOpCall c = As<TileOpNode>(s)->Call();
+        std::string line = "T." + c.fn + "(";
+        for (size_t i = 0; i < c.args.size(); ++i) {
+          const TileOpArg& a = c.args[i];
+          if (i) line += ", ";
+          if (a.kind == TileOpArg::kRegion) {
+            line += R(*a.region);
+          } else if (a.kind == TileOpArg::kPoint) {
+            std::vector<Expr> idx;
+            for (auto& r : a.region->ranges) idx.push_back(r.min);
+            line += Cat({BufName(a.region->buffer), "[", List(idx), "]"});
+          } else {
+            line += E(a.expr);
+          }
         }
-        break;
-      }
-      case StmtKind::kCumsum: {
-        auto* n = As<CumsumNode>(s);
-        Line(ind, Cat({"T.cumsum(", R(n->src), ", ", R(n->dst), ", dim=", std::to_string(n->dim),
-                       n->reverse ? ", reverse=True" : "", ")"}));
+        for (auto& [k, v] : c.keywords) line += ", " + k + "=" + v;
+        Line(ind, line + ")");
         break;
       }
     }

@@ -14,17 +14,6 @@ const char* ForKindName(ForKind k) {
   return "?";
 }
 
-const char* ReduceKindName(ReduceKind k) {
-  switch (k) {
-    case ReduceKind::kSum: return "sum";
-    case ReduceKind::kMax: return "max";
-    case ReduceKind::kMin: return "min";
-    case ReduceKind::kAbsSum: return "abssum";
-    case ReduceKind::kAbsMax: return "absmax";
-  }
-  return "?";
-}
-
 Region Region::Full(const Buffer& b) {
   Region r{b, {}};
   for (const Expr& e : b->shape) r.ranges.push_back({Int(0), e});
@@ -90,6 +79,30 @@ const KernelNode* FindKernel(const Stmt& s) {
     for (auto& x : q->seq)
       if (auto* k = FindKernel(x)) return k;
   return nullptr;
+}
+
+namespace {
+std::map<std::string, TileOpFactory>& TileOpFactories() {
+  static std::map<std::string, TileOpFactory> f;
+  return f;
+}
+}  // namespace
+
+void RegisterTileOp(const std::string& name, TileOpFactory factory) { TileOpFactories()[name] = std::move(factory); }
+
+std::vector<std::string> TileOpNames() {
+  std::vector<std::string> out;
+  for (auto& [k, v] : TileOpFactories()) out.push_back(k);
+  return out;
+}
+
+Stmt MakeTileOp(const std::string& name, std::vector<Region> regions, std::vector<Expr> exprs,
+                const std::map<std::string, int64_t>& attrs, Span span) {
+  auto it = TileOpFactories().find(name);
+  if (it == TileOpFactories().end()) throw InternalError("no tile op named '" + name + "' is registered");
+  Stmt s = it->second(std::move(regions), std::move(exprs), attrs, std::move(span));
+  As<TileOpNode>(s)->Check();
+  return s;
 }
 
 }  // namespace tl

@@ -1,8 +1,17 @@
-// Statements of the IR: structured control flow, the kernel launch scope, and the tile
-// operations (copy, gemm, fill, reduce, atomic_add, cumsum) as first-class nodes.
+// Statements of the IR: structured control flow, the kernel launch scope, and the tile operations
+// as first-class nodes. A tile op is a TileOpNode subclass defined in its own file (src/op/<op>.h,
+// listed in src/op/ops.h): it owns its semantic check, how it accesses its operands, how it prints
+// and how it is rebuilt, so the visitor, mutator, structural equality and printer handle every op
+// through this one interface.
 #pragma once
+#include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "ir/expr.h"
 
@@ -10,7 +19,7 @@ namespace tl {
 
 enum class StmtKind : uint8_t {
   kStore, kEvaluate, kLet, kFor, kIf, kSeq, kKernel, kAttr,
-  kCopy, kGemm, kFill, kReduce, kAtomicAdd, kCumsum
+  kTileOp  // every tile operation; TileOpNode::op says which
 };
 
 struct StmtNode {
@@ -21,9 +30,14 @@ struct StmtNode {
 };
 using Stmt = std::shared_ptr<const StmtNode>;
 
+struct TileOpNode;
+
+/// The node as a T, or null: for tile ops, T is the op's class (As<CopyNode>) or TileOpNode.
+template <typename T>
+const T* As(const StmtNode* s);
 template <typename T>
 const T* As(const Stmt& s) {
-  return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr;
+  return As<T>(s.get());
 }
 
 struct Range {
@@ -121,61 +135,70 @@ struct AttrStmtNode : StmtNode {
   const Stmt body;
 };
 
-struct CopyNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kCopy;
-  CopyNode(Region s, Region d, bool no_tma, Span sp)
-      : StmtNode(kKind, std::move(sp)), src(std::move(s)), dst(std::move(d)), disable_tma(no_tma) {}
-  const Region src, dst;
-  const bool disable_tma;
+/// How a tile op accesses an operand region (barrier, liveness and written-parameter analyses).
+enum class Access : uint8_t { kRead, kWrite, kReadWrite };
+
+/// A positional argument of the DSL call that rebuilds a tile op (the printer's view).
+struct TileOpArg {
+  enum Kind : uint8_t { kRegion, kPoint, kExpr } kind;  // kPoint: one element, printed buf[i, j]
+  const Region* region = nullptr;
+  Expr expr;
 };
 
-enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
-struct GemmNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kGemm;
-  GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s)
-      : StmtNode(kKind, std::move(s)), A(std::move(a)), B(std::move(b)), C(std::move(c)), trans_A(ta),
-        trans_B(tb), policy(p), clear_accum(clear), k_pack(kp) {}
-  const Region A, B, C;
-  const bool trans_A, trans_B;
-  const GemmWarpPolicy policy;
-  const bool clear_accum;
-  const int k_pack;
-};
-struct FillNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kFill;
-  FillNode(Region d, Expr v, Span s) : StmtNode(kKind, std::move(s)), dst(std::move(d)), value(std::move(v)) {}
-  const Region dst;
-  const Expr value;
+/// The DSL call that rebuilds a tile op: T.<fn>(args..., key=value...), keywords only when not default.
+struct TileOpCall {
+  std::string fn;
+  std::vector<TileOpArg> args;
+  std::vector<std::pair<std::string, std::string>> keywords;
 };
 
-enum class ReduceKind : uint8_t { kSum, kMax, kMin, kAbsSum, kAbsMax };
-const char* ReduceKindName(ReduceKind k);
-struct ReduceNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kReduce;
-  ReduceNode(ReduceKind k, Region s, Region d, int dm, bool c, Span sp)
-      : StmtNode(kKind, std::move(sp)), reduce_kind(k), src(std::move(s)), dst(std::move(d)), dim(dm), clear(c) {}
-  const ReduceKind reduce_kind;
-  const Region src, dst;
-  const int dim;  // normalised to be non-negative
-  const bool clear;
+struct TileOpNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kTileOp;
+  /// `op` is the op class's kOp: its name, which identifies it.
+  TileOpNode(const char* op_name, Span s) : StmtNode(kKind, std::move(s)), op(op_name) {}
+  const char* const op;
+
+  /// The operand regions, in a fixed order, with how the op accesses each.
+  virtual std::vector<std::pair<const Region*, Access>> Regions() const = 0;
+  /// The expression operands (a fill value, an atomic increment), in a fixed order.
+  virtual std::vector<Expr> Exprs() const { return {}; }
+  /// The same op over new operands (given in the orders of Regions() and Exprs()).
+  virtual Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const = 0;
+  /// Every field that is not an operand, as integers (structural equality and hashing).
+  virtual std::vector<int64_t> Attrs() const { return {}; }
+  virtual TileOpCall Call() const = 0;
+  /// The op's semantic check (scopes, dtypes, shapes), run when the front end builds it: a
+  /// UserError(kType) at the op's span. What one target cannot do is its lowering's to report.
+  virtual void Check() const {}
 };
-/// dst += src (a tile), or dst[point] += value (a scalar), atomically with respect to other blocks.
-struct AtomicAddNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kAtomicAdd;
-  AtomicAddNode(Region d, std::optional<Region> s, Expr v, Span sp)
-      : StmtNode(kKind, std::move(sp)), dst(std::move(d)), src(std::move(s)), value(std::move(v)) {}
-  const Region dst;
-  const std::optional<Region> src;
-  const Expr value;  // set when src is empty
+
+/// Builds a tile op by its DSL name from the front end's arguments -- operand regions, expression
+/// operands and integer attributes by keyword -- and runs its Check(). Each op registers its factory
+/// in its own file (a TileOpRegistrar), so the bindings have no per-op code.
+using TileOpFactory = std::function<Stmt(std::vector<Region> regions, std::vector<Expr> exprs,
+                                         const std::map<std::string, int64_t>& attrs, Span span)>;
+void RegisterTileOp(const std::string& name, TileOpFactory factory);
+Stmt MakeTileOp(const std::string& name, std::vector<Region> regions, std::vector<Expr> exprs,
+                const std::map<std::string, int64_t>& attrs, Span span);
+/// The names MakeTileOp knows, sorted.
+std::vector<std::string> TileOpNames();
+struct TileOpRegistrar {
+  TileOpRegistrar(const std::string& name, TileOpFactory factory) { RegisterTileOp(name, std::move(factory)); }
 };
-struct CumsumNode : StmtNode {
-  static constexpr StmtKind kKind = StmtKind::kCumsum;
-  CumsumNode(Region s, Region d, int dm, bool r, Span sp)
-      : StmtNode(kKind, std::move(sp)), src(std::move(s)), dst(std::move(d)), dim(dm), reverse(r) {}
-  const Region src, dst;
-  const int dim;
-  const bool reverse;
-};
+
+template <typename T>
+const T* As(const StmtNode* s) {
+  if constexpr (std::is_same_v<T, TileOpNode>) {
+    return s && s->kind == StmtKind::kTileOp ? static_cast<const TileOpNode*>(s) : nullptr;
+  } else if constexpr (std::is_base_of_v<TileOpNode, T>) {
+    // by name, not by the address of kOp: the nodes cross shared libraries (the Python extension)
+    return s && s->kind == StmtKind::kTileOp && std::strcmp(static_cast<const TileOpNode*>(s)->op, T::kOp) == 0
+               ? static_cast<const T*>(s)
+               : nullptr;
+  } else {
+    return s && s->kind == T::kKind ? static_cast<const T*>(s) : nullptr;
+  }
+}
 
 // ---- constructors ---------------------------------------------------------------------------
 Stmt Store(Buffer b, Expr v, std::vector<Expr> idx, Span s = {});
@@ -194,3 +217,6 @@ Stmt Seq(std::vector<Stmt> v, Span s = {});
 const KernelNode* FindKernel(const Stmt& body);
 
 }  // namespace tl
+
+// The tile ops (each in its own file).
+#include "op/ops.h"

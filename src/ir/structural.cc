@@ -156,38 +156,18 @@ class Tokenizer {
         Str(n->key); E(n->value); S(n->body);
         break;
       }
-      case StmtKind::kCopy: {
-        auto* n = As<CopyNode>(s);
-        R(n->src); R(n->dst); Tok(n->disable_tma);
-        break;
-      }
-      case StmtKind::kGemm: {
-        auto* n = As<GemmNode>(s);
-        R(n->A); R(n->B); R(n->C);
-        Tok(n->trans_A); Tok(n->trans_B); Tok(uint64_t(n->policy)); Tok(n->clear_accum); Tok(n->k_pack);
-        break;
-      }
-      case StmtKind::kFill: {
-        auto* n = As<FillNode>(s);
-        R(n->dst); E(n->value);
-        break;
-      }
-      case StmtKind::kReduce: {
-        auto* n = As<ReduceNode>(s);
-        Tok(uint64_t(n->reduce_kind)); R(n->src); R(n->dst); Tok(n->dim); Tok(n->clear);
-        break;
-      }
-      case StmtKind::kAtomicAdd: {
-        auto* n = As<AtomicAddNode>(s);
-        R(n->dst);
-        Tok(n->src.has_value());
-        if (n->src) R(*n->src);
-        E(n->value);
-        break;
-      }
-      case StmtKind::kCumsum: {
-        auto* n = As<CumsumNode>(s);
-        R(n->src); R(n->dst); Tok(n->dim); Tok(n->reverse);
+      case StmtKind::kTileOp: {
+        auto* n = As<TileOpNode>(s);
+        Str(n->op);
+        auto attrs = n->Attrs();
+        Tok(attrs.size());
+        for (int64_t v : attrs) Tok(static_cast<uint64_t>(v));
+        auto regions = n->Regions();
+        Tok(regions.size());
+        for (auto& [r, access] : regions) R(*r);
+        auto exprs = n->Exprs();
+        Tok(exprs.size());
+        for (auto& e : exprs) E(e);
         break;
       }
     }

@@ -25,7 +25,8 @@ std::vector<Expr> Matrix(const Region& r, const char* nm, const Span& sp) {
 
 }  // namespace
 
-void CheckGemm(const GemmNode& g) {
+void GemmNode::Check() const {
+  const GemmNode& g = *this;
   const Buffer &a = g.A.buffer, &b = g.B.buffer, &c = g.C.buffer;
   const Span& sp = g.span;
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, m, sp); };
@@ -74,5 +75,40 @@ void CheckGemm(const GemmNode& g) {
   if (DimsDiffer(cm[0], M) || DimsDiffer(cm[1], N))
     bad("T.gemm accumulator C '" + c->name + "' is " + ShapeStr(cm) + " but A x B is (M, N) = " + ShapeStr({M, N}));
 }
+
+
+std::vector<std::pair<const Region*, Access>> GemmNode::Regions() const {
+  return {{&A, Access::kRead}, {&B, Access::kRead}, {&C, clear_accum ? Access::kWrite : Access::kReadWrite}};
+}
+Stmt GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr>) const {
+  return std::make_shared<GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A, trans_B, policy,
+                                    clear_accum, k_pack, span);
+}
+std::vector<int64_t> GemmNode::Attrs() const {
+  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, k_pack};
+}
+TileOpCall GemmNode::Call() const {
+  TileOpCall c{"gemm", {{TileOpArg::kRegion, &A, nullptr}, {TileOpArg::kRegion, &B, nullptr}, {TileOpArg::kRegion, &C, nullptr}}, {}};
+  if (trans_A) c.keywords.emplace_back("transpose_A", "True");
+  if (trans_B) c.keywords.emplace_back("transpose_B", "True");
+  if (policy == GemmWarpPolicy::kFullRow) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullRow");
+  if (policy == GemmWarpPolicy::kFullCol) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullCol");
+  if (clear_accum) c.keywords.emplace_back("clear_accum", "True");
+  if (k_pack != 1) c.keywords.emplace_back("k_pack", std::to_string(k_pack));
+  return c;
+}
+
+
+namespace {
+// T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack)
+const TileOpRegistrar kRegisterGemm("gemm", [](std::vector<Region> r, std::vector<Expr>,
+                                               const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+  return std::make_shared<GemmNode>(r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0,
+                                    AttrOr(a, "transpose_B", 0) != 0,
+                                    static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)),
+                                    AttrOr(a, "clear_accum", 0) != 0, static_cast<int>(AttrOr(a, "k_pack", 1)),
+                                    std::move(s));
+});
+}  // namespace
 
 }  // namespace tl

@@ -1,16 +1,8 @@
-// Semantic checks of the tile ops, run when an op node is built (by the front end or from C++):
-// operand memory scopes, dtypes and tile shapes. Each throws a UserError(kType) at the op's span.
-// The targets' lowerings rely on these; what a particular target cannot do is checked there.
+// Shape helpers of the tile ops' semantic checks (TileOpNode::Check, in each op's file).
 #pragma once
 #include "ir/stmt.h"
 
 namespace tl {
-void CheckCopy(const CopyNode& c);
-void CheckGemm(const GemmNode& g);
-void CheckReduce(const ReduceNode& r);
-void CheckCumsum(const CumsumNode& c);
-void CheckAtomicAdd(const AtomicAddNode& a);
-
 namespace op_detail {
 /// The extents of a region without unit dims.
 std::vector<Expr> NonUnit(const std::vector<Range>& ranges);
@@ -20,5 +12,10 @@ std::string ShapeStr(const std::vector<Expr>& extents);
 bool DimsDiffer(const Expr& a, const Expr& b);
 bool SameTileShape(const std::vector<Range>& a, const std::vector<Range>& b);
 std::vector<Expr> Extents(const std::vector<Range>& ranges);
+/// An integer attribute of a tile op's DSL call, or `dflt` when not given.
+inline int64_t AttrOr(const std::map<std::string, int64_t>& attrs, const std::string& key, int64_t dflt) {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? dflt : it->second;
+}
 }  // namespace op_detail
 }  // namespace tl

@@ -92,15 +92,6 @@ ForKind ParseForKind(const std::string& s) {
   throw InternalError("unknown loop kind " + s);
 }
 
-ReduceKind ParseReduce(const std::string& s) {
-  if (s == "sum") return ReduceKind::kSum;
-  if (s == "max") return ReduceKind::kMax;
-  if (s == "min") return ReduceKind::kMin;
-  if (s == "abssum") return ReduceKind::kAbsSum;
-  if (s == "absmax") return ReduceKind::kAbsMax;
-  throw InternalError("unknown reduction " + s);
-}
-
 Region MakeRegion(const Buffer& b, const std::vector<std::pair<Expr, Expr>>& ranges) {
   Region r{b, {}};
   for (auto& p : ranges) r.ranges.push_back({p.first, p.second});
@@ -313,37 +304,12 @@ NB_MODULE(_ffi, m) {
                      const Stmt& body, std::optional<SpanT> s) {
     return Stmt(std::make_shared<KernelNode>(grid, bv, threads, allocs, inits, body, ToSpan(s)));
   });
-  m.def("copy", [](const Region& src, const Region& dst, bool no_tma, std::optional<SpanT> s) {
-    auto c = std::make_shared<CopyNode>(src, dst, no_tma, ToSpan(s));
-    CheckCopy(*c);
-    return Stmt(c);
-  });
-  m.def("gemm", [](const Region& a, const Region& b, const Region& c, bool ta, bool tb, int policy, bool clear,
-                   int k_pack, std::optional<SpanT> s) {
-    auto g = std::make_shared<GemmNode>(a, b, c, ta, tb, static_cast<GemmWarpPolicy>(policy), clear, k_pack, ToSpan(s));
-    CheckGemm(*g);
-    return Stmt(g);
-  });
-  m.def("fill", [](const Region& d, const Expr& v, std::optional<SpanT> s) {
-    return Stmt(std::make_shared<FillNode>(d, v, ToSpan(s)));
-  });
-  m.def("reduce", [](const std::string& kind, const Region& src, const Region& dst, int dim, bool clear,
-                     std::optional<SpanT> s) {
-    auto r = std::make_shared<ReduceNode>(ParseReduce(kind), src, dst, dim, clear, ToSpan(s));
-    CheckReduce(*r);
-    return Stmt(r);
-  });
-  m.def("atomic_add", [](const Region& dst, std::optional<Region> src, std::shared_ptr<const ExprNode> v,
-                         std::optional<SpanT> s) {
-    auto a = std::make_shared<AtomicAddNode>(dst, src, v, ToSpan(s));
-    CheckAtomicAdd(*a);
-    return Stmt(a);
-  }, "dst"_a, "src"_a.none(), "value"_a.none(), "span"_a.none());
-  m.def("cumsum", [](const Region& src, const Region& dst, int dim, bool reverse, std::optional<SpanT> s) {
-    auto c = std::make_shared<CumsumNode>(src, dst, dim, reverse, ToSpan(s));
-    CheckCumsum(*c);
-    return Stmt(c);
-  });
+  // Every tile op, by its DSL name (each op registers its factory in src/op/<op>.cc).
+  m.def("tile_op", [](const std::string& name, const std::vector<Region>& regions, const std::vector<Expr>& exprs,
+                      const std::map<std::string, int64_t>& attrs, std::optional<SpanT> s) {
+    return MakeTileOp(name, regions, exprs, attrs, ToSpan(s));
+  }, "name"_a, "regions"_a, "exprs"_a, "attrs"_a, "span"_a.none());
+  m.def("tile_op_names", &TileOpNames);
   m.def("prim_func", [](const std::string& name, const std::vector<std::pair<Var, std::shared_ptr<const BufferNode>>>& params,
                         const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
     std::vector<Param> ps;

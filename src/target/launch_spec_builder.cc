@@ -78,15 +78,9 @@ std::vector<bool> WrittenParams(const PrimFunc& f) {
       IRVisitor::VisitStore(n);
     }
     void VisitTileOp(const StmtNode* s) override {
-      switch (s->kind) {
-        case StmtKind::kCopy: written.insert(static_cast<const CopyNode*>(s)->dst.buffer.get()); break;
-        case StmtKind::kGemm: written.insert(static_cast<const GemmNode*>(s)->C.buffer.get()); break;
-        case StmtKind::kFill: written.insert(static_cast<const FillNode*>(s)->dst.buffer.get()); break;
-        case StmtKind::kReduce: written.insert(static_cast<const ReduceNode*>(s)->dst.buffer.get()); break;
-        case StmtKind::kAtomicAdd: written.insert(static_cast<const AtomicAddNode*>(s)->dst.buffer.get()); break;
-        case StmtKind::kCumsum: written.insert(static_cast<const CumsumNode*>(s)->dst.buffer.get()); break;
-        default: break;
-      }
+      if (auto* op = As<TileOpNode>(s))
+        for (auto& [r, access] : op->Regions())
+          if (access != Access::kRead) written.insert(r->buffer.get());
       IRVisitor::VisitTileOp(s);
     }
   } w;

@@ -134,11 +134,12 @@ class LayoutInferencer {
       case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
       case StmtKind::kAttr: Collect(As<AttrStmtNode>(s)->body); return;
       case StmtKind::kIf: Collect(As<IfNode>(s)->then_case); Collect(As<IfNode>(s)->else_case); return;
-      case StmtKind::kGemm: gemms_.push_back(As<GemmNode>(s)); return;
-      case StmtKind::kReduce: reduces_.push_back(As<ReduceNode>(s)); return;
-      case StmtKind::kCumsum: {
-        // A scan over a fragment runs whole in every thread (each holds a replica).
+      case StmtKind::kTileOp: {
+        if (auto* g = As<GemmNode>(s)) gemms_.push_back(g);
+        if (auto* r = As<ReduceNode>(s)) reduces_.push_back(r);
         auto* c = As<CumsumNode>(s);
+        if (!c) return;
+        // A scan over a fragment runs whole in every thread (each holds a replica).
         for (auto* b : {&c->src.buffer, &c->dst.buffer})
           if ((*b)->scope == Scope::kFragment) {
             std::vector<int64_t> shape;

@@ -96,7 +96,7 @@ class Legalizer : public IRMutator {
       }
       return TileOpToParallelLoops(s);
     }
-    if (s->kind == StmtKind::kFill || s->kind == StmtKind::kAtomicAdd) {
+    if (As<FillNode>(s) || As<AtomicAddNode>(s)) {
       if (auto* a = As<AtomicAddNode>(s); a && !a->src) return s;  // a scalar atomic stays a statement
       return TileOpToParallelLoops(s);
     }

@@ -43,15 +43,15 @@ class Lowerer : public IRMutator {
   explicit Lowerer(bool split_tiles = false) : split_tiles_(split_tiles) {}
 
   Stmt VisitTileOp(const Stmt& s) override {
-    switch (s->kind) {
-      case StmtKind::kCopy: return LowerCopy(As<CopyNode>(s));
-      case StmtKind::kFill: return LowerFill(As<FillNode>(s));
-      case StmtKind::kGemm: return LowerGemm(As<GemmNode>(s));
-      case StmtKind::kReduce: return LowerReduce(As<ReduceNode>(s));
-      case StmtKind::kAtomicAdd: return LowerAtomic(As<AtomicAddNode>(s));
-      case StmtKind::kCumsum: return LowerCumsum(As<CumsumNode>(s));
-      default: return s;
-    }
+    if (auto* n = As<CopyNode>(s)) return LowerCopy(n);
+    if (auto* n = As<FillNode>(s)) return LowerFill(n);
+    if (auto* n = As<GemmNode>(s)) return LowerGemm(n);
+    if (auto* n = As<ReduceNode>(s)) return LowerReduce(n);
+    if (auto* n = As<AtomicAddNode>(s)) return LowerAtomic(n);
+    if (auto* n = As<CumsumNode>(s)) return LowerCumsum(n);
+    if (auto* n = As<TileOpNode>(s))
+      throw UserError(ErrorKind::kUnsupported, std::string("T.") + n->op + " has no lowering for the CPU target", s->span);
+    return s;
   }
 
  private:
@@ -261,7 +261,7 @@ PrimFunc LowerTileOpsCPU(const PrimFunc& f) {
 }
 
 Stmt TileOpToParallelLoops(const Stmt& op) {
-  TL_ICHECK(op->kind == StmtKind::kCopy || op->kind == StmtKind::kFill || op->kind == StmtKind::kAtomicAdd,
+  TL_ICHECK(As<CopyNode>(op) || As<FillNode>(op) || As<AtomicAddNode>(op),
             "TileOpToParallelLoops takes copy, fill or atomic_add");
   return Lowerer().VisitStmt(op);
 }

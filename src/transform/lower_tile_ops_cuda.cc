@@ -78,24 +78,21 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
 }
 
 Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
-  switch (s->kind) {
-    case StmtKind::kCopy:
-      throw InternalError("T.copy left after legalization: " + PrintStmt(s));
-    case StmtKind::kGemm: return LowerGemm(As<GemmNode>(s));
-    case StmtKind::kReduce: return LowerReduce(As<ReduceNode>(s));
-    case StmtKind::kCumsum: return LowerCumsum(As<CumsumNode>(s));
-    case StmtKind::kAtomicAdd: {
-      auto* a = As<AtomicAddNode>(s);
-      std::vector<Expr> di;
-      for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
-      Expr v = VisitExpr(a->value);
-      if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
-      Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, s->span);
-      return GuardOne(st, s->span);
-    }
-    default:
-      throw InternalError("tile op left after legalization: " + PrintStmt(s));
+  if (As<CopyNode>(s)) throw InternalError("T.copy left after legalization: " + PrintStmt(s));
+  if (auto* g = As<GemmNode>(s)) return LowerGemm(g);
+  if (auto* r = As<ReduceNode>(s)) return LowerReduce(r);
+  if (auto* c = As<CumsumNode>(s)) return LowerCumsum(c);
+  if (auto* a = As<AtomicAddNode>(s)) {
+    std::vector<Expr> di;
+    for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
+    Expr v = VisitExpr(a->value);
+    if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
+    Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, s->span);
+    return GuardOne(st, s->span);
   }
+  if (auto* n = As<TileOpNode>(s))
+    throw UserError(ErrorKind::kUnsupported, std::string("T.") + n->op + " has no lowering for the CUDA target", s->span);
+  throw InternalError("tile op left after legalization: " + PrintStmt(s));
 }
 
 Expr CudaTileLowerer::VisitLoad(const Expr& e, const BufferLoadNode* n) {

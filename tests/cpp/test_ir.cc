@@ -390,7 +390,7 @@ TEST(VisitorTest, VisitsTileOpsAndKernels) {
   });
   EXPECT_EQ(seen, 5);
   ASSERT_EQ(order.size(), 5u);
-  EXPECT_EQ(order.front(), StmtKind::kFill);
+  EXPECT_EQ(order.front(), StmtKind::kTileOp);
   EXPECT_EQ(order.back(), StmtKind::kKernel) << "post-order visits the kernel last";
 }
 

@@ -12,6 +12,9 @@ those that fail to compile are skipped with their reason; each one left is check
 given) and timed with the profiler; the best configuration is kept in memory and on disk (under
 TILELANG_CACHE_DIR/autotune/, keyed by the factory's source and qualified name, the call's arguments, the
 target and the configuration list), so a later process reuses it without tuning again.
+
+executor="ray" (or TILELANG_AUTOTUNE_EXECUTOR=ray) does the compiling and timing on a Ray cluster instead,
+after pruning in this process what lowering alone rejects; see ray_executor.py and docs/tools.md.
 """
 import hashlib
 import inspect
@@ -21,19 +24,24 @@ import sys
 import tempfile
 import time
 
-from .. import __version__
-from ..errors import TileLangArgumentError, TileLangTypeError
+from .. import __version__, _ffi
+from ..errors import TileLangArgumentError, TileLangTypeError, TileLangUnsupportedError
 from . import compile_pool
 
 
 class CandidateResult:
-    """One configuration's outcome: status "ok", "compile_error", "wrong", "run_error" or "timeout"."""
+    """One configuration's outcome: status "ok", "compile_error", "wrong", "run_error", "timeout" or (executor
+    "ray") "worker_lost". ``pruned``: rejected in the driver by lowering alone (executor "ray"); ``worker`` and
+    ``bench_worker``: where it compiled and was timed ("host:pid"); ``loaded_from_bytes``: the timing worker
+    loaded the artefact the compile worker sent, without compiling."""
 
-    __slots__ = ("index", "config", "status", "latency", "reason", "compile_s")
+    __slots__ = ("index", "config", "status", "latency", "reason", "compile_s", "pruned", "worker", "bench_worker",
+                 "loaded_from_bytes")
 
     def __init__(self, index, config, status="pending", latency=None, reason=None, compile_s=None):
         self.index, self.config, self.status = index, config, status
         self.latency, self.reason, self.compile_s = latency, reason, compile_s
+        self.pruned, self.worker, self.bench_worker, self.loaded_from_bytes = False, None, None, None
 
     @property
     def ok(self):
@@ -41,7 +49,7 @@ class CandidateResult:
 
     def to_json(self):
         return {"index": self.index, "config": repr(self.config), "status": self.status, "latency": self.latency,
-                "reason": self.reason, "compile_s": self.compile_s}
+                "reason": self.reason, "compile_s": self.compile_s, "pruned": self.pruned}
 
     def __repr__(self):
         what = f"{self.latency:.4f} ms" if self.ok else f"{self.status}: {self.reason}"
@@ -57,6 +65,8 @@ class AutotuneResult:
     def __init__(self, config, latency, kernel, results, ref_latency=None, from_cache=False, cache_path=None):
         self.config, self.latency, self.kernel, self.results = config, latency, kernel, results
         self.ref_latency, self.from_cache, self.cache_path = ref_latency, from_cache, cache_path
+        self.executor = None  # "local" or "ray" when tuned in this process
+        self.pruned = sum(bool(getattr(r, "pruned", False)) for r in results)  # rejected by lowering alone
 
     @property
     def skipped(self):
@@ -97,12 +107,11 @@ def _freeze(x):
 
 
 def _cache_root():
-    root = os.environ.get("TILELANG_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tilelang-cpp")
-    return os.path.join(root, "autotune")
+    return os.path.join(_ffi.cache_policy()[1], "autotune")  # the disk cache's one policy (C++)
 
 
 def _cache_disabled():
-    return os.environ.get("TILELANG_DISABLE_CACHE", "") not in ("", "0")
+    return not _ffi.cache_policy()[0]
 
 
 def _factory_identity(factory):
@@ -136,6 +145,12 @@ class _Progress:
             except ImportError:
                 pass
 
+    def grow(self, n=1):
+        self.total += n
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
     def step(self, note=""):
         self.n += 1
         if self.bar is not None:
@@ -150,13 +165,56 @@ class _Progress:
             self.bar.close()
 
 
+EXECUTORS = ("local", "ray")
+
+
+def _check_executor(value, what):
+    if value not in EXECUTORS:
+        raise TileLangArgumentError(f"{what}{value!r}: the autotuner's executors are 'local' (worker processes on "
+                                    "this machine) and 'ray' (a Ray cluster; pip install 'tilelang-cpp[ray]')")
+
+
+def _describe_cluster(ray):
+    res = ray.cluster_resources()
+    gpus = f", {int(res['GPU'])} GPUs" if res.get("GPU") else ""
+    return f"{len([n for n in ray.nodes() if n.get('Alive')])} node(s), {int(res.get('CPU', 0))} CPUs{gpus}"
+
+
+def measure_kernel(kernel, m, inputs_box):
+    """Checks one compiled candidate against m["ref_prog"] and times it; -> (status, latency, reason).
+    `m`: AutoTuner._measure_options(); inputs_box[0]: the inputs shared by the candidates (made here when
+    absent or not reused). Used by the local executor and by the Ray benchmark tasks alike."""
+    try:
+        prof = kernel.get_profiler(**m["profiler_kw"])
+        inputs = inputs_box[0] if m["cache_input_tensors"] else None
+        if inputs is None or len(inputs) != len(prof.input_specs):
+            inputs = prof.make_inputs()
+            inputs_box[0] = inputs
+        t0 = time.perf_counter()
+        if m["ref_prog"] is not None and not m["skip_check"]:
+            try:
+                prof.assert_allclose(m["ref_prog"], input_tensors=inputs, atol=m["atol"], rtol=m["rtol"],
+                                     max_mismatched_ratio=m["max_mismatched_ratio"])
+            except AssertionError as e:
+                return "wrong", None, f"result differs from ref_prog: {e}"
+        else:
+            kernel(*inputs)
+        if m["timeout"] and time.perf_counter() - t0 > m["timeout"]:
+            return "timeout", None, f"one run took over {m['timeout']} s"
+        latency = float(prof.do_bench(warmup=m["warmup"], rep=m["rep"], input_tensors=inputs,
+                                      return_mode=m["return_mode"]))
+        return "ok", latency, None
+    except Exception as e:  # noqa: BLE001
+        return "run_error", None, compile_pool.describe_error(e)
+
+
 class AutoTuner:
     """The tuning state of one decorated factory (use through @tilelang.autotune)."""
 
     def __init__(self, jitted, configs, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
                  atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
                  shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True,
-                 return_mode="median"):
+                 return_mode="median", executor=None):
         if not callable(jitted) or not hasattr(jitted, "jit_options"):
             raise TileLangTypeError("@tilelang.autotune goes above @tilelang.jit: it tunes a jit factory, got "
                                     f"{getattr(jitted, '__name__', type(jitted).__name__)}")
@@ -172,6 +230,13 @@ class AutoTuner:
         self.shapes, self.dynamic_values = shapes, dynamic_values
         self.max_workers = max_workers
         self.use_cache, self.verbose, self.return_mode = use_cache, verbose, return_mode
+        if executor is not None:
+            _check_executor(executor, "executor=")
+            if executor == "ray":
+                from . import ray_executor
+
+                ray_executor.require_ray()  # a missing extra is said at decoration time
+        self.executor = executor  # None: $TILELANG_AUTOTUNE_EXECUTOR, else "local"
         self.memory = {}  # call key -> AutotuneResult
 
     # ---- the call -------------------------------------------------------------------------------
@@ -273,6 +338,42 @@ class AutoTuner:
         def build(i):
             return self._build(args, kwargs, configs[i])
 
+        executor = self._executor()
+        if executor == "ray":
+            best_kernel, ref_latency = self._run_ray(args, kwargs, results)
+        else:
+            best_kernel, ref_latency = self._run_local(build, results, caching)
+
+        good = [r for r in results if r.ok]
+        best = min(good, key=lambda r: r.latency)
+        kernel = best_kernel(best)
+        n_pruned = sum(r.pruned for r in results)
+        pruned = f", {n_pruned} pruned statically" if n_pruned else ""
+        self._log(f"best config for {name}{args}: {best.config} at {best.latency:.4f} ms "
+                  f"({len(good)} of {len(results)} candidates valid{pruned}; executor {executor})")
+        result = AutotuneResult(best.config, best.latency, kernel, results, ref_latency(best, kernel), False, path)
+        result.executor = executor
+        if path is not None:
+            self._store(path, result)
+        return result
+
+    def _executor(self):
+        if self.executor is not None:
+            return self.executor
+        env = os.environ.get("TILELANG_AUTOTUNE_EXECUTOR", "") or "local"
+        _check_executor(env, "TILELANG_AUTOTUNE_EXECUTOR=")
+        return env
+
+    def _no_valid(self, results):
+        lines = "\n".join(f"  {r.config}: {r.reason}" for r in results)
+        raise TileLangArgumentError(
+            f"autotuning '{self.factory.__name__}': no configuration compiled and passed its checks:\n{lines}")
+
+    def _run_local(self, build, results, caching):
+        """Compiles in forked worker processes, then loads, checks and times each candidate here.
+        Returns (best kernel of a result, reference latency of (result, kernel))."""
+        configs = [r.config for r in results]
+        name = self.factory.__name__
         # 1. compile every candidate, in parallel worker processes when the disk cache can carry the result
         workers = self.max_workers or min(len(configs), os.cpu_count() or 1)
         if not caching or _compiles_in_process(self.jitted.jit_options.get("target")):
@@ -292,70 +393,98 @@ class AutoTuner:
                 self._log(f"skipped config {configs[i]}: {reason}")
 
         # 2. load, check and time the ones that compiled
-        inputs_box, ref_latency = [None], None  # the inputs shared by the candidates (cache_input_tensors)
+        inputs_box = [None]  # the inputs shared by the candidates (cache_input_tensors)
         live = [r for r in results if r.status == "pending"]
         bar = _Progress(len(live), f"benchmarking {name}", self.verbose)
         for r in live:
-            self._measure(r, build, inputs_box)
+            try:
+                kernel = build(r.index)  # from the disk cache the worker filled
+            except Exception as e:  # noqa: BLE001
+                r.status, r.reason = "compile_error", compile_pool.describe_error(e)
+            else:
+                r.status, r.latency, r.reason = measure_kernel(kernel, self._measure_options(), inputs_box)
             bar.step(f"{r.latency:.3f} ms" if r.ok else r.status)
             if not r.ok:
                 self._log(f"skipped config {r.config}: {r.reason}")
         bar.close()
+        if not any(r.ok for r in results):
+            self._no_valid(results)
 
-        good = [r for r in results if r.ok]
-        if not good:
-            lines = "\n".join(f"  {r.config}: {r.reason}" for r in results)
-            raise TileLangArgumentError(
-                f"autotuning '{name}': no configuration compiled and passed its checks:\n{lines}")
-        best = min(good, key=lambda r: r.latency)
-        kernel = build(best.index)
-        inputs = inputs_box[0]
-        if self.ref_prog is not None and inputs is not None:
+        def ref_latency(best, kernel):
+            inputs = inputs_box[0]
+            if self.ref_prog is None or inputs is None:
+                return None
             try:
-                ref_latency = kernel.get_profiler(**self._profiler_kw()).do_bench(
+                return kernel.get_profiler(**self._profiler_kw()).do_bench(
                     lambda: self.ref_prog(*inputs), warmup=self.warmup, rep=self.rep)
             except Exception:  # noqa: BLE001 -- the reference's time is informative only
-                ref_latency = None
-        self._log(f"best config for {name}{args}: {best.config} at {best.latency:.4f} ms "
-                  f"({len(good)} of {len(results)} candidates valid)")
-        result = AutotuneResult(best.config, best.latency, kernel, results, ref_latency, False, path)
-        if path is not None:
-            self._store(path, result)
-        return result
+                return None
+
+        return (lambda best: build(best.index)), ref_latency
+
+    def _run_ray(self, args, kwargs, results):
+        """Prunes statically here, then compiles and benchmarks on the Ray cluster (ray_executor.py)."""
+        from .. import _ffi
+        from . import artefacts, ray_executor, static_check
+
+        ray = ray_executor.require_ray()
+        if self._eager:
+            raise TileLangUnsupportedError(f"executor='ray' tunes @tilelang.jit factories (functions returning a "
+                                           f"@T.prim_func); '{self.factory.__name__}' is an eager kernel: use "
+                                           "executor='local'")
+        name = self.factory.__name__
+        ray_executor.connect(ray, self._log)
+        jit_options, bench_resources = ray_executor.resolve_target(ray, self.jitted.jit_options, self._log)
+
+        # 1. static pruning, in the driver: the factory and the lowering passes only, no toolchain
+        for r in results:
+            try:
+                func = self.factory(*args, **kwargs, **r.config)
+                if isinstance(func, _ffi.PrimFunc):  # anything else: the workers report what compile() says
+                    static_check.lowering_check(func, jit_options, self.factory)
+            except Exception as e:  # noqa: BLE001
+                r.status, r.reason, r.pruned = "compile_error", compile_pool.describe_error(e), True
+                self._log(f"skipped config {r.config}: {r.reason}")
+        live = [r.index for r in results if not r.pruned]
+        self._log(f"pruned {len(results) - len(live)} of {len(results)} configurations statically (lowering only); "
+                  f"sending {len(live)} to the Ray cluster ({_describe_cluster(ray)})")
+
+        # 2. compile on CPU workers, benchmark on device workers, pipelined
+        job = {"factory": self.factory, "args": args, "kwargs": kwargs, "jit": jit_options,
+               "measure": self._measure_options(), "cache_dirs": dict(ray_executor.TEST_CACHE_DIRS)}
+        bars = (_Progress(len(live), f"compiling {name} (ray)", self.verbose),
+                _Progress(0, f"benchmarking {name} (ray)", self.verbose))
+        try:
+            best_index, best_art, blob, job_id = ray_executor.run(self, job, results, live, {"num_cpus": 1},
+                                                                  bench_resources, self.timeout, bars,
+                                                                  self.max_workers)
+        finally:
+            for b in bars:
+                b.close()
+        if not any(r.ok for r in results):
+            self._no_valid(results)
+
+        def best_kernel(best):
+            # the best candidate's compiled entry comes back as bytes: loaded here without compiling
+            assert best.index == best_index, "the Ray executor and the tuner disagree on the best candidate"
+            art = ray.get(best_art)
+            if art is not None and artefacts.cache_enabled():
+                artefacts.unpack(art)
+            return ray_executor.build(job, best.config)  # with the target the workers compiled for
+
+        def ref_latency(best, kernel):
+            return ray_executor.fetch_reference_latency(job_id, blob, best.config, best_art, bench_resources)
+
+        return best_kernel, ref_latency
 
     def _profiler_kw(self):
         return {"tensor_supply_type": self.supply_type, "shapes": self.shapes, "dynamic_values": self.dynamic_values}
 
-    def _measure(self, r, build, inputs_box):
-        try:
-            kernel = build(r.index)  # from the disk cache the worker filled
-        except Exception as e:  # noqa: BLE001
-            r.status, r.reason = "compile_error", compile_pool.describe_error(e)
-            return
-        try:
-            prof = kernel.get_profiler(**self._profiler_kw())
-            inputs = inputs_box[0] if self.cache_input_tensors else None
-            if inputs is None or len(inputs) != len(prof.input_specs):
-                inputs = prof.make_inputs()
-                inputs_box[0] = inputs
-            t0 = time.perf_counter()
-            if self.ref_prog is not None and not self.skip_check:
-                try:
-                    prof.assert_allclose(self.ref_prog, input_tensors=inputs, atol=self.atol, rtol=self.rtol,
-                                         max_mismatched_ratio=self.max_mismatched_ratio)
-                except AssertionError as e:
-                    r.status, r.reason = "wrong", f"result differs from ref_prog: {e}"
-                    return
-            else:
-                kernel(*inputs)
-            if self.timeout and time.perf_counter() - t0 > self.timeout:
-                r.status, r.reason = "timeout", f"one run took over {self.timeout} s"
-                return
-            r.latency = float(prof.do_bench(warmup=self.warmup, rep=self.rep, input_tensors=inputs,
-                                            return_mode=self.return_mode))
-            r.status = "ok"
-        except Exception as e:  # noqa: BLE001
-            r.status, r.reason = "run_error", compile_pool.describe_error(e)
+    def _measure_options(self):
+        return {"ref_prog": self.ref_prog, "skip_check": self.skip_check, "atol": self.atol, "rtol": self.rtol,
+                "max_mismatched_ratio": self.max_mismatched_ratio, "cache_input_tensors": self.cache_input_tensors,
+                "profiler_kw": self._profiler_kw(), "timeout": self.timeout, "warmup": self.warmup, "rep": self.rep,
+                "return_mode": self.return_mode}
 
     # ---- the disk cache -------------------------------------------------------------------------
     def _store(self, path, result):
@@ -392,6 +521,7 @@ class AutoTuner:
             cfg = configs[j] if j < len(configs) else rj.get("config")
             results.append(CandidateResult(j, cfg, rj.get("status"), rj.get("latency"), rj.get("reason"),
                                            rj.get("compile_s")))
+            results[-1].pruned = bool(rj.get("pruned"))
         self._log(f"using the cached best config for {self.factory.__name__}: {configs[i]} "
                   f"({data['latency']:.4f} ms when tuned)")
         return AutotuneResult(configs[i], float(data["latency"]), kernel, results, data.get("ref_latency"), True, path)
@@ -399,20 +529,25 @@ class AutoTuner:
 
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
              atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
-             shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True, return_mode="median"):
+             shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True, return_mode="median",
+             executor=None):
     """Decorator above @tilelang.jit. ``configs``: a list of dicts of the factory's keyword arguments, or a
     function returning one (called with the call's arguments when it accepts them). ``warmup`` / ``rep``:
     the profiler's time budgets (ms). ``timeout``: seconds allowed to compile (and to run once) a candidate.
     ``ref_prog``: a NumPy reference; candidates whose outputs differ beyond atol/rtol are skipped.
     ``cache_input_tensors``: reuse one set of inputs for every candidate. ``max_workers``: compile processes
-    (default: one per CPU). ``use_cache``: read and write the disk cache of best configurations.
+    (default: one per CPU; with executor "ray": compile tasks in flight at once, default all). ``use_cache``:
+    read and write the disk cache of best configurations.
     ``return_mode``: the statistic compared ("median"; "min" resists a loaded machine's noise better).
+    ``executor``: "local" (forked compile processes, then timing in this process) or "ray" (static pruning
+    here, then compiling and timing on a Ray cluster; see docs/tools.md); default $TILELANG_AUTOTUNE_EXECUTOR,
+    else "local".
     Calling the decorated factory returns an AutotuneResult, which calls like the best kernel."""
 
     def decorate(jitted):
         tuner = AutoTuner(jitted, configs, warmup, rep, timeout, ref_prog, supply_type, atol, rtol,
                           max_mismatched_ratio, skip_check, cache_input_tensors, shapes, dynamic_values, max_workers,
-                          use_cache, verbose, return_mode)
+                          use_cache, verbose, return_mode, executor)
 
         def wrapper(*args, **kwargs):
             return tuner(*args, **kwargs)

@@ -272,7 +272,8 @@ def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None
         sext = _point_region(sb, smin, dext)
     if dpoint:
         dext = _point_region(db, dmin, sext)
-    return _ffi.copy(_region(sb, smin, sext), _region(db, dmin, dext), _bool(disable_tma), builder.span())
+    return _ffi.tile_op("copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                        {"disable_tma": int(_bool(disable_tma))}, builder.span())
 
 
 class GemmWarpPolicy(enum.IntEnum):
@@ -289,15 +290,16 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
     for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
         if point:
             raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
-    return _ffi.gemm(_region(ra[0], ra[1], ra[2]), _region(rb[0], rb[1], rb[2]), _region(rc[0], rc[1], rc[2]),
-                     _bool(transpose_A), _bool(transpose_B), int(policy), _bool(clear_accum), int(k_pack),
-                     builder.span())
+    return _ffi.tile_op("gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])], [],
+                        {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
+                         "policy": int(policy), "clear_accum": int(_bool(clear_accum)), "k_pack": int(k_pack)},
+                        builder.span())
 
 
 def fill(buffer, value):
     b, mins, exts, point = region_of(buffer, "T.fill destination")
     v = value if isinstance(value, Expr) else _const(value, b.dtype)
-    return _ffi.fill(_region(b, mins, exts), v, builder.span())
+    return _ffi.tile_op("fill", [_region(b, mins, exts)], [v], {}, builder.span())
 
 
 def clear(buffer):
@@ -310,7 +312,8 @@ def _reduce(kind):
         sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
         db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
         d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)
-        return _ffi.reduce(kind, _region(sb, smin, sext), _region(db, dmin, dext), d, _bool(clear), builder.span())
+        return _ffi.tile_op(f"reduce_{kind}", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                            {"dim": d, "clear": int(_bool(clear))}, builder.span())
 
     f.__name__ = f"reduce_{kind}"
     return f
@@ -329,11 +332,11 @@ def atomic_add(dst, value, memory_order=None, return_prev=False):
         sb, smin, sext, _ = region_of(value, "T.atomic_add source")
         if dpoint:
             dext = _point_region(db, dmin, sext)
-        return _ffi.atomic_add(_region(db, dmin, dext), _region(sb, smin, sext), None, builder.span())
+        return _ffi.tile_op("atomic_add", [_region(db, dmin, dext), _region(sb, smin, sext)], [], {}, builder.span())
     if not dpoint:
         raise TileLangTypeError("a scalar T.atomic_add needs a single element as destination, e.g. C[i, j]")
     v = value if isinstance(value, Expr) else _const(value, db.dtype)
-    return _ffi.atomic_add(_region(db, dmin, dext), None, v, builder.span())
+    return _ffi.tile_op("atomic_add", [_region(db, dmin, dext)], [v], {}, builder.span())
 
 
 def cumsum(src, dst=None, dim=0, reverse=False):
@@ -342,7 +345,8 @@ def cumsum(src, dst=None, dim=0, reverse=False):
         dst = src
     db, dmin, dext, _ = region_of(dst, "T.cumsum destination")
     d = _normalize_dim(dim, len(sext), "T.cumsum", sb)
-    return _ffi.cumsum(_region(sb, smin, sext), _region(db, dmin, dext), d, _bool(reverse), builder.span())
+    return _ffi.tile_op("cumsum", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                        {"dim": d, "reverse": int(_bool(reverse))}, builder.span())
 
 
 # ---- expressions ------------------------------------------------------------------------------------

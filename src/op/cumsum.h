@@ -1,0 +1,22 @@
+// T.cumsum(src, dst, dim, reverse): an inclusive scan of a tile along one dim.
+#pragma once
+#include "ir/stmt.h"
+
+namespace tl {
+
+struct CumsumNode : TileOpNode {
+  static constexpr const char kOp[] = "cumsum";
+  CumsumNode(Region s, Region d, int dm, bool r, Span sp)
+      : TileOpNode(kOp, std::move(sp)), src(std::move(s)), dst(std::move(d)), dim(dm), reverse(r) {}
+  const Region src, dst;
+  const int dim;
+  const bool reverse;
+
+  std::vector<std::pair<const Region*, Access>> Regions() const override;
+  Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
+  std::vector<int64_t> Attrs() const override;
+  TileOpCall Call() const override;
+  void Check() const override;
+};
+
+}  // namespace tl

@@ -1,0 +1,28 @@
+// T.gemm(A, B, C): C += A @ B on tiles (optionally transposed), split over the block's warps by a
+// policy.
+#pragma once
+#include "ir/stmt.h"
+
+namespace tl {
+
+enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
+
+struct GemmNode : TileOpNode {
+  static constexpr const char kOp[] = "gemm";
+  GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s)
+      : TileOpNode(kOp, std::move(s)), A(std::move(a)), B(std::move(b)), C(std::move(c)), trans_A(ta),
+        trans_B(tb), policy(p), clear_accum(clear), k_pack(kp) {}
+  const Region A, B, C;
+  const bool trans_A, trans_B;
+  const GemmWarpPolicy policy;
+  const bool clear_accum;
+  const int k_pack;
+
+  std::vector<std::pair<const Region*, Access>> Regions() const override;
+  Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
+  std::vector<int64_t> Attrs() const override;
+  TileOpCall Call() const override;
+  void Check() const override;
+};
+
+}  // namespace tl
