@@ -380,6 +380,11 @@ def test_profiler_lower_trace_and_disk_cache(tmp_path, monkeypatch):
     names = [p.name for p in trace.passes]
     assert "LowerTileOpsCUDA" in names and "InsertBarriers" in names
     assert (tmp_path / "trace" / "final_source.cl").read_text().count("__kernel") == 1
+    monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path / "env_trace"))
+    traced = ocl(f)  # the JIT writes the trace of its own compile
+    (out,) = os.listdir(tmp_path / "env_trace")
+    assert (tmp_path / "env_trace" / out / "final_source.cl").read_text() == traced.get_kernel_source()
+    monkeypatch.delenv("TL_LOWER_TRACE")
 
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path / "cache"))
     clear_compile_memo()
