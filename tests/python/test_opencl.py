@@ -12,7 +12,6 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang import _ffi
 from tilelang.errors import (TileLangArgumentError, TileLangResourceError, TileLangUnsupportedError)
 from tilelang.jit import clear_compile_memo
 from tilelang.jit import opencl as jit_opencl
