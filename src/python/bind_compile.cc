@@ -120,6 +120,7 @@ void BindCompile(nb::module_& m) {
   nb::class_<RuntimeModule>(m, "RuntimeModule")
       .def_prop_ro("device", &RuntimeModule::device)
       .def_prop_ro("kernel_name", [](const RuntimeModule& r) { return r.spec().entry; })
+      .def_prop_ro("last_launch_ms", &RuntimeModule::last_launch_ms)
       .def("output_shapes", [](const RuntimeModule& r, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
         return r.spec().OutputShapes(in, out_idx);
       })

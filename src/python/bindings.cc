@@ -44,6 +44,10 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace tl {
+void BindOpenCL(nb::module_& m);  // OpenCL backend: bindings_opencl.cc
+}  // namespace tl
+
+namespace tl {
 namespace {
 
 using SpanT = std::tuple<std::string, int, int>;
@@ -404,6 +408,7 @@ NB_MODULE(_ffi, m) {
     return FragmentToExpr(f);
   });
   m.def("swizzled_offset", &SwizzledOffsetInt);
+  BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
 
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {
     int64_t v;

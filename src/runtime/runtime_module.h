@@ -23,6 +23,9 @@ class RuntimeModule {
   virtual std::string device() const = 0;
   /// Checks the arguments and runs the kernel; `stream` is the backend's queue handle (0: default).
   virtual void Launch(const std::vector<TensorArg>& args, uintptr_t stream) const = 0;
+  /// The device's own time of the last launch in milliseconds (e.g. OpenCL profiling events), or
+  /// a negative value when the backend does not measure it (the profiler then times the call).
+  virtual double last_launch_ms() const { return -1; }
 
  protected:
   LaunchSpec spec_;

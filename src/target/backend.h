@@ -94,5 +94,6 @@ std::shared_ptr<RuntimeModule> LoadModule(const CompiledKernel& k);
 // The built-in backends (each defined in its folder; backends.cc registers them).
 Backend CpuBackend();
 Backend CudaBackend();
+Backend OpenCLBackend();
 
 }  // namespace tl

@@ -42,7 +42,7 @@ class CodegenC {
   /// Flattened row-major offset, in 64-bit arithmetic for global tensors.
   std::string Offset(const Buffer& b, const std::vector<Expr>& idx);
   std::string Lit(const Expr& e);
-  std::string E(const Expr& e);
+  virtual std::string E(const Expr& e);
   std::string Args(const CallNode* c);
   void Line(int ind, const std::string& s) { os_ << std::string(ind * 2, ' ') << s << "\n"; }
 

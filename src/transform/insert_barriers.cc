@@ -98,21 +98,53 @@ class Barriers {
         auto saved = ignore_;
         ignore_.insert(managed.begin(), managed.end());
         // First pass finds what the end of one iteration leaves pending for the next.
-        State dry = st;
-        Visit(n->body, dry);
-        State entry = st;
-        entry.Merge(dry);
-        Stmt b = Visit(n->body, entry);
+        auto visit_body = [&](const State& start, Stmt* body) {
+          State dry = start;
+          Visit(n->body, dry);
+          State entry = start;
+          entry.Merge(dry);
+          *body = Visit(n->body, entry);
+          return entry;
+        };
+        Stmt b;
+        State entry = visit_body(st, &b);
+        bool before = false;
+        if (hoist_ && (!st.r.empty() || !st.w.empty())) {
+          // A barrier that only orders the loop against what came before it runs once, before
+          // the loop, instead of in every iteration (costly where work-groups run as loops).
+          Stmt b2;
+          State entry2 = visit_body(State(), &b2);
+          if (CountBarriers(b2) < CountBarriers(b)) {
+            b = b2;
+            entry = entry2;
+            st = State();
+            before = true;
+          }
+        }
         ignore_ = saved;
         st.Merge(entry);
         for (auto* x : managed) { st.r.insert(x); st.w[x] = kSeveral; }
-        return For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
+        Stmt loop = For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
+        if (before) loop = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), loop}, s->span);
+        return loop;
       }
       default: return Leaf(s, st);
     }
   }
 
+ public:
+  explicit Barriers(bool hoist) : hoist_(hoist) {}
+
  private:
+  static int CountBarriers(const Stmt& s) {
+    int n = 0;
+    PostOrderVisitStmt(s, [&](const Stmt& x) {
+      auto* e = As<EvaluateNode>(x);
+      auto* c = e ? As<CallNode>(e->value) : nullptr;
+      if (c && c->op == "tl.syncthreads") ++n;
+    });
+    return n;
+  }
   bool Tainted(const Expr& e) const {
     bool t = false;
     struct V : IRVisitor {
@@ -192,6 +224,7 @@ class Barriers {
     return out;
   }
 
+  bool hoist_ = false;    // hoist loop-entry barriers out of loops (the OpenCL target)
   Who op_ = -1;           // the tile op being visited (-1: none)
   Who loose_ = -1;        // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
@@ -204,7 +237,7 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers().Visit(f->body, st));
+  return WithBody(f, Barriers(ctx.target.backend == "OpenCL").Visit(f->body, st));
 }
 
 }  // namespace tl

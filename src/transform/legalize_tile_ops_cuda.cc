@@ -77,7 +77,13 @@ class Legalizer : public IRMutator {
 
   Stmt VisitTileOp(const Stmt& s) override {
     if (auto* c = As<CopyNode>(s)) {
-      if (c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared) {
+      bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
+      if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                     ": synchronous loads (" + ctx_.target.backend + " has no async copy)");
+        return TileOpToParallelLoops(s);
+      }
+      if (to_shared) {
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
         if (why.empty()) {
           ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
@@ -113,7 +119,7 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
   int64_t T = KernelThreads(k);
   if (T < 1 || T > ctx.target.max_threads)
-    throw UserError(ErrorKind::kResource, "a CUDA block has at most " + std::to_string(ctx.target.max_threads) +
+    throw UserError(ErrorKind::kResource, "a " + ctx.target.backend + " block has at most " + std::to_string(ctx.target.max_threads) +
                                               " threads; this kernel asks for " + std::to_string(T), k->span);
   ctx.info->threads = T;
   static const std::pair<const char*, const char*> hints[] = {

@@ -138,7 +138,8 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   ctx.info->smem_bytes = total;
   if (total > ctx.target.smem_limit)
     throw UserError(ErrorKind::kResource,
-                    "kernel '" + f->name + "' needs " + std::to_string(total) + " bytes of shared memory, over the " +
+                    "kernel '" + f->name + "' needs " + std::to_string(total) + " bytes of " +
+                        (ctx.target.backend == "OpenCL" ? "local" : "shared") + " memory, over the " +
                         std::to_string(ctx.target.smem_limit) + "-byte limit of " + ctx.target.arch +
                         "; reduce the tile sizes or num_stages:\n" + t.str(),
                     k->span);

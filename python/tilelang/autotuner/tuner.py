@@ -376,7 +376,7 @@ class AutoTuner:
         name = self.factory.__name__
         # 1. compile every candidate, in parallel worker processes when the disk cache can carry the result
         workers = self.max_workers or min(len(configs), os.cpu_count() or 1)
-        if not caching:
+        if not caching or _compiles_in_process(self.jitted.jit_options.get("target")):
             workers = 1
         bar = _Progress(len(configs), f"compiling {name}", self.verbose)
 
@@ -559,3 +559,14 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def _compiles_in_process(target):
+    """OpenCL builds go through the OpenCL runtime, whose driver threads do not survive a fork: compile those
+    candidates in this process."""
+    try:
+        from ..jit.target import normalize
+
+        return normalize(target or "auto")[0] == "opencl"
+    except Exception:  # noqa: BLE001 - a bad target is reported by the compile itself
+        return False

@@ -81,3 +81,20 @@ def bench_cuda_events(fn, warmup=25, rep=100, n_warmup=0, n_repeat=0, return_mod
         e.record()
     torch.cuda.synchronize()
     return _summarise([s.elapsed_time(e) for s, e in zip(starts, ends)], return_mode, quantiles)
+
+
+def bench_device_timer(fn, read_ms, warmup=25, rep=100, n_warmup=0, n_repeat=0, return_mode="median",
+                       quantiles=None):
+    """Runs fn() and, after each run, takes the device's own time of it from read_ms() (OpenCL profiling
+    events); run counts from the budgets as for bench_wall."""
+    fn()
+    fn()
+    est = read_ms()
+    nw, nr = _counts(est, warmup, rep, n_warmup, n_repeat)
+    for _ in range(nw):
+        fn()
+    times = []
+    for _ in range(nr):
+        fn()
+        times.append(read_ms())
+    return _summarise(times, return_mode, quantiles)

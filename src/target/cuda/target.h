@@ -10,6 +10,13 @@ struct CudaTarget {
   int sm = 80;                 // 80, 86, 89, 90
   int64_t smem_limit = 0;      // max dynamic shared memory per block (opt-in), bytes
   int64_t max_threads = 1024;
+  // What the GPU lowering may use. The OpenCL backend reuses this lowering with these off
+  // (src/target/opencl/target.h): no tensor-core mma.sync / ldmatrix (T.gemm becomes per-thread
+  // multiply-adds), no cp.async, no warp shuffles (reductions exchange partials through shared memory).
+  bool mma = true;
+  bool cp_async = true;
+  bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
+  std::string backend = "CUDA";  // how messages name the target ("CUDA", "OpenCL")
 };
 
 /// Parses "cuda", "cuda -arch=sm_86", "cuda:sm_89", "cuda -arch sm_90a", "sm_80". Throws a

@@ -1,6 +1,7 @@
 // LowerTileOpsCUDA, T.gemm: ldmatrix loads of the operands and mma.sync m16n8k16 over the warp grid
 // of the accumulator layout.
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "arith/simplify.h"
@@ -20,13 +21,118 @@ Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, 
   return b;
 }
 
+<<<<<<< HEAD
 namespace {
 const CudaOpLoweringRegistrar kGemm("gemm", [](CudaTileLowerer& L, const TileOpNode& n) {
   return L.LowerGemm(static_cast<const GemmNode*>(&n));
 });
 }  // namespace
+=======
+// Targets without tensor-core mma (OpenCL): every thread accumulates the elements of C that the
+// accumulator layout gives it (the same mma_C layout, so reductions and T.Parallel nests over C are
+// lowered exactly as on CUDA), one multiply-add per k, reading A and B from shared memory. An
+// operand held in registers is first written to a shared staging tile by its owners (the barrier
+// pass separates those writes from the reads).
+Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
+  const Fragment& CF = Layout(g->C.buffer.get());
+  DataType ct = g->C.buffer->dtype, at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
+  Span sp = g->span;
+  auto numeric = [](DataType t) { return t.is_float() || t.is_integer(); };
+  if (!numeric(at) || !numeric(bt) || !numeric(ct) || (ct.is_float() != (at.is_float() || bt.is_float())))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on " + ctx_.target.backend + " takes numeric A and B and an accumulator of the same kind "
+                    "(float or integer); got A " + at.str() + ", B " + bt.str() + ", C " + ct.str(), sp);
+  auto ad = TileDims(g->A), bd = TileDims(g->B);
+  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
+  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
+  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.target.backend +
+                               " has no tensor-core mma), " + std::to_string(CF.locals) + " accumulators per thread over " +
+                               CF.desc + ", K = " + std::to_string(K));
+  std::vector<Stmt> out;
+  Buffer cl = MapBuffer(g->C.buffer);
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    Expr zero = ct.is_float() ? FloatImm(ct, 0.0) : IntImm(ct, 0);
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp));
+  }
+  // An operand in registers: its owners write it to a shared tile of the fragment's full shape.
+  auto stage = [&](const Region& r, const std::string& base) -> Buffer {
+    const Fragment& F = Layout(r.buffer.get());
+    int64_t n = 1;
+    for (int64_t e : F.shape) n *= e;
+    Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
+    Buffer regs = MapBuffer(r.buffer);
+    std::vector<Stmt> w;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      auto idx = F.IndexAt(tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Expr ok = F.ValidAt(tx_, C(l));
+      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
+      w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
+    }
+    out.push_back(Seq(w, sp));
+    return st;
+  };
+  auto region_at = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
+                       const Expr& col) -> Expr {
+    std::vector<Expr> idx;
+    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    idx[dims[0]] = Simplify(idx[dims[0]] + row);
+    idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    if (staged) {
+      Expr flat = C(0);
+      const Fragment& F = Layout(r.buffer.get());
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      return Load(staged, {Simplify(flat)});
+    }
+    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+  };
+  Buffer as = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : nullptr;
+  Buffer bs = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : nullptr;
+  // Per k step, each distinct row of A and column of B this thread needs is loaded once into a
+  // register (an mma_C layout touches 2 * mt rows and 2 * nt columns for its 8 * mt * nt elements).
+  Var kk = MakeVar("kk");
+  std::vector<Expr> rows, cols;
+  std::map<std::string, size_t> row_of, col_of;
+  std::vector<std::pair<size_t, size_t>> use(CF.locals);
+  for (int64_t l = 0; l < CF.locals; ++l) {
+    auto mn = CF.IndexAt(tx_, C(l));
+    Expr m = Simplify(mn[0]), n = Simplify(mn[1]);
+    auto slot = [](std::map<std::string, size_t>& of, std::vector<Expr>& v, const Expr& e) {
+      auto it = of.emplace(PrintExpr(e), v.size());
+      if (it.second) v.push_back(e);
+      return it.first->second;
+    };
+    use[l] = {slot(row_of, rows, m), slot(col_of, cols, n)};
+  }
+  Buffer ar = Scratch("A_reg", ct, static_cast<int64_t>(rows.size()), Scope::kLocal);
+  Buffer br = Scratch("B_reg", ct, static_cast<int64_t>(cols.size()), Scope::kLocal);
+  std::vector<Stmt> body;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Expr a = g->trans_A ? region_at(g->A, ad, as, kk, rows[i]) : region_at(g->A, ad, as, rows[i], kk);
+    body.push_back(Store(ar, a->dtype != ct ? Cast(ct, a) : a, {C(static_cast<int64_t>(i))}, sp));
+  }
+  for (size_t j = 0; j < cols.size(); ++j) {
+    Expr b = g->trans_B ? region_at(g->B, bd, bs, cols[j], kk) : region_at(g->B, bd, bs, kk, cols[j]);
+    body.push_back(Store(br, b->dtype != ct ? Cast(ct, b) : b, {C(static_cast<int64_t>(j))}, sp));
+  }
+  for (int64_t l = 0; l < CF.locals; ++l) {
+    Expr a = Load(ar, {C(static_cast<int64_t>(use[l].first))}), b = Load(br, {C(static_cast<int64_t>(use[l].second))});
+    Stmt st = Store(cl, Load(cl, {C(l)}) + a * b, {C(l)}, sp);
+    Expr ok = CF.ValidAt(tx_, C(l));
+    body.push_back(ok ? If(ok, st, nullptr, sp) : st);
+  }
+  out.push_back(For(kk, C(0), C(K), ForKind::kSerial, Seq(body, sp), {}, sp));
+  return Seq(out, sp);
+}
+>>>>>>> opencl
 
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
+  if (!ctx_.target.mma) return LowerGemmSIMT(g);
   const Fragment& CF = Layout(g->C.buffer.get());
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;

@@ -44,6 +44,10 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
     Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    // Without warp shuffles (OpenCL): every thread's partials go through shared memory once and each
+    // thread combines its quad's four (one barrier instead of one pair per shuffle).
+    Buffer quad = ctx_.target.shuffle ? nullptr : Scratch("red_quad", t, mt * 2 * T_, Scope::kShared);
+    std::vector<Stmt> later;  // per-row statements after the quad exchange
     for (int64_t d = 0; d < mt * 2; ++d) {
       int64_t ti = d / 2, rh = d % 2;
       Var tj = MakeVar("tj");
@@ -51,14 +55,24 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       Expr both = ReduceCombine(k, ReduceElement(k, Load(src, {base}), t), ReduceElement(k, Load(src, {Simplify(base + C(1))}), t));
       out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
       out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, ReduceCombine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
-      for (int m : {1, 2})
-        out.push_back(Store(part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+      if (quad) {
+        out.push_back(Store(quad, Load(part, {C(d)}), {Simplify(C(d * T_) + tx_)}, sp));
+        Var q = MakeVar("q");
+        later.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+        later.push_back(For(q, C(0), C(4), ForKind::kUnrolled,
+                            Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(quad, {Simplify(C(d * T_) + Div(tx_, 4) * C(4) + Expr(q))})),
+                                  {C(d)}, sp), {}, sp));
+      } else {
+        for (int m : {1, 2})
+          out.push_back(Store(part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+      }
       if (xs) {
         Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
-        out.push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
+        (quad ? later : out).push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
         cross.push_back({d, row});
       }
     }
+    out.insert(out.end(), later.begin(), later.end());
     if (xs) {
       // (the barrier pass puts a __syncthreads between the writes above and these reads)
       for (auto& [d, row] : cross) {
@@ -107,6 +121,30 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     Expr g = S.ValidAt(tx_, C(l));
     if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
     out.push_back(g ? If(g, st, nullptr, sp) : st);
+  }
+  if (!ctx_.target.shuffle) {
+    // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
+    // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
+    // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
+    Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
+    Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
+    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, then through shared "
+                                "memory (a thread per destination slot combines all " + std::to_string(T_) +
+                                " partials; no warp shuffles on " + ctx_.target.backend + ")";
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + tx_)}, sp), {}, sp));
+    Var i = MakeVar("i"), w = MakeVar("w");
+    Buffer one = Scratch("red_acc", t, 1, Scope::kLocal);
+    Expr slot = Simplify(Expr(i) * C(T_) + tx_);
+    Stmt combine = Seq({Store(one, ReduceIdentity(k, t), {C(0)}, sp),
+                        For(w, C(0), C(T_), ForKind::kSerial,
+                            Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp), {}, sp),
+                        Store(tot, Load(one, {C(0)}), {slot}, sp)}, sp);
+    int64_t rounds = (nd + T_ - 1) / T_;
+    out.push_back(For(i, C(0), C(rounds), ForKind::kSerial, nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(part, Load(tot, {d}), {d}, sp), {}, sp));
+    Expr v = Load(part, {d});
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    return Seq(out, sp);
   }
   std::vector<Stmt> bf;
   for (int m : {16, 8, 4, 2, 1})

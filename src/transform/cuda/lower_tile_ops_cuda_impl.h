@@ -98,6 +98,7 @@ class CudaTileLowerer : public IRMutator {
 
   Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
+  Stmt LowerGemmSIMT(const GemmNode* g);
 
   // ---- reductions --------------------------------------------------------------------------
 

@@ -1,0 +1,116 @@
+// The OpenCL backend: the GPU thread-level lowering with OpenCL's switches (target.h), the OpenCL C
+// code generator (codegen_opencl.h), the OpenCL runtime's compiler with the disk cache, and the
+// host-tensor loader (runtime/opencl_module.h). The runtime is opened lazily (dlopen): code
+// generation needs none, building and running report its absence clearly.
+#include "runtime/cache_util.h"
+#include "runtime/opencl_module.h"
+#include "runtime/opencl_runtime.h"
+#include "support/error.h"
+#include "target/backend.h"
+#include "target/cuda/codegen_cuda.h"
+#include "target/opencl/codegen_opencl.h"
+#include "target/opencl/target.h"
+
+namespace tl {
+namespace {
+using namespace cache_util;
+
+CudaLowerOptions LowerOptions(const PassConfig& pc) {
+  CudaLowerOptions o;
+  o.disable_barriers = pc.disable_barrier_insertion;
+  o.disable_cp_async = true;
+  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
+  return o;
+}
+
+// The device's limits when there is a runtime (the kernel is checked against the device that will
+// run it), else the target's (the OpenCL 1.2 minimums).
+OpenCLLimits Limits(const Target& t) {
+  OpenCLLimits lim;
+  lim.local_mem = t.smem_limit;
+  lim.max_work_group = t.max_threads;
+  if (opencl::Available()) {
+    const opencl::DeviceInfo& d = opencl::Device();
+    lim.local_mem = d.local_mem;
+    lim.max_work_group = d.max_work_group;
+    lim.device = "'" + d.name + "'";
+  }
+  return lim;
+}
+
+bool OnPocl() { return opencl::Available() && opencl::Device().is_pocl; }
+
+// What the device must offer for the generated source: a clear error naming the extension.
+void CheckExtensions(const CompiledKernel& k, const opencl::DeviceInfo& d) {
+  for (auto [ext, what] : {std::pair<const char*, const char*>{"cl_khr_fp64", "float64"},
+                           {"cl_khr_int64_base_atomics", "64-bit atomics"}}) {
+    if (k.source.find(std::string("#pragma OPENCL EXTENSION ") + ext) != std::string::npos && !d.Has(ext))
+      throw UserError(ErrorKind::kUnsupported,
+                      "kernel '" + k.func->name + "' uses " + what + ", which needs the OpenCL extension " + ext +
+                          "; the device '" + d.name + "' (" + d.version + ") does not offer it",
+                      k.func->span);
+  }
+}
+
+// The device's compiler through the disk cache: an entry holds the program binary
+// (CL_PROGRAM_BINARIES) and kernel.meta binding it to the key (source, options, device, driver).
+Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
+  const opencl::DeviceInfo& dev = opencl::Device();  // throws when there is no runtime
+  CheckExtensions(k, dev);
+  info->compiler = "OpenCL: " + dev.platform + " / " + dev.name + " / " + dev.driver;
+  CompileOptions co;
+  co.cache_dir = bo.cache_dir;
+  co.use_cache = bo.use_cache;
+  bool cache = !CacheDisabled(co);
+  std::string key = HashHex(k.source + "\n--options " + dev.build_options + "\n--device " + dev.name + "\n" +
+                            dev.vendor + "\n" + dev.version + "\n" + dev.driver);
+  std::string dir = CacheDir(co) + "/opencl/" + key;
+  Artifact a;
+  a.format = "opencl";
+  if (cache) {
+    std::string bin, meta;
+    if (ReadCacheFile(dir + "/kernel.bin", size_t(256) << 20, &bin) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+        meta == std::to_string(bin.size()) + " " + HashHex(bin) + " " + key) {
+      a.binary = bin;
+      a.path = dir + "/kernel.bin";
+      a.from_cache = true;
+      return a;
+    }
+  }
+  auto prog = opencl::Program::FromSource(k.source, k.launch.entry, dev.build_options);  // errors carry the log
+  info->build_log = prog->build_log();
+  a.binary = prog->Binary();
+  if (cache && !a.binary.empty()) {
+    MakeDirs(dir);
+    AtomicWrite(dir + "/kernel.bin", a.binary);
+    AtomicWrite(dir + "/kernel.meta", std::to_string(a.binary.size()) + " " + HashHex(a.binary) + " " + key);
+    a.path = dir + "/kernel.bin";
+  }
+  return a;
+}
+
+}  // namespace
+
+Backend OpenCLBackend() {
+  Backend b;
+  b.kind = "opencl";
+  b.header_dir = "";  // the generated source is self-contained
+  b.fragment_kinds = {"mma_C", "mma_rows", "striped"};
+  b.execution_backends = {"opencl", "auto"};
+  b.emulatable = true;  // thread-level IR without mma / cp.async / shuffles: the emulator runs it
+  // A kernel that will run needs the runtime: say so when the kernel is compiled, not at launch.
+  b.resolve = [](const Target& t, bool will_run) {
+    if (will_run && !opencl::Available())
+      throw UserError(ErrorKind::kUnsupported, "target 'opencl': " + opencl::UnavailableReason());
+    return t;
+  };
+  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
+               std::vector<PassRecord>* trace) { return LowerForOpenCL(f, Limits(t), LowerOptions(pc), info, trace); };
+  b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenOpenCL(lowered, OnPocl()).source; };
+  b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
+  b.build = BuildProgram;
+  b.load = [](const CompiledKernel& k) { return LoadOpenCLModule(k.launch, k.artifact.binary, k.source); };
+  return b;
+}
+
+}  // namespace tl

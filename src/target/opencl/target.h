@@ -1,0 +1,30 @@
+// The OpenCL backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) with
+// the switches OpenCL needs -- work-groups are blocks and __local memory is shared memory; no
+// tensor-core mma (T.gemm becomes per-thread multiply-adds over the same accumulator layout), no
+// async copies, no warp shuffles: reductions exchange partials through __local memory (no sub-groups
+// are assumed: OpenCL 1.2 devices, PoCL on a CPU among them, need not have them).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "target/cuda/target.h"
+#include "transform/lower_cuda.h"
+
+namespace tl {
+
+/// What the lowering checks against. Without a device (code generation only) the OpenCL 1.2
+/// guaranteed minimums are used; with one, its CL_DEVICE_LOCAL_MEM_SIZE and
+/// CL_DEVICE_MAX_WORK_GROUP_SIZE.
+struct OpenCLLimits {
+  int64_t local_mem = 32 * 1024;
+  int64_t max_work_group = 256;
+  std::string device = "the OpenCL 1.2 minimum (no device queried)";
+};
+
+CudaTarget OpenCLLoweringTarget(const OpenCLLimits& lim);
+
+/// Tile program -> thread-level IR for OpenCL (`opt.disable_cp_async` is forced on).
+PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
+                        std::vector<PassRecord>* trace = nullptr);
+
+}  // namespace tl
