@@ -21,13 +21,12 @@ Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, 
   return b;
 }
 
-<<<<<<< HEAD
 namespace {
 const CudaOpLoweringRegistrar kGemm("gemm", [](CudaTileLowerer& L, const TileOpNode& n) {
   return L.LowerGemm(static_cast<const GemmNode*>(&n));
 });
 }  // namespace
-=======
+
 // Targets without tensor-core mma (OpenCL): every thread accumulates the elements of C that the
 // accumulator layout gives it (the same mma_C layout, so reductions and T.Parallel nests over C are
 // lowered exactly as on CUDA), one multiply-add per k, reading A and B from shared memory. An
@@ -129,7 +128,6 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   out.push_back(For(kk, C(0), C(K), ForKind::kSerial, Seq(body, sp), {}, sp));
   return Seq(out, sp);
 }
->>>>>>> opencl
 
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   if (!ctx_.target.mma) return LowerGemmSIMT(g);
