@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the GoogleTest suite (through ctest, also under ASan/UBSan) and pytest.
+# Runs every test: the GoogleTest suite (through ctest, also under ASan/UBSan), pytest, and the
+# C++-heavy part of pytest again against the extension built with ASan/UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,3 +16,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print
   ctest --test-dir build/cpp-asan --output-on-failure -j2
 export TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-$PWD/build/kernel-cache}"
 python -m pytest tests/python -q
+# The Python extension itself under the sanitizers (scripts/test_python_asan.sh).
+bash scripts/test_python_asan.sh

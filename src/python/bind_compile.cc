@@ -154,7 +154,7 @@ void BindCompile(nb::module_& m) {
   m.def("backend_kinds", &BackendKinds);
   m.def("backend_info", [](const std::string& kind) {
     const Backend& b = GetBackend(kind);
-    return std::make_tuple(b.header_dir, b.fragment_kinds, b.execution_backends, b.emulatable);
+    return std::make_tuple(b.header_dir, b.fragment_kinds, b.execution_backends, b.emulatable, b.fork_safe);
   });
   // The disk cache's policy, the one every user of the cache follows: (enabled, directory).
   m.def("cache_policy", []() {

@@ -63,6 +63,7 @@ struct Backend {
   std::vector<std::string> fragment_kinds;      // the fragment layouts its lowering produces
   std::vector<std::string> execution_backends;  // names accepted for execution_backend; [0] is the default
   bool emulatable = false;                      // its lowered IR is thread-level: the emulator runs it
+  bool fork_safe = true;                        // its toolchain may run in a forked worker (the autotuner's pool)
 
   /// The target to build for: e.g. the arch of the device that will run it when none was named.
   std::function<Target(const Target&, bool will_run)> resolve;

@@ -24,9 +24,11 @@ def _seed():
 def test_registry_lists_the_backends_and_their_traits():
     kinds = _ffi.backend_kinds()
     assert "cpu" in kinds and "cuda" in kinds
-    header, fragments, names, emulatable = _ffi.backend_info("cuda")
+    header, fragments, names, emulatable, fork_safe = _ffi.backend_info("cuda")
     assert header == "cuda" and emulatable and "mma_C" in fragments and names[0] == "cuda"
-    assert _ffi.backend_info("cpu")[3] is False
+    assert _ffi.backend_info("cpu")[3] is False and fork_safe
+    if "opencl" in kinds:
+        assert _ffi.backend_info("opencl")[4] is False  # compiled in the autotuner's own process
     with pytest.raises(TileLangUnsupportedError, match=r"target 'metal'.*available targets are .*'cpu'"):
         tilelang.compile(K.elementwise_add(), target="metal")
 

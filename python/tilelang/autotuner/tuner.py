@@ -562,11 +562,11 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
 
 
 def _compiles_in_process(target):
-    """OpenCL builds go through the OpenCL runtime, whose driver threads do not survive a fork: compile those
-    candidates in this process."""
+    """A backend whose toolchain does not survive a fork (OpenCL: the runtime's driver threads) compiles
+    its candidates in this process (the registry's fork_safe trait)."""
     try:
         from ..jit.target import normalize
 
-        return normalize(target or "auto")[0] == "opencl"
+        return not _ffi.backend_info(normalize(target or "auto")[0])[4]
     except Exception:  # noqa: BLE001 - a bad target is reported by the compile itself
         return False

@@ -150,7 +150,7 @@ class JITKernel:
         self.target_opts = {"arch": requested.arch} if requested.arch_given else {}
         self.pass_configs = dict(pass_configs or {})
         self.out_idx = _normalize_out_idx(out_idx, func)
-        header_dir, self.fragment_kinds, names, emulatable = _ffi.backend_info(self.kind)
+        header_dir, self.fragment_kinds, names, emulatable, _ = _ffi.backend_info(self.kind)
         if execution_backend == "emulator":
             if not emulatable:
                 raise TileLangUnsupportedError(f"execution_backend 'emulator' runs GPU kernels; target '{self.kind}' "

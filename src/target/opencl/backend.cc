@@ -97,6 +97,7 @@ Backend OpenCLBackend() {
   b.header_dir = "";  // the generated source is self-contained
   b.fragment_kinds = {"mma_C", "mma_rows", "striped"};
   b.execution_backends = {"opencl", "auto"};
+  b.fork_safe = false;  // the OpenCL runtime's driver threads do not survive a fork
   b.emulatable = true;  // thread-level IR without mma / cp.async / shuffles: the emulator runs it
   // A kernel that will run needs the runtime: say so when the kernel is compiled, not at launch.
   b.resolve = [](const Target& t, bool will_run) {
