@@ -57,8 +57,9 @@ double fma_loop_seconds(double flops) {
   const auto t0 = clock_type::now();
   for (long it = 0; it < iters; ++it) {
     for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], m, c);
-    asm volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]),
-                 "+x"(acc[6]), "+x"(acc[7]), "+x"(acc[8]), "+x"(acc[9]), "+x"(acc[10]), "+x"(acc[11]));
+    asm volatile(""
+                 : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]),
+                   "+x"(acc[6]), "+x"(acc[7]), "+x"(acc[8]), "+x"(acc[9]), "+x"(acc[10]), "+x"(acc[11]));
   }
   return seconds_since(t0);
 #else
@@ -87,8 +88,7 @@ timing time_gemm(int M, int N, int K) {
   const double flops = 2.0 * M * N * K;
   // Each sample batches calls worth ~50 us so timer resolution does not matter.
   const int calls = std::max(1, int(5e-5 * 1e11 / flops));
-  for (int w = 0; w < 200; ++w)
-    tl_cpu::gemm<false, false>(A.data(), K, B.data(), N, C.data(), N, M, N, K);
+  for (int w = 0; w < 200; ++w) tl_cpu::gemm<false, false>(A.data(), K, B.data(), N, C.data(), N, M, N, K);
   std::vector<double> samples, ratios;
   for (int s = 0; s < 301; ++s) {
     const auto t0 = clock_type::now();

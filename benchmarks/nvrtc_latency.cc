@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
     tl::cuda::CompileResult first = tl::cuda::Compile(tl_test::kWarpMmaKernel, arch, {}, {});
     std::vector<double> ms;
-    for (int i = 0; i < repeats; ++i) ms.push_back(tl::cuda::Compile(tl_test::kWarpMmaKernel, arch, {}, {}).ms);
+    for (int i = 0; i < repeats; ++i)
+      ms.push_back(tl::cuda::Compile(tl_test::kWarpMmaKernel, arch, {}, {}).ms);
     std::sort(ms.begin(), ms.end());
     std::printf("%-7s %10.1f %10.1f %6d %6d %6d\n", arch, first.ms, ms[ms.size() / 2], first.registers,
                 first.shared_bytes, first.spill_stores + first.spill_loads);

@@ -4,7 +4,10 @@
 
 namespace tl {
 namespace {
-int64_t FloorDivI(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+int64_t FloorDivI(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
 int64_t FloorModI(int64_t a, int64_t b) { return a - FloorDivI(a, b) * b; }
 }  // namespace
 
@@ -19,7 +22,8 @@ bool EvalInt(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_
     }
     case ExprKind::kCast: {
       auto* c = static_cast<const CastNode*>(e.get());
-      return c->dtype.is_int() || c->dtype.is_uint() || c->dtype.is_bool() ? EvalInt(c->value, env, out) : false;
+      return c->dtype.is_int() || c->dtype.is_uint() || c->dtype.is_bool() ? EvalInt(c->value, env, out)
+                                                                           : false;
     }
     case ExprKind::kNot: {
       int64_t a;
@@ -51,10 +55,22 @@ bool EvalInt(const Expr& e, const std::map<const VarNode*, int64_t>& env, int64_
         case BinaryOp::kAdd: *out = x + y; return true;
         case BinaryOp::kSub: *out = x - y; return true;
         case BinaryOp::kMul: *out = x * y; return true;
-        case BinaryOp::kDiv: if (!y) return false; *out = x / y; return true;
-        case BinaryOp::kMod: if (!y) return false; *out = x % y; return true;
-        case BinaryOp::kFloorDiv: if (!y) return false; *out = FloorDivI(x, y); return true;
-        case BinaryOp::kFloorMod: if (!y) return false; *out = FloorModI(x, y); return true;
+        case BinaryOp::kDiv:
+          if (!y) return false;
+          *out = x / y;
+          return true;
+        case BinaryOp::kMod:
+          if (!y) return false;
+          *out = x % y;
+          return true;
+        case BinaryOp::kFloorDiv:
+          if (!y) return false;
+          *out = FloorDivI(x, y);
+          return true;
+        case BinaryOp::kFloorMod:
+          if (!y) return false;
+          *out = FloorModI(x, y);
+          return true;
         case BinaryOp::kMin: *out = std::min(x, y); return true;
         case BinaryOp::kMax: *out = std::max(x, y); return true;
         case BinaryOp::kEQ: *out = x == y; return true;

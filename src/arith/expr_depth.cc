@@ -16,18 +16,25 @@ void ForEachChild(const ExprNode* e, F&& f) {
   switch (e->kind) {
     case ExprKind::kBinary: {
       auto* n = static_cast<const BinaryNode*>(e);
-      f(n->a); f(n->b);
+      f(n->a);
+      f(n->b);
       break;
     }
     case ExprKind::kNot: f(static_cast<const NotNode*>(e)->a); break;
     case ExprKind::kCast: f(static_cast<const CastNode*>(e)->value); break;
     case ExprKind::kSelect: {
       auto* n = static_cast<const SelectNode*>(e);
-      f(n->cond); f(n->true_value); f(n->false_value);
+      f(n->cond);
+      f(n->true_value);
+      f(n->false_value);
       break;
     }
-    case ExprKind::kCall: for (auto& a : static_cast<const CallNode*>(e)->args) f(a); break;
-    case ExprKind::kBufferLoad: for (auto& i : static_cast<const BufferLoadNode*>(e)->indices) f(i); break;
+    case ExprKind::kCall:
+      for (auto& a : static_cast<const CallNode*>(e)->args) f(a);
+      break;
+    case ExprKind::kBufferLoad:
+      for (auto& i : static_cast<const BufferLoadNode*>(e)->indices) f(i);
+      break;
     default: break;
   }
 }
@@ -63,8 +70,9 @@ class DepthChecker : public SpanTrackingVisitor {
     if (!e) return;
     int64_t d = Depth(e, &memo_);
     if (d > kMaxExprDepth)
-      TL_USER_ERROR(kSyntax, span_, "an expression here nests ", d, " operations deep; the compiler accepts at most ",
-                    kMaxExprDepth, ". Split it with intermediate variables (T.alloc_var / a let) or a loop");
+      TL_USER_ERROR(kSyntax, span_, "an expression here nests ", d,
+                    " operations deep; the compiler accepts at most ", kMaxExprDepth,
+                    ". Split it with intermediate variables (T.alloc_var / a let) or a loop");
   }
   void VisitBuffer(const Buffer& b) override {
     if (!b) return;

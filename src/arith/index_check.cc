@@ -10,7 +10,6 @@ namespace {
 
 class IndexChecker : public SpanTrackingVisitor {
  public:
-
  protected:
   void VisitFor(const ForNode* n) override {
     VisitExpr(n->min);
@@ -21,7 +20,8 @@ class IndexChecker : public SpanTrackingVisitor {
       bounds_ = saved;  // an empty loop: its body never runs
       return;
     }
-    bounds_[n->var.get()] = {lo.lo, lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    bounds_[n->var.get()] = {lo.lo,
+                             lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
     VisitStmt(n->body);
     bounds_ = saved;
   }
@@ -54,8 +54,8 @@ class IndexChecker : public SpanTrackingVisitor {
       bool below = r.hi && *r.hi < 0, above = r.lo && *r.lo >= ext;
       if (!below && !above) continue;
       std::string range = r.IsConst() ? "is " + std::to_string(*r.lo)
-                                      : "lies in [" + (r.lo ? std::to_string(*r.lo) : std::string("-inf")) + ", " +
-                                            (r.hi ? std::to_string(*r.hi) : std::string("inf")) + "]";
+                                      : "lies in [" + (r.lo ? std::to_string(*r.lo) : std::string("-inf")) +
+                                            ", " + (r.hi ? std::to_string(*r.hi) : std::string("inf")) + "]";
       int64_t c;
       std::string shown = AsConstInt(idx[d], &c) ? "" : " (" + PrintExpr(idx[d]) + ")";
       TL_USER_ERROR(kType, span_, "index ", d, " of '", b->name, "'", shown, " ", range,

@@ -115,15 +115,14 @@ SumForm ToSum(const Expr& e);
 SumForm Mul(const SumForm& a, const SumForm& b) {
   SumForm r;
   r.constant = a.constant * b.constant;
-  for (auto& t : a.terms)
-    AddTerm(&r, {t.coeff * b.constant, t.atoms, t.key});
-  for (auto& t : b.terms)
-    AddTerm(&r, {t.coeff * a.constant, t.atoms, t.key});
+  for (auto& t : a.terms) AddTerm(&r, {t.coeff * b.constant, t.atoms, t.key});
+  for (auto& t : b.terms) AddTerm(&r, {t.coeff * a.constant, t.atoms, t.key});
   for (auto& x : a.terms) {
     for (auto& y : b.terms) {
       Term t{x.coeff * y.coeff, x.atoms, ""};
       t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
-      std::sort(t.atoms.begin(), t.atoms.end(), [](const Expr& p, const Expr& q) { return AtomKey(p) < AtomKey(q); });
+      std::sort(t.atoms.begin(), t.atoms.end(),
+                [](const Expr& p, const Expr& q) { return AtomKey(p) < AtomKey(q); });
       for (auto& at : t.atoms) t.key += AtomKey(at) + "*";
       AddTerm(&r, std::move(t));
     }
@@ -139,7 +138,11 @@ SumForm Atom(const Expr& e) {
 
 SumForm ToSum(const Expr& e) {
   int64_t c;
-  if (AsConstInt(e, &c)) { SumForm s; s.constant = c; return s; }
+  if (AsConstInt(e, &c)) {
+    SumForm s;
+    s.constant = c;
+    return s;
+  }
   if (auto* b = As<BinaryNode>(e)) {
     if (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) {
       SumForm x = ToSum(b->a), y = ToSum(b->b);
@@ -165,7 +168,8 @@ Expr FromSum(SumForm s, DataType t) {
     Expr prod;
     for (auto& a : term.atoms) prod = prod ? std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, a) : a;
     if (!acc) {
-      acc = term.coeff == 1 ? prod : std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, IntImm(t, term.coeff));
+      acc = term.coeff == 1 ? prod
+                            : std::make_shared<BinaryNode>(t, BinaryOp::kMul, prod, IntImm(t, term.coeff));
       continue;
     }
     int64_t mag = term.coeff < 0 ? -term.coeff : term.coeff;
@@ -178,83 +182,7 @@ Expr FromSum(SumForm s, DataType t) {
   return acc;
 }
 
-// ---------------------------------------------------------------- intervals
-std::optional<int64_t> AddO(std::optional<int64_t> a, std::optional<int64_t> b) {
-  if (!a || !b) return std::nullopt;
-  return *a + *b;
-}
-
-Interval MulI(const Interval& a, const Interval& b) {
-  if (!(a.lo && a.hi && b.lo && b.hi)) {
-    // Non-negative times non-negative stays non-negative.
-    if (a.lo && *a.lo >= 0 && b.lo && *b.lo >= 0) return {*a.lo * *b.lo, std::nullopt};
-    return {};
-  }
-  int64_t c[4] = {*a.lo * *b.lo, *a.lo * *b.hi, *a.hi * *b.lo, *a.hi * *b.hi};
-  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-}
-
 }  // namespace
-
-Interval BoundOf(const Expr& e, const BoundMap& bounds) {
-  int64_t c;
-  if (AsConstInt(e, &c)) return {c, c};
-  if (auto* v = As<VarNode>(e)) {
-    auto it = bounds.find(v);
-    if (it != bounds.end()) return it->second;
-    return {};
-  }
-  if (auto* cast = As<CastNode>(e)) {
-    if (!cast->dtype.is_integer() || !cast->value->dtype.is_integer()) return {};
-    Interval v = BoundOf(cast->value, bounds);
-    // The operand's bounds hold only if every value in them survives the conversion; otherwise
-    // the cast may wrap anywhere in the target type's range.
-    int bits = cast->dtype.bits();
-    if (bits >= 64) {
-      if (cast->dtype.is_int() || (v.lo && *v.lo >= 0)) return v;
-      return {int64_t(0), std::nullopt};
-    }
-    int64_t tlo = cast->dtype.is_int() ? -(int64_t(1) << (bits - 1)) : 0;
-    int64_t thi = cast->dtype.is_int() ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
-    if (v.lo && v.hi && *v.lo >= tlo && *v.hi <= thi) return v;
-    return {tlo, thi};
-  }
-  auto* b = As<BinaryNode>(e);
-  if (!b || !e->dtype.is_integer()) return {};
-  Interval x = BoundOf(b->a, bounds), y = BoundOf(b->b, bounds);
-  switch (b->op) {
-    case BinaryOp::kAdd: return {AddO(x.lo, y.lo), AddO(x.hi, y.hi)};
-    case BinaryOp::kSub: {
-      auto neg = [](std::optional<int64_t> v) { return v ? std::optional<int64_t>(-*v) : std::nullopt; };
-      return {AddO(x.lo, neg(y.hi)), AddO(x.hi, neg(y.lo))};
-    }
-    case BinaryOp::kMul: return MulI(x, y);
-    case BinaryOp::kFloorDiv:
-      if (y.IsConst() && *y.lo > 0) {
-        return {x.lo ? std::optional<int64_t>(FloorDiv(*x.lo, *y.lo)) : std::nullopt,
-                x.hi ? std::optional<int64_t>(FloorDiv(*x.hi, *y.lo)) : std::nullopt};
-      }
-      return {};
-    case BinaryOp::kFloorMod:
-      if (y.IsConst() && *y.lo > 0) {
-        if (x.lo && x.hi && FloorDiv(*x.lo, *y.lo) == FloorDiv(*x.hi, *y.lo))
-          return {FloorMod(*x.lo, *y.lo), FloorMod(*x.hi, *y.lo)};
-        return {int64_t(0), *y.lo - 1};
-      }
-      return {};
-    case BinaryOp::kMin: {
-      auto lo = x.lo && y.lo ? std::optional<int64_t>(std::min(*x.lo, *y.lo)) : std::nullopt;
-      std::optional<int64_t> hi = x.hi && y.hi ? std::optional<int64_t>(std::min(*x.hi, *y.hi)) : (x.hi ? x.hi : y.hi);
-      return {lo, hi};
-    }
-    case BinaryOp::kMax: {
-      std::optional<int64_t> lo = x.lo && y.lo ? std::optional<int64_t>(std::max(*x.lo, *y.lo)) : (x.lo ? x.lo : y.lo);
-      auto hi = x.hi && y.hi ? std::optional<int64_t>(std::max(*x.hi, *y.hi)) : std::nullopt;
-      return {lo, hi};
-    }
-    default: return {};
-  }
-}
 
 namespace {
 
@@ -330,7 +258,8 @@ class Simplifier : public IRMutator {
   Stmt VisitIf(const Stmt& s, const IfNode* n) override {
     Expr c = VisitExpr(n->cond);
     int64_t v;
-    if (AsConstInt(c, &v)) return v ? VisitStmt(n->then_case) : (n->else_case ? VisitStmt(n->else_case) : nullptr);
+    if (AsConstInt(c, &v))
+      return v ? VisitStmt(n->then_case) : (n->else_case ? VisitStmt(n->else_case) : nullptr);
     Stmt t = VisitStmt(n->then_case);
     Stmt e = n->else_case ? VisitStmt(n->else_case) : nullptr;
     if (!t && !e) return nullptr;
@@ -407,12 +336,30 @@ class Simplifier : public IRMutator {
       d = SimplifyDivMod(d);
       Interval r = BoundOf(d, bounds_);
       switch (op) {
-        case BinaryOp::kLT: if (r.hi && *r.hi < 0) return Bool(true); if (r.lo && *r.lo >= 0) return Bool(false); break;
-        case BinaryOp::kLE: if (r.hi && *r.hi <= 0) return Bool(true); if (r.lo && *r.lo > 0) return Bool(false); break;
-        case BinaryOp::kGT: if (r.lo && *r.lo > 0) return Bool(true); if (r.hi && *r.hi <= 0) return Bool(false); break;
-        case BinaryOp::kGE: if (r.lo && *r.lo >= 0) return Bool(true); if (r.hi && *r.hi < 0) return Bool(false); break;
-        case BinaryOp::kEQ: if (r.IsConst()) return Bool(*r.lo == 0); if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(false); break;
-        case BinaryOp::kNE: if (r.IsConst()) return Bool(*r.lo != 0); if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(true); break;
+        case BinaryOp::kLT:
+          if (r.hi && *r.hi < 0) return Bool(true);
+          if (r.lo && *r.lo >= 0) return Bool(false);
+          break;
+        case BinaryOp::kLE:
+          if (r.hi && *r.hi <= 0) return Bool(true);
+          if (r.lo && *r.lo > 0) return Bool(false);
+          break;
+        case BinaryOp::kGT:
+          if (r.lo && *r.lo > 0) return Bool(true);
+          if (r.hi && *r.hi <= 0) return Bool(false);
+          break;
+        case BinaryOp::kGE:
+          if (r.lo && *r.lo >= 0) return Bool(true);
+          if (r.hi && *r.hi < 0) return Bool(false);
+          break;
+        case BinaryOp::kEQ:
+          if (r.IsConst()) return Bool(*r.lo == 0);
+          if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(false);
+          break;
+        case BinaryOp::kNE:
+          if (r.IsConst()) return Bool(*r.lo != 0);
+          if ((r.lo && *r.lo > 0) || (r.hi && *r.hi < 0)) return Bool(true);
+          break;
         default: break;
       }
       return rebuild();
@@ -425,10 +372,18 @@ class Simplifier : public IRMutator {
         case BinaryOp::kAdd: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
         case BinaryOp::kSub: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) - static_cast<uint64_t>(y)));
         case BinaryOp::kMul: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) * static_cast<uint64_t>(y)));
-        case BinaryOp::kDiv: if (y != 0) return IntImm(t, x / y); break;
-        case BinaryOp::kMod: if (y != 0) return IntImm(t, x % y); break;
-        case BinaryOp::kFloorDiv: if (y != 0) return IntImm(t, FloorDiv(x, y)); break;
-        case BinaryOp::kFloorMod: if (y != 0) return IntImm(t, FloorMod(x, y)); break;
+        case BinaryOp::kDiv:
+          if (y != 0) return IntImm(t, x / y);
+          break;
+        case BinaryOp::kMod:
+          if (y != 0) return IntImm(t, x % y);
+          break;
+        case BinaryOp::kFloorDiv:
+          if (y != 0) return IntImm(t, FloorDiv(x, y));
+          break;
+        case BinaryOp::kFloorMod:
+          if (y != 0) return IntImm(t, FloorMod(x, y));
+          break;
         case BinaryOp::kMin: return IntImm(t, std::min(x, y));
         case BinaryOp::kMax: return IntImm(t, std::max(x, y));
         default: break;
@@ -437,21 +392,32 @@ class Simplifier : public IRMutator {
     }
 
     switch (op) {
-      case BinaryOp::kAdd: case BinaryOp::kSub: case BinaryOp::kMul: {
+      case BinaryOp::kAdd:
+      case BinaryOp::kSub:
+      case BinaryOp::kMul: {
         Expr r = FromSum(ToSum(std::make_shared<BinaryNode>(t, op, a, b)), t);
         return r;
       }
-      case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod: case BinaryOp::kDiv: case BinaryOp::kMod: {
+      case BinaryOp::kFloorDiv:
+      case BinaryOp::kFloorMod:
+      case BinaryOp::kDiv:
+      case BinaryOp::kMod: {
         if (cb && y == 1) return op == BinaryOp::kFloorDiv || op == BinaryOp::kDiv ? a : IntImm(t, 0);
         Expr r = SimplifyDivMod(std::make_shared<BinaryNode>(t, op, a, b));
         return r;
       }
-      case BinaryOp::kMin: case BinaryOp::kMax: {
+      case BinaryOp::kMin:
+      case BinaryOp::kMax: {
         Expr d = FromSum(ToSum(Binary(BinaryOp::kSub, a, b)), t);
         Interval r = BoundOf(SimplifyDivMod(d), bounds_);
         bool a_le_b = r.hi && *r.hi <= 0, a_ge_b = r.lo && *r.lo >= 0;
-        if (op == BinaryOp::kMin) { if (a_le_b) return a; if (a_ge_b) return b; }
-        else { if (a_ge_b) return a; if (a_le_b) return b; }
+        if (op == BinaryOp::kMin) {
+          if (a_le_b) return a;
+          if (a_ge_b) return b;
+        } else {
+          if (a_ge_b) return a;
+          if (a_le_b) return b;
+        }
         return rebuild();
       }
       default: return rebuild();
@@ -464,7 +430,8 @@ class Simplifier : public IRMutator {
     auto* n = As<BinaryNode>(e);
     if (!n) return e;
     BinaryOp op = n->op;
-    if (op != BinaryOp::kFloorDiv && op != BinaryOp::kFloorMod && op != BinaryOp::kDiv && op != BinaryOp::kMod)
+    if (op != BinaryOp::kFloorDiv && op != BinaryOp::kFloorMod && op != BinaryOp::kDiv &&
+        op != BinaryOp::kMod)
       return e;
     int64_t c;
     if (!AsConstInt(n->b, &c) || c <= 0) return e;
@@ -480,7 +447,8 @@ class Simplifier : public IRMutator {
     if (auto* inner = As<BinaryNode>(n->a)) {
       int64_t c2;
       if (is_div && inner->op == BinaryOp::kFloorDiv && AsConstInt(inner->b, &c2) && c2 > 0)
-        return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
+        return SimplifyDivMod(
+            std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
       // floormod(floormod(x, a), b) == floormod(x, b) when b divides a.
       if (!is_div && inner->op == BinaryOp::kFloorMod && AsConstInt(inner->b, &c2) && c2 > 0 && c2 % c == 0)
         return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, inner->a, n->b));
@@ -490,8 +458,10 @@ class Simplifier : public IRMutator {
     quotient.constant = FloorDiv(s.constant, c);
     rest.constant = FloorMod(s.constant, c);
     for (auto& term : s.terms) {
-      if (term.coeff % c == 0) AddTerm(&quotient, {term.coeff / c, term.atoms, term.key});
-      else AddTerm(&rest, term);
+      if (term.coeff % c == 0)
+        AddTerm(&quotient, {term.coeff / c, term.atoms, term.key});
+      else
+        AddTerm(&rest, term);
     }
     Expr r = FromSum(rest, t);
     Interval ir = BoundOf(r, bounds_);
@@ -520,8 +490,10 @@ class Simplifier : public IRMutator {
         big.constant = FloorDiv(rest.constant, g);
         small.constant = FloorMod(rest.constant, g);
         for (auto& term : rest.terms) {
-          if (term.coeff % g == 0) AddTerm(&big, {term.coeff / g, term.atoms, term.key});
-          else AddTerm(&small, term);
+          if (term.coeff % g == 0)
+            AddTerm(&big, {term.coeff / g, term.atoms, term.key});
+          else
+            AddTerm(&small, term);
         }
         if (big.terms.empty()) continue;
         Expr sm = FromSum(small, t);
@@ -554,7 +526,8 @@ class Simplifier : public IRMutator {
         if (auto* inner = As<BinaryNode>(r); inner && inner->op == BinaryOp::kFloorDiv) {
           int64_t c2;
           if (AsConstInt(inner->b, &c2) && c2 > 0)
-            d = SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
+            d = SimplifyDivMod(
+                std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, inner->a, IntImm(t, c * c2)));
         }
         SumForm ds = ToSum(d);
         out.constant += ds.constant;

@@ -5,8 +5,8 @@
 
 namespace tl::emu {
 
-Result Run(const PrimFunc& lowered, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms,
-           const Options& opt) {
+Result Run(const PrimFunc& lowered, const std::vector<void*>& args,
+           const std::map<const VarNode*, double>& syms, const Options& opt) {
   Result result;
   Executor ex(opt, &result);
   ex.Run(lowered, args, syms);

@@ -40,7 +40,7 @@ struct Result {
 /// args[i] is the host pointer of the i-th buffer parameter (row-major, contiguous; nullptr for
 /// scalar parameters); `syms` gives every scalar parameter and every symbolic shape var (float
 /// scalars as double). Throws tl::UserError (kUnsupported) on IR outside the thread-level contract.
-Result Run(const PrimFunc& lowered, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms,
-           const Options& opt = Options());
+Result Run(const PrimFunc& lowered, const std::vector<void*>& args,
+           const std::map<const VarNode*, double>& syms, const Options& opt = Options());
 
 }  // namespace tl::emu

@@ -20,13 +20,16 @@ void Unsupported(const std::string& what, const Span& span) {
 
 // ------------------------------------------------------------------------------- launch
 
-void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms) {
+void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
+                   const std::map<const VarNode*, double>& syms) {
   TL_ICHECK(args.size() == f->params.size(), "emulator: ", args.size(), " arguments for ", f->params.size(),
             " parameters of ", f->name);
   for (const auto& [v, x] : syms) {
     Slot s;
-    if (v->dtype.is_float()) s.f = x;
-    else s.i = static_cast<int64_t>(x);
+    if (v->dtype.is_float())
+      s.f = x;
+    else
+      s.i = static_cast<int64_t>(x);
     BindUniform(v, s);
   }
   for (const auto& [v, x] : opt_.exact_ints) {
@@ -44,7 +47,8 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std:
     body = l->body;
   }
   auto* k = As<KernelNode>(body);
-  if (!k) Unsupported("expected a lowered function whose body is one KernelNode (under optional Lets)", f->span);
+  if (!k)
+    Unsupported("expected a lowered function whose body is one KernelNode (under optional Lets)", f->span);
 
   for (size_t i = 0; i < f->params.size(); ++i) {
     const Buffer& b = f->params[i].buffer;
@@ -75,7 +79,8 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std:
   tmp_top_ = 0;
 
   for (const Buffer& b : k->alloc_buffers) {
-    if (b->shape.size() != 1) Unsupported("allocated buffer " + b->name + " must be one-dimensional", b->span);
+    if (b->shape.size() != 1)
+      Unsupported("allocated buffer " + b->name + " must be one-dimensional", b->span);
     if (b->dtype.lanes() != 1 || b->dtype.bits() < 8) Unsupported("buffer dtype " + b->dtype.str(), b->span);
     auto m = std::make_unique<Mem>();
     m->buf = b.get();
@@ -88,8 +93,8 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args, const std:
       // A view placed by PlanSharedMemory: its elements live in the kernel's shared byte buffer,
       // so buffers the plan overlaps really share storage here, as on the GPU.
       auto base = mems_.find(b->data.get());
-      TL_ICHECK(base != mems_.end() && b->scope == Scope::kShared && !b->data->data,
-                "emulator: view '", b->name, "' of a buffer that is not an earlier shared allocation");
+      TL_ICHECK(base != mems_.end() && b->scope == Scope::kShared && !b->data->data, "emulator: view '",
+                b->name, "' of a buffer that is not an earlier shared allocation");
       Mem& bm = *base->second;
       TL_ICHECK(b->byte_offset >= 0 && b->byte_offset % m->esize == 0 &&
                     b->byte_offset + m->n * m->esize <= bm.n * bm.esize,
@@ -409,13 +414,19 @@ void Executor::EvalBinary(const BinaryNode* n, const Lanes& act, Slot* out) {
   // Division by zero is undefined on the GPU; the emulator yields 0 rather than trapping.
   switch (op) {
     case BinaryOp::kAdd:
-      ar([](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); });
+      ar([](int64_t a, int64_t b) {
+        return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+      });
       return;
     case BinaryOp::kSub:
-      ar([](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); });
+      ar([](int64_t a, int64_t b) {
+        return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+      });
       return;
     case BinaryOp::kMul:
-      ar([](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); });
+      ar([](int64_t a, int64_t b) {
+        return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+      });
       return;
     case BinaryOp::kDiv:
     case BinaryOp::kFloorDiv:
@@ -426,7 +437,9 @@ void Executor::EvalBinary(const BinaryNode* n, const Lanes& act, Slot* out) {
       } else if (op == BinaryOp::kDiv) {
         ar([](int64_t a, int64_t b) { return b == 0 || (b == -1 && a == INT64_MIN) ? 0 : a / b; });
       } else {
-        ar([](int64_t a, int64_t b) { return b == 0 || (b == -1 && a == INT64_MIN) ? 0 : FloorDivInt(a, b); });
+        ar([](int64_t a, int64_t b) {
+          return b == 0 || (b == -1 && a == INT64_MIN) ? 0 : FloorDivInt(a, b);
+        });
       }
       return;
     case BinaryOp::kMod:

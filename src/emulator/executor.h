@@ -43,7 +43,9 @@ struct Mem {
   std::vector<Shadow> shadow;    // shared only
   bool global() const { return buf->scope == Scope::kGlobal; }
   bool shared() const { return buf->scope == Scope::kShared; }
-  uint8_t* Addr(int tid, int64_t flat) { return data + ((shared() || global() ? 0 : tid * n) + flat) * esize; }
+  uint8_t* Addr(int tid, int64_t flat) {
+    return data + ((shared() || global() ? 0 : tid * n) + flat) * esize;
+  }
 };
 
 /// A cp.async in flight: its bytes are captured at issue and land in shared memory at the wait
@@ -57,7 +59,7 @@ struct AsyncCopy {
   const StmtNode* stmt;
 };
 struct AsyncState {
-  std::vector<AsyncCopy> open;                    // not yet committed
+  std::vector<AsyncCopy> open;                   // not yet committed
   std::deque<std::vector<AsyncCopy>> committed;  // oldest first
 };
 
@@ -71,7 +73,8 @@ class Executor {
   /// Evaluates the indices of a memory operand / load / store and locates the element for each
   /// lane of `act`; flat[t].i is the flat element index, -1 where the access is out of bounds
   /// (reported). `count` consecutive elements starting there must be in bounds.
-  void Locate(const Buffer& b, const std::vector<Expr>& indices, const Lanes& act, Slot* flat, int64_t count = 1);
+  void Locate(const Buffer& b, const std::vector<Expr>& indices, const Lanes& act, Slot* flat,
+              int64_t count = 1);
   Slot Read(Mem& m, int tid, int64_t flat, bool atomic = false);
   void Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic = false);
   /// Race and initialisation bookkeeping of a raw (byte-level) access to one element.
@@ -112,7 +115,11 @@ class Executor {
   void EvalBinary(const BinaryNode* b, const Lanes& act, Slot* out);
   void EvalLoad(const BufferLoadNode* l, const Lanes& act, Slot* out);
   Binding& Bind(const VarNode* v);
-  void BindUniform(const VarNode* v, Slot s) { auto& b = vars_[v]; b.uniform = true; b.u = s; }
+  void BindUniform(const VarNode* v, Slot s) {
+    auto& b = vars_[v];
+    b.uniform = true;
+    b.u = s;
+  }
   int64_t HostInt(const Expr& e);
 
   // intrinsics.cc
@@ -134,8 +141,8 @@ class Executor {
   size_t tmp_top_ = 0;
   std::vector<AsyncState> async_;  // per thread
   std::array<int64_t, 3> block_{0, 0, 0};
-  int32_t epoch_ = 1;              // barrier epoch of the running block
-  const StmtNode* stmt_ = nullptr; // statement being executed, for reports
+  int32_t epoch_ = 1;               // barrier epoch of the running block
+  const StmtNode* stmt_ = nullptr;  // statement being executed, for reports
 };
 
 /// RAII release of scratch slots taken with Executor::Tmp.

@@ -17,7 +17,8 @@ namespace {
 
 int64_t ConstArg(const CallNode* c, size_t i) {
   int64_t v;
-  if (i >= c->args.size() || !AsConstInt(c->args[i], &v)) Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
+  if (i >= c->args.size() || !AsConstInt(c->args[i], &v))
+    Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
   return v;
 }
 
@@ -40,13 +41,15 @@ std::string StrArg(const CallNode* c, size_t i) {
 
 double Extreme(DataType t, bool max) {
   switch (t.code()) {
-    case DataType::Code::kBFloat: return max ? DecodeMinifloat(0x7f7f, 8, 7, false) : -DecodeMinifloat(0x7f7f, 8, 7, false);
+    case DataType::Code::kBFloat:
+      return max ? DecodeMinifloat(0x7f7f, 8, 7, false) : -DecodeMinifloat(0x7f7f, 8, 7, false);
     case DataType::Code::kFloat8E4M3: return max ? 448.0 : -448.0;
     case DataType::Code::kFloat8E5M2: return max ? 57344.0 : -57344.0;
     default: break;
   }
-  double v = t.bits() == 16 ? 65504.0 : t.bits() == 32 ? std::numeric_limits<float>::max()
-                                                       : std::numeric_limits<double>::max();
+  double v = t.bits() == 16   ? 65504.0
+             : t.bits() == 32 ? std::numeric_limits<float>::max()
+                              : std::numeric_limits<double>::max();
   return max ? v : -v;
 }
 
@@ -126,7 +129,8 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     } else if (rt.is_uint()) {
       v.i = mx ? WrapInt(-1, rt) : 0;
     } else {
-      v.i = mx ? WrapInt(static_cast<int64_t>((~0ull) >> (65 - rt.bits())), rt) : WrapInt(int64_t{1} << (rt.bits() - 1), rt);
+      v.i = mx ? WrapInt(static_cast<int64_t>((~0ull) >> (65 - rt.bits())), rt)
+               : WrapInt(int64_t{1} << (rt.bits() - 1), rt);
     }
     for (int t : act) out[t] = v;
     return;
@@ -249,7 +253,8 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
   int64_t V = store ? static_cast<int64_t>(c->args.size()) - 1 : ConstArg(c, 2);
   Mem& gm = MemOf(g->buffer.get());
   int64_t bytes = V * gm.esize;
-  if (!gm.global() || (bytes != 4 && bytes != 8 && bytes != 16)) Bad(c, "accesses 4, 8 or 16 bytes of a global tensor");
+  if (!gm.global() || (bytes != 4 && bytes != 8 && bytes != 16))
+    Bad(c, "accesses 4, 8 or 16 bytes of a global tensor");
   if (!store && c->args.size() != 4) Bad(c, "expects (dst, src, lanes, valid)");
   TmpScope ts(this);
   Slot* gf = Tmp();
@@ -265,8 +270,9 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
   for (int t : use)
     if (gf[t].i >= 0 && gf[t].i % V != 0) {
       Report("misaligned", t, [&] {
-        return "the " + std::to_string(bytes) + "-byte vector access of '" + g->buffer->name + "' at element " +
-               std::to_string(gf[t].i) + " is not " + std::to_string(bytes) + "-byte aligned; it was not performed";
+        return "the " + std::to_string(bytes) + "-byte vector access of '" + g->buffer->name +
+               "' at element " + std::to_string(gf[t].i) + " is not " + std::to_string(bytes) +
+               "-byte aligned; it was not performed";
       });
       gf[t].i = -1;
     }
@@ -318,8 +324,10 @@ void Executor::CpAsyncWait(int64_t n, const Lanes& act) {
         Mem& m = *cp.dst;
         for (int64_t k = 0; k < cp.nbytes / m.esize; ++k) NoteWrite(m, t, cp.dst_flat + k);
         uint8_t* dst = m.Addr(t, cp.dst_flat);
-        if (cp.zero_fill) std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
-        else std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
+        if (cp.zero_fill)
+          std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
+        else
+          std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
       }
       q.pop_front();
       stmt_ = wait_stmt;
@@ -484,8 +492,10 @@ void Executor::AtomicAdd(const CallNode* c, const Lanes& act, Slot* old) {
     Slot cur = Read(m, t, f[t].i, true);
     old[t] = cur;
     Slot add = Convert(v[t], vt, m.t), nv;
-    if (m.t.is_float()) nv.f = RoundFloat(cur.f + add.f, m.t);
-    else nv.i = WrapInt(static_cast<int64_t>(static_cast<uint64_t>(cur.i) + static_cast<uint64_t>(add.i)), m.t);
+    if (m.t.is_float())
+      nv.f = RoundFloat(cur.f + add.f, m.t);
+    else
+      nv.i = WrapInt(static_cast<int64_t>(static_cast<uint64_t>(cur.i) + static_cast<uint64_t>(add.i)), m.t);
     Write(m, t, f[t].i, nv, true);
   }
 }

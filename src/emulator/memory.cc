@@ -25,8 +25,10 @@ void Executor::EvalLoad(const BufferLoadNode* l, const Lanes& act, Slot* out) {
   Locate(l->buffer, l->indices, act, flat);
   Mem& m = MemOf(l->buffer.get());
   for (int t : act) {
-    if (flat[t].i < 0) out[t].i = 0;  // not performed; 0 and 0.0 share the bit pattern
-    else out[t] = Read(m, t, flat[t].i);
+    if (flat[t].i < 0)
+      out[t].i = 0;  // not performed; 0 and 0.0 share the bit pattern
+    else
+      out[t] = Read(m, t, flat[t].i);
   }
 }
 
@@ -36,7 +38,8 @@ Mem& Executor::MemOf(const BufferNode* b) {
   auto it = mems_.find(b);
   if (it == mems_.end())
     Unsupported("buffer '" + b->name + "' (" + ScopeName(b->scope) +
-                ") is neither a parameter nor allocated by the kernel", b->span);
+                    ") is neither a parameter nor allocated by the kernel",
+                b->span);
   return *it->second;
 }
 
@@ -106,7 +109,8 @@ void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
     Report("race", tid, [&] {
       std::ostringstream os;
       os << "shared buffer '" << m.buf->name << "' index [" << flat << "] is read by thread " << tid
-         << " and written by " << (s.w_tid < 0 ? std::string("several threads") : "thread " + std::to_string(s.w_tid))
+         << " and written by "
+         << (s.w_tid < 0 ? std::string("several threads") : "thread " + std::to_string(s.w_tid))
          << " with no barrier in between";
       return os.str();
     });
@@ -138,22 +142,25 @@ void Executor::NoteWrite(Mem& m, int tid, int64_t flat, bool atomic, bool init) 
     s.reported_epoch = epoch_;
     Report("race", tid, [&] {
       std::ostringstream os;
-      os << "shared buffer '" << m.buf->name << "' index [" << flat << "] is written by thread " << tid << " and "
-         << what << " by " << (other < 0 ? std::string("several threads") : "thread " + std::to_string(other))
+      os << "shared buffer '" << m.buf->name << "' index [" << flat << "] is written by thread " << tid
+         << " and " << what << " by "
+         << (other < 0 ? std::string("several threads") : "thread " + std::to_string(other))
          << " with no barrier in between";
       return os.str();
     });
   }
-  if (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) s.w_tid = -2;
-  else s.w_tid = tid;
+  if (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid)
+    s.w_tid = -2;
+  else
+    s.w_tid = tid;
   s.w_epoch = epoch_;
   s.w_atomic = atomic;
 }
 
 void Executor::Push(const char* kind, int tid, const std::string& what) {
   std::ostringstream os;
-  os << kind << ": block (" << block_[0] << ", " << block_[1] << ", " << block_[2] << ") thread " << tid << ": "
-     << what;
+  os << kind << ": block (" << block_[0] << ", " << block_[1] << ", " << block_[2] << ") thread " << tid
+     << ": " << what;
   if (stmt_ && stmt_->span.defined()) os << "\n  at " << FormatSpan(stmt_->span);
   res_->reports.push_back({kind, os.str()});
 }
@@ -169,10 +176,14 @@ Lanes Executor::FullWarps(const Lanes& act, const char* op) {
     if (count[w] == 0 || count[w] == 32) continue;
     int first = -1;
     for (int t : act)
-      if ((t >> 5) == static_cast<int>(w)) { first = t; break; }
+      if ((t >> 5) == static_cast<int>(w)) {
+        first = t;
+        break;
+      }
     Report("inactive_lanes", first, [&] {
-      return std::string(op) + " is warp-collective but only " + std::to_string(count[w]) + " of the 32 lanes of warp " +
-             std::to_string(w) + " execute it; the warp's operation was skipped";
+      return std::string(op) + " is warp-collective but only " + std::to_string(count[w]) +
+             " of the 32 lanes of warp " + std::to_string(w) +
+             " execute it; the warp's operation was skipped";
     });
   }
   return full;

@@ -15,14 +15,15 @@ uint32_t EncodeMinifloat(double x, int E, int M, bool finite_only) {
   const uint32_t mant_all = (1u << M) - 1;
   const uint32_t sign = std::signbit(x) ? 1u << (E + M) : 0u;
   const uint32_t max_finite = finite_only ? (exp_all << M) | (mant_all - 1) : ((exp_all - 1) << M) | mant_all;
-  if (std::isnan(x)) return finite_only ? (sign | (exp_all << M) | mant_all) : ((exp_all << M) | (1u << (M - 1)));
+  if (std::isnan(x))
+    return finite_only ? (sign | (exp_all << M) | mant_all) : ((exp_all << M) | (1u << (M - 1)));
   double a = std::fabs(x);
   if (std::isinf(a)) return sign | (finite_only ? max_finite : exp_all << M);
   if (a == 0) return sign;
   int e;
   std::frexp(a, &e);
-  int ex = e - 1;                      // a is in [2^ex, 2^(ex+1))
-  if (ex < 1 - bias) ex = 1 - bias;    // subnormals share the smallest exponent's quantum
+  int ex = e - 1;                    // a is in [2^ex, 2^(ex+1))
+  if (ex < 1 - bias) ex = 1 - bias;  // subnormals share the smallest exponent's quantum
   // Scaling by a power of two is exact; nearbyint rounds to nearest even in the default mode.
   uint64_t q = static_cast<uint64_t>(std::nearbyint(std::ldexp(a, M - ex)));
   if (q >= (2ull << M)) {  // rounding carried into the next binade
@@ -79,7 +80,8 @@ bool MinifloatOf(DataType t, Format* f) {
 
 double RoundFloat(double x, DataType t) {
   Format f;
-  if (MinifloatOf(t, &f)) return DecodeMinifloat(EncodeMinifloat(x, f.E, f.M, f.finite_only), f.E, f.M, f.finite_only);
+  if (MinifloatOf(t, &f))
+    return DecodeMinifloat(EncodeMinifloat(x, f.E, f.M, f.finite_only), f.E, f.M, f.finite_only);
   if (t.bits() == 32) return static_cast<double>(static_cast<float>(x));
   return x;
 }
@@ -160,9 +162,21 @@ void StoreScalar(void* p, DataType t, Slot v) {
     return;
   }
   switch (t.bytes()) {
-    case 1: { int8_t x = static_cast<int8_t>(v.i); std::memcpy(p, &x, 1); return; }
-    case 2: { int16_t x = static_cast<int16_t>(v.i); std::memcpy(p, &x, 2); return; }
-    case 4: { int32_t x = static_cast<int32_t>(v.i); std::memcpy(p, &x, 4); return; }
+    case 1: {
+      int8_t x = static_cast<int8_t>(v.i);
+      std::memcpy(p, &x, 1);
+      return;
+    }
+    case 2: {
+      int16_t x = static_cast<int16_t>(v.i);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case 4: {
+      int32_t x = static_cast<int32_t>(v.i);
+      std::memcpy(p, &x, 4);
+      return;
+    }
     case 8: std::memcpy(p, &v.i, 8); return;
   }
   throw InternalError("emulator: cannot store dtype " + t.str());
@@ -197,9 +211,24 @@ Slot LoadScalar(const void* p, DataType t) {
   }
   int64_t raw = 0;
   switch (t.bytes()) {
-    case 1: { int8_t x; std::memcpy(&x, p, 1); raw = x; break; }
-    case 2: { int16_t x; std::memcpy(&x, p, 2); raw = x; break; }
-    case 4: { int32_t x; std::memcpy(&x, p, 4); raw = x; break; }
+    case 1: {
+      int8_t x;
+      std::memcpy(&x, p, 1);
+      raw = x;
+      break;
+    }
+    case 2: {
+      int16_t x;
+      std::memcpy(&x, p, 2);
+      raw = x;
+      break;
+    }
+    case 4: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      raw = x;
+      break;
+    }
     case 8: std::memcpy(&raw, p, 8); break;
     default: throw InternalError("emulator: cannot load dtype " + t.str());
   }

@@ -29,26 +29,40 @@ bool DataType::Parse(const std::string& full, DataType* out) {
     return true;
   };
   int bits = 0;
-  if (name == "bool") { *out = DataType(Code::kBool, 1, lanes); return true; }
-  if (name == "bfloat16") { *out = DataType(Code::kBFloat, 16, lanes); return true; }
+  if (name == "bool") {
+    *out = DataType(Code::kBool, 1, lanes);
+    return true;
+  }
+  if (name == "bfloat16") {
+    *out = DataType(Code::kBFloat, 16, lanes);
+    return true;
+  }
   if (name == "float8_e4m3fn" || name == "float8_e4m3" || name == "e4m3_float8") {
-    *out = DataType(Code::kFloat8E4M3, 8, lanes); return true;
+    *out = DataType(Code::kFloat8E4M3, 8, lanes);
+    return true;
   }
   if (name == "float8_e5m2" || name == "e5m2_float8") {
-    *out = DataType(Code::kFloat8E5M2, 8, lanes); return true;
+    *out = DataType(Code::kFloat8E5M2, 8, lanes);
+    return true;
   }
-  if (name == "handle") { *out = Handle(); return true; }
+  if (name == "handle") {
+    *out = Handle();
+    return true;
+  }
   if (bits_after("uint", &bits)) {
     if (bits != 1 && bits != 4 && bits != 8 && bits != 16 && bits != 32 && bits != 64) return false;
-    *out = DataType(Code::kUInt, bits, lanes); return true;
+    *out = DataType(Code::kUInt, bits, lanes);
+    return true;
   }
   if (bits_after("int", &bits)) {
     if (bits != 4 && bits != 8 && bits != 16 && bits != 32 && bits != 64) return false;
-    *out = DataType(Code::kInt, bits, lanes); return true;
+    *out = DataType(Code::kInt, bits, lanes);
+    return true;
   }
   if (bits_after("float", &bits)) {
     if (bits != 16 && bits != 32 && bits != 64) return false;
-    *out = DataType(Code::kFloat, bits, lanes); return true;
+    *out = DataType(Code::kFloat, bits, lanes);
+    return true;
   }
   return false;
 }

@@ -101,8 +101,10 @@ Expr Cast(DataType t, Expr a) {
 }
 Expr Select(Expr c, Expr t, Expr f) {
   if (t->dtype != f->dtype) {
-    if (IsImm(t)) t = Retype(t, f->dtype);
-    else if (IsImm(f)) f = Retype(f, t->dtype);
+    if (IsImm(t))
+      t = Retype(t, f->dtype);
+    else if (IsImm(f))
+      f = Retype(f, t->dtype);
     else {
       DataType p = Promote(t->dtype, f->dtype);
       t = Retype(t, p);
@@ -121,7 +123,8 @@ Buffer MakeBuffer(const std::string& name, DataType t, std::vector<Expr> shape, 
   return std::make_shared<BufferNode>(name, t, std::move(shape), scope, std::move(span));
 }
 Buffer MakeBufferView(const Buffer& like, const Buffer& data, int64_t byte_offset) {
-  return std::make_shared<BufferNode>(like->name, like->dtype, like->shape, like->scope, like->span, data, byte_offset);
+  return std::make_shared<BufferNode>(like->name, like->dtype, like->shape, like->scope, like->span, data,
+                                      byte_offset);
 }
 
 }  // namespace tl

@@ -11,7 +11,18 @@
 
 namespace tl {
 
-enum class ExprKind : uint8_t { kIntImm, kFloatImm, kStringImm, kVar, kBinary, kNot, kCast, kSelect, kCall, kBufferLoad };
+enum class ExprKind : uint8_t {
+  kIntImm,
+  kFloatImm,
+  kStringImm,
+  kVar,
+  kBinary,
+  kNot,
+  kCast,
+  kSelect,
+  kCall,
+  kBufferLoad
+};
 
 struct ExprNode {
   ExprNode(ExprKind k, DataType t) : kind(k), dtype(t) {}
@@ -50,15 +61,31 @@ struct VarNode : ExprNode {
 using Var = std::shared_ptr<const VarNode>;
 
 enum class BinaryOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kMod, kFloorDiv, kFloorMod, kMin, kMax,
-  kEQ, kNE, kLT, kLE, kGT, kGE, kAnd, kOr
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kFloorDiv,
+  kFloorMod,
+  kMin,
+  kMax,
+  kEQ,
+  kNE,
+  kLT,
+  kLE,
+  kGT,
+  kGE,
+  kAnd,
+  kOr
 };
 const char* BinaryOpName(BinaryOp op);  // "add", "floordiv", ...
 bool IsComparison(BinaryOp op);
 
 struct BinaryNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBinary;
-  BinaryNode(DataType t, BinaryOp o, Expr x, Expr y) : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+  BinaryNode(DataType t, BinaryOp o, Expr x, Expr y)
+      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
   const BinaryOp op;
   const Expr a, b;
 };
@@ -81,7 +108,8 @@ struct SelectNode : ExprNode {
 /// A call of a named pure intrinsic ("exp2", "sqrt", ...) or of a thread-level builtin.
 struct CallNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kCall;
-  CallNode(DataType t, std::string o, std::vector<Expr> a) : ExprNode(kKind, t), op(std::move(o)), args(std::move(a)) {}
+  CallNode(DataType t, std::string o, std::vector<Expr> a)
+      : ExprNode(kKind, t), op(std::move(o)), args(std::move(a)) {}
   const std::string op;
   const std::vector<Expr> args;
 };
@@ -95,7 +123,12 @@ using Buffer = std::shared_ptr<const BufferNode>;
 struct BufferNode {
   BufferNode(std::string n, DataType t, std::vector<Expr> s, Scope sc, Span sp = {}, Buffer d = nullptr,
              int64_t off = 0)
-      : name(std::move(n)), dtype(t), shape(std::move(s)), scope(sc), span(std::move(sp)), data(std::move(d)),
+      : name(std::move(n)),
+        dtype(t),
+        shape(std::move(s)),
+        scope(sc),
+        span(std::move(sp)),
+        data(std::move(d)),
         byte_offset(off) {}
   const std::string name;
   const DataType dtype;
@@ -110,7 +143,8 @@ struct BufferNode {
 
 struct BufferLoadNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBufferLoad;
-  BufferLoadNode(Buffer b, std::vector<Expr> i) : ExprNode(kKind, b->dtype), buffer(std::move(b)), indices(std::move(i)) {}
+  BufferLoadNode(Buffer b, std::vector<Expr> i)
+      : ExprNode(kKind, b->dtype), buffer(std::move(b)), indices(std::move(i)) {}
   const Buffer buffer;
   const std::vector<Expr> indices;
 };
@@ -141,6 +175,9 @@ inline Expr operator*(Expr a, Expr b) { return Binary(BinaryOp::kMul, std::move(
 
 /// Returns true and sets *v when e is an integer constant.
 bool AsConstInt(const Expr& e, int64_t* v);
-inline bool IsConstInt(const Expr& e, int64_t v) { int64_t x; return AsConstInt(e, &x) && x == v; }
+inline bool IsConstInt(const Expr& e, int64_t v) {
+  int64_t x;
+  return AsConstInt(e, &x) && x == v;
+}
 
 }  // namespace tl

@@ -12,7 +12,11 @@ struct Param {
 
 struct PrimFuncNode {
   PrimFuncNode(std::string n, std::vector<Param> p, Stmt b, std::map<std::string, std::string> a, Span s)
-      : name(std::move(n)), params(std::move(p)), body(std::move(b)), attrs(std::move(a)), span(std::move(s)) {}
+      : name(std::move(n)),
+        params(std::move(p)),
+        body(std::move(b)),
+        attrs(std::move(a)),
+        span(std::move(s)) {}
   const std::string name;
   const std::vector<Param> params;
   const Stmt body;

@@ -10,14 +10,18 @@ namespace tl {
 // ---------------------------------------------------------------- visitor
 void IRVisitor::VisitExpr(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kStringImm: return;
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm:
+    case ExprKind::kStringImm: return;
     case ExprKind::kVar: return VisitVar(static_cast<const VarNode*>(e.get()));
     case ExprKind::kBinary: return VisitBinary(static_cast<const BinaryNode*>(e.get()));
     case ExprKind::kNot: return VisitExpr(static_cast<const NotNode*>(e.get())->a);
     case ExprKind::kCast: return VisitExpr(static_cast<const CastNode*>(e.get())->value);
     case ExprKind::kSelect: {
       auto* n = static_cast<const SelectNode*>(e.get());
-      VisitExpr(n->cond); VisitExpr(n->true_value); VisitExpr(n->false_value);
+      VisitExpr(n->cond);
+      VisitExpr(n->true_value);
+      VisitExpr(n->false_value);
       return;
     }
     case ExprKind::kCall: return VisitCall(static_cast<const CallNode*>(e.get()));
@@ -35,7 +39,8 @@ void IRVisitor::VisitStore(const StoreNode* n) {
   for (auto& i : n->indices) VisitExpr(i);
 }
 void IRVisitor::VisitFor(const ForNode* n) {
-  VisitExpr(n->min); VisitExpr(n->extent);
+  VisitExpr(n->min);
+  VisitExpr(n->extent);
   for (auto& kv : n->annotations) VisitExpr(kv.second);
   VisitStmt(n->body);
 }
@@ -48,7 +53,10 @@ void IRVisitor::VisitKernel(const KernelNode* n) {
 }
 void IRVisitor::VisitRegion(const Region& r) {
   VisitBuffer(r.buffer);
-  for (auto& rg : r.ranges) { VisitExpr(rg.min); VisitExpr(rg.extent); }
+  for (auto& rg : r.ranges) {
+    VisitExpr(rg.min);
+    VisitExpr(rg.extent);
+  }
 }
 void IRVisitor::VisitTileOp(const StmtNode* s) {
   auto* op = As<TileOpNode>(s);
@@ -66,7 +74,9 @@ void IRVisitor::VisitStmt(const Stmt& s) {
     case StmtKind::kFor: return VisitFor(static_cast<const ForNode*>(s.get()));
     case StmtKind::kIf: {
       auto* n = static_cast<const IfNode*>(s.get());
-      VisitExpr(n->cond); VisitStmt(n->then_case); VisitStmt(n->else_case);
+      VisitExpr(n->cond);
+      VisitStmt(n->then_case);
+      VisitStmt(n->else_case);
       return;
     }
     case StmtKind::kSeq:
@@ -91,7 +101,9 @@ std::vector<Expr> IRMutator::VisitExprs(const std::vector<Expr>& v, bool* change
 
 Expr IRMutator::VisitExpr(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::kIntImm: case ExprKind::kFloatImm: case ExprKind::kStringImm: return e;
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm:
+    case ExprKind::kStringImm: return e;
     case ExprKind::kVar: return VisitVar(std::static_pointer_cast<const VarNode>(e));
     case ExprKind::kBinary: return VisitBinary(e, static_cast<const BinaryNode*>(e.get()));
     case ExprKind::kNot: {
@@ -260,7 +272,9 @@ void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f
       PostOrderVisitStmt(As<IfNode>(s)->then_case, f);
       PostOrderVisitStmt(As<IfNode>(s)->else_case, f);
       break;
-    case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) PostOrderVisitStmt(x, f); break;
+    case StmtKind::kSeq:
+      for (auto& x : As<SeqNode>(s)->seq) PostOrderVisitStmt(x, f);
+      break;
     case StmtKind::kKernel: PostOrderVisitStmt(As<KernelNode>(s)->body, f); break;
     case StmtKind::kAttr: PostOrderVisitStmt(As<AttrStmtNode>(s)->body, f); break;
     default: break;
@@ -276,6 +290,7 @@ class Substituter : public IRMutator {
     auto it = m_.find(v.get());
     return it == m_.end() ? v : it->second;
   }
+
  private:
   const std::map<const VarNode*, Expr>& m_;
 };
@@ -315,7 +330,10 @@ class DefUniquifier : public IRMutator {
   }
   void Undefine(const Var& v) {
     if (saved_.empty() || saved_.back().first != v.get()) return;
-    if (saved_.back().second) m_[v.get()] = saved_.back().second; else m_.erase(v.get());
+    if (saved_.back().second)
+      m_[v.get()] = saved_.back().second;
+    else
+      m_.erase(v.get());
     saved_.pop_back();
   }
   std::set<const VarNode*> seen_;
@@ -323,8 +341,12 @@ class DefUniquifier : public IRMutator {
   std::vector<std::pair<const VarNode*, Expr>> saved_;
 };
 
-Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitExpr(e); }
-Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap) { return Substituter(vmap).VisitStmt(s); }
+Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap) {
+  return Substituter(vmap).VisitExpr(e);
+}
+Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap) {
+  return Substituter(vmap).VisitStmt(s);
+}
 Stmt UniquifyDefs(const Stmt& s) { return DefUniquifier().VisitStmt(s); }
 
 }  // namespace tl

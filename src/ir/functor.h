@@ -15,13 +15,21 @@ class IRVisitor {
 
  protected:
   virtual void VisitVar(const VarNode*) {}
-  virtual void VisitBinary(const BinaryNode* n) { VisitExpr(n->a); VisitExpr(n->b); }
-  virtual void VisitCall(const CallNode* n) { for (auto& a : n->args) VisitExpr(a); }
+  virtual void VisitBinary(const BinaryNode* n) {
+    VisitExpr(n->a);
+    VisitExpr(n->b);
+  }
+  virtual void VisitCall(const CallNode* n) {
+    for (auto& a : n->args) VisitExpr(a);
+  }
   virtual void VisitLoad(const BufferLoadNode* n);
   virtual void VisitStore(const StoreNode* n);
   virtual void VisitFor(const ForNode* n);
   virtual void VisitKernel(const KernelNode* n);
-  virtual void VisitLet(const LetNode* n) { VisitExpr(n->value); VisitStmt(n->body); }
+  virtual void VisitLet(const LetNode* n) {
+    VisitExpr(n->value);
+    VisitStmt(n->body);
+  }
   virtual void VisitAttr(const AttrStmtNode* n) {
     if (n->node) VisitBuffer(n->node);
     VisitExpr(n->value);

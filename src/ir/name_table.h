@@ -14,7 +14,8 @@ class NameTable {
   /// bases starting with it get "v_" in front; `c_identifiers`: characters outside [A-Za-z0-9_]
   /// become '_', and a leading digit or a name C/C++ reserves for the implementation ("__x",
   /// "_X") gets "v_" in front.
-  explicit NameTable(std::set<std::string> reserved = {}, std::string reserved_prefix = "", bool c_identifiers = false)
+  explicit NameTable(std::set<std::string> reserved = {}, std::string reserved_prefix = "",
+                     bool c_identifiers = false)
       : used_(std::move(reserved)), prefix_(std::move(reserved_prefix)), c_ids_(c_identifiers) {}
 
   std::string Get(const void* key, const std::string& base) {
@@ -25,7 +26,8 @@ class NameTable {
       for (char& c : n)
         if (!(isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
       if (!n.empty() && isdigit(static_cast<unsigned char>(n[0]))) n = "v_" + n;
-      if (n.size() >= 2 && n[0] == '_' && (n[1] == '_' || isupper(static_cast<unsigned char>(n[1])))) n = "v" + n;
+      if (n.size() >= 2 && n[0] == '_' && (n[1] == '_' || isupper(static_cast<unsigned char>(n[1]))))
+        n = "v" + n;
     }
     if (n.empty()) n = "v";
     if (!prefix_.empty() && n.rfind(prefix_, 0) == 0) n = "v_" + n;

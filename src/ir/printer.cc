@@ -24,10 +24,18 @@ int Precedence(const Expr& e) {
   switch (b->op) {
     case BinaryOp::kOr: return 1;
     case BinaryOp::kAnd: return 2;
-    case BinaryOp::kEQ: case BinaryOp::kNE: case BinaryOp::kLT: case BinaryOp::kLE:
-    case BinaryOp::kGT: case BinaryOp::kGE: return 4;
-    case BinaryOp::kAdd: case BinaryOp::kSub: return 6;
-    case BinaryOp::kMul: case BinaryOp::kDiv: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod: return 7;
+    case BinaryOp::kEQ:
+    case BinaryOp::kNE:
+    case BinaryOp::kLT:
+    case BinaryOp::kLE:
+    case BinaryOp::kGT:
+    case BinaryOp::kGE: return 4;
+    case BinaryOp::kAdd:
+    case BinaryOp::kSub: return 6;
+    case BinaryOp::kMul:
+    case BinaryOp::kDiv:
+    case BinaryOp::kFloorDiv:
+    case BinaryOp::kFloorMod: return 7;
     default: return 100;  // printed as calls
   }
 }
@@ -35,8 +43,9 @@ int Precedence(const Expr& e) {
 // Calls the front end spells `T.<op>(...)` and rebuilds with the same type; every other call
 // (builtins of the lower IR, layout values, print/assert) prints as T.call_intrin(dtype, op, args...).
 bool FrontEndCall(const std::string& op) {
-  static const std::set<std::string> ops = {"exp",  "exp2", "log",  "log2",  "log10", "sqrt",  "rsqrt", "tanh", "sigmoid",
-                                            "erf",  "floor", "ceil", "round", "sin",   "cos",   "trunc", "abs",  "pow"};
+  static const std::set<std::string> ops = {"exp",   "exp2", "log",     "log2",  "log10", "sqrt",
+                                            "rsqrt", "tanh", "sigmoid", "erf",   "floor", "ceil",
+                                            "round", "sin",  "cos",     "trunc", "abs",   "pow"};
   return ops.count(op) > 0;
 }
 
@@ -86,7 +95,8 @@ class Printer {
 
   std::string E(const Expr& e) {
     switch (e->kind) {
-      case ExprKind::kIntImm: case ExprKind::kFloatImm: return Lit(e);
+      case ExprKind::kIntImm:
+      case ExprKind::kFloatImm: return Lit(e);
       case ExprKind::kStringImm: {
         std::string s = "\"";
         for (char c : static_cast<const StringImmNode*>(e.get())->value) {
@@ -108,16 +118,19 @@ class Printer {
         if (b->op == BinaryOp::kDiv && e->dtype.is_integer()) fn = "T.truncdiv";
         if (fn) return Cat({fn, "(", E(b->a), ", ", E(b->b), ")"});
         static const std::unordered_map<int, const char*> sym = {
-            {(int)BinaryOp::kAdd, " + "}, {(int)BinaryOp::kSub, " - "}, {(int)BinaryOp::kMul, " * "},
-            {(int)BinaryOp::kDiv, " / "}, {(int)BinaryOp::kFloorDiv, " // "}, {(int)BinaryOp::kFloorMod, " % "},
-            {(int)BinaryOp::kEQ, " == "}, {(int)BinaryOp::kNE, " != "}, {(int)BinaryOp::kLT, " < "},
-            {(int)BinaryOp::kLE, " <= "}, {(int)BinaryOp::kGT, " > "}, {(int)BinaryOp::kGE, " >= "},
-            {(int)BinaryOp::kAnd, " and "}, {(int)BinaryOp::kOr, " or "}};
+            {(int)BinaryOp::kAdd, " + "},       {(int)BinaryOp::kSub, " - "},
+            {(int)BinaryOp::kMul, " * "},       {(int)BinaryOp::kDiv, " / "},
+            {(int)BinaryOp::kFloorDiv, " // "}, {(int)BinaryOp::kFloorMod, " % "},
+            {(int)BinaryOp::kEQ, " == "},       {(int)BinaryOp::kNE, " != "},
+            {(int)BinaryOp::kLT, " < "},        {(int)BinaryOp::kLE, " <= "},
+            {(int)BinaryOp::kGT, " > "},        {(int)BinaryOp::kGE, " >= "},
+            {(int)BinaryOp::kAnd, " and "},     {(int)BinaryOp::kOr, " or "}};
         int p = Precedence(e);
         // Left-associative: the right operand needs parentheses at equal precedence; comparisons
         // never chain.
         bool cmp = IsComparison(b->op);
-        std::string l = Precedence(b->a) < p || (cmp && Precedence(b->a) == p) ? "(" + E(b->a) + ")" : E(b->a);
+        std::string l =
+            Precedence(b->a) < p || (cmp && Precedence(b->a) == p) ? "(" + E(b->a) + ")" : E(b->a);
         std::string r = Precedence(b->b) <= p ? "(" + E(b->b) + ")" : E(b->b);
         return l + sym.at((int)b->op) + r;
       }
@@ -155,9 +168,7 @@ class Printer {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + E(v[i]);
     return s;
   }
-  std::string Shape(const std::vector<Expr>& v) {
-    return "(" + List(v) + (v.size() == 1 ? ",)" : ")");
-  }
+  std::string Shape(const std::vector<Expr>& v) { return "(" + List(v) + (v.size() == 1 ? ",)" : ")"); }
 
   std::string R(const Region& r) {
     bool full = true;
@@ -175,8 +186,10 @@ class Printer {
         s += "0:" + E(rg.extent);
       } else {
         int64_t a, b;
-        if (AsConstInt(rg.min, &a) && AsConstInt(rg.extent, &b)) s += std::to_string(a) + ":" + std::to_string(a + b);
-        else s += Cat({E(rg.min), ":", E(Binary(BinaryOp::kAdd, rg.min, rg.extent))});
+        if (AsConstInt(rg.min, &a) && AsConstInt(rg.extent, &b))
+          s += std::to_string(a) + ":" + std::to_string(a + b);
+        else
+          s += Cat({E(rg.min), ":", E(Binary(BinaryOp::kAdd, rg.min, rg.extent))});
       }
     }
     return s + "]";
@@ -213,8 +226,10 @@ class Printer {
         } else {
           args = Cat({E(n->min), ", ", E(Binary(BinaryOp::kAdd, n->min, n->extent))});
           int64_t a, b;
-          if (AsConstInt(n->min, &a) && AsConstInt(n->extent, &b)) args = std::to_string(a) + ", " + std::to_string(a + b);
-          else if (IsConstInt(n->min, 0)) args = "0, " + E(n->extent);
+          if (AsConstInt(n->min, &a) && AsConstInt(n->extent, &b))
+            args = std::to_string(a) + ", " + std::to_string(a + b);
+          else if (IsConstInt(n->min, 0))
+            args = "0, " + E(n->extent);
         }
         std::string dotted;
         for (auto& kv : n->annotations) {
@@ -247,7 +262,8 @@ class Printer {
         auto* n = As<KernelNode>(s);
         std::string th = n->threads.size() == 1 ? E(n->threads[0]) : "[" + List(n->threads) + "]";
         std::string vars;
-        for (size_t i = 0; i < n->block_vars.size(); ++i) vars += (i ? ", " : "") + VarName(n->block_vars[i].get());
+        for (size_t i = 0; i < n->block_vars.size(); ++i)
+          vars += (i ? ", " : "") + VarName(n->block_vars[i].get());
         if (n->block_vars.size() > 1) vars = "(" + vars + ")";
         Line(ind, "with T.Kernel(" + List(n->grid) + ", threads=" + th + ") as " + vars + ":");
         for (auto& b : n->alloc_buffers) {
@@ -266,8 +282,10 @@ class Printer {
             Line(ind + 1, BufName(b) + " = " + fn + "(\"" + b->dtype.str() + "\"" + init + ")");
           } else {
             std::string view;
-            if (b->data) view = Cat({", data=", BufName(b->data), ", byte_offset=", std::to_string(b->byte_offset)});
-            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\"" + view + ")");
+            if (b->data)
+              view = Cat({", data=", BufName(b->data), ", byte_offset=", std::to_string(b->byte_offset)});
+            Line(ind + 1, BufName(b) + " = " + fn + "(" + Shape(b->shape) + ", \"" + b->dtype.str() + "\"" +
+                              view + ")");
           }
         }
         S(n->body, ind + 1);

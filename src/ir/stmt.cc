@@ -28,8 +28,8 @@ Stmt Let(Var v, Expr x, Stmt body, Span s) {
   return std::make_shared<LetNode>(std::move(v), std::move(x), std::move(body), std::move(s));
 }
 Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, Expr> ann, Span s) {
-  return std::make_shared<ForNode>(std::move(v), std::move(mn), std::move(ext), k, std::move(body), std::move(ann),
-                                   std::move(s));
+  return std::make_shared<ForNode>(std::move(v), std::move(mn), std::move(ext), k, std::move(body),
+                                   std::move(ann), std::move(s));
 }
 Stmt If(Expr c, Stmt t, Stmt e, Span s) {
   return std::make_shared<IfNode>(std::move(c), std::move(t), std::move(e), std::move(s));
@@ -88,7 +88,9 @@ std::map<std::string, TileOpFactory>& TileOpFactories() {
 }
 }  // namespace
 
-void RegisterTileOp(const std::string& name, TileOpFactory factory) { TileOpFactories()[name] = std::move(factory); }
+void RegisterTileOp(const std::string& name, TileOpFactory factory) {
+  TileOpFactories()[name] = std::move(factory);
+}
 
 std::vector<std::string> TileOpNames() {
   std::vector<std::string> out;

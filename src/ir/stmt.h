@@ -18,7 +18,14 @@
 namespace tl {
 
 enum class StmtKind : uint8_t {
-  kStore, kEvaluate, kLet, kFor, kIf, kSeq, kKernel, kAttr,
+  kStore,
+  kEvaluate,
+  kLet,
+  kFor,
+  kIf,
+  kSeq,
+  kKernel,
+  kAttr,
   kTileOp  // every tile operation; TileOpNode::op says which
 };
 
@@ -80,8 +87,13 @@ const char* ForKindName(ForKind k);
 struct ForNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFor;
   ForNode(Var v, Expr mn, Expr ext, ForKind k, Stmt b, std::map<std::string, Expr> ann, Span s)
-      : StmtNode(kKind, std::move(s)), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)),
-        for_kind(k), body(std::move(b)), annotations(std::move(ann)) {}
+      : StmtNode(kKind, std::move(s)),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        body(std::move(b)),
+        annotations(std::move(ann)) {}
   const Var var;
   const Expr min, extent;
   const ForKind for_kind;
@@ -107,8 +119,13 @@ struct KernelNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kKernel;
   KernelNode(std::vector<Expr> g, std::vector<Var> bv, std::vector<Expr> t, std::vector<Buffer> al,
              std::vector<std::pair<Buffer, Expr>> init, Stmt b, Span s)
-      : StmtNode(kKind, std::move(s)), grid(std::move(g)), block_vars(std::move(bv)), threads(std::move(t)),
-        alloc_buffers(std::move(al)), var_inits(std::move(init)), body(std::move(b)) {}
+      : StmtNode(kKind, std::move(s)),
+        grid(std::move(g)),
+        block_vars(std::move(bv)),
+        threads(std::move(t)),
+        alloc_buffers(std::move(al)),
+        var_inits(std::move(init)),
+        body(std::move(b)) {}
   const std::vector<Expr> grid;
   const std::vector<Var> block_vars;
   const std::vector<Expr> threads;
@@ -121,14 +138,18 @@ struct KernelNode : StmtNode {
 /// buffer (`node`, may be null) and scoped to `body`. Keys in use (docs/thread_ir.md):
 ///   tl.layout          node: fragment buffer, value: its Fragment (T.fragment(...)); on the kernel body
 ///   tl.num_stages      node: shared buffer filled by a pipelined async copy, value: its stage count
-///   tl.shared_tile     node: flattened shared buffer, value: T.list(stages, tile dims...); on the kernel body
-///   tl.copy_async      node: null, value: 1; wraps a global->shared T.copy that lowers to cp.async
+///   tl.shared_tile     node: flattened shared buffer, value: T.list(stages, tile dims...); on the kernel
+///   body tl.copy_async      node: null, value: 1; wraps a global->shared T.copy that lowers to cp.async
 ///   tl.pipeline_managed node: shared buffer whose ordering a pipelined loop's waits provide; wraps the loop
 ///   tl.tile_op         node: null, value: the op's ordinal; wraps the thread-level statements of one tile op
 struct AttrStmtNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAttr;
   AttrStmtNode(Buffer n, std::string k, Expr v, Stmt b, Span s)
-      : StmtNode(kKind, std::move(s)), node(std::move(n)), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
+      : StmtNode(kKind, std::move(s)),
+        node(std::move(n)),
+        key(std::move(k)),
+        value(std::move(v)),
+        body(std::move(b)) {}
   const Buffer node;  // may be null
   const std::string key;
   const Expr value;
@@ -183,7 +204,9 @@ Stmt MakeTileOp(const std::string& name, std::vector<Region> regions, std::vecto
 /// The names MakeTileOp knows, sorted.
 std::vector<std::string> TileOpNames();
 struct TileOpRegistrar {
-  TileOpRegistrar(const std::string& name, TileOpFactory factory) { RegisterTileOp(name, std::move(factory)); }
+  TileOpRegistrar(const std::string& name, TileOpFactory factory) {
+    RegisterTileOp(name, std::move(factory));
+  }
 };
 
 template <typename T>
@@ -192,7 +215,8 @@ const T* As(const StmtNode* s) {
     return s && s->kind == StmtKind::kTileOp ? static_cast<const TileOpNode*>(s) : nullptr;
   } else if constexpr (std::is_base_of_v<TileOpNode, T>) {
     // by name, not by the address of kOp: the nodes cross shared libraries (the Python extension)
-    return s && s->kind == StmtKind::kTileOp && std::strcmp(static_cast<const TileOpNode*>(s)->op, T::kOp) == 0
+    return s && s->kind == StmtKind::kTileOp &&
+                   std::strcmp(static_cast<const TileOpNode*>(s)->op, T::kOp) == 0
                ? static_cast<const T*>(s)
                : nullptr;
   } else {

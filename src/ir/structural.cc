@@ -29,12 +29,19 @@ class Tokenizer {
     auto it = ids_.find(p);
     Tok(0xA000 + tag);
     if (it == ids_.end()) {
-      if (!map_free_) { Tok(0xF7EE); Tok(reinterpret_cast<uintptr_t>(p)); return; }
+      if (!map_free_) {
+        Tok(0xF7EE);
+        Tok(reinterpret_cast<uintptr_t>(p));
+        return;
+      }
       it = ids_.emplace(p, ids_.size()).first;
     }
     Tok(it->second);
   }
-  void DefVar(const Var& v) { Def(v.get()); E(v); }
+  void DefVar(const Var& v) {
+    Def(v.get());
+    E(v);
+  }
   void BufferRef(const Buffer& b, bool def = false) {
     bool first = !ids_.count(b.get()) && (def || map_free_);
     if (def) Def(b.get());
@@ -45,16 +52,24 @@ class Tokenizer {
       Tok(b->shape.size());
       for (auto& d : b->shape) E(d);
       Tok(b->data ? 1 : 0);
-      if (b->data) { BufferRef(b->data); Tok(static_cast<uint64_t>(b->byte_offset)); }
+      if (b->data) {
+        BufferRef(b->data);
+        Tok(static_cast<uint64_t>(b->byte_offset));
+      }
     }
   }
 
   void E(const Expr& e) {
-    if (!e) { Tok(0xDEAD); return; }
+    if (!e) {
+      Tok(0xDEAD);
+      return;
+    }
     Tok(uint64_t(e->kind) + 100);
     Type(e->dtype);
     switch (e->kind) {
-      case ExprKind::kIntImm: Tok(static_cast<uint64_t>(static_cast<const IntImmNode*>(e.get())->value)); break;
+      case ExprKind::kIntImm:
+        Tok(static_cast<uint64_t>(static_cast<const IntImmNode*>(e.get())->value));
+        break;
       case ExprKind::kFloatImm: {
         double d = static_cast<const FloatImmNode*>(e.get())->value;
         uint64_t u;
@@ -66,14 +81,18 @@ class Tokenizer {
       case ExprKind::kVar: Id(e.get(), 0); break;
       case ExprKind::kBinary: {
         auto* b = static_cast<const BinaryNode*>(e.get());
-        Tok(uint64_t(b->op)); E(b->a); E(b->b);
+        Tok(uint64_t(b->op));
+        E(b->a);
+        E(b->b);
         break;
       }
       case ExprKind::kNot: E(static_cast<const NotNode*>(e.get())->a); break;
       case ExprKind::kCast: E(static_cast<const CastNode*>(e.get())->value); break;
       case ExprKind::kSelect: {
         auto* s = static_cast<const SelectNode*>(e.get());
-        E(s->cond); E(s->true_value); E(s->false_value);
+        E(s->cond);
+        E(s->true_value);
+        E(s->false_value);
         break;
       }
       case ExprKind::kCall: {
@@ -96,16 +115,23 @@ class Tokenizer {
   void R(const Region& r) {
     BufferRef(r.buffer);
     Tok(r.ranges.size());
-    for (auto& rg : r.ranges) { E(rg.min); E(rg.extent); }
+    for (auto& rg : r.ranges) {
+      E(rg.min);
+      E(rg.extent);
+    }
   }
 
   void S(const Stmt& s) {
-    if (!s) { Tok(0xBEEF); return; }
+    if (!s) {
+      Tok(0xBEEF);
+      return;
+    }
     Tok(uint64_t(s->kind) + 200);
     switch (s->kind) {
       case StmtKind::kStore: {
         auto* n = As<StoreNode>(s);
-        BufferRef(n->buffer); E(n->value);
+        BufferRef(n->buffer);
+        E(n->value);
         Tok(n->indices.size());
         for (auto& i : n->indices) E(i);
         break;
@@ -113,20 +139,30 @@ class Tokenizer {
       case StmtKind::kEvaluate: E(As<EvaluateNode>(s)->value); break;
       case StmtKind::kLet: {
         auto* n = As<LetNode>(s);
-        E(n->value); DefVar(n->var); S(n->body);
+        E(n->value);
+        DefVar(n->var);
+        S(n->body);
         break;
       }
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
-        DefVar(n->var); E(n->min); E(n->extent); Tok(uint64_t(n->for_kind));
+        DefVar(n->var);
+        E(n->min);
+        E(n->extent);
+        Tok(uint64_t(n->for_kind));
         Tok(n->annotations.size());
-        for (auto& kv : n->annotations) { Str(kv.first); E(kv.second); }
+        for (auto& kv : n->annotations) {
+          Str(kv.first);
+          E(kv.second);
+        }
         S(n->body);
         break;
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        E(n->cond); S(n->then_case); S(n->else_case);
+        E(n->cond);
+        S(n->then_case);
+        S(n->else_case);
         break;
       }
       case StmtKind::kSeq: {
@@ -145,7 +181,10 @@ class Tokenizer {
         Tok(n->alloc_buffers.size());
         for (auto& b : n->alloc_buffers) BufferRef(b, true);
         Tok(n->var_inits.size());
-        for (auto& kv : n->var_inits) { BufferRef(kv.first); E(kv.second); }
+        for (auto& kv : n->var_inits) {
+          BufferRef(kv.first);
+          E(kv.second);
+        }
         S(n->body);
         break;
       }
@@ -153,7 +192,9 @@ class Tokenizer {
         auto* n = As<AttrStmtNode>(s);
         Tok(n->node ? 1 : 0);
         if (n->node) BufferRef(n->node);
-        Str(n->key); E(n->value); S(n->body);
+        Str(n->key);
+        E(n->value);
+        S(n->body);
         break;
       }
       case StmtKind::kTileOp: {
@@ -187,7 +228,10 @@ class Tokenizer {
     }
     S(f->body);
     Tok(f->attrs.size());  // attrs (layouts, shared-memory offsets, ...) are part of the function
-    for (auto& kv : f->attrs) { Str(kv.first); Str(kv.second); }
+    for (auto& kv : f->attrs) {
+      Str(kv.first);
+      Str(kv.second);
+    }
   }
 
  private:
@@ -220,7 +264,9 @@ auto kE = [](Tokenizer& t, const Expr& e) { t.E(e); };
 
 // Symbolic shape vars of a function are free in its body but defined by its signature, so whole
 // functions map free vars; standalone statements and expressions compare free vars by identity.
-bool StructuralEqual(const PrimFunc& a, const PrimFunc& b) { return Tokens(a, kF, true) == Tokens(b, kF, true); }
+bool StructuralEqual(const PrimFunc& a, const PrimFunc& b) {
+  return Tokens(a, kF, true) == Tokens(b, kF, true);
+}
 bool StructuralEqual(const Stmt& a, const Stmt& b, bool map_free_vars) {
   return Tokens(a, kS, map_free_vars) == Tokens(b, kS, map_free_vars);
 }

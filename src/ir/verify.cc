@@ -17,14 +17,17 @@ class Verifier : public IRVisitor {
       if (!p.buffer) Bind(p.var);
     for (auto& p : f->params)
       if (p.buffer) {
-        if (!known_.insert(p.buffer.get()).second) Fail("buffer parameter '" + p.buffer->name + "' appears twice");
-        if (p.buffer->scope != Scope::kGlobal) Fail("parameter '" + p.buffer->name + "' is not a global buffer");
+        if (!known_.insert(p.buffer.get()).second)
+          Fail("buffer parameter '" + p.buffer->name + "' appears twice");
+        if (p.buffer->scope != Scope::kGlobal)
+          Fail("parameter '" + p.buffer->name + "' is not a global buffer");
       }
     VisitStmt(f->body);
   }
 
   void VisitBuffer(const Buffer& b) override {
-    if (!known_.count(b.get())) Fail("buffer '" + b->name + "' is used but neither a parameter nor allocated");
+    if (!known_.count(b.get()))
+      Fail("buffer '" + b->name + "' is used but neither a parameter nor allocated");
   }
 
  protected:
@@ -48,7 +51,8 @@ class Verifier : public IRVisitor {
   }
   void VisitKernel(const KernelNode* n) override {
     for (auto& v : n->block_vars) Bind(v);
-    if (stage_ != IRStage::kTile && n->threads.size() != 1) Fail("thread-level IR has exactly one thread extent");
+    if (stage_ != IRStage::kTile && n->threads.size() != 1)
+      Fail("thread-level IR has exactly one thread extent");
     const BufferNode* base = nullptr;
     for (auto& b : n->alloc_buffers) {
       if (!known_.insert(b.get()).second) Fail("buffer '" + b->name + "' is allocated twice");
@@ -59,14 +63,17 @@ class Verifier : public IRVisitor {
         Fail("buffer '" + b->name + "' is not flat in thread-level IR");
       if (stage_ == IRStage::kSharedPlanned && b->scope == Scope::kShared) {
         if (!b->data) {
-          if (base || b->dtype != DataType::UInt(8)) Fail("shared buffer '" + b->name + "' was not placed by the plan");
+          if (base || b->dtype != DataType::UInt(8))
+            Fail("shared buffer '" + b->name + "' was not placed by the plan");
           base = b.get();
         } else {
           int64_t n_el = 0, n_base = 0;
-          if (b->data.get() != base || !AsConstInt(b->shape[0], &n_el) || !AsConstInt(base->shape[0], &n_base))
+          if (b->data.get() != base || !AsConstInt(b->shape[0], &n_el) ||
+              !AsConstInt(base->shape[0], &n_base))
             Fail("shared view '" + b->name + "' is not a view of the kernel's shared byte buffer");
           if (b->byte_offset < 0 || b->byte_offset % 16 || b->byte_offset + n_el * b->dtype.bytes() > n_base)
-            Fail("shared view '" + b->name + "' at byte " + std::to_string(b->byte_offset) + " is misaligned or "
+            Fail("shared view '" + b->name + "' at byte " + std::to_string(b->byte_offset) +
+                 " is misaligned or "
                  "outside the shared byte buffer");
         }
       } else if (b->data) {
@@ -82,14 +89,17 @@ class Verifier : public IRVisitor {
 
  private:
   void Bind(const Var& v) {
-    if (!bound_.insert(v.get()).second) Fail("var '" + v->name + "' is bound twice (loops and lets bind fresh vars)");
+    if (!bound_.insert(v.get()).second)
+      Fail("var '" + v->name + "' is bound twice (loops and lets bind fresh vars)");
   }
   void Arity(const Buffer& b, size_t n) {
     if (n != b->shape.size())
       Fail("buffer '" + b->name + "' of rank " + std::to_string(b->shape.size()) + " is indexed with " +
            std::to_string(n) + " indices");
   }
-  [[noreturn]] void Fail(const std::string& what) { throw InternalError("IR verifier after " + pass_ + ": " + what); }
+  [[noreturn]] void Fail(const std::string& what) {
+    throw InternalError("IR verifier after " + pass_ + ": " + what);
+  }
 
   IRStage stage_;
   std::string pass_;

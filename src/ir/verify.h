@@ -10,9 +10,9 @@ namespace tl {
 
 /// How far a function has been lowered; later stages add invariants.
 enum class IRStage : uint8_t {
-  kTile,         // tile ops, T.Parallel / T.Pipelined loops, fragments
-  kThread,       // thread-level IR (docs/thread_ir.md): none of the above
-  kSharedPlanned // thread-level, and every shared buffer is a view of the kernel's byte buffer
+  kTile,          // tile ops, T.Parallel / T.Pipelined loops, fragments
+  kThread,        // thread-level IR (docs/thread_ir.md): none of the above
+  kSharedPlanned  // thread-level, and every shared buffer is a view of the kernel's byte buffer
 };
 
 /// Throws InternalError("IR verifier after <pass>: ...") when `f` breaks an invariant of `stage`:

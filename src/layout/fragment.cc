@@ -13,7 +13,6 @@ Expr C(int64_t v) { return Int(v); }
 Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
 Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
 
-
 Fragment Base(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps, std::string desc) {
   Fragment f;
   f.shape = std::move(shape);
@@ -43,7 +42,10 @@ template <typename T>
 std::vector<Expr> Exprs(const std::vector<T>& v) {
   std::vector<Expr> r;
   for (auto& x : v) {
-    if constexpr (std::is_same_v<T, int64_t>) r.push_back(IntImm(DataType::Int(64), x)); else r.push_back(x);
+    if constexpr (std::is_same_v<T, int64_t>)
+      r.push_back(IntImm(DataType::Int(64), x));
+    else
+      r.push_back(x);
   }
   return r;
 }
@@ -73,8 +75,8 @@ Expr FragmentToExpr(const Fragment& f) {
   auto I = [](int64_t v) { return IntImm(DataType::Int(64), v); };
   return Call(DataType::Handle(), "fragment",
               {StringImm(f.kind), StringImm(f.desc), StringImm(f.origin), List(Exprs(f.shape)), I(f.threads),
-               I(f.locals), I(f.replicas), List(Exprs(f.params)), f.tid, f.loc, f.rep, List(idx), List(f.index),
-               f.valid ? f.valid : Bool(true), f.thread, f.local, f.replica});
+               I(f.locals), I(f.replicas), List(Exprs(f.params)), f.tid, f.loc, f.rep, List(idx),
+               List(f.index), f.valid ? f.valid : Bool(true), f.thread, f.local, f.replica});
 }
 
 Fragment FragmentFromExpr(const Expr& e) {
@@ -176,8 +178,9 @@ bool Fragment::SameAs(const Fragment& o) const {
 
 Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
-  Fragment f = Base({M, N}, 32 * wm * wn, mt * nt * 4, 1,
-                    "mma_C(" + Dims({M, N}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
+  Fragment f =
+      Base({M, N}, 32 * wm * wn, mt * nt * 4, 1,
+           "mma_C(" + Dims({M, N}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
   Expr tile = Div(f.loc, 4), r = Mod(f.loc, 4);
   f.index = {Mod(warp, wm) * C(wM) + Div(tile, nt) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
@@ -195,7 +198,8 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
   int64_t wN = N / wn, nt = wN / 8;
   std::vector<int64_t> shape = trans ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
   Fragment f = Base(shape, 32 * wn, (K / 16) * nt * 4, 1,
-                    std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps 1x" + std::to_string(wn) + ")");
+                    std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps 1x" +
+                        std::to_string(wn) + ")");
   f.kind = "mma_B";
   f.params = {K, N, 1, wn, trans ? 1 : 0};
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
@@ -212,8 +216,9 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
 
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, mt = wM / 16;
-  Fragment f = Base({M}, 32 * wm * wn, mt * 2, 4 * wn,
-                    "mma_rows(" + std::to_string(M) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
+  Fragment f = Base(
+      {M}, 32 * wm * wn, mt * 2, 4 * wn,
+      "mma_rows(" + std::to_string(M) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
   f.kind = "mma_rows";
   f.params = {M, 0, wm, wn};
@@ -231,7 +236,8 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
   int64_t per = threads * vec;
   int64_t chunks = (total + per - 1) / per;
   Fragment f = Base(shape, threads, chunks * vec, 1,
-                    "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " + std::to_string(vec) + ")");
+                    "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " +
+                        std::to_string(vec) + ")");
   f.kind = "striped";
   f.params = {vec};
   Expr e = (Div(f.loc, vec) * C(threads) + f.tid) * C(vec) + Mod(f.loc, vec);
@@ -295,19 +301,23 @@ std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, in
     if (best.first) return best;
   }
   static const char* names[] = {"Square", "FullRow", "FullCol"};
-  throw UserError(ErrorKind::kLayout,
-                  "T.gemm: a " + std::to_string(M) + "x" + std::to_string(N) + " accumulator cannot be split over " +
-                      std::to_string(warps) + " warps with policy " + names[policy] +
-                      " (each warp needs a multiple of 16 rows and 8 columns); change the tile or the thread count");
+  throw UserError(
+      ErrorKind::kLayout,
+      "T.gemm: a " + std::to_string(M) + "x" + std::to_string(N) + " accumulator cannot be split over " +
+          std::to_string(warps) + " warps with policy " + names[policy] +
+          " (each warp needs a multiple of 16 rows and 8 columns); change the tile or the thread count");
 }
 
 int64_t SwizzledOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
   int64_t epc = 16 / elem_bytes;
   if (epc < 1 || cols % epc != 0) return row * cols + col;
   int64_t cpr = cols / epc, chunk = col / epc, phys = chunk;
-  if (cpr >= 8 && cpr % 8 == 0) phys = (chunk / 8) * 8 + ((chunk % 8) ^ (row % 8));
-  else if (cpr == 4) phys = chunk ^ ((row / 2) % 4);
-  else if (cpr == 2) phys = chunk ^ ((row / 4) % 2);
+  if (cpr >= 8 && cpr % 8 == 0)
+    phys = (chunk / 8) * 8 + ((chunk % 8) ^ (row % 8));
+  else if (cpr == 4)
+    phys = chunk ^ ((row / 2) % 4);
+  else if (cpr == 2)
+    phys = chunk ^ ((row / 4) % 2);
   return row * cols + phys * epc + col % epc;
 }
 
@@ -322,10 +332,14 @@ Expr SwizzledOffset(const Expr& row, const Expr& col, int64_t cols, int elem_byt
     return Call(DataType::Int(32), "tl.bitwise_xor", {a, b});
   };
   Expr phys;
-  if (cpr >= 8 && cpr % 8 == 0) phys = Div(chunk, 8) * C(8) + x(Simplify(Mod(chunk, 8)), Simplify(Mod(row, 8)));
-  else if (cpr == 4) phys = x(Simplify(chunk), Simplify(Mod(Div(row, 2), 4)));
-  else if (cpr == 2) phys = x(Simplify(chunk), Simplify(Mod(Div(row, 4), 2)));
-  else phys = chunk;
+  if (cpr >= 8 && cpr % 8 == 0)
+    phys = Div(chunk, 8) * C(8) + x(Simplify(Mod(chunk, 8)), Simplify(Mod(row, 8)));
+  else if (cpr == 4)
+    phys = x(Simplify(chunk), Simplify(Mod(Div(row, 2), 4)));
+  else if (cpr == 2)
+    phys = x(Simplify(chunk), Simplify(Mod(Div(row, 4), 2)));
+  else
+    phys = chunk;
   return Simplify(row * C(cols) + phys * C(epc) + Mod(col, epc));
 }
 

@@ -14,21 +14,20 @@
 
 namespace tl {
 
-
 struct Fragment {
   std::vector<int64_t> shape;  // the logical tile
   int64_t threads = 0, locals = 0, replicas = 1;
-  std::string desc;            // e.g. "mma_C(128x128, warps 2x2)"
-  std::string kind;            // "mma_C", "mma_rows", "striped", "replicated"
-  std::string origin;          // what asked for it, "<op> at <file>:<line>" (for conflict messages)
-  std::vector<int64_t> params; // mma_C / mma_rows: M, N, wm, wn
-  Var tid, loc, rep;           // placeholders
-  std::vector<Var> idx;        // placeholders of the forward map, one per dim
-  std::vector<Expr> index;     // over (tid, loc)
-  Expr valid;                  // over (tid, loc): the slot holds an element (null: always)
-  Expr thread;                 // over (idx..., rep)
-  Expr local;                  // over (idx...)
-  Expr replica;                // over tid: which replica this thread holds (0 when replicas == 1)
+  std::string desc;             // e.g. "mma_C(128x128, warps 2x2)"
+  std::string kind;             // "mma_C", "mma_rows", "striped", "replicated"
+  std::string origin;           // what asked for it, "<op> at <file>:<line>" (for conflict messages)
+  std::vector<int64_t> params;  // mma_C / mma_rows: M, N, wm, wn
+  Var tid, loc, rep;            // placeholders
+  std::vector<Var> idx;         // placeholders of the forward map, one per dim
+  std::vector<Expr> index;      // over (tid, loc)
+  Expr valid;                   // over (tid, loc): the slot holds an element (null: always)
+  Expr thread;                  // over (idx..., rep)
+  Expr local;                   // over (idx...)
+  Expr replica;                 // over tid: which replica this thread holds (0 when replicas == 1)
 
   bool defined() const { return threads > 0; }
   /// Index exprs of slot (tid, loc) with the placeholders replaced.

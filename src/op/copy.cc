@@ -8,11 +8,12 @@ void CopyNode::Check() const {
   const CopyNode& c = *this;
   using namespace op_detail;
   if (!SameTileShape(c.src.ranges, c.dst.ranges))
-    throw UserError(ErrorKind::kType, "mismatched slice shapes in T.copy: the source '" + c.src.buffer->name + "' tile is " +
-                                          ShapeStr(Extents(c.src.ranges)) + " but the destination '" + c.dst.buffer->name +
-                                          "' tile is " + ShapeStr(Extents(c.dst.ranges)), c.span);
+    throw UserError(ErrorKind::kType,
+                    "mismatched slice shapes in T.copy: the source '" + c.src.buffer->name + "' tile is " +
+                        ShapeStr(Extents(c.src.ranges)) + " but the destination '" + c.dst.buffer->name +
+                        "' tile is " + ShapeStr(Extents(c.dst.ranges)),
+                    c.span);
 }
-
 
 std::vector<std::pair<const Region*, Access>> CopyNode::Regions() const {
   return {{&src, Access::kRead}, {&dst, Access::kWrite}};
@@ -27,13 +28,15 @@ TileOpCall CopyNode::Call() const {
   return c;
 }
 
-
 namespace {
 // T.copy(src, dst, disable_tma=...)
-const TileOpRegistrar kRegisterCopy("copy", [](std::vector<Region> r, std::vector<Expr>,
-                                               const std::map<std::string, int64_t>& a, Span s) -> Stmt {
-  return std::make_shared<CopyNode>(r.at(0), r.at(1), op_detail::AttrOr(a, "disable_tma", 0) != 0, std::move(s));
-});
+const TileOpRegistrar kRegisterCopy("copy",
+                                    [](std::vector<Region> r, std::vector<Expr>,
+                                       const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+                                      return std::make_shared<CopyNode>(
+                                          r.at(0), r.at(1), op_detail::AttrOr(a, "disable_tma", 0) != 0,
+                                          std::move(s));
+                                    });
 }  // namespace
 
 }  // namespace tl

@@ -7,11 +7,12 @@ void CumsumNode::Check() const {
   const CumsumNode& c = *this;
   using namespace op_detail;
   if (!SameTileShape(c.src.ranges, c.dst.ranges))
-    throw UserError(ErrorKind::kType, "T.cumsum destination '" + c.dst.buffer->name + "' is " + ShapeStr(Extents(c.dst.ranges)) +
-                                          " but the source '" + c.src.buffer->name + "' is " + ShapeStr(Extents(c.src.ranges)) +
-                                          "; they must have the same shape", c.span);
+    throw UserError(ErrorKind::kType,
+                    "T.cumsum destination '" + c.dst.buffer->name + "' is " +
+                        ShapeStr(Extents(c.dst.ranges)) + " but the source '" + c.src.buffer->name + "' is " +
+                        ShapeStr(Extents(c.src.ranges)) + "; they must have the same shape",
+                    c.span);
 }
-
 
 std::vector<std::pair<const Region*, Access>> CumsumNode::Regions() const {
   return {{&src, Access::kRead}, {&dst, Access::kWrite}};
@@ -21,20 +22,21 @@ Stmt CumsumNode::WithOperands(std::vector<Region> r, std::vector<Expr>) const {
 }
 std::vector<int64_t> CumsumNode::Attrs() const { return {dim, reverse}; }
 TileOpCall CumsumNode::Call() const {
-  TileOpCall c{"cumsum", {{TileOpArg::kRegion, &src, nullptr}, {TileOpArg::kRegion, &dst, nullptr}},
+  TileOpCall c{"cumsum",
+               {{TileOpArg::kRegion, &src, nullptr}, {TileOpArg::kRegion, &dst, nullptr}},
                {{"dim", std::to_string(dim)}}};
   if (reverse) c.keywords.emplace_back("reverse", "True");
   return c;
 }
 
-
 namespace {
 // T.cumsum(src, dst, dim, reverse)
-const TileOpRegistrar kRegisterCumsum("cumsum", [](std::vector<Region> r, std::vector<Expr>,
-                                                   const std::map<std::string, int64_t>& a, Span s) -> Stmt {
-  return std::make_shared<CumsumNode>(r.at(0), r.at(1), static_cast<int>(op_detail::AttrOr(a, "dim", 0)),
-                                      op_detail::AttrOr(a, "reverse", 0) != 0, std::move(s));
-});
+const TileOpRegistrar kRegisterCumsum(
+    "cumsum",
+    [](std::vector<Region> r, std::vector<Expr>, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+      return std::make_shared<CumsumNode>(r.at(0), r.at(1), static_cast<int>(op_detail::AttrOr(a, "dim", 0)),
+                                          op_detail::AttrOr(a, "reverse", 0) != 0, std::move(s));
+    });
 }  // namespace
 
 }  // namespace tl

@@ -11,13 +11,13 @@ TileOpCall FillNode::Call() const {
   return {"fill", {{TileOpArg::kRegion, &dst, nullptr}, {TileOpArg::kExpr, nullptr, value}}, {}};
 }
 
-
 namespace {
 // T.fill(dst, value)
-const TileOpRegistrar kRegisterFill("fill", [](std::vector<Region> r, std::vector<Expr> e,
-                                               const std::map<std::string, int64_t>&, Span s) -> Stmt {
-  return std::make_shared<FillNode>(r.at(0), e.at(0), std::move(s));
-});
+const TileOpRegistrar kRegisterFill("fill",
+                                    [](std::vector<Region> r, std::vector<Expr> e,
+                                       const std::map<std::string, int64_t>&, Span s) -> Stmt {
+                                      return std::make_shared<FillNode>(r.at(0), e.at(0), std::move(s));
+                                    });
 }  // namespace
 
 }  // namespace tl

@@ -6,7 +6,8 @@ namespace tl {
 
 struct FillNode : TileOpNode {
   static constexpr const char kOp[] = "fill";
-  FillNode(Region d, Expr v, Span s) : TileOpNode(kOp, std::move(s)), dst(std::move(d)), value(std::move(v)) {}
+  FillNode(Region d, Expr v, Span s)
+      : TileOpNode(kOp, std::move(s)), dst(std::move(d)), value(std::move(v)) {}
   const Region dst;
   const Expr value;
 

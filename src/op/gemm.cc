@@ -18,8 +18,10 @@ std::vector<Expr> Matrix(const Region& r, const char* nm, const Span& sp) {
   auto ext = Extents(r.ranges);
   if (shape.size() < 2 && ext.size() >= 2) shape = {ext[ext.size() - 2], ext.back()};
   if (shape.size() != 2)
-    throw UserError(ErrorKind::kType, std::string("T.gemm operand ") + nm + " '" + r.buffer->name +
-                                          "' must be a 2-d tile, got " + ShapeStr(ext), sp);
+    throw UserError(ErrorKind::kType,
+                    std::string("T.gemm operand ") + nm + " '" + r.buffer->name +
+                        "' must be a 2-d tile, got " + ShapeStr(ext),
+                    sp);
   return shape;
 }
 
@@ -46,49 +48,61 @@ void GemmNode::Check() const {
         where.at(c->scope));
   }
   if (a->dtype != b->dtype)
-    bad("T.gemm operands A '" + a->name + "' (" + a->dtype.str() + ") and B '" + b->name + "' (" + b->dtype.str() +
-        ") must have the same dtype");
+    bad("T.gemm operands A '" + a->name + "' (" + a->dtype.str() + ") and B '" + b->name + "' (" +
+        b->dtype.str() + ") must have the same dtype");
   // Accumulator dtypes each input dtype may accumulate into.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> accum{
-      {"float16", {"float32", "float16"}}, {"bfloat16", {"float32", "float16"}}, {"float32", {"float32"}},
-      {"float8_e4m3fn", {"float32"}},      {"float8_e5m2", {"float32"}},         {"float64", {"float64"}},
-      {"int8", {"int32"}},                 {"uint8", {"int32"}}};
+      {"float16", {"float32", "float16"}},
+      {"bfloat16", {"float32", "float16"}},
+      {"float32", {"float32"}},
+      {"float8_e4m3fn", {"float32"}},
+      {"float8_e5m2", {"float32"}},
+      {"float64", {"float64"}},
+      {"int8", {"int32"}},
+      {"uint8", {"int32"}}};
   const std::vector<std::string>* ok = nullptr;
   std::string all;
   for (auto& [in, outs] : accum) {
     all += (all.empty() ? "" : ", ") + in;
     if (in == a->dtype.str()) ok = &outs;
   }
-  if (!ok) bad("T.gemm does not support " + a->dtype.str() + " inputs ('" + a->name + "', '" + b->name + "'); use one of " + all);
+  if (!ok)
+    bad("T.gemm does not support " + a->dtype.str() + " inputs ('" + a->name + "', '" + b->name +
+        "'); use one of " + all);
   if (std::find(ok->begin(), ok->end(), c->dtype.str()) == ok->end()) {
     std::string opts;
     for (auto& o : *ok) opts += (opts.empty() ? "" : " or ") + o;
-    bad("T.gemm accumulator C '" + c->name + "' is " + c->dtype.str() + " but " + a->dtype.str() + " inputs need " + opts);
+    bad("T.gemm accumulator C '" + c->name + "' is " + c->dtype.str() + " but " + a->dtype.str() +
+        " inputs need " + opts);
   }
   auto am = Matrix(g.A, "A", sp), bm = Matrix(g.B, "B", sp), cm = Matrix(g.C, "C", sp);
   Expr M = g.trans_A ? am[1] : am[0], Ka = g.trans_A ? am[0] : am[1];
   Expr Kb = g.trans_B ? bm[1] : bm[0], N = g.trans_B ? bm[0] : bm[1];
   if (DimsDiffer(Ka, Kb))
-    bad("T.gemm reduction dimensions differ: A '" + a->name + "' " + ShapeStr(am) + (g.trans_A ? " with transpose_A=True" : "") +
-        " has K = " + PrintExpr(Ka) + " but B '" + b->name + "' " + ShapeStr(bm) +
-        (g.trans_B ? " with transpose_B=True" : "") + " has K = " + PrintExpr(Kb));
+    bad("T.gemm reduction dimensions differ: A '" + a->name + "' " + ShapeStr(am) +
+        (g.trans_A ? " with transpose_A=True" : "") + " has K = " + PrintExpr(Ka) + " but B '" + b->name +
+        "' " + ShapeStr(bm) + (g.trans_B ? " with transpose_B=True" : "") + " has K = " + PrintExpr(Kb));
   if (DimsDiffer(cm[0], M) || DimsDiffer(cm[1], N))
-    bad("T.gemm accumulator C '" + c->name + "' is " + ShapeStr(cm) + " but A x B is (M, N) = " + ShapeStr({M, N}));
+    bad("T.gemm accumulator C '" + c->name + "' is " + ShapeStr(cm) +
+        " but A x B is (M, N) = " + ShapeStr({M, N}));
 }
-
 
 std::vector<std::pair<const Region*, Access>> GemmNode::Regions() const {
   return {{&A, Access::kRead}, {&B, Access::kRead}, {&C, clear_accum ? Access::kWrite : Access::kReadWrite}};
 }
 Stmt GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr>) const {
-  return std::make_shared<GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A, trans_B, policy,
-                                    clear_accum, k_pack, span);
+  return std::make_shared<GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A,
+                                    trans_B, policy, clear_accum, k_pack, span);
 }
 std::vector<int64_t> GemmNode::Attrs() const {
   return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, k_pack};
 }
 TileOpCall GemmNode::Call() const {
-  TileOpCall c{"gemm", {{TileOpArg::kRegion, &A, nullptr}, {TileOpArg::kRegion, &B, nullptr}, {TileOpArg::kRegion, &C, nullptr}}, {}};
+  TileOpCall c{"gemm",
+               {{TileOpArg::kRegion, &A, nullptr},
+                {TileOpArg::kRegion, &B, nullptr},
+                {TileOpArg::kRegion, &C, nullptr}},
+               {}};
   if (trans_A) c.keywords.emplace_back("transpose_A", "True");
   if (trans_B) c.keywords.emplace_back("transpose_B", "True");
   if (policy == GemmWarpPolicy::kFullRow) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullRow");
@@ -98,17 +112,16 @@ TileOpCall GemmNode::Call() const {
   return c;
 }
 
-
 namespace {
 // T.gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack)
-const TileOpRegistrar kRegisterGemm("gemm", [](std::vector<Region> r, std::vector<Expr>,
-                                               const std::map<std::string, int64_t>& a, Span s) -> Stmt {
-  return std::make_shared<GemmNode>(r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0,
-                                    AttrOr(a, "transpose_B", 0) != 0,
-                                    static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)),
-                                    AttrOr(a, "clear_accum", 0) != 0, static_cast<int>(AttrOr(a, "k_pack", 1)),
-                                    std::move(s));
-});
+const TileOpRegistrar kRegisterGemm(
+    "gemm",
+    [](std::vector<Region> r, std::vector<Expr>, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+      return std::make_shared<GemmNode>(
+          r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0, AttrOr(a, "transpose_B", 0) != 0,
+          static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)), AttrOr(a, "clear_accum", 0) != 0,
+          static_cast<int>(AttrOr(a, "k_pack", 1)), std::move(s));
+    });
 }  // namespace
 
 }  // namespace tl

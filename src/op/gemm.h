@@ -10,8 +10,15 @@ enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
 struct GemmNode : TileOpNode {
   static constexpr const char kOp[] = "gemm";
   GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s)
-      : TileOpNode(kOp, std::move(s)), A(std::move(a)), B(std::move(b)), C(std::move(c)), trans_A(ta),
-        trans_B(tb), policy(p), clear_accum(clear), k_pack(kp) {}
+      : TileOpNode(kOp, std::move(s)),
+        A(std::move(a)),
+        B(std::move(b)),
+        C(std::move(c)),
+        trans_A(ta),
+        trans_B(tb),
+        policy(p),
+        clear_accum(clear),
+        k_pack(kp) {}
   const Region A, B, C;
   const bool trans_A, trans_B;
   const GemmWarpPolicy policy;

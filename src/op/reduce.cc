@@ -8,19 +8,22 @@ void ReduceNode::Check() const {
   using namespace op_detail;
   auto s = Extents(r.src.ranges);
   if (r.dim < 0 || r.dim >= static_cast<int>(s.size()))
-    throw UserError(ErrorKind::kType, "dim=" + std::to_string(r.dim) + " of T.reduce_" + ReduceKindName(r.reduce_kind) +
-                                          " is out of range for the " + std::to_string(s.size()) + "-d source '" +
-                                          r.src.buffer->name + "'", r.span);
+    throw UserError(ErrorKind::kType,
+                    "dim=" + std::to_string(r.dim) + " of T.reduce_" + ReduceKindName(r.reduce_kind) +
+                        " is out of range for the " + std::to_string(s.size()) + "-d source '" +
+                        r.src.buffer->name + "'",
+                    r.span);
   std::vector<Range> expected;
   for (size_t i = 0; i < r.src.ranges.size(); ++i)
     if (static_cast<int>(i) != r.dim) expected.push_back(r.src.ranges[i]);
   if (!SameTileShape(expected, r.dst.ranges))
-    throw UserError(ErrorKind::kType, std::string("T.reduce_") + ReduceKindName(r.reduce_kind) + " destination '" +
-                                          r.dst.buffer->name + "' is " + ShapeStr(Extents(r.dst.ranges)) + " but reducing '" +
-                                          r.src.buffer->name + "' " + ShapeStr(s) + " over dim " + std::to_string(r.dim) +
-                                          " gives " + ShapeStr(Extents(expected)), r.span);
+    throw UserError(ErrorKind::kType,
+                    std::string("T.reduce_") + ReduceKindName(r.reduce_kind) + " destination '" +
+                        r.dst.buffer->name + "' is " + ShapeStr(Extents(r.dst.ranges)) + " but reducing '" +
+                        r.src.buffer->name + "' " + ShapeStr(s) + " over dim " + std::to_string(r.dim) +
+                        " gives " + ShapeStr(Extents(expected)),
+                    r.span);
 }
-
 
 const char* ReduceKindName(ReduceKind k) {
   switch (k) {
@@ -48,16 +51,18 @@ TileOpCall ReduceNode::Call() const {
   return c;
 }
 
-
 namespace {
 // T.reduce_<kind>(src, dst, dim, clear), one name per kind
 struct RegisterReductions {
   RegisterReductions() {
-    for (ReduceKind k : {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin, ReduceKind::kAbsSum, ReduceKind::kAbsMax})
+    for (ReduceKind k :
+         {ReduceKind::kSum, ReduceKind::kMax, ReduceKind::kMin, ReduceKind::kAbsSum, ReduceKind::kAbsMax})
       RegisterTileOp(std::string("reduce_") + ReduceKindName(k),
-                     [k](std::vector<Region> r, std::vector<Expr>, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
-                       return std::make_shared<ReduceNode>(k, r.at(0), r.at(1), static_cast<int>(op_detail::AttrOr(a, "dim", 0)),
-                                                           op_detail::AttrOr(a, "clear", 1) != 0, std::move(s));
+                     [k](std::vector<Region> r, std::vector<Expr>, const std::map<std::string, int64_t>& a,
+                         Span s) -> Stmt {
+                       return std::make_shared<ReduceNode>(
+                           k, r.at(0), r.at(1), static_cast<int>(op_detail::AttrOr(a, "dim", 0)),
+                           op_detail::AttrOr(a, "clear", 1) != 0, std::move(s));
                      });
   }
 } const kRegisterReductions;

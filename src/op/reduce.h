@@ -10,7 +10,12 @@ const char* ReduceKindName(ReduceKind k);
 struct ReduceNode : TileOpNode {
   static constexpr const char kOp[] = "reduce";
   ReduceNode(ReduceKind k, Region s, Region d, int dm, bool c, Span sp)
-      : TileOpNode(kOp, std::move(sp)), reduce_kind(k), src(std::move(s)), dst(std::move(d)), dim(dm), clear(c) {}
+      : TileOpNode(kOp, std::move(sp)),
+        reduce_kind(k),
+        src(std::move(s)),
+        dst(std::move(d)),
+        dim(dm),
+        clear(c) {}
   const ReduceKind reduce_kind;
   const Region src, dst;
   const int dim;  // normalised to be non-negative

@@ -10,8 +10,9 @@ namespace tl {
 /// The value a reduction of kind `k` over dtype `t` starts from.
 inline Expr ReduceIdentity(ReduceKind k, DataType t) {
   switch (k) {
-    case ReduceKind::kSum: case ReduceKind::kAbsSum: case ReduceKind::kAbsMax:
-      return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
+    case ReduceKind::kSum:
+    case ReduceKind::kAbsSum:
+    case ReduceKind::kAbsMax: return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
     case ReduceKind::kMax: return t.is_float() ? FloatImm(t, -INFINITY) : Call(t, "min_value", {});
     case ReduceKind::kMin: return t.is_float() ? FloatImm(t, INFINITY) : Call(t, "max_value", {});
   }
@@ -21,8 +22,10 @@ inline Expr ReduceIdentity(ReduceKind k, DataType t) {
 /// Two partial results combined.
 inline Expr ReduceCombine(ReduceKind k, const Expr& a, const Expr& b) {
   switch (k) {
-    case ReduceKind::kSum: case ReduceKind::kAbsSum: return Binary(BinaryOp::kAdd, a, b);
-    case ReduceKind::kMax: case ReduceKind::kAbsMax: return Binary(BinaryOp::kMax, a, b);
+    case ReduceKind::kSum:
+    case ReduceKind::kAbsSum: return Binary(BinaryOp::kAdd, a, b);
+    case ReduceKind::kMax:
+    case ReduceKind::kAbsMax: return Binary(BinaryOp::kMax, a, b);
     case ReduceKind::kMin: return Binary(BinaryOp::kMin, a, b);
   }
   return nullptr;

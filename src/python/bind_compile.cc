@@ -39,7 +39,10 @@ void BindCompile(nb::module_& m) {
       .def_prop_ro("func", [](const CompiledKernel& k) { return k.func; })
       .def_prop_ro("lowered", [](const CompiledKernel& k) { return k.lowered; })
       .def_prop_ro("source", [](const CompiledKernel& k) { return k.source; })
-      .def_prop_ro("binary", [](const CompiledKernel& k) { return nb::bytes(k.artifact.binary.data(), k.artifact.binary.size()); })
+      .def_prop_ro("binary",
+                   [](const CompiledKernel& k) {
+                     return nb::bytes(k.artifact.binary.data(), k.artifact.binary.size());
+                   })
       .def_prop_ro("binary_format", [](const CompiledKernel& k) { return k.artifact.format; })
       .def_prop_ro("binary_path", [](const CompiledKernel& k) { return k.artifact.path; })
       .def_prop_ro("ptx", [](const CompiledKernel& k) { return k.artifact.text; })
@@ -57,96 +60,115 @@ void BindCompile(nb::module_& m) {
       .def_prop_ro("lower_ms", [](const CompiledKernel& k) { return k.info.lower_ms; })
       .def_prop_ro("codegen_ms", [](const CompiledKernel& k) { return k.info.codegen_ms; })
       .def_prop_ro("compile_ms", [](const CompiledKernel& k) { return k.info.build_ms; })
-      .def_prop_ro("written", [](const CompiledKernel& k) {
-        std::vector<bool> w;
-        for (auto& p : k.launch.params) w.push_back(p.written);
-        return w;
-      })
+      .def_prop_ro("written",
+                   [](const CompiledKernel& k) {
+                     std::vector<bool> w;
+                     for (auto& p : k.launch.params) w.push_back(p.written);
+                     return w;
+                   })
       // (pass name, IR after it, ms, changed) of every pass, with trace=True
-      .def_prop_ro("trace", [](const CompiledKernel& k) {
-        std::vector<std::tuple<std::string, PrimFunc, double, bool>> out;
-        for (auto& r : k.trace) out.emplace_back(r.name, r.result, r.ms, r.changed);
-        return out;
-      })
-      .def("output_shapes", [](const CompiledKernel& k, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
-        return k.launch.OutputShapes(in, out_idx);
-      })
-      .def("check", [](const CompiledKernel& k, const std::vector<TensorArg>& args, const std::string& device) {
-        return k.launch.Check(args, {}, device);
-      })
-      .def("grid", [](const CompiledKernel& k, const std::vector<int64_t>& syms) { return k.launch.Grid(syms); })
+      .def_prop_ro("trace",
+                   [](const CompiledKernel& k) {
+                     std::vector<std::tuple<std::string, PrimFunc, double, bool>> out;
+                     for (auto& r : k.trace) out.emplace_back(r.name, r.result, r.ms, r.changed);
+                     return out;
+                   })
+      .def("output_shapes",
+           [](const CompiledKernel& k, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
+             return k.launch.OutputShapes(in, out_idx);
+           })
+      .def("check", [](const CompiledKernel& k, const std::vector<TensorArg>& args,
+                       const std::string& device) { return k.launch.Check(args, {}, device); })
+      .def("grid",
+           [](const CompiledKernel& k, const std::vector<int64_t>& syms) { return k.launch.Grid(syms); })
       // Test hook: the launcher's argument slots as bytes, without a device.
-      .def("pack_args", [](const CompiledKernel& k, const std::vector<TensorArg>& args) {
-        std::vector<uint64_t> slots = PackKernelArgs(k.launch, args, "any");
-        return nb::bytes(reinterpret_cast<const char*>(slots.data()), slots.size() * 8);
-      })
+      .def("pack_args",
+           [](const CompiledKernel& k, const std::vector<TensorArg>& args) {
+             std::vector<uint64_t> slots = PackKernelArgs(k.launch, args, "any");
+             return nb::bytes(reinterpret_cast<const char*>(slots.data()), slots.size() * 8);
+           })
       // Runs the thread-level IR lane by lane on the CPU (GPU kinds; see docs/emulator.md).
-      .def("emulate", [](const CompiledKernel& k, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
-        if (!GetBackend(k.target.kind).emulatable)
-          throw UserError(ErrorKind::kUnsupported, "the emulator runs GPU kernels; target '" + k.target.kind + "' is not one");
-        std::vector<int64_t> sv = k.launch.Check(args, {}, "cpu");
-        std::vector<void*> ptrs;
-        std::map<const VarNode*, double> syms;
-        emu::Options o;
-        std::vector<Var> sym_vars = SymbolicVars(k.func);
-        for (size_t i = 0; i < args.size(); ++i) {
-          const Param& p = k.func->params[i];
-          // An empty tensor (a zero dimension) has no data pointer; the emulator never dereferences
-          // it (every access is bounds-checked), but it wants a non-null one.
-          static char empty_tensor = 0;
-          ptrs.push_back(p.buffer ? (args[i].data ? args[i].data : &empty_tensor) : nullptr);
-          if (p.buffer) continue;
-          // The value the kernel sees: exact integers, floats rounded to the declared type.
-          TypedScalar ts = ConvertScalar(args[i], p.var->dtype, k.launch.Label(i));
-          syms[p.var.get()] = ts.f;
-          if (!p.var->dtype.is_float()) o.exact_ints[p.var.get()] = ts.i;
-        }
-        for (size_t i = 0; i < sym_vars.size(); ++i) {
-          syms[sym_vars[i].get()] = static_cast<double>(sv[i]);
-          o.exact_ints[sym_vars[i].get()] = sv[i];
-        }
-        o.check_races = races;
-        o.check_uninit = uninit;
-        o.max_reports = max_reports;
-        emu::Result r;
-        {
-          nb::gil_scoped_release release;
-          r = emu::Run(k.lowered, ptrs, syms, o);
-        }
-        std::vector<std::pair<std::string, std::string>> reps;
-        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
-        return std::make_tuple(reps, r.total_reports, r.lane_ops);
-      }, "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20);
+      .def(
+          "emulate",
+          [](const CompiledKernel& k, const std::vector<TensorArg>& args, bool races, bool uninit,
+             int max_reports) {
+            if (!GetBackend(k.target.kind).emulatable)
+              throw UserError(ErrorKind::kUnsupported,
+                              "the emulator runs GPU kernels; target '" + k.target.kind + "' is not one");
+            std::vector<int64_t> sv = k.launch.Check(args, {}, "cpu");
+            std::vector<void*> ptrs;
+            std::map<const VarNode*, double> syms;
+            emu::Options o;
+            std::vector<Var> sym_vars = SymbolicVars(k.func);
+            for (size_t i = 0; i < args.size(); ++i) {
+              const Param& p = k.func->params[i];
+              // An empty tensor (a zero dimension) has no data pointer; the emulator never dereferences
+              // it (every access is bounds-checked), but it wants a non-null one.
+              static char empty_tensor = 0;
+              ptrs.push_back(p.buffer ? (args[i].data ? args[i].data : &empty_tensor) : nullptr);
+              if (p.buffer) continue;
+              // The value the kernel sees: exact integers, floats rounded to the declared type.
+              TypedScalar ts = ConvertScalar(args[i], p.var->dtype, k.launch.Label(i));
+              syms[p.var.get()] = ts.f;
+              if (!p.var->dtype.is_float()) o.exact_ints[p.var.get()] = ts.i;
+            }
+            for (size_t i = 0; i < sym_vars.size(); ++i) {
+              syms[sym_vars[i].get()] = static_cast<double>(sv[i]);
+              o.exact_ints[sym_vars[i].get()] = sv[i];
+            }
+            o.check_races = races;
+            o.check_uninit = uninit;
+            o.max_reports = max_reports;
+            emu::Result r;
+            {
+              nb::gil_scoped_release release;
+              r = emu::Run(k.lowered, ptrs, syms, o);
+            }
+            std::vector<std::pair<std::string, std::string>> reps;
+            for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
+            return std::make_tuple(reps, r.total_reports, r.lane_ops);
+          },
+          "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20);
   nb::class_<RuntimeModule>(m, "RuntimeModule")
       .def_prop_ro("device", &RuntimeModule::device)
       .def_prop_ro("kernel_name", [](const RuntimeModule& r) { return r.spec().entry; })
       .def_prop_ro("last_launch_ms", &RuntimeModule::last_launch_ms)
-      .def("output_shapes", [](const RuntimeModule& r, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
-        return r.spec().OutputShapes(in, out_idx);
-      })
-      .def("launch", [](const RuntimeModule& r, const std::vector<TensorArg>& args, uintptr_t stream) {
-        nb::gil_scoped_release release;
-        r.Launch(args, stream);
-      }, "args"_a, "stream"_a = 0);
+      .def("output_shapes",
+           [](const RuntimeModule& r, const std::vector<TensorArg>& in, const std::vector<int>& out_idx) {
+             return r.spec().OutputShapes(in, out_idx);
+           })
+      .def(
+          "launch",
+          [](const RuntimeModule& r, const std::vector<TensorArg>& args, uintptr_t stream) {
+            nb::gil_scoped_release release;
+            r.Launch(args, stream);
+          },
+          "args"_a, "stream"_a = 0);
   // The target a kernel is built for: e.g. the arch of the GPU that will run it when none is named.
-  m.def("resolve_target", [](const std::string& spec, bool will_run) {
-    Target t = ParseTarget(spec);
-    return GetBackend(t.kind).resolve(t, will_run);
-  }, "spec"_a, "will_run"_a = false);
-  m.def("compile", [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg,
-                      const std::string& include_dir, bool use_cache, const std::string& cache_dir, bool build_binary,
-                      bool trace) {
-    BuildOptions o;
-    o.include_dir = include_dir;
-    o.use_cache = use_cache;
-    o.cache_dir = cache_dir;
-    o.build_binary = build_binary;
-    o.trace = trace;
-    Target t = ParseTarget(target);
-    nb::gil_scoped_release release;
-    return Compile(f, t, cfg, o);
-  }, "func"_a, "target"_a, "pass_configs"_a = std::map<std::string, std::string>{}, "include_dir"_a = "",
-     "use_cache"_a = true, "cache_dir"_a = "", "build_binary"_a = true, "trace"_a = false);
+  m.def(
+      "resolve_target",
+      [](const std::string& spec, bool will_run) {
+        Target t = ParseTarget(spec);
+        return GetBackend(t.kind).resolve(t, will_run);
+      },
+      "spec"_a, "will_run"_a = false);
+  m.def(
+      "compile",
+      [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg,
+         const std::string& include_dir, bool use_cache, const std::string& cache_dir, bool build_binary,
+         bool trace) {
+        BuildOptions o;
+        o.include_dir = include_dir;
+        o.use_cache = use_cache;
+        o.cache_dir = cache_dir;
+        o.build_binary = build_binary;
+        o.trace = trace;
+        Target t = ParseTarget(target);
+        nb::gil_scoped_release release;
+        return Compile(f, t, cfg, o);
+      },
+      "func"_a, "target"_a, "pass_configs"_a = std::map<std::string, std::string>{}, "include_dir"_a = "",
+      "use_cache"_a = true, "cache_dir"_a = "", "build_binary"_a = true, "trace"_a = false);
   m.def("load_module", [](const CompiledKernel& k) {
     nb::gil_scoped_release release;
     return LoadModule(k);
@@ -163,25 +185,34 @@ void BindCompile(nb::module_& m) {
   });
   m.def("written_params", &WrittenParams);
   // The lowered function only / the generated source only (no toolchain).
-  m.def("lower", [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
-    BuildOptions o;
-    o.build_binary = false;
-    return Compile(f, ParseTarget(target), cfg, o).lowered;
-  }, "func"_a, "target"_a = "cpu", "pass_configs"_a = std::map<std::string, std::string>{});
-  m.def("codegen", [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
-    BuildOptions o;
-    o.build_binary = false;
-    return Compile(f, ParseTarget(target), cfg, o).source;
-  }, "func"_a, "target"_a = "cpu", "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def(
+      "lower",
+      [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
+        BuildOptions o;
+        o.build_binary = false;
+        return Compile(f, ParseTarget(target), cfg, o).lowered;
+      },
+      "func"_a, "target"_a = "cpu", "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def(
+      "codegen",
+      [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
+        BuildOptions o;
+        o.build_binary = false;
+        return Compile(f, ParseTarget(target), cfg, o).source;
+      },
+      "func"_a, "target"_a = "cpu", "pass_configs"_a = std::map<std::string, std::string>{});
   // The function after every pass, as IR (the round-trip and pass tests re-parse them).
-  m.def("lower_trace_funcs", [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
-    BuildOptions o;
-    o.build_binary = false;
-    o.trace = true;
-    std::vector<std::pair<std::string, PrimFunc>> out;
-    for (auto& r : Compile(f, ParseTarget(target), cfg, o).trace) out.emplace_back(r.name, r.result);
-    return out;
-  }, "func"_a, "target"_a, "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def(
+      "lower_trace_funcs",
+      [](const PrimFunc& f, const std::string& target, const std::map<std::string, std::string>& cfg) {
+        BuildOptions o;
+        o.build_binary = false;
+        o.trace = true;
+        std::vector<std::pair<std::string, PrimFunc>> out;
+        for (auto& r : Compile(f, ParseTarget(target), cfg, o).trace) out.emplace_back(r.name, r.result);
+        return out;
+      },
+      "func"_a, "target"_a, "pass_configs"_a = std::map<std::string, std::string>{});
 
   // (ordinal, file, line, col) of every tile op of a lowered function (its tl.tile_op scopes), to map
   // the "// tile op N" markers of the generated source back to the DSL.
@@ -207,20 +238,27 @@ void BindCompile(nb::module_& m) {
     o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
     return o;
   };
-  m.def("cuda_pass", [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
-                                  const std::map<std::string, std::string>& cfg) {
-    static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
-        {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
-        {"LowerTileOpsCUDA", LowerTileOpsCUDA},       {"PlanSharedMemory", PlanSharedMemory},
-        {"InsertBarriers", InsertBarriers}};
-    auto it = passes.find(name);
-    if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
-    CudaLowerInfo info;
-    CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
-    return it->second(f, ctx);
-  }, "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80", "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def(
+      "cuda_pass",
+      [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
+                   const std::map<std::string, std::string>& cfg) {
+        static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
+            {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA},
+            {"LayoutInference", InferLayouts},
+            {"LowerTileOpsCUDA", LowerTileOpsCUDA},
+            {"PlanSharedMemory", PlanSharedMemory},
+            {"InsertBarriers", InsertBarriers}};
+        auto it = passes.find(name);
+        if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
+        CudaLowerInfo info;
+        CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
+        return it->second(f, ctx);
+      },
+      "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80",
+      "pass_configs"_a = std::map<std::string, std::string>{});
   m.def("cuda_driver_available", &cuda::DriverAvailable);
-  m.def("cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
+  m.def(
+      "cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
 }
 

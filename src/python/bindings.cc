@@ -63,12 +63,23 @@ DataType ParseType(const std::string& s) {
 }
 
 BinaryOp ParseBinOp(const std::string& s) {
-  static const std::map<std::string, BinaryOp> ops = {
-      {"add", BinaryOp::kAdd}, {"sub", BinaryOp::kSub}, {"mul", BinaryOp::kMul}, {"div", BinaryOp::kDiv},
-      {"mod", BinaryOp::kMod}, {"floordiv", BinaryOp::kFloorDiv}, {"floormod", BinaryOp::kFloorMod},
-      {"min", BinaryOp::kMin}, {"max", BinaryOp::kMax}, {"eq", BinaryOp::kEQ}, {"ne", BinaryOp::kNE},
-      {"lt", BinaryOp::kLT}, {"le", BinaryOp::kLE}, {"gt", BinaryOp::kGT}, {"ge", BinaryOp::kGE},
-      {"and", BinaryOp::kAnd}, {"or", BinaryOp::kOr}};
+  static const std::map<std::string, BinaryOp> ops = {{"add", BinaryOp::kAdd},
+                                                      {"sub", BinaryOp::kSub},
+                                                      {"mul", BinaryOp::kMul},
+                                                      {"div", BinaryOp::kDiv},
+                                                      {"mod", BinaryOp::kMod},
+                                                      {"floordiv", BinaryOp::kFloorDiv},
+                                                      {"floormod", BinaryOp::kFloorMod},
+                                                      {"min", BinaryOp::kMin},
+                                                      {"max", BinaryOp::kMax},
+                                                      {"eq", BinaryOp::kEQ},
+                                                      {"ne", BinaryOp::kNE},
+                                                      {"lt", BinaryOp::kLT},
+                                                      {"le", BinaryOp::kLE},
+                                                      {"gt", BinaryOp::kGT},
+                                                      {"ge", BinaryOp::kGE},
+                                                      {"and", BinaryOp::kAnd},
+                                                      {"or", BinaryOp::kOr}};
   auto it = ops.find(s);
   if (it == ops.end()) throw InternalError("unknown binary op " + s);
   return it->second;
@@ -127,7 +138,8 @@ Expr CheckedIntImm(DataType t, const nb::int_& value) {
 // zero); infinities give the type's extreme values (T.infinity("int32") is INT32_MAX); NaN and
 // values out of range are errors.
 Expr FloatToIntImm(DataType t, double v) {
-  if (std::isnan(v)) throw UserError(ErrorKind::kType, "NaN cannot be converted to the integer type " + t.str());
+  if (std::isnan(v))
+    throw UserError(ErrorKind::kType, "NaN cannot be converted to the integer type " + t.str());
   int bits = t.is_bool() ? 1 : t.bits();
   if (std::isinf(v)) {
     if (t.is_bool()) return IntImm(t, 1);
@@ -185,9 +197,15 @@ NB_MODULE(_ffi, m) {
   nb::class_<ExprNode>(m, "Expr")
       .def_prop_ro("dtype", [](const ExprNode& e) { return e.dtype.str(); })
       .def_prop_ro("kind", [](const ExprNode& e) { return static_cast<int>(e.kind); });
-  nb::class_<IntImmNode, ExprNode>(m, "IntImm").def_prop_ro("value", [](const IntImmNode& n) { return n.value; });
-  nb::class_<FloatImmNode, ExprNode>(m, "FloatImm").def_prop_ro("value", [](const FloatImmNode& n) { return n.value; });
-  nb::class_<StringImmNode, ExprNode>(m, "StringImm").def_prop_ro("value", [](const StringImmNode& n) { return n.value; });
+  nb::class_<IntImmNode, ExprNode>(m, "IntImm").def_prop_ro("value", [](const IntImmNode& n) {
+    return n.value;
+  });
+  nb::class_<FloatImmNode, ExprNode>(m, "FloatImm").def_prop_ro("value", [](const FloatImmNode& n) {
+    return n.value;
+  });
+  nb::class_<StringImmNode, ExprNode>(m, "StringImm").def_prop_ro("value", [](const StringImmNode& n) {
+    return n.value;
+  });
   nb::class_<VarNode, ExprNode>(m, "Var").def_prop_ro("name", [](const VarNode& n) { return n.name; });
   nb::class_<BinaryNode, ExprNode>(m, "BinaryExpr");
   nb::class_<NotNode, ExprNode>(m, "NotExpr");
@@ -205,12 +223,23 @@ NB_MODULE(_ffi, m) {
       .def_prop_ro("scope", [](const BufferNode& b) { return std::string(ScopeName(b.scope)); });
 
   nb::class_<Region>(m, "Region")
-      .def(nb::new_([](const Buffer& b, const std::vector<std::pair<Expr, Expr>>& r) { return MakeRegion(b, r); }))
+      .def(nb::new_(
+          [](const Buffer& b, const std::vector<std::pair<Expr, Expr>>& r) { return MakeRegion(b, r); }))
       .def_prop_ro("buffer", [](const Region& r) { return r.buffer; })
-      .def_prop_ro("mins", [](const Region& r) { std::vector<Expr> v; for (auto& x : r.ranges) v.push_back(x.min); return v; })
-      .def_prop_ro("extents", [](const Region& r) { std::vector<Expr> v; for (auto& x : r.ranges) v.push_back(x.extent); return v; });
+      .def_prop_ro("mins",
+                   [](const Region& r) {
+                     std::vector<Expr> v;
+                     for (auto& x : r.ranges) v.push_back(x.min);
+                     return v;
+                   })
+      .def_prop_ro("extents", [](const Region& r) {
+        std::vector<Expr> v;
+        for (auto& x : r.ranges) v.push_back(x.extent);
+        return v;
+      });
 
-  nb::class_<StmtNode>(m, "Stmt").def_prop_ro("kind", [](const StmtNode& s) { return static_cast<int>(s.kind); });
+  nb::class_<StmtNode>(m, "Stmt").def_prop_ro("kind",
+                                              [](const StmtNode& s) { return static_cast<int>(s.kind); });
   nb::class_<PrimFuncNode>(m, "PrimFunc")
       .def_prop_ro("name", [](const PrimFuncNode& f) { return f.name; })
       .def_prop_ro("attrs", [](const PrimFuncNode& f) { return f.attrs; })
@@ -221,7 +250,10 @@ NB_MODULE(_ffi, m) {
       });
 
   // ---- builder ---------------------------------------------------------------------------------
-  m.def("valid_dtype", [](const std::string& s) { DataType t; return DataType::Parse(s, &t); });
+  m.def("valid_dtype", [](const std::string& s) {
+    DataType t;
+    return DataType::Parse(s, &t);
+  });
   m.def("canonical_dtype", [](const std::string& s) { return ParseType(s).str(); });
   m.def("int_imm", [](const std::string& t, nb::int_ v) { return CheckedIntImm(ParseType(t), v); });
   m.def("float_imm", [](const std::string& t, double v) {
@@ -236,8 +268,8 @@ NB_MODULE(_ffi, m) {
     // int64 (`bx * 10**12` is 64-bit arithmetic on every backend), instead of being narrowed.
     auto widen = [](const Expr& lit, const Expr& other) {
       int64_t v;
-      if (!AsConstInt(lit, &v) || !lit->dtype.is_integer() || !other->dtype.is_integer() || other->dtype.bits() >= 64 ||
-          As<IntImmNode>(other))
+      if (!AsConstInt(lit, &v) || !lit->dtype.is_integer() || !other->dtype.is_integer() ||
+          other->dtype.bits() >= 64 || As<IntImmNode>(other))
         return other;
       return FitsInt(other->dtype, v) ? other : Cast(DataType::Int(64), other);
     };
@@ -253,36 +285,48 @@ NB_MODULE(_ffi, m) {
     return Call(rt, op, a);
   });
   m.def("load", [](const Buffer& b, const std::vector<Expr>& idx) { return Load(b, idx); });
-  m.def("buffer", [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
-                     const std::string& scope, std::optional<SpanT> span, std::shared_ptr<const BufferNode> data,
-                     int64_t byte_offset) {
-    Scope sc = ParseScope(scope);
-    DataType dt = ParseType(t);
-    if (dt.is_handle() || dt.is_void())
-      throw UserError(ErrorKind::kType, "buffer '" + name + "' cannot hold elements of type " + dt.str(), ToSpan(span));
-    if (dt.lanes() != 1)
-      throw UserError(ErrorKind::kUnsupported, "buffer '" + name + "' has the vector type " + dt.str() +
-                                                   "; declare it with the element type " + dt.element_of().str() +
-                                                   " and a last dimension " + std::to_string(dt.lanes()) + " times larger",
-                      ToSpan(span));
-    if (sc != Scope::kGlobal && sc != Scope::kLocalVar) {
-      if (shape.empty())
-        throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the empty shape (); give it a shape such as "
-                                          "(1,), or use T.alloc_var(dtype) for a scalar", ToSpan(span));
-      for (auto& d : shape) {
-        int64_t v;
-        if (AsConstInt(d, &v) && v <= 0)
-          throw UserError(ErrorKind::kType, "on-chip buffer '" + name + "' has the extent " + std::to_string(v) +
-                                            "; extents must be positive", ToSpan(span));
-      }
-    }
-    Buffer b = MakeBuffer(name, dt, shape, sc, ToSpan(span));
-    return data ? MakeBufferView(b, data, byte_offset) : b;
-  }, "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none(), "data"_a.none() = nb::none(),
-     "byte_offset"_a = 0);
-  m.def("attr_stmt", [](std::shared_ptr<const BufferNode> node, const std::string& key, const Expr& value,
-                        const Stmt& body, std::optional<SpanT> s) { return AttrStmt(node, key, value, body, ToSpan(s)); },
-        "node"_a.none(), "key"_a, "value"_a, "body"_a, "span"_a.none());
+  m.def(
+      "buffer",
+      [](const std::string& name, const std::string& t, const std::vector<Expr>& shape,
+         const std::string& scope, std::optional<SpanT> span, std::shared_ptr<const BufferNode> data,
+         int64_t byte_offset) {
+        Scope sc = ParseScope(scope);
+        DataType dt = ParseType(t);
+        if (dt.is_handle() || dt.is_void())
+          throw UserError(ErrorKind::kType, "buffer '" + name + "' cannot hold elements of type " + dt.str(),
+                          ToSpan(span));
+        if (dt.lanes() != 1)
+          throw UserError(ErrorKind::kUnsupported,
+                          "buffer '" + name + "' has the vector type " + dt.str() +
+                              "; declare it with the element type " + dt.element_of().str() +
+                              " and a last dimension " + std::to_string(dt.lanes()) + " times larger",
+                          ToSpan(span));
+        if (sc != Scope::kGlobal && sc != Scope::kLocalVar) {
+          if (shape.empty())
+            throw UserError(ErrorKind::kType,
+                            "on-chip buffer '" + name +
+                                "' has the empty shape (); give it a shape such as "
+                                "(1,), or use T.alloc_var(dtype) for a scalar",
+                            ToSpan(span));
+          for (auto& d : shape) {
+            int64_t v;
+            if (AsConstInt(d, &v) && v <= 0)
+              throw UserError(ErrorKind::kType,
+                              "on-chip buffer '" + name + "' has the extent " + std::to_string(v) +
+                                  "; extents must be positive",
+                              ToSpan(span));
+          }
+        }
+        Buffer b = MakeBuffer(name, dt, shape, sc, ToSpan(span));
+        return data ? MakeBufferView(b, data, byte_offset) : b;
+      },
+      "name"_a, "dtype"_a, "shape"_a, "scope"_a, "span"_a = nb::none(), "data"_a.none() = nb::none(),
+      "byte_offset"_a = 0);
+  m.def(
+      "attr_stmt",
+      [](std::shared_ptr<const BufferNode> node, const std::string& key, const Expr& value, const Stmt& body,
+         std::optional<SpanT> s) { return AttrStmt(node, key, value, body, ToSpan(s)); },
+      "node"_a.none(), "key"_a, "value"_a, "body"_a, "span"_a.none());
 
   m.def("store", [](const Buffer& b, const Expr& v, const std::vector<Expr>& i, std::optional<SpanT> s) {
     return Store(b, v, i, ToSpan(s));
@@ -295,29 +339,37 @@ NB_MODULE(_ffi, m) {
                    const std::map<std::string, Expr>& ann, std::optional<SpanT> s) {
     return For(v, mn, ext, ParseForKind(kind), body, ann, ToSpan(s));
   });
-  m.def("if_", [](const Expr& c, const Stmt& t, std::shared_ptr<const StmtNode> e, std::optional<SpanT> s) {
-    return If(c, t, e, ToSpan(s));
-  }, "cond"_a, "then_case"_a, "else_case"_a.none(), "span"_a.none());
+  m.def(
+      "if_",
+      [](const Expr& c, const Stmt& t, std::shared_ptr<const StmtNode> e, std::optional<SpanT> s) {
+        return If(c, t, e, ToSpan(s));
+      },
+      "cond"_a, "then_case"_a, "else_case"_a.none(), "span"_a.none());
   m.def("seq", [](const std::vector<Stmt>& v, std::optional<SpanT> s) { return Seq(v, ToSpan(s)); });
-  m.def("kernel", [](const std::vector<Expr>& grid, const std::vector<Var>& bv, const std::vector<Expr>& threads,
-                     const std::vector<Buffer>& allocs, const std::vector<std::pair<Buffer, Expr>>& inits,
-                     const Stmt& body, std::optional<SpanT> s) {
-    return Stmt(std::make_shared<KernelNode>(grid, bv, threads, allocs, inits, body, ToSpan(s)));
-  });
+  m.def("kernel",
+        [](const std::vector<Expr>& grid, const std::vector<Var>& bv, const std::vector<Expr>& threads,
+           const std::vector<Buffer>& allocs, const std::vector<std::pair<Buffer, Expr>>& inits,
+           const Stmt& body, std::optional<SpanT> s) {
+          return Stmt(std::make_shared<KernelNode>(grid, bv, threads, allocs, inits, body, ToSpan(s)));
+        });
   // Every tile op, by its DSL name (each op registers its factory in src/op/<op>.cc).
-  m.def("tile_op", [](const std::string& name, const std::vector<Region>& regions, const std::vector<Expr>& exprs,
-                      const std::map<std::string, int64_t>& attrs, std::optional<SpanT> s) {
-    return MakeTileOp(name, regions, exprs, attrs, ToSpan(s));
-  }, "name"_a, "regions"_a, "exprs"_a, "attrs"_a, "span"_a.none());
+  m.def(
+      "tile_op",
+      [](const std::string& name, const std::vector<Region>& regions, const std::vector<Expr>& exprs,
+         const std::map<std::string, int64_t>& attrs,
+         std::optional<SpanT> s) { return MakeTileOp(name, regions, exprs, attrs, ToSpan(s)); },
+      "name"_a, "regions"_a, "exprs"_a, "attrs"_a, "span"_a.none());
   m.def("tile_op_names", &TileOpNames);
-  m.def("prim_func", [](const std::string& name, const std::vector<std::pair<Var, std::shared_ptr<const BufferNode>>>& params,
-                        const Stmt& body, const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
-    std::vector<Param> ps;
-    for (auto& p : params) ps.push_back({p.first, p.second});
-    PrimFunc f = MakePrimFunc(name, ps, body, attrs, ToSpan(s));
-    CheckExprDepth(f);  // before anything walks it recursively
-    return f;
-  });
+  m.def("prim_func",
+        [](const std::string& name,
+           const std::vector<std::pair<Var, std::shared_ptr<const BufferNode>>>& params, const Stmt& body,
+           const std::map<std::string, std::string>& attrs, std::optional<SpanT> s) {
+          std::vector<Param> ps;
+          for (auto& p : params) ps.push_back({p.first, p.second});
+          PrimFunc f = MakePrimFunc(name, ps, body, attrs, ToSpan(s));
+          CheckExprDepth(f);  // before anything walks it recursively
+          return f;
+        });
 
   // ---- analyses --------------------------------------------------------------------------------
   nb::class_<Target>(m, "Target")
@@ -337,16 +389,22 @@ NB_MODULE(_ffi, m) {
   m.def("print_expr", &PrintExpr);
   m.def("print_stmt", [](const Stmt& s) { return PrintStmt(s); });
   m.def("structural_equal", [](const PrimFunc& a, const PrimFunc& b) { return StructuralEqual(a, b); });
-  m.def("structural_equal_expr", [](const Expr& a, const Expr& b, bool map_free) { return StructuralEqual(a, b, map_free); },
-        "a"_a, "b"_a, "map_free_vars"_a = false);
+  m.def(
+      "structural_equal_expr",
+      [](const Expr& a, const Expr& b, bool map_free) { return StructuralEqual(a, b, map_free); }, "a"_a,
+      "b"_a, "map_free_vars"_a = false);
   m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
-  m.def("structural_hash_expr", [](const Expr& e, bool map_free) { return StructuralHash(e, map_free); },
-        "e"_a, "map_free_vars"_a = false);
-  m.def("simplify_expr", [](const Expr& e, const std::vector<std::tuple<Var, int64_t, int64_t>>& bounds) {
-    BoundMap bm;
-    for (auto& b : bounds) bm[std::get<0>(b).get()] = {std::get<1>(b), std::get<2>(b)};
-    return Simplify(e, bm);
-  }, "e"_a, "bounds"_a = std::vector<std::tuple<Var, int64_t, int64_t>>{});
+  m.def(
+      "structural_hash_expr", [](const Expr& e, bool map_free) { return StructuralHash(e, map_free); }, "e"_a,
+      "map_free_vars"_a = false);
+  m.def(
+      "simplify_expr",
+      [](const Expr& e, const std::vector<std::tuple<Var, int64_t, int64_t>>& bounds) {
+        BoundMap bm;
+        for (auto& b : bounds) bm[std::get<0>(b).get()] = {std::get<1>(b), std::get<2>(b)};
+        return Simplify(e, bm);
+      },
+      "e"_a, "bounds"_a = std::vector<std::tuple<Var, int64_t, int64_t>>{});
   m.def("simplify_func", [](const PrimFunc& f) { return Simplify(f); });
   // ---- CPU backend -----------------------------------------------------------------------------
   nb::class_<TensorArg>(m, "TensorArg")
@@ -376,14 +434,17 @@ NB_MODULE(_ffi, m) {
   });
   // An integer scalar, exactly: `bits` is its two's-complement int64 (a uint64 above 2^63 - 1 is
   // passed as v - 2^64 with is_unsigned set).
-  m.def("make_int_scalar_arg", [](int64_t bits, bool is_unsigned) {
-    TensorArg a;
-    a.is_tensor = false;
-    a.scalar_is_int = true;
-    a.scalar_unsigned = is_unsigned;
-    a.scalar_int = bits;
-    return a;
-  }, "bits"_a, "is_unsigned"_a = false);
+  m.def(
+      "make_int_scalar_arg",
+      [](int64_t bits, bool is_unsigned) {
+        TensorArg a;
+        a.is_tensor = false;
+        a.scalar_is_int = true;
+        a.scalar_unsigned = is_unsigned;
+        a.scalar_int = bits;
+        return a;
+      },
+      "bits"_a, "is_unsigned"_a = false);
   BindCompile(m);  // compiling, loading and the backends (bind_compile.cc)
   // Fragment layouts as (thread, local) tables, for plots and tests.
   auto make_fragment = [](const std::string& kind, const std::vector<int64_t>& p) {
@@ -401,12 +462,12 @@ NB_MODULE(_ffi, m) {
     return std::make_tuple(f.shape, f.Table(), f.desc);
   });
   // The layout as the IR value LayoutInference records (T.attr(buf, "tl.layout", value)).
-  m.def("fragment_value", [make_fragment](const std::string& kind, const std::vector<int64_t>& p,
-                                          const std::string& origin) {
-    Fragment f = make_fragment(kind, p);
-    f.origin = origin;
-    return FragmentToExpr(f);
-  });
+  m.def("fragment_value",
+        [make_fragment](const std::string& kind, const std::vector<int64_t>& p, const std::string& origin) {
+          Fragment f = make_fragment(kind, p);
+          f.origin = origin;
+          return FragmentToExpr(f);
+        });
   m.def("swizzled_offset", &SwizzledOffsetInt);
   BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
 
@@ -415,5 +476,4 @@ NB_MODULE(_ffi, m) {
     if (AsConstInt(e, &v)) return v;
     return std::nullopt;
   });
-
 }

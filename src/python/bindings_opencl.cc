@@ -18,9 +18,13 @@ void BindOpenCL(nb::module_& m) {
   m.def("opencl_unavailable_reason", &opencl::UnavailableReason);
   m.def("opencl_device", []() {
     const opencl::DeviceInfo& d = opencl::Device();
-    std::map<std::string, std::string> r{{"name", d.name}, {"vendor", d.vendor}, {"version", d.version},
-                                         {"driver", d.driver}, {"platform", d.platform},
-                                         {"extensions", d.extensions}, {"local_mem", std::to_string(d.local_mem)},
+    std::map<std::string, std::string> r{{"name", d.name},
+                                         {"vendor", d.vendor},
+                                         {"version", d.version},
+                                         {"driver", d.driver},
+                                         {"platform", d.platform},
+                                         {"extensions", d.extensions},
+                                         {"local_mem", std::to_string(d.local_mem)},
                                          {"max_work_group", std::to_string(d.max_work_group)}};
     return r;
   });

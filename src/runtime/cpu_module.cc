@@ -15,7 +15,8 @@ namespace {
 
 class CpuModule : public RuntimeModule {
  public:
-  CpuModule(LaunchSpec spec, void* handle, void* entry) : RuntimeModule(std::move(spec)), handle_(handle), entry_(entry) {}
+  CpuModule(LaunchSpec spec, void* handle, void* entry)
+      : RuntimeModule(std::move(spec)), handle_(handle), entry_(entry) {}
   ~CpuModule() override {
     if (handle_) dlclose(handle_);
   }
@@ -47,11 +48,13 @@ class CpuModule : public RuntimeModule {
 
 }  // namespace
 
-std::shared_ptr<RuntimeModule> LoadCpuModule(const LaunchSpec& spec, const std::string& binary, const std::string& path) {
+std::shared_ptr<RuntimeModule> LoadCpuModule(const LaunchSpec& spec, const std::string& binary,
+                                             const std::string& path) {
   using namespace cache_util;
   std::string file = path, scratch_dir;
   if (file.empty() || access(file.c_str(), R_OK) != 0) {
-    if (binary.empty()) throw UserError(ErrorKind::kUnsupported, "kernel '" + spec.func_name + "' has no library to load");
+    if (binary.empty())
+      throw UserError(ErrorKind::kUnsupported, "kernel '" + spec.func_name + "' has no library to load");
     // Content-addressed paths would let dlopen's per-path caching return another kernel; a
     // scratch file is unique, and removed as soon as it is mapped.
     scratch_dir = CacheDir(CompileOptions{}) + "/load-" + UniqueSuffix();

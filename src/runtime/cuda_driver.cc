@@ -26,11 +26,11 @@ constexpr CUresult kErrorInvalidImage = 200;
 constexpr CUresult kErrorNoBinaryForGpu = 209;
 constexpr CUresult kErrorNotFound = 500;
 constexpr CUresult kErrorLaunchOutOfResources = 701;
-constexpr int kAttrComputeCapabilityMajor = 75;   // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int kAttrComputeCapabilityMinor = 76;   // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-constexpr int kAttrMaxSharedPerBlockOptin = 97;   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-constexpr int kFuncAttrMaxDynamicShared = 8;      // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-constexpr int kPointerAttrDeviceOrdinal = 9;      // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int kAttrMaxSharedPerBlockOptin = 97;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kFuncAttrMaxDynamicShared = 8;     // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kPointerAttrDeviceOrdinal = 9;     // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 
 struct DriverApi {
   void* handle = nullptr;
@@ -71,15 +71,16 @@ const DriverApi* LoadDriver() {
     }
     DriverApi a;
     a.handle = h;
-    bool ok = Sym(h, "cuInit", &a.Init) && Sym(h, "cuDeviceGetCount", &a.DeviceGetCount) &&
-              Sym(h, "cuDeviceGet", &a.DeviceGet) && Sym(h, "cuDeviceGetAttribute", &a.DeviceGetAttribute) &&
-              Sym(h, "cuDevicePrimaryCtxRetain", &a.DevicePrimaryCtxRetain) &&
-              Sym(h, "cuCtxGetCurrent", &a.CtxGetCurrent) && Sym(h, "cuCtxSetCurrent", &a.CtxSetCurrent) &&
-              Sym(h, "cuCtxSynchronize", &a.CtxSynchronize) && Sym(h, "cuModuleLoadData", &a.ModuleLoadData) &&
-              Sym(h, "cuModuleGetFunction", &a.ModuleGetFunction) && Sym(h, "cuModuleUnload", &a.ModuleUnload) &&
-              Sym(h, "cuFuncSetAttribute", &a.FuncSetAttribute) && Sym(h, "cuLaunchKernel", &a.LaunchKernel) &&
-              Sym(h, "cuGetErrorString", &a.GetErrorString) &&
-              Sym(h, "cuPointerGetAttribute", &a.PointerGetAttribute);
+    bool ok =
+        Sym(h, "cuInit", &a.Init) && Sym(h, "cuDeviceGetCount", &a.DeviceGetCount) &&
+        Sym(h, "cuDeviceGet", &a.DeviceGet) && Sym(h, "cuDeviceGetAttribute", &a.DeviceGetAttribute) &&
+        Sym(h, "cuDevicePrimaryCtxRetain", &a.DevicePrimaryCtxRetain) &&
+        Sym(h, "cuCtxGetCurrent", &a.CtxGetCurrent) && Sym(h, "cuCtxSetCurrent", &a.CtxSetCurrent) &&
+        Sym(h, "cuCtxSynchronize", &a.CtxSynchronize) && Sym(h, "cuModuleLoadData", &a.ModuleLoadData) &&
+        Sym(h, "cuModuleGetFunction", &a.ModuleGetFunction) && Sym(h, "cuModuleUnload", &a.ModuleUnload) &&
+        Sym(h, "cuFuncSetAttribute", &a.FuncSetAttribute) && Sym(h, "cuLaunchKernel", &a.LaunchKernel) &&
+        Sym(h, "cuGetErrorString", &a.GetErrorString) &&
+        Sym(h, "cuPointerGetAttribute", &a.PointerGetAttribute);
     if (!ok) {
       g_failure = "the CUDA driver (libcuda.so.1) is too old: it lacks part of the driver API we use";
       dlclose(h);
@@ -101,7 +102,8 @@ const DriverApi* LoadDriver() {
 const DriverApi& Api() {
   const DriverApi* api = LoadDriver();
   if (!api)
-    TL_USER_ERROR(kUnsupported, Span(), g_failure, ": kernels compiled for 'cuda' can be built and inspected "
+    TL_USER_ERROR(kUnsupported, Span(), g_failure,
+                  ": kernels compiled for 'cuda' can be built and inspected "
                   "here but not launched; use execution_backend='emulator'");
   return *api;
 }
@@ -121,7 +123,8 @@ class ScopedContext {
     if (api.CtxGetCurrent(&saved_) != kSuccess) saved_ = nullptr;
     if (saved_ != ctx) {
       CUresult rc = api.CtxSetCurrent(ctx);
-      if (rc != kSuccess) TL_USER_ERROR(kUnsupported, Span(), "cannot make the CUDA context current: ", ErrorText(rc));
+      if (rc != kSuccess)
+        TL_USER_ERROR(kUnsupported, Span(), "cannot make the CUDA context current: ", ErrorText(rc));
       switched_ = true;
     }
   }
@@ -143,7 +146,8 @@ CUdevice CheckedDevice(int ordinal) {
                   count == 1 ? " device" : " devices");
   CUdevice dev = 0;
   CUresult rc = api.DeviceGet(&dev, ordinal);
-  if (rc != kSuccess) TL_USER_ERROR(kUnsupported, Span(), "cuDeviceGet(", ordinal, ") failed: ", ErrorText(rc));
+  if (rc != kSuccess)
+    TL_USER_ERROR(kUnsupported, Span(), "cuDeviceGet(", ordinal, ") failed: ", ErrorText(rc));
   return dev;
 }
 
@@ -159,7 +163,8 @@ CUcontext PrimaryContext(int ordinal) {
   CUcontext ctx = nullptr;
   CUresult rc = Api().DevicePrimaryCtxRetain(&ctx, dev);
   if (rc != kSuccess)
-    TL_USER_ERROR(kUnsupported, Span(), "cannot create a context on CUDA device ", ordinal, ": ", ErrorText(rc));
+    TL_USER_ERROR(kUnsupported, Span(), "cannot create a context on CUDA device ", ordinal, ": ",
+                  ErrorText(rc));
   contexts[ordinal] = ctx;
   return ctx;
 }
@@ -167,7 +172,8 @@ CUcontext PrimaryContext(int ordinal) {
 int Attribute(int attr, CUdevice dev) {
   int v = 0;
   CUresult rc = Api().DeviceGetAttribute(&v, attr, dev);
-  if (rc != kSuccess) TL_USER_ERROR(kUnsupported, Span(), "cuDeviceGetAttribute(", attr, ") failed: ", ErrorText(rc));
+  if (rc != kSuccess)
+    TL_USER_ERROR(kUnsupported, Span(), "cuDeviceGetAttribute(", attr, ") failed: ", ErrorText(rc));
   return v;
 }
 
@@ -222,8 +228,11 @@ void Synchronize(int device) {
 
 std::shared_ptr<Module> Module::Load(const std::string& cubin, int device) {
   const DriverApi& api = Api();
-  if (cubin.size() < 4 || cubin.compare(0, 4, "\x7f" "ELF") != 0)
-    TL_USER_ERROR(kCompile, Span(), "Module::Load expects a cubin (an ELF image); got ", cubin.size(), " bytes of something else");
+  if (cubin.size() < 4 || cubin.compare(0, 4,
+                                        "\x7f"
+                                        "ELF") != 0)
+    TL_USER_ERROR(kCompile, Span(), "Module::Load expects a cubin (an ELF image); got ", cubin.size(),
+                  " bytes of something else");
   CUcontext ctx = PrimaryContext(device);
   ScopedContext scope(ctx);
   CUmodule mod = nullptr;
@@ -231,8 +240,10 @@ std::shared_ptr<Module> Module::Load(const std::string& cubin, int device) {
   if (rc != kSuccess) {
     std::string hint;
     if (rc == kErrorNoBinaryForGpu || rc == kErrorInvalidImage)
-      hint = ": the cubin was not compiled for this GPU (" + GetDeviceInfo(device).Arch() + "); recompile for it";
-    TL_USER_ERROR(kCompile, Span(), "cannot load the kernel onto CUDA device ", device, ": ", ErrorText(rc), hint);
+      hint = ": the cubin was not compiled for this GPU (" + GetDeviceInfo(device).Arch() +
+             "); recompile for it";
+    TL_USER_ERROR(kCompile, Span(), "cannot load the kernel onto CUDA device ", device, ": ", ErrorText(rc),
+                  hint);
   }
   return std::shared_ptr<Module>(new Module(device, ctx, mod));
 }
@@ -254,13 +265,16 @@ Module::Function& Module::Lookup(const std::string& fn) {
   CUresult rc = Api().ModuleGetFunction(&f.handle, module_, fn.c_str());
   if (rc != kSuccess)
     TL_USER_ERROR(kArgument, Span(), "the loaded module has no kernel named '", fn, "'",
-                  rc == kErrorNotFound ? " (is it declared extern \"C\" __global__?)" : "", ": ", ErrorText(rc));
+                  rc == kErrorNotFound ? " (is it declared extern \"C\" __global__?)" : "", ": ",
+                  ErrorText(rc));
   return functions_.emplace(fn, f).first->second;
 }
 
-void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args, uintptr_t stream) {
+void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args,
+                    uintptr_t stream) {
   const DriverApi& api = Api();
-  if (dyn_smem < 0) TL_USER_ERROR(kArgument, Span(), "kernel '", fn, "': negative dynamic shared memory size");
+  if (dyn_smem < 0)
+    TL_USER_ERROR(kArgument, Span(), "kernel '", fn, "': negative dynamic shared memory size");
   ScopedContext scope(ctx_);
   void* handle = nullptr;
   {
@@ -269,8 +283,10 @@ void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, 
     if (dyn_smem > f.dyn_smem_limit) {
       DeviceInfo info = GetDeviceInfo(device_);
       if (dyn_smem > info.max_shared_optin)
-        TL_USER_ERROR(kResource, Span(), "kernel '", fn, "' needs ", dyn_smem, " bytes of dynamic shared memory, "
-                      "but CUDA device ", device_, " (", info.Arch(), ") allows at most ", info.max_shared_optin,
+        TL_USER_ERROR(kResource, Span(), "kernel '", fn, "' needs ", dyn_smem,
+                      " bytes of dynamic shared memory, "
+                      "but CUDA device ",
+                      device_, " (", info.Arch(), ") allows at most ", info.max_shared_optin,
                       " per block; use smaller tiles or fewer pipeline stages");
       CUresult rc = api.FuncSetAttribute(f.handle, kFuncAttrMaxDynamicShared, dyn_smem);
       if (rc != kSuccess)
@@ -280,15 +296,16 @@ void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, 
     }
     handle = f.handle;
   }
-  CUresult rc = api.LaunchKernel(handle, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                 static_cast<unsigned>(dyn_smem), reinterpret_cast<CUstream>(stream), args, nullptr);
+  CUresult rc =
+      api.LaunchKernel(handle, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                       static_cast<unsigned>(dyn_smem), reinterpret_cast<CUstream>(stream), args, nullptr);
   if (rc == kErrorLaunchOutOfResources)
     TL_USER_ERROR(kResource, Span(), "kernel '", fn, "' cannot launch with ", block.x * block.y * block.z,
                   " threads per block: too many registers or threads for the device (", ErrorText(rc), ")");
   if (rc == kErrorInvalidValue)
-    TL_USER_ERROR(kArgument, Span(), "kernel '", fn, "': invalid launch configuration grid=(", grid.x, ",", grid.y,
-                  ",", grid.z, ") block=(", block.x, ",", block.y, ",", block.z, ") dynamic smem=", dyn_smem, " (",
-                  ErrorText(rc), ")");
+    TL_USER_ERROR(kArgument, Span(), "kernel '", fn, "': invalid launch configuration grid=(", grid.x, ",",
+                  grid.y, ",", grid.z, ") block=(", block.x, ",", block.y, ",", block.z,
+                  ") dynamic smem=", dyn_smem, " (", ErrorText(rc), ")");
   if (rc != kSuccess) TL_USER_ERROR(kArgument, Span(), "launching kernel '", fn, "' failed: ", ErrorText(rc));
 }
 

@@ -45,11 +45,13 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out) {
   struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max_bytes) return false;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max_bytes)
+    return false;
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat fst;
-  bool ok = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev;
+  bool ok =
+      fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev;
   std::string data;
   if (ok) {
     data.resize(static_cast<size_t>(fst.st_size));
@@ -82,7 +84,6 @@ void MakeDirs(const std::string& path) {
     mkdir(cur.c_str(), 0755);
   }
 }
-
 
 std::string CompilerCommand(const CompileOptions& opt) {
   if (!opt.cxx.empty()) return opt.cxx;
@@ -119,7 +120,8 @@ std::string EntryMeta(const std::string& bytes, const std::string& key) {
 
 bool EntryValid(const std::string& dir, const std::string& file, const std::string& key, size_t max_bytes) {
   std::string meta, bytes;
-  if (!ReadCacheFile(dir + "/kernel.meta", kMaxMetaBytes, &meta) || !ReadCacheFile(dir + "/" + file, max_bytes, &bytes))
+  if (!ReadCacheFile(dir + "/kernel.meta", kMaxMetaBytes, &meta) ||
+      !ReadCacheFile(dir + "/" + file, max_bytes, &bytes))
     return false;
   return meta == EntryMeta(bytes, key);
 }

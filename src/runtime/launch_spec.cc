@@ -67,10 +67,22 @@ bool IntProgram::Eval(const std::vector<int64_t>& syms, int64_t* out) const {
       case kAdd: r = x + y; break;
       case kSub: r = x - y; break;
       case kMul: r = x * y; break;
-      case kDiv: if (!y) return false; r = x / y; break;
-      case kMod: if (!y) return false; r = x % y; break;
-      case kFloorDiv: if (!y) return false; r = FloorDivI(x, y); break;
-      case kFloorMod: if (!y) return false; r = x - FloorDivI(x, y) * y; break;
+      case kDiv:
+        if (!y) return false;
+        r = x / y;
+        break;
+      case kMod:
+        if (!y) return false;
+        r = x % y;
+        break;
+      case kFloorDiv:
+        if (!y) return false;
+        r = FloorDivI(x, y);
+        break;
+      case kFloorMod:
+        if (!y) return false;
+        r = x - FloorDivI(x, y) * y;
+        break;
       case kMin: r = std::min(x, y); break;
       case kMax: r = std::max(x, y); break;
       case kXor: r = x ^ y; break;
@@ -99,9 +111,9 @@ std::string LaunchSpec::Label(size_t i) const {
 std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const std::vector<int>& skip,
                                        const std::string& device) const {
   if (args.size() + skip.size() != params.size()) {
-    throw UserError(ErrorKind::kArgument, "kernel '" + func_name + "' takes " +
-                                              std::to_string(params.size() - skip.size()) + " arguments but " +
-                                              std::to_string(args.size()) + " were given");
+    throw UserError(ErrorKind::kArgument,
+                    "kernel '" + func_name + "' takes " + std::to_string(params.size() - skip.size()) +
+                        " arguments but " + std::to_string(args.size()) + " were given");
   }
   std::vector<int64_t> env(syms.size(), 0);
   std::vector<bool> bound(syms.size(), false);
@@ -116,31 +128,36 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
       std::string what = Label(pi);
       if (!p.is_tensor) {
         if (a.is_tensor)
-          throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + p.dtype.str() + " but a tensor was given");
+          throw UserError(ErrorKind::kArgument,
+                          what + " is a scalar of type " + p.dtype.str() + " but a tensor was given");
         continue;
       }
       if (!a.is_tensor)
-        throw UserError(ErrorKind::kArgument, what + " expects a tensor of shape " + ShapeStr(p.shape) + " and dtype " +
-                                                  p.dtype.str() + ", got a Python scalar");
+        throw UserError(ErrorKind::kArgument, what + " expects a tensor of shape " + ShapeStr(p.shape) +
+                                                  " and dtype " + p.dtype.str() + ", got a Python scalar");
       if (round == 0) {
         if (device == "cpu" && a.device != "cpu")
-          throw UserError(ErrorKind::kArgument, what + " is on device '" + a.device +
-                                                    "' but the kernel was compiled for the CPU; move it with .cpu()");
+          throw UserError(ErrorKind::kArgument,
+                          what + " is on device '" + a.device +
+                              "' but the kernel was compiled for the CPU; move it with .cpu()");
         if (device != "cpu" && device != "any" && a.device.rfind(device, 0) != 0)
-          throw UserError(ErrorKind::kArgument, what + " is on device '" + a.device + "' but the kernel runs on a " +
-                                                    (device == "cuda" ? std::string("CUDA GPU; move it with .cuda()")
-                                                                      : "'" + device + "' device"));
+          throw UserError(ErrorKind::kArgument,
+                          what + " is on device '" + a.device + "' but the kernel runs on a " +
+                              (device == "cuda" ? std::string("CUDA GPU; move it with .cuda()")
+                                                : "'" + device + "' device"));
         if (a.dtype != p.dtype.str())
-          throw UserError(ErrorKind::kArgument, what + " expects dtype " + p.dtype.str() + " but got " + a.dtype);
+          throw UserError(ErrorKind::kArgument,
+                          what + " expects dtype " + p.dtype.str() + " but got " + a.dtype);
         if (a.shape.size() != p.shape.size())
           throw UserError(ErrorKind::kArgument, what + " expects a " + std::to_string(p.shape.size()) +
-                                                    "-d tensor of shape " + ShapeStr(p.shape) + " but got shape " +
-                                                    ShapeStr(a.shape));
+                                                    "-d tensor of shape " + ShapeStr(p.shape) +
+                                                    " but got shape " + ShapeStr(a.shape));
         int64_t expect = 1;
         for (size_t d = a.shape.size(); d-- > 0;) {
           if (a.shape[d] != 1 && a.strides[d] != expect)
             throw UserError(ErrorKind::kArgument, what + " must be contiguous (row-major); got strides " +
-                                                      ShapeStr(a.strides) + " for shape " + ShapeStr(a.shape) +
+                                                      ShapeStr(a.strides) + " for shape " +
+                                                      ShapeStr(a.shape) +
                                                       "; pass .contiguous() / np.ascontiguousarray(...)");
           expect *= a.shape[d];
         }
@@ -153,18 +170,19 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
             const SymbolSpec& v = syms[s];
             int bits = v.dtype.bits();
             if (v.dtype.is_integer() && bits < 64 && a.shape[d] > (int64_t(1) << (bits - 1)) - 1)
-              throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) + " is the symbol '" +
-                                                        v.name + "' of type " + v.dtype.str() + ", which cannot hold " +
-                                                        std::to_string(a.shape[d]) + "; declare it with T.dynamic('" +
-                                                        v.name + "', 'int64')");
+              throw UserError(ErrorKind::kArgument,
+                              what + ": dimension " + std::to_string(d) + " is the symbol '" + v.name +
+                                  "' of type " + v.dtype.str() + ", which cannot hold " +
+                                  std::to_string(a.shape[d]) + "; declare it with T.dynamic('" + v.name +
+                                  "', 'int64')");
             env[s] = a.shape[d];
             bound[s] = true;
             bound_by[s] = p.name + ".shape[" + std::to_string(d) + "]";
           } else if (env[s] != a.shape[d]) {
-            throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) + " is the symbol '" +
-                                                      syms[s].name + "', bound to " + std::to_string(env[s]) + " by " +
-                                                      bound_by[s] + ", but this tensor has " +
-                                                      std::to_string(a.shape[d]));
+            throw UserError(ErrorKind::kArgument, what + ": dimension " + std::to_string(d) +
+                                                      " is the symbol '" + syms[s].name + "', bound to " +
+                                                      std::to_string(env[s]) + " by " + bound_by[s] +
+                                                      ", but this tensor has " + std::to_string(a.shape[d]));
           }
           continue;
         }
@@ -185,8 +203,8 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
   }
   for (size_t i = 0; i < syms.size(); ++i)
     if (!bound[i])
-      throw UserError(ErrorKind::kArgument, "symbolic dimension '" + syms[i].name + "' of kernel '" + func_name +
-                                                "' is not bound by any argument");
+      throw UserError(ErrorKind::kArgument, "symbolic dimension '" + syms[i].name + "' of kernel '" +
+                                                func_name + "' is not bound by any argument");
   return env;
 }
 
@@ -199,13 +217,14 @@ std::vector<std::vector<int64_t>> LaunchSpec::OutputShapes(const std::vector<Ten
       throw UserError(ErrorKind::kArgument, "out_idx " + std::to_string(idx) + " is out of range");
     const ParamSpec& p = params[static_cast<size_t>(idx)];
     if (!p.is_tensor)
-      throw UserError(ErrorKind::kArgument, "out_idx names parameter " + std::to_string(idx) + ", which is a scalar");
+      throw UserError(ErrorKind::kArgument,
+                      "out_idx names parameter " + std::to_string(idx) + ", which is a scalar");
     std::vector<int64_t> shape;
     for (auto& d : p.shape) {
       int64_t v;
       if (!d.Eval(env, &v))
-        throw UserError(ErrorKind::kArgument, "cannot allocate output '" + p.name + "': its dimension " + d.text +
-                                                  " is not bound by the inputs");
+        throw UserError(ErrorKind::kArgument, "cannot allocate output '" + p.name + "': its dimension " +
+                                                  d.text + " is not bound by the inputs");
       shape.push_back(v);
     }
     out.push_back(shape);
@@ -218,9 +237,10 @@ std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values) co
   for (auto& e : grid) {
     int64_t v;
     if (!e.Eval(sym_values, &v))
-      throw UserError(ErrorKind::kArgument, "the grid extent " + e.text + " of kernel '" + func_name +
-                                                "' depends on a scalar argument; this launcher supports grids of "
-                                                "constants and tensor dimensions");
+      throw UserError(ErrorKind::kArgument,
+                      "the grid extent " + e.text + " of kernel '" + func_name +
+                          "' depends on a scalar argument; this launcher supports grids of "
+                          "constants and tensor dimensions");
     g.push_back(v);
   }
   while (g.size() < 3) g.push_back(1);

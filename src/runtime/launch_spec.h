@@ -15,11 +15,28 @@ namespace tl {
 /// An integer expression over the symbolic dimensions, as a postfix program.
 struct IntProgram {
   enum Op : uint8_t {
-    kConst, kSym,                                              // push a value
-    kAdd, kSub, kMul, kDiv, kMod, kFloorDiv, kFloorMod, kMin, kMax, kXor,  // pop two, push one
-    kEQ, kNE, kLT, kLE, kGT, kGE, kAnd, kOr,
-    kNot,                                                      // pop one
-    kSelect                                                    // pop cond, then, else
+    kConst,
+    kSym,  // push a value
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kMod,
+    kFloorDiv,
+    kFloorMod,
+    kMin,
+    kMax,
+    kXor,  // pop two, push one
+    kEQ,
+    kNE,
+    kLT,
+    kLE,
+    kGT,
+    kGE,
+    kAnd,
+    kOr,
+    kNot,    // pop one
+    kSelect  // pop cond, then, else
   };
   struct Instr {
     Op op;
@@ -32,7 +49,9 @@ struct IntProgram {
   /// The value for the given symbol values; false when not computable or on a division by zero.
   bool Eval(const std::vector<int64_t>& syms, int64_t* out) const;
   /// kSym with this index when the program is a lone symbol, else -1.
-  int LoneSymbol() const { return code.size() == 1 && code[0].op == kSym ? static_cast<int>(code[0].value) : -1; }
+  int LoneSymbol() const {
+    return code.size() == 1 && code[0].op == kSym ? static_cast<int>(code[0].value) : -1;
+  }
 };
 
 struct ParamSpec {
@@ -49,8 +68,8 @@ struct SymbolSpec {
 };
 
 struct LaunchSpec {
-  std::string func_name;    // the kernel as the user named it (messages)
-  std::string entry;        // the symbol to launch ("tl_entry" on the CPU, the __global__ name on GPUs)
+  std::string func_name;  // the kernel as the user named it (messages)
+  std::string entry;      // the symbol to launch ("tl_entry" on the CPU, the __global__ name on GPUs)
   std::vector<ParamSpec> params;
   std::vector<SymbolSpec> syms;  // the symbolic dims, in the order the kernel takes their values
   std::vector<IntProgram> grid;  // blocks per dimension (GPU kinds), up to 3

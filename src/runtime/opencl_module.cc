@@ -11,7 +11,8 @@ namespace {
 
 class OpenCLModule : public RuntimeModule {
  public:
-  OpenCLModule(LaunchSpec spec, std::shared_ptr<opencl::Program> p) : RuntimeModule(std::move(spec)), prog_(std::move(p)) {}
+  OpenCLModule(LaunchSpec spec, std::shared_ptr<opencl::Program> p)
+      : RuntimeModule(std::move(spec)), prog_(std::move(p)) {}
   std::string device() const override { return "cpu"; }  // host tensors, copied for the launch
 
   void Launch(const std::vector<TensorArg>& args, uintptr_t) const override {
@@ -27,7 +28,8 @@ class OpenCLModule : public RuntimeModule {
         cl[i].bytes = static_cast<size_t>(n) * spec_.params[i].dtype.bytes();
         cl[i].written = spec_.params[i].written;
       } else {
-        DataType t = i < spec_.params.size() ? spec_.params[i].dtype : spec_.syms[i - spec_.params.size()].dtype;
+        DataType t =
+            i < spec_.params.size() ? spec_.params[i].dtype : spec_.syms[i - spec_.params.size()].dtype;
         cl[i].scalar = slots[i];
         cl[i].bytes = static_cast<size_t>(t.bytes());
       }

@@ -18,7 +18,8 @@ namespace {
 using cl_int = int32_t;
 using cl_uint = uint32_t;
 using cl_ulong = uint64_t;
-using Handle = void*;  // cl_platform_id, cl_device_id, cl_context, cl_command_queue, cl_program, cl_kernel, cl_mem, cl_event
+using Handle = void*;  // cl_platform_id, cl_device_id, cl_context, cl_command_queue, cl_program, cl_kernel,
+                       // cl_mem, cl_event
 
 constexpr cl_int CL_SUCCESS = 0;
 constexpr cl_int CL_BUILD_PROGRAM_FAILURE = -11;
@@ -48,17 +49,18 @@ struct Api {
   Handle (*CreateContext)(const intptr_t*, cl_uint, const Handle*, void*, void*, cl_int*);
   Handle (*CreateCommandQueue)(Handle, Handle, cl_ulong, cl_int*);
   Handle (*CreateProgramWithSource)(Handle, cl_uint, const char**, const size_t*, cl_int*);
-  Handle (*CreateProgramWithBinary)(Handle, cl_uint, const Handle*, const size_t*, const unsigned char**, cl_int*,
-                                    cl_int*);
+  Handle (*CreateProgramWithBinary)(Handle, cl_uint, const Handle*, const size_t*, const unsigned char**,
+                                    cl_int*, cl_int*);
   cl_int (*BuildProgram)(Handle, cl_uint, const Handle*, const char*, void*, void*);
   cl_int (*GetProgramBuildInfo)(Handle, Handle, cl_uint, size_t, void*, size_t*);
   cl_int (*GetProgramInfo)(Handle, cl_uint, size_t, void*, size_t*);
   Handle (*CreateKernel)(Handle, const char*, cl_int*);
   cl_int (*SetKernelArg)(Handle, cl_uint, size_t, const void*);
   Handle (*CreateBuffer)(Handle, cl_ulong, size_t, void*, cl_int*);
-  cl_int (*EnqueueNDRangeKernel)(Handle, Handle, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint,
-                                 const Handle*, Handle*);
-  cl_int (*EnqueueReadBuffer)(Handle, Handle, cl_uint, size_t, size_t, void*, cl_uint, const Handle*, Handle*);
+  cl_int (*EnqueueNDRangeKernel)(Handle, Handle, cl_uint, const size_t*, const size_t*, const size_t*,
+                                 cl_uint, const Handle*, Handle*);
+  cl_int (*EnqueueReadBuffer)(Handle, Handle, cl_uint, size_t, size_t, void*, cl_uint, const Handle*,
+                              Handle*);
   cl_int (*Finish)(Handle);
   cl_int (*WaitForEvents)(cl_uint, const Handle*);
   cl_int (*GetEventProfilingInfo)(Handle, cl_uint, size_t, void*, size_t*);
@@ -99,8 +101,7 @@ std::string ErrName(cl_int e) {
 }
 
 void Check(cl_int e, const std::string& what) {
-  if (e != CL_SUCCESS)
-    throw UserError(ErrorKind::kUnsupported, "OpenCL: " + what + " failed: " + ErrName(e));
+  if (e != CL_SUCCESS) throw UserError(ErrorKind::kUnsupported, "OpenCL: " + what + " failed: " + ErrName(e));
 }
 
 std::string DevStr(const Api& a, Handle d, cl_uint what) {
@@ -121,7 +122,8 @@ State* Init() {
   if (!h) {
     const char* why = dlerror();
     st->error = "no OpenCL runtime: " + lib + " could not be loaded (" + std::string(why ? why : "unknown") +
-                "); install an ICD loader and a driver (on Debian: apt-get install ocl-icd-libopencl1 pocl-opencl-icd)";
+                "); install an ICD loader and a driver (on Debian: apt-get install ocl-icd-libopencl1 "
+                "pocl-opencl-icd)";
     return st;
   }
   Api& a = st->api;
@@ -242,7 +244,9 @@ State& Ready() {
 
 }  // namespace
 
-bool DeviceInfo::Has(const std::string& ext) const { return extensions.find(" " + ext + " ") != std::string::npos; }
+bool DeviceInfo::Has(const std::string& ext) const {
+  return extensions.find(" " + ext + " ") != std::string::npos;
+}
 
 bool Available() { return S().device != nullptr; }
 
@@ -281,8 +285,9 @@ std::shared_ptr<Program> Program::FromSource(const std::string& source, const st
   e = s.api.BuildProgram(p->program_, 1, &s.device, options.c_str(), nullptr, nullptr);
   p->log_ = BuildLog(s, p->program_);
   if (e == CL_BUILD_PROGRAM_FAILURE)
-    throw UserError(ErrorKind::kCompile, "the OpenCL compiler of " + s.info.name + " rejected the generated kernel '" +
-                                             kernel + "' (a code generator bug; please report it). Build log:\n" + p->log_);
+    throw UserError(ErrorKind::kCompile,
+                    "the OpenCL compiler of " + s.info.name + " rejected the generated kernel '" + kernel +
+                        "' (a code generator bug; please report it). Build log:\n" + p->log_);
   Check(e, "clBuildProgram");
   p->kernel_ = s.api.CreateKernel(p->program_, kernel.c_str(), &e);
   Check(e, "clCreateKernel(" + kernel + ")");
@@ -298,7 +303,8 @@ std::shared_ptr<Program> Program::FromBinary(const std::string& binary, const st
   cl_int status = CL_SUCCESS, e = CL_SUCCESS;
   p->program_ = s.api.CreateProgramWithBinary(s.context, 1, &s.device, &len, &bin, &status, &e);
   if (e != CL_SUCCESS || status != CL_SUCCESS) return nullptr;
-  if (s.api.BuildProgram(p->program_, 1, &s.device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) return nullptr;
+  if (s.api.BuildProgram(p->program_, 1, &s.device, options.c_str(), nullptr, nullptr) != CL_SUCCESS)
+    return nullptr;
   p->kernel_ = s.api.CreateKernel(p->program_, kernel.c_str(), &e);
   if (e != CL_SUCCESS) return nullptr;
   return p;
@@ -307,11 +313,13 @@ std::shared_ptr<Program> Program::FromBinary(const std::string& binary, const st
 std::string Program::Binary() const {
   State& s = Ready();
   size_t size = 0;
-  if (s.api.GetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) != CL_SUCCESS || !size)
+  if (s.api.GetProgramInfo(program_, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, nullptr) != CL_SUCCESS ||
+      !size)
     return "";
   std::string bin(size, '\0');
   unsigned char* ptr = reinterpret_cast<unsigned char*>(&bin[0]);
-  if (s.api.GetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) != CL_SUCCESS) return "";
+  if (s.api.GetProgramInfo(program_, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) != CL_SUCCESS)
+    return "";
   return bin;
 }
 
@@ -346,7 +354,8 @@ double Program::Launch(const std::vector<Arg>& args, const std::vector<size_t>& 
   size_t global[3], loc[3] = {local, 1, 1};
   for (int d = 0; d < 3; ++d) global[d] = (d < static_cast<int>(grid.size()) ? grid[d] : 1) * loc[d];
   Handle ev = nullptr;
-  Check(a.EnqueueNDRangeKernel(s.queue, kernel_, 3, nullptr, global, loc, 0, nullptr, &ev), "clEnqueueNDRangeKernel");
+  Check(a.EnqueueNDRangeKernel(s.queue, kernel_, 3, nullptr, global, loc, 0, nullptr, &ev),
+        "clEnqueueNDRangeKernel");
   cl_int e = a.WaitForEvents(1, &ev);
   cl_ulong t0 = 0, t1 = 0;
   a.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, nullptr);

@@ -18,7 +18,7 @@ struct DeviceInfo {
   int64_t local_mem = 0;       // CL_DEVICE_LOCAL_MEM_SIZE
   int64_t max_work_group = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
   std::string build_options;   // clBuildProgram options for this device
-  bool is_pocl = false;         // the Portable Computing Language runtime (CPU)
+  bool is_pocl = false;        // the Portable Computing Language runtime (CPU)
   bool Has(const std::string& ext) const;
 };
 
@@ -48,9 +48,9 @@ class Program {
   struct Arg {
     bool is_buffer = false;
     void* host = nullptr;
-    size_t bytes = 0;        // tensor bytes, or the scalar's size
+    size_t bytes = 0;  // tensor bytes, or the scalar's size
     bool written = false;
-    uint64_t scalar = 0;     // the scalar's little-endian bytes
+    uint64_t scalar = 0;  // the scalar's little-endian bytes
   };
   /// Runs global = grid * local work-items in groups of `local`; blocks until the results are
   /// copied back. Returns the kernel's device time in milliseconds (OpenCL profiling events).

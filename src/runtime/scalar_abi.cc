@@ -19,29 +19,36 @@ std::string Num(double v) {
   return buf;
 }
 
-[[noreturn]] void OutOfRange(const TensorArg& a, DataType t, const std::string& what, const std::string& range) {
-  std::string v = a.scalar_is_int ? (a.scalar_unsigned ? U64(static_cast<uint64_t>(a.scalar_int)) : std::to_string(a.scalar_int))
+[[noreturn]] void OutOfRange(const TensorArg& a, DataType t, const std::string& what,
+                             const std::string& range) {
+  std::string v = a.scalar_is_int ? (a.scalar_unsigned ? U64(static_cast<uint64_t>(a.scalar_int))
+                                                       : std::to_string(a.scalar_int))
                                   : Num(a.scalar);
-  throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() + " but " + v +
-                                            " is out of its range " + range);
+  throw UserError(ErrorKind::kArgument,
+                  what + " is a scalar of type " + t.str() + " but " + v + " is out of its range " + range);
 }
 
 }  // namespace
 
 TypedScalar ConvertScalar(const TensorArg& a, DataType t, const std::string& what) {
-  if (a.is_tensor) throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() + " but a tensor was given");
+  if (a.is_tensor)
+    throw UserError(ErrorKind::kArgument,
+                    what + " is a scalar of type " + t.str() + " but a tensor was given");
   TypedScalar s;
   s.type = t;
   if (t.lanes() != 1 || t.is_handle() || t.is_void())
-    throw UserError(ErrorKind::kArgument, what + " has type " + t.str() + ", which cannot be passed as a scalar argument");
+    throw UserError(ErrorKind::kArgument,
+                    what + " has type " + t.str() + ", which cannot be passed as a scalar argument");
   if (t.is_integer() || t.is_bool()) {
     if (!a.scalar_is_int)
-      throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() + " but got the float value " +
-                                                Num(a.scalar) + "; pass an integer");
+      throw UserError(ErrorKind::kArgument, what + " is a scalar of type " + t.str() +
+                                                " but got the float value " + Num(a.scalar) +
+                                                "; pass an integer");
     int bits = t.is_bool() ? 1 : t.bits();
     bool neg = !a.scalar_unsigned && a.scalar_int < 0;
     uint64_t mag = a.scalar_unsigned ? static_cast<uint64_t>(a.scalar_int)
-                                     : (neg ? uint64_t(0) - static_cast<uint64_t>(a.scalar_int) : static_cast<uint64_t>(a.scalar_int));
+                                     : (neg ? uint64_t(0) - static_cast<uint64_t>(a.scalar_int)
+                                            : static_cast<uint64_t>(a.scalar_int));
     if (t.is_int()) {
       uint64_t max_pos = (uint64_t(1) << (bits - 1)) - 1, max_neg = uint64_t(1) << (bits - 1);
       if ((neg && mag > max_neg) || (!neg && mag > max_pos))
@@ -70,7 +77,8 @@ TypedScalar ConvertScalar(const TensorArg& a, DataType t, const std::string& wha
   if (t == DataType::Float(32)) {
     float x = static_cast<float>(v);
     if (std::isfinite(v) && !std::isfinite(x))
-      OutOfRange(a, t, what, "(the largest finite float32 is " + Num(std::numeric_limits<float>::max()) + ")");
+      OutOfRange(a, t, what,
+                 "(the largest finite float32 is " + Num(std::numeric_limits<float>::max()) + ")");
     s.f = x;
     uint32_t b;
     std::memcpy(&b, &x, 4);
@@ -80,17 +88,32 @@ TypedScalar ConvertScalar(const TensorArg& a, DataType t, const std::string& wha
   int E = 0, M = 0;
   bool finite_only = false;
   switch (t.code()) {
-    case DataType::Code::kFloat: if (t.bits() != 16) break; E = 5; M = 10; break;
-    case DataType::Code::kBFloat: E = 8; M = 7; break;
-    case DataType::Code::kFloat8E4M3: E = 4; M = 3; finite_only = true; break;
-    case DataType::Code::kFloat8E5M2: E = 5; M = 2; break;
+    case DataType::Code::kFloat:
+      if (t.bits() != 16) break;
+      E = 5;
+      M = 10;
+      break;
+    case DataType::Code::kBFloat:
+      E = 8;
+      M = 7;
+      break;
+    case DataType::Code::kFloat8E4M3:
+      E = 4;
+      M = 3;
+      finite_only = true;
+      break;
+    case DataType::Code::kFloat8E5M2:
+      E = 5;
+      M = 2;
+      break;
     default: break;
   }
-  if (E == 0) throw UserError(ErrorKind::kArgument, what + " has type " + t.str() + ", which cannot be passed as a scalar argument");
+  if (E == 0)
+    throw UserError(ErrorKind::kArgument,
+                    what + " has type " + t.str() + ", which cannot be passed as a scalar argument");
   s.bits = emu::EncodeMinifloat(v, E, M, /*finite_only=*/false);
   s.f = emu::DecodeMinifloat(static_cast<uint32_t>(s.bits), E, M, false);
-  if (std::isfinite(v) && !std::isfinite(s.f))
-    OutOfRange(a, t, what, "(it would round to infinity)");
+  if (std::isfinite(v) && !std::isfinite(s.f)) OutOfRange(a, t, what, "(it would round to infinity)");
   if (finite_only) {
     s.bits = emu::EncodeMinifloat(v, E, M, true);
     // e4m3fn saturates instead of overflowing: values that round past 448 are out of range.

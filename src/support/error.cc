@@ -26,7 +26,10 @@ bool SourceLine(const std::string& file, int line, std::string* out) {
     if (!in) return false;
     std::string l;
     for (int i = 1; std::getline(in, l); ++i)
-      if (i == line) { *out = l; return true; }
+      if (i == line) {
+        *out = l;
+        return true;
+      }
     return false;
   }
   size_t pos = 0;

@@ -59,11 +59,11 @@ std::string Concat(const Args&... args) {
 
 }  // namespace tl
 
-#define TL_ICHECK(cond, ...)                                                                    \
-  do {                                                                                          \
-    if (!(cond))                                                                                \
-      throw ::tl::InternalError(::tl::detail::Concat(__FILE__, ":", __LINE__, ": check `", #cond, \
-                                                     "` failed. ", ##__VA_ARGS__));             \
+#define TL_ICHECK(cond, ...)                                                                               \
+  do {                                                                                                     \
+    if (!(cond))                                                                                           \
+      throw ::tl::InternalError(                                                                           \
+          ::tl::detail::Concat(__FILE__, ":", __LINE__, ": check `", #cond, "` failed. ", ##__VA_ARGS__)); \
   } while (0)
 
 #define TL_USER_ERROR(kind, span, ...) \

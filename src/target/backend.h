@@ -28,29 +28,29 @@
 namespace tl {
 
 struct BuildOptions {
-  std::string include_dir;     // where tl_device/ lives
-  bool use_cache = true;       // the disk cache; TILELANG_DISABLE_CACHE=1 also turns it off
-  std::string cache_dir;       // "" = $TILELANG_CACHE_DIR, else ~/.cache/tilelang-cpp
-  bool build_binary = true;    // false: stop after code generation (the emulator needs no binary)
-  bool trace = false;          // record the IR after every pass
+  std::string include_dir;   // where tl_device/ lives
+  bool use_cache = true;     // the disk cache; TILELANG_DISABLE_CACHE=1 also turns it off
+  std::string cache_dir;     // "" = $TILELANG_CACHE_DIR, else ~/.cache/tilelang-cpp
+  bool build_binary = true;  // false: stop after code generation (the emulator needs no binary)
+  bool trace = false;        // record the IR after every pass
 };
 
 /// A compiled binary, as bytes (it can travel to another machine) and, where the loader needs a
 /// file, the path of its disk-cache entry.
 struct Artifact {
-  std::string format;       // "so" (a host shared library), "cubin"; "" when not built
-  std::string binary;       // the bytes
-  std::string path;         // the file on disk, or ""
-  std::string text;         // an intermediate form users look at (PTX), or ""
+  std::string format;  // "so" (a host shared library), "cubin"; "" when not built
+  std::string binary;  // the bytes
+  std::string path;    // the file on disk, or ""
+  std::string text;    // an intermediate form users look at (PTX), or ""
   bool from_cache = false;
 };
 
 /// What Compile() returns.
 struct CompiledKernel {
   Target target;
-  PrimFunc func;            // the tile program as given
-  PrimFunc lowered;         // after the backend's pipeline (thread-level IR on GPU kinds)
-  std::string source;       // the generated code
+  PrimFunc func;       // the tile program as given
+  PrimFunc lowered;    // after the backend's pipeline (thread-level IR on GPU kinds)
+  std::string source;  // the generated code
   Artifact artifact;
   CompileInfo info;
   LaunchSpec launch;
@@ -63,13 +63,14 @@ struct Backend {
   std::vector<std::string> fragment_kinds;      // the fragment layouts its lowering produces
   std::vector<std::string> execution_backends;  // names accepted for execution_backend; [0] is the default
   bool emulatable = false;                      // its lowered IR is thread-level: the emulator runs it
-  bool fork_safe = true;                        // its toolchain may run in a forked worker (the autotuner's pool)
+  bool fork_safe = true;  // its toolchain may run in a forked worker (the autotuner's pool)
 
   /// The target to build for: e.g. the arch of the device that will run it when none was named.
   std::function<Target(const Target&, bool will_run)> resolve;
   /// The pass pipeline; records each pass in `trace` when given.
   std::function<PrimFunc(const PrimFunc&, const Target&, const PassConfig&, CompileInfo*,
-                         std::vector<PassRecord>* trace)> lower;
+                         std::vector<PassRecord>* trace)>
+      lower;
   std::function<std::string(const PrimFunc& lowered, const Target&)> codegen;
   /// The symbol to launch in the binary.
   std::function<std::string(const PrimFunc& lowered)> entry;
@@ -87,8 +88,8 @@ std::vector<std::string> BackendKinds();
 
 /// The one compile entry point: lower, generate and (with build_binary) build `f` for `target`.
 /// `pass_configs` is parsed and checked here (unknown keys are errors that list the known ones).
-CompiledKernel Compile(const PrimFunc& f, const Target& target, const std::map<std::string, std::string>& pass_configs,
-                       const BuildOptions& opt);
+CompiledKernel Compile(const PrimFunc& f, const Target& target,
+                       const std::map<std::string, std::string>& pass_configs, const BuildOptions& opt);
 /// Loads a compiled kernel with its backend's module loader.
 std::shared_ptr<RuntimeModule> LoadModule(const CompiledKernel& k);
 

@@ -45,9 +45,11 @@ const Backend& GetBackend(const std::string& kind) {
   if (it == reg.end()) {
     std::string have;
     for (auto& [k, b] : reg) have += (have.empty() ? "" : ", ") + ("'" + k + "'");
-    throw UserError(ErrorKind::kUnsupported, "target '" + kind +
-                                                 "': code generation for this target is not implemented yet in "
-                                                 "TileLang-C++; the available targets are " + have);
+    throw UserError(ErrorKind::kUnsupported,
+                    "target '" + kind +
+                        "': code generation for this target is not implemented yet in "
+                        "TileLang-C++; the available targets are " +
+                        have);
   }
   return it->second;
 }
@@ -59,8 +61,8 @@ std::vector<std::string> BackendKinds() {
   return out;
 }
 
-CompiledKernel Compile(const PrimFunc& f, const Target& target, const std::map<std::string, std::string>& pass_configs,
-                       const BuildOptions& opt) {
+CompiledKernel Compile(const PrimFunc& f, const Target& target,
+                       const std::map<std::string, std::string>& pass_configs, const BuildOptions& opt) {
   const Backend& b = GetBackend(target.kind);
   PassConfig pc = ParsePassConfig(pass_configs);
   CompiledKernel k;
@@ -91,9 +93,10 @@ CompiledKernel Compile(const PrimFunc& f, const Target& target, const std::map<s
 
 std::shared_ptr<RuntimeModule> LoadModule(const CompiledKernel& k) {
   if (k.artifact.format.empty())
-    throw UserError(ErrorKind::kUnsupported, "kernel '" + k.func->name + "' was compiled without a binary (for the "
-                                                                         "emulator or for inspection); it cannot be "
-                                                                         "launched");
+    throw UserError(ErrorKind::kUnsupported, "kernel '" + k.func->name +
+                                                 "' was compiled without a binary (for the "
+                                                 "emulator or for inspection); it cannot be "
+                                                 "launched");
   return GetBackend(k.target.kind).load(k);
 }
 

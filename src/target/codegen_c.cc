@@ -10,31 +10,235 @@ namespace tl {
 const std::set<std::string>& CReservedNames() {
   static const std::set<std::string> names = {
       // C and C++ keywords (including alternative operator spellings)
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-      "requires", "restrict", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast",
-      "struct", "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid",
-      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-      "_Bool", "_Complex", "NULL", "main",
+      "alignas",
+      "alignof",
+      "and",
+      "and_eq",
+      "asm",
+      "auto",
+      "bitand",
+      "bitor",
+      "bool",
+      "break",
+      "case",
+      "catch",
+      "char",
+      "char8_t",
+      "char16_t",
+      "char32_t",
+      "class",
+      "compl",
+      "concept",
+      "const",
+      "consteval",
+      "constexpr",
+      "constinit",
+      "const_cast",
+      "continue",
+      "co_await",
+      "co_return",
+      "co_yield",
+      "decltype",
+      "default",
+      "delete",
+      "do",
+      "double",
+      "dynamic_cast",
+      "else",
+      "enum",
+      "explicit",
+      "export",
+      "extern",
+      "false",
+      "float",
+      "for",
+      "friend",
+      "goto",
+      "if",
+      "inline",
+      "int",
+      "long",
+      "mutable",
+      "namespace",
+      "new",
+      "noexcept",
+      "not",
+      "not_eq",
+      "nullptr",
+      "operator",
+      "or",
+      "or_eq",
+      "private",
+      "protected",
+      "public",
+      "register",
+      "reinterpret_cast",
+      "requires",
+      "restrict",
+      "return",
+      "short",
+      "signed",
+      "sizeof",
+      "static",
+      "static_assert",
+      "static_cast",
+      "struct",
+      "switch",
+      "template",
+      "this",
+      "thread_local",
+      "throw",
+      "true",
+      "try",
+      "typedef",
+      "typeid",
+      "typename",
+      "union",
+      "unsigned",
+      "using",
+      "virtual",
+      "void",
+      "volatile",
+      "wchar_t",
+      "while",
+      "xor",
+      "xor_eq",
+      "_Bool",
+      "_Complex",
+      "NULL",
+      "main",
       // fixed-width and library types, namespaces and macros the generated code may name
-      "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
-      "ptrdiff_t", "intptr_t", "uintptr_t", "std", "tl", "tl_cpu", "assert", "printf", "memcpy", "memset",
-      "INFINITY", "NAN", "abs", "min", "max", "exp", "exp2", "expf", "exp2f", "log", "log2", "logf", "log2f",
-      "log10", "log10f", "sqrt", "sqrtf", "rsqrt", "rsqrtf", "pow", "powf", "tanh", "tanhf", "erf", "erff",
-      "floor", "floorf", "ceil", "ceilf", "round", "roundf", "fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf",
-      "sin", "sinf", "cos", "cosf", "trunc", "truncf", "isinf", "isnan",
+      "int8_t",
+      "int16_t",
+      "int32_t",
+      "int64_t",
+      "uint8_t",
+      "uint16_t",
+      "uint32_t",
+      "uint64_t",
+      "size_t",
+      "ptrdiff_t",
+      "intptr_t",
+      "uintptr_t",
+      "std",
+      "tl",
+      "tl_cpu",
+      "assert",
+      "printf",
+      "memcpy",
+      "memset",
+      "INFINITY",
+      "NAN",
+      "abs",
+      "min",
+      "max",
+      "exp",
+      "exp2",
+      "expf",
+      "exp2f",
+      "log",
+      "log2",
+      "logf",
+      "log2f",
+      "log10",
+      "log10f",
+      "sqrt",
+      "sqrtf",
+      "rsqrt",
+      "rsqrtf",
+      "pow",
+      "powf",
+      "tanh",
+      "tanhf",
+      "erf",
+      "erff",
+      "floor",
+      "floorf",
+      "ceil",
+      "ceilf",
+      "round",
+      "roundf",
+      "fabs",
+      "fabsf",
+      "fmax",
+      "fmaxf",
+      "fmin",
+      "fminf",
+      "sin",
+      "sinf",
+      "cos",
+      "cosf",
+      "trunc",
+      "truncf",
+      "isinf",
+      "isnan",
       // CUDA: builtin variables, vector and half types, qualifiers
-      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "bfloat16",
-      "nv_bfloat16", "nv_bfloat162", "char1", "char2", "char3", "char4", "uchar1", "uchar2", "uchar3", "uchar4",
-      "short1", "short2", "short3", "short4", "ushort1", "ushort2", "ushort3", "ushort4", "int1", "int2", "int3",
-      "int4", "uint1", "uint2", "uint3", "uint4", "long1", "long2", "long3", "long4", "ulong1", "ulong2", "ulong3",
-      "ulong4", "longlong1", "longlong2", "longlong3", "longlong4", "ulonglong1", "ulonglong2", "float1", "float2",
-      "float3", "float4", "double1", "double2", "double3", "double4", "make_float2", "make_float4", "make_int4",
-      "make_uint4", "atomicAdd", "atomicMax", "atomicMin", "atomicCAS", "atomicExch",
+      "threadIdx",
+      "blockIdx",
+      "blockDim",
+      "gridDim",
+      "warpSize",
+      "dim3",
+      "half",
+      "half2",
+      "bfloat16",
+      "nv_bfloat16",
+      "nv_bfloat162",
+      "char1",
+      "char2",
+      "char3",
+      "char4",
+      "uchar1",
+      "uchar2",
+      "uchar3",
+      "uchar4",
+      "short1",
+      "short2",
+      "short3",
+      "short4",
+      "ushort1",
+      "ushort2",
+      "ushort3",
+      "ushort4",
+      "int1",
+      "int2",
+      "int3",
+      "int4",
+      "uint1",
+      "uint2",
+      "uint3",
+      "uint4",
+      "long1",
+      "long2",
+      "long3",
+      "long4",
+      "ulong1",
+      "ulong2",
+      "ulong3",
+      "ulong4",
+      "longlong1",
+      "longlong2",
+      "longlong3",
+      "longlong4",
+      "ulonglong1",
+      "ulonglong2",
+      "float1",
+      "float2",
+      "float3",
+      "float4",
+      "double1",
+      "double2",
+      "double3",
+      "double4",
+      "make_float2",
+      "make_float4",
+      "make_int4",
+      "make_uint4",
+      "atomicAdd",
+      "atomicMax",
+      "atomicMin",
+      "atomicCAS",
+      "atomicExch",
   };
   return names;
 }
@@ -42,138 +246,147 @@ const std::set<std::string>& CReservedNames() {
 std::string CodegenC::Name(const void* key, const std::string& base) { return names_.Get(key, base); }
 
 std::string CodegenC::Offset(const Buffer& b, const std::vector<Expr>& idx) {
-    if (idx.size() == 1) return b->scope == Scope::kGlobal ? "(int64_t)(" + E(idx[0]) + ")" : E(idx[0]);
-    std::string s;
-    for (size_t i = 0; i < idx.size(); ++i) {
-      std::string stride;
-      for (size_t j = i + 1; j < b->shape.size(); ++j) stride += (stride.empty() ? "" : " * ") + std::string("(int64_t)") + E(b->shape[j]);
-      std::string term = "(int64_t)(" + E(idx[i]) + ")" + (stride.empty() ? "" : " * " + stride);
-      s += (i ? " + " : "") + term;
-    }
-    return s;
+  if (idx.size() == 1) return b->scope == Scope::kGlobal ? "(int64_t)(" + E(idx[0]) + ")" : E(idx[0]);
+  std::string s;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    std::string stride;
+    for (size_t j = i + 1; j < b->shape.size(); ++j)
+      stride += (stride.empty() ? "" : " * ") + std::string("(int64_t)") + E(b->shape[j]);
+    std::string term = "(int64_t)(" + E(idx[i]) + ")" + (stride.empty() ? "" : " * " + stride);
+    s += (i ? " + " : "") + term;
   }
-
+  return s;
+}
 
 std::string CodegenC::Lit(const Expr& e) {
-    if (auto* i = As<IntImmNode>(e)) {
-      if (e->dtype.is_bool()) return i->value ? "true" : "false";
-      std::string v = std::to_string(i->value);
-      if (e->dtype.bits() == 64) return "int64_t(" + v + "LL)";
-      if (e->dtype == DataType::Int(32)) return v;
-      return CType(e->dtype) + "(" + v + ")";
-    }
-    auto* f = As<FloatImmNode>(e);
-    std::ostringstream os;
-    std::string v;
-    if (std::isinf(f->value)) v = InfLiteral(f->value < 0);
-    else if (std::isnan(f->value)) v = NanLiteral();
-    else {
-      os << std::setprecision(std::numeric_limits<double>::max_digits10) << f->value;
-      v = os.str();
-      if (v.find_first_of(".e") == std::string::npos) v += ".0";
-    }
-    if (e->dtype == DataType::Float(64)) return v;
-    if (e->dtype == DataType::Float(32)) return std::isfinite(f->value) ? v + "f" : "float(" + v + ")";
-    return CType(e->dtype) + "(float(" + v + "))";
+  if (auto* i = As<IntImmNode>(e)) {
+    if (e->dtype.is_bool()) return i->value ? "true" : "false";
+    std::string v = std::to_string(i->value);
+    if (e->dtype.bits() == 64) return "int64_t(" + v + "LL)";
+    if (e->dtype == DataType::Int(32)) return v;
+    return CType(e->dtype) + "(" + v + ")";
   }
-
+  auto* f = As<FloatImmNode>(e);
+  std::ostringstream os;
+  std::string v;
+  if (std::isinf(f->value))
+    v = InfLiteral(f->value < 0);
+  else if (std::isnan(f->value))
+    v = NanLiteral();
+  else {
+    os << std::setprecision(std::numeric_limits<double>::max_digits10) << f->value;
+    v = os.str();
+    if (v.find_first_of(".e") == std::string::npos) v += ".0";
+  }
+  if (e->dtype == DataType::Float(64)) return v;
+  if (e->dtype == DataType::Float(32)) return std::isfinite(f->value) ? v + "f" : "float(" + v + ")";
+  return CType(e->dtype) + "(float(" + v + "))";
+}
 
 std::string CodegenC::E(const Expr& e) {
-    switch (e->kind) {
-      case ExprKind::kIntImm: case ExprKind::kFloatImm: return Lit(e);
-      case ExprKind::kStringImm: {
-        std::string s = "\"";
-        for (char c : static_cast<const StringImmNode*>(e.get())->value) {
-          if (c == '"' || c == '\\') s += '\\';
-          if (c == '\n') { s += "\\n"; continue; }
-          s += c;
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return Lit(e);
+    case ExprKind::kStringImm: {
+      std::string s = "\"";
+      for (char c : static_cast<const StringImmNode*>(e.get())->value) {
+        if (c == '"' || c == '\\') s += '\\';
+        if (c == '\n') {
+          s += "\\n";
+          continue;
         }
-        return s + "\"";
+        s += c;
       }
-      case ExprKind::kVar: return Name(static_cast<const VarNode*>(e.get()));
-      case ExprKind::kBinary: {
-        auto* b = static_cast<const BinaryNode*>(e.get());
-        std::string x = E(b->a), y = E(b->b);
-        bool fl = b->a->dtype.is_float();
-        // C promotes integers narrower than int to int; the IR's arithmetic is typed (int8 * int8
-        // wraps at 8 bits, as in the emulator), so narrow results are converted back at each step.
-        DataType rt = b->dtype;
-        if (rt.is_integer() && rt.bits() < 32 && !IsComparison(b->op) && b->op != BinaryOp::kAnd && b->op != BinaryOp::kOr) {
-          std::string inner;
-          switch (b->op) {
-            case BinaryOp::kAdd: inner = "(" + x + " + " + y + ")"; break;
-            case BinaryOp::kSub: inner = "(" + x + " - " + y + ")"; break;
-            case BinaryOp::kMul: inner = "(" + x + " * " + y + ")"; break;
-            case BinaryOp::kDiv: inner = IntDivMod(true, x, y, b->a->dtype); break;
-            case BinaryOp::kMod: inner = IntDivMod(false, x, y, b->a->dtype); break;
-            case BinaryOp::kFloorDiv: inner = ns_ + "floordiv<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
-            case BinaryOp::kFloorMod: inner = ns_ + "floormod<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
-            case BinaryOp::kMin: inner = ns_ + "min_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
-            case BinaryOp::kMax: inner = ns_ + "max_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
-            default: break;
-          }
-          if (!inner.empty()) return CType(rt) + "(" + inner + ")";
-        }
-        // Arithmetic on 16-bit and fp8 floats computes in float, so the operands of a helper
-        // (min_, max_, floordiv, ...) may be a half_t and a float: convert both to the op's type.
-        if (rt.is_float() && (rt.bits() < 32 || rt.code() != DataType::Code::kFloat)) {
-          switch (b->op) {
-            case BinaryOp::kMin: case BinaryOp::kMax: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod:
-            case BinaryOp::kMod: {
-              std::string c = ns_ + "cast<" + CType(rt) + ">(";
-              x = c + x + ")";
-              y = c + y + ")";
-              break;
-            }
-            default: break;
-          }
-        }
-        switch (b->op) {
-          case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
-          case BinaryOp::kSub: return "(" + x + " - " + y + ")";
-          case BinaryOp::kMul: return "(" + x + " * " + y + ")";
-          case BinaryOp::kDiv: return fl ? "(" + x + " / " + y + ")" : IntDivMod(true, x, y, b->a->dtype);
-          case BinaryOp::kMod: return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : IntDivMod(false, x, y, b->a->dtype);
-          case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
-          case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
-          case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
-          case BinaryOp::kMax: return ns_ + "max_(" + x + ", " + y + ")";
-          case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
-          case BinaryOp::kNE: return "(" + x + " != " + y + ")";
-          case BinaryOp::kLT: return "(" + x + " < " + y + ")";
-          case BinaryOp::kLE: return "(" + x + " <= " + y + ")";
-          case BinaryOp::kGT: return "(" + x + " > " + y + ")";
-          case BinaryOp::kGE: return "(" + x + " >= " + y + ")";
-          case BinaryOp::kAnd: return "(" + x + " && " + y + ")";
-          case BinaryOp::kOr: return "(" + x + " || " + y + ")";
-        }
-        return "?";
-      }
-      case ExprKind::kNot: return "(!" + E(static_cast<const NotNode*>(e.get())->a) + ")";
-      case ExprKind::kCast: {
-        auto* c = static_cast<const CastNode*>(e.get());
-        return ns_ + "cast<" + CType(c->dtype) + ">(" + E(c->value) + ")";
-      }
-      case ExprKind::kSelect: {
-        auto* s = static_cast<const SelectNode*>(e.get());
-        // Arithmetic on the 16-bit and fp8 types computes in float, so the two branches may have
-        // different C++ types (float vs half_t); convert both to the select's type.
-        DataType t = s->dtype;
-        if (t.is_float() && (t.bits() < 32 || t.code() != DataType::Code::kFloat)) {
-          std::string c = ns_ + "cast<" + CType(t) + ">(";
-          return "(" + E(s->cond) + " ? " + c + E(s->true_value) + ") : " + c + E(s->false_value) + "))";
-        }
-        return "(" + E(s->cond) + " ? " + E(s->true_value) + " : " + E(s->false_value) + ")";
-      }
-      case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));
-      case ExprKind::kBufferLoad: {
-        auto* l = static_cast<const BufferLoadNode*>(e.get());
-        return Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
-      }
+      return s + "\"";
     }
-    return "?";
+    case ExprKind::kVar: return Name(static_cast<const VarNode*>(e.get()));
+    case ExprKind::kBinary: {
+      auto* b = static_cast<const BinaryNode*>(e.get());
+      std::string x = E(b->a), y = E(b->b);
+      bool fl = b->a->dtype.is_float();
+      // C promotes integers narrower than int to int; the IR's arithmetic is typed (int8 * int8
+      // wraps at 8 bits, as in the emulator), so narrow results are converted back at each step.
+      DataType rt = b->dtype;
+      if (rt.is_integer() && rt.bits() < 32 && !IsComparison(b->op) && b->op != BinaryOp::kAnd &&
+          b->op != BinaryOp::kOr) {
+        std::string inner;
+        switch (b->op) {
+          case BinaryOp::kAdd: inner = "(" + x + " + " + y + ")"; break;
+          case BinaryOp::kSub: inner = "(" + x + " - " + y + ")"; break;
+          case BinaryOp::kMul: inner = "(" + x + " * " + y + ")"; break;
+          case BinaryOp::kDiv: inner = IntDivMod(true, x, y, b->a->dtype); break;
+          case BinaryOp::kMod: inner = IntDivMod(false, x, y, b->a->dtype); break;
+          case BinaryOp::kFloorDiv: inner = ns_ + "floordiv<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+          case BinaryOp::kFloorMod: inner = ns_ + "floormod<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+          case BinaryOp::kMin: inner = ns_ + "min_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+          case BinaryOp::kMax: inner = ns_ + "max_<" + CType(rt) + ">(" + x + ", " + y + ")"; break;
+          default: break;
+        }
+        if (!inner.empty()) return CType(rt) + "(" + inner + ")";
+      }
+      // Arithmetic on 16-bit and fp8 floats computes in float, so the operands of a helper
+      // (min_, max_, floordiv, ...) may be a half_t and a float: convert both to the op's type.
+      if (rt.is_float() && (rt.bits() < 32 || rt.code() != DataType::Code::kFloat)) {
+        switch (b->op) {
+          case BinaryOp::kMin:
+          case BinaryOp::kMax:
+          case BinaryOp::kFloorDiv:
+          case BinaryOp::kFloorMod:
+          case BinaryOp::kMod: {
+            std::string c = ns_ + "cast<" + CType(rt) + ">(";
+            x = c + x + ")";
+            y = c + y + ")";
+            break;
+          }
+          default: break;
+        }
+      }
+      switch (b->op) {
+        case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
+        case BinaryOp::kSub: return "(" + x + " - " + y + ")";
+        case BinaryOp::kMul: return "(" + x + " * " + y + ")";
+        case BinaryOp::kDiv: return fl ? "(" + x + " / " + y + ")" : IntDivMod(true, x, y, b->a->dtype);
+        case BinaryOp::kMod:
+          return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : IntDivMod(false, x, y, b->a->dtype);
+        case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
+        case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
+        case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
+        case BinaryOp::kMax: return ns_ + "max_(" + x + ", " + y + ")";
+        case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
+        case BinaryOp::kNE: return "(" + x + " != " + y + ")";
+        case BinaryOp::kLT: return "(" + x + " < " + y + ")";
+        case BinaryOp::kLE: return "(" + x + " <= " + y + ")";
+        case BinaryOp::kGT: return "(" + x + " > " + y + ")";
+        case BinaryOp::kGE: return "(" + x + " >= " + y + ")";
+        case BinaryOp::kAnd: return "(" + x + " && " + y + ")";
+        case BinaryOp::kOr: return "(" + x + " || " + y + ")";
+      }
+      return "?";
+    }
+    case ExprKind::kNot: return "(!" + E(static_cast<const NotNode*>(e.get())->a) + ")";
+    case ExprKind::kCast: {
+      auto* c = static_cast<const CastNode*>(e.get());
+      return ns_ + "cast<" + CType(c->dtype) + ">(" + E(c->value) + ")";
+    }
+    case ExprKind::kSelect: {
+      auto* s = static_cast<const SelectNode*>(e.get());
+      // Arithmetic on the 16-bit and fp8 types computes in float, so the two branches may have
+      // different C++ types (float vs half_t); convert both to the select's type.
+      DataType t = s->dtype;
+      if (t.is_float() && (t.bits() < 32 || t.code() != DataType::Code::kFloat)) {
+        std::string c = ns_ + "cast<" + CType(t) + ">(";
+        return "(" + E(s->cond) + " ? " + c + E(s->true_value) + ") : " + c + E(s->false_value) + "))";
+      }
+      return "(" + E(s->cond) + " ? " + E(s->true_value) + " : " + E(s->false_value) + ")";
+    }
+    case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));
+    case ExprKind::kBufferLoad: {
+      auto* l = static_cast<const BufferLoadNode*>(e.get());
+      return Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
+    }
   }
-
+  return "?";
+}
 
 std::string CodegenC::Args(const CallNode* c) {
   std::string args;
@@ -189,61 +402,60 @@ std::string CodegenC::CallE(const CallNode* c) {
 }
 
 void CodegenC::Stmt_(const Stmt& s, int ind) {
-    if (!s) return;
-    switch (s->kind) {
-      case StmtKind::kStore: {
-        auto* n = As<StoreNode>(s);
-        Line(ind, Name(n->buffer.get(), n->buffer->name) + "[" + Offset(n->buffer, n->indices) + "] = " + E(n->value) + ";");
-        break;
-      }
-      case StmtKind::kEvaluate: Line(ind, E(As<EvaluateNode>(s)->value) + ";"); break;
-      case StmtKind::kLet: {
-        auto* n = As<LetNode>(s);
-        Line(ind, "{");
-        Line(ind + 1, "const " + CType(n->var->dtype) + " " + Name(n->var.get()) + " = " + E(n->value) + ";");
-        Stmt_(n->body, ind + 1);
-        Line(ind, "}");
-        break;
-      }
-      case StmtKind::kFor: {
-        auto* n = As<ForNode>(s);
-        std::string v = Name(n->var.get());
-        ForPragma(n, ind);
-        std::string t = CType(n->var->dtype);
-        Line(ind, "for (" + t + " " + v + " = " + E(n->min) + "; " + v + " < " + E(n->min) + " + " + E(n->extent) +
-                      "; ++" + v + ") {");
-        Stmt_(n->body, ind + 1);
-        Line(ind, "}");
-        break;
-      }
-      case StmtKind::kIf: {
-        auto* n = As<IfNode>(s);
-        Line(ind, "if (" + E(n->cond) + ") {");
-        Stmt_(n->then_case, ind + 1);
-        if (n->else_case) {
-          Line(ind, "} else {");
-          Stmt_(n->else_case, ind + 1);
-        }
-        Line(ind, "}");
-        break;
-      }
-      case StmtKind::kSeq:
-        for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
-        break;
-      case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
-      case StmtKind::kAttr: {  // facts for the passes; a tile op's code is bracketed for source maps
-        auto* a = As<AttrStmtNode>(s);
-        int64_t op = -1;
-        bool mark = a->key == "tl.tile_op" && AsConstInt(a->value, &op);
-        if (mark) Line(ind, "// tile op " + std::to_string(op));
-        Stmt_(a->body, ind);
-        if (mark) Line(ind, "// end tile op " + std::to_string(op));
-        break;
-      }
-      default:
-        throw InternalError("tile op reached the code generator; the target's lowering must run first");
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::kStore: {
+      auto* n = As<StoreNode>(s);
+      Line(ind, Name(n->buffer.get(), n->buffer->name) + "[" + Offset(n->buffer, n->indices) +
+                    "] = " + E(n->value) + ";");
+      break;
     }
+    case StmtKind::kEvaluate: Line(ind, E(As<EvaluateNode>(s)->value) + ";"); break;
+    case StmtKind::kLet: {
+      auto* n = As<LetNode>(s);
+      Line(ind, "{");
+      Line(ind + 1, "const " + CType(n->var->dtype) + " " + Name(n->var.get()) + " = " + E(n->value) + ";");
+      Stmt_(n->body, ind + 1);
+      Line(ind, "}");
+      break;
+    }
+    case StmtKind::kFor: {
+      auto* n = As<ForNode>(s);
+      std::string v = Name(n->var.get());
+      ForPragma(n, ind);
+      std::string t = CType(n->var->dtype);
+      Line(ind, "for (" + t + " " + v + " = " + E(n->min) + "; " + v + " < " + E(n->min) + " + " +
+                    E(n->extent) + "; ++" + v + ") {");
+      Stmt_(n->body, ind + 1);
+      Line(ind, "}");
+      break;
+    }
+    case StmtKind::kIf: {
+      auto* n = As<IfNode>(s);
+      Line(ind, "if (" + E(n->cond) + ") {");
+      Stmt_(n->then_case, ind + 1);
+      if (n->else_case) {
+        Line(ind, "} else {");
+        Stmt_(n->else_case, ind + 1);
+      }
+      Line(ind, "}");
+      break;
+    }
+    case StmtKind::kSeq:
+      for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
+      break;
+    case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
+    case StmtKind::kAttr: {  // facts for the passes; a tile op's code is bracketed for source maps
+      auto* a = As<AttrStmtNode>(s);
+      int64_t op = -1;
+      bool mark = a->key == "tl.tile_op" && AsConstInt(a->value, &op);
+      if (mark) Line(ind, "// tile op " + std::to_string(op));
+      Stmt_(a->body, ind);
+      if (mark) Line(ind, "// end tile op " + std::to_string(op));
+      break;
+    }
+    default: throw InternalError("tile op reached the code generator; the target's lowering must run first");
   }
-
+}
 
 }  // namespace tl

@@ -16,7 +16,9 @@ namespace {
 bool Emit(const Expr& e, const std::vector<Var>& syms, std::vector<IntProgram::Instr>* code) {
   using P = IntProgram;
   switch (e->kind) {
-    case ExprKind::kIntImm: code->push_back({P::kConst, static_cast<const IntImmNode*>(e.get())->value}); return true;
+    case ExprKind::kIntImm:
+      code->push_back({P::kConst, static_cast<const IntImmNode*>(e.get())->value});
+      return true;
     case ExprKind::kVar: {
       auto it = std::find_if(syms.begin(), syms.end(), [&](const Var& v) { return v.get() == e.get(); });
       if (it == syms.end()) return false;
@@ -48,12 +50,23 @@ bool Emit(const Expr& e, const std::vector<Var>& syms, std::vector<IntProgram::I
     case ExprKind::kBinary: {
       auto* b = static_cast<const BinaryNode*>(e.get());
       if (!Emit(b->a, syms, code) || !Emit(b->b, syms, code)) return false;
-      static const std::pair<BinaryOp, P::Op> ops[] = {
-          {BinaryOp::kAdd, P::kAdd}, {BinaryOp::kSub, P::kSub}, {BinaryOp::kMul, P::kMul},
-          {BinaryOp::kDiv, P::kDiv}, {BinaryOp::kMod, P::kMod}, {BinaryOp::kFloorDiv, P::kFloorDiv},
-          {BinaryOp::kFloorMod, P::kFloorMod}, {BinaryOp::kMin, P::kMin}, {BinaryOp::kMax, P::kMax},
-          {BinaryOp::kEQ, P::kEQ}, {BinaryOp::kNE, P::kNE}, {BinaryOp::kLT, P::kLT}, {BinaryOp::kLE, P::kLE},
-          {BinaryOp::kGT, P::kGT}, {BinaryOp::kGE, P::kGE}, {BinaryOp::kAnd, P::kAnd}, {BinaryOp::kOr, P::kOr}};
+      static const std::pair<BinaryOp, P::Op> ops[] = {{BinaryOp::kAdd, P::kAdd},
+                                                       {BinaryOp::kSub, P::kSub},
+                                                       {BinaryOp::kMul, P::kMul},
+                                                       {BinaryOp::kDiv, P::kDiv},
+                                                       {BinaryOp::kMod, P::kMod},
+                                                       {BinaryOp::kFloorDiv, P::kFloorDiv},
+                                                       {BinaryOp::kFloorMod, P::kFloorMod},
+                                                       {BinaryOp::kMin, P::kMin},
+                                                       {BinaryOp::kMax, P::kMax},
+                                                       {BinaryOp::kEQ, P::kEQ},
+                                                       {BinaryOp::kNE, P::kNE},
+                                                       {BinaryOp::kLT, P::kLT},
+                                                       {BinaryOp::kLE, P::kLE},
+                                                       {BinaryOp::kGT, P::kGT},
+                                                       {BinaryOp::kGE, P::kGE},
+                                                       {BinaryOp::kAnd, P::kAnd},
+                                                       {BinaryOp::kOr, P::kOr}};
       for (auto& [from, to] : ops)
         if (from == b->op) {
           code->push_back({to, 0});
@@ -98,8 +111,8 @@ IntProgram CompileIntProgram(const Expr& e, const std::vector<Var>& syms) {
   return p;
 }
 
-LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std::string& entry, int64_t threads,
-                          int64_t dynamic_smem) {
+LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std::string& entry,
+                          int64_t threads, int64_t dynamic_smem) {
   LaunchSpec s;
   s.func_name = f->name;
   s.entry = entry;

@@ -17,7 +17,7 @@ IntProgram CompileIntProgram(const Expr& e, const std::vector<Var>& syms);
 
 /// The launch description of `f` (the user's function). `lowered` (thread-level IR, may be null
 /// for the CPU) gives the grid; `threads` and `dynamic_smem` come from the lowering.
-LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std::string& entry, int64_t threads,
-                          int64_t dynamic_smem);
+LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std::string& entry,
+                          int64_t threads, int64_t dynamic_smem);
 
 }  // namespace tl

@@ -26,11 +26,12 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 }
 
 [[noreturn]] void Bad(const std::string& spec, const std::string& why) {
-  throw UserError(ErrorKind::kUnsupported,
-                  "target '" + spec + "': " + why +
-                      ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
-                      "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl, auto; or "
-                      "{\"kind\": ..., \"arch\": ...}");
+  throw UserError(
+      ErrorKind::kUnsupported,
+      "target '" + spec + "': " + why +
+          ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
+          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl, auto; or "
+          "{\"kind\": ..., \"arch\": ...}");
 }
 
 std::vector<std::string> HostFeatures() {
@@ -88,7 +89,8 @@ Target ParseTarget(const std::string& spec) {
     std::string w = words[i], key, value;
     auto eq = w.find('=');
     if (w.rfind("-", 0) != 0) Bad(spec, "expected an option such as -arch=..., got '" + w + "'");
-    key = w.substr(w.find_first_not_of('-'), eq == std::string::npos ? std::string::npos : eq - w.find_first_not_of('-'));
+    key = w.substr(w.find_first_not_of('-'),
+                   eq == std::string::npos ? std::string::npos : eq - w.find_first_not_of('-'));
     if (eq != std::string::npos) {
       value = w.substr(eq + 1);
     } else if (i + 1 < words.size() && words[i + 1].rfind("-", 0) != 0) {

@@ -29,7 +29,8 @@ inline std::vector<size_t> TileDims(const Region& r) {
 inline int64_t ConstOr(const Expr& e, const Span& sp, const std::string& what) {
   int64_t v;
   if (!AsConstInt(Simplify(e), &v))
-    throw UserError(ErrorKind::kUnsupported, what + " must be a compile-time constant on the CUDA target", sp);
+    throw UserError(ErrorKind::kUnsupported, what + " must be a compile-time constant on the CUDA target",
+                    sp);
   return v;
 }
 
@@ -40,13 +41,18 @@ inline int64_t KernelThreads(const KernelNode* k) {
   return T;
 }
 
-inline std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
+inline std::string Loc(const Span& s) {
+  return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>";
+}
 
 inline bool UsesVar(const Expr& e, const VarNode* v) {
   bool found = false;
   struct V : IRVisitor {
-    const VarNode* v; bool* f;
-    void VisitVar(const VarNode* n) override { if (n == v) *f = true; }
+    const VarNode* v;
+    bool* f;
+    void VisitVar(const VarNode* n) override {
+      if (n == v) *f = true;
+    }
   } vis;
   vis.v = v;
   vis.f = &found;

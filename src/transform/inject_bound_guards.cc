@@ -21,9 +21,11 @@ class Guarder : public IRMutator {
     return IRMutator::VisitKernel(s, n);
   }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
-    Interval lo = BoundOf(Simplify(n->min, bounds_), bounds_), len = BoundOf(Simplify(n->extent, bounds_), bounds_);
+    Interval lo = BoundOf(Simplify(n->min, bounds_), bounds_),
+             len = BoundOf(Simplify(n->extent, bounds_), bounds_);
     auto saved = bounds_;
-    bounds_[n->var.get()] = {lo.lo, lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    bounds_[n->var.get()] = {lo.lo,
+                             lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
     Stmt r = IRMutator::VisitFor(s, n);
     bounds_ = saved;
     return r;
@@ -81,9 +83,11 @@ class Guarder : public IRMutator {
       Expr n = Simplify(b->shape[d], bounds_);
       Interval ii = BoundOf(i, bounds_), in = BoundOf(n, bounds_);
       if ((ii.hi && *ii.hi < 0) || (ii.lo && in.hi && *ii.lo >= *in.hi))
-        throw UserError(ErrorKind::kType, "index " + PrintExpr(idx[d]) + " of dimension " + std::to_string(d) +
-                                              " of '" + b->name + "' is always outside the tensor (extent " +
-                                              PrintExpr(b->shape[d]) + ")", sp);
+        throw UserError(ErrorKind::kType,
+                        "index " + PrintExpr(idx[d]) + " of dimension " + std::to_string(d) + " of '" +
+                            b->name + "' is always outside the tensor (extent " + PrintExpr(b->shape[d]) +
+                            ")",
+                        sp);
       for (Expr c : {Binary(BinaryOp::kGE, i, Int(0)), Binary(BinaryOp::kLT, i, n)}) {
         c = Simplify(c, bounds_);
         int64_t v;

@@ -30,7 +30,10 @@ class Barriers {
       r.insert(o.r.begin(), o.r.end());
       for (auto& [b, who] : o.w) {
         auto it = w.find(b);
-        if (it == w.end()) w[b] = who; else if (it->second != who) it->second = kSeveral;
+        if (it == w.end())
+          w[b] = who;
+        else if (it->second != who)
+          it->second = kSeveral;
       }
     }
   };
@@ -54,7 +57,8 @@ class Barriers {
         auto* k = As<KernelNode>(s);
         State fresh;
         Stmt b = Visit(k->body, fresh);
-        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits, b, k->span);
+        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers,
+                                            k->var_inits, b, k->span);
       }
       case StmtKind::kEvaluate: {
         auto* c = As<CallNode>(As<EvaluateNode>(s)->value);
@@ -123,9 +127,13 @@ class Barriers {
         }
         ignore_ = saved;
         st.Merge(entry);
-        for (auto* x : managed) { st.r.insert(x); st.w[x] = kSeveral; }
+        for (auto* x : managed) {
+          st.r.insert(x);
+          st.w[x] = kSeveral;
+        }
         Stmt loop = For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
-        if (before) loop = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), loop}, s->span);
+        if (before)
+          loop = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), loop}, s->span);
         return loop;
       }
       default: return Leaf(s, st);
@@ -148,8 +156,11 @@ class Barriers {
   bool Tainted(const Expr& e) const {
     bool t = false;
     struct V : IRVisitor {
-      const std::set<const VarNode*>* s; bool* t;
-      void VisitVar(const VarNode* v) override { if (s->count(v)) *t = true; }
+      const std::set<const VarNode*>* s;
+      bool* t;
+      void VisitVar(const VarNode* v) override {
+        if (s->count(v)) *t = true;
+      }
     } v;
     v.s = &tainted_;
     v.t = &t;
@@ -202,7 +213,8 @@ class Barriers {
       void VisitCall(const CallNode* n) override {
         if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add") && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
-          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get())) a->w[d->buffer.get()] = who;
+          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))
+            a->w[d->buffer.get()] = who;
           for (auto& x : d ? d->indices : std::vector<Expr>{}) VisitExpr(x);
           for (size_t i = 1; i < n->args.size(); ++i) VisitExpr(n->args[i]);
           return;
@@ -224,9 +236,9 @@ class Barriers {
     return out;
   }
 
-  bool hoist_ = false;    // hoist loop-entry barriers out of loops (the OpenCL target)
-  Who op_ = -1;           // the tile op being visited (-1: none)
-  Who loose_ = -1;        // ids below -1 for statements outside tile ops
+  bool hoist_ = false;  // hoist loop-entry barriers out of loops (the OpenCL target)
+  Who op_ = -1;         // the tile op being visited (-1: none)
+  Who loose_ = -1;      // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
   std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;

@@ -37,7 +37,8 @@ class LayoutInferencer {
     // ops, the same in every thread) must be whole in every thread.
     for (auto& [b, sp] : ScalarFragmentUses(k->body)) {
       std::vector<int64_t> shape;
-      for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+      for (auto& e : b->shape)
+        shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
       Assign(b, Replicated(shape, threads_), "scalar access outside T.Parallel", sp);
     }
     Collect(k->body);
@@ -52,8 +53,10 @@ class LayoutInferencer {
         for (auto& b : frags_) {
           if (layout_.count(b.get())) continue;
           std::vector<int64_t> shape;
-          for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
-          Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout", b->span);
+          for (auto& e : b->shape)
+            shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
+          Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout",
+                 b->span);
           changed = true;
           break;
         }
@@ -80,8 +83,8 @@ class LayoutInferencer {
         Stmt body = VisitStmt(k->body);
         for (auto b = self->frags_.rbegin(); b != self->frags_.rend(); ++b)
           body = AttrStmt(*b, "tl.layout", FragmentToExpr(self->layout_.at(b->get())), body, k->span);
-        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits, body,
-                                            k->span);
+        return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers,
+                                            k->var_inits, body, k->span);
       }
     } m;
     m.self = this;
@@ -130,10 +133,15 @@ class LayoutInferencer {
   void Collect(const Stmt& s) {
     if (!s) return;
     switch (s->kind) {
-      case StmtKind::kSeq: for (auto& x : As<SeqNode>(s)->seq) Collect(x); return;
+      case StmtKind::kSeq:
+        for (auto& x : As<SeqNode>(s)->seq) Collect(x);
+        return;
       case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
       case StmtKind::kAttr: Collect(As<AttrStmtNode>(s)->body); return;
-      case StmtKind::kIf: Collect(As<IfNode>(s)->then_case); Collect(As<IfNode>(s)->else_case); return;
+      case StmtKind::kIf:
+        Collect(As<IfNode>(s)->then_case);
+        Collect(As<IfNode>(s)->else_case);
+        return;
       case StmtKind::kTileOp: {
         if (auto* g = As<GemmNode>(s)) gemms_.push_back(g);
         if (auto* r = As<ReduceNode>(s)) reduces_.push_back(r);
@@ -150,7 +158,10 @@ class LayoutInferencer {
       }
       case StmtKind::kFor: {
         auto* f = As<ForNode>(s);
-        if (f->for_kind != ForKind::kParallel) { Collect(f->body); return; }
+        if (f->for_kind != ForKind::kParallel) {
+          Collect(f->body);
+          return;
+        }
         ParallelNest n;
         n.outer = f;
         Stmt cur = s;
@@ -169,8 +180,9 @@ class LayoutInferencer {
             if (st->buffer->scope == Scope::kFragment) n.frags.push_back({st->buffer, st->indices, true});
           }
           if (auto* f2 = As<ForNode>(x); f2 && f2->for_kind == ForKind::kParallel)
-            throw UserError(ErrorKind::kUnsupported, "a T.Parallel loop nested under other statements of a T.Parallel "
-                                                     "loop is not supported on CUDA; make the loops perfectly nested",
+            throw UserError(ErrorKind::kUnsupported,
+                            "a T.Parallel loop nested under other statements of a T.Parallel "
+                            "loop is not supported on CUDA; make the loops perfectly nested",
                             f2->span);
         });
         struct LoadV : IRVisitor {
@@ -208,30 +220,39 @@ class LayoutInferencer {
 
   bool InferGemm(const GemmNode* g) {
     if (g->C.buffer->scope != Scope::kFragment)
-      throw UserError(ErrorKind::kUnsupported, "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
     auto cd = TileDims(g->C);
     if (cd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm accumulator must be a 2-D tile", g->span);
-    int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"), N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
+    int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"),
+            N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
     if (threads_ % 32)
-      throw UserError(ErrorKind::kLayout, "T.gemm needs a whole number of warps; the kernel has " +
-                                              std::to_string(threads_) + " threads", g->span);
+      throw UserError(
+          ErrorKind::kLayout,
+          "T.gemm needs a whole number of warps; the kernel has " + std::to_string(threads_) + " threads",
+          g->span);
     int64_t warps = threads_ / 32;
     auto [wm, wn] = WarpGrid(M, N, warps, g);
     bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
     if (g->A.buffer->scope == Scope::kFragment) {
       auto ad = TileDims(g->A);
-      if (g->trans_A) throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
+      if (g->trans_A)
+        throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
       if (wn != 1)
-        throw UserError(ErrorKind::kLayout, "T.gemm with A in registers needs every warp to own whole rows of A; use "
-                                            "policy=T.GemmWarpPolicy.FullRow", g->span);
+        throw UserError(ErrorKind::kLayout,
+                        "T.gemm with A in registers needs every warp to own whole rows of A; use "
+                        "policy=T.GemmWarpPolicy.FullRow",
+                        g->span);
       int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
       ch |= Assign(g->A.buffer, MmaAccumulator(M, K, wm, 1), "T.gemm register operand A", g->span);
     }
     if (g->B.buffer->scope == Scope::kFragment) {
       auto bd = TileDims(g->B);
       if (wm != 1)
-        throw UserError(ErrorKind::kLayout, "T.gemm with B in registers needs every warp to own whole columns of B; use "
-                                            "policy=T.GemmWarpPolicy.FullCol", g->span);
+        throw UserError(ErrorKind::kLayout,
+                        "T.gemm with B in registers needs every warp to own whole columns of B; use "
+                        "policy=T.GemmWarpPolicy.FullCol",
+                        g->span);
       int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
       ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B), "T.gemm register operand B", g->span);
     }
@@ -243,8 +264,10 @@ class LayoutInferencer {
       // An operand in registers fixes the split: A needs whole rows per warp (as FullRow), B whole
       // columns (as FullCol); the default policy follows the operand instead of failing.
       int policy = static_cast<int>(g->policy);
-      if (g->policy == GemmWarpPolicy::kSquare && g->A.buffer->scope == Scope::kFragment) policy = 1;
-      else if (g->policy == GemmWarpPolicy::kSquare && g->B.buffer->scope == Scope::kFragment) policy = 2;
+      if (g->policy == GemmWarpPolicy::kSquare && g->A.buffer->scope == Scope::kFragment)
+        policy = 1;
+      else if (g->policy == GemmWarpPolicy::kSquare && g->B.buffer->scope == Scope::kFragment)
+        policy = 2;
       return GemmWarpGrid(M, N, warps, policy);
     } catch (const UserError& e) {
       throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
@@ -253,12 +276,14 @@ class LayoutInferencer {
 
   bool InferReduce(const ReduceNode* r) {
     if (r->src.buffer->scope != Scope::kFragment || r->dst.buffer->scope != Scope::kFragment)
-      throw UserError(ErrorKind::kUnsupported, "T.reduce on CUDA reduces a fragment into a fragment", r->span);
+      throw UserError(ErrorKind::kUnsupported, "T.reduce on CUDA reduces a fragment into a fragment",
+                      r->span);
     auto it = layout_.find(r->src.buffer.get());
     if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
     if (s.kind == "mma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]), "T.reduce of an mma accumulator", r->span);
+      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
+                    "T.reduce of an mma accumulator", r->span);
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
     return Assign(r->dst.buffer, Replicated(shape, threads_), "T.reduce", r->span);
@@ -297,10 +322,10 @@ class LayoutInferencer {
       if (layout_.count(a.buffer.get())) continue;
       if (IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)) {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
-      } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() && drv.kind == "mma_C" &&
-                 ShapeIs(a.buffer, {n.extents[0]})) {
-        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]), "the T.Parallel loop (row vector)",
-                     n.outer->span);
+      } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
+                 drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
+        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]),
+                     "the T.Parallel loop (row vector)", n.outer->span);
       } else {
         std::vector<int64_t> shape;
         for (auto& e : a.buffer->shape) shape.push_back(ConstOr(e, a.buffer->span, "a fragment's shape"));

@@ -20,29 +20,34 @@ std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
   const Buffer& s = n->src.buffer;
   const Buffer& d = n->dst.buffer;
   if (opt.disable_cp_async) return "cp.async is disabled by the pass config tl.disable_async_copy";
-  if (s->dtype != d->dtype) return "source and destination dtypes differ (" + s->dtype.str() + " -> " + d->dtype.str() + ")";
+  if (s->dtype != d->dtype)
+    return "source and destination dtypes differ (" + s->dtype.str() + " -> " + d->dtype.str() + ")";
   int eb = s->dtype.bytes();
   if (eb > 16 || 16 % eb) return "the element type " + s->dtype.str() + " does not pack into 16-byte chunks";
   int64_t vec = 16 / eb;
   auto sd = TileDims(n->src), dd = TileDims(n->dst);
   if (sd.empty() || dd.empty()) return "the tile is a single element";
   size_t sl = n->src.ranges.size() - 1, dl = n->dst.ranges.size() - 1;
-  if (sd.back() != sl || dd.back() != dl) return "the innermost tile axis is not the tensors' contiguous axis";
+  if (sd.back() != sl || dd.back() != dl)
+    return "the innermost tile axis is not the tensors' contiguous axis";
   int64_t ext;
   if (!AsConstInt(Simplify(n->src.ranges[sl].extent), &ext) || ext % vec)
     return "the tile's innermost extent is not a multiple of " + std::to_string(vec) + " elements (16 bytes)";
   int64_t row;
   if (!AsConstInt(Simplify(s->shape.back()), &row))
-    return "the row length of '" + s->name + "' is symbolic, so 16-byte alignment of its rows cannot be proven";
+    return "the row length of '" + s->name +
+           "' is symbolic, so 16-byte alignment of its rows cannot be proven";
   if (row % vec)
     return "the row length of '" + s->name + "' (" + std::to_string(row) + ") is not a multiple of " +
            std::to_string(vec) + " elements, so its rows are not 16-byte aligned";
   if (!IsConstInt(Simplify(Mod(n->src.ranges[sl].min, vec)), 0))
-    return "the tile's first column (" + PrintExpr(n->src.ranges[sl].min) + ") is not provably a multiple of " +
-           std::to_string(vec);
-  if (!IsConstInt(Simplify(Mod(n->dst.ranges[dl].min, vec)), 0)) return "the destination's first column is not 16-byte aligned";
+    return "the tile's first column (" + PrintExpr(n->src.ranges[sl].min) +
+           ") is not provably a multiple of " + std::to_string(vec);
+  if (!IsConstInt(Simplify(Mod(n->dst.ranges[dl].min, vec)), 0))
+    return "the destination's first column is not 16-byte aligned";
   int64_t cols;
-  if (!AsConstInt(Simplify(d->shape.back()), &cols) || cols % vec) return "the shared tile's rows are not 16-byte aligned";
+  if (!AsConstInt(Simplify(d->shape.back()), &cols) || cols % vec)
+    return "the shared tile's rows are not 16-byte aligned";
   return "";
 }
 
@@ -61,7 +66,10 @@ class Legalizer : public IRMutator {
     if (stages < 2) return r;
     auto* f = As<ForNode>(r);
     std::vector<Stmt> body;
-    if (auto* sq = As<SeqNode>(f->body)) body = sq->seq; else body.push_back(f->body);
+    if (auto* sq = As<SeqNode>(f->body))
+      body = sq->seq;
+    else
+      body.push_back(f->body);
     std::vector<Buffer> staged;
     for (auto& st : body) {
       auto* a = As<AttrStmtNode>(st);
@@ -79,19 +87,22 @@ class Legalizer : public IRMutator {
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
       if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about
-        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                     ": synchronous loads (" + ctx_.target.backend + " has no async copy)");
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                     c->dst.buffer->name + ": synchronous loads (" + ctx_.target.backend +
+                                     " has no async copy)");
         return TileOpToParallelLoops(s);
       }
       if (to_shared) {
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
         if (why.empty()) {
-          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                       c->dst.buffer->name +
                                        ": 16-byte cp.async into a swizzled shared tile");
           return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
-        ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                      " does not use cp.async: " + why + "; it is lowered to synchronous loads");
+        ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                      c->dst.buffer->name + " does not use cp.async: " + why +
+                                      "; it is lowered to synchronous loads");
         ctx_.info->choices.push_back(ctx_.info->warnings.back());
       }
       return TileOpToParallelLoops(s);
@@ -119,11 +130,15 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
   int64_t T = KernelThreads(k);
   if (T < 1 || T > ctx.target.max_threads)
-    throw UserError(ErrorKind::kResource, "a " + ctx.target.backend + " block has at most " + std::to_string(ctx.target.max_threads) +
-                                              " threads; this kernel asks for " + std::to_string(T), k->span);
+    throw UserError(ErrorKind::kResource,
+                    "a " + ctx.target.backend + " block has at most " +
+                        std::to_string(ctx.target.max_threads) + " threads; this kernel asks for " +
+                        std::to_string(T),
+                    k->span);
   ctx.info->threads = T;
   static const std::pair<const char*, const char*> hints[] = {
-      {"tl.annotate_layout", "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"}};
+      {"tl.annotate_layout",
+       "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"}};
   for (auto& [key, what] : hints) {
     auto it = f->attrs.find(key);
     if (it != f->attrs.end()) {

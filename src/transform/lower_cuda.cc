@@ -6,8 +6,8 @@
 
 namespace tl {
 
-PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt, CudaLowerInfo* info,
-                      std::vector<PassRecord>* trace) {
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
+                      CudaLowerInfo* info, std::vector<PassRecord>* trace) {
   CudaLowerInfo local;
   CudaPassContext ctx{target, opt, info ? info : &local};
   return RunCudaPipeline(f, ctx, trace);

@@ -24,9 +24,9 @@
 namespace tl {
 
 struct CudaLowerOptions {
-  bool disable_barriers = false;   // pass config "tl.disable_barrier_insertion" (for race tests)
-  bool disable_cp_async = false;   // "tl.disable_async_copy"
-  bool corrupt_mma_layout = false; // test-only: stores mma accumulators with two columns swapped
+  bool disable_barriers = false;    // pass config "tl.disable_barrier_insertion" (for race tests)
+  bool disable_cp_async = false;    // "tl.disable_async_copy"
+  bool corrupt_mma_layout = false;  // test-only: stores mma accumulators with two columns swapped
 };
 
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).

@@ -45,7 +45,8 @@ Stmt CpuTileLowerer::VisitTileOp(const Stmt& s) {
   if (!n) return s;
   auto it = Lowerings().find(n->op);
   if (it == Lowerings().end())
-    throw UserError(ErrorKind::kUnsupported, std::string("T.") + n->op + " has no lowering for the CPU target", s->span);
+    throw UserError(ErrorKind::kUnsupported,
+                    std::string("T.") + n->op + " has no lowering for the CPU target", s->span);
   return it->second(*this, *n);
 }
 

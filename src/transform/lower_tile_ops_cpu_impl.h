@@ -14,7 +14,6 @@
 namespace tl {
 namespace cpu_lowering {
 
-
 // Indices of the dims of a region whose extent is not 1 (the tile's own axes).
 inline std::vector<size_t> TileDims(const Region& r) {
   std::vector<size_t> d;
@@ -107,7 +106,8 @@ class CpuTileLowerer : public IRMutator {
     if (r.buffer->scope != Scope::kGlobal) return nullptr;
     Expr cond;
     for (size_t i = 0; i < r.ranges.size(); ++i) {
-      Expr c = Binary(BinaryOp::kLE, Binary(BinaryOp::kAdd, r.ranges[i].min, r.ranges[i].extent), r.buffer->shape[i]);
+      Expr c = Binary(BinaryOp::kLE, Binary(BinaryOp::kAdd, r.ranges[i].min, r.ranges[i].extent),
+                      r.buffer->shape[i]);
       cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
     }
     return cond;
@@ -125,7 +125,8 @@ class CpuTileLowerer : public IRMutator {
   // Row stride of the last-but-one tile dim of a region's buffer (buffers are dense row-major).
   static Expr LeadingDim(const Region& r, size_t dim) {
     Expr s = Int(1);
-    for (size_t i = dim + 1; i < r.buffer->shape.size(); ++i) s = Binary(BinaryOp::kMul, s, r.buffer->shape[i]);
+    for (size_t i = dim + 1; i < r.buffer->shape.size(); ++i)
+      s = Binary(BinaryOp::kMul, s, r.buffer->shape[i]);
     return s;
   }
 
@@ -134,7 +135,8 @@ class CpuTileLowerer : public IRMutator {
     auto mat = [&](const Region& r, std::vector<size_t> d, const char* what) {
       if (d.size() == 1) d.insert(d.begin(), r.ranges.size() - 2);  // a 1-row tile
       if (d.size() != 2)
-        throw UserError(ErrorKind::kType, std::string("T.gemm operand ") + what + " must be a 2-D tile", n->span);
+        throw UserError(ErrorKind::kType, std::string("T.gemm operand ") + what + " must be a 2-D tile",
+                        n->span);
       return d;
     };
     ad = mat(n->A, ad, "A");
@@ -152,10 +154,11 @@ class CpuTileLowerer : public IRMutator {
       auto fill = std::make_shared<FillNode>(n->C, Zero(n->C.buffer->dtype), n->span);
       out.push_back(LowerFill(fill.get()));
     }
-    out.push_back(Evaluate(Call(DataType::Void(), "tl_cpu_gemm",
-                                {ptr(n->A), LeadingDim(n->A, ad[0]), ptr(n->B), LeadingDim(n->B, bd[0]), ptr(n->C),
-                                 LeadingDim(n->C, cd[0]), M, N, K, Bool(n->trans_A), Bool(n->trans_B)}),
-                           n->span));
+    out.push_back(
+        Evaluate(Call(DataType::Void(), "tl_cpu_gemm",
+                      {ptr(n->A), LeadingDim(n->A, ad[0]), ptr(n->B), LeadingDim(n->B, bd[0]), ptr(n->C),
+                       LeadingDim(n->C, cd[0]), M, N, K, Bool(n->trans_A), Bool(n->trans_B)}),
+                 n->span));
     return Seq(out, n->span);
   }
 
@@ -172,30 +175,36 @@ class CpuTileLowerer : public IRMutator {
     for (size_t d : keep) ext.push_back(n->src.ranges[d].extent);
     DataType t = n->dst.buffer->dtype;
     Expr init = ReduceIdentity(n->reduce_kind, t);
-    return Nest(ext, n->span, [&](const std::vector<Expr>& t_idx) {
-      std::vector<Expr> di;
-      for (auto& rg : n->dst.ranges) di.push_back(rg.min);
-      for (size_t i = 0; i < dd.size() && i < t_idx.size(); ++i) di[dd[i]] = Binary(BinaryOp::kAdd, di[dd[i]], t_idx[i]);
-      Var r = MakeVar("r");
-      std::vector<Expr> si;
-      for (auto& rg : n->src.ranges) si.push_back(rg.min);
-      for (size_t i = 0; i < keep.size(); ++i) si[keep[i]] = Binary(BinaryOp::kAdd, si[keep[i]], t_idx[i]);
-      si[red] = Binary(BinaryOp::kAdd, si[red], r);
-      Expr x = ReduceElement(n->reduce_kind, Load(n->src.buffer, si), t);
-      Expr upd = ReduceCombine(n->reduce_kind, Load(n->dst.buffer, di), x);
-      Stmt loop = For(r, Int(0), n->src.ranges[red].extent, ForKind::kSerial, Store(n->dst.buffer, upd, di, n->span),
-                      {}, n->span);
-      // Without clear, the reduction folds the previous value of dst in (TileLang semantics).
-      Stmt first = n->clear ? Store(n->dst.buffer, init, di, n->span) : nullptr;
-      return Seq({first, loop}, n->span);
-    }, ForKind::kSerial);
+    return Nest(
+        ext, n->span,
+        [&](const std::vector<Expr>& t_idx) {
+          std::vector<Expr> di;
+          for (auto& rg : n->dst.ranges) di.push_back(rg.min);
+          for (size_t i = 0; i < dd.size() && i < t_idx.size(); ++i)
+            di[dd[i]] = Binary(BinaryOp::kAdd, di[dd[i]], t_idx[i]);
+          Var r = MakeVar("r");
+          std::vector<Expr> si;
+          for (auto& rg : n->src.ranges) si.push_back(rg.min);
+          for (size_t i = 0; i < keep.size(); ++i)
+            si[keep[i]] = Binary(BinaryOp::kAdd, si[keep[i]], t_idx[i]);
+          si[red] = Binary(BinaryOp::kAdd, si[red], r);
+          Expr x = ReduceElement(n->reduce_kind, Load(n->src.buffer, si), t);
+          Expr upd = ReduceCombine(n->reduce_kind, Load(n->dst.buffer, di), x);
+          Stmt loop = For(r, Int(0), n->src.ranges[red].extent, ForKind::kSerial,
+                          Store(n->dst.buffer, upd, di, n->span), {}, n->span);
+          // Without clear, the reduction folds the previous value of dst in (TileLang semantics).
+          Stmt first = n->clear ? Store(n->dst.buffer, init, di, n->span) : nullptr;
+          return Seq({first, loop}, n->span);
+        },
+        ForKind::kSerial);
   }
 
   Stmt LowerAtomic(const AtomicAddNode* n) {
     auto atomic = [&](const std::vector<Expr>& di, Expr v) {
       if (v->dtype != n->dst.buffer->dtype) v = Cast(n->dst.buffer->dtype, v);
-      Stmt st = Evaluate(Call(DataType::Void(), "atomic_add", {Call(DataType::Handle(), "address_of",
-                                                                     {Load(n->dst.buffer, di)}), v}), n->span);
+      Stmt st = Evaluate(Call(DataType::Void(), "atomic_add",
+                              {Call(DataType::Handle(), "address_of", {Load(n->dst.buffer, di)}), v}),
+                         n->span);
       Expr ok = InBounds(n->dst.buffer, di);
       return ok ? If(ok, st, nullptr, n->span) : st;
     };
@@ -223,28 +232,31 @@ class CpuTileLowerer : public IRMutator {
     for (size_t d : other) ext.push_back(n->src.ranges[d].extent);
     Expr len = n->src.ranges[ax].extent;
     DataType t = n->dst.buffer->dtype;
-    return Nest(ext, n->span, [&](const std::vector<Expr>& ti) {
-      auto index = [&](const Region& rg, Expr pos) {
-        std::vector<Expr> idx;
-        for (auto& r : rg.ranges) idx.push_back(r.min);
-        for (size_t i = 0; i < other.size(); ++i) idx[other[i]] = Binary(BinaryOp::kAdd, idx[other[i]], ti[i]);
-        idx[ax] = Binary(BinaryOp::kAdd, idx[ax], pos);
-        return idx;
-      };
-      // pos runs 0..len-1 forward, len-1..0 in reverse; each element adds its predecessor's sum.
-      Var r = MakeVar("r");
-      Expr pos = n->reverse ? Binary(BinaryOp::kSub, Binary(BinaryOp::kSub, len, Int(1)), r) : Expr(r);
-      Expr prev = n->reverse ? Binary(BinaryOp::kAdd, pos, Int(1)) : Binary(BinaryOp::kSub, pos, Int(1));
-      Expr x = Load(n->src.buffer, index(n->src, pos));
-      if (x->dtype != t) x = Cast(t, x);
-      Expr sum = Select(Binary(BinaryOp::kGT, r, Int(0)),
-                        Binary(BinaryOp::kAdd, Load(n->dst.buffer, index(n->dst, prev)), x), x);
-      return For(r, Int(0), len, ForKind::kSerial, Store(n->dst.buffer, sum, index(n->dst, pos), n->span), {},
-                 n->span);
-    }, ForKind::kSerial);
+    return Nest(
+        ext, n->span,
+        [&](const std::vector<Expr>& ti) {
+          auto index = [&](const Region& rg, Expr pos) {
+            std::vector<Expr> idx;
+            for (auto& r : rg.ranges) idx.push_back(r.min);
+            for (size_t i = 0; i < other.size(); ++i)
+              idx[other[i]] = Binary(BinaryOp::kAdd, idx[other[i]], ti[i]);
+            idx[ax] = Binary(BinaryOp::kAdd, idx[ax], pos);
+            return idx;
+          };
+          // pos runs 0..len-1 forward, len-1..0 in reverse; each element adds its predecessor's sum.
+          Var r = MakeVar("r");
+          Expr pos = n->reverse ? Binary(BinaryOp::kSub, Binary(BinaryOp::kSub, len, Int(1)), r) : Expr(r);
+          Expr prev = n->reverse ? Binary(BinaryOp::kAdd, pos, Int(1)) : Binary(BinaryOp::kSub, pos, Int(1));
+          Expr x = Load(n->src.buffer, index(n->src, pos));
+          if (x->dtype != t) x = Cast(t, x);
+          Expr sum = Select(Binary(BinaryOp::kGT, r, Int(0)),
+                            Binary(BinaryOp::kAdd, Load(n->dst.buffer, index(n->dst, prev)), x), x);
+          return For(r, Int(0), len, ForKind::kSerial, Store(n->dst.buffer, sum, index(n->dst, pos), n->span),
+                     {}, n->span);
+        },
+        ForKind::kSerial);
   }
 };
-
 
 using CpuOpLowering = std::function<Stmt(CpuTileLowerer&, const TileOpNode&)>;
 void RegisterCpuOpLowering(const std::string& op, CpuOpLowering f);

@@ -58,7 +58,8 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   std::vector<std::pair<Buffer, Expr>> inits;
   for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
   (void)s;
-  return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(T_)}, allocs, inits, body, n->span);
+  return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(T_)}, allocs, inits, body,
+                                      n->span);
 }
 
 Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
@@ -73,7 +74,9 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, "tl.copy_async must wrap a T.copy");
     return OpScope(Seq({AsyncCopy(c), Call0("tl.cp_async_commit", {}, s->span),
-                        Call0("tl.cp_async_wait", {C(0)}, s->span)}, s->span), s->span);
+                        Call0("tl.cp_async_wait", {C(0)}, s->span)},
+                       s->span),
+                   s->span);
   }
   return IRMutator::VisitAttr(s, n);
 }
@@ -107,7 +110,8 @@ Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
   if (As<CopyNode>(s)) throw InternalError("T.copy left after legalization: " + PrintStmt(s));
   auto it = Lowerings().find(n->op);
   if (it == Lowerings().end())
-    throw UserError(ErrorKind::kUnsupported, std::string("T.") + n->op + " has no lowering for the CUDA target", s->span);
+    throw UserError(ErrorKind::kUnsupported,
+                    std::string("T.") + n->op + " has no lowering for the CUDA target", s->span);
   return it->second(*this, *n);
 }
 

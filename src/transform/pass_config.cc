@@ -8,7 +8,7 @@ namespace {
 
 struct Key {
   const char* name;
-  bool PassConfig::*flag;      // boolean keys
+  bool PassConfig::*flag;         // boolean keys
   std::string PassConfig::*text;  // string keys
 };
 
@@ -42,8 +42,8 @@ PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg) {
     for (auto& k : kKeys)
       if (name == k.name) key = &k;
     if (!key)
-      throw UserError(ErrorKind::kArgument, "unknown pass config key '" + name + "'; the known keys are " + KnownList() +
-                                                " (TileLang's keys: tilelang.PassConfigKey)");
+      throw UserError(ErrorKind::kArgument, "unknown pass config key '" + name + "'; the known keys are " +
+                                                KnownList() + " (TileLang's keys: tilelang.PassConfigKey)");
     if (key->text) {
       pc.*(key->text) = value;
       continue;
@@ -53,7 +53,8 @@ PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg) {
     } else if (value == "0" || value == "false" || value == "False" || value.empty()) {
       pc.*(key->flag) = false;
     } else {
-      throw UserError(ErrorKind::kArgument, "pass config '" + name + "' takes a boolean, got '" + value + "'");
+      throw UserError(ErrorKind::kArgument,
+                      "pass config '" + name + "' takes a boolean, got '" + value + "'");
     }
   }
   return pc;

@@ -11,10 +11,10 @@ namespace tl {
 struct PassConfig {
   bool disable_barrier_insertion = false;  // "tl.disable_barrier_insertion" (race tests)
   bool disable_async_copy = false;         // "tl.disable_async_copy": global->shared copies stay synchronous
-  bool test_corrupt_mma_layout = false;    // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
-  bool emulator_check_races = true;        // "emulator.check_races"
-  bool emulator_check_uninit = true;       // "emulator.check_uninit"
-  std::string cpu_compile_flags;           // "cpu.compile_flags": extra host-compiler flags
+  bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
+  bool emulator_check_races = true;      // "emulator.check_races"
+  bool emulator_check_uninit = true;     // "emulator.check_uninit"
+  std::string cpu_compile_flags;         // "cpu.compile_flags": extra host-compiler flags
 };
 
 PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg);

@@ -44,11 +44,12 @@ void RejectViews(const PrimFunc& f) {
   if (!k) return;
   for (auto& b : k->alloc_buffers)
     if (b->data)
-      throw UserError(ErrorKind::kUnsupported,
-                      "buffer '" + b->name + "' is declared as a view of '" + b->data->name +
-                          "' (data=...): views describe the shared-memory plan of lowered IR and are not supported in "
-                          "kernels; allocate the buffer on its own",
-                      b->span);
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "buffer '" + b->name + "' is declared as a view of '" + b->data->name +
+              "' (data=...): views describe the shared-memory plan of lowered IR and are not supported in "
+              "kernels; allocate the buffer on its own",
+          b->span);
 }
 
 }  // namespace
@@ -76,7 +77,8 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
       .Run("LayoutInference", with(InferLayouts))
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
-      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread)
+      .Run(
+          "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
       .result();

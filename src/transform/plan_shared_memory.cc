@@ -44,7 +44,8 @@ struct Item {
 int64_t Place(std::vector<Item>* items) {
   std::vector<size_t> order(items->size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*items)[a].bytes > (*items)[b].bytes; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return (*items)[a].bytes > (*items)[b].bytes; });
   int64_t total = 0;
   std::vector<size_t> placed;
   for (size_t i : order) {
@@ -80,7 +81,8 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     if (b->scope != Scope::kShared) continue;
     TL_ICHECK(!b->data, "PlanSharedMemory ran twice");
     int64_t n = 0;
-    TL_ICHECK(b->shape.size() == 1 && AsConstInt(b->shape[0], &n), "shared buffer '" + b->name + "' is not flat");
+    TL_ICHECK(b->shape.size() == 1 && AsConstInt(b->shape[0], &n),
+              "shared buffer '" + b->name + "' is not flat");
     Item it;
     it.b = b;
     it.bytes = (n * b->dtype.bytes() + 15) / 16 * 16;
@@ -95,7 +97,10 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   // Liveness at the granularity of the kernel body's top-level statements.
   Stmt body = k->body;
   for (;;) {
-    if (auto* l = As<LetNode>(body)) { body = l->body; continue; }
+    if (auto* l = As<LetNode>(body)) {
+      body = l->body;
+      continue;
+    }
     if (auto* a = As<AttrStmtNode>(body)) {
       auto* tile = As<CallNode>(a->value);
       if (a->key == "tl.shared_tile" && tile && !tile->args.empty())
@@ -112,7 +117,10 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     break;
   }
   std::vector<Stmt> top;
-  if (auto* q = As<SeqNode>(body)) top = q->seq; else top.push_back(body);
+  if (auto* q = As<SeqNode>(body))
+    top = q->seq;
+  else
+    top.push_back(body);
   for (size_t i = 0; i < top.size(); ++i) {
     auto uses = SharedUses(top[i]);
     for (auto& it : items)
@@ -124,16 +132,18 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   int64_t total = Place(&items);
 
   std::ostringstream t;
-  t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype" << std::setw(8)
-    << "stages" << std::right << std::setw(10) << "bytes" << std::setw(10) << "offset" << "\n";
+  t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype"
+    << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes" << std::setw(10) << "offset"
+    << "\n";
   int64_t sum = 0;
   for (auto& it : items) {
-    t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10) << it.b->dtype.str()
-      << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes << std::setw(10) << it.off << "\n";
+    t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10)
+      << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes
+      << std::setw(10) << it.off << "\n";
     sum += it.bytes;
   }
-  t << "total " << total << " bytes (" << sum << " before reuse), limit " << ctx.target.smem_limit << " bytes on "
-    << ctx.target.arch << "\n";
+  t << "total " << total << " bytes (" << sum << " before reuse), limit " << ctx.target.smem_limit
+    << " bytes on " << ctx.target.arch << "\n";
   ctx.info->smem_report = t.str();
   ctx.info->smem_bytes = total;
   if (total > ctx.target.smem_limit)
@@ -157,7 +167,8 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
       auto* k = As<KernelNode>(r);
       std::vector<Buffer> allocs{smem};
       allocs.insert(allocs.end(), k->alloc_buffers.begin(), k->alloc_buffers.end());
-      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, k->var_inits, k->body, k->span);
+      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, k->var_inits, k->body,
+                                          k->span);
     }
   } rebind;
   rebind.smem = smem;

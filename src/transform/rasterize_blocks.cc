@@ -34,16 +34,17 @@ PrimFunc RasterizeBlocks(const PrimFunc& f) {
       Var nx = MakeVar(vx->name, vx->dtype), ny = MakeVar(vy->name, vy->dtype);
       Var lin = MakeVar("block_linear"), rows = MakeVar("panel_rows");
       Expr P = Int(panel);
-      Expr p = Div(lin, P * gx);                                              // panel index
-      Expr off = Binary(BinaryOp::kSub, Expr(lin), p * P * gx);               // offset in the panel
+      Expr p = Div(lin, P * gx);                                                    // panel index
+      Expr off = Binary(BinaryOp::kSub, Expr(lin), p * P * gx);                     // offset in the panel
       Expr rows_in = Binary(BinaryOp::kMin, P, Binary(BinaryOp::kSub, gy, p * P));  // last panel: fewer rows
       Stmt body = Substitute(k->body, {{vx.get(), nx}, {vy.get(), ny}});
-      body = Let(nx, Simplify(Div(Binary(BinaryOp::kSub, Expr(lin), Simplify(p * P * gx)), rows)), body, k->span);
+      body = Let(nx, Simplify(Div(Binary(BinaryOp::kSub, Expr(lin), Simplify(p * P * gx)), rows)), body,
+                 k->span);
       body = Let(ny, Simplify(p * P + Mod(off, rows)), body, k->span);
       body = Let(rows, Simplify(rows_in), body, k->span);
       body = Let(lin, Simplify(Expr(vy) * gx + Expr(vx)), body, k->span);
-      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits, body,
-                                          k->span);
+      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits,
+                                          body, k->span);
     }
   } mut;
   mut.panel = panel;

@@ -26,17 +26,17 @@ inline Expr Max(Expr a, Expr b) { return Binary(BinaryOp::kMax, std::move(a), st
 inline Expr Cmp(BinaryOp op, Expr a, Expr b) { return Binary(op, std::move(a), std::move(b)); }
 
 // Asserts that `e` is the integer constant `v`.
-#define EXPECT_CONST(e, v)                                                            \
-  do {                                                                                \
-    Expr e_ = (e);                                                                    \
-    int64_t got_;                                                                     \
-    EXPECT_TRUE(AsConstInt(e_, &got_) && got_ == (v)) << "got " << PrintExpr(e_);     \
+#define EXPECT_CONST(e, v)                                                        \
+  do {                                                                            \
+    Expr e_ = (e);                                                                \
+    int64_t got_;                                                                 \
+    EXPECT_TRUE(AsConstInt(e_, &got_) && got_ == (v)) << "got " << PrintExpr(e_); \
   } while (0)
 
-#define EXPECT_SEQUAL(a, b)                                                                     \
-  do {                                                                                          \
-    Expr a_ = (a), b_ = (b);                                                                    \
-    EXPECT_TRUE(StructuralEqual(a_, b_)) << PrintExpr(a_) << "  vs  " << PrintExpr(b_);         \
+#define EXPECT_SEQUAL(a, b)                                                             \
+  do {                                                                                  \
+    Expr a_ = (a), b_ = (b);                                                            \
+    EXPECT_TRUE(StructuralEqual(a_, b_)) << PrintExpr(a_) << "  vs  " << PrintExpr(b_); \
   } while (0)
 
 // ---------------------------------------------------------------------- reference evaluator
@@ -63,7 +63,8 @@ inline int64_t Eval(const Expr& e, const Env& env) {
     return it->second;
   }
   if (auto* n = As<NotNode>(e)) return !Eval(n->a, env);
-  if (auto* s = As<SelectNode>(e)) return Eval(s->cond, env) ? Eval(s->true_value, env) : Eval(s->false_value, env);
+  if (auto* s = As<SelectNode>(e))
+    return Eval(s->cond, env) ? Eval(s->true_value, env) : Eval(s->false_value, env);
   if (auto* cst = As<CastNode>(e)) {
     int64_t x = Eval(cst->value, env);
     return cst->dtype.is_bool() ? x != 0 : x;
@@ -78,7 +79,10 @@ inline int64_t Eval(const Expr& e, const Env& env) {
     case BinaryOp::kAdd: return x + y;
     case BinaryOp::kSub: return x - y;
     case BinaryOp::kMul: return x * y;
-    case BinaryOp::kDiv: case BinaryOp::kMod: case BinaryOp::kFloorDiv: case BinaryOp::kFloorMod:
+    case BinaryOp::kDiv:
+    case BinaryOp::kMod:
+    case BinaryOp::kFloorDiv:
+    case BinaryOp::kFloorMod:
       if (y == 0) {
         ADD_FAILURE() << "division by zero in " << PrintExpr(e);
         return 0;
@@ -105,7 +109,6 @@ inline int64_t Eval(const Expr& e, const Env& env) {
   }
   return 0;
 }
-
 
 }  // namespace simplify_test
 }  // namespace tl

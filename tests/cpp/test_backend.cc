@@ -33,10 +33,11 @@ PrimFunc Scale(Var n) {
   Expr idx = Expr(bx) * I(64) + i;
   Stmt body = For(i, I(0), I(64), ForKind::kParallel,
                   If(Lt(idx, n), Store(B, Load(A, {idx}) * FloatImm(f32, 2.0), {idx})));
-  Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{FloorDiv(Expr(n) + I(63), I(64))}, std::vector<Var>{bx},
-                                             std::vector<Expr>{I(64)}, std::vector<Buffer>{},
-                                             std::vector<std::pair<Buffer, Expr>>{}, body, Span{});
-  return MakePrimFunc("scale", {{MakeVar("A", DataType::Handle()), A}, {MakeVar("B", DataType::Handle()), B}}, kernel);
+  Stmt kernel = std::make_shared<KernelNode>(
+      std::vector<Expr>{FloorDiv(Expr(n) + I(63), I(64))}, std::vector<Var>{bx}, std::vector<Expr>{I(64)},
+      std::vector<Buffer>{}, std::vector<std::pair<Buffer, Expr>>{}, body, Span{});
+  return MakePrimFunc("scale", {{MakeVar("A", DataType::Handle()), A}, {MakeVar("B", DataType::Handle()), B}},
+                      kernel);
 }
 
 TensorArg Tensor(const std::string& dtype, std::vector<int64_t> shape) {
@@ -59,8 +60,9 @@ TensorArg Tensor(const std::string& dtype, std::vector<int64_t> shape) {
 TEST(LaunchSpec, ProgramsEvaluateLikeTheirExpressions) {
   Var m = MakeVar("m"), n = MakeVar("n"), scalar = MakeVar("alpha");
   std::vector<Var> syms{m, n};
-  std::vector<Expr> exprs = {FloorDiv(Expr(m) + I(127), I(128)), Expr(m) * n - I(3), FloorMod(Expr(n) - I(200), I(7)),
-                             Min(Expr(m), Expr(n)) + Max(Div(Expr(m), I(3)), I(5)), Select(Lt(m, n), Expr(m), Mod(Expr(n), I(9)))};
+  std::vector<Expr> exprs = {
+      FloorDiv(Expr(m) + I(127), I(128)), Expr(m) * n - I(3), FloorMod(Expr(n) - I(200), I(7)),
+      Min(Expr(m), Expr(n)) + Max(Div(Expr(m), I(3)), I(5)), Select(Lt(m, n), Expr(m), Mod(Expr(n), I(9)))};
   std::mt19937 rng(1234);
   std::printf("seed 1234\n");
   for (const Expr& e : exprs) {
@@ -95,7 +97,8 @@ TEST(LaunchSpec, ChecksArgumentsWithoutTheIR) {
     s.Check({Tensor("float32", {1000}), Tensor("float32", {999})}, {}, "any");
     FAIL() << "a mismatched symbol must be an error";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("argument 1 ('B') of kernel 'scale'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("argument 1 ('B') of kernel 'scale'"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("bound to 1000 by A.shape[0]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(s.Check({Tensor("float16", {8}), Tensor("float32", {8})}, {}, "any"), UserError);

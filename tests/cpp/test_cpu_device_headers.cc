@@ -24,9 +24,20 @@ using tl_cpu::float8_e4m3_t;
 using tl_cpu::float8_e5m2_t;
 using tl_cpu::half_t;
 
-float f32(uint32_t bits) { float f; std::memcpy(&f, &bits, 4); return f; }
-uint32_t bits32(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-template <class T> unsigned bits_of(T v) { return v.bits; }
+float f32(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint32_t bits32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+template <class T>
+unsigned bits_of(T v) {
+  return v.bits;
+}
 
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -35,9 +46,9 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 // fp16
 
 // Checks both the active conversion (F16C when available) and the software encoder.
-#define EXPECT_HALF(value, expected)                                            \
-  do {                                                                          \
-    EXPECT_EQ(bits_of(half_t(value)), expected) << #value;                      \
+#define EXPECT_HALF(value, expected)                                              \
+  do {                                                                            \
+    EXPECT_EQ(bits_of(half_t(value)), expected) << #value;                        \
     EXPECT_EQ(tl_cpu::detail::half_bits_soft(value), expected) << "soft " #value; \
   } while (0)
 
@@ -46,16 +57,16 @@ TEST(HalfType, HandWorkedEncodings) {
   EXPECT_HALF(-2.0f, 0xc000u);
   EXPECT_HALF(-0.0f, 0x8000u);
   EXPECT_HALF(0.1f, 0x2e66u);
-  EXPECT_HALF(65504.0f, 0x7bffu);   // max finite
-  EXPECT_HALF(65519.0f, 0x7bffu);   // just below the rounding boundary
-  EXPECT_HALF(65520.0f, 0x7c00u);   // tie with 2^16 rounds to even = inf
+  EXPECT_HALF(65504.0f, 0x7bffu);                      // max finite
+  EXPECT_HALF(65519.0f, 0x7bffu);                      // just below the rounding boundary
+  EXPECT_HALF(65520.0f, 0x7c00u);                      // tie with 2^16 rounds to even = inf
   EXPECT_HALF(std::ldexp(1.0f, -14), 0x0400u);         // smallest normal
   EXPECT_HALF(1023 * std::ldexp(1.0f, -24), 0x03ffu);  // largest subnormal
   EXPECT_HALF(std::ldexp(1.0f, -24), 0x0001u);         // smallest subnormal
   EXPECT_HALF(std::ldexp(1.0f, -25), 0x0000u);         // tie -> even (0)
   EXPECT_HALF(1.5f * std::ldexp(1.0f, -25), 0x0001u);
-  EXPECT_HALF(3 * std::ldexp(1.0f, -25), 0x0002u);     // 1.5 ulp tie -> 2
-  EXPECT_HALF(-std::ldexp(1.0f, -26), 0x8000u);        // underflow keeps sign
+  EXPECT_HALF(3 * std::ldexp(1.0f, -25), 0x0002u);  // 1.5 ulp tie -> 2
+  EXPECT_HALF(-std::ldexp(1.0f, -26), 0x8000u);     // underflow keeps sign
   EXPECT_HALF(kInf, 0x7c00u);
   EXPECT_HALF(-kInf, 0xfc00u);
   EXPECT_HALF(1e10f, 0x7c00u);
@@ -179,15 +190,15 @@ TEST(Float8E4M3Type, HandWorkedEncodings) {
   EXPECT_EQ(bits_of(float8_e4m3_t(1.0f)), 0x38u);
   EXPECT_EQ(bits_of(float8_e4m3_t(0.1f)), 0x1du);
   EXPECT_EQ(bits_of(float8_e4m3_t(240.0f)), 0x77u);
-  EXPECT_EQ(bits_of(float8_e4m3_t(448.0f)), 0x7eu);   // max
+  EXPECT_EQ(bits_of(float8_e4m3_t(448.0f)), 0x7eu);  // max
   EXPECT_EQ(bits_of(float8_e4m3_t(-448.0f)), 0xfeu);
-  EXPECT_EQ(bits_of(float8_e4m3_t(464.0f)), 0x7eu);   // tie -> even (448)
-  EXPECT_EQ(bits_of(float8_e4m3_t(465.0f)), 0x7fu);   // overflow -> NaN (no inf)
+  EXPECT_EQ(bits_of(float8_e4m3_t(464.0f)), 0x7eu);  // tie -> even (448)
+  EXPECT_EQ(bits_of(float8_e4m3_t(465.0f)), 0x7fu);  // overflow -> NaN (no inf)
   EXPECT_EQ(bits_of(float8_e4m3_t(kInf)), 0x7fu);
   EXPECT_EQ(bits_of(float8_e4m3_t(-kInf)), 0xffu);
   EXPECT_EQ(bits_of(float8_e4m3_t(kNaN)), 0x7fu);
-  EXPECT_EQ(bits_of(float8_e4m3_t(1.0625f)), 0x38u);  // tie -> even (1.0)
-  EXPECT_EQ(bits_of(float8_e4m3_t(1.1875f)), 0x3au);  // tie -> even (1.25)
+  EXPECT_EQ(bits_of(float8_e4m3_t(1.0625f)), 0x38u);                   // tie -> even (1.0)
+  EXPECT_EQ(bits_of(float8_e4m3_t(1.1875f)), 0x3au);                   // tie -> even (1.25)
   EXPECT_EQ(bits_of(float8_e4m3_t(std::ldexp(1.0f, -6))), 0x08u);      // smallest normal
   EXPECT_EQ(bits_of(float8_e4m3_t(7 * std::ldexp(1.0f, -9))), 0x07u);  // largest subnormal
   EXPECT_EQ(bits_of(float8_e4m3_t(std::ldexp(1.0f, -9))), 0x01u);      // smallest subnormal
@@ -209,8 +220,8 @@ TEST(Float8E5M2Type, HandWorkedEncodings) {
   EXPECT_EQ(bits_of(float8_e5m2_t(61440.0f)), 0x7cu);  // tie -> even = inf
   EXPECT_EQ(bits_of(float8_e5m2_t(kInf)), 0x7cu);
   EXPECT_EQ(bits_of(float8_e5m2_t(kNaN)), 0x7eu);
-  EXPECT_EQ(bits_of(float8_e5m2_t(1.125f)), 0x3cu);    // tie -> even
-  EXPECT_EQ(bits_of(float8_e5m2_t(1.375f)), 0x3eu);    // tie -> even
+  EXPECT_EQ(bits_of(float8_e5m2_t(1.125f)), 0x3cu);  // tie -> even
+  EXPECT_EQ(bits_of(float8_e5m2_t(1.375f)), 0x3eu);  // tie -> even
   EXPECT_EQ(bits_of(float8_e5m2_t(std::ldexp(1.0f, -16))), 0x01u);
   EXPECT_EQ(bits_of(float8_e5m2_t(std::ldexp(1.0f, -17))), 0x00u);
   EXPECT_EQ(bits_of(float8_e5m2_t(3 * std::ldexp(1.0f, -17))), 0x02u);
@@ -337,8 +348,8 @@ TEST(ConvertRow, VectorPathsMatchScalarConversions) {
 /// Reference C += op(A) op(B) in double; elements are read through float so quantised inputs
 /// are taken at their stored value.  Also returns sum |a||b| per element to scale tolerances.
 template <bool TA, bool TB, class A, class B>
-void reference_gemm(const A* a, long lda, const B* b, long ldb, std::vector<double>& c, std::vector<double>& mag,
-                    long ldc, int M, int N, int K) {
+void reference_gemm(const A* a, long lda, const B* b, long ldb, std::vector<double>& c,
+                    std::vector<double>& mag, long ldc, int M, int N, int K) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double s = 0, m = 0;
@@ -374,8 +385,8 @@ void check_gemm(int M, int N, int K, std::mt19937& rng, double rel_tol) {
       // float accumulation of K products: error grows ~linearly in K in the worst case.
       const double tol = rel_tol * (K + 2) * (mag[idx] + std::fabs(ref[idx])) + 1e-30;
       ASSERT_NEAR(c[idx], ref[idx], j < N ? tol : 0.0)
-          << "M=" << M << " N=" << N << " K=" << K << " TransA=" << TransA << " TransB=" << TransB
-          << " at (" << i << "," << j << ")";
+          << "M=" << M << " N=" << N << " K=" << K << " TransA=" << TransA << " TransB=" << TransB << " at ("
+          << i << "," << j << ")";
     }
 }
 

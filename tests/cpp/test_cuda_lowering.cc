@@ -25,7 +25,8 @@ Region Tile(const Buffer& b, std::vector<Expr> mins, std::vector<int64_t> ext) {
 }
 
 // C[M, N] (fp32) = A[M, K] @ B[K, N] (fp16), BMxBNxBK tiles, `threads` threads, `stages` stages.
-PrimFunc TileGemm(int64_t M, int64_t N, int64_t K, int64_t BM, int64_t BN, int64_t BK, int64_t threads, int64_t stages) {
+PrimFunc TileGemm(int64_t M, int64_t N, int64_t K, int64_t BM, int64_t BN, int64_t BK, int64_t threads,
+                  int64_t stages) {
   DataType f16 = DataType::Float(16), f32 = DataType::Float(32);
   Span sp{"tile_gemm.py", 7, 9};
   Buffer A = MakeBuffer("A", f16, {I(M), I(K)}, Scope::kGlobal);
@@ -38,43 +39,56 @@ PrimFunc TileGemm(int64_t M, int64_t N, int64_t K, int64_t BM, int64_t BN, int64
   Stmt body = Seq({
       std::make_shared<FillNode>(Region::Full(Cl), FloatImm(f32, 0.0), sp),
       For(k, I(0), I((K + BK - 1) / BK), ForKind::kPipelined,
-          Seq({std::make_shared<CopyNode>(Tile(A, {Expr(by) * I(BM), Expr(k) * I(BK)}, {BM, BK}), Region::Full(As), false, sp),
-               std::make_shared<CopyNode>(Tile(B, {Expr(k) * I(BK), Expr(bx) * I(BN)}, {BK, BN}), Region::Full(Bs), false, sp),
+          Seq({std::make_shared<CopyNode>(Tile(A, {Expr(by) * I(BM), Expr(k) * I(BK)}, {BM, BK}),
+                                          Region::Full(As), false, sp),
+               std::make_shared<CopyNode>(Tile(B, {Expr(k) * I(BK), Expr(bx) * I(BN)}, {BK, BN}),
+                                          Region::Full(Bs), false, sp),
                std::make_shared<GemmNode>(Region::Full(As), Region::Full(Bs), Region::Full(Cl), false, false,
                                           GemmWarpPolicy::kSquare, false, 1, sp)}),
           {{"num_stages", I(stages)}}, sp),
-      std::make_shared<CopyNode>(Region::Full(Cl), Tile(C, {Expr(by) * I(BM), Expr(bx) * I(BN)}, {BM, BN}), false, sp),
+      std::make_shared<CopyNode>(Region::Full(Cl), Tile(C, {Expr(by) * I(BM), Expr(bx) * I(BN)}, {BM, BN}),
+                                 false, sp),
   });
   Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{I((N + BN - 1) / BN), I((M + BM - 1) / BM)},
                                              std::vector<Var>{bx, by}, std::vector<Expr>{I(threads)},
-                                             std::vector<Buffer>{As, Bs, Cl}, std::vector<std::pair<Buffer, Expr>>{}, body, sp);
+                                             std::vector<Buffer>{As, Bs, Cl},
+                                             std::vector<std::pair<Buffer, Expr>>{}, body, sp);
   std::vector<Param> params;
   for (auto& b : {A, B, C}) params.push_back({MakeVar(b->name, DataType::Handle()), b});
   return MakePrimFunc("tile_gemm", params, kernel);
 }
 
-struct Case { int64_t M, N, K, BM, BN, BK, threads, stages; };
+struct Case {
+  int64_t M, N, K, BM, BN, BK, threads, stages;
+};
 
 class CudaLoweringGemm : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaLoweringGemm, EmulatedResultMatchesDoubleReference) {
   Case c = GetParam();
   CudaLowerInfo info;
-  PrimFunc low = LowerForCUDA(TileGemm(c.M, c.N, c.K, c.BM, c.BN, c.BK, c.threads, c.stages), ParseCudaTarget("cuda -arch=sm_80"),
-                              {}, &info);
+  PrimFunc low = LowerForCUDA(TileGemm(c.M, c.N, c.K, c.BM, c.BN, c.BK, c.threads, c.stages),
+                              ParseCudaTarget("cuda -arch=sm_80"), {}, &info);
   EXPECT_EQ(info.threads, c.threads);
   EXPECT_EQ(info.smem_bytes, c.stages * (c.BM * c.BK + c.BK * c.BN) * 2);
   EXPECT_TRUE(info.warnings.empty());
   std::string src = CodegenCUDA(low, "sm_80");
-  for (const char* s : {"tl::cp_async<16>", "tl::ldmatrix<4, 0>", "tl::ldmatrix<4, 1>", "tl::mma_m16n8k16_f16", "__syncthreads()"})
+  for (const char* s : {"tl::cp_async<16>", "tl::ldmatrix<4, 0>", "tl::ldmatrix<4, 1>",
+                        "tl::mma_m16n8k16_f16", "__syncthreads()"})
     EXPECT_NE(src.find(s), std::string::npos) << s;
 
   std::mt19937 rng(1234);
   std::normal_distribution<double> nd;
   std::vector<uint16_t> a(c.M * c.K), b(c.K * c.N);
   std::vector<double> ad(a.size()), bd(b.size());
-  for (size_t i = 0; i < a.size(); ++i) { a[i] = uint16_t(emu::EncodeMinifloat(nd(rng), 5, 10, false)); ad[i] = emu::DecodeMinifloat(a[i], 5, 10, false); }
-  for (size_t i = 0; i < b.size(); ++i) { b[i] = uint16_t(emu::EncodeMinifloat(nd(rng), 5, 10, false)); bd[i] = emu::DecodeMinifloat(b[i], 5, 10, false); }
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = uint16_t(emu::EncodeMinifloat(nd(rng), 5, 10, false));
+    ad[i] = emu::DecodeMinifloat(a[i], 5, 10, false);
+  }
+  for (size_t i = 0; i < b.size(); ++i) {
+    b[i] = uint16_t(emu::EncodeMinifloat(nd(rng), 5, 10, false));
+    bd[i] = emu::DecodeMinifloat(b[i], 5, 10, false);
+  }
   std::vector<float> out(c.M * c.N, -12345.f);
   emu::Result r = emu::Run(low, {a.data(), b.data(), out.data()}, {}, emu::Options());
   for (auto& rep : r.reports) ADD_FAILURE() << rep.kind << ": " << rep.message;
@@ -89,9 +103,9 @@ TEST_P(CudaLoweringGemm, EmulatedResultMatchesDoubleReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaLoweringGemm,
-                         ::testing::Values(Case{64, 64, 64, 64, 64, 32, 128, 2},   // whole tiles
-                                           Case{72, 40, 48, 32, 32, 16, 64, 3},    // ragged M, N; 3 stages
-                                           Case{32, 64, 96, 32, 64, 32, 128, 1})); // no pipelining
+                         ::testing::Values(Case{64, 64, 64, 64, 64, 32, 128, 2},    // whole tiles
+                                           Case{72, 40, 48, 32, 32, 16, 64, 3},     // ragged M, N; 3 stages
+                                           Case{32, 64, 96, 32, 64, 32, 128, 1}));  // no pipelining
 
 TEST(CudaLowering, MissingBarriersAreRaces) {
   CudaLowerOptions opt;
@@ -125,7 +139,8 @@ TEST(CudaLowering, GemmTileThatWarpsCannotSplitIsALayoutError) {
     FAIL();
   } catch (const UserError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kLayout);
-    EXPECT_NE(std::string(e.what()).find("24x64 accumulator cannot be split over 4 warps"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("24x64 accumulator cannot be split over 4 warps"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -136,7 +151,8 @@ TEST(CudaLowering, SwizzleMakesLdmatrixRowsConflictFree) {
     for (int64_t r0 = 0; r0 < 64; r0 += 8)
       for (int64_t chunk = 0; chunk < cols / 8; ++chunk) {
         std::set<int64_t> groups;
-        for (int64_t r = r0; r < r0 + 8; ++r) groups.insert((SwizzledOffsetInt(r, chunk * 8, cols, 2) * 2 / 16) % 8);
+        for (int64_t r = r0; r < r0 + 8; ++r)
+          groups.insert((SwizzledOffsetInt(r, chunk * 8, cols, 2) * 2 / 16) % 8);
         EXPECT_EQ(groups.size(), 8u) << "cols " << cols << " rows " << r0 << " chunk " << chunk;
       }
   // and it is a permutation of each row's chunks

@@ -24,13 +24,17 @@ using tl::UserError;
 bool HaveToolchain() { return tl::cuda::ToolchainVersion() != "none"; }
 
 void ExpectMmaKernelCompiled(const tl::cuda::CompileResult& r, const std::string& arch) {
-  for (const char* insn : {"cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group",
-                           "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                           "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"})
+  for (const char* insn :
+       {"cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"})
     EXPECT_NE(r.ptx.find(insn), std::string::npos) << arch << ": PTX lacks " << insn;
   EXPECT_NE(r.ptx.find(".entry warp_gemm"), std::string::npos) << arch;
   ASSERT_GE(r.cubin.size(), 64u) << arch;
-  EXPECT_EQ(r.cubin.compare(0, 4, "\x7f" "ELF"), 0) << arch << ": cubin is not an ELF image";
+  EXPECT_EQ(r.cubin.compare(0, 4,
+                            "\x7f"
+                            "ELF"),
+            0)
+      << arch << ": cubin is not an ELF image";
   EXPECT_GT(r.registers, 0) << arch << "\n" << r.log;
   EXPECT_EQ(r.spill_stores, 0) << arch << "\n" << r.log;
   EXPECT_EQ(r.spill_loads, 0) << arch << "\n" << r.log;
@@ -43,7 +47,9 @@ void ExpectMmaKernelCompiled(const tl::cuda::CompileResult& r, const std::string
 }
 
 TEST(CudaToolchain, CompilesTensorCoreKernelForEachArch) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}) {
     tl::cuda::CompileResult r = tl::cuda::Compile(tl_test::kWarpMmaKernel, arch, {}, {});
     ExpectMmaKernelCompiled(r, arch);
@@ -53,13 +59,17 @@ TEST(CudaToolchain, CompilesTensorCoreKernelForEachArch) {
 }
 
 TEST(CudaToolchain, VersionNamesTheCompiler) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   std::string v = tl::cuda::ToolchainVersion();
   EXPECT_TRUE(v.rfind("nvrtc ", 0) == 0 || v.rfind("nvcc", 0) == 0) << v;
 }
 
 TEST(CudaToolchain, SyntaxErrorIsACompileErrorWithTheLog) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   const std::string src = "extern \"C\" __global__ void broken(float* x) {\n  x[0] = 1.0f\n}\n";
   try {
     tl::cuda::Compile(src, "sm_80", {}, {});
@@ -85,7 +95,9 @@ TEST(CudaToolchain, MalformedArchIsAnArgumentError) {
 }
 
 TEST(CudaToolchain, FindsToolkitHeaders) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   std::string inc = tl::cuda::CudaIncludeDir();
   ASSERT_FALSE(inc.empty());
   EXPECT_TRUE(std::ifstream(inc + "/cuda_fp16.h").good()) << inc;
@@ -98,7 +110,9 @@ TEST(CudaToolchain, FindsToolkitHeaders) {
 }
 
 TEST(CudaToolchain, ConcurrentCompilesAgree) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   tl::cuda::CompileResult a, b;
   std::thread t([&] { a = tl::cuda::Compile(tl_test::kWarpMmaKernel, "sm_86", {}, {}); });
   b = tl::cuda::Compile(tl_test::kWarpMmaKernel, "sm_86", {}, {});
@@ -108,7 +122,9 @@ TEST(CudaToolchain, ConcurrentCompilesAgree) {
 }
 
 TEST(CudaToolchain, NvccFallbackGivesTheSameArtifacts) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   setenv("TL_CUDA_COMPILER", "nvcc", 1);
   std::string version = tl::cuda::ToolchainVersion();
   tl::cuda::CompileResult r;
@@ -163,7 +179,9 @@ TEST(CudaToolchain, ParsesPtxasReport) {
 }
 
 TEST(CudaToolchain, CubinRecordsAgreeWithPtxasReport) {
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   // Two kernels, one with a dynamically indexed local array (a stack frame) and a non-inlined
   // device function.
   const std::string src = R"CUDA(
@@ -196,8 +214,10 @@ extern "C" __global__ void tiled(float* out) {
       EXPECT_EQ(it->stack_bytes, k.stack_bytes) << arch << " " << k.name;
       EXPECT_EQ(it->spill_stores, -1);  // not recorded in the image
     }
-    auto framed = std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "framed"; });
-    auto tiled = std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "tiled"; });
+    auto framed =
+        std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "framed"; });
+    auto tiled =
+        std::find_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return k.name == "tiled"; });
     ASSERT_TRUE(framed != r.kernels.end() && tiled != r.kernels.end()) << r.log;
     EXPECT_GE(framed->stack_bytes, 256) << r.log;
     EXPECT_EQ(tiled->stack_bytes, 0) << r.log;
@@ -210,7 +230,9 @@ extern "C" __global__ void tiled(float* out) {
 TEST(CudaToolchain, DamagedCubinYieldsNoResources) {
   EXPECT_TRUE(tl::cuda::ResourcesFromCubin("").empty());
   EXPECT_TRUE(tl::cuda::ResourcesFromCubin("not an ELF image at all").empty());
-  std::string header = "\x7f" "ELF";
+  std::string header =
+      "\x7f"
+      "ELF";
   header.resize(64, '\xff');  // section table far beyond the end
   header[4] = 2;
   EXPECT_TRUE(tl::cuda::ResourcesFromCubin(header).empty());
@@ -227,7 +249,9 @@ TEST(CudaDriver, WithoutDriverFailsCleanly) {
   }
   EXPECT_FALSE(tl::cuda::DriverUnavailableReason().empty());
   EXPECT_EQ(tl::cuda::DeviceCount(), 0);
-  std::string cubin = "\x7f" "ELF";
+  std::string cubin =
+      "\x7f"
+      "ELF";
   cubin.resize(256, '\0');
   try {
     tl::cuda::Module::Load(cubin, 0);
@@ -248,7 +272,9 @@ TEST(CudaDriver, LoadsACubinForTheDevice) {
     EXPECT_THROW(tl::cuda::Module::Load("not a cubin", 0), UserError);
     return;
   }
-  if (!HaveToolchain()) FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the toolkit lacks it)";
+  if (!HaveToolchain())
+    FAIL() << "no NVRTC and no nvcc on this machine (scripts/setup.sh installs NVRTC from PyPI when the "
+              "toolkit lacks it)";
   tl::cuda::DeviceInfo info = tl::cuda::GetDeviceInfo(0);
   EXPECT_GE(info.cc_major, 7);
   EXPECT_GT(info.max_shared_optin, 48 * 1024);

@@ -14,73 +14,20 @@
 #include "emulator/numeric.h"
 #include "ir/function.h"
 
+#include "emulator_test_util.h"
+
 namespace tl::emu {
 namespace {
 
-const DataType kF16 = DataType::Float(16);
-const DataType kBF16 = DataType::BFloat16();
-const DataType kF32 = DataType::Float(32);
-const DataType kI32 = DataType::Int(32);
-
-uint16_t H(double x) { return static_cast<uint16_t>(EncodeMinifloat(x, 5, 10, false)); }
-double FromH(uint16_t b) { return DecodeMinifloat(b, 5, 10, false); }
-uint16_t BH(double x) { return static_cast<uint16_t>(EncodeMinifloat(x, 8, 7, false)); }
-
-Span L(int line) { return Span{"emu_kernel.py", line, 5}; }
-
-Buffer Global(const std::string& n, DataType t, std::vector<Expr> shape) {
-  return MakeBuffer(n, t, std::move(shape), Scope::kGlobal);
-}
-Buffer Shared(const std::string& n, DataType t, int64_t size) { return MakeBuffer(n, t, {Int(size)}, Scope::kShared); }
-Buffer Local(const std::string& n, DataType t, int64_t size) { return MakeBuffer(n, t, {Int(size)}, Scope::kLocal); }
-Param P(const Buffer& b) { return Param{MakeVar(b->name + "_handle", DataType::Handle()), b}; }
-
-Expr Div(Expr a, Expr b) { return Binary(BinaryOp::kFloorDiv, std::move(a), std::move(b)); }
-Expr Mod(Expr a, Expr b) { return Binary(BinaryOp::kFloorMod, std::move(a), std::move(b)); }
-Expr Lt(Expr a, Expr b) { return Binary(BinaryOp::kLT, std::move(a), std::move(b)); }
-Expr Ge(Expr a, Expr b) { return Binary(BinaryOp::kGE, std::move(a), std::move(b)); }
-Expr Eq(Expr a, Expr b) { return Binary(BinaryOp::kEQ, std::move(a), std::move(b)); }
-Expr And(Expr a, Expr b) { return Binary(BinaryOp::kAnd, std::move(a), std::move(b)); }
-Stmt Sync(int line = 0) { return Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), L(line)); }
-Stmt Void(const std::string& op, std::vector<Expr> args, int line = 0) {
-  return Evaluate(Call(DataType::Void(), op, std::move(args)), L(line));
-}
-Stmt Unrolled(const Var& v, int64_t n, Stmt body) { return For(v, Int(0), Int(n), ForKind::kUnrolled, std::move(body)); }
-
-/// A kernel launch: `body` may use `tx` (bound to tl.thread_idx) and the block vars.
-struct Kernel {
-  Var tx = MakeVar("tx");
-  std::vector<Var> block = {MakeVar("bx"), MakeVar("by")};
-  PrimFunc Make(std::vector<Param> params, std::vector<Expr> grid, int threads, std::vector<Buffer> allocs,
-                Stmt body) const {
-    std::vector<Var> bv(block.begin(), block.begin() + static_cast<long>(grid.size()));
-    Stmt inner = Let(tx, Call(kI32, "tl.thread_idx", {}), std::move(body));
-    auto k = std::make_shared<KernelNode>(std::move(grid), bv, std::vector<Expr>{Int(threads)}, std::move(allocs),
-                                          std::vector<std::pair<Buffer, Expr>>{}, inner, Span{});
-    return MakePrimFunc("kernel", std::move(params), k);
-  }
-};
-
-int Count(const Result& r, const std::string& kind) {
-  int n = 0;
-  for (const auto& rep : r.reports) n += rep.kind == kind;
-  return n;
-}
-std::string All(const Result& r) {
-  std::string s;
-  for (const auto& rep : r.reports) s += rep.message + "\n";
-  return s;
-}
-
-// ------------------------------------------------------------------------------- numbers
+using namespace emu_test;
 
 TEST(EmuNumeric, Float16Bits) {
   EXPECT_EQ(H(1.0), 0x3C00);
   EXPECT_EQ(H(-2.0), 0xC000);
   EXPECT_EQ(H(65504.0), 0x7BFF);
-  EXPECT_EQ(H(65520.0), 0x7C00);            // rounds up past the largest finite value
-  EXPECT_EQ(H(std::ldexp(1.0, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(H(std::ldexp(1.0, -25)), 0x0000);  // tie to even (zero)
+  EXPECT_EQ(H(65520.0), 0x7C00);                         // rounds up past the largest finite value
+  EXPECT_EQ(H(std::ldexp(1.0, -24)), 0x0001);            // smallest subnormal
+  EXPECT_EQ(H(std::ldexp(1.0, -25)), 0x0000);            // tie to even (zero)
   EXPECT_EQ(H(1.0 + std::ldexp(1.0, -11)), 0x3C00);      // tie to even, down
   EXPECT_EQ(H(1.0 + 3 * std::ldexp(1.0, -11)), 0x3C02);  // tie to even, up
   EXPECT_EQ(FromH(0x3555), 0.333251953125);
@@ -132,7 +79,7 @@ TEST(EmuBasic, ElementwiseWithSymbolicShapeGuardsAndIntSemantics) {
     int v = t - 20;
     EXPECT_EQ(q[t * 4 + 0], static_cast<int>(std::floor(v / 3.0))) << v;
     EXPECT_EQ(q[t * 4 + 1], ((v % 3) + 3) % 3) << v;
-    EXPECT_EQ(q[t * 4 + 2], v / 3) << v;                                // C truncation
+    EXPECT_EQ(q[t * 4 + 2], v / 3) << v;                                                    // C truncation
     EXPECT_EQ(q[t * 4 + 3], static_cast<int32_t>(0x7fffffffu + static_cast<uint32_t>(t)));  // int32 wraps
   }
   EXPECT_GT(r.lane_ops, 3 * 32 * 5);
@@ -194,7 +141,7 @@ TEST(EmuBasic, MathIntrinsicsLocalVarInitsAndCasts) {
     EXPECT_EQ(o[t * 6 + 4], static_cast<float>(std::tanh(xf - 4.0)));
     double big = xf * 1000.0;
     EXPECT_EQ(o[t * 6 + 5], big >= 65520 ? INFINITY : FromH(H(big))) << t;
-    EXPECT_EQ(iv[t * 2 + 0], 100 + t);  // var_inits then += tx, per thread
+    EXPECT_EQ(iv[t * 2 + 0], 100 + t);                                   // var_inits then += tx, per thread
     double c = static_cast<float>(static_cast<float>(t * 1e9f) - 2.5f);  // float32 arithmetic
     EXPECT_EQ(iv[t * 2 + 1], c > 2147483647.0 ? 2147483647 : static_cast<int32_t>(c)) << t;  // saturating cvt
   }
@@ -213,11 +160,15 @@ void RunMmaFromGlobal(const std::string& ab, DataType t) {
   Expr g = Div(k.tx, Int(4)), tg = Mod(k.tx, Int(4));
   Expr lo = Mod(i, Int(2));
   Stmt body = Seq({
-      Unrolled(i, 8, Store(a, Load(A, {g + Int(8) * Mod(Div(i, Int(2)), Int(2)), tg * Int(2) + lo + Int(8) * Div(i, Int(4))}),
-                           {i})),
+      Unrolled(i, 8,
+               Store(a,
+                     Load(A, {g + Int(8) * Mod(Div(i, Int(2)), Int(2)),
+                              tg * Int(2) + lo + Int(8) * Div(i, Int(4))}),
+                     {i})),
       Unrolled(i, 4, Store(b, Load(B, {tg * Int(2) + lo + Int(8) * Div(i, Int(2)), g}), {i})),
       Unrolled(i, 4, Store(c, Load(C, {g + Int(8) * Div(i, Int(2)), tg * Int(2) + lo}), {i})),
-      Void("tl.mma_sync", {StringImm("m16n8k16"), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
+      Void("tl.mma_sync",
+           {StringImm("m16n8k16"), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
       Unrolled(i, 4, Store(D, Load(c, {i}), {g + Int(8) * Div(i, Int(2)), tg * Int(2) + lo})),
   });
   PrimFunc f = k.Make({P(A), P(B), P(C), P(D)}, {Int(1)}, 32, {a, b, c}, body);
@@ -263,10 +214,17 @@ TEST(EmuMma, HandWorkedLaneFragments) {
   Buffer a = Local("a", kF16, 8), b = Local("b", kF16, 4), c = Local("c", kF32, 4);
   Var i = MakeVar("i");
   Stmt body = Seq({
-      Unrolled(i, 8, Store(a, Select(And(Eq(k.tx, Int(5)), Eq(i, Int(6))), FloatImm(kF16, 1.0), FloatImm(kF16, 0.0)), {i})),
-      Unrolled(i, 4, Store(b, Select(And(Eq(k.tx, Int(13)), Eq(i, Int(2))), FloatImm(kF16, 1.0), FloatImm(kF16, 0.0)), {i})),
+      Unrolled(
+          i, 8,
+          Store(a, Select(And(Eq(k.tx, Int(5)), Eq(i, Int(6))), FloatImm(kF16, 1.0), FloatImm(kF16, 0.0)),
+                {i})),
+      Unrolled(
+          i, 4,
+          Store(b, Select(And(Eq(k.tx, Int(13)), Eq(i, Int(2))), FloatImm(kF16, 1.0), FloatImm(kF16, 0.0)),
+                {i})),
       Unrolled(i, 4, Store(c, FloatImm(kF32, 0.0), {i})),
-      Void("tl.mma_sync", {StringImm("m16n8k16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
+      Void("tl.mma_sync", {StringImm("m16n8k16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                           Load(c, {Int(0)})}),
       Unrolled(i, 4, Store(O, Load(c, {i}), {k.tx, i})),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 32, {a, b, c}, body);
@@ -335,7 +293,9 @@ TEST(EmuCpAsync, DataLandsOnlyAtTheCoveringWait) {
   Stmt body = Seq({
       Void("tl.cp_async", {Load(S, {k.tx * Int(8)}), Load(G, {k.tx * Int(8)}), Int(16), Bool(true)}, 1),
       Void("tl.cp_async_commit", {}),
-      Void("tl.cp_async", {Load(S, {Int(256) + k.tx * Int(8)}), Load(G, {Int(256) + k.tx * Int(8)}), Int(16), Bool(true)}, 2),
+      Void("tl.cp_async",
+           {Load(S, {Int(256) + k.tx * Int(8)}), Load(G, {Int(256) + k.tx * Int(8)}), Int(16), Bool(true)},
+           2),
       Void("tl.cp_async_commit", {}),
       probe(0, 3),
       Void("tl.cp_async_wait", {Int(1)}),
@@ -410,29 +370,38 @@ PrimFunc GemmKernel(int M, int N, int K, bool forget_second_barrier) {
   Expr lq = Div(tx, Int(8)), lr = Mod(tx, Int(8));
   Stmt step = Seq({
       // A tile: lane copies row tx/2, columns (tx%2)*8 .. +8.
-      Void("tl.cp_async", {Load(As, {Div(tx, Int(2)) * Int(16) + Mod(tx, Int(2)) * Int(8)}),
-                           Load(A, {by * Int(16) + Div(tx, Int(2)), ko * Int(16) + Mod(tx, Int(2)) * Int(8)}), Int(16),
-                           Bool(true)}, 10),
+      Void("tl.cp_async",
+           {Load(As, {Div(tx, Int(2)) * Int(16) + Mod(tx, Int(2)) * Int(8)}),
+            Load(A, {by * Int(16) + Div(tx, Int(2)), ko * Int(16) + Mod(tx, Int(2)) * Int(8)}), Int(16),
+            Bool(true)},
+           10),
       // B tile: lanes 0..15 copy row k = tx (8 halves).
-      If(Lt(tx, Int(16)), Void("tl.cp_async", {Load(Bs, {tx * Int(8)}), Load(B, {ko * Int(16) + tx, bx * Int(8)}),
-                                              Int(16), Bool(true)}, 11)),
+      If(Lt(tx, Int(16)),
+         Void("tl.cp_async",
+              {Load(Bs, {tx * Int(8)}), Load(B, {ko * Int(16) + tx, bx * Int(8)}), Int(16), Bool(true)}, 11)),
       Void("tl.cp_async_commit", {}, 12),
       Void("tl.cp_async_wait", {Int(0)}, 13),
       Sync(14),
       // A: matrix q = (rows 8*(q%2).., k 8*(q/2)..) gives a0a1, a2a3, a4a5, a6a7.
-      Void("tl.ldmatrix", {Int(0), Int(4), Load(a, {Int(0)}),
-                           Load(As, {(lr + Int(8) * Mod(lq, Int(2))) * Int(16) + Int(8) * Div(lq, Int(2))})}, 15),
+      Void("tl.ldmatrix",
+           {Int(0), Int(4), Load(a, {Int(0)}),
+            Load(As, {(lr + Int(8) * Mod(lq, Int(2))) * Int(16) + Int(8) * Div(lq, Int(2))})},
+           15),
       // B: matrix q = k rows 8q..8q+7 of the [k][n] tile, transposed.
-      Void("tl.ldmatrix", {Int(1), Int(2), Load(b, {Int(0)}), Load(Bs, {(Int(8) * Mod(lq, Int(2)) + lr) * Int(8)})}, 16),
-      Void("tl.mma_sync", {StringImm("m16n8k16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}),
-                           Load(c, {Int(0)})}, 17),
+      Void("tl.ldmatrix",
+           {Int(1), Int(2), Load(b, {Int(0)}), Load(Bs, {(Int(8) * Mod(lq, Int(2)) + lr) * Int(8)})}, 16),
+      Void("tl.mma_sync",
+           {StringImm("m16n8k16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})},
+           17),
       forget_second_barrier ? Stmt() : Sync(18),
   });
   Stmt body = Seq({
       Unrolled(i, 4, Store(c, FloatImm(kF32, 0.0), {i})),
       For(ko, Int(0), Int(K / 16), ForKind::kSerial, step),
-      Unrolled(i, 4, Store(C, Load(c, {i}), {by * Int(16) + g + Int(8) * Div(i, Int(2)), bx * Int(8) + tg * Int(2) + Mod(i, Int(2))},
-                           L(19))),
+      Unrolled(i, 4,
+               Store(C, Load(c, {i}),
+                     {by * Int(16) + g + Int(8) * Div(i, Int(2)), bx * Int(8) + tg * Int(2) + Mod(i, Int(2))},
+                     L(19))),
   });
   return k.Make({P(A), P(B), P(C)}, {Int(N / 8), Int(M / 16)}, 32, {As, Bs, a, b, c}, body);
 }
@@ -477,180 +446,6 @@ TEST(EmuGemm, MissingBarrierBeforeOverwriteIsARace) {
 }
 
 // ------------------------------------------------------------------------------- checks
-
-TEST(EmuChecks, RaceWithoutBarrierAndNoneWithOne) {
-  Kernel k;
-  Buffer O = Global("O", kF32, {Int(1)});
-  Buffer S = Shared("S", kF32, 4);
-  auto run = [&](bool barrier) {
-    Stmt body = Seq({
-        If(Eq(k.tx, Int(3)), Store(S, FloatImm(kF32, 1.0), {Int(2)}, L(1))),
-        barrier ? Sync(2) : Stmt(),
-        If(Eq(k.tx, Int(7)), Store(S, FloatImm(kF32, 2.0), {Int(2)}, L(3))),
-        Sync(4),
-        If(Eq(k.tx, Int(0)), Store(O, Load(S, {Int(2)}), {Int(0)}, L(5))),
-    });
-    std::vector<float> o(1);
-    Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 64, {S}, body), {o.data()}, {});
-    EXPECT_EQ(o[0], 2.0f);
-    return r;
-  };
-  Result racy = run(false);
-  ASSERT_EQ(racy.reports.size(), 1u) << All(racy);
-  EXPECT_EQ(racy.reports[0].kind, "race");
-  const std::string& msg = racy.reports[0].message;
-  EXPECT_NE(msg.find("thread 7"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("thread 3"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("'S' index [2]"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("emu_kernel.py:3"), std::string::npos) << msg;
-  EXPECT_TRUE(run(true).reports.empty()) << All(run(true));
-}
-
-TEST(EmuChecks, ReadWriteRaceAndAtomicsAreNotARace) {
-  Kernel k;
-  Buffer O = Global("O", kI32, {Int(2)});
-  Buffer S = Shared("S", kI32, 2);
-  Stmt body = Seq({
-      If(Eq(k.tx, Int(0)), Seq({Store(S, Int(0), {Int(0)}), Store(S, Int(5), {Int(1)})})),
-      Sync(),
-      Void("tl.atomic_add", {Load(S, {Int(0)}), k.tx}, 1),  // all 64 threads, no race
-      If(Eq(k.tx, Int(40)), Store(O, Load(S, {Int(1)}), {Int(1)}, L(2))),   // reads S[1] ...
-      If(Eq(k.tx, Int(41)), Store(S, Int(6), {Int(1)}, L(3))),              // ... another writes it
-      Sync(),
-      If(Eq(k.tx, Int(0)), Store(O, Load(S, {Int(0)}), {Int(0)})),
-  });
-  std::vector<int32_t> o(2);
-  Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 64, {S}, body), {o.data()}, {});
-  EXPECT_EQ(o[0], 64 * 63 / 2);
-  EXPECT_EQ(o[1], 5);
-  ASSERT_EQ(r.reports.size(), 1u) << All(r);
-  EXPECT_EQ(r.reports[0].kind, "race");
-  EXPECT_NE(r.reports[0].message.find("read by thread 40"), std::string::npos) << r.reports[0].message;
-}
-
-TEST(EmuChecks, OutOfBoundsIsReportedAndNotPerformed) {
-  Kernel k;
-  Buffer A = Global("A", kF32, {Int(2), Int(8)});
-  Buffer O = Global("O", kF32, {Int(16)});
-  Buffer S = Shared("S", kF32, 8);
-  Buffer l = Local("l", kF32, 2);
-  Stmt body = Seq({
-      Store(A, FloatImm(kF32, 1.0), {Int(1), k.tx}, L(1)),  // tx >= 8 is out of the row (per-dim check)
-      Store(S, FloatImm(kF32, 3.0), {k.tx}, L(2)),          // tx >= 8 out of bounds
-      Store(l, FloatImm(kF32, 4.0), {Int(0)}),
-      Store(O, Load(l, {Int(0)}) + Load(l, {Int(2) + Div(k.tx, Int(15))}), {k.tx}, L(3)),  // thread 15 reads l[3]
-  });
-  std::vector<float> a(32, -5.0f), o(16, -1);
-  Options opt;
-  opt.max_reports = 100;
-  opt.check_uninit = false;
-  Result r = emu::Run(k.Make({P(A), P(O)}, {Int(1)}, 16, {S, l}, body), {a.data(), o.data()}, {}, opt);
-  EXPECT_EQ(Count(r, "out_of_bounds"), 8 + 8 + 15 + 1) << All(r);  // l[2] is outside for tx < 15 too
-  for (int x = 0; x < 8; ++x) EXPECT_EQ(a[x], -5.0f);
-  for (int x = 8; x < 16; ++x) EXPECT_EQ(a[x], 1.0f);
-  for (int x = 16; x < 32; ++x) EXPECT_EQ(a[x], -5.0f) << "memory past the buffer was written";
-  for (int t = 0; t < 16; ++t) EXPECT_EQ(o[t], 4.0f);  // out-of-bounds loads give 0
-  EXPECT_NE(r.reports[0].message.find("'A' index [1, 8] outside shape [2, 8]"), std::string::npos)
-      << r.reports[0].message;
-  Options quiet = opt;
-  quiet.check_bounds = false;
-  Result q = emu::Run(k.Make({P(A), P(O)}, {Int(1)}, 16, {S, l}, body), {a.data(), o.data()}, {}, quiet);
-  EXPECT_TRUE(q.reports.empty());
-  for (int x = 16; x < 32; ++x) EXPECT_EQ(a[x], -5.0f);
-}
-
-TEST(EmuChecks, UninitializedSharedAndLocalReads) {
-  Kernel k;
-  Buffer O = Global("O", kF32, {Int(32)});
-  Buffer S = Shared("S", kF32, 32);
-  Buffer l = Local("l", kF32, 2);
-  Stmt body = Seq({
-      If(Lt(k.tx, Int(16)), Store(S, FloatImm(kF32, 1.0), {k.tx})),
-      Store(l, FloatImm(kF32, 2.0), {Int(0)}),
-      Sync(),
-      Store(O, Load(S, {k.tx}) + Load(l, {Mod(k.tx, Int(2))}), {k.tx}, L(7)),
-  });
-  std::vector<float> o(32);
-  Options opt;
-  opt.max_reports = 100;
-  Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 32, {S, l}, body), {o.data()}, {}, opt);
-  // 16 shared elements never written, and l[1] of the 16 odd threads.
-  EXPECT_EQ(Count(r, "uninitialized_read"), 32) << All(r);
-  EXPECT_EQ(r.reports.size(), 32u);
-  EXPECT_NE(All(r).find("shared buffer 'S' index [16] is read but was never written"), std::string::npos) << All(r);
-  EXPECT_NE(All(r).find("local buffer 'l' index [1]"), std::string::npos) << All(r);
-  Options off = opt;
-  off.check_uninit = false;
-  EXPECT_TRUE(emu::Run(k.Make({P(O)}, {Int(1)}, 32, {S, l}, body), {o.data()}, {}, off).reports.empty());
-}
-
-TEST(EmuChecks, BarrierInDivergentCode) {
-  Kernel k;
-  Buffer O = Global("O", kF32, {Int(1)});
-  float dummy = 0;
-  Var j = MakeVar("j");
-  RegisterSource("emu_kernel.py", "line1\nline2\n    if tx < 16: T.sync_threads()\nline4\nline5\n");
-  PrimFunc divergent_if = k.Make({P(O)}, {Int(1)}, 64, {}, If(Lt(k.tx, Int(16)), Sync(3)));
-  Result r = emu::Run(divergent_if, {&dummy}, {});
-  ASSERT_EQ(r.reports.size(), 1u) << All(r);
-  EXPECT_EQ(r.reports[0].kind, "barrier_divergence");
-  EXPECT_NE(r.reports[0].message.find("thread 16"), std::string::npos) << r.reports[0].message;
-  EXPECT_NE(r.reports[0].message.find("16 of 64"), std::string::npos) << r.reports[0].message;
-  EXPECT_NE(r.reports[0].message.find("if tx < 16: T.sync_threads()"), std::string::npos) << r.reports[0].message;
-  // A loop whose trip count depends on the thread: iterations past the shortest diverge.
-  PrimFunc divergent_loop =
-      k.Make({P(O)}, {Int(1)}, 64, {}, For(j, Int(0), Div(k.tx, Int(32)) + Int(1), ForKind::kSerial, Sync(4)));
-  Result r2 = emu::Run(divergent_loop, {&dummy}, {});
-  EXPECT_EQ(Count(r2, "barrier_divergence"), 1) << All(r2);
-  PrimFunc uniform = k.Make({P(O)}, {Int(1)}, 64, {}, For(j, Int(0), Int(3), ForKind::kSerial, Sync(4)));
-  EXPECT_TRUE(emu::Run(uniform, {&dummy}, {}).reports.empty());
-}
-
-TEST(EmuChecks, ShuffleNeedsTheWholeWarp) {
-  Kernel k;
-  Buffer O = Global("O", kI32, {Int(64)});
-  auto shfl = [&] { return Call(kI32, "tl.shfl_xor", {k.tx * Int(10), Int(5)}); };
-  // Warp 0 shuffles with all lanes; in warp 1 only lanes 32..47 do.
-  Stmt body = If(Lt(k.tx, Int(48)), Store(O, shfl(), {k.tx}, L(2)));
-  std::vector<int32_t> o(64, -1);
-  Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 64, {}, body), {o.data()}, {});
-  ASSERT_EQ(r.reports.size(), 1u) << All(r);
-  EXPECT_EQ(r.reports[0].kind, "inactive_lanes");
-  EXPECT_NE(r.reports[0].message.find("16 of the 32 lanes of warp 1"), std::string::npos) << r.reports[0].message;
-  for (int t = 0; t < 32; ++t) EXPECT_EQ(o[t], (t ^ 5) * 10) << t;
-}
-
-TEST(EmuChecks, MmaWithInactiveLanesIsReportedAndSkipped) {
-  Kernel k;
-  Buffer O = Global("O", kF32, {Int(32)});
-  Buffer a = Local("a", kF16, 8), b = Local("b", kF16, 4), c = Local("c", kF32, 4);
-  Var i = MakeVar("i");
-  Stmt body = Seq({
-      Unrolled(i, 8, Store(a, FloatImm(kF16, 1.0), {i})),
-      Unrolled(i, 4, Store(b, FloatImm(kF16, 1.0), {i})),
-      Unrolled(i, 4, Store(c, FloatImm(kF32, 0.0), {i})),
-      If(Ge(k.tx, Int(1)), Void("tl.mma_sync", {StringImm("m16n8k16"), StringImm("f16"), Load(a, {Int(0)}),
-                                                Load(b, {Int(0)}), Load(c, {Int(0)})}, 6)),
-      Store(O, Load(c, {Int(0)}), {k.tx}),
-  });
-  std::vector<float> o(32, -1);
-  Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 32, {a, b, c}, body), {o.data()}, {});
-  EXPECT_EQ(Count(r, "inactive_lanes"), 1) << All(r);
-  for (int t = 0; t < 32; ++t) EXPECT_EQ(o[t], 0.0f);
-}
-
-TEST(EmuChecks, ReportsAreCappedButCounted) {
-  Kernel k;
-  Buffer O = Global("O", kF32, {Int(4)});
-  Stmt body = Store(O, FloatImm(kF32, 1.0), {k.tx});
-  std::vector<float> o(4);
-  Options opt;
-  opt.max_reports = 3;
-  Result r = emu::Run(k.Make({P(O)}, {Int(2)}, 128, {}, body), {o.data()}, {}, opt);
-  EXPECT_EQ(r.reports.size(), 3u);
-  EXPECT_EQ(r.total_reports, 2 * 124);
-  EXPECT_NE(r.reports[0].message.find("block (0, 0, 0) thread 4"), std::string::npos) << r.reports[0].message;
-}
 
 }  // namespace
 }  // namespace tl::emu

@@ -34,14 +34,22 @@ struct DTypeCase {
 TEST(DataTypeTest, ParsesAndPrintsEveryScalarType) {
   using C = DataType::Code;
   const DTypeCase cases[] = {
-      {"float16", C::kFloat, 16, 1, 2},        {"bfloat16", C::kBFloat, 16, 1, 2},
-      {"float32", C::kFloat, 32, 1, 4},        {"float64", C::kFloat, 64, 1, 8},
-      {"float8_e4m3fn", C::kFloat8E4M3, 8, 1, 1}, {"float8_e5m2", C::kFloat8E5M2, 8, 1, 1},
-      {"int4", C::kInt, 4, 1, 1},              {"int8", C::kInt, 8, 1, 1},
-      {"int16", C::kInt, 16, 1, 2},            {"int32", C::kInt, 32, 1, 4},
-      {"int64", C::kInt, 64, 1, 8},            {"uint8", C::kUInt, 8, 1, 1},
-      {"uint16", C::kUInt, 16, 1, 2},          {"uint32", C::kUInt, 32, 1, 4},
-      {"uint64", C::kUInt, 64, 1, 8},          {"bool", C::kBool, 1, 1, 1},
+      {"float16", C::kFloat, 16, 1, 2},
+      {"bfloat16", C::kBFloat, 16, 1, 2},
+      {"float32", C::kFloat, 32, 1, 4},
+      {"float64", C::kFloat, 64, 1, 8},
+      {"float8_e4m3fn", C::kFloat8E4M3, 8, 1, 1},
+      {"float8_e5m2", C::kFloat8E5M2, 8, 1, 1},
+      {"int4", C::kInt, 4, 1, 1},
+      {"int8", C::kInt, 8, 1, 1},
+      {"int16", C::kInt, 16, 1, 2},
+      {"int32", C::kInt, 32, 1, 4},
+      {"int64", C::kInt, 64, 1, 8},
+      {"uint8", C::kUInt, 8, 1, 1},
+      {"uint16", C::kUInt, 16, 1, 2},
+      {"uint32", C::kUInt, 32, 1, 4},
+      {"uint64", C::kUInt, 64, 1, 8},
+      {"bool", C::kBool, 1, 1, 1},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -100,10 +108,11 @@ TEST(DataTypeTest, AliasesOfFloat8) {
 }
 
 TEST(DataTypeTest, RejectsBadNames) {
-  const char* bad[] = {"",        "float",   "float12",  "float8",   "int",    "int3",    "int128",
-                       "int1",    "uint",    "uint7",    "bfloat32", "double", "Float32", "float32x",
-                       "float32x0", "x4",    "int32xa",  "int 32",   "float16x8x2", "float8_e4m3fnz",
-                       "boolean", "i32",     "float16x70000", "float16x123456", "int32x-4"};
+  const char* bad[] = {"",         "float",   "float12",       "float8",         "int",
+                       "int3",     "int128",  "int1",          "uint",           "uint7",
+                       "bfloat32", "double",  "Float32",       "float32x",       "float32x0",
+                       "x4",       "int32xa", "int 32",        "float16x8x2",    "float8_e4m3fnz",
+                       "boolean",  "i32",     "float16x70000", "float16x123456", "int32x-4"};
   for (const char* n : bad) {
     DataType t = DataType::Int(8);
     EXPECT_FALSE(DataType::Parse(n, &t)) << "accepted '" << n << "' as " << t.str();
@@ -216,7 +225,8 @@ TEST(ExprTest, Promotion) {
 
 TEST(ExprTest, ComparisonsAndLogicGiveBool) {
   Var x = MakeVar("x"), f = MakeVar("f", DataType::Float(32));
-  for (BinaryOp op : {BinaryOp::kEQ, BinaryOp::kNE, BinaryOp::kLT, BinaryOp::kLE, BinaryOp::kGT, BinaryOp::kGE}) {
+  for (BinaryOp op :
+       {BinaryOp::kEQ, BinaryOp::kNE, BinaryOp::kLT, BinaryOp::kLE, BinaryOp::kGT, BinaryOp::kGE}) {
     SCOPED_TRACE(BinaryOpName(op));
     EXPECT_TRUE(IsComparison(op));
     Expr c = Binary(op, x, Int(4));
@@ -372,13 +382,13 @@ TEST(VisitorTest, VisitsTileOpsAndKernels) {
   Stmt fill = std::make_shared<FillNode>(Region::Full(C), FloatImm(DataType::Float(32), 0), Span{});
   Stmt gemm = std::make_shared<GemmNode>(Region::Full(As_), Region::Full(As_), Region::Full(C), false, true,
                                          GemmWarpPolicy::kSquare, false, 1, Span{});
-  Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{Int(4)}, std::vector<Var>{bx},
-                                             std::vector<Expr>{Int(128)}, std::vector<Buffer>{As_, C},
-                                             std::vector<std::pair<Buffer, Expr>>{}, Seq({fill, copy, gemm}), Span{});
+  Stmt kernel = std::make_shared<KernelNode>(
+      std::vector<Expr>{Int(4)}, std::vector<Var>{bx}, std::vector<Expr>{Int(128)},
+      std::vector<Buffer>{As_, C}, std::vector<std::pair<Buffer, Expr>>{}, Seq({fill, copy, gemm}), Span{});
   Counter c;
   c.VisitStmt(kernel);
-  EXPECT_EQ(c.stmts, 5);    // kernel, seq, fill, copy, gemm
-  EXPECT_EQ(c.vars, 1);     // bx in the copy's region
+  EXPECT_EQ(c.stmts, 5);  // kernel, seq, fill, copy, gemm
+  EXPECT_EQ(c.vars, 1);   // bx in the copy's region
   EXPECT_EQ(c.binaries, 1);
   EXPECT_EQ(c.buffers, 2 + 1 + 2 + 3);  // allocs, fill, copy, gemm
 
@@ -415,10 +425,11 @@ TEST(MutatorTest, ReturnsSamePointerWhenNothingChanges) {
   EXPECT_GT(m.visits, 0);
 
   Var i = MakeVar("i");
-  Stmt s = Seq({For(i, Int(0), Int(16), ForKind::kParallel, Store(A, FloatImm(DataType::Float(32), 1), {i, y})),
-                If(Binary(BinaryOp::kGT, y, Int(0)), Evaluate(z), Evaluate(y)),
-                Let(MakeVar("t"), y + Int(1), Evaluate(z)),
-                std::make_shared<FillNode>(Region::Full(A), FloatImm(DataType::Float(32), 0), Span{})});
+  Stmt s =
+      Seq({For(i, Int(0), Int(16), ForKind::kParallel, Store(A, FloatImm(DataType::Float(32), 1), {i, y})),
+           If(Binary(BinaryOp::kGT, y, Int(0)), Evaluate(z), Evaluate(y)),
+           Let(MakeVar("t"), y + Int(1), Evaluate(z)),
+           std::make_shared<FillNode>(Region::Full(A), FloatImm(DataType::Float(32), 0), Span{})});
   EXPECT_EQ(m.VisitStmt(s), s);
 }
 
@@ -522,9 +533,10 @@ TEST(ErrorTest, UserErrorQuotesTheSourceLineWithACaret) {
     EXPECT_EQ(e.kind(), ErrorKind::kType);
     EXPECT_EQ(e.raw_message(), "name 'bogus' is not defined");
     EXPECT_EQ(e.span().line, 2);
-    const std::string expected = "<test_ir_kernel>:2:16: name 'bogus' is not defined\n"
-                                 "        x = A[0] + bogus\n" +
-                                 std::string(4 + 15, ' ') + "^";
+    const std::string expected =
+        "<test_ir_kernel>:2:16: name 'bogus' is not defined\n"
+        "        x = A[0] + bogus\n" +
+        std::string(4 + 15, ' ') + "^";
     EXPECT_EQ(std::string(e.what()), expected);
   }
   // The caret sits under the column.

@@ -40,8 +40,10 @@ TEST_F(PrinterTest, FloorDivModAndCalls) {
   EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorDiv, a + b, Int(4))), "(a + b) // 4");
   EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorDiv, a, Int(4)) * Int(2)), "a // 4 * 2");
   EXPECT_EQ(PrintExpr(a * Binary(BinaryOp::kFloorMod, b, Int(4))), "a * (b % 4)");
-  EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, a, Int(4)), Int(8))), "a // 4 % 8");
-  EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorDiv, a, Binary(BinaryOp::kFloorDiv, b, Int(2)))), "a // (b // 2)");
+  EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, a, Int(4)), Int(8))),
+            "a // 4 % 8");
+  EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorDiv, a, Binary(BinaryOp::kFloorDiv, b, Int(2)))),
+            "a // (b // 2)");
   EXPECT_EQ(PrintExpr(Binary(BinaryOp::kFloorMod, a, Int(8)) + Int(1)), "a % 8 + 1");
   // Truncating division and modulus of integers are spelled as calls.
   EXPECT_EQ(PrintExpr(Binary(BinaryOp::kDiv, a, b)), "T.truncdiv(a, b)");
@@ -148,11 +150,12 @@ TEST_F(PrinterTest, LoopsOfEachKind) {
   EXPECT_EQ(PrintStmt(For(i, Int(1), Int(4), ForKind::kParallel, st)),
             "for i in T.Parallel(1, 5):\n    A[i] = 1.0\n");
   Var m = MakeVar("m");
-  EXPECT_EQ(PrintStmt(For(i, m, Int(4), ForKind::kSerial, st)), "for i in T.serial(m, m + 4):\n    A[i] = 1.0\n");
+  EXPECT_EQ(PrintStmt(For(i, m, Int(4), ForKind::kSerial, st)),
+            "for i in T.serial(m, m + 4):\n    A[i] = 1.0\n");
   EXPECT_EQ(PrintStmt(For(i, Int(0), m, ForKind::kSerial, st)), "for i in T.serial(0, m):\n    A[i] = 1.0\n");
-  EXPECT_EQ(PrintStmt(For(i, Int(0), m, ForKind::kPipelined, st,
-                          {{"num_stages", Int(2)}, {"order", Int(1)}})),
-            "for i in T.Pipelined(m, num_stages=2, order=1):\n    A[i] = 1.0\n");
+  EXPECT_EQ(
+      PrintStmt(For(i, Int(0), m, ForKind::kPipelined, st, {{"num_stages", Int(2)}, {"order", Int(1)}})),
+      "for i in T.Pipelined(m, num_stages=2, order=1):\n    A[i] = 1.0\n");
   // Indentation applies to every line.
   EXPECT_EQ(PrintStmt(For(i, Int(0), Int(2), ForKind::kParallel, st), 2),
             "        for i in T.Parallel(2):\n            A[i] = 1.0\n");
@@ -221,7 +224,8 @@ TEST_F(TileOpPrinterTest, EachTileOp) {
   Region fixed{A, {{Int(16), Int(16)}, {Int(0), Int(64)}}};
   EXPECT_EQ(PrintStmt(std::make_shared<CopyNode>(fixed, Region::Full(As_), true, Span{})),
             "T.copy(A[16:32, 0:64], A_shared, disable_tma=True)\n");
-  EXPECT_EQ(PrintStmt(std::make_shared<FillNode>(Region::Full(Cl), F32(0), Span{})), "T.fill(C_local, 0.0)\n");
+  EXPECT_EQ(PrintStmt(std::make_shared<FillNode>(Region::Full(Cl), F32(0), Span{})),
+            "T.fill(C_local, 0.0)\n");
   EXPECT_EQ(PrintStmt(std::make_shared<GemmNode>(Region::Full(As_), Region::Full(Bs), Region::Full(Cl), false,
                                                  false, GemmWarpPolicy::kSquare, false, 1, Span{})),
             "T.gemm(A_shared, B_shared, C_local)\n");
@@ -232,8 +236,8 @@ TEST_F(TileOpPrinterTest, EachTileOp) {
   EXPECT_EQ(PrintStmt(std::make_shared<GemmNode>(Region::Full(As_), Region::Full(Bs), Region::Full(Cl), false,
                                                  true, GemmWarpPolicy::kFullCol, false, 1, Span{})),
             "T.gemm(A_shared, B_shared, C_local, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)\n");
-  EXPECT_EQ(PrintStmt(std::make_shared<ReduceNode>(ReduceKind::kMax, Region::Full(Cl), Region::Full(Ml), 1, true,
-                                                   Span{})),
+  EXPECT_EQ(PrintStmt(std::make_shared<ReduceNode>(ReduceKind::kMax, Region::Full(Cl), Region::Full(Ml), 1,
+                                                   true, Span{})),
             "T.reduce_max(C_local, m_local, dim=1)\n");
   EXPECT_EQ(PrintStmt(std::make_shared<ReduceNode>(ReduceKind::kAbsSum, Region::Full(Cl), Region::Full(Ml), 0,
                                                    false, Span{})),
@@ -250,7 +254,8 @@ TEST_F(TileOpPrinterTest, EachTileOp) {
             "T.cumsum(m_local, m_local, dim=0)\n");
   // A partial region of a local buffer with a constant offset.
   Region part{Cl, {{Int(0), Int(16)}, {Int(8), Int(8)}}};
-  EXPECT_EQ(PrintStmt(std::make_shared<FillNode>(part, F32(1), Span{})), "T.fill(C_local[0:16, 8:16], 1.0)\n");
+  EXPECT_EQ(PrintStmt(std::make_shared<FillNode>(part, F32(1), Span{})),
+            "T.fill(C_local[0:16, 8:16], 1.0)\n");
 }
 
 TEST_F(TileOpPrinterTest, KernelWithAllocations) {
@@ -280,12 +285,14 @@ TEST(PrimFuncPrinterTest, SymbolicDimGetsADynamicPreamble) {
   Buffer A = MakeBuffer("A", DataType::Float(16), {m, Int(64)}, Scope::kGlobal);
   Buffer B = MakeBuffer("B", DataType::Float(16), {m, Int(64)}, Scope::kGlobal);
   Var scale = MakeVar("scale", DataType::Float(32));
-  Stmt store = Store(B, Load(A, {bx * Int(32) + i, j}) * Cast(DataType::Float(16), scale), {bx * Int(32) + i, j});
-  Stmt loops = For(i, Int(0), Int(32), ForKind::kParallel, For(j, Int(0), Int(64), ForKind::kParallel, store));
+  Stmt store =
+      Store(B, Load(A, {bx * Int(32) + i, j}) * Cast(DataType::Float(16), scale), {bx * Int(32) + i, j});
+  Stmt loops =
+      For(i, Int(0), Int(32), ForKind::kParallel, For(j, Int(0), Int(64), ForKind::kParallel, store));
   Expr grid = Binary(BinaryOp::kFloorDiv, m + Int(31), Int(32));
-  Stmt k = std::make_shared<KernelNode>(std::vector<Expr>{grid}, std::vector<Var>{bx}, std::vector<Expr>{Int(128)},
-                                        std::vector<Buffer>{}, std::vector<std::pair<Buffer, Expr>>{}, loops,
-                                        Span{});
+  Stmt k = std::make_shared<KernelNode>(std::vector<Expr>{grid}, std::vector<Var>{bx},
+                                        std::vector<Expr>{Int(128)}, std::vector<Buffer>{},
+                                        std::vector<std::pair<Buffer, Expr>>{}, loops, Span{});
   PrimFunc f = MakePrimFunc("scale_copy",
                             {{MakeVar("A_handle", DataType::Handle()), A},
                              {MakeVar("B_handle", DataType::Handle()), B},
@@ -317,10 +324,9 @@ TEST(PrimFuncPrinterTest, Int64DynamicDimsAndManyParams) {
   Buffer X = MakeBuffer("X", DataType::BFloat16(), {n, k}, Scope::kGlobal);
   Buffer Y = MakeBuffer("Y", DataType::Float(32), {k}, Scope::kGlobal);
   Var i = MakeVar("i", DataType::Int(64));
-  Stmt body = For(i, IntImm(DataType::Int(64), 0), n, ForKind::kSerial,
-                  Store(Y, F32(0), {Int(0)}));
-  PrimFunc f = MakePrimFunc("g", {{MakeVar("x", DataType::Handle()), X}, {MakeVar("y", DataType::Handle()), Y}},
-                            body);
+  Stmt body = For(i, IntImm(DataType::Int(64), 0), n, ForKind::kSerial, Store(Y, F32(0), {Int(0)}));
+  PrimFunc f =
+      MakePrimFunc("g", {{MakeVar("x", DataType::Handle()), X}, {MakeVar("y", DataType::Handle()), Y}}, body);
   std::string s = PrintPrimFunc(f);
   EXPECT_EQ(s,
             "n = T.dynamic(\"n\", \"int64\")\n"

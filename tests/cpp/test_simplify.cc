@@ -53,9 +53,9 @@ TEST(SimplifyTest, FloorDivModOfNegativeConstants) {
     int64_t a, b, fdiv, fmod, tdiv, tmod;
   };
   const Case cases[] = {
-      {7, 2, 3, 1, 3, 1},       {-7, 2, -4, 1, -3, -1},  {7, -2, -4, -1, -3, 1},
-      {-7, -2, 3, -1, 3, -1},   {-8, 4, -2, 0, -2, 0},   {0, 5, 0, 0, 0, 0},
-      {-1, 32, -1, 31, 0, -1},  {31, 32, 0, 31, 0, 31},  {-33, 32, -2, 31, -1, -1},
+      {7, 2, 3, 1, 3, 1},      {-7, 2, -4, 1, -3, -1}, {7, -2, -4, -1, -3, 1},
+      {-7, -2, 3, -1, 3, -1},  {-8, 4, -2, 0, -2, 0},  {0, 5, 0, 0, 0, 0},
+      {-1, 32, -1, 31, 0, -1}, {31, 32, 0, 31, 0, 31}, {-33, 32, -2, 31, -1, -1},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::to_string(c.a) + " / " + std::to_string(c.b));
@@ -307,7 +307,8 @@ TEST(SimplifyTest, NarrowingCastsAreNotSeenThrough) {
   Expr s = Simplify(ge, wide);
   EXPECT_NE(As<BinaryNode>(s), nullptr) << PrintExpr(s);
   // A widening cast is seen through.
-  EXPECT_CONST(Simplify(Cmp(BinaryOp::kLT, Cast(DataType::Int(64), i), IntImm(DataType::Int(64), 301)), wide), 1);
+  EXPECT_CONST(Simplify(Cmp(BinaryOp::kLT, Cast(DataType::Int(64), i), IntImm(DataType::Int(64), 301)), wide),
+               1);
   // And a narrowing one whose operand fits.
   BoundMap narrow{{i.get(), {0, 100}}};
   EXPECT_CONST(Simplify(ge, narrow), 1);
@@ -370,10 +371,9 @@ TEST(SimplifyStmtTest, LoopAndBlockRangesAreBounds) {
   // Block index bounds come from the grid.
   Buffer B = MakeBuffer("B", DataType::Int(32), {Int(2)}, Scope::kGlobal);
   Stmt kbody = Store(B, FDiv(bx * Int(128) + i, Int(128)), {FMod(bx, Int(2))});
-  Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{Int(2)}, std::vector<Var>{bx},
-                                             std::vector<Expr>{Int(128)}, std::vector<Buffer>{},
-                                             std::vector<std::pair<Buffer, Expr>>{},
-                                             For(i, Int(0), Int(128), ForKind::kParallel, kbody), Span{});
+  Stmt kernel = std::make_shared<KernelNode>(
+      std::vector<Expr>{Int(2)}, std::vector<Var>{bx}, std::vector<Expr>{Int(128)}, std::vector<Buffer>{},
+      std::vector<std::pair<Buffer, Expr>>{}, For(i, Int(0), Int(128), ForKind::kParallel, kbody), Span{});
   Stmt ks = Simplify(kernel);
   auto* kn = As<KernelNode>(ks);
   ASSERT_NE(kn, nullptr);
@@ -386,9 +386,9 @@ TEST(SimplifyStmtTest, LoopAndBlockRangesAreBounds) {
 TEST(SimplifyStmtTest, PrimFuncWithEverythingRemoved) {
   Buffer A = MakeBuffer("A", DataType::Float(32), {Int(8)}, Scope::kGlobal);
   Var i = MakeVar("i");
-  PrimFunc f = MakePrimFunc(
-      "f", {{MakeVar("A_handle", DataType::Handle()), A}},
-      For(i, Int(0), Int(0), ForKind::kSerial, Store(A, FloatImm(DataType::Float(32), 0), {i})));
+  PrimFunc f =
+      MakePrimFunc("f", {{MakeVar("A_handle", DataType::Handle()), A}},
+                   For(i, Int(0), Int(0), ForKind::kSerial, Store(A, FloatImm(DataType::Float(32), 0), {i})));
   PrimFunc g = Simplify(f);
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->name, "f");
@@ -447,11 +447,13 @@ TEST(SimplifyTest, DivModSplitsOffABoundedRemainder) {
   BoundMap b{{l.get(), {-8, 63}}, {v.get(), {0, 1}}};
   Expr x = Expr(l) * Int(2) + Expr(v);
   EXPECT_TRUE(StructuralEqual(Simplify(FDiv(x, Int(4)), b), Simplify(FDiv(Expr(l), Int(2)), b)));
-  EXPECT_TRUE(StructuralEqual(Simplify(FMod(x, Int(4)), b), Simplify(FMod(Expr(l), Int(2)) * Int(2) + Expr(v), b)));
+  EXPECT_TRUE(
+      StructuralEqual(Simplify(FMod(x, Int(4)), b), Simplify(FMod(Expr(l), Int(2)) * Int(2) + Expr(v), b)));
   for (int64_t lv = -8; lv < 64; ++lv)
     for (int64_t vv = 0; vv < 2; ++vv) {
       std::map<const VarNode*, int64_t> env{{l.get(), lv}, {v.get(), vv}};
-      for (const Expr& e : {FDiv(x * Int(3), Int(12)), FMod(x * Int(3), Int(12)), FDiv(x, Int(4)), FMod(x, Int(8))})
+      for (const Expr& e :
+           {FDiv(x * Int(3), Int(12)), FMod(x * Int(3), Int(12)), FDiv(x, Int(4)), FMod(x, Int(8))})
         EXPECT_EQ(Eval(Simplify(e, b), env), Eval(e, env)) << PrintExpr(e) << " at l=" << lv << " v=" << vv;
     }
   // not applicable when the remainder can reach the factor: (l*2 + w) // 4 with w in [0, 2] stays exact

@@ -85,12 +85,11 @@ uint32_t Seed(uint32_t base) {
 }
 
 struct RandomSetup {
-  std::vector<Var> vars = {MakeVar("x"), MakeVar("y"), MakeVar("i"), MakeVar("j"), MakeVar("k"), MakeVar("t")};
+  std::vector<Var> vars = {MakeVar("x"), MakeVar("y"), MakeVar("i"),
+                           MakeVar("j"), MakeVar("k"), MakeVar("t")};
   // i, j, k and t are bounded; x and y are not.
-  BoundMap bounds{{vars[2].get(), {0, 31}},
-                  {vars[3].get(), {0, 7}},
-                  {vars[4].get(), {-5, 5}},
-                  {vars[5].get(), {3, 10}}};
+  BoundMap bounds{
+      {vars[2].get(), {0, 31}}, {vars[3].get(), {0, 7}}, {vars[4].get(), {-5, 5}}, {vars[5].get(), {3, 10}}};
 
   Env RandomEnv(std::mt19937& rng) const {
     Env env;
@@ -114,8 +113,8 @@ TEST(SimplifyRandomTest, IdempotentOnAffineExpressions) {
     Expr e = gen.Affine(rs.vars, 5);
     Expr s1 = Simplify(e);
     Expr s2 = Simplify(s1);
-    ASSERT_TRUE(StructuralEqual(s1, s2)) << "input " << PrintExpr(e) << "\nonce  " << PrintExpr(s1)
-                                         << "\ntwice " << PrintExpr(s2);
+    ASSERT_TRUE(StructuralEqual(s1, s2))
+        << "input " << PrintExpr(e) << "\nonce  " << PrintExpr(s1) << "\ntwice " << PrintExpr(s2);
     Expr b1 = Simplify(e, rs.bounds);
     ASSERT_TRUE(StructuralEqual(b1, Simplify(b1, rs.bounds))) << PrintExpr(e);
   }
@@ -143,8 +142,8 @@ TEST(SimplifyRandomTest, IdempotentOnFullExpressions) {
     for (const BoundMap& b : {BoundMap{}, rs.bounds}) {
       Expr s1 = Simplify(e, b);
       Expr s2 = Simplify(s1, b);
-      ASSERT_TRUE(StructuralEqual(s1, s2)) << "input " << PrintExpr(e) << "\nonce  " << PrintExpr(s1)
-                                           << "\ntwice " << PrintExpr(s2);
+      ASSERT_TRUE(StructuralEqual(s1, s2))
+          << "input " << PrintExpr(e) << "\nonce  " << PrintExpr(s1) << "\ntwice " << PrintExpr(s2);
     }
   }
 }
@@ -163,8 +162,10 @@ TEST(SimplifyRandomTest, PreservesSemantics) {
     for (int trial = 0; trial < 12; ++trial) {
       Env env = rs.RandomEnv(rng);
       int64_t want = Eval(e, env);
-      ASSERT_EQ(Eval(plain, env), want) << "input      " << PrintExpr(e) << "\nsimplified " << PrintExpr(plain);
-      ASSERT_EQ(Eval(bounded, env), want) << "input      " << PrintExpr(e) << "\nwith bounds " << PrintExpr(bounded);
+      ASSERT_EQ(Eval(plain, env), want)
+          << "input      " << PrintExpr(e) << "\nsimplified " << PrintExpr(plain);
+      ASSERT_EQ(Eval(bounded, env), want)
+          << "input      " << PrintExpr(e) << "\nwith bounds " << PrintExpr(bounded);
       ++checked;
     }
   }
@@ -175,7 +176,8 @@ TEST(SimplifyRandomTest, PreservesSemanticsOfComparisons) {
   RandomSetup rs;
   ExprGen gen(Seed(31337));
   std::mt19937 rng(Seed(7));
-  const BinaryOp ops[] = {BinaryOp::kEQ, BinaryOp::kNE, BinaryOp::kLT, BinaryOp::kLE, BinaryOp::kGT, BinaryOp::kGE};
+  const BinaryOp ops[] = {BinaryOp::kEQ, BinaryOp::kNE, BinaryOp::kLT,
+                          BinaryOp::kLE, BinaryOp::kGT, BinaryOp::kGE};
   for (int n = 0; n < Iters(400); ++n) {
     Expr e = Cmp(ops[n % 6], gen.Full(rs.vars, 3), gen.Full(rs.vars, 3));
     if (n % 5 == 0) e = Select(e, gen.Full(rs.vars, 2), gen.Full(rs.vars, 2));

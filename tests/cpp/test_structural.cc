@@ -22,7 +22,7 @@ struct Spec {
   int64_t num_stages = 3;
   bool stage_annotation = true;
   int64_t k_dim = 64;
-  bool swap_operands = false;      // C_local[i, j] + bias vs bias + C_local[i, j]
+  bool swap_operands = false;       // C_local[i, j] + bias vs bias + C_local[i, j]
   bool swap_store_indices = false;  // C[.., j] vs transposed indices in the store
   bool trans_b = true;
   Scope local_scope = Scope::kFragment;
@@ -52,12 +52,13 @@ PrimFunc Build(const Spec& s) {
   Region b_tile{B, {{bx * blk, blk}, {k * Int(32), Int(32)}}};
   std::map<std::string, Expr> ann;
   if (s.stage_annotation) ann["num_stages"] = Int(s.num_stages);
-  Stmt kloop = For(k, Int(0), Int(s.k_dim / 32), s.k_kind,
-                   Seq({std::make_shared<CopyNode>(a_tile, Region::Full(As_), false, Span{}),
-                        std::make_shared<CopyNode>(b_tile, Region::Full(Bs), false, Span{}),
-                        std::make_shared<GemmNode>(Region::Full(As_), Region::Full(Bs), Region::Full(Cl), false,
-                                                   s.trans_b, GemmWarpPolicy::kSquare, false, 1, Span{})}),
-                   ann);
+  Stmt kloop =
+      For(k, Int(0), Int(s.k_dim / 32), s.k_kind,
+          Seq({std::make_shared<CopyNode>(a_tile, Region::Full(As_), false, Span{}),
+               std::make_shared<CopyNode>(b_tile, Region::Full(Bs), false, Span{}),
+               std::make_shared<GemmNode>(Region::Full(As_), Region::Full(Bs), Region::Full(Cl), false,
+                                          s.trans_b, GemmWarpPolicy::kSquare, false, 1, Span{})}),
+          ann);
   Expr acc = Load(Cl, {i, j});
   Expr val = s.swap_operands ? Expr(bias + acc) : Expr(acc + bias);
   if (s.read_b_in_epilogue)
@@ -66,12 +67,14 @@ PrimFunc Build(const Spec& s) {
     val = val + Cast(DataType::Float(32), Load(A, {by * blk + i, j}));
   std::vector<Expr> idx = {by * blk + i, bx * blk + j};
   if (s.swap_store_indices) idx = {bx * blk + j, by * blk + i};
-  Stmt epi = For(i, Int(0), blk, ForKind::kParallel, For(j, Int(0), blk, ForKind::kParallel, Store(C, val, idx)));
+  Stmt epi =
+      For(i, Int(0), blk, ForKind::kParallel, For(j, Int(0), blk, ForKind::kParallel, Store(C, val, idx)));
   Expr grid = Binary(BinaryOp::kFloorDiv, m + (blk - Int(1)), blk);
   Stmt body = std::make_shared<KernelNode>(
       std::vector<Expr>{grid, grid}, std::vector<Var>{bx, by}, std::vector<Expr>{Int(128)},
       std::vector<Buffer>{As_, Bs, Cl}, std::vector<std::pair<Buffer, Expr>>{},
-      Seq({std::make_shared<FillNode>(Region::Full(Cl), FloatImm(DataType::Float(32), 0), Span{}), kloop, epi}),
+      Seq({std::make_shared<FillNode>(Region::Full(Cl), FloatImm(DataType::Float(32), 0), Span{}), kloop,
+           epi}),
       Span{});
   std::vector<Param> params = {{V("A_handle", DataType::Handle()), A},
                                {V("B_handle", DataType::Handle()), B},
@@ -162,7 +165,8 @@ TEST(StructuralTest, ExpressionDetails) {
   EXPECT_TRUE(StructuralEqual(FloatImm(DataType::Float(32), 0.5), FloatImm(DataType::Float(32), 0.5)));
   EXPECT_FALSE(StructuralEqual(Cast(DataType::Float(16), x), Cast(DataType::Float(32), x)));
   EXPECT_FALSE(StructuralEqual(Call(DataType::Float(32), "exp", {x}), Call(DataType::Float(32), "log", {x})));
-  EXPECT_FALSE(StructuralEqual(Call(DataType::Float(32), "max", {x}), Call(DataType::Float(32), "max", {x, x})));
+  EXPECT_FALSE(
+      StructuralEqual(Call(DataType::Float(32), "max", {x}), Call(DataType::Float(32), "max", {x, x})));
   EXPECT_FALSE(StructuralEqual(StringImm("ab"), StringImm("ba")));
   EXPECT_TRUE(StructuralEqual(StringImm("ab"), StringImm("ab")));
   Expr c = Binary(BinaryOp::kLT, x, Int(4));

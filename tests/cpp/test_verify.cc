@@ -41,15 +41,19 @@ TEST(VerifyIRTest, IndexArity) {
   Buffer A = Global("A");
   Stmt body = Store(A, FloatImm(DataType::Float(32), 1.0), {Int(0), Int(0)});
   std::string v = Violation(Kernel({}, body, {{MakeVar("A"), A}}), IRStage::kTile);
-  EXPECT_NE(v.find("IR verifier after TestPass: buffer 'A' of rank 1 is indexed with 2 indices"), std::string::npos) << v;
+  EXPECT_NE(v.find("IR verifier after TestPass: buffer 'A' of rank 1 is indexed with 2 indices"),
+            std::string::npos)
+      << v;
 }
 
 TEST(VerifyIRTest, UnknownAndTwiceAllocatedBuffers) {
   Buffer A = Global("A");
   Stmt body = Store(A, FloatImm(DataType::Float(32), 1.0), {Int(0)});
-  EXPECT_NE(Violation(Kernel({}, body), IRStage::kTile).find("neither a parameter nor allocated"), std::string::npos);
+  EXPECT_NE(Violation(Kernel({}, body), IRStage::kTile).find("neither a parameter nor allocated"),
+            std::string::npos);
   Buffer L = MakeBuffer("L", DataType::Float(32), {Int(4)}, Scope::kLocal);
-  EXPECT_NE(Violation(Kernel({L, L}, Evaluate(Int(0))), IRStage::kTile).find("allocated twice"), std::string::npos);
+  EXPECT_NE(Violation(Kernel({L, L}, Evaluate(Int(0))), IRStage::kTile).find("allocated twice"),
+            std::string::npos);
 }
 
 TEST(VerifyIRTest, ThreadLevelHasNoTileOpsOrFragments) {

@@ -264,7 +264,8 @@ inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, 
       for (int j = 0; j < N; ++j) {
         acc_t s = acc_t(C[i * ldc + j]);
         for (int k = 0; k < K; ++k)
-          s += acc_t(TransA ? A[k * lda + i] : A[i * lda + k]) * acc_t(TransB ? B[j * ldb + k] : B[k * ldb + j]);
+          s += acc_t(TransA ? A[k * lda + i] : A[i * lda + k]) *
+               acc_t(TransB ? B[j * ldb + k] : B[k * ldb + j]);
         C[i * ldc + j] = TC(s);
       }
   }

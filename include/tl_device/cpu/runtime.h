@@ -39,8 +39,8 @@ template <typename To, typename From>
 inline To cast(const From& x) {
   if constexpr (std::is_same<To, From>::value) {
     return x;
-  } else if constexpr (std::is_integral<To>::value && !std::is_same<To, bool>::value && !std::is_integral<From>::value &&
-                       !std::is_base_of<nibble_tag, From>::value) {
+  } else if constexpr (std::is_integral<To>::value && !std::is_same<To, bool>::value &&
+                       !std::is_integral<From>::value && !std::is_base_of<nibble_tag, From>::value) {
     // Float to integer as CUDA's cvt.rzi.sat does (and the emulator): truncate toward zero,
     // saturate at the type's range, NaN gives 0 -- never the wrap-around of an undefined C cast.
     const double v = static_cast<double>(x);
@@ -61,22 +61,31 @@ inline To cast(const From& x) {
   }
 }
 
-template <typename T> struct Promoted { using type = float; };
-template <> struct Promoted<double> { using type = double; };
+template <typename T>
+struct Promoted {
+  using type = float;
+};
+template <>
+struct Promoted<double> {
+  using type = double;
+};
 
 template <typename T>
 inline auto as_compute(const T& x) {
-  if constexpr (std::is_arithmetic<T>::value) return x; else return static_cast<float>(x);
+  if constexpr (std::is_arithmetic<T>::value)
+    return x;
+  else
+    return static_cast<float>(x);
 }
 
 /// Math on any floating type: narrow types compute in float and round back.
-#define TL_CPU_UNARY(name, expr)                                                   \
-  template <typename T>                                                            \
-  inline T name(const T& v) {                                                      \
-    auto x = as_compute(v);                                                        \
-    using C = decltype(x);                                                         \
-    (void)sizeof(C);                                                               \
-    return cast<T>(expr);                                                          \
+#define TL_CPU_UNARY(name, expr) \
+  template <typename T>          \
+  inline T name(const T& v) {    \
+    auto x = as_compute(v);      \
+    using C = decltype(x);       \
+    (void)sizeof(C);             \
+    return cast<T>(expr);        \
   }
 TL_CPU_UNARY(exp, std::exp(x))
 TL_CPU_UNARY(exp2, std::exp2(x))
@@ -98,14 +107,22 @@ TL_CPU_UNARY(abs, (x < C(0) ? -x : x))
 #undef TL_CPU_UNARY
 
 template <typename T>
-inline T pow(const T& a, const T& b) { return cast<T>(std::pow(as_compute(a), as_compute(b))); }
+inline T pow(const T& a, const T& b) {
+  return cast<T>(std::pow(as_compute(a), as_compute(b)));
+}
 template <typename T>
-inline T fmod_(const T& a, const T& b) { return cast<T>(std::fmod(as_compute(a), as_compute(b))); }
+inline T fmod_(const T& a, const T& b) {
+  return cast<T>(std::fmod(as_compute(a), as_compute(b)));
+}
 
 template <typename T>
-inline T min_(const T& a, const T& b) { return b < a ? b : a; }
+inline T min_(const T& a, const T& b) {
+  return b < a ? b : a;
+}
 template <typename T>
-inline T max_(const T& a, const T& b) { return a < b ? b : a; }
+inline T max_(const T& a, const T& b) {
+  return a < b ? b : a;
+}
 
 /// Floor division and modulo (Python semantics) for integers; for floats, through floor.
 /// Integer division and modulo never trap (docs: integer division by zero gives 0, as in the
@@ -161,9 +178,11 @@ inline void atomic_add(T* addr, T v) {
   if constexpr (std::is_integral<T>::value) {
     __atomic_fetch_add(addr, v, __ATOMIC_RELAXED);
   } else {
-    using Bits = typename std::conditional<sizeof(T) == 8, uint64_t,
-                 typename std::conditional<sizeof(T) == 4, uint32_t,
-                 typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::type;
+    using Bits = typename std::conditional<
+        sizeof(T) == 8, uint64_t,
+        typename std::conditional<sizeof(T) == 4, uint32_t,
+                                  typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::
+        type;
     Bits* p = reinterpret_cast<Bits*>(addr);
     Bits expected = __atomic_load_n(p, __ATOMIC_RELAXED);
     for (;;) {
@@ -172,7 +191,8 @@ inline void atomic_add(T* addr, T v) {
       T next = cast<T>(as_compute(cur) + as_compute(v));
       Bits desired;
       std::memcpy(&desired, &next, sizeof(T));
-      if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+      if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
     }
   }
 }
@@ -183,7 +203,8 @@ template <typename T>
 struct HeapTile {
   T* p;
   explicit HeapTile(int64_t n)
-      : p(static_cast<T*>(std::aligned_alloc(64, ((static_cast<size_t>(n) * sizeof(T) + 63) / 64) * 64 + 64))) {}
+      : p(static_cast<T*>(
+            std::aligned_alloc(64, ((static_cast<size_t>(n) * sizeof(T) + 63) / 64) * 64 + 64))) {}
   ~HeapTile() { std::free(p); }
   HeapTile(const HeapTile&) = delete;
   HeapTile& operator=(const HeapTile&) = delete;
@@ -198,7 +219,7 @@ inline int print(const char* msg, const T& v) {
 /// Records the first failed assertion; the launcher turns it into a Python exception.
 inline int device_assert(bool ok, const char* msg, char* err, int errlen, int* status) {
   if (!ok) {
-    #pragma omp critical(tl_device_assert)
+#pragma omp critical(tl_device_assert)
     {
       if (*status == 0) {
         std::snprintf(err, errlen, "T.device_assert failed: %s", msg);

@@ -18,9 +18,21 @@
 namespace tl_cpu {
 namespace detail {
 
-inline uint32_t f32_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float f32_from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint64_t f64_bits(double d) { uint64_t u; std::memcpy(&u, &d, 8); return u; }
+inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float f32_from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint64_t f64_bits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
 
 /// Rounds `x` (nearest even) to a binary format with E exponent and M mantissa bits and returns its
 /// bit pattern.  IEEE formats have inf and quiet NaNs; the others ("fn") spend the all-ones pattern
@@ -73,7 +85,10 @@ inline float decode_minifloat(uint32_t b) {
   if (ex != 0) return f32_from_bits(sign | (uint32_t(int(ex) - bias + 127) << 23) | (man << (23 - M)));
   if (man == 0) return f32_from_bits(sign);
   int e = 1 - bias;
-  while (!(man & (1u << M))) { man <<= 1; --e; }
+  while (!(man & (1u << M))) {
+    man <<= 1;
+    --e;
+  }
   return f32_from_bits(sign | (uint32_t(e + 127) << 23) | ((man & man_mask) << (23 - M)));
 }
 
@@ -124,7 +139,9 @@ struct fp8_format {
   static const float* table() {
     struct lut {
       float v[256];
-      lut() { for (int i = 0; i < 256; ++i) v[i] = decode_minifloat<E, M, IEEE>(uint32_t(i)); }
+      lut() {
+        for (int i = 0; i < 256; ++i) v[i] = decode_minifloat<E, M, IEEE>(uint32_t(i));
+      }
     };
     static const lut t;
     return t.v;
@@ -153,7 +170,11 @@ struct lowp_float {
   lowp_float(lowp_float<G> v) : bits(Fmt::from_float(float(v))) {}
 
   /// Reinterprets a raw bit pattern.
-  static lowp_float from_bits(storage b) { lowp_float r; r.bits = b; return r; }
+  static lowp_float from_bits(storage b) {
+    lowp_float r;
+    r.bits = b;
+    return r;
+  }
 
   operator float() const { return Fmt::to_float(bits); }
 
@@ -166,8 +187,10 @@ struct lowp_float {
  private:
   template <class T>
   static storage from_arith(T v) {
-    if constexpr (std::is_same<T, float>::value) return Fmt::from_float(v);
-    else return Fmt::from_double(double(v));
+    if constexpr (std::is_same<T, float>::value)
+      return Fmt::from_float(v);
+    else
+      return Fmt::from_double(double(v));
   }
 };
 
@@ -193,7 +216,10 @@ struct nibble : nibble_tag {
   nibble(T v) : bits(static_cast<uint8_t>(static_cast<unsigned>(v) & 0xFu)) {}
   template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
   nibble(T v) : bits(from_float(double(v))) {}
-  operator int() const { return Signed ? static_cast<int>(static_cast<int8_t>(static_cast<uint8_t>(bits << 4))) >> 4 : (bits & 0xF); }
+  operator int() const {
+    return Signed ? static_cast<int>(static_cast<int8_t>(static_cast<uint8_t>(bits << 4))) >> 4
+                  : (bits & 0xF);
+  }
 
  private:
   static uint8_t from_float(double v) {

@@ -11,7 +11,7 @@ typedef int int32_t;
 typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
-#else                  // nvcc (the fallback toolchain)
+#else  // nvcc (the fallback toolchain)
 #include <cstdint>
 #endif
 
@@ -36,50 +36,93 @@ struct bfloat16_t {
 };
 
 template <typename T, typename F>
-__device__ __forceinline__ T cast(F x) { return static_cast<T>(x); }
-template <> __device__ __forceinline__ half_t cast<half_t, half_t>(half_t x) { return x; }
-template <> __device__ __forceinline__ half_t cast<half_t, bfloat16_t>(bfloat16_t x) { return half_t(float(x)); }
-template <> __device__ __forceinline__ bfloat16_t cast<bfloat16_t, half_t>(half_t x) { return bfloat16_t(float(x)); }
+__device__ __forceinline__ T cast(F x) {
+  return static_cast<T>(x);
+}
+template <>
+__device__ __forceinline__ half_t cast<half_t, half_t>(half_t x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ half_t cast<half_t, bfloat16_t>(bfloat16_t x) {
+  return half_t(float(x));
+}
+template <>
+__device__ __forceinline__ bfloat16_t cast<bfloat16_t, half_t>(half_t x) {
+  return bfloat16_t(float(x));
+}
 
 __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ double nan() { return __longlong_as_double(0x7ff8000000000000LL); }
-template <typename T> __device__ __forceinline__ T lowest();
-template <typename T> __device__ __forceinline__ T highest();
-template <> __device__ __forceinline__ float lowest<float>() { return -3.402823466e38f; }
-template <> __device__ __forceinline__ float highest<float>() { return 3.402823466e38f; }
-template <> __device__ __forceinline__ int lowest<int>() { return -2147483647 - 1; }
-template <> __device__ __forceinline__ int highest<int>() { return 2147483647; }
+template <typename T>
+__device__ __forceinline__ T lowest();
+template <typename T>
+__device__ __forceinline__ T highest();
+template <>
+__device__ __forceinline__ float lowest<float>() {
+  return -3.402823466e38f;
+}
+template <>
+__device__ __forceinline__ float highest<float>() {
+  return 3.402823466e38f;
+}
+template <>
+__device__ __forceinline__ int lowest<int>() {
+  return -2147483647 - 1;
+}
+template <>
+__device__ __forceinline__ int highest<int>() {
+  return 2147483647;
+}
 
 // ---- integer and generic arithmetic ------------------------------------------------------------
 // Integer division by zero gives 0 on every backend (docs/semantics.md); never undefined.
-template <typename T> __device__ __forceinline__ T floordiv(T a, T b) {
+template <typename T>
+__device__ __forceinline__ T floordiv(T a, T b) {
   if (b == 0) return T(0);
   if (b == T(-1)) return T(0) - a;
   T q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-template <typename T> __device__ __forceinline__ T floormod(T a, T b) { return b == 0 ? T(0) : a - floordiv(a, b) * b; }
+template <typename T>
+__device__ __forceinline__ T floormod(T a, T b) {
+  return b == 0 ? T(0) : a - floordiv(a, b) * b;
+}
 // Floats: through floor (a % b on floats is floormod, as in Python).
 __device__ __forceinline__ float floordiv(float a, float b) { return floorf(a / b); }
 __device__ __forceinline__ double floordiv(double a, double b) { return ::floor(a / b); }
 __device__ __forceinline__ float floormod(float a, float b) { return a - floorf(a / b) * b; }
 __device__ __forceinline__ double floormod(double a, double b) { return a - ::floor(a / b) * b; }
-__device__ __forceinline__ half_t floordiv(half_t a, half_t b) { return half_t(floordiv(float(a), float(b))); }
-__device__ __forceinline__ half_t floormod(half_t a, half_t b) { return half_t(floormod(float(a), float(b))); }
-__device__ __forceinline__ bfloat16_t floordiv(bfloat16_t a, bfloat16_t b) { return bfloat16_t(floordiv(float(a), float(b))); }
-__device__ __forceinline__ bfloat16_t floormod(bfloat16_t a, bfloat16_t b) { return bfloat16_t(floormod(float(a), float(b))); }
-template <typename A, typename B> __device__ __forceinline__ auto min_(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
-template <typename A, typename B> __device__ __forceinline__ auto max_(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
+__device__ __forceinline__ half_t floordiv(half_t a, half_t b) {
+  return half_t(floordiv(float(a), float(b)));
+}
+__device__ __forceinline__ half_t floormod(half_t a, half_t b) {
+  return half_t(floormod(float(a), float(b)));
+}
+__device__ __forceinline__ bfloat16_t floordiv(bfloat16_t a, bfloat16_t b) {
+  return bfloat16_t(floordiv(float(a), float(b)));
+}
+__device__ __forceinline__ bfloat16_t floormod(bfloat16_t a, bfloat16_t b) {
+  return bfloat16_t(floormod(float(a), float(b)));
+}
+template <typename A, typename B>
+__device__ __forceinline__ auto min_(A a, B b) -> decltype(a + b) {
+  return a < b ? a : b;
+}
+template <typename A, typename B>
+__device__ __forceinline__ auto max_(A a, B b) -> decltype(a + b) {
+  return a > b ? a : b;
+}
 __device__ __forceinline__ float min_(float a, float b) { return fminf(a, b); }
 __device__ __forceinline__ float max_(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ float fmod_(float a, float b) { return fmodf(a, b); }
 __device__ __forceinline__ double fmod_(double a, double b) { return ::fmod(a, b); }
 
 // ---- math: float and double; 16-bit types go through float ---------------------------------------
-#define TL_UNARY(name, f32, f64)                                                  \
-  __device__ __forceinline__ float name(float x) { return f32(x); }               \
-  __device__ __forceinline__ double name(double x) { return f64(x); }             \
-  __device__ __forceinline__ float name(half_t x) { return f32(float(x)); }       \
+#define TL_UNARY(name, f32, f64)                                            \
+  __device__ __forceinline__ float name(float x) { return f32(x); }         \
+  __device__ __forceinline__ double name(double x) { return f64(x); }       \
+  __device__ __forceinline__ float name(half_t x) { return f32(float(x)); } \
   __device__ __forceinline__ float name(bfloat16_t x) { return f32(float(x)); }
 TL_UNARY(exp, expf, ::exp)
 TL_UNARY(exp2, exp2f, ::exp2)
@@ -121,11 +164,14 @@ __device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool vali
   if (Bytes == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n) : "memory");
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(gmem), "n"(Bytes), "r"(n) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(gmem), "n"(Bytes), "r"(n)
+                 : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 template <int Num, int Trans>
 __device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
@@ -133,14 +179,20 @@ __device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
   unsigned* d = static_cast<unsigned*>(dst);
   if (Num == 4 && Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a));
   else if (Num == 4)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a));
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a));
   else if (Num == 2 && Trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n" : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a));
   else if (Num == 2)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(d[0]), "=r"(d[1]) : "r"(a));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(d[0]), "=r"(d[1])
+                 : "r"(a));
   else if (Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(a));
   else
@@ -151,16 +203,20 @@ __device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
 __device__ __forceinline__ void mma_m16n8k16_f16(float* c, const void* a, const void* b) {
   const unsigned* A = static_cast<const unsigned*>(a);
   const unsigned* B = static_cast<const unsigned*>(b);
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
 __device__ __forceinline__ void mma_m16n8k16_bf16(float* c, const void* a, const void* b) {
   const unsigned* A = static_cast<const unsigned*>(a);
   const unsigned* B = static_cast<const unsigned*>(b);
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
 
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
@@ -228,17 +284,22 @@ __device__ __forceinline__ int device_assert(bool ok, const char* msg) {
 // ---- vector global stores ----------------------------------------------------------------
 /// One `N`-byte global store (N = 4, 8 or 16) of the register array at `src` to the N-aligned
 /// global address `dst`, always as a single st.global(.v2/.v4) instruction.
-template <int N> __device__ __forceinline__ void st_global_vec(void* dst, const void* src);
-template <> __device__ __forceinline__ void st_global_vec<16>(void* dst, const void* src) {
+template <int N>
+__device__ __forceinline__ void st_global_vec(void* dst, const void* src);
+template <>
+__device__ __forceinline__ void st_global_vec<16>(void* dst, const void* src) {
   const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3])
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]),
+               "r"(s[3])
                : "memory");
 }
-template <> __device__ __forceinline__ void st_global_vec<8>(void* dst, const void* src) {
+template <>
+__device__ __forceinline__ void st_global_vec<8>(void* dst, const void* src) {
   const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
   asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(s[0]), "r"(s[1]) : "memory");
 }
-template <> __device__ __forceinline__ void st_global_vec<4>(void* dst, const void* src) {
+template <>
+__device__ __forceinline__ void st_global_vec<4>(void* dst, const void* src) {
   asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(*reinterpret_cast<const uint32_t*>(src)) : "memory");
 }
 

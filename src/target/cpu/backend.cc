@@ -26,7 +26,8 @@ namespace {
 
 // The host compiler on the generated C++, through the disk cache. A built library is published
 // into its content-addressed entry with rename(), so concurrent builders never expose a partial one.
-Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const BuildOptions& bo, CompileInfo* info) {
+Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const BuildOptions& bo,
+                          CompileInfo* info) {
   CompileOptions opt;
   opt.include_dir = bo.include_dir;
   opt.use_cache = bo.use_cache;
@@ -59,8 +60,8 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   MakeDirs(work);
   std::string src_path = work + "/kernel.cc", tmp_so = work + "/kernel.so";
   WriteFile(src_path, k.source);
-  std::string cmd = "cd '" + work + "' && " + CompilerCommand(opt) + " " + opt.flags + " -I'" + opt.include_dir +
-                    "' kernel.cc -o kernel.so";
+  std::string cmd = "cd '" + work + "' && " + CompilerCommand(opt) + " " + opt.flags + " -I'" +
+                    opt.include_dir + "' kernel.cc -o kernel.so";
   std::string log;
   int rc = RunCommand(cmd, &log);
   auto cleanup = [&]() {
@@ -71,9 +72,10 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   };
   if (rc != 0) {
     cleanup();
-    throw UserError(ErrorKind::kCompile, "the host compiler failed on the kernel generated for '" + k.func->name +
-                                             "' (this is a TileLang-C++ bug if the program was accepted):\n" + cmd +
-                                             "\n" + log.substr(0, 4000));
+    throw UserError(ErrorKind::kCompile, "the host compiler failed on the kernel generated for '" +
+                                             k.func->name +
+                                             "' (this is a TileLang-C++ bug if the program was accepted):\n" +
+                                             cmd + "\n" + log.substr(0, 4000));
   }
   info->build_log = log;
   ReadFile(tmp_so, &a.binary);
@@ -110,9 +112,8 @@ Backend CpuBackend() {
   b.execution_backends = {"native", "auto", "cpp"};
   b.emulatable = false;
   b.resolve = [](const Target& t, bool) { return t; };
-  b.lower = [](const PrimFunc& f, const Target&, const PassConfig&, CompileInfo*, std::vector<PassRecord>* trace) {
-    return LowerForCPU(f, trace);
-  };
+  b.lower = [](const PrimFunc& f, const Target&, const PassConfig&, CompileInfo*,
+               std::vector<PassRecord>* trace) { return LowerForCPU(f, trace); };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenCPU(lowered); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
   b.build = BuildHostLibrary;

@@ -24,9 +24,12 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
 }
 
 void Report(const cuda::CompileResult& c, CompileInfo* info) {
-  info->resources = {{"registers", c.registers},         {"shared_bytes", info->smem_bytes},
-                     {"static_shared_bytes", c.shared_bytes}, {"spill_stores", c.spill_stores},
-                     {"spill_loads", c.spill_loads},     {"stack_bytes", c.stack_bytes}};
+  info->resources = {{"registers", c.registers},
+                     {"shared_bytes", info->smem_bytes},
+                     {"static_shared_bytes", c.shared_bytes},
+                     {"spill_stores", c.spill_stores},
+                     {"spill_loads", c.spill_loads},
+                     {"stack_bytes", c.stack_bytes}};
   info->compiler = c.compiler;
   info->build_log = c.log;
 }
@@ -41,8 +44,8 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
   bool cache = !CacheDisabled(co);
-  std::string key = HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " + cuda::ToolchainFingerprint() +
-                            "\n--header\n" + header);
+  std::string key = HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " +
+                            cuda::ToolchainFingerprint() + "\n--header\n" + header);
   std::string dir = CacheDir(co) + "/cuda/" + key;
   Artifact a;
   a.format = "cubin";
@@ -50,11 +53,13 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   if (cache) {
     std::string meta;
     const size_t kMax = size_t(256) << 20;
-    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &c.cubin) && ReadCacheFile(dir + "/kernel.ptx", kMax, &c.ptx) &&
-        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &c.cubin) &&
+        ReadCacheFile(dir + "/kernel.ptx", kMax, &c.ptx) &&
+        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) &&
+        ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
         ReadCacheFile(dir + "/kernel.compiler", 4096, &c.compiler) &&
-        meta == std::to_string(c.cubin.size()) + " " + HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) +
-                    " " + key) {
+        meta == std::to_string(c.cubin.size()) + " " +
+                    HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " + key) {
       cuda::ParsePtxasReport(c.log, &c);
       Report(c, info);
       a.binary = c.cubin;
@@ -72,7 +77,8 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
     AtomicWrite(dir + "/kernel.log", c.log);
     AtomicWrite(dir + "/kernel.compiler", c.compiler);
     AtomicWrite(dir + "/kernel.meta", std::to_string(c.cubin.size()) + " " +
-                                          HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " + key);
+                                          HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " +
+                                          key);
     a.path = dir + "/kernel.cubin";
   }
   Report(c, info);
@@ -99,7 +105,9 @@ Backend CudaBackend() {
                std::vector<PassRecord>* trace) {
     return LowerForCUDA(f, ParseCudaTarget(t.str()), LowerOptions(pc), info, trace);
   };
-  b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch); };
+  b.codegen = [](const PrimFunc& lowered, const Target& t) {
+    return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch);
+  };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildCubin;
   b.load = [](const CompiledKernel& k) { return LoadCudaModule(k.launch, k.artifact.binary); };

@@ -22,7 +22,8 @@ std::string CudaType(DataType t) {
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
     default:
-      throw UserError(ErrorKind::kUnsupported, "the CUDA backend does not support the dtype " + t.str() + " yet");
+      throw UserError(ErrorKind::kUnsupported,
+                      "the CUDA backend does not support the dtype " + t.str() + " yet");
   }
 }
 
@@ -43,9 +44,10 @@ class CodegenCUDAImpl : public CodegenC {
       else
         params += CType(p.var->dtype) + " " + Name(p.var.get());
     }
-    for (auto& v : SymbolicVars(f_)) params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
-    os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << CudaKernelName(f_) << "(" << params
-        << ") {\n";
+    for (auto& v : SymbolicVars(f_))
+      params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
+    os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << CudaKernelName(f_) << "("
+        << params << ") {\n";
     Stmt_(f_->body, 1);
     os_ << "}\n";
     return os_.str();
@@ -67,14 +69,18 @@ class CodegenCUDAImpl : public CodegenC {
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
-    if (op == "tl.cp_async") return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) + ")";
+    if (op == "tl.cp_async")
+      return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
+             ")";
     if (op == "tl.cp_async_commit") return "tl::cp_async_commit()";
     if (op == "tl.cp_async_wait") return "tl::cp_async_wait<" + arg(0) + ">()";
     if (op == "tl.ldmatrix")
-      return "tl::ldmatrix<" + arg(1) + ", " + arg(0) + ">(" + Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
+      return "tl::ldmatrix<" + arg(1) + ", " + arg(0) + ">(" + Addr(c->args[2]) + ", " + Addr(c->args[3]) +
+             ")";
     if (op == "tl.mma_sync") {
       std::string ab = As<StringImmNode>(c->args[1])->value;
-      return "tl::mma_m16n8k16_" + ab + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
+      return "tl::mma_m16n8k16_" + ab + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " +
+             Addr(c->args[3]) + ")";
     }
     if (op == "tl.vector_store") {  // (dst, lane values...): one 4/8/16-byte store (docs/thread_ir.md)
       int bytes = c->args[0]->dtype.bytes() * static_cast<int>(c->args.size() - 1);
@@ -86,16 +92,17 @@ class CodegenCUDAImpl : public CodegenC {
       int64_t lanes = 0;
       AsConstInt(c->args[2], &lanes);
       int bytes = c->args[1]->dtype.bytes() * static_cast<int>(lanes);
-      return "tl::vector_load<" + std::to_string(bytes) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " +
-             arg(3) + ")";
+      return "tl::vector_load<" + std::to_string(bytes) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) +
+             ", " + arg(3) + ")";
     }
     if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.atomic_add") return "tl::atomic_add(" + Addr(c->args[0]) + ", " + arg(1) + ")";
     if (op == "min_value" || op == "max_value")
       return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
-    static const std::set<std::string> header{"exp",  "exp2",  "log",   "log2", "log10", "sqrt",  "rsqrt", "abs",
-                                              "tanh", "sin",   "cos",   "floor", "ceil", "round", "trunc", "erf",
-                                              "sigmoid", "pow", "fma", "print", "device_assert", "address_of"};
+    static const std::set<std::string> header{
+        "exp",     "exp2", "log", "log2",  "log10",         "sqrt",      "rsqrt", "abs",
+        "tanh",    "sin",  "cos", "floor", "ceil",          "round",     "trunc", "erf",
+        "sigmoid", "pow",  "fma", "print", "device_assert", "address_of"};
     if (!header.count(op))
       throw UserError(ErrorKind::kUnsupported, "the CUDA backend has no lowering for '" + op + "' yet");
     return CodegenC::CallE(c);
@@ -110,17 +117,20 @@ class CodegenCUDAImpl : public CodegenC {
       AsConstInt(b->shape[0], &count);
       if (b->scope == Scope::kShared && !b->data) {
         // The kernel's one shared byte buffer (PlanSharedMemory), sized at launch.
-        TL_ICHECK(b->dtype == DataType::UInt(8), "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+        TL_ICHECK(b->dtype == DataType::UInt(8),
+                  "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
         Line(ind, "extern __shared__ __align__(16) unsigned char " + Name(b.get(), b->name) + "[];");
       } else if (b->scope == Scope::kShared) {
         Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
                       CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
                       std::to_string(b->byte_offset) + ");");
       } else {
-        Line(ind, "__align__(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
+        Line(ind, "__align__(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" +
+                      std::to_string(count) + "];");
       }
     }
-    for (auto& kv : n->var_inits) Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
+    for (auto& kv : n->var_inits)
+      Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
     Stmt_(n->body, ind);
   }
 

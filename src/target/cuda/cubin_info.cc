@@ -10,7 +10,7 @@
 namespace tl::cuda {
 namespace {
 
-constexpr uint8_t kEifmtSval = 4;        // attribute record with a 16-bit size and a payload
+constexpr uint8_t kEifmtSval = 4;  // attribute record with a 16-bit size and a payload
 constexpr uint8_t kEiattrFrameSize = 0x11;
 constexpr uint8_t kEiattrRegcount = 0x2f;
 
@@ -29,7 +29,12 @@ bool Read(const std::string& img, uint64_t at, T* out) {
 
 std::vector<Section> Sections(const std::string& img) {
   std::vector<Section> out;
-  if (img.size() < 64 || img.compare(0, 4, "\x7f" "ELF") != 0 || img[4] != 2 /*ELFCLASS64*/) return out;
+  if (img.size() < 64 ||
+      img.compare(0, 4,
+                  "\x7f"
+                  "ELF") != 0 ||
+      img[4] != 2 /*ELFCLASS64*/)
+    return out;
   uint64_t shoff = 0;
   uint16_t shentsize = 0, shnum = 0, shstrndx = 0;
   if (!Read(img, 0x28, &shoff) || !Read(img, 0x3a, &shentsize) || !Read(img, 0x3c, &shnum) ||

@@ -391,7 +391,8 @@ std::string CudaIncludeDir() {
     std::string nvcc = FindTool("nvcc");
     if (!nvcc.empty()) candidates.push_back(Dirname(Dirname(nvcc)) + "/include");
     for (const std::string& sp : SitePackagesCandidates())
-      for (const char* wheel : {"/nvidia/cu13/include", "/nvidia/cuda_runtime/include", "/nvidia/cuda_nvrtc/include"})
+      for (const char* wheel :
+           {"/nvidia/cu13/include", "/nvidia/cuda_runtime/include", "/nvidia/cuda_nvrtc/include"})
         candidates.push_back(sp + wheel);
     for (const std::string& c : candidates)
       if (FileExists(c + "/cuda_fp16.h")) return c;
@@ -428,7 +429,8 @@ CompileResult Compile(const std::string& source, const std::string& arch,
                       const std::vector<std::string>& include_dirs,
                       const std::vector<std::string>& extra_options) {
   if (!ValidArch(arch))
-    TL_USER_ERROR(kArgument, Span(), "'", arch, "' is not a CUDA architecture; expected a name like 'sm_80', "
+    TL_USER_ERROR(kArgument, Span(), "'", arch,
+                  "' is not a CUDA architecture; expected a name like 'sm_80', "
                   "'sm_89' or 'sm_90a'");
   std::vector<std::string> includes = include_dirs;
   std::string toolkit_include = CudaIncludeDir();
@@ -442,8 +444,10 @@ CompileResult Compile(const std::string& source, const std::string& arch,
   } else {
     std::string nvcc = FindTool("nvcc");
     if (nvcc.empty())
-      TL_USER_ERROR(kUnsupported, Span(), "cannot compile CUDA code: ", why, ", and nvcc is not on PATH nor in "
-                    "$CUDA_HOME/bin. Install the CUDA toolkit or the nvidia-cuda-nvrtc wheel, or set CUDA_HOME.");
+      TL_USER_ERROR(
+          kUnsupported, Span(), "cannot compile CUDA code: ", why,
+          ", and nvcc is not on PATH nor in "
+          "$CUDA_HOME/bin. Install the CUDA toolkit or the nvidia-cuda-nvrtc wheel, or set CUDA_HOME.");
     r = CompileWithNvcc(nvcc, source, arch, includes, extra_options);
   }
   ParsePtxasReport(r.log, &r);

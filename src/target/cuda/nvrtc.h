@@ -16,21 +16,21 @@ struct KernelResources {
   int registers = -1;
   int shared_bytes = -1;  // static shared memory only; dynamic shared memory is a launch parameter
   int spill_stores = -1, spill_loads = -1;
-  int stack_bytes = -1;   // local memory frame per thread
+  int stack_bytes = -1;  // local memory frame per thread
 };
 
 struct CompileResult {
   std::string ptx;
-  std::string cubin;       // an ELF image for exactly `arch`
-  std::string log;         // compiler warnings plus ptxas' resource report
+  std::string cubin;  // an ELF image for exactly `arch`
+  std::string log;    // compiler warnings plus ptxas' resource report
   // Resource usage of the kernel; with several kernels in one source, the largest of each.
   int registers = -1;
   int shared_bytes = -1;
   int spill_stores = -1, spill_loads = -1;
-  int stack_bytes = -1;    // local memory frame
+  int stack_bytes = -1;                  // local memory frame
   std::vector<KernelResources> kernels;  // per kernel, in the order ptxas reports them
-  double ms = 0;           // wall time of the compilation (program creation to cubin in hand)
-  std::string compiler;    // "nvrtc 13.0" or "nvcc"
+  double ms = 0;                         // wall time of the compilation (program creation to cubin in hand)
+  std::string compiler;                  // "nvrtc 13.0" or "nvcc"
 };
 
 /// Compiles `source` for `arch` ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", ...).

@@ -18,12 +18,15 @@ CudaTarget ParseCudaTarget(const std::string& spec) {
   // capabilities table): 163 KB on 8.0, 99 KB on 8.6 / 8.9, 227 KB on 9.0.
   switch (t.sm) {
     case 80: t.smem_limit = 163 * 1024; break;
-    case 86: case 87: case 89: t.smem_limit = 99 * 1024; break;
+    case 86:
+    case 87:
+    case 89: t.smem_limit = 99 * 1024; break;
     case 90: t.smem_limit = 227 * 1024; break;
     default:
-      throw UserError(ErrorKind::kUnsupported,
-                      "target '" + spec + "': architecture " + t.arch +
-                          " is not supported by the CUDA backend (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "target '" + spec + "': architecture " + t.arch +
+              " is not supported by the CUDA backend (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
   }
   return t;
 }

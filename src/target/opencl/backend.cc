@@ -46,8 +46,8 @@ void CheckExtensions(const CompiledKernel& k, const opencl::DeviceInfo& d) {
                            {"cl_khr_int64_base_atomics", "64-bit atomics"}}) {
     if (k.source.find(std::string("#pragma OPENCL EXTENSION ") + ext) != std::string::npos && !d.Has(ext))
       throw UserError(ErrorKind::kUnsupported,
-                      "kernel '" + k.func->name + "' uses " + what + ", which needs the OpenCL extension " + ext +
-                          "; the device '" + d.name + "' (" + d.version + ") does not offer it",
+                      "kernel '" + k.func->name + "' uses " + what + ", which needs the OpenCL extension " +
+                          ext + "; the device '" + d.name + "' (" + d.version + ") does not offer it",
                       k.func->span);
   }
 }
@@ -69,7 +69,8 @@ Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOpt
   a.format = "opencl";
   if (cache) {
     std::string bin, meta;
-    if (ReadCacheFile(dir + "/kernel.bin", size_t(256) << 20, &bin) && ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
+    if (ReadCacheFile(dir + "/kernel.bin", size_t(256) << 20, &bin) &&
+        ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
         meta == std::to_string(bin.size()) + " " + HashHex(bin) + " " + key) {
       a.binary = bin;
       a.path = dir + "/kernel.bin";
@@ -77,7 +78,8 @@ Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOpt
       return a;
     }
   }
-  auto prog = opencl::Program::FromSource(k.source, k.launch.entry, dev.build_options);  // errors carry the log
+  auto prog =
+      opencl::Program::FromSource(k.source, k.launch.entry, dev.build_options);  // errors carry the log
   info->build_log = prog->build_log();
   a.binary = prog->Binary();
   if (cache && !a.binary.empty()) {
@@ -106,7 +108,9 @@ Backend OpenCLBackend() {
     return t;
   };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) { return LowerForOpenCL(f, Limits(t), LowerOptions(pc), info, trace); };
+               std::vector<PassRecord>* trace) {
+    return LowerForOpenCL(f, Limits(t), LowerOptions(pc), info, trace);
+  };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenOpenCL(lowered, OnPocl()).source; };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildProgram;

@@ -1,6 +1,8 @@
 // OpenCL C code generation; see codegen_opencl.h.
 #include "target/opencl/codegen_opencl.h"
 
+#include "target/opencl/opencl_types.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,71 +19,12 @@
 namespace tl {
 namespace {
 
-// OpenCL C keywords, address-space qualifiers, vector types and the builtins the generated code
-// calls: never handed out as a user variable's name (on top of the C/C++/CUDA names).
-std::set<std::string> OpenCLReservedNames() {
-  std::set<std::string> s = CReservedNames();
-  for (const char* n :
-       {"kernel", "__kernel", "global", "__global", "local", "__local", "constant", "__constant", "private",
-        "__private", "generic", "read_only", "write_only", "read_write", "uchar", "ushort", "uint", "ulong", "half",
-        "barrier", "mem_fence", "get_local_id", "get_group_id", "get_global_id", "get_local_size", "get_num_groups",
-        "vload2", "vload4", "vload8", "vload16", "vstore2", "vstore4", "vstore8", "vstore16", "float2", "float4",
-        "float8", "float16", "double2", "double4", "double8", "int2", "int4", "int8", "int16", "long2", "long4",
-        "char2", "char4", "char8", "char16", "short2", "short4", "short8", "half2", "half4", "half8", "half16",
-        "fmin", "fmax", "fmod", "rint", "as_uint", "as_float", "as_ulong", "as_double", "atomic_add",
-        "atomic_cmpxchg", "atom_add", "atom_cmpxchg", "convert_int", "select", "clamp", "mad", "FLT_MAX", "DBL_MAX",
-        "INT_MIN", "INT_MAX", "LONG_MIN", "LONG_MAX", "CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE", "event_t",
-        "sampler_t", "image2d_t", "image3d_t", "pipe", "complex", "imaginary"})
-    s.insert(n);
-  return s;
-}
-
-[[noreturn]] void Unsupported(const std::string& what, const Span& sp = {}) {
-  throw UserError(ErrorKind::kUnsupported, what, sp);
-}
-
-std::string ClType(DataType t) {
-  switch (t.code()) {
-    case DataType::Code::kBool: return "bool";
-    case DataType::Code::kInt:
-      switch (t.bits()) {
-        case 8: return "char";
-        case 16: return "short";
-        case 32: return "int";
-        case 64: return "long";
-      }
-      break;
-    case DataType::Code::kUInt:
-      switch (t.bits()) {
-        case 8: return "uchar";
-        case 16: return "ushort";
-        case 32: return "uint";
-        case 64: return "ulong";
-      }
-      break;
-    case DataType::Code::kFloat:
-      if (t.bits() == 16) return "half";
-      if (t.bits() == 32) return "float";
-      if (t.bits() == 64) return "double";
-      break;
-    case DataType::Code::kHandle: return "void*";
-    case DataType::Code::kVoid: return "void";
-    default: break;
-  }
-  Unsupported("the OpenCL backend does not support the dtype " + t.str() +
-              " (OpenCL C has no such type; supported: bool, int8-64, uint8-64, float16 with cl_khr_fp16, float32, "
-              "float64 with cl_khr_fp64)");
-}
-
-// A short type suffix for helper names: i32, u8, f64, ...
-std::string Suffix(DataType t) {
-  std::string c = t.is_int() ? "i" : t.is_uint() ? "u" : t.is_bool() ? "b" : "f";
-  return c + std::to_string(t.bits());
-}
+using namespace opencl_detail;
 
 class CodegenOpenCLImpl : public CodegenC {
  public:
-  CodegenOpenCLImpl(const PrimFunc& f, bool dynamic_index) : CodegenC("tl_"), f_(f), dynamic_index_(dynamic_index) {
+  CodegenOpenCLImpl(const PrimFunc& f, bool dynamic_index)
+      : CodegenC("tl_"), f_(f), dynamic_index_(dynamic_index) {
     names_ = NameTable(OpenCLReservedNames(), "tl_", true);
   }
 
@@ -95,20 +38,29 @@ class CodegenOpenCLImpl : public CodegenC {
       if (!params.empty()) params += ", ";
       if (p.buffer) {
         if (p.buffer->dtype.is_bool())
-          Unsupported("the OpenCL backend does not take bool tensors (OpenCL kernels cannot take pointers to bool); "
-                      "pass the tensor '" + p.buffer->name + "' as uint8 or int8", p.buffer->span);
-        params += "__global " + Storage(p.buffer->dtype, Scope::kGlobal) + "* restrict " + Name(p.buffer.get(), p.buffer->name);
+          Unsupported(
+              "the OpenCL backend does not take bool tensors (OpenCL kernels cannot take pointers to bool); "
+              "pass the tensor '" +
+                  p.buffer->name + "' as uint8 or int8",
+              p.buffer->span);
+        params += "__global " + Storage(p.buffer->dtype, Scope::kGlobal) + "* restrict " +
+                  Name(p.buffer.get(), p.buffer->name);
       } else {
         if (IsHalf(p.var->dtype))
-          Unsupported("the OpenCL backend does not take float16 scalars (OpenCL 1.2 kernels cannot take half "
-                      "arguments); declare '" + p.var->name + "' as float32");
+          Unsupported(
+              "the OpenCL backend does not take float16 scalars (OpenCL 1.2 kernels cannot take half "
+              "arguments); declare '" +
+              p.var->name + "' as float32");
         if (p.var->dtype.is_bool())
-          Unsupported("the OpenCL backend does not take bool scalars (OpenCL kernel arguments cannot be bool); "
-                      "declare '" + p.var->name + "' as int32");
+          Unsupported(
+              "the OpenCL backend does not take bool scalars (OpenCL kernel arguments cannot be bool); "
+              "declare '" +
+              p.var->name + "' as int32");
         params += CType(p.var->dtype) + " " + Name(p.var.get());
       }
     }
-    for (auto& v : SymbolicVars(f_)) params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
+    for (auto& v : SymbolicVars(f_))
+      params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
     kernel_name_ = CudaKernelName(f_);
     // The body first: it decides which helpers and extensions the preamble needs.
     std::ostringstream body;
@@ -135,8 +87,8 @@ class CodegenOpenCLImpl : public CodegenC {
     src << "typedef char int8_t;\ntypedef uchar uint8_t;\ntypedef short int16_t;\ntypedef ushort uint16_t;\n"
            "typedef int int32_t;\ntypedef uint uint32_t;\ntypedef long int64_t;\ntypedef ulong uint64_t;\n\n";
     for (auto& h : helpers_) src << h.second << "\n";
-    src << "__kernel __attribute__((reqd_work_group_size(" << threads_ << ", 1, 1))) void " << kernel_name_ << "("
-        << params << ") {\n"
+    src << "__kernel __attribute__((reqd_work_group_size(" << threads_ << ", 1, 1))) void " << kernel_name_
+        << "(" << params << ") {\n"
         << body.str() << "}\n";
     out.source = src.str();
     out.kernel_name = kernel_name_;
@@ -166,8 +118,9 @@ class CodegenOpenCLImpl : public CodegenC {
     return e->kind == ExprKind::kFloatImm;
   }
   std::string RoundHalf(const std::string& x) {
-    Helper("tl_round_half", "float tl_round_half(float x) {\n  ushort h;\n  vstore_half_rte(x, 0, (half*)&h);\n"
-                            "  return vload_half(0, (half*)&h);\n}\n");
+    Helper("tl_round_half",
+           "float tl_round_half(float x) {\n  ushort h;\n  vstore_half_rte(x, 0, (half*)&h);\n"
+           "  return vload_half(0, (half*)&h);\n}\n");
     return "tl_round_half(" + x + ")";
   }
 
@@ -191,18 +144,21 @@ class CodegenOpenCLImpl : public CodegenC {
     bool sgn = t.is_int();
     std::string neg1 = sgn ? "  if (b == (" + T + ")(-1)) return (" + T + ")(0 - (ulong)a);\n" : "";
     if (op == "div") {
-      Helper(n, T + " " + n + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n" + neg1 + "  return a / b;\n}\n");
+      Helper(n, T + " " + n + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n" + neg1 +
+                    "  return a / b;\n}\n");
     } else if (op == "mod") {
       Helper(n, T + " " + n + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n" +
-                    (sgn ? "  if (b == (" + T + ")(-1)) return 0;\n" : std::string()) + "  return a % b;\n}\n");
+                    (sgn ? "  if (b == (" + T + ")(-1)) return 0;\n" : std::string()) +
+                    "  return a % b;\n}\n");
     } else if (op == "floordiv") {
       Helper(n, T + " " + n + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n" + neg1 + "  " + T +
                     " q = a / b;\n" +
-                    (sgn ? "  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n" : "  return q;\n") + "}\n");
+                    (sgn ? "  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n" : "  return q;\n") +
+                    "}\n");
     } else {  // floormod
       IntHelper("floordiv", t, "", "");
-      Helper(n, T + " " + n + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n  return a - tl_floordiv_" + s +
-                    "(a, b) * b;\n}\n");
+      Helper(n, T + " " + n + "(" + T + " a, " + T +
+                    " b) {\n  if (b == 0) return 0;\n  return a - tl_floordiv_" + s + "(a, b) * b;\n}\n");
     }
     return n + "(" + x + ", " + y + ")";
   }
@@ -211,9 +167,12 @@ class CodegenOpenCLImpl : public CodegenC {
     if (auto* i = As<IntImmNode>(e)) {
       DataType t = e->dtype;
       if (t.is_bool()) return i->value ? "true" : "false";
-      if (t.is_uint() && t.bits() == 64) return "((ulong)" + std::to_string(static_cast<uint64_t>(i->value)) + "UL)";
-      if (i->value == std::numeric_limits<int64_t>::min()) return "((" + CType(t) + ")(-9223372036854775807L - 1L))";
-      if (t == DataType::Int(32)) return i->value == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(i->value);
+      if (t.is_uint() && t.bits() == 64)
+        return "((ulong)" + std::to_string(static_cast<uint64_t>(i->value)) + "UL)";
+      if (i->value == std::numeric_limits<int64_t>::min())
+        return "((" + CType(t) + ")(-9223372036854775807L - 1L))";
+      if (t == DataType::Int(32))
+        return i->value == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(i->value);
       if (t.bits() == 64) return "((" + CType(t) + ")" + std::to_string(i->value) + "L)";
       return "((" + CType(t) + ")" + std::to_string(i->value) + ")";
     }
@@ -237,7 +196,8 @@ class CodegenOpenCLImpl : public CodegenC {
       case ExprKind::kFloatImm: return Literal(e);
       case ExprKind::kBufferLoad: {
         auto* l = static_cast<const BufferLoadNode*>(e.get());
-        if (IsHalf(l->buffer->dtype) && InMemory(l->buffer)) return "vload_half(0, " + HalfPtr(l->buffer, l->indices) + ")";
+        if (IsHalf(l->buffer->dtype) && InMemory(l->buffer))
+          return "vload_half(0, " + HalfPtr(l->buffer, l->indices) + ")";
         return CodegenC::E(e);
       }
       case ExprKind::kBinary: return BinaryE(static_cast<const BinaryNode*>(e.get()));
@@ -246,7 +206,8 @@ class CodegenOpenCLImpl : public CodegenC {
         auto* sel = static_cast<const SelectNode*>(e.get());  // float16 values are floats: no conversions
         std::string r = "(" + E(sel->cond) + " ? " + E(sel->true_value) + " : " + E(sel->false_value) + ")";
         // C's conditional operator promotes narrow integers to int; the IR's select keeps its type.
-        return sel->dtype.is_integer() && sel->dtype.bits() < 32 ? "((" + CType(sel->dtype) + ")" + r + ")" : r;
+        return sel->dtype.is_integer() && sel->dtype.bits() < 32 ? "((" + CType(sel->dtype) + ")" + r + ")"
+                                                                 : r;
       }
       case ExprKind::kCast: {
         auto* c = static_cast<const CastNode*>(e.get());
@@ -256,7 +217,8 @@ class CodegenOpenCLImpl : public CodegenC {
         if (to.is_bool()) return "((" + x + ") != 0)";
         if (IsHalf(to)) return RoundHalf("(float)(" + x + ")");
         // Float to integer truncates toward zero and saturates; NaN gives 0 (docs/semantics.md).
-        if (to.is_integer() && from.code() == DataType::Code::kFloat) return "convert_" + CType(to) + "_sat_rtz(" + x + ")";
+        if (to.is_integer() && from.code() == DataType::Code::kFloat)
+          return "convert_" + CType(to) + "_sat_rtz(" + x + ")";
         return "((" + CType(to) + ")(" + x + "))";
       }
       default: return CodegenC::E(e);
@@ -279,7 +241,8 @@ class CodegenOpenCLImpl : public CodegenC {
       auto* ld = As<BufferLoadNode>(sel->true_value);
       int64_t k, j;
       if (!eq || eq->op != BinaryOp::kEQ || !ld || ld->indices.size() != 1 || !AsConstInt(eq->b, &k) ||
-          !AsConstInt(ld->indices[0], &j) || j != k || ld->buffer->scope != Scope::kLocal || (buf && buf != ld->buffer.get()))
+          !AsConstInt(ld->indices[0], &j) || j != k || ld->buffer->scope != Scope::kLocal ||
+          (buf && buf != ld->buffer.get()))
         return "";
       std::string x = E(eq->a);
       if (!idx.empty() && x != idx) return "";
@@ -290,7 +253,8 @@ class CodegenOpenCLImpl : public CodegenC {
     }
     auto* last = As<BufferLoadNode>(cur);
     int64_t kl;
-    if (!buf || !last || last->buffer.get() != buf || last->indices.size() != 1 || !AsConstInt(last->indices[0], &kl))
+    if (!buf || !last || last->buffer.get() != buf || last->indices.size() != 1 ||
+        !AsConstInt(last->indices[0], &kl))
       return "";
     std::string name = Name(buf, buf->name);
     std::sort(ks.begin(), ks.end());
@@ -298,7 +262,8 @@ class CodegenOpenCLImpl : public CodegenC {
     for (size_t i = 0; i < ks.size() && dense; ++i) dense = ks[i] == static_cast<int64_t>(i);
     if (dense)  // keys 0 .. kl-1: any other index reads r[kl]
       return name + "[min((uint)(" + idx + "), " + std::to_string(kl) + "u)]";
-    for (auto k : ks) keys += (keys.empty() ? "" : " || ") + std::string("(") + idx + ") == " + std::to_string(k);
+    for (auto k : ks)
+      keys += (keys.empty() ? "" : " || ") + std::string("(") + idx + ") == " + std::to_string(k);
     return name + "[(" + keys + ") ? (" + idx + ") : " + std::to_string(kl) + "]";
   }
 
@@ -313,16 +278,20 @@ class CodegenOpenCLImpl : public CodegenC {
       case BinaryOp::kMul: r = "(" + x + " * " + y + ")"; break;
       case BinaryOp::kDiv: r = fl ? "(" + x + " / " + y + ")" : IntHelper("div", t, x, y); break;
       case BinaryOp::kMod: r = fl ? "fmod(" + x + ", " + y + ")" : IntHelper("mod", t, x, y); break;
-      case BinaryOp::kFloorDiv: r = fl ? "floor(" + x + " / " + y + ")" : IntHelper("floordiv", t, x, y); break;
+      case BinaryOp::kFloorDiv:
+        r = fl ? "floor(" + x + " / " + y + ")" : IntHelper("floordiv", t, x, y);
+        break;
       case BinaryOp::kFloorMod:
         r = fl ? "(" + x + " - floor(" + x + " / " + y + ") * " + y + ")" : IntHelper("floormod", t, x, y);
         break;
       // (both operands converted to the op's type: C's promotions would make an overload ambiguous)
       case BinaryOp::kMin:
-        r = fl ? "fmin(" + x + ", " + y + ")" : "min((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
+        r = fl ? "fmin(" + x + ", " + y + ")"
+               : "min((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
         break;
       case BinaryOp::kMax:
-        r = fl ? "fmax(" + x + ", " + y + ")" : "max((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
+        r = fl ? "fmax(" + x + ", " + y + ")"
+               : "max((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
         break;
       case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
       case BinaryOp::kNE: return "(" + x + " != " + y + ")";
@@ -350,7 +319,8 @@ class CodegenOpenCLImpl : public CodegenC {
 
   std::string Addr(const Expr& e) {
     auto* l = As<BufferLoadNode>(e);
-    if (l && IsHalf(l->buffer->dtype) && InMemory(l->buffer)) return "(" + HalfPtr(l->buffer, l->indices) + ")";
+    if (l && IsHalf(l->buffer->dtype) && InMemory(l->buffer))
+      return "(" + HalfPtr(l->buffer, l->indices) + ")";
     return "(&" + E(e) + ")";
   }
 
@@ -366,16 +336,21 @@ class CodegenOpenCLImpl : public CodegenC {
       i64_atomics_ = true;
       Helper(n, "void " + n + "(" + p + ", " + T + " v) { atom_add(p, v); }\n");
     } else if (t == DataType::Float(32)) {
-      Helper(n, "void " + n + "(" + p + ", float v) {\n  volatile " + space +
-                    " uint* q = (volatile " + space + " uint*)p;\n  uint old = *q, assumed;\n  do {\n    assumed = old;\n"
-                    "    old = atomic_cmpxchg(q, assumed, as_uint(as_float(assumed) + v));\n  } while (old != assumed);\n}\n");
+      Helper(n, "void " + n + "(" + p + ", float v) {\n  volatile " + space + " uint* q = (volatile " +
+                    space +
+                    " uint*)p;\n  uint old = *q, assumed;\n  do {\n    assumed = old;\n"
+                    "    old = atomic_cmpxchg(q, assumed, as_uint(as_float(assumed) + v));\n  } while (old "
+                    "!= assumed);\n}\n");
     } else if (t == DataType::Float(64)) {
       i64_atomics_ = true;
-      Helper(n, "void " + n + "(" + p + ", double v) {\n  volatile " + space +
-                    " ulong* q = (volatile " + space + " ulong*)p;\n  ulong old = *q, assumed;\n  do {\n    assumed = old;\n"
-                    "    old = atom_cmpxchg(q, assumed, as_ulong(as_double(assumed) + v));\n  } while (old != assumed);\n}\n");
+      Helper(n, "void " + n + "(" + p + ", double v) {\n  volatile " + space + " ulong* q = (volatile " +
+                    space +
+                    " ulong*)p;\n  ulong old = *q, assumed;\n  do {\n    assumed = old;\n"
+                    "    old = atom_cmpxchg(q, assumed, as_ulong(as_double(assumed) + v));\n  } while (old "
+                    "!= assumed);\n}\n");
     } else {
-      Unsupported("T.atomic_add on OpenCL supports int32, uint32, int64, uint64, float32 and float64; got " + t.str());
+      Unsupported("T.atomic_add on OpenCL supports int32, uint32, int64, uint64, float32 and float64; got " +
+                  t.str());
     }
     std::string v = E(c->args[1]);
     if (c->args[1]->dtype != t) v = "((" + T + ")(" + v + "))";
@@ -389,8 +364,9 @@ class CodegenOpenCLImpl : public CodegenC {
     if (op == "tl.syncthreads") return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.shfl_xor")
-      throw InternalError("tl.shfl_xor reached the OpenCL code generator; the OpenCL lowering reduces through "
-                          "local memory (no sub-groups are assumed)");
+      throw InternalError(
+          "tl.shfl_xor reached the OpenCL code generator; the OpenCL lowering reduces through "
+          "local memory (no sub-groups are assumed)");
     if (op == "tl.atomic_add") return AtomicAdd(c);
     if (op == "tl.vector_store") {  // (dst, lane values...)
       size_t V = c->args.size() - 1;
@@ -398,10 +374,11 @@ class CodegenOpenCLImpl : public CodegenC {
       for (size_t i = 1; i < c->args.size(); ++i) vals += (i > 1 ? ", " : "") + arg(i);
       if (IsHalf(c->args[0]->dtype)) {
         auto* d = As<BufferLoadNode>(c->args[0]);
-        return "vstore_half" + std::to_string(V) + "_rte((float" + std::to_string(V) + ")(" + vals + "), 0, " +
-               HalfPtr(d->buffer, d->indices) + ")";
+        return "vstore_half" + std::to_string(V) + "_rte((float" + std::to_string(V) + ")(" + vals +
+               "), 0, " + HalfPtr(d->buffer, d->indices) + ")";
       }
-      return "vstore" + std::to_string(V) + "((" + T + std::to_string(V) + ")(" + vals + "), 0, " + Addr(c->args[0]) + ")";
+      return "vstore" + std::to_string(V) + "((" + T + std::to_string(V) + ")(" + vals + "), 0, " +
+             Addr(c->args[0]) + ")";
     }
     if (op == "tl.vector_load") {  // (dst registers, src, lanes, valid)
       int64_t V = 0;
@@ -422,7 +399,9 @@ class CodegenOpenCLImpl : public CodegenC {
       if (t.is_uint()) return lo ? "((" + CType(t) + ")0)" : "((" + CType(t) + ")(~(" + CType(t) + ")0))";
       if (t.is_int()) {
         static const std::map<int, std::pair<std::string, std::string>> lim = {
-            {8, {"CHAR_MIN", "CHAR_MAX"}}, {16, {"SHRT_MIN", "SHRT_MAX"}}, {32, {"INT_MIN", "INT_MAX"}},
+            {8, {"CHAR_MIN", "CHAR_MAX"}},
+            {16, {"SHRT_MIN", "SHRT_MAX"}},
+            {32, {"INT_MIN", "INT_MAX"}},
             {64, {"LONG_MIN", "LONG_MAX"}}};
         auto it = lim.find(t.bits());
         if (it != lim.end()) return "((" + CType(t) + ")" + (lo ? it->second.first : it->second.second) + ")";
@@ -435,11 +414,12 @@ class CodegenOpenCLImpl : public CodegenC {
       return "printf(\"%s%g\\n\", " + arg(0) + ", (float)(" + arg(1) + "))";
     }
     if (op == "device_assert")
-      Unsupported("T.device_assert is not supported by the OpenCL backend (OpenCL C has no trap); use the CUDA "
-                  "emulator to check assertions");
+      Unsupported(
+          "T.device_assert is not supported by the OpenCL backend (OpenCL C has no trap); use the CUDA "
+          "emulator to check assertions");
     bool fl = !c->args.empty() && c->args[0]->dtype.code() == DataType::Code::kFloat;
-    static const std::set<std::string> same{"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sin",
-                                            "cos", "floor", "ceil", "trunc", "erf", "pow", "fma"};
+    static const std::set<std::string> same{"exp", "exp2", "log",   "log2", "log10", "sqrt", "rsqrt", "tanh",
+                                            "sin", "cos",  "floor", "ceil", "trunc", "erf",  "pow",   "fma"};
     if (same.count(op)) return op + "(" + Args(c) + ")";
     if (op == "round") return "rint(" + arg(0) + ")";  // half to even, like NumPy and the other backends
     if (op == "abs") return fl ? "fabs(" + arg(0) + ")" : "((" + CType(c->dtype) + ")abs(" + arg(0) + "))";
@@ -461,8 +441,8 @@ class CodegenOpenCLImpl : public CodegenC {
         return;
       }
       if (IsHalf(st->buffer->dtype) && !ExactHalf(st->value)) {
-        Line(ind, Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, st->indices) + "] = " +
-                      RoundHalf(E(st->value)) + ";");
+        Line(ind, Name(st->buffer.get(), st->buffer->name) + "[" + Offset(st->buffer, st->indices) +
+                      "] = " + RoundHalf(E(st->value)) + ";");
         return;
       }
     }
@@ -473,34 +453,39 @@ class CodegenOpenCLImpl : public CodegenC {
     TL_ICHECK(dst, "tl.vector_load needs a register destination");
     bool half = IsHalf(c->args[1]->dtype);
     std::string T = CType(c->args[1]->dtype), N = std::to_string(V);
-    std::string base = Name(dst->buffer.get(), dst->buffer->name) + "[" + Offset(dst->buffer, dst->indices) + " + ";
+    std::string base =
+        Name(dst->buffer.get(), dst->buffer->name) + "[" + Offset(dst->buffer, dst->indices) + " + ";
     static const char* lanes = "0123456789abcdef";
     int64_t always = 0;
     bool guarded = !(AsConstInt(c->args[3], &always) && always);
     Line(ind, "{");
     std::string vec = std::string(half ? "vload_half" : "vload") + N + "(0, " + Addr(c->args[1]) + ")";
-    Line(ind + 1, "const " + T + N + " tl_v = " + (guarded ? "(" + E(c->args[3]) + ") ? " + vec + " : (" + T + N + ")(0)" : vec) + ";");
+    Line(ind + 1, "const " + T + N + " tl_v = " +
+                      (guarded ? "(" + E(c->args[3]) + ") ? " + vec + " : (" + T + N + ")(0)" : vec) + ";");
     for (int64_t j = 0; j < V; ++j) Line(ind + 1, base + std::to_string(j) + "] = tl_v.s" + lanes[j] + ";");
     Line(ind, "}");
   }
 
   void Kernel(const KernelNode* n, int ind) override {
     for (size_t i = 0; i < n->block_vars.size(); ++i)
-      Line(ind, "const int " + Name(n->block_vars[i].get()) + " = (int)get_group_id(" + std::to_string(i) + ");");
+      Line(ind,
+           "const int " + Name(n->block_vars[i].get()) + " = (int)get_group_id(" + std::to_string(i) + ");");
     for (auto& b : n->alloc_buffers) {
       int64_t count = 1;
       AsConstInt(b->shape[0], &count);
       if (b->scope == Scope::kShared && !b->data) {
-        TL_ICHECK(b->dtype == DataType::UInt(8), "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+        TL_ICHECK(b->dtype == DataType::UInt(8),
+                  "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
         continue;  // declared at the kernel's top (Run)
       }
       if (b->scope == Scope::kShared) {
         // No `restrict`: PlanSharedMemory lets buffers with disjoint lifetimes share bytes.
-        Line(ind, "__local " + Storage(b->dtype, Scope::kShared) + "* " + Name(b.get(), b->name) + " = (__local " +
-                      Storage(b->dtype, Scope::kShared) + "*)(" + Name(b->data.get(), b->data->name) + " + " +
-                      std::to_string(b->byte_offset) + ");");
+        Line(ind, "__local " + Storage(b->dtype, Scope::kShared) + "* " + Name(b.get(), b->name) +
+                      " = (__local " + Storage(b->dtype, Scope::kShared) + "*)(" +
+                      Name(b->data.get(), b->data->name) + " + " + std::to_string(b->byte_offset) + ");");
       } else {
-        Line(ind, Storage(b->dtype, Scope::kLocal) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
+        Line(ind, Storage(b->dtype, Scope::kLocal) + " " + Name(b.get(), b->name) + "[" +
+                      std::to_string(count) + "];");
       }
     }
     for (auto& kv : n->var_inits) {

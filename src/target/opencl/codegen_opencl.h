@@ -13,7 +13,7 @@ namespace tl {
 struct OpenCLSource {
   std::string source;
   std::string kernel_name;
-  bool uses_fp64 = false;      // needs cl_khr_fp64
+  bool uses_fp64 = false;  // needs cl_khr_fp64
   bool uses_int64_atomics = false;
 };
 

@@ -47,9 +47,11 @@ Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
     Expr ok;
     for (size_t d = 0; d < gi.size(); ++d) ok = And(ok, Lt(gi[d], g->shape[d]));
     ok = ok ? Simplify(ok) : Bool(true);
-    Stmt st = Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
+    Stmt st =
+        Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
     if (iters * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
-    out.push_back(iters == 1 ? Substitute(st, {{itv.get(), C(0)}}) : For(itv, C(0), C(iters), ForKind::kUnrolled, st, {}, n->span));
+    out.push_back(iters == 1 ? Substitute(st, {{itv.get(), C(0)}})
+                             : For(itv, C(0), C(iters), ForKind::kUnrolled, st, {}, n->span));
   }
   return Seq(out, n->span);
 }
@@ -59,14 +61,19 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   auto a = n->annotations.find("num_stages");
   if (a != n->annotations.end()) AsConstInt(a->second, &s);
   std::vector<Stmt> body;
-  if (auto* sq = As<SeqNode>(n->body)) body = sq->seq; else body.push_back(n->body);
+  if (auto* sq = As<SeqNode>(n->body))
+    body = sq->seq;
+  else
+    body.push_back(n->body);
   std::vector<const CopyNode*> producers;
   std::vector<Stmt> consumers;
   for (auto& st : body) {
     auto* a = As<AttrStmtNode>(st);
     auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
-    if (c && Stages(c->dst.buffer) == s && s >= 2) producers.push_back(c);
-    else consumers.push_back(st);
+    if (c && Stages(c->dst.buffer) == s && s >= 2)
+      producers.push_back(c);
+    else
+      consumers.push_back(st);
   }
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
@@ -75,9 +82,10 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
     return For(ko, mn, ext, ForKind::kSerial, b, {}, n->span);
   }
   std::vector<Buffer> managed;
-  ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) + "-stage cp.async pipeline (" +
-                                std::to_string(producers.size()) + " copies prefetched " + std::to_string(s - 1) +
-                                " iteration(s) ahead, one barrier per iteration)");
+  ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) +
+                               "-stage cp.async pipeline (" + std::to_string(producers.size()) +
+                               " copies prefetched " + std::to_string(s - 1) +
+                               " iteration(s) ahead, one barrier per iteration)");
   for (auto* c : producers) {
     stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
     managed.push_back(MapBuffer(c->dst.buffer));
@@ -115,7 +123,8 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
   // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.
   Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {}, n->span);
-  for (auto m = managed.rbegin(); m != managed.rend(); ++m) loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, n->span);
+  for (auto m = managed.rbegin(); m != managed.rend(); ++m)
+    loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, n->span);
   out.push_back(loop);
   out.push_back(Call0("tl.cp_async_wait", {C(0)}, n->span));
   return Seq(out, n->span);

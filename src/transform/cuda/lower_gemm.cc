@@ -39,16 +39,20 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   auto numeric = [](DataType t) { return t.is_float() || t.is_integer(); };
   if (!numeric(at) || !numeric(bt) || !numeric(ct) || (ct.is_float() != (at.is_float() || bt.is_float())))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on " + ctx_.target.backend + " takes numeric A and B and an accumulator of the same kind "
-                    "(float or integer); got A " + at.str() + ", B " + bt.str() + ", C " + ct.str(), sp);
+                    "T.gemm on " + ctx_.target.backend +
+                        " takes numeric A and B and an accumulator of the same kind "
+                        "(float or integer); got A " +
+                        at.str() + ", B " + bt.str() + ", C " + ct.str(),
+                    sp);
   auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
   int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
   int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
   if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
   ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.target.backend +
-                               " has no tensor-core mma), " + std::to_string(CF.locals) + " accumulators per thread over " +
-                               CF.desc + ", K = " + std::to_string(K));
+                               " has no tensor-core mma), " + std::to_string(CF.locals) +
+                               " accumulators per thread over " + CF.desc + ", K = " + std::to_string(K));
   std::vector<Stmt> out;
   Buffer cl = MapBuffer(g->C.buffer);
   if (g->clear_accum) {
@@ -76,8 +80,8 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
     out.push_back(Seq(w, sp));
     return st;
   };
-  auto region_at = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
-                       const Expr& col) -> Expr {
+  auto region_at = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged,
+                       const Expr& row, const Expr& col) -> Expr {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
@@ -120,7 +124,8 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
     body.push_back(Store(br, b->dtype != ct ? Cast(ct, b) : b, {C(static_cast<int64_t>(j))}, sp));
   }
   for (int64_t l = 0; l < CF.locals; ++l) {
-    Expr a = Load(ar, {C(static_cast<int64_t>(use[l].first))}), b = Load(br, {C(static_cast<int64_t>(use[l].second))});
+    Expr a = Load(ar, {C(static_cast<int64_t>(use[l].first))}),
+         b = Load(br, {C(static_cast<int64_t>(use[l].second))});
     Stmt st = Store(cl, Load(cl, {C(l)}) + a * b, {C(l)}, sp);
     Expr ok = CF.ValidAt(tx_, C(l));
     body.push_back(ok ? If(ok, st, nullptr, sp) : st);
@@ -137,32 +142,45 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on CUDA (mma.sync m16n8k16) takes float16 or bfloat16 A and B with a float32 accumulator; "
-                    "got A " + at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(), g->span);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.gemm on CUDA (mma.sync m16n8k16) takes float16 or bfloat16 A and B with a float32 accumulator; "
+        "got A " +
+            at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
+        g->span);
   auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
-  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, g->span, "the gemm K");
-  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
+  int64_t K =
+      ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, g->span, "the gemm K");
+  int64_t Kb =
+      ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
   if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", g->span);
   if (K % 16)
-    throw UserError(ErrorKind::kLayout, "T.gemm on CUDA needs K to be a multiple of 16 (mma.sync m16n8k16); K = " +
-                                            std::to_string(K), g->span);
+    throw UserError(
+        ErrorKind::kLayout,
+        "T.gemm on CUDA needs K to be a multiple of 16 (mma.sync m16n8k16); K = " + std::to_string(K),
+        g->span);
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
   Span sp = g->span;
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) + "x" +
-      std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
-      std::to_string(nt) + " mma tiles per k16 step); A " +
-      (g->A.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
-      ", B " + (g->B.buffer->scope == Scope::kFragment ? "in registers" : std::string("by ldmatrix") + (g->trans_B ? "" : ".trans")));
+      Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) +
+      "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" +
+      std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k16 step); A " +
+      (g->A.buffer->scope == Scope::kFragment
+           ? "in registers"
+           : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
+      ", B " +
+      (g->B.buffer->scope == Scope::kFragment ? "in registers"
+                                              : std::string("by ldmatrix") + (g->trans_B ? "" : ".trans")));
   Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Buffer cl = MapBuffer(g->C.buffer);
   std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
+                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
   }
   bool a_reg = g->A.buffer->scope == Scope::kFragment;
   bool b_reg = g->B.buffer->scope == Scope::kFragment;
@@ -180,17 +198,20 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   std::vector<Stmt> step;
   if (!a_reg) {
     Expr q = Div(lane, 8), r8 = Mod(lane, 8);
-    Expr row, col;  // stored coordinates this lane points at
+    Expr row, col;      // stored coordinates this lane points at
     if (!g->trans_A) {  // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
       row = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8) + r8;
       col = Expr(kk) * C(16) + Div(q, 2) * C(8);
-    } else {            // stored [K, M], loaded transposed
+    } else {  // stored [K, M], loaded transposed
       row = Expr(kk) * C(16) + Div(q, 2) * C(8) + r8;
       col = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8);
     }
     step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
-                       Call0("tl.ldmatrix", {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8)}),
-                                             shared_at(g->A, ad, Simplify(row), Simplify(col))}, sp), {}, sp));
+                       Call0("tl.ldmatrix",
+                             {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8)}),
+                              shared_at(g->A, ad, Simplify(row), Simplify(col))},
+                             sp),
+                       {}, sp));
   }
   // B: x4 loads cover two n8 tiles (k0-7, k8-15 of tile j, then of tile j+1); an odd last tile uses x2.
   auto bload = [&](const Expr& j0, int num) {
@@ -200,20 +221,26 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
     if (!g->trans_B) {  // stored [K, N], loaded transposed
       row = Expr(kk) * C(16) + Mod(q, 2) * C(8) + r8;
       col = wnj * C(wN) + (j0 + Div(q, 2)) * C(8);
-    } else {            // stored [N, K]
+    } else {  // stored [N, K]
       row = wnj * C(wN) + (j0 + Div(q, 2)) * C(8) + r8;
       col = Expr(kk) * C(16) + Mod(q, 2) * C(8);
     }
-    return Call0("tl.ldmatrix", {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
-                                 shared_at(g->B, bd, Simplify(row), Simplify(col))}, sp);
+    return Call0("tl.ldmatrix",
+                 {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
+                  shared_at(g->B, bd, Simplify(row), Simplify(col))},
+                 sp);
   };
-  if (!b_reg && nt / 2 > 0) step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
+  if (!b_reg && nt / 2 > 0)
+    step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
   if (!b_reg && nt % 2) step.push_back(bload(C(nt - 1), 2));
   Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8);
   Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4);
-  Stmt mma = Call0("tl.mma_sync", {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
-                                   Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})}, sp);
-  step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
+  Stmt mma = Call0("tl.mma_sync",
+                   {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
+                    Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})},
+                   sp);
+  step.push_back(
+      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
   out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
   return Seq(out, sp);
 }

@@ -19,13 +19,19 @@ Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& id
   if (!cur_loop_) {
     // Scalar code runs in every thread; a replicated fragment is whole in each of them.
     if (F.kind == "replicated") return F.LocalOf(idx);
-    throw UserError(ErrorKind::kUnsupported, "fragment '" + b->name + "' is accessed outside a T.Parallel loop or tile "
-                                             "op, but it has layout " + F.desc + " (" + F.origin + "), so each thread "
-                                             "holds only part of it", cur_span_);
+    throw UserError(ErrorKind::kUnsupported,
+                    "fragment '" + b->name +
+                        "' is accessed outside a T.Parallel loop or tile "
+                        "op, but it has layout " +
+                        F.desc + " (" + F.origin +
+                        "), so each thread "
+                        "holds only part of it",
+                    cur_span_);
   }
   bool same_idx = idx.size() == cur_idx_.size();
   for (size_t i = 0; same_idx && i < idx.size(); ++i) same_idx = ProveEqual(idx[i], cur_idx_[i]);
-  if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_))) return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
+  if (same_idx && (&F == cur_loop_ || F.SameAs(*cur_loop_)))
+    return cur_loc_expr_ ? cur_loc_expr_ : C(cur_loc_);
   Expr local = F.LocalOf(idx);
   int64_t lv;
   if (AsConstInt(local, &lv)) {
@@ -39,8 +45,14 @@ Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& id
   for (int64_t t = 0; t < T_ && constant; ++t) {
     env[tx_.get()] = t;
     int64_t v;
-    if (!EvalInt(local, env, &v)) { constant = false; break; }
-    if (t == 0) first = v; else if (v != first) constant = false;
+    if (!EvalInt(local, env, &v)) {
+      constant = false;
+      break;
+    }
+    if (t == 0)
+      first = v;
+    else if (v != first)
+      constant = false;
   }
   CheckOwner(b, F, idx);
   return constant ? C(first) : local;
@@ -63,15 +75,17 @@ void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::
         // thread holds it cannot be proven, and a wrong guess reads another thread's register.
         std::string where = "(";
         for (size_t e = 0; e < idx.size(); ++e) where += (e ? ", " : "") + PrintExpr(idx[e]);
-        throw UserError(ErrorKind::kLayout,
-                        "fragment '" + b->name + "' is accessed at " + where + ") in a T.Parallel loop partitioned by " +
-                            cur_loop_->desc + "; with layout " + F.desc + " the thread holding that element "
-                            "depends on a variable other than the loop's own, so it cannot be proven to be the thread "
-                            "that runs the iteration. Index the fragment by the T.Parallel loop's variables (copy "
-                            "whole tiles), or use a shared-memory tile for row-by-row access",
-                        cur_span_);
+        throw UserError(
+            ErrorKind::kLayout,
+            "fragment '" + b->name + "' is accessed at " + where + ") in a T.Parallel loop partitioned by " +
+                cur_loop_->desc + "; with layout " + F.desc +
+                " the thread holding that element "
+                "depends on a variable other than the loop's own, so it cannot be proven to be the thread "
+                "that runs the iteration. Index the fragment by the T.Parallel loop's variables (copy "
+                "whole tiles), or use a shared-memory tile for row-by-row access",
+            cur_span_);
       }
-      if (v < 0 || v >= F.shape[d]) return;   // out of the tile: a guard elsewhere decides
+      if (v < 0 || v >= F.shape[d]) return;  // out of the tile: a guard elsewhere decides
       flat = flat * F.shape[d] + v;
     }
     auto& o = owners[static_cast<size_t>(flat)];
@@ -79,10 +93,12 @@ void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::
       std::string where = "(";
       for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + PrintExpr(idx[d]);
       throw UserError(ErrorKind::kLayout,
-                      "layout conflict in T.Parallel loop: thread " + std::to_string(t) + " runs the iteration that "
-                      "touches " + b->name + where + "), but fragment '" + b->name + "' has layout " + F.desc + " (" +
-                      F.origin + ") and the loop is partitioned by " + cur_loop_->desc +
-                      "; copy the fragment so both sides agree",
+                      "layout conflict in T.Parallel loop: thread " + std::to_string(t) +
+                          " runs the iteration that "
+                          "touches " +
+                          b->name + where + "), but fragment '" + b->name + "' has layout " + F.desc + " (" +
+                          F.origin + ") and the loop is partitioned by " + cur_loop_->desc +
+                          "; copy the fragment so both sides agree",
                       cur_span_);
     }
   }
@@ -118,7 +134,7 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
   TL_ICHECK(it != outer->annotations.end(), "T.Parallel nest without a tl.loop_layout");
   const Fragment& F = Decode(it->second);
   ctx_.info->choices.push_back(Loc(outer->span) + ": parallel loop nest partitioned by " + F.desc + ", " +
-                                std::to_string(F.locals) + " element(s) per thread");
+                               std::to_string(F.locals) + " element(s) per thread");
   std::vector<Var> vars;
   Stmt body = outer->body;
   vars.push_back(outer->var);
@@ -168,7 +184,8 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
   return Seq(out, outer->span);
 }
 
-Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance, const Span& sp) {
+Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance,
+                                 const Span& sp) {
   int64_t V = F.kind == "mma_C" ? 2 : (F.kind == "striped" && !F.params.empty() ? F.params[0] : 1);
   if (V < 2 || F.locals % V || F.valid) return nullptr;
   Var lo = MakeVar("l"), v = MakeVar("v");
@@ -197,13 +214,14 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     if (!b) return false;
     if (b->op == BinaryOp::kAnd) return uniform(b->a) && uniform(b->b);
     int64_t bound;
-    return b->op == BinaryOp::kLT && !UsesVar(b->b, v.get()) && AsConstInt(Simplify(b->b), &bound) && bound % V == 0 &&
-           unit_stride(b->a);
+    return b->op == BinaryOp::kLT && !UsesVar(b->b, v.get()) && AsConstInt(Simplify(b->b), &bound) &&
+           bound % V == 0 && unit_stride(b->a);
   };
   // A V-wide, V-aligned access of a global tensor (its rows a multiple of V long).
   auto wide = [&](const Buffer& b, const std::vector<Expr>& idx) {
     int64_t width;
-    if (b->scope != Scope::kGlobal || !AsConstInt(Simplify(b->shape.back()), &width) || width % V) return false;
+    if (b->scope != Scope::kGlobal || !AsConstInt(Simplify(b->shape.back()), &width) || width % V)
+      return false;
     int bytes = b->dtype.bytes() * static_cast<int>(V);
     if (bytes != 4 && bytes != 8 && bytes != 16) return false;
     for (size_t d = 0; d + 1 < idx.size(); ++d)
@@ -220,7 +238,8 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     if (auto* sel = As<SelectNode>(x)) {
       int64_t z;
       auto* fz = As<FloatImmNode>(sel->false_value);
-      if (!uniform(sel->cond) || !((fz && fz->value == 0.0) || (AsConstInt(sel->false_value, &z) && z == 0))) return nullptr;
+      if (!uniform(sel->cond) || !((fz && fz->value == 0.0) || (AsConstInt(sel->false_value, &z) && z == 0)))
+        return nullptr;
       x = sel->true_value;
     }
     auto* ld = As<BufferLoadNode>(x);
@@ -247,8 +266,14 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   } else {
     Expr x = st->value, valid = Bool(true);
     bool cast = false;
-    if (auto* c = As<CastNode>(x)) { x = c->value; cast = true; }
-    if (auto* sel = As<SelectNode>(x)) { valid = zero(sel->cond); x = sel->true_value; }
+    if (auto* c = As<CastNode>(x)) {
+      x = c->value;
+      cast = true;
+    }
+    if (auto* sel = As<SelectNode>(x)) {
+      valid = zero(sel->cond);
+      x = sel->true_value;
+    }
     auto* ld = As<BufferLoadNode>(x);
     for (auto& e : ld->indices) base_idx.push_back(zero(e));
     Expr src = Load(ld->buffer, base_idx);
@@ -262,12 +287,14 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
       std::vector<Expr> dst_w;
       for (auto& e : st->indices) dst_w.push_back(Simplify(Substitute(e, {{v.get(), Expr(w)}}), bm));
       body = Seq({Call0("tl.vector_load", {Load(tmp, {C(0)}), src, C(V), valid}, sp),
-                  For(w, C(0), C(V), ForKind::kUnrolled, Store(st->buffer, Cast(st->value->dtype, Load(tmp, {w})), dst_w, sp),
-                      {}, sp)}, sp);
+                  For(w, C(0), C(V), ForKind::kUnrolled,
+                      Store(st->buffer, Cast(st->value->dtype, Load(tmp, {w})), dst_w, sp), {}, sp)},
+                 sp);
     }
   }
-  ctx_.info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
-                                (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": " + std::to_string(V) + "-wide vector " +
+      (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
   if (guard) body = If(guard, body, nullptr, sp);
   return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
 }
@@ -286,8 +313,14 @@ bool CudaTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& 
   };
   struct V : IRVisitor {
     std::function<void(const Buffer&, const std::vector<Expr>&)> f;
-    void VisitLoad(const BufferLoadNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitLoad(n); }
-    void VisitStore(const StoreNode* n) override { f(n->buffer, n->indices); IRVisitor::VisitStore(n); }
+    void VisitLoad(const BufferLoadNode* n) override {
+      f(n->buffer, n->indices);
+      IRVisitor::VisitLoad(n);
+    }
+    void VisitStore(const StoreNode* n) override {
+      f(n->buffer, n->indices);
+      IRVisitor::VisitStore(n);
+    }
   } v;
   v.f = check;
   v.VisitStmt(body);

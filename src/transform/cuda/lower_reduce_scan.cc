@@ -14,9 +14,6 @@ namespace cuda_lowering {
 
 using namespace cuda_pass;
 
-
-
-
 namespace {
 const CudaOpLoweringRegistrar kReduce("reduce", [](CudaTileLowerer& L, const TileOpNode& n) {
   return L.LowerReduce(static_cast<const ReduceNode*>(&n));
@@ -38,8 +35,9 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
     int64_t mt = M / wm / 16, nt = N / wn / 8;
-    ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
-                                  (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
+    ctx_.info->choices.push_back(
+        Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
+        (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
     Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
     Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
@@ -52,23 +50,34 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       int64_t ti = d / 2, rh = d % 2;
       Var tj = MakeVar("tj");
       Expr base = (C(ti * nt) + Expr(tj)) * C(4) + C(rh * 2);
-      Expr both = ReduceCombine(k, ReduceElement(k, Load(src, {base}), t), ReduceElement(k, Load(src, {Simplify(base + C(1))}), t));
+      Expr both = ReduceCombine(k, ReduceElement(k, Load(src, {base}), t),
+                                ReduceElement(k, Load(src, {Simplify(base + C(1))}), t));
       out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
-      out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled, Store(part, ReduceCombine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
+      out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled,
+                        Store(part, ReduceCombine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
       if (quad) {
         out.push_back(Store(quad, Load(part, {C(d)}), {Simplify(C(d * T_) + tx_)}, sp));
         Var q = MakeVar("q");
         later.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
-        later.push_back(For(q, C(0), C(4), ForKind::kUnrolled,
-                            Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(quad, {Simplify(C(d * T_) + Div(tx_, 4) * C(4) + Expr(q))})),
-                                  {C(d)}, sp), {}, sp));
+        later.push_back(
+            For(q, C(0), C(4), ForKind::kUnrolled,
+                Store(part,
+                      ReduceCombine(k, Load(part, {C(d)}),
+                                    Load(quad, {Simplify(C(d * T_) + Div(tx_, 4) * C(4) + Expr(q))})),
+                      {C(d)}, sp),
+                {}, sp));
       } else {
         for (int m : {1, 2})
-          out.push_back(Store(part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)}, sp));
+          out.push_back(Store(
+              part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})),
+              {C(d)}, sp));
       }
       if (xs) {
         Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
-        (quad ? later : out).push_back(If(Eq(Mod(lane, 4), C(0)), Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr, sp));
+        (quad ? later : out)
+            .push_back(If(Eq(Mod(lane, 4), C(0)),
+                          Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr,
+                          sp));
         cross.push_back({d, row});
       }
     }
@@ -78,8 +87,11 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       for (auto& [d, row] : cross) {
         Var w = MakeVar("w");
         out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
-        out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
-                          Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})), {C(d)}, sp), {}, sp));
+        out.push_back(
+            For(w, C(0), C(wn), ForKind::kUnrolled,
+                Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})),
+                      {C(d)}, sp),
+                {}, sp));
       }
     }
     for (int64_t d = 0; d < mt * 2; ++d) {
@@ -89,13 +101,16 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     return Seq(out, sp);
   }
   if (D.kind != "replicated")
-    throw UserError(ErrorKind::kLayout, "T.reduce: the destination '" + r->dst.buffer->name + "' has layout " + D.desc +
-                                            ", which this reduction of " + S.desc + " along dim " + std::to_string(r->dim) +
-                                            " cannot produce", sp);
+    throw UserError(ErrorKind::kLayout,
+                    "T.reduce: the destination '" + r->dst.buffer->name + "' has layout " + D.desc +
+                        ", which this reduction of " + S.desc + " along dim " + std::to_string(r->dim) +
+                        " cannot produce",
+                    sp);
   // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
   // then one partial per warp through shared memory.
-  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, 5-step warp butterfly, " +
-                                "then per-warp partials through shared memory");
+  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc +
+                               ": per-thread partials, 5-step warp butterfly, " +
+                               "then per-warp partials through shared memory");
   int64_t nd = 1;
   for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
   Buffer part = Scratch("red", t, nd, Scope::kLocal);
@@ -110,12 +125,15 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     Stmt st;
     int64_t fc;
     if (AsConstInt(flat, &fc) || nd > 32) {
-      st = Store(part, ReduceCombine(k, Load(part, {flat}), ReduceElement(k, Load(src, {C(l)}), t)), {flat}, sp);
+      st = Store(part, ReduceCombine(k, Load(part, {flat}), ReduceElement(k, Load(src, {C(l)}), t)), {flat},
+                 sp);
     } else {
       // The destination slot depends on the thread: select it among the (few) slots with constant
       // register indices rather than indexing the register array at run time (local memory).
       Var e = MakeVar("e");
-      Expr upd = Select(Eq(flat, Expr(e)), ReduceCombine(k, Load(part, {e}), ReduceElement(k, Load(src, {C(l)}), t)), Load(part, {e}));
+      Expr upd =
+          Select(Eq(flat, Expr(e)), ReduceCombine(k, Load(part, {e}), ReduceElement(k, Load(src, {C(l)}), t)),
+                 Load(part, {e}));
       st = For(e, C(0), C(nd), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
     }
     Expr g = S.ValidAt(tx_, C(l));
@@ -128,44 +146,59 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
     Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
     Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
-    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": per-thread partials, then through shared "
-                                "memory (a thread per destination slot combines all " + std::to_string(T_) +
-                                " partials; no warp shuffles on " + ctx_.target.backend + ")";
-    out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + tx_)}, sp), {}, sp));
+    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc +
+                                ": per-thread partials, then through shared "
+                                "memory (a thread per destination slot combines all " +
+                                std::to_string(T_) + " partials; no warp shuffles on " + ctx_.target.backend +
+                                ")";
+    out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
+                      Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + tx_)}, sp), {}, sp));
     Var i = MakeVar("i"), w = MakeVar("w");
     Buffer one = Scratch("red_acc", t, 1, Scope::kLocal);
     Expr slot = Simplify(Expr(i) * C(T_) + tx_);
-    Stmt combine = Seq({Store(one, ReduceIdentity(k, t), {C(0)}, sp),
-                        For(w, C(0), C(T_), ForKind::kSerial,
-                            Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp), {}, sp),
-                        Store(tot, Load(one, {C(0)}), {slot}, sp)}, sp);
+    Stmt combine = Seq(
+        {Store(one, ReduceIdentity(k, t), {C(0)}, sp),
+         For(w, C(0), C(T_), ForKind::kSerial,
+             Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp),
+             {}, sp),
+         Store(tot, Load(one, {C(0)}), {slot}, sp)},
+        sp);
     int64_t rounds = (nd + T_ - 1) / T_;
-    out.push_back(For(i, C(0), C(rounds), ForKind::kSerial, nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
+    out.push_back(For(i, C(0), C(rounds), ForKind::kSerial,
+                      nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
     out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(part, Load(tot, {d}), {d}, sp), {}, sp));
     Expr v = Load(part, {d});
-    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
+                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
     return Seq(out, sp);
   }
   std::vector<Stmt> bf;
   for (int m : {16, 8, 4, 2, 1})
-    bf.push_back(Store(part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+    bf.push_back(Store(
+        part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
   out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
   int64_t warps = (T_ + 31) / 32;
   if (warps > 1) {
     Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
     Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
-    out.push_back(If(Eq(lane, C(0)), For(d, C(0), C(nd), ForKind::kSerial,
-                                         Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),
+    out.push_back(If(Eq(lane, C(0)),
+                     For(d, C(0), C(nd), ForKind::kSerial,
+                         Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),
                      nullptr, sp));
     Var w = MakeVar("w");
-    out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
-                      Seq({Store(part, ReduceIdentity(k, t), {d}, sp),
-                           For(w, C(0), C(warps), ForKind::kSerial,
-                               Store(part, ReduceCombine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})), {d}, sp), {}, sp)},
-                          sp), {}, sp));
+    out.push_back(
+        For(d, C(0), C(nd), ForKind::kSerial,
+            Seq({Store(part, ReduceIdentity(k, t), {d}, sp),
+                 For(w, C(0), C(warps), ForKind::kSerial,
+                     Store(part, ReduceCombine(k, Load(part, {d}), Load(xs, {Expr(w) * C(nd) + Expr(d)})),
+                           {d}, sp),
+                     {}, sp)},
+                sp),
+            {}, sp));
   }
   Expr v = Load(part, {d});
-  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
+                    Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
   return Seq(out, sp);
 }
 
@@ -174,7 +207,10 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
   std::vector<size_t> other;
   std::vector<int64_t> ext;
   for (size_t d = 0; d < n->src.ranges.size(); ++d)
-    if (d != ax) { other.push_back(d); ext.push_back(ConstOr(n->src.ranges[d].extent, n->span, "a cumsum tile")); }
+    if (d != ax) {
+      other.push_back(d);
+      ext.push_back(ConstOr(n->src.ranges[d].extent, n->span, "a cumsum tile"));
+    }
   int64_t lines = 1;
   for (auto e : ext) lines *= e;
   int64_t len = ConstOr(n->src.ranges[ax].extent, n->span, "a cumsum tile");
@@ -213,11 +249,15 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
     Expr dmapped = load(n->dst.buffer, index(n->dst));
     auto* dl = As<BufferLoadNode>(dmapped);
     Stmt body = Seq({Store(acc, Binary(BinaryOp::kAdd, Load(acc, {C(0)}), x), {C(0)}, sp),
-                     Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)}, sp);
+                     Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)},
+                    sp);
     Stmt st = Seq({Store(acc, t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0), {C(0)}, sp),
-                   For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)}, sp);
-    if (replicated) st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
-    else if ((it + 1) * T_ > lines) st = If(Lt(line, C(lines)), st, nullptr, sp);
+                   For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)},
+                  sp);
+    if (replicated)
+      st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
+    else if ((it + 1) * T_ > lines)
+      st = If(Lt(line, C(lines)), st, nullptr, sp);
     out.push_back(st);
   }
   return Seq(out, sp);

@@ -3,8 +3,8 @@
 // live in one file per concept:
 //   lower_tile_ops_cuda.cc       entry, op dispatch, facts read from the IR (layouts, stages, async copies)
 //   cuda/lower_buffers.cc        buffer mapping: shared flattening + swizzle + stages, fragments to registers
-//   cuda/lower_parallel.cc       T.Parallel partitioning by a layout, ownership checks, vectorised global access
-//   cuda/lower_copy_pipeline.cc  16-byte cp.async copies and T.Pipelined software pipelines
+//   cuda/lower_parallel.cc       T.Parallel partitioning by a layout, ownership checks, vectorised global
+//   access cuda/lower_copy_pipeline.cc  16-byte cp.async copies and T.Pipelined software pipelines
 //   cuda/lower_gemm.cc           T.gemm on ldmatrix + mma.sync m16n8k16
 //   cuda/lower_reduce_scan.cc    T.reduce (shuffles + shared memory) and T.cumsum
 #pragma once
@@ -44,7 +44,7 @@ class CudaTileLowerer : public IRMutator {
 
   Stmt VisitSeq(const Stmt& s, const SeqNode* n) override;
 
- // ---- what op lowerings use (each op registers its lowering by name: RegisterCudaOpLowering) ----
+  // ---- what op lowerings use (each op registers its lowering by name: RegisterCudaOpLowering) ----
   // The thread-level statements of one tile op (or T.Parallel nest), marked as one op for the
   // barrier analysis: writes of one op come from one thread partition.
   Stmt OpScope(const Stmt& body, const Span& sp);
@@ -131,7 +131,9 @@ using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;
 /// Registers the CUDA lowering of the tile op named `op` (TileOpNode::op), from the file that implements it.
 void RegisterCudaOpLowering(const std::string& op, CudaOpLowering f);
 struct CudaOpLoweringRegistrar {
-  CudaOpLoweringRegistrar(const std::string& op, CudaOpLowering f) { RegisterCudaOpLowering(op, std::move(f)); }
+  CudaOpLoweringRegistrar(const std::string& op, CudaOpLowering f) {
+    RegisterCudaOpLowering(op, std::move(f));
+  }
 };
 
 }  // namespace cuda_lowering

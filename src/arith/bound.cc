@@ -1,0 +1,95 @@
+// BoundOf: the interval an integer expression lies in, given intervals of its vars.
+#include <algorithm>
+#include <optional>
+
+#include "arith/simplify.h"
+
+namespace tl {
+namespace {
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+std::optional<int64_t> AddO(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (!a || !b) return std::nullopt;
+  return *a + *b;
+}
+
+Interval MulI(const Interval& a, const Interval& b) {
+  if (!(a.lo && a.hi && b.lo && b.hi)) {
+    // Non-negative times non-negative stays non-negative.
+    if (a.lo && *a.lo >= 0 && b.lo && *b.lo >= 0) return {*a.lo * *b.lo, std::nullopt};
+    return {};
+  }
+  int64_t c[4] = {*a.lo * *b.lo, *a.lo * *b.hi, *a.hi * *b.lo, *a.hi * *b.hi};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+
+}  // namespace
+
+Interval BoundOf(const Expr& e, const BoundMap& bounds) {
+  int64_t c;
+  if (AsConstInt(e, &c)) return {c, c};
+  if (auto* v = As<VarNode>(e)) {
+    auto it = bounds.find(v);
+    if (it != bounds.end()) return it->second;
+    return {};
+  }
+  if (auto* cast = As<CastNode>(e)) {
+    if (!cast->dtype.is_integer() || !cast->value->dtype.is_integer()) return {};
+    Interval v = BoundOf(cast->value, bounds);
+    // The operand's bounds hold only if every value in them survives the conversion; otherwise
+    // the cast may wrap anywhere in the target type's range.
+    int bits = cast->dtype.bits();
+    if (bits >= 64) {
+      if (cast->dtype.is_int() || (v.lo && *v.lo >= 0)) return v;
+      return {int64_t(0), std::nullopt};
+    }
+    int64_t tlo = cast->dtype.is_int() ? -(int64_t(1) << (bits - 1)) : 0;
+    int64_t thi = cast->dtype.is_int() ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    if (v.lo && v.hi && *v.lo >= tlo && *v.hi <= thi) return v;
+    return {tlo, thi};
+  }
+  auto* b = As<BinaryNode>(e);
+  if (!b || !e->dtype.is_integer()) return {};
+  Interval x = BoundOf(b->a, bounds), y = BoundOf(b->b, bounds);
+  switch (b->op) {
+    case BinaryOp::kAdd: return {AddO(x.lo, y.lo), AddO(x.hi, y.hi)};
+    case BinaryOp::kSub: {
+      auto neg = [](std::optional<int64_t> v) { return v ? std::optional<int64_t>(-*v) : std::nullopt; };
+      return {AddO(x.lo, neg(y.hi)), AddO(x.hi, neg(y.lo))};
+    }
+    case BinaryOp::kMul: return MulI(x, y);
+    case BinaryOp::kFloorDiv:
+      if (y.IsConst() && *y.lo > 0) {
+        return {x.lo ? std::optional<int64_t>(FloorDiv(*x.lo, *y.lo)) : std::nullopt,
+                x.hi ? std::optional<int64_t>(FloorDiv(*x.hi, *y.lo)) : std::nullopt};
+      }
+      return {};
+    case BinaryOp::kFloorMod:
+      if (y.IsConst() && *y.lo > 0) {
+        if (x.lo && x.hi && FloorDiv(*x.lo, *y.lo) == FloorDiv(*x.hi, *y.lo))
+          return {FloorMod(*x.lo, *y.lo), FloorMod(*x.hi, *y.lo)};
+        return {int64_t(0), *y.lo - 1};
+      }
+      return {};
+    case BinaryOp::kMin: {
+      auto lo = x.lo && y.lo ? std::optional<int64_t>(std::min(*x.lo, *y.lo)) : std::nullopt;
+      std::optional<int64_t> hi =
+          x.hi && y.hi ? std::optional<int64_t>(std::min(*x.hi, *y.hi)) : (x.hi ? x.hi : y.hi);
+      return {lo, hi};
+    }
+    case BinaryOp::kMax: {
+      std::optional<int64_t> lo =
+          x.lo && y.lo ? std::optional<int64_t>(std::max(*x.lo, *y.lo)) : (x.lo ? x.lo : y.lo);
+      auto hi = x.hi && y.hi ? std::optional<int64_t>(std::max(*x.hi, *y.hi)) : std::nullopt;
+      return {lo, hi};
+    }
+    default: return {};
+  }
+}
+
+}  // namespace tl
