@@ -6,6 +6,7 @@
 #include "layout/fragment.h"
 #include "transform/cuda_passes.h"
 #include "transform/cuda_util.h"
+#include "transform/layout_rules.h"
 
 namespace tl {
 namespace {
@@ -26,8 +27,19 @@ struct ParallelNest {
   int max_bytes = 1;
 };
 
-class LayoutInferencer {
+std::map<std::string, LayoutRule>& Rules() {
+  static std::map<std::string, LayoutRule> r;
+  return r;
+}
+
+class LayoutInferencer : public LayoutRuleContext {
  public:
+  int64_t threads() const override { return threads_; }
+  const Fragment* LayoutOf(const BufferNode* b) const override {
+    auto it = layout_.find(b);
+    return it == layout_.end() ? nullptr : &it->second;
+  }
+
   /// Infers every fragment's layout and every T.Parallel nest's partition of kernel `k`.
   void Run(const KernelNode* k) {
     threads_ = KernelThreads(k);
@@ -46,8 +58,7 @@ class LayoutInferencer {
     bool changed = true;
     while (changed) {
       changed = false;
-      for (auto* g : gemms_) changed |= InferGemm(g);
-      for (auto* r : reduces_) changed |= InferReduce(r);
+      for (auto* op : ruled_) changed |= Rules().at(op->op)(*this, *op);
       for (auto& n : nests_) changed |= InferNest(n);
       if (!changed) {
         for (auto& b : frags_) {
@@ -143,17 +154,9 @@ class LayoutInferencer {
         Collect(As<IfNode>(s)->else_case);
         return;
       case StmtKind::kTileOp: {
-        if (auto* g = As<GemmNode>(s)) gemms_.push_back(g);
-        if (auto* r = As<ReduceNode>(s)) reduces_.push_back(r);
-        auto* c = As<CumsumNode>(s);
-        if (!c) return;
-        // A scan over a fragment runs whole in every thread (each holds a replica).
-        for (auto* b : {&c->src.buffer, &c->dst.buffer})
-          if ((*b)->scope == Scope::kFragment) {
-            std::vector<int64_t> shape;
-            for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, s->span, "a cumsum tile"));
-            Assign(*b, Replicated(shape, threads_), "T.cumsum on a fragment", s->span);
-          }
+        // an op whose operands constrain fragment layouts has a rule (LayoutRuleRegistrar)
+        auto* op = As<TileOpNode>(s);
+        if (Rules().count(op->op)) ruled_.push_back(op);
         return;
       }
       case StmtKind::kFor: {
@@ -202,7 +205,7 @@ class LayoutInferencer {
     }
   }
 
-  bool Assign(const Buffer& b, const Fragment& f, const std::string& why, const Span& sp) {
+  bool Assign(const Buffer& b, const Fragment& f, const std::string& why, const Span& sp) override {
     auto it = layout_.find(b.get());
     if (it != layout_.end()) {
       if (it->second.SameAs(f)) return false;
@@ -218,6 +221,7 @@ class LayoutInferencer {
     return true;
   }
 
+ public:  // the built-in ops' layout rules (registered below)
   bool InferGemm(const GemmNode* g) {
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
@@ -289,6 +293,7 @@ class LayoutInferencer {
     return Assign(r->dst.buffer, Replicated(shape, threads_), "T.reduce", r->span);
   }
 
+ private:
   static bool IsLoopIndex(const std::vector<Expr>& idx, const std::vector<Var>& vars) {
     if (idx.size() != vars.size()) return false;
     for (size_t i = 0; i < idx.size(); ++i)
@@ -359,12 +364,34 @@ class LayoutInferencer {
   std::map<const BufferNode*, Fragment> layout_;
   std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
-  std::vector<const GemmNode*> gemms_;
-  std::vector<const ReduceNode*> reduces_;
+  std::vector<const TileOpNode*> ruled_;  // in program order
   std::vector<ParallelNest> nests_;
 };
 
+// The rules of the built-in ops: gemm fixes its accumulator (and register operands) to the mma
+// layouts of its warp grid; a reduction of an accumulator along its rows is a row fragment, other
+// reductions are replicated; a scan over a fragment runs whole in every thread.
+const LayoutRuleRegistrar kGemmRule("gemm", [](LayoutRuleContext& c, const TileOpNode& n) {
+  return static_cast<LayoutInferencer&>(c).InferGemm(static_cast<const GemmNode*>(&n));
+});
+const LayoutRuleRegistrar kReduceRule("reduce", [](LayoutRuleContext& c, const TileOpNode& n) {
+  return static_cast<LayoutInferencer&>(c).InferReduce(static_cast<const ReduceNode*>(&n));
+});
+const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const TileOpNode& n) {
+  auto* s = static_cast<const CumsumNode*>(&n);
+  bool changed = false;
+  for (auto* b : {&s->src.buffer, &s->dst.buffer})
+    if ((*b)->scope == Scope::kFragment) {
+      std::vector<int64_t> shape;
+      for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, n.span, "a cumsum tile"));
+      changed |= c.Assign(*b, Replicated(shape, c.threads()), "T.cumsum on a fragment", n.span);
+    }
+  return changed;
+});
+
 }  // namespace
+
+void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = std::move(rule); }
 
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
   (void)ctx;

@@ -12,7 +12,10 @@
 #include "support/error.h"
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
+#include "transform/cuda_passes.h"
+#include "transform/layout_rules.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
+#include "layout/fragment.h"
 
 using namespace tl;
 
@@ -37,8 +40,11 @@ struct AxpyNode : TileOpNode {
   }
   std::vector<int64_t> Attrs() const override { return {fast}; }
   TileOpCall Call() const override {
-    TileOpCall c{"axpy", {{TileOpArg::kRegion, &x, nullptr}, {TileOpArg::kRegion, &y, nullptr},
-                          {TileOpArg::kExpr, nullptr, alpha}}, {}};
+    TileOpCall c{"axpy",
+                 {{TileOpArg::kRegion, &x, nullptr},
+                  {TileOpArg::kRegion, &y, nullptr},
+                  {TileOpArg::kExpr, nullptr, alpha}},
+                 {}};
     if (fast) c.keywords.emplace_back("fast", "True");
     return c;
   }
@@ -57,13 +63,15 @@ Prog Make(bool fast, double scale = 1.0) {
   p.Y = MakeBuffer("Y", f32, {I(64)}, Scope::kGlobal);
   p.a = MakeVar("alpha", f32);
   Var bx = MakeVar("bx");
-  Stmt op = std::make_shared<AxpyNode>(Region::Full(p.X), Region::Full(p.Y), Expr(p.a) * FloatImm(f32, scale), fast,
-                                       Span{"axpy.py", 3, 5});
-  Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{I(1)}, std::vector<Var>{bx}, std::vector<Expr>{I(32)},
-                                             std::vector<Buffer>{}, std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
-  p.f = MakePrimFunc("axpy_kernel",
-                     {{MakeVar("X", DataType::Handle()), p.X}, {MakeVar("Y", DataType::Handle()), p.Y}, {p.a, nullptr}},
-                     kernel);
+  Stmt op = std::make_shared<AxpyNode>(Region::Full(p.X), Region::Full(p.Y), Expr(p.a) * FloatImm(f32, scale),
+                                       fast, Span{"axpy.py", 3, 5});
+  Stmt kernel =
+      std::make_shared<KernelNode>(std::vector<Expr>{I(1)}, std::vector<Var>{bx}, std::vector<Expr>{I(32)},
+                                   std::vector<Buffer>{}, std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
+  p.f = MakePrimFunc(
+      "axpy_kernel",
+      {{MakeVar("X", DataType::Handle()), p.X}, {MakeVar("Y", DataType::Handle()), p.Y}, {p.a, nullptr}},
+      kernel);
   return p;
 }
 
@@ -136,7 +144,8 @@ TEST(TileOpObjects, OpsAreBuiltByNameAndChecked) {
   DataType f32 = DataType::Float(32);
   Buffer A = MakeBuffer("A", f32, {I(64), I(32)}, Scope::kGlobal);
   Buffer S = MakeBuffer("S", f32, {I(64), I(16)}, Scope::kShared);
-  Stmt c = MakeTileOp("copy", {Region::Full(A), Region::Full(A)}, {}, {{"disable_tma", 1}}, Span{"k.py", 4, 2});
+  Stmt c =
+      MakeTileOp("copy", {Region::Full(A), Region::Full(A)}, {}, {{"disable_tma", 1}}, Span{"k.py", 4, 2});
   ASSERT_NE(As<CopyNode>(c), nullptr);
   EXPECT_TRUE(As<CopyNode>(c)->disable_tma);
   EXPECT_EQ(As<GemmNode>(c), nullptr);
@@ -148,7 +157,8 @@ TEST(TileOpObjects, OpsAreBuiltByNameAndChecked) {
     EXPECT_EQ(e.kind(), ErrorKind::kType);
     EXPECT_NE(std::string(e.what()).find("k.py:9:5"), std::string::npos) << e.what();
   }
-  Stmt r = MakeTileOp("reduce_max", {Region::Full(A), Region::Full(MakeBuffer("m", f32, {I(64)}, Scope::kFragment))}, {},
+  Stmt r = MakeTileOp("reduce_max",
+                      {Region::Full(A), Region::Full(MakeBuffer("m", f32, {I(64)}, Scope::kFragment))}, {},
                       {{"dim", 1}}, Span{});
   ASSERT_NE(As<ReduceNode>(r), nullptr);
   EXPECT_EQ(As<ReduceNode>(r)->reduce_kind, ReduceKind::kMax);
@@ -158,7 +168,8 @@ TEST(TileOpObjects, OpsAreBuiltByNameAndChecked) {
 
 namespace {
 // The op's CPU lowering, registered from "its own file" (here): y[i] += alpha * x[i] over the tile.
-const cpu_lowering::CpuOpLoweringRegistrar kAxpyCpu("axpy", [](cpu_lowering::CpuTileLowerer& L, const TileOpNode& n) {
+const cpu_lowering::CpuOpLoweringRegistrar kAxpyCpu("axpy", [](cpu_lowering::CpuTileLowerer& L,
+                                                               const TileOpNode& n) {
   auto* op = static_cast<const AxpyNode*>(&n);
   std::vector<Expr> ext;
   for (auto& r : op->y.ranges) ext.push_back(r.extent);
@@ -201,4 +212,39 @@ TEST(TileOpObjects, AnOpWithItsOwnLoweringRunsOnTheCpuTarget) {
   alpha.scalar = 3.0;
   mod->Launch({tensor(x), tensor(y), alpha}, 0);
   for (int i = 0; i < 64; ++i) EXPECT_FLOAT_EQ(y[i], want[i]) << i;
+}
+
+namespace {
+// The op's layout rule (GPU targets), registered from "its own file": a fragment destination is
+// replicated in every thread.
+const LayoutRuleRegistrar kAxpyRule("axpy", [](LayoutRuleContext& c, const TileOpNode& n) {
+  auto* op = static_cast<const AxpyNode*>(&n);
+  if (op->y.buffer->scope != Scope::kFragment) return false;
+  return c.Assign(op->y.buffer, Replicated({64}, c.threads()), "T.axpy destination", n.span);
+});
+}  // namespace
+
+TEST(TileOpObjects, LayoutInferenceRunsTheOpsOwnRule) {
+  DataType f32 = DataType::Float(32);
+  Buffer X = MakeBuffer("X", f32, {I(64)}, Scope::kGlobal);
+  Buffer F = MakeBuffer("F", f32, {I(64)}, Scope::kFragment);
+  Var bx = MakeVar("bx");
+  Stmt op = std::make_shared<AxpyNode>(Region::Full(X), Region::Full(F), FloatImm(f32, 2.0), false,
+                                       Span{"axpy.py", 8, 5});
+  Stmt kernel = std::make_shared<KernelNode>(std::vector<Expr>{I(1)}, std::vector<Var>{bx},
+                                             std::vector<Expr>{I(64)}, std::vector<Buffer>{F},
+                                             std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
+  PrimFunc f = MakePrimFunc("axpy_frag", {{MakeVar("X", DataType::Handle()), X}}, kernel);
+  CompileInfo info;
+  CudaPassContext ctx{ParseCudaTarget("sm_80"), {}, &info};
+  PrimFunc out = InferLayouts(f, ctx);
+  // the replicated layout the rule chose is recorded on the fragment (the free default would be striped)
+  Expr layout;
+  PostOrderVisitStmt(out->body, [&](const Stmt& s) {
+    auto* a = As<AttrStmtNode>(s);
+    if (a && a->key == "tl.layout" && a->node == F) layout = a->value;
+  });
+  ASSERT_NE(layout, nullptr) << PrintPrimFunc(out);
+  EXPECT_TRUE(FragmentFromExpr(layout).SameAs(Replicated({64}, 64))) << PrintPrimFunc(out);
+  EXPECT_FALSE(Replicated({64}, 64).SameAs(Striped({64}, 64, 1)));
 }
