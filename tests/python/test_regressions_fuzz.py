@@ -322,6 +322,45 @@ def test_dynamic_size_over_int32_is_an_error():
         k(huge, huge, 1.0, 1)
 
 
+def _inc_int64(block=1024):
+    n = T.dynamic("n", "int64")
+
+    @T.prim_func
+    def inc(A: T.Tensor((n,), "int8"), B: T.Tensor((n,), "int8")):
+        with T.Kernel(T.ceildiv(n, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] + T.int8(1)
+
+    return inc
+
+
+def test_int64_sizes_index_in_int64_on_every_target():
+    """A grid or loop over an int64 size gives int64 indices: `bx * 1024 + i` wrapped at 32 bits past
+    2^31 elements and the CPU kernel wrote before the array (a segfault)."""
+    f = _inc_int64()
+    assert "int64_t bx" in tilelang.compile(f, target="cpu").get_kernel_source()
+    cuda = tilelang.compile(f, target="cuda -arch=sm_80", execution_backend="emulator").get_kernel_source()
+    assert "const int64_t bx = (int64_t)blockIdx.x;" in cuda, cuda
+    # the emulator agrees on a small size (int64 arithmetic, guards)
+    e = tilelang.compile(f, target="cuda", execution_backend="emulator")
+    a = np.arange(3000, dtype=np.int64).astype(np.int8)
+    b = np.zeros_like(a)
+    e(a, b)
+    np.testing.assert_array_equal(b, (a + 1).astype(np.int8))
+
+
+def test_int64_size_past_2_31_elements_runs_on_the_cpu():
+    n = 2**31 + 16  # 2 GiB of int8 each (A stays untouched zero pages)
+    k = tilelang.compile(_inc_int64(), target="cpu")
+    a = np.zeros(n, np.int8)
+    a[-5:] = 7
+    b = np.zeros(n, np.int8)
+    k(a, b)
+    assert b[0] == 1 and b[2**31 - 1] == 1 and b[2**31] == 1 and list(b[-6:]) == [1, 8, 8, 8, 8, 8]
+    assert int(np.count_nonzero(b != 1)) == 5
+    del a, b
+
+
 def test_byte_strides_not_multiple_of_itemsize_rejected():
     k = tilelang.compile(_copy_kernel(), target="cpu")
     raw = np.zeros(6 * 128, np.uint8)

@@ -29,6 +29,11 @@ _counter = itertools.count()
 _BOUND = object()  # as_let: the name was bound to a Python value, no IR to emit
 
 
+def _index_dtype(*extents):
+    """The dtype of an index over `extents`: int64 when any of them is, else int32."""
+    return "int64" if any(getattr(e, "dtype", "") == "int64" for e in extents) else "int32"
+
+
 class _Located(Exception):
     """Internal: an error already formatted with its location."""
 
@@ -311,7 +316,8 @@ class Parser:
         it = self.eval(st.iter)
         if isinstance(it, LoopSpec):
             names = self.loop_names(st.target, len(it.ranges))
-            vars_ = [_ffi.var(n, "int32") for n in names]
+            # a loop over an int64 range counts in int64 (a dynamic size past 2^31 - 1)
+            vars_ = [_ffi.var(n, _index_dtype(*it.ranges[k])) for k, n in enumerate(names)]
             self.scopes.append({})
             for k, (n, v) in enumerate(zip(names, vars_)):
                 step = it.steps[k] if it.steps else None
@@ -401,7 +407,8 @@ class Parser:
             if len(names) != n:
                 raise self.error(item.optional_vars, f"T.Kernel has {n} grid dimensions but binds {len(names)} names")
         axes = ["bx", "by", "bz"]
-        vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], "int32") for i in range(n)]
+        # a grid extent of an int64 size gives int64 block indices, so `bx * tile + i` cannot wrap
+        vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], _index_dtype(spec.grid[i])) for i in range(n)]
         frame = builder.KernelFrame()
         self.ctx.kernels.append(frame)
         self.scopes.append({})

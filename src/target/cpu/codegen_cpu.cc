@@ -169,8 +169,8 @@ class CodegenCPUImpl : public CodegenC {
     if (any_heap) Line(ind + 3, "if (!tl_have_memory) continue;");
     const char* split[] = {"tl_blk % tl_g0", "(tl_blk / tl_g0) % tl_g1", "tl_blk / (tl_g0 * tl_g1)"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
-      Line(ind + 3,
-           "const int32_t " + Name(n->block_vars[i].get()) + " = static_cast<int32_t>(" + split[i] + ");");
+      Line(ind + 3, "const " + CType(n->block_vars[i]->dtype) + " " + Name(n->block_vars[i].get()) +
+                        " = static_cast<" + CType(n->block_vars[i]->dtype) + ">(" + split[i] + ");");
     for (auto& kv : n->var_inits)
       Line(ind + 3, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
     Stmt_(n->body, ind + 3);

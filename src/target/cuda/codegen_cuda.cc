@@ -111,7 +111,8 @@ class CodegenCUDAImpl : public CodegenC {
   void Kernel(const KernelNode* n, int ind) override {
     static const char* dims[] = {"x", "y", "z"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
-      Line(ind, "const int " + Name(n->block_vars[i].get()) + " = (int)blockIdx." + dims[i] + ";");
+      Line(ind, "const " + CType(n->block_vars[i]->dtype) + " " + Name(n->block_vars[i].get()) + " = (" +
+                    CType(n->block_vars[i]->dtype) + ")blockIdx." + dims[i] + ";");
     for (auto& b : n->alloc_buffers) {
       int64_t count = 1;
       AsConstInt(b->shape[0], &count);

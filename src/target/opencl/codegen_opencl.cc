@@ -468,8 +468,8 @@ class CodegenOpenCLImpl : public CodegenC {
 
   void Kernel(const KernelNode* n, int ind) override {
     for (size_t i = 0; i < n->block_vars.size(); ++i)
-      Line(ind,
-           "const int " + Name(n->block_vars[i].get()) + " = (int)get_group_id(" + std::to_string(i) + ");");
+      Line(ind, "const " + CType(n->block_vars[i]->dtype) + " " + Name(n->block_vars[i].get()) + " = (" +
+                    CType(n->block_vars[i]->dtype) + ")get_group_id(" + std::to_string(i) + ");");
     for (auto& b : n->alloc_buffers) {
       int64_t count = 1;
       AsConstInt(b->shape[0], &count);
