@@ -31,12 +31,6 @@ def _tuned(**kw):
         tilelang.jit(out_idx=[2], target="cpu")(matmul_f32))
 
 
-def _fastest_run(kernel, inputs):
-    # The minimum, not the median: on a loaded machine an OpenMP kernel whose threads lose their core waits
-    # whole scheduler slices (times jump from 0.5 ms to 8 or 16 ms); the fastest run is what the code can do.
-    return kernel.get_profiler().do_bench(input_tensors=inputs, n_warmup=2, n_repeat=15, return_mode="min")
-
-
 def test_autotune_gemm_blocks(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
     FACTORY_CALLS.clear()
@@ -65,16 +59,6 @@ def test_autotune_gemm_blocks(tmp_path, monkeypatch, capsys):
     B = rng.standard_normal((SIZE, SIZE)).astype(np.float32)
     np.testing.assert_allclose(result(A, B), _ref(A, B), rtol=1e-4, atol=1e-3)
     assert result.get_kernel_source() == result.kernel.get_kernel_source()
-
-    # re-measured now, interleaved with the default: the choice holds up (the factor absorbs what noise the
-    # minimum over runs leaves)
-    if result.config is not DEFAULT:
-        default_kernel = tuned.__wrapped__(SIZE, SIZE, SIZE)
-        best, dflt = [], []
-        for _ in range(3):
-            best.append(_fastest_run(result.kernel, [A, B]))
-            dflt.append(_fastest_run(default_kernel, [A, B]))
-        assert min(best) <= 1.5 * min(dflt) + 0.05, (best, dflt)
 
     # a second call with the same arguments is answered from memory
     n_calls = len(FACTORY_CALLS)
