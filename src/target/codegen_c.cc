@@ -2,6 +2,7 @@
 #include "target/codegen_c.h"
 
 #include <cmath>
+#include <map>
 #include <iomanip>
 #include <limits>
 
@@ -352,14 +353,14 @@ std::string CodegenC::E(const Expr& e) {
         case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
         case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
         case BinaryOp::kMax: return ns_ + "max_(" + x + ", " + y + ")";
-        case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
-        case BinaryOp::kNE: return "(" + x + " != " + y + ")";
-        case BinaryOp::kLT: return "(" + x + " < " + y + ")";
-        case BinaryOp::kLE: return "(" + x + " <= " + y + ")";
-        case BinaryOp::kGT: return "(" + x + " > " + y + ")";
-        case BinaryOp::kGE: return "(" + x + " >= " + y + ")";
-        case BinaryOp::kAnd: return "(" + x + " && " + y + ")";
-        case BinaryOp::kOr: return "(" + x + " || " + y + ")";
+        case BinaryOp::kEQ:
+        case BinaryOp::kNE:
+        case BinaryOp::kLT:
+        case BinaryOp::kLE:
+        case BinaryOp::kGT:
+        case BinaryOp::kGE:
+        case BinaryOp::kAnd:
+        case BinaryOp::kOr: return ComparisonOrLogic(b->op, x, y);
       }
       return "?";
     }
@@ -456,6 +457,13 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
     }
     default: throw InternalError("tile op reached the code generator; the target's lowering must run first");
   }
+}
+
+std::string CodegenC::ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y) {
+  static const std::map<BinaryOp, const char*> sym = {
+      {BinaryOp::kEQ, " == "}, {BinaryOp::kNE, " != "}, {BinaryOp::kLT, " < "},   {BinaryOp::kLE, " <= "},
+      {BinaryOp::kGT, " > "},  {BinaryOp::kGE, " >= "}, {BinaryOp::kAnd, " && "}, {BinaryOp::kOr, " || "}};
+  return "(" + x + sym.at(op) + y + ")";
 }
 
 }  // namespace tl

@@ -21,6 +21,8 @@ class CodegenC {
   virtual ~CodegenC() = default;
 
  protected:
+  /// `(x == y)`, `(x && y)`, ...: the comparisons and logic operators, spelled alike in every C dialect.
+  static std::string ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y);
   /// `ns` prefixes runtime helpers (cast, floordiv, min_ ...), e.g. "tl_cpu::".
   explicit CodegenC(std::string ns) : ns_(std::move(ns)) {}
 

@@ -293,14 +293,14 @@ class CodegenOpenCLImpl : public CodegenC {
         r = fl ? "fmax(" + x + ", " + y + ")"
                : "max((" + CType(t) + ")(" + x + "), (" + CType(t) + ")(" + y + "))";
         break;
-      case BinaryOp::kEQ: return "(" + x + " == " + y + ")";
-      case BinaryOp::kNE: return "(" + x + " != " + y + ")";
-      case BinaryOp::kLT: return "(" + x + " < " + y + ")";
-      case BinaryOp::kLE: return "(" + x + " <= " + y + ")";
-      case BinaryOp::kGT: return "(" + x + " > " + y + ")";
-      case BinaryOp::kGE: return "(" + x + " >= " + y + ")";
-      case BinaryOp::kAnd: return "(" + x + " && " + y + ")";
-      case BinaryOp::kOr: return "(" + x + " || " + y + ")";
+      case BinaryOp::kEQ:
+      case BinaryOp::kNE:
+      case BinaryOp::kLT:
+      case BinaryOp::kLE:
+      case BinaryOp::kGT:
+      case BinaryOp::kGE:
+      case BinaryOp::kAnd:
+      case BinaryOp::kOr: return ComparisonOrLogic(b->op, x, y);
     }
     // C promotes integers narrower than int; the IR's arithmetic wraps at the type's width.
     if (rt.is_integer() && rt.bits() < 32) return "((" + CType(rt) + ")" + r + ")";
