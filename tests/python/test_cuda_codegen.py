@@ -327,6 +327,16 @@ def test_reference_gemm_main_loop_address_arithmetic_is_hoisted():
     assert k.get_resource_usage()["registers"] <= 200  # the hoisted addresses cost no registers overall
 
 
+def test_barriers_that_only_order_a_loop_against_earlier_code_run_once_before_it():
+    """FlashAttention's K/V copies and its epilogue through O_shared need a barrier against what came
+    before them, not between their own unrolled iterations: one __syncthreads before the loop (it was
+    one per 16-byte chunk and one per output element)."""
+    k = tilelang.compile(kernels.flashattn(1, 8, 1024, 64, is_causal=False), target="cuda -arch=sm_80")
+    src = k.get_kernel_source()
+    assert not re.search(r"#pragma unroll\n\s*for \([^\n]*\) \{\n\s*__syncthreads\(\);", src), src
+    assert 1 <= src.count("__syncthreads()") <= 4
+
+
 def test_second_compile_of_an_unchanged_function_is_a_lookup(tmp_path, monkeypatch):
     """In-memory cache keyed on the structural hash, target and options, before any lowering (its
     latency is in benchmarks/bench_cuda_compile.py)."""
