@@ -238,8 +238,8 @@ class Barriers {
   }
 
   bool hoist_ = true;  // hoist loop-entry barriers out of loops
-  Who op_ = -1;         // the tile op being visited (-1: none)
-  Who loose_ = -1;      // ids below -1 for statements outside tile ops
+  Who op_ = -1;        // the tile op being visited (-1: none)
+  Who loose_ = -1;     // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
   std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;
