@@ -5,6 +5,8 @@ nvidia-cuda-nvdisasm`), and prints per kernel: total SASS instructions, instruct
 the main loop (the backward branch whose body holds the most HMMA, else the largest loop), HMMA / LDSM
 / LDGSTS counts, integer ops, compares and branches, and the epilogue after the main loop.
 
+Where a kernel has two main loops with the same HMMA count, loop/iter is the leaner one.
+
 Targets for the reference GEMM on sm_80 (issue 14): <= 130 instructions per main-loop iteration,
 <= 4 branches in the epilogue, < 600 in total, no more registers, no spills.
 Usage: python benchmarks/bench_cuda_sass.py [--arch sm_80]
@@ -63,11 +65,18 @@ def analyse(ins):
             lo = int(m.group(1), 16)
             body = [o for b, o in ops if lo <= b <= a]
             loops.append((body.count("HMMA"), len(body), lo, a))
-    row = {"total": len(ops)}
+    row = {"total": len(ops), "slow_loop": None}
     if loops:
-        _, n, lo, hi = max(loops)
+        # A kernel split into an interior fast path and a guarded path has two main loops with the
+        # same HMMA count: the leaner one is what interior blocks run; the other is reported apart.
+        top = max(h for h, _, _, _ in loops)
+        mains = sorted((n, lo, hi) for h, n, lo, hi in loops if h == top)
+        _, lo, hi = mains[0]
+        if len(mains) > 1 and mains[-1][0] != mains[0][0]:
+            row["slow_loop"] = mains[-1][0]
         body = [o for b, o in ops if lo <= b <= hi]
-        epi = [o for b, o in ops if b > hi and o not in ("NOP",)]
+        end = max(m[2] for m in mains)
+        epi = [o for b, o in ops if b > end and o not in ("NOP",)]
     else:
         body, epi = [], []
     c = collections.Counter(o for _, o in ops)

@@ -246,6 +246,7 @@ void BindCompile(nb::module_& m) {
             {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA},
             {"LayoutInference", InferLayouts},
             {"LowerTileOpsCUDA", LowerTileOpsCUDA},
+            {"SplitInteriorBlocks", SplitInteriorBlocks},
             {"PlanSharedMemory", PlanSharedMemory},
             {"InsertBarriers", InsertBarriers}};
         auto it = passes.find(name);

@@ -27,6 +27,9 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx);
 /// Requires the facts of the two passes above; produces thread-level IR (docs/thread_ir.md).
 PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
+/// Requires thread-level IR. The kernel body becomes `if (interior) fast else body`, where the
+/// fast copy has the block-uniform bound checks removed (split_interior_blocks.cc).
+PrimFunc SplitInteriorBlocks(const PrimFunc& f, const CudaPassContext& ctx);
 /// Places every shared buffer in one byte buffer (views with byte offsets), with reuse.
 PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx);
 /// __syncthreads where shared-memory accesses of different threads conflict.

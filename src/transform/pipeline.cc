@@ -79,6 +79,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
       .Run(
           "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread)
+      .Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
       .result();

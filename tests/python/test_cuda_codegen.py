@@ -107,7 +107,7 @@ def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
     trace = _ffi.compile(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80", {}, "", True, "", False, True).trace
     assert [t[0] for t in trace] == ["Simplify", "RasterizeBlocks", "InjectBoundGuards", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA",
-                                     "Simplify", "PlanSharedMemory", "InsertBarriers"]
+                                     "Simplify", "SplitInteriorBlocks", "PlanSharedMemory", "InsertBarriers"]
     assert all(t[3] for t in trace[3:6]), "legalize, layout inference and lowering each change the IR"
 
 
