@@ -5,7 +5,6 @@ SIMD-groups with simdgroup_matrix semantics from the MSL specification, against 
 """
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -16,10 +15,7 @@ from tilelang.errors import (TileLangEmulationError, TileLangError, TileLangReso
                              TileLangUnsupportedError)
 
 import kernels
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CHECK_DIR = os.path.join(ROOT, "include", "tl_device", "metal_check")
-CLANG = ["clang++-14", "-fsyntax-only", "-std=c++17", "-x", "c++", "-Werror=unknown-attributes", "-I", CHECK_DIR]
+from tilelang.jit import metal as jit_metal
 
 
 def _rng():
@@ -33,16 +29,10 @@ def f64(x):
     return np.asarray(x).astype(np.float64)
 
 
-def clang_check(source, tmp_name="kernel.metal"):
+def clang_check(source):
     """(returncode, diagnostics) of clang's syntax and type check of an MSL source."""
-    path = os.path.join(os.environ.get("PYTEST_TMPDIR", "/tmp"), f"tl_metal_{os.getpid()}_{tmp_name}")
-    with open(path, "w") as f:
-        f.write(source)
-    try:
-        r = subprocess.run(CLANG + [path], capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    return r.returncode, r.stderr
+    ok, err = jit_metal.check_source(source)
+    return (0 if ok else 1), err
 
 
 def metal(func, **kw):
@@ -109,6 +99,24 @@ def test_every_test_kernel_compiles_to_checked_msl():
         except TileLangResourceError as e:
             assert name.startswith("flashattn") and "32768-byte limit" in str(e), name
     assert built >= 10
+
+
+def test_registry_and_lower_trace(tmp_path, monkeypatch):
+    from tilelang import _ffi
+    from tilelang.tools import ir_lower_trace
+
+    assert "metal" in _ffi.backend_kinds()
+    header, fragments, names, emulatable, fork_safe = _ffi.backend_info("metal")
+    assert names[0] == "metal" and emulatable and "mma_C" in fragments
+    f = kernels.matmul(64, 64, 32, 64, 64, 32, dtype="float16")
+    tr = ir_lower_trace(f, target="metal")
+    assert [p.name for p in tr.passes][-3:] == ["Simplify", "PlanSharedMemory", "InsertBarriers"]
+    assert tr.source_ext == "metal" and "simdgroup_multiply_accumulate(" in tr.final_source
+    assert any("tl.simdgroup_mma" in p.ir for p in tr.passes)
+    monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path))
+    k = metal(f)
+    (out,) = os.listdir(tmp_path)
+    assert (tmp_path / out / "final_source.metal").read_text() == k.get_kernel_source()
 
 
 def test_clang_check_catches_broken_sources():
