@@ -211,6 +211,29 @@ def test_flashattention_forward(causal, dtype):
     np.testing.assert_allclose(f64(o), p @ f64(v), rtol=tol, atol=tol)
 
 
+def test_random_programs_match_numpy():
+    """A few of the fuzzer's random tile programs (tests/fuzz/programs.py: elementwise, staged copies with ragged
+    tails, reductions, GEMMs of every transpose and warp policy, cumsum, softmax) compiled for Metal: the MSL
+    passes the check and the emulator matches NumPy. TL_FUZZ_SEED replays a start seed."""
+    import sys
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz")
+    sys.path.insert(0, fuzz_dir)
+    try:
+        import programs
+    finally:
+        sys.path.remove(fuzz_dir)
+    start = int(os.environ.get("TL_FUZZ_SEED") or np.random.SeedSequence().entropy % 10**6)
+    print("first seed", start)
+    for seed in range(start, start + 8):
+        case = programs.generate(seed)
+        k = emu(case.func, pass_configs=case.pass_configs or None)
+        outs = [o.copy() for o in case.outputs]
+        k(*[i.copy() for i in case.inputs], *outs)
+        for o, w in zip(outs, case.reference):
+            ok, how = programs._close(o, w, case.tol)
+            assert ok, f"seed {seed} ({case.func.name}): {how}"
+
+
 def test_emulator_reports_a_race_without_barriers():
     """Without barrier insertion, the accumulator staging tile is read by simdgroup_load before the other
     lanes' writes are ordered: the emulator reports the race at the gemm's line."""
