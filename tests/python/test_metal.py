@@ -72,7 +72,7 @@ def test_codegen_emits_msl():
         assert s in src, s
     for cuda_only in ("cp_async", "ldmatrix", "mma_sync", "__syncthreads", "__shared__"):
         assert cuda_only not in src
-    assert any("simdgroup_matrix 8x8 float16 -> float32" in c for c in g.choices)
+    assert any("simdgroup_matrix 8x8 float16 -> float32" in c and "4 at a time" in c for c in g.choices)
     # reductions over a SIMD-group use its shuffles
     s = metal(kernels.softmax(64, 128, 8)).get_kernel_source()
     assert "simd_shuffle_xor(" in s
@@ -137,7 +137,7 @@ def test_clang_check_catches_broken_sources():
 def test_reference_gemm(dtype):
     """The demo's kernel (128x128 tiles, 128 threads, 2 stages) at a size the emulator runs quickly. fp32 uses
     block_K = 16: with 32 its A and B tiles alone fill Metal's 32 KB and the accumulator staging tiles
-    (1 KB) do not fit."""
+    (4 KB) do not fit."""
     rng = _rng()
     M, N, K = 256, 256, 128
     k = emu(kernels.matmul(M, N, K, 128, 128, 32 if dtype == "float16" else 16, dtype=dtype, num_stages=2))

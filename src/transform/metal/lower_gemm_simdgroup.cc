@@ -6,8 +6,8 @@
 // loaded from and stored to threadgroup memory (simdgroup_load / simdgroup_store) and combined by
 // simdgroup_multiply_accumulate. The accumulator fragment keeps the mma_C layout the shared layout
 // inference gives every gemm accumulator (so reductions and T.Parallel nests over it lower as on
-// CUDA); a gemm moves it into simdgroup matrices and back through a per-SIMD-group 8x8 staging
-// tile in threadgroup memory (docs/metal.md). Requires unswizzled shared tiles (`swizzle` off).
+// CUDA); a gemm moves it into simdgroup matrices and back through per-SIMD-group 8x8 staging
+// tiles in threadgroup memory (docs/metal.md). Requires unswizzled shared tiles (`swizzle` off).
 //
 // In the IR a simdgroup matrix is a local buffer of 2 elements per matrix (64 elements over the 32
 // lanes); its elements are only named as the first element of a matrix, `M[2 * t]`, in the calls
@@ -16,6 +16,8 @@
 //   tl.simdgroup_mma(D[2t], A[2i], B[2j], C[2t])        D = A * B + C
 // which the code generator prints as simdgroup_matrix objects and the emulator executes from the
 // MSL specification (src/emulator/intrinsics_metal.cc).
+#include <algorithm>
+
 #include "arith/simplify.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -49,10 +51,6 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
                     sp);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   int64_t wM = M / wm, wN = N / wn, mt = wM / 8, nt = wN / 8, warps = wm * wn;
-  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
-                               std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
-                               std::to_string(wN) + " per SIMD-group (" + std::to_string(mt * nt) +
-                               " accumulator matrices through an 8x8 staging tile per SIMD-group)");
   Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Buffer cl = MapBuffer(g->C.buffer);
@@ -112,25 +110,39 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   Src A = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : shared(g->A, ad);
   Src B = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : shared(g->B, bd);
 
-  // Simdgroup matrices (2 elements per lane each) and the per-SIMD-group 8x8 staging tiles.
+  // Simdgroup matrices (2 elements per lane each) and the per-SIMD-group staging tiles: `slots` 8x8
+  // tiles per SIMD-group (4 KB in all, at most one per accumulator matrix), so that a chunk of
+  // `slots` matrices moves with one barrier each way instead of one per matrix.
   int64_t tiles = mt * nt;
+  int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tiles, 4096 / (64 * 4 * warps)));
+  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
+                               std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
+                               std::to_string(wN) + " per SIMD-group (" + std::to_string(mt * nt) +
+                               " accumulator matrices staged through threadgroup memory, " + std::to_string(slots) + " at a time)");
   Buffer cm = Scratch("C_simd", ct, 2 * tiles, Scope::kLocal);
   Buffer am = Scratch("A_simd", at, 2 * mt, Scope::kLocal);
   Buffer bm = Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
-  Buffer cs = Scratch("C_stage", ct, 64 * warps, Scope::kShared);
-  Expr base = Simplify(warp * C(64));
+  Buffer cs = Scratch("C_stage", ct, 64 * slots * warps, Scope::kShared);
   Expr g8 = Div(lane, 4), tg = Mod(lane, 4);
+  // Slot q of this SIMD-group, and this lane's element c of it.
+  auto slot = [&](int64_t q) { return Simplify(warp * C(64 * slots) + C(64 * q)); };
+  auto stage_at = [&](int64_t q, int64_t c) { return Simplify(slot(q) + g8 * C(8) + tg * C(2) + C(c)); };
   // 8x8 tile (i, j) of this SIMD-group: rows i*8.. of its wM, cols j*8.. of its wN. In the mma_C
   // layout a lane holds (row lane/4, cols 2*(lane%4) + {0, 1}) of it, registers
   // ((i/2) * nt + j) * 4 + (i%2) * 2 + {0, 1}.
-  auto reg = [&](int64_t i, int64_t j, int64_t c) { return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c); };
-  auto stage_at = [&](int64_t c) { return Simplify(base + g8 * C(8) + tg * C(2) + C(c)); };
-  for (int64_t i = 0; i < mt; ++i)
-    for (int64_t j = 0; j < nt; ++j) {
-      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cs, Load(cl, {reg(i, j, c)}), {stage_at(c)}, sp));
-      out.push_back(Call0("tl.simdgroup_load",
-                          {Load(cm, {C(2 * (i * nt + j))}), Load(cs, {base}), C(8), C(0)}, sp));
-    }
+  auto reg = [&](int64_t t, int64_t c) {
+    int64_t i = t / nt, j = t % nt;
+    return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c);
+  };
+  // Registers -> matrices, a chunk of `slots` at a time (the barrier pass orders the writes before
+  // the loads, and the loads before the next chunk's writes).
+  for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cs, Load(cl, {reg(t, c)}), {stage_at(t - t0, c)}, sp));
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      out.push_back(
+          Call0("tl.simdgroup_load", {Load(cm, {C(2 * t)}), Load(cs, {slot(t - t0)}), C(8), C(0)}, sp));
+  }
   Var kk = MakeVar("kk");
   std::vector<Stmt> step;
   Expr k0 = Expr(kk) * C(8);
@@ -150,12 +162,13 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
       step.push_back(Call0("tl.simdgroup_mma", {d, Load(am, {C(2 * i)}), Load(bm, {C(2 * j)}), d}, sp));
     }
   out.push_back(For(kk, C(0), C(K / 8), ForKind::kSerial, Seq(step, sp), {}, sp));
-  for (int64_t i = 0; i < mt; ++i)
-    for (int64_t j = 0; j < nt; ++j) {
-      out.push_back(Call0("tl.simdgroup_store",
-                          {Load(cs, {base}), Load(cm, {C(2 * (i * nt + j))}), C(8), C(0)}, sp));
-      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cl, Load(cs, {stage_at(c)}), {reg(i, j, c)}, sp));
-    }
+  for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      out.push_back(
+          Call0("tl.simdgroup_store", {Load(cs, {slot(t - t0)}), Load(cm, {C(2 * t)}), C(8), C(0)}, sp));
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cl, Load(cs, {stage_at(t - t0, c)}), {reg(t, c)}, sp));
+  }
   return Seq(out, sp);
 }
 
