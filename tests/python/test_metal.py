@@ -119,6 +119,16 @@ def test_registry_and_lower_trace(tmp_path, monkeypatch):
     assert (tmp_path / out / "final_source.metal").read_text() == k.get_kernel_source()
 
 
+@pytest.mark.parametrize("name", ["matmul_tAB", "softmax", "flashattn16"])
+def test_every_pass_output_reparses(name):
+    """The Metal pipeline's IR after every pass (simdgroup calls included) prints and re-parses equal."""
+    from tilelang import _ffi
+    func = dict(kernels.all_kernels(), flashattn16=kernels.flashattn(1, 2, 128, 32, True, 64, 32))[name]
+    for pass_name, f in _ffi.lower_trace_funcs(func, "metal"):
+        text = _ffi.print_func(f)
+        assert _ffi.structural_equal(f, T.parse_source(text)), f"{name}: the IR after {pass_name} differs"
+
+
 def test_clang_check_catches_broken_sources():
     src = metal(kernels.matmul(64, 64, 32, 64, 64, 32, dtype="float16")).get_kernel_source()
     assert clang_check(src)[0] == 0
