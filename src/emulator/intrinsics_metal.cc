@@ -118,9 +118,9 @@ bool Executor::ExecMetalIntrinsic(const CallNode* c, const Lanes& act) {
       int t = base + l;
       if (at < 0 || at >= mem.n) {
         Report("out_of_bounds", t, [&] {
-          return std::string(mem.shared() ? "shared" : "global") + " buffer '" + ml->buffer->name + "' element " +
-                 std::to_string(at) + " (matrix element (" + std::to_string(r) + ", " + std::to_string(col) +
-                 ") of " + op.substr(3) + ") outside its " + std::to_string(mem.n) +
+          return std::string(mem.shared() ? "shared" : "global") + " buffer '" + ml->buffer->name +
+                 "' element " + std::to_string(at) + " (matrix element (" + std::to_string(r) + ", " +
+                 std::to_string(col) + ") of " + op.substr(3) + ") outside its " + std::to_string(mem.n) +
                  " elements; the access was not performed";
         });
         continue;

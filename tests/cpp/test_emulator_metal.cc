@@ -86,9 +86,9 @@ TEST(EmuSimdgroup, ReportsOutOfBoundsDivergentPointersAndPartialGroups) {
   Buffer m = Local("m", kF32, 2);
   Var i = MakeVar("i");
   auto run = [&](Expr origin, Stmt load) {
-    Stmt body = Seq({Unrolled(i, 8, Store(S, Cast(kF32, k.tx * Int(8) + i), {k.tx * Int(8) + i})), Sync(),
-                     load ? load
-                          : Void("tl.simdgroup_load", {Load(m, {Int(0)}), Load(S, {origin}), Int(8), Int(0)}, 9)});
+    Stmt body = Seq(
+        {Unrolled(i, 8, Store(S, Cast(kF32, k.tx * Int(8) + i), {k.tx * Int(8) + i})), Sync(),
+         load ? load : Void("tl.simdgroup_load", {Load(m, {Int(0)}), Load(S, {origin}), Int(8), Int(0)}, 9)});
     std::vector<float> o(64, -1);
     return emu::Run(k.Make({P(O)}, {Int(1)}, 32, {S, m}, body), {o.data()}, {});
   };

@@ -110,7 +110,8 @@ def test_registry_and_lower_trace(tmp_path, monkeypatch):
     assert names[0] == "metal" and emulatable and "mma_C" in fragments
     f = kernels.matmul(64, 64, 32, 64, 64, 32, dtype="float16")
     tr = ir_lower_trace(f, target="metal")
-    assert [p.name for p in tr.passes][-3:] == ["Simplify", "PlanSharedMemory", "InsertBarriers"]
+    assert [p.name for p in tr.passes][-4:] == ["Simplify", "HoistSimdgroupStaging", "PlanSharedMemory",
+                                                "InsertBarriers"]
     assert tr.source_ext == "metal" and "simdgroup_multiply_accumulate(" in tr.final_source
     assert any("tl.simdgroup_mma" in p.ir for p in tr.passes)
     monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path))
@@ -127,6 +128,20 @@ def test_every_pass_output_reparses(name):
     for pass_name, f in _ffi.lower_trace_funcs(func, "metal"):
         text = _ffi.print_func(f)
         assert _ffi.structural_equal(f, T.parse_source(text)), f"{name}: the IR after {pass_name} differs"
+
+
+def test_accumulators_stay_simdgroup_matrices_across_the_k_loop():
+    """HoistSimdgroupStaging: where the K loop touches the accumulator only through T.gemm (the reference GEMM),
+    it goes into simdgroup matrices once before the loop and back once after it; FlashAttention rescales its
+    accumulator inside the loop, so there the moves stay in every iteration."""
+    src = metal(kernels.demo_matmul_kernel()).get_kernel_source()
+    loop = src.index("for (int32_t k = 0;")
+    assert src.index("simdgroup_load(C_simd") < loop and src.index("simdgroup_store(") > src.index("end tile op 3")
+    body = src[loop:src.index("end tile op 3")]
+    assert body.count("threadgroup_barrier(") == 2  # after the copies, and before the next iteration's copies
+    fa = metal(kernels.flashattn(1, 2, 128, 32, True, 64, 32)).get_kernel_source()
+    loop = fa.index("for (int32_t k = 0;")
+    assert fa.index("simdgroup_load(C_simd") > loop
 
 
 def test_clang_check_catches_broken_sources():

@@ -24,11 +24,12 @@ class MetalModule : public RuntimeModule {
   MetalModule(LaunchSpec spec, std::string name) : RuntimeModule(std::move(spec)), name_(std::move(name)) {}
   std::string device() const override { return "metal"; }
   void Launch(const std::vector<TensorArg>&, uintptr_t) const override {
-    throw UserError(ErrorKind::kUnsupported,
-                    "kernel '" + name_ +
-                        "' was compiled for Metal, and there is no Metal runtime on this platform (Metal runs "
-                        "on Apple GPUs under macOS); its source is kernel.get_kernel_source(); to run its "
-                        "lowering here, compile it with execution_backend=\"emulator\"");
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "kernel '" + name_ +
+            "' was compiled for Metal, and there is no Metal runtime on this platform (Metal runs "
+            "on Apple GPUs under macOS); its source is kernel.get_kernel_source(); to run its "
+            "lowering here, compile it with execution_backend=\"emulator\"");
   }
 
  private:
@@ -58,9 +59,7 @@ Backend MetalBackend() {
     a.text = k.source;
     return a;
   };
-  b.load = [](const CompiledKernel& k) {
-    return std::make_shared<MetalModule>(k.launch, k.func->name);
-  };
+  b.load = [](const CompiledKernel& k) { return std::make_shared<MetalModule>(k.launch, k.func->name); };
   return b;
 }
 

@@ -35,14 +35,56 @@ std::string MslType(DataType t) {
 // Names MSL reserves (keywords, address spaces, types, the builtins the generated code calls).
 std::set<std::string> MetalReservedNames() {
   std::set<std::string> s = CReservedNames();
-  for (const char* n :
-       {"kernel", "vertex", "fragment", "device", "constant", "threadgroup", "thread", "threadgroup_imageblock",
-        "ray_data", "object_data", "metal", "half", "bfloat", "uchar", "ushort", "uint", "ulong", "simd",
-        "simdgroup_float8x8", "simdgroup_half8x8", "simdgroup_bfloat8x8", "simdgroup_matrix", "simdgroup_load",
-        "simdgroup_store", "simdgroup_multiply_accumulate", "simd_shuffle_xor", "simd_sum", "threadgroup_barrier",
-        "simdgroup_barrier", "mem_flags", "atomic_int", "atomic_uint", "atomic_float",
-        "atomic_fetch_add_explicit", "memory_order_relaxed", "ulong2", "uint3", "precise", "fast", "rint",
-        "rsqrt", "fmod", "fmin", "fmax", "select", "tl", "INFINITY", "NAN", "MAXFLOAT", "MAXHALF"})
+  for (const char* n : {"kernel",
+                        "vertex",
+                        "fragment",
+                        "device",
+                        "constant",
+                        "threadgroup",
+                        "thread",
+                        "threadgroup_imageblock",
+                        "ray_data",
+                        "object_data",
+                        "metal",
+                        "half",
+                        "bfloat",
+                        "uchar",
+                        "ushort",
+                        "uint",
+                        "ulong",
+                        "simd",
+                        "simdgroup_float8x8",
+                        "simdgroup_half8x8",
+                        "simdgroup_bfloat8x8",
+                        "simdgroup_matrix",
+                        "simdgroup_load",
+                        "simdgroup_store",
+                        "simdgroup_multiply_accumulate",
+                        "simd_shuffle_xor",
+                        "simd_sum",
+                        "threadgroup_barrier",
+                        "simdgroup_barrier",
+                        "mem_flags",
+                        "atomic_int",
+                        "atomic_uint",
+                        "atomic_float",
+                        "atomic_fetch_add_explicit",
+                        "memory_order_relaxed",
+                        "ulong2",
+                        "uint3",
+                        "precise",
+                        "fast",
+                        "rint",
+                        "rsqrt",
+                        "fmod",
+                        "fmin",
+                        "fmax",
+                        "select",
+                        "tl",
+                        "INFINITY",
+                        "NAN",
+                        "MAXFLOAT",
+                        "MAXHALF"})
     s.insert(n);
   return s;
 }
@@ -65,8 +107,10 @@ class CodegenMetalImpl : public CodegenC {
         params += "device " + CType(p.buffer->dtype) + "* " + Name(p.buffer.get(), p.buffer->name);
       } else {
         if (p.var->dtype.is_bool())
-          Unsupported("the Metal backend does not take bool scalars (a bool kernel argument has no defined size "
-                      "in a Metal buffer); declare '" + p.var->name + "' as int32");
+          Unsupported(
+              "the Metal backend does not take bool scalars (a bool kernel argument has no defined size "
+              "in a Metal buffer); declare '" +
+              p.var->name + "' as int32");
         params += "constant " + CType(p.var->dtype) + "& " + Name(p.var.get());
       }
       params += " [[buffer(" + std::to_string(slot++) + ")]]";
@@ -74,7 +118,8 @@ class CodegenMetalImpl : public CodegenC {
     for (auto& v : SymbolicVars(f_))
       params += std::string(params.empty() ? "" : ",\n    ") + "constant " + CType(v->dtype) + "& " +
                 Name(v.get()) + " [[buffer(" + std::to_string(slot++) + ")]]";
-    params += std::string(params.empty() ? "" : ",\n    ") + "uint3 tl_group_id [[threadgroup_position_in_grid]]";
+    params +=
+        std::string(params.empty() ? "" : ",\n    ") + "uint3 tl_group_id [[threadgroup_position_in_grid]]";
     params += ",\n    uint3 tl_thread_id [[thread_position_in_threadgroup]]";
     std::ostringstream body;
     std::swap(os_, body);
@@ -82,7 +127,8 @@ class CodegenMetalImpl : public CodegenC {
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kShared && !b->data) {
         // The kernel's one threadgroup byte buffer (PlanSharedMemory), 16-byte aligned.
-        TL_ICHECK(b->dtype == DataType::UInt(8), "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+        TL_ICHECK(b->dtype == DataType::UInt(8),
+                  "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
         int64_t count = 0;
         AsConstInt(b->shape[0], &count);
         std::string nm = Name(b.get(), b->name);
@@ -98,7 +144,8 @@ class CodegenMetalImpl : public CodegenC {
     if (!matrices_.empty()) src << "#include <metal_simdgroup_matrix>\n";
     src << "using namespace metal;\n";
     if (bfloat_)
-      src << "#if defined(__METAL_VERSION__) && __METAL_VERSION__ < 310\n#error \"bfloat16 needs Metal 3.1\"\n"
+      src << "#if defined(__METAL_VERSION__) && __METAL_VERSION__ < 310\n#error \"bfloat16 needs Metal "
+             "3.1\"\n"
              "#endif\n";
     src << "\nnamespace tl {\n"
            "template <typename T, typename U> inline T cast(U x) { return static_cast<T>(x); }\n"
@@ -157,7 +204,8 @@ class CodegenMetalImpl : public CodegenC {
                                  : c->op == "tl.simdgroup_store" ? std::vector<size_t>{1}
                                                                  : std::vector<size_t>{0, 1, 2, 3};
       for (size_t i : mats)
-        if (auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr) matrices_.insert(l->buffer.get());
+        if (auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr)
+          matrices_.insert(l->buffer.get());
     });
   }
   std::string MatrixType(DataType t) {
@@ -174,7 +222,8 @@ class CodegenMetalImpl : public CodegenC {
     auto* l = As<BufferLoadNode>(e);
     TL_ICHECK(l && matrices_.count(l->buffer.get()) && l->indices.size() == 1, "a simdgroup matrix operand");
     int64_t i = 0;
-    std::string idx = AsConstInt(l->indices[0], &i) ? std::to_string(i / 2) : "(" + E(l->indices[0]) + ") / 2";
+    std::string idx =
+        AsConstInt(l->indices[0], &i) ? std::to_string(i / 2) : "(" + E(l->indices[0]) + ") / 2";
     return Name(l->buffer.get(), l->buffer->name) + "[" + idx + "]";
   }
 
@@ -193,15 +242,16 @@ class CodegenMetalImpl : public CodegenC {
     if (at.empty()) Unsupported("T.atomic_add on Metal supports int32, uint32 and float32; got " + t.str());
     std::string v = E(c->args[1]);
     if (c->args[1]->dtype != t) v = "static_cast<" + CType(t) + ">(" + v + ")";
-    return "atomic_fetch_add_explicit((" + std::string(Space(d->buffer)) + " " + at + "*)" + Addr(c->args[0]) +
-           ", " + v + ", memory_order_relaxed)";
+    return "atomic_fetch_add_explicit((" + std::string(Space(d->buffer)) + " " + at + "*)" +
+           Addr(c->args[0]) + ", " + v + ", memory_order_relaxed)";
   }
 
   std::string CallE(const CallNode* c) override {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)tl_thread_id.x)";
-    if (op == "tl.syncthreads") return "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)";
+    if (op == "tl.syncthreads")
+      return "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.shfl_xor") return "simd_shuffle_xor(" + arg(0) + ", (ushort)(" + arg(1) + "))";
     if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c);
@@ -209,8 +259,9 @@ class CodegenMetalImpl : public CodegenC {
       bool load = op == "tl.simdgroup_load";
       int64_t tr = 0;
       AsConstInt(c->args[3], &tr);
-      return std::string(load ? "simdgroup_load(" : "simdgroup_store(") + Matrix(c->args[load ? 0 : 1]) + ", " +
-             Addr(c->args[load ? 1 : 0]) + ", " + arg(2) + ", ulong2(0, 0), " + (tr ? "true" : "false") + ")";
+      return std::string(load ? "simdgroup_load(" : "simdgroup_store(") + Matrix(c->args[load ? 0 : 1]) +
+             ", " + Addr(c->args[load ? 1 : 0]) + ", " + arg(2) + ", ulong2(0, 0), " +
+             (tr ? "true" : "false") + ")";
     }
     if (op == "tl.simdgroup_mma")
       return "simdgroup_multiply_accumulate(" + Matrix(c->args[0]) + ", " + Matrix(c->args[1]) + ", " +
@@ -234,26 +285,33 @@ class CodegenMetalImpl : public CodegenC {
     }
     if (op == "address_of") return Addr(c->args[0]);
     if (op == "print")
-      Unsupported("T.print is not supported by the Metal backend (MSL has no printf); use "
-                  "execution_backend=\"emulator\", which prints");
+      Unsupported(
+          "T.print is not supported by the Metal backend (MSL has no printf); use "
+          "execution_backend=\"emulator\", which prints");
     if (op == "device_assert")
-      Unsupported("T.device_assert is not supported by the Metal backend (MSL has no trap); use "
-                  "execution_backend=\"emulator\", which checks assertions");
+      Unsupported(
+          "T.device_assert is not supported by the Metal backend (MSL has no trap); use "
+          "execution_backend=\"emulator\", which checks assertions");
     bool fl = !c->args.empty() && c->args[0]->dtype.is_float();
-    static const std::set<std::string> same{"exp",  "exp2",  "log",  "log2",  "log10", "sqrt", "rsqrt",
-                                            "tanh", "sin",   "cos",  "floor", "ceil",  "trunc", "pow", "fma"};
+    static const std::set<std::string> same{"exp", "exp2", "log",   "log2", "log10", "sqrt", "rsqrt", "tanh",
+                                            "sin", "cos",  "floor", "ceil", "trunc", "pow",  "fma"};
     if (same.count(op)) return "metal::" + op + "(" + Args(c) + ")";
-    if (op == "round") return "metal::rint(" + arg(0) + ")";  // half to even, like NumPy and the other backends
-    if (op == "abs") return fl ? "metal::fabs(" + arg(0) + ")" : "static_cast<" + CType(c->dtype) + ">(metal::abs(" + arg(0) + "))";
+    if (op == "round")
+      return "metal::rint(" + arg(0) + ")";  // half to even, like NumPy and the other backends
+    if (op == "abs")
+      return fl ? "metal::fabs(" + arg(0) + ")"
+                : "static_cast<" + CType(c->dtype) + ">(metal::abs(" + arg(0) + "))";
     if (op == "sigmoid") return "(1.0f / (1.0f + metal::exp(-(float)(" + arg(0) + "))))";
     if (op == "erf") {
       // MSL has no erf: Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).
-      Helper("erf_", "inline float erf_(float x) {\n"
-                     "  float s = metal::sign(x), a = metal::fabs(x), t = 1.0f / (1.0f + 0.3275911f * a);\n"
-                     "  float p = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +\n"
-                     "             0.254829592f) * t;\n"
-                     "  return s * (1.0f - p * metal::exp(-a * a));\n"
-                     "}\n");
+      Helper(
+          "erf_",
+          "inline float erf_(float x) {\n"
+          "  float s = metal::sign(x), a = metal::fabs(x), t = 1.0f / (1.0f + 0.3275911f * a);\n"
+          "  float p = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t +\n"
+          "             0.254829592f) * t;\n"
+          "  return s * (1.0f - p * metal::exp(-a * a));\n"
+          "}\n");
       return "tl::erf_((float)(" + arg(0) + "))";
     }
     Unsupported("the Metal backend has no lowering for '" + op + "' yet");
@@ -269,10 +327,11 @@ class CodegenMetalImpl : public CodegenC {
       if (to.is_integer() && from.is_float()) {
         // Truncates toward zero and saturates; NaN gives 0 (docs/semantics.md).
         std::string T = CType(to), n = "sat_" + T;
-        Helper(n, "inline " + T + " " + n + "(float x) {\n  if (x != x) return " + T + "(0);\n  if (x <= float(" +
-                      CallE(MinMax("min_value", to)) + ")) return " + CallE(MinMax("min_value", to)) +
-                      ";\n  if (x >= float(" + CallE(MinMax("max_value", to)) + ")) return " +
-                      CallE(MinMax("max_value", to)) + ";\n  return " + T + "(x);\n}\n");
+        Helper(n, "inline " + T + " " + n + "(float x) {\n  if (x != x) return " + T +
+                      "(0);\n  if (x <= float(" + CallE(MinMax("min_value", to)) + ")) return " +
+                      CallE(MinMax("min_value", to)) + ";\n  if (x >= float(" +
+                      CallE(MinMax("max_value", to)) + ")) return " + CallE(MinMax("max_value", to)) +
+                      ";\n  return " + T + "(x);\n}\n");
         return "tl::" + n + "((float)(" + x + "))";
       }
       return "static_cast<" + CType(to) + ">(" + x + ")";
@@ -291,10 +350,12 @@ class CodegenMetalImpl : public CodegenC {
       auto* d = As<BufferLoadNode>(c->args[0]);
       TL_ICHECK(d, "tl.vector_store needs a memory destination");
       Line(ind, "{");
-      Line(ind + 1, std::string(Space(d->buffer)) + " " + CType(d->buffer->dtype) + "* tl_p = " + Addr(c->args[0]) + ";");
+      Line(ind + 1, std::string(Space(d->buffer)) + " " + CType(d->buffer->dtype) +
+                        "* tl_p = " + Addr(c->args[0]) + ";");
       for (size_t i = 1; i < c->args.size(); ++i) {
         std::string v = E(c->args[i]);
-        if (c->args[i]->dtype != d->buffer->dtype) v = "static_cast<" + CType(d->buffer->dtype) + ">(" + v + ")";
+        if (c->args[i]->dtype != d->buffer->dtype)
+          v = "static_cast<" + CType(d->buffer->dtype) + ">(" + v + ")";
         Line(ind + 1, "tl_p[" + std::to_string(i - 1) + "] = " + v + ";");
       }
       Line(ind, "}");
@@ -309,11 +370,12 @@ class CodegenMetalImpl : public CodegenC {
       std::string DT = CType(d->buffer->dtype);
       Line(ind, "{");
       Line(ind + 1, std::string(Space(d->buffer)) + " " + DT + "* tl_d = " + Addr(c->args[0]) + ";");
-      Line(ind + 1, std::string(Space(g->buffer)) + " " + CType(g->buffer->dtype) + "* tl_s = " + Addr(c->args[1]) + ";");
+      Line(ind + 1, std::string(Space(g->buffer)) + " " + CType(g->buffer->dtype) +
+                        "* tl_s = " + Addr(c->args[1]) + ";");
       Line(ind + 1, "const bool tl_ok = " + E(c->args[3]) + ";");
       for (int64_t j = 0; j < V; ++j)
-        Line(ind + 1, "tl_d[" + std::to_string(j) + "] = tl_ok ? static_cast<" + DT + ">(tl_s[" + std::to_string(j) +
-                          "]) : " + DT + "(0);");
+        Line(ind + 1, "tl_d[" + std::to_string(j) + "] = tl_ok ? static_cast<" + DT + ">(tl_s[" +
+                          std::to_string(j) + "]) : " + DT + "(0);");
       Line(ind, "}");
       return;
     }
@@ -335,12 +397,14 @@ class CodegenMetalImpl : public CodegenC {
                       CType(b->dtype) + "*)(" + Name(b->data.get(), b->data->name) + " + " +
                       std::to_string(b->byte_offset) + ");");
       } else if (matrices_.count(b.get())) {
-        Line(ind, MatrixType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count / 2) + "];");
+        Line(ind,
+             MatrixType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count / 2) + "];");
       } else {
         Line(ind, CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) + "];");
       }
     }
-    for (auto& kv : n->var_inits) Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
+    for (auto& kv : n->var_inits)
+      Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
     Stmt_(n->body, ind);
   }
 

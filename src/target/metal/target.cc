@@ -22,7 +22,8 @@ class MetalTypeCheck : public SpanTrackingVisitor {
     else if (t.bits() < 8 && !t.is_bool() && !t.is_void())
       why = t.str() + " (MSL has no sub-byte types)";
     if (!why.empty())
-      throw UserError(ErrorKind::kUnsupported, what + " has dtype " + why + "; the Metal target cannot run it",
+      throw UserError(ErrorKind::kUnsupported,
+                      what + " has dtype " + why + "; the Metal target cannot run it",
                       sp.defined() ? sp : span_);
   }
   void VisitBuffer(const Buffer& b) override {
@@ -65,7 +66,8 @@ class MetalTypeCheck : public SpanTrackingVisitor {
                       span_);
     if (t.bits() < 32 && !t.is_bool())
       throw UserError(ErrorKind::kUnsupported,
-                      "T.atomic_add on " + t.str() + ": Metal atomics are 32-bit (int32, uint32, float32)", span_);
+                      "T.atomic_add on " + t.str() + ": Metal atomics are 32-bit (int32, uint32, float32)",
+                      span_);
   }
   std::set<const BufferNode*> seen_;
 };

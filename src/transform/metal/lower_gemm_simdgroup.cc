@@ -31,7 +31,8 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   const Fragment& CF = Layout(g->C.buffer.get());
   Span sp = g->span;
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
-  bool ok_ab = at == bt && (at == DataType::Float(16) || at == DataType::Float(32) || at == DataType::BFloat16());
+  bool ok_ab =
+      at == bt && (at == DataType::Float(16) || at == DataType::Float(32) || at == DataType::BFloat16());
   if (!ok_ab || ct != DataType::Float(32))
     throw UserError(ErrorKind::kUnsupported,
                     "T.gemm on Metal (simdgroup_matrix 8x8) takes A and B of one dtype among float16, "
@@ -40,7 +41,8 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
                     sp);
   TL_ICHECK(CF.kind == "mma_C", "a Metal gemm accumulator must have the mma_C layout, got " + CF.desc);
   auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
   int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
   int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
   if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
@@ -57,14 +59,15 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
+    out.push_back(
+        For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
   }
 
   // An operand in registers: its owners write it to a threadgroup tile of the fragment's full shape.
   struct Src {
-    Buffer buf;                 // shared buffer (mapped) the matrices are loaded from
+    Buffer buf;                                        // shared buffer (mapped) the matrices are loaded from
     std::function<Expr(const Expr&, const Expr&)> at;  // (stored row, stored col) -> element load
-    int64_t stride = 0;        // elements per stored row
+    int64_t stride = 0;                                // elements per stored row
   };
   auto stage = [&](const Region& r, const std::string& base) -> Src {
     const Fragment& F = Layout(r.buffer.get());
@@ -82,17 +85,18 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
     out.push_back(Seq(w, sp));
     Expr r0 = VisitExpr(r.ranges[0].min), c0 = VisitExpr(r.ranges[1].min);
     int64_t cols = F.shape[1];
-    return {st, [st, r0, c0, cols](const Expr& row, const Expr& col) {
+    return {st,
+            [st, r0, c0, cols](const Expr& row, const Expr& col) {
               return Load(st, {Simplify((r0 + row) * C(cols) + c0 + col)});
             },
             cols};
   };
   auto shared = [&](const Region& r, const std::vector<size_t>& dims) -> Src {
     if (dims[1] + 1 != r.ranges.size())
-      throw UserError(ErrorKind::kUnsupported,
-                      "T.gemm on Metal loads operand tiles whose columns are the last axis of '" +
-                          r.buffer->name + "'",
-                      sp);
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.gemm on Metal loads operand tiles whose columns are the last axis of '" + r.buffer->name + "'",
+          sp);
     int64_t stride = 1;
     for (size_t d = dims[0] + 1; d < r.buffer->shape.size(); ++d)
       stride *= ConstOr(r.buffer->shape[d], sp, "a shared buffer's shape");
@@ -115,10 +119,11 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   // `slots` matrices moves with one barrier each way instead of one per matrix.
   int64_t tiles = mt * nt;
   int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tiles, 4096 / (64 * 4 * warps)));
-  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
-                               std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
-                               std::to_string(wN) + " per SIMD-group (" + std::to_string(mt * nt) +
-                               " accumulator matrices staged through threadgroup memory, " + std::to_string(slots) + " at a time)");
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
+      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+      " per SIMD-group (" + std::to_string(mt * nt) +
+      " accumulator matrices staged through threadgroup memory, " + std::to_string(slots) + " at a time)");
   Buffer cm = Scratch("C_simd", ct, 2 * tiles, Scope::kLocal);
   Buffer am = Scratch("A_simd", at, 2 * mt, Scope::kLocal);
   Buffer bm = Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
@@ -136,25 +141,32 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   };
   // Registers -> matrices, a chunk of `slots` at a time (the barrier pass orders the writes before
   // the loads, and the loads before the next chunk's writes).
+  // Both moves are marked (`tl.simdgroup_stage_in` / `_out` on the register buffer) so that
+  // HoistSimdgroupStaging can move them out of a loop that touches the accumulator only here.
+  std::vector<Stmt> in;
   for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
     for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
-      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cs, Load(cl, {reg(t, c)}), {stage_at(t - t0, c)}, sp));
+      for (int64_t c = 0; c < 2; ++c)
+        in.push_back(Store(cs, Load(cl, {reg(t, c)}), {stage_at(t - t0, c)}, sp));
     for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
-      out.push_back(
+      in.push_back(
           Call0("tl.simdgroup_load", {Load(cm, {C(2 * t)}), Load(cs, {slot(t - t0)}), C(8), C(0)}, sp));
   }
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), Seq(in, sp), sp));
   Var kk = MakeVar("kk");
   std::vector<Stmt> step;
   Expr k0 = Expr(kk) * C(8);
   for (int64_t i = 0; i < mt; ++i) {
     Expr m0 = Simplify(wmi * C(wM) + C(i * 8));
     Expr src = g->trans_A ? A.at(k0, m0) : A.at(m0, k0);
-    step.push_back(Call0("tl.simdgroup_load", {Load(am, {C(2 * i)}), src, C(A.stride), C(g->trans_A ? 1 : 0)}, sp));
+    step.push_back(
+        Call0("tl.simdgroup_load", {Load(am, {C(2 * i)}), src, C(A.stride), C(g->trans_A ? 1 : 0)}, sp));
   }
   for (int64_t j = 0; j < nt; ++j) {
     Expr n0 = Simplify(wnj * C(wN) + C(j * 8));
     Expr src = g->trans_B ? B.at(n0, k0) : B.at(k0, n0);
-    step.push_back(Call0("tl.simdgroup_load", {Load(bm, {C(2 * j)}), src, C(B.stride), C(g->trans_B ? 1 : 0)}, sp));
+    step.push_back(
+        Call0("tl.simdgroup_load", {Load(bm, {C(2 * j)}), src, C(B.stride), C(g->trans_B ? 1 : 0)}, sp));
   }
   for (int64_t i = 0; i < mt; ++i)
     for (int64_t j = 0; j < nt; ++j) {
@@ -162,13 +174,16 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
       step.push_back(Call0("tl.simdgroup_mma", {d, Load(am, {C(2 * i)}), Load(bm, {C(2 * j)}), d}, sp));
     }
   out.push_back(For(kk, C(0), C(K / 8), ForKind::kSerial, Seq(step, sp), {}, sp));
+  std::vector<Stmt> back;
   for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
     for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
-      out.push_back(
+      back.push_back(
           Call0("tl.simdgroup_store", {Load(cs, {slot(t - t0)}), Load(cm, {C(2 * t)}), C(8), C(0)}, sp));
     for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
-      for (int64_t c = 0; c < 2; ++c) out.push_back(Store(cl, Load(cs, {stage_at(t - t0, c)}), {reg(t, c)}, sp));
+      for (int64_t c = 0; c < 2; ++c)
+        back.push_back(Store(cl, Load(cs, {stage_at(t - t0, c)}), {reg(t, c)}, sp));
   }
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_out", C(1), Seq(back, sp), sp));
   return Seq(out, sp);
 }
 
