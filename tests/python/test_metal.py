@@ -204,6 +204,21 @@ def test_transposed_gemm(trans_A, trans_B):
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("reg,trans", [("A", False), ("B", False), ("B", True)])
+def test_gemm_register_operands(reg, trans):
+    """A or B held in registers (mma_C / mma_B layouts) goes to a threadgroup tile before simdgroup_load."""
+    from test_emulator import _register_operand_gemm
+    rng = _rng()
+    M, N, K = 64, 64, 32
+    k = emu(_register_operand_gemm(M, N, K, reg, trans))
+    a = randn(rng, (M, K), np.float16)
+    b = randn(rng, (N, K) if trans else (K, N), np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ (f64(b).T if trans else f64(b)), rtol=1e-5, atol=1e-4)
+    assert f"{reg}_stage" in k.get_kernel_source()
+
+
 def test_softmax_and_rmsnorm_ragged_rows():
     rng = _rng()
     M, N = 70, 128  # 70 rows: the last block is partial
