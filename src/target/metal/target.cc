@@ -26,6 +26,7 @@ class MetalTypeCheck : public SpanTrackingVisitor {
                       what + " has dtype " + why + "; the Metal target cannot run it",
                       sp.defined() ? sp : span_);
   }
+  // Every buffer a load, store or tile op names (IRVisitor routes them all here).
   void VisitBuffer(const Buffer& b) override {
     if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", span_);
   }
@@ -39,14 +40,6 @@ class MetalTypeCheck : public SpanTrackingVisitor {
     for (auto& b : n->alloc_buffers)
       if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", b->span);
     SpanTrackingVisitor::VisitKernel(n);
-  }
-  void VisitStore(const StoreNode* n) override {
-    VisitBuffer(n->buffer);
-    SpanTrackingVisitor::VisitStore(n);
-  }
-  void VisitLoad(const BufferLoadNode* n) override {
-    VisitBuffer(n->buffer);
-    SpanTrackingVisitor::VisitLoad(n);
   }
   void VisitCall(const CallNode* n) override {
     if ((n->op == "tl.atomic_add" || n->op == "atomic_add") && !n->args.empty()) Atomic(n->args[0]->dtype);
