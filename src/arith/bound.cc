@@ -53,6 +53,14 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
     if (v.lo && v.hi && *v.lo >= tlo && *v.hi <= thi) return v;
     return {tlo, thi};
   }
+  if (auto* call = As<CallNode>(e); call && call->op == "tl.bitwise_xor" && call->args.size() == 2) {
+    // x ^ y of non-negative values below 2^k stays in [0, 2^k).
+    Interval x = BoundOf(call->args[0], bounds), y = BoundOf(call->args[1], bounds);
+    if (!x.lo || !y.lo || !x.hi || !y.hi || *x.lo < 0 || *y.lo < 0) return {};
+    int64_t top = 1;
+    while (top <= std::max(*x.hi, *y.hi) && top < (int64_t(1) << 62)) top <<= 1;
+    return {int64_t(0), top - 1};
+  }
   auto* b = As<BinaryNode>(e);
   if (!b || !e->dtype.is_integer()) return {};
   Interval x = BoundOf(b->a, bounds), y = BoundOf(b->b, bounds);

@@ -342,6 +342,10 @@ std::string CodegenC::E(const Expr& e) {
           default: break;
         }
       }
+      if ((b->op == BinaryOp::kFloorDiv || b->op == BinaryOp::kFloorMod) && rt.is_integer()) {
+        std::string fast = NonNegativeDivMod(b, x);
+        if (!fast.empty()) return fast;
+      }
       switch (b->op) {
         case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
         case BinaryOp::kSub: return "(" + x + " - " + y + ")";
@@ -395,6 +399,24 @@ std::string CodegenC::Args(const CallNode* c) {
   return args;
 }
 
+std::string CodegenC::NonNegativeDivMod(const BinaryNode* b, const std::string& x) {
+  int64_t d = 0;
+  if (!AsConstInt(b->b, &d) || d <= 0) return "";
+  Interval a = BoundOf(b->a, bounds_);
+  if (!a.lo || *a.lo < 0) return "";
+  bool div = b->op == BinaryOp::kFloorDiv;
+  if ((d & (d - 1)) == 0) {  // a power of two
+    int k = 0;
+    while ((int64_t(1) << k) < d) ++k;
+    if (div) return k == 0 ? x : "(" + x + " >> " + std::to_string(k) + ")";
+    return "(" + x + " & " + std::to_string(d - 1) + ")";
+  }
+  // Floor and truncating division agree on non-negative operands; unsigned tells the compiler so.
+  DataType t = b->dtype;
+  DataType u = DataType::UInt(t.bits());
+  return "((" + CType(t) + ")((" + CType(u) + ")" + x + (div ? " / " : " % ") + std::to_string(d) + "u))";
+}
+
 std::string CodegenC::CallE(const CallNode* c) {
   if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
   if (c->op == "min_value" || c->op == "max_value")
@@ -416,7 +438,13 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
       auto* n = As<LetNode>(s);
       Line(ind, "{");
       Line(ind + 1, "const " + CType(n->var->dtype) + " " + Name(n->var.get()) + " = " + E(n->value) + ";");
+      if (n->var->dtype.is_integer()) {
+        auto* c = As<CallNode>(n->value);
+        bounds_[n->var.get()] =
+            c && c->op == "tl.thread_idx" ? Interval{int64_t(0), std::nullopt} : BoundOf(n->value, bounds_);
+      }
       Stmt_(n->body, ind + 1);
+      bounds_.erase(n->var.get());
       Line(ind, "}");
       break;
     }
@@ -427,7 +455,14 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
       std::string t = CType(n->var->dtype);
       Line(ind, "for (" + t + " " + v + " = " + E(n->min) + "; " + v + " < " + E(n->min) + " + " +
                     E(n->extent) + "; ++" + v + ") {");
+      int64_t lo = 0, ext = 0;
+      if (n->var->dtype.is_integer() && AsConstInt(n->min, &lo)) {
+        Interval r{lo, std::nullopt};
+        if (AsConstInt(n->extent, &ext) && ext > 0) r.hi = lo + ext - 1;
+        bounds_[n->var.get()] = r;
+      }
       Stmt_(n->body, ind + 1);
+      bounds_.erase(n->var.get());
       Line(ind, "}");
       break;
     }
@@ -445,7 +480,17 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
     case StmtKind::kSeq:
       for (auto& x : As<SeqNode>(s)->seq) Stmt_(x, ind);
       break;
-    case StmtKind::kKernel: Kernel(As<KernelNode>(s), ind); break;
+    case StmtKind::kKernel: {
+      auto* k = As<KernelNode>(s);
+      for (size_t i = 0; i < k->block_vars.size() && i < k->grid.size(); ++i) {
+        Interval r{int64_t(0), std::nullopt};
+        int64_t g = 0;
+        if (AsConstInt(k->grid[i], &g) && g > 0) r.hi = g - 1;
+        bounds_[k->block_vars[i].get()] = r;
+      }
+      Kernel(k, ind);
+      break;
+    }
     case StmtKind::kAttr: {  // facts for the passes; a tile op's code is bracketed for source maps
       auto* a = As<AttrStmtNode>(s);
       int64_t op = -1;

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "arith/simplify.h"
 #include "ir/function.h"
 #include "ir/name_table.h"
 
@@ -47,6 +48,12 @@ class CodegenC {
   virtual std::string E(const Expr& e);
   std::string Args(const CallNode* c);
   void Line(int ind, const std::string& s) { os_ << std::string(ind * 2, ' ') << s << "\n"; }
+
+  /// `a` floordiv / floormod `b` printed as a shift, a mask or an unsigned `/` `%` when `b` is a
+  /// positive constant and `a` is provably non-negative (empty otherwise).
+  std::string NonNegativeDivMod(const BinaryNode* b, const std::string& x);
+  /// Ranges of the loop, let and block vars in scope, for NonNegativeDivMod.
+  BoundMap bounds_;
 
   std::string ns_;
   std::ostringstream os_;

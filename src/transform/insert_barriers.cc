@@ -115,7 +115,8 @@ class Barriers {
         bool before = false;
         if (hoist_ && (!st.r.empty() || !st.w.empty())) {
           // A barrier that only orders the loop against what came before it runs once, before
-          // the loop, instead of in every iteration (costly where work-groups run as loops).
+          // the loop, instead of in every iteration (a barrier per unrolled copy chunk or
+          // epilogue element on CUDA; costly where OpenCL work-groups run as loops).
           Stmt b2;
           State entry2 = visit_body(State(), &b2);
           if (CountBarriers(b2) < CountBarriers(b)) {
@@ -237,9 +238,9 @@ class Barriers {
     return out;
   }
 
-  bool hoist_ = false;  // hoist loop-entry barriers out of loops (the OpenCL and Metal targets)
-  Who op_ = -1;         // the tile op being visited (-1: none)
-  Who loose_ = -1;      // ids below -1 for statements outside tile ops
+  bool hoist_ = true;  // hoist loop-entry barriers out of loops
+  Who op_ = -1;        // the tile op being visited (-1: none)
+  Who loose_ = -1;     // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
   std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;
@@ -250,8 +251,7 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  bool hoist = ctx.target.backend == "OpenCL" || ctx.target.backend == "Metal";
-  return WithBody(f, Barriers(hoist).Visit(f->body, st));
+  return WithBody(f, Barriers(true).Visit(f->body, st));
 }
 
 }  // namespace tl

@@ -302,9 +302,39 @@ def test_reference_gemm_is_lean_where_sizes_divide():
     epilogue = ir[ir.rindex('T.call_intrin("void", "tl.cp_async_wait", 0)'):]
     assert "if " not in epilogue and "if_then_else" not in epilogue, epilogue
     steady = ir[ir.index("for k in"):ir.rindex('T.call_intrin("void", "tl.cp_async_wait", 0)')]
-    # the prefetch is under `if k + 1 < 32` only; its cp.async copies are all valid
-    assert steady.count("if ") == 1 and re.findall(r'"tl.cp_async", [^\n]*, 16, True\)', steady), steady
+    # the steady state has no branch: the prefetch's cp.async copies have no bound check of their own
+    # and are issued every iteration with `k + 1 < 32` as their predicate (zero-filling a stage no later
+    # iteration reads once the loop runs past the end)
+    assert "if " not in steady, steady
+    assert len(re.findall(r'"tl.cp_async", [^\n]*, 16, k \+ 1 < 32\)', steady)) == 2, steady
     assert not re.findall(r"\b(?:div|rem)\.[su]\d+", k.get_ptx())
+
+
+def test_reference_gemm_main_loop_address_arithmetic_is_hoisted():
+    """Issue 14: the swizzle XORs and thread-index divisions of the cp.async / ldmatrix addresses are
+    computed once per thread before the main loop (src/target/cuda/shared_address_hoist.h), shared
+    operands are 32-bit shared-window addresses (one cvta for the kernel, none per access), global
+    sources are pointers advanced by the loop, and floordiv/floormod of provably non-negative values
+    are shifts and masks."""
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024), target="cuda -arch=sm_80")
+    src = k.get_kernel_source()
+    loop = src[src.index("for (int32_t k = 0"):src.rindex("tl::cp_async_wait<0>();")]
+    assert "^" not in loop and "floordiv" not in loop and "floormod" not in loop, loop
+    assert re.search(r"tl::ldmatrix<4, 0>\(\(&A_frag_0\[\(i \* 8\)\]\), \(A_shared_addr\w*\[kk\] \+", loop), loop
+    assert re.search(r"tl::cp_async<16>\(\(A_shared_addr\w* \+ [^;]*, \(A_addr\w* \+", loop), loop
+    assert "floordiv" not in src and "floormod" not in src
+    assert k.get_ptx().count("cvta.to.shared") == 1
+    assert k.get_resource_usage()["registers"] <= 200  # the hoisted addresses cost no registers overall
+
+
+def test_barriers_that_only_order_a_loop_against_earlier_code_run_once_before_it():
+    """FlashAttention's K/V copies and its epilogue through O_shared need a barrier against what came
+    before them, not between their own unrolled iterations: one __syncthreads before the loop (it was
+    one per 16-byte chunk and one per output element)."""
+    k = tilelang.compile(kernels.flashattn(1, 8, 1024, 64, is_causal=False), target="cuda -arch=sm_80")
+    src = k.get_kernel_source()
+    assert not re.search(r"#pragma unroll\n\s*for \([^\n]*\) \{\n\s*__syncthreads\(\);", src), src
+    assert 1 <= src.count("__syncthreads()") <= 4
 
 
 def test_second_compile_of_an_unchanged_function_is_a_lookup(tmp_path, monkeypatch):

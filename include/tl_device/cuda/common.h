@@ -157,15 +157,21 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return a;
 }
 
+// The shared-memory operand of cp.async and ldmatrix is a 32-bit shared-window address. The code
+// generator passes it as `smem_s + byte offset` (smem_s = smem_addr(smem) once per kernel), so the
+// address arithmetic stays in 32 bits and needs no generic-to-shared conversion per access.
 template <int Bytes>
-__device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool valid) {
-  unsigned s = smem_addr(smem);
+__device__ __forceinline__ void cp_async(unsigned s, const void* gmem, bool valid) {
   int n = valid ? Bytes : 0;
   if (Bytes == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n) : "memory");
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(gmem), "n"(Bytes), "r"(n)
                  : "memory");
+}
+template <int Bytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool valid) {
+  cp_async<Bytes>(smem_addr(smem), gmem, valid);
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -174,8 +180,7 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 template <int Num, int Trans>
-__device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
-  unsigned a = smem_addr(src);
+__device__ __forceinline__ void ldmatrix(void* dst, unsigned a) {
   unsigned* d = static_cast<unsigned*>(dst);
   if (Num == 4 && Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -197,6 +202,11 @@ __device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(a));
   else
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(a));
+}
+
+template <int Num, int Trans>
+__device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
+  ldmatrix<Num, Trans>(dst, smem_addr(src));
 }
 
 // D = A * B + C for one m16n8k16 tile; C is updated in place.

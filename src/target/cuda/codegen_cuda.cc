@@ -1,11 +1,14 @@
 // CUDA C++ code generation from thread-level IR; see codegen_cuda.h.
 #include "target/cuda/codegen_cuda.h"
 
+#include <deque>
+#include <map>
 #include <set>
 
 #include "ir/functor.h"
 #include "target/codegen_c.h"
 #include "target/cpu/codegen_cpu.h"
+#include "target/cuda/shared_address_hoist.h"
 
 namespace tl {
 namespace {
@@ -62,6 +65,125 @@ class CodegenCUDAImpl : public CodegenC {
   }
 
   std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
+  /// The 32-bit shared-window address of a shared element (cp.async and ldmatrix operands):
+  /// `smem_s + byte offset`, integer arithmetic the compiler can hoist and fold, instead of a
+  /// generic pointer converted with cvta at every access.
+  std::string SharedAddr(const Expr& e) {
+    auto* l = As<BufferLoadNode>(e);
+    if (!l || l->buffer->scope != Scope::kShared || !l->buffer->data || smem_s_.empty()) return Addr(e);
+    int bytes = l->buffer->dtype.bytes();
+    if (hoisted_uses_.count(l)) return HoistedAddr(l);
+    std::string off = "(uint32_t)(" + Offset(l->buffer, l->indices) + ")";
+    if (bytes != 1) off += " * " + std::to_string(bytes) + "u";
+    if (l->buffer->byte_offset) off += " + " + std::to_string(l->buffer->byte_offset) + "u";
+    return "(" + smem_s_ + " + " + off + ")";
+  }
+
+  struct HoistedGroup {
+    std::string name;
+    std::vector<const ForNode*> loops;
+    int64_t count;
+  };
+  static Expr Sum(const std::vector<Expr>& terms, DataType t) {
+    if (terms.empty()) return IntImm(t, 0);
+    Expr s = terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) s = s + terms[i];
+    return s;
+  }
+  /// The address of `b`'s element at the per-index sums of `terms`, added to `base`: a 32-bit
+  /// shared-window address for shared buffers, a pointer for global ones.
+  std::string AddressOf(const Buffer& b, const std::vector<std::vector<Expr>>& terms,
+                        const std::string& base) {
+    bool empty = true;
+    for (auto& t : terms) empty = empty && t.empty();
+    if (b->scope == Scope::kShared) {
+      std::string a = base.empty() ? smem_s_ : base;
+      if (empty)
+        return base.empty() && b->byte_offset ? "(" + a + " + " + std::to_string(b->byte_offset) + "u)" : a;
+      int bytes = b->dtype.bytes();
+      std::string off = "(uint32_t)(" + E(Sum(terms[0], DataType::Int(32))) + ")";
+      if (bytes != 1) off += " * " + std::to_string(bytes) + "u";
+      if (base.empty() && b->byte_offset) off += " + " + std::to_string(b->byte_offset) + "u";
+      return "(" + a + " + " + off + ")";
+    }
+    std::vector<Expr> idx;
+    for (auto& t : terms) idx.push_back(Sum(t, DataType::Int(32)));
+    if (base.empty()) return "(&" + Name(b.get(), b->name) + "[" + Offset(b, idx) + "])";
+    return empty ? base : "(" + base + " + (" + Offset(b, idx) + "))";
+  }
+  std::string HoistedAddr(const BufferLoadNode* l) {
+    const SharedAddressUse& use = hoisted_uses_.at(l);
+    const HoistedGroup& g = hoisted_groups_[use.group];
+    return AddressOf(l->buffer, use.rest, g.name + (g.loops.empty() ? "" : "[" + Linear(g) + "]"));
+  }
+  std::string GlobalAddr(const Expr& e) {
+    auto* l = As<BufferLoadNode>(e);
+    return l && hoisted_uses_.count(l) ? HoistedAddr(l) : Addr(e);
+  }
+  /// Σ (u - min) * stride over the group's unrolled loops: the element of its address array.
+  std::string Linear(const HoistedGroup& g) {
+    std::string lin;
+    int64_t stride = 1;
+    for (size_t i = g.loops.size(); i-- > 0;) {
+      int64_t mn = 0, ext = 0;
+      AsConstInt(g.loops[i]->min, &mn);
+      AsConstInt(g.loops[i]->extent, &ext);
+      std::string v = Name(g.loops[i]->var.get());
+      std::string t = mn ? "(" + v + " - " + std::to_string(mn) + ")" : v;
+      if (stride != 1) t += " * " + std::to_string(stride);
+      lin = lin.empty() ? t : t + " + " + lin;
+      stride *= ext;
+    }
+    return lin;
+  }
+
+  void Stmt_(const Stmt& s, int ind) override {
+    auto* f = s ? As<ForNode>(s) : nullptr;
+    if (f && f->for_kind != ForKind::kUnrolled && f->for_kind != ForKind::kVectorized && !smem_s_.empty())
+      HoistSharedAddresses(f, ind);
+    CodegenC::Stmt_(s, ind);
+  }
+
+  // Computes, before the serial loop `f`, the loop-invariant part of the shared addresses of the
+  // cp.async / ldmatrix operands inside it (shared_address_hoist.h).
+  void HoistSharedAddresses(const ForNode* f, int ind) {
+    SharedAddressPlan plan = PlanSharedAddressHoist(f);
+    std::vector<int> index(plan.groups.size(), -1);
+    for (auto& [load, use] : plan.uses) {
+      if (hoisted_uses_.count(load)) continue;  // an enclosing loop already hoisted it
+      if (index[use.group] < 0) {
+        const SharedAddressGroup& g = plan.groups[use.group];
+        HoistedGroup h{Name(&name_keys_.emplace_back(0), g.buffer->name + "_addr"), g.loops, g.count};
+        std::string type =
+            g.buffer->scope == Scope::kShared ? std::string("uint32_t") : CType(g.buffer->dtype) + "*";
+        if (h.loops.empty()) {
+          Line(ind, type + " const " + h.name + " = " + AddressOf(g.buffer, g.hoisted, "") + ";");
+        } else {
+          Line(ind, type + " " + h.name + "[" + std::to_string(h.count) + "];");
+          int depth = ind;
+          for (const ForNode* u : h.loops) {
+            int64_t mn = 0, ext = 0;
+            AsConstInt(u->min, &mn);
+            AsConstInt(u->extent, &ext);
+            bounds_[u->var.get()] = Interval{mn, mn + ext - 1};
+            std::string v = Name(u->var.get());
+            Line(depth, "#pragma unroll");
+            Line(depth, "for (int32_t " + v + " = " + std::to_string(mn) + "; " + v + " < " +
+                            std::to_string(mn + ext) + "; ++" + v + ") {");
+            ++depth;
+          }
+          Line(depth, h.name + "[" + Linear(h) + "] = " + AddressOf(g.buffer, g.hoisted, "") + ";");
+          for (const ForNode* u : h.loops) {
+            bounds_.erase(u->var.get());
+            Line(--depth, "}");
+          }
+        }
+        index[use.group] = static_cast<int>(hoisted_groups_.size());
+        hoisted_groups_.push_back(std::move(h));
+      }
+      hoisted_uses_[load] = SharedAddressUse{index[use.group], use.rest};
+    }
+  }
 
   std::string CallE(const CallNode* c) override {
     const std::string& op = c->op;
@@ -70,13 +192,13 @@ class CodegenCUDAImpl : public CodegenC {
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.cp_async")
-      return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
-             ")";
+      return "tl::cp_async<" + arg(2) + ">(" + SharedAddr(c->args[0]) + ", " + GlobalAddr(c->args[1]) + ", " +
+             arg(3) + ")";
     if (op == "tl.cp_async_commit") return "tl::cp_async_commit()";
     if (op == "tl.cp_async_wait") return "tl::cp_async_wait<" + arg(0) + ">()";
     if (op == "tl.ldmatrix")
-      return "tl::ldmatrix<" + arg(1) + ", " + arg(0) + ">(" + Addr(c->args[2]) + ", " + Addr(c->args[3]) +
-             ")";
+      return "tl::ldmatrix<" + arg(1) + ", " + arg(0) + ">(" + Addr(c->args[2]) + ", " +
+             SharedAddr(c->args[3]) + ")";
     if (op == "tl.mma_sync") {
       std::string ab = As<StringImmNode>(c->args[1])->value;
       return "tl::mma_m16n8k16_" + ab + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " +
@@ -121,6 +243,9 @@ class CodegenCUDAImpl : public CodegenC {
         TL_ICHECK(b->dtype == DataType::UInt(8),
                   "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
         Line(ind, "extern __shared__ __align__(16) unsigned char " + Name(b.get(), b->name) + "[];");
+        smem_s_ = Name(&smem_s_, b->name + "_s");
+        Line(ind, "[[maybe_unused]] const uint32_t " + smem_s_ + " = tl::smem_addr(" +
+                      Name(b.get(), b->name) + ");");
       } else if (b->scope == Scope::kShared) {
         Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
                       CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
@@ -137,6 +262,10 @@ class CodegenCUDAImpl : public CodegenC {
 
   PrimFunc f_;
   std::string arch_;
+  std::string smem_s_;  // the shared-window address of the kernel's shared buffer, once declared
+  std::vector<HoistedGroup> hoisted_groups_;
+  std::map<const BufferLoadNode*, SharedAddressUse> hoisted_uses_;
+  std::deque<int> name_keys_;  // stable keys for the names of hoisted addresses
 };
 
 }  // namespace

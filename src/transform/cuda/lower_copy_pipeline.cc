@@ -13,6 +13,60 @@ namespace cuda_lowering {
 
 using namespace cuda_pass;
 
+namespace {
+
+// The steady state's prefetch `if (k + s - 1 < n) { cp.async ... }` as cp.async copies that are
+// issued every iteration with the condition folded into their `valid` operand: a copy past the
+// last iteration zero-fills a stage that no later iteration reads (it is the stage of iteration
+// k + s - 1 >= n), and the loop body has no branch (issue 14). Null when the prefetch holds
+// anything but unconditionally valid cp.async calls under loops, lets, attributes and per-thread
+// conditions.
+class FoldPrefetchGuard : public IRMutator {
+ public:
+  /// `check`: fail unless every copy's own `valid` is the constant true (run on the prefetch
+  /// simplified under the guard); otherwise replace them all (run on the prefetch simplified for
+  /// every iteration of the loop, since the copies now run in all of them).
+  FoldPrefetchGuard(Expr guard, bool check) : guard_(std::move(guard)), check_(check) {}
+  Stmt Run(const Stmt& s) {
+    Stmt r = VisitStmt(s);
+    return ok_ ? r : Stmt();
+  }
+
+ protected:
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
+    ok_ = false;
+    return IRMutator::VisitStore(s, n);
+  }
+  Stmt VisitTileOp(const Stmt& s) override {
+    ok_ = false;
+    return s;
+  }
+  Expr VisitCall(const Expr& e, const CallNode* n) override {
+    if (n->op == "tl.bitwise_xor" || n->op == "tl.thread_idx") return e;  // pure, inside indices
+    if (n->op != "tl.cp_async" || n->args.size() != 4) {
+      ok_ = false;
+      return e;
+    }
+    // Only copies with no bounds check of their own: the guard becomes their one predicate (ANDed
+    // into per-copy checks it would cost an extra compare per copy and iteration).
+    int64_t valid = 0;
+    if (check_ && (!AsConstInt(n->args[3], &valid) || !valid)) {
+      ok_ = false;
+      return e;
+    }
+    std::vector<Expr> args = n->args;
+    args[3] = guard_;
+    return Call(n->dtype, n->op, args);
+  }
+
+ private:
+  Expr guard_;
+  bool check_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
 Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
   const Buffer& g = n->src.buffer;
   const Buffer& s = n->dst.buffer;
@@ -112,13 +166,18 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   // The prefetch runs only while k + s - 1 < ext: with that bound on k its guards (the copy's
   // bounds checks along the pipelined axis) fold away where the sizes allow.
   Stmt prefetch = at(Expr(k) + C(s - 1));
+  Expr guard = Lt(Expr(k) + C(s - 1), ext);
+  Stmt folded;
   int64_t e;
   if (AsConstInt(Simplify(ext), &e) && e >= s) {
     BoundMap bm = kernel_bounds_;
+    bm[k.get()] = {int64_t(0), e - 1};
+    Stmt every = Simplify(prefetch, bm);
     bm[k.get()] = {int64_t(0), e - s};
     prefetch = Simplify(prefetch, bm);
+    if (FoldPrefetchGuard(guard, true).Run(prefetch)) folded = FoldPrefetchGuard(guard, false).Run(every);
   }
-  steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), prefetch, nullptr, n->span));
+  steady.push_back(folded ? folded : If(guard, prefetch, nullptr, n->span));
   steady.push_back(commit);
   steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
   // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.
