@@ -100,6 +100,7 @@ class Executor {
 
   // intrinsics.cc
   bool ExecIntrinsic(const CallNode* c, const Lanes& act);  // void builtins; false if not one
+  bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
 
  private:

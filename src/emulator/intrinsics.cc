@@ -77,6 +77,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
+  } else if (ExecMetalIntrinsic(c, act)) {  // simdgroup_matrix calls: intrinsics_metal.cc
+    return true;
   } else if ((op == "print" || op == "device_assert") && c->args.size() == 2) {
     // print(message, value) prints per lane, as the CPU backend does; device_assert(cond, message)
     // reports every lane whose condition is false.

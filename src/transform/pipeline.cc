@@ -11,6 +11,7 @@
 #include "transform/inject_bound_guards.h"
 #include "transform/rasterize_blocks.h"
 #include "transform/lower_tile_ops_cpu.h"
+#include "transform/metal/metal_passes.h"
 
 namespace tl {
 namespace {
@@ -70,16 +71,18 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
     return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
   };
-  return Driver(f, trace)
-      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+  Driver d(f, trace);
+  d.Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
       .Run("LayoutInference", with(InferLayouts))
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
       .Run(
-          "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread)
-      .Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
+          "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread);
+  if (ctx.target.simdgroup)  // Metal
+    d.Run("HoistSimdgroupStaging", with(HoistSimdgroupStaging), IRStage::kThread);
+  return d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
       .result();

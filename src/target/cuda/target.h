@@ -16,6 +16,8 @@ struct CudaTarget {
   bool mma = true;
   bool cp_async = true;
   bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
+  bool simdgroup = false;  // Metal: T.gemm on simdgroup_matrix 8x8 tiles (src/transform/metal/)
+  bool swizzle = true;     // XOR-swizzled shared tiles (off for Metal: simdgroup_load needs plain rows)
   std::string backend = "CUDA";  // how messages name the target ("CUDA", "OpenCL")
 };
 

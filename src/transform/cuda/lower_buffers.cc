@@ -51,7 +51,9 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   } else {
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
-    off = SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
+    off = ctx_.target.swizzle
+              ? SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes())
+              : row * C(shape.back()) + idx.back();
   }
   auto st = stage_.find(b.get());
   if (st != stage_.end()) off = st->second * C(size) + off;

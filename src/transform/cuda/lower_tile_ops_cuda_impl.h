@@ -99,6 +99,7 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
+  Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
 
   // ---- reductions --------------------------------------------------------------------------
 

@@ -1,0 +1,98 @@
+// The Metal lowering target and the dtype check; see target.h.
+#include "target/metal/target.h"
+
+#include <set>
+
+#include "ir/functor.h"
+#include "op/atomic_add.h"
+#include "support/error.h"
+
+namespace tl {
+namespace {
+
+// What MSL cannot express, at the first op or statement that uses it (the user's file:line:col).
+class MetalTypeCheck : public SpanTrackingVisitor {
+ public:
+  void Check(DataType t, const std::string& what, const Span& sp) {
+    std::string why;
+    if (t.code() == DataType::Code::kFloat && t.bits() == 64)
+      why = "float64 (Metal GPUs have no double precision)";
+    else if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2)
+      why = t.str() + " (MSL has no 8-bit float type)";
+    else if (t.bits() < 8 && !t.is_bool() && !t.is_void())
+      why = t.str() + " (MSL has no sub-byte types)";
+    if (!why.empty())
+      throw UserError(ErrorKind::kUnsupported,
+                      what + " has dtype " + why + "; the Metal target cannot run it",
+                      sp.defined() ? sp : span_);
+  }
+  // Every buffer a load, store or tile op names (IRVisitor routes them all here).
+  void VisitBuffer(const Buffer& b) override {
+    if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", span_);
+  }
+  void VisitExpr(const Expr& e) override {
+    if (e && e->kind == ExprKind::kCast) Check(e->dtype, "a cast", span_);
+    SpanTrackingVisitor::VisitExpr(e);
+  }
+
+ protected:
+  void VisitKernel(const KernelNode* n) override {
+    for (auto& b : n->alloc_buffers)
+      if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", b->span);
+    SpanTrackingVisitor::VisitKernel(n);
+  }
+  void VisitCall(const CallNode* n) override {
+    if ((n->op == "tl.atomic_add" || n->op == "atomic_add") && !n->args.empty()) Atomic(n->args[0]->dtype);
+    SpanTrackingVisitor::VisitCall(n);
+  }
+  void VisitTileOp(const StmtNode* s) override {
+    if (auto* a = As<AtomicAddNode>(s)) Atomic(a->dst.buffer->dtype);
+    SpanTrackingVisitor::VisitTileOp(s);
+  }
+
+ private:
+  void Atomic(DataType t) {
+    if (t.bits() == 64)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.atomic_add on " + t.str() +
+                          ": Metal has no 64-bit atomic add (atomic_int, atomic_uint and atomic_float only)",
+                      span_);
+    if (t.bits() < 32 && !t.is_bool())
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.atomic_add on " + t.str() + ": Metal atomics are 32-bit (int32, uint32, float32)",
+                      span_);
+  }
+  std::set<const BufferNode*> seen_;
+};
+
+}  // namespace
+
+CudaTarget MetalLoweringTarget() {
+  CudaTarget t;
+  t.arch = "Apple GPU (Metal)";
+  t.sm = 80;  // the sm_80 lowering rules, minus the features switched off below
+  t.smem_limit = 32 * 1024;
+  t.max_threads = 1024;
+  t.mma = false;
+  t.cp_async = false;
+  t.shuffle = true;  // simd_shuffle_xor over 32-wide SIMD-groups
+  t.simdgroup = true;
+  t.swizzle = false;
+  t.backend = "Metal";
+  return t;
+}
+
+PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* info,
+                       std::vector<PassRecord>* trace) {
+  MetalTypeCheck check;
+  for (auto& p : f->params)
+    if (!p.buffer) check.Check(p.var->dtype, "scalar parameter '" + p.var->name + "'", f->span);
+  check.VisitStmt(f->body);
+  // A tensor parameter that no statement uses is still part of the kernel's signature.
+  for (auto& p : f->params)
+    if (p.buffer) check.VisitBuffer(p.buffer);
+  opt.disable_cp_async = true;
+  return LowerForCUDA(f, MetalLoweringTarget(), opt, info, trace);
+}
+
+}  // namespace tl

@@ -1,0 +1,191 @@
+// LowerTileOpsCUDA, T.gemm on Metal's simdgroup_matrix 8x8 tiles (the CudaTarget switch
+// `simdgroup`, set by src/target/metal/target.cc).
+//
+// The Metal Shading Language specification does not say which thread of a SIMD-group holds which
+// element of a simdgroup_matrix, so the compiler never touches matrix elements: matrices are only
+// loaded from and stored to threadgroup memory (simdgroup_load / simdgroup_store) and combined by
+// simdgroup_multiply_accumulate. The accumulator fragment keeps the mma_C layout the shared layout
+// inference gives every gemm accumulator (so reductions and T.Parallel nests over it lower as on
+// CUDA); a gemm moves it into simdgroup matrices and back through per-SIMD-group 8x8 staging
+// tiles in threadgroup memory (docs/metal.md). Requires unswizzled shared tiles (`swizzle` off).
+//
+// In the IR a simdgroup matrix is a local buffer of 2 elements per matrix (64 elements over the 32
+// lanes); its elements are only named as the first element of a matrix, `M[2 * t]`, in the calls
+//   tl.simdgroup_load(M[2t], src[origin], elements_per_row, transpose)
+//   tl.simdgroup_store(dst[origin], M[2t], elements_per_row, transpose)
+//   tl.simdgroup_mma(D[2t], A[2i], B[2j], C[2t])        D = A * B + C
+// which the code generator prints as simdgroup_matrix objects and the emulator executes from the
+// MSL specification (src/emulator/intrinsics_metal.cc).
+#include <algorithm>
+
+#include "arith/simplify.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
+  const Fragment& CF = Layout(g->C.buffer.get());
+  Span sp = g->span;
+  DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  bool ok_ab =
+      at == bt && (at == DataType::Float(16) || at == DataType::Float(32) || at == DataType::BFloat16());
+  if (!ok_ab || ct != DataType::Float(32))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on Metal (simdgroup_matrix 8x8) takes A and B of one dtype among float16, "
+                    "bfloat16 and float32, with a float32 accumulator; got A " +
+                        at.str() + ", B " + bt.str() + ", C " + ct.str(),
+                    sp);
+  TL_ICHECK(CF.kind == "mma_C", "a Metal gemm accumulator must have the mma_C layout, got " + CF.desc);
+  auto ad = TileDims(g->A), bd = TileDims(g->B);
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
+  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
+  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  if (K % 8)
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm on Metal needs K to be a multiple of 8 (simdgroup_matrix 8x8 tiles); K = " +
+                        std::to_string(K),
+                    sp);
+  int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+  int64_t wM = M / wm, wN = N / wn, mt = wM / 8, nt = wN / 8, warps = wm * wn;
+  Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+  Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
+  Buffer cl = MapBuffer(g->C.buffer);
+  std::vector<Stmt> out;
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(
+        For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
+  }
+
+  // An operand in registers: its owners write it to a threadgroup tile of the fragment's full shape.
+  struct Src {
+    Buffer buf;                                        // shared buffer (mapped) the matrices are loaded from
+    std::function<Expr(const Expr&, const Expr&)> at;  // (stored row, stored col) -> element load
+    int64_t stride = 0;                                // elements per stored row
+  };
+  auto stage = [&](const Region& r, const std::string& base) -> Src {
+    const Fragment& F = Layout(r.buffer.get());
+    TL_ICHECK(F.shape.size() == 2, "a register gemm operand must be 2-D");
+    Buffer st = Scratch(base, r.buffer->dtype, F.shape[0] * F.shape[1], Scope::kShared);
+    Buffer regs = MapBuffer(r.buffer);
+    std::vector<Stmt> w;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      auto idx = F.IndexAt(tx_, C(l));
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(idx[0] * C(F.shape[1]) + idx[1])}, sp);
+      Expr ok = F.ValidAt(tx_, C(l));
+      if (F.replicas > 1) ok = And(ok, Eq(F.ReplicaOf(tx_), C(0)));
+      w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
+    }
+    out.push_back(Seq(w, sp));
+    Expr r0 = VisitExpr(r.ranges[0].min), c0 = VisitExpr(r.ranges[1].min);
+    int64_t cols = F.shape[1];
+    return {st,
+            [st, r0, c0, cols](const Expr& row, const Expr& col) {
+              return Load(st, {Simplify((r0 + row) * C(cols) + c0 + col)});
+            },
+            cols};
+  };
+  auto shared = [&](const Region& r, const std::vector<size_t>& dims) -> Src {
+    if (dims[1] + 1 != r.ranges.size())
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.gemm on Metal loads operand tiles whose columns are the last axis of '" + r.buffer->name + "'",
+          sp);
+    int64_t stride = 1;
+    for (size_t d = dims[0] + 1; d < r.buffer->shape.size(); ++d)
+      stride *= ConstOr(r.buffer->shape[d], sp, "a shared buffer's shape");
+    Region reg = r;
+    return {MapBuffer(r.buffer),
+            [this, reg, dims](const Expr& row, const Expr& col) {
+              std::vector<Expr> idx;
+              for (auto& rg : reg.ranges) idx.push_back(VisitExpr(rg.min));
+              idx[dims[0]] = Simplify(idx[dims[0]] + row);
+              idx[dims[1]] = Simplify(idx[dims[1]] + col);
+              return Load(MapBuffer(reg.buffer), {SharedIndex(reg.buffer, idx)});
+            },
+            stride};
+  };
+  Src A = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : shared(g->A, ad);
+  Src B = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : shared(g->B, bd);
+
+  // Simdgroup matrices (2 elements per lane each) and the per-SIMD-group staging tiles: `slots` 8x8
+  // tiles per SIMD-group (4 KB in all, at most one per accumulator matrix), so that a chunk of
+  // `slots` matrices moves with one barrier each way instead of one per matrix.
+  int64_t tiles = mt * nt;
+  int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tiles, 4096 / (64 * 4 * warps)));
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
+      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+      " per SIMD-group (" + std::to_string(mt * nt) +
+      " accumulator matrices staged through threadgroup memory, " + std::to_string(slots) + " at a time)");
+  Buffer cm = Scratch("C_simd", ct, 2 * tiles, Scope::kLocal);
+  Buffer am = Scratch("A_simd", at, 2 * mt, Scope::kLocal);
+  Buffer bm = Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
+  Buffer cs = Scratch("C_stage", ct, 64 * slots * warps, Scope::kShared);
+  Expr g8 = Div(lane, 4), tg = Mod(lane, 4);
+  // Slot q of this SIMD-group, and this lane's element c of it.
+  auto slot = [&](int64_t q) { return Simplify(warp * C(64 * slots) + C(64 * q)); };
+  auto stage_at = [&](int64_t q, int64_t c) { return Simplify(slot(q) + g8 * C(8) + tg * C(2) + C(c)); };
+  // 8x8 tile (i, j) of this SIMD-group: rows i*8.. of its wM, cols j*8.. of its wN. In the mma_C
+  // layout a lane holds (row lane/4, cols 2*(lane%4) + {0, 1}) of it, registers
+  // ((i/2) * nt + j) * 4 + (i%2) * 2 + {0, 1}.
+  auto reg = [&](int64_t t, int64_t c) {
+    int64_t i = t / nt, j = t % nt;
+    return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c);
+  };
+  // Registers -> matrices, a chunk of `slots` at a time (the barrier pass orders the writes before
+  // the loads, and the loads before the next chunk's writes).
+  // Both moves are marked (`tl.simdgroup_stage_in` / `_out` on the register buffer) so that
+  // HoistSimdgroupStaging can move them out of a loop that touches the accumulator only here.
+  std::vector<Stmt> in;
+  for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      for (int64_t c = 0; c < 2; ++c)
+        in.push_back(Store(cs, Load(cl, {reg(t, c)}), {stage_at(t - t0, c)}, sp));
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      in.push_back(
+          Call0("tl.simdgroup_load", {Load(cm, {C(2 * t)}), Load(cs, {slot(t - t0)}), C(8), C(0)}, sp));
+  }
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), Seq(in, sp), sp));
+  Var kk = MakeVar("kk");
+  std::vector<Stmt> step;
+  Expr k0 = Expr(kk) * C(8);
+  for (int64_t i = 0; i < mt; ++i) {
+    Expr m0 = Simplify(wmi * C(wM) + C(i * 8));
+    Expr src = g->trans_A ? A.at(k0, m0) : A.at(m0, k0);
+    step.push_back(
+        Call0("tl.simdgroup_load", {Load(am, {C(2 * i)}), src, C(A.stride), C(g->trans_A ? 1 : 0)}, sp));
+  }
+  for (int64_t j = 0; j < nt; ++j) {
+    Expr n0 = Simplify(wnj * C(wN) + C(j * 8));
+    Expr src = g->trans_B ? B.at(n0, k0) : B.at(k0, n0);
+    step.push_back(
+        Call0("tl.simdgroup_load", {Load(bm, {C(2 * j)}), src, C(B.stride), C(g->trans_B ? 1 : 0)}, sp));
+  }
+  for (int64_t i = 0; i < mt; ++i)
+    for (int64_t j = 0; j < nt; ++j) {
+      Expr d = Load(cm, {C(2 * (i * nt + j))});
+      step.push_back(Call0("tl.simdgroup_mma", {d, Load(am, {C(2 * i)}), Load(bm, {C(2 * j)}), d}, sp));
+    }
+  out.push_back(For(kk, C(0), C(K / 8), ForKind::kSerial, Seq(step, sp), {}, sp));
+  std::vector<Stmt> back;
+  for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      back.push_back(
+          Call0("tl.simdgroup_store", {Load(cs, {slot(t - t0)}), Load(cm, {C(2 * t)}), C(8), C(0)}, sp));
+    for (int64_t t = t0; t < std::min(tiles, t0 + slots); ++t)
+      for (int64_t c = 0; c < 2; ++c)
+        back.push_back(Store(cl, Load(cs, {stage_at(t - t0, c)}), {reg(t, c)}, sp));
+  }
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_out", C(1), Seq(back, sp), sp));
+  return Seq(out, sp);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl
