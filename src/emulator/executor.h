@@ -129,6 +129,7 @@ class Executor {
   void VectorAccess(const CallNode* c, const Lanes& act);
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);
+  void Mfma(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 

@@ -74,6 +74,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     LdMatrix(c, act);
   } else if (op == "tl.mma_sync") {
     MmaSync(c, act);
+  } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
+    Mfma(c, act);
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());

@@ -97,5 +97,6 @@ std::shared_ptr<RuntimeModule> LoadModule(const CompiledKernel& k);
 Backend CpuBackend();
 Backend CudaBackend();
 Backend OpenCLBackend();
+Backend HipBackend();
 
 }  // namespace tl

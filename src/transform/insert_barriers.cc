@@ -236,7 +236,7 @@ class Barriers {
     return out;
   }
 
-  bool hoist_ = false;  // hoist loop-entry barriers out of loops (the OpenCL target)
+  bool hoist_ = false;  // hoist loop-entry barriers out of loops (the OpenCL and HIP targets)
   Who op_ = -1;         // the tile op being visited (-1: none)
   Who loose_ = -1;      // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
@@ -249,7 +249,7 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers(ctx.target.backend == "OpenCL").Visit(f->body, st));
+  return WithBody(f, Barriers(ctx.target.backend == "OpenCL" || ctx.target.backend == "HIP").Visit(f->body, st));
 }
 
 }  // namespace tl

@@ -16,6 +16,8 @@ struct CudaTarget {
   bool mma = true;
   bool cp_async = true;
   bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
+  bool mfma = false;  // AMD MFMA matrix cores (HIP): T.gemm on v_mfma with wave64 fragment layouts
+  int wave = 32;      // lanes that shuffle together (64 on AMD CDNA)
   std::string backend = "CUDA";  // how messages name the target ("CUDA", "OpenCL")
 };
 

@@ -135,6 +135,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
 }
 
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
+  if (ctx_.target.mfma) return LowerGemmMfma(g);
   if (!ctx_.target.mma) return LowerGemmSIMT(g);
   const Fragment& CF = Layout(g->C.buffer.get());
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];

@@ -31,6 +31,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
+  if (S.kind == "mfma_C" && D.kind == "mfma_rows" && r->dim == 1) return LowerReduceMfma(r);
   if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];

@@ -99,6 +99,8 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
+  Stmt LowerGemmMfma(const GemmNode* g);      // HIP: src/transform/hip/lower_gemm_mfma.cc
+  Stmt LowerReduceMfma(const ReduceNode* r);  // HIP: a reduction of an mfma_C accumulator along dim 1
 
   // ---- reductions --------------------------------------------------------------------------
 

@@ -1,0 +1,21 @@
+// The HIP backend's lowering target: the GPU thread-level pipeline (src/transform/lower_cuda.h)
+// with AMD CDNA's switches -- a wave64 device with 64 KB of LDS per work-group and 1024 threads, MFMA
+// matrix cores for T.gemm (src/transform/hip/lower_gemm_mfma.cc), cross-lane ds_bpermute shuffles for
+// reductions, no cp.async (global -> LDS copies are vectorised loads and stores instead).
+#pragma once
+#include <vector>
+
+#include "target/cuda/target.h"
+#include "target/target.h"
+#include "transform/lower_cuda.h"
+
+namespace tl {
+
+/// The CudaTarget the shared GPU passes read for a "hip" Target (arch gfx90a / gfx940 / ...).
+CudaTarget HipLoweringTarget(const Target& t);
+
+/// Tile program -> thread-level IR for HIP (`opt.disable_cp_async` is forced on).
+PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,
+                     std::vector<PassRecord>* trace = nullptr);
+
+}  // namespace tl

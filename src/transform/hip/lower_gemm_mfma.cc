@@ -1,0 +1,171 @@
+// LowerTileOpsCUDA on MFMA targets (HIP): T.gemm as v_mfma_f32_16x16x16{f16,bf16_1k} over the wave
+// grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
+// accumulator along its rows (in-lane partials, 4 cross-lane xor steps inside each 16-lane row
+// group, then across waves through LDS).
+#include "arith/simplify.h"
+#include "op/reduce_math.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
+  const Fragment& CF = Layout(g->C.buffer.get());
+  Span sp = g->span;
+  TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
+  int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+  DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
+  bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
+  if ((!f16 && !b16) || ct != DataType::Float(32))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP (MFMA v_mfma_f32_16x16x16f16 / bf16_1k on " + ctx_.target.arch +
+                        ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
+                        ", B " + bt.str() + ", C " + ct.str() + " (cast the operands, e.g. with T.copy into a " +
+                        "float16 tile)",
+                    sp);
+  auto ad = TileDims(g->A), bd = TileDims(g->B);
+  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
+  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
+  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  if (K % 16)
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm on HIP needs K to be a multiple of 16 (MFMA 16x16x16); K = " + std::to_string(K), sp);
+  int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 16;
+  bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
+  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: MFMA v_mfma_f32_16x16x16" + (f16 ? "f16" : "bf16_1k") +
+                               ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " +
+                               std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" + std::to_string(mt) +
+                               "x" + std::to_string(nt) + " MFMA tiles per k16 step)" +
+                               (a_reg ? "; A in registers, staged through LDS" : "") +
+                               (b_reg ? "; B in registers, staged through LDS" : ""));
+  std::vector<Stmt> out;
+  Buffer cl = MapBuffer(g->C.buffer);
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
+  }
+  // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
+  // (the barrier pass separates these writes from the MFMA operand reads below).
+  auto stage = [&](const Region& r, const std::string& base) -> Buffer {
+    const Fragment& F = Layout(r.buffer.get());
+    int64_t n = 1;
+    for (int64_t e : F.shape) n *= e;
+    Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
+    Buffer regs = MapBuffer(r.buffer);
+    std::vector<Stmt> w;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      auto idx = F.IndexAt(tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Expr ok = F.ValidAt(tx_, C(l));
+      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
+      w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
+    }
+    out.push_back(Seq(w, sp));
+    return st;
+  };
+  Buffer as = a_reg ? stage(g->A, "A_stage") : nullptr;
+  Buffer bs = b_reg ? stage(g->B, "B_stage") : nullptr;
+  auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
+                     const Expr& col) -> Expr {
+    std::vector<Expr> idx;
+    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    idx[dims[0]] = Simplify(idx[dims[0]] + row);
+    idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    if (staged) {
+      const Fragment& F = Layout(r.buffer.get());
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      return Load(staged, {Simplify(flat)});
+    }
+    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+  };
+  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  Expr wmi = Mod(wave, wm), wnj = Div(wave, wm);
+  Buffer afrag = Scratch("A_frag", at, mt * 4, Scope::kLocal);
+  Buffer bfrag = Scratch("B_frag", bt, nt * 4, Scope::kLocal);
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v");
+  // Lane l supplies A[l % 16][4 * (l / 16) + v] and B[4 * (l / 16) + v][l % 16] of each 16x16 tile.
+  Expr k_of = Expr(kk) * C(16) + Div(lane, 16) * C(4) + Expr(v);
+  Expr m_of = wmi * C(wM) + Expr(i) * C(16) + Mod(lane, 16);
+  Expr n_of = wnj * C(wN) + Expr(j) * C(16) + Mod(lane, 16);
+  Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, k_of);
+  Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, k_of) : at_tile(g->B, bd, bs, k_of, n_of);
+  std::vector<Stmt> step;
+  step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
+                     For(v, C(0), C(4), ForKind::kUnrolled,
+                         Store(afrag, a, {Simplify(Expr(i) * C(4) + Expr(v))}, sp), {}, sp),
+                     {}, sp));
+  step.push_back(For(j, C(0), C(nt), ForKind::kUnrolled,
+                     For(v, C(0), C(4), ForKind::kUnrolled,
+                         Store(bfrag, b, {Simplify(Expr(j) * C(4) + Expr(v))}, sp), {}, sp),
+                     {}, sp));
+  Stmt mfma = Call0("tl.mfma",
+                    {StringImm("16x16x16"), StringImm(f16 ? "f16" : "bf16"), Load(afrag, {Expr(i) * C(4)}),
+                     Load(bfrag, {Expr(j) * C(4)}), Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(4))})},
+                    sp);
+  step.push_back(
+      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp));
+  out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  return Seq(out, sp);
+}
+
+Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
+  const Fragment& S = Layout(r->src.buffer.get());
+  const Fragment& D = Layout(r->dst.buffer.get());
+  DataType t = r->dst.buffer->dtype;
+  Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+  Span sp = r->span;
+  ReduceKind k = r->reduce_kind;
+  int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
+  int64_t wM = M / wm, mt = wM / 16, nt = N / wn / 16;
+  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " + std::to_string(nt) +
+                               " tiles, 4 xor shuffles across each 16-lane row group" +
+                               (wn > 1 ? ", then across " + std::to_string(wn) + " waves through LDS" : ""));
+  (void)D;
+  Buffer part = Scratch("red", t, mt * 4, Scope::kLocal);
+  Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  std::vector<Stmt> out;
+  std::vector<std::pair<int64_t, Expr>> cross;
+  for (int64_t d = 0; d < mt * 4; ++d) {
+    int64_t ti = d / 4, v = d % 4;
+    Var tj = MakeVar("tj");
+    Expr e = ReduceElement(k, Load(src, {Simplify((C(ti * nt) + Expr(tj)) * C(4) + C(v))}), t);
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+    out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled,
+                      Store(part, ReduceCombine(k, Load(part, {C(d)}), e), {C(d)}, sp), {}, sp));
+    for (int m : {1, 2, 4, 8})
+      out.push_back(Store(
+          part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)},
+          sp));
+    if (xs) {
+      Expr row = Simplify(Mod(wave, wm) * C(wM) + C(ti * 16 + v) + Div(lane, 16) * C(4));
+      out.push_back(If(Eq(Mod(lane, 16), C(0)),
+                       Store(xs, Load(part, {C(d)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr, sp));
+      cross.push_back({d, row});
+    }
+  }
+  for (auto& [d, row] : cross) {  // (a barrier separates the LDS writes above from these reads)
+    Var w = MakeVar("w");
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+    out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
+                      Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})),
+                            {C(d)}, sp),
+                      {}, sp));
+  }
+  for (int64_t d = 0; d < mt * 4; ++d) {
+    Expr val = Load(part, {C(d)});
+    out.push_back(Store(dst, r->clear ? val : ReduceCombine(k, Load(dst, {C(d)}), val), {C(d)}, sp));
+  }
+  return Seq(out, sp);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl
