@@ -11,6 +11,9 @@ python3 -c "import venv, ensurepip" 2>/dev/null || need+=(python3-venv)
 # OpenCL: the ICD loader and PoCL (OpenCL on this CPU), so the OpenCL backend's tests run for real.
 ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 ' || need+=(ocl-icd-libopencl1)
 ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
+# HIP: Debian's ROCm hipcc (clang with the AMDGPU target) compiles HIP kernels to gfx90a / gfx940 code
+# objects without a GPU, so the HIP backend's tests build for real (about 20 s of apt on these machines).
+command -v hipcc >/dev/null || need+=(hipcc)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
   else echo "please install: ${need[*]}" >&2; exit 1; fi

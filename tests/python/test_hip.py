@@ -1,0 +1,198 @@
+"""The HIP backend (AMD CDNA, wave64, MFMA): every kernel is compiled by the real toolchain (hipcc, Debian's
+ROCm) to a gfx90a code object whose assembly must hold the MFMA instructions and no scratch spills, and its
+thread-level IR runs in the emulator (lane by lane, wave64, MFMA semantics from the ISA guide) against a
+float64 NumPy reference on fresh seeded inputs, at sizes that are not multiples of the tiles. No AMD GPU is
+needed (or used): calling a kernel built for HIP is a clear error.
+"""
+import os
+import re
+import shutil
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import (TileLangCompileError, TileLangEmulationError, TileLangLayoutError,
+                             TileLangResourceError, TileLangUnsupportedError)
+
+import kernels
+
+pytestmark = pytest.mark.skipif(shutil.which("hipcc") is None and not os.environ.get("TL_HIPCC"),
+                                reason="hipcc is not installed (scripts/setup.sh installs it)")
+
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
+
+
+def _rng():
+    """A fresh seed per test (TL_TEST_SEED to replay one), printed so that a failure names it."""
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def f64(x):
+    return np.asarray(x).astype(np.float64)
+
+
+_built = {}
+
+
+def hip(name, make):
+    """(code-object kernel, emulator kernel) of a kernel, built once per session."""
+    if name not in _built:
+        f = make()
+        _built[name] = (tilelang.compile(f, target="hip"), tilelang.compile(f, target="hip", execution_backend="emulator"))
+    return _built[name]
+
+
+def check_code_object(k, mfma=None):
+    """Built for gfx90a: the assembly holds `mfma` (when given) and the code object spills nothing."""
+    res = k.get_resource_usage()
+    asm = k.get_assembly()
+    assert ".amdhsa_kernel" in asm and "gfx90a" in asm
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0 and res["sgpr_spill_lanes"] == 0, res
+    assert res["lds_bytes"] == res["shared_bytes"], res  # the planned LDS is what the code object declares
+    if mfma:
+        assert mfma in asm, f"{mfma} missing from the assembly"
+        assert res["mfma_count"] > 0
+    src = k.get_kernel_source()
+    assert '#include "tl_device/hip/common.h"' in src and "hip_runtime" not in src
+    return res
+
+
+# ---- target ---------------------------------------------------------------------------------------------
+
+def test_target_values():
+    t = tilelang.Target("hip")
+    assert (t.kind, t.arch, t.smem_limit, t.max_threads, t.warp_size) == ("hip", "gfx90a", 65536, 1024, 64)
+    assert tilelang.Target({"kind": "hip", "arch": "gfx940"}).arch == "gfx940"
+    assert str(tilelang.Target("hip -arch=gfx940")) == "hip -arch=gfx940"
+    with pytest.raises(Exception, match="gfx1100 is not known"):
+        tilelang.Target("hip -arch=gfx1100")
+
+
+def test_gfx940_builds_and_unknown_toolchain_arch_is_clear():
+    k = tilelang.compile(kernels.matmul(64, 64, 32, 64, 64, 32), target={"kind": "hip", "arch": "gfx940"})
+    assert "gfx940" in k.get_assembly() and "v_mfma_f32_16x16x16" in k.get_assembly()
+    try:  # gfx942 needs a newer LLVM than Debian's ROCm 5.2 hipcc (clang 15): then a clear error, no crash
+        tilelang.compile(kernels.matmul(64, 64, 32, 64, 64, 32), target="hip -arch=gfx942")
+    except TileLangUnsupportedError as e:
+        assert "cannot compile for gfx942" in str(e)
+
+
+# ---- kernels: code object + emulator against NumPy ------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,mfma", [("float16", "v_mfma_f32_16x16x16f16"), ("bfloat16", "v_mfma_f32_16x16x16bf16_1k")])
+def test_reference_gemm(dtype, mfma):
+    """The reference GEMM, 128x128x32 tiles on 4 waves (256 threads), M, N, K = 256, 256, 128."""
+    rng = _rng()
+    M, N, K = 256, 256, 128
+    k, e = hip("gemm_" + dtype, lambda: kernels.matmul(M, N, K, 128, 128, 32, dtype=dtype, out_dtype="float32", threads=256))
+    res = check_code_object(k, mfma)
+    assert res["lds_bytes"] == (128 * 32 + 32 * 128) * 2
+    assert any("MFMA v_mfma_f32_16x16x16" in c and "waves 2x2" in c for c in k.choices), k.choices
+    a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
+    c = np.full((M, N), np.nan, np.float32)
+    e(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+    with pytest.raises(TileLangUnsupportedError, match="no AMD GPU runtime.*execution_backend=\"emulator\""):
+        k(a, b, c)
+
+
+def test_ragged_gemm_fp16_out():
+    """No size a multiple of the 64x64x32 tile; fp16 output rounded once."""
+    rng = _rng()
+    M, N, K = 100, 72, 88
+    k, e = hip("gemm_ragged", lambda: kernels.matmul(M, N, K, 64, 64, 32, dtype="float16"))
+    check_code_object(k, "v_mfma_f32_16x16x16f16")
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    e(a, b, c)
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=2e-3, atol=2e-2)
+
+
+def test_splitk_atomic_add():
+    rng = _rng()
+    M, N, K = 72, 64, 256
+    k, e = hip("splitk", lambda: kernels.matmul_splitk(M, N, K, 64, 64, 32, split_k=4, dtype="float16"))
+    check_code_object(k, "v_mfma_f32_16x16x16f16")
+    assert "global_atomic_add_f32" in k.get_assembly() or "global_atomic_cmpswap" in k.get_assembly()
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    e(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+
+
+def test_softmax_and_rmsnorm_ragged_rows():
+    rng = _rng()
+    M, N = 70, 128  # 70 rows: the last block is partial
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    y = np.zeros_like(x)
+    k, e = hip("softmax", lambda: kernels.softmax(M, N, 8))
+    check_code_object(k)
+    assert "ds_bpermute_b32" in k.get_assembly()  # cross-lane reduction
+    e(x, y)
+    ex = np.exp(f64(x) - f64(x).max(1, keepdims=True))
+    np.testing.assert_allclose(y, ex / ex.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    k, e = hip("rmsnorm", lambda: kernels.rms_norm(M, N, 4))
+    check_code_object(k)
+    e(x, y)
+    np.testing.assert_allclose(y, f64(x) / np.sqrt((f64(x) ** 2).mean(1, keepdims=True) + 1e-12), rtol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flashattention_forward(causal):
+    """fp16 FlashAttention: Q K^T and P V on MFMA, the online softmax reduces mfma_C rows with cross-lane
+    xor shuffles inside each 16-lane row group; P is staged through LDS for the second gemm."""
+    rng = _rng()
+    B, H, S, D = 1, 2, 128, 64
+    k, e = hip(f"fa_{causal}", lambda: kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype="float16"))
+    check_code_object(k, "v_mfma_f32_16x16x16f16")
+    assert k.layouts["acc_s"] == "mfma_C(64x64, waves 2x1)" and k.layouts["scores_max"] == "mfma_rows(64, waves 2x1)"
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    e(q, kk, v, o)
+    s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-2, atol=2e-3)  # P and O are rounded to fp16
+
+
+# ---- the emulator's checks hold on HIP ---------------------------------------------------------------------
+
+def test_emulator_reports_an_lds_race_without_barriers():
+    rng = _rng()
+    f = kernels.matmul(64, 64, 64, 64, 64, 32, dtype="float16", out_dtype="float32")
+    e = tilelang.compile(f, target="hip", execution_backend="emulator",
+                         pass_configs={"tl.disable_barrier_insertion": True})
+    a, b = rng.standard_normal((64, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
+    with pytest.raises(TileLangEmulationError, match="race"):
+        e(a, b, np.zeros((64, 64), np.float32))
+
+
+# ---- must-fail: HIP-specific errors -------------------------------------------------------------------------
+
+def test_lds_over_64kb_lists_the_buffers():
+    f = kernels.matmul(512, 512, 512, 256, 128, 128, dtype="float16", threads=256)  # 64 KB + 32 KB of LDS
+    with pytest.raises(TileLangResourceError) as e:
+        tilelang.compile(f, target="hip", execution_backend="emulator")
+    msg = str(e.value)
+    assert "over the 65536-byte limit of gfx90a" in msg, msg
+    assert re.search(r"A_shared\s+256x128\s+float16", msg) and re.search(r"B_shared\s+128x128\s+float16", msg), msg
+    assert "kernels.py" in msg
+
+
+def test_unsupported_mfma_dtype():
+    with pytest.raises(TileLangUnsupportedError, match=r"T.gemm on HIP \(MFMA.*float16 or bfloat16.*got A float32") as e:
+        tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, dtype="float32"), target="hip",
+                         execution_backend="emulator")
+    assert "kernels.py:" in str(e.value)  # at the T.gemm
+
+
+def test_gemm_needs_whole_waves():
+    with pytest.raises(TileLangLayoutError, match="whole number of 64-thread waves"):
+        tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, threads=96), target="hip", execution_backend="emulator")
