@@ -104,10 +104,10 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
  private:
-  static int64_t VecFor(int64_t inner, int bytes) {
+  int64_t VecFor(int64_t inner, int bytes) const {
     int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
     while (v > 1 && inner % v) v /= 2;
-    return std::min<int64_t>(v, 4);
+    return mfma_ ? v : std::min<int64_t>(v, 4);  // HIP: 16-byte chunks (global -> LDS copies)
   }
 
   // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
