@@ -91,8 +91,11 @@ def test_reference_gemm(dtype, mfma):
     M, N, K = 256, 256, 128
     k, e = hip("gemm_" + dtype, lambda: kernels.matmul(M, N, K, 128, 128, 32, dtype=dtype, out_dtype="float32", threads=256))
     res = check_code_object(k, mfma)
-    assert res["lds_bytes"] == (128 * 32 + 32 * 128) * 2
+    assert res["lds_bytes"] == 2 * (128 * 32 + 32 * 128) * 2  # num_stages=2: two LDS buffers of A and B
     assert any("MFMA v_mfma_f32_16x16x16" in c and "waves 2x2" in c for c in k.choices), k.choices
+    assert any("2-stage LDS pipeline" in c for c in k.choices), k.choices
+    asm = k.get_assembly()  # global -> LDS in 16-byte chunks
+    assert "global_load_dwordx4" in asm and "ds_write_b128" in asm
     a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.full((M, N), np.nan, np.float32)
     e(a, b, c)

@@ -264,4 +264,17 @@ TL_DEV void vector_load(T* dst, const T* src, bool valid) {
     *reinterpret_cast<unsigned*>(dst) = valid ? *reinterpret_cast<const unsigned*>(src) : 0u;
 }
 
+/// The IR's tl.cp_async (a Bytes-wide global -> LDS copy, zeros when not valid) as a synchronous
+/// copy: global_load_dwordx4 + ds_write_b128 for 16 bytes. The pipeline's commit / wait groups then
+/// have nothing to wait for; its barriers still order the LDS buffers.
+template <int Bytes>
+TL_DEV void cp_async(void* smem, const void* gmem, bool valid) {
+  if constexpr (Bytes == 16)
+    *reinterpret_cast<u32x4*>(smem) = valid ? *reinterpret_cast<const u32x4*>(gmem) : u32x4{0, 0, 0, 0};
+  else if constexpr (Bytes == 8)
+    *reinterpret_cast<u32x2*>(smem) = valid ? *reinterpret_cast<const u32x2*>(gmem) : u32x2{0, 0};
+  else
+    *reinterpret_cast<unsigned*>(smem) = valid ? *reinterpret_cast<const unsigned*>(gmem) : 0u;
+}
+
 }  // namespace tl

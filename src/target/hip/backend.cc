@@ -17,7 +17,7 @@ using namespace cache_util;
 CudaLowerOptions LowerOptions(const PassConfig& pc) {
   CudaLowerOptions o;
   o.disable_barriers = pc.disable_barrier_insertion;
-  o.disable_cp_async = true;
+  o.disable_cp_async = pc.disable_async_copy;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
   return o;
 }

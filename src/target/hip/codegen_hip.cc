@@ -69,6 +69,9 @@ class CodegenHIPImpl : public CodegenC {
     if (op == "tl.thread_idx") return "tl::thread_x()";
     if (op == "tl.syncthreads") return "tl::syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "tl.cp_async")  // (dst, src, bytes, valid): synchronous on CDNA (see target.h)
+      return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) + ")";
+    if (op == "tl.cp_async_commit" || op == "tl.cp_async_wait") return "((void)0)";
     if (op == "tl.mfma") {  // (shape, ab type, A, B, C): one wave's MFMA (docs/hip.md)
       return "tl::mfma_" + As<StringImmNode>(c->args[0])->value + "_" + As<StringImmNode>(c->args[1])->value +
              "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";

@@ -10,7 +10,7 @@ CudaTarget HipLoweringTarget(const Target& t) {
   c.smem_limit = t.smem_limit;
   c.max_threads = t.max_threads;
   c.mma = false;  // no mma.sync / ldmatrix; T.gemm is MFMA (mfma = true)
-  c.cp_async = false;
+  c.cp_async = true;  // the async-copy IR for multi-stage LDS buffers; printed as synchronous copies
   c.shuffle = true;
   c.mfma = true;
   c.wave = t.warp_size;
@@ -20,7 +20,6 @@ CudaTarget HipLoweringTarget(const Target& t) {
 
 PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,
                      std::vector<PassRecord>* trace) {
-  opt.disable_cp_async = true;
   return LowerForCUDA(f, HipLoweringTarget(t), opt, info, trace);
 }
 
