@@ -41,6 +41,27 @@ std::string Str(const CallNode* c, size_t i) {
 
 }  // namespace
 
+Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
+  // A wave is 64 consecutive threads; the whole wave must execute a wave-collective operation.
+  Lanes full = FullWarps(act, op), waves;
+  for (size_t i = 0; i < full.size(); ++i)
+    if (full[i] % 64 == 0 && i + 63 < full.size() && full[i + 63] == full[i] + 63)
+      for (int l = 0; l < 64; ++l) waves.push_back(full[i] + l);
+  if (waves.size() != full.size()) {
+    int first = -1;
+    for (int t : full)
+      if (std::find(waves.begin(), waves.end(), t) == waves.end()) {
+        first = t;
+        break;
+      }
+    Report("inactive_lanes", first, [&] {
+      return std::string(op) + " is wave-collective (64 lanes) but only half of wave " + std::to_string(first / 64) +
+             " executes it; the wave's operation was skipped";
+    });
+  }
+  return waves;
+}
+
 void Executor::Mfma(const CallNode* c, const Lanes& act) {
   const std::string shape = Str(c, 0), ab = Str(c, 1);
   int R;  // the output tile is R x R, the k-depth 64 * 4 / R
@@ -61,26 +82,7 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   }
   if (m[0]->t != abt || m[1]->t != abt) BadMfma("A and B must be " + abt.str());
   if (m[2]->t != DataType::Float(32)) BadMfma("C must be float32");
-  // A wave is 64 consecutive threads; the whole wave must execute the instruction.
-  Lanes full = FullWarps(act, "mfma"), waves;
-  for (size_t i = 0; i < full.size(); ++i) {
-    if (full[i] % 64 != 0) continue;
-    if (i + 63 < full.size() && full[i + 63] == full[i] + 63) {
-      for (int l = 0; l < 64; ++l) waves.push_back(full[i] + l);
-    }
-  }
-  if (waves.size() != full.size()) {
-    int first = -1;
-    for (int t : full)
-      if (std::find(waves.begin(), waves.end(), t) == waves.end()) {
-        first = t;
-        break;
-      }
-    Report("inactive_lanes", first, [&] {
-      return std::string("mfma is wave-collective (64 lanes) but only half of wave ") + std::to_string(first / 64) +
-             " executes it; the wave's operation was skipped";
-    });
-  }
+  Lanes waves = FullWaves64(act, "mfma");
   if (waves.empty()) return;
   TmpScope ts(this);
   Slot* f[3];

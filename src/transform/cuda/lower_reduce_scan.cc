@@ -174,14 +174,18 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     return Seq(out, sp);
   }
   std::vector<Stmt> bf;
-  for (int m : {16, 8, 4, 2, 1})
-    bf.push_back(Store(
-        part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+  const int64_t W = ctx_.target.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
+  for (int m : {32, 16, 8, 4, 2, 1}) {
+    if (m >= W) continue;
+    std::vector<Expr> sa{Load(part, {d}), C(m)};
+    if (W == 64) sa.push_back(C(64));
+    bf.push_back(Store(part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", sa)), {d}, sp));
+  }
   out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
-  int64_t warps = (T_ + 31) / 32;
+  int64_t warps = (T_ + W - 1) / W;
   if (warps > 1) {
     Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
-    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    Expr warp = Div(tx_, W), lane = Mod(tx_, W);
     out.push_back(If(Eq(lane, C(0)),
                      For(d, C(0), C(nd), ForKind::kSerial,
                          Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),

@@ -38,6 +38,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 16;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
   ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: MFMA v_mfma_f32_16x16x16" + (f16 ? "f16" : "bf16_1k") +
+                               (K % 32 == 0 ? " (k-packed: 16-byte operand reads)" : "") +
                                ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " +
                                std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" + std::to_string(mt) +
                                "x" + std::to_string(nt) + " MFMA tiles per k16 step)" +
@@ -88,31 +89,47 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   };
   Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
   Expr wmi = Mod(wave, wm), wnj = Div(wave, wm);
-  Buffer afrag = Scratch("A_frag", at, mt * 4, Scope::kLocal);
-  Buffer bfrag = Scratch("B_frag", bt, nt * 4, Scope::kLocal);
-  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v");
-  // Lane l supplies A[l % 16][4 * (l / 16) + v] and B[4 * (l / 16) + v][l % 16] of each 16x16 tile.
-  Expr k_of = Expr(kk) * C(16) + Div(lane, 16) * C(4) + Expr(v);
+  // k-packing: an MFMA sums over its 16 k in any order, so A and B may hand it any 16 k values as
+  // long as both agree. With K % 32 == 0 lane group g = l / 16 of a 32-deep step supplies
+  // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
+  // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
+  // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
+  const int64_t pack = K % 32 == 0 ? 2 : 1, kstep = 16 * pack, per = 4 * pack;
+  Buffer afrag = Scratch("A_frag", at, mt * per, Scope::kLocal);
+  Buffer bfrag = Scratch("B_frag", bt, nt * per, Scope::kLocal);
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
+  Expr k_of = Expr(kk) * C(kstep) + Div(lane, 16) * C(per) + Expr(v);
   Expr m_of = wmi * C(wM) + Expr(i) * C(16) + Mod(lane, 16);
   Expr n_of = wnj * C(wN) + Expr(j) * C(16) + Mod(lane, 16);
   Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, k_of);
   Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, k_of) : at_tile(g->B, bd, bs, k_of, n_of);
+  // A lane's `per` k values of A (stored M x K) or B (stored N x K) are consecutive in the LDS tile
+  // (the swizzle moves whole 16-byte chunks): one 8- or 16-byte LDS read; otherwise element by element.
+  auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous) {
+    Stmt body;
+    if (contiguous && (per * 2 == 8 || per * 2 == 16))
+      body = Call0("tl.vector_load",
+                   {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
+                   sp);
+    else
+      body = For(v, C(0), C(per), ForKind::kUnrolled, Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp),
+                 {}, sp);
+    return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
+  };
   std::vector<Stmt> step;
-  step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
-                     For(v, C(0), C(4), ForKind::kUnrolled,
-                         Store(afrag, a, {Simplify(Expr(i) * C(4) + Expr(v))}, sp), {}, sp),
-                     {}, sp));
-  step.push_back(For(j, C(0), C(nt), ForKind::kUnrolled,
-                     For(v, C(0), C(4), ForKind::kUnrolled,
-                         Store(bfrag, b, {Simplify(Expr(j) * C(4) + Expr(v))}, sp), {}, sp),
-                     {}, sp));
+  step.push_back(operand(afrag, i, mt, a, !g->trans_A));
+  step.push_back(operand(bfrag, j, nt, b, g->trans_B));
   Stmt mfma = Call0("tl.mfma",
-                    {StringImm("16x16x16"), StringImm(f16 ? "f16" : "bf16"), Load(afrag, {Expr(i) * C(4)}),
-                     Load(bfrag, {Expr(j) * C(4)}), Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(4))})},
+                    {StringImm("16x16x16"), StringImm(f16 ? "f16" : "bf16"),
+                     Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(4))}),
+                     Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(4))}),
+                     Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(4))})},
                     sp);
-  step.push_back(
-      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp));
-  out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  step.push_back(For(h, C(0), C(pack), ForKind::kUnrolled,
+                     For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp),
+                         {}, sp),
+                     {}, sp));
+  out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
   return Seq(out, sp);
 }
 
