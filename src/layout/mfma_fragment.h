@@ -14,12 +14,13 @@
 
 namespace tl {
 
-/// Accumulator of 16x16 MFMA tiles: kind "mfma_C", params {M, N, wm, wn}, 64 * wm * wn threads,
-/// local (tile_m * nt + tile_n) * 4 + v.
-Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn);
-/// The row vector an mfma_C tile reduces to along dim 1: row r is held by the 16 lanes of its
-/// 4-row group in every wave of its wave row (replicated 16 * wn times); kind "mfma_rows".
-Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn);
+/// Accumulator of R x R MFMA tiles (R = 16: v_mfma_f32_16x16x16*, 4 registers per tile and lane; R = 32:
+/// v_mfma_f32_32x32x8*, 16 registers, register r of lane l holding D[8(r/4) + 4(l/32) + r%4][l%32]):
+/// kind "mfma_C", params {M, N, wm, wn, R}, 64 * wm * wn threads, local (tile_m * nt + tile_n) * R*R/64 + r.
+Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R = 16);
+/// The row vector an mfma_C tile reduces to along dim 1: a row is held by the R lanes of its lane group
+/// in every wave of its wave row (replicated R * wn times); kind "mfma_rows", params {M, 0, wm, wn, R}.
+Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R = 16);
 /// The wave grid (wm, wn) of a gemm with `waves` waves on an M x N tile under a policy (0 square,
 /// 1 full row, 2 full col); each wave's share must be a multiple of 16 x 16. Throws a UserError.
 std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, int policy);

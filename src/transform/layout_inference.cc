@@ -289,7 +289,7 @@ class LayoutInferencer : public LayoutRuleContext {
     if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
     if (s.kind == "mfma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3]), "T.reduce of an MFMA accumulator",
+      return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]), "T.reduce of an MFMA accumulator",
                     r->span);
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
@@ -339,7 +339,7 @@ class LayoutInferencer : public LayoutRuleContext {
                      "the T.Parallel loop (row vector)", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mfma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
-        ch |= Assign(a.buffer, MfmaRows(drv.params[0], drv.params[2], drv.params[3]),
+        ch |= Assign(a.buffer, MfmaRows(drv.params[0], drv.params[2], drv.params[3], drv.params[4]),
                      "the T.Parallel loop (row vector)", n.outer->span);
       } else {
         std::vector<int64_t> shape;

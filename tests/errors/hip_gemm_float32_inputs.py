@@ -1,4 +1,4 @@
-# expect: TileLangUnsupportedError: T.gemm on HIP (MFMA v_mfma_f32_16x16x16f16 / bf16_1k on gfx90a) takes float16 or bfloat16 A and B with a float32 accumulator; got A float32
+# expect: TileLangUnsupportedError: takes float16 or bfloat16 A and B with a float32 accumulator; got A float32, B float32, C float32
 import tilelang
 import tilelang.language as T
 

@@ -30,7 +30,10 @@ bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
   } catch (const UserError& e) {
     throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
   }
-  return c.Assign(g->C.buffer, MfmaAccumulator(M, N, grid.first, grid.second), "T.gemm accumulator (MFMA)",
+  // 32x32x8 tiles where each wave's share allows them (half the operand reads per product of
+  // 16x16x16), else 16x16x16.
+  int64_t R = (M / grid.first) % 32 == 0 && (N / grid.second) % 32 == 0 ? 32 : 16;
+  return c.Assign(g->C.buffer, MfmaAccumulator(M, N, grid.first, grid.second, R), "T.gemm accumulator (MFMA)",
                   g->span);
 }
 
