@@ -249,6 +249,20 @@ def test_unsupported_mfma_dtype():
     assert "kernels.py:" in str(e.value)  # at the T.gemm
 
 
+def test_print_runs_in_the_emulator_and_is_refused_for_the_code_object(capfd):
+    @T.prim_func
+    def show(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                if i == 3:
+                    T.print(A[i], msg="a3=")
+
+    tilelang.compile(show, target="hip", execution_backend="emulator")(np.arange(64, dtype=np.float32))
+    assert "a3=3" in capfd.readouterr().out
+    with pytest.raises(TileLangUnsupportedError, match="T.print, which has no HIP lowering"):
+        tilelang.compile(show, target="hip")
+
+
 def test_gemm_needs_whole_waves():
     with pytest.raises(TileLangLayoutError, match="whole number of 64-thread waves"):
         tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, threads=96), target="hip", execution_backend="emulator")

@@ -233,7 +233,10 @@ TL_DEV void atomic_add(half_t* p, float v) {
   } while (!__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
-TL_DEV int print(const char*, float) { return 0; }  // no device printf without hip_runtime.h
+/// T.print: declared only. The backend refuses to build a kernel that prints (no device printf
+/// without hip_runtime.h); the emulator runs it and prints per lane.
+template <typename T>
+__device__ int print(const char*, T);
 TL_DEV int device_assert(bool ok, const char*) {
   if (!ok) __builtin_trap();
   return 0;

@@ -32,6 +32,13 @@ void Report(const hip::CompileResult& c, CompileInfo* info) {
 // hipcc through the disk cache: an entry holds the code object, its assembly, the log and the
 // compiler's name, and kernel.meta binding them to the key (source, arch, hipcc, device header).
 Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
+  if (k.source.find("tl::print(") != std::string::npos)
+    throw UserError(ErrorKind::kUnsupported,
+                    "kernel '" + k.func->name +
+                        "' uses T.print, which has no HIP lowering (the generated code does not include "
+                        "hip_runtime.h, so there is no device printf); compile it with "
+                        "execution_backend=\"emulator\", which prints per lane",
+                    k.func->span);
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/hip/common.h", &header);
   CompileOptions co;
