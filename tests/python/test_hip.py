@@ -230,6 +230,68 @@ def test_emulator_reports_an_lds_race_without_barriers():
         e(a, b, np.zeros((64, 64), np.float32))
 
 
+def test_out_of_range_lds_index_and_uninitialised_lds_read_are_reported():
+    n = 128
+
+    @T.prim_func
+    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((n,), "float32")
+            T.copy(A, S)
+            for i in T.Parallel(n):
+                B[i] = S[i + 1]  # reads S[128] in the last lane
+
+    @T.prim_func
+    def stale(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            S = T.alloc_shared((128,), "float32")
+            T.copy(A, S[0:64])
+            for i in T.Parallel(64):
+                B[i] = S[i + 64]  # never written
+
+    a, b = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+    with pytest.raises(TileLangEmulationError) as e:
+        tilelang.compile(shift, target="hip", execution_backend="emulator")(a, b)
+    assert e.value.reports[0][0] == "out_of_bounds" and "test_hip.py" in e.value.reports[0][1]
+    np.testing.assert_array_equal(b[:-1], a[1:])  # the in-range lanes ran
+    with pytest.raises(TileLangEmulationError) as e:
+        tilelang.compile(stale, target="hip", execution_backend="emulator")(np.ones(64, np.float32), np.zeros(64, np.float32))
+    assert any(r[0] == "uninitialized_read" and "'S'" in r[1] for r in e.value.reports)
+
+
+@pytest.mark.parametrize("reg", ["A", "B"])
+def test_register_operand_is_staged_through_lds(reg):
+    """A (policy FullRow) or B (FullCol, stored N x K) loaded into a fragment first: staged through LDS for MFMA."""
+    rng = _rng()
+    M, N, K = 64, 64, 32
+    policy = T.GemmWarpPolicy.FullRow if reg == "A" else T.GemmWarpPolicy.FullCol
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            if reg == "A":
+                A_r = T.alloc_fragment((M, K), "float16")
+                T.copy(A_s, A_r)
+                T.gemm(A_r, B_s, C_l, transpose_B=True, policy=policy, clear_accum=True)
+            else:
+                B_r = T.alloc_fragment((N, K), "float16")
+                T.copy(B_s, B_r)
+                T.gemm(A_s, B_r, C_l, transpose_B=True, policy=policy, clear_accum=True)
+            T.copy(C_l, C)
+
+    e = tilelang.compile(main, target="hip", execution_backend="emulator")
+    assert any("in registers, staged through LDS" in c for c in e.choices), e.choices
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    e(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b).T, rtol=1e-5, atol=1e-4)
+
+
 # ---- must-fail: HIP-specific errors -------------------------------------------------------------------------
 
 def test_lds_over_64kb_lists_the_buffers():
