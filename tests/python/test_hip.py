@@ -218,6 +218,28 @@ def test_lower_trace_covers_hip(tmp_path):
     assert "tl::mfma_32x32x8_f16" in (tmp_path / "final_source.hip").read_text()
 
 
+def test_random_programs_match_numpy():
+    """A few of the fuzzer's random tile programs (tests/fuzz/programs.py) lowered for HIP and run in the emulator
+    against NumPy; TL_FUZZ_SEED replays a start seed."""
+    import sys
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz")
+    sys.path.insert(0, fuzz_dir)
+    try:
+        import programs
+    finally:
+        sys.path.remove(fuzz_dir)
+    start = int(os.environ.get("TL_FUZZ_SEED") or np.random.SeedSequence().entropy % 10**6)
+    print("first seed", start)
+    for seed in range(start, start + 8):
+        case = programs.generate(seed)
+        k = tilelang.compile(case.func, target="hip", execution_backend="emulator", pass_configs=case.pass_configs or None)
+        outs = [o.copy() for o in case.outputs]
+        k(*[i.copy() for i in case.inputs], *outs)
+        for o, w in zip(outs, case.reference):
+            ok, how = programs._close(o, w, case.tol)
+            assert ok, f"seed {seed} ({case.func.name}): {how}"
+
+
 # ---- the emulator's checks hold on HIP ---------------------------------------------------------------------
 
 def test_emulator_reports_an_lds_race_without_barriers():
