@@ -55,8 +55,8 @@ Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
         break;
       }
     Report("inactive_lanes", first, [&] {
-      return std::string(op) + " is wave-collective (64 lanes) but only half of wave " + std::to_string(first / 64) +
-             " executes it; the wave's operation was skipped";
+      return std::string(op) + " is wave-collective (64 lanes) but only half of wave " +
+             std::to_string(first / 64) + " executes it; the wave's operation was skipped";
     });
   }
   return waves;

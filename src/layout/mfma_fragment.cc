@@ -35,9 +35,10 @@ Expr TileRow(int64_t R, const Expr& lane, const Expr& r) {
 
 Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R) {
   int64_t wM = M / wm, wN = N / wn, nt = wN / R, outs = R * R / 64;
-  Fragment f = Start({M, N}, 64 * wm * wn, (wM / R) * nt * outs, 1,
-                     "mfma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", waves " + std::to_string(wm) +
-                         "x" + std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
+  Fragment f =
+      Start({M, N}, 64 * wm * wn, (wM / R) * nt * outs, 1,
+            "mfma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", waves " + std::to_string(wm) + "x" +
+                std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_C";
   f.params = {M, N, wm, wn, R};
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64), tile = Div(f.loc, outs), r = Mod(f.loc, outs);
@@ -58,8 +59,8 @@ Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R
 Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R) {
   int64_t wM = M / wm, outs = R * R / 64, group = R;  // the lanes sharing a row: a 16- or 32-lane group
   Fragment f = Start({M}, 64 * wm * wn, (wM / R) * outs, group * wn,
-                     "mfma_rows(" + std::to_string(M) + ", waves " + std::to_string(wm) + "x" + std::to_string(wn) +
-                         (R == 32 ? ", 32x32 tiles" : "") + ")");
+                     "mfma_rows(" + std::to_string(M) + ", waves " + std::to_string(wm) + "x" +
+                         std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_rows";
   f.params = {M, 0, wm, wn, R};
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64);

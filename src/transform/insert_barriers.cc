@@ -211,7 +211,8 @@ class Barriers {
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
-        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.vector_load") && !n->args.empty()) {
+        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.vector_load") &&
+            !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
           if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))
             a->w[d->buffer.get()] = who;
@@ -249,7 +250,8 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers(ctx.target.backend == "OpenCL" || ctx.target.backend == "HIP").Visit(f->body, st));
+  bool hoist = ctx.target.backend == "OpenCL" || ctx.target.backend == "HIP";
+  return WithBody(f, Barriers(hoist).Visit(f->body, st));
 }
 
 }  // namespace tl

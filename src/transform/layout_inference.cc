@@ -289,8 +289,8 @@ class LayoutInferencer : public LayoutRuleContext {
     if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
     if (s.kind == "mfma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]), "T.reduce of an MFMA accumulator",
-                    r->span);
+      return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]),
+                    "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
                     "T.reduce of an mma accumulator", r->span);

@@ -29,7 +29,8 @@ void OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, in
       Unrolled(i, 4, Store(a, one_at(al, av), {i})),
       Unrolled(i, 4, Store(b, one_at(bl, bv), {i})),
       Unrolled(i, outs, Store(c, FloatImm(kF32, 0.0), {i})),
-      Void("tl.mfma", {StringImm(shape), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
+      Void("tl.mfma",
+           {StringImm(shape), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
       Unrolled(i, outs, Store(O, Load(c, {i}), {k.tx, i})),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 64, {a, b, c}, body);
@@ -37,7 +38,8 @@ void OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, in
   Result r = emu::Run(f, {o.data()}, {});
   EXPECT_TRUE(r.reports.empty()) << All(r);
   for (int l = 0; l < 64; ++l)
-    for (int q = 0; q < outs; ++q) EXPECT_EQ(o[l * outs + q], (l == dl && q == dv) ? 1.0f : 0.0f) << l << " d" << q;
+    for (int q = 0; q < outs; ++q)
+      EXPECT_EQ(o[l * outs + q], (l == dl && q == dv) ? 1.0f : 0.0f) << l << " d" << q;
 }
 
 TEST(EmuMfma, HandWorked16x16x16) {
@@ -68,7 +70,8 @@ void Full16(const std::string& ab, DataType t) {
       Unrolled(i, 4, Store(a, Load(A, {row, grp * Int(4) + i}), {i})),
       Unrolled(i, 4, Store(b, Load(B, {grp * Int(4) + i, row}), {i})),
       Unrolled(i, 4, Store(c, FloatImm(kF32, 0.5), {i})),
-      Void("tl.mfma", {StringImm("16x16x16"), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
+      Void("tl.mfma",
+           {StringImm("16x16x16"), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
       Unrolled(i, 4, Store(D, Load(c, {i}), {grp * Int(4) + i, row})),
   });
   PrimFunc f = k.Make({P(A), P(B), P(D)}, {Int(1)}, 64, {a, b, c}, body);
@@ -105,9 +108,9 @@ TEST(EmuMfma, HalfAWaveIsReported) {
       Unrolled(i, 4, Store(b, FloatImm(kF16, 1.0), {i})),
       Unrolled(i, 4, Store(c, FloatImm(kF32, 0.0), {i})),
       If(Lt(k.tx, Int(32)),
-                 Void("tl.mfma", {StringImm("16x16x16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}),
-                                  Load(c, {Int(0)})}),
-                 nullptr),
+         Void("tl.mfma", {StringImm("16x16x16"), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                          Load(c, {Int(0)})}),
+         nullptr),
       Store(O, Load(c, {Int(0)}), {k.tx}),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 64, {a, b, c}, body);

@@ -123,18 +123,21 @@ TL_DEV double fmod_(double a, double b) { return __builtin_fmod(a, b); }
 
 // ---- math: the OCML device library (linked by hipcc from rocm-device-libs) -------------------
 extern "C" {
-#define TL_OCML(name) __device__ float __ocml_##name##_f32(float); __device__ double __ocml_##name##_f64(double);
-TL_OCML(exp) TL_OCML(exp2) TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt)
-TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf)
-TL_OCML(rint) TL_OCML(trunc)
+#define TL_OCML(name)                          \
+  __device__ float __ocml_##name##_f32(float); \
+  __device__ double __ocml_##name##_f64(double);
+TL_OCML(exp)
+TL_OCML(exp2) TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs)
+    TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint)
+        TL_OCML(trunc)
 #undef TL_OCML
-__device__ float __ocml_pow_f32(float, float);
+            __device__ float __ocml_pow_f32(float, float);
 __device__ double __ocml_pow_f64(double, double);
 }
-#define TL_UNARY(name, ocml)                                                            \
-  TL_DEV float name(float x) { return __ocml_##ocml##_f32(x); }                         \
-  TL_DEV double name(double x) { return __ocml_##ocml##_f64(x); }                       \
-  TL_DEV float name(half_t x) { return __ocml_##ocml##_f32(float(x)); }                 \
+#define TL_UNARY(name, ocml)                                            \
+  TL_DEV float name(float x) { return __ocml_##ocml##_f32(x); }         \
+  TL_DEV double name(double x) { return __ocml_##ocml##_f64(x); }       \
+  TL_DEV float name(half_t x) { return __ocml_##ocml##_f32(float(x)); } \
   TL_DEV float name(bfloat16_t x) { return __ocml_##ocml##_f32(float(x)); }
 TL_UNARY(exp, exp)
 TL_UNARY(exp2, exp2)
@@ -229,7 +232,8 @@ TL_DEV void atomic_add(half_t* p, float v) {
     half_t cur;
     cur.v = __builtin_bit_cast(_Float16, static_cast<unsigned short>(old >> shift));
     half_t sum(float(cur) + v);
-    next = (old & ~(0xffffu << shift)) | (static_cast<unsigned>(__builtin_bit_cast(unsigned short, sum.v)) << shift);
+    next = (old & ~(0xffffu << shift)) |
+           (static_cast<unsigned>(__builtin_bit_cast(unsigned short, sum.v)) << shift);
   } while (!__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 

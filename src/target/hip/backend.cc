@@ -31,7 +31,8 @@ void Report(const hip::CompileResult& c, CompileInfo* info) {
 
 // hipcc through the disk cache: an entry holds the code object, its assembly, the log and the
 // compiler's name, and kernel.meta binding them to the key (source, arch, hipcc, device header).
-Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
+Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo,
+                         CompileInfo* info) {
   if (k.source.find("tl::print(") != std::string::npos)
     throw UserError(ErrorKind::kUnsupported,
                     "kernel '" + k.func->name +
@@ -56,7 +57,8 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
     std::string meta;
     const size_t kMax = size_t(256) << 20;
     if (ReadCacheFile(dir + "/kernel.co", kMax, &c.code_object) &&
-        ReadCacheFile(dir + "/kernel.s", kMax, &c.assembly) && ReadCacheFile(dir + "/kernel.log", kMax, &c.log) &&
+        ReadCacheFile(dir + "/kernel.s", kMax, &c.assembly) &&
+        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) &&
         ReadCacheFile(dir + "/kernel.compiler", 4096, &c.compiler) &&
         ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
         meta == std::to_string(c.code_object.size()) + " " + digest() + " " + key) {

@@ -23,7 +23,8 @@ std::string HipType(DataType t) {
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
     default:
-      throw UserError(ErrorKind::kUnsupported, "the HIP backend does not support the dtype " + t.str() + " yet");
+      throw UserError(ErrorKind::kUnsupported,
+                      "the HIP backend does not support the dtype " + t.str() + " yet");
   }
 }
 
@@ -70,7 +71,8 @@ class CodegenHIPImpl : public CodegenC {
     if (op == "tl.syncthreads") return "tl::syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.cp_async")  // (dst, src, bytes, valid): synchronous on CDNA (see target.h)
-      return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) + ")";
+      return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
+             ")";
     if (op == "tl.cp_async_commit" || op == "tl.cp_async_wait") return "((void)0)";
     if (op == "tl.mfma") {  // (shape, ab type, A, B, C): one wave's MFMA (docs/hip.md)
       return "tl::mfma_" + As<StringImmNode>(c->args[0])->value + "_" + As<StringImmNode>(c->args[1])->value +
@@ -95,10 +97,10 @@ class CodegenHIPImpl : public CodegenC {
       return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
     // T.print: printed as tl::print (declared, never defined: there is no device printf without
     // hip_runtime.h); building such a kernel is an error (backend.cc), the emulator prints per lane.
-    static const std::set<std::string> header{"exp",  "exp2",  "log",  "log2",    "log10", "sqrt",
-                                              "rsqrt", "abs",  "tanh",  "sin",  "cos",     "floor", "ceil",
-                                              "round", "trunc", "erf", "sigmoid", "pow",  "fma", "print",
-                                              "device_assert", "address_of"};
+    static const std::set<std::string> header{
+        "exp",     "exp2", "log", "log2",  "log10",         "sqrt",      "rsqrt", "abs",
+        "tanh",    "sin",  "cos", "floor", "ceil",          "round",     "trunc", "erf",
+        "sigmoid", "pow",  "fma", "print", "device_assert", "address_of"};
     if (!header.count(op))
       throw UserError(ErrorKind::kUnsupported, "the HIP backend has no lowering for '" + op + "' yet");
     return CodegenC::CallE(c);
@@ -123,8 +125,8 @@ class CodegenHIPImpl : public CodegenC {
                       CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
                       std::to_string(b->byte_offset) + ");");
       } else {
-        Line(ind, "alignas(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" + std::to_string(count) +
-                      "];");
+        Line(ind, "alignas(16) " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" +
+                      std::to_string(count) + "];");
       }
     }
     for (auto& kv : n->var_inits)

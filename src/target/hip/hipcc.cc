@@ -63,18 +63,20 @@ std::string HipccVersion() {
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir) {
   std::string hipcc = HipccPath();
   if (hipcc.empty())
-    throw UserError(ErrorKind::kUnsupported,
-                    "target 'hip': no hipcc found (install it with `apt-get install hipcc`, or set TL_HIPCC); "
-                    "without it HIP kernels can still be generated and run in the emulator "
-                    "(execution_backend=\"emulator\")");
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "target 'hip': no hipcc found (install it with `apt-get install hipcc`, or set TL_HIPCC); "
+        "without it HIP kernels can still be generated and run in the emulator "
+        "(execution_backend=\"emulator\")");
   const char* tmp = std::getenv("TMPDIR");
   std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/tl-hip-" + cache_util::UniqueSuffix();
   cache_util::MakeDirs(work);
   cache_util::WriteFile(work + "/kernel.hip", source);
-  std::string cmd = "cd " + Quote(work) + " && " + Quote(hipcc) +
-                    " -std=c++17 -nogpuinc -O3 --offload-arch=" + arch +
-                    " --offload-device-only --no-gpu-bundle-output -save-temps -Wno-unused-command-line-argument"
-                    " -I" + Quote(include_dir) + " -c kernel.hip -o kernel.co";
+  std::string cmd =
+      "cd " + Quote(work) + " && " + Quote(hipcc) + " -std=c++17 -nogpuinc -O3 --offload-arch=" + arch +
+      " --offload-device-only --no-gpu-bundle-output -save-temps -Wno-unused-command-line-argument"
+      " -I" +
+      Quote(include_dir) + " -c kernel.hip -o kernel.co";
   CompileResult r;
   int rc = RunCommand(cmd, &r.log);
   std::string s_file = work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + ".s";
@@ -83,7 +85,8 @@ CompileResult Compile(const std::string& source, const std::string& arch, const 
   // hipcc's temporaries, by their fixed names only
   for (const char* suffix : {".bc", ".cui", ".o", ".s", ".out", ".hipfb", ".tmp"})
     std::remove((work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + suffix).c_str());
-  for (const char* f : {"kernel.hip", "kernel.co", "kernel.co.resolution.txt"}) std::remove((work + "/" + f).c_str());
+  for (const char* f : {"kernel.hip", "kernel.co", "kernel.co.resolution.txt"})
+    std::remove((work + "/" + f).c_str());
   rmdir(work.c_str());
   if (!ok) {
     if (r.log.find("invalid target ID '" + arch) != std::string::npos ||
@@ -92,9 +95,10 @@ CompileResult Compile(const std::string& source, const std::string& arch, const 
       throw UserError(ErrorKind::kUnsupported, "target 'hip -arch=" + arch + "': the installed hipcc (" +
                                                    HipccVersion() + ") cannot compile for " + arch +
                                                    "; use gfx90a or gfx940");
-    throw UserError(ErrorKind::kCompile,
-                    "hipcc failed on the generated HIP source (a TileLang-C++ bug if the program was accepted):\n" +
-                        cmd + "\n" + r.log.substr(0, 4000));
+    throw UserError(
+        ErrorKind::kCompile,
+        "hipcc failed on the generated HIP source (a TileLang-C++ bug if the program was accepted):\n" + cmd +
+            "\n" + r.log.substr(0, 4000));
   }
   r.compiler = HipccVersion();
   return r;

@@ -9,7 +9,7 @@ CudaTarget HipLoweringTarget(const Target& t) {
   c.sm = 80;  // the shared GPU lowering rules, with the switches below
   c.smem_limit = t.smem_limit;
   c.max_threads = t.max_threads;
-  c.mma = false;  // no mma.sync / ldmatrix; T.gemm is MFMA (mfma = true)
+  c.mma = false;      // no mma.sync / ldmatrix; T.gemm is MFMA (mfma = true)
   c.cp_async = true;  // the async-copy IR for multi-stage LDS buffers; printed as synchronous copies
   c.shuffle = true;
   c.mfma = true;

@@ -176,8 +176,9 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   std::vector<Stmt> bf;
   const int64_t W = ctx_.target.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
   if (W == 64)
-    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc +
-                                ": per-thread partials, 6-step wave64 butterfly, then per-wave partials through LDS";
+    ctx_.info->choices.back() =
+        Loc(sp) + ": T.reduce of " + S.desc +
+        ": per-thread partials, 6-step wave64 butterfly, then per-wave partials through LDS";
   for (int m : {32, 16, 8, 4, 2, 1}) {
     if (m >= W) continue;
     std::vector<Expr> sa{Load(part, {d}), C(m)};

@@ -27,11 +27,12 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     throw UserError(ErrorKind::kUnsupported,
                     "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + ctx_.target.arch +
                         ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
-                        ", B " + bt.str() + ", C " + ct.str() + " (cast the operands, e.g. with T.copy into a " +
-                        "float16 tile)",
+                        ", B " + bt.str() + ", C " + ct.str() +
+                        " (cast the operands, e.g. with T.copy into a " + "float16 tile)",
                     sp);
   auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
   int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
   int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
   if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
@@ -42,18 +43,19 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                     sp);
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
-  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (f16 ? "f16" : "bf16_1k") +
-                               (K % (2 * kmfma) == 0 ? " (k-packed: 16-byte operand reads)" : "") +
-                               ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " +
-                               std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" + std::to_string(mt) +
-                               "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
-                               (a_reg ? "; A in registers, staged through LDS" : "") +
-                               (b_reg ? "; B in registers, staged through LDS" : ""));
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (f16 ? "f16" : "bf16_1k") +
+      (K % (2 * kmfma) == 0 ? " (k-packed: 16-byte operand reads)" : "") + ", waves " + std::to_string(wm) +
+      "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" +
+      std::to_string(mt) + "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
+      (a_reg ? "; A in registers, staged through LDS" : "") +
+      (b_reg ? "; B in registers, staged through LDS" : ""));
   std::vector<Stmt> out;
   Buffer cl = MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
+    out.push_back(
+        For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
   }
   // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
   // (the barrier pass separates these writes from the MFMA operand reads below).
@@ -113,12 +115,13 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous) {
     Stmt body;
     if (contiguous && (per * 2 == 8 || per * 2 == 16))
-      body = Call0("tl.vector_load",
-                   {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
-                   sp);
+      body = Call0(
+          "tl.vector_load",
+          {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
+          sp);
     else
-      body = For(v, C(0), C(per), ForKind::kUnrolled, Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp),
-                 {}, sp);
+      body = For(v, C(0), C(per), ForKind::kUnrolled,
+                 Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp), {}, sp);
     return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
   };
   std::vector<Stmt> step;
@@ -130,10 +133,10 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                      Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(4))}),
                      Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
                     sp);
-  step.push_back(For(h, C(0), C(pack), ForKind::kUnrolled,
-                     For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp),
-                         {}, sp),
-                     {}, sp));
+  step.push_back(For(
+      h, C(0), C(pack), ForKind::kUnrolled,
+      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp),
+      {}, sp));
   out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
   return Seq(out, sp);
 }
@@ -147,9 +150,9 @@ Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
   ReduceKind k = r->reduce_kind;
   int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3], R = S.params[4];
   int64_t wM = M / wm, mt = wM / R, nt = N / wn / R, outs = R * R / 64;
-  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " + std::to_string(nt) +
-                               " tiles, " + (R == 16 ? "4" : "5") + " xor shuffles across each " +
-                               std::to_string(R) + "-lane row group" +
+  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " +
+                               std::to_string(nt) + " tiles, " + (R == 16 ? "4" : "5") +
+                               " xor shuffles across each " + std::to_string(R) + "-lane row group" +
                                (wn > 1 ? ", then across " + std::to_string(wn) + " waves through LDS" : ""));
   (void)D;
   Buffer part = Scratch("red", t, mt * outs, Scope::kLocal);
@@ -167,24 +170,26 @@ Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
     for (int m : {1, 2, 4, 8, 16}) {
       if (m >= R) break;
       out.push_back(Store(
-          part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})), {C(d)},
-          sp));
+          part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})),
+          {C(d)}, sp));
     }
     if (xs) {  // the row of register v in this lane's R-lane group (the ISA's accumulator layout)
       Expr in_tile = R == 16 ? C(v) + Div(lane, 16) * C(4) : C((v / 4) * 8 + v % 4) + Div(lane, 32) * C(4);
       Expr row = Simplify(Mod(wave, wm) * C(wM) + C(ti * R) + in_tile);
       out.push_back(If(Eq(Mod(lane, R), C(0)),
-                       Store(xs, Load(part, {C(d)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr, sp));
+                       Store(xs, Load(part, {C(d)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr,
+                       sp));
       cross.push_back({d, row});
     }
   }
   for (auto& [d, row] : cross) {  // (a barrier separates the LDS writes above from these reads)
     Var w = MakeVar("w");
     out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
-    out.push_back(For(w, C(0), C(wn), ForKind::kUnrolled,
-                      Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})),
-                            {C(d)}, sp),
-                      {}, sp));
+    out.push_back(
+        For(w, C(0), C(wn), ForKind::kUnrolled,
+            Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})),
+                  {C(d)}, sp),
+            {}, sp));
   }
   for (int64_t d = 0; d < mt * outs; ++d) {
     Expr val = Load(part, {C(d)});
