@@ -128,6 +128,13 @@ def test_reference_gemm(dtype, mfma):
         k(a, b, c)
 
 
+def test_reference_program_as_written_compiles_for_gfx90a():
+    """The demo's kernel unchanged (1024^3 fp16, 128x128x32 tiles, 128 threads, 2 stages): 2 waves of 128x64."""
+    k = tilelang.compile(kernels.demo_matmul_kernel(), target="hip")
+    res = check_code_object(k, "v_mfma_f32_32x32x8f16")
+    assert res["lds_bytes"] == 2 * (128 * 32 + 32 * 128) * 2 and res["agprs"] + res["vgprs"] <= 512, res
+
+
 @pytest.mark.parametrize("dtype,mfma", [("float16", "v_mfma_f32_16x16x16f16"), ("bfloat16", "v_mfma_f32_16x16x16bf16_1k")])
 def test_ragged_gemm_16x16_tiles(dtype, mfma):
     """No size a multiple of the 64x48x32 tile; 2 waves of 32x48 each, so 16x16x16 MFMA tiles; the output is
