@@ -376,6 +376,25 @@ def test_print_runs_in_the_emulator_and_is_refused_for_the_code_object(capfd):
         tilelang.compile(show, target="hip")
 
 
+@pytest.mark.parametrize("k_pack,error", [(3, "takes k_pack=1 or k_pack=2; got k_pack=3"),
+                                          (2, "k_pack=2 on HIP needs K to be a multiple of 32")])
+def test_k_pack_is_honoured_or_rejected(k_pack, error):
+    @T.prim_func
+    def main(A: T.Tensor((64, 16), "float16"), B: T.Tensor((16, 48), "float16"), C: T.Tensor((64, 48), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 16), "float16")
+            B_s = T.alloc_shared((16, 48), "float16")
+            C_l = T.alloc_fragment((64, 48), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True, k_pack=k_pack)
+            T.copy(C_l, C)
+
+    with pytest.raises((TileLangUnsupportedError, TileLangLayoutError), match=error) as e:
+        tilelang.compile(main, target="hip", execution_backend="emulator")
+    assert "test_hip.py" in str(e.value)
+
+
 def test_gemm_needs_whole_waves():
     with pytest.raises(TileLangLayoutError, match="whole number of 64-thread waves"):
         tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, threads=96), target="hip", execution_backend="emulator")

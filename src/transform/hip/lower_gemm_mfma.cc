@@ -41,6 +41,16 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                     "T.gemm on HIP needs K to be a multiple of " + std::to_string(kmfma) + " (MFMA " + shape +
                         "); K = " + std::to_string(K),
                     sp);
+  // TileLang's k_pack (an MFMA option): 2 asks for the packed operand reads below, which this lowering
+  // also chooses by itself whenever K allows (the order of an MFMA's k is free).
+  if (g->k_pack != 1 && g->k_pack != 2)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP takes k_pack=1 or k_pack=2; got k_pack=" + std::to_string(g->k_pack), sp);
+  if (g->k_pack == 2 && K % (2 * kmfma))
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm with k_pack=2 on HIP needs K to be a multiple of " + std::to_string(2 * kmfma) +
+                        " (two MFMA " + shape + " k steps); K = " + std::to_string(K),
+                    sp);
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
   ctx_.info->choices.push_back(
