@@ -151,6 +151,30 @@ def test_ragged_gemm_16x16_tiles(dtype, mfma):
     np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=tol, atol=10 * tol)
 
 
+@pytest.mark.parametrize("stages,async_copy", [(1, True), (3, True), (2, False)])
+def test_pipeline_stages_and_plain_vector_copies(stages, async_copy):
+    """num_stages LDS buffers rotate (1: none); with tl.disable_async_copy the copies are tl.vector_load chunks of
+    16 bytes straight into the swizzled tile instead (no pipeline)."""
+    rng = _rng()
+    M, N, K = 128, 96, 160
+    cfg = {} if async_copy else {"tl.disable_async_copy": True}
+    f = kernels.matmul(M, N, K, 64, 48, 32, dtype="float16", out_dtype="float32", num_stages=stages)
+    if async_copy:
+        e = tilelang.compile(f, target="hip", execution_backend="emulator", pass_configs=cfg)
+    else:  # the loss of the pipeline is reported
+        with pytest.warns(tilelang.errors.TileLangPerformanceWarning, match="disabled by the pass config"):
+            e = tilelang.compile(f, target="hip", execution_backend="emulator", pass_configs=cfg)
+    per_stage = (64 * 32 + 32 * 48) * 2
+    total = per_stage * stages if async_copy and stages > 1 else per_stage
+    assert f"total {total} bytes" in e.get_shared_memory_report(), e.get_shared_memory_report()
+    ir = e.get_lowered_ir()
+    assert ('"tl.cp_async"' in ir) == async_copy and ('"tl.vector_load", A_shared[' in ir) == (not async_copy)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    e(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+
+
 def test_splitk_atomic_add():
     rng = _rng()
     M, N, K = 72, 64, 256
