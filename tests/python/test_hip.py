@@ -419,6 +419,12 @@ def test_k_pack_is_honoured_or_rejected(k_pack, error):
     assert "test_hip.py" in str(e.value)
 
 
+def test_fp8_mfma_is_rejected_with_the_reason():
+    with pytest.raises(TileLangUnsupportedError, match="fp8 MFMA .* is not implemented: gfx940 computes in the FNUZ"):
+        tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, dtype="float8_e4m3fn", out_dtype="float32"),
+                         target="hip -arch=gfx940", execution_backend="emulator")
+
+
 def test_gemm_needs_whole_waves():
     with pytest.raises(TileLangLayoutError, match="whole number of 64-thread waves"):
         tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, threads=96), target="hip", execution_backend="emulator")

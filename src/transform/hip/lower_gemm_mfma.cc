@@ -24,12 +24,16 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   if ((!f16 && !b16) || ct != DataType::Float(32))
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + ctx_.target.arch +
-                        ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
-                        ", B " + bt.str() + ", C " + ct.str() +
-                        " (cast the operands, e.g. with T.copy into a " + "float16 tile)",
-                    sp);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + ctx_.target.arch +
+            ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() + ", B " +
+            bt.str() + ", C " + ct.str() +
+            (at.code() == DataType::Code::kFloat8E4M3 || at.code() == DataType::Code::kFloat8E5M2
+                 ? ". fp8 MFMA (v_mfma_f32_16x16x32_fp8 on gfx940+) is not implemented: gfx940 computes "
+                   "in the FNUZ fp8 formats, which differ from float8_e4m3fn / float8_e5m2"
+                 : " (cast the operands, e.g. with T.copy into a float16 tile)"),
+        sp);
   auto ad = TileDims(g->A), bd = TileDims(g->B);
   if (ad.size() != 2 || bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
