@@ -13,6 +13,9 @@ ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1 ' || need+=(ocl-icd-libopenc
 ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
 # Metal: clang checks the generated Metal Shading Language (no Metal compiler on Linux; tests/python/test_metal.py).
 command -v clang++ >/dev/null || command -v clang++-14 >/dev/null || need+=(clang)
+# HIP: Debian's ROCm hipcc (clang with the AMDGPU target) compiles HIP kernels to gfx90a / gfx940 code
+# objects without a GPU, so the HIP backend's tests build for real (about 20 s of apt on these machines).
+command -v hipcc >/dev/null || need+=(hipcc)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
   else echo "please install: ${need[*]}" >&2; exit 1; fi

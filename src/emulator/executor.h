@@ -94,6 +94,8 @@ class Executor {
   /// Warps of `act` that are not fully active are reported (inactive_lanes, naming `op`) and
   /// removed; returns the threads of the complete warps.
   Lanes FullWarps(const Lanes& act, const char* op);
+  /// The same for AMD's 64-lane waves (intrinsics_hip.cc).
+  Lanes FullWaves64(const Lanes& act, const char* op);
 
   int T() const { return T_; }
   int64_t& lane_ops() { return res_->lane_ops; }
@@ -130,6 +132,7 @@ class Executor {
   void VectorAccess(const CallNode* c, const Lanes& act);
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);
+  void Mfma(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 

@@ -74,6 +74,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     LdMatrix(c, act);
   } else if (op == "tl.mma_sync") {
     MmaSync(c, act);
+  } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
+    Mfma(c, act);
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
@@ -255,8 +257,8 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
   int64_t V = store ? static_cast<int64_t>(c->args.size()) - 1 : ConstArg(c, 2);
   Mem& gm = MemOf(g->buffer.get());
   int64_t bytes = V * gm.esize;
-  if (!gm.global() || (bytes != 4 && bytes != 8 && bytes != 16))
-    Bad(c, "accesses 4, 8 or 16 bytes of a global tensor");
+  if (!(gm.global() || (!store && gm.shared())) || (bytes != 4 && bytes != 8 && bytes != 16))
+    Bad(c, "accesses 4, 8 or 16 bytes of a global tensor (loads: or of a shared tile)");
   if (!store && c->args.size() != 4) Bad(c, "expects (dst, src, lanes, valid)");
   TmpScope ts(this);
   Slot* gf = Tmp();
@@ -463,7 +465,9 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
 // ------------------------------------------------------------------------------- shfl, atomics
 
 void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
-  if (c->args.size() != 2) Bad(c, "expects (value, lane_mask)");
+  if (c->args.size() != 2 && c->args.size() != 3) Bad(c, "expects (value, lane_mask[, width 32|64])");
+  const int width = c->args.size() == 3 ? static_cast<int>(ConstArg(c, 2)) : 32;
+  if (width != 32 && width != 64) Bad(c, "width must be 32 or 64");
   TmpScope ts(this);
   Slot* v = Tmp();
   Slot* mask = Tmp();
@@ -471,9 +475,9 @@ void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
   Eval(c->args[1], act, mask);
   DataType vt = c->args[0]->dtype;
   for (int t : act) out[t].i = 0;  // lanes of incomplete warps get 0
-  Lanes full = FullWarps(act, "shfl_xor");
+  Lanes full = width == 64 ? FullWaves64(act, "shfl_xor") : FullWarps(act, "shfl_xor");
   for (int t : full) {
-    int src = (t & ~31) | ((t ^ static_cast<int>(AsInt(mask[t], c->args[1]->dtype))) & 31);
+    int src = (t & ~(width - 1)) | ((t ^ static_cast<int>(AsInt(mask[t], c->args[1]->dtype))) & (width - 1));
     out[t] = vt == c->dtype ? v[src] : Convert(v[src], vt, c->dtype);
   }
 }

@@ -98,5 +98,6 @@ Backend CpuBackend();
 Backend CudaBackend();
 Backend OpenCLBackend();
 Backend MetalBackend();
+Backend HipBackend();
 
 }  // namespace tl

@@ -20,7 +20,8 @@ std::mutex& RegistryMutex() {
 std::map<std::string, Backend>& Registry() {
   static std::map<std::string, Backend> reg = [] {
     std::map<std::string, Backend> r;
-    for (Backend b : {CpuBackend(), CudaBackend(), OpenCLBackend(), MetalBackend()}) r[b.kind] = std::move(b);
+    for (Backend b : {CpuBackend(), CudaBackend(), OpenCLBackend(), MetalBackend(), HipBackend()})
+      r[b.kind] = std::move(b);
     return r;
   }();
   return reg;

@@ -212,7 +212,8 @@ class Barriers {
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
-        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.simdgroup_store") &&
+        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.simdgroup_store" ||
+             n->op == "tl.vector_load") &&
             !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
           if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))

@@ -7,6 +7,7 @@
 #include "transform/cuda_passes.h"
 #include "transform/cuda_util.h"
 #include "transform/layout_rules.h"
+#include "transform/hip/mfma_rules.h"
 
 namespace tl {
 namespace {
@@ -103,10 +104,10 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
  private:
-  static int64_t VecFor(int64_t inner, int bytes) {
+  int64_t VecFor(int64_t inner, int bytes) const {
     int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
     while (v > 1 && inner % v) v /= 2;
-    return std::min<int64_t>(v, 4);
+    return mfma_ ? v : std::min<int64_t>(v, 4);  // HIP: 16-byte chunks (global -> LDS copies)
   }
 
   // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
@@ -222,7 +223,9 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
  public:  // the built-in ops' layout rules (registered below)
+  bool mfma_ = false;  // the target's T.gemm is MFMA (HIP): src/transform/hip/mfma_rules.cc
   bool InferGemm(const GemmNode* g) {
+    if (mfma_) return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
@@ -285,6 +288,9 @@ class LayoutInferencer : public LayoutRuleContext {
     auto it = layout_.find(r->src.buffer.get());
     if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
+    if (s.kind == "mfma_C" && r->dim == 1)
+      return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]),
+                    "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
                     "T.reduce of an mma accumulator", r->span);
@@ -330,6 +336,10 @@ class LayoutInferencer : public LayoutRuleContext {
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
         ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]),
+                     "the T.Parallel loop (row vector)", n.outer->span);
+      } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
+                 drv.kind == "mfma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
+        ch |= Assign(a.buffer, MfmaRows(drv.params[0], drv.params[2], drv.params[3], drv.params[4]),
                      "the T.Parallel loop (row vector)", n.outer->span);
       } else {
         std::vector<int64_t> shape;
@@ -394,8 +404,8 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
 void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = std::move(rule); }
 
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
-  (void)ctx;
   LayoutInferencer inf;
+  inf.mfma_ = ctx.target.mfma;
   inf.Run(FindKernel(f->body));
   return WithBody(f, inf.Annotate(f->body));
 }

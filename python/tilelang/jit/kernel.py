@@ -218,8 +218,17 @@ class JITKernel:
         return self._cuda("PTX").ptx
 
     def get_resource_usage(self):
-        """registers, shared_bytes (dynamic), static_shared_bytes, spill_stores, spill_loads, stack_bytes (ptxas)."""
+        """CUDA: registers, shared_bytes (dynamic), static_shared_bytes, spill_stores, spill_loads, stack_bytes
+        (ptxas). HIP: vgprs, agprs, sgprs, lds_bytes, scratch_bytes, spill_stores, occupancy, mfma_count (hipcc)."""
+        if self.kind == "hip":
+            return dict(self._compiled.resources)
         return dict(self._cuda("resource usage").resources)
+
+    def get_assembly(self):
+        """HIP: the AMDGPU assembly hipcc produced for the code object (empty when built for the emulator only)."""
+        if self.kind != "hip":
+            raise TileLangUnsupportedError(f"get_assembly exists for target 'hip' (this kernel is for '{self.kind}')")
+        return self._compiled.ptx
 
     def get_shared_memory_report(self):
         """Per-buffer shared-memory footprint (buffer, shape, dtype, stages, bytes, offset) against the limit."""

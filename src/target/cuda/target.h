@@ -18,6 +18,8 @@ struct CudaTarget {
   bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
   bool simdgroup = false;  // Metal: T.gemm on simdgroup_matrix 8x8 tiles (src/transform/metal/)
   bool swizzle = true;     // XOR-swizzled shared tiles (off for Metal: simdgroup_load needs plain rows)
+  bool mfma = false;  // AMD MFMA matrix cores (HIP): T.gemm on v_mfma with wave64 fragment layouts
+  int wave = 32;      // lanes that shuffle together (64 on AMD CDNA)
   std::string backend = "CUDA";  // how messages name the target ("CUDA", "OpenCL")
 };
 

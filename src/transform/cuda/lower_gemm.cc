@@ -136,6 +136,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
 
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   if (ctx_.target.simdgroup) return LowerGemmSimdgroup(g);  // Metal: src/transform/metal/
+  if (ctx_.target.mfma) return LowerGemmMfma(g);
   if (!ctx_.target.mma) return LowerGemmSIMT(g);
   const Fragment& CF = Layout(g->C.buffer.get());
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];

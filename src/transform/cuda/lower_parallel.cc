@@ -231,7 +231,10 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   std::string kind;
   if (wide(st->buffer, st->indices)) {
     kind = "tl.vector_store";
-  } else if (st->buffer->scope == Scope::kLocal) {
+  } else if (st->buffer->scope == Scope::kLocal ||
+             (ctx_.target.mfma && st->buffer->scope == Scope::kShared && unit_stride(st->indices.back()))) {
+    // (HIP, no cp.async: a global -> LDS chunk is one vector load into the tile, whose swizzle keeps
+    // 16-byte chunks whole)
     // register <- [cast] global, or <- [cast] select(in_bounds, global, 0) (a guarded tile load)
     Expr x = st->value;
     if (auto* c = As<CastNode>(x)) x = c->value;

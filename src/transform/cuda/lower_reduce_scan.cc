@@ -31,6 +31,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
+  if (S.kind == "mfma_C" && D.kind == "mfma_rows" && r->dim == 1) return LowerReduceMfma(r);
   if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
@@ -173,14 +174,22 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     return Seq(out, sp);
   }
   std::vector<Stmt> bf;
-  for (int m : {16, 8, 4, 2, 1})
-    bf.push_back(Store(
-        part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", {Load(part, {d}), C(m)})), {d}, sp));
+  const int64_t W = ctx_.target.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
+  if (W == 64)
+    ctx_.info->choices.back() =
+        Loc(sp) + ": T.reduce of " + S.desc +
+        ": per-thread partials, 6-step wave64 butterfly, then per-wave partials through LDS";
+  for (int m : {32, 16, 8, 4, 2, 1}) {
+    if (m >= W) continue;
+    std::vector<Expr> sa{Load(part, {d}), C(m)};
+    if (W == 64) sa.push_back(C(64));
+    bf.push_back(Store(part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", sa)), {d}, sp));
+  }
   out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
-  int64_t warps = (T_ + 31) / 32;
+  int64_t warps = (T_ + W - 1) / W;
   if (warps > 1) {
     Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
-    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    Expr warp = Div(tx_, W), lane = Mod(tx_, W);
     out.push_back(If(Eq(lane, C(0)),
                      For(d, C(0), C(nd), ForKind::kSerial,
                          Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),

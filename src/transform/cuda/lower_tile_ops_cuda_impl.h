@@ -100,6 +100,8 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
   Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
+  Stmt LowerGemmMfma(const GemmNode* g);      // HIP: src/transform/hip/lower_gemm_mfma.cc
+  Stmt LowerReduceMfma(const ReduceNode* r);  // HIP: a reduction of an mfma_C accumulator along dim 1
 
   // ---- reductions --------------------------------------------------------------------------
 

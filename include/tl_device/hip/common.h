@@ -1,0 +1,287 @@
+// TileLang-C++ device header for HIP on AMD CDNA (gfx90a, gfx940): what the generated kernels
+// call, built on clang's AMDGPU builtins only. The generated source is compiled with -nogpuinc
+// (no hip_runtime.h: it alone is ~1.7 MB of preprocessed text), so this header declares the few
+// things it needs itself.
+#pragma once
+
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+#define TL_DEV __attribute__((device)) __attribute__((always_inline)) inline
+
+namespace tl {
+
+// ---- registers and indices ------------------------------------------------------------------
+/// threadIdx.x / blockIdx.{x,y,z}
+TL_DEV int thread_x() { return static_cast<int>(__builtin_amdgcn_workitem_id_x()); }
+TL_DEV int block_x() { return static_cast<int>(__builtin_amdgcn_workgroup_id_x()); }
+TL_DEV int block_y() { return static_cast<int>(__builtin_amdgcn_workgroup_id_y()); }
+TL_DEV int block_z() { return static_cast<int>(__builtin_amdgcn_workgroup_id_z()); }
+/// __syncthreads: finish LDS and global traffic, then the work-group barrier.
+TL_DEV void syncthreads() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+
+// ---- 16-bit floats ----------------------------------------------------------------------------
+/// float16 storage with round-to-nearest-even conversions (the hardware's v_cvt_f16_f32).
+struct half_t {
+  _Float16 v;
+  half_t() = default;
+  TL_DEV half_t(float f) : v(static_cast<_Float16>(f)) {}
+  TL_DEV operator float() const { return static_cast<float>(v); }
+};
+/// bfloat16 storage; float -> bf16 rounds to nearest even (NaN stays NaN).
+struct bfloat16_t {
+  unsigned short bits;
+  bfloat16_t() = default;
+  TL_DEV bfloat16_t(float f) {
+    unsigned u = __builtin_bit_cast(unsigned, f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      bits = static_cast<unsigned short>((u >> 16) | 0x40u);
+    else
+      bits = static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  TL_DEV operator float() const { return __builtin_bit_cast(float, static_cast<unsigned>(bits) << 16); }
+};
+
+template <typename T, typename F>
+TL_DEV T cast(F x) {
+  return static_cast<T>(x);
+}
+template <>
+TL_DEV half_t cast<half_t, bfloat16_t>(bfloat16_t x) {
+  return half_t(float(x));
+}
+template <>
+TL_DEV bfloat16_t cast<bfloat16_t, half_t>(half_t x) {
+  return bfloat16_t(float(x));
+}
+
+TL_DEV double inf() { return __builtin_inf(); }
+TL_DEV double nan() { return __builtin_nan(""); }
+template <typename T>
+TL_DEV T lowest();
+template <typename T>
+TL_DEV T highest();
+template <>
+TL_DEV float lowest<float>() {
+  return -3.402823466e38f;
+}
+template <>
+TL_DEV float highest<float>() {
+  return 3.402823466e38f;
+}
+template <>
+TL_DEV int lowest<int>() {
+  return -2147483647 - 1;
+}
+template <>
+TL_DEV int highest<int>() {
+  return 2147483647;
+}
+
+// ---- arithmetic (floor semantics of docs/semantics.md) --------------------------------------
+template <typename T>
+TL_DEV T floordiv(T a, T b) {
+  if (b == 0) return T(0);
+  if (b == T(-1)) return T(0) - a;
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T>
+TL_DEV T floormod(T a, T b) {
+  return b == 0 ? T(0) : a - floordiv(a, b) * b;
+}
+TL_DEV float floordiv(float a, float b) { return __builtin_floorf(a / b); }
+TL_DEV double floordiv(double a, double b) { return __builtin_floor(a / b); }
+TL_DEV float floormod(float a, float b) { return a - __builtin_floorf(a / b) * b; }
+TL_DEV double floormod(double a, double b) { return a - __builtin_floor(a / b) * b; }
+template <typename A, typename B>
+TL_DEV auto min_(A a, B b) -> decltype(a + b) {
+  return a < b ? a : b;
+}
+template <typename A, typename B>
+TL_DEV auto max_(A a, B b) -> decltype(a + b) {
+  return a > b ? a : b;
+}
+TL_DEV float min_(float a, float b) { return __builtin_fminf(a, b); }
+TL_DEV float max_(float a, float b) { return __builtin_fmaxf(a, b); }
+TL_DEV float fmod_(float a, float b) { return __builtin_fmodf(a, b); }
+TL_DEV double fmod_(double a, double b) { return __builtin_fmod(a, b); }
+
+// ---- math: the OCML device library (linked by hipcc from rocm-device-libs) -------------------
+extern "C" {
+#define TL_OCML(name)                          \
+  __device__ float __ocml_##name##_f32(float); \
+  __device__ double __ocml_##name##_f64(double);
+TL_OCML(exp)
+TL_OCML(exp2) TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs)
+    TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint)
+        TL_OCML(trunc)
+#undef TL_OCML
+            __device__ float __ocml_pow_f32(float, float);
+__device__ double __ocml_pow_f64(double, double);
+}
+#define TL_UNARY(name, ocml)                                            \
+  TL_DEV float name(float x) { return __ocml_##ocml##_f32(x); }         \
+  TL_DEV double name(double x) { return __ocml_##ocml##_f64(x); }       \
+  TL_DEV float name(half_t x) { return __ocml_##ocml##_f32(float(x)); } \
+  TL_DEV float name(bfloat16_t x) { return __ocml_##ocml##_f32(float(x)); }
+TL_UNARY(exp, exp)
+TL_UNARY(exp2, exp2)
+TL_UNARY(log, log)
+TL_UNARY(log2, log2)
+TL_UNARY(log10, log10)
+TL_UNARY(sqrt, sqrt)
+TL_UNARY(rsqrt, rsqrt)
+TL_UNARY(abs, fabs)
+TL_UNARY(tanh, tanh)
+TL_UNARY(sin, sin)
+TL_UNARY(cos, cos)
+TL_UNARY(floor, floor)
+TL_UNARY(ceil, ceil)
+TL_UNARY(erf, erf)
+TL_UNARY(round, rint)  // half to even, like the CPU backend and NumPy
+TL_UNARY(trunc, trunc)
+#undef TL_UNARY
+TL_DEV float sigmoid(float x) { return 1.f / (1.f + exp(-x)); }
+TL_DEV double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+TL_DEV float sigmoid(half_t x) { return sigmoid(float(x)); }
+TL_DEV float sigmoid(bfloat16_t x) { return sigmoid(float(x)); }
+TL_DEV int abs(int x) { return x < 0 ? -x : x; }
+TL_DEV float pow(float a, float b) { return __ocml_pow_f32(a, b); }
+TL_DEV double pow(double a, double b) { return __ocml_pow_f64(a, b); }
+TL_DEV float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+TL_DEV double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+
+// ---- MFMA (CDNA matrix cores), one wave64 each --------------------------------------------------
+typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
+typedef short i16x4 __attribute__((ext_vector_type(4)));
+typedef float f32x4 __attribute__((ext_vector_type(4)));
+typedef float f32x16 __attribute__((ext_vector_type(16)));
+/// v_mfma_f32_16x16x16f16: c (4 floats per lane) += a (4 halves) * b (4 halves).
+TL_DEV void mfma_16x16x16_f16(float* c, const void* a, const void* b) {
+  f32x4 acc = *reinterpret_cast<const f32x4*>(c);
+  acc = __builtin_amdgcn_mfma_f32_16x16x16f16(*reinterpret_cast<const f16x4*>(a),
+                                              *reinterpret_cast<const f16x4*>(b), acc, 0, 0, 0);
+  *reinterpret_cast<f32x4*>(c) = acc;
+}
+/// v_mfma_f32_16x16x16bf16_1k (gfx90a+): the bf16 form with 4 elements per lane.
+TL_DEV void mfma_16x16x16_bf16(float* c, const void* a, const void* b) {
+  f32x4 acc = *reinterpret_cast<const f32x4*>(c);
+  acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(*reinterpret_cast<const i16x4*>(a),
+                                                  *reinterpret_cast<const i16x4*>(b), acc, 0, 0, 0);
+  *reinterpret_cast<f32x4*>(c) = acc;
+}
+/// v_mfma_f32_32x32x8f16: c (16 floats per lane) += a (4 halves) * b (4 halves).
+TL_DEV void mfma_32x32x8_f16(float* c, const void* a, const void* b) {
+  f32x16 acc = *reinterpret_cast<const f32x16*>(c);
+  acc = __builtin_amdgcn_mfma_f32_32x32x8f16(*reinterpret_cast<const f16x4*>(a),
+                                             *reinterpret_cast<const f16x4*>(b), acc, 0, 0, 0);
+  *reinterpret_cast<f32x16*>(c) = acc;
+}
+/// v_mfma_f32_32x32x8bf16_1k.
+TL_DEV void mfma_32x32x8_bf16(float* c, const void* a, const void* b) {
+  f32x16 acc = *reinterpret_cast<const f32x16*>(c);
+  acc = __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(*reinterpret_cast<const i16x4*>(a),
+                                                 *reinterpret_cast<const i16x4*>(b), acc, 0, 0, 0);
+  *reinterpret_cast<f32x16*>(c) = acc;
+}
+
+// ---- cross-lane ---------------------------------------------------------------------------------
+/// __shfl_xor over a wave64: lane l reads lane l ^ m (ds_bpermute, addresses in bytes).
+TL_DEV int shfl_xor(int v, int m) {
+  int self = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  return __builtin_amdgcn_ds_bpermute((self ^ m) << 2, v);
+}
+TL_DEV float shfl_xor(float v, int m) {
+  return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(int, v), m));
+}
+TL_DEV double shfl_xor(double v, int m) {
+  long long u = __builtin_bit_cast(long long, v);
+  int lo = shfl_xor(static_cast<int>(u), m), hi = shfl_xor(static_cast<int>(u >> 32), m);
+  return __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
+}
+
+// ---- atomics ------------------------------------------------------------------------------------
+template <typename T>
+TL_DEV void atomic_add(T* p, T v) {
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+TL_DEV void atomic_add(float* p, float v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+TL_DEV void atomic_add(double* p, double v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+/// float16 by compare-and-swap of the enclosing 32-bit word.
+TL_DEV void atomic_add(half_t* p, float v) {
+  unsigned long long addr = reinterpret_cast<unsigned long long>(p);
+  unsigned* word = reinterpret_cast<unsigned*>(addr & ~3ull);
+  unsigned shift = static_cast<unsigned>(addr & 2ull) * 8u;
+  unsigned old = __atomic_load_n(word, __ATOMIC_RELAXED), next;
+  do {
+    half_t cur;
+    cur.v = __builtin_bit_cast(_Float16, static_cast<unsigned short>(old >> shift));
+    half_t sum(float(cur) + v);
+    next = (old & ~(0xffffu << shift)) |
+           (static_cast<unsigned>(__builtin_bit_cast(unsigned short, sum.v)) << shift);
+  } while (!__atomic_compare_exchange_n(word, &old, next, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+/// T.print: declared only. The backend refuses to build a kernel that prints (no device printf
+/// without hip_runtime.h); the emulator runs it and prints per lane.
+template <typename T>
+__device__ int print(const char*, T);
+TL_DEV int device_assert(bool ok, const char*) {
+  if (!ok) __builtin_trap();
+  return 0;
+}
+
+// ---- vectorised global / LDS accesses -----------------------------------------------------------
+typedef unsigned u32x4 __attribute__((ext_vector_type(4)));
+typedef unsigned u32x2 __attribute__((ext_vector_type(2)));
+/// One N-byte (4/8/16) store of the lanes, N-aligned.
+template <int N, typename T, typename... Ts>
+TL_DEV void vector_store(T* dst, Ts... xs) {
+  alignas(16) T lanes[sizeof...(Ts)] = {T(xs)...};
+  if constexpr (N == 16)
+    *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(lanes);
+  else if constexpr (N == 8)
+    *reinterpret_cast<u32x2*>(dst) = *reinterpret_cast<const u32x2*>(lanes);
+  else
+    *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
+}
+/// One N-byte load into registers, or zeros when not valid.
+template <int N, typename T>
+TL_DEV void vector_load(T* dst, const T* src, bool valid) {
+  if constexpr (N == 16)
+    *reinterpret_cast<u32x4*>(dst) = valid ? *reinterpret_cast<const u32x4*>(src) : u32x4{0, 0, 0, 0};
+  else if constexpr (N == 8)
+    *reinterpret_cast<u32x2*>(dst) = valid ? *reinterpret_cast<const u32x2*>(src) : u32x2{0, 0};
+  else
+    *reinterpret_cast<unsigned*>(dst) = valid ? *reinterpret_cast<const unsigned*>(src) : 0u;
+}
+
+/// The IR's tl.cp_async (a Bytes-wide global -> LDS copy, zeros when not valid) as a synchronous
+/// copy: global_load_dwordx4 + ds_write_b128 for 16 bytes. The pipeline's commit / wait groups then
+/// have nothing to wait for; its barriers still order the LDS buffers.
+template <int Bytes>
+TL_DEV void cp_async(void* smem, const void* gmem, bool valid) {
+  if constexpr (Bytes == 16)
+    *reinterpret_cast<u32x4*>(smem) = valid ? *reinterpret_cast<const u32x4*>(gmem) : u32x4{0, 0, 0, 0};
+  else if constexpr (Bytes == 8)
+    *reinterpret_cast<u32x2*>(smem) = valid ? *reinterpret_cast<const u32x2*>(gmem) : u32x2{0, 0};
+  else
+    *reinterpret_cast<unsigned*>(smem) = valid ? *reinterpret_cast<const unsigned*>(gmem) : 0u;
+}
+
+}  // namespace tl

@@ -1,0 +1,28 @@
+// Fragment layouts of AMD's MFMA matrix cores (wave64), for the HIP backend's T.gemm and the
+// reductions and T.Parallel nests over its accumulators. From AMD's CDNA3 ISA guide / matrix
+// instruction calculator, v_mfma_f32_16x16x16f16 (and the bf16_1k form), lane l of a wave:
+//   A operand (16 x 16, M x K): 4 elements A[l % 16][4 * (l / 16) + v], v = 0..3
+//   B operand (16 x 16, K x N): 4 elements B[4 * (l / 16) + v][l % 16]
+//   C / D     (16 x 16, M x N): 4 floats   D[4 * (l / 16) + v][l % 16]
+// A tile of M x N is split over a wm x wn grid of waves; wave w covers rows (w % wm) * M/wm.. and
+// cols (w / wm) * N/wn.., as 16 x 16 MFMA tiles (mt x nt of them), registers tile-major.
+// (The emulator's MFMA semantics, src/emulator/intrinsics_hip.cc, are written separately.)
+#pragma once
+#include <utility>
+
+#include "layout/fragment.h"
+
+namespace tl {
+
+/// Accumulator of R x R MFMA tiles (R = 16: v_mfma_f32_16x16x16*, 4 registers per tile and lane; R = 32:
+/// v_mfma_f32_32x32x8*, 16 registers, register r of lane l holding D[8(r/4) + 4(l/32) + r%4][l%32]):
+/// kind "mfma_C", params {M, N, wm, wn, R}, 64 * wm * wn threads, local (tile_m * nt + tile_n) * R*R/64 + r.
+Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R = 16);
+/// The row vector an mfma_C tile reduces to along dim 1: a row is held by the R lanes of its lane group
+/// in every wave of its wave row (replicated R * wn times); kind "mfma_rows", params {M, 0, wm, wn, R}.
+Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R = 16);
+/// The wave grid (wm, wn) of a gemm with `waves` waves on an M x N tile under a policy (0 square,
+/// 1 full row, 2 full col); each wave's share must be a multiple of 16 x 16. Throws a UserError.
+std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, int policy);
+
+}  // namespace tl

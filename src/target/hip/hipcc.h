@@ -1,0 +1,34 @@
+// The HIP toolchain: Debian's / ROCm's hipcc (clang with the AMDGPU target) turns the generated
+// source into a code object (an AMDGPU ELF) for one gfx arch, without a GPU. One invocation
+// (-save-temps) yields both the code object and its assembly; the resource usage is read from the
+// assembly's kernel descriptor (.amdhsa_*) and the compiler's `; NumVgprs:`-style comments.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tl {
+namespace hip {
+
+struct CompileResult {
+  std::string code_object;  // the ELF bytes
+  std::string assembly;     // the .s text
+  std::string log;          // the compiler's diagnostics
+  std::string compiler;     // the hipcc version line
+};
+
+/// The hipcc to use: $TL_HIPCC, else `hipcc` on PATH; "" when there is none.
+std::string HipccPath();
+/// hipcc's version line (memoised; part of the cache key).
+std::string HipccVersion();
+/// Compiles `source` for `arch` with `include_dir` on the include path. Throws a UserError
+/// (kUnsupported) when hipcc is missing or does not know the arch, and (kCompile) with the log
+/// when the compilation fails.
+CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir);
+
+/// Resource usage from the assembly: vgprs, agprs, sgprs, lds_bytes, scratch_bytes (private
+/// segment per lane), spill_vgprs, spill_sgprs, occupancy (waves per SIMD), mfma_count.
+std::map<std::string, int64_t> ParseResources(const std::string& assembly);
+
+}  // namespace hip
+}  // namespace tl

@@ -1,0 +1,216 @@
+// LowerTileOpsCUDA on MFMA targets (HIP): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} over the wave
+// grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
+// accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
+// group, then across waves through LDS).
+#include "arith/simplify.h"
+#include "op/reduce_math.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
+  const Fragment& CF = Layout(g->C.buffer.get());
+  Span sp = g->span;
+  TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
+  int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
+  // R x R tiles: 16x16x16 (four lane groups of 16 each supply 4 k) or 32x32x8 (two groups of 32).
+  const int64_t G = 64 / R, kmfma = 4 * G, outs = R * R / 64;
+  const std::string shape = R == 16 ? "16x16x16" : "32x32x8";
+  DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
+  bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
+  if ((!f16 && !b16) || ct != DataType::Float(32))
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + ctx_.target.arch +
+            ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() + ", B " +
+            bt.str() + ", C " + ct.str() +
+            (at.code() == DataType::Code::kFloat8E4M3 || at.code() == DataType::Code::kFloat8E5M2
+                 ? ". fp8 MFMA (v_mfma_f32_16x16x32_fp8 on gfx940+) is not implemented: gfx940 computes "
+                   "in the FNUZ fp8 formats, which differ from float8_e4m3fn / float8_e5m2"
+                 : " (cast the operands, e.g. with T.copy into a float16 tile)"),
+        sp);
+  auto ad = TileDims(g->A), bd = TileDims(g->B);
+  if (ad.size() != 2 || bd.size() != 2)
+    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
+  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
+  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
+  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  if (K % kmfma)
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm on HIP needs K to be a multiple of " + std::to_string(kmfma) + " (MFMA " + shape +
+                        "); K = " + std::to_string(K),
+                    sp);
+  // TileLang's k_pack (an MFMA option): 2 asks for the packed operand reads below, which this lowering
+  // also chooses by itself whenever K allows (the order of an MFMA's k is free).
+  if (g->k_pack != 1 && g->k_pack != 2)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP takes k_pack=1 or k_pack=2; got k_pack=" + std::to_string(g->k_pack), sp);
+  if (g->k_pack == 2 && K % (2 * kmfma))
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm with k_pack=2 on HIP needs K to be a multiple of " + std::to_string(2 * kmfma) +
+                        " (two MFMA " + shape + " k steps); K = " + std::to_string(K),
+                    sp);
+  int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
+  bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (f16 ? "f16" : "bf16_1k") +
+      (K % (2 * kmfma) == 0 ? " (k-packed: 16-byte operand reads)" : "") + ", waves " + std::to_string(wm) +
+      "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" +
+      std::to_string(mt) + "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
+      (a_reg ? "; A in registers, staged through LDS" : "") +
+      (b_reg ? "; B in registers, staged through LDS" : ""));
+  std::vector<Stmt> out;
+  Buffer cl = MapBuffer(g->C.buffer);
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(
+        For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
+  }
+  // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
+  // (the barrier pass separates these writes from the MFMA operand reads below).
+  auto stage = [&](const Region& r, const std::string& base) -> Buffer {
+    const Fragment& F = Layout(r.buffer.get());
+    int64_t n = 1;
+    for (int64_t e : F.shape) n *= e;
+    Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
+    Buffer regs = MapBuffer(r.buffer);
+    std::vector<Stmt> w;
+    for (int64_t l = 0; l < F.locals; ++l) {
+      auto idx = F.IndexAt(tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Expr ok = F.ValidAt(tx_, C(l));
+      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
+      w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
+    }
+    out.push_back(Seq(w, sp));
+    return st;
+  };
+  Buffer as = a_reg ? stage(g->A, "A_stage") : nullptr;
+  Buffer bs = b_reg ? stage(g->B, "B_stage") : nullptr;
+  auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
+                     const Expr& col) -> Expr {
+    std::vector<Expr> idx;
+    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    idx[dims[0]] = Simplify(idx[dims[0]] + row);
+    idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    if (staged) {
+      const Fragment& F = Layout(r.buffer.get());
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+      return Load(staged, {Simplify(flat)});
+    }
+    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+  };
+  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  Expr wmi = Mod(wave, wm), wnj = Div(wave, wm);
+  // k-packing: an MFMA sums over its k in any order, so A and B may hand it any k values as long
+  // as both agree. With K % (2 * kmfma) == 0 lane group g = l / R of a 2*kmfma-deep step supplies
+  // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
+  // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
+  // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
+  const int64_t pack = K % (2 * kmfma) == 0 ? 2 : 1, kstep = kmfma * pack, per = 4 * pack;
+  Buffer afrag = Scratch("A_frag", at, mt * per, Scope::kLocal);
+  Buffer bfrag = Scratch("B_frag", bt, nt * per, Scope::kLocal);
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
+  Expr k_of = Expr(kk) * C(kstep) + Div(lane, R) * C(per) + Expr(v);
+  Expr m_of = wmi * C(wM) + Expr(i) * C(R) + Mod(lane, R);
+  Expr n_of = wnj * C(wN) + Expr(j) * C(R) + Mod(lane, R);
+  Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, k_of);
+  Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, k_of) : at_tile(g->B, bd, bs, k_of, n_of);
+  // A lane's `per` k values of A (stored M x K) or B (stored N x K) are consecutive in the LDS tile
+  // (the swizzle moves whole 16-byte chunks): one 8- or 16-byte LDS read; otherwise element by element.
+  auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous) {
+    Stmt body;
+    if (contiguous && (per * 2 == 8 || per * 2 == 16))
+      body = Call0(
+          "tl.vector_load",
+          {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
+          sp);
+    else
+      body = For(v, C(0), C(per), ForKind::kUnrolled,
+                 Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp), {}, sp);
+    return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
+  };
+  std::vector<Stmt> step;
+  step.push_back(operand(afrag, i, mt, a, !g->trans_A));
+  step.push_back(operand(bfrag, j, nt, b, g->trans_B));
+  Stmt mfma = Call0("tl.mfma",
+                    {StringImm(shape), StringImm(f16 ? "f16" : "bf16"),
+                     Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(4))}),
+                     Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(4))}),
+                     Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
+                    sp);
+  step.push_back(For(
+      h, C(0), C(pack), ForKind::kUnrolled,
+      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp),
+      {}, sp));
+  out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  return Seq(out, sp);
+}
+
+Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
+  const Fragment& S = Layout(r->src.buffer.get());
+  const Fragment& D = Layout(r->dst.buffer.get());
+  DataType t = r->dst.buffer->dtype;
+  Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+  Span sp = r->span;
+  ReduceKind k = r->reduce_kind;
+  int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3], R = S.params[4];
+  int64_t wM = M / wm, mt = wM / R, nt = N / wn / R, outs = R * R / 64;
+  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " +
+                               std::to_string(nt) + " tiles, " + (R == 16 ? "4" : "5") +
+                               " xor shuffles across each " + std::to_string(R) + "-lane row group" +
+                               (wn > 1 ? ", then across " + std::to_string(wn) + " waves through LDS" : ""));
+  (void)D;
+  Buffer part = Scratch("red", t, mt * outs, Scope::kLocal);
+  Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  std::vector<Stmt> out;
+  std::vector<std::pair<int64_t, Expr>> cross;
+  for (int64_t d = 0; d < mt * outs; ++d) {
+    int64_t ti = d / outs, v = d % outs;
+    Var tj = MakeVar("tj");
+    Expr e = ReduceElement(k, Load(src, {Simplify((C(ti * nt) + Expr(tj)) * C(outs) + C(v))}), t);
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+    out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled,
+                      Store(part, ReduceCombine(k, Load(part, {C(d)}), e), {C(d)}, sp), {}, sp));
+    for (int m : {1, 2, 4, 8, 16}) {
+      if (m >= R) break;
+      out.push_back(Store(
+          part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})),
+          {C(d)}, sp));
+    }
+    if (xs) {  // the row of register v in this lane's R-lane group (the ISA's accumulator layout)
+      Expr in_tile = R == 16 ? C(v) + Div(lane, 16) * C(4) : C((v / 4) * 8 + v % 4) + Div(lane, 32) * C(4);
+      Expr row = Simplify(Mod(wave, wm) * C(wM) + C(ti * R) + in_tile);
+      out.push_back(If(Eq(Mod(lane, R), C(0)),
+                       Store(xs, Load(part, {C(d)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr,
+                       sp));
+      cross.push_back({d, row});
+    }
+  }
+  for (auto& [d, row] : cross) {  // (a barrier separates the LDS writes above from these reads)
+    Var w = MakeVar("w");
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
+    out.push_back(
+        For(w, C(0), C(wn), ForKind::kUnrolled,
+            Store(part, ReduceCombine(k, Load(part, {C(d)}), Load(xs, {Simplify(Expr(w) * C(M) + row)})),
+                  {C(d)}, sp),
+            {}, sp));
+  }
+  for (int64_t d = 0; d < mt * outs; ++d) {
+    Expr val = Load(part, {C(d)});
+    out.push_back(Store(dst, r->clear ? val : ReduceCombine(k, Load(dst, {C(d)}), val), {C(d)}, sp));
+  }
+  return Seq(out, sp);
+}
+
+}  // namespace cuda_lowering
+}  // namespace tl

@@ -1,0 +1,40 @@
+// The T.gemm layout rule on MFMA targets; see mfma_rules.h.
+#include "transform/hip/mfma_rules.h"
+
+#include "op/gemm.h"
+#include "support/error.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+
+using namespace cuda_pass;
+
+bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
+  if (g->C.buffer->scope != Scope::kFragment)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
+  auto cd = TileDims(g->C);
+  if (cd.size() != 2) throw UserError(ErrorKind::kType, "T.gemm accumulator must be a 2-D tile", g->span);
+  int64_t M = ConstOr(g->C.ranges[cd[0]].extent, g->span, "the gemm tile"),
+          N = ConstOr(g->C.ranges[cd[1]].extent, g->span, "the gemm tile");
+  if (c.threads() % 64)
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm on HIP needs a whole number of 64-thread waves (MFMA is a wave64 instruction); "
+                    "the kernel has " +
+                        std::to_string(c.threads()) + " threads",
+                    g->span);
+  int policy = static_cast<int>(g->policy);
+  std::pair<int64_t, int64_t> grid;
+  try {
+    grid = MfmaWaveGrid(M, N, c.threads() / 64, policy);
+  } catch (const UserError& e) {
+    throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
+  }
+  // 32x32x8 tiles where each wave's share allows them (half the operand reads per product of
+  // 16x16x16), else 16x16x16.
+  int64_t R = (M / grid.first) % 32 == 0 && (N / grid.second) % 32 == 0 ? 32 : 16;
+  return c.Assign(g->C.buffer, MfmaAccumulator(M, N, grid.first, grid.second, R), "T.gemm accumulator (MFMA)",
+                  g->span);
+}
+
+}  // namespace tl

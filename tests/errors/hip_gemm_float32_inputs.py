@@ -1,0 +1,18 @@
+# expect: TileLangUnsupportedError: takes float16 or bfloat16 A and B with a float32 accumulator; got A float32, B float32, C float32
+import tilelang
+import tilelang.language as T
+
+
+@T.prim_func
+def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float32")):
+    with T.Kernel(1, threads=128) as bx:
+        A_s = T.alloc_shared((64, 64), "float32")
+        B_s = T.alloc_shared((64, 64), "float32")
+        C_l = T.alloc_fragment((64, 64), "float32")
+        T.copy(A, A_s)
+        T.copy(B, B_s)
+        T.gemm(A_s, B_s, C_l, clear_accum=True)  # error-here
+        T.copy(C_l, C)
+
+
+tilelang.compile(main, target="hip", execution_backend="emulator")
