@@ -84,6 +84,9 @@ class Legalizer : public IRMutator {
   }
 
   Stmt VisitTileOp(const Stmt& s) override {
+    if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && !ctx_.target.mfma)
+      ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
+                                    " is an AMD MFMA option; it has no effect on " + ctx_.target.backend);
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
       if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about
@@ -95,12 +98,11 @@ class Legalizer : public IRMutator {
       if (to_shared) {
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
         if (why.empty()) {
-          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
-                                       c->dst.buffer->name +
-                                       (ctx_.target.mfma
-                                            ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
-                                              "synchronous on HIP, docs/hip.md)"
-                                            : ": 16-byte cp.async into a swizzled shared tile"));
+          ctx_.info->choices.push_back(
+              Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+              (ctx_.target.mfma ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
+                                  "synchronous on HIP, docs/hip.md)"
+                                : ": 16-byte cp.async into a swizzled shared tile"));
           return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
         ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +

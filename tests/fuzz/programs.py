@@ -77,8 +77,24 @@ def _expr(rng, dtype, depth, leaves):
         txt = f"({a_txt} {op} {d})"
         return txt, (lambda env: _int_fix(f(a(env)), dtype))
     b_txt, b = _expr(rng, dtype, depth - 1, leaves)
+
+    def literal(t):
+        try:
+            return isinstance(eval(t, {}), (int, float))
+        except Exception:
+            return False
+
+    # T.min / T.max / T.if_then_else of literals only is a typed constant (int32 or float32, as in
+    # TileLang), not a literal that takes the other operand's dtype: the arithmetic around it would
+    # then run at 32 bits while the reference wraps at the tensor's dtype. Fold it into a literal.
+    if op in ("max", "min") and literal(a_txt) and literal(b_txt):
+        v = (max if op == "max" else min)(eval(a_txt, {}), eval(b_txt, {}))
+        return repr(v), (lambda env, v=v: np.full_like(env[leaves[0]], v))
     if op == "select":
         c_txt, c = _expr(rng, dtype, depth - 1, leaves)
+        if literal(a_txt) and literal(b_txt) and literal(c_txt):
+            v = eval(c_txt, {}) if eval(a_txt, {}) > eval(b_txt, {}) else eval(b_txt, {})
+            return repr(v), (lambda env, v=v: np.full_like(env[leaves[0]], v))
         txt = f"T.if_then_else({a_txt} > {b_txt}, {c_txt}, {b_txt})"
         return txt, (lambda env: np.where(a(env) > b(env), c(env), b(env)))
     if op in ("max", "min"):

@@ -77,3 +77,30 @@ def test_suite_does_not_abort_the_process():
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["raised", str(len(CASES))]
+
+
+def test_gemm_k_pack_is_reported_where_it_has_no_effect():
+    """k_pack is an AMD MFMA option (honoured on target 'hip'): accepted everywhere else with a warning,
+    never silently ignored."""
+    import warnings
+
+    import tilelang.language as T
+
+    @T.prim_func
+    def packed(A: T.Tensor((64, 32), "float16"), B: T.Tensor((32, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((64, 32), "float16")
+            B_s = T.alloc_shared((32, 64), "float16")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_l)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l, k_pack=2)
+            T.copy(C_l, C)
+
+    for target, where in (("cuda -arch=sm_80", "CUDA"), ("cpu", "the CPU")):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            tilelang.compile(packed, target=target)
+        msgs = [str(x.message) for x in w]
+        assert any("k_pack=2 is an AMD MFMA option; it has no effect on " + where in m for m in msgs), msgs

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "runtime/cache_util.h"
 #include "runtime/module.h"
@@ -112,8 +113,16 @@ Backend CpuBackend() {
   b.execution_backends = {"native", "auto", "cpp"};
   b.emulatable = false;
   b.resolve = [](const Target& t, bool) { return t; };
-  b.lower = [](const PrimFunc& f, const Target&, const PassConfig&, CompileInfo*,
-               std::vector<PassRecord>* trace) { return LowerForCPU(f, trace); };
+  b.lower = [](const PrimFunc& f, const Target&, const PassConfig&, CompileInfo* info,
+               std::vector<PassRecord>* trace) {
+    PostOrderVisitStmt(f->body, [&](const Stmt& s) {
+      if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && info)
+        info->warnings.push_back(g->span.file + ":" + std::to_string(g->span.line) +
+                                 ": T.gemm k_pack=" + std::to_string(g->k_pack) +
+                                 " is an AMD MFMA option; it has no effect on the CPU");
+    });
+    return LowerForCPU(f, trace);
+  };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenCPU(lowered); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
   b.build = BuildHostLibrary;
