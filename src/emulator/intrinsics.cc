@@ -113,6 +113,18 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (op == "tl.reinterpret") {  // the value's bytes in its dtype, read back as the call's dtype
+    TmpScope ts(this);
+    Slot* x = Tmp();
+    Eval(c->args[0], act, x);
+    DataType from = c->args[0]->dtype;
+    for (int t : act) {
+      unsigned char bytes[8] = {0};
+      StoreScalar(bytes, from, x[t]);
+      out[t] = LoadScalar(bytes, rt);
+    }
+    return;
+  }
   if (op == "tl.bitwise_xor") {  // integer xor (shared-memory swizzles)
     TmpScope ts(this);
     Slot* x = Tmp();

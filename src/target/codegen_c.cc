@@ -419,6 +419,10 @@ std::string CodegenC::NonNegativeDivMod(const BinaryNode* b, const std::string& 
 
 std::string CodegenC::CallE(const CallNode* c) {
   if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
+  if (c->op == "tl.reinterpret") {  // the operand is first brought to its own dtype's C type
+    DataType from = c->args[0]->dtype;
+    return ns_ + "bit_cast<" + CType(c->dtype) + ">(" + ns_ + "cast<" + CType(from) + ">(" + E(c->args[0]) + "))";
+  }
   if (c->op == "min_value" || c->op == "max_value")
     return ns_ + (c->op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
   return ns_ + c->op + "(" + Args(c) + ")";

@@ -34,6 +34,15 @@ __attribute__((constructor)) static void pin_openmp_runtime() {
 
 namespace tl_cpu {
 
+/// T.reinterpret: the bits of `x` as a value of `To` (same size).
+template <typename To, typename From>
+inline To bit_cast(const From& x) {
+  static_assert(sizeof(To) == sizeof(From), "T.reinterpret between types of different sizes");
+  To t;
+  std::memcpy(&t, &x, sizeof(To));
+  return t;
+}
+
 /// Value conversion between any two kernel scalar types (through float for the narrow floats).
 template <typename To, typename From>
 inline To cast(const From& x) {

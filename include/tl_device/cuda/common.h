@@ -35,6 +35,14 @@ struct bfloat16_t {
   __device__ operator float() const { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
 };
 
+// T.reinterpret: the bits of `x` as a value of `T` (same size).
+template <typename T, typename F>
+__device__ __forceinline__ T bit_cast(F x) {
+  static_assert(sizeof(T) == sizeof(F), "T.reinterpret between types of different sizes");
+  T t;
+  memcpy(&t, &x, sizeof(T));
+  return t;
+}
 template <typename T, typename F>
 __device__ __forceinline__ T cast(F x) {
   return static_cast<T>(x);

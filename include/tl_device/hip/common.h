@@ -23,6 +23,14 @@ namespace tl {
 
 // ---- registers and indices ------------------------------------------------------------------
 /// threadIdx.x / blockIdx.{x,y,z}
+// T.reinterpret: the bits of `x` as a value of `T` (same size).
+template <typename T, typename F>
+TL_DEV T bit_cast(F x) {
+  static_assert(sizeof(T) == sizeof(F), "T.reinterpret between types of different sizes");
+  T t;
+  __builtin_memcpy(&t, &x, sizeof(T));
+  return t;
+}
 TL_DEV int thread_x() { return static_cast<int>(__builtin_amdgcn_workitem_id_x()); }
 TL_DEV int block_x() { return static_cast<int>(__builtin_amdgcn_workgroup_id_x()); }
 TL_DEV int block_y() { return static_cast<int>(__builtin_amdgcn_workgroup_id_y()); }

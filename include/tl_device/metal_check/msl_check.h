@@ -130,6 +130,9 @@ void simdgroup_barrier(mem_flags flags);
 // this lane's index xor mask.
 template <typename T>
 T simd_shuffle_xor(T value, ushort mask);
+// as_type<T>(x): the bits of x as a T of the same size (MSL 2.x, "Type Conversions and Re-interpreting Data").
+template <typename T, typename F>
+T as_type(F x);
 template <typename T>
 T simd_sum(T value);
 template <typename T>

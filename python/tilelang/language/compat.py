@@ -46,8 +46,25 @@ def disable_warp_group_reg_alloc():
     return None
 
 
-def reinterpret(*args, **kwargs):
-    raise _unsupported("T.reinterpret", "the IR has no bit-cast", "use T.cast for a value conversion")
+def reinterpret(dtype, value):
+    """T.reinterpret(dtype, value): the bits of `value` read as a `dtype` of the same width (a bit cast,
+    as TVM's tir.reinterpret); T.cast converts the value instead."""
+    to = dtype_str(dtype)
+    v = _const(value)
+    from_bits, to_bits = _bits(v.dtype), _bits(to)
+    if from_bits != to_bits:
+        raise TileLangTypeError(f"T.reinterpret from {v.dtype} ({from_bits} bits) to {to} ({to_bits} bits): "
+                                "a bit cast needs types of the same width")
+    return _ffi.call(to, "tl.reinterpret", [v])
+
+
+def _bits(dtype):
+    import re
+
+    m = re.fullmatch(r"u?int(8|16|32|64)|float(16|32|64)|bfloat(16)|float8_e4m3fn|float8_e5m2", dtype)
+    if not m:
+        raise TileLangTypeError(f"T.reinterpret takes 8- to 64-bit integer and float scalars, not {dtype}")
+    return int(next((g for g in m.groups() if g), 8))
 
 
 def alloc_global(*args, **kwargs):

@@ -191,6 +191,7 @@ class CodegenCUDAImpl : public CodegenC {
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "tl.reinterpret") return CodegenC::CallE(c);
     if (op == "tl.cp_async")
       return "tl::cp_async<" + arg(2) + ">(" + SharedAddr(c->args[0]) + ", " + GlobalAddr(c->args[1]) + ", " +
              arg(3) + ")";

@@ -70,6 +70,7 @@ class CodegenHIPImpl : public CodegenC {
     if (op == "tl.thread_idx") return "tl::thread_x()";
     if (op == "tl.syncthreads") return "tl::syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "tl.reinterpret") return CodegenC::CallE(c);
     if (op == "tl.cp_async")  // (dst, src, bytes, valid): synchronous on CDNA (see target.h)
       return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
              ")";

@@ -363,6 +363,13 @@ class CodegenOpenCLImpl : public CodegenC {
     if (op == "tl.thread_idx") return "((int)get_local_id(0))";
     if (op == "tl.syncthreads") return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "tl.reinterpret") {  // as_<type>; float16 is a storage format here (no half values)
+      if (IsHalf(c->dtype) || IsHalf(c->args[0]->dtype))
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.reinterpret to or from float16 is not supported on OpenCL (half is a storage "
+                        "format without cl_khr_fp16)");
+      return "as_" + CType(c->dtype) + "((" + CType(c->args[0]->dtype) + ")(" + arg(0) + "))";
+    }
     if (op == "tl.shfl_xor")
       throw InternalError(
           "tl.shfl_xor reached the OpenCL code generator; the OpenCL lowering reduces through "

@@ -184,7 +184,6 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 @pytest.mark.parametrize("what,body,match", [
     ("get_thread_binding", "tx = T.get_thread_binding()", "T.get_thread_binding is not supported"),
     ("sync_threads", "T.sync_threads()", "T.sync_threads is not supported"),
-    ("reinterpret", "x = T.reinterpret(A[0], T.int32)", "T.reinterpret is not supported"),
     ("view", "V = T.view(A, (8, 8))", "T.view is not supported"),
     ("reshape", "V = T.reshape(A, (8, 8))", "T.reshape is not supported"),
     ("alloc_global", "W = T.alloc_global((64,), T.float32)", "T.alloc_global is not supported"),
