@@ -349,4 +349,35 @@ Stmt Substitute(const Stmt& s, const std::map<const VarNode*, Expr>& vmap) {
 }
 Stmt UniquifyDefs(const Stmt& s) { return DefUniquifier().VisitStmt(s); }
 
+VarUses VarsOf(const Expr& e) {
+  struct V : IRVisitor {
+    VarUses u;
+    void VisitVar(const VarNode* v) override { u.vars.insert(v); }
+    void VisitLoad(const BufferLoadNode* n) override {
+      u.loads = true;
+      IRVisitor::VisitLoad(n);
+    }
+  } v;
+  v.VisitExpr(e);
+  return v.u;
+}
+
+static void CollectAddTerms(const Expr& e, std::vector<Expr>* out) {
+  auto* b = As<BinaryNode>(e);
+  if (b && b->op == BinaryOp::kAdd) {
+    CollectAddTerms(b->a, out);
+    CollectAddTerms(b->b, out);
+    return;
+  }
+  int64_t c = 0;
+  if (AsConstInt(e, &c) && c == 0) return;
+  out->push_back(e);
+}
+
+std::vector<Expr> AddTerms(const Expr& e) {
+  std::vector<Expr> out;
+  CollectAddTerms(e, &out);
+  return out;
+}
+
 }  // namespace tl

@@ -1,6 +1,9 @@
 // Visitor and mutator bases over expressions and statements. A mutator returns the very same
 // node when nothing below it changed, so untouched subtrees are shared, never copied.
 #pragma once
+#include <set>
+#include <vector>
+
 #include "ir/function.h"
 
 namespace tl {
@@ -84,6 +87,17 @@ void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f
 /// `s` with every var bound at most once: a loop or let that binds an already bound var gets a
 /// fresh var of the same name and type within its scope.
 Stmt UniquifyDefs(const Stmt& s);
+
+/// The vars an expression reads, and whether it reads memory (a load: its value may change where
+/// the vars' do not).
+struct VarUses {
+  std::set<const VarNode*> vars;
+  bool loads = false;
+};
+VarUses VarsOf(const Expr& e);
+
+/// The terms of a sum: `a + b + c` gives {a, b, c} (nested additions flattened, zero terms dropped).
+std::vector<Expr> AddTerms(const Expr& e);
 
 /// Replaces vars by expressions (by identity).
 Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap);

@@ -28,19 +28,6 @@ namespace {
 
 using namespace cuda_pass;
 
-class VarSet : public IRVisitor {
- public:
-  std::set<const VarNode*> vars;
-  bool loads = false;
-
- protected:
-  void VisitVar(const VarNode* v) override { vars.insert(v); }
-  void VisitLoad(const BufferLoadNode* n) override {
-    loads = true;
-    IRVisitor::VisitLoad(n);
-  }
-};
-
 struct Group {
   const VarNode* bv;
   Var bv_ref;
@@ -48,16 +35,6 @@ struct Group {
   Expr bound;
   int64_t hi;
 };
-
-void Terms(const Expr& e, std::vector<Expr>* out) {
-  auto* b = As<BinaryNode>(e);
-  if (b && b->op == BinaryOp::kAdd) {
-    Terms(b->a, out);
-    Terms(b->b, out);
-    return;
-  }
-  out->push_back(e);
-}
 
 // Finds the block-uniform bound checks of one kernel body.
 class Collector : public IRVisitor {
@@ -98,18 +75,15 @@ class Collector : public IRVisitor {
 
  private:
   void Check(const BinaryNode* n) {
-    VarSet in_bound;
-    in_bound.VisitExpr(n->b);
+    VarUses in_bound = VarsOf(n->b);
     if (in_bound.loads) return;
     for (const VarNode* v : in_bound.vars)
       if (block_.count(v) || inner_.count(v)) return;  // not a kernel-wide bound
-    std::vector<Expr> terms, rest;
-    Terms(n->a, &terms);
+    std::vector<Expr> terms = AddTerms(n->a), rest;
     const VarNode* bv = nullptr;
     int64_t c = 0;
     for (auto& t : terms) {
-      VarSet vs;
-      vs.VisitExpr(t);
+      VarUses vs = VarsOf(t);
       bool has_block = false;
       for (const VarNode* v : vs.vars) has_block = has_block || block_.count(v);
       if (!has_block) {

@@ -19,14 +19,6 @@
 namespace tl {
 namespace {
 
-class Vars : public IRVisitor {
- public:
-  std::set<const VarNode*> vars;
-
- protected:
-  void VisitVar(const VarNode* v) override { vars.insert(v); }
-};
-
 // The outermost loop that is neither unrolled nor vectorised and holds an ldmatrix: the main loop.
 class MainLoop : public IRVisitor {
  public:
@@ -116,17 +108,14 @@ TEST_P(AddressHoist, HoistedPlusRestIsTheIndexAndHoistedIsLoopInvariant) {
     for (const ForNode* f : g.loops) group_loops.insert(f->var.get());
     for (size_t d = 0; d < load->indices.size(); ++d) {
       for (auto& t : g.hoisted[d]) {
-        Vars v;
-        v.VisitExpr(t);
-        for (const VarNode* var : v.vars) {
+        for (const VarNode* var : VarsOf(t).vars) {
           EXPECT_FALSE(inner.inner.count(var)) << load->buffer->name << ": hoisted term uses " << var->name;
           if (inner.unrolled.count(var)) {
             EXPECT_TRUE(group_loops.count(var)) << var->name << " is not iterated before the loop";
           }
         }
       }
-      Vars all;
-      all.VisitExpr(load->indices[d]);
+      VarUses all = VarsOf(load->indices[d]);
       for (int trial = 0; trial < 50; ++trial) {
         std::map<const VarNode*, int64_t> env;
         for (const VarNode* var : all.vars) env[var] = val(rng);

@@ -10,31 +10,6 @@
 namespace tl {
 namespace {
 
-class VarsUsed : public IRVisitor {
- public:
-  std::set<const VarNode*> vars;
-  bool loads = false;  // reads memory: may change inside the loop
-
- protected:
-  void VisitVar(const VarNode* v) override { vars.insert(v); }
-  void VisitLoad(const BufferLoadNode* n) override {
-    loads = true;
-    IRVisitor::VisitLoad(n);
-  }
-};
-
-void Terms(const Expr& e, std::vector<Expr>* out) {
-  auto* b = As<BinaryNode>(e);
-  if (b && b->op == BinaryOp::kAdd) {
-    Terms(b->a, out);
-    Terms(b->b, out);
-    return;
-  }
-  int64_t c = 0;
-  if (AsConstInt(e, &c) && c == 0) return;
-  out->push_back(e);
-}
-
 class Planner {
  public:
   Planner(const VarNode* loop_var, int64_t max_count) : max_count_(max_count) { inner_.insert(loop_var); }
@@ -101,11 +76,9 @@ class Planner {
     std::set<const ForNode*> deps;
     bool worth = false;
     for (const Expr& index : l->indices) {
-      std::vector<Expr> terms, hoisted, rest;
-      Terms(index, &terms);
+      std::vector<Expr> terms = AddTerms(index), hoisted, rest;
       for (auto& t : terms) {
-        VarsUsed v;
-        v.VisitExpr(t);
+        VarUses v = VarsOf(t);
         bool varying = v.loads, outer = false;
         std::set<const ForNode*> mine;
         for (const VarNode* var : v.vars) {
