@@ -41,6 +41,7 @@ struct Mem {
   std::vector<uint8_t> own;
   std::vector<uint8_t> written;  // shared: n flags; local: T*n flags
   std::vector<Shadow> shadow;    // shared only
+  std::vector<int32_t> pending;  // local: in-flight wgmma ops writing (thread, element) (intrinsics_hopper.cc)
   bool global() const { return buf->scope == Scope::kGlobal; }
   bool shared() const { return buf->scope == Scope::kShared; }
   uint8_t* Addr(int tid, int64_t flat) {
@@ -131,6 +132,18 @@ class Executor {
   void MmaSync(const CallNode* c, const Lanes& act);
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
+
+ public:
+  // intrinsics_hopper.cc: wgmma (asynchronous, per warp group) and its descriptors
+  struct HopperState;
+  bool ExecHopper(const CallNode* c, const Lanes& act);
+  bool EvalHopper(const CallNode* c, const Lanes& act, Slot* out);
+  void CheckPending(Mem& m, int tid, int64_t flat, bool write);
+  void HopperBlockStart();
+  void HopperBlockEnd();
+
+ private:
+  std::shared_ptr<HopperState> hopper_;
 
   const Options& opt_;
   Result* res_;

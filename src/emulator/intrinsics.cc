@@ -74,6 +74,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     LdMatrix(c, act);
   } else if (op == "tl.mma_sync") {
     MmaSync(c, act);
+  } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
@@ -119,6 +120,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c, act, out);
+  if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";
     Slot v;

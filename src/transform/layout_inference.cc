@@ -4,7 +4,9 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "layout/fragment.h"
+#include "layout/hopper_layout.h"
 #include "transform/cuda_passes.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda_util.h"
 #include "transform/layout_rules.h"
 
@@ -236,6 +238,8 @@ class LayoutInferencer : public LayoutRuleContext {
           "T.gemm needs a whole number of warps; the kernel has " + std::to_string(threads_) + " threads",
           g->span);
     int64_t warps = threads_ / 32;
+    if (WgmmaPlan p = PlanWgmma(g, target_, threads_); p.ok)  // sm_90a: the wgmma accumulator
+      return Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
     auto [wm, wn] = WarpGrid(M, N, warps, g);
     bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
     if (g->A.buffer->scope == Scope::kFragment) {
@@ -286,7 +290,7 @@ class LayoutInferencer : public LayoutRuleContext {
     if (it == layout_.end() || layout_.count(r->dst.buffer.get())) return false;
     const Fragment& s = it->second;
     if (s.kind == "mma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
+      return Assign(r->dst.buffer, RowsOfAccumulator(s),
                     "T.reduce of an mma accumulator", r->span);
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
@@ -329,7 +333,7 @@ class LayoutInferencer : public LayoutRuleContext {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
-        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]),
+        ch |= Assign(a.buffer, RowsOfAccumulator(drv),
                      "the T.Parallel loop (row vector)", n.outer->span);
       } else {
         std::vector<int64_t> shape;
@@ -361,6 +365,11 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
   int64_t threads_ = 0;
+
+ public:
+  CudaTarget target_;
+
+ private:
   std::map<const BufferNode*, Fragment> layout_;
   std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
@@ -394,8 +403,8 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
 void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = std::move(rule); }
 
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
-  (void)ctx;
   LayoutInferencer inf;
+  inf.target_ = ctx.target;
   inf.Run(FindKernel(f->body));
   return WithBody(f, inf.Annotate(f->body));
 }

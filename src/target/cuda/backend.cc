@@ -40,6 +40,7 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   CudaTarget target = ParseCudaTarget(k.target.str());
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
+  if (std::string h; ReadFile(bo.include_dir + "/tl_device/cuda/hopper.h", &h)) header += h;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;

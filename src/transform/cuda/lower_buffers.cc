@@ -4,6 +4,7 @@
 #include <set>
 
 #include "arith/simplify.h"
+#include "layout/hopper_layout.h"
 #include "ir/printer.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -51,7 +52,9 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   } else {
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
-    off = SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
+    off = ctx_.target.sm >= 90 ? HopperSharedOffset(Simplify(row), Simplify(idx.back()), size / shape.back(),
+                                                    shape.back(), b->dtype.bytes())
+                               : SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
   }
   auto st = stage_.find(b.get());
   if (st != stage_.end()) off = st->second * C(size) + off;

@@ -1,0 +1,51 @@
+// CUDA code generation of the Hopper intrinsics; see codegen_hopper.h.
+#include "target/cuda/codegen_hopper.h"
+
+#include "arith/simplify.h"
+#include "support/error.h"
+
+namespace tl {
+
+bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)>& print, std::string* out) {
+  const std::string& op = c->op;
+  if (op == "tl.wgmma_fence") {
+    *out = "tl::wgmma_fence()";
+  } else if (op == "tl.wgmma_commit") {
+    *out = "tl::wgmma_commit()";
+  } else if (op == "tl.wgmma_wait") {
+    *out = "tl::wgmma_wait<" + print(c->args.at(0)) + ">()";
+  } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64
+    *out = "tl::wgmma_desc(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " + print(c->args.at(2)) +
+           ", " + print(c->args.at(3)) + ")";
+  } else if (op == "tl.wgmma") {
+    // (shape "m64nNk16", ab "f16"/"bf16", descA, descB, C operand, scale_d, trans_a, trans_b)
+    auto* shape = As<StringImmNode>(c->args.at(0));
+    auto* ab = As<StringImmNode>(c->args.at(1));
+    auto* acc = As<BufferLoadNode>(c->args.at(4));
+    int64_t ta = 0, tb = 0, n = 0;
+    TL_ICHECK(shape && ab && acc && acc->indices.size() == 1 && AsConstInt(c->args.at(6), &ta) &&
+                  AsConstInt(c->args.at(7), &tb),
+              "malformed tl.wgmma call");
+    TL_ICHECK(std::sscanf(shape->value.c_str(), "m64n%ldk16", &n) == 1 && n % 8 == 0 && n >= 8 && n <= 256,
+              "tl.wgmma: bad shape ", shape->value);
+    int64_t regs = n / 2;
+    std::string s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
+                    ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + ab->value + "." +
+                    ab->value + " {";
+    for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
+    s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " + std::to_string(ta) +
+         ", " + std::to_string(tb) + ";\\n}\\n\" : ";
+    for (int64_t r = 0; r < regs; ++r) {
+      Expr e = Load(acc->buffer, {Simplify(acc->indices[0] + Int(r))});
+      s += (r ? ", \"+f\"(" : "\"+f\"(") + print(e) + ")";
+    }
+    s += " : \"l\"(" + print(c->args.at(2)) + "), \"l\"(" + print(c->args.at(3)) + "), \"r\"((int)(" +
+         print(c->args.at(5)) + ")))";
+    *out = s;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tl
