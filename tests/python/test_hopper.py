@@ -1,0 +1,153 @@
+"""Hopper (sm_90a) without a GPU: T.gemm on wgmma.mma_async, compiled through NVRTC with the PTX and
+ptxas' resource report checked, and run in the emulator (whose wgmma reads shared memory through the
+descriptors, canonical layouts and swizzle of the PTX ISA, not through the compiler's layout code)
+against a float64 NumPy reference on seeded random inputs, ragged sizes included."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangEmulationError, TileLangPerformanceWarning
+
+import kernels
+
+SM90A = {"kind": "cuda", "arch": "sm_90a"}
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+AB = {"float16": "f16", "bfloat16": "bf16"}
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def _emu(func):
+    return tilelang.compile(func, target=SM90A, execution_backend="emulator")
+
+
+def _f64(x):
+    return np.asarray(x).astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reference_gemm_compiles_to_wgmma(dtype):
+    """The demo's kernel (128x128x32 tiles, 128 threads) on sm_90a: wgmma with the fence / commit /
+    wait protocol, no mma.sync, and no spills or local memory."""
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024, dtype=dtype), target=SM90A)
+    ptx = k.get_ptx()
+    ab = AB[dtype]
+    assert re.search(r"^\.target\s+sm_90a", ptx, re.M)
+    assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{ab}.{ab}" in ptx
+    for instr in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"):
+        assert instr in ptx, instr
+    assert "mma.sync" not in ptx and "ldmatrix" not in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
+    assert any("wgmma.mma_async m64n128k16" in c and "warp groups 1x1" in c for c in k.choices), k.choices
+    assert not k.warnings
+    assert "wgmma_C(128x128, warp groups 1x1)" in k.layouts.values()
+    # the 1 KB alignment the swizzle atoms need
+    assert "__align__(1024)" in k.get_kernel_source()
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
+def test_other_archs_keep_mma_sync(arch):
+    """wgmma needs sm_90a; sm_80..sm_90 keep ldmatrix + mma.sync."""
+    k = tilelang.compile(kernels.matmul(256, 256, 256), target=f"cuda -arch={arch}")
+    ptx = k.get_ptx()
+    assert "mma.sync.aligned.m16n8k16" in ptx and "wgmma" not in ptx
+
+
+def test_gemm_that_cannot_use_wgmma_is_reported():
+    """A 64-thread block is not a warp group: mma.sync, with a warning naming the line and reason."""
+    with pytest.warns(TileLangPerformanceWarning, match="not wgmma"):
+        k = tilelang.compile(kernels.matmul(256, 256, 256, block_M=64, block_N=64, threads=64), target=SM90A)
+    assert "mma.sync.aligned.m16n8k16" in k.get_ptx() and "wgmma" not in k.get_ptx()
+    assert any("kernels.py" in w and "not wgmma" in w and "warp group" in w for w in k.warnings), k.warnings
+
+
+# (block_M, block_N, block_K, threads, trans_A, trans_B, policy): every swizzle mode (32B / 64B /
+# 128B, panels of 128 bytes), K- and MN-major operands, several m64 instructions per warp group, two
+# warp groups along M or along N.
+CONFIGS = {
+    "ref_128x128x32": (128, 128, 32, 128, False, False, T.GemmWarpPolicy.Square),
+    "k16_sw32": (64, 64, 16, 128, False, False, T.GemmWarpPolicy.Square),
+    "k64_sw128": (64, 128, 64, 128, False, False, T.GemmWarpPolicy.Square),
+    "transA_transB": (128, 64, 32, 128, True, True, T.GemmWarpPolicy.Square),
+    "transB_n256": (64, 256, 32, 128, False, True, T.GemmWarpPolicy.Square),
+    "two_groups_along_M": (128, 128, 32, 256, False, False, T.GemmWarpPolicy.Square),
+    "two_groups_along_N": (64, 128, 32, 256, False, False, T.GemmWarpPolicy.FullCol),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_wgmma_gemm_matches_numpy_in_the_emulator(name, dtype):
+    bm, bn, bk, threads, ta, tb, policy = CONFIGS[name]
+    M, N, K = bm + 72, bn + 8, 3 * bk + 16  # ragged: not multiples of the tile
+    rng = _rng()
+    func = kernels.matmul_transposed(M, N, K, bm, bn, bk, trans_A=ta, trans_B=tb, dtype=dtype, out_dtype="float32",
+                                     threads=threads, policy=policy)
+    k = _emu(func)
+    assert any("wgmma.mma_async" in c for c in k.choices), k.choices
+    a = rng.standard_normal((K, M) if ta else (M, K)).astype(NP[dtype])
+    b = rng.standard_normal((N, K) if tb else (K, N)).astype(NP[dtype])
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    A, B = _f64(a), _f64(b)
+    ref = (A.T if ta else A) @ (B.T if tb else B)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+    # the same kernel compiles to wgmma for the GPU, with no spills
+    g = tilelang.compile(func, target=SM90A)
+    assert "wgmma.mma_async" in g.get_ptx()
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+
+
+def _row_reduce_kernel(M, N, K, bm, bn, bk, threads, policy, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32"),
+             R: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=threads) as bx:
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
+            acc = T.alloc_fragment((bm, bn), "float32")
+            rmax = T.alloc_fragment((bm,), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[bx * bm, k * bk], A_s)
+                T.copy(B[k * bk, 0], B_s)
+                T.gemm(A_s, B_s, acc, policy=policy)
+            T.reduce_max(acc, rmax, dim=1)
+            for i, j in T.Parallel(bm, bn):
+                acc[i, j] = T.exp(acc[i, j] - rmax[i])
+            T.copy(acc, C[bx * bm, 0])
+            for i in T.Parallel(bm):
+                R[bx * bm + i] = rmax[i]
+
+    return main
+
+
+@pytest.mark.parametrize("threads,policy", [(128, T.GemmWarpPolicy.Square), (256, T.GemmWarpPolicy.FullCol)],
+                         ids=["one_group", "two_groups_along_N"])
+def test_epilogue_and_reduction_over_the_wgmma_accumulator(threads, policy):
+    """A row max over the accumulator and an element-wise epilogue using it (the softmax pattern of
+    attention): the accumulator layout from the ISA figure drives the reduction and the T.Parallel nest,
+    across warp groups too."""
+    M, N, K, bm, bn, bk = 200, 64, 48, 128, 64, 16
+    rng = _rng()
+    k = _emu(_row_reduce_kernel(M, N, K, bm, bn, bk, threads, policy, "float16"))
+    a = (rng.standard_normal((M, K)) * 0.25).astype(np.float16)
+    b = (rng.standard_normal((K, N)) * 0.25).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    r = np.full((M,), np.nan, np.float32)
+    k(a, b, c, r)
+    s = _f64(a) @ _f64(b)
+    ref_r = s.max(axis=1)
+    np.testing.assert_allclose(r, ref_r, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, np.exp(s - ref_r[:, None]), rtol=1e-5, atol=1e-5)
