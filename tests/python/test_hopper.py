@@ -151,3 +151,89 @@ def test_epilogue_and_reduction_over_the_wgmma_accumulator(threads, policy):
     ref_r = s.max(axis=1)
     np.testing.assert_allclose(r, ref_r, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(c, np.exp(s - ref_r[:, None]), rtol=1e-5, atol=1e-5)
+
+
+# ---- the explicit API: wg_wait, T.wait_wgmma, T.wgmma_gemm; what the emulator reports ---------------
+
+def _one_tile_gemm(M, N, K, wait, overwrite=False, explicit=False, read=True):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(acc)
+            if explicit:
+                T.wgmma_gemm(A_s, B_s, acc, wg_wait=-1)
+            else:
+                T.gemm(A_s, B_s, acc, wg_wait=-1)
+            if overwrite:
+                T.fill(A_s, 0)
+            if wait:
+                T.wait_wgmma(0)
+            if read:
+                T.copy(acc, C)
+
+    return main
+
+
+@pytest.mark.parametrize("target,explicit", [(SM90A, False), (SM90A, True), ("cpu", False)],
+                         ids=["sm_90a-gemm", "sm_90a-wgmma_gemm", "cpu-gemm"])
+def test_gemm_without_wait_then_wait_wgmma(target, explicit):
+    """T.gemm(..., wg_wait=-1) leaves the wgmma in flight; T.wait_wgmma(0) completes it before the
+    accumulator is read (on the CPU both are synchronous)."""
+    rng = _rng()
+    func = _one_tile_gemm(64, 64, 32, wait=True, explicit=explicit)
+    if target == "cpu":
+        k = tilelang.compile(func, target="cpu")
+    else:
+        k = _emu(func)
+        src = tilelang.compile(func, target=SM90A).get_kernel_source()
+        assert src.count("tl::wgmma_wait<0>()") == 1 and "tl::wgmma_commit()" in src
+    a, b = rng.standard_normal((64, 32)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+def test_reading_the_accumulator_before_the_wait_is_reported():
+    k = _emu(_one_tile_gemm(64, 64, 32, wait=False))
+    a, b = np.ones((64, 32), np.float16), np.ones((32, 64), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, b, np.zeros((64, 64), np.float32))
+    msg = next(m for kind, m in e.value.reports if kind == "wgmma_pending")
+    assert "'acc'" in msg and "is read while a wgmma" in msg and "test_hopper.py" in msg
+
+
+def test_a_wgmma_never_waited_for_is_reported():
+    k = _emu(_one_tile_gemm(64, 64, 32, wait=False, read=False))
+    with pytest.raises(TileLangEmulationError) as e:
+        k(np.ones((64, 32), np.float16), np.ones((32, 64), np.float16), np.zeros((64, 64), np.float32))
+    assert [kind for kind, _ in e.value.reports] == ["wgmma_not_waited"], e.value.reports
+
+
+def test_overwriting_an_operand_before_the_wait_is_reported():
+    k = _emu(_one_tile_gemm(64, 64, 32, wait=True, overwrite=True))
+    a, b = np.ones((64, 32), np.float16), np.ones((32, 64), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, b, np.zeros((64, 64), np.float32))
+    assert any(kind == "wgmma_operand_overwritten" and "test_hopper.py" in m for kind, m in e.value.reports), \
+        e.value.reports
+
+
+def test_wgmma_gemm_that_cannot_use_wgmma_is_an_error():
+    from tilelang.errors import TileLangUnsupportedError
+
+    with pytest.raises(TileLangUnsupportedError, match=r"T.wgmma_gemm cannot use wgmma on sm_80.*needs sm_90a"):
+        tilelang.compile(_one_tile_gemm(64, 64, 32, wait=True, explicit=True), target="cuda -arch=sm_80")
+
+
+def test_wg_wait_and_wait_wgmma_print_and_reparse():
+    from tilelang import _ffi
+
+    f = _one_tile_gemm(64, 64, 32, wait=True, explicit=True)
+    text = _ffi.print_func(f)
+    assert "T.wgmma_gemm(A_s, B_s, acc, wg_wait=-1)" in text and "T.wait_wgmma(0)" in text, text
+    assert _ffi.structural_equal(f, T.parse_source(text))

@@ -107,7 +107,7 @@ def _hopper_only(name):
 
 
 HOPPER_ONLY = ["alloc_barrier", "tma_copy", "mbarrier_wait_parity", "mbarrier_arrive", "barrier_arrive", "barrier_wait",
-               "ClusterKernel", "set_max_nreg", "ws", "wgmma_gemm", "copy_cluster", "mma_gemm_blockscaled"]
+               "ClusterKernel", "set_max_nreg", "ws", "copy_cluster", "mma_gemm_blockscaled"]
 
 
 # ---- macros ----------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "transform/cuda/hopper_wgmma.h"
 
 #include "layout/hopper_layout.h"
+#include "op/hopper_ops.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
 
@@ -168,16 +169,29 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
                         {}, sp),
                     {}, sp));
   out.push_back(Call0("tl.wgmma_commit", {}, sp));
-  out.push_back(Call0("tl.wgmma_wait", {C(0)}, sp));
+  if (g->wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(g->wg_wait)}, sp));
   return Seq(out, sp);
 }
 
 void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
-  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return;
   WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
   std::string why = p.ok ? "its accumulator's layout was fixed by another operation" : p.why;
+  if (g->require_wgmma)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.wgmma_gemm cannot use wgmma on " + L.ctx_.target.arch + ": " + why +
+                        "; use T.gemm to let the compiler pick the instruction",
+                    g->span);
+  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return;
   L.ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm uses mma.sync, not wgmma: " + why);
 }
+
+namespace {
+// T.wait_wgmma(n): wgmma.wait_group n on sm_90a; elsewhere the gemm is synchronous and nothing waits.
+const CudaOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return Seq({}, n.span);
+  return Call0("tl.wgmma_wait", {C(static_cast<const WaitWgmmaNode&>(n).n)}, n.span);
+});
+}  // namespace
 
 }  // namespace cuda_lowering
 }  // namespace tl
