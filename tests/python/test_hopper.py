@@ -237,3 +237,25 @@ def test_wg_wait_and_wait_wgmma_print_and_reparse():
     text = _ffi.print_func(f)
     assert "T.wgmma_gemm(A_s, B_s, acc, wg_wait=-1)" in text and "T.wait_wgmma(0)" in text, text
     assert _ffi.structural_equal(f, T.parse_source(text))
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_flashattention_forward_on_sm90a(causal):
+    """Q K^T on wgmma (both operands in shared memory), P V on mma.sync (P in registers, reported as a
+    performance warning): the wgmma accumulator feeds the row max / sum and the cast to P through
+    layout inference. Emulator vs NumPy."""
+    rng = _rng()
+    B, H, S, D = 1, 1, 128, 64
+    func = kernels.flashattn(B, H, S, D, causal)
+    with pytest.warns(TileLangPerformanceWarning, match="operand is in registers"):
+        k = _emu(func)
+    assert any("wgmma.mma_async m64n64k16" in c for c in k.choices), k.choices
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    k(q, kk, v, o)
+    s = _f64(q) @ _f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_f64(o), p @ _f64(v), atol=2e-2)  # P is rounded to fp16 before P @ V
