@@ -15,6 +15,7 @@
 // addressed through the descriptor alone: the canonical layouts (K-major / MN-major, 32B/64B/128B
 // swizzle) and the swizzle of address bits [4, 4+b) by bits [7, 7+b).
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "emulator/executor.h"
@@ -90,11 +91,19 @@ struct Executor::HopperState {
     std::deque<std::vector<Wgmma>> committed;
   };
   std::vector<Group> groups;  // per warp group
+  // mbarriers (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier"): the
+  // current phase completes when its pending arrival count and its transaction count are both zero;
+  // then the phase number advances and the arrival count resets to the expected count.
+  struct Barrier {
+    int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+  };
+  std::map<int64_t, Barrier> bars;  // by shared byte address
 };
 
 void Executor::HopperBlockStart() {
   if (!hopper_) hopper_ = std::make_shared<HopperState>();
   hopper_->groups.assign(static_cast<size_t>((T_ + 127) / 128), HopperState::Group());
+  hopper_->bars.clear();
   for (auto& kv : mems_) std::fill(kv.second->pending.begin(), kv.second->pending.end(), 0);
 }
 
@@ -147,6 +156,71 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
+  if (op == "tl.fence_proxy_async") return true;  // (the generic-to-async proxy rule is not checked yet)
+  if (op.rfind("tl.mbarrier_", 0) == 0) {
+    if (!hopper_) HopperBlockStart();
+    const BufferLoadNode* bop = OperandAt(c, 0);
+    Mem& m = MemOf(bop->buffer.get());
+    if (!m.shared() || m.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
+    TmpScope ts(this);
+    Slot* flat = Tmp();
+    Slot* arg = Tmp();
+    Locate(bop->buffer, bop->indices, act, flat);
+    if (c->args.size() > 1) Eval(c->args[1], act, arg);
+    auto name = [&](int64_t f) { return "mbarrier '" + m.buf->name + "'[" + std::to_string(f) + "]"; };
+    for (int t : act) {
+      const int64_t f = flat[t].i;
+      if (f < 0) continue;
+      const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8;
+      auto it = hopper_->bars.find(addr);
+      if (op == "tl.mbarrier_init") {
+        HopperState::Barrier b;
+        b.expected = b.pending = arg[t].i;
+        hopper_->bars[addr] = b;
+        NoteWrite(m, t, f);
+        continue;
+      }
+      if (it == hopper_->bars.end()) {
+        Report("mbarrier_uninitialized", t, [&] { return name(f) + " is used before mbarrier.init"; });
+        continue;
+      }
+      HopperState::Barrier& b = it->second;
+      auto complete = [&] {
+        if (b.pending == 0 && b.tx == 0) {
+          ++b.phase;
+          b.pending = b.expected;
+        }
+      };
+      if (op == "tl.mbarrier_arrive") {
+        if (b.pending == 0) {
+          Report("mbarrier_over_arrival", t, [&] {
+            return name(f) + " receives more than its " + std::to_string(b.expected) +
+                   " arrivals in one phase (its transactions are still pending)";
+          });
+          continue;
+        }
+        --b.pending;
+        complete();
+      } else if (op == "tl.mbarrier_expect_tx") {
+        b.tx += arg[t].i;
+      } else if (op == "tl.mbarrier_wait_parity") {
+        // The phase of parity p is complete unless the current (incomplete) phase has parity p. In
+        // lockstep every thread that could still arrive has run up to here: an incomplete phase never
+        // completes.
+        if ((b.phase & 1) == (arg[t].i & 1)) {
+          Report("deadlock", t, [&] {
+            return "the wait on " + name(f) + " for phase parity " + std::to_string(arg[t].i & 1) +
+                   " can never complete: " + std::to_string(b.pending) + " of " + std::to_string(b.expected) +
+                   " arrivals and " + std::to_string(b.tx) + " transaction bytes are missing";
+          });
+          break;  // one report per wait
+        }
+      } else {
+        Bad(c, "unknown mbarrier operation");
+      }
+    }
+    return true;
+  }
   if (op != "tl.wgmma" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait") return false;
   if (!hopper_) HopperBlockStart();
   // Warp groups of `act` that are complete (the instructions are .sync.aligned over the warp group).

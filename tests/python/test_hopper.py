@@ -287,3 +287,103 @@ def test_gpu_check_hopper_cases_compile_for_sm90a():
     c = np.full(sc, np.nan, np.float32)
     _emu(hopper.gemm(name, "float16", size))(a, b, c)
     np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+# ---- mbarriers: T.alloc_barrier, T.mbarrier_arrive / T.barrier_arrive, T.mbarrier_wait_parity /
+# T.barrier_wait, T.mbarrier_expect_tx, T.fence_proxy_async ------------------------------------------------
+
+def _barrier_kernel(wait_bar=0, parity=0, arrive=True, aliases=False, extra_arrive=False):
+    arrive_fn = T.barrier_arrive if aliases else T.mbarrier_arrive
+    wait_fn = T.barrier_wait if aliases else T.mbarrier_wait_parity
+
+    @T.prim_func
+    def main(A: T.Tensor((200,), "float32"), B: T.Tensor((200,), "float32")):
+        with T.Kernel(T.ceildiv(200, 128), threads=128) as bx:
+            bars = T.alloc_barrier([128, 128])
+            S = T.alloc_shared((128,), "float32")
+            for i in T.Parallel(128):
+                S[i] = A[bx * 128 + i]
+            T.fence_proxy_async()
+            if arrive:
+                arrive_fn(bars[0])
+            if extra_arrive:
+                arrive_fn(bars[0])
+            wait_fn(bars[wait_bar], parity)
+            for i in T.Parallel(128):
+                B[bx * 128 + i] = S[127 - i] * 2.0
+
+    return main
+
+
+@pytest.mark.parametrize("aliases", [False, True], ids=["mbarrier_names", "barrier_names"])
+def test_mbarrier_arrive_and_wait(aliases):
+    """Every thread arrives on a 128-count barrier and waits for phase 0: the PTX has the mbarrier
+    instructions, the shared-memory table lists the barriers, the emulator agrees with NumPy."""
+    f = _barrier_kernel(aliases=aliases)
+    k = tilelang.compile(f, target=SM90A)
+    ptx = k.get_ptx()
+    for instr in ("mbarrier.init.shared::cta.b64", "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity",
+                  "fence.proxy.async.shared::cta"):
+        assert instr in ptx, instr
+    assert re.search(r"^bars\s+2\s+uint64\s+1\s+16\s", k.get_shared_memory_report(), re.M), \
+        k.get_shared_memory_report()
+    rng = _rng()
+    a = rng.standard_normal(200).astype(np.float32)
+    b = np.full(200, np.nan, np.float32)
+    _emu(f)(a, b)
+    ref = np.concatenate([a[:128][::-1], np.concatenate([a[128:], np.zeros(56, np.float32)])[::-1][:72]]) * 2
+    np.testing.assert_array_equal(b, ref)
+
+
+@pytest.mark.parametrize("case,expect", [
+    (dict(wait_bar=1), r"'bars'\[1\] for phase parity 0 can never complete: 128 of 128 arrivals"),
+    (dict(parity=1), r"'bars'\[0\] for phase parity 1 can never complete"),
+    (dict(arrive=False), r"'bars'\[0\] for phase parity 0 can never complete"),
+])
+def test_a_wait_that_can_never_complete_is_a_deadlock(case, expect):
+    k = _emu(_barrier_kernel(**case))
+    with pytest.raises(TileLangEmulationError) as e:
+        k(np.zeros(200, np.float32), np.zeros(200, np.float32))
+    kind, msg = e.value.reports[0]
+    assert kind == "deadlock" and re.search(expect, msg) and "test_hopper.py" in msg and "wait_fn(" in msg, msg
+
+
+def test_phases_advance_with_each_full_set_of_arrivals():
+    """Two rounds of 128 arrivals complete phases 0 and 1: a wait for parity 1 passes, a wait for
+    parity 0 then waits for phase 2, which never completes."""
+    a = np.arange(200, dtype=np.float32)
+    b = np.zeros(200, np.float32)
+    _emu(_barrier_kernel(extra_arrive=True, parity=1))(a, b)
+    assert b[0] == 2 * 127
+    with pytest.raises(TileLangEmulationError) as e:
+        _emu(_barrier_kernel(extra_arrive=True, parity=0))(a, b)
+    assert e.value.reports[0][0] == "deadlock", e.value.reports
+
+
+@pytest.mark.parametrize("target,what", [("cuda -arch=sm_80", "the target is sm_80"), ("cpu", "not the CPU")])
+def test_mbarriers_need_hopper(target, what):
+    from tilelang.errors import TileLangUnsupportedError
+
+    with pytest.raises(TileLangUnsupportedError, match=what) as e:
+        tilelang.compile(_barrier_kernel(), target=target)
+    assert "test_hopper.py" in str(e.value)
+
+
+def test_barrier_api_prints_and_reparses():
+    from tilelang import _ffi
+
+    f = _barrier_kernel()
+    text = _ffi.print_func(f)
+    assert '"tl.mbarrier_init", bars[1], 128' in text and '"tl.mbarrier_wait_parity", bars[0], 0' in text, text
+    assert _ffi.structural_equal(f, T.parse_source(text))
+
+
+@pytest.mark.parametrize("bad", [0, [128, 1 << 20]])
+def test_bad_arrive_counts_are_rejected(bad):
+    from tilelang.errors import TileLangTypeError
+
+    with pytest.raises(TileLangTypeError, match="arrive counts"):
+        @T.prim_func
+        def main(A: T.Tensor((16,), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                bars = T.alloc_barrier(bad)  # noqa: F841

@@ -26,3 +26,33 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 
 }  // namespace tl
+
+namespace tl {
+
+// ---- mbarriers (sm_90): 64-bit barrier objects in shared memory --------------------------------------
+/// Initialises the barrier for `count` arrivals per phase (one thread, before any use).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+/// One arrival of the calling thread.
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_addr(bar))
+               : "memory");
+}
+/// Adds `bytes` to the transaction count the current phase waits for (TMA completes them).
+__device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nTL_MBAR_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra TL_MBAR_WAIT;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+/// Orders the thread's generic-proxy shared-memory accesses before later async-proxy ones (TMA, wgmma).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+}  // namespace tl

@@ -114,6 +114,63 @@ def alloc_var(dtype, init=None, scope="local.var"):
     return buf
 
 
+# ---- Hopper mbarriers (docs/hopper.md) ------------------------------------------------------------------
+def alloc_barrier(arrive_count):
+    """mbarriers in shared memory, one per arrive count (an int or a list): `bars = T.alloc_barrier([128, 1])`.
+    Each is initialised with its count at the start of the kernel (by one thread, before any use)."""
+    counts = list(arrive_count) if isinstance(arrive_count, (list, tuple)) else [arrive_count]
+    for c in counts:
+        v = _ffi.const_int(c) if isinstance(c, Expr) else c
+        if not isinstance(v, int) or not 1 <= v <= (1 << 20) - 1:
+            raise TileLangTypeError(f"T.alloc_barrier arrive counts are constants from 1 to 2^20 - 1, got {c!r}")
+    if not counts:
+        raise TileLangTypeError("T.alloc_barrier needs at least one arrive count")
+    buf = _alloc((len(counts),), "uint64", "shared", "T.alloc_barrier")
+    frame = builder.current().kernels[-1]
+    for i, c in enumerate(counts):
+        init = _ffi.call("void", "tl.mbarrier_init", [_ffi.load(buf, [_const(i)]), _const(int(c))])
+        frame.prologue.append(_ffi.evaluate(init, builder.span()))
+    return buf
+
+
+def _barrier_elem(bar, what):
+    if isinstance(bar, _ffi.Buffer):
+        bar = _ffi.load(bar, [_const(0)])
+    b = bar.buffer if isinstance(bar, _ffi.BufferLoad) else None
+    if b is None or b.dtype != "uint64" or b.scope != "shared":
+        raise TileLangTypeError(f"{what} takes a barrier from T.alloc_barrier (e.g. bars[0])")
+    return bar
+
+
+def _barrier_call(op, args):
+    return _ffi.evaluate(_ffi.call("void", op, args), builder.span())
+
+
+def mbarrier_arrive(bar):
+    """Every executing thread arrives once on the barrier (mbarrier.arrive)."""
+    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(bar, "T.mbarrier_arrive")])
+
+
+def mbarrier_expect_tx(bar, nbytes):
+    """Adds nbytes to the barrier's expected transaction count (mbarrier.expect_tx)."""
+    return _barrier_call("tl.mbarrier_expect_tx", [_barrier_elem(bar, "T.mbarrier_expect_tx"), _const(nbytes)])
+
+
+def mbarrier_wait_parity(bar, parity):
+    """Waits until the barrier's phase with this parity has completed (mbarrier.try_wait.parity)."""
+    p = parity if isinstance(parity, Expr) else _const(int(parity))
+    return _barrier_call("tl.mbarrier_wait_parity", [_barrier_elem(bar, "T.mbarrier_wait_parity"), p])
+
+
+barrier_arrive = mbarrier_arrive
+barrier_wait = mbarrier_wait_parity
+
+
+def fence_proxy_async():
+    """Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA, wgmma) reads."""
+    return _barrier_call("tl.fence_proxy_async", [])
+
+
 def alloc_buffer(shape, dtype, scope="shared"):
     if scope.startswith("shared"):
         return alloc_shared(shape, dtype)

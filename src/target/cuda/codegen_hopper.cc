@@ -14,6 +14,12 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::wgmma_commit()";
   } else if (op == "tl.wgmma_wait") {
     *out = "tl::wgmma_wait<" + print(c->args.at(0)) + ">()";
+  } else if (op == "tl.mbarrier_init" || op == "tl.mbarrier_expect_tx" || op == "tl.mbarrier_wait_parity") {
+    *out = "tl::" + op.substr(3) + "(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ")";
+  } else if (op == "tl.mbarrier_arrive") {
+    *out = "tl::mbarrier_arrive(&" + print(c->args.at(0)) + ")";
+  } else if (op == "tl.fence_proxy_async") {
+    *out = "tl::fence_proxy_async()";
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64
     *out = "tl::wgmma_desc(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " + print(c->args.at(2)) +
            ", " + print(c->args.at(3)) + ")";

@@ -96,6 +96,17 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   return p;
 }
 
+void CheckHopperCall(const Expr& e, const CudaTarget& t, const Span& sp) {
+  auto* c = As<CallNode>(e);
+  if (!c || (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async")) return;
+  std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
+  if (t.sm < 90 || !t.mma)
+    throw UserError(ErrorKind::kUnsupported,
+                    name + " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
+                        (t.backend == "CUDA" ? t.arch : t.backend),
+                    sp);
+}
+
 namespace cuda_lowering {
 
 using namespace cuda_pass;

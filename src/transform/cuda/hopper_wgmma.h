@@ -21,6 +21,14 @@ struct WgmmaPlan {
 /// Whether `g` can run on wgmma on `target` with `threads` threads, and its split.
 WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& target, int64_t threads);
 
+/// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need sm_90:
+/// a UserError at `sp` on an older target. Other expressions pass.
+void CheckHopperCall(const Expr& e, const CudaTarget& target, const Span& sp);
+
+/// The CPU target has no mbarriers: the first such call in `body` is a UserError at its line
+/// (lower_hopper_ops_cpu.cc).
+void RejectHopperCallsOnCPU(const Stmt& body);
+
 namespace cuda_lowering {
 class CudaTileLowerer;
 /// Thread-level statements of a wgmma gemm: wgmma.fence, the m64nNk16 instructions over the k16
