@@ -98,13 +98,22 @@ struct Executor::HopperState {
     int64_t expected = 0, pending = 0, tx = 0, phase = 0;
   };
   std::map<int64_t, Barrier> bars;  // by shared byte address
+  std::vector<int32_t> fences;       // per thread: fence.proxy.async executed so far
 };
 
 void Executor::HopperBlockStart() {
   if (!hopper_) hopper_ = std::make_shared<HopperState>();
   hopper_->groups.assign(static_cast<size_t>((T_ + 127) / 128), HopperState::Group());
   hopper_->bars.clear();
-  for (auto& kv : mems_) std::fill(kv.second->pending.begin(), kv.second->pending.end(), 0);
+  hopper_->fences.assign(static_cast<size_t>(T_), 0);
+  for (auto& kv : mems_) {
+    Mem& m = *kv.second;
+    std::fill(m.pending.begin(), m.pending.end(), 0);
+    if (m.shared() && kv.first->data) {
+      m.proxy_writer.assign(static_cast<size_t>(m.n), 0);
+      m.proxy_fences.assign(static_cast<size_t>(m.n), 0);
+    }
+  }
 }
 
 void Executor::HopperBlockEnd() {
@@ -133,6 +142,11 @@ void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
   });
 }
 
+void Executor::NoteGenericWrite(Mem& m, int tid, int64_t flat) {
+  m.proxy_writer[static_cast<size_t>(flat)] = tid + 1;
+  m.proxy_fences[static_cast<size_t>(flat)] = hopper_->fences[static_cast<size_t>(tid)];
+}
+
 bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
   if (c->op != "tl.wgmma_desc") return false;
   if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, mode)");
@@ -156,7 +170,11 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
-  if (op == "tl.fence_proxy_async") return true;  // (the generic-to-async proxy rule is not checked yet)
+  if (op == "tl.fence_proxy_async") {  // orders each executing thread's earlier generic writes
+    if (!hopper_) HopperBlockStart();
+    for (int t : act) ++hopper_->fences[static_cast<size_t>(t)];
+    return true;
+  }
   if (op.rfind("tl.mbarrier_", 0) == 0) {
     if (!hopper_) HopperBlockStart();
     const BufferLoadNode* bop = OperandAt(c, 0);
@@ -386,6 +404,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       if (d->swizzle_bytes == 0 || d->base_offset != 0)
         TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{},
                       "emulator: wgmma descriptors without a swizzle mode or with a base offset are not emulated");
+    bool proxy_reported = false;
     auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
                      std::vector<uint16_t>* bits) {
       int64_t a = Swizzle(CanonicalAddress(d, mn_major, mn, k, 2), d.swizzle_bytes);
@@ -399,7 +418,22 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       } else {
         std::memcpy(&v, base + a, 2);
         int64_t f = 0;
-        if (Mem* m = view_at(a, &f)) NoteRead(*m, t0, f);
+        if (Mem* m = view_at(a, &f)) {
+          NoteRead(*m, t0, f);
+          // The generic-to-async proxy rule: a thread's shared-memory write is seen by wgmma (the async
+          // proxy) only after that thread's fence.proxy.async.
+          const size_t fi = static_cast<size_t>(f);
+          const int32_t wr = m->proxy_writer.empty() ? 0 : m->proxy_writer[fi];
+          if (wr && hopper_->fences[static_cast<size_t>(wr - 1)] == m->proxy_fences[fi] && !proxy_reported) {
+            proxy_reported = true;
+            Report("async_proxy", t0, [&] {
+              return "shared buffer '" + m->buf->name + "' index [" + std::to_string(f) + "] was written by thread " +
+                     std::to_string(wr - 1) +
+                     " (generic proxy) and is read by a wgmma (async proxy) with no fence.proxy.async by that thread "
+                     "in between";
+            });
+          }
+        }
       }
       addr->push_back(a);
       bits->push_back(v);

@@ -387,3 +387,20 @@ def test_bad_arrive_counts_are_rejected(bad):
         def main(A: T.Tensor((16,), "float32")):
             with T.Kernel(1, threads=128) as bx:
                 bars = T.alloc_barrier(bad)  # noqa: F841
+
+
+def test_wgmma_reading_unfenced_generic_writes_is_reported():
+    """The generic-to-async proxy rule: the lowering puts fence.proxy.async before the wgmma (the
+    operands were written by cp.async / st.shared); without it (a test hook) the emulator reports the
+    wgmma's read of the unfenced writes."""
+    f = kernels.matmul(128, 128, 64, out_dtype="float32")
+    src = tilelang.compile(f, target=SM90A).get_kernel_source()
+    assert src.index("tl::fence_proxy_async()") < src.index("tl::wgmma_fence()") < src.index("wgmma.mma_async")
+    k = tilelang.compile(f, target=SM90A, execution_backend="emulator",
+                         pass_configs={"tl.test_skip_fence_proxy_async": True})
+    a, b = np.ones((128, 64), np.float16), np.ones((64, 128), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, b, np.zeros((128, 128), np.float32))
+    kind, msg = e.value.reports[0]
+    assert kind == "async_proxy" and "(generic proxy)" in msg and "no fence.proxy.async" in msg, msg
+    assert "kernels.py" in msg

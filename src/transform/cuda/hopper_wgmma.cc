@@ -174,6 +174,9 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
                    {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), dA, dB, acc, C(1), C(a_mn ? 1 : 0),
                     C(b_mn ? 1 : 0)},
                    sp);
+  // The operands were written through the generic proxy (cp.async, st.shared); wgmma reads them
+  // through the async proxy.
+  if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
   out.push_back(Call0("tl.wgmma_fence", {}, sp));
   out.push_back(For(kk, C(0), C(p.K / 16), ForKind::kUnrolled,
                     For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp),
