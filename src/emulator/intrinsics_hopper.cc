@@ -239,7 +239,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op != "tl.wgmma" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait") return false;
+  if (op != "tl.wgmma" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait" &&
+      op != "tl.set_max_nreg")
+    return false;
   if (!hopper_) HopperBlockStart();
   // Warp groups of `act` that are complete (the instructions are .sync.aligned over the warp group).
   Lanes full = FullWarps(act, op.c_str());
@@ -256,6 +258,11 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   }
   auto& st = *hopper_;
   if (op == "tl.wgmma_fence") return true;
+  if (op == "tl.set_max_nreg") {  // a register budget: nothing to execute; must be warp-group collective
+    const int64_t n = IntLit(c, 0);
+    if (n < 24 || n > 256 || n % 8) Bad(c, "setmaxnreg takes 24..256, a multiple of 8");
+    return true;
+  }
   if (op == "tl.wgmma_commit") {
     for (int g : groups) {
       st.groups[g].committed.push_back(std::move(st.groups[g].open));

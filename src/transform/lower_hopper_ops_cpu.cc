@@ -12,10 +12,10 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
     void VisitStmt(const Stmt& s) override {
       if (auto* ev = As<EvaluateNode>(s))
         if (auto* c = As<CallNode>(ev->value);
-            c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async"))
+            c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async" || c->op == "tl.set_max_nreg"))
           throw UserError(ErrorKind::kUnsupported,
                           "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
-                              " (mbarriers, async proxy) needs a Hopper target (cuda sm_90 / sm_90a), not the CPU",
+                              " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
                           s->span);
       IRVisitor::VisitStmt(s);
     }

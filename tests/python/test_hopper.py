@@ -360,7 +360,7 @@ def test_phases_advance_with_each_full_set_of_arrivals():
     assert e.value.reports[0][0] == "deadlock", e.value.reports
 
 
-@pytest.mark.parametrize("target,what", [("cuda -arch=sm_80", "the target is sm_80"), ("cpu", "not the CPU")])
+@pytest.mark.parametrize("target,what", [("cuda -arch=sm_80", "the target is sm_80"), ("cpu", "not for the CPU")])
 def test_mbarriers_need_hopper(target, what):
     from tilelang.errors import TileLangUnsupportedError
 
@@ -404,3 +404,30 @@ def test_wgmma_reading_unfenced_generic_writes_is_reported():
     kind, msg = e.value.reports[0]
     assert kind == "async_proxy" and "(generic proxy)" in msg and "no fence.proxy.async" in msg, msg
     assert "kernels.py" in msg
+
+
+def _nreg_kernel(n, inc):
+    @T.prim_func
+    def main(A: T.Tensor((256,), "float32"), B: T.Tensor((256,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            T.disable_warp_group_reg_alloc()
+            T.set_max_nreg(n, inc)
+            for i in T.Parallel(256):
+                B[i] = A[i] + 1.0
+
+    return main
+
+
+def test_set_max_nreg():
+    """setmaxnreg.inc / .dec in the PTX (sm_90a); the emulator runs the kernel; other targets reject it."""
+    from tilelang.errors import TileLangTypeError, TileLangUnsupportedError
+
+    for n, inc, instr in [(240, 1, "setmaxnreg.inc.sync.aligned.u32 240"), (40, 0, "setmaxnreg.dec.sync.aligned.u32 40")]:
+        assert instr in tilelang.compile(_nreg_kernel(n, inc), target=SM90A).get_ptx()
+    a, b = np.arange(256, dtype=np.float32), np.zeros(256, np.float32)
+    _emu(_nreg_kernel(240, 1))(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    with pytest.raises(TileLangUnsupportedError, match="needs sm_90a"):
+        tilelang.compile(_nreg_kernel(240, 1), target="cuda -arch=sm_90")
+    with pytest.raises(TileLangTypeError, match="multiple of 8"):
+        _nreg_kernel(100, 1)

@@ -171,6 +171,22 @@ def fence_proxy_async():
     return _barrier_call("tl.fence_proxy_async", [])
 
 
+def set_max_nreg(reg_count, is_inc):
+    """setmaxnreg (sm_90a): the executing warp group raises (is_inc=1) or lowers (0) its per-thread register
+    budget to reg_count (24..256, a multiple of 8). Warp-group collective."""
+    n = _ffi.const_int(reg_count) if isinstance(reg_count, Expr) else reg_count
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TileLangTypeError(f"T.set_max_nreg: reg_count is a constant from 24 to 256, a multiple of 8; got {reg_count!r}")
+    return _barrier_call("tl.set_max_nreg", [_const(n), _const(1 if is_inc else 0)])
+
+
+def disable_warp_group_reg_alloc():
+    """TileLang's opt-out of automatic register reallocation between warp groups. This compiler does not
+    reallocate registers on its own (no automatic warp specialisation yet), so the opt-out always holds and
+    nothing is emitted (docs/hopper.md)."""
+    return None
+
+
 def alloc_buffer(shape, dtype, scope="shared"):
     if scope.startswith("shared"):
         return alloc_shared(shape, dtype)

@@ -18,6 +18,9 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::" + op.substr(3) + "(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ")";
   } else if (op == "tl.mbarrier_arrive") {
     *out = "tl::mbarrier_arrive(&" + print(c->args.at(0)) + ")";
+  } else if (op == "tl.set_max_nreg") {  // (count, inc): immediates
+    *out = "asm volatile(\"setmaxnreg." + std::string(IsConstInt(c->args.at(1), 1) ? "inc" : "dec") +
+           ".sync.aligned.u32 " + print(c->args.at(0)) + ";\\n\" ::: \"memory\")";
   } else if (op == "tl.fence_proxy_async") {
     *out = "tl::fence_proxy_async()";
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64

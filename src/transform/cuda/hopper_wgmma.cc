@@ -98,7 +98,12 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
 
 void CheckHopperCall(const Expr& e, const CudaTarget& t, const Span& sp) {
   auto* c = As<CallNode>(e);
-  if (!c || (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async")) return;
+  if (!c) return;
+  if (c->op == "tl.set_max_nreg" && t.arch != "sm_90a")
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + (t.backend == "CUDA" ? t.arch : t.backend),
+                    sp);
+  if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
   std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
   if (t.sm < 90 || !t.mma)
     throw UserError(ErrorKind::kUnsupported,
