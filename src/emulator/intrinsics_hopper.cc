@@ -81,6 +81,8 @@ struct Wgmma {
   std::vector<int64_t> acc_flat;  // per thread of the warp group: first accumulator element
   std::vector<int64_t> a_addr, b_addr;  // byte addresses, A: [64][16] (m, k), B: [16][n] (k, n)
   std::vector<uint16_t> a_bits, b_bits;  // values at issue
+  Mem* a_reg = nullptr;                   // wgmma_rs: A's register buffer and each thread's first element
+  std::vector<int64_t> a_reg_flat;
 };
 
 }  // namespace
@@ -239,7 +241,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op != "tl.wgmma" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait" &&
+  if (op != "tl.wgmma" && op != "tl.wgmma_rs" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait" &&
       op != "tl.set_max_nreg")
     return false;
   if (!hopper_) HopperBlockStart();
@@ -312,10 +314,18 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
             changed = std::memcmp(base + w.a_addr[i], &w.a_bits[i], 2) != 0;
           for (size_t i = 0; i < w.b_addr.size() && !changed; ++i)
             changed = std::memcmp(base + w.b_addr[i], &w.b_bits[i], 2) != 0;
+          for (int t = 0; t < 128 && w.a_reg && !changed; ++t) {
+            const int tid = g * 128 + t, wp = t / 32, l = t % 32;
+            for (int i = 0; i < 8 && !changed; ++i) {
+              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+              changed = std::memcmp(w.a_reg->Addr(tid, w.a_reg_flat[static_cast<size_t>(t)] + i),
+                                    &w.a_bits[static_cast<size_t>(row * 16 + col)], 2) != 0;
+            }
+          }
           if (changed)
             Report("wgmma_operand_overwritten", g * 128, [&] {
               std::string at = w.stmt && w.stmt->span.defined() ? " (issued at " + FormatSpan(w.stmt->span) + ")" : "";
-              return "shared memory read by a wgmma" + at +
+              return "an operand (shared memory or A's registers) read by a wgmma" + at +
                      " was overwritten before the wgmma.wait_group that completes it";
             });
           std::vector<double> D(static_cast<size_t>(64 * w.n), 0.0);
@@ -363,7 +373,12 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     return true;
   }
   // tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
-  if (c->args.size() != 8) Bad(c, "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
+  // tl.wgmma_rs(shape, ab, &A registers, descB, &C, scale_d, trans_b): A from registers, 8 16-bit elements
+  // per thread per instruction in the order of the ISA's A-fragment figure for m64nNk16 (as mma.sync's
+  // m16n8k16 A per warp): a_i of warp w, lane l at row 16w + l/4 + 8*((i/2)%2), col 2*(l%4) + i%2 + 8*(i/4).
+  const bool rs = op == "tl.wgmma_rs";
+  if (c->args.size() != (rs ? 7u : 8u))
+    Bad(c, rs ? "expects (shape, ab, A, descB, C, scale_d, trans_b)" : "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
   auto* shape = As<StringImmNode>(c->args[0]);
   auto* ab = As<StringImmNode>(c->args[1]);
   long n = 0;
@@ -374,13 +389,21 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   Mem& acc = MemOf(accop->buffer.get());
   if (acc.shared() || acc.global() || acc.t != DataType::Float(32)) Bad(c, "C must be a float32 register buffer");
   if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
-  const bool ta = IntLit(c, 6) != 0, tb = IntLit(c, 7) != 0;
+  const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
   TmpScope ts(this);
   Slot* da = Tmp();
   Slot* db = Tmp();
   Slot* sc = Tmp();
   Slot* cf = Tmp();
-  Eval(c->args[2], full, da);
+  Mem* areg = nullptr;
+  if (rs) {
+    const BufferLoadNode* aop = OperandAt(c, 2);
+    areg = &MemOf(aop->buffer.get());
+    if (areg->shared() || areg->global() || areg->esize != 2) Bad(c, "A must be a 16-bit register buffer");
+    Locate(aop->buffer, aop->indices, full, da, 8);
+  } else {
+    Eval(c->args[2], full, da);
+  }
   Eval(c->args[3], full, db);
   Eval(c->args[5], full, sc);
   Locate(accop->buffer, accop->indices, full, cf, n / 2);
@@ -397,7 +420,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     w.acc = &acc;
     bool ok = true;
     for (int t = t0; t < t0 + 128; ++t) {
-      if (da[t].i != da[t0].i || db[t].i != db[t0].i || sc[t].i != sc[t0].i) {
+      if ((!rs && da[t].i != da[t0].i) || db[t].i != db[t0].i || sc[t].i != sc[t0].i) {
         Report("wgmma_nonuniform", t, [&] { return "the threads of a warp group pass different wgmma descriptors or scale-d"; });
         ok = false;
         break;
@@ -405,12 +428,16 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       if (cf[t].i < 0) ok = false;
       w.acc_flat.push_back(cf[t].i);
     }
+    if (rs)
+      for (int t = t0; t < t0 + 128; ++t) ok &= da[t].i >= 0;
     if (!ok || !base) continue;
-    const Desc A = Decode(static_cast<uint64_t>(da[t0].i)), B = Decode(static_cast<uint64_t>(db[t0].i));
-    for (const Desc* d : {&A, &B})
+    const Desc A = Decode(rs ? 0 : static_cast<uint64_t>(da[t0].i)), B = Decode(static_cast<uint64_t>(db[t0].i));
+    for (const Desc* d : {&A, &B}) {
+      if (rs && d == &A) continue;
       if (d->swizzle_bytes == 0 || d->base_offset != 0)
         TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{},
                       "emulator: wgmma descriptors without a swizzle mode or with a base offset are not emulated");
+    }
     bool proxy_reported = false;
     auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
                      std::vector<uint16_t>* bits) {
@@ -446,8 +473,22 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       bits->push_back(v);
     };
     // A: 64 x 16 (K-major unless trans_a), B: 16 x N (K-major, i.e. stored N x K, unless trans_b).
-    for (int64_t m = 0; m < 64; ++m)
-      for (int64_t k = 0; k < 16; ++k) fetch(A, ta, m, k, &w.a_addr, &w.a_bits);
+    if (rs) {
+      w.a_reg = areg;
+      w.a_bits.assign(64 * 16, 0);
+      for (int t = 0; t < 128; ++t) {
+        const int tid = t0 + t, wp = t / 32, l = t % 32;
+        w.a_reg_flat.push_back(da[tid].i);
+        for (int i = 0; i < 8; ++i) {
+          const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+          NoteRead(*areg, tid, da[tid].i + i);
+          std::memcpy(&w.a_bits[static_cast<size_t>(row * 16 + col)], areg->Addr(tid, da[tid].i + i), 2);
+        }
+      }
+    } else {
+      for (int64_t m = 0; m < 64; ++m)
+        for (int64_t k = 0; k < 16; ++k) fetch(A, ta, m, k, &w.a_addr, &w.a_bits);
+    }
     for (int64_t k = 0; k < 16; ++k)
       for (int64_t j = 0; j < n; ++j) fetch(B, tb, j, k, &w.b_addr, &w.b_bits);
     for (int t = 0; t < 128; ++t)

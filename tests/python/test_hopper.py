@@ -239,17 +239,24 @@ def test_wg_wait_and_wait_wgmma_print_and_reparse():
     assert _ffi.structural_equal(f, T.parse_source(text))
 
 
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_flashattention_forward_on_sm90a(causal):
-    """Q K^T on wgmma (both operands in shared memory), P V on mma.sync (P in registers, reported as a
-    performance warning): the wgmma accumulator feeds the row max / sum and the cast to P through
-    layout inference. Emulator vs NumPy."""
+@pytest.mark.parametrize("causal,D", [(False, 64), (True, 64), (True, 128)], ids=["full-d64", "causal-d64", "causal-d128"])
+def test_flashattention_forward_on_sm90a(causal, D):
+    """Q K^T on wgmma with both operands in shared memory, P V on wgmma with P in registers (the
+    accumulator of the first, cast, is the A fragment of the second); the wgmma accumulator feeds the
+    row max / sum through layout inference. No spills or local memory; emulator vs NumPy."""
     rng = _rng()
-    B, H, S, D = 1, 1, 128, 64
+    B, H, S = 1, 1, 128
     func = kernels.flashattn(B, H, S, D, causal)
-    with pytest.warns(TileLangPerformanceWarning, match="operand is in registers"):
-        k = _emu(func)
-    assert any("wgmma.mma_async m64n64k16" in c for c in k.choices), k.choices
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert "mma.sync" not in ptx and not g.warnings
+    assert re.search(r"wgmma.mma_async.sync.aligned.m64n\d+k16.f32.f16.f16\s+\{[^}]*\},\s*\{", ptx), \
+        "no wgmma with A in registers"
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    k = _emu(func)
+    assert any("wgmma.mma_async m64n64k16" in c and "A K-major" in c for c in k.choices), k.choices
+    assert any(f"wgmma.mma_async m64n{D}k16" in c and "A in registers" in c for c in k.choices), k.choices
     q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
     o = np.zeros_like(q)
     k(q, kk, v, o)

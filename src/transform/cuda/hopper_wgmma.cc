@@ -45,8 +45,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
     return p;
   };
   if (t.arch != "sm_90a" || !t.mma) return no("wgmma needs sm_90a");
-  if (g->A.buffer->scope != Scope::kShared || g->B.buffer->scope != Scope::kShared)
-    return no("wgmma here reads both operands from shared memory (an operand is in registers)");
+  if (g->B.buffer->scope != Scope::kShared) return no("wgmma reads B from shared memory (B is in registers)");
+  const bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  if (a_reg && g->trans_A) return no("A in registers cannot be transposed");
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
@@ -60,7 +61,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   p.K = g->trans_A ? as[0] : as[1];
   if (p.K % 16) return no("K = " + std::to_string(p.K) + " is not a multiple of 16");
   if (threads % 128) return no("the block is not a whole number of warp groups (128 threads)");
-  if (!HopperSwizzleBytes(as[0], as[1], 2) || !HopperSwizzleBytes(bs[0], bs[1], 2))
+  if ((!a_reg && !HopperSwizzleBytes(as[0], as[1], 2)) || !HopperSwizzleBytes(bs[0], bs[1], 2))
     return no("a shared operand's rows are not 32, 64 or a multiple of 128 bytes (or its row count is not a "
               "multiple of 8), so no wgmma swizzle mode describes it");
   int64_t W = threads / 128;
@@ -68,7 +69,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   auto try_split = [&](int64_t wgm) {
     if (W % wgm || p.M % (64 * wgm)) return false;
     int64_t wgn = W / wgm, wN = p.N / wgn;
-    if (p.N % (8 * wgn)) return false;
+    if (p.N % (8 * wgn) || (a_reg && wgn != 1)) return false;  // A in registers: whole rows per warp group
     int64_t ni = wN;
     while (ni > 256 || wN % ni || ni % 8) --ni;
     if (!g->trans_B) {  // B is MN-major: each instruction's columns must fit the panels
@@ -89,6 +90,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   } else {
     for (int64_t wgm = W; wgm >= 1 && !found; --wgm) found = try_split(wgm);
   }
+  if (!found && a_reg)
+    return no("with A in registers every warp group needs whole rows: the " + std::to_string(p.M) +
+              "-row tile must split over " + std::to_string(W) + " warp group(s) in m64 rows");
   if (!found)
     return no("the " + std::to_string(p.M) + "x" + std::to_string(p.N) + " accumulator cannot be split over " +
               std::to_string(W) + " warp group(s) in m64 rows and whole 128-byte panels of B");
@@ -140,21 +144,23 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
   Span sp = g->span;
   bool f16 = g->A.buffer->dtype == DataType::Float(16);
+  const bool a_reg = g->A.buffer->scope == Scope::kFragment;
   std::vector<int64_t> as, bs;
   as = {ConstOr(g->A.buffer->shape[0], sp, "A"), ConstOr(g->A.buffer->shape[1], sp, "A")};
   bs = {ConstOr(g->B.buffer->shape[0], sp, "B"), ConstOr(g->B.buffer->shape[1], sp, "B")};
   // MN-major operands: A stored [K, M] (transpose_A), B stored [K, N] (not transpose_B).
   bool a_mn = g->trans_A, b_mn = !g->trans_B;
-  OperandDesc da = DescOf(as, a_mn), db = DescOf(bs, b_mn);
+  OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn), db = DescOf(bs, b_mn);
   int64_t wN = p.N / p.wgn, nt = wN / 8, mi = p.M / (64 * p.wgm), nc = wN / p.n_inst;
   std::string shape = "m64n" + std::to_string(p.n_inst) + "k16";
   L.ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + (f16 ? "f16" : "bf16") +
                                  ", warp groups " + std::to_string(p.wgm) + "x" + std::to_string(p.wgn) + ", " +
                                  std::to_string(mi * nc) + " instructions per warp group per k16 step; A " +
-                                 (a_mn ? "MN" : "K") + "-major, B " + (b_mn ? "MN" : "K") +
-                                 "-major from shared memory (swizzle " +
-                                 std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B / " +
-                                 std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B)");
+                                 (a_reg ? std::string("in registers") :
+                                          std::string(a_mn ? "MN" : "K") + "-major (swizzle " +
+                                              std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B)") +
+                                 ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
+                                 std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B) from shared memory");
   Expr warp = Div(L.tx_, 32);
   Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
   Buffer cl = L.MapBuffer(g->C.buffer);
@@ -172,13 +178,25 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
   Expr k0 = Expr(kk) * C(16);
-  Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
   Expr dB = b_mn ? desc(g->B, k0, n0, db) : desc(g->B, n0, k0, db);
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
-  Stmt mma = Call0("tl.wgmma",
-                   {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), dA, dB, acc, C(1), C(a_mn ? 1 : 0),
-                    C(b_mn ? 1 : 0)},
-                   sp);
+  Stmt mma;
+  if (a_reg) {
+    // A's fragment (WgmmaAccumulator(M, K)): per m16 tile i and k16 step kk, 8 consecutive registers in the
+    // order of the ISA's A-fragment figure (a0..a7), as for mma.sync.
+    const Fragment& AF = L.Layout(g->A.buffer.get());
+    TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1,
+              "the register operand A '", g->A.buffer->name, "' does not have the wgmma A layout");
+    Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
+    mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), a, dB, acc, C(1), C(b_mn ? 1 : 0)},
+                sp);
+  } else {
+    Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
+    mma = Call0("tl.wgmma",
+                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), dA, dB, acc, C(1), C(a_mn ? 1 : 0),
+                 C(b_mn ? 1 : 0)},
+                sp);
+  }
   // The operands were written through the generic proxy (cp.async, st.shared); wgmma reads them
   // through the async proxy.
   if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
