@@ -438,3 +438,37 @@ def test_set_max_nreg():
         tilelang.compile(_nreg_kernel(240, 1), target="cuda -arch=sm_90")
     with pytest.raises(TileLangTypeError, match="multiple of 8"):
         _nreg_kernel(100, 1)
+
+
+def test_shared_memory_on_sm90a_limit_and_alignment():
+    """Over 227 KB on sm_90a is a compile error whose table names the buffers; tiles of 1 KB or more sit
+    on 1 KB boundaries (the swizzle atoms) next to small buffers (here a reduction's scratch)."""
+    from tilelang.errors import TileLangResourceError
+
+    with pytest.raises(TileLangResourceError) as e:
+        tilelang.compile(kernels.matmul(4096, 4096, 4096, 128, 256, 64, num_stages=5, threads=256), target=SM90A)
+    msg = str(e.value)
+    assert "limit of sm_90a" in msg and "232448" in msg and "A_shared" in msg and "B_shared" in msg, msg
+
+    @T.prim_func
+    def two_tiles(A: T.Tensor((40, 32), "float16"), B: T.Tensor((40, 32), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            bars = T.alloc_barrier(128)
+            S1 = T.alloc_shared((40, 32), "float16")  # 2560 bytes
+            S2 = T.alloc_shared((40, 32), "float16")
+            T.copy(A, S1)
+            T.copy(A, S2)
+            T.mbarrier_arrive(bars[0])
+            T.mbarrier_wait_parity(bars[0], 0)
+            for i, j in T.Parallel(40, 32):
+                B[i, j] = S1[i, j] + S2[i, j]
+
+    k = tilelang.compile(two_tiles, target=SM90A)
+    rep = k.get_shared_memory_report()
+    offs = {r.split()[0]: int(r.split()[-1]) for r in rep.splitlines()[1:] if r and not r.startswith("total")}
+    # S2 after 512 bytes of padding; the barrier fits in the gap
+    assert sorted([offs["S1"], offs["S2"]]) == [0, 3072] and 2560 <= offs["bars"] <= 3072 - 16, rep
+    a = np.arange(40 * 32).reshape(40, 32).astype(np.float16)
+    b = np.zeros_like(a)
+    _emu(two_tiles)(a, b)
+    np.testing.assert_array_equal(b, a + a)
