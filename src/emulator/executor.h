@@ -41,7 +41,7 @@ struct Mem {
   std::vector<uint8_t> own;
   std::vector<uint8_t> written;  // shared: n flags; local: T*n flags
   std::vector<Shadow> shadow;    // shared only
-  std::vector<int32_t> pending;  // local: in-flight wgmma ops writing (thread, element) (intrinsics_hopper.cc)
+  std::vector<int32_t> pending;  // local: in-flight wgmma ops writing (thread, element) (intrinsics_hopper)
   // shared: the last generic-proxy writer of each element (tid + 1, 0: none) and that thread's count of
   // fence.proxy.async at the write; an async-proxy read (wgmma) of an unfenced write is reported
   std::vector<int32_t> proxy_writer, proxy_fences;

@@ -35,7 +35,8 @@ const BufferLoadNode* OperandAt(const CallNode* c, size_t i) {
 
 int64_t IntLit(const CallNode* c, size_t i) {
   int64_t v;
-  if (i >= c->args.size() || !AsConstInt(c->args[i], &v)) Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
+  if (i >= c->args.size() || !AsConstInt(c->args[i], &v))
+    Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
   return v;
 }
 
@@ -73,15 +74,15 @@ int64_t Swizzle(int64_t a, int64_t S) {
 
 struct Wgmma {
   const StmtNode* stmt;
-  int group;                  // warp group
-  int64_t n;                  // N
+  int group;  // warp group
+  int64_t n;  // N
   DataType ab;
   bool scale_d;
   Mem* acc;
-  std::vector<int64_t> acc_flat;  // per thread of the warp group: first accumulator element
-  std::vector<int64_t> a_addr, b_addr;  // byte addresses, A: [64][16] (m, k), B: [16][n] (k, n)
+  std::vector<int64_t> acc_flat;         // per thread of the warp group: first accumulator element
+  std::vector<int64_t> a_addr, b_addr;   // byte addresses, A: [64][16] (m, k), B: [16][n] (k, n)
   std::vector<uint16_t> a_bits, b_bits;  // values at issue
-  Mem* a_reg = nullptr;                   // wgmma_rs: A's register buffer and each thread's first element
+  Mem* a_reg = nullptr;                  // wgmma_rs: A's register buffer and each thread's first element
   std::vector<int64_t> a_reg_flat;
 };
 
@@ -100,7 +101,7 @@ struct Executor::HopperState {
     int64_t expected = 0, pending = 0, tx = 0, phase = 0;
   };
   std::map<int64_t, Barrier> bars;  // by shared byte address
-  std::vector<int32_t> fences;       // per thread: fence.proxy.async executed so far
+  std::vector<int32_t> fences;      // per thread: fence.proxy.async executed so far
 };
 
 void Executor::HopperBlockStart() {
@@ -139,7 +140,8 @@ void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
   Report("wgmma_pending", tid, [&] {
     return std::string("register buffer '") + m.buf->name + "' index [" + std::to_string(flat) + "] is " +
            (write ? "written" : "read") +
-           " while a wgmma that writes it has not completed; complete it with wgmma.wait_group (T.wait_wgmma) "
+           " while a wgmma that writes it has not completed; complete it with wgmma.wait_group "
+           "(T.wait_wgmma) "
            "first";
   });
 }
@@ -162,9 +164,12 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
   for (int t : act) {
     int64_t a = (op->buffer->data ? op->buffer->byte_offset : 0) + std::max<int64_t>(flat[t].i, 0) * m.esize;
     if (a % 16)
-      Report("misaligned", t, [&] { return "wgmma descriptor start address " + std::to_string(a) + " is not 16-byte aligned"; });
-    uint64_t d = (static_cast<uint64_t>(a & 0x3FFFF) >> 4) | ((static_cast<uint64_t>(lbo & 0x3FFFF) >> 4) << 16) |
-                 ((static_cast<uint64_t>(sbo & 0x3FFFF) >> 4) << 32) | (static_cast<uint64_t>(mode & 3) << 62);
+      Report("misaligned", t, [&] {
+        return "wgmma descriptor start address " + std::to_string(a) + " is not 16-byte aligned";
+      });
+    uint64_t d =
+        (static_cast<uint64_t>(a & 0x3FFFF) >> 4) | ((static_cast<uint64_t>(lbo & 0x3FFFF) >> 4) << 16) |
+        ((static_cast<uint64_t>(sbo & 0x3FFFF) >> 4) << 32) | (static_cast<uint64_t>(mode & 3) << 62);
     out[t].i = static_cast<int64_t>(d);
   }
   return true;
@@ -241,8 +246,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op != "tl.wgmma" && op != "tl.wgmma_rs" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" && op != "tl.wgmma_wait" &&
-      op != "tl.set_max_nreg")
+  if (op != "tl.wgmma" && op != "tl.wgmma_rs" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" &&
+      op != "tl.wgmma_wait" && op != "tl.set_max_nreg")
     return false;
   if (!hopper_) HopperBlockStart();
   // Warp groups of `act` that are complete (the instructions are .sync.aligned over the warp group).
@@ -251,7 +256,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   for (int t : full) ++per[t / 128];
   std::vector<int> groups;
   for (size_t g = 0; g < per.size(); ++g) {
-    if (per[g] == 128) groups.push_back(static_cast<int>(g));
+    if (per[g] == 128)
+      groups.push_back(static_cast<int>(g));
     else if (per[g] > 0)
       Report("inactive_lanes", static_cast<int>(g * 128), [&] {
         return op + " is warp-group-collective but only " + std::to_string(per[g]) +
@@ -317,14 +323,16 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           for (int t = 0; t < 128 && w.a_reg && !changed; ++t) {
             const int tid = g * 128 + t, wp = t / 32, l = t % 32;
             for (int i = 0; i < 8 && !changed; ++i) {
-              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2),
+                            col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
               changed = std::memcmp(w.a_reg->Addr(tid, w.a_reg_flat[static_cast<size_t>(t)] + i),
                                     &w.a_bits[static_cast<size_t>(row * 16 + col)], 2) != 0;
             }
           }
           if (changed)
             Report("wgmma_operand_overwritten", g * 128, [&] {
-              std::string at = w.stmt && w.stmt->span.defined() ? " (issued at " + FormatSpan(w.stmt->span) + ")" : "";
+              std::string at =
+                  w.stmt && w.stmt->span.defined() ? " (issued at " + FormatSpan(w.stmt->span) + ")" : "";
               return "an operand (shared memory or A's registers) read by a wgmma" + at +
                      " was overwritten before the wgmma.wait_group that completes it";
             });
@@ -345,7 +353,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           for (int t = 0; t < 128; ++t) {
             const int tid = g * 128 + t, wp = t / 32, l = t % 32;
             for (int64_t i = 0; i < w.n / 2; ++i) {
-              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2),
+                            col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
               const int64_t e = w.acc_flat[static_cast<size_t>(t)] + i;
               const size_t wi = static_cast<size_t>(tid * w.acc->n + e);
               w.acc->pending[wi] -= 1;
@@ -378,7 +387,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   // m16n8k16 A per warp): a_i of warp w, lane l at row 16w + l/4 + 8*((i/2)%2), col 2*(l%4) + i%2 + 8*(i/4).
   const bool rs = op == "tl.wgmma_rs";
   if (c->args.size() != (rs ? 7u : 8u))
-    Bad(c, rs ? "expects (shape, ab, A, descB, C, scale_d, trans_b)" : "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
+    Bad(c, rs ? "expects (shape, ab, A, descB, C, scale_d, trans_b)"
+              : "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
   auto* shape = As<StringImmNode>(c->args[0]);
   auto* ab = As<StringImmNode>(c->args[1]);
   long n = 0;
@@ -387,7 +397,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   if (!ab || (ab->value != "f16" && ab->value != "bf16")) Bad(c, "ab type must be f16 or bf16");
   const BufferLoadNode* accop = OperandAt(c, 4);
   Mem& acc = MemOf(accop->buffer.get());
-  if (acc.shared() || acc.global() || acc.t != DataType::Float(32)) Bad(c, "C must be a float32 register buffer");
+  if (acc.shared() || acc.global() || acc.t != DataType::Float(32))
+    Bad(c, "C must be a float32 register buffer");
   if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
   const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
   TmpScope ts(this);
@@ -421,7 +432,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     bool ok = true;
     for (int t = t0; t < t0 + 128; ++t) {
       if ((!rs && da[t].i != da[t0].i) || db[t].i != db[t0].i || sc[t].i != sc[t0].i) {
-        Report("wgmma_nonuniform", t, [&] { return "the threads of a warp group pass different wgmma descriptors or scale-d"; });
+        Report("wgmma_nonuniform", t,
+               [&] { return "the threads of a warp group pass different wgmma descriptors or scale-d"; });
         ok = false;
         break;
       }
@@ -431,12 +443,14 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     if (rs)
       for (int t = t0; t < t0 + 128; ++t) ok &= da[t].i >= 0;
     if (!ok || !base) continue;
-    const Desc A = Decode(rs ? 0 : static_cast<uint64_t>(da[t0].i)), B = Decode(static_cast<uint64_t>(db[t0].i));
+    const Desc A = Decode(rs ? 0 : static_cast<uint64_t>(da[t0].i)),
+               B = Decode(static_cast<uint64_t>(db[t0].i));
     for (const Desc* d : {&A, &B}) {
       if (rs && d == &A) continue;
       if (d->swizzle_bytes == 0 || d->base_offset != 0)
-        TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{},
-                      "emulator: wgmma descriptors without a swizzle mode or with a base offset are not emulated");
+        TL_USER_ERROR(
+            kUnsupported, stmt_ ? stmt_->span : Span{},
+            "emulator: wgmma descriptors without a swizzle mode or with a base offset are not emulated");
     }
     bool proxy_reported = false;
     auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
@@ -461,9 +475,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           if (wr && hopper_->fences[static_cast<size_t>(wr - 1)] == m->proxy_fences[fi] && !proxy_reported) {
             proxy_reported = true;
             Report("async_proxy", t0, [&] {
-              return "shared buffer '" + m->buf->name + "' index [" + std::to_string(f) + "] was written by thread " +
-                     std::to_string(wr - 1) +
-                     " (generic proxy) and is read by a wgmma (async proxy) with no fence.proxy.async by that thread "
+              return "shared buffer '" + m->buf->name + "' index [" + std::to_string(f) +
+                     "] was written by thread " + std::to_string(wr - 1) +
+                     " (generic proxy) and is read by a wgmma (async proxy) with no fence.proxy.async by "
+                     "that thread "
                      "in between";
             });
           }
@@ -492,7 +507,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     for (int64_t k = 0; k < 16; ++k)
       for (int64_t j = 0; j < n; ++j) fetch(B, tb, j, k, &w.b_addr, &w.b_bits);
     for (int t = 0; t < 128; ++t)
-      for (int64_t i = 0; i < n / 2; ++i) acc.pending[static_cast<size_t>((t0 + t) * acc.n + w.acc_flat[t] + i)] += 1;
+      for (int64_t i = 0; i < n / 2; ++i)
+        acc.pending[static_cast<size_t>((t0 + t) * acc.n + w.acc_flat[t] + i)] += 1;
     st.groups[g].open.push_back(std::move(w));
   }
   return true;

@@ -33,16 +33,17 @@ std::string Groups(int64_t wgm, int64_t wgn) {
 
 Fragment WgmmaAccumulator(int64_t M, int64_t N, int64_t wgm, int64_t wgn) {
   int64_t wm = 4 * wgm, wn = wgn, wN = N / wn, nt = wN / 8, mt = M / (16 * wm);
-  Fragment f = Start({M, N}, 32 * wm * wn, mt * nt * 4, 1,
-                     "wgmma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", " + Groups(wgm, wgn) + ")");
+  Fragment f =
+      Start({M, N}, 32 * wm * wn, mt * nt * 4, 1,
+            "wgmma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", " + Groups(wgm, wgn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32), tile = Div(f.loc, 4), r = Mod(f.loc, 4);
   f.index = {Div(tile, nt) * C(16 * wm) + Mod(warp, wm) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
              Div(warp, wm) * C(wN) + Mod(tile, nt) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2)};
   Expr i = f.idx[0], j = f.idx[1], jj = Mod(j, wN), i16 = Mod(i, 16);
   f.kind = "mma_C";
   f.params = {M, N, wm, wn, 1};
-  f.thread = Simplify((Div(j, wN) * C(wm) + Mod(Div(i, 16), wm)) * C(32) + Mod(i16, 8) * C(4) +
-                      Div(Mod(jj, 8), 2));
+  f.thread =
+      Simplify((Div(j, wN) * C(wm) + Mod(Div(i, 16), wm)) * C(32) + Mod(i16, 8) * C(4) + Div(Mod(jj, 8), 2));
   f.local = Simplify((Div(i, 16 * wm) * C(nt) + Div(jj, 8)) * C(4) + Div(i16, 8) * C(2) + Mod(jj, 2));
   return f;
 }
@@ -56,7 +57,8 @@ Fragment WgmmaRows(int64_t M, int64_t wgm, int64_t wgn) {
   f.params = {M, 0, wm, wn, 1};
   f.index = {Div(f.loc, 2) * C(16 * wm) + Mod(warp, wm) * C(16) + Div(lane, 4) + Mod(f.loc, 2) * C(8)};
   Expr i = f.idx[0], i16 = Mod(i, 16);
-  f.thread = Simplify((Div(f.rep, 4) * C(wm) + Mod(Div(i, 16), wm)) * C(32) + Mod(i16, 8) * C(4) + Mod(f.rep, 4));
+  f.thread =
+      Simplify((Div(f.rep, 4) * C(wm) + Mod(Div(i, 16), wm)) * C(32) + Mod(i16, 8) * C(4) + Mod(f.rep, 4));
   f.local = Simplify(Div(i, 16 * wm) * C(2) + Div(i16, 8));
   f.replica = Mod(lane, 4) + Div(warp, wm) * C(4);
   return f;

@@ -12,17 +12,20 @@ TileOpCall WaitWgmmaNode::Call() const {
 
 void WaitWgmmaNode::Check() const {
   if (n < 0 || n > 7)
-    throw UserError(ErrorKind::kType, "T.wait_wgmma(n): n is the number of wgmma groups left pending, 0..7; got " +
-                                          std::to_string(n),
-                    span);
+    throw UserError(
+        ErrorKind::kType,
+        "T.wait_wgmma(n): n is the number of wgmma groups left pending, 0..7; got " + std::to_string(n),
+        span);
 }
 
 namespace {
 using op_detail::AttrOr;
-const TileOpRegistrar kRegisterWaitWgmma(
-    "wait_wgmma", [](std::vector<Region>, std::vector<Expr>, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
-      return std::make_shared<WaitWgmmaNode>(AttrOr(a, "n", 0), std::move(s));
-    });
+const TileOpRegistrar kRegisterWaitWgmma("wait_wgmma",
+                                         [](std::vector<Region>, std::vector<Expr>,
+                                            const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+                                           return std::make_shared<WaitWgmmaNode>(AttrOr(a, "n", 0),
+                                                                                  std::move(s));
+                                         });
 }  // namespace
 
 }  // namespace tl

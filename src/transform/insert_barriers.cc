@@ -211,7 +211,8 @@ class Barriers {
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
-        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.mbarrier_init") && !n->args.empty()) {
+        bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.mbarrier_init";
+        if (writes && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
           if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))
             a->w[d->buffer.get()] = who;

@@ -239,9 +239,11 @@ class LayoutInferencer : public LayoutRuleContext {
           g->span);
     int64_t warps = threads_ / 32;
     if (WgmmaPlan p = PlanWgmma(g, target_, threads_); p.ok) {  // sm_90a: the wgmma accumulator (and A)
-      bool ch = Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
+      bool ch =
+          Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
       if (g->A.buffer->scope == Scope::kFragment)
-        ch |= Assign(g->A.buffer, WgmmaAccumulator(M, p.K, p.wgm, 1), "T.gemm register operand A (wgmma)", g->span);
+        ch |= Assign(g->A.buffer, WgmmaAccumulator(M, p.K, p.wgm, 1), "T.gemm register operand A (wgmma)",
+                     g->span);
       return ch;
     }
     auto [wm, wn] = WarpGrid(M, N, warps, g);

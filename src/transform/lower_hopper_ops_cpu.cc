@@ -12,11 +12,13 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
     void VisitStmt(const Stmt& s) override {
       if (auto* ev = As<EvaluateNode>(s))
         if (auto* c = As<CallNode>(ev->value);
-            c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async" || c->op == "tl.set_max_nreg"))
-          throw UserError(ErrorKind::kUnsupported,
-                          "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
-                              " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
-                          s->span);
+            c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async" ||
+                  c->op == "tl.set_max_nreg"))
+          throw UserError(
+              ErrorKind::kUnsupported,
+              "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
+                  " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
+              s->span);
       IRVisitor::VisitStmt(s);
     }
   } v;
@@ -24,8 +26,9 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
 }
 namespace cpu_lowering {
 namespace {
-const CpuOpLoweringRegistrar kWaitWgmma("wait_wgmma",
-                                        [](CpuTileLowerer&, const TileOpNode& n) -> Stmt { return Seq({}, n.span); });
+const CpuOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CpuTileLowerer&, const TileOpNode& n) -> Stmt {
+  return Seq({}, n.span);
+});
 }  // namespace
 }  // namespace cpu_lowering
 }  // namespace tl

@@ -18,7 +18,9 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t lbo, u
 /// Orders this warp group's earlier register and shared-memory accesses before its next wgmma.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 /// Closes the warp group's current group of wgmma operations.
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
 /// Waits until at most N of the warp group's committed wgmma groups are pending.
 template <int N>
 __device__ __forceinline__ void wgmma_wait() {
@@ -53,6 +55,8 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t par
       : "memory");
 }
 /// Orders the thread's generic-proxy shared-memory accesses before later async-proxy ones (TMA, wgmma).
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 
 }  // namespace tl

@@ -70,7 +70,7 @@ class CodegenCUDAImpl : public CodegenC {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
-    if (std::string h; HopperCallE(c, [&](const Expr& e) { return E(e); }, &h)) return h;  // codegen_hopper.cc
+    if (std::string h; HopperCallE(c, [&](const Expr& e) { return E(e); }, &h)) return h;  // codegen_hopper
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.cp_async")
@@ -124,8 +124,8 @@ class CodegenCUDAImpl : public CodegenC {
         // The kernel's one shared byte buffer (PlanSharedMemory), sized at launch.
         TL_ICHECK(b->dtype == DataType::UInt(8),
                   "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
-        Line(ind, std::string("extern __shared__ __align__(") + (arch_.rfind("sm_9", 0) == 0 ? "1024" : "16") +
-                      ") unsigned char " + Name(b.get(), b->name) + "[];");
+        std::string align = arch_.rfind("sm_9", 0) == 0 ? "1024" : "16";  // sm_90: swizzle atoms
+        Line(ind, "extern __shared__ __align__(" + align + ") unsigned char " + Name(b.get(), b->name) + "[];");
       } else if (b->scope == Scope::kShared) {
         Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
                       CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +

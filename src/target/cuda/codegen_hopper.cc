@@ -24,8 +24,8 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
   } else if (op == "tl.fence_proxy_async") {
     *out = "tl::fence_proxy_async()";
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64
-    *out = "tl::wgmma_desc(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " + print(c->args.at(2)) +
-           ", " + print(c->args.at(3)) + ")";
+    *out = "tl::wgmma_desc(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " +
+           print(c->args.at(2)) + ", " + print(c->args.at(3)) + ")";
   } else if (op == "tl.wgmma" || op == "tl.wgmma_rs") {
     // (shape "m64nNk16", ab "f16"/"bf16", descA, descB, C operand, scale_d, trans_a, trans_b)
     // wgmma_rs: (shape, ab, A registers (8 16-bit elements), descB, C operand, scale_d, trans_b)
@@ -47,14 +47,15 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
     if (rs) {  // A: four .b32 registers {%regs .. %regs+3}, descB %regs+4, scale-d %regs+5
       s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
-          ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + ab->value + "." + ab->value + " {";
+          ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + ab->value + "." + ab->value +
+          " {";
       for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
-      s += "}, {%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" + std::to_string(regs + 2) +
-           ", %" + std::to_string(regs + 3) + "}, %" + std::to_string(regs + 4) + ", p, 1, 1, " + std::to_string(tb) +
-           ";\\n}\\n\" : ";
+      s += "}, {%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" +
+           std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + std::to_string(regs + 4) +
+           ", p, 1, 1, " + std::to_string(tb) + ";\\n}\\n\" : ";
     } else {
-      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " + std::to_string(ta) +
-           ", " + std::to_string(tb) + ";\\n}\\n\" : ";
+      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " +
+           std::to_string(ta) + ", " + std::to_string(tb) + ";\\n}\\n\" : ";
     }
     for (int64_t r = 0; r < regs; ++r) {
       Expr e = Load(acc->buffer, {Simplify(acc->indices[0] + Int(r))});

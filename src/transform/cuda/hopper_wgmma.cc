@@ -62,8 +62,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   if (p.K % 16) return no("K = " + std::to_string(p.K) + " is not a multiple of 16");
   if (threads % 128) return no("the block is not a whole number of warp groups (128 threads)");
   if ((!a_reg && !HopperSwizzleBytes(as[0], as[1], 2)) || !HopperSwizzleBytes(bs[0], bs[1], 2))
-    return no("a shared operand's rows are not 32, 64 or a multiple of 128 bytes (or its row count is not a "
-              "multiple of 8), so no wgmma swizzle mode describes it");
+    return no(
+        "a shared operand's rows are not 32, 64 or a multiple of 128 bytes (or its row count is not a "
+        "multiple of 8), so no wgmma swizzle mode describes it");
   int64_t W = threads / 128;
   int64_t panelB = 128 / 2;
   auto try_split = [&](int64_t wgm) {
@@ -94,8 +95,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
     return no("with A in registers every warp group needs whole rows: the " + std::to_string(p.M) +
               "-row tile must split over " + std::to_string(W) + " warp group(s) in m64 rows");
   if (!found)
-    return no("the " + std::to_string(p.M) + "x" + std::to_string(p.N) + " accumulator cannot be split over " +
-              std::to_string(W) + " warp group(s) in m64 rows and whole 128-byte panels of B");
+    return no("the " + std::to_string(p.M) + "x" + std::to_string(p.N) +
+              " accumulator cannot be split over " + std::to_string(W) +
+              " warp group(s) in m64 rows and whole 128-byte panels of B");
   p.ok = true;
   return p;
 }
@@ -105,13 +107,15 @@ void CheckHopperCall(const Expr& e, const CudaTarget& t, const Span& sp) {
   if (!c) return;
   if (c->op == "tl.set_max_nreg" && t.arch != "sm_90a")
     throw UserError(ErrorKind::kUnsupported,
-                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + (t.backend == "CUDA" ? t.arch : t.backend),
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " +
+                        (t.backend == "CUDA" ? t.arch : t.backend),
                     sp);
   if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
   std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
   if (t.sm < 90 || !t.mma)
     throw UserError(ErrorKind::kUnsupported,
-                    name + " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
+                    name +
+                        " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
                         (t.backend == "CUDA" ? t.arch : t.backend),
                     sp);
 }
@@ -153,14 +157,15 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn), db = DescOf(bs, b_mn);
   int64_t wN = p.N / p.wgn, nt = wN / 8, mi = p.M / (64 * p.wgm), nc = wN / p.n_inst;
   std::string shape = "m64n" + std::to_string(p.n_inst) + "k16";
-  L.ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + (f16 ? "f16" : "bf16") +
-                                 ", warp groups " + std::to_string(p.wgm) + "x" + std::to_string(p.wgn) + ", " +
-                                 std::to_string(mi * nc) + " instructions per warp group per k16 step; A " +
-                                 (a_reg ? std::string("in registers") :
-                                          std::string(a_mn ? "MN" : "K") + "-major (swizzle " +
-                                              std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B)") +
-                                 ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
-                                 std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B) from shared memory");
+  L.ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + (f16 ? "f16" : "bf16") + ", warp groups " +
+      std::to_string(p.wgm) + "x" + std::to_string(p.wgn) + ", " + std::to_string(mi * nc) +
+      " instructions per warp group per k16 step; A " +
+      (a_reg ? std::string("in registers")
+             : std::string(a_mn ? "MN" : "K") + "-major (swizzle " +
+                   std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B)") +
+      ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
+      std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B) from shared memory");
   Expr warp = Div(L.tx_, 32);
   Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
   Buffer cl = L.MapBuffer(g->C.buffer);
@@ -185,11 +190,11 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     // A's fragment (WgmmaAccumulator(M, K)): per m16 tile i and k16 step kk, 8 consecutive registers in the
     // order of the ISA's A-fragment figure (a0..a7), as for mma.sync.
     const Fragment& AF = L.Layout(g->A.buffer.get());
-    TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1,
-              "the register operand A '", g->A.buffer->name, "' does not have the wgmma A layout");
+    TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1, "the register operand A '",
+              g->A.buffer->name, "' does not have the wgmma A layout");
     Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
-    mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), a, dB, acc, C(1), C(b_mn ? 1 : 0)},
-                sp);
+    mma = Call0("tl.wgmma_rs",
+                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
     Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
     mma = Call0("tl.wgmma",
@@ -201,10 +206,10 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   // through the async proxy.
   if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
   out.push_back(Call0("tl.wgmma_fence", {}, sp));
-  out.push_back(For(kk, C(0), C(p.K / 16), ForKind::kUnrolled,
-                    For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp),
-                        {}, sp),
-                    {}, sp));
+  out.push_back(For(
+      kk, C(0), C(p.K / 16), ForKind::kUnrolled,
+      For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp), {}, sp),
+      {}, sp));
   out.push_back(Call0("tl.wgmma_commit", {}, sp));
   if (g->wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(g->wg_wait)}, sp));
   return Seq(out, sp);

@@ -52,9 +52,9 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   } else {
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
-    off = ctx_.target.sm >= 90 ? HopperSharedOffset(Simplify(row), Simplify(idx.back()), size / shape.back(),
-                                                    shape.back(), b->dtype.bytes())
-                               : SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes());
+    Expr r = Simplify(row), c = Simplify(idx.back());
+    off = ctx_.target.sm >= 90 ? HopperSharedOffset(r, c, size / shape.back(), shape.back(), b->dtype.bytes())
+                               : SwizzledOffset(r, c, shape.back(), b->dtype.bytes());
   }
   auto st = stage_.find(b.get());
   if (st != stage_.end()) off = st->second * C(size) + off;
