@@ -472,3 +472,19 @@ def test_shared_memory_on_sm90a_limit_and_alignment():
     b = np.zeros_like(a)
     _emu(two_tiles)(a, b)
     np.testing.assert_array_equal(b, a + a)
+
+
+@pytest.mark.parametrize("name", ["gemm", "flashattn", "barriers", "async_gemm"])
+def test_sm90a_ir_after_every_pass_reparses(name):
+    """The thread-level IR with wgmma descriptors, wgmma (shared and register A), fences, waits and
+    mbarriers prints and re-parses to a structurally equal function after every pass."""
+    from tilelang import _ffi
+
+    func = {"gemm": lambda: kernels.matmul(256, 256, 128),
+            "flashattn": lambda: kernels.flashattn(1, 1, 128, 64, True),
+            "barriers": lambda: _barrier_kernel(),
+            "async_gemm": lambda: _one_tile_gemm(64, 64, 32, wait=True)}[name]()
+    for pass_name, f in _ffi.lower_trace_funcs(func, "cuda -arch=sm_90a"):
+        text = _ffi.print_func(f)
+        g = T.parse_source(text)
+        assert _ffi.structural_equal(f, g), f"{name}: the IR after {pass_name} does not re-parse equal:\n{text}"
