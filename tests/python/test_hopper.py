@@ -50,6 +50,8 @@ def test_reference_gemm_compiles_to_wgmma(dtype):
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
     assert any("wgmma.mma_async m64n128k16" in c and "warp groups 1x1" in c for c in k.choices), k.choices
     assert not k.warnings
+    copies = [c for c in k.choices if ": T.copy " in c and "_shared" in c]
+    assert len(copies) == 2 and all("cp.async" in c and "not TMA" in c for c in copies), k.choices
     assert "wgmma_C(128x128, warp groups 1x1)" in k.layouts.values()
     # the 1 KB alignment the swizzle atoms need
     assert "__align__(1024)" in k.get_kernel_source()
