@@ -7,7 +7,10 @@
      shuffles, vector loads/stores) on the GPU and in the emulator on the same integer-valued inputs,
      compared bit for bit;
   4. compute-sanitizer memcheck and racecheck on three kernels;
-  5. timings: the reference GEMM, 8192^3 fp16/bf16 GEMMs against torch.matmul (cuBLAS), FlashAttention
+  3b. on a Hopper GPU, the sm_90a wgmma GEMMs of scripts/gpu_check_hopper.py against torch (both dtypes,
+     every swizzle mode and warp-group split) and, on integer inputs, bit for bit against the emulator;
+  5. timings: the reference GEMM, 8192^3 fp16/bf16 GEMMs against torch.matmul (cuBLAS) (on Hopper also
+     the sm_90a wgmma GEMMs with 128x256x64 tiles), FlashAttention
      forward against torch.nn.functional.scaled_dot_product_attention.
 
 Prints one table, writes it as JSON ($OUT/gpu_check.json when OUT is set, and build/gpu_check.json), and
@@ -120,14 +123,14 @@ def ints(shape, dtype, lo=-3, hi=4):
     return np.random.default_rng(7).integers(lo, hi, size=shape).astype(np.float32).astype(dtype)
 
 
-def bit_exact(name, func, inputs_np, out_shape, out_dtype):
+def bit_exact(name, func, inputs_np, out_shape, out_dtype, target="cuda"):
     def run():
         emu_out = np.zeros(out_shape, out_dtype)
-        tilelang.compile(func, target="cuda", execution_backend="emulator")(*inputs_np, emu_out)
+        tilelang.compile(func, target=target, execution_backend="emulator")(*inputs_np, emu_out)
         tin = [torch.from_numpy(np.ascontiguousarray(x).view(np.uint16)).view(torch.bfloat16).to(dev)
                if x.dtype.name == "bfloat16" else torch.from_numpy(np.ascontiguousarray(x)).to(dev) for x in inputs_np]
         gout = torch.zeros(out_shape, device=dev, dtype=getattr(torch, np.dtype(out_dtype).name))
-        tilelang.compile(func, target="cuda")(*tin, gout)
+        tilelang.compile(func, target=target)(*tin, gout)
         torch.cuda.synchronize()
         g = gout.cpu().numpy()
         same = g.tobytes() == emu_out.tobytes()
@@ -172,6 +175,36 @@ for kind in ("sum", "max"):
               (64,), np.float32)
 bit_exact("vector loads/stores (elementwise)", kernels.elementwise_add(),
           [ints((1000,), np.float32), ints((1000,), np.float32)], (1000,), np.float32)
+
+
+# ---- 3b. Hopper (sm_90a): wgmma GEMMs against torch and, on integer inputs, bit for bit against the emulator
+import gpu_check_hopper as hopper  # noqa: E402
+
+if torch.cuda.get_device_capability(0)[0] == 9:
+    for name in hopper.GEMMS:
+        for dt, tdt in [("float16", torch.float16), ("bfloat16", torch.bfloat16)]:
+            sa, sb, sc = hopper.operand_shapes(name)
+            ta, tb = hopper.GEMMS[name][7], hopper.GEMMS[name][8]
+
+            def run_hopper(name=name, dt=dt, tdt=tdt, sa=sa, sb=sb, sc=sc, ta=ta, tb=tb):
+                k = tilelang.compile(hopper.gemm(name, dt), target=hopper.SM90A)
+                assert "wgmma.mma_async" in k.get_ptx(), "no wgmma in the PTX"
+                a, b, c = r(*sa, dt=tdt), r(*sb, dt=tdt), torch.empty(*sc, device=dev)
+                k(a, b, c)
+                torch.cuda.synchronize()
+                ref = (a.double().T if ta else a.double()) @ (b.double().T if tb else b.double())
+                err = (c.double() - ref).abs().max().item()
+                ok = torch.allclose(c.double(), ref, atol=5e-2, rtol=1e-2)
+                row("hopper", f"wgmma gemm {name} {dt}", "ok" if ok else "MISMATCH", f"max abs err {err:.2e}")
+            guarded("hopper", f"wgmma gemm {name} {dt}", run_hopper)
+    for name in ("64x64x16 (32B swizzle)", "tA tB 128x64x32", "2 warp groups along N"):
+        for dt, npdt in [("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16)]:
+            size = hopper.small_size(name)
+            sa, sb, sc = hopper.operand_shapes(name, size)
+            bit_exact(f"wgmma {name} {dt} (sm_90a, GPU vs emulator)", hopper.gemm(name, dt, size),
+                      [ints(sa, npdt), ints(sb, npdt)], sc, np.float32, target=hopper.SM90A)
+else:
+    row("hopper", "sm_90a wgmma checks", "ok", f"skipped: not a Hopper GPU ({torch.cuda.get_device_name(0)})")
 
 
 # ---- 4. compute-sanitizer -------------------------------------------------------------------------------
@@ -231,11 +264,12 @@ def bench(fn, n=30):
     return ts[len(ts) // 2]
 
 
-def time_gemm(name, M, dt, bm=128, bn=128, bk=32, st=3):
+def time_gemm(name, M, dt, bm=128, bn=128, bk=32, st=3, threads=128, target="cuda"):
     def run():
         tdt = getattr(torch, dt)
         a, b, c = r(M, M, dt=tdt), r(M, M, dt=tdt), torch.empty(M, M, device=dev, dtype=tdt)
-        k = tilelang.compile(kernels.matmul(M, M, M, bm, bn, bk, dtype=dt, num_stages=st), target="cuda")
+        k = tilelang.compile(kernels.matmul(M, M, M, bm, bn, bk, dtype=dt, num_stages=st, threads=threads),
+                             target=target)
         k(a, b, c)
         ok = torch.allclose(c.float(), (a @ b).float(), atol=1.0, rtol=5e-2)
         ours, theirs = bench(lambda: k(a, b, c)), bench(lambda: torch.matmul(a, b))
@@ -269,6 +303,9 @@ def time_attn(name, B, H, S, D, causal):
 time_gemm("reference GEMM 1024^3 fp16 (128x128x32, 2 stages)", 1024, "float16", st=2)
 time_gemm("GEMM 8192^3 fp16 (128x128x32, 3 stages)", 8192, "float16")
 time_gemm("GEMM 8192^3 bf16 (128x128x32, 3 stages)", 8192, "bfloat16")
+if torch.cuda.get_device_capability(0)[0] == 9:
+    for name, size, dt, bm, bn, bk, threads, st in hopper.TIMED:
+        time_gemm(name, size, dt, bm, bn, bk, st, threads, target=hopper.SM90A)
 for D in (64, 128):
     for causal in (False, True):
         time_attn(f"FlashAttention fwd 4x16x4096x{D} causal={causal}", 4, 16, 4096, D, causal)

@@ -129,6 +129,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
     std::fill(m.shadow.begin(), m.shadow.end(), Shadow());
   }
   for (auto& a : async_) a = AsyncState();
+  HopperBlockStart();
   epoch_ = 1;
   stmt_ = k;
   Lanes all(T_);
@@ -141,6 +142,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
     for (int t : all) Write(m, t, 0, Convert(v[t], init->dtype, m.t));
   }
   Exec(k->body, all);
+  HopperBlockEnd();
 }
 
 int64_t Executor::HostInt(const Expr& e) {

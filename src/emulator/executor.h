@@ -41,6 +41,10 @@ struct Mem {
   std::vector<uint8_t> own;
   std::vector<uint8_t> written;  // shared: n flags; local: T*n flags
   std::vector<Shadow> shadow;    // shared only
+  std::vector<int32_t> pending;  // local: in-flight wgmma ops writing (thread, element) (intrinsics_hopper)
+  // shared: the last generic-proxy writer of each element (tid + 1, 0: none) and that thread's count of
+  // fence.proxy.async at the write; an async-proxy read (wgmma) of an unfenced write is reported
+  std::vector<int32_t> proxy_writer, proxy_fences;
   bool global() const { return buf->scope == Scope::kGlobal; }
   bool shared() const { return buf->scope == Scope::kShared; }
   uint8_t* Addr(int tid, int64_t flat) {
@@ -135,6 +139,19 @@ class Executor {
   void Mfma(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
+
+ public:
+  // intrinsics_hopper.cc: wgmma (asynchronous, per warp group) and its descriptors
+  struct HopperState;
+  bool ExecHopper(const CallNode* c, const Lanes& act);
+  bool EvalHopper(const CallNode* c, const Lanes& act, Slot* out);
+  void CheckPending(Mem& m, int tid, int64_t flat, bool write);
+  void NoteGenericWrite(Mem& m, int tid, int64_t flat);
+  void HopperBlockStart();
+  void HopperBlockEnd();
+
+ private:
+  std::shared_ptr<HopperState> hopper_;
 
   const Options& opt_;
   Result* res_;

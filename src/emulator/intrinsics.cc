@@ -76,6 +76,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     MmaSync(c, act);
   } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
     Mfma(c, act);
+  } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
@@ -135,6 +136,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c, act, out);
+  if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";
     Slot v;

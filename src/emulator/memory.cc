@@ -92,6 +92,7 @@ void Executor::Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic) {
 
 void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
   if (m.global()) return;
+  if (!m.pending.empty()) CheckPending(m, tid, flat, false);
   size_t wi = static_cast<size_t>(m.shared() ? flat : tid * m.n + flat);
   if (m.written[wi] == 0) {
     m.written[wi] = 2;  // report each never-written element once
@@ -126,6 +127,8 @@ void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
 
 void Executor::NoteWrite(Mem& m, int tid, int64_t flat, bool atomic, bool init) {
   if (m.global()) return;
+  if (!m.pending.empty()) CheckPending(m, tid, flat, true);
+  if (init && !m.proxy_writer.empty()) NoteGenericWrite(m, tid, flat);
   if (init) m.written[static_cast<size_t>(m.shared() ? flat : tid * m.n + flat)] = 1;
   if (!m.shared() || !opt_.check_races) return;
   Shadow& s = m.shadow[static_cast<size_t>(flat)];

@@ -32,6 +32,8 @@ void GemmNode::Check() const {
   const Buffer &a = g.A.buffer, &b = g.B.buffer, &c = g.C.buffer;
   const Span& sp = g.span;
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, m, sp); };
+  if (g.wg_wait < -1)
+    bad("T.gemm wg_wait must be -1 (no wait: T.wait_wgmma later) or the number of wgmma groups left pending");
   for (auto [buf, nm] : {std::pair<const Buffer*, const char*>{&a, "A"}, {&b, "B"}}) {
     if ((*buf)->scope == Scope::kGlobal)
       bad(std::string("T.gemm operand ") + nm + " '" + (*buf)->name +
@@ -92,13 +94,13 @@ std::vector<std::pair<const Region*, Access>> GemmNode::Regions() const {
 }
 Stmt GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr>) const {
   return std::make_shared<GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A,
-                                    trans_B, policy, clear_accum, k_pack, span);
+                                    trans_B, policy, clear_accum, k_pack, span, wg_wait, require_wgmma);
 }
 std::vector<int64_t> GemmNode::Attrs() const {
-  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, k_pack};
+  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, k_pack, wg_wait, require_wgmma};
 }
 TileOpCall GemmNode::Call() const {
-  TileOpCall c{"gemm",
+  TileOpCall c{require_wgmma ? "wgmma_gemm" : "gemm",
                {{TileOpArg::kRegion, &A, nullptr},
                 {TileOpArg::kRegion, &B, nullptr},
                 {TileOpArg::kRegion, &C, nullptr}},
@@ -109,6 +111,7 @@ TileOpCall GemmNode::Call() const {
   if (policy == GemmWarpPolicy::kFullCol) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullCol");
   if (clear_accum) c.keywords.emplace_back("clear_accum", "True");
   if (k_pack != 1) c.keywords.emplace_back("k_pack", std::to_string(k_pack));
+  if (wg_wait != 0) c.keywords.emplace_back("wg_wait", std::to_string(wg_wait));
   return c;
 }
 
@@ -120,7 +123,8 @@ const TileOpRegistrar kRegisterGemm(
       return std::make_shared<GemmNode>(
           r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0, AttrOr(a, "transpose_B", 0) != 0,
           static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)), AttrOr(a, "clear_accum", 0) != 0,
-          static_cast<int>(AttrOr(a, "k_pack", 1)), std::move(s));
+          static_cast<int>(AttrOr(a, "k_pack", 1)), std::move(s), static_cast<int>(AttrOr(a, "wg_wait", 0)),
+          AttrOr(a, "require_wgmma", 0) != 0);
     });
 }  // namespace
 

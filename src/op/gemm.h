@@ -9,7 +9,8 @@ enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
 
 struct GemmNode : TileOpNode {
   static constexpr const char kOp[] = "gemm";
-  GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s)
+  GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s,
+           int wgw = 0, bool need_wgmma = false)
       : TileOpNode(kOp, std::move(s)),
         A(std::move(a)),
         B(std::move(b)),
@@ -18,12 +19,19 @@ struct GemmNode : TileOpNode {
         trans_B(tb),
         policy(p),
         clear_accum(clear),
-        k_pack(kp) {}
+        k_pack(kp),
+        wg_wait(wgw),
+        require_wgmma(need_wgmma) {}
   const Region A, B, C;
   const bool trans_A, trans_B;
   const GemmWarpPolicy policy;
   const bool clear_accum;
   const int k_pack;
+  // wgmma (sm_90a; docs/hopper.md): wait_group argument after the gemm's commit (-1: no wait, the
+  // accumulator is ready after a later T.wait_wgmma); T.wgmma_gemm sets require_wgmma (an error,
+  // not a fallback, when the gemm cannot use wgmma).
+  const int wg_wait;
+  const bool require_wgmma;
 
   std::vector<std::pair<const Region*, Access>> Regions() const override;
   Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;

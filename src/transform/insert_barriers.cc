@@ -212,9 +212,9 @@ class Barriers {
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
-        if ((n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.simdgroup_store" ||
-             n->op == "tl.vector_load") &&
-            !n->args.empty()) {
+        bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.mbarrier_init" ||
+                      n->op == "tl.simdgroup_store" || n->op == "tl.vector_load";
+        if (writes && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
           if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))
             a->w[d->buffer.get()] = who;

@@ -4,7 +4,9 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "layout/fragment.h"
+#include "layout/hopper_layout.h"
 #include "transform/cuda_passes.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda_util.h"
 #include "transform/layout_rules.h"
 #include "transform/hip/mfma_rules.h"
@@ -239,6 +241,14 @@ class LayoutInferencer : public LayoutRuleContext {
           "T.gemm needs a whole number of warps; the kernel has " + std::to_string(threads_) + " threads",
           g->span);
     int64_t warps = threads_ / 32;
+    if (WgmmaPlan p = PlanWgmma(g, target_, threads_); p.ok) {  // sm_90a: the wgmma accumulator (and A)
+      bool ch =
+          Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
+      if (g->A.buffer->scope == Scope::kFragment)
+        ch |= Assign(g->A.buffer, WgmmaAccumulator(M, p.K, p.wgm, 1), "T.gemm register operand A (wgmma)",
+                     g->span);
+      return ch;
+    }
     auto [wm, wn] = WarpGrid(M, N, warps, g);
     bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
     if (g->A.buffer->scope == Scope::kFragment) {
@@ -292,7 +302,7 @@ class LayoutInferencer : public LayoutRuleContext {
       return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]),
                     "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, MmaRows(s.params[0], s.params[2], s.params[3]),
+      return Assign(r->dst.buffer, RowsOfAccumulator(s),
                     "T.reduce of an mma accumulator", r->span);
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
@@ -335,7 +345,7 @@ class LayoutInferencer : public LayoutRuleContext {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
-        ch |= Assign(a.buffer, MmaRows(drv.params[0], drv.params[2], drv.params[3]),
+        ch |= Assign(a.buffer, RowsOfAccumulator(drv),
                      "the T.Parallel loop (row vector)", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mfma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
@@ -371,6 +381,11 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
   int64_t threads_ = 0;
+
+ public:
+  CudaTarget target_;
+
+ private:
   std::map<const BufferNode*, Fragment> layout_;
   std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
@@ -406,6 +421,7 @@ void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = 
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
   LayoutInferencer inf;
   inf.mfma_ = ctx.target.mfma;
+  inf.target_ = ctx.target;
   inf.Run(FindKernel(f->body));
   return WithBody(f, inf.Annotate(f->body));
 }

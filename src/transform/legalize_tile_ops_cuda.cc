@@ -102,7 +102,8 @@ class Legalizer : public IRMutator {
               Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
               (ctx_.target.mfma ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
                                   "synchronous on HIP, docs/hip.md)"
-                                : ": 16-byte cp.async into a swizzled shared tile"));
+                                : ": 16-byte cp.async into a swizzled shared tile") +
+              (ctx_.target.sm >= 90 ? " (not TMA: not implemented yet)" : ""));
           return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
         ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +

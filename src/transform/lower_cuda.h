@@ -27,6 +27,7 @@ struct CudaLowerOptions {
   bool disable_barriers = false;    // pass config "tl.disable_barrier_insertion" (for race tests)
   bool disable_cp_async = false;    // "tl.disable_async_copy"
   bool corrupt_mma_layout = false;  // test-only: stores mma accumulators with two columns swapped
+  bool skip_fence_proxy = false;    // test-only: wgmma without fence.proxy.async before it
 };
 
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).

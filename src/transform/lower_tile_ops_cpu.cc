@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
 
 namespace tl {
@@ -54,6 +55,7 @@ Stmt CpuTileLowerer::VisitTileOp(const Stmt& s) {
 using cpu_lowering::CpuTileLowerer;
 
 PrimFunc LowerTileOpsCPU(const PrimFunc& f) {
+  RejectHopperCallsOnCPU(f->body);  // lower_hopper_ops_cpu.cc
   // Each var bound once, simplified: the output prints in canonical form and re-parses equal.
   return Simplify(WithBody(f, UniquifyDefs(CpuTileLowerer(true).VisitStmt(f->body))));
 }

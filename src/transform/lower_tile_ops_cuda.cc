@@ -10,6 +10,7 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "ir/structural.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -148,8 +149,9 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   // T.print outside a parallel loop runs once per block, like a scalar store.
+  if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.target, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
-    if (auto* c = As<CallNode>(ev->value); c && c->op == "print")
+    if (auto* c = As<CallNode>(ev->value); c && (c->op == "print" || c->op == "tl.mbarrier_init"))
       return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);
   return IRMutator::VisitStmt(s);
 }

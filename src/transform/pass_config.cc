@@ -19,6 +19,7 @@ const Key kKeys[] = {
     {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr},
     {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr},
+    {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr},
 };
 
 std::string KnownList() {

@@ -37,6 +37,7 @@ struct Item {
   std::string shape;  // the tile's shape before flattening
   int first = 1 << 30, last = -1;
   int64_t off = -1;
+  int64_t align = 16;  // sm_90: 1024 for tiles of 1 KB or more (wgmma / TMA swizzle atoms)
 };
 
 // First-fit by decreasing size: a buffer may share bytes with any buffer whose live range (in
@@ -59,7 +60,7 @@ int64_t Place(std::vector<Item>* items) {
         bool live_overlap = !(it.last < o.first || o.last < it.first) || it.last < 0 || o.last < 0;
         bool mem_overlap = off < o.off + o.bytes && o.off < off + it.bytes;
         if (live_overlap && mem_overlap) {
-          off = o.off + o.bytes;
+          off = (o.off + o.bytes + it.align - 1) / it.align * it.align;
           moved = true;
         }
       }
@@ -86,6 +87,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     Item it;
     it.b = b;
     it.bytes = (n * b->dtype.bytes() + 15) / 16 * 16;
+    if (ctx.target.sm >= 90 && it.bytes >= 1024) it.align = 1024;
     it.shape = std::to_string(n);
     items.push_back(it);
   }

@@ -1,6 +1,6 @@
 """A generator of random, valid tile programs and a differential runner: every program runs on the
-CPU backend and on the CUDA emulator (sm_80 lowering), and both are compared with a NumPy reference
-computed in float64 (integers: exactly, with the documented wrap-around semantics).
+CPU backend and on the CUDA emulator (sm_80 and sm_90a lowerings), and all are compared with a NumPy
+reference computed in float64 (integers: exactly, with the documented wrap-around semantics).
 
 Program families: elementwise expressions (direct global access, or staged through shared and
 fragment tiles with ragged tails), row reductions, GEMMs (every transpose, warp policy and stage
@@ -279,7 +279,8 @@ def run_case(case):
     """Runs `case` on the CPU and the emulator; returns a list of failure messages (empty: agreed)."""
     failures = []
     targets = [("cpu", dict(target="cpu")),
-               ("emulator", dict(target="cuda -arch=sm_80", execution_backend="emulator"))]
+               ("emulator", dict(target="cuda -arch=sm_80", execution_backend="emulator")),
+               ("emulator sm_90a", dict(target="cuda -arch=sm_90a", execution_backend="emulator"))]  # wgmma
     for name, kw in targets:
         try:
             with warnings.catch_warnings():  # performance notes (no cp.async for ragged rows) are expected

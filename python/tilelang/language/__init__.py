@@ -114,6 +114,79 @@ def alloc_var(dtype, init=None, scope="local.var"):
     return buf
 
 
+# ---- Hopper mbarriers (docs/hopper.md) ------------------------------------------------------------------
+def alloc_barrier(arrive_count):
+    """mbarriers in shared memory, one per arrive count (an int or a list): `bars = T.alloc_barrier([128, 1])`.
+    Each is initialised with its count at the start of the kernel (by one thread, before any use)."""
+    counts = list(arrive_count) if isinstance(arrive_count, (list, tuple)) else [arrive_count]
+    for c in counts:
+        v = _ffi.const_int(c) if isinstance(c, Expr) else c
+        if not isinstance(v, int) or not 1 <= v <= (1 << 20) - 1:
+            raise TileLangTypeError(f"T.alloc_barrier arrive counts are constants from 1 to 2^20 - 1, got {c!r}")
+    if not counts:
+        raise TileLangTypeError("T.alloc_barrier needs at least one arrive count")
+    buf = _alloc((len(counts),), "uint64", "shared", "T.alloc_barrier")
+    frame = builder.current().kernels[-1]
+    for i, c in enumerate(counts):
+        init = _ffi.call("void", "tl.mbarrier_init", [_ffi.load(buf, [_const(i)]), _const(int(c))])
+        frame.prologue.append(_ffi.evaluate(init, builder.span()))
+    return buf
+
+
+def _barrier_elem(bar, what):
+    if isinstance(bar, _ffi.Buffer):
+        bar = _ffi.load(bar, [_const(0)])
+    b = bar.buffer if isinstance(bar, _ffi.BufferLoad) else None
+    if b is None or b.dtype != "uint64" or b.scope != "shared":
+        raise TileLangTypeError(f"{what} takes a barrier from T.alloc_barrier (e.g. bars[0])")
+    return bar
+
+
+def _barrier_call(op, args):
+    return _ffi.evaluate(_ffi.call("void", op, args), builder.span())
+
+
+def mbarrier_arrive(bar):
+    """Every executing thread arrives once on the barrier (mbarrier.arrive)."""
+    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(bar, "T.mbarrier_arrive")])
+
+
+def mbarrier_expect_tx(bar, nbytes):
+    """Adds nbytes to the barrier's expected transaction count (mbarrier.expect_tx)."""
+    return _barrier_call("tl.mbarrier_expect_tx", [_barrier_elem(bar, "T.mbarrier_expect_tx"), _const(nbytes)])
+
+
+def mbarrier_wait_parity(bar, parity):
+    """Waits until the barrier's phase with this parity has completed (mbarrier.try_wait.parity)."""
+    p = parity if isinstance(parity, Expr) else _const(int(parity))
+    return _barrier_call("tl.mbarrier_wait_parity", [_barrier_elem(bar, "T.mbarrier_wait_parity"), p])
+
+
+barrier_arrive = mbarrier_arrive
+barrier_wait = mbarrier_wait_parity
+
+
+def fence_proxy_async():
+    """Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA, wgmma) reads."""
+    return _barrier_call("tl.fence_proxy_async", [])
+
+
+def set_max_nreg(reg_count, is_inc):
+    """setmaxnreg (sm_90a): the executing warp group raises (is_inc=1) or lowers (0) its per-thread register
+    budget to reg_count (24..256, a multiple of 8). Warp-group collective."""
+    n = _ffi.const_int(reg_count) if isinstance(reg_count, Expr) else reg_count
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TileLangTypeError(f"T.set_max_nreg: reg_count is a constant from 24 to 256, a multiple of 8; got {reg_count!r}")
+    return _barrier_call("tl.set_max_nreg", [_const(n), _const(1 if is_inc else 0)])
+
+
+def disable_warp_group_reg_alloc():
+    """TileLang's opt-out of automatic register reallocation between warp groups. This compiler does not
+    reallocate registers on its own (no automatic warp specialisation yet), so the opt-out always holds and
+    nothing is emitted (docs/hopper.md)."""
+    return None
+
+
 def alloc_buffer(shape, dtype, scope="shared"):
     if scope.startswith("shared"):
         return alloc_shared(shape, dtype)
@@ -283,7 +356,7 @@ class GemmWarpPolicy(enum.IntEnum):
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
-         wg_wait=0):
+         wg_wait=0, _require_wgmma=False):
     ra = region_of(A, "T.gemm operand A")
     rb = region_of(B, "T.gemm operand B")
     rc = region_of(C, "T.gemm operand C")
@@ -292,8 +365,21 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
             raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
     return _ffi.tile_op("gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])], [],
                         {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
-                         "policy": int(policy), "clear_accum": int(_bool(clear_accum)), "k_pack": int(k_pack)},
+                         "policy": int(policy), "clear_accum": int(_bool(clear_accum)), "k_pack": int(k_pack),
+                         "wg_wait": int(wg_wait), "require_wgmma": int(_require_wgmma)},
                         builder.span())
+
+
+def wgmma_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False,
+               k_pack=1, wg_wait=0):
+    """T.gemm that must run on wgmma (sm_90a): a compile error, not a fallback, when it cannot."""
+    return gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, _require_wgmma=True)
+
+
+def wait_wgmma(n=0):
+    """Waits until at most n of the warp group's committed wgmma groups are pending (after
+    T.gemm(..., wg_wait=-1)); nothing on targets whose gemm is synchronous."""
+    return _ffi.tile_op("wait_wgmma", [], [], {"n": int(n)}, builder.span())
 
 
 def fill(buffer, value):

@@ -11,6 +11,7 @@ class KernelFrame:
     def __init__(self):
         self.allocs = []
         self.var_inits = []
+        self.prologue = []  # statements the kernel body starts with (T.alloc_barrier's mbarrier inits)
 
 
 class BuildContext:

@@ -123,8 +123,7 @@ def _hopper_only(name):
     return f
 
 
-HOPPER_ONLY = ["alloc_barrier", "tma_copy", "mbarrier_wait_parity", "mbarrier_arrive", "barrier_arrive", "barrier_wait",
-               "ClusterKernel", "set_max_nreg", "ws", "wgmma_gemm", "copy_cluster", "mma_gemm_blockscaled"]
+HOPPER_ONLY = ["tma_copy", "ClusterKernel", "ws", "copy_cluster", "mma_gemm_blockscaled"]
 
 
 # ---- macros ----------------------------------------------------------------------------------------------

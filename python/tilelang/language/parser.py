@@ -415,6 +415,8 @@ class Parser:
         for nm, v in zip(names, vars_):
             self.bind(nm, v)
         body = self.block(st.body)
+        if frame.prologue:
+            body = _ffi.seq(frame.prologue + [body], self.span(st))
         self.scopes.pop()
         self.ctx.kernels.pop()
         return _ffi.kernel(spec.grid, vars_, spec.threads, frame.allocs, frame.var_inits, body, self.span(st))

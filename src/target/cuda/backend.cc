@@ -20,6 +20,7 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
   o.disable_barriers = pc.disable_barrier_insertion;
   o.disable_cp_async = pc.disable_async_copy;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
+  o.skip_fence_proxy = pc.test_skip_fence_proxy;
   return o;
 }
 
@@ -40,6 +41,7 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   CudaTarget target = ParseCudaTarget(k.target.str());
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
+  if (std::string h; ReadFile(bo.include_dir + "/tl_device/cuda/hopper.h", &h)) header += h;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;

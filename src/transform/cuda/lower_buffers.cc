@@ -4,6 +4,7 @@
 #include <set>
 
 #include "arith/simplify.h"
+#include "layout/hopper_layout.h"
 #include "ir/printer.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -51,9 +52,13 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   } else {
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
-    off = ctx_.target.swizzle
-              ? SwizzledOffset(Simplify(row), Simplify(idx.back()), shape.back(), b->dtype.bytes())
-              : row * C(shape.back()) + idx.back();
+    Expr r = Simplify(row), c = Simplify(idx.back());
+    if (!ctx_.target.swizzle)  // Metal: simdgroup_load needs plain rows
+      off = r * C(shape.back()) + c;
+    else if (ctx_.target.sm >= 90)
+      off = HopperSharedOffset(r, c, size / shape.back(), shape.back(), b->dtype.bytes());
+    else
+      off = SwizzledOffset(r, c, shape.back(), b->dtype.bytes());
   }
   auto st = stage_.find(b.get());
   if (st != stage_.end()) off = st->second * C(size) + off;

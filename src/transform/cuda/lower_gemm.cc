@@ -6,6 +6,8 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
+#include "layout/hopper_layout.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
 
@@ -139,6 +141,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   if (ctx_.target.mfma) return LowerGemmMfma(g);
   if (!ctx_.target.mma) return LowerGemmSIMT(g);
   const Fragment& CF = Layout(g->C.buffer.get());
+  if (IsWgmmaLayout(CF)) return LowerGemmWgmma(*this, g);  // sm_90a (hopper_wgmma.cc)
+  NoteNoWgmma(*this, g);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);

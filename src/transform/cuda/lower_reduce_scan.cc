@@ -74,7 +74,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
               {C(d)}, sp));
       }
       if (xs) {
-        Expr row = Simplify(Mod(warp, wm) * C(M / wm) + C(ti * 16 + rh * 8) + Div(lane, 4));
+        Expr row = D.IndexAt(tx_, C(d))[0];  // (row d of this thread in the row-vector layout)
         (quad ? later : out)
             .push_back(If(Eq(Mod(lane, 4), C(0)),
                           Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr,

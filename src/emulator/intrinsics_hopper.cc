@@ -1,0 +1,517 @@
+// Hopper builtins of the emulator, written from NVIDIA's PTX ISA (sections "Asynchronous
+// Warpgroup Level Matrix Multiply-Accumulate" and "Matrix Descriptor Format"), independently of
+// the compiler's layout code:
+//   tl.wgmma_desc(&smem, lbo, sbo, mode)   the 64-bit matrix descriptor, encoded from the operand's
+//                                          byte address in the block's shared memory
+//   tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
+//                                          wgmma.mma_async m64nNk16 .f32.{f16,bf16}, issued by a
+//                                          whole warp group (128 threads), executed asynchronously
+//   tl.wgmma_fence / tl.wgmma_commit / tl.wgmma_wait(n)
+// Asynchrony: an issued wgmma joins the warp group's open group; commit closes it; wait(n) completes
+// the oldest committed groups until n remain, in order. The operands are read from shared memory
+// when the wgmma is issued and read again when it completes: a difference means shared memory was
+// overwritten while the wgmma could still read it (reported). Its accumulator registers are written
+// at completion; a thread that reads or writes them in between is reported. Shared memory is
+// addressed through the descriptor alone: the canonical layouts (K-major / MN-major, 32B/64B/128B
+// swizzle) and the swizzle of address bits [4, 4+b) by bits [7, 7+b).
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "emulator/executor.h"
+
+namespace tl::emu {
+namespace {
+
+[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
+  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
+}
+
+const BufferLoadNode* OperandAt(const CallNode* c, size_t i) {
+  auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr;
+  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
+  return l;
+}
+
+int64_t IntLit(const CallNode* c, size_t i) {
+  int64_t v;
+  if (i >= c->args.size() || !AsConstInt(c->args[i], &v))
+    Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
+  return v;
+}
+
+// The descriptor's fields (PTX ISA, "Matrix Descriptor Format").
+struct Desc {
+  int64_t start, lbo, sbo, base_offset, swizzle_bytes;
+};
+Desc Decode(uint64_t d) {
+  Desc r;
+  r.start = static_cast<int64_t>(d & 0x3FFF) << 4;
+  r.lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
+  r.sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
+  r.base_offset = static_cast<int64_t>((d >> 49) & 7);
+  static const int64_t bytes[4] = {0, 128, 64, 32};
+  r.swizzle_bytes = bytes[(d >> 62) & 3];
+  return r;
+}
+
+// Byte address of element (mn, k) of an operand in a canonical layout, before the swizzle. With
+// T elements per 16 bytes and S the swizzle width (S / 16 = 2, 4, 8 chunks per row):
+//   K-major  ((8, m), (T, 2k)) : ((S/2 elements, SBO), (1, T))   rows of S bytes, 8-row groups at SBO
+//   MN-major ((T, S/16, m), (8, k)) : ((1, T, LBO), (S/2 elements, SBO))
+int64_t CanonicalAddress(const Desc& d, bool mn_major, int64_t mn, int64_t k, int eb) {
+  const int64_t S = d.swizzle_bytes;
+  if (!mn_major) return d.start + (mn / 8) * d.sbo + (mn % 8) * S + k * eb;
+  const int64_t W = S / eb;  // elements along MN in one swizzle row
+  return d.start + (mn / W) * d.lbo + (mn % W) * eb + (k % 8) * S + (k / 8) * d.sbo;
+}
+
+// The swizzle: 16-byte chunk bits [4, 4+b) xor address bits [7, 7+b), b = log2(S / 16).
+int64_t Swizzle(int64_t a, int64_t S) {
+  const int64_t b = S == 128 ? 3 : S == 64 ? 2 : 1;
+  return a ^ (((a >> 7) & ((int64_t{1} << b) - 1)) << 4);
+}
+
+struct Wgmma {
+  const StmtNode* stmt;
+  int group;  // warp group
+  int64_t n;  // N
+  DataType ab;
+  bool scale_d;
+  Mem* acc;
+  std::vector<int64_t> acc_flat;         // per thread of the warp group: first accumulator element
+  std::vector<int64_t> a_addr, b_addr;   // byte addresses, A: [64][16] (m, k), B: [16][n] (k, n)
+  std::vector<uint16_t> a_bits, b_bits;  // values at issue
+  Mem* a_reg = nullptr;                  // wgmma_rs: A's register buffer and each thread's first element
+  std::vector<int64_t> a_reg_flat;
+};
+
+}  // namespace
+
+struct Executor::HopperState {
+  struct Group {
+    std::vector<Wgmma> open;
+    std::deque<std::vector<Wgmma>> committed;
+  };
+  std::vector<Group> groups;  // per warp group
+  // mbarriers (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier"): the
+  // current phase completes when its pending arrival count and its transaction count are both zero;
+  // then the phase number advances and the arrival count resets to the expected count.
+  struct Barrier {
+    int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+  };
+  std::map<int64_t, Barrier> bars;  // by shared byte address
+  std::vector<int32_t> fences;      // per thread: fence.proxy.async executed so far
+};
+
+void Executor::HopperBlockStart() {
+  if (!hopper_) hopper_ = std::make_shared<HopperState>();
+  hopper_->groups.assign(static_cast<size_t>((T_ + 127) / 128), HopperState::Group());
+  hopper_->bars.clear();
+  hopper_->fences.assign(static_cast<size_t>(T_), 0);
+  for (auto& kv : mems_) {
+    Mem& m = *kv.second;
+    std::fill(m.pending.begin(), m.pending.end(), 0);
+    if (m.shared() && kv.first->data) {
+      m.proxy_writer.assign(static_cast<size_t>(m.n), 0);
+      m.proxy_fences.assign(static_cast<size_t>(m.n), 0);
+    }
+  }
+}
+
+void Executor::HopperBlockEnd() {
+  if (!hopper_) return;
+  for (size_t g = 0; g < hopper_->groups.size(); ++g) {
+    auto& gr = hopper_->groups[g];
+    size_t n = gr.open.size();
+    for (auto& c : gr.committed) n += c.size();
+    if (n)
+      Report("wgmma_not_waited", static_cast<int>(g * 128), [&] {
+        return "warp group " + std::to_string(g) + " ends the kernel with " + std::to_string(n) +
+               " wgmma operation(s) never completed by wgmma.wait_group";
+      });
+  }
+}
+
+void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
+  if (m.shared() || m.global()) return;
+  size_t wi = static_cast<size_t>(tid * m.n + flat);
+  if (wi >= m.pending.size() || m.pending[wi] == 0) return;
+  Report("wgmma_pending", tid, [&] {
+    return std::string("register buffer '") + m.buf->name + "' index [" + std::to_string(flat) + "] is " +
+           (write ? "written" : "read") +
+           " while a wgmma that writes it has not completed; complete it with wgmma.wait_group "
+           "(T.wait_wgmma) "
+           "first";
+  });
+}
+
+void Executor::NoteGenericWrite(Mem& m, int tid, int64_t flat) {
+  m.proxy_writer[static_cast<size_t>(flat)] = tid + 1;
+  m.proxy_fences[static_cast<size_t>(flat)] = hopper_->fences[static_cast<size_t>(tid)];
+}
+
+bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->op != "tl.wgmma_desc") return false;
+  if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, mode)");
+  const BufferLoadNode* op = OperandAt(c, 0);
+  Mem& m = MemOf(op->buffer.get());
+  if (!m.shared()) Bad(c, "the operand must be in shared memory");
+  TmpScope ts(this);
+  Slot* flat = Tmp();
+  Locate(op->buffer, op->indices, act, flat);
+  const int64_t lbo = IntLit(c, 1), sbo = IntLit(c, 2), mode = IntLit(c, 3);
+  for (int t : act) {
+    int64_t a = (op->buffer->data ? op->buffer->byte_offset : 0) + std::max<int64_t>(flat[t].i, 0) * m.esize;
+    if (a % 16)
+      Report("misaligned", t, [&] {
+        return "wgmma descriptor start address " + std::to_string(a) + " is not 16-byte aligned";
+      });
+    uint64_t d =
+        (static_cast<uint64_t>(a & 0x3FFFF) >> 4) | ((static_cast<uint64_t>(lbo & 0x3FFFF) >> 4) << 16) |
+        ((static_cast<uint64_t>(sbo & 0x3FFFF) >> 4) << 32) | (static_cast<uint64_t>(mode & 3) << 62);
+    out[t].i = static_cast<int64_t>(d);
+  }
+  return true;
+}
+
+bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
+  const std::string& op = c->op;
+  if (op == "tl.fence_proxy_async") {  // orders each executing thread's earlier generic writes
+    if (!hopper_) HopperBlockStart();
+    for (int t : act) ++hopper_->fences[static_cast<size_t>(t)];
+    return true;
+  }
+  if (op.rfind("tl.mbarrier_", 0) == 0) {
+    if (!hopper_) HopperBlockStart();
+    const BufferLoadNode* bop = OperandAt(c, 0);
+    Mem& m = MemOf(bop->buffer.get());
+    if (!m.shared() || m.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
+    TmpScope ts(this);
+    Slot* flat = Tmp();
+    Slot* arg = Tmp();
+    Locate(bop->buffer, bop->indices, act, flat);
+    if (c->args.size() > 1) Eval(c->args[1], act, arg);
+    auto name = [&](int64_t f) { return "mbarrier '" + m.buf->name + "'[" + std::to_string(f) + "]"; };
+    for (int t : act) {
+      const int64_t f = flat[t].i;
+      if (f < 0) continue;
+      const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8;
+      auto it = hopper_->bars.find(addr);
+      if (op == "tl.mbarrier_init") {
+        HopperState::Barrier b;
+        b.expected = b.pending = arg[t].i;
+        hopper_->bars[addr] = b;
+        NoteWrite(m, t, f);
+        continue;
+      }
+      if (it == hopper_->bars.end()) {
+        Report("mbarrier_uninitialized", t, [&] { return name(f) + " is used before mbarrier.init"; });
+        continue;
+      }
+      HopperState::Barrier& b = it->second;
+      auto complete = [&] {
+        if (b.pending == 0 && b.tx == 0) {
+          ++b.phase;
+          b.pending = b.expected;
+        }
+      };
+      if (op == "tl.mbarrier_arrive") {
+        if (b.pending == 0) {
+          Report("mbarrier_over_arrival", t, [&] {
+            return name(f) + " receives more than its " + std::to_string(b.expected) +
+                   " arrivals in one phase (its transactions are still pending)";
+          });
+          continue;
+        }
+        --b.pending;
+        complete();
+      } else if (op == "tl.mbarrier_expect_tx") {
+        b.tx += arg[t].i;
+      } else if (op == "tl.mbarrier_wait_parity") {
+        // The phase of parity p is complete unless the current (incomplete) phase has parity p. In
+        // lockstep every thread that could still arrive has run up to here: an incomplete phase never
+        // completes.
+        if ((b.phase & 1) == (arg[t].i & 1)) {
+          Report("deadlock", t, [&] {
+            return "the wait on " + name(f) + " for phase parity " + std::to_string(arg[t].i & 1) +
+                   " can never complete: " + std::to_string(b.pending) + " of " + std::to_string(b.expected) +
+                   " arrivals and " + std::to_string(b.tx) + " transaction bytes are missing";
+          });
+          break;  // one report per wait
+        }
+      } else {
+        Bad(c, "unknown mbarrier operation");
+      }
+    }
+    return true;
+  }
+  if (op != "tl.wgmma" && op != "tl.wgmma_rs" && op != "tl.wgmma_fence" && op != "tl.wgmma_commit" &&
+      op != "tl.wgmma_wait" && op != "tl.set_max_nreg")
+    return false;
+  if (!hopper_) HopperBlockStart();
+  // Warp groups of `act` that are complete (the instructions are .sync.aligned over the warp group).
+  Lanes full = FullWarps(act, op.c_str());
+  std::vector<int> per((T_ + 127) / 128, 0);
+  for (int t : full) ++per[t / 128];
+  std::vector<int> groups;
+  for (size_t g = 0; g < per.size(); ++g) {
+    if (per[g] == 128)
+      groups.push_back(static_cast<int>(g));
+    else if (per[g] > 0)
+      Report("inactive_lanes", static_cast<int>(g * 128), [&] {
+        return op + " is warp-group-collective but only " + std::to_string(per[g]) +
+               " of the 128 threads of warp group " + std::to_string(g) + " execute it; skipped";
+      });
+  }
+  auto& st = *hopper_;
+  if (op == "tl.wgmma_fence") return true;
+  if (op == "tl.set_max_nreg") {  // a register budget: nothing to execute; must be warp-group collective
+    const int64_t n = IntLit(c, 0);
+    if (n < 24 || n > 256 || n % 8) Bad(c, "setmaxnreg takes 24..256, a multiple of 8");
+    return true;
+  }
+  if (op == "tl.wgmma_commit") {
+    for (int g : groups) {
+      st.groups[g].committed.push_back(std::move(st.groups[g].open));
+      st.groups[g].open.clear();
+    }
+    return true;
+  }
+  // Shared memory of the block: the byte buffer every view lives in.
+  auto smem_bytes = [&](Mem** views_out) -> uint8_t* {
+    (void)views_out;
+    for (auto& kv : mems_)
+      if (kv.second->shared() && !kv.first->data) return kv.second->data;
+    return nullptr;
+  };
+  auto smem_size = [&]() -> int64_t {
+    for (auto& kv : mems_)
+      if (kv.second->shared() && !kv.first->data) return kv.second->n * kv.second->esize;
+    return 0;
+  };
+  // The view holding the 2-byte element at byte address a (written ones first: reused bytes).
+  auto view_at = [&](int64_t a, int64_t* flat) -> Mem* {
+    Mem* best = nullptr;
+    for (auto& kv : mems_) {
+      Mem& m = *kv.second;
+      if (!m.shared() || !kv.first->data || m.esize != 2) continue;
+      int64_t off = kv.first->byte_offset;
+      if (a < off || a + 2 > off + m.n * 2) continue;
+      int64_t f = (a - off) / 2;
+      if (!best || m.written[static_cast<size_t>(f)]) {
+        best = &m;
+        *flat = f;
+        if (m.written[static_cast<size_t>(f)]) break;
+      }
+    }
+    return best;
+  };
+  if (op == "tl.wgmma_wait") {
+    const int64_t keep = IntLit(c, 0);
+    uint8_t* base = smem_bytes(nullptr);
+    for (int g : groups) {
+      auto& q = st.groups[g].committed;
+      while (static_cast<int64_t>(q.size()) > keep) {
+        for (Wgmma& w : q.front()) {
+          // Operands read again at completion: they must not have changed since the issue.
+          bool changed = false;
+          for (size_t i = 0; i < w.a_addr.size() && !changed; ++i)
+            changed = std::memcmp(base + w.a_addr[i], &w.a_bits[i], 2) != 0;
+          for (size_t i = 0; i < w.b_addr.size() && !changed; ++i)
+            changed = std::memcmp(base + w.b_addr[i], &w.b_bits[i], 2) != 0;
+          for (int t = 0; t < 128 && w.a_reg && !changed; ++t) {
+            const int tid = g * 128 + t, wp = t / 32, l = t % 32;
+            for (int i = 0; i < 8 && !changed; ++i) {
+              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2),
+                            col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+              changed = std::memcmp(w.a_reg->Addr(tid, w.a_reg_flat[static_cast<size_t>(t)] + i),
+                                    &w.a_bits[static_cast<size_t>(row * 16 + col)], 2) != 0;
+            }
+          }
+          if (changed)
+            Report("wgmma_operand_overwritten", g * 128, [&] {
+              std::string at =
+                  w.stmt && w.stmt->span.defined() ? " (issued at " + FormatSpan(w.stmt->span) + ")" : "";
+              return "an operand (shared memory or A's registers) read by a wgmma" + at +
+                     " was overwritten before the wgmma.wait_group that completes it";
+            });
+          std::vector<double> D(static_cast<size_t>(64 * w.n), 0.0);
+          for (int64_t m = 0; m < 64; ++m)
+            for (int64_t n = 0; n < w.n; ++n) {
+              double acc = 0;
+              for (int64_t k = 0; k < 16; ++k) {
+                Slot a = LoadScalar(&w.a_bits[static_cast<size_t>(m * 16 + k)], w.ab);
+                Slot b = LoadScalar(&w.b_bits[static_cast<size_t>(k * w.n + n)], w.ab);
+                acc += a.f * b.f;
+              }
+              D[static_cast<size_t>(m * w.n + n)] = acc;
+            }
+          // Accumulator fragment (PTX ISA, wgmma D for m64nNk16, .f32): thread t of the warp group,
+          // warp wp = t / 32, lane l: register i holds row 16*wp + l/4 + 8*((i/2)%2),
+          // column 8*(i/4) + 2*(l%4) + i%2.
+          for (int t = 0; t < 128; ++t) {
+            const int tid = g * 128 + t, wp = t / 32, l = t % 32;
+            for (int64_t i = 0; i < w.n / 2; ++i) {
+              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2),
+                            col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+              const int64_t e = w.acc_flat[static_cast<size_t>(t)] + i;
+              const size_t wi = static_cast<size_t>(tid * w.acc->n + e);
+              w.acc->pending[wi] -= 1;
+              double prev = 0;
+              if (w.scale_d) {
+                if (!w.acc->written[wi] && opt_.check_uninit) {
+                  w.acc->written[wi] = 2;
+                  Report("uninitialized_read", tid, [&] {
+                    return "register buffer '" + w.acc->buf->name + "' index [" + std::to_string(e) +
+                           "] is accumulated into by a wgmma but was never written by this thread";
+                  });
+                }
+                prev = LoadScalar(w.acc->Addr(tid, e), DataType::Float(32)).f;
+              }
+              Slot v;
+              v.f = RoundFloat(prev + D[static_cast<size_t>(row * w.n + col)], DataType::Float(32));
+              StoreScalar(w.acc->Addr(tid, e), DataType::Float(32), v);
+              w.acc->written[wi] = 1;
+            }
+          }
+        }
+        q.pop_front();
+      }
+    }
+    return true;
+  }
+  // tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
+  // tl.wgmma_rs(shape, ab, &A registers, descB, &C, scale_d, trans_b): A from registers, 8 16-bit elements
+  // per thread per instruction in the order of the ISA's A-fragment figure for m64nNk16 (as mma.sync's
+  // m16n8k16 A per warp): a_i of warp w, lane l at row 16w + l/4 + 8*((i/2)%2), col 2*(l%4) + i%2 + 8*(i/4).
+  const bool rs = op == "tl.wgmma_rs";
+  if (c->args.size() != (rs ? 7u : 8u))
+    Bad(c, rs ? "expects (shape, ab, A, descB, C, scale_d, trans_b)"
+              : "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
+  auto* shape = As<StringImmNode>(c->args[0]);
+  auto* ab = As<StringImmNode>(c->args[1]);
+  long n = 0;
+  if (!shape || std::sscanf(shape->value.c_str(), "m64n%ldk16", &n) != 1 || n < 8 || n > 256 || n % 8)
+    Bad(c, "shape must be m64nNk16 with N a multiple of 8 up to 256");
+  if (!ab || (ab->value != "f16" && ab->value != "bf16")) Bad(c, "ab type must be f16 or bf16");
+  const BufferLoadNode* accop = OperandAt(c, 4);
+  Mem& acc = MemOf(accop->buffer.get());
+  if (acc.shared() || acc.global() || acc.t != DataType::Float(32))
+    Bad(c, "C must be a float32 register buffer");
+  if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
+  const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
+  TmpScope ts(this);
+  Slot* da = Tmp();
+  Slot* db = Tmp();
+  Slot* sc = Tmp();
+  Slot* cf = Tmp();
+  Mem* areg = nullptr;
+  if (rs) {
+    const BufferLoadNode* aop = OperandAt(c, 2);
+    areg = &MemOf(aop->buffer.get());
+    if (areg->shared() || areg->global() || areg->esize != 2) Bad(c, "A must be a 16-bit register buffer");
+    Locate(aop->buffer, aop->indices, full, da, 8);
+  } else {
+    Eval(c->args[2], full, da);
+  }
+  Eval(c->args[3], full, db);
+  Eval(c->args[5], full, sc);
+  Locate(accop->buffer, accop->indices, full, cf, n / 2);
+  uint8_t* base = smem_bytes(nullptr);
+  const int64_t total = smem_size();
+  for (int g : groups) {
+    const int t0 = g * 128;
+    Wgmma w;
+    w.stmt = stmt_;
+    w.group = g;
+    w.n = n;
+    w.ab = ab->value == "f16" ? DataType::Float(16) : DataType::BFloat16();
+    w.scale_d = sc[t0].i != 0;
+    w.acc = &acc;
+    bool ok = true;
+    for (int t = t0; t < t0 + 128; ++t) {
+      if ((!rs && da[t].i != da[t0].i) || db[t].i != db[t0].i || sc[t].i != sc[t0].i) {
+        Report("wgmma_nonuniform", t,
+               [&] { return "the threads of a warp group pass different wgmma descriptors or scale-d"; });
+        ok = false;
+        break;
+      }
+      if (cf[t].i < 0) ok = false;
+      w.acc_flat.push_back(cf[t].i);
+    }
+    if (rs)
+      for (int t = t0; t < t0 + 128; ++t) ok &= da[t].i >= 0;
+    if (!ok || !base) continue;
+    const Desc A = Decode(rs ? 0 : static_cast<uint64_t>(da[t0].i)),
+               B = Decode(static_cast<uint64_t>(db[t0].i));
+    for (const Desc* d : {&A, &B}) {
+      if (rs && d == &A) continue;
+      if (d->swizzle_bytes == 0 || d->base_offset != 0)
+        TL_USER_ERROR(
+            kUnsupported, stmt_ ? stmt_->span : Span{},
+            "emulator: wgmma descriptors without a swizzle mode or with a base offset are not emulated");
+    }
+    bool proxy_reported = false;
+    auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
+                     std::vector<uint16_t>* bits) {
+      int64_t a = Swizzle(CanonicalAddress(d, mn_major, mn, k, 2), d.swizzle_bytes);
+      uint16_t v = 0;
+      if (a < 0 || a + 2 > total) {
+        Report("out_of_bounds", t0, [&] {
+          return "a wgmma operand element at shared byte " + std::to_string(a) + " lies outside the " +
+                 std::to_string(total) + "-byte shared memory of the block; the wgmma read 0";
+        });
+        a = 0;
+      } else {
+        std::memcpy(&v, base + a, 2);
+        int64_t f = 0;
+        if (Mem* m = view_at(a, &f)) {
+          NoteRead(*m, t0, f);
+          // The generic-to-async proxy rule: a thread's shared-memory write is seen by wgmma (the async
+          // proxy) only after that thread's fence.proxy.async.
+          const size_t fi = static_cast<size_t>(f);
+          const int32_t wr = m->proxy_writer.empty() ? 0 : m->proxy_writer[fi];
+          if (wr && hopper_->fences[static_cast<size_t>(wr - 1)] == m->proxy_fences[fi] && !proxy_reported) {
+            proxy_reported = true;
+            Report("async_proxy", t0, [&] {
+              return "shared buffer '" + m->buf->name + "' index [" + std::to_string(f) +
+                     "] was written by thread " + std::to_string(wr - 1) +
+                     " (generic proxy) and is read by a wgmma (async proxy) with no fence.proxy.async by "
+                     "that thread "
+                     "in between";
+            });
+          }
+        }
+      }
+      addr->push_back(a);
+      bits->push_back(v);
+    };
+    // A: 64 x 16 (K-major unless trans_a), B: 16 x N (K-major, i.e. stored N x K, unless trans_b).
+    if (rs) {
+      w.a_reg = areg;
+      w.a_bits.assign(64 * 16, 0);
+      for (int t = 0; t < 128; ++t) {
+        const int tid = t0 + t, wp = t / 32, l = t % 32;
+        w.a_reg_flat.push_back(da[tid].i);
+        for (int i = 0; i < 8; ++i) {
+          const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+          NoteRead(*areg, tid, da[tid].i + i);
+          std::memcpy(&w.a_bits[static_cast<size_t>(row * 16 + col)], areg->Addr(tid, da[tid].i + i), 2);
+        }
+      }
+    } else {
+      for (int64_t m = 0; m < 64; ++m)
+        for (int64_t k = 0; k < 16; ++k) fetch(A, ta, m, k, &w.a_addr, &w.a_bits);
+    }
+    for (int64_t k = 0; k < 16; ++k)
+      for (int64_t j = 0; j < n; ++j) fetch(B, tb, j, k, &w.b_addr, &w.b_bits);
+    for (int t = 0; t < 128; ++t)
+      for (int64_t i = 0; i < n / 2; ++i)
+        acc.pending[static_cast<size_t>((t0 + t) * acc.n + w.acc_flat[t] + i)] += 1;
+    st.groups[g].open.push_back(std::move(w));
+  }
+  return true;
+}
+
+}  // namespace tl::emu

@@ -1,0 +1,239 @@
+// T.gemm on wgmma.mma_async (sm_90a); see hopper_wgmma.h. The operands are shared tiles in the
+// layout of layout/hopper_layout.h (a 32B/64B/128B swizzle pattern per 8-row atom), which the
+// matrix descriptors describe as one of the PTX ISA's canonical layouts:
+//   K-major  (A stored [M, K], B stored [N, K]): 8-row groups SBO = 8 * swizzle bytes apart; the
+//            k16 step is a byte offset inside the swizzle row (the start address is taken before
+//            the swizzle, which the hardware applies to the address bits);
+//   MN-major (A stored [K, M], B stored [K, N]): 8 k-rows of swizzle-width rows, k groups SBO =
+//            8 * swizzle bytes apart, 128-byte panels along M/N LBO = rows * 128 bytes apart.
+#include "transform/cuda/hopper_wgmma.h"
+
+#include "layout/hopper_layout.h"
+#include "op/hopper_ops.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+
+namespace {
+
+bool FullTile(const Region& r, std::vector<int64_t>* shape) {
+  if (r.buffer->shape.size() != 2 || r.ranges.size() != 2) return false;
+  shape->clear();
+  for (size_t d = 0; d < 2; ++d) {
+    int64_t s, mn, ext;
+    if (!AsConstInt(r.buffer->shape[d], &s) || !AsConstInt(r.ranges[d].min, &mn) ||
+        !AsConstInt(r.ranges[d].extent, &ext) || mn != 0 || ext != s)
+      return false;
+    shape->push_back(s);
+  }
+  return true;
+}
+
+// The MN extent of one instruction must stay inside one 128-byte panel or cover whole panels.
+bool PanelsFit(int64_t start, int64_t extent, int64_t panel) {
+  if (start % panel + extent <= panel) return true;
+  return start % panel == 0 && extent % panel == 0;
+}
+
+}  // namespace
+
+WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
+  WgmmaPlan p;
+  auto no = [&](const std::string& why) {
+    p.why = why;
+    return p;
+  };
+  if (t.arch != "sm_90a" || !t.mma) return no("wgmma needs sm_90a");
+  if (g->B.buffer->scope != Scope::kShared) return no("wgmma reads B from shared memory (B is in registers)");
+  const bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  if (a_reg && g->trans_A) return no("A in registers cannot be transposed");
+  DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
+  bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
+  bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
+  if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
+    return no("wgmma is used for float16/bfloat16 inputs with a float32 accumulator");
+  std::vector<int64_t> as, bs, cs;
+  if (!FullTile(g->A, &as) || !FullTile(g->B, &bs) || !FullTile(g->C, &cs))
+    return no("wgmma needs whole 2-D shared tiles as operands (not slices)");
+  p.M = cs[0];
+  p.N = cs[1];
+  p.K = g->trans_A ? as[0] : as[1];
+  if (p.K % 16) return no("K = " + std::to_string(p.K) + " is not a multiple of 16");
+  if (threads % 128) return no("the block is not a whole number of warp groups (128 threads)");
+  if ((!a_reg && !HopperSwizzleBytes(as[0], as[1], 2)) || !HopperSwizzleBytes(bs[0], bs[1], 2))
+    return no(
+        "a shared operand's rows are not 32, 64 or a multiple of 128 bytes (or its row count is not a "
+        "multiple of 8), so no wgmma swizzle mode describes it");
+  int64_t W = threads / 128;
+  int64_t panelB = 128 / 2;
+  auto try_split = [&](int64_t wgm) {
+    if (W % wgm || p.M % (64 * wgm)) return false;
+    int64_t wgn = W / wgm, wN = p.N / wgn;
+    if (p.N % (8 * wgn) || (a_reg && wgn != 1)) return false;  // A in registers: whole rows per warp group
+    int64_t ni = wN;
+    while (ni > 256 || wN % ni || ni % 8) --ni;
+    if (!g->trans_B) {  // B is MN-major: each instruction's columns must fit the panels
+      int64_t pw = HopperSwizzleBytes(bs[0], bs[1], 2) / 2;
+      if (pw < panelB && bs[1] != pw) return false;
+      for (int64_t b = 0; b < wgn; ++b)
+        for (int64_t c = 0; c < wN / ni; ++c)
+          if (!PanelsFit(b * wN + c * ni, ni, pw)) return false;
+    }
+    p.wgm = wgm;
+    p.wgn = wgn;
+    p.n_inst = ni;
+    return true;
+  };
+  bool found = false;
+  if (g->policy == GemmWarpPolicy::kFullCol) {
+    for (int64_t wgm = 1; wgm <= W && !found; ++wgm) found = try_split(wgm);
+  } else {
+    for (int64_t wgm = W; wgm >= 1 && !found; --wgm) found = try_split(wgm);
+  }
+  if (!found && a_reg)
+    return no("with A in registers every warp group needs whole rows: the " + std::to_string(p.M) +
+              "-row tile must split over " + std::to_string(W) + " warp group(s) in m64 rows");
+  if (!found)
+    return no("the " + std::to_string(p.M) + "x" + std::to_string(p.N) +
+              " accumulator cannot be split over " + std::to_string(W) +
+              " warp group(s) in m64 rows and whole 128-byte panels of B");
+  p.ok = true;
+  return p;
+}
+
+void CheckHopperCall(const Expr& e, const CudaTarget& t, const Span& sp) {
+  auto* c = As<CallNode>(e);
+  if (!c) return;
+  if (c->op == "tl.set_max_nreg" && t.arch != "sm_90a")
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " +
+                        (t.backend == "CUDA" ? t.arch : t.backend),
+                    sp);
+  if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
+  std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
+  if (t.sm < 90 || !t.mma)
+    throw UserError(ErrorKind::kUnsupported,
+                    name +
+                        " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
+                        (t.backend == "CUDA" ? t.arch : t.backend),
+                    sp);
+}
+
+namespace cuda_lowering {
+
+using namespace cuda_pass;
+
+namespace {
+
+struct OperandDesc {
+  int64_t lbo = 0, sbo = 0, mode = 0;  // mode: 1 = 128B, 2 = 64B, 3 = 32B (the descriptor's encoding)
+};
+
+OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major) {
+  int64_t sw = HopperSwizzleBytes(shape[0], shape[1], 2);
+  OperandDesc d;
+  d.mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+  d.sbo = 8 * sw;
+  d.lbo = mn_major ? shape[0] * 128 : 16;  // K-major swizzled layouts do not use LBO
+  return d;
+}
+
+}  // namespace
+
+Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+  const Fragment& CF = L.Layout(g->C.buffer.get());
+  TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
+            "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
+  Span sp = g->span;
+  bool f16 = g->A.buffer->dtype == DataType::Float(16);
+  const bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  std::vector<int64_t> as, bs;
+  as = {ConstOr(g->A.buffer->shape[0], sp, "A"), ConstOr(g->A.buffer->shape[1], sp, "A")};
+  bs = {ConstOr(g->B.buffer->shape[0], sp, "B"), ConstOr(g->B.buffer->shape[1], sp, "B")};
+  // MN-major operands: A stored [K, M] (transpose_A), B stored [K, N] (not transpose_B).
+  bool a_mn = g->trans_A, b_mn = !g->trans_B;
+  OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn), db = DescOf(bs, b_mn);
+  int64_t wN = p.N / p.wgn, nt = wN / 8, mi = p.M / (64 * p.wgm), nc = wN / p.n_inst;
+  std::string shape = "m64n" + std::to_string(p.n_inst) + "k16";
+  L.ctx_.info->choices.push_back(
+      Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + (f16 ? "f16" : "bf16") + ", warp groups " +
+      std::to_string(p.wgm) + "x" + std::to_string(p.wgn) + ", " + std::to_string(mi * nc) +
+      " instructions per warp group per k16 step; A " +
+      (a_reg ? std::string("in registers")
+             : std::string(a_mn ? "MN" : "K") + "-major (swizzle " +
+                   std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B)") +
+      ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
+      std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B) from shared memory");
+  Expr warp = Div(L.tx_, 32);
+  Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
+  Buffer cl = L.MapBuffer(g->C.buffer);
+  std::vector<Stmt> out;
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
+                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+  }
+  auto desc = [&](const Region& r, const Expr& row, const Expr& col, const OperandDesc& d) {
+    Expr op = Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, {Simplify(row), Simplify(col)})});
+    return Call(DataType::UInt(64), "tl.wgmma_desc", {op, C(d.lbo), C(d.sbo), C(d.mode)});
+  };
+  Var kk = MakeVar("kk"), i = MakeVar("i"), c = MakeVar("c");
+  Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
+  Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
+  Expr k0 = Expr(kk) * C(16);
+  Expr dB = b_mn ? desc(g->B, k0, n0, db) : desc(g->B, n0, k0, db);
+  Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
+  Stmt mma;
+  if (a_reg) {
+    // A's fragment (WgmmaAccumulator(M, K)): per m16 tile i and k16 step kk, 8 consecutive registers in the
+    // order of the ISA's A-fragment figure (a0..a7), as for mma.sync.
+    const Fragment& AF = L.Layout(g->A.buffer.get());
+    TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1, "the register operand A '",
+              g->A.buffer->name, "' does not have the wgmma A layout");
+    Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
+    mma = Call0("tl.wgmma_rs",
+                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
+  } else {
+    Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
+    mma = Call0("tl.wgmma",
+                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), dA, dB, acc, C(1), C(a_mn ? 1 : 0),
+                 C(b_mn ? 1 : 0)},
+                sp);
+  }
+  // The operands were written through the generic proxy (cp.async, st.shared); wgmma reads them
+  // through the async proxy.
+  if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
+  out.push_back(Call0("tl.wgmma_fence", {}, sp));
+  out.push_back(For(
+      kk, C(0), C(p.K / 16), ForKind::kUnrolled,
+      For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp), {}, sp),
+      {}, sp));
+  out.push_back(Call0("tl.wgmma_commit", {}, sp));
+  if (g->wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(g->wg_wait)}, sp));
+  return Seq(out, sp);
+}
+
+void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+  std::string why = p.ok ? "its accumulator's layout was fixed by another operation" : p.why;
+  if (g->require_wgmma)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.wgmma_gemm cannot use wgmma on " + L.ctx_.target.arch + ": " + why +
+                        "; use T.gemm to let the compiler pick the instruction",
+                    g->span);
+  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return;
+  L.ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm uses mma.sync, not wgmma: " + why);
+}
+
+namespace {
+// T.wait_wgmma(n): wgmma.wait_group n on sm_90a; elsewhere the gemm is synchronous and nothing waits.
+const CudaOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return Seq({}, n.span);
+  return Call0("tl.wgmma_wait", {C(static_cast<const WaitWgmmaNode&>(n).n)}, n.span);
+});
+}  // namespace
+
+}  // namespace cuda_lowering
+}  // namespace tl

@@ -1,0 +1,41 @@
+// Hopper wgmma for T.gemm on sm_90a: whether a gemm can use wgmma.mma_async (and how its block's
+// warp groups split the tile), and its lowering. LayoutInference asks PlanWgmma when it fixes the
+// accumulator layout; LowerTileOpsCUDA lowers a gemm whose accumulator has the wgmma layout (a fact
+// in the IR) with LowerGemmWgmma.
+#pragma once
+#include <string>
+
+#include "op/gemm.h"
+#include "target/cuda/target.h"
+
+namespace tl {
+
+struct WgmmaPlan {
+  bool ok = false;
+  std::string why;  // when !ok: the reason, for the user
+  int64_t M = 0, N = 0, K = 0;
+  int64_t wgm = 0, wgn = 0;  // warp groups along M and N
+  int64_t n_inst = 0;        // N of one instruction (m64nNk16)
+};
+
+/// Whether `g` can run on wgmma on `target` with `threads` threads, and its split.
+WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& target, int64_t threads);
+
+/// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need sm_90:
+/// a UserError at `sp` on an older target. Other expressions pass.
+void CheckHopperCall(const Expr& e, const CudaTarget& target, const Span& sp);
+
+/// The CPU target has no mbarriers: the first such call in `body` is a UserError at its line
+/// (lower_hopper_ops_cpu.cc).
+void RejectHopperCallsOnCPU(const Stmt& body);
+
+namespace cuda_lowering {
+class CudaTileLowerer;
+/// Thread-level statements of a wgmma gemm: wgmma.fence, the m64nNk16 instructions over the k16
+/// steps with shared-memory matrix descriptors, commit_group and wait_group.
+Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g);
+/// Records, on sm_90a, why a gemm lowered to mma.sync instead of wgmma (a performance warning).
+void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g);
+}  // namespace cuda_lowering
+
+}  // namespace tl

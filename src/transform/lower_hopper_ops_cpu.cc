@@ -1,0 +1,34 @@
+// CPU lowering of the Hopper tile ops (op/hopper_ops.h): the CPU gemm is synchronous, so
+// T.wait_wgmma has nothing to wait for; mbarriers and the async proxy do not exist on the CPU.
+#include "ir/functor.h"
+#include "op/hopper_ops.h"
+#include "transform/cuda/hopper_wgmma.h"
+#include "transform/lower_tile_ops_cpu_impl.h"
+
+namespace tl {
+
+void RejectHopperCallsOnCPU(const Stmt& body) {
+  struct V : IRVisitor {
+    void VisitStmt(const Stmt& s) override {
+      if (auto* ev = As<EvaluateNode>(s))
+        if (auto* c = As<CallNode>(ev->value);
+            c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async" ||
+                  c->op == "tl.set_max_nreg"))
+          throw UserError(
+              ErrorKind::kUnsupported,
+              "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
+                  " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
+              s->span);
+      IRVisitor::VisitStmt(s);
+    }
+  } v;
+  v.VisitStmt(body);
+}
+namespace cpu_lowering {
+namespace {
+const CpuOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CpuTileLowerer&, const TileOpNode& n) -> Stmt {
+  return Seq({}, n.span);
+});
+}  // namespace
+}  // namespace cpu_lowering
+}  // namespace tl
