@@ -192,7 +192,9 @@ class CodegenCUDAImpl : public CodegenC {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
-    if (std::string h; HopperCallE(c, [&](const Expr& e) { return E(e); }, &h)) return h;  // codegen_hopper
+    if (std::string h; HopperCallE(
+            c, [&](const Expr& e) { return E(e); }, &h))
+      return h;  // codegen_hopper
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
     if (op == "tl.reinterpret") return CodegenC::CallE(c);
@@ -248,7 +250,8 @@ class CodegenCUDAImpl : public CodegenC {
         TL_ICHECK(b->dtype == DataType::UInt(8),
                   "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
         std::string align = arch_.rfind("sm_9", 0) == 0 ? "1024" : "16";  // sm_90: swizzle atoms
-        Line(ind, "extern __shared__ __align__(" + align + ") unsigned char " + Name(b.get(), b->name) + "[];");
+        Line(ind,
+             "extern __shared__ __align__(" + align + ") unsigned char " + Name(b.get(), b->name) + "[];");
         smem_s_ = Name(&smem_s_, b->name + "_s");
         Line(ind, "[[maybe_unused]] const uint32_t " + smem_s_ + " = tl::smem_addr(" +
                       Name(b.get(), b->name) + ");");
