@@ -1,0 +1,112 @@
+// See codegen_cxx_gpu.h.
+#include "target/codegen_cxx_gpu.h"
+
+#include <set>
+
+#include "target/cpu/codegen_cpu.h"
+#include "target/cuda/codegen_cuda.h"
+
+namespace tl {
+
+std::string CodegenCxxGpu::CType(DataType t) {
+  switch (t.code()) {
+    case DataType::Code::kBool: return "bool";
+    case DataType::Code::kInt: return t.bits() <= 8 ? "int8_t" : "int" + std::to_string(t.bits()) + "_t";
+    case DataType::Code::kUInt: return t.bits() <= 8 ? "uint8_t" : "uint" + std::to_string(t.bits()) + "_t";
+    case DataType::Code::kFloat:
+      if (t.bits() == 16) return "tl::half_t";
+      return t.bits() == 32 ? "float" : "double";
+    case DataType::Code::kBFloat: return "tl::bfloat16_t";
+    case DataType::Code::kHandle: return "void*";
+    case DataType::Code::kVoid: return "void";
+    default:
+      throw UserError(ErrorKind::kUnsupported,
+                      "the " + backend_ + " backend does not support the dtype " + t.str() + " yet");
+  }
+}
+
+std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std::string>& includes) {
+  os_ << "// " << banner << "\n";
+  for (auto& h : includes) os_ << "#include \"" << h << "\"\n";
+  os_ << "\n";
+  int64_t threads = 0;
+  if (const KernelNode* k = FindKernel(f_->body)) AsConstInt(k->threads[0], &threads);
+  std::string params;
+  for (auto& p : f_->params) {
+    if (!params.empty()) params += ", ";
+    if (p.buffer)
+      params += CType(p.buffer->dtype) + "* __restrict__ " + Name(p.buffer.get(), p.buffer->name);
+    else
+      params += CType(p.var->dtype) + " " + Name(p.var.get());
+  }
+  for (auto& v : SymbolicVars(f_))
+    params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
+  os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << CudaKernelName(f_) << "("
+      << params << ") {\n";
+  Stmt_(f_->body, 1);
+  os_ << "}\n";
+  return os_.str();
+}
+
+void CodegenCxxGpu::ForPragma(const ForNode* n, int ind) {
+  if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, "#pragma unroll");
+}
+
+std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
+  const std::string& op = c->op;
+  auto arg = [&](size_t i) { return E(c->args[i]); };
+  if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+  if (op == "tl.vector_store") {  // (dst, lane values...): one 4/8/16-byte store (docs/thread_ir.md)
+    int bytes = c->args[0]->dtype.bytes() * static_cast<int>(c->args.size() - 1);
+    std::string a = Addr(c->args[0]);
+    for (size_t i = 1; i < c->args.size(); ++i) a += ", " + arg(i);
+    return "tl::vector_store<" + std::to_string(bytes) + ">(" + a + ")";
+  }
+  if (op == "tl.vector_load") {  // (dst registers, src, lanes, valid): one 4/8/16-byte load or zeros
+    int64_t lanes = 0;
+    AsConstInt(c->args[2], &lanes);
+    int bytes = c->args[1]->dtype.bytes() * static_cast<int>(lanes);
+    return "tl::vector_load<" + std::to_string(bytes) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) +
+           ", " + arg(3) + ")";
+  }
+  if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
+  if (op == "tl.atomic_add") return "tl::atomic_add(" + Addr(c->args[0]) + ", " + arg(1) + ")";
+  if (op == "min_value" || op == "max_value")
+    return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
+  static const std::set<std::string> header{
+      "exp",     "exp2", "log", "log2",  "log10",         "sqrt",       "rsqrt",         "abs",
+      "tanh",    "sin",  "cos", "floor", "ceil",          "round",      "trunc",         "erf",
+      "sigmoid", "pow",  "fma", "print", "device_assert", "address_of", "tl.reinterpret"};
+  if (!header.count(op))
+    throw UserError(ErrorKind::kUnsupported,
+                    "the " + backend_ + " backend has no lowering for '" + op + "' yet");
+  return CodegenC::CallE(c);
+}
+
+void CodegenCxxGpu::Kernel(const KernelNode* n, int ind) {
+  static const char* dims[] = {"x", "y", "z"};
+  for (size_t i = 0; i < n->block_vars.size(); ++i)
+    Line(ind, "const " + CType(n->block_vars[i]->dtype) + " " + Name(n->block_vars[i].get()) + " = (" +
+                  CType(n->block_vars[i]->dtype) + ")" + BlockIndex(dims[i]) + ";");
+  for (auto& b : n->alloc_buffers) {
+    int64_t count = 1;
+    AsConstInt(b->shape[0], &count);
+    if (b->scope == Scope::kShared && !b->data) {
+      TL_ICHECK(b->dtype == DataType::UInt(8),
+                "shared buffer '" + b->name + "' was not placed by PlanSharedMemory");
+      SharedBytes(b, count, ind);
+    } else if (b->scope == Scope::kShared) {
+      Line(ind, CType(b->dtype) + "* __restrict__ " + Name(b.get(), b->name) + " = reinterpret_cast<" +
+                    CType(b->dtype) + "*>(" + Name(b->data.get(), b->data->name) + " + " +
+                    std::to_string(b->byte_offset) + ");");
+    } else {
+      Line(ind, LocalAlign() + " " + CType(b->dtype) + " " + Name(b.get(), b->name) + "[" +
+                    std::to_string(count) + "];");
+    }
+  }
+  for (auto& kv : n->var_inits)
+    Line(ind, Name(kv.first.get(), kv.first->name) + "[0] = " + E(kv.second) + ";");
+  Stmt_(n->body, ind);
+}
+
+}  // namespace tl
