@@ -394,6 +394,20 @@ NB_MODULE(_ffi, m) {
       [](const Expr& a, const Expr& b, bool map_free) { return StructuralEqual(a, b, map_free); }, "a"_a,
       "b"_a, "map_free_vars"_a = false);
   m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
+  // The source locations of a function's statements (FNV-1a over file, line and column): two
+  // structurally equal functions from different places report their diagnostics at different lines.
+  m.def("span_hash", [](const PrimFunc& f) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](const std::string& s) {
+      for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+      h = (h ^ 0xffu) * 1099511628211ull;
+    };
+    mix(f->span.defined() ? f->span.file + ":" + std::to_string(f->span.line) : "");
+    PostOrderVisitStmt(f->body, [&](const Stmt& s) {
+      if (s->span.defined()) mix(s->span.file + ":" + std::to_string(s->span.line) + ":" + std::to_string(s->span.col));
+    });
+    return h;
+  });
   m.def(
       "structural_hash_expr", [](const Expr& e, bool map_free) { return StructuralHash(e, map_free); }, "e"_a,
       "map_free_vars"_a = false);

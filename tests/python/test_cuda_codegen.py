@@ -337,6 +337,36 @@ def test_barriers_that_only_order_a_loop_against_earlier_code_run_once_before_it
     assert 1 <= src.count("__syncthreads()") <= 4
 
 
+def test_equal_functions_from_different_lines_keep_their_own_diagnostics():
+    """The in-process compile memo includes the functions' source locations: a structurally equal
+    kernel written elsewhere (another file, another line) is compiled for itself, so its choices and
+    warnings name its own lines (the memo used to hand back the first kernel's)."""
+    def make():
+        @T.prim_func
+        def copy_kernel(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
+            with T.Kernel(1, threads=128) as bx:
+                S = T.alloc_shared((64, 64), "float16")
+                T.copy(A, S)
+                T.copy(S, B)
+        return copy_kernel
+
+    first = make()
+
+    @T.prim_func
+    def copy_kernel(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((64, 64), "float16")
+            T.copy(A, S)
+            T.copy(S, B)
+
+    assert _ffi.structural_equal(first, copy_kernel)
+    k1 = tilelang.compile(first, target="cuda -arch=sm_80")
+    k2 = tilelang.compile(copy_kernel, target="cuda -arch=sm_80")
+    assert k2 is not k1 and tilelang.compile(first, target="cuda -arch=sm_80") is k1
+    line = lambda k: {c.split(":")[1] for c in k.choices if "T.copy A -> S" in c}
+    assert line(k1) and line(k2) and line(k1) != line(k2), (k1.choices, k2.choices)
+
+
 def test_second_compile_of_an_unchanged_function_is_a_lookup(tmp_path, monkeypatch):
     """In-memory cache keyed on the structural hash, target and options, before any lowering (its
     latency is in benchmarks/bench_cuda_compile.py)."""

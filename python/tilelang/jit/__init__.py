@@ -19,10 +19,12 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
 
     pass_configs = normalize_pass_configs(pass_configs)
     # A second compile of an unchanged function in this process is a lookup keyed on the function's
-    # structural hash, the canonical target and the options, before any lowering.
+    # structural hash, its source locations (diagnostics name lines), the canonical target and the
+    # options, before any lowering.
     memo = not verbose and not os.environ.get("TL_LOWER_TRACE") and _ffi.cache_policy()[0]
     if memo:
-        key = (func.name, _ffi.structural_hash(func), str(Target(target or "auto")), execution_backend,
+        key = (func.name, _ffi.structural_hash(func), _ffi.span_hash(func), str(Target(target or "auto")),
+               execution_backend,
                _freeze(out_idx), _freeze(pass_configs), _ffi.cache_policy()[1])
         for f, k in _MEMO.get(key, ()):
             if f is func or _ffi.structural_equal(f, func):
