@@ -404,7 +404,8 @@ NB_MODULE(_ffi, m) {
     };
     mix(f->span.defined() ? f->span.file + ":" + std::to_string(f->span.line) : "");
     PostOrderVisitStmt(f->body, [&](const Stmt& s) {
-      if (s->span.defined()) mix(s->span.file + ":" + std::to_string(s->span.line) + ":" + std::to_string(s->span.col));
+      if (s->span.defined())
+        mix(s->span.file + ":" + std::to_string(s->span.line) + ":" + std::to_string(s->span.col));
     });
     return h;
   });
