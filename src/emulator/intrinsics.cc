@@ -264,15 +264,15 @@ void Executor::CpAsync(const CallNode* c, const Lanes& act) {
 
 void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
   // tl.vector_store(dst, x0, .., x{V-1}) and tl.vector_load(dst, src, V, valid): V consecutive
-  // elements of a global tensor in one 4/8/16-byte access, which must be aligned to its size (the
-  // tensor's base is 16-byte aligned, so the first element's flat index is a multiple of V).
+  // elements of a global tensor or shared tile in one 4/8/16-byte access, which must be aligned to its size
+  // (the tensor's base is 16-byte aligned, so the first element's flat index is a multiple of V).
   bool store = c->op == "tl.vector_store";
   const BufferLoadNode* g = Operand(c, store ? 0 : 1);
   int64_t V = store ? static_cast<int64_t>(c->args.size()) - 1 : ConstArg(c, 2);
   Mem& gm = MemOf(g->buffer.get());
   int64_t bytes = V * gm.esize;
-  if (!(gm.global() || (!store && gm.shared())) || (bytes != 4 && bytes != 8 && bytes != 16))
-    Bad(c, "accesses 4, 8 or 16 bytes of a global tensor (loads: or of a shared tile)");
+  if (!(gm.global() || gm.shared()) || (bytes != 4 && bytes != 8 && bytes != 16))
+    Bad(c, "accesses 4, 8 or 16 bytes of a global tensor or a shared tile");
   if (!store && c->args.size() != 4) Bad(c, "expects (dst, src, lanes, valid)");
   TmpScope ts(this);
   Slot* gf = Tmp();

@@ -27,6 +27,9 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx);
 /// Requires the facts of the two passes above; produces thread-level IR (docs/thread_ir.md).
 PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
+/// HIP: the steady state of a pipelined loop loads its prefetch into registers before the compute
+/// and stores them to LDS after it (src/transform/hip/stage_prefetch_in_registers.cc).
+PrimFunc StagePrefetchInRegisters(const PrimFunc& f, const CudaPassContext& ctx);
 /// Requires thread-level IR. The kernel body becomes `if (interior) fast else body`, where the
 /// fast copy has the block-uniform bound checks removed (split_interior_blocks.cc).
 PrimFunc SplitInteriorBlocks(const PrimFunc& f, const CudaPassContext& ctx);

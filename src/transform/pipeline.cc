@@ -82,6 +82,8 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
           "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread);
   if (ctx.target.simdgroup)  // Metal
     d.Run("HoistSimdgroupStaging", with(HoistSimdgroupStaging), IRStage::kThread);
+  if (ctx.target.mfma)  // HIP: no async copy; pipelined copies go through registers
+    d.Run("StagePrefetchInRegisters", with(StagePrefetchInRegisters), IRStage::kThread);
   return d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)

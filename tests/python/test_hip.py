@@ -175,6 +175,28 @@ def test_pipeline_stages_and_plain_vector_copies(stages, async_copy):
     np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("stages", [2, 3])
+def test_pipelined_prefetch_goes_through_registers(stages):
+    """CDNA has no cp.async: in the steady state the prefetch's global loads go into registers before the
+    MFMAs and the registers are stored to the next stage's LDS buffer after them (StagePrefetchInRegisters),
+    so the loads are in flight during the compute. Ragged sizes; the emulator's race and bounds checks are on."""
+    rng = _rng()
+    M, N, K = 100, 72, 200
+    f = kernels.matmul(M, N, K, 64, 48, 32, dtype="float16", out_dtype="float32", num_stages=stages)
+    e = tilelang.compile(f, target="hip", execution_backend="emulator")
+    assert any("prefetch copies load into registers" in c for c in e.choices), e.choices
+    src = e.get_kernel_source()
+    loop = src[src.index("for (int32_t k = 0"):]
+    first_mma, last_mma = loop.index("tl::mfma_"), loop.rindex("tl::mfma_")
+    assert loop.index("tl::vector_load<16>((&prefetch_regs") < first_mma
+    assert loop.index("tl::vector_store<16>((&A_shared[") > last_mma
+    assert "tl::cp_async<" not in loop[:last_mma]  # no load-then-store copy before the compute
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    e(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+
+
 def test_splitk_atomic_add():
     rng = _rng()
     M, N, K = 72, 64, 256
