@@ -2,7 +2,8 @@
 the cubin (cuobjdump/nvdisasm from the toolkit, or from PyPI's nvidia-cuda-cuobjdump and
 nvidia-cuda-nvdisasm, which scripts/setup.sh does not install: `pip install nvidia-cuda-cuobjdump
 nvidia-cuda-nvdisasm`), and prints per kernel: total SASS instructions, instructions per iteration of
-the main loop (the backward branch whose body holds the most HMMA, else the largest loop), HMMA / LDSM
+the main loop (the backward branch whose body holds the most HMMA or HGMMA (sm_90a wgmma), else the
+largest loop), HMMA+HGMMA / LDSM
 / LDGSTS counts, integer ops, compares and branches, and the epilogue after the main loop.
 
 Where a kernel has two main loops with the same HMMA count, loop/iter is the leaner one.
@@ -64,7 +65,7 @@ def analyse(ins):
         if m and int(m.group(1), 16) < a and int(m.group(1), 16) != a:
             lo = int(m.group(1), 16)
             body = [o for b, o in ops if lo <= b <= a]
-            loops.append((body.count("HMMA"), len(body), lo, a))
+            loops.append((body.count("HMMA") + body.count("HGMMA"), len(body), lo, a))
     row = {"total": len(ops), "slow_loop": None}
     if loops:
         # A kernel split into an interior fast path and a guarded path has two main loops with the
@@ -81,7 +82,7 @@ def analyse(ins):
         body, epi = [], []
     c = collections.Counter(o for _, o in ops)
     cb = collections.Counter(body)
-    row.update(loop=len(body), hmma=c["HMMA"], ldsm=c["LDSM"], ldgsts=c["LDGSTS"],
+    row.update(loop=len(body), hmma=c["HMMA"] + c["HGMMA"], ldsm=c["LDSM"], ldgsts=c["LDGSTS"],
                loop_int=sum(v for k, v in cb.items() if k in INT_OPS), loop_isetp=cb["ISETP"],
                isetp=c["ISETP"], bra=c["BRA"], epi=len(epi), epi_bra=epi.count("BRA"), epi_isetp=epi.count("ISETP"))
     return row
@@ -99,7 +100,7 @@ def main():
         ("RMSNorm 4096x4096", kernels.rms_norm(4096, 4096, 4)),
     ]
     print(f"SASS of the CUDA backend for {args.arch} ({tilelang.__name__} from {os.path.dirname(tilelang.__file__)})")
-    hdr = ("kernel", "total", "loop/iter", "HMMA", "LDSM", "LDGSTS", "int ops/iter", "ISETP/iter", "ISETP",
+    hdr = ("kernel", "total", "loop/iter", "HMMA/HGMMA", "LDSM", "LDGSTS", "int ops/iter", "ISETP/iter", "ISETP",
            "BRA", "epilogue", "epi BRA", "regs")
     print("| " + " | ".join(hdr) + " |")
     print("|" + "---|" * len(hdr))

@@ -60,3 +60,31 @@ def test_serial_loops_keep_one_copy():
                     A[bx * 64 + tx] = A[bx * 64 + tx] + 1.0
 
     assert_equal(run("SplitInteriorBlocks", before), before)
+
+
+def test_dynamic_sizes_get_the_fast_path_selected_per_block():
+    """With a run-time size the bound is symbolic: interior blocks (bx * 32 + 31 < M) skip the checks of
+    the load and the store; the emulator runs both paths (ragged M = 100: three interior blocks, one
+    boundary block) and its out-of-bounds check proves the dropped checks redundant."""
+    import numpy as np
+    import tilelang
+
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def scale(A: T.Tensor((M, 64), "float32"), B: T.Tensor((M, 64), "float32")):
+        with T.Kernel(T.ceildiv(M, 32), threads=128) as bx:
+            S = T.alloc_fragment((32, 64), "float32")
+            T.copy(A[bx * 32, 0], S)
+            for i, j in T.Parallel(32, 64):
+                S[i, j] = S[i, j] * 2.0
+            T.copy(S, B[bx * 32, 0])
+
+    k = tilelang.compile(scale, target="cuda -arch=sm_80", execution_backend="emulator")
+    assert sum("interior blocks (bx * 32 + 31 < M)" in c for c in k.choices) == 2, k.choices
+    seed = 3
+    print(f"seed {seed}")
+    a = np.random.default_rng(seed).standard_normal((100, 64)).astype("float32")
+    b = np.zeros_like(a)
+    k(a, b)
+    np.testing.assert_array_equal(b, 2 * a)
