@@ -367,7 +367,11 @@ void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
   Mem& dm = MemOf(dl->buffer.get());
   Mem& sm = MemOf(sl->buffer.get());
   if (!sm.shared() || dm.shared() || dm.global()) Bad(c, "loads from shared memory into a local buffer");
-  if (dm.esize != 2 || sm.esize != 2) Bad(c, "operands must have a 16-bit dtype");
+  // The instruction moves 16-bit elements; an 8-bit tile (int8 mma operands) is moved as its bytes,
+  // two elements per 16-bit element, which only the non-transposed form keeps in order.
+  if (dm.esize != sm.esize || (sm.esize != 2 && sm.esize != 1) || (sm.esize == 1 && trans))
+    Bad(c, "operands must both have a 16-bit dtype (or an 8-bit one without .trans)");
+  const int epr = 2 / static_cast<int>(sm.esize);  // elements per 16-bit element
   Lanes full = FullWarps(act, "ldmatrix");
   if (full.empty()) return;
   Lanes suppliers;
@@ -376,8 +380,8 @@ void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
   TmpScope ts(this);
   Slot* sf = Tmp();
   Slot* df = Tmp();
-  Locate(sl->buffer, sl->indices, suppliers, sf, 8);
-  Locate(dl->buffer, dl->indices, full, df, 2 * num);
+  Locate(sl->buffer, sl->indices, suppliers, sf, 8 * epr);
+  Locate(dl->buffer, dl->indices, full, df, 2 * num * epr);
   for (size_t w = 0; w < full.size(); w += 32) {
     const int base = full[w];
     uint16_t mat[4][8][8];
@@ -387,8 +391,8 @@ void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
         for (int col = 0; col < 8; ++col) {
           mat[q][r][col] = 0;
           if (sf[s].i < 0) continue;
-          NoteRead(sm, s, sf[s].i + col);
-          std::memcpy(&mat[q][r][col], sm.Addr(s, sf[s].i + col), 2);
+          for (int b = 0; b < epr; ++b) NoteRead(sm, s, sf[s].i + col * epr + b);
+          std::memcpy(&mat[q][r][col], sm.Addr(s, sf[s].i + col * epr), 2);
         }
       }
     for (int l = 0; l < 32; ++l) {
@@ -398,8 +402,8 @@ void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
         for (int j = 0; j < 2; ++j) {
           int a = l / 4, b = 2 * (l % 4) + j;
           uint16_t v = trans ? mat[q][b][a] : mat[q][a][b];
-          int64_t e = df[t].i + 2 * q + j;
-          NoteWrite(dm, t, e);
+          int64_t e = df[t].i + (2 * q + j) * epr;
+          for (int b2 = 0; b2 < epr; ++b2) NoteWrite(dm, t, e + b2);
           std::memcpy(dm.Addr(t, e), &v, 2);
         }
     }
@@ -416,7 +420,8 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
   //   C c_i: row g + 8*(i >= 2),            col 2*tg + (i&1)
   // Products of 16-bit floats are exact in double; the 16 products and C are summed in double and
   // the result rounded once to float32 (the hardware's internal order/precision is unspecified).
-  if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shape m16n8k16 is emulated");
+  if (StrArg(c, 0) == "m16n8k32") return MmaSyncK32(c, act);
+  if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16 and m16n8k32 are emulated");
   std::string ab = StrArg(c, 1);
   if (ab != "f16" && ab != "bf16") Bad(c, "ab_type must be f16 or bf16");
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
@@ -470,6 +475,59 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
       for (int i = 0; i < 4; ++i) {
         Slot v;
         v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], DataType::Float(32));
+        Write(*m[2], t, f[2][t].i + i, v);
+      }
+    }
+  }
+}
+
+void Executor::MmaSyncK32(const CallNode* c, const Lanes& act) {
+  // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, fragments per the PTX ISA ("Matrix Fragments
+  // for mma.m16n8k32"), g = lane>>2, tg = lane%4; each .b32 register holds four 8-bit elements:
+  //   A a_i (i < 16): row g + 8*((i>>2)&1), col 4*tg + (i&3) + 16*(i >= 8)
+  //   B b_i (i < 8):  row 4*tg + (i&3) + 16*(i >= 4), col g
+  //   C c_i (i < 4):  row g + 8*(i >= 2),             col 2*tg + (i&1)
+  // Integer products and sums are exact; the int32 result wraps as the hardware's does.
+  if (StrArg(c, 1) != "s8") Bad(c, "m16n8k32 is emulated for ab_type s8");
+  const BufferLoadNode* ops[3] = {Operand(c, 2), Operand(c, 3), Operand(c, 4)};
+  Mem* m[3];
+  for (int i = 0; i < 3; ++i) {
+    m[i] = &MemOf(ops[i]->buffer.get());
+    if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
+  }
+  if (m[0]->t != DataType::Int(8) || m[1]->t != DataType::Int(8)) Bad(c, "A and B must be int8");
+  if (m[2]->t != DataType::Int(32)) Bad(c, "C must be int32");
+  Lanes full = FullWarps(act, "mma_sync");
+  if (full.empty()) return;
+  TmpScope ts(this);
+  Slot* f[3];
+  const int count[3] = {16, 8, 4};
+  for (int i = 0; i < 3; ++i) {
+    f[i] = Tmp();
+    Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
+  }
+  for (size_t w = 0; w < full.size(); w += 32) {
+    const int base = full[w];
+    int64_t A[16][32] = {}, B[32][8] = {}, Cm[16][8] = {};
+    bool lane_ok[32];
+    for (int l = 0; l < 32; ++l) {
+      const int t = base + l, g = l >> 2, tg = l & 3;
+      lane_ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
+      if (!lane_ok[l]) continue;
+      for (int i = 0; i < 16; ++i)
+        A[g + 8 * ((i >> 2) & 1)][4 * tg + (i & 3) + 16 * (i >= 8)] = Read(*m[0], t, f[0][t].i + i).i;
+      for (int i = 0; i < 8; ++i) B[4 * tg + (i & 3) + 16 * (i >= 4)][g] = Read(*m[1], t, f[1][t].i + i).i;
+      for (int i = 0; i < 4; ++i) Cm[g + 8 * (i >= 2)][2 * tg + (i & 1)] = Read(*m[2], t, f[2][t].i + i).i;
+    }
+    for (int l = 0; l < 32; ++l) {
+      if (!lane_ok[l]) continue;
+      const int t = base + l, g = l >> 2, tg = l & 3;
+      for (int i = 0; i < 4; ++i) {
+        int r = g + 8 * (i >= 2), col = 2 * tg + (i & 1);
+        int64_t acc = Cm[r][col];
+        for (int k = 0; k < 32; ++k) acc += A[r][k] * B[k][col];
+        Slot v;
+        v.i = WrapInt(acc, DataType::Int(32));
         Write(*m[2], t, f[2][t].i + i, v);
       }
     }

@@ -237,6 +237,18 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float* c, const void* a, const
       : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
 
+// D = A * B + C for one m16n8k32 tile of int8 (A 16x32 row-major, B 32x8 column-major), int32
+// accumulators updated in place; the fragments are the bytes of the m16n8k16 ones (PTX ISA).
+__device__ __forceinline__ void mma_m16n8k32_s8(int* c, const void* a, const void* b) {
+  const unsigned* A = static_cast<const unsigned*>(a);
+  const unsigned* B = static_cast<const unsigned*>(b);
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }

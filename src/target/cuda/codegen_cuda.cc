@@ -163,8 +163,8 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
              SharedAddr(c->args[3]) + ")";
     if (op == "tl.mma_sync") {
       std::string ab = As<StringImmNode>(c->args[1])->value;
-      return "tl::mma_m16n8k16_" + ab + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " +
-             Addr(c->args[3]) + ")";
+      return "tl::mma_" + As<StringImmNode>(c->args[0])->value + "_" + ab + "(" + Addr(c->args[4]) + ", " +
+             Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
     }
     return CommonCallE(c);
   }

@@ -147,13 +147,25 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
+  bool s8 = at == DataType::Int(8) && bt == DataType::Int(8);  // mma.sync m16n8k32 s8 -> s32
+  if (((f16 || b16) && g->C.buffer->dtype != DataType::Float(32)) ||
+      (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on CUDA (mma.sync) takes float16 or bfloat16 A and B with a float32 accumulator, "
+                    "or int8 A and B with an int32 accumulator; got A " +
+                        at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
+                    g->span);
+  bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  bool b_reg = g->B.buffer->scope == Scope::kFragment;
+  if (s8 && (g->trans_A || !g->trans_B || a_reg || b_reg))
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.gemm on CUDA (mma.sync m16n8k16) takes float16 or bfloat16 A and B with a float32 accumulator; "
-        "got A " +
-            at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
+        "int8 T.gemm on CUDA takes A as [M, K] and B as [N, K] (transpose_B=True), both in shared "
+        "memory: ldmatrix cannot transpose 8-bit elements",
         g->span);
+  // Elements of K per mma (16 bytes of a row): 16 halves, or 32 int8. An 8-bit fragment holds the same
+  // bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
+  const int64_t kstep = s8 ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
   auto ad = TileDims(g->A), bd = TileDims(g->B);
   if (ad.size() != 2 || bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
@@ -162,17 +174,21 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   int64_t Kb =
       ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
   if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", g->span);
-  if (K % 16)
-    throw UserError(
-        ErrorKind::kLayout,
-        "T.gemm on CUDA needs K to be a multiple of 16 (mma.sync m16n8k16); K = " + std::to_string(K),
-        g->span);
+  if (K % kstep)
+    throw UserError(ErrorKind::kLayout,
+                    "T.gemm on CUDA needs K to be a multiple of " + std::to_string(kstep) +
+                        " (mma.sync m16n8k" + std::to_string(kstep) + "); K = " + std::to_string(K),
+                    g->span);
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
   Span sp = g->span;
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: mma.sync m16n8k16 " + (f16 ? "f16" : "bf16") + ", warps " + std::to_string(wm) +
-      "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" +
-      std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k16 step); A " +
+      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " +
+      (f16   ? "f16"
+       : b16 ? "bf16"
+             : "s8") +
+      ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
+      std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
+      " mma tiles per k" + std::to_string(kstep) + " step); A " +
       (g->A.buffer->scope == Scope::kFragment
            ? "in registers"
            : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
@@ -185,14 +201,12 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
-                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+    Expr zero = s8 ? IntImm(DataType::Int(32), 0) : FloatImm(DataType::Float(32), 0.0);
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp));
   }
-  bool a_reg = g->A.buffer->scope == Scope::kFragment;
-  bool b_reg = g->B.buffer->scope == Scope::kFragment;
-  Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8, Scope::kLocal);
-  Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4, Scope::kLocal);
-  std::string ab = f16 ? "f16" : "bf16";
+  Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8 * epr, Scope::kLocal);
+  Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4 * epr, Scope::kLocal);
+  std::string ab = f16 ? "f16" : b16 ? "bf16" : "s8";
   auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
@@ -207,14 +221,14 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
     Expr row, col;      // stored coordinates this lane points at
     if (!g->trans_A) {  // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
       row = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8) + r8;
-      col = Expr(kk) * C(16) + Div(q, 2) * C(8);
+      col = Expr(kk) * C(kstep) + Div(q, 2) * C(8 * epr);
     } else {  // stored [K, M], loaded transposed
       row = Expr(kk) * C(16) + Div(q, 2) * C(8) + r8;
       col = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8);
     }
     step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
                        Call0("tl.ldmatrix",
-                             {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8)}),
+                             {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8 * epr)}),
                               shared_at(g->A, ad, Simplify(row), Simplify(col))},
                              sp),
                        {}, sp));
@@ -229,25 +243,26 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
       col = wnj * C(wN) + (j0 + Div(q, 2)) * C(8);
     } else {  // stored [N, K]
       row = wnj * C(wN) + (j0 + Div(q, 2)) * C(8) + r8;
-      col = Expr(kk) * C(16) + Mod(q, 2) * C(8);
+      col = Expr(kk) * C(kstep) + Mod(q, 2) * C(8 * epr);
     }
     return Call0("tl.ldmatrix",
-                 {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4))}),
+                 {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4 * epr))}),
                   shared_at(g->B, bd, Simplify(row), Simplify(col))},
                  sp);
   };
   if (!b_reg && nt / 2 > 0)
     step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
   if (!b_reg && nt % 2) step.push_back(bload(C(nt - 1), 2));
-  Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8);
-  Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4);
-  Stmt mma = Call0("tl.mma_sync",
-                   {StringImm("m16n8k16"), StringImm(ab), Load(afrag, {Simplify(a_off)}),
-                    Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})},
-                   sp);
+  Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8 * epr);
+  Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4 * epr);
+  Stmt mma =
+      Call0("tl.mma_sync",
+            {StringImm("m16n8k" + std::to_string(kstep)), StringImm(ab), Load(afrag, {Simplify(a_off)}),
+             Load(bfrag, {Simplify(b_off)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)})},
+            sp);
   step.push_back(
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
-  out.push_back(For(kk, C(0), C(K / 16), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
   return Seq(out, sp);
 }
 
