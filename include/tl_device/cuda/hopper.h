@@ -9,10 +9,14 @@ namespace tl {
 /// bits 0-13 start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension
 /// byte offset >> 4, 49-51 base offset (0: the tiles are placed on swizzle-pattern boundaries),
 /// 62-63 swizzle mode (1 = 128B, 2 = 64B, 3 = 32B).
-__device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo, uint32_t mode) {
-  uint32_t a = smem_addr(smem);
+__device__ __forceinline__ uint64_t wgmma_desc(uint32_t a, uint32_t lbo, uint32_t sbo, uint32_t mode) {
   return static_cast<uint64_t>((a & 0x3FFFF) >> 4) | (static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16) |
          (static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (static_cast<uint64_t>(mode & 3) << 62);
+}
+
+/// The same from a generic pointer into shared memory.
+__device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  return wgmma_desc(smem_addr(smem), lbo, sbo, mode);
 }
 
 /// Orders this warp group's earlier register and shared-memory accesses before its next wgmma.

@@ -150,7 +150,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
     if (std::string h; HopperCallE(
-            c, [&](const Expr& e) { return E(e); }, &h))
+            c, [&](const Expr& e) { return E(e); }, [&](const Expr& e) { return SharedAddr(e); }, &h))
       return h;  // codegen_hopper
     if (op == "tl.syncthreads") return "__syncthreads()";
     if (op == "tl.cp_async")

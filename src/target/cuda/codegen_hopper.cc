@@ -6,7 +6,8 @@
 
 namespace tl {
 
-bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)>& print, std::string* out) {
+bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)>& print,
+                 const std::function<std::string(const Expr&)>& shared_addr, std::string* out) {
   const std::string& op = c->op;
   if (op == "tl.wgmma_fence") {
     *out = "tl::wgmma_fence()";
@@ -24,7 +25,7 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
   } else if (op == "tl.fence_proxy_async") {
     *out = "tl::fence_proxy_async()";
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64
-    *out = "tl::wgmma_desc(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " +
+    *out = "tl::wgmma_desc(" + shared_addr(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " +
            print(c->args.at(2)) + ", " + print(c->args.at(3)) + ")";
   } else if (op == "tl.wgmma" || op == "tl.wgmma_rs") {
     // (shape "m64nNk16", ab "f16"/"bf16", descA, descB, C operand, scale_d, trans_a, trans_b)

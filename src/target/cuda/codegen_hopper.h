@@ -10,6 +10,8 @@ namespace tl {
 
 /// When `c` is a Hopper intrinsic, prints it (an expression or an expression-statement) into
 /// `*out` and returns true; `print` prints a sub-expression.
-bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)>& print, std::string* out);
+/// `shared_addr` prints a shared operand as its 32-bit shared-window address (the CUDA generator's).
+bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)>& print,
+                 const std::function<std::string(const Expr&)>& shared_addr, std::string* out);
 
 }  // namespace tl
