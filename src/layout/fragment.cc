@@ -13,7 +13,16 @@ Expr C(int64_t v) { return Int(v); }
 Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
 Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
 
-Fragment Base(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps, std::string desc) {
+std::string Dims(const std::vector<int64_t>& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r;
+}
+
+}  // namespace
+
+Fragment NewFragment(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps,
+                     std::string desc) {
   Fragment f;
   f.shape = std::move(shape);
   f.threads = threads;
@@ -24,17 +33,9 @@ Fragment Base(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64
   f.loc = MakeVar("loc");
   f.rep = MakeVar("rep");
   for (size_t i = 0; i < f.shape.size(); ++i) f.idx.push_back(MakeVar("i" + std::to_string(i)));
-  f.replica = C(0);
+  f.replica = Int(0);
   return f;
 }
-
-std::string Dims(const std::vector<int64_t>& s) {
-  std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
-  return r;
-}
-
-}  // namespace
 
 namespace {
 Expr List(const std::vector<Expr>& v) { return Call(DataType::Handle(), "list", v); }
@@ -179,8 +180,8 @@ bool Fragment::SameAs(const Fragment& o) const {
 Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
   Fragment f =
-      Base({M, N}, 32 * wm * wn, mt * nt * 4, 1,
-           "mma_C(" + Dims({M, N}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
+      NewFragment({M, N}, 32 * wm * wn, mt * nt * 4, 1,
+                  "mma_C(" + Dims({M, N}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
   Expr tile = Div(f.loc, 4), r = Mod(f.loc, 4);
   f.index = {Mod(warp, wm) * C(wM) + Div(tile, nt) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
@@ -197,9 +198,9 @@ Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
 Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
   int64_t wN = N / wn, nt = wN / 8;
   std::vector<int64_t> shape = trans ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
-  Fragment f = Base(shape, 32 * wn, (K / 16) * nt * 4, 1,
-                    std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps 1x" +
-                        std::to_string(wn) + ")");
+  Fragment f = NewFragment(shape, 32 * wn, (K / 16) * nt * 4, 1,
+                           std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps 1x" +
+                               std::to_string(wn) + ")");
   f.kind = "mma_B";
   f.params = {K, N, 1, wn, trans ? 1 : 0};
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
@@ -216,7 +217,7 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
 
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, mt = wM / 16;
-  Fragment f = Base(
+  Fragment f = NewFragment(
       {M}, 32 * wm * wn, mt * 2, 4 * wn,
       "mma_rows(" + std::to_string(M) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
@@ -235,9 +236,9 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
   for (auto s : shape) total *= s;
   int64_t per = threads * vec;
   int64_t chunks = (total + per - 1) / per;
-  Fragment f = Base(shape, threads, chunks * vec, 1,
-                    "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " +
-                        std::to_string(vec) + ")");
+  Fragment f = NewFragment(shape, threads, chunks * vec, 1,
+                           "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " +
+                               std::to_string(vec) + ")");
   f.kind = "striped";
   f.params = {vec};
   Expr e = (Div(f.loc, vec) * C(threads) + f.tid) * C(vec) + Mod(f.loc, vec);
@@ -261,7 +262,7 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads) {
   int64_t total = 1;
   for (auto s : shape) total *= s;
-  Fragment f = Base(shape, threads, total, threads, "replicated(" + Dims(shape) + ")");
+  Fragment f = NewFragment(shape, threads, total, threads, "replicated(" + Dims(shape) + ")");
   f.kind = "replicated";
   f.index.resize(shape.size());
   Expr rest = f.loc;

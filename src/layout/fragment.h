@@ -49,6 +49,10 @@ struct Fragment {
 Expr FragmentToExpr(const Fragment& f);
 Fragment FragmentFromExpr(const Expr& e);
 
+/// A fragment of `shape` over `threads` threads with `locals` registers each and `reps` replicas:
+/// fresh tid/loc/rep/index vars, replica 0; the caller fills in the maps.
+Fragment NewFragment(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps,
+                     std::string desc);
 /// Accumulator of m16n8k16 mma.sync tiles, for an M x N tile split over a wm x wn warp grid
 /// (warp w covers rows (w % wm) * M/wm.. and cols (w / wm) * N/wn..). Also the layout of an
 /// A operand held in registers, with N = K and wn = 1.

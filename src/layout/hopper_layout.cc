@@ -10,21 +10,6 @@ Expr C(int64_t v) { return Int(v); }
 Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
 Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
 
-Fragment Start(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps, std::string desc) {
-  Fragment f;
-  f.shape = std::move(shape);
-  f.threads = threads;
-  f.locals = locals;
-  f.replicas = reps;
-  f.desc = std::move(desc);
-  f.tid = MakeVar("tid");
-  f.loc = MakeVar("loc");
-  f.rep = MakeVar("rep");
-  for (size_t i = 0; i < f.shape.size(); ++i) f.idx.push_back(MakeVar("i" + std::to_string(i)));
-  f.replica = C(0);
-  return f;
-}
-
 std::string Groups(int64_t wgm, int64_t wgn) {
   return "warp groups " + std::to_string(wgm) + "x" + std::to_string(wgn);
 }
@@ -34,8 +19,8 @@ std::string Groups(int64_t wgm, int64_t wgn) {
 Fragment WgmmaAccumulator(int64_t M, int64_t N, int64_t wgm, int64_t wgn) {
   int64_t wm = 4 * wgm, wn = wgn, wN = N / wn, nt = wN / 8, mt = M / (16 * wm);
   Fragment f =
-      Start({M, N}, 32 * wm * wn, mt * nt * 4, 1,
-            "wgmma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", " + Groups(wgm, wgn) + ")");
+      NewFragment({M, N}, 32 * wm * wn, mt * nt * 4, 1,
+                  "wgmma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", " + Groups(wgm, wgn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32), tile = Div(f.loc, 4), r = Mod(f.loc, 4);
   f.index = {Div(tile, nt) * C(16 * wm) + Mod(warp, wm) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
              Div(warp, wm) * C(wN) + Mod(tile, nt) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2)};
@@ -50,8 +35,8 @@ Fragment WgmmaAccumulator(int64_t M, int64_t N, int64_t wgm, int64_t wgn) {
 
 Fragment WgmmaRows(int64_t M, int64_t wgm, int64_t wgn) {
   int64_t wm = 4 * wgm, wn = wgn, mt = M / (16 * wm);
-  Fragment f = Start({M}, 32 * wm * wn, mt * 2, 4 * wn,
-                     "wgmma_rows(" + std::to_string(M) + ", " + Groups(wgm, wgn) + ")");
+  Fragment f = NewFragment({M}, 32 * wm * wn, mt * 2, 4 * wn,
+                           "wgmma_rows(" + std::to_string(M) + ", " + Groups(wgm, wgn) + ")");
   Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
   f.kind = "mma_rows";
   f.params = {M, 0, wm, wn, 1};

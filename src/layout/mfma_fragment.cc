@@ -10,21 +10,6 @@ Expr C(int64_t v) { return Int(v); }
 Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
 Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
 
-Fragment Start(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps, std::string desc) {
-  Fragment f;
-  f.shape = std::move(shape);
-  f.threads = threads;
-  f.locals = locals;
-  f.replicas = reps;
-  f.desc = std::move(desc);
-  f.tid = MakeVar("tid");
-  f.loc = MakeVar("loc");
-  f.rep = MakeVar("rep");
-  for (size_t i = 0; i < f.shape.size(); ++i) f.idx.push_back(MakeVar("i" + std::to_string(i)));
-  f.replica = C(0);
-  return f;
-}
-
 // Row (within an R x R tile) of accumulator register r of lane l: 16x16: 4 * (l / 16) + r;
 // 32x32: 8 * (r / 4) + 4 * (l / 32) + r % 4.
 Expr TileRow(int64_t R, const Expr& lane, const Expr& r) {
@@ -36,9 +21,9 @@ Expr TileRow(int64_t R, const Expr& lane, const Expr& r) {
 Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R) {
   int64_t wM = M / wm, wN = N / wn, nt = wN / R, outs = R * R / 64;
   Fragment f =
-      Start({M, N}, 64 * wm * wn, (wM / R) * nt * outs, 1,
-            "mfma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", waves " + std::to_string(wm) + "x" +
-                std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
+      NewFragment({M, N}, 64 * wm * wn, (wM / R) * nt * outs, 1,
+                  "mfma_C(" + std::to_string(M) + "x" + std::to_string(N) + ", waves " + std::to_string(wm) +
+                      "x" + std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_C";
   f.params = {M, N, wm, wn, R};
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64), tile = Div(f.loc, outs), r = Mod(f.loc, outs);
@@ -58,9 +43,9 @@ Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R
 
 Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R) {
   int64_t wM = M / wm, outs = R * R / 64, group = R;  // the lanes sharing a row: a 16- or 32-lane group
-  Fragment f = Start({M}, 64 * wm * wn, (wM / R) * outs, group * wn,
-                     "mfma_rows(" + std::to_string(M) + ", waves " + std::to_string(wm) + "x" +
-                         std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
+  Fragment f = NewFragment({M}, 64 * wm * wn, (wM / R) * outs, group * wn,
+                           "mfma_rows(" + std::to_string(M) + ", waves " + std::to_string(wm) + "x" +
+                               std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_rows";
   f.params = {M, 0, wm, wn, R};
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64);
