@@ -280,6 +280,9 @@ class Printer {
             for (auto& kv : n->var_inits)
               if (kv.first == b) init = ", init=" + E(kv.second);
             Line(ind + 1, BufName(b) + " = " + fn + "(\"" + b->dtype.str() + "\"" + init + ")");
+          } else if (b->data && b->scope != Scope::kShared && b->byte_offset == 0) {
+            Line(ind + 1, BufName(b) + " = T.view(" + BufName(b->data) + ", " + Shape(b->shape) + ", \"" +
+                              b->dtype.str() + "\")");
           } else {
             std::string view;
             if (b->data)

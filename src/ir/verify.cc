@@ -56,7 +56,8 @@ class Verifier : public IRVisitor {
     const BufferNode* base = nullptr;
     for (auto& b : n->alloc_buffers) {
       if (!known_.insert(b.get()).second) Fail("buffer '" + b->name + "' is allocated twice");
-      if (b->scope == Scope::kGlobal) Fail("global buffer '" + b->name + "' allocated inside a kernel");
+      if (b->scope == Scope::kGlobal && !(stage_ == IRStage::kTile && b->data))
+        Fail("global buffer '" + b->name + "' allocated inside a kernel");
       if (stage_ == IRStage::kTile) continue;
       if (b->scope == Scope::kFragment) Fail("fragment '" + b->name + "' is left in thread-level IR");
       if ((b->scope == Scope::kShared || b->scope == Scope::kLocal) && b->shape.size() != 1)

@@ -174,6 +174,11 @@ namespace tl {
 void BindCompile(nb::module_& m);
 }  // namespace tl
 
+/// What `buf.data` gives in the DSL: the buffer whose storage a T.Tensor(..., data=) view shares.
+struct BufferStorage {
+  tl::Buffer buffer;
+};
+
 NB_MODULE(_ffi, m) {
   using namespace tl;
 
@@ -220,7 +225,14 @@ NB_MODULE(_ffi, m) {
       .def_prop_ro("name", [](const BufferNode& b) { return b.name; })
       .def_prop_ro("dtype", [](const BufferNode& b) { return b.dtype.str(); })
       .def_prop_ro("shape", [](const BufferNode& b) { return b.shape; })
-      .def_prop_ro("scope", [](const BufferNode& b) { return std::string(ScopeName(b.scope)); });
+      .def_prop_ro("scope", [](const BufferNode& b) { return std::string(ScopeName(b.scope)); })
+      // TileLang's `buf.data` (the storage handle), taken by T.Tensor(shape, dtype, data=buf.data) to
+      // declare a view; the owner of a view's storage is `storage_owner`.
+      .def_prop_ro("data", [](nb::object self) { return BufferStorage{nb::cast<Buffer>(self)}; })
+      .def_prop_ro("view_of", [](const BufferNode& b) { return b.data; });
+  nb::class_<BufferStorage>(m, "BufferStorage").def_prop_ro("buffer", [](const BufferStorage& d) {
+    return d.buffer;
+  });
 
   nb::class_<Region>(m, "Region")
       .def(nb::new_(

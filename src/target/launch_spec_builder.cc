@@ -1,5 +1,6 @@
 // MakeLaunchSpec and CompileIntProgram; see launch_spec_builder.h.
 #include "target/launch_spec_builder.h"
+#include "transform/resolve_buffer_views.h"
 
 #include <algorithm>
 
@@ -87,13 +88,13 @@ std::vector<bool> WrittenParams(const PrimFunc& f) {
 
    protected:
     void VisitStore(const StoreNode* n) override {
-      written.insert(n->buffer.get());
+      written.insert(StorageOwner(n->buffer));
       IRVisitor::VisitStore(n);
     }
     void VisitTileOp(const StmtNode* s) override {
       if (auto* op = As<TileOpNode>(s))
         for (auto& [r, access] : op->Regions())
-          if (access != Access::kRead) written.insert(r->buffer.get());
+          if (access != Access::kRead) written.insert(StorageOwner(r->buffer));
       IRVisitor::VisitTileOp(s);
     }
   } w;

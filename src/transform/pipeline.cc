@@ -10,6 +10,7 @@
 #include "transform/cuda_passes.h"
 #include "transform/inject_bound_guards.h"
 #include "transform/rasterize_blocks.h"
+#include "transform/resolve_buffer_views.h"
 #include "transform/lower_tile_ops_cpu.h"
 #include "transform/metal/metal_passes.h"
 
@@ -38,43 +39,30 @@ class Driver {
   std::vector<PassRecord>* trace_;
 };
 
-// A tile program may not declare buffer views (`T.alloc_shared(..., data=...)`): they are how
-// lowered IR records the shared-memory plan, not a kernel-level feature.
-void RejectViews(const PrimFunc& f) {
-  const KernelNode* k = FindKernel(f->body);
-  if (!k) return;
-  for (auto& b : k->alloc_buffers)
-    if (b->data)
-      throw UserError(
-          ErrorKind::kUnsupported,
-          "buffer '" + b->name + "' is declared as a view of '" + b->data->name +
-              "' (data=...): views describe the shared-memory plan of lowered IR and are not supported in "
-              "kernels; allocate the buffer on its own",
-          b->span);
-}
-
 }  // namespace
 
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
-  RejectViews(f);
   return Driver(f, trace)
+      .Run("ExpandViewTileOps", ExpandViewTileOps)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
+      .Run("ResolveBufferViews", ResolveBufferViews)
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .result();
 }
 
 PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace) {
-  RejectViews(f);
   auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
     return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
   };
   Driver d(f, trace);
-  d.Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+  d.Run("ExpandViewTileOps", ExpandViewTileOps)
+      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
+      .Run("ResolveBufferViews", ResolveBufferViews)
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
       .Run("LayoutInference", with(InferLayouts))
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)

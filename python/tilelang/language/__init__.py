@@ -657,15 +657,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")
 
 
-class _BufferData:
-    """`buf.data`: the storage of a buffer, which TileLang passes to T.Tensor(..., data=...) to make a view."""
-
-    def __init__(self, buffer):
-        self.buffer = buffer
-
-
-_ffi.Buffer.data = property(lambda self: _BufferData(self))
-
 # print(func) and func.script() show the function in the DSL, like TileLang's PrimFunc.
 PrimFunc.__str__ = lambda self: _ffi.print_func(self)
 PrimFunc.script = lambda self, *args, **kwargs: _ffi.print_func(self)

@@ -118,9 +118,12 @@ class TensorFactory:
         from ..errors import TileLangUnsupportedError
 
         if data is not None:
-            raise TileLangUnsupportedError("T.Tensor(..., data=buf.data) views over another buffer are not supported "
-                                           "by TileLang-C++ yet (the IR has no buffers sharing storage); index the "
-                                           "original buffer")
+            if strides is not None or elem_offset not in (None, 0) or scope != "global" or kwargs:
+                raise TileLangUnsupportedError("T.Tensor(..., data=...) views take a shape and a dtype only "
+                                               "(no strides=, elem_offset=, scope=)")
+            from .compat import make_view
+
+            return make_view(data, shape, dtype, "T.Tensor(..., data=...)")
         if strides is not None or elem_offset not in (None, 0):
             raise TileLangUnsupportedError("T.Tensor(..., strides=/elem_offset=) is not supported: parameters are "
                                            "dense row-major tensors")

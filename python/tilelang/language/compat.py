@@ -87,14 +87,57 @@ def sync_threads(*args, **kwargs):
                        "user barrier could not be checked against it", "remove it; the compiler places barriers")
 
 
-def reshape(*args, **kwargs):
-    raise _unsupported("T.reshape", "the IR has no buffer views (two buffers sharing storage)",
-                       "index the original buffer")
+def make_view(src, shape, dtype, what):
+    """A buffer over `src`'s storage with its own shape and dtype (ResolveBufferViews rewrites its
+    accesses into accesses of the owner; a dtype must have the owner's width)."""
+    from .expr import Expr as _Expr
+
+    if isinstance(src, _ffi.BufferStorage):
+        src = src.buffer
+    if not isinstance(src, _ffi.Buffer):
+        raise TileLangTypeError(f"{what} takes a buffer, not {type(src).__name__}")
+    ctx = builder.require_context(what)
+    if not ctx.kernels:
+        raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
+    if shape is None:
+        shape = src.shape
+    if isinstance(shape, (int, _Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, _Expr)):
+            raise TileLangTypeError(f"{what}: a dimension must be an int or a size expression, not {d!r}")
+        if isinstance(d, int) and d <= 0:
+            raise TileLangTypeError(f"{what}: dimensions must be positive, got {d}")
+        dims.append(_const(d))
+    name = ctx.pending_name or src.name + "_view"
+    buf = _ffi.buffer(name, dtype_str(dtype if dtype is not None else src.dtype), dims, src.scope, ctx.span, src, 0)
+    ctx.kernels[-1].allocs.append(buf)
+    return buf
 
 
-def view(*args, **kwargs):
-    raise _unsupported("T.view", "the IR has no buffer views (two buffers sharing storage)",
-                       "index the original buffer")
+def _elements(shape):
+    n = _const(1)
+    for d in shape:
+        n = n * _const(d)
+    return _ffi.simplify_expr(n)
+
+
+def reshape(src, shape):
+    """T.reshape(buf, shape): the same elements in row-major order with another shape (a view: reads
+    and writes go to `buf`). The element counts must be equal."""
+    if isinstance(src, _ffi.Buffer) and not isinstance(shape, (int, Expr)):
+        have, want = _ffi.const_int(_elements(src.shape)), _ffi.const_int(_elements(shape))
+        if isinstance(have, int) and isinstance(want, int) and have != want:
+            raise TileLangTypeError(f"T.reshape of '{src.name}' {tuple(src.shape)} ({have} elements) to "
+                                    f"{tuple(shape)} ({want} elements): the element counts must be equal")
+    return make_view(src, shape, None, "T.reshape")
+
+
+def view(src, shape=None, dtype=None):
+    """T.view(buf, shape=None, dtype=None): `buf`'s storage seen with another shape and/or a dtype of the
+    same width (a bit cast, as T.reinterpret)."""
+    return make_view(src, shape, dtype, "T.view")
 
 
 def ptr(*args, **kwargs):

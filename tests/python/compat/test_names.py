@@ -184,10 +184,7 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 @pytest.mark.parametrize("what,body,match", [
     ("get_thread_binding", "tx = T.get_thread_binding()", "T.get_thread_binding is not supported"),
     ("sync_threads", "T.sync_threads()", "T.sync_threads is not supported"),
-    ("view", "V = T.view(A, (8, 8))", "T.view is not supported"),
-    ("reshape", "V = T.reshape(A, (8, 8))", "T.reshape is not supported"),
     ("alloc_global", "W = T.alloc_global((64,), T.float32)", "T.alloc_global is not supported"),
-    ("tensor_view", "V = T.Tensor((8, 8), T.float32, data=A.data)", "views over another buffer are not supported"),
     ("while", "while A[0] < 1.0:\n                A[0] = A[0] + 1.0", "`while` loop on a run-time condition"),
     ("tma", "T.tma_copy(A, A)", "T.tma_copy is not supported"),
     ("unknown", "T.alloc_tmem((64,), T.float32)", "T.alloc_tmem is not supported by TileLang-C++"),
