@@ -190,6 +190,32 @@ void Executor::Exec(const Stmt& s, const Lanes& act) {
       }
       return;
     }
+    case StmtKind::kWhile: {  // each thread loops until its condition is false
+      auto* n = As<WhileNode>(s);
+      constexpr int64_t kMaxIterations = int64_t{1} << 24;
+      Lanes cur = act;
+      for (int64_t it = 0;; ++it) {
+        stmt_ = n;
+        Lanes yes;
+        {
+          TmpScope ts(this);
+          Slot* c = Tmp();
+          Eval(n->cond, cur, c);
+          for (int t : cur)
+            if (Truthy(c[t], n->cond->dtype)) yes.push_back(t);
+        }
+        if (yes.empty()) return;
+        if (it == kMaxIterations) {
+          Report("hang", yes[0], [&] {
+            return "the while loop ran " + std::to_string(kMaxIterations) +
+                   " iterations and its condition is still true; stopped here";
+          });
+          return;
+        }
+        Exec(n->body, yes);
+        cur = std::move(yes);
+      }
+    }
     case StmtKind::kStore: ExecStore(As<StoreNode>(s), act); return;
     case StmtKind::kEvaluate: {
       auto* n = As<EvaluateNode>(s);

@@ -72,6 +72,7 @@ void IRVisitor::VisitStmt(const Stmt& s) {
     case StmtKind::kEvaluate: return VisitExpr(static_cast<const EvaluateNode*>(s.get())->value);
     case StmtKind::kLet: return VisitLet(static_cast<const LetNode*>(s.get()));
     case StmtKind::kFor: return VisitFor(static_cast<const ForNode*>(s.get()));
+    case StmtKind::kWhile: return VisitWhile(static_cast<const WhileNode*>(s.get()));
     case StmtKind::kIf: {
       auto* n = static_cast<const IfNode*>(s.get());
       VisitExpr(n->cond);
@@ -187,6 +188,12 @@ Stmt IRMutator::VisitIf(const Stmt& s, const IfNode* n) {
   if (c == n->cond && t == n->then_case && e == n->else_case) return s;
   return If(c, t, e, n->span);
 }
+Stmt IRMutator::VisitWhile(const Stmt& s, const WhileNode* n) {
+  Expr c = VisitExpr(n->cond);
+  Stmt b = VisitStmt(n->body);
+  if (c == n->cond && b == n->body) return s;
+  return While(c, b, n->span);
+}
 Stmt IRMutator::VisitSeq(const Stmt& s, const SeqNode* n) {
   std::vector<Stmt> v;
   bool changed = false;
@@ -255,6 +262,7 @@ Stmt IRMutator::VisitStmt(const Stmt& s) {
     case StmtKind::kLet: return VisitLet(s, As<LetNode>(s));
     case StmtKind::kFor: return VisitFor(s, As<ForNode>(s));
     case StmtKind::kIf: return VisitIf(s, As<IfNode>(s));
+    case StmtKind::kWhile: return VisitWhile(s, As<WhileNode>(s));
     case StmtKind::kSeq: return VisitSeq(s, As<SeqNode>(s));
     case StmtKind::kKernel: return VisitKernel(s, As<KernelNode>(s));
     case StmtKind::kAttr: return VisitAttr(s, As<AttrStmtNode>(s));
@@ -268,6 +276,7 @@ void PostOrderVisitStmt(const Stmt& s, const std::function<void(const Stmt&)>& f
   switch (s->kind) {
     case StmtKind::kLet: PostOrderVisitStmt(As<LetNode>(s)->body, f); break;
     case StmtKind::kFor: PostOrderVisitStmt(As<ForNode>(s)->body, f); break;
+    case StmtKind::kWhile: PostOrderVisitStmt(As<WhileNode>(s)->body, f); break;
     case StmtKind::kIf:
       PostOrderVisitStmt(As<IfNode>(s)->then_case, f);
       PostOrderVisitStmt(As<IfNode>(s)->else_case, f);

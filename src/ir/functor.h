@@ -28,6 +28,10 @@ class IRVisitor {
   virtual void VisitLoad(const BufferLoadNode* n);
   virtual void VisitStore(const StoreNode* n);
   virtual void VisitFor(const ForNode* n);
+  virtual void VisitWhile(const WhileNode* n) {
+    VisitExpr(n->cond);
+    VisitStmt(n->body);
+  }
   virtual void VisitKernel(const KernelNode* n);
   virtual void VisitLet(const LetNode* n) {
     VisitExpr(n->value);
@@ -73,6 +77,7 @@ class IRMutator {
   virtual Stmt VisitStore(const Stmt& s, const StoreNode* n);
   virtual Stmt VisitFor(const Stmt& s, const ForNode* n);
   virtual Stmt VisitIf(const Stmt& s, const IfNode* n);
+  virtual Stmt VisitWhile(const Stmt& s, const WhileNode* n);
   virtual Stmt VisitSeq(const Stmt& s, const SeqNode* n);
   virtual Stmt VisitLet(const Stmt& s, const LetNode* n);
   virtual Stmt VisitKernel(const Stmt& s, const KernelNode* n);

@@ -245,6 +245,12 @@ class Printer {
         S(n->body, ind + 1);
         break;
       }
+      case StmtKind::kWhile: {
+        auto* n = As<WhileNode>(s);
+        Line(ind, "while " + E(n->cond) + ":");
+        S(n->body, ind + 1);
+        break;
+      }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
         Line(ind, "if " + E(n->cond) + ":");

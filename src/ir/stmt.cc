@@ -34,6 +34,9 @@ Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, E
 Stmt If(Expr c, Stmt t, Stmt e, Span s) {
   return std::make_shared<IfNode>(std::move(c), std::move(t), std::move(e), std::move(s));
 }
+Stmt While(Expr c, Stmt body, Span s) {
+  return std::make_shared<WhileNode>(std::move(c), std::move(body), std::move(s));
+}
 Stmt AttrStmt(Buffer node, std::string key, Expr value, Stmt body, Span s) {
   return std::make_shared<AttrStmtNode>(std::move(node), std::move(key), std::move(value), std::move(body),
                                         std::move(s));

@@ -26,6 +26,7 @@ enum class StmtKind : uint8_t {
   kSeq,
   kKernel,
   kAttr,
+  kWhile,
   kTileOp  // every tile operation; TileOpNode::op says which
 };
 
@@ -107,6 +108,13 @@ struct IfNode : StmtNode {
   const Expr cond;
   const Stmt then_case;
   const Stmt else_case;  // may be null
+};
+/// `while cond: body` on a run-time condition, re-evaluated before every iteration.
+struct WhileNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kWhile;
+  WhileNode(Expr c, Stmt b, Span s) : StmtNode(kKind, std::move(s)), cond(std::move(c)), body(std::move(b)) {}
+  const Expr cond;
+  const Stmt body;
 };
 struct SeqNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kSeq;
@@ -230,6 +238,7 @@ Stmt Evaluate(Expr v, Span s = {});
 Stmt Let(Var v, Expr x, Stmt body, Span s = {});
 Stmt For(Var v, Expr mn, Expr ext, ForKind k, Stmt body, std::map<std::string, Expr> ann = {}, Span s = {});
 Stmt If(Expr c, Stmt t, Stmt e = nullptr, Span s = {});
+Stmt While(Expr c, Stmt body, Span s = {});
 Stmt AttrStmt(Buffer node, std::string key, Expr value, Stmt body, Span s = {});
 /// The attribute `key` on `node` among the AttrStmts directly wrapping `s` (under lets too); null if absent.
 Expr FindAttr(const Stmt& s, const std::string& key, const BufferNode* node = nullptr);

@@ -165,6 +165,12 @@ class Tokenizer {
         S(n->else_case);
         break;
       }
+      case StmtKind::kWhile: {
+        auto* n = As<WhileNode>(s);
+        E(n->cond);
+        S(n->body);
+        break;
+      }
       case StmtKind::kSeq: {
         auto* n = As<SeqNode>(s);
         Tok(n->seq.size());

@@ -357,6 +357,8 @@ NB_MODULE(_ffi, m) {
         return If(c, t, e, ToSpan(s));
       },
       "cond"_a, "then_case"_a, "else_case"_a.none(), "span"_a.none());
+  m.def("while_",
+        [](const Expr& c, const Stmt& body, std::optional<SpanT> s) { return While(c, body, ToSpan(s)); });
   m.def("seq", [](const std::vector<Stmt>& v, std::optional<SpanT> s) { return Seq(v, ToSpan(s)); });
   m.def("kernel",
         [](const std::vector<Expr>& grid, const std::vector<Var>& bv, const std::vector<Expr>& threads,

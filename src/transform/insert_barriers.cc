@@ -3,6 +3,7 @@
 // one byte buffer with overlapping byte ranges. A tile op's statements carry its identity
 // (`tl.tile_op`); loops whose stage buffers a pipeline's own waits order carry
 // `tl.pipeline_managed`. Produces the same IR with `T.tl.syncthreads()` statements added.
+#include <functional>
 #include <map>
 #include <set>
 
@@ -97,48 +98,90 @@ class Barriers {
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
         if (n->for_kind == ForKind::kVectorized) return Leaf(s, st);  // one wide access: no barrier inside
-        std::set<const BufferNode*> managed(pending_managed_.begin(), pending_managed_.end());
-        pending_managed_.clear();
-        auto saved = ignore_;
-        ignore_.insert(managed.begin(), managed.end());
-        // First pass finds what the end of one iteration leaves pending for the next.
-        auto visit_body = [&](const State& start, Stmt* body) {
-          State dry = start;
-          Visit(n->body, dry);
-          State entry = start;
-          entry.Merge(dry);
-          *body = Visit(n->body, entry);
-          return entry;
-        };
-        Stmt b;
-        State entry = visit_body(st, &b);
-        bool before = false;
-        if (hoist_ && (!st.r.empty() || !st.w.empty())) {
-          // A barrier that only orders the loop against what came before it runs once, before
-          // the loop, instead of in every iteration (a barrier per unrolled copy chunk or
-          // epilogue element on CUDA; costly where OpenCL work-groups run as loops).
-          Stmt b2;
-          State entry2 = visit_body(State(), &b2);
-          if (CountBarriers(b2) < CountBarriers(b)) {
-            b = b2;
-            entry = entry2;
-            st = State();
-            before = true;
-          }
-        }
-        ignore_ = saved;
-        st.Merge(entry);
-        for (auto* x : managed) {
-          st.r.insert(x);
-          st.w[x] = kSeveral;
-        }
-        Stmt loop = For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
-        if (before)
-          loop = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), loop}, s->span);
-        return loop;
+        return Loop(
+            n->body, nullptr, st,
+            [&](const Stmt& b) {
+              return For(n->var, n->min, n->extent, n->for_kind, b, n->annotations, s->span);
+            },
+            s->span);
+      }
+      case StmtKind::kWhile: {  // the condition is read before every iteration, as the body's first statement
+        auto* n = As<WhileNode>(s);
+        return Loop(
+            n->body, n->cond, st, [&](const Stmt& b) { return While(n->cond, b, s->span); }, s->span);
       }
       default: return Leaf(s, st);
     }
+  }
+
+  /// A loop whose body runs any number of times (a `cond` read before each iteration, for while loops).
+  Stmt Loop(const Stmt& body, const Expr& cond, State& st, const std::function<Stmt(const Stmt&)>& rebuild,
+            const Span& span) {
+    std::set<const BufferNode*> managed(pending_managed_.begin(), pending_managed_.end());
+    pending_managed_.clear();
+    auto saved = ignore_;
+    ignore_.insert(managed.begin(), managed.end());
+    Stmt probe = cond ? Seq({Evaluate(cond, span), body}, span) : body;
+    // First pass finds what the end of one iteration leaves pending for the next.
+    auto visit_body = [&](const State& start, Stmt* out) {
+      State dry = start;
+      Visit(probe, dry);
+      State entry = start;
+      entry.Merge(dry);
+      *out = Visit(probe, entry);
+      return entry;
+    };
+    Stmt b;
+    State entry = visit_body(st, &b);
+    bool before = false;
+    if (hoist_ && (!st.r.empty() || !st.w.empty())) {
+      // A barrier that only orders the loop against what came before it runs once, before
+      // the loop, instead of in every iteration (a barrier per unrolled copy chunk or
+      // epilogue element on CUDA; costly where OpenCL work-groups run as loops).
+      Stmt b2;
+      State entry2 = visit_body(State(), &b2);
+      if (CountBarriers(b2) < CountBarriers(b)) {
+        b = b2;
+        entry = entry2;
+        st = State();
+        before = true;
+      }
+    }
+    ignore_ = saved;
+    st.Merge(entry);
+    for (auto* x : managed) {
+      st.r.insert(x);
+      st.w[x] = kSeveral;
+    }
+    bool lead = false;
+    if (cond) b = StripCondProbe(b, &lead);
+    before |= lead;  // the first evaluation of the condition needs the barrier too
+    Stmt loop = rebuild(b);
+    if (before) loop = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), span), loop}, span);
+    return loop;
+  }
+  /// The body of a while loop after the pass: the condition's probe statement taken out again. A
+  /// barrier the probe needed (the condition reads what the end of the body wrote) stays at the end of
+  /// the body, and one placed before the loop covers the first evaluation.
+  static Stmt StripCondProbe(const Stmt& b, bool* had_lead) {
+    auto* seq = As<SeqNode>(b);
+    if (!seq) return As<EvaluateNode>(b) ? Seq({}, b->span) : b;
+    std::vector<Stmt> rest;
+    std::vector<Stmt> lead;
+    size_t i = 0;
+    for (; i < seq->seq.size(); ++i) {
+      if (As<EvaluateNode>(seq->seq[i]) && !IsBarrier(seq->seq[i])) break;
+      lead.push_back(seq->seq[i]);  // barriers before the probe
+    }
+    for (size_t j = i + 1; j < seq->seq.size(); ++j) rest.push_back(seq->seq[j]);
+    for (auto& x : lead) rest.push_back(x);  // ... run after the body, before the next evaluation
+    *had_lead = !lead.empty();
+    return Seq(rest, b->span);
+  }
+  static bool IsBarrier(const Stmt& s) {
+    auto* e = As<EvaluateNode>(s);
+    auto* c = e ? As<CallNode>(e->value) : nullptr;
+    return c && c->op == "tl.syncthreads";
   }
 
  public:

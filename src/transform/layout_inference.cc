@@ -152,6 +152,7 @@ class LayoutInferencer : public LayoutRuleContext {
         return;
       case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
       case StmtKind::kAttr: Collect(As<AttrStmtNode>(s)->body); return;
+      case StmtKind::kWhile: Collect(As<WhileNode>(s)->body); return;
       case StmtKind::kIf:
         Collect(As<IfNode>(s)->then_case);
         Collect(As<IfNode>(s)->else_case);
@@ -224,7 +225,7 @@ class LayoutInferencer : public LayoutRuleContext {
     return true;
   }
 
- public:  // the built-in ops' layout rules (registered below)
+ public:               // the built-in ops' layout rules (registered below)
   bool mfma_ = false;  // the target's T.gemm is MFMA (HIP): src/transform/hip/mfma_rules.cc
   bool InferGemm(const GemmNode* g) {
     if (mfma_) return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
@@ -302,8 +303,7 @@ class LayoutInferencer : public LayoutRuleContext {
       return Assign(r->dst.buffer, MfmaRows(s.params[0], s.params[2], s.params[3], s.params[4]),
                     "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
-      return Assign(r->dst.buffer, RowsOfAccumulator(s),
-                    "T.reduce of an mma accumulator", r->span);
+      return Assign(r->dst.buffer, RowsOfAccumulator(s), "T.reduce of an mma accumulator", r->span);
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
     return Assign(r->dst.buffer, Replicated(shape, threads_), "T.reduce", r->span);
@@ -345,8 +345,7 @@ class LayoutInferencer : public LayoutRuleContext {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
-        ch |= Assign(a.buffer, RowsOfAccumulator(drv),
-                     "the T.Parallel loop (row vector)", n.outer->span);
+        ch |= Assign(a.buffer, RowsOfAccumulator(drv), "the T.Parallel loop (row vector)", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mfma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
         ch |= Assign(a.buffer, MfmaRows(drv.params[0], drv.params[2], drv.params[3], drv.params[4]),

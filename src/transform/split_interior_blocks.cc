@@ -209,6 +209,7 @@ class Splitter : public IRMutator {
     bool has_loop = false;
     PostOrderVisitStmt(s, [&](const Stmt& x) {
       if (auto* f = As<ForNode>(x)) has_loop = has_loop || f->for_kind != ForKind::kUnrolled;
+      if (As<WhileNode>(x)) has_loop = true;
       auto* e = As<EvaluateNode>(x);
       auto* c = e ? As<CallNode>(e->value) : nullptr;
       if (c && c->op == "tl.cp_async") has_loop = true;

@@ -354,20 +354,39 @@ class Parser:
 
     def stmt_While(self, st):
         """A `while` on a Python value runs while parsing (its body repeats in the IR); a `while` on a
-        run-time condition needs a loop the IR does not have yet."""
+        run-time condition is a while loop of the IR, its condition evaluated before every iteration."""
         if st.orelse:
             raise self.error(st, "while/else is not supported inside a T.prim_func")
         out = []
         for _ in range(1 << 16):
             cond = self.eval(st.test)
             if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
-                raise self.error(st, "a `while` loop on a run-time condition is not supported by TileLang-C++ yet "
-                                 "(the IR has no while loop); bound it, e.g. `for it in T.serial(max_iters):` "
-                                 "with `if cond:` inside", TileLangUnsupportedError)
+                return out + [self.runtime_while(st, cond)]
             if not self.apply(st.test, bool, cond):
                 return out
             out.append(self.block(st.body))  # no new scope: the body updates the names the condition reads
         raise self.error(st, "this parse-time `while` loop ran 65536 times; is its condition ever false?")
+
+    def runtime_while(self, st, cond):
+        if cond.dtype != "bool":
+            raise self.error(st.test, f"a `while` condition must be a comparison or another bool, not a {cond.dtype} "
+                             "value", TileLangTypeError)
+        names = {n.id for n in ast.walk(st.test) if isinstance(n, ast.Name)}
+        assigned = set()
+        for node in (x for b in st.body for x in ast.walk(b)):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            assigned |= {t.id for t in targets if isinstance(t, ast.Name)}
+        rebound = sorted(n for n in names & assigned
+                         if not (isinstance(self.try_lookup(n), _ffi.Buffer) and self.try_lookup(n).scope == "local.var"))
+        if rebound:
+            raise self.error(st, f"the `while` condition reads {', '.join(rebound)}, which the loop body rebinds as a "
+                             "Python name: the condition would never see the new value; keep loop state in a "
+                             "T.alloc_var (`i = T.alloc_var(\"int32\", init=0)` ... `i = i + 1`)")
+        self.scopes.append({})
+        body = self.block(st.body)
+        self.scopes.pop()
+        return _ffi.while_(cond, body, self.span(st))
 
     def loop_names(self, target, n):
         if isinstance(target, ast.Name):
