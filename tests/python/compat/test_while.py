@@ -131,3 +131,14 @@ def test_a_non_bool_condition_is_an_error():
             with T.Kernel(1, threads=32) as bx:
                 while A[0]:
                     A[0] = A[0] - 1
+
+
+def test_metal_and_hip_sources_compile():
+    from tilelang.jit import metal
+
+    m = tilelang.compile(smoothing(), target="metal").get_kernel_source()
+    assert "while (" in m
+    ok, diagnostics = metal.check_source(m)
+    assert ok, diagnostics
+    h = tilelang.compile(smoothing(), target="hip")
+    assert "while (" in h.get_kernel_source() and "s_barrier" in h.get_assembly()
