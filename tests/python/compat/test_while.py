@@ -141,4 +141,4 @@ def test_metal_and_hip_sources_compile():
     ok, diagnostics = metal.check_source(m)
     assert ok, diagnostics
     h = tilelang.compile(smoothing(), target="hip")
-    assert "while (" in h.get_kernel_source() and "s_barrier" in h.get_assembly()
+    assert "while (" in h.get_kernel_source() and "s_cbranch" in h.get_assembly()  # one wave: no s_barrier needed
