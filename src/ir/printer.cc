@@ -279,6 +279,7 @@ class Printer {
             case Scope::kFragment: fn = "T.alloc_fragment"; break;
             case Scope::kLocal: fn = "T.alloc_local"; break;
             case Scope::kLocalVar: fn = "T.alloc_var"; break;
+            case Scope::kGlobal: fn = "T.alloc_global"; break;
             default: fn = "T.alloc_buffer"; break;
           }
           if (b->scope == Scope::kLocalVar) {

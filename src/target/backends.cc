@@ -8,6 +8,7 @@
 #include "support/error.h"
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
+#include "transform/hoist_workspaces.h"
 
 namespace tl {
 namespace {
@@ -62,8 +63,10 @@ std::vector<std::string> BackendKinds() {
   return out;
 }
 
-CompiledKernel Compile(const PrimFunc& f, const Target& target,
+CompiledKernel Compile(const PrimFunc& user_func, const Target& target,
                        const std::map<std::string, std::string>& pass_configs, const BuildOptions& opt) {
+  // T.alloc_global buffers become trailing parameters the JIT allocates per call.
+  const PrimFunc f = HoistWorkspaces(user_func);
   const Backend& b = GetBackend(target.kind);
   PassConfig pc = ParsePassConfig(pass_configs);
   CompiledKernel k;

@@ -8,6 +8,7 @@
 #include "ir/structural.h"
 #include "ir/verify.h"
 #include "transform/cuda_passes.h"
+#include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
 #include "transform/rasterize_blocks.h"
 #include "transform/resolve_buffer_views.h"
@@ -42,7 +43,7 @@ class Driver {
 }  // namespace
 
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
-  return Driver(f, trace)
+  return Driver(HoistWorkspaces(f), trace)
       .Run("ExpandViewTileOps", ExpandViewTileOps)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)
@@ -57,7 +58,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
     return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
   };
-  Driver d(f, trace);
+  Driver d(HoistWorkspaces(f), trace);
   d.Run("ExpandViewTileOps", ExpandViewTileOps)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)

@@ -173,6 +173,9 @@ class JITKernel:
         if self._compiled is None:
             self._compiled = _ffi.compile(func, str(self.target), cfg, include_dir(), True, "", will_run)
         self._written = list(self._compiled.written)
+        # T.alloc_global workspaces: trailing parameters of the compiled function, allocated per call
+        self._launch_func = self._compiled.func
+        self._workspace_idx = list(range(len(func.params), len(self._launch_func.params)))
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
         self.warnings = list(self._compiled.warnings)
@@ -273,32 +276,35 @@ class JITKernel:
             raise TileLangArgumentError(f"kernel '{self.func.name}' takes its arguments by position only; got keyword "
                                         f"argument(s) {', '.join(sorted(kwargs))}")
         n = len(self.func.params)
+        allocated = self.out_idx + self._workspace_idx
         if self.out_idx:
             if len(args) != n - len(self.out_idx):
                 raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n - len(self.out_idx)} inputs "
                                             f"(outputs {self.out_idx} are allocated for you), got {len(args)}")
+        elif len(args) != n:
+            raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
+        outs, full = [], list(args)
+        if allocated:
             in_idx = [i for i in range(n) if i not in self.out_idx]
             descs = [_to_arg(a, self.func, i)[0] for i, a in zip(in_idx, args)]
-            shapes = self._compiled.output_shapes(descs, self.out_idx)
+            shapes = self._compiled.output_shapes(descs, allocated)
             like_torch = next((a for a in args if type(a).__module__.startswith("torch")), None)
-            outs = []
-            for idx, shape in zip(self.out_idx, shapes):
-                dtype = self.func.params[idx][1].dtype
+            made = []
+            for idx, shape in zip(allocated, shapes):
+                dtype = self._launch_func.params[idx][1].dtype
+                zero = idx in self._workspace_idx  # workspaces start zero-filled; outputs are written
                 if like_torch is not None:
                     import torch
 
-                    outs.append(torch.empty(shape, dtype=getattr(torch, dtype), device=like_torch.device))
+                    new = torch.zeros if zero else torch.empty
+                    made.append(new(shape, dtype=getattr(torch, dtype), device=like_torch.device))
                 else:
-                    outs.append(np.empty(shape, dtype=_np_dtype(dtype)))
-            full, it_in, it_out = [], iter(args), iter(outs)
-            for i in range(n):
-                full.append(next(it_out) if i in self.out_idx else next(it_in))
-        else:
-            if len(args) != n:
-                raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
-            full = list(args)
-            outs = []
-        keep = [_to_arg(a, self.func, i, self._written[i]) for i, a in enumerate(full)]
+                    made.append((np.zeros if zero else np.empty)(shape, dtype=_np_dtype(dtype)))
+            outs = made[:len(self.out_idx)]
+            full, it_in, it_out = [], iter(args), iter(made)
+            for i in range(n + len(self._workspace_idx)):
+                full.append(next(it_out) if i in allocated else next(it_in))
+        keep = [_to_arg(a, self._launch_func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
         if self.execution_backend == "emulator":
             cfg = self.pass_configs

@@ -67,9 +67,30 @@ def _bits(dtype):
     return int(next((g for g in m.groups() if g), 8))
 
 
-def alloc_global(*args, **kwargs):
-    raise _unsupported("T.alloc_global", "kernels cannot allocate global workspace",
-                       "pass the workspace as a T.Tensor parameter")
+def alloc_global(shape, dtype, scope="global"):
+    """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace). The
+    compiler turns it into a hidden trailing parameter; each call of the kernel allocates it zero-filled
+    (HoistWorkspaces, src/transform/hoist_workspaces.h). Sizes may use the kernel's symbolic sizes."""
+    from .expr import Expr as _Expr
+
+    if scope != "global":
+        raise TileLangTypeError(f"T.alloc_global: scope must be 'global', got {scope!r}")
+    ctx = builder.require_context("T.alloc_global")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.alloc_global must be called inside a `with T.Kernel(...)` block")
+    if isinstance(shape, (int, _Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, _Expr)):
+            raise TileLangTypeError(f"T.alloc_global: a dimension must be an int or a size expression, not {d!r}")
+        if isinstance(d, int) and d <= 0:
+            raise TileLangTypeError(f"T.alloc_global: dimensions must be positive, got {d}")
+        dims.append(_const(d))
+    name = ctx.pending_name or "workspace"
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
+    ctx.kernels[-1].allocs.append(buf)
+    return buf
 
 
 def get_thread_binding(dim=0):
