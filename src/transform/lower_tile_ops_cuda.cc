@@ -10,6 +10,7 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
+#include "transform/lower_thread_bindings.h"
 #include "transform/cuda/hopper_wgmma.h"
 #include "ir/structural.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
@@ -102,6 +103,7 @@ Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
   Expr v = VisitExpr(a->value);
   if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
   Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, a->span);
+  if (!cur_loop_ && ReadsThreadIndex(st)) return st;  // a per-thread atomic (T.get_thread_binding)
   return GuardOne(st, a->span);
 }
 
@@ -133,7 +135,9 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
   auto* ml = As<BufferLoadNode>(mapped);
   Stmt st = Store(ml->buffer, v, ml->indices, n->span);
   Scope sc = n->buffer->scope;
-  if (sc == Scope::kGlobal || sc == Scope::kShared) st = GuardOne(st, n->span);
+  // Outside T.Parallel one thread stores, unless the store is per thread (reads the thread index).
+  if ((sc == Scope::kGlobal || sc == Scope::kShared) && !(!cur_loop_ && ReadsThreadIndex(s)))
+    st = GuardOne(st, n->span);
   return st;
 }
 

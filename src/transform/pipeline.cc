@@ -10,6 +10,7 @@
 #include "transform/cuda_passes.h"
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
+#include "transform/lower_thread_bindings.h"
 #include "transform/rasterize_blocks.h"
 #include "transform/resolve_buffer_views.h"
 #include "transform/lower_tile_ops_cpu.h"
@@ -49,6 +50,7 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
       .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("ResolveBufferViews", ResolveBufferViews)
+      .Run("LowerThreadBindingsCPU", LowerThreadBindingsCPU)
       .Run("LowerTileOpsCPU", LowerTileOpsCPU)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .result();
@@ -58,7 +60,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   auto with = [&ctx](PrimFunc (*pass)(const PrimFunc&, const CudaPassContext&)) {
     return [&ctx, pass](const PrimFunc& g) { return pass(g, ctx); };
   };
-  Driver d(HoistWorkspaces(f), trace);
+  Driver d(CheckThreadBindings(HoistWorkspaces(f)), trace);
   d.Run("ExpandViewTileOps", ExpandViewTileOps)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)

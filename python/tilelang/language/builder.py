@@ -12,6 +12,7 @@ class KernelFrame:
         self.allocs = []
         self.var_inits = []
         self.prologue = []  # statements the kernel body starts with (T.alloc_barrier's mbarrier inits)
+        self.threads = []  # the thread extents of T.Kernel(threads=...), ints
 
 
 class BuildContext:

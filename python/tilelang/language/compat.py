@@ -94,18 +94,66 @@ def alloc_global(shape, dtype, scope="global"):
 
 
 def get_thread_binding(dim=0):
-    raise _unsupported("T.get_thread_binding", "tile programs here do not see thread indices (the compiler "
-                       "partitions T.Parallel / fragment work over threads itself)",
-                       "write the per-element work in T.Parallel")
+    """T.get_thread_binding(dim): the thread's index along dim of T.Kernel(threads=...) (threadIdx.x/y/z).
+    Statements that use it run once per thread (outside T.Parallel; see docs/thread_ir.md)."""
+    ctx = builder.require_context("T.get_thread_binding")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.get_thread_binding must be called inside a `with T.Kernel(...)` block")
+    threads = ctx.kernels[-1].threads
+    if not isinstance(dim, int) or not 0 <= dim < len(threads):
+        raise TileLangTypeError(f"T.get_thread_binding({dim!r}): the kernel has {len(threads)} thread "
+                                f"dimension(s) {tuple(threads)}")
+    idx = _ffi.call("int32", "tl.thread_idx", [])
+    below = 1
+    for t in threads[:dim]:
+        below *= t
+    if below > 1:
+        idx = _ffi.binary("floordiv", idx, _const(below))
+    if dim < len(threads) - 1:
+        idx = _ffi.binary("floormod", idx, _const(threads[dim]))
+    return idx
 
 
-def thread_binding(*args, **kwargs):
-    raise _unsupported("T.thread_binding", "loops are bound to threads by the compiler", "use T.Parallel")
+def get_thread_bindings():
+    ctx = builder.require_context("T.get_thread_bindings")
+    n = len(ctx.kernels[-1].threads) if ctx.kernels else 1
+    return [get_thread_binding(d) for d in range(n)]
+
+
+_THREAD_TAGS = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}
+
+
+def thread_binding(start, stop=None, thread="threadIdx.x", annotations=None):
+    """`for tx in T.thread_binding(128, thread="threadIdx.x"):` -- the loop is the block's threads: its var is
+    the thread index (start + index), and a loop shorter than the thread count runs on the first threads."""
+    from .ast import LoopSpec
+
+    if stop is None:
+        start, stop = 0, start
+    if thread not in _THREAD_TAGS:
+        raise TileLangTypeError(f"T.thread_binding: thread must be one of {sorted(_THREAD_TAGS)}, got {thread!r} "
+                                "(block indices come from T.Kernel)")
+    if annotations:
+        raise TileLangTypeError("T.thread_binding: annotations are not supported")
+    ctx = builder.require_context("T.thread_binding")
+    dim = _THREAD_TAGS[thread]
+    threads = ctx.kernels[-1].threads if ctx.kernels else []
+    extent = _ffi.const_int(_ffi.simplify_expr(_const(stop) - _const(start)))
+    if dim >= len(threads) or not isinstance(extent, int) or extent > threads[dim]:
+        raise TileLangTypeError(f"T.thread_binding over {extent} {thread} threads, but the kernel has threads="
+                                f"{tuple(threads)}")
+    spec = LoopSpec("thread_binding", [(_const(start), _const(extent))])
+    spec.thread_dim = dim
+    spec.thread_count = threads[dim]
+    return spec
 
 
 def sync_threads(*args, **kwargs):
-    raise _unsupported("T.sync_threads", "barriers are inserted by the compiler's shared-memory analysis and a "
-                       "user barrier could not be checked against it", "remove it; the compiler places barriers")
+    """T.sync_threads(): a barrier for every thread of the block (__syncthreads()); the compiler still
+    inserts the barriers its shared-memory analysis needs."""
+    if args or kwargs:
+        raise TileLangTypeError("T.sync_threads() takes no arguments (named barriers are not supported)")
+    return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
 
 
 def make_view(src, shape, dtype, what):

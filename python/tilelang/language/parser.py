@@ -314,6 +314,20 @@ class Parser:
         if st.orelse:
             raise self.error(st, "for/else is not supported inside a T.prim_func")
         it = self.eval(st.iter)
+        if isinstance(it, LoopSpec) and it.kind == "thread_binding":
+            from .compat import get_thread_binding
+
+            if not isinstance(st.target, ast.Name):
+                raise self.error(st.target, "T.thread_binding binds one loop variable")
+            (start, extent), = it.ranges
+            idx = get_thread_binding(it.thread_dim)
+            self.scopes.append({})
+            self.bind(st.target.id, simplify(idx + start))
+            body = self.block(st.body)
+            self.scopes.pop()
+            if _ffi.const_int(extent) < it.thread_count:  # the first `extent` threads run the body
+                body = _ffi.if_(_ffi.binary("lt", idx, extent), body, None, self.span(st))
+            return body
         if isinstance(it, LoopSpec):
             names = self.loop_names(st.target, len(it.ranges))
             # a loop over an int64 range counts in int64 (a dynamic size past 2^31 - 1)
@@ -429,6 +443,7 @@ class Parser:
         # a grid extent of an int64 size gives int64 block indices, so `bx * tile + i` cannot wrap
         vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], _index_dtype(spec.grid[i])) for i in range(n)]
         frame = builder.KernelFrame()
+        frame.threads = [_ffi.const_int(t) for t in spec.threads]
         self.ctx.kernels.append(frame)
         self.scopes.append({})
         for nm, v in zip(names, vars_):

@@ -182,8 +182,6 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 
 
 @pytest.mark.parametrize("what,body,match", [
-    ("get_thread_binding", "tx = T.get_thread_binding()", "T.get_thread_binding is not supported"),
-    ("sync_threads", "T.sync_threads()", "T.sync_threads is not supported"),
     ("tma", "T.tma_copy(A, A)", "T.tma_copy is not supported"),
     ("unknown", "T.alloc_tmem((64,), T.float32)", "T.alloc_tmem is not supported by TileLang-C++"),
 ])

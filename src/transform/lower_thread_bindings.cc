@@ -1,0 +1,264 @@
+// CheckThreadBindings and LowerThreadBindingsCPU; see lower_thread_bindings.h.
+#include "transform/lower_thread_bindings.h"
+
+#include <map>
+#include <set>
+
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "support/error.h"
+
+namespace tl {
+namespace {
+
+bool IsSync(const Stmt& s) {
+  auto* e = As<EvaluateNode>(s);
+  auto* c = e ? As<CallNode>(e->value) : nullptr;
+  return c && c->op == "tl.syncthreads";
+}
+
+bool UsesThreadIdx(const Expr& e) {
+  struct V : IRVisitor {
+    bool found = false;
+    void VisitCall(const CallNode* n) override {
+      found |= n->op == "tl.thread_idx";
+      IRVisitor::VisitCall(n);
+    }
+  } v;
+  v.VisitExpr(e);
+  return v.found;
+}
+bool UsesThreadIdx(const Stmt& s) {
+  struct V : IRVisitor {
+    bool found = false;
+    void VisitCall(const CallNode* n) override {
+      found |= n->op == "tl.thread_idx";
+      IRVisitor::VisitCall(n);
+    }
+  } v;
+  v.VisitStmt(s);
+  return v.found;
+}
+bool HasSync(const Stmt& s) {
+  bool found = false;
+  PostOrderVisitStmt(s, [&](const Stmt& x) { found |= IsSync(x); });
+  return found;
+}
+
+class Checker : public SpanTrackingVisitor {
+ protected:
+  void VisitFor(const ForNode* n) override {
+    if (n->for_kind != ForKind::kParallel) return IRVisitor::VisitFor(n);
+    Span saved = span_;
+    if (n->span.defined()) span_ = n->span;
+    PostOrderVisitStmt(n->body, [&](const Stmt& x) {
+      if (IsSync(x))
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T.sync_threads inside T.Parallel: the loop's iterations are spread over the threads by "
+            "the compiler; put the barrier between loops",
+            x->span.defined() ? x->span : span_);
+    });
+    if (UsesThreadIdx(n->body))
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "the thread index (T.get_thread_binding / T.thread_binding) inside T.Parallel: the compiler "
+          "spreads the loop's iterations over the threads; index by the loop variables, or write the "
+          "per-thread code outside T.Parallel",
+          span_);
+    span_ = saved;
+  }
+  void VisitTileOp(const StmtNode* s) override {
+    auto* op = As<TileOpNode>(s);
+    if (std::string(op->op) == "atomic_add") {  // a scalar atomic per thread is fine
+      bool scalar = true;
+      for (auto& [r, access] : op->Regions())
+        for (auto& rg : r->ranges) scalar &= IsConstInt(Simplify(rg.extent), 1);
+      if (scalar) return;
+    }
+    bool uses = false;
+    for (auto& [r, access] : op->Regions())
+      for (auto& rg : r->ranges) uses |= UsesThreadIdx(rg.min) || UsesThreadIdx(rg.extent);
+    for (auto& e : op->Exprs()) uses |= e && UsesThreadIdx(e);
+    if (uses)
+      throw UserError(
+          ErrorKind::kUnsupported,
+          std::string("T.") + op->op +
+              " with an operand that depends on the thread index: a tile op is run by all threads "
+              "together; slice by block indices and loop variables",
+          s->span.defined() ? s->span : span_);
+  }
+
+ public:
+  void VisitStmt(const Stmt& s) override {
+    if (auto* i = As<IfNode>(s);
+        i && UsesThreadIdx(i->cond) && (HasSync(i->then_case) || HasSync(i->else_case)))
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.sync_threads under a condition on the thread index: threads that skip it never reach "
+          "the barrier the others wait at",
+          s->span);
+    SpanTrackingVisitor::VisitStmt(s);
+  }
+};
+
+/// Replaces tl.thread_idx() by `var`.
+struct ReplaceThreadIdx : IRMutator {
+  Var var;
+  Expr VisitCall(const Expr& e, const CallNode* n) override {
+    if (n->op == "tl.thread_idx") return var;
+    return IRMutator::VisitCall(e, n);
+  }
+};
+
+class CpuLowering {
+ public:
+  explicit CpuLowering(int64_t threads) : threads_(threads) {}
+
+  Stmt Lower(const Stmt& s) {
+    if (!s) return s;
+    if (!HasSync(s)) {
+      if (UsesThreadIdx(s)) return PerThread(s);
+      NoteOutside(s);
+      return s;
+    }
+    switch (s->kind) {
+      case StmtKind::kSeq: {
+        std::vector<Stmt> out;
+        for (auto& x : As<SeqNode>(s)->seq) out.push_back(Lower(x));
+        return Seq(out, s->span);
+      }
+      case StmtKind::kEvaluate: return Seq({}, s->span);  // the sync itself: phases are sequential here
+      case StmtKind::kLet: {
+        auto* n = As<LetNode>(s);
+        if (UsesThreadIdx(n->value)) return Lower(Substitute(n->body, {{n->var.get(), n->value}}));
+        return Let(n->var, n->value, Lower(n->body), s->span);
+      }
+      case StmtKind::kAttr: {
+        auto* n = As<AttrStmtNode>(s);
+        return AttrStmt(n->node, n->key, n->value, Lower(n->body), s->span);
+      }
+      case StmtKind::kFor: {
+        auto* n = As<ForNode>(s);
+        if (UsesThreadIdx(n->min) || UsesThreadIdx(n->extent)) Divergent(s);
+        return For(n->var, n->min, n->extent, n->for_kind, Lower(n->body), n->annotations, s->span);
+      }
+      case StmtKind::kIf: {
+        auto* n = As<IfNode>(s);
+        if (UsesThreadIdx(n->cond)) Divergent(s);
+        return If(n->cond, Lower(n->then_case), n->else_case ? Lower(n->else_case) : nullptr, s->span);
+      }
+      case StmtKind::kWhile: {
+        auto* n = As<WhileNode>(s);
+        if (UsesThreadIdx(n->cond)) Divergent(s);
+        return While(n->cond, Lower(n->body), s->span);
+      }
+      default: return s;
+    }
+  }
+
+  /// Local variables written in one per-thread region and used outside it: one copy on the CPU.
+  void CheckLocals() const {
+    for (auto& [buf, regions] : uses_) {
+      if (!written_.count(buf)) continue;
+      if (regions.size() > 1 || outside_.count(buf))
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "'" + buf->name +
+                "' is a per-thread local variable here (written by statements that use the thread "
+                "index) and is used again after a T.sync_threads or outside them; the CPU target runs "
+                "a block's threads one after another with one copy of it. Keep per-thread values in a "
+                "shared buffer indexed by the thread index",
+            buf->span);
+    }
+  }
+  void NoteOutside(const Stmt& s) {
+    struct V : IRVisitor {
+      std::set<const BufferNode*>* out;
+      void VisitBuffer(const Buffer& b) override {
+        if (b->scope == Scope::kLocal || b->scope == Scope::kLocalVar) out->insert(b.get());
+      }
+    } v;
+    v.out = &outside_;
+    v.VisitStmt(s);
+  }
+
+ private:
+  Stmt PerThread(const Stmt& s) {
+    int id = next_region_++;
+    struct V : IRVisitor {
+      std::map<const BufferNode*, std::set<int>>* uses;
+      std::set<const BufferNode*>* written;
+      int id;
+      void VisitBuffer(const Buffer& b) override {
+        if (b->scope == Scope::kLocal || b->scope == Scope::kLocalVar) (*uses)[b.get()].insert(id);
+      }
+      void VisitStore(const StoreNode* n) override {
+        if (n->buffer->scope == Scope::kLocal || n->buffer->scope == Scope::kLocalVar)
+          written->insert(n->buffer.get());
+        IRVisitor::VisitStore(n);
+      }
+    } v;
+    v.uses = &uses_;
+    v.written = &written_;
+    v.id = id;
+    v.VisitStmt(s);
+    ReplaceThreadIdx r;
+    r.var = MakeVar("thread");
+    return For(r.var, Int(0), Int(threads_), ForKind::kSerial, r.VisitStmt(s), {}, s->span);
+  }
+  [[noreturn]] static void Divergent(const Stmt& s) {
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.sync_threads inside control flow that depends on the thread index: threads would wait at "
+        "different barriers",
+        s->span);
+  }
+
+  int64_t threads_;
+  int next_region_ = 0;
+  std::map<const BufferNode*, std::set<int>> uses_;
+  std::set<const BufferNode*> written_, outside_;
+};
+
+}  // namespace
+
+bool ReadsThreadIndex(const Stmt& s) { return UsesThreadIdx(s); }
+
+PrimFunc CheckThreadBindings(const PrimFunc& f) {
+  struct Inline : IRMutator {
+    Stmt VisitLet(const Stmt& s, const LetNode* n) override {
+      Expr v = VisitExpr(n->value);
+      if (UsesThreadIdx(v)) return VisitStmt(Substitute(n->body, {{n->var.get(), v}}));
+      return IRMutator::VisitLet(s, n);
+    }
+  } inl;
+  Stmt body = inl.VisitStmt(f->body);
+  Checker c;
+  c.VisitStmt(body);
+  return body == f->body ? f : WithBody(f, body);
+}
+
+PrimFunc LowerThreadBindingsCPU(const PrimFunc& f0) {
+  PrimFunc f = CheckThreadBindings(f0);
+  struct Mut : IRMutator {
+    Stmt VisitKernel(const Stmt& s, const KernelNode* k) override {
+      if (!UsesThreadIdx(k->body) && !HasSync(k->body)) return s;
+      int64_t threads = 1;
+      for (auto& t : k->threads) {
+        auto v = BoundOf(t, {}).hi;
+        if (!v) throw UserError(ErrorKind::kUnsupported, "the thread count must be a constant", k->span);
+        threads *= *v;
+      }
+      CpuLowering low(threads);
+      Stmt body = low.Lower(k->body);
+      low.CheckLocals();
+      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits,
+                                          body, k->span);
+    }
+  } mut;
+  Stmt body = mut.VisitStmt(f->body);
+  return body == f->body ? f : WithBody(f, body);
+}
+
+}  // namespace tl

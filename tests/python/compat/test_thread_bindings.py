@@ -1,0 +1,177 @@
+"""Thread indices and user barriers as TileLang writes them: T.get_thread_binding, T.thread_binding loops,
+T.sync_threads. Statements outside T.Parallel that read the thread index run once per thread (GPU: as
+written; CPU: in a loop over the block's threads, split at each T.sync_threads). Run on the CPU target,
+the CUDA emulator (race checks on) and OpenCL on PoCL against NumPy at ragged sizes."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangTypeError, TileLangUnsupportedError
+
+SEED = 1203
+WHERE = ["cpu", "emulator", "opencl"]
+
+
+def _compile(f, where, **kw):
+    if where == "emulator":
+        return tilelang.compile(f, target="cuda", execution_backend="emulator", **kw)
+    return tilelang.compile(f, target=where, **kw)
+
+
+def tree_row_sum(M, N):
+    """A shared-memory tree reduction per row, one thread per element, barriers by hand."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=64) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((64,), "float32")
+            if tx < N:
+                S[tx] = A[bx, tx]
+            else:
+                S[tx] = 0.0
+            T.sync_threads()
+            for s in [32, 16, 8, 4, 2, 1]:  # parse-time loop
+                if tx < s:
+                    S[tx] = S[tx] + S[tx + s]
+                T.sync_threads()
+            if tx == 0:
+                B[bx] = S[0]
+
+    return k
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_tree_reduction_with_sync_threads(where):
+    M, N = 7, 50  # N ragged against the 64 threads
+    print(f"seed {SEED}")
+    a = np.random.default_rng(SEED).standard_normal((M, N)).astype("float32")
+    b = np.zeros(M, "float32")
+    _compile(tree_row_sum(M, N), where)(a, b)
+    np.testing.assert_allclose(b, a.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_thread_binding_loop_and_two_thread_dims(where):
+    N = 200
+
+    with pytest.raises(TileLangTypeError, match=r"T.thread_binding over 48 threadIdx.x threads, but the kernel has "
+                                                r"threads=\(16, 4\)"):
+        @T.prim_func
+        def k(A: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, 48), threads=(16, 4)) as bx:
+                for t in T.thread_binding(0, 48, thread="threadIdx.x"):  # threadIdx.x has only 16 threads
+                    A[0] = A[0]
+
+    @T.prim_func
+    def k2(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((4, 16), "int32")):
+        with T.Kernel(T.ceildiv(N, 48), threads=64) as bx:
+            for t in T.thread_binding(0, 48, thread="threadIdx.x"):  # the first 48 of 64 threads
+                if bx * 48 + t < N:
+                    B[bx * 48 + t] = A[bx * 48 + t] * 2.0 + 1.0
+
+    @T.prim_func
+    def k3(C: T.Tensor((4, 16), "int32")):
+        with T.Kernel(1, threads=(16, 4)) as bx:
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            C[ty, tx] = ty * 100 + tx
+
+    print(f"seed {SEED}")
+    a = np.random.default_rng(SEED).standard_normal(N).astype("float32")
+    b = np.zeros(N, "float32")
+    _compile(k2, where)(a, b, np.zeros((4, 16), "int32"))
+    np.testing.assert_allclose(b, a.astype(np.float64) * 2 + 1, rtol=1e-6)
+    c = np.full((4, 16), -1, "int32")
+    _compile(k3, where)(c)
+    np.testing.assert_array_equal(c, np.arange(4)[:, None] * 100 + np.arange(16)[None, :])
+
+
+def test_cuda_source_uses_thread_idx_and_the_user_barriers():
+    k = tilelang.compile(tree_row_sum(4, 64), target="cuda -arch=sm_80")
+    src = k.get_kernel_source()
+    assert "threadIdx.x" in src and src.count("__syncthreads()") >= 7, src
+    assert ".entry" in k.get_ptx()
+
+
+def test_without_the_user_barriers_the_emulator_reports_a_race():
+    M, N = 2, 64
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=64) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((64,), "float32")
+            S[tx] = A[bx, tx]
+            for s in [32, 16, 8, 4, 2, 1]:
+                if tx < s:
+                    S[tx] = S[tx] + S[tx + s]
+            if tx == 0:
+                B[bx] = S[0]
+
+    kern = tilelang.compile(k, target="cuda", execution_backend="emulator",
+                            pass_configs={"tl.disable_barrier_insertion": True})
+    with pytest.raises(tilelang.errors.TileLangEmulationError, match="race"):
+        kern(np.ones((M, N), "float32"), np.zeros(M, "float32"))
+
+
+def _error(body_fn, match, target="cpu"):
+    with pytest.raises(TileLangUnsupportedError, match=match) as info:
+        tilelang.compile(body_fn(), target=target)
+    assert "test_thread_bindings.py:" in str(info.value)
+
+
+def test_errors():
+    def in_parallel():
+        @T.prim_func
+        def k(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                tx = T.get_thread_binding()
+                for i in T.Parallel(64):
+                    A[i] = A[i] + tx
+
+        return k
+
+    for target in ("cpu", "cuda"):
+        _error(in_parallel, r"thread index .* inside T.Parallel", target)
+
+    def divergent_barrier():
+        @T.prim_func
+        def k(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                tx = T.get_thread_binding()
+                if tx < 32:
+                    A[tx] = 1.0
+                    T.sync_threads()
+
+        return k
+
+    for target in ("cpu", "cuda"):
+        _error(divergent_barrier, r"T.sync_threads under a condition on the thread index", target)
+
+    def shared_local_on_cpu():
+        @T.prim_func
+        def k(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                tx = T.get_thread_binding()
+                v = T.alloc_var("float32")
+                v = A[tx] * 2.0
+                T.sync_threads()
+                A[tx] = v
+
+        return k
+
+    _error(shared_local_on_cpu, r"'v' is a per-thread local variable here")
+    tilelang.compile(shared_local_on_cpu(), target="cuda")  # each GPU thread has its own v: fine there
+
+    def tile_op_on_thread_slice():
+        @T.prim_func
+        def k(A: T.Tensor((64, 4), "float32"), B: T.Tensor((64, 4), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                tx = T.get_thread_binding()
+                T.copy(A[tx, 0:4], B[tx, 0:4])
+
+        return k
+
+    _error(tile_op_on_thread_slice, r"T.copy with an operand that depends on the thread index")
