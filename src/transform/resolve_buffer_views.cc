@@ -1,6 +1,9 @@
 // ResolveBufferViews; see resolve_buffer_views.h.
 #include "transform/resolve_buffer_views.h"
 
+#include <map>
+#include <set>
+
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -116,14 +119,57 @@ std::vector<Expr> PointOf(const Region& r, const std::vector<Var>& vars) {
   return idx;
 }
 
+/// Global views that stand in for a whole parameter: the owner is a tensor parameter that the kernel
+/// reads and writes only through this one view (at offset 0). Such a view becomes the parameter (the
+/// kernel sees the parameter with the view's shape and dtype; the caller's tensor is still checked
+/// against the declared one), so tile ops on it keep their regions -- a T.copy from it stays an async
+/// copy on CUDA. Maps the view to the parameter's new buffer.
+std::map<const BufferNode*, Buffer> ParamViews(const PrimFunc& f) {
+  std::set<const BufferNode*> params;
+  for (auto& p : f->params)
+    if (p.buffer) params.insert(p.buffer.get());
+  struct Uses : IRVisitor {
+    std::map<const BufferNode*, int> direct;
+    std::map<const BufferNode*, std::vector<Buffer>> views;
+    void VisitKernel(const KernelNode* k) override {
+      for (auto& b : k->alloc_buffers)
+        if (b->data) views[b->data.get()].push_back(b);
+      for (auto& kv : k->var_inits) VisitExpr(kv.second);
+      VisitStmt(k->body);
+    }
+    void VisitBuffer(const Buffer& b) override { ++direct[b.get()]; }
+    void VisitTileOp(const StmtNode* s) override {
+      for (auto& [r, access] : As<TileOpNode>(s)->Regions()) ++direct[r->buffer.get()];
+      IRVisitor::VisitTileOp(s);
+    }
+  } u;
+  u.VisitStmt(f->body);
+  std::map<const BufferNode*, Buffer> out;
+  for (auto& [owner, vs] : u.views) {
+    if (!params.count(owner) || vs.size() != 1 || u.direct.count(owner)) continue;
+    const Buffer& v = vs[0];
+    if (v->scope != Scope::kGlobal || v->byte_offset != 0 || v->data->data) continue;
+    if (v->dtype.bits() * v->dtype.lanes() != v->data->dtype.bits() * v->data->dtype.lanes()) continue;
+    out[v.get()] = MakeBuffer(v->name, v->dtype, v->shape, Scope::kGlobal, v->span);
+  }
+  return out;
+}
+
 /// expand_only: checks the views and rewrites the tile ops on them (phase one, before InjectBoundGuards,
 /// so that element accesses of a global view are guarded by the view's shape); otherwise resolves
 /// every access and drops the views.
 class Resolver : public IRMutator {
  public:
-  explicit Resolver(bool expand_only) : expand_only_(expand_only) {}
+  Resolver(bool expand_only, std::map<const BufferNode*, Buffer> param_views)
+      : expand_only_(expand_only), param_views_(std::move(param_views)) {}
 
  protected:
+  Buffer VisitBuffer(const Buffer& b) override {
+    if (expand_only_) return b;
+    auto it = param_views_.find(b.get());
+    return it == param_views_.end() ? b : it->second;
+  }
+  bool Resolvable(const Buffer& b) const { return IsView(b) && !param_views_.count(b.get()); }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
     Interval range = BoundOf(n->min, bounds_), ext = BoundOf(n->extent, bounds_);
     if (range.lo && range.hi && ext.hi) bounds_[n->var.get()] = {range.lo, *range.hi + *ext.hi - 1};
@@ -132,7 +178,7 @@ class Resolver : public IRMutator {
     return out;
   }
   Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
-    if (expand_only_ || !IsView(n->buffer)) return IRMutator::VisitLoad(e, n);
+    if (expand_only_ || !Resolvable(n->buffer)) return IRMutator::VisitLoad(e, n);
     bool changed = false;
     std::vector<Expr> idx = VisitExprs(n->indices, &changed);
     Buffer owner = Resolve(n->buffer, &idx, bounds_);
@@ -140,7 +186,7 @@ class Resolver : public IRMutator {
     return owner->dtype == n->buffer->dtype ? v : Call(n->buffer->dtype, "tl.reinterpret", {v});
   }
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
-    if (expand_only_ || !IsView(n->buffer)) return IRMutator::VisitStore(s, n);
+    if (expand_only_ || !Resolvable(n->buffer)) return IRMutator::VisitStore(s, n);
     bool changed = false;
     std::vector<Expr> idx = VisitExprs(n->indices, &changed);
     Expr v = VisitExpr(n->value);
@@ -177,13 +223,13 @@ class Resolver : public IRMutator {
   Stmt VisitTileOp(const Stmt& s) override {
     auto* op = As<TileOpNode>(s);
     bool any_view = false;
-    for (auto& [r, access] : op->Regions()) any_view |= IsView(r->buffer);
+    for (auto& [r, access] : op->Regions()) any_view |= Resolvable(r->buffer);
     if (!any_view) return IRMutator::VisitTileOp(s);
     // Same shape and dtype: the op acts on the owner's region directly.
     std::vector<Region> regions;
     bool all_same = true;
     for (auto& [r, access] : op->Regions()) {
-      Region o = IsView(r->buffer) ? SameRegionOnOwner(*r) : *r;
+      Region o = Resolvable(r->buffer) ? SameRegionOnOwner(*r) : *r;
       all_same &= static_cast<bool>(o.buffer);
       regions.push_back(o);
     }
@@ -192,7 +238,7 @@ class Resolver : public IRMutator {
     if (auto* f = As<FillNode>(s)) return VisitStmt(ElementLoops(f->dst, {nullptr, {}}, f->value, s->span));
     std::string names;
     for (auto& [r, access] : op->Regions())
-      if (IsView(r->buffer) && names.find("'" + r->buffer->name + "'") == std::string::npos)
+      if (Resolvable(r->buffer) && names.find("'" + r->buffer->name + "'") == std::string::npos)
         names += (names.empty() ? "'" : ", '") + r->buffer->name + "'";
     throw UserError(ErrorKind::kUnsupported,
                     std::string("T.") + op->op + " on " + names +
@@ -203,6 +249,7 @@ class Resolver : public IRMutator {
 
  private:
   bool expand_only_;
+  std::map<const BufferNode*, Buffer> param_views_;
   BoundMap bounds_;  // the enclosing loops' vars
   /// dst[...] = src[...] (or = value) over the tile, as nested T.Parallel loops.
   static Stmt ElementLoops(const Region& dst, const Region& src, const Expr& value, const Span& span) {
@@ -232,17 +279,23 @@ const BufferNode* StorageOwner(const Buffer& b) {
 }
 
 PrimFunc ExpandViewTileOps(const PrimFunc& f) {
-  Resolver r(true);
+  Resolver r(true, ParamViews(f));
   Stmt body = r.VisitStmt(f->body);
   if (body == f->body) return f;
   return WithBody(f, body);
 }
 
 PrimFunc ResolveBufferViews(const PrimFunc& f) {
-  Resolver r(false);
+  std::map<const BufferNode*, Buffer> pv = ParamViews(f);
+  Resolver r(false, pv);
   Stmt body = r.VisitStmt(f->body);
   if (body == f->body) return f;
-  return WithBody(f, body);
+  if (pv.empty()) return WithBody(f, body);
+  std::vector<Param> params = f->params;
+  for (auto& [view, buf] : pv)
+    for (auto& p : params)
+      if (p.buffer && p.buffer.get() == view->data.get()) p.buffer = buf;
+  return MakePrimFunc(f->name, params, body, f->attrs, f->span);
 }
 
 }  // namespace tl

@@ -214,8 +214,47 @@ def ptr(*args, **kwargs):
                        "declare the parameter as T.Tensor(shape, dtype)")
 
 
-def im2col(*args, **kwargs):
-    raise _unsupported("T.im2col", "there is no im2col tile op", "gather the patch with T.Parallel")
+def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):
+    """T.c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the im2col tile of a 2-D
+    convolution. img is (N, H, W, C) in global memory, col a (block_M, block_K) tile; col[i, j] is the
+    input element that row m = nhw_step * block_M + i (an output pixel n, oh, ow) and column
+    k = c_step * block_K + j (a filter tap kh, kw and a channel c) of the im2col matrix read, or 0 in the
+    padding. Lowered to a T.Parallel gather on every target (TileLang uses TMA im2col on Hopper)."""
+    if eviction_policy is not None:
+        raise TileLangTypeError("T.c2d_im2col: eviction_policy is not supported")
+    if not isinstance(img, _ffi.Buffer) or len(img.shape) != 4 or img.scope != "global":
+        raise TileLangTypeError("T.c2d_im2col: img must be an (N, H, W, C) tensor")
+    if not isinstance(col, _ffi.Buffer) or len(col.shape) != 2 or col.scope == "global":
+        raise TileLangTypeError("T.c2d_im2col: col must be a 2-D shared or fragment tile")
+    for name, v in (("kernel", kernel), ("stride", stride), ("dilation", dilation), ("pad", pad)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "pad" else 1):
+            raise TileLangTypeError(f"T.c2d_im2col: {name} must be a {'non-negative' if name == 'pad' else 'positive'} "
+                                    f"int, got {v!r}")
+    b = _ffi.binary
+    N, H, W, C = (_const(d) for d in img.shape)
+    K, S, D, P = kernel, stride, dilation, pad
+    OH = b("add", b("floordiv", _const(-D * (K - 1) - 1 + 2 * P) + H, _const(S)), _const(1))
+    OW = b("add", b("floordiv", _const(-D * (K - 1) - 1 + 2 * P) + W, _const(S)), _const(1))
+    bm, bk = col.shape
+    i, j = _ffi.var("i", "int32"), _ffi.var("j", "int32")
+    k = b("add", b("mul", _const(c_step), bk), j)
+    m = b("add", b("mul", _const(nhw_step), bm), i)
+    ohw = b("mul", OH, OW)
+    h = b("sub", b("add", b("mul", b("floordiv", b("floormod", m, ohw), OW), _const(S)),
+                   b("mul", b("floordiv", k, b("mul", _const(K), C)), _const(D))), _const(P))
+    w = b("sub", b("add", b("mul", b("floormod", m, OW), _const(S)),
+                   b("mul", b("floormod", b("floordiv", k, C), _const(K)), _const(D))), _const(P))
+    inside = b("and", b("and", b("ge", h, _const(0)), b("ge", w, _const(0))), b("and", b("lt", h, H), b("lt", w, W)))
+    value = _ffi.select(inside, _ffi.load(img, [b("floordiv", m, ohw), h, w, b("floormod", k, C)]),
+                        _const(0, img.dtype))
+    if col.dtype != img.dtype:
+        value = _ffi.cast(col.dtype, value)
+    span = builder.span()
+    body = _ffi.store(col, value, [i, j], span)
+    return _ffi.for_(i, _const(0), bm, "parallel", _ffi.for_(j, _const(0), bk, "parallel", body, {}, span), {}, span)
+
+
+im2col = c2d_im2col  # the same op under its short name
 
 
 def access_ptr(*args, **kwargs):
