@@ -38,6 +38,7 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
     if (it != bounds.end()) return it->second;
     return {};
   }
+  if (auto* call = As<CallNode>(e); call && call->op == "tl.thread_idx") return {int64_t(0), std::nullopt};
   if (auto* cast = As<CastNode>(e)) {
     if (!cast->dtype.is_integer() || !cast->value->dtype.is_integer()) return {};
     Interval v = BoundOf(cast->value, bounds);
