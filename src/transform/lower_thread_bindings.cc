@@ -17,25 +17,20 @@ bool IsSync(const Stmt& s) {
   return c && c->op == "tl.syncthreads";
 }
 
+struct ThreadIdxFinder : IRVisitor {
+  bool found = false;
+  void VisitCall(const CallNode* n) override {
+    found |= n->op == "tl.thread_idx";
+    IRVisitor::VisitCall(n);
+  }
+};
 bool UsesThreadIdx(const Expr& e) {
-  struct V : IRVisitor {
-    bool found = false;
-    void VisitCall(const CallNode* n) override {
-      found |= n->op == "tl.thread_idx";
-      IRVisitor::VisitCall(n);
-    }
-  } v;
+  ThreadIdxFinder v;
   v.VisitExpr(e);
   return v.found;
 }
 bool UsesThreadIdx(const Stmt& s) {
-  struct V : IRVisitor {
-    bool found = false;
-    void VisitCall(const CallNode* n) override {
-      found |= n->op == "tl.thread_idx";
-      IRVisitor::VisitCall(n);
-    }
-  } v;
+  ThreadIdxFinder v;
   v.VisitStmt(s);
   return v.found;
 }

@@ -71,22 +71,12 @@ def alloc_global(shape, dtype, scope="global"):
     """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace). The
     compiler turns it into a hidden trailing parameter; each call of the kernel allocates it zero-filled
     (HoistWorkspaces, src/transform/hoist_workspaces.h). Sizes may use the kernel's symbolic sizes."""
-    from .expr import Expr as _Expr
-
     if scope != "global":
         raise TileLangTypeError(f"T.alloc_global: scope must be 'global', got {scope!r}")
     ctx = builder.require_context("T.alloc_global")
     if not ctx.kernels:
         raise TileLangSyntaxError("T.alloc_global must be called inside a `with T.Kernel(...)` block")
-    if isinstance(shape, (int, _Expr)):
-        shape = (shape,)
-    dims = []
-    for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, _Expr)):
-            raise TileLangTypeError(f"T.alloc_global: a dimension must be an int or a size expression, not {d!r}")
-        if isinstance(d, int) and d <= 0:
-            raise TileLangTypeError(f"T.alloc_global: dimensions must be positive, got {d}")
-        dims.append(_const(d))
+    dims = _dims(shape, "T.alloc_global")
     name = ctx.pending_name or "workspace"
     buf = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
     ctx.kernels[-1].allocs.append(buf)
@@ -156,11 +146,23 @@ def sync_threads(*args, **kwargs):
     return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
 
 
+def _dims(shape, what):
+    """A shape of positive ints and size expressions, as IR expressions."""
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, Expr)):
+            raise TileLangTypeError(f"{what}: a dimension must be an int or a size expression, not {d!r}")
+        if isinstance(d, int) and d <= 0:
+            raise TileLangTypeError(f"{what}: dimensions must be positive, got {d}")
+        dims.append(_const(d))
+    return dims
+
+
 def make_view(src, shape, dtype, what):
     """A buffer over `src`'s storage with its own shape and dtype (ResolveBufferViews rewrites its
     accesses into accesses of the owner; a dtype must have the owner's width)."""
-    from .expr import Expr as _Expr
-
     if isinstance(src, _ffi.BufferStorage):
         src = src.buffer
     if not isinstance(src, _ffi.Buffer):
@@ -168,17 +170,7 @@ def make_view(src, shape, dtype, what):
     ctx = builder.require_context(what)
     if not ctx.kernels:
         raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
-    if shape is None:
-        shape = src.shape
-    if isinstance(shape, (int, _Expr)):
-        shape = (shape,)
-    dims = []
-    for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, _Expr)):
-            raise TileLangTypeError(f"{what}: a dimension must be an int or a size expression, not {d!r}")
-        if isinstance(d, int) and d <= 0:
-            raise TileLangTypeError(f"{what}: dimensions must be positive, got {d}")
-        dims.append(_const(d))
+    dims = _dims(src.shape if shape is None else shape, what)
     name = ctx.pending_name or src.name + "_view"
     buf = _ffi.buffer(name, dtype_str(dtype if dtype is not None else src.dtype), dims, src.scope, ctx.span, src, 0)
     ctx.kernels[-1].allocs.append(buf)
