@@ -256,7 +256,87 @@ def softmax(seed):
                 (1e-5, 1e-5))
 
 
-FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1)]
+# ---- views: a flat tensor seen as a matrix, tiles through shared memory ------------------------------
+def views(seed):
+    """A (m * n,) tensor read through T.reshape as (m, n) (a parameter view, or a view beside direct uses
+    of the owner), tiled (bm, bn) with ragged m, n, through a shared tile that is itself read through a
+    1-D view; a random element-wise expression; the output written through a T.Tensor(..., data=) view."""
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    dtype = rng.choice(["float32", "float16", "int32"])
+    bm, bn = rng.choice([(8, 32), (16, 16), (32, 8), (4, 64)])
+    m, n = rng.choice([bm, 2 * bm + 3, 5 * bm - 1]), rng.choice([bn, bn + 5, 3 * bn - 2])
+    direct = rng.random() < 0.5  # also read A directly: the accesses are remapped, not the parameter
+    txt, ref = _expr(rng, dtype, rng.randint(1, 3), ["a", "b"])
+    b_src = f"A[(by * {bm} + i) * {n} + bx * {bn} + j]" if direct else f"A2[by * {bm} + i, bx * {bn} + j]"
+    source = (f"import tilelang.language as T\n\n\n@T.prim_func\n"
+              f"def fuzz_views(A: T.Tensor(({m * n},), \"{dtype}\"), O: T.Tensor(({m * n},), \"{dtype}\")):\n"
+              f"    with T.Kernel(T.ceildiv({n}, {bn}), T.ceildiv({m}, {bm}), threads=128) as (bx, by):\n"
+              f"        A2 = T.reshape(A, ({m}, {n}))\n"
+              f"        O2 = T.Tensor(({m}, {n}), \"{dtype}\", O.data)\n"
+              f"        S = T.alloc_shared(({bm}, {bn}), \"{dtype}\")\n"
+              f"        S1 = T.reshape(S, ({bm * bn},))\n"
+              f"        T.copy(A2[by * {bm}, bx * {bn}], S)\n"
+              f"        for i, j in T.Parallel({bm}, {bn}):\n"
+              f"            if by * {bm} + i < {m} and bx * {bn} + j < {n}:\n"
+              f"                a = S1[i * {bn} + j]\n"
+              f"                b = {b_src}\n"
+              f"                O2[by * {bm} + i, bx * {bn} + j] = {txt}\n")
+    a = _inputs(rng, dtype, m * n, nprng)
+    if dtype in _INT_BITS:
+        want = _wrap(ref({"a": a.astype(np.int64), "b": a.astype(np.int64)}), dtype)
+    else:
+        want = ref({"a": a.astype(np.float64), "b": a.astype(np.float64)})
+    cfg = {"emulator.check_uninit": False} if m % bm or n % bn else {}
+    return Case("views" + (" direct" if direct else ""), seed, parse_source(source), source, [a],
+                [np.zeros(m * n, _np_dtype(dtype))], [want], _FLOAT_TOL.get(dtype, (0, 0)), cfg)
+
+
+# ---- per-thread code: thread indices, user barriers, run-time while ----------------------------------
+def per_thread(seed):
+    """A shared-memory tree sum per row written with T.get_thread_binding and T.sync_threads (threads and
+    row length random, ragged), a run-time while loop counting down a per-row count read from memory, and a
+    workspace (T.alloc_global) holding the per-row partial results."""
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    threads = rng.choice([32, 64, 128])
+    m, n = rng.choice([1, 3, 7]), rng.choice([threads, threads - 5, threads // 2 + 1])
+    steps = []
+    s = threads // 2
+    while s >= 1:
+        steps.append(s)
+        s //= 2
+    source = (f"import tilelang.language as T\n\n\n@T.prim_func\n"
+              f"def fuzz_per_thread(A: T.Tensor(({m}, {n}), \"float32\"), R: T.Tensor(({m},), \"int32\"),\n"
+              f"                    O: T.Tensor(({m},), \"float32\")):\n"
+              f"    with T.Kernel({m}, threads={threads}) as bx:\n"
+              f"        tx = T.get_thread_binding()\n"
+              f"        S = T.alloc_shared(({threads},), \"float32\")\n"
+              f"        W = T.alloc_global(({m},), \"float32\")\n"
+              f"        r = T.alloc_var(\"int32\", init=0)\n"
+              f"        if tx < {n}:\n"
+              f"            S[tx] = A[bx, tx]\n"
+              f"        else:\n"
+              f"            S[tx] = 0.0\n"
+              f"        T.sync_threads()\n"
+              f"        for s in {steps}:\n"
+              f"            if tx < s:\n"
+              f"                S[tx] = S[tx] + S[tx + s]\n"
+              f"            T.sync_threads()\n"
+              f"        r = R[bx]\n"
+              f"        W[bx] = S[0]\n"
+              f"        while r > 0:\n"
+              f"            W[bx] = W[bx] * 0.5\n"
+              f"            r = r - 1\n"
+              f"        O[bx] = W[bx]\n")
+    a = _inputs(rng, "float32", (m, n), nprng)
+    counts = nprng.integers(0, 4, m).astype(np.int32)
+    want = a.astype(np.float64).sum(1) * 0.5 ** counts
+    return Case(f"per_thread {threads}", seed, parse_source(source), source, [a, counts],
+                [np.zeros(m, np.float32)], [want], (1e-4, 1e-4))
+
+
+FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1), (views, 1), (per_thread, 1)]
 
 
 def generate(seed):
