@@ -205,6 +205,20 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
     if (!bound[i])
       throw UserError(ErrorKind::kArgument, "symbolic dimension '" + syms[i].name + "' of kernel '" +
                                                 func_name + "' is not bound by any argument");
+  size_t ai = 0;
+  for (size_t pi = 0; pi < params.size(); ++pi) {
+    if (std::find(skip.begin(), skip.end(), static_cast<int>(pi)) != skip.end()) continue;
+    const TensorArg& a = args[ai++];
+    int s = params[pi].size_of_sym;
+    if (s < 0) continue;
+    int64_t v = a.scalar_is_int ? a.scalar_int : static_cast<int64_t>(a.scalar);
+    if (v != env[static_cast<size_t>(s)])
+      throw UserError(ErrorKind::kArgument, Label(pi) + " is " + std::to_string(v) +
+                                                ", but it is the size '" + syms[static_cast<size_t>(s)].name +
+                                                "' of a T.make_tensor shape, bound to " +
+                                                std::to_string(env[static_cast<size_t>(s)]) + " by " +
+                                                bound_by[static_cast<size_t>(s)]);
+  }
   return env;
 }
 

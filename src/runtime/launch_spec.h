@@ -60,6 +60,7 @@ struct ParamSpec {
   DataType dtype;                 // element type (tensor) or the scalar's type
   std::vector<IntProgram> shape;  // tensors only
   bool written = false;           // the kernel may write it
+  int size_of_sym = -1;           // scalars: the symbol (a T.make_tensor size) the value must equal
 };
 
 struct SymbolSpec {

@@ -129,6 +129,12 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
     if (p.buffer)
       for (auto& d : p.buffer->shape) ps.shape.push_back(CompileIntProgram(d, syms));
     ps.written = written[i];
+    // A scalar named in a T.make_tensor shape must equal the size its tensor binds.
+    auto sizes = f->attrs.find("tl.tensor_size_params");
+    if (!p.buffer && sizes != f->attrs.end() &&
+        ("," + sizes->second + ",").find("," + p.var->name + ",") != std::string::npos)
+      for (size_t k = 0; k < syms.size(); ++k)
+        if (syms[k]->name == p.var->name) ps.size_of_sym = static_cast<int>(k);
     s.params.push_back(std::move(ps));
   }
   if (lowered) {

@@ -21,6 +21,8 @@ class BuildContext:
         self.pending_name = None  # the Python name an allocation is assigned to
         self.kernels = []
         self.attrs = {}  # function attrs (e.g. layout hints a backend may not honour, to warn about)
+        self.scalar_params = {}  # name -> Var of the function's scalar parameters
+        self.size_vars = {}  # name -> the size Var a T.make_tensor shape uses for that scalar parameter
 
 
 _stack = []

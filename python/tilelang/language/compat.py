@@ -201,9 +201,43 @@ def view(src, shape=None, dtype=None):
     return make_view(src, shape, dtype, "T.view")
 
 
-def ptr(*args, **kwargs):
-    raise _unsupported("T.ptr", "parameters are tensors with a shape (T.Tensor) or scalars",
-                       "declare the parameter as T.Tensor(shape, dtype)")
+class PtrParam:
+    """A `p: T.ptr` parameter while its function is parsed: T.make_tensor(p, shape, dtype) gives it its
+    tensor (the parameter becomes a tensor of that shape and dtype; the shape may use scalar parameters)."""
+
+    def __init__(self, name, span):
+        self.name, self.span, self.buffer = name, span, None
+
+
+def ptr(dtype=None, storage_scope="global", *, is_size_var=False):
+    """T.ptr: the annotation of a pointer parameter (`a_ptr: T.ptr`); T.make_tensor gives it a shape."""
+    if storage_scope != "global" or is_size_var:
+        raise TileLangTypeError("T.ptr: only global pointers to tensors are supported")
+    return ptr
+
+
+def make_tensor(ptr_param, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
+    """T.make_tensor(a_ptr, shape, dtype): the tensor behind a T.ptr parameter."""
+    if not isinstance(ptr_param, PtrParam):
+        raise TileLangTypeError(f"T.make_tensor takes a T.ptr parameter, not {type(ptr_param).__name__}")
+    if strides is not None or elem_offset not in (None, 0) or scope != "global":
+        raise _unsupported("T.make_tensor(..., strides=/elem_offset=/scope=)", "parameters are dense row-major tensors")
+    if ptr_param.buffer is not None:
+        raise _unsupported(f"a second T.make_tensor of '{ptr_param.name}'", "a pointer parameter has one tensor",
+                           f"view it with T.view / T.reshape of the first")
+    ctx = builder.require_context("T.make_tensor")
+    name = ctx.pending_name or ptr_param.name
+    dims = []
+    for d in _dims(shape, "T.make_tensor"):
+        # A dimension that is a scalar parameter (m in `T.make_tensor(a_ptr, (m, k), dtype)`) becomes a size
+        # bound from the tensor; the call checks that the scalar passed for m equals it.
+        if isinstance(d, _ffi.Var) and ctx.scalar_params.get(d.name) is not None:
+            if d.name not in ctx.size_vars:
+                ctx.size_vars[d.name] = _ffi.var(d.name, d.dtype)
+            d = ctx.size_vars[d.name]
+        dims.append(d)
+    ptr_param.buffer = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
+    return ptr_param.buffer
 
 
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):

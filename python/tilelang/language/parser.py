@@ -14,6 +14,7 @@ import textwrap
 from .. import _ffi
 from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from . import builder
+from . import compat as _compat
 from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
 from .expr import Expr, const
 
@@ -92,17 +93,31 @@ class Parser:
                 buf = self.located(arg, _ffi.buffer, arg.arg, spec.dtype, shape, "global", self.span(arg))
                 params.append((_ffi.var(arg.arg, "handle"), buf))
                 self.bind(arg.arg, buf)
+            elif spec is _compat.ptr:
+                p = _compat.PtrParam(arg.arg, self.span(arg))
+                params.append(p)
+                self.bind(arg.arg, p)
             elif isinstance(spec, DType) or isinstance(spec, str):
                 v = _ffi.var(arg.arg, str(spec))
                 params.append((v, None))
                 self.bind(arg.arg, v)
+                if self.ctx is not None:
+                    self.ctx.scalar_params[arg.arg] = v
             else:
                 raise self.error(arg.annotation, f"annotation of parameter '{arg.arg}' must be T.Tensor(shape, dtype), "
                                  "T.Buffer(shape, dtype) or a scalar type such as T.int32", TileLangTypeError)
         if fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
             raise self.error(fdef, "a T.prim_func takes only positional tensor and scalar parameters")
         body = self.block(fdef.body)
+        for i, p in enumerate(params):
+            if isinstance(p, _compat.PtrParam):
+                if p.buffer is None:
+                    raise builder.error_at(p.span, f"pointer parameter '{p.name}' is never given a tensor: write "
+                                           f"`X = T.make_tensor({p.name}, shape, dtype)`", TileLangTypeError)
+                params[i] = (_ffi.var(p.name, "handle"), p.buffer)
         ctx = builder.current()
+        if ctx is not None and ctx.size_vars:  # scalar parameters a T.make_tensor shape names: checked at call time
+            ctx.attrs["tl.tensor_size_params"] = ",".join(sorted(ctx.size_vars))
         return _ffi.prim_func(fdef.name, params, body, dict(ctx.attrs) if ctx else {}, self.span(fdef))
 
     # ---- statements ------------------------------------------------------------------------------------------

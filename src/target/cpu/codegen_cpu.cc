@@ -18,7 +18,10 @@ namespace tl {
 std::vector<Var> SymbolicVars(const PrimFunc& f) {
   std::vector<Var> out;
   std::set<const VarNode*> seen;
-  // Collect by walking shapes; keep owning pointers by looking the var up in the shape exprs.
+  // Collect by walking shapes; keep owning pointers by looking the var up in the shape exprs. A scalar
+  // parameter is not a symbol (its value is an argument).
+  for (auto& p : f->params)
+    if (!p.buffer && p.var) seen.insert(p.var.get());
   for (auto& p : f->params) {
     if (!p.buffer) continue;
     for (auto& d : p.buffer->shape) {
