@@ -421,7 +421,8 @@ std::string CodegenC::CallE(const CallNode* c) {
   if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
   if (c->op == "tl.reinterpret") {  // the operand is first brought to its own dtype's C type
     DataType from = c->args[0]->dtype;
-    return ns_ + "bit_cast<" + CType(c->dtype) + ">(" + ns_ + "cast<" + CType(from) + ">(" + E(c->args[0]) + "))";
+    return ns_ + "bit_cast<" + CType(c->dtype) + ">(" + ns_ + "cast<" + CType(from) + ">(" + E(c->args[0]) +
+           "))";
   }
   if (c->op == "min_value" || c->op == "max_value")
     return ns_ + (c->op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
@@ -430,6 +431,7 @@ std::string CodegenC::CallE(const CallNode* c) {
 
 void CodegenC::Stmt_(const Stmt& s, int ind) {
   if (!s) return;
+  if (s->span.defined()) cur_span_ = s->span;
   switch (s->kind) {
     case StmtKind::kStore: {
       auto* n = As<StoreNode>(s);

@@ -148,24 +148,40 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   bool s8 = at == DataType::Int(8) && bt == DataType::Int(8);  // mma.sync m16n8k32 s8 -> s32
-  if (((f16 || b16) && g->C.buffer->dtype != DataType::Float(32)) ||
-      (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8))
+  bool f8 = IsFp8(at) && IsFp8(bt);  // mma.sync m16n8k32 e4m3/e5m2 (either mix) -> f32, sm_89+
+  if (((f16 || b16 || f8) && g->C.buffer->dtype != DataType::Float(32)) ||
+      (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8 && !f8))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on CUDA (mma.sync) takes float16 or bfloat16 A and B with a float32 accumulator, "
-                    "or int8 A and B with an int32 accumulator; got A " +
+                    "T.gemm on CUDA (mma.sync) takes float16, bfloat16 or fp8 (float8_e4m3fn / float8_e5m2) "
+                    "A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A " +
                         at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
                     g->span);
-  bool a_reg = g->A.buffer->scope == Scope::kFragment;
-  bool b_reg = g->B.buffer->scope == Scope::kFragment;
-  if (s8 && (g->trans_A || !g->trans_B || a_reg || b_reg))
+  if (f8 && ctx_.target.sm < 89)
     throw UserError(
         ErrorKind::kUnsupported,
-        "int8 T.gemm on CUDA takes A as [M, K] and B as [N, K] (transpose_B=True), both in shared "
-        "memory: ldmatrix cannot transpose 8-bit elements",
+        "fp8 T.gemm needs sm_89 or newer (mma.sync m16n8k32 with e4m3/e5m2 inputs); the target is " +
+            ctx_.target.arch,
         g->span);
-  // Elements of K per mma (16 bytes of a row): 16 halves, or 32 int8. An 8-bit fragment holds the same
-  // bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
-  const int64_t kstep = s8 ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
+  bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  bool b_reg = g->B.buffer->scope == Scope::kFragment;
+  if ((s8 || f8) && (g->trans_A || !g->trans_B || a_reg || b_reg))
+    throw UserError(
+        ErrorKind::kUnsupported,
+        std::string(s8 ? "int8" : "fp8") +
+            " T.gemm on CUDA takes A as [M, K] and B as [N, K] (transpose_A=False, "
+            "transpose_B=True), both in shared memory: ldmatrix cannot transpose 8-bit elements; got "
+            "A " +
+            (a_reg        ? "in registers"
+             : g->trans_A ? "[K, M]"
+                          : "[M, K]") +
+            ", B " +
+            (b_reg        ? "in registers"
+             : g->trans_B ? "[N, K]"
+                          : "[K, N]"),
+        g->span);
+  // Elements of K per mma (16 bytes of a row): 16 halves, or 32 8-bit elements. An 8-bit fragment holds the
+  // same bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
+  const int64_t kstep = (s8 || f8) ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
   auto ad = TileDims(g->A), bd = TileDims(g->B);
   if (ad.size() != 2 || bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
@@ -182,13 +198,10 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
   Span sp = g->span;
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " +
-      (f16   ? "f16"
-       : b16 ? "bf16"
-             : "s8") +
-      ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
-      std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
-      " mma tiles per k" + std::to_string(kstep) + " step); A " +
+      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " + MmaAbName(at, bt) + ", warps " +
+      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k" +
+      std::to_string(kstep) + " step); A " +
       (g->A.buffer->scope == Scope::kFragment
            ? "in registers"
            : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
@@ -206,7 +219,7 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   }
   Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8 * epr, Scope::kLocal);
   Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4 * epr, Scope::kLocal);
-  std::string ab = f16 ? "f16" : b16 ? "bf16" : "s8";
+  std::string ab = MmaAbName(at, bt);
   auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
