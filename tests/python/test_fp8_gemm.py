@@ -15,7 +15,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang.errors import TileLangTypeError, TileLangUnsupportedError
+from tilelang.errors import TileLangPerformanceWarning, TileLangTypeError, TileLangUnsupportedError
 
 E4M3, E5M2 = "float8_e4m3fn", "float8_e5m2"
 NP = {E4M3: ml_dtypes.float8_e4m3fn, E5M2: ml_dtypes.float8_e5m2, "float16": np.float16, "float32": np.float32,
@@ -267,6 +267,22 @@ def test_fp8_gemm_wgmma_in_the_emulator(bM, bN, bK, threads, M, N, K, stages, ab
     assert "mma.sync" not in ptx
     res = g.get_resource_usage()
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
+
+
+def test_fp8_gemm_that_cannot_use_wgmma_falls_back_to_mma_sync():
+    """A 64-thread block is not a warp group: fp8 mma.sync on sm_90a, with the reason at the gemm's line."""
+    with pytest.warns(TileLangPerformanceWarning, match="not wgmma"):
+        k = tilelang.compile(fp8_gemm(128, 64, 128, E5M2, E4M3, threads=64), target=SM90A)
+    ptx = k.get_ptx()
+    assert "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32" in ptx and "wgmma.mma_async" not in ptx
+    assert any("test_fp8_gemm.py" in w and "warp group" in w for w in k.warnings), k.warnings
+    rng = _rng()
+    a, b, want = _inputs(rng, 128, 64, 128, E5M2, E4M3)
+    c = np.full((128, 64), np.nan, np.float32)
+    with pytest.warns(TileLangPerformanceWarning, match="not wgmma"):
+        e = tilelang.compile(fp8_gemm(128, 64, 128, E5M2, E4M3, threads=64), target=SM90A, execution_backend="emulator")
+    e(a, b, c)
+    _check(c, want, 128)
 
 
 # ---------------------------------------------------------------------------------------- errors

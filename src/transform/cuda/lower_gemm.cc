@@ -169,7 +169,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
         ErrorKind::kUnsupported,
         std::string(s8 ? "int8" : "fp8") +
             " T.gemm on CUDA takes A as [M, K] and B as [N, K] (transpose_A=False, "
-            "transpose_B=True), both in shared memory: ldmatrix cannot transpose 8-bit elements; got "
+            "transpose_B=True), both in shared memory: ldmatrix cannot transpose 8-bit elements (nor can "
+            "wgmma read them MN-major); got "
             "A " +
             (a_reg        ? "in registers"
              : g->trans_A ? "[K, M]"
