@@ -294,12 +294,49 @@ def test_fp8_gemm_needs_sm89():
     assert "test_fp8_gemm.py:" in str(e.value)
 
 
-@pytest.mark.parametrize("ta,tb", [(False, False), (True, True), (True, False)])
+@pytest.mark.parametrize("ta,tb,stages", [(False, False, 2), (True, True, 3), (True, False, 1)])
 @pytest.mark.parametrize("target", [SM89, SM90A])
-def test_fp8_gemm_other_transposes_are_rejected(ta, tb, target):
-    with pytest.raises(TileLangUnsupportedError,
-                       match=r"fp8 T.gemm on CUDA takes A as \[M, K\] and B as \[N, K\].*ldmatrix cannot transpose"):
-        tilelang.compile(fp8_gemm(64, 64, 64, trans_A=ta, trans_B=tb), target=target)
+def test_fp8_gemm_other_transposes_go_through_shared_memory(ta, tb, stages, target):
+    """ldmatrix cannot transpose 8-bit elements and wgmma reads them K-major only: an operand stored MN-major
+    is copied into a K-major shared tile first (then mma.sync on sm_89, wgmma on sm_90a), with a performance
+    warning at the gemm's line."""
+    rng = _rng()
+    M, N, K = 112, 80, 160  # ragged (not multiples of the 64 tile), rows of whole 16-byte chunks for cp.async
+    a, b, want = _inputs(rng, M, N, K, E4M3, E5M2)
+    func = fp8_gemm(M, N, K, E4M3, E5M2, stages=stages, trans_A=ta, trans_B=tb)
+    with pytest.warns(TileLangPerformanceWarning, match=r"test_fp8_gemm.py:\d+: 8-bit T.gemm operand .*transposed "
+                                                        r"through shared memory"):
+        k = tilelang.compile(func, target=target, execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(np.ascontiguousarray(a.T) if ta else a, b if tb else np.ascontiguousarray(b.T), c)
+    _check(c, want, K)
+    with pytest.warns(TileLangPerformanceWarning):
+        g = tilelang.compile(func, target=target)
+    if target == SM90A:  # wgmma reads the K-major copies
+        assert any("wgmma.mma_async m64n" in c and "K-major" in c for c in k.choices), k.choices
+        assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k32\.f32\.e4m3\.e5m2", g.get_ptx())
+    else:
+        assert re.search(r"mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3\.e5m2\.f32", g.get_ptx())
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
+
+
+def test_fp8_gemm_with_a_in_registers_is_rejected():
+    with pytest.raises(TileLangUnsupportedError, match=r"fp8 T.gemm on CUDA takes A and B from shared memory.*got A "
+                                                        r"in registers") as e:
+        @T.prim_func
+        def main(A: T.Tensor((64, 64), E4M3), B: T.Tensor((64, 64), E4M3), C: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=128) as _:
+                A_f = T.alloc_fragment((64, 64), E4M3)
+                B_s = T.alloc_shared((64, 64), E4M3)
+                C_l = T.alloc_fragment((64, 64), "float32")
+                T.copy(A, A_f)
+                T.copy(B, B_s)
+                T.gemm(A_f, B_s, C_l, transpose_B=True, clear_accum=True)
+                T.copy(C_l, C)
+
+        tilelang.compile(main, target=SM89)
+    assert "test_fp8_gemm.py:" in str(e.value)
 
 
 def test_fp8_gemm_with_a_float16_accumulator_is_rejected():

@@ -54,11 +54,16 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   bool f8 = cuda_pass::IsFp8(at) && cuda_pass::IsFp8(bt);
   if ((!f16 && !b16 && !f8) || g->C.buffer->dtype != DataType::Float(32))
     return no("wgmma is used for float16/bfloat16/fp8 inputs with a float32 accumulator");
-  // fp8 (m64nNk32 .e4m3/.e5m2): the PTX ISA has no transpose for 8-bit operands, so both are K-major.
-  if (f8 && (g->trans_A || !g->trans_B))
-    return no(
-        "fp8 wgmma reads both operands K-major: A stored [M, K] and B stored [N, K] (transpose_B=True)");
+  // fp8 (m64nNk32 .e4m3/.e5m2): the PTX ISA has no transpose for 8-bit operands, so both are read K-major;
+  // an operand stored MN-major is copied into a K-major shared tile first (WgmmaPlan::stage_a / stage_b),
+  // which the next call may overwrite only once this call's wgmmas completed.
   if (f8 && a_reg) return no("fp8 wgmma with A in registers is not implemented");
+  p.stage_a = f8 && g->trans_A;
+  p.stage_b = f8 && !g->trans_B;
+  if ((p.stage_a || p.stage_b) && g->wg_wait != 0)
+    return no(
+        "an fp8 operand stored MN-major is transposed into a K-major tile on every call, which needs the "
+        "gemm to wait for its wgmmas (wg_wait=0)");
   const int eb = f8 ? 1 : 2;
   p.kstep = f8 ? 32 : 16;
   std::vector<int64_t> as, bs, cs;
@@ -67,6 +72,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   p.M = cs[0];
   p.N = cs[1];
   p.K = g->trans_A ? as[0] : as[1];
+  if (p.stage_a) std::swap(as[0], as[1]);  // the K-major copies are [M, K] / [N, K]
+  if (p.stage_b) std::swap(bs[0], bs[1]);
+  const bool b_mn = !g->trans_B && !p.stage_b;
   if (p.K % p.kstep)
     return no("K = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(p.kstep));
   if (threads % 128) return no("the block is not a whole number of warp groups (128 threads)");
@@ -82,7 +90,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
     if (p.N % (8 * wgn) || (a_reg && wgn != 1)) return false;  // A in registers: whole rows per warp group
     int64_t ni = wN;
     while (ni > 256 || wN % ni || ni % 8) --ni;
-    if (!g->trans_B) {  // B is MN-major: each instruction's columns must fit the panels
+    if (b_mn) {  // B is MN-major: each instruction's columns must fit the panels
       int64_t pw = HopperSwizzleBytes(bs[0], bs[1], eb) / eb;
       if (pw < panelB && bs[1] != pw) return false;
       for (int64_t b = 0; b < wgn; ++b)
@@ -159,11 +167,23 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   const std::string ab = MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype);
   const int eb = g->A.buffer->dtype.bytes();
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  std::vector<Stmt> out;
+  // fp8 operands stored MN-major are first copied into K-major tiles (the PTX ISA has no 8-bit transpose).
+  Region Ar = g->A, Br = g->B;
+  if (p.stage_a) Ar = L.KMajorCopy(g->A, {0, 1}, p.M, p.K, "A_kmajor", sp, &out);
+  if (p.stage_b) Br = L.KMajorCopy(g->B, {0, 1}, p.N, p.K, "B_kmajor", sp, &out);
+  if (p.stage_a || p.stage_b)
+    L.ctx_.info->warnings.push_back(
+        Loc(sp) + ": 8-bit T.gemm operand " +
+        (p.stage_a ? (p.stage_b ? "A [K, M] and B [K, N]" : "A [K, M]") : "B [K, N]") +
+        " is transposed through shared memory on every call (wgmma reads 8-bit operands K-major only): store "
+        "A "
+        "as [M, K] and B as [N, K] (transpose_B=True) for full speed");
   std::vector<int64_t> as, bs;
-  as = {ConstOr(g->A.buffer->shape[0], sp, "A"), ConstOr(g->A.buffer->shape[1], sp, "A")};
-  bs = {ConstOr(g->B.buffer->shape[0], sp, "B"), ConstOr(g->B.buffer->shape[1], sp, "B")};
+  as = {ConstOr(Ar.buffer->shape[0], sp, "A"), ConstOr(Ar.buffer->shape[1], sp, "A")};
+  bs = {ConstOr(Br.buffer->shape[0], sp, "B"), ConstOr(Br.buffer->shape[1], sp, "B")};
   // MN-major operands: A stored [K, M] (transpose_A), B stored [K, N] (not transpose_B).
-  bool a_mn = g->trans_A, b_mn = !g->trans_B;
+  bool a_mn = g->trans_A && !p.stage_a, b_mn = !g->trans_B && !p.stage_b;
   OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
   int64_t wN = p.N / p.wgn, nt = wN / 8, mi = p.M / (64 * p.wgm), nc = wN / p.n_inst;
   std::string shape = "m64n" + std::to_string(p.n_inst) + "k" + std::to_string(p.kstep);
@@ -179,7 +199,6 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Expr warp = Div(L.tx_, 32);
   Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
   Buffer cl = L.MapBuffer(g->C.buffer);
-  std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
@@ -193,7 +212,7 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
   Expr k0 = Expr(kk) * C(p.kstep);
-  Expr dB = b_mn ? desc(g->B, k0, n0, db) : desc(g->B, n0, k0, db);
+  Expr dB = b_mn ? desc(Br, k0, n0, db) : desc(Br, n0, k0, db);
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
   Stmt mma;
   if (a_reg) {
@@ -205,7 +224,7 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
     mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(ab), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
-    Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
+    Expr dA = a_mn ? desc(Ar, k0, m0, da) : desc(Ar, m0, k0, da);
     mma = Call0("tl.wgmma",
                 {StringImm(shape), StringImm(ab), dA, dB, acc, C(1), C(a_mn ? 1 : 0), C(b_mn ? 1 : 0)}, sp);
   }
