@@ -159,8 +159,9 @@ int main() {
     std::fwrite(q, 1, 2, stdout);
   }
   for (b = 0; b < 256; ++b) {
-    float d = tl::detail::fp8_to_float_soft<4, 3>((unsigned char)b);
-    std::fwrite(&d, 4, 1, stdout);
+    float d[2] = {tl::detail::fp8_to_float_soft<4, 3>((unsigned char)b),
+                  tl::detail::fp8_to_float_soft<5, 2>((unsigned char)b)};
+    std::fwrite(d, 4, 2, stdout);
   }
   return 0;
 }
@@ -193,7 +194,7 @@ def test_sm80_software_conversions_match_cuda_rounding(tmp_path):
     x = np.concatenate([np.asarray(a, np.float64) for a in vals]).astype(np.float32)
     out = subprocess.run([str(exe)], input=x.tobytes(), capture_output=True, check=True).stdout
     q = np.frombuffer(out[:2 * len(x)], np.uint8).reshape(-1, 2)
-    back = np.frombuffer(out[2 * len(x):], np.float32)
+    back = np.frombuffer(out[2 * len(x):], np.float32).reshape(256, 2)
     for col, dt in ((0, E4M3), (1, E5M2)):
         got = q[:, col].copy().view(NP[dt]).astype(np.float64)
         want = _sat(x.astype(np.float64), dt).astype(np.float64)
@@ -202,9 +203,10 @@ def test_sm80_software_conversions_match_cuda_rounding(tmp_path):
         np.testing.assert_array_equal(got[ok], want[ok], err_msg=dt)
         # the sign of zero survives
         assert np.array_equal(np.signbit(got[ok & (want == 0)]), np.signbit(x[ok & (want == 0)])), dt
-    ref = _all_fp8(E4M3).astype(np.float32)
-    assert np.array_equal(np.isnan(back), np.isnan(ref))
-    np.testing.assert_array_equal(back[~np.isnan(ref)], ref[~np.isnan(ref)])
+    for col, dt in ((0, E4M3), (1, E5M2)):
+        ref = _all_fp8(dt).astype(np.float32)
+        assert np.array_equal(np.isnan(back[:, col]), np.isnan(ref)), dt
+        np.testing.assert_array_equal(back[~np.isnan(ref), col], ref[~np.isnan(ref)], err_msg=dt)
 
 
 # ---------------------------------------------------------------------------------------- gemm: mma.sync
