@@ -323,6 +323,22 @@ def test_fp8_gemm_other_transposes_go_through_shared_memory(ta, tb, stages, targ
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
 
 
+@pytest.mark.parametrize("ta,tb,bM,bN", [(True, False, 128, 64), (False, False, 64, 128)])
+def test_fp8_wgmma_k_major_copies_with_two_warp_groups(ta, tb, bM, bN):
+    """Two warp groups (along M, then along N) read the K-major copies; the next k step overwrites them only
+    after both groups' wgmmas completed (the emulator reports an operand overwritten before its wait)."""
+    rng = _rng()
+    M, N, K = 192, 192, 192
+    a, b, want = _inputs(rng, M, N, K, E5M2, E4M3)
+    func = fp8_gemm(M, N, K, E5M2, E4M3, bM=bM, bN=bN, stages=2, threads=256, trans_A=ta, trans_B=tb)
+    with pytest.warns(TileLangPerformanceWarning, match="transposed through shared memory"):
+        k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    assert any("wgmma.mma_async m64n64k32 e5m2_e4m3" in c and ("2x1" in c or "1x2" in c) for c in k.choices), k.choices
+    c = np.full((M, N), np.nan, np.float32)
+    k(np.ascontiguousarray(a.T) if ta else a, b if tb else np.ascontiguousarray(b.T), c)
+    _check(c, want, K)
+
+
 def test_fp8_gemm_with_a_in_registers_is_rejected():
     with pytest.raises(TileLangUnsupportedError, match=r"fp8 T.gemm on CUDA takes A and B from shared memory.*got A "
                                                         r"in registers") as e:

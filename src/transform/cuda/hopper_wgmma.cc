@@ -176,9 +176,8 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     L.ctx_.info->warnings.push_back(
         Loc(sp) + ": 8-bit T.gemm operand " +
         (p.stage_a ? (p.stage_b ? "A [K, M] and B [K, N]" : "A [K, M]") : "B [K, N]") +
-        " is transposed through shared memory on every call (wgmma reads 8-bit operands K-major only): store "
-        "A "
-        "as [M, K] and B as [N, K] (transpose_B=True) for full speed");
+        " is transposed through shared memory on every call (wgmma reads 8-bit operands K-major only): "
+        "store A as [M, K] and B as [N, K] (transpose_B=True) for full speed");
   std::vector<int64_t> as, bs;
   as = {ConstOr(Ar.buffer->shape[0], sp, "A"), ConstOr(Ar.buffer->shape[1], sp, "A")};
   bs = {ConstOr(Br.buffer->shape[0], sp, "B"), ConstOr(Br.buffer->shape[1], sp, "B")};
