@@ -1,43 +1,16 @@
 // Thread-level builtins of the emulator, written from NVIDIA's PTX ISA (not from the compiler's
 // layout tables): __syncthreads, cp.async with commit/wait groups, ldmatrix.m8n8, mma.sync
-// m16n8k16 (f16/bf16 -> f32), shfl.xor, atomic add and the math intrinsics.
+// m16n8k16 (f16/bf16 -> f32; m16n8k32 in intrinsics_mma8.cc), shfl.xor, atomic add and the math intrinsics.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "emulator/executor.h"
+#include "emulator/intrinsic_args.h"
 
 namespace tl::emu {
 namespace {
-
-[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
-  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
-}
-
-int64_t ConstArg(const CallNode* c, size_t i) {
-  int64_t v;
-  if (i >= c->args.size() || !AsConstInt(c->args[i], &v))
-    Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
-  return v;
-}
-
-/// A memory operand `&buf[idx]`: a BufferLoad, possibly wrapped in address_of.
-const BufferLoadNode* Operand(const CallNode* c, size_t i) {
-  if (i >= c->args.size()) Bad(c, "missing argument " + std::to_string(i));
-  Expr e = c->args[i];
-  if (auto* a = As<CallNode>(e))
-    if (a->op == "address_of" && a->args.size() == 1) e = a->args[0];
-  auto* l = As<BufferLoadNode>(e);
-  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
-  return l;
-}
-
-std::string StrArg(const CallNode* c, size_t i) {
-  auto* s = i < c->args.size() ? As<StringImmNode>(c->args[i]) : nullptr;
-  if (!s) Bad(c, "argument " + std::to_string(i) + " must be a string literal");
-  return s->value;
-}
 
 double Extreme(DataType t, bool max) {
   switch (t.code()) {
@@ -475,59 +448,6 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
       for (int i = 0; i < 4; ++i) {
         Slot v;
         v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], DataType::Float(32));
-        Write(*m[2], t, f[2][t].i + i, v);
-      }
-    }
-  }
-}
-
-void Executor::MmaSyncK32(const CallNode* c, const Lanes& act) {
-  // mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, fragments per the PTX ISA ("Matrix Fragments
-  // for mma.m16n8k32"), g = lane>>2, tg = lane%4; each .b32 register holds four 8-bit elements:
-  //   A a_i (i < 16): row g + 8*((i>>2)&1), col 4*tg + (i&3) + 16*(i >= 8)
-  //   B b_i (i < 8):  row 4*tg + (i&3) + 16*(i >= 4), col g
-  //   C c_i (i < 4):  row g + 8*(i >= 2),             col 2*tg + (i&1)
-  // Integer products and sums are exact; the int32 result wraps as the hardware's does.
-  if (StrArg(c, 1) != "s8") Bad(c, "m16n8k32 is emulated for ab_type s8");
-  const BufferLoadNode* ops[3] = {Operand(c, 2), Operand(c, 3), Operand(c, 4)};
-  Mem* m[3];
-  for (int i = 0; i < 3; ++i) {
-    m[i] = &MemOf(ops[i]->buffer.get());
-    if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
-  }
-  if (m[0]->t != DataType::Int(8) || m[1]->t != DataType::Int(8)) Bad(c, "A and B must be int8");
-  if (m[2]->t != DataType::Int(32)) Bad(c, "C must be int32");
-  Lanes full = FullWarps(act, "mma_sync");
-  if (full.empty()) return;
-  TmpScope ts(this);
-  Slot* f[3];
-  const int count[3] = {16, 8, 4};
-  for (int i = 0; i < 3; ++i) {
-    f[i] = Tmp();
-    Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
-  }
-  for (size_t w = 0; w < full.size(); w += 32) {
-    const int base = full[w];
-    int64_t A[16][32] = {}, B[32][8] = {}, Cm[16][8] = {};
-    bool lane_ok[32];
-    for (int l = 0; l < 32; ++l) {
-      const int t = base + l, g = l >> 2, tg = l & 3;
-      lane_ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
-      if (!lane_ok[l]) continue;
-      for (int i = 0; i < 16; ++i)
-        A[g + 8 * ((i >> 2) & 1)][4 * tg + (i & 3) + 16 * (i >= 8)] = Read(*m[0], t, f[0][t].i + i).i;
-      for (int i = 0; i < 8; ++i) B[4 * tg + (i & 3) + 16 * (i >= 4)][g] = Read(*m[1], t, f[1][t].i + i).i;
-      for (int i = 0; i < 4; ++i) Cm[g + 8 * (i >= 2)][2 * tg + (i & 1)] = Read(*m[2], t, f[2][t].i + i).i;
-    }
-    for (int l = 0; l < 32; ++l) {
-      if (!lane_ok[l]) continue;
-      const int t = base + l, g = l >> 2, tg = l & 3;
-      for (int i = 0; i < 4; ++i) {
-        int r = g + 8 * (i >= 2), col = 2 * tg + (i & 1);
-        int64_t acc = Cm[r][col];
-        for (int k = 0; k < 32; ++k) acc += A[r][k] * B[k][col];
-        Slot v;
-        v.i = WrapInt(acc, DataType::Int(32));
         Write(*m[2], t, f[2][t].i + i, v);
       }
     }

@@ -4,8 +4,10 @@
 //   tl.wgmma_desc(&smem, lbo, sbo, mode)   the 64-bit matrix descriptor, encoded from the operand's
 //                                          byte address in the block's shared memory
 //   tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
-//                                          wgmma.mma_async m64nNk16 .f32.{f16,bf16}, issued by a
-//                                          whole warp group (128 threads), executed asynchronously
+//                                          wgmma.mma_async m64nNk16 .f32.{f16,bf16} or m64nNk32
+//                                          .f32.{e4m3,e5m2}.{e4m3,e5m2} (ab "<a>_<b>", K-major only),
+//                                          issued by a whole warp group (128 threads), executed
+//                                          asynchronously
 //   tl.wgmma_fence / tl.wgmma_commit / tl.wgmma_wait(n)
 // Asynchrony: an issued wgmma joins the warp group's open group; commit closes it; wait(n) completes
 // the oldest committed groups until n remain, in order. The operands are read from shared memory
@@ -76,12 +78,14 @@ struct Wgmma {
   const StmtNode* stmt;
   int group;  // warp group
   int64_t n;  // N
-  DataType ab;
+  int64_t k;  // K: 16 (16-bit inputs) or 32 (fp8)
+  int eb;     // bytes per A / B element
+  DataType at, bt;
   bool scale_d;
   Mem* acc;
   std::vector<int64_t> acc_flat;         // per thread of the warp group: first accumulator element
-  std::vector<int64_t> a_addr, b_addr;   // byte addresses, A: [64][16] (m, k), B: [16][n] (k, n)
-  std::vector<uint16_t> a_bits, b_bits;  // values at issue
+  std::vector<int64_t> a_addr, b_addr;   // byte addresses, A: [64][k] (m, k), B: [k][n] (k, n)
+  std::vector<uint16_t> a_bits, b_bits;  // values at issue (an 8-bit element in the low byte)
   Mem* a_reg = nullptr;                  // wgmma_rs: A's register buffer and each thread's first element
   std::vector<int64_t> a_reg_flat;
 };
@@ -290,15 +294,15 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       if (kv.second->shared() && !kv.first->data) return kv.second->n * kv.second->esize;
     return 0;
   };
-  // The view holding the 2-byte element at byte address a (written ones first: reused bytes).
-  auto view_at = [&](int64_t a, int64_t* flat) -> Mem* {
+  // The view holding the eb-byte element at byte address a (written ones first: reused bytes).
+  auto view_at = [&](int64_t a, int64_t eb, int64_t* flat) -> Mem* {
     Mem* best = nullptr;
     for (auto& kv : mems_) {
       Mem& m = *kv.second;
-      if (!m.shared() || !kv.first->data || m.esize != 2) continue;
+      if (!m.shared() || !kv.first->data || m.esize != eb) continue;
       int64_t off = kv.first->byte_offset;
-      if (a < off || a + 2 > off + m.n * 2) continue;
-      int64_t f = (a - off) / 2;
+      if (a < off || a + eb > off + m.n * eb) continue;
+      int64_t f = (a - off) / eb;
       if (!best || m.written[static_cast<size_t>(f)]) {
         best = &m;
         *flat = f;
@@ -317,9 +321,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           // Operands read again at completion: they must not have changed since the issue.
           bool changed = false;
           for (size_t i = 0; i < w.a_addr.size() && !changed; ++i)
-            changed = std::memcmp(base + w.a_addr[i], &w.a_bits[i], 2) != 0;
+            changed = std::memcmp(base + w.a_addr[i], &w.a_bits[i], w.eb) != 0;
           for (size_t i = 0; i < w.b_addr.size() && !changed; ++i)
-            changed = std::memcmp(base + w.b_addr[i], &w.b_bits[i], 2) != 0;
+            changed = std::memcmp(base + w.b_addr[i], &w.b_bits[i], w.eb) != 0;
           for (int t = 0; t < 128 && w.a_reg && !changed; ++t) {
             const int tid = g * 128 + t, wp = t / 32, l = t % 32;
             for (int i = 0; i < 8 && !changed; ++i) {
@@ -340,9 +344,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           for (int64_t m = 0; m < 64; ++m)
             for (int64_t n = 0; n < w.n; ++n) {
               double acc = 0;
-              for (int64_t k = 0; k < 16; ++k) {
-                Slot a = LoadScalar(&w.a_bits[static_cast<size_t>(m * 16 + k)], w.ab);
-                Slot b = LoadScalar(&w.b_bits[static_cast<size_t>(k * w.n + n)], w.ab);
+              // Products of 16-bit or 8-bit floats are exact in double; one rounding to float32 below.
+              for (int64_t k = 0; k < w.k; ++k) {
+                Slot a = LoadScalar(&w.a_bits[static_cast<size_t>(m * w.k + k)], w.at);
+                Slot b = LoadScalar(&w.b_bits[static_cast<size_t>(k * w.n + n)], w.bt);
                 acc += a.f * b.f;
               }
               D[static_cast<size_t>(m * w.n + n)] = acc;
@@ -391,16 +396,33 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
               : "expects (shape, ab, descA, descB, C, scale_d, trans_a, trans_b)");
   auto* shape = As<StringImmNode>(c->args[0]);
   auto* ab = As<StringImmNode>(c->args[1]);
-  long n = 0;
-  if (!shape || std::sscanf(shape->value.c_str(), "m64n%ldk16", &n) != 1 || n < 8 || n > 256 || n % 8)
-    Bad(c, "shape must be m64nNk16 with N a multiple of 8 up to 256");
-  if (!ab || (ab->value != "f16" && ab->value != "bf16")) Bad(c, "ab type must be f16 or bf16");
+  long n = 0, kdim = 0;
+  if (!shape || std::sscanf(shape->value.c_str(), "m64n%ldk%ld", &n, &kdim) != 2 || n < 8 || n > 256 || n % 8)
+    Bad(c, "shape must be m64nNk16 or m64nNk32 with N a multiple of 8 up to 256");
+  DataType at, bt;
+  auto f8 = [](const std::string& t, DataType* out) {
+    return (t == "e4m3" || t == "e5m2") &&
+           DataType::Parse(t == "e4m3" ? "float8_e4m3fn" : "float8_e5m2", out);
+  };
+  const size_t us = ab ? ab->value.find('_') : std::string::npos;
+  if (ab && (ab->value == "f16" || ab->value == "bf16")) {
+    at = bt = ab->value == "f16" ? DataType::Float(16) : DataType::BFloat16();
+    if (kdim != 16) Bad(c, "f16 / bf16 wgmma has shape m64nNk16");
+  } else if (ab && us != std::string::npos && f8(ab->value.substr(0, us), &at) &&
+             f8(ab->value.substr(us + 1), &bt)) {
+    if (kdim != 32) Bad(c, "fp8 wgmma has shape m64nNk32");
+    if (rs) Bad(c, "fp8 wgmma with A in registers is not emulated");
+  } else {
+    Bad(c, "ab type must be f16, bf16 or <e4m3|e5m2>_<e4m3|e5m2>");
+  }
+  const int eb = at.bytes();
   const BufferLoadNode* accop = OperandAt(c, 4);
   Mem& acc = MemOf(accop->buffer.get());
   if (acc.shared() || acc.global() || acc.t != DataType::Float(32))
     Bad(c, "C must be a float32 register buffer");
   if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
   const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
+  if (eb == 1 && (ta || tb)) Bad(c, "fp8 wgmma operands are K-major (no transpose)");
   TmpScope ts(this);
   Slot* da = Tmp();
   Slot* db = Tmp();
@@ -426,7 +448,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     w.stmt = stmt_;
     w.group = g;
     w.n = n;
-    w.ab = ab->value == "f16" ? DataType::Float(16) : DataType::BFloat16();
+    w.k = kdim;
+    w.eb = eb;
+    w.at = at;
+    w.bt = bt;
     w.scale_d = sc[t0].i != 0;
     w.acc = &acc;
     bool ok = true;
@@ -455,18 +480,18 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     bool proxy_reported = false;
     auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
                      std::vector<uint16_t>* bits) {
-      int64_t a = Swizzle(CanonicalAddress(d, mn_major, mn, k, 2), d.swizzle_bytes);
+      int64_t a = Swizzle(CanonicalAddress(d, mn_major, mn, k, eb), d.swizzle_bytes);
       uint16_t v = 0;
-      if (a < 0 || a + 2 > total) {
+      if (a < 0 || a + eb > total) {
         Report("out_of_bounds", t0, [&] {
           return "a wgmma operand element at shared byte " + std::to_string(a) + " lies outside the " +
                  std::to_string(total) + "-byte shared memory of the block; the wgmma read 0";
         });
         a = 0;
       } else {
-        std::memcpy(&v, base + a, 2);
+        std::memcpy(&v, base + a, static_cast<size_t>(eb));
         int64_t f = 0;
-        if (Mem* m = view_at(a, &f)) {
+        if (Mem* m = view_at(a, eb, &f)) {
           NoteRead(*m, t0, f);
           // The generic-to-async proxy rule: a thread's shared-memory write is seen by wgmma (the async
           // proxy) only after that thread's fence.proxy.async.
@@ -487,7 +512,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       addr->push_back(a);
       bits->push_back(v);
     };
-    // A: 64 x 16 (K-major unless trans_a), B: 16 x N (K-major, i.e. stored N x K, unless trans_b).
+    // A: 64 x K (K-major unless trans_a), B: K x N (K-major, i.e. stored N x K, unless trans_b).
     if (rs) {
       w.a_reg = areg;
       w.a_bits.assign(64 * 16, 0);
@@ -502,9 +527,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       }
     } else {
       for (int64_t m = 0; m < 64; ++m)
-        for (int64_t k = 0; k < 16; ++k) fetch(A, ta, m, k, &w.a_addr, &w.a_bits);
+        for (int64_t k = 0; k < kdim; ++k) fetch(A, ta, m, k, &w.a_addr, &w.a_bits);
     }
-    for (int64_t k = 0; k < 16; ++k)
+    for (int64_t k = 0; k < kdim; ++k)
       for (int64_t j = 0; j < n; ++j) fetch(B, tb, j, k, &w.b_addr, &w.b_bits);
     for (int t = 0; t < 128; ++t)
       for (int64_t i = 0; i < n / 2; ++i)

@@ -76,12 +76,20 @@ bool MinifloatOf(DataType t, Format* f) {
     default: return false;
   }
 }
+// Conversions to e5m2 saturate as those to e4m3fn do: the PTX ISA converts f32 to e5m2 only with
+// `.satfinite` (CUDA's __nv_fp8_e5m2 too), so values past 57344 and infinities give +-57344. Only
+// conversions (RoundFloat) saturate: storing a value that already is an e5m2 infinity keeps it.
+double SatFinite(double x, DataType t) {
+  if (t.code() == DataType::Code::kFloat8E5M2 && std::fabs(x) > 57344.0) return std::copysign(57344.0, x);
+  return x;
+}
 }  // namespace
 
 double RoundFloat(double x, DataType t) {
   Format f;
   if (MinifloatOf(t, &f))
-    return DecodeMinifloat(EncodeMinifloat(x, f.E, f.M, f.finite_only), f.E, f.M, f.finite_only);
+    return DecodeMinifloat(EncodeMinifloat(SatFinite(x, t), f.E, f.M, f.finite_only), f.E, f.M,
+                           f.finite_only);
   if (t.bits() == 32) return static_cast<double>(static_cast<float>(x));
   return x;
 }

@@ -49,9 +49,15 @@ void GemmNode::Check() const {
     bad("T.gemm accumulator C '" + c->name + "' must be a fragment (T.alloc_fragment) or local buffer, not " +
         where.at(c->scope));
   }
-  if (a->dtype != b->dtype)
+  // fp8 A and B may mix e4m3 and e5m2 (mma.sync / wgmma take the two types independently).
+  auto fp8 = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  };
+  if (a->dtype != b->dtype && !(fp8(a->dtype) && fp8(b->dtype)))
     bad("T.gemm operands A '" + a->name + "' (" + a->dtype.str() + ") and B '" + b->name + "' (" +
-        b->dtype.str() + ") must have the same dtype");
+        b->dtype.str() +
+        ") must have the same dtype (or be float8_e4m3fn / float8_e5m2 in any mix); for a mixed-input gemm "
+        "convert the narrower operand into a tile of the other's dtype first (T.Parallel with T.Cast)");
   // Accumulator dtypes each input dtype may accumulate into.
   static const std::vector<std::pair<std::string, std::vector<std::string>>> accum{
       {"float16", {"float32", "float16"}},

@@ -431,6 +431,7 @@ std::string CodegenC::CallE(const CallNode* c) {
 
 void CodegenC::Stmt_(const Stmt& s, int ind) {
   if (!s) return;
+  if (s->span.defined()) cur_span_ = s->span;
   switch (s->kind) {
     case StmtKind::kStore: {
       auto* n = As<StoreNode>(s);

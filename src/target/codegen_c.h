@@ -57,6 +57,9 @@ class CodegenC {
 
   std::string ns_;
   std::ostringstream os_;
+  /// The source location of the statement (or parameter) being printed, for errors a backend raises
+  /// while printing it (an unsupported dtype).
+  Span cur_span_;
   // Generated helpers and locals use the tl_ prefix; user names that are C/C++/CUDA keywords or
   // names the generated code and its headers use (`do`, `half`, `float4`, `threadIdx`) get a suffix.
   NameTable names_{CReservedNames(), "tl_", true};

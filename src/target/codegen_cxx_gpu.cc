@@ -17,12 +17,17 @@ std::string CodegenCxxGpu::CType(DataType t) {
       if (t.bits() == 16) return "tl::half_t";
       return t.bits() == 32 ? "float" : "double";
     case DataType::Code::kBFloat: return "tl::bfloat16_t";
+    case DataType::Code::kFloat8E4M3:
+    case DataType::Code::kFloat8E5M2:
+      // OCP fp8 (include/tl_device/cuda/common.h); HIP's gfx940 fp8 is the FNUZ variant, a different format.
+      if (backend_ != "CUDA") break;
+      return t.code() == DataType::Code::kFloat8E4M3 ? "tl::float8_e4m3_t" : "tl::float8_e5m2_t";
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
-    default:
-      throw UserError(ErrorKind::kUnsupported,
-                      "the " + backend_ + " backend does not support the dtype " + t.str() + " yet");
+    default: break;
   }
+  throw UserError(ErrorKind::kUnsupported,
+                  "the " + backend_ + " backend does not support the dtype " + t.str() + " yet", cur_span_);
 }
 
 std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std::string>& includes) {
@@ -34,6 +39,7 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
   std::string params;
   for (auto& p : f_->params) {
     if (!params.empty()) params += ", ";
+    cur_span_ = p.buffer && p.buffer->span.defined() ? p.buffer->span : f_->span;
     if (p.buffer)
       params += CType(p.buffer->dtype) + "* __restrict__ " + Name(p.buffer.get(), p.buffer->name);
     else

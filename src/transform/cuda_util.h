@@ -19,6 +19,20 @@ inline Stmt Call0(const std::string& op, std::vector<Expr> args, const Span& sp)
   return Evaluate(Call(DataType::Void(), op, std::move(args)), sp);
 }
 
+inline bool IsFp8(DataType t) {
+  return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+}
+/// The input-type part of a tensor-core instruction's name for A and B dtypes (PTX ISA spelling):
+/// "f16", "bf16", "s8", or "<a>_<b>" for fp8 (e4m3 / e5m2, which mma and wgmma let A and B mix).
+inline std::string MmaAbName(DataType a, DataType b) {
+  if (IsFp8(a) && IsFp8(b)) {
+    auto n = [](DataType t) { return t.code() == DataType::Code::kFloat8E4M3 ? "e4m3" : "e5m2"; };
+    return std::string(n(a)) + "_" + n(b);
+  }
+  if (a.is_int() && a.bits() == 8) return "s8";
+  return a == DataType::BFloat16() ? "bf16" : "f16";
+}
+
 inline std::vector<size_t> TileDims(const Region& r) {
   std::vector<size_t> d;
   for (size_t i = 0; i < r.ranges.size(); ++i)

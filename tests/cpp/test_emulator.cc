@@ -45,6 +45,13 @@ TEST(EmuNumeric, BFloat16AndFloat8) {
   EXPECT_TRUE(std::isnan(DecodeMinifloat(0x7F, 4, 3, true)));
   EXPECT_EQ(EncodeMinifloat(1.0, 5, 2, false), 0x3Cu);
   EXPECT_EQ(EncodeMinifloat(1e6, 5, 2, false), 0x7Cu);  // e5m2 overflows to inf
+  // Conversions to e5m2 saturate (PTX cvt .satfinite, the only f32 -> e5m2 form); NaN stays NaN.
+  DataType e5m2;
+  ASSERT_TRUE(DataType::Parse("float8_e5m2", &e5m2));
+  EXPECT_EQ(RoundFloat(1e6, e5m2), 57344.0);
+  EXPECT_EQ(RoundFloat(-std::numeric_limits<double>::infinity(), e5m2), -57344.0);
+  EXPECT_EQ(RoundFloat(1.125, e5m2), 1.0);
+  EXPECT_TRUE(std::isnan(RoundFloat(std::nan(""), e5m2)));
   EXPECT_EQ(RoundFloat(1.0 + 1e-9, kF32), 1.0);
   EXPECT_EQ(WrapInt(int64_t{1} << 31, kI32), INT32_MIN);
   EXPECT_EQ(WrapInt(-1, DataType::UInt(8)), 255);

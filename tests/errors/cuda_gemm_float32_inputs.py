@@ -1,4 +1,4 @@
-# expect: TileLangUnsupportedError: T.gemm on CUDA (mma.sync) takes float16 or bfloat16 A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A float32
+# expect: TileLangUnsupportedError: T.gemm on CUDA (mma.sync) takes float16, bfloat16 or fp8 (float8_e4m3fn / float8_e5m2) A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A float32
 import tilelang
 import tilelang.language as T
 

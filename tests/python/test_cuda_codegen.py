@@ -151,7 +151,8 @@ def test_layout_conflict_names_buffers_ops_and_lines():
 
 
 def test_unsupported_gemm_dtype():
-    with pytest.raises(TileLangUnsupportedError, match="float16 or bfloat16 A and B with a float32 accumulator"):
+    with pytest.raises(TileLangUnsupportedError,
+                       match=r"float16, bfloat16 or fp8 \(float8_e4m3fn / float8_e5m2\) A and B with a float32 accumulator"):
         tilelang.compile(kernels.matmul(256, 256, 256, dtype="float32"), target="cuda", execution_backend="emulator")
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang.errors import TileLangUnsupportedError
+from tilelang.errors import TileLangPerformanceWarning
 
 SEED = 21
 
@@ -65,6 +65,13 @@ def test_int8_gemm_compiles_to_s8_mma_and_runs_on_the_cpu():
     np.testing.assert_array_equal(c.astype(np.int64), want)
 
 
-def test_int8_gemm_needs_b_as_n_by_k():
-    with pytest.raises(TileLangUnsupportedError, match=r"transpose_B=True.*cannot transpose 8-bit"):
-        tilelang.compile(int8_gemm(64, 64, 64, trans_B=False), target="cuda -arch=sm_80")
+def test_int8_gemm_with_b_as_k_by_n_is_transposed_through_shared_memory():
+    """ldmatrix cannot transpose 8-bit elements: B stored [K, N] is copied into an [N, K] shared tile first
+    (with a performance warning at the gemm's line), then the same mma.sync m16n8k32 s8."""
+    M, N, K = 100, 80, 160  # ragged; B's [K, N] rows are whole 16-byte chunks (cp.async)
+    a, b, want = _inputs(M, N, K)
+    with pytest.warns(TileLangPerformanceWarning, match=r"test_int8_gemm.py:\d+: 8-bit T.gemm operand B \[K, N\]"):
+        k = tilelang.compile(int8_gemm(M, N, K, trans_B=False), target="cuda -arch=sm_80", execution_backend="emulator")
+    c = np.zeros((M, N), np.int32)
+    k(a, np.ascontiguousarray(b.T), c)
+    np.testing.assert_array_equal(c.astype(np.int64), want)

@@ -35,6 +35,95 @@ struct bfloat16_t {
   __device__ operator float() const { return __uint_as_float(static_cast<unsigned>(bits) << 16); }
 };
 
+// ---- fp8 (OCP FP8: e4m3fn, e5m2): storage + conversion through float ---------------------------
+// float -> fp8 rounds to nearest even and saturates (values past the largest finite one, and
+// infinities, give +-448 / +-57344), NaN gives NaN: the `.satfinite` conversion of the PTX ISA,
+// which is also what CUDA's __nv_fp8 constructors do. sm_89+ converts with cvt; older targets
+// (sm_80/86, where fp8 tensors are still useful as storage) use the same rounding in integer code.
+namespace detail {
+template <int E, int M>
+__device__ __forceinline__ unsigned char fp8_from_float_soft(float f) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr unsigned maxnorm = E == 4 ? 0x7Eu : 0x7Bu;  // 448 / 57344
+  const unsigned u = __float_as_uint(f);
+  const unsigned sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return 0x7Fu;  // NaN (e4m3fn: S.1111.111; e5m2: a quiet NaN)
+  if (a < static_cast<unsigned>(128 - bias) << 23) {
+    // Below the smallest normal: a multiple of the subnormal quantum 2^(1-bias-M). Scaling by a power
+    // of two is exact, and the float-to-int conversion rounds to nearest even.
+    const float scaled =
+        __uint_as_float(a) * __uint_as_float(static_cast<unsigned>(127 + bias - 1 + M) << 23);
+    return static_cast<unsigned char>(sign | static_cast<unsigned>(__float2int_rn(scaled)));
+  }
+  // Normal: drop 23 - M mantissa bits with round-to-nearest-even on the float's bit pattern (a carry
+  // into the exponent is the correct next binade), then rebias the exponent.
+  constexpr int shift = 23 - M;
+  unsigned r = a >> shift;
+  const unsigned rem = a & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (r & 1u))) ++r;
+  r -= static_cast<unsigned>(127 - bias) << M;
+  return static_cast<unsigned char>(sign | (r > maxnorm ? maxnorm : r));
+}
+template <int E, int M>
+__device__ __forceinline__ float fp8_to_float_soft(unsigned char b) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  const unsigned sign = static_cast<unsigned>(b & 0x80u) << 24, ex = (b >> M) & ((1u << E) - 1u),
+                 man = b & ((1u << M) - 1u);
+  if (E == 4 && (b & 0x7Fu) == 0x7Fu) return __uint_as_float(sign | 0x7fc00000u);
+  if (E == 5 && ex == 31u) return __uint_as_float(sign | 0x7f800000u | (man ? 0x400000u : 0u));
+  if (ex == 0) {  // subnormal: man * 2^(1-bias-M), exact in float
+    const float v =
+        static_cast<float>(man) * __uint_as_float(static_cast<unsigned>(127 + 1 - bias - M) << 23);
+    return __uint_as_float(sign | __float_as_uint(v));
+  }
+  return __uint_as_float(sign | ((ex + 127u - bias) << 23) | (man << (23 - M)));
+}
+}  // namespace detail
+
+struct float8_e4m3_t {
+  unsigned char bits;
+  float8_e4m3_t() = default;
+  __device__ float8_e4m3_t(float f) {
+#if __CUDA_ARCH__ >= 890
+    unsigned short h;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(f));
+    bits = static_cast<unsigned char>(h);
+#else
+    bits = detail::fp8_from_float_soft<4, 3>(f);
+#endif
+  }
+  __device__ operator float() const {
+#if __CUDA_ARCH__ >= 890
+    unsigned h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(static_cast<unsigned short>(bits)));
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(h2)));
+    return f;
+#else
+    return detail::fp8_to_float_soft<4, 3>(bits);
+#endif
+  }
+};
+struct float8_e5m2_t {
+  unsigned char bits;
+  float8_e5m2_t() = default;
+  __device__ float8_e5m2_t(float f) {
+#if __CUDA_ARCH__ >= 890
+    unsigned short h;
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(f));
+    bits = static_cast<unsigned char>(h);
+#else
+    bits = detail::fp8_from_float_soft<5, 2>(f);
+#endif
+  }
+  // e5m2 is the top byte of a float16, so widening is a shift and an exact half -> float.
+  __device__ operator float() const {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(bits << 8)));
+    return f;
+  }
+};
+
 // T.reinterpret: the bits of `x` as a value of `T` (same size).
 template <typename T, typename F>
 __device__ __forceinline__ T bit_cast(F x) {
@@ -59,6 +148,23 @@ template <>
 __device__ __forceinline__ bfloat16_t cast<bfloat16_t, half_t>(half_t x) {
   return bfloat16_t(float(x));
 }
+// Between fp8 and the 16-bit types: through float (exact widening, one rounding).
+#define TL_CAST_VIA_FLOAT(T, F)                  \
+  template <>                                    \
+  __device__ __forceinline__ T cast<T, F>(F x) { \
+    return T(float(x));                          \
+  }
+TL_CAST_VIA_FLOAT(half_t, float8_e4m3_t)
+TL_CAST_VIA_FLOAT(half_t, float8_e5m2_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float8_e4m3_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float8_e5m2_t)
+TL_CAST_VIA_FLOAT(float8_e4m3_t, half_t)
+TL_CAST_VIA_FLOAT(float8_e4m3_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(float8_e4m3_t, float8_e5m2_t)
+TL_CAST_VIA_FLOAT(float8_e5m2_t, half_t)
+TL_CAST_VIA_FLOAT(float8_e5m2_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(float8_e5m2_t, float8_e4m3_t)
+#undef TL_CAST_VIA_FLOAT
 
 __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ double nan() { return __longlong_as_double(0x7ff8000000000000LL); }
@@ -248,6 +354,25 @@ __device__ __forceinline__ void mma_m16n8k32_s8(int* c, const void* a, const voi
       : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
       : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+
+// D = A * B + C for one m16n8k32 tile of fp8 (e4m3 / e5m2, A and B may differ), float32 accumulators
+// updated in place; the fragments are those of int8 (sm_89 and newer).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+#define TL_MMA_F8(TA, TB)                                                                            \
+  __device__ __forceinline__ void mma_m16n8k32_##TA##_##TB(float* c, const void* a, const void* b) { \
+    const unsigned* A = static_cast<const unsigned*>(a);                                             \
+    const unsigned* B = static_cast<const unsigned*>(b);                                             \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." #TA "." #TB                                \
+                 ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                      \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                    \
+                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));                \
+  }
+TL_MMA_F8(e4m3, e4m3)
+TL_MMA_F8(e4m3, e5m2)
+TL_MMA_F8(e5m2, e4m3)
+TL_MMA_F8(e5m2, e5m2)
+#undef TL_MMA_F8
+#endif
 
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }

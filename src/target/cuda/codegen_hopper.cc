@@ -28,7 +28,8 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::wgmma_desc(" + shared_addr(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " +
            print(c->args.at(2)) + ", " + print(c->args.at(3)) + ")";
   } else if (op == "tl.wgmma" || op == "tl.wgmma_rs") {
-    // (shape "m64nNk16", ab "f16"/"bf16", descA, descB, C operand, scale_d, trans_a, trans_b)
+    // (shape "m64nNk16" / "m64nNk32", ab "f16"/"bf16"/"<a>_<b>", descA, descB, C operand, scale_d, trans_a,
+    // trans_b)
     // wgmma_rs: (shape, ab, A registers (8 16-bit elements), descB, C operand, scale_d, trans_b)
     const bool rs = op == "tl.wgmma_rs";
     auto* shape = As<StringImmNode>(c->args.at(0));
@@ -39,12 +40,22 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     TL_ICHECK(shape && ab && acc && acc->indices.size() == 1 && (rs || AsConstInt(c->args.at(6), &ta)) &&
                   AsConstInt(c->args.at(rs ? 6 : 7), &tb) && (!rs || (areg && areg->indices.size() == 1)),
               "malformed tl.wgmma call");
-    TL_ICHECK(std::sscanf(shape->value.c_str(), "m64n%ldk16", &n) == 1 && n % 8 == 0 && n >= 8 && n <= 256,
-              "tl.wgmma: bad shape ", shape->value);
+    int64_t k = 0;
+    TL_ICHECK(
+        std::sscanf(shape->value.c_str(), "m64n%ldk%ld", &n, &k) == 2 && n % 8 == 0 && n >= 8 && n <= 256,
+        "tl.wgmma: bad shape ", shape->value);
+    // ab: "f16" / "bf16" (A and B alike), or "<a>_<b>" for fp8 (.e4m3 / .e5m2, k32), whose operands are
+    // K-major with no transpose immediates in the PTX ISA.
+    const size_t us = ab->value.find('_');
+    const bool f8 = us != std::string::npos;
+    const std::string types =
+        f8 ? ab->value.substr(0, us) + "." + ab->value.substr(us + 1) : ab->value + "." + ab->value;
+    TL_ICHECK(!f8 || (!rs && ta == 0 && tb == 0 && k == 32),
+              "tl.wgmma: fp8 operands must be K-major descriptors");
+    const std::string trans = f8 ? "" : ", " + std::to_string(ta) + ", " + std::to_string(tb);
     int64_t regs = n / 2;
     std::string s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
-                    ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + ab->value + "." +
-                    ab->value + " {";
+                    ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + types + " {";
     for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
     if (rs) {  // A: four .b32 registers {%regs .. %regs+3}, descB %regs+4, scale-d %regs+5
       s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
@@ -55,8 +66,8 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
            std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + std::to_string(regs + 4) +
            ", p, 1, 1, " + std::to_string(tb) + ";\\n}\\n\" : ";
     } else {
-      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " +
-           std::to_string(ta) + ", " + std::to_string(tb) + ";\\n}\\n\" : ";
+      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1" + trans +
+           ";\\n}\\n\" : ";
     }
     for (int64_t r = 0; r < regs; ++r) {
       Expr e = Load(acc->buffer, {Simplify(acc->indices[0] + Int(r))});

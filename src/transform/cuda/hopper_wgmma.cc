@@ -51,30 +51,47 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  if ((!f16 && !b16) || g->C.buffer->dtype != DataType::Float(32))
-    return no("wgmma is used for float16/bfloat16 inputs with a float32 accumulator");
+  bool f8 = cuda_pass::IsFp8(at) && cuda_pass::IsFp8(bt);
+  if ((!f16 && !b16 && !f8) || g->C.buffer->dtype != DataType::Float(32))
+    return no("wgmma is used for float16/bfloat16/fp8 inputs with a float32 accumulator");
+  // fp8 (m64nNk32 .e4m3/.e5m2): the PTX ISA has no transpose for 8-bit operands, so both are read K-major;
+  // an operand stored MN-major is copied into a K-major shared tile first (WgmmaPlan::stage_a / stage_b),
+  // which the next call may overwrite only once this call's wgmmas completed.
+  if (f8 && a_reg) return no("fp8 wgmma with A in registers is not implemented");
+  p.stage_a = f8 && g->trans_A;
+  p.stage_b = f8 && !g->trans_B;
+  if ((p.stage_a || p.stage_b) && g->wg_wait != 0)
+    return no(
+        "an fp8 operand stored MN-major is transposed into a K-major tile on every call, which needs the "
+        "gemm to wait for its wgmmas (wg_wait=0)");
+  const int eb = f8 ? 1 : 2;
+  p.kstep = f8 ? 32 : 16;
   std::vector<int64_t> as, bs, cs;
   if (!FullTile(g->A, &as) || !FullTile(g->B, &bs) || !FullTile(g->C, &cs))
     return no("wgmma needs whole 2-D shared tiles as operands (not slices)");
   p.M = cs[0];
   p.N = cs[1];
   p.K = g->trans_A ? as[0] : as[1];
-  if (p.K % 16) return no("K = " + std::to_string(p.K) + " is not a multiple of 16");
+  if (p.stage_a) std::swap(as[0], as[1]);  // the K-major copies are [M, K] / [N, K]
+  if (p.stage_b) std::swap(bs[0], bs[1]);
+  const bool b_mn = !g->trans_B && !p.stage_b;
+  if (p.K % p.kstep)
+    return no("K = " + std::to_string(p.K) + " is not a multiple of " + std::to_string(p.kstep));
   if (threads % 128) return no("the block is not a whole number of warp groups (128 threads)");
-  if ((!a_reg && !HopperSwizzleBytes(as[0], as[1], 2)) || !HopperSwizzleBytes(bs[0], bs[1], 2))
+  if ((!a_reg && !HopperSwizzleBytes(as[0], as[1], eb)) || !HopperSwizzleBytes(bs[0], bs[1], eb))
     return no(
         "a shared operand's rows are not 32, 64 or a multiple of 128 bytes (or its row count is not a "
         "multiple of 8), so no wgmma swizzle mode describes it");
   int64_t W = threads / 128;
-  int64_t panelB = 128 / 2;
+  int64_t panelB = 128 / eb;
   auto try_split = [&](int64_t wgm) {
     if (W % wgm || p.M % (64 * wgm)) return false;
     int64_t wgn = W / wgm, wN = p.N / wgn;
     if (p.N % (8 * wgn) || (a_reg && wgn != 1)) return false;  // A in registers: whole rows per warp group
     int64_t ni = wN;
     while (ni > 256 || wN % ni || ni % 8) --ni;
-    if (!g->trans_B) {  // B is MN-major: each instruction's columns must fit the panels
-      int64_t pw = HopperSwizzleBytes(bs[0], bs[1], 2) / 2;
+    if (b_mn) {  // B is MN-major: each instruction's columns must fit the panels
+      int64_t pw = HopperSwizzleBytes(bs[0], bs[1], eb) / eb;
       if (pw < panelB && bs[1] != pw) return false;
       for (int64_t b = 0; b < wgn; ++b)
         for (int64_t c = 0; c < wN / ni; ++c)
@@ -130,8 +147,8 @@ struct OperandDesc {
   int64_t lbo = 0, sbo = 0, mode = 0;  // mode: 1 = 128B, 2 = 64B, 3 = 32B (the descriptor's encoding)
 };
 
-OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major) {
-  int64_t sw = HopperSwizzleBytes(shape[0], shape[1], 2);
+OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
+  int64_t sw = HopperSwizzleBytes(shape[0], shape[1], eb);
   OperandDesc d;
   d.mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
   d.sbo = 8 * sw;
@@ -147,29 +164,40 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
   Span sp = g->span;
-  bool f16 = g->A.buffer->dtype == DataType::Float(16);
+  const std::string ab = MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype);
+  const int eb = g->A.buffer->dtype.bytes();
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  std::vector<Stmt> out;
+  // fp8 operands stored MN-major are first copied into K-major tiles (the PTX ISA has no 8-bit transpose).
+  Region Ar = g->A, Br = g->B;
+  if (p.stage_a) Ar = L.KMajorCopy(g->A, {0, 1}, p.M, p.K, "A_kmajor", sp, &out);
+  if (p.stage_b) Br = L.KMajorCopy(g->B, {0, 1}, p.N, p.K, "B_kmajor", sp, &out);
+  if (p.stage_a || p.stage_b)
+    L.ctx_.info->warnings.push_back(
+        Loc(sp) + ": 8-bit T.gemm operand " +
+        (p.stage_a ? (p.stage_b ? "A [K, M] and B [K, N]" : "A [K, M]") : "B [K, N]") +
+        " is transposed through shared memory on every call (wgmma reads 8-bit operands K-major only): "
+        "store A as [M, K] and B as [N, K] (transpose_B=True) for full speed");
   std::vector<int64_t> as, bs;
-  as = {ConstOr(g->A.buffer->shape[0], sp, "A"), ConstOr(g->A.buffer->shape[1], sp, "A")};
-  bs = {ConstOr(g->B.buffer->shape[0], sp, "B"), ConstOr(g->B.buffer->shape[1], sp, "B")};
+  as = {ConstOr(Ar.buffer->shape[0], sp, "A"), ConstOr(Ar.buffer->shape[1], sp, "A")};
+  bs = {ConstOr(Br.buffer->shape[0], sp, "B"), ConstOr(Br.buffer->shape[1], sp, "B")};
   // MN-major operands: A stored [K, M] (transpose_A), B stored [K, N] (not transpose_B).
-  bool a_mn = g->trans_A, b_mn = !g->trans_B;
-  OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn), db = DescOf(bs, b_mn);
+  bool a_mn = g->trans_A && !p.stage_a, b_mn = !g->trans_B && !p.stage_b;
+  OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
   int64_t wN = p.N / p.wgn, nt = wN / 8, mi = p.M / (64 * p.wgm), nc = wN / p.n_inst;
-  std::string shape = "m64n" + std::to_string(p.n_inst) + "k16";
+  std::string shape = "m64n" + std::to_string(p.n_inst) + "k" + std::to_string(p.kstep);
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + (f16 ? "f16" : "bf16") + ", warp groups " +
-      std::to_string(p.wgm) + "x" + std::to_string(p.wgn) + ", " + std::to_string(mi * nc) +
-      " instructions per warp group per k16 step; A " +
+      Loc(sp) + ": T.gemm: wgmma.mma_async " + shape + " " + ab + ", warp groups " + std::to_string(p.wgm) +
+      "x" + std::to_string(p.wgn) + ", " + std::to_string(mi * nc) + " instructions per warp group per k" +
+      std::to_string(p.kstep) + " step; A " +
       (a_reg ? std::string("in registers")
              : std::string(a_mn ? "MN" : "K") + "-major (swizzle " +
-                   std::to_string(HopperSwizzleBytes(as[0], as[1], 2)) + "B)") +
+                   std::to_string(HopperSwizzleBytes(as[0], as[1], eb)) + "B)") +
       ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
-      std::to_string(HopperSwizzleBytes(bs[0], bs[1], 2)) + "B) from shared memory");
+      std::to_string(HopperSwizzleBytes(bs[0], bs[1], eb)) + "B) from shared memory");
   Expr warp = Div(L.tx_, 32);
   Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
   Buffer cl = L.MapBuffer(g->C.buffer);
-  std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
@@ -182,8 +210,8 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Var kk = MakeVar("kk"), i = MakeVar("i"), c = MakeVar("c");
   Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
-  Expr k0 = Expr(kk) * C(16);
-  Expr dB = b_mn ? desc(g->B, k0, n0, db) : desc(g->B, n0, k0, db);
+  Expr k0 = Expr(kk) * C(p.kstep);
+  Expr dB = b_mn ? desc(Br, k0, n0, db) : desc(Br, n0, k0, db);
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
   Stmt mma;
   if (a_reg) {
@@ -193,21 +221,18 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1, "the register operand A '",
               g->A.buffer->name, "' does not have the wgmma A layout");
     Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
-    mma = Call0("tl.wgmma_rs",
-                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
+    mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(ab), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
-    Expr dA = a_mn ? desc(g->A, k0, m0, da) : desc(g->A, m0, k0, da);
+    Expr dA = a_mn ? desc(Ar, k0, m0, da) : desc(Ar, m0, k0, da);
     mma = Call0("tl.wgmma",
-                {StringImm(shape), StringImm(f16 ? "f16" : "bf16"), dA, dB, acc, C(1), C(a_mn ? 1 : 0),
-                 C(b_mn ? 1 : 0)},
-                sp);
+                {StringImm(shape), StringImm(ab), dA, dB, acc, C(1), C(a_mn ? 1 : 0), C(b_mn ? 1 : 0)}, sp);
   }
   // The operands were written through the generic proxy (cp.async, st.shared); wgmma reads them
   // through the async proxy.
   if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
   out.push_back(Call0("tl.wgmma_fence", {}, sp));
   out.push_back(For(
-      kk, C(0), C(p.K / 16), ForKind::kUnrolled,
+      kk, C(0), C(p.K / p.kstep), ForKind::kUnrolled,
       For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp), {}, sp),
       {}, sp));
   out.push_back(Call0("tl.wgmma_commit", {}, sp));

@@ -14,8 +14,10 @@ struct WgmmaPlan {
   bool ok = false;
   std::string why;  // when !ok: the reason, for the user
   int64_t M = 0, N = 0, K = 0;
-  int64_t wgm = 0, wgn = 0;  // warp groups along M and N
-  int64_t n_inst = 0;        // N of one instruction (m64nNk16)
+  int64_t wgm = 0, wgn = 0;               // warp groups along M and N
+  int64_t n_inst = 0;                     // N of one instruction (m64nNkK)
+  int64_t kstep = 16;                     // K of one instruction: 16 (f16/bf16) or 32 (fp8)
+  bool stage_a = false, stage_b = false;  // fp8 operand stored MN-major: copied into a K-major tile first
 };
 
 /// Whether `g` can run on wgmma on `target` with `threads` threads, and its split.

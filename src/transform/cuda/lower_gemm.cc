@@ -23,6 +23,27 @@ Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, 
   return b;
 }
 
+Region CudaTileLowerer::KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
+                                   const std::string& base, const Span& sp, std::vector<Stmt>* out) {
+  Buffer t = MakeBuffer(base + "_" + std::to_string(extra_.size()), r.buffer->dtype, {C(mn), C(K)},
+                        Scope::kShared, sp);
+  extra_.push_back(MapBuffer(t));
+  std::vector<Expr> src;
+  for (auto& rg : r.ranges) src.push_back(VisitExpr(rg.min));
+  Var e = MakeVar("e");
+  Expr flat = Expr(e) * C(T_) + tx_, row = Div(flat, K), col = Mod(flat, K);  // (mn, k) of the K-major tile
+  src[dims[0]] = Simplify(src[dims[0]] + col);
+  src[dims[1]] = Simplify(src[dims[1]] + row);
+  Stmt st = Store(MapBuffer(t), Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, src)}),
+                  {SharedIndex(t, {Simplify(row), Simplify(col)})}, sp);
+  if ((mn * K) % T_) st = If(Lt(flat, C(mn * K)), st, nullptr, sp);
+  out->push_back(For(e, C(0), C((mn * K + T_ - 1) / T_), ForKind::kSerial, st, {}, sp));
+  Region nr = r;
+  nr.buffer = t;
+  nr.ranges = {Range{C(0), C(mn)}, Range{C(0), C(K)}};
+  return nr;
+}
+
 namespace {
 const CudaOpLoweringRegistrar kGemm("gemm", [](CudaTileLowerer& L, const TileOpNode& n) {
   return L.LowerGemm(static_cast<const GemmNode*>(&n));
@@ -148,24 +169,32 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   bool s8 = at == DataType::Int(8) && bt == DataType::Int(8);  // mma.sync m16n8k32 s8 -> s32
-  if (((f16 || b16) && g->C.buffer->dtype != DataType::Float(32)) ||
-      (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8))
+  bool f8 = IsFp8(at) && IsFp8(bt);  // mma.sync m16n8k32 e4m3/e5m2 (either mix) -> f32, sm_89+
+  if (((f16 || b16 || f8) && g->C.buffer->dtype != DataType::Float(32)) ||
+      (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8 && !f8))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on CUDA (mma.sync) takes float16 or bfloat16 A and B with a float32 accumulator, "
-                    "or int8 A and B with an int32 accumulator; got A " +
+                    "T.gemm on CUDA (mma.sync) takes float16, bfloat16 or fp8 (float8_e4m3fn / float8_e5m2) "
+                    "A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A " +
                         at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
                     g->span);
-  bool a_reg = g->A.buffer->scope == Scope::kFragment;
-  bool b_reg = g->B.buffer->scope == Scope::kFragment;
-  if (s8 && (g->trans_A || !g->trans_B || a_reg || b_reg))
+  if (f8 && ctx_.target.sm < 89)
     throw UserError(
         ErrorKind::kUnsupported,
-        "int8 T.gemm on CUDA takes A as [M, K] and B as [N, K] (transpose_B=True), both in shared "
-        "memory: ldmatrix cannot transpose 8-bit elements",
+        "fp8 T.gemm needs sm_89 or newer (mma.sync m16n8k32 with e4m3/e5m2 inputs); the target is " +
+            ctx_.target.arch,
         g->span);
-  // Elements of K per mma (16 bytes of a row): 16 halves, or 32 int8. An 8-bit fragment holds the same
-  // bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
-  const int64_t kstep = s8 ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
+  bool a_reg = g->A.buffer->scope == Scope::kFragment;
+  bool b_reg = g->B.buffer->scope == Scope::kFragment;
+  if ((s8 || f8) && (a_reg || b_reg))
+    throw UserError(ErrorKind::kUnsupported,
+                    std::string(s8 ? "int8" : "fp8") +
+                        " T.gemm on CUDA takes A and B from shared memory (a register operand would need the "
+                        "m16n8k32 8-bit fragment layout, which is not implemented); got " +
+                        (a_reg ? "A" : "B") + " in registers",
+                    g->span);
+  // Elements of K per mma (16 bytes of a row): 16 halves, or 32 8-bit elements. An 8-bit fragment holds the
+  // same bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
+  const int64_t kstep = (s8 || f8) ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
   auto ad = TileDims(g->A), bd = TileDims(g->B);
   if (ad.size() != 2 || bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
@@ -181,24 +210,47 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
                     g->span);
   int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
   Span sp = g->span;
+  std::vector<Stmt> out;
+  // ldmatrix cannot transpose 8-bit elements: an 8-bit operand stored MN-major (A [K, M], B [K, N]) is first
+  // copied transposed into a K-major shared tile ([M, K] / [N, K], swizzled like any tile of its shape) by
+  // all threads, element by element; the barrier pass orders these stores against the ldmatrix reads.
+  Region Ar = g->A, Br = g->B;
+  bool tA = g->trans_A, tB = g->trans_B;
+  std::vector<std::string> staged;
+  if ((s8 || f8) && tA) {
+    Ar = KMajorCopy(g->A, ad, M, K, "A_kmajor", sp, &out);
+    ad = {0, 1};
+    tA = false;
+    staged.push_back("A [K, M]");
+  }
+  if ((s8 || f8) && !tB) {
+    Br = KMajorCopy(g->B, bd, N, K, "B_kmajor", sp, &out);
+    bd = {0, 1};
+    tB = true;
+    staged.push_back("B [K, N]");
+  }
+  if (!staged.empty())
+    ctx_.info->warnings.push_back(Loc(sp) + ": 8-bit T.gemm operand " + staged[0] +
+                                  (staged.size() > 1 ? " and " + staged[1] : "") +
+                                  " is transposed through shared memory on every call (ldmatrix cannot "
+                                  "transpose 8-bit elements): store "
+                                  "A as [M, K] and B as [N, K] (transpose_B=True) for full speed");
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " +
-      (f16   ? "f16"
-       : b16 ? "bf16"
-             : "s8") +
-      ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
-      std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
-      " mma tiles per k" + std::to_string(kstep) + " step); A " +
-      (g->A.buffer->scope == Scope::kFragment
-           ? "in registers"
-           : std::string("by ldmatrix.x4") + (g->trans_A ? ".trans" : "")) +
+      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " + MmaAbName(at, bt) + ", warps " +
+      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k" +
+      std::to_string(kstep) + " step); A " +
+      (g->A.buffer->scope == Scope::kFragment ? "in registers"
+                                              : std::string("by ldmatrix.x4") + (tA ? ".trans" : "")) +
       ", B " +
       (g->B.buffer->scope == Scope::kFragment ? "in registers"
-                                              : std::string("by ldmatrix") + (g->trans_B ? "" : ".trans")));
+                                              : std::string("by ldmatrix") + (tB ? "" : ".trans")) +
+      (staged.empty() ? ""
+                      : "; " + staged[0] + (staged.size() > 1 ? " and " + staged[1] : "") +
+                            " transposed through shared memory first"));
   Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Buffer cl = MapBuffer(g->C.buffer);
-  std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
     Expr zero = s8 ? IntImm(DataType::Int(32), 0) : FloatImm(DataType::Float(32), 0.0);
@@ -206,7 +258,7 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   }
   Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8 * epr, Scope::kLocal);
   Buffer bfrag = b_reg ? MapBuffer(g->B.buffer) : Scratch("B_frag", bt, nt * 4 * epr, Scope::kLocal);
-  std::string ab = f16 ? "f16" : b16 ? "bf16" : "s8";
+  std::string ab = MmaAbName(at, bt);
   auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
@@ -218,8 +270,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   std::vector<Stmt> step;
   if (!a_reg) {
     Expr q = Div(lane, 8), r8 = Mod(lane, 8);
-    Expr row, col;      // stored coordinates this lane points at
-    if (!g->trans_A) {  // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
+    Expr row, col;  // stored coordinates this lane points at
+    if (!tA) {      // stored [M, K]: matrices (m0-7,k0-7) (m8-15,k0-7) (m0-7,k8-15) (m8-15,k8-15)
       row = wmi * C(wM) + Expr(i) * C(16) + Mod(q, 2) * C(8) + r8;
       col = Expr(kk) * C(kstep) + Div(q, 2) * C(8 * epr);
     } else {  // stored [K, M], loaded transposed
@@ -228,8 +280,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
     }
     step.push_back(For(i, C(0), C(mt), ForKind::kUnrolled,
                        Call0("tl.ldmatrix",
-                             {C(g->trans_A ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8 * epr)}),
-                              shared_at(g->A, ad, Simplify(row), Simplify(col))},
+                             {C(tA ? 1 : 0), C(4), Load(afrag, {Expr(i) * C(8 * epr)}),
+                              shared_at(Ar, ad, Simplify(row), Simplify(col))},
                              sp),
                        {}, sp));
   }
@@ -238,7 +290,7 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
     Expr q = Div(lane, 8), r8 = Mod(lane, 8);
     if (num == 2) q = Mod(q, 2);
     Expr row, col;
-    if (!g->trans_B) {  // stored [K, N], loaded transposed
+    if (!tB) {  // stored [K, N], loaded transposed
       row = Expr(kk) * C(16) + Mod(q, 2) * C(8) + r8;
       col = wnj * C(wN) + (j0 + Div(q, 2)) * C(8);
     } else {  // stored [N, K]
@@ -246,8 +298,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
       col = Expr(kk) * C(kstep) + Mod(q, 2) * C(8 * epr);
     }
     return Call0("tl.ldmatrix",
-                 {C(g->trans_B ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4 * epr))}),
-                  shared_at(g->B, bd, Simplify(row), Simplify(col))},
+                 {C(tB ? 0 : 1), C(num), Load(bfrag, {Simplify(j0 * C(4 * epr))}),
+                  shared_at(Br, bd, Simplify(row), Simplify(col))},
                  sp);
   };
   if (!b_reg && nt / 2 > 0)

@@ -95,13 +95,17 @@ class CudaTileLowerer : public IRMutator {
 
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
+  /// The 8-bit operand `r` (2-D, dims `dims`) stored MN-major ([K, mn]) copied by all threads into a new
+  /// K-major [mn, K] shared tile, whose region is returned; the copy is appended to `out`.
+  Region KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
+                    const std::string& base, const Span& sp, std::vector<Stmt>* out);
 
   Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
   Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
-  Stmt LowerGemmMfma(const GemmNode* g);      // HIP: src/transform/hip/lower_gemm_mfma.cc
-  Stmt LowerReduceMfma(const ReduceNode* r);  // HIP: a reduction of an mfma_C accumulator along dim 1
+  Stmt LowerGemmMfma(const GemmNode* g);       // HIP: src/transform/hip/lower_gemm_mfma.cc
+  Stmt LowerReduceMfma(const ReduceNode* r);   // HIP: a reduction of an mfma_C accumulator along dim 1
 
   // ---- reductions --------------------------------------------------------------------------
 
