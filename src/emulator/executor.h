@@ -105,7 +105,7 @@ class Executor {
   int64_t& lane_ops() { return res_->lane_ops; }
 
   // intrinsics.cc
-  bool ExecIntrinsic(const CallNode* c, const Lanes& act);  // void builtins; false if not one
+  bool ExecIntrinsic(const CallNode* c, const Lanes& act);       // void builtins; false if not one
   bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -137,7 +137,7 @@ class Executor {
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);
   void MmaSyncK32(const CallNode* c, const Lanes& act);  // m16n8k32 s8
-  void Mfma(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
+  void Mfma(const CallNode* c, const Lanes& act);        // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -150,9 +150,16 @@ class Executor {
   void NoteGenericWrite(Mem& m, int tid, int64_t flat);
   void HopperBlockStart();
   void HopperBlockEnd();
+  // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
+  struct TmaState;
+  bool ExecTma(const CallNode* c, const Lanes& act);
+  int64_t TmaLand(int64_t bar_addr);  // lands the copies completing on the barrier; returns their bytes
+  void TmaBlockStart();
+  void TmaBlockEnd();
 
  private:
   std::shared_ptr<HopperState> hopper_;
+  std::shared_ptr<TmaState> tma_;
 
   const Options& opt_;
   Result* res_;

@@ -105,6 +105,7 @@ struct Executor::HopperState {
 };
 
 void Executor::HopperBlockStart() {
+  TmaBlockStart();
   if (!hopper_) hopper_ = std::make_shared<HopperState>();
   hopper_->groups.assign(static_cast<size_t>((T_ + 127) / 128), HopperState::Group());
   hopper_->bars.clear();
@@ -120,6 +121,7 @@ void Executor::HopperBlockStart() {
 }
 
 void Executor::HopperBlockEnd() {
+  TmaBlockEnd();
   if (!hopper_) return;
   for (size_t g = 0; g < hopper_->groups.size(); ++g) {
     auto& gr = hopper_->groups[g];
@@ -177,6 +179,7 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
+  if (ExecTma(c, act)) return true;    // intrinsics_tma.cc
   if (op == "tl.fence_proxy_async") {  // orders each executing thread's earlier generic writes
     if (!hopper_) HopperBlockStart();
     for (int t : act) ++hopper_->fences[static_cast<size_t>(t)];
@@ -216,7 +219,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           b.pending = b.expected;
         }
       };
-      if (op == "tl.mbarrier_arrive") {
+      if (op == "tl.mbarrier_arrive" || op == "tl.mbarrier_arrive_expect_tx") {
         if (b.pending == 0) {
           Report("mbarrier_over_arrival", t, [&] {
             return name(f) + " receives more than its " + std::to_string(b.expected) +
@@ -224,6 +227,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           });
           continue;
         }
+        if (op == "tl.mbarrier_arrive_expect_tx") b.tx += arg[t].i;
         --b.pending;
         complete();
       } else if (op == "tl.mbarrier_expect_tx") {
@@ -232,6 +236,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         // The phase of parity p is complete unless the current (incomplete) phase has parity p. In
         // lockstep every thread that could still arrive has run up to here: an incomplete phase never
         // completes.
+        if ((b.phase & 1) == (arg[t].i & 1)) {  // TMA copies on the barrier land now (intrinsics_tma.cc)
+          b.tx -= TmaLand(addr);
+          complete();
+        }
         if ((b.phase & 1) == (arg[t].i & 1)) {
           Report("deadlock", t, [&] {
             return "the wait on " + name(f) + " for phase parity " + std::to_string(arg[t].i & 1) +

@@ -15,6 +15,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "layout/fragment.h"
+#include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
 
 namespace tl {
@@ -93,6 +94,15 @@ class CudaTileLowerer : public IRMutator {
   // ---- T.Pipelined -------------------------------------------------------------------------
   Stmt LowerPipelined(const ForNode* n);
 
+  // ---- TMA (sm_90+, cuda/lower_tma.cc) -------------------------------------------------------
+  Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
+  Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
+  Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
+                         const std::vector<Stmt>& consumers, int64_t stages);
+  Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
+  Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
+  std::string TmaChoice(const CopyNode* n, const TmaPlan& p);
+
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
 
@@ -100,8 +110,8 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
   Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
-  Stmt LowerGemmMfma(const GemmNode* g);      // HIP: src/transform/hip/lower_gemm_mfma.cc
-  Stmt LowerReduceMfma(const ReduceNode* r);  // HIP: a reduction of an mfma_C accumulator along dim 1
+  Stmt LowerGemmMfma(const GemmNode* g);       // HIP: src/transform/hip/lower_gemm_mfma.cc
+  Stmt LowerReduceMfma(const ReduceNode* r);   // HIP: a reduction of an mfma_C accumulator along dim 1
 
   // ---- reductions --------------------------------------------------------------------------
 
@@ -128,6 +138,10 @@ class CudaTileLowerer : public IRMutator {
   Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
   Expr cur_valid_;
   Span cur_span_;
+  int loop_depth_ = 0;                              // enclosing serial loops
+  std::map<const BufferNode*, int64_t> tma_align_;  // TMA destination (flat) -> byte alignment
+  std::vector<Stmt> tma_inits_;                     // mbarrier inits, run by thread 0 at kernel start
+  std::vector<std::pair<Buffer, Expr>> tma_var_inits_;
 };
 
 using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;
