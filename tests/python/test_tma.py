@@ -255,3 +255,38 @@ def test_tma_ir_prints_and_reparses():
         text = _ffi.print_func(f)
         assert _ffi.structural_equal(f, T.parse_source(text)), f"the IR after {pass_name} does not re-parse:\n{text}"
     assert "tl.tma_load" in text and "tl.tensor_map" in text, text
+
+
+def _pipeline_in_a_loop(R, M, N, K, bm=64, bn=64, bk=32, stages=2):
+    @T.prim_func
+    def main(A: T.Tensor((R, M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            acc = T.alloc_fragment((bm, bn), "float32")
+            T.clear(acc)
+            for r in T.serial(R):
+                for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                    T.copy(A[r, by * bm, k * bk], A_s)
+                    T.copy(B[k * bk, bx * bn], B_s)
+                    T.gemm(A_s, B_s, acc)
+            T.copy(acc, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_a_pipeline_that_runs_several_times_keeps_its_phases():
+    """A 2-stage TMA pipeline of 3 iterations (an odd count per stage) inside a loop: the iterations are
+    numbered across runs, so every run waits on the right stage and phase (3-D boxes of A)."""
+    R, M, N, K = 3, 72, 80, 3 * 32 - 8
+    func = _pipeline_in_a_loop(R, M, N, K)
+    k = _emu(func)
+    assert len(_tma_copies(k)) == 2 and "tma_iters" in k.get_kernel_source(), k.choices
+    rng = _rng()
+    a = rng.standard_normal((R, M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a).sum(0) @ _f64(b), rtol=1e-5, atol=1e-3)
+    ptx = tilelang.compile(func, target=SM90A).get_ptx()
+    assert "cp.async.bulk.tensor.3d" in ptx and "wgmma.mma_async" in ptx
