@@ -5,6 +5,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "op/copy.h"
 #include "layout/fragment.h"
 #include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
@@ -115,6 +116,25 @@ class Legalizer : public IRMutator {
     if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && !ctx_.target.mfma)
       ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
                                     " is an AMD MFMA option; it has no effect on " + ctx_.target.backend);
+    if (auto* t = As<TmaCopyNode>(s)) {  // T.tma_copy: TMA or an error (lower_tma.cc lowers it)
+      if (ctx_.target.sm < 90 || ctx_.target.mfma || !ctx_.target.cp_async || !ctx_.target.swizzle)
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " +
+                            (ctx_.target.backend == "CUDA" ? ctx_.target.arch : ctx_.target.backend),
+                        t->span);
+      CudaPassContext explicit_ctx = ctx_;
+      explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
+      TmaPlan p;
+      CopyNode c(t->src, t->dst, false, t->span);
+      std::string why = TmaBlocker(&c, explicit_ctx, &p);
+      if (!why.empty()) throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
+      ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
+                                   t->dst.buffer->name + ": TMA (" + std::to_string(p.panels) +
+                                   "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+                                   BoxText(p.box) + ", " + std::to_string(p.bytes) +
+                                   " bytes arriving on the given mbarrier; no wait)");
+      return s;
+    }
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
       if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about

@@ -290,3 +290,61 @@ def test_a_pipeline_that_runs_several_times_keeps_its_phases():
     np.testing.assert_allclose(c, _f64(a).sum(0) @ _f64(b), rtol=1e-5, atol=1e-3)
     ptx = tilelang.compile(func, target=SM90A).get_ptx()
     assert "cp.async.bulk.tensor.3d" in ptx and "wgmma.mma_async" in ptx
+
+
+def _explicit_tma(M, N, bm, bn, wait=True):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            bars = T.alloc_barrier(1)
+            S = T.alloc_shared((bm, bn), "float16")
+            T.tma_copy(A[by * bm, bx * bn], S, barrier=bars[0])
+            if wait:
+                T.mbarrier_wait_parity(bars[0], 0)
+            for i, j in T.Parallel(bm, bn):
+                B[by * bm + i, bx * bn + j] = S[i, j] * 2
+
+    return main
+
+
+def test_explicit_tma_copy_with_a_user_barrier():
+    """T.tma_copy issues the load and its arrive.expect_tx on the user's barrier; the user waits."""
+    func = _explicit_tma(100, 136, 64, 64)  # ragged
+    g = tilelang.compile(func, target=SM90A)
+    assert TMA_2D in g.get_ptx() and "mbarrier.arrive.expect_tx" in g.get_ptx()
+    assert any("T.tma_copy A -> S: TMA" in c for c in g.choices), g.choices
+    k = _emu(func)
+    rng = _rng()
+    a = rng.standard_normal((100, 136)).astype(np.float16)
+    b = np.zeros_like(a)
+    k(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+    from tilelang import _ffi
+
+    text = _ffi.print_func(func)
+    assert "T.tma_copy(A[by * 64:by * 64 + 64, bx * 64:bx * 64 + 64], S" in text and "bars[0])" in text, text
+    assert _ffi.structural_equal(func, T.parse_source(text))
+
+
+@pytest.mark.parametrize("check_uninit", [True, False])
+def test_explicit_tma_copy_without_its_wait_is_reported(check_uninit):
+    """Without the wait the tile is read before the copy lands (never-written elements), and the copy is
+    still in flight when the block ends."""
+    k = _emu(_explicit_tma(64, 64, 64, 64, wait=False), pass_configs={"emulator.check_uninit": check_uninit})
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, np.zeros_like(a))
+    kind, msg = e.value.reports[0]
+    if check_uninit:
+        assert kind == "uninitialized_read" and "'S'" in msg, e.value.reports[0]
+    else:
+        assert kind == "tma_not_waited" and "still in flight" in msg and "test_tma.py" in msg, e.value.reports
+
+
+@pytest.mark.parametrize("target,what", [("cuda -arch=sm_80", "needs a Hopper target"), ("llvm", "not for the CPU")])
+def test_explicit_tma_copy_needs_hopper(target, what):
+    from tilelang.errors import TileLangUnsupportedError
+
+    with pytest.raises(TileLangUnsupportedError, match=what) as e:
+        tilelang.compile(_explicit_tma(64, 64, 64, 64), target=target)
+    assert "test_tma.py" in str(e.value)

@@ -11,6 +11,7 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
+#include "op/copy.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
 
@@ -227,6 +228,23 @@ Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<cons
   if (base) out.push_back(Store(base, Load(base, {C(0)}) + ext, {C(0)}, sp));
   return Seq(out, sp);
 }
+
+namespace {
+// T.tma_copy(src, dst, barrier): the producer half only (arrive.expect_tx + the copies, thread 0).
+const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+  auto& t = static_cast<const TmaCopyNode&>(n);
+  CopyNode c(t.src, t.dst, false, t.span);
+  CudaPassContext ctx = L.ctx_;
+  ctx.opt.disable_tma = false;
+  TmaPlan p;
+  std::string why = TmaBlocker(&c, ctx, &p);
+  TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
+  Expr bar = L.VisitExpr(t.barrier);
+  return If(Eq(L.tx_, C(0)),
+            Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
+            nullptr, t.span);
+});
+}  // namespace
 
 }  // namespace cuda_lowering
 }  // namespace tl

@@ -190,7 +190,7 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
     ("alloc_global", "W = T.alloc_global((64,), T.float32)", "T.alloc_global is not supported"),
     ("tensor_view", "V = T.Tensor((8, 8), T.float32, data=A.data)", "views over another buffer are not supported"),
     ("while", "while A[0] < 1.0:\n                A[0] = A[0] + 1.0", "`while` loop on a run-time condition"),
-    ("tma", "T.tma_copy(A, A)", "T.tma_copy is not supported"),
+    ("copy_cluster", "T.copy_cluster(A, A)", "T.copy_cluster is not supported"),
     ("unknown", "T.alloc_tmem((64,), T.float32)", "T.alloc_tmem is not supported by TileLang-C++"),
 ])
 def test_unsupported_names_say_so_with_location(tmp_path, what, body, match):
