@@ -152,7 +152,17 @@ class Executor {
   void HopperBlockEnd();
   // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
   struct TmaState;
+  struct TmaDecoded {  // a tensor map as the copy instruction reads it from the 128-byte image
+    int r = 0, eb = 0, sw = 0;
+    uint8_t* base = nullptr;
+    int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
+  };
+  TmaDecoded TmaMapOf(const CallNode* map, Mem& g);  // encodes the image at the first use in a launch
   bool ExecTma(const CallNode* c, const Lanes& act);
+  bool ExecTmaStore(const CallNode* c, const Lanes& act);
+  /// The last generic-proxy writer (tid + 1) of a shared element if it has not executed
+  /// fence.proxy.async since (intrinsics_hopper.cc), else 0.
+  int UnfencedGenericWriter(Mem& m, int64_t flat);
   int64_t TmaLand(int64_t bar_addr);  // lands the copies completing on the barrier; returns their bytes
   void TmaBlockStart();
   void TmaBlockEnd();

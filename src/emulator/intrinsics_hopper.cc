@@ -148,6 +148,13 @@ void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
   });
 }
 
+int Executor::UnfencedGenericWriter(Mem& m, int64_t flat) {
+  if (!hopper_ || m.proxy_writer.empty()) return 0;
+  const size_t fi = static_cast<size_t>(flat);
+  const int32_t wr = m.proxy_writer[fi];
+  return wr && hopper_->fences[static_cast<size_t>(wr - 1)] == m.proxy_fences[fi] ? wr : 0;
+}
+
 void Executor::NoteGenericWrite(Mem& m, int tid, int64_t flat) {
   m.proxy_writer[static_cast<size_t>(flat)] = tid + 1;
   m.proxy_fences[static_cast<size_t>(flat)] = hopper_->fences[static_cast<size_t>(tid)];

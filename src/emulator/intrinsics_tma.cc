@@ -24,6 +24,12 @@
 // async proxy (no fence.proxy.async is needed before a wgmma reads them) and are ordered by the
 // mbarrier wait (no race with the threads that waited). A copy never waited for is reported when the
 // block ends (tma_not_waited).
+//
+//   tl.tma_store(&src, tl.tensor_map(...), coords...), tl.tma_store_commit(), tl.tma_store_wait()
+//
+// A store reads the shared tile through the async proxy (an element whose last generic write was not
+// followed by a fence.proxy.async of its writer is reported, async_proxy) and writes the box's in-bounds
+// elements to global memory; it is completed at issue, so commit and wait have nothing left to do.
 #include <cstring>
 #include <map>
 
@@ -136,25 +142,13 @@ int64_t Executor::TmaLand(int64_t bar) {
   return tx;
 }
 
-bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
-  if (c->op != "tl.tma_load") return false;
-  if (!tma_) TmaBlockStart();
+Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
   auto bad = [&](const std::string& why) {
-    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tma_load: ", why);
+    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tensor_map: ", why);
   };
-  if (c->args.size() < 4 || c->args.size() > 8) bad("expects (&dst, &bar, tensor map, 1-5 coordinates)");
-  auto* dst = As<BufferLoadNode>(c->args[0]);
-  auto* bar = As<BufferLoadNode>(c->args[1]);
-  auto* map = As<CallNode>(c->args[2]);
-  if (!dst || !bar || !map || map->op != "tl.tensor_map" || map->args.size() != 3) bad("bad operands");
-  auto* tensor = As<BufferLoadNode>(map->args[0]);
   auto* box = As<CallNode>(map->args[1]);
   int64_t swizzle = 0;
-  if (!tensor || !box || !AsConstInt(map->args[2], &swizzle)) bad("bad tensor map");
-  Mem& g = MemOf(tensor->buffer.get());
-  Mem& m = MemOf(dst->buffer.get());
-  Mem& bm = MemOf(bar->buffer.get());
-  if (!g.global() || !m.shared() || !bm.shared()) bad("the tensor must be global, dst and bar shared");
+  if (!box || !AsConstInt(map->args[2], &swizzle)) bad("bad box or swizzle");
   // The host encodes the map once per launch (cuTensorMapEncodeTiled on a GPU).
   auto it = tma_->maps.find(map);
   if (it == tma_->maps.end()) {
@@ -171,24 +165,123 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
       });
     it = tma_->maps.emplace(map, Encode(g.data, g.shape, g.esize, bx, static_cast<int>(swizzle))).first;
   }
-  // The instruction: decode the image.
+  // The instruction's side: everything from the image.
   const MapImage& img = it->second;
   if (Get<uint32_t>(img, 96) != kMagic) bad("not a tensor map image");
-  const int r = static_cast<int>(Get<uint32_t>(img, 8));
-  const int eb = static_cast<int>(Get<uint32_t>(img, 12));
-  const int sw = static_cast<int>(Get<uint32_t>(img, 36));
-  const auto* gbase = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(Get<uint64_t>(img, 0)));
-  int64_t dims[5], strides[5], bx[5], count = 1;
-  for (int i = 0; i < r; ++i) {
-    dims[i] = Get<uint32_t>(img, 16 + 4 * i);
-    strides[i] = i == 0 ? eb : static_cast<int64_t>(Get<uint64_t>(img, 40 + 8 * (i - 1)));
-    bx[i] = Get<uint32_t>(img, 72 + 4 * i);
-    count *= bx[i];
+  TmaDecoded d;
+  d.r = static_cast<int>(Get<uint32_t>(img, 8));
+  d.eb = static_cast<int>(Get<uint32_t>(img, 12));
+  d.sw = static_cast<int>(Get<uint32_t>(img, 36));
+  d.base = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(Get<uint64_t>(img, 0)));
+  d.count = 1;
+  for (int i = 0; i < d.r; ++i) {
+    d.dims[i] = Get<uint32_t>(img, 16 + 4 * i);
+    d.strides[i] = i == 0 ? d.eb : static_cast<int64_t>(Get<uint64_t>(img, 40 + 8 * (i - 1)));
+    d.bx[i] = Get<uint32_t>(img, 72 + 4 * i);
+    d.count *= d.bx[i];
   }
+  if (d.sw && d.bx[0] * d.eb != d.sw)
+    Unsupported("TMA boxes whose rows are not exactly the swizzle width", stmt_ ? stmt_->span : Span{});
+  return d;
+}
+
+// tl.tma_store(&src, tl.tensor_map(...), coords...): reads the shared tile (an async-proxy read: each
+// element's last generic write must have been fenced by its writer) and writes the in-bounds elements of
+// the box to global memory. The emulator completes it at issue; commit / wait have nothing left to do.
+bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
+  if (c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait") return true;
+  auto bad = [&](const std::string& why) {
+    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tma_store: ", why);
+  };
+  auto* src = c->args.size() >= 3 ? As<BufferLoadNode>(c->args[0]) : nullptr;
+  auto* map = c->args.size() >= 3 ? As<CallNode>(c->args[1]) : nullptr;
+  auto* tensor =
+      map && map->op == "tl.tensor_map" && map->args.size() == 3 ? As<BufferLoadNode>(map->args[0]) : nullptr;
+  if (!src || !tensor) bad("expects (&src, tensor map, coordinates)");
+  Mem& g = MemOf(tensor->buffer.get());
+  Mem& m = MemOf(src->buffer.get());
+  if (!g.global() || !m.shared()) bad("the tensor must be global and src shared");
+  const TmaDecoded D = TmaMapOf(map, g);
+  if (static_cast<int>(c->args.size()) - 2 != D.r) bad("the coordinate count is not the tensor map's rank");
+  if (D.eb != m.esize) bad("the source's element size differs from the tensor's");
+  TmpScope ts(this);
+  Slot* sflat = Tmp();
+  Locate(src->buffer, src->indices, act, sflat);
+  std::vector<Slot*> co;
+  for (int i = 0; i < D.r; ++i) {
+    co.push_back(Tmp());
+    Eval(c->args[static_cast<size_t>(2 + i)], act, co.back());
+  }
+  const int64_t view = src->buffer->data ? src->buffer->byte_offset : 0;
+  for (int t : act) {
+    if (sflat[t].i < 0) continue;
+    const int64_t saddr = view + sflat[t].i * D.eb;
+    if (saddr % 128)
+      Report("misaligned", t, [&] {
+        return "the shared source of a TMA store (byte " + std::to_string(saddr) +
+               ") is not 128-byte aligned";
+      });
+    int64_t c0[5];
+    for (int i = 0; i < D.r; ++i) c0[i] = co[static_cast<size_t>(D.r - 1 - i)][t].i;
+    bool proxy_reported = false;
+    for (int64_t e = 0; e < D.count; ++e) {
+      int64_t rest = e, off = 0;
+      bool in = true;
+      for (int i = 0; i < D.r; ++i) {
+        const int64_t x = c0[i] + rest % D.bx[i];
+        rest /= D.bx[i];
+        in = in && x >= 0 && x < D.dims[i];
+        off += x * D.strides[i];
+      }
+      const int64_t f = (SwizzleAddr(saddr + e * D.eb, D.sw) - view) / D.eb;
+      if (f < 0 || f >= m.n) {
+        Report("out_of_bounds", t,
+               [&] { return "a TMA store reads outside shared buffer '" + m.buf->name + "'"; });
+        break;
+      }
+      NoteRead(m, t, f);
+      if (int w = UnfencedGenericWriter(m, f); w && !proxy_reported) {
+        proxy_reported = true;
+        Report("async_proxy", t, [&] {
+          return "shared buffer '" + m.buf->name + "' index [" + std::to_string(f) +
+                 "] was written by thread " + std::to_string(w - 1) +
+                 " (generic proxy) and is read by a TMA store (async proxy) with no fence.proxy.async by "
+                 "that "
+                 "thread in between";
+        });
+      }
+      if (in) std::memcpy(D.base + off, m.Addr(0, f), static_cast<size_t>(D.eb));
+    }
+  }
+  return true;
+}
+
+bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
+  if (c->op == "tl.tma_store" || c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait")
+    return ExecTmaStore(c, act);
+  if (c->op != "tl.tma_load") return false;
+  if (!tma_) TmaBlockStart();
+  auto bad = [&](const std::string& why) {
+    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tma_load: ", why);
+  };
+  if (c->args.size() < 4 || c->args.size() > 8) bad("expects (&dst, &bar, tensor map, 1-5 coordinates)");
+  auto* dst = As<BufferLoadNode>(c->args[0]);
+  auto* bar = As<BufferLoadNode>(c->args[1]);
+  auto* map = As<CallNode>(c->args[2]);
+  if (!dst || !bar || !map || map->op != "tl.tensor_map" || map->args.size() != 3) bad("bad operands");
+  auto* tensor = As<BufferLoadNode>(map->args[0]);
+  if (!tensor) bad("bad tensor map");
+  Mem& g = MemOf(tensor->buffer.get());
+  Mem& m = MemOf(dst->buffer.get());
+  Mem& bm = MemOf(bar->buffer.get());
+  if (!g.global() || !m.shared() || !bm.shared()) bad("the tensor must be global, dst and bar shared");
+  const TmaDecoded D = TmaMapOf(map, g);
+  const int r = D.r, eb = D.eb, sw = D.sw;
+  const uint8_t* gbase = D.base;
+  const int64_t *dims = D.dims, *strides = D.strides, *bx = D.bx;
+  const int64_t count = D.count;
   if (static_cast<int>(c->args.size()) - 3 != r) bad("the coordinate count is not the tensor map's rank");
   if (eb != m.esize) bad("the destination's element size differs from the tensor's");
-  if (sw && bx[0] * eb != sw)
-    Unsupported("TMA boxes whose rows are not exactly the swizzle width", stmt_ ? stmt_->span : Span{});
   TmpScope ts(this);
   Slot* dflat = Tmp();
   Slot* bflat = Tmp();

@@ -34,9 +34,9 @@ void TmaCopyNode::Check() const {
   if (!b || b->buffer->scope != Scope::kShared || b->buffer->dtype != DataType::UInt(64))
     throw UserError(ErrorKind::kType, "T.tma_copy takes a barrier from T.alloc_barrier (e.g. bars[0])", span);
   if (src.buffer->scope != Scope::kGlobal || dst.buffer->scope != Scope::kShared)
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.tma_copy copies global -> shared here; TMA stores (shared -> global) are not implemented",
-                    span);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.tma_copy copies global -> shared here; TMA stores (shared -> global) are not implemented", span);
 }
 std::vector<std::pair<const Region*, Access>> TmaCopyNode::Regions() const {
   return {{&src, Access::kRead}, {&dst, Access::kWrite}};

@@ -127,7 +127,8 @@ class Legalizer : public IRMutator {
       TmaPlan p;
       CopyNode c(t->src, t->dst, false, t->span);
       std::string why = TmaBlocker(&c, explicit_ctx, &p);
-      if (!why.empty()) throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
+      if (!why.empty())
+        throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
       ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
                                    t->dst.buffer->name + ": TMA (" + std::to_string(p.panels) +
                                    "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
@@ -142,6 +143,22 @@ class Legalizer : public IRMutator {
                                      c->dst.buffer->name + ": synchronous loads (" + ctx_.target.backend +
                                      " has no async copy)");
         return TileOpToParallelLoops(s);
+      }
+      bool from_shared = c->src.buffer->scope == Scope::kShared && c->dst.buffer->scope == Scope::kGlobal;
+      if (from_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle &&
+          ctx_.target.cp_async) {
+        TmaPlan p;
+        std::string why = TmaBlocker(c, ctx_, &p);
+        if (why.empty()) {
+          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                       c->dst.buffer->name + ": TMA store (" + std::to_string(p.panels) +
+                                       "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+                                       BoxText(p.box) + ", " + std::to_string(p.bytes) +
+                                       " bytes, bulk group)");
+          return AttrStmt(nullptr, "tl.copy_tma_store", Int(1), s, s->span);
+        }
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                     c->dst.buffer->name + ": thread stores (not a TMA store: " + why + ")");
       }
       std::string no_tma;  // sm_90+: why the copy is not TMA
       if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {

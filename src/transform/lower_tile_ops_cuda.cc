@@ -81,6 +81,11 @@ Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
 
 Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);  // consumed (see VisitKernel)
+  if (n->key == "tl.copy_tma_store") {                       // lower_tma.cc
+    auto* c = As<CopyNode>(n->body);
+    TL_ICHECK(c, "tl.copy_tma_store must wrap a T.copy");
+    return OpScope(TmaStore(c), s->span);
+  }
   if (n->key == "tl.copy_async") {
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, "tl.copy_async must wrap a T.copy");

@@ -30,15 +30,14 @@ struct TmaCase {
     Expr bar = Load(B, {Int(0)});
     auto probe = [&](int p, int line) {  // 32 threads copy the 128 physical elements of S to O[p]
       Var i = MakeVar("i");
-      return Unrolled(i, 4,
-                      Store(O, Cast(kF32, Load(S, {k.tx * Int(4) + i})), {Int(p), k.tx * Int(4) + i}, L(line)));
+      return Unrolled(
+          i, 4, Store(O, Cast(kF32, Load(S, {k.tx * Int(4) + i})), {Int(p), k.tx * Int(4) + i}, L(line)));
     };
     std::vector<Stmt> body{
-        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {bar, Int(1)}, 1)),
-        Sync(),
-        If(Eq(k.tx, Int(0)), Seq({Void("tl.mbarrier_arrive_expect_tx", {bar, Int(bytes)}, 2),
-                                  Void("tl.tma_load", {Load(S, {Int(dst)}), bar, Map(G, {8, 16}, 32), Int(4), Int(0)},
-                                       3)})),
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {bar, Int(1)}, 1)), Sync(),
+        If(Eq(k.tx, Int(0)),
+           Seq({Void("tl.mbarrier_arrive_expect_tx", {bar, Int(bytes)}, 2),
+                Void("tl.tma_load", {Load(S, {Int(dst)}), bar, Map(G, {8, 16}, 32), Int(4), Int(0)}, 3)})),
         probe(0, 4)};
     if (wait) body.push_back(Void("tl.mbarrier_wait_parity", {bar, Int(0)}, 5));
     body.push_back(probe(1, 6));
@@ -61,7 +60,8 @@ TEST(EmuTma, BoxLandsAtTheWaitSwizzledWithZeroFill) {
   EXPECT_EQ(Count(r, "uninitialized_read"), 128) << All(r);
   EXPECT_GE(Count(r, "race"), 1) << All(r);
   EXPECT_EQ(static_cast<int>(r.reports.size()), 128 + Count(r, "race")) << All(r);
-  for (auto& rep : r.reports) EXPECT_EQ(rep.message.find("emu_kernel.py:6"), std::string::npos) << rep.message;
+  for (auto& rep : r.reports)
+    EXPECT_EQ(rep.message.find("emu_kernel.py:6"), std::string::npos) << rep.message;
   for (int e = 0; e < 128; ++e) {
     const int row = 4 + e / 16, col = e % 16;
     const double want = row < 10 ? row * 16 + col + 1 : 0.0;  // rows 10 and 11: out of bounds, zero

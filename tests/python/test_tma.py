@@ -348,3 +348,45 @@ def test_explicit_tma_copy_needs_hopper(target, what):
     with pytest.raises(TileLangUnsupportedError, match=what) as e:
         tilelang.compile(_explicit_tma(64, 64, 64, 64), target=target)
     assert "test_tma.py" in str(e.value)
+
+
+def _load_scale_store(M, N, bm, bn):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            S = T.alloc_shared((bm, bn), "float16")
+            S2 = T.alloc_shared((bm, bn), "float16")
+            T.copy(A[by * bm, bx * bn], S)
+            for i, j in T.Parallel(bm, bn):
+                S2[i, j] = S[i, j] * 3
+            T.copy(S2, B[by * bm, bx * bn])
+
+    return main
+
+
+@pytest.mark.parametrize("bn", [32, 64, 128], ids=["64B", "128B", "panels"])
+def test_tma_store(bn):
+    """shared -> global T.copy as a TMA store (fence.proxy.async by every writer, then one thread's bulk
+    tensor store, commit and wait); out-of-bounds elements of the ragged edge tiles are not written."""
+    M, N = 100, 2 * bn + 24
+    func = _load_scale_store(M, N, 64, bn)
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx and "cp.async.bulk.wait_group 0" in ptx
+    assert "fence.proxy.async.shared::cta" in ptx
+    assert any("S2 -> B: TMA store" in c for c in g.choices), g.choices
+    k = _emu(func)
+    rng = _rng()
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    b = np.full_like(a, 7)
+    k(a, b)
+    np.testing.assert_array_equal(b, (a * np.float16(3)).astype(np.float16))
+
+
+def test_tma_store_of_unfenced_writes_is_reported():
+    k = _emu(_load_scale_store(64, 64, 64, 64), pass_configs={"tl.test_skip_fence_proxy_async": True})
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, np.zeros_like(a))
+    kind, msg = e.value.reports[0]
+    assert kind == "async_proxy" and "TMA store" in msg, e.value.reports

@@ -101,7 +101,7 @@ class CudaTileLowerer : public IRMutator {
                          const std::vector<Stmt>& consumers, int64_t stages);
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
   Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
-  std::string TmaChoice(const CopyNode* n, const TmaPlan& p);
+  Stmt TmaStore(const CopyNode* n);  // shared -> global: fence, then thread 0 stores and waits
 
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);

@@ -28,12 +28,16 @@ std::string Dims(const std::vector<int64_t>& v) {
 }  // namespace
 
 std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan) {
-  const Buffer& g = n->src.buffer;
-  const Buffer& s = n->dst.buffer;
+  const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
+  const Region& G = load ? n->src : n->dst;
+  const Region& S = load ? n->dst : n->src;
+  const Buffer& g = G.buffer;
+  const Buffer& s = S.buffer;
   if (n->disable_tma) return "T.copy(..., disable_tma=True)";
   if (ctx.opt.disable_tma) return "TMA is disabled by the pass config tl.disable_tma_lower";
   if (g->dtype != s->dtype)
-    return "source and destination dtypes differ (" + g->dtype.str() + " -> " + s->dtype.str() + ")";
+    return "source and destination dtypes differ (" + n->src.buffer->dtype.str() + " -> " +
+           n->dst.buffer->dtype.str() + ")";
   const int eb = g->dtype.bytes();
   if (g->dtype.bits() % 8 || (eb != 1 && eb != 2 && eb != 4 && eb != 8))
     return "TMA copies elements of 1, 2, 4 or 8 bytes, not " + g->dtype.str();
@@ -55,7 +59,7 @@ std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* p
   for (auto& e : g->shape)
     if (int64_t v; AsConstInt(Simplify(e), &v) && v > 0x7FFFFFFF)
       return "a dimension of '" + g->name + "' exceeds TMA's 32-bit coordinates";
-  auto sd = TileDims(n->src);
+  auto sd = TileDims(G);
   if (sd.empty()) return "the tile is a single element";
   if (sd.back() != R - 1) return "the innermost tile axis is not the tensor's contiguous axis";
   // The destination is a whole shared buffer and the tile's non-unit extents are its shape.
@@ -64,15 +68,14 @@ std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* p
     int64_t v = 0, e = 0;
     if (!AsConstInt(Simplify(s->shape[d]), &v))
       return "the shape of shared buffer '" + s->name + "' is symbolic";
-    if (!IsConstInt(Simplify(n->dst.ranges[d].min), 0) ||
-        !AsConstInt(Simplify(n->dst.ranges[d].extent), &e) || e != v)
-      return "the destination is a part of shared buffer '" + s->name + "', not all of it";
+    if (!IsConstInt(Simplify(S.ranges[d].min), 0) || !AsConstInt(Simplify(S.ranges[d].extent), &e) || e != v)
+      return "the copy covers a part of shared buffer '" + s->name + "', not all of it";
     dshape.push_back(v);
     if (v != 1) dnon1.push_back(v);
   }
   for (size_t d = 0; d < R; ++d) {
     int64_t e = 0;
-    if (!AsConstInt(Simplify(n->src.ranges[d].extent), &e))
+    if (!AsConstInt(Simplify(G.ranges[d].extent), &e))
       return "the tile's extent along dimension " + std::to_string(d) + " is not constant";
     box.push_back(e);
     if (e != 1) snon1.push_back(e);
@@ -113,14 +116,6 @@ std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* p
 
 namespace cuda_lowering {
 
-std::string CudaTileLowerer::TmaChoice(const CopyNode* n, const TmaPlan& p) {
-  std::string box = Dims(p.box);
-  return Loc(n->span) + ": T.copy " + n->src.buffer->name + " -> " + n->dst.buffer->name + ": TMA (" +
-         std::to_string(p.panels) + " cp.async.bulk.tensor." + std::to_string(n->src.ranges.size()) +
-         "d of box " + box + (p.swizzle ? ", " + std::to_string(p.swizzle) + "B swizzle" : ", no swizzle") +
-         ", " + std::to_string(p.bytes) + " bytes, one mbarrier expect-tx)";
-}
-
 Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
   const Buffer& g = n->src.buffer;
   const Buffer& s = n->dst.buffer;
@@ -142,6 +137,38 @@ Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& 
     out.push_back(Call0("tl.tma_load", args, n->span));
   }
   return Seq(out, n->span);
+}
+
+Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
+  TmaPlan p;
+  std::string why = TmaBlocker(n, ctx_, &p);
+  TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
+  const Buffer& s = n->src.buffer;
+  const Buffer& g = n->dst.buffer;
+  int64_t& al = tma_align_[MapBuffer(s).get()];
+  al = std::max(al, p.align);
+  std::vector<Expr> zeros(g->shape.size(), C(0)), box, coords;
+  for (auto b : p.box) box.push_back(C(b));
+  Expr map = Call(DataType::Handle(), "tl.tensor_map",
+                  {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
+  for (auto& r : n->dst.ranges) coords.push_back(VisitExpr(r.min));
+  std::vector<Stmt> issue;
+  for (int64_t q = 0; q < p.panels; ++q) {
+    std::vector<Expr> sidx(s->shape.size(), C(0));
+    sidx.back() = C(q * p.panel_cols);
+    std::vector<Expr> args{Load(MapBuffer(s), {SharedIndex(s, sidx)}), map};
+    for (size_t d = 0; d < coords.size(); ++d)
+      args.push_back(d + 1 == coords.size() ? Simplify(coords[d] + C(q * p.panel_cols)) : coords[d]);
+    issue.push_back(Call0("tl.tma_store", args, n->span));
+  }
+  issue.push_back(Call0("tl.tma_store_commit", {}, n->span));
+  // Complete (global writes done, the tile read) before anything may rewrite the tile or read the output.
+  issue.push_back(Call0("tl.tma_store_wait", {}, n->span));
+  // Every thread orders its generic-proxy writes of the tile before the async-proxy read; InsertBarriers
+  // then puts a __syncthreads between the writes and thread 0's store.
+  Stmt store = If(Eq(tx_, C(0)), Seq(issue, n->span), nullptr, n->span);
+  if (ctx_.opt.skip_fence_proxy) return store;  // test hook (tl.test_skip_fence_proxy_async)
+  return Seq({Call0("tl.fence_proxy_async", {}, n->span), store}, n->span);
 }
 
 Buffer CudaTileLowerer::TmaBarriers(int64_t count, const Span& sp) {
@@ -240,9 +267,10 @@ const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const 
   std::string why = TmaBlocker(&c, ctx, &p);
   TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
   Expr bar = L.VisitExpr(t.barrier);
-  return If(Eq(L.tx_, C(0)),
-            Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
-            nullptr, t.span);
+  return If(
+      Eq(L.tx_, C(0)),
+      Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
+      nullptr, t.span);
 });
 }  // namespace
 
