@@ -95,6 +95,12 @@ class Legalizer : public IRMutator {
         auto* c = a && a->key == "tl.copy_async" && IsConstInt(a->value, 2) ? As<CopyNode>(a->body) : nullptr;
         if (!c || ReadsMemoryRegion(c->src)) continue;
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
+        auto& ch = ctx_.info->choices;  // the copy's "TMA" choice no longer holds
+        std::string was =
+            Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name + ": TMA (";
+        ch.erase(
+            std::remove_if(ch.begin(), ch.end(), [&](const std::string& x) { return x.rfind(was, 0) == 0; }),
+            ch.end());
         ctx_.info->warnings.push_back(
             Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
             " does not use TMA: the T.Pipelined loop at " + Loc(n->span) +

@@ -390,3 +390,41 @@ def test_tma_store_of_unfenced_writes_is_reported():
         k(a, np.zeros_like(a))
     kind, msg = e.value.reports[0]
     assert kind == "async_proxy" and "TMA store" in msg, e.value.reports
+
+
+def test_a_pipeline_mixing_tma_and_cp_async_copies_uses_cp_async():
+    """S2's 4-row tile cannot be TMA; the pipeline then synchronises all its copies with cp.async groups,
+    saying so for the copy that could have been TMA."""
+    M, N, K = 64, 64, 200
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((4, K), "float32"), C: T.Tensor((M, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S1 = T.alloc_shared((64, 32), "float32")
+            S2 = T.alloc_shared((4, 32), "float32")
+            acc = T.alloc_fragment((64, 32), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                T.copy(A[0, k * 32], S1)
+                T.copy(B[0, k * 32], S2)
+                for i, j in T.Parallel(64, 32):
+                    acc[i, j] += S1[i, j] * S2[i % 4, j]
+            T.copy(acc, C[0, 0])
+
+    with pytest.warns(TileLangPerformanceWarning, match="does not use TMA") as w:
+        k = _emu(main)
+    msgs = [str(x.message) for x in w]
+    assert any("A -> S1 does not use TMA: the T.Pipelined loop at" in m and "it uses cp.async" in m for m in msgs), msgs
+    assert not _tma_copies(k)
+    ptx = tilelang.compile(main, target=SM90A).get_ptx()
+    assert "cp.async.cg" in ptx and "cp.async.bulk.tensor" not in ptx
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((4, K)).astype(np.float32)
+    c = np.zeros((M, 64), np.float32)
+    k(a, b, c)
+    A4 = _f64(a).reshape(M, -1)
+    Bt = np.tile(_f64(b), (16, 1))  # row i uses B row i % 4
+    pad = (-K) % 32
+    prod = np.pad(A4 * Bt, ((0, 0), (0, pad))).reshape(M, -1, 32).sum(1)
+    np.testing.assert_allclose(c[:, :32], prod, rtol=1e-4, atol=1e-4)
