@@ -286,6 +286,7 @@ def test_gpu_check_hopper_cases_compile_for_sm90a():
     for f in funcs:
         k = tilelang.compile(f, target=hopper.SM90A)
         assert "wgmma.mma_async" in k.get_ptx()
+        assert all(p in k.get_ptx() for p in hopper.TMA_PTX) and not k.warnings, k.warnings
         res = k.get_resource_usage()
         assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
     rng = _rng()
