@@ -48,8 +48,11 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
   Stmt body = VisitStmt(kbody);
   for (auto& b : extra_) allocs.push_back(b);
-  if (!tma_inits_.empty())  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
+  if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
+    // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy
+    tma_inits_.push_back(Call0("tl.fence_barrier_init", {}, n->span));
     body = Seq({If(Eq(tx_, C(0)), Seq(tma_inits_, n->span), nullptr, n->span), body}, n->span);
+  }
   body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
   // The tile shape and stage count of each flattened shared buffer, for the shared-memory table.
   for (auto it = n->alloc_buffers.rbegin(); it != n->alloc_buffers.rend(); ++it) {

@@ -55,6 +55,7 @@ def test_reference_gemm_uses_tma_and_mbarriers(dtype):
     ptx, src = k.get_ptx(), k.get_kernel_source()
     assert TMA_2D in ptx
     assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "mbarrier.init.shared::cta.b64" in ptx and "fence.mbarrier_init.release.cluster" in ptx
     assert f"wgmma.mma_async.sync.aligned.m64n128k16.f32.{AB[dtype]}.{AB[dtype]}" in ptx
     assert "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx and "mma.sync" not in ptx
     # one 128-byte, 64-byte-aligned tensor-map parameter per (tensor, box, swizzle)

@@ -74,6 +74,11 @@ struct alignas(64) TensorMap {
   unsigned long long opaque[16];
 };
 
+/// Makes this thread's mbarrier inits visible to the async proxy (the TMA unit's complete_tx).
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
 /// One arrival of the calling thread that also adds `bytes` to the phase's transaction count.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)

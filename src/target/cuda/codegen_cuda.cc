@@ -184,6 +184,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.tma_load") return TmaLoad(c);
     if (op == "tl.tma_store") return TmaStore(c);
     if (op == "tl.tma_store_commit") return "tl::tma_store_commit()";
+    if (op == "tl.fence_barrier_init") return "tl::fence_barrier_init()";
     if (op == "tl.tma_store_wait") return "tl::tma_store_wait()";
     if (std::string h; HopperCallE(
             c, [&](const Expr& e) { return E(e); }, [&](const Expr& e) { return SharedAddr(e); }, &h))
