@@ -97,6 +97,7 @@ class CudaTileLowerer : public IRMutator {
   // ---- TMA (sm_90+, cuda/lower_tma.cc) -------------------------------------------------------
   Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
   Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
+  Expr TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q);  // &shared tile at panel q (+ alignment fact)
   Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                          const std::vector<Stmt>& consumers, int64_t stages);
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start

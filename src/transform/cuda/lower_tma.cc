@@ -116,24 +116,38 @@ std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* p
 
 namespace cuda_lowering {
 
-Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
-  const Buffer& g = n->src.buffer;
-  const Buffer& s = n->dst.buffer;
-  int64_t& al = tma_align_[MapBuffer(s).get()];
-  al = std::max(al, p.align);
+namespace {
+// The `tl.tensor_map(&g[0, ...], T.list(box...), swizzle)` operand of a plan.
+Expr TensorMapOperand(const Buffer& g, const TmaPlan& p) {
   std::vector<Expr> zeros(g->shape.size(), C(0)), box;
   for (auto b : p.box) box.push_back(C(b));
-  Expr map = Call(DataType::Handle(), "tl.tensor_map",
-                  {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
-  std::vector<Expr> coords;
-  for (auto& r : n->src.ranges) coords.push_back(VisitExpr(r.min));
+  return Call(DataType::Handle(), "tl.tensor_map",
+              {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
+}
+// The coordinates (outermost first) of panel q's box: the tile's corner, q panels along the innermost axis.
+std::vector<Expr> PanelCoords(const std::vector<Expr>& corner, const TmaPlan& p, int64_t q) {
+  std::vector<Expr> c = corner;
+  c.back() = Simplify(c.back() + C(q * p.panel_cols));
+  return c;
+}
+}  // namespace
+
+Expr CudaTileLowerer::TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q) {
+  int64_t& al = tma_align_[MapBuffer(s).get()];
+  al = std::max(al, p.align);
+  std::vector<Expr> sidx(s->shape.size(), C(0));
+  sidx.back() = C(q * p.panel_cols);
+  return Load(MapBuffer(s), {SharedIndex(s, sidx)});
+}
+
+Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
+  Expr map = TensorMapOperand(n->src.buffer, p);
+  std::vector<Expr> corner;
+  for (auto& r : n->src.ranges) corner.push_back(VisitExpr(r.min));
   std::vector<Stmt> out;
   for (int64_t q = 0; q < p.panels; ++q) {
-    std::vector<Expr> sidx(s->shape.size(), C(0));
-    sidx.back() = C(q * p.panel_cols);
-    std::vector<Expr> args{Load(MapBuffer(s), {SharedIndex(s, sidx)}), bar, map};
-    for (size_t d = 0; d < coords.size(); ++d)
-      args.push_back(d + 1 == coords.size() ? Simplify(coords[d] + C(q * p.panel_cols)) : coords[d]);
+    std::vector<Expr> args{TmaPanel(n->dst.buffer, p, q), bar, map};
+    for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
     out.push_back(Call0("tl.tma_load", args, n->span));
   }
   return Seq(out, n->span);
@@ -143,22 +157,13 @@ Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
   TmaPlan p;
   std::string why = TmaBlocker(n, ctx_, &p);
   TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
-  const Buffer& s = n->src.buffer;
-  const Buffer& g = n->dst.buffer;
-  int64_t& al = tma_align_[MapBuffer(s).get()];
-  al = std::max(al, p.align);
-  std::vector<Expr> zeros(g->shape.size(), C(0)), box, coords;
-  for (auto b : p.box) box.push_back(C(b));
-  Expr map = Call(DataType::Handle(), "tl.tensor_map",
-                  {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
-  for (auto& r : n->dst.ranges) coords.push_back(VisitExpr(r.min));
+  Expr map = TensorMapOperand(n->dst.buffer, p);
+  std::vector<Expr> corner;
+  for (auto& r : n->dst.ranges) corner.push_back(VisitExpr(r.min));
   std::vector<Stmt> issue;
   for (int64_t q = 0; q < p.panels; ++q) {
-    std::vector<Expr> sidx(s->shape.size(), C(0));
-    sidx.back() = C(q * p.panel_cols);
-    std::vector<Expr> args{Load(MapBuffer(s), {SharedIndex(s, sidx)}), map};
-    for (size_t d = 0; d < coords.size(); ++d)
-      args.push_back(d + 1 == coords.size() ? Simplify(coords[d] + C(q * p.panel_cols)) : coords[d]);
+    std::vector<Expr> args{TmaPanel(n->src.buffer, p, q), map};
+    for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
     issue.push_back(Call0("tl.tma_store", args, n->span));
   }
   issue.push_back(Call0("tl.tma_store_commit", {}, n->span));
