@@ -142,14 +142,17 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
 
   std::ostringstream t;
   t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype"
-    << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes" << std::setw(8) << "align"
-    << std::setw(10) << "offset"
-    << "\n";
+    << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes";
+  // sm_90+: how each buffer is aligned (1 KB swizzle atoms; TMA tiles: whole swizzle patterns)
+  const bool show_align = ctx.target.sm >= 90;
+  if (show_align) t << std::setw(8) << "align";
+  t << std::setw(10) << "offset" << "\n";
   int64_t sum = 0;
   for (auto& it : items) {
     t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10)
-      << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes
-      << std::setw(8) << it.align << std::setw(10) << it.off << "\n";
+      << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes;
+    if (show_align) t << std::setw(8) << it.align;
+    t << std::setw(10) << it.off << "\n";
     sum += it.bytes;
   }
   int64_t pad = total;  // bytes lost to alignment (TMA / swizzle patterns), when nothing is reused
