@@ -189,6 +189,7 @@ if torch.cuda.get_device_capability(0)[0] == 9:
             def run_hopper(name=name, dt=dt, tdt=tdt, sa=sa, sb=sb, sc=sc, ta=ta, tb=tb):
                 k = tilelang.compile(hopper.gemm(name, dt), target=hopper.SM90A)
                 assert "wgmma.mma_async" in k.get_ptx(), "no wgmma in the PTX"
+                assert all(p in k.get_ptx() for p in hopper.TMA_PTX), "no TMA / mbarrier pipeline in the PTX"
                 a, b, c = r(*sa, dt=tdt), r(*sb, dt=tdt), torch.empty(*sc, device=dev)
                 k(a, b, c)
                 torch.cuda.synchronize()

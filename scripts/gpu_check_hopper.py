@@ -1,5 +1,6 @@
 """The Hopper (sm_90a) cases of the GPU gate (scripts/gpu_check.py runs them on a compute-capability 9.x
-GPU): wgmma GEMMs over every swizzle mode, operand major-ness and warp-group split, checked against
+GPU): wgmma GEMMs over every swizzle mode, operand major-ness and warp-group split, their tiles loaded by
+TMA on mbarrier pipelines (TMA_PTX: what their PTX must hold; docs/hopper.md), checked against
 torch.matmul and bit for bit against the emulator on integer inputs, and timed against cuBLAS. The
 case list and the kernels are plain data and functions (no torch), so the test suite compiles every
 case for sm_90a offline (tests/python/test_hopper.py)."""
@@ -11,6 +12,8 @@ import kernels  # noqa: E402
 import tilelang.language as T  # noqa: E402
 
 SM90A = "cuda -arch=sm_90a"
+# every case's tile copies are TMA loads completing on mbarriers
+TMA_PTX = ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", "mbarrier.try_wait.parity")
 
 # name: (M, N, K, block_M, block_N, block_K, threads, trans_A, trans_B, policy, stages)
 GEMMS = {

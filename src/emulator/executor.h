@@ -105,7 +105,7 @@ class Executor {
   int64_t& lane_ops() { return res_->lane_ops; }
 
   // intrinsics.cc
-  bool ExecIntrinsic(const CallNode* c, const Lanes& act);  // void builtins; false if not one
+  bool ExecIntrinsic(const CallNode* c, const Lanes& act);       // void builtins; false if not one
   bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -137,7 +137,7 @@ class Executor {
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);
   void MmaSyncK32(const CallNode* c, const Lanes& act);  // m16n8k32 s8
-  void Mfma(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
+  void Mfma(const CallNode* c, const Lanes& act);        // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -150,9 +150,26 @@ class Executor {
   void NoteGenericWrite(Mem& m, int tid, int64_t flat);
   void HopperBlockStart();
   void HopperBlockEnd();
+  // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
+  struct TmaState;
+  struct TmaDecoded {  // a tensor map as the copy instruction reads it from the 128-byte image
+    int r = 0, eb = 0, sw = 0;
+    uint8_t* base = nullptr;
+    int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
+  };
+  TmaDecoded TmaMapOf(const CallNode* map, Mem& g);  // encodes the image at the first use in a launch
+  bool ExecTma(const CallNode* c, const Lanes& act);
+  bool ExecTmaStore(const CallNode* c, const Lanes& act);
+  /// The last generic-proxy writer (tid + 1) of a shared element if it has not executed
+  /// fence.proxy.async since (intrinsics_hopper.cc), else 0.
+  int UnfencedGenericWriter(Mem& m, int64_t flat);
+  int64_t TmaLand(int64_t bar_addr);  // lands the copies completing on the barrier; returns their bytes
+  void TmaBlockStart();
+  void TmaBlockEnd();
 
  private:
   std::shared_ptr<HopperState> hopper_;
+  std::shared_ptr<TmaState> tma_;
 
   const Options& opt_;
   Result* res_;

@@ -109,6 +109,7 @@ struct Executor::HopperState {
 };
 
 void Executor::HopperBlockStart() {
+  TmaBlockStart();
   if (!hopper_) hopper_ = std::make_shared<HopperState>();
   hopper_->groups.assign(static_cast<size_t>((T_ + 127) / 128), HopperState::Group());
   hopper_->bars.clear();
@@ -124,6 +125,7 @@ void Executor::HopperBlockStart() {
 }
 
 void Executor::HopperBlockEnd() {
+  TmaBlockEnd();
   if (!hopper_) return;
   for (size_t g = 0; g < hopper_->groups.size(); ++g) {
     auto& gr = hopper_->groups[g];
@@ -148,6 +150,13 @@ void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
            "(T.wait_wgmma) "
            "first";
   });
+}
+
+int Executor::UnfencedGenericWriter(Mem& m, int64_t flat) {
+  if (!hopper_ || m.proxy_writer.empty()) return 0;
+  const size_t fi = static_cast<size_t>(flat);
+  const int32_t wr = m.proxy_writer[fi];
+  return wr && hopper_->fences[static_cast<size_t>(wr - 1)] == m.proxy_fences[fi] ? wr : 0;
 }
 
 void Executor::NoteGenericWrite(Mem& m, int tid, int64_t flat) {
@@ -181,6 +190,7 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
+  if (ExecTma(c, act)) return true;    // intrinsics_tma.cc
   if (op == "tl.fence_proxy_async") {  // orders each executing thread's earlier generic writes
     if (!hopper_) HopperBlockStart();
     for (int t : act) ++hopper_->fences[static_cast<size_t>(t)];
@@ -220,7 +230,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           b.pending = b.expected;
         }
       };
-      if (op == "tl.mbarrier_arrive") {
+      if (op == "tl.mbarrier_arrive" || op == "tl.mbarrier_arrive_expect_tx") {
         if (b.pending == 0) {
           Report("mbarrier_over_arrival", t, [&] {
             return name(f) + " receives more than its " + std::to_string(b.expected) +
@@ -228,6 +238,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           });
           continue;
         }
+        if (op == "tl.mbarrier_arrive_expect_tx") b.tx += arg[t].i;
         --b.pending;
         complete();
       } else if (op == "tl.mbarrier_expect_tx") {
@@ -236,6 +247,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         // The phase of parity p is complete unless the current (incomplete) phase has parity p. In
         // lockstep every thread that could still arrive has run up to here: an incomplete phase never
         // completes.
+        if ((b.phase & 1) == (arg[t].i & 1)) {  // TMA copies on the barrier land now (intrinsics_tma.cc)
+          b.tx -= TmaLand(addr);
+          complete();
+        }
         if ((b.phase & 1) == (arg[t].i & 1)) {
           Report("deadlock", t, [&] {
             return "the wait on " + name(f) + " for phase parity " + std::to_string(arg[t].i & 1) +

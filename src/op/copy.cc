@@ -28,7 +28,38 @@ TileOpCall CopyNode::Call() const {
   return c;
 }
 
+void TmaCopyNode::Check() const {
+  CopyNode(src, dst, false, span).Check();
+  auto* b = As<BufferLoadNode>(barrier);
+  if (!b || b->buffer->scope != Scope::kShared || b->buffer->dtype != DataType::UInt(64))
+    throw UserError(ErrorKind::kType, "T.tma_copy takes a barrier from T.alloc_barrier (e.g. bars[0])", span);
+  if (src.buffer->scope != Scope::kGlobal || dst.buffer->scope != Scope::kShared)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.tma_copy copies global -> shared here; TMA stores (shared -> global) are not implemented", span);
+}
+std::vector<std::pair<const Region*, Access>> TmaCopyNode::Regions() const {
+  return {{&src, Access::kRead}, {&dst, Access::kWrite}};
+}
+Stmt TmaCopyNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
+  return std::make_shared<TmaCopyNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(e.at(0)), span);
+}
+TileOpCall TmaCopyNode::Call() const {
+  return {"tma_copy",
+          {{TileOpArg::kRegion, &src, nullptr},
+           {TileOpArg::kRegion, &dst, nullptr},
+           {TileOpArg::kExpr, nullptr, barrier}},
+          {}};
+}
+
 namespace {
+// T.tma_copy(src, dst, barrier)
+const TileOpRegistrar kRegisterTmaCopy("tma_copy",
+                                       [](std::vector<Region> r, std::vector<Expr> e,
+                                          const std::map<std::string, int64_t>&, Span s) -> Stmt {
+                                         return std::make_shared<TmaCopyNode>(r.at(0), r.at(1), e.at(0),
+                                                                              std::move(s));
+                                       });
 // T.copy(src, dst, disable_tma=...)
 const TileOpRegistrar kRegisterCopy("copy",
                                     [](std::vector<Region> r, std::vector<Expr>,

@@ -18,4 +18,22 @@ struct CopyNode : TileOpNode {
   void Check() const override;
 };
 
+/// T.tma_copy(src, dst, barrier): TileLang's explicit TMA load (sm_90+, global -> shared). One thread
+/// arrives on `barrier` with the tile's bytes as its transaction count (mbarrier.arrive.expect_tx) and
+/// issues the copy; nothing waits: the user waits with T.mbarrier_wait_parity (docs/hopper.md).
+struct TmaCopyNode : TileOpNode {
+  static constexpr const char kOp[] = "tma_copy";
+  TmaCopyNode(Region s, Region d, Expr bar, Span sp)
+      : TileOpNode(kOp, std::move(sp)), src(std::move(s)), dst(std::move(d)), barrier(std::move(bar)) {}
+  const Region src, dst;
+  const Expr barrier;  // an element of a T.alloc_barrier buffer
+
+  std::vector<std::pair<const Region*, Access>> Regions() const override;
+  std::vector<Expr> Exprs() const override { return {barrier}; }
+  Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
+  std::vector<int64_t> Attrs() const override { return {}; }
+  TileOpCall Call() const override;
+  void Check() const override;
+};
+
 }  // namespace tl

@@ -50,6 +50,9 @@ struct DriverApi {
                            CUstream, void**, void**) = nullptr;
   CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
   CUresult (*PointerGetAttribute)(void*, int, CUdeviceptr) = nullptr;
+  // CUDA 12+ (optional: older drivers lack it, and then TMA kernels cannot launch)
+  CUresult (*TensorMapEncodeTiled)(void*, int, uint32_t, void*, const uint64_t*, const uint64_t*,
+                                   const uint32_t*, const uint32_t*, int, int, int, int) = nullptr;
 };
 
 template <typename F>
@@ -81,6 +84,7 @@ const DriverApi* LoadDriver() {
         Sym(h, "cuFuncSetAttribute", &a.FuncSetAttribute) && Sym(h, "cuLaunchKernel", &a.LaunchKernel) &&
         Sym(h, "cuGetErrorString", &a.GetErrorString) &&
         Sym(h, "cuPointerGetAttribute", &a.PointerGetAttribute);
+    Sym(h, "cuTensorMapEncodeTiled", &a.TensorMapEncodeTiled);  // optional
     if (!ok) {
       g_failure = "the CUDA driver (libcuda.so.1) is too old: it lacks part of the driver API we use";
       dlclose(h);
@@ -307,6 +311,29 @@ void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, 
                   grid.y, ",", grid.z, ") block=(", block.x, ",", block.y, ",", block.z,
                   ") dynamic smem=", dyn_smem, " (", ErrorText(rc), ")");
   if (rc != kSuccess) TL_USER_ERROR(kArgument, Span(), "launching kernel '", fn, "' failed: ", ErrorText(rc));
+}
+
+void EncodeTensorMapTiled(void* map, int elem_bytes, int rank, void* global, const uint64_t* dims,
+                          const uint64_t* strides, const uint32_t* box, int swizzle_bytes) {
+  const DriverApi* api = LoadDriver();
+  if (!api) throw UserError(ErrorKind::kUnsupported, DriverUnavailableReason());
+  if (!api->TensorMapEncodeTiled)
+    throw UserError(ErrorKind::kUnsupported,
+                    "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12+), which TMA kernels need");
+  // CUtensorMapDataType by element size (only the size matters for a zero-filled copy): UINT8 = 0,
+  // UINT16 = 1, UINT32 = 2, UINT64 = 4. Swizzle: NONE = 0, 32B = 1, 64B = 2, 128B = 3. Interleave NONE = 0,
+  // L2 promotion 128B = 2, out-of-bounds fill NONE = 0 (zeros).
+  const int dtype = elem_bytes == 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 4;
+  const int sw = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : swizzle_bytes == 32 ? 1 : 0;
+  const uint32_t ones[5] = {1, 1, 1, 1, 1};
+  CUresult rc = api->TensorMapEncodeTiled(map, dtype, static_cast<uint32_t>(rank), global, dims, strides, box,
+                                          ones, 0, sw, 2, 0);
+  if (rc != kSuccess) {
+    const char* m = nullptr;
+    api->GetErrorString(rc, &m);
+    throw UserError(ErrorKind::kArgument,
+                    std::string("cuTensorMapEncodeTiled failed: ") + (m ? m : "unknown error"));
+  }
 }
 
 }  // namespace tl::cuda

@@ -10,6 +10,34 @@
 namespace tl {
 namespace {
 
+struct alignas(64) TensorMapBytes {  // the driver's CUtensorMap
+  uint64_t opaque[16];
+};
+
+// The tensor map of `m` for this launch: dims from the argument's shape (row-major, contiguous), the
+// byte strides that follow, the box and swizzle the kernel was compiled for.
+void EncodeMap(const TensorMapSpec& m, const std::vector<TensorArg>& args, TensorMapBytes* out) {
+  const TensorArg& a = args.at(static_cast<size_t>(m.param));
+  const int r = static_cast<int>(m.box.size()), eb = m.dtype.bytes();
+  if (reinterpret_cast<uintptr_t>(a.data) % 16)
+    throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
+                                              ", whose data pointer is not 16-byte aligned");
+  uint64_t dims[5], strides[5];
+  uint32_t box[5];
+  uint64_t stride = static_cast<uint64_t>(eb);
+  for (int i = 0; i < r; ++i) {  // innermost first
+    const int64_t d = a.shape.at(static_cast<size_t>(r - 1 - i));
+    if (d <= 0)
+      throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
+                                                ", which is empty along a dimension");
+    dims[i] = static_cast<uint64_t>(d);
+    if (i > 0) strides[i - 1] = stride;
+    stride *= static_cast<uint64_t>(d);
+    box[i] = static_cast<uint32_t>(m.box[static_cast<size_t>(r - 1 - i)]);
+  }
+  cuda::EncodeTensorMapTiled(out, eb, r, a.data, dims, strides, box, m.swizzle_bytes);
+}
+
 class CudaModule : public RuntimeModule {
  public:
   CudaModule(LaunchSpec spec, std::string cubin) : RuntimeModule(std::move(spec)), cubin_(std::move(cubin)) {}
@@ -32,6 +60,12 @@ class CudaModule : public RuntimeModule {
     std::shared_ptr<cuda::Module> mod = ForDevice(dev);
     std::vector<void*> ptrs;
     for (auto& s : slots) ptrs.push_back(&s);
+    // TMA tensor maps (sm_90+), after the other parameters, encoded from their tensors' arguments.
+    std::vector<TensorMapBytes> maps(spec_.tensor_maps.size());
+    for (size_t i = 0; i < maps.size(); ++i) {
+      EncodeMap(spec_.tensor_maps[i], args, &maps[i]);
+      ptrs.push_back(&maps[i]);
+    }
     cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
     cuda::Dim3 block{static_cast<unsigned>(spec_.threads), 1, 1};
     mod->Launch(spec_.entry, grid, block, static_cast<int>(spec_.dynamic_smem), ptrs.data(), stream);

@@ -68,14 +68,27 @@ struct SymbolSpec {
   DataType dtype;
 };
 
+/// A TMA tensor map the kernel takes as a `const __grid_constant__` parameter after its other
+/// parameters (docs/hopper.md, "TMA"): a tiled view of tensor parameter `param` (row-major and
+/// contiguous, so its dims and strides follow from the argument's shape at launch) cut into boxes of
+/// `box` elements, written to shared memory in the given swizzle; out-of-bounds elements read as zero.
+struct TensorMapSpec {
+  int param = -1;            // index into LaunchSpec::params (a tensor)
+  DataType dtype;            // element type (the tensor's)
+  std::vector<int64_t> box;  // box extent per tensor axis, outermost first (each 1..256)
+  int swizzle_bytes = 0;     // 0 (none), 32, 64 or 128
+  bool oob_nan = false;      // out-of-bounds fill: false = zeros (the only fill this compiler asks for)
+};
+
 struct LaunchSpec {
   std::string func_name;  // the kernel as the user named it (messages)
   std::string entry;      // the symbol to launch ("tl_entry" on the CPU, the __global__ name on GPUs)
   std::vector<ParamSpec> params;
-  std::vector<SymbolSpec> syms;  // the symbolic dims, in the order the kernel takes their values
-  std::vector<IntProgram> grid;  // blocks per dimension (GPU kinds), up to 3
-  int64_t threads = 0;           // threads per block (GPU kinds)
-  int64_t dynamic_smem = 0;      // bytes of dynamic shared / local memory per block
+  std::vector<SymbolSpec> syms;            // the symbolic dims, in the order the kernel takes their values
+  std::vector<IntProgram> grid;            // blocks per dimension (GPU kinds), up to 3
+  int64_t threads = 0;                     // threads per block (GPU kinds)
+  int64_t dynamic_smem = 0;                // bytes of dynamic shared / local memory per block
+  std::vector<TensorMapSpec> tensor_maps;  // CUDA sm_90+: TMA descriptors, passed after the parameters
 
   /// Checks every argument against the signature (dtype, rank, shape, device, strides), binding
   /// the symbols; throws UserError(kArgument) naming the parameter. `device`: "cpu", "cuda", "any"

@@ -47,6 +47,7 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
   }
   for (auto& v : SymbolicVars(f_))
     params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
+  params += ExtraParams();
   os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << CudaKernelName(f_) << "("
       << params << ") {\n";
   Stmt_(f_->body, 1);

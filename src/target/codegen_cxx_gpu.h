@@ -37,6 +37,8 @@ class CodegenCxxGpu : public CodegenC {
   virtual void SharedBytes(const Buffer& b, int64_t count, int ind) = 0;
   /// The alignment attribute of register arrays.
   virtual std::string LocalAlign() = 0;
+  /// Parameters after the kernel's own (CUDA: TMA tensor maps), each starting with ", ".
+  virtual std::string ExtraParams() { return ""; }
 
   PrimFunc f_;
   std::string arch_, backend_;

@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "runtime/module.h"
 #include "target/cpu/codegen_cpu.h"
+#include "target/cuda/tensor_maps.h"
 
 namespace tl {
 namespace {
@@ -140,6 +141,7 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
   if (lowered) {
     if (const KernelNode* k = FindKernel(lowered->body))
       for (auto& g : k->grid) s.grid.push_back(CompileIntProgram(g, syms));
+    s.tensor_maps = CollectTensorMaps(lowered);  // CUDA sm_90+ TMA copies; none elsewhere
   }
   s.threads = threads;
   s.dynamic_smem = dynamic_smem;

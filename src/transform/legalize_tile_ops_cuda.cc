@@ -5,7 +5,9 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
+#include "op/copy.h"
 #include "layout/fragment.h"
+#include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
 #include "transform/cuda_util.h"
 #include "transform/lower_tile_ops_cpu.h"
@@ -51,6 +53,12 @@ std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
   return "";
 }
 
+std::string BoxText(const std::vector<int64_t>& box) {
+  std::string s;
+  for (auto b : box) s += (s.empty() ? "" : "x") + std::to_string(b);
+  return s;
+}
+
 class Legalizer : public IRMutator {
  public:
   explicit Legalizer(const CudaPassContext& ctx) : ctx_(ctx) {}
@@ -71,12 +79,39 @@ class Legalizer : public IRMutator {
     else
       body.push_back(f->body);
     std::vector<Buffer> staged;
+    bool any_tma = false, any_cp_async = false;
     for (auto& st : body) {
       auto* a = As<AttrStmtNode>(st);
       auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
       if (c && !ReadsMemoryRegion(c->src) &&
-          std::find(staged.begin(), staged.end(), c->dst.buffer) == staged.end())
+          std::find(staged.begin(), staged.end(), c->dst.buffer) == staged.end()) {
         staged.push_back(c->dst.buffer);
+        (IsConstInt(a->value, 2) ? any_tma : any_cp_async) = true;
+      }
+    }
+    if (any_tma && any_cp_async) {  // one pipeline synchronises one way: its TMA copies use cp.async too
+      for (auto& st : body) {
+        auto* a = As<AttrStmtNode>(st);
+        auto* c = a && a->key == "tl.copy_async" && IsConstInt(a->value, 2) ? As<CopyNode>(a->body) : nullptr;
+        if (!c || ReadsMemoryRegion(c->src)) continue;
+        std::string why = AsyncCopyBlocker(c, ctx_.opt);
+        auto& ch = ctx_.info->choices;  // the copy's "TMA" choice no longer holds
+        std::string was =
+            Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name + ": TMA (";
+        ch.erase(
+            std::remove_if(ch.begin(), ch.end(), [&](const std::string& x) { return x.rfind(was, 0) == 0; }),
+            ch.end());
+        ctx_.info->warnings.push_back(
+            Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+            " does not use TMA: the T.Pipelined loop at " + Loc(n->span) +
+            " also has copies that cannot, and a pipeline uses one kind; " +
+            (why.empty() ? "it uses cp.async" : "it is lowered to synchronous loads"));
+        ctx_.info->choices.push_back(ctx_.info->warnings.back());
+        if (!why.empty()) staged.erase(std::find(staged.begin(), staged.end(), c->dst.buffer));
+        st = why.empty() ? AttrStmt(nullptr, "tl.copy_async", Int(1), a->body, a->span)
+                         : TileOpToParallelLoops(a->body);
+      }
+      r = For(f->var, f->min, f->extent, f->for_kind, Seq(body, f->span), f->annotations, f->span);
     }
     for (auto b = staged.rbegin(); b != staged.rend(); ++b)
       r = AttrStmt(*b, "tl.num_stages", IntImm(DataType::Int(32), stages), r, n->span);
@@ -87,6 +122,26 @@ class Legalizer : public IRMutator {
     if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && !ctx_.target.mfma)
       ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
                                     " is an AMD MFMA option; it has no effect on " + ctx_.target.backend);
+    if (auto* t = As<TmaCopyNode>(s)) {  // T.tma_copy: TMA or an error (lower_tma.cc lowers it)
+      if (ctx_.target.sm < 90 || ctx_.target.mfma || !ctx_.target.cp_async || !ctx_.target.swizzle)
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " +
+                            (ctx_.target.backend == "CUDA" ? ctx_.target.arch : ctx_.target.backend),
+                        t->span);
+      CudaPassContext explicit_ctx = ctx_;
+      explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
+      TmaPlan p;
+      CopyNode c(t->src, t->dst, false, t->span);
+      std::string why = TmaBlocker(&c, explicit_ctx, &p);
+      if (!why.empty())
+        throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
+      ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
+                                   t->dst.buffer->name + ": TMA (" + std::to_string(p.panels) +
+                                   "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+                                   BoxText(p.box) + ", " + std::to_string(p.bytes) +
+                                   " bytes arriving on the given mbarrier; no wait)");
+      return s;
+    }
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
       if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about
@@ -95,17 +150,56 @@ class Legalizer : public IRMutator {
                                      " has no async copy)");
         return TileOpToParallelLoops(s);
       }
+      bool from_shared = c->src.buffer->scope == Scope::kShared && c->dst.buffer->scope == Scope::kGlobal;
+      if (from_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle &&
+          ctx_.target.cp_async) {
+        TmaPlan p;
+        std::string why = TmaBlocker(c, ctx_, &p);
+        if (why.empty()) {
+          ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                       c->dst.buffer->name + ": TMA store (" + std::to_string(p.panels) +
+                                       "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+                                       BoxText(p.box) + ", " + std::to_string(p.bytes) +
+                                       " bytes, bulk group)");
+          return AttrStmt(nullptr, "tl.copy_tma_store", Int(1), s, s->span);
+        }
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                     c->dst.buffer->name + ": thread stores (not a TMA store: " + why + ")");
+      }
+      std::string no_tma;  // sm_90+: why the copy is not TMA
+      if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {
+        TmaPlan p;
+        no_tma = TmaBlocker(c, ctx_, &p);
+        if (no_tma.empty()) {
+          ctx_.info->choices.push_back(
+              Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name + ": TMA (" +
+              std::to_string(p.panels) + "x cp.async.bulk.tensor." + std::to_string(p.box.size()) +
+              "d, box " + BoxText(p.box) +
+              (p.swizzle ? ", " + std::to_string(p.swizzle) + "B swizzle" : ", no swizzle") + ", " +
+              std::to_string(p.bytes) + " bytes on an mbarrier)");
+          return AttrStmt(nullptr, "tl.copy_async", Int(2), s, s->span);
+        }
+      }
       if (to_shared) {
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
+        // Not TMA because the user asked (disable_tma, the pass config): silent; otherwise a warning.
+        bool asked = c->disable_tma || ctx_.opt.disable_tma;
         if (why.empty()) {
-          ctx_.info->choices.push_back(
-              Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-              (ctx_.target.mfma ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
-                                  "synchronous on HIP, docs/hip.md)"
-                                : ": 16-byte cp.async into a swizzled shared tile") +
-              (ctx_.target.sm >= 90 ? " (not TMA: not implemented yet)" : ""));
+          std::string line = Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name;
+          if (!no_tma.empty() && !asked) {
+            ctx_.info->warnings.push_back(line + " does not use TMA: " + no_tma + "; it uses cp.async");
+            ctx_.info->choices.push_back(ctx_.info->warnings.back());
+          } else {
+            ctx_.info->choices.push_back(line +
+                                         (ctx_.target.mfma
+                                              ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
+                                                "synchronous on HIP, docs/hip.md)"
+                                              : ": 16-byte cp.async into a swizzled shared tile") +
+                                         (no_tma.empty() ? "" : " (not TMA: " + no_tma + ")"));
+          }
           return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
+        if (!no_tma.empty() && !asked) why = "TMA cannot be used (" + no_tma + ") and " + why;
         ctx_.info->warnings.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
                                       c->dst.buffer->name + " does not use cp.async: " + why +
                                       "; it is lowered to synchronous loads");

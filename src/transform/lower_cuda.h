@@ -26,6 +26,7 @@ namespace tl {
 struct CudaLowerOptions {
   bool disable_barriers = false;    // pass config "tl.disable_barrier_insertion" (for race tests)
   bool disable_cp_async = false;    // "tl.disable_async_copy"
+  bool disable_tma = false;         // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async
   bool corrupt_mma_layout = false;  // test-only: stores mma accumulators with two columns swapped
   bool skip_fence_proxy = false;    // test-only: wgmma without fence.proxy.async before it
 };

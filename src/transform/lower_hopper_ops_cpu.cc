@@ -26,6 +26,10 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
 }
 namespace cpu_lowering {
 namespace {
+const CpuOpLoweringRegistrar kTmaCopy("tma_copy", [](CpuTileLowerer&, const TileOpNode& n) -> Stmt {
+  throw UserError(ErrorKind::kUnsupported, "T.tma_copy is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
+                  n.span);
+});
 const CpuOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CpuTileLowerer&, const TileOpNode& n) -> Stmt {
   return Seq({}, n.span);
 });

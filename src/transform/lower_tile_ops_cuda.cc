@@ -49,6 +49,11 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
   Stmt body = VisitStmt(kbody);
   for (auto& b : extra_) allocs.push_back(b);
+  if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
+    // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy
+    tma_inits_.push_back(Call0("tl.fence_barrier_init", {}, n->span));
+    body = Seq({If(Eq(tx_, C(0)), Seq(tma_inits_, n->span), nullptr, n->span), body}, n->span);
+  }
   body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
   // The tile shape and stage count of each flattened shared buffer, for the shared-memory table.
   for (auto it = n->alloc_buffers.rbegin(); it != n->alloc_buffers.rend(); ++it) {
@@ -57,8 +62,13 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     for (auto& d : (*it)->shape) tile.push_back(d);
     body = AttrStmt(MapBuffer(*it), "tl.shared_tile", Call(DataType::Handle(), "list", tile), body, n->span);
   }
+  // TMA destinations need their tile on a 128-byte or whole-swizzle-pattern boundary (the table's "align").
+  for (auto& [b, al] : tma_align_)
+    for (auto& x : allocs)
+      if (x.get() == b) body = AttrStmt(x, "tl.shared_align", Int(al), body, n->span);
   std::vector<std::pair<Buffer, Expr>> inits;
   for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
+  for (auto& bv : tma_var_inits_) inits.push_back(bv);
   (void)s;
   return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(T_)}, allocs, inits, body,
                                       n->span);
@@ -67,14 +77,23 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
 Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
   if (n->for_kind == ForKind::kParallel) return OpScope(LowerParallel(n), n->span);
   if (n->for_kind == ForKind::kPipelined) return LowerPipelined(n);
-  return IRMutator::VisitFor(s, n);
+  ++loop_depth_;
+  Stmt r = IRMutator::VisitFor(s, n);
+  --loop_depth_;
+  return r;
 }
 
 Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);  // consumed (see VisitKernel)
+  if (n->key == "tl.copy_tma_store") {                       // lower_tma.cc
+    auto* c = As<CopyNode>(n->body);
+    TL_ICHECK(c, "tl.copy_tma_store must wrap a T.copy");
+    return OpScope(TmaStore(c), s->span);
+  }
   if (n->key == "tl.copy_async") {
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, "tl.copy_async must wrap a T.copy");
+    if (IsConstInt(n->value, 2)) return OpScope(TmaCopy(c), s->span);  // TMA (lower_tma.cc)
     return OpScope(Seq({AsyncCopy(c), Call0("tl.cp_async_commit", {}, s->span),
                         Call0("tl.cp_async_wait", {C(0)}, s->span)},
                        s->span),

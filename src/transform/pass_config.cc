@@ -18,6 +18,7 @@ const Key kKeys[] = {
     {"emulator.check_uninit", &PassConfig::emulator_check_uninit, nullptr},
     {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr},
     {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr},
+    {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr},
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr},
 };

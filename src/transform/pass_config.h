@@ -11,6 +11,8 @@ namespace tl {
 struct PassConfig {
   bool disable_barrier_insertion = false;  // "tl.disable_barrier_insertion" (race tests)
   bool disable_async_copy = false;         // "tl.disable_async_copy": global->shared copies stay synchronous
+  bool disable_tma_lower =
+      false;  // "tl.disable_tma_lower" (TileLang's TL_DISABLE_TMA_LOWER): cp.async, not TMA
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"

@@ -105,6 +105,13 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     }
     if (auto* a = As<AttrStmtNode>(body)) {
       auto* tile = As<CallNode>(a->value);
+      if (a->key == "tl.shared_align")  // a TMA destination (lower_tma.cc): 128 B or a whole swizzle pattern
+        for (auto& it : items)
+          if (it.b == a->node) {
+            int64_t al = 16;
+            AsConstInt(a->value, &al);
+            it.align = std::max(it.align, al);
+          }
       if (a->key == "tl.shared_tile" && tile && !tile->args.empty())
         for (auto& it : items)
           if (it.b == a->node) {
@@ -135,17 +142,24 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
 
   std::ostringstream t;
   t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype"
-    << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes" << std::setw(10) << "offset"
-    << "\n";
+    << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes";
+  // sm_90+: how each buffer is aligned (1 KB swizzle atoms; TMA tiles: whole swizzle patterns)
+  const bool show_align = ctx.target.sm >= 90;
+  if (show_align) t << std::setw(8) << "align";
+  t << std::setw(10) << "offset" << "\n";
   int64_t sum = 0;
   for (auto& it : items) {
     t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10)
-      << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes
-      << std::setw(10) << it.off << "\n";
+      << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes;
+    if (show_align) t << std::setw(8) << it.align;
+    t << std::setw(10) << it.off << "\n";
     sum += it.bytes;
   }
-  t << "total " << total << " bytes (" << sum << " before reuse), limit " << ctx.target.smem_limit
-    << " bytes on " << ctx.target.arch << "\n";
+  int64_t pad = total;  // bytes lost to alignment (TMA / swizzle patterns), when nothing is reused
+  for (auto& it : items) pad -= it.bytes;
+  t << "total " << total << " bytes (" << sum << " before reuse"
+    << (pad > 0 ? ", " + std::to_string(pad) + " of alignment padding" : "") << "), limit "
+    << ctx.target.smem_limit << " bytes on " << ctx.target.arch << "\n";
   ctx.info->smem_report = t.str();
   ctx.info->smem_bytes = total;
   if (total > ctx.target.smem_limit)

@@ -349,6 +349,28 @@ def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None
                         {"disable_tma": int(_bool(disable_tma))}, builder.span())
 
 
+def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
+    """TileLang's explicit TMA load (sm_90+): one thread arrives on `barrier` with the tile's bytes as the
+    phase's transaction count (mbarrier.arrive.expect_tx) and issues the cp.async.bulk.tensor copies; nothing
+    waits. Allocate the barrier with an arrive count of 1 (`T.alloc_barrier(1)`) and wait with
+    `T.mbarrier_wait_parity(bar, phase)` before reading `dst`. Global -> shared only (no TMA stores)."""
+    if barrier is None:
+        raise TileLangTypeError("T.tma_copy(src, dst, barrier=bars[i]) needs the mbarrier its load completes on")
+    if eviction_policy is not None or annotations:
+        from ..errors import TileLangUnsupportedError
+        raise TileLangUnsupportedError("T.tma_copy: eviction_policy and annotations are not implemented")
+    sb, smin, sext, spoint = region_of(src, "T.tma_copy source")
+    db, dmin, dext, dpoint = region_of(dst, "T.tma_copy destination")
+    if spoint and dpoint:
+        raise TileLangTypeError("T.tma_copy needs at least one side to be a buffer or a slice")
+    if spoint:
+        sext = _point_region(sb, smin, dext)
+    if dpoint:
+        dext = _point_region(db, dmin, sext)
+    bar = _barrier_elem(barrier, "T.tma_copy")
+    return _ffi.tile_op("tma_copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [bar], {}, builder.span())
+
+
 class GemmWarpPolicy(enum.IntEnum):
     Square = 0
     FullRow = 1

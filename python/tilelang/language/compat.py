@@ -300,7 +300,7 @@ def _hopper_only(name):
     return f
 
 
-HOPPER_ONLY = ["tma_copy", "ClusterKernel", "ws", "copy_cluster", "mma_gemm_blockscaled"]
+HOPPER_ONLY = ["ClusterKernel", "ws", "copy_cluster", "mma_gemm_blockscaled"]
 
 
 # ---- macros ----------------------------------------------------------------------------------------------

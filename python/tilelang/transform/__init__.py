@@ -1,7 +1,7 @@
 """tilelang.transform.PassConfigKey: TileLang's pass-config keys, and how this compiler treats each one.
 
 `normalize_pass_configs` turns a user's pass_configs (enum or string keys) into this compiler's options:
-a key it implements is translated; a key whose request always holds here (no TMA, no wgmma, no warp
+a key it implements is translated; a key whose request always holds here (no warp
 specialisation to disable) is accepted quietly; any other TileLang key is accepted with a warning that
 it has no effect. Keys that are neither TileLang's nor this compiler's are rejected.
 """
@@ -79,7 +79,6 @@ _TRANSLATED = {
 }
 # Requests that always hold here, whatever the value: this compiler never emits what they disable.
 _ALWAYS_HOLDS = {
-    "tl.disable_tma_lower": "no TMA copies are emitted",
     "tl.disable_warp_specialized": "kernels are never warp-specialised",
     "tl.disable_wgmma": "the CUDA gemm uses mma.sync, never wgmma",
     "tl.disable_vectorize_256": "vector accesses are at most 16 bytes",

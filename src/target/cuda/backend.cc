@@ -19,6 +19,7 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
   CudaLowerOptions o;
   o.disable_barriers = pc.disable_barrier_insertion;
   o.disable_cp_async = pc.disable_async_copy;
+  o.disable_tma = pc.disable_tma_lower;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
   o.skip_fence_proxy = pc.test_skip_fence_proxy;
   return o;

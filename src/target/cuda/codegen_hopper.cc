@@ -15,7 +15,8 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::wgmma_commit()";
   } else if (op == "tl.wgmma_wait") {
     *out = "tl::wgmma_wait<" + print(c->args.at(0)) + ">()";
-  } else if (op == "tl.mbarrier_init" || op == "tl.mbarrier_expect_tx" || op == "tl.mbarrier_wait_parity") {
+  } else if (op == "tl.mbarrier_init" || op == "tl.mbarrier_expect_tx" || op == "tl.mbarrier_wait_parity" ||
+             op == "tl.mbarrier_arrive_expect_tx") {
     *out = "tl::" + op.substr(3) + "(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ")";
   } else if (op == "tl.mbarrier_arrive") {
     *out = "tl::mbarrier_arrive(&" + print(c->args.at(0)) + ")";

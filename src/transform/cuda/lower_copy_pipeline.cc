@@ -121,14 +121,18 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
     body.push_back(n->body);
   std::vector<const CopyNode*> producers;
   std::vector<Stmt> consumers;
+  bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
   for (auto& st : body) {
     auto* a = As<AttrStmtNode>(st);
     auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
-    if (c && Stages(c->dst.buffer) == s && s >= 2)
+    if (c && Stages(c->dst.buffer) == s && s >= 2) {
       producers.push_back(c);
-    else
+      tma = tma && IsConstInt(a->value, 2);
+    } else {
       consumers.push_back(st);
+    }
   }
+  if (!producers.empty() && tma) return LowerPipelinedTma(n, producers, consumers, s);  // lower_tma.cc
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
   if (producers.empty()) {
@@ -138,9 +142,8 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   std::vector<Buffer> managed;
   ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) +
                                (ctx_.target.mfma ? "-stage LDS pipeline (" : "-stage cp.async pipeline (") +
-                               std::to_string(producers.size()) +
-                               " copies prefetched " + std::to_string(s - 1) +
-                               " iteration(s) ahead, one barrier per iteration)");
+                               std::to_string(producers.size()) + " copies prefetched " +
+                               std::to_string(s - 1) + " iteration(s) ahead, one barrier per iteration)");
   for (auto* c : producers) {
     stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
     managed.push_back(MapBuffer(c->dst.buffer));

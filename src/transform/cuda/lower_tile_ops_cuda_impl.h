@@ -15,6 +15,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "layout/fragment.h"
+#include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
 
 namespace tl {
@@ -93,6 +94,16 @@ class CudaTileLowerer : public IRMutator {
   // ---- T.Pipelined -------------------------------------------------------------------------
   Stmt LowerPipelined(const ForNode* n);
 
+  // ---- TMA (sm_90+, cuda/lower_tma.cc) -------------------------------------------------------
+  Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
+  Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
+  Expr TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q);  // &shared tile at panel q (+ alignment fact)
+  Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
+                         const std::vector<Stmt>& consumers, int64_t stages);
+  Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
+  Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
+  Stmt TmaStore(const CopyNode* n);  // shared -> global: fence, then thread 0 stores and waits
+
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
   /// The 8-bit operand `r` (2-D, dims `dims`) stored MN-major ([K, mn]) copied by all threads into a new
@@ -132,6 +143,10 @@ class CudaTileLowerer : public IRMutator {
   Expr cur_loc_expr_;  // the loop var when the instance is emitted as one unrolled loop
   Expr cur_valid_;
   Span cur_span_;
+  int loop_depth_ = 0;                              // enclosing serial loops
+  std::map<const BufferNode*, int64_t> tma_align_;  // TMA destination (flat) -> byte alignment
+  std::vector<Stmt> tma_inits_;                     // mbarrier inits, run by thread 0 at kernel start
+  std::vector<std::pair<Buffer, Expr>> tma_var_inits_;
 };
 
 using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;

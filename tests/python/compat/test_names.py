@@ -53,7 +53,8 @@ def test_pass_config_keys():
     out = normalize_pass_configs({PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True,
                                   PassConfigKey.TL_ENABLE_ASYNC_COPY: False,
                                   PassConfigKey.TL_DISABLE_TMA_LOWER: True, "emulator.check_races": False})
-    assert out == {"tl.disable_barrier_insertion": True, "tl.disable_async_copy": True, "emulator.check_races": False}
+    assert out == {"tl.disable_barrier_insertion": True, "tl.disable_async_copy": True, "tl.disable_tma_lower": True,
+                   "emulator.check_races": False}
     with pytest.warns(UserWarning, match="tl.enable_fast_math' is accepted but not implemented"):
         assert normalize_pass_configs({PassConfigKey.TL_ENABLE_FAST_MATH: True}) == {}
     with pytest.raises(TileLangTypeError, match="unknown pass config key 'tl.no_such_key'"):
@@ -182,7 +183,7 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 
 
 @pytest.mark.parametrize("what,body,match", [
-    ("tma", "T.tma_copy(A, A)", "T.tma_copy is not supported"),
+    ("copy_cluster", "T.copy_cluster(A, A)", "T.copy_cluster is not supported"),
     ("unknown", "T.alloc_tmem((64,), T.float32)", "T.alloc_tmem is not supported by TileLang-C++"),
 ])
 def test_unsupported_names_say_so_with_location(tmp_path, what, body, match):

@@ -1,0 +1,283 @@
+// TMA copies and mbarrier pipelines on sm_90 / sm_90a (see lower_tma.h and docs/hopper.md, "TMA"):
+//  - TmaBlocker: whether a global->shared T.copy can be cp.async.bulk.tensor copies, and the plan;
+//  - CudaTileLowerer::TmaIssue / TmaCopy: the copies of one tile (one per 128-byte panel), issued by
+//    thread 0 after `mbarrier.arrive.expect_tx` of the tile's bytes, and a wait on the barrier's phase;
+//  - CudaTileLowerer::LowerPipelinedTma: T.Pipelined over TMA copies with one "full" mbarrier per
+//    stage; iteration k waits on stage k % s for phase parity (k / s) % 2, and a __syncthreads at the
+//    top of each iteration retires the previous iteration's reads before its stage is refilled.
+#include "transform/cuda/lower_tma.h"
+
+#include <algorithm>
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "op/copy.h"
+#include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda_util.h"
+
+namespace tl {
+
+using namespace cuda_pass;
+
+namespace {
+std::string Dims(const std::vector<int64_t>& v) {
+  std::string s;
+  for (auto x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
+}  // namespace
+
+std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan) {
+  const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
+  const Region& G = load ? n->src : n->dst;
+  const Region& S = load ? n->dst : n->src;
+  const Buffer& g = G.buffer;
+  const Buffer& s = S.buffer;
+  if (n->disable_tma) return "T.copy(..., disable_tma=True)";
+  if (ctx.opt.disable_tma) return "TMA is disabled by the pass config tl.disable_tma_lower";
+  if (g->dtype != s->dtype)
+    return "source and destination dtypes differ (" + n->src.buffer->dtype.str() + " -> " +
+           n->dst.buffer->dtype.str() + ")";
+  const int eb = g->dtype.bytes();
+  if (g->dtype.bits() % 8 || (eb != 1 && eb != 2 && eb != 4 && eb != 8))
+    return "TMA copies elements of 1, 2, 4 or 8 bytes, not " + g->dtype.str();
+  const size_t R = g->shape.size();
+  if (R > 5) return "'" + g->name + "' has " + std::to_string(R) + " dimensions; TMA addresses at most 5";
+  // Every stride but the innermost (one element) must be a multiple of 16 bytes, below 2^40.
+  int64_t stride = eb;
+  for (size_t d = R; d-- > 1;) {
+    int64_t dim = 0;
+    if (!AsConstInt(Simplify(g->shape[d]), &dim))
+      return "dimension " + std::to_string(d) + " of '" + g->name +
+             "' is symbolic, so the 16-byte alignment of its strides that TMA needs cannot be proven";
+    stride *= dim;
+    if (stride % 16)
+      return "the stride of dimension " + std::to_string(d - 1) + " of '" + g->name + "' (" +
+             std::to_string(stride) + " bytes) is not a multiple of 16 bytes";
+    if (stride >= (int64_t{1} << 40)) return "a stride of '" + g->name + "' is 2^40 bytes or more";
+  }
+  for (auto& e : g->shape)
+    if (int64_t v; AsConstInt(Simplify(e), &v) && v > 0x7FFFFFFF)
+      return "a dimension of '" + g->name + "' exceeds TMA's 32-bit coordinates";
+  auto sd = TileDims(G);
+  if (sd.empty()) return "the tile is a single element";
+  if (sd.back() != R - 1) return "the innermost tile axis is not the tensor's contiguous axis";
+  // The destination is a whole shared buffer and the tile's non-unit extents are its shape.
+  std::vector<int64_t> dshape, dnon1, snon1, box;
+  for (size_t d = 0; d < s->shape.size(); ++d) {
+    int64_t v = 0, e = 0;
+    if (!AsConstInt(Simplify(s->shape[d]), &v))
+      return "the shape of shared buffer '" + s->name + "' is symbolic";
+    if (!IsConstInt(Simplify(S.ranges[d].min), 0) || !AsConstInt(Simplify(S.ranges[d].extent), &e) || e != v)
+      return "the copy covers a part of shared buffer '" + s->name + "', not all of it";
+    dshape.push_back(v);
+    if (v != 1) dnon1.push_back(v);
+  }
+  for (size_t d = 0; d < R; ++d) {
+    int64_t e = 0;
+    if (!AsConstInt(Simplify(G.ranges[d].extent), &e))
+      return "the tile's extent along dimension " + std::to_string(d) + " is not constant";
+    box.push_back(e);
+    if (e != 1) snon1.push_back(e);
+  }
+  if (snon1 != dnon1)
+    return "the tile's shape (" + Dims(snon1) + ") differs from shared buffer '" + s->name + "' (" +
+           Dims(dnon1) + ")";
+  const int64_t cols = dshape.back();
+  int64_t total = 1;
+  for (auto v : dshape) total *= v;
+  const int64_t rows = total / cols, rb = cols * eb;
+  if (rb % 16) return "the tile's rows are " + std::to_string(rb) + " bytes, not a multiple of 16";
+  // The layout of the shared tile (HopperSharedOffset): 128-byte panels, a 32/64/128B swizzle, or plain.
+  TmaPlan p;
+  if (rb > 128 && rb % 128 == 0) {
+    p.swizzle = 128;
+    p.panels = rb / 128;
+  } else if (rb == 128 || rb == 64 || rb == 32) {
+    p.swizzle = static_cast<int>(rb);
+  }
+  p.panel_cols = cols / p.panels;
+  box.back() = p.panel_cols;
+  for (size_t d = 0; d < R; ++d)
+    if (box[d] > 256)
+      return "the box extent " + std::to_string(box[d]) + " along dimension " + std::to_string(d) +
+             " exceeds TMA's limit of 256 elements";
+  if (p.swizzle && rows % 8)
+    return "the tile has " + std::to_string(rows) + " rows, not a multiple of the 8 rows of a " +
+           std::to_string(p.swizzle) + "B swizzle pattern";
+  if (!p.swizzle && (rows * rb) % 128)
+    return "the tile is " + std::to_string(rows * rb) + " bytes, not a multiple of TMA's 128-byte alignment";
+  p.box = box;
+  p.bytes = total * eb;
+  p.align = std::max<int64_t>(128, 8 * p.swizzle);  // a whole swizzle pattern: 256, 512 or 1024 bytes
+  if (plan) *plan = p;
+  return "";
+}
+
+namespace cuda_lowering {
+
+namespace {
+// The `tl.tensor_map(&g[0, ...], T.list(box...), swizzle)` operand of a plan.
+Expr TensorMapOperand(const Buffer& g, const TmaPlan& p) {
+  std::vector<Expr> zeros(g->shape.size(), C(0)), box;
+  for (auto b : p.box) box.push_back(C(b));
+  return Call(DataType::Handle(), "tl.tensor_map",
+              {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
+}
+// The coordinates (outermost first) of panel q's box: the tile's corner, q panels along the innermost axis.
+std::vector<Expr> PanelCoords(const std::vector<Expr>& corner, const TmaPlan& p, int64_t q) {
+  std::vector<Expr> c = corner;
+  c.back() = Simplify(c.back() + C(q * p.panel_cols));
+  return c;
+}
+}  // namespace
+
+Expr CudaTileLowerer::TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q) {
+  int64_t& al = tma_align_[MapBuffer(s).get()];
+  al = std::max(al, p.align);
+  std::vector<Expr> sidx(s->shape.size(), C(0));
+  sidx.back() = C(q * p.panel_cols);
+  return Load(MapBuffer(s), {SharedIndex(s, sidx)});
+}
+
+Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
+  Expr map = TensorMapOperand(n->src.buffer, p);
+  std::vector<Expr> corner;
+  for (auto& r : n->src.ranges) corner.push_back(VisitExpr(r.min));
+  std::vector<Stmt> out;
+  for (int64_t q = 0; q < p.panels; ++q) {
+    std::vector<Expr> args{TmaPanel(n->dst.buffer, p, q), bar, map};
+    for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
+    out.push_back(Call0("tl.tma_load", args, n->span));
+  }
+  return Seq(out, n->span);
+}
+
+Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
+  TmaPlan p;
+  std::string why = TmaBlocker(n, ctx_, &p);
+  TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
+  Expr map = TensorMapOperand(n->dst.buffer, p);
+  std::vector<Expr> corner;
+  for (auto& r : n->dst.ranges) corner.push_back(VisitExpr(r.min));
+  std::vector<Stmt> issue;
+  for (int64_t q = 0; q < p.panels; ++q) {
+    std::vector<Expr> args{TmaPanel(n->src.buffer, p, q), map};
+    for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
+    issue.push_back(Call0("tl.tma_store", args, n->span));
+  }
+  issue.push_back(Call0("tl.tma_store_commit", {}, n->span));
+  // Complete (global writes done, the tile read) before anything may rewrite the tile or read the output.
+  issue.push_back(Call0("tl.tma_store_wait", {}, n->span));
+  // Every thread orders its generic-proxy writes of the tile before the async-proxy read; InsertBarriers
+  // then puts a __syncthreads between the writes and thread 0's store.
+  Stmt store = If(Eq(tx_, C(0)), Seq(issue, n->span), nullptr, n->span);
+  if (ctx_.opt.skip_fence_proxy) return store;  // test hook (tl.test_skip_fence_proxy_async)
+  return Seq({Call0("tl.fence_proxy_async", {}, n->span), store}, n->span);
+}
+
+Buffer CudaTileLowerer::TmaBarriers(int64_t count, const Span& sp) {
+  Buffer bars = Scratch("tma_bar", DataType::UInt(64), count, Scope::kShared);
+  for (int64_t i = 0; i < count; ++i)
+    tma_inits_.push_back(Call0("tl.mbarrier_init", {Load(bars, {C(i)}), C(1)}, sp));
+  return bars;
+}
+
+Buffer CudaTileLowerer::TmaCounter(const std::string& base) {
+  Buffer v = Scratch(base, DataType::Int(32), 1, Scope::kLocalVar);
+  tma_var_inits_.push_back({v, C(0)});
+  return v;
+}
+
+Stmt CudaTileLowerer::TmaCopy(const CopyNode* n) {
+  TmaPlan p;
+  std::string why = TmaBlocker(n, ctx_, &p);
+  TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
+  Expr bar = Load(TmaBarriers(1, n->span), {C(0)});
+  Buffer phase = TmaCounter("tma_phase");  // the barrier's phase parity, flipped after each wait
+  Stmt issue = If(
+      Eq(tx_, C(0)),
+      Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, n->span), TmaIssue(n, p, bar)}, n->span),
+      nullptr, n->span);
+  Expr ph = Load(phase, {C(0)});
+  return Seq(
+      {issue, Call0("tl.mbarrier_wait_parity", {bar, ph}, n->span), Store(phase, C(1) - ph, {C(0)}, n->span)},
+      n->span);
+}
+
+Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
+                                        const std::vector<Stmt>& consumers, int64_t s) {
+  Var ko = n->var;
+  Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
+  const Span& sp = n->span;
+  Buffer bars = TmaBarriers(s, sp);
+  // A pipeline that runs more than once (inside another loop) numbers its iterations across runs, so
+  // that stage and phase stay consistent: g = (iterations of earlier runs) + k.
+  Buffer base = loop_depth_ > 0 ? TmaCounter("tma_iters") : Buffer();
+  auto global = [&](const Expr& k) { return base ? Load(base, {C(0)}) + k : k; };
+  std::vector<Buffer> managed;
+  std::vector<TmaPlan> plans;
+  int64_t bytes = 0;
+  std::string what;
+  for (auto* c : producers) {
+    TmaPlan p;
+    std::string why = TmaBlocker(c, ctx_, &p);
+    TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
+    plans.push_back(p);
+    bytes += p.bytes;
+    stage_[c->dst.buffer.get()] = Mod(global(ko - mn), s);
+    managed.push_back(MapBuffer(c->dst.buffer));
+  }
+  ctx_.info->choices.push_back(Loc(sp) + ": T.Pipelined: " + std::to_string(s) + "-stage TMA pipeline (" +
+                               std::to_string(producers.size()) + " copies, " + std::to_string(bytes) +
+                               " bytes per stage, prefetched " + std::to_string(s - 1) +
+                               " iteration(s) ahead by one thread; one 'full' mbarrier per stage waited on "
+                               "with phase parity (k / " +
+                               std::to_string(s) +
+                               ") % 2; a __syncthreads per iteration before a stage is refilled)");
+  Expr bar = Load(bars, {Mod(global(ko - mn), s)});
+  std::vector<Stmt> issue{Call0("tl.mbarrier_arrive_expect_tx", {bar, C(bytes)}, sp)};
+  for (size_t i = 0; i < producers.size(); ++i) issue.push_back(TmaIssue(producers[i], plans[i], bar));
+  Stmt producer = OpScope(If(Eq(tx_, C(0)), Seq(issue, sp), nullptr, sp), sp);
+  std::vector<Stmt> cons;
+  for (auto& st : consumers) cons.push_back(VisitStmt(st));
+  for (auto* c : producers) stage_.erase(c->dst.buffer.get());
+  auto at = [&](const Expr& iter) { return Substitute(producer, {{ko.get(), mn + iter}}); };
+  std::vector<Stmt> out;
+  for (int64_t p = 0; p + 1 < s; ++p) out.push_back(If(Lt(C(p), ext), at(C(p)), nullptr, sp));
+  Var k = MakeVar(ko->name);
+  std::vector<Stmt> steady;
+  if (!ctx_.opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, sp));
+  steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), at(Expr(k) + C(s - 1)), nullptr, sp));
+  Expr gk = global(Expr(k));
+  steady.push_back(Call0("tl.mbarrier_wait_parity",
+                         {Load(bars, {Simplify(Mod(gk, s))}), Simplify(Mod(Div(gk, s), 2))}, sp));
+  steady.push_back(Substitute(Seq(cons, sp), {{ko.get(), mn + Expr(k)}}));
+  Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), {}, sp);
+  for (auto m = managed.rbegin(); m != managed.rend(); ++m)
+    loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, sp);
+  out.push_back(loop);
+  if (base) out.push_back(Store(base, Load(base, {C(0)}) + ext, {C(0)}, sp));
+  return Seq(out, sp);
+}
+
+namespace {
+// T.tma_copy(src, dst, barrier): the producer half only (arrive.expect_tx + the copies, thread 0).
+const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+  auto& t = static_cast<const TmaCopyNode&>(n);
+  CopyNode c(t.src, t.dst, false, t.span);
+  CudaPassContext ctx = L.ctx_;
+  ctx.opt.disable_tma = false;
+  TmaPlan p;
+  std::string why = TmaBlocker(&c, ctx, &p);
+  TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
+  Expr bar = L.VisitExpr(t.barrier);
+  return If(
+      Eq(L.tx_, C(0)),
+      Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
+      nullptr, t.span);
+});
+}  // namespace
+
+}  // namespace cuda_lowering
+}  // namespace tl

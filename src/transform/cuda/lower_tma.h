@@ -1,0 +1,27 @@
+// TMA on sm_90 / sm_90a: which global->shared T.copy can be one or a few `cp.async.bulk.tensor`
+// copies (TmaBlocker, used by LegalizeTileOpsCUDA), and how (TmaPlan, used by LowerTileOpsCUDA).
+// The shared tile a TMA copy writes must have exactly the layout the rest of the lowering reads:
+// HopperSharedOffset (layout/hopper_layout.h), i.e. 32/64/128-byte rows in the 32B/64B/128B swizzle,
+// rows of a multiple of 128 bytes as 128-byte-wide panels in the 128B swizzle, other rows plain.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "transform/cuda_passes.h"
+
+namespace tl {
+
+struct TmaPlan {
+  int swizzle = 0;           // bytes of the swizzle pattern: 0 (none), 32, 64 or 128
+  int64_t panels = 1;        // copies side by side along the innermost axis (128-byte-wide panels)
+  int64_t panel_cols = 0;    // elements of the innermost axis per copy
+  std::vector<int64_t> box;  // per tensor axis (outermost first), the extent of one copy
+  int64_t bytes = 0;         // bytes of the whole tile (every panel; out-of-bounds elements included)
+  int64_t align = 128;       // byte alignment the shared destination needs
+};
+
+/// Why `n` (a global->shared copy on a CUDA target with sm >= 90) cannot be lowered to TMA; "" when
+/// it can, and then *plan says how.
+std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan);
+
+}  // namespace tl

@@ -1,0 +1,99 @@
+// The emulator's TMA (src/emulator/intrinsics_tma.cc) on hand-written thread-level IR: the box lands in
+// shared memory only at the wait on its mbarrier, in the swizzle of address bits [4, 4+b) by [7, 7+b)
+// (computed here from the PTX ISA's rule, independently of the emulator), out-of-bounds elements read as
+// zero; missing transaction bytes are a deadlock, a copy nobody waits for and a misaligned destination
+// are reported.
+#include "emulator_test_util.h"
+
+namespace tl::emu {
+namespace {
+using namespace emu_test;
+
+Expr Map(const Buffer& g, std::vector<int64_t> box, int swizzle) {
+  std::vector<Expr> b, zeros(g->shape.size(), Int(0));
+  for (auto x : box) b.push_back(Int(x));
+  return Call(DataType::Handle(), "tl.tensor_map",
+              {Load(g, zeros), Call(DataType::Handle(), "list", b), Int(swizzle)});
+}
+
+// G [10, 16] f16; an 8 x 16 box (32-byte rows, 32B swizzle) at rows 4..11 (10 and 11 out of bounds) lands
+// in S; `bytes`: the expect-tx count; `wait`: whether the threads wait; `dst`: the destination element.
+struct TmaCase {
+  Kernel k;
+  Buffer G = Global("G", kF16, {Int(10), Int(16)});
+  Buffer O = Global("O", kF32, {Int(2), Int(128)});
+  Buffer S = Shared("S", kF16, 160);
+  Buffer B = MakeBuffer("bar", DataType::UInt(64), {Int(1)}, Scope::kShared);
+  std::vector<uint16_t> g = std::vector<uint16_t>(160);
+  std::vector<float> o = std::vector<float>(256, -1);
+  Result Run(int64_t bytes, bool wait, int64_t dst = 0) {
+    Expr bar = Load(B, {Int(0)});
+    auto probe = [&](int p, int line) {  // 32 threads copy the 128 physical elements of S to O[p]
+      Var i = MakeVar("i");
+      return Unrolled(
+          i, 4, Store(O, Cast(kF32, Load(S, {k.tx * Int(4) + i})), {Int(p), k.tx * Int(4) + i}, L(line)));
+    };
+    std::vector<Stmt> body{
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {bar, Int(1)}, 1)), Sync(),
+        If(Eq(k.tx, Int(0)),
+           Seq({Void("tl.mbarrier_arrive_expect_tx", {bar, Int(bytes)}, 2),
+                Void("tl.tma_load", {Load(S, {Int(dst)}), bar, Map(G, {8, 16}, 32), Int(4), Int(0)}, 3)})),
+        probe(0, 4)};
+    if (wait) body.push_back(Void("tl.mbarrier_wait_parity", {bar, Int(0)}, 5));
+    body.push_back(probe(1, 6));
+    PrimFunc f = k.Make({P(G), P(O)}, {Int(1)}, 32, {S, B}, Seq(body));
+    for (int x = 0; x < 160; ++x) g[x] = H(x + 1);
+    Options opt;
+    opt.max_reports = 1000;
+    return emu::Run(f, {g.data(), o.data()}, {}, opt);
+  }
+};
+
+// PTX ISA, 32B swizzle: the 16-byte chunk bit 4 of the byte address flips with bit 7.
+int64_t Swizzle32(int64_t byte) { return byte ^ (((byte >> 7) & 1) << 4); }
+
+TEST(EmuTma, BoxLandsAtTheWaitSwizzledWithZeroFill) {
+  TmaCase c;
+  Result r = c.Run(256, true);
+  // Before the wait nothing has landed: 128 never-written elements are read, while the copy may be
+  // writing them (a race); after the wait, nothing is reported.
+  EXPECT_EQ(Count(r, "uninitialized_read"), 128) << All(r);
+  EXPECT_GE(Count(r, "race"), 1) << All(r);
+  EXPECT_EQ(static_cast<int>(r.reports.size()), 128 + Count(r, "race")) << All(r);
+  for (auto& rep : r.reports)
+    EXPECT_EQ(rep.message.find("emu_kernel.py:6"), std::string::npos) << rep.message;
+  for (int e = 0; e < 128; ++e) {
+    const int row = 4 + e / 16, col = e % 16;
+    const double want = row < 10 ? row * 16 + col + 1 : 0.0;  // rows 10 and 11: out of bounds, zero
+    const int64_t phys = Swizzle32(2 * e) / 2;
+    EXPECT_EQ(c.o[static_cast<size_t>(128 + phys)], want) << "box element " << e;
+    EXPECT_EQ(c.o[static_cast<size_t>(phys)], 0.0f) << "box element " << e << " before the wait";
+  }
+}
+
+TEST(EmuTma, MissingTransactionBytesAreADeadlock) {
+  TmaCase c;
+  Result r = c.Run(512, true);
+  ASSERT_EQ(Count(r, "deadlock"), 1) << All(r);
+  for (auto& rep : r.reports)
+    if (rep.kind == "deadlock") {
+      EXPECT_NE(rep.message.find("256 transaction bytes are missing"), std::string::npos) << rep.message;
+      EXPECT_NE(rep.message.find("emu_kernel.py:5"), std::string::npos) << rep.message;
+    }
+}
+
+TEST(EmuTma, ACopyNobodyWaitsForIsReported) {
+  TmaCase c;
+  Result r = c.Run(256, false);
+  ASSERT_EQ(Count(r, "tma_not_waited"), 1) << All(r);
+  EXPECT_NE(All(r).find("emu_kernel.py:3"), std::string::npos) << All(r);
+}
+
+TEST(EmuTma, MisalignedDestinationIsReported) {
+  TmaCase c;
+  Result r = c.Run(256, true, 8);  // 16 bytes into S
+  EXPECT_EQ(Count(r, "misaligned"), 1) << All(r);
+}
+
+}  // namespace
+}  // namespace tl::emu
