@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "tl_device/cpu/gemm.h"
+#include "tl_device/cpu/isa_check.h"
 #include "tl_device/cpu/types.h"
 
 #if defined(_OPENMP) && (defined(__linux__) || defined(__APPLE__))

@@ -1,0 +1,193 @@
+"""CPU targets by instruction set: -mcpu / -mattr parsing, the micro-kernel family each target gets
+(kernel.choices, the TL_CPU_ISA the source defines, the host-compiler flags), and numerics of every
+family the host can run, forced in turn, against NumPy in float64: fp32 / fp16 / bf16 inputs, ragged
+sizes, all four transposes.
+
+AVX-512 kernels are always compiled and their object code checked for zmm FMAs (and vdpbf16ps for
+bf16); they are run only on a host with avx512f -- elsewhere the test checks that calling one gives
+a clear error instead of SIGILL.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zlib
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import kernels as K
+import tilelang
+from tilelang.errors import TileLangArgumentError, TileLangUnsupportedError
+
+HOST = set(tilelang.Target("cpu").features)
+NP = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+# (rtol, atol) of an fp32-accumulated product of exactly representable inputs, stored as float32.
+TOL = {"float32": (1e-5, 1e-4), "float16": (1e-5, 1e-4), "bfloat16": (1e-5, 1e-4)}
+
+# Each family the micro-kernels come in: (target, TL_CPU_ISA, name, runs here).
+FAMILIES = [
+    ("cpu -mcpu=x86-64-v2", 1, "portable", True),
+    ("cpu -mcpu=x86-64-v3", 2, "avx2", {"avx2", "fma", "f16c"} <= HOST),
+    ("cpu -mcpu=sapphirerapids", 3, "avx512", {"avx512f", "avx512bw", "avx512bf16", "avx512fp16"} <= HOST),
+]
+IS_X86 = "sse4.2" in HOST or "avx" in HOST
+
+
+def _seed(*key):
+    seed = zlib.crc32(repr(key).encode())
+    print(f"seed {seed} for {key}")
+    return np.random.default_rng(seed)
+
+
+def _objdump(kernel):
+    """Disassembly of the kernel's shared library."""
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(kernel.compiled.binary)
+        f.flush()
+        return subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def _gemm(target, M, N, Kd, tA, tB, dtype):
+    # 64x48x32 tiles: 64 rows leave tails for both the 6-row and 12-row blocks, 48 columns a
+    # partial 32-column AVX-512 panel; the sizes are ragged in every dimension.
+    func = K.matmul_transposed(M, N, Kd, 64, 48, 32, trans_A=tA, trans_B=tB, dtype=dtype, out_dtype="float32")
+    return tilelang.compile(func, target=target)
+
+
+def _check_gemm(kernel, M, N, Kd, tA, tB, dtype):
+    rng = _seed("cpu-isa", str(kernel.target), M, N, Kd, tA, tB, dtype)
+    A = rng.standard_normal((Kd, M) if tA else (M, Kd)).astype(NP[dtype])
+    B = rng.standard_normal((N, Kd) if tB else (Kd, N)).astype(NP[dtype])
+    C = np.full((M, N), np.nan, np.float32)
+    kernel(A, B, C)
+    a, b = A.astype(np.float64), B.astype(np.float64)
+    ref = (a.T if tA else a) @ (b.T if tB else b)
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(C.astype(np.float64), ref, rtol=rtol, atol=atol * np.sqrt(Kd),
+                               err_msg=f"{kernel.target} {dtype} tA={tA} tB={tB}")
+
+
+# ---- target parsing ---------------------------------------------------------------------------------
+@pytest.mark.skipif(not IS_X86, reason="x86 feature names")
+def test_mattr_closes_over_dependencies():
+    t = tilelang.Target("cpu -mcpu=x86-64 -mattr=+avx512f")
+    assert {"avx512f", "avx2", "fma", "f16c", "avx", "sse4.2"} <= set(t.features)
+    t = tilelang.Target("cpu -mcpu=sapphirerapids -mattr=-avx2")
+    assert not any(f.startswith("avx512") or f == "avx2" for f in t.features), t.features
+    assert "amx-bf16" in t.features and "fma" in t.features
+    assert not {"amx-bf16", "amx-int8"} & set(tilelang.Target("cpu -mcpu=sapphirerapids -mattr=-amx-tile").features)
+    assert tilelang.Target("cpu -mcpu=x86-64").features == []
+
+
+@pytest.mark.parametrize("spec", ["cpu -mattr=-avx2", "cpu -mcpu=x86-64-v3 -mattr=+avx512bf16",
+                                  "cpu -mcpu=sapphirerapids -mattr=-avx512fp16", "cpu -mattr=-avx512f,+f16c"])
+def test_canonical_spelling_keeps_the_features(spec):
+    if not IS_X86:
+        pytest.skip("x86 feature names")
+    t = tilelang.Target(spec)
+    again = tilelang.Target(str(t))
+    assert again == t and again.features == t.features, (str(t), t.features, again.features)
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ("cpu -mattr=+avx9000", "unknown CPU feature 'avx9000' in -mattr \\(known: amx-bf16, "),
+    ("cpu -mcpu=pentium9", "unknown CPU 'pentium9' \\(known: native, "),
+    ("cpu -mattr=+", "unknown CPU feature ''"),
+])
+def test_bad_cpu_targets_say_what_is_accepted(spec, msg):
+    with pytest.raises(TileLangUnsupportedError, match=msg):
+        tilelang.Target(spec)
+
+
+@pytest.mark.skipif(not IS_X86, reason="needs an x86 host")
+def test_features_of_the_other_architecture_are_rejected():
+    with pytest.raises(TileLangUnsupportedError, match="'neon' is for arm processors"):
+        tilelang.Target("cpu -mattr=+neon")
+
+
+# ---- the family each target gets ---------------------------------------------------------------------
+@pytest.mark.skipif(not IS_X86, reason="x86 families")
+@pytest.mark.parametrize("target,level,name,_runs", FAMILIES)
+def test_family_choice_flags_and_instructions(target, level, name, _runs):
+    k = _gemm(target, 70, 50, 40, False, False, "float32")
+    assert f"#define TL_CPU_ISA {level}" in k.get_kernel_source()
+    head = k.choices[0]
+    assert head.startswith(f"CPU target {tilelang.Target(target)}: {name} micro-kernels"), k.choices
+    assert "-march=native" not in head
+    assert ("-mavx512f" in head) == (level == 3) and ("-mavx2" in head) == (level >= 2), head
+    assert any(re.search(r"kernels\.py:\d+: T\.gemm float32 x float32 -> float32: " + name, c)
+               for c in k.choices), k.choices
+    asm = _objdump(k)
+    fma_zmm = len(re.findall(r"vfmadd\w*ps\s+.*%zmm", asm))
+    fma_ymm = len(re.findall(r"vfmadd\w*ps\s+.*%ymm", asm))
+    print(f"{target}: {fma_zmm} zmm FMAs, {fma_ymm} ymm FMAs")
+    if level == 3:
+        assert fma_zmm >= 24, "the 12x32 AVX-512 block needs 24 zmm FMAs per k"
+    elif level == 2:
+        assert fma_zmm == 0 and fma_ymm >= 12
+    else:
+        assert "vfmadd" not in asm and "%ymm" not in asm, "portable code must stay within the x86-64 baseline"
+
+
+@pytest.mark.skipif(not IS_X86, reason="x86 families")
+def test_avx512_bf16_uses_dot_products():
+    k = _gemm("cpu -mcpu=sapphirerapids", 70, 50, 41, False, True, "bfloat16")
+    assert any("avx512bf16 vdpbf16ps" in c for c in k.choices), k.choices
+    assert len(re.findall(r"vdpbf16ps\s+.*%zmm", _objdump(k))) >= 24
+    k16 = _gemm("cpu -mcpu=sapphirerapids", 70, 50, 41, False, False, "float16")
+    assert any("float16 widened by vcvtph2ps" in c for c in k16.choices), k16.choices
+    assert re.search(r"vcvtph2ps\s+.*%[yz]mm", _objdump(k16))
+
+
+@pytest.mark.skipif(not IS_X86, reason="x86 families")
+def test_kernel_for_a_richer_cpu_gives_an_error_not_sigill():
+    if "avx512f" in HOST:
+        pytest.skip("the host has avx512f: the AVX-512 kernels run in test_numerics_of_each_family")
+    print("this host lacks avx512f: AVX-512 kernels are checked by their instructions only")
+    k = _gemm("cpu -mcpu=sapphirerapids", 70, 50, 40, False, False, "float32")
+    # In a child process, so a SIGILL would fail the test rather than kill the run.
+    code = (
+        "import sys, numpy as np, tilelang\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "import kernels as K\n"
+        "k = tilelang.compile(K.matmul_transposed(70, 50, 40, 64, 48, 32, dtype='float32', out_dtype='float32'),"
+        " target='cpu -mcpu=sapphirerapids')\n"
+        "a = np.ones((70, 40), np.float32); b = np.ones((40, 50), np.float32); c = np.zeros((70, 50), np.float32)\n"
+        "try:\n    k(a, b, c)\nexcept Exception as e:\n    print(type(e).__name__, e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert "TileLangArgumentError" in r.stdout and "with avx512" in r.stdout and "which this CPU lacks" in r.stdout, \
+        r.stdout
+    assert k.target == tilelang.Target("cpu -mcpu=sapphirerapids")
+
+
+# ---- numerics of every family the host runs -------------------------------------------------------------
+@pytest.mark.parametrize("target,level,name,runs", FAMILIES)
+@pytest.mark.parametrize("tA,tB", [(False, False), (False, True), (True, False), (True, True)])
+def test_numerics_of_each_family(target, level, name, runs, tA, tB):
+    if not IS_X86 and level > 1:
+        pytest.skip("x86 families")
+    if not runs:
+        pytest.skip(f"the host cannot run {name} kernels (compiled and checked in test_family_choice_*)")
+    M, N, Kd = 133, 101, 75  # ragged against 64x48x32 tiles and against every register block
+    _check_gemm(_gemm(target, M, N, Kd, tA, tB, "float32"), M, N, Kd, tA, tB, "float32")
+    # Half-precision inputs: one transpose pattern each keeps the compile count down; the packing of
+    # each operand layout is covered across the four parametrizations.
+    dtype = "float16" if tA == tB else "bfloat16"
+    _check_gemm(_gemm(target, M, N, Kd, tA, tB, dtype), M, N, Kd, tA, tB, dtype)
+
+
+def test_objdump_present():
+    assert shutil.which("objdump"), "binutils' objdump is needed by the instruction checks"
+
+
+def test_forced_target_in_compiled_kernel_is_kept():
+    k = _gemm("cpu -mattr=-avx2", 33, 17, 9, False, False, "float32")
+    assert str(k.target).startswith("cpu") and "avx2" not in k.target.features
+    with pytest.raises(TileLangArgumentError):
+        k(np.ones((3, 9), np.float32), np.ones((9, 17), np.float32), np.zeros((33, 17), np.float32))
