@@ -191,3 +191,58 @@ def test_forced_target_in_compiled_kernel_is_kept():
     assert str(k.target).startswith("cpu") and "avx2" not in k.target.features
     with pytest.raises(TileLangArgumentError):
         k(np.ones((3, 9), np.float32), np.ones((9, 17), np.float32), np.zeros((33, 17), np.float32))
+
+
+# ---- deeper gemm tiles on the CPU (CoalesceGemmKStepsCPU) -------------------------------------------------
+def _k_loop_gemm(M, N, Kd, bk, steps, touch_a=False):
+    """C = A[:, :steps*bk] @ B[:steps*bk, :] with 64x64xbk tiles; touch_a also scales A_s in place."""
+    import tilelang.language as T
+
+    @T.prim_func
+    def main(A: T.Tensor((M, Kd), "float32"), B: T.Tensor((Kd, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, bk), "float32")
+            B_s = T.alloc_shared((bk, 64), "float32")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(steps, num_stages=2):
+                T.copy(A[by * 64, k * bk], A_s)
+                T.copy(B[k * bk, bx * 64], B_s)
+                if touch_a:
+                    for i, j in T.Parallel(64, bk):
+                        A_s[i, j] = A_s[i, j] * 2.0
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 64, bx * 64])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,Kd,bk,steps", [
+    (100, 70, 200, 32, 7),   # ceil(200/32) = 7 steps: the last group of 4 has 3, the 4th slice is zero-filled
+    (64, 64, 256, 16, 13),   # fewer steps than the tensor has: padded steps must not read the valid tail
+    (65, 63, 96, 32, 3),
+])
+def test_k_steps_coalesced_exactly(M, N, Kd, bk, steps):
+    k = tilelang.compile(_k_loop_gemm(M, N, Kd, bk, steps), target="cpu")
+    U = 128 // bk
+    assert any(f"T.gemm K loop: {U} steps of K={bk} per gemm call" in c for c in k.choices), k.choices
+    assert f"A_s[{64 * 128}]" in k.get_kernel_source().replace(" ", "")
+    rng = _seed("coalesce", M, N, Kd, bk, steps)
+    A = rng.standard_normal((M, Kd)).astype(np.float32)
+    B = rng.standard_normal((Kd, N)).astype(np.float32)
+    C = np.full((M, N), np.nan, np.float32)
+    k(A, B, C)
+    kk = min(Kd, steps * bk)
+    ref = A[:, :kk].astype(np.float64) @ B[:kk].astype(np.float64)
+    np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-4 * np.sqrt(kk))
+
+
+def test_k_steps_not_coalesced_when_the_tile_is_used_elsewhere():
+    k = tilelang.compile(_k_loop_gemm(64, 64, 128, 32, 4, touch_a=True), target="cpu")
+    assert not any("T.gemm K loop" in c for c in k.choices), k.choices
+    rng = _seed("coalesce-touch")
+    A = rng.standard_normal((64, 128)).astype(np.float32)
+    B = rng.standard_normal((128, 64)).astype(np.float32)
+    C = np.zeros((64, 64), np.float32)
+    k(A, B, C)
+    np.testing.assert_allclose(C, 2 * A.astype(np.float64) @ B, rtol=1e-5, atol=1e-3)

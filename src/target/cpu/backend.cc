@@ -14,6 +14,7 @@
 #include "target/backend.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/cpu/isa.h"
+#include "transform/coalesce_k_steps_cpu.h"
 
 namespace tl {
 using namespace cache_util;
@@ -153,7 +154,8 @@ Backend CpuBackend() {
                                  " is an AMD MFMA option; it has no effect on the CPU");
       info->choices.push_back(loc + ": T.gemm " + GemmPath(*g, t, isa));
     });
-    return LowerForCPU(f, trace);
+    // Deeper gemm tiles first (a tile-level rewrite, so the pipeline below sees an ordinary program).
+    return LowerForCPU(CoalesceGemmKStepsCPU(f, info ? &info->choices : nullptr), trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCPU(lowered, t); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
