@@ -55,17 +55,20 @@ def matmul(M, N, K_, BM, BN, BK, in_dtype, accum="float32", out_dtype="float32")
     return gemm
 
 
-def blocks(fns, calls, rounds):
-    """Median seconds per call of each fn: `calls` back-to-back calls per block, blocks in turn."""
+def blocks(fns, calls, rounds, remote=()):
+    """Median seconds per call of each fn: `calls` back-to-back calls per block, blocks in turn; each
+    of `remote` (HaswellBlas) takes its turn too and is reported after the fns."""
     for f in fns:
         f()
-    per = [[] for _ in fns]
+    per = [[] for _ in range(len(fns) + len(remote))]
     for _ in range(rounds):
         for i, f in enumerate(fns):
             t = time.perf_counter()
             for _ in range(calls):
                 f()
             per[i].append((time.perf_counter() - t) / calls)
+        for i, r in enumerate(remote):
+            per[len(fns) + i].append(r.block())
     return [statistics.median(p) for p in per]
 
 
@@ -130,28 +133,37 @@ def fma_peaks(features):
 
 
 HASWELL_CHILD = r"""
-import sys, time, statistics, numpy as np
-n, calls, rounds = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import sys, time, numpy as np
+n, calls = int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(0)
 a = rng.standard_normal((n, n), dtype=np.float32); b = rng.standard_normal((n, n), dtype=np.float32)
 c = np.empty((n, n), np.float32)
 np.matmul(a, b, out=c)
-ts = []
-for _ in range(rounds):
+for line in sys.stdin:  # one block of back-to-back calls per request, so blocks interleave with the parent's
     t = time.perf_counter()
     for _ in range(calls):
         np.matmul(a, b, out=c)
-    ts.append((time.perf_counter() - t) / calls)
-print(statistics.median(ts))
+    print((time.perf_counter() - t) / calls, flush=True)
 """
 
 
-def openblas_haswell(n, calls, rounds):
-    """Seconds per NumPy matmul with OpenBLAS forced to its Haswell (AVX2) kernel, in a child process."""
-    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
-    r = subprocess.run([sys.executable, "-c", HASWELL_CHILD, str(n), str(calls), str(rounds)], env=env,
-                       capture_output=True, text=True, check=True)
-    return float(r.stdout.split()[-1])
+class HaswellBlas:
+    """NumPy with OpenBLAS forced to its Haswell (AVX2) kernel, in a child process; call() runs one
+    block of `calls` matmuls there and returns seconds per call, so it can take turns in blocks()."""
+
+    def __init__(self, n, calls):
+        env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
+        self.p = subprocess.Popen([sys.executable, "-c", HASWELL_CHILD, str(n), str(calls)], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def block(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+        return float(self.p.stdout.readline())
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def blas_info():
@@ -215,16 +227,19 @@ def main():
                 assert err < 1e-2 * n ** 0.5, err
                 impls.append((f"tilelang {label} {bm}x{bn}x{bk}", label, k))
         fns = [lambda: np.matmul(a, b, out=c)] + [lambda k=k: k(a, b, c) for _, _, k in impls[1:]]
-        ts = blocks(fns, calls, rounds)
+        haswell = [HaswellBlas(n, calls)] if "avx2" in dict(fams) else []
+        ts = blocks(fns, calls, rounds, haswell)
+        for h in haswell:
+            h.close()
         t_np = ts[0]
         add(f"fp32 {n}^3", impls[0][0], flops / t_np / 1e9, 1.0, "numpy")
-        for (name, label, _), t in zip(impls[1:], ts[1:]):
+        for (name, label, _), t in zip(impls[1:], ts[1:len(impls)]):
             add(f"fp32 {n}^3", name, flops / t / 1e9, t_np / t, "numpy", label)
-        if "avx2" in dict(fams):
-            t_h = openblas_haswell(n, calls, rounds)
+        if haswell:
+            t_h = ts[-1]
             add(f"fp32 {n}^3", "numpy.matmul, OpenBLAS Haswell kernel", flops / t_h / 1e9, 1.0, "haswell")
-            for (name, label, _), t in zip(impls[1:], ts[1:]):
-                if label == "avx2" and name.endswith("128x128x32"):
+            for (name, label, _), t in zip(impls[1:], ts[1:len(impls)]):
+                if label == "avx2":
                     add(f"fp32 {n}^3", name + " vs Haswell", flops / t / 1e9, t_h / t, "haswell", label)
         # Half precision in, fp32 accumulate, against OpenBLAS fp32 on the same values.
         best = fams[0][0]
@@ -232,7 +247,7 @@ def main():
             ah, bh = a.astype(npt), b.astype(npt)
             kh = tilelang.compile(matmul(n, n, n, 128, 128, 128, dt), target="cpu")
             t32, th = blocks([lambda: np.matmul(a, b, out=c), lambda: kh(ah, bh, c)], calls, rounds)
-            add(f"{dt.replace('float', 'fp').replace('bfloat', 'bf')} {n}^3", f"tilelang {best} 128x128x128 {dt} in, fp32 acc", flops / th / 1e9, t32 / th,
+            add(f"{dt.replace('bfloat', 'bf').replace('float', 'fp')} {n}^3", f"tilelang {best} 128x128x128 {dt} in, fp32 acc", flops / th / 1e9, t32 / th,
                 "numpy fp32", best)
 
     # Softmax and RMSNorm over 4096 x 4096 fp32 (memory-bound: GB/s of one read + one write).

@@ -246,3 +246,81 @@ def test_k_steps_not_coalesced_when_the_tile_is_used_elsewhere():
     C = np.zeros((64, 64), np.float32)
     k(A, B, C)
     np.testing.assert_allclose(C, 2 * A.astype(np.float64) @ B, rtol=1e-5, atol=1e-3)
+
+
+# ---- vectorised row reductions and exp2 -------------------------------------------------------------------
+@pytest.mark.parametrize("M,N", [(37, 1000), (8, 4096), (5, 15)])
+def test_softmax_rows_use_vector_reductions(M, N):
+    k = tilelang.compile(K.softmax(M, N, 8), target="cpu")
+    src = k.get_kernel_source()
+    assert "tl_cpu::reduce_row<1>(" in src and "tl_cpu::reduce_row<0>(" in src, src
+    if {"avx2", "fma"} <= HOST:
+        asm = _objdump(k)
+        assert re.search(r"vmaxps\s+.*%ymm", asm) and re.search(r"vroundps\s+.*%ymm", asm), \
+            "the row max and the exp2 loop should be vectorised"
+        assert "exp2f" not in asm
+    rng = _seed("softmax", M, N)
+    x = (rng.standard_normal((M, N)) * 4).astype(np.float32)
+    x[0, :3] = [-np.inf, 60.0, -60.0]
+    y = np.full_like(x, np.nan)
+    k(x, y)
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=2e-6, atol=1e-12)
+
+
+def test_reductions_of_every_kind_against_numpy():
+    import tilelang.language as T
+    M, N = 19, 301
+
+    @T.prim_func
+    def red(X: T.Tensor((M, N), "float32"), O: T.Tensor((5, M), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            x = T.alloc_fragment((M, N), "float32")
+            r = T.alloc_fragment((M,), "float32")
+            T.copy(X, x)
+            T.reduce_sum(x, r, dim=1)
+            T.copy(r, O[0, :])
+            T.reduce_max(x, r, dim=1)
+            T.copy(r, O[1, :])
+            T.reduce_min(x, r, dim=1)
+            T.copy(r, O[2, :])
+            T.reduce_abssum(x, r, dim=1)
+            T.copy(r, O[3, :])
+            T.reduce_absmax(x, r, dim=1)
+            T.copy(r, O[4, :])
+
+    k = tilelang.compile(red, target="cpu")
+    assert k.get_kernel_source().count("tl_cpu::reduce_row<") == 5
+    x = _seed("reduce-kinds").standard_normal((M, N)).astype(np.float32)
+    out = np.full((5, M), np.nan, np.float32)
+    k(x, out)
+    xd = x.astype(np.float64)
+    refs = [xd.sum(1), xd.max(1), xd.min(1), np.abs(xd).sum(1), np.abs(xd).max(1)]
+    for i, ref in enumerate(refs):
+        np.testing.assert_allclose(out[i], ref, rtol=1e-5, atol=1e-4, err_msg=f"reduce kind {i}")
+
+
+def test_exp2_is_within_one_ulp_and_keeps_special_values():
+    import tilelang.language as T
+    n = 1 << 16
+
+    @T.prim_func
+    def e2(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, 1024), threads=128) as bx:
+            for i in T.Parallel(1024):
+                Y[bx * 1024 + i] = T.exp2(X[bx * 1024 + i])
+
+    k = tilelang.compile(e2, target="cpu")
+    rng = _seed("exp2")
+    x = rng.uniform(-155, 132, n).astype(np.float32)
+    x[:8] = [-np.inf, np.inf, np.nan, -149.0, -126.5, 0.0, 127.99, 1e30]
+    y = np.empty_like(x)
+    k(x, y)
+    with np.errstate(over="ignore"):
+        ref = np.exp2(x.astype(np.float64)).astype(np.float32)
+    finite = np.isfinite(ref) & np.isfinite(y)
+    ulp = np.abs(y[finite].view(np.int32).astype(np.int64) - ref[finite].view(np.int32).astype(np.int64))
+    assert ulp.max() <= 1, (ulp.max(), x[finite][ulp.argmax()])
+    assert y[0] == 0 and y[1] == np.inf and np.isnan(y[2]) and y[7] == np.inf
+    assert np.array_equal(np.isinf(y), np.isinf(ref))

@@ -112,6 +112,9 @@ class CodegenCPUImpl : public CodegenC {
       for (size_t i = 0; i < 9; ++i) rest += (i ? ", " : "") + E(c->args[i]);
       return "tl_cpu::gemm<" + ta + ", " + tb + ">(" + rest + ")";
     }
+    if (c->op == "tl_cpu_reduce_row")  // (kind, src, n, dst, clear): kind is a template argument
+      return "tl_cpu::reduce_row<" + E(c->args[0]) + ">(" + E(c->args[1]) + ", " + E(c->args[2]) + ", " +
+             E(c->args[3]) + ", " + E(c->args[4]) + ")";
     if (c->op == "min_value" || c->op == "max_value")
       return "std::numeric_limits<" + CType(c->dtype) + ">::" + (c->op == "min_value" ? "lowest" : "max") +
              "()";
