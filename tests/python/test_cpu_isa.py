@@ -324,3 +324,16 @@ def test_exp2_is_within_one_ulp_and_keeps_special_values():
     assert ulp.max() <= 1, (ulp.max(), x[finite][ulp.argmax()])
     assert y[0] == 0 and y[1] == np.inf and np.isnan(y[2]) and y[7] == np.inf
     assert np.array_equal(np.isinf(y), np.isinf(ref))
+
+
+@pytest.mark.skipif(not shutil.which("clang++"), reason="needs clang++")
+def test_clang_as_the_host_compiler(monkeypatch, tmp_path):
+    # The flags are chosen per compiler (Clang rejects GCC's -fno-tree-loop-distribute-patterns).
+    monkeypatch.setenv("CXX", "clang++")
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    from tilelang.jit import clear_compile_memo
+    clear_compile_memo()
+    k = _gemm("cpu", 45, 37, 29, False, True, "float32")
+    assert "clang" in k.compiled.compiler, k.compiled.compiler
+    _check_gemm(k, 45, 37, 29, False, True, "float32")
+    clear_compile_memo()

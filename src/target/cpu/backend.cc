@@ -38,10 +38,12 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   // The -m flags of exactly the target's features (a forced lower ISA must not get -march=native).
   // -fno-trapping-math lets GCC if-convert (and so vectorise) selects around conversions, as in
   // exp2_f32; no kernel enables floating-point traps, and no value changes.
-  // -fno-tree-loop-distribute-patterns keeps tile copies as inline vector loops: GCC would turn
-  // each row of a copy into a memmove call, and rows of 128-512 bytes pay mostly for the call.
-  opt.flags = "-O3 " + ChooseCpuIsa(k.target).arch_flags +
-              " -fno-trapping-math -fno-tree-loop-distribute-patterns -std=c++17 -fopenmp -fPIC -shared";
+  // GCC's -fno-tree-loop-distribute-patterns keeps tile copies as inline vector loops: GCC would
+  // turn each row of a copy into a memmove call, and rows of 128-512 bytes pay mostly for the call
+  // (Clang has no such pass, and rejects the flag).
+  const bool clang = CompilerVersion(CompilerCommand(opt)).find("clang") != std::string::npos;
+  opt.flags = "-O3 " + ChooseCpuIsa(k.target).arch_flags + " -fno-trapping-math" +
+              (clang ? "" : " -fno-tree-loop-distribute-patterns") + " -std=c++17 -fopenmp -fPIC -shared";
   if (!pc.cpu_compile_flags.empty()) opt.flags = pc.cpu_compile_flags;
   // The device headers are part of what gets compiled, so their text is part of the key.
   std::string headers;
