@@ -247,7 +247,8 @@ def main():
             ah, bh = a.astype(npt), b.astype(npt)
             kh = tilelang.compile(matmul(n, n, n, 128, 128, 128, dt), target="cpu")
             t32, th = blocks([lambda: np.matmul(a, b, out=c), lambda: kh(ah, bh, c)], calls, rounds)
-            add(f"{dt.replace('bfloat', 'bf').replace('float', 'fp')} {n}^3", f"tilelang {best} 128x128x128 {dt} in, fp32 acc", flops / th / 1e9, t32 / th,
+            short = dt.replace("bfloat", "bf").replace("float", "fp")
+            add(f"{short} {n}^3", f"tilelang {best} 128x128x128 {dt} in, fp32 acc", flops / th / 1e9, t32 / th,
                 "numpy fp32", best)
 
     # Softmax and RMSNorm over 4096 x 4096 fp32 (memory-bound: GB/s of one read + one write).
@@ -296,7 +297,8 @@ def main():
         gs = f"{g:8.1f}" if g is not None else f"{'':>8}"
         ps = f"{pct:6.0f}%" if pct is not None else f"{'':>7}"
         print(f"{p:<13} {impl:<46} {gs} {ps} {r:6.2f}x  {vs}")
-    print(f"compile reference GEMM (cpu): cold {cold * 1e3:.0f} ms, from disk cache {statistics.median(warm) * 1e3:.1f} ms")
+    print(f"compile reference GEMM (cpu): cold {cold * 1e3:.0f} ms, "
+          f"from disk cache {statistics.median(warm) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":
