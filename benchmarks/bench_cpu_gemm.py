@@ -175,7 +175,11 @@ def blas_info():
                 return f"OpenBLAS {i.get('version')} ({i.get('architecture')}, {i.get('num_threads')} threads)"
     except ImportError:
         pass
-    return "NumPy BLAS"
+    try:  # NumPy >= 1.25: the build's BLAS (the kernel OpenBLAS picks at run time is not shown here)
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"NumPy BLAS {blas.get('name')} {blas.get('version')}"
+    except Exception:  # noqa: BLE001 - older NumPy
+        return "NumPy BLAS"
 
 
 def cpu_model():
