@@ -1,5 +1,6 @@
 // Times tl_cpu::gemm<false,false,float,float,float> on in-cache tiles (M=N=128, K=32/64/128) and
-// reports GFLOP/s against the single-core FMA peak (2 FMA/cycle x 8 lanes x 2 flops).
+// reports GFLOP/s against the single-core FMA peak (2 FMA/cycle x 8 lanes x 2 flops; 16 lanes when
+// built with AVX-512, which selects the zmm micro-kernel: see tl_device/cpu/gemm_isa.h).
 //
 // Build: g++ -O3 -march=native -std=c++17 -fopenmp -Iinclude benchmarks/cpu_microkernel_bench.cc
 // Usage: cpu_microkernel_bench [GHz]   (clock for the peak; measured with a dependent-add chain if absent)
@@ -49,7 +50,20 @@ double measure_ghz() {
 /// Runs `flops` worth of independent register-only FMAs (12 chains hide the FMA latency) and
 /// returns the seconds taken.
 double fma_loop_seconds(double flops) {
-#if defined(__AVX2__) && defined(__FMA__)
+#if TL_CPU_ISA >= 3
+  const long iters = long(flops / (12 * 32));
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(1e-3f * i);
+  const __m512 m = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(1e-6f);
+  const auto t0 = clock_type::now();
+  for (long it = 0; it < iters; ++it) {
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], m, c);
+    asm volatile(""
+                 : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]), "+v"(acc[4]), "+v"(acc[5]),
+                   "+v"(acc[6]), "+v"(acc[7]), "+v"(acc[8]), "+v"(acc[9]), "+v"(acc[10]), "+v"(acc[11]));
+  }
+  return seconds_since(t0);
+#elif defined(__AVX2__) && defined(__FMA__)
   const long iters = long(flops / (12 * 16));
   __m256 acc[12];
   for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(1e-3f * i);
@@ -106,9 +120,10 @@ timing time_gemm(int M, int N, int K) {
 
 int main(int argc, char** argv) {
   const double ghz = argc > 1 ? std::atof(argv[1]) : measure_ghz();
-  const double peak = ghz * 2 /*FMA/cycle*/ * 8 /*lanes*/ * 2 /*flops*/;
-  std::printf("clock %.3f GHz (%s), peak %.1f GFLOP/s per core\n", ghz, argc > 1 ? "given" : "measured",
-              peak);
+  const int lanes = TL_CPU_ISA >= 3 ? 16 : 8;
+  const double peak = ghz * 2 /*FMA/cycle*/ * lanes * 2 /*flops*/;
+  std::printf("%s micro-kernel; clock %.3f GHz (%s), peak %.1f GFLOP/s per core\n",
+              tl_cpu::detail::gemm_isa_name(), ghz, argc > 1 ? "given" : "measured", peak);
   const int M = 128, N = 128;
   for (int K : {32, 64, 128}) {
     const timing t = time_gemm(M, N, K);

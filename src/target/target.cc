@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "target/cpu/isa.h"
 #include "target/cuda/target.h"
 
 namespace tl {
@@ -34,23 +35,6 @@ std::vector<std::string> Split(const std::string& s, char sep) {
           "{\"kind\": ..., \"arch\": ...}");
 }
 
-std::vector<std::string> HostFeatures() {
-  std::vector<std::string> f;
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("sse4.2")) f.push_back("sse4.2");
-  if (__builtin_cpu_supports("avx")) f.push_back("avx");
-  if (__builtin_cpu_supports("avx2")) f.push_back("avx2");
-  if (__builtin_cpu_supports("fma")) f.push_back("fma");
-  if (__builtin_cpu_supports("avx512f")) f.push_back("avx512f");
-  if (__builtin_cpu_supports("avx512bw")) f.push_back("avx512bw");
-  if (__builtin_cpu_supports("avx512vl")) f.push_back("avx512vl");
-#elif defined(__aarch64__)
-  f.push_back("neon");
-#endif
-  return f;
-}
-
 }  // namespace
 
 bool Target::Has(const std::string& feature) const {
@@ -60,6 +44,7 @@ bool Target::Has(const std::string& feature) const {
 std::string Target::str() const {
   std::string s = kind;
   if (arch_given && !arch.empty()) s += kind == "cpu" ? " -mcpu=" + arch : " -arch=" + arch;
+  if (kind == "cpu") s += CpuAttrDiff(*this);
   return s;
 }
 
@@ -110,11 +95,13 @@ Target ParseTarget(const std::string& spec) {
     }
   }
   if (t.kind == "cpu") {
-    t.features = HostFeatures();
-    for (auto& a : attrs) {  // -mattr=+avx512f,-avx2 adds or removes features
-      std::string f = a.substr(a[0] == '+' || a[0] == '-' ? 1 : 0);
-      t.features.erase(std::remove(t.features.begin(), t.features.end(), f), t.features.end());
-      if (a[0] != '-') t.features.push_back(f);
+    if (!t.arch_given)
+      t.features = CpuHostFeatures();
+    else if (!CpuFeaturesOfName(t.arch, &t.features))
+      Bad(spec, "unknown CPU '" + t.arch + "' (known: " + CpuKnownNames() + ")");
+    for (auto& a : attrs) {  // -mattr=+avx512f,-avx2: adds with what it needs, removes with what needs it
+      std::string why = CpuApplyAttr(a, &t.features);
+      if (!why.empty()) Bad(spec, why);
     }
     t.smem_limit = 1 << 20;  // "shared" tiles of a CPU block (issue: per-block on-chip budget)
     t.max_threads = 1024;

@@ -175,6 +175,31 @@ class CpuTileLowerer : public IRMutator {
     for (size_t d : keep) ext.push_back(n->src.ranges[d].extent);
     DataType t = n->dst.buffer->dtype;
     Expr init = ReduceIdentity(n->reduce_kind, t);
+    // An on-chip float tile reduced along its last (contiguous) axis: tl_cpu::reduce_row keeps 16
+    // partial results, which the host compiler vectorises (a single running value cannot be).
+    const bool fp = t.code() == DataType::Code::kFloat && (t.bits() == 32 || t.bits() == 64);
+    if (fp && n->src.buffer->dtype == t && n->src.buffer != n->dst.buffer &&
+        n->src.buffer->scope != Scope::kGlobal && n->dst.buffer->scope != Scope::kGlobal &&
+        red + 1 == n->src.ranges.size())
+      return Nest(
+          ext, n->span,
+          [&](const std::vector<Expr>& t_idx) {
+            std::vector<Expr> di, si;
+            for (auto& rg : n->dst.ranges) di.push_back(rg.min);
+            for (size_t i = 0; i < dd.size() && i < t_idx.size(); ++i)
+              di[dd[i]] = Binary(BinaryOp::kAdd, di[dd[i]], t_idx[i]);
+            for (auto& rg : n->src.ranges) si.push_back(rg.min);
+            for (size_t i = 0; i < keep.size(); ++i)
+              si[keep[i]] = Binary(BinaryOp::kAdd, si[keep[i]], t_idx[i]);
+            auto addr = [](const Buffer& b, const std::vector<Expr>& idx) {
+              return Call(DataType::Handle(), "address_of", {Load(b, idx)});
+            };
+            return Evaluate(Call(DataType::Void(), "tl_cpu_reduce_row",
+                                 {Int(static_cast<int64_t>(n->reduce_kind)), addr(n->src.buffer, si),
+                                  n->src.ranges[red].extent, addr(n->dst.buffer, di), Bool(n->clear)}),
+                            n->span);
+          },
+          ForKind::kSerial);
     return Nest(
         ext, n->span,
         [&](const std::vector<Expr>& t_idx) {

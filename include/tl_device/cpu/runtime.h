@@ -10,6 +10,8 @@
 #include <type_traits>
 
 #include "tl_device/cpu/gemm.h"
+#include "tl_device/cpu/isa_check.h"
+#include "tl_device/cpu/math_simd.h"
 #include "tl_device/cpu/types.h"
 
 #if defined(_OPENMP) && (defined(__linux__) || defined(__APPLE__))
@@ -87,6 +89,10 @@ inline auto as_compute(const T& x) {
     return static_cast<float>(x);
 }
 
+/// 2^x: float (and the narrow types, which compute in float) through the vectorisable exp2_f32.
+inline float exp2_compute(float x) { return exp2_f32(x); }
+inline double exp2_compute(double x) { return std::exp2(x); }
+
 /// Math on any floating type: narrow types compute in float and round back.
 #define TL_CPU_UNARY(name, expr) \
   template <typename T>          \
@@ -97,7 +103,7 @@ inline auto as_compute(const T& x) {
     return cast<T>(expr);        \
   }
 TL_CPU_UNARY(exp, std::exp(x))
-TL_CPU_UNARY(exp2, std::exp2(x))
+TL_CPU_UNARY(exp2, exp2_compute(x))
 TL_CPU_UNARY(log, std::log(x))
 TL_CPU_UNARY(log2, std::log2(x))
 TL_CPU_UNARY(log10, std::log10(x))

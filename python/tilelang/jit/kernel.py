@@ -264,8 +264,9 @@ class JITKernel:
     @property
     def choices(self):
         """Every lowering decision (copy paths, pipelines, gemm instruction and warp split, loop
-        partitions, vector widths, reduction strategy), one line each with its source location."""
-        return list(self._gpu("lowering choices").choices)
+        partitions, vector widths, reduction strategy; on the CPU the ISA and micro-kernel of each gemm),
+        one line each with its source location."""
+        return list(self._compiled.choices)
 
     @property
     def layouts(self):

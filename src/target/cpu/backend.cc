@@ -13,6 +13,8 @@
 #include "support/subprocess.h"
 #include "target/backend.h"
 #include "target/cpu/codegen_cpu.h"
+#include "target/cpu/isa.h"
+#include "transform/coalesce_k_steps_cpu.h"
 
 namespace tl {
 using namespace cache_util;
@@ -33,10 +35,20 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   opt.include_dir = bo.include_dir;
   opt.use_cache = bo.use_cache;
   opt.cache_dir = bo.cache_dir;
+  // The -m flags of exactly the target's features (a forced lower ISA must not get -march=native).
+  // -fno-trapping-math lets GCC if-convert (and so vectorise) selects around conversions, as in
+  // exp2_f32; no kernel enables floating-point traps, and no value changes.
+  // GCC's -fno-tree-loop-distribute-patterns keeps tile copies as inline vector loops: GCC would
+  // turn each row of a copy into a memmove call, and rows of 128-512 bytes pay mostly for the call
+  // (Clang has no such pass, and rejects the flag).
+  const bool clang = CompilerVersion(CompilerCommand(opt)).find("clang") != std::string::npos;
+  opt.flags = "-O3 " + ChooseCpuIsa(k.target).arch_flags + " -fno-trapping-math" +
+              (clang ? "" : " -fno-tree-loop-distribute-patterns") + " -std=c++17 -fopenmp -fPIC -shared";
   if (!pc.cpu_compile_flags.empty()) opt.flags = pc.cpu_compile_flags;
   // The device headers are part of what gets compiled, so their text is part of the key.
   std::string headers;
-  for (const char* h : {"types.h", "gemm.h", "runtime.h"}) {
+  for (const char* h : {"types.h", "gemm.h", "gemm_isa.h", "gemm_kernels.h", "gemm_bf16.h", "isa_check.h",
+                        "math_simd.h", "runtime.h"}) {
     std::string text;
     ReadFile(opt.include_dir + "/tl_device/cpu/" + h, &text);
     headers += text;
@@ -103,6 +115,27 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   return a;
 }
 
+// How tl_cpu::gemm (include/tl_device/cpu/gemm.h) runs a T.gemm of these types on this target.
+std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
+  using C = DataType::Code;
+  const DataType a = g.A.buffer->dtype, b = g.B.buffer->dtype, c = g.C.buffer->dtype;
+  auto f32 = [](DataType d) { return d.code() == C::kFloat && d.bits() == 32; };
+  const std::string types = a.str() + " x " + b.str() + " -> " + c.str() + ": ";
+  if (!f32(c)) return types + "reference loop (the SIMD kernels accumulate in float32)";
+  if (a.code() == C::kBFloat && b.code() == C::kBFloat && isa.level >= 3 && t.Has("avx512bf16"))
+    return types + "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B";
+  auto widen = [&](DataType d) -> std::string {
+    if (d.code() == C::kFloat && d.bits() == 16)
+      return t.Has("f16c") ? "float16 widened by vcvtph2ps" : "float16 widened in software";
+    if (d.code() == C::kBFloat) return "bfloat16 widened by a 16-bit shift";
+    return d.str() + " widened to float32";
+  };
+  std::string s = types + isa.name + " " + isa.gemm + " micro-kernel, B packed per panel";
+  if (!f32(b)) s += " (" + widen(b) + " while packing)";
+  if (!f32(a)) s += ", A " + widen(a) + " once per call";
+  return s;
+}
+
 }  // namespace
 
 Backend CpuBackend() {
@@ -113,17 +146,25 @@ Backend CpuBackend() {
   b.execution_backends = {"native", "auto", "cpp"};
   b.emulatable = false;
   b.resolve = [](const Target& t, bool) { return t; };
-  b.lower = [](const PrimFunc& f, const Target&, const PassConfig&, CompileInfo* info,
+  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig&, CompileInfo* info,
                std::vector<PassRecord>* trace) {
+    const CpuIsa isa = ChooseCpuIsa(t);
+    if (info)
+      info->choices.push_back("CPU target " + t.str() + ": " + isa.name + " micro-kernels; " +
+                              isa.arch_flags);
     PostOrderVisitStmt(f->body, [&](const Stmt& s) {
-      if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && info)
-        info->warnings.push_back(g->span.file + ":" + std::to_string(g->span.line) +
-                                 ": T.gemm k_pack=" + std::to_string(g->k_pack) +
+      auto* g = As<GemmNode>(s);
+      if (!g || !info) return;
+      const std::string loc = g->span.file + ":" + std::to_string(g->span.line);
+      if (g->k_pack != 1)
+        info->warnings.push_back(loc + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
                                  " is an AMD MFMA option; it has no effect on the CPU");
+      info->choices.push_back(loc + ": T.gemm " + GemmPath(*g, t, isa));
     });
-    return LowerForCPU(f, trace);
+    // Deeper gemm tiles first (a tile-level rewrite, so the pipeline below sees an ordinary program).
+    return LowerForCPU(CoalesceGemmKStepsCPU(f, info ? &info->choices : nullptr), trace);
   };
-  b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenCPU(lowered); };
+  b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCPU(lowered, t); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
   b.build = BuildHostLibrary;
   b.load = [](const CompiledKernel& k) -> std::shared_ptr<RuntimeModule> {
