@@ -108,6 +108,7 @@ class Executor {
   bool ExecIntrinsic(const CallNode* c, const Lanes& act);  // void builtins; false if not one
   bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
+  bool EvalSubgroup(const CallNode* c, const Lanes& act, Slot* out);  // OpenCL: intrinsics_opencl.cc
 
  private:
   struct Binding {

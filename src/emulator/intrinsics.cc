@@ -114,6 +114,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
   if (op == "tl.reinterpret") {  // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);
     Slot* x = Tmp();
