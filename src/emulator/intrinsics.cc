@@ -76,6 +76,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     MmaSync(c, act);
   } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
     Mfma(c, act);
+  } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
+    Fp8ToFnuz(c, act);
   } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
