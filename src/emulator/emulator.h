@@ -25,6 +25,11 @@ struct Options {
   /// Out-of-bounds accesses are never performed; this only controls whether they are reported.
   bool check_bounds = true;
   int max_reports = 20;
+  /// OpenCL sub-groups (cl_khr_subgroups calls of the OpenCL lowering): the size the emulated device
+  /// uses, and whether work-item t is in sub-group t / size (contiguous) or t % (number of
+  /// sub-groups) (strided). The specification fixes neither; kernels must work under any.
+  int subgroup_size = 32;
+  bool subgroup_strided = false;
   /// Exact values of integer scalars and symbolic dims; they override `syms` (whose doubles
   /// cannot hold every int64).
   std::map<const VarNode*, int64_t> exact_ints;

@@ -108,6 +108,7 @@ class Executor {
   bool ExecIntrinsic(const CallNode* c, const Lanes& act);       // void builtins; false if not one
   bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
+  bool EvalSubgroup(const CallNode* c, const Lanes& act, Slot* out);  // OpenCL: intrinsics_opencl.cc
 
  private:
   struct Binding {
@@ -138,6 +139,7 @@ class Executor {
   void MmaSync(const CallNode* c, const Lanes& act);
   void MmaSyncK32(const CallNode* c, const Lanes& act);  // m16n8k32 s8
   void Mfma(const CallNode* c, const Lanes& act);        // intrinsics_hip.cc
+  void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 

@@ -49,6 +49,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     MmaSync(c, act);
   } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
     Mfma(c, act);
+  } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
+    Fp8ToFnuz(c, act);
   } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add") {
     TmpScope ts(this);
@@ -87,6 +89,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
   if (op == "tl.reinterpret") {  // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);
     Slot* x = Tmp();

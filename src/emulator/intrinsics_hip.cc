@@ -9,9 +9,17 @@
 // v_mfma_f32_32x32x8{f16,bf16_1k}: lane l holds
 //   A (32x8): a_v = A[l mod 32][4 floor(l / 32) + v]; B (8x32): b_v = B[4 floor(l / 32) + v][l mod 32]
 //   C / D (32x32, 16 per lane): d_r = D[8 floor(r / 4) + 4 floor(l / 32) + (r mod 4)][l mod 32]
-// Products of 16-bit floats are exact in double; each output is summed in double and rounded once
-// to float32 (the hardware's internal order is unspecified).
+// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (gfx940+): lane l holds 8 bytes of A and of B
+//   A (16x32): a_v = A[l mod 16][8 floor(l / 16) + v],     v = 0..7
+//   B (32x16): b_v = B[8 floor(l / 16) + v][l mod 16];     C / D as for 16x16x16
+// with the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
+// infinities, no negative zero, 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the
+// instruction reads). tl.fp8_to_fnuz(&x, n, "e4m3"|"e5m2") re-encodes n OCP bytes in place: -0 -> 0,
+// NaN (and e5m2 infinity) -> 0x80, others unchanged (the same bits are half the value in FNUZ).
+// Products of 16- and 8-bit floats are exact in double; each output is summed in double and rounded
+// once to float32 (the hardware's internal order is unspecified).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "emulator/executor.h"
@@ -39,7 +47,42 @@ std::string Str(const CallNode* c, size_t i) {
   return s->value;
 }
 
+// A byte in AMD's FNUZ 8-bit float formats (CDNA3 ISA): E exponent bits with bias 2^(E-1), M mantissa
+// bits; 0x80 is NaN; there are no infinities.
+double DecodeFnuz(uint8_t b, int E, int M) {
+  if (b == 0x80) return std::nan("");
+  const int bias = 1 << (E - 1), ex = (b >> M) & ((1 << E) - 1), man = b & ((1 << M) - 1);
+  double mag = ex == 0 ? std::ldexp(man, 1 - bias - M) : std::ldexp((1 << M) + man, ex - bias - M);
+  return (b & 0x80) ? -mag : mag;
+}
+
 }  // namespace
+
+void Executor::Fp8ToFnuz(const CallNode* c, const Lanes& act) {
+  if (c->args.size() != 3) BadMfma("tl.fp8_to_fnuz expects (&operand, bytes, \"e4m3\" | \"e5m2\")");
+  const BufferLoadNode* op = MemOperand(c, 0);
+  int64_t n = 0;
+  if (!AsConstInt(c->args[1], &n) || n < 1) BadMfma("tl.fp8_to_fnuz: the byte count must be a literal");
+  const bool e5m2 = Str(c, 2) == "e5m2";
+  Mem& m = MemOf(op->buffer.get());
+  if (m.t.bytes() != 1 || m.shared() || m.global())
+    BadMfma("tl.fp8_to_fnuz: the operand must be 8-bit registers");
+  TmpScope ts(this);
+  Slot* f = Tmp();
+  Locate(op->buffer, op->indices, act, f, n);
+  for (int t : act) {
+    if (f[t].i < 0) continue;
+    for (int64_t e = f[t].i; e < f[t].i + n; ++e) {
+      NoteRead(m, t, e);
+      uint8_t* p = static_cast<uint8_t*>(m.Addr(t, e));
+      if (*p == 0x80)
+        *p = 0;
+      else if ((*p & 0x7f) >= (e5m2 ? 0x7c : 0x7f))
+        *p = 0x80;
+      NoteWrite(m, t, e);
+    }
+  }
+}
 
 Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
   // A wave is 64 consecutive threads; the whole wave must execute a wave-collective operation.
@@ -64,29 +107,40 @@ Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
 
 void Executor::Mfma(const CallNode* c, const Lanes& act) {
   const std::string shape = Str(c, 0), ab = Str(c, 1);
-  int R;  // the output tile is R x R, the k-depth 64 * 4 / R
-  if (shape == "16x16x16")
+  int R, KV = 4;  // the output tile is R x R; each lane supplies KV k values of A and of B
+  if (shape == "16x16x16") {
     R = 16;
-  else if (shape == "32x32x8")
+  } else if (shape == "32x32x8") {
     R = 32;
-  else
-    BadMfma("shape must be 16x16x16 or 32x32x8, got " + shape);
-  const int KD = 256 / R, groups = 64 / R, outs = R * R / 64;
-  if (ab != "f16" && ab != "bf16") BadMfma("ab_type must be f16 or bf16");
+  } else if (shape == "16x16x32") {
+    R = 16;
+    KV = 8;
+  } else {
+    BadMfma("shape must be 16x16x16, 32x32x8 or 16x16x32, got " + shape);
+  }
+  const int groups = 64 / R, KD = KV * groups, outs = R * R / 64;
+  const bool eight = KV == 8;
+  if (eight ? ab != "fp8_fp8" && ab != "fp8_bf8" && ab != "bf8_fp8" && ab != "bf8_bf8"
+            : ab != "f16" && ab != "bf16")
+    BadMfma(eight ? "ab_type of 16x16x32 must be fp8_fp8, fp8_bf8, bf8_fp8 or bf8_bf8"
+                  : "ab_type must be f16 or bf16");
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
+  // fp8 operands: (exponent, mantissa) bits of A's and B's FNUZ format
+  const int ae = ab.rfind("bf8", 0) == 0 ? 5 : 4, be = eight && ab.substr(4) == "bf8" ? 5 : 4;
   const BufferLoadNode* ops[3] = {MemOperand(c, 2), MemOperand(c, 3), MemOperand(c, 4)};
   Mem* m[3];
   for (int i = 0; i < 3; ++i) {
     m[i] = &MemOf(ops[i]->buffer.get());
     if (m[i]->shared() || m[i]->global()) BadMfma("operands must be registers (local buffers)");
   }
-  if (m[0]->t != abt || m[1]->t != abt) BadMfma("A and B must be " + abt.str());
+  if (eight ? m[0]->t.bytes() != 1 || m[1]->t.bytes() != 1 : m[0]->t != abt || m[1]->t != abt)
+    BadMfma("A and B must be " + (eight ? std::string("8-bit") : abt.str()));
   if (m[2]->t != DataType::Float(32)) BadMfma("C must be float32");
   Lanes waves = FullWaves64(act, "mfma");
   if (waves.empty()) return;
   TmpScope ts(this);
   Slot* f[3];
-  const int count[3] = {4, 4, outs};
+  const int count[3] = {KV, KV, outs};
   for (int i = 0; i < 3; ++i) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, waves, f[i], count[i]);
@@ -99,12 +153,20 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       const int t = base + l;
       ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
       if (!ok[l]) continue;
-      for (int v = 0; v < 4; ++v) {
+      for (int v = 0; v < KV; ++v) {
         int64_t ea = f[0][t].i + v, eb = f[1][t].i + v;
         NoteRead(*m[0], t, ea);
         NoteRead(*m[1], t, eb);
-        A[(l % R) * KD + 4 * (l / R) + v] = LoadScalar(m[0]->Addr(t, ea), abt).f;
-        B[(4 * (l / R) + v) * R + l % R] = LoadScalar(m[1]->Addr(t, eb), abt).f;
+        double av, bv;
+        if (eight) {
+          av = DecodeFnuz(*static_cast<const uint8_t*>(m[0]->Addr(t, ea)), ae, 7 - ae);
+          bv = DecodeFnuz(*static_cast<const uint8_t*>(m[1]->Addr(t, eb)), be, 7 - be);
+        } else {
+          av = LoadScalar(m[0]->Addr(t, ea), abt).f;
+          bv = LoadScalar(m[1]->Addr(t, eb), abt).f;
+        }
+        A[(l % R) * KD + KV * (l / R) + v] = av;
+        B[(KV * (l / R) + v) * R + l % R] = bv;
       }
       for (int r = 0; r < outs; ++r) {
         int row = R == 16 ? 4 * (l / 16) + r : 8 * (r / 4) + 4 * (l / 32) + r % 4;

@@ -91,7 +91,7 @@ void BindCompile(nb::module_& m) {
       .def(
           "emulate",
           [](const CompiledKernel& k, const std::vector<TensorArg>& args, bool races, bool uninit,
-             int max_reports) {
+             int max_reports, int subgroup_size, bool subgroup_strided) {
             if (!GetBackend(k.target.kind).emulatable)
               throw UserError(ErrorKind::kUnsupported,
                               "the emulator runs GPU kernels; target '" + k.target.kind + "' is not one");
@@ -119,6 +119,8 @@ void BindCompile(nb::module_& m) {
             o.check_races = races;
             o.check_uninit = uninit;
             o.max_reports = max_reports;
+            o.subgroup_size = subgroup_size;
+            o.subgroup_strided = subgroup_strided;
             emu::Result r;
             {
               nb::gil_scoped_release release;
@@ -128,7 +130,8 @@ void BindCompile(nb::module_& m) {
             for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
             return std::make_tuple(reps, r.total_reports, r.lane_ops);
           },
-          "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20);
+          "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20,
+          "subgroup_size"_a = 32, "subgroup_strided"_a = false);
   nb::class_<RuntimeModule>(m, "RuntimeModule")
       .def_prop_ro("device", &RuntimeModule::device)
       .def_prop_ro("kernel_name", [](const RuntimeModule& r) { return r.spec().entry; })

@@ -391,6 +391,7 @@ NB_MODULE(_ffi, m) {
       .def_ro("arch", &Target::arch)
       .def_ro("arch_given", &Target::arch_given)
       .def_ro("features", &Target::features)
+      .def_ro("features_given", &Target::features_given)
       .def_ro("smem_limit", &Target::smem_limit)
       .def_ro("max_threads", &Target::max_threads)
       .def_ro("max_registers", &Target::max_registers)

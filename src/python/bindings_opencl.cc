@@ -25,7 +25,9 @@ void BindOpenCL(nb::module_& m) {
                                          {"platform", d.platform},
                                          {"extensions", d.extensions},
                                          {"local_mem", std::to_string(d.local_mem)},
-                                         {"max_work_group", std::to_string(d.max_work_group)}};
+                                         {"max_work_group", std::to_string(d.max_work_group)},
+                                         {"opencl_c_version", d.c_version},
+                                         {"subgroups", d.subgroups ? "1" : "0"}};
     return r;
   });
 }

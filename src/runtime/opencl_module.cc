@@ -54,9 +54,11 @@ class OpenCLModule : public RuntimeModule {
 std::shared_ptr<RuntimeModule> LoadOpenCLModule(const LaunchSpec& spec, const std::string& binary,
                                                 const std::string& source) {
   const opencl::DeviceInfo& dev = opencl::Device();  // a clear error when there is no runtime
+  if (opencl::UsesSubgroups(source)) opencl::RequireSubgroups(dev, "kernel '" + spec.entry + "' uses");
+  const std::string options = opencl::BuildOptionsFor(dev, source);
   std::shared_ptr<opencl::Program> p;
-  if (!binary.empty()) p = opencl::Program::FromBinary(binary, spec.entry, dev.build_options);
-  if (!p) p = opencl::Program::FromSource(source, spec.entry, dev.build_options);
+  if (!binary.empty()) p = opencl::Program::FromBinary(binary, spec.entry, options);
+  if (!p) p = opencl::Program::FromSource(source, spec.entry, options);
   return std::make_shared<OpenCLModule>(spec, p);
 }
 

@@ -31,6 +31,7 @@ constexpr cl_uint CL_DEVICE_VENDOR = 0x102C;
 constexpr cl_uint CL_DRIVER_VERSION = 0x102D;
 constexpr cl_uint CL_DEVICE_VERSION = 0x102F;
 constexpr cl_uint CL_DEVICE_EXTENSIONS = 0x1030;
+constexpr cl_uint CL_DEVICE_OPENCL_C_VERSION = 0x103D;
 constexpr cl_uint CL_PLATFORM_NAME = 0x0902;
 constexpr cl_ulong CL_QUEUE_PROFILING_ENABLE = 1 << 1;
 constexpr cl_uint CL_PROGRAM_BINARY_SIZES = 0x1165;
@@ -206,6 +207,16 @@ State* Init() {
     a.GetPlatformInfo(plat, CL_PLATFORM_NAME, n, &di.platform[0], nullptr);
     while (!di.platform.empty() && di.platform.back() == '\0') di.platform.pop_back();
   }
+  di.c_version = DevStr(a, st->device, CL_DEVICE_OPENCL_C_VERSION);
+  // "OpenCL C <major>.<minor> <vendor-specific>"
+  if (di.c_version.rfind("OpenCL C ", 0) == 0) {
+    const char* v = di.c_version.c_str() + 9;
+    char* end = nullptr;
+    di.c_major = static_cast<int>(std::strtol(v, &end, 10));
+    if (end && *end == '.') di.c_minor = static_cast<int>(std::strtol(end + 1, nullptr, 10));
+  }
+  // cl_khr_subgroups is an OpenCL 2.0 extension: its builtins exist in OpenCL C 2.0 and later.
+  di.subgroups = di.Has("cl_khr_subgroups") && di.c_major >= 2;
   di.build_options = "-cl-std=CL1.2";
   // PoCL (OpenCL on the CPU): the code generator avoids a construct its vectorising work-group
   // method miscompiles (codegen_opencl.h, dynamic_register_index).
@@ -246,6 +257,27 @@ State& Ready() {
 
 bool DeviceInfo::Has(const std::string& ext) const {
   return extensions.find(" " + ext + " ") != std::string::npos;
+}
+
+std::string BuildOptionsFor(const DeviceInfo& d, const std::string& source) {
+  if (!UsesSubgroups(source)) return d.build_options;
+  // The sub-group builtins are declared by OpenCL C 2.0 and later; the rest of the source is
+  // OpenCL C 1.2, which these versions accept.
+  return d.c_major >= 3 ? "-cl-std=CL3.0" : "-cl-std=CL2.0";
+}
+
+void RequireSubgroups(const DeviceInfo& d, const std::string& who) {
+  if (d.subgroups) return;
+  throw UserError(
+      ErrorKind::kUnsupported,
+      who +
+          " sub-group reductions (target feature 'subgroups'), which need the OpenCL extension "
+          "cl_khr_subgroups and OpenCL C 2.0; the device '" +
+          d.name + "' (" + d.version + ", " + (d.c_version.empty() ? "no OpenCL C version" : d.c_version) +
+          ") " +
+          (d.Has("cl_khr_subgroups") ? "has an OpenCL C older than 2.0" : "does not offer cl_khr_subgroups") +
+          ". Compile for target 'opencl' (the device's extensions decide) or 'opencl -mattr=-subgroups', "
+          "or run with execution_backend='emulator'");
 }
 
 bool Available() { return S().device != nullptr; }

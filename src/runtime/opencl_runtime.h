@@ -17,10 +17,23 @@ struct DeviceInfo {
   std::string name, vendor, version, driver, platform, extensions;
   int64_t local_mem = 0;       // CL_DEVICE_LOCAL_MEM_SIZE
   int64_t max_work_group = 0;  // CL_DEVICE_MAX_WORK_GROUP_SIZE
-  std::string build_options;   // clBuildProgram options for this device
+  std::string c_version;       // CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2 PoCL"
+  int c_major = 1, c_minor = 2;
+  std::string build_options;   // clBuildProgram options for this device (OpenCL C 1.2 sources)
   bool is_pocl = false;        // the Portable Computing Language runtime (CPU)
+  bool subgroups = false;      // cl_khr_subgroups with OpenCL C >= 2.0: sub_group_reduce_* compile
   bool Has(const std::string& ext) const;
 };
+
+/// The clBuildProgram options for `source` on `d`: d.build_options, or OpenCL C 2.0 / 3.0 for a
+/// source that enables cl_khr_subgroups.
+std::string BuildOptionsFor(const DeviceInfo& d, const std::string& source);
+/// UserError(kUnsupported) unless `d` has sub-groups: "<who> sub-group reductions ..." naming the
+/// device and what to do instead (who: "target 'opencl -mattr=+subgroups' asks for", ...).
+void RequireSubgroups(const DeviceInfo& d, const std::string& who);
+inline bool UsesSubgroups(const std::string& source) {
+  return source.find("#pragma OPENCL EXTENSION cl_khr_subgroups") != std::string::npos;
+}
 
 /// True when the ICD loader loads and offers at least one device (never throws).
 bool Available();

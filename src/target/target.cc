@@ -31,8 +31,8 @@ std::vector<std::string> Split(const std::string& s, char sep) {
       ErrorKind::kUnsupported,
       "target '" + spec + "': " + why +
           ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
-          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl, auto; or "
-          "{\"kind\": ..., \"arch\": ...}");
+          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl [-mattr=+subgroups|-subgroups], "
+          "auto; or {\"kind\": ..., \"arch\": ..., \"features\": [...]}");
 }
 
 }  // namespace
@@ -45,6 +45,7 @@ std::string Target::str() const {
   std::string s = kind;
   if (arch_given && !arch.empty()) s += kind == "cpu" ? " -mcpu=" + arch : " -arch=" + arch;
   if (kind == "cpu") s += CpuAttrDiff(*this);
+  if (kind == "opencl" && features_given) s += Has("subgroups") ? " -mattr=+subgroups" : " -mattr=-subgroups";
   return s;
 }
 
@@ -88,7 +89,7 @@ Target ParseTarget(const std::string& spec) {
     } else if (key == "mcpu" && t.kind == "cpu") {
       t.arch = value;
       t.arch_given = true;
-    } else if (key == "mattr" && t.kind == "cpu") {
+    } else if (key == "mattr" && (t.kind == "cpu" || t.kind == "opencl")) {
       for (auto& a : Split(value, ',')) attrs.push_back(a);
     } else {
       Bad(spec, "unknown option -" + key + " for target kind " + t.kind);
@@ -134,6 +135,17 @@ Target ParseTarget(const std::string& spec) {
     t.smem_limit = 32 * 1024;
     t.max_threads = 256;
     t.warp_size = 1;
+    // -mattr=+subgroups: reductions use cl_khr_subgroups (the device must offer it); -subgroups: they
+    // never do; no -mattr: the device's CL_DEVICE_EXTENSIONS decide when the kernel will run there.
+    for (auto& a : attrs) {
+      std::string f = a.substr(a[0] == '+' || a[0] == '-' ? 1 : 0);
+      if (f == "cl_khr_subgroups") f = "subgroups";
+      if (f != "subgroups")
+        Bad(spec, "unknown OpenCL feature '" + f + "' (OpenCL features: subgroups, i.e. cl_khr_subgroups)");
+      t.features.erase(std::remove(t.features.begin(), t.features.end(), f), t.features.end());
+      if (a[0] != '-') t.features.push_back(f);
+      t.features_given = true;
+    }
   }
   std::sort(t.features.begin(), t.features.end());
   return t;

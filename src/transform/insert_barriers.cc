@@ -205,6 +205,10 @@ class Barriers {
       void VisitVar(const VarNode* v) override {
         if (s->count(v)) *t = true;
       }
+      void VisitCall(const CallNode* c) override {  // OpenCL sub-group ids differ between threads
+        if (c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id") *t = true;
+        IRVisitor::VisitCall(c);
+      }
     } v;
     v.s = &tainted_;
     v.t = &t;

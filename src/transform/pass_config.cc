@@ -1,6 +1,8 @@
 // PassConfig parsing; see pass_config.h.
 #include "transform/pass_config.h"
 
+#include <stdexcept>
+
 #include "support/error.h"
 
 namespace tl {
@@ -10,17 +12,20 @@ struct Key {
   const char* name;
   bool PassConfig::*flag;         // boolean keys
   std::string PassConfig::*text;  // string keys
+  int PassConfig::*number;        // positive integer keys
 };
 
 const Key kKeys[] = {
-    {"cpu.compile_flags", nullptr, &PassConfig::cpu_compile_flags},
-    {"emulator.check_races", &PassConfig::emulator_check_races, nullptr},
-    {"emulator.check_uninit", &PassConfig::emulator_check_uninit, nullptr},
-    {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr},
-    {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr},
-    {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr},
-    {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr},
-    {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr},
+    {"cpu.compile_flags", nullptr, &PassConfig::cpu_compile_flags, nullptr},
+    {"emulator.check_races", &PassConfig::emulator_check_races, nullptr, nullptr},
+    {"emulator.check_uninit", &PassConfig::emulator_check_uninit, nullptr, nullptr},
+    {"emulator.subgroup_size", nullptr, nullptr, &PassConfig::emulator_subgroup_size},
+    {"emulator.subgroup_strided", &PassConfig::emulator_subgroup_strided, nullptr, nullptr},
+    {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr, nullptr},
+    {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr, nullptr},
+    {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr, nullptr},
+    {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},
+    {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},
 };
 
 std::string KnownList() {
@@ -48,6 +53,20 @@ PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg) {
                                                 KnownList() + " (TileLang's keys: tilelang.PassConfigKey)");
     if (key->text) {
       pc.*(key->text) = value;
+      continue;
+    }
+    if (key->number) {
+      size_t used = 0;
+      long v = 0;
+      try {
+        v = std::stol(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || v < 1 || v > (1 << 20))
+        throw UserError(ErrorKind::kArgument,
+                        "pass config '" + name + "' takes a positive integer, got '" + value + "'");
+      pc.*(key->number) = static_cast<int>(v);
       continue;
     }
     if (value == "1" || value == "true" || value == "True") {

@@ -46,11 +46,11 @@ def hip(name, make):
     return _built[name]
 
 
-def check_code_object(k, mfma=None):
-    """Built for gfx90a: the assembly holds `mfma` (when given) and the code object spills nothing."""
+def check_code_object(k, mfma=None, arch="gfx90a"):
+    """Built for `arch`: the assembly holds `mfma` (when given) and the code object spills nothing."""
     res = k.get_resource_usage()
     asm = k.get_assembly()
-    assert ".amdhsa_kernel" in asm and "gfx90a" in asm
+    assert ".amdhsa_kernel" in asm and arch in asm
     assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0 and res["sgpr_spill_lanes"] == 0, res
     assert res["lds_bytes"] == res["shared_bytes"], res  # the planned LDS is what the code object declares
     if mfma:
@@ -441,10 +441,94 @@ def test_k_pack_is_honoured_or_rejected(k_pack, error):
     assert "test_hip.py" in str(e.value)
 
 
-def test_fp8_mfma_is_rejected_with_the_reason():
-    with pytest.raises(TileLangUnsupportedError, match="fp8 MFMA .* is not implemented: gfx940 computes in the FNUZ"):
-        tilelang.compile(kernels.matmul(64, 64, 64, 64, 64, 32, dtype="float8_e4m3fn", out_dtype="float32"),
-                         target="hip -arch=gfx940", execution_backend="emulator")
+# ---- fp8 MFMA on gfx940 (v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8}) -----------------------------------------
+
+FP8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+
+
+def _fp8(rng, shape, dtype):
+    """Random fp8 values with -0 and both extremes among them: -0 (0x80) is NaN in gfx940's FNUZ formats and
+    448 / 57344 are out of FNUZ E4M3's range unless re-encoded as half values, so a lowering that handed the
+    OCP bytes to the MFMA as they are would fail here."""
+    x = (rng.standard_normal(shape) * 3).astype(FP8[dtype])
+    big = float(ml_dtypes.finfo(FP8[dtype]).max)
+    x.reshape(-1)[:5] = [-0.0, big, -big, big / 2, -0.0]
+    return x
+
+
+@pytest.mark.parametrize("dtype,mfma,tiles,packed", [
+    ("float8_e4m3fn", "v_mfma_f32_16x16x32_fp8_fp8", (64, 48, 64), True),   # 16 bytes per lane per k step
+    ("float8_e5m2", "v_mfma_f32_16x16x32_bf8_bf8", (64, 48, 32), False),    # 8 bytes: one MFMA per k step
+])
+def test_fp8_gemm_on_gfx940(dtype, mfma, tiles, packed):
+    """The reference GEMM in 8-bit floats, ragged (no size a multiple of the tile), for gfx940: the code object
+    holds the fp8 MFMA and spills nothing; the emulator (FNUZ operands, from the ISA) matches NumPy."""
+    rng = _rng()
+    M, N, K = 100, 72, 96
+    f = kernels.matmul(M, N, K, *tiles, dtype=dtype, out_dtype="float32")
+    k = tilelang.compile(f, target="hip -arch=gfx940")
+    check_code_object(k, mfma, arch="gfx940")
+    assert "tl::fp8_to_fnuz<" in k.get_kernel_source()
+    assert any(mfma in c and "re-encoded to FNUZ" in c and ("k-packed" in c) == packed for c in k.choices), k.choices
+    assert k.layouts["C_local"] == "mfma_C(64x48, waves 2x1)", k.layouts  # 16x16 tiles, not 32x32
+    e = tilelang.compile(f, target="hip -arch=gfx940", execution_backend="emulator")
+    a, b = _fp8(rng, (M, K), dtype), _fp8(rng, (K, N), dtype)
+    c = np.full((M, N), np.nan, np.float32)
+    e(a, b, c)
+    ref = f64(a) @ f64(b)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+def test_fp8_gemm_accumulates_and_propagates_nan():
+    """Two T.gemm into one accumulator (the second runs on C / 4 as well); a NaN in A makes its row of C NaN,
+    as in NumPy."""
+    rng = _rng()
+    M, N, K = 48, 32, 64
+
+    @T.prim_func
+    def twice(A: T.Tensor((M, K), "float8_e4m3fn"), B: T.Tensor((K, N), "float8_e4m3fn"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            A_s = T.alloc_shared((M, K), "float8_e4m3fn")
+            B_s = T.alloc_shared((K, N), "float8_e4m3fn")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(C_l)
+            T.gemm(A_s, B_s, C_l)
+            T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C)
+
+    k = tilelang.compile(twice, target="hip -arch=gfx940")
+    check_code_object(k, "v_mfma_f32_16x16x32_fp8_fp8", arch="gfx940")
+    a, b = _fp8(rng, (M, K), "float8_e4m3fn"), _fp8(rng, (K, N), "float8_e4m3fn")
+    a[7, 3] = np.nan
+    c = np.zeros((M, N), np.float32)
+    tilelang.compile(twice, target="hip -arch=gfx940", execution_backend="emulator")(a, b, c)
+    ref = 2 * (f64(a) @ f64(b))
+    assert np.isnan(c[7]).all() and not np.isnan(np.delete(c, 7, 0)).any()
+    np.testing.assert_allclose(np.delete(c, 7, 0), np.delete(ref, 7, 0), rtol=1e-5,
+                               atol=1e-6 * np.abs(np.delete(ref, 7, 0)).max())
+
+
+def test_fp8_mfma_before_gfx940_says_why():
+    """gfx90a has no fp8 MFMA. (Mixed fp8 formats and non-float32 accumulators are refused by the front end.)"""
+    acc = "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float8_e5m2"), B: T.Tensor((64, 64), "float8_e5m2"), C: T.Tensor((64, 64), acc)):
+        with T.Kernel(1, threads=64) as bx:
+            A_s = T.alloc_shared((64, 64), "float8_e5m2")
+            B_s = T.alloc_shared((64, 64), "float8_e5m2")
+            C_l = T.alloc_fragment((64, 64), acc)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True)
+            T.copy(C_l, C)
+
+    with pytest.raises(TileLangUnsupportedError, match="float8_e5m2 .* on gfx90a \\(no fp8 matrix instructions before "
+                                                       "gfx940: use target 'hip -arch=gfx940'\\)") as e:
+        tilelang.compile(main, target="hip", execution_backend="emulator")
+    assert "test_hip.py" in str(e.value)  # at the T.gemm
 
 
 def test_gemm_needs_whole_waves():

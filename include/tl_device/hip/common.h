@@ -19,6 +19,8 @@ typedef unsigned long long uint64_t;
 #define __launch_bounds__(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
 #define TL_DEV __attribute__((device)) __attribute__((always_inline)) inline
 
+#include "fp8.h"
+
 namespace tl {
 
 // ---- registers and indices ------------------------------------------------------------------
@@ -208,6 +210,24 @@ TL_DEV void mfma_32x32x8_bf16(float* c, const void* a, const void* b) {
   *reinterpret_cast<f32x16*>(c) = acc;
 }
 
+// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (gfx940+): c (4 floats per lane) += a (8 bytes) * b (8 bytes)
+// in the FNUZ formats (fp8 = E4M3FNUZ, bf8 = E5M2FNUZ); the lowering re-encodes OCP operands first
+// (fp8_to_fnuz, fp8.h) and scales the accumulator.
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define TL_MFMA_FP8(ab, AB)                                                                         \
+  TL_DEV void mfma_16x16x32_##ab(float* c, const void* a, const void* b) {                          \
+    f32x4 acc = *reinterpret_cast<const f32x4*>(c);                                                 \
+    acc = __builtin_amdgcn_mfma_f32_16x16x32_##AB(*reinterpret_cast<const long*>(a),                \
+                                                  *reinterpret_cast<const long*>(b), acc, 0, 0, 0); \
+    *reinterpret_cast<f32x4*>(c) = acc;                                                             \
+  }
+TL_MFMA_FP8(fp8_fp8, fp8_fp8)
+TL_MFMA_FP8(fp8_bf8, fp8_bf8)
+TL_MFMA_FP8(bf8_fp8, bf8_fp8)
+TL_MFMA_FP8(bf8_bf8, bf8_bf8)
+#undef TL_MFMA_FP8
+#endif
+
 // ---- cross-lane ---------------------------------------------------------------------------------
 /// __shfl_xor over a wave64: lane l reads lane l ^ m (ds_bpermute, addresses in bytes).
 TL_DEV int shfl_xor(int v, int m) {
@@ -267,6 +287,16 @@ TL_DEV void vector_store(T* dst, Ts... xs) {
     *reinterpret_cast<u32x2*>(dst) = *reinterpret_cast<const u32x2*>(lanes);
   else
     *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
+}
+/// One N-byte store of N bytes of registers (8-bit lanes held in one register array).
+template <int N>
+TL_DEV void vector_copy(void* dst, const void* regs) {
+  if constexpr (N == 16)
+    *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(regs);
+  else if constexpr (N == 8)
+    *reinterpret_cast<u32x2*>(dst) = *reinterpret_cast<const u32x2*>(regs);
+  else
+    *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(regs);
 }
 /// One N-byte load into registers, or zeros when not valid.
 template <int N, typename T>

@@ -309,8 +309,10 @@ class JITKernel:
         descs = [k[0] for k in keep]
         if self.execution_backend == "emulator":
             cfg = self.pass_configs
-            reports, total, lane_ops = self._compiled.emulate(descs, bool(cfg.get("emulator.check_races", True)),
-                                                         bool(cfg.get("emulator.check_uninit", True)))
+            reports, total, lane_ops = self._compiled.emulate(
+                descs, bool(cfg.get("emulator.check_races", True)), bool(cfg.get("emulator.check_uninit", True)),
+                20, int(cfg.get("emulator.subgroup_size", 32)),
+                cfg.get("emulator.subgroup_strided", False) in (True, 1, "1", "true", "True"))
             self.last_lane_ops = lane_ops
             if reports:
                 from ..errors import TileLangEmulationError

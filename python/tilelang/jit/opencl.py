@@ -6,11 +6,13 @@ from ..errors import TileLangUnsupportedError
 
 def device():
     """The OpenCL device kernels run on: name, vendor, version, driver, platform, extensions, local_mem,
-    max_work_group (raises TileLangUnsupportedError when there is no OpenCL runtime)."""
+    max_work_group, opencl_c_version, subgroups (cl_khr_subgroups with OpenCL C 2.0+: what target 'opencl'
+    then uses for reductions) (raises TileLangUnsupportedError when there is no OpenCL runtime)."""
     if not _ffi.opencl_available():
         raise TileLangUnsupportedError(f"target 'opencl': {_ffi.opencl_unavailable_reason()}")
     d = dict(_ffi.opencl_device())
     d["local_mem"] = int(d["local_mem"])
     d["max_work_group"] = int(d["max_work_group"])
     d["extensions"] = d["extensions"].split()
+    d["subgroups"] = d["subgroups"] == "1"
     return d

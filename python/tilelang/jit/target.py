@@ -1,7 +1,7 @@
 """Targets as one value (tilelang.Target), parsed once in C++ (src/target/target.h): kind, arch,
 features and limits, with a canonical spelling. Accepts every form TileLang users write: "cpu" / "c" /
 "llvm", "cuda", "cuda -arch=sm_90a", {"kind": "cuda", "arch": "sm_80"}, "hip", "metal", "opencl",
-"auto" (a CUDA device when the driver finds one, else the CPU), or a Target."""
+"opencl -mattr=+subgroups" / {"kind": "opencl", "features": ["subgroups"]}, "auto" (a CUDA device when the driver finds one, else the CPU), or a Target."""
 from .. import _ffi
 from ..errors import TileLangUnsupportedError
 
@@ -52,6 +52,13 @@ def _from_dict(d):
     spec = str(d["kind"])
     for k, v in d.items():
         if k == "kind":
+            continue
+        if k == "features":  # ["subgroups", "-avx2"]: -mattr=+subgroups,-avx2
+            if not isinstance(v, (list, tuple)) or not all(isinstance(f, str) and f for f in v):
+                raise TileLangUnsupportedError(f"a target's 'features' is a list of names such as ['subgroups'], "
+                                               f"got {v!r}")
+            if v:
+                spec += " -mattr=" + ",".join(f if f[0] in "+-" else "+" + f for f in v)
             continue
         key = {"arch": "arch" if d["kind"] not in ("cpu", "c", "llvm") else "mcpu"}.get(k, k)
         spec += f" -{key}={v}"

@@ -16,6 +16,10 @@ struct CudaTarget {
   bool mma = true;
   bool cp_async = true;
   bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
+  // OpenCL cl_khr_subgroups (with shuffle off): a reduction over all threads combines within each
+  // sub-group with sub_group_reduce_* and across sub-groups through shared memory. No sub-group size
+  // is assumed (it is implementation-defined): only get_sub_group_id / get_num_sub_groups.
+  bool subgroups = false;
   bool simdgroup = false;  // Metal: T.gemm on simdgroup_matrix 8x8 tiles (src/transform/metal/)
   bool swizzle = true;     // XOR-swizzled shared tiles (off for Metal: simdgroup_load needs plain rows)
   bool mfma = false;  // AMD MFMA matrix cores (HIP): T.gemm on v_mfma with wave64 fragment layouts

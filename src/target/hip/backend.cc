@@ -40,8 +40,10 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
                         "hip_runtime.h, so there is no device printf); compile it with "
                         "execution_backend=\"emulator\", which prints per lane",
                     k.func->span);
-  std::string header;
+  std::string header, fp8;
   ReadFile(bo.include_dir + "/tl_device/hip/common.h", &header);
+  ReadFile(bo.include_dir + "/tl_device/hip/fp8.h", &fp8);  // included by common.h
+  header += fp8;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;

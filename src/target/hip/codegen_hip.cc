@@ -1,6 +1,8 @@
 // HIP C++ code generation from thread-level IR; see codegen_hip.h.
 #include "target/hip/codegen_hip.h"
 
+#include "arith/simplify.h"
+
 #include "target/codegen_cxx_gpu.h"
 #include "target/cuda/codegen_cuda.h"
 
@@ -26,6 +28,25 @@ class CodegenHIPImpl : public CodegenCxxGpu {
       return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
              ")";
     if (op == "tl.cp_async_commit" || op == "tl.cp_async_wait") return "((void)0)";
+    if (op == "tl.vector_store" && c->args[0]->dtype.bytes() == 1) {
+      // 8-bit lanes that are consecutive registers of one local array (a register-staged prefetch):
+      // one N-byte copy. Sixteen byte-wise reads of the array would put it in scratch memory.
+      auto* first = As<BufferLoadNode>(c->args[1]);
+      bool run = first && first->indices.size() == 1 && first->buffer->scope == Scope::kLocal;
+      for (size_t i = 2; run && i < c->args.size(); ++i) {
+        auto* l = As<BufferLoadNode>(c->args[i]);
+        int64_t d = -1;
+        run = l && l->buffer == first->buffer && l->indices.size() == 1 &&
+              AsConstInt(Simplify(l->indices[0] - first->indices[0]), &d) && d == static_cast<int64_t>(i - 1);
+      }
+      if (run)
+        return "tl::vector_copy<" + std::to_string(c->args.size() - 1) + ">(" + Addr(c->args[0]) + ", " +
+               Addr(c->args[1]) + ")";
+    }
+    if (op == "tl.fp8_to_fnuz")  // (&operand, bytes, "e4m3" | "e5m2"): in place, include/tl_device/hip/fp8.h
+      return "tl::fp8_to_fnuz<" + arg(1) + ", " +
+             (As<StringImmNode>(c->args[2])->value == "e5m2" ? "true" : "false") + ">(" + Addr(c->args[0]) +
+             ")";
     if (op == "tl.mfma") {  // (shape, ab type, A, B, C): one wave's MFMA (docs/hip.md)
       return "tl::mfma_" + As<StringImmNode>(c->args[0])->value + "_" + As<StringImmNode>(c->args[1])->value +
              "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
@@ -35,6 +56,12 @@ class CodegenHIPImpl : public CodegenCxxGpu {
     return CommonCallE(c);
   }
 
+  // 8-bit floats in the OCP formats (include/tl_device/hip/fp8.h); other dtypes as for CUDA.
+  std::string CType(DataType t) override {
+    if (t.code() == DataType::Code::kFloat8E4M3) return "tl::fp8_e4m3_t";
+    if (t.code() == DataType::Code::kFloat8E5M2) return "tl::fp8_e5m2_t";
+    return CodegenCxxGpu::CType(t);
+  }
   std::string BlockIndex(const char* dim) override { return std::string("tl::block_") + dim + "()"; }
   std::string LocalAlign() override { return "alignas(16)"; }
   // The kernel's one LDS byte buffer, static so the code object records its size.

@@ -2,6 +2,8 @@
 // code generator (codegen_opencl.h), the OpenCL runtime's compiler with the disk cache, and the
 // host-tensor loader (runtime/opencl_module.h). The runtime is opened lazily (dlopen): code
 // generation needs none, building and running report its absence clearly.
+#include <algorithm>
+
 #include "runtime/cache_util.h"
 #include "runtime/opencl_module.h"
 #include "runtime/opencl_runtime.h"
@@ -35,6 +37,7 @@ OpenCLLimits Limits(const Target& t) {
     lim.max_work_group = d.max_work_group;
     lim.device = "'" + d.name + "'";
   }
+  lim.subgroups = t.Has("subgroups");
   return lim;
 }
 
@@ -56,13 +59,15 @@ void CheckExtensions(const CompiledKernel& k, const opencl::DeviceInfo& d) {
 // (CL_PROGRAM_BINARIES) and kernel.meta binding it to the key (source, options, device, driver).
 Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
   const opencl::DeviceInfo& dev = opencl::Device();  // throws when there is no runtime
+  if (opencl::UsesSubgroups(k.source)) opencl::RequireSubgroups(dev, "kernel '" + k.func->name + "' uses");
   CheckExtensions(k, dev);
+  const std::string options = opencl::BuildOptionsFor(dev, k.source);
   info->compiler = "OpenCL: " + dev.platform + " / " + dev.name + " / " + dev.driver;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
   bool cache = !CacheDisabled(co);
-  std::string key = HashHex(k.source + "\n--options " + dev.build_options + "\n--device " + dev.name + "\n" +
+  std::string key = HashHex(k.source + "\n--options " + options + "\n--device " + dev.name + "\n" +
                             dev.vendor + "\n" + dev.version + "\n" + dev.driver);
   std::string dir = CacheDir(co) + "/opencl/" + key;
   Artifact a;
@@ -78,8 +83,7 @@ Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOpt
       return a;
     }
   }
-  auto prog =
-      opencl::Program::FromSource(k.source, k.launch.entry, dev.build_options);  // errors carry the log
+  auto prog = opencl::Program::FromSource(k.source, k.launch.entry, options);  // errors carry the log
   info->build_log = prog->build_log();
   a.binary = prog->Binary();
   if (cache && !a.binary.empty()) {
@@ -102,10 +106,19 @@ Backend OpenCLBackend() {
   b.fork_safe = false;  // the OpenCL runtime's driver threads do not survive a fork
   b.emulatable = true;  // thread-level IR without mma / cp.async / shuffles: the emulator runs it
   // A kernel that will run needs the runtime: say so when the kernel is compiled, not at launch.
+  // Sub-group reductions: the spec's -mattr decides; without one, the device's cl_khr_subgroups
+  // does when the kernel will run there (code generation alone assumes none).
   b.resolve = [](const Target& t, bool will_run) {
-    if (will_run && !opencl::Available())
-      throw UserError(ErrorKind::kUnsupported, "target 'opencl': " + opencl::UnavailableReason());
-    return t;
+    if (!will_run) return t;
+    if (!opencl::Available())
+      throw UserError(ErrorKind::kUnsupported, "target '" + t.str() + "': " + opencl::UnavailableReason());
+    if (t.Has("subgroups")) opencl::RequireSubgroups(opencl::Device(), "target '" + t.str() + "' asks for");
+    if (t.features_given || !opencl::Device().subgroups) return t;
+    Target r = t;  // spelled "opencl -mattr=+subgroups" from here on
+    r.features.push_back("subgroups");
+    std::sort(r.features.begin(), r.features.end());
+    r.features_given = true;
+    return r;
   };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
                std::vector<PassRecord>* trace) {

@@ -2,7 +2,9 @@
 // target switches, src/target/opencl/target.h). Work-groups are blocks, the planned shared byte
 // buffer is one `__local` array, `tl.syncthreads` is a work-group barrier, vector loads/stores are
 // vloadN / vstoreN. The source is self-contained OpenCL C 1.2 (no includes); helpers are emitted
-// only when used.
+// only when used. Sub-group reductions (the lowering's tl.subgroup_* calls, target feature
+// "subgroups") are cl_khr_subgroups builtins under its #pragma; such a source is built as OpenCL C
+// 2.0 or later (runtime/opencl_runtime.h, BuildOptionsFor).
 #pragma once
 #include <string>
 
@@ -15,6 +17,7 @@ struct OpenCLSource {
   std::string kernel_name;
   bool uses_fp64 = false;  // needs cl_khr_fp64
   bool uses_int64_atomics = false;
+  bool uses_subgroups = false;  // needs cl_khr_subgroups
 };
 
 /// `f` must be lowered by LowerForOpenCL. Throws a UserError for what OpenCL C cannot express

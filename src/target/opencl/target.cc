@@ -12,6 +12,7 @@ CudaTarget OpenCLLoweringTarget(const OpenCLLimits& lim) {
   t.mma = false;
   t.cp_async = false;
   t.shuffle = false;
+  t.subgroups = lim.subgroups;
   t.backend = "OpenCL";
   return t;
 }

@@ -1,8 +1,9 @@
 // The OpenCL backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) with
 // the switches OpenCL needs -- work-groups are blocks and __local memory is shared memory; no
 // tensor-core mma (T.gemm becomes per-thread multiply-adds over the same accumulator layout), no
-// async copies, no warp shuffles: reductions exchange partials through __local memory (no sub-groups
-// are assumed: OpenCL 1.2 devices, PoCL on a CPU among them, need not have them).
+// async copies, no warp shuffles: reductions exchange partials through __local memory (OpenCL 1.2
+// devices, PoCL on a CPU among them, need not have sub-groups); with the target feature "subgroups"
+// (cl_khr_subgroups) reductions over all work-items combine within sub-groups first.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct OpenCLLimits {
   int64_t local_mem = 32 * 1024;
   int64_t max_work_group = 256;
   std::string device = "the OpenCL 1.2 minimum (no device queried)";
+  bool subgroups = false;  // cl_khr_subgroups reductions (the target's feature "subgroups")
 };
 
 CudaTarget OpenCLLoweringTarget(const OpenCLLimits& lim);

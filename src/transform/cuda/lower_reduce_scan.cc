@@ -23,6 +23,18 @@ const CudaOpLoweringRegistrar kCumsum("cumsum", [](CudaTileLowerer& L, const Til
 });
 }  // namespace
 
+namespace {
+// cl_khr_subgroups' sub_group_reduce_<name> for a reduction's combine (|x| enters before the combine).
+const char* SubgroupReduceName(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kMax:
+    case ReduceKind::kAbsMax: return "max";
+    case ReduceKind::kMin: return "min";
+    default: return "add";
+  }
+}
+}  // namespace
+
 Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   const Fragment& S = Layout(r->src.buffer.get());
   const Fragment& D = Layout(r->dst.buffer.get());
@@ -38,7 +50,10 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     int64_t mt = M / wm / 16, nt = N / wn / 8;
     ctx_.info->choices.push_back(
         Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
-        (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : ""));
+        (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : "") +
+        (ctx_.target.subgroups ? " (the quad exchange through shared memory: a row spans 4 work-items and "
+                                 "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
+                               : ""));
     Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
     Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
@@ -145,21 +160,40 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
     // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
     // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
+    // With cl_khr_subgroups each sub-group first combines its partials (sub_group_reduce_*) and only
+    // its first work-item writes them: slot d * T + (sub-group id), and thread t combines
+    // get_num_sub_groups() partials per slot. The sub-group size is implementation-defined, so the
+    // slots are sized for the worst case (T sub-groups of one work-item each).
+    const bool sg = ctx_.target.subgroups;
     Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
     Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
-    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc +
-                                ": per-thread partials, then through shared "
-                                "memory (a thread per destination slot combines all " +
-                                std::to_string(T_) + " partials; no warp shuffles on " + ctx_.target.backend +
-                                ")";
-    out.push_back(For(d, C(0), C(nd), ForKind::kSerial,
-                      Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + tx_)}, sp), {}, sp));
+    ctx_.info->choices.back() =
+        Loc(sp) + ": T.reduce of " + S.desc +
+        (sg ? ": per-thread partials, sub_group_reduce_" + std::string(SubgroupReduceName(k)) +
+                  " within each sub-group (cl_khr_subgroups), then one partial per sub-group through shared "
+                  "memory (a thread per destination slot combines them)"
+            : ": per-thread partials, then through shared memory (a thread per destination slot "
+              "combines all " +
+                  std::to_string(T_) + " partials; no warp shuffles on " + ctx_.target.backend +
+                  (ctx_.target.backend == "OpenCL" ? ", no sub-groups: target feature 'subgroups' off" : "") +
+                  ")");
+    Expr writer = tx_, partials = C(T_);
+    if (sg) {
+      Expr whole = Call(t, "tl.subgroup_reduce", {Load(part, {d}), StringImm(SubgroupReduceName(k))});
+      out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, whole, {d}, sp), {}, sp));
+      writer = Call(DataType::Int(32), "tl.subgroup_id", {});
+      partials = Call(DataType::Int(32), "tl.num_subgroups", {});
+    }
+    Stmt publish = For(d, C(0), C(nd), ForKind::kSerial,
+                       Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + writer)}, sp), {}, sp);
+    out.push_back(sg ? If(Eq(Call(DataType::Int(32), "tl.subgroup_local_id", {}), C(0)), publish, nullptr, sp)
+                     : publish);
     Var i = MakeVar("i"), w = MakeVar("w");
     Buffer one = Scratch("red_acc", t, 1, Scope::kLocal);
     Expr slot = Simplify(Expr(i) * C(T_) + tx_);
     Stmt combine = Seq(
         {Store(one, ReduceIdentity(k, t), {C(0)}, sp),
-         For(w, C(0), C(T_), ForKind::kSerial,
+         For(w, C(0), partials, ForKind::kSerial,
              Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp),
              {}, sp),
          Store(tot, Load(one, {C(0)}), {slot}, sp)},

@@ -1,4 +1,5 @@
-// LowerTileOpsCUDA on MFMA targets (HIP): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} over the wave
+// LowerTileOpsCUDA on MFMA targets (HIP): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} (and
+// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+) over the wave
 // grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
 // accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
 // group, then across waves through LDS).
@@ -17,23 +18,41 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   Span sp = g->span;
   TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
-  // R x R tiles: 16x16x16 (four lane groups of 16 each supply 4 k) or 32x32x8 (two groups of 32).
-  const int64_t G = 64 / R, kmfma = 4 * G, outs = R * R / 64;
-  const std::string shape = R == 16 ? "16x16x16" : "32x32x8";
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  auto is_fp8 = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  };
+  const bool fp8 = is_fp8(at) || is_fp8(bt);
+  // R x R tiles: 16x16x16 (four lane groups of 16 each supply 4 k), 32x32x8 (two groups of 32), or
+  // for 8-bit floats 16x16x32 (four groups of 16 each supply 8 k).
+  const int64_t G = 64 / R, kv = fp8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
+  const std::string shape = fp8 ? "16x16x32" : R == 16 ? "16x16x16" : "32x32x8";
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  if ((!f16 && !b16) || ct != DataType::Float(32))
+  const std::string& arch = ctx_.target.arch;
+  const bool gfx94 = arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
+  if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || !gfx94))
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + ctx_.target.arch +
-            ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() + ", B " +
-            bt.str() + ", C " + ct.str() +
-            (at.code() == DataType::Code::kFloat8E4M3 || at.code() == DataType::Code::kFloat8E5M2
-                 ? ". fp8 MFMA (v_mfma_f32_16x16x32_fp8 on gfx940+) is not implemented: gfx940 computes "
-                   "in the FNUZ fp8 formats, which differ from float8_e4m3fn / float8_e5m2"
-                 : " (cast the operands, e.g. with T.copy into a float16 tile)"),
+        "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
+        "float8_e5m2 A and B with a float32 accumulator on gfx940 / gfx941 / gfx942; got A " +
+            at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
+            (gfx94 ? "" : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
         sp);
+  if (!fp8 && ((!f16 && !b16) || ct != DataType::Float(32)))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + arch +
+                        ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
+                        ", B " + bt.str() + ", C " + ct.str() +
+                        " (cast the operands, e.g. with T.copy into a float16 tile; 8-bit floats on gfx940+)",
+                    sp);
+  TL_ICHECK(!fp8 || R == 16, "T.gemm on HIP: 8-bit operands need the 16x16 MFMA accumulator layout");
+  // fp8 / bf8 name the FNUZ formats gfx940 computes in (E4M3FNUZ, E5M2FNUZ). The OCP operands are
+  // re-encoded per k step (tl.fp8_to_fnuz: the same bits mean half the value, include/tl_device/hip/
+  // fp8.h) and the MFMAs run on C / 4: every product and sum is as exact as in the OCP values
+  // (power-of-two scaling is exact for float32 values above 2^-124).
+  auto fnuz = [](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
+  const std::string abname = fp8 ? fnuz(at) + "_" + fnuz(bt) : f16 ? "f16" : "bf16";
   auto ad = TileDims(g->A), bd = TileDims(g->B);
   if (ad.size() != 2 || bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
@@ -58,7 +77,11 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (f16 ? "f16" : "bf16_1k") +
+      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape +
+      (fp8   ? "_" + abname
+       : f16 ? "f16"
+             : "bf16_1k") +
+      (fp8 ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)" : "") +
       (K % (2 * kmfma) == 0 ? " (k-packed: 16-byte operand reads)" : "") + ", waves " + std::to_string(wm) +
       "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" +
       std::to_string(mt) + "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
@@ -115,7 +138,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
   // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
   // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
-  const int64_t pack = K % (2 * kmfma) == 0 ? 2 : 1, kstep = kmfma * pack, per = 4 * pack;
+  const int64_t pack = K % (2 * kmfma) == 0 ? 2 : 1, kstep = kmfma * pack, per = kv * pack;
   Buffer afrag = Scratch("A_frag", at, mt * per, Scope::kLocal);
   Buffer bfrag = Scratch("B_frag", bt, nt * per, Scope::kLocal);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
@@ -128,7 +151,8 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // (the swizzle moves whole 16-byte chunks): one 8- or 16-byte LDS read; otherwise element by element.
   auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous) {
     Stmt body;
-    if (contiguous && (per * 2 == 8 || per * 2 == 16))
+    const int64_t bytes = per * frag->dtype.bytes();
+    if (contiguous && (bytes == 8 || bytes == 16))
       body = Call0(
           "tl.vector_load",
           {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
@@ -141,17 +165,37 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   std::vector<Stmt> step;
   step.push_back(operand(afrag, i, mt, a, !g->trans_A));
   step.push_back(operand(bfrag, j, nt, b, g->trans_B));
-  Stmt mfma = Call0("tl.mfma",
-                    {StringImm(shape), StringImm(f16 ? "f16" : "bf16"),
-                     Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(4))}),
-                     Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(4))}),
-                     Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
-                    sp);
+  if (fp8) {  // each lane's operand bytes, OCP -> FNUZ in place
+    auto recode = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
+      return For(t, C(0), C(tiles), ForKind::kUnrolled,
+                 Call0("tl.fp8_to_fnuz",
+                       {Load(frag, {Simplify(Expr(t) * C(per))}), C(per),
+                        StringImm(dt.code() == DataType::Code::kFloat8E5M2 ? "e5m2" : "e4m3")},
+                       sp),
+                 {}, sp);
+    };
+    step.push_back(recode(afrag, i, mt, at));
+    step.push_back(recode(bfrag, j, nt, bt));
+  }
+  Stmt mfma =
+      Call0("tl.mfma",
+            {StringImm(shape), StringImm(abname), Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(kv))}),
+             Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
+             Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
+            sp);
   step.push_back(For(
       h, C(0), C(pack), ForKind::kUnrolled,
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp),
       {}, sp));
+  // fp8: the MFMAs add a * b / 4 (FNUZ operands hold half the OCP values), so they run on C / 4.
+  auto scale = [&](double f) {
+    Var s = MakeVar("s");
+    return For(s, C(0), C(CF.locals), ForKind::kUnrolled,
+               Store(cl, Binary(BinaryOp::kMul, Load(cl, {s}), FloatImm(ct, f)), {s}, sp), {}, sp);
+  };
+  if (fp8 && !g->clear_accum) out.push_back(scale(0.25));
   out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  if (fp8) out.push_back(scale(4.0));
   return Seq(out, sp);
 }
 

@@ -31,8 +31,12 @@ bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
     throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
   }
   // 32x32x8 tiles where each wave's share allows them (half the operand reads per product of
-  // 16x16x16), else 16x16x16.
-  int64_t R = (M / grid.first) % 32 == 0 && (N / grid.second) % 32 == 0 ? 32 : 16;
+  // 16x16x16), else 16x16x16; 8-bit floats always take 16x16x32 (the fp8 MFMA lowered here).
+  auto fp8 = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  };
+  bool r16 = fp8(g->A.buffer->dtype) || fp8(g->B.buffer->dtype);
+  int64_t R = !r16 && (M / grid.first) % 32 == 0 && (N / grid.second) % 32 == 0 ? 32 : 16;
   return c.Assign(g->C.buffer, MfmaAccumulator(M, N, grid.first, grid.second, R), "T.gemm accumulator (MFMA)",
                   g->span);
 }
