@@ -394,7 +394,8 @@ def test_mixed_input_gemm_is_rejected_with_the_way_out():
     assert "test_fp8_gemm.py:" in str(e.value)
 
 
-def test_fp8_on_hip_is_a_located_error():
-    with pytest.raises(TileLangUnsupportedError, match=r"float8") as e:
-        tilelang.compile(fp8_elementwise(256, "float32", E4M3), target="hip -arch=gfx90a")
-    assert "test_fp8_gemm.py:" in str(e.value), str(e.value)
+def test_fp8_elementwise_builds_for_hip():
+    """fp8 storage types on HIP (include/tl_device/hip/fp8.h); fp8 MFMA gemm is tested in test_hip.py."""
+    k = tilelang.compile(fp8_elementwise(256, "float32", E4M3), target="hip -arch=gfx90a")
+    src = k.get_kernel_source()
+    assert "fp8" in src.lower() or "float8" in src.lower(), src

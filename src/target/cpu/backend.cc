@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "runtime/cache_util.h"
@@ -162,7 +163,12 @@ Backend CpuBackend() {
       info->choices.push_back(loc + ": T.gemm " + GemmPath(*g, t, isa));
     });
     // Deeper gemm tiles first (a tile-level rewrite, so the pipeline below sees an ordinary program).
-    return LowerForCPU(CoalesceGemmKStepsCPU(f, info ? &info->choices : nullptr), trace);
+    PrimFunc g = CoalesceGemmKStepsCPU(f, info ? &info->choices : nullptr);
+    if (g != f) {
+      g = Simplify(g);  // the rewrite prints (and re-parses) simplified
+      if (trace) trace->push_back({"CoalesceGemmKStepsCPU", g, 0.0, true});  // the trace shows every rewrite
+    }
+    return LowerForCPU(g, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCPU(lowered, t); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
