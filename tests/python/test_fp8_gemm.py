@@ -342,55 +342,36 @@ def test_fp8_wgmma_k_major_copies_with_two_warp_groups(ta, tb, bM, bN):
     _check(c, want, K)
 
 
-def test_fp8_gemm_with_a_in_registers_is_rejected():
-    with pytest.raises(TileLangUnsupportedError, match=r"fp8 T.gemm on CUDA takes A and B from shared memory.*got A "
-                                                        r"in registers") as e:
-        @T.prim_func
-        def main(A: T.Tensor((64, 64), E4M3), B: T.Tensor((64, 64), E4M3), C: T.Tensor((64, 64), "float32")):
-            with T.Kernel(1, threads=128) as _:
-                A_f = T.alloc_fragment((64, 64), E4M3)
-                B_s = T.alloc_shared((64, 64), E4M3)
-                C_l = T.alloc_fragment((64, 64), "float32")
-                T.copy(A, A_f)
-                T.copy(B, B_s)
-                T.gemm(A_f, B_s, C_l, transpose_B=True, clear_accum=True)
-                T.copy(C_l, C)
+def _small_gemm(a_dtype, b_dtype, acc_dtype, a_scope):
+    """A 64^3 gemm with A in `a_scope` ("shared" or "fragment"); used by the rejection tests."""
+    alloc_a = T.alloc_shared if a_scope == "shared" else T.alloc_fragment
 
-        tilelang.compile(main, target=SM89)
-    assert "test_fp8_gemm.py:" in str(e.value)
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), a_dtype), B: T.Tensor((64, 64), b_dtype), C: T.Tensor((64, 64), acc_dtype)):
+        with T.Kernel(1, threads=128) as _:
+            A_t = alloc_a((64, 64), a_dtype)
+            B_s = T.alloc_shared((64, 64), b_dtype)
+            C_l = T.alloc_fragment((64, 64), acc_dtype)
+            T.copy(A, A_t)
+            T.copy(B, B_s)
+            T.gemm(A_t, B_s, C_l, transpose_B=True, clear_accum=True)
+            T.copy(C_l, C)
 
-
-def test_fp8_gemm_with_a_float16_accumulator_is_rejected():
-    with pytest.raises(TileLangTypeError, match=r"float16 but float8_e4m3fn inputs need float32") as e:
-        @T.prim_func
-        def main(A: T.Tensor((64, 64), E4M3), B: T.Tensor((64, 64), E4M3), C: T.Tensor((64, 64), "float16")):
-            with T.Kernel(1, threads=128) as _:
-                A_s = T.alloc_shared((64, 64), E4M3)
-                B_s = T.alloc_shared((64, 64), E4M3)
-                C_l = T.alloc_fragment((64, 64), "float16")
-                T.copy(A, A_s)
-                T.copy(B, B_s)
-                T.gemm(A_s, B_s, C_l, transpose_B=True)
-                T.copy(C_l, C)
-
-        tilelang.compile(main, target=SM89)
-    assert "test_fp8_gemm.py:" in str(e.value)
+    return main
 
 
-def test_mixed_input_gemm_is_rejected_with_the_way_out():
-    with pytest.raises(TileLangTypeError, match=r"must have the same dtype.*convert the narrower operand") as e:
-        @T.prim_func
-        def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "int8"), C: T.Tensor((64, 64), "float32")):
-            with T.Kernel(1, threads=128) as _:
-                A_s = T.alloc_shared((64, 64), "float16")
-                B_s = T.alloc_shared((64, 64), "int8")
-                C_l = T.alloc_fragment((64, 64), "float32")
-                T.copy(A, A_s)
-                T.copy(B, B_s)
-                T.gemm(A_s, B_s, C_l, transpose_B=True)
-                T.copy(C_l, C)
-
-        tilelang.compile(main, target=SM89)
+@pytest.mark.parametrize("a_dtype,b_dtype,acc,a_scope,err,msg", [
+    (E4M3, E4M3, "float32", "fragment", TileLangUnsupportedError,
+     r"fp8 T.gemm on CUDA takes A and B from shared memory.*got A in registers"),
+    (E4M3, E4M3, "float16", "shared", TileLangTypeError, r"float16 but float8_e4m3fn inputs need float32"),
+    ("float16", "int8", "float32", "shared", TileLangTypeError,
+     r"must have the same dtype.*convert the narrower operand"),
+])
+def test_unsupported_fp8_and_mixed_gemms_are_rejected_at_the_gemm(a_dtype, b_dtype, acc, a_scope, err, msg):
+    """Raised when the function is parsed (dtype rules) or compiled (fp8 operand rules); the error points at
+    the T.gemm line in _small_gemm (this file), not at the compiler."""
+    with pytest.raises(err, match=msg) as e:
+        tilelang.compile(_small_gemm(a_dtype, b_dtype, acc, a_scope), target=SM89)
     assert "test_fp8_gemm.py:" in str(e.value)
 
 

@@ -2,6 +2,7 @@
 here with pip's index switched off, and the package it installs imports and compiles a CUDA kernel. The
 GPU half of the script (scripts/gpu_check.py) needs a GPU and PyTorch; its emulator-side inputs are
 exercised by the emulator tests."""
+import json
 import os
 import subprocess
 import sys
@@ -43,3 +44,43 @@ def test_script_uses_no_network():
         if "pip install" in line and not line.lstrip().startswith("#"):
             assert "--no-index" in line, line
     assert "apt" not in text.replace("adapt", "")
+
+
+def _dry_run(tmp_path, **env):
+    """scripts/gpu_check.py end to end with the NumPy stand-in for torch (tests/gpu_check_dry) and every
+    kernel in the emulator; returns (exit code, the JSON report, the output)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    e = dict(os.environ, TL_GPU_CHECK_DRY="1", OUT=str(out),
+             PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "tests", "gpu_check_dry"), os.path.join(ROOT, "python")]),
+             **env)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_check.py")], env=e, capture_output=True,
+                       text=True, timeout=900)
+    report = json.loads((out / "gpu_check.json").read_text()) if (out / "gpu_check.json").exists() else None
+    return p.returncode, report, p.stdout + p.stderr
+
+
+def test_dry_run_walks_every_section_and_passes(tmp_path):
+    """The gate's own code (inputs, references, comparisons, bit-exact checks, timings, the table, the
+    JSON) runs here, so it has not rotted when a session finally gets a GPU."""
+    rc, report, text = _dry_run(tmp_path)
+    assert rc == 0, text[-4000:]
+    assert report["dry_run"] and report["ok"]
+    sections = {r["section"] for r in report["rows"]}
+    assert sections == {"reference", "kernels", "intrinsics", "hopper", "sanitizer", "timing"}, sections
+    statuses = {r["status"] for r in report["rows"]}
+    assert statuses == {"ok", "skip"}, statuses
+    assert [r["name"] for r in report["rows"] if r["status"] == "skip"] == ["gemm_tilelang_demo.py as written",
+                                                                          "memcheck, racecheck"]
+    assert sum(r["section"] == "intrinsics" and "bit-identical" in r["detail"] for r in report["rows"]) >= 14
+    assert len(report["timings"]) >= 7 and "| section | check | result | detail |" in text
+
+
+def test_dry_run_fails_the_gate_on_wrong_results(tmp_path):
+    """With the reference products made wrong, every checked kernel is a MISMATCH and the gate exits 1."""
+    rc, report, text = _dry_run(tmp_path, TL_GPU_CHECK_DRY_WRONG_MATMUL="1")
+    assert rc == 1, text[-4000:]
+    assert not report["ok"]
+    bad = [r["name"] for r in report["rows"] if r["status"] == "MISMATCH"]
+    assert any(n.startswith("gemm 200x136x72") for n in bad) and any("wgmma gemm" in n for n in bad), bad
+    assert not [r for r in report["rows"] if r["status"] == "ERROR"]
