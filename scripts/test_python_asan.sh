@@ -3,10 +3,10 @@
 # and the nanobind module with the sanitizers into build/py-asan, stages them with the Python package,
 # and runs the tests that drive the C++ hardest (the parser and IR builders, every pass, the code
 # generators, the emulator, the must-fail programs and the fuzzers) in an interpreter that preloads the
-# sanitizer runtimes. Leak checking is off for the test run (CPython itself keeps objects alive at exit).
-# With TL_CHECK_EXTENSION_LEAKS=1 a separate workload (tests/leaks/extension_leaks.py) then runs under
-# LeakSanitizer and fails on any leak whose allocation stack passes through TileLang-C++, or on nanobind
-# objects alive at exit (opt-in until it has passed on a full sanitised build).
+# sanitizer runtimes. Leak checking is off for the test run (CPython itself keeps objects alive at exit);
+# a separate workload (tests/leaks/extension_leaks.py) then runs under LeakSanitizer and fails on any
+# leak whose allocation stack passes through TileLang-C++, or on nanobind objects alive at exit
+# (TL_CHECK_EXTENSION_LEAKS=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="$PWD/.venv/bin/python"
@@ -32,7 +32,7 @@ export TILELANG_CACHE_DIR="${TILELANG_CACHE_DIR:-$PWD/build/kernel-cache-asan}"
   tests/python/test_errors.py tests/python/test_regressions_fuzz.py tests/python/test_fuzz.py \
   tests/python/test_compile_entry.py tests/python/test_scalar_fragments.py "$@"
 # Leaks: LSan writes its report to files; only leaks allocated through our code count.
-if [ "${TL_CHECK_EXTENSION_LEAKS:-0}" = 1 ]; then
+if [ "${TL_CHECK_EXTENSION_LEAKS:-1}" = 1 ]; then
   rm -f build/py-asan/lsan.*
   LSAN_REPORT_PREFIX="$PWD/build/py-asan/lsan" "$PY" -S tests/leaks/extension_leaks.py
 fi

@@ -26,14 +26,28 @@ Indirect leak of 16 byte(s) in 1 object(s) allocated from:
     #0 0x7f in malloc (/usr/lib/x86_64-linux-gnu/libasan.so.8+0xd9)
     #1 0x7e in std::vector<int> (/work/build/py-asan/stage/tilelang/lib/libtilelang_core.so+0x42)
 
+Direct leak of 100 byte(s) in 1 object(s) allocated from:
+    #0 0x7f in operator new[](unsigned long) ../../../../src/libsanitizer/asan/asan_new_delete.cpp:98
+    #1 0x7e in operator() /work/src/python/bindings.cc:451
+    #2 0x7e in operator() /venv/site-packages/nanobind/include/nanobind/nb_func.h:350
+    #3 0x55 in PyObject_Vectorcall Objects/call.c:299
+
+Direct leak of 32 byte(s) in 1 object(s) allocated from:
+    #0 0x7f in operator new(unsigned long) ../../../../src/libsanitizer/asan/asan_new_delete.cpp:95
+    #1 0x7e in nb_func_new /venv/site-packages/nanobind/src/nb_func.cpp:300
+    #2 0x55 in PyObject_Vectorcall Objects/call.c:299
+
 SUMMARY: AddressSanitizer: 128 byte(s) leaked in 3 allocation(s).
 """
 
 
 def test_only_leaks_through_our_code_count():
-    ours = leaks.check_report(REPORT)
-    assert len(ours) == 2
+    ours = leaks.check_report(REPORT, root="/work")
+    assert len(ours) == 3
     assert "tl::MakeVar" in ours[0] and "libtilelang_core" in ours[1]
+    # a binding's lambda is in no namespace: symbolised, only its source file says it is ours (the
+    # sanitizer's own src/ and nanobind's files are not)
+    assert "bindings.cc:451" in ours[2]
     assert not any("PyObject_Malloc" in b and "tl::" not in b for b in ours)
 
 
