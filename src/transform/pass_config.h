@@ -13,6 +13,7 @@ struct PassConfig {
   bool disable_async_copy = false;         // "tl.disable_async_copy": global->shared copies stay synchronous
   bool disable_tma_lower =
       false;  // "tl.disable_tma_lower" (TileLang's TL_DISABLE_TMA_LOWER): cp.async, not TMA
+  bool disable_wgmma = false;  // "tl.disable_wgmma" (TileLang's TL_DISABLE_WGMMA): sm_90a T.gemm uses mma.sync
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"

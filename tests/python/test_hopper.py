@@ -73,6 +73,26 @@ def test_gemm_that_cannot_use_wgmma_is_reported():
     assert any("kernels.py" in w and "not wgmma" in w and "warp group" in w for w in k.warnings), k.warnings
 
 
+@pytest.mark.parametrize("key", ["tl.disable_wgmma", tilelang.PassConfigKey.TL_DISABLE_WGMMA])
+def test_disable_wgmma_keeps_mma_sync_on_sm90a(key):
+    """TileLang's TL_DISABLE_WGMMA is honoured: the sm_90a gemm uses ldmatrix + mma.sync, silently (the user
+    asked for it), and still matches NumPy in the emulator; T.wgmma_gemm then cannot be served."""
+    k = tilelang.compile(kernels.matmul(256, 256, 256), target=SM90A, pass_configs={key: True})
+    assert "mma.sync.aligned.m16n8k16" in k.get_ptx() and "wgmma" not in k.get_ptx()
+    assert not k.warnings and not any("wgmma" in c for c in k.choices), (k.warnings, k.choices)
+    on = tilelang.compile(kernels.matmul(256, 256, 256), target=SM90A, pass_configs={key: False})
+    assert "wgmma.mma_async" in on.get_ptx()
+    rng = _rng()
+    M, N, K = 136, 72, 80
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    tilelang.compile(kernels.matmul(M, N, K, block_M=64, block_N=64), target=SM90A, execution_backend="emulator",
+                     pass_configs={key: True})(a, b, c)
+    np.testing.assert_allclose(c.astype(np.float64), _f64(a) @ _f64(b), atol=3e-2, rtol=1e-2)
+    with pytest.raises(tilelang.errors.TileLangUnsupportedError, match="tl.disable_wgmma is set"):
+        tilelang.compile(_one_tile_gemm(64, 64, 64, 0, explicit=True), target=SM90A, pass_configs={key: True})
+
+
 # (block_M, block_N, block_K, threads, trans_A, trans_B, policy): every swizzle mode (32B / 64B /
 # 128B, panels of 128 bytes), K- and MN-major operands, several m64 instructions per warp group, two
 # warp groups along M or along N.

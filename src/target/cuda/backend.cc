@@ -106,7 +106,9 @@ Backend CudaBackend() {
   };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
                std::vector<PassRecord>* trace) {
-    return LowerForCUDA(f, ParseCudaTarget(t.str()), LowerOptions(pc), info, trace);
+    CudaTarget target = ParseCudaTarget(t.str());
+    target.wgmma = !pc.disable_wgmma;
+    return LowerForCUDA(f, target, LowerOptions(pc), info, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) {
     return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch);

@@ -14,6 +14,7 @@ struct CudaTarget {
   // (src/target/opencl/target.h): no tensor-core mma.sync / ldmatrix (T.gemm becomes per-thread
   // multiply-adds), no cp.async, no warp shuffles (reductions exchange partials through shared memory).
   bool mma = true;
+  bool wgmma = true;  // sm_90a: T.gemm may use wgmma.mma_async (off with the pass config "tl.disable_wgmma")
   bool cp_async = true;
   bool shuffle = true;  // warp shuffles; without them reductions exchange partials through shared memory
   // OpenCL cl_khr_subgroups (with shuffle off): a reduction over all threads combines within each

@@ -45,6 +45,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
     return p;
   };
   if (t.arch != "sm_90a" || !t.mma) return no("wgmma needs sm_90a");
+  if (!t.wgmma) return no("the pass config tl.disable_wgmma is set");
   if (g->B.buffer->scope != Scope::kShared) return no("wgmma reads B from shared memory (B is in registers)");
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
   if (a_reg && g->trans_A) return no("A in registers cannot be transposed");
@@ -248,7 +249,8 @@ void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
                     "T.wgmma_gemm cannot use wgmma on " + L.ctx_.target.arch + ": " + why +
                         "; use T.gemm to let the compiler pick the instruction",
                     g->span);
-  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return;
+  // no warning where wgmma is not there to use, or where the user turned it off
+  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma || !L.ctx_.target.wgmma) return;
   L.ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm uses mma.sync, not wgmma: " + why);
 }
 
