@@ -1,6 +1,5 @@
 // Host kernels at run time: dlopen a library built by the CPU backend (target/cpu/backend.cc),
 // check the arguments against the LaunchSpec, and call its tl_entry.
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include "runtime/cache_util.h"
 #include "runtime/runtime_module.h"
 #include "runtime/scalar_abi.h"
+#include "support/dynlib.h"
 #include "support/error.h"
 
 namespace tl {
@@ -62,8 +62,8 @@ std::shared_ptr<RuntimeModule> LoadCpuModule(const LaunchSpec& spec, const std::
     file = scratch_dir + "/kernel.so";
     WriteFile(file, binary);
   }
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  std::string why = handle ? "" : dlerror();
+  std::string why;
+  void* handle = dynlib::Open(file, &why);
   if (!scratch_dir.empty()) {
     std::remove(file.c_str());
     rmdir(scratch_dir.c_str());

@@ -2,10 +2,9 @@
 // CUDA driver API documentation (no cuda.h here: the machine that builds us may have none).
 #include "runtime/cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <vector>
 
+#include "support/dynlib.h"
 #include "support/error.h"
 
 namespace tl::cuda {
@@ -55,11 +54,7 @@ struct DriverApi {
                                    const uint32_t*, const uint32_t*, int, int, int, int) = nullptr;
 };
 
-template <typename F>
-bool Sym(void* h, const char* name, F* fn) {
-  *fn = reinterpret_cast<F>(dlsym(h, name));
-  return *fn != nullptr;
-}
+using dynlib::Sym;
 
 std::string g_failure;  // why the driver is unusable; written once under the call_once below
 
@@ -67,7 +62,7 @@ const DriverApi* LoadDriver() {
   static DriverApi api;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    void* h = dynlib::Open("libcuda.so.1");
     if (!h) {
       g_failure = "no CUDA driver (libcuda.so.1) on this machine";
       return;

@@ -3,12 +3,10 @@
 // OpenCL API specification (no OpenCL header is needed to build).
 #include "runtime/opencl_runtime.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
-#include <type_traits>
 
+#include "support/dynlib.h"
 #include "support/error.h"
 
 namespace tl {
@@ -118,22 +116,18 @@ State* Init() {
   auto* st = new State();
   const char* env = std::getenv("TILELANG_OPENCL_LIBRARY");
   std::string lib = env && *env ? env : "libOpenCL.so.1";
-  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h && !(env && *env)) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  void* h = dynlib::Open(lib, &why);
+  if (!h && !(env && *env)) h = dynlib::Open("libOpenCL.so");
   if (!h) {
-    const char* why = dlerror();
-    st->error = "no OpenCL runtime: " + lib + " could not be loaded (" + std::string(why ? why : "unknown") +
+    st->error = "no OpenCL runtime: " + lib + " could not be loaded (" + why +
                 "); install an ICD loader and a driver (on Debian: apt-get install ocl-icd-libopencl1 "
                 "pocl-opencl-icd)";
     return st;
   }
   Api& a = st->api;
   bool ok = true;
-  auto sym = [&](auto& fn, const char* name) {
-    void* p = dlsym(h, name);
-    if (!p) ok = false;
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-  };
+  auto sym = [&](auto& fn, const char* name) { ok = dynlib::Sym(h, name, &fn) && ok; };
   sym(a.GetPlatformIDs, "clGetPlatformIDs");
   sym(a.GetPlatformInfo, "clGetPlatformInfo");
   sym(a.GetDeviceIDs, "clGetDeviceIDs");

@@ -6,7 +6,6 @@
 #include "support/subprocess.h"
 #include "target/cuda/nvrtc.h"
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "support/dynlib.h"
 #include "support/error.h"
 #include "target/cuda/cubin_info.h"
 
@@ -93,11 +93,7 @@ std::vector<std::string> SitePackagesCandidates() {
   return out;
 }
 
-template <typename F>
-bool Sym(void* h, const char* name, F* fn) {
-  *fn = reinterpret_cast<F>(dlsym(h, name));
-  return *fn != nullptr;
-}
+using dynlib::Sym;
 
 // Where NVRTC may be, in search order (bare names go to the dynamic loader's own search).
 std::vector<std::string> NvrtcCandidates() {
@@ -125,10 +121,10 @@ const NvrtcApi* LoadNvrtc(std::string* why) {
     std::string errors;
     for (const std::string& c : candidates) {
       if (c.find('/') != std::string::npos && !FileExists(c)) continue;
-      void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+      std::string e;
+      void* h = dynlib::Open(c, &e);
       if (!h) {
-        const char* e = dlerror();
-        if (c.find('/') != std::string::npos) errors += std::string("\n  ") + (e ? e : c);
+        if (c.find('/') != std::string::npos) errors += "\n  " + e;
         continue;
       }
       NvrtcApi a;
