@@ -5,7 +5,7 @@ import enum
 _bool = builtins.bool
 
 from .. import _ffi
-from ..errors import TileLangSyntaxError, TileLangTypeError
+from ..errors import TileLangPerformanceWarning, TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorFactory, TensorSpec, dtype_str, region_of, simplify
 from .expr import Expr, infinity, nan
@@ -14,6 +14,21 @@ from .parser import prim_func, parse_source  # noqa: F401
 
 Buffer = TensorFactory()
 Tensor = TensorFactory()
+
+
+def _hint_not_implemented(call, args, why):
+    """TileLang arguments that only steer how code is scheduled (never what it computes) and that this
+    compiler does not implement: a TileLangPerformanceWarning at the user's line, never silence."""
+    import warnings
+
+    sp = builder.span()
+    loc = _ffi.format_span(sp).partition("\n")[0] + ": " if sp else ""
+    given = ", ".join(f"{a}=" for a in args)
+    msg = f"{loc}{call}({given}...) is accepted but not implemented: {why}"
+    if sp:  # reported at the user's line, not at the parser's
+        warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
+    else:
+        warnings.warn(msg, TileLangPerformanceWarning, stacklevel=3)
 PrimFunc = _ffi.PrimFunc
 
 # ---- data types ------------------------------------------------------------------------------
@@ -50,6 +65,12 @@ def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
     for t in ths:
         if not isinstance(t, int) or t <= 0:
             raise TileLangSyntaxError(f"threads= must be positive compile-time integers, got {t!r}")
+    if prelude is not None:
+        raise TileLangUnsupportedError("T.Kernel(prelude=...): source text injected into the generated code is not "
+                                       "supported (the compiler writes all of the kernel's code)")
+    if is_cpu:
+        _hint_not_implemented("T.Kernel", ["is_cpu"], "the target decides where a kernel runs; compile it with "
+                              "target='cpu' to run it on the CPU")
     total = 1
     for t in ths:
         total *= t
@@ -224,6 +245,8 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
         if v >= 2**31:
             raise TileLangTypeError(f"T.Parallel extent {v} does not fit the loop variable's type int32")
         ranges.append((_const(0), _const(v)))
+    if coalesced_width is not None:
+        _hint_not_implemented("T.Parallel", ["coalesced_width"], "vector widths are chosen by the compiler")
     return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
 
 
@@ -236,6 +259,10 @@ def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None
     if num_stages > _MAX_STAGES:  # every stage is a copy of the pipelined tiles; fail fast on absurd depths
         raise TileLangSyntaxError(f"num_stages={num_stages} is more than the {_MAX_STAGES} stages a pipeline may have")
     mn, ext = _range_args(args, "T.Pipelined")
+    custom = [k for k, v in (("order", order), ("stage", stage), ("sync", sync), ("group", group)) if v is not None]
+    if custom:
+        _hint_not_implemented("T.Pipelined", custom, "user-given pipeline schedules are not implemented; the "
+                              "compiler plans the stages (num_stages is honoured)")
     return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
 
 
@@ -260,6 +287,8 @@ def serial(*args, annotations=None):
 
 
 def unroll(*args, explicit=False, annotations=None):
+    if explicit:
+        _hint_not_implemented("T.unroll", ["explicit"], "the loop is unrolled by the backend's compiler")
     if len(args) == 3:
         return _stepped("unroll", args, "T.unroll", annotations)
     mn, ext = _range_args(args, "T.unroll")
@@ -339,6 +368,11 @@ def _point_region(buf, mins, other_extents):
 def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None):
     sb, smin, sext, spoint = region_of(src, "T.copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.copy destination")
+    hints = [k for k, v in (("coalesced_width", coalesced_width), ("eviction_policy", eviction_policy),
+                            ("loop_layout", loop_layout)) if v is not None]
+    if hints:
+        _hint_not_implemented("T.copy", hints, "the copy's vector width, cache policy and thread mapping are "
+                              "chosen by the compiler")
     if spoint and dpoint:
         raise TileLangTypeError("T.copy needs at least one side to be a buffer or a slice; both are single elements")
     if spoint:
@@ -357,7 +391,6 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
     if barrier is None:
         raise TileLangTypeError("T.tma_copy(src, dst, barrier=bars[i]) needs the mbarrier its load completes on")
     if eviction_policy is not None or annotations:
-        from ..errors import TileLangUnsupportedError
         raise TileLangUnsupportedError("T.tma_copy: eviction_policy and annotations are not implemented")
     sb, smin, sext, spoint = region_of(src, "T.tma_copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.tma_copy destination")
@@ -435,6 +468,12 @@ reduce_absmax = _reduce("absmax")
 
 
 def atomic_add(dst, value, memory_order=None, return_prev=False):
+    if return_prev:
+        raise TileLangUnsupportedError("T.atomic_add(..., return_prev=True) is not supported: the atomic is a "
+                                       "statement here and does not return the previous value")
+    if memory_order not in (None, "relaxed"):
+        raise TileLangUnsupportedError(f"T.atomic_add(..., memory_order={memory_order!r}) is not supported: atomics "
+                                       "are relaxed; order other accesses with barriers")
     db, dmin, dext, dpoint = region_of(dst, "T.atomic_add destination")
     if isinstance(value, (_ffi.Buffer, RegionSpec)):
         sb, smin, sext, _ = region_of(value, "T.atomic_add source")
