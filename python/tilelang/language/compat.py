@@ -324,7 +324,16 @@ class Macro:
         return expand(self, ctx, args, kwargs)
 
 
-def macro(fn=None, **options):
+def macro(fn=None, hygienic=True, **options):
+    """@T.macro / @T.macro(hygienic=...). Macros are hygienic here: names in the body resolve where the macro is
+    defined (its globals and closure), never in the caller's kernel."""
+    if options:
+        raise TileLangTypeError(f"T.macro() got unexpected options {sorted(options)}; it takes hygienic=")
+    if not hygienic:
+        import warnings
+
+        warnings.warn("T.macro(hygienic=False) is accepted but not implemented: names in the macro resolve where it "
+                      "is defined (a name only the caller has is an error at its use)", UserWarning, stacklevel=2)
     if fn is None:
         return lambda f: Macro(f)
     if not inspect.isfunction(fn):

@@ -97,3 +97,29 @@ def test_kernel_prelude_is_rejected():
             with T.Kernel(1, threads=32, prelude="#include <foo.h>") as bx:
                 C[0] = 1.0
     assert f"{HERE}:" in str(e.value)
+
+
+def test_macro_options():
+    """Macros are hygienic here; hygienic=False warns (names resolve where the macro is defined) and an
+    unknown option is an error."""
+    @T.macro(hygienic=True)
+    def double(x):
+        x[0] = x[0] * 2.0
+
+    with pytest.warns(UserWarning, match=r"hygienic=False\) is accepted but not implemented"):
+        @T.macro(hygienic=False)
+        def triple(x):
+            x[0] = x[0] * 3.0
+
+    with pytest.raises(tilelang.errors.TileLangTypeError, match="unexpected options"):
+        T.macro(inline=True)
+
+    @T.prim_func
+    def main(C: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            double(C)
+            triple(C)
+
+    c = np.ones(1, np.float32)
+    tilelang.compile(main, target="cpu")(c)
+    assert c[0] == 6.0
