@@ -16,6 +16,10 @@ command -v clang++ >/dev/null || command -v clang++-14 >/dev/null || need+=(clan
 # HIP: Debian's ROCm hipcc (clang with the AMDGPU target) compiles HIP kernels to gfx90a / gfx940 code
 # objects without a GPU, so the HIP backend's tests build for real (about 20 s of apt on these machines).
 command -v hipcc >/dev/null || need+=(hipcc)
+# gfx942 (MI300) is newer than that hipcc: a newer clang with the AMDGPU target and its linker build it
+# (src/target/hip/hipcc.cc; tests/python/test_hip_gfx942.py).
+compgen -G '/usr/bin/clang++-1[7-9]' >/dev/null || compgen -G '/usr/bin/clang++-2[0-9]' >/dev/null || need+=(clang-19)
+compgen -G '/usr/bin/ld.lld-1[7-9]' >/dev/null || compgen -G '/usr/bin/ld.lld-2[0-9]' >/dev/null || need+=(lld-19)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
   else echo "please install: ${need[*]}" >&2; exit 1; fi

@@ -75,10 +75,7 @@ def test_target_values():
 def test_gfx940_builds_and_unknown_toolchain_arch_is_clear():
     k = tilelang.compile(kernels.matmul(64, 64, 32, 64, 64, 32), target={"kind": "hip", "arch": "gfx940"})
     assert "gfx940" in k.get_assembly() and re.search(r"v_mfma_f32_32x32x8_?f16", k.get_assembly())  # gfx940 spells it 8_f16
-    try:  # gfx942 needs a newer LLVM than Debian's ROCm 5.2 hipcc (clang 15): then a clear error, no crash
-        tilelang.compile(kernels.matmul(64, 64, 32, 64, 64, 32), target="hip -arch=gfx942")
-    except TileLangUnsupportedError as e:
-        assert "cannot compile for gfx942" in str(e)
+    # gfx942 needs a newer LLVM than Debian's ROCm 5.2 hipcc (clang 15): tests/python/test_hip_gfx942.py
 
 
 def test_without_hipcc_building_is_a_clear_error_and_the_emulator_still_runs():
@@ -97,7 +94,7 @@ a = np.ones((64, 32), np.float16); b = np.ones((32, 64), np.float16); c = np.zer
 tilelang.compile(f, target="hip", execution_backend="emulator")(a, b, c)
 print("emulated", c[0, 0])
 """ % os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, TL_HIPCC="/nonexistent/hipcc", TILELANG_DISABLE_CACHE="1")
+    env = dict(os.environ, TL_HIPCC="/nonexistent/hipcc", TL_HIP_CLANG="/nonexistent/clang++", TILELANG_DISABLE_CACHE="1")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "error: target 'hip': no hipcc found (install it with `apt-get install hipcc`" in r.stdout, r.stdout

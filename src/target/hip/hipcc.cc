@@ -44,63 +44,155 @@ std::string HipccPath() {
   return "";
 }
 
+namespace {
+
+std::string VersionLines(const std::string& path) {
+  std::string out, v;
+  RunCommand(Quote(path) + " --version", &out);
+  std::istringstream is(out);
+  std::string line;
+  while (std::getline(is, line))
+    if (line.find("version") != std::string::npos) v += line + "; ";
+  return v.empty() ? path : v;
+}
+
+// The ROCm device libraries (ocml, ockl and the oclc_* control libraries) as bitcode, or "".
+std::string DeviceLibDir() {
+  if (const char* e = std::getenv("TL_ROCM_DEVICE_LIBS"); e && *e) return e;
+  for (const char* d :
+       {"/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/aarch64-linux-gnu/amdgcn/bitcode",
+        "/opt/rocm/amdgcn/bitcode", "/opt/rocm/lib/amdgcn/bitcode"})
+    if (access((std::string(d) + "/ocml.bc").c_str(), R_OK) == 0) return d;
+  return "";
+}
+
+// The oclc_isa_version library for `arch` ("gfx942" -> 942), or, when the installed device libraries
+// predate the arch, the newest one of the same family below it (gfx942 -> gfx940: gfx942 runs the
+// gfx940 instruction set, which is all ocml asks the ISA version about). "" when there is none.
+std::string IsaVersionLib(const std::string& dir, const std::string& arch, std::string* stand_in) {
+  std::string want = arch.substr(3);
+  auto path = [&](const std::string& v) { return dir + "/oclc_isa_version_" + v + ".bc"; };
+  if (access(path(want).c_str(), R_OK) == 0) return path(want);
+  for (char c = want.back(); c > '0';) {
+    --c;
+    std::string v = want.substr(0, want.size() - 1) + c;
+    if (access(path(v).c_str(), R_OK) == 0) {
+      *stand_in = "gfx" + v;
+      return path(v);
+    }
+  }
+  return "";
+}
+
+bool UnknownArch(const std::string& log, const std::string& arch) {
+  return log.find("invalid target ID '" + arch) != std::string::npos ||
+         log.find("unsupported CUDA gpu architecture") != std::string::npos ||
+         log.find("Invalid offload arch") != std::string::npos;
+}
+
+// Runs one compile command in a scratch directory holding kernel.hip; reads kernel.co and the
+// -save-temps assembly, then removes every file the compilers write there (by their fixed names).
+bool RunInScratch(const std::string& source, const std::string& arch, const std::string& command_tail,
+                  const std::string& compiler, CompileResult* r, std::string* cmd) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/tl-hip-" + cache_util::UniqueSuffix();
+  cache_util::MakeDirs(work);
+  cache_util::WriteFile(work + "/kernel.hip", source);
+  *cmd = "cd " + Quote(work) + " && " + Quote(compiler) + command_tail;
+  r->log.clear();
+  int rc = RunCommand(*cmd, &r->log);
+  std::string s_file = work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + ".s";
+  bool ok = rc == 0 && cache_util::ReadFile(work + "/kernel.co", &r->code_object) &&
+            cache_util::ReadFile(s_file, &r->assembly);
+  for (const char* suffix : {".bc", ".cui", ".hipi", ".o", ".s", ".out", ".hipfb", ".tmp"})
+    std::remove((work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + suffix).c_str());
+  for (const char* f : {"kernel.hip", "kernel.co", "kernel.co.resolution.txt"})
+    std::remove((work + "/" + f).c_str());
+  rmdir(work.c_str());
+  return ok;
+}
+
+const char* kCommonFlags =
+    " -std=c++17 -nogpuinc -O3 --offload-device-only --no-gpu-bundle-output -save-temps"
+    " -Wno-unused-command-line-argument";
+
+}  // namespace
+
+std::string HipClangPath() {
+  if (const char* e = std::getenv("TL_HIP_CLANG"); e && *e) return Executable(e) ? e : "";
+  for (int v = 22; v >= 17; --v)
+    for (const char* d : {"/usr/bin/clang++-", "/usr/lib/llvm-"}) {
+      std::string p = d == std::string("/usr/bin/clang++-") ? d + std::to_string(v)
+                                                            : d + std::to_string(v) + "/bin/clang++";
+      if (Executable(p)) return p;
+    }
+  return "";
+}
+
 std::string HipccVersion() {
   static std::once_flag once;
   static std::string v;
   std::call_once(once, [] {
-    std::string path = HipccPath(), out;
-    if (path.empty()) return;
-    RunCommand(Quote(path) + " --version", &out);
-    std::istringstream is(out);
-    std::string line;
-    while (std::getline(is, line))
-      if (line.find("version") != std::string::npos) v += line + "; ";
-    if (v.empty()) v = path;
+    std::string hipcc = HipccPath(), clang = HipClangPath();
+    if (!hipcc.empty()) v = VersionLines(hipcc);
+    if (!clang.empty()) v += "fallback " + VersionLines(clang);
   });
   return v;
 }
 
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir) {
-  std::string hipcc = HipccPath();
-  if (hipcc.empty())
+  std::string hipcc = HipccPath(), clang = HipClangPath();
+  if (hipcc.empty() && clang.empty())
     throw UserError(
         ErrorKind::kUnsupported,
-        "target 'hip': no hipcc found (install it with `apt-get install hipcc`, or set TL_HIPCC); "
+        "target 'hip': no hipcc found (install it with `apt-get install hipcc`, or set TL_HIPCC; a clang 17+ "
+        "with the AMDGPU target also does, e.g. `apt-get install clang-19 lld-19`); "
         "without it HIP kernels can still be generated and run in the emulator "
         "(execution_backend=\"emulator\")");
-  const char* tmp = std::getenv("TMPDIR");
-  std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/tl-hip-" + cache_util::UniqueSuffix();
-  cache_util::MakeDirs(work);
-  cache_util::WriteFile(work + "/kernel.hip", source);
-  std::string cmd =
-      "cd " + Quote(work) + " && " + Quote(hipcc) + " -std=c++17 -nogpuinc -O3 --offload-arch=" + arch +
-      " --offload-device-only --no-gpu-bundle-output -save-temps -Wno-unused-command-line-argument"
-      " -I" +
-      Quote(include_dir) + " -c kernel.hip -o kernel.co";
   CompileResult r;
-  int rc = RunCommand(cmd, &r.log);
-  std::string s_file = work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + ".s";
-  bool ok = rc == 0 && cache_util::ReadFile(work + "/kernel.co", &r.code_object) &&
-            cache_util::ReadFile(s_file, &r.assembly);
-  // hipcc's temporaries, by their fixed names only
-  for (const char* suffix : {".bc", ".cui", ".o", ".s", ".out", ".hipfb", ".tmp"})
-    std::remove((work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + suffix).c_str());
-  for (const char* f : {"kernel.hip", "kernel.co", "kernel.co.resolution.txt"})
-    std::remove((work + "/" + f).c_str());
-  rmdir(work.c_str());
-  if (!ok) {
-    if (r.log.find("invalid target ID '" + arch) != std::string::npos ||
-        r.log.find("unsupported CUDA gpu architecture") != std::string::npos ||
-        r.log.find("Invalid offload arch") != std::string::npos)
-      throw UserError(ErrorKind::kUnsupported, "target 'hip -arch=" + arch + "': the installed hipcc (" +
-                                                   HipccVersion() + ") cannot compile for " + arch +
-                                                   "; use gfx90a or gfx940");
-    throw UserError(
-        ErrorKind::kCompile,
-        "hipcc failed on the generated HIP source (a TileLang-C++ bug if the program was accepted):\n" + cmd +
-            "\n" + r.log.substr(0, 4000));
+  std::string cmd;
+  const std::string inc = " -I" + Quote(include_dir) + " -c kernel.hip -o kernel.co";
+  if (!hipcc.empty()) {
+    if (RunInScratch(source, arch, kCommonFlags + std::string(" --offload-arch=") + arch + inc, hipcc, &r,
+                     &cmd)) {
+      r.compiler = VersionLines(hipcc);
+      return r;
+    }
+    if (!UnknownArch(r.log, arch))
+      throw UserError(
+          ErrorKind::kCompile,
+          "hipcc failed on the generated HIP source (a TileLang-C++ bug if the program was accepted):\n" +
+              cmd + "\n" + r.log.substr(0, 4000));
+    if (clang.empty())
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "target 'hip -arch=" + arch + "': the installed hipcc (" + VersionLines(hipcc) +
+              ") cannot compile for " + arch +
+              "; use gfx90a or gfx940, or install a newer clang with the AMDGPU target (on Debian: "
+              "apt-get install clang-19 lld-19), which is then used for it");
   }
-  r.compiler = HipccVersion();
+  // A newer clang for what hipcc does not know (Debian's ROCm 5.2 hipcc stops at gfx940/941): the same
+  // HIP compile, with the device libraries linked by hand because the installed ones predate the arch.
+  std::string libs = DeviceLibDir(), stand_in;
+  std::string isa = libs.empty() ? "" : IsaVersionLib(libs, arch, &stand_in);
+  if (isa.empty())
+    throw UserError(ErrorKind::kUnsupported,
+                    "target 'hip -arch=" + arch +
+                        "': no ROCm device libraries (ocml.bc) for it were found (install "
+                        "rocm-device-libs, or set TL_ROCM_DEVICE_LIBS)");
+  std::string link = " -nogpulib";
+  for (std::string lib :
+       {"ocml", "ockl", "oclc_daz_opt_off", "oclc_unsafe_math_off", "oclc_finite_only_off",
+        "oclc_correctly_rounded_sqrt_on", "oclc_wavefrontsize64_on", "oclc_abi_version_500"})
+    link += " -Xclang -mlink-builtin-bitcode -Xclang " + Quote(libs + "/" + lib + ".bc");
+  link += " -Xclang -mlink-builtin-bitcode -Xclang " + Quote(isa);
+  if (!RunInScratch(source, arch, kCommonFlags + std::string(" --offload-arch=") + arch + link + inc, clang,
+                    &r, &cmd))
+    throw UserError(ErrorKind::kCompile, "clang failed on the generated HIP source for " + arch +
+                                             " (a TileLang-C++ bug if the program was accepted):\n" + cmd +
+                                             "\n" + r.log.substr(0, 4000));
+  r.compiler =
+      VersionLines(clang) + (stand_in.empty() ? "" : "device libraries of " + stand_in + " for " + arch);
   return r;
 }
 

@@ -1,5 +1,6 @@
 // The HIP toolchain: Debian's / ROCm's hipcc (clang with the AMDGPU target) turns the generated
-// source into a code object (an AMDGPU ELF) for one gfx arch, without a GPU. One invocation
+// source into a code object (an AMDGPU ELF) for one gfx arch, without a GPU; a newer clang takes the
+// archs that hipcc does not know. One invocation
 // (-save-temps) yields both the code object and its assembly; the resource usage is read from the
 // assembly's kernel descriptor (.amdhsa_*) and the compiler's `; NumVgprs:`-style comments.
 #pragma once
@@ -19,11 +20,14 @@ struct CompileResult {
 
 /// The hipcc to use: $TL_HIPCC, else `hipcc` on PATH; "" when there is none.
 std::string HipccPath();
-/// hipcc's version line (memoised; part of the cache key).
+/// A clang (17 or newer, $TL_HIP_CLANG or clang++-NN) used for the archs hipcc does not know; "" if none.
+std::string HipClangPath();
+/// The toolchain's version lines, hipcc's and the fallback clang's (memoised; part of the cache key).
 std::string HipccVersion();
-/// Compiles `source` for `arch` with `include_dir` on the include path. Throws a UserError
-/// (kUnsupported) when hipcc is missing or does not know the arch, and (kCompile) with the log
-/// when the compilation fails.
+/// Compiles `source` for `arch` with `include_dir` on the include path: with hipcc, or, for an arch
+/// hipcc does not know (gfx942 with ROCm 5.2), with the fallback clang and the ROCm device libraries
+/// linked explicitly. Throws a UserError (kUnsupported) when no toolchain can build for the arch, and
+/// (kCompile) with the log when the compilation fails.
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir);
 
 /// Resource usage from the assembly: vgprs, agprs, sgprs, lds_bytes, scratch_bytes (private
