@@ -5,13 +5,12 @@
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
+#include "ir/index_expr.h"
 
 namespace tl {
 namespace {
 
-Expr C(int64_t v) { return Int(v); }
-Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
-Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+using namespace index_expr;
 
 std::string Dims(const std::vector<int64_t>& s) {
   std::string r;

@@ -2,13 +2,12 @@
 #include "layout/hopper_layout.h"
 
 #include "arith/simplify.h"
+#include "ir/index_expr.h"
 
 namespace tl {
 namespace {
 
-Expr C(int64_t v) { return Int(v); }
-Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
-Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+using namespace index_expr;
 
 std::string Groups(int64_t wgm, int64_t wgn) {
   return "warp groups " + std::to_string(wgm) + "x" + std::to_string(wgn);

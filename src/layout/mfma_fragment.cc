@@ -1,14 +1,13 @@
 // MFMA fragment layouts; see mfma_fragment.h.
 #include "layout/mfma_fragment.h"
 
+#include "ir/index_expr.h"
 #include "support/error.h"
 
 namespace tl {
 namespace {
 
-Expr C(int64_t v) { return Int(v); }
-Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
-Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+using namespace index_expr;
 
 // Row (within an R x R tile) of accumulator register r of lane l: 16x16: 4 * (l / 16) + r;
 // 32x32: 8 * (r / 4) + 4 * (l / 32) + r % 4.

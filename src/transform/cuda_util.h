@@ -5,13 +5,14 @@
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
+#include "ir/index_expr.h"
 
 namespace tl {
 namespace cuda_pass {
 
-inline Expr C(int64_t v) { return Int(v); }
-inline Expr Div(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorDiv, a, C(b)); }
-inline Expr Mod(const Expr& a, int64_t b) { return Binary(BinaryOp::kFloorMod, a, C(b)); }
+using index_expr::C;
+using index_expr::Div;
+using index_expr::Mod;
 inline Expr Eq(const Expr& a, const Expr& b) { return Binary(BinaryOp::kEQ, a, b); }
 inline Expr Lt(const Expr& a, const Expr& b) { return Binary(BinaryOp::kLT, a, b); }
 inline Expr And(const Expr& a, const Expr& b) { return a ? (b ? Binary(BinaryOp::kAnd, a, b) : a) : b; }
