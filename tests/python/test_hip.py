@@ -119,6 +119,8 @@ def test_reference_gemm(dtype, mfma):
     assert any("2-stage LDS pipeline" in c for c in k.choices), k.choices
     asm = k.get_assembly()  # global -> LDS in 16-byte chunks; A (row-major, k-packed) read 16 bytes per lane
     assert "global_load_dwordx4" in asm and "ds_write_b128" in asm and "ds_read_b128" in asm
+    # C: 4 consecutive float32 columns a lane (the MFMAs compute the transposed tile), one 16-byte store each
+    assert "global_store_dwordx4" in asm and not re.search(r"global_store_dword\s", asm)
     assert any("k-packed" in c for c in k.choices), k.choices
     a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.full((M, N), np.nan, np.float32)
@@ -144,6 +146,8 @@ def test_ragged_gemm_16x16_tiles(dtype, mfma):
     k, e = hip("gemm_ragged_" + dtype, lambda: kernels.matmul(M, N, K, 64, 48, 32, dtype=dtype))
     check_code_object(k, mfma)
     assert k.layouts["C_local"] == "mfma_C(64x48, waves 2x1)", k.layouts
+    asm = k.get_assembly()  # 4 consecutive 16-bit columns a lane: 8-byte stores under the ragged guards
+    assert "global_store_dwordx2" in asm and "global_store_short" not in asm
     a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.zeros((M, N), NP[dtype])
     e(a, b, c)
