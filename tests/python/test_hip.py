@@ -236,8 +236,8 @@ def test_softmax_and_rmsnorm_ragged_rows():
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_flashattention_forward(causal):
-    """fp16 FlashAttention: Q K^T and P V on 32x32x8 MFMA, the online softmax reduces mfma_C rows with
-    cross-lane xor shuffles inside each 32-lane row group; P is staged through LDS for the second gemm."""
+    """fp16 FlashAttention: Q K^T and P V on 32x32x8 MFMA, the online softmax reduces mfma_C rows in-lane (a lane
+    holds columns of one row) and with an xor shuffle across the two 32-lane groups; P is staged through LDS for the second gemm."""
     rng = _rng()
     B, H, S, D = 1, 2, 128, 64
     k, e = hip(f"fa_{causal}", lambda: kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype="float16"))
