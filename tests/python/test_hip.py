@@ -253,6 +253,11 @@ def test_flashattention_forward(causal):
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-2, atol=2e-3)  # P and O are rounded to fp16
+    # P is staged in a swizzled LDS tile: its 16-byte MFMA reads and the Q, K, V operand reads are conflict-free
+    banks = e.last_bank_conflicts
+    staged = [x for (b, d), x in banks.items() if b.startswith("A_stage") and d == "read"]
+    assert staged and all(x["extra_cycles"] == 0 for x in staged), banks
+    assert all(banks[(b, "read")]["extra_cycles"] == 0 for b in ("Q_shared", "K_shared", "V_shared")), banks
 
 
 def test_lds_swizzle_is_bank_conflict_free_for_mfma_reads():

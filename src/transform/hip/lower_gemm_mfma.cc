@@ -4,6 +4,7 @@
 // accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
 // group, then across waves through LDS).
 #include "arith/simplify.h"
+#include "layout/mfma_fragment.h"
 #include "op/reduce_math.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -95,8 +96,18 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
         For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
   }
   // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
-  // (the barrier pass separates these writes from the MFMA operand reads below).
-  auto stage = [&](const Region& r, const std::string& base) -> Buffer {
+  // (the barrier pass separates these writes from the MFMA operand reads below). The tile is swizzled as a
+  // shared operand tile would be: rows of k (a K x M A, a K x N B) for column reads, else 16-byte chunks.
+  auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
+    Expr row = C(0);
+    for (size_t a = 0; a + 1 < idx.size(); ++a) row = row * C(F.shape[a]) + idx[a];
+    row = Simplify(row);
+    int64_t cols = F.shape.back();
+    if (idx.size() < 2 || !ctx_.target.swizzle) return Simplify(row * C(cols) + idx.back());
+    return k_rows ? MfmaKRowsOffset(row, idx.back(), cols, bytes)
+                  : SwizzledOffset(row, idx.back(), cols, bytes);
+  };
+  auto stage = [&](const Region& r, const std::string& base, bool k_rows) -> Buffer {
     const Fragment& F = Layout(r.buffer.get());
     int64_t n = 1;
     for (int64_t e : F.shape) n *= e;
@@ -105,9 +116,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     std::vector<Stmt> w;
     for (int64_t l = 0; l < F.locals; ++l) {
       auto idx = F.IndexAt(tx_, C(l));
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
-      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {staged_offset(F, idx, r.buffer->dtype.bytes(), k_rows)}, sp);
       Expr ok = F.ValidAt(tx_, C(l));
       if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
       w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
@@ -115,20 +124,17 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     out.push_back(Seq(w, sp));
     return st;
   };
-  Buffer as = a_reg ? stage(g->A, "A_stage") : nullptr;
-  Buffer bs = b_reg ? stage(g->B, "B_stage") : nullptr;
+  Buffer as = a_reg ? stage(g->A, "A_stage", g->trans_A) : nullptr;
+  Buffer bs = b_reg ? stage(g->B, "B_stage", !g->trans_B) : nullptr;
   auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
                      const Expr& col) -> Expr {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    if (staged) {
-      const Fragment& F = Layout(r.buffer.get());
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
-      return Load(staged, {Simplify(flat)});
-    }
+    if (staged)
+      return Load(staged, {staged_offset(Layout(r.buffer.get()), idx, r.buffer->dtype.bytes(),
+                                         staged.get() == as.get() ? g->trans_A : !g->trans_B)});
     return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
   };
   Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
