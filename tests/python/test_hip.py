@@ -257,6 +257,8 @@ def test_flashattention_forward(causal):
     banks = e.last_bank_conflicts
     staged = [x for (b, d), x in banks.items() if b.startswith("A_stage") and d == "read"]
     assert staged and all(x["extra_cycles"] == 0 for x in staged), banks
+    # its writes are 8 bytes a lane (4 columns of a row): rows 8 apart share banks, 2-way (32-way row-major)
+    assert all(x["max_ways"] == 2 for (b, d), x in banks.items() if b.startswith("A_stage") and d == "write"), banks
     assert all(banks[(b, "read")]["extra_cycles"] == 0 for b in ("Q_shared", "K_shared", "V_shared")), banks
 
 

@@ -114,6 +114,19 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
     Buffer regs = MapBuffer(r.buffer);
     std::vector<Stmt> w;
+    // An accumulator-layout fragment: registers 4q..4q+3 are 4 consecutive columns of a row (inside one
+    // 16-byte chunk of the swizzled tile), written as one 4-lane store.
+    const int bytes = r.buffer->dtype.bytes();
+    if (F.kind == "mfma_C" && !F.valid && F.replicas == 1 && F.locals % 4 == 0 && ctx_.target.swizzle &&
+        (bytes == 1 || bytes == 2 || bytes == 4)) {
+      for (int64_t l = 0; l < F.locals; l += 4) {
+        std::vector<Expr> args{Load(st, {staged_offset(F, F.IndexAt(tx_, C(l)), bytes, k_rows)})};
+        for (int64_t v = 0; v < 4; ++v) args.push_back(Load(regs, {C(l + v)}));
+        w.push_back(Call0("tl.vector_store", args, sp));
+      }
+      out.push_back(Seq(w, sp));
+      return st;
+    }
     for (int64_t l = 0; l < F.locals; ++l) {
       auto idx = F.IndexAt(tx_, C(l));
       Stmt s1 = Store(st, Load(regs, {C(l)}), {staged_offset(F, idx, r.buffer->dtype.bytes(), k_rows)}, sp);
