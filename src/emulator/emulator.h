@@ -35,10 +35,23 @@ struct Options {
   std::map<const VarNode*, int64_t> exact_ints;
 };
 
+/// LDS / shared-memory bank accounting of one buffer's reads or writes: 32 banks of 4 bytes, a
+/// request served 128 bytes per pass (32 lanes of <= 4 bytes, 16 of 8, 8 of 16: AMD's CDNA LDS phases and
+/// NVIDIA's shared-memory wavefronts alike; lanes of a pass are 128 / max(4, bytes) consecutive threads).
+/// A pass takes as many cycles as the most distinct 4-byte words any one bank serves in it.
+struct BankStats {
+  int64_t passes = 0;        // passes executed (per instruction, per group of lanes)
+  int64_t extra_cycles = 0;  // sum over passes of (cycles - 1): 0 when conflict-free
+  int max_ways = 0;          // the worst pass
+};
+
 struct Result {
   std::vector<Report> reports;  // the first max_reports findings, in execution order
   int64_t total_reports = 0;    // all findings, including those not kept
   int64_t lane_ops = 0;         // per-lane statement and expression evaluations executed
+  /// Per shared buffer (by name) and direction ("read" / "write"): plain loads and stores, 4/8/16-byte
+  /// vector accesses and cp.async destinations.
+  std::map<std::pair<std::string, std::string>, BankStats> banks;
 };
 
 /// Runs `lowered` over its whole grid, blocks one after another, each block's threads in lockstep.

@@ -289,6 +289,7 @@ void Executor::ExecStore(const StoreNode* n, const Lanes& act) {
     if (flat[t].i < 0) continue;
     Write(m, t, flat[t].i, vt == m.t ? v[t] : Convert(v[t], vt, m.t));
   }
+  NoteBanks(m, act, flat, m.esize, true);
 }
 
 // ------------------------------------------------------------------------------- expressions

@@ -85,6 +85,9 @@ class Executor {
   void NoteRead(Mem& m, int tid, int64_t flat, bool atomic = false);
   /// `init` false: a race check only (a cp.async issued but not landed yet).
   void NoteWrite(Mem& m, int tid, int64_t flat, bool atomic = false, bool init = true);
+  /// Bank accounting (Result::banks) of one shared-memory instruction: lane t of `act` accesses `bytes`
+  /// bytes at element flat[t].i of `m` (skipped where negative). Nothing for other memories.
+  void NoteBanks(const Mem& m, const Lanes& act, const Slot* flat, int64_t bytes, bool write);
   Mem& MemOf(const BufferNode* b);
   /// Records a finding; `what()` builds the detail text only when the report is kept.
   template <typename F>

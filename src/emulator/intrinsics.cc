@@ -236,6 +236,7 @@ void Executor::CpAsync(const CallNode* c, const Lanes& act) {
     for (int64_t k = 0; k < nbytes / dm.esize; ++k) NoteWrite(dm, t, cp.dst_flat + k, false, false);
     async_[t].open.push_back(cp);
   }
+  NoteBanks(dm, act, df, nbytes, true);
 }
 
 void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
@@ -283,6 +284,7 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
         Write(gm, t, gf[t].i + i, xt == gm.t ? xs[i][t] : Convert(xs[i][t], xt, gm.t));
       }
     }
+    NoteBanks(gm, act, gf, bytes, true);
     return;
   }
   const BufferLoadNode* d = Operand(c, 0);
@@ -306,6 +308,8 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
       Write(dm, t, df[t].i + i, gm.t == dm.t ? v : Convert(v, gm.t, dm.t));
     }
   }
+  NoteBanks(gm, use, gf, bytes, false);
+  NoteBanks(dm, act, df, V * dm.esize, true);
 }
 
 void Executor::CpAsyncWait(int64_t n, const Lanes& act) {

@@ -1,6 +1,7 @@
 // The executor's memory: buffer storage, index location with bounds checks, and the checks on
 // every access -- shared-memory races between barriers, reads of never-written memory -- plus the
 // report list and the full-warp requirement of warp-collective operations.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -29,6 +30,41 @@ void Executor::EvalLoad(const BufferLoadNode* l, const Lanes& act, Slot* out) {
       out[t].i = 0;  // not performed; 0 and 0.0 share the bit pattern
     else
       out[t] = Read(m, t, flat[t].i);
+  }
+  NoteBanks(m, act, flat, m.esize, false);
+}
+
+void Executor::NoteBanks(const Mem& m, const Lanes& act, const Slot* flat, int64_t bytes, bool write) {
+  if (!m.shared() || act.empty()) return;
+  // A pass serves 128 bytes: 128 / max(4, bytes) consecutive lanes. Offsets are relative to the buffer:
+  // a uniform shift only renames the banks, so the counts hold wherever the buffer is placed.
+  const int per = static_cast<int>(128 / std::max<int64_t>(4, bytes));
+  const int64_t words = std::max<int64_t>(1, bytes / 4);
+  BankStats& st = res_->banks[{m.buf->name, write ? "write" : "read"}];
+  std::array<int64_t, 64> w;  // (bank, word) keys of one pass: at most 32 lanes x 1 word or 8 x 4
+  size_t i = 0;
+  while (i < act.size()) {
+    const int pass = act[i] / per;
+    size_t n = 0;
+    for (; i < act.size() && act[i] / per == pass; ++i) {
+      if (flat[act[i]].i < 0) continue;
+      int64_t first = flat[act[i]].i * m.esize / 4;
+      for (int64_t x = 0; x < words && n < w.size(); ++x) w[n++] = first + x;
+    }
+    if (n == 0) continue;
+    std::sort(w.begin(), w.begin() + n,
+              [](int64_t a, int64_t b) { return a % 32 != b % 32 ? a % 32 < b % 32 : a < b; });
+    int ways = 0, run = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (k == 0 || w[k] % 32 != w[k - 1] % 32)
+        run = 1;
+      else if (w[k] != w[k - 1])
+        ++run;
+      ways = std::max(ways, run);
+    }
+    ++st.passes;
+    st.extra_cycles += ways - 1;
+    st.max_ways = std::max(st.max_ways, ways);
   }
 }
 

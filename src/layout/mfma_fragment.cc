@@ -1,6 +1,7 @@
 // MFMA fragment layouts; see mfma_fragment.h.
 #include "layout/mfma_fragment.h"
 
+#include "arith/simplify.h"
 #include "ir/index_expr.h"
 #include "support/error.h"
 
@@ -25,40 +26,37 @@ Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R
                       "x" + std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_C";
   f.params = {M, N, wm, wn, R};
+  // Each MFMA computes the transposed tile (D = B^T A^T): the ISA's D row is the tile's column.
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64), tile = Div(f.loc, outs), r = Mod(f.loc, outs);
-  f.index = {Mod(wave, wm) * C(wM) + Div(tile, nt) * C(R) + TileRow(R, lane, r),
-             Div(wave, wm) * C(wN) + Mod(tile, nt) * C(R) + Mod(lane, R)};
-  Expr ii = Mod(f.idx[0], wM), jj = Mod(f.idx[1], wN), a = Mod(ii, R);
+  f.index = {Mod(wave, wm) * C(wM) + Div(tile, nt) * C(R) + Mod(lane, R),
+             Div(wave, wm) * C(wN) + Mod(tile, nt) * C(R) + TileRow(R, lane, r)};
+  Expr ii = Mod(f.idx[0], wM), jj = Mod(f.idx[1], wN), b = Mod(jj, R);
   Expr wave_of = Div(f.idx[1], wN) * C(wm) + Div(f.idx[0], wM);
   if (R == 16) {
-    f.thread = wave_of * C(64) + Div(a, 4) * C(16) + Mod(jj, 16);
-    f.local = (Div(ii, 16) * C(nt) + Div(jj, 16)) * C(4) + Mod(a, 4);
+    f.thread = wave_of * C(64) + Div(b, 4) * C(16) + Mod(ii, 16);
+    f.local = (Div(ii, 16) * C(nt) + Div(jj, 16)) * C(4) + Mod(b, 4);
   } else {
-    f.thread = wave_of * C(64) + Div(Mod(a, 8), 4) * C(32) + Mod(jj, 32);
-    f.local = (Div(ii, 32) * C(nt) + Div(jj, 32)) * C(16) + Div(a, 8) * C(4) + Mod(a, 4);
+    f.thread = wave_of * C(64) + Div(Mod(b, 8), 4) * C(32) + Mod(ii, 32);
+    f.local = (Div(ii, 32) * C(nt) + Div(jj, 32)) * C(16) + Div(b, 8) * C(4) + Mod(b, 4);
   }
   return f;
 }
 
 Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R) {
-  int64_t wM = M / wm, outs = R * R / 64, group = R;  // the lanes sharing a row: a 16- or 32-lane group
-  Fragment f = NewFragment({M}, 64 * wm * wn, (wM / R) * outs, group * wn,
+  // Row a of a tile is held by the lanes l % R == a of all 64 / R lane groups, in every wave of its wave row.
+  int64_t wM = M / wm, G = 64 / R;
+  Fragment f = NewFragment({M}, 64 * wm * wn, wM / R, G * wn,
                            "mfma_rows(" + std::to_string(M) + ", waves " + std::to_string(wm) + "x" +
                                std::to_string(wn) + (R == 32 ? ", 32x32 tiles" : "") + ")");
   f.kind = "mfma_rows";
   f.params = {M, 0, wm, wn, R};
   Expr wave = Div(f.tid, 64), lane = Mod(f.tid, 64);
-  f.index = {Mod(wave, wm) * C(wM) + Div(f.loc, outs) * C(R) + TileRow(R, lane, Mod(f.loc, outs))};
-  Expr ii = Mod(f.idx[0], wM), a = Mod(ii, R);
-  Expr wave_of = Div(f.rep, group) * C(wm) + Div(f.idx[0], wM);
-  if (R == 16) {
-    f.thread = wave_of * C(64) + Div(a, 4) * C(16) + Mod(f.rep, 16);
-    f.local = Div(ii, 16) * C(4) + Mod(a, 4);
-  } else {
-    f.thread = wave_of * C(64) + Div(Mod(a, 8), 4) * C(32) + Mod(f.rep, 32);
-    f.local = Div(ii, 32) * C(16) + Div(a, 8) * C(4) + Mod(a, 4);
-  }
-  f.replica = Mod(lane, group) + Div(wave, wm) * C(group);
+  f.index = {Mod(wave, wm) * C(wM) + f.loc * C(R) + Mod(lane, R)};
+  Expr ii = Mod(f.idx[0], wM);
+  Expr wave_of = Div(f.rep, G) * C(wm) + Div(f.idx[0], wM);
+  f.thread = wave_of * C(64) + Mod(f.rep, G) * C(R) + Mod(ii, R);
+  f.local = Div(ii, R);
+  f.replica = Div(lane, R) + Div(wave, wm) * C(G);
   return f;
 }
 
@@ -87,6 +85,35 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
                                           " waves (64 threads each) with policy " + names[policy] +
                                           " (each wave needs a multiple of 16 rows and 16 columns: MFMA "
                                           "16x16x16 tiles); change the tile or the thread count");
+}
+
+int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
+  if (elem_bytes != 2 || cols % 8 != 0) return row * cols + col;
+  const int64_t cpr = cols / 8, chunk = col / 8;
+  auto bit = [&](int i) { return (row >> i) & 1; };
+  int64_t phys = chunk;
+  if (cpr % 8 == 0)
+    phys = (chunk / 8) * 8 + ((chunk % 8) ^ (bit(0) | (bit(2) ^ bit(4)) << 1 | (bit(2) ^ bit(3)) << 2));
+  else if (cpr == 4)
+    phys = chunk ^ (bit(1) | (bit(2) ^ bit(3)) << 1);
+  return row * cols + phys * 8 + col % 8;
+}
+
+Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes) {
+  int64_t cpr = cols / 8;
+  if (elem_bytes != 2 || cols % 8 != 0 || (cpr % 8 != 0 && cpr != 4)) return Simplify(row * C(cols) + col);
+  auto bit = [&](int64_t i) { return Mod(Div(row, int64_t{1} << i), 2); };
+  auto sum2 = [&](int64_t i, int64_t j) {
+    return Mod(Div(row, int64_t{1} << i) + Div(row, int64_t{1} << j), 2);
+  };
+  Expr s = cpr == 4 ? bit(1) + sum2(2, 3) * C(2) : bit(0) + sum2(2, 4) * C(2) + sum2(2, 3) * C(4);
+  Expr chunk = Div(col, 8);
+  Expr low = Simplify(cpr == 4 ? chunk : Mod(chunk, 8)), sv = Simplify(s);
+  int64_t p, q;
+  Expr x = AsConstInt(low, &p) && AsConstInt(sv, &q) ? C(p ^ q)
+                                                     : Call(DataType::Int(32), "tl.bitwise_xor", {low, sv});
+  Expr phys = cpr == 4 ? x : Div(chunk, 8) * C(8) + x;
+  return Simplify(row * C(cols) + phys * C(8) + Mod(col, 8));
 }
 
 }  // namespace tl

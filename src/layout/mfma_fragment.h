@@ -5,7 +5,10 @@
 //   B operand (16 x 16, K x N): 4 elements B[4 * (l / 16) + v][l % 16]
 //   C / D     (16 x 16, M x N): 4 floats   D[4 * (l / 16) + v][l % 16]
 // A tile of M x N is split over a wm x wn grid of waves; wave w covers rows (w % wm) * M/wm.. and
-// cols (w / wm) * N/wn.., as 16 x 16 MFMA tiles (mt x nt of them), registers tile-major.
+// cols (w / wm) * N/wn.., as 16 x 16 MFMA tiles (mt x nt of them), registers tile-major. T.gemm's MFMAs
+// compute each tile transposed (D = B^T A^T: the B operand read as the instruction's A and vice versa; the
+// lanes read the same elements), so lane l holds C[l % 16][4 * (l / 16) + v]: 4 consecutive columns, stored
+// to global memory as one 16-byte (float32) or 8-byte (16-bit) access.
 // (The emulator's MFMA semantics, src/emulator/intrinsics_hip.cc, are written separately.)
 #pragma once
 #include <utility>
@@ -15,14 +18,27 @@
 namespace tl {
 
 /// Accumulator of R x R MFMA tiles (R = 16: v_mfma_f32_16x16x16*, 4 registers per tile and lane; R = 32:
-/// v_mfma_f32_32x32x8*, 16 registers, register r of lane l holding D[8(r/4) + 4(l/32) + r%4][l%32]):
+/// v_mfma_f32_32x32x8*, 16 registers, register r of lane l holding C[l%32][8(r/4) + 4(l/32) + r%4]):
 /// kind "mfma_C", params {M, N, wm, wn, R}, 64 * wm * wn threads, local (tile_m * nt + tile_n) * R*R/64 + r.
 Fragment MfmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn, int64_t R = 16);
-/// The row vector an mfma_C tile reduces to along dim 1: a row is held by the R lanes of its lane group
-/// in every wave of its wave row (replicated R * wn times); kind "mfma_rows", params {M, 0, wm, wn, R}.
+/// The row vector an mfma_C tile reduces to along dim 1: row a of a tile is held by the lanes l % R == a of
+/// every lane group in every wave of its wave row (replicated 64 / R * wn times); kind "mfma_rows",
+/// params {M, 0, wm, wn, R}.
 Fragment MfmaRows(int64_t M, int64_t wm, int64_t wn, int64_t R = 16);
 /// The wave grid (wm, wn) of a gemm with `waves` waves on an M x N tile under a policy (0 square,
 /// 1 full row, 2 full col); each wave's share must be a multiple of 16 x 16. Throws a UserError.
 std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, int policy);
+
+/// The LDS offset (in elements) of (row, col) of a 16-bit tile whose rows are k: a K x N B operand, or a
+/// K x M A (trans_A), of cols elements a row. Lane l of an MFMA step reads column l % R of rows
+/// k(g, v) = base + P g + v (g = l / R, P = 4 unpacked, 8 k-packed, v < P); an aligned 16-byte chunk
+/// of a 128-byte row segment moves to chunk c ^ s(row), with s's bits (t_i = bit i of row)
+///   s0 = t0, s1 = t2 ^ t4, s2 = t2 ^ t3      (cols a multiple of 64: rows of whole 128-byte lines)
+///   s0 = t1, s1 = t2 ^ t3                    (cols = 32: two rows a line)
+/// so that the lane groups of one read hit different banks: every 32 lanes (a ds_read_u16 pass) and,
+/// for multiples of 64, the whole wave. Other widths are row-major. Whole chunks move, so 16-byte
+/// copies stay 16-byte accesses (and an 8-lane pass of them writes one 128-byte line).
+Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
+int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes);
 
 }  // namespace tl

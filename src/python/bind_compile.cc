@@ -128,7 +128,10 @@ void BindCompile(nb::module_& m) {
             }
             std::vector<std::pair<std::string, std::string>> reps;
             for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
-            return std::make_tuple(reps, r.total_reports, r.lane_ops);
+            std::vector<std::tuple<std::string, std::string, int64_t, int64_t, int>> banks;
+            for (auto& [key, b] : r.banks)
+              banks.emplace_back(key.first, key.second, b.passes, b.extra_cycles, b.max_ways);
+            return std::make_tuple(reps, r.total_reports, r.lane_ops, banks);
           },
           "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20,
           "subgroup_size"_a = 32, "subgroup_strided"_a = false);

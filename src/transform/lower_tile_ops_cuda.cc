@@ -44,6 +44,11 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       AsConstInt(a->value, &k);
       stages_[a->node.get()] = k;
     }
+    // MFMA operands read down columns (rows are k): their LDS tiles take the k-rows swizzle.
+    if (auto* g = As<GemmNode>(x); g && ctx_.target.mfma) {
+      if (g->trans_A && g->A.buffer->scope == Scope::kShared) k_rows_[g->A.buffer.get()] = true;
+      if (!g->trans_B && g->B.buffer->scope == Scope::kShared) k_rows_[g->B.buffer.get()] = true;
+    }
   });
   std::vector<Buffer> allocs;
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));

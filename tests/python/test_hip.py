@@ -116,6 +116,8 @@ def test_reference_gemm(dtype, mfma):
     assert any("2-stage LDS pipeline" in c for c in k.choices), k.choices
     asm = k.get_assembly()  # global -> LDS in 16-byte chunks; A (row-major, k-packed) read 16 bytes per lane
     assert "global_load_dwordx4" in asm and "ds_write_b128" in asm and "ds_read_b128" in asm
+    # C: 4 consecutive float32 columns a lane (the MFMAs compute the transposed tile), one 16-byte store each
+    assert "global_store_dwordx4" in asm and not re.search(r"global_store_dword\s", asm)
     assert any("k-packed" in c for c in k.choices), k.choices
     a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.full((M, N), np.nan, np.float32)
@@ -141,6 +143,8 @@ def test_ragged_gemm_16x16_tiles(dtype, mfma):
     k, e = hip("gemm_ragged_" + dtype, lambda: kernels.matmul(M, N, K, 64, 48, 32, dtype=dtype))
     check_code_object(k, mfma)
     assert k.layouts["C_local"] == "mfma_C(64x48, waves 2x1)", k.layouts
+    asm = k.get_assembly()  # 4 consecutive 16-bit columns a lane: 8-byte stores under the ragged guards
+    assert "global_store_dwordx2" in asm and "global_store_short" not in asm
     a, b = rng.standard_normal((M, K)).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.zeros((M, N), NP[dtype])
     e(a, b, c)
@@ -229,8 +233,8 @@ def test_softmax_and_rmsnorm_ragged_rows():
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_flashattention_forward(causal):
-    """fp16 FlashAttention: Q K^T and P V on 32x32x8 MFMA, the online softmax reduces mfma_C rows with
-    cross-lane xor shuffles inside each 32-lane row group; P is staged through LDS for the second gemm."""
+    """fp16 FlashAttention: Q K^T and P V on 32x32x8 MFMA, the online softmax reduces mfma_C rows in-lane (a lane
+    holds columns of one row) and with an xor shuffle across the two 32-lane groups; P is staged through LDS for the second gemm."""
     rng = _rng()
     B, H, S, D = 1, 2, 128, 64
     k, e = hip(f"fa_{causal}", lambda: kernels.flashattn(B, H, S, D, causal, block_M=64, block_N=64, dtype="float16"))
@@ -246,6 +250,13 @@ def test_flashattention_forward(causal):
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-2, atol=2e-3)  # P and O are rounded to fp16
+    # P is staged in a swizzled LDS tile: its 16-byte MFMA reads and the Q, K, V operand reads are conflict-free
+    banks = e.last_bank_conflicts
+    staged = [x for (b, d), x in banks.items() if b.startswith("A_stage") and d == "read"]
+    assert staged and all(x["extra_cycles"] == 0 for x in staged), banks
+    # its writes are 8 bytes a lane (4 columns of a row): rows 8 apart share banks, 2-way (32-way row-major)
+    assert all(x["max_ways"] == 2 for (b, d), x in banks.items() if b.startswith("A_stage") and d == "write"), banks
+    assert all(banks[(b, "read")]["extra_cycles"] == 0 for b in ("Q_shared", "K_shared", "V_shared")), banks
 
 
 def test_lds_swizzle_is_bank_conflict_free_for_mfma_reads():

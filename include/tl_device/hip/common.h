@@ -277,16 +277,29 @@ TL_DEV int device_assert(bool ok, const char*) {
 // ---- vectorised global / LDS accesses -----------------------------------------------------------
 typedef unsigned u32x4 __attribute__((ext_vector_type(4)));
 typedef unsigned u32x2 __attribute__((ext_vector_type(2)));
-/// One N-byte (4/8/16) store of the lanes, N-aligned.
+/// Two 16-bit lanes in one word, a in the low half.
+template <typename T>
+TL_DEV unsigned pack_halves(T a, T b) {
+  return static_cast<unsigned>(__builtin_bit_cast(unsigned short, a)) |
+         static_cast<unsigned>(__builtin_bit_cast(unsigned short, b)) << 16;
+}
+/// One N-byte store of the lanes, N-aligned.
 template <int N, typename T, typename... Ts>
 TL_DEV void vector_store(T* dst, Ts... xs) {
-  alignas(16) T lanes[sizeof...(Ts)] = {T(xs)...};
-  if constexpr (N == 16)
-    *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(lanes);
-  else if constexpr (N == 8)
-    *reinterpret_cast<u32x2*>(dst) = *reinterpret_cast<const u32x2*>(lanes);
-  else
-    *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
+  if constexpr (N == 8 && sizeof(T) == 2) {
+    // Four 16-bit lanes (an MFMA accumulator's row chunk) packed by value: reinterpreting the lane array
+    // left hipcc 5.2 a scratch frame for it.
+    const T x[4] = {T(xs)...};
+    *reinterpret_cast<u32x2*>(dst) = u32x2{pack_halves(x[0], x[1]), pack_halves(x[2], x[3])};
+  } else {
+    alignas(16) T lanes[sizeof...(Ts)] = {T(xs)...};
+    if constexpr (N == 16)
+      *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(lanes);
+    else if constexpr (N == 8)
+      *reinterpret_cast<u32x2*>(dst) = *reinterpret_cast<const u32x2*>(lanes);
+    else
+      *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
+  }
 }
 /// One N-byte store of N bytes of registers (8-bit lanes held in one register array).
 template <int N>

@@ -180,6 +180,7 @@ class JITKernel:
         self._mod = _ffi.load_module(self._compiled) if will_run else None
         self.warnings = list(self._compiled.warnings)
         self.last_lane_ops = 0
+        self.last_bank_conflicts = {}
         if self.warnings:
             import warnings as _warnings
 
@@ -309,11 +310,15 @@ class JITKernel:
         descs = [k[0] for k in keep]
         if self.execution_backend == "emulator":
             cfg = self.pass_configs
-            reports, total, lane_ops = self._compiled.emulate(
+            reports, total, lane_ops, banks = self._compiled.emulate(
                 descs, bool(cfg.get("emulator.check_races", True)), bool(cfg.get("emulator.check_uninit", True)),
                 20, int(cfg.get("emulator.subgroup_size", 32)),
                 cfg.get("emulator.subgroup_strided", False) in (True, 1, "1", "true", "True"))
             self.last_lane_ops = lane_ops
+            # Shared-memory / LDS bank accounting of the last call, per (buffer, "read" | "write"):
+            # passes (128 bytes each), extra cycles from bank conflicts (0: conflict-free), the worst pass.
+            self.last_bank_conflicts = {(b, d): {"passes": p, "extra_cycles": x, "max_ways": w}
+                                        for b, d, p, x, w in banks}
             if reports:
                 from ..errors import TileLangEmulationError
 

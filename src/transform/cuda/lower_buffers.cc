@@ -5,6 +5,7 @@
 
 #include "arith/simplify.h"
 #include "layout/hopper_layout.h"
+#include "layout/mfma_fragment.h"
 #include "ir/printer.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -55,6 +56,8 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
     Expr r = Simplify(row), c = Simplify(idx.back());
     if (!ctx_.target.swizzle)  // Metal: simdgroup_load needs plain rows
       off = r * C(shape.back()) + c;
+    else if (ctx_.target.mfma && k_rows_.count(b.get()))
+      off = MfmaKRowsOffset(r, c, shape.back(), b->dtype.bytes());
     else if (ctx_.target.sm >= 90)
       off = HopperSharedOffset(r, c, size / shape.back(), shape.back(), b->dtype.bytes());
     else

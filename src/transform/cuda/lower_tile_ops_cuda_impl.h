@@ -129,6 +129,9 @@ class CudaTileLowerer : public IRMutator {
   std::multimap<uint64_t, std::pair<Expr, Fragment>> decoded_;
   std::map<const BufferNode*, const Fragment*> layout_;
   std::map<const BufferNode*, int64_t> stages_;
+  // MFMA targets: 16-bit shared operand tiles whose rows are k (a K x N B, a K x M A), swizzled for
+  // their column reads (MfmaKRowsOffset) instead of the 16-byte-chunk-per-row XOR.
+  std::map<const BufferNode*, bool> k_rows_;
   int64_t op_count_ = 0;
   Var tx_;
   BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows

@@ -4,6 +4,7 @@
 // accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
 // group, then across waves through LDS).
 #include "arith/simplify.h"
+#include "layout/mfma_fragment.h"
 #include "op/reduce_math.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda_util.h"
@@ -95,19 +96,40 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
         For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, FloatImm(ct, 0.0), {i}, sp), {}, sp));
   }
   // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
-  // (the barrier pass separates these writes from the MFMA operand reads below).
-  auto stage = [&](const Region& r, const std::string& base) -> Buffer {
+  // (the barrier pass separates these writes from the MFMA operand reads below). The tile is swizzled as a
+  // shared operand tile would be: rows of k (a K x M A, a K x N B) for column reads, else 16-byte chunks.
+  auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
+    Expr row = C(0);
+    for (size_t a = 0; a + 1 < idx.size(); ++a) row = row * C(F.shape[a]) + idx[a];
+    row = Simplify(row);
+    int64_t cols = F.shape.back();
+    if (idx.size() < 2 || !ctx_.target.swizzle) return Simplify(row * C(cols) + idx.back());
+    return k_rows ? MfmaKRowsOffset(row, idx.back(), cols, bytes)
+                  : SwizzledOffset(row, idx.back(), cols, bytes);
+  };
+  auto stage = [&](const Region& r, const std::string& base, bool k_rows) -> Buffer {
     const Fragment& F = Layout(r.buffer.get());
     int64_t n = 1;
     for (int64_t e : F.shape) n *= e;
     Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
     Buffer regs = MapBuffer(r.buffer);
     std::vector<Stmt> w;
+    // An accumulator-layout fragment: registers 4q..4q+3 are 4 consecutive columns of a row (inside one
+    // 16-byte chunk of the swizzled tile), written as one 4-lane store.
+    const int bytes = r.buffer->dtype.bytes();
+    if (F.kind == "mfma_C" && !F.valid && F.replicas == 1 && F.locals % 4 == 0 && ctx_.target.swizzle &&
+        (bytes == 1 || bytes == 2 || bytes == 4)) {
+      for (int64_t l = 0; l < F.locals; l += 4) {
+        std::vector<Expr> args{Load(st, {staged_offset(F, F.IndexAt(tx_, C(l)), bytes, k_rows)})};
+        for (int64_t v = 0; v < 4; ++v) args.push_back(Load(regs, {C(l + v)}));
+        w.push_back(Call0("tl.vector_store", args, sp));
+      }
+      out.push_back(Seq(w, sp));
+      return st;
+    }
     for (int64_t l = 0; l < F.locals; ++l) {
       auto idx = F.IndexAt(tx_, C(l));
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
-      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {staged_offset(F, idx, r.buffer->dtype.bytes(), k_rows)}, sp);
       Expr ok = F.ValidAt(tx_, C(l));
       if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
       w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
@@ -115,20 +137,17 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     out.push_back(Seq(w, sp));
     return st;
   };
-  Buffer as = a_reg ? stage(g->A, "A_stage") : nullptr;
-  Buffer bs = b_reg ? stage(g->B, "B_stage") : nullptr;
+  Buffer as = a_reg ? stage(g->A, "A_stage", g->trans_A) : nullptr;
+  Buffer bs = b_reg ? stage(g->B, "B_stage", !g->trans_B) : nullptr;
   auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
                      const Expr& col) -> Expr {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    if (staged) {
-      const Fragment& F = Layout(r.buffer.get());
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
-      return Load(staged, {Simplify(flat)});
-    }
+    if (staged)
+      return Load(staged, {staged_offset(Layout(r.buffer.get()), idx, r.buffer->dtype.bytes(),
+                                         staged.get() == as.get() ? g->trans_A : !g->trans_B)});
     return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
   };
   Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
@@ -177,12 +196,15 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     step.push_back(recode(afrag, i, mt, at));
     step.push_back(recode(bfrag, j, nt, bt));
   }
-  Stmt mfma =
-      Call0("tl.mfma",
-            {StringImm(shape), StringImm(abname), Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(kv))}),
-             Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
-             Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
-            sp);
+  // The transposed tile, D = B^T A^T: B's registers are the instruction's A operand (lane l: B[k][l % R] is
+  // B^T[l % R][k]) and A's its B operand; lane l then holds C[l % R][4 (l / R) + v], columns in a row.
+  const std::string swapped = fp8 ? fnuz(bt) + "_" + fnuz(at) : abname;
+  Stmt mfma = Call0(
+      "tl.mfma",
+      {StringImm(shape), StringImm(swapped), Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
+       Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(kv))}),
+       Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
+      sp);
   step.push_back(For(
       h, C(0), C(pack), ForKind::kUnrolled,
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp),
@@ -201,43 +223,40 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
 
 Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
   const Fragment& S = Layout(r->src.buffer.get());
-  const Fragment& D = Layout(r->dst.buffer.get());
   DataType t = r->dst.buffer->dtype;
   Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3], R = S.params[4];
   int64_t wM = M / wm, mt = wM / R, nt = N / wn / R, outs = R * R / 64;
+  // Lane l holds row l % R of each tile row: its registers (columns) in-lane, then the 64 / R lane groups
+  // sharing the row (xor R, 2R within the wave), then the wn waves of the wave row through LDS.
   ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " +
-                               std::to_string(nt) + " tiles, " + (R == 16 ? "4" : "5") +
-                               " xor shuffles across each " + std::to_string(R) + "-lane row group" +
+                               std::to_string(nt * outs) + " registers, " + (R == 16 ? "2" : "1") +
+                               " xor shuffle" + (R == 16 ? "s" : "") + " across the lane groups" +
                                (wn > 1 ? ", then across " + std::to_string(wn) + " waves through LDS" : ""));
-  (void)D;
-  Buffer part = Scratch("red", t, mt * outs, Scope::kLocal);
+  Buffer part = Scratch("red", t, mt, Scope::kLocal);
   Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
   Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
   std::vector<Stmt> out;
   std::vector<std::pair<int64_t, Expr>> cross;
-  for (int64_t d = 0; d < mt * outs; ++d) {
-    int64_t ti = d / outs, v = d % outs;
-    Var tj = MakeVar("tj");
-    Expr e = ReduceElement(k, Load(src, {Simplify((C(ti * nt) + Expr(tj)) * C(outs) + C(v))}), t);
-    out.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
-    out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled,
-                      Store(part, ReduceCombine(k, Load(part, {C(d)}), e), {C(d)}, sp), {}, sp));
-    for (int m : {1, 2, 4, 8, 16}) {
-      if (m >= R) break;
+  for (int64_t ti = 0; ti < mt; ++ti) {
+    Var q = MakeVar("q");
+    Expr e = ReduceElement(k, Load(src, {Simplify(C(ti * nt * outs) + Expr(q))}), t);
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(ti)}, sp));
+    out.push_back(For(q, C(0), C(nt * outs), ForKind::kUnrolled,
+                      Store(part, ReduceCombine(k, Load(part, {C(ti)}), e), {C(ti)}, sp), {}, sp));
+    for (int64_t m = R; m < 64; m *= 2)
       out.push_back(Store(
-          part, ReduceCombine(k, Load(part, {C(d)}), Call(t, "tl.shfl_xor", {Load(part, {C(d)}), C(m)})),
-          {C(d)}, sp));
-    }
-    if (xs) {  // the row of register v in this lane's R-lane group (the ISA's accumulator layout)
-      Expr in_tile = R == 16 ? C(v) + Div(lane, 16) * C(4) : C((v / 4) * 8 + v % 4) + Div(lane, 32) * C(4);
-      Expr row = Simplify(Mod(wave, wm) * C(wM) + C(ti * R) + in_tile);
-      out.push_back(If(Eq(Mod(lane, R), C(0)),
-                       Store(xs, Load(part, {C(d)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr,
+          part,
+          ReduceCombine(k, Load(part, {C(ti)}), Call(t, "tl.shfl_xor", {Load(part, {C(ti)}), C(m), C(64)})),
+          {C(ti)}, sp));
+    if (xs) {
+      Expr row = Simplify(Mod(wave, wm) * C(wM) + C(ti * R) + Mod(lane, R));
+      out.push_back(If(Lt(lane, C(R)),
+                       Store(xs, Load(part, {C(ti)}), {Simplify(Div(wave, wm) * C(M) + row)}, sp), nullptr,
                        sp));
-      cross.push_back({d, row});
+      cross.push_back({ti, row});
     }
   }
   for (auto& [d, row] : cross) {  // (a barrier separates the LDS writes above from these reads)
@@ -249,7 +268,7 @@ Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
                   {C(d)}, sp),
             {}, sp));
   }
-  for (int64_t d = 0; d < mt * outs; ++d) {
+  for (int64_t d = 0; d < mt; ++d) {
     Expr val = Load(part, {C(d)});
     out.push_back(Store(dst, r->clear ? val : ReduceCombine(k, Load(dst, {C(d)}), val), {C(d)}, sp));
   }
