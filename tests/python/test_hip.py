@@ -257,6 +257,10 @@ def test_flashattention_forward(causal):
     # its writes are 8 bytes a lane (4 columns of a row): rows 8 apart share banks, 2-way (32-way row-major)
     assert all(x["max_ways"] == 2 for (b, d), x in banks.items() if b.startswith("A_stage") and d == "write"), banks
     assert all(banks[(b, "read")]["extra_cycles"] == 0 for b in ("Q_shared", "K_shared", "V_shared")), banks
+    # the epilogue: acc_o -> O_shared in 8-byte stores (4 columns a lane, 2-way like P; 4-way as 2-byte stores),
+    # O_shared -> Output in 16-byte LDS reads, conflict-free (4-way as 2-byte reads)
+    assert banks[("O_shared", "read")]["extra_cycles"] == 0 and banks[("O_shared", "write")]["max_ways"] <= 2, banks
+    assert "ds_read_b128" in k.get_assembly() and "ds_write_b64" in k.get_assembly()
 
 
 def test_lds_swizzle_is_bank_conflict_free_for_mfma_reads():

@@ -230,8 +230,30 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
       if (UsesVar(idx[d], v.get())) return false;
     return unit_stride(idx.back());
   };
+  // HIP: a V-wide, V-aligned chunk of an LDS tile (its swizzles keep 16-byte chunks whole) written from
+  // registers (an epilogue's fragment -> shared copy)
+  auto wide_lds = [&](const Buffer& b, const std::vector<Expr>& idx) {
+    int bytes = b->dtype.bytes() * static_cast<int>(V);
+    if (!ctx_.target.mfma || b->scope != Scope::kShared || (bytes != 4 && bytes != 8 && bytes != 16))
+      return false;
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      if (UsesVar(idx[d], v.get())) return false;
+    return unit_stride(idx.back());
+  };
+  auto from_registers = [](const Expr& e) {
+    struct R : IRVisitor {
+      bool ok = true;
+      void VisitLoad(const BufferLoadNode* n) override {
+        ok = ok && (n->buffer->scope == Scope::kLocal || n->buffer->scope == Scope::kFragment ||
+                    n->buffer->scope == Scope::kLocalVar);
+        IRVisitor::VisitLoad(n);
+      }
+    } r;
+    r.VisitExpr(e);
+    return r.ok;
+  };
   std::string kind;
-  if (wide(st->buffer, st->indices)) {
+  if (wide(st->buffer, st->indices) || (wide_lds(st->buffer, st->indices) && from_registers(st->value))) {
     kind = "tl.vector_store";
   } else if (st->buffer->scope == Scope::kLocal ||
              (ctx_.target.mfma && st->buffer->scope == Scope::kShared && unit_stride(st->indices.back()))) {
@@ -265,9 +287,27 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   Stmt body;
   if (kind == "tl.vector_store") {
     for (auto& e : st->indices) base_idx.push_back(zero(e));
+    // HIP: a chunk read from an LDS tile (whose swizzles keep 16-byte chunks whole) is one wide LDS read
+    // into registers, not V narrow ones (an epilogue's shared -> global copy)
+    auto* sl = As<BufferLoadNode>(st->value);
+    bool lds_chunk = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared &&
+                     sl->buffer->dtype == st->buffer->dtype && unit_stride(sl->indices.back());
+    for (size_t d = 0; lds_chunk && d + 1 < sl->indices.size(); ++d)
+      lds_chunk = !UsesVar(sl->indices[d], v.get());
     std::vector<Expr> args{Load(st->buffer, base_idx)};
-    for (int64_t i = 0; i < V; ++i) args.push_back(lane(st->value, i));
-    body = Call0("tl.vector_store", args, sp);
+    if (lds_chunk) {
+      Buffer tmp = Scratch("vec", sl->buffer->dtype, V, Scope::kLocal);
+      std::vector<Expr> src_base;
+      for (auto& e : sl->indices) src_base.push_back(zero(e));
+      for (int64_t i = 0; i < V; ++i) args.push_back(Load(tmp, {C(i)}));
+      body =
+          Seq({Call0("tl.vector_load", {Load(tmp, {C(0)}), Load(sl->buffer, src_base), C(V), Bool(true)}, sp),
+               Call0("tl.vector_store", args, sp)},
+              sp);
+    } else {
+      for (int64_t i = 0; i < V; ++i) args.push_back(lane(st->value, i));
+      body = Call0("tl.vector_store", args, sp);
+    }
   } else {
     Expr x = st->value, valid = Bool(true);
     bool cast = false;
