@@ -24,8 +24,8 @@ def _seed(*key):
 
 def _int8_gemm(target, M, N, Kd, tA, tB, bk=32):
     # 64x48 tiles: tails of the 6-row block and a partial 16-column panel; odd K gets a zero partner.
-    func = K.matmul_transposed(M, N, Kd, 64, 48, bk, trans_A=tA, trans_B=tB, dtype="int8", accum_dtype="int32",
-                               out_dtype="int32")
+    func = K.matmul_transposed(M, N, Kd, 64, 48, bk, trans_A=tA, trans_B=tB, dtype="int8",
+                               accum_dtype="int32", out_dtype="int32")
     return tilelang.compile(func, target=target)
 
 
