@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "arith/simplify.h"
 #include "ir/functor.h"
 #include "op/copy.h"
 #include "op/fill.h"
@@ -100,7 +101,33 @@ class Coalescer : public IRMutator {
     Var ko = MakeVar(n->var->name, vt);
     const Expr u = IntImm(vt, U);
     std::vector<Stmt> body;
-    for (int64_t ki = 0; ki < U; ++ki) {
+    // One copy of the whole deeper tile when the U steps' slices of the source are adjacent along
+    // K and every trip is full: one pass over rows of U * block_K contiguous elements instead of U
+    // passes over the same rows, each reading block_K of them (and no zero-fill branches).
+    int64_t trips_c = 0;
+    const Expr k0 = Binary(BinaryOp::kAdd, n->min, Binary(BinaryOp::kMul, ko, u));
+    const Expr k1 = Binary(BinaryOp::kAdd, n->var, IntImm(vt, 1));
+    std::vector<Stmt> whole;
+    for (const CopyNode* c : copies) {
+      if (!AsConstInt(n->extent, &trips_c) || trips_c % U != 0 || c->src.ranges.size() != 2) break;
+      const bool is_a = c->dst.buffer == a;
+      const int kdim = is_a ? ka : kb;
+      Region src = c->src;
+      bool ok = true;
+      for (int d = 0; d < 2 && ok; ++d) {
+        Range& r = src.ranges[d];
+        int64_t delta = -1, ext = -1;
+        ok = AsConstInt(Simplify(Binary(BinaryOp::kSub, Substitute(r.min, {{n->var.get(), k1}}), r.min)),
+                        &delta) &&
+             AsConstInt(Simplify(r.extent), &ext) && delta == (d == kdim ? bk : 0) && ext >= 0;
+        if (d == kdim) ok = ok && ext == bk;
+        r = {Substitute(r.min, {{n->var.get(), k0}}), d == kdim ? Int(bk * U) : r.extent};
+      }
+      if (!ok) break;
+      whole.push_back(c->WithOperands({src, Region::Full(is_a ? a2 : b2)}, {}));
+    }
+    if (whole.size() != copies.size()) whole.clear();
+    for (int64_t ki = 0; whole.empty() && ki < U; ++ki) {
       const Expr step = Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, ko, u), IntImm(vt, ki));
       const Expr k = Binary(BinaryOp::kAdd, n->min, step);
       for (const CopyNode* c : copies) {
@@ -121,13 +148,17 @@ class Coalescer : public IRMutator {
         body.push_back(If(Binary(BinaryOp::kLT, step, n->extent), copy, fill, c->span));
       }
     }
+    body.insert(body.end(), whole.begin(), whole.end());
     body.push_back(g->WithOperands({Region::Full(a2), Region::Full(b2), g->C}, {}));
     const Expr trips = Binary(BinaryOp::kFloorDiv, Binary(BinaryOp::kAdd, n->extent, IntImm(vt, U - 1)), u);
     if (choices_)
-      choices_->push_back(Loc(g->span) + ": T.gemm K loop: " + std::to_string(U) +
-                          " steps of K=" + std::to_string(bk) + " per gemm call (tiles " + a->name + ", " +
-                          b->name + " " + std::to_string(U) +
-                          "x deeper), so the accumulator is reloaded once per K=" + std::to_string(kTargetK));
+      choices_->push_back(
+          Loc(g->span) + ": T.gemm K loop: " + std::to_string(U) + " steps of K=" + std::to_string(bk) +
+          " per gemm call (tiles " + a->name + ", " + b->name + " " + std::to_string(U) +
+          "x deeper), so the accumulator is reloaded once per K=" + std::to_string(kTargetK) +
+          (whole.empty()
+               ? std::string()
+               : "; one copy fills each deeper tile (rows of K=" + std::to_string(bk * U) + " from global)"));
     return For(ko, IntImm(vt, 0), trips, n->for_kind, Seq(body, n->span), n->annotations, n->span);
   }
 

@@ -6,7 +6,9 @@
 // runs U = 128 / bk consecutive k steps per iteration on U-times-deeper tiles (A_s: bm x U*bk,
 // B_s: U*bk x bn). Each gemm call then has K = 128: the accumulator tile, usually larger than L1,
 // is read and written back U times less often, and the copies move rows U times longer. A step
-// past the loop's end fills its slice with zeros, so any trip count is exact.
+// past the loop's end fills its slice with zeros, so any trip count is exact. When U divides a
+// constant trip count and the source slices of consecutive steps are adjacent along K, each
+// deeper tile is filled by one copy of rows U*bk long instead of U copies of rows bk long.
 //
 // Applies only when the on-chip tiles are used by nothing else in the kernel, the gemm does not
 // clear its accumulator and bk divides 128 (bk < 128). Requires: tile-level IR. Records each

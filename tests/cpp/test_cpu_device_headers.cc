@@ -503,6 +503,40 @@ TEST(Gemm, GenericAccumulators) {
     }
 }
 
+// int8 x int8 -> int32: the vpmaddwd kernel where the flags enable AVX2 (gemm_int8.h), the
+// reference loop otherwise; exact in both, on every transpose, odd K, partial panels and row tails.
+TEST(Gemm, Int8ExactOnEveryLayout) {
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int> di(-128, 127);
+  int cases = 0;
+  for (int M : {1, 5, 6, 13, 64})
+    for (int N : {1, 15, 16, 33})
+      for (int K : {1, 2, 7, 129})
+        for (int layout = 0; layout < 4; ++layout) {
+          const bool ta = layout & 1, tb = layout & 2;
+          std::vector<int8_t> a(size_t(M) * K), b(size_t(K) * N);
+          for (auto& x : a) x = int8_t(di(rng));
+          for (auto& x : b) x = int8_t(di(rng));
+          if (cases % 7 == 0)
+            std::fill(a.begin(), a.end(), int8_t(-128)), std::fill(b.begin(), b.end(), int8_t(-128));
+          const long lda = ta ? M : K, ldb = tb ? K : N;
+          std::vector<int32_t> c(size_t(M) * N, -3);
+          if (ta && tb) tl_cpu::gemm<true, true>(a.data(), lda, b.data(), ldb, c.data(), N, M, N, K);
+          if (ta && !tb) tl_cpu::gemm<true, false>(a.data(), lda, b.data(), ldb, c.data(), N, M, N, K);
+          if (!ta && tb) tl_cpu::gemm<false, true>(a.data(), lda, b.data(), ldb, c.data(), N, M, N, K);
+          if (!ta && !tb) tl_cpu::gemm<false, false>(a.data(), lda, b.data(), ldb, c.data(), N, M, N, K);
+          for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+              int64_t s = -3;
+              for (int k = 0; k < K; ++k)
+                s += int64_t(ta ? a[k * lda + i] : a[i * lda + k]) *
+                     int64_t(tb ? b[j * ldb + k] : b[k * ldb + j]);
+              ASSERT_EQ(c[i * N + j], s) << "M=" << M << " N=" << N << " K=" << K << " layout " << layout;
+            }
+          ++cases;
+        }
+}
+
 TEST(Gemm, ConcurrentThreadsUseSeparateScratch) {
   std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);

@@ -237,6 +237,39 @@ def test_k_steps_coalesced_exactly(M, N, Kd, bk, steps):
     np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-4 * np.sqrt(kk))
 
 
+@pytest.mark.parametrize("M,N,Kd,bk,steps", [
+    (100, 70, 250, 32, 8),   # 8 steps = 2 groups of 4: one copy per tile, its last rows run past K = 250
+    (64, 64, 300, 32, 8),    # the tensor is deeper than the loop reads
+    (65, 63, 128, 16, 8),    # U = 8, one trip
+])
+def test_k_steps_coalesced_into_one_copy_per_tile(M, N, Kd, bk, steps):
+    k = tilelang.compile(_k_loop_gemm(M, N, Kd, bk, steps), target="cpu")
+    assert any("one copy fills each deeper tile (rows of K=128" in c for c in k.choices), k.choices
+    # One copy into each deeper tile: at most its in-bounds and its bounds-checked loop nest store
+    # into it (U per-step copies store U times or more; see the next test).
+    assert _tile_stores(k, "A_s") <= 2 and _tile_stores(k, "B_s") <= 2, k.get_kernel_source()
+    rng = _seed("coalesce-whole", M, N, Kd, bk, steps)
+    A = rng.standard_normal((M, Kd)).astype(np.float32)
+    B = rng.standard_normal((Kd, N)).astype(np.float32)
+    C = np.full((M, N), np.nan, np.float32)
+    k(A, B, C)
+    kk = min(Kd, steps * bk)
+    ref = A[:, :kk].astype(np.float64) @ B[:kk].astype(np.float64)
+    np.testing.assert_allclose(C, ref, rtol=1e-5, atol=1e-4 * np.sqrt(kk))
+
+
+def _tile_stores(k, name):
+    return len(re.findall(r"\b" + name + r"\[[^;=]*\]=[^=]", k.get_kernel_source().replace(" ", "")))
+
+
+def test_k_steps_coalesced_per_step_when_the_trip_count_is_ragged():
+    # 7 steps: the second group of 4 has a step past the end, which must zero-fill its slice.
+    k = tilelang.compile(_k_loop_gemm(100, 70, 200, 32, 7), target="cpu")
+    assert any("T.gemm K loop: 4 steps" in c for c in k.choices), k.choices
+    assert not any("one copy fills" in c for c in k.choices), k.choices
+    assert _tile_stores(k, "A_s") >= 4 and _tile_stores(k, "B_s") >= 4
+
+
 def test_k_steps_not_coalesced_when_the_tile_is_used_elsewhere():
     k = tilelang.compile(_k_loop_gemm(64, 64, 128, 32, 4, touch_a=True), target="cpu")
     assert not any("T.gemm K loop" in c for c in k.choices), k.choices

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "tl_device/cpu/gemm_bf16.h"
+#include "tl_device/cpu/gemm_int8.h"
 #include "tl_device/cpu/gemm_isa.h"
 #include "tl_device/cpu/gemm_kernels.h"
 #include "tl_device/cpu/types.h"
@@ -117,7 +118,8 @@ inline const float* widen_to_float(int slot, const T* src, long ld, int rows, in
 /// B: !TransB -> B[k*ldb + j] (K x N);  TransB -> B[j*ldb + k] (stored N x K).
 /// With a float accumulator any input type is widened to float and the SIMD kernel runs (bf16 x
 /// bf16 runs vdpbf16ps where the target has AVX512-BF16);
-/// other accumulators (double, int32 for int8 inputs, ...) use a straightforward loop.
+/// int8 x int8 -> int32 runs vpmaddwd on k pairs where the target has AVX2 (gemm_int8.h); other
+/// accumulators (double, int32 for other integer inputs, ...) use a straightforward loop.
 template <bool TransA, bool TransB, typename TA, typename TB, typename TC>
 inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, int M, int N, int K) {
   if (M <= 0 || N <= 0 || K <= 0) return;
@@ -138,6 +140,13 @@ inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, 
     }
     detail::gemm_f32<TransA, TransB, TB>(a, la, B, ldb, C, ldc, M, N, K);
   } else {
+#ifdef TL_CPU_GEMM_S8
+    if constexpr (std::is_same<TA, int8_t>::value && std::is_same<TB, int8_t>::value &&
+                  std::is_same<TC, int32_t>::value) {
+      detail::gemm_s8<TransA, TransB>(A, lda, B, ldb, C, ldc, M, N, K, detail::gemm_scratch);
+      return;
+    }
+#endif
     // Accumulate each dot product in TC (or float for low-precision TC) and round once into C.
     using acc_t = std::conditional_t<std::is_arithmetic<TC>::value, TC, float>;
     for (int i = 0; i < M; ++i)

@@ -48,8 +48,8 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   if (!pc.cpu_compile_flags.empty()) opt.flags = pc.cpu_compile_flags;
   // The device headers are part of what gets compiled, so their text is part of the key.
   std::string headers;
-  for (const char* h : {"types.h", "gemm.h", "gemm_isa.h", "gemm_kernels.h", "gemm_bf16.h", "isa_check.h",
-                        "math_simd.h", "runtime.h"}) {
+  for (const char* h : {"types.h", "gemm.h", "gemm_isa.h", "gemm_kernels.h", "gemm_bf16.h", "gemm_int8.h",
+                        "isa_check.h", "math_simd.h", "runtime.h"}) {
     std::string text;
     ReadFile(opt.include_dir + "/tl_device/cpu/" + h, &text);
     headers += text;
@@ -122,6 +122,9 @@ std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
   const DataType a = g.A.buffer->dtype, b = g.B.buffer->dtype, c = g.C.buffer->dtype;
   auto f32 = [](DataType d) { return d.code() == C::kFloat && d.bits() == 32; };
   const std::string types = a.str() + " x " + b.str() + " -> " + c.str() + ": ";
+  auto s8 = [](DataType d) { return d.code() == C::kInt && d.bits() == 8; };
+  if (s8(a) && s8(b) && c.code() == C::kInt && c.bits() == 32 && isa.level >= 2)
+    return types + "avx2 6x16 vpmaddwd micro-kernel on int16 k pairs (exact)";
   if (!f32(c)) return types + "reference loop (the SIMD kernels accumulate in float32)";
   if (a.code() == C::kBFloat && b.code() == C::kBFloat && isa.level >= 3 && t.Has("avx512bf16"))
     return types + "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B";
