@@ -111,3 +111,38 @@ def enter(parser, st, kind):
                            "to leave); `break` and `continue` work in T.serial, T.unroll, T.grid, range and while "
                            "loops")
     return LoopExits(parser, exits, parser.span(st))
+
+
+class LoopExitParsing:
+    """The parser's part (a base class of parser.Parser): `self.loops` holds, per enclosing loop, its
+    LoopExits or None."""
+
+    def guard_rest(self, st, rest, out):
+        """After a statement that may `break` / `continue` the innermost loop, the rest of the block runs only
+        while neither flag is set (loop_exits.py). True when `rest` was consumed."""
+        frame = self.loops[-1] if self.loops else None
+        if frame is None or not rest or not exits_of([st]):
+            return False
+        out.append(_ffi.if_(frame.clear(), self.block(rest), None, self.span(rest[0])))
+        return True
+
+    def stmt_Break(self, st):
+        return self.loop_exit(st, "break")
+
+    def stmt_Continue(self, st):
+        return self.loop_exit(st, "continue")
+
+    def loop_exit(self, st, word):
+        frame = self.loops[-1] if self.loops else None
+        if frame is None:
+            raise self.error(st, f"`{word}` outside a kernel loop")
+        return frame.take(st, self.span(st))
+
+    def loop_body(self, frame, stmts):
+        """A loop body parsed with `frame` innermost, as one iteration (loop_exits.LoopExits.iteration)."""
+        self.loops.append(frame)
+        try:
+            body = self.block(stmts)
+        finally:
+            self.loops.pop()
+        return frame.iteration(body) if frame is not None else body

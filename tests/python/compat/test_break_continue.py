@@ -206,7 +206,33 @@ def test_break_out_of_a_loop_with_tile_ops(where, limit, stop):
     np.testing.assert_allclose(b, s, rtol=1e-5)
 
 
-@pytest.mark.parametrize("make", [first_above_break, positive_sum_continue, while_true_break, nested_and_unrolled])
+def break_in_parallel_rows(M, N):
+    """A T.serial loop with a break inside T.Parallel: each row's element loop leaves on its own."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), B: T.Tensor((M,), "int32")):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(M):
+                B[i] = N
+                for j in T.serial(N):
+                    if A[i, j] > 1.0:
+                        B[i] = j
+                        break
+
+    return k
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_break_in_a_serial_loop_inside_parallel(where):
+    M, N = 40, 24
+    a = _data((M, N))
+    b = np.full(M, -1, "int32")
+    _compile(break_in_parallel_rows(M, N), where)(a, b)
+    want = np.array([np.nonzero(r > 1.0)[0][0] if (r > 1.0).any() else N for r in a], "int32")
+    np.testing.assert_array_equal(b, want)
+
+
+@pytest.mark.parametrize("make", [first_above_break, break_in_parallel_rows, positive_sum_continue, while_true_break, nested_and_unrolled])
 def test_nvrtc_compiles_break_and_continue(make):
     k = tilelang.compile(make(16, 32), target="cuda -arch=sm_80")
     assert "loop_break" in k.get_kernel_source() or "loop_continue" in k.get_kernel_source()
