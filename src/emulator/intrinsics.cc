@@ -102,6 +102,8 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     }
     return;
   }
+  // cvt.rna.tf32.f32 (intrinsics_tf32.cc)
+  if (op == "tl.to_tf32") return ToTf32(c, act, out);
   if (op == "tl.bitwise_xor") {  // integer xor (shared-memory swizzles)
     TmpScope ts(this);
     Slot* x = Tmp();
@@ -401,7 +403,8 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
   // Products of 16-bit floats are exact in double; the 16 products and C are summed in double and
   // the result rounded once to float32 (the hardware's internal order/precision is unspecified).
   if (StrArg(c, 0) == "m16n8k32") return MmaSyncK32(c, act);
-  if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16 and m16n8k32 are emulated");
+  if (StrArg(c, 0) == "m16n8k8") return MmaSyncTf32(c, act);
+  if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16, m16n8k8 (tf32) and m16n8k32 are emulated");
   std::string ab = StrArg(c, 1);
   if (ab != "f16" && ab != "bf16") Bad(c, "ab_type must be f16 or bf16");
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();

@@ -72,12 +72,18 @@ class Barriers {
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
         if (Tainted(n->cond)) return Leaf(s, st);
+        // The condition reads before either branch runs (a loop's `if S[0] > x: break` reads what the
+        // previous iteration wrote): a barrier it needs goes before the `if`.
+        Stmt probe = Evaluate(n->cond, s->span);
+        bool lead = Leaf(probe, st) != probe;
         State a = st, b = st;
         Stmt t = Visit(n->then_case, a);
         Stmt e = n->else_case ? Visit(n->else_case, b) : nullptr;
         st = a;
         st.Merge(b);
-        return If(n->cond, t, e, s->span);
+        Stmt out = If(n->cond, t, e, s->span);
+        return lead ? Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), out}, s->span)
+                    : out;
       }
       case StmtKind::kAttr: {
         auto* n = As<AttrStmtNode>(s);

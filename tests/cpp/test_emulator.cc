@@ -242,6 +242,43 @@ TEST(EmuMma, HandWorkedLaneFragments) {
     for (int q = 0; q < 4; ++q) EXPECT_EQ(o[l * 4 + q], (l == 5 && q == 3) ? 1.0f : 0.0f) << l << " c" << q;
 }
 
+TEST(EmuMma, Tf32HandWorkedLaneFragmentsAndRounding) {
+  // mma.m16n8k8 .tf32 (PTX ISA figures, g = lane>>2, tg = lane%4): a_i at (g + 8*(i&1), tg + 4*(i>>1)),
+  // b_i at (k = tg + 4*i, n = g), c_i at (g + 8*(i>=2), 2*tg + (i&1)). A one-hot at (9, 2): row 9 -> g 1,
+  // i&1 = 1; col 2 -> tg 2, i>>1 = 0: lane 6's a1 (a2 would be (1, 6)). B one-hot at (2, 3): k 2 -> tg 2, b0;
+  // n 3 -> g 3: lane 14's b0. D[9][3]: row 9 -> c2/c3 of g 1, col 3 -> tg 1, c3: lane 5's c3. The A value 1 +
+  // 2^-11 is a tie for TF32 and cvt.rna rounds it away from zero to 1 + 2^-10; B = 3 is exact.
+  Kernel k;
+  Buffer O = Global("O", kF32, {Int(32), Int(4)});
+  Buffer a = Local("a", kF32, 4), b = Local("b", kF32, 2), c = Local("c", kF32, 4);
+  Var i = MakeVar("i");
+  const double tie = 1.0 + std::ldexp(1.0, -11);
+  auto tf32 = [](Expr x) { return Call(kF32, "tl.to_tf32", {std::move(x)}); };
+  Stmt body = Seq({
+      Unrolled(
+          i, 4,
+          Store(a,
+                tf32(Select(And(Eq(k.tx, Int(6)), Eq(i, Int(1))), FloatImm(kF32, tie), FloatImm(kF32, 0.0))),
+                {i})),
+      Unrolled(
+          i, 2,
+          Store(b,
+                tf32(Select(And(Eq(k.tx, Int(14)), Eq(i, Int(0))), FloatImm(kF32, 3.0), FloatImm(kF32, 0.0))),
+                {i})),
+      Unrolled(i, 4, Store(c, FloatImm(kF32, 0.0), {i})),
+      Void("tl.mma_sync", {StringImm("m16n8k8"), StringImm("tf32"), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                           Load(c, {Int(0)})}),
+      Unrolled(i, 4, Store(O, Load(c, {i}), {k.tx, i})),
+  });
+  PrimFunc f = k.Make({P(O)}, {Int(1)}, 32, {a, b, c}, body);
+  std::vector<float> o(128, -1);
+  Result r = emu::Run(f, {o.data()}, {});
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  const float want = static_cast<float>(3.0 * (1.0 + std::ldexp(1.0, -10)));
+  for (int l = 0; l < 32; ++l)
+    for (int q = 0; q < 4; ++q) EXPECT_EQ(o[l * 4 + q], (l == 5 && q == 3) ? want : 0.0f) << l << " c" << q;
+}
+
 // ------------------------------------------------------------------------------- ldmatrix
 
 // Shared S holds S[e] = e. Matrix q's row r starts at element rowaddr(q, r) = (r * 4 + q) * 8 + 256

@@ -155,8 +155,10 @@ def test_layout_conflict_names_buffers_ops_and_lines():
 
 def test_unsupported_gemm_dtype():
     with pytest.raises(TileLangUnsupportedError,
-                       match=r"float16, bfloat16 or fp8 \(float8_e4m3fn / float8_e5m2\) A and B with a float32 accumulator"):
-        tilelang.compile(kernels.matmul(256, 256, 256, dtype="float32"), target="cuda", execution_backend="emulator")
+                       match=r"float16, bfloat16, float32 \(as tf32\) or fp8 \(float8_e4m3fn / float8_e5m2\) A and B with a "
+                             r"float32 accumulator.*got A float64, B float64, C float64"):
+        tilelang.compile(kernels.matmul(256, 256, 256, dtype="float64", accum_dtype="float64"), target="cuda",
+                         execution_backend="emulator")
 
 
 def test_unknown_arch():

@@ -343,6 +343,26 @@ __device__ __forceinline__ void mma_m16n8k16_bf16(float* c, const void* a, const
       : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
 
+// x rounded to TF32 (10-bit mantissa, round to nearest, ties away from zero: cvt.rna.tf32.f32), as a
+// float whose low 13 bits are zero; the form mma.sync .tf32 operands take.
+__device__ __forceinline__ float to_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return __uint_as_float(r);
+}
+
+// D = A * B + C for one m16n8k8 tile of TF32 operands (A 16x8 row-major: 4 floats, B 8x8 column-major:
+// 2 floats, already rounded by to_tf32), float32 accumulators updated in place.
+__device__ __forceinline__ void mma_m16n8k8_tf32(float* c, const void* a, const void* b) {
+  const unsigned* A = static_cast<const unsigned*>(a);
+  const unsigned* B = static_cast<const unsigned*>(b);
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+
 // D = A * B + C for one m16n8k32 tile of int8 (A 16x32 row-major, B 32x8 column-major), int32
 // accumulators updated in place; the fragments are the bytes of the m16n8k16 ones (PTX ISA).
 __device__ __forceinline__ void mma_m16n8k32_s8(int* c, const void* a, const void* b) {

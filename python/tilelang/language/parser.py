@@ -15,6 +15,7 @@ from .. import _ffi
 from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from . import compat as _compat
+from . import loop_exits as _exits
 from .ast import AttrSpec, DType, KernelSpec, LoopSpec, RegionSpec, TensorSpec, simplify
 from .expr import Expr, const
 
@@ -39,13 +40,14 @@ class _Located(Exception):
     """Internal: an error already formatted with its location."""
 
 
-class Parser:
+class Parser(_exits.LoopExitParsing):
     def __init__(self, filename, line_offset, globals_, locals_):
         self.filename = filename
         self.line_offset = line_offset
         self.globals = globals_
         self.scopes = [dict(locals_)]
         self.ctx = None
+        self.loops = []  # per enclosing loop: its LoopExits, or None when its body has no break/continue
 
     # ---- errors and spans ----------------------------------------------------------------------------
     def span(self, node):
@@ -138,6 +140,8 @@ class Parser:
                     continue
                 out.extend(self.stmt(st, cond=cond))
                 i += 1
+                if self.guard_rest(st, stmts[i:], out):
+                    break
                 continue
             let = self.at_statement(st, self.as_let, st)
             if let is _BOUND:
@@ -153,6 +157,8 @@ class Parser:
                 break
             out.extend(self.stmt(st))
             i += 1
+            if self.guard_rest(st, stmts[i:], out):
+                break
         return _ffi.seq(out, None)
 
     def as_let(self, st):
@@ -336,9 +342,10 @@ class Parser:
                 raise self.error(st.target, "T.thread_binding binds one loop variable")
             (start, extent), = it.ranges
             idx = get_thread_binding(it.thread_dim)
+            _exits.enter(self, st, "thread_binding")
             self.scopes.append({})
             self.bind(st.target.id, simplify(idx + start))
-            body = self.block(st.body)
+            body = self.loop_body(None, st.body)
             self.scopes.pop()
             if _ffi.const_int(extent) < it.thread_count:  # the first `extent` threads run the body
                 body = _ffi.if_(_ffi.binary("lt", idx, extent), body, None, self.span(st))
@@ -347,21 +354,23 @@ class Parser:
             names = self.loop_names(st.target, len(it.ranges))
             # a loop over an int64 range counts in int64 (a dynamic size past 2^31 - 1)
             vars_ = [_ffi.var(n, _index_dtype(*it.ranges[k])) for k, n in enumerate(names)]
+            frame = _exits.enter(self, st, it.kind)
             self.scopes.append({})
             for k, (n, v) in enumerate(zip(names, vars_)):
                 step = it.steps[k] if it.steps else None
                 self.bind(n, v if step is None else simplify(step[0] + v * step[1]))
-            body = self.block(st.body)
+            body = self.loop_body(frame, st.body)
             self.scopes.pop()
             for (mn, ext), v in reversed(list(zip(it.ranges, vars_))):
                 body = _ffi.for_(v, mn, ext, it.kind, body, it.annotations, self.span(st))
-            return body
+            return frame.before_loop() + [body] if frame is not None else body
         if isinstance(it, (list, tuple, range, dict)) or inspect.isgenerator(it):
-            out = []
+            frame = _exits.enter(self, st, "serial")
+            out = frame.before_loop() if frame is not None else []
             for value in it:
                 self.scopes.append({})
                 self.assign_target(st, st.target, value)
-                out.append(self.block(st.body))
+                out.append(self.loop_body(frame, st.body))
                 self.scopes.pop()
             return out
         raise self.error(st.iter, "a kernel loop iterates over T.Parallel, T.Pipelined, T.serial, T.unroll, "
@@ -386,17 +395,26 @@ class Parser:
         run-time condition is a while loop of the IR, its condition evaluated before every iteration."""
         if st.orelse:
             raise self.error(st, "while/else is not supported inside a T.prim_func")
-        out = []
+        frame = _exits.enter(self, st, "serial")
+        out = frame.before_loop() if frame is not None else []
+        if frame is not None and frame.brk is not None and isinstance(st.test, ast.Constant) and st.test.value:
+            return out + [self.runtime_while(st, None, frame)]  # `while True:` ... `break`: a run-time loop
         for _ in range(1 << 16):
             cond = self.eval(st.test)
             if isinstance(cond, Expr) and _ffi.const_int(cond) is None:
-                return out + [self.runtime_while(st, cond)]
+                return out + [self.runtime_while(st, cond, frame)]
             if not self.apply(st.test, bool, cond):
                 return out
-            out.append(self.block(st.body))  # no new scope: the body updates the names the condition reads
+            # no new scope: the body updates the names the condition reads
+            out.append(self.loop_body(frame, st.body))
         raise self.error(st, "this parse-time `while` loop ran 65536 times; is its condition ever false?")
 
-    def runtime_while(self, st, cond):
+    def runtime_while(self, st, cond, frame=None):
+        if cond is None:  # `while True:` left by `break`
+            self.scopes.append({})
+            body = self.loop_body(frame, st.body)
+            self.scopes.pop()
+            return _ffi.while_(frame.running(), body, self.span(st))
         if cond.dtype != "bool":
             raise self.error(st.test, f"a `while` condition must be a comparison or another bool, not a {cond.dtype} "
                              "value", TileLangTypeError)
@@ -413,8 +431,10 @@ class Parser:
                              "Python name: the condition would never see the new value; keep loop state in a "
                              "T.alloc_var (`i = T.alloc_var(\"int32\", init=0)` ... `i = i + 1`)")
         self.scopes.append({})
-        body = self.block(st.body)
+        body = self.loop_body(frame, st.body)
         self.scopes.pop()
+        if frame is not None and frame.brk is not None:
+            cond = _ffi.binary("and", cond, frame.running())
         return _ffi.while_(cond, body, self.span(st))
 
     def loop_names(self, target, n):

@@ -203,6 +203,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
       return "tl::mma_" + As<StringImmNode>(c->args[0])->value + "_" + ab + "(" + Addr(c->args[4]) + ", " +
              Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
     }
+    if (op == "tl.to_tf32") return "tl::to_tf32(" + arg(0) + ")";
     return CommonCallE(c);
   }
 

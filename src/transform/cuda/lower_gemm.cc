@@ -170,13 +170,17 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   bool s8 = at == DataType::Int(8) && bt == DataType::Int(8);  // mma.sync m16n8k32 s8 -> s32
   bool f8 = IsFp8(at) && IsFp8(bt);  // mma.sync m16n8k32 e4m3/e5m2 (either mix) -> f32, sm_89+
+  if (at == DataType::Float(32) && bt == DataType::Float(32) && g->C.buffer->dtype == DataType::Float(32))
+    return LowerGemmTf32(g);  // mma.sync m16n8k8 tf32 (lower_gemm_tf32.cc)
   if (((f16 || b16 || f8) && g->C.buffer->dtype != DataType::Float(32)) ||
       (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8 && !f8))
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on CUDA (mma.sync) takes float16, bfloat16 or fp8 (float8_e4m3fn / float8_e5m2) "
-                    "A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A " +
-                        at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
-                    g->span);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.gemm on CUDA (mma.sync) takes float16, bfloat16, float32 (as tf32) or fp8 (float8_e4m3fn / "
+        "float8_e5m2) A and B with a float32 accumulator, or int8 A and B with an int32 "
+        "accumulator; got A " +
+            at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
+        g->span);
   if (f8 && ctx_.target.sm < 89)
     throw UserError(
         ErrorKind::kUnsupported,

@@ -114,6 +114,7 @@ class CudaTileLowerer : public IRMutator {
   Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
   Stmt LowerGemmSIMT(const GemmNode* g);
+  Stmt LowerGemmTf32(const GemmNode* g);       // float32 A, B, C: mma.sync m16n8k8 tf32 (lower_gemm_tf32.cc)
   Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
   Stmt LowerGemmMfma(const GemmNode* g);       // HIP: src/transform/hip/lower_gemm_mfma.cc
   Stmt LowerReduceMfma(const ReduceNode* r);   // HIP: a reduction of an mfma_C accumulator along dim 1

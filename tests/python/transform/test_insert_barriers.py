@@ -94,3 +94,37 @@ def test_pipeline_managed_buffers_are_left_to_the_pipeline():
                     B[tx] = S[63 - tx]
 
     assert_equal(run("InsertBarriers", before), expected)
+
+
+def test_a_uniform_if_condition_reading_shared_memory_is_ordered():
+    """Regression (found with `if S[0] > x: break`): the condition of a thread-uniform `if` reads before either
+    branch, so it needs the barrier after the previous iteration's writes, before the `if`."""
+
+    @T.prim_func
+    def before(A: T.Tensor((64,), "float32"), n: T.int32):
+        with T.Kernel(1, threads=64) as bx:
+            smem = T.alloc_shared((256,), "uint8")
+            S = T.alloc_shared((64,), "float32", data=smem, byte_offset=0)
+            tx = T.call_intrin("int32", "tl.thread_idx")
+            S[tx] = A[tx]
+            for it in T.serial(n):
+                if S[0] < 4.0:
+                    S[tx] = S[tx] * 2.0
+            A[tx] = S[tx]
+
+    @T.prim_func
+    def expected(A: T.Tensor((64,), "float32"), n: T.int32):
+        with T.Kernel(1, threads=64) as bx:
+            smem = T.alloc_shared((256,), "uint8")
+            S = T.alloc_shared((64,), "float32", data=smem, byte_offset=0)
+            tx = T.call_intrin("int32", "tl.thread_idx")
+            S[tx] = A[tx]
+            for it in T.serial(n):
+                T.call_intrin("void", "tl.syncthreads")  # S[0] was written by thread 0 (here or last iteration)
+                if S[0] < 4.0:
+                    T.call_intrin("void", "tl.syncthreads")  # every thread read S[0] before thread 0 writes it
+                    S[tx] = S[tx] * 2.0
+            T.call_intrin("void", "tl.syncthreads")  # another statement's writes (the pass does not track threads)
+            A[tx] = S[tx]
+
+    assert_equal(run("InsertBarriers", before), expected)
