@@ -7,6 +7,7 @@
 #include "arith/simplify.h"
 #include "ir/structural.h"
 #include "ir/verify.h"
+#include "transform/cuda/warp_specialize.h"
 #include "transform/cuda_passes.h"
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
@@ -78,6 +79,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   return d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
+      .Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned)
       .result();
 }
 
