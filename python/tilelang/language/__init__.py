@@ -630,7 +630,8 @@ def _layout_difference(buf, layout):
 # ---- TileLang compatibility (see compat.py and README.md "TileLang compatibility") -------------------
 from .compat import (Cast, HOPPER_ONLY as _HOPPER_ONLY, Macro, access_ptr, alloc_global, assume, call_extern,  # noqa: E402,F401
                      c2d_im2col, clamp, disable_warp_group_reg_alloc, get_thread_binding, get_thread_bindings, im2col,
-                     macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view)
+                     macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view, ws,
+                     WarpSpecialize)
 from . import compat as _compat  # noqa: E402
 from ..layout import Fragment, Layout  # noqa: E402,F401
 
