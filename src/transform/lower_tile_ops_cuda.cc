@@ -79,7 +79,8 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
   for (auto& bv : tma_var_inits_) inits.push_back(bv);
   (void)s;
-  // A warp-specialised block has one more warp group: the producer.
+  // A warp-specialised block has one more warp group: the producer; the launch uses the new count.
+  if (ws_done_) ctx_.info->threads = T_ + 128;
   return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(ws_done_ ? T_ + 128 : T_)},
                                       allocs, inits, body, n->span);
 }

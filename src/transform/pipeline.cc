@@ -76,11 +76,12 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
     d.Run("HoistSimdgroupStaging", with(HoistSimdgroupStaging), IRStage::kThread);
   if (ctx.target.mfma)  // HIP: no async copy; pipelined copies go through registers
     d.Run("StagePrefetchInRegisters", with(StagePrefetchInRegisters), IRStage::kThread);
-  return d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
+  d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
-      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
-      .Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned)
-      .result();
+      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
+  if (ctx.target.arch == "sm_90a")  // warp specialisation (transform/cuda/warp_specialize.cc)
+    d.Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned);
+  return d.result();
 }
 
 }  // namespace tl
