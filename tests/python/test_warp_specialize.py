@@ -161,7 +161,7 @@ def test_consumers_that_never_release_a_stage_deadlock():
         k(a, b, c)
 
 
-def _explicit_ws(M, N, bm, bn, release=True):
+def _explicit_ws(M, N, bm, bn, release=True, early=False):
     """TileLang-style explicit specialisation: warp group 1 loads tiles with T.tma_copy (issued by its first
     thread) once warp group 0 has released the tile; warp group 0 waits for the bytes, writes twice the tile
     and releases it."""
@@ -181,12 +181,14 @@ def _explicit_ws(M, N, bm, bn, release=True):
                 tx = T.get_thread_binding()
                 for j in T.serial(T.ceildiv(N, bn)):
                     T.mbarrier_wait_parity(full[0], j % 2)
+                    if early:  # releases the tile before reading it: the next copy races with the reads
+                        T.mbarrier_arrive(empty[0])
                     for e in T.serial(bm * bn // 128):
                         r = (e * 128 + tx) // bn
                         c = (e * 128 + tx) % bn
                         if bx * bm + r < M and j * bn + c < N:
                             B[bx * bm + r, j * bn + c] = S[r, c] * 2
-                    if release:
+                    if release and not early:
                         T.mbarrier_arrive(empty[0])
 
     return main
@@ -209,6 +211,14 @@ def test_explicit_ws_blocks_run_in_the_emulator():
 def test_explicit_ws_without_the_release_deadlocks():
     k = tilelang.compile(_explicit_ws(64, 256, 64, 64, release=False), target=SM90A, execution_backend="emulator")
     with pytest.raises(TileLangEmulationError, match="deadlock"):
+        k(np.ones((64, 256), np.float16), np.zeros((64, 256), np.float16))
+
+
+def test_explicit_ws_releasing_before_reading_is_a_race():
+    """The consumers arrive on "empty" before reading the tile: the producer's next TMA copy into it is
+    reported as a race with those reads."""
+    k = tilelang.compile(_explicit_ws(64, 256, 64, 64, early=True), target=SM90A, execution_backend="emulator")
+    with pytest.raises(TileLangEmulationError, match="race"):
         k(np.ones((64, 256), np.float16), np.zeros((64, 256), np.float16))
 
 

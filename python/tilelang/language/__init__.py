@@ -180,12 +180,6 @@ def set_max_nreg(reg_count, is_inc):
     return _barrier_call("tl.set_max_nreg", [_const(n), _const(1 if is_inc else 0)])
 
 
-def disable_warp_group_reg_alloc():
-    """TileLang's opt-out of automatic register reallocation between warp groups. This compiler does not
-    reallocate registers on its own (no automatic warp specialisation yet), so the opt-out always holds and
-    nothing is emitted (docs/hopper.md)."""
-    return None
-
 
 def alloc_buffer(shape, dtype, scope="shared"):
     if scope.startswith("shared"):
