@@ -134,6 +134,8 @@ def test_warp_specialized_flashattention_in_the_emulator(causal):
     g = tilelang.compile(func, target=SM90A)
     assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
     assert "wgmma.mma_async" in g.get_ptx() and "mbarrier.try_wait.parity" in g.get_ptx()
+    # the consumers' own barriers (before the TMA store of O) are named barrier 1 over their 128 threads
+    assert "bar.sync 1, 128;" in g.get_ptx()
     res = g.get_resource_usage()
     assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
     k = tilelang.compile(func, target=SM90A, execution_backend="emulator")

@@ -2,9 +2,9 @@
 // gets one extra warp group (threads T .. T+127) that produces (issues the TMA copies of every stage
 // after waiting on the stage's "empty" mbarrier) while the T original threads consume (wait on the
 // stage's "full" mbarrier, compute, arrive on "empty"). setmaxnreg moves registers from the producer
-// to the consumers. Three parts:
+// to the consumers. The parts:
 //  - WsCandidate (before lowering): the one T.Pipelined loop that may be split;
-//  - CudaTileLowerer::LowerPipelinedWs: the producer / consumer loops under `if (tx >= T)`;
+//  - CudaTileLowerer::LowerPipelinedWs: the consumers' loop (in place of the pipeline) and the producer's;
 //  - CudaTileLowerer::WsSplitKernel: `if (tx < T) { the whole kernel, with the consumers' loop } else
 //    { the producer's loop under the lets it needs }`;
 //  - WsNamedBarriers (after InsertBarriers): a __syncthreads reached by the consumers only becomes
@@ -26,8 +26,8 @@ constexpr int64_t kWarpGroup = 128;
 constexpr int64_t kProducerRegs = 40;
 constexpr int64_t kMaxConsumerRegs = 240;
 
-// True when `s` holds a For/While/If on the path to a T.Pipelined loop, i.e. the loop is not at the
-// kernel's top level (only Seq, Let and AttrStmt above it).
+// The T.Pipelined loops under `s`, each with whether it is at the kernel's top level (only Seq, Let and
+// AttrStmt above it: no loop or condition).
 void FindPipelined(const Stmt& s, bool top, std::vector<std::pair<const ForNode*, bool>>* out) {
   if (!s) return;
   switch (s->kind) {
@@ -55,6 +55,14 @@ const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why)
   if (ctx_.target.arch != "sm_90a") return nullptr;  // setmaxnreg and wgmma: sm_90a
   if (ctx_.opt.disable_warp_specialized) {
     *why = "disabled by the pass config tl.disable_warp_specialized";
+    return nullptr;
+  }
+  bool explicit_ws = false;
+  PostOrderVisitStmt(kbody, [&](const Stmt& x) {
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == kWarpSpecializedKey) explicit_ws = true;
+  });
+  if (explicit_ws) {
+    *why = "the kernel specialises its warp groups itself (T.ws)";
     return nullptr;
   }
   std::vector<std::pair<const ForNode*, bool>> loops;
