@@ -7,6 +7,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "ir/functor.h"
+
 namespace tl::emu {
 namespace {
 
@@ -75,6 +77,10 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
   int64_t threads = HostInt(k->threads[0]);
   TL_ICHECK(threads >= 1 && threads <= 1024, "emulator: ", threads, " threads per block");
   T_ = static_cast<int>(threads);
+  warp_specialized_ = false;
+  PostOrderVisitStmt(k->body, [&](const Stmt& x) {
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.warp_specialized") warp_specialized_ = true;
+  });
   tmp_.clear();
   tmp_top_ = 0;
 
@@ -141,7 +147,10 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
     Mem& m = MemOf(b.get());
     for (int t : all) Write(m, t, 0, Convert(v[t], init->dtype, m.t));
   }
-  Exec(k->body, all);
+  if (warp_specialized_ && T_ > 128)
+    RunFibers(k->body, all);  // fibers.cc
+  else
+    Exec(k->body, all);
   HopperBlockEnd();
 }
 

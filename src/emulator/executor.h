@@ -144,7 +144,7 @@ class Executor {
   void MmaSyncTf32(const CallNode* c, const Lanes& act);  // m16n8k8 tf32 (intrinsics_tf32.cc)
   void ToTf32(const CallNode* c, const Lanes& act, Slot* out);
   void Mfma(const CallNode* c, const Lanes& act);        // intrinsics_hip.cc
-  void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
+  void Fp8ToFnuz(const CallNode* c, const Lanes& act);   // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -171,12 +171,26 @@ class Executor {
   /// fence.proxy.async since (intrinsics_hopper.cc), else 0.
   int UnfencedGenericWriter(Mem& m, int64_t flat);
   int64_t TmaLand(int64_t bar_addr);  // lands the copies completing on the barrier; returns their bytes
+  // fibers.cc: warp-specialised blocks run one fiber per warp group (see there)
+  struct FiberSched;
+  bool InFibers() const { return fib_ != nullptr; }
+  /// A blocked fiber lets the others run; true when none can make progress (a deadlock).
+  bool FiberYield();
+  void FiberProgress();  // an arrival, transaction or copy that may unblock another fiber
+  /// A barrier over `count` threads (id 0: __syncthreads) reached by `act` of the running fiber.
+  void FiberBarrier(const Lanes& act, int64_t id, int64_t count, const char* what);
   void TmaBlockStart();
   void TmaBlockEnd();
 
  private:
   std::shared_ptr<HopperState> hopper_;
   std::shared_ptr<TmaState> tma_;
+  std::shared_ptr<FiberSched> fib_;
+  bool warp_specialized_ = false;  // the kernel holds a tl.warp_specialized region: fibers per warp group
+  void RunFibers(const Stmt& body, const Lanes& all);
+  void FiberSwapState(int fiber);
+  int FiberNext(int from) const;
+  void FiberHandOff(int to, bool wait);
 
   const Options& opt_;
   Result* res_;

@@ -31,7 +31,22 @@ double Extreme(DataType t, bool max) {
 bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
   if (op == "tl.syncthreads") {
-    Barrier(act);
+    if (InFibers())
+      FiberBarrier(act, 0, T_, "__syncthreads()");
+    else
+      Barrier(act);
+  } else if (op == "tl.named_barrier_sync") {  // bar.sync id, count (warp-specialised consumers)
+    const int64_t id = ConstArg(c, 0), count = ConstArg(c, 1);
+    if (InFibers()) {
+      FiberBarrier(act, id, count, ("bar.sync " + std::to_string(id)).c_str());
+    } else {
+      if (static_cast<int64_t>(act.size()) != count)
+        Report("barrier_divergence", act.empty() ? 0 : act[0], [&] {
+          return "bar.sync " + std::to_string(id) + " expects " + std::to_string(count) +
+                 " threads, reached by " + std::to_string(act.size());
+        });
+      ++epoch_;
+    }
   } else if (op == "tl.cp_async") {
     CpAsync(c, act);
   } else if (op == "tl.cp_async_commit") {
@@ -90,7 +105,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
   if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
-  if (op == "tl.reinterpret") {  // the value's bytes in its dtype, read back as the call's dtype
+  if (op == "tl.reinterpret") {           // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);
     Slot* x = Tmp();
     Eval(c->args[0], act, x);

@@ -207,10 +207,35 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     Locate(bop->buffer, bop->indices, act, flat);
     if (c->args.size() > 1) Eval(c->args[1], act, arg);
     auto name = [&](int64_t f) { return "mbarrier '" + m.buf->name + "'[" + std::to_string(f) + "]"; };
+    auto addr_of = [&](int64_t f) { return (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8; };
+    if (op != "tl.mbarrier_wait_parity") {
+      FiberProgress();
+    } else if (InFibers()) {  // warp-specialised: wait (let the other warp groups run) until the phase
+                              // completes
+      for (;;) {
+        bool ready = true;
+        for (int t : act) {
+          auto it = flat[t].i < 0 ? hopper_->bars.end() : hopper_->bars.find(addr_of(flat[t].i));
+          if (it == hopper_->bars.end()) continue;
+          HopperState::Barrier& b = it->second;
+          if ((b.phase & 1) != (arg[t].i & 1)) continue;
+          b.tx -= TmaLand(it->first);
+          if (b.pending == 0 && b.tx == 0) {
+            ++b.phase;
+            b.pending = b.expected;
+            if (b.expected > 1)
+              ++epoch_;  // the arrivals of many threads order their accesses before the waiters'
+          } else {
+            ready = false;
+          }
+        }
+        if (ready || FiberYield()) break;
+      }
+    }
     for (int t : act) {
       const int64_t f = flat[t].i;
       if (f < 0) continue;
-      const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8;
+      const int64_t addr = addr_of(f);
       auto it = hopper_->bars.find(addr);
       if (op == "tl.mbarrier_init") {
         HopperState::Barrier b;
@@ -228,6 +253,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         if (b.pending == 0 && b.tx == 0) {
           ++b.phase;
           b.pending = b.expected;
+          if (InFibers() && b.expected > 1) ++epoch_;
         }
       };
       if (op == "tl.mbarrier_arrive" || op == "tl.mbarrier_arrive_expect_tx") {

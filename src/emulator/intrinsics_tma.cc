@@ -262,6 +262,7 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
     return ExecTmaStore(c, act);
   if (c->op != "tl.tma_load") return false;
   if (!tma_) TmaBlockStart();
+  FiberProgress();
   auto bad = [&](const std::string& why) {
     TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tma_load: ", why);
   };

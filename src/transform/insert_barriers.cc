@@ -96,6 +96,17 @@ class Barriers {
         } else if (n->key == "tl.pipeline_managed") {
           pending_managed_.push_back(n->node.get());
           b = Visit(n->body, st);
+        } else if (auto* i = As<IfNode>(n->body); n->key == "tl.warp_specialized" && i && i->then_case &&
+                                                  As<AttrStmtNode>(i->then_case) &&
+                                                  As<AttrStmtNode>(i->then_case)->key == "tl.ws_consumer") {
+          // The automatic warp-specialised split (cuda/warp_specialize.cc): the consumers' branch gets its
+          // barriers (WsNamedBarriers makes them `bar.sync 1, T`); the producer's only issues TMA and
+          // waits on mbarriers.
+          // Whatever is pending (the mbarrier inits) is ordered for every thread, the producer's included.
+          bool pending = !st.r.empty() || !st.w.empty();
+          st = State();
+          b = If(i->cond, Visit(i->then_case, st), i->else_case, i->span);
+          if (pending) b = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), b}, s->span);
         } else {
           b = Visit(n->body, st);
         }

@@ -24,11 +24,13 @@
 namespace tl {
 
 struct CudaLowerOptions {
-  bool disable_barriers = false;    // pass config "tl.disable_barrier_insertion" (for race tests)
-  bool disable_cp_async = false;    // "tl.disable_async_copy"
-  bool disable_tma = false;         // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async
-  bool corrupt_mma_layout = false;  // test-only: stores mma accumulators with two columns swapped
-  bool skip_fence_proxy = false;    // test-only: wgmma without fence.proxy.async before it
+  bool disable_barriers = false;          // pass config "tl.disable_barrier_insertion" (for race tests)
+  bool disable_cp_async = false;          // "tl.disable_async_copy"
+  bool disable_tma = false;               // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async
+  bool corrupt_mma_layout = false;        // test-only: stores mma accumulators with two columns swapped
+  bool skip_fence_proxy = false;          // test-only: wgmma without fence.proxy.async before it
+  bool disable_warp_specialized = false;  // "tl.disable_warp_specialized": no producer warp group
+  bool test_ws_skip_empty_arrive = false;  // test-only: consumers never release a stage (a deadlock)
 };
 
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).

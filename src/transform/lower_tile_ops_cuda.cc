@@ -50,9 +50,18 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       if (!g->trans_B && g->B.buffer->scope == Scope::kShared) k_rows_[g->B.buffer.get()] = true;
     }
   });
+  ws_done_ = false;
+  ws_reg_alloc_ = true;
+  ws_why_.clear();
+  PostOrderVisitStmt(kbody, [&](const Stmt& x) {
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.disable_warp_group_reg_alloc")
+      ws_reg_alloc_ = false;
+  });
+  ws_candidate_ = WsCandidate(kbody, &ws_why_);  // cuda/warp_specialize.cc
   std::vector<Buffer> allocs;
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
   Stmt body = VisitStmt(kbody);
+  if (ws_done_) body = WsSplitKernel(body);  // cuda/warp_specialize.cc
   for (auto& b : extra_) allocs.push_back(b);
   if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
     // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy
@@ -75,8 +84,10 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
   for (auto& bv : tma_var_inits_) inits.push_back(bv);
   (void)s;
-  return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(T_)}, allocs, inits, body,
-                                      n->span);
+  // A warp-specialised block has one more warp group: the producer; the launch uses the new count.
+  if (ws_done_) ctx_.info->threads = T_ + 128;
+  return std::make_shared<KernelNode>(n->grid, n->block_vars, std::vector<Expr>{C(ws_done_ ? T_ + 128 : T_)},
+                                      allocs, inits, body, n->span);
 }
 
 Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
@@ -89,8 +100,16 @@ Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
 }
 
 Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
-  if (n->key == "tl.num_stages") return VisitStmt(n->body);  // consumed (see VisitKernel)
-  if (n->key == "tl.copy_tma_store") {                       // lower_tma.cc
+  if (n->key == "tl.num_stages") return VisitStmt(n->body);                    // consumed (see VisitKernel)
+  if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
+  if (n->key == "tl.warp_specialized") {  // a T.ws block: its value is its first thread
+    int64_t saved = ws_leader_;
+    AsConstInt(n->value, &ws_leader_);
+    Stmt r = IRMutator::VisitAttr(s, n);
+    ws_leader_ = saved;
+    return r;
+  }
+  if (n->key == "tl.copy_tma_store") {  // lower_tma.cc
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, "tl.copy_tma_store must wrap a T.copy");
     return OpScope(TmaStore(c), s->span);
@@ -215,7 +234,7 @@ Stmt CudaTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
     if (cur_loop_->replicas > 1) return If(Eq(cur_loop_->ReplicaOf(tx_), C(0)), st, nullptr, sp);
     return st;
   }
-  return If(Eq(tx_, C(0)), st, nullptr, sp);
+  return If(Eq(tx_, C(ws_leader_)), st, nullptr, sp);
 }
 
 }  // namespace cuda_lowering

@@ -25,8 +25,10 @@ const Key kKeys[] = {
     {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr, nullptr},
     {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr, nullptr},
     {"tl.disable_wgmma", &PassConfig::disable_wgmma, nullptr, nullptr},
+    {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},
+    {"tl.test_ws_skip_empty_arrive", &PassConfig::test_ws_skip_empty_arrive, nullptr, nullptr},
 };
 
 std::string KnownList() {

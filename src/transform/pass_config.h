@@ -14,13 +14,15 @@ struct PassConfig {
   bool disable_tma_lower =
       false;  // "tl.disable_tma_lower" (TileLang's TL_DISABLE_TMA_LOWER): cp.async, not TMA
   bool disable_wgmma = false;  // "tl.disable_wgmma" (TileLang's TL_DISABLE_WGMMA): sm_90a T.gemm uses mma.sync
+  bool disable_warp_specialized = false;   // "tl.disable_warp_specialized": no automatic producer warp group
+  bool test_ws_skip_empty_arrive = false;  // "tl.test_ws_skip_empty_arrive": test hook, a deadlock
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"
   bool emulator_check_uninit = true;     // "emulator.check_uninit"
   int emulator_subgroup_size = 32;       // "emulator.subgroup_size": the emulated OpenCL sub-group size
   bool emulator_subgroup_strided = false;  // "emulator.subgroup_strided": work-item t in sub-group t % count
-  std::string cpu_compile_flags;         // "cpu.compile_flags": extra host-compiler flags
+  std::string cpu_compile_flags;           // "cpu.compile_flags": extra host-compiler flags
 };
 
 PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg);

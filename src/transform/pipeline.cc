@@ -7,6 +7,7 @@
 #include "arith/simplify.h"
 #include "ir/structural.h"
 #include "ir/verify.h"
+#include "transform/cuda/warp_specialize.h"
 #include "transform/cuda_passes.h"
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
@@ -75,10 +76,12 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
     d.Run("HoistSimdgroupStaging", with(HoistSimdgroupStaging), IRStage::kThread);
   if (ctx.target.mfma)  // HIP: no async copy; pipelined copies go through registers
     d.Run("StagePrefetchInRegisters", with(StagePrefetchInRegisters), IRStage::kThread);
-  return d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
+  d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
-      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned)
-      .result();
+      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
+  if (ctx.target.arch == "sm_90a")  // warp specialisation (transform/cuda/warp_specialize.cc)
+    d.Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned);
+  return d.result();
 }
 
 }  // namespace tl

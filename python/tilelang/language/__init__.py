@@ -201,12 +201,6 @@ def set_max_nreg(reg_count, is_inc):
     return _barrier_call("tl.set_max_nreg", [_const(n), _const(1 if is_inc else 0)])
 
 
-def disable_warp_group_reg_alloc():
-    """TileLang's opt-out of automatic register reallocation between warp groups. This compiler does not
-    reallocate registers on its own (no automatic warp specialisation yet), so the opt-out always holds and
-    nothing is emitted (docs/hopper.md)."""
-    return None
-
 
 def alloc_buffer(shape, dtype, scope="shared"):
     if scope.startswith("shared"):
@@ -669,7 +663,8 @@ def _layout_difference(buf, layout):
 # ---- TileLang compatibility (see compat.py and README.md "TileLang compatibility") -------------------
 from .compat import (Cast, HOPPER_ONLY as _HOPPER_ONLY, Macro, access_ptr, alloc_global, assume, call_extern,  # noqa: E402,F401
                      c2d_im2col, clamp, disable_warp_group_reg_alloc, get_thread_binding, get_thread_bindings, im2col,
-                     macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view)
+                     macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view, ws,
+                     WarpSpecialize)
 from . import compat as _compat  # noqa: E402
 from ..layout import Fragment, Layout  # noqa: E402,F401
 

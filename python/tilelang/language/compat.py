@@ -41,9 +41,50 @@ def assume(cond):
 
 
 def disable_warp_group_reg_alloc():
-    """A Hopper hint (do not rebalance registers between warp groups). This compiler never
-    rebalances registers (no setmaxnreg), so the hint always holds."""
+    """TileLang's opt-out of register reallocation between warp groups: the automatic warp
+    specialisation on sm_90a (docs/warp_specialization.md) then emits no setmaxnreg. Elsewhere nothing
+    reallocates registers, so it has no effect."""
+    ctx = builder.current()
+    if ctx is not None and ctx.kernels:
+        ctx.kernels[-1].no_reg_alloc = True
     return None
+
+
+class WsSpec:
+    """What T.ws returns: the parser turns `with T.ws(i, ...):` into a block run by warp groups i, ... only."""
+
+    def __init__(self, groups):
+        self.groups = groups
+
+
+def ws(*warp_group_idx):
+    """`with T.ws(0):` / `with T.ws(1, 2):` (TileLang's T.ws, alias T.WarpSpecialize): the block runs only on
+    the threads of the named warp groups (linear thread index // 128), e.g. a producer warp group issuing
+    T.tma_copy and consumers waiting on mbarriers. Each warp group is one fiber in the emulator, so waits on
+    arrivals of another warp group complete (docs/warp_specialization.md)."""
+    ctx = builder.require_context("T.ws")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.ws must be used inside a `with T.Kernel(...)` block")
+    groups = []
+    for g in warp_group_idx:
+        v = _ffi.const_int(g) if isinstance(g, Expr) else g
+        if isinstance(v, (list, tuple)):
+            groups.extend(v)
+        else:
+            groups.append(v)
+    threads = 1
+    for t in ctx.kernels[-1].threads:
+        threads *= t
+    n = threads // 128
+    if not groups or any(not isinstance(g, int) or isinstance(g, bool) for g in groups):
+        raise TileLangTypeError(f"T.ws takes constant warp-group indices, got {warp_group_idx!r}")
+    if threads % 128 or any(not 0 <= g < n for g in groups):
+        raise TileLangTypeError(f"T.ws{tuple(groups)}: the block has {threads} threads, i.e. {n} whole warp "
+                                f"group(s) of 128 (indices 0..{n - 1})")
+    return WsSpec(sorted(set(groups)))
+
+
+WarpSpecialize = ws
 
 
 def reinterpret(dtype, value):
@@ -300,7 +341,7 @@ def _hopper_only(name):
     return f
 
 
-HOPPER_ONLY = ["ClusterKernel", "ws", "copy_cluster", "mma_gemm_blockscaled"]
+HOPPER_ONLY = ["ClusterKernel", "copy_cluster", "mma_gemm_blockscaled"]
 
 
 # ---- macros ----------------------------------------------------------------------------------------------

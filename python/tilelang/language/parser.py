@@ -457,6 +457,11 @@ class Parser(_exits.LoopExitParsing):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.attr(...)` binds no names")
             return _ffi.attr_stmt(spec.node, spec.key, spec.value, self.block(st.body), self.span(st))
+        from .compat import WsSpec
+        if isinstance(spec, WsSpec):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, "`with T.ws(...)` binds no names")
+            return self.warp_specialized(st, spec.groups)
         if not isinstance(spec, KernelSpec):
             raise self.error(item.context_expr, "the only `with` block inside a T.prim_func is `with T.Kernel(...)`")
         if self.ctx.kernels:
@@ -486,9 +491,25 @@ class Parser(_exits.LoopExitParsing):
         body = self.block(st.body)
         if frame.prologue:
             body = _ffi.seq(frame.prologue + [body], self.span(st))
+        if getattr(frame, "no_reg_alloc", False):  # T.disable_warp_group_reg_alloc()
+            body = _ffi.attr_stmt(None, "tl.disable_warp_group_reg_alloc", const(1), body, self.span(st))
         self.scopes.pop()
         self.ctx.kernels.pop()
         return _ffi.kernel(spec.grid, vars_, spec.threads, frame.allocs, frame.var_inits, body, self.span(st))
+
+    def warp_specialized(self, st, groups):
+        """`with T.ws(i, ...)`: the body under `tx // 128 in groups`, marked tl.warp_specialized (the emulator
+        then runs each warp group as its own fiber; the CUDA lowering issues single-thread work on the block's
+        first thread)."""
+        sp = self.span(st)
+        wg = _ffi.binary("floordiv", _ffi.call("int32", "tl.thread_idx", []), const(128))
+        cond = None
+        for g in groups:
+            c = _ffi.binary("eq", wg, const(g))
+            cond = c if cond is None else _ffi.binary("or", cond, c)
+        # the value: the block's first thread, which issues its single-thread work (T.tma_copy)
+        return _ffi.attr_stmt(None, "tl.warp_specialized", const(128 * groups[0]),
+                              _ffi.if_(cond, self.block(st.body), None, sp), sp)
 
     def stmt_Return(self, st):
         raise self.error(st, "a T.prim_func returns nothing; write results to an output tensor")

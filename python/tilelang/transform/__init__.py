@@ -79,7 +79,6 @@ _TRANSLATED = {
 }
 # Requests that always hold here, whatever the value: this compiler never emits what they disable.
 _ALWAYS_HOLDS = {
-    "tl.disable_warp_specialized": "kernels are never warp-specialised",
     "tl.disable_vectorize_256": "vector accesses are at most 16 bytes",
     "tl.disable_shuffle_elect": "no shuffle election is emitted",
     "tl.enable_auto_warp_specialization": None,  # only a problem when set; see below

@@ -22,6 +22,8 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
   o.disable_tma = pc.disable_tma_lower;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
   o.skip_fence_proxy = pc.test_skip_fence_proxy;
+  o.disable_warp_specialized = pc.disable_warp_specialized;
+  o.test_ws_skip_empty_arrive = pc.test_ws_skip_empty_arrive;
   return o;
 }
 

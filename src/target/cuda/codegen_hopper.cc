@@ -23,6 +23,9 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
   } else if (op == "tl.set_max_nreg") {  // (count, inc): immediates
     *out = "asm volatile(\"setmaxnreg." + std::string(IsConstInt(c->args.at(1), 1) ? "inc" : "dec") +
            ".sync.aligned.u32 " + print(c->args.at(0)) + ";\\n\" ::: \"memory\")";
+  } else if (op == "tl.named_barrier_sync") {  // (id, threads): immediates (warp specialisation)
+    *out = "asm volatile(\"bar.sync " + print(c->args.at(0)) + ", " + print(c->args.at(1)) +
+           ";\\n\" ::: \"memory\")";
   } else if (op == "tl.fence_proxy_async") {
     *out = "tl::fence_proxy_async()";
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64

@@ -103,6 +103,14 @@ class CudaTileLowerer : public IRMutator {
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
   Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
   Stmt TmaStore(const CopyNode* n);  // shared -> global: fence, then thread 0 stores and waits
+  // ---- warp specialisation (sm_90a, cuda/warp_specialize.cc) -----------------------------------
+  const ForNode* WsCandidate(const Stmt& kbody, std::string* why) const;  // the loop that may be split
+  Stmt LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
+                        const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers, int64_t stages,
+                        int64_t bytes);
+  Stmt WsSplitKernel(const Stmt& body);  // if (tx < T) { body (consumers) } else { producer }
+  Stmt ws_producer_;                     // the producer's branch of the split
+  Stmt ws_consumer_inc_;                 // the consumers' setmaxnreg.inc (or null)
 
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
@@ -151,6 +159,11 @@ class CudaTileLowerer : public IRMutator {
   std::map<const BufferNode*, int64_t> tma_align_;  // TMA destination (flat) -> byte alignment
   std::vector<Stmt> tma_inits_;                     // mbarrier inits, run by thread 0 at kernel start
   std::vector<std::pair<Buffer, Expr>> tma_var_inits_;
+  const ForNode* ws_candidate_ = nullptr;  // the T.Pipelined loop to warp-specialise if it is TMA
+  std::string ws_why_;                     // why no loop may be (when a TMA pipeline is not split)
+  bool ws_reg_alloc_ = true;               // setmaxnreg (off: T.disable_warp_group_reg_alloc)
+  bool ws_done_ = false;                   // the kernel was split: T_ + 128 threads
+  int64_t ws_leader_ = 0;  // the thread that issues single-thread work: the first of an enclosing T.ws block
 };
 
 using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;

@@ -207,9 +207,21 @@ Stmt CudaTileLowerer::TmaCopy(const CopyNode* n) {
 
 Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                                         const std::vector<Stmt>& consumers, int64_t s) {
+  if (ws_candidate_ &&
+      n->var.get() == ws_candidate_->var.get()) {  // warp-specialised (cuda/warp_specialize.cc)
+    std::vector<TmaPlan> plans(producers.size());
+    int64_t bytes = 0;
+    for (size_t i = 0; i < producers.size(); ++i) {
+      std::string why = TmaBlocker(producers[i], ctx_, &plans[i]);
+      TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
+      bytes += plans[i].bytes;
+    }
+    return LowerPipelinedWs(n, producers, plans, consumers, s, bytes);
+  }
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
   const Span& sp = n->span;
+  if (!ws_why_.empty()) ctx_.info->choices.push_back(Loc(sp) + ": not warp-specialized: " + ws_why_);
   Buffer bars = TmaBarriers(s, sp);
   // A pipeline that runs more than once (inside another loop) numbers its iterations across runs, so
   // that stage and phase stay consistent: g = (iterations of earlier runs) + k.
@@ -273,7 +285,7 @@ const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const 
   TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
   Expr bar = L.VisitExpr(t.barrier);
   return If(
-      Eq(L.tx_, C(0)),
+      Eq(L.tx_, C(L.ws_leader_)),  // thread 0, or the first thread of the enclosing T.ws block
       Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
       nullptr, t.span);
 });

@@ -1,0 +1,234 @@
+"""Warp specialisation on sm_90a without a GPU (docs/warp_specialization.md): a T.Pipelined loop over TMA
+copies gets a producer warp group (one more, 128 threads) that issues the copies after waiting on per-stage
+"empty" mbarriers, while the original warp groups wait on "full" mbarriers, run wgmma and release the stage;
+setmaxnreg moves registers from the producer to the consumers. Checked in NVRTC's PTX, and run in the
+emulator (one fiber per warp group, so a warp group waiting on another's arrivals lets it run) against float64
+NumPy on seeded random inputs at ragged sizes. T.ws(...) blocks are explicit specialisation."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangEmulationError, TileLangTypeError
+
+import kernels
+
+SM90A = {"kind": "cuda", "arch": "sm_90a"}
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def _f64(x):
+    return np.asarray(x).astype(np.float64)
+
+
+def _ws_choice(k):
+    return [c for c in k.choices if ": warp-specialized:" in c]
+
+
+@pytest.mark.parametrize("threads,regs", [(256, 232), (384, 152), (128, None)])
+def test_reference_gemm_is_warp_specialized_in_the_ptx(threads, regs):
+    """Two consumer warp groups get 232 registers (TileLang's figure), three 152; the producer drops to 40 (the
+    64K register file at 384 / 512 threads). One consumer warp group already has the whole per-thread budget at
+    256 threads: no setmaxnreg. The PTX has both mbarrier families (full: expect_tx + try_wait; empty: arrive
+    + try_wait), the TMA copies and wgmma; the block is launched with 128 more threads."""
+    bm = 192 if threads == 384 else 128  # m64 rows per consumer warp group
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024, bm, 128, 64, num_stages=3, threads=threads), target=SM90A)
+    ptx, src = k.get_ptx(), k.get_kernel_source()
+    if regs:
+        assert "setmaxnreg.dec.sync.aligned.u32 40;" in ptx
+        assert f"setmaxnreg.inc.sync.aligned.u32 {regs};" in ptx
+    else:
+        assert "setmaxnreg" not in ptx
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert re.search(r"mbarrier\.arrive(\.release\.cta)?\.shared(::cta)?\.b64", ptx), ptx
+    assert "cp.async.bulk.tensor.2d" in ptx and "wgmma.mma_async" in ptx
+    assert f"__launch_bounds__({threads + 128})" in src and k.compiled.threads == threads + 128
+    # the empty barriers count the consumer threads; the producer is the first thread after them
+    assert re.search(rf"mbarrier_init\(&ws_empty\w*\[0\], {threads}\)", src), src
+    assert f"if ((tx == {threads}))" in src
+    ch = _ws_choice(k)
+    wgs = "0" if threads == 128 else f"0..{threads // 128 - 1}"
+    want = (f"producer wg {threads // 128} (setmaxnreg 40), consumers wg {wgs} ({regs})" if regs else
+            f"producer wg 1 (no setmaxnreg), consumers wg 0;")
+    assert len(ch) == 1 and want in ch[0] and f"{threads + 128} threads per block" in ch[0], k.choices
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
+    assert not k.warnings, k.warnings
+
+
+def test_pass_config_and_reg_alloc_opt_out():
+    """tl.disable_warp_specialized (TileLang's TL_DISABLE_WARP_SPECIALIZED) keeps the one-barrier pipeline;
+    T.disable_warp_group_reg_alloc() keeps the split but emits no setmaxnreg."""
+    func = kernels.matmul(512, 512, 512, 128, 128, 64, num_stages=2, threads=128)
+    off = tilelang.compile(func, target=SM90A, pass_configs={tilelang.PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True})
+    assert not _ws_choice(off) and "setmaxnreg" not in off.get_ptx() and off.compiled.threads == 128
+    assert any("not warp-specialized: disabled by the pass config" in c for c in off.choices), off.choices
+
+    @T.prim_func
+    def no_realloc(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+                   C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=256) as (bx, by):
+            T.disable_warp_group_reg_alloc()
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(4, num_stages=2):
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 128, bx * 128])
+
+    k = tilelang.compile(no_realloc, target=SM90A)
+    assert "setmaxnreg" not in k.get_ptx() and "mbarrier.try_wait.parity" in k.get_ptx()
+    assert any("(no setmaxnreg)" in c and "T.disable_warp_group_reg_alloc" in c for c in _ws_choice(k)), k.choices
+    # elsewhere the opt-out has nothing to do
+    kc = tilelang.compile(no_realloc, target="cpu")
+    rng = _rng()
+    a, b = (rng.standard_normal((256, 256)).astype(np.float16) for _ in range(2))
+    c = np.zeros((256, 256), np.float32)
+    kc(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-4, atol=1e-3)
+
+
+def test_sm90_without_a_and_sm80_are_not_split():
+    for arch in ("sm_90", "sm_80"):
+        k = tilelang.compile(kernels.matmul(512, 512, 512, 128, 128, 32), target={"kind": "cuda", "arch": arch})
+        assert not _ws_choice(k) and "setmaxnreg" not in k.get_ptx()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("bm,bn,bk,threads,stages", [(128, 128, 32, 128, 2), (128, 64, 64, 256, 3),
+                                                     (64, 128, 32, 128, 4)])
+def test_warp_specialized_gemm_matches_numpy_in_the_emulator(dtype, bm, bn, bk, threads, stages):
+    """Ragged sizes (the last tiles hang over every edge); no race, deadlock or proxy report."""
+    M, N, K = 2 * bm + 40, 2 * bn - 24, 5 * bk + 8
+    rng = _rng()
+    func = kernels.matmul(M, N, K, bm, bn, bk, dtype=dtype, out_dtype="float32", num_stages=stages, threads=threads)
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    assert _ws_choice(k), k.choices
+    a = rng.standard_normal((M, K)).astype(NP[dtype])
+    b = rng.standard_normal((K, N)).astype(NP[dtype])
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_warp_specialized_flashattention_in_the_emulator(causal):
+    """FlashAttention forward: K/V stages come from the producer warp group; the Q copy and the softmax run on
+    the consumers."""
+    rng = _rng()
+    B, H, S, D = 1, 1, 128, 64
+    func = kernels.flashattn(B, H, S, D, causal, num_stages=2)
+    g = tilelang.compile(func, target=SM90A)
+    assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
+    assert "wgmma.mma_async" in g.get_ptx() and "mbarrier.try_wait.parity" in g.get_ptx()
+    # the consumers' own barriers (before the TMA store of O) are named barrier 1 over their 128 threads
+    assert "bar.sync 1, 128;" in g.get_ptx()
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    k(q, kk, v, o)
+    s = _f64(q) @ _f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_f64(o), p @ _f64(v), atol=2e-2)
+
+
+def test_consumers_that_never_release_a_stage_deadlock():
+    """The test hook drops the consumers' arrival on "empty": the producer's wait for the stage's second use
+    can never complete, and the emulator says so, naming the barrier."""
+    func = kernels.matmul(256, 128, 256, 128, 128, 32, num_stages=2)
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator",
+                         pass_configs={"tl.test_ws_skip_empty_arrive": True})
+    a = np.ones((256, 256), np.float16)
+    b = np.ones((256, 128), np.float16)
+    c = np.zeros((256, 128), np.float16)
+    with pytest.raises(TileLangEmulationError, match=r"deadlock.*ws_empty"):
+        k(a, b, c)
+
+
+def _explicit_ws(M, N, bm, bn, release=True, early=False):
+    """TileLang-style explicit specialisation: warp group 1 loads tiles with T.tma_copy (issued by its first
+    thread) once warp group 0 has released the tile; warp group 0 waits for the bytes, writes twice the tile
+    and releases it."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(M, bm), threads=256) as bx:
+            full = T.alloc_barrier(1)
+            empty = T.alloc_barrier(128)
+            S = T.alloc_shared((bm, bn), "float16")
+            with T.ws(1):
+                for j in T.serial(T.ceildiv(N, bn)):
+                    if j >= 1:
+                        T.mbarrier_wait_parity(empty[0], (j + 1) % 2)
+                    T.tma_copy(A[bx * bm, j * bn], S, barrier=full[0])
+            with T.ws(0):
+                tx = T.get_thread_binding()
+                for j in T.serial(T.ceildiv(N, bn)):
+                    T.mbarrier_wait_parity(full[0], j % 2)
+                    if early:  # releases the tile before reading it: the next copy races with the reads
+                        T.mbarrier_arrive(empty[0])
+                    for e in T.serial(bm * bn // 128):
+                        r = (e * 128 + tx) // bn
+                        c = (e * 128 + tx) % bn
+                        if bx * bm + r < M and j * bn + c < N:
+                            B[bx * bm + r, j * bn + c] = S[r, c] * 2
+                    if release and not early:
+                        T.mbarrier_arrive(empty[0])
+
+    return main
+
+
+def test_explicit_ws_blocks_run_in_the_emulator():
+    M, N = 100, 200  # ragged: the TMA boxes hang over both edges
+    func = _explicit_ws(M, N, 64, 64)
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert "cp.async.bulk.tensor" in ptx and "mbarrier.try_wait.parity" in ptx
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, N)).astype(np.float16)
+    b = np.zeros_like(a)
+    k(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_explicit_ws_without_the_release_deadlocks():
+    k = tilelang.compile(_explicit_ws(64, 256, 64, 64, release=False), target=SM90A, execution_backend="emulator")
+    with pytest.raises(TileLangEmulationError, match="deadlock"):
+        k(np.ones((64, 256), np.float16), np.zeros((64, 256), np.float16))
+
+
+def test_explicit_ws_releasing_before_reading_is_a_race():
+    """The consumers arrive on "empty" before reading the tile: the producer's next TMA copy into it is
+    reported as a race with those reads."""
+    k = tilelang.compile(_explicit_ws(64, 256, 64, 64, early=True), target=SM90A, execution_backend="emulator")
+    with pytest.raises(TileLangEmulationError, match="race"):
+        k(np.ones((64, 256), np.float16), np.zeros((64, 256), np.float16))
+
+
+def test_ws_rejects_a_warp_group_the_block_does_not_have():
+    with pytest.raises(TileLangTypeError, match=r"T.ws\(2,\): the block has 256 threads"):
+
+        @T.prim_func
+        def bad(A: T.Tensor((128,), "float32")):
+            with T.Kernel(1, threads=256):
+                with T.ws(2):
+                    A[0] = 1.0
