@@ -360,7 +360,7 @@ class Macro:
         ctx = builder.current()
         if ctx is None:
             raise TileLangSyntaxError(f"macro '{self.__name__}' can only be called inside a kernel")
-        from .macro import expand
+        from .macro_expand import expand
 
         return expand(self, ctx, args, kwargs)
 

@@ -123,3 +123,26 @@ def test_macro_options():
     c = np.ones(1, np.float32)
     tilelang.compile(main, target="cpu")(c)
     assert c[0] == 6.0
+
+
+def test_t_macro_stays_the_decorator_after_a_macro_expanded():
+    """Expanding a macro imports the expander's module; it must not replace T.macro (it once shadowed it,
+    so a second @T.macro in the same process failed with "'module' object is not callable")."""
+    @T.macro
+    def inc(x):
+        x[0] = x[0] + 1.0
+
+    @T.prim_func
+    def main(C: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            inc(C)
+
+    assert callable(T.macro)
+
+    @T.macro
+    def dec(x):
+        x[0] = x[0] - 1.0
+
+    c = np.ones(1, np.float32)
+    tilelang.compile(main, target="cpu")(c)
+    assert c[0] == 2.0 and callable(T.macro)
