@@ -131,7 +131,9 @@ TEST(MfmaLayout, KRowsSwizzleIsAChunkPermutationWithoutBankConflicts) {
               }
               SCOPED_TRACE(testing::Message() << "cols " << cols << " R " << R << " P " << P << " v " << v);
               EXPECT_EQ(Ways(sw, 32), 1);
-              if (cols % 64 == 0) EXPECT_EQ(Ways(sw, 64), 1);
+              if (cols % 64 == 0) {
+                EXPECT_EQ(Ways(sw, 64), 1);
+              }
               plain = std::max(plain, Ways(rm, 64));
             }
         EXPECT_GE(plain, 2) << cols << " " << R << " " << P;
