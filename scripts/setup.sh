@@ -29,6 +29,8 @@ fi
 pip install -q --upgrade pip
 pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib "ray>=2.9" \
   "pygls>=2.0" "lsprotocol>=2025.0" "pytest-lsp>=1.0" "pytest-asyncio>=0.23"
+# cuobjdump + nvdisasm: the tests read the SASS of some kernels (tests/python/test_tf32_gemm.py)
+pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 # NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
 if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \
     && ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
