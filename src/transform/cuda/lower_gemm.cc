@@ -67,12 +67,9 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
                         "(float or integer); got A " +
                         at.str() + ", B " + bt.str() + ", C " + ct.str(),
                     sp);
-  auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2)
-    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
-  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
-  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
-  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  GemmTiles gt = GemmTilesOf(g, sp);
+  auto ad = gt.ad, bd = gt.bd;
+  const int64_t K = gt.K;
   ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.target.backend +
                                " has no tensor-core mma), " + std::to_string(CF.locals) +
                                " accumulators per thread over " + CF.desc + ", K = " + std::to_string(K));
@@ -199,14 +196,9 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   // Elements of K per mma (16 bytes of a row): 16 halves, or 32 8-bit elements. An 8-bit fragment holds the
   // same bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
   const int64_t kstep = (s8 || f8) ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
-  auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2)
-    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", g->span);
-  int64_t K =
-      ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, g->span, "the gemm K");
-  int64_t Kb =
-      ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, g->span, "the gemm K");
-  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", g->span);
+  GemmTiles gt = GemmTilesOf(g, g->span);
+  auto ad = gt.ad, bd = gt.bd;
+  const int64_t K = gt.K;
   if (K % kstep)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm on CUDA needs K to be a multiple of " + std::to_string(kstep) +

@@ -26,12 +26,9 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
             std::string(g->A.buffer->scope == Scope::kFragment ? "A" : "B") + " in registers",
         sp);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
-  auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2)
-    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
-  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
-  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
-  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  GemmTiles gt = GemmTilesOf(g, sp);
+  auto ad = gt.ad, bd = gt.bd;
+  const int64_t K = gt.K;
   if (K % 8)
     throw UserError(ErrorKind::kLayout,
                     "float32 T.gemm on CUDA needs K to be a multiple of 8 (mma.sync m16n8k8 tf32); K = " +

@@ -54,12 +54,9 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // (power-of-two scaling is exact for float32 values above 2^-124).
   auto fnuz = [](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
   const std::string abname = fp8 ? fnuz(at) + "_" + fnuz(bt) : f16 ? "f16" : "bf16";
-  auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2)
-    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
-  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
-  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
-  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  GemmTiles gt = GemmTilesOf(g, sp);
+  auto ad = gt.ad, bd = gt.bd;
+  const int64_t K = gt.K;
   if (K % kmfma)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm on HIP needs K to be a multiple of " + std::to_string(kmfma) + " (MFMA " + shape +

@@ -40,12 +40,9 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
                         at.str() + ", B " + bt.str() + ", C " + ct.str(),
                     sp);
   TL_ICHECK(CF.kind == "mma_C", "a Metal gemm accumulator must have the mma_C layout, got " + CF.desc);
-  auto ad = TileDims(g->A), bd = TileDims(g->B);
-  if (ad.size() != 2 || bd.size() != 2)
-    throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
-  int64_t K = ConstOr(g->trans_A ? g->A.ranges[ad[0]].extent : g->A.ranges[ad[1]].extent, sp, "the gemm K");
-  int64_t Kb = ConstOr(g->trans_B ? g->B.ranges[bd[1]].extent : g->B.ranges[bd[0]].extent, sp, "the gemm K");
-  if (K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
+  GemmTiles gt = GemmTilesOf(g, sp);
+  auto ad = gt.ad, bd = gt.bd;
+  const int64_t K = gt.K;
   if (K % 8)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm on Metal needs K to be a multiple of 8 (simdgroup_matrix 8x8 tiles); K = " +
