@@ -28,6 +28,7 @@
 #include "runtime/module.h"
 #include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
+#include "layout/user_layout.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
@@ -499,6 +500,24 @@ NB_MODULE(_ffi, m) {
           return FragmentToExpr(f);
         });
   m.def("swizzled_offset", &SwizzledOffsetInt);
+  // T.annotate_layout's user layouts, traced by the front end over placeholder vars and checked here
+  // (src/layout/user_layout.h): the IR values of the attr "tl.user_layout".
+  m.def("user_fragment_value", [](const std::string& buffer, const std::vector<int64_t>& shape,
+                                  const std::vector<Var>& vars, std::optional<Var> rep, int64_t replicate,
+                                  const Expr& thread, std::optional<Expr> local, std::optional<SpanT> s) {
+    Fragment f = MakeUserFragment(buffer, shape, vars, rep ? *rep : Var(), replicate, thread,
+                                  local ? *local : Expr(), ToSpan(s));
+    return FragmentToExpr(f);
+  });
+  m.def("shared_layout_value",
+        [](const std::string& buffer, const std::vector<int64_t>& shape, const std::vector<Var>& vars,
+           const std::vector<Expr>& phys, std::optional<SpanT> s) {
+          return SharedLayoutToExpr(MakeSharedLayout(buffer, shape, vars, phys, ToSpan(s)));
+        });
+  m.def("fragment_slots", [](const Expr& value) {
+    Fragment f = FragmentFromExpr(value);
+    return std::make_tuple(f.shape, f.threads, f.locals, f.replicas, f.Table(), f.desc);
+  });
   BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
 
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {

@@ -5,6 +5,7 @@
 #include "ir/printer.h"
 #include "layout/fragment.h"
 #include "layout/hopper_layout.h"
+#include "layout/user_layout.h"
 #include "transform/cuda_passes.h"
 #include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda_util.h"
@@ -48,6 +49,22 @@ class LayoutInferencer : public LayoutRuleContext {
     threads_ = KernelThreads(k);
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
+    // Layouts the program gives (T.annotate_layout) come first: every rule must agree with them, or
+    // the conflict names the annotation.
+    PostOrderVisitStmt(k->body, [&](const Stmt& x) {
+      auto* a = As<AttrStmtNode>(x);
+      if (a && a->key == "tl.user_layout" && a->node && a->node->scope == Scope::kShared)
+        user_shared_[a->node.get()] = SharedLayoutFromExpr(a->value);
+      if (!a || a->key != "tl.user_layout" || !a->node || a->node->scope != Scope::kFragment) return;
+      Fragment f = FragmentOverThreads(FragmentFromExpr(a->value), threads_, a->node->name, a->span);
+      if (!ShapeIs(a->node, f.shape))
+        throw UserError(ErrorKind::kLayout,
+                        "T.annotate_layout: the fragment given for '" + a->node->name +
+                            "' is over a tile of " + "shape " + ShapeText(f.shape) +
+                            ", not the buffer's shape",
+                        a->span);
+      Assign(a->node, f, "T.annotate_layout", a->span);
+    });
     // Strictest first: a fragment that scalar code reads or writes (outside T.Parallel and tile
     // ops, the same in every thread) must be whole in every thread.
     for (auto& [b, sp] : ScalarFragmentUses(k->body)) {
@@ -242,7 +259,8 @@ class LayoutInferencer : public LayoutRuleContext {
           "T.gemm needs a whole number of warps; the kernel has " + std::to_string(threads_) + " threads",
           g->span);
     int64_t warps = threads_ / 32;
-    if (WgmmaPlan p = PlanWgmma(g, target_, threads_); p.ok) {  // sm_90a: the wgmma accumulator (and A)
+    if (WgmmaPlan p = PlanWgmma(g, target_, threads_, &user_shared_);
+        p.ok) {  // sm_90a: the wgmma accumulator (and A)
       bool ch =
           Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
       if (g->A.buffer->scope == Scope::kFragment)
@@ -316,6 +334,11 @@ class LayoutInferencer : public LayoutRuleContext {
       if (Simplify(idx[i]).get() != vars[i].get()) return false;
     return true;
   }
+  static std::string ShapeText(const std::vector<int64_t>& s) {
+    std::string r = "(";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + ")";
+  }
   static bool ShapeIs(const Buffer& b, const std::vector<int64_t>& ext) {
     if (b->shape.size() != ext.size()) return false;
     for (size_t i = 0; i < ext.size(); ++i)
@@ -386,6 +409,7 @@ class LayoutInferencer : public LayoutRuleContext {
 
  private:
   std::map<const BufferNode*, Fragment> layout_;
+  std::map<const BufferNode*, SharedLayout> user_shared_;  // T.annotate_layout on shared tiles
   std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
   std::vector<const TileOpNode*> ruled_;  // in program order

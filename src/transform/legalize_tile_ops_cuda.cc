@@ -7,6 +7,7 @@
 #include "ir/printer.h"
 #include "op/copy.h"
 #include "layout/fragment.h"
+#include "layout/user_layout.h"
 #include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
 #include "transform/cuda_util.h"
@@ -62,6 +63,8 @@ std::string BoxText(const std::vector<int64_t>& box) {
 class Legalizer : public IRMutator {
  public:
   explicit Legalizer(const CudaPassContext& ctx) : ctx_(ctx) {}
+  /// Shared tiles with a layout from T.annotate_layout -> the elements it keeps contiguous.
+  std::map<const BufferNode*, int64_t> user_contig_;
 
   // A pipelined loop's cp.async copies with a fixed source region get `num_stages` rotating
   // buffers: the loop is wrapped in `T.attr(dst, "tl.num_stages", k)` for each destination.
@@ -151,8 +154,16 @@ class Legalizer : public IRMutator {
         return TileOpToParallelLoops(s);
       }
       bool from_shared = c->src.buffer->scope == Scope::kShared && c->dst.buffer->scope == Scope::kGlobal;
-      if (from_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle &&
-          ctx_.target.cp_async) {
+      if (from_shared && user_contig_.count(c->src.buffer.get()) && ctx_.target.sm >= 90 &&
+          !ctx_.target.mfma && ctx_.target.swizzle && ctx_.target.cp_async) {
+        ctx_.info->warnings.push_back(
+            Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+            " is not a TMA store: '" + c->src.buffer->name +
+            "' has a layout from T.annotate_layout, which no TMA swizzle mode reads; "
+            "it uses thread stores");
+        ctx_.info->choices.push_back(ctx_.info->warnings.back());
+      } else if (from_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle &&
+                 ctx_.target.cp_async) {
         TmaPlan p;
         std::string why = TmaBlocker(c, ctx_, &p);
         if (why.empty()) {
@@ -167,7 +178,11 @@ class Legalizer : public IRMutator {
                                      c->dst.buffer->name + ": thread stores (not a TMA store: " + why + ")");
       }
       std::string no_tma;  // sm_90+: why the copy is not TMA
-      if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {
+      auto user = to_shared ? user_contig_.find(c->dst.buffer.get()) : user_contig_.end();
+      if (user != user_contig_.end() && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle)
+        no_tma = "'" + c->dst.buffer->name +
+                 "' has a layout from T.annotate_layout, which no TMA swizzle mode writes";
+      else if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {
         TmaPlan p;
         no_tma = TmaBlocker(c, ctx_, &p);
         if (no_tma.empty()) {
@@ -182,6 +197,11 @@ class Legalizer : public IRMutator {
       }
       if (to_shared) {
         std::string why = AsyncCopyBlocker(c, ctx_.opt);
+        int eb = c->dst.buffer->dtype.bytes();
+        if (why.empty() && user != user_contig_.end() && user->second * eb < 16)
+          why = "the layout T.annotate_layout gives '" + c->dst.buffer->name + "' keeps " +
+                std::to_string(user->second) + " element(s) (" + std::to_string(user->second * eb) +
+                " bytes) of a row together, and cp.async writes 16";
         // Not TMA because the user asked (disable_tma, the pass config): silent; otherwise a warning.
         bool asked = c->disable_tma || ctx_.opt.disable_tma;
         if (why.empty()) {
@@ -190,12 +210,14 @@ class Legalizer : public IRMutator {
             ctx_.info->warnings.push_back(line + " does not use TMA: " + no_tma + "; it uses cp.async");
             ctx_.info->choices.push_back(ctx_.info->warnings.back());
           } else {
-            ctx_.info->choices.push_back(line +
-                                         (ctx_.target.mfma
-                                              ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
-                                                "synchronous on HIP, docs/hip.md)"
-                                              : ": 16-byte cp.async into a swizzled shared tile") +
-                                         (no_tma.empty() ? "" : " (not TMA: " + no_tma + ")"));
+            ctx_.info->choices.push_back(
+                line +
+                (ctx_.target.mfma ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
+                                    "synchronous on HIP, docs/hip.md)"
+                 : user != user_contig_.end()
+                     ? ": 16-byte cp.async into a shared tile with its T.annotate_layout layout"
+                     : ": 16-byte cp.async into a swizzled shared tile") +
+                (no_tma.empty() ? "" : " (not TMA: " + no_tma + ")"));
           }
           return AttrStmt(nullptr, "tl.copy_async", Int(1), s, s->span);
         }
@@ -236,17 +258,19 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
                         std::to_string(T),
                     k->span);
   ctx.info->threads = T;
-  static const std::pair<const char*, const char*> hints[] = {
-      {"tl.annotate_layout",
-       "T.annotate_layout is not honoured by the CUDA backend yet; the inferred layouts are used"}};
-  for (auto& [key, what] : hints) {
-    auto it = f->attrs.find(key);
-    if (it != f->attrs.end()) {
-      ctx.info->warnings.push_back(it->second + ": " + what);
-      ctx.info->choices.push_back(ctx.info->warnings.back());
+  Legalizer leg(ctx);
+  PostOrderVisitStmt(k->body, [&](const Stmt& x) {
+    auto* a = As<AttrStmtNode>(x);
+    if (a && a->key == "tl.user_layout" && a->node && a->node->scope == Scope::kShared) {
+      SharedLayout l = SharedLayoutFromExpr(a->value);
+      leg.user_contig_[a->node.get()] = l.contiguous;
+      ctx.info->choices.push_back(Loc(a->span) + ": shared tile '" + a->node->name + "' has the " + l.desc +
+                                  " from T.annotate_layout (" + std::to_string(l.contiguous) +
+                                  " contiguous element(s) per row chunk, " + std::to_string(l.size) +
+                                  " elements allocated)");
     }
-  }
-  return Simplify(WithBody(f, Legalizer(ctx).VisitStmt(f->body)));
+  });
+  return Simplify(WithBody(f, leg.VisitStmt(f->body)));
 }
 
 }  // namespace tl

@@ -38,7 +38,11 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     layout_[a->node.get()] = &Decode(a->value);
     kbody = a->body;
   }
+  user_shared_.clear();
   PostOrderVisitStmt(kbody, [&](const Stmt& x) {
+    if (auto* a = As<AttrStmtNode>(x);
+        a && a->key == "tl.user_layout" && a->node && a->node->scope == Scope::kShared)
+      user_shared_[a->node.get()] = SharedLayoutFromExpr(a->value);
     if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.num_stages") {
       int64_t k = 1;
       AsConstInt(a->value, &k);
@@ -102,6 +106,7 @@ Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
 Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);                    // consumed (see VisitKernel)
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
+  if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") {  // a T.ws block: its value is its first thread
     int64_t saved = ws_leader_;
     AsConstInt(n->value, &ws_leader_);

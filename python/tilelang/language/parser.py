@@ -491,6 +491,8 @@ class Parser(_exits.LoopExitParsing):
         body = self.block(st.body)
         if frame.prologue:
             body = _ffi.seq(frame.prologue + [body], self.span(st))
+        for buf, value, sp in reversed(frame.layouts):  # T.annotate_layout
+            body = _ffi.attr_stmt(buf, "tl.user_layout", value, body, sp or self.span(st))
         if getattr(frame, "no_reg_alloc", False):  # T.disable_warp_group_reg_alloc()
             body = _ffi.attr_stmt(None, "tl.disable_warp_group_reg_alloc", const(1), body, self.span(st))
         self.scopes.pop()
@@ -617,6 +619,25 @@ class Parser(_exits.LoopExitParsing):
         if isinstance(c, Expr) and _ffi.const_int(c) is None:
             return self.apply(node, _ffi.select, c, const(self.eval(node.body)), const(self.eval(node.orelse)))
         return self.eval(node.body) if c else self.eval(node.orelse)
+
+    def expr_Lambda(self, node):
+        """`lambda i, j: ...` (the index functions of T.Layout and T.Fragment): a Python callable that evaluates
+        its body with this parser, the arguments bound in a new scope."""
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
+            raise self.error(node, "a lambda inside a T.prim_func takes plain positional parameters only")
+        names = [x.arg for x in a.args]
+
+        def fn(*args):
+            if len(args) != len(names):
+                raise TypeError(f"the lambda at line {node.lineno} takes {len(names)} argument(s), got {len(args)}")
+            self.scopes.append(dict(zip(names, args)))
+            try:
+                return self.eval(node.body)
+            finally:
+                self.scopes.pop()
+
+        return fn
 
     def expr_Tuple(self, node):
         return tuple(self.eval(e) for e in node.elts)

@@ -38,7 +38,8 @@ bool PanelsFit(int64_t start, int64_t extent, int64_t panel) {
 
 }  // namespace
 
-WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
+WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads,
+                    const std::map<const BufferNode*, SharedLayout>* user) {
   WgmmaPlan p;
   auto no = [&](const std::string& why) {
     p.why = why;
@@ -46,6 +47,10 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads) {
   };
   if (t.arch != "sm_90a" || !t.mma) return no("wgmma needs sm_90a");
   if (!t.wgmma) return no("the pass config tl.disable_wgmma is set");
+  for (const Region* r : {&g->A, &g->B})
+    if (user && user->count(r->buffer.get()))
+      return no("operand '" + r->buffer->name +
+                "' has a layout from T.annotate_layout; wgmma reads only its canonical swizzled layouts");
   if (g->B.buffer->scope != Scope::kShared) return no("wgmma reads B from shared memory (B is in registers)");
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
   if (a_reg && g->trans_A) return no("A in registers cannot be transposed");
@@ -160,7 +165,7 @@ OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
 }  // namespace
 
 Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
-  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_, &L.user_shared_);
   const Fragment& CF = L.Layout(g->C.buffer.get());
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
@@ -242,7 +247,7 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
 }
 
 void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
-  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_, &L.user_shared_);
   std::string why = p.ok ? "its accumulator's layout was fixed by another operation" : p.why;
   if (g->require_wgmma)
     throw UserError(ErrorKind::kUnsupported,

@@ -3,6 +3,9 @@
 // accumulator layout; LowerTileOpsCUDA lowers a gemm whose accumulator has the wgmma layout (a fact
 // in the IR) with LowerGemmWgmma.
 #pragma once
+#include <map>
+
+#include "layout/user_layout.h"
 #include <string>
 
 #include "op/gemm.h"
@@ -21,7 +24,9 @@ struct WgmmaPlan {
 };
 
 /// Whether `g` can run on wgmma on `target` with `threads` threads, and its split.
-WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& target, int64_t threads);
+/// `user` (may be null): shared tiles with a layout from T.annotate_layout, which wgmma cannot read.
+WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& target, int64_t threads,
+                    const std::map<const BufferNode*, SharedLayout>* user = nullptr);
 
 /// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need sm_90:
 /// a UserError at `sp` on an older target. Other expressions pass.

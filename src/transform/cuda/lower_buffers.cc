@@ -22,6 +22,7 @@ Buffer CudaTileLowerer::MapBuffer(const Buffer& b) {
   if (b->scope == Scope::kShared) {
     int64_t n = 1;
     for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of shared buffer '" + b->name + "'");
+    if (auto u = user_shared_.find(b.get()); u != user_shared_.end()) n = u->second.size;  // padded layouts
     int64_t st = Stages(b);
     nb = MakeBuffer(b->name, b->dtype, {C(n * st)}, Scope::kShared, b->span);
   } else if (b->scope == Scope::kFragment) {
@@ -48,7 +49,10 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   int64_t size = 1;
   for (auto s : shape) size *= s;
   Expr off;
-  if (shape.size() == 1) {
+  if (auto u = user_shared_.find(b.get()); u != user_shared_.end()) {  // T.annotate_layout
+    size = u->second.size;
+    off = u->second.Offset(idx);
+  } else if (shape.size() == 1) {
     off = idx[0];
   } else {
     Expr row = C(0);

@@ -225,6 +225,32 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
     tB = true;
     staged.push_back("B [K, N]");
   }
+  // ldmatrix reads 16 contiguous bytes of a stored row per lane: an operand whose T.annotate_layout layout
+  // keeps less of a row together is first copied into a tile of the compiler's layout.
+  auto narrow = [&](const Region& r) {
+    auto u = user_shared_.find(r.buffer.get());
+    return r.buffer->scope == Scope::kShared && u != user_shared_.end() &&
+           u->second.contiguous * r.buffer->dtype.bytes() < 16;
+  };
+  std::vector<std::string> relaid;
+  if (narrow(Ar)) {
+    Ar = KMajorCopy(Ar, tA ? ad : std::vector<size_t>{ad[1], ad[0]}, M, K, "A_relaid", sp, &out);
+    ad = {0, 1};
+    tA = false;
+    relaid.push_back("A ('" + g->A.buffer->name + "')");
+  }
+  if (narrow(Br)) {
+    Br = KMajorCopy(Br, tB ? std::vector<size_t>{bd[1], bd[0]} : bd, N, K, "B_relaid", sp, &out);
+    bd = {0, 1};
+    tB = true;
+    relaid.push_back("B ('" + g->B.buffer->name + "')");
+  }
+  if (!relaid.empty())
+    ctx_.info->warnings.push_back(
+        Loc(sp) + ": T.gemm operand " + relaid[0] + (relaid.size() > 1 ? " and " + relaid[1] : "") +
+        " is copied into a tile of the compiler's layout on every call: the layout "
+        "T.annotate_layout gives it keeps less than 16 bytes of a row together, and "
+        "ldmatrix reads 16");
   if (!staged.empty())
     ctx_.info->warnings.push_back(Loc(sp) + ": 8-bit T.gemm operand " + staged[0] +
                                   (staged.size() > 1 ? " and " + staged[1] : "") +

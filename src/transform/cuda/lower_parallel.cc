@@ -232,9 +232,16 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   };
   // HIP: a V-wide, V-aligned chunk of an LDS tile (its swizzles keep 16-byte chunks whole) written from
   // registers (an epilogue's fragment -> shared copy)
+  // (a shared tile's chunk of V elements stays whole: the compiler's swizzles keep 16-byte chunks, a layout
+  // from T.annotate_layout its measured contiguity)
+  auto whole = [&](const Buffer& b) {
+    auto u = user_shared_.find(b.get());
+    return u == user_shared_.end() || u->second.contiguous >= V;
+  };
   auto wide_lds = [&](const Buffer& b, const std::vector<Expr>& idx) {
     int bytes = b->dtype.bytes() * static_cast<int>(V);
-    if (!ctx_.target.mfma || b->scope != Scope::kShared || (bytes != 4 && bytes != 8 && bytes != 16))
+    if (!ctx_.target.mfma || b->scope != Scope::kShared || (bytes != 4 && bytes != 8 && bytes != 16) ||
+        !whole(b))
       return false;
     for (size_t d = 0; d + 1 < idx.size(); ++d)
       if (UsesVar(idx[d], v.get())) return false;
@@ -255,8 +262,8 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   std::string kind;
   if (wide(st->buffer, st->indices) || (wide_lds(st->buffer, st->indices) && from_registers(st->value))) {
     kind = "tl.vector_store";
-  } else if (st->buffer->scope == Scope::kLocal ||
-             (ctx_.target.mfma && st->buffer->scope == Scope::kShared && unit_stride(st->indices.back()))) {
+  } else if (st->buffer->scope == Scope::kLocal || (ctx_.target.mfma && st->buffer->scope == Scope::kShared &&
+                                                    whole(st->buffer) && unit_stride(st->indices.back()))) {
     // (HIP, no cp.async: a global -> LDS chunk is one vector load into the tile, whose swizzle keeps
     // 16-byte chunks whole)
     // register <- [cast] global, or <- [cast] select(in_bounds, global, 0) (a guarded tile load)
@@ -290,7 +297,7 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     // HIP: a chunk read from an LDS tile (whose swizzles keep 16-byte chunks whole) is one wide LDS read
     // into registers, not V narrow ones (an epilogue's shared -> global copy)
     auto* sl = As<BufferLoadNode>(st->value);
-    bool lds_chunk = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared &&
+    bool lds_chunk = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared && whole(sl->buffer) &&
                      sl->buffer->dtype == st->buffer->dtype && unit_stride(sl->indices.back());
     for (size_t d = 0; lds_chunk && d + 1 < sl->indices.size(); ++d)
       lds_chunk = !UsesVar(sl->indices[d], v.get());

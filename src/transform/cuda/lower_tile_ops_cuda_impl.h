@@ -15,6 +15,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "layout/fragment.h"
+#include "layout/user_layout.h"
 #include "transform/cuda/lower_tma.h"
 #include "transform/cuda_passes.h"
 
@@ -141,6 +142,9 @@ class CudaTileLowerer : public IRMutator {
   // MFMA targets: 16-bit shared operand tiles whose rows are k (a K x N B, a K x M A), swizzled for
   // their column reads (MfmaKRowsOffset) instead of the 16-byte-chunk-per-row XOR.
   std::map<const BufferNode*, bool> k_rows_;
+  // Shared tiles with a layout from T.annotate_layout (src/layout/user_layout.h): SharedIndex maps
+  // through it and the tile occupies its physical size.
+  std::map<const BufferNode*, SharedLayout> user_shared_;
   int64_t op_count_ = 0;
   Var tx_;
   BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows

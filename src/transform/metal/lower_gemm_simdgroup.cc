@@ -89,6 +89,12 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
             cols};
   };
   auto shared = [&](const Region& r, const std::vector<size_t>& dims) -> Src {
+    if (user_shared_.count(r.buffer.get()))
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.gemm on Metal reads operand tiles with simdgroup_load, which needs plain rows; '" +
+                          r.buffer->name +
+                          "' has a layout from T.annotate_layout (supported on CUDA and HIP)",
+                      sp);
     if (dims[1] + 1 != r.ranges.size())
       throw UserError(
           ErrorKind::kUnsupported,
