@@ -203,3 +203,36 @@ def test_tf32_gemm_with_a_in_registers_is_rejected():
 
     with pytest.raises(TileLangUnsupportedError, match="tf32.*A and B from shared memory.*got A in registers"):
         tilelang.compile(reg_a, target=SM80)
+
+
+def test_tileLang_tfloat32_dtype_is_float32_storage_on_tf32_tensor_cores():
+    """TileLang programs declare tf32 operands as T.tfloat32 (float32 storage, tf32 multiply): here that is
+    float32, whose T.gemm on CUDA runs on TF32 tensor cores; the CPU target multiplies float32 exactly."""
+    M, N, K = 70, 40, 64
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), T.tfloat32), B: T.Tensor((K, N), "tfloat32"), C: T.Tensor((M, N), T.float32)):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32), threads=128) as (bx, by):
+            A_s = T.alloc_shared((32, 32), T.tfloat32)
+            B_s = T.alloc_shared((32, 32), T.tfloat32)
+            C_l = T.alloc_fragment((32, 32), T.float32)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
+                T.copy(A[by * 32, k * 32], A_s)
+                T.copy(B[k * 32, bx * 32], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 32, bx * 32])
+
+    assert T.tfloat32 == T.float32 and T.dtype("tfloat32").bits == 32
+    rng = _rng()
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    k = tilelang.compile(gemm, target=SM80, execution_backend="emulator")
+    assert any("mma.sync m16n8k8 tf32" in c for c in k.choices), k.choices
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    assert _check(c, a, b) > 2.0**-16  # tf32 rounding really happened
+    cpu = tilelang.compile(gemm, target="cpu")
+    c2 = np.full((M, N), np.nan, np.float32)
+    cpu(a, b, c2)
+    np.testing.assert_allclose(c2, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)

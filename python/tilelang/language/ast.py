@@ -25,7 +25,8 @@ def dtype_str(dtype):
         dtype = np.dtype(dtype)
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) or str(dtype)
     name = str(name).replace("torch.", "")
-    aliases = {"half": "float16", "float": "float32", "double": "float64", "e4m3_float8": "float8_e4m3fn"}
+    aliases = {"half": "float16", "float": "float32", "double": "float64", "e4m3_float8": "float8_e4m3fn",
+               "tfloat32": "float32"}  # TileLang's tf32: float32 storage (see compat.DTYPE_ALIASES)
     name = aliases.get(name, name)
     if not _ffi.valid_dtype(name):
         raise TileLangTypeError(f"unknown data type '{name}'")

@@ -396,10 +396,11 @@ class _Unsupported_DType(DType):
 
 DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
                  "short": "int16", "uint": "uint32", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
-                 "float8_e4m3": "float8_e4m3fn"}
+                 "float8_e4m3": "float8_e4m3fn",
+                 # TileLang's tfloat32 is float32 storage whose T.gemm runs on tf32 tensor cores: here every float32
+                 # T.gemm on CUDA does (docs/tf32.md), so it is float32 (the CPU target multiplies exactly)
+                 "tfloat32": "float32"}
 UNSUPPORTED_DTYPES = {
-    "tfloat32": "a tfloat32 storage dtype is not implemented; use T.float32 buffers: a float32 T.gemm on CUDA "
-                "already runs on tf32 tensor cores (operands rounded by cvt.rna.tf32.f32, docs/tf32.md)",
     "float8_e4m3fnuz": "the fnuz fp8 variants are not implemented; use T.float8_e4m3fn",
     "float8_e5m2fnuz": "the fnuz fp8 variants are not implemented; use T.float8_e5m2",
     "float4_e2m1fn": "fp4 is not implemented",
