@@ -6,6 +6,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/index_expr.h"
+#include "layout/ir_value.h"
 
 namespace tl {
 namespace {
@@ -37,45 +38,16 @@ Fragment NewFragment(std::vector<int64_t> shape, int64_t threads, int64_t locals
 }
 
 namespace {
-Expr List(const std::vector<Expr>& v) { return Call(DataType::Handle(), "list", v); }
-template <typename T>
-std::vector<Expr> Exprs(const std::vector<T>& v) {
-  std::vector<Expr> r;
-  for (auto& x : v) {
-    if constexpr (std::is_same_v<T, int64_t>)
-      r.push_back(IntImm(DataType::Int(64), x));
-    else
-      r.push_back(x);
-  }
-  return r;
-}
-const std::vector<Expr>& ListArgs(const Expr& e) {
-  auto* c = As<CallNode>(e);
-  TL_ICHECK(c && c->op == "list", "malformed T.fragment: expected a T.list");
-  return c->args;
-}
-int64_t IntArg(const Expr& e) {
-  int64_t v;
-  TL_ICHECK(AsConstInt(e, &v), "malformed T.fragment: expected an integer");
-  return v;
-}
-std::string StrArg(const Expr& e) {
-  auto* s = As<StringImmNode>(e);
-  TL_ICHECK(s, "malformed T.fragment: expected a string");
-  return s->value;
-}
-Var VarArg(const Expr& e) {
-  TL_ICHECK(e && e->kind == ExprKind::kVar, "malformed T.fragment: expected a placeholder var");
-  return std::static_pointer_cast<const VarNode>(e);
-}
+using namespace ir_value;
+constexpr const char* kWhat = "T.fragment";
 }  // namespace
 
 Expr FragmentToExpr(const Fragment& f) {
   std::vector<Expr> idx(f.idx.begin(), f.idx.end());
   auto I = [](int64_t v) { return IntImm(DataType::Int(64), v); };
   return Call(DataType::Handle(), "fragment",
-              {StringImm(f.kind), StringImm(f.desc), StringImm(f.origin), List(Exprs(f.shape)), I(f.threads),
-               I(f.locals), I(f.replicas), List(Exprs(f.params)), f.tid, f.loc, f.rep, List(idx),
+              {StringImm(f.kind), StringImm(f.desc), StringImm(f.origin), List(Ints(f.shape)), I(f.threads),
+               I(f.locals), I(f.replicas), List(Ints(f.params)), f.tid, f.loc, f.rep, List(idx),
                List(f.index), f.valid ? f.valid : Bool(true), f.thread, f.local, f.replica});
 }
 
@@ -84,19 +56,19 @@ Fragment FragmentFromExpr(const Expr& e) {
   TL_ICHECK(c && c->op == "fragment" && c->args.size() == 17, "malformed T.fragment value");
   const auto& a = c->args;
   Fragment f;
-  f.kind = StrArg(a[0]);
-  f.desc = StrArg(a[1]);
-  f.origin = StrArg(a[2]);
-  for (auto& x : ListArgs(a[3])) f.shape.push_back(IntArg(x));
-  f.threads = IntArg(a[4]);
-  f.locals = IntArg(a[5]);
-  f.replicas = IntArg(a[6]);
-  for (auto& x : ListArgs(a[7])) f.params.push_back(IntArg(x));
-  f.tid = VarArg(a[8]);
-  f.loc = VarArg(a[9]);
-  f.rep = VarArg(a[10]);
-  for (auto& x : ListArgs(a[11])) f.idx.push_back(VarArg(x));
-  f.index = ListArgs(a[12]);
+  f.kind = StrArg(a[0], kWhat);
+  f.desc = StrArg(a[1], kWhat);
+  f.origin = StrArg(a[2], kWhat);
+  for (auto& x : ListArgs(a[3], kWhat)) f.shape.push_back(IntArg(x, kWhat));
+  f.threads = IntArg(a[4], kWhat);
+  f.locals = IntArg(a[5], kWhat);
+  f.replicas = IntArg(a[6], kWhat);
+  for (auto& x : ListArgs(a[7], kWhat)) f.params.push_back(IntArg(x, kWhat));
+  f.tid = VarArg(a[8], kWhat);
+  f.loc = VarArg(a[9], kWhat);
+  f.rep = VarArg(a[10], kWhat);
+  for (auto& x : ListArgs(a[11], kWhat)) f.idx.push_back(VarArg(x, kWhat));
+  f.index = ListArgs(a[12], kWhat);
   if (!IsConstInt(a[13], 1) || !a[13]->dtype.is_bool()) f.valid = a[13];
   f.thread = a[14];
   f.local = a[15];

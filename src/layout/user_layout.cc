@@ -8,6 +8,7 @@
 #include "ir/functor.h"
 #include "ir/index_expr.h"
 #include "ir/printer.h"
+#include "layout/ir_value.h"
 
 namespace tl {
 namespace {
@@ -43,32 +44,24 @@ void ForEachPoint(const std::vector<int64_t>& ext, Fn fn) {
     fn(p);
   }
 }
+// The value of a layout expression at element p; it must be a non-negative integer.
 int64_t Eval(const Expr& e, const std::map<const VarNode*, int64_t>& env, const std::string& what,
-             const std::string& buffer, const Span& sp) {
+             const std::string& buffer, const std::vector<int64_t>& p, const Span& sp) {
   int64_t v;
   if (!EvalInt(e, env, &v))
     throw UserError(ErrorKind::kLayout,
                     "T.annotate_layout: the " + what + " of '" + buffer + "' (" + PrintExpr(e) +
                         ") is not an integer function of the element's index",
                     sp);
+  if (v < 0)
+    throw UserError(ErrorKind::kLayout,
+                    "T.annotate_layout: the layout of '" + buffer + "' maps element " + Point(p) +
+                        " to a negative " + what + " " + std::to_string(v),
+                    sp);
   return v;
 }
-Expr List(const std::vector<Expr>& v) { return Call(DataType::Handle(), "list", v); }
-std::vector<Expr> Ints(const std::vector<int64_t>& v) {
-  std::vector<Expr> r;
-  for (auto x : v) r.push_back(IntImm(DataType::Int(64), x));
-  return r;
-}
-const std::vector<Expr>& ListOf(const Expr& e) {
-  auto* c = As<CallNode>(e);
-  TL_ICHECK(c && c->op == "list", "malformed T.shared_layout: expected a T.list");
-  return c->args;
-}
-int64_t IntOf(const Expr& e) {
-  int64_t v;
-  TL_ICHECK(AsConstInt(e, &v), "malformed T.shared_layout: expected an integer");
-  return v;
-}
+using namespace ir_value;
+constexpr const char* kWhat = "T.shared_layout";
 
 }  // namespace
 
@@ -159,13 +152,7 @@ SharedLayout MakeSharedLayout(const std::string& buffer, const std::vector<int64
     for (size_t d = 0; d < p.size(); ++d) env[vars[d].get()] = p[d];
     std::vector<int64_t> q;
     for (auto& e : l.phys) {
-      int64_t v = Eval(e, env, "physical index", buffer, sp);
-      if (v < 0)
-        throw UserError(ErrorKind::kLayout,
-                        "T.annotate_layout: the layout of '" + buffer + "' maps element " + Point(p) +
-                            " to a negative physical index " + std::to_string(v),
-                        sp);
-      q.push_back(v);
+      q.push_back(Eval(e, env, "physical index", buffer, p, sp));
     }
     for (size_t k = 0; k < q.size(); ++k) l.phys_shape[k] = std::max(l.phys_shape[k], q[k] + 1);
     at.push_back(std::move(q));
@@ -224,18 +211,13 @@ SharedLayout SharedLayoutFromExpr(const Expr& e) {
   auto* c = As<CallNode>(e);
   TL_ICHECK(c && c->op == "shared_layout" && c->args.size() == 6, "malformed T.shared_layout value");
   SharedLayout l;
-  auto* s = As<StringImmNode>(c->args[0]);
-  TL_ICHECK(s, "malformed T.shared_layout: expected a string");
-  l.desc = s->value;
-  for (auto& x : ListOf(c->args[1])) l.shape.push_back(IntOf(x));
-  for (auto& x : ListOf(c->args[2])) {
-    TL_ICHECK(x && x->kind == ExprKind::kVar, "malformed T.shared_layout: expected a placeholder var");
-    l.vars.push_back(std::static_pointer_cast<const VarNode>(x));
-  }
-  l.phys = ListOf(c->args[3]);
-  for (auto& x : ListOf(c->args[4])) l.phys_shape.push_back(IntOf(x));
+  l.desc = StrArg(c->args[0], kWhat);
+  for (auto& x : ListArgs(c->args[1], kWhat)) l.shape.push_back(IntArg(x, kWhat));
+  for (auto& x : ListArgs(c->args[2], kWhat)) l.vars.push_back(VarArg(x, kWhat));
+  l.phys = ListArgs(c->args[3], kWhat);
+  for (auto& x : ListArgs(c->args[4], kWhat)) l.phys_shape.push_back(IntArg(x, kWhat));
   l.size = Product(l.phys_shape);
-  l.contiguous = IntOf(c->args[5]);
+  l.contiguous = IntArg(c->args[5], kWhat);
   return l;
 }
 
@@ -255,16 +237,11 @@ Fragment MakeUserFragment(const std::string& buffer, const std::vector<int64_t>&
     for (size_t d = 0; d < p.size(); ++d) env[vars[d].get()] = p[d];
     for (int64_t r = 0; r < replicate; ++r) {
       if (rep) env[rep.get()] = r;
-      int64_t t = Eval(thread, env, "thread", buffer, sp);
-      if (t < 0)
-        throw UserError(ErrorKind::kLayout,
-                        "T.annotate_layout: the fragment of '" + buffer + "' gives element " + Point(p) +
-                            " to thread " + std::to_string(t),
-                        sp);
+      int64_t t = Eval(thread, env, "thread", buffer, p, sp);
       th[static_cast<size_t>(e * replicate + r)] = t;
       threads = std::max(threads, t + 1);
     }
-    if (local) lo[static_cast<size_t>(e)] = Eval(local, env, "register index", buffer, sp);
+    if (local) lo[static_cast<size_t>(e)] = Eval(local, env, "register index", buffer, p, sp);
     ++e;
   });
   if (!local) {  // the thread's elements in row-major order (replica 0 decides)
@@ -273,13 +250,7 @@ Fragment MakeUserFragment(const std::string& buffer, const std::vector<int64_t>&
       lo[static_cast<size_t>(i)] = count[static_cast<size_t>(th[i * replicate])]++;
   }
   int64_t locals = 0;
-  for (auto v : lo) {
-    if (v < 0)
-      throw UserError(ErrorKind::kLayout,
-                      "T.annotate_layout: the fragment of '" + buffer + "' has a negative register index",
-                      sp);
-    locals = std::max(locals, v + 1);
-  }
+  for (auto v : lo) locals = std::max(locals, v + 1);
   // Every (thread, register) slot holds exactly one (element, replica).
   std::vector<int64_t> slot(static_cast<size_t>(threads * locals), -1);
   auto point = [&](int64_t flat) {
