@@ -10,16 +10,14 @@
 
 namespace tl {
 namespace {
-
 using namespace index_expr;
+}  // namespace
 
 std::string Dims(const std::vector<int64_t>& s) {
   std::string r;
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
   return r;
 }
-
-}  // namespace
 
 Fragment NewFragment(std::vector<int64_t> shape, int64_t threads, int64_t locals, int64_t reps,
                      std::string desc) {

@@ -76,6 +76,9 @@ Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
 /// 2 full col: the same with N first). Throws a UserError when the tile cannot be split.
 std::pair<int64_t, int64_t> GemmWarpGrid(int64_t M, int64_t N, int64_t warps, int policy);
 
+/// A shape as text, "128x64" (in layout descriptions).
+std::string Dims(const std::vector<int64_t>& shape);
+
 /// Physical element offset of (row, col) in a [rows, cols] shared tile of `elem_bytes`-byte
 /// elements, XOR-swizzled at 16-byte granularity so that ldmatrix and cp.async rows hit
 /// distinct banks. Identity when a row is narrower than 32 bytes.

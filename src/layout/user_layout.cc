@@ -15,11 +15,6 @@ namespace {
 
 using namespace index_expr;
 
-std::string Dims(const std::vector<int64_t>& s) {
-  std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
-  return r;
-}
 std::string Point(const std::vector<int64_t>& p) {
   std::string r = "[";
   for (size_t i = 0; i < p.size(); ++i) r += (i ? ", " : "") + std::to_string(p[i]);

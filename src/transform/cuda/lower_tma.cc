@@ -19,14 +19,6 @@ namespace tl {
 
 using namespace cuda_pass;
 
-namespace {
-std::string Dims(const std::vector<int64_t>& v) {
-  std::string s;
-  for (auto x : v) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
-}  // namespace
-
 std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan) {
   const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
   const Region& G = load ? n->src : n->dst;
