@@ -50,12 +50,14 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum
 
 def matmul_transposed(M, N, K, block_M=128, block_N=128, block_K=32, trans_A=False, trans_B=False,
                       dtype="float16", accum_dtype="float32", out_dtype=None, num_stages=2, threads=128,
-                      policy=T.GemmWarpPolicy.Square):
+                      policy=T.GemmWarpPolicy.Square, b_dtype=None):
     """GEMM with transposed operands: A is stored (K, M) when trans_A, B is stored (N, K) when trans_B.
 
-    C[M, N] = op(A) @ op(B), op = transpose where requested.
+    C[M, N] = op(A) @ op(B), op = transpose where requested. A is `dtype`, B `b_dtype` (default: the same; fp8
+    gemms mix e4m3 and e5m2).
     """
     out_dtype = out_dtype or dtype
+    b_dtype = b_dtype or dtype
     A_shape = (K, M) if trans_A else (M, K)
     B_shape = (N, K) if trans_B else (K, N)
     A_shared_shape = (block_K, block_M) if trans_A else (block_M, block_K)
@@ -64,12 +66,12 @@ def matmul_transposed(M, N, K, block_M=128, block_N=128, block_K=32, trans_A=Fal
     @T.prim_func
     def main(
         A: T.Tensor(A_shape, dtype),
-        B: T.Tensor(B_shape, dtype),
+        B: T.Tensor(B_shape, b_dtype),
         C: T.Tensor((M, N), out_dtype),
     ):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared(A_shared_shape, dtype)
-            B_shared = T.alloc_shared(B_shared_shape, dtype)
+            B_shared = T.alloc_shared(B_shared_shape, b_dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):

@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import kernels
 import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangPerformanceWarning, TileLangTypeError, TileLangUnsupportedError
@@ -41,27 +42,10 @@ def _sat(x, dtype):
 
 def fp8_gemm(M, N, K, a_dtype=E4M3, b_dtype=E4M3, bM=64, bN=64, bK=64, stages=2, threads=128, trans_A=False,
              trans_B=True):
-    @T.prim_func
-    def gemm_f8(A: T.Tensor((K, M) if trans_A else (M, K), a_dtype),
-                B: T.Tensor((N, K) if trans_B else (K, N), b_dtype), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
-            A_s = T.alloc_shared((bK, bM) if trans_A else (bM, bK), a_dtype)
-            B_s = T.alloc_shared((bN, bK) if trans_B else (bK, bN), b_dtype)
-            C_l = T.alloc_fragment((bM, bN), "float32")
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
-                if trans_A:
-                    T.copy(A[k * bK, by * bM], A_s)
-                else:
-                    T.copy(A[by * bM, k * bK], A_s)
-                if trans_B:
-                    T.copy(B[bx * bN, k * bK], B_s)
-                else:
-                    T.copy(B[k * bK, bx * bN], B_s)
-                T.gemm(A_s, B_s, C_l, transpose_A=trans_A, transpose_B=trans_B)
-            T.copy(C_l, C[by * bM, bx * bN])
-
-    return gemm_f8
+    """C (float32) = op(A) @ op(B) on 8-bit operands (kernels.matmul_transposed: errors point into kernels.py)."""
+    return kernels.matmul_transposed(M, N, K, bM, bN, bK, trans_A, trans_B, dtype=a_dtype, b_dtype=b_dtype,
+                                     accum_dtype="float32", out_dtype="float32", num_stages=stages,
+                                     threads=threads)
 
 
 def _inputs(rng, M, N, K, a_dtype, b_dtype):
@@ -280,7 +264,7 @@ def test_fp8_gemm_that_cannot_use_wgmma_falls_back_to_mma_sync():
         k = tilelang.compile(fp8_gemm(128, 64, 128, E5M2, E4M3, threads=64), target=SM90A)
     ptx = k.get_ptx()
     assert "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32" in ptx and "wgmma.mma_async" not in ptx
-    assert any("test_fp8_gemm.py" in w and "warp group" in w for w in k.warnings), k.warnings
+    assert any("kernels.py" in w and "warp group" in w for w in k.warnings), k.warnings
     rng = _rng()
     a, b, want = _inputs(rng, 128, 64, 128, E5M2, E4M3)
     c = np.full((128, 64), np.nan, np.float32)
@@ -296,7 +280,7 @@ def test_fp8_gemm_that_cannot_use_wgmma_falls_back_to_mma_sync():
 def test_fp8_gemm_needs_sm89():
     with pytest.raises(TileLangUnsupportedError, match=r"fp8 T.gemm needs sm_89 or newer.*the target is sm_80") as e:
         tilelang.compile(fp8_gemm(64, 64, 64), target="cuda -arch=sm_80")
-    assert "test_fp8_gemm.py:" in str(e.value)
+    assert "kernels.py:" in str(e.value)
 
 
 @pytest.mark.parametrize("ta,tb,stages", [(False, False, 2), (True, True, 3), (True, False, 1)])
@@ -309,7 +293,7 @@ def test_fp8_gemm_other_transposes_go_through_shared_memory(ta, tb, stages, targ
     M, N, K = 112, 80, 160  # ragged (not multiples of the 64 tile), rows of whole 16-byte chunks for cp.async
     a, b, want = _inputs(rng, M, N, K, E4M3, E5M2)
     func = fp8_gemm(M, N, K, E4M3, E5M2, stages=stages, trans_A=ta, trans_B=tb)
-    with pytest.warns(TileLangPerformanceWarning, match=r"test_fp8_gemm.py:\d+: 8-bit T.gemm operand .*transposed "
+    with pytest.warns(TileLangPerformanceWarning, match=r"kernels.py:\d+: 8-bit T.gemm operand .*transposed "
                                                         r"through shared memory"):
         k = tilelang.compile(func, target=target, execution_backend="emulator")
     c = np.full((M, N), np.nan, np.float32)

@@ -16,6 +16,7 @@ import tempfile
 import numpy as np
 import pytest
 
+import kernels
 import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangLayoutError, TileLangPerformanceWarning, TileLangUnsupportedError
@@ -40,27 +41,9 @@ def tf32(x):
 
 
 def tf32_gemm(M, N, K, bM=64, bN=64, bK=32, stages=2, threads=128, trans_A=False, trans_B=False):
-    @T.prim_func
-    def gemm_tf32(A: T.Tensor((K, M) if trans_A else (M, K), "float32"),
-                  B: T.Tensor((N, K) if trans_B else (K, N), "float32"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
-            A_s = T.alloc_shared((bK, bM) if trans_A else (bM, bK), "float32")
-            B_s = T.alloc_shared((bN, bK) if trans_B else (bK, bN), "float32")
-            C_l = T.alloc_fragment((bM, bN), "float32")
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
-                if trans_A:
-                    T.copy(A[k * bK, by * bM], A_s)
-                else:
-                    T.copy(A[by * bM, k * bK], A_s)
-                if trans_B:
-                    T.copy(B[bx * bN, k * bK], B_s)
-                else:
-                    T.copy(B[k * bK, bx * bN], B_s)
-                T.gemm(A_s, B_s, C_l, transpose_A=trans_A, transpose_B=trans_B)
-            T.copy(C_l, C[by * bM, bx * bN])
-
-    return gemm_tf32
+    """C = op(A) @ op(B), all float32 (kernels.matmul_transposed: errors point into kernels.py)."""
+    return kernels.matmul_transposed(M, N, K, bM, bN, bK, trans_A, trans_B, dtype="float32", accum_dtype="float32",
+                                     num_stages=stages, threads=threads)
 
 
 def _check(c, a, b):
@@ -185,7 +168,7 @@ def test_tf32_gemm_compiles_to_tf32_mma_sync(arch, trans_A, trans_B):
 def test_tf32_gemm_needs_k_multiple_of_8():
     with pytest.raises(TileLangLayoutError, match=r"multiple of 8 \(mma.sync m16n8k8 tf32\); K = 12") as e:
         tilelang.compile(tf32_gemm(64, 64, 12, bK=12), target=SM80)
-    assert "test_tf32_gemm.py:" in str(e.value)
+    assert "kernels.py:" in str(e.value)
 
 
 def test_tf32_gemm_with_a_in_registers_is_rejected():
@@ -210,19 +193,8 @@ def test_tileLang_tfloat32_dtype_is_float32_storage_on_tf32_tensor_cores():
     float32, whose T.gemm on CUDA runs on TF32 tensor cores; the CPU target multiplies float32 exactly."""
     M, N, K = 70, 40, 64
 
-    @T.prim_func
-    def gemm(A: T.Tensor((M, K), T.tfloat32), B: T.Tensor((K, N), "tfloat32"), C: T.Tensor((M, N), T.float32)):
-        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32), threads=128) as (bx, by):
-            A_s = T.alloc_shared((32, 32), T.tfloat32)
-            B_s = T.alloc_shared((32, 32), T.tfloat32)
-            C_l = T.alloc_fragment((32, 32), T.float32)
-            T.clear(C_l)
-            for k in T.Pipelined(T.ceildiv(K, 32), num_stages=2):
-                T.copy(A[by * 32, k * 32], A_s)
-                T.copy(B[k * 32, bx * 32], B_s)
-                T.gemm(A_s, B_s, C_l)
-            T.copy(C_l, C[by * 32, bx * 32])
-
+    gemm = kernels.matmul_transposed(M, N, K, 32, 32, 32, dtype=T.tfloat32, b_dtype="tfloat32", accum_dtype=T.float32,
+                                     out_dtype=T.float32)
     assert T.tfloat32 == T.float32 and T.dtype("tfloat32").bits == 32
     rng = _rng()
     a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
