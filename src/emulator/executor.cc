@@ -236,9 +236,49 @@ void Executor::Exec(const Stmt& s, const Lanes& act) {
       return;
     }
     case StmtKind::kKernel: Unsupported("nested kernel", s->span);
-    case StmtKind::kAttr: Exec(As<AttrStmtNode>(s)->body, act); return;
+    case StmtKind::kAttr: {
+      auto* a = As<AttrStmtNode>(s);
+      if (a->key == "tl.buffer_bind") BindBuffer(a, act);
+      Exec(a->body, act);
+      return;
+    }
     default: Unsupported("tile operation reached the emulator; it runs thread-level IR only", s->span);
   }
+}
+
+void Executor::BindBuffer(const AttrStmtNode* a, const Lanes& act) {
+  // A global tensor at a run-time address (T.make_tensor of a pointer-table element): host memory here, as
+  // every global tensor; its accesses are checked against the shape the program gave it.
+  if (act.empty()) return;
+  TmpScope ts(this);
+  Slot* addr = Tmp();
+  Eval(a->value, act, addr);
+  int64_t v = addr[act[0]].i;
+  for (int t : act)
+    if (addr[t].i != v)
+      Unsupported("the address of tensor '" + a->node->name + "' differs between threads " +
+                      std::to_string(act[0]) + " and " + std::to_string(t) +
+                      " (a pointer table read must be the same in the whole block)",
+                  a->span);
+  if (v == 0)
+    throw UserError(ErrorKind::kArgument,
+                    "emulator: tensor '" + a->node->name +
+                        "' is bound to the null address (its pointer table "
+                        "entry is 0)",
+                    a->span);
+  auto& slot = mems_[a->node.get()];
+  if (!slot) {
+    slot = std::make_unique<Mem>();
+    slot->buf = a->node.get();
+    slot->t = a->node->dtype;
+    slot->esize = a->node->dtype.bytes();
+    slot->n = 1;
+    for (const Expr& e : a->node->shape) {
+      slot->shape.push_back(HostInt(e));
+      slot->n *= slot->shape.back();
+    }
+  }
+  slot->data = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(v));
 }
 
 void Executor::ExecFor(const ForNode* n, const Lanes& act) {

@@ -89,6 +89,7 @@ class Executor {
   /// bytes at element flat[t].i of `m` (skipped where negative). Nothing for other memories.
   void NoteBanks(const Mem& m, const Lanes& act, const Slot* flat, int64_t bytes, bool write);
   Mem& MemOf(const BufferNode* b);
+  void BindBuffer(const AttrStmtNode* a, const Lanes& act);  // tl.buffer_bind: a tensor at a run-time address
   /// Records a finding; `what()` builds the detail text only when the report is kept.
   template <typename F>
   void Report(const char* kind, int tid, F&& what) {

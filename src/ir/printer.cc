@@ -304,6 +304,13 @@ class Printer {
       case StmtKind::kAttr: {
         auto* n = As<AttrStmtNode>(s);
         std::string node = n->node ? BufName(n->node) : "None";
+        if (n->key == "tl.buffer_bind" &&
+            n->node) {  // printed as written: the tensor, then the rest of the block
+          Line(ind, Cat({node, " = T.make_tensor(", E(n->value), ", ", Shape(n->node->shape), ", \"",
+                         n->node->dtype.str(), "\")"}));
+          S(n->body, ind);
+          break;
+        }
         Line(ind, Cat({"with T.attr(", node, ", \"", n->key, "\", ", E(n->value), "):"}));
         S(n->body, ind + 1);
         break;

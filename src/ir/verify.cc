@@ -39,6 +39,15 @@ class Verifier : public IRVisitor {
     Arity(n->buffer, n->indices.size());
     IRVisitor::VisitStore(n);
   }
+  void VisitAttr(const AttrStmtNode* n) override {
+    // T.make_tensor(table[i], ...): a global tensor bound to a run-time address for the attr's body
+    if (n->key == "tl.buffer_bind" && n->node) {
+      if (n->node->scope != Scope::kGlobal)
+        Fail("tl.buffer_bind of non-global buffer '" + n->node->name + "'");
+      if (!known_.insert(n->node.get()).second) Fail("buffer '" + n->node->name + "' is bound twice");
+    }
+    IRVisitor::VisitAttr(n);
+  }
   void VisitLet(const LetNode* n) override {
     Bind(n->var);
     IRVisitor::VisitLet(n);

@@ -509,12 +509,25 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
       int64_t op = -1;
       bool mark = a->key == "tl.tile_op" && AsConstInt(a->value, &op);
       if (mark) Line(ind, "// tile op " + std::to_string(op));
+      if (a->key == "tl.buffer_bind") {  // a tensor at a run-time address, in a block of its own
+        Line(ind, "{");
+        BindBuffer(a, ind + 1);
+        Stmt_(a->body, ind + 1);
+        Line(ind, "}");
+        break;
+      }
       Stmt_(a->body, ind);
       if (mark) Line(ind, "// end tile op " + std::to_string(op));
       break;
     }
     default: throw InternalError("tile op reached the code generator; the target's lowering must run first");
   }
+}
+
+void CodegenC::BindBuffer(const AttrStmtNode* a, int ind) {
+  const Buffer& b = a->node;
+  Line(ind, CType(b->dtype) + "* " + Name(b.get(), b->name) + " = reinterpret_cast<" + CType(b->dtype) +
+                "*>(" + E(a->value) + ");");
 }
 
 std::string CodegenC::ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y) {

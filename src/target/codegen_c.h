@@ -38,6 +38,8 @@ class CodegenC {
   virtual void ForPragma(const ForNode* n, int ind) = 0;
   virtual void Kernel(const KernelNode* n, int ind) = 0;
   virtual void Stmt_(const Stmt& s, int ind);
+  /// `tl.buffer_bind` (T.make_tensor of a pointer-table element): the tensor's pointer from the address.
+  virtual void BindBuffer(const AttrStmtNode* a, int ind);
 
   /// A unique C identifier for `key`, derived from `base`.
   std::string Name(const void* key, const std::string& base);

@@ -1,6 +1,7 @@
 // LegalizeTileOpsCUDA: copies that cannot use cp.async, fills and tile atomics become T.Parallel
 // nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See lower_cuda.h.
 #include <algorithm>
+#include <set>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
@@ -65,6 +66,8 @@ class Legalizer : public IRMutator {
   explicit Legalizer(const CudaPassContext& ctx) : ctx_(ctx) {}
   /// Shared tiles with a layout from T.annotate_layout -> the elements it keeps contiguous.
   std::map<const BufferNode*, int64_t> user_contig_;
+  /// Global tensors bound to run-time addresses (T.make_tensor of a pointer-table element): no tensor map.
+  std::set<const BufferNode*> bound_;
 
   // A pipelined loop's cp.async copies with a fixed source region get `num_stages` rotating
   // buffers: the loop is wrapped in `T.attr(dst, "tl.num_stages", k)` for each destination.
@@ -154,8 +157,13 @@ class Legalizer : public IRMutator {
         return TileOpToParallelLoops(s);
       }
       bool from_shared = c->src.buffer->scope == Scope::kShared && c->dst.buffer->scope == Scope::kGlobal;
-      if (from_shared && user_contig_.count(c->src.buffer.get()) && ctx_.target.sm >= 90 &&
-          !ctx_.target.mfma && ctx_.target.swizzle && ctx_.target.cp_async) {
+      if (from_shared && bound_.count(c->dst.buffer.get()) && ctx_.target.sm >= 90 && !ctx_.target.mfma &&
+          ctx_.target.swizzle && ctx_.target.cp_async) {
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                     c->dst.buffer->name + ": thread stores (not a TMA store: '" +
+                                     c->dst.buffer->name + "' is at an address read from a pointer table)");
+      } else if (from_shared && user_contig_.count(c->src.buffer.get()) && ctx_.target.sm >= 90 &&
+                 !ctx_.target.mfma && ctx_.target.swizzle && ctx_.target.cp_async) {
         ctx_.info->warnings.push_back(
             Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
             " is not a TMA store: '" + c->src.buffer->name +
@@ -179,7 +187,12 @@ class Legalizer : public IRMutator {
       }
       std::string no_tma;  // sm_90+: why the copy is not TMA
       auto user = to_shared ? user_contig_.find(c->dst.buffer.get()) : user_contig_.end();
-      if (user != user_contig_.end() && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle)
+      bool hopper = ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle;
+      if (to_shared && bound_.count(c->src.buffer.get()) && hopper)
+        no_tma = "'" + c->src.buffer->name +
+                 "' is at an address read from a pointer table, and TMA tensor maps "
+                 "are built on the host from kernel parameters";
+      else if (user != user_contig_.end() && hopper)
         no_tma = "'" + c->dst.buffer->name +
                  "' has a layout from T.annotate_layout, which no TMA swizzle mode writes";
       else if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {
@@ -261,6 +274,14 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   Legalizer leg(ctx);
   PostOrderVisitStmt(k->body, [&](const Stmt& x) {
     auto* a = As<AttrStmtNode>(x);
+    if (a && a->key == "tl.buffer_bind" && (ctx.target.backend == "OpenCL" || ctx.target.backend == "Metal"))
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.make_tensor at an address from a pointer table ('" + a->node->name +
+                          "') is not supported on " + ctx.target.backend +
+                          ", whose kernels cannot turn an integer into a global pointer; it "
+                          "works on CUDA, HIP and the CPU",
+                      a->span);
+    if (a && a->key == "tl.buffer_bind") leg.bound_.insert(a->node.get());
     if (a && a->key == "tl.user_layout" && a->node && a->node->scope == Scope::kShared) {
       SharedLayout l = SharedLayoutFromExpr(a->value);
       leg.user_contig_[a->node.get()] = l.contiguous;

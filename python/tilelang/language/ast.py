@@ -98,7 +98,11 @@ class TensorSpec:
         for d in self.shape:
             if not isinstance(d, (int, _ffi.Expr)) or (isinstance(d, int) and d < 0):
                 raise TileLangTypeError(f"tensor dimension {d!r} must be a non-negative int or a T.dynamic symbol")
-        self.dtype = dtype_str(dtype)
+        from .compat import ptr as _ptr
+
+        # T.Tensor([n], T.ptr): a table of device addresses (int64 elements, as torch's data_ptr() values);
+        # T.make_tensor(table[i], shape, dtype) gives the tensor at one of them
+        self.dtype = "int64" if dtype is _ptr else dtype_str(dtype)
         self.scope = scope
 
 

@@ -24,6 +24,7 @@ class BuildContext:
         self.attrs = {}  # function attrs (e.g. layout hints a backend may not honour, to warn about)
         self.scalar_params = {}  # name -> Var of the function's scalar parameters
         self.size_vars = {}  # name -> the size Var a T.make_tensor shape uses for that scalar parameter
+        self.bound_tensors = []  # (buffer, address): T.make_tensor(table[i], ...) awaiting its tl.buffer_bind
 
 
 _stack = []

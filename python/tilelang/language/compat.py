@@ -258,11 +258,16 @@ def ptr(dtype=None, storage_scope="global", *, is_size_var=False):
 
 
 def make_tensor(ptr_param, shape, dtype="float32", strides=None, elem_offset=None, scope="global"):
-    """T.make_tensor(a_ptr, shape, dtype): the tensor behind a T.ptr parameter."""
-    if not isinstance(ptr_param, PtrParam):
-        raise TileLangTypeError(f"T.make_tensor takes a T.ptr parameter, not {type(ptr_param).__name__}")
+    """T.make_tensor(a_ptr, shape, dtype): the tensor behind a T.ptr parameter; T.make_tensor(table[i], shape,
+    dtype): the tensor at an address read from a pointer table (`table: T.Tensor([n], T.ptr)`), bound for the
+    rest of the block (`A = T.make_tensor(...)`)."""
     if strides is not None or elem_offset not in (None, 0) or scope != "global":
         raise _unsupported("T.make_tensor(..., strides=/elem_offset=/scope=)", "parameters are dense row-major tensors")
+    if isinstance(ptr_param, _ffi.Expr):
+        return _bound_tensor(ptr_param, shape, dtype)
+    if not isinstance(ptr_param, PtrParam):
+        raise TileLangTypeError(f"T.make_tensor takes a T.ptr parameter or an address read from a pointer table "
+                                f"(T.Tensor([n], T.ptr)), not {type(ptr_param).__name__}")
     if ptr_param.buffer is not None:
         raise _unsupported(f"a second T.make_tensor of '{ptr_param.name}'", "a pointer parameter has one tensor",
                            f"view it with T.view / T.reshape of the first")
@@ -279,6 +284,23 @@ def make_tensor(ptr_param, shape, dtype="float32", strides=None, elem_offset=Non
         dims.append(d)
     ptr_param.buffer = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
     return ptr_param.buffer
+
+
+def _bound_tensor(addr, shape, dtype):
+    """A global tensor at a run-time address (an int64 element of a pointer table): the parser wraps the rest of
+    the block in `T.attr(A, "tl.buffer_bind", addr)` (builder.BuildContext.bound_tensors)."""
+    ctx = builder.require_context("T.make_tensor")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.make_tensor of a table address must be inside a `with T.Kernel(...)` block")
+    if ctx.pending_name is None:
+        raise TileLangSyntaxError("assign T.make_tensor(table[i], shape, dtype) to a name: `A = T.make_tensor(...)`")
+    if addr.dtype not in ("int64", "uint64"):
+        raise TileLangTypeError(f"T.make_tensor takes a 64-bit address (an element of a T.Tensor([n], T.ptr) "
+                                f"table), not a {addr.dtype} value")
+    dims = _dims(shape, "T.make_tensor")
+    buf = _ffi.buffer(ctx.pending_name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
+    ctx.bound_tensors.append((buf, addr))
+    return buf
 
 
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):

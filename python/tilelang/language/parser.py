@@ -153,7 +153,10 @@ class Parser(_exits.LoopExitParsing):
                 self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, var)
                 rest = self.block(stmts[i + 1:])
                 self.scopes.pop()
-                out.append(_ffi.let(var, value, rest, self.span(node)))
+                if isinstance(var, _ffi.Buffer):  # a tensor at a table address (compat._bound_tensor)
+                    out.append(_ffi.attr_stmt(var, "tl.buffer_bind", value, rest, self.span(node)))
+                else:
+                    out.append(_ffi.let(var, value, rest, self.span(node)))
                 break
             out.extend(self.stmt(st))
             i += 1
@@ -175,6 +178,10 @@ class Parser(_exits.LoopExitParsing):
             if isinstance(value, Expr) and not isinstance(value, (_ffi.IntImm, _ffi.FloatImm)) \
                     and value.kind != 2:  # not a StringImm
                 return _ffi.var(name, value.dtype), value, st
+            bound = [(b, a) for b, a in self.ctx.bound_tensors if b is value]
+            if bound:  # A = T.make_tensor(table[i], shape, dtype): bound for the rest of the block
+                self.ctx.bound_tensors = [(b, a) for b, a in self.ctx.bound_tensors if b is not value]
+                return value, bound[0][1], st
             self.bind(name, value)
             return _BOUND
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
