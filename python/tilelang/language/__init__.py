@@ -591,16 +591,6 @@ def device_assert(cond, msg=""):
                          builder.span())
 
 
-def _note_hint(key, detail=None):
-    """Records a layout/scheduling hint on the function, so that a backend that does not honour it can
-    say so (the CUDA backend warns) instead of ignoring it silently."""
-    ctx = builder.current()
-    sp = builder.span()
-    if ctx is not None:
-        where = (f"{sp[0]}:{sp[1]}" if sp else "?") + (f" ({detail})" if detail else "")
-        ctx.attrs[key] = ctx.attrs.get(key, "") + ("; " if key in ctx.attrs else "") + where
-
-
 def use_swizzle(panel_size=8, order="row", enable=True):
     """Block rasterisation for L2 reuse, as in TileLang: blocks are handed out panel by panel, a panel
     being `panel_size` rows of the grid (order="row") or columns (order="col"), and inside a panel one
