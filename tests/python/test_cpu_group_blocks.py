@@ -23,15 +23,15 @@ def _seed(*key):
     return np.random.default_rng(seed)
 
 
-def _gemm(M, N, Kd, bm, bn, bk, swap=False):
+def _gemm(M, N, Kd, bm, bn, bk, swap=False, dtype="float32"):
     """C = A @ B with bm x bn x bk tiles. swap: the x block index walks rows (A depends on bx)."""
 
     @T.prim_func
-    def main(A: T.Tensor((M, Kd), "float32"), B: T.Tensor((Kd, N), "float32"), C: T.Tensor((M, N), "float32")):
+    def main(A: T.Tensor((M, Kd), dtype), B: T.Tensor((Kd, N), dtype), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(M if swap else N, bm if swap else bn), T.ceildiv(N if swap else M, bn if swap else bm),
                       threads=128) as (bx, by):
-            A_s = T.alloc_shared((bm, bk), "float32")
-            B_s = T.alloc_shared((bk, bn), "float32")
+            A_s = T.alloc_shared((bm, bk), dtype)
+            B_s = T.alloc_shared((bk, bn), dtype)
             C_l = T.alloc_fragment((bm, bn), "float32")
             row, col = (bx, by) if swap else (by, bx)
             T.clear(C_l)
@@ -44,10 +44,10 @@ def _gemm(M, N, Kd, bm, bn, bk, swap=False):
     return main
 
 
-def _check(k, M, N, Kd, key):
+def _check(k, M, N, Kd, key, dtype=np.float32):
     rng = _seed(*key)
-    A = rng.standard_normal((M, Kd)).astype(np.float32)
-    B = rng.standard_normal((Kd, N)).astype(np.float32)
+    A = rng.standard_normal((M, Kd)).astype(dtype)  # fp16 inputs are exact in the float64 reference
+    B = rng.standard_normal((Kd, N)).astype(dtype)
     C = np.full((M, N), np.nan, np.float32)  # every element must be written, edge blocks included
     k(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64)
@@ -83,3 +83,9 @@ def test_not_grouped(M, N, Kd, bm, bn, bk, swap, why):
     k = tilelang.compile(_gemm(M, N, Kd, bm, bn, bk, swap=swap), target="cpu")
     assert not any(GROUPED in c for c in k.choices), (why, k.choices)
     _check(k, M, N, Kd, ("ungrouped", M, N, Kd, bm, bn, bk, swap))
+
+
+def test_grouped_blocks_fp16_inputs():
+    k = tilelang.compile(_gemm(270, 262, 100, 16, 16, 32, dtype="float16"), target="cpu")
+    assert any(GROUPED in c for c in k.choices), k.choices
+    _check(k, 270, 262, 100, ("group-fp16",), dtype=np.float16)
