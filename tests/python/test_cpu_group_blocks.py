@@ -89,3 +89,29 @@ def test_grouped_blocks_fp16_inputs():
     k = tilelang.compile(_gemm(270, 262, 100, 16, 16, 32, dtype="float16"), target="cpu")
     assert any(GROUPED in c for c in k.choices), k.choices
     _check(k, 270, 262, 100, ("group-fp16",), dtype=np.float16)
+
+
+def test_grouped_blocks_transposed_b():
+    M, N, Kd, bm, bn, bk = 262, 270, 100, 16, 16, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, Kd), "float32"), B: T.Tensor((N, Kd), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float32")
+            B_s = T.alloc_shared((bn, bk), "float32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(Kd, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[bx * bn, k * bk], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_B=True)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    k = tilelang.compile(main, target="cpu")
+    assert any(GROUPED in c for c in k.choices), k.choices
+    rng = _seed("group-transB")
+    A = rng.standard_normal((M, Kd)).astype(np.float32)
+    B = rng.standard_normal((N, Kd)).astype(np.float32)
+    C = np.full((M, N), np.nan, np.float32)
+    k(A, B, C)
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B.T.astype(np.float64), rtol=1e-5, atol=1e-4 * np.sqrt(Kd))
