@@ -16,6 +16,7 @@
 #include "target/cpu/codegen_cpu.h"
 #include "target/cpu/isa.h"
 #include "transform/coalesce_k_steps_cpu.h"
+#include "transform/group_gemm_blocks_cpu.h"
 
 namespace tl {
 using namespace cache_util;
@@ -170,6 +171,12 @@ Backend CpuBackend() {
     if (g != f) {
       g = Simplify(g);  // the rewrite prints (and re-parses) simplified
       if (trace) trace->push_back({"CoalesceGemmKStepsCPU", g, 0.0, true});  // the trace shows every rewrite
+    }
+    // Then blocks in lockstep groups, so one copy of a tile from global memory serves two blocks.
+    PrimFunc h = GroupGemmBlocksCPU(g, info ? &info->choices : nullptr);
+    if (h != g) {
+      g = Simplify(h);
+      if (trace) trace->push_back({"GroupGemmBlocksCPU", g, 0.0, true});
     }
     return LowerForCPU(g, trace);
   };
