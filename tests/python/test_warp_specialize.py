@@ -116,7 +116,7 @@ def test_warp_specialized_gemm_matches_numpy_in_the_emulator(dtype, bm, bn, bk, 
     rng = _rng()
     func = kernels.matmul(M, N, K, bm, bn, bk, dtype=dtype, out_dtype="float32", num_stages=stages, threads=threads)
     k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
-    assert _ws_choice(k), k.choices
+    assert _ws_choice(k) and "wgmma.wait_group 1" in _ws_choice(k)[0], k.choices  # overlapped consumers
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     b = rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.full((M, N), np.nan, np.float32)
@@ -133,6 +133,8 @@ def test_warp_specialized_flashattention_in_the_emulator(causal):
     func = kernels.flashattn(B, H, S, D, causal, num_stages=2)
     g = tilelang.compile(func, target=SM90A)
     assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
+    # two gemms per iteration (the softmax reads the first's accumulator): no overlap across iterations
+    assert "wgmma.wait_group 0): 2 gemms per iteration" in _ws_choice(g)[0], g.choices
     assert "wgmma.mma_async" in g.get_ptx() and "mbarrier.try_wait.parity" in g.get_ptx()
     # the consumers' own barriers (before the TMA store of O) are named barrier 1 over their 128 threads
     assert "bar.sync 1, 128;" in g.get_ptx()
@@ -232,3 +234,200 @@ def test_ws_rejects_a_warp_group_the_block_does_not_have():
             with T.Kernel(1, threads=256):
                 with T.ws(2):
                     A[0] = 1.0
+
+
+# ---- overlapped consumers: one wgmma group in flight across iterations -------------------------------------
+
+
+def _gemm_ws(M, N, K, bm, bn, bk, stages, threads=128, wg_wait=0, scale_in_loop=False):
+    """The reference GEMM with T.gemm's wg_wait as given; `scale_in_loop` halves the accumulator after each
+    gemm (so the accumulator is used by another statement of the loop: no default overlap)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                T.gemm(A_s, B_s, C_l, wg_wait=wg_wait)
+                if scale_in_loop:
+                    for i, j in T.Parallel(bm, bn):
+                        C_l[i, j] = C_l[i, j] * 0.5
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_gemm_pipeline_overlaps_consecutive_wgmma_groups_by_default():
+    """The consumers wait with wgmma.wait_group 1 (the group of this iteration stays in flight while the next
+    stage's wgmma is issued) and release stage k once iteration k+1's wait retired its wgmma; kernel.choices
+    says so. The epilogue still waits for everything (wait_group 0 after the loop)."""
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024, 128, 128, 64, num_stages=3, threads=256), target=SM90A)
+    ptx = k.get_ptx()
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
+    ch = _ws_choice(k)
+    assert len(ch) == 1 and "wgmma.wait_group 1, the default for a GEMM pipeline" in ch[0], k.choices
+    assert "release stage k after iteration k+1's wait" in ch[0]
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+
+
+def test_no_default_overlap_where_the_accumulator_is_used_in_the_loop():
+    """Another statement of the loop reads the accumulator: the gemm keeps wg_wait 0 (choices say why), and
+    the emulator's result is still right."""
+    M, N, K, bm, bn, bk = 160, 96, 200, 64, 64, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 2, scale_in_loop=True)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    assert ch and "wgmma.wait_group 0" in ch[0] and "'C_l' is used by other statements" in ch[0], g.choices
+    assert "wgmma.wait_group.sync.aligned 1;" not in g.get_ptx()
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    want = np.zeros((M, N))
+    for kk in range(0, K, bk):
+        want = (want + _f64(a[:, kk:kk + bk]) @ _f64(b[kk:kk + bk])) * 0.5
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("wg_wait", [1, -1])
+def test_explicit_wg_wait_is_honoured_in_a_specialised_pipeline(wg_wait):
+    """TileLang's wg_wait: wgmma.wait_group n after the gemm's commit (-1: none). In the specialised pipeline
+    the stage is released once a later wait retired the group: with -1 the pass adds wgmma.wait_group 1 after
+    the gemm. Ragged sizes, no report."""
+    M, N, K, bm, bn, bk = 2 * 64 + 24, 128 - 40, 7 * 32 + 8, 64, 128, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 3, wg_wait=wg_wait)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    how = "as the loop's wg_wait / T.wait_wgmma leave them" if wg_wait == 1 else "wgmma.wait_group 1 added"
+    assert ch and f"1 wgmma group(s) in flight across iterations ({how}" in ch[0], g.choices
+    assert "wgmma.wait_group.sync.aligned 1;" in g.get_ptx()
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_releasing_a_stage_before_its_wgmma_completed_is_reported(stages):
+    """The test hook releases stage k right after iteration k's gemm is issued (before the wait that retires
+    it): the producer's TMA copy into that stage is issued while the wgmma still reads it, and the emulator
+    reports the overwrite. The same kernel without the hook runs clean."""
+    M, N, K, bm, bn, bk = 128, 128, 8 * stages * 32, 128, 128, 32
+    func = kernels.matmul(M, N, K, bm, bn, bk, out_dtype="float32", num_stages=stages)
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bad = tilelang.compile(func, target=SM90A, execution_backend="emulator",
+                           pass_configs={"tl.test_ws_early_release": True})
+    with pytest.raises(TileLangEmulationError, match=r"wgmma_operand_overwritten.*TMA copy"):
+        bad(a, b, np.zeros((M, N), np.float32))
+    good = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    c = np.zeros((M, N), np.float32)
+    good(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+# ---- a T.Pipelined loop inside another loop ---------------------------------------------------------------
+
+
+def _persistent_gemm(M, N, K, bm, bn, bk, stages, blocks, threads=128, shrinking=False):
+    """Each block computes `per` output tiles in a serial loop around the pipeline (a persistent kernel).
+    `shrinking`: tile j of a block sums only K blocks j .. (the pipeline's extent depends on the outer loop)."""
+    tiles_n = -(-N // bn)
+    tiles = -(-M // bm) * tiles_n
+    per = -(-tiles // blocks)
+    nk = -(-K // bk)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(blocks, threads=threads) as bx:
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            for j in T.serial(per):
+                tile = bx * per + j
+                skip = j if shrinking else 0
+                T.clear(C_l)
+                for k in T.Pipelined(nk - skip, num_stages=stages):
+                    T.copy(A[(tile // tiles_n) * bm, (k + skip) * bk], A_s)
+                    T.copy(B[(k + skip) * bk, (tile % tiles_n) * bn], B_s)
+                    T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C[(tile // tiles_n) * bm, (tile % tiles_n) * bn])
+
+    return main, per
+
+
+def _persistent_want(a, b, M, N, bm, bn, bk, blocks, per, shrinking):
+    tiles_n = -(-N // bn)
+    want = np.zeros((M, N))
+    for bx in range(blocks):
+        for j in range(per):
+            tile = bx * per + j
+            r, c = (tile // tiles_n) * bm, (tile % tiles_n) * bn
+            k0 = (j if shrinking else 0) * bk
+            want[r:r + bm, c:c + bn] = _f64(a[r:r + bm, k0:]) @ _f64(b[k0:, c:c + bn])
+    return want
+
+
+@pytest.mark.parametrize("stages,shrinking", [(3, False), (2, False), (3, True)])
+def test_pipeline_inside_a_persistent_loop_is_split(stages, shrinking):
+    """The pipeline runs once per tile of a serial loop: both sides number its iterations across the runs (a
+    register counter), so stage g % s and phase (g / s) % 2 continue where the last tile stopped (5 K blocks
+    per tile with 3 stages: the phases do not restart at a multiple of the stage count). With `shrinking` the
+    run length changes from tile to tile. Ragged M, N, K; compiled for sm_90a and run in the emulator."""
+    M, N, K, bm, bn, bk, blocks = 2 * 64 + 16, 2 * 64 - 8, 4 * 32 + 16, 64, 64, 32, 2
+    func, per = _persistent_gemm(M, N, K, bm, bn, bk, stages, blocks, shrinking=shrinking)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    assert ch and "wgmma.wait_group 1" in ch[0], g.choices
+    assert any("counts the iterations of every run of the enclosing loop" in c for c in g.choices), g.choices
+    ptx = g.get_ptx()
+    assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "__launch_bounds__(256)" in g.get_kernel_source()
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _persistent_want(a, b, M, N, bm, bn, bk, blocks, per, shrinking),
+                               rtol=1e-5, atol=1e-4)
+
+
+def test_pipeline_whose_coordinates_read_on_chip_memory_is_not_split():
+    """The producer warp group cannot read the consumers' registers: a copy coordinate taken from a
+    T.alloc_var keeps the one-barrier pipeline, and kernel.choices says why."""
+
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            row = T.alloc_var("int32")
+            row = by * 128
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(4, num_stages=2):
+                T.copy(A[row, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 128, bx * 128])
+
+    k = tilelang.compile(main, target=SM90A)
+    assert not _ws_choice(k), k.choices
+    assert any("not warp-specialized: the T.Pipelined loop's bounds or its copies' coordinates read on-chip"
+               in c for c in k.choices), k.choices
