@@ -431,3 +431,44 @@ def test_pipeline_whose_coordinates_read_on_chip_memory_is_not_split():
     assert not _ws_choice(k), k.choices
     assert any("not warp-specialized: the T.Pipelined loop's bounds or its copies' coordinates read on-chip"
                in c for c in k.choices), k.choices
+
+
+# ---- tile ops inside T.ws blocks ---------------------------------------------------------------------------
+
+
+def _ws_with(op):
+    @T.prim_func
+    def main(A: T.Tensor((128, 64), "float16"), B: T.Tensor((64, 128), "float16"), C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            with T.ws(1):
+                if op == "copy":
+                    T.copy(A, A_s)
+                elif op == "fill":
+                    T.fill(C_l, 0)
+                elif op == "gemm":
+                    T.gemm(A_s, B_s, C_l)
+                else:
+                    for i, j in T.Parallel(128, 128):
+                        C[i, j] = 1.0
+            T.copy(C_l, C)
+
+    return main
+
+
+@pytest.mark.parametrize("op,name,line", [
+    ("copy", "T.copy", "T.copy(A, A_s)"), ("gemm", "T.gemm", "T.gemm(A_s, B_s, C_l)"),
+    ("fill", "a T.Parallel loop (or a T.fill / T.clear made into one)", "T.fill(C_l, 0)"),
+    ("parallel", "a T.Parallel loop (or a T.fill / T.clear made into one)", "T.Parallel(128, 128)")])
+def test_tile_ops_inside_ws_blocks_are_a_clear_error(op, name, line):
+    """Tile ops are partitioned over the whole block but a T.ws block runs on its warp groups only: an error
+    naming the op and its line, not code that silently leaves part of the tile undone."""
+    from tilelang.errors import TileLangUnsupportedError
+
+    with pytest.raises(TileLangUnsupportedError) as e:
+        tilelang.compile(_ws_with(op), target=SM90A)
+    msg = str(e.value)
+    assert f"{name} inside a T.ws block is not supported" in msg and "all 256 threads" in msg, msg
+    assert "test_warp_specialize.py:" in msg and line in msg.split("\n", 1)[1], msg  # the op's line

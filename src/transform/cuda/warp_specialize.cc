@@ -405,6 +405,29 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
 
 }  // namespace cuda_lowering
 
+void CheckWsBlockOps(const Stmt& ws, int64_t block_threads) {
+  const std::string rest =
+      " inside a T.ws block is not supported: tile ops and T.Parallel / T.Pipelined loops are lowered for "
+      "all " +
+      std::to_string(block_threads) +
+      " threads of the block, but only the T.ws block's warp groups run it. Move it out of the T.ws block, "
+      "or "
+      "write it per thread with T.get_thread_binding() (T.tma_copy, the T.mbarrier_* calls and T.wait_wgmma "
+      "work inside T.ws)";
+  PostOrderVisitStmt(ws, [&](const Stmt& x) {
+    auto* f = As<ForNode>(x);
+    if (f && f->for_kind == ForKind::kParallel)  // T.fill / T.clear of a fragment become one before this pass
+      throw UserError(ErrorKind::kUnsupported,
+                      "a T.Parallel loop (or a T.fill / T.clear made into one)" + rest, f->span);
+    if (f && f->for_kind == ForKind::kPipelined)
+      throw UserError(ErrorKind::kUnsupported, "T.Pipelined" + rest, f->span);
+    auto* op = As<TileOpNode>(x);
+    const std::string name = op ? op->op : "";
+    if (op && name != "tma_copy" && name != "wait_wgmma")
+      throw UserError(ErrorKind::kUnsupported, "T." + name + rest, op->span);
+  });
+}
+
 namespace {
 class NamedBarriers : public IRMutator {
  public:
