@@ -472,3 +472,89 @@ def test_tile_ops_inside_ws_blocks_are_a_clear_error(op, name, line):
     msg = str(e.value)
     assert f"{name} inside a T.ws block is not supported" in msg and "all 256 threads" in msg, msg
     assert "test_warp_specialize.py:" in msg and line in msg.split("\n", 1)[1], msg  # the op's line
+
+
+def _flashattn_heads_loop(B, H, S, D, causal, bm=64, bn=64, stages=2):
+    """FlashAttention forward with the heads in a serial loop inside each block (the K/V pipeline runs once per
+    head; causal: its length depends on the query block)."""
+    scale = (1.0 / D) ** 0.5 * 1.44269504
+    shape = [B, H, S, D]
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"), V: T.Tensor(shape, "float16"),
+             O: T.Tensor(shape, "float16")):
+        with T.Kernel(T.ceildiv(S, bm), B, threads=128) as (bx, bz):
+            Q_s = T.alloc_shared([bm, D], "float16")
+            K_s = T.alloc_shared([bn, D], "float16")
+            V_s = T.alloc_shared([bn, D], "float16")
+            O_s = T.alloc_shared([bm, D], "float16")
+            acc_s = T.alloc_fragment([bm, bn], "float32")
+            acc_s_cast = T.alloc_fragment([bm, bn], "float16")
+            acc_o = T.alloc_fragment([bm, D], "float32")
+            m = T.alloc_fragment([bm], "float32")
+            m_prev = T.alloc_fragment([bm], "float32")
+            sc = T.alloc_fragment([bm], "float32")
+            ssum = T.alloc_fragment([bm], "float32")
+            lsum = T.alloc_fragment([bm], "float32")
+            for h in T.serial(H):
+                T.copy(Q[bz, h, bx * bm:(bx + 1) * bm, :], Q_s)
+                T.fill(acc_o, 0)
+                T.fill(lsum, 0)
+                T.fill(m, -T.infinity("float32"))
+                n = T.min(T.ceildiv(S, bn), T.ceildiv((bx + 1) * bm, bn)) if causal else T.ceildiv(S, bn)
+                for k in T.Pipelined(n, num_stages=stages):
+                    T.copy(K[bz, h, k * bn:(k + 1) * bn, :], K_s)
+                    if causal:
+                        for i, j in T.Parallel(bm, bn):
+                            acc_s[i, j] = T.if_then_else(bx * bm + i >= k * bn + j, 0, -T.infinity("float32"))
+                    else:
+                        T.clear(acc_s)
+                    T.gemm(Q_s, K_s, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    T.copy(m, m_prev)
+                    T.fill(m, -T.infinity("float32"))
+                    T.reduce_max(acc_s, m, dim=1, clear=False)
+                    for i in T.Parallel(bm):
+                        m[i] = T.max(m[i], m_prev[i])
+                    for i in T.Parallel(bm):
+                        sc[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                    for i, j in T.Parallel(bm, bn):
+                        acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
+                    T.reduce_sum(acc_s, ssum, dim=1)
+                    for i in T.Parallel(bm):
+                        lsum[i] = lsum[i] * sc[i] + ssum[i]
+                    T.copy(acc_s, acc_s_cast)
+                    for i, j in T.Parallel(bm, D):
+                        acc_o[i, j] *= sc[i]
+                    T.copy(V[bz, h, k * bn:(k + 1) * bn, :], V_s)
+                    T.gemm(acc_s_cast, V_s, acc_o, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(bm, D):
+                    acc_o[i, j] /= lsum[i]
+                T.copy(acc_o, O_s)
+                T.copy(O_s, O[bz, h, bx * bm:(bx + 1) * bm, :])
+
+    return main
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flashattention_with_an_outer_heads_loop_in_the_emulator(causal):
+    """The brief's other nested case: the K/V pipeline inside a serial loop over heads (3 heads, 2 or 1..2 K/V
+    blocks per run with 2 stages: the phases continue across heads). The Q copy of each head and the softmax
+    run on the consumers."""
+    B, H, S, D = 1, 3, 128, 64
+    func = _flashattn_heads_loop(B, H, S, D, causal)
+    g = tilelang.compile(func, target=SM90A)
+    assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
+    assert any("counts the iterations of every run" in c for c in g.choices), g.choices
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    k(q, kk, v, o)
+    s = _f64(q) @ _f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_f64(o), p @ _f64(v), atol=2e-2)
