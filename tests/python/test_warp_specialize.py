@@ -239,21 +239,28 @@ def test_ws_rejects_a_warp_group_the_block_does_not_have():
 # ---- overlapped consumers: one wgmma group in flight across iterations -------------------------------------
 
 
-def _gemm_ws(M, N, K, bm, bn, bk, stages, threads=128, wg_wait=0, scale_in_loop=False):
+def _gemm_ws(M, N, K, bm, bn, bk, stages, threads=128, wg_wait=0, scale_in_loop=False, restage_a=False):
     """The reference GEMM with T.gemm's wg_wait as given; `scale_in_loop` halves the accumulator after each
-    gemm (so the accumulator is used by another statement of the loop: no default overlap)."""
+    gemm (so the accumulator is used by another statement of the loop: no default overlap); `restage_a`: the
+    consumers copy each A stage into their own shared tile (rewritten every iteration) for the gemm."""
 
     @T.prim_func
     def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
             A_s = T.alloc_shared((bm, bk), "float16")
+            A2_s = T.alloc_shared((bm, bk), "float16")
             B_s = T.alloc_shared((bk, bn), "float16")
             C_l = T.alloc_fragment((bm, bn), "float32")
             T.clear(C_l)
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
                 T.copy(A[by * bm, k * bk], A_s)
                 T.copy(B[k * bk, bx * bn], B_s)
-                T.gemm(A_s, B_s, C_l, wg_wait=wg_wait)
+                if restage_a:
+                    for i, j in T.Parallel(bm, bk):
+                        A2_s[i, j] = A_s[i, j]
+                    T.gemm(A2_s, B_s, C_l, wg_wait=wg_wait)
+                else:
+                    T.gemm(A_s, B_s, C_l, wg_wait=wg_wait)
                 if scale_in_loop:
                     for i, j in T.Parallel(bm, bn):
                         C_l[i, j] = C_l[i, j] * 0.5
@@ -295,6 +302,23 @@ def test_no_default_overlap_where_the_accumulator_is_used_in_the_loop():
     for kk in range(0, K, bk):
         want = (want + _f64(a[:, kk:kk + bk]) @ _f64(b[kk:kk + bk])) * 0.5
     np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+
+
+def test_no_default_overlap_where_an_operand_is_rewritten_in_the_loop():
+    """The consumers rewrite the gemm's A tile every iteration: overlapping would change it under the wgmma
+    still in flight, so the gemm keeps wg_wait 0 (choices say why); the emulator's result is right."""
+    M, N, K, bm, bn, bk = 128 + 8, 64, 5 * 32, 64, 64, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 2, restage_a=True)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    assert ch and "wgmma.wait_group 0): the operand 'A2_s' is used by other statements" in ch[0], g.choices
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("wg_wait", [1, -1])

@@ -136,7 +136,7 @@ namespace {
 // free once every group that read it completed: with at most G in flight at the end of iteration k,
 // those are iteration k's, so stage k - 1 may be released then (lag 1, which needs two stages or the
 // producer could never refill the stage the consumers wait on). A GEMM pipeline (one gemm, wg_wait 0,
-// its accumulator touched by nothing else in the loop) gets wg_wait 1 by default.
+// its accumulator and operands touched by nothing else in the loop) gets wg_wait 1 by default.
 WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t s) {
   auto wgmma = [&](const GemmNode* g) {
     auto it = L.layout_.find(g->C.buffer.get());
@@ -181,9 +181,13 @@ WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t
       why = "A is in registers";
     else if (p.stage_a || p.stage_b)
       why = "an fp8 operand is transposed through shared memory on every call";
+    // Nothing else in the loop may touch what the wgmma still reads or writes in the next iteration (the
+    // stage buffers are written by the producer only, after the release).
     for (auto& st : body)
-      if (why.empty() && TopGemm(st) != g && Touches(st, g->C.buffer.get()))
-        why = "the accumulator '" + g->C.buffer->name + "' is used by other statements of the loop";
+      for (const Region* r : {&g->C, &g->A, &g->B})
+        if (why.empty() && TopGemm(st) != g && Touches(st, r->buffer.get()))
+          why = std::string(r == &g->C ? "the accumulator '" : "the operand '") + r->buffer->name +
+                "' is used by other statements of the loop";
     if (why.empty()) {
       r.relaxed = g;
       pending = 1;
