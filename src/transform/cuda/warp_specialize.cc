@@ -14,7 +14,7 @@
 //  - WsNamedBarriers (after InsertBarriers): a __syncthreads reached by the consumers only becomes
 //    `bar.sync 1, T` (named barrier 1 over the consumer threads).
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <functional>
 
 #include "arith/simplify.h"
