@@ -281,6 +281,9 @@ def test_gemm_pipeline_overlaps_consecutive_wgmma_groups_by_default():
     assert "release stage k after iteration k+1's wait" in ch[0]
     res = k.get_resource_usage()
     assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    # ptxas keeps the groups asynchronous (it reports "wgmma.mma_async instructions are serialized" otherwise)
+    log = k.compiled.compile_log
+    assert "ptxas info" in log and "serialized" not in log, log
 
 
 def test_no_default_overlap_where_the_accumulator_is_used_in_the_loop():
@@ -332,7 +335,7 @@ def test_explicit_wg_wait_is_honoured_in_a_specialised_pipeline(wg_wait):
     ch = _ws_choice(g)
     how = "as the loop's wg_wait / T.wait_wgmma leave them" if wg_wait == 1 else "wgmma.wait_group 1 added"
     assert ch and f"1 wgmma group(s) in flight across iterations ({how}" in ch[0], g.choices
-    assert "wgmma.wait_group.sync.aligned 1;" in g.get_ptx()
+    assert "wgmma.wait_group.sync.aligned 1;" in g.get_ptx() and "serialized" not in g.compiled.compile_log
     k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
     rng = _rng()
     a = rng.standard_normal((M, K)).astype(np.float16)
@@ -414,13 +417,17 @@ def test_pipeline_inside_a_persistent_loop_is_split(stages, shrinking):
     func, per = _persistent_gemm(M, N, K, bm, bn, bk, stages, blocks, shrinking=shrinking)
     g = tilelang.compile(func, target=SM90A)
     ch = _ws_choice(g)
-    assert ch and "wgmma.wait_group 1" in ch[0], g.choices
+    if shrinking:  # ptxas serialises overlapped wgmma groups across a loop whose trip count it does not know
+        assert ch and "wgmma.wait_group 0): the loop's trip count is not a constant" in ch[0], g.choices
+    else:
+        assert ch and "wgmma.wait_group 1" in ch[0], g.choices
     assert any("counts the iterations of every run of the enclosing loop" in c for c in g.choices), g.choices
     ptx = g.get_ptx()
     assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
     assert "__launch_bounds__(256)" in g.get_kernel_source()
     res = g.get_resource_usage()
     assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    assert "ptxas info" in g.compiled.compile_log and "serialized" not in g.compiled.compile_log
     k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
     rng = _rng()
     a = rng.standard_normal((M, K)).astype(np.float16)

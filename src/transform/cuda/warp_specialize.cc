@@ -136,8 +136,9 @@ namespace {
 // free once every group that read it completed: with at most G in flight at the end of iteration k,
 // those are iteration k's, so stage k - 1 may be released then (lag 1, which needs two stages or the
 // producer could never refill the stage the consumers wait on). A GEMM pipeline (one gemm, wg_wait 0,
-// its accumulator and operands touched by nothing else in the loop) gets wg_wait 1 by default.
-WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t s) {
+// its accumulator and operands touched by nothing else in the loop, a constant trip count) gets wg_wait 1
+// by default.
+WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t s, bool const_trips) {
   auto wgmma = [&](const GemmNode* g) {
     auto it = L.layout_.find(g->C.buffer.get());
     return it != L.layout_.end() && IsWgmmaLayout(*it->second);
@@ -175,6 +176,8 @@ WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t
     WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
     if (s < 2)
       why = "one stage (num_stages=1)";
+    else if (!const_trips)  // measured: ptxas then reports C7514 and serialises every wgmma of the kernel
+      why = "the loop's trip count is not a constant (ptxas would serialise its overlapped wgmma)";
     else if (g->clear_accum)
       why = "the gemm clears its accumulator (clear_accum=True)";
     else if (g->A.buffer->scope != Scope::kShared)
@@ -301,7 +304,8 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   if (base) prod.push_back(advance());
   // Consumers: wait for the stage's bytes, compute, release the stage (one iteration late when their
   // wgmma overlaps the next iteration's).
-  WsRelease rel = PlanRelease(*this, consumers, s);
+  int64_t trips = 0;
+  WsRelease rel = PlanRelease(*this, consumers, s, AsConstInt(Simplify(ext), &trips));
   ws_relaxed_gemm_ = rel.relaxed;
   std::vector<Stmt> cons;
   for (auto& c : consumers) cons.push_back(VisitStmt(c));
@@ -325,9 +329,10 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
     steady.push_back(If(Binary(BinaryOp::kGE, Expr(k), C(1)), release(g - C(1)), nullptr, sp));
   std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), {}, sp)};
   if (rel.lag == 1) {  // the last iteration's groups complete (and its stage is released) after the loop
-    std::vector<Stmt> tail{Call0("tl.wgmma_wait", {C(0)}, sp)};
-    if (arrive && !early) tail.push_back(release(global(ext) - C(1)));
-    cside.push_back(If(Lt(C(0), ext), Seq(tail, sp), nullptr, sp));
+    // Unconditional: ptxas serialises every wgmma of a kernel whose wgmma.wait_group sits on a divergent
+    // path.
+    cside.push_back(Call0("tl.wgmma_wait", {C(0)}, sp));
+    if (arrive && !early) cside.push_back(If(Lt(C(0), ext), release(global(ext) - C(1)), nullptr, sp));
   }
   if (base) cside.push_back(advance());
   // Register reallocation: the block's register file (64K) at the launch's per-thread count, less the
