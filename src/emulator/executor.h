@@ -144,8 +144,8 @@ class Executor {
   void MmaSyncK32(const CallNode* c, const Lanes& act);   // m16n8k32 s8
   void MmaSyncTf32(const CallNode* c, const Lanes& act);  // m16n8k8 tf32 (intrinsics_tf32.cc)
   void ToTf32(const CallNode* c, const Lanes& act, Slot* out);
-  void Mfma(const CallNode* c, const Lanes& act);        // intrinsics_hip.cc
-  void Fp8ToFnuz(const CallNode* c, const Lanes& act);   // intrinsics_hip.cc
+  void Mfma(const CallNode* c, const Lanes& act);       // intrinsics_hip.cc
+  void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
 
@@ -155,6 +155,9 @@ class Executor {
   bool ExecHopper(const CallNode* c, const Lanes& act);
   bool EvalHopper(const CallNode* c, const Lanes& act, Slot* out);
   void CheckPending(Mem& m, int tid, int64_t flat, bool write);
+  // An asynchronous write of shared bytes [lo, hi) (a TMA copy) issued while a wgmma that reads them has
+  // not completed is reported (wgmma_operand_overwritten).
+  void CheckWgmmaReaders(int64_t lo, int64_t hi, int tid);
   void NoteGenericWrite(Mem& m, int tid, int64_t flat);
   void HopperBlockStart();
   void HopperBlockEnd();

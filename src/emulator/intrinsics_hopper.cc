@@ -152,6 +152,33 @@ void Executor::CheckPending(Mem& m, int tid, int64_t flat, bool write) {
   });
 }
 
+void Executor::CheckWgmmaReaders(int64_t lo, int64_t hi, int tid) {
+  if (!hopper_) return;
+  for (auto& gr : hopper_->groups) {
+    auto check = [&](const std::vector<Wgmma>& ws) {
+      for (const Wgmma& w : ws) {
+        bool hit = false;
+        for (int64_t a : w.a_addr) hit = hit || (a >= lo && a < hi);
+        for (int64_t a : w.b_addr) hit = hit || (a >= lo && a < hi);
+        if (!hit) continue;
+        Report("wgmma_operand_overwritten", tid, [&] {
+          std::string at =
+              w.stmt && w.stmt->span.defined() ? " (issued at " + FormatSpan(w.stmt->span) + ")" : "";
+          return "a TMA copy into shared bytes [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                 ") is issued while warp group " + std::to_string(w.group) + "'s wgmma" + at +
+                 " still reads them: the copy may overwrite its operands before the wgmma.wait_group that "
+                 "completes it";
+        });
+        return true;
+      }
+      return false;
+    };
+    if (check(gr.open)) return;
+    for (auto& c : gr.committed)
+      if (check(c)) return;
+  }
+}
+
 int Executor::UnfencedGenericWriter(Mem& m, int64_t flat) {
   if (!hopper_ || m.proxy_writer.empty()) return 0;
   const size_t fi = static_cast<size_t>(flat);

@@ -257,7 +257,8 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
 }
 
 bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
-  if (c->op == "tl.fence_barrier_init") return true;  // orders the inits for the async proxy: nothing to emulate
+  if (c->op == "tl.fence_barrier_init")
+    return true;  // orders the inits for the async proxy: nothing to emulate
   if (c->op == "tl.tma_store" || c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait")
     return ExecTmaStore(c, act);
   if (c->op != "tl.tma_load") return false;
@@ -303,6 +304,7 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
         return "the shared destination of a TMA copy (byte " + std::to_string(daddr) +
                ") is not 128-byte aligned";
       });
+    CheckWgmmaReaders(daddr, daddr + count * eb, t);  // intrinsics_hopper.cc
     TmaState::Copy cp;
     cp.bar = (bar->buffer->data ? bar->buffer->byte_offset : 0) + bflat[t].i * 8;
     cp.dst = &m;

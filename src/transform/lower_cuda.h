@@ -31,6 +31,7 @@ struct CudaLowerOptions {
   bool skip_fence_proxy = false;          // test-only: wgmma without fence.proxy.async before it
   bool disable_warp_specialized = false;  // "tl.disable_warp_specialized": no producer warp group
   bool test_ws_skip_empty_arrive = false;  // test-only: consumers never release a stage (a deadlock)
+  bool test_ws_early_release = false;      // test-only: a stage released before its wgmma's wait
 };
 
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).

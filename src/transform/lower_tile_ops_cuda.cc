@@ -14,6 +14,7 @@
 #include "transform/cuda/hopper_wgmma.h"
 #include "ir/structural.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
+#include "transform/cuda/warp_specialize.h"
 #include "transform/cuda_util.h"
 
 namespace tl {
@@ -108,6 +109,7 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") {  // a T.ws block: its value is its first thread
+    CheckWsBlockOps(n->body, T_);           // cuda/warp_specialize.cc
     int64_t saved = ws_leader_;
     AsConstInt(n->value, &ws_leader_);
     Stmt r = IRMutator::VisitAttr(s, n);

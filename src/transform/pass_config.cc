@@ -28,6 +28,7 @@ const Key kKeys[] = {
     {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},
+    {"tl.test_ws_early_release", &PassConfig::test_ws_early_release, nullptr, nullptr},
     {"tl.test_ws_skip_empty_arrive", &PassConfig::test_ws_skip_empty_arrive, nullptr, nullptr},
 };
 

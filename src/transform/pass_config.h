@@ -13,9 +13,11 @@ struct PassConfig {
   bool disable_async_copy = false;         // "tl.disable_async_copy": global->shared copies stay synchronous
   bool disable_tma_lower =
       false;  // "tl.disable_tma_lower" (TileLang's TL_DISABLE_TMA_LOWER): cp.async, not TMA
-  bool disable_wgmma = false;  // "tl.disable_wgmma" (TileLang's TL_DISABLE_WGMMA): sm_90a T.gemm uses mma.sync
+  bool disable_wgmma =
+      false;  // "tl.disable_wgmma" (TileLang's TL_DISABLE_WGMMA): sm_90a T.gemm uses mma.sync
   bool disable_warp_specialized = false;   // "tl.disable_warp_specialized": no automatic producer warp group
   bool test_ws_skip_empty_arrive = false;  // "tl.test_ws_skip_empty_arrive": test hook, a deadlock
+  bool test_ws_early_release = false;      // "tl.test_ws_early_release": test hook, a wgmma operand overwrite
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"

@@ -116,7 +116,7 @@ def test_warp_specialized_gemm_matches_numpy_in_the_emulator(dtype, bm, bn, bk, 
     rng = _rng()
     func = kernels.matmul(M, N, K, bm, bn, bk, dtype=dtype, out_dtype="float32", num_stages=stages, threads=threads)
     k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
-    assert _ws_choice(k), k.choices
+    assert _ws_choice(k) and "wgmma.wait_group 1" in _ws_choice(k)[0], k.choices  # overlapped consumers
     a = rng.standard_normal((M, K)).astype(NP[dtype])
     b = rng.standard_normal((K, N)).astype(NP[dtype])
     c = np.full((M, N), np.nan, np.float32)
@@ -133,6 +133,8 @@ def test_warp_specialized_flashattention_in_the_emulator(causal):
     func = kernels.flashattn(B, H, S, D, causal, num_stages=2)
     g = tilelang.compile(func, target=SM90A)
     assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
+    # two gemms per iteration (the softmax reads the first's accumulator): no overlap across iterations
+    assert "wgmma.wait_group 0): 2 gemms per iteration" in _ws_choice(g)[0], g.choices
     assert "wgmma.mma_async" in g.get_ptx() and "mbarrier.try_wait.parity" in g.get_ptx()
     # the consumers' own barriers (before the TMA store of O) are named barrier 1 over their 128 threads
     assert "bar.sync 1, 128;" in g.get_ptx()
@@ -232,3 +234,358 @@ def test_ws_rejects_a_warp_group_the_block_does_not_have():
             with T.Kernel(1, threads=256):
                 with T.ws(2):
                     A[0] = 1.0
+
+
+# ---- overlapped consumers: one wgmma group in flight across iterations -------------------------------------
+
+
+def _gemm_ws(M, N, K, bm, bn, bk, stages, threads=128, wg_wait=0, scale_in_loop=False, restage_a=False):
+    """The reference GEMM with T.gemm's wg_wait as given; `scale_in_loop` halves the accumulator after each
+    gemm (so the accumulator is used by another statement of the loop: no default overlap); `restage_a`: the
+    consumers copy each A stage into their own shared tile (rewritten every iteration) for the gemm."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            A2_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, k * bk], A_s)
+                T.copy(B[k * bk, bx * bn], B_s)
+                if restage_a:
+                    for i, j in T.Parallel(bm, bk):
+                        A2_s[i, j] = A_s[i, j]
+                    T.gemm(A2_s, B_s, C_l, wg_wait=wg_wait)
+                else:
+                    T.gemm(A_s, B_s, C_l, wg_wait=wg_wait)
+                if scale_in_loop:
+                    for i, j in T.Parallel(bm, bn):
+                        C_l[i, j] = C_l[i, j] * 0.5
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def test_gemm_pipeline_overlaps_consecutive_wgmma_groups_by_default():
+    """The consumers wait with wgmma.wait_group 1 (the group of this iteration stays in flight while the next
+    stage's wgmma is issued) and release stage k once iteration k+1's wait retired its wgmma; kernel.choices
+    says so. The epilogue still waits for everything (wait_group 0 after the loop)."""
+    k = tilelang.compile(kernels.matmul(1024, 1024, 1024, 128, 128, 64, num_stages=3, threads=256), target=SM90A)
+    ptx = k.get_ptx()
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
+    ch = _ws_choice(k)
+    assert len(ch) == 1 and "wgmma.wait_group 1, the default for a GEMM pipeline" in ch[0], k.choices
+    assert "release stage k after iteration k+1's wait" in ch[0]
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    # ptxas keeps the groups asynchronous (it reports "wgmma.mma_async instructions are serialized" otherwise)
+    log = k.compiled.compile_log
+    assert "ptxas info" in log and "serialized" not in log, log
+
+
+def test_no_default_overlap_where_the_accumulator_is_used_in_the_loop():
+    """Another statement of the loop reads the accumulator: the gemm keeps wg_wait 0 (choices say why), and
+    the emulator's result is still right."""
+    M, N, K, bm, bn, bk = 160, 96, 200, 64, 64, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 2, scale_in_loop=True)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    assert ch and "wgmma.wait_group 0" in ch[0] and "'C_l' is used by other statements" in ch[0], g.choices
+    assert "wgmma.wait_group.sync.aligned 1;" not in g.get_ptx()
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    want = np.zeros((M, N))
+    for kk in range(0, K, bk):
+        want = (want + _f64(a[:, kk:kk + bk]) @ _f64(b[kk:kk + bk])) * 0.5
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+
+
+def test_no_default_overlap_where_an_operand_is_rewritten_in_the_loop():
+    """The consumers rewrite the gemm's A tile every iteration: overlapping would change it under the wgmma
+    still in flight, so the gemm keeps wg_wait 0 (choices say why); the emulator's result is right."""
+    M, N, K, bm, bn, bk = 128 + 8, 64, 5 * 32, 64, 64, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 2, restage_a=True)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    assert ch and "wgmma.wait_group 0): the operand 'A2_s' is used by other statements" in ch[0], g.choices
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("wg_wait", [1, -1])
+def test_explicit_wg_wait_is_honoured_in_a_specialised_pipeline(wg_wait):
+    """TileLang's wg_wait: wgmma.wait_group n after the gemm's commit (-1: none). In the specialised pipeline
+    the stage is released once a later wait retired the group: with -1 the pass adds wgmma.wait_group 1 after
+    the gemm. Ragged sizes, no report."""
+    M, N, K, bm, bn, bk = 2 * 64 + 24, 128 - 40, 7 * 32 + 8, 64, 128, 32
+    func = _gemm_ws(M, N, K, bm, bn, bk, 3, wg_wait=wg_wait)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    how = "as the loop's wg_wait / T.wait_wgmma leave them" if wg_wait == 1 else "wgmma.wait_group 1 added"
+    assert ch and f"1 wgmma group(s) in flight across iterations ({how}" in ch[0], g.choices
+    assert "wgmma.wait_group.sync.aligned 1;" in g.get_ptx() and "serialized" not in g.compiled.compile_log
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_releasing_a_stage_before_its_wgmma_completed_is_reported(stages):
+    """The test hook releases stage k right after iteration k's gemm is issued (before the wait that retires
+    it): the producer's TMA copy into that stage is issued while the wgmma still reads it, and the emulator
+    reports the overwrite. The same kernel without the hook runs clean."""
+    M, N, K, bm, bn, bk = 128, 128, 8 * stages * 32, 128, 128, 32
+    func = kernels.matmul(M, N, K, bm, bn, bk, out_dtype="float32", num_stages=stages)
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bad = tilelang.compile(func, target=SM90A, execution_backend="emulator",
+                           pass_configs={"tl.test_ws_early_release": True})
+    with pytest.raises(TileLangEmulationError, match=r"wgmma_operand_overwritten.*TMA copy"):
+        bad(a, b, np.zeros((M, N), np.float32))
+    good = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    c = np.zeros((M, N), np.float32)
+    good(a, b, c)
+    np.testing.assert_allclose(c, _f64(a) @ _f64(b), rtol=1e-5, atol=1e-4)
+
+
+# ---- a T.Pipelined loop inside another loop ---------------------------------------------------------------
+
+
+def _persistent_gemm(M, N, K, bm, bn, bk, stages, blocks, threads=128, shrinking=False):
+    """Each block computes `per` output tiles in a serial loop around the pipeline (a persistent kernel).
+    `shrinking`: tile j of a block sums only K blocks j .. (the pipeline's extent depends on the outer loop)."""
+    tiles_n = -(-N // bn)
+    tiles = -(-M // bm) * tiles_n
+    per = -(-tiles // blocks)
+    nk = -(-K // bk)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(blocks, threads=threads) as bx:
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            for j in T.serial(per):
+                tile = bx * per + j
+                skip = j if shrinking else 0
+                T.clear(C_l)
+                for k in T.Pipelined(nk - skip, num_stages=stages):
+                    T.copy(A[(tile // tiles_n) * bm, (k + skip) * bk], A_s)
+                    T.copy(B[(k + skip) * bk, (tile % tiles_n) * bn], B_s)
+                    T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C[(tile // tiles_n) * bm, (tile % tiles_n) * bn])
+
+    return main, per
+
+
+def _persistent_want(a, b, M, N, bm, bn, bk, blocks, per, shrinking):
+    tiles_n = -(-N // bn)
+    want = np.zeros((M, N))
+    for bx in range(blocks):
+        for j in range(per):
+            tile = bx * per + j
+            r, c = (tile // tiles_n) * bm, (tile % tiles_n) * bn
+            k0 = (j if shrinking else 0) * bk
+            want[r:r + bm, c:c + bn] = _f64(a[r:r + bm, k0:]) @ _f64(b[k0:, c:c + bn])
+    return want
+
+
+@pytest.mark.parametrize("stages,shrinking", [(3, False), (2, False), (3, True)])
+def test_pipeline_inside_a_persistent_loop_is_split(stages, shrinking):
+    """The pipeline runs once per tile of a serial loop: both sides number its iterations across the runs (a
+    register counter), so stage g % s and phase (g / s) % 2 continue where the last tile stopped (5 K blocks
+    per tile with 3 stages: the phases do not restart at a multiple of the stage count). With `shrinking` the
+    run length changes from tile to tile. Ragged M, N, K; compiled for sm_90a and run in the emulator."""
+    M, N, K, bm, bn, bk, blocks = 2 * 64 + 16, 2 * 64 - 8, 4 * 32 + 16, 64, 64, 32, 2
+    func, per = _persistent_gemm(M, N, K, bm, bn, bk, stages, blocks, shrinking=shrinking)
+    g = tilelang.compile(func, target=SM90A)
+    ch = _ws_choice(g)
+    if shrinking:  # ptxas serialises overlapped wgmma groups across a loop whose trip count it does not know
+        assert ch and "wgmma.wait_group 0): the loop's trip count is not a constant" in ch[0], g.choices
+    else:
+        assert ch and "wgmma.wait_group 1" in ch[0], g.choices
+    assert any("counts the iterations of every run of the enclosing loop" in c for c in g.choices), g.choices
+    ptx = g.get_ptx()
+    assert "wgmma.mma_async" in ptx and "cp.async.bulk.tensor.2d" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "__launch_bounds__(256)" in g.get_kernel_source()
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    assert "ptxas info" in g.compiled.compile_log and "serialized" not in g.compiled.compile_log
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, _persistent_want(a, b, M, N, bm, bn, bk, blocks, per, shrinking),
+                               rtol=1e-5, atol=1e-4)
+
+
+def test_pipeline_whose_coordinates_read_on_chip_memory_is_not_split():
+    """The producer warp group cannot read the consumers' registers: a copy coordinate taken from a
+    T.alloc_var keeps the one-barrier pipeline, and kernel.choices says why."""
+
+    @T.prim_func
+    def main(A: T.Tensor((256, 256), "float16"), B: T.Tensor((256, 256), "float16"),
+             C: T.Tensor((256, 256), "float32")):
+        with T.Kernel(2, 2, threads=128) as (bx, by):
+            row = T.alloc_var("int32")
+            row = by * 128
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(4, num_stages=2):
+                T.copy(A[row, k * 64], A_s)
+                T.copy(B[k * 64, bx * 128], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * 128, bx * 128])
+
+    k = tilelang.compile(main, target=SM90A)
+    assert not _ws_choice(k), k.choices
+    assert any("not warp-specialized: the T.Pipelined loop's bounds or its copies' coordinates read on-chip"
+               in c for c in k.choices), k.choices
+
+
+# ---- tile ops inside T.ws blocks ---------------------------------------------------------------------------
+
+
+def _ws_with(op):
+    @T.prim_func
+    def main(A: T.Tensor((128, 64), "float16"), B: T.Tensor((64, 128), "float16"), C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            with T.ws(1):
+                if op == "copy":
+                    T.copy(A, A_s)
+                elif op == "fill":
+                    T.fill(C_l, 0)
+                elif op == "gemm":
+                    T.gemm(A_s, B_s, C_l)
+                else:
+                    for i, j in T.Parallel(128, 128):
+                        C[i, j] = 1.0
+            T.copy(C_l, C)
+
+    return main
+
+
+@pytest.mark.parametrize("op,name,line", [
+    ("copy", "T.copy", "T.copy(A, A_s)"), ("gemm", "T.gemm", "T.gemm(A_s, B_s, C_l)"),
+    ("fill", "a T.Parallel loop (or a T.fill / T.clear made into one)", "T.fill(C_l, 0)"),
+    ("parallel", "a T.Parallel loop (or a T.fill / T.clear made into one)", "T.Parallel(128, 128)")])
+def test_tile_ops_inside_ws_blocks_are_a_clear_error(op, name, line):
+    """Tile ops are partitioned over the whole block but a T.ws block runs on its warp groups only: an error
+    naming the op and its line, not code that silently leaves part of the tile undone."""
+    from tilelang.errors import TileLangUnsupportedError
+
+    with pytest.raises(TileLangUnsupportedError) as e:
+        tilelang.compile(_ws_with(op), target=SM90A)
+    msg = str(e.value)
+    assert f"{name} inside a T.ws block is not supported" in msg and "all 256 threads" in msg, msg
+    assert "test_warp_specialize.py:" in msg and line in msg.split("\n", 1)[1], msg  # the op's line
+
+
+def _flashattn_heads_loop(B, H, S, D, causal, bm=64, bn=64, stages=2):
+    """FlashAttention forward with the heads in a serial loop inside each block (the K/V pipeline runs once per
+    head; causal: its length depends on the query block)."""
+    scale = (1.0 / D) ** 0.5 * 1.44269504
+    shape = [B, H, S, D]
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"), V: T.Tensor(shape, "float16"),
+             O: T.Tensor(shape, "float16")):
+        with T.Kernel(T.ceildiv(S, bm), B, threads=128) as (bx, bz):
+            Q_s = T.alloc_shared([bm, D], "float16")
+            K_s = T.alloc_shared([bn, D], "float16")
+            V_s = T.alloc_shared([bn, D], "float16")
+            O_s = T.alloc_shared([bm, D], "float16")
+            acc_s = T.alloc_fragment([bm, bn], "float32")
+            acc_s_cast = T.alloc_fragment([bm, bn], "float16")
+            acc_o = T.alloc_fragment([bm, D], "float32")
+            m = T.alloc_fragment([bm], "float32")
+            m_prev = T.alloc_fragment([bm], "float32")
+            sc = T.alloc_fragment([bm], "float32")
+            ssum = T.alloc_fragment([bm], "float32")
+            lsum = T.alloc_fragment([bm], "float32")
+            for h in T.serial(H):
+                T.copy(Q[bz, h, bx * bm:(bx + 1) * bm, :], Q_s)
+                T.fill(acc_o, 0)
+                T.fill(lsum, 0)
+                T.fill(m, -T.infinity("float32"))
+                n = T.min(T.ceildiv(S, bn), T.ceildiv((bx + 1) * bm, bn)) if causal else T.ceildiv(S, bn)
+                for k in T.Pipelined(n, num_stages=stages):
+                    T.copy(K[bz, h, k * bn:(k + 1) * bn, :], K_s)
+                    if causal:
+                        for i, j in T.Parallel(bm, bn):
+                            acc_s[i, j] = T.if_then_else(bx * bm + i >= k * bn + j, 0, -T.infinity("float32"))
+                    else:
+                        T.clear(acc_s)
+                    T.gemm(Q_s, K_s, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                    T.copy(m, m_prev)
+                    T.fill(m, -T.infinity("float32"))
+                    T.reduce_max(acc_s, m, dim=1, clear=False)
+                    for i in T.Parallel(bm):
+                        m[i] = T.max(m[i], m_prev[i])
+                    for i in T.Parallel(bm):
+                        sc[i] = T.exp2(m_prev[i] * scale - m[i] * scale)
+                    for i, j in T.Parallel(bm, bn):
+                        acc_s[i, j] = T.exp2(acc_s[i, j] * scale - m[i] * scale)
+                    T.reduce_sum(acc_s, ssum, dim=1)
+                    for i in T.Parallel(bm):
+                        lsum[i] = lsum[i] * sc[i] + ssum[i]
+                    T.copy(acc_s, acc_s_cast)
+                    for i, j in T.Parallel(bm, D):
+                        acc_o[i, j] *= sc[i]
+                    T.copy(V[bz, h, k * bn:(k + 1) * bn, :], V_s)
+                    T.gemm(acc_s_cast, V_s, acc_o, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(bm, D):
+                    acc_o[i, j] /= lsum[i]
+                T.copy(acc_o, O_s)
+                T.copy(O_s, O[bz, h, bx * bm:(bx + 1) * bm, :])
+
+    return main
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flashattention_with_an_outer_heads_loop_in_the_emulator(causal):
+    """The brief's other nested case: the K/V pipeline inside a serial loop over heads (3 heads, 2 or 1..2 K/V
+    blocks per run with 2 stages: the phases continue across heads). The Q copy of each head and the softmax
+    run on the consumers."""
+    B, H, S, D = 1, 3, 128, 64
+    func = _flashattn_heads_loop(B, H, S, D, causal)
+    g = tilelang.compile(func, target=SM90A)
+    assert _ws_choice(g) and "__launch_bounds__(256)" in g.get_kernel_source(), g.choices
+    assert any("counts the iterations of every run" in c for c in g.choices), g.choices
+    res = g.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["stack_bytes"] == 0, res
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    k(q, kk, v, o)
+    s = _f64(q) @ _f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_f64(o), p @ _f64(v), atol=2e-2)

@@ -24,6 +24,7 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
   o.skip_fence_proxy = pc.test_skip_fence_proxy;
   o.disable_warp_specialized = pc.disable_warp_specialized;
   o.test_ws_skip_empty_arrive = pc.test_ws_skip_empty_arrive;
+  o.test_ws_early_release = pc.test_ws_early_release;
   return o;
 }
 

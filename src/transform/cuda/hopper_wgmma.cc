@@ -242,7 +242,9 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
       For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp), {}, sp),
       {}, sp));
   out.push_back(Call0("tl.wgmma_commit", {}, sp));
-  if (g->wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(g->wg_wait)}, sp));
+  // A warp-specialised GEMM pipeline keeps this iteration's group in flight (cuda/warp_specialize.cc).
+  const int wg_wait = g == L.ws_relaxed_gemm_ ? 1 : g->wg_wait;
+  if (wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(wg_wait)}, sp));
   return Seq(out, sp);
 }
 

@@ -110,8 +110,12 @@ class CudaTileLowerer : public IRMutator {
                         const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers, int64_t stages,
                         int64_t bytes);
   Stmt WsSplitKernel(const Stmt& body);  // if (tx < T) { body (consumers) } else { producer }
-  Stmt ws_producer_;                     // the producer's branch of the split
-  Stmt ws_consumer_inc_;                 // the consumers' setmaxnreg.inc (or null)
+  Stmt ws_producer_;      // the producer thread's loop (WsSplitKernel adds the loops around it)
+  Stmt ws_producer_dec_;  // the producer warp group's setmaxnreg.dec (or null)
+  Stmt ws_consumer_inc_;  // the consumers' setmaxnreg.inc (or null)
+  // The gemm of a warp-specialised pipeline whose wgmma.wait_group becomes 1 (the consumers overlap
+  // consecutive iterations; cuda/warp_specialize.cc), read by LowerGemmWgmma.
+  const GemmNode* ws_relaxed_gemm_ = nullptr;
 
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);

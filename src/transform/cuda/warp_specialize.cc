@@ -3,16 +3,27 @@
 // after waiting on the stage's "empty" mbarrier) while the T original threads consume (wait on the
 // stage's "full" mbarrier, compute, arrive on "empty"). setmaxnreg moves registers from the producer
 // to the consumers. The parts:
-//  - WsCandidate (before lowering): the one T.Pipelined loop that may be split;
+//  - WsCandidate (before lowering): the one T.Pipelined loop that may be split (at the top level or
+//    inside serial loops, e.g. a persistent loop over tiles);
+//  - PlanRelease: when the consumers release a stage: after the iteration, or one iteration late when
+//    their wgmma group stays in flight across iterations (wgmma.wait_group 1, the default for a GEMM);
 //  - CudaTileLowerer::LowerPipelinedWs: the consumers' loop (in place of the pipeline) and the producer's;
+//    inside another loop both number iterations across its runs (a register counter) for stage and phase;
 //  - CudaTileLowerer::WsSplitKernel: `if (tx < T) { the whole kernel, with the consumers' loop } else
-//    { the producer's loop under the lets it needs }`;
+//    { the producer's loop under the loops and lets it needs }`;
 //  - WsNamedBarriers (after InsertBarriers): a __syncthreads reached by the consumers only becomes
 //    `bar.sync 1, T` (named barrier 1 over the consumer threads).
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
+#include "layout/hopper_layout.h"
+#include "op/copy.h"
+#include "op/gemm.h"
+#include "op/hopper_ops.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
 #include "transform/cuda/warp_specialize.h"
 #include "transform/cuda_util.h"
@@ -25,23 +36,91 @@ namespace {
 constexpr int64_t kWarpGroup = 128;
 constexpr int64_t kProducerRegs = 40;
 constexpr int64_t kMaxConsumerRegs = 240;
+constexpr int64_t kUnknown = INT64_MAX;  // wgmma groups in flight: not bounded by a wait
 
-// The T.Pipelined loops under `s`, each with whether it is at the kernel's top level (only Seq, Let and
-// AttrStmt above it: no loop or condition).
-void FindPipelined(const Stmt& s, bool top, std::vector<std::pair<const ForNode*, bool>>* out) {
+// Whether `e` reads memory the producer warp group cannot read as the consumers do: anything but global
+// tensors (shared tiles, registers and T.alloc_var values are the consumers').
+bool ReadsOnChip(const Expr& e) {
+  struct V : IRVisitor {
+    bool hit = false;
+    void VisitLoad(const BufferLoadNode* n) override {
+      hit = hit || n->buffer->scope != Scope::kGlobal;
+      IRVisitor::VisitLoad(n);
+    }
+  } v;
+  if (e) v.VisitExpr(e);
+  return v.hit;
+}
+
+// The T.Pipelined loops under `s`, each with why its place forbids the split ("" when only Seq, Let,
+// AttrStmt and serial loops whose bounds and values read no on-chip memory are above it).
+void FindPipelined(const Stmt& s, const std::string& why,
+                   std::vector<std::pair<const ForNode*, std::string>>* out) {
   if (!s) return;
   switch (s->kind) {
     case StmtKind::kSeq:
-      for (auto& x : As<SeqNode>(s)->seq) FindPipelined(x, top, out);
+      for (auto& x : As<SeqNode>(s)->seq) FindPipelined(x, why, out);
       return;
-    case StmtKind::kLet: FindPipelined(As<LetNode>(s)->body, top, out); return;
-    case StmtKind::kAttr: FindPipelined(As<AttrStmtNode>(s)->body, top, out); return;
+    case StmtKind::kLet: {
+      auto* l = As<LetNode>(s);
+      bool bad = why.empty() && ReadsOnChip(l->value);
+      FindPipelined(l->body,
+                    bad ? "a value it uses ('" + l->var->name + "') is read from on-chip memory" : why, out);
+      return;
+    }
+    case StmtKind::kAttr: FindPipelined(As<AttrStmtNode>(s)->body, why, out); return;
+    case StmtKind::kFor: {
+      auto* f = As<ForNode>(s);
+      if (f->for_kind == ForKind::kPipelined) {
+        out->push_back({f, why});
+        return;
+      }
+      if (f->for_kind == ForKind::kSerial || f->for_kind == ForKind::kUnrolled) {
+        bool bad = why.empty() && (ReadsOnChip(f->min) || ReadsOnChip(f->extent));
+        FindPipelined(f->body, bad ? "the bounds of the loop around it read on-chip memory" : why, out);
+        return;
+      }
+      break;
+    }
     default: break;
   }
   PostOrderVisitStmt(s, [&](const Stmt& x) {
-    if (auto* f = As<ForNode>(x); f && f->for_kind == ForKind::kPipelined) out->push_back({f, top && x == s});
+    if (auto* f = As<ForNode>(x); f && f->for_kind == ForKind::kPipelined)
+      out->push_back(
+          {f, why.empty() ? "the T.Pipelined loop is inside a condition or a parallel loop" : why});
   });
 }
+
+// Whether `s` reads or writes buffer `b` (tile-op regions, loads, stores; not the facts attached to it).
+bool Touches(const Stmt& s, const BufferNode* b) {
+  struct V : IRVisitor {
+    const BufferNode* b;
+    bool hit = false;
+    void VisitBuffer(const Buffer& x) override { hit = hit || x.get() == b; }
+    void VisitAttr(const AttrStmtNode* n) override {
+      VisitExpr(n->value);
+      VisitStmt(n->body);
+    }
+  } v;
+  v.b = b;
+  v.VisitStmt(s);
+  return v.hit;
+}
+
+// The gemm at the top of a consumer statement (under its facts), or null.
+const GemmNode* TopGemm(const Stmt& s) {
+  Stmt x = s;
+  while (auto* a = As<AttrStmtNode>(x)) x = a->body;
+  return As<GemmNode>(x);
+}
+
+// How the consumers release a stage (docs/warp_specialization.md, "Overlapped consumers").
+struct WsRelease {
+  int lag = 0;        // 0: stage k is released after iteration k; 1: after iteration k+1's wait
+  int64_t wait = -1;  // a wgmma.wait_group appended to each iteration (-1: none)
+  const GemmNode* relaxed = nullptr;  // the gemm whose wait_group 0 becomes 1 (the default overlap)
+  std::string what;                   // for kernel.choices
+};
 
 }  // namespace
 
@@ -50,6 +129,95 @@ const char* const kWsConsumerKey = "tl.ws_consumer";
 const char* const kWsPipelineKey = "tl.ws_pipeline";
 
 namespace cuda_lowering {
+
+namespace {
+// Counts the wgmma groups one iteration of the consumers commits (G, one per wgmma gemm) and how many
+// may still be in flight at its end (each gemm's wg_wait and each T.wait_wgmma bound them). A stage is
+// free once every group that read it completed: with at most G in flight at the end of iteration k,
+// those are iteration k's, so stage k - 1 may be released then (lag 1, which needs two stages or the
+// producer could never refill the stage the consumers wait on). A GEMM pipeline (one gemm, wg_wait 0,
+// its accumulator and operands touched by nothing else in the loop, a constant trip count) gets wg_wait 1
+// by default.
+WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t s, bool const_trips) {
+  auto wgmma = [&](const GemmNode* g) {
+    auto it = L.layout_.find(g->C.buffer.get());
+    return it != L.layout_.end() && IsWgmmaLayout(*it->second);
+  };
+  std::vector<const GemmNode*> gemms;
+  bool nested = false;
+  int64_t pending = kUnknown;
+  for (auto& st : body) {
+    if (auto* g = TopGemm(st); g && wgmma(g)) {
+      gemms.push_back(g);
+      if (pending != kUnknown) ++pending;
+      if (g->wg_wait >= 0) pending = std::min<int64_t>(pending, g->wg_wait);
+      continue;
+    }
+    if (auto* w = As<WaitWgmmaNode>(st)) {
+      pending = std::min(pending, w->n);
+      continue;
+    }
+    PostOrderVisitStmt(st, [&](const Stmt& x) {
+      if (auto* g = As<GemmNode>(x); (g && wgmma(g)) || As<WaitWgmmaNode>(x)) nested = true;
+    });
+  }
+  WsRelease r;
+  const int64_t G = static_cast<int64_t>(gemms.size());
+  if (G == 0 && !nested) return r;  // no wgmma: the body's reads are done when it ends
+  const std::string sync = "consumers release a stage once its wgmma completed (wgmma.wait_group 0)";
+  if (nested) {
+    r.wait = 0;
+    r.what = sync + ": a gemm or T.wait_wgmma of the loop is inside a condition or a loop";
+    return r;
+  }
+  std::string why;  // why the default overlap does not apply
+  if (G == 1 && gemms[0]->wg_wait == 0) {
+    const GemmNode* g = gemms[0];
+    WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+    if (s < 2)
+      why = "one stage (num_stages=1)";
+    else if (!const_trips)  // measured: ptxas then reports C7514 and serialises every wgmma of the kernel
+      why = "the loop's trip count is not a constant (ptxas would serialise its overlapped wgmma)";
+    else if (g->clear_accum)
+      why = "the gemm clears its accumulator (clear_accum=True)";
+    else if (g->A.buffer->scope != Scope::kShared)
+      why = "A is in registers";
+    else if (p.stage_a || p.stage_b)
+      why = "an fp8 operand is transposed through shared memory on every call";
+    // Nothing else in the loop may touch what the wgmma still reads or writes in the next iteration (the
+    // stage buffers are written by the producer only, after the release).
+    for (auto& st : body)
+      for (const Region* r : {&g->C, &g->A, &g->B})
+        if (why.empty() && TopGemm(st) != g && Touches(st, r->buffer.get()))
+          why = std::string(r == &g->C ? "the accumulator '" : "the operand '") + r->buffer->name +
+                "' is used by other statements of the loop";
+    if (why.empty()) {
+      r.relaxed = g;
+      pending = 1;
+    }
+  } else if (pending == 0) {
+    why = std::to_string(G) + " gemms per iteration, each waiting for its wgmma";
+  }
+  if (pending == 0) {
+    r.what = sync + (why.empty() ? "" : ": " + why);
+    return r;
+  }
+  if (s < 2) {  // the stage may be released only after this iteration's groups completed
+    r.wait = 0;
+    r.what = sync + ": one stage (num_stages=1)";
+    return r;
+  }
+  if (pending > G) r.wait = G;
+  r.lag = 1;
+  const int64_t keep = pending > G ? G : pending;
+  r.what = "consumers keep " + std::to_string(keep) + " wgmma group(s) in flight across iterations (" +
+           (r.relaxed     ? std::string("wgmma.wait_group 1, the default for a GEMM pipeline")
+            : r.wait >= 0 ? "wgmma.wait_group " + std::to_string(r.wait) + " added after the loop's body"
+                          : std::string("as the loop's wg_wait / T.wait_wgmma leave them")) +
+           ") and release stage k after iteration k+1's wait";
+  return r;
+}
+}  // namespace
 
 const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why) const {
   if (ctx_.target.arch != "sm_90a") return nullptr;  // setmaxnreg and wgmma: sm_90a
@@ -65,22 +233,34 @@ const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why)
     *why = "the kernel specialises its warp groups itself (T.ws)";
     return nullptr;
   }
-  std::vector<std::pair<const ForNode*, bool>> loops;
-  FindPipelined(kbody, true, &loops);
+  std::vector<std::pair<const ForNode*, std::string>> loops;
+  FindPipelined(kbody, "", &loops);
   if (loops.empty()) return nullptr;
   if (loops.size() > 1) {
     *why = "the kernel has more than one T.Pipelined loop";
     return nullptr;
   }
-  if (!loops[0].second) {
-    *why = "the T.Pipelined loop is inside another loop or a condition";
+  if (!loops[0].second.empty()) {
+    *why = loops[0].second;
     return nullptr;
   }
   if (T_ % kWarpGroup || T_ + kWarpGroup > 1024) {
     *why = "the block (" + std::to_string(T_) + " threads) is not whole warp groups with room for one more";
     return nullptr;
   }
-  return loops[0].first;
+  // The producer computes the pipeline's bounds and the copies' coordinates by itself.
+  const ForNode* f = loops[0].first;
+  bool on_chip = ReadsOnChip(f->min) || ReadsOnChip(f->extent);
+  PostOrderVisitStmt(f->body, [&](const Stmt& x) {
+    auto* c = As<CopyNode>(x);
+    if (!c || c->src.buffer->scope != Scope::kGlobal) return;
+    for (auto& r : c->src.ranges) on_chip = on_chip || ReadsOnChip(r.min) || ReadsOnChip(r.extent);
+  });
+  if (on_chip) {
+    *why = "the T.Pipelined loop's bounds or its copies' coordinates read on-chip memory";
+    return nullptr;
+  }
+  return f;
 }
 
 Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
@@ -94,47 +274,67 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   Buffer empty = Scratch("ws_empty", DataType::UInt(64), s, Scope::kShared);
   for (int64_t i = 0; i < s; ++i)
     tma_inits_.push_back(Call0("tl.mbarrier_init", {Load(empty, {C(i)}), C(T_)}, sp));
+  // A pipeline inside another loop numbers its iterations across runs, so that stages and barrier phases
+  // continue: iteration k of a run is g = base + k, base a register counter (the producer thread and each
+  // consumer thread advance their own copy by the run's extent).
+  Buffer base = loop_depth_ > 0 ? TmaCounter("ws_iters") : Buffer();
+  auto global = [&](const Expr& k) { return base ? Load(base, {C(0)}) + k : k; };
+  auto advance = [&]() { return Store(base, Load(base, {C(0)}) + ext, {C(0)}, sp); };
   std::vector<Buffer> managed;
   for (auto* c : producers) {
-    stage_[c->dst.buffer.get()] = Mod(ko - mn, s);
+    stage_[c->dst.buffer.get()] = Mod(global(ko - mn), s);
     managed.push_back(MapBuffer(c->dst.buffer));
   }
-  // Producer: thread T waits until stage k % s is free (the consumers' (k / s - 1)-th release of it),
+  // Producer: thread T waits until stage g % s is free (the consumers' (g / s - 1)-th release of it),
   // then arrives on "full" with the stage's bytes and issues the copies.
   Var kp = MakeVar(ko->name + "_p");
-  Expr st = Mod(Expr(kp), s);
+  Expr gp = global(Expr(kp));
+  Expr st = Simplify(Mod(gp, s));
   std::vector<Stmt> issue;
   issue.push_back(
-      If(Binary(BinaryOp::kGE, Expr(kp), C(s)),
-         Call0("tl.mbarrier_wait_parity", {Load(empty, {st}), Mod(Div(Expr(kp), s) + C(1), 2)}, sp), nullptr,
-         sp));
+      If(Binary(BinaryOp::kGE, gp, C(s)),
+         Call0("tl.mbarrier_wait_parity", {Load(empty, {st}), Simplify(Mod(Div(gp, s) + C(1), 2))}, sp),
+         nullptr, sp));
   Expr fb = Load(full, {st});
   issue.push_back(Call0("tl.mbarrier_arrive_expect_tx", {fb, C(bytes)}, sp));
   std::vector<Stmt> copies;
   for (size_t i = 0; i < producers.size(); ++i) copies.push_back(TmaIssue(producers[i], plans[i], fb));
   issue.push_back(Substitute(OpScope(Seq(copies, sp), sp), {{ko.get(), mn + Expr(kp)}}));
-  Stmt prod_loop = For(kp, C(0), ext, ForKind::kSerial, Seq(issue, sp), {}, sp);
-  // Consumers: wait for the stage's bytes, compute, release the stage.
+  std::vector<Stmt> prod{For(kp, C(0), ext, ForKind::kSerial, Seq(issue, sp), {}, sp)};
+  if (base) prod.push_back(advance());
+  // Consumers: wait for the stage's bytes, compute, release the stage (one iteration late when their
+  // wgmma overlaps the next iteration's).
+  int64_t trips = 0;
+  WsRelease rel = PlanRelease(*this, consumers, s, AsConstInt(Simplify(ext), &trips));
+  ws_relaxed_gemm_ = rel.relaxed;
   std::vector<Stmt> cons;
   for (auto& c : consumers) cons.push_back(VisitStmt(c));
+  ws_relaxed_gemm_ = nullptr;
   for (auto* c : producers) stage_.erase(c->dst.buffer.get());
   Var k = MakeVar(ko->name);
-  Expr sk = Mod(Expr(k), s);
+  Expr g = global(Expr(k));
+  auto release = [&](const Expr& iter) {
+    return Call0("tl.mbarrier_arrive", {Load(empty, {Simplify(Mod(iter, s))})}, sp);
+  };
+  // Test hook: overlapped consumers release the stage while its wgmma may still read it.
+  const bool early = rel.lag == 1 && ctx_.opt.test_ws_early_release;
   std::vector<Stmt> steady;
-  steady.push_back(Call0("tl.mbarrier_wait_parity", {Load(full, {sk}), Mod(Div(Expr(k), s), 2)}, sp));
+  steady.push_back(
+      Call0("tl.mbarrier_wait_parity", {Load(full, {Simplify(Mod(g, s))}), Simplify(Mod(Div(g, s), 2))}, sp));
   steady.push_back(Substitute(Seq(cons, sp), {{ko.get(), mn + Expr(k)}}));
-  // Asynchronous wgmma reading the stage must have completed before it is released.
-  bool has_wgmma = false;
-  for (auto& c : cons)
-    PostOrderVisitStmt(c, [&](const Stmt& x) {
-      auto* ev = As<EvaluateNode>(x);
-      auto* call = ev ? As<CallNode>(ev->value) : nullptr;
-      if (call && (call->op == "tl.wgmma" || call->op == "tl.wgmma_rs")) has_wgmma = true;
-    });
-  if (has_wgmma) steady.push_back(Call0("tl.wgmma_wait", {C(0)}, sp));
-  if (!ctx_.opt.test_ws_skip_empty_arrive)
-    steady.push_back(Call0("tl.mbarrier_arrive", {Load(empty, {sk})}, sp));
-  Stmt cons_loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), {}, sp);
+  if (rel.wait >= 0 && !early) steady.push_back(Call0("tl.wgmma_wait", {C(rel.wait)}, sp));
+  const bool arrive = !ctx_.opt.test_ws_skip_empty_arrive;
+  if (arrive && (rel.lag == 0 || early)) steady.push_back(release(g));
+  if (arrive && rel.lag == 1 && !early)
+    steady.push_back(If(Binary(BinaryOp::kGE, Expr(k), C(1)), release(g - C(1)), nullptr, sp));
+  std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), {}, sp)};
+  if (rel.lag == 1) {  // the last iteration's groups complete (and its stage is released) after the loop
+    // Unconditional: ptxas serialises every wgmma of a kernel whose wgmma.wait_group sits on a divergent
+    // path.
+    cside.push_back(Call0("tl.wgmma_wait", {C(0)}, sp));
+    if (arrive && !early) cside.push_back(If(Lt(C(0), ext), release(global(ext) - C(1)), nullptr, sp));
+  }
+  if (base) cside.push_back(advance());
   // Register reallocation: the block's register file (64K) at the launch's per-thread count, less the
   // producer's, over the consumers.
   int64_t threads = T_ + kWarpGroup;
@@ -142,25 +342,23 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   int64_t cons_regs =
       std::min(kMaxConsumerRegs, (launch * threads - kProducerRegs * kWarpGroup) / T_ / 8 * 8);
   bool realloc = ws_reg_alloc_ && cons_regs > launch;
-  std::vector<Stmt> pside, cside;
-  ws_consumer_inc_ = Stmt();
+  ws_consumer_inc_ = ws_producer_dec_ = Stmt();
   if (realloc) {
-    pside.push_back(Call0("tl.set_max_nreg", {C(kProducerRegs), C(0)}, sp));
+    ws_producer_dec_ = Call0("tl.set_max_nreg", {C(kProducerRegs), C(0)}, sp);
     ws_consumer_inc_ = Call0("tl.set_max_nreg", {C(cons_regs), C(1)}, sp);
   }
-  pside.push_back(If(Eq(tx_, C(T_)), prod_loop, nullptr, sp));
-  ws_producer_ = Seq(pside, sp);  // WsSplitKernel puts it in the producer's branch
-  cside.push_back(cons_loop);
+  ws_producer_ = Seq(prod, sp);  // WsSplitKernel puts it in the producer's branch, under the loops around it
   Stmt split = AttrStmt(full, kWsPipelineKey, C(T_), Seq(cside, sp), sp);
   for (auto m = managed.rbegin(); m != managed.rend(); ++m)
     split = AttrStmt(*m, "tl.pipeline_managed", Int(1), split, sp);
   std::string wgs = T_ == kWarpGroup ? "0" : "0.." + std::to_string(T_ / kWarpGroup - 1);
-  ctx_.info->choices.push_back(Loc(sp) + ": T.Pipelined: " + std::to_string(s) + "-stage TMA pipeline (" +
-                               std::to_string(producers.size()) + " copies, " + std::to_string(bytes) +
-                               " bytes per stage; one 'full' mbarrier per stage waited on with phase "
-                               "parity (k / " +
-                               std::to_string(s) +
-                               ") % 2 and one 'empty' mbarrier per stage the consumers arrive on)");
+  ctx_.info->choices.push_back(
+      Loc(sp) + ": T.Pipelined: " + std::to_string(s) + "-stage TMA pipeline (" +
+      std::to_string(producers.size()) + " copies, " + std::to_string(bytes) +
+      " bytes per stage; one 'full' mbarrier per stage waited on with phase "
+      "parity (k / " +
+      std::to_string(s) + ") % 2 and one 'empty' mbarrier per stage the consumers arrive on" +
+      (base ? "; k counts the iterations of every run of the enclosing loop)" : ")"));
   ctx_.info->choices.push_back(
       Loc(sp) + ": warp-specialized: producer wg " + std::to_string(T_ / kWarpGroup) +
       (realloc ? " (setmaxnreg " + std::to_string(kProducerRegs) + ")" : " (no setmaxnreg)") +
@@ -168,15 +366,16 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
       std::to_string(threads) + " threads per block" +
       (realloc         ? ""
        : ws_reg_alloc_ ? " (nothing to gain from register reallocation)"
-                       : " (register reallocation off: T.disable_warp_group_reg_alloc)"));
+                       : " (register reallocation off: T.disable_warp_group_reg_alloc)") +
+      (rel.what.empty() ? "" : "; " + rel.what));
   ws_done_ = true;
   return split;
 }
 
 Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
-  // The lets on the way to the consumers' loop (the pipeline's bounds and the copies' indices may use
-  // them) are bound again around the producer's loop; UniquifyDefs renames the copies.
-  std::vector<const LetNode*> lets;
+  // The loops and lets on the way to the consumers' loop (the pipeline's bounds and the copies' indices
+  // may use them) are run again around the producer's loop; UniquifyDefs renames the copies.
+  std::vector<const StmtNode*> frames;
   std::function<bool(const Stmt&)> path = [&](const Stmt& s) -> bool {
     if (!s) return false;
     if (auto* q = As<SeqNode>(s)) {
@@ -184,27 +383,59 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
         if (path(x)) return true;
       return false;
     }
-    if (auto* l = As<LetNode>(s)) {
-      lets.push_back(l);
-      if (path(l->body)) return true;
-      lets.pop_back();
+    Stmt inner;
+    if (auto* l = As<LetNode>(s)) inner = l->body;
+    if (auto* f = As<ForNode>(s)) inner = f->body;
+    if (inner) {
+      frames.push_back(s.get());
+      if (path(inner)) return true;
+      frames.pop_back();
       return false;
     }
     if (auto* a = As<AttrStmtNode>(s)) return a->key == kWsPipelineKey || path(a->body);
     return false;
   };
-  TL_ICHECK(path(body), "the warp-specialised pipeline is not at the kernel's top level");
+  TL_ICHECK(path(body), "the warp-specialised pipeline is not under loops and lets only");
   Stmt prod = ws_producer_;
-  for (auto l = lets.rbegin(); l != lets.rend(); ++l) prod = Let((*l)->var, (*l)->value, prod, (*l)->span);
+  for (auto fr = frames.rbegin(); fr != frames.rend(); ++fr) {
+    if (auto* l = As<LetNode>(*fr)) prod = Let(l->var, l->value, prod, l->span);
+    if (auto* f = As<ForNode>(*fr)) prod = For(f->var, f->min, f->extent, f->for_kind, prod, {}, f->span);
+  }
+  // Only the producer warp group's first thread issues; the others only give up their registers.
+  const Span& sp = body->span;
+  prod = If(Eq(tx_, C(T_)), prod, nullptr, sp);
+  if (ws_producer_dec_) prod = Seq({ws_producer_dec_, prod}, sp);
   // Everything else (the accumulator's clear, the epilogue, copies before the loop) is the consumers':
   // nothing of theirs is live in the producer's branch, which runs in 40 registers.
-  const Span& sp = body->span;
   Stmt cons = AttrStmt(Buffer(), kWsConsumerKey, C(T_),
                        ws_consumer_inc_ ? Seq({ws_consumer_inc_, body}, sp) : body, sp);
   return AttrStmt(Buffer(), kWarpSpecializedKey, C(T_), If(Lt(tx_, C(T_)), cons, prod, sp), sp);
 }
 
 }  // namespace cuda_lowering
+
+void CheckWsBlockOps(const Stmt& ws, int64_t block_threads) {
+  const std::string rest =
+      " inside a T.ws block is not supported: tile ops and T.Parallel / T.Pipelined loops are lowered for "
+      "all " +
+      std::to_string(block_threads) +
+      " threads of the block, but only the T.ws block's warp groups run it. Move it out of the T.ws block, "
+      "or "
+      "write it per thread with T.get_thread_binding() (T.tma_copy, the T.mbarrier_* calls and T.wait_wgmma "
+      "work inside T.ws)";
+  PostOrderVisitStmt(ws, [&](const Stmt& x) {
+    auto* f = As<ForNode>(x);
+    if (f && f->for_kind == ForKind::kParallel)  // T.fill / T.clear of a fragment become one before this pass
+      throw UserError(ErrorKind::kUnsupported,
+                      "a T.Parallel loop (or a T.fill / T.clear made into one)" + rest, f->span);
+    if (f && f->for_kind == ForKind::kPipelined)
+      throw UserError(ErrorKind::kUnsupported, "T.Pipelined" + rest, f->span);
+    auto* op = As<TileOpNode>(x);
+    const std::string name = op ? op->op : "";
+    if (op && name != "tma_copy" && name != "wait_wgmma")
+      throw UserError(ErrorKind::kUnsupported, "T." + name + rest, op->span);
+  });
+}
 
 namespace {
 class NamedBarriers : public IRMutator {
