@@ -28,6 +28,7 @@
 #include "runtime/module.h"
 #include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
+#include "layout/mfma_fragment.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
@@ -499,6 +500,8 @@ NB_MODULE(_ffi, m) {
           return FragmentToExpr(f);
         });
   m.def("swizzled_offset", &SwizzledOffsetInt);
+  m.def("mfma_half_swap_offset", &MfmaHalfSwapOffsetInt);
+  m.def("mfma_k_rows_offset", &MfmaKRowsOffsetInt);
   BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
 
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {

@@ -10,6 +10,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "arith/simplify.h"
@@ -141,6 +142,14 @@ class CudaTileLowerer : public IRMutator {
   // MFMA targets: 16-bit shared operand tiles whose rows are k (a K x N B, a K x M A), swizzled for
   // their column reads (MfmaKRowsOffset) instead of the 16-byte-chunk-per-row XOR.
   std::map<const BufferNode*, bool> k_rows_;
+  // MFMA targets: 16-bit epilogue tiles written only from an MFMA accumulator and read only by copies to
+  // global memory; their chunks' 8-byte halves swap in alternate groups of 8 rows (MfmaHalfSwapOffset).
+  std::set<const BufferNode*> half_swap_;
+  void ScanMfmaHalfSwapTiles(const Stmt& body);  // src/transform/hip/mfma_lds.cc
+  /// The LDS elements of shared buffer b of n logical elements (more where its rows are padded: HIP).
+  int64_t PaddedSharedSize(const Buffer& b, int64_t n);
+  /// Whether b (a shared tile, or its flattened buffer) is in half_swap_.
+  bool HalfSwappedTile(const BufferNode* b) const;
   int64_t op_count_ = 0;
   Var tx_;
   BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows
