@@ -90,6 +90,8 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
 int64_t MfmaLdsRowElems(int64_t cols, int elem_bytes) { return elem_bytes == 2 && cols == 48 ? 64 : cols; }
 
 int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
+  if (elem_bytes == 1 && cols % 16 == 0 && (cols / 16 == 4 || cols / 16 % 8 == 0))
+    return row * cols + ((col / 16) ^ (((row >> 3) ^ (row >> 4)) & 1)) * 16 + col % 16;
   if (elem_bytes != 2 || cols % 8 != 0) return row * cols + col;
   const int64_t cpr = cols / 8, chunk = col / 8;
   if (cpr == 2) return (row / 4 * 4 + (row + row / 4) % 4) * cols + col;
@@ -105,6 +107,12 @@ int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_byte
 
 Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes) {
   int64_t cpr = cols / 8;
+  if (elem_bytes == 1 && cols % 16 == 0 &&
+      (cols / 16 == 4 || cols / 16 % 8 == 0)) {  // 8-bit: bit 0 of the chunk
+    Expr s = Mod(Div(row, 8) + Div(row, 16), 2), chunk = Div(col, 16);
+    Expr x = Call(DataType::Int(32), "tl.bitwise_xor", {Simplify(chunk), Simplify(s)});
+    return Simplify(row * C(cols) + x * C(16) + Mod(col, 16));
+  }
   if (elem_bytes == 2 && cols % 8 == 0 && cpr == 2)  // 32-byte rows: four a line, rotated by row / 4
     return Simplify((Div(row, 4) * C(4) + Mod(row + Div(row, 4), 4)) * C(cols) + col);
   if (elem_bytes == 2 && cols % 8 == 0 && cpr == 6)  // 96-byte rows padded to 128: chunks rotated

@@ -43,7 +43,8 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
 ///   cols = 48 (96-byte rows): padded to 128 bytes (MfmaLdsRowElems: 64 elements, a third more LDS) with
 ///     chunk c of row r in slot (c + 3 (r / 4) + 6 (r % 4)) % 8: rows 4 or 8 apart have their 16-column
 ///     windows 3 or 6 slots apart, and the 8 chunks of a copy pass (which span 2 or 3 rows) fill 8 slots.
-/// Other widths are row-major.
+/// 8-bit tiles (fp8 K x N B: 1-byte column reads, rows 8 apart in a pass, 16 apart k-packed) of 64 or a
+/// multiple of 128 columns flip bit 0 of the 16-byte chunk index by t3 ^ t4. Other widths are row-major.
 Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
 int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes);
 /// The elements an LDS row of a k-rows tile of cols columns takes (cols, or more where it is padded).
