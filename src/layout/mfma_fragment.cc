@@ -95,7 +95,7 @@ int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_byte
   if (elem_bytes != 2 || cols % 8 != 0) return row * cols + col;
   const int64_t cpr = cols / 8, chunk = col / 8;
   if (cpr == 2) return (row / 4 * 4 + (row + row / 4) % 4) * cols + col;
-  if (cpr == 6) return row * 64 + (chunk + 3 * (row / 4) + 6 * (row % 4)) % 8 * 8 + col % 8;
+  if (cpr == 6) return row * 64 + (chunk + 2 * (row / 4 % 4) + 6 * (row % 4)) % 8 * 8 + col % 8;
   auto bit = [&](int i) { return (row >> i) & 1; };
   int64_t phys = chunk;
   if (cpr % 8 == 0)
@@ -116,7 +116,8 @@ Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_by
   if (elem_bytes == 2 && cols % 8 == 0 && cpr == 2)  // 32-byte rows: four a line, rotated by row / 4
     return Simplify((Div(row, 4) * C(4) + Mod(row + Div(row, 4), 4)) * C(cols) + col);
   if (elem_bytes == 2 && cols % 8 == 0 && cpr == 6)  // 96-byte rows padded to 128: chunks rotated
-    return Simplify(row * C(64) + Mod(Div(col, 8) + Div(row, 4) * C(3) + Mod(row, 4) * C(6), 8) * C(8) +
+    return Simplify(row * C(64) +
+                    Mod(Div(col, 8) + Mod(Div(row, 4), 4) * C(2) + Mod(row, 4) * C(6), 8) * C(8) +
                     Mod(col, 8));
   if (elem_bytes != 2 || cols % 8 != 0 || (cpr % 8 != 0 && cpr != 4)) return Simplify(row * C(cols) + col);
   auto bit = [&](int64_t i) { return Mod(Div(row, int64_t{1} << i), 2); };

@@ -41,8 +41,8 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
 ///   cols = 16 (32-byte rows, four a line): row r is stored in slot 4 (r / 4) + (r + r / 4) % 4, so rows
 ///     4 or 8 apart sit in different quarters of a line and a copy pass (4 rows) fills one line;
 ///   cols = 48 (96-byte rows): padded to 128 bytes (MfmaLdsRowElems: 64 elements, a third more LDS) with
-///     chunk c of row r in slot (c + 3 (r / 4) + 6 (r % 4)) % 8: rows 4 or 8 apart have their 16-column
-///     windows 3 or 6 slots apart, and the 8 chunks of a copy pass (which span 2 or 3 rows) fill 8 slots.
+///     chunk c of row r in slot (c + 2 (r / 4 % 4) + 6 (r % 4)) % 8: rows 4 or 8 apart have their 16-column
+///     windows 2 or 4 slots apart, and the 8 chunks of a copy pass (which span 2 or 3 rows) fill 8 slots.
 /// 8-bit tiles (fp8 K x N B: 1-byte column reads, rows 8 apart in a pass, 16 apart k-packed) of 64 or a
 /// multiple of 128 columns flip bit 0 of the 16-byte chunk index by t3 ^ t4. Other widths are row-major.
 Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
