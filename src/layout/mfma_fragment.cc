@@ -87,9 +87,15 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
                                           "16x16x16 tiles); change the tile or the thread count");
 }
 
+int64_t MfmaLdsRowElems(int64_t cols, int elem_bytes) { return elem_bytes == 2 && cols == 48 ? 64 : cols; }
+
 int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
+  if (elem_bytes == 1 && cols % 16 == 0 && (cols / 16 == 4 || cols / 16 % 8 == 0))
+    return row * cols + ((col / 16) ^ (((row >> 3) ^ (row >> 4)) & 1)) * 16 + col % 16;
   if (elem_bytes != 2 || cols % 8 != 0) return row * cols + col;
   const int64_t cpr = cols / 8, chunk = col / 8;
+  if (cpr == 2) return (row / 4 * 4 + (row + row / 4) % 4) * cols + col;
+  if (cpr == 6) return row * 64 + (chunk + 2 * (row / 4 % 4) + 6 * (row % 4)) % 8 * 8 + col % 8;
   auto bit = [&](int i) { return (row >> i) & 1; };
   int64_t phys = chunk;
   if (cpr % 8 == 0)
@@ -101,6 +107,18 @@ int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_byte
 
 Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes) {
   int64_t cpr = cols / 8;
+  if (elem_bytes == 1 && cols % 16 == 0 &&
+      (cols / 16 == 4 || cols / 16 % 8 == 0)) {  // 8-bit: bit 0 of the chunk
+    Expr s = Mod(Div(row, 8) + Div(row, 16), 2), chunk = Div(col, 16);
+    Expr x = Call(DataType::Int(32), "tl.bitwise_xor", {Simplify(chunk), Simplify(s)});
+    return Simplify(row * C(cols) + x * C(16) + Mod(col, 16));
+  }
+  if (elem_bytes == 2 && cols % 8 == 0 && cpr == 2)  // 32-byte rows: four a line, rotated by row / 4
+    return Simplify((Div(row, 4) * C(4) + Mod(row + Div(row, 4), 4)) * C(cols) + col);
+  if (elem_bytes == 2 && cols % 8 == 0 && cpr == 6)  // 96-byte rows padded to 128: chunks rotated
+    return Simplify(row * C(64) +
+                    Mod(Div(col, 8) + Mod(Div(row, 4), 4) * C(2) + Mod(row, 4) * C(6), 8) * C(8) +
+                    Mod(col, 8));
   if (elem_bytes != 2 || cols % 8 != 0 || (cpr % 8 != 0 && cpr != 4)) return Simplify(row * C(cols) + col);
   auto bit = [&](int64_t i) { return Mod(Div(row, int64_t{1} << i), 2); };
   auto sum2 = [&](int64_t i, int64_t j) {
@@ -114,6 +132,26 @@ Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_by
                                                      : Call(DataType::Int(32), "tl.bitwise_xor", {low, sv});
   Expr phys = cpr == 4 ? x : Div(chunk, 8) * C(8) + x;
   return Simplify(row * C(cols) + phys * C(8) + Mod(col, 8));
+}
+
+bool MfmaHalfSwapFits(int64_t cols, int elem_bytes) {
+  if (elem_bytes != 2 || cols % 8 != 0) return false;
+  const int64_t cpr = cols / 8;
+  return cpr == 2 || cpr == 4 || cpr % 8 == 0;
+}
+
+Expr MfmaHalfSwapped(const Expr& row) { return Simplify(Mod(Div(row, 8), 2)); }
+
+Expr MfmaHalfSwapOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes) {
+  if (!MfmaHalfSwapFits(cols, elem_bytes)) return SwizzledOffset(row, col, cols, elem_bytes);
+  // The column in the other 8-byte half of its chunk where bit 3 of the row is set.
+  Expr c = Simplify(Div(col, 8) * C(8) + Mod(Div(col, 4) + Div(row, 8), 2) * C(4) + Mod(col, 4));
+  return SwizzledOffset(row, c, cols, elem_bytes);
+}
+
+int64_t MfmaHalfSwapOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes) {
+  if (!MfmaHalfSwapFits(cols, elem_bytes)) return SwizzledOffsetInt(row, col, cols, elem_bytes);
+  return SwizzledOffsetInt(row, col ^ (((row >> 3) & 1) << 2), cols, elem_bytes);
 }
 
 }  // namespace tl

@@ -36,9 +36,33 @@ std::pair<int64_t, int64_t> MfmaWaveGrid(int64_t M, int64_t N, int64_t waves, in
 ///   s0 = t0, s1 = t2 ^ t4, s2 = t2 ^ t3      (cols a multiple of 64: rows of whole 128-byte lines)
 ///   s0 = t1, s1 = t2 ^ t3                    (cols = 32: two rows a line)
 /// so that the lane groups of one read hit different banks: every 32 lanes (a ds_read_u16 pass) and,
-/// for multiples of 64, the whole wave. Other widths are row-major. Whole chunks move, so 16-byte
-/// copies stay 16-byte accesses (and an 8-lane pass of them writes one 128-byte line).
+/// for multiples of 64, the whole wave. Whole chunks move, so 16-byte copies stay 16-byte accesses (and
+/// an 8-lane pass of them writes one 128-byte line). Two widths whose rows no chunk XOR can separate:
+///   cols = 16 (32-byte rows, four a line): row r is stored in slot 4 (r / 4) + (r + r / 4) % 4, so rows
+///     4 or 8 apart sit in different quarters of a line and a copy pass (4 rows) fills one line;
+///   cols = 48 (96-byte rows): padded to 128 bytes (MfmaLdsRowElems: 64 elements, a third more LDS) with
+///     chunk c of row r in slot (c + 2 (r / 4 % 4) + 6 (r % 4)) % 8: rows 4 or 8 apart have their 16-column
+///     windows 2 or 4 slots apart, and the 8 chunks of a copy pass (which span 2 or 3 rows) fill 8 slots.
+/// 8-bit tiles (fp8 K x N B: 1-byte column reads, rows 8 apart in a pass, 16 apart k-packed) of 64 or a
+/// multiple of 128 columns flip bit 0 of the 16-byte chunk index by t3 ^ t4. Other widths are row-major.
 Expr MfmaKRowsOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
 int64_t MfmaKRowsOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes);
+/// The elements an LDS row of a k-rows tile of cols columns takes (cols, or more where it is padded).
+int64_t MfmaLdsRowElems(int64_t cols, int elem_bytes);
+
+/// LDS tiles written from an MFMA accumulator 4 columns (8 bytes) a lane: a staged register operand
+/// (FlashAttention's P) and an epilogue tile (its O_shared). An 8-byte pass is 16 lanes holding rows
+/// 0..15 of one tile and the same 4 columns: the low (or high) half of one 16-byte chunk in every row,
+/// so a tile of whole 16-byte chunks serves them from 16 banks (2-way) whatever the chunk swizzle.
+/// These tiles take the 16-byte chunk swizzle (SwizzledOffset) with the two 8-byte halves of each chunk
+/// swapped in rows whose bit 3 is set: rows r and r + 8 then use different halves and the pass is
+/// conflict-free; the chunks stay whole (16-byte copies and MFMA reads read an aligned chunk and swap
+/// its halves back in registers where MfmaHalfSwapped(row) is 1). 16-bit tiles of 16, 32 or a multiple
+/// of 64 columns (MfmaHalfSwapFits); other tiles are not changed.
+bool MfmaHalfSwapFits(int64_t cols, int elem_bytes);
+Expr MfmaHalfSwapOffset(const Expr& row, const Expr& col, int64_t cols, int elem_bytes);
+int64_t MfmaHalfSwapOffsetInt(int64_t row, int64_t col, int64_t cols, int elem_bytes);
+/// 1 where row's chunks have their halves swapped, else 0.
+Expr MfmaHalfSwapped(const Expr& row);
 
 }  // namespace tl

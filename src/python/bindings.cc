@@ -29,6 +29,7 @@
 #include "runtime/scalar_abi.h"
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
+#include "layout/mfma_fragment.h"
 #include "op/tile_op_checks.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cpu/codegen_cpu.h"
@@ -518,6 +519,8 @@ NB_MODULE(_ffi, m) {
     Fragment f = FragmentFromExpr(value);
     return std::make_tuple(f.shape, f.threads, f.locals, f.replicas, f.Table(), f.desc);
   });
+  m.def("mfma_half_swap_offset", &MfmaHalfSwapOffsetInt);
+  m.def("mfma_k_rows_offset", &MfmaKRowsOffsetInt);
   BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
 
   m.def("const_int", [](const Expr& e) -> std::optional<int64_t> {

@@ -55,6 +55,12 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       if (!g->trans_B && g->B.buffer->scope == Scope::kShared) k_rows_[g->B.buffer.get()] = true;
     }
   });
+  half_swap_.clear();
+  if (ctx_.target.mfma) ScanMfmaHalfSwapTiles(kbody);  // hip/mfma_lds.cc
+  for (auto& u : user_shared_) {  // a layout from T.annotate_layout replaces the compiler's
+    half_swap_.erase(u.first);
+    k_rows_.erase(u.first);
+  }
   ws_done_ = false;
   ws_reg_alloc_ = true;
   ws_why_.clear();

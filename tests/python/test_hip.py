@@ -165,7 +165,7 @@ def test_pipeline_stages_and_plain_vector_copies(stages, async_copy):
     else:  # the loss of the pipeline is reported
         with pytest.warns(tilelang.errors.TileLangPerformanceWarning, match="disabled by the pass config"):
             e = tilelang.compile(f, target="hip", execution_backend="emulator", pass_configs=cfg)
-    per_stage = (64 * 32 + 32 * 48) * 2
+    per_stage = (64 * 32 + 32 * 64) * 2  # the 48-column K x N B's rows are padded to 64 in LDS (docs/hip.md)
     total = per_stage * stages if async_copy and stages > 1 else per_stage
     assert f"total {total} bytes" in e.get_shared_memory_report(), e.get_shared_memory_report()
     ir = e.get_lowered_ir()
@@ -254,12 +254,12 @@ def test_flashattention_forward(causal):
     banks = e.last_bank_conflicts
     staged = [x for (b, d), x in banks.items() if b.startswith("A_stage") and d == "read"]
     assert staged and all(x["extra_cycles"] == 0 for x in staged), banks
-    # its writes are 8 bytes a lane (4 columns of a row): rows 8 apart share banks, 2-way (32-way row-major)
-    assert all(x["max_ways"] == 2 for (b, d), x in banks.items() if b.startswith("A_stage") and d == "write"), banks
+    # its writes are 8 bytes a lane (4 columns of a row), conflict-free in the half-swapped tile (32-way row-major)
+    assert all(x["extra_cycles"] == 0 for (b, d), x in banks.items() if b.startswith("A_stage") and d == "write"), banks
     assert all(banks[(b, "read")]["extra_cycles"] == 0 for b in ("Q_shared", "K_shared", "V_shared")), banks
-    # the epilogue: acc_o -> O_shared in 8-byte stores (4 columns a lane, 2-way like P; 4-way as 2-byte stores),
-    # O_shared -> Output in 16-byte LDS reads, conflict-free (4-way as 2-byte reads)
-    assert banks[("O_shared", "read")]["extra_cycles"] == 0 and banks[("O_shared", "write")]["max_ways"] <= 2, banks
+    # the epilogue: acc_o -> O_shared in 8-byte stores (4 columns a lane; 4-way as 2-byte stores), O_shared ->
+    # Output in 16-byte LDS reads (4-way as 2-byte reads), both conflict-free (test_hip_lds.py: every access)
+    assert banks[("O_shared", "read")]["extra_cycles"] == 0 and banks[("O_shared", "write")]["extra_cycles"] == 0, banks
     assert "ds_read_b128" in k.get_assembly() and "ds_write_b64" in k.get_assembly()
 
 

@@ -22,7 +22,10 @@ Buffer CudaTileLowerer::MapBuffer(const Buffer& b) {
   if (b->scope == Scope::kShared) {
     int64_t n = 1;
     for (auto& e : b->shape) n *= ConstOr(e, b->span, "the shape of shared buffer '" + b->name + "'");
-    if (auto u = user_shared_.find(b.get()); u != user_shared_.end()) n = u->second.size;  // padded layouts
+    if (auto u = user_shared_.find(b.get()); u != user_shared_.end())
+      n = u->second.size;  // T.annotate_layout: the layout's physical extent (padding included)
+    else
+      n = PaddedSharedSize(b, n);
     int64_t st = Stages(b);
     nb = MakeBuffer(b->name, b->dtype, {C(n * st)}, Scope::kShared, b->span);
   } else if (b->scope == Scope::kFragment) {
@@ -43,11 +46,21 @@ int64_t CudaTileLowerer::Stages(const Buffer& b) const {
   return it == stages_.end() ? 1 : it->second;
 }
 
+int64_t CudaTileLowerer::PaddedSharedSize(const Buffer& b, int64_t n) {
+  // HIP: a k-rows tile whose rows are padded in LDS (MfmaLdsRowElems: 48 16-bit columns take 64)
+  int64_t cols;
+  if (!ctx_.target.mfma || !k_rows_.count(b.get()) || b->shape.size() < 2 ||
+      !AsConstInt(b->shape.back(), &cols))
+    return n;
+  return n / cols * MfmaLdsRowElems(cols, b->dtype.bytes());
+}
+
 Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) {
   std::vector<int64_t> shape;
   for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "a shared buffer's shape"));
   int64_t size = 1;
   for (auto s : shape) size *= s;
+  size = PaddedSharedSize(b, size);
   Expr off;
   if (auto u = user_shared_.find(b.get()); u != user_shared_.end()) {  // T.annotate_layout
     size = u->second.size;
@@ -62,6 +75,8 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
       off = r * C(shape.back()) + c;
     else if (ctx_.target.mfma && k_rows_.count(b.get()))
       off = MfmaKRowsOffset(r, c, shape.back(), b->dtype.bytes());
+    else if (ctx_.target.mfma && half_swap_.count(b.get()))
+      off = MfmaHalfSwapOffset(r, c, shape.back(), b->dtype.bytes());
     else if (ctx_.target.sm >= 90)
       off = HopperSharedOffset(r, c, size / shape.back(), shape.back(), b->dtype.bytes());
     else

@@ -297,8 +297,12 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     // HIP: a chunk read from an LDS tile (whose swizzles keep 16-byte chunks whole) is one wide LDS read
     // into registers, not V narrow ones (an epilogue's shared -> global copy)
     auto* sl = As<BufferLoadNode>(st->value);
+    // (a half-swapped tile, hip/mfma_lds.cc: the chunk is whole, its halves swapped in some rows)
+    const bool swapped_tile = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared &&
+                              V * sl->buffer->dtype.bytes() == 16 && HalfSwappedTile(sl->buffer.get());
     bool lds_chunk = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared && whole(sl->buffer) &&
-                     sl->buffer->dtype == st->buffer->dtype && unit_stride(sl->indices.back());
+                     sl->buffer->dtype == st->buffer->dtype &&
+                     (swapped_tile || unit_stride(sl->indices.back()));
     for (size_t d = 0; lds_chunk && d + 1 < sl->indices.size(); ++d)
       lds_chunk = !UsesVar(sl->indices[d], v.get());
     std::vector<Expr> args{Load(st->buffer, base_idx)};
@@ -306,7 +310,17 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
       Buffer tmp = Scratch("vec", sl->buffer->dtype, V, Scope::kLocal);
       std::vector<Expr> src_base;
       for (auto& e : sl->indices) src_base.push_back(zero(e));
-      for (int64_t i = 0; i < V; ++i) args.push_back(Load(tmp, {C(i)}));
+      // A half-swapped tile: lane 0's element starts the chunk's second half where the row's halves are
+      // swapped; read the aligned chunk, then take each lane from the other half there.
+      Expr swapped;
+      if (swapped_tile) {
+        Expr p0 = src_base.back();
+        swapped = Simplify(Div(Mod(p0, V), V / 2), bm);
+        src_base.back() = Simplify(Div(p0, V) * C(V), bm);
+      }
+      for (int64_t i = 0; i < V; ++i)
+        args.push_back(swapped ? Select(Eq(swapped, C(1)), Load(tmp, {C(i ^ (V / 2))}), Load(tmp, {C(i)}))
+                               : Load(tmp, {C(i)}));
       body =
           Seq({Call0("tl.vector_load", {Load(tmp, {C(0)}), Load(sl->buffer, src_base), C(V), Bool(true)}, sp),
                Call0("tl.vector_store", args, sp)},

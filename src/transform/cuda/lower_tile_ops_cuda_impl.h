@@ -10,6 +10,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "arith/simplify.h"
@@ -149,6 +150,14 @@ class CudaTileLowerer : public IRMutator {
   // Shared tiles with a layout from T.annotate_layout (src/layout/user_layout.h): SharedIndex maps
   // through it and the tile occupies its physical size.
   std::map<const BufferNode*, SharedLayout> user_shared_;
+  // MFMA targets: 16-bit epilogue tiles written only from an MFMA accumulator and read only by copies to
+  // global memory; their chunks' 8-byte halves swap in alternate groups of 8 rows (MfmaHalfSwapOffset).
+  std::set<const BufferNode*> half_swap_;
+  void ScanMfmaHalfSwapTiles(const Stmt& body);  // src/transform/hip/mfma_lds.cc
+  /// The LDS elements of shared buffer b of n logical elements (more where its rows are padded: HIP).
+  int64_t PaddedSharedSize(const Buffer& b, int64_t n);
+  /// Whether b (a shared tile, or its flattened buffer) is in half_swap_.
+  bool HalfSwappedTile(const BufferNode* b) const;
   int64_t op_count_ = 0;
   Var tx_;
   BoundMap kernel_bounds_;  // tx and the block indices, for simplifying with what the kernel knows

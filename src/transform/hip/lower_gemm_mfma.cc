@@ -95,12 +95,23 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // An operand in registers: its owners write it to an LDS tile of the fragment's full shape
   // (the barrier pass separates these writes from the MFMA operand reads below). The tile is swizzled as a
   // shared operand tile would be: rows of k (a K x M A, a K x N B) for column reads, else 16-byte chunks.
-  auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
+  // An accumulator-layout operand (FlashAttention's P) is written 4 columns a lane, rows 0..15 of a tile in
+  // one 8-byte pass: its tile swaps the 8-byte halves of the chunks of alternate groups of 8 rows
+  // (MfmaHalfSwapOffset), so those writes are conflict-free; its 16-byte reads swap them back.
+  auto half_swapped = [&](const Fragment& F, int bytes, bool k_rows) {
+    return !k_rows && ctx_.target.swizzle && F.kind == "mfma_C" && F.shape.size() >= 2 &&
+           MfmaHalfSwapFits(F.shape.back(), bytes);
+  };
+  auto staged_row = [&](const Fragment& F, const std::vector<Expr>& idx) {
     Expr row = C(0);
     for (size_t a = 0; a + 1 < idx.size(); ++a) row = row * C(F.shape[a]) + idx[a];
-    row = Simplify(row);
+    return Simplify(row);
+  };
+  auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
+    Expr row = staged_row(F, idx);
     int64_t cols = F.shape.back();
     if (idx.size() < 2 || !ctx_.target.swizzle) return Simplify(row * C(cols) + idx.back());
+    if (half_swapped(F, bytes, k_rows)) return MfmaHalfSwapOffset(row, idx.back(), cols, bytes);
     return k_rows ? MfmaKRowsOffset(row, idx.back(), cols, bytes)
                   : SwizzledOffset(row, idx.back(), cols, bytes);
   };
@@ -136,16 +147,32 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   };
   Buffer as = a_reg ? stage(g->A, "A_stage", g->trans_A) : nullptr;
   Buffer bs = b_reg ? stage(g->B, "B_stage", !g->trans_B) : nullptr;
-  auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
-                     const Expr& col) -> Expr {
+  auto staged_idx = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    return idx;
+  };
+  auto at_tile = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged, const Expr& row,
+                     const Expr& col) -> Expr {
+    std::vector<Expr> idx = staged_idx(r, dims, row, col);
     if (staged)
       return Load(staged, {staged_offset(Layout(r.buffer.get()), idx, r.buffer->dtype.bytes(),
                                          staged.get() == as.get() ? g->trans_A : !g->trans_B)});
     return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+  };
+  // A 16-byte read of a chunk of a half-swapped staged tile: the aligned chunk's offset and the 0/1 swap of
+  // its row (null when the read is not such a read).
+  auto swapped_chunk = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged,
+                           bool k_rows, const Expr& row, const Expr& col,
+                           int64_t bytes) -> std::pair<Expr, Expr> {
+    if (!staged || bytes != 16) return {nullptr, nullptr};
+    const Fragment& F = Layout(r.buffer.get());
+    if (!half_swapped(F, r.buffer->dtype.bytes(), k_rows)) return {nullptr, nullptr};
+    std::vector<Expr> idx = staged_idx(r, dims, row, col);
+    Expr srow = staged_row(F, idx);
+    return {SwizzledOffset(srow, idx.back(), F.shape.back(), r.buffer->dtype.bytes()), MfmaHalfSwapped(srow)};
   };
   Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
   Expr wmi = Mod(wave, wm), wnj = Div(wave, wm);
@@ -165,10 +192,28 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, k_of) : at_tile(g->B, bd, bs, k_of, n_of);
   // A lane's `per` k values of A (stored M x K) or B (stored N x K) are consecutive in the LDS tile
   // (the swizzle moves whole 16-byte chunks): one 8- or 16-byte LDS read; otherwise element by element.
-  auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous) {
+  auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous,
+                     const std::pair<Expr, Expr>& swapped) {
     Stmt body;
     const int64_t bytes = per * frag->dtype.bytes();
-    if (contiguous && (bytes == 8 || bytes == 16))
+    if (swapped.first) {
+      // half-swapped staged tile: each 8-byte half from where its row put it, one ds_read_b64 each (rows
+      // 0..15 of a 16-lane pass read the same logical half, which the layout spreads over both physical
+      // halves: conflict-free, the LDS cycles of one conflict-free ds_read_b128, no register fix-up)
+      auto* ld = As<BufferLoadNode>(x);
+      TL_ICHECK(ld, "T.gemm on MFMA: a staged operand read is a load");
+      Expr base = Simplify(Expr(t) * C(per)), chunk = Substitute(swapped.first, {{v.get(), C(0)}});
+      Expr sw = Substitute(swapped.second, {{v.get(), C(0)}});
+      std::vector<Stmt> halves;
+      for (int64_t h = 0; h < 2; ++h) {
+        Expr at = Simplify(chunk + (h ? C(1) - sw : sw) * C(per / 2));
+        halves.push_back(Call0(
+            "tl.vector_load",
+            {Load(frag, {Simplify(base + C(h * per / 2))}), Load(ld->buffer, {at}), C(per / 2), Bool(true)},
+            sp));
+      }
+      body = Seq(halves, sp);
+    } else if (contiguous && (bytes == 8 || bytes == 16))
       body = Call0(
           "tl.vector_load",
           {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
@@ -179,8 +224,13 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
   };
   std::vector<Stmt> step;
-  step.push_back(operand(afrag, i, mt, a, !g->trans_A));
-  step.push_back(operand(bfrag, j, nt, b, g->trans_B));
+  const int64_t abytes = per * at.bytes(), bbytes = per * bt.bytes();
+  step.push_back(
+      operand(afrag, i, mt, a, !g->trans_A,
+              g->trans_A ? std::pair<Expr, Expr>{} : swapped_chunk(g->A, ad, as, false, m_of, k_of, abytes)));
+  step.push_back(
+      operand(bfrag, j, nt, b, g->trans_B,
+              g->trans_B ? swapped_chunk(g->B, bd, bs, false, n_of, k_of, bbytes) : std::pair<Expr, Expr>{}));
   if (fp8) {  // each lane's operand bytes, OCP -> FNUZ in place
     auto recode = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
       return For(t, C(0), C(tiles), ForKind::kUnrolled,
