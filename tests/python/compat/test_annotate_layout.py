@@ -302,3 +302,19 @@ def test_bit_operators_in_a_layout_function():
     B = np.zeros_like(A)
     k(A, B)
     np.testing.assert_array_equal(B, A)
+
+
+def test_a_lambda_in_a_kernel_body_is_a_parse_time_function():
+    """Layout lambdas are evaluated by the parser; any other lambda in a body is too (inlined where called)."""
+
+    @T.prim_func
+    def scaled(A: T.Tensor((37,), "float32"), B: T.Tensor((37,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            twice_plus = lambda x, y: x * 2.0 + y  # noqa: E731
+            for i in T.Parallel(37):
+                B[i] = twice_plus(A[i], 1.0)
+
+    a = _rng().standard_normal(37).astype(np.float32)
+    b = np.zeros_like(a)
+    tilelang.compile(scaled, target="cpu")(a, b)
+    np.testing.assert_allclose(b, a.astype(np.float64) * 2 + 1, rtol=1e-6)

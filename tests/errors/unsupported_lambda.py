@@ -1,9 +1,0 @@
-# expect: TileLangSyntaxError: unsupported Python construct 'Lambda' inside a T.prim_func
-import tilelang.language as T
-
-
-@T.prim_func
-def main(A: T.Tensor((128,), "float32")):
-    with T.Kernel(1, threads=128) as bx:
-        f = lambda x: x * 2.0  # error-here
-        A[0] = f(A[0])
