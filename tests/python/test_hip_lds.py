@@ -279,3 +279,51 @@ def test_k_rows_layouts_are_bijections_of_whole_chunks():
             for c0 in range(0, cols, epc):
                 o = [_ffi.mfma_k_rows_offset(r, c0 + i, cols, eb) for i in range(epc)]
                 assert o == list(range(o[0], o[0] + epc)) and o[0] % epc == 0, (cols, eb, r, c0)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm", "softmax", "splitk"])
+def test_the_other_reference_kernels_touch_lds_without_conflicts(name):
+    """RMSNorm reads its LDS row tile into registers a 16-byte chunk a lane (one ds_read_b128, not four
+    ds_read_b32 that a chunk-swizzled tile serves 4-way conflicted); softmax's and split-K's LDS traffic is
+    conflict-free too (the configurations of test_hip.py, ragged). Results against NumPy in float64."""
+    rng = _rng()
+    if name == "splitk":
+        M, N, K = 72, 64, 256
+        k, e = hip("splitk", lambda: kernels.matmul_splitk(M, N, K, 64, 64, 32, split_k=4, dtype="float16"))
+        a = rng.standard_normal((M, K)).astype(np.float16)
+        b = rng.standard_normal((K, N)).astype(np.float16)
+        c = np.zeros((M, N), np.float32)
+        e(a, b, c)
+        np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+    else:
+        M, N = 70, 128  # 70 rows: the last block is partial
+        x = rng.standard_normal((M, N)).astype(np.float32)
+        y = np.zeros_like(x)
+        if name == "rmsnorm":
+            k, e = hip("lds_rmsnorm", lambda: kernels.rms_norm(M, N, 8))
+            e(x, y)
+            want = f64(x) / np.sqrt((f64(x) ** 2).mean(1, keepdims=True) + 1e-12)
+        else:
+            k, e = hip("softmax", lambda: kernels.softmax(M, N, 8))
+            e(x, y)
+            want = np.exp(f64(x) - f64(x).max(1, keepdims=True))
+            want /= want.sum(1, keepdims=True)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    _no_conflicts(e.last_bank_conflicts)
+    check_code_object(k)
+    if name == "rmsnorm":
+        assert any("4-wide vector loads into A_local" in c for c in k.choices), k.choices
+        assert "ds_read_b128" in k.get_assembly()
+
+
+def test_cuda_reads_a_shared_row_tile_into_registers_16_bytes_at_a_time():
+    """The same RMSNorm on CUDA: ld.shared.v4 and no bank conflicts in the emulator (were 4-way)."""
+    rng = _rng()
+    x = rng.standard_normal((64, 512)).astype(np.float32)
+    y = np.zeros_like(x)
+    e = tilelang.compile(kernels.rms_norm(64, 512, 4), target="cuda -arch=sm_80", execution_backend="emulator")
+    e(x, y)
+    np.testing.assert_allclose(y, f64(x) / np.sqrt((f64(x) ** 2).mean(1, keepdims=True) + 1e-12), rtol=1e-5,
+                               atol=1e-6)
+    assert e.last_bank_conflicts[("A_shared", "read")]["extra_cycles"] == 0, e.last_bank_conflicts
+    assert "ld.shared.v4.f32" in tilelang.compile(kernels.rms_norm(64, 512, 4), target="cuda -arch=sm_80").get_ptx()

@@ -277,7 +277,19 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
       x = sel->true_value;
     }
     auto* ld = As<BufferLoadNode>(x);
-    if (!ld || !wide(ld->buffer, ld->indices)) return nullptr;
+    // registers <- a whole chunk of a shared tile (CUDA, HIP): one 4/8/16-byte shared read per chunk instead of
+    // V narrow ones, which a 16-byte-chunk layout would serve 16/bytes-way bank conflicted
+    auto shared_chunk = [&](const BufferLoadNode* l) {
+      int bytes = l->buffer->dtype.bytes() * static_cast<int>(V);
+      if (st->buffer->scope != Scope::kLocal || l->buffer->scope != Scope::kShared || !whole(l->buffer) ||
+          (bytes != 4 && bytes != 8 && bytes != 16) || (ctx_.target.backend != "CUDA" && !ctx_.target.mfma) ||
+          HalfSwappedTile(l->buffer.get()))
+        return false;
+      for (size_t d = 0; d + 1 < l->indices.size(); ++d)
+        if (UsesVar(l->indices[d], v.get())) return false;
+      return unit_stride(l->indices.back());
+    };
+    if (!ld || !(wide(ld->buffer, ld->indices) || shared_chunk(ld))) return nullptr;
     kind = "tl.vector_load";
   } else {
     return nullptr;
