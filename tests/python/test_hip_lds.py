@@ -327,3 +327,12 @@ def test_cuda_reads_a_shared_row_tile_into_registers_16_bytes_at_a_time():
                                atol=1e-6)
     assert e.last_bank_conflicts[("A_shared", "read")]["extra_cycles"] == 0, e.last_bank_conflicts
     assert "ld.shared.v4.f32" in tilelang.compile(kernels.rms_norm(64, 512, 4), target="cuda -arch=sm_80").get_ptx()
+
+
+def test_the_backend_keeps_lane_arrays_out_of_lds():
+    """A reduction's per-lane partials (a 128-element register array per lane in this softmax) are not moved to
+    LDS by the AMDGPU backend (-mllvm -disable-promote-alloca-to-lds): the code object's LDS is the planned
+    table's (it was 2080 bytes for a 32-byte plan), and no scratch takes their place."""
+    k = tilelang.compile(kernels.softmax(64, 512, 4), target="hip")
+    res = check_code_object(k)  # lds_bytes == the planned shared bytes, no scratch, no spills
+    assert res["lds_bytes"] == 32, res

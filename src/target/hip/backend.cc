@@ -49,7 +49,7 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
   co.use_cache = bo.use_cache;
   bool cache = !CacheDisabled(co);
   std::string key = HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::HipccVersion() +
-                            "\n--header\n" + header);
+                            "\n--flags " + hip::CompileFlags() + "\n--header\n" + header);
   std::string dir = CacheDir(co) + "/hip/" + key;
   Artifact a;
   a.format = "hsaco";

@@ -112,9 +112,12 @@ bool RunInScratch(const std::string& source, const std::string& arch, const std:
   return ok;
 }
 
+// -disable-promote-alloca-to-lds: the AMDGPU backend would otherwise move per-lane arrays (a reduction's
+// partials) into LDS behind the compiler's back, so the kernel's LDS would exceed the planned table (and the
+// 64 KB check) and lower occupancy; they stay in VGPRs (the tests check no scratch appears instead).
 const char* kCommonFlags =
     " -std=c++17 -nogpuinc -O3 --offload-device-only --no-gpu-bundle-output -save-temps"
-    " -Wno-unused-command-line-argument";
+    " -Wno-unused-command-line-argument -mllvm -disable-promote-alloca-to-lds";
 
 }  // namespace
 
@@ -128,6 +131,8 @@ std::string HipClangPath() {
     }
   return "";
 }
+
+std::string CompileFlags() { return kCommonFlags; }
 
 std::string HipccVersion() {
   static std::once_flag once;

@@ -22,6 +22,8 @@ struct CompileResult {
 std::string HipccPath();
 /// A clang (17 or newer, $TL_HIP_CLANG or clang++-NN) used for the archs hipcc does not know; "" if none.
 std::string HipClangPath();
+/// The flags every device compile passes (part of the disk-cache key: a flag change rebuilds).
+std::string CompileFlags();
 /// The toolchain's version lines, hipcc's and the fallback clang's (memoised; part of the cache key).
 std::string HipccVersion();
 /// Compiles `source` for `arch` with `include_dir` on the include path: with hipcc, or, for an arch
