@@ -46,6 +46,17 @@ def hip(name, make):
     return _built[name]
 
 
+def attention(q, k, v, causal):
+    """softmax(q k^T / sqrt(D)) v in float64, over [B, H, S, D] arrays (causal: keys up to the query's row)."""
+    S, D = q.shape[-2], q.shape[-1]
+    s = f64(q) @ f64(k).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return p @ f64(v)
+
+
 def check_code_object(k, mfma=None, arch="gfx90a"):
     """Built for `arch`: the assembly holds `mfma` (when given) and the code object spills nothing."""
     res = k.get_resource_usage()
@@ -244,12 +255,7 @@ def test_flashattention_forward(causal):
     q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
     o = np.zeros_like(q)
     e(q, kk, v, o)
-    s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
-    if causal:
-        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=1e-2, atol=2e-3)  # P and O are rounded to fp16
+    np.testing.assert_allclose(f64(o), attention(q, kk, v, causal), rtol=1e-2, atol=2e-3)  # P, O rounded to fp16
     # P is staged in a swizzled LDS tile: its 16-byte MFMA reads and the Q, K, V operand reads are conflict-free
     banks = e.last_bank_conflicts
     staged = [x for (b, d), x in banks.items() if b.startswith("A_stage") and d == "read"]
