@@ -515,10 +515,6 @@ NB_MODULE(_ffi, m) {
            const std::vector<Expr>& phys, std::optional<SpanT> s) {
           return SharedLayoutToExpr(MakeSharedLayout(buffer, shape, vars, phys, ToSpan(s)));
         });
-  m.def("fragment_slots", [](const Expr& value) {
-    Fragment f = FragmentFromExpr(value);
-    return std::make_tuple(f.shape, f.threads, f.locals, f.replicas, f.Table(), f.desc);
-  });
   m.def("mfma_half_swap_offset", &MfmaHalfSwapOffsetInt);
   m.def("mfma_k_rows_offset", &MfmaKRowsOffsetInt);
   BindOpenCL(m);  // OpenCL backend (bindings_opencl.cc)
