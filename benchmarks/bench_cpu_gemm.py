@@ -2,8 +2,8 @@
 NumPy (OpenBLAS) in one run, plus compile latency. Prints one table. Not a test.
 
 Timing: each implementation runs in blocks of back-to-back calls and the blocks of all implementations
-take turns; a row's figure is the median block. (Alternating single calls makes both libraries' idle
-OpenMP / OpenBLAS threads spin against each other and skews the ratio.) GFLOP/s are also given as a
+take turns, each after a short idle (SETTLE); a row's figure is the median block. (Alternating single
+calls makes both libraries' idle OpenMP / OpenBLAS threads spin against each other and skews the ratio.) GFLOP/s are also given as a
 percentage of this machine's FMA peak, measured with a register-only FMA loop on all cores for the
 vector width of the row's ISA.
 
@@ -55,6 +55,12 @@ def matmul(M, N, K_, BM, BN, BK, in_dtype, accum="float32", out_dtype="float32")
     return gemm
 
 
+# Seconds of idle before each block: OpenBLAS's and OpenMP's worker threads keep spinning for a while
+# after a call, and a block started meanwhile shares the cores with them (measured: the first
+# implementation after NumPy's block lost 10-25%). BENCH_SETTLE overrides it.
+SETTLE = float(os.environ.get("BENCH_SETTLE", "0.3"))
+
+
 def blocks(fns, calls, rounds, remote=()):
     """Median seconds per call of each fn: `calls` back-to-back calls per block, blocks in turn; each
     of `remote` (HaswellBlas) takes its turn too and is reported after the fns."""
@@ -63,11 +69,13 @@ def blocks(fns, calls, rounds, remote=()):
     per = [[] for _ in range(len(fns) + len(remote))]
     for _ in range(rounds):
         for i, f in enumerate(fns):
+            time.sleep(SETTLE)
             t = time.perf_counter()
             for _ in range(calls):
                 f()
             per[i].append((time.perf_counter() - t) / calls)
         for i, r in enumerate(remote):
+            time.sleep(SETTLE)
             per[len(fns) + i].append(r.block())
     return [statistics.median(p) for p in per]
 

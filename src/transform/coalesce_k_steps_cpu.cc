@@ -8,11 +8,10 @@
 #include "op/copy.h"
 #include "op/fill.h"
 #include "op/gemm.h"
+#include "transform/lower_tile_ops_cpu_impl.h"
 
 namespace tl {
 namespace {
-
-constexpr int64_t kTargetK = 128;  // the gemm depth the micro-kernels amortise C traffic over
 
 // How often each buffer is named in a statement (allocations, loads, stores, tile-op regions).
 struct BufferUses : IRVisitor {
@@ -20,22 +19,9 @@ struct BufferUses : IRVisitor {
   void VisitBuffer(const Buffer& b) override { ++n[b.get()]; }
 };
 
-bool IsFull(const Region& r) {
-  if (r.ranges.size() != r.buffer->shape.size()) return false;
-  for (size_t i = 0; i < r.ranges.size(); ++i) {
-    int64_t ext = 0, dim = -1;
-    if (!IsConstInt(r.ranges[i].min, 0) || !AsConstInt(r.ranges[i].extent, &ext) ||
-        !AsConstInt(r.buffer->shape[i], &dim) || ext != dim)
-      return false;
-  }
-  return true;
-}
-
-std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
-
 class Coalescer : public IRMutator {
  public:
-  explicit Coalescer(std::vector<std::string>* choices) : choices_(choices) {}
+  Coalescer(std::vector<std::string>* choices, int64_t target_k) : choices_(choices), kTargetK(target_k) {}
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
     BufferUses uses;
@@ -63,7 +49,8 @@ class Coalescer : public IRMutator {
       items = {n->body};
     if (items.size() < 3) return IRMutator::VisitFor(s, n);
     auto* g = As<GemmNode>(items.back());
-    if (!g || g->clear_accum || !IsFull(g->A) || !IsFull(g->B) || g->A.buffer == g->B.buffer)
+    if (!g || g->clear_accum || !cpu_lowering::IsWholeTile(g->A) || !cpu_lowering::IsWholeTile(g->B) ||
+        g->A.buffer == g->B.buffer)
       return IRMutator::VisitFor(s, n);
     const Buffer a = g->A.buffer, b = g->B.buffer;
     if (a->shape.size() != 2 || b->shape.size() != 2 || a->scope == Scope::kGlobal ||
@@ -74,7 +61,8 @@ class Coalescer : public IRMutator {
     int to_a = 0, to_b = 0;
     for (size_t i = 0; i + 1 < items.size(); ++i) {
       auto* c = As<CopyNode>(items[i]);
-      if (!c || c->src.buffer->scope != Scope::kGlobal || !IsFull(c->dst)) return IRMutator::VisitFor(s, n);
+      if (!c || c->src.buffer->scope != Scope::kGlobal || !cpu_lowering::IsWholeTile(c->dst))
+        return IRMutator::VisitFor(s, n);
       to_a += c->dst.buffer == a;
       to_b += c->dst.buffer == b;
       copies.push_back(c);
@@ -153,8 +141,8 @@ class Coalescer : public IRMutator {
     const Expr trips = Binary(BinaryOp::kFloorDiv, Binary(BinaryOp::kAdd, n->extent, IntImm(vt, U - 1)), u);
     if (choices_)
       choices_->push_back(
-          Loc(g->span) + ": T.gemm K loop: " + std::to_string(U) + " steps of K=" + std::to_string(bk) +
-          " per gemm call (tiles " + a->name + ", " + b->name + " " + std::to_string(U) +
+          cpu_lowering::SpanLine(g->span) + ": T.gemm K loop: " + std::to_string(U) + " steps of K=" +
+          std::to_string(bk) + " per gemm call (tiles " + a->name + ", " + b->name + " " + std::to_string(U) +
           "x deeper), so the accumulator is reloaded once per K=" + std::to_string(kTargetK) +
           (whole.empty()
                ? std::string()
@@ -164,14 +152,15 @@ class Coalescer : public IRMutator {
 
  private:
   std::vector<std::string>* choices_;
+  const int64_t kTargetK;  // the gemm depth the micro-kernels amortise C traffic over
   std::map<const BufferNode*, int> uses_;
   std::map<const BufferNode*, Buffer> replaced_;
 };
 
 }  // namespace
 
-PrimFunc CoalesceGemmKStepsCPU(const PrimFunc& f, std::vector<std::string>* choices) {
-  Stmt body = Coalescer(choices).VisitStmt(f->body);
+PrimFunc CoalesceGemmKStepsCPU(const PrimFunc& f, std::vector<std::string>* choices, int64_t target_k) {
+  Stmt body = Coalescer(choices, target_k).VisitStmt(f->body);
   return body == f->body ? f : WithBody(f, body);
 }
 

@@ -8,6 +8,7 @@
 #include "ir/functor.h"
 #include "op/copy.h"
 #include "op/gemm.h"
+#include "transform/lower_tile_ops_cpu_impl.h"
 
 namespace tl {
 namespace {
@@ -60,8 +61,6 @@ int64_t Bytes(const Buffer& b) {
   }
   return n;
 }
-
-std::string Loc(const Span& s) { return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>"; }
 
 class Grouper : public IRMutator {
  public:
@@ -180,9 +179,9 @@ class Grouper : public IRMutator {
     vars[0] = gxv;
     vars[1] = gyv;
     if (choices_)
-      choices_->push_back(Loc(g->span) + ": T.gemm blocks run in 2x2 groups in lockstep over k (" +
-                          std::to_string(groups) + " groups): each copy of an A or B tile from global " +
-                          "memory serves two blocks");
+      choices_->push_back(cpu_lowering::SpanLine(g->span) +
+                          ": T.gemm blocks run in 2x2 groups in lockstep over k (" + std::to_string(groups) +
+                          " groups): each copy of an A or B tile from global " + "memory serves two blocks");
     return std::make_shared<KernelNode>(grid, vars, n->threads, allocs, n->var_inits, Seq(out, n->span),
                                         n->span);
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "arith/simplify.h"
@@ -35,6 +36,23 @@ inline Expr InBounds(const Buffer& b, const std::vector<Expr>& idx) {
 }
 
 inline Expr Zero(DataType t) { return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0); }
+
+// A region that is the whole of its buffer (constant shape; the CPU GEMM rewrites work on those).
+inline bool IsWholeTile(const Region& r) {
+  if (r.ranges.size() != r.buffer->shape.size()) return false;
+  for (size_t i = 0; i < r.ranges.size(); ++i) {
+    int64_t ext = 0, dim = -1;
+    if (!IsConstInt(r.ranges[i].min, 0) || !AsConstInt(r.ranges[i].extent, &ext) ||
+        !AsConstInt(r.buffer->shape[i], &dim) || ext != dim)
+      return false;
+  }
+  return true;
+}
+
+// "file:line" of a span, for kernel.choices.
+inline std::string SpanLine(const Span& s) {
+  return s.defined() ? s.file + ":" + std::to_string(s.line) : "<unknown>";
+}
 
 class CpuTileLowerer : public IRMutator {
  public:
@@ -79,7 +97,95 @@ class CpuTileLowerer : public IRMutator {
     return ok ? If(ok, st, nullptr, sp) : st;
   }
 
+  // ---- B tiles packed by their copies (PackGemmTilesCPU's `tl.cpu_packed_b`) ----------------
+  struct PackedB {
+    Buffer tile;    // the tile as the program declares it (K x N, or N x K for trans_B)
+    Buffer panels;  // its float panels: K x roundup(N, 32) elements
+    bool trans;
+  };
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+    if (!split_tiles_) return IRMutator::VisitKernel(s, n);
+    std::map<const BufferNode*, PackedB> saved = std::move(packed_);
+    packed_.clear();
+    PostOrderVisitStmt(n->body, [&](const Stmt& st) {
+      auto* a = As<AttrStmtNode>(st);
+      if (!a || a->key != "tl.cpu_packed_b" || !a->node) return;
+      const Buffer& b = a->node;
+      int64_t r = 0, c = 0;
+      TL_ICHECK(b->shape.size() == 2 && AsConstInt(b->shape[0], &r) && AsConstInt(b->shape[1], &c),
+                "tl.cpu_packed_b on a tile without a constant 2-D shape");
+      const bool trans = !IsConstInt(a->value, 0);
+      const int64_t k = trans ? c : r, nn = trans ? r : c;
+      packed_[b.get()] = {
+          b, MakeBuffer(b->name, DataType::Float(32), {Int(k * ((nn + 31) / 32 * 32))}, b->scope, b->span),
+          trans};
+    });
+    Stmt out = IRMutator::VisitKernel(s, n);
+    packed_ = std::move(saved);
+    return out;
+  }
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    if (n->key == "tl.cpu_packed_b") return VisitStmt(n->body);
+    if (n->key == "tl.cpu_cached_tile") {  // the tile is the cache's slot: bind it there
+      auto* c = As<CallNode>(n->value);
+      TL_ICHECK(c && c->op == "tl_cpu_cache_slot" && c->args.size() == 2, "malformed tl.cpu_cached_tile");
+      const Expr id = c->args[0], slot = VisitExpr(c->args[1]);
+      cached_[n->node.get()] = {id, slot};
+      Stmt body = VisitStmt(n->body);
+      cached_.erase(n->node.get());
+      return AttrStmt(VisitBuffer(n->node), "tl.cpu_cache_bind",
+                      Call(DataType::Handle(), "tl_cpu_cache_tile", {id, slot}), body, n->span);
+    }
+    return IRMutator::VisitAttr(s, n);
+  }
+  Buffer VisitBuffer(const Buffer& b) override {
+    auto it = packed_.find(b.get());
+    return it == packed_.end() ? b : it->second.panels;
+  }
+  static Expr AddressOf(const Buffer& b, std::vector<Expr> idx) {
+    return Call(DataType::Handle(), "address_of", {Load(b, std::move(idx))});
+  }
+  // The copy into a packed tile: tl_cpu::pack_b_tile(src, ld, panels, K, N, k_valid, n_valid, trans),
+  // where the valid counts clip the tile to the tensor (the rest of the panels is zero-filled).
+  Stmt LowerPackCopy(const CopyNode* n, const PackedB& p) {
+    auto sd = TileDims(n->src);
+    const Buffer& src = n->src.buffer;
+    std::vector<Expr> mins;
+    for (auto& rg : n->src.ranges) mins.push_back(rg.min);
+    Expr others;  // the source's other (extent-1) indices inside the tensor
+    for (size_t i = 0; i < mins.size(); ++i) {
+      if (i == sd[0] || i == sd[1]) continue;
+      Expr c = Binary(BinaryOp::kLT, mins[i], src->shape[i]);
+      others = others ? Binary(BinaryOp::kAnd, others, c) : c;
+    }
+    auto valid = [&](size_t d) {
+      Expr v = Binary(
+          BinaryOp::kMax, Int(0),
+          Binary(BinaryOp::kMin, n->src.ranges[d].extent, Binary(BinaryOp::kSub, src->shape[d], mins[d])));
+      return others ? Select(others, v, Int(0)) : v;
+    };
+    Expr v0 = valid(sd[0]), v1 = valid(sd[1]);
+    const Expr K = p.tile->shape[p.trans ? 1 : 0], N = p.tile->shape[p.trans ? 0 : 1];
+    return Evaluate(Call(DataType::Void(), "tl_cpu_pack_b",
+                         {AddressOf(src, mins), LeadingDim(n->src, sd[0]), AddressOf(p.panels, {Int(0)}), K,
+                          N, p.trans ? v1 : v0, p.trans ? v0 : v1, Bool(p.trans)}),
+                    n->span);
+  }
+
+  // A copy into a cached tile (CacheGemmTilesCPU) runs only in the worker that claims the slot.
   Stmt LowerCopy(const CopyNode* n) {
+    auto ch = cached_.find(n->dst.buffer.get());
+    if (ch == cached_.end()) return LowerCopyInto(n);
+    const std::vector<Expr> slot = {ch->second.first, ch->second.second};
+    return If(Call(DataType::Bool(), "tl_cpu_cache_claim", slot),
+              Seq({LowerCopyInto(n), Evaluate(Call(DataType::Void(), "tl_cpu_cache_publish", slot), n->span)},
+                  n->span),
+              nullptr, n->span);
+  }
+
+  Stmt LowerCopyInto(const CopyNode* n) {
+    auto pk = packed_.find(n->dst.buffer.get());
+    if (pk != packed_.end()) return LowerPackCopy(n, pk->second);
     auto sd = TileDims(n->src), dd = TileDims(n->dst);
     TL_ICHECK(sd.size() == dd.size(), "copy tile ranks differ");
     std::vector<Expr> ext;
@@ -153,6 +259,14 @@ class CpuTileLowerer : public IRMutator {
     if (n->clear_accum) {
       auto fill = std::make_shared<FillNode>(n->C, Zero(n->C.buffer->dtype), n->span);
       out.push_back(LowerFill(fill.get()));
+    }
+    auto pk = packed_.find(n->B.buffer.get());
+    if (pk != packed_.end()) {  // B is already in panels (PackGemmTilesCPU)
+      out.push_back(Evaluate(Call(DataType::Void(), "tl_cpu_gemm_packed_b",
+                                  {ptr(n->A), LeadingDim(n->A, ad[0]), AddressOf(pk->second.panels, {Int(0)}),
+                                   ptr(n->C), LeadingDim(n->C, cd[0]), M, N, K, Bool(n->trans_A)}),
+                             n->span));
+      return Seq(out, n->span);
     }
     out.push_back(
         Evaluate(Call(DataType::Void(), "tl_cpu_gemm",
@@ -247,6 +361,8 @@ class CpuTileLowerer : public IRMutator {
   }
 
   bool split_tiles_ = false;
+  std::map<const BufferNode*, PackedB> packed_;
+  std::map<const BufferNode*, std::pair<Expr, Expr>> cached_;  // tile -> (cache id, slot) where bound
 
   Stmt LowerCumsum(const CumsumNode* n) {
     size_t ax = n->dim;

@@ -1,10 +1,12 @@
 // Tests for the CPU device headers: low-precision scalar conversions (tl_device/cpu/types.h)
-// and the tile GEMM (tl_device/cpu/gemm.h) against a double-precision reference.
+// and the tile GEMM (tl_device/cpu/gemm.h) against a double-precision reference; the tile cache
+// (tile_cache.h) under contention.
 //
 // Standalone build: g++ -O2 -march=native -std=c++17 -Wall -Wextra -Iinclude
 //                   tests/cpp/test_cpu_device_headers.cc -lgtest -lgtest_main -pthread
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "tl_device/cpu/gemm.h"
+#include "tl_device/cpu/tile_cache.h"
 #include "tl_device/cpu/types.h"
 
 namespace {
@@ -561,6 +564,104 @@ TEST(Gemm, ConcurrentThreadsUseSeparateScratch) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+/// pack_b_tile + gemm_packed_b against the reference on the tile's valid part (kv x nv of a K x N
+/// tile; the rest of op(B) counts as zero, as a tile overhanging its tensor does).
+template <bool TransA, bool TransB, class TA, class TB>
+void check_packed_b(int M, int N, int K, int kv, int nv, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const long lda = (TransA ? M : K) + 3, ldb = (TransB ? K : N) + 5, ldc = N + 2;
+  std::vector<TA> a(size_t((TransA ? K : M) * lda + 1));
+  std::vector<TB> b(size_t((TransB ? N : K) * ldb + 1));
+  for (auto& x : a) x = static_cast<TA>(dist(rng));
+  for (auto& x : b) x = static_cast<TB>(dist(rng));
+  // op(B) outside the valid part is poisoned: packing must not read it.
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j)
+      if (k >= kv || j >= nv) b[TransB ? j * ldb + k : k * ldb + j] = static_cast<TB>(kNaN);
+  std::vector<float> c(size_t(M * ldc + 1));
+  for (auto& x : c) x = dist(rng);
+  std::vector<double> ref(c.begin(), c.end()), mag(c.size(), 0.0);
+  std::vector<TB> bz(b);
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j)
+      if (k >= kv || j >= nv) bz[TransB ? j * ldb + k : k * ldb + j] = static_cast<TB>(0.f);
+  reference_gemm<TransA, TransB>(a.data(), lda, bz.data(), ldb, ref, mag, ldc, M, N, K);
+  const int panels = (N + 31) / 32 * 32;
+  float* bp = static_cast<float*>(std::aligned_alloc(64, size_t(K) * panels * sizeof(float) + 64));
+  tl_cpu::pack_b_tile<TransB>(b.data(), ldb, bp, K, N, kv, nv);
+  tl_cpu::gemm_packed_b<TransA>(a.data(), lda, bp, c.data(), ldc, M, N, K);
+  std::free(bp);
+  const double eps = std::ldexp(1.0, -24);
+  for (int i = 0; i < M; ++i)
+    for (long j = 0; j < ldc; ++j) {
+      const size_t idx = size_t(i * ldc + j);
+      const double tol = eps * (K + 2) * (mag[idx] + std::fabs(ref[idx])) + 1e-30;
+      ASSERT_NEAR(c[idx], ref[idx], j < N ? tol : 0.0)
+          << "M=" << M << " N=" << N << " K=" << K << " kv=" << kv << " nv=" << nv << " TransA=" << TransA
+          << " TransB=" << TransB << " at (" << i << "," << j << ")";
+    }
+}
+
+TEST(Gemm, PackedBMatchesReferenceOnRaggedAndClippedTiles) {
+  std::mt19937 rng(2026);
+  // M covers every tail of the 6-row blocks (1 and 2 run as 4 + 4 / 4 + 2 + 1 rows); K > 256
+  // crosses a K slice inside a packed panel.
+  for (int M : {1, 2, 7, 8, 13, 127, 128})
+    for (int N : {5, 16, 33, 128})
+      for (int K : {1, 31, 300}) {
+        check_packed_b<false, false, float, float>(M, N, K, K, N, rng);
+        check_packed_b<true, true, float, float>(M, N, K, K, N, rng);
+        check_packed_b<false, true, half_t, half_t>(M, N, K, std::max(0, K - 3), std::max(0, N - 4), rng);
+        check_packed_b<true, false, bfloat16_t, bfloat16_t>(M, N, K, K / 2, N / 2, rng);
+      }
+  check_packed_b<false, false, float, float8_e4m3_t>(9, 40, 70, 70, 40, rng);
+  check_packed_b<false, false, float, float>(9, 40, 70, 0, 40, rng);  // a tile wholly outside: C unchanged
+}
+
+TEST(TileCache, EachSlotIsFilledOnceAndReadersSeeItFilled) {
+  constexpr int kSlots = 257, kElems = 1000, kThreads = 4;
+  tl_cpu::TileCache<int> cache(kSlots, kElems);
+  ASSERT_TRUE(cache.ok());
+  std::vector<int> fills(kSlots, 0);  // written only by the claimer of a slot
+  std::vector<int> bad(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(7 + t);
+      std::vector<int> order(kSlots);
+      for (int i = 0; i < kSlots; ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      for (int round = 0; round < 3; ++round)
+        for (int s : order) {
+          int* tile = cache.tile(s);
+          if (cache.claim(s)) {
+            ++fills[s];
+            for (int i = 0; i < kElems; ++i) tile[i] = s * 7 + i;
+            cache.publish(s);
+          }
+          for (int i = 0; i < kElems; ++i) bad[t] += tile[i] != s * 7 + i;
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (int s = 0; s < kSlots; ++s) EXPECT_EQ(fills[s], 1) << "slot " << s;
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
+  // Tiles start 64-byte aligned (the micro-kernels load packed panels with aligned loads).
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(cache.tile(1)) % 64, 0u);
+}
+
+TEST(TileCache, BlocksAreReusedAcrossCalls) {
+  void* first = nullptr;
+  {
+    tl_cpu::TileCache<float> c(64, 4096);
+    ASSERT_TRUE(c.ok());
+    first = c.data;
+  }
+  tl_cpu::TileCache<float> again(64, 4096);  // the same size: the parked block comes back
+  EXPECT_EQ(static_cast<void*>(again.data), first);
+  tl_cpu::TileCache<float> other(64, 4096);  // the block is taken: a fresh one
+  EXPECT_NE(static_cast<void*>(other.data), first);
 }
 
 }  // namespace

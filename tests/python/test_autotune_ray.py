@@ -58,7 +58,7 @@ CONFIGS = [{"block_M": m, "block_N": n, "repeat": SLOW}
            for m, n in [(64, 64), (32, 32), (32, 64), (128, 128), (16, 64)]] + \
     [{"block_M": 64, "block_N": 64, "drop_k": 1}, {"block_M": 32, "block_N": 32, "drop_k": 2, "repeat": SLOW}] + \
     [{"block_M": 0}, {"block_N": 0, "repeat": SLOW}, {"block_K": 0}, {"block_M": 8192, "block_N": 8192},
-     {"block_M": 8192, "block_N": 8192, "block_K": 64}, {"block_M": 16384, "block_N": 4096},
+     {"block_M": 8192, "block_N": 16384, "block_K": 64}, {"block_M": 16384, "block_N": 4096},
      {"block_M": 4096, "block_N": 16384, "repeat": SLOW}, {"block_M": 16384, "block_N": 16384}] + \
     [{"block_M": 64, "block_N": 64}]
 WRONG = {5, 6}

@@ -117,7 +117,8 @@ def test_demo_gemm_1024_fp16():
 
 def test_generated_source_uses_microkernel_and_openmp():
     src = _compile(_demo_kernel).get_kernel_source()
-    assert "tl_cpu::gemm<" in src, src
+    # (the demo's B tile is packed by its copy, so its gemm is the packed-B entry point)
+    assert "tl_cpu::gemm_packed_b<" in src, src
     assert "#pragma omp parallel" in src, src
     omp_for = src.find("#pragma omp for")
     assert omp_for >= 0, src
@@ -125,7 +126,7 @@ def test_generated_source_uses_microkernel_and_openmp():
     # and the stores) sits inside it.
     after = src[omp_for:].split("\n", 2)
     assert after[1].lstrip().startswith("for ("), src
-    assert src.find("tl_cpu::gemm<") > omp_for, src
+    assert src.find("tl_cpu::gemm_packed_b<") > omp_for, src
     # Transposed operands reach the micro-kernel as template flags.
     src_tt = _compile(K.matmul_transposed, 200, 136, 72, 64, 64, 32, trans_A=True, trans_B=True,
                       dtype="float32", out_dtype="float32").get_kernel_source()

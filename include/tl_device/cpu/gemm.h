@@ -113,6 +113,51 @@ inline const float* widen_to_float(int slot, const T* src, long ld, int rows, in
 
 }  // namespace detail
 
+/// Packs the K x N tile op(B) into NR-column float panels: element (k, c) goes to
+/// Bp[(c / NR) * K * NR + k * NR + c % NR], for ceil(N / NR) panels. Only the top-left kv x nv part
+/// is read (the rest of the tile lies outside its tensor) and everything else is zero.
+/// !Trans: (k, c) is B[k * ldb + c];  Trans: it is B[c * ldb + k].  Bp: 64-byte aligned.
+template <bool Trans, typename TB>
+inline void pack_b_tile(const TB* B, long ldb, float* __restrict Bp, int K, int N, int kv, int nv) {
+  using detail::kGemmNR;
+  kv = std::max(0, std::min(kv, K));
+  nv = std::max(0, std::min(nv, N));
+  for (int p = 0; p * kGemmNR < N; ++p) {
+    float* dst = Bp + size_t(p) * size_t(K) * kGemmNR;
+    const int nr = std::max(0, std::min(kGemmNR, nv - p * kGemmNR));
+    int k0 = 0;
+    if (nr > 0 && kv > 0) {
+      detail::pack_b_panel<Trans, TB>(Trans ? B + long(p) * kGemmNR * ldb : B + p * kGemmNR, ldb, kv, nr,
+                                      dst);
+      k0 = kv;
+    }
+    std::memset(dst + size_t(k0) * kGemmNR, 0, sizeof(float) * size_t(K - k0) * kGemmNR);
+  }
+}
+
+/// C[M,N] (row stride ldc) += op(A) * B, B given as pack_b_tile's panels of a K x N tile; float C.
+template <bool TransA, typename TA>
+inline void gemm_packed_b(const TA* A, long lda, const float* Bp, float* C, long ldc, int M, int N, int K) {
+  using detail::kGemmKC;
+  using detail::kGemmNR;
+  if (M <= 0 || N <= 0 || K <= 0) return;
+  const float* a;
+  long la = lda;
+  if constexpr (std::is_same<TA, float>::value) {
+    a = A;
+  } else {
+    la = TransA ? M : K;
+    a = detail::widen_to_float(0, A, lda, TransA ? K : M, int(la));
+  }
+  for (int k0 = 0; k0 < K; k0 += kGemmKC) {
+    const int kc = std::min(kGemmKC, K - k0);
+    const float* Ak = TransA ? a + k0 * la : a + k0;
+    for (int j = 0; j < N; j += kGemmNR)
+      detail::gemm_panel<TransA>(Ak, la, Bp + size_t(j) * size_t(K) + size_t(k0) * kGemmNR, C + j, ldc, M, kc,
+                                 std::min(kGemmNR, N - j));
+  }
+}
+
 /// C[M,N] (row stride ldc) += op(A) * op(B); C is accumulated into, never cleared.
 /// A: !TransA -> A[i*lda + k] (M x K);  TransA -> A[k*lda + i] (stored K x M).
 /// B: !TransB -> B[k*ldb + j] (K x N);  TransB -> B[j*ldb + k] (stored N x K).

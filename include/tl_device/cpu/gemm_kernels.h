@@ -167,13 +167,17 @@ template <bool ATrans>
 inline void gemm_panel(const float* A, long lda, const float* Bp, float* C, long ldc, int M, int K, int nr) {
   int i = 0;
   auto a_at = [&](int row) { return ATrans ? A + row : A + row * lda; };
-  for (; i + kGemmMR <= M; i += kGemmMR)
+  // With 6-row blocks, a remainder of one or two rows would leave a block of 2-4 accumulators,
+  // bound by the FMA latency; one 6-row block and the remainder run as 4 + 4 (or 4 + 2 + 1) rows.
+  const int tail = M % kGemmMR;
+  const int full = kGemmMR == 6 && tail > 0 && tail <= 2 && M > kGemmMR ? M - kGemmMR - tail : M;
+  for (; i + kGemmMR <= full; i += kGemmMR)
     micro_kernel<kGemmMR, ATrans>(K, a_at(i), lda, Bp, C + i * ldc, ldc, nr);
   if (kGemmMR > 8 && M - i >= 8) {
     micro_kernel<8, ATrans>(K, a_at(i), lda, Bp, C + i * ldc, ldc, nr);
     i += 8;
   }
-  if (M - i >= 4) {
+  while (M - i >= 4) {
     micro_kernel<4, ATrans>(K, a_at(i), lda, Bp, C + i * ldc, ldc, nr);
     i += 4;
   }

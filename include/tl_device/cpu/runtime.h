@@ -12,6 +12,7 @@
 #include "tl_device/cpu/gemm.h"
 #include "tl_device/cpu/isa_check.h"
 #include "tl_device/cpu/math_simd.h"
+#include "tl_device/cpu/tile_cache.h"
 #include "tl_device/cpu/types.h"
 
 #if defined(_OPENMP) && (defined(__linux__) || defined(__APPLE__))

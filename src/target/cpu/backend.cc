@@ -15,8 +15,10 @@
 #include "target/backend.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/cpu/isa.h"
+#include "transform/cache_gemm_tiles_cpu.h"
 #include "transform/coalesce_k_steps_cpu.h"
 #include "transform/group_gemm_blocks_cpu.h"
+#include "transform/pack_gemm_tiles_cpu.h"
 
 namespace tl {
 using namespace cache_util;
@@ -50,7 +52,7 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   // The device headers are part of what gets compiled, so their text is part of the key.
   std::string headers;
   for (const char* h : {"types.h", "gemm.h", "gemm_isa.h", "gemm_kernels.h", "gemm_bf16.h", "gemm_int8.h",
-                        "isa_check.h", "math_simd.h", "runtime.h"}) {
+                        "isa_check.h", "math_simd.h", "runtime.h", "tile_cache.h"}) {
     std::string text;
     ReadFile(opt.include_dir + "/tl_device/cpu/" + h, &text);
     headers += text;
@@ -166,18 +168,38 @@ Backend CpuBackend() {
                                  " is an AMD MFMA option; it has no effect on the CPU");
       info->choices.push_back(loc + ": T.gemm " + GemmPath(*g, t, isa));
     });
-    // Deeper gemm tiles first (a tile-level rewrite, so the pipeline below sees an ordinary program).
-    PrimFunc g = CoalesceGemmKStepsCPU(f, info ? &info->choices : nullptr);
-    if (g != f) {
-      g = Simplify(g);  // the rewrite prints (and re-parses) simplified
-      if (trace) trace->push_back({"CoalesceGemmKStepsCPU", g, 0.0, true});  // the trace shows every rewrite
+    // The tile-level GEMM rewrites, each recorded in the trace (rewrites print, and re-parse,
+    // simplified). Tiles served from tile caches run K = 256 per gemm call (their copies are paid
+    // once per call, and deeper calls halve the accumulator traffic); per-worker tiles stay at
+    // K = 128, where two 256-deep tiles per group would not fit in L2 beside the accumulators.
+    auto rewrite = [&](int64_t target_k, std::vector<std::string>* choices, std::vector<PassRecord>* tr,
+                       bool* cached) {
+      PrimFunc g = f;
+      auto step = [&](const char* name, PrimFunc h, bool simplify) {
+        if (h == g) return false;
+        g = simplify ? Simplify(h) : h;
+        if (tr) tr->push_back({name, g, 0.0, true});
+        return true;
+      };
+      // Deeper gemm tiles first; then blocks in lockstep groups, so one copy of a tile from global
+      // memory serves two blocks; then tile caches; then B tiles packed into panels by their copies.
+      step("CoalesceGemmKStepsCPU", CoalesceGemmKStepsCPU(g, choices, target_k), true);
+      step("GroupGemmBlocksCPU", GroupGemmBlocksCPU(g, choices), true);
+      *cached = step("CacheGemmTilesCPU", CacheGemmTilesCPU(g, choices), false);
+      step("PackGemmTilesCPU", PackGemmTilesCPU(g, choices), false);
+      return g;
+    };
+    std::vector<std::string> choices;
+    std::vector<PassRecord> records;
+    bool cached = false;
+    PrimFunc g = rewrite(256, &choices, &records, &cached);
+    if (!cached) {
+      choices.clear();
+      records.clear();
+      g = rewrite(128, &choices, &records, &cached);
     }
-    // Then blocks in lockstep groups, so one copy of a tile from global memory serves two blocks.
-    PrimFunc h = GroupGemmBlocksCPU(g, info ? &info->choices : nullptr);
-    if (h != g) {
-      g = Simplify(h);
-      if (trace) trace->push_back({"GroupGemmBlocksCPU", g, 0.0, true});
-    }
+    if (info) info->choices.insert(info->choices.end(), choices.begin(), choices.end());
+    if (trace) trace->insert(trace->end(), records.begin(), records.end());
     return LowerForCPU(g, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCPU(lowered, t); };

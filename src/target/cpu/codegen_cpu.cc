@@ -115,6 +115,16 @@ class CodegenCPUImpl : public CodegenC {
       for (size_t i = 0; i < 9; ++i) rest += (i ? ", " : "") + E(c->args[i]);
       return "tl_cpu::gemm<" + ta + ", " + tb + ">(" + rest + ")";
     }
+    if (c->op == "tl_cpu_pack_b" || c->op == "tl_cpu_gemm_packed_b") {
+      // pack: (src, ld, panels, K, N, k_valid, n_valid, transB); gemm: (A, lda, panels, C, ldc, M, N,
+      // K, transA). The transpose is a template argument.
+      std::string rest;
+      for (size_t i = 0; i + 1 < c->args.size(); ++i) rest += (i ? ", " : "") + E(c->args[i]);
+      return std::string(c->op == "tl_cpu_pack_b" ? "tl_cpu::pack_b_tile<" : "tl_cpu::gemm_packed_b<") +
+             E(c->args.back()) + ">(" + rest + ")";
+    }
+    if (c->op == "tl_cpu_cache_tile" || c->op == "tl_cpu_cache_claim" || c->op == "tl_cpu_cache_publish")
+      return "tl_tc" + E(c->args[0]) + "." + c->op.substr(13) + "(" + E(c->args[1]) + ")";
     if (c->op == "tl_cpu_reduce_row")  // (kind, src, n, dst, clear): kind is a template argument
       return "tl_cpu::reduce_row<" + E(c->args[0]) + ">(" + E(c->args[1]) + ", " + E(c->args[2]) + ", " +
              E(c->args[3]) + ", " + E(c->args[4]) + ")";
@@ -139,13 +149,62 @@ class CodegenCPUImpl : public CodegenC {
     if (n->for_kind == ForKind::kUnrolled) Line(ind, "#pragma GCC unroll 8");
   }
 
+  void Stmt_(const Stmt& s, int ind) override {
+    auto* a = As<AttrStmtNode>(s);
+    if (a && a->key == "tl.cpu_cache_bind") {  // a tile that is a slot of a tile cache
+      Line(ind, "{");
+      BindBuffer(a, ind + 1);
+      Stmt_(a->body, ind + 1);
+      Line(ind, "}");
+      return;
+    }
+    if (a && a->key == "tl.cpu_tile_cache") {
+      TL_ICHECK(hoisted_caches_.count(a), "a tile cache outside its kernel's top level");
+      return Stmt_(a->body, ind);
+    }
+    CodegenC::Stmt_(s, ind);
+  }
+
+  // The kernel's tile caches (CacheGemmTilesCPU), shared by its workers: declared before the
+  // parallel region.
+  void DeclareTileCaches(const KernelNode* n, int ind) {
+    PostOrderVisitStmt(n->body, [&](const Stmt& st) {
+      auto* a = As<AttrStmtNode>(st);
+      if (!a || a->key != "tl.cpu_tile_cache") return;
+      auto* c = As<CallNode>(a->value);
+      TL_ICHECK(c && c->op == "tl_cpu_cache_decl" && c->args.size() == 2, "malformed tl.cpu_tile_cache");
+      int64_t elems = 1, d = 0;
+      for (auto& e : a->node->shape) {
+        TL_ICHECK(AsConstInt(e, &d), "a cached tile needs a constant shape");
+        elems *= d;
+      }
+      const std::string name = "tl_tc" + E(c->args[0]);
+      Line(ind, "tl_cpu::TileCache<" + CType(a->node->dtype) + "> " + name + "(" + E(c->args[1]) + ", " +
+                    std::to_string(elems) + ");");
+      Line(ind, "if (!" + name + ".ok()) {");
+      Line(ind + 1, "std::snprintf(tl_err, tl_errlen, \"out of memory for the tile cache of '" +
+                        a->node->name + "' in kernel '" + f_->name + "'\");");
+      Line(ind + 1, "return 1;");
+      Line(ind, "}");
+      hoisted_caches_.insert(a);
+    });
+  }
+  std::set<const AttrStmtNode*> hoisted_caches_;
+
   void Kernel(const KernelNode* n, int ind) override {
     std::vector<std::string> g;
     for (auto& e : n->grid) g.push_back("(int64_t)(" + E(e) + ")");
     while (g.size() < 3) g.push_back("1");
     Line(ind, "{");
     Line(ind + 1, "const int64_t tl_g0 = " + g[0] + ", tl_g1 = " + g[1] + ", tl_g2 = " + g[2] + ";");
-    std::vector<int64_t> counts = OnChipCounts(n);
+    DeclareTileCaches(n, ind + 1);
+    // Tiles bound to cache slots (tl.cpu_cache_bind) are pointers, not per-worker buffers.
+    std::set<const BufferNode*> bound;
+    PostOrderVisitStmt(n->body, [&](const Stmt& st) {
+      auto* a = As<AttrStmtNode>(st);
+      if (a && a->key == "tl.cpu_cache_bind" && a->node) bound.insert(a->node.get());
+    });
+    std::vector<int64_t> counts = OnChipCounts(n, bound);
     bool any_heap = false;
     int64_t stack_bytes = 0;
     Line(ind + 1, "int tl_no_memory = 0;");
@@ -154,6 +213,7 @@ class CodegenCPUImpl : public CodegenC {
     Line(ind + 2, "int tl_have_memory = 1;");
     for (size_t i = 0; i < n->alloc_buffers.size(); ++i) {
       const Buffer& b = n->alloc_buffers[i];
+      if (bound.count(b.get())) continue;
       int64_t bytes = counts[i] * ElemBytes(b->dtype);
       std::string name = Name(b.get(), b->name), count = std::to_string(counts[i]);
       // Each worker holds one copy of every on-chip buffer for all the blocks it runs. Small ones
@@ -198,7 +258,7 @@ class CodegenCPUImpl : public CodegenC {
 
   // Element counts of a kernel's on-chip buffers; rejects shapes that are not constant and a
   // per-block footprint over the CPU target's limit (with a per-buffer table, as CUDA does).
-  std::vector<int64_t> OnChipCounts(const KernelNode* n) {
+  std::vector<int64_t> OnChipCounts(const KernelNode* n, const std::set<const BufferNode*>& bound) {
     const int64_t kCap = int64_t(1) << 56;  // sizes saturate here (certainly over the limit, never overflow)
     std::vector<int64_t> counts;
     int64_t total = 0;
@@ -207,6 +267,10 @@ class CodegenCPUImpl : public CodegenC {
       << std::right << std::setw(20) << "bytes"
       << "\n";
     for (auto& b : n->alloc_buffers) {
+      if (bound.count(b.get())) {  // lives in a tile cache
+        counts.push_back(0);
+        continue;
+      }
       int64_t count = 1;
       std::string shape = "(";
       for (size_t i = 0; i < b->shape.size(); ++i) {
