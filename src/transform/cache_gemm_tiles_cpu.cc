@@ -37,21 +37,10 @@ struct Written : IRVisitor {
 };
 
 // The copies into each candidate tile, and whether anything but those and gemm operands names it.
-struct Scan : IRVisitor {
-  std::set<const BufferNode*> cand, bad;
+struct Scan : cpu_lowering::TileUseScan {
   std::map<const BufferNode*, std::vector<const CopyNode*>> copies;
   std::map<const BufferNode*, int> gemms;
   std::map<const BufferNode*, std::set<int>> roles;  // 0/1: A (trans_A), 2/3: B (trans_B)
-  void VisitBuffer(const Buffer& b) override {
-    // Views (T.reshape, T.view) and the buffers they view keep their plain storage.
-    for (const BufferNode* v = b.get(); v; v = v->data.get()) bad.insert(v);
-  }
-  void VisitRanges(const Region& r) {
-    for (auto& rg : r.ranges) {
-      VisitExpr(rg.min);
-      VisitExpr(rg.extent);
-    }
-  }
   void VisitTileOp(const StmtNode* s) override {
     if (auto* c = dynamic_cast<const CopyNode*>(s)) {
       if (cand.count(c->dst.buffer.get()) && cpu_lowering::IsWholeTile(c->dst)) {
@@ -127,10 +116,7 @@ class Cacher : public IRMutator {
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
     Scan scan;
-    for (auto& b : n->alloc_buffers)
-      if (b->scope != Scope::kGlobal && b->shape.size() == 2) scan.cand.insert(b.get());
-    for (auto& b : n->alloc_buffers)
-      if (b->data) scan.VisitBuffer(b);
+    scan.Seed(n, [](const Buffer&) { return true; });
     scan.VisitStmt(n->body);
     caches_.clear();
     decls_.clear();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "arith/simplify.h"
@@ -48,6 +49,30 @@ inline bool IsWholeTile(const Region& r) {
   }
   return true;
 }
+
+// Base of the CPU GEMM rewrites' scans: any reference to a buffer that a scan does not recognise
+// disqualifies it, and so does being a view (T.reshape, T.view) or viewed by one, since those keep
+// their plain storage. Scans visit the regions they recognise with VisitRanges (indices only).
+struct TileUseScan : IRVisitor {
+  std::set<const BufferNode*> cand, bad;
+  void VisitBuffer(const Buffer& b) override {
+    for (const BufferNode* v = b.get(); v; v = v->data.get()) bad.insert(v);
+  }
+  void VisitRanges(const Region& r) {
+    for (auto& rg : r.ranges) {
+      VisitExpr(rg.min);
+      VisitExpr(rg.extent);
+    }
+  }
+  // Candidates: the kernel's on-chip 2-D buffers (`keep` filters them); views among the
+  // allocations disqualify what they view.
+  void Seed(const KernelNode* n, const std::function<bool(const Buffer&)>& keep) {
+    for (auto& b : n->alloc_buffers)
+      if (b->scope != Scope::kGlobal && b->shape.size() == 2 && keep(b)) cand.insert(b.get());
+    for (auto& b : n->alloc_buffers)
+      if (b->data) VisitBuffer(b);
+  }
+};
 
 // "file:line" of a span, for kernel.choices.
 inline std::string SpanLine(const Span& s) {

@@ -46,16 +46,11 @@ bool GemmReadsPacked(const GemmNode& g) {
 
 // Which on-chip tiles of a kernel body qualify; any reference other than the recognised copies
 // and gemm operands disqualifies a tile.
-struct Scan : IRVisitor {
-  std::set<const BufferNode*> cand, bad;
+struct Scan : cpu_lowering::TileUseScan {
   std::map<const BufferNode*, int> copies, gemms;
   std::map<const BufferNode*, bool> trans;
   std::map<const BufferNode*, const GemmNode*> first_gemm;
 
-  void VisitBuffer(const Buffer& b) override {
-    // Views (T.reshape, T.view) and the buffers they view keep their plain storage.
-    for (const BufferNode* v = b.get(); v; v = v->data.get()) bad.insert(v);
-  }
   void VisitAttr(const AttrStmtNode* n) override {
     // CacheGemmTilesCPU's attrs name the tile only to say where it lives, which packing keeps.
     if (n->key == "tl.cpu_cached_tile" || n->key == "tl.cpu_tile_cache") {
@@ -64,12 +59,6 @@ struct Scan : IRVisitor {
       return;
     }
     IRVisitor::VisitAttr(n);
-  }
-  void VisitRanges(const Region& r) {
-    for (auto& rg : r.ranges) {
-      VisitExpr(rg.min);
-      VisitExpr(rg.extent);
-    }
   }
   void VisitTileOp(const StmtNode* s) override {
     if (auto* c = dynamic_cast<const CopyNode*>(s)) {
@@ -106,11 +95,7 @@ class Packer : public IRMutator {
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
     Scan scan;
-    for (auto& b : n->alloc_buffers)
-      if (b->scope != Scope::kGlobal && b->shape.size() == 2 && PackableType(b->dtype))
-        scan.cand.insert(b.get());
-    for (auto& b : n->alloc_buffers)
-      if (b->data) scan.VisitBuffer(b);
+    scan.Seed(n, [](const Buffer& b) { return PackableType(b->dtype); });
     scan.VisitStmt(n->body);
     Stmt body = n->body;
     for (auto& buf : n->alloc_buffers) {

@@ -111,6 +111,19 @@ inline const float* widen_to_float(int slot, const T* src, long ld, int rows, in
   return dst;
 }
 
+/// op(A) (M x K) as float: A itself, or narrow types widened once into dense scratch (then *lda
+/// becomes that copy's row stride).
+template <bool TransA, typename TA>
+inline const float* a_as_float(const TA* A, long* lda, int M, int K) {
+  if constexpr (std::is_same<TA, float>::value) {
+    return A;
+  } else {
+    const long ld = *lda;
+    *lda = TransA ? M : K;
+    return widen_to_float(0, A, ld, TransA ? K : M, int(*lda));
+  }
+}
+
 }  // namespace detail
 
 /// Packs the K x N tile op(B) into NR-column float panels: element (k, c) goes to
@@ -141,14 +154,8 @@ inline void gemm_packed_b(const TA* A, long lda, const float* Bp, float* C, long
   using detail::kGemmKC;
   using detail::kGemmNR;
   if (M <= 0 || N <= 0 || K <= 0) return;
-  const float* a;
   long la = lda;
-  if constexpr (std::is_same<TA, float>::value) {
-    a = A;
-  } else {
-    la = TransA ? M : K;
-    a = detail::widen_to_float(0, A, lda, TransA ? K : M, int(la));
-  }
+  const float* a = detail::a_as_float<TransA>(A, &la, M, K);
   for (int k0 = 0; k0 < K; k0 += kGemmKC) {
     const int kc = std::min(kGemmKC, K - k0);
     const float* Ak = TransA ? a + k0 * la : a + k0;
@@ -175,14 +182,8 @@ inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, 
       return;
     }
 #endif
-    const float* a;
     long la = lda;
-    if constexpr (std::is_same<TA, float>::value) {
-      a = A;
-    } else {
-      la = TransA ? M : K;
-      a = detail::widen_to_float(0, A, lda, TransA ? K : M, int(la));
-    }
+    const float* a = detail::a_as_float<TransA>(A, &la, M, K);
     detail::gemm_f32<TransA, TransB, TB>(a, la, B, ldb, C, ldc, M, N, K);
   } else {
 #ifdef TL_CPU_GEMM_S8
