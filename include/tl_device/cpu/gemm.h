@@ -17,6 +17,7 @@
 #include <new>
 #include <type_traits>
 
+#include "tl_device/cpu/gemm_amx.h"
 #include "tl_device/cpu/gemm_bf16.h"
 #include "tl_device/cpu/gemm_int8.h"
 #include "tl_device/cpu/gemm_isa.h"
@@ -169,13 +170,24 @@ inline void gemm_packed_b(const TA* A, long lda, const float* Bp, float* C, long
 /// A: !TransA -> A[i*lda + k] (M x K);  TransA -> A[k*lda + i] (stored K x M).
 /// B: !TransB -> B[k*ldb + j] (K x N);  TransB -> B[j*ldb + k] (stored N x K).
 /// With a float accumulator any input type is widened to float and the SIMD kernel runs (bf16 x
-/// bf16 runs vdpbf16ps where the target has AVX512-BF16);
+/// bf16 runs AMX tdpbf16ps where the target has AMX-BF16 and Linux grants the tile state, else
+/// vdpbf16ps where it has AVX512-BF16; int8 x int8 -> int32 runs AMX tdpbssd likewise);
 /// int8 x int8 -> int32 runs vpmaddwd on k pairs where the target has AVX2 (gemm_int8.h); other
 /// accumulators (double, int32 for other integer inputs, ...) use a straightforward loop.
 template <bool TransA, bool TransB, typename TA, typename TB, typename TC>
 inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, int M, int N, int K) {
   if (M <= 0 || N <= 0 || K <= 0) return;
   if constexpr (std::is_same<TC, float>::value) {
+#ifdef TL_CPU_GEMM_AMX_BF16
+    if constexpr (std::is_same<TA, bfloat16_t>::value && std::is_same<TB, bfloat16_t>::value) {
+      if (detail::AmxHw::usable_for(false)) {
+        detail::gemm_amx<detail::AmxHw, uint16_t, TransA, TransB>(reinterpret_cast<const uint16_t*>(A), lda,
+                                                                  reinterpret_cast<const uint16_t*>(B), ldb, C,
+                                                                  ldc, M, N, K, detail::gemm_scratch);
+        return;
+      }
+    }
+#endif
 #ifdef TL_CPU_GEMM_BF16_DOT
     if constexpr (std::is_same<TA, bfloat16_t>::value && std::is_same<TB, bfloat16_t>::value) {
       detail::gemm_bf16_dot<TransA, TransB>(A, lda, B, ldb, C, ldc, M, N, K, detail::gemm_scratch);
@@ -186,6 +198,16 @@ inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, 
     const float* a = detail::a_as_float<TransA>(A, &la, M, K);
     detail::gemm_f32<TransA, TransB, TB>(a, la, B, ldb, C, ldc, M, N, K);
   } else {
+#ifdef TL_CPU_GEMM_AMX_INT8
+    if constexpr (std::is_same<TA, int8_t>::value && std::is_same<TB, int8_t>::value &&
+                  std::is_same<TC, int32_t>::value) {
+      if (detail::AmxHw::usable_for(true)) {
+        detail::gemm_amx<detail::AmxHw, int8_t, TransA, TransB>(A, lda, B, ldb, C, ldc, M, N, K,
+                                                                detail::gemm_scratch);
+        return;
+      }
+    }
+#endif
 #ifdef TL_CPU_GEMM_S8
     if constexpr (std::is_same<TA, int8_t>::value && std::is_same<TB, int8_t>::value &&
                   std::is_same<TC, int32_t>::value) {
