@@ -44,8 +44,15 @@ def _run(k, M, N, Kd, tA, tB, extreme=False):
     np.testing.assert_array_equal(C.astype(np.int64), want, err_msg=f"{k.target} tA={tA} tB={tB}")
 
 
+VNNI_TARGET = "cpu -mcpu=x86-64-v4 -mattr=+avx512vnni"
+VNNI = set(tilelang.Target(VNNI_TARGET).features) <= set(tilelang.Target("cpu").features)
+AMX = {"amx-int8", "avx512f", "avx512bw", "avx512fp16", "avx512bf16"} <= set(tilelang.Target("cpu").features)
 TARGETS = [pytest.param("cpu -mattr=-avx2", id="portable"),
-           pytest.param("cpu", id="host", marks=pytest.mark.skipif(not AVX2, reason="needs AVX2"))]
+           pytest.param("cpu", id="host", marks=pytest.mark.skipif(not AVX2, reason="needs AVX2")),
+           # tdpbssd (gemm_amx.h); elsewhere its object code is checked in test_cpu_isa.py.
+           pytest.param("cpu -mcpu=sapphirerapids", id="amx", marks=pytest.mark.skipif(not AMX, reason="needs AMX")),
+           # vpdpwssd; elsewhere checked by its object code in test_int8_gemm_uses_vnni_where_present.
+           pytest.param(VNNI_TARGET, id="vnni", marks=pytest.mark.skipif(not VNNI, reason="needs AVX512-VNNI"))]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -72,3 +79,15 @@ def test_int8_gemm_uses_vpmaddwd_and_says_so():
     assert re.search(r"vpmaddwd\s+.*%ymm", asm), "expected ymm vpmaddwd in the int8 gemm"
     portable = _int8_gemm("cpu -mattr=-avx2", 64, 64, 64, False, False)
     assert any("reference loop" in c for c in portable.choices), portable.choices
+
+
+def test_int8_gemm_uses_vnni_where_present():
+    k = _int8_gemm(VNNI_TARGET, 64, 64, 64, False, False)
+    assert any("int8 x int8 -> int32: avx512vnni 6x16 vpdpwssd micro-kernel" in c for c in k.choices), k.choices
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(k.compiled.binary)
+        f.flush()
+        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
+                             check=True).stdout
+    assert len(re.findall(r"vpdpwssd\s+.*%ymm", asm)) >= 12, "expected the 6x16 block's vpdpwssd"
+    assert not re.search(r"vpmaddwd\s+.*%ymm", asm)

@@ -145,6 +145,36 @@ def test_avx512_bf16_uses_dot_products():
 
 
 @pytest.mark.skipif(not IS_X86, reason="x86 families")
+def test_amx_tiles_for_bf16_and_int8():
+    """AMX targets get the tile GEMM (gemm_amx.h) with the SIMD kernel kept as its fallback; the
+    driver's numerics run on a model of the instructions in tests/cpp/test_cpu_amx.cc, and on the
+    instructions themselves in test_numerics_of_each_family / test_cpu_int8.py on an AMX host."""
+    def count(asm, insn):
+        return len(re.findall(r"\s" + insn + r"\b", asm))
+
+    k = _gemm("cpu -mcpu=sapphirerapids", 70, 50, 41, False, True, "bfloat16")
+    assert any("amx-bf16 tdpbf16ps on 32x32 blocks" in c and "otherwise avx512bf16 vdpbf16ps" in c
+               for c in k.choices), k.choices
+    asm = _objdump(k)
+    assert count(asm, "tdpbf16ps") >= 4 and count(asm, "ldtilecfg") >= 1 and count(asm, "tilerelease") >= 1, \
+        "expected the AMX-BF16 tile loop"
+    assert count(asm, "tileloadd") >= 4 and count(asm, "tilestored") >= 4
+    assert "syscall@plt" in asm, "the tile state must be requested from Linux (arch_prctl)"
+    assert count(asm, "vdpbf16ps") >= 24, "the AVX512-BF16 kernel stays as the fallback"
+
+    func = K.matmul_transposed(70, 50, 41, 64, 48, 32, dtype="int8", accum_dtype="int32", out_dtype="int32")
+    k8 = tilelang.compile(func, target="cpu -mcpu=sapphirerapids")
+    assert any("amx-int8 tdpbssd" in c and "otherwise avx2 6x16 vpmaddwd" in c for c in k8.choices), k8.choices
+    asm8 = _objdump(k8)
+    assert count(asm8, "tdpbssd") >= 4 and count(asm8, "tdpbf16ps") == 0
+
+    # Without AMX-TILE no tile instruction is emitted and the SIMD paths are named.
+    plain = _gemm("cpu -mcpu=sapphirerapids -mattr=-amx-tile", 70, 50, 41, False, True, "bfloat16")
+    assert not any("amx" in c for c in plain.choices if "T.gemm" in c), plain.choices
+    assert count(_objdump(plain), "ldtilecfg") == 0
+
+
+@pytest.mark.skipif(not IS_X86, reason="x86 families")
 def test_kernel_for_a_richer_cpu_gives_an_error_not_sigill():
     if "avx512f" in HOST:
         pytest.skip("the host has avx512f: the AVX-512 kernels run in test_numerics_of_each_family")

@@ -1,5 +1,5 @@
 // int8 x int8 -> int32 tile GEMM on AVX2 (and the AVX-512 family, which has AVX2): exact integer
-// products through vpmaddwd. Both operands are widened to int16 and interleaved in k pairs, so one
+// products through vpmaddwd (vpdpwssd, which also adds, where the target has AVX512-VNNI). Both operands are widened to int16 and interleaved in k pairs, so one
 // vpmaddwd multiplies a broadcast pair (a(r, 2p), a(r, 2p+1)) with 8 columns' pairs of B and adds
 // each column's two products into an int32 lane. |a * b| <= 2^14, so a pair sum never overflows and
 // the int32 accumulators wrap exactly as the reference loop's would.
@@ -27,6 +27,17 @@ inline uint32_t s16_pair(int lo, int hi) {
   return uint32_t(uint16_t(int16_t(lo))) | (uint32_t(uint16_t(int16_t(hi))) << 16);
 }
 
+/// acc + the two int16 products of each 32-bit pair: one vpdpwssd where the target has
+/// AVX512-VNNI (with VL, for ymm), else vpmaddwd + vpaddd. Operands are widened int8, so no pair
+/// sum overflows and both wrap alike.
+inline __m256i s16_pair_dot(__m256i acc, __m256i a, __m256i b) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpwssd_epi32(acc, a, b);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
 template <int MR>
 inline void s8_micro_kernel(int KP, const uint32_t* __restrict Ap, const uint32_t* __restrict Bp,
                             int32_t* __restrict C, long ldc, int nr) {
@@ -40,8 +51,8 @@ inline void s8_micro_kernel(int KP, const uint32_t* __restrict Ap, const uint32_
 #pragma GCC unroll 6
     for (int r = 0; r < MR; ++r) {
       const __m256i a = _mm256_set1_epi32(int(Ap[r * KP + p]));
-      c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(a, b0));
-      c1[r] = _mm256_add_epi32(c1[r], _mm256_madd_epi16(a, b1));
+      c0[r] = s16_pair_dot(c0[r], a, b0);
+      c1[r] = s16_pair_dot(c1[r], a, b1);
     }
   }
   alignas(32) int32_t acc[kS8NR];

@@ -1,9 +1,13 @@
 // The CPU backend: LowerForCPU, CodegenCPU, the host compiler with the disk cache, and the
 // dlopen loader (runtime/cpu_module.h).
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
@@ -35,6 +39,14 @@ namespace {
 // into its content-addressed entry with rename(), so concurrent builders never expose a partial one.
 Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const BuildOptions& bo,
                           CompileInfo* info) {
+  const std::string foreign = CpuForeignFamily(k.target);
+  if (!foreign.empty())
+    throw UserError(ErrorKind::kUnsupported,
+                    "CPU target '" + k.target.str() + "' is for " + foreign +
+                        " processors, but the CPU backend builds kernels with this host's compiler, for " +
+                        CpuHostFamily() + "; build it on " + foreign +
+                        " (the generated C++ is portable), or drop the -mcpu/-mattr that names " + foreign +
+                        " features");
   CompileOptions opt;
   opt.include_dir = bo.include_dir;
   opt.use_cache = bo.use_cache;
@@ -49,13 +61,23 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   opt.flags = "-O3 " + ChooseCpuIsa(k.target).arch_flags + " -fno-trapping-math" +
               (clang ? "" : " -fno-tree-loop-distribute-patterns") + " -std=c++17 -fopenmp -fPIC -shared";
   if (!pc.cpu_compile_flags.empty()) opt.flags = pc.cpu_compile_flags;
-  // The device headers are part of what gets compiled, so their text is part of the key.
+  // The device headers are part of what gets compiled, so their text is part of the key: every
+  // header of the directory, in name order, so a new one cannot be left out.
   std::string headers;
-  for (const char* h : {"types.h", "gemm.h", "gemm_isa.h", "gemm_kernels.h", "gemm_bf16.h", "gemm_int8.h",
-                        "isa_check.h", "math_simd.h", "runtime.h", "tile_cache.h"}) {
+  const std::string hdir = opt.include_dir + "/tl_device/cpu/";
+  std::vector<std::string> names;
+  if (DIR* d = opendir(hdir.c_str())) {
+    while (const dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 2 && n.compare(n.size() - 2, 2, ".h") == 0) names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& h : names) {
     std::string text;
-    ReadFile(opt.include_dir + "/tl_device/cpu/" + h, &text);
-    headers += text;
+    ReadFile(hdir + h, &text);
+    headers += h + "\n" + text;
   }
   std::string key = CacheKey(PrintPrimFunc(k.func) + "\n" + k.source + "\n" + HashHex(headers), "cpu", opt);
   std::string root = CacheDir(opt);
@@ -126,11 +148,26 @@ std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
   auto f32 = [](DataType d) { return d.code() == C::kFloat && d.bits() == 32; };
   const std::string types = a.str() + " x " + b.str() + " -> " + c.str() + ": ";
   auto s8 = [](DataType d) { return d.code() == C::kInt && d.bits() == 8; };
-  if (s8(a) && s8(b) && c.code() == C::kInt && c.bits() == 32 && isa.level >= 2)
-    return types + "avx2 6x16 vpmaddwd micro-kernel on int16 k pairs (exact)";
+  // AMX runs only where Linux grants the process the tile state (gemm_amx.h); else the next path.
+  auto amx = [&](const char* feature, const char* insn, const char* group, const std::string& otherwise) {
+    return types + feature + " " + insn + " on 32x32 blocks of 16x16 AMX tiles (A and B packed in k " + group +
+           "), if the OS grants the tile state; otherwise " + otherwise;
+  };
+  if (s8(a) && s8(b) && c.code() == C::kInt && c.bits() == 32) {
+    const bool vnni = isa.level >= 3 && t.Has("avx512vnni") && t.Has("avx512vl");
+    const std::string simd = vnni            ? "avx512vnni 6x16 vpdpwssd micro-kernel on int16 k pairs (exact)"
+                             : isa.level >= 2 ? "avx2 6x16 vpmaddwd micro-kernel on int16 k pairs (exact)"
+                                              : "reference loop (exact)";
+    return t.Has("amx-int8") ? amx("amx-int8", "tdpbssd", "quads", simd) : types + simd;
+  }
   if (!f32(c)) return types + "reference loop (the SIMD kernels accumulate in float32)";
-  if (a.code() == C::kBFloat && b.code() == C::kBFloat && isa.level >= 3 && t.Has("avx512bf16"))
-    return types + "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B";
+  if (a.code() == C::kBFloat && b.code() == C::kBFloat) {
+    const bool dot = isa.level >= 3 && t.Has("avx512bf16");
+    const std::string simd = dot ? "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B"
+                                 : isa.name + " " + isa.gemm + " micro-kernel, bfloat16 widened by a 16-bit shift";
+    if (t.Has("amx-bf16")) return amx("amx-bf16", "tdpbf16ps", "pairs", simd);
+    if (dot) return types + simd;
+  }
   auto widen = [&](DataType d) -> std::string {
     if (d.code() == C::kFloat && d.bits() == 16)
       return t.Has("f16c") ? "float16 widened by vcvtph2ps" : "float16 widened in software";

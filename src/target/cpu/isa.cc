@@ -218,6 +218,16 @@ std::string CpuApplyAttr(const std::string& attr, std::vector<std::string>* feat
   return "";
 }
 
+const char* CpuHostFamily() { return HostFamily(); }
+
+std::string CpuForeignFamily(const Target& t) {
+  for (auto& name : t.features) {
+    const FeatureInfo* f = Find(name);
+    if (f && std::string(f->family) != HostFamily()) return f->family;
+  }
+  return "";
+}
+
 CpuIsa ChooseCpuIsa(const Target& t) {
   CpuIsa isa;
   const bool x86 = std::string(HostFamily()) == "x86";
@@ -232,7 +242,10 @@ CpuIsa ChooseCpuIsa(const Target& t) {
     // Exactly the target's features: a forced lower ISA must not let the compiler vectorise the
     // rest of the kernel with instructions the target lacks (-march=native would).
     isa.arch_flags = "-march=x86-64";
-    for (auto& f : t.features) isa.arch_flags += " -m" + f;
+    for (auto& f : t.features) {
+      const FeatureInfo* info = Find(f);
+      if (!info || std::string(info->family) == "x86") isa.arch_flags += " -m" + f;
+    }
     if (!t.arch_given || t.arch == "native" || t.arch == "host") isa.arch_flags += " -mtune=native";
   } else if (std::string(HostFamily()) == "arm") {
     if (!t.arch_given || t.arch == "native" || t.arch == "host") isa.arch_flags = "-mcpu=native";

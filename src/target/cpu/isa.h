@@ -36,6 +36,12 @@ struct CpuIsa {
 };
 CpuIsa ChooseCpuIsa(const Target& t);
 
+/// The processor family ("arm", "x86") of the target's features when it is not the host's, e.g.
+/// "arm" for `cpu -mcpu=armv8-a` on x86; "" otherwise. Such a kernel can be generated, not built.
+std::string CpuForeignFamily(const Target& t);
+/// "x86", "arm" or "other": what the host compiler builds for.
+const char* CpuHostFamily();
+
 /// The -mattr suffix that turns the features of the target's -mcpu (or the host) into t.features;
 /// "" when they are the same. Part of Target::str() for CPU targets.
 std::string CpuAttrDiff(const Target& t);
