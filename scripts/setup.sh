@@ -20,6 +20,10 @@ command -v hipcc >/dev/null || need+=(hipcc)
 # (src/target/hip/hipcc.cc; tests/python/test_hip_gfx942.py).
 compgen -G '/usr/bin/clang++-1[7-9]' >/dev/null || compgen -G '/usr/bin/clang++-2[0-9]' >/dev/null || need+=(clang-19)
 compgen -G '/usr/bin/ld.lld-1[7-9]' >/dev/null || compgen -G '/usr/bin/ld.lld-2[0-9]' >/dev/null || need+=(lld-19)
+# AArch64: the CPU target's generated C++ is cross-compiled and run under qemu-user
+# (tests/python/test_cpu_aarch64.py).
+command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
   else echo "please install: ${need[*]}" >&2; exit 1; fi

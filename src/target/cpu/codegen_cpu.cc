@@ -210,7 +210,6 @@ class CodegenCPUImpl : public CodegenC {
     Line(ind + 1, "int tl_no_memory = 0;");
     Line(ind + 1, "#pragma omp parallel");
     Line(ind + 1, "{");
-    Line(ind + 2, "int tl_have_memory = 1;");
     for (size_t i = 0; i < n->alloc_buffers.size(); ++i) {
       const Buffer& b = n->alloc_buffers[i];
       if (bound.count(b.get())) continue;
@@ -222,6 +221,7 @@ class CodegenCPUImpl : public CodegenC {
         stack_bytes += bytes;
         Line(ind + 2, "alignas(64) " + CType(b->dtype) + " " + name + "[" + count + "];");
       } else {
+        if (!any_heap) Line(ind + 2, "int tl_have_memory = 1;");  // declared only where it is used
         any_heap = true;
         Line(ind + 2, "tl_cpu::HeapTile<" + CType(b->dtype) + "> " + name + "_tile(" + count + ");");
         Line(ind + 2, CType(b->dtype) + "* __restrict " + name + " = " + name + "_tile.p;");
