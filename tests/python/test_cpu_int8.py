@@ -48,11 +48,7 @@ VNNI_TARGET = "cpu -mcpu=x86-64-v4 -mattr=+avx512vnni"
 VNNI = set(tilelang.Target(VNNI_TARGET).features) <= set(tilelang.Target("cpu").features)
 AMX = {"amx-int8", "avx512f", "avx512bw", "avx512fp16", "avx512bf16"} <= set(tilelang.Target("cpu").features)
 TARGETS = [pytest.param("cpu -mattr=-avx2", id="portable"),
-           pytest.param("cpu", id="host", marks=pytest.mark.skipif(not AVX2, reason="needs AVX2")),
-           # tdpbssd (gemm_amx.h); elsewhere its object code is checked in test_cpu_isa.py.
-           pytest.param("cpu -mcpu=sapphirerapids", id="amx", marks=pytest.mark.skipif(not AMX, reason="needs AMX")),
-           # vpdpwssd; elsewhere checked by its object code in test_int8_gemm_uses_vnni_where_present.
-           pytest.param(VNNI_TARGET, id="vnni", marks=pytest.mark.skipif(not VNNI, reason="needs AVX512-VNNI"))]
+           pytest.param("cpu", id="host", marks=pytest.mark.skipif(not AVX2, reason="needs AVX2"))]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -91,3 +87,16 @@ def test_int8_gemm_uses_vnni_where_present():
                              check=True).stdout
     assert len(re.findall(r"vpdpwssd\s+.*%ymm", asm)) >= 12, "expected the 6x16 block's vpdpwssd"
     assert not re.search(r"vpmaddwd\s+.*%ymm", asm)
+
+
+@pytest.mark.parametrize("target,name,runs", [("cpu -mcpu=sapphirerapids", "amx tdpbssd", AMX),
+                                              (VNNI_TARGET, "avx512vnni vpdpwssd", VNNI)])
+def test_int8_gemm_exact_on_amx_and_vnni(target, name, runs):
+    """The hardware int8 paths run where the host has them (elsewhere their object code is checked:
+    test_int8_gemm_uses_vnni_where_present, test_cpu_isa.py::test_amx_tiles_for_bf16_and_int8)."""
+    if not runs:
+        pytest.skip(f"the host lacks {name}")
+    for tA, tB in [(False, False), (False, True), (True, False), (True, True)]:
+        for M, N, Kd in [(70, 50, 45), (64, 96, 128), (7, 17, 3)]:
+            _run(_int8_gemm(target, M, N, Kd, tA, tB), M, N, Kd, tA, tB)
+    _run(_int8_gemm(target, 66, 40, 300, False, False), 66, 40, 300, False, False, extreme=True)
