@@ -37,6 +37,9 @@ PrimFunc SplitInteriorBlocks(const PrimFunc& f, const CudaPassContext& ctx);
 PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx);
 /// __syncthreads where shared-memory accesses of different threads conflict.
 PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx);
+/// OpenCL: a barrier at the head of both branches of an if/else (SplitInteriorBlocks' paths) moves
+/// before the if, once (PoCL corrupts its heap on the two; hoist_branch_barriers.cc).
+PrimFunc HoistBranchBarriers(const PrimFunc& f, const CudaPassContext& ctx);
 PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vector<PassRecord>* trace);
 
 }  // namespace tl

@@ -79,6 +79,8 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
+  if (ctx.target.backend == "OpenCL")
+    d.Run("HoistBranchBarriers", with(HoistBranchBarriers), IRStage::kSharedPlanned);
   if (ctx.target.arch == "sm_90a")  // warp specialisation (transform/cuda/warp_specialize.cc)
     d.Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned);
   return d.result();
