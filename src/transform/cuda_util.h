@@ -92,6 +92,13 @@ inline bool UsesVar(const Expr& e, const VarNode* v) {
   vis.VisitExpr(e);
   return found;
 }
+/// A block-wide barrier statement (`T.sync_threads()`, lowered as tl.syncthreads).
+inline bool IsBarrier(const Stmt& s) {
+  auto* e = As<EvaluateNode>(s);
+  auto* c = e ? As<CallNode>(e->value) : nullptr;
+  return c && c->op == "tl.syncthreads";
+}
+
 inline bool ReadsMemory(const Expr& e) {
   bool found = false;
   struct V : IRVisitor {

@@ -13,11 +13,7 @@
 namespace tl {
 namespace {
 
-bool IsBarrier(const Stmt& s) {
-  auto* e = As<EvaluateNode>(s);
-  auto* c = e ? As<CallNode>(e->value) : nullptr;
-  return c && c->op == "tl.syncthreads";
-}
+using cuda_pass::IsBarrier;
 
 // `s` without the barrier it starts with, looking through attrs, seqs and lets that read no memory
 // (a barrier may move before those, not before a load); sets *found, else returns `s` unchanged.

@@ -7,15 +7,12 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "support/error.h"
+#include "transform/cuda_util.h"
 
 namespace tl {
 namespace {
 
-bool IsSync(const Stmt& s) {
-  auto* e = As<EvaluateNode>(s);
-  auto* c = e ? As<CallNode>(e->value) : nullptr;
-  return c && c->op == "tl.syncthreads";
-}
+using cuda_pass::IsBarrier;
 
 struct ThreadIdxFinder : IRVisitor {
   bool found = false;
@@ -36,7 +33,7 @@ bool UsesThreadIdx(const Stmt& s) {
 }
 bool HasSync(const Stmt& s) {
   bool found = false;
-  PostOrderVisitStmt(s, [&](const Stmt& x) { found |= IsSync(x); });
+  PostOrderVisitStmt(s, [&](const Stmt& x) { found |= IsBarrier(x); });
   return found;
 }
 
@@ -47,7 +44,7 @@ class Checker : public SpanTrackingVisitor {
     Span saved = span_;
     if (n->span.defined()) span_ = n->span;
     PostOrderVisitStmt(n->body, [&](const Stmt& x) {
-      if (IsSync(x))
+      if (IsBarrier(x))
         throw UserError(
             ErrorKind::kUnsupported,
             "T.sync_threads inside T.Parallel: the loop's iterations are spread over the threads by "

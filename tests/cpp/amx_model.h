@@ -58,7 +58,8 @@ struct Tiles {
   static void load(int i, const void* p, long stride) {
     Tile& t = use(i);
     ++state().loads;
-    for (int r = 0; r < t.rows; ++r) std::memcpy(t.b[r], static_cast<const char*>(p) + r * stride, size_t(t.colsb));
+    for (int r = 0; r < t.rows; ++r)
+      std::memcpy(t.b[r], static_cast<const char*>(p) + r * stride, size_t(t.colsb));
   }
   static void store(int i, void* p, long stride) {
     Tile& t = use(i);

@@ -22,7 +22,8 @@ struct Case {
 };
 
 // Ragged against the 32 x 32 C block, the 16-row tiles and the 32 (bf16) / 64 (int8) k per tile.
-const Case kCases[] = {{1, 1, 1}, {16, 16, 32}, {32, 32, 64}, {33, 47, 65}, {70, 50, 41}, {5, 100, 129}, {128, 96, 128}};
+const Case kCases[] = {{1, 1, 1},    {16, 16, 32},  {32, 32, 64},  {33, 47, 65},
+                       {70, 50, 41}, {5, 100, 129}, {128, 96, 128}};
 
 template <typename E>
 E random_value(std::mt19937& rng);
@@ -73,7 +74,8 @@ void check(const Case& c, uint32_t seed) {
       double ref = double(C0[i * ldc + j]);
       double mag = 0;
       for (int k = 0; k < K; ++k) {
-        const double p = as_double(TA ? A[k * lda + i] : A[i * lda + k]) * as_double(TB ? B[j * ldb + k] : B[k * ldb + j]);
+        const double p =
+            as_double(TA ? A[k * lda + i] : A[i * lda + k]) * as_double(TB ? B[j * ldb + k] : B[k * ldb + j]);
         ref += p;
         mag += std::fabs(p);
       }

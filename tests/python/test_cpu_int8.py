@@ -63,15 +63,19 @@ def test_int8_gemm_extreme_values(target):
     _run(_int8_gemm(target, 66, 40, 300, False, False), 66, 40, 300, False, False, extreme=True)
 
 
+def _objdump(kernel):
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(kernel.compiled.binary)
+        f.flush()
+        return subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
+                              check=True).stdout
+
+
 @pytest.mark.skipif(not AVX2, reason="needs AVX2")
 def test_int8_gemm_uses_vpmaddwd_and_says_so():
     k = _int8_gemm("cpu -mattr=-avx512f", 64, 64, 64, False, False)
     assert any("int8 x int8 -> int32: avx2 6x16 vpmaddwd micro-kernel" in c for c in k.choices), k.choices
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:
-        f.write(k.compiled.binary)
-        f.flush()
-        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
-                             check=True).stdout
+    asm = _objdump(k)
     assert re.search(r"vpmaddwd\s+.*%ymm", asm), "expected ymm vpmaddwd in the int8 gemm"
     portable = _int8_gemm("cpu -mattr=-avx2", 64, 64, 64, False, False)
     assert any("reference loop" in c for c in portable.choices), portable.choices
@@ -80,11 +84,7 @@ def test_int8_gemm_uses_vpmaddwd_and_says_so():
 def test_int8_gemm_uses_vnni_where_present():
     k = _int8_gemm(VNNI_TARGET, 64, 64, 64, False, False)
     assert any("int8 x int8 -> int32: avx512vnni 6x16 vpdpwssd micro-kernel" in c for c in k.choices), k.choices
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:
-        f.write(k.compiled.binary)
-        f.flush()
-        asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
-                             check=True).stdout
+    asm = _objdump(k)
     assert len(re.findall(r"vpdpwssd\s+.*%ymm", asm)) >= 12, "expected the 6x16 block's vpdpwssd"
     assert not re.search(r"vpmaddwd\s+.*%ymm", asm)
 

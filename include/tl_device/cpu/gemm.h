@@ -182,8 +182,8 @@ inline void gemm(const TA* A, long lda, const TB* B, long ldb, TC* C, long ldc, 
     if constexpr (std::is_same<TA, bfloat16_t>::value && std::is_same<TB, bfloat16_t>::value) {
       if (detail::AmxHw::usable_for(false)) {
         detail::gemm_amx<detail::AmxHw, uint16_t, TransA, TransB>(reinterpret_cast<const uint16_t*>(A), lda,
-                                                                  reinterpret_cast<const uint16_t*>(B), ldb, C,
-                                                                  ldc, M, N, K, detail::gemm_scratch);
+                                                                  reinterpret_cast<const uint16_t*>(B), ldb,
+                                                                  C, ldc, M, N, K, detail::gemm_scratch);
         return;
       }
     }

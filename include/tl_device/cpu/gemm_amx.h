@@ -62,7 +62,7 @@ inline void gemm_amx(const E* A, long lda, const E* B, long ldb, TC* C, long ldc
                     (std::is_same<E, int8_t>::value && std::is_same<TC, int32_t>::value),
                 "AMX tiles multiply bf16 into float or int8 into int32");
   if (M <= 0 || N <= 0 || K <= 0) return;
-  constexpr int kw = 4 / int(sizeof(E));  // k values per 32-bit word
+  constexpr int kw = 4 / int(sizeof(E));   // k values per 32-bit word
   constexpr int kt = 64 / int(sizeof(E));  // k values per tile row
   const int Mp = (M + 31) / 32 * 32, Np = (N + 31) / 32 * 32, Kp = (K + kt - 1) / kt * kt;
   E* Ap = reinterpret_cast<E*>(scratch(0, size_t(Mp) * size_t(Kp) * sizeof(E) / 4));

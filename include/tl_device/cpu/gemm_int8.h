@@ -1,8 +1,8 @@
 // int8 x int8 -> int32 tile GEMM on AVX2 (and the AVX-512 family, which has AVX2): exact integer
-// products through vpmaddwd (vpdpwssd, which also adds, where the target has AVX512-VNNI). Both operands are widened to int16 and interleaved in k pairs, so one
-// vpmaddwd multiplies a broadcast pair (a(r, 2p), a(r, 2p+1)) with 8 columns' pairs of B and adds
-// each column's two products into an int32 lane. |a * b| <= 2^14, so a pair sum never overflows and
-// the int32 accumulators wrap exactly as the reference loop's would.
+// products through vpmaddwd (vpdpwssd, which also adds, where the target has AVX512-VNNI). Both operands are
+// widened to int16 and interleaved in k pairs, so one vpmaddwd multiplies a broadcast pair (a(r, 2p), a(r,
+// 2p+1)) with 8 columns' pairs of B and adds each column's two products into an int32 lane. |a * b| <= 2^14,
+// so a pair sum never overflows and the int32 accumulators wrap exactly as the reference loop's would.
 //
 // gemm_s8<TransA, TransB>(A, lda, B, ldb, C, ldc, M, N, K, scratch): C[M,N] += op(A) * op(B), with
 // the layouts of tl_cpu::gemm (gemm.h); `scratch(slot, n)` returns 64-byte aligned room for n

@@ -150,12 +150,12 @@ std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
   auto s8 = [](DataType d) { return d.code() == C::kInt && d.bits() == 8; };
   // AMX runs only where Linux grants the process the tile state (gemm_amx.h); else the next path.
   auto amx = [&](const char* feature, const char* insn, const char* group, const std::string& otherwise) {
-    return types + feature + " " + insn + " on 32x32 blocks of 16x16 AMX tiles (A and B packed in k " + group +
-           "), if the OS grants the tile state; otherwise " + otherwise;
+    return types + feature + " " + insn + " on 32x32 blocks of 16x16 AMX tiles (A and B packed in k " +
+           group + "), if the OS grants the tile state; otherwise " + otherwise;
   };
   if (s8(a) && s8(b) && c.code() == C::kInt && c.bits() == 32) {
     const bool vnni = isa.level >= 3 && t.Has("avx512vnni") && t.Has("avx512vl");
-    const std::string simd = vnni            ? "avx512vnni 6x16 vpdpwssd micro-kernel on int16 k pairs (exact)"
+    const std::string simd = vnni ? "avx512vnni 6x16 vpdpwssd micro-kernel on int16 k pairs (exact)"
                              : isa.level >= 2 ? "avx2 6x16 vpmaddwd micro-kernel on int16 k pairs (exact)"
                                               : "reference loop (exact)";
     return t.Has("amx-int8") ? amx("amx-int8", "tdpbssd", "quads", simd) : types + simd;
@@ -163,8 +163,9 @@ std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
   if (!f32(c)) return types + "reference loop (the SIMD kernels accumulate in float32)";
   if (a.code() == C::kBFloat && b.code() == C::kBFloat) {
     const bool dot = isa.level >= 3 && t.Has("avx512bf16");
-    const std::string simd = dot ? "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B"
-                                 : isa.name + " " + isa.gemm + " micro-kernel, bfloat16 widened by a 16-bit shift";
+    const std::string simd =
+        dot ? "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B"
+            : isa.name + " " + isa.gemm + " micro-kernel, bfloat16 widened by a 16-bit shift";
     if (t.Has("amx-bf16")) return amx("amx-bf16", "tdpbf16ps", "pairs", simd);
     if (dot) return types + simd;
   }
