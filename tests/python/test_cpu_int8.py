@@ -2,14 +2,13 @@
 gemm_int8.h) and the portable reference loop (forced with -mattr=-avx2) against NumPy in int64, exactly,
 on every transpose and ragged sizes; the AVX2 path's object code is checked for vpmaddwd."""
 import re
-import subprocess
-import tempfile
 import zlib
 
 import numpy as np
 import pytest
 
 import kernels as K
+from objdump_util import objdump as _objdump
 import tilelang
 
 HOST = set(tilelang.Target("cpu").features)
@@ -61,14 +60,6 @@ def test_int8_gemm_exact(target, tA, tB, M, N, Kd):
 @pytest.mark.parametrize("target", TARGETS)
 def test_int8_gemm_extreme_values(target):
     _run(_int8_gemm(target, 66, 40, 300, False, False), 66, 40, 300, False, False, extreme=True)
-
-
-def _objdump(kernel):
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:
-        f.write(kernel.compiled.binary)
-        f.flush()
-        return subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
-                              check=True).stdout
 
 
 @pytest.mark.skipif(not AVX2, reason="needs AVX2")

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import zlib
 
 import ml_dtypes
@@ -20,6 +19,7 @@ import numpy as np
 import pytest
 
 import kernels as K
+from objdump_util import objdump as _objdump
 import tilelang
 from tilelang.errors import TileLangArgumentError, TileLangUnsupportedError
 
@@ -43,13 +43,6 @@ def _seed(*key):
     return np.random.default_rng(seed)
 
 
-def _objdump(kernel):
-    """Disassembly of the kernel's shared library."""
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:
-        f.write(kernel.compiled.binary)
-        f.flush()
-        return subprocess.run(["objdump", "-d", "--no-show-raw-insn", f.name], capture_output=True, text=True,
-                              check=True).stdout
 
 
 def _gemm(target, M, N, Kd, tA, tB, dtype):
