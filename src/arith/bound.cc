@@ -28,6 +28,54 @@ Interval MulI(const Interval& a, const Interval& b) {
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
 }
 
+// The smallest 2^k - 1 that is >= v (v >= 0).
+int64_t OnesCover(int64_t v) {
+  int64_t top = 1;
+  while (top <= v && top < (int64_t(1) << 62)) top <<= 1;
+  return top - 1;
+}
+
+Interval BitwiseI(BinaryOp op, DataType t, const Interval& x, const Interval& y) {
+  const bool xn = x.lo && *x.lo >= 0, yn = y.lo && *y.lo >= 0;
+  switch (op) {
+    case BinaryOp::kBitAnd:
+      // A non-negative operand bounds the result: its zero bits stay zero.
+      if (xn && yn && x.hi && y.hi) return {int64_t(0), std::min(*x.hi, *y.hi)};
+      if (xn && x.hi) return {int64_t(0), x.hi};
+      if (yn && y.hi) return {int64_t(0), y.hi};
+      if (xn || yn) return {int64_t(0), std::nullopt};
+      return {};
+    case BinaryOp::kBitOr:
+    case BinaryOp::kBitXor:
+      if (xn && yn && x.hi && y.hi) return {int64_t(0), OnesCover(std::max(*x.hi, *y.hi))};
+      if (xn && yn) return {int64_t(0), std::nullopt};
+      return {};
+    case BinaryOp::kShl: {
+      if (!y.IsConst() || *y.lo < 0 || *y.lo >= std::min(t.bits(), 62) || !x.lo || !x.hi) return {};
+      const int64_t lim = int64_t(1) << (62 - *y.lo);  // no overflow of the interval arithmetic
+      if (*x.lo <= -lim || *x.hi >= lim) return {};
+      Interval r{*x.lo * (int64_t(1) << *y.lo), *x.hi * (int64_t(1) << *y.lo)};
+      // The shifted value must fit the type, or it wraps.
+      if (t.bits() < 64) {
+        const int64_t tlo = t.is_int() ? -(int64_t(1) << (t.bits() - 1)) : 0;
+        const int64_t thi = t.is_int() ? (int64_t(1) << (t.bits() - 1)) - 1 : (int64_t(1) << t.bits()) - 1;
+        if (*r.lo < tlo || *r.hi > thi) return {};
+      }
+      return r;
+    }
+    case BinaryOp::kShr:
+      if (y.IsConst() && *y.lo >= 0 && *y.lo < std::min(t.bits(), 63) && (t.is_int() || xn)) {
+        const int64_t d = int64_t(1) << *y.lo;
+        return {x.lo ? std::optional<int64_t>(FloorDiv(*x.lo, d)) : std::nullopt,
+                x.hi ? std::optional<int64_t>(FloorDiv(*x.hi, d)) : std::nullopt};
+      }
+      // Any count: a non-negative value only shrinks (an out-of-range count gives 0).
+      if (xn) return {int64_t(0), x.hi};
+      return {};
+    default: return {};
+  }
+}
+
 }  // namespace
 
 Interval BoundOf(const Expr& e, const BoundMap& bounds) {
@@ -85,6 +133,11 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
         return {int64_t(0), *y.lo - 1};
       }
       return {};
+    case BinaryOp::kBitAnd:
+    case BinaryOp::kBitOr:
+    case BinaryOp::kBitXor:
+    case BinaryOp::kShl:
+    case BinaryOp::kShr: return BitwiseI(b->op, e->dtype, x, y);
     case BinaryOp::kMin: {
       auto lo = x.lo && y.lo ? std::optional<int64_t>(std::min(*x.lo, *y.lo)) : std::nullopt;
       std::optional<int64_t> hi =

@@ -6,6 +6,8 @@
 // same program gives the same result in every process.
 #include "arith/simplify.h"
 
+#include "arith/eval.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -156,7 +158,36 @@ SumForm ToSum(const Expr& e) {
   return Atom(e);
 }
 
+// floordiv(x, c) * (k * c) + floormod(x, c) * k == x * k: recombines what div/mod (or shifts and
+// masks) split, e.g. (i >> 2) * 4 + (i & 3) == i.
+void CombineDivMod(SumForm* s) {
+  for (size_t i = 0; i < s->terms.size(); ++i) {
+    if (s->terms[i].coeff == 0 || s->terms[i].atoms.size() != 1) continue;
+    auto* mod = As<BinaryNode>(s->terms[i].atoms[0]);
+    int64_t c;
+    if (!mod || mod->op != BinaryOp::kFloorMod || !AsConstInt(mod->b, &c) || c <= 0) continue;
+    const int64_t k = s->terms[i].coeff;
+    const std::string xk = AtomKey(mod->a);
+    for (size_t j = 0; j < s->terms.size(); ++j) {
+      const Term& d = s->terms[j];
+      if (j == i || d.coeff != k * c || d.atoms.size() != 1) continue;
+      auto* div = As<BinaryNode>(d.atoms[0]);
+      int64_t c2;
+      if (!div || div->op != BinaryOp::kFloorDiv || !AsConstInt(div->b, &c2) || c2 != c ||
+          AtomKey(div->a) != xk)
+        continue;
+      s->terms[i].coeff = 0;
+      s->terms[j].coeff = 0;
+      SumForm x = ToSum(mod->a);
+      s->constant += k * x.constant;
+      for (auto& t : x.terms) AddTerm(s, {k * t.coeff, t.atoms, t.key});
+      break;
+    }
+  }
+}
+
 Expr FromSum(SumForm s, DataType t) {
+  CombineDivMod(&s);
   s.terms.erase(std::remove_if(s.terms.begin(), s.terms.end(), [](const Term& x) { return x.coeff == 0; }),
                 s.terms.end());
   std::sort(s.terms.begin(), s.terms.end(), [](const Term& a, const Term& b) {
@@ -367,6 +398,12 @@ class Simplifier : public IRMutator {
 
     if (!t.is_integer()) return rebuild();
 
+    if (IsBitwise(op)) {
+      if (ca && cb) return IntImm(t, EvalBitwise(op, t, x, y));
+      Expr r = SimplifyBitwise(op, t, a, b);
+      return r ? r : rebuild();
+    }
+
     if (ca && cb) {
       switch (op) {  // + - * wrap around at the type's width, as the hardware does
         case BinaryOp::kAdd: return IntImm(t, Wrap(t, static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
@@ -422,6 +459,100 @@ class Simplifier : public IRMutator {
       }
       default: return rebuild();
     }
+  }
+
+  // Known low zero bits of an integer expression (a lower bound on its trailing zeros).
+  static int LowZeroBits(const Expr& e) {
+    int64_t c;
+    if (AsConstInt(e, &c)) {
+      if (c == 0) return 64;
+      int k = 0;
+      while (!((c >> k) & 1)) ++k;
+      return k;
+    }
+    auto* n = As<BinaryNode>(e);
+    if (!n) return 0;
+    switch (n->op) {
+      case BinaryOp::kMul: return std::min(64, LowZeroBits(n->a) + LowZeroBits(n->b));
+      case BinaryOp::kAdd:
+      case BinaryOp::kSub:
+      case BinaryOp::kBitOr:
+      case BinaryOp::kBitXor: return std::min(LowZeroBits(n->a), LowZeroBits(n->b));
+      case BinaryOp::kBitAnd: return std::max(LowZeroBits(n->a), LowZeroBits(n->b));
+      case BinaryOp::kShl:
+        if (AsConstInt(n->b, &c) && c >= 0 && c < n->dtype.bits())
+          return std::min<int>(64, LowZeroBits(n->a) + int(c));
+        return 0;
+      default: return 0;
+    }
+  }
+
+  // & | ^ << >> with at least one non-constant operand (docs/semantics.md). Identities, masks
+  // and shifts become arithmetic only where the two are provably equal for every value in the
+  // operands' bounds, so that index expressions written with shifts fold with the rest; returns
+  // null when nothing applies.
+  Expr SimplifyBitwise(BinaryOp op, DataType t, Expr a, Expr b) {
+    int64_t y;
+    const bool commutative = op == BinaryOp::kBitAnd || op == BinaryOp::kBitOr || op == BinaryOp::kBitXor;
+    if (commutative && AsConstInt(a, &y) && !AsConstInt(b, &y)) std::swap(a, b);
+    const bool cb = AsConstInt(b, &y);
+    const int64_t ones = static_cast<const IntImmNode*>(AllOnes(t).get())->value;
+    Interval ia = BoundOf(a, bounds_), ib = BoundOf(b, bounds_);
+    const bool an = ia.lo && *ia.lo >= 0, bn = ib.lo && *ib.lo >= 0;
+    const bool fits64 = t.bits() < 64;  // int64 slots hold every value of the narrower types
+    switch (op) {
+      case BinaryOp::kBitAnd:
+        if (cb && y == 0) return IntImm(t, 0);
+        if (cb && y == ones) return a;
+        if (cb && y > 0 && (y & (y + 1)) == 0 && an && (fits64 || t.is_int())) {  // a mask 2^k - 1
+          if (ia.hi && *ia.hi <= y) return a;
+          return SimplifyDivMod(std::make_shared<BinaryNode>(t, BinaryOp::kFloorMod, a, IntImm(t, y + 1)));
+        }
+        return nullptr;
+      case BinaryOp::kBitOr:
+      case BinaryOp::kBitXor: {
+        if (cb && y == 0) return a;
+        if (op == BinaryOp::kBitOr && cb && y == ones) return b;
+        // Disjoint bits: a's low k bits are zero and 0 <= b < 2^k (or the other way round).
+        auto disjoint = [&](const Expr& hi, const Expr& lo, const Interval& il) {
+          int k = LowZeroBits(hi);
+          return il.lo && *il.lo >= 0 && il.hi && k < 63 && *il.hi < (int64_t(1) << k);
+        };
+        if (an && bn && (disjoint(a, b, ib) || disjoint(b, a, ia)))
+          return Fold(std::make_shared<BinaryNode>(t, BinaryOp::kAdd, a, b), BinaryOp::kAdd, a, b);
+        return nullptr;
+      }
+      case BinaryOp::kShl:
+        if (!cb) return nullptr;
+        if (y < 0 || y >= t.bits()) return IntImm(t, 0);
+        if (y == 0) return a;
+        // a << y == a * 2^y where no value of a overflows.
+        if (BitwiseFits(a, t, y)) {
+          Expr m = IntImm(t, int64_t(1) << y);
+          return Fold(std::make_shared<BinaryNode>(t, BinaryOp::kMul, a, m), BinaryOp::kMul, a, m);
+        }
+        return nullptr;
+      case BinaryOp::kShr:
+        if (!cb) return nullptr;
+        if (y == 0) return a;
+        if ((y < 0 || y >= t.bits()) && (t.is_uint() || an)) return IntImm(t, 0);
+        // a >> y == floordiv(a, 2^y) for non-negative a (and y in range).
+        if (y > 0 && y < t.bits() && y < 63 && an)
+          return SimplifyDivMod(
+              std::make_shared<BinaryNode>(t, BinaryOp::kFloorDiv, a, IntImm(t, int64_t(1) << y)));
+        return nullptr;
+      default: return nullptr;
+    }
+  }
+
+  bool BitwiseFits(const Expr& a, DataType t, int64_t y) {
+    Interval ia = BoundOf(a, bounds_);
+    if (!ia.lo || !ia.hi || y >= 62) return false;
+    const int64_t lim = t.bits() >= 64 ? (int64_t(1) << 62)
+                        : t.is_int()   ? (int64_t(1) << (t.bits() - 1))
+                                       : (int64_t(1) << t.bits());
+    const int64_t lo_lim = t.is_int() ? -lim : 0;
+    return *ia.lo >= lo_lim / (int64_t(1) << y) && *ia.hi < lim / (int64_t(1) << y);
   }
 
   // floordiv / floormod (and trunc forms over provably non-negative operands) by a positive

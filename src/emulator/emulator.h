@@ -24,6 +24,8 @@ struct Options {
   bool check_uninit = true;
   /// Out-of-bounds accesses are never performed; this only controls whether they are reported.
   bool check_bounds = true;
+  /// Shift counts outside [0, bits) are reported ("shift_count"); the result is the clamped one either way.
+  bool check_shift_counts = true;
   int max_reports = 20;
   /// OpenCL sub-groups (cl_khr_subgroups calls of the OpenCL lowering): the size the emulated device
   /// uses, and whether work-item t is in sub-group t / size (contiguous) or t % (number of

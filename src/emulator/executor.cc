@@ -486,6 +486,31 @@ void Executor::EvalBinary(const BinaryNode* n, const Lanes& act, Slot* out) {
   }
   const DataType rt = n->dtype;
   const bool u64 = t.is_uint() && t.bits() == 64;
+  if (op == BinaryOp::kShl || op == BinaryOp::kShr) {
+    // PTX shl / shr (PTX ISA, "Logic and Shift Instructions"): the count is read as unsigned and
+    // values past the register width are clamped to it: shl gives 0, shr.u gives 0, shr.s fills
+    // with the sign bit. The operand's type width is the register width here.
+    const int w = t.bits();
+    for (int l : act) {
+      const int64_t a = out[l].i, c = y[l].i;
+      const uint64_t count = (t.is_int() && c < 0) ? ~uint64_t(0) : static_cast<uint64_t>(c);
+      if (count >= uint64_t(w) && opt_.check_shift_counts)
+        Report("shift_count", l, [&] {
+          return std::string(op == BinaryOp::kShl ? "<<" : ">>") + " by " + std::to_string(c) + " on " +
+                 t.str() + ", outside [0, " + std::to_string(w) + "): the result is clamped (" +
+                 (op == BinaryOp::kShl || !t.is_int() ? "0" : "the sign bit") + ")";
+        });
+      int64_t r;
+      if (op == BinaryOp::kShl)
+        r = count >= uint64_t(w) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << count);
+      else if (t.is_int())  // slots hold signed values sign-extended to 64 bits
+        r = count >= uint64_t(w) ? (a < 0 ? -1 : 0) : (a < 0 ? ~(~a >> count) : a >> count);
+      else  // unsigned values are held zero-extended (uint64: its bit pattern)
+        r = count >= uint64_t(w) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) >> count);
+      out[l].i = WrapInt(r, rt);
+    }
+    return;
+  }
   auto ar = [&](auto f) {
     for (int l : act) out[l].i = WrapInt(f(out[l].i, y[l].i), rt);
   };
@@ -532,6 +557,9 @@ void Executor::EvalBinary(const BinaryNode* n, const Lanes& act, Slot* out) {
         ar([](int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : FloorModInt(a, b); });
       }
       return;
+    case BinaryOp::kBitAnd: ar([](int64_t a, int64_t b) { return a & b; }); return;
+    case BinaryOp::kBitOr: ar([](int64_t a, int64_t b) { return a | b; }); return;
+    case BinaryOp::kBitXor: ar([](int64_t a, int64_t b) { return a ^ b; }); return;
     default: break;
   }
   if (u64) {

@@ -166,6 +166,21 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
       out[t] = Convert(v, DataType::Float(64), rt);
     }
   };
+  if (op == "popcount" || op == "clz") {  // counted in the operand type's width
+    const int w = c->args[0]->dtype.bits();
+    for (int t : act) {
+      uint64_t v = static_cast<uint64_t>(a[0][t].i);
+      if (w < 64) v &= (uint64_t(1) << w) - 1;
+      int n = 0;
+      if (op == "popcount") {
+        for (; v; v &= v - 1) ++n;
+      } else {
+        while (n < w && !((v >> (w - 1 - n)) & 1)) ++n;
+      }
+      out[t].i = WrapInt(n, rt);
+    }
+    return;
+  }
   if (op == "abs" && !rt.is_float()) {
     for (int t : act) out[t].i = WrapInt(a[0][t].i < 0 ? -a[0][t].i : a[0][t].i, rt);
     return;

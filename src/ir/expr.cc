@@ -8,11 +8,14 @@
 namespace tl {
 
 const char* BinaryOpName(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "mod", "floordiv", "floormod", "min", "max",
-                                "eq",  "ne",  "lt",  "le",  "gt",  "ge",       "and",      "or"};
+  static const char* names[] = {"add",        "sub",         "mul",        "div",        "mod", "floordiv",
+                                "floormod",   "min",         "max",        "eq",         "ne",  "lt",
+                                "le",         "gt",          "ge",         "and",        "or",  "bitwise_and",
+                                "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
   return names[static_cast<int>(op)];
 }
 bool IsComparison(BinaryOp op) { return op >= BinaryOp::kEQ && op <= BinaryOp::kGE; }
+bool IsBitwise(BinaryOp op) { return op >= BinaryOp::kBitAnd && op <= BinaryOp::kShr; }
 
 const char* ScopeName(Scope s) {
   switch (s) {
@@ -88,6 +91,13 @@ Expr Binary(BinaryOp op, Expr a, Expr b) {
   if (op == BinaryOp::kAnd || op == BinaryOp::kOr) {
     t = DataType::Bool();
   }
+  if (IsBitwise(op)) {
+    // Bitwise operators are defined on integers; a bool operand takes part as 0 / 1.
+    if (t.is_bool()) t = DataType::Int(32);
+    if (!t.is_integer())
+      TL_USER_ERROR(kType, Span{}, "the bitwise operator ", BinaryOpName(op), " needs integer operands, not ",
+                    t.str(), " (cast with T.Cast or reinterpret the bits with T.reinterpret first)");
+  }
   a = Retype(a, t);
   b = Retype(b, t);
   DataType rt = (IsComparison(op) || op == BinaryOp::kAnd || op == BinaryOp::kOr) ? DataType::Bool() : t;
@@ -95,6 +105,13 @@ Expr Binary(BinaryOp op, Expr a, Expr b) {
 }
 
 Expr Not(Expr a) { return std::make_shared<NotNode>(Retype(a, DataType::Bool())); }
+Expr AllOnes(DataType t) {
+  return IntImm(t, t.is_uint() && t.bits() < 64 ? static_cast<int64_t>((uint64_t(1) << t.bits()) - 1) : -1);
+}
+Expr BitNot(Expr a) {
+  DataType t = a->dtype.is_bool() ? DataType::Int(32) : a->dtype;
+  return Binary(BinaryOp::kBitXor, Retype(a, t), AllOnes(t));
+}
 Expr Cast(DataType t, Expr a) {
   if (a->dtype == t) return a;
   return std::make_shared<CastNode>(t, std::move(a));

@@ -76,11 +76,19 @@ enum class BinaryOp : uint8_t {
   kLE,
   kGT,
   kGE,
-  kAnd,
-  kOr
+  kAnd,  // logical, on bool
+  kOr,   // logical, on bool
+  // Bitwise, on integers (docs/semantics.md): the result has the operands' type; a shift count
+  // outside [0, bits) gives what PTX's clamping shl/shr give (0, or the sign for >> on signed).
+  kBitAnd,
+  kBitOr,
+  kBitXor,
+  kShl,
+  kShr  // arithmetic on signed types, logical on unsigned
 };
 const char* BinaryOpName(BinaryOp op);  // "add", "floordiv", ...
 bool IsComparison(BinaryOp op);
+bool IsBitwise(BinaryOp op);  // & | ^ << >>
 
 struct BinaryNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kBinary;
@@ -161,6 +169,10 @@ Var MakeVar(const std::string& name, DataType t = DataType::Int(32));
 /// float; the wider of two ints or floats wins. Comparisons and logic give bool.
 Expr Binary(BinaryOp op, Expr a, Expr b);
 Expr Not(Expr a);
+/// ~a on an integer: a ^ all-ones (there is no separate node; the printer shows `~a`).
+Expr BitNot(Expr a);
+/// The all-ones value of an integer type (-1 when signed, 2^bits - 1 when unsigned).
+Expr AllOnes(DataType t);
 Expr Cast(DataType t, Expr a);
 Expr Select(Expr c, Expr t, Expr f);
 Expr Call(DataType t, const std::string& op, std::vector<Expr> args);

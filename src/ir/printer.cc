@@ -17,6 +17,14 @@
 namespace tl {
 namespace {
 
+// `x ^ -1` (all ones) is how the IR holds `~x`.
+bool IsBitNot(const BinaryNode* b) {
+  int64_t v;
+  return b->op == BinaryOp::kBitXor && b->dtype.is_integer() && AsConstInt(b->b, &v) &&
+         v == static_cast<const IntImmNode*>(AllOnes(b->dtype).get())->value;
+}
+
+// Python's precedence: or < and < not < comparisons < | < ^ < & < shifts < + - < * / // % < ~.
 int Precedence(const Expr& e) {
   if (e->kind == ExprKind::kNot) return 3;  // Python's `not` binds between `and` and comparisons
   auto* b = As<BinaryNode>(e);
@@ -30,12 +38,17 @@ int Precedence(const Expr& e) {
     case BinaryOp::kLE:
     case BinaryOp::kGT:
     case BinaryOp::kGE: return 4;
+    case BinaryOp::kBitOr: return 5;
+    case BinaryOp::kBitXor: return IsBitNot(b) ? 11 : 6;
+    case BinaryOp::kBitAnd: return 7;
+    case BinaryOp::kShl:
+    case BinaryOp::kShr: return 8;
     case BinaryOp::kAdd:
-    case BinaryOp::kSub: return 6;
+    case BinaryOp::kSub: return 9;
     case BinaryOp::kMul:
     case BinaryOp::kDiv:
     case BinaryOp::kFloorDiv:
-    case BinaryOp::kFloorMod: return 7;
+    case BinaryOp::kFloorMod: return 10;
     default: return 100;  // printed as calls
   }
 }
@@ -43,9 +56,9 @@ int Precedence(const Expr& e) {
 // Calls the front end spells `T.<op>(...)` and rebuilds with the same type; every other call
 // (builtins of the lower IR, layout values, print/assert) prints as T.call_intrin(dtype, op, args...).
 bool FrontEndCall(const std::string& op) {
-  static const std::set<std::string> ops = {"exp",   "exp2", "log",     "log2",  "log10", "sqrt",
-                                            "rsqrt", "tanh", "sigmoid", "erf",   "floor", "ceil",
-                                            "round", "sin",  "cos",     "trunc", "abs",   "pow"};
+  static const std::set<std::string> ops = {"exp",  "exp2",    "log", "log2",  "log10",    "sqrt",  "rsqrt",
+                                            "tanh", "sigmoid", "erf", "floor", "ceil",     "round", "sin",
+                                            "cos",  "trunc",   "abs", "pow",   "popcount", "clz"};
   return ops.count(op) > 0;
 }
 
@@ -117,6 +130,7 @@ class Printer {
         }
         if (b->op == BinaryOp::kDiv && e->dtype.is_integer()) fn = "T.truncdiv";
         if (fn) return Cat({fn, "(", E(b->a), ", ", E(b->b), ")"});
+        if (IsBitNot(b)) return Precedence(b->a) < 11 ? "~(" + E(b->a) + ")" : "~" + E(b->a);
         static const std::unordered_map<int, const char*> sym = {
             {(int)BinaryOp::kAdd, " + "},       {(int)BinaryOp::kSub, " - "},
             {(int)BinaryOp::kMul, " * "},       {(int)BinaryOp::kDiv, " / "},
@@ -124,7 +138,10 @@ class Printer {
             {(int)BinaryOp::kEQ, " == "},       {(int)BinaryOp::kNE, " != "},
             {(int)BinaryOp::kLT, " < "},        {(int)BinaryOp::kLE, " <= "},
             {(int)BinaryOp::kGT, " > "},        {(int)BinaryOp::kGE, " >= "},
-            {(int)BinaryOp::kAnd, " and "},     {(int)BinaryOp::kOr, " or "}};
+            {(int)BinaryOp::kAnd, " and "},     {(int)BinaryOp::kOr, " or "},
+            {(int)BinaryOp::kBitAnd, " & "},    {(int)BinaryOp::kBitOr, " | "},
+            {(int)BinaryOp::kBitXor, " ^ "},    {(int)BinaryOp::kShl, " << "},
+            {(int)BinaryOp::kShr, " >> "}};
         int p = Precedence(e);
         // Left-associative: the right operand needs parentheses at equal precedence; comparisons
         // never chain.

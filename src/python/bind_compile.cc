@@ -91,7 +91,7 @@ void BindCompile(nb::module_& m) {
       .def(
           "emulate",
           [](const CompiledKernel& k, const std::vector<TensorArg>& args, bool races, bool uninit,
-             int max_reports, int subgroup_size, bool subgroup_strided) {
+             int max_reports, int subgroup_size, bool subgroup_strided, bool shifts) {
             if (!GetBackend(k.target.kind).emulatable)
               throw UserError(ErrorKind::kUnsupported,
                               "the emulator runs GPU kernels; target '" + k.target.kind + "' is not one");
@@ -118,6 +118,7 @@ void BindCompile(nb::module_& m) {
             }
             o.check_races = races;
             o.check_uninit = uninit;
+            o.check_shift_counts = shifts;
             o.max_reports = max_reports;
             o.subgroup_size = subgroup_size;
             o.subgroup_strided = subgroup_strided;
@@ -134,7 +135,7 @@ void BindCompile(nb::module_& m) {
             return std::make_tuple(reps, r.total_reports, r.lane_ops, banks);
           },
           "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20,
-          "subgroup_size"_a = 32, "subgroup_strided"_a = false);
+          "subgroup_size"_a = 32, "subgroup_strided"_a = false, "check_shift_counts"_a = true);
   nb::class_<RuntimeModule>(m, "RuntimeModule")
       .def_prop_ro("device", &RuntimeModule::device)
       .def_prop_ro("kernel_name", [](const RuntimeModule& r) { return r.spec().entry; })
@@ -249,12 +250,9 @@ void BindCompile(nb::module_& m) {
       [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
                    const std::map<std::string, std::string>& cfg) {
         static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
-            {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA},
-            {"LayoutInference", InferLayouts},
-            {"LowerTileOpsCUDA", LowerTileOpsCUDA},
-            {"SplitInteriorBlocks", SplitInteriorBlocks},
-            {"PlanSharedMemory", PlanSharedMemory},
-            {"InsertBarriers", InsertBarriers}};
+            {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
+            {"LowerTileOpsCUDA", LowerTileOpsCUDA},       {"SplitInteriorBlocks", SplitInteriorBlocks},
+            {"PlanSharedMemory", PlanSharedMemory},       {"InsertBarriers", InsertBarriers}};
         auto it = passes.find(name);
         if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
         CudaLowerInfo info;

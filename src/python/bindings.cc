@@ -65,26 +65,9 @@ DataType ParseType(const std::string& s) {
 }
 
 BinaryOp ParseBinOp(const std::string& s) {
-  static const std::map<std::string, BinaryOp> ops = {{"add", BinaryOp::kAdd},
-                                                      {"sub", BinaryOp::kSub},
-                                                      {"mul", BinaryOp::kMul},
-                                                      {"div", BinaryOp::kDiv},
-                                                      {"mod", BinaryOp::kMod},
-                                                      {"floordiv", BinaryOp::kFloorDiv},
-                                                      {"floormod", BinaryOp::kFloorMod},
-                                                      {"min", BinaryOp::kMin},
-                                                      {"max", BinaryOp::kMax},
-                                                      {"eq", BinaryOp::kEQ},
-                                                      {"ne", BinaryOp::kNE},
-                                                      {"lt", BinaryOp::kLT},
-                                                      {"le", BinaryOp::kLE},
-                                                      {"gt", BinaryOp::kGT},
-                                                      {"ge", BinaryOp::kGE},
-                                                      {"and", BinaryOp::kAnd},
-                                                      {"or", BinaryOp::kOr}};
-  auto it = ops.find(s);
-  if (it == ops.end()) throw InternalError("unknown binary op " + s);
-  return it->second;
+  for (int i = 0; i <= static_cast<int>(BinaryOp::kShr); ++i)
+    if (s == BinaryOpName(static_cast<BinaryOp>(i))) return static_cast<BinaryOp>(i);
+  throw InternalError("unknown binary op " + s);
 }
 
 Scope ParseScope(const std::string& s) {
@@ -291,6 +274,7 @@ NB_MODULE(_ffi, m) {
     return Binary(ParseBinOp(op), x, y);
   });
   m.def("logical_not", &Not);
+  m.def("bit_not", &BitNot);
   m.def("cast", [](const std::string& t, const Expr& a) { return Cast(ParseType(t), a); });
   m.def("select", &Select);
   m.def("call", [](const std::string& t, const std::string& op, const std::vector<Expr>& a) {

@@ -304,6 +304,7 @@ std::string CodegenC::E(const Expr& e) {
     case ExprKind::kBinary: {
       auto* b = static_cast<const BinaryNode*>(e.get());
       std::string x = E(b->a), y = E(b->b);
+      if (IsBitwise(b->op)) return BitwiseE(b, x, y);
       bool fl = b->a->dtype.is_float();
       // C promotes integers narrower than int to int; the IR's arithmetic is typed (int8 * int8
       // wraps at 8 bits, as in the emulator), so narrow results are converted back at each step.
@@ -365,6 +366,7 @@ std::string CodegenC::E(const Expr& e) {
         case BinaryOp::kGE:
         case BinaryOp::kAnd:
         case BinaryOp::kOr: return ComparisonOrLogic(b->op, x, y);
+        default: break;
       }
       return "?";
     }
@@ -417,8 +419,20 @@ std::string CodegenC::NonNegativeDivMod(const BinaryNode* b, const std::string& 
   return "((" + CType(t) + ")((" + CType(u) + ")" + x + (div ? " / " : " % ") + std::to_string(d) + "u))";
 }
 
+std::string CodegenC::BitCountE(const CallNode* c, const std::string& popcount64, const std::string& clz64) {
+  // Counted on the value zero-extended to 64 bits; clz64 may be undefined for 0, which is tested first.
+  const DataType t = c->args[0]->dtype;
+  const std::string z =
+      "((unsigned long long)(" + CType(DataType::UInt(t.bits())) + ")(" + E(c->args[0]) + "))";
+  const std::string T = CType(c->dtype);
+  if (c->op == "popcount") return "((" + T + ")" + popcount64 + "(" + z + "))";
+  return "((" + T + ")(" + z + " == 0ull ? " + std::to_string(t.bits()) + " : " + clz64 + "(" + z + ") - " +
+         std::to_string(64 - t.bits()) + "))";
+}
+
 std::string CodegenC::CallE(const CallNode* c) {
   if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
+  if (c->op == "popcount" || c->op == "clz") return BitCountE(c, "__builtin_popcountll", "__builtin_clzll");
   if (c->op == "tl.reinterpret") {  // the operand is first brought to its own dtype's C type
     DataType from = c->args[0]->dtype;
     return ns_ + "bit_cast<" + CType(c->dtype) + ">(" + ns_ + "cast<" + CType(from) + ">(" + E(c->args[0]) +
@@ -528,6 +542,33 @@ void CodegenC::BindBuffer(const AttrStmtNode* a, int ind) {
   const Buffer& b = a->node;
   Line(ind, CType(b->dtype) + "* " + Name(b.get(), b->name) + " = reinterpret_cast<" + CType(b->dtype) +
                 "*>(" + E(a->value) + ");");
+}
+
+std::string CodegenC::BitwiseE(const BinaryNode* b, const std::string& x, const std::string& y) {
+  const DataType t = b->dtype;
+  const int bits = t.bits();
+  const std::string T = CType(t), U = CType(DataType::UInt(bits)), w = std::to_string(bits);
+  // C computes on values promoted to int; the IR's result is of the operands' type.
+  auto typed = [&](const std::string& v) { return bits < 32 ? "((" + T + ")" + v + ")" : v; };
+  switch (b->op) {
+    case BinaryOp::kBitAnd: return typed("(" + x + " & " + y + ")");
+    case BinaryOp::kBitOr: return typed("(" + x + " | " + y + ")");
+    case BinaryOp::kBitXor: return typed("(" + x + " ^ " + y + ")");
+    default: break;
+  }
+  int64_t c;
+  const bool in_range = AsConstInt(b->b, &c) && c >= 0 && c < bits;
+  std::string shifted, out_of_range;
+  if (b->op == BinaryOp::kShl) {
+    shifted = "((" + T + ")((" + U + ")(" + x + ") << (" + y + ")))";
+    out_of_range = "(" + T + ")0";
+  } else {
+    shifted = "((" + T + ")((" + x + ") >> (" + y + ")))";
+    out_of_range =
+        t.is_int() ? "((" + T + ")((" + x + ") >> " + std::to_string(bits - 1) + "))" : "(" + T + ")0";
+  }
+  if (in_range) return shifted;
+  return "(((" + U + ")(" + y + ") < " + w + "u) ? " + shifted + " : " + out_of_range + ")";
 }
 
 std::string CodegenC::ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y) {

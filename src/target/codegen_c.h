@@ -24,6 +24,12 @@ class CodegenC {
  protected:
   /// `(x == y)`, `(x && y)`, ...: the comparisons and logic operators, spelled alike in every C dialect.
   static std::string ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y);
+  /// & | ^ << >> on integers, spelled alike in every C dialect (docs/semantics.md): the result in
+  /// the operands' type, a shift count outside [0, bits) clamped as PTX clamps it, no undefined
+  /// behaviour (left shifts in the unsigned type, counts tested before shifting).
+  std::string BitwiseE(const BinaryNode* b, const std::string& x, const std::string& y);
+  /// T.popcount / T.clz in the operand type's width, through the dialect's 64-bit count functions.
+  std::string BitCountE(const CallNode* c, const std::string& popcount64, const std::string& clz64);
   /// `ns` prefixes runtime helpers (cast, floordiv, min_ ...), e.g. "tl_cpu::".
   explicit CodegenC(std::string ns) : ns_(std::move(ns)) {}
 

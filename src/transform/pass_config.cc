@@ -19,6 +19,7 @@ const Key kKeys[] = {
     {"cpu.compile_flags", nullptr, &PassConfig::cpu_compile_flags, nullptr},
     {"emulator.check_races", &PassConfig::emulator_check_races, nullptr, nullptr},
     {"emulator.check_uninit", &PassConfig::emulator_check_uninit, nullptr, nullptr},
+    {"emulator.check_shift_counts", &PassConfig::emulator_check_shift_counts, nullptr, nullptr},
     {"emulator.subgroup_size", nullptr, nullptr, &PassConfig::emulator_subgroup_size},
     {"emulator.subgroup_strided", &PassConfig::emulator_subgroup_strided, nullptr, nullptr},
     {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr, nullptr},

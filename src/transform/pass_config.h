@@ -22,9 +22,10 @@ struct PassConfig {
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"
   bool emulator_check_uninit = true;     // "emulator.check_uninit"
-  int emulator_subgroup_size = 32;       // "emulator.subgroup_size": the emulated OpenCL sub-group size
-  bool emulator_subgroup_strided = false;  // "emulator.subgroup_strided": work-item t in sub-group t % count
-  std::string cpu_compile_flags;           // "cpu.compile_flags": extra host-compiler flags
+  bool emulator_check_shift_counts = true;  // "emulator.check_shift_counts": report shifts by >= width
+  int emulator_subgroup_size = 32;          // "emulator.subgroup_size": the emulated OpenCL sub-group size
+  bool emulator_subgroup_strided = false;   // "emulator.subgroup_strided": work-item t in sub-group t % count
+  std::string cpu_compile_flags;            // "cpu.compile_flags": extra host-compiler flags
 };
 
 PassConfig ParsePassConfig(const std::map<std::string, std::string>& cfg);

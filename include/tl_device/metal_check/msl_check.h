@@ -119,6 +119,11 @@ template <typename T>
 T min(T a, T b);
 template <typename T>
 T max(T a, T b);
+// Bit counts in the argument type's width (MSL spec, "Integer functions").
+template <typename T>
+T popcount(T x);
+template <typename T>
+T clz(T x);
 
 // Synchronization (MSL spec, "Synchronization functions").
 enum class mem_flags { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4 };

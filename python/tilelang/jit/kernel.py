@@ -313,7 +313,8 @@ class JITKernel:
             reports, total, lane_ops, banks = self._compiled.emulate(
                 descs, bool(cfg.get("emulator.check_races", True)), bool(cfg.get("emulator.check_uninit", True)),
                 20, int(cfg.get("emulator.subgroup_size", 32)),
-                cfg.get("emulator.subgroup_strided", False) in (True, 1, "1", "true", "True"))
+                cfg.get("emulator.subgroup_strided", False) in (True, 1, "1", "true", "True"),
+                bool(cfg.get("emulator.check_shift_counts", True)))
             self.last_lane_ops = lane_ops
             # Shared-memory / LDS bank accounting of the last call, per (buffer, "read" | "write"):
             # passes (128 bytes each), extra cycles from bank conflicts (0: conflict-free), the worst pass.

@@ -701,6 +701,8 @@ from .compat import (Cast, HOPPER_ONLY as _HOPPER_ONLY, Macro, access_ptr, alloc
                      macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view, ws,
                      WarpSpecialize)
 from . import compat as _compat  # noqa: E402
+from .bitwise import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, dp4a, popcount,  # noqa: E402,F401
+                      shift_left, shift_right)
 from ..layout import Fragment, Layout  # noqa: E402,F401
 
 for _n in _HOPPER_ONLY:
@@ -747,6 +749,9 @@ def __getattr__(name):
         return _compat._Unsupported_DType(name, _compat.UNSUPPORTED_DTYPES[name])
     raise AttributeError(f"module 'tilelang.language' has no attribute '{name}'")
 
+
+# x.astype(dtype), as on TileLang's (TVM's) expressions: a value conversion, like T.cast.
+Expr.astype = lambda self, dtype: _ffi.cast(dtype_str(dtype), self)
 
 # print(func) and func.script() show the function in the DSL, like TileLang's PrimFunc.
 PrimFunc.__str__ = lambda self: _ffi.print_func(self)

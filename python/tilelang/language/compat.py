@@ -87,9 +87,14 @@ def ws(*warp_group_idx):
 WarpSpecialize = ws
 
 
-def reinterpret(dtype, value):
-    """T.reinterpret(dtype, value): the bits of `value` read as a `dtype` of the same width (a bit cast,
-    as TVM's tir.reinterpret); T.cast converts the value instead."""
+def reinterpret(value, dtype=None):
+    """T.reinterpret(value, dtype): the bits of `value` read as a `dtype` of the same width (a bit cast,
+    as TVM's tir.reinterpret); T.cast converts the value instead. The older order
+    T.reinterpret(dtype, value) is accepted too: a data type is never a value."""
+    if _is_dtype(value) and dtype is not None and not _is_dtype(dtype):
+        value, dtype = dtype, value
+    if dtype is None or not _is_dtype(dtype):
+        raise TileLangTypeError("T.reinterpret(value, dtype) needs a value and a data type")
     to = dtype_str(dtype)
     v = _const(value)
     from_bits, to_bits = _bits(v.dtype), _bits(to)
@@ -97,6 +102,12 @@ def reinterpret(dtype, value):
         raise TileLangTypeError(f"T.reinterpret from {v.dtype} ({from_bits} bits) to {to} ({to_bits} bits): "
                                 "a bit cast needs types of the same width")
     return _ffi.call(to, "tl.reinterpret", [v])
+
+
+def _is_dtype(x):
+    if isinstance(x, DType):
+        return True
+    return isinstance(x, str) and _ffi.valid_dtype(x)
 
 
 def _bits(dtype):

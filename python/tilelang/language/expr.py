@@ -46,11 +46,62 @@ def _bin(op):
     return f, r
 
 
-for _name, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod"),
-                   ("and", "and"), ("or", "or")]:
+for _name, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("floordiv", "floordiv"), ("mod", "floormod")]:
     _f, _r = _bin(_op)
     setattr(Expr, f"__{_name}__", _f)
     setattr(Expr, f"__r{_name}__", _r)
+
+
+def _is_bool(x):
+    return isinstance(x, bool) or (isinstance(x, Expr) and x.dtype == "bool")
+
+
+def _bitwise(py, logical, bitwise):
+    """`&`, `|`, `^` as TileLang gives them: logical on two booleans, bitwise on integers."""
+
+    def op(a, b):
+        if _is_bool(a) and _is_bool(b):
+            return _ffi.binary(logical, const(a), const(b))
+        a, b = const(a), const(b)
+        for x in (a, b):
+            if "float" in x.dtype:
+                raise TileLangTypeError(
+                    f"`{py}` needs integer (or boolean) operands; `{_ffi.print_expr(x)}` is {x.dtype}: "
+                    "cast it with T.Cast, or reinterpret its bits with T.reinterpret")
+        return _ffi.binary(bitwise, a, b)
+
+    return op
+
+
+def _shift(py, name):
+    def op(a, b):
+        a, b = const(a), const(b)
+        for x in (a, b):
+            if "int" not in x.dtype or x.dtype == "bool":
+                raise TileLangTypeError(f"`{py}` needs integer operands; `{_ffi.print_expr(x)}` is {x.dtype}")
+        return _ffi.binary(name, a, b)
+
+    return op
+
+
+for _name, _py, _logical, _bitw in [("and", "&", "and", "bitwise_and"), ("or", "|", "or", "bitwise_or"),
+                                     ("xor", "^", "ne", "bitwise_xor")]:
+    _f = _bitwise(_py, _logical, _bitw)
+    setattr(Expr, f"__{_name}__", _f)
+    setattr(Expr, f"__r{_name}__", (lambda f: lambda a, b: f(b, a))(_f))
+for _name, _py, _op in [("lshift", "<<", "shift_left"), ("rshift", ">>", "shift_right")]:
+    _f = _shift(_py, _op)
+    setattr(Expr, f"__{_name}__", _f)
+    setattr(Expr, f"__r{_name}__", (lambda f: lambda a, b: f(b, a))(_f))
+
+
+def _invert(a):
+    """`~x`: logical not on a boolean, bitwise not on an integer."""
+    if a.dtype == "bool":
+        return _ffi.logical_not(a)
+    if "float" in a.dtype:
+        raise TileLangTypeError(f"`~` needs an integer or boolean operand; `{_ffi.print_expr(a)}` is {a.dtype}")
+    return _ffi.bit_not(a)
 
 
 def _truediv(a, b):
@@ -72,7 +123,7 @@ def _neg(a):
 
 Expr.__neg__ = _neg
 Expr.__pos__ = lambda a: a
-Expr.__invert__ = lambda a: _ffi.logical_not(a)
+Expr.__invert__ = _invert
 Expr.__repr__ = lambda a: _ffi.print_expr(a)
 Expr.__str__ = lambda a: _ffi.print_expr(a)
 

@@ -178,6 +178,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
   }
 
   std::string CallE(const CallNode* c) override {
+    if (c->op == "popcount" || c->op == "clz") return BitCountE(c, "__popcll", "__clzll");
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";

@@ -20,6 +20,8 @@ class CodegenHIPImpl : public CodegenCxxGpu {
 
  private:
   std::string CallE(const CallNode* c) override {
+    // clang's builtins (the HIP headers' __popcll is not included: -nogpuinc).
+    if (c->op == "popcount" || c->op == "clz") return BitCountE(c, "__builtin_popcountll", "__builtin_clzll");
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "tl::thread_x()";

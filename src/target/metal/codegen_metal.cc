@@ -253,6 +253,8 @@ class CodegenMetalImpl : public CodegenC {
     if (op == "tl.syncthreads")
       return "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "popcount" || op == "clz")  // the builtins count in the operand type's own width
+      return "((" + CType(c->dtype) + ")" + op + "((" + CType(c->args[0]->dtype) + ")(" + arg(0) + ")))";
     if (op == "tl.reinterpret")  // MSL's bit cast; the operand first converted to its own dtype
       return "as_type<" + CType(c->dtype) + ">((" + CType(c->args[0]->dtype) + ")(" + arg(0) + "))";
     if (op == "tl.shfl_xor") return "simd_shuffle_xor(" + arg(0) + ", (ushort)(" + arg(1) + "))";

@@ -271,6 +271,7 @@ class CodegenOpenCLImpl : public CodegenC {
 
   std::string BinaryE(const BinaryNode* b) {
     std::string x = E(b->a), y = E(b->b);
+    if (IsBitwise(b->op)) return BitwiseE(b, x, y);
     DataType t = b->a->dtype, rt = b->dtype;
     bool fl = t.code() == DataType::Code::kFloat;
     std::string r;
@@ -303,6 +304,7 @@ class CodegenOpenCLImpl : public CodegenC {
       case BinaryOp::kGE:
       case BinaryOp::kAnd:
       case BinaryOp::kOr: return ComparisonOrLogic(b->op, x, y);
+      default: break;
     }
     // C promotes integers narrower than int; the IR's arithmetic wraps at the type's width.
     if (rt.is_integer() && rt.bits() < 32) return "((" + CType(rt) + ")" + r + ")";
@@ -383,6 +385,8 @@ class CodegenOpenCLImpl : public CodegenC {
     if (op == "tl.thread_idx") return "((int)get_local_id(0))";
     if (op == "tl.syncthreads") return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
     if (op == "tl.bitwise_xor") return "(" + arg(0) + " ^ " + arg(1) + ")";
+    if (op == "popcount" || op == "clz")  // the builtins count in the operand type's own width
+      return "((" + CType(c->dtype) + ")" + op + "((" + CType(c->args[0]->dtype) + ")(" + arg(0) + ")))";
     if (op == "tl.reinterpret") {  // as_<type>; float16 is a storage format here (no half values)
       if (IsHalf(c->dtype) || IsHalf(c->args[0]->dtype))
         throw UserError(ErrorKind::kUnsupported,
