@@ -51,8 +51,14 @@ class Barriers {
         auto* l = As<LetNode>(s);
         if (auto* c = As<CallNode>(l->value); c && c->op == "tl.thread_idx") tainted_.insert(l->var.get());
         if (Tainted(l->value)) tainted_.insert(l->var.get());
+        // The value is read before the body runs (`x = S[i]` in a T.Parallel body): a barrier it needs
+        // goes before the let.
+        Stmt probe = Evaluate(l->value, s->span);
+        bool lead = Leaf(probe, st) != probe;
         Stmt b = Visit(l->body, st);
-        return b == l->body ? s : Let(l->var, l->value, b, s->span);
+        Stmt out = b == l->body ? s : Let(l->var, l->value, b, s->span);
+        return lead ? Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), out}, s->span)
+                    : out;
       }
       case StmtKind::kKernel: {
         auto* k = As<KernelNode>(s);
