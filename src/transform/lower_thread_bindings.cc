@@ -8,6 +8,7 @@
 #include "ir/functor.h"
 #include "support/error.h"
 #include "transform/cuda_util.h"
+#include "transform/resolve_buffer_views.h"
 
 namespace tl {
 namespace {
@@ -103,21 +104,109 @@ struct ReplaceThreadIdx : IRMutator {
   }
 };
 
+// Shared buffers (by storage) a statement reads and writes, tile ops' operands included.
+struct SharedAccess {
+  std::set<const BufferNode*> r, w;
+  bool Conflicts(const SharedAccess& later) const {
+    auto meets = [](const std::set<const BufferNode*>& a, const std::set<const BufferNode*>& b) {
+      for (auto* x : a)
+        if (b.count(x)) return true;
+      return false;
+    };
+    return meets(later.r, w) || meets(later.w, r) || meets(later.w, w);
+  }
+  void Merge(const SharedAccess& o) {
+    r.insert(o.r.begin(), o.r.end());
+    w.insert(o.w.begin(), o.w.end());
+  }
+};
+SharedAccess SharedAccessOf(const Stmt& s) {
+  struct V : IRVisitor {
+    SharedAccess a;
+    void VisitLoad(const BufferLoadNode* n) override {
+      if (n->buffer->scope == Scope::kShared) a.r.insert(StorageOwner(n->buffer));
+      IRVisitor::VisitLoad(n);
+    }
+    void VisitStore(const StoreNode* n) override {
+      if (n->buffer->scope == Scope::kShared) a.w.insert(StorageOwner(n->buffer));
+      IRVisitor::VisitStore(n);
+    }
+    void VisitTileOp(const StmtNode* s) override {
+      if (auto* op = As<TileOpNode>(s))
+        for (auto& [rg, access] : op->Regions()) {
+          if (rg->buffer->scope != Scope::kShared) continue;
+          if (access != Access::kWrite) a.r.insert(StorageOwner(rg->buffer));
+          if (access != Access::kRead) a.w.insert(StorageOwner(rg->buffer));
+        }
+      IRVisitor::VisitTileOp(s);
+    }
+  } v;
+  v.VisitStmt(s);
+  return v.a;
+}
+
+// Whether a sequence of per-thread statements must be split into phases (each a loop over the
+// block's threads) where no T.sync_threads is written: where the GPU lowerings put a barrier
+// (InsertBarriers: a shared buffer read or written after another statement wrote it, or written
+// after one read it), and around statements run by all threads together (tile ops, T.Parallel),
+// which the CPU runs once, not once per thread.
+bool NeedsPhases(const Stmt& s) {
+  bool needs = false;
+  PostOrderVisitStmt(s, [&](const Stmt& x) {
+    auto* seq = As<SeqNode>(x);
+    if (needs || !seq || !UsesThreadIdx(x)) return;
+    SharedAccess st;
+    for (auto& e : seq->seq) {
+      if (!UsesThreadIdx(e)) {
+        needs = true;  // a statement of the whole block beside per-thread ones
+        return;
+      }
+      SharedAccess a = SharedAccessOf(e);
+      if (st.Conflicts(a)) {
+        needs = true;
+        return;
+      }
+      st.Merge(a);
+    }
+  });
+  return needs;
+}
+
 class CpuLowering {
  public:
   explicit CpuLowering(int64_t threads) : threads_(threads) {}
 
   Stmt Lower(const Stmt& s) {
     if (!s) return s;
-    if (!HasSync(s)) {
+    if (!HasSync(s) && !NeedsPhases(s)) {
       if (UsesThreadIdx(s)) return PerThread(s);
       NoteOutside(s);
       return s;
     }
     switch (s->kind) {
       case StmtKind::kSeq: {
-        std::vector<Stmt> out;
-        for (auto& x : As<SeqNode>(s)->seq) out.push_back(Lower(x));
+        // Consecutive per-thread statements share one loop over the threads until one conflicts
+        // with what the loop already reads or writes in shared memory: there the GPU has a barrier,
+        // and here the next phase begins.
+        std::vector<Stmt> out, group;
+        SharedAccess st;
+        auto flush = [&] {
+          if (!group.empty()) out.push_back(PerThread(group.size() == 1 ? group[0] : Seq(group, s->span)));
+          group.clear();
+          st = SharedAccess();
+        };
+        for (auto& x : As<SeqNode>(s)->seq) {
+          if (HasSync(x) || NeedsPhases(x) || !UsesThreadIdx(x)) {
+            flush();
+            out.push_back(Lower(x));
+            continue;
+          }
+          SharedAccess a = SharedAccessOf(x);
+          if (st.Conflicts(a)) flush();
+          group.push_back(x);
+          st.Merge(a);
+        }
+        flush();
         return Seq(out, s->span);
       }
       case StmtKind::kEvaluate: return Seq({}, s->span);  // the sync itself: phases are sequential here
@@ -132,17 +221,17 @@ class CpuLowering {
       }
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
-        if (UsesThreadIdx(n->min) || UsesThreadIdx(n->extent)) Divergent(s);
+        if (UsesThreadIdx(n->min) || UsesThreadIdx(n->extent)) return Divergent(s);
         return For(n->var, n->min, n->extent, n->for_kind, Lower(n->body), n->annotations, s->span);
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        if (UsesThreadIdx(n->cond)) Divergent(s);
+        if (UsesThreadIdx(n->cond)) return Divergent(s);
         return If(n->cond, Lower(n->then_case), n->else_case ? Lower(n->else_case) : nullptr, s->span);
       }
       case StmtKind::kWhile: {
         auto* n = As<WhileNode>(s);
-        if (UsesThreadIdx(n->cond)) Divergent(s);
+        if (UsesThreadIdx(n->cond)) return Divergent(s);
         return While(n->cond, Lower(n->body), s->span);
       }
       default: return s;
@@ -199,7 +288,11 @@ class CpuLowering {
     r.var = MakeVar("thread");
     return For(r.var, Int(0), Int(threads_), ForKind::kSerial, r.VisitStmt(s), {}, s->span);
   }
-  [[noreturn]] static void Divergent(const Stmt& s) {
+  // Control flow that depends on the thread index: each thread takes its own path, so the GPU puts
+  // no barrier inside it (InsertBarriers treats it as one unit) and neither are phases split here; a
+  // T.sync_threads inside is an error (threads would wait at different barriers).
+  Stmt Divergent(const Stmt& s) {
+    if (!HasSync(s)) return PerThread(s);
     throw UserError(
         ErrorKind::kUnsupported,
         "T.sync_threads inside control flow that depends on the thread index: threads would wait at "

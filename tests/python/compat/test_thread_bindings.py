@@ -175,3 +175,49 @@ def test_errors():
         return k
 
     _error(tile_op_on_thread_slice, r"T.copy with an operand that depends on the thread index")
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_barriers_the_gpu_inserts_split_cpu_phases(where):
+    """Per-thread code without T.sync_threads: on a GPU the compiler puts a barrier between a shared write
+    and another thread's read of it (InsertBarriers); the CPU target starts a new loop over the threads
+    there. Before, the CPU ran both statements in one loop and read elements not yet written (B all 0)."""
+    @T.prim_func
+    def rotate(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), C: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((128,), "float32")
+            R = T.alloc_shared((128,), "float32")
+            tx = T.get_thread_binding()
+            S[tx] = A[tx]
+            B[tx] = S[(tx + 1) % 128]
+            for k in T.serial(3):  # every iteration reads neighbours the previous phase wrote
+                R[tx] = S[(tx + 5) % 128]
+                S[tx] = R[tx] * 2.0
+            C[tx] = S[tx]
+
+    rng = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = rng.standard_normal(128).astype(np.float32)
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    _compile(rotate, where)(a, b, c)
+    np.testing.assert_array_equal(b, np.roll(a, -1))
+    np.testing.assert_array_equal(c, np.roll(a, -15) * 8)
+
+
+def test_block_statements_beside_per_thread_ones_run_once_on_cpu():
+    """A tile op between per-thread statements is run by the whole block once, not once per thread (an
+    accumulating T.atomic_add inside the threads' loop added 64 times)."""
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            S = T.alloc_shared((64,), "float32")
+            tx = T.get_thread_binding()
+            S[tx] = A[tx] * 3.0
+            T.atomic_add(B, S)
+            B[tx] = B[tx] + 1.0
+
+    a = np.arange(64, dtype=np.float32)
+    for where in ("cpu", "emulator"):
+        b = np.ones(64, np.float32)
+        _compile(k, where)(a, b)
+        np.testing.assert_array_equal(b, 1 + 3 * a + 1, err_msg=where)
