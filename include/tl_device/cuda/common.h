@@ -188,6 +188,27 @@ template <>
 __device__ __forceinline__ int highest<int>() {
   return 2147483647;
 }
+// The other integer types and double (reductions and T.min_value / T.max_value of them).
+#define TL_LIMITS(T, LO, HI)                  \
+  template <>                                 \
+  __device__ __forceinline__ T lowest<T>() {  \
+    return LO;                                \
+  }                                           \
+  template <>                                 \
+  __device__ __forceinline__ T highest<T>() { \
+    return HI;                                \
+  }
+TL_LIMITS(signed char, -128, 127)
+TL_LIMITS(unsigned char, 0, 255)
+TL_LIMITS(short, -32768, 32767)
+TL_LIMITS(unsigned short, 0, 65535)
+TL_LIMITS(unsigned, 0u, 4294967295u)
+TL_LIMITS(long, (-9223372036854775807L - 1), 9223372036854775807L)
+TL_LIMITS(unsigned long, 0ul, 18446744073709551615ul)
+TL_LIMITS(long long, (-9223372036854775807LL - 1), 9223372036854775807LL)
+TL_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+TL_LIMITS(double, -1.7976931348623157e308, 1.7976931348623157e308)
+#undef TL_LIMITS
 
 // ---- integer and generic arithmetic ------------------------------------------------------------
 // Integer division by zero gives 0 on every backend (docs/semantics.md); never undefined.
@@ -397,6 +418,19 @@ TL_MMA_F8(e5m2, e5m2)
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+// Unsigned and 64-bit integers have overloads of their own (uint32_t would match int, float and double
+// equally: reductions of uint32 tiles did not compile).
+__device__ __forceinline__ unsigned shfl_xor(unsigned v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ long shfl_xor(long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ unsigned long shfl_xor(unsigned long v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+__device__ __forceinline__ long long shfl_xor(long long v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+__device__ __forceinline__ unsigned long long shfl_xor(unsigned long long v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
 
 __device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }

@@ -101,6 +101,27 @@ template <>
 TL_DEV int highest<int>() {
   return 2147483647;
 }
+// The other integer types and double (reductions and T.min_value / T.max_value of them).
+#define TL_LIMITS(T, LO, HI) \
+  template <>                \
+  TL_DEV T lowest<T>() {     \
+    return LO;               \
+  }                          \
+  template <>                \
+  TL_DEV T highest<T>() {    \
+    return HI;               \
+  }
+TL_LIMITS(signed char, -128, 127)
+TL_LIMITS(unsigned char, 0, 255)
+TL_LIMITS(short, -32768, 32767)
+TL_LIMITS(unsigned short, 0, 65535)
+TL_LIMITS(unsigned, 0u, 4294967295u)
+TL_LIMITS(long, (-9223372036854775807L - 1), 9223372036854775807L)
+TL_LIMITS(unsigned long, 0ul, 18446744073709551615ul)
+TL_LIMITS(long long, (-9223372036854775807LL - 1), 9223372036854775807LL)
+TL_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+TL_LIMITS(double, -1.7976931348623157e308, 1.7976931348623157e308)
+#undef TL_LIMITS
 
 // ---- arithmetic (floor semantics of docs/semantics.md) --------------------------------------
 template <typename T>
@@ -137,11 +158,11 @@ extern "C" {
   __device__ float __ocml_##name##_f32(float); \
   __device__ double __ocml_##name##_f64(double);
 TL_OCML(exp)
-TL_OCML(exp2) TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs)
-    TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint)
-        TL_OCML(trunc)
+TL_OCML(exp2)
+TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh)
+    TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
 #undef TL_OCML
-            __device__ float __ocml_pow_f32(float, float);
+        __device__ float __ocml_pow_f32(float, float);
 __device__ double __ocml_pow_f64(double, double);
 }
 #define TL_UNARY(name, ocml)                                            \
@@ -237,10 +258,23 @@ TL_DEV int shfl_xor(int v, int m) {
 TL_DEV float shfl_xor(float v, int m) {
   return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(int, v), m));
 }
-TL_DEV double shfl_xor(double v, int m) {
-  long long u = __builtin_bit_cast(long long, v);
+TL_DEV long long shfl_xor(long long u, int m) {
   int lo = shfl_xor(static_cast<int>(u), m), hi = shfl_xor(static_cast<int>(u >> 32), m);
-  return __builtin_bit_cast(double, (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo));
+  return (static_cast<long long>(hi) << 32) | static_cast<unsigned>(lo);
+}
+TL_DEV double shfl_xor(double v, int m) {
+  return __builtin_bit_cast(double, shfl_xor(__builtin_bit_cast(long long, v), m));
+}
+// Unsigned and 64-bit integers by their bits (uint32_t would match int, float and double equally).
+TL_DEV unsigned shfl_xor(unsigned v, int m) {
+  return static_cast<unsigned>(shfl_xor(static_cast<int>(v), m));
+}
+TL_DEV long shfl_xor(long v, int m) { return static_cast<long>(shfl_xor(static_cast<long long>(v), m)); }
+TL_DEV unsigned long shfl_xor(unsigned long v, int m) {
+  return static_cast<unsigned long>(shfl_xor(static_cast<long long>(v), m));
+}
+TL_DEV unsigned long long shfl_xor(unsigned long long v, int m) {
+  return static_cast<unsigned long long>(shfl_xor(static_cast<long long>(v), m));
 }
 
 // ---- atomics ------------------------------------------------------------------------------------
