@@ -51,7 +51,7 @@ symbolic = dynamic
 # ---- launch and allocation ---------------------------------------------------------------------
 def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
     if not grid:
-        raise TileLangSyntaxError("T.Kernel needs at least one grid dimension")
+        grid = (1,)  # TileLang's T.Kernel(threads=...) with no grid: one block
     if len(grid) > 3:
         raise TileLangSyntaxError(f"T.Kernel takes at most 3 grid dimensions, got {len(grid)}")
     for g in grid:
@@ -278,6 +278,9 @@ def serial(*args, annotations=None):
         return _stepped("serial", args, "T.serial", annotations)
     mn, ext = _range_args(args, "T.serial")
     return LoopSpec("serial", [(mn, ext)], _annotations(annotations, "T.serial"))
+
+
+Serial = serial  # TileLang's T.Serial
 
 
 def unroll(*args, explicit=False, annotations=None):
@@ -697,8 +700,10 @@ def _layout_difference(buf, layout):
 
 # ---- TileLang compatibility (see compat.py and README.md "TileLang compatibility") -------------------
 from .compat import (Cast, HOPPER_ONLY as _HOPPER_ONLY, Macro, access_ptr, alloc_global, assume, call_extern,  # noqa: E402,F401
-                     c2d_im2col, clamp, disable_warp_group_reg_alloc, get_thread_binding, get_thread_bindings, im2col,
+                     c2d_im2col, clamp, disable_warp_group_reg_alloc, get_block_binding, get_block_bindings,
+                     get_thread_binding, get_thread_bindings, im2col,
                      macro, make_tensor, ptr, reinterpret, reshape, sync_threads, thread_binding, view, ws,
+                     FragmentBuffer, LocalBuffer, SharedBuffer,
                      WarpSpecialize)
 from . import compat as _compat  # noqa: E402
 from .bitwise import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, dp4a, popcount,  # noqa: E402,F401

@@ -13,6 +13,7 @@ class KernelFrame:
         self.var_inits = []
         self.prologue = []  # statements the kernel body starts with (T.alloc_barrier's mbarrier inits)
         self.threads = []  # the thread extents of T.Kernel(threads=...), ints
+        self.block_vars = []  # the block index vars (bx, by, bz)
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
 
 

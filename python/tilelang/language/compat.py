@@ -87,6 +87,49 @@ def ws(*warp_group_idx):
 WarpSpecialize = ws
 
 
+class BufferAnnotation:
+    """What T.SharedBuffer / T.FragmentBuffer / T.LocalBuffer(shape, dtype) return: the annotation of a
+    T.macro parameter that receives an on-chip buffer. The macro's call checks the buffer against it."""
+
+    def __init__(self, what, scopes, shape, dtype):
+        self.what, self.scopes = what, scopes
+        self.shape = [shape] if isinstance(shape, (int, Expr)) else list(shape)
+        self.dtype = dtype_str(dtype)
+
+    def check_argument(self, buf, macro, param):
+        def dims(shape):
+            return [_ffi.const_int(_const(d)) for d in shape]
+
+        problems = []
+        if buf.scope not in self.scopes:
+            problems.append(f"is in {buf.scope} memory, not {' / '.join(self.scopes)}")
+        if buf.dtype != self.dtype:
+            problems.append(f"holds {buf.dtype}, not {self.dtype}")
+        want, got = dims(self.shape), dims(buf.shape)
+        if None not in want and None not in got and want != got:
+            problems.append(f"has shape {tuple(got)}, not {tuple(want)}")
+        if problems:
+            raise TileLangTypeError(f"macro '{macro}': parameter '{param}' is annotated {self.what}"
+                                    f"({tuple(want)}, {self.dtype!r}), but the buffer '{buf.name}' passed to it "
+                                    + " and ".join(problems))
+
+
+class _BufferAnnotationFactory:
+    def __init__(self, what, scopes):
+        self.what, self.scopes = what, scopes
+
+    def __call__(self, shape, dtype="float32"):
+        return BufferAnnotation(self.what, self.scopes, shape, dtype)
+
+    def __getitem__(self, item):
+        return self(*item)
+
+
+SharedBuffer = _BufferAnnotationFactory("T.SharedBuffer", ("shared", "shared.dyn"))
+FragmentBuffer = _BufferAnnotationFactory("T.FragmentBuffer", ("local.fragment",))
+LocalBuffer = _BufferAnnotationFactory("T.LocalBuffer", ("local",))
+
+
 def reinterpret(value, dtype=None):
     """T.reinterpret(value, dtype): the bits of `value` read as a `dtype` of the same width (a bit cast,
     as TVM's tir.reinterpret); T.cast converts the value instead. The older order
@@ -154,6 +197,23 @@ def get_thread_binding(dim=0):
     if dim < len(threads) - 1:
         idx = _ffi.binary("floormod", idx, _const(threads[dim]))
     return idx
+
+
+def get_block_binding(dim=0):
+    """T.get_block_binding(dim): the block's index along dim of T.Kernel's grid (blockIdx.x/y/z), the var
+    `with T.Kernel(...) as (bx, by)` binds."""
+    ctx = builder.require_context("T.get_block_binding")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.get_block_binding must be called inside a `with T.Kernel(...)` block")
+    blocks = ctx.kernels[-1].block_vars
+    if not isinstance(dim, int) or isinstance(dim, bool) or not 0 <= dim < len(blocks):
+        raise TileLangTypeError(f"T.get_block_binding({dim!r}): the kernel has {len(blocks)} grid dimension(s)")
+    return blocks[dim]
+
+
+def get_block_bindings():
+    ctx = builder.require_context("T.get_block_bindings")
+    return list(ctx.kernels[-1].block_vars) if ctx.kernels else []
 
 
 def get_thread_bindings():

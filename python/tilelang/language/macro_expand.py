@@ -46,6 +46,11 @@ def expand(macro, ctx, args, kwargs):
     except TypeError as e:
         raise TileLangSyntaxError(f"macro '{macro.__name__}': {e}") from None
     bound.apply_defaults()
+    anns = getattr(fn, "__annotations__", {}) or {}
+    for name, value in bound.arguments.items():  # T.SharedBuffer / T.FragmentBuffer / T.LocalBuffer
+        check = getattr(anns.get(name), "check_argument", None)
+        if check is not None and isinstance(value, _ffi.Buffer):
+            check(value, macro.__name__, name)
     loc = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):

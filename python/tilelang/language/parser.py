@@ -175,6 +175,12 @@ class Parser(_exits.LoopExitParsing):
             self.set_pending(name)
             value = self.eval(st.value)
             self.set_pending(None)
+            if isinstance(value, LoopSpec) and value.kind == "thread_binding":
+                # `tx = T.thread_binding(0, n, thread="threadIdx.x")` as a value: the thread index (+ start)
+                start = value.ranges[0][0]
+                value = self.located(st, _compat.get_thread_binding, value.thread_dim)
+                if _ffi.const_int(start) != 0:
+                    value = value + start
             if isinstance(value, Expr) and not isinstance(value, (_ffi.IntImm, _ffi.FloatImm)) \
                     and value.kind != 2:  # not a StringImm
                 return _ffi.var(name, value.dtype), value, st
@@ -491,6 +497,7 @@ class Parser(_exits.LoopExitParsing):
         vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], _index_dtype(spec.grid[i])) for i in range(n)]
         frame = builder.KernelFrame()
         frame.threads = [_ffi.const_int(t) for t in spec.threads]
+        frame.block_vars = vars_  # T.get_block_binding
         self.ctx.kernels.append(frame)
         self.scopes.append({})
         for nm, v in zip(names, vars_):
@@ -655,6 +662,81 @@ class Parser(_exits.LoopExitParsing):
     def expr_Dict(self, node):
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
 
+    # Comprehensions run while the program is parsed, over Python sequences (`sum(s for s in sizes)`,
+    # `[A[i, k] for k in range(4)]`); their elements may be IR expressions.
+    def _comprehension(self, node, make):
+        out = []
+
+        def bind(target, v):
+            if isinstance(target, ast.Name):
+                self.bind(target.id, v)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                vals = list(v)
+                if len(vals) != len(target.elts):
+                    raise self.error(target, f"cannot unpack {len(vals)} values into {len(target.elts)} names")
+                for t, x in zip(target.elts, vals):
+                    bind(t, x)
+            else:
+                raise self.error(target, "a comprehension inside a T.prim_func binds names only")
+
+        def run(i):
+            if i == len(node.generators):
+                out.append(make())
+                return
+            g = node.generators[i]
+            it = self.eval(g.iter)
+            if isinstance(it, LoopSpec):  # `range(4)` inside a T.prim_func is a T.serial spec
+                it = self._static_values(g.iter, it)
+            if isinstance(it, Expr) or g.is_async:
+                raise self.error(g.iter, "a comprehension inside a T.prim_func runs while the program is parsed: "
+                                 "it iterates over a Python sequence (use T.serial / T.Parallel for a loop of "
+                                 "the kernel)")
+            for v in it:
+                self.scopes.append({})
+                try:
+                    bind(g.target, v)
+                    keep = True
+                    for c in g.ifs:
+                        cv = self.eval(c)
+                        if isinstance(cv, Expr) and _ffi.const_int(cv) is None:
+                            raise self.error(c, "the condition of a comprehension inside a T.prim_func must be "
+                                             "known while the program is parsed")
+                        keep = keep and bool(cv)
+                    if keep:
+                        run(i + 1)
+                finally:
+                    self.scopes.pop()
+
+        run(0)
+        return out
+
+    def _static_values(self, node, spec):
+        """The values of a loop spec with constant bounds, for a comprehension (`for k in range(4)`)."""
+        axes = []
+        for d, (mn, ext) in enumerate(spec.ranges):
+            lo, n = _ffi.const_int(const(mn)), _ffi.const_int(const(ext))
+            if lo is None or n is None:
+                raise self.error(node, "a comprehension inside a T.prim_func iterates over constant bounds")
+            step = spec.steps[d] if spec.steps and d < len(spec.steps) else None
+            if step is not None:
+                start, stride = (_ffi.const_int(const(x)) for x in step)
+                axes.append([start + k * stride for k in range(n)])
+            else:
+                axes.append([lo + k for k in range(n)])
+        return axes[0] if len(axes) == 1 else list(itertools.product(*axes))
+
+    def expr_ListComp(self, node):
+        return self._comprehension(node, lambda: self.eval(node.elt))
+
+    def expr_GeneratorExp(self, node):  # evaluated eagerly: the values are consumed while parsing
+        return iter(self._comprehension(node, lambda: self.eval(node.elt)))
+
+    def expr_SetComp(self, node):
+        return set(self._comprehension(node, lambda: self.eval(node.elt)))
+
+    def expr_DictComp(self, node):
+        return dict(self._comprehension(node, lambda: (self.eval(node.key), self.eval(node.value))))
+
     def expr_Call(self, node):
         fn = self.eval(node.func)
         args = []
@@ -757,8 +839,30 @@ def function_source(fn, what):
         raise TileLangSyntaxError(f"cannot read the source of {what}: {e}") from None
     indent = len(lines[0]) - len(lines[0].lstrip())
     _ffi.register_source(filename, "".join(linecache.getlines(filename)) or "".join(lines))
-    fdef = _find_function(ast.parse(textwrap.dedent("".join(lines))), fn.__name__)
+    fdef = _find_function(_split_chained_assignments(ast.parse(textwrap.dedent("".join(lines)))), fn.__name__)
     return filename, start, indent, fdef
+
+
+def _split_chained_assignments(tree):
+    """`a = b = v` as Python runs it: v evaluated once into a hidden name, then assigned to each target
+    from left to right (`BK = BV = block_T`, `x = y = A[i] * 2`)."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not any(isinstance(s, ast.Assign) and len(s.targets) > 1 for s in body):
+                continue
+            out = []
+            for st in body:
+                if not (isinstance(st, ast.Assign) and len(st.targets) > 1):
+                    out.append(st)
+                    continue
+                tmp = f"_tl_chain_{st.lineno}_{st.col_offset}"
+                out.append(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=st.value), st))
+                for t in st.targets:
+                    name = ast.copy_location(ast.Name(tmp, ast.Load()), st)
+                    out.append(ast.copy_location(ast.Assign(targets=[t], value=name), st))
+            setattr(node, field, out)
+    return tree
 
 
 def parse(fn, globals_=None, locals_=None, parser_cls=None, setup=None):

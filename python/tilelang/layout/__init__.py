@@ -52,10 +52,23 @@ def mma_rows(M=16, warps_m=1, warps_n=1):
 # They are values a program hands to T.annotate_layout, which traces their Python functions into IR expressions
 # (see `trace` below) for the GPU lowerings (src/layout/user_layout.h); they can also be evaluated in Python:
 # layout.map_forward_index([i, j]).
+def _dim(x):
+    """A layout's extent: an int, or a constant IR expression (a buffer's own shape, `buf.shape`)."""
+    if isinstance(x, int):
+        return x
+    v = _ffi.const_int(x) if isinstance(x, _ffi.Expr) else None
+    if v is None:
+        try:
+            return int(x)
+        except TypeError:
+            raise TypeError(f"a layout's shape must be compile-time integers, got {x!r}") from None
+    return v
+
+
 def _as_tuple(v):
-    if isinstance(v, (list, tuple)):
-        return tuple(int(x) for x in v)
-    return (int(v),)
+    if isinstance(v, (list, tuple)) or (not isinstance(v, (int, _ffi.Expr)) and hasattr(v, "__iter__")):
+        return tuple(_dim(x) for x in v)
+    return (_dim(v),)
 
 
 class Layout:

@@ -1,0 +1,136 @@
+"""Python forms and T.* names TileLang programs use (the language issue, item 2): chained assignment,
+comprehensions evaluated while parsing, T.Kernel with no grid, T.get_block_binding, T.thread_binding as a
+value, T.Layout over a buffer's own shape, T.SharedBuffer / T.FragmentBuffer macro annotations (checked
+at the call), T.Serial. Each runs on the CPU target and in the emulator against NumPy."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangSyntaxError, TileLangTypeError
+
+SEED = 4711
+WHERE = ["cpu", "emulator"]
+
+
+def _compile(f, where):
+    if where == "emulator":
+        return tilelang.compile(f, target="cuda", execution_backend="emulator")
+    return tilelang.compile(f, target=where)
+
+
+def _rng():
+    print(f"seed {SEED}")
+    return np.random.default_rng(SEED)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_chained_assignment_and_comprehensions(where):
+    sizes = [1, 2, 3]
+    BK = BV = 32  # noqa: F841 -- at module level too
+
+    @T.prim_func
+    def k(A: T.Tensor((4, 32), "float32"), B: T.Tensor((4, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            x = y = 2  # parse-time values
+            s = sum(v * v for v in sizes if v > 1)  # 4 + 9
+            for i, j in T.Parallel(4, 32):
+                u = w = A[i, j] * 2.0  # one IR value, two names
+                B[i, j] = u + w + x + y + s + sum([A[i, j] for _ in range(2)])
+
+    a = _rng().standard_normal((4, 32)).astype(np.float32)
+    b = np.zeros_like(a)
+    _compile(k, where)(a, b)
+    np.testing.assert_allclose(b, 4 * a.astype(np.float64) + 17 + 2 * a, rtol=1e-6)
+
+
+def test_a_comprehension_over_a_kernel_value_is_refused_at_its_line():
+    with pytest.raises(TileLangSyntaxError, match="comprehension inside a T.prim_func runs while the program is "
+                                                  "parsed") as e:
+        @T.prim_func
+        def k(A: T.Tensor((4,), "int32")):
+            with T.Kernel(1, threads=4) as bx:
+                A[0] = sum(v for v in A[0])
+    assert "test_language_forms.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_kernel_without_a_grid_and_block_and_thread_bindings(where):
+    @T.prim_func
+    def one(A: T.Tensor((128,), "float32")):
+        with T.Kernel(threads=128):
+            for i in T.Parallel(128):
+                A[i] = A[i] + 1.0
+
+    @T.prim_func
+    def rows(A: T.Tensor((3, 5, 64), "float32")):
+        with T.Kernel(5, 3, threads=64) as (bx, by):
+            b0, b1 = T.get_block_binding(0), T.get_block_binding(1)
+            tx = T.thread_binding(0, 64, thread="threadIdx.x")
+            A[b1, b0, tx] = A[b1, b0, tx] + b1 * 100 + b0 * 10 + tx * 0.5
+
+    a = np.zeros(128, np.float32)
+    _compile(one, where)(a)
+    np.testing.assert_array_equal(a, 1)
+    r = np.zeros((3, 5, 64), np.float32)
+    _compile(rows, where)(r)
+    want = (np.arange(3)[:, None, None] * 100 + np.arange(5)[None, :, None] * 10 + np.arange(64) * 0.5)
+    np.testing.assert_array_equal(r, want.astype(np.float32))
+    with pytest.raises(TileLangTypeError, match=r"T.get_block_binding\(2\): the kernel has 2 grid dimension"):
+        @T.prim_func
+        def bad(A: T.Tensor((4,), "int32")):
+            with T.Kernel(2, 2, threads=4) as (bx, by):
+                A[0] = T.get_block_binding(2)
+
+
+def test_layout_over_a_buffers_own_shape():
+    @T.prim_func
+    def k(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_shared((64, 64), "float32")
+            T.annotate_layout({S: T.Layout(S.shape, lambda i, j: [j, i])})  # shape as IR values
+            T.copy(A, S)
+            T.copy(S, B)
+
+    a = _rng().standard_normal((64, 64)).astype(np.float32)
+    b = np.zeros_like(a)
+    kern = tilelang.compile(k, target="cuda", execution_backend="emulator")
+    kern(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_shared_and_fragment_buffer_annotations_are_checked(where):
+    @T.macro
+    def double(S: T.SharedBuffer((64,), "float32"), F: T.FragmentBuffer([64], "float32")):
+        for i in T.Parallel(64):
+            F[i] = S[i] * 2.0
+
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            S = T.alloc_shared((64,), "float32")
+            F = T.alloc_fragment((64,), "float32")
+            T.copy(A, S)
+            double(S, F)
+            for _ in T.Serial(1):
+                T.copy(F, B)
+
+    a = _rng().standard_normal(64).astype(np.float32)
+    b = np.zeros_like(a)
+    _compile(k, where)(a, b)
+    np.testing.assert_array_equal(b, 2 * a)
+    with pytest.raises(TileLangTypeError, match=r"parameter 'S' is annotated T.SharedBuffer\(\(64,\), 'float32'\), "
+                                                r"but the buffer 'F' passed to it is in local.fragment memory"):
+        @T.prim_func
+        def bad(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                F = T.alloc_fragment((64,), "float32")
+                double(F, F)
+    with pytest.raises(TileLangTypeError, match=r"has shape \(32,\), not \(64,\)"):
+        @T.prim_func
+        def bad2(A: T.Tensor((64,), "float32")):
+            with T.Kernel(1, threads=64) as bx:
+                S = T.alloc_shared((32,), "float32")
+                F = T.alloc_fragment((64,), "float32")
+                double(S, F)
