@@ -110,6 +110,8 @@ class Parser(_exits.LoopExitParsing):
                                  "T.Buffer(shape, dtype) or a scalar type such as T.int32", TileLangTypeError)
         if fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
             raise self.error(fdef, "a T.prim_func takes only positional tensor and scalar parameters")
+        if self.ctx is not None:
+            self.ctx.in_prim_func_body = True  # T.dynamic is refused from here on
         body = self.block(fdef.body)
         for i, p in enumerate(params):
             if isinstance(p, _compat.PtrParam):
