@@ -697,3 +697,25 @@ def test_copy_starting_before_the_tensor_is_guarded_on_gpu_lowerings(target):
     ref2 = np.full((8, 64), -7.0, np.float32)
     ref2[:-1] = a2[1:]
     np.testing.assert_array_equal(b2, ref2)
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_80", "cuda -arch=sm_90a", "hip", "cpu"])
+def test_provably_dead_kernel_body_compiles(target):
+    """issue 39 (open since the first campaign): `if i >= 64:` inside T.Parallel(64) is never taken; the
+    simplifier removed the whole kernel, and the GPU pipelines then said 'kernel has no T.Kernel scope'.
+    The dead branch disappears and the kernel (which does nothing) compiles and runs."""
+    @T.prim_func
+    def dead(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                if i >= 64:
+                    B[i] = A[i]
+
+    kw = {} if target == "cpu" else {"execution_backend": "emulator"}
+    if target != "cpu":
+        src = tilelang.compile(dead, target=target).get_kernel_source()
+        assert "__global__" in src, src
+    k = tilelang.compile(dead, target=target, **kw)
+    b = np.full(64, 3.0, np.float32)
+    k(np.arange(64, dtype=np.float32), b)
+    np.testing.assert_array_equal(b, np.full(64, 3.0, np.float32))
