@@ -218,7 +218,7 @@ class EagerParser(Parser):
         if name in st.declared:
             raise self.error(node, f"parameter '{name}' is declared twice")
         st.bind_shape(name, spec)
-        shape = [const(d) for d in spec.shape]
+        shape = self.located(node, lambda: [const(d) for d in spec.shape])
         buf = self.located(node, _ffi.buffer, name, spec.dtype, shape, "global", self.span(node))
         st.declared[name] = (_ffi.var(name, "handle"), buf)
         self.bind(name, buf)

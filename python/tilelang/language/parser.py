@@ -92,7 +92,7 @@ class Parser(_exits.LoopExitParsing):
                 raise self.error(arg, f"parameter '{arg.arg}' needs an annotation such as T.Tensor((M, N), \"float16\")")
             spec = self.eval(arg.annotation)
             if isinstance(spec, TensorSpec):
-                shape = [const(d) for d in spec.shape]
+                shape = self.located(arg, lambda s=spec: [const(d) for d in s.shape])
                 buf = self.located(arg, _ffi.buffer, arg.arg, spec.dtype, shape, "global", self.span(arg))
                 params.append((_ffi.var(arg.arg, "handle"), buf))
                 self.bind(arg.arg, buf)
