@@ -1,6 +1,7 @@
 """The T namespace of the DSL: `import tilelang.language as T`."""
 import builtins
 import enum
+import numbers
 
 _bool = builtins.bool
 
@@ -197,7 +198,7 @@ def mbarrier_wait_parity(bar, parity):
             raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity is an integer (0 or 1), not a {parity.dtype} "
                                     "value")
         p = parity
-    elif isinstance(v, int) and v in (0, 1):  # bool too
+    elif isinstance(v, numbers.Integral) and v in (0, 1):  # bool too
         p = _const(int(v))
     else:
         raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity of a phase is 0 or 1 (PTX mbarrier.try_wait."
@@ -221,7 +222,7 @@ def set_max_nreg(reg_count, is_inc):
     if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
         raise TileLangTypeError(f"T.set_max_nreg: reg_count is a constant from 24 to 256, a multiple of 8; got {reg_count!r}")
     inc = _ffi.const_int(is_inc) if isinstance(is_inc, Expr) else is_inc
-    if not isinstance(inc, int) or inc not in (0, 1):  # bool too
+    if not isinstance(inc, numbers.Integral) or inc not in (0, 1):  # bool too
         raise TileLangTypeError(f"T.set_max_nreg: is_inc is 1 (raise the budget: setmaxnreg.inc) or 0 (lower it: "
                                 f".dec), got {is_inc!r}")
     return _barrier_call("tl.set_max_nreg", [_const(n), _const(int(inc))])
@@ -435,9 +436,9 @@ def _int_arg(value, what):
     """A compile-time integer argument: a Python int or a constant integer expression (never a float
     truncated into one)."""
     v = _ffi.const_int(value) if isinstance(value, Expr) else value
-    if isinstance(v, _bool) or not isinstance(v, int):
+    if isinstance(v, _bool) or not isinstance(v, numbers.Integral):  # NumPy integers are Integral
         raise TileLangTypeError(f"{what} is a constant integer, got {value!r}")
-    return v
+    return int(v)
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
