@@ -625,6 +625,22 @@ def shifted_gemm(A: T.Tensor((256, 512), "float32"), B: T.Tensor((512, 256), "fl
         T.copy(C_l, C[by * 128, bx * 128])
 
 
+# the same with B stored N x K (transpose_B): its tiles start 7 rows (N) and 5 columns (K) before it
+@T.prim_func
+def shifted_gemm_t(A: T.Tensor((256, 512), "float32"), B: T.Tensor((256, 512), "float32"),
+                   C: T.Tensor((256, 256), "float32")):
+    with T.Kernel(2, 2, threads=128) as (bx, by):
+        A_s = T.alloc_shared((128, 64), "float32")
+        B_s = T.alloc_shared((128, 64), "float32")
+        C_l = T.alloc_fragment((128, 128), "float32")
+        T.clear(C_l)
+        for k in T.Pipelined(8, num_stages=2):
+            T.copy(A[by * 128, k * 64], A_s)
+            T.copy(B[bx * 128 - 7, k * 64 - 5], B_s)
+            T.gemm(A_s, B_s, C_l, transpose_B=True)
+        T.copy(C_l, C[by * 128, bx * 128])
+
+
 rng = np.random.default_rng(39)
 a = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
 big, b = guarded((8, 64), -7.0)
@@ -650,6 +666,15 @@ shifted = np.zeros((512, 256))
 shifted[5:, 7:] = b[:-5, :-7]
 err = float(np.abs(c - a.astype(np.float64) @ shifted).max())
 out["shifted_gemm"] = [err < 1e-3, margins_intact(cbig, -7.0), "pack_b_tile" in k.get_kernel_source(), err]
+
+k = tilelang.compile(shifted_gemm_t, target="cpu")
+bt = np.ascontiguousarray(b.T)  # 256 x 512
+cbig, c = guarded((256, 256), -7.0)
+k(a, bt, c)
+shifted = np.zeros((256, 512))
+shifted[7:, 5:] = bt[:-7, :-5]
+err = float(np.abs(c - a.astype(np.float64) @ shifted.T).max())
+out["shifted_gemm_t"] = [err < 1e-3, margins_intact(cbig, -7.0), "pack_b_tile<true>" in k.get_kernel_source(), err]
 print(json.dumps(out))
 """
 
@@ -663,6 +688,7 @@ def test_copy_starting_before_the_tensor_is_guarded_on_the_cpu(tmp_path):
     assert got["shift_rows"] == [True, True], got
     assert got["shifted_tiles"] == [True, True], got
     assert got["shifted_gemm"][:3] == [True, True, True], got
+    assert got["shifted_gemm_t"][:3] == [True, True, True], got
 
 
 @pytest.mark.parametrize("target", ["cuda -arch=sm_80", "cuda -arch=sm_90a", "hip", "opencl", "metal"])
