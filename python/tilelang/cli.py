@@ -9,8 +9,10 @@
 The files run in a worker process with a time limit (--timeout), as in the language server.
 """
 import argparse
+import io
 import os
 import sys
+import tokenize
 
 from .lsp.worker import DEFAULT_TIMEOUT_S, WorkerError, run_job
 
@@ -18,12 +20,30 @@ DEFAULT_TARGET = "cuda -arch=sm_80"
 _LABEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
 
 
+class NotSourceText(Exception):
+    """A file whose bytes are not text in its declared encoding (UTF-8 unless a PEP 263 comment says
+    otherwise); the message is a diagnostic `file:line:col: error: ...`."""
+
+
 def _read(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise SystemExit(f"tilelang: cannot read {path}: {e.strerror}") from None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:  # an unknown encoding in a coding comment, or a BOM that contradicts it
+        raise NotSourceText(f"{path}:1:1: error: {e}") from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise NotSourceText(f"{path}:{line}:{col}: error: the file is not {encoding} text (byte 0x{data[e.start]:02x} "
+                            f"cannot start a character there); Python reads source files as UTF-8 unless a coding "
+                            f"comment names another encoding: save it as UTF-8") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")  # as text mode reads it
 
 
 def _split_spec(spec):
@@ -49,6 +69,10 @@ def cmd_check(args):
     for path in args.files:
         try:
             result = _analyze(path, args.target, args.timeout)
+        except NotSourceText as e:
+            print(e)
+            failed = True
+            continue
         except WorkerError as e:
             print(f"{path}:1:1: error: {e}")
             failed = True
@@ -186,7 +210,11 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except NotSourceText as e:  # tilelang trace / info of such a file
+        print(e, file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -113,8 +113,13 @@ Expr CheckedIntImm(DataType t, const nb::int_& value) {
   if (!nb::try_cast<int64_t>(py, v) || !FitsInt(t, v)) {
     std::string text = nb::cast<std::string>(nb::str(py));
     if (text.size() > 40) text = "an integer of " + std::to_string(text.size()) + " digits";
-    throw UserError(ErrorKind::kType, "the constant " + text + " does not fit in " + t.str() +
-                                          "; use a wider type (e.g. T.int64) or reduce the value");
+    // 64 bits is the widest integer type: there the only advice is a smaller value.
+    const bool widest = t.bits() >= 64 && !t.is_bool();
+    throw UserError(ErrorKind::kType,
+                    "the constant " + text + " does not fit in " + t.str() +
+                        (widest ? std::string(" (") + (t.is_uint() ? "0 .. 2^64 - 1" : "-2^63 .. 2^63 - 1") +
+                                      "), the widest integer type; reduce the value"
+                                : "; use a wider type (e.g. T.int64) or reduce the value"));
   }
   return IntImm(t, v);
 }

@@ -132,7 +132,8 @@ class Cacher : public IRMutator {
       if (sd.size() != 2) continue;
       bool aligned = true;
       // Slot row * tiles per row + column of the tile; a tile past the tensor's end (a grid larger
-      // than the tensor) reads only zeros, and all such tiles share the extra last slot.
+      // than the tensor) or before its start reads only zeros, and all such tiles share the extra last
+      // slot.
       Expr idx[2], inside;
       for (size_t d = 0; d < 2 && aligned; ++d) {
         const Range& r = c->src.ranges[d];
@@ -140,7 +141,8 @@ class Cacher : public IRMutator {
         aligned = AsConstInt(r.extent, &e) && AsConstInt(b->shape[d], &tile) && e == tile && e > 0 &&
                   IsConstInt(Simplify(Binary(BinaryOp::kFloorMod, r.min, r.extent)), 0);
         idx[d] = Binary(BinaryOp::kFloorDiv, I64(r.min), IntImm(DataType::Int(64), e));
-        Expr in = Binary(BinaryOp::kLT, I64(r.min), I64(src->shape[d]));
+        Expr in = Binary(BinaryOp::kAnd, Binary(BinaryOp::kGE, I64(r.min), IntImm(DataType::Int(64), 0)),
+                         Binary(BinaryOp::kLT, I64(r.min), I64(src->shape[d])));
         inside = d == 0 ? in : Binary(BinaryOp::kAnd, inside, in);
       }
       if (!aligned) continue;

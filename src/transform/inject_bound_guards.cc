@@ -50,6 +50,25 @@ class Guarder : public IRMutator {
     Expr guard = Guard(n->buffer, As<StoreNode>(r)->indices, n->span);
     return guard ? If(guard, r, nullptr, n->span) : r;
   }
+  // Tile ops guard their own accesses, at both ends of the tensor; a region of a global tensor that
+  // starts at a constant negative index is a mistake at its line, not a tile to clip.
+  Stmt VisitTileOp(const Stmt& s) override {
+    auto* op = As<TileOpNode>(s);
+    for (auto& [r, access] : op->Regions()) {
+      (void)access;
+      if (r->buffer->scope != Scope::kGlobal) continue;
+      for (size_t d = 0; d < r->ranges.size(); ++d) {
+        int64_t v = 0;
+        if (AsConstInt(Simplify(r->ranges[d].min, bounds_), &v) && v < 0)
+          throw UserError(ErrorKind::kType,
+                          std::string("T.") + op->op + ": the region of '" + r->buffer->name +
+                              "' starts at " + std::to_string(v) + " in dimension " + std::to_string(d) +
+                              ", before the start of the tensor; a tile's start must be 0 or more",
+                          s->span);
+      }
+    }
+    return IRMutator::VisitTileOp(s);
+  }
   Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
     Expr r = IRMutator::VisitLoad(e, n);
     if (n->buffer->scope != Scope::kGlobal) return r;

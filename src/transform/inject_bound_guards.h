@@ -3,7 +3,9 @@
 // fall outside reads 0. Accesses proven in bounds (from loop ranges, block indices and enclosing
 // `if` conditions) are left alone, so kernels whose sizes divide the tiles carry no checks. An
 // access proven always outside the tensor is a compile error at its line.
-// Requires tile IR (tile ops keep their own guards); runs before the target's lowering.
+// Tile ops keep their own guards (at both ends of the tensor); a global region of one that starts at a
+// constant negative index is a compile error at its line. Requires tile IR; runs before the target's
+// lowering.
 #pragma once
 #include "ir/function.h"
 

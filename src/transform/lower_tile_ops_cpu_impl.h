@@ -25,14 +25,14 @@ inline std::vector<size_t> TileDims(const Region& r) {
 }
 
 // A condition that the index lies inside the buffer (only for global buffers, whose tiles may
-// overhang the tensor; on-chip buffers are sized by their tiles).
+// overhang the tensor at either end: a tile may start before it, at a negative row or column; on-chip
+// buffers are sized by their tiles). The bounds the simplifier proves fold away later.
 inline Expr InBounds(const Buffer& b, const std::vector<Expr>& idx) {
   if (b->scope != Scope::kGlobal) return nullptr;
   Expr cond;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    Expr c = Binary(BinaryOp::kLT, idx[i], b->shape[i]);
-    cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
-  }
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (Expr c : {Binary(BinaryOp::kGE, idx[i], Int(0)), Binary(BinaryOp::kLT, idx[i], b->shape[i])})
+      cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
   return cond;
 }
 
@@ -170,8 +170,9 @@ class CpuTileLowerer : public IRMutator {
   static Expr AddressOf(const Buffer& b, std::vector<Expr> idx) {
     return Call(DataType::Handle(), "address_of", {Load(b, std::move(idx))});
   }
-  // The copy into a packed tile: tl_cpu::pack_b_tile(src, ld, panels, K, N, k_valid, n_valid, trans),
-  // where the valid counts clip the tile to the tensor (the rest of the panels is zero-filled).
+  // The copy into a packed tile: tl_cpu::pack_b_tile(first, ld, panels, K, N, k_valid, n_valid, k_lo,
+  // n_lo, trans), where the valid counts and the leading rows / columns before the tensor (lo) clip the
+  // tile to the tensor (the rest of the panels is zero-filled) and `first` is the first element inside.
   Stmt LowerPackCopy(const CopyNode* n, const PackedB& p) {
     auto sd = TileDims(n->src);
     const Buffer& src = n->src.buffer;
@@ -180,8 +181,8 @@ class CpuTileLowerer : public IRMutator {
     Expr others;  // the source's other (extent-1) indices inside the tensor
     for (size_t i = 0; i < mins.size(); ++i) {
       if (i == sd[0] || i == sd[1]) continue;
-      Expr c = Binary(BinaryOp::kLT, mins[i], src->shape[i]);
-      others = others ? Binary(BinaryOp::kAnd, others, c) : c;
+      for (Expr c : {Binary(BinaryOp::kGE, mins[i], Int(0)), Binary(BinaryOp::kLT, mins[i], src->shape[i])})
+        others = others ? Binary(BinaryOp::kAnd, others, c) : c;
     }
     auto valid = [&](size_t d) {
       Expr v = Binary(
@@ -189,12 +190,19 @@ class CpuTileLowerer : public IRMutator {
           Binary(BinaryOp::kMin, n->src.ranges[d].extent, Binary(BinaryOp::kSub, src->shape[d], mins[d])));
       return others ? Select(others, v, Int(0)) : v;
     };
-    Expr v0 = valid(sd[0]), v1 = valid(sd[1]);
+    auto lo = [&](size_t d) {
+      return Binary(BinaryOp::kMax, Int(0), Binary(BinaryOp::kSub, Int(0), mins[d]));
+    };
+    Expr v0 = valid(sd[0]), v1 = valid(sd[1]), lo0 = lo(sd[0]), lo1 = lo(sd[1]);
+    std::vector<Expr> first = mins;
+    first[sd[0]] = Binary(BinaryOp::kAdd, mins[sd[0]], lo0);
+    first[sd[1]] = Binary(BinaryOp::kAdd, mins[sd[1]], lo1);
     const Expr K = p.tile->shape[p.trans ? 1 : 0], N = p.tile->shape[p.trans ? 0 : 1];
-    return Evaluate(Call(DataType::Void(), "tl_cpu_pack_b",
-                         {AddressOf(src, mins), LeadingDim(n->src, sd[0]), AddressOf(p.panels, {Int(0)}), K,
-                          N, p.trans ? v1 : v0, p.trans ? v0 : v1, Bool(p.trans)}),
-                    n->span);
+    return Evaluate(
+        Call(DataType::Void(), "tl_cpu_pack_b",
+             {AddressOf(src, first), LeadingDim(n->src, sd[0]), AddressOf(p.panels, {Int(0)}), K, N,
+              p.trans ? v1 : v0, p.trans ? v0 : v1, p.trans ? lo1 : lo0, p.trans ? lo0 : lo1, Bool(p.trans)}),
+        n->span);
   }
 
   // A copy into a cached tile (CacheGemmTilesCPU) runs only in the worker that claims the slot.
@@ -237,9 +245,10 @@ class CpuTileLowerer : public IRMutator {
     if (r.buffer->scope != Scope::kGlobal) return nullptr;
     Expr cond;
     for (size_t i = 0; i < r.ranges.size(); ++i) {
-      Expr c = Binary(BinaryOp::kLE, Binary(BinaryOp::kAdd, r.ranges[i].min, r.ranges[i].extent),
-                      r.buffer->shape[i]);
-      cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
+      const Range& rg = r.ranges[i];
+      for (Expr c : {Binary(BinaryOp::kGE, rg.min, Int(0)),
+                     Binary(BinaryOp::kLE, Binary(BinaryOp::kAdd, rg.min, rg.extent), r.buffer->shape[i])})
+        cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
     }
     return cond;
   }

@@ -255,7 +255,8 @@ Stmt CudaTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
 PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   // The output binds each var once and is simplified, so that it prints in canonical form and
   // re-parses to an equal function.
-  return Simplify(WithBody(f, UniquifyDefs(cuda_lowering::CudaTileLowerer(ctx).VisitStmt(f->body))));
+  Stmt body = DropWgmmaWaitsWithoutWgmma(cuda_lowering::CudaTileLowerer(ctx).VisitStmt(f->body));
+  return Simplify(WithBody(f, UniquifyDefs(body)));
 }
 
 }  // namespace tl

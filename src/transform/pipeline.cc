@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "arith/simplify.h"
+#include "ir/functor.h"
 #include "ir/structural.h"
 #include "ir/verify.h"
 #include "transform/cuda/warp_specialize.h"
@@ -42,6 +43,20 @@ class Driver {
   std::vector<PassRecord>* trace_;
 };
 
+// Simplify, except that a kernel whose whole body is provably dead stays a kernel with an empty body:
+// on a GPU it still launches (and does nothing), and the passes after this one need its T.Kernel scope.
+PrimFunc SimplifyKeepingKernel(const PrimFunc& f) {
+  PrimFunc out = Simplify(f);
+  if (!FindKernel(f->body) || FindKernel(out->body)) return out;
+  struct EmptyKernel : IRMutator {
+    Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+      return std::make_shared<KernelNode>(n->grid, n->block_vars, n->threads, std::vector<Buffer>{},
+                                          std::vector<std::pair<Buffer, Expr>>{}, Seq({}, s->span), s->span);
+    }
+  };
+  return Simplify(WithBody(f, EmptyKernel().VisitStmt(f->body)));
+}
+
 }  // namespace
 
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
@@ -63,7 +78,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   };
   Driver d(CheckThreadBindings(HoistWorkspaces(f)), trace);
   d.Run("ExpandViewTileOps", ExpandViewTileOps)
-      .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
+      .Run("Simplify", SimplifyKeepingKernel)
       .Run("RasterizeBlocks", RasterizeBlocks)
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("ResolveBufferViews", ResolveBufferViews)

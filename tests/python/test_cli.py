@@ -114,3 +114,22 @@ def test_usage_errors():
     assert rc == 2 and "the following arguments are required: FILE" in err
     rc, out, err = tilelang("check", "/nonexistent/file.py")
     assert rc == 1 and "cannot read /nonexistent/file.py" in err
+
+
+def test_files_that_are_not_utf8_are_diagnostics(files):
+    # issue 39: a UnicodeDecodeError traceback came out of `tilelang check`; now a diagnostic at the byte,
+    # the other files still checked, exit code 1
+    (files / "latin1.py").write_bytes(b"import tilelang.language as T\n# caf\xe9\n")
+    rc, out, err = tilelang("check", "latin1.py", "gemm.py", cwd=files)
+    assert rc == 1, out + err
+    assert "Traceback" not in out + err, out + err
+    lines = out.splitlines()
+    assert lines[0].startswith("latin1.py:2:6: error: the file is not utf-8 text (byte 0xe9"), lines
+    assert lines[1] == "gemm.py: 1 of 1 kernel(s) compiled for 'cuda -arch=sm_80'; 0 error(s), 0 warning(s)", lines
+    rc, out, err = tilelang("info", "latin1.py", cwd=files)
+    assert rc == 1 and "Traceback" not in err and err.startswith("latin1.py:2:6: error: the file is not utf-8"), err
+    # a coding comment names the encoding, as Python honours it
+    (files / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\nimport tilelang.language as T\n# caf\xe9\n")
+    rc, out, err = tilelang("check", "declared.py", cwd=files)
+    assert rc == 0 and out == "declared.py: 0 of 0 kernel(s) compiled for 'cuda -arch=sm_80'; 0 error(s), 0 warning(s)\n", \
+        out + err

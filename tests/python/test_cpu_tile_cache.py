@@ -51,7 +51,8 @@ def _before(A: T.Tensor((256, 512), "float32"), B: T.Tensor((512, 256), "float32
 
 def test_cache_pass_before_expected():
     # After CoalesceGemmKStepsCPU (K = 256 per gemm call, since the tiles get caches): one cache per
-    # input, one slot per tile of it plus a last one for tiles wholly outside it; slot = tile row *
+    # input, one slot per tile of it plus a last one for tiles wholly outside it (past its end or, at a
+    # negative start, before it); slot = tile row *
     # tiles per row + tile column; each copy and everything after it in the K loop run with the tile
     # bound to its slot.
     @T.prim_func
@@ -67,13 +68,13 @@ def test_cache_pass_before_expected():
                         a_row, a_col = T.cast(by * 128, "int64"), T.cast(k * 256, "int64")
                         with T.attr(A_s, "tl.cpu_cached_tile", T.call_intrin(
                                 "int64", "tl_cpu_cache_slot", 0,
-                                T.if_then_else(a_row < T.int64(256) and a_col < T.int64(512),
+                                T.if_then_else(a_row >= T.int64(0) and a_row < T.int64(256) and (a_col >= T.int64(0) and a_col < T.int64(512)),
                                                a_row // T.int64(128) * T.int64(2) + a_col // T.int64(256), T.int64(4)))):
                             T.copy(A[by * 128:by * 128 + 128, k * 256:k * 256 + 256], A_s)
                             b_row, b_col = T.cast(k * 256, "int64"), T.cast(bx * 128, "int64")
                             with T.attr(B_s, "tl.cpu_cached_tile", T.call_intrin(
                                     "int64", "tl_cpu_cache_slot", 1,
-                                    T.if_then_else(b_row < T.int64(512) and b_col < T.int64(256),
+                                    T.if_then_else(b_row >= T.int64(0) and b_row < T.int64(512) and (b_col >= T.int64(0) and b_col < T.int64(256)),
                                                    b_col // T.int64(128) + b_row // T.int64(256) * T.int64(2), T.int64(4)))):
                                 T.copy(B[k * 256:k * 256 + 256, bx * 128:bx * 128 + 128], B_s)
                                 T.gemm(A_s, B_s, C_l)

@@ -381,3 +381,21 @@ def test_columns_are_utf16_code_units():
     assert doc.pos(2, byte_col)[1] == line.index("B_shared") + 1  # the emoji is two UTF-16 units
     start, end = doc.range_at(2, byte_col + 1)  # the Name node that starts there
     assert (start, end) == ([1, 21], [1, 29])  # 20 characters before it, one of them two units wide
+
+
+def test_python_syntax_errors_that_only_the_compiler_finds_are_the_users(tmp_path):
+    """issue 39: `return` or `break` outside their blocks parse, and then Python's compile() refuses them;
+    the worker labelled that 'internal error in the tilelang worker' at 1:1. It is the user's error, at its
+    line and column, and the rest of the file is still analysed."""
+    from tilelang.lsp.worker import run_job
+
+    text = SMALL + "\n\nreturn 1\n\n\nfor i in range(2):\n    pass\nbreak\n"
+    path = tmp_path / "stray.py"
+    path.write_text(text)
+    result = run_job({"op": "analyze", "path": str(path), "text": text, "target": "cpu"}, 120)
+    assert "error" not in result, result
+    got = [(d["severity"], d["lineno"], d["colno"], d["message"], d["code"]) for d in result["diagnostics"]]
+    assert got == [("error", line_of(text, "return 1") + 1, 1, "invalid Python: 'return' outside function",
+                    "SyntaxError"),
+                   ("error", line_of(text, "break") + 1, 1, "invalid Python: 'break' outside loop", "SyntaxError")]
+    assert [(k["name"], k["ok"]) for k in result["kernels"]] == [("axpy", True)]

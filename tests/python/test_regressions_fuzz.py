@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import sys as _sys
+import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ import kernels as K
 import tilelang
 import tilelang.language as T
 from tilelang import _ffi
-from tilelang.errors import TileLangArgumentError
+from tilelang.errors import TileLangArgumentError, TileLangPerformanceWarning
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -563,3 +564,187 @@ def test_narrow_float_min_max_of_float_subexpressions(dtype):
         o = np.zeros(100, _np(dtype))
         k(a, b, o)
         np.testing.assert_allclose(o.astype(np.float64), ref, rtol=3e-2, atol=6e-2)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 39: a T.copy whose global side starts before the tensor (a negative row or column at run
+# time: `B[bx - 1, :]`) wrote before the tensor on the CPU target (glibc aborted at exit): tile copies
+# guarded only the end of the tensor. The kernels run in a child process, so a crash fails the test,
+# on tensors that are views into larger arrays whose margins must stay untouched.
+
+_NEG_COPY_CHILD = r"""
+import json, sys
+import numpy as np
+import tilelang
+import tilelang.language as T
+
+PAD = 4096
+out = {}
+
+
+def guarded(shape, fill):
+    big = np.full(int(np.prod(shape)) + 2 * PAD, fill, np.float32)
+    return big, big[PAD:PAD + int(np.prod(shape))].reshape(shape)
+
+
+def margins_intact(big, fill):
+    return bool((big[:PAD] == fill).all() and (big[-PAD:] == fill).all())
+
+
+# rows shifted up by one: block bx stores row bx into row bx - 1 (block 0 into row -1, dropped)
+@T.prim_func
+def shift_rows(A: T.Tensor((8, 64), "float32"), B: T.Tensor((8, 64), "float32")):
+    with T.Kernel(8, threads=64) as bx:
+        cols = T.alloc_shared((64,), "float32")
+        T.copy(A[bx, :], cols)
+        T.copy(cols, B[bx - 1, :])
+
+
+# 16x16 tiles that start 1 row and 3 columns before their block's: loads and stores before the tensor
+@T.prim_func
+def shifted_tiles(A: T.Tensor((32, 64), "float32"), B: T.Tensor((32, 64), "float32")):
+    with T.Kernel(4, 2, threads=64) as (bx, by):
+        t = T.alloc_shared((16, 16), "float32")
+        T.copy(A[by * 16 - 1, bx * 16 - 3], t)
+        T.copy(t, B[by * 16 - 1, bx * 16 - 3])
+
+
+# a gemm whose B tiles (packed into panels by their copies) start 5 rows and 7 columns before the tensor
+@T.prim_func
+def shifted_gemm(A: T.Tensor((256, 512), "float32"), B: T.Tensor((512, 256), "float32"),
+                 C: T.Tensor((256, 256), "float32")):
+    with T.Kernel(2, 2, threads=128) as (bx, by):
+        A_s = T.alloc_shared((128, 64), "float32")
+        B_s = T.alloc_shared((64, 128), "float32")
+        C_l = T.alloc_fragment((128, 128), "float32")
+        T.clear(C_l)
+        for k in T.Pipelined(8, num_stages=2):
+            T.copy(A[by * 128, k * 64], A_s)
+            T.copy(B[k * 64 - 5, bx * 128 - 7], B_s)
+            T.gemm(A_s, B_s, C_l)
+        T.copy(C_l, C[by * 128, bx * 128])
+
+
+# the same with B stored N x K (transpose_B): its tiles start 7 rows (N) and 5 columns (K) before it
+@T.prim_func
+def shifted_gemm_t(A: T.Tensor((256, 512), "float32"), B: T.Tensor((256, 512), "float32"),
+                   C: T.Tensor((256, 256), "float32")):
+    with T.Kernel(2, 2, threads=128) as (bx, by):
+        A_s = T.alloc_shared((128, 64), "float32")
+        B_s = T.alloc_shared((128, 64), "float32")
+        C_l = T.alloc_fragment((128, 128), "float32")
+        T.clear(C_l)
+        for k in T.Pipelined(8, num_stages=2):
+            T.copy(A[by * 128, k * 64], A_s)
+            T.copy(B[bx * 128 - 7, k * 64 - 5], B_s)
+            T.gemm(A_s, B_s, C_l, transpose_B=True)
+        T.copy(C_l, C[by * 128, bx * 128])
+
+
+rng = np.random.default_rng(39)
+a = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
+big, b = guarded((8, 64), -7.0)
+tilelang.compile(shift_rows, target="cpu")(a, b)
+ref = np.full((8, 64), -7.0, np.float32)
+ref[:-1] = a[1:]
+out["shift_rows"] = [bool(np.array_equal(b, ref)), margins_intact(big, -7.0)]
+
+a = rng.standard_normal((32, 64)).astype(np.float32)
+big, b = guarded((32, 64), -7.0)
+tilelang.compile(shifted_tiles, target="cpu")(a, b)
+ref = np.full((32, 64), -7.0, np.float32)
+ref[:31, :61] = a[:31, :61]  # the last row and the last 3 columns lie in no tile
+out["shifted_tiles"] = [bool(np.array_equal(b, ref)), margins_intact(big, -7.0)]
+
+k = tilelang.compile(shifted_gemm, target="cpu")
+a = rng.standard_normal((256, 512)).astype(np.float32)
+bbig, b = guarded((512, 256), 1e30)
+b[:] = rng.standard_normal((512, 256))
+cbig, c = guarded((256, 256), -7.0)
+k(a, b, c)
+shifted = np.zeros((512, 256))
+shifted[5:, 7:] = b[:-5, :-7]
+err = float(np.abs(c - a.astype(np.float64) @ shifted).max())
+out["shifted_gemm"] = [err < 1e-3, margins_intact(cbig, -7.0), "pack_b_tile" in k.get_kernel_source(), err]
+
+k = tilelang.compile(shifted_gemm_t, target="cpu")
+bt = np.ascontiguousarray(b.T)  # 256 x 512
+cbig, c = guarded((256, 256), -7.0)
+k(a, bt, c)
+shifted = np.zeros((256, 512))
+shifted[7:, 5:] = bt[:-7, :-5]
+err = float(np.abs(c - a.astype(np.float64) @ shifted.T).max())
+out["shifted_gemm_t"] = [err < 1e-3, margins_intact(cbig, -7.0), "pack_b_tile<true>" in k.get_kernel_source(), err]
+print(json.dumps(out))
+"""
+
+
+def test_copy_starting_before_the_tensor_is_guarded_on_the_cpu(tmp_path):
+    script = tmp_path / "negative_copies.py"  # a file: the front end reads the kernels' source
+    script.write_text(_NEG_COPY_CHILD)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"the child process died (exit {r.returncode}):\n{r.stdout}\n{r.stderr}"
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["shift_rows"] == [True, True], got
+    assert got["shifted_tiles"] == [True, True], got
+    assert got["shifted_gemm"][:3] == [True, True, True], got
+    assert got["shifted_gemm_t"][:3] == [True, True, True], got
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_80", "cuda -arch=sm_90a", "hip", "opencl", "metal"])
+def test_copy_starting_before_the_tensor_is_guarded_on_gpu_lowerings(target):
+    """The same copies through the GPU lowerings, in the emulator (which reports any access outside a
+    tensor): synchronous copies, cp.async (float16, a column start that is a multiple of 8) and TMA."""
+    @T.prim_func
+    def shifted(A: T.Tensor((32, 64), "float16"), B: T.Tensor((32, 64), "float16")):
+        with T.Kernel(4, 2, threads=64) as (bx, by):
+            t = T.alloc_shared((16, 16), "float16")
+            T.copy(A[by * 16 - 1, bx * 16 - 8], t)
+            T.copy(t, B[by * 16 - 1, bx * 16 - 8])
+
+    @T.prim_func
+    def shift_rows(A: T.Tensor((8, 64), "float32"), B: T.Tensor((8, 64), "float32")):
+        with T.Kernel(8, threads=64) as bx:
+            cols = T.alloc_fragment((64,), "float32")
+            T.copy(A[bx, :], cols)
+            T.copy(cols, B[bx - 1, :])
+
+    a = np.random.default_rng(39).standard_normal((32, 64)).astype(np.float16)
+    b = np.full((32, 64), -7.0, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TileLangPerformanceWarning)
+        k = tilelang.compile(shifted, target=target, execution_backend="emulator")
+        k(a, b)
+        path = {"cuda -arch=sm_80": "16-byte cp.async", "cuda -arch=sm_90a": "TMA ("}.get(target)
+        assert path is None or any(path in c for c in k.choices), k.choices
+        ref = np.full((32, 64), -7.0, np.float16)
+        ref[:31, :56] = a[:31, :56]
+        np.testing.assert_array_equal(b, ref)
+        a2 = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
+        b2 = np.full((8, 64), -7.0, np.float32)
+        tilelang.compile(shift_rows, target=target, execution_backend="emulator")(a2, b2)
+    ref2 = np.full((8, 64), -7.0, np.float32)
+    ref2[:-1] = a2[1:]
+    np.testing.assert_array_equal(b2, ref2)
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_80", "cuda -arch=sm_90a", "hip", "cpu"])
+def test_provably_dead_kernel_body_compiles(target):
+    """issue 39 (open since the first campaign): `if i >= 64:` inside T.Parallel(64) is never taken; the
+    simplifier removed the whole kernel, and the GPU pipelines then said 'kernel has no T.Kernel scope'.
+    The dead branch disappears and the kernel (which does nothing) compiles and runs."""
+    @T.prim_func
+    def dead(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                if i >= 64:
+                    B[i] = A[i]
+
+    kw = {} if target == "cpu" else {"execution_backend": "emulator"}
+    if target != "cpu":
+        src = tilelang.compile(dead, target=target).get_kernel_source()
+        assert "__global__" in src, src
+    k = tilelang.compile(dead, target=target, **kw)
+    b = np.full(64, 3.0, np.float32)
+    k(np.arange(64, dtype=np.float32), b)
+    np.testing.assert_array_equal(b, np.full(64, 3.0, np.float32))

@@ -128,14 +128,27 @@ inline const float* a_as_float(const TA* A, long* lda, int M, int K) {
 }  // namespace detail
 
 /// Packs the K x N tile op(B) into NR-column float panels: element (k, c) goes to
-/// Bp[(c / NR) * K * NR + k * NR + c % NR], for ceil(N / NR) panels. Only the top-left kv x nv part
-/// is read (the rest of the tile lies outside its tensor) and everything else is zero.
-/// !Trans: (k, c) is B[k * ldb + c];  Trans: it is B[c * ldb + k].  Bp: 64-byte aligned.
+/// Bp[(c / NR) * K * NR + k * NR + c % NR], for ceil(N / NR) panels. Only the part [k_lo, kv) x
+/// [n_lo, nv) is read (the rest of the tile lies outside its tensor: a tile may start before it, at a
+/// negative row or column) and everything else is zero. B points at element (k_lo, n_lo) of the tile.
+/// !Trans: (k, c) is B[(k - k_lo) * ldb + c - n_lo];  Trans: B[(c - n_lo) * ldb + k - k_lo].
+/// Bp: 64-byte aligned.
 template <bool Trans, typename TB>
-inline void pack_b_tile(const TB* B, long ldb, float* __restrict Bp, int K, int N, int kv, int nv) {
+inline void pack_b_tile(const TB* B, long ldb, float* __restrict Bp, int K, int N, int kv, int nv,
+                        int k_lo = 0, int n_lo = 0) {
   using detail::kGemmNR;
   kv = std::max(0, std::min(kv, K));
   nv = std::max(0, std::min(nv, N));
+  if (k_lo > 0 || n_lo > 0) {  // a tile starting before its tensor: rare, element by element
+    std::memset(Bp, 0, sizeof(float) * size_t((N + kGemmNR - 1) / kGemmNR) * size_t(K) * kGemmNR);
+    for (int k = std::max(k_lo, 0); k < kv; ++k)
+      for (int c = std::max(n_lo, 0); c < nv; ++c) {
+        const TB* x = Trans ? B + long(c - n_lo) * ldb + (k - k_lo) : B + long(k - k_lo) * ldb + (c - n_lo);
+        convert_row<float, TB>(
+            Bp + size_t(c / kGemmNR) * size_t(K) * kGemmNR + size_t(k) * kGemmNR + c % kGemmNR, x, 1);
+      }
+    return;
+  }
   for (int p = 0; p * kGemmNR < N; ++p) {
     float* dst = Bp + size_t(p) * size_t(K) * kGemmNR;
     const int nr = std::max(0, std::min(kGemmNR, nv - p * kGemmNR));

@@ -232,6 +232,18 @@ inline int print(const char* msg, const T& v) {
   return 0;
 }
 
+/// A run-time error of the kernel (e.g. a null pointer-table entry): the first one reported becomes the
+/// launch's error message; the kernel goes on (skipping the work that cannot run) and fails at its end.
+inline void report_error(const char* msg, char* err, int errlen, int* status) {
+#pragma omp critical(tl_device_assert)
+  {
+    if (*status == 0) {
+      std::snprintf(err, errlen, "%s", msg);
+      *status = 1;
+    }
+  }
+}
+
 /// Records the first failed assertion; the launcher turns it into a Python exception.
 inline int device_assert(bool ok, const char* msg, char* err, int errlen, int* status) {
   if (!ok) {

@@ -119,6 +119,7 @@ class _ParseState:
         self.matcher = {}  # T.const name -> (param, dim) that bound it
         self.declared = {}  # param name -> (Var, Buffer or None)
         self.outputs = []  # T.empty buffers, in creation order
+        self.output_spans = {}  # output name -> (file, line, col) of its T.empty
         self.returned = None  # the buffers of the return statement, or None
         self.return_is_tuple = False
         self.pass_configs = {}  # from T.annotate_pass_configs
@@ -217,7 +218,7 @@ class EagerParser(Parser):
         if name in st.declared:
             raise self.error(node, f"parameter '{name}' is declared twice")
         st.bind_shape(name, spec)
-        shape = [const(d) for d in spec.shape]
+        shape = self.located(node, lambda: [const(d) for d in spec.shape])
         buf = self.located(node, _ffi.buffer, name, spec.dtype, shape, "global", self.span(node))
         st.declared[name] = (_ffi.var(name, "handle"), buf)
         self.bind(name, buf)
@@ -284,6 +285,7 @@ def empty(shape, dtype):
         raise TileLangSyntaxError(f"the output name '{name}' is already used")
     buf = _ffi.buffer(name, spec.dtype, [const(d) for d in spec.shape], "global", ctx.span)
     st.outputs.append(buf)
+    st.output_spans[name] = ctx.span
     return buf
 
 
@@ -458,6 +460,9 @@ class EagerJIT:
         configs = {**state.pass_configs, **(self.pass_configs or {})}
         kernel = _compile(func, out_idx=out_idx, target=self.target, execution_backend=self.execution_backend,
                           pass_configs=configs, verbose=self.verbose)
+        # where each output was made, for an allocation that fails at call time
+        kernel.output_origins = {n_in + i: ("T.empty", state.output_spans.get(b.name))
+                                 for i, b in enumerate(state.returned or [])}
         info = {"matcher": dict(state.matcher), "sizes": dict(state.const_values), "tuple": state.return_is_tuple,
                 "inputs": [p[0].name for p in func.params[:n_in]]}
         self._matchers[ckey] = (info["matcher"], set(info["sizes"]))

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from .. import _ffi
-from ..errors import TileLangArgumentError, TileLangUnsupportedError
+from ..errors import TileLangArgumentError, TileLangResourceError, TileLangUnsupportedError
 from . import target as _target
 
 _INCLUDE_DIR = None
@@ -273,6 +273,24 @@ class JITKernel:
     def layouts(self):
         return dict(self._gpu("layouts").layouts)
 
+    def _allocation_error(self, idx, shape, dtype, cause):
+        """The error for an output or workspace the call could not allocate: where it was declared, its size."""
+        from ..language import builder
+
+        name = self._launch_func.params[idx][1].name
+        count = 1
+        for d in shape:
+            count *= int(d)
+        nbytes = count * _np_dtype(dtype).itemsize
+        what = "workspace" if idx in self._workspace_idx else "output"
+        msg = (f"kernel '{self.func.name}': cannot allocate its {what} '{name}' of shape {tuple(int(d) for d in shape)} "
+               f"{dtype} ({nbytes} bytes): {type(cause).__name__}: {cause}; make the output smaller or pass a smaller "
+               "input")
+        how, span = getattr(self, "output_origins", {}).get(idx, (None, None))
+        if span is not None:
+            return builder.error_at(span, f"{how}: {msg}", TileLangResourceError)
+        return TileLangResourceError(msg)
+
     def __call__(self, *args, **kwargs):
         if kwargs:
             raise TileLangArgumentError(f"kernel '{self.func.name}' takes its arguments by position only; got keyword "
@@ -295,13 +313,16 @@ class JITKernel:
             for idx, shape in zip(allocated, shapes):
                 dtype = self._launch_func.params[idx][1].dtype
                 zero = idx in self._workspace_idx  # workspaces start zero-filled; outputs are written
-                if like_torch is not None:
-                    import torch
+                try:
+                    if like_torch is not None:
+                        import torch
 
-                    new = torch.zeros if zero else torch.empty
-                    made.append(new(shape, dtype=getattr(torch, dtype), device=like_torch.device))
-                else:
-                    made.append((np.zeros if zero else np.empty)(shape, dtype=_np_dtype(dtype)))
+                        new = torch.zeros if zero else torch.empty
+                        made.append(new(shape, dtype=getattr(torch, dtype), device=like_torch.device))
+                    else:
+                        made.append((np.zeros if zero else np.empty)(shape, dtype=_np_dtype(dtype)))
+                except (MemoryError, ValueError, RuntimeError) as e:  # RuntimeError: torch's out of memory
+                    raise self._allocation_error(idx, shape, dtype, e) from None
             outs = made[:len(self.out_idx)]
             full, it_in, it_out = [], iter(args), iter(made)
             for i in range(n + len(self._workspace_idx)):

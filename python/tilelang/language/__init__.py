@@ -1,6 +1,7 @@
 """The T namespace of the DSL: `import tilelang.language as T`."""
 import builtins
 import enum
+import numbers
 
 _bool = builtins.bool
 
@@ -41,7 +42,15 @@ del _d
 
 
 def dynamic(name, dtype="int32"):
-    """A symbolic size, bound when the kernel is called: T.dynamic("m")."""
+    """A symbolic size, bound when the kernel is called: T.dynamic("m"). It is made outside the
+    @T.prim_func (module level, a factory) and used in a parameter's shape, which a call binds; one made
+    inside the body would be bound by nothing."""
+    ctx = builder.current()
+    if ctx is not None and ctx.in_prim_func_body:
+        raise TileLangSyntaxError(
+            f"T.dynamic({name!r}) inside a @T.prim_func body: nothing binds a size made here. Create it outside "
+            f"the function (`{name} = T.dynamic({name!r})` at module level or in the factory) and use it in a "
+            "parameter's shape, e.g. `A: T.Tensor((" + str(name) + ", 64), T.float32)`")
     return _ffi.var(name, dtype_str(dtype))
 
 
@@ -155,7 +164,11 @@ def alloc_barrier(arrive_count):
 
 
 def _barrier_elem(bar, what):
-    if isinstance(bar, _ffi.Buffer):
+    if isinstance(bar, _ffi.Buffer):  # T.alloc_barrier(c) of one barrier stands for it; a list does not
+        n = _ffi.const_int(bar.shape[0]) if len(bar.shape) == 1 else None
+        if n is not None and n > 1 and bar.dtype == "uint64" and bar.scope == "shared":
+            raise TileLangTypeError(f"{what} takes one barrier, but '{bar.name}' is the list of {n} barriers from "
+                                    f"T.alloc_barrier; pick one: {bar.name}[i]")
         bar = _ffi.load(bar, [_const(0)])
     b = bar.buffer if isinstance(bar, _ffi.BufferLoad) else None
     if b is None or b.dtype != "uint64" or b.scope != "shared":
@@ -179,7 +192,17 @@ def mbarrier_expect_tx(bar, nbytes):
 
 def mbarrier_wait_parity(bar, parity):
     """Waits until the barrier's phase with this parity has completed (mbarrier.try_wait.parity)."""
-    p = parity if isinstance(parity, Expr) else _const(int(parity))
+    v = _ffi.const_int(parity) if isinstance(parity, Expr) else parity
+    if isinstance(parity, Expr) and v is None:
+        if not parity.dtype.startswith(("int", "uint", "bool")):
+            raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity is an integer (0 or 1), not a {parity.dtype} "
+                                    "value")
+        p = parity
+    elif isinstance(v, numbers.Integral) and v in (0, 1):  # bool too
+        p = _const(int(v))
+    else:
+        raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity of a phase is 0 or 1 (PTX mbarrier.try_wait."
+                                f"parity), got {parity!r}; for a phase counter k pass k % 2")
     return _barrier_call("tl.mbarrier_wait_parity", [_barrier_elem(bar, "T.mbarrier_wait_parity"), p])
 
 
@@ -198,13 +221,18 @@ def set_max_nreg(reg_count, is_inc):
     n = _ffi.const_int(reg_count) if isinstance(reg_count, Expr) else reg_count
     if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
         raise TileLangTypeError(f"T.set_max_nreg: reg_count is a constant from 24 to 256, a multiple of 8; got {reg_count!r}")
-    return _barrier_call("tl.set_max_nreg", [_const(n), _const(1 if is_inc else 0)])
+    inc = _ffi.const_int(is_inc) if isinstance(is_inc, Expr) else is_inc
+    if not isinstance(inc, numbers.Integral) or inc not in (0, 1):  # bool too
+        raise TileLangTypeError(f"T.set_max_nreg: is_inc is 1 (raise the budget: setmaxnreg.inc) or 0 (lower it: "
+                                f".dec), got {is_inc!r}")
+    return _barrier_call("tl.set_max_nreg", [_const(n), _const(int(inc))])
 
 
 
 def alloc_buffer(shape, dtype, scope="shared"):
+    _check_scope(scope, ("shared", "shared.dyn", "local.fragment", "local"), "T.alloc_buffer")
     if scope.startswith("shared"):
-        return alloc_shared(shape, dtype)
+        return alloc_shared(shape, dtype, scope)
     if scope == "local.fragment":
         return alloc_fragment(shape, dtype)
     return alloc_local(shape, dtype)
@@ -407,8 +435,18 @@ class GemmWarpPolicy(enum.IntEnum):
     FullCol = 2
 
 
+def _int_arg(value, what):
+    """A compile-time integer argument: a Python int or a constant integer expression (never a float
+    truncated into one)."""
+    v = _ffi.const_int(value) if isinstance(value, Expr) else value
+    if isinstance(v, _bool) or not isinstance(v, numbers.Integral):  # NumPy integers are Integral
+        raise TileLangTypeError(f"{what} is a constant integer, got {value!r}")
+    return int(v)
+
+
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
          wg_wait=0, _require_wgmma=False):
+    wg_wait = _int_arg(wg_wait, "T.gemm wg_wait")
     ra = region_of(A, "T.gemm operand A")
     rb = region_of(B, "T.gemm operand B")
     rc = region_of(C, "T.gemm operand C")
@@ -431,7 +469,7 @@ def wgmma_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPol
 def wait_wgmma(n=0):
     """Waits until at most n of the warp group's committed wgmma groups are pending (after
     T.gemm(..., wg_wait=-1)); nothing on targets whose gemm is synchronous."""
-    return _ffi.tile_op("wait_wgmma", [], [], {"n": int(n)}, builder.span())
+    return _ffi.tile_op("wait_wgmma", [], [], {"n": _int_arg(n, "T.wait_wgmma(n)")}, builder.span())
 
 
 def fill(buffer, value):

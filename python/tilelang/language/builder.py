@@ -26,6 +26,7 @@ class BuildContext:
         self.scalar_params = {}  # name -> Var of the function's scalar parameters
         self.size_vars = {}  # name -> the size Var a T.make_tensor shape uses for that scalar parameter
         self.bound_tensors = []  # (buffer, address): T.make_tensor(table[i], ...) awaiting its tl.buffer_bind
+        self.in_prim_func_body = False  # parsing a @T.prim_func's body (past its parameters)
 
 
 _stack = []

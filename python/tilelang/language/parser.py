@@ -48,6 +48,7 @@ class Parser(_exits.LoopExitParsing):
         self.scopes = [dict(locals_)]
         self.ctx = None
         self.loops = []  # per enclosing loop: its LoopExits, or None when its body has no break/continue
+        self.ws_groups = None  # the warp groups of the enclosing `with T.ws(...)`, if any
 
     # ---- errors and spans ----------------------------------------------------------------------------
     def span(self, node):
@@ -91,7 +92,7 @@ class Parser(_exits.LoopExitParsing):
                 raise self.error(arg, f"parameter '{arg.arg}' needs an annotation such as T.Tensor((M, N), \"float16\")")
             spec = self.eval(arg.annotation)
             if isinstance(spec, TensorSpec):
-                shape = [const(d) for d in spec.shape]
+                shape = self.located(arg, lambda s=spec: [const(d) for d in s.shape])
                 buf = self.located(arg, _ffi.buffer, arg.arg, spec.dtype, shape, "global", self.span(arg))
                 params.append((_ffi.var(arg.arg, "handle"), buf))
                 self.bind(arg.arg, buf)
@@ -110,6 +111,8 @@ class Parser(_exits.LoopExitParsing):
                                  "T.Buffer(shape, dtype) or a scalar type such as T.int32", TileLangTypeError)
         if fdef.args.vararg or fdef.args.kwarg or fdef.args.kwonlyargs:
             raise self.error(fdef, "a T.prim_func takes only positional tensor and scalar parameters")
+        if self.ctx is not None:
+            self.ctx.in_prim_func_body = True  # T.dynamic is refused from here on
         body = self.block(fdef.body)
         for i, p in enumerate(params):
             if isinstance(p, _compat.PtrParam):
@@ -518,14 +521,27 @@ class Parser(_exits.LoopExitParsing):
         then runs each warp group as its own fiber; the CUDA lowering issues single-thread work on the block's
         first thread)."""
         sp = self.span(st)
+        outer = self.ws_groups
+        if outer is not None and list(groups) != list(outer):
+            def ws(g):
+                return "T.ws(" + ", ".join(str(x) for x in g) + ")"
+
+            raise self.error(st, f"{ws(groups)} inside {ws(outer)}: a block runs on the threads of the "
+                             "warp groups of every T.ws around it, so this body would run on "
+                             + (f"warp group(s) {sorted(set(groups) & set(outer))} only" if set(groups) & set(outer)
+                                else "no thread at all") + "; write the T.ws blocks side by side, not nested")
         wg = _ffi.binary("floordiv", _ffi.call("int32", "tl.thread_idx", []), const(128))
         cond = None
         for g in groups:
             c = _ffi.binary("eq", wg, const(g))
             cond = c if cond is None else _ffi.binary("or", cond, c)
+        self.ws_groups = groups
+        try:
+            body = self.block(st.body)
+        finally:
+            self.ws_groups = outer
         # the value: the block's first thread, which issues its single-thread work (T.tma_copy)
-        return _ffi.attr_stmt(None, "tl.warp_specialized", const(128 * groups[0]),
-                              _ffi.if_(cond, self.block(st.body), None, sp), sp)
+        return _ffi.attr_stmt(None, "tl.warp_specialized", const(128 * groups[0]), _ffi.if_(cond, body, None, sp), sp)
 
     def stmt_Return(self, st):
         raise self.error(st, "a T.prim_func returns nothing; write results to an output tensor")

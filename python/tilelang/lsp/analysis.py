@@ -251,14 +251,14 @@ def load_module(doc, diags):
     try:
         tree = ast.parse(doc.text, doc.path)
     except SyntaxError as e:
-        line = e.lineno or 1
-        col = max((e.offset or 1) - 1, 0)
-        start = [line - 1, len(doc.line(line)[:col].encode("utf-16-le")) // 2]
-        diags.append(_diag(doc, start, doc.line_range(line)[1] if line <= len(doc.lines) else start, "error",
-                           f"invalid Python: {e.msg}", "SyntaxError", line, col + 1))
+        diags.append(_syntax_diagnostic(doc, e))
         return mod.__dict__
     for stmt in tree.body:
-        code = compile(ast.Module(body=[stmt], type_ignores=[]), doc.path, "exec")
+        try:  # what the parser accepts and the compiler does not: `return` or `break` outside their blocks, ...
+            code = compile(ast.Module(body=[stmt], type_ignores=[]), doc.path, "exec")
+        except SyntaxError as e:
+            diags.append(_syntax_diagnostic(doc, e, stmt))
+            continue
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -272,6 +272,16 @@ def load_module(doc, diags):
             d["message"] = f"while loading this file to find its kernels, this statement raised {d['message']}"
             diags.append(d)
     return mod.__dict__
+
+
+def _syntax_diagnostic(doc, err, stmt=None):
+    """An error diagnostic for Python's SyntaxError in this file, at its line and column (the statement's
+    when it has none)."""
+    line = err.lineno or (stmt.lineno if stmt is not None else 1)
+    col = max((err.offset or ((stmt.col_offset + 1) if stmt is not None else 1)) - 1, 0)
+    start = [line - 1, len(doc.line(line)[:col].encode("utf-16-le")) // 2]
+    end = doc.line_range(line)[1] if line <= len(doc.lines) else start
+    return _diag(doc, start, end, "error", f"invalid Python: {err.msg}", "SyntaxError", line, col + 1)
 
 
 def _factory_args(doc, node, ns):

@@ -158,6 +158,26 @@ class CodegenCPUImpl : public CodegenC {
       Line(ind, "}");
       return;
     }
+    if (a && a->key == "tl.buffer_bind") {  // a tensor at an address from a pointer table
+      // A null table entry would crash the process at the first access: the block reports it and skips
+      // its body (the emulator reports the same call).
+      const std::string name = Name(a->node.get(), a->node->name);
+      const std::string where = a->span.defined() ? a->span.file + ":" + std::to_string(a->span.line) + ":" +
+                                                        std::to_string(a->span.col) + ": "
+                                                  : std::string();
+      Line(ind, "{");
+      BindBuffer(a, ind + 1);
+      Line(ind + 1, "if (" + name + " == nullptr) {");
+      Line(ind + 2, "tl_cpu::report_error(" +
+                        E(StringImm(where + "tensor '" + a->node->name +
+                                    "' is bound to the null address (its pointer table entry is 0)")) +
+                        ", tl_err, tl_errlen, &tl_status);");
+      Line(ind + 1, "} else {");
+      Stmt_(a->body, ind + 2);
+      Line(ind + 1, "}");
+      Line(ind, "}");
+      return;
+    }
     if (a && a->key == "tl.cpu_tile_cache") {
       TL_ICHECK(hoisted_caches_.count(a), "a tile cache outside its kernel's top level");
       return Stmt_(a->body, ind);

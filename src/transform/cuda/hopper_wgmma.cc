@@ -270,4 +270,24 @@ const CudaOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CudaTileLowerer& L, co
 }  // namespace
 
 }  // namespace cuda_lowering
+
+Stmt DropWgmmaWaitsWithoutWgmma(const Stmt& body) {
+  bool wgmma = false;
+  PostOrderVisitStmt(body, [&](const Stmt& st) {
+    auto* ev = As<EvaluateNode>(st);
+    auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+    if (c && (c->op == "tl.wgmma" || c->op == "tl.wgmma_rs")) wgmma = true;
+  });
+  if (wgmma) return body;
+  struct Drop : IRMutator {
+    Stmt VisitStmt(const Stmt& st) override {
+      auto* ev = As<EvaluateNode>(st);
+      auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+      if (c && c->op == "tl.wgmma_wait") return Seq({}, st->span);
+      return IRMutator::VisitStmt(st);
+    }
+  };
+  return Drop().VisitStmt(body);
+}
+
 }  // namespace tl

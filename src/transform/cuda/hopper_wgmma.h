@@ -45,4 +45,9 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g);
 void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g);
 }  // namespace cuda_lowering
 
+/// Thread-level `body` without its wgmma.wait_group calls when it issues no wgmma: its gemms are
+/// synchronous, so T.wait_wgmma has nothing to wait for (docs/hopper.md), and in a block that is not
+/// whole warp groups the warp-group-collective wait would run on part of one.
+Stmt DropWgmmaWaitsWithoutWgmma(const Stmt& body);
+
 }  // namespace tl

@@ -98,8 +98,16 @@ Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
       gi[sd[d]] = Simplify(gi[sd[d]] + t[d]);
       si[dd[d]] = Simplify(si[dd[d]] + t[d]);
     }
+    // Inside the tensor at both ends (a tile may start before it); the lower bounds that the thread and
+    // block indices prove are left out.
+    BoundMap bm = kernel_bounds_;
+    bm[itv.get()] = {int64_t(0), iters - 1};
     Expr ok;
-    for (size_t d = 0; d < gi.size(); ++d) ok = And(ok, Lt(gi[d], g->shape[d]));
+    for (size_t d = 0; d < gi.size(); ++d) {
+      Expr ge = Simplify(Binary(BinaryOp::kGE, gi[d], C(0)), bm);
+      if (!IsConstInt(ge, 1)) ok = And(ok, ge);
+      ok = And(ok, Lt(gi[d], g->shape[d]));
+    }
     ok = ok ? Simplify(ok) : Bool(true);
     Stmt st =
         Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);

@@ -6,7 +6,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang.errors import TileLangArgumentError, TileLangSyntaxError, TileLangTypeError
+from tilelang.errors import TileLangArgumentError, TileLangResourceError, TileLangSyntaxError, TileLangTypeError
 
 SEED = 20261130
 
@@ -242,6 +242,26 @@ def scale_rows(X, s: T.float32):
             if bx * 32 + i < m:
                 Y[bx * 32 + i, j] = X[bx * 32 + i, j] * s
     return Y
+
+
+def test_an_output_too_large_to_allocate_names_its_t_empty():
+    # issue 39: NumPy's MemoryError escaped from the call instead of an error at the T.empty
+    @tilelang.jit(target="cpu")
+    def huge(X):
+        n = T.const("n")
+        X: T.Tensor((n,), T.float32)
+        Z = T.empty((n, 2**50), T.float32)
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(32):
+                if i < n:
+                    Z[i, 0] = X[i]
+        return Z
+
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "T.empty((n, 2**50)" in text)
+    with pytest.raises(TileLangResourceError, match=rf"test_eager_jit.py:{line}:\d+: T.empty: kernel 'huge': cannot "
+                                                    r"allocate its output 'Z' of shape \(8, 1125899906842624\) "
+                                                    r"float32 \(36028797018963968 bytes\)"):
+        huge(np.zeros(8, np.float32))
 
 
 def test_dynamic_size_declared_in_the_body():

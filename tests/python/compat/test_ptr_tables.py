@@ -120,6 +120,47 @@ def test_a_null_table_entry_is_reported_by_the_emulator():
         k(_table(As), bad, _table(Cs), offsets)
 
 
+_NULL_ENTRY_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import tilelang
+from tilelang.errors import TileLangError
+from test_ptr_tables import _groups, _table, grouped_gemm_ptr
+
+sizes, K, N = [32, 32], 32, 32
+As, Bs, offsets = _groups(sizes, K, N)
+Cs = [np.zeros((32, N), np.float16) for _ in sizes]
+k = tilelang.compile(grouped_gemm_ptr(sizes, K, N), target="cpu")
+bad = _table(Bs)
+bad[1] = 0
+try:
+    k(_table(As), bad, _table(Cs), offsets)
+    print(json.dumps({"raised": None}))
+except TileLangError as e:
+    print(json.dumps({"raised": type(e).__name__, "message": str(e)}))
+"""
+
+
+def test_a_null_table_entry_is_reported_on_the_cpu():
+    # issue 39: the CPU target died of SIGSEGV at the first access through the null address; it runs in a
+    # child process so that a crash fails this test instead of the whole run
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, "-c", _NULL_ENTRY_CHILD, here], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"the child process died (exit {r.returncode}):\n{r.stdout}\n{r.stderr}"
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["raised"] == "TileLangArgumentError", got
+    lines = open(__file__).read().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "B = T.make_tensor(B_ptrs[g]" in text)
+    assert f"test_ptr_tables.py:{line}:" in got["message"], got
+    assert "tensor 'B' is bound to the null address (its pointer table entry is 0)" in got["message"], got
+
+
 def test_make_tensor_misuse_is_an_error_at_its_line():
     with pytest.raises(TileLangTypeError, match=r"takes a 64-bit address .* not a int32 value") as e:
         @T.prim_func
