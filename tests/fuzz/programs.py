@@ -336,7 +336,41 @@ def per_thread(seed):
                 [np.zeros(m, np.float32)], [want], (1e-4, 1e-4))
 
 
-FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1), (views, 1), (per_thread, 1)]
+# ---- tile copies at negative and overhanging corners -------------------------------------------------
+def copy_corners(seed):
+    """Each block copies its (bm, bn) tile of A through shared memory into O at a corner that starts
+    before the tensor (a negative row in block 0, a negative column from a run-time scalar) or overhangs
+    its end: elements outside O are dropped, nothing is written outside it."""
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    dtype = rng.choice(["float32", "float16", "int32"])
+    bm, bn = rng.choice([(8, 16), (16, 8), (16, 32), (4, 64)])
+    blocks = rng.choice([1, 2, 3])
+    dr = rng.choice([-(bm - 1), -3, -1, 0, 2, bm // 2])
+    dc = rng.choice([-(bn - 1), -5, -1, 0, 3, bn // 2])
+    sc = rng.choice([0, 1, bn // 2])
+    m, n = blocks * bm + rng.choice([-(bm // 2), 0, 3]), bn + rng.choice([-(bn // 2), 0, 5])
+    source = (f"import tilelang.language as T\n\n\n@T.prim_func\n"
+              f"def fuzz_corners(A: T.Tensor(({blocks * bm}, {bn + sc}), \"{dtype}\"), c0: T.int32,\n"
+              f"                 O: T.Tensor(({m}, {n}), \"{dtype}\")):\n"
+              f"    with T.Kernel({blocks}, threads=128) as bx:\n"
+              f"        S = T.alloc_shared(({bm}, {bn}), \"{dtype}\")\n"
+              f"        T.copy(A[bx * {bm}, {sc}], S)\n"
+              f"        T.copy(S, O[bx * {bm} + {dr}, c0])\n")
+    a = _inputs(rng, dtype, (blocks * bm, bn + sc), nprng)
+    want = np.zeros((m, n), np.float64)
+    for b in range(blocks):
+        for i in range(bm):
+            for j in range(bn):
+                r, c = b * bm + dr + i, dc + j
+                if 0 <= r < m and 0 <= c < n:
+                    want[r, c] = float(a[b * bm + i, sc + j])
+    return Case(f"copy_corners {bm}x{bn} at ({dr}, {dc})", seed, parse_source(source), source,
+                [a, np.int32(dc)], [np.zeros((m, n), _np_dtype(dtype))], [want], (0, 0))
+
+
+FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1), (views, 1), (per_thread, 1),
+            (copy_corners, 1)]
 
 
 def generate(seed):

@@ -33,6 +33,21 @@ def test_random_programs_agree_with_numpy():
     assert not failures, "\n\n".join(failures)
 
 
+def test_copy_corners_family():
+    """The generator of tile copies at negative and overhanging corners (the reliability issue's heap
+    corruption on the CPU target), a fixed set of seeds on the CPU and the sm_80 / sm_90a emulators."""
+    failures, kinds = [], []
+    for seed in range(6):
+        case = programs.copy_corners(seed)
+        kinds.append(case.kind)
+        bad = programs.run_case(case)
+        if bad:
+            failures.append(case.describe() + "\n" + "\n".join(bad))
+    print("copy corners:", kinds)
+    assert any("(-" in k for k in kinds), "the seeds must include a start before the tensor"
+    assert not failures, "\n\n".join(failures)
+
+
 def test_source_mutants_fail_clearly_or_work():
     """The mutation fuzzer (tests/fuzz/mutate.py) over the reference kernels, in a child process so a
     crash shows as a bad exit status: every mutant compiles and emulates, or fails with a clear
