@@ -53,14 +53,13 @@ _JIT_OPTIONS_NOTED = {
 
 
 def _check_jit_options(kwargs):
-    import warnings
+    from ..log import warn
 
     for k, v in kwargs.items():
         if k not in _JIT_OPTIONS_NOTED:
             raise TileLangTypeError(f"@tilelang.jit got an unknown option '{k}'")
         if v is not None:
-            warnings.warn(f"@tilelang.jit({k}=...) is accepted but has no effect in TileLang-C++: "
-                          f"{_JIT_OPTIONS_NOTED[k]}", UserWarning, stacklevel=3)
+            warn(f"@tilelang.jit({k}=...) is accepted but has no effect in TileLang-C++: {_JIT_OPTIONS_NOTED[k]}")
 
 
 def _freeze(x):

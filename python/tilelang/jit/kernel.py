@@ -182,12 +182,11 @@ class JITKernel:
         self.last_lane_ops = 0
         self.last_bank_conflicts = {}
         if self.warnings:
-            import warnings as _warnings
-
             from ..errors import TileLangPerformanceWarning
+            from ..log import warn
 
             for w in self.warnings:
-                _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
+                warn(w, TileLangPerformanceWarning)
         if verbose:
             if self._compiled.choices or self._compiled.smem_report:
                 print("\n".join(self._compiled.choices))
