@@ -102,7 +102,7 @@ def test_trace(files, tmp_path):
     rc, out, err = tilelang("trace", "gemm.py::matmul_kernel", "--out", str(tmp_path / "t"), cwd=files)
     assert rc == 0, out + err
     assert out.splitlines()[-1] == f"written to {tmp_path / 't' / 'index.html'}"
-    assert out.startswith("lower trace of 'matmul_kernel' for target 'cuda'")
+    assert out.startswith("lower trace of 'matmul_kernel' for target 'cuda sm_80'")
     assert "Lower trace of <code>matmul_kernel</code>" in (tmp_path / "t" / "index.html").read_text()
     rc, out, err = tilelang("trace", "gemm_broken.py::broken", cwd=files)
     assert rc == 1
