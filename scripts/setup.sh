@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs system and Python dependencies into .venv and builds the package (editable).
+# Installs system and Python dependencies into .venv and builds the package (editable): the development and
+# CI setup, with every toolchain the tests use. A user who wants the package alone runs `pip install .`
+# (extras: [cuda], [lsp], [plots], [ray], [dev]). Each step says what it does before it starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+step() { echo "setup: $*"; }
+step "checking the system packages (compilers, OpenCL, HIP, AArch64 cross tools)"
 need=()
 command -v g++ >/dev/null || need+=(g++)
 command -v ninja >/dev/null || need+=(ninja-build)
@@ -25,19 +29,27 @@ compgen -G '/usr/bin/ld.lld-1[7-9]' >/dev/null || compgen -G '/usr/bin/ld.lld-2[
 command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
+  if [ "$(id -u)" = 0 ]; then
+    step "apt-get install ${need[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}";
   else echo "please install: ${need[*]}" >&2; exit 1; fi
 fi
-[ -d .venv ] || python3 -m venv .venv
+[ -d .venv ] || { step "creating the virtual environment .venv"; python3 -m venv .venv; }
 . .venv/bin/activate
+step "upgrading pip"
 pip install -q --upgrade pip
+step "installing the Python packages (build tools, numpy, pytest, tqdm, matplotlib, Ray, the LSP libraries)"
 pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib "ray>=2.9" \
   "pygls>=2.0" "lsprotocol>=2025.0" "pytest-lsp>=1.0" "pytest-asyncio>=0.23"
 # cuobjdump + nvdisasm: the tests read the SASS of some kernels (tests/python/test_tf32_gemm.py)
+step "installing cuobjdump and nvdisasm"
 pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 # NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
 if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \
     && ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
+  step "installing NVRTC from PyPI (no CUDA toolkit found)"
   pip install -q "nvidia-cuda-nvrtc>=12"
 fi
+step "building and installing the package (editable; the C++ build takes a few minutes)"
 pip install -q --no-build-isolation -e .
+step "done: . .venv/bin/activate, then python -m pytest tests/python"

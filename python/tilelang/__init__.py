@@ -3,6 +3,7 @@ import os as _os
 import sys as _sys
 
 from . import _ffi  # noqa: F401  (the C++ core)
+from .log import logger, set_log_level  # noqa: F401
 from . import errors  # noqa: F401
 from . import language  # noqa: F401
 from .errors import TileLangError  # noqa: F401

@@ -6,11 +6,14 @@
     tilelang info FILE[::KERNEL] [--target T]       shared-memory table, resources, layouts and decisions
     tilelang lsp [--target T]                       the language server (LSP over stdio)
 
-The files run in a worker process with a time limit (--timeout), as in the language server.
+The files run in a worker process with a time limit (--timeout), as in the language server. The target may
+be typed unquoted: `--target cuda -arch=sm_90a` is `--target "cuda -arch=sm_90a"`. Which kernels a file has
+(eager and autotuned @tilelang.jit functions included) is tilelang.lsp.discover's part.
 """
 import argparse
 import io
 import os
+import re
 import sys
 import tokenize
 
@@ -208,8 +211,34 @@ def build_parser():
     return p
 
 
+def join_target_options(argv):
+    """`--target cuda -arch=sm_90a` typed unquoted: the single-dash words after the target belong to it, as
+    in `--target "cuda -arch=sm_90a"`; `-arch sm_90a` (two words) is read as `-arch=sm_90a`."""
+    out, i = [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--target" and i + 1 < len(argv):
+            parts, i = [argv[i + 1]], i + 2
+        elif word.startswith("--target="):
+            parts, i = [word[len("--target="):]], i + 1
+        else:
+            out.append(word)
+            i += 1
+            continue
+        while i < len(argv) and re.match(r"-[A-Za-z]", argv[i]):
+            parts.append(argv[i])
+            i += 1
+            if "=" not in parts[-1] and i < len(argv) and not argv[i].startswith("-") \
+                    and not argv[i].endswith(".py") and "::" not in argv[i]:
+                parts[-1] += "=" + argv[i]
+                i += 1
+        out += ["--target", " ".join(parts)]
+    return out
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(join_target_options(argv))
     try:
         return args.fn(args)
     except NotSourceText as e:  # tilelang trace / info of such a file

@@ -98,7 +98,9 @@ std::string CompilerVersion(const std::string& cxx) {
   auto it = cache.find(cxx);
   if (it != cache.end()) return it->second;
   std::string out;
-  RunCommand(cxx + " --version", &out);
+  std::vector<std::string> argv = SplitWords(cxx);
+  argv.push_back("--version");
+  RunCommand(argv, &out);
   return cache[cxx] = out.substr(0, out.find('\n'));
 }
 

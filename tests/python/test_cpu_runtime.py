@@ -237,6 +237,36 @@ def test_disable_cache(tmp_path, monkeypatch):
     _check_cache_kernel(k2, 5.0)
 
 
+def test_cache_dir_with_a_quote_a_space_and_a_dollar(tmp_path, monkeypatch):
+    """The host compiler starts from an argument vector, not a shell line: a quote, a space and a `$` in
+    TILELANG_CACHE_DIR (the kernel is built there) reach it as they are."""
+    cache = tmp_path / "it's a $HOME cache"
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(cache))
+    monkeypatch.delenv("TILELANG_DISABLE_CACHE", raising=False)
+    clear_compile_memo()
+    k = tilelang.compile(_cache_kernel(6.0), target="cpu")
+    assert not k.from_cache
+    (entry,) = _entries(cache)
+    assert entry.startswith(str(cache) + os.sep)
+    _check_cache_kernel(k, 6.0)
+    clear_compile_memo()
+    assert tilelang.compile(_cache_kernel(6.0), target="cpu").from_cache
+
+
+def test_host_compiler_failure_shows_the_command(tmp_path, monkeypatch):
+    """A failing build reports the command as one could paste it into a shell (the quote escaped) and
+    what the compiler said; flags from cpu.compile_flags are separate arguments."""
+    cache = tmp_path / "o'clock"
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(cache))
+    clear_compile_memo()
+    with pytest.raises(tilelang.errors.TileLangCompileError) as e:
+        tilelang.compile(_cache_kernel(7.0), target="cpu",
+                         pass_configs={"cpu.compile_flags": "-O2 -std=c++17 -fPIC -shared -fno-such-flag-xyz"})
+    msg = str(e.value)
+    assert "cd '" + str(cache).replace("'", "'\\''") in msg, msg
+    assert " -fno-such-flag-xyz " in msg and msg.count("no-such-flag-xyz") >= 2, msg
+
+
 _CHILD = textwrap.dedent("""
     import faulthandler; faulthandler.enable()
     import json, os, sys, time

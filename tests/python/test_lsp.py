@@ -291,7 +291,7 @@ async def test_lower_trace_code_lens(client: LanguageClient, doc_path):
         command=lens.command.command, arguments=list(lens.command.arguments)))
     assert path.endswith("index.html") and os.path.isfile(path)
     page = pathlib.Path(path).read_text()
-    assert "Lower trace of <code>matmul_kernel</code> for target <code>cuda</code>" in page
+    assert "Lower trace of <code>matmul_kernel</code> for target <code>cuda sm_80</code>" in page
     assert "mma_m16n8k16" in (pathlib.Path(path).parent / "final_source.cu").read_text()
 
 

@@ -2,6 +2,7 @@
 (kernel.get_profiler(): inputs, assert_allclose, do_bench) and layout plots (tilelang.tools.plot_layout)."""
 import json
 import os
+import re
 import struct
 import xml.etree.ElementTree as ET
 
@@ -86,6 +87,66 @@ def test_lower_trace_env_var_hook(tmp_path, monkeypatch):
     monkeypatch.delenv("TL_LOWER_TRACE")
     tilelang.compile(K.elementwise_add(block=32), target="cpu")
     assert len(os.listdir(tmp_path)) == 1  # no variable, no trace
+
+
+def _trace_dirs(root):
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
+
+
+def test_lower_trace_env_takes_tilelangs_values(tmp_path, monkeypatch, capsys):
+    """TL_LOWER_TRACE=1/on/html/terminal/both/0 with the directory in TL_LOWER_TRACE_DIR, as in TileLang:
+    1 writes under ./tmp/lower_trace_dir (no folder named "1"), terminal prints and writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TL_LOWER_TRACE_DIR", raising=False)
+    monkeypatch.setenv("TL_LOWER_TRACE", "1")
+    tilelang.compile(K.elementwise_add(block=64), target="cpu")
+    assert not (tmp_path / "1").exists()
+    default = tmp_path / "tmp" / "lower_trace_dir"
+    (first,) = _trace_dirs(default)
+    assert first.startswith("main_cpu_") and (default / first / "index.html").exists()
+    assert capsys.readouterr().err.count("lower trace of") == 0  # html alone prints nothing
+
+    monkeypatch.setenv("TL_LOWER_TRACE", "on")
+    monkeypatch.setenv("TL_LOWER_TRACE_DIR", str(tmp_path / "traces"))
+    tilelang.compile(K.elementwise_add(block=32), target="cpu")
+    assert len(_trace_dirs(tmp_path / "traces")) == 1 and not (tmp_path / "on").exists()
+
+    monkeypatch.setenv("TL_LOWER_TRACE", "terminal")
+    monkeypatch.setenv("TL_LOWER_TRACE_DIR", str(tmp_path / "terminal_only"))
+    kernel = tilelang.compile(K.elementwise_add(block=16), target="cpu")
+    err = capsys.readouterr().err
+    assert "lower trace of 'main' for target 'cpu'" in err and "+++ after " in err
+    assert re.search(r"^--- \d\d \w+$", err, re.M)  # a changed pass's header
+    assert not (tmp_path / "terminal_only").exists() and kernel.get_kernel_source()
+
+    monkeypatch.setenv("TL_LOWER_TRACE", "both")
+    tilelang.compile(K.elementwise_add(block=128), target="cpu")
+    assert "lower trace of 'main'" in capsys.readouterr().err
+    assert len(_trace_dirs(tmp_path / "terminal_only")) == 1
+
+    for off in ("0", "off", "false", ""):
+        monkeypatch.setenv("TL_LOWER_TRACE", off)
+        tilelang.compile(K.elementwise_add(block=256), target="cpu")
+    assert len(_trace_dirs(default)) == 1 and len(_trace_dirs(tmp_path / "terminal_only")) == 1
+    assert capsys.readouterr().err == "" and not (tmp_path / "0").exists()
+
+
+def test_lower_trace_folders_and_title_name_the_arch(tmp_path, monkeypatch):
+    """Kernels built for sm_80 and sm_90a are told apart by folder name, and the page says the arch."""
+    monkeypatch.setenv("TL_LOWER_TRACE", "1")
+    monkeypatch.setenv("TL_LOWER_TRACE_DIR", str(tmp_path))
+    func = K.elementwise_add(block=64)
+    for arch in ("sm_80", "sm_90a"):
+        tilelang.compile(func, target=f"cuda -arch={arch}", execution_backend="emulator")
+    dirs = _trace_dirs(tmp_path)
+    assert len(dirs) == 2
+    (d80,) = [d for d in dirs if d.startswith("main_cuda_sm_80_")]
+    (d90,) = [d for d in dirs if d.startswith("main_cuda_sm_90a_")]
+    page = (tmp_path / d90 / "index.html").read_text()
+    assert "<title>lower trace: main (cuda sm_90a)</title>" in page
+    assert "for target <code>cuda sm_90a</code>" in page
+    assert json.loads((tmp_path / d80 / "trace.json").read_text())["arch"] == "sm_80"
+    assert "for target 'cuda sm_80'" in (tmp_path / d80 / "index.txt").read_text()
 
 
 def test_lower_trace_env_hook_records_a_failure(tmp_path, monkeypatch):
@@ -279,6 +340,27 @@ def test_plot_mma_fragment_png_and_svg(tmp_path):
     assert "T31:4" not in cells and "T32:0" not in cells
 
 
+def test_plot_layout_in_tilelangs_spelling(tmp_path):
+    """plot_layout(layout, save_directory=, name=, formats=) writes <dir>/<name>.<format> per format."""
+    pytest.importorskip("matplotlib")
+    frag = MmaM16N8K16Accumulator()
+    out = tmp_path / "plots"
+    paths = plot_layout(frag, save_directory=str(out), name="mma_c", formats="png,svg")
+    assert paths == [str(out / "mma_c.png"), str(out / "mma_c.svg")]
+    assert _png_size(out / "mma_c.png")[0] > 100
+    assert len([t for t in _svg_labels(out / "mma_c.svg") if t.startswith("T") and ":" in t]) == 128
+    every = plot_layout(frag, save_directory=str(out), name="all", formats="all", colormap="viridis")
+    assert sorted(os.path.basename(p) for p in every) == ["all.pdf", "all.png", "all.svg"]
+    assert (out / "all.pdf").read_bytes()[:5] == b"%PDF-"
+    # TileLang's second positional argument is the directory; its default format is pdf, name "layout"
+    assert plot_layout(frag, str(tmp_path / "pos")) == [str(tmp_path / "pos" / "layout.pdf")]
+    assert (tmp_path / "pos" / "layout.pdf").read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(TileLangUnsupportedError, match="jpg"):
+        plot_layout(frag, save_directory=str(out), formats="png,jpg")
+    with pytest.raises(tilelang.errors.TileLangTypeError, match="not both"):
+        plot_layout(frag, str(tmp_path / "x.png"), save_directory=str(out))
+
+
 def test_plot_layout_from_arrays_and_errors(tmp_path):
     pytest.importorskip("matplotlib")
     thread, local = _fragment_from_spec()
@@ -286,7 +368,7 @@ def test_plot_layout_from_arrays_and_errors(tmp_path):
     plot_layout((thread, local), str(svg), labels=True)
     cells = sorted(t for t in _svg_labels(svg) if t.startswith("T") and ":" in t)
     assert cells == sorted(f"T{t}:{v}" for t, v in zip(thread.ravel(), local.ravel()))
-    with pytest.raises(TileLangUnsupportedError, match=".png or .svg"):
+    with pytest.raises(TileLangUnsupportedError, match=r"\.png, \.svg or \.pdf"):
         plot_layout(MmaM16N8K16Accumulator(), str(tmp_path / "frag.jpg"))
     with pytest.raises(tilelang.errors.TileLangTypeError):
         plot_layout((thread, local[:8]), str(svg))

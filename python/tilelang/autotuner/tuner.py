@@ -19,6 +19,7 @@ after pruning in this process what lowering alone rejects; see ray_executor.py a
 import hashlib
 import inspect
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -26,6 +27,7 @@ import time
 
 from .. import __version__, _ffi
 from ..errors import TileLangArgumentError, TileLangTypeError, TileLangUnsupportedError
+from ..log import logger
 from . import compile_pool
 
 
@@ -158,7 +160,7 @@ class _Progress:
                 self.bar.set_postfix_str(note, refresh=False)
             self.bar.update(1)
         elif self.enabled:
-            print(f"[autotune] {self.desc}: {self.n}/{self.total} {note}", file=sys.stderr)
+            logger.info("autotune %s: %d/%d %s", self.desc, self.n, self.total, note)
 
     def close(self):
         if self.bar is not None:
@@ -319,8 +321,8 @@ class AutoTuner:
         return os.path.join(_cache_root(), f"{name.rsplit('.', 1)[-1]}_{digest}.json")
 
     def _log(self, msg):
-        if self.verbose:
-            print(f"[autotune] {msg}", file=sys.stderr)
+        """verbose=True: at INFO; otherwise at DEBUG (TL_LOG_LEVEL=DEBUG shows them)."""
+        logger.log(logging.INFO if self.verbose else logging.DEBUG, "autotune: %s", msg)
 
     # ---- tuning ---------------------------------------------------------------------------------
     def tune(self, *args, **kwargs):

@@ -1,6 +1,5 @@
 """tilelang.compile and the @tilelang.jit factory decorator."""
 import functools
-import os
 
 from .. import _ffi
 from ..errors import TileLangTypeError
@@ -21,7 +20,9 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
     # A second compile of an unchanged function in this process is a lookup keyed on the function's
     # structural hash, its source locations (diagnostics name lines), the canonical target and the
     # options, before any lowering.
-    memo = not verbose and not os.environ.get("TL_LOWER_TRACE") and _ffi.cache_policy()[0]
+    from ..tools.lower_trace import trace_enabled
+
+    memo = not verbose and not trace_enabled() and _ffi.cache_policy()[0]
     if memo:
         key = (func.name, _ffi.structural_hash(func), _ffi.span_hash(func), str(Target(target or "auto")),
                execution_backend,
@@ -47,20 +48,20 @@ def clear_compile_memo():
 # TileLang's other @tilelang.jit options: accepted, with a warning saying what they do here.
 _JIT_OPTIONS_NOTED = {
     "target_host": "the host code is always built for this machine",
-    "debug_root_path": "use kernel.get_kernel_source() or TL_LOWER_TRACE=<dir> to see the generated code",
+    "debug_root_path": "use kernel.get_kernel_source() or TL_LOWER_TRACE=1 (written under TL_LOWER_TRACE_DIR) "
+                       "to see the generated code",
     "compile_flags": "pass host-compiler flags with pass_configs={'cpu.compile_flags': ...}",
 }
 
 
 def _check_jit_options(kwargs):
-    import warnings
+    from ..log import warn
 
     for k, v in kwargs.items():
         if k not in _JIT_OPTIONS_NOTED:
             raise TileLangTypeError(f"@tilelang.jit got an unknown option '{k}'")
         if v is not None:
-            warnings.warn(f"@tilelang.jit({k}=...) is accepted but has no effect in TileLang-C++: "
-                          f"{_JIT_OPTIONS_NOTED[k]}", UserWarning, stacklevel=3)
+            warn(f"@tilelang.jit({k}=...) is accepted but has no effect in TileLang-C++: {_JIT_OPTIONS_NOTED[k]}")
 
 
 def _freeze(x):

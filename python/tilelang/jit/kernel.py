@@ -166,10 +166,9 @@ class JITKernel:
         # the target the kernel is built for: e.g. the GPU's arch when none is named and a GPU runs it
         self.target = _target.Target(_ffi.resolve_target(str(requested), will_run))
         cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in self.pass_configs.items()}
-        trace_dir = os.environ.get("TL_LOWER_TRACE", "")
         from ..tools.lower_trace import trace_from_env
 
-        self._compiled = trace_from_env(func, self.target, cfg, build_binary=will_run) if trace_dir else None
+        self._compiled = trace_from_env(func, self.target, cfg, build_binary=will_run)
         if self._compiled is None:
             self._compiled = _ffi.compile(func, str(self.target), cfg, include_dir(), True, "", will_run)
         self._written = list(self._compiled.written)
@@ -182,12 +181,11 @@ class JITKernel:
         self.last_lane_ops = 0
         self.last_bank_conflicts = {}
         if self.warnings:
-            import warnings as _warnings
-
             from ..errors import TileLangPerformanceWarning
+            from ..log import warn
 
             for w in self.warnings:
-                _warnings.warn(w, TileLangPerformanceWarning, stacklevel=3)
+                warn(w, TileLangPerformanceWarning)
         if verbose:
             if self._compiled.choices or self._compiled.smem_report:
                 print("\n".join(self._compiled.choices))

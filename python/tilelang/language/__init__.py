@@ -29,7 +29,9 @@ def _hint_not_implemented(call, args, why):
     if sp:  # reported at the user's line, not at the parser's
         warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
     else:
-        warnings.warn(msg, TileLangPerformanceWarning, stacklevel=3)
+        from ..log import warn
+
+        warn(msg, TileLangPerformanceWarning)
 PrimFunc = _ffi.PrimFunc
 
 # ---- data types ------------------------------------------------------------------------------

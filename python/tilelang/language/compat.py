@@ -464,10 +464,10 @@ def macro(fn=None, hygienic=True, **options):
     if options:
         raise TileLangTypeError(f"T.macro() got unexpected options {sorted(options)}; it takes hygienic=")
     if not hygienic:
-        import warnings
+        from ..log import warn
 
-        warnings.warn("T.macro(hygienic=False) is accepted but not implemented: names in the macro resolve where it "
-                      "is defined (a name only the caller has is an error at its use)", UserWarning, stacklevel=2)
+        warn("T.macro(hygienic=False) is accepted but not implemented: names in the macro resolve where it "
+             "is defined (a name only the caller has is an error at its use)")
     if fn is None:
         return lambda f: Macro(f)
     if not inspect.isfunction(fn):

@@ -5,14 +5,11 @@ This module runs the user's file, so it only ever runs inside a worker process (
 never inside the language server. ``analyze`` returns plain JSON-able data: positions are LSP positions
 (0-based lines, UTF-16 columns) plus the compiler's own 1-based line:col for command-line output.
 
-Kernels are the ``@T.prim_func`` functions built while the file is loaded (any PrimFunc object in the
-module namespace whose definition is in this file) and the ``@tilelang.jit`` factories of this file whose
-parameters all have defaults, or whose arguments a ``# tilelang: args=...`` comment on a decorator line
-gives (``# tilelang: args=1024, 1024, 1024, block_K=64``; the values are evaluated in the module).
+Which kernels a file has (prim_funcs, @tilelang.jit factories, eager @tilelang.jit functions, autotuned
+ones) and with which arguments they are checked is tilelang.lsp.discover's part.
 """
 import ast
 import contextlib
-import inspect
 import linecache
 import os
 import re
@@ -25,7 +22,6 @@ import warnings
 from .. import _ffi
 from ..errors import TileLangError
 
-_ARGS_COMMENT = re.compile(r"#\s*tilelang:\s*args\s*=\s*(.*?)\s*$")
 _CARET = re.compile(r"\s*\^+\s*")
 _SCOPE_NAMES = {"shared": "shared", "shared.dyn": "shared", "local.fragment": "fragment", "local": "local",
                 "local.var": "var"}
@@ -284,92 +280,6 @@ def _syntax_diagnostic(doc, err, stmt=None):
     return _diag(doc, start, end, "error", f"invalid Python: {err.msg}", "SyntaxError", line, col + 1)
 
 
-def _factory_args(doc, node, ns):
-    """(args, kwargs) from a `# tilelang: args=...` comment on a decorator (or the def) line, or None."""
-    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-    for line in range(first, node.lineno + 1):
-        m = _ARGS_COMMENT.search(doc.line(line))
-        if m:
-            text = m.group(1)
-            collector = "__tilelang_collect_args__"
-            scope = dict(ns)
-            scope[collector] = lambda *a, **k: (a, k)
-            args, kwargs = eval(f"{collector}({text})", scope)  # noqa: S307 -- the user's own file, in the worker
-            if text.startswith("(") and len(args) == 1 and isinstance(args[0], tuple) and not kwargs:
-                args = args[0]
-            return args, kwargs, line
-    return None
-
-
-def find_kernels(doc, ns, rec, diags):
-    """[(label, PrimFunc, def_line, pass_configs)] of the file."""
-    kernels, seen = [], set()
-    for value in list(ns.values()):
-        if isinstance(value, _ffi.PrimFunc) and id(value) not in seen:
-            span = rec.span_of(value)
-            if span is not None and os.path.abspath(span[0]) == doc.path:
-                seen.add(id(value))
-                kernels.append((value.name, value, span[1], {}))
-    for name, value in list(ns.items()):
-        wrapped = getattr(value, "__wrapped__", None)
-        if not hasattr(value, "jit_options") or wrapped is None or not callable(wrapped):
-            continue
-        code = getattr(wrapped, "__code__", None)
-        if code is None or os.path.abspath(code.co_filename) != doc.path:
-            continue
-        node = next((n for n in (doc.tree.body if doc.tree else [])
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == wrapped.__name__), None)
-        if node is None:
-            continue
-        try:
-            given = _factory_args(doc, node, ns)
-        except Exception as e:  # noqa: BLE001
-            line = next(i for i in range(min([d.lineno for d in node.decorator_list] + [node.lineno]), node.lineno + 1)
-                        if _ARGS_COMMENT.search(doc.line(i)))
-            start, end = doc.line_range(line)
-            diags.append(_diag(doc, start, end, "error", f"cannot evaluate the `# tilelang: args=` comment: "
-                                                          f"{type(e).__name__}: {e}", "TileLangArgsComment"))
-            continue
-        if given is None:
-            sig = inspect.signature(wrapped)
-            missing = [p.name for p in sig.parameters.values()
-                       if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-            if missing:
-                start, end = doc.stmt_range(node)
-                diags.append(_diag(doc, start, end, "information",
-                                   f"@tilelang.jit factory '{node.name}' is not compiled: its parameter(s) "
-                                   f"{', '.join(missing)} have no default; give them in a `# tilelang: args=...` "
-                                   "comment on the decorator line", "TileLangNoArgs"))
-                continue
-            args, kwargs = (), {}
-        else:
-            args, kwargs = given[0], given[1]
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                func = wrapped(*args, **kwargs)
-        except TileLangError as e:
-            diags.append(error_diagnostic(doc, e, node))
-            continue
-        except Exception as e:  # noqa: BLE001 -- user code
-            d = error_diagnostic(doc, e, node, severity="warning")
-            d["message"] = f"calling the @tilelang.jit factory '{node.name}' raised {d['message']}"
-            diags.append(d)
-            continue
-        if not isinstance(func, _ffi.PrimFunc):
-            start, end = doc.stmt_range(node)
-            diags.append(_diag(doc, start, end, "warning", f"@tilelang.jit factory '{node.name}' returned a "
-                                                            f"{type(func).__name__}, not a @T.prim_func",
-                               "TileLangTypeError"))
-            continue
-        span = rec.span_of(func)
-        def_line = span[1] if span is not None and os.path.abspath(span[0]) == doc.path else node.lineno
-        if id(func) not in seen:
-            seen.add(id(func))
-            kernels.append((name, func, def_line, dict(value.jit_options.get("pass_configs") or {})))
-    return kernels
-
-
 # ---- what the compiler decided --------------------------------------------------------------------------------
 def _dtype_bits(dtype):
     if dtype == "bool":
@@ -563,6 +473,8 @@ def analyze(path, text, target="cuda -arch=sm_80"):
         diags.append(_diag(doc, [0, 0], [0, 0], "error", f"tilelang target {target!r}: {error_message(e)}",
                            type(e).__name__, 1, 1))
         return _result(doc, target, diags, hints, hovers, lenses, kernels_out, t0)
+    from .discover import find_kernels
+
     with rec.installed():
         ns = load_module(doc, diags)
         kernels = find_kernels(doc, ns, rec, diags)
@@ -628,6 +540,8 @@ def lower_trace(path, text, kernel_name, target, out_dir):
     doc = Document(os.path.abspath(path), text)
     diags = []
     rec = Recorder()
+    from .discover import find_kernels
+
     with rec.installed():
         ns = load_module(doc, diags)
         kernels = find_kernels(doc, ns, rec, diags)

@@ -56,7 +56,7 @@ _GPU_BACKENDS = ("event", "cupti", "cudagraph", "torch")
 
 
 def _choose_backend(backend, on_gpu):
-    import warnings
+    from ..log import warn
 
     if backend in (None, "auto"):
         return "event" if on_gpu else "wall"
@@ -67,12 +67,10 @@ def _choose_backend(backend, on_gpu):
                                     + ", ".join(repr(b) for b in _GPU_BACKENDS))
     if not on_gpu or not _cuda_available():
         why = "this kernel does not run on a GPU" if not on_gpu else "CUDA timing needs PyTorch and a GPU"
-        warnings.warn(f"do_bench(backend='{backend}'): {why}; timing with the wall clock instead", UserWarning,
-                      stacklevel=3)
+        warn(f"do_bench(backend='{backend}'): {why}; timing with the wall clock instead")
         return "wall"
     if backend != "event":
-        warnings.warn(f"do_bench(backend='{backend}') is not implemented in TileLang-C++; timing with CUDA events "
-                      "instead", UserWarning, stacklevel=3)
+        warn(f"do_bench(backend='{backend}') is not implemented in TileLang-C++; timing with CUDA events instead")
     return "event"
 
 

@@ -5,6 +5,13 @@ The trace comes from the one compile entry point (``_ffi.compile(..., trace=True
 JIT makes: with TL_LOWER_TRACE set, the JIT compiles once with the trace on and writes it, so the trace
 always shows the kernel that was built (its target, the device's arch, its pass configs). Every
 registered backend (``_ffi.backend_kinds()``) has one.
+
+The environment, spelled as TileLang spells it:
+  TL_LOWER_TRACE      0/off/false/no or unset: no trace; 1/on/true/yes/html: the HTML page and the per-pass
+                      files; terminal: the pass summary and each pass's diff on stderr; both: the two.
+                      Any other value is taken as the directory itself (this project's earlier spelling).
+  TL_LOWER_TRACE_DIR  where the traces go: ./tmp/lower_trace_dir (relative to the working directory) unless set.
+Each kernel's trace is the folder <function>_<kind>_<arch>_<hash> there, e.g. main_cuda_sm_90a_1a2b3c4d5e.
 """
 import difflib
 import hashlib
@@ -12,10 +19,35 @@ import html
 import json
 import os
 import re
+import sys
 
 from .. import _ffi
 from ..errors import TileLangTypeError, TileLangUnsupportedError
 from ..jit import target as _target
+
+# TileLang's default trace directory, relative to the working directory.
+DEFAULT_TRACE_DIR = os.path.join(".", "tmp", "lower_trace_dir")
+_OFF = ("", "0", "false", "no", "off")
+_MODES = {"1": "html", "true": "html", "yes": "html", "on": "html", "html": "html", "terminal": "terminal",
+          "both": "both"}
+
+
+def trace_settings():
+    """(mode, directory) that TL_LOWER_TRACE and TL_LOWER_TRACE_DIR ask for: mode is None (off), "html",
+    "terminal" or "both"; directory is None for "terminal"."""
+    value = os.environ.get("TL_LOWER_TRACE", "").strip()
+    if value.lower() in _OFF:
+        return None, None
+    mode = _MODES.get(value.lower())
+    if mode is None:  # the variable names the directory itself
+        return "html", value
+    root = os.environ.get("TL_LOWER_TRACE_DIR", "").strip() or DEFAULT_TRACE_DIR
+    return mode, (None if mode == "terminal" else root)
+
+
+def trace_enabled():
+    return trace_settings()[0] is not None
+
 
 # File extension of the final source, per target kind.
 _SOURCE_EXT = {"cpu": "cpp", "cuda": "cu", "hip": "hip", "metal": "metal", "opencl": "cl", "webgpu": "wgsl"}
@@ -42,8 +74,8 @@ class LowerTrace:
     """The result of ir_lower_trace: ``input_ir``, ``passes`` (PassRecord list), ``final_source`` (None when the
     target has no code generator yet), ``source_ext`` and ``out_dir`` (None when nothing was written)."""
 
-    def __init__(self, func_name, kind, input_ir, passes, final_source):
-        self.func_name, self.kind, self.input_ir = func_name, kind, input_ir
+    def __init__(self, func_name, kind, input_ir, passes, final_source, arch=""):
+        self.func_name, self.kind, self.input_ir, self.arch = func_name, kind, input_ir, arch
         self.passes, self.final_source = passes, final_source
         self.source_ext = _SOURCE_EXT.get(kind, "txt")
         self.out_dir = None
@@ -56,9 +88,14 @@ class LowerTrace:
         """Names of the passes that left the IR as it was."""
         return [p.name for p in self.passes if not p.changed]
 
+    @property
+    def target_name(self):
+        """The kind and the arch the kernel was built for, e.g. "cuda sm_90a" (the kind alone without an arch)."""
+        return f"{self.kind} {self.arch}" if self.arch else self.kind
+
     def summary(self):
         """One line per pass: index, name, time, changed or not."""
-        lines = [f"lower trace of '{self.func_name}' for target '{self.kind}': {len(self.passes)} passes, "
+        lines = [f"lower trace of '{self.func_name}' for target '{self.target_name}': {len(self.passes)} passes, "
                  f"{self.total_ms:.3f} ms"]
         for p in self.passes:
             lines.append(f"{p.index:02d} {p.name:<32} {p.ms:9.3f} ms  {'changed' if p.changed else '(unchanged)'}")
@@ -73,7 +110,7 @@ class LowerTrace:
         if self.final_source is not None:
             _write(os.path.join(out_dir, f"final_source.{self.source_ext}"), self.final_source)
         _write(os.path.join(out_dir, "index.txt"), self.summary() + "\n")
-        meta = {"func": self.func_name, "target": self.kind, "total_ms": self.total_ms,
+        meta = {"func": self.func_name, "target": self.kind, "arch": self.arch, "total_ms": self.total_ms,
                 "final_source": f"final_source.{self.source_ext}" if self.final_source is not None else None,
                 "passes": [{"index": p.index, "name": p.name, "file": p.file_name, "ms": p.ms, "changed": p.changed}
                            for p in self.passes]}
@@ -109,7 +146,7 @@ class LowerTrace:
             src = (f'<h2 id="source">Final source (<a href="{name}">{name}</a>)</h2>\n'
                    f'<pre>{esc(self.final_source)}</pre>')
         return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>lower trace: {esc(self.func_name)} ({esc(self.kind)})</title>
+<html><head><meta charset="utf-8"><title>lower trace: {esc(self.func_name)} ({esc(self.target_name)})</title>
 <style>
 body {{ font-family: sans-serif; margin: 1em 2em; }}
 table.passes td, table.passes th {{ padding: 2px 10px; text-align: left; }}
@@ -123,7 +160,7 @@ table.diff td {{ padding: 0 4px; vertical-align: top; white-space: pre-wrap; }}
 pre {{ background: #f6f6f6; padding: 8px; font-size: 12px; }}
 p.note {{ color: #888; }}
 </style></head><body>
-<h1>Lower trace of <code>{esc(self.func_name)}</code> for target <code>{esc(self.kind)}</code></h1>
+<h1>Lower trace of <code>{esc(self.func_name)}</code> for target <code>{esc(self.target_name)}</code></h1>
 <p>{len(self.passes)} passes, {self.total_ms:.3f} ms in all; input IR: <a href="00_input.txt">00_input.txt</a>.
 Passes that changed nothing are greyed out.</p>
 <table class="passes"><tr><th>#</th><th>pass</th><th>ms</th><th>IR</th><th>dump</th></tr>
@@ -155,7 +192,29 @@ def _config_strings(pass_configs):
 def _trace_of(func, compiled):
     passes = [PassRecord(i + 1, name, _ffi.print_func(ir), ms, changed)
               for i, (name, ir, ms, changed) in enumerate(compiled.trace)]
-    return LowerTrace(func.name, compiled.target.kind, _ffi.print_func(func), passes, compiled.source)
+    return LowerTrace(func.name, compiled.target.kind, _ffi.print_func(func), passes, compiled.source,
+                      arch=compiled.target.arch or "")
+
+
+def _print_to_terminal(trace, stream=None):
+    """The "terminal" mode: the pass summary, then a unified diff of each pass that changed the IR."""
+    stream = stream or sys.stderr
+    out = [trace.summary()]
+    prev_name, prev = "input", trace.input_ir.splitlines()
+    for p in trace.passes:
+        cur = p.ir.splitlines()
+        if cur != prev:
+            out.append(f"--- {p.index:02d} {p.name}")
+            out.extend(difflib.unified_diff(prev, cur, prev_name, f"after {p.name}", n=2, lineterm=""))
+        prev_name, prev = f"after {p.name}", cur
+    stream.write("\n".join(out) + "\n")
+
+
+def trace_folder_name(func_name, target, key):
+    """<function>_<kind>_<arch>_<hash of key>: kernels built for sm_80 and sm_90a are told apart by name."""
+    parts = [func_name, target.kind] + ([target.arch] if target.arch else [])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(parts)) + "_" + digest
 
 
 def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
@@ -176,12 +235,13 @@ def ir_lower_trace(func, target="cpu", out_dir=None, pass_configs=None):
 
 
 def trace_from_env(func, target, pass_configs=None, build_binary=True):
-    """The TL_LOWER_TRACE hook of JITKernel: compiles ``func`` (the JIT's compile, with the trace on) and,
-    when the variable names a directory, writes the trace to <dir>/<func name>_<kind>_<hash of the input
-    IR, target and configs>/. Returns the compiled kernel, or None when the compile failed: the failure is written to
-    error.txt there and the JIT then compiles again to raise its own error. ``pass_configs`` are strings."""
-    root = os.environ.get("TL_LOWER_TRACE", "")
-    if not root:
+    """The TL_LOWER_TRACE hook of JITKernel: compiles ``func`` (the JIT's compile, with the trace on) and, as
+    trace_settings() asks, writes the trace to <dir>/<func>_<kind>_<arch>_<hash of the input IR, target and
+    configs>/ and/or prints it to stderr. Returns the compiled kernel, or None when tracing is off or the
+    compile failed: the failure is written to error.txt (or stderr) and the JIT then compiles again to raise
+    its own error. ``pass_configs`` are strings."""
+    mode, root = trace_settings()
+    if mode is None:
         return None
     from ..jit.kernel import include_dir
 
@@ -189,14 +249,22 @@ def trace_from_env(func, target, pass_configs=None, build_binary=True):
     text = _ffi.print_func(func)
     # one directory per (input IR, target, configs): each differently built kernel keeps its trace
     key = text + "\n" + str(t) + "\n" + repr(sorted((pass_configs or {}).items()))
-    digest = hashlib.sha256(key.encode()).hexdigest()[:10]
-    out = os.path.join(root, f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', func.name)}_{t.kind}_{digest}")
+    out = os.path.join(root, trace_folder_name(func.name, t, key)) if root is not None else None
     try:
         compiled = _ffi.compile(func, str(t), dict(pass_configs or {}), include_dir(), True, "", build_binary, True)
     except Exception as e:  # noqa: BLE001 -- recorded for the user, then the compile raises its own error
-        os.makedirs(out, exist_ok=True)
-        _write(os.path.join(out, "00_input.txt"), text)
-        _write(os.path.join(out, "error.txt"), f"{type(e).__name__}: {e}\n")
+        if out is not None:
+            os.makedirs(out, exist_ok=True)
+            _write(os.path.join(out, "00_input.txt"), text)
+            _write(os.path.join(out, "error.txt"), f"{type(e).__name__}: {e}\n")
+        if mode != "html":
+            from ..log import logger
+
+            logger.warning("lower trace of '%s': the compile failed: %s: %s", func.name, type(e).__name__, e)
         return None
-    _trace_of(func, compiled).write(out)
+    trace = _trace_of(func, compiled)
+    if out is not None:
+        trace.write(out)
+    if mode != "html":
+        _print_to_terminal(trace)
     return compiled

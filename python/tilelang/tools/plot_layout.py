@@ -35,15 +35,53 @@ def layout_tables(layout):
     return thread, local
 
 
-def plot_layout(layout, path, title=None, labels="auto", cell_size=None, cmap="auto", dpi=100):
+_FORMATS = ("pdf", "png", "svg")
+
+
+def _parse_formats(formats):
+    """TileLang's ``formats``: "png", "png,svg", "all" or a list of them."""
+    if isinstance(formats, str):
+        names = ["pdf", "png", "svg"] if formats.strip().lower() == "all" else formats.split(",")
+    elif isinstance(formats, (list, tuple)):
+        names = list(formats)
+    else:
+        raise TileLangTypeError(f"formats is a string such as 'png', 'png,svg' or 'all', or a list of them; "
+                                f"got {type(formats).__name__}")
+    names = [str(f).strip().lower().lstrip(".") for f in names]
+    bad = [f for f in names if f not in _FORMATS]
+    if bad or not names:
+        raise TileLangUnsupportedError(f"plot_layout writes {', '.join(_FORMATS)} files, not {bad or formats!r}")
+    return list(dict.fromkeys(names))
+
+
+def plot_layout(layout, path=None, title=None, labels="auto", cell_size=None, cmap="auto", dpi=100, *,
+                save_directory=None, name="layout", formats=None, colormap=None):
     """Draws the tile as a grid of cells coloured by owning thread and labelled "T<thread>:<local>".
 
-    The format follows the extension of ``path`` (.png or .svg; SVG keeps the labels as text).
-    ``labels``: True, False, or "auto" (only when a cell is wide enough to read). Returns ``path``.
+    Two spellings: ``plot_layout(layout, "frag.svg")`` writes one file whose extension gives the format
+    (.png, .svg or .pdf; SVG keeps the labels as text) and returns its path; TileLang's
+    ``plot_layout(layout, save_directory="./tmp", name="layout", formats="pdf")`` writes
+    <save_directory>/<name>.<format> for each of ``formats`` ("png", "png,svg", "all" or a list) and
+    returns the list of paths. A ``path`` without an extension is taken as the directory, as TileLang's
+    second positional argument is. ``colormap`` is TileLang's name for ``cmap``.
+    ``labels``: True, False, or "auto" (only when a cell is wide enough to read).
     """
-    ext = os.path.splitext(str(path))[1].lower()
-    if ext not in (".png", ".svg"):
-        raise TileLangUnsupportedError(f"plot_layout writes .png or .svg files, not '{ext or path}'")
+    if colormap is not None:
+        cmap = colormap
+    ext = os.path.splitext(str(path))[1].lower() if path is not None else ""
+    single = path is not None and save_directory is None and bool(ext)
+    if single:
+        if ext.lstrip(".") not in _FORMATS:
+            raise TileLangUnsupportedError(f"plot_layout writes .png, .svg or .pdf files, not '{ext}'")
+        if formats is not None:
+            raise TileLangTypeError("plot_layout: give a file path, or save_directory/name/formats, not both")
+        paths = [str(path)]
+    else:
+        if path is not None and save_directory is not None:
+            raise TileLangTypeError("plot_layout: give a file path, or save_directory/name/formats, not both")
+        directory = str(save_directory if save_directory is not None else path if path is not None else "./tmp")
+        os.makedirs(directory, exist_ok=True)
+        paths = [os.path.join(directory, f"{name}.{f}") for f in _parse_formats("pdf" if formats is None else formats)]
     thread, local = layout_tables(layout)
     rows, cols = thread.shape
     try:
@@ -87,5 +125,6 @@ def plot_layout(layout, path, title=None, labels="auto", cell_size=None, cmap="a
         ax.tick_params(length=0, labelsize=7)
         ax.set_title(title or f"{rows}x{cols} tile, {nthreads} threads", fontsize=9)
         fig.tight_layout()
-        fig.savefig(path, dpi=dpi)
-    return path
+        for p in paths:
+            fig.savefig(p, dpi=dpi)
+    return paths[0] if single else paths

@@ -6,7 +6,6 @@ specialisation to disable) is accepted quietly; any other TileLang key is accept
 it has no effect. Keys that are neither TileLang's nor this compiler's are rejected.
 """
 import enum
-import warnings
 
 from .. import _ffi
 from ..errors import TileLangTypeError
@@ -107,8 +106,9 @@ def normalize_pass_configs(pass_configs):
         elif k in _ALWAYS_HOLDS and (_ALWAYS_HOLDS[k] is not None or not _truthy(value)):
             continue
         elif k in tilelang_keys:
-            warnings.warn(f"pass config '{k}' is accepted but not implemented by TileLang-C++; it has no effect",
-                          UserWarning, stacklevel=4)
+            from ..log import warn
+
+            warn(f"pass config '{k}' is accepted but not implemented by TileLang-C++; it has no effect")
         else:
             raise TileLangTypeError(f"unknown pass config key '{k}'; this compiler's keys are {sorted(OWN_KEYS)}, and "
                                     "TileLang's are listed in tilelang.PassConfigKey")

@@ -99,10 +99,15 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   MakeDirs(work);
   std::string src_path = work + "/kernel.cc", tmp_so = work + "/kernel.so";
   WriteFile(src_path, k.source);
-  std::string cmd = "cd '" + work + "' && " + CompilerCommand(opt) + " " + opt.flags + " -I'" +
-                    opt.include_dir + "' kernel.cc -o kernel.so";
+  // An argument vector, not a shell line: a quote or a space in the cache or include directory is part
+  // of the path. CXX and the flags are split at blank space ("ccache g++", "-O3 -march=native").
+  std::vector<std::string> argv = SplitWords(CompilerCommand(opt));
+  for (const std::string& f : SplitWords(opt.flags)) argv.push_back(f);
+  for (const char* a : {"kernel.cc", "-o", "kernel.so"}) argv.push_back(a);
+  argv.insert(argv.end() - 3, "-I" + opt.include_dir);
+  const std::string cmd = "cd " + CommandLine({work}) + " && " + CommandLine(argv);
   std::string log;
-  int rc = RunCommand(cmd, &log);
+  int rc = RunCommand(argv, &log, work);
   auto cleanup = [&]() {
     std::remove(src_path.c_str());
     std::remove(tmp_so.c_str());

@@ -164,14 +164,6 @@ std::string FindTool(const std::string& tool) {
   return "";
 }
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-int Run(const std::string& cmd, std::string* output) { return RunCommand(cmd, output); }
-
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
@@ -183,7 +175,7 @@ bool UseNvccOnly() { return Getenv("TL_CUDA_COMPILER") == "nvcc"; }
 
 std::string NvccVersion(const std::string& nvcc) {
   std::string out;
-  if (Run(ShellQuote(nvcc) + " --version", &out) != 0) return "nvcc";
+  if (RunCommand({nvcc, "--version"}, &out) != 0) return "nvcc";
   size_t pos = out.find("release ");
   if (pos == std::string::npos) return "nvcc";
   size_t end = out.find_first_of(",\n", pos);
@@ -208,19 +200,18 @@ CompileResult CompileWithNvcc(const std::string& nvcc, const std::string& source
   auto t0 = std::chrono::steady_clock::now();
   std::ofstream(cu, std::ios::binary) << source;
   std::string virt = "compute_" + arch.substr(3);
-  std::string cmd = ShellQuote(nvcc) + " -ptx -arch=" + virt;
-  for (const std::string& d : include_dirs) cmd += " -I" + ShellQuote(d);
-  for (const std::string& o : extra_options) cmd += " " + ShellQuote(o);
-  cmd += " " + ShellQuote(cu) + " -o " + ShellQuote(ptx);
+  std::vector<std::string> cmd = {nvcc, "-ptx", "-arch=" + virt};
+  for (const std::string& d : include_dirs) cmd.push_back("-I" + d);
+  for (const std::string& o : extra_options) cmd.push_back(o);
+  for (const std::string& a : {cu, std::string("-o"), ptx}) cmd.push_back(a);
   CompileResult r;
   r.compiler = "nvcc";
-  if (Run(cmd, &r.log) != 0) {
+  if (RunCommand(cmd, &r.log) != 0) {
     cleanup();
     TL_USER_ERROR(kCompile, Span(), "CUDA compilation for ", arch, " failed (nvcc):\n", r.log);
   }
   std::string ptxas_log;
-  int rc = Run(ShellQuote(ptxas) + " -v -arch=" + arch + " " + ShellQuote(ptx) + " -o " + ShellQuote(cubin),
-               &ptxas_log);
+  int rc = RunCommand({ptxas, "-v", "-arch=" + arch, ptx, "-o", cubin}, &ptxas_log);
   r.log += ptxas_log;
   if (rc != 0) {
     cleanup();

@@ -19,12 +19,6 @@ namespace {
 
 bool Executable(const std::string& p) { return access(p.c_str(), X_OK) == 0; }
 
-std::string Quote(const std::string& s) {
-  std::string r = "'";
-  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return r + "'";
-}
-
 // The first integer after `key` in `text` (0 when absent).
 int64_t After(const std::string& text, const std::string& key, bool* found = nullptr) {
   size_t p = text.find(key);
@@ -48,7 +42,7 @@ namespace {
 
 std::string VersionLines(const std::string& path) {
   std::string out, v;
-  RunCommand(Quote(path) + " --version", &out);
+  RunCommand({path, "--version"}, &out);
   std::istringstream is(out);
   std::string line;
   while (std::getline(is, line))
@@ -92,15 +86,17 @@ bool UnknownArch(const std::string& log, const std::string& arch) {
 
 // Runs one compile command in a scratch directory holding kernel.hip; reads kernel.co and the
 // -save-temps assembly, then removes every file the compilers write there (by their fixed names).
-bool RunInScratch(const std::string& source, const std::string& arch, const std::string& command_tail,
+bool RunInScratch(const std::string& source, const std::string& arch, const std::vector<std::string>& args,
                   const std::string& compiler, CompileResult* r, std::string* cmd) {
   const char* tmp = std::getenv("TMPDIR");
   std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/tl-hip-" + cache_util::UniqueSuffix();
   cache_util::MakeDirs(work);
   cache_util::WriteFile(work + "/kernel.hip", source);
-  *cmd = "cd " + Quote(work) + " && " + Quote(compiler) + command_tail;
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), args.begin(), args.end());
+  *cmd = "cd " + CommandLine({work}) + " && " + CommandLine(argv);
   r->log.clear();
-  int rc = RunCommand(*cmd, &r->log);
+  int rc = RunCommand(argv, &r->log, work);
   std::string s_file = work + "/kernel-hip-amdgcn-amd-amdhsa-" + arch + ".s";
   bool ok = rc == 0 && cache_util::ReadFile(work + "/kernel.co", &r->code_object) &&
             cache_util::ReadFile(s_file, &r->assembly);
@@ -156,10 +152,15 @@ CompileResult Compile(const std::string& source, const std::string& arch, const 
         "(execution_backend=\"emulator\")");
   CompileResult r;
   std::string cmd;
-  const std::string inc = " -I" + Quote(include_dir) + " -c kernel.hip -o kernel.co";
+  std::vector<std::string> args = SplitWords(kCommonFlags);
+  args.push_back("--offload-arch=" + arch);
+  const std::vector<std::string> inc = {"-I" + include_dir, "-c", "kernel.hip", "-o", "kernel.co"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
   if (!hipcc.empty()) {
-    if (RunInScratch(source, arch, kCommonFlags + std::string(" --offload-arch=") + arch + inc, hipcc, &r,
-                     &cmd)) {
+    if (RunInScratch(source, arch, with(args, inc), hipcc, &r, &cmd)) {
       r.compiler = VersionLines(hipcc);
       return r;
     }
@@ -185,14 +186,18 @@ CompileResult Compile(const std::string& source, const std::string& arch, const 
                     "target 'hip -arch=" + arch +
                         "': no ROCm device libraries (ocml.bc) for it were found (install "
                         "rocm-device-libs, or set TL_ROCM_DEVICE_LIBS)");
-  std::string link = " -nogpulib";
+  std::vector<std::string> link = {"-nogpulib"};
+  auto link_bitcode = [&](const std::string& path) {
+    for (const std::string& a :
+         {std::string("-Xclang"), std::string("-mlink-builtin-bitcode"), std::string("-Xclang"), path})
+      link.push_back(a);
+  };
   for (std::string lib :
        {"ocml", "ockl", "oclc_daz_opt_off", "oclc_unsafe_math_off", "oclc_finite_only_off",
         "oclc_correctly_rounded_sqrt_on", "oclc_wavefrontsize64_on", "oclc_abi_version_500"})
-    link += " -Xclang -mlink-builtin-bitcode -Xclang " + Quote(libs + "/" + lib + ".bc");
-  link += " -Xclang -mlink-builtin-bitcode -Xclang " + Quote(isa);
-  if (!RunInScratch(source, arch, kCommonFlags + std::string(" --offload-arch=") + arch + link + inc, clang,
-                    &r, &cmd))
+    link_bitcode(libs + "/" + lib + ".bc");
+  link_bitcode(isa);
+  if (!RunInScratch(source, arch, with(with(args, link), inc), clang, &r, &cmd))
     throw UserError(ErrorKind::kCompile, "clang failed on the generated HIP source for " + arch +
                                              " (a TileLang-C++ bug if the program was accepted):\n" + cmd +
                                              "\n" + r.log.substr(0, 4000));
