@@ -14,6 +14,20 @@ void CumsumNode::Check() const {
                     c.span);
 }
 
+bool CumsumNode::ScansWholeLastAxisLines() const {
+  if (dim < 0 || static_cast<size_t>(dim) + 1 != src.ranges.size()) return false;
+  for (const Region* r : {&src, &dst}) {
+    if (r->ranges.size() != r->buffer->shape.size()) return false;
+    for (size_t d = 0; d < r->ranges.size(); ++d) {
+      int64_t mn = -1, ext = -1, full = -2;
+      if (!AsConstInt(r->ranges[d].min, &mn) || !AsConstInt(r->ranges[d].extent, &ext) ||
+          !AsConstInt(r->buffer->shape[d], &full) || mn != 0 || ext != full)
+        return false;
+    }
+  }
+  return true;
+}
+
 std::vector<std::pair<const Region*, Access>> CumsumNode::Regions() const {
   return {{&src, Access::kRead}, {&dst, Access::kWrite}};
 }

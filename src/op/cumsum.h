@@ -17,6 +17,10 @@ struct CumsumNode : TileOpNode {
   std::vector<int64_t> Attrs() const override;
   TileOpCall Call() const override;
   void Check() const override;
+  /// Whether the scan runs along the last axis of operands that are whole buffers: then a fragment
+  /// operand is dealt to threads a line each (striped by the line length) and each thread scans its
+  /// own lines, instead of every thread holding and scanning the whole tile.
+  bool ScansWholeLastAxisLines() const;
 };
 
 }  // namespace tl

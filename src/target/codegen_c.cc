@@ -1,6 +1,8 @@
 // Shared C-family printing; see codegen_c.h.
 #include "target/codegen_c.h"
 
+#include "ir/functor.h"
+
 #include <cmath>
 #include <map>
 #include <iomanip>
@@ -347,15 +349,23 @@ std::string CodegenC::E(const Expr& e) {
         std::string fast = NonNegativeDivMod(b, x);
         if (!fast.empty()) return fast;
       }
+      // A float16 / bfloat16 / fp8 result is of that type: rounded here, not only where it is stored, so
+      // that `acc + a * b` with half a, b adds the rounded product on every backend (the emulator's rule).
+      const bool round = rt.is_float() && (rt.bits() < 32 || rt.code() != DataType::Code::kFloat) &&
+                         NarrowFloatsComputeInFloat();
+      auto typed = [&](const std::string& v) {
+        return round ? ns_ + "cast<" + CType(rt) + ">(" + v + ")" : v;
+      };
       switch (b->op) {
-        case BinaryOp::kAdd: return "(" + x + " + " + y + ")";
-        case BinaryOp::kSub: return "(" + x + " - " + y + ")";
-        case BinaryOp::kMul: return "(" + x + " * " + y + ")";
-        case BinaryOp::kDiv: return fl ? "(" + x + " / " + y + ")" : IntDivMod(true, x, y, b->a->dtype);
+        case BinaryOp::kAdd: return typed("(" + x + " + " + y + ")");
+        case BinaryOp::kSub: return typed("(" + x + " - " + y + ")");
+        case BinaryOp::kMul: return typed("(" + x + " * " + y + ")");
+        case BinaryOp::kDiv:
+          return fl ? typed("(" + x + " / " + y + ")") : IntDivMod(true, x, y, b->a->dtype);
         case BinaryOp::kMod:
-          return fl ? ns_ + "fmod_(" + x + ", " + y + ")" : IntDivMod(false, x, y, b->a->dtype);
-        case BinaryOp::kFloorDiv: return ns_ + "floordiv(" + x + ", " + y + ")";
-        case BinaryOp::kFloorMod: return ns_ + "floormod(" + x + ", " + y + ")";
+          return fl ? typed(ns_ + "fmod_(" + x + ", " + y + ")") : IntDivMod(false, x, y, b->a->dtype);
+        case BinaryOp::kFloorDiv: return typed(ns_ + "floordiv(" + x + ", " + y + ")");
+        case BinaryOp::kFloorMod: return typed(ns_ + "floormod(" + x + ", " + y + ")");
         case BinaryOp::kMin: return ns_ + "min_(" + x + ", " + y + ")";
         case BinaryOp::kMax: return ns_ + "max_(" + x + ", " + y + ")";
         case BinaryOp::kEQ:
@@ -542,6 +552,52 @@ void CodegenC::BindBuffer(const AttrStmtNode* a, int ind) {
   const Buffer& b = a->node;
   Line(ind, CType(b->dtype) + "* " + Name(b.get(), b->name) + " = reinterpret_cast<" + CType(b->dtype) +
                 "*>(" + E(a->value) + ");");
+}
+
+namespace {
+constexpr int64_t kUnrollBudget = 16384;  // IR nodes a fully unrolled loop may expand to
+
+// IR nodes of a statement as it is printed, with unrolled loops multiplied by their trip counts
+// (saturating just past the budget).
+int64_t AllNodes(const Stmt& s) {
+  struct V : IRVisitor {
+    int64_t n = 0;
+    void VisitExpr(const Expr& e) override {
+      ++n;
+      IRVisitor::VisitExpr(e);
+    }
+  } v;
+  v.VisitStmt(s);
+  int64_t stmts = 0;
+  PostOrderVisitStmt(s, [&](const Stmt&) { ++stmts; });
+  return v.n + stmts;
+}
+int64_t UnrolledNodes(const Stmt& s) {
+  if (!s) return 0;
+  auto cap = [](int64_t v) { return std::min(v, kUnrollBudget + 1); };
+  if (auto* f = As<ForNode>(s)) {
+    int64_t ext = 0, body = UnrolledNodes(f->body);
+    bool unrolled = f->for_kind == ForKind::kUnrolled || f->for_kind == ForKind::kVectorized;
+    if (!unrolled || !AsConstInt(f->extent, &ext) || ext <= 1) return cap(body + 1);
+    return body > kUnrollBudget / ext ? kUnrollBudget + 1 : cap(ext * body + 1);
+  }
+  if (auto* q = As<SeqNode>(s)) {
+    int64_t n = 0;
+    for (auto& x : q->seq) n = cap(n + UnrolledNodes(x));
+    return n;
+  }
+  if (auto* i = As<IfNode>(s)) return cap(1 + UnrolledNodes(i->then_case) + UnrolledNodes(i->else_case));
+  if (auto* l = As<LetNode>(s)) return cap(1 + UnrolledNodes(l->body));
+  if (auto* a = As<AttrStmtNode>(s)) return cap(1 + UnrolledNodes(a->body));
+  return cap(AllNodes(s));
+}
+}  // namespace
+
+std::string CodegenC::UnrollPragma(const ForNode* n) {
+  int64_t ext = 0;
+  if (!AsConstInt(n->extent, &ext) || ext <= 1) return "#pragma unroll";
+  const int64_t body = UnrolledNodes(n->body);
+  return body > kUnrollBudget / ext ? "#pragma unroll 4" : "#pragma unroll";
 }
 
 std::string CodegenC::BitwiseE(const BinaryNode* b, const std::string& x, const std::string& y) {

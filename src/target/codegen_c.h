@@ -34,6 +34,10 @@ class CodegenC {
   explicit CodegenC(std::string ns) : ns_(std::move(ns)) {}
 
   virtual std::string CType(DataType t) = 0;
+  /// Whether the dialect computes 16-bit and fp8 float arithmetic in float (our C++ half types convert to
+  /// float): the IR's typed result (a float16 product is a float16, as in TileLang) is then rounded to its
+  /// type at each operation. MSL's half and bfloat compute in their own type.
+  virtual bool NarrowFloatsComputeInFloat() const { return true; }
   virtual std::string InfLiteral(bool negative) = 0;
   virtual std::string NanLiteral() = 0;
   virtual std::string CallE(const CallNode* c);
@@ -57,6 +61,11 @@ class CodegenC {
   std::string Args(const CallNode* c);
   void Line(int ind, const std::string& s) { os_ << std::string(ind * 2, ' ') << s << "\n"; }
 
+  /// The loop pragma of a T.unroll / vectorized loop on the GPU dialects: "#pragma unroll" while the code
+  /// it unrolls to (nested unrolled loops multiplied out) stays within a budget of IR nodes; past it
+  /// "#pragma unroll 4", so that a thread holding thousands of elements (a replicated fragment) is not
+  /// unrolled into thousands of statements (minutes of NVRTC time).
+  static std::string UnrollPragma(const ForNode* n);
   /// `a` floordiv / floormod `b` printed as a shift, a mask or an unsigned `/` `%` when `b` is a
   /// positive constant and `a` is provably non-negative (empty otherwise).
   std::string NonNegativeDivMod(const BinaryNode* b, const std::string& x);

@@ -56,7 +56,7 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
 }
 
 void CodegenCxxGpu::ForPragma(const ForNode* n, int ind) {
-  if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, "#pragma unroll");
+  if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, UnrollPragma(n));
 }
 
 std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {

@@ -418,7 +418,8 @@ class LayoutInferencer : public LayoutRuleContext {
 
 // The rules of the built-in ops: gemm fixes its accumulator (and register operands) to the mma
 // layouts of its warp grid; a reduction of an accumulator along its rows is a row fragment, other
-// reductions are replicated; a scan over a fragment runs whole in every thread.
+// reductions are replicated; a scan over a fragment runs a line per thread (along the last axis) or
+// whole in every thread.
 const LayoutRuleRegistrar kGemmRule("gemm", [](LayoutRuleContext& c, const TileOpNode& n) {
   return static_cast<LayoutInferencer&>(c).InferGemm(static_cast<const GemmNode*>(&n));
 });
@@ -432,7 +433,11 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
     if ((*b)->scope == Scope::kFragment) {
       std::vector<int64_t> shape;
       for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, n.span, "a cumsum tile"));
-      changed |= c.Assign(*b, Replicated(shape, c.threads()), "T.cumsum on a fragment", n.span);
+      // A line per thread when the scan runs along whole last-axis lines; otherwise every thread holds it
+      // all.
+      Fragment f = s->ScansWholeLastAxisLines() ? Striped(shape, c.threads(), shape.back())
+                                                : Replicated(shape, c.threads());
+      changed |= c.Assign(*b, f, "T.cumsum on a fragment", n.span);
     }
   return changed;
 });

@@ -174,10 +174,11 @@ class CodegenMetalImpl : public CodegenC {
     if (t.code() == DataType::Code::kBFloat) bfloat_ = true;
     return MslType(t);
   }
+  bool NarrowFloatsComputeInFloat() const override { return false; }  // half and bfloat are native
   std::string InfLiteral(bool neg) override { return neg ? "(-INFINITY)" : "INFINITY"; }
   std::string NanLiteral() override { return "NAN"; }
   void ForPragma(const ForNode* n, int ind) override {
-    if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, "#pragma unroll");
+    if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, UnrollPragma(n));
   }
   std::string IntDivMod(bool is_div, const std::string& x, const std::string& y, DataType t) override {
     return std::string("tl::") + (is_div ? "div_" : "mod_") + "<" + CType(t) + ">(" + x + ", " + y + ")";

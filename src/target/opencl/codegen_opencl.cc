@@ -134,7 +134,7 @@ class CodegenOpenCLImpl : public CodegenC {
   std::string InfLiteral(bool neg) override { return neg ? "(-INFINITY)" : "INFINITY"; }
   std::string NanLiteral() override { return "NAN"; }
   void ForPragma(const ForNode* n, int ind) override {
-    if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, "#pragma unroll");
+    if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, UnrollPragma(n));
   }
 
   void Helper(const std::string& name, const std::string& code) { helpers_.emplace(name, code); }
@@ -308,6 +308,8 @@ class CodegenOpenCLImpl : public CodegenC {
     }
     // C promotes integers narrower than int; the IR's arithmetic wraps at the type's width.
     if (rt.is_integer() && rt.bits() < 32) return "((" + CType(rt) + ")" + r + ")";
+    // A float16 result is a float16 (a float here, holding a value rounded to half).
+    if (IsHalf(rt)) return RoundHalf(r);
     return r;
   }
 

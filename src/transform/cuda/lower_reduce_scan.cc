@@ -262,10 +262,23 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
   std::vector<Stmt> out;
   Span sp = n->span;
   bool replicated = n->src.buffer->scope == Scope::kFragment || n->dst.buffer->scope == Scope::kFragment;
+  // Fragments striped a line per thread (the layout rule's choice for whole last-axis lines): thread t
+  // scans lines t, t + T, ...; line it * T + t is its registers it * len ...
+  auto by_line = [&](const Buffer& b) {
+    if (b->scope != Scope::kFragment) return true;
+    const Fragment& F = Layout(b.get());
+    return F.kind == "striped" && F.params.size() == 1 && F.params[0] == len && F.threads == T_;
+  };
+  const bool striped =
+      replicated && n->ScansWholeLastAxisLines() && by_line(n->src.buffer) && by_line(n->dst.buffer);
+  if (striped) replicated = false;
   Var lv = MakeVar("line");
   int64_t per_thread = replicated ? 1 : (lines + T_ - 1) / T_;
+  int64_t cur_it = 0;
+  Expr cur_pos;
   auto load = [&](const Buffer& b, const std::vector<Expr>& idx) {
     if (b->scope != Scope::kFragment) return MapLoad(b, idx);
+    if (striped) return Load(MapBuffer(b), {Simplify(C(cur_it * len) + cur_pos)});
     Expr flat = C(0);
     for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
     return Load(MapBuffer(b), {Simplify(flat)});
@@ -280,6 +293,8 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
     }
     Var r = MakeVar("r");
     Expr pos = n->reverse ? C(len - 1) - Expr(r) : Expr(r);
+    cur_it = it;
+    cur_pos = pos;
     auto index = [&](const Region& rg) {
       std::vector<Expr> idx;
       for (auto& x : rg.ranges) idx.push_back(VisitExpr(x.min));
