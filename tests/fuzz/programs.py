@@ -369,8 +369,43 @@ def copy_corners(seed):
                 [a, np.int32(dc)], [np.zeros((m, n), _np_dtype(dtype))], [want], (0, 0))
 
 
+# ---- large per-thread fragments ---------------------------------------------------------------------------
+def big_fragments(seed):
+    """Fragments holding many elements per thread: a T.cumsum along a random axis (along the first axis every
+    thread keeps the whole tile, up to 2048 elements) and a row reduction of a (M, N) fragment. The
+    per-thread code must stay a size the backend compilers handle (bounded unrolling). Blocks of 32 and 128
+    threads: the reduction lowering still unrolls over every element a thread holds, so a 1-thread block
+    with a large tile compiles slowly (docs/status.md)."""
+    rng = random.Random(seed)
+    nprng = np.random.default_rng(seed)
+    threads = rng.choice([32, 128])
+    m, n = rng.choice([(16, 48), (32, 64), (8, 128), (64, 16)])
+    dim = rng.choice([0, 1])
+    reverse = rng.random() < 0.3
+    kind = rng.choice(["sum", "max"])
+    source = (f"import tilelang.language as T\n\n\n@T.prim_func\n"
+              f"def fuzz_big_fragments(A: T.Tensor(({m}, {n}), \"float32\"), S: T.Tensor(({m}, {n}), \"float32\"),\n"
+              f"                       R: T.Tensor(({m},), \"float32\")):\n"
+              f"    with T.Kernel(1, threads={threads}) as bx:\n"
+              f"        F = T.alloc_fragment(({m}, {n}), \"float32\")\n"
+              f"        G = T.alloc_fragment(({m}, {n}), \"float32\")\n"
+              f"        r = T.alloc_fragment(({m},), \"float32\")\n"
+              f"        T.copy(A, F)\n"
+              f"        T.copy(A, G)\n"
+              f"        T.reduce_{kind}(G, r, dim=1)\n"
+              f"        T.cumsum(F, dim={dim}, reverse={reverse})\n"
+              f"        T.copy(F, S)\n"
+              f"        T.copy(r, R)\n")
+    a = _inputs(rng, "float32", (m, n), nprng)
+    x = a.astype(np.float64)
+    scan = np.flip(np.cumsum(np.flip(x, dim), dim), dim) if reverse else np.cumsum(x, dim)
+    red = x.sum(1) if kind == "sum" else x.max(1)
+    return Case(f"big_fragments {m}x{n} threads={threads} cumsum dim={dim}", seed, parse_source(source), source,
+                [a], [np.zeros((m, n), np.float32), np.zeros(m, np.float32)], [scan, red], (1e-4, 1e-3))
+
+
 FAMILIES = [(elementwise, 5), (reduction, 2), (gemm, 2), (cumsum, 1), (softmax, 1), (views, 1), (per_thread, 1),
-            (copy_corners, 1)]
+            (copy_corners, 1), (big_fragments, 1)]
 
 
 def generate(seed):

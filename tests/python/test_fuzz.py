@@ -48,6 +48,20 @@ def test_copy_corners_family():
     assert not failures, "\n\n".join(failures)
 
 
+def test_big_fragments_family():
+    """The generator of large per-thread fragments (the reliability issue's compile blow-up), fixed seeds."""
+    failures, kinds = [], []
+    for seed in range(4):
+        case = programs.big_fragments(seed)
+        kinds.append(case.kind)
+        bad = programs.run_case(case)
+        if bad:
+            failures.append(case.describe() + "\n" + "\n".join(bad))
+    print("big fragments:", kinds)
+    assert any("dim=0" in k for k in kinds) and any("dim=1" in k for k in kinds), kinds
+    assert not failures, "\n\n".join(failures)
+
+
 def test_source_mutants_fail_clearly_or_work():
     """The mutation fuzzer (tests/fuzz/mutate.py) over the reference kernels, in a child process so a
     crash shows as a bad exit status: every mutant compiles and emulates, or fails with a clear
