@@ -14,8 +14,15 @@ void CumsumNode::Check() const {
                     c.span);
 }
 
-bool CumsumNode::ScansWholeLastAxisLines() const {
+bool CumsumNode::ScansWholeLastAxisLines(int64_t threads) const {
   if (dim < 0 || static_cast<size_t>(dim) + 1 != src.ranges.size()) return false;
+  int64_t lines = 1;
+  for (size_t d = 0; d + 1 < src.ranges.size(); ++d) {
+    int64_t e = 0;
+    if (!AsConstInt(src.ranges[d].extent, &e)) return false;
+    lines *= e;
+  }
+  if (lines < threads) return false;
   for (const Region* r : {&src, &dst}) {
     if (r->ranges.size() != r->buffer->shape.size()) return false;
     for (size_t d = 0; d < r->ranges.size(); ++d) {

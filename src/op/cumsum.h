@@ -17,10 +17,12 @@ struct CumsumNode : TileOpNode {
   std::vector<int64_t> Attrs() const override;
   TileOpCall Call() const override;
   void Check() const override;
-  /// Whether the scan runs along the last axis of operands that are whole buffers: then a fragment
-  /// operand is dealt to threads a line each (striped by the line length) and each thread scans its
-  /// own lines, instead of every thread holding and scanning the whole tile.
-  bool ScansWholeLastAxisLines() const;
+  /// Whether the scan runs along the last axis of operands that are whole buffers and has at least one
+  /// line per thread: then a fragment operand is dealt to threads a line each (striped by the line
+  /// length) and each thread scans its own lines, instead of every thread holding and scanning the
+  /// whole tile. (With fewer lines than threads the tile stays replicated: a one-row tile's copies are
+  /// partitioned along the row, which a line-per-thread layout would contradict.)
+  bool ScansWholeLastAxisLines(int64_t threads) const;
 };
 
 }  // namespace tl

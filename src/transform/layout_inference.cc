@@ -435,8 +435,8 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
       for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, n.span, "a cumsum tile"));
       // A line per thread when the scan runs along whole last-axis lines; otherwise every thread holds it
       // all.
-      Fragment f = s->ScansWholeLastAxisLines() ? Striped(shape, c.threads(), shape.back())
-                                                : Replicated(shape, c.threads());
+      Fragment f = s->ScansWholeLastAxisLines(c.threads()) ? Striped(shape, c.threads(), shape.back())
+                                                           : Replicated(shape, c.threads());
       changed |= c.Assign(*b, f, "T.cumsum on a fragment", n.span);
     }
   return changed;

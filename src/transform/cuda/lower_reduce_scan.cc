@@ -270,7 +270,7 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
     return F.kind == "striped" && F.params.size() == 1 && F.params[0] == len && F.threads == T_;
   };
   const bool striped =
-      replicated && n->ScansWholeLastAxisLines() && by_line(n->src.buffer) && by_line(n->dst.buffer);
+      replicated && n->ScansWholeLastAxisLines(T_) && by_line(n->src.buffer) && by_line(n->dst.buffer);
   if (striped) replicated = false;
   Var lv = MakeVar("line");
   int64_t per_thread = replicated ? 1 : (lines + T_ - 1) / T_;
