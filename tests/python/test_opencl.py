@@ -315,7 +315,8 @@ def test_missing_barriers_give_wrong_results():
     wrong = np.abs(y - f64(x).sum(1, keepdims=True)).max()
     good(x, y)
     np.testing.assert_allclose(y, np.broadcast_to(f64(x).sum(1, keepdims=True), y.shape), rtol=1e-5, atol=1e-4)
-    assert wrong > 1e-2, "the race did not show"
+    # the race reads partials not written yet: stale values (a wrong sum) or uninitialised ones (NaN)
+    assert not np.isfinite(wrong) or wrong > 1e-2, "the race did not show"
 
 
 # ---- what the target cannot do ------------------------------------------------------------------------
