@@ -8,7 +8,7 @@ from . import errors  # noqa: F401
 from . import language  # noqa: F401
 from .errors import TileLangError  # noqa: F401
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402,F401
 
 
 def script(func):

@@ -72,10 +72,10 @@ def _job(job_id, blob):
 
 def build(job, config):
     """The kernel of one configuration, as the job's jit options build it (in a worker or the driver)."""
-    import tilelang
+    from ..jit import compile as _compile
 
     func = job["factory"](*job["args"], **job["kwargs"], **config)
-    return tilelang.compile(func, **job["jit"])
+    return _compile(func, **job["jit"])
 
 
 class _CacheDir:
@@ -136,7 +136,7 @@ _INPUTS = {}  # in a worker: job id -> [inputs] shared by the candidates it time
 def bench_task(job_id, blob, index, config, attempt, clock, die, artefact):
     """-> (status, latency, reason, where, loaded_from_bytes)."""
     from ..jit import clear_compile_memo
-    from .tuner import measure_kernel
+    from .measure import measure_kernel
 
     _start(clock, "bench", index, attempt, die)
     job = _job(job_id, blob)

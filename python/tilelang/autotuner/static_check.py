@@ -8,7 +8,7 @@ them to workers that would only report the same error.
 """
 from .. import _ffi
 from ..jit import target as _target
-from ..jit.kernel import include_dir
+from ..jit.headers import include_dir
 
 
 def lowering_check(func, options, factory=None):

@@ -23,12 +23,13 @@ import logging
 import os
 import sys
 import tempfile
-import time
 
-from .. import __version__, _ffi
+from .. import _ffi
+from .._version import __version__
 from ..errors import TileLangArgumentError, TileLangTypeError, TileLangUnsupportedError
 from ..log import logger
 from . import compile_pool
+from .measure import measure_kernel
 
 
 class CandidateResult:
@@ -180,34 +181,6 @@ def _describe_cluster(ray):
     res = ray.cluster_resources()
     gpus = f", {int(res['GPU'])} GPUs" if res.get("GPU") else ""
     return f"{len([n for n in ray.nodes() if n.get('Alive')])} node(s), {int(res.get('CPU', 0))} CPUs{gpus}"
-
-
-def measure_kernel(kernel, m, inputs_box):
-    """Checks one compiled candidate against m["ref_prog"] and times it; -> (status, latency, reason).
-    `m`: AutoTuner._measure_options(); inputs_box[0]: the inputs shared by the candidates (made here when
-    absent or not reused). Used by the local executor and by the Ray benchmark tasks alike."""
-    try:
-        prof = kernel.get_profiler(**m["profiler_kw"])
-        inputs = inputs_box[0] if m["cache_input_tensors"] else None
-        if inputs is None or len(inputs) != len(prof.input_specs):
-            inputs = prof.make_inputs()
-            inputs_box[0] = inputs
-        t0 = time.perf_counter()
-        if m["ref_prog"] is not None and not m["skip_check"]:
-            try:
-                prof.assert_allclose(m["ref_prog"], input_tensors=inputs, atol=m["atol"], rtol=m["rtol"],
-                                     max_mismatched_ratio=m["max_mismatched_ratio"])
-            except AssertionError as e:
-                return "wrong", None, f"result differs from ref_prog: {e}"
-        else:
-            kernel(*inputs)
-        if m["timeout"] and time.perf_counter() - t0 > m["timeout"]:
-            return "timeout", None, f"one run took over {m['timeout']} s"
-        latency = float(prof.do_bench(warmup=m["warmup"], rep=m["rep"], input_tensors=inputs,
-                                      return_mode=m["return_mode"]))
-        return "ok", latency, None
-    except Exception as e:  # noqa: BLE001
-        return "run_error", None, compile_pool.describe_error(e)
 
 
 class AutoTuner:

@@ -29,17 +29,17 @@ each size is remembered, so later calls compute the cache key from the shapes wi
 import ast
 import functools
 import inspect
-import re
 import textwrap
 
 import numpy as np
 
 from .. import _ffi
-from ..errors import TileLangArgumentError, TileLangError, TileLangSyntaxError, TileLangTypeError
+from ..errors import TileLangArgumentError, TileLangError, TileLangTypeError
 from ..language import builder
-from ..language.ast import DType, TensorSpec, dtype_str
-from ..language.expr import Expr, const
-from ..language.parser import Parser, parse
+from ..language.dtypes import DType, dtype_str
+from ..language.expr import const
+from ..language.parser import _BOUND, Parser, parse
+from ..language.proxy import TensorSpec
 
 
 class _Restart(Exception):
@@ -230,8 +230,6 @@ class EagerParser(Parser):
             # that a parameter's shape can use it
             var, value, node = let
             self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, value)
-            from ..language.parser import _BOUND
-
             return _BOUND
         return let
 
@@ -266,44 +264,6 @@ class EagerParser(Parser):
             raise self.error(st, "an output is returned twice")
         s.returned = vals
         return None
-
-
-def empty(shape, dtype):
-    """T.empty(shape, dtype): an output of an eager @tilelang.jit function, allocated on each call."""
-    ctx = builder.require_context("T.empty")
-    st = getattr(ctx, "eager", None)
-    if st is None:
-        raise TileLangSyntaxError("T.empty declares an output of an eager @tilelang.jit function (whose body is "
-                                  "the kernel); in a @T.prim_func, make the output a parameter instead")
-    if ctx.kernels:
-        raise TileLangSyntaxError("T.empty must be called before `with T.Kernel(...)`")
-    if isinstance(shape, (int, Expr)):
-        shape = (shape,)
-    spec = TensorSpec(shape, dtype)
-    name = ctx.pending_name or f"out{len(st.outputs)}"
-    if name in st.jit.param_kind or any(o.name == name for o in st.outputs):
-        raise TileLangSyntaxError(f"the output name '{name}' is already used")
-    buf = _ffi.buffer(name, spec.dtype, [const(d) for d in spec.shape], "global", ctx.span)
-    st.outputs.append(buf)
-    st.output_spans[name] = ctx.span
-    return buf
-
-
-def const_(names, dtype="int32"):
-    """M, N = T.const("M, N"): sizes of an eager @tilelang.jit function, bound from the shapes of its
-    tensor arguments (or given as keywords: f.compile(M=..., N=...))."""
-    ctx = builder.current()
-    st = getattr(ctx, "eager", None) if ctx is not None else None
-    if st is None:
-        raise TileLangSyntaxError("T.const can only be used in the body of an eager @tilelang.jit function; in a "
-                                  "@T.prim_func use T.dynamic(name) for a size known at run time")
-    if not isinstance(names, str) or not names.strip():
-        raise TileLangTypeError("T.const takes the names as one string, e.g. T.const(\"M, N, K\")")
-    parts = [p for p in re.split(r"[\s,]+", names.strip()) if p]
-    for p in parts:
-        if not p.isidentifier():
-            raise TileLangSyntaxError(f"T.const: '{p}' is not a valid name")
-    return st.const(parts, dtype)
 
 
 # ---- the decorated function ---------------------------------------------------------------------------------
@@ -455,7 +415,7 @@ class EagerJIT:
         func, state = self._parse(constants, tensors, sizes)
         n_in = len(func.params) - len(state.returned or [])
         out_idx = list(range(n_in, len(func.params))) or None
-        from . import compile as _compile
+        from .compiler import compile as _compile
 
         configs = {**state.pass_configs, **(self.pass_configs or {})}
         kernel = _compile(func, out_idx=out_idx, target=self.target, execution_backend=self.execution_backend,

@@ -1,30 +1,12 @@
 """Compiled kernels as Python callables: argument marshalling (NumPy, PyTorch, any DLPack
 tensor), output allocation for out_idx, and access to the generated source."""
-import os
-
 import numpy as np
 
 from .. import _ffi
 from ..errors import TileLangArgumentError, TileLangResourceError, TileLangUnsupportedError
+from ..language.dtypes import numpy_dtype as _np_dtype
 from . import target as _target
-
-_INCLUDE_DIR = None
-
-
-def include_dir():
-    """Where the device headers (tl_device/...) are: installed with the package or in the source tree."""
-    global _INCLUDE_DIR
-    if _INCLUDE_DIR is None:
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        candidates = [os.path.join(here, "include"),
-                      os.path.join(os.path.dirname(os.path.dirname(here)), "include")]
-        for c in candidates:
-            if os.path.exists(os.path.join(c, "tl_device", "cpu", "runtime.h")):
-                _INCLUDE_DIR = c
-                break
-        else:
-            raise TileLangUnsupportedError("cannot find the tl_device headers; reinstall the package")
-    return _INCLUDE_DIR
+from .headers import include_dir  # noqa: F401  (tilelang.jit.kernel.include_dir, as before)
 
 
 def _dtype_name(dt):
@@ -127,14 +109,6 @@ def _to_arg(x, func, index, written=False):
         return _to_arg(arr, func, index, written)
     raise TileLangArgumentError(f"{_arg_label(func, index)}: expected a NumPy array, a PyTorch tensor or a DLPack "
                                 f"tensor, got {type(x).__name__}")
-
-
-def _np_dtype(name):
-    import ml_dtypes
-
-    special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-               "float8_e5m2": ml_dtypes.float8_e5m2}
-    return np.dtype(special.get(name, name))
 
 
 class JITKernel:

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 
 from ..errors import TileLangUnsupportedError
-from .kernel import include_dir
+from .headers import include_dir
 
 
 def check_dir():

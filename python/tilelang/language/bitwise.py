@@ -4,7 +4,8 @@ build the same IR; docs/semantics.md gives their meaning on every backend."""
 from .. import _ffi
 from ..errors import TileLangTypeError
 from . import builder
-from .ast import dtype_str, region_of
+from .ast import region_of
+from .dtypes import dtype_str
 from .expr import const as _const
 
 

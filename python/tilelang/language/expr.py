@@ -1,6 +1,4 @@
 """Python operators on IR expressions, and conversion of Python values to IR."""
-import math
-
 from .. import _ffi
 from ..errors import TileLangTypeError
 
@@ -142,15 +140,3 @@ Expr.__bool__ = _bool
 
 def _zero_like(a):
     return _ffi.float_imm(a.dtype, 0.0) if "float" in a.dtype else _ffi.int_imm(a.dtype, 0)
-
-
-def infinity(dtype):
-    from .ast import dtype_str  # ast imports this module
-
-    return _ffi.float_imm(dtype_str(dtype), math.inf)
-
-
-def nan(dtype):
-    from .ast import dtype_str
-
-    return _ffi.float_imm(dtype_str(dtype), math.nan)

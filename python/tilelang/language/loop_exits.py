@@ -19,6 +19,7 @@ T.thread_binding loops is a TileLangSyntaxError at its line (those loops have no
 import ast
 
 from .. import _ffi
+from .allocate import alloc_var
 from .expr import const
 
 ALLOWED_KINDS = ("serial", "unroll")
@@ -45,8 +46,6 @@ def exits_of(stmts):
 
 
 def _flag(parser, name):
-    from . import alloc_var  # the language module imports the parser
-
     saved = parser.ctx.pending_name
     parser.ctx.pending_name = name
     try:

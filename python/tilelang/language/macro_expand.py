@@ -1,12 +1,14 @@
-"""Expansion of @T.macro calls: the macro's body is parsed where it is called, by a parser that shares
+"""@T.macro, and the expansion of its calls: the macro's body is parsed where it is called, by a parser that shares
 the caller's build context (open kernels, allocations, spans) and binds the macro's parameters to the
 call's arguments. Errors point at the macro's own source lines."""
 import ast
 import inspect
 
 from .. import _ffi
-from ..errors import TileLangSyntaxError
-from .parser import Parser, function_source
+from ..errors import TileLangSyntaxError, TileLangTypeError
+from . import builder
+from .parser import _BOUND, Parser
+from .source import function_source
 
 _MAX_DEPTH = 32
 
@@ -21,8 +23,6 @@ class _MacroParser(Parser):
         if self.inline_values and isinstance(let, tuple):
             var, value, node = let
             self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, value)
-            from .parser import _BOUND
-
             return _BOUND
         return let
 
@@ -85,3 +85,38 @@ def expand(macro, ctx, args, kwargs):
         raise TileLangSyntaxError(f"macro '{macro.__name__}' both emits statements and returns a value; a macro used "
                                   "as a value may only compute its return expression (split it in two)")
     return p.returned
+
+
+class Macro:
+    """@T.macro: a function whose body is spliced into the kernel where it is called (parsed in the
+    caller's context with its parameters bound to the arguments). A macro used as a value must have
+    `return <expr>` as its only statement after parse-time work."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __call__(self, *args, **kwargs):
+        ctx = builder.current()
+        if ctx is None:
+            raise TileLangSyntaxError(f"macro '{self.__name__}' can only be called inside a kernel")
+        return expand(self, ctx, args, kwargs)
+
+
+def macro(fn=None, hygienic=True, **options):
+    """@T.macro / @T.macro(hygienic=...). Macros are hygienic here: names in the body resolve where the macro is
+    defined (its globals and closure), never in the caller's kernel."""
+    if options:
+        raise TileLangTypeError(f"T.macro() got unexpected options {sorted(options)}; it takes hygienic=")
+    if not hygienic:
+        from ..log import warn
+
+        warn("T.macro(hygienic=False) is accepted but not implemented: names in the macro resolve where it "
+             "is defined (a name only the caller has is an error at its use)")
+    if fn is None:
+        return lambda f: Macro(f)
+    if not inspect.isfunction(fn):
+        raise TileLangTypeError("@T.macro decorates a function")
+    return Macro(fn)

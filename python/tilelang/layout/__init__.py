@@ -161,7 +161,7 @@ def make_swizzled_layout(buffer, k_major=True, allow_pad=True):
     if len(shape) != 2 or any(s is None for s in shape):
         raise TypeError("make_swizzled_layout takes a 2-d shared buffer with a constant shape")
     rows, cols = shape
-    from ..language.ast import DType
+    from ..language.dtypes import DType
 
     elem_bytes = DType(buffer.dtype).itemsize
 

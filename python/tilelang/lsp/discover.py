@@ -21,7 +21,7 @@ import warnings
 
 from .. import _ffi
 from ..errors import TileLangError
-from .analysis import _diag, error_diagnostic
+from .diagnostics import _diag, error_diagnostic
 
 _ARGS_COMMENT = re.compile(r"#\s*tilelang:\s*args\s*=\s*(.*?)\s*$")
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _ffi
 from ..errors import TileLangArgumentError, TileLangTypeError
+from ..language.dtypes import numpy_dtype as _np_dtype
 
 DEFAULT_DYNAMIC_SIZE = 128
 
@@ -21,12 +22,6 @@ class TensorSupplyType(enum.Enum):
     Zero = 5
     One = 6
     Auto = 7  # Integer for integer and bool dtypes, Normal for floating point
-
-
-def _np_dtype(name):
-    from ..jit.kernel import _np_dtype as np_dtype
-
-    return np_dtype(name)
 
 
 def _is_integer(dtype):

@@ -243,7 +243,7 @@ def trace_from_env(func, target, pass_configs=None, build_binary=True):
     mode, root = trace_settings()
     if mode is None:
         return None
-    from ..jit.kernel import include_dir
+    from ..jit.headers import include_dir
 
     t = _target.Target(target)
     text = _ffi.print_func(func)

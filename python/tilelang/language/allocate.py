@@ -1,0 +1,108 @@
+"""On-chip and workspace allocations: T.alloc_shared / T.alloc_fragment / T.alloc_local / T.alloc_var /
+T.alloc_buffer, T.alloc_barrier (Hopper mbarriers, docs/hopper.md) and T.alloc_global."""
+from .. import _ffi
+from ..errors import TileLangSyntaxError, TileLangTypeError
+from . import builder
+from .dtypes import dtype_str
+from .expr import Expr
+from .expr import const as _const
+from .utils import _dims
+
+
+def _alloc(shape, dtype, scope, what, data=None, byte_offset=0):
+    ctx = builder.require_context(what)
+    if not ctx.kernels:
+        raise TileLangSyntaxError(f"{what} must be called inside a `with T.Kernel(...)` block")
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        v = _ffi.const_int(d) if isinstance(d, Expr) else d
+        if not isinstance(v, int):
+            raise TileLangTypeError(f"the shape of {what} must be compile-time constants, but dimension "
+                                    f"`{d}` is only known at run time")
+        if v <= 0:
+            raise TileLangTypeError(f"the shape of {what} must be positive, got {v}")
+        dims.append(_const(v))
+    name = ctx.pending_name or scope.split(".")[0] + "_buf"
+    if data is not None and not isinstance(data, _ffi.Buffer):
+        raise TileLangTypeError(f"{what}(data=...) takes the buffer whose storage this one views")
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, scope, ctx.span, data, int(byte_offset))
+    ctx.kernels[-1].allocs.append(buf)
+    return buf
+
+
+def _check_scope(scope, allowed, what):
+    """A scope argument we accept must be one we implement (never silently ignored)."""
+    if scope not in allowed:
+        raise TileLangTypeError(f"{what}: unknown or unsupported scope {scope!r}; use one of "
+                                + ", ".join(repr(a) for a in allowed))
+
+
+def alloc_shared(shape, dtype, scope="shared.dyn", data=None, byte_offset=0):
+    """A shared-memory tile. `data=`/`byte_offset=` make it a view of another shared buffer's bytes
+    (the form PlanSharedMemory produces; printed IR re-parses through it)."""
+    _check_scope(scope, ("shared.dyn", "shared"), "T.alloc_shared")
+    return _alloc(shape, dtype, "shared", "T.alloc_shared", data, byte_offset)
+
+
+def alloc_fragment(shape, dtype, scope="local.fragment"):
+    _check_scope(scope, ("local.fragment",), "T.alloc_fragment")
+    return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
+
+
+def alloc_local(shape, dtype, scope="local"):
+    _check_scope(scope, ("local",), "T.alloc_local")
+    return _alloc(shape, dtype, "local", "T.alloc_local")
+
+
+def alloc_var(dtype, init=None, scope="local.var"):
+    _check_scope(scope, ("local.var", "local"), "T.alloc_var")
+    buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
+    if init is not None:
+        builder.current().kernels[-1].var_inits.append((buf, _const(init, buf.dtype) if not isinstance(init, Expr)
+                                                        else _ffi.cast(buf.dtype, init)))
+    return buf
+
+
+def alloc_buffer(shape, dtype, scope="shared"):
+    _check_scope(scope, ("shared", "shared.dyn", "local.fragment", "local"), "T.alloc_buffer")
+    if scope.startswith("shared"):
+        return alloc_shared(shape, dtype, scope)
+    if scope == "local.fragment":
+        return alloc_fragment(shape, dtype)
+    return alloc_local(shape, dtype)
+
+
+def alloc_barrier(arrive_count):
+    """mbarriers in shared memory, one per arrive count (an int or a list): `bars = T.alloc_barrier([128, 1])`.
+    Each is initialised with its count at the start of the kernel (by one thread, before any use)."""
+    counts = list(arrive_count) if isinstance(arrive_count, (list, tuple)) else [arrive_count]
+    for c in counts:
+        v = _ffi.const_int(c) if isinstance(c, Expr) else c
+        if not isinstance(v, int) or not 1 <= v <= (1 << 20) - 1:
+            raise TileLangTypeError(f"T.alloc_barrier arrive counts are constants from 1 to 2^20 - 1, got {c!r}")
+    if not counts:
+        raise TileLangTypeError("T.alloc_barrier needs at least one arrive count")
+    buf = _alloc((len(counts),), "uint64", "shared", "T.alloc_barrier")
+    frame = builder.current().kernels[-1]
+    for i, c in enumerate(counts):
+        init = _ffi.call("void", "tl.mbarrier_init", [_ffi.load(buf, [_const(i)]), _const(int(c))])
+        frame.prologue.append(_ffi.evaluate(init, builder.span()))
+    return buf
+
+
+def alloc_global(shape, dtype, scope="global"):
+    """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace). The
+    compiler turns it into a hidden trailing parameter; each call of the kernel allocates it zero-filled
+    (HoistWorkspaces, src/transform/hoist_workspaces.h). Sizes may use the kernel's symbolic sizes."""
+    if scope != "global":
+        raise TileLangTypeError(f"T.alloc_global: scope must be 'global', got {scope!r}")
+    ctx = builder.require_context("T.alloc_global")
+    if not ctx.kernels:
+        raise TileLangSyntaxError("T.alloc_global must be called inside a `with T.Kernel(...)` block")
+    dims = _dims(shape, "T.alloc_global")
+    name = ctx.pending_name or "workspace"
+    buf = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
+    ctx.kernels[-1].allocs.append(buf)
+    return buf

@@ -1,0 +1,132 @@
+"""Statements that are one call of a builtin: mbarrier operations (docs/hopper.md), fences, register
+budgets, block barriers, T.call_intrin / T.attr (the printer's forms of lowered IR), T.print,
+T.device_assert and T.assume."""
+import numbers
+
+from .. import _ffi
+from ..errors import TileLangTypeError
+from . import builder
+from .ast import AttrSpec
+from .dtypes import dtype_str
+from .expr import Expr
+from .expr import const as _const
+
+
+def _barrier_elem(bar, what):
+    if isinstance(bar, _ffi.Buffer):  # T.alloc_barrier(c) of one barrier stands for it; a list does not
+        n = _ffi.const_int(bar.shape[0]) if len(bar.shape) == 1 else None
+        if n is not None and n > 1 and bar.dtype == "uint64" and bar.scope == "shared":
+            raise TileLangTypeError(f"{what} takes one barrier, but '{bar.name}' is the list of {n} barriers from "
+                                    f"T.alloc_barrier; pick one: {bar.name}[i]")
+        bar = _ffi.load(bar, [_const(0)])
+    b = bar.buffer if isinstance(bar, _ffi.BufferLoad) else None
+    if b is None or b.dtype != "uint64" or b.scope != "shared":
+        raise TileLangTypeError(f"{what} takes a barrier from T.alloc_barrier (e.g. bars[0])")
+    return bar
+
+
+def _barrier_call(op, args):
+    return _ffi.evaluate(_ffi.call("void", op, args), builder.span())
+
+
+def mbarrier_arrive(bar):
+    """Every executing thread arrives once on the barrier (mbarrier.arrive)."""
+    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(bar, "T.mbarrier_arrive")])
+
+
+def mbarrier_expect_tx(bar, nbytes):
+    """Adds nbytes to the barrier's expected transaction count (mbarrier.expect_tx)."""
+    return _barrier_call("tl.mbarrier_expect_tx", [_barrier_elem(bar, "T.mbarrier_expect_tx"), _const(nbytes)])
+
+
+def mbarrier_wait_parity(bar, parity):
+    """Waits until the barrier's phase with this parity has completed (mbarrier.try_wait.parity)."""
+    v = _ffi.const_int(parity) if isinstance(parity, Expr) else parity
+    if isinstance(parity, Expr) and v is None:
+        if not parity.dtype.startswith(("int", "uint", "bool")):
+            raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity is an integer (0 or 1), not a {parity.dtype} "
+                                    "value")
+        p = parity
+    elif isinstance(v, numbers.Integral) and v in (0, 1):  # bool too
+        p = _const(int(v))
+    else:
+        raise TileLangTypeError(f"T.mbarrier_wait_parity: the parity of a phase is 0 or 1 (PTX mbarrier.try_wait."
+                                f"parity), got {parity!r}; for a phase counter k pass k % 2")
+    return _barrier_call("tl.mbarrier_wait_parity", [_barrier_elem(bar, "T.mbarrier_wait_parity"), p])
+
+
+barrier_arrive = mbarrier_arrive
+barrier_wait = mbarrier_wait_parity
+
+
+def fence_proxy_async():
+    """Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA, wgmma) reads."""
+    return _barrier_call("tl.fence_proxy_async", [])
+
+
+def set_max_nreg(reg_count, is_inc):
+    """setmaxnreg (sm_90a): the executing warp group raises (is_inc=1) or lowers (0) its per-thread register
+    budget to reg_count (24..256, a multiple of 8). Warp-group collective."""
+    n = _ffi.const_int(reg_count) if isinstance(reg_count, Expr) else reg_count
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TileLangTypeError(f"T.set_max_nreg: reg_count is a constant from 24 to 256, a multiple of 8; got {reg_count!r}")
+    inc = _ffi.const_int(is_inc) if isinstance(is_inc, Expr) else is_inc
+    if not isinstance(inc, numbers.Integral) or inc not in (0, 1):  # bool too
+        raise TileLangTypeError(f"T.set_max_nreg: is_inc is 1 (raise the budget: setmaxnreg.inc) or 0 (lower it: "
+                                f".dec), got {is_inc!r}")
+    return _barrier_call("tl.set_max_nreg", [_const(n), _const(int(inc))])
+
+
+def sync_threads(*args, **kwargs):
+    """T.sync_threads(): a barrier for every thread of the block (__syncthreads()); the compiler still
+    inserts the barriers its shared-memory analysis needs."""
+    if args or kwargs:
+        raise TileLangTypeError("T.sync_threads() takes no arguments (named barriers are not supported)")
+    return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
+
+
+def disable_warp_group_reg_alloc():
+    """TileLang's opt-out of register reallocation between warp groups: the automatic warp
+    specialisation on sm_90a (docs/warp_specialization.md) then emits no setmaxnreg. Elsewhere nothing
+    reallocates registers, so it has no effect."""
+    ctx = builder.current()
+    if ctx is not None and ctx.kernels:
+        ctx.kernels[-1].no_reg_alloc = True
+    return None
+
+
+def call_intrin(dtype, op, *args):
+    """A call of a builtin of the lower IR with its result type: T.call_intrin("int32", "tl.thread_idx")."""
+    dt = dtype if dtype in ("void", "handle") else dtype_str(dtype)
+    return _ffi.call(dt, op, [_ffi.string_imm(a) if isinstance(a, str) else _const(a) for a in args])
+
+
+def attr(node, key, value):
+    """`with T.attr(buffer_or_None, "key", value):` records a fact one pass leaves for the next
+    (docs/thread_ir.md lists the keys)."""
+    if node is not None and not isinstance(node, _ffi.Buffer):
+        raise TileLangTypeError("T.attr takes a buffer or None as its node")
+    if not isinstance(key, str):
+        raise TileLangTypeError("T.attr takes a string key")
+    return AttrSpec(node, key, _ffi.string_imm(value) if isinstance(value, str) else _const(value))
+
+
+def print(obj, msg=""):  # noqa: A001
+    """T.print(x): prints a value at run time (CPU target: to stdout)."""
+    if isinstance(obj, Expr):
+        return _ffi.evaluate(_ffi.call("int32", "print", [_ffi.string_imm(str(msg)), obj]), builder.span())
+    raise TileLangTypeError("T.print takes a scalar expression")
+
+
+def device_assert(cond, msg=""):
+    return _ffi.evaluate(_ffi.call("int32", "device_assert", [_const(cond), _ffi.string_imm(str(msg))]),
+                         builder.span())
+
+
+def assume(cond):
+    """T.assume(cond): a fact the program promises. The compiler does not use it for simplification
+    yet; dropping a promise never changes a correct program's results."""
+    c = _const(cond)
+    if c.dtype != "bool":
+        raise TileLangTypeError(f"T.assume takes a condition, got a {c.dtype} expression")
+    return None

@@ -1,0 +1,90 @@
+"""Copies of tiles: T.copy, T.tma_copy (sm_90+) and the im2col gather of a convolution (T.c2d_im2col)."""
+from .. import _ffi
+from ..errors import TileLangTypeError, TileLangUnsupportedError
+from . import builder
+from .ast import region_of
+from .builtin import _barrier_elem
+from .expr import const as _const
+from .utils import _bool, _hint_not_implemented, _point_region, _region
+
+
+def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None):
+    sb, smin, sext, spoint = region_of(src, "T.copy source")
+    db, dmin, dext, dpoint = region_of(dst, "T.copy destination")
+    hints = [k for k, v in (("coalesced_width", coalesced_width), ("eviction_policy", eviction_policy),
+                            ("loop_layout", loop_layout)) if v is not None]
+    if hints:
+        _hint_not_implemented("T.copy", hints, "the copy's vector width, cache policy and thread mapping are "
+                              "chosen by the compiler")
+    if spoint and dpoint:
+        raise TileLangTypeError("T.copy needs at least one side to be a buffer or a slice; both are single elements")
+    if spoint:
+        sext = _point_region(sb, smin, dext)
+    if dpoint:
+        dext = _point_region(db, dmin, sext)
+    return _ffi.tile_op("copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                        {"disable_tma": int(_bool(disable_tma))}, builder.span())
+
+
+def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
+    """TileLang's explicit TMA load (sm_90+): one thread arrives on `barrier` with the tile's bytes as the
+    phase's transaction count (mbarrier.arrive.expect_tx) and issues the cp.async.bulk.tensor copies; nothing
+    waits. Allocate the barrier with an arrive count of 1 (`T.alloc_barrier(1)`) and wait with
+    `T.mbarrier_wait_parity(bar, phase)` before reading `dst`. Global -> shared only (no TMA stores)."""
+    if barrier is None:
+        raise TileLangTypeError("T.tma_copy(src, dst, barrier=bars[i]) needs the mbarrier its load completes on")
+    if eviction_policy is not None or annotations:
+        raise TileLangUnsupportedError("T.tma_copy: eviction_policy and annotations are not implemented")
+    sb, smin, sext, spoint = region_of(src, "T.tma_copy source")
+    db, dmin, dext, dpoint = region_of(dst, "T.tma_copy destination")
+    if spoint and dpoint:
+        raise TileLangTypeError("T.tma_copy needs at least one side to be a buffer or a slice")
+    if spoint:
+        sext = _point_region(sb, smin, dext)
+    if dpoint:
+        dext = _point_region(db, dmin, sext)
+    bar = _barrier_elem(barrier, "T.tma_copy")
+    return _ffi.tile_op("tma_copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [bar], {}, builder.span())
+
+
+def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):
+    """T.c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the im2col tile of a 2-D
+    convolution. img is (N, H, W, C) in global memory, col a (block_M, block_K) tile; col[i, j] is the
+    input element that row m = nhw_step * block_M + i (an output pixel n, oh, ow) and column
+    k = c_step * block_K + j (a filter tap kh, kw and a channel c) of the im2col matrix read, or 0 in the
+    padding. Lowered to a T.Parallel gather on every target (TileLang uses TMA im2col on Hopper)."""
+    if eviction_policy is not None:
+        raise TileLangTypeError("T.c2d_im2col: eviction_policy is not supported")
+    if not isinstance(img, _ffi.Buffer) or len(img.shape) != 4 or img.scope != "global":
+        raise TileLangTypeError("T.c2d_im2col: img must be an (N, H, W, C) tensor")
+    if not isinstance(col, _ffi.Buffer) or len(col.shape) != 2 or col.scope == "global":
+        raise TileLangTypeError("T.c2d_im2col: col must be a 2-D shared or fragment tile")
+    for name, v in (("kernel", kernel), ("stride", stride), ("dilation", dilation), ("pad", pad)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if name == "pad" else 1):
+            raise TileLangTypeError(f"T.c2d_im2col: {name} must be a {'non-negative' if name == 'pad' else 'positive'} "
+                                    f"int, got {v!r}")
+    b = _ffi.binary
+    N, H, W, C = (_const(d) for d in img.shape)
+    K, S, D, P = kernel, stride, dilation, pad
+    OH = b("add", b("floordiv", _const(-D * (K - 1) - 1 + 2 * P) + H, _const(S)), _const(1))
+    OW = b("add", b("floordiv", _const(-D * (K - 1) - 1 + 2 * P) + W, _const(S)), _const(1))
+    bm, bk = col.shape
+    i, j = _ffi.var("i", "int32"), _ffi.var("j", "int32")
+    k = b("add", b("mul", _const(c_step), bk), j)
+    m = b("add", b("mul", _const(nhw_step), bm), i)
+    ohw = b("mul", OH, OW)
+    h = b("sub", b("add", b("mul", b("floordiv", b("floormod", m, ohw), OW), _const(S)),
+                   b("mul", b("floordiv", k, b("mul", _const(K), C)), _const(D))), _const(P))
+    w = b("sub", b("add", b("mul", b("floormod", m, OW), _const(S)),
+                   b("mul", b("floormod", b("floordiv", k, C), _const(K)), _const(D))), _const(P))
+    inside = b("and", b("and", b("ge", h, _const(0)), b("ge", w, _const(0))), b("and", b("lt", h, H), b("lt", w, W)))
+    value = _ffi.select(inside, _ffi.load(img, [b("floordiv", m, ohw), h, w, b("floormod", k, C)]),
+                        _const(0, img.dtype))
+    if col.dtype != img.dtype:
+        value = _ffi.cast(col.dtype, value)
+    span = builder.span()
+    body = _ffi.store(col, value, [i, j], span)
+    return _ffi.for_(i, _const(0), bm, "parallel", _ffi.for_(j, _const(0), bk, "parallel", body, {}, span), {}, span)
+
+
+im2col = c2d_im2col  # the same op under its short name

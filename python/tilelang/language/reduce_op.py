@@ -1,0 +1,35 @@
+"""Reductions and scans along one dimension of a tile: T.reduce_sum / _max / _min / _abssum / _absmax and
+T.cumsum."""
+from .. import _ffi
+from . import builder
+from .ast import region_of
+from .utils import _bool, _normalize_dim, _region
+
+
+def _reduce(kind):
+    def f(src, dst, dim=-1, clear=True):
+        sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
+        db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
+        d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)
+        return _ffi.tile_op(f"reduce_{kind}", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                            {"dim": d, "clear": int(_bool(clear))}, builder.span())
+
+    f.__name__ = f"reduce_{kind}"
+    return f
+
+
+reduce_sum = _reduce("sum")
+reduce_max = _reduce("max")
+reduce_min = _reduce("min")
+reduce_abssum = _reduce("abssum")
+reduce_absmax = _reduce("absmax")
+
+
+def cumsum(src, dst=None, dim=0, reverse=False):
+    sb, smin, sext, _ = region_of(src, "T.cumsum source")
+    if dst is None:
+        dst = src
+    db, dmin, dext, _ = region_of(dst, "T.cumsum destination")
+    d = _normalize_dim(dim, len(sext), "T.cumsum", sb)
+    return _ffi.tile_op("cumsum", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+                        {"dim": d, "reverse": int(_bool(reverse))}, builder.span())

@@ -1,0 +1,93 @@
+"""Helpers the op families of the T namespace share: the unsupported / not-implemented reports, shapes as
+IR, tile operands as regions, dims and integer arguments. Nothing here is a T.* name."""
+import builtins
+import numbers
+
+from .. import _ffi
+from ..errors import TileLangPerformanceWarning, TileLangTypeError, TileLangUnsupportedError
+from . import builder
+from .expr import Expr
+from .expr import const as _const
+
+_bool = builtins.bool
+
+
+def _unsupported(name, why, instead=None):
+    msg = f"{name} is not supported by TileLang-C++ yet: {why}"
+    if instead:
+        msg += f"; {instead}"
+    return TileLangUnsupportedError(msg)
+
+
+def _hint_not_implemented(call, args, why):
+    """TileLang arguments that only steer how code is scheduled (never what it computes) and that this
+    compiler does not implement: a TileLangPerformanceWarning at the user's line, never silence."""
+    import warnings
+
+    sp = builder.span()
+    loc = _ffi.format_span(sp).partition("\n")[0] + ": " if sp else ""
+    given = ", ".join(f"{a}=" for a in args)
+    msg = f"{loc}{call}({given}...) is accepted but not implemented: {why}"
+    if sp:  # reported at the user's line, not at the parser's
+        warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
+    else:
+        from ..log import warn
+
+        warn(msg, TileLangPerformanceWarning)
+
+
+def _dims(shape, what):
+    """A shape of positive ints and size expressions, as IR expressions."""
+    if isinstance(shape, (int, Expr)):
+        shape = (shape,)
+    dims = []
+    for d in shape:
+        if isinstance(d, bool) or not isinstance(d, (int, Expr)):
+            raise TileLangTypeError(f"{what}: a dimension must be an int or a size expression, not {d!r}")
+        if isinstance(d, int) and d <= 0:
+            raise TileLangTypeError(f"{what}: dimensions must be positive, got {d}")
+        dims.append(_const(d))
+    return dims
+
+
+def _region(buf, mins, extents):
+    return _ffi.Region(buf, list(zip(mins, extents)))
+
+
+def _non_unit(extents):
+    out = []
+    for e in extents:
+        v = _ffi.const_int(e)
+        if v != 1:
+            out.append(e)
+    return out
+
+
+def _normalize_dim(dim, rank, what, buf):
+    if not isinstance(dim, int) or isinstance(dim, _bool):
+        raise TileLangTypeError(f"dim of {what} must be a Python int, not {type(dim).__name__}")
+    d = dim + rank if dim < 0 else dim
+    if not 0 <= d < rank:
+        raise TileLangTypeError(f"dim={dim} of {what} is out of range for the {rank}-d source '{buf.name}'")
+    return d
+
+
+def _point_region(buf, mins, other_extents):
+    """A corner A[i, j]: the tile's extents come from the other operand, aligned at the end."""
+    rank = len(mins)
+    ext = [_const(1)] * rank
+    other = _non_unit(other_extents) or list(other_extents)
+    if len(other) > rank:
+        raise TileLangTypeError(f"cannot copy a {len(other)}-d tile at a corner of the {rank}-d buffer '{buf.name}'")
+    for i, e in enumerate(other):
+        ext[rank - len(other) + i] = e
+    return ext
+
+
+def _int_arg(value, what):
+    """A compile-time integer argument: a Python int or a constant integer expression (never a float
+    truncated into one)."""
+    v = _ffi.const_int(value) if isinstance(value, Expr) else value
+    if isinstance(v, _bool) or not isinstance(v, numbers.Integral):  # NumPy integers are Integral
+        raise TileLangTypeError(f"{what} is a constant integer, got {value!r}")
+    return int(v)
