@@ -39,7 +39,7 @@ fi
 step "upgrading pip"
 pip install -q --upgrade pip
 step "installing the Python packages (build tools, numpy, pytest, tqdm, matplotlib, Ray, the LSP libraries)"
-pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest ninja tqdm matplotlib "ray>=2.9" \
+pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest pytest-xdist ninja tqdm matplotlib "ray>=2.9" \
   "pygls>=2.0" "lsprotocol>=2025.0" "pytest-lsp>=1.0" "pytest-asyncio>=0.23"
 # cuobjdump + nvdisasm: the tests read the SASS of some kernels (tests/python/test_tf32_gemm.py)
 step "installing cuobjdump and nvdisasm"
@@ -50,6 +50,6 @@ if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvr
   step "installing NVRTC from PyPI (no CUDA toolkit found)"
   pip install -q "nvidia-cuda-nvrtc>=12"
 fi
-step "building and installing the package (editable; the C++ build takes a few minutes)"
-pip install -q --no-build-isolation -e .
+step "building and installing the package (editable, with the GoogleTest suite in the same tree, build/py; the C++ build takes a few minutes)"
+pip install -q --no-build-isolation -C cmake.define.TL_BUILD_TESTS=ON -e .
 step "done: . .venv/bin/activate, then python -m pytest tests/python"

@@ -16,6 +16,10 @@ from tilelang.autotuner import artefacts, ray_executor, static_check
 from tilelang.errors import TileLangArgumentError, TileLangUnsupportedError
 from tilelang.jit import clear_compile_memo
 
+# The sweep's choice, its 10 s compile timeouts and a killed worker's retry read the machine's time: these
+# run alone (scripts/test.sh runs `-m serial` after the parallel run), not beside another pytest worker.
+pytestmark = pytest.mark.serial
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
