@@ -7,6 +7,8 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/module.h"
 
@@ -26,13 +28,38 @@ void AtomicWrite(const std::string& path, const std::string& data);
 std::string UniqueSuffix();
 std::string CacheDir(const CompileOptions& opt);  // opt.cache_dir, $TILELANG_CACHE_DIR, ~/.cache/tilelang-cpp
 bool CacheDisabled(const CompileOptions& opt);    // !opt.use_cache or TILELANG_DISABLE_CACHE
-/// kernel.meta's content for an entry whose main file holds `bytes`.
-std::string EntryMeta(const std::string& bytes, const std::string& key);
-/// An entry is valid when `file` and kernel.meta are regular files of sane size, and the meta
-/// names this file's size and hash and this key (else it is rebuilt: truncated, corrupted,
-/// half-written, or copied from another entry).
-bool EntryValid(const std::string& dir, const std::string& file, const std::string& key,
-                size_t max_bytes = kMaxLibraryBytes);
+/// One entry of the disk cache, the same protocol for every backend. An entry is the directory
+/// <root>/<kind>/<key> (kind "" for the CPU target: <root>/<key>) holding the backend's named files
+/// and kernel.meta, which names the key and each file's size and content hash:
+///
+///   tilelang-cpp cache entry 2
+///   key <key>
+///   <file> <bytes> <hash>      (one line per file, in the backend's order)
+///
+/// Load() trusts an entry only when the meta and every file are regular files of sane size (not a
+/// FIFO, a symlink or a device) and the meta is exactly the one these bytes and this key give, so a
+/// truncated, corrupted, half-written entry, or files copied from another entry, read as absent and
+/// the backend rebuilds. Publish() writes each file through a temporary name and a rename (removing
+/// whatever non-regular file squats on the name first) and the meta last: concurrent builders of one
+/// key never expose a partial entry.
+class CacheEntry {
+ public:
+  CacheEntry(const CompileOptions& opt, const std::string& kind, const std::string& key);
+  bool enabled() const { return enabled_; }  // false: TILELANG_DISABLE_CACHE or use_cache=False
+  const std::string& dir() const { return dir_; }
+  std::string Path(const std::string& file) const { return dir_ + "/" + file; }
+  /// Reads every named file into its string; false (the strings untouched) unless the entry is valid.
+  bool Load(const std::vector<std::pair<std::string, std::string*>>& files,
+            size_t max_bytes = kMaxLibraryBytes) const;
+  void Publish(const std::vector<std::pair<std::string, const std::string*>>& files) const;
+  /// kernel.meta's text for these files under `key`.
+  static std::string Meta(const std::string& key,
+                          const std::vector<std::pair<std::string, const std::string*>>& files);
+
+ private:
+  bool enabled_;
+  std::string key_, dir_;
+};
 /// The host compiler ($CXX or g++ unless opt.cxx) and its version line (memoised).
 std::string CompilerCommand(const CompileOptions& opt);
 std::string CompilerVersion(const std::string& cxx);

@@ -116,16 +116,46 @@ bool CacheDisabled(const CompileOptions& opt) {
   return !opt.use_cache || (d && *d && std::string(d) != "0");
 }
 
-std::string EntryMeta(const std::string& bytes, const std::string& key) {
-  return std::to_string(bytes.size()) + " " + HashHex(bytes) + " " + key + "\n";
+CacheEntry::CacheEntry(const CompileOptions& opt, const std::string& kind, const std::string& key)
+    : enabled_(!CacheDisabled(opt)), key_(key), dir_(CacheDir(opt) + (kind.empty() ? "" : "/" + kind) + "/" + key) {}
+
+std::string CacheEntry::Meta(const std::string& key,
+                             const std::vector<std::pair<std::string, const std::string*>>& files) {
+  std::string m = "tilelang-cpp cache entry 2\nkey " + key + "\n";
+  for (const auto& f : files) m += f.first + " " + std::to_string(f.second->size()) + " " + HashHex(*f.second) + "\n";
+  return m;
 }
 
-bool EntryValid(const std::string& dir, const std::string& file, const std::string& key, size_t max_bytes) {
-  std::string meta, bytes;
-  if (!ReadCacheFile(dir + "/kernel.meta", kMaxMetaBytes, &meta) ||
-      !ReadCacheFile(dir + "/" + file, max_bytes, &bytes))
-    return false;
-  return meta == EntryMeta(bytes, key);
+bool CacheEntry::Load(const std::vector<std::pair<std::string, std::string*>>& files, size_t max_bytes) const {
+  if (!enabled_) return false;
+  std::string meta;
+  if (!ReadCacheFile(Path("kernel.meta"), kMaxMetaBytes, &meta)) return false;
+  std::vector<std::string> data(files.size());
+  std::vector<std::pair<std::string, const std::string*>> got;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!ReadCacheFile(Path(files[i].first), max_bytes, &data[i])) return false;
+    got.emplace_back(files[i].first, &data[i]);
+  }
+  if (meta != Meta(key_, got)) return false;
+  for (size_t i = 0; i < files.size(); ++i) *files[i].second = std::move(data[i]);
+  return true;
+}
+
+void CacheEntry::Publish(const std::vector<std::pair<std::string, const std::string*>>& files) const {
+  if (!enabled_) return;
+  MakeDirs(dir_);
+  auto put = [&](const std::string& name, const std::string& bytes) {
+    // rename() replaces a regular file atomically; whatever else squats on the name (a FIFO, a
+    // symlink, a directory) is removed first
+    const std::string path = Path(name);
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      if (std::remove(path.c_str()) != 0 && S_ISDIR(st.st_mode)) rmdir(path.c_str());
+    }
+    AtomicWrite(path, bytes);
+  };
+  for (const auto& f : files) put(f.first, *f.second);
+  put("kernel.meta", Meta(key_, files));  // last: until it is in place the entry reads as absent
 }
 
 std::string UniqueSuffix() {

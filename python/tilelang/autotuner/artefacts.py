@@ -2,8 +2,8 @@
 
 The kernel disk cache stores each build in a directory named by its content key: the CPU target's
 <cache>/<key>/{kernel.so, kernel.meta, kernel.cc}, the CUDA target's <cache>/cuda/<key>/{kernel.cubin,
-kernel.ptx, kernel.log, kernel.compiler, kernel.meta}; the meta names the key and hashes the rest. pack()
-reads the entry a kernel was built into; unpack() writes it into another cache under the same key (meta
+kernel.ptx, kernel.log, kernel.compiler, kernel.meta}; the meta names the key and hashes the rest (one
+format for every backend: runtime/cache_util.h, CacheEntry). pack() reads the entry a kernel was built into; unpack() writes it into another cache under the same key (meta
 last, each file atomically), after which the ordinary build path of the same function finds a valid entry
 and loads it without running a compiler. Nothing here re-derives the key or bypasses the cache's own
 validity checks: an entry that does not match what the receiving side computes is simply not found there
@@ -60,14 +60,15 @@ def pack(kernel):
 
 
 def _find_cuda_entry(cubin):
-    # The entry is <cache>/cuda/<key>; its meta starts with the cubin's size and ends with the key.
+    # The entry is <cache>/cuda/<key>; its meta (runtime/cache_util.h, CacheEntry) names the key and each
+    # file's size and hash: "key <key>" and "kernel.cubin <bytes> <hash>" lines.
     base = os.path.join(cache_root(), "cuda")
     for key in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         d = os.path.join(base, key)
         try:
             with open(os.path.join(d, "kernel.meta")) as f:
-                meta = f.read().split()
-            if len(meta) == 3 and meta[0] == str(len(cubin)) and meta[2] == key:
+                lines = [ln.split() for ln in f.read().splitlines()]
+            if ["key", key] in lines and any(ln[:2] == ["kernel.cubin", str(len(cubin))] for ln in lines):
                 with open(os.path.join(d, "kernel.cubin"), "rb") as f:
                     if f.read() == cubin:
                         return d

@@ -80,21 +80,21 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
     headers += h + "\n" + text;
   }
   std::string key = CacheKey(PrintPrimFunc(k.func) + "\n" + k.source + "\n" + HashHex(headers), "cpu", opt);
-  std::string root = CacheDir(opt);
-  bool cache = !CacheDisabled(opt);
-  std::string dir = cache ? root + "/" + key : root + "/nocache-" + UniqueSuffix();
-  std::string so = dir + "/kernel.so";
+  const CacheEntry entry(opt, "", key);
+  const bool cache = entry.enabled();
+  std::string dir = cache ? entry.dir() : CacheDir(opt) + "/nocache-" + UniqueSuffix();
   info->compiler = CompilerCommand(opt) + " " + CompilerVersion(CompilerCommand(opt));
   Artifact a;
   a.format = "so";
-  if (cache && EntryValid(dir, "kernel.so", key) && ReadCacheFile(so, kMaxLibraryBytes, &a.binary)) {
-    a.path = so;
+  std::string cached_source;
+  if (entry.Load({{"kernel.so", &a.binary}, {"kernel.cc", &cached_source}})) {
+    a.path = entry.Path("kernel.so");
     a.from_cache = true;
     return a;
   }
   MakeDirs(dir);
   // Build in a private directory under fixed file names (so that concurrent builders of one kernel
-  // produce byte-identical libraries), then publish with rename(): the last rename wins.
+  // produce byte-identical libraries), then publish the entry (runtime/cache_util.h).
   std::string work = dir + "/build-" + UniqueSuffix();
   MakeDirs(work);
   std::string src_path = work + "/kernel.cc", tmp_so = work + "/kernel.so";
@@ -123,26 +123,10 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   }
   info->build_log = log;
   ReadFile(tmp_so, &a.binary);
-  if (!cache) {  // the bytes are the artifact; the loader maps them from a scratch file
-    cleanup();
-    return a;
-  }
-  // Whatever squats on the entry's names and is not a regular file (a FIFO, a symlink, a
-  // directory) is removed first; rename() replaces regular files atomically.
-  for (const std::string& name : {so, dir + "/kernel.meta", dir + "/kernel.cc"}) {
-    struct stat st;
-    if (lstat(name.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      if (std::remove(name.c_str()) != 0 && S_ISDIR(st.st_mode)) rmdir(name.c_str());
-    }
-  }
-  if (std::rename(tmp_so.c_str(), so.c_str()) != 0) {
-    cleanup();
-    throw UserError(ErrorKind::kCompile, "cannot publish " + so);
-  }
-  AtomicWrite(dir + "/kernel.meta", EntryMeta(a.binary, key));
-  std::rename(src_path.c_str(), (dir + "/kernel.cc").c_str());
   cleanup();
-  a.path = so;
+  if (!cache) return a;  // the bytes are the artifact; the loader maps them from a scratch file
+  entry.Publish({{"kernel.so", &a.binary}, {"kernel.cc", &k.source}});
+  a.path = entry.Path("kernel.so");
   return a;
 }
 

@@ -49,43 +49,26 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
-  bool cache = !CacheDisabled(co);
-  std::string key = HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " +
-                            cuda::ToolchainFingerprint() + "\n--header\n" + header);
-  std::string dir = CacheDir(co) + "/cuda/" + key;
+  const CacheEntry entry(co, "cuda", HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " +
+                                              cuda::ToolchainFingerprint() + "\n--header\n" + header));
   Artifact a;
   a.format = "cubin";
   cuda::CompileResult c;
-  if (cache) {
-    std::string meta;
-    const size_t kMax = size_t(256) << 20;
-    if (ReadCacheFile(dir + "/kernel.cubin", kMax, &c.cubin) &&
-        ReadCacheFile(dir + "/kernel.ptx", kMax, &c.ptx) &&
-        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) &&
-        ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
-        ReadCacheFile(dir + "/kernel.compiler", 4096, &c.compiler) &&
-        meta == std::to_string(c.cubin.size()) + " " +
-                    HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " + key) {
-      cuda::ParsePtxasReport(c.log, &c);
-      Report(c, info);
-      a.binary = c.cubin;
-      a.text = c.ptx;
-      a.path = dir + "/kernel.cubin";
-      a.from_cache = true;
-      return a;
-    }
+  if (entry.Load({{"kernel.cubin", &c.cubin}, {"kernel.ptx", &c.ptx}, {"kernel.log", &c.log},
+                  {"kernel.compiler", &c.compiler}})) {
+    cuda::ParsePtxasReport(c.log, &c);
+    Report(c, info);
+    a.binary = c.cubin;
+    a.text = c.ptx;
+    a.path = entry.Path("kernel.cubin");
+    a.from_cache = true;
+    return a;
   }
   c = cuda::Compile(k.source, target.arch, {bo.include_dir}, {});
-  if (cache) {
-    MakeDirs(dir);
-    AtomicWrite(dir + "/kernel.cubin", c.cubin);
-    AtomicWrite(dir + "/kernel.ptx", c.ptx);
-    AtomicWrite(dir + "/kernel.log", c.log);
-    AtomicWrite(dir + "/kernel.compiler", c.compiler);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(c.cubin.size()) + " " +
-                                          HashHex(c.cubin + c.ptx + "\n" + c.log + "\n" + c.compiler) + " " +
-                                          key);
-    a.path = dir + "/kernel.cubin";
+  if (entry.enabled()) {
+    entry.Publish({{"kernel.cubin", &c.cubin}, {"kernel.ptx", &c.ptx}, {"kernel.log", &c.log},
+                   {"kernel.compiler", &c.compiler}});
+    a.path = entry.Path("kernel.cubin");
   }
   Report(c, info);
   a.binary = c.cubin;

@@ -47,40 +47,26 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
-  bool cache = !CacheDisabled(co);
-  std::string key = HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::HipccVersion() +
-                            "\n--flags " + hip::CompileFlags() + "\n--header\n" + header);
-  std::string dir = CacheDir(co) + "/hip/" + key;
+  const CacheEntry entry(co, "hip",
+                         HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::HipccVersion() +
+                                 "\n--flags " + hip::CompileFlags() + "\n--header\n" + header));
   Artifact a;
   a.format = "hsaco";
   hip::CompileResult c;
-  auto digest = [&] { return HashHex(c.code_object + c.assembly + "\n" + c.log + "\n" + c.compiler); };
-  if (cache) {
-    std::string meta;
-    const size_t kMax = size_t(256) << 20;
-    if (ReadCacheFile(dir + "/kernel.co", kMax, &c.code_object) &&
-        ReadCacheFile(dir + "/kernel.s", kMax, &c.assembly) &&
-        ReadCacheFile(dir + "/kernel.log", kMax, &c.log) &&
-        ReadCacheFile(dir + "/kernel.compiler", 4096, &c.compiler) &&
-        ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
-        meta == std::to_string(c.code_object.size()) + " " + digest() + " " + key) {
-      Report(c, info);
-      a.binary = c.code_object;
-      a.text = c.assembly;
-      a.path = dir + "/kernel.co";
-      a.from_cache = true;
-      return a;
-    }
+  if (entry.Load({{"kernel.co", &c.code_object}, {"kernel.s", &c.assembly}, {"kernel.log", &c.log},
+                  {"kernel.compiler", &c.compiler}})) {
+    Report(c, info);
+    a.binary = c.code_object;
+    a.text = c.assembly;
+    a.path = entry.Path("kernel.co");
+    a.from_cache = true;
+    return a;
   }
   c = hip::Compile(k.source, k.target.arch, bo.include_dir);
-  if (cache) {
-    MakeDirs(dir);
-    AtomicWrite(dir + "/kernel.co", c.code_object);
-    AtomicWrite(dir + "/kernel.s", c.assembly);
-    AtomicWrite(dir + "/kernel.log", c.log);
-    AtomicWrite(dir + "/kernel.compiler", c.compiler);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(c.code_object.size()) + " " + digest() + " " + key);
-    a.path = dir + "/kernel.co";
+  if (entry.enabled()) {
+    entry.Publish({{"kernel.co", &c.code_object}, {"kernel.s", &c.assembly}, {"kernel.log", &c.log},
+                   {"kernel.compiler", &c.compiler}});
+    a.path = entry.Path("kernel.co");
   }
   Report(c, info);
   a.binary = c.code_object;

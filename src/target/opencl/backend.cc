@@ -66,31 +66,22 @@ Artifact BuildProgram(const CompiledKernel& k, const PassConfig&, const BuildOpt
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
-  bool cache = !CacheDisabled(co);
-  std::string key = HashHex(k.source + "\n--options " + options + "\n--device " + dev.name + "\n" +
-                            dev.vendor + "\n" + dev.version + "\n" + dev.driver);
-  std::string dir = CacheDir(co) + "/opencl/" + key;
+  const CacheEntry entry(co, "opencl",
+                         HashHex(k.source + "\n--options " + options + "\n--device " + dev.name + "\n" +
+                                 dev.vendor + "\n" + dev.version + "\n" + dev.driver));
   Artifact a;
   a.format = "opencl";
-  if (cache) {
-    std::string bin, meta;
-    if (ReadCacheFile(dir + "/kernel.bin", size_t(256) << 20, &bin) &&
-        ReadCacheFile(dir + "/kernel.meta", 4096, &meta) &&
-        meta == std::to_string(bin.size()) + " " + HashHex(bin) + " " + key) {
-      a.binary = bin;
-      a.path = dir + "/kernel.bin";
-      a.from_cache = true;
-      return a;
-    }
+  if (entry.Load({{"kernel.bin", &a.binary}}, size_t(256) << 20)) {
+    a.path = entry.Path("kernel.bin");
+    a.from_cache = true;
+    return a;
   }
   auto prog = opencl::Program::FromSource(k.source, k.launch.entry, options);  // errors carry the log
   info->build_log = prog->build_log();
   a.binary = prog->Binary();
-  if (cache && !a.binary.empty()) {
-    MakeDirs(dir);
-    AtomicWrite(dir + "/kernel.bin", a.binary);
-    AtomicWrite(dir + "/kernel.meta", std::to_string(a.binary.size()) + " " + HashHex(a.binary) + " " + key);
-    a.path = dir + "/kernel.bin";
+  if (entry.enabled() && !a.binary.empty()) {
+    entry.Publish({{"kernel.bin", &a.binary}});
+    a.path = entry.Path("kernel.bin");
   }
   return a;
 }
