@@ -20,7 +20,7 @@
 #include "runtime/runtime_module.h"
 #include "runtime/scalar_abi.h"
 #include "target/backend.h"
-#include "target/cpu/codegen_cpu.h"
+#include "ir/params.h"
 #include "target/cuda/nvrtc.h"
 #include "target/launch_spec_builder.h"
 #include "transform/cuda_passes.h"

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "target/cpu/codegen_cpu.h"
+#include "ir/params.h"
 #include "target/cuda/codegen_cuda.h"
 
 namespace tl {

@@ -9,7 +9,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "runtime/module.h"
-#include "target/cpu/codegen_cpu.h"
+#include "ir/params.h"
 #include "target/cuda/tensor_maps.h"
 
 namespace tl {

@@ -12,8 +12,6 @@
 #include "target/target.h"
 
 namespace tl {
-/// Symbolic size vars of a function, in order of first appearance in parameter shapes.
-std::vector<Var> SymbolicVars(const PrimFunc& f);
 /// The generated source defines TL_CPU_ISA (isa.level) before including the device headers, so the
 /// micro-kernel family follows the target, not whatever the compiler flags happen to enable.
 std::string CodegenCPU(const PrimFunc& f, const Target& target);

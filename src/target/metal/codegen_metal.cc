@@ -6,7 +6,7 @@
 
 #include "ir/functor.h"
 #include "target/codegen_c.h"
-#include "target/cpu/codegen_cpu.h"
+#include "ir/params.h"
 #include "target/cuda/codegen_cuda.h"
 
 namespace tl {
