@@ -51,5 +51,5 @@ if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvr
   pip install -q "nvidia-cuda-nvrtc>=12"
 fi
 step "building and installing the package (editable, with the GoogleTest suite in the same tree, build/py; the C++ build takes a few minutes)"
-pip install -q --no-build-isolation -C cmake.define.TL_BUILD_TESTS=ON -e .
+pip install -q --no-build-isolation --config-settings=cmake.define.TL_BUILD_TESTS=ON -e .
 step "done: . .venv/bin/activate, then python -m pytest tests/python"

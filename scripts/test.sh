@@ -10,15 +10,24 @@
 # run reuses the host-compiler builds of the first instead of repeating them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase() { echo "test.sh: $* (at ${SECONDS} s)"; }
+phase "setup"
 bash scripts/setup.sh
 . .venv/bin/activate
+phase "ctest (build/py)"
 ctest --test-dir build/py --output-on-failure -j2
 # Sanitizers: undefined behaviour is fatal (no recovery), leaks are reported and fail the test.
+phase "building build/asan"
 bash scripts/build_asan.sh
+phase "ctest (build/asan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j2
 export TILELANG_TEST_CACHE_DIR="${TILELANG_TEST_CACHE_DIR:-$PWD/build/kernel-cache}"
+phase "pytest on two workers"
 python -m pytest tests/python -q -n 2 -m "not serial"
+phase "pytest, the serial tests"
 python -m pytest tests/python -q -m serial
+phase "pytest against the sanitised extension"
 # The Python extension itself under the sanitizers (scripts/test_python_asan.sh).
 bash scripts/test_python_asan.sh
+phase "done"
