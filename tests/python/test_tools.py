@@ -14,6 +14,7 @@ import tilelang
 from tilelang import TensorSupplyType
 from tilelang.errors import TileLangArgumentError, TileLangCompileError, TileLangUnsupportedError
 from tilelang.tools import ir_lower_trace, layout_tables, plot_layout
+from tilelang.tools.lower_trace import abbreviate_layouts
 
 
 def _small_matmul():
@@ -392,3 +393,39 @@ def test_lower_trace_uses_the_kernels_pass_configs(tmp_path, monkeypatch):
     (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     final = (d / "final_source.cu").read_text()
     assert "for sm_86" in final and "cp_async" not in final
+
+
+_FRAG = 'T.call_intrin("handle", "fragment", '
+
+
+def test_trace_diffs_show_layouts_by_their_summary(tmp_path):
+    """The fragment layouts LayoutInference attaches print as 17-argument calls (hundreds of characters a
+    line): the page's diffs show the summary `tilelang info` prints instead; the dumps keep the exact IR."""
+    func = K.matmul(128, 128, 64, 128, 128, 32, dtype="float16")
+    trace = ir_lower_trace(func, target="cuda -arch=sm_80", out_dir=str(tmp_path))
+    (li,) = [p for p in trace.passes if p.name == "LayoutInference"]
+    assert 'T.call_intrin("handle", "fragment", "mma_C"' in (tmp_path / li.file_name).read_text()
+    kernel = tilelang.compile(func, target="cuda -arch=sm_80", execution_backend="emulator")
+    summaries = set(kernel.layouts.values())
+    assert "mma_C(128x128, warps 2x2)" in summaries
+    page = (tmp_path / "index.html").read_text()
+    assert "layout&lt;mma_C(128x128, warps 2x2)&gt;" in page
+    assert "&quot;fragment&quot;" not in page and '"fragment"' not in page
+    short = abbreviate_layouts(li.ir)
+    assert max(len(line) for line in short.splitlines()) < 200 < max(len(line) for line in li.ir.splitlines())
+    assert '"fragment"' not in short
+    # every line without a layout value is kept character for character, and no line is added or lost
+    full, abbreviated = li.ir.splitlines(), short.splitlines()
+    assert len(full) == len(abbreviated)
+    assert all(a == b for a, b in zip(full, abbreviated) if '"fragment"' not in a)
+    assert all(b.startswith(a[:a.index(_FRAG)]) for a, b in zip(full, abbreviated) if _FRAG in a)
+
+
+def test_abbreviate_layouts_matches_parentheses_outside_strings():
+    call = ('T.call_intrin("handle", "fragment", "striped", "striped(8x8, 32 threads, vec 2)", "at f.py:3 (a \\" ) b",'
+            ' T.call_intrin("handle", "list", T.int64(8)), (1 + (2)))')
+    text = f"x = f({call}, y)\nz = {call}"
+    assert abbreviate_layouts(text) == ("x = f(layout<striped(8x8, 32 threads, vec 2)>, y)\n"
+                                        "z = layout<striped(8x8, 32 threads, vec 2)>")
+    # an unclosed call is left alone
+    assert abbreviate_layouts(call[:-1]) == call[:-1]

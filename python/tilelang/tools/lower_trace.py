@@ -53,6 +53,51 @@ def trace_enabled():
 _SOURCE_EXT = {"cpu": "cpp", "cuda": "cu", "hip": "hip", "metal": "metal", "opencl": "cl", "webgpu": "wgsl"}
 
 
+_FRAGMENT_CALL = 'T.call_intrin("handle", "fragment", '
+
+
+def _call_end(text, start):
+    """The index just past the call whose opening parenthesis is the first one at or after `start`
+    (string literals skipped), or -1 when it is not closed on this text."""
+    depth, i, n = 0, text.index("(", start), len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def abbreviate_layouts(ir):
+    """The IR with each fragment layout value (a T.call_intrin("handle", "fragment", kind, summary, ...) of
+    17 arguments, hundreds of characters) shown as its summary, the one `tilelang info` prints:
+    layout<mma_C(128x128, warps 2x2)>. For the trace's diffs, which otherwise run off the page; the dump
+    files keep the IR exactly."""
+    out, pos = [], 0
+    while True:
+        at = ir.find(_FRAGMENT_CALL, pos)
+        if at < 0:
+            break
+        end = _call_end(ir, at)
+        m = re.match(r'"[^"]*", "([^"]*)"', ir[at + len(_FRAGMENT_CALL):])
+        if end < 0 or not m:
+            out.append(ir[pos:at + len(_FRAGMENT_CALL)])
+            pos = at + len(_FRAGMENT_CALL)
+            continue
+        out.append(ir[pos:at] + f"layout<{m.group(1)}>")
+        pos = end
+    out.append(ir[pos:])
+    return "".join(out)
+
+
 class PassRecord:
     """One pass of the pipeline: its name, the IR text after it, its time and whether it changed the IR."""
 
@@ -124,14 +169,14 @@ class LowerTrace:
         esc = html.escape
         differ = difflib.HtmlDiff(tabsize=4, wrapcolumn=100)
         rows, sections = [], []
-        prev_name, prev = "input", self.input_ir.splitlines()
+        prev_name, prev = "input", abbreviate_layouts(self.input_ir).splitlines()
         for p in self.passes:
             anchor = f"pass{p.index}"
             status = "changed" if p.changed else "unchanged"
             rows.append(f'<tr class="{status}"><td>{p.index:02d}</td><td><a href="#{anchor}">{esc(p.name)}</a></td>'
                         f'<td class="num">{p.ms:.3f}</td><td>{status}</td>'
                         f'<td><a href="{esc(p.file_name)}">{esc(p.file_name)}</a></td></tr>')
-            cur = p.ir.splitlines()
+            cur = abbreviate_layouts(p.ir).splitlines()
             if cur == prev:
                 body = "<p class=\"note\">IR unchanged by this pass.</p>"
             else:
@@ -162,7 +207,8 @@ p.note {{ color: #888; }}
 </style></head><body>
 <h1>Lower trace of <code>{esc(self.func_name)}</code> for target <code>{esc(self.target_name)}</code></h1>
 <p>{len(self.passes)} passes, {self.total_ms:.3f} ms in all; input IR: <a href="00_input.txt">00_input.txt</a>.
-Passes that changed nothing are greyed out.</p>
+Passes that changed nothing are greyed out. In the diffs a layout value shows as its summary,
+<code>layout&lt;mma_C(128x128, warps 2x2)&gt;</code> (as <code>tilelang info</code> prints it); the dump files hold the full IR.</p>
 <table class="passes"><tr><th>#</th><th>pass</th><th>ms</th><th>IR</th><th>dump</th></tr>
 {chr(10).join(rows)}
 </table>
@@ -200,9 +246,9 @@ def _print_to_terminal(trace, stream=None):
     """The "terminal" mode: the pass summary, then a unified diff of each pass that changed the IR."""
     stream = stream or sys.stderr
     out = [trace.summary()]
-    prev_name, prev = "input", trace.input_ir.splitlines()
+    prev_name, prev = "input", abbreviate_layouts(trace.input_ir).splitlines()
     for p in trace.passes:
-        cur = p.ir.splitlines()
+        cur = abbreviate_layouts(p.ir).splitlines()
         if cur != prev:
             out.append(f"--- {p.index:02d} {p.name}")
             out.extend(difflib.unified_diff(prev, cur, prev_name, f"after {p.name}", n=2, lineterm=""))
