@@ -126,7 +126,8 @@ class LayoutInferencer : public LayoutRuleContext {
   int64_t VecFor(int64_t inner, int bytes) const {
     int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
     while (v > 1 && inner % v) v /= 2;
-    return features_.vector_shared_stores ? v : std::min<int64_t>(v, 4);  // 16-byte chunks (global -> LDS copies)
+    // whole 16-byte chunks where shared memory takes them from registers (global -> LDS copies)
+    return features_.vector_shared_stores ? v : std::min<int64_t>(v, 4);
   }
 
   // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
@@ -242,9 +243,10 @@ class LayoutInferencer : public LayoutRuleContext {
     return true;
   }
 
- public:               // the built-in ops' layout rules (registered below)
+ public:  // the built-in ops' layout rules (registered below)
   bool InferGemm(const GemmNode* g) {
-    if (features_.matrix == MatrixUnit::kMfma) return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
+    if (features_.matrix == MatrixUnit::kMfma)
+      return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);

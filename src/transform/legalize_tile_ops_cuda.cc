@@ -130,10 +130,10 @@ class Legalizer : public IRMutator {
                                     " is an AMD MFMA option; it has no effect on " + ctx_.features.name);
     if (auto* t = As<TmaCopyNode>(s)) {  // T.tma_copy: TMA or an error (lower_tma.cc lowers it)
       if (!ctx_.features.tma)
-        throw UserError(ErrorKind::kUnsupported,
-                        "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " +
-                            ctx_.features.label,
-                        t->span);
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " + ctx_.features.label,
+            t->span);
       CudaPassContext explicit_ctx = ctx_;
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
@@ -222,8 +222,9 @@ class Legalizer : public IRMutator {
           } else {
             ctx_.info->choices.push_back(
                 line +
-                (ctx_.features.async_copy == AsyncCopy::kSynchronous ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
-                                    "synchronous on HIP, docs/hip.md)"
+                (ctx_.features.async_copy == AsyncCopy::kSynchronous
+                     ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
+                       "synchronous on HIP, docs/hip.md)"
                  : user != user_contig_.end()
                      ? ": 16-byte cp.async into a shared tile with its T.annotate_layout layout"
                      : ": 16-byte cp.async into a swizzled shared tile") +

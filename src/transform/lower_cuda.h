@@ -1,4 +1,6 @@
-// The CUDA lowering: tile program -> thread-level program (docs/thread_ir.md).
+// The shared GPU lowering (CUDA, HIP, Metal, OpenCL): tile program -> thread-level program
+// (docs/thread_ir.md), on the GpuFeatures of the target (src/target/gpu_features.h; each GPU backend
+// builds its own).
 //
 //   LegalizeTileOpsCUDA  copies / fills / atomics that are plain loops become T.Parallel nests;
 //                        global->shared copies that can use 16-byte cp.async stay copy ops (the

@@ -13,7 +13,7 @@ GpuFeatures HipFeatures(const Target& t) {
   f.swizzle = SharedSwizzle::kXor;         // (MFMA operand tiles take their own: hip/mfma_lds.cc)
   f.shuffle = true;                        // ds_bpermute
   f.wave = t.warp_size;
-  f.vector_shared_loads = true;  // ds_read_b128
+  f.vector_shared_loads = true;   // ds_read_b128
   f.vector_shared_stores = true;  // ds_write_b128
   f.int_to_global_pointer = true;
   f.smem_limit = t.smem_limit;

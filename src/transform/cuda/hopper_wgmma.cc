@@ -130,17 +130,14 @@ void CheckHopperCall(const Expr& e, const GpuFeatures& t, const Span& sp) {
   if (!c) return;
   if (c->op == "tl.set_max_nreg" && !t.wgmma)
     throw UserError(ErrorKind::kUnsupported,
-                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " +
-                        t.label,
-                    sp);
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + t.label, sp);
   if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
   std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
   if (!t.tma)
-    throw UserError(ErrorKind::kUnsupported,
-                    name +
-                        " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
-                        t.label,
-                    sp);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        name + " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " + t.label,
+        sp);
 }
 
 namespace cuda_lowering {

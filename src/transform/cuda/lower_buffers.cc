@@ -49,9 +49,7 @@ int64_t CudaTileLowerer::Stages(const Buffer& b) const {
 int64_t CudaTileLowerer::PaddedSharedSize(const Buffer& b, int64_t n) {
   // HIP: a k-rows tile whose rows are padded in LDS (MfmaLdsRowElems: 48 16-bit columns take 64)
   int64_t cols;
-  if (!k_rows_.count(b.get()) || b->shape.size() < 2 ||
-      !AsConstInt(b->shape.back(), &cols))
-    return n;
+  if (!k_rows_.count(b.get()) || b->shape.size() < 2 || !AsConstInt(b->shape.back(), &cols)) return n;
   return n / cols * MfmaLdsRowElems(cols, b->dtype.bytes());
 }
 

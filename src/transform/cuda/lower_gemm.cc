@@ -157,7 +157,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   switch (ctx_.features.matrix) {
     case MatrixUnit::kSimdgroupMatrix: return LowerGemmSimdgroup(g);  // src/transform/metal/
-    case MatrixUnit::kMfma: return LowerGemmMfma(g);                   // src/transform/hip/
+    case MatrixUnit::kMfma: return LowerGemmMfma(g);                  // src/transform/hip/
     case MatrixUnit::kNone: return LowerGemmSIMT(g);
     case MatrixUnit::kMmaSync: break;
   }

@@ -51,9 +51,10 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     ctx_.info->choices.push_back(
         Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
         (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : "") +
-        (ctx_.features.subgroup_reduce ? " (the quad exchange through shared memory: a row spans 4 work-items and "
-                                 "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
-                               : ""));
+        (ctx_.features.subgroup_reduce
+             ? " (the quad exchange through shared memory: a row spans 4 work-items and "
+               "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
+             : ""));
     Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
     Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
