@@ -3,7 +3,7 @@ for every GPU target and a few pass configs, one file each, with no binary built
 that must not change generated code, then `diff -r BEFORE AFTER` (issue 33: zero diffs). Usage:
     python scripts/gpu_source_snapshot.py OUT_DIR"""
 import os, sys, traceback
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "tests", "python")))
 import tilelang
 from tilelang import _ffi
 from tilelang import language as T
