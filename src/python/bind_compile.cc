@@ -24,6 +24,7 @@
 #include "target/cuda/nvrtc.h"
 #include "target/launch_spec_builder.h"
 #include "transform/cuda_passes.h"
+#include "target/cuda/target.h"
 #include "transform/lower_cuda.h"
 #include "transform/pass_config.h"
 
@@ -256,7 +257,7 @@ void BindCompile(nb::module_& m) {
         auto it = passes.find(name);
         if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
         CudaLowerInfo info;
-        CudaPassContext ctx{ParseCudaTarget(target), lower_opts(cfg), &info};
+        CudaPassContext ctx{CudaFeatures(ParseCudaTarget(target)), lower_opts(cfg), &info};
         return it->second(f, ctx);
       },
       "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80",

@@ -10,11 +10,11 @@
 
 namespace tl {
 
-/// What every CUDA pass may read besides its input function: the target and the options. `info`
+/// What every GPU pass may read besides its input function: what the hardware offers and the options. `info`
 /// collects diagnostics for the user (choices, warnings, the shared-memory table); no pass reads
 /// it. Everything one pass decides for a later one is in the IR (docs/thread_ir.md, "Facts").
 struct CudaPassContext {
-  CudaTarget target;
+  GpuFeatures features;
   CudaLowerOptions opt;
   CudaLowerInfo* info = nullptr;
 };

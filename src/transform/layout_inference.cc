@@ -126,7 +126,8 @@ class LayoutInferencer : public LayoutRuleContext {
   int64_t VecFor(int64_t inner, int bytes) const {
     int64_t v = std::max<int64_t>(1, 16 / std::max(1, bytes));
     while (v > 1 && inner % v) v /= 2;
-    return mfma_ ? v : std::min<int64_t>(v, 4);  // HIP: 16-byte chunks (global -> LDS copies)
+    // whole 16-byte chunks where shared memory takes them from registers (global -> LDS copies)
+    return features_.vector_shared_stores ? v : std::min<int64_t>(v, 4);
   }
 
   // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
@@ -242,10 +243,10 @@ class LayoutInferencer : public LayoutRuleContext {
     return true;
   }
 
- public:               // the built-in ops' layout rules (registered below)
-  bool mfma_ = false;  // the target's T.gemm is MFMA (HIP): src/transform/hip/mfma_rules.cc
+ public:  // the built-in ops' layout rules (registered below)
   bool InferGemm(const GemmNode* g) {
-    if (mfma_) return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
+    if (features_.matrix == MatrixUnit::kMfma)
+      return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
@@ -259,7 +260,7 @@ class LayoutInferencer : public LayoutRuleContext {
           "T.gemm needs a whole number of warps; the kernel has " + std::to_string(threads_) + " threads",
           g->span);
     int64_t warps = threads_ / 32;
-    if (WgmmaPlan p = PlanWgmma(g, target_, threads_, &user_shared_);
+    if (WgmmaPlan p = PlanWgmma(g, features_, opt_, threads_, &user_shared_);
         p.ok) {  // sm_90a: the wgmma accumulator (and A)
       bool ch =
           Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
@@ -405,7 +406,8 @@ class LayoutInferencer : public LayoutRuleContext {
   int64_t threads_ = 0;
 
  public:
-  CudaTarget target_;
+  GpuFeatures features_;
+  CudaLowerOptions opt_;
 
  private:
   std::map<const BufferNode*, Fragment> layout_;
@@ -448,8 +450,8 @@ void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = 
 
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
   LayoutInferencer inf;
-  inf.mfma_ = ctx.target.mfma;
-  inf.target_ = ctx.target;
+  inf.features_ = ctx.features;
+  inf.opt_ = ctx.opt;
   inf.Run(FindKernel(f->body));
   return WithBody(f, inf.Annotate(f->body));
 }

@@ -125,15 +125,15 @@ class Legalizer : public IRMutator {
   }
 
   Stmt VisitTileOp(const Stmt& s) override {
-    if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && !ctx_.target.mfma)
+    if (auto* g = As<GemmNode>(s); g && g->k_pack != 1 && ctx_.features.matrix != MatrixUnit::kMfma)
       ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
-                                    " is an AMD MFMA option; it has no effect on " + ctx_.target.backend);
+                                    " is an AMD MFMA option; it has no effect on " + ctx_.features.name);
     if (auto* t = As<TmaCopyNode>(s)) {  // T.tma_copy: TMA or an error (lower_tma.cc lowers it)
-      if (ctx_.target.sm < 90 || ctx_.target.mfma || !ctx_.target.cp_async || !ctx_.target.swizzle)
-        throw UserError(ErrorKind::kUnsupported,
-                        "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " +
-                            (ctx_.target.backend == "CUDA" ? ctx_.target.arch : ctx_.target.backend),
-                        t->span);
+      if (!ctx_.features.tma)
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " + ctx_.features.label,
+            t->span);
       CudaPassContext explicit_ctx = ctx_;
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
@@ -150,28 +150,25 @@ class Legalizer : public IRMutator {
     }
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
-      if (to_shared && !ctx_.target.cp_async) {  // OpenCL: no async copies; nothing to warn about
+      if (to_shared && ctx_.features.async_copy == AsyncCopy::kNone) {  // nothing to warn about
         ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
-                                     c->dst.buffer->name + ": synchronous loads (" + ctx_.target.backend +
+                                     c->dst.buffer->name + ": synchronous loads (" + ctx_.features.name +
                                      " has no async copy)");
         return TileOpToParallelLoops(s);
       }
       bool from_shared = c->src.buffer->scope == Scope::kShared && c->dst.buffer->scope == Scope::kGlobal;
-      if (from_shared && bound_.count(c->dst.buffer.get()) && ctx_.target.sm >= 90 && !ctx_.target.mfma &&
-          ctx_.target.swizzle && ctx_.target.cp_async) {
+      if (from_shared && bound_.count(c->dst.buffer.get()) && ctx_.features.tma) {
         ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
                                      c->dst.buffer->name + ": thread stores (not a TMA store: '" +
                                      c->dst.buffer->name + "' is at an address read from a pointer table)");
-      } else if (from_shared && user_contig_.count(c->src.buffer.get()) && ctx_.target.sm >= 90 &&
-                 !ctx_.target.mfma && ctx_.target.swizzle && ctx_.target.cp_async) {
+      } else if (from_shared && user_contig_.count(c->src.buffer.get()) && ctx_.features.tma) {
         ctx_.info->warnings.push_back(
             Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
             " is not a TMA store: '" + c->src.buffer->name +
             "' has a layout from T.annotate_layout, which no TMA swizzle mode reads; "
             "it uses thread stores");
         ctx_.info->choices.push_back(ctx_.info->warnings.back());
-      } else if (from_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle &&
-                 ctx_.target.cp_async) {
+      } else if (from_shared && ctx_.features.tma) {
         TmaPlan p;
         std::string why = TmaBlocker(c, ctx_, &p);
         if (why.empty()) {
@@ -187,7 +184,7 @@ class Legalizer : public IRMutator {
       }
       std::string no_tma;  // sm_90+: why the copy is not TMA
       auto user = to_shared ? user_contig_.find(c->dst.buffer.get()) : user_contig_.end();
-      bool hopper = ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle;
+      bool hopper = ctx_.features.tma;
       if (to_shared && bound_.count(c->src.buffer.get()) && hopper)
         no_tma = "'" + c->src.buffer->name +
                  "' is at an address read from a pointer table, and TMA tensor maps "
@@ -195,7 +192,7 @@ class Legalizer : public IRMutator {
       else if (user != user_contig_.end() && hopper)
         no_tma = "'" + c->dst.buffer->name +
                  "' has a layout from T.annotate_layout, which no TMA swizzle mode writes";
-      else if (to_shared && ctx_.target.sm >= 90 && !ctx_.target.mfma && ctx_.target.swizzle) {
+      else if (to_shared && ctx_.features.tma) {
         TmaPlan p;
         no_tma = TmaBlocker(c, ctx_, &p);
         if (no_tma.empty()) {
@@ -225,8 +222,9 @@ class Legalizer : public IRMutator {
           } else {
             ctx_.info->choices.push_back(
                 line +
-                (ctx_.target.mfma ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
-                                    "synchronous on HIP, docs/hip.md)"
+                (ctx_.features.async_copy == AsyncCopy::kSynchronous
+                     ? ": 16-byte copies into a swizzled LDS tile (tl.cp_async; "
+                       "synchronous on HIP, docs/hip.md)"
                  : user != user_contig_.end()
                      ? ": 16-byte cp.async into a shared tile with its T.annotate_layout layout"
                      : ": 16-byte cp.async into a swizzled shared tile") +
@@ -264,20 +262,20 @@ PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
   const KernelNode* k = FindKernel(f->body);
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
   int64_t T = KernelThreads(k);
-  if (T < 1 || T > ctx.target.max_threads)
+  if (T < 1 || T > ctx.features.max_threads)
     throw UserError(ErrorKind::kResource,
-                    "a " + ctx.target.backend + " block has at most " +
-                        std::to_string(ctx.target.max_threads) + " threads; this kernel asks for " +
+                    "a " + ctx.features.name + " block has at most " +
+                        std::to_string(ctx.features.max_threads) + " threads; this kernel asks for " +
                         std::to_string(T),
                     k->span);
   ctx.info->threads = T;
   Legalizer leg(ctx);
   PostOrderVisitStmt(k->body, [&](const Stmt& x) {
     auto* a = As<AttrStmtNode>(x);
-    if (a && a->key == "tl.buffer_bind" && (ctx.target.backend == "OpenCL" || ctx.target.backend == "Metal"))
+    if (a && a->key == "tl.buffer_bind" && !ctx.features.int_to_global_pointer)
       throw UserError(ErrorKind::kUnsupported,
                       "T.make_tensor at an address from a pointer table ('" + a->node->name +
-                          "') is not supported on " + ctx.target.backend +
+                          "') is not supported on " + ctx.features.name +
                           ", whose kernels cannot turn an integer into a global pointer; it "
                           "works on CUDA, HIP and the CPU",
                       a->span);

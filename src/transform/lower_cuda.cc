@@ -1,15 +1,15 @@
-// LowerForCUDA: the entry point of the CUDA lowering (the passes are one per file; the order is
-// RunCudaPipeline's in pipeline.cc).
+// LowerForGPU: the entry point of the shared GPU lowering (the passes are one per file; the order is
+// RunCudaPipeline's in pipeline.cc). Each GPU backend calls it with the GpuFeatures of its target.
 #include "transform/lower_cuda.h"
 
 #include "transform/cuda_passes.h"
 
 namespace tl {
 
-PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
-                      CudaLowerInfo* info, std::vector<PassRecord>* trace) {
+PrimFunc LowerForGPU(const PrimFunc& f, const GpuFeatures& features, const CudaLowerOptions& opt,
+                     CudaLowerInfo* info, std::vector<PassRecord>* trace) {
   CudaLowerInfo local;
-  CudaPassContext ctx{target, opt, info ? info : &local};
+  CudaPassContext ctx{features, opt, info ? info : &local};
   return RunCudaPipeline(f, ctx, trace);
 }
 

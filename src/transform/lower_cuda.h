@@ -1,4 +1,6 @@
-// The CUDA lowering: tile program -> thread-level program (docs/thread_ir.md).
+// The shared GPU lowering (CUDA, HIP, Metal, OpenCL): tile program -> thread-level program
+// (docs/thread_ir.md), on the GpuFeatures of the target (src/target/gpu_features.h; each GPU backend
+// builds its own).
 //
 //   LegalizeTileOpsCUDA  copies / fills / atomics that are plain loops become T.Parallel nests;
 //                        global->shared copies that can use 16-byte cp.async stay copy ops (the
@@ -18,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "target/cuda/target.h"
+#include "target/gpu_features.h"
 #include "transform/pipeline.h"
 
 namespace tl {
@@ -26,6 +28,7 @@ namespace tl {
 struct CudaLowerOptions {
   bool disable_barriers = false;          // pass config "tl.disable_barrier_insertion" (for race tests)
   bool disable_cp_async = false;          // "tl.disable_async_copy"
+  bool disable_wgmma = false;             // "tl.disable_wgmma": sm_90a T.gemm uses mma.sync
   bool disable_tma = false;               // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async
   bool corrupt_mma_layout = false;        // test-only: stores mma accumulators with two columns swapped
   bool skip_fence_proxy = false;          // test-only: wgmma without fence.proxy.async before it
@@ -37,7 +40,9 @@ struct CudaLowerOptions {
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).
 using CudaLowerInfo = CompileInfo;
 
-PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
-                      CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);
+/// The shared GPU lowering for a target with `features` (each GPU backend builds its own:
+/// src/target/<kind>/target.cc).
+PrimFunc LowerForGPU(const PrimFunc& f, const GpuFeatures& features, const CudaLowerOptions& opt,
+                     CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);
 
 }  // namespace tl

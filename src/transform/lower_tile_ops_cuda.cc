@@ -50,13 +50,13 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       stages_[a->node.get()] = k;
     }
     // MFMA operands read down columns (rows are k): their LDS tiles take the k-rows swizzle.
-    if (auto* g = As<GemmNode>(x); g && ctx_.target.mfma) {
+    if (auto* g = As<GemmNode>(x); g && ctx_.features.matrix == MatrixUnit::kMfma) {
       if (g->trans_A && g->A.buffer->scope == Scope::kShared) k_rows_[g->A.buffer.get()] = true;
       if (!g->trans_B && g->B.buffer->scope == Scope::kShared) k_rows_[g->B.buffer.get()] = true;
     }
   });
   half_swap_.clear();
-  if (ctx_.target.mfma) ScanMfmaHalfSwapTiles(kbody);  // hip/mfma_lds.cc
+  if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaHalfSwapTiles(kbody);  // hip/mfma_lds.cc
   for (auto& u : user_shared_) {  // a layout from T.annotate_layout replaces the compiler's
     half_swap_.erase(u.first);
     k_rows_.erase(u.first);
@@ -209,7 +209,7 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   // T.print outside a parallel loop runs once per block, like a scalar store.
-  if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.target, s->span);  // hopper_wgmma.cc
+  if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.features, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
     if (auto* c = As<CallNode>(ev->value); c && (c->op == "print" || c->op == "tl.mbarrier_init"))
       return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);

@@ -87,16 +87,16 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
       .Run(
           "Simplify", [](const PrimFunc& g) { return Simplify(g); }, IRStage::kThread);
-  if (ctx.target.simdgroup)  // Metal
+  if (ctx.features.matrix == MatrixUnit::kSimdgroupMatrix)  // simdgroup_matrix staging (transform/metal/)
     d.Run("HoistSimdgroupStaging", with(HoistSimdgroupStaging), IRStage::kThread);
-  if (ctx.target.mfma)  // HIP: no async copy; pipelined copies go through registers
+  if (ctx.features.async_copy == AsyncCopy::kSynchronous)  // pipelined copies go through registers
     d.Run("StagePrefetchInRegisters", with(StagePrefetchInRegisters), IRStage::kThread);
   d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
       .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
       .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
-  if (ctx.target.backend == "OpenCL")
+  if (ctx.features.hoist_branch_barriers)  // PoCL: hoist_branch_barriers.cc
     d.Run("HoistBranchBarriers", with(HoistBranchBarriers), IRStage::kSharedPlanned);
-  if (ctx.target.arch == "sm_90a")  // warp specialisation (transform/cuda/warp_specialize.cc)
+  if (ctx.features.wgmma)  // warp specialisation (transform/cuda/warp_specialize.cc)
     d.Run("WsNamedBarriers", with(WsNamedBarriers), IRStage::kSharedPlanned);
   return d.result();
 }

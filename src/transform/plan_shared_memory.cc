@@ -87,7 +87,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     Item it;
     it.b = b;
     it.bytes = (n * b->dtype.bytes() + 15) / 16 * 16;
-    if (ctx.target.sm >= 90 && it.bytes >= 1024) it.align = 1024;
+    if (ctx.features.swizzle == SharedSwizzle::kTma && it.bytes >= 1024) it.align = 1024;
     it.shape = std::to_string(n);
     items.push_back(it);
   }
@@ -144,7 +144,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype"
     << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes";
   // sm_90+: how each buffer is aligned (1 KB swizzle atoms; TMA tiles: whole swizzle patterns)
-  const bool show_align = ctx.target.sm >= 90;
+  const bool show_align = ctx.features.swizzle == SharedSwizzle::kTma;
   if (show_align) t << std::setw(8) << "align";
   t << std::setw(10) << "offset" << "\n";
   int64_t sum = 0;
@@ -159,14 +159,14 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   for (auto& it : items) pad -= it.bytes;
   t << "total " << total << " bytes (" << sum << " before reuse"
     << (pad > 0 ? ", " + std::to_string(pad) + " of alignment padding" : "") << "), limit "
-    << ctx.target.smem_limit << " bytes on " << ctx.target.arch << "\n";
+    << ctx.features.smem_limit << " bytes on " << ctx.features.arch << "\n";
   ctx.info->smem_report = t.str();
   ctx.info->smem_bytes = total;
-  if (total > ctx.target.smem_limit)
+  if (total > ctx.features.smem_limit)
     throw UserError(ErrorKind::kResource,
                     "kernel '" + f->name + "' needs " + std::to_string(total) + " bytes of " +
-                        (ctx.target.backend == "OpenCL" ? "local" : "shared") + " memory, over the " +
-                        std::to_string(ctx.target.smem_limit) + "-byte limit of " + ctx.target.arch +
+                        ctx.features.shared_memory_name + " memory, over the " +
+                        std::to_string(ctx.features.smem_limit) + "-byte limit of " + ctx.features.arch +
                         "; reduce the tile sizes or num_stages:\n" + t.str(),
                     k->span);
 

@@ -13,6 +13,7 @@
 #include "ir/functor.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cuda/shared_address_hoist.h"
+#include "target/cuda/target.h"
 #include "transform/lower_cuda.h"
 #include "tile_gemm_fixture.h"
 

@@ -11,6 +11,7 @@
 #include "emulator/numeric.h"
 #include "layout/fragment.h"
 #include "target/cuda/codegen_cuda.h"
+#include "target/cuda/target.h"
 #include "transform/lower_cuda.h"
 #include "tile_gemm_fixture.h"
 

@@ -12,6 +12,7 @@
 #include "support/error.h"
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
+#include "target/cuda/target.h"
 #include "transform/cuda_passes.h"
 #include "transform/layout_rules.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
@@ -236,7 +237,7 @@ TEST(TileOpObjects, LayoutInferenceRunsTheOpsOwnRule) {
                                              std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
   PrimFunc f = MakePrimFunc("axpy_frag", {{MakeVar("X", DataType::Handle()), X}}, kernel);
   CompileInfo info;
-  CudaPassContext ctx{ParseCudaTarget("sm_80"), {}, &info};
+  CudaPassContext ctx{CudaFeatures(ParseCudaTarget("sm_80")), {}, &info};
   PrimFunc out = InferLayouts(f, ctx);
   // the replicated layout the rule chose is recorded on the fragment (the free default would be striped)
   Expr layout;

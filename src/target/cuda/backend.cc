@@ -9,6 +9,7 @@
 #include "target/backend.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cuda/nvrtc.h"
+#include "target/cuda/target.h"
 #include "transform/lower_cuda.h"
 
 namespace tl {
@@ -19,6 +20,7 @@ CudaLowerOptions LowerOptions(const PassConfig& pc) {
   CudaLowerOptions o;
   o.disable_barriers = pc.disable_barrier_insertion;
   o.disable_cp_async = pc.disable_async_copy;
+  o.disable_wgmma = pc.disable_wgmma;
   o.disable_tma = pc.disable_tma_lower;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
   o.skip_fence_proxy = pc.test_skip_fence_proxy;
@@ -92,9 +94,7 @@ Backend CudaBackend() {
   };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
                std::vector<PassRecord>* trace) {
-    CudaTarget target = ParseCudaTarget(t.str());
-    target.wgmma = !pc.disable_wgmma;
-    return LowerForCUDA(f, target, LowerOptions(pc), info, trace);
+    return LowerForCUDA(f, ParseCudaTarget(t.str()), LowerOptions(pc), info, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) {
     return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch);

@@ -31,4 +31,30 @@ CudaTarget ParseCudaTarget(const std::string& spec) {
   return t;
 }
 
+GpuFeatures CudaFeatures(const CudaTarget& t) {
+  GpuFeatures f;
+  f.name = "CUDA";
+  f.arch = t.arch;
+  f.label = t.arch;
+  f.matrix = MatrixUnit::kMmaSync;
+  f.fp8_mma = t.sm >= 89;  // mma.sync m16n8k32 e4m3 / e5m2
+  f.wgmma = t.arch == "sm_90a";
+  f.tma = t.sm >= 90;
+  f.async_copy = AsyncCopy::kCpAsync;
+  f.swizzle = t.sm >= 90 ? SharedSwizzle::kTma : SharedSwizzle::kXor;
+  f.shuffle = true;
+  f.wave = 32;
+  f.vector_shared_loads = true;
+  f.vector_shared_stores = false;
+  f.int_to_global_pointer = true;
+  f.smem_limit = t.smem_limit;
+  f.max_threads = t.max_threads;
+  return f;
+}
+
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
+                      CudaLowerInfo* info, std::vector<PassRecord>* trace) {
+  return LowerForGPU(f, CudaFeatures(target), opt, info, trace);
+}
+
 }  // namespace tl

@@ -3,24 +3,27 @@
 
 namespace tl {
 
-CudaTarget HipLoweringTarget(const Target& t) {
-  CudaTarget c;
-  c.arch = t.arch;
-  c.sm = 80;  // the shared GPU lowering rules, with the switches below
-  c.smem_limit = t.smem_limit;
-  c.max_threads = t.max_threads;
-  c.mma = false;      // no mma.sync / ldmatrix; T.gemm is MFMA (mfma = true)
-  c.cp_async = true;  // the async-copy IR for multi-stage LDS buffers; printed as synchronous copies
-  c.shuffle = true;
-  c.mfma = true;
-  c.wave = t.warp_size;
-  c.backend = "HIP";
-  return c;
+GpuFeatures HipFeatures(const Target& t) {
+  GpuFeatures f;
+  f.name = "HIP";
+  f.arch = t.arch;
+  f.label = "HIP";
+  f.matrix = MatrixUnit::kMfma;  // T.gemm on v_mfma (fp8 from gfx940: src/transform/hip/lower_gemm_mfma.cc)
+  f.async_copy = AsyncCopy::kSynchronous;  // multi-stage LDS buffers; each copy a global load + LDS store
+  f.swizzle = SharedSwizzle::kXor;         // (MFMA operand tiles take their own: hip/mfma_lds.cc)
+  f.shuffle = true;                        // ds_bpermute
+  f.wave = t.warp_size;
+  f.vector_shared_loads = true;   // ds_read_b128
+  f.vector_shared_stores = true;  // ds_write_b128
+  f.int_to_global_pointer = true;
+  f.smem_limit = t.smem_limit;
+  f.max_threads = t.max_threads;
+  return f;
 }
 
 PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,
                      std::vector<PassRecord>* trace) {
-  return LowerForCUDA(f, HipLoweringTarget(t), opt, info, trace);
+  return LowerForGPU(f, HipFeatures(t), opt, info, trace);
 }
 
 }  // namespace tl

@@ -1,5 +1,5 @@
-// The HIP backend's lowering target: the GPU thread-level pipeline (src/transform/lower_cuda.h)
-// with AMD CDNA's switches -- a wave64 device with 64 KB of LDS per work-group and 1024 threads, MFMA
+// The HIP backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) on what AMD
+// CDNA offers -- a wave64 device with 64 KB of LDS per work-group and 1024 threads, MFMA
 // matrix cores for T.gemm (src/transform/hip/lower_gemm_mfma.cc), cross-lane ds_bpermute shuffles for
 // reductions. Global -> LDS copies keep the async-copy IR (tl.cp_async with commit / wait groups), so
 // T.Pipelined gets num_stages rotating LDS buffers; the code generator prints each 16-byte copy as a
@@ -8,14 +8,14 @@
 #pragma once
 #include <vector>
 
-#include "target/cuda/target.h"
+#include "target/gpu_features.h"
 #include "target/target.h"
 #include "transform/lower_cuda.h"
 
 namespace tl {
 
-/// The CudaTarget the shared GPU passes read for a "hip" Target (arch gfx90a / gfx940 / ...).
-CudaTarget HipLoweringTarget(const Target& t);
+/// What the shared GPU passes read for a "hip" Target (arch gfx90a / gfx940 / ...).
+GpuFeatures HipFeatures(const Target& t);
 
 /// Tile program -> thread-level IR for HIP.
 PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,

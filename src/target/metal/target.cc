@@ -67,19 +67,22 @@ class MetalTypeCheck : public SpanTrackingVisitor {
 
 }  // namespace
 
-CudaTarget MetalLoweringTarget() {
-  CudaTarget t;
-  t.arch = "Apple GPU (Metal)";
-  t.sm = 80;  // the sm_80 lowering rules, minus the features switched off below
-  t.smem_limit = 32 * 1024;
-  t.max_threads = 1024;
-  t.mma = false;
-  t.cp_async = false;
-  t.shuffle = true;  // simd_shuffle_xor over 32-wide SIMD-groups
-  t.simdgroup = true;
-  t.swizzle = false;
-  t.backend = "Metal";
-  return t;
+GpuFeatures MetalFeatures() {
+  GpuFeatures f;
+  f.name = "Metal";
+  f.arch = "Apple GPU (Metal)";
+  f.label = "Metal";
+  f.matrix = MatrixUnit::kSimdgroupMatrix;
+  f.async_copy = AsyncCopy::kNone;
+  f.swizzle = SharedSwizzle::kNone;  // simdgroup_load reads plain rows
+  f.shuffle = true;                  // simd_shuffle_xor over 32-wide SIMD-groups
+  f.wave = 32;
+  f.vector_shared_loads = false;
+  f.vector_shared_stores = false;
+  f.int_to_global_pointer = false;
+  f.smem_limit = 32 * 1024;
+  f.max_threads = 1024;
+  return f;
 }
 
 PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* info,
@@ -92,7 +95,7 @@ PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* i
   for (auto& p : f->params)
     if (p.buffer) check.VisitBuffer(p.buffer);
   opt.disable_cp_async = true;
-  return LowerForCUDA(f, MetalLoweringTarget(), opt, info, trace);
+  return LowerForGPU(f, MetalFeatures(), opt, info, trace);
 }
 
 }  // namespace tl

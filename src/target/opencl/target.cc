@@ -3,24 +3,32 @@
 
 namespace tl {
 
-CudaTarget OpenCLLoweringTarget(const OpenCLLimits& lim) {
-  CudaTarget t;
-  t.arch = "OpenCL device " + lim.device;
-  t.sm = 80;  // the sm_80 lowering rules, minus the features switched off below
-  t.smem_limit = lim.local_mem;
-  t.max_threads = lim.max_work_group;
-  t.mma = false;
-  t.cp_async = false;
-  t.shuffle = false;
-  t.subgroups = lim.subgroups;
-  t.backend = "OpenCL";
-  return t;
+GpuFeatures OpenCLFeatures(const OpenCLLimits& lim) {
+  GpuFeatures f;
+  f.name = "OpenCL";
+  f.arch = "OpenCL device " + lim.device;
+  f.label = "OpenCL";
+  f.matrix = MatrixUnit::kNone;  // T.gemm: per-thread multiply-adds
+  f.async_copy = AsyncCopy::kNone;
+  f.swizzle = SharedSwizzle::kXor;
+  f.shuffle = false;  // OpenCL 1.2 devices (PoCL among them) need not have sub-groups
+  f.wave = 32;
+  f.subgroup_reduce = lim.subgroups;
+  f.subgroup_feature = "subgroups";
+  f.vector_shared_loads = false;
+  f.vector_shared_stores = false;
+  f.int_to_global_pointer = false;
+  f.hoist_branch_barriers = true;  // PoCL corrupts its heap on a barrier in both branches
+  f.smem_limit = lim.local_mem;
+  f.max_threads = lim.max_work_group;
+  f.shared_memory_name = "local";
+  return f;
 }
 
 PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
                         std::vector<PassRecord>* trace) {
   opt.disable_cp_async = true;
-  return LowerForCUDA(f, OpenCLLoweringTarget(lim), opt, info, trace);
+  return LowerForGPU(f, OpenCLFeatures(lim), opt, info, trace);
 }
 
 }  // namespace tl

@@ -1,5 +1,5 @@
-// The OpenCL backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) with
-// the switches OpenCL needs -- work-groups are blocks and __local memory is shared memory; no
+// The OpenCL backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) on what
+// OpenCL offers -- work-groups are blocks and __local memory is shared memory; no
 // tensor-core mma (T.gemm becomes per-thread multiply-adds over the same accumulator layout), no
 // async copies, no warp shuffles: reductions exchange partials through __local memory (OpenCL 1.2
 // devices, PoCL on a CPU among them, need not have sub-groups); with the target feature "subgroups"
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "target/cuda/target.h"
+#include "target/gpu_features.h"
 #include "transform/lower_cuda.h"
 
 namespace tl {
@@ -23,7 +23,8 @@ struct OpenCLLimits {
   bool subgroups = false;  // cl_khr_subgroups reductions (the target's feature "subgroups")
 };
 
-CudaTarget OpenCLLoweringTarget(const OpenCLLimits& lim);
+/// What an OpenCL device with `lim` offers.
+GpuFeatures OpenCLFeatures(const OpenCLLimits& lim);
 
 /// Tile program -> thread-level IR for OpenCL (`opt.disable_cp_async` is forced on).
 PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,

@@ -38,15 +38,15 @@ bool PanelsFit(int64_t start, int64_t extent, int64_t panel) {
 
 }  // namespace
 
-WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads,
+WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const CudaLowerOptions& opt, int64_t threads,
                     const std::map<const BufferNode*, SharedLayout>* user) {
   WgmmaPlan p;
   auto no = [&](const std::string& why) {
     p.why = why;
     return p;
   };
-  if (t.arch != "sm_90a" || !t.mma) return no("wgmma needs sm_90a");
-  if (!t.wgmma) return no("the pass config tl.disable_wgmma is set");
+  if (!t.wgmma) return no("wgmma needs sm_90a");
+  if (opt.disable_wgmma) return no("the pass config tl.disable_wgmma is set");
   for (const Region* r : {&g->A, &g->B})
     if (user && user->count(r->buffer.get()))
       return no("operand '" + r->buffer->name +
@@ -125,22 +125,19 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& t, int64_t threads,
   return p;
 }
 
-void CheckHopperCall(const Expr& e, const CudaTarget& t, const Span& sp) {
+void CheckHopperCall(const Expr& e, const GpuFeatures& t, const Span& sp) {
   auto* c = As<CallNode>(e);
   if (!c) return;
-  if (c->op == "tl.set_max_nreg" && t.arch != "sm_90a")
+  if (c->op == "tl.set_max_nreg" && !t.wgmma)
     throw UserError(ErrorKind::kUnsupported,
-                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " +
-                        (t.backend == "CUDA" ? t.arch : t.backend),
-                    sp);
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + t.label, sp);
   if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
   std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
-  if (t.sm < 90 || !t.mma)
-    throw UserError(ErrorKind::kUnsupported,
-                    name +
-                        " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " +
-                        (t.backend == "CUDA" ? t.arch : t.backend),
-                    sp);
+  if (!t.tma)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        name + " (mbarriers, async proxy) needs a Hopper target (sm_90 / sm_90a); the target is " + t.label,
+        sp);
 }
 
 namespace cuda_lowering {
@@ -165,7 +162,7 @@ OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
 }  // namespace
 
 Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
-  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_, &L.user_shared_);
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_, &L.user_shared_);
   const Fragment& CF = L.Layout(g->C.buffer.get());
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
@@ -249,22 +246,22 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
 }
 
 void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
-  WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_, &L.user_shared_);
+  WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_, &L.user_shared_);
   std::string why = p.ok ? "its accumulator's layout was fixed by another operation" : p.why;
   if (g->require_wgmma)
     throw UserError(ErrorKind::kUnsupported,
-                    "T.wgmma_gemm cannot use wgmma on " + L.ctx_.target.arch + ": " + why +
+                    "T.wgmma_gemm cannot use wgmma on " + L.ctx_.features.arch + ": " + why +
                         "; use T.gemm to let the compiler pick the instruction",
                     g->span);
   // no warning where wgmma is not there to use, or where the user turned it off
-  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma || !L.ctx_.target.wgmma) return;
+  if (!L.ctx_.features.wgmma || L.ctx_.opt.disable_wgmma) return;
   L.ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm uses mma.sync, not wgmma: " + why);
 }
 
 namespace {
 // T.wait_wgmma(n): wgmma.wait_group n on sm_90a; elsewhere the gemm is synchronous and nothing waits.
 const CudaOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
-  if (L.ctx_.target.arch != "sm_90a" || !L.ctx_.target.mma) return Seq({}, n.span);
+  if (!L.ctx_.features.wgmma) return Seq({}, n.span);
   return Call0("tl.wgmma_wait", {C(static_cast<const WaitWgmmaNode&>(n).n)}, n.span);
 });
 }  // namespace

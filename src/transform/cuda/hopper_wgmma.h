@@ -9,7 +9,8 @@
 #include <string>
 
 #include "op/gemm.h"
-#include "target/cuda/target.h"
+#include "target/gpu_features.h"
+#include "transform/lower_cuda.h"
 
 namespace tl {
 
@@ -23,14 +24,16 @@ struct WgmmaPlan {
   bool stage_a = false, stage_b = false;  // fp8 operand stored MN-major: copied into a K-major tile first
 };
 
-/// Whether `g` can run on wgmma on `target` with `threads` threads, and its split.
+/// Whether `g` can run on wgmma on a target with `features` (and `opt`: tl.disable_wgmma) with
+/// `threads` threads, and its split.
 /// `user` (may be null): shared tiles with a layout from T.annotate_layout, which wgmma cannot read.
-WgmmaPlan PlanWgmma(const GemmNode* g, const CudaTarget& target, int64_t threads,
-                    const std::map<const BufferNode*, SharedLayout>* user = nullptr);
+WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& features, const CudaLowerOptions& opt,
+                    int64_t threads, const std::map<const BufferNode*, SharedLayout>* user = nullptr);
 
-/// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need sm_90:
-/// a UserError at `sp` on an older target. Other expressions pass.
-void CheckHopperCall(const Expr& e, const CudaTarget& target, const Span& sp);
+/// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need the
+/// async proxy of TMA targets, T.set_max_nreg needs wgmma's: a UserError at `sp` elsewhere. Other
+/// expressions pass.
+void CheckHopperCall(const Expr& e, const GpuFeatures& features, const Span& sp);
 
 /// The CPU target has no mbarriers: the first such call in `body` is a UserError at its line
 /// (lower_hopper_ops_cpu.cc).

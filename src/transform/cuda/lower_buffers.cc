@@ -49,9 +49,7 @@ int64_t CudaTileLowerer::Stages(const Buffer& b) const {
 int64_t CudaTileLowerer::PaddedSharedSize(const Buffer& b, int64_t n) {
   // HIP: a k-rows tile whose rows are padded in LDS (MfmaLdsRowElems: 48 16-bit columns take 64)
   int64_t cols;
-  if (!ctx_.target.mfma || !k_rows_.count(b.get()) || b->shape.size() < 2 ||
-      !AsConstInt(b->shape.back(), &cols))
-    return n;
+  if (!k_rows_.count(b.get()) || b->shape.size() < 2 || !AsConstInt(b->shape.back(), &cols)) return n;
   return n / cols * MfmaLdsRowElems(cols, b->dtype.bytes());
 }
 
@@ -71,13 +69,13 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];
     Expr r = Simplify(row), c = Simplify(idx.back());
-    if (!ctx_.target.swizzle)  // Metal: simdgroup_load needs plain rows
+    if (ctx_.features.swizzle == SharedSwizzle::kNone)  // e.g. simdgroup_load reads plain rows
       off = r * C(shape.back()) + c;
-    else if (ctx_.target.mfma && k_rows_.count(b.get()))
+    else if (k_rows_.count(b.get()))  // MFMA operands (hip/mfma_lds.cc)
       off = MfmaKRowsOffset(r, c, shape.back(), b->dtype.bytes());
-    else if (ctx_.target.mfma && half_swap_.count(b.get()))
+    else if (half_swap_.count(b.get()))
       off = MfmaHalfSwapOffset(r, c, shape.back(), b->dtype.bytes());
-    else if (ctx_.target.sm >= 90)
+    else if (ctx_.features.swizzle == SharedSwizzle::kTma)
       off = HopperSharedOffset(r, c, size / shape.back(), shape.back(), b->dtype.bytes());
     else
       off = SwizzledOffset(r, c, shape.back(), b->dtype.bytes());

@@ -149,7 +149,9 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   }
   std::vector<Buffer> managed;
   ctx_.info->choices.push_back(Loc(n->span) + ": T.Pipelined: " + std::to_string(s) +
-                               (ctx_.target.mfma ? "-stage LDS pipeline (" : "-stage cp.async pipeline (") +
+                               (ctx_.features.async_copy == AsyncCopy::kSynchronous
+                                    ? "-stage LDS pipeline ("
+                                    : "-stage cp.async pipeline (") +
                                std::to_string(producers.size()) + " copies prefetched " +
                                std::to_string(s - 1) + " iteration(s) ahead, one barrier per iteration)");
   for (auto* c : producers) {

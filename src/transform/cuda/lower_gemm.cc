@@ -62,7 +62,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   auto numeric = [](DataType t) { return t.is_float() || t.is_integer(); };
   if (!numeric(at) || !numeric(bt) || !numeric(ct) || (ct.is_float() != (at.is_float() || bt.is_float())))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on " + ctx_.target.backend +
+                    "T.gemm on " + ctx_.features.name +
                         " takes numeric A and B and an accumulator of the same kind "
                         "(float or integer); got A " +
                         at.str() + ", B " + bt.str() + ", C " + ct.str(),
@@ -70,7 +70,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
   const int64_t K = gt.K;
-  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.target.backend +
+  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.features.name +
                                " has no tensor-core mma), " + std::to_string(CF.locals) +
                                " accumulators per thread over " + CF.desc + ", K = " + std::to_string(K));
   std::vector<Stmt> out;
@@ -155,9 +155,12 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
 }
 
 Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
-  if (ctx_.target.simdgroup) return LowerGemmSimdgroup(g);  // Metal: src/transform/metal/
-  if (ctx_.target.mfma) return LowerGemmMfma(g);
-  if (!ctx_.target.mma) return LowerGemmSIMT(g);
+  switch (ctx_.features.matrix) {
+    case MatrixUnit::kSimdgroupMatrix: return LowerGemmSimdgroup(g);  // src/transform/metal/
+    case MatrixUnit::kMfma: return LowerGemmMfma(g);                  // src/transform/hip/
+    case MatrixUnit::kNone: return LowerGemmSIMT(g);
+    case MatrixUnit::kMmaSync: break;
+  }
   const Fragment& CF = Layout(g->C.buffer.get());
   if (IsWgmmaLayout(CF)) return LowerGemmWgmma(*this, g);  // sm_90a (hopper_wgmma.cc)
   NoteNoWgmma(*this, g);
@@ -178,11 +181,11 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
         "accumulator; got A " +
             at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
         g->span);
-  if (f8 && ctx_.target.sm < 89)
+  if (f8 && !ctx_.features.fp8_mma)
     throw UserError(
         ErrorKind::kUnsupported,
         "fp8 T.gemm needs sm_89 or newer (mma.sync m16n8k32 with e4m3/e5m2 inputs); the target is " +
-            ctx_.target.arch,
+            ctx_.features.arch,
         g->span);
   bool a_reg = g->A.buffer->scope == Scope::kFragment;
   bool b_reg = g->B.buffer->scope == Scope::kFragment;

@@ -240,8 +240,8 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   };
   auto wide_lds = [&](const Buffer& b, const std::vector<Expr>& idx) {
     int bytes = b->dtype.bytes() * static_cast<int>(V);
-    if (!ctx_.target.mfma || b->scope != Scope::kShared || (bytes != 4 && bytes != 8 && bytes != 16) ||
-        !whole(b))
+    if (!ctx_.features.vector_shared_stores || b->scope != Scope::kShared ||
+        (bytes != 4 && bytes != 8 && bytes != 16) || !whole(b))
       return false;
     for (size_t d = 0; d + 1 < idx.size(); ++d)
       if (UsesVar(idx[d], v.get())) return false;
@@ -262,8 +262,9 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   std::string kind;
   if (wide(st->buffer, st->indices) || (wide_lds(st->buffer, st->indices) && from_registers(st->value))) {
     kind = "tl.vector_store";
-  } else if (st->buffer->scope == Scope::kLocal || (ctx_.target.mfma && st->buffer->scope == Scope::kShared &&
-                                                    whole(st->buffer) && unit_stride(st->indices.back()))) {
+  } else if (st->buffer->scope == Scope::kLocal ||
+             (ctx_.features.vector_shared_stores && st->buffer->scope == Scope::kShared &&
+              whole(st->buffer) && unit_stride(st->indices.back()))) {
     // (HIP, no cp.async: a global -> LDS chunk is one vector load into the tile, whose swizzle keeps
     // 16-byte chunks whole)
     // register <- [cast] global, or <- [cast] select(in_bounds, global, 0) (a guarded tile load)
@@ -282,7 +283,7 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     auto shared_chunk = [&](const BufferLoadNode* l) {
       int bytes = l->buffer->dtype.bytes() * static_cast<int>(V);
       if (st->buffer->scope != Scope::kLocal || l->buffer->scope != Scope::kShared || !whole(l->buffer) ||
-          (bytes != 4 && bytes != 8 && bytes != 16) || (ctx_.target.backend != "CUDA" && !ctx_.target.mfma) ||
+          (bytes != 4 && bytes != 8 && bytes != 16) || !ctx_.features.vector_shared_loads ||
           HalfSwappedTile(l->buffer.get()))
         return false;
       for (size_t d = 0; d + 1 < l->indices.size(); ++d)
@@ -310,10 +311,11 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     // into registers, not V narrow ones (an epilogue's shared -> global copy)
     auto* sl = As<BufferLoadNode>(st->value);
     // (a half-swapped tile, hip/mfma_lds.cc: the chunk is whole, its halves swapped in some rows)
-    const bool swapped_tile = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared &&
-                              V * sl->buffer->dtype.bytes() == 16 && HalfSwappedTile(sl->buffer.get());
-    bool lds_chunk = ctx_.target.mfma && sl && sl->buffer->scope == Scope::kShared && whole(sl->buffer) &&
-                     sl->buffer->dtype == st->buffer->dtype &&
+    const bool swapped_tile = ctx_.features.vector_shared_stores && sl &&
+                              sl->buffer->scope == Scope::kShared && V * sl->buffer->dtype.bytes() == 16 &&
+                              HalfSwappedTile(sl->buffer.get());
+    bool lds_chunk = ctx_.features.vector_shared_stores && sl && sl->buffer->scope == Scope::kShared &&
+                     whole(sl->buffer) && sl->buffer->dtype == st->buffer->dtype &&
                      (swapped_tile || unit_stride(sl->indices.back()));
     for (size_t d = 0; lds_chunk && d + 1 < sl->indices.size(); ++d)
       lds_chunk = !UsesVar(sl->indices[d], v.get());

@@ -51,16 +51,17 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     ctx_.info->choices.push_back(
         Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
         (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : "") +
-        (ctx_.target.subgroups ? " (the quad exchange through shared memory: a row spans 4 work-items and "
-                                 "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
-                               : ""));
+        (ctx_.features.subgroup_reduce
+             ? " (the quad exchange through shared memory: a row spans 4 work-items and "
+               "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
+             : ""));
     Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
     Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
     Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
     // Without warp shuffles (OpenCL): every thread's partials go through shared memory once and each
     // thread combines its quad's four (one barrier instead of one pair per shuffle).
-    Buffer quad = ctx_.target.shuffle ? nullptr : Scratch("red_quad", t, mt * 2 * T_, Scope::kShared);
+    Buffer quad = ctx_.features.shuffle ? nullptr : Scratch("red_quad", t, mt * 2 * T_, Scope::kShared);
     std::vector<Stmt> later;  // per-row statements after the quad exchange
     for (int64_t d = 0; d < mt * 2; ++d) {
       int64_t ti = d / 2, rh = d % 2;
@@ -156,7 +157,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
     out.push_back(g ? If(g, st, nullptr, sp) : st);
   }
-  if (!ctx_.target.shuffle) {
+  if (!ctx_.features.shuffle) {
     // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
     // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
     // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
@@ -164,7 +165,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     // its first work-item writes them: slot d * T + (sub-group id), and thread t combines
     // get_num_sub_groups() partials per slot. The sub-group size is implementation-defined, so the
     // slots are sized for the worst case (T sub-groups of one work-item each).
-    const bool sg = ctx_.target.subgroups;
+    const bool sg = ctx_.features.subgroup_reduce;
     Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
     Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
     ctx_.info->choices.back() =
@@ -174,8 +175,10 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
                   "memory (a thread per destination slot combines them)"
             : ": per-thread partials, then through shared memory (a thread per destination slot "
               "combines all " +
-                  std::to_string(T_) + " partials; no warp shuffles on " + ctx_.target.backend +
-                  (ctx_.target.backend == "OpenCL" ? ", no sub-groups: target feature 'subgroups' off" : "") +
+                  std::to_string(T_) + " partials; no warp shuffles on " + ctx_.features.name +
+                  (ctx_.features.subgroup_feature.empty()
+                       ? ""
+                       : ", no sub-groups: target feature '" + ctx_.features.subgroup_feature + "' off") +
                   ")");
     Expr writer = tx_, partials = C(T_);
     if (sg) {
@@ -208,7 +211,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     return Seq(out, sp);
   }
   std::vector<Stmt> bf;
-  const int64_t W = ctx_.target.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
+  const int64_t W = ctx_.features.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
   if (W == 64)
     ctx_.info->choices.back() =
         Loc(sp) + ": T.reduce of " + S.desc +

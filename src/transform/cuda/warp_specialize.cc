@@ -173,7 +173,7 @@ WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t
   std::string why;  // why the default overlap does not apply
   if (G == 1 && gemms[0]->wg_wait == 0) {
     const GemmNode* g = gemms[0];
-    WgmmaPlan p = PlanWgmma(g, L.ctx_.target, L.T_);
+    WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_);
     if (s < 2)
       why = "one stage (num_stages=1)";
     else if (!const_trips)  // measured: ptxas then reports C7514 and serialises every wgmma of the kernel
@@ -220,7 +220,7 @@ WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t
 }  // namespace
 
 const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why) const {
-  if (ctx_.target.arch != "sm_90a") return nullptr;  // setmaxnreg and wgmma: sm_90a
+  if (!ctx_.features.wgmma) return nullptr;  // setmaxnreg and wgmma: sm_90a
   if (ctx_.opt.disable_warp_specialized) {
     *why = "disabled by the pass config tl.disable_warp_specialized";
     return nullptr;

@@ -30,7 +30,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   const std::string shape = fp8 ? "16x16x32" : R == 16 ? "16x16x16" : "32x32x8";
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  const std::string& arch = ctx_.target.arch;
+  const std::string& arch = ctx_.features.arch;
   const bool gfx94 = arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
   if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || !gfx94))
     throw UserError(
@@ -99,8 +99,8 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // one 8-byte pass: its tile swaps the 8-byte halves of the chunks of alternate groups of 8 rows
   // (MfmaHalfSwapOffset), so those writes are conflict-free; its 16-byte reads swap them back.
   auto half_swapped = [&](const Fragment& F, int bytes, bool k_rows) {
-    return !k_rows && ctx_.target.swizzle && F.kind == "mfma_C" && F.shape.size() >= 2 &&
-           MfmaHalfSwapFits(F.shape.back(), bytes);
+    return !k_rows && ctx_.features.swizzle != SharedSwizzle::kNone && F.kind == "mfma_C" &&
+           F.shape.size() >= 2 && MfmaHalfSwapFits(F.shape.back(), bytes);
   };
   auto staged_row = [&](const Fragment& F, const std::vector<Expr>& idx) {
     Expr row = C(0);
@@ -110,7 +110,8 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
     Expr row = staged_row(F, idx);
     int64_t cols = F.shape.back();
-    if (idx.size() < 2 || !ctx_.target.swizzle) return Simplify(row * C(cols) + idx.back());
+    if (idx.size() < 2 || ctx_.features.swizzle == SharedSwizzle::kNone)
+      return Simplify(row * C(cols) + idx.back());
     if (half_swapped(F, bytes, k_rows)) return MfmaHalfSwapOffset(row, idx.back(), cols, bytes);
     return k_rows ? MfmaKRowsOffset(row, idx.back(), cols, bytes)
                   : SwizzledOffset(row, idx.back(), cols, bytes);
@@ -125,8 +126,8 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
     // An accumulator-layout fragment: registers 4q..4q+3 are 4 consecutive columns of a row (inside one
     // 16-byte chunk of the swizzled tile), written as one 4-lane store.
     const int bytes = r.buffer->dtype.bytes();
-    if (F.kind == "mfma_C" && !F.valid && F.replicas == 1 && F.locals % 4 == 0 && ctx_.target.swizzle &&
-        (bytes == 1 || bytes == 2 || bytes == 4)) {
+    if (F.kind == "mfma_C" && !F.valid && F.replicas == 1 && F.locals % 4 == 0 &&
+        ctx_.features.swizzle != SharedSwizzle::kNone && (bytes == 1 || bytes == 2 || bytes == 4)) {
       for (int64_t l = 0; l < F.locals; l += 4) {
         std::vector<Expr> args{Load(st, {staged_offset(F, F.IndexAt(tx_, C(l)), bytes, k_rows)})};
         for (int64_t v = 0; v < 4; ++v) args.push_back(Load(regs, {C(l + v)}));

@@ -168,7 +168,7 @@ PrimFunc StagePrefetchInRegisters(const PrimFunc& f, const CudaPassContext& ctx)
   Stmt body = st.VisitStmt(f->body);
   if (body == f->body) return f;
   if (ctx.info)
-    ctx.info->choices.push_back("T.Pipelined on " + ctx.target.backend + ": " + std::to_string(st.staged) +
+    ctx.info->choices.push_back("T.Pipelined on " + ctx.features.name + ": " + std::to_string(st.staged) +
                                 " prefetch cop" + (st.staged == 1 ? "y" : "ies") +
                                 " load into registers before the compute and store to LDS after it");
   return WithBody(f, UniquifyDefs(body));

@@ -111,7 +111,7 @@ class Hoister : public IRMutator {
 }  // namespace
 
 PrimFunc HoistSimdgroupStaging(const PrimFunc& f, const CudaPassContext& ctx) {
-  if (!ctx.target.simdgroup) return f;
+  if (ctx.features.matrix != MatrixUnit::kSimdgroupMatrix) return f;
   Stmt b = Hoister().VisitStmt(f->body);
   return b == f->body ? f : WithBody(f, b);
 }

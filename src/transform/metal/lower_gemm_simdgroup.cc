@@ -1,5 +1,5 @@
-// LowerTileOpsCUDA, T.gemm on Metal's simdgroup_matrix 8x8 tiles (the CudaTarget switch
-// `simdgroup`, set by src/target/metal/target.cc).
+// LowerTileOpsCUDA, T.gemm on Metal's simdgroup_matrix 8x8 tiles (the matrix unit
+// MatrixUnit::kSimdgroupMatrix of src/target/metal/target.cc's GpuFeatures).
 //
 // The Metal Shading Language specification does not say which thread of a SIMD-group holds which
 // element of a simdgroup_matrix, so the compiler never touches matrix elements: matrices are only

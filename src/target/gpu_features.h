@@ -1,0 +1,77 @@
+// What a GPU offers the shared thread-level lowering (src/transform/lower_cuda.h): its matrix unit,
+// its copy engines, its cross-lane operations, its shared-memory tile layouts and its limits. Each GPU
+// backend builds one from its Target (src/target/<kind>/target.cc); the shared passes read features,
+// never which backend they serve, so a new GPU backend describes its hardware here and edits no pass.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace tl {
+
+/// The matrix unit T.gemm runs on, which also decides the fragment layouts of its operands.
+enum class MatrixUnit {
+  kNone,             // no matrix unit: per-thread multiply-adds over the striped accumulator layout
+  kMmaSync,          // NVIDIA tensor cores through ldmatrix + mma.sync (warp-level, mma_C layouts)
+  kMfma,             // AMD matrix cores (v_mfma, wave-level, mfma_C layouts; src/transform/hip/)
+  kSimdgroupMatrix,  // Apple simdgroup_matrix 8x8 tiles (src/transform/metal/)
+};
+
+/// How the compiler lays out a shared tile it owns (a layout from T.annotate_layout replaces it).
+enum class SharedSwizzle {
+  kNone,  // plain rows (simdgroup_load reads rows as they are)
+  kXor,   // 16-byte chunks XOR-swizzled per row (bank-conflict-free ldmatrix / wide reads)
+  kTma,   // the TMA / wgmma swizzle modes (32/64/128-byte), tiles aligned to 1024-byte swizzle atoms
+};
+
+/// Global -> shared copies that the IR may mark asynchronous (tl.copy_async with commit / wait groups).
+enum class AsyncCopy {
+  kNone,         // copies are synchronous loads; T.Pipelined has no copy stages to rotate
+  kCpAsync,      // 16-byte cp.async into a swizzled tile: multi-stage pipelines overlap copy and compute
+  kSynchronous,  // the async-copy IR is kept (multi-stage buffers) but each copy is printed as a
+                 // synchronous 16-byte load + store, so pipelined prefetches stage through registers
+};
+
+struct GpuFeatures {
+  // How messages name the target: `name` the platform ("CUDA", "HIP", "Metal", "OpenCL"), `arch`
+  // the device ("sm_80", "gfx942", "Apple GPU (Metal)", "OpenCL device ..."), `label` the one word a
+  // "needs X; the target is <label>" message ends with (the arch on CUDA, the platform elsewhere).
+  std::string name = "CUDA";
+  std::string arch = "sm_80";
+  std::string label = "sm_80";
+
+  MatrixUnit matrix = MatrixUnit::kMmaSync;
+  bool fp8_mma = false;  // the matrix unit takes fp8 (e4m3 / e5m2) inputs (mma.sync m16n8k32: sm_89+)
+  bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
+  bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)
+  AsyncCopy async_copy = AsyncCopy::kCpAsync;
+  SharedSwizzle swizzle = SharedSwizzle::kXor;
+
+  // Cross-lane operations. `shuffle`: lanes of a warp / wave exchange registers (shuffles, the
+  // butterfly reductions over `wave` lanes). Without them reductions exchange partials through shared
+  // memory; `subgroup_reduce` (cl_khr_subgroups) then combines within each sub-group first, with no
+  // sub-group size assumed. `subgroup_feature` names the target feature that turns it on, for
+  // messages ("subgroups" on OpenCL; empty where there is none).
+  bool shuffle = true;
+  int wave = 32;
+  bool subgroup_reduce = false;
+  std::string subgroup_feature;
+
+  // Register <-> shared-memory traffic in whole chunks. `vector_shared_loads`: a thread reads a whole
+  // 4/8/16-byte chunk of a shared tile into registers in one access. `vector_shared_stores`: it also
+  // writes whole chunks from registers (and from a global vector load) in one access, and striped
+  // T.Parallel layouts give each thread a whole 16-byte chunk (AMD's ds_read / ds_write_b128).
+  bool vector_shared_loads = true;
+  bool vector_shared_stores = false;
+
+  // A kernel may turn an integer into a global pointer (T.make_tensor at an address from a pointer table).
+  bool int_to_global_pointer = true;
+  // The device compiler mishandles a barrier at the head of both branches of an if/else (PoCL): the
+  // pipeline hoists it before the if (src/transform/hoist_branch_barriers.cc).
+  bool hoist_branch_barriers = false;
+
+  int64_t smem_limit = 0;  // shared memory per block, bytes
+  int64_t max_threads = 1024;
+  std::string shared_memory_name = "shared";  // how messages name shared memory ("local" on OpenCL)
+};
+
+}  // namespace tl
