@@ -238,17 +238,9 @@ void BindCompile(nb::module_& m) {
   m.def("pass_config_keys", &PassConfigKeys);
   m.def("check_pass_configs", [](const std::map<std::string, std::string>& cfg) { ParsePassConfig(cfg); });
   // ---- CUDA specifics --------------------------------------------------------------------------
-  auto lower_opts = [](const std::map<std::string, std::string>& cfg) {
-    PassConfig pc = ParsePassConfig(cfg);
-    CudaLowerOptions o;
-    o.disable_barriers = pc.disable_barrier_insertion;
-    o.disable_cp_async = pc.disable_async_copy;
-    o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-    return o;
-  };
   m.def(
       "cuda_pass",
-      [lower_opts](const std::string& name, const PrimFunc& f, const std::string& target,
+      [](const std::string& name, const PrimFunc& f, const std::string& target,
                    const std::map<std::string, std::string>& cfg) {
         static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
             {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
@@ -256,8 +248,17 @@ void BindCompile(nb::module_& m) {
             {"PlanSharedMemory", PlanSharedMemory},       {"InsertBarriers", InsertBarriers}};
         auto it = passes.find(name);
         if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
+        // The pass on exactly what the pipeline gives it: the target's backend's features and the one
+        // pass-config mapping (a HIP, Metal or OpenCL target is that target, not CUDA sm_80).
+        const Target t = ParseTarget(target);
+        const Backend& b = GetBackend(t.kind);
+        if (!b.gpu_features)
+          throw UserError(ErrorKind::kUnsupported,
+                          "_ffi.cuda_pass runs one pass of the shared GPU lowering; target '" + t.str() +
+                              "' has its own pipeline (trace it with tilelang.tools.ir_lower_trace)");
         CudaLowerInfo info;
-        CudaPassContext ctx{CudaFeatures(ParseCudaTarget(target)), lower_opts(cfg), &info};
+        CudaPassContext ctx{b.gpu_features(b.resolve ? b.resolve(t, false) : t), GpuLowerOptions(ParsePassConfig(cfg)),
+                            &info};
         return it->second(f, ctx);
       },
       "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80",

@@ -20,6 +20,7 @@
 #include "runtime/launch_spec.h"
 #include "runtime/module.h"
 #include "runtime/runtime_module.h"
+#include "target/gpu_features.h"
 #include "target/target.h"
 #include "transform/compile_info.h"
 #include "transform/pass_config.h"
@@ -65,6 +66,9 @@ struct Backend {
   bool emulatable = false;                      // its lowered IR is thread-level: the emulator runs it
   bool fork_safe = true;  // its toolchain may run in a forked worker (the autotuner's pool)
 
+  /// GPU kinds: what the hardware offers, the shared GPU passes' only view of the target (empty for
+  /// a kind with its own pipeline, the CPU). The per-pass test hook (_ffi.cuda_pass) reads it too.
+  std::function<GpuFeatures(const Target&)> gpu_features;
   /// The target to build for: e.g. the arch of the device that will run it when none was named.
   std::function<Target(const Target&, bool will_run)> resolve;
   /// The pass pipeline; records each pass in `trace` when given.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "target/gpu_features.h"
+#include "transform/pass_config.h"
 #include "transform/pipeline.h"
 
 namespace tl {
@@ -36,6 +37,11 @@ struct CudaLowerOptions {
   bool test_ws_skip_empty_arrive = false;  // test-only: consumers never release a stage (a deadlock)
   bool test_ws_early_release = false;      // test-only: a stage released before its wgmma's wait
 };
+
+/// The one mapping from pass configs to the GPU lowering's options, for every GPU backend (and the
+/// per-pass test hook). A config for hardware a target lacks changes nothing there: the lowering reads
+/// the target's GpuFeatures first (no TMA on sm_80, no async copy on Metal or OpenCL).
+CudaLowerOptions GpuLowerOptions(const PassConfig& pc);
 
 // What the lowering reports (decisions, warnings, the shared-memory plan, the block size).
 using CudaLowerInfo = CompileInfo;

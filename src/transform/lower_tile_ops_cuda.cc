@@ -88,9 +88,10 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     body = AttrStmt(MapBuffer(*it), "tl.shared_tile", Call(DataType::Handle(), "list", tile), body, n->span);
   }
   // TMA destinations need their tile on a 128-byte or whole-swizzle-pattern boundary (the table's "align").
-  for (auto& [b, al] : tma_align_)
-    for (auto& x : allocs)
-      if (x.get() == b) body = AttrStmt(x, "tl.shared_align", Int(al), body, n->span);
+  // In allocation order (outermost first), not the map's: it is keyed by address, which differs run to run.
+  for (auto x = allocs.rbegin(); x != allocs.rend(); ++x)
+    if (auto al = tma_align_.find(x->get()); al != tma_align_.end())
+      body = AttrStmt(*x, "tl.shared_align", Int(al->second), body, n->span);
   std::vector<std::pair<Buffer, Expr>> inits;
   for (auto& [b, v] : n->var_inits) inits.push_back({MapBuffer(b), v});
   for (auto& bv : tma_var_inits_) inits.push_back(bv);
@@ -170,7 +171,7 @@ Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
   auto it = Lowerings().find(n->op);
   if (it == Lowerings().end())
     throw UserError(ErrorKind::kUnsupported,
-                    std::string("T.") + n->op + " has no lowering for the CUDA target", s->span);
+                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target", s->span);
   return it->second(*this, *n);
 }
 

@@ -16,20 +16,6 @@ namespace tl {
 namespace {
 using namespace cache_util;
 
-CudaLowerOptions LowerOptions(const PassConfig& pc) {
-  CudaLowerOptions o;
-  o.disable_barriers = pc.disable_barrier_insertion;
-  o.disable_cp_async = pc.disable_async_copy;
-  o.disable_wgmma = pc.disable_wgmma;
-  o.disable_tma = pc.disable_tma_lower;
-  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-  o.skip_fence_proxy = pc.test_skip_fence_proxy;
-  o.disable_warp_specialized = pc.disable_warp_specialized;
-  o.test_ws_skip_empty_arrive = pc.test_ws_skip_empty_arrive;
-  o.test_ws_early_release = pc.test_ws_early_release;
-  return o;
-}
-
 void Report(const cuda::CompileResult& c, CompileInfo* info) {
   info->resources = {{"registers", c.registers},
                      {"shared_bytes", info->smem_bytes},
@@ -92,9 +78,10 @@ Backend CudaBackend() {
     if (t.arch_given || !will_run || !cuda::DriverAvailable()) return t;
     return ParseTarget("cuda -arch=" + cuda::GetDeviceInfo(0).Arch());
   };
+  b.gpu_features = [](const Target& t) { return CudaFeatures(ParseCudaTarget(t.str())); };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
                std::vector<PassRecord>* trace) {
-    return LowerForCUDA(f, ParseCudaTarget(t.str()), LowerOptions(pc), info, trace);
+    return LowerForCUDA(f, ParseCudaTarget(t.str()), GpuLowerOptions(pc), info, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target& t) {
     return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch);

@@ -14,14 +14,6 @@ namespace tl {
 namespace {
 using namespace cache_util;
 
-CudaLowerOptions LowerOptions(const PassConfig& pc) {
-  CudaLowerOptions o;
-  o.disable_barriers = pc.disable_barrier_insertion;
-  o.disable_cp_async = pc.disable_async_copy;
-  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-  return o;
-}
-
 void Report(const hip::CompileResult& c, CompileInfo* info) {
   info->resources = hip::ParseResources(c.assembly);
   info->resources["shared_bytes"] = info->smem_bytes;
@@ -102,8 +94,9 @@ Backend HipBackend() {
   b.execution_backends = {"hip", "auto"};
   b.emulatable = true;
   b.resolve = [](const Target& t, bool) { return t; };
+  b.gpu_features = [](const Target& t) { return HipFeatures(t); };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) { return LowerForHIP(f, t, LowerOptions(pc), info, trace); };
+               std::vector<PassRecord>* trace) { return LowerForHIP(f, t, GpuLowerOptions(pc), info, trace); };
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenHIP(lowered, t.arch); };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildCodeObject;

@@ -11,14 +11,6 @@
 namespace tl {
 namespace {
 
-CudaLowerOptions LowerOptions(const PassConfig& pc) {
-  CudaLowerOptions o;
-  o.disable_barriers = pc.disable_barrier_insertion;
-  o.disable_cp_async = true;
-  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-  return o;
-}
-
 class MetalModule : public RuntimeModule {
  public:
   MetalModule(LaunchSpec spec, std::string name) : RuntimeModule(std::move(spec)), name_(std::move(name)) {}
@@ -46,8 +38,9 @@ Backend MetalBackend() {
   b.execution_backends = {"metal", "auto"};
   b.emulatable = true;  // thread-level IR with simdgroup calls and shuffles: the emulator runs it
   b.resolve = [](const Target& t, bool) { return t; };
+  b.gpu_features = [](const Target&) { return MetalFeatures(); };
   b.lower = [](const PrimFunc& f, const Target&, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) { return LowerForMetal(f, LowerOptions(pc), info, trace); };
+               std::vector<PassRecord>* trace) { return LowerForMetal(f, GpuLowerOptions(pc), info, trace); };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenMetal(lowered); };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   // No Metal compiler here: the artifact is the MSL source (what a Metal host would compile).

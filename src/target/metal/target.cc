@@ -94,7 +94,6 @@ PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* i
   // A tensor parameter that no statement uses is still part of the kernel's signature.
   for (auto& p : f->params)
     if (p.buffer) check.VisitBuffer(p.buffer);
-  opt.disable_cp_async = true;
   return LowerForGPU(f, MetalFeatures(), opt, info, trace);
 }
 

@@ -17,14 +17,6 @@ namespace tl {
 namespace {
 using namespace cache_util;
 
-CudaLowerOptions LowerOptions(const PassConfig& pc) {
-  CudaLowerOptions o;
-  o.disable_barriers = pc.disable_barrier_insertion;
-  o.disable_cp_async = true;
-  o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
-  return o;
-}
-
 // The device's limits when there is a runtime (the kernel is checked against the device that will
 // run it), else the target's (the OpenCL 1.2 minimums).
 OpenCLLimits Limits(const Target& t) {
@@ -111,9 +103,10 @@ Backend OpenCLBackend() {
     r.features_given = true;
     return r;
   };
+  b.gpu_features = [](const Target& t) { return OpenCLFeatures(Limits(t)); };
   b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
                std::vector<PassRecord>* trace) {
-    return LowerForOpenCL(f, Limits(t), LowerOptions(pc), info, trace);
+    return LowerForOpenCL(f, Limits(t), GpuLowerOptions(pc), info, trace);
   };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenOpenCL(lowered, OnPocl()).source; };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };

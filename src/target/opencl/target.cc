@@ -27,7 +27,6 @@ GpuFeatures OpenCLFeatures(const OpenCLLimits& lim) {
 
 PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
                         std::vector<PassRecord>* trace) {
-  opt.disable_cp_async = true;
   return LowerForGPU(f, OpenCLFeatures(lim), opt, info, trace);
 }
 

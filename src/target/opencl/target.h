@@ -26,7 +26,7 @@ struct OpenCLLimits {
 /// What an OpenCL device with `lim` offers.
 GpuFeatures OpenCLFeatures(const OpenCLLimits& lim);
 
-/// Tile program -> thread-level IR for OpenCL (`opt.disable_cp_async` is forced on).
+/// Tile program -> thread-level IR for OpenCL (the shared GPU passes on OpenCLFeatures: no async copies).
 PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
                         std::vector<PassRecord>* trace = nullptr);
 
