@@ -8,6 +8,18 @@ from .expr import const as _const
 from .utils import _bool, _hint_not_implemented, _point_region, _region
 
 
+def _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint, both_points_message):
+    """The source and destination regions of a copy: a single element on one side takes the other side's
+    extent (T.copy(A[i, j], B) copies B's shape from A[i, j])."""
+    if spoint and dpoint:
+        raise TileLangTypeError(both_points_message)
+    if spoint:
+        sext = _point_region(sb, smin, dext)
+    if dpoint:
+        dext = _point_region(db, dmin, sext)
+    return [_region(sb, smin, sext), _region(db, dmin, dext)]
+
+
 def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None):
     sb, smin, sext, spoint = region_of(src, "T.copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.copy destination")
@@ -16,13 +28,9 @@ def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None
     if hints:
         _hint_not_implemented("T.copy", hints, "the copy's vector width, cache policy and thread mapping are "
                               "chosen by the compiler")
-    if spoint and dpoint:
-        raise TileLangTypeError("T.copy needs at least one side to be a buffer or a slice; both are single elements")
-    if spoint:
-        sext = _point_region(sb, smin, dext)
-    if dpoint:
-        dext = _point_region(db, dmin, sext)
-    return _ffi.tile_op("copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
+    regions = _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint,
+                            "T.copy needs at least one side to be a buffer or a slice; both are single elements")
+    return _ffi.tile_op("copy", regions, [],
                         {"disable_tma": int(_bool(disable_tma))}, builder.span())
 
 
@@ -37,14 +45,10 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
         raise TileLangUnsupportedError("T.tma_copy: eviction_policy and annotations are not implemented")
     sb, smin, sext, spoint = region_of(src, "T.tma_copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.tma_copy destination")
-    if spoint and dpoint:
-        raise TileLangTypeError("T.tma_copy needs at least one side to be a buffer or a slice")
-    if spoint:
-        sext = _point_region(sb, smin, dext)
-    if dpoint:
-        dext = _point_region(db, dmin, sext)
+    regions = _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint,
+                            "T.tma_copy needs at least one side to be a buffer or a slice")
     bar = _barrier_elem(barrier, "T.tma_copy")
-    return _ffi.tile_op("tma_copy", [_region(sb, smin, sext), _region(db, dmin, dext)], [bar], {}, builder.span())
+    return _ffi.tile_op("tma_copy", regions, [bar], {}, builder.span())
 
 
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):
