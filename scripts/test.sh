@@ -7,7 +7,9 @@
 # extension in another (build/asan). pytest runs on two workers (pytest-xdist), then the tests marked
 # `serial` (timing-sensitive: the Ray autotuner and its compile timeouts) alone. Both pytest runs share
 # one kernel cache (build/kernel-cache, content-addressed: tests/python/conftest.py), so the sanitised
-# run reuses the host-compiler builds of the first instead of repeating them.
+# run reuses the host-compiler builds of the first instead of repeating them. The PyTorch tests run in
+# their own phase (scripts/test_torch.sh) with torch installed beside the environment, so the main run
+# keeps testing the torch-free path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phase() { echo "test.sh: $* (at ${SECONDS} s)"; }
@@ -27,6 +29,8 @@ phase "pytest on two workers"
 python -m pytest tests/python -q -n 2 -m "not serial"
 phase "pytest, the serial tests"
 python -m pytest tests/python -q -m serial
+phase "pytest, the PyTorch tests (torch from PyPI in build/torch-site)"
+bash scripts/test_torch.sh
 phase "pytest against the sanitised extension"
 # The Python extension itself under the sanitizers (scripts/test_python_asan.sh).
 bash scripts/test_python_asan.sh

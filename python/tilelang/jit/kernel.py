@@ -74,6 +74,24 @@ def _scalar_arg(x, func, index):
                                 "passed; use a Python int or float")
 
 
+def _tensor_desc(x, func, index, data, dtype, shape, strides, device, itemsize, written, read_only=False):
+    """The one description of a tensor argument, whichever library made it (NumPy, PyTorch, DLPack):
+    element strides, the written-but-read-only check and the layout of an empty tensor."""
+    if written and read_only:
+        raise TileLangArgumentError(f"{_arg_label(func, index)} is written by the kernel but the array is "
+                                    "read-only; pass a writable array (e.g. a copy: np.array(x))")
+    shape = [int(s) for s in shape]
+    strides = [int(s) for s in strides]
+    if any(s == 0 for s in shape):  # an empty tensor has no layout to check
+        strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+        data = 0
+    return _ffi.make_tensor_arg(data, _dtype_name(dtype), shape, strides, device), x
+
+
+def _torch_device(x):
+    return x.device.type  # "cpu", "cuda", ...: the launcher checks it against the target's device
+
+
 def _to_arg(x, func, index, written=False):
     """Describes a tensor (or scalar) for the C++ checker without copying it; `index` is the position of
     the parameter it binds; `written`: the kernel writes this parameter."""
@@ -81,23 +99,25 @@ def _to_arg(x, func, index, written=False):
         if not x.dtype.isnative:
             raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte order ({x.dtype.str}) is not "
                                         "the machine's; convert it with .astype(its_dtype.newbyteorder('='))")
-        if written and not x.flags.writeable:
-            raise TileLangArgumentError(f"{_arg_label(func, index)} is written by the kernel but the array is "
-                                        "read-only; pass a writable array (e.g. a copy: np.array(x))")
         itemsize = x.dtype.itemsize
-        if itemsize and any(s % itemsize for s in x.strides):
+        if itemsize and x.size and any(s % itemsize for s in x.strides):
             raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte strides {x.strides} are not "
                                         f"multiples of its item size ({itemsize} bytes); pass np.ascontiguousarray(x)")
         strides = [s // itemsize if itemsize else 0 for s in x.strides]
-        if x.size == 0:  # an empty array has no layout to check
-            strides = [int(np.prod(x.shape[d + 1:], dtype=np.int64)) for d in range(x.ndim)]
-        return _ffi.make_tensor_arg(x.ctypes.data if x.size else 0, _dtype_name(x.dtype), list(x.shape), strides,
-                                    "cpu"), x
+        return _tensor_desc(x, func, index, x.ctypes.data, x.dtype, x.shape, strides, "cpu", itemsize, written,
+                            read_only=not x.flags.writeable)
     mod = type(x).__module__
-    if mod.startswith("torch"):
-        dev = x.device.type
-        return _ffi.make_tensor_arg(x.data_ptr(), _dtype_name(x.dtype), list(x.shape), list(x.stride()),
-                                    "cpu" if dev == "cpu" else f"{dev}"), x
+    if mod.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride"):
+        if str(getattr(x, "layout", "torch.strided")) != "torch.strided":
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: a torch tensor with layout {x.layout} cannot "
+                                        "be passed; pass x.to_dense()")
+        if getattr(x, "is_conj", lambda: False)() or getattr(x, "is_neg", lambda: False)():
+            x = x.resolve_conj().resolve_neg()  # lazily conjugated / negated views: their memory is not the value
+        if x.device.type == "meta":
+            raise TileLangArgumentError(f"{_arg_label(func, index)}: a tensor on torch's 'meta' device has no "
+                                        "memory; pass a real tensor")
+        return _tensor_desc(x, func, index, x.data_ptr(), x.dtype, x.shape, x.stride(), _torch_device(x),
+                            x.element_size(), written)
     if isinstance(x, (bool, int, float, np.generic)):
         return _scalar_arg(x, func, index), x
     if hasattr(x, "__dlpack__"):
@@ -106,7 +126,8 @@ def _to_arg(x, func, index, written=False):
         except Exception as e:  # e.g. a GPU tensor
             raise TileLangArgumentError(f"{_arg_label(func, index)}: cannot read this DLPack tensor on the CPU "
                                         f"({e})") from None
-        return _to_arg(arr, func, index, written)
+        desc, _ = _to_arg(arr, func, index, written)
+        return desc, (x, arr)  # keep both alive for the call
     raise TileLangArgumentError(f"{_arg_label(func, index)}: expected a NumPy array, a PyTorch tensor or a DLPack "
                                 f"tensor, got {type(x).__name__}")
 

@@ -179,7 +179,8 @@ class Profiler:
     def assert_allclose(self, reference_program, input_tensors=None, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0):
         """Runs the kernel and ``reference_program`` on the same inputs and compares in float64.
 
-        The reference gets NumPy copies of the inputs and returns the expected outputs: those in out_idx, or,
+        The reference gets NumPy copies of the inputs (CPU torch tensors instead when it is written with
+        torch and fails on NumPy arrays, see _run_reference) and returns the expected outputs: those in out_idx, or,
         for a kernel without out_idx (which writes into its arguments), the expected values of its last
         len(returned) parameters. Raises AssertionError naming the output, the number of mismatches, the max
         abs / rel error and the index of the worst element. ``max_mismatched_ratio`` tolerates that fraction
@@ -189,7 +190,7 @@ class Profiler:
                 (self.get_inputs() if input_tensors is None else [_to_numpy(t) if not np.isscalar(t) else t
                                                                   for t in input_tensors])]
         ref_in = [x.copy() if isinstance(x, np.ndarray) else x for x in host]
-        expected = [_to_numpy(r) for r in _as_list(reference_program(*ref_in))]
+        expected = [_to_numpy(r) for r in _as_list(_run_reference(reference_program, ref_in))]
         args = self._on_device(host) if input_tensors is None else list(input_tensors)
         got = self._outputs(args, self.kernel(*args))
         names = [s.name for s in self.specs if not self.out_idx or s.index in self.out_idx]
@@ -201,6 +202,34 @@ class Profiler:
         for name, g, e in zip(names, got, expected):
             compare_arrays(g, e, atol, rtol, max_mismatched_ratio, label=f"output '{name}' of kernel "
                                                                           f"'{self.kernel.func.name}'")
+
+
+def _as_torch(x):
+    """A CPU torch tensor holding a NumPy input (bfloat16 / fp8 go through float32: torch cannot read
+    ml_dtypes' arrays)."""
+    import torch
+
+    if not isinstance(x, np.ndarray):
+        return x
+    name = x.dtype.name
+    if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return torch.from_numpy(x.astype(np.float32)).to(getattr(torch, name))
+    return torch.from_numpy(x.copy())
+
+
+def _run_reference(reference_program, inputs):
+    """Calls the reference on NumPy inputs; a reference written with torch (as TileLang's examples write
+    theirs: ``A.float()``, ``torch.softmax(A, ...)``) fails on NumPy arrays with an AttributeError or a
+    TypeError, and is then called again on CPU torch tensors holding the same values, where torch is
+    installed. Any other failure, or the same failure on torch tensors, is the reference's own."""
+    try:
+        return reference_program(*inputs)
+    except (AttributeError, TypeError) as first:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise first from None
+        return reference_program(*[_as_torch(x) for x in inputs])
 
 
 def compare_arrays(got, expected, atol, rtol, max_mismatched_ratio=0.0, label="output"):
