@@ -138,7 +138,12 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     Expr flat = C(0);
     for (size_t a = 0; a < idx.size(); ++a)
       if (static_cast<int>(a) != r->dim) flat = flat * C(S.shape[a]) + idx[a];
-    flat = Simplify(flat);
+    // What the kernel knows of tx (0 <= tx < threads) often makes the slot a constant (one thread:
+    // always), and otherwise bounds the slots the select below has to consider.
+    flat = Simplify(flat, kernel_bounds_);
+    const Interval range = BoundOf(flat, kernel_bounds_);
+    const int64_t lo = range.lo ? std::max<int64_t>(*range.lo, 0) : 0;
+    const int64_t hi = range.hi ? std::min<int64_t>(*range.hi, nd - 1) : nd - 1;
     Stmt st;
     int64_t fc;
     if (AsConstInt(flat, &fc) || nd > 32) {
@@ -151,13 +156,32 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
       Expr upd =
           Select(Eq(flat, Expr(e)), ReduceCombine(k, Load(part, {e}), ReduceElement(k, Load(src, {C(l)}), t)),
                  Load(part, {e}));
-      st = For(e, C(0), C(nd), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
+      st = For(e, C(lo), C(hi - lo + 1), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
     }
     Expr g = S.ValidAt(tx_, C(l));
     if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
+    if (g) {
+      g = Simplify(g, kernel_bounds_);
+      int64_t gc;
+      if (AsConstInt(g, &gc)) {
+        if (gc == 0) continue;  // no thread holds element l
+        g = Expr();             // every thread does
+      }
+    }
     out.push_back(g ? If(g, st, nullptr, sp) : st);
   }
-  if (!ctx_.features.shuffle) {
+  if (T_ == 1) {
+    // One thread holds every element: its partials are the totals.
+    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": in one thread (no exchange)";
+    Expr v = Load(part, {d});
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
+                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    return Seq(out, sp);
+  }
+  // A warp shuffle names all 32 lanes of its warp; a block whose last warp is partial (threads not a
+  // multiple of 32) has lanes that do not exist, so it exchanges its partials through shared memory.
+  const bool partial_warp = T_ % 32 != 0;
+  if (!ctx_.features.shuffle || partial_warp) {
     // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
     // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
     // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
@@ -165,7 +189,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     // its first work-item writes them: slot d * T + (sub-group id), and thread t combines
     // get_num_sub_groups() partials per slot. The sub-group size is implementation-defined, so the
     // slots are sized for the worst case (T sub-groups of one work-item each).
-    const bool sg = ctx_.features.subgroup_reduce;
+    const bool sg = ctx_.features.subgroup_reduce && !ctx_.features.shuffle;  // (cl_khr_subgroups)
     Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
     Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
     ctx_.info->choices.back() =
@@ -175,10 +199,14 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
                   "memory (a thread per destination slot combines them)"
             : ": per-thread partials, then through shared memory (a thread per destination slot "
               "combines all " +
-                  std::to_string(T_) + " partials; no warp shuffles on " + ctx_.features.name +
-                  (ctx_.features.subgroup_feature.empty()
-                       ? ""
-                       : ", no sub-groups: target feature '" + ctx_.features.subgroup_feature + "' off") +
+                  std::to_string(T_) + " partials; " +
+                  (ctx_.features.shuffle
+                       ? std::to_string(T_) + " threads are not whole warps, and a shuffle needs all 32 lanes"
+                       : "no warp shuffles on " + ctx_.features.name +
+                             (ctx_.features.subgroup_feature.empty()
+                                  ? ""
+                                  : ", no sub-groups: target feature '" + ctx_.features.subgroup_feature +
+                                        "' off")) +
                   ")");
     Expr writer = tx_, partials = C(T_);
     if (sg) {
