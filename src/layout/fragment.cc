@@ -200,17 +200,24 @@ Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   return f;
 }
 
-Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
+Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec, int64_t owners) {
+  if (owners <= 0 || owners > threads || threads % owners != 0) owners = threads;
+  const int64_t reps = threads / owners;
   int64_t total = 1;
   for (auto s : shape) total *= s;
-  int64_t per = threads * vec;
+  int64_t per = owners * vec;
   int64_t chunks = (total + per - 1) / per;
-  Fragment f = NewFragment(shape, threads, chunks * vec, 1,
+  Fragment f = NewFragment(shape, threads, chunks * vec, reps,
                            "striped(" + Dims(shape) + ", " + std::to_string(threads) + " threads, vec " +
-                               std::to_string(vec) + ")");
+                               std::to_string(vec) +
+                               (reps > 1 ? ", " + std::to_string(owners) + " owners x " + std::to_string(reps)
+                                         : std::string()) +
+                               ")");
   f.kind = "striped";
   f.params = {vec};
-  Expr e = (Div(f.loc, vec) * C(threads) + f.tid) * C(vec) + Mod(f.loc, vec);
+  if (reps > 1) f.params.push_back(owners);
+  Expr owner = reps > 1 ? Mod(f.tid, owners) : Expr(f.tid);
+  Expr e = (Div(f.loc, vec) * C(owners) + owner) * C(vec) + Mod(f.loc, vec);
   if (total % per != 0) f.valid = Binary(BinaryOp::kLT, e, C(total));
   f.index.resize(shape.size());
   Expr rest = e;
@@ -220,7 +227,11 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
   }
   Expr flat = C(0);
   for (size_t d = 0; d < shape.size(); ++d) flat = flat * C(shape[d]) + f.idx[d];
-  f.thread = Mod(Div(flat, vec), threads);
+  f.thread = Mod(Div(flat, vec), owners);
+  if (reps > 1) {
+    f.thread = f.thread + Expr(f.rep) * C(owners);
+    f.replica = Simplify(Div(f.tid, owners));
+  }
   f.local = Div(flat, per) * C(vec) + Mod(flat, vec);
   for (auto& x : f.index) x = Simplify(x);
   f.thread = Simplify(f.thread);

@@ -66,8 +66,10 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans);
 /// of its quad in every warp of its warp row (replicated 4 * wn times).
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);
 /// Elements dealt to threads in row-major chunks of `vec`: element e is held by thread
-/// (e / vec) % threads.
-Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec);
+/// (e / vec) % threads. With `owners` (a divisor of threads, fewer than threads) the chunks are
+/// dealt to the first `owners` threads and thread t holds what thread t % owners holds (threads /
+/// owners replicas; params {vec, owners}).
+Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec, int64_t owners = 0);
 /// Every thread holds the whole tile.
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
 

@@ -1,4 +1,6 @@
 // T.cumsum: an inclusive scan along one dim; destination and source tiles have the same shape.
+#include <algorithm>
+
 #include "op/tile_op_checks.h"
 
 namespace tl {
@@ -14,25 +16,30 @@ void CumsumNode::Check() const {
                     c.span);
 }
 
-bool CumsumNode::ScansWholeLastAxisLines(int64_t threads) const {
-  if (dim < 0 || static_cast<size_t>(dim) + 1 != src.ranges.size()) return false;
+bool CumsumNode::ScansWholeLastAxisLines(int64_t threads) const { return LineOwners(threads) > 0; }
+
+int64_t CumsumNode::LineOwners(int64_t threads) const {
+  if (dim < 0 || static_cast<size_t>(dim) + 1 != src.ranges.size()) return 0;
   int64_t lines = 1;
   for (size_t d = 0; d + 1 < src.ranges.size(); ++d) {
     int64_t e = 0;
-    if (!AsConstInt(src.ranges[d].extent, &e)) return false;
+    if (!AsConstInt(src.ranges[d].extent, &e)) return 0;
     lines *= e;
   }
-  if (lines < threads) return false;
+  if (lines < 2 || threads < 1) return 0;
+  int64_t owners = std::min(lines, threads);
+  while (threads % owners != 0) --owners;  // a divisor of the block: the rest hold replicas
+  if (owners < 2) return 0;
   for (const Region* r : {&src, &dst}) {
-    if (r->ranges.size() != r->buffer->shape.size()) return false;
+    if (r->ranges.size() != r->buffer->shape.size()) return 0;
     for (size_t d = 0; d < r->ranges.size(); ++d) {
       int64_t mn = -1, ext = -1, full = -2;
       if (!AsConstInt(r->ranges[d].min, &mn) || !AsConstInt(r->ranges[d].extent, &ext) ||
           !AsConstInt(r->buffer->shape[d], &full) || mn != 0 || ext != full)
-        return false;
+        return 0;
     }
   }
-  return true;
+  return owners;
 }
 
 std::vector<std::pair<const Region*, Access>> CumsumNode::Regions() const {

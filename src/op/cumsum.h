@@ -17,12 +17,16 @@ struct CumsumNode : TileOpNode {
   std::vector<int64_t> Attrs() const override;
   TileOpCall Call() const override;
   void Check() const override;
-  /// Whether the scan runs along the last axis of operands that are whole buffers and has at least one
-  /// line per thread: then a fragment operand is dealt to threads a line each (striped by the line
-  /// length) and each thread scans its own lines, instead of every thread holding and scanning the
-  /// whole tile. (With fewer lines than threads the tile stays replicated: a one-row tile's copies are
-  /// partitioned along the row, which a line-per-thread layout would contradict.)
+  /// Whether the scan runs along the last axis of operands that are whole buffers and has at least two
+  /// lines: then a fragment operand is dealt to threads a line each (striped by the line length) and
+  /// each thread scans its own lines, instead of every thread holding and scanning the whole tile.
+  /// (A one-row tile stays replicated: its copies are partitioned along the row, which a
+  /// line-per-thread layout would contradict.)
   bool ScansWholeLastAxisLines(int64_t threads) const;
+  /// How many threads own the lines then (0: not scanned by lines): all of them when there are at
+  /// least as many lines, else the largest divisor of the block's threads not above the line count;
+  /// the other threads hold replicas of the owners' lines (thread t those of t % owners).
+  int64_t LineOwners(int64_t threads) const;
 };
 
 }  // namespace tl

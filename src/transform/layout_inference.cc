@@ -435,10 +435,10 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
     if ((*b)->scope == Scope::kFragment) {
       std::vector<int64_t> shape;
       for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, n.span, "a cumsum tile"));
-      // A line per thread when the scan runs along whole last-axis lines; otherwise every thread holds it
-      // all.
-      Fragment f = s->ScansWholeLastAxisLines(c.threads()) ? Striped(shape, c.threads(), shape.back())
-                                                           : Replicated(shape, c.threads());
+      // A line per thread when the scan runs along whole last-axis lines (with fewer lines than threads,
+      // the threads past the owners hold replicas); otherwise every thread holds it all.
+      const int64_t owners = s->LineOwners(c.threads());
+      Fragment f = owners ? Striped(shape, c.threads(), shape.back(), owners) : Replicated(shape, c.threads());
       changed |= c.Assign(*b, f, "T.cumsum on a fragment", n.span);
     }
   return changed;

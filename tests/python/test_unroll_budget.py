@@ -42,7 +42,7 @@ def _run(k, a):
 @pytest.mark.parametrize("reverse", [False, True])
 def test_fragment_scan_along_the_last_axis_is_a_line_per_thread(reverse):
     a = np.random.default_rng(SEED).standard_normal((32, 64)).astype(np.float32)
-    # 32 lines over 32 threads: a line each (with 128 threads the tile would stay replicated)
+    # 32 lines over 32 threads: a line each
     src = tilelang.compile(scan(32, 64, 1, reverse, threads=32), target="cuda -arch=sm_80").get_kernel_source()
     sizes = [int(x) for x in re.findall(r"float F\[(\d+)\]", src)]
     assert sizes and max(sizes) <= 64, f"each thread holds one 64-element line, not the whole tile: {sizes}"
@@ -51,15 +51,31 @@ def test_fragment_scan_along_the_last_axis_is_a_line_per_thread(reverse):
         np.testing.assert_allclose(_run(k, a), _want(a, 1, reverse), rtol=1e-5, atol=1e-4, err_msg=target)
     k = tilelang.compile(scan(32, 64, 1, reverse, threads=32), target="opencl")
     np.testing.assert_allclose(_run(k, a), _want(a, 1, reverse), rtol=1e-5, atol=1e-4)
-    # fewer lines than threads: replicated, and its big loops are not fully unrolled
+    # Fewer lines than threads (32 lines, 128 threads). Before: every thread held the whole tile
+    # (`float F[2048]`, 8 KiB of stack each). Expected: threads 0-31 own a line each and the other 96
+    # hold replicas of them (thread t the line of t % 32), so 64 registers each; only the owners store.
     src = tilelang.compile(scan(32, 64, 1, reverse), target="cuda -arch=sm_80").get_kernel_source()
-    assert "float F[2048]" in src and "#pragma unroll 4" in src, src
+    sizes = [int(x) for x in re.findall(r"float F\[(\d+)\]", src)]
+    assert sizes and max(sizes) <= 64, sizes
+    assert "(tx >> 5) == 0" in src, "only one replica of each line writes it back"
+    for target in ("cuda", "hip", "metal"):
+        k = tilelang.compile(scan(32, 64, 1, reverse), target=target, execution_backend="emulator")
+        np.testing.assert_allclose(_run(k, a), _want(a, 1, reverse), rtol=1e-5, atol=1e-4, err_msg=target)
+    k = tilelang.compile(scan(32, 64, 1, reverse), target="opencl")
+    np.testing.assert_allclose(_run(k, a), _want(a, 1, reverse), rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("M,N,threads", [(200, 16, 128), (5, 48, 64), (1, 64, 32)])
+@pytest.mark.parametrize("M,N,threads", [(200, 16, 128), (5, 48, 64), (1, 64, 32), (3, 40, 96), (7, 16, 128),
+                                         (2, 8, 48)])
 def test_more_or_fewer_lines_than_threads(M, N, threads):
+    """Lines dealt to owners that divide the block (5 lines over 64 threads: 4 owners, two lines for the
+    first), with and without a partial round, on every lowering."""
     a = np.random.default_rng(SEED + M).standard_normal((M, N)).astype(np.float32)
-    k = tilelang.compile(scan(M, N, 1, threads=threads), target="cuda", execution_backend="emulator")
+    print(f"seed {SEED + M}")
+    for target in ("cuda", "hip", "metal"):
+        k = tilelang.compile(scan(M, N, 1, threads=threads), target=target, execution_backend="emulator")
+        np.testing.assert_allclose(_run(k, a), _want(a, 1, False), rtol=1e-5, atol=1e-4, err_msg=target)
+    k = tilelang.compile(scan(M, N, 1, threads=threads), target="opencl")
     np.testing.assert_allclose(_run(k, a), _want(a, 1, False), rtol=1e-5, atol=1e-4)
 
 

@@ -295,16 +295,22 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
   bool replicated = n->src.buffer->scope == Scope::kFragment || n->dst.buffer->scope == Scope::kFragment;
   // Fragments striped a line per thread (the layout rule's choice for whole last-axis lines): thread t
   // scans lines t, t + T, ...; line it * T + t is its registers it * len ...
+  // With fewer lines than threads, the first `owners` threads own them and thread t scans the lines of
+  // t % owners (a replica: the same values in its registers).
+  const int64_t owners = n->LineOwners(T_);
   auto by_line = [&](const Buffer& b) {
     if (b->scope != Scope::kFragment) return true;
     const Fragment& F = Layout(b.get());
-    return F.kind == "striped" && F.params.size() == 1 && F.params[0] == len && F.threads == T_;
+    const int64_t fo = F.params.size() == 2 ? F.params[1] : F.threads;
+    return F.kind == "striped" && (F.params.size() == 1 || F.params.size() == 2) && F.params[0] == len &&
+           F.threads == T_ && fo == owners;
   };
-  const bool striped =
-      replicated && n->ScansWholeLastAxisLines(T_) && by_line(n->src.buffer) && by_line(n->dst.buffer);
+  const bool striped = replicated && owners > 0 && by_line(n->src.buffer) && by_line(n->dst.buffer);
   if (striped) replicated = false;
+  const int64_t O = striped ? owners : T_;  // threads that own distinct lines
+  const Expr me = O == T_ ? Expr(tx_) : Simplify(Mod(tx_, O), kernel_bounds_);
   Var lv = MakeVar("line");
-  int64_t per_thread = replicated ? 1 : (lines + T_ - 1) / T_;
+  int64_t per_thread = replicated ? 1 : (lines + O - 1) / O;
   int64_t cur_it = 0;
   Expr cur_pos;
   auto load = [&](const Buffer& b, const std::vector<Expr>& idx) {
@@ -315,7 +321,7 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
     return Load(MapBuffer(b), {Simplify(flat)});
   };
   for (int64_t it = 0; it < per_thread; ++it) {
-    Expr line = replicated ? Expr(lv) : C(it * T_) + tx_;
+    Expr line = replicated ? Expr(lv) : C(it * O) + me;
     std::vector<Expr> ti(other.size());
     Expr rest = line;
     for (size_t d = other.size(); d-- > 0;) {
@@ -345,7 +351,7 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
                   sp);
     if (replicated)
       st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
-    else if ((it + 1) * T_ > lines)
+    else if ((it + 1) * O > lines)
       st = If(Lt(line, C(lines)), st, nullptr, sp);
     out.push_back(st);
   }
