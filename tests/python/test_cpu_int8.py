@@ -64,8 +64,11 @@ def test_int8_gemm_extreme_values(target):
 
 @pytest.mark.skipif(not AVX2, reason="needs AVX2")
 def test_int8_gemm_uses_vpmaddwd_and_says_so():
-    k = _int8_gemm("cpu -mattr=-avx512f", 64, 64, 64, False, False)
+    # -amx-tile as well: on an AMX host (Sapphire Rapids) AMX-INT8 does not need AVX-512, and the
+    # tdpbssd path would be chosen with vpmaddwd only as its fallback
+    k = _int8_gemm("cpu -mattr=-avx512f,-amx-tile", 64, 64, 64, False, False)
     assert any("int8 x int8 -> int32: avx2 6x16 vpmaddwd micro-kernel" in c for c in k.choices), k.choices
+    assert not any("tdpbssd" in c for c in k.choices), k.choices
     asm = _objdump(k)
     assert re.search(r"vpmaddwd\s+.*%ymm", asm), "expected ymm vpmaddwd in the int8 gemm"
     portable = _int8_gemm("cpu -mattr=-avx2", 64, 64, 64, False, False)

@@ -74,7 +74,7 @@ def _scalar_arg(x, func, index):
                                 "passed; use a Python int or float")
 
 
-def _tensor_desc(x, func, index, data, dtype, shape, strides, device, itemsize, written, read_only=False):
+def _tensor_desc(x, func, index, data, dtype, shape, strides, device, written, read_only=False):
     """The one description of a tensor argument, whichever library made it (NumPy, PyTorch, DLPack):
     element strides, the written-but-read-only check and the layout of an empty tensor."""
     if written and read_only:
@@ -104,7 +104,7 @@ def _to_arg(x, func, index, written=False):
             raise TileLangArgumentError(f"{_arg_label(func, index)}: the array's byte strides {x.strides} are not "
                                         f"multiples of its item size ({itemsize} bytes); pass np.ascontiguousarray(x)")
         strides = [s // itemsize if itemsize else 0 for s in x.strides]
-        return _tensor_desc(x, func, index, x.ctypes.data, x.dtype, x.shape, strides, "cpu", itemsize, written,
+        return _tensor_desc(x, func, index, x.ctypes.data, x.dtype, x.shape, strides, "cpu", written,
                             read_only=not x.flags.writeable)
     mod = type(x).__module__
     if mod.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride"):
@@ -113,11 +113,10 @@ def _to_arg(x, func, index, written=False):
                                         "be passed; pass x.to_dense()")
         if getattr(x, "is_conj", lambda: False)() or getattr(x, "is_neg", lambda: False)():
             x = x.resolve_conj().resolve_neg()  # lazily conjugated / negated views: their memory is not the value
-        if x.device.type == "meta":
+        if getattr(x.device, "type", None) == "meta":
             raise TileLangArgumentError(f"{_arg_label(func, index)}: a tensor on torch's 'meta' device has no "
                                         "memory; pass a real tensor")
-        return _tensor_desc(x, func, index, x.data_ptr(), x.dtype, x.shape, x.stride(), _torch_device(x),
-                            x.element_size(), written)
+        return _tensor_desc(x, func, index, x.data_ptr(), x.dtype, x.shape, x.stride(), _torch_device(x), written)
     if isinstance(x, (bool, int, float, np.generic)):
         return _scalar_arg(x, func, index), x
     if hasattr(x, "__dlpack__"):
