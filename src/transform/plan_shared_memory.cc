@@ -5,6 +5,7 @@
 // code generator and the emulator both execute this plan. Also the per-buffer table for the
 // user and the compile-time error when the kernel exceeds the target's limit.
 #include <algorithm>
+#include <functional>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -125,19 +126,69 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
     }
     break;
   }
-  std::vector<Stmt> top;
-  if (auto* q = As<SeqNode>(body))
-    top = q->seq;
-  else
-    top.push_back(body);
-  for (size_t i = 0; i < top.size(); ++i) {
-    auto uses = SharedUses(top[i]);
+  // Liveness over units in program order: the statements of the kernel body, with sequences and the
+  // bodies of lets flattened (a let's value is a unit of its own). A warp-specialised split
+  // (cuda/warp_specialize.cc) contributes its consumers' statements as units; the producer runs
+  // beside them from their start, so what it touches is live from the consumers' first unit to
+  // their last use of it (the consumers' waits on its stages order every producer write before the
+  // consumers go past that use).
+  std::vector<Stmt> units;
+  std::vector<std::pair<size_t, Stmt>> producers;  // (consumers' first unit, producer branch)
+  std::vector<size_t> producer_ends;
+  std::function<void(const Stmt&)> flatten = [&](const Stmt& st) {
+    if (!st) return;
+    if (auto* q = As<SeqNode>(st)) {
+      for (auto& x : q->seq) flatten(x);
+      return;
+    }
+    if (auto* l = As<LetNode>(st)) {
+      units.push_back(Evaluate(l->value, st->span));
+      flatten(l->body);
+      return;
+    }
+    if (auto* a = As<AttrStmtNode>(st); a && a->key == "tl.warp_specialized") {
+      auto* i = As<IfNode>(a->body);
+      auto* c = i ? As<AttrStmtNode>(i->then_case) : nullptr;
+      if (c && c->key == "tl.ws_consumer") {
+        size_t first = units.size();
+        flatten(c->body);
+        if (units.size() == first) units.push_back(Evaluate(Int(0), st->span));
+        if (i->else_case) {
+          producers.push_back({first, i->else_case});
+          producer_ends.push_back(units.size() - 1);
+        }
+        return;
+      }
+    }
+    units.push_back(st);
+  };
+  flatten(body);
+  for (size_t i = 0; i < units.size(); ++i) {
+    auto uses = SharedUses(units[i]);
     for (auto& it : items)
       if (uses.count(it.b.get())) {
         it.first = std::min(it.first, static_cast<int>(i));
         it.last = std::max(it.last, static_cast<int>(i));
       }
   }
+  for (size_t p = 0; p < producers.size(); ++p) {
+    const int first = static_cast<int>(producers[p].first), end = static_cast<int>(producer_ends[p]);
+    auto uses = SharedUses(producers[p].second);
+    for (auto& it : items)
+      if (uses.count(it.b.get())) {
+        // the consumers' last use of it, or (used by the producer alone) their whole run
+        const bool consumers_use = it.last >= first && it.first <= end;
+        it.first = std::min(it.first, first);
+        it.last = std::max(it.last, consumers_use ? std::min(it.last, end) : end);
+      }
+  }
+  // An mbarrier's bytes may not be repurposed without mbarrier.inval (PTX ISA): barriers (the uint64
+  // allocations: T.alloc_barrier, TMA and warp-specialisation barriers) live for the whole kernel.
+  for (auto& it : items)
+    if (it.b->dtype == DataType::UInt(64)) {
+      it.first = 0;
+      it.last = std::max<int>(static_cast<int>(units.size()) - 1, 0);
+    }
   int64_t total = Place(&items);
 
   std::ostringstream t;
