@@ -134,3 +134,76 @@ def test_shared_and_fragment_buffer_annotations_are_checked(where):
                 S = T.alloc_shared((32,), "float32")
                 F = T.alloc_fragment((64,), "float32")
                 double(S, F)
+
+
+def _restarted_gemm(M, N, K, bk=32):
+    """Two passes of a K loop whose gemm clears the accumulator on each pass's first step, with the
+    condition a run-time expression (TileLang's FlashMLA writes clear_accum=(j == 0))."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128):
+            a = T.alloc_shared((M, bk), "float16")
+            b = T.alloc_shared((bk, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.fill(acc, 100.0)  # must not survive: the first step of each pass clears it
+            for _ in T.serial(2):
+                for t in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                    T.copy(A[0, t * bk], a)
+                    T.copy(B[t * bk, 0], b)
+                    T.gemm(a, b, acc, clear_accum=(t == 0))
+            T.copy(acc, C)
+
+    return k
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda -arch=sm_80", "cuda -arch=sm_90a"])
+def test_gemm_clear_accum_as_a_run_time_condition(target):
+    """Before: `clear_accum=(t == 0)` was a TileLangTypeError ("has no value while the program is parsed").
+    Expected: C is cleared where the condition holds, then accumulated into."""
+    M, N, K = 64, 64, 96
+    r = _rng()
+    a = r.standard_normal((M, K)).astype(np.float16)
+    b = r.standard_normal((K, N)).astype(np.float16)
+    k = tilelang.compile(_restarted_gemm(M, N, K), target=target,
+                         execution_backend=None if target == "cpu" else "emulator")
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+def test_gemm_clear_accum_must_be_boolean():
+    with pytest.raises(TileLangTypeError, match=r"test_language_forms.py:\d+:\d+: T.gemm clear_accum must be a bool"):
+        @T.prim_func
+        def k(A: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+            with T.Kernel(2, threads=128) as bx:
+                a = T.alloc_shared((64, 64), "float16")
+                acc = T.alloc_fragment((64, 64), "float32")
+                T.copy(A, a)
+                T.gemm(a, a, acc, clear_accum=bx + 1)
+                T.copy(acc, C)
+
+
+batch, seq_len, width = T.dynamic("batch, seq_len, width")
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_dynamic_with_several_names(where):
+    """`batch, seq_len, width = T.dynamic("batch, seq_len, width")` (TileLang's sparse-MLA style): one
+    size per name, each bound by the call."""
+    assert [str(v) for v in (batch, seq_len, width)] == ["batch", "seq_len", "width"]
+
+    @T.prim_func
+    def k(X: T.Tensor((batch, seq_len, width), "float32"), Y: T.Tensor((batch, seq_len, width), "float32")):
+        with T.Kernel(T.ceildiv(width, 32), seq_len, batch, threads=32) as (bx, s, bb):
+            for i in T.Parallel(32):
+                if bx * 32 + i < width:
+                    Y[bb, s, bx * 32 + i] = X[bb, s, bx * 32 + i] * 2.0 + 1.0
+
+    kk = _compile(k, where)
+    x = _rng().standard_normal((2, 3, 45)).astype(np.float32)
+    y = np.zeros_like(x)
+    kk(x, y)
+    np.testing.assert_array_equal(y, x * 2.0 + 1.0)
+    with pytest.raises(TileLangSyntaxError, match="identifier"):
+        T.dynamic("a, 2b")
