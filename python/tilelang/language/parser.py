@@ -40,6 +40,7 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
         self.line_offset = line_offset
         self.globals = globals_
         self.scopes = [dict(locals_)]
+        self.let_values = []  # (var, value) of the kernel lets in scope, innermost last
         self.ctx = None
         self.loops = []  # per enclosing loop: its LoopExits, or None when its body has no break/continue
         self.ws_groups = None  # the warp groups of the enclosing `with T.ws(...)`, if any
@@ -146,7 +147,11 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
                 var, value, node = let
                 self.scopes.append({})
                 self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, var)
-                rest = self.block(stmts[i + 1:])
+                self.let_values.append((var, value))
+                try:
+                    rest = self.block(stmts[i + 1:])
+                finally:
+                    self.let_values.pop()
                 self.scopes.pop()
                 if isinstance(var, _ffi.Buffer):  # a tensor at a table address (proxy._bound_tensor)
                     out.append(_ffi.attr_stmt(var, "tl.buffer_bind", value, rest, self.span(node)))

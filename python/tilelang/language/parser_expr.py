@@ -252,6 +252,34 @@ class ExprParsing:
         self.ctx.span = self.span(node)
         return self.apply(node, fn, *args, **kwargs)
 
+    def let_aware_extent(self, lo, hi, ext):
+        """A slice's extent through the kernel lets its bounds name: with `H0 = ...; H1 = H0 + 64`,
+        `X[H0:H1]` is 64 wide (H1 - H0 alone does not simplify). Bounds that are let variables are
+        replaced by their values, a few levels deep; the first constant wins, else the plain difference."""
+        lets = getattr(self, "let_values", [])
+        if not lets:
+            return ext
+
+        def value_of(e):
+            if isinstance(e, _ffi.Var):
+                for var, val in reversed(lets):
+                    if isinstance(var, _ffi.Var) and _ffi.structural_equal_expr(var, e):
+                        return val
+            return None
+
+        def chain(e):  # e, its value, its value's value, ... (bounds that are let variables)
+            out = [e]
+            while len(out) < 4 and value_of(out[-1]) is not None:
+                out.append(value_of(out[-1]))
+            return out
+
+        for b in chain(hi):
+            for a in chain(lo):
+                cand = simplify(b - a)
+                if _ffi.const_int(cand) is not None:
+                    return cand
+        return ext
+
     def expr_Subscript(self, node):
         obj = self.eval_subscripted(node.value)
         if isinstance(obj, _ffi.Buffer):
@@ -292,6 +320,8 @@ class ExprParsing:
                 lo = const(0) if i.start is None else const(i.start)
                 hi = buf.shape[d] if i.stop is None else const(i.stop)
                 ext = simplify(hi - lo)
+                if _ffi.const_int(ext) is None:
+                    ext = self.let_aware_extent(lo, hi, ext)
                 c = _ffi.const_int(ext)
                 if c is not None and c <= 0:
                     raise TileLangTypeError(f"slice {d} of buffer '{buf.name}' is empty (extent {c})")

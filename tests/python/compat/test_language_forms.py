@@ -207,3 +207,48 @@ def test_dynamic_with_several_names(where):
     np.testing.assert_array_equal(y, x * 2.0 + 1.0)
     with pytest.raises(TileLangSyntaxError, match="identifier"):
         T.dynamic("a, 2b")
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_slices_bounded_by_kernel_lets_have_constant_extents(where):
+    """`H0 = ...; H1 = H0 + 64; T.copy(acc, O[b, H0:H1, :])` (TileLang's sparse-MLA style). Before: on the
+    CUDA target "the extent of a T.Parallel loop must be a compile-time constant" (H1 - H0 of two let
+    variables did not simplify). Expected: the extent is 64, and the copy lands at the rows H0 names."""
+    rows = T.dynamic("rows")
+
+    @T.prim_func
+    def k(X: T.Tensor((rows, 128, 32), "float32"), O: T.Tensor((rows, 128, 32), "float32")):
+        with T.Kernel(2, rows, threads=128) as (bx, by):
+            acc = T.alloc_fragment((64, 32), "float32")
+            H0 = (bx % 2) * 64
+            H1 = H0 + 64
+            T.copy(X[by, H0:H1, :], acc)
+            for i, j in T.Parallel(64, 32):
+                acc[i, j] = acc[i, j] * 3.0
+            T.copy(acc, O[by, H0:H1, :])
+
+    x = _rng().standard_normal((3, 128, 32)).astype(np.float32)
+    o = np.zeros_like(x)
+    _compile(k, where)(x, o)
+    np.testing.assert_array_equal(o, x * 3.0)
+
+
+def test_bool_fragments_run_in_the_emulator():
+    """Before: "emulator: buffer dtype bool" for a bool fragment (TileLang's sparse attention masks).
+    Expected: a byte per element, as in the generated code."""
+
+    @T.prim_func
+    def k(Idx: T.Tensor((64,), "int32"), X: T.Tensor((64,), "float32"), Y: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            mask = T.alloc_fragment((64,), "bool")
+            for i in T.Parallel(64):
+                mask[i] = Idx[i] <= 20
+            for i in T.Parallel(64):
+                Y[i] = T.if_then_else(mask[i], X[i], -1.0)
+
+    r = _rng()
+    idx = r.integers(0, 40, 64).astype(np.int32)
+    x = r.standard_normal(64).astype(np.float32)
+    y = np.zeros_like(x)
+    tilelang.compile(k, target="cuda", execution_backend="emulator")(idx, x, y)
+    np.testing.assert_array_equal(y, np.where(idx <= 20, x, np.float32(-1.0)))
