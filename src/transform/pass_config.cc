@@ -26,6 +26,7 @@ const Key kKeys[] = {
     {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr, nullptr},
     {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr, nullptr},
     {"tl.disable_wgmma", &PassConfig::disable_wgmma, nullptr, nullptr},
+    {"tl.enable_fast_math", &PassConfig::enable_fast_math, nullptr, nullptr},
     {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},

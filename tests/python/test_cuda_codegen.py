@@ -396,3 +396,31 @@ def test_source_map_ties_generated_lines_to_dsl_lines():
     body = "\n".join(src[a - 1:b])
     assert "tl::mma_m16n8k16_f16(" in body and "tl::ldmatrix<" in body and "cp_async" not in body
     assert all(fn.endswith("kernels.py") for fn, *_ in smap)
+
+
+def _math_kernel():
+    @T.prim_func
+    def k(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128):
+            for i in T.Parallel(128):
+                B[i] = T.exp2(A[i]) / (A[i] + 3.0) + T.sqrt(A[i])
+
+    return k
+
+
+def test_enable_fast_math_compiles_with_use_fast_math():
+    """Before: `tl.enable_fast_math` (TileLang's TL_ENABLE_FAST_MATH, which its FlashAttention and MLA
+    examples set) warned "accepted but not implemented". Expected: NVRTC's --use_fast_math, seen in the
+    PTX as the approximate, denormal-flushing division, square root and exp2."""
+    ops = {}
+    for fast in (False, True):
+        k = tilelang.compile(_math_kernel(), target="cuda -arch=sm_80", pass_configs={"tl.enable_fast_math": fast})
+        ops[fast] = set(re.findall(r"\b((?:div|sqrt|ex2)\.[a-z.0-9]+)", k.get_ptx()))
+    assert {"div.rn.f32", "sqrt.rn.f32", "ex2.approx.f32"} <= ops[False], ops
+    assert {"div.approx.ftz.f32", "sqrt.approx.ftz.f32", "ex2.approx.ftz.f32"} <= ops[True], ops
+    assert not ops[True] & {"div.rn.f32", "sqrt.rn.f32"}
+
+
+def test_enable_fast_math_warns_where_it_does_nothing():
+    with pytest.warns(UserWarning, match="CUDA target only"):
+        tilelang.compile(_math_kernel(), target="cpu", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})

@@ -102,7 +102,7 @@ def test_warnings_name_the_users_line_not_the_packages():
     this file's line, none at a frame inside the tilelang package."""
     package = os.path.dirname(tilelang.__file__)
 
-    @tilelang.jit(target="cpu", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+    @tilelang.jit(target="cpu", pass_configs={tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES: True})
     def copy(X):
         n = T.const("n")
         X: T.Tensor((n,), T.float32)
@@ -119,9 +119,9 @@ def test_warnings_name_the_users_line_not_the_packages():
         line = sys._getframe().f_lineno + 1
         y = copy(x)
     np.testing.assert_array_equal(y, x)
-    fast_math = [w for w in caught if "tl.enable_fast_math' is accepted but not implemented" in str(w.message)]
-    assert fast_math, [str(w.message) for w in caught]
-    for w in fast_math:
+    unimplemented = [w for w in caught if "tl.emit_line_directives' is accepted but not implemented" in str(w.message)]
+    assert unimplemented, [str(w.message) for w in caught]
+    for w in unimplemented:
         assert (w.filename, w.lineno) == (__file__, line), (w.filename, w.lineno)
     assert not [w for w in caught if w.filename.startswith(package)]
 

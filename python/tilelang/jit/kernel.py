@@ -143,6 +143,11 @@ class JITKernel:
         self.kind = requested.kind
         self.target_opts = {"arch": requested.arch} if requested.arch_given else {}
         self.pass_configs = dict(pass_configs or {})
+        if self.kind != "cuda" and str(self.pass_configs.get("tl.enable_fast_math", False)) in ("True", "1", "true"):
+            from ..log import warn
+
+            warn(f"pass config 'tl.enable_fast_math' has an effect on the CUDA target only (NVRTC --use_fast_math); "
+                 f"target '{self.kind}' compiles exact math")
         self.out_idx = _normalize_out_idx(out_idx, func)
         header_dir, self.fragment_kinds, names, emulatable, _ = _ffi.backend_info(self.kind)
         if execution_backend == "emulator":

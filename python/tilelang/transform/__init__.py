@@ -80,6 +80,7 @@ _TRANSLATED = {
 _ALWAYS_HOLDS = {
     "tl.disable_vectorize_256": "vector accesses are at most 16 bytes",
     "tl.disable_shuffle_elect": "no shuffle election is emitted",
+    "tl.disable_fast_math": "fast math is off unless tl.enable_fast_math is set",
     "tl.enable_auto_warp_specialization": None,  # only a problem when set; see below
 }
 # This compiler's own keys.

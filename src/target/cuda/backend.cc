@@ -29,7 +29,7 @@ void Report(const cuda::CompileResult& c, CompileInfo* info) {
 
 // NVRTC through the disk cache: an entry holds the cubin, the PTX, the compiler's log and name,
 // and kernel.meta binding them to the key (source, arch, toolchain, device header).
-Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptions& bo, CompileInfo* info) {
+Artifact BuildCubin(const CompiledKernel& k, const PassConfig& pc, const BuildOptions& bo, CompileInfo* info) {
   CudaTarget target = ParseCudaTarget(k.target.str());
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
@@ -37,8 +37,15 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
+  // tl.enable_fast_math: approximate division, square root and transcendentals, denormals flushed
+  // (NVRTC's and nvcc's --use_fast_math); the emulator runs the exact operations either way.
+  const std::vector<std::string> options =
+      pc.enable_fast_math ? std::vector<std::string>{"--use_fast_math"} : std::vector<std::string>{};
+  std::string opt_key;
+  for (const auto& o : options) opt_key += " " + o;
   const CacheEntry entry(co, "cuda", HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " +
-                                              cuda::ToolchainFingerprint() + "\n--header\n" + header));
+                                              cuda::ToolchainFingerprint() + "\n--options" + opt_key +
+                                              "\n--header\n" + header));
   Artifact a;
   a.format = "cubin";
   cuda::CompileResult c;
@@ -52,7 +59,7 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig&, const BuildOptio
     a.from_cache = true;
     return a;
   }
-  c = cuda::Compile(k.source, target.arch, {bo.include_dir}, {});
+  c = cuda::Compile(k.source, target.arch, {bo.include_dir}, options);
   if (entry.enabled()) {
     entry.Publish({{"kernel.cubin", &c.cubin}, {"kernel.ptx", &c.ptx}, {"kernel.log", &c.log},
                    {"kernel.compiler", &c.compiler}});

@@ -219,7 +219,7 @@ def test_annotate_pass_configs_in_an_eager_body():
         n = T.const("n")
         X: T.Tensor((n,), T.float32)
         Y = T.empty((n,), T.float32)
-        T.annotate_pass_configs({tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+        T.annotate_pass_configs({tilelang.PassConfigKey.TL_EMIT_LINE_DIRECTIVES: True})
         with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
             S = T.alloc_shared((64,), T.float32)
             T.copy(X[bx * 64], S)
@@ -227,7 +227,7 @@ def test_annotate_pass_configs_in_an_eager_body():
         return Y
 
     x = rng().standard_normal(100).astype(np.float32)
-    with pytest.warns(UserWarning, match="tl.enable_fast_math' is accepted but not implemented"):
+    with pytest.warns(UserWarning, match="tl.emit_line_directives' is accepted but not implemented"):
         y = copy_through_shared(x)
     np.testing.assert_array_equal(y, x)
 

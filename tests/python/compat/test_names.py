@@ -56,8 +56,8 @@ def test_pass_config_keys():
                                   PassConfigKey.TL_DISABLE_TMA_LOWER: True, "emulator.check_races": False})
     assert out == {"tl.disable_barrier_insertion": True, "tl.disable_async_copy": True, "tl.disable_tma_lower": True,
                    "emulator.check_races": False}
-    with pytest.warns(UserWarning, match="tl.enable_fast_math' is accepted but not implemented"):
-        assert normalize_pass_configs({PassConfigKey.TL_ENABLE_FAST_MATH: True}) == {}
+    with pytest.warns(UserWarning, match="tl.emit_line_directives' is accepted but not implemented"):
+        assert normalize_pass_configs({PassConfigKey.TL_EMIT_LINE_DIRECTIVES: True}) == {}
     with pytest.raises(TileLangTypeError, match="unknown pass config key 'tl.no_such_key'"):
         normalize_pass_configs({"tl.no_such_key": 1})
 
