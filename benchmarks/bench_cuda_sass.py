@@ -98,6 +98,10 @@ def main():
         ("ragged GEMM 1000x1000x1000", kernels.matmul(1000, 1000, 1000)),
         ("FlashAttention fwd 1x8x1024x64", kernels.flashattn(1, 8, 1024, 64, is_causal=False)),
         ("RMSNorm 4096x4096", kernels.rms_norm(4096, 4096, 4)),
+        # issue 32's FlashAttention row: d 128, with and without tl.enable_fast_math (--use_fast_math)
+        ("FlashAttention fwd 1x8x1024x128", kernels.flashattn(1, 8, 1024, 128, is_causal=False)),
+        ("FlashAttention fwd 1x8x1024x128, fast math", (kernels.flashattn(1, 8, 1024, 128, is_causal=False),
+                                                          {"tl.enable_fast_math": True})),
     ]
     print(f"SASS of the CUDA backend for {args.arch} ({tilelang.__name__} from {os.path.dirname(tilelang.__file__)})")
     hdr = ("kernel", "total", "loop/iter", "HMMA/HGMMA", "LDSM", "LDGSTS", "int ops/iter", "ISETP/iter", "ISETP",
@@ -105,7 +109,8 @@ def main():
     print("| " + " | ".join(hdr) + " |")
     print("|" + "---|" * len(hdr))
     for name, f in cases:
-        k = tilelang.compile(f, target=f"cuda -arch={args.arch}")
+        f, cfg = f if isinstance(f, tuple) else (f, None)
+        k = tilelang.compile(f, target=f"cuda -arch={args.arch}", pass_configs=cfg)
         r = analyse(disassemble(k.compiled.binary, tools))
         regs = k.get_resource_usage()["registers"]
         print(f"| {name} | {r['total']} | {r['loop']} | {r['hmma']} | {r['ldsm']} | {r['ldgsts']} | {r['loop_int']} | "
