@@ -131,6 +131,21 @@ def _to_arg(x, func, index, written=False):
                                 f"tensor, got {type(x).__name__}")
 
 
+class KernelParam:
+    """A kernel parameter as JITKernel.params lists it (TileLang's KernelParam): name, dtype, shape."""
+
+    __slots__ = ("name", "dtype", "shape")
+
+    def __init__(self, name, dtype, shape):
+        self.name, self.dtype, self.shape = name, dtype, shape
+
+    def is_scalar(self):
+        return self.shape is None
+
+    def __repr__(self):
+        return f"KernelParam({self.name!r}, {self.dtype!r}, {self.shape!r})"
+
+
 class JITKernel:
     """A compiled kernel: call it with tensors; with out_idx, the outputs are allocated and returned.
 
@@ -358,6 +373,131 @@ class JITKernel:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    # ---- TileLang's JITKernel members ----------------------------------------------------------
+    @property
+    def kernel_source(self):
+        """The generated kernel source (as get_kernel_source())."""
+        return self.get_kernel_source()
+
+    def get_host_source(self):
+        """There is no generated host code: the runtime (src/runtime) launches the kernel from its
+        parameter table. This returns that description (parameters, grid, block) as C comments, so that
+        scripts printing host and kernel sources still work."""
+        lines = [f"// TileLang-C++: no host source is generated; the runtime launches '{self.func.name}' for "
+                 f"target '{self.kind}' from its parameter table.", "// parameters:"]
+        for p in self.params:
+            lines.append(f"//   {p.name}: {p.dtype}" + (f" {list(p.shape)}" if p.shape is not None else " (scalar)"))
+        if _ffi.backend_info(self.kind)[3]:
+            lines.append(f"// block: {self._compiled.threads} threads")
+        return "\n".join(lines) + "\n"
+
+    @property
+    def host_source(self):
+        return self.get_host_source()
+
+    def _sources(self, which):
+        if which not in ("kernel", "host", "both"):
+            raise TileLangArgumentError(f"which must be 'kernel', 'host' or 'both', got {which!r}")
+        parts = []
+        if which in ("kernel", "both"):
+            parts.append(self.get_kernel_source())
+        if which in ("host", "both"):
+            parts.append(self.get_host_source())
+        return "\n".join(parts)
+
+    def show_source(self, which="kernel"):
+        """Prints the kernel source, the host description (get_host_source) or both."""
+        print(self._sources(which))
+
+    def export_sources(self, kernel_path=None, host_path=None):
+        """Writes the kernel source and/or the host description to files (None skips one)."""
+        for path, text in ((kernel_path, self.get_kernel_source), (host_path, self.get_host_source)):
+            if path is not None:
+                with open(path, "w") as f:
+                    f.write(text())
+
+    def print_source_code(self, which="kernel", file=None):
+        """TileLang's older name: export_sources(kernel_path=file) when file is given, else show_source."""
+        if file is not None:
+            self.export_sources(kernel_path=file)
+        else:
+            self.show_source(which)
+
+    @property
+    def params(self):
+        """The kernel's parameters in order: each with .name, .dtype and .shape (None for a scalar)."""
+        out = []
+        for var, buf in self.func.params:
+            if buf is None:
+                out.append(KernelParam(var.name, var.dtype, None))
+            else:
+                dims = [_ffi.const_int(e) for e in buf.shape]
+                out.append(KernelParam(buf.name, buf.dtype, tuple(d if d is not None else e
+                                                                  for d, e in zip(dims, buf.shape))))
+        return out
+
+    def _usage(self, key):
+        if self.kind not in ("cuda", "hip"):
+            return None
+        return self.get_resource_usage().get(key)
+
+    @property
+    def n_regs(self):
+        """Registers per thread (CUDA: ptxas; HIP: VGPRs); None on other targets."""
+        return self._usage("registers" if self.kind == "cuda" else "vgprs")
+
+    @property
+    def n_spills(self):
+        """Spilled bytes (stores + loads, ptxas / the code object); None on other targets."""
+        if self.kind == "cuda":
+            u = self.get_resource_usage()
+            return int(u.get("spill_stores", 0)) + int(u.get("spill_loads", 0))
+        return self._usage("spill_stores")
+
+    @property
+    def n_max_threads(self):
+        """The block size the kernel is launched with (GPU targets); None on the CPU target."""
+        return self._compiled.threads if _ffi.backend_info(self.kind)[3] else None
+
+    def show_ptx(self):
+        print(self.get_ptx())
+
+    def export_ptx(self, path):
+        with open(path, "w") as f:
+            f.write(self.get_ptx())
+
+    def get_sass(self):
+        """The cubin disassembled to SASS with cuobjdump (the toolkit's, or PyPI's nvidia-cuda-cuobjdump:
+        `pip install "tilelang-cpp[sass]"`)."""
+        from ..tools.sass import disassemble
+
+        c = self._cuda("SASS")
+        if not c.binary:
+            raise TileLangUnsupportedError(f"kernel '{self.func.name}' has no cubin (built for the emulator only)")
+        return disassemble(c.binary)
+
+    def show_sass(self):
+        print(self.get_sass())
+
+    def export_sass(self, path):
+        with open(path, "w") as f:
+            f.write(self.get_sass())
+
+    def export_library(self, path):
+        """Writes the compiled artefact (its format: compiled.binary_format): the CPU target's shared library
+        (so), the CUDA cubin, the HIP code object (hsaco), the OpenCL program binary, Metal's MSL (compiled
+        where it runs). This package loads kernels back through tilelang.compile and its disk cache."""
+        c = self._compiled
+        if not c.binary:
+            raise TileLangUnsupportedError(f"kernel '{self.func.name}' for '{self.kind}' has no binary to export "
+                                           "(built for the emulator only: nothing was compiled)")
+        with open(path, "wb") as f:
+            f.write(c.binary)
+
+    def run_once(self, func=None):
+        """Runs the kernel (or func) once on the profiler's inputs; returns what it returns."""
+        return self.get_profiler().run_once(func)
 
     def get_profiler(self, tensor_supply_type=None, **kwargs):
         from ..profiler import Profiler
