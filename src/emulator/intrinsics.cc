@@ -67,7 +67,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
     Fp8ToFnuz(c, act);
   } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
-  } else if (op == "tl.atomic_add" || op == "atomic_add") {
+  } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
   } else if (ExecMetalIntrinsic(c, act)) {  // simdgroup_matrix calls: intrinsics_metal.cc
@@ -128,7 +128,8 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     for (int t : act) out[t].i = WrapInt(x[t].i ^ y[t].i, rt);
     return;
   }
-  if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c, act, out);
+  if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
+    return AtomicAdd(c, act, out);
   if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";
@@ -530,6 +531,21 @@ void Executor::AtomicAdd(const CallNode* c, const Lanes& act, Slot* old) {
     Slot cur = Read(m, t, f[t].i, true);
     old[t] = cur;
     Slot add = Convert(v[t], vt, m.t), nv;
+    if (c->op == "tl.atomic_max" || c->op == "tl.atomic_min") {
+      // v replaces the element where it compares greater (less): a NaN never replaces, and stays
+      const bool max = c->op == "tl.atomic_max";
+      bool take;
+      if (m.t.is_float())
+        take = max ? add.f > cur.f : add.f < cur.f;
+      else if (m.t.is_uint())
+        take = max ? static_cast<uint64_t>(add.i) > static_cast<uint64_t>(cur.i)
+                   : static_cast<uint64_t>(add.i) < static_cast<uint64_t>(cur.i);
+      else
+        take = max ? add.i > cur.i : add.i < cur.i;
+      if (take) Write(m, t, f[t].i, add, true);
+      else Write(m, t, f[t].i, cur, true);  // an atomic still writes its element (race bookkeeping)
+      continue;
+    }
     if (m.t.is_float())
       nv.f = RoundFloat(cur.f + add.f, m.t);
     else

@@ -3,12 +3,28 @@
 
 namespace tl {
 
+const char* AtomicSuffix(AtomicKind k) {
+  switch (k) {
+    case AtomicKind::kMax: return "max";
+    case AtomicKind::kMin: return "min";
+    default: return "add";
+  }
+}
+
 void AtomicAddNode::Check() const {
   const AtomicAddNode& a = *this;
   using namespace op_detail;
+  const std::string name = "T." + CallName();
+  const DataType t = a.dst.buffer->dtype;
+  if (kind != AtomicKind::kAdd && !((t.is_float() || t.is_int() || t.is_uint()) && !t.is_bool() &&
+                                     (t.bits() == 32 || t.bits() == 64) && t.lanes() == 1))
+    throw UserError(ErrorKind::kType,
+                    name + " updates 32- and 64-bit elements (int32, uint32, int64, uint64, float32, float64); '" +
+                        a.dst.buffer->name + "' is " + t.str(),
+                    a.span);
   if (a.src && !SameTileShape(a.src->ranges, a.dst.ranges))
     throw UserError(ErrorKind::kType,
-                    "T.atomic_add destination '" + a.dst.buffer->name + "' tile is " +
+                    name + " destination '" + a.dst.buffer->name + "' tile is " +
                         ShapeStr(Extents(a.dst.ranges)) + " but the source '" + a.src->buffer->name +
                         "' tile is " + ShapeStr(Extents(a.src->ranges)),
                     a.span);
@@ -26,24 +42,27 @@ std::vector<Expr> AtomicAddNode::Exprs() const {
 Stmt AtomicAddNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
   std::optional<Region> s;
   if (r.size() > 1) s = std::move(r[1]);
-  return std::make_shared<AtomicAddNode>(std::move(r.at(0)), std::move(s), e.empty() ? nullptr : e[0], span);
+  return std::make_shared<AtomicAddNode>(std::move(r.at(0)), std::move(s), e.empty() ? nullptr : e[0], span,
+                                         kind);
 }
 TileOpCall AtomicAddNode::Call() const {
   if (src)
-    return {"atomic_add", {{TileOpArg::kRegion, &dst, nullptr}, {TileOpArg::kRegion, &*src, nullptr}}, {}};
-  return {"atomic_add", {{TileOpArg::kPoint, &dst, nullptr}, {TileOpArg::kExpr, nullptr, value}}, {}};
+    return {CallName(), {{TileOpArg::kRegion, &dst, nullptr}, {TileOpArg::kRegion, &*src, nullptr}}, {}};
+  return {CallName(), {{TileOpArg::kPoint, &dst, nullptr}, {TileOpArg::kExpr, nullptr, value}}, {}};
 }
 
 namespace {
-// T.atomic_add(dst_tile, src_tile) or T.atomic_add(dst[point], value)
-const TileOpRegistrar kRegisterAtomicAdd("atomic_add",
-                                         [](std::vector<Region> r, std::vector<Expr> e,
-                                            const std::map<std::string, int64_t>&, Span s) -> Stmt {
-                                           std::optional<Region> src;
-                                           if (r.size() > 1) src = r[1];
-                                           return std::make_shared<AtomicAddNode>(
-                                               r.at(0), src, e.empty() ? nullptr : e[0], std::move(s));
-                                         });
+// T.atomic_<add|max|min>(dst_tile, src_tile) or T.atomic_<add|max|min>(dst[point], value)
+TileOpFactory AtomicFactory(AtomicKind k) {
+  return [k](std::vector<Region> r, std::vector<Expr> e, const std::map<std::string, int64_t>&, Span s) -> Stmt {
+    std::optional<Region> src;
+    if (r.size() > 1) src = r[1];
+    return std::make_shared<AtomicAddNode>(r.at(0), src, e.empty() ? nullptr : e[0], std::move(s), k);
+  };
+}
+const TileOpRegistrar kRegisterAtomicAdd("atomic_add", AtomicFactory(AtomicKind::kAdd));
+const TileOpRegistrar kRegisterAtomicMax("atomic_max", AtomicFactory(AtomicKind::kMax));
+const TileOpRegistrar kRegisterAtomicMin("atomic_min", AtomicFactory(AtomicKind::kMin));
 }  // namespace
 
 }  // namespace tl

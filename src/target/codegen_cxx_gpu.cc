@@ -77,7 +77,8 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
            ", " + arg(3) + ")";
   }
   if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
-  if (op == "tl.atomic_add") return "tl::atomic_add(" + Addr(c->args[0]) + ", " + arg(1) + ")";
+  if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
+    return "tl::" + op.substr(3) + "(" + Addr(c->args[0]) + ", " + arg(1) + ")";
   if (op == "min_value" || op == "max_value")
     return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
   static const std::set<std::string> header{

@@ -375,7 +375,7 @@ class CpuTileLowerer : public IRMutator {
   Stmt LowerAtomic(const AtomicAddNode* n) {
     auto atomic = [&](const std::vector<Expr>& di, Expr v) {
       if (v->dtype != n->dst.buffer->dtype) v = Cast(n->dst.buffer->dtype, v);
-      Stmt st = Evaluate(Call(DataType::Void(), "atomic_add",
+      Stmt st = Evaluate(Call(DataType::Void(), n->CallName(),
                               {Call(DataType::Handle(), "address_of", {Load(n->dst.buffer, di)}), v}),
                          n->span);
       Expr ok = InBounds(n->dst.buffer, di);

@@ -159,7 +159,7 @@ Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
   for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
   Expr v = VisitExpr(a->value);
   if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
-  Stmt st = Call0("tl.atomic_add", {MapLoad(a->dst.buffer, di), v}, a->span);
+  Stmt st = Call0("tl." + a->CallName(), {MapLoad(a->dst.buffer, di), v}, a->span);
   if (!cur_loop_ && ReadsThreadIndex(st)) return st;  // a per-thread atomic (T.get_thread_binding)
   return GuardOne(st, a->span);
 }
@@ -199,11 +199,11 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
 }
 
 Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
-  if (n->op == "atomic_add" && n->args.size() == 2) {
+  if ((n->op == "atomic_add" || n->op == "atomic_max" || n->op == "atomic_min") && n->args.size() == 2) {
     auto* addr = As<CallNode>(n->args[0]);
-    TL_ICHECK(addr && addr->op == "address_of", "atomic_add takes an address");
+    TL_ICHECK(addr && addr->op == "address_of", n->op, " takes an address");
     Expr dst = VisitExpr(addr->args[0]);
-    return Call(DataType::Void(), "tl.atomic_add", {dst, VisitExpr(n->args[1])});
+    return Call(DataType::Void(), "tl." + n->op, {dst, VisitExpr(n->args[1])});
   }
   return IRMutator::VisitCall(e, n);
 }

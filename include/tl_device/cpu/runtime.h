@@ -188,31 +188,45 @@ inline T floormod(T a, T b) {
   }
 }
 
-/// Atomic read-modify-write add; floats and the 16-bit types go through a compare-and-swap loop.
+/// Atomic read-modify-write: *addr = f(*addr) through a compare-and-swap loop on the element's bits.
+template <typename T, typename F>
+inline void atomic_update(T* addr, F f) {
+  using Bits = typename std::conditional<
+      sizeof(T) == 8, uint64_t,
+      typename std::conditional<sizeof(T) == 4, uint32_t,
+                                typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::type;
+  Bits* p = reinterpret_cast<Bits*>(addr);
+  Bits expected = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    T cur;
+    std::memcpy(&cur, &expected, sizeof(T));
+    T next = f(cur);
+    Bits desired;
+    std::memcpy(&desired, &next, sizeof(T));
+    if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+  }
+}
+
+/// Atomic add; floats and the 16-bit types go through a compare-and-swap loop.
 template <typename T>
 inline void atomic_add(T* addr, T v) {
   if constexpr (std::is_integral<T>::value) {
     __atomic_fetch_add(addr, v, __ATOMIC_RELAXED);
   } else {
-    using Bits = typename std::conditional<
-        sizeof(T) == 8, uint64_t,
-        typename std::conditional<sizeof(T) == 4, uint32_t,
-                                  typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::
-        type;
-    Bits* p = reinterpret_cast<Bits*>(addr);
-    Bits expected = __atomic_load_n(p, __ATOMIC_RELAXED);
-    for (;;) {
-      T cur;
-      std::memcpy(&cur, &expected, sizeof(T));
-      T next = cast<T>(as_compute(cur) + as_compute(v));
-      Bits desired;
-      std::memcpy(&desired, &next, sizeof(T));
-      if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        return;
-    }
+    atomic_update(addr, [&](T cur) { return cast<T>(as_compute(cur) + as_compute(v)); });
   }
 }
 
+/// Atomic max / min: the element becomes v where v compares greater (less); a NaN never replaces a
+/// value and a NaN element stays (the comparison is false), on every target alike.
+template <typename T>
+inline void atomic_max(T* addr, T v) {
+  atomic_update(addr, [&](T cur) { return as_compute(v) > as_compute(cur) ? v : cur; });
+}
+template <typename T>
+inline void atomic_min(T* addr, T v) {
+  atomic_update(addr, [&](T cur) { return as_compute(v) < as_compute(cur) ? v : cur; });
+}
 /// One worker's copy of a large on-chip buffer, on the heap (64-byte aligned); `p` is null when
 /// the allocation failed (the kernel then reports it instead of running).
 template <typename T>

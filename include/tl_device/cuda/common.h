@@ -447,6 +447,38 @@ __device__ __forceinline__ void atomic_add(long* p, long v) {  // int64_t under 
 __device__ __forceinline__ void atomic_add(unsigned long* p, unsigned long v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
+template <int N>
+struct AtomicBits;
+template <>
+struct AtomicBits<4> {
+  using type = unsigned;
+};
+template <>
+struct AtomicBits<8> {
+  using type = unsigned long long;
+};
+// Atomic max / min of 32- and 64-bit elements by compare-and-swap on their bits: the element becomes v
+// where v compares greater (less); a NaN never replaces a value and a NaN element stays.
+template <typename T, bool Max>
+__device__ __forceinline__ void atomic_extreme(T* p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic max/min of 32- and 64-bit elements");
+  using Bits = typename AtomicBits<sizeof(T)>::type;
+  Bits* word = reinterpret_cast<Bits*>(p);
+  Bits old = *reinterpret_cast<volatile Bits*>(word), assumed;
+  do {
+    assumed = old;
+    T cur;
+    memcpy(&cur, &assumed, sizeof(T));
+    if (!(Max ? v > cur : v < cur)) return;
+    Bits next;
+    memcpy(&next, &v, sizeof(T));
+    old = atomicCAS(word, assumed, next);
+  } while (old != assumed);
+}
+template <typename T>
+__device__ __forceinline__ void atomic_max(T* p, T v) { atomic_extreme<T, true>(p, v); }
+template <typename T>
+__device__ __forceinline__ void atomic_min(T* p, T v) { atomic_extreme<T, false>(p, v); }
 // 8- and 16-bit integers: compare-and-swap on the aligned 32-bit word that holds the element;
 // the sum wraps at the element's width.
 template <typename T>

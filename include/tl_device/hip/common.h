@@ -284,6 +284,36 @@ TL_DEV void atomic_add(T* p, T v) {
 }
 TL_DEV void atomic_add(float* p, float v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 TL_DEV void atomic_add(double* p, double v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+template <int N>
+struct AtomicBits;
+template <>
+struct AtomicBits<4> {
+  using type = unsigned;
+};
+template <>
+struct AtomicBits<8> {
+  using type = unsigned long long;
+};
+/// Atomic max / min of 32- and 64-bit elements by compare-and-swap on their bits: the element becomes v
+/// where v compares greater (less); a NaN never replaces a value and a NaN element stays.
+template <typename T, bool Max>
+TL_DEV void atomic_extreme(T* p, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic max/min of 32- and 64-bit elements");
+  using Bits = typename AtomicBits<sizeof(T)>::type;
+  Bits* word = reinterpret_cast<Bits*>(p);
+  Bits old = __atomic_load_n(word, __ATOMIC_RELAXED);
+  for (;;) {
+    T cur = __builtin_bit_cast(T, old);
+    if (!(Max ? v > cur : v < cur)) return;
+    if (__atomic_compare_exchange_n(word, &old, __builtin_bit_cast(Bits, v), false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+      return;
+  }
+}
+template <typename T>
+TL_DEV void atomic_max(T* p, T v) { atomic_extreme<T, true>(p, v); }
+template <typename T>
+TL_DEV void atomic_min(T* p, T v) { atomic_extreme<T, false>(p, v); }
 /// float16 by compare-and-swap of the enclosing 32-bit word.
 TL_DEV void atomic_add(half_t* p, float v) {
   unsigned long long addr = reinterpret_cast<unsigned long long>(p);

@@ -1,4 +1,4 @@
-"""Atomic updates: T.atomic_add of an element or a tile."""
+"""Atomic updates: T.atomic_add, T.atomic_max and T.atomic_min of an element or a tile."""
 from .. import _ffi
 from ..errors import TileLangTypeError, TileLangUnsupportedError
 from . import builder
@@ -8,20 +8,38 @@ from .expr import const as _const
 from .utils import _point_region, _region
 
 
-def atomic_add(dst, value, memory_order=None, return_prev=False):
+def _atomic(kind, dst, value, memory_order, return_prev):
+    name = f"T.atomic_{kind}"
     if return_prev:
-        raise TileLangUnsupportedError("T.atomic_add(..., return_prev=True) is not supported: the atomic is a "
+        raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: the atomic is a "
                                        "statement here and does not return the previous value")
     if memory_order not in (None, "relaxed"):
-        raise TileLangUnsupportedError(f"T.atomic_add(..., memory_order={memory_order!r}) is not supported: atomics "
+        raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) is not supported: atomics "
                                        "are relaxed; order other accesses with barriers")
-    db, dmin, dext, dpoint = region_of(dst, "T.atomic_add destination")
+    db, dmin, dext, dpoint = region_of(dst, f"{name} destination")
     if isinstance(value, (_ffi.Buffer, RegionSpec)):
-        sb, smin, sext, _ = region_of(value, "T.atomic_add source")
+        sb, smin, sext, _ = region_of(value, f"{name} source")
         if dpoint:
             dext = _point_region(db, dmin, sext)
-        return _ffi.tile_op("atomic_add", [_region(db, dmin, dext), _region(sb, smin, sext)], [], {}, builder.span())
+        return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext), _region(sb, smin, sext)], [], {},
+                            builder.span())
     if not dpoint:
-        raise TileLangTypeError("a scalar T.atomic_add needs a single element as destination, e.g. C[i, j]")
+        raise TileLangTypeError(f"a scalar {name} needs a single element as destination, e.g. C[i, j]")
     v = value if isinstance(value, Expr) else _const(value, db.dtype)
-    return _ffi.tile_op("atomic_add", [_region(db, dmin, dext)], [v], {}, builder.span())
+    return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext)], [v], {}, builder.span())
+
+
+def atomic_add(dst, value, memory_order=None, return_prev=False):
+    """dst += value atomically (a tile: element by element), relaxed."""
+    return _atomic("add", dst, value, memory_order, return_prev)
+
+
+def atomic_max(dst, value, memory_order=None, return_prev=False):
+    """dst = max(dst, value) atomically, relaxed: the element becomes value where value compares
+    greater, so a NaN never replaces an element (32- and 64-bit elements)."""
+    return _atomic("max", dst, value, memory_order, return_prev)
+
+
+def atomic_min(dst, value, memory_order=None, return_prev=False):
+    """dst = min(dst, value) atomically, relaxed (as atomic_max, with less)."""
+    return _atomic("min", dst, value, memory_order, return_prev)

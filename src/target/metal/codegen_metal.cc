@@ -247,8 +247,36 @@ class CodegenMetalImpl : public CodegenC {
            Addr(c->args[0]) + ", " + v + ", memory_order_relaxed)";
   }
 
+  // T.atomic_max / T.atomic_min: int32 and uint32 by atomic_fetch_max/min_explicit; float32 by a
+  // compare-and-swap loop on atomic_uint (Metal has no float max), where v replaces the element only if
+  // it compares greater (less): a NaN never replaces a value, as on every target.
+  std::string AtomicExtreme(const CallNode* c, bool max) {
+    auto* d = As<BufferLoadNode>(c->args[0]);
+    const char* what = max ? "T.atomic_max" : "T.atomic_min";
+    if (!d || (d->buffer->scope != Scope::kGlobal && d->buffer->scope != Scope::kShared))
+      Unsupported(std::string(what) + " on Metal needs a global or shared destination");
+    DataType t = d->buffer->dtype;
+    std::string v = E(c->args[1]);
+    if (c->args[1]->dtype != t) v = "static_cast<" + CType(t) + ">(" + v + ")";
+    std::string sp = Space(d->buffer);
+    if (t == DataType::Int(32) || t == DataType::UInt(32))
+      return std::string("atomic_fetch_") + (max ? "max" : "min") + "_explicit((" + sp + " " +
+             (t == DataType::Int(32) ? "atomic_int" : "atomic_uint") + "*)" + Addr(c->args[0]) + ", " + v +
+             ", memory_order_relaxed)";
+    if (t != DataType::Float(32))
+      Unsupported(std::string(what) + " on Metal supports int32, uint32 and float32; got " + t.str());
+    std::string n = std::string("tl_atomic_") + (max ? "max" : "min") + "_f32_" + (sp == "device" ? "g" : "l");
+    Helper(n, "inline void " + n + "(" + sp + " float* p, float v) {\n  " + sp + " atomic_uint* q = (" + sp +
+                  " atomic_uint*)p;\n  uint old = atomic_load_explicit(q, memory_order_relaxed);\n" +
+                  "  while (v " + (max ? ">" : "<") + " as_type<float>(old)) {\n" +
+                  "    if (atomic_compare_exchange_weak_explicit(q, &old, as_type<uint>(v), memory_order_relaxed, "
+                  "memory_order_relaxed))\n      return;\n  }\n}\n");
+    return n + "(" + Addr(c->args[0]) + ", " + v + ")";
+  }
+
   std::string CallE(const CallNode* c) override {
     const std::string& op = c->op;
+    if (op == "tl.atomic_max" || op == "tl.atomic_min") return AtomicExtreme(c, op == "tl.atomic_max");
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)tl_thread_id.x)";
     if (op == "tl.syncthreads")

@@ -42,7 +42,10 @@ class MetalTypeCheck : public SpanTrackingVisitor {
     SpanTrackingVisitor::VisitKernel(n);
   }
   void VisitCall(const CallNode* n) override {
-    if ((n->op == "tl.atomic_add" || n->op == "atomic_add") && !n->args.empty()) Atomic(n->args[0]->dtype);
+    if ((n->op == "tl.atomic_add" || n->op == "atomic_add" || n->op == "tl.atomic_max" ||
+         n->op == "tl.atomic_min") &&
+        !n->args.empty())
+      Atomic(n->args[0]->dtype);
     SpanTrackingVisitor::VisitCall(n);
   }
   void VisitTileOp(const StmtNode* s) override {

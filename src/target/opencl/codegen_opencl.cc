@@ -330,6 +330,32 @@ class CodegenOpenCLImpl : public CodegenC {
     return "(&" + E(e) + ")";
   }
 
+  // T.atomic_max / T.atomic_min: a compare-and-swap loop on the element's bits (atomic_cmpxchg; 64-bit:
+  // atom_cmpxchg of cl_khr_int64_base_atomics); v replaces the element where it compares greater (less),
+  // so a NaN never replaces a value, as on every target.
+  std::string AtomicExtreme(const CallNode* c, bool max) {
+    DataType t = c->args[0]->dtype;
+    const char* what = max ? "T.atomic_max" : "T.atomic_min";
+    std::string space = IsGlobal(c->args[0]) ? "__global" : IsShared(c->args[0]) ? "__local" : "";
+    if (space.empty()) Unsupported(std::string(what) + " on OpenCL needs a global or shared destination");
+    if (t.bits() != 32 && t.bits() != 64)
+      Unsupported(std::string(what) + " on OpenCL supports 32- and 64-bit elements; got " + t.str());
+    const bool wide = t.bits() == 64;
+    if (wide) i64_atomics_ = true;
+    std::string T = CType(t), n = std::string("tl_atomic_") + (max ? "max_" : "min_") + Suffix(t) +
+                                  (space == "__global" ? "_g" : "_l");
+    std::string W = wide ? "ulong" : "uint", cas = wide ? "atom_cmpxchg" : "atomic_cmpxchg";
+    std::string as_t = t.is_float() ? (wide ? "as_double" : "as_float") : "(" + T + ")";
+    std::string as_w = t.is_float() ? "as_" + W : "(" + W + ")";
+    Helper(n, "void " + n + "(volatile " + space + " " + T + "* p, " + T + " v) {\n  volatile " + space + " " + W +
+                  "* q = (volatile " + space + " " + W + "*)p;\n  " + W + " old = *q, assumed;\n  do {\n" +
+                  "    assumed = old;\n    if (!(v " + (max ? ">" : "<") + " " + as_t + "(assumed))) return;\n" +
+                  "    old = " + cas + "(q, assumed, " + as_w + "(v));\n  } while (old != assumed);\n}\n");
+    std::string v = E(c->args[1]);
+    if (c->args[1]->dtype != t) v = "((" + T + ")(" + v + "))";
+    return n + "(" + Addr(c->args[0]) + ", " + v + ")";
+  }
+
   std::string AtomicAdd(const CallNode* c) {
     DataType t = c->args[0]->dtype;
     std::string space = IsGlobal(c->args[0]) ? "__global" : IsShared(c->args[0]) ? "__local" : "";
@@ -408,6 +434,7 @@ class CodegenOpenCLImpl : public CodegenC {
     }
     if (op == "tl.subgroup_reduce") return SubgroupReduce(c);
     if (op == "tl.atomic_add") return AtomicAdd(c);
+    if (op == "tl.atomic_max" || op == "tl.atomic_min") return AtomicExtreme(c, op == "tl.atomic_max");
     if (op == "tl.vector_store") {  // (dst, lane values...)
       size_t V = c->args.size() - 1;
       std::string T = CType(c->args[0]->dtype), vals;
