@@ -29,14 +29,14 @@ from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindin
 from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_shared,  # noqa: F401
                        alloc_var)
 from .builtin import (assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,  # noqa: F401
-                      disable_warp_group_reg_alloc, fence_proxy_async, mbarrier_arrive, mbarrier_expect_tx,
+                      disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive, mbarrier_expect_tx,
                       mbarrier_wait_parity, print, set_max_nreg, sync_threads)  # noqa: A004
 from .loop import Parallel, Pipelined, Serial, grid, serial, thread_binding, unroll, vectorized  # noqa: F401
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
 from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import cumsum, reduce_absmax, reduce_abssum, reduce_max, reduce_min, reduce_sum  # noqa: F401
-from .atomic import atomic_add, atomic_max, atomic_min  # noqa: F401
+from .atomic import atomic_add, atomic_addx2, atomic_addx4, atomic_max, atomic_min  # noqa: F401
 from .math_intrinsics import (Cast, abs, cast, ceil, ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv,  # noqa: F401,A004
                               floormod, if_then_else, infinity, log, log2, log10, max, max_value, min, min_value,
                               nan, pow, round, rsqrt, sigmoid, sin, sqrt, tanh, trunc, truncdiv, truncmod)
@@ -46,6 +46,7 @@ from .customize import reinterpret, reshape, view  # noqa: F401
 from .annotations import annotate_layout, use_swizzle  # noqa: F401
 from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401
+from .utils import index_to_coordinates, linear_index  # noqa: F401
 from .compat import ClusterKernel, access_ptr, call_extern, copy_cluster, mma_gemm_blockscaled  # noqa: F401
 from ..layout import Fragment, Layout  # noqa: F401
 

@@ -43,3 +43,31 @@ def atomic_max(dst, value, memory_order=None, return_prev=False):
 def atomic_min(dst, value, memory_order=None, return_prev=False):
     """dst = min(dst, value) atomically, relaxed (as atomic_max, with less)."""
     return _atomic("min", dst, value, memory_order, return_prev)
+
+
+def _atomic_vector(n, dst, value, return_prev):
+    name = f"T.atomic_addx{n}"
+    if return_prev:
+        raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: the atomic is a statement "
+                                       "here and does not return the previous values")
+    db, dmin, _, dpoint = region_of(dst, f"{name} destination")
+    sb, smin, _, spoint = region_of(value, f"{name} value")
+    if not (dpoint and spoint):
+        raise TileLangTypeError(f"{name} takes the first of {n} consecutive elements of each side, e.g. "
+                                f"{name}(dst[i, j * {n}], src[k, j * {n}])")
+    ops = []
+    for k in range(n):  # each element atomically, as the vector form is per element on the GPU too
+        v = _ffi.load(sb, list(smin[:-1]) + [smin[-1] + k])
+        ops.append(_ffi.tile_op("atomic_add", [_region(db, list(dmin[:-1]) + [dmin[-1] + k], [_const(1)] * len(dmin))],
+                                [v], {}, builder.span()))
+    return _ffi.seq(ops, builder.span())
+
+
+def atomic_addx2(dst, value, return_prev=False):
+    """TileLang's paired atomic add: dst[..., j + k] += value[..., j + k] for k = 0, 1, each element atomically."""
+    return _atomic_vector(2, dst, value, return_prev)
+
+
+def atomic_addx4(dst, value, return_prev=False):
+    """TileLang's quad atomic add: dst[..., j + k] += value[..., j + k] for k = 0..3, each element atomically."""
+    return _atomic_vector(4, dst, value, return_prev)

@@ -130,3 +130,13 @@ def assume(cond):
     if c.dtype != "bool":
         raise TileLangTypeError(f"T.assume takes a condition, got a {c.dtype} expression")
     return None
+
+
+def evaluate(value):
+    """T.evaluate(expr): the expression as a statement (a call evaluated for its effect). A statement passed
+    in (what a statement-valued T.* call returns) is returned as it is."""
+    if isinstance(value, Expr):
+        return _ffi.evaluate(value, builder.span())
+    if isinstance(value, _ffi.Stmt):
+        return value
+    raise TileLangTypeError(f"T.evaluate takes a kernel expression, not {type(value).__name__}")

@@ -91,3 +91,32 @@ def _int_arg(value, what):
     if isinstance(v, _bool) or not isinstance(v, numbers.Integral):  # NumPy integers are Integral
         raise TileLangTypeError(f"{what} is a constant integer, got {value!r}")
     return int(v)
+
+
+def index_to_coordinates(index, shape):
+    """T.index_to_coordinates(i, shape): the row-major coordinates of flat index i in a tensor of `shape`
+    (the last one varies fastest), as a list; ints give ints."""
+    dims = list(shape)
+    if not dims:
+        raise TileLangTypeError("T.index_to_coordinates needs a shape with at least one dimension")
+    out = []
+    rest = index
+    for d in reversed(dims[1:]):
+        out.append(rest % d)
+        rest = rest // d
+    out.append(rest)
+    return out[::-1]
+
+
+def linear_index(*args):
+    """T.linear_index(i, j, ..., shape): the row-major flat index of coordinates (i, j, ...) in `shape`."""
+    if len(args) < 2:
+        raise TileLangTypeError("T.linear_index takes the coordinates and then the shape")
+    *coords, shape = args
+    dims = list(shape)
+    if len(coords) != len(dims):
+        raise TileLangTypeError(f"T.linear_index: {len(coords)} coordinates for a shape of {len(dims)} dimensions")
+    flat = coords[0]
+    for c, d in zip(coords[1:], dims[1:]):
+        flat = flat * d + c
+    return flat

@@ -252,3 +252,39 @@ def test_bool_fragments_run_in_the_emulator():
     y = np.zeros_like(x)
     tilelang.compile(k, target="cuda", execution_backend="emulator")(idx, x, y)
     np.testing.assert_array_equal(y, np.where(idx <= 20, x, np.float32(-1.0)))
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_index_to_coordinates_linear_index_and_atomic_addx4(where):
+    """T.index_to_coordinates / T.linear_index (TileLang's bitnet example) and T.atomic_addx4 (its sparse
+    MLA backward: four consecutive elements, each atomically). Before: AttributeError for all three."""
+    assert T.index_to_coordinates(23, (4, 6)) == [3, 5] and T.linear_index(3, 5, (4, 6)) == 23
+
+    @T.prim_func
+    def k(X: T.Tensor((8, 16), "float32"), Acc: T.Tensor((16,), "float32"), Flat: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=32):
+            for t in T.Parallel(32):
+                i, j = T.index_to_coordinates(t * 4, (8, 16))
+                T.atomic_addx4(Acc[j], X[i, j])
+                for v in T.serial(4):
+                    Flat[T.linear_index(i, j + v, (8, 16))] = X[i, j + v] * 2.0
+
+    x = _rng().standard_normal((8, 16)).astype(np.float32)
+    acc = np.zeros(16, np.float32)
+    flat = np.zeros(128, np.float32)
+    _compile(k, where)(x, acc, flat)
+    np.testing.assert_allclose(acc, x.astype(np.float64).sum(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(flat, (x * 2.0).reshape(-1))
+
+
+def test_evaluate_makes_a_statement_of_an_expression():
+    @T.prim_func
+    def k(A: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(32):
+                T.evaluate(T.call_intrin("void", "tl.syncthreads"))
+                A[i] = 1.0
+
+    assert "T.evaluate" in k.script() or "syncthreads" in k.script()
+    with pytest.raises(TileLangTypeError, match="T.evaluate takes a kernel expression"):
+        T.evaluate(3)
