@@ -416,3 +416,17 @@ def test_clang_as_the_host_compiler(monkeypatch, tmp_path):
     assert "clang" in k.compiled.compiler, k.compiled.compiler
     _check_gemm(k, 45, 37, 29, False, True, "float32")
     clear_compile_memo()
+
+
+def test_host_limit_reports_an_older_cpu():
+    """TL_CPU_HOST_LIMIT=<cpu> caps the features the host reports (the suite run as on an AVX2-only host);
+    a name that is not a CPU is an error naming the known ones."""
+    code = "import tilelang; print(' '.join(tilelang.Target('cpu').features))"
+    env = dict(os.environ, TL_CPU_HOST_LIMIT="x86-64-v3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    feats = set(out.split())
+    host = set(tilelang.Target("cpu").features)
+    assert feats <= host and "avx512f" not in feats and ("avx2" in feats) == ("avx2" in host)
+    env["TL_CPU_HOST_LIMIT"] = "pentium9"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "is not a CPU name" in r.stderr

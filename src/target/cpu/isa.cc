@@ -2,8 +2,10 @@
 #include "target/cpu/isa.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
+#include "support/error.h"
 #include "target/target.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -165,6 +167,18 @@ std::vector<std::string> CpuHostFeatures() {
   f.push_back("neon");
 #endif
   CloseDown(&f);
+  // TL_CPU_HOST_LIMIT=<cpu name> (e.g. x86-64-v3): report at most that CPU's features, so the test suite
+  // can be run as on an older host (what it selects and skips; the kernels it builds still run here).
+  if (const char* lim = std::getenv("TL_CPU_HOST_LIMIT"); lim && *lim) {
+    std::vector<std::string> cap;
+    if (!CpuFeaturesOfName(lim, &cap) || std::string(lim) == "native" || std::string(lim) == "host")
+      throw UserError(ErrorKind::kArgument, std::string("TL_CPU_HOST_LIMIT='") + lim +
+                                                "' is not a CPU name; known: " + CpuKnownNames());
+    std::vector<std::string> kept;
+    for (auto& x : f)
+      if (std::find(cap.begin(), cap.end(), x) != cap.end()) kept.push_back(x);
+    f = kept;
+  }
   return f;
 }
 
