@@ -24,6 +24,9 @@ struct CudaPassContext {
 PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);
 /// Requires legalized tile IR. Wraps the kernel body in `tl.layout` for every fragment and
 /// annotates every T.Parallel nest with `tl.loop_layout`.
+/// T.Parallel nests with run-time extents become guarded partitions over the block's threads
+/// (partition_dynamic_parallel.cc); before InferLayouts.
+PrimFunc PartitionDynamicParallel(const PrimFunc& f);
 PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx);
 /// Requires the facts of the two passes above; produces thread-level IR (docs/thread_ir.md).
 PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx);

@@ -83,6 +83,7 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
       .Run("InjectBoundGuards", InjectBoundGuards)
       .Run("ResolveBufferViews", ResolveBufferViews)
       .Run("LegalizeTileOpsCUDA", with(LegalizeTileOpsCUDA))
+      .Run("PartitionDynamicParallel", PartitionDynamicParallel)
       .Run("LayoutInference", with(InferLayouts))
       .Run("LowerTileOpsCUDA", with(LowerTileOpsCUDA), IRStage::kThread)
       .Run(

@@ -109,9 +109,11 @@ def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
     trace = _ffi.compile(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80", {}, "", True, "", False, True).trace
     assert [t[0] for t in trace] == ["ExpandViewTileOps", "Simplify", "RasterizeBlocks", "InjectBoundGuards",
-                                     "ResolveBufferViews", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA",
-                                     "Simplify", "SplitInteriorBlocks", "PlanSharedMemory", "InsertBarriers"]
-    assert all(t[3] for t in trace[5:8]), "legalize, layout inference and lowering each change the IR"
+                                     "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel",
+                                     "LayoutInference", "LowerTileOpsCUDA", "Simplify", "SplitInteriorBlocks",
+                                     "PlanSharedMemory", "InsertBarriers"]
+    assert all(trace[i][3] for i in (5, 7, 8)), "legalize, layout inference and lowering each change the IR"
+    assert not trace[6][3], "no T.Parallel here has a run-time extent"
 
 
 def test_smem_over_limit_is_a_compile_error():
@@ -222,8 +224,9 @@ def test_lower_trace_for_cuda(tmp_path):
 
     tr = ir_lower_trace(kernels.matmul(512, 512, 512), target="cuda -arch=sm_86", out_dir=str(tmp_path))
     names = [p.name for p in tr.passes]
-    assert names[:8] == ["ExpandViewTileOps", "Simplify", "RasterizeBlocks", "InjectBoundGuards",
-                         "ResolveBufferViews", "LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA"]
+    assert names[:9] == ["ExpandViewTileOps", "Simplify", "RasterizeBlocks", "InjectBoundGuards",
+                         "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel", "LayoutInference",
+                         "LowerTileOpsCUDA"]
     assert "for sm_86" in tr.final_source and "tl::mma_m16n8k16_f16" in tr.final_source
     files = os.listdir(tmp_path)
     assert "index.html" in files and any(f.endswith("final_source.cu") for f in files)

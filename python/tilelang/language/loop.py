@@ -33,9 +33,13 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
     ranges = []
     for e in extents:
         v = _ffi.const_int(e) if isinstance(e, Expr) else e
-        if not isinstance(v, int):
-            raise TileLangTypeError(f"T.Parallel extents must be compile-time constants, but `{e}` is only known "
-                                    "at run time; loop over T.ceildiv(n, block) blocks and guard the tail instead")
+        if v is None and isinstance(e, Expr) and ("int" in e.dtype):
+            # known at run time (a T.dynamic size, a value read from memory): on the GPU targets the nest
+            # becomes a guarded partition over the block's threads (PartitionDynamicParallel)
+            ranges.append((_const(0), e))
+            continue
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TileLangTypeError(f"T.Parallel extents are integers, got `{e}`")
         if v <= 0:
             raise TileLangTypeError(f"T.Parallel extents must be positive, got {v}")
         if v >= 2**31:
