@@ -45,7 +45,7 @@ class Partition : public IRMutator {
     for (auto* f : nest)
       if (!IsConstInt(Simplify(f->min), 0))
         throw UserError(ErrorKind::kUnsupported, "T.Parallel loops must start at 0", f->span);
-    struct Fragments : IRVisitor {
+    struct BodyBuffers : IRVisitor {  // refuses fragments; the widest element
       Span span;
       int max_bytes = 1;
       void VisitBuffer(const Buffer& b) override {
@@ -58,22 +58,16 @@ class Partition : public IRMutator {
                               "constant extent (and guard the ragged part with an if)",
                           span);
       }
-    } frags;
-    frags.span = n->span;
-    frags.VisitStmt(body);
-    PostOrderVisitStmt(body, [&](const Stmt& x) {
-      if (auto* f = As<ForNode>(x); f && f->for_kind == ForKind::kParallel)
-        throw UserError(ErrorKind::kUnsupported,
-                        "a T.Parallel loop nested under other statements of a T.Parallel loop is not supported "
-                        "on the GPU targets; make the loops perfectly nested",
-                        f->span);
-    });
+    } uses;
+    uses.span = n->span;
+    uses.VisitStmt(body);
+    // (a T.Parallel nested under other statements of the body stays there: LayoutInference reports it)
     Expr total = nest[0]->extent;
     for (size_t d = 1; d < nest.size(); ++d) total = total * nest[d]->extent;
     total = Simplify(total);
     // One round covers T x V iterations, V = 16 bytes of the widest element the body touches, so a
     // partition that gives each thread V consecutive elements (16-byte accesses) still uses every thread.
-    const int64_t W = T_ * std::max<int64_t>(1, 16 / frags.max_bytes);
+    const int64_t W = T_ * std::max<int64_t>(1, 16 / uses.max_bytes);
     Var o = MakeVar("o"), t = MakeVar("t");
     Expr flat = Expr(o) * Int(W) + Expr(t);
     std::map<const VarNode*, Expr> vmap;

@@ -133,8 +133,11 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
   // their last use of it (the consumers' waits on its stages order every producer write before the
   // consumers go past that use).
   std::vector<Stmt> units;
-  std::vector<std::pair<size_t, Stmt>> producers;  // (consumers' first unit, producer branch)
-  std::vector<size_t> producer_ends;
+  struct Producer {
+    size_t first, last;  // the consumers' first and last units
+    Stmt branch;
+  };
+  std::vector<Producer> producers;
   std::function<void(const Stmt&)> flatten = [&](const Stmt& st) {
     if (!st) return;
     if (auto* q = As<SeqNode>(st)) {
@@ -154,8 +157,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
         flatten(c->body);
         if (units.size() == first) units.push_back(Evaluate(Int(0), st->span));
         if (i->else_case) {
-          producers.push_back({first, i->else_case});
-          producer_ends.push_back(units.size() - 1);
+          producers.push_back({first, units.size() - 1, i->else_case});
         }
         return;
       }
@@ -171,9 +173,9 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
         it.last = std::max(it.last, static_cast<int>(i));
       }
   }
-  for (size_t p = 0; p < producers.size(); ++p) {
-    const int first = static_cast<int>(producers[p].first), end = static_cast<int>(producer_ends[p]);
-    auto uses = SharedUses(producers[p].second);
+  for (const Producer& p : producers) {
+    const int first = static_cast<int>(p.first), end = static_cast<int>(p.last);
+    auto uses = SharedUses(p.branch);
     for (auto& it : items)
       if (uses.count(it.b.get())) {
         // the consumers' last use of it, or (used by the producer alone) their whole run

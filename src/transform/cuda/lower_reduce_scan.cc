@@ -132,6 +132,13 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
   Buffer part = Scratch("red", t, nd, Scope::kLocal);
   Var d = MakeVar("d");
+  // The totals in `part` into the destination (folded into its old values unless clear).
+  auto finish = [&] {
+    Expr v = Load(part, {d});
+    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
+                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    return Seq(out, sp);
+  };
   out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, ReduceIdentity(k, t), {d}, sp), {}, sp));
   for (int64_t l = 0; l < S.locals; ++l) {
     auto idx = S.IndexAt(tx_, C(l));
@@ -173,10 +180,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   if (T_ == 1) {
     // One thread holds every element: its partials are the totals.
     ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": in one thread (no exchange)";
-    Expr v = Load(part, {d});
-    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
-                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
-    return Seq(out, sp);
+    return finish();
   }
   // A warp shuffle names all 32 lanes of its warp; a block whose last warp is partial (threads not a
   // multiple of 32) has lanes that do not exist, so it exchanges its partials through shared memory.
@@ -233,10 +237,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
     out.push_back(For(i, C(0), C(rounds), ForKind::kSerial,
                       nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
     out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(part, Load(tot, {d}), {d}, sp), {}, sp));
-    Expr v = Load(part, {d});
-    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
-                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
-    return Seq(out, sp);
+    return finish();
   }
   std::vector<Stmt> bf;
   const int64_t W = ctx_.features.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
@@ -270,10 +271,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
                 sp),
             {}, sp));
   }
-  Expr v = Load(part, {d});
-  out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
-                    Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
-  return Seq(out, sp);
+  return finish();
 }
 
 Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
