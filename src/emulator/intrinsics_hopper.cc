@@ -3,6 +3,9 @@
 // the compiler's layout code:
 //   tl.wgmma_desc(&smem, lbo, sbo, mode)   the 64-bit matrix descriptor, encoded from the operand's
 //                                          byte address in the block's shared memory
+//   tl.wgmma_desc_add(desc, units, flag)   the descriptor with its start address (bits 0-13, in
+//                                          16-byte units) moved on by `units` (the flag only
+//                                          chooses the CUDA spelling)
 //   tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
 //                                          wgmma.mma_async m64nNk16 .f32.{f16,bf16} or m64nNk32
 //                                          .f32.{e4m3,e5m2}.{e4m3,e5m2} (ab "<a>_<b>", K-major only),
@@ -192,6 +195,25 @@ void Executor::NoteGenericWrite(Mem& m, int tid, int64_t flat) {
 }
 
 bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->op == "tl.wgmma_desc_add") {  // (descriptor, units of 16 bytes): the start address moves on
+    if (c->args.size() != 3) Bad(c, "expects (descriptor, offset in 16-byte units, per-warp-group flag)");
+    TmpScope ts(this);
+    Slot* d = Tmp();
+    Slot* u = Tmp();
+    Eval(c->args[0], act, d);
+    Eval(c->args[1], act, u);
+    for (int t : act) {
+      const uint64_t desc = static_cast<uint64_t>(d[t].i), units = static_cast<uint32_t>(u[t].i);
+      const uint64_t start = (desc & 0x3FFF) + units;
+      if (start >= 0x4000)
+        Report("out_of_bounds", t, [&] {
+          return "wgmma descriptor start address " + std::to_string(start * 16) +
+                 " does not fit the descriptor's 14-bit field (shared addresses are below 2^18)";
+        });
+      out[t].i = static_cast<int64_t>((desc & ~uint64_t{0x3FFF}) | (start & 0x3FFF));
+    }
+    return true;
+  }
   if (c->op != "tl.wgmma_desc") return false;
   if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, mode)");
   const BufferLoadNode* op = OperandAt(c, 0);

@@ -593,6 +593,16 @@ int64_t UnrolledNodes(const Stmt& s) {
 }
 }  // namespace
 
+std::string CodegenC::PartialUnrollPragma(const ForNode* n) {
+  auto it = n->annotations.find("tl.unroll_by");
+  int64_t by = 0;
+  if (n->for_kind != ForKind::kSerial || it == n->annotations.end() || !AsConstInt(it->second, &by) || by < 2)
+    return "";
+  // A hint: the copies must stay within half the full-unroll budget (a GEMM main loop does; a
+  // FlashAttention one, which would mostly grow the instruction footprint, does not).
+  return UnrolledNodes(n->body) > kUnrollBudget / 2 / by ? "" : "#pragma unroll " + std::to_string(by);
+}
+
 std::string CodegenC::UnrollPragma(const ForNode* n) {
   int64_t ext = 0;
   if (!AsConstInt(n->extent, &ext) || ext <= 1) return "#pragma unroll";

@@ -66,6 +66,10 @@ class CodegenC {
   /// "#pragma unroll 4", so that a thread holding thousands of elements (a replicated fragment) is not
   /// unrolled into thousands of statements (minutes of NVRTC time).
   static std::string UnrollPragma(const ForNode* n);
+  /// `#pragma unroll N` for a serial loop annotated tl.unroll_by = N (the pipelined main loops: N stages,
+  /// so that the stage index is a constant in each copy of the body), or "" (no annotation, or a body too
+  /// large to copy N times).
+  static std::string PartialUnrollPragma(const ForNode* n);
   /// `a` floordiv / floormod `b` printed as a shift, a mask or an unsigned `/` `%` when `b` is a
   /// positive constant and `a` is provably non-negative (empty otherwise).
   std::string NonNegativeDivMod(const BinaryNode* b, const std::string& x);

@@ -57,6 +57,7 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
 
 void CodegenCxxGpu::ForPragma(const ForNode* n, int ind) {
   if (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) Line(ind, UnrollPragma(n));
+  if (std::string p = PartialUnrollPragma(n); !p.empty()) Line(ind, p);
 }
 
 std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {

@@ -9,6 +9,7 @@
 #include "ir/structural.h"
 #include "ir/verify.h"
 #include "transform/cuda/warp_specialize.h"
+#include "transform/cuda/wgmma_proxy_fence.h"
 #include "transform/cuda_passes.h"
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
@@ -93,8 +94,13 @@ PrimFunc RunCudaPipeline(const PrimFunc& f, const CudaPassContext& ctx, std::vec
   if (ctx.features.async_copy == AsyncCopy::kSynchronous)  // pipelined copies go through registers
     d.Run("StagePrefetchInRegisters", with(StagePrefetchInRegisters), IRStage::kThread);
   d.Run("SplitInteriorBlocks", with(SplitInteriorBlocks), IRStage::kThread)
-      .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned)
-      .Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
+      .Run("PlanSharedMemory", with(PlanSharedMemory), IRStage::kSharedPlanned);
+  // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence
+  // must come before the barrier that orders the writes against another warp group's wgmma, and the
+  // operand-less fence is what that pass sees.
+  if (ctx.features.wgmma)
+    d.Run("ElideWgmmaProxyFences", with(ElideWgmmaProxyFences), IRStage::kSharedPlanned);
+  d.Run("InsertBarriers", with(InsertBarriers), IRStage::kSharedPlanned);
   if (ctx.features.hoist_branch_barriers)  // PoCL: hoist_branch_barriers.cc
     d.Run("HoistBranchBarriers", with(HoistBranchBarriers), IRStage::kSharedPlanned);
   if (ctx.features.wgmma)  // warp specialisation (transform/cuda/warp_specialize.cc)

@@ -97,3 +97,40 @@ TEST(EmuTma, MisalignedDestinationIsReported) {
 
 }  // namespace
 }  // namespace tl::emu
+
+namespace tl::emu {
+namespace {
+using namespace emu_test;
+
+// tl.wgmma_desc / tl.wgmma_desc_add, from the PTX ISA's "Matrix Descriptor Format": bits 0-13 start
+// address >> 4, 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4, 62-63 swizzle mode. The
+// descriptor of S[0] (shared byte 0) with lbo 16, sbo 512, 64B swizzle (mode 2), moved on by `units`.
+Result RunDesc(int64_t units, std::vector<uint64_t>* out) {
+  Kernel k;
+  Buffer O = Global("O", DataType::UInt(64), {Int(1)});
+  Buffer S = Shared("S", kF16, 64);
+  Expr d = Call(DataType::UInt(64), "tl.wgmma_desc", {Load(S, {Int(0)}), Int(16), Int(512), Int(2)});
+  Expr moved =
+      Call(DataType::UInt(64), "tl.wgmma_desc_add", {d, Cast(DataType::UInt(32), Int(units)), Int(0)});
+  PrimFunc f = k.Make({P(O)}, {Int(1)}, 32, {S}, If(Eq(k.tx, Int(0)), Store(O, moved, {Int(0)}, L(1))));
+  Options opt;
+  opt.max_reports = 10;
+  return emu::Run(f, {out->data()}, {}, opt);
+}
+
+TEST(EmuWgmmaDesc, AddMovesOnlyTheStartAddress) {
+  std::vector<uint64_t> o(1, 0);
+  Result r = RunDesc(0x2A, &o);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  // start 0 + 0x2A units; lbo 16 >> 4 = 1 at bit 16; sbo 512 >> 4 = 0x20 at bit 32; mode 2 at bit 62
+  EXPECT_EQ(o[0], 0x2Aull | (1ull << 16) | (0x20ull << 32) | (2ull << 62));
+}
+
+TEST(EmuWgmmaDesc, AStartAddressPastTheFieldIsReported) {
+  std::vector<uint64_t> o(1, 0);
+  Result r = RunDesc(0x4000, &o);  // 2^14 units = byte 2^18: outside the 14-bit field
+  EXPECT_EQ(Count(r, "out_of_bounds"), 1) << All(r);
+}
+
+}  // namespace
+}  // namespace tl::emu

@@ -328,7 +328,12 @@ def test_reference_gemm_main_loop_address_arithmetic_is_hoisted():
     assert re.search(r"tl::cp_async<16>\(\(A_shared_addr\w* \+ [^;]*, \(A_addr\w* \+", loop), loop
     assert "floordiv" not in src and "floormod" not in src
     assert k.get_ptx().count("cvta.to.shared") == 1
-    assert k.get_resource_usage()["registers"] <= 200  # the hoisted addresses cost no registers overall
+    # The main loop is unrolled by its 2 stages (issue 32: 109 SASS per iteration, was 130), which takes
+    # 212 registers (was 168): two blocks per SM as at any count from 169 to 255, as TileLang's 216 and
+    # Triton's 234 for this kernel; no spills.
+    res = k.get_resource_usage()
+    assert res["registers"] <= 216 and res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert "#pragma unroll 2\n    for (int32_t k = 0" in src
 
 
 def test_barriers_that_only_order_a_loop_against_earlier_code_run_once_before_it():

@@ -57,6 +57,26 @@ def test_reference_gemm_compiles_to_wgmma(dtype):
     assert "__align__(1024)" in k.get_kernel_source()
 
 
+def test_wgmma_main_loop_builds_no_descriptor():
+    """Issue 32, before: every iteration rebuilt both matrix descriptors from the operand address (and ran
+    a fence.proxy.async for TMA operands). Expected: each descriptor is its tile's base descriptor (built
+    from element 0, loop-invariant) plus the stage and k-step offset in 16-byte units: one add, in the
+    uniform datapath where the gemm is one warp group along M and N (the reference GEMM) and on the low
+    word where the offset depends on the warp group (two warp groups along M); the consumer loop is
+    unrolled by twice its stages so stage and phase are constants in each copy (ptxas: 21 SASS per
+    k-iteration, benchmarks/bench_cuda_sass.py)."""
+    src = tilelang.compile(kernels.matmul(1024, 1024, 1024), target=SM90A).get_kernel_source()
+    loop = src[src.index("for (int32_t k = 0"):src.index("tl::wgmma_wait<0>();")]
+    descs = re.findall(r"\(tl::wgmma_desc[_a-z]*\(tl::wgmma_desc\(\(smem_s \+ \(uint32_t\)\(0\) \* 2u[^,]*, \d+, \d+, \d\)", loop)
+    assert len(descs) == 2 and all(d.startswith("(tl::wgmma_desc_add(") for d in descs), loop
+    assert "fence_proxy_async" not in src and "tl::wgmma_desc(" not in loop.replace("tl::wgmma_desc((smem_s + (uint32_t)(0)", "")
+    assert "#pragma unroll 4\n      for (int32_t k = 0" in src
+    # 4096^3 with 128x256x64 tiles: 2 consumer warp groups split M, so A's offset depends on the warp group
+    big = kernels.matmul(4096, 4096, 4096, block_M=128, block_N=256, block_K=64, num_stages=3, threads=256)
+    src = tilelang.compile(big, target=SM90A).get_kernel_source()
+    assert "tl::wgmma_desc_add_lo(" in src and "tl::wgmma_desc_add(" in src
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 def test_other_archs_keep_mma_sync(arch):
     """wgmma needs sm_90a; sm_80..sm_90 keep ldmatrix + mma.sync."""
@@ -441,11 +461,14 @@ def test_bad_arrive_counts_are_rejected(bad):
 
 
 def test_wgmma_reading_unfenced_generic_writes_is_reported():
-    """The generic-to-async proxy rule: the lowering puts fence.proxy.async before the wgmma (the
-    operands were written by cp.async / st.shared); without it (a test hook) the emulator reports the
-    wgmma's read of the unfenced writes."""
+    """The generic-to-async proxy rule: the lowering puts fence.proxy.async before the wgmma where the
+    operands were written by cp.async / st.shared, not where only TMA wrote them; without it (a test
+    hook) the emulator reports the wgmma's read of the unfenced writes."""
     f = kernels.matmul(128, 128, 64, out_dtype="float32")
+    # before: a fence before every wgmma; expected: none with TMA operands, one with cp.async operands
     src = tilelang.compile(f, target=SM90A).get_kernel_source()
+    assert "tl::fence_proxy_async()" not in src and "tl::tma_load(" in src
+    src = tilelang.compile(f, target=SM90A, pass_configs={"tl.disable_tma_lower": True}).get_kernel_source()
     assert src.index("tl::fence_proxy_async()") < src.index("tl::wgmma_fence()") < src.index("wgmma.mma_async")
     # cp.async, not TMA: TMA writes through the async proxy, which wgmma reads without a fence (test_tma.py)
     k = tilelang.compile(f, target=SM90A, execution_backend="emulator",
@@ -466,6 +489,48 @@ def test_wgmma_reading_unfenced_generic_writes_is_reported():
     kind, msg = e.value.reports[0]
     assert kind == "async_proxy" and "(generic proxy)" in msg and "no fence.proxy.async" in msg, msg
     assert "kernels.py" in msg
+
+
+def _thread_written_operand_gemm(M, N, K):
+    """C = (A * 2) @ B on sm_90a: A_shared is written by the block's threads (generic proxy), B_shared by TMA."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.clear(C_l)
+            for i, j in T.Parallel(M, K):
+                A_s[i, j] = A[i, j] * T.float16(2)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C)
+    return main
+
+
+def test_fence_stays_where_threads_write_a_wgmma_operand():
+    """before: every wgmma got a fence.proxy.async; expected: the fence stays where one operand is written by
+    threads (st.shared) even though the other comes by TMA, and the emulator reports nothing."""
+    f = _thread_written_operand_gemm(64, 64, 64)
+    k = tilelang.compile(f, target=SM90A)
+    src = k.get_kernel_source()
+    assert "wgmma.mma_async" in src and "tl::tma_load(" in src
+    assert src.index("tl::fence_proxy_async()") < src.index("wgmma.mma_async")
+    seed = 32
+    rng = np.random.default_rng(seed)
+    print("seed", seed)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    tilelang.compile(f, target=SM90A, execution_backend="emulator")(a, b, c)
+    ref = (a.astype(np.float64) * 2) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2)
+    # without the fence (the test hook) the emulator sees the unfenced thread writes
+    k = tilelang.compile(f, target=SM90A, execution_backend="emulator",
+                         pass_configs={"tl.test_skip_fence_proxy_async": True})
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, b, c)
+    assert e.value.reports[0][0] == "async_proxy" and "'A_s'" in e.value.reports[0][1]
 
 
 def _nreg_kernel(n, inc):

@@ -19,6 +19,19 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t lbo, u
   return wgmma_desc(smem_addr(smem), lbo, sbo, mode);
 }
 
+/// The descriptor of the operand `units` * 16 bytes further on: the start-address field (bits 0-13)
+/// takes the sum, which stays below 2^14 (shared addresses are below 2^18), so no other field changes.
+/// Two spellings of one value, for ptxas: a 64-bit add where the descriptor is the same for the whole
+/// block (it stays in the uniform datapath, one UIADD3.64), an add on the low word where it depends on
+/// the warp group (it lives in vector registers, where a 64-bit add takes two instructions).
+__device__ __forceinline__ uint64_t wgmma_desc_add(uint64_t desc, uint32_t units) {
+  return desc + static_cast<uint64_t>(units);
+}
+__device__ __forceinline__ uint64_t wgmma_desc_add_lo(uint64_t desc, uint32_t units) {
+  const uint32_t lo = static_cast<uint32_t>(desc) + units;
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
 /// Orders this warp group's earlier register and shared-memory accesses before its next wgmma.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 /// Closes the warp group's current group of wgmma operations.
@@ -36,27 +49,39 @@ __device__ __forceinline__ void wgmma_wait() {
 namespace tl {
 
 // ---- mbarriers (sm_90): 64-bit barrier objects in shared memory --------------------------------------
+// Each takes the barrier as its 32-bit shared-window address (what the code generator passes: integer
+// arithmetic on smem_s) or as a generic pointer (converted with cvta).
 /// Initialises the barrier for `count` arrivals per phase (one thread, before any use).
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+  mbarrier_init(smem_addr(bar), count);
 }
 /// One arrival of the calling thread.
-__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
-  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_addr(bar))
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar)
                : "memory");
 }
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) { mbarrier_arrive(smem_addr(bar)); }
 /// Adds `bytes` to the transaction count the current phase waits for (TMA completes them).
-__device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+__device__ __forceinline__ void mbarrier_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes)
                : "memory");
+}
+__device__ __forceinline__ void mbarrier_expect_tx(uint64_t* bar, uint32_t bytes) {
+  mbarrier_expect_tx(smem_addr(bar), bytes);
 }
 /// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
+__device__ __forceinline__ void mbarrier_wait_parity(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred done;\nTL_MBAR_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra TL_MBAR_WAIT;\n}\n" ::"r"(smem_addr(bar)),
+      "@!done bra TL_MBAR_WAIT;\n}\n" ::"r"(bar),
       "r"(parity)
       : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
+  mbarrier_wait_parity(smem_addr(bar), parity);
 }
 /// Orders the thread's generic-proxy shared-memory accesses before later async-proxy ones (TMA, wgmma).
 __device__ __forceinline__ void fence_proxy_async() {
@@ -80,9 +105,11 @@ __device__ __forceinline__ void fence_barrier_init() {
 }
 
 /// One arrival of the calling thread that also adds `bytes` to the phase's transaction count.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
+  mbarrier_arrive_expect_tx(smem_addr(bar), bytes);
 }
 
 /// cp.async.bulk.tensor: the box of `map` at coordinates (c0 innermost, ...) into shared memory at

@@ -71,7 +71,41 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     std::vector<Expr> idx;
     for (auto& t : terms) idx.push_back(Sum(t, DataType::Int(32)));
     if (base.empty()) return "(&" + Name(b.get(), b->name) + "[" + Offset(b, idx) + "])";
-    return empty ? base : "(" + base + " + (" + Offset(b, idx) + "))";
+    return empty ? base : "(" + base + " + (" + DistributedOffset(b, terms) + "))";
+  }
+  /// The element offset Σ_d Σ_t (int64) t * stride_d with each index term widened and scaled on its own
+  /// (index arithmetic is in int32 and never overflows), so that NVVM sees a loop-invariant base, terms
+  /// that are constants once the copy loops are unrolled, and one term in the serial loop's variable
+  /// (strength-reduced to a pointer increment) instead of one 64-bit multiply per access.
+  std::string DistributedOffset(const Buffer& b, const std::vector<std::vector<Expr>>& terms) {
+    std::string s;
+    int64_t constant = 0;
+    for (size_t d = 0; d < terms.size(); ++d) {
+      std::string stride;
+      int64_t cstride = 1;
+      for (size_t j = d + 1; j < b->shape.size(); ++j) {
+        int64_t v;
+        if (AsConstInt(b->shape[j], &v)) {
+          cstride *= v;
+        } else {
+          stride += (stride.empty() ? "" : " * ") + std::string("(int64_t)") + E(b->shape[j]);
+        }
+      }
+      const std::string scale =
+          stride.empty() ? (cstride == 1 ? "" : " * (int64_t)" + std::to_string(cstride))
+                         : " * " + stride + (cstride == 1 ? "" : " * (int64_t)" + std::to_string(cstride));
+      for (auto& t : terms[d]) {
+        int64_t v;
+        if (stride.empty() && AsConstInt(t, &v)) {
+          constant += v * cstride;
+          continue;
+        }
+        s += (s.empty() ? "" : " + ") + std::string("(int64_t)(") + E(t) + ")" + scale;
+      }
+    }
+    if (constant || s.empty())
+      s += (s.empty() ? "" : " + ") + std::string("(int64_t)") + std::to_string(constant);
+    return s;
   }
   std::string HoistedAddr(const BufferLoadNode* l) {
     const SharedAddressUse& use = hoisted_uses_.at(l);

@@ -17,9 +17,12 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::wgmma_wait<" + print(c->args.at(0)) + ">()";
   } else if (op == "tl.mbarrier_init" || op == "tl.mbarrier_expect_tx" || op == "tl.mbarrier_wait_parity" ||
              op == "tl.mbarrier_arrive_expect_tx") {
-    *out = "tl::" + op.substr(3) + "(&" + print(c->args.at(0)) + ", " + print(c->args.at(1)) + ")";
+    // in loops the barrier is a 32-bit shared address (no cvta per use); its init, once, names it
+    const std::string bar =
+        op == "tl.mbarrier_init" ? "&" + print(c->args.at(0)) : shared_addr(c->args.at(0));
+    *out = "tl::" + op.substr(3) + "(" + bar + ", " + print(c->args.at(1)) + ")";
   } else if (op == "tl.mbarrier_arrive") {
-    *out = "tl::mbarrier_arrive(&" + print(c->args.at(0)) + ")";
+    *out = "tl::mbarrier_arrive(" + shared_addr(c->args.at(0)) + ")";
   } else if (op == "tl.set_max_nreg") {  // (count, inc): immediates
     *out = "asm volatile(\"setmaxnreg." + std::string(IsConstInt(c->args.at(1), 1) ? "inc" : "dec") +
            ".sync.aligned.u32 " + print(c->args.at(0)) + ";\\n\" ::: \"memory\")";
@@ -31,6 +34,9 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
   } else if (op == "tl.wgmma_desc") {  // (shared operand, lbo, sbo, mode) -> uint64
     *out = "tl::wgmma_desc(" + shared_addr(c->args.at(0)) + ", " + print(c->args.at(1)) + ", " +
            print(c->args.at(2)) + ", " + print(c->args.at(3)) + ")";
+  } else if (op == "tl.wgmma_desc_add") {  // (descriptor, 16-byte units, per warp group: 0/1)
+    *out = std::string(IsConstInt(c->args.at(2), 1) ? "tl::wgmma_desc_add_lo(" : "tl::wgmma_desc_add(") +
+           print(c->args.at(0)) + ", " + print(c->args.at(1)) + ")";
   } else if (op == "tl.wgmma" || op == "tl.wgmma_rs") {
     // (shape "m64nNk16" / "m64nNk32", ab "f16"/"bf16"/"<a>_<b>", descA, descB, C operand, scale_d, trans_a,
     // trans_b)

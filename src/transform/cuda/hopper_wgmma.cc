@@ -199,22 +199,36 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
       ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " +
       std::to_string(HopperSwizzleBytes(bs[0], bs[1], eb)) + "B) from shared memory");
   Expr warp = Div(L.tx_, 32);
-  Expr wga = Mod(Div(warp, 4), p.wgm), wgb = Div(warp, 4 * p.wgm);
+  // The gemm's threads are its wgm x wgn warp groups, so a split of one warp group along M or N has index
+  // 0 there (a constant keeps the descriptors free of the thread index).
+  Expr wga = p.wgm == 1 ? C(0) : Mod(Div(warp, 4), p.wgm), wgb = p.wgn == 1 ? C(0) : Div(warp, 4 * p.wgm);
   Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
                       Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
   }
-  auto desc = [&](const Region& r, const Expr& row, const Expr& col, const OperandDesc& d) {
-    Expr op = Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, {Simplify(row), Simplify(col)})});
-    return Call(DataType::UInt(64), "tl.wgmma_desc", {op, C(d.lbo), C(d.sbo), C(d.mode)});
+  // A descriptor is the tile's base descriptor plus the operand's byte offset / 16 in its start-address
+  // field (bits 0-13: tl.wgmma_desc_add): the base is loop-invariant (built
+  // once, outside the main loop), and each instruction adds a stage term and a constant. The sum never
+  // carries out of the field, as shared addresses are below 2^18 (the emulator checks it). Where the
+  // offset is not provably a multiple of 16 bytes, the descriptor is built whole.
+  auto desc = [&](const Region& r, const Expr& row, const Expr& col, const OperandDesc& d, bool per_wg) {
+    Buffer mb = L.MapBuffer(r.buffer);
+    Expr idx = L.SharedIndex(r.buffer, {Simplify(row), Simplify(col)});
+    Expr bytes = Simplify(idx * C(eb));
+    if (!IsConstInt(Simplify(Mod(bytes, 16)), 0))
+      return Call(DataType::UInt(64), "tl.wgmma_desc", {Load(mb, {idx}), C(d.lbo), C(d.sbo), C(d.mode)});
+    Expr base = Call(DataType::UInt(64), "tl.wgmma_desc", {Load(mb, {C(0)}), C(d.lbo), C(d.sbo), C(d.mode)});
+    return Call(DataType::UInt(64), "tl.wgmma_desc_add",
+                {base, Cast(DataType::UInt(32), Simplify(Div(bytes, 16))), C(per_wg ? 1 : 0)});
   };
   Var kk = MakeVar("kk"), i = MakeVar("i"), c = MakeVar("c");
   Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
   Expr k0 = Expr(kk) * C(p.kstep);
-  Expr dB = b_mn ? desc(Br, k0, n0, db) : desc(Br, n0, k0, db);
+  // A's offset depends on the warp group where the gemm splits M over several, B's where it splits N.
+  Expr dB = b_mn ? desc(Br, k0, n0, db, p.wgn > 1) : desc(Br, n0, k0, db, p.wgn > 1);
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
   Stmt mma;
   if (a_reg) {
@@ -226,13 +240,19 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
     mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(ab), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
-    Expr dA = a_mn ? desc(Ar, k0, m0, da) : desc(Ar, m0, k0, da);
+    Expr dA = a_mn ? desc(Ar, k0, m0, da, p.wgm > 1) : desc(Ar, m0, k0, da, p.wgm > 1);
     mma = Call0("tl.wgmma",
                 {StringImm(shape), StringImm(ab), dA, dB, acc, C(1), C(a_mn ? 1 : 0), C(b_mn ? 1 : 0)}, sp);
   }
-  // The operands were written through the generic proxy (cp.async, st.shared); wgmma reads them
-  // through the async proxy.
-  if (!L.ctx_.opt.skip_fence_proxy) out.push_back(Call0("tl.fence_proxy_async", {}, sp));
+  // wgmma reads its operands through the async proxy: where they were written through the generic
+  // proxy (cp.async, st.shared) a fence.proxy.async comes first, not where only TMA wrote them
+  // (ElideWgmmaProxyFences decides once shared memory is planned).
+  if (!L.ctx_.opt.skip_fence_proxy) {
+    std::vector<Expr> tiles;
+    if (!a_reg) tiles.push_back(Load(L.MapBuffer(Ar.buffer), {C(0)}));
+    tiles.push_back(Load(L.MapBuffer(Br.buffer), {C(0)}));
+    out.push_back(Call0("tl.wgmma_operand_fence", tiles, sp));
+  }
   out.push_back(Call0("tl.wgmma_fence", {}, sp));
   out.push_back(For(
       kk, C(0), C(p.K / p.kstep), ForKind::kUnrolled,

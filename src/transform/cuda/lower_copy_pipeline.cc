@@ -195,7 +195,11 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   steady.push_back(commit);
   steady.push_back(Substitute(Seq(cons, n->span), {{ko.get(), mn + Expr(k)}}));
   // The steady state's waits and barrier order the stage buffers: the barrier pass leaves them.
-  Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), {}, n->span);
+  // A power-of-two stage count: the code generator may unroll the loop by it (a hint), which makes each
+  // copy's stage index `k % s` a constant.
+  std::map<std::string, Expr> hint;
+  if (s >= 2 && (s & (s - 1)) == 0) hint["tl.unroll_by"] = C(s);
+  Stmt loop = For(k, C(0), ext, ForKind::kSerial, Seq(steady, n->span), hint, n->span);
   for (auto m = managed.rbegin(); m != managed.rend(); ++m)
     loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, n->span);
   out.push_back(loop);

@@ -327,7 +327,11 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   if (arrive && (rel.lag == 0 || early)) steady.push_back(release(g));
   if (arrive && rel.lag == 1 && !early)
     steady.push_back(If(Binary(BinaryOp::kGE, Expr(k), C(1)), release(g - C(1)), nullptr, sp));
-  std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), {}, sp)};
+  // A power-of-two stage count: the code generator may unroll the consumer loop by 2 * s (a hint), which
+  // makes each copy's stage `g % s` and phase parity `(g / s) % 2` constants (with no outer counter).
+  std::map<std::string, Expr> hint;
+  if (!base && s >= 1 && (s & (s - 1)) == 0) hint["tl.unroll_by"] = C(2 * s);
+  std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), hint, sp)};
   if (rel.lag == 1) {  // the last iteration's groups complete (and its stage is released) after the loop
     // Unconditional: ptxas serialises every wgmma of a kernel whose wgmma.wait_group sits on a divergent
     // path.

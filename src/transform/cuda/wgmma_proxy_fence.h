@@ -1,0 +1,13 @@
+// fence.proxy.async before wgmma only where generic-proxy writes reach its operands.
+#pragma once
+#include "transform/cuda_passes.h"
+
+namespace tl {
+
+/// After PlanSharedMemory: each tl.wgmma_operand_fence(operand tiles) that LowerGemmWgmma put before a
+/// wgmma becomes fence.proxy.async where a generic-proxy write in the function (a shared store,
+/// cp.async, ...) touches an operand's bytes, and goes where only TMA (the async proxy) writes them
+/// (wgmma_proxy_fence.cc).
+PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const CudaPassContext& ctx);
+
+}  // namespace tl
