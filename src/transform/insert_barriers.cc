@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/functor.h"
+#include "ir/structural.h"
 #include "transform/cuda_passes.h"
 
 namespace tl {
@@ -27,7 +28,19 @@ class Barriers {
   struct State {
     std::set<const BufferNode*> r;
     std::map<const BufferNode*, Who> w;  // buffer -> writer (kSeveral when several)
+    // Buffers of `w` whose pending writes are all TMA loads completing on one mbarrier (the Load of its
+    // word): every thread that waits on it sees them, so a wait run by all threads orders them.
+    std::map<const BufferNode*, Expr> tma;
     void Merge(const State& o) {
+      for (auto& [b, who] : o.w) {
+        auto ot = o.tma.find(b);
+        auto mine = tma.find(b);
+        if (ot != o.tma.end() &&
+            (!w.count(b) || (mine != tma.end() && StructuralEqual(mine->second, ot->second))))
+          tma[b] = ot->second;
+        else
+          tma.erase(b);
+      }
       r.insert(o.r.begin(), o.r.end());
       for (auto& [b, who] : o.w) {
         auto it = w.find(b);
@@ -73,7 +86,20 @@ class Barriers {
           st = State();
           return s;
         }
-        return Leaf(s, st);
+        Stmt out = Leaf(s, st);
+        if (c && c->op == "tl.mbarrier_wait_parity" && !c->args.empty()) {
+          // Run by every thread here (a wait under a thread-dependent condition is inside a leaf): the TMA
+          // loads that complete on this barrier have landed for all of them.
+          for (auto it = st.tma.begin(); it != st.tma.end();) {
+            if (StructuralEqual(it->second, c->args[0])) {
+              st.w.erase(it->first);
+              it = st.tma.erase(it);
+            } else {
+              ++it;
+            }
+          }
+        }
+        return out;
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
@@ -278,7 +304,10 @@ class Barriers {
         IRVisitor::VisitLoad(n);
       }
       void VisitStore(const StoreNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) a->w[n->buffer.get()] = who;
+        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) {
+          a->w[n->buffer.get()] = who;
+          a->tma.erase(n->buffer.get());
+        }
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
@@ -288,8 +317,16 @@ class Barriers {
                       n->op == "tl.vector_store";
         if (writes && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
-          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get()))
-            a->w[d->buffer.get()] = who;
+          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get())) {
+            const BufferNode* x = d->buffer.get();
+            const bool tma = n->op == "tl.tma_load" && n->args.size() > 1 && As<BufferLoadNode>(n->args[1]);
+            const auto seen = a->w.find(x);
+            if (tma && (seen == a->w.end() || (a->tma.count(x) && StructuralEqual(a->tma[x], n->args[1]))))
+              a->tma[x] = n->args[1];
+            else
+              a->tma.erase(x);
+            a->w[x] = who;
+          }
           for (auto& x : d ? d->indices : std::vector<Expr>{}) VisitExpr(x);
           for (size_t i = 1; i < n->args.size(); ++i) VisitExpr(n->args[i]);
           return;

@@ -306,7 +306,10 @@ def test_wg_wait_and_wait_wgmma_print_and_reparse():
 def test_flashattention_forward_on_sm90a(causal, D):
     """Q K^T on wgmma with both operands in shared memory, P V on wgmma with P in registers (the
     accumulator of the first, cast, is the A fragment of the second); the wgmma accumulator feeds the
-    row max / sum through layout inference. No spills or local memory; emulator vs NumPy."""
+    row max / sum through layout inference. No spills or local memory; emulator vs NumPy. Before (issue 32):
+    at TileLang's num_stages=1 the K/V copies stayed in the loop (issue, wait, a barrier); expected: a
+    1-stage TMA pipeline warp-specialised as TileLang does (a producer warp group issues iteration k+1's
+    copies once the consumers released the stage)."""
     rng = _rng()
     B, H, S = 1, 1, 128
     func = kernels.flashattn(B, H, S, D, causal)
@@ -320,6 +323,8 @@ def test_flashattention_forward_on_sm90a(causal, D):
     k = _emu(func)
     assert any("wgmma.mma_async m64n64k16" in c and "A K-major" in c for c in k.choices), k.choices
     assert any(f"wgmma.mma_async m64n{D}k16" in c and "A in registers" in c for c in k.choices), k.choices
+    assert any("1-stage TMA pipeline (2 copies" in c for c in k.choices), k.choices
+    assert any("warp-specialized: producer wg 1" in c for c in k.choices), k.choices
     q, kk, v = (rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3))
     o = np.zeros_like(q)
     k(q, kk, v, o)

@@ -239,6 +239,33 @@ def test_unpipelined_copies_reuse_their_barrier_phase():
     np.testing.assert_allclose(_f64(b), ref[:100, :72], rtol=1e-3)
 
 
+def test_threads_read_a_tma_tile_after_the_wait_with_no_barrier():
+    """Before: a __syncthreads between the mbarrier wait and the threads' reads of the tile the TMA copy
+    wrote. Expected: none there (every thread waits on the mbarrier, which makes the landed bytes visible to
+    it); the one barrier left orders the second copy after the first copy's readers (WAR), and the
+    emulator (races checked) gives NumPy's numbers."""
+    func = _tile_copy(100, 72, 64, 64, twice=True)
+    src = tilelang.compile(func, target=SM90A).get_kernel_source()
+    waits = [m.start() for m in re.finditer(r"tl::mbarrier_wait_parity\(", src)]
+    assert len(waits) == 2, src
+    after_first_wait = src[waits[0]:src.index("tl::tma_load(", waits[0])]
+    assert after_first_wait.count("__syncthreads()") == 1, after_first_wait  # before the second copy only
+    assert "__syncthreads()" not in src[waits[1]:], src
+    k = _emu(func)
+    rng = _rng()
+    a = rng.standard_normal((100, 72)).astype(np.float16)
+    b = np.zeros_like(a)
+    k(a, b)
+    pad = np.zeros((128, 128))
+    pad[:100, :72] = _f64(a)
+    ref = np.zeros((128, 128))
+    for bi in range(2):
+        for bj in range(2):
+            t = pad[bi * 64:(bi + 1) * 64, bj * 64:(bj + 1) * 64]
+            ref[bi * 64:(bi + 1) * 64, bj * 64:(bj + 1) * 64] = t[::-1] + t
+    np.testing.assert_allclose(_f64(b), ref[:100, :72], rtol=1e-3)
+
+
 def test_overwriting_a_tile_others_still_read_is_a_race():
     """Without barrier insertion, the second TMA copy overwrites the tile while other threads have read it
     since the last barrier: the emulator reports the race at the copy."""

@@ -130,10 +130,18 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   std::vector<const CopyNode*> producers;
   std::vector<Stmt> consumers;
   bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
+  // A one-stage loop is a pipeline only where it is warp-specialised (the producer warp group issues the
+  // TMA copies of iteration k + 1 once the consumers released the stage); elsewhere its copies stay
+  // synchronous (issue, wait) in the loop.
+  const bool ws_one_stage = s == 1 && ws_candidate_ && n->var.get() == ws_candidate_->var.get();
   for (auto& st : body) {
     auto* a = As<AttrStmtNode>(st);
     auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
-    if (c && Stages(c->dst.buffer) == s && s >= 2) {
+    bool fixed = c != nullptr;  // as for staged copies: a source region that reads no memory
+    for (size_t d = 0; c && d < c->src.ranges.size(); ++d)
+      fixed = fixed && !ReadsMemory(c->src.ranges[d].min) && !ReadsMemory(c->src.ranges[d].extent);
+    const bool one_stage_tma = ws_one_stage && fixed && IsConstInt(a->value, 2);
+    if (c && ((Stages(c->dst.buffer) == s && s >= 2) || one_stage_tma)) {
       producers.push_back(c);
       tma = tma && IsConstInt(a->value, 2);
     } else {

@@ -6,8 +6,10 @@
 // proxy itself (cp.async.bulk.tensor, TMA) need no fence: the mbarrier wait that completes them orders
 // them. The lowering of a wgmma gemm marks where the fence goes with tl.wgmma_operand_fence(operand
 // tiles); here, once shared memory is planned (so tiles that share bytes are known), the mark becomes
-// tl.fence_proxy_async when any generic write in the function touches the bytes of an operand, and
-// nothing otherwise.
+// tl.fence_proxy_async when a generic write that can run before it (earlier in program order, or in a
+// loop around both) touches the bytes of an operand, and nothing otherwise: an epilogue tile that reuses
+// an operand's bytes after the main loop needs no fence in it.
+#include <map>
 #include <vector>
 
 #include "ir/functor.h"
@@ -46,42 +48,79 @@ bool Overlap(const Range& a, const Range& b) {
   return !a_before && !b_before;
 }
 
+// A generic write or a fence mark, where it runs: its position in program order and the loops around it.
+struct Site {
+  Range range;
+  int64_t pos;
+  std::vector<const StmtNode*> loops;
+};
+
 // Every shared store, and every call with a shared operand other than those that only read it or write
 // it through the async proxy, is a generic write to that operand's bytes (conservative: calls not
-// listed count as writes).
-struct GenericWrites : IRVisitor {
-  std::vector<Range> writes;
+// listed count as writes). Marks and writes are numbered in program order with their enclosing loops.
+struct Collect : IRVisitor {
+  std::vector<Site> writes;
+  std::map<const CallNode*, std::pair<int64_t, std::vector<const StmtNode*>>> marks;
+  std::vector<const StmtNode*> loops;
+  int64_t pos = 0;
+  void VisitStmt(const Stmt& s) override {
+    ++pos;
+    IRVisitor::VisitStmt(s);
+  }
+  void VisitFor(const ForNode* n) override {
+    loops.push_back(n);
+    IRVisitor::VisitFor(n);
+    loops.pop_back();
+  }
+  void VisitWhile(const WhileNode* n) override {
+    loops.push_back(n);
+    IRVisitor::VisitWhile(n);
+    loops.pop_back();
+  }
   void VisitStore(const StoreNode* n) override {
-    if (n->buffer->scope == Scope::kShared) writes.push_back(RangeOf(n->buffer));
+    if (n->buffer->scope == Scope::kShared) writes.push_back({RangeOf(n->buffer), pos, loops});
     IRVisitor::VisitStore(n);
   }
   void VisitCall(const CallNode* n) override {
     const std::string& op = n->op;
-    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.wgmma_operand_fence" || op == "tl.ldmatrix" ||
-                            op == "tl.tma_store";
+    if (op == "tl.wgmma_operand_fence") {
+      marks[n] = {pos, loops};
+      return;
+    }
+    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.ldmatrix" || op == "tl.tma_store";
     for (size_t i = 0; i < n->args.size(); ++i) {
       auto* l = As<BufferLoadNode>(n->args[i]);
       if (!l || l->buffer->scope != Scope::kShared || reads_only) continue;
       if (op == "tl.tma_load" && i == 0) continue;  // the destination, written by the async proxy
       if (op.rfind("tl.mbarrier_", 0) == 0 || (op == "tl.tma_load" && i == 1)) continue;  // barrier words
-      writes.push_back(RangeOf(l->buffer));
+      writes.push_back({RangeOf(l->buffer), pos, loops});
     }
     IRVisitor::VisitCall(n);
   }
 };
 
+// A write can run before the mark: it comes first in program order, or a loop holds both.
+bool MayPrecede(const Site& w, int64_t pos, const std::vector<const StmtNode*>& loops) {
+  if (w.pos < pos) return true;
+  for (auto* l : w.loops)
+    for (auto* m : loops)
+      if (l == m) return true;
+  return false;
+}
+
 struct Elide : IRMutator {
-  const std::vector<Range>* writes;
+  const Collect* c;
   Stmt VisitStmt(const Stmt& s) override {
     auto* ev = As<EvaluateNode>(s);
-    auto* c = ev ? As<CallNode>(ev->value) : nullptr;
-    if (!c || c->op != "tl.wgmma_operand_fence") return IRMutator::VisitStmt(s);
+    auto* call = ev ? As<CallNode>(ev->value) : nullptr;
+    if (!call || call->op != "tl.wgmma_operand_fence") return IRMutator::VisitStmt(s);
+    const auto& [pos, loops] = c->marks.at(call);
     bool needed = false;
-    for (auto& a : c->args) {
+    for (auto& a : call->args) {
       auto* l = As<BufferLoadNode>(a);
       TL_ICHECK(l && l->buffer->scope == Scope::kShared, "tl.wgmma_operand_fence takes shared tiles");
       const Range r = RangeOf(l->buffer);
-      for (auto& w : *writes) needed = needed || Overlap(r, w);
+      for (auto& w : c->writes) needed = needed || (Overlap(r, w.range) && MayPrecede(w, pos, loops));
     }
     return needed ? Call0("tl.fence_proxy_async", {}, s->span) : Seq({}, s->span);
   }
@@ -90,10 +129,10 @@ struct Elide : IRMutator {
 }  // namespace
 
 PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const CudaPassContext&) {
-  GenericWrites w;
+  Collect w;
   w.VisitStmt(f->body);
   Elide e;
-  e.writes = &w.writes;
+  e.c = &w;
   Stmt body = e.VisitStmt(f->body);
   return body == f->body ? f : WithBody(f, body);
 }

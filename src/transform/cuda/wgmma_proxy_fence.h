@@ -5,8 +5,8 @@
 namespace tl {
 
 /// After PlanSharedMemory: each tl.wgmma_operand_fence(operand tiles) that LowerGemmWgmma put before a
-/// wgmma becomes fence.proxy.async where a generic-proxy write in the function (a shared store,
-/// cp.async, ...) touches an operand's bytes, and goes where only TMA (the async proxy) writes them
+/// wgmma becomes fence.proxy.async where a generic-proxy write (a shared store, cp.async, ...) that can
+/// run before it touches an operand's bytes, and goes where only TMA (the async proxy) writes them
 /// (wgmma_proxy_fence.cc).
 PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const CudaPassContext& ctx);
 
