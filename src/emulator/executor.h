@@ -148,6 +148,7 @@ class Executor {
   void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
+  void Vote(const CallNode* c, const Lanes& act, Slot* out);  // T.any_sync / T.all_sync
 
  public:
   // intrinsics_hopper.cc: wgmma (asynchronous, per warp group) and its descriptors

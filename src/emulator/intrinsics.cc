@@ -1,10 +1,12 @@
 // Thread-level builtins of the emulator, written from NVIDIA's PTX ISA (not from the compiler's
 // layout tables): __syncthreads, cp.async with commit/wait groups, ldmatrix.m8n8, mma.sync
-// m16n8k16 (f16/bf16 -> f32; m16n8k32 in intrinsics_mma8.cc), shfl.xor, atomic add and the math intrinsics.
+// m16n8k16 (f16/bf16 -> f32; m16n8k32 in intrinsics_mma8.cc), shfl.xor, warp votes, atomic add and the math
+// intrinsics.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "emulator/executor.h"
 #include "emulator/intrinsic_args.h"
@@ -104,6 +106,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
+  if (op == "tl.any_sync" || op == "tl.all_sync") return Vote(c, act, out);
   if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
   if (op == "tl.reinterpret") {           // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);
@@ -496,6 +499,35 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
 }
 
 // ------------------------------------------------------------------------------- shfl, atomics
+
+// vote.sync.{any,all}.pred (PTX ISA, "Parallel Synchronization and Communication Instructions: vote"):
+// over the lanes of the warp whose bit is set in the member mask, which must all execute it; on a wave of
+// 64 (AMD) over the whole wave, the mask ignored.
+void Executor::Vote(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->args.size() != 3) Bad(c, "expects (lane mask, predicate, width 32|64)");
+  const int width = static_cast<int>(ConstArg(c, 2));
+  if (width != 32 && width != 64) Bad(c, "width must be 32 or 64");
+  const bool any = c->op == "tl.any_sync";
+  TmpScope ts(this);
+  Slot* mask = Tmp();
+  Slot* p = Tmp();
+  Eval(c->args[0], act, mask);
+  Eval(c->args[1], act, p);
+  for (int t : act) out[t].i = 0;
+  const char* name = any ? "T.any_sync" : "T.all_sync";
+  Lanes full = width == 64 ? FullWaves64(act, name) : FullWarps(act, name);
+  std::map<int, bool> result;  // warp -> vote
+  for (int t : full) {
+    const uint32_t m = static_cast<uint32_t>(mask[t].i);
+    if (width == 32 && !((m >> (t & 31)) & 1)) continue;
+    auto it = result.emplace(t / width, !any).first;
+    it->second = any ? (it->second || p[t].i != 0) : (it->second && p[t].i != 0);
+  }
+  for (int t : full) {
+    auto it = result.find(t / width);
+    out[t].i = it == result.end() ? 0 : it->second;
+  }
+}
 
 void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
   if (c->args.size() != 2 && c->args.size() != 3) Bad(c, "expects (value, lane_mask[, width 32|64])");

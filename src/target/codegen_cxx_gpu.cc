@@ -78,6 +78,8 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
            ", " + arg(3) + ")";
   }
   if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
+  if (op == "tl.any_sync" || op == "tl.all_sync")  // (mask, predicate, width): the device header's vote
+    return "tl::" + op.substr(3) + "(" + arg(0) + ", " + arg(1) + ")";
   if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
     return "tl::" + op.substr(3) + "(" + Addr(c->args[0]) + ", " + arg(1) + ")";
   if (op == "min_value" || op == "max_value")

@@ -8,7 +8,16 @@
 namespace tl {
 
 void RejectHopperCallsOnCPU(const Stmt& body) {
-  struct V : IRVisitor {
+  struct V : SpanTrackingVisitor {
+    void VisitCall(const CallNode* c) override {
+      if (c->op == "tl.any_sync" || c->op == "tl.all_sync")
+        throw UserError(ErrorKind::kUnsupported,
+                        "T." + c->op.substr(3) +
+                            " is a warp vote; the CPU target runs a block's threads one after another and has "
+                            "no warps",
+                        span_);
+      SpanTrackingVisitor::VisitCall(c);
+    }
     void VisitStmt(const Stmt& s) override {
       if (auto* ev = As<EvaluateNode>(s))
         if (auto* c = As<CallNode>(ev->value);
@@ -19,7 +28,7 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
               "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
                   " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
               s->span);
-      IRVisitor::VisitStmt(s);
+      SpanTrackingVisitor::VisitStmt(s);
     }
   } v;
   v.VisitStmt(body);

@@ -199,6 +199,16 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
 }
 
 Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
+  if ((n->op == "tl.any_sync" || n->op == "tl.all_sync") && n->args.size() == 2) {
+    // T.any_sync / T.all_sync: a vote over the lanes of a warp (32) or wave (64); the width tells the
+    // emulator which. OpenCL's sub-groups have no fixed size, so a lane mask means nothing there.
+    if (!ctx_.features.shuffle)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T." + n->op.substr(3) + " is a warp vote, which the " + ctx_.features.name +
+                          " target cannot do (its work-groups have no fixed-size warps)",
+                      stmt_span_);
+    return Call(n->dtype, n->op, {VisitExpr(n->args[0]), VisitExpr(n->args[1]), C(ctx_.features.wave)});
+  }
   if ((n->op == "atomic_add" || n->op == "atomic_max" || n->op == "atomic_min") && n->args.size() == 2) {
     auto* addr = As<CallNode>(n->args[0]);
     TL_ICHECK(addr && addr->op == "address_of", n->op, " takes an address");
@@ -209,6 +219,14 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 }
 
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
+  Span saved = stmt_span_;
+  if (s && s->span.defined()) stmt_span_ = s->span;
+  Stmt out = VisitStmtAt(s);
+  stmt_span_ = saved;
+  return out;
+}
+
+Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
   // T.print outside a parallel loop runs once per block, like a scalar store.
   if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.features, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)

@@ -415,6 +415,9 @@ TL_MMA_F8(e5m2, e5m2)
 #undef TL_MMA_F8
 #endif
 
+/// Warp votes (T.any_sync / T.all_sync): non-zero where the predicate holds on any / every lane in `mask`.
+__device__ __forceinline__ int any_sync(unsigned mask, bool p) { return __any_sync(mask, p); }
+__device__ __forceinline__ int all_sync(unsigned mask, bool p) { return __all_sync(mask, p); }
 __device__ __forceinline__ float shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }

@@ -250,6 +250,12 @@ TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 #endif
 
 // ---- cross-lane ---------------------------------------------------------------------------------
+/// Wave votes (T.any_sync / T.all_sync) over the active lanes of the wave of 64 (the lane mask is a CUDA
+/// warp's and is ignored, as in TileLang's HIP lowering): from the wave's ballot of the predicate, the
+/// 64-bit mask of active lanes where `p != 0` (v_cmp_ne into an SGPR pair; 33 is LLVM's ICMP_NE).
+TL_DEV unsigned long long ballot64(bool p) { return __builtin_amdgcn_uicmpl(p ? 1ull : 0ull, 0ull, 33); }
+TL_DEV int any_sync(unsigned, bool p) { return ballot64(p) != 0; }
+TL_DEV int all_sync(unsigned, bool p) { return ballot64(!p) == 0; }
 /// __shfl_xor over a wave64: lane l reads lane l ^ m (ds_bpermute, addresses in bytes).
 TL_DEV int shfl_xor(int v, int m) {
   int self = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));

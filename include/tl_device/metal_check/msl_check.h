@@ -135,6 +135,9 @@ void simdgroup_barrier(mem_flags flags);
 // this lane's index xor mask.
 template <typename T>
 T simd_shuffle_xor(T value, ushort mask);
+// Whether the expression holds on any / every active lane of the SIMD-group.
+bool simd_any(bool expr);
+bool simd_all(bool expr);
 // as_type<T>(x): the bits of x as a T of the same size (MSL 2.x, "Type Conversions and Re-interpreting Data").
 template <typename T, typename F>
 T as_type(F x);

@@ -140,3 +140,36 @@ def evaluate(value):
     if isinstance(value, _ffi.Stmt):
         return value
     raise TileLangTypeError(f"T.evaluate takes a kernel expression, not {type(value).__name__}")
+
+
+_FULL_WARP_MASK = 0xFFFFFFFF
+
+
+def _vote(op, name, predicate, mask):
+    pred = _const(predicate)
+    if pred.dtype != "bool":
+        if not pred.dtype.startswith(("int", "uint")):
+            raise TileLangTypeError(f"T.{name}: the predicate is a condition or an integer (non-zero: true), not a "
+                                    f"{pred.dtype} value")
+        pred = pred != _const(0)
+    m = _const(mask)
+    if not m.dtype.startswith(("int", "uint")):
+        raise TileLangTypeError(f"T.{name}: the lane mask is an integer (bit l: lane l of the warp), not a {m.dtype} "
+                                "value")
+    mv = _ffi.const_int(m)
+    if mv is not None and not 0 <= mv <= _FULL_WARP_MASK:
+        raise TileLangTypeError(f"T.{name}: the lane mask is 32 bits (0 .. 0xFFFFFFFF), got {mask!r}")
+    return _ffi.call("int32", op, [_ffi.cast("uint32", m), pred])
+
+
+def any_sync(predicate, mask=_FULL_WARP_MASK):
+    """Non-zero (int32) where the predicate holds on any lane of the calling warp in `mask` (CUDA
+    __any_sync; HIP: over the wave of 64, the mask ignored; Metal: simd_any). Warp-collective: every lane
+    in the mask executes it."""
+    return _vote("tl.any_sync", "any_sync", predicate, mask)
+
+
+def all_sync(predicate, mask=_FULL_WARP_MASK):
+    """Non-zero (int32) where the predicate holds on every lane of the calling warp in `mask` (CUDA
+    __all_sync; HIP: the wave of 64; Metal: simd_all)."""
+    return _vote("tl.all_sync", "all_sync", predicate, mask)

@@ -287,6 +287,13 @@ class CodegenMetalImpl : public CodegenC {
     if (op == "tl.reinterpret")  // MSL's bit cast; the operand first converted to its own dtype
       return "as_type<" + CType(c->dtype) + ">((" + CType(c->args[0]->dtype) + ")(" + arg(0) + "))";
     if (op == "tl.shfl_xor") return "simd_shuffle_xor(" + arg(0) + ", (ushort)(" + arg(1) + "))";
+    if (op == "tl.any_sync" || op == "tl.all_sync") {  // (mask, predicate, 32): over the simdgroup
+      if (!IsConstInt(c->args[0], 0xFFFFFFFFll))
+        throw UserError(ErrorKind::kUnsupported,
+                        "T." + op.substr(3) + " with a lane mask other than 0xFFFFFFFF: Metal votes over the whole "
+                        "simdgroup (simd_any / simd_all)");
+      return std::string("(int)") + (op == "tl.any_sync" ? "simd_any(" : "simd_all(") + arg(1) + ")";
+    }
     if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c);
     if (op == "tl.simdgroup_load" || op == "tl.simdgroup_store") {
       bool load = op == "tl.simdgroup_load";

@@ -42,6 +42,8 @@ class CudaTileLowerer : public IRMutator {
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override;
 
   Expr VisitCall(const Expr& e, const CallNode* n) override;
+  Stmt VisitStmtAt(const Stmt& s);  // VisitStmt with stmt_span_ set to the statement's line
+  Span stmt_span_;                       // the innermost statement with a source line being lowered
 
   Stmt VisitStmt(const Stmt& s) override;
 
