@@ -149,6 +149,7 @@ class Executor {
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
   void Vote(const CallNode* c, const Lanes& act, Slot* out);  // T.any_sync / T.all_sync
+  void AtomicLoadStore(const CallNode* c, const Lanes& act, Slot* out);
 
  public:
   // intrinsics_hopper.cc: wgmma (asynchronous, per warp group) and its descriptors

@@ -133,6 +133,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   }
   if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
     return AtomicAdd(c, act, out);
+  if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c, act, out);
   if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";
@@ -547,6 +548,29 @@ void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
   }
 }
 
+// T.atomic_load / T.atomic_store: the element read or written atomically (no race with other atomics).
+// Lanes run one after another, which is a sequentially consistent order, so every memory order holds.
+void Executor::AtomicLoadStore(const CallNode* c, const Lanes& act, Slot* out) {
+  const bool load = c->op == "tl.atomic_load";
+  if (c->args.size() != (load ? 2u : 3u))
+    Bad(c, load ? "expects (element, order)" : "expects (element, value, order)");
+  const BufferLoadNode* dl = Operand(c, 0);
+  Mem& m = MemOf(dl->buffer.get());
+  TmpScope ts(this);
+  Slot* f = Tmp();
+  Slot* v = Tmp();
+  Locate(dl->buffer, dl->indices, act, f);
+  if (!load) Eval(c->args[1], act, v);
+  for (int t : act) {
+    out[t].i = 0;
+    if (f[t].i < 0) continue;
+    if (load)
+      out[t] = Read(m, t, f[t].i, true);
+    else
+      Write(m, t, f[t].i, Convert(v[t], c->args[1]->dtype, m.t), true);
+  }
+}
+
 void Executor::AtomicAdd(const CallNode* c, const Lanes& act, Slot* old) {
   if (c->args.size() != 2) Bad(c, "expects (dst, value)");
   const BufferLoadNode* dl = Operand(c, 0);
@@ -574,8 +598,10 @@ void Executor::AtomicAdd(const CallNode* c, const Lanes& act, Slot* old) {
                    : static_cast<uint64_t>(add.i) < static_cast<uint64_t>(cur.i);
       else
         take = max ? add.i > cur.i : add.i < cur.i;
-      if (take) Write(m, t, f[t].i, add, true);
-      else Write(m, t, f[t].i, cur, true);  // an atomic still writes its element (race bookkeeping)
+      if (take)
+        Write(m, t, f[t].i, add, true);
+      else
+        Write(m, t, f[t].i, cur, true);  // an atomic still writes its element (race bookkeeping)
       continue;
     }
     if (m.t.is_float())

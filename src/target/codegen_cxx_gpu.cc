@@ -78,6 +78,14 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
            ", " + arg(3) + ")";
   }
   if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
+  if (op == "tl.atomic_load")  // (element, C++ memory order)
+    return "tl::atomic_load<" + arg(1) + ">(" + Addr(c->args[0]) + ")";
+  if (op == "tl.atomic_store") {  // (element, value, C++ memory order)
+    std::string v = arg(1);
+    if (c->args[1]->dtype != c->args[0]->dtype)
+      v = "static_cast<" + CType(c->args[0]->dtype) + ">(" + v + ")";
+    return "tl::atomic_store<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + v + ")";
+  }
   if (op == "tl.any_sync" || op == "tl.all_sync")  // (mask, predicate, width): the device header's vote
     return "tl::" + op.substr(3) + "(" + arg(0) + ", " + arg(1) + ")";
   if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")

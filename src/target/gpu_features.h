@@ -72,6 +72,11 @@ struct GpuFeatures {
   int64_t smem_limit = 0;  // shared memory per block, bytes
   int64_t max_threads = 1024;
   std::string shared_memory_name = "shared";  // how messages name shared memory ("local" on OpenCL)
+
+  // T.atomic_load / T.atomic_store: whether the atomics take acquire / release / seq_cst orderings (else
+  // relaxed only: Metal, OpenCL 1.2) and 64-bit elements (not Metal).
+  bool ordered_atomics = true;
+  bool atomics_64 = true;
 };
 
 }  // namespace tl

@@ -92,6 +92,14 @@ std::vector<bool> WrittenParams(const PrimFunc& f) {
       written.insert(StorageOwner(n->buffer));
       IRVisitor::VisitStore(n);
     }
+    void VisitCall(const CallNode* c) override {  // T.atomic_store writes its element
+      if (c->op == "tl.atomic_store" && !c->args.empty()) {
+        auto* a = As<CallNode>(c->args[0]);
+        auto* l = a && a->op == "address_of" ? As<BufferLoadNode>(a->args[0]) : As<BufferLoadNode>(c->args[0]);
+        if (l) written.insert(StorageOwner(l->buffer));
+      }
+      IRVisitor::VisitCall(c);
+    }
     void VisitTileOp(const StmtNode* s) override {
       if (auto* op = As<TileOpNode>(s))
         for (auto& [r, access] : op->Regions())

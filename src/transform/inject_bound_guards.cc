@@ -7,6 +7,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "support/error.h"
 
 namespace tl {
 namespace {
@@ -42,7 +43,37 @@ class Guarder : public IRMutator {
   }
   Stmt VisitStmt(const Stmt& s) override {
     if (s) span_ = s->span;
+    // T.atomic_store to a global element: the store happens only inside the tensor.
+    if (auto* ev = s ? As<EvaluateNode>(s) : nullptr)
+      if (auto* c = As<CallNode>(ev->value); c && c->op == "tl.atomic_store") {
+        Expr guard;
+        Expr call = AtomicElementCall(c, &guard);
+        Stmt r = call.get() == c ? s : Evaluate(call, s->span);
+        return guard ? If(guard, r, nullptr, s->span) : r;
+      }
     return IRMutator::VisitStmt(s);
+  }
+  Expr VisitCall(const Expr& e, const CallNode* n) override {
+    if (n->op != "tl.atomic_load") return IRMutator::VisitCall(e, n);
+    // T.atomic_load of a global element outside the tensor reads 0, as a plain load does.
+    Expr guard;
+    Expr call = AtomicElementCall(n, &guard);
+    if (!guard) return call;
+    Expr zero = n->dtype.is_float() ? FloatImm(n->dtype, 0.0) : IntImm(n->dtype, 0);
+    return Select(guard, call, zero);
+  }
+  // An atomic call's element operand (address_of(element)) keeps its address: its indices are visited and
+  // the guard of a global element is returned apart.
+  Expr AtomicElementCall(const CallNode* n, Expr* guard) {
+    auto* addr = n->args.empty() ? nullptr : As<CallNode>(n->args[0]);
+    auto* l = addr && addr->op == "address_of" ? As<BufferLoadNode>(addr->args[0]) : nullptr;
+    TL_ICHECK(l, n->op, " takes the address of an element");
+    bool changed = false;
+    std::vector<Expr> idx = VisitExprs(l->indices, &changed);
+    std::vector<Expr> args{Call(addr->dtype, "address_of", {Load(l->buffer, idx)})};
+    for (size_t i = 1; i < n->args.size(); ++i) args.push_back(VisitExpr(n->args[i]));
+    if (l->buffer->scope == Scope::kGlobal) *guard = Guard(l->buffer, idx, span_);
+    return Call(n->dtype, n->op, args);
   }
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
     Stmt r = IRMutator::VisitStore(s, n);

@@ -314,7 +314,7 @@ class Barriers {
         bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.atomic_max" ||
                       n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
                       n->op == "tl.simdgroup_store" || n->op == "tl.vector_load" || n->op == "tl.tma_load" ||
-                      n->op == "tl.vector_store";
+                      n->op == "tl.vector_store" || n->op == "tl.atomic_store";
         if (writes && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
           if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get())) {

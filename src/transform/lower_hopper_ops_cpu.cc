@@ -11,11 +11,12 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
   struct V : SpanTrackingVisitor {
     void VisitCall(const CallNode* c) override {
       if (c->op == "tl.any_sync" || c->op == "tl.all_sync")
-        throw UserError(ErrorKind::kUnsupported,
-                        "T." + c->op.substr(3) +
-                            " is a warp vote; the CPU target runs a block's threads one after another and has "
-                            "no warps",
-                        span_);
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T." + c->op.substr(3) +
+                " is a warp vote; the CPU target runs a block's threads one after another and has "
+                "no warps",
+            span_);
       SpanTrackingVisitor::VisitCall(c);
     }
     void VisitStmt(const Stmt& s) override {

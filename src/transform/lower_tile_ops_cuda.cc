@@ -115,8 +115,8 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);                    // consumed (see VisitKernel)
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
-  if (n->key == "tl.warp_specialized") {  // a T.ws block: its value is its first thread
-    CheckWsBlockOps(n->body, T_);           // cuda/warp_specialize.cc
+  if (n->key == "tl.warp_specialized") {                      // a T.ws block: its value is its first thread
+    CheckWsBlockOps(n->body, T_);                             // cuda/warp_specialize.cc
     int64_t saved = ws_leader_;
     AsConstInt(n->value, &ws_leader_);
     Stmt r = IRMutator::VisitAttr(s, n);
@@ -171,7 +171,8 @@ Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
   auto it = Lowerings().find(n->op);
   if (it == Lowerings().end())
     throw UserError(ErrorKind::kUnsupported,
-                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target", s->span);
+                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target",
+                    s->span);
   return it->second(*this, *n);
 }
 
@@ -199,6 +200,29 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
 }
 
 Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
+  if (n->op == "tl.atomic_load" || n->op == "tl.atomic_store") {
+    // T.atomic_load / T.atomic_store (address_of(element), [value,] memory order): the element as a
+    // plain operand, as the atomic adds; where the target's atomics are relaxed only, or 32-bit only, the
+    // others are refused.
+    auto* addr = As<CallNode>(n->args[0]);
+    TL_ICHECK(addr && addr->op == "address_of", n->op, " takes an address");
+    const std::string what = "T." + n->op.substr(3);
+    int64_t order = 0;
+    AsConstInt(n->args.back(), &order);
+    const DataType t = addr->args[0]->dtype;
+    if (!ctx_.features.ordered_atomics && order != 0)
+      throw UserError(ErrorKind::kUnsupported,
+                      what + " with memory_order other than \"relaxed\": " + ctx_.features.name +
+                          " atomics are relaxed; order the accesses with a barrier instead",
+                      stmt_span_);
+    if (!ctx_.features.atomics_64 && t.bits() != 32)
+      throw UserError(ErrorKind::kUnsupported,
+                      what + " on " + ctx_.features.name + " takes 32-bit elements; got " + t.str(),
+                      stmt_span_);
+    std::vector<Expr> args{VisitExpr(addr->args[0])};
+    for (size_t i = 1; i < n->args.size(); ++i) args.push_back(VisitExpr(n->args[i]));
+    return Call(n->dtype, n->op, args);
+  }
   if ((n->op == "tl.any_sync" || n->op == "tl.all_sync") && n->args.size() == 2) {
     // T.any_sync / T.all_sync: a vote over the lanes of a warp (32) or wave (64); the width tells the
     // emulator which. OpenCL's sub-groups have no fixed size, so a lane mask means nothing there.
@@ -230,7 +254,9 @@ Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
   // T.print outside a parallel loop runs once per block, like a scalar store.
   if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.features, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
-    if (auto* c = As<CallNode>(ev->value); c && (c->op == "print" || c->op == "tl.mbarrier_init"))
+    if (auto* c = As<CallNode>(ev->value);
+        c && (c->op == "print" || c->op == "tl.mbarrier_init" ||
+              (c->op == "tl.atomic_store" && !ReadsThreadIndex(s))))  // as a plain store
       return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);
   return IRMutator::VisitStmt(s);
 }

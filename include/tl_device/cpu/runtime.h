@@ -194,7 +194,8 @@ inline void atomic_update(T* addr, F f) {
   using Bits = typename std::conditional<
       sizeof(T) == 8, uint64_t,
       typename std::conditional<sizeof(T) == 4, uint32_t,
-                                typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::type;
+                                typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type>::
+      type;
   Bits* p = reinterpret_cast<Bits*>(addr);
   Bits expected = __atomic_load_n(p, __ATOMIC_RELAXED);
   for (;;) {
@@ -205,6 +206,26 @@ inline void atomic_update(T* addr, F f) {
     std::memcpy(&desired, &next, sizeof(T));
     if (__atomic_compare_exchange_n(p, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
   }
+}
+
+/// T.atomic_load / T.atomic_store of a 32- or 64-bit element with a C++ memory order (the __ATOMIC_*
+/// numbering: 0 relaxed, 2 acquire, 3 release, 5 seq_cst), on the element's bits.
+template <int Order, typename T>
+inline T atomic_load(const T* addr) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_load takes 32- and 64-bit elements");
+  using Bits = typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type;
+  Bits b = __atomic_load_n(reinterpret_cast<const Bits*>(addr), Order);
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+template <int Order, typename T>
+inline void atomic_store(T* addr, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_store takes 32- and 64-bit elements");
+  using Bits = typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type;
+  Bits b;
+  std::memcpy(&b, &v, sizeof(T));
+  __atomic_store_n(reinterpret_cast<Bits*>(addr), b, Order);
 }
 
 /// Atomic add; floats and the 16-bit types go through a compare-and-swap loop.

@@ -415,6 +415,48 @@ TL_MMA_F8(e5m2, e5m2)
 #undef TL_MMA_F8
 #endif
 
+/// T.atomic_load / T.atomic_store of a 32- or 64-bit element with a C++ memory order (0 relaxed, 2 acquire,
+/// 3 release, 5 seq_cst), from the PTX memory consistency model: ld.relaxed / ld.acquire and st.relaxed /
+/// st.release at gpu scope; seq_cst is a fence.sc before the acquire load or the relaxed store.
+template <int Order, typename T>
+__device__ __forceinline__ T atomic_load(const T* p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_load takes 32- and 64-bit elements");
+  if (Order == 5) asm volatile("fence.sc.gpu;\n" ::: "memory");
+  if constexpr (sizeof(T) == 4) {
+    unsigned v;
+    if (Order == 0)
+      asm volatile("ld.relaxed.gpu.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    else
+      asm volatile("ld.acquire.gpu.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return bit_cast<T>(v);
+  } else {
+    unsigned long long v;
+    if (Order == 0)
+      asm volatile("ld.relaxed.gpu.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    else
+      asm volatile("ld.acquire.gpu.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return bit_cast<T>(v);
+  }
+}
+template <int Order, typename T>
+__device__ __forceinline__ void atomic_store(T* p, T x) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_store takes 32- and 64-bit elements");
+  if (Order == 5) asm volatile("fence.sc.gpu;\n" ::: "memory");
+  if constexpr (sizeof(T) == 4) {
+    const unsigned v = bit_cast<unsigned>(x);
+    if (Order == 3)
+      asm volatile("st.release.gpu.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+    else
+      asm volatile("st.relaxed.gpu.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+  } else {
+    const unsigned long long v = bit_cast<unsigned long long>(x);
+    if (Order == 3)
+      asm volatile("st.release.gpu.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+    else
+      asm volatile("st.relaxed.gpu.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+  }
+}
+
 /// Warp votes (T.any_sync / T.all_sync): non-zero where the predicate holds on any / every lane in `mask`.
 __device__ __forceinline__ int any_sync(unsigned mask, bool p) { return __any_sync(mask, p); }
 __device__ __forceinline__ int all_sync(unsigned mask, bool p) { return __all_sync(mask, p); }
@@ -479,9 +521,13 @@ __device__ __forceinline__ void atomic_extreme(T* p, T v) {
   } while (old != assumed);
 }
 template <typename T>
-__device__ __forceinline__ void atomic_max(T* p, T v) { atomic_extreme<T, true>(p, v); }
+__device__ __forceinline__ void atomic_max(T* p, T v) {
+  atomic_extreme<T, true>(p, v);
+}
 template <typename T>
-__device__ __forceinline__ void atomic_min(T* p, T v) { atomic_extreme<T, false>(p, v); }
+__device__ __forceinline__ void atomic_min(T* p, T v) {
+  atomic_extreme<T, false>(p, v);
+}
 // 8- and 16-bit integers: compare-and-swap on the aligned 32-bit word that holds the element;
 // the sum wraps at the element's width.
 template <typename T>

@@ -159,8 +159,9 @@ extern "C" {
   __device__ double __ocml_##name##_f64(double);
 TL_OCML(exp)
 TL_OCML(exp2)
-TL_OCML(log) TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh)
-    TL_OCML(sin) TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
+TL_OCML(log)
+TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin)
+    TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
 #undef TL_OCML
         __device__ float __ocml_pow_f32(float, float);
 __device__ double __ocml_pow_f64(double, double);
@@ -249,6 +250,34 @@ TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 #undef TL_MFMA_FP8
 #endif
 
+// ---- atomic loads and stores (T.atomic_load / T.atomic_store) -------------------------------------
+namespace detail {
+template <int Bytes>
+struct bits_of;
+template <>
+struct bits_of<4> {
+  using type = unsigned;
+};
+template <>
+struct bits_of<8> {
+  using type = unsigned long long;
+};
+}  // namespace detail
+/// A 32- or 64-bit element read / written atomically with a C++ memory order (0 relaxed, 2 acquire,
+/// 3 release, 5 seq_cst), by clang's __atomic builtins on the element's bits.
+template <int Order, typename T>
+TL_DEV T atomic_load(const T* p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_load takes 32- and 64-bit elements");
+  using Bits = typename tl::detail::bits_of<sizeof(T)>::type;
+  return __builtin_bit_cast(T, __atomic_load_n(reinterpret_cast<const Bits*>(p), Order));
+}
+template <int Order, typename T>
+TL_DEV void atomic_store(T* p, T x) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_store takes 32- and 64-bit elements");
+  using Bits = typename tl::detail::bits_of<sizeof(T)>::type;
+  __atomic_store_n(reinterpret_cast<Bits*>(p), __builtin_bit_cast(Bits, x), Order);
+}
+
 // ---- cross-lane ---------------------------------------------------------------------------------
 /// Wave votes (T.any_sync / T.all_sync) over the active lanes of the wave of 64 (the lane mask is a CUDA
 /// warp's and is ignored, as in TileLang's HIP lowering): from the wave's ballot of the predicate, the
@@ -317,9 +346,13 @@ TL_DEV void atomic_extreme(T* p, T v) {
   }
 }
 template <typename T>
-TL_DEV void atomic_max(T* p, T v) { atomic_extreme<T, true>(p, v); }
+TL_DEV void atomic_max(T* p, T v) {
+  atomic_extreme<T, true>(p, v);
+}
 template <typename T>
-TL_DEV void atomic_min(T* p, T v) { atomic_extreme<T, false>(p, v); }
+TL_DEV void atomic_min(T* p, T v) {
+  atomic_extreme<T, false>(p, v);
+}
 /// float16 by compare-and-swap of the enclosing 32-bit word.
 TL_DEV void atomic_add(half_t* p, float v) {
   unsigned long long addr = reinterpret_cast<unsigned long long>(p);

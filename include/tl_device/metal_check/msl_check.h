@@ -156,6 +156,10 @@ struct atomic_float { float v_; };
 int atomic_fetch_add_explicit(atomic_int* object, int operand, memory_order order);
 uint atomic_fetch_add_explicit(atomic_uint* object, uint operand, memory_order order);
 float atomic_fetch_add_explicit(atomic_float* object, float operand, memory_order order);
+int atomic_load_explicit(atomic_int* object, memory_order order);
+uint atomic_load_explicit(atomic_uint* object, memory_order order);
+void atomic_store_explicit(atomic_int* object, int desired, memory_order order);
+void atomic_store_explicit(atomic_uint* object, uint desired, memory_order order);
 
 // SIMD-group matrices (MSL spec, "SIMD-group matrix functions"): 8x8 matrices of half, bfloat or
 // float, loaded from and stored to memory by the whole SIMD-group.

@@ -36,7 +36,7 @@ from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
 from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import cumsum, reduce_absmax, reduce_abssum, reduce_max, reduce_min, reduce_sum  # noqa: F401
-from .atomic import atomic_add, atomic_addx2, atomic_addx4, atomic_max, atomic_min  # noqa: F401
+from .atomic import atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
 from .math_intrinsics import (Cast, abs, cast, ceil, ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv,  # noqa: F401,A004
                               floormod, if_then_else, infinity, log, log2, log10, max, max_value, min, min_value,
                               nan, pow, round, rsqrt, sigmoid, sin, sqrt, tanh, trunc, truncdiv, truncmod)

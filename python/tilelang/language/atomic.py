@@ -71,3 +71,48 @@ def atomic_addx2(dst, value, return_prev=False):
 def atomic_addx4(dst, value, return_prev=False):
     """TileLang's quad atomic add: dst[..., j + k] += value[..., j + k] for k = 0..3, each element atomically."""
     return _atomic_vector(4, dst, value, return_prev)
+
+
+# C++'s memory_order numbering (std::memory_order, __ATOMIC_*): the code generators pass it through.
+_ORDERS = {"relaxed": 0, "consume": 1, "acquire": 2, "release": 3, "acq_rel": 4, "seq_cst": 5}
+_LOAD_ORDERS = ("relaxed", "consume", "acquire", "seq_cst")
+_STORE_ORDERS = ("relaxed", "release", "seq_cst")
+
+
+def _atomic_element(name, ref, memory_order, allowed):
+    if memory_order not in allowed:
+        raise TileLangTypeError(f"T.{name}: memory_order is one of {', '.join(repr(o) for o in allowed)}; got "
+                                f"{memory_order!r}")
+    if isinstance(ref, _ffi.Buffer):  # TileLang passes a one-element buffer too
+        n = _ffi.const_int(ref.shape[0]) if len(ref.shape) == 1 else None
+        if n != 1:
+            raise TileLangTypeError(f"T.{name} takes one element (e.g. {ref.name}[i]), not the buffer '{ref.name}'")
+        ref = _ffi.load(ref, [_const(0)])
+    if not isinstance(ref, _ffi.BufferLoad):
+        raise TileLangTypeError(f"T.{name} takes an element of a global or shared buffer, e.g. flags[i]")
+    b = ref.buffer
+    if b.scope not in ("global", "shared"):
+        raise TileLangTypeError(f"T.{name}: '{b.name}' is in {b.scope} memory, which only its own thread sees; an "
+                                "atomic access needs a global or shared buffer")
+    if b.dtype not in ("int32", "uint32", "int64", "uint64", "float32", "float64"):
+        raise TileLangTypeError(f"T.{name} takes 32- and 64-bit elements (int32, uint32, int64, uint64, float32, "
+                                f"float64); '{b.name}' is {b.dtype}")
+    # consume is acquire, as every C++ compiler implements it
+    order = _ORDERS["acquire" if memory_order == "consume" else memory_order]
+    return ref, order
+
+
+def atomic_load(src, memory_order="seq_cst"):
+    """The element's value, read atomically with the given ordering (relaxed, consume, acquire or seq_cst):
+    acquire orders this thread's later accesses after it, seq_cst is acquire in one total order."""
+    ref, order = _atomic_element("atomic_load", src, memory_order, _LOAD_ORDERS)
+    return _ffi.call(ref.buffer.dtype, "tl.atomic_load", [_ffi.call("handle", "address_of", [ref]), _const(order)])
+
+
+def atomic_store(dst, src, memory_order="seq_cst"):
+    """Writes the value to the element atomically with the given ordering (relaxed, release or seq_cst):
+    release orders this thread's earlier accesses before it."""
+    ref, order = _atomic_element("atomic_store", dst, memory_order, _STORE_ORDERS)
+    v = _ffi.cast(ref.buffer.dtype, _const(src))
+    return _ffi.evaluate(_ffi.call("void", "tl.atomic_store", [_ffi.call("handle", "address_of", [ref]), v,
+                                                                _const(order)]), builder.span())

@@ -107,6 +107,11 @@ class CodegenCPUImpl : public CodegenC {
              "()";
     if (c->op == "device_assert")
       return "tl_cpu::device_assert(" + Args(c) + ", tl_err, tl_errlen, &tl_status)";
+    if (c->op == "tl.atomic_load")  // (address_of(element), C++ memory order)
+      return "tl_cpu::atomic_load<" + E(c->args[1]) + ">(" + E(c->args[0]) + ")";
+    if (c->op == "tl.atomic_store")  // (address_of(element), value, C++ memory order)
+      return "tl_cpu::atomic_store<" + E(c->args[2]) + ">(" + E(c->args[0]) + ", tl_cpu::cast<" +
+             CType(c->args[1]->dtype) + ">(" + E(c->args[1]) + "))";
     return CodegenC::CallE(c);
   }
   std::string CType(DataType t) override { return CpuType(t); }

@@ -265,13 +265,39 @@ class CodegenMetalImpl : public CodegenC {
              ", memory_order_relaxed)";
     if (t != DataType::Float(32))
       Unsupported(std::string(what) + " on Metal supports int32, uint32 and float32; got " + t.str());
-    std::string n = std::string("tl_atomic_") + (max ? "max" : "min") + "_f32_" + (sp == "device" ? "g" : "l");
-    Helper(n, "inline void " + n + "(" + sp + " float* p, float v) {\n  " + sp + " atomic_uint* q = (" + sp +
-                  " atomic_uint*)p;\n  uint old = atomic_load_explicit(q, memory_order_relaxed);\n" +
-                  "  while (v " + (max ? ">" : "<") + " as_type<float>(old)) {\n" +
-                  "    if (atomic_compare_exchange_weak_explicit(q, &old, as_type<uint>(v), memory_order_relaxed, "
-                  "memory_order_relaxed))\n      return;\n  }\n}\n");
+    std::string n =
+        std::string("tl_atomic_") + (max ? "max" : "min") + "_f32_" + (sp == "device" ? "g" : "l");
+    Helper(
+        n,
+        "inline void " + n + "(" + sp + " float* p, float v) {\n  " + sp + " atomic_uint* q = (" + sp +
+            " atomic_uint*)p;\n  uint old = atomic_load_explicit(q, memory_order_relaxed);\n" +
+            "  while (v " + (max ? ">" : "<") + " as_type<float>(old)) {\n" +
+            "    if (atomic_compare_exchange_weak_explicit(q, &old, as_type<uint>(v), memory_order_relaxed, "
+            "memory_order_relaxed))\n      return;\n  }\n}\n");
     return n + "(" + Addr(c->args[0]) + ", " + v + ")";
+  }
+
+  // T.atomic_load / T.atomic_store (relaxed, 32-bit: the lowering refuses the rest): the element as an
+  // atomic_uint / atomic_int, a float through its bits.
+  std::string AtomicLoadStore(const CallNode* c) {
+    auto* d = As<BufferLoadNode>(c->args[0]);
+    const bool load = c->op == "tl.atomic_load";
+    const std::string what = load ? "T.atomic_load" : "T.atomic_store";
+    if (!d || (d->buffer->scope != Scope::kGlobal && d->buffer->scope != Scope::kShared))
+      Unsupported(what + " on Metal needs a global or shared element");
+    DataType t = d->buffer->dtype;
+    if (t.bits() != 32) Unsupported(what + " on Metal takes 32-bit elements; got " + t.str());
+    const bool sgn = t == DataType::Int(32);
+    const std::string at = sgn ? "atomic_int" : "atomic_uint", bits = sgn ? "int" : "uint";
+    const std::string p = "(" + std::string(Space(d->buffer)) + " " + at + "*)" + Addr(c->args[0]);
+    if (load) {
+      std::string v = "atomic_load_explicit(" + p + ", memory_order_relaxed)";
+      return t.is_float() ? "as_type<float>(" + v + ")" : v;
+    }
+    std::string v = E(c->args[1]);
+    if (c->args[1]->dtype != t) v = "static_cast<" + CType(t) + ">(" + v + ")";
+    if (t.is_float()) v = "as_type<uint>(" + v + ")";
+    return "atomic_store_explicit(" + p + ", " + v + ", memory_order_relaxed)";
   }
 
   std::string CallE(const CallNode* c) override {
@@ -287,11 +313,13 @@ class CodegenMetalImpl : public CodegenC {
     if (op == "tl.reinterpret")  // MSL's bit cast; the operand first converted to its own dtype
       return "as_type<" + CType(c->dtype) + ">((" + CType(c->args[0]->dtype) + ")(" + arg(0) + "))";
     if (op == "tl.shfl_xor") return "simd_shuffle_xor(" + arg(0) + ", (ushort)(" + arg(1) + "))";
+    if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c);
     if (op == "tl.any_sync" || op == "tl.all_sync") {  // (mask, predicate, 32): over the simdgroup
       if (!IsConstInt(c->args[0], 0xFFFFFFFFll))
         throw UserError(ErrorKind::kUnsupported,
-                        "T." + op.substr(3) + " with a lane mask other than 0xFFFFFFFF: Metal votes over the whole "
-                        "simdgroup (simd_any / simd_all)");
+                        "T." + op.substr(3) +
+                            " with a lane mask other than 0xFFFFFFFF: Metal votes over the whole "
+                            "simdgroup (simd_any / simd_all)");
       return std::string("(int)") + (op == "tl.any_sync" ? "simd_any(" : "simd_all(") + arg(1) + ")";
     }
     if (op == "tl.atomic_add" || op == "atomic_add") return AtomicAdd(c);

@@ -79,6 +79,8 @@ GpuFeatures MetalFeatures() {
   f.async_copy = AsyncCopy::kNone;
   f.swizzle = SharedSwizzle::kNone;  // simdgroup_load reads plain rows
   f.shuffle = true;                  // simd_shuffle_xor over 32-wide SIMD-groups
+  f.ordered_atomics = false;  // Metal atomics are memory_order_relaxed
+  f.atomics_64 = false;
   f.wave = 32;
   f.vector_shared_loads = false;
   f.vector_shared_stores = false;

@@ -347,13 +347,40 @@ class CodegenOpenCLImpl : public CodegenC {
     std::string W = wide ? "ulong" : "uint", cas = wide ? "atom_cmpxchg" : "atomic_cmpxchg";
     std::string as_t = t.is_float() ? (wide ? "as_double" : "as_float") : "(" + T + ")";
     std::string as_w = t.is_float() ? "as_" + W : "(" + W + ")";
-    Helper(n, "void " + n + "(volatile " + space + " " + T + "* p, " + T + " v) {\n  volatile " + space + " " + W +
-                  "* q = (volatile " + space + " " + W + "*)p;\n  " + W + " old = *q, assumed;\n  do {\n" +
-                  "    assumed = old;\n    if (!(v " + (max ? ">" : "<") + " " + as_t + "(assumed))) return;\n" +
-                  "    old = " + cas + "(q, assumed, " + as_w + "(v));\n  } while (old != assumed);\n}\n");
+    Helper(n, "void " + n + "(volatile " + space + " " + T + "* p, " + T + " v) {\n  volatile " + space +
+                  " " + W + "* q = (volatile " + space + " " + W + "*)p;\n  " + W +
+                  " old = *q, assumed;\n  do {\n" + "    assumed = old;\n    if (!(v " + (max ? ">" : "<") +
+                  " " + as_t + "(assumed))) return;\n" + "    old = " + cas + "(q, assumed, " + as_w +
+                  "(v));\n  } while (old != assumed);\n}\n");
     std::string v = E(c->args[1]);
     if (c->args[1]->dtype != t) v = "((" + T + ")(" + v + "))";
     return n + "(" + Addr(c->args[0]) + ", " + v + ")";
+  }
+
+  // T.atomic_load / T.atomic_store (relaxed: the lowering refuses other orders): OpenCL 1.2's atomic_add
+  // of 0 reads the element atomically and atomic_xchg writes it (64-bit: atom_add / atom_xchg of
+  // cl_khr_int64_base_atomics), floats through their bits.
+  std::string AtomicLoadStore(const CallNode* c) {
+    const bool load = c->op == "tl.atomic_load";
+    const std::string what = load ? "T.atomic_load" : "T.atomic_store";
+    DataType t = c->args[0]->dtype;
+    std::string space = IsGlobal(c->args[0]) ? "__global" : IsShared(c->args[0]) ? "__local" : "";
+    if (space.empty()) Unsupported(what + " on OpenCL needs a global or shared element");
+    if (t.bits() != 32 && t.bits() != 64) Unsupported(what + " on OpenCL takes 32- and 64-bit elements");
+    const bool wide = t.bits() == 64;
+    if (wide) i64_atomics_ = true;
+    const std::string W =
+        wide ? (t == DataType::Int(64) ? "long" : "ulong") : (t == DataType::Int(32) ? "int" : "uint");
+    const std::string q =
+        "(volatile " + space + " " + (t.is_float() ? (wide ? "ulong" : "uint") : W) + "*)" + Addr(c->args[0]);
+    if (load) {
+      std::string v = std::string(wide ? "atom_add(" : "atomic_add(") + q + ", 0)";
+      return t.is_float() ? std::string(wide ? "as_double(" : "as_float(") + v + ")" : v;
+    }
+    std::string v = E(c->args[1]);
+    if (c->args[1]->dtype != t) v = "((" + CType(t) + ")(" + v + "))";
+    if (t.is_float()) v = std::string(wide ? "as_ulong(" : "as_uint(") + v + ")";
+    return std::string(wide ? "atom_xchg(" : "atomic_xchg(") + q + ", " + v + ")";
   }
 
   std::string AtomicAdd(const CallNode* c) {
@@ -434,6 +461,7 @@ class CodegenOpenCLImpl : public CodegenC {
     }
     if (op == "tl.subgroup_reduce") return SubgroupReduce(c);
     if (op == "tl.atomic_add") return AtomicAdd(c);
+    if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c);
     if (op == "tl.atomic_max" || op == "tl.atomic_min") return AtomicExtreme(c, op == "tl.atomic_max");
     if (op == "tl.vector_store") {  // (dst, lane values...)
       size_t V = c->args.size() - 1;

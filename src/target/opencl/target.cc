@@ -12,6 +12,7 @@ GpuFeatures OpenCLFeatures(const OpenCLLimits& lim) {
   f.async_copy = AsyncCopy::kNone;
   f.swizzle = SharedSwizzle::kXor;
   f.shuffle = false;  // OpenCL 1.2 devices (PoCL among them) need not have sub-groups
+  f.ordered_atomics = false;  // OpenCL 1.2 atomics have no memory orders
   f.wave = 32;
   f.subgroup_reduce = lim.subgroups;
   f.subgroup_feature = "subgroups";
