@@ -302,7 +302,10 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         if (b.pending == 0 && b.tx == 0) {
           ++b.phase;
           b.pending = b.expected;
-          if (InFibers() && b.expected > 1) ++epoch_;
+          // The arrivals of many threads (release) order their accesses before the waiters' (acquire), in
+          // lockstep as between warp-group fibers: a hand-specialised producer's shared writes are then no
+          // race with the consumers that waited.
+          if (b.expected > 1) ++epoch_;
         }
       };
       if (op == "tl.mbarrier_arrive" || op == "tl.mbarrier_arrive_expect_tx") {

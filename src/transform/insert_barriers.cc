@@ -103,7 +103,9 @@ class Barriers {
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        if (Tainted(n->cond)) return Leaf(s, st);
+        // A T.ws block's condition selects warp groups: its body gets barriers of its own (WsNamedBarriers
+        // makes them named barriers of the group).
+        if (Tainted(n->cond) && !ws_blocks_.count(n)) return Leaf(s, st);
         // The condition reads before either branch runs (a loop's `if S[0] > x: break` reads what the
         // previous iteration wrote): a barrier it needs goes before the `if`.
         Stmt probe = Evaluate(n->cond, s->span);
@@ -140,6 +142,8 @@ class Barriers {
           b = If(i->cond, Visit(i->then_case, st), i->else_case, i->span);
           if (pending) b = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), b}, s->span);
         } else {
+          if (n->key == "tl.warp_specialized")
+            if (auto* i = As<IfNode>(n->body)) ws_blocks_.insert(i);
           b = Visit(n->body, st);
         }
         return b == n->body ? s : AttrStmt(n->node, n->key, n->value, b, s->span);
@@ -254,8 +258,8 @@ class Barriers {
       void VisitVar(const VarNode* v) override {
         if (s->count(v)) *t = true;
       }
-      void VisitCall(const CallNode* c) override {  // OpenCL sub-group ids differ between threads
-        if (c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id") *t = true;
+      void VisitCall(const CallNode* c) override {  // the thread index itself; OpenCL sub-group ids
+        if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id") *t = true;
         IRVisitor::VisitCall(c);
       }
     } v;
@@ -354,6 +358,7 @@ class Barriers {
   std::vector<const BufferNode*> pending_managed_;
   std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;
+  std::set<const IfNode*> ws_blocks_;  // the conditions of T.ws blocks (tl.warp_specialized)
 };
 
 }  // namespace

@@ -613,3 +613,48 @@ def test_sm90a_ir_after_every_pass_reparses(name):
         text = _ffi.print_func(f)
         g = T.parse_source(text)
         assert _ffi.structural_equal(f, g), f"{name}: the IR after {pass_name} does not re-parse equal:\n{text}"
+
+
+def _hand_specialised(keywords):
+    """Warp group 1 arrives with a 0-byte transaction on the barrier and gives up registers; warp group 0
+    raises its budget, waits, then reads what warp group 1 wrote: TileLang's explicit names, positional or
+    with TileLang's keywords."""
+    @T.prim_func
+    def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            T.no_set_max_nreg()  # no automatic reallocation: the kernel does it itself
+            bars = T.alloc_barrier([128])
+            S = T.alloc_shared((128,), "float32")
+            tid = T.get_thread_binding()
+            if tid >= 128:
+                T.annotate_producer_reg_dealloc()
+                S[tid - 128] = A[tid - 128] * 3.0
+                if keywords:
+                    T.mbarrier_arrive_expect_tx(mbarrier=bars[0], tx=0)
+                else:
+                    T.mbarrier_arrive_expect_tx(bars[0], 0)
+            else:
+                T.annotate_consumer_reg_alloc(232)
+                if keywords:
+                    T.mbarrier_wait_parity(mbarrier=bars[0], parity=0)
+                else:
+                    T.barrier_wait(bars[0], 0)
+                B[tid] = S[127 - tid]
+
+    return main
+
+
+@pytest.mark.parametrize("keywords", [False, True])
+def test_tilelang_hand_specialisation_names(keywords):
+    """Before: T.mbarrier_arrive_expect_tx, T.annotate_producer_reg_dealloc, T.annotate_consumer_reg_alloc
+    and T.no_set_max_nreg did not exist and T.mbarrier_*(mbarrier=...) was a TypeError. Expected:
+    mbarrier.arrive.expect_tx and setmaxnreg.dec 24 / .inc 232 in the PTX, and NumPy's numbers in the
+    emulator."""
+    f = _hand_specialised(keywords)
+    ptx = tilelang.compile(f, target=SM90A).get_ptx()
+    for instr in ("mbarrier.arrive.expect_tx.shared::cta.b64", "setmaxnreg.dec.sync.aligned.u32 24",
+                  "setmaxnreg.inc.sync.aligned.u32 232"):
+        assert instr in ptx, instr
+    a, b = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    _emu(f)(a, b)
+    np.testing.assert_array_equal(b, a[::-1] * 3)

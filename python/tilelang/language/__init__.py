@@ -28,9 +28,11 @@ from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindin
                      get_thread_bindings, ws)
 from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_shared,  # noqa: F401
                        alloc_var)
-from .builtin import (all_sync, any_sync, assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,  # noqa: F401
-                      disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive, mbarrier_expect_tx,
-                      mbarrier_wait_parity, print, set_max_nreg, sync_threads)  # noqa: A004
+from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, any_sync,  # noqa: F401
+                      assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
+                      disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
+                      mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity, no_set_max_nreg, print,
+                      set_max_nreg, sync_threads)  # noqa: A004
 from .loop import Parallel, Pipelined, Serial, grid, serial, thread_binding, unroll, vectorized  # noqa: F401
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
 from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401

@@ -4,7 +4,7 @@ T.device_assert and T.assume."""
 import numbers
 
 from .. import _ffi
-from ..errors import TileLangTypeError
+from ..errors import TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import AttrSpec
 from .dtypes import dtype_str
@@ -29,18 +29,29 @@ def _barrier_call(op, args):
     return _ffi.evaluate(_ffi.call("void", op, args), builder.span())
 
 
-def mbarrier_arrive(bar):
+def mbarrier_arrive(mbarrier, cta_id=None):
     """Every executing thread arrives once on the barrier (mbarrier.arrive)."""
-    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(bar, "T.mbarrier_arrive")])
+    if cta_id is not None:
+        raise TileLangUnsupportedError("T.mbarrier_arrive(..., cta_id=): arriving on another block's barrier needs "
+                                       "thread-block clusters, which are not supported yet")
+    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(mbarrier, "T.mbarrier_arrive")])
 
 
-def mbarrier_expect_tx(bar, nbytes):
-    """Adds nbytes to the barrier's expected transaction count (mbarrier.expect_tx)."""
-    return _barrier_call("tl.mbarrier_expect_tx", [_barrier_elem(bar, "T.mbarrier_expect_tx"), _const(nbytes)])
+def mbarrier_expect_tx(mbarrier, tx):
+    """Adds tx bytes to the barrier's expected transaction count (mbarrier.expect_tx)."""
+    return _barrier_call("tl.mbarrier_expect_tx", [_barrier_elem(mbarrier, "T.mbarrier_expect_tx"), _const(tx)])
 
 
-def mbarrier_wait_parity(bar, parity):
+def mbarrier_arrive_expect_tx(mbarrier, tx):
+    """One arrival of each executing thread that also adds tx bytes to the phase's expected transaction
+    count (mbarrier.arrive.expect_tx)."""
+    return _barrier_call("tl.mbarrier_arrive_expect_tx",
+                         [_barrier_elem(mbarrier, "T.mbarrier_arrive_expect_tx"), _const(tx)])
+
+
+def mbarrier_wait_parity(mbarrier, parity):
     """Waits until the barrier's phase with this parity has completed (mbarrier.try_wait.parity)."""
+    bar = mbarrier
     v = _ffi.const_int(parity) if isinstance(parity, Expr) else parity
     if isinstance(parity, Expr) and v is None:
         if not parity.dtype.startswith(("int", "uint", "bool")):
@@ -55,8 +66,16 @@ def mbarrier_wait_parity(bar, parity):
     return _barrier_call("tl.mbarrier_wait_parity", [_barrier_elem(bar, "T.mbarrier_wait_parity"), p])
 
 
-barrier_arrive = mbarrier_arrive
-barrier_wait = mbarrier_wait_parity
+def barrier_arrive(mbarrier):
+    """T.mbarrier_arrive under TileLang's other name."""
+    return mbarrier_arrive(mbarrier)
+
+
+def barrier_wait(mbarrier, parity):
+    """T.mbarrier_wait_parity under TileLang's other name."""
+    return mbarrier_wait_parity(mbarrier, parity)
+
+
 
 
 def fence_proxy_async():
@@ -83,6 +102,23 @@ def sync_threads(*args, **kwargs):
     if args or kwargs:
         raise TileLangTypeError("T.sync_threads() takes no arguments (named barriers are not supported)")
     return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
+
+
+def annotate_producer_reg_dealloc(reg_count=24):
+    """TileLang's hint for a hand-specialised producer warp group: lower its register budget to reg_count
+    where it is written (setmaxnreg.dec, as T.set_max_nreg(reg_count, 0))."""
+    return set_max_nreg(reg_count, 0)
+
+
+def annotate_consumer_reg_alloc(reg_count=240):
+    """TileLang's hint for hand-specialised consumer warp groups: raise their register budget to reg_count
+    where it is written (setmaxnreg.inc, as T.set_max_nreg(reg_count, 1))."""
+    return set_max_nreg(reg_count, 1)
+
+
+def no_set_max_nreg():
+    """TileLang's other name of T.disable_warp_group_reg_alloc()."""
+    return disable_warp_group_reg_alloc()
 
 
 def disable_warp_group_reg_alloc():
