@@ -106,6 +106,11 @@ struct Executor::HopperState {
   // then the phase number advances and the arrival count resets to the expected count.
   struct Barrier {
     int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+    // cp.async.mbarrier.arrive.noinc: the copies whose completion triggers those arrivals (thread, copy),
+    // and the arrivals not yet counted. Both happen at the next wait on the barrier (the latest the
+    // hardware may complete them), so a thread that reads the bytes without waiting is reported.
+    std::vector<std::pair<int, AsyncCopy>> cp_async;
+    int64_t deferred = 0;
   };
   std::map<int64_t, Barrier> bars;  // by shared byte address
   std::vector<int32_t> fences;      // per thread: fence.proxy.async executed so far
@@ -256,6 +261,24 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     Locate(bop->buffer, bop->indices, act, flat);
     if (c->args.size() > 1) Eval(c->args[1], act, arg);
     auto name = [&](int64_t f) { return "mbarrier '" + m.buf->name + "'[" + std::to_string(f) + "]"; };
+    // At a wait: the cp.async copies tied to the barrier land and their arrivals count.
+    auto land = [&](HopperState::Barrier& b) {
+      b.pending -= b.deferred;
+      b.deferred = 0;
+      const StmtNode* at = stmt_;
+      for (auto& [t, cp] : b.cp_async) {
+        stmt_ = cp.stmt;
+        Mem& dm = *cp.dst;
+        for (int64_t k = 0; k < cp.nbytes / dm.esize; ++k) NoteWrite(dm, t, cp.dst_flat + k);
+        uint8_t* dst = dm.Addr(t, cp.dst_flat);
+        if (cp.zero_fill)
+          std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
+        else
+          std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
+      }
+      b.cp_async.clear();
+      stmt_ = at;
+    };
     auto addr_of = [&](int64_t f) { return (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8; };
     if (op != "tl.mbarrier_wait_parity") {
       FiberProgress();
@@ -269,6 +292,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           HopperState::Barrier& b = it->second;
           if ((b.phase & 1) != (arg[t].i & 1)) continue;
           b.tx -= TmaLand(it->first);
+          land(b);
           if (b.pending == 0 && b.tx == 0) {
             ++b.phase;
             b.pending = b.expected;
@@ -321,12 +345,31 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         complete();
       } else if (op == "tl.mbarrier_expect_tx") {
         b.tx += arg[t].i;
+      } else if (op == "tl.mbarrier_cp_async_arrive_noinc") {
+        // cp.async.mbarrier.arrive.noinc: the arrive-on happens when all of this thread's earlier cp.async
+        // copies complete, and counts as one of the phase's expected arrivals. The copies now belong to
+        // the phase (they land at the next wait on it; a cp.async.wait_group no longer waits for them).
+        if (b.pending - b.deferred <= 0) {
+          Report("mbarrier_over_arrival", t, [&] {
+            return name(f) + " receives more than its " + std::to_string(b.expected) +
+                   " arrivals in one phase";
+          });
+          continue;
+        }
+        AsyncState& as = async_[static_cast<size_t>(t)];
+        for (auto& g : as.committed)
+          for (auto& cp : g) b.cp_async.emplace_back(t, cp);
+        for (auto& cp : as.open) b.cp_async.emplace_back(t, cp);
+        for (auto& g : as.committed) g.clear();
+        as.open.clear();
+        ++b.deferred;
       } else if (op == "tl.mbarrier_wait_parity") {
         // The phase of parity p is complete unless the current (incomplete) phase has parity p. In
         // lockstep every thread that could still arrive has run up to here: an incomplete phase never
         // completes.
         if ((b.phase & 1) == (arg[t].i & 1)) {  // TMA copies on the barrier land now (intrinsics_tma.cc)
           b.tx -= TmaLand(addr);
+          land(b);  // and the cp.async copies whose noinc arrivals it awaits
           complete();
         }
         if ((b.phase & 1) == (arg[t].i & 1)) {

@@ -43,12 +43,23 @@ class Guarder : public IRMutator {
   }
   Stmt VisitStmt(const Stmt& s) override {
     if (s) span_ = s->span;
-    // T.atomic_store to a global element: the store happens only inside the tensor.
+    if (auto* ev = s ? As<EvaluateNode>(s) : nullptr)
+      if (auto* c = As<CallNode>(ev->value); c && c->op == "tl.ptx_cp_async") {
+        // T.ptx_cp_async from a global element outside the tensor zero-fills instead (cp.async's src-size 0).
+        Expr guard;
+        Expr e = ElementOperandsCall(c, 1, &guard);
+        if (!guard) return Evaluate(e, s->span);
+        auto* call = As<CallNode>(e);
+        std::vector<Expr> args = call->args;
+        args[3] = Binary(BinaryOp::kAnd, args[3], guard);
+        return Evaluate(Call(call->dtype, call->op, args), s->span);
+      }
     if (auto* ev = s ? As<EvaluateNode>(s) : nullptr)
       if (auto* c = As<CallNode>(ev->value); c && c->op == "tl.atomic_store") {
+        // T.atomic_store to a global element: the store happens only inside the tensor.
         Expr guard;
-        Expr call = AtomicElementCall(c, &guard);
-        Stmt r = call.get() == c ? s : Evaluate(call, s->span);
+        Expr call = ElementOperandsCall(c, 0, &guard);
+        Stmt r = Evaluate(call, s->span);
         return guard ? If(guard, r, nullptr, s->span) : r;
       }
     return IRMutator::VisitStmt(s);
@@ -57,22 +68,29 @@ class Guarder : public IRMutator {
     if (n->op != "tl.atomic_load") return IRMutator::VisitCall(e, n);
     // T.atomic_load of a global element outside the tensor reads 0, as a plain load does.
     Expr guard;
-    Expr call = AtomicElementCall(n, &guard);
+    Expr call = ElementOperandsCall(n, 0, &guard);
     if (!guard) return call;
     Expr zero = n->dtype.is_float() ? FloatImm(n->dtype, 0.0) : IntImm(n->dtype, 0);
     return Select(guard, call, zero);
   }
-  // An atomic call's element operand (address_of(element)) keeps its address: its indices are visited and
-  // the guard of a global element is returned apart.
-  Expr AtomicElementCall(const CallNode* n, Expr* guard) {
-    auto* addr = n->args.empty() ? nullptr : As<CallNode>(n->args[0]);
-    auto* l = addr && addr->op == "address_of" ? As<BufferLoadNode>(addr->args[0]) : nullptr;
-    TL_ICHECK(l, n->op, " takes the address of an element");
-    bool changed = false;
-    std::vector<Expr> idx = VisitExprs(l->indices, &changed);
-    std::vector<Expr> args{Call(addr->dtype, "address_of", {Load(l->buffer, idx)})};
-    for (size_t i = 1; i < n->args.size(); ++i) args.push_back(VisitExpr(n->args[i]));
-    if (l->buffer->scope == Scope::kGlobal) *guard = Guard(l->buffer, idx, span_);
+  // A call whose operands 0..`elems` are address_of(element) keeps them addresses: their indices are
+  // visited, and the guard of the global ones is returned apart.
+  Expr ElementOperandsCall(const CallNode* n, size_t elems, Expr* guard) {
+    std::vector<Expr> args;
+    for (size_t i = 0; i < n->args.size(); ++i) {
+      if (i > elems) {
+        args.push_back(VisitExpr(n->args[i]));
+        continue;
+      }
+      auto* addr = As<CallNode>(n->args[i]);
+      auto* l = addr && addr->op == "address_of" ? As<BufferLoadNode>(addr->args[0]) : nullptr;
+      TL_ICHECK(l, n->op, " takes the address of an element");
+      bool changed = false;
+      std::vector<Expr> idx = VisitExprs(l->indices, &changed);
+      args.push_back(Call(addr->dtype, "address_of", {Load(l->buffer, idx)}));
+      if (l->buffer->scope != Scope::kGlobal) continue;
+      if (Expr g = Guard(l->buffer, idx, span_)) *guard = *guard ? Binary(BinaryOp::kAnd, *guard, g) : g;
+    }
     return Call(n->dtype, n->op, args);
   }
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override {

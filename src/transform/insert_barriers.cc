@@ -259,7 +259,8 @@ class Barriers {
         if (s->count(v)) *t = true;
       }
       void VisitCall(const CallNode* c) override {  // the thread index itself; OpenCL sub-group ids
-        if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id") *t = true;
+        if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id")
+          *t = true;
         IRVisitor::VisitCall(c);
       }
     } v;

@@ -10,6 +10,13 @@ namespace tl {
 void RejectHopperCallsOnCPU(const Stmt& body) {
   struct V : SpanTrackingVisitor {
     void VisitCall(const CallNode* c) override {
+      if (c->op == "tl.ptx_cp_async" || c->op == "tl.cp_async_commit" || c->op == "tl.cp_async_wait")
+        throw UserError(ErrorKind::kUnsupported,
+                        std::string(c->op == "tl.ptx_cp_async"      ? "T.ptx_cp_async"
+                                    : c->op == "tl.cp_async_commit" ? "T.ptx_commit_group"
+                                                                    : "T.ptx_wait_group") +
+                            " is CUDA's cp.async (sm_80+), not for the CPU",
+                        span_);
       if (c->op == "tl.any_sync" || c->op == "tl.all_sync")
         throw UserError(
             ErrorKind::kUnsupported,
@@ -26,7 +33,10 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
                   c->op == "tl.set_max_nreg"))
           throw UserError(
               ErrorKind::kUnsupported,
-              "T." + (c->op == "tl.fence_proxy_async" ? std::string("fence_proxy_async") : c->op.substr(3)) +
+              "T." +
+                  (c->op == "tl.fence_proxy_async"                ? std::string("fence_proxy_async")
+                   : c->op == "tl.mbarrier_cp_async_arrive_noinc" ? std::string("cp_async_barrier_noinc")
+                                                                  : c->op.substr(3)) +
                   " is Hopper-only (cuda sm_90 / sm_90a), not for the CPU",
               s->span);
       SpanTrackingVisitor::VisitStmt(s);

@@ -223,6 +223,21 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
     for (size_t i = 1; i < n->args.size(); ++i) args.push_back(VisitExpr(n->args[i]));
     return Call(n->dtype, n->op, args);
   }
+  if (n->op == "tl.ptx_cp_async") {
+    // T.ptx_cp_async(dst, src, bytes, predicate): one cp.async of 4, 8 or 16 bytes from a global element
+    // to a shared one (its physical place in the tile's layout), zero-filled where the predicate is false.
+    if (ctx_.features.async_copy != AsyncCopy::kCpAsync)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.ptx_cp_async is CUDA's cp.async (sm_80+); the target is " + ctx_.features.label,
+                      stmt_span_);
+    auto elem = [&](size_t i) {
+      auto* a = As<CallNode>(n->args[i]);
+      TL_ICHECK(a && a->op == "address_of", "tl.ptx_cp_async takes addresses");
+      return a->args[0];
+    };
+    return Call(DataType::Void(), "tl.cp_async",
+                {VisitExpr(elem(0)), VisitExpr(elem(1)), n->args[2], VisitExpr(n->args[3])});
+  }
   if ((n->op == "tl.any_sync" || n->op == "tl.all_sync") && n->args.size() == 2) {
     // T.any_sync / T.all_sync: a vote over the lanes of a warp (32) or wave (64); the width tells the
     // emulator which. OpenCL's sub-groups have no fixed size, so a lane mask means nothing there.
@@ -251,6 +266,15 @@ Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
+  // T.ptx_commit_group / T.ptx_wait_group (the user's cp.async groups): CUDA's cp.async only.
+  if (auto* ev = As<EvaluateNode>(s))
+    if (auto* c = As<CallNode>(ev->value); c &&
+                                           (c->op == "tl.cp_async_commit" || c->op == "tl.cp_async_wait") &&
+                                           ctx_.features.async_copy != AsyncCopy::kCpAsync)
+      throw UserError(ErrorKind::kUnsupported,
+                      std::string(c->op == "tl.cp_async_commit" ? "T.ptx_commit_group" : "T.ptx_wait_group") +
+                          " is CUDA's cp.async (sm_80+); the target is " + ctx_.features.label,
+                      s->span);
   // T.print outside a parallel loop runs once per block, like a scalar store.
   if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.features, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)

@@ -207,6 +207,24 @@ def test_a_copy_that_cannot_use_tma_warns_and_falls_back(case):
     np.testing.assert_array_equal(b, np.concatenate([t[::-1] for t in np.split(a, 64 // bm)]))
 
 
+def test_a_symbolic_outer_dimension_keeps_tma():
+    """Before: any symbolic dimension of the tensor ruled TMA out. Expected: a symbolic number of rows of
+    64-element rows is a TMA copy (the row stride, 128 bytes, is a multiple of 16, so every outer one is;
+    the tensor map is encoded from the call's shape), with the rows past the end zero-filled."""
+    m = T.dynamic("m")
+    func = _tile_copy(m, 64, 64, 64)
+    k = _emu(func)
+    assert len(_tma_copies(k)) == 1, k.choices
+    assert "cp.async.bulk.tensor" in tilelang.compile(func, target=SM90A).get_ptx()
+    rng = _rng()
+    a = rng.standard_normal((100, 64)).astype(np.float16)
+    b = np.zeros_like(a)
+    k(a, b)
+    pad = np.zeros((128, 64), np.float16)
+    pad[:100] = a
+    np.testing.assert_array_equal(b, np.concatenate([t[::-1] for t in np.split(pad, 2)])[:100])
+
+
 @pytest.mark.parametrize("how", ["disable_tma", "pass_config", "tilelang_key"])
 def test_opting_out_of_tma_is_silent(how):
     func = _tile_copy(128, 128, 64, 64, disable_tma=how == "disable_tma")

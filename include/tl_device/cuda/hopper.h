@@ -83,6 +83,11 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint32_t bar, uint32_t pari
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   mbarrier_wait_parity(smem_addr(bar), parity);
 }
+/// One arrival of the calling thread once all of its earlier cp.async copies have completed, counted as
+/// one of the phase's expected arrivals (cp.async.mbarrier.arrive.noinc).
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
 /// Orders the thread's generic-proxy shared-memory accesses before later async-proxy ones (TMA, wgmma).
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

@@ -4,10 +4,6 @@ compiler's IR is implemented in the module of its family; README.md, "TileLang c
 from .utils import _unsupported
 
 
-def access_ptr(*args, **kwargs):
-    raise _unsupported("T.access_ptr", "the IR has no raw pointers")
-
-
 def call_extern(*args, **kwargs):
     raise _unsupported("T.call_extern", "calls into user C/CUDA functions are not supported")
 

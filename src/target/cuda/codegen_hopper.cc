@@ -23,6 +23,8 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     *out = "tl::" + op.substr(3) + "(" + bar + ", " + print(c->args.at(1)) + ")";
   } else if (op == "tl.mbarrier_arrive") {
     *out = "tl::mbarrier_arrive(" + shared_addr(c->args.at(0)) + ")";
+  } else if (op == "tl.mbarrier_cp_async_arrive_noinc") {  // T.cp_async_barrier_noinc
+    *out = "tl::cp_async_mbarrier_arrive_noinc(" + shared_addr(c->args.at(0)) + ")";
   } else if (op == "tl.set_max_nreg") {  // (count, inc): immediates
     *out = "asm volatile(\"setmaxnreg." + std::string(IsConstInt(c->args.at(1), 1) ? "inc" : "dec") +
            ".sync.aligned.u32 " + print(c->args.at(0)) + ";\\n\" ::: \"memory\")";

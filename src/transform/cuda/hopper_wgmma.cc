@@ -132,7 +132,9 @@ void CheckHopperCall(const Expr& e, const GpuFeatures& t, const Span& sp) {
     throw UserError(ErrorKind::kUnsupported,
                     "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + t.label, sp);
   if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
-  std::string name = c->op == "tl.fence_proxy_async" ? "T.fence_proxy_async" : "T." + c->op.substr(3);
+  std::string name = c->op == "tl.fence_proxy_async"                ? "T.fence_proxy_async"
+                     : c->op == "tl.mbarrier_cp_async_arrive_noinc" ? "T.cp_async_barrier_noinc"
+                                                                    : "T." + c->op.substr(3);
   if (!t.tma)
     throw UserError(
         ErrorKind::kUnsupported,

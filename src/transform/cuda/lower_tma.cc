@@ -35,13 +35,17 @@ std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* p
     return "TMA copies elements of 1, 2, 4 or 8 bytes, not " + g->dtype.str();
   const size_t R = g->shape.size();
   if (R > 5) return "'" + g->name + "' has " + std::to_string(R) + " dimensions; TMA addresses at most 5";
-  // Every stride but the innermost (one element) must be a multiple of 16 bytes, below 2^40.
+  // Every stride but the innermost (one element) must be a multiple of 16 bytes, below 2^40. Once a stride
+  // is a multiple of 16, so is every outer one, whatever the (symbolic) dimensions in between; their bound
+  // is then checked where the tensor map is encoded, at launch.
   int64_t stride = eb;
   for (size_t d = R; d-- > 1;) {
     int64_t dim = 0;
-    if (!AsConstInt(Simplify(g->shape[d]), &dim))
+    if (!AsConstInt(Simplify(g->shape[d]), &dim)) {
+      if (stride % 16 == 0 && stride > eb) break;
       return "dimension " + std::to_string(d) + " of '" + g->name +
              "' is symbolic, so the 16-byte alignment of its strides that TMA needs cannot be proven";
+    }
     stride *= dim;
     if (stride % 16)
       return "the stride of dimension " + std::to_string(d - 1) + " of '" + g->name + "' (" +
