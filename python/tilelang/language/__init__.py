@@ -26,8 +26,8 @@ from .proxy import (Buffer, FragmentBuffer, LocalBuffer, SharedBuffer, Tensor, T
 from .symbolics import dynamic, symbolic  # noqa: F401
 from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)
-from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_shared,  # noqa: F401
-                       alloc_var)
+from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,  # noqa: F401
+                       alloc_shared, alloc_var)
 from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, any_sync,  # noqa: F401
                       assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
@@ -37,7 +37,8 @@ from .loop import Parallel, Pipelined, Serial, grid, serial, thread_binding, unr
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
 from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401
 from .fill_op import clear, fill  # noqa: F401
-from .reduce_op import cumsum, reduce_absmax, reduce_abssum, reduce_max, reduce_min, reduce_sum  # noqa: F401
+from .reduce_op import (cumsum, finalize_reducer, reduce_absmax, reduce_abssum, reduce_max, reduce_min,  # noqa: F401
+                        reduce_sum)
 from .atomic import atomic_add, atomic_addx2, atomic_addx4, atomic_load, atomic_max, atomic_min, atomic_store  # noqa: F401
 from .math_intrinsics import (Cast, abs, cast, ceil, ceildiv, clamp, cos, erf, exp, exp2, floor, floordiv,  # noqa: F401,A004
                               floormod, if_then_else, infinity, log, log2, log10, max, max_value, min, min_value,

@@ -106,3 +106,25 @@ def alloc_global(shape, dtype, scope="global"):
     buf = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
     ctx.kernels[-1].allocs.append(buf)
     return buf
+
+
+def alloc_reducer(shape, dtype, op="sum", replication=None):
+    """TileLang's reduction buffer: many threads add into its elements (`R[i] += v`, in T.Parallel loops
+    whose other axes are split over threads), and T.finalize_reducer(R) makes the totals readable. Here it
+    is one shared-memory copy updated with atomic adds (the barrier that orders them before later reads is
+    inserted as for any shared write); TileLang keeps a copy per thread (`replication`) and combines them at
+    the finalize, which is faster: a TileLangPerformanceWarning says so. op="sum" only."""
+    from .utils import _hint_not_implemented
+
+    if op != "sum":
+        from ..errors import TileLangUnsupportedError
+        raise TileLangUnsupportedError(f"T.alloc_reducer(op={op!r}) is not supported: only op='sum' (the max and min "
+                                       "reducers are not implemented yet)")
+    if replication not in (None, "all", "none"):
+        raise TileLangTypeError(f"T.alloc_reducer: replication is 'all' or 'none', got {replication!r}")
+    buf = _alloc(shape, dtype, "shared", "T.alloc_reducer")
+    builder.current().kernels[-1].reducers[buf.name] = op
+    _hint_not_implemented("T.alloc_reducer", ["replication"] if replication else [],
+                          "the reducer is one shared-memory copy updated with atomic adds, not a per-thread copy "
+                          "combined at T.finalize_reducer")
+    return buf

@@ -15,6 +15,7 @@ class KernelFrame:
         self.threads = []  # the thread extents of T.Kernel(threads=...), ints
         self.block_vars = []  # the block index vars (bx, by, bz)
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
+        self.reducers = {}  # buffer name -> op of T.alloc_reducer buffers (updated by atomics)
 
 
 class BuildContext:

@@ -304,6 +304,14 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
             if not isinstance(obj, _ffi.Buffer):
                 raise self.error(st.target, "only buffer elements can be updated inside a T.prim_func")
             idx = self.indices(st.target, obj)
+            red = self.ctx.kernels[-1].reducers if self.ctx.kernels else {}
+            if obj.name in red and any(b is obj for b in self.ctx.kernels[-1].allocs):
+                # a T.alloc_reducer element: the update is an atomic add (many threads add into it)
+                if not isinstance(st.op, ast.Add):
+                    raise self.error(st, f"a sum reducer ('{obj.name}') is updated with +=, not "
+                                     f"{type(st.op).__name__}")
+                from .atomic import atomic_add
+                return self.located(st, atomic_add, _ffi.load(obj, [const(i) for i in idx]), self.eval(st.value))
             cur = self.located(st, self.load, st.target, obj, idx)
             val = self.located(st, op, cur, self.eval(st.value))
             return self.located(st, self.store, st, obj, idx, val)

@@ -1,6 +1,7 @@
 """Reductions and scans along one dimension of a tile: T.reduce_sum / _max / _min / _abssum / _absmax and
 T.cumsum."""
 from .. import _ffi
+from ..errors import TileLangTypeError
 from . import builder
 from .ast import region_of
 from .utils import _bool, _normalize_dim, _region
@@ -33,3 +34,14 @@ def cumsum(src, dst=None, dim=0, reverse=False):
     d = _normalize_dim(dim, len(sext), "T.cumsum", sb)
     return _ffi.tile_op("cumsum", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
                         {"dim": d, "reverse": int(_bool(reverse))}, builder.span())
+
+
+def finalize_reducer(reducer):
+    """Makes a T.alloc_reducer buffer's totals readable. Its updates are atomic adds to one shared copy, so
+    there is nothing to combine; the barrier before the next read is inserted as for any shared write."""
+    ctx = builder.current()
+    name = getattr(reducer, "name", None)
+    if not isinstance(reducer, _ffi.Buffer) or ctx is None or not ctx.kernels or \
+            name not in ctx.kernels[-1].reducers:
+        raise TileLangTypeError("T.finalize_reducer takes a buffer from T.alloc_reducer")
+    return None
