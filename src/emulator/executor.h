@@ -148,7 +148,8 @@ class Executor {
   void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void ShflXor(const CallNode* c, const Lanes& act, Slot* out);
-  void Vote(const CallNode* c, const Lanes& act, Slot* out);  // T.any_sync / T.all_sync
+  void Vote(const CallNode* c, const Lanes& act, Slot* out);      // T.any_sync / T.all_sync
+  void ShflSync(const CallNode* c, const Lanes& act, Slot* out);  // T.tvm_warp_shuffle
   void AtomicLoadStore(const CallNode* c, const Lanes& act, Slot* out);
 
  public:

@@ -107,6 +107,7 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
   if (op == "tl.any_sync" || op == "tl.all_sync") return Vote(c, act, out);
+  if (op == "tl.shfl_sync") return ShflSync(c, act, out);
   if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
   if (op == "tl.reinterpret") {           // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);
@@ -527,6 +528,26 @@ void Executor::Vote(const CallNode* c, const Lanes& act, Slot* out) {
   for (int t : full) {
     auto it = result.find(t / width);
     out[t].i = it == result.end() ? 0 : it->second;
+  }
+}
+
+// shfl.sync.idx (PTX ISA): lane l reads the value of lane `lane` of its group of `width` lanes; every lane
+// of the warp (wave) executes it.
+void Executor::ShflSync(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->args.size() != 5) Bad(c, "expects (mask, value, lane, width, warp size 32|64)");
+  const int wave = static_cast<int>(ConstArg(c, 4)), width = static_cast<int>(ConstArg(c, 3));
+  if ((wave != 32 && wave != 64) || width <= 0 || width > wave || (width & (width - 1)))
+    Bad(c, "width must be a power of two up to the warp size (32 or 64)");
+  TmpScope ts(this);
+  Slot* v = Tmp();
+  Slot* lane = Tmp();
+  Eval(c->args[1], act, v);
+  Eval(c->args[2], act, lane);
+  for (int t : act) out[t].i = 0;
+  Lanes full = wave == 64 ? FullWaves64(act, "T.tvm_warp_shuffle") : FullWarps(act, "T.tvm_warp_shuffle");
+  for (int t : full) {
+    const int src = (t & ~(width - 1)) | (static_cast<int>(AsInt(lane[t], c->args[2]->dtype)) & (width - 1));
+    out[t] = v[src];
   }
 }
 

@@ -86,6 +86,8 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
       v = "static_cast<" + CType(c->args[0]->dtype) + ">(" + v + ")";
     return "tl::atomic_store<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + v + ")";
   }
+  if (op == "tl.shfl_sync")  // (mask, value, lane, width, wave)
+    return "tl::shfl_sync(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
   if (op == "tl.any_sync" || op == "tl.all_sync")  // (mask, predicate, width): the device header's vote
     return "tl::" + op.substr(3) + "(" + arg(0) + ", " + arg(1) + ")";
   if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")

@@ -17,6 +17,12 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
                                                                     : "T.ptx_wait_group") +
                             " is CUDA's cp.async (sm_80+), not for the CPU",
                         span_);
+      if (c->op == "tl.shfl_sync")
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T.tvm_warp_shuffle is a warp shuffle; the CPU target runs a block's threads one after "
+            "another and has no warps",
+            span_);
       if (c->op == "tl.any_sync" || c->op == "tl.all_sync")
         throw UserError(
             ErrorKind::kUnsupported,

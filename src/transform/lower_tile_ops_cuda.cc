@@ -238,6 +238,17 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
     return Call(DataType::Void(), "tl.cp_async",
                 {VisitExpr(elem(0)), VisitExpr(elem(1)), n->args[2], VisitExpr(n->args[3])});
   }
+  if (n->op == "tl.shfl_sync" && n->args.size() == 4) {  // T.tvm_warp_shuffle(mask, value, lane, width)
+    if (!ctx_.features.shuffle)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.tvm_warp_shuffle is a warp shuffle, which the " + ctx_.features.name +
+                          " target cannot do (its work-groups have no fixed-size warps)",
+                      stmt_span_);
+    std::vector<Expr> args;
+    for (auto& a : n->args) args.push_back(VisitExpr(a));
+    args.push_back(C(ctx_.features.wave));
+    return Call(n->dtype, n->op, args);
+  }
   if ((n->op == "tl.any_sync" || n->op == "tl.all_sync") && n->args.size() == 2) {
     // T.any_sync / T.all_sync: a vote over the lanes of a warp (32) or wave (64); the width tells the
     // emulator which. OpenCL's sub-groups have no fixed size, so a lane mask means nothing there.

@@ -457,6 +457,11 @@ __device__ __forceinline__ void atomic_store(T* p, T x) {
   }
 }
 
+/// T.tvm_warp_shuffle: `v` of lane `lane` of the calling thread's group of `width` lanes.
+template <typename T>
+__device__ __forceinline__ T shfl_sync(unsigned mask, T v, int lane, int width) {
+  return __shfl_sync(mask, v, lane, width);
+}
 /// Warp votes (T.any_sync / T.all_sync): non-zero where the predicate holds on any / every lane in `mask`.
 __device__ __forceinline__ int any_sync(unsigned mask, bool p) { return __any_sync(mask, p); }
 __device__ __forceinline__ int all_sync(unsigned mask, bool p) { return __all_sync(mask, p); }

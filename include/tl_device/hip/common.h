@@ -160,8 +160,9 @@ extern "C" {
 TL_OCML(exp)
 TL_OCML(exp2)
 TL_OCML(log)
-TL_OCML(log2) TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin)
-    TL_OCML(cos) TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
+TL_OCML(log2)
+TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos)
+    TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
 #undef TL_OCML
         __device__ float __ocml_pow_f32(float, float);
 __device__ double __ocml_pow_f64(double, double);
@@ -289,6 +290,19 @@ TL_DEV int all_sync(unsigned, bool p) { return ballot64(!p) == 0; }
 TL_DEV int shfl_xor(int v, int m) {
   int self = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
   return __builtin_amdgcn_ds_bpermute((self ^ m) << 2, v);
+}
+/// T.tvm_warp_shuffle over a wave64: `v` of lane `lane` of the calling lane's group of `width` lanes (the
+/// mask is a CUDA warp's and is ignored).
+TL_DEV int shfl_sync(unsigned, int v, int lane, int width) {
+  int self = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  int src = (self & ~(width - 1)) | (lane & (width - 1));
+  return __builtin_amdgcn_ds_bpermute(src << 2, v);
+}
+TL_DEV unsigned shfl_sync(unsigned m, unsigned v, int lane, int width) {
+  return static_cast<unsigned>(shfl_sync(m, static_cast<int>(v), lane, width));
+}
+TL_DEV float shfl_sync(unsigned m, float v, int lane, int width) {
+  return __builtin_bit_cast(float, shfl_sync(m, __builtin_bit_cast(int, v), lane, width));
 }
 TL_DEV float shfl_xor(float v, int m) {
   return __builtin_bit_cast(float, shfl_xor(__builtin_bit_cast(int, v), m));

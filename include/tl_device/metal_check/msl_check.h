@@ -135,6 +135,9 @@ void simdgroup_barrier(mem_flags flags);
 // this lane's index xor mask.
 template <typename T>
 T simd_shuffle_xor(T value, ushort mask);
+// The value of the given lane of the SIMD-group.
+template <typename T>
+T simd_shuffle(T value, ushort lane);
 // Whether the expression holds on any / every active lane of the SIMD-group.
 bool simd_any(bool expr);
 bool simd_all(bool expr);

@@ -32,8 +32,8 @@ from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_r
                       assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
                       mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity, no_set_max_nreg, print,
-                      set_max_nreg, sync_threads)  # noqa: A004
-from .loop import Parallel, Pipelined, Serial, grid, serial, thread_binding, unroll, vectorized  # noqa: F401
+                      set_max_nreg, sync_threads, tvm_warp_shuffle)  # noqa: A004
+from .loop import Parallel, Pipelined, Serial, grid, parallel, serial, thread_binding, unroll, vectorized  # noqa: F401
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
 from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401
 from .fill_op import clear, fill  # noqa: F401

@@ -209,3 +209,27 @@ def all_sync(predicate, mask=_FULL_WARP_MASK):
     """Non-zero (int32) where the predicate holds on every lane of the calling warp in `mask` (CUDA
     __all_sync; HIP: the wave of 64; Metal: simd_all)."""
     return _vote("tl.all_sync", "all_sync", predicate, mask)
+
+
+def tvm_warp_shuffle(mask, value, lane, width, warp_size):
+    """TVM's warp shuffle as TileLang programs call it: `value` of lane `lane` of the calling thread's group
+    of `width` lanes (CUDA __shfl_sync(mask, value, lane, width); Metal simd_shuffle; HIP over the wave's
+    bpermute). `warp_size` is the warp's (32; 64 on HIP's waves)."""
+    v = _const(value)
+    if not v.dtype.startswith(("int", "uint", "float")) or v.dtype in ("float16", "bfloat16") or \
+            v.dtype.startswith("float8"):
+        raise TileLangTypeError(f"T.tvm_warp_shuffle shuffles 32- and 64-bit values, not {v.dtype}")
+    w = _ffi.const_int(_const(width))
+    if w is None or w <= 0 or w & (w - 1) or w > 64:
+        raise TileLangTypeError(f"T.tvm_warp_shuffle: the width is a constant power of two up to the warp size, "
+                                f"got {width!r}")
+    ws = _ffi.const_int(_const(warp_size))
+    if ws not in (32, 64) or w > ws:
+        raise TileLangTypeError(f"T.tvm_warp_shuffle: the warp size is 32 (or 64 on AMD) and at least the width, "
+                                f"got {warp_size!r}")
+    m = _const(mask)
+    mv = _ffi.const_int(m)
+    if mv is not None and not 0 <= mv <= _FULL_WARP_MASK:
+        raise TileLangTypeError(f"T.tvm_warp_shuffle: the lane mask is 32 bits, got {mask!r}")
+    return _ffi.call(v.dtype, "tl.shfl_sync", [_ffi.cast("uint32", m), v, _ffi.cast("int32", _const(lane)),
+                                               _const(w)])

@@ -3,7 +3,7 @@ T.thread_binding. Each returns a LoopSpec the parser turns into loops."""
 import builtins
 
 from .. import _ffi
-from ..errors import TileLangSyntaxError, TileLangTypeError
+from ..errors import TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import LoopSpec, simplify
 from .expr import Expr
@@ -48,6 +48,18 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
     if coalesced_width is not None:
         _hint_not_implemented("T.Parallel", ["coalesced_width"], "vector widths are chosen by the compiler")
     return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
+
+
+def parallel(start, stop=None, *, annotations=None):
+    """TVM's one-axis parallel loop as TileLang programs write it (`for i in T.parallel(n)`): T.Parallel(n);
+    nested ones form a parallel nest. A start other than 0 is not supported."""
+    if stop is not None:
+        s = _ffi.const_int(start) if isinstance(start, Expr) else start
+        if s != 0:
+            raise TileLangUnsupportedError(f"T.parallel({start}, {stop}): a parallel loop from a start other than 0 "
+                                           "is not supported; loop over the extent and add the start")
+        start = stop
+    return Parallel(start, annotations=annotations)
 
 
 _MAX_STAGES = 32

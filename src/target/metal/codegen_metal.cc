@@ -314,6 +314,15 @@ class CodegenMetalImpl : public CodegenC {
       return "as_type<" + CType(c->dtype) + ">((" + CType(c->args[0]->dtype) + ")(" + arg(0) + "))";
     if (op == "tl.shfl_xor") return "simd_shuffle_xor(" + arg(0) + ", (ushort)(" + arg(1) + "))";
     if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c);
+    if (op == "tl.shfl_sync") {  // (mask, value, lane, width, 32): lane of the group of `width` lanes
+      if (!IsConstInt(c->args[0], 0xFFFFFFFFll))
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.tvm_warp_shuffle with a lane mask other than 0xFFFFFFFF: Metal shuffles over the "
+                        "whole simdgroup");
+      const std::string w = arg(3);
+      return "simd_shuffle(" + arg(1) + ", (ushort)((((uint)tl_thread_id.x) & 31u & ~(" + w + " - 1)) | ((" +
+             arg(2) + ") & (" + w + " - 1))))";
+    }
     if (op == "tl.any_sync" || op == "tl.all_sync") {  // (mask, predicate, 32): over the simdgroup
       if (!IsConstInt(c->args[0], 0xFFFFFFFFll))
         throw UserError(ErrorKind::kUnsupported,

@@ -1,0 +1,98 @@
+"""T.tvm_warp_shuffle (TileLang's Hadamard transform exchanges values between lanes with it) and T.parallel
+(TVM's one-axis parallel loop, nested as TileLang's pooling example does). The shuffle reads another lane of
+the thread's group of `width` lanes: in the emulator for CUDA (32-lane warps), HIP (64-lane waves) and Metal
+against NumPy, the sources built for real (NVRTC: shfl.sync.idx in the PTX; hipcc; clang for MSL); the CPU
+target and OpenCL refuse it at the line. Before: AttributeError (no such names)."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangTypeError, TileLangUnsupportedError
+
+SEED = 20261207
+
+
+def butterfly(n, width, dtype="float32"):
+    """B[t] = A[t] + A[t ^ 1] (lane t ^ 1 of its group), then C[t] = the value of lane (t + 3) % width."""
+
+    @T.prim_func
+    def k(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding(0)
+            B[tx] = A[tx] + T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx ^ 1) % width, width, 32)
+            C[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx % width + 3) % width, width, 32)
+
+    return k
+
+
+def _reference(a, width):
+    t = np.arange(len(a))
+    grp = t & ~(width - 1)
+    b = a + a[grp | ((t ^ 1) % width)]
+    c = a[grp | ((t % width + 3) % width)]
+    return b, c
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip", "metal"])
+@pytest.mark.parametrize("width", [8, 32])
+def test_shuffle_matches_numpy_in_the_emulator(target, width):
+    r = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = r.standard_normal(128).astype(np.float32)
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    tilelang.compile(butterfly(128, width), target=target, execution_backend="emulator")(a, b, c)
+    rb, rc = _reference(a, width)
+    np.testing.assert_array_equal(b, rb)
+    np.testing.assert_array_equal(c, rc)
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_80", "hip", "metal"])
+def test_generated_sources_compile(target):
+    k = tilelang.compile(butterfly(64, 16, "int32"), target=target)
+    if target.startswith("cuda"):
+        assert "shfl.sync.idx" in k.get_ptx()
+
+
+@pytest.mark.parametrize("target", ["cpu", "opencl"])
+def test_targets_without_warps_refuse_it_at_the_line(target):
+    with pytest.raises(TileLangUnsupportedError, match="warp shuffle") as e:
+        tilelang.compile(butterfly(64, 32), target=target)
+    assert "test_warp_shuffle.py" in str(e.value)
+
+
+def test_bad_widths_are_type_errors():
+    with pytest.raises(TileLangTypeError, match="power of two"):
+        butterfly(64, 12)
+
+
+def lower_rows(M, N):
+    @T.prim_func
+    def k(A: T.Tensor((M, N), "float32"), n: T.int32, B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            S = T.alloc_fragment((M, N), "float32")
+            T.copy(A, S)
+            for i in T.parallel(M):
+                for j in T.parallel(0, N):
+                    if i >= n:
+                        S[i, j] = 0.0
+            T.copy(S, B)
+
+    return k
+
+
+@pytest.mark.parametrize("target,backend", [("cpu", None), ("cuda", "emulator"), ("opencl", None)])
+def test_lowercase_parallel_loops_nest(target, backend):
+    r = np.random.default_rng(SEED)
+    a = r.standard_normal((32, 24)).astype(np.float32)
+    b = np.zeros_like(a)
+    tilelang.compile(lower_rows(32, 24), target=target, execution_backend=backend)(a, 10, b)
+    ref = a.copy()
+    ref[10:] = 0
+    np.testing.assert_array_equal(b, ref)
+    with pytest.raises(TileLangUnsupportedError, match="start other than 0"):
+        @T.prim_func
+        def k(A: T.Tensor((8,), "float32")):
+            with T.Kernel(1, threads=8):
+                for i in T.parallel(2, 8):
+                    A[i] = 0.0
