@@ -138,6 +138,7 @@ class Executor {
   void Barrier(const Lanes& act);
   void CpAsync(const CallNode* c, const Lanes& act);
   void CpAsyncWait(int64_t n, const Lanes& act);
+  void LandAsyncCopy(int t, const AsyncCopy& cp);  // a cp.async's bytes reach shared memory
   void VectorAccess(const CallNode* c, const Lanes& act);
   void LdMatrix(const CallNode* c, const Lanes& act);
   void MmaSync(const CallNode* c, const Lanes& act);

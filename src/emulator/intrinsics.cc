@@ -350,23 +350,25 @@ void Executor::VectorAccess(const CallNode* c, const Lanes& act) {
   NoteBanks(dm, act, df, V * dm.esize, true);
 }
 
+void Executor::LandAsyncCopy(int t, const AsyncCopy& cp) {
+  const StmtNode* at = stmt_;
+  stmt_ = cp.stmt;  // the write is the copy's (its line in reports)
+  Mem& m = *cp.dst;
+  for (int64_t k = 0; k < cp.nbytes / m.esize; ++k) NoteWrite(m, t, cp.dst_flat + k);
+  uint8_t* dst = m.Addr(t, cp.dst_flat);
+  if (cp.zero_fill)
+    std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
+  else
+    std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
+  stmt_ = at;
+}
+
 void Executor::CpAsyncWait(int64_t n, const Lanes& act) {
-  const StmtNode* wait_stmt = stmt_;
   for (int t : act) {
     auto& q = async_[t].committed;
     while (static_cast<int64_t>(q.size()) > n) {
-      for (const AsyncCopy& cp : q.front()) {
-        stmt_ = cp.stmt;
-        Mem& m = *cp.dst;
-        for (int64_t k = 0; k < cp.nbytes / m.esize; ++k) NoteWrite(m, t, cp.dst_flat + k);
-        uint8_t* dst = m.Addr(t, cp.dst_flat);
-        if (cp.zero_fill)
-          std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
-        else
-          std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
-      }
+      for (const AsyncCopy& cp : q.front()) LandAsyncCopy(t, cp);
       q.pop_front();
-      stmt_ = wait_stmt;
     }
   }
 }

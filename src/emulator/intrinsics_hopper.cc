@@ -265,19 +265,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     auto land = [&](HopperState::Barrier& b) {
       b.pending -= b.deferred;
       b.deferred = 0;
-      const StmtNode* at = stmt_;
-      for (auto& [t, cp] : b.cp_async) {
-        stmt_ = cp.stmt;
-        Mem& dm = *cp.dst;
-        for (int64_t k = 0; k < cp.nbytes / dm.esize; ++k) NoteWrite(dm, t, cp.dst_flat + k);
-        uint8_t* dst = dm.Addr(t, cp.dst_flat);
-        if (cp.zero_fill)
-          std::memset(dst, 0, static_cast<size_t>(cp.nbytes));
-        else
-          std::memcpy(dst, cp.bytes.data(), static_cast<size_t>(cp.nbytes));
-      }
+      for (auto& [t, cp] : b.cp_async) LandAsyncCopy(t, cp);
       b.cp_async.clear();
-      stmt_ = at;
     };
     auto addr_of = [&](int64_t f) { return (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8; };
     if (op != "tl.mbarrier_wait_parity") {
