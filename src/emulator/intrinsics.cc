@@ -108,6 +108,8 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);
   if (op == "tl.any_sync" || op == "tl.all_sync") return Vote(c, act, out);
   if (op == "tl.shfl_sync") return ShflSync(c, act, out);
+  if (op == "tl.call_extern")
+    TL_USER_ERROR(kUnsupported, Span{}, "the emulator cannot run T.call_extern: it calls user CUDA C++ code");
   if (EvalSubgroup(c, act, out)) return;  // OpenCL sub-groups (intrinsics_opencl.cc)
   if (op == "tl.reinterpret") {           // the value's bytes in its dtype, read back as the call's dtype
     TmpScope ts(this);

@@ -1,8 +1,10 @@
 // See codegen_cxx_gpu.h.
 #include "target/codegen_cxx_gpu.h"
 
+#include <algorithm>
 #include <set>
 
+#include "ir/functor.h"
 #include "ir/params.h"
 #include "target/cuda/codegen_cuda.h"
 
@@ -34,6 +36,16 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
   os_ << "// " << banner << "\n";
   for (auto& h : includes) os_ << "#include \"" << h << "\"\n";
   os_ << "\n";
+  // T.import_source: the user's CUDA C++, once each, before the kernel (the lowering refused it elsewhere)
+  std::vector<std::string> sources;
+  PostOrderVisitStmt(f_->body, [&](const Stmt& s) {
+    auto* a = As<AttrStmtNode>(s);
+    auto* v = a && a->key == "tl.import_source" ? As<StringImmNode>(a->value) : nullptr;
+    if (v && std::find(sources.begin(), sources.end(), v->value) == sources.end())
+      sources.push_back(v->value);
+  });
+  for (auto& src : sources)
+    os_ << "// T.import_source\n" << src << (src.empty() || src.back() == '\n' ? "" : "\n") << "\n";
   int64_t threads = 0;
   if (const KernelNode* k = FindKernel(f_->body)) AsConstInt(k->threads[0], &threads);
   std::string params;
@@ -85,6 +97,11 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
     if (c->args[1]->dtype != c->args[0]->dtype)
       v = "static_cast<" + CType(c->args[0]->dtype) + ">(" + v + ")";
     return "tl::atomic_store<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + v + ")";
+  }
+  if (op == "tl.call_extern") {  // (name, args...): a function of T.import_source'd code
+    std::string a;
+    for (size_t i = 1; i < c->args.size(); ++i) a += (i > 1 ? ", " : "") + arg(i);
+    return As<StringImmNode>(c->args[0])->value + "(" + a + ")";
   }
   if (op == "tl.shfl_sync")  // (mask, value, lane, width, wave)
     return "tl::shfl_sync(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";

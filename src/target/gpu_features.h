@@ -77,6 +77,8 @@ struct GpuFeatures {
   // relaxed only: Metal, OpenCL 1.2) and 64-bit elements (not Metal).
   bool ordered_atomics = true;
   bool atomics_64 = true;
+  // The device compiler takes CUDA C++: T.import_source'd code and T.call_extern calls of it (CUDA only).
+  bool cuda_source = false;
 };
 
 }  // namespace tl

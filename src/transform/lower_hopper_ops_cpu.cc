@@ -17,6 +17,9 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
                                                                     : "T.ptx_wait_group") +
                             " is CUDA's cp.async (sm_80+), not for the CPU",
                         span_);
+      if (c->op == "tl.call_extern")
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.call_extern runs user CUDA C++, which the CPU target cannot compile", span_);
       if (c->op == "tl.shfl_sync")
         throw UserError(
             ErrorKind::kUnsupported,
@@ -33,6 +36,9 @@ void RejectHopperCallsOnCPU(const Stmt& body) {
       SpanTrackingVisitor::VisitCall(c);
     }
     void VisitStmt(const Stmt& s) override {
+      if (auto* a = s ? As<AttrStmtNode>(s) : nullptr; a && a->key == "tl.import_source")
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.import_source adds user CUDA C++, which the CPU target cannot compile", s->span);
       if (auto* ev = As<EvaluateNode>(s))
         if (auto* c = As<CallNode>(ev->value);
             c && (c->op.rfind("tl.mbarrier_", 0) == 0 || c->op == "tl.fence_proxy_async" ||

@@ -277,6 +277,26 @@ Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
+  // User CUDA code (T.import_source, T.call_extern) needs a compiler of CUDA C++.
+  if (!ctx_.features.cuda_source) {
+    auto* a = As<AttrStmtNode>(s);
+    struct Finds : IRVisitor {
+      bool found = false;
+      void VisitCall(const CallNode* c) override {
+        found = found || c->op == "tl.call_extern";
+        IRVisitor::VisitCall(c);
+      }
+    } f;
+    if (auto* ev = As<EvaluateNode>(s)) f.VisitExpr(ev->value);
+    if (auto* st = As<StoreNode>(s)) f.VisitExpr(st->value);
+    if (auto* l = As<LetNode>(s)) f.VisitExpr(l->value);
+    const bool extern_call = f.found;
+    if ((a && a->key == "tl.import_source") || extern_call)
+      throw UserError(ErrorKind::kUnsupported,
+                      std::string(extern_call ? "T.call_extern" : "T.import_source") +
+                          " runs user CUDA C++, which the " + ctx_.features.name + " target cannot compile",
+                      s->span);
+  }
   // T.ptx_commit_group / T.ptx_wait_group (the user's cp.async groups): CUDA's cp.async only.
   if (auto* ev = As<EvaluateNode>(s))
     if (auto* c = As<CallNode>(ev->value); c &&

@@ -8,6 +8,7 @@
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "ir/verify.h"
+#include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda/warp_specialize.h"
 #include "transform/cuda/wgmma_proxy_fence.h"
 #include "transform/cuda_passes.h"
@@ -62,6 +63,11 @@ PrimFunc SimplifyKeepingKernel(const PrimFunc& f) {
 
 PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
   return Driver(HoistWorkspaces(f), trace)
+      .Run("RejectGpuOnlyCallsCPU",  // calls the CPU target cannot run, at the user's line (first)
+           [](const PrimFunc& g) {
+             RejectHopperCallsOnCPU(g->body);
+             return g;
+           })
       .Run("ExpandViewTileOps", ExpandViewTileOps)
       .Run("Simplify", [](const PrimFunc& g) { return Simplify(g); })
       .Run("RasterizeBlocks", RasterizeBlocks)

@@ -16,6 +16,7 @@ class KernelFrame:
         self.block_vars = []  # the block index vars (bx, by, bz)
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
         self.reducers = {}  # buffer name -> op of T.alloc_reducer buffers (updated by atomics)
+        self.imports = []  # (CUDA source, span) of T.import_source: attrs "tl.import_source" on the body
 
 
 class BuildContext:

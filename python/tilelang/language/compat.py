@@ -4,10 +4,6 @@ compiler's IR is implemented in the module of its family; README.md, "TileLang c
 from .utils import _unsupported
 
 
-def call_extern(*args, **kwargs):
-    raise _unsupported("T.call_extern", "calls into user C/CUDA functions are not supported")
-
-
 def _hopper_only(name):
     def f(*args, **kwargs):
         raise _unsupported(f"T.{name}", "Hopper-specific (TMA, mbarriers, warp specialisation) and not implemented",

@@ -193,6 +193,8 @@ class ControlParsing:
         body = self.block(st.body)
         if frame.prologue:
             body = _ffi.seq(frame.prologue + [body], self.span(st))
+        for src, sp in reversed(frame.imports):  # T.import_source
+            body = _ffi.attr_stmt(None, "tl.import_source", _ffi.string_imm(src), body, sp or self.span(st))
         for buf, value, sp in reversed(frame.layouts):  # T.annotate_layout
             body = _ffi.attr_stmt(buf, "tl.user_layout", value, body, sp or self.span(st))
         if getattr(frame, "no_reg_alloc", False):  # T.disable_warp_group_reg_alloc()

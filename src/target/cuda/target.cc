@@ -43,6 +43,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.async_copy = AsyncCopy::kCpAsync;
   f.swizzle = t.sm >= 90 ? SharedSwizzle::kTma : SharedSwizzle::kXor;
   f.shuffle = true;
+  f.cuda_source = true;  // NVRTC / nvcc: T.import_source and T.call_extern
   f.wave = 32;
   f.vector_shared_loads = true;
   f.vector_shared_stores = false;
