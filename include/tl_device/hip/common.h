@@ -251,34 +251,6 @@ TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 #undef TL_MFMA_FP8
 #endif
 
-// ---- atomic loads and stores (T.atomic_load / T.atomic_store) -------------------------------------
-namespace detail {
-template <int Bytes>
-struct bits_of;
-template <>
-struct bits_of<4> {
-  using type = unsigned;
-};
-template <>
-struct bits_of<8> {
-  using type = unsigned long long;
-};
-}  // namespace detail
-/// A 32- or 64-bit element read / written atomically with a C++ memory order (0 relaxed, 2 acquire,
-/// 3 release, 5 seq_cst), by clang's __atomic builtins on the element's bits.
-template <int Order, typename T>
-TL_DEV T atomic_load(const T* p) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_load takes 32- and 64-bit elements");
-  using Bits = typename tl::detail::bits_of<sizeof(T)>::type;
-  return __builtin_bit_cast(T, __atomic_load_n(reinterpret_cast<const Bits*>(p), Order));
-}
-template <int Order, typename T>
-TL_DEV void atomic_store(T* p, T x) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_store takes 32- and 64-bit elements");
-  using Bits = typename tl::detail::bits_of<sizeof(T)>::type;
-  __atomic_store_n(reinterpret_cast<Bits*>(p), __builtin_bit_cast(Bits, x), Order);
-}
-
 // ---- cross-lane ---------------------------------------------------------------------------------
 /// Wave votes (T.any_sync / T.all_sync) over the active lanes of the wave of 64 (the lane mask is a CUDA
 /// warp's and is ignored, as in TileLang's HIP lowering): from the wave's ballot of the predicate, the
@@ -343,6 +315,20 @@ template <>
 struct AtomicBits<8> {
   using type = unsigned long long;
 };
+/// T.atomic_load / T.atomic_store: a 32- or 64-bit element read / written atomically with a C++ memory
+/// order (0 relaxed, 2 acquire, 3 release, 5 seq_cst), by clang's __atomic builtins on the element's bits.
+template <int Order, typename T>
+TL_DEV T atomic_load(const T* p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_load takes 32- and 64-bit elements");
+  using Bits = typename AtomicBits<sizeof(T)>::type;
+  return __builtin_bit_cast(T, __atomic_load_n(reinterpret_cast<const Bits*>(p), Order));
+}
+template <int Order, typename T>
+TL_DEV void atomic_store(T* p, T x) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "T.atomic_store takes 32- and 64-bit elements");
+  using Bits = typename AtomicBits<sizeof(T)>::type;
+  __atomic_store_n(reinterpret_cast<Bits*>(p), __builtin_bit_cast(Bits, x), Order);
+}
 /// Atomic max / min of 32- and 64-bit elements by compare-and-swap on their bits: the element becomes v
 /// where v compares greater (less); a NaN never replaces a value and a NaN element stays.
 template <typename T, bool Max>
