@@ -7,7 +7,7 @@
 
 namespace tl {
 
-void RejectHopperCallsOnCPU(const Stmt& body) {
+void RejectGpuOnlyCallsOnCPU(const Stmt& body) {
   struct V : SpanTrackingVisitor {
     void VisitCall(const CallNode* c) override {
       if (c->op == "tl.ptx_cp_async" || c->op == "tl.cp_async_commit" || c->op == "tl.cp_async_wait")

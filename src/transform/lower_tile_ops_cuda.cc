@@ -200,6 +200,11 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
 }
 
 Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
+  if (n->op == "tl.call_extern" && !ctx_.features.cuda_source)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.call_extern runs user CUDA C++, which the " + ctx_.features.name + " target cannot compile",
+        stmt_span_);
   if (n->op == "tl.atomic_load" || n->op == "tl.atomic_store") {
     // T.atomic_load / T.atomic_store (address_of(element), [value,] memory order): the element as a
     // plain operand, as the atomic adds; where the target's atomics are relaxed only, or 32-bit only, the
@@ -277,26 +282,12 @@ Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
-  // User CUDA code (T.import_source, T.call_extern) needs a compiler of CUDA C++.
-  if (!ctx_.features.cuda_source) {
-    auto* a = As<AttrStmtNode>(s);
-    struct Finds : IRVisitor {
-      bool found = false;
-      void VisitCall(const CallNode* c) override {
-        found = found || c->op == "tl.call_extern";
-        IRVisitor::VisitCall(c);
-      }
-    } f;
-    if (auto* ev = As<EvaluateNode>(s)) f.VisitExpr(ev->value);
-    if (auto* st = As<StoreNode>(s)) f.VisitExpr(st->value);
-    if (auto* l = As<LetNode>(s)) f.VisitExpr(l->value);
-    const bool extern_call = f.found;
-    if ((a && a->key == "tl.import_source") || extern_call)
-      throw UserError(ErrorKind::kUnsupported,
-                      std::string(extern_call ? "T.call_extern" : "T.import_source") +
-                          " runs user CUDA C++, which the " + ctx_.features.name + " target cannot compile",
-                      s->span);
-  }
+  // User CUDA code (T.import_source; T.call_extern in VisitCall) needs a compiler of CUDA C++.
+  if (auto* a = As<AttrStmtNode>(s); a && a->key == "tl.import_source" && !ctx_.features.cuda_source)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.import_source runs user CUDA C++, which the " + ctx_.features.name + " target cannot compile",
+        s->span);
   // T.ptx_commit_group / T.ptx_wait_group (the user's cp.async groups): CUDA's cp.async only.
   if (auto* ev = As<EvaluateNode>(s))
     if (auto* c = As<CallNode>(ev->value); c &&

@@ -65,7 +65,7 @@ PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace) {
   return Driver(HoistWorkspaces(f), trace)
       .Run("RejectGpuOnlyCallsCPU",  // calls the CPU target cannot run, at the user's line (first)
            [](const PrimFunc& g) {
-             RejectHopperCallsOnCPU(g->body);
+             RejectGpuOnlyCallsOnCPU(g->body);
              return g;
            })
       .Run("ExpandViewTileOps", ExpandViewTileOps)

@@ -8,6 +8,7 @@ from .. import _ffi
 from ..errors import TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import region_of
+from .dtypes import DType
 from .expr import Expr
 from .expr import const as _const
 
@@ -70,8 +71,7 @@ def ptx_cp_async(dst_access_ptr, src_access_ptr, num_elems, predicate=None):
         raise TileLangTypeError(f"T.ptx_cp_async copies bytes of one type: '{src.elem.buffer.name}' is "
                                 f"{src.elem.buffer.dtype}, '{dst.elem.buffer.name}' {dst.elem.buffer.dtype}")
     n = _ffi.const_int(_const(num_elems))
-    itemsize = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
-                "bfloat16": 2, "int16": 2, "uint16": 2}.get(dst.elem.buffer.dtype, 1)
+    itemsize = DType(dst.elem.buffer.dtype).itemsize
     if n is None or n * itemsize not in (4, 8, 16):
         raise TileLangTypeError(f"T.ptx_cp_async copies 4, 8 or 16 bytes: {num_elems!r} elements of "
                                 f"{dst.elem.buffer.dtype} are {'not a constant' if n is None else n * itemsize}")

@@ -35,9 +35,10 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& features, const CudaLo
 /// expressions pass.
 void CheckHopperCall(const Expr& e, const GpuFeatures& features, const Span& sp);
 
-/// The CPU target has no mbarriers: the first such call in `body` is a UserError at its line
+/// Calls the CPU target cannot run (mbarriers and the other Hopper intrinsics, cp.async, warp votes and
+/// shuffles, user CUDA code): the first in `body` is a UserError at its line
 /// (lower_hopper_ops_cpu.cc).
-void RejectHopperCallsOnCPU(const Stmt& body);
+void RejectGpuOnlyCallsOnCPU(const Stmt& body);
 
 namespace cuda_lowering {
 class CudaTileLowerer;
