@@ -205,6 +205,26 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
         ErrorKind::kUnsupported,
         "T.call_extern runs user CUDA C++, which the " + ctx_.features.name + " target cannot compile",
         stmt_span_);
+  // A warp operation's lane mask and group width are CUDA's 32-lane warp's: on a wider wave (AMD's 64) a
+  // partial mask has no meaning and is refused, not ignored.
+  if (n->op == "tl.any_sync" || n->op == "tl.all_sync" || n->op == "tl.shfl_sync") {
+    const char* what = n->op == "tl.shfl_sync"  ? "T.tvm_warp_shuffle"
+                       : n->op == "tl.any_sync" ? "T.any_sync"
+                                                : "T.all_sync";
+    if (ctx_.features.wave != 32 && !IsConstInt(n->args[0], 0xFFFFFFFFll))
+      throw UserError(ErrorKind::kUnsupported,
+                      std::string(what) + " with a lane mask other than 0xFFFFFFFF: on " +
+                          ctx_.features.name + " a wave of " + std::to_string(ctx_.features.wave) +
+                          " lanes operates as a whole",
+                      stmt_span_);
+    int64_t width = 0;
+    if (n->op == "tl.shfl_sync" && AsConstInt(n->args[3], &width) && width > ctx_.features.wave)
+      throw UserError(ErrorKind::kUnsupported,
+                      std::string(what) + ": a group of " + std::to_string(width) +
+                          " lanes is wider than the " + std::to_string(ctx_.features.wave) +
+                          "-lane warp of " + ctx_.features.name,
+                      stmt_span_);
+  }
   if (n->op == "tl.atomic_load" || n->op == "tl.atomic_store") {
     // T.atomic_load / T.atomic_store (address_of(element), [value,] memory order): the element as a
     // plain operand, as the atomic adds; where the target's atomics are relaxed only, or 32-bit only, the

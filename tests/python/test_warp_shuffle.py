@@ -20,8 +20,8 @@ def butterfly(n, width, dtype="float32"):
     def k(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype), C: T.Tensor((n,), dtype)):
         with T.Kernel(1, threads=n) as bx:
             tx = T.get_thread_binding(0)
-            B[tx] = A[tx] + T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx ^ 1) % width, width, 32)
-            C[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx % width + 3) % width, width, 32)
+            B[tx] = A[tx] + T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx ^ 1) % width, width, max(32, width))
+            C[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx % width + 3) % width, width, max(32, width))
 
     return k
 
@@ -64,6 +64,8 @@ def test_targets_without_warps_refuse_it_at_the_line(target):
 def test_bad_widths_are_type_errors():
     with pytest.raises(TileLangTypeError, match="power of two"):
         butterfly(64, 12)
+    with pytest.raises(TileLangUnsupportedError, match="wider than the 32-lane warp"):
+        tilelang.compile(butterfly(128, 64), target="cuda", execution_backend="emulator")
 
 
 def lower_rows(M, N):

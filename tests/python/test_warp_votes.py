@@ -1,6 +1,6 @@
 """T.any_sync and T.all_sync (the language issue's missing names; TileLang's AWS FlashAttention votes
 whether a warp must rescale): per warp (CUDA, 32 lanes, with a lane mask) or per wave (HIP, 64 lanes, the
-mask ignored as in TileLang), in the emulator against NumPy on seeded random predicates, the sources built
+full mask only: TileLang ignores a partial one there, here it is refused), in the emulator against NumPy on seeded random predicates, the sources built
 for real (NVRTC: vote.sync in the PTX; hipcc; clang for MSL: simd_any / simd_all); the CPU target and
 OpenCL, which have no fixed-size warps, refuse it at the line. Before: AttributeError (no such name)."""
 import numpy as np
@@ -90,6 +90,13 @@ def test_targets_without_warps_refuse_it_at_the_line(target, what):
     with pytest.raises(TileLangUnsupportedError, match=what) as e:
         tilelang.compile(votes(64), target=target)
     assert "test_warp_votes.py" in str(e.value) and "T.any_sync" in str(e.value)
+
+
+def test_a_partial_mask_on_a_wave_of_64_is_refused():
+    """before: HIP ignored the mask (as TileLang does); expected: a clear error at the line."""
+    with pytest.raises(TileLangUnsupportedError, match="wave of 64") as e:
+        tilelang.compile(votes(64, 0xFFFF), target="hip", execution_backend="emulator")
+    assert "test_warp_votes.py" in str(e.value)
 
 
 def test_metal_votes_over_the_whole_simdgroup_only():

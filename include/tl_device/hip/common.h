@@ -252,8 +252,8 @@ TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 #endif
 
 // ---- cross-lane ---------------------------------------------------------------------------------
-/// Wave votes (T.any_sync / T.all_sync) over the active lanes of the wave of 64 (the lane mask is a CUDA
-/// warp's and is ignored, as in TileLang's HIP lowering): from the wave's ballot of the predicate, the
+/// Wave votes (T.any_sync / T.all_sync) over the active lanes of the wave of 64 (the lowering takes only the
+/// full lane mask here, which is unused): from the wave's ballot of the predicate, the
 /// 64-bit mask of active lanes where `p != 0` (v_cmp_ne into an SGPR pair; 33 is LLVM's ICMP_NE).
 TL_DEV unsigned long long ballot64(bool p) { return __builtin_amdgcn_uicmpl(p ? 1ull : 0ull, 0ull, 33); }
 TL_DEV int any_sync(unsigned, bool p) { return ballot64(p) != 0; }
@@ -264,7 +264,7 @@ TL_DEV int shfl_xor(int v, int m) {
   return __builtin_amdgcn_ds_bpermute((self ^ m) << 2, v);
 }
 /// T.tvm_warp_shuffle over a wave64: `v` of lane `lane` of the calling lane's group of `width` lanes (the
-/// mask is a CUDA warp's and is ignored).
+/// lowering takes only the full lane mask here, which is unused).
 TL_DEV int shfl_sync(unsigned, int v, int lane, int width) {
   int self = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
   int src = (self & ~(width - 1)) | (lane & (width - 1));

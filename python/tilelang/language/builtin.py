@@ -200,7 +200,7 @@ def _vote(op, name, predicate, mask):
 
 def any_sync(predicate, mask=_FULL_WARP_MASK):
     """Non-zero (int32) where the predicate holds on any lane of the calling warp in `mask` (CUDA
-    __any_sync; HIP: over the wave of 64, the mask ignored; Metal: simd_any). Warp-collective: every lane
+    __any_sync; HIP: over the wave of 64, full mask only; Metal: simd_any). Warp-collective: every lane
     in the mask executes it."""
     return _vote("tl.any_sync", "any_sync", predicate, mask)
 
