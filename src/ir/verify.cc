@@ -46,7 +46,7 @@ class Verifier : public IRVisitor {
         Fail("tl.buffer_bind of non-global buffer '" + n->node->name + "'");
       if (!known_.insert(n->node.get()).second) Fail("buffer '" + n->node->name + "' is bound twice");
     }
-    // A CPU tile bound to a slot of its tile cache (LowerTileOpsCPU; transform/cache_gemm_tiles_cpu.h)
+    // A CPU tile bound to a slot of its tile cache (LowerTileOpsCPU; target/cpu/cache_gemm_tiles_cpu.h)
     // (the tile stays among the kernel's allocations, which CodegenCPU then does not materialise)
     if (n->key == "tl.cpu_cache_bind" && n->node && !known_.count(n->node.get()))
       Fail("tl.cpu_cache_bind of buffer '" + n->node->name + "', which the kernel does not allocate");

@@ -23,9 +23,9 @@
 #include "ir/params.h"
 #include "target/cuda/nvrtc.h"
 #include "target/launch_spec_builder.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "target/cuda/target.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_options.h"
 #include "transform/pass_config.h"
 
 namespace nb = nanobind;
@@ -237,32 +237,38 @@ void BindCompile(nb::module_& m) {
   });
   m.def("pass_config_keys", &PassConfigKeys);
   m.def("check_pass_configs", [](const std::map<std::string, std::string>& cfg) { ParsePassConfig(cfg); });
-  // ---- CUDA specifics --------------------------------------------------------------------------
+  // The per-pass test hook: one step of the target's pipeline (or of Compile()'s front), alone on `func`,
+  // with exactly the context Compile() gives it (the backend's features and the one config mapping).
   m.def(
-      "cuda_pass",
+      "run_pass",
       [](const std::string& name, const PrimFunc& f, const std::string& target,
-                   const std::map<std::string, std::string>& cfg) {
-        static const std::map<std::string, PrimFunc (*)(const PrimFunc&, const CudaPassContext&)> passes = {
-            {"LegalizeTileOpsCUDA", LegalizeTileOpsCUDA}, {"LayoutInference", InferLayouts},
-            {"LowerTileOpsCUDA", LowerTileOpsCUDA},       {"SplitInteriorBlocks", SplitInteriorBlocks},
-            {"PlanSharedMemory", PlanSharedMemory},       {"InsertBarriers", InsertBarriers}};
-        auto it = passes.find(name);
-        if (it == passes.end()) throw UserError(ErrorKind::kUnsupported, "no CUDA pass named '" + name + "'");
-        // The pass on exactly what the pipeline gives it: the target's backend's features and the one
-        // pass-config mapping (a HIP, Metal or OpenCL target is that target, not CUDA sm_80).
+         const std::map<std::string, std::string>& cfg, int occurrence) {
         const Target t = ParseTarget(target);
         const Backend& b = GetBackend(t.kind);
-        if (!b.gpu_features)
-          throw UserError(ErrorKind::kUnsupported,
-                          "_ffi.cuda_pass runs one pass of the shared GPU lowering; target '" + t.str() +
-                              "' has its own pipeline (trace it with tilelang.tools.ir_lower_trace)");
-        CudaLowerInfo info;
-        CudaPassContext ctx{b.gpu_features(b.resolve ? b.resolve(t, false) : t), GpuLowerOptions(ParsePassConfig(cfg)),
-                            &info};
-        return it->second(f, ctx);
+        CompileInfo info;
+        PassContext ctx = b.pass_context(b.resolve ? b.resolve(t, false) : t, ParsePassConfig(cfg));
+        ctx.info = &info;
+        Pipeline steps = FrontSteps();
+        for (PipelineStep& s : b.pipeline(ctx)) steps.push_back(std::move(s));
+        return RunPipelineStep(steps, name, occurrence, f, ctx);
       },
       "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80",
-      "pass_configs"_a = std::map<std::string, std::string>{});
+      "pass_configs"_a = std::map<std::string, std::string>{}, "occurrence"_a = 0);
+  // The names of the steps Compile() runs for a target and configs, in order (front steps first).
+  m.def(
+      "pipeline_steps",
+      [](const std::string& target, const std::map<std::string, std::string>& cfg) {
+        const Target t = ParseTarget(target);
+        const Backend& b = GetBackend(t.kind);
+        const PassContext ctx = b.pass_context(b.resolve ? b.resolve(t, false) : t, ParsePassConfig(cfg));
+        std::vector<std::string> out;
+        for (const PipelineStep& s : FrontSteps()) out.push_back(s.name);
+        for (const PipelineStep& s : b.pipeline(ctx)) out.push_back(s.name);
+        return out;
+      },
+      "target"_a, "pass_configs"_a = std::map<std::string, std::string>{});
+  m.def("shared_pass_names", &SharedPassNames);
+  // ---- CUDA specifics --------------------------------------------------------------------------
   m.def("cuda_driver_available", &cuda::DriverAvailable);
   m.def(
       "cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);

@@ -39,8 +39,8 @@
 #include "target/target.h"
 #include "transform/pass_config.h"
 #include "transform/pipeline.h"
-#include "transform/cuda_passes.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_passes.h"
+#include "transform/gpu_options.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;

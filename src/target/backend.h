@@ -24,6 +24,7 @@
 #include "target/target.h"
 #include "transform/compile_info.h"
 #include "transform/pass_config.h"
+#include "transform/pass_registry.h"
 #include "transform/pipeline.h"
 
 namespace tl {
@@ -66,15 +67,14 @@ struct Backend {
   bool emulatable = false;                      // its lowered IR is thread-level: the emulator runs it
   bool fork_safe = true;  // its toolchain may run in a forked worker (the autotuner's pool)
 
-  /// GPU kinds: what the hardware offers, the shared GPU passes' only view of the target (empty for
-  /// a kind with its own pipeline, the CPU). The per-pass test hook (_ffi.cuda_pass) reads it too.
-  std::function<GpuFeatures(const Target&)> gpu_features;
   /// The target to build for: e.g. the arch of the device that will run it when none was named.
   std::function<Target(const Target&, bool will_run)> resolve;
-  /// The pass pipeline; records each pass in `trace` when given.
-  std::function<PrimFunc(const PrimFunc&, const Target&, const PassConfig&, CompileInfo*,
-                         std::vector<PassRecord>* trace)>
-      lower;
+  /// What its passes read for a target and the configs (for GPU kinds the GpuFeatures, the shared
+  /// passes' only view of the target; GpuPassContext).
+  std::function<PassContext(const Target&, const PassConfig&)> pass_context;
+  /// The pass pipeline for that context (src/target/<kind>/pipeline.cc). Compile() runs it after
+  /// FrontSteps(); the lower trace records it; the per-pass test hook runs its steps one at a time.
+  std::function<Pipeline(const PassContext&)> pipeline;
   std::function<std::string(const PrimFunc& lowered, const Target&)> codegen;
   /// The symbol to launch in the binary.
   std::function<std::string(const PrimFunc& lowered)> entry;

@@ -8,7 +8,6 @@
 #include "support/error.h"
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
-#include "transform/hoist_workspaces.h"
 
 namespace tl {
 namespace {
@@ -65,18 +64,21 @@ std::vector<std::string> BackendKinds() {
 
 CompiledKernel Compile(const PrimFunc& user_func, const Target& target,
                        const std::map<std::string, std::string>& pass_configs, const BuildOptions& opt) {
-  // T.alloc_global buffers become trailing parameters the JIT allocates per call.
-  const PrimFunc f = HoistWorkspaces(user_func);
   const Backend& b = GetBackend(target.kind);
   PassConfig pc = ParsePassConfig(pass_configs);
   CompiledKernel k;
   k.target = target;
+  PassContext ctx = b.pass_context(target, pc);
+  ctx.info = &k.info;
+  std::vector<PassRecord>* trace = opt.trace ? &k.trace : nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  // T.alloc_global buffers become trailing parameters the JIT allocates per call (HoistWorkspaces).
+  const PrimFunc f = RunPipeline(FrontSteps(), user_func, ctx, trace);
   k.func = f;
   CheckExprDepth(f);
   CheckStaticIndices(f);
-  auto t0 = std::chrono::steady_clock::now();
   try {
-    k.lowered = b.lower(f, target, pc, &k.info, opt.trace ? &k.trace : nullptr);
+    k.lowered = RunPipeline(b.pipeline(ctx), f, ctx, trace);
     k.info.lower_ms = MsSince(t0);
     t0 = std::chrono::steady_clock::now();
     k.source = b.codegen(k.lowered, target);

@@ -1,4 +1,4 @@
-// What a GPU offers the shared thread-level lowering (src/transform/lower_cuda.h): its matrix unit,
+// What a GPU offers the shared thread-level lowering (src/transform/gpu_options.h): its matrix unit,
 // its copy engines, its cross-lane operations, its shared-memory tile layouts and its limits. Each GPU
 // backend builds one from its Target (src/target/<kind>/target.cc); the shared passes read features,
 // never which backend they serve, so a new GPU backend describes its hardware here and edits no pass.
@@ -65,9 +65,6 @@ struct GpuFeatures {
 
   // A kernel may turn an integer into a global pointer (T.make_tensor at an address from a pointer table).
   bool int_to_global_pointer = true;
-  // The device compiler mishandles a barrier at the head of both branches of an if/else (PoCL): the
-  // pipeline hoists it before the if (src/transform/hoist_branch_barriers.cc).
-  bool hoist_branch_barriers = false;
 
   int64_t smem_limit = 0;  // shared memory per block, bytes
   int64_t max_threads = 1024;

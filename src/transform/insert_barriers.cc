@@ -9,7 +9,7 @@
 
 #include "ir/functor.h"
 #include "ir/structural.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 namespace {
@@ -364,7 +364,7 @@ class Barriers {
 
 }  // namespace
 
-PrimFunc InsertBarriers(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc InsertBarriers(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
   return WithBody(f, Barriers(true).Visit(f->body, st));

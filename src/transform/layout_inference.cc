@@ -6,7 +6,7 @@
 #include "layout/fragment.h"
 #include "layout/hopper_layout.h"
 #include "layout/user_layout.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda/hopper_wgmma.h"
 #include "transform/cuda_util.h"
 #include "transform/layout_rules.h"
@@ -407,7 +407,7 @@ class LayoutInferencer : public LayoutRuleContext {
 
  public:
   GpuFeatures features_;
-  CudaLowerOptions opt_;
+  GpuOptions opt_;
 
  private:
   std::map<const BufferNode*, Fragment> layout_;
@@ -448,7 +448,7 @@ const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const T
 
 void RegisterLayoutRule(const std::string& op, LayoutRule rule) { Rules()[op] = std::move(rule); }
 
-PrimFunc InferLayouts(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc InferLayouts(const PrimFunc& f, const PassContext& ctx) {
   LayoutInferencer inf;
   inf.features_ = ctx.features;
   inf.opt_ = ctx.opt;

@@ -1,5 +1,5 @@
 // LegalizeTileOpsCUDA: copies that cannot use cp.async, fills and tile atomics become T.Parallel
-// nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See lower_cuda.h.
+// nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See gpu_passes.h.
 #include <algorithm>
 #include <set>
 
@@ -10,7 +10,7 @@
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
 #include "transform/cuda/lower_tma.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 #include "transform/lower_tile_ops_cpu.h"
 
@@ -20,7 +20,7 @@ namespace {
 using namespace cuda_pass;
 
 // Why a global->shared copy cannot use 16-byte cp.async ("" when it can).
-std::string AsyncCopyBlocker(const CopyNode* n, const CudaLowerOptions& opt) {
+std::string AsyncCopyBlocker(const CopyNode* n, const GpuOptions& opt) {
   const Buffer& s = n->src.buffer;
   const Buffer& d = n->dst.buffer;
   if (opt.disable_cp_async) return "cp.async is disabled by the pass config tl.disable_async_copy";
@@ -63,7 +63,7 @@ std::string BoxText(const std::vector<int64_t>& box) {
 
 class Legalizer : public IRMutator {
  public:
-  explicit Legalizer(const CudaPassContext& ctx) : ctx_(ctx) {}
+  explicit Legalizer(const PassContext& ctx) : ctx_(ctx) {}
   /// Shared tiles with a layout from T.annotate_layout -> the elements it keeps contiguous.
   std::map<const BufferNode*, int64_t> user_contig_;
   /// Global tensors bound to run-time addresses (T.make_tensor of a pointer-table element): no tensor map.
@@ -134,7 +134,7 @@ class Legalizer : public IRMutator {
             ErrorKind::kUnsupported,
             "T.tma_copy needs a Hopper target (cuda sm_90 / sm_90a); the target is " + ctx_.features.label,
             t->span);
-      CudaPassContext explicit_ctx = ctx_;
+      PassContext explicit_ctx = ctx_;
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
       CopyNode c(t->src, t->dst, false, t->span);
@@ -253,12 +253,12 @@ class Legalizer : public IRMutator {
       if (ReadsMemory(rg.min) || ReadsMemory(rg.extent)) return true;
     return false;
   }
-  const CudaPassContext& ctx_;
+  const PassContext& ctx_;
 };
 
 }  // namespace
 
-PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const PassContext& ctx) {
   const KernelNode* k = FindKernel(f->body);
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
   int64_t T = KernelThreads(k);

@@ -363,7 +363,7 @@ Stmt CudaTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
 
 }  // namespace cuda_lowering
 
-PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const PassContext& ctx) {
   // The output binds each var once and is simplified, so that it prints in canonical form and
   // re-parses to an equal function.
   Stmt body = DropWgmmaWaitsWithoutWgmma(cuda_lowering::CudaTileLowerer(ctx).VisitStmt(f->body));

@@ -16,7 +16,7 @@
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 
 namespace tl {

@@ -1,7 +1,6 @@
-// The pass pipeline of each target: a short, readable list of PrimFunc -> PrimFunc passes.
+// What one pass of a pipeline did, for the lower trace (the pipelines: pass_registry.h).
 #pragma once
 #include <string>
-#include <vector>
 
 #include "ir/function.h"
 
@@ -14,9 +13,5 @@ struct PassRecord {
   double ms = 0;
   bool changed = false;
 };
-
-/// Tile program -> thread-level program for the host. When `trace` is given, records the IR
-/// after every pass.
-PrimFunc LowerForCPU(const PrimFunc& f, std::vector<PassRecord>* trace = nullptr);
 
 }  // namespace tl

@@ -12,7 +12,7 @@
 
 #include "ir/functor.h"
 #include "ir/printer.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 namespace {
@@ -75,7 +75,7 @@ int64_t Place(std::vector<Item>* items) {
 
 }  // namespace
 
-PrimFunc PlanSharedMemory(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   const KernelNode* k = FindKernel(f->body);
   TL_ICHECK(k, "no kernel");
   std::vector<Item> items;

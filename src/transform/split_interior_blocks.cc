@@ -20,7 +20,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 
 namespace tl {
@@ -153,7 +153,7 @@ class DropChecks : public IRMutator {
 // region never compete for registers with the rest of the kernel.
 class Splitter : public IRMutator {
  public:
-  explicit Splitter(const CudaPassContext& ctx) : ctx_(ctx) {}
+  explicit Splitter(const PassContext& ctx) : ctx_(ctx) {}
 
  protected:
   Stmt VisitKernel(const Stmt& s, const KernelNode* k) override {
@@ -244,7 +244,7 @@ class Splitter : public IRMutator {
     return If(cond, fast, slow, s->span);
   }
 
-  const CudaPassContext& ctx_;
+  const PassContext& ctx_;
   const KernelNode* kernel_ = nullptr;
   int64_t threads_ = 1;
   std::map<const VarNode*, int64_t> last_;
@@ -253,7 +253,7 @@ class Splitter : public IRMutator {
 
 }  // namespace
 
-PrimFunc SplitInteriorBlocks(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc SplitInteriorBlocks(const PrimFunc& f, const PassContext& ctx) {
   return WithBody(f, Splitter(ctx).VisitStmt(f->body));
 }
 

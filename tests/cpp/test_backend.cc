@@ -125,12 +125,13 @@ TEST(BackendRegistry, CompileDispatchesToTheRegisteredBackend) {
   b.header_dir = "metal";
   b.execution_backends = {"stub"};
   b.resolve = [](const Target& t, bool) { return t; };
-  b.lower = [&](const PrimFunc& f, const Target&, const PassConfig& pc, CompileInfo* info,
-                std::vector<PassRecord>* trace) {
-    calls.push_back(std::string("lower") + (pc.disable_barrier_insertion ? " nobarrier" : ""));
-    info->threads = 64;
-    if (trace) trace->push_back({"StubPass", f, 0.0, false});
-    return f;
+  b.pass_context = [](const Target& t, const PassConfig& pc) { return PassContext{{}, {}, nullptr, t, pc}; };
+  b.pipeline = [&](const PassContext&) {
+    return Pipeline{{"StubPass", [&](const PrimFunc& f, const PassContext& ctx) {
+                       calls.push_back(std::string("lower") + (ctx.config.disable_barrier_insertion ? " nobarrier" : ""));
+                       ctx.info->threads = 64;
+                       return f;
+                     }}};
   };
   b.codegen = [&](const PrimFunc& f, const Target&) {
     calls.push_back("codegen");
@@ -160,8 +161,9 @@ TEST(BackendRegistry, CompileDispatchesToTheRegisteredBackend) {
   CompiledKernel k = Compile(Scale(n), ParseTarget("metal"), {{"tl.disable_barrier_insertion", "1"}}, o);
   EXPECT_EQ(k.source, "// stub source for scale");
   EXPECT_EQ(k.artifact.binary, k.source);
-  ASSERT_EQ(k.trace.size(), 1u);
-  EXPECT_EQ(k.trace[0].name, "StubPass");
+  ASSERT_EQ(k.trace.size(), 2u);  // Compile()'s front step, then the backend's pipeline
+  EXPECT_EQ(k.trace[0].name, "HoistWorkspaces");
+  EXPECT_EQ(k.trace[1].name, "StubPass");
   EXPECT_EQ(k.launch.entry, "stub_entry");
   EXPECT_EQ(k.launch.threads, 64);
   auto mod = LoadModule(k);

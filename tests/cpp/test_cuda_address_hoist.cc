@@ -14,7 +14,7 @@
 #include "target/cuda/codegen_cuda.h"
 #include "target/cuda/shared_address_hoist.h"
 #include "target/cuda/target.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_options.h"
 #include "tile_gemm_fixture.h"
 
 namespace tl {

@@ -12,7 +12,7 @@
 #include "layout/fragment.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cuda/target.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_options.h"
 #include "tile_gemm_fixture.h"
 
 namespace tl {
@@ -26,7 +26,7 @@ class CudaLoweringGemm : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaLoweringGemm, EmulatedResultMatchesDoubleReference) {
   Case c = GetParam();
-  CudaLowerInfo info;
+  CompileInfo info;
   PrimFunc low = LowerForCUDA(TileGemm(c.M, c.N, c.K, c.BM, c.BN, c.BK, c.threads, c.stages),
                               ParseCudaTarget("cuda -arch=sm_80"), {}, &info);
   EXPECT_EQ(info.threads, c.threads);
@@ -68,9 +68,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaLoweringGemm,
                                            Case{32, 64, 96, 32, 64, 32, 128, 1}));  // no pipelining
 
 TEST(CudaLowering, MissingBarriersAreRaces) {
-  CudaLowerOptions opt;
+  GpuOptions opt;
   opt.disable_barriers = true;
-  CudaLowerInfo info;
+  CompileInfo info;
   PrimFunc low = LowerForCUDA(TileGemm(64, 64, 64, 64, 64, 32, 128, 2), ParseCudaTarget("sm_80"), opt, &info);
   std::vector<uint16_t> a(64 * 64, 0x3c00), b(64 * 64, 0x3c00);  // ones
   std::vector<float> out(64 * 64);

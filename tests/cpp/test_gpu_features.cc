@@ -87,7 +87,6 @@ TEST(GpuFeatures, OpenCLHasNoShufflesAndSubgroupReductionsOnlyWithTheFeature) {
   EXPECT_FALSE(f.subgroup_reduce);
   EXPECT_EQ(f.subgroup_feature, "subgroups");
   EXPECT_FALSE(f.int_to_global_pointer);
-  EXPECT_TRUE(f.hoist_branch_barriers);
   EXPECT_EQ(f.shared_memory_name, "local");
   EXPECT_EQ(f.smem_limit, lim.local_mem);
   EXPECT_EQ(f.max_threads, lim.max_work_group);

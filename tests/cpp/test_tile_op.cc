@@ -13,7 +13,7 @@
 #include "target/backend.h"
 #include "target/launch_spec_builder.h"
 #include "target/cuda/target.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/layout_rules.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
 #include "layout/fragment.h"
@@ -237,7 +237,7 @@ TEST(TileOpObjects, LayoutInferenceRunsTheOpsOwnRule) {
                                              std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
   PrimFunc f = MakePrimFunc("axpy_frag", {{MakeVar("X", DataType::Handle()), X}}, kernel);
   CompileInfo info;
-  CudaPassContext ctx{CudaFeatures(ParseCudaTarget("sm_80")), {}, &info};
+  PassContext ctx{CudaFeatures(ParseCudaTarget("sm_80")), {}, &info};
   PrimFunc out = InferLayouts(f, ctx);
   // the replicated layout the rule chose is recorded on the fragment (the free default would be striped)
   Expr layout;

@@ -1,4 +1,4 @@
-// The tile caches of CacheGemmTilesCPU (src/transform/cache_gemm_tiles_cpu.h): per kernel call, the
+// The tile caches of CacheGemmTilesCPU (src/target/cpu/cache_gemm_tiles_cpu.h): per kernel call, the
 // tiles of a read-only input tensor, each filled once by the first worker that needs it; and the
 // pool that keeps their memory between calls.
 #pragma once

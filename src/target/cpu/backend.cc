@@ -1,4 +1,4 @@
-// The CPU backend: LowerForCPU, CodegenCPU, the host compiler with the disk cache, and the
+// The CPU backend: its pipeline (pipeline.cc), CodegenCPU, the host compiler with the disk cache, and the
 // dlopen loader (runtime/cpu_module.h).
 #include <dirent.h>
 #include <sys/stat.h>
@@ -19,10 +19,7 @@
 #include "target/backend.h"
 #include "target/cpu/codegen_cpu.h"
 #include "target/cpu/isa.h"
-#include "transform/cache_gemm_tiles_cpu.h"
-#include "transform/coalesce_k_steps_cpu.h"
-#include "transform/group_gemm_blocks_cpu.h"
-#include "transform/pack_gemm_tiles_cpu.h"
+#include "target/cpu/passes.h"
 
 namespace tl {
 using namespace cache_util;
@@ -130,46 +127,6 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   return a;
 }
 
-// How tl_cpu::gemm (include/tl_device/cpu/gemm.h) runs a T.gemm of these types on this target.
-std::string GemmPath(const GemmNode& g, const Target& t, const CpuIsa& isa) {
-  using C = DataType::Code;
-  const DataType a = g.A.buffer->dtype, b = g.B.buffer->dtype, c = g.C.buffer->dtype;
-  auto f32 = [](DataType d) { return d.code() == C::kFloat && d.bits() == 32; };
-  const std::string types = a.str() + " x " + b.str() + " -> " + c.str() + ": ";
-  auto s8 = [](DataType d) { return d.code() == C::kInt && d.bits() == 8; };
-  // AMX runs only where Linux grants the process the tile state (gemm_amx.h); else the next path.
-  auto amx = [&](const char* feature, const char* insn, const char* group, const std::string& otherwise) {
-    return types + feature + " " + insn + " on 32x32 blocks of 16x16 AMX tiles (A and B packed in k " +
-           group + "), if the OS grants the tile state; otherwise " + otherwise;
-  };
-  if (s8(a) && s8(b) && c.code() == C::kInt && c.bits() == 32) {
-    const bool vnni = isa.level >= 3 && t.Has("avx512vnni") && t.Has("avx512vl");
-    const std::string simd = vnni ? "avx512vnni 6x16 vpdpwssd micro-kernel on int16 k pairs (exact)"
-                             : isa.level >= 2 ? "avx2 6x16 vpmaddwd micro-kernel on int16 k pairs (exact)"
-                                              : "reference loop (exact)";
-    return t.Has("amx-int8") ? amx("amx-int8", "tdpbssd", "quads", simd) : types + simd;
-  }
-  if (!f32(c)) return types + "reference loop (the SIMD kernels accumulate in float32)";
-  if (a.code() == C::kBFloat && b.code() == C::kBFloat) {
-    const bool dot = isa.level >= 3 && t.Has("avx512bf16");
-    const std::string simd =
-        dot ? "avx512bf16 vdpbf16ps 12x32 micro-kernel on k-pair packed A and B"
-            : isa.name + " " + isa.gemm + " micro-kernel, bfloat16 widened by a 16-bit shift";
-    if (t.Has("amx-bf16")) return amx("amx-bf16", "tdpbf16ps", "pairs", simd);
-    if (dot) return types + simd;
-  }
-  auto widen = [&](DataType d) -> std::string {
-    if (d.code() == C::kFloat && d.bits() == 16)
-      return t.Has("f16c") ? "float16 widened by vcvtph2ps" : "float16 widened in software";
-    if (d.code() == C::kBFloat) return "bfloat16 widened by a 16-bit shift";
-    return d.str() + " widened to float32";
-  };
-  std::string s = types + isa.name + " " + isa.gemm + " micro-kernel, B packed per panel";
-  if (!f32(b)) s += " (" + widen(b) + " while packing)";
-  if (!f32(a)) s += ", A " + widen(a) + " once per call";
-  return s;
-}
-
 }  // namespace
 
 Backend CpuBackend() {
@@ -180,55 +137,8 @@ Backend CpuBackend() {
   b.execution_backends = {"native", "auto", "cpp"};
   b.emulatable = false;
   b.resolve = [](const Target& t, bool) { return t; };
-  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig&, CompileInfo* info,
-               std::vector<PassRecord>* trace) {
-    const CpuIsa isa = ChooseCpuIsa(t);
-    if (info)
-      info->choices.push_back("CPU target " + t.str() + ": " + isa.name + " micro-kernels; " +
-                              isa.arch_flags);
-    PostOrderVisitStmt(f->body, [&](const Stmt& s) {
-      auto* g = As<GemmNode>(s);
-      if (!g || !info) return;
-      const std::string loc = g->span.file + ":" + std::to_string(g->span.line);
-      if (g->k_pack != 1)
-        info->warnings.push_back(loc + ": T.gemm k_pack=" + std::to_string(g->k_pack) +
-                                 " is an AMD MFMA option; it has no effect on the CPU");
-      info->choices.push_back(loc + ": T.gemm " + GemmPath(*g, t, isa));
-    });
-    // The tile-level GEMM rewrites, each recorded in the trace (rewrites print, and re-parse,
-    // simplified). Tiles served from tile caches run K = 256 per gemm call (their copies are paid
-    // once per call, and deeper calls halve the accumulator traffic); per-worker tiles stay at
-    // K = 128, where two 256-deep tiles per group would not fit in L2 beside the accumulators.
-    auto rewrite = [&](int64_t target_k, std::vector<std::string>* choices, std::vector<PassRecord>* tr,
-                       bool* cached) {
-      PrimFunc g = f;
-      auto step = [&](const char* name, PrimFunc h, bool simplify) {
-        if (h == g) return false;
-        g = simplify ? Simplify(h) : h;
-        if (tr) tr->push_back({name, g, 0.0, true});
-        return true;
-      };
-      // Deeper gemm tiles first; then blocks in lockstep groups, so one copy of a tile from global
-      // memory serves two blocks; then tile caches; then B tiles packed into panels by their copies.
-      step("CoalesceGemmKStepsCPU", CoalesceGemmKStepsCPU(g, choices, target_k), true);
-      step("GroupGemmBlocksCPU", GroupGemmBlocksCPU(g, choices), true);
-      *cached = step("CacheGemmTilesCPU", CacheGemmTilesCPU(g, choices), false);
-      step("PackGemmTilesCPU", PackGemmTilesCPU(g, choices), false);
-      return g;
-    };
-    std::vector<std::string> choices;
-    std::vector<PassRecord> records;
-    bool cached = false;
-    PrimFunc g = rewrite(256, &choices, &records, &cached);
-    if (!cached) {
-      choices.clear();
-      records.clear();
-      g = rewrite(128, &choices, &records, &cached);
-    }
-    if (info) info->choices.insert(info->choices.end(), choices.begin(), choices.end());
-    if (trace) trace->insert(trace->end(), records.begin(), records.end());
-    return LowerForCPU(g, trace);
-  };
+  b.pass_context = CpuPassContext;
+  b.pipeline = CpuPipeline;
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCPU(lowered, t); };
   b.entry = [](const PrimFunc&) { return std::string("tl_entry"); };
   b.build = BuildHostLibrary;

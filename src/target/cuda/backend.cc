@@ -9,8 +9,9 @@
 #include "target/backend.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/cuda/nvrtc.h"
+#include "target/cuda/passes.h"
 #include "target/cuda/target.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_options.h"
 
 namespace tl {
 namespace {
@@ -30,7 +31,7 @@ void Report(const cuda::CompileResult& c, CompileInfo* info) {
 // NVRTC through the disk cache: an entry holds the cubin, the PTX, the compiler's log and name,
 // and kernel.meta binding them to the key (source, arch, toolchain, device header).
 Artifact BuildCubin(const CompiledKernel& k, const PassConfig& pc, const BuildOptions& bo, CompileInfo* info) {
-  CudaTarget target = ParseCudaTarget(k.target.str());
+  CudaTarget target = CudaTargetOf(k.target);
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
   if (std::string h; ReadFile(bo.include_dir + "/tl_device/cuda/hopper.h", &h)) header += h;
@@ -85,14 +86,9 @@ Backend CudaBackend() {
     if (t.arch_given || !will_run || !cuda::DriverAvailable()) return t;
     return ParseTarget("cuda -arch=" + cuda::GetDeviceInfo(0).Arch());
   };
-  b.gpu_features = [](const Target& t) { return CudaFeatures(ParseCudaTarget(t.str())); };
-  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) {
-    return LowerForCUDA(f, ParseCudaTarget(t.str()), GpuLowerOptions(pc), info, trace);
-  };
-  b.codegen = [](const PrimFunc& lowered, const Target& t) {
-    return CodegenCUDA(lowered, ParseCudaTarget(t.str()).arch);
-  };
+  b.pass_context = CudaPassContext;
+  b.pipeline = CudaPipeline;
+  b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenCUDA(lowered, CudaTargetOf(t).arch); };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildCubin;
   b.load = [](const CompiledKernel& k) { return LoadCudaModule(k.launch, k.artifact.binary); };

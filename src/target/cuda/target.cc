@@ -53,9 +53,6 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   return f;
 }
 
-PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
-                      CudaLowerInfo* info, std::vector<PassRecord>* trace) {
-  return LowerForGPU(f, CudaFeatures(target), opt, info, trace);
-}
+CudaTarget CudaTargetOf(const Target& t) { return ParseCudaTarget(t.arch.empty() ? "sm_80" : t.arch); }
 
 }  // namespace tl

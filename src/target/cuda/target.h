@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "target/gpu_features.h"
-#include "transform/lower_cuda.h"
+#include "target/target.h"
+#include "transform/gpu_options.h"
+#include "transform/compile_info.h"
+#include "transform/pipeline.h"
 
 namespace tl {
 
@@ -26,8 +29,12 @@ CudaTarget ParseCudaTarget(const std::string& spec);
 /// modes), on sm_90a wgmma.
 GpuFeatures CudaFeatures(const CudaTarget& t);
 
-/// Tile program -> thread-level IR for CUDA: LowerForGPU on CudaFeatures(target).
-PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const CudaLowerOptions& opt,
-                      CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);
+/// The CUDA target of a parsed "cuda" Target (its arch; sm_80 when none is named).
+CudaTarget CudaTargetOf(const Target& t);
+
+/// Tile program -> thread-level IR for CUDA: the CUDA pipeline (pipeline.cc) on CudaFeatures(target),
+/// as Compile() runs it.
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const GpuOptions& opt,
+                      CompileInfo* info, std::vector<PassRecord>* trace = nullptr);
 
 }  // namespace tl

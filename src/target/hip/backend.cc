@@ -1,4 +1,4 @@
-// The HIP backend (AMD CDNA): LowerForHIP (the shared GPU passes with wave64 / MFMA switches),
+// The HIP backend (AMD CDNA): its pipeline (pipeline.cc: the shared GPU passes on HipFeatures),
 // CodegenHIP, hipcc through the disk cache. No AMD GPU runtime is loaded: a built kernel is a code
 // object to inspect (source, assembly, resources); running it takes execution_backend="emulator",
 // which executes the same thread-level IR lane by lane.
@@ -8,6 +8,7 @@
 #include "target/cuda/codegen_cuda.h"
 #include "target/hip/codegen_hip.h"
 #include "target/hip/hipcc.h"
+#include "target/hip/passes.h"
 #include "target/hip/target.h"
 
 namespace tl {
@@ -94,9 +95,8 @@ Backend HipBackend() {
   b.execution_backends = {"hip", "auto"};
   b.emulatable = true;
   b.resolve = [](const Target& t, bool) { return t; };
-  b.gpu_features = [](const Target& t) { return HipFeatures(t); };
-  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) { return LowerForHIP(f, t, GpuLowerOptions(pc), info, trace); };
+  b.pass_context = HipPassContext;
+  b.pipeline = HipPipeline;
   b.codegen = [](const PrimFunc& lowered, const Target& t) { return CodegenHIP(lowered, t.arch); };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildCodeObject;

@@ -21,9 +21,4 @@ GpuFeatures HipFeatures(const Target& t) {
   return f;
 }
 
-PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,
-                     std::vector<PassRecord>* trace) {
-  return LowerForGPU(f, HipFeatures(t), opt, info, trace);
-}
-
 }  // namespace tl

@@ -1,4 +1,4 @@
-// The HIP backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) on what AMD
+// The HIP target: the GPU thread-level pipeline (pipeline.cc) on what AMD
 // CDNA offers -- a wave64 device with 64 KB of LDS per work-group and 1024 threads, MFMA
 // matrix cores for T.gemm (src/transform/hip/lower_gemm_mfma.cc), cross-lane ds_bpermute shuffles for
 // reductions. Global -> LDS copies keep the async-copy IR (tl.cp_async with commit / wait groups), so
@@ -6,19 +6,12 @@
 // synchronous global load + LDS store (one of the behaviours the async contract allows) and the
 // commit / wait groups as nothing.
 #pragma once
-#include <vector>
-
 #include "target/gpu_features.h"
 #include "target/target.h"
-#include "transform/lower_cuda.h"
 
 namespace tl {
 
 /// What the shared GPU passes read for a "hip" Target (arch gfx90a / gfx940 / ...).
 GpuFeatures HipFeatures(const Target& t);
-
-/// Tile program -> thread-level IR for HIP.
-PrimFunc LowerForHIP(const PrimFunc& f, const Target& t, CudaLowerOptions opt, CudaLowerInfo* info,
-                     std::vector<PassRecord>* trace = nullptr);
 
 }  // namespace tl

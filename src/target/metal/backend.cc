@@ -6,6 +6,7 @@
 #include "target/backend.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/metal/codegen_metal.h"
+#include "target/metal/passes.h"
 #include "target/metal/target.h"
 
 namespace tl {
@@ -38,9 +39,8 @@ Backend MetalBackend() {
   b.execution_backends = {"metal", "auto"};
   b.emulatable = true;  // thread-level IR with simdgroup calls and shuffles: the emulator runs it
   b.resolve = [](const Target& t, bool) { return t; };
-  b.gpu_features = [](const Target&) { return MetalFeatures(); };
-  b.lower = [](const PrimFunc& f, const Target&, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) { return LowerForMetal(f, GpuLowerOptions(pc), info, trace); };
+  b.pass_context = MetalPassContext;
+  b.pipeline = MetalPipeline;
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenMetal(lowered); };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   // No Metal compiler here: the artifact is the MSL source (what a Metal host would compile).

@@ -11,7 +11,7 @@
 
 namespace tl {
 
-/// `f` must be lowered by LowerForMetal. Throws a UserError for what MSL cannot express
+/// `f` must be lowered by the Metal pipeline (pipeline.cc). Throws a UserError for what MSL cannot express
 /// (T.print, T.device_assert, 64-bit atomics).
 std::string CodegenMetal(const PrimFunc& f);
 

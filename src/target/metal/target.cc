@@ -1,5 +1,7 @@
-// The Metal lowering target and the dtype check; see target.h.
+// The Metal target's features and the dtype check; see target.h and passes.h.
 #include "target/metal/target.h"
+
+#include "target/metal/passes.h"
 
 #include <set>
 
@@ -90,8 +92,8 @@ GpuFeatures MetalFeatures() {
   return f;
 }
 
-PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* info,
-                       std::vector<PassRecord>* trace) {
+// The dtypes Metal lacks (float64, fp8, 64-bit atomics), at the op that uses them.
+PrimFunc CheckMetalTypes(const PrimFunc& f, const PassContext&) {
   MetalTypeCheck check;
   for (auto& p : f->params)
     if (!p.buffer) check.Check(p.var->dtype, "scalar parameter '" + p.var->name + "'", f->span);
@@ -99,7 +101,7 @@ PrimFunc LowerForMetal(const PrimFunc& f, CudaLowerOptions opt, CudaLowerInfo* i
   // A tensor parameter that no statement uses is still part of the kernel's signature.
   for (auto& p : f->params)
     if (p.buffer) check.VisitBuffer(p.buffer);
-  return LowerForGPU(f, MetalFeatures(), opt, info, trace);
+  return f;
 }
 
 }  // namespace tl

@@ -11,6 +11,7 @@
 #include "target/backend.h"
 #include "target/cuda/codegen_cuda.h"
 #include "target/opencl/codegen_opencl.h"
+#include "target/opencl/passes.h"
 #include "target/opencl/target.h"
 
 namespace tl {
@@ -32,6 +33,14 @@ OpenCLLimits Limits(const Target& t) {
   lim.subgroups = t.Has("subgroups");
   return lim;
 }
+
+}  // namespace
+
+PassContext OpenCLPassContext(const Target& t, const PassConfig& pc) {
+  return GpuPassContext(OpenCLFeatures(Limits(t)), t, pc);
+}
+
+namespace {
 
 bool OnPocl() { return opencl::Available() && opencl::Device().is_pocl; }
 
@@ -103,11 +112,8 @@ Backend OpenCLBackend() {
     r.features_given = true;
     return r;
   };
-  b.gpu_features = [](const Target& t) { return OpenCLFeatures(Limits(t)); };
-  b.lower = [](const PrimFunc& f, const Target& t, const PassConfig& pc, CompileInfo* info,
-               std::vector<PassRecord>* trace) {
-    return LowerForOpenCL(f, Limits(t), GpuLowerOptions(pc), info, trace);
-  };
+  b.pass_context = OpenCLPassContext;
+  b.pipeline = OpenCLPipeline;
   b.codegen = [](const PrimFunc& lowered, const Target&) { return CodegenOpenCL(lowered, OnPocl()).source; };
   b.entry = [](const PrimFunc& lowered) { return CudaKernelName(lowered); };
   b.build = BuildProgram;

@@ -20,7 +20,7 @@ struct OpenCLSource {
   bool uses_subgroups = false;  // needs cl_khr_subgroups
 };
 
-/// `f` must be lowered by LowerForOpenCL. Throws a UserError for what OpenCL C cannot express
+/// `f` must be lowered by the OpenCL pipeline (pipeline.cc). Throws a UserError for what OpenCL C cannot express
 /// (bfloat16 / fp8 / sub-byte dtypes, bool tensors, float16 scalars, T.device_assert). float16
 /// is a storage format: loads and stores convert (vload_half / vstore_half_rte), arithmetic is float.
 /// `dynamic_register_index`: print the lowering's register select chains as indexed reads (for PoCL,

@@ -19,16 +19,10 @@ GpuFeatures OpenCLFeatures(const OpenCLLimits& lim) {
   f.vector_shared_loads = false;
   f.vector_shared_stores = false;
   f.int_to_global_pointer = false;
-  f.hoist_branch_barriers = true;  // PoCL corrupts its heap on a barrier in both branches
   f.smem_limit = lim.local_mem;
   f.max_threads = lim.max_work_group;
   f.shared_memory_name = "local";
   return f;
-}
-
-PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
-                        std::vector<PassRecord>* trace) {
-  return LowerForGPU(f, OpenCLFeatures(lim), opt, info, trace);
 }
 
 }  // namespace tl

@@ -1,15 +1,14 @@
-// The OpenCL backend's lowering: the GPU thread-level pipeline (src/transform/lower_cuda.h) on what
+// The OpenCL target: the GPU thread-level pipeline (pipeline.cc) on what
 // OpenCL offers -- work-groups are blocks and __local memory is shared memory; no
 // tensor-core mma (T.gemm becomes per-thread multiply-adds over the same accumulator layout), no
 // async copies, no warp shuffles: reductions exchange partials through __local memory (OpenCL 1.2
 // devices, PoCL on a CPU among them, need not have sub-groups); with the target feature "subgroups"
 // (cl_khr_subgroups) reductions over all work-items combine within sub-groups first.
 #pragma once
+#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "target/gpu_features.h"
-#include "transform/lower_cuda.h"
 
 namespace tl {
 
@@ -25,9 +24,5 @@ struct OpenCLLimits {
 
 /// What an OpenCL device with `lim` offers.
 GpuFeatures OpenCLFeatures(const OpenCLLimits& lim);
-
-/// Tile program -> thread-level IR for OpenCL (the shared GPU passes on OpenCLFeatures: no async copies).
-PrimFunc LowerForOpenCL(const PrimFunc& f, const OpenCLLimits& lim, CudaLowerOptions opt, CudaLowerInfo* info,
-                        std::vector<PassRecord>* trace = nullptr);
 
 }  // namespace tl

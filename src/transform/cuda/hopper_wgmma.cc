@@ -38,7 +38,7 @@ bool PanelsFit(int64_t start, int64_t extent, int64_t panel) {
 
 }  // namespace
 
-WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const CudaLowerOptions& opt, int64_t threads,
+WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& opt, int64_t threads,
                     const std::map<const BufferNode*, SharedLayout>* user) {
   WgmmaPlan p;
   auto no = [&](const std::string& why) {

@@ -10,7 +10,7 @@
 
 #include "op/gemm.h"
 #include "target/gpu_features.h"
-#include "transform/lower_cuda.h"
+#include "transform/gpu_options.h"
 
 namespace tl {
 
@@ -27,7 +27,7 @@ struct WgmmaPlan {
 /// Whether `g` can run on wgmma on a target with `features` (and `opt`: tl.disable_wgmma) with
 /// `threads` threads, and its split.
 /// `user` (may be null): shared tiles with a layout from T.annotate_layout, which wgmma cannot read.
-WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& features, const CudaLowerOptions& opt,
+WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& features, const GpuOptions& opt,
                     int64_t threads, const std::map<const BufferNode*, SharedLayout>* user = nullptr);
 
 /// The Hopper intrinsics a kernel may call directly (T.mbarrier_*, T.fence_proxy_async) need the

@@ -18,14 +18,14 @@
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
 #include "transform/cuda/lower_tma.h"
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 namespace cuda_lowering {
 
 class CudaTileLowerer : public IRMutator {
  public:
-  explicit CudaTileLowerer(const CudaPassContext& ctx) : ctx_(ctx) {}
+  explicit CudaTileLowerer(const PassContext& ctx) : ctx_(ctx) {}
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override;
 
@@ -142,7 +142,7 @@ class CudaTileLowerer : public IRMutator {
   // ---- cumsum over shared tiles: a thread per scanned line ----------------------------------
   Stmt LowerCumsum(const CumsumNode* n);
 
-  const CudaPassContext& ctx_;
+  const PassContext& ctx_;
   std::multimap<uint64_t, std::pair<Expr, Fragment>> decoded_;
   std::map<const BufferNode*, const Fragment*> layout_;
   std::map<const BufferNode*, int64_t> stages_;

@@ -19,7 +19,7 @@ namespace tl {
 
 using namespace cuda_pass;
 
-std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan) {
+std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan) {
   const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
   const Region& G = load ? n->src : n->dst;
   const Region& S = load ? n->dst : n->src;
@@ -274,7 +274,7 @@ namespace {
 const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
   auto& t = static_cast<const TmaCopyNode&>(n);
   CopyNode c(t.src, t.dst, false, t.span);
-  CudaPassContext ctx = L.ctx_;
+  PassContext ctx = L.ctx_;
   ctx.opt.disable_tma = false;
   TmaPlan p;
   std::string why = TmaBlocker(&c, ctx, &p);

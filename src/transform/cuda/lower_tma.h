@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 
@@ -22,6 +22,6 @@ struct TmaPlan {
 
 /// Why `n` (a global->shared copy on a CUDA target with sm >= 90) cannot be lowered to TMA; "" when
 /// it can, and then *plan says how.
-std::string TmaBlocker(const CopyNode* n, const CudaPassContext& ctx, TmaPlan* plan);
+std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan);
 
 }  // namespace tl

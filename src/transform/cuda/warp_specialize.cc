@@ -464,7 +464,7 @@ class NamedBarriers : public IRMutator {
 };
 }  // namespace
 
-PrimFunc WsNamedBarriers(const PrimFunc& f, const CudaPassContext&) {
+PrimFunc WsNamedBarriers(const PrimFunc& f, const PassContext&) {
   int64_t T = 0;
   PostOrderVisitStmt(f->body, [&](const Stmt& x) {
     if (auto* a = As<AttrStmtNode>(x); a && a->key == kWarpSpecializedKey) AsConstInt(a->value, &T);

@@ -1,6 +1,6 @@
 // Warp specialisation on sm_90a (src/transform/cuda/warp_specialize.cc, docs/warp_specialization.md).
 #pragma once
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 
@@ -20,6 +20,6 @@ void CheckWsBlockOps(const Stmt& ws, int64_t block_threads);
 
 /// After InsertBarriers: a __syncthreads inside a consumers-only region becomes `bar.sync 1, T`
 /// (tl.named_barrier_sync), since the producer warp group never reaches it.
-PrimFunc WsNamedBarriers(const PrimFunc& f, const CudaPassContext& ctx);
+PrimFunc WsNamedBarriers(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

@@ -28,7 +28,7 @@ def test_a_pass_runs_on_the_ir_it_printed():
     f = kernels.matmul(256, 256, 256)
     for name in ["LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA", "PlanSharedMemory", "InsertBarriers"]:
         again = T.parse_source(_ffi.print_func(f))
-        out, out_again = _ffi.cuda_pass(name, f, "cuda -arch=sm_80"), _ffi.cuda_pass(name, again, "cuda -arch=sm_80")
+        out, out_again = _ffi.run_pass(name, f, "cuda -arch=sm_80"), _ffi.run_pass(name, again, "cuda -arch=sm_80")
         # equal up to provenance: a layout's origin names the source line of the text it came from
         strip = lambda f: re.sub(r' at [^"]*:\d+"', ' at <src>"', _ffi.print_func(f))  # noqa: E731
         assert strip(out) == strip(out_again), name

@@ -1,5 +1,5 @@
 // GroupGemmBlocksCPU; see group_gemm_blocks_cpu.h.
-#include "transform/group_gemm_blocks_cpu.h"
+#include "target/cpu/group_gemm_blocks_cpu.h"
 
 #include <map>
 #include <set>

@@ -14,7 +14,7 @@
 
 #include "ir/functor.h"
 #include "support/error.h"
-#include "transform/cuda/wgmma_proxy_fence.h"
+#include "target/cuda/wgmma_proxy_fence.h"
 #include "transform/cuda_util.h"
 
 namespace tl {
@@ -128,7 +128,7 @@ struct Elide : IRMutator {
 
 }  // namespace
 
-PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const CudaPassContext&) {
+PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const PassContext&) {
   Collect w;
   w.VisitStmt(f->body);
   Elide e;

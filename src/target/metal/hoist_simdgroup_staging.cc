@@ -1,11 +1,11 @@
-// HoistSimdgroupStaging; see metal_passes.h.
+// HoistSimdgroupStaging; see passes.h.
 #include <map>
 #include <set>
 #include <vector>
 
 #include "ir/functor.h"
 #include "transform/cuda_util.h"
-#include "transform/metal/metal_passes.h"
+#include "target/metal/passes.h"
 
 namespace tl {
 namespace {
@@ -110,7 +110,7 @@ class Hoister : public IRMutator {
 
 }  // namespace
 
-PrimFunc HoistSimdgroupStaging(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc HoistSimdgroupStaging(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.features.matrix != MatrixUnit::kSimdgroupMatrix) return f;
   Stmt b = Hoister().VisitStmt(f->body);
   return b == f->body ? f : WithBody(f, b);

@@ -1,7 +1,7 @@
 """Writes the generated source, choices, warnings and shared-memory report (or the error) of a set of test kernels
-for every GPU target and a few pass configs, one file each, with no binary built: run it before and after a change
+for every GPU target, three explicit x86 CPU targets (independent of the host) and a few pass configs, one file each, with no binary built: run it before and after a change
 that must not change generated code, then `diff -r BEFORE AFTER` (issue 33: zero diffs). Usage:
-    python scripts/gpu_source_snapshot.py OUT_DIR"""
+    python scripts/source_snapshot.py OUT_DIR"""
 import os, sys, traceback
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "tests", "python")))
 import tilelang
@@ -13,7 +13,8 @@ import kernels as K
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 TARGETS = ["cuda -arch=sm_80", "cuda -arch=sm_86", "cuda -arch=sm_89", "cuda -arch=sm_90", "cuda -arch=sm_90a",
-           "hip -arch=gfx90a", "hip -arch=gfx942", "metal", "opencl", "opencl -mattr=+subgroups"]
+           "hip -arch=gfx90a", "hip -arch=gfx942", "metal", "opencl", "opencl -mattr=+subgroups",
+           "cpu -mcpu=x86-64-v3", "cpu -mcpu=x86-64-v4", "cpu -mcpu=sapphirerapids"]
 CFGS = {"": {}, "notma": {"tl.disable_tma_lower": "1"}, "nowgmma": {"tl.disable_wgmma": "1"},
         "nows": {"tl.disable_warp_specialized": "1"}, "noasync": {"tl.disable_async_copy": "1"}}
 
@@ -28,6 +29,7 @@ ks = list(K.all_kernels())
 for dt, acc in [("bfloat16", "float32"), ("float32", "float32"), ("int8", "int32"), ("float8_e4m3fn", "float32")]:
     ks += mk(f"matmul_{dt}", lambda dt=dt, acc=acc: K.matmul(256, 256, 256, 64, 64, 64, dtype=dt, accum_dtype=acc))
 ks += mk("matmul_small", lambda: K.matmul(128, 128, 128, 64, 64, 32))
+ks += mk("matmul_cpu_rewrites", lambda: K.matmul(512, 512, 512, 32, 32, 32, dtype="float32"))  # every CPU rewrite
 ks += mk("flashattn_st2", lambda: K.flashattn(1, 2, 256, 64, is_causal=True, num_stages=2))
 ks += mk("cumsum_dim1", lambda: K.cumsum(128, 128, 32, 32, dim=1))
 ks += mk("axpb", K.axpb)

@@ -1,5 +1,5 @@
 // CacheGemmTilesCPU; see cache_gemm_tiles_cpu.h.
-#include "transform/cache_gemm_tiles_cpu.h"
+#include "target/cpu/cache_gemm_tiles_cpu.h"
 
 #include <map>
 #include <set>

@@ -1,4 +1,4 @@
-// HoistBranchBarriers; see cuda_passes.h.
+// HoistBranchBarriers; see passes.h.
 //
 // SplitInteriorBlocks turns a tile op into `if (interior) fast else slow` on a block-uniform
 // condition, and InsertBarriers then puts the barrier the op needs at the head of each branch. That
@@ -7,7 +7,8 @@
 // crashed the process in pocl_release_dlhandle_cache. One barrier before the `if` orders the same
 // accesses, so it replaces the two.
 #include "ir/functor.h"
-#include "transform/cuda_passes.h"
+#include "target/opencl/passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 
 namespace tl {
@@ -73,7 +74,7 @@ class Hoister : public IRMutator {
 
 }  // namespace
 
-PrimFunc HoistBranchBarriers(const PrimFunc& f, const CudaPassContext&) {
+PrimFunc HoistBranchBarriers(const PrimFunc& f, const PassContext&) {
   return WithBody(f, Hoister().VisitStmt(f->body));
 }
 

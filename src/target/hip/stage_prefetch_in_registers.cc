@@ -17,7 +17,8 @@
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
-#include "transform/cuda_passes.h"
+#include "target/hip/passes.h"
+#include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 
 namespace tl {
@@ -163,7 +164,7 @@ class Stager : public IRMutator {
 
 }  // namespace
 
-PrimFunc StagePrefetchInRegisters(const PrimFunc& f, const CudaPassContext& ctx) {
+PrimFunc StagePrefetchInRegisters(const PrimFunc& f, const PassContext& ctx) {
   Stager st;
   Stmt body = st.VisitStmt(f->body);
   if (body == f->body) return f;

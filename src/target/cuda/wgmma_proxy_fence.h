@@ -1,6 +1,6 @@
 // fence.proxy.async before wgmma only where generic-proxy writes reach its operands.
 #pragma once
-#include "transform/cuda_passes.h"
+#include "transform/gpu_passes.h"
 
 namespace tl {
 
@@ -8,6 +8,6 @@ namespace tl {
 /// wgmma becomes fence.proxy.async where a generic-proxy write (a shared store, cp.async, ...) that can
 /// run before it touches an operand's bytes, and goes where only TMA (the async proxy) writes them
 /// (wgmma_proxy_fence.cc).
-PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const CudaPassContext& ctx);
+PrimFunc ElideWgmmaProxyFences(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

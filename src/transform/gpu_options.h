@@ -1,6 +1,6 @@
-// The shared GPU lowering (CUDA, HIP, Metal, OpenCL): tile program -> thread-level program
-// (docs/thread_ir.md), on the GpuFeatures of the target (src/target/gpu_features.h; each GPU backend
-// builds its own).
+// The options of the shared GPU lowering (CUDA, HIP, Metal, OpenCL), from the pass configs. The
+// lowering itself is each backend's pipeline (src/target/<kind>/pipeline.cc) of shared passes
+// (transform/gpu_passes.h, registered in transform/pass_registry.cc) and its own:
 //
 //   LegalizeTileOpsCUDA  copies / fills / atomics that are plain loops become T.Parallel nests;
 //                        global->shared copies that can use 16-byte cp.async stay copy ops (the
@@ -8,25 +8,18 @@
 //                        planned for the async copies of T.Pipelined loops
 //   LayoutInference      fragment layouts (strict: gemm accumulators and register operands,
 //                        reductions; common: T.Parallel nests; free: striped) to a fixpoint
-//   LowerTileOpsCUDA     gemm -> ldmatrix + mma.sync, copies -> cp.async, reductions -> warp
+//   LowerTileOpsCUDA     gemm -> the target's matrix unit, copies -> async copies, reductions -> warp
 //                        shuffles + shared memory, T.Parallel -> per-thread unrolled code,
-//                        T.Pipelined -> multi-stage cp.async pipeline, shared buffers -> flat
+//                        T.Pipelined -> multi-stage pipelines, shared buffers -> flat
 //                        swizzled buffers, fragments -> per-thread register arrays
-//   InsertBarriers       __syncthreads where shared-memory accesses of different threads conflict
 //   PlanSharedMemory     offsets with liveness-based reuse; over the limit is a compile error
+//   InsertBarriers       barriers where shared-memory accesses of different threads conflict
 #pragma once
-#include "transform/compile_info.h"
-#include <map>
-#include <string>
-#include <vector>
-
-#include "target/gpu_features.h"
 #include "transform/pass_config.h"
-#include "transform/pipeline.h"
 
 namespace tl {
 
-struct CudaLowerOptions {
+struct GpuOptions {
   bool disable_barriers = false;          // pass config "tl.disable_barrier_insertion" (for race tests)
   bool disable_cp_async = false;          // "tl.disable_async_copy"
   bool disable_wgmma = false;             // "tl.disable_wgmma": sm_90a T.gemm uses mma.sync
@@ -41,14 +34,6 @@ struct CudaLowerOptions {
 /// The one mapping from pass configs to the GPU lowering's options, for every GPU backend (and the
 /// per-pass test hook). A config for hardware a target lacks changes nothing there: the lowering reads
 /// the target's GpuFeatures first (no TMA on sm_80, no async copy on Metal or OpenCL).
-CudaLowerOptions GpuLowerOptions(const PassConfig& pc);
-
-// What the lowering reports (decisions, warnings, the shared-memory plan, the block size).
-using CudaLowerInfo = CompileInfo;
-
-/// The shared GPU lowering for a target with `features` (each GPU backend builds its own:
-/// src/target/<kind>/target.cc).
-PrimFunc LowerForGPU(const PrimFunc& f, const GpuFeatures& features, const CudaLowerOptions& opt,
-                     CudaLowerInfo* info, std::vector<PassRecord>* trace = nullptr);
+GpuOptions GpuOptionsFor(const PassConfig& pc);
 
 }  // namespace tl

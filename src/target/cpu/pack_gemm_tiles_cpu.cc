@@ -1,5 +1,5 @@
 // PackGemmTilesCPU; see pack_gemm_tiles_cpu.h.
-#include "transform/pack_gemm_tiles_cpu.h"
+#include "target/cpu/pack_gemm_tiles_cpu.h"
 
 #include <map>
 #include <set>

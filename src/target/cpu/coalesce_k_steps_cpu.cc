@@ -1,5 +1,5 @@
 // CoalesceGemmKStepsCPU; see coalesce_k_steps_cpu.h.
-#include "transform/coalesce_k_steps_cpu.h"
+#include "target/cpu/coalesce_k_steps_cpu.h"
 
 #include <map>
 

@@ -1,0 +1,48 @@
+// The CUDA backend's pipeline: tile program -> thread-level IR (docs/thread_ir.md), the shared GPU
+// passes on CudaFeatures of the arch, and on sm_90a its own two.
+#include "target/cuda/passes.h"
+
+#include "target/cuda/wgmma_proxy_fence.h"
+#include "transform/cuda/warp_specialize.h"
+
+namespace tl {
+
+PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
+  return GpuPassContext(CudaFeatures(CudaTargetOf(t)), t, pc);
+}
+
+Pipeline CudaPipeline(const PassContext& ctx) {
+  const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
+  Pipeline p = {
+      Step("CheckThreadBindings"),
+      Step("ExpandViewTileOps"),
+      Step("Simplify"),
+      Step("RasterizeBlocks"),
+      Step("InjectBoundGuards"),
+      Step("ResolveBufferViews"),
+      Step("LegalizeTileOpsCUDA"),
+      Step("PartitionDynamicParallel"),
+      Step("LayoutInference"),
+      Step("LowerTileOpsCUDA", thread),
+      Step("Simplify", thread),
+      Step("SplitInteriorBlocks", thread),
+      Step("PlanSharedMemory", planned),
+  };
+  // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence
+  // must come before the barrier that orders the writes against another warp group's wgmma, and the
+  // operand-less fence is what that pass sees.
+  if (ctx.features.wgmma) p.push_back({"ElideWgmmaProxyFences", ElideWgmmaProxyFences, planned});
+  p.push_back(Step("InsertBarriers", planned));
+  // warp specialisation: consumer-only barriers become named ones (transform/cuda/warp_specialize.cc)
+  if (ctx.features.wgmma) p.push_back({"WsNamedBarriers", WsNamedBarriers, planned});
+  return p;
+}
+
+PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const GpuOptions& opt, CompileInfo* info,
+                      std::vector<PassRecord>* trace) {
+  CompileInfo local;
+  PassContext ctx{CudaFeatures(target), opt, info ? info : &local, {}, {}};
+  return RunPipeline(CudaPipeline(ctx), f, ctx, trace);
+}
+
+}  // namespace tl

@@ -1,0 +1,35 @@
+// The Metal backend's pipeline: its dtype check, the shared GPU passes on MetalFeatures
+// (simdgroup_matrix, 32 KB of threadgroup memory), and simdgroup staging out of K loops.
+#include "target/metal/passes.h"
+#include "target/metal/target.h"
+
+namespace tl {
+
+PassContext MetalPassContext(const Target& t, const PassConfig& pc) {
+  return GpuPassContext(MetalFeatures(), t, pc);
+}
+
+Pipeline MetalPipeline(const PassContext&) {
+  const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
+  return {
+      {"CheckMetalTypes", CheckMetalTypes, IRStage::kTile},
+      Step("CheckThreadBindings"),
+      Step("ExpandViewTileOps"),
+      Step("Simplify"),
+      Step("RasterizeBlocks"),
+      Step("InjectBoundGuards"),
+      Step("ResolveBufferViews"),
+      Step("LegalizeTileOpsCUDA"),
+      Step("PartitionDynamicParallel"),
+      Step("LayoutInference"),
+      Step("LowerTileOpsCUDA", thread),
+      Step("Simplify", thread),
+      // accumulators stay simdgroup matrices across K loops (hoist_simdgroup_staging.cc)
+      {"HoistSimdgroupStaging", HoistSimdgroupStaging, thread},
+      Step("SplitInteriorBlocks", thread),
+      Step("PlanSharedMemory", planned),
+      Step("InsertBarriers", planned),
+  };
+}
+
+}  // namespace tl
