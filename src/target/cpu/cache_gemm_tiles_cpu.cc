@@ -1,6 +1,7 @@
 // CacheGemmTilesCPU; see cache_gemm_tiles_cpu.h.
 #include "target/cpu/cache_gemm_tiles_cpu.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -191,9 +192,13 @@ class Cacher : public IRMutator {
     }
     if (choices_)
       for (const CopyNode* c : decls_) {
-        std::string tiles;
+        // by name: caches_ is keyed by address, so its order changes from run to run
+        std::vector<std::string> names;
         for (auto& [c2, k] : caches_)
-          if (k.id == caches_.at(c).id) tiles += (tiles.empty() ? "" : ", ") + k.tile->name;
+          if (k.id == caches_.at(c).id) names.push_back(k.tile->name);
+        std::sort(names.begin(), names.end());
+        std::string tiles;
+        for (const std::string& t : names) tiles += (tiles.empty() ? "" : ", ") + t;
         choices_->push_back(cpu_lowering::SpanLine(c->span) + ": T.copy into " + tiles + ": tiles of " +
                             c->src.buffer->name +
                             " are cached for the whole call (filled once by the first block that needs "
