@@ -8,7 +8,8 @@ share one cache, and a second run reuses the host-compiler, NVRTC and hipcc buil
 That is safe because every entry is content-addressed: its key is the generated source with the
 device headers, the compiler's identity and version and the flags, so a changed compiler or
 changed generated code is a different entry, never a stale one. Tests that exercise the cache
-itself point TILELANG_CACHE_DIR at their own directory with monkeypatch.
+itself point TILELANG_CACHE_DIR at their own directory with monkeypatch; the CPU backend's precompiled
+headers stay in the session's cache (TILELANG_CPU_PCH_DIR), so such a test does not build them again.
 """
 import os
 import shutil
@@ -30,7 +31,7 @@ def _session_kernel_cache():
 
         if expect not in tilelang._ffi.__file__:
             pytest.exit(f"this worker imported {tilelang._ffi.__file__}, not the module under {expect}", returncode=3)
-    saved = {k: os.environ.get(k) for k in ("TILELANG_CACHE_DIR", "TILELANG_DISABLE_CACHE")}
+    saved = {k: os.environ.get(k) for k in ("TILELANG_CACHE_DIR", "TILELANG_DISABLE_CACHE", "TILELANG_CPU_PCH_DIR")}
     shared = os.environ.get("TILELANG_TEST_CACHE_DIR")
     if shared:
         path = os.path.abspath(shared)
@@ -38,6 +39,7 @@ def _session_kernel_cache():
     else:
         path = tempfile.mkdtemp(prefix="tilelang-test-cache-")
     os.environ["TILELANG_CACHE_DIR"] = path
+    os.environ["TILELANG_CPU_PCH_DIR"] = os.path.join(path, "cpu-pch")
     os.environ.pop("TILELANG_DISABLE_CACHE", None)
     try:
         yield path

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,51 @@ std::string CacheKey(const std::string& canonical_ir, const std::string& target,
 }
 
 namespace {
+
+// A precompiled header of the device headers (tl_device/cpu/runtime.h) for one compiler, flag set and
+// TL_CPU_ISA, in <cache>/cpu-pch (or $TILELANG_CPU_PCH_DIR): parsing those headers is most of a small kernel's compile time
+// (1.8 s of 1.9 s with g++ -O3 on a Zen 3). Returns the -include argument's file, or "" where there is none
+// to use: not GCC (Clang reads its own format), the cache off, TILELANG_CPU_PCH=0, or a failed build of it (the
+// kernel then includes the headers as written). Built once under a private name, then renamed into place,
+// so concurrent builders never read a partial one. GCC checks a PCH's flags and macros when it reads it
+// and falls back to the header itself on any mismatch; the generated code is the same either way.
+std::string PrecompiledHeader(const CompileOptions& opt, const std::string& headers_hash, int isa_level,
+                              std::string* log) {
+  const char* env = std::getenv("TILELANG_CPU_PCH");
+  if (env && std::string(env) == "0") return "";
+  const std::string cxx = CompilerCommand(opt);
+  const std::string version = CompilerVersion(cxx);
+  if (version.find("clang") != std::string::npos || !CacheEntry(opt, "", "pch").enabled()) return "";
+  const std::string key = HashHex("tl-cpu-pch 1\n" + headers_hash + "\n" + opt.flags + "\n" + cxx + " " + version +
+                                  "\nTL_CPU_ISA=" + std::to_string(isa_level));
+  const char* where = std::getenv("TILELANG_CPU_PCH_DIR");
+  const std::string base = where && *where ? std::string(where) : CacheDir(opt) + "/cpu-pch";
+  const std::string dir = base + "/" + key, header = dir + "/tl_cpu_pch.h";
+  struct stat st;
+  if (stat((header + ".gch").c_str(), &st) == 0 && S_ISREG(st.st_mode)) return header;
+  const std::string work = dir + ".build-" + UniqueSuffix();
+  MakeDirs(work);
+  WriteFile(work + "/tl_cpu_pch.h", "#include \"tl_device/cpu/runtime.h\"\n");
+  std::vector<std::string> argv = SplitWords(cxx);
+  for (const std::string& f : SplitWords(opt.flags))
+    if (f != "-shared") argv.push_back(f);
+  for (const std::string& a : {"-DTL_CPU_ISA=" + std::to_string(isa_level), "-I" + opt.include_dir,
+                               std::string("-x"), std::string("c++-header"), std::string("tl_cpu_pch.h"),
+                               std::string("-o"), std::string("tl_cpu_pch.h.gch")})
+    argv.push_back(a);
+  std::string out;
+  const bool built = RunCommand(argv, &out, work) == 0;
+  if (built && rename(work.c_str(), dir.c_str()) == 0) return header;
+  // lost the race to another builder (its entry is complete), or failed: remove ours
+  std::remove((work + "/tl_cpu_pch.h.gch").c_str());
+  std::remove((work + "/tl_cpu_pch.h").c_str());
+  rmdir(work.c_str());
+  if (!built) {
+    if (log) *log += "precompiled header not built (the kernel includes the headers):\n" + out.substr(0, 2000);
+    return "";
+  }
+  return stat((header + ".gch").c_str(), &st) == 0 ? header : "";
+}
 
 // The host compiler on the generated C++, through the disk cache. A built library is published
 // into its content-addressed entry with rename(), so concurrent builders never expose a partial one.
@@ -76,7 +122,8 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
     ReadFile(hdir + h, &text);
     headers += h + "\n" + text;
   }
-  std::string key = CacheKey(PrintPrimFunc(k.func) + "\n" + k.source + "\n" + HashHex(headers), "cpu", opt);
+  const std::string headers_hash = HashHex(headers);
+  std::string key = CacheKey(PrintPrimFunc(k.func) + "\n" + k.source + "\n" + headers_hash, "cpu", opt);
   const CacheEntry entry(opt, "", key);
   const bool cache = entry.enabled();
   std::string dir = cache ? entry.dir() : CacheDir(opt) + "/nocache-" + UniqueSuffix();
@@ -100,11 +147,35 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   // of the path. CXX and the flags are split at blank space ("ccache g++", "-O3 -march=native").
   std::vector<std::string> argv = SplitWords(CompilerCommand(opt));
   for (const std::string& f : SplitWords(opt.flags)) argv.push_back(f);
+  argv.push_back("-I" + opt.include_dir);
+  // The generated source starts "#define TL_CPU_ISA <level>" then includes runtime.h: the header is read
+  // precompiled with the same definition (a redefinition to the same value is allowed).
+  std::string pch_log;
+  const std::string pch = PrecompiledHeader(opt, headers_hash, ChooseCpuIsa(k.target).level, &pch_log);
+  std::vector<std::string> plain = argv;
+  for (const char* a : {"kernel.cc", "-o", "kernel.so"}) plain.push_back(a);
+  if (!pch.empty())
+    for (const std::string& a : {"-DTL_CPU_ISA=" + std::to_string(ChooseCpuIsa(k.target).level),
+                                 std::string("-include"), pch})
+      argv.push_back(a);
   for (const char* a : {"kernel.cc", "-o", "kernel.so"}) argv.push_back(a);
-  argv.insert(argv.end() - 3, "-I" + opt.include_dir);
-  const std::string cmd = "cd " + CommandLine({work}) + " && " + CommandLine(argv);
+  std::string cmd = "cd " + CommandLine({work}) + " && " + CommandLine(argv);
   std::string log;
   int rc = RunCommand(argv, &log, work);
+  if (rc != 0 && !pch.empty()) {
+    // A damaged precompiled header (a truncated file is a hard error, not a fallback) must not fail the
+    // kernel: build without it, and drop it when that works, so the next build makes a new one.
+    const std::string with_pch = log;
+    log.clear();
+    rc = RunCommand(plain, &log, work);
+    cmd = "cd " + CommandLine({work}) + " && " + CommandLine(plain);
+    if (rc == 0) {
+      std::remove((pch + ".gch").c_str());  // the whole entry, so that the next build makes it anew
+      std::remove(pch.c_str());
+      rmdir(pch.substr(0, pch.rfind('/')).c_str());
+      pch_log += "precompiled header " + pch + ".gch unusable, removed:\n" + with_pch.substr(0, 2000);
+    }
+  }
   auto cleanup = [&]() {
     std::remove(src_path.c_str());
     std::remove(tmp_so.c_str());
@@ -118,7 +189,7 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
                                              "' (this is a TileLang-C++ bug if the program was accepted):\n" +
                                              cmd + "\n" + log.substr(0, 4000));
   }
-  info->build_log = log;
+  info->build_log = pch_log + log;
   ReadFile(tmp_so, &a.binary);
   cleanup();
   if (!cache) return a;  // the bytes are the artifact; the loader maps them from a scratch file
