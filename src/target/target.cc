@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "target/backend.h"
 #include "target/cpu/isa.h"
 #include "target/cuda/target.h"
 
@@ -67,8 +68,14 @@ Target ParseTarget(const std::string& spec) {
     head = "cuda";
   }
   if (head == "c" || head == "llvm" || head == "host") head = "cpu";
-  if (head != "cpu" && head != "cuda" && head != "hip" && head != "metal" && head != "opencl")
-    Bad(spec, "unknown target kind '" + words[0] + "'");
+  const bool builtin = head == "cpu" || head == "cuda" || head == "hip" || head == "metal" || head == "opencl";
+  // A kind a backend registered itself for (docs/adding_a_backend.md): "<kind> [-arch=<name>]"; its
+  // backend's pass context says what it offers.
+  if (!builtin) {
+    const std::vector<std::string> kinds = BackendKinds();
+    if (std::find(kinds.begin(), kinds.end(), head) == kinds.end())
+      Bad(spec, "unknown target kind '" + words[0] + "'");
+  }
   t.kind = head;
   std::vector<std::string> attrs;
   for (size_t i = 1; i < words.size(); ++i) {
@@ -131,7 +138,7 @@ Target ParseTarget(const std::string& spec) {
     t.max_threads = 1024;
     t.warp_size = 32;
     t.features = {"simdgroup_matrix"};
-  } else {  // opencl: the guaranteed minimums; the device may offer more
+  } else if (t.kind == "opencl") {  // the guaranteed minimums; the device may offer more
     t.smem_limit = 32 * 1024;
     t.max_threads = 256;
     t.warp_size = 1;
@@ -146,7 +153,7 @@ Target ParseTarget(const std::string& spec) {
       if (a[0] != '-') t.features.push_back(f);
       t.features_given = true;
     }
-  }
+  }  // a registered kind: no limits here (its backend's GpuFeatures hold them)
   std::sort(t.features.begin(), t.features.end());
   return t;
 }
