@@ -91,6 +91,19 @@ std::vector<std::string> SharedPassNames() {
   return out;
 }
 
+Pipeline GpuTileToThreadSteps() {
+  return {Step("CheckThreadBindings"),       Step("ExpandViewTileOps"), Step("Simplify"),
+          Step("RasterizeBlocks"),           Step("InjectBoundGuards"), Step("ResolveBufferViews"),
+          Step("LegalizeTileOpsCUDA"),       Step("PartitionDynamicParallel"),
+          Step("LayoutInference"),           Step("LowerTileOpsCUDA", IRStage::kThread),
+          Step("Simplify", IRStage::kThread)};
+}
+
+Pipeline Concat(Pipeline a, const Pipeline& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 const Pipeline& FrontSteps() {
   static const Pipeline front = {Step("HoistWorkspaces")};
   return front;

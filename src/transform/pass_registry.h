@@ -51,6 +51,15 @@ PipelineStep Step(const std::string& name, IRStage stage = IRStage::kTile);
 /// The names of the shared passes, sorted.
 std::vector<std::string> SharedPassNames();
 
+/// The shared GPU steps from a tile program to thread-level IR, the start of every GPU pipeline:
+/// CheckThreadBindings, ExpandViewTileOps, Simplify, RasterizeBlocks, InjectBoundGuards, ResolveBufferViews,
+/// LegalizeTileOpsCUDA, PartitionDynamicParallel, LayoutInference, LowerTileOpsCUDA (thread-level from
+/// here), Simplify. A backend's pipeline continues with its own steps and SplitInteriorBlocks,
+/// PlanSharedMemory and InsertBarriers.
+Pipeline GpuTileToThreadSteps();
+/// `a`, then `b`.
+Pipeline Concat(Pipeline a, const Pipeline& b);
+
 /// The steps Compile() runs before any backend's pipeline (HoistWorkspaces: the signature the
 /// runtime sees).
 const Pipeline& FrontSteps();

@@ -62,14 +62,9 @@ Backend ToyBackend() {
   b.pass_context = [](const Target& t, const PassConfig& pc) { return GpuPassContext(ToyFeatures(), t, pc); };
   b.pipeline = [](const PassContext&) {
     const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-    return Pipeline{Step("CheckThreadBindings"),     Step("ExpandViewTileOps"),
-                    Step("Simplify"),                Step("RasterizeBlocks"),
-                    Step("InjectBoundGuards"),       Step("ResolveBufferViews"),
-                    Step("LegalizeTileOpsCUDA"),     Step("PartitionDynamicParallel"),
-                    Step("LayoutInference"),         Step("LowerTileOpsCUDA", thread),
-                    Step("Simplify", thread),        Step("SplitInteriorBlocks", thread),
-                    Step("PlanSharedMemory", planned), Step("InsertBarriers", planned),
-                    {"ToyCountBarriers", ToyCountBarriers, planned}};
+    return Concat(GpuTileToThreadSteps(), {Step("SplitInteriorBlocks", thread), Step("PlanSharedMemory", planned),
+                                           Step("InsertBarriers", planned),
+                                           {"ToyCountBarriers", ToyCountBarriers, planned}});
   };
   b.codegen = [](const PrimFunc& lowered, const Target&) { return "// toy\n" + PrintPrimFunc(lowered); };
   b.entry = [](const PrimFunc& lowered) { return lowered->name; };

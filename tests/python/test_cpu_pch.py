@@ -6,34 +6,17 @@ is really given it (a wrapper CXX records the command lines), a damaged one (tru
 removed and the kernel still builds, TILELANG_CPU_PCH=0 and a disabled cache build none."""
 import os
 import stat
-import zlib
 
-import numpy as np
 import pytest
 
 import tilelang
-import tilelang.language as T
 from tilelang.jit import clear_compile_memo
 
-
-def _scale(c, n=300):
-    @T.prim_func
-    def scale(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
-        with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
-            for i in T.Parallel(64):
-                if bx * 64 + i < n:
-                    B[bx * 64 + i] = A[bx * 64 + i] * c + 1.0
-
-    return scale
+from test_cpu_runtime import _cache_kernel, _check_cache_kernel
 
 
-def _check(kernel, c, n=300):
-    seed = zlib.crc32(repr(("pch", c, n)).encode())
-    print("seed", seed)
-    A = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
-    B = np.full(n, np.nan, np.float32)
-    kernel(A, B)
-    np.testing.assert_allclose(B, A.astype(np.float64) * c + 1.0, rtol=1e-6, atol=1e-6)
+# the disk-cache tests' kernel: B = A * c + 1, distinct for each c, and its NumPy float64 check
+_scale, _check = _cache_kernel, _check_cache_kernel
 
 
 def _gch(root):

@@ -13,21 +13,9 @@ PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
 
 Pipeline CudaPipeline(const PassContext& ctx) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  Pipeline p = {
-      Step("CheckThreadBindings"),
-      Step("ExpandViewTileOps"),
-      Step("Simplify"),
-      Step("RasterizeBlocks"),
-      Step("InjectBoundGuards"),
-      Step("ResolveBufferViews"),
-      Step("LegalizeTileOpsCUDA"),
-      Step("PartitionDynamicParallel"),
-      Step("LayoutInference"),
-      Step("LowerTileOpsCUDA", thread),
-      Step("Simplify", thread),
-      Step("SplitInteriorBlocks", thread),
-      Step("PlanSharedMemory", planned),
-  };
+  Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+  p.push_back(Step("SplitInteriorBlocks", thread));
+  p.push_back(Step("PlanSharedMemory", planned));
   // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence
   // must come before the barrier that orders the writes against another warp group's wgmma, and the
   // operand-less fence is what that pass sees.

@@ -9,24 +9,14 @@ PassContext HipPassContext(const Target& t, const PassConfig& pc) { return GpuPa
 
 Pipeline HipPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  return {
-      Step("CheckThreadBindings"),
-      Step("ExpandViewTileOps"),
-      Step("Simplify"),
-      Step("RasterizeBlocks"),
-      Step("InjectBoundGuards"),
-      Step("ResolveBufferViews"),
-      Step("LegalizeTileOpsCUDA"),
-      Step("PartitionDynamicParallel"),
-      Step("LayoutInference"),
-      Step("LowerTileOpsCUDA", thread),
-      Step("Simplify", thread),
-      // pipelined copies go through registers (stage_prefetch_in_registers.cc)
-      {"StagePrefetchInRegisters", StagePrefetchInRegisters, thread},
-      Step("SplitInteriorBlocks", thread),
-      Step("PlanSharedMemory", planned),
-      Step("InsertBarriers", planned),
-  };
+  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+                {
+                    // pipelined copies go through registers (stage_prefetch_in_registers.cc)
+                    {"StagePrefetchInRegisters", StagePrefetchInRegisters, thread},
+                    Step("SplitInteriorBlocks", thread),
+                    Step("PlanSharedMemory", planned),
+                    Step("InsertBarriers", planned),
+                });
 }
 
 }  // namespace tl

@@ -11,25 +11,15 @@ PassContext MetalPassContext(const Target& t, const PassConfig& pc) {
 
 Pipeline MetalPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  return {
-      {"CheckMetalTypes", CheckMetalTypes, IRStage::kTile},
-      Step("CheckThreadBindings"),
-      Step("ExpandViewTileOps"),
-      Step("Simplify"),
-      Step("RasterizeBlocks"),
-      Step("InjectBoundGuards"),
-      Step("ResolveBufferViews"),
-      Step("LegalizeTileOpsCUDA"),
-      Step("PartitionDynamicParallel"),
-      Step("LayoutInference"),
-      Step("LowerTileOpsCUDA", thread),
-      Step("Simplify", thread),
-      // accumulators stay simdgroup matrices across K loops (hoist_simdgroup_staging.cc)
-      {"HoistSimdgroupStaging", HoistSimdgroupStaging, thread},
-      Step("SplitInteriorBlocks", thread),
-      Step("PlanSharedMemory", planned),
-      Step("InsertBarriers", planned),
-  };
+  const Pipeline check = {{"CheckMetalTypes", CheckMetalTypes, IRStage::kTile}};
+  return Concat(Concat(check, GpuTileToThreadSteps()),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+                {
+                    // accumulators stay simdgroup matrices across K loops (hoist_simdgroup_staging.cc)
+                    {"HoistSimdgroupStaging", HoistSimdgroupStaging, thread},
+                    Step("SplitInteriorBlocks", thread),
+                    Step("PlanSharedMemory", planned),
+                    Step("InsertBarriers", planned),
+                });
 }
 
 }  // namespace tl

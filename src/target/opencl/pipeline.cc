@@ -7,24 +7,14 @@ namespace tl {
 
 Pipeline OpenCLPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  return {
-      Step("CheckThreadBindings"),
-      Step("ExpandViewTileOps"),
-      Step("Simplify"),
-      Step("RasterizeBlocks"),
-      Step("InjectBoundGuards"),
-      Step("ResolveBufferViews"),
-      Step("LegalizeTileOpsCUDA"),
-      Step("PartitionDynamicParallel"),
-      Step("LayoutInference"),
-      Step("LowerTileOpsCUDA", thread),
-      Step("Simplify", thread),
-      Step("SplitInteriorBlocks", thread),
-      Step("PlanSharedMemory", planned),
-      Step("InsertBarriers", planned),
-      // PoCL corrupts its heap on a barrier at the head of both branches (hoist_branch_barriers.cc)
-      {"HoistBranchBarriers", HoistBranchBarriers, planned},
-  };
+  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+                {
+                    Step("SplitInteriorBlocks", thread),
+                    Step("PlanSharedMemory", planned),
+                    Step("InsertBarriers", planned),
+                    // PoCL corrupts its heap on a barrier at the head of both branches (hoist_branch_barriers.cc)
+                    {"HoistBranchBarriers", HoistBranchBarriers, planned},
+                });
 }
 
 }  // namespace tl
