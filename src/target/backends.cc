@@ -34,6 +34,10 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 void RegisterBackend(Backend b) {
+  for (auto [set, what] : {std::pair<bool, const char*>{bool(b.pass_context), "pass_context"},
+                           {bool(b.pipeline), "pipeline"}, {bool(b.codegen), "codegen"},
+                           {bool(b.entry), "entry"}, {bool(b.build), "build"}, {bool(b.load), "load"}})
+    if (!set) throw InternalError("backend '" + b.kind + "' registered without its " + what);
   std::lock_guard<std::mutex> lock(RegistryMutex());
   std::string k = b.kind;
   Registry()[k] = std::move(b);

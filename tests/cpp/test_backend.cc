@@ -181,6 +181,23 @@ TEST(BackendRegistry, CompileDispatchesToTheRegisteredBackend) {
   EXPECT_THROW(LoadModule(Compile(Scale(n), ParseTarget("metal"), {}, o)), UserError);
 }
 
+TEST(BackendRegistry, ABackendWithoutItsPipelineIsRefusedWhenRegistered) {
+  Backend b = GetBackend("cpu");  // complete, then one part missing at a time
+  b.kind = "half-a-backend";
+  b.pipeline = nullptr;
+  try {
+    RegisterBackend(b);
+    FAIL();
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("without its pipeline"), std::string::npos) << e.what();
+  }
+  b = GetBackend("cpu");
+  b.kind = "half-a-backend";
+  b.pass_context = nullptr;
+  EXPECT_THROW(RegisterBackend(b), InternalError);
+  EXPECT_THROW(GetBackend("half-a-backend"), UserError);  // nothing was registered
+}
+
 TEST(BackendRegistry, CpuAndCudaAreRegisteredWithTheirTraits) {
   EXPECT_FALSE(GetBackend("cpu").emulatable);
   EXPECT_TRUE(GetBackend("cuda").emulatable);
