@@ -32,6 +32,18 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace tl {
+namespace {
+
+// The steps Compile() runs for a target spec and configs (its front steps, then the backend's pipeline),
+// and in `ctx` the context it runs them with: what the per-pass hook runs and lists.
+Pipeline CompileSteps(const std::string& target, const std::map<std::string, std::string>& cfg, PassContext* ctx) {
+  const Target t = ParseTarget(target);
+  const Backend& b = GetBackend(t.kind);
+  *ctx = b.pass_context(b.resolve ? b.resolve(t, false) : t, ParsePassConfig(cfg));
+  return Concat(FrontSteps(), b.pipeline(*ctx));
+}
+
+}  // namespace
 
 void BindCompile(nb::module_& m) {
   // ---- compiling: one entry point for every backend (target/backend.h) -------------------------
@@ -243,13 +255,10 @@ void BindCompile(nb::module_& m) {
       "run_pass",
       [](const std::string& name, const PrimFunc& f, const std::string& target,
          const std::map<std::string, std::string>& cfg, int occurrence) {
-        const Target t = ParseTarget(target);
-        const Backend& b = GetBackend(t.kind);
         CompileInfo info;
-        PassContext ctx = b.pass_context(b.resolve ? b.resolve(t, false) : t, ParsePassConfig(cfg));
+        PassContext ctx;
+        const Pipeline steps = CompileSteps(target, cfg, &ctx);
         ctx.info = &info;
-        Pipeline steps = FrontSteps();
-        for (PipelineStep& s : b.pipeline(ctx)) steps.push_back(std::move(s));
         return RunPipelineStep(steps, name, occurrence, f, ctx);
       },
       "name"_a, "func"_a, "target"_a = "cuda -arch=sm_80",
@@ -258,12 +267,9 @@ void BindCompile(nb::module_& m) {
   m.def(
       "pipeline_steps",
       [](const std::string& target, const std::map<std::string, std::string>& cfg) {
-        const Target t = ParseTarget(target);
-        const Backend& b = GetBackend(t.kind);
-        const PassContext ctx = b.pass_context(b.resolve ? b.resolve(t, false) : t, ParsePassConfig(cfg));
+        PassContext ctx;
         std::vector<std::string> out;
-        for (const PipelineStep& s : FrontSteps()) out.push_back(s.name);
-        for (const PipelineStep& s : b.pipeline(ctx)) out.push_back(s.name);
+        for (const PipelineStep& s : CompileSteps(target, cfg, &ctx)) out.push_back(s.name);
         return out;
       },
       "target"_a, "pass_configs"_a = std::map<std::string, std::string>{});

@@ -33,9 +33,6 @@ PrimFunc SimplifyKeepingKernel(const PrimFunc& f) {
   return Simplify(WithBody(f, EmptyKernel().VisitStmt(f->body)));
 }
 
-PassFn Plain(PrimFunc (*pass)(const PrimFunc&)) {
-  return [pass](const PrimFunc& f, const PassContext&) { return pass(f); };
-}
 PassFn WithContext(PrimFunc (*pass)(const PrimFunc&, const PassContext&)) {
   return [pass](const PrimFunc& f, const PassContext& ctx) { return pass(f, ctx); };
 }
@@ -44,16 +41,16 @@ PassFn WithContext(PrimFunc (*pass)(const PrimFunc&, const PassContext&)) {
 // backend's folder (src/target/<kind>/pipeline.cc).
 const std::map<std::string, PassFn>& SharedPasses() {
   static const std::map<std::string, PassFn> passes = {
-      {"HoistWorkspaces", Plain(HoistWorkspaces)},
-      {"CheckThreadBindings", Plain(CheckThreadBindings)},
-      {"ExpandViewTileOps", Plain(ExpandViewTileOps)},
-      {"Simplify", Plain(SimplifyKeepingKernel)},
-      {"RasterizeBlocks", Plain(RasterizeBlocks)},
-      {"InjectBoundGuards", Plain(InjectBoundGuards)},
-      {"ResolveBufferViews", Plain(ResolveBufferViews)},
+      {"HoistWorkspaces", ContextFree(HoistWorkspaces)},
+      {"CheckThreadBindings", ContextFree(CheckThreadBindings)},
+      {"ExpandViewTileOps", ContextFree(ExpandViewTileOps)},
+      {"Simplify", ContextFree(SimplifyKeepingKernel)},
+      {"RasterizeBlocks", ContextFree(RasterizeBlocks)},
+      {"InjectBoundGuards", ContextFree(InjectBoundGuards)},
+      {"ResolveBufferViews", ContextFree(ResolveBufferViews)},
       // the shared GPU lowering (gpu_passes.h), on the target's GpuFeatures
       {"LegalizeTileOpsCUDA", WithContext(LegalizeTileOpsCUDA)},
-      {"PartitionDynamicParallel", Plain(PartitionDynamicParallel)},
+      {"PartitionDynamicParallel", ContextFree(PartitionDynamicParallel)},
       {"LayoutInference", WithContext(InferLayouts)},
       {"LowerTileOpsCUDA", WithContext(LowerTileOpsCUDA)},
       {"SplitInteriorBlocks", WithContext(SplitInteriorBlocks)},
@@ -73,6 +70,10 @@ PrimFunc RunStep(const PipelineStep& s, const PrimFunc& f, const PassContext& ct
 }
 
 }  // namespace
+
+PassFn ContextFree(PrimFunc (*pass)(const PrimFunc&)) {
+  return [pass](const PrimFunc& f, const PassContext&) { return pass(f); };
+}
 
 PassContext GpuPassContext(const GpuFeatures& features, const Target& t, const PassConfig& pc) {
   return {features, GpuOptionsFor(pc), nullptr, t, pc};

@@ -39,6 +39,9 @@ PassContext GpuPassContext(const GpuFeatures& features, const Target& t, const P
 
 using PassFn = std::function<PrimFunc(const PrimFunc&, const PassContext&)>;
 
+/// A pass that reads nothing but its input, as a PassFn.
+PassFn ContextFree(PrimFunc (*pass)(const PrimFunc&));
+
 struct PipelineStep {
   std::string name;
   PassFn run;

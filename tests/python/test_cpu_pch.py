@@ -10,6 +10,7 @@ import stat
 import pytest
 
 import tilelang
+from tilelang.errors import TileLangUnsupportedError
 from tilelang.jit import clear_compile_memo
 
 from test_cpu_runtime import _cache_kernel, _check_cache_kernel
@@ -77,6 +78,9 @@ def test_no_precompiled_header_when_turned_off_or_without_a_cache(recorded, monk
     monkeypatch.setenv("TILELANG_CPU_PCH", "0")
     _check(tilelang.compile(_scale(8.0), target="cpu"), 8.0)
     assert _gch(tmp) == [] and "-include" not in kernel_builds()[-1]
+    monkeypatch.setenv("TILELANG_CPU_PCH", "maybe")  # a value it does not know is refused, not taken for "on"
+    with pytest.raises(TileLangUnsupportedError, match="TILELANG_CPU_PCH='maybe'"):
+        tilelang.compile(_scale(8.5), target="cpu")
     monkeypatch.delenv("TILELANG_CPU_PCH")
     monkeypatch.setenv("TILELANG_DISABLE_CACHE", "1")
     _check(tilelang.compile(_scale(9.0), target="cpu"), 9.0)

@@ -42,11 +42,15 @@ namespace {
 // and falls back to the header itself on any mismatch; the generated code is the same either way.
 std::string PrecompiledHeader(const CompileOptions& opt, const std::string& headers_hash, int isa_level,
                               std::string* log) {
-  const char* env = std::getenv("TILELANG_CPU_PCH");
-  if (env && std::string(env) == "0") return "";
+  if (const char* env = std::getenv("TILELANG_CPU_PCH")) {
+    const std::string v = env;
+    if (v == "0" || v == "off" || v == "false" || v == "no") return "";
+    if (!v.empty() && v != "1" && v != "on" && v != "true" && v != "yes")
+      throw UserError(ErrorKind::kUnsupported,
+                      "TILELANG_CPU_PCH='" + v + "': expected 0 / off / false / no, or 1 / on / true / yes");
+  }
   const std::string cxx = CompilerCommand(opt);
   const std::string version = CompilerVersion(cxx);
-  if (version.find("clang") != std::string::npos || !CacheEntry(opt, "", "pch").enabled()) return "";
   const std::string key = HashHex("tl-cpu-pch 1\n" + headers_hash + "\n" + opt.flags + "\n" + cxx + " " + version +
                                   "\nTL_CPU_ISA=" + std::to_string(isa_level));
   const char* where = std::getenv("TILELANG_CPU_PCH_DIR");
@@ -101,7 +105,8 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   // turn each row of a copy into a memmove call, and rows of 128-512 bytes pay mostly for the call
   // (Clang has no such pass, and rejects the flag).
   const bool clang = CompilerVersion(CompilerCommand(opt)).find("clang") != std::string::npos;
-  opt.flags = "-O3 " + ChooseCpuIsa(k.target).arch_flags + " -fno-trapping-math" +
+  const CpuIsa isa = ChooseCpuIsa(k.target);
+  opt.flags = "-O3 " + isa.arch_flags + " -fno-trapping-math" +
               (clang ? "" : " -fno-tree-loop-distribute-patterns") + " -std=c++17 -fopenmp -fPIC -shared";
   if (!pc.cpu_compile_flags.empty()) opt.flags = pc.cpu_compile_flags;
   // The device headers are part of what gets compiled, so their text is part of the key: every
@@ -149,13 +154,14 @@ Artifact BuildHostLibrary(const CompiledKernel& k, const PassConfig& pc, const B
   for (const std::string& f : SplitWords(opt.flags)) argv.push_back(f);
   argv.push_back("-I" + opt.include_dir);
   // The generated source starts "#define TL_CPU_ISA <level>" then includes runtime.h: the header is read
-  // precompiled with the same definition (a redefinition to the same value is allowed).
+  // precompiled with the same definition (a redefinition to the same value is allowed). Clang reads
+  // its own PCH format; without the cache there is no place to keep one.
   std::string pch_log;
-  const std::string pch = PrecompiledHeader(opt, headers_hash, ChooseCpuIsa(k.target).level, &pch_log);
+  const std::string pch = clang || !cache ? "" : PrecompiledHeader(opt, headers_hash, isa.level, &pch_log);
   std::vector<std::string> plain = argv;
   for (const char* a : {"kernel.cc", "-o", "kernel.so"}) plain.push_back(a);
   if (!pch.empty())
-    for (const std::string& a : {"-DTL_CPU_ISA=" + std::to_string(ChooseCpuIsa(k.target).level),
+    for (const std::string& a : {"-DTL_CPU_ISA=" + std::to_string(isa.level),
                                  std::string("-include"), pch})
       argv.push_back(a);
   for (const char* a : {"kernel.cc", "-o", "kernel.so"}) argv.push_back(a);

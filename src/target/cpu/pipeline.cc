@@ -110,10 +110,6 @@ PrimFunc RejectGpuOnlyCalls(const PrimFunc& f, const PassContext&) {
   return f;
 }
 
-PassFn Plain(PrimFunc (*pass)(const PrimFunc&)) {
-  return [pass](const PrimFunc& f, const PassContext&) { return pass(f); };
-}
-
 }  // namespace
 
 PassContext CpuPassContext(const Target& t, const PassConfig& pc) { return {{}, {}, nullptr, t, pc}; }
@@ -131,8 +127,8 @@ Pipeline CpuPipeline(const PassContext&) {
       Step("RasterizeBlocks"),
       Step("InjectBoundGuards"),
       Step("ResolveBufferViews"),
-      {"LowerThreadBindingsCPU", Plain(LowerThreadBindingsCPU)},
-      {"LowerTileOpsCPU", Plain(LowerTileOpsCPU)},
+      {"LowerThreadBindingsCPU", ContextFree(LowerThreadBindingsCPU)},
+      {"LowerTileOpsCPU", ContextFree(LowerTileOpsCPU)},
       Step("Simplify"),
   };
 }
