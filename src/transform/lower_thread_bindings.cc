@@ -150,14 +150,15 @@ SharedAccess SharedAccessOf(const Stmt& s) {
 // (InsertBarriers: a shared buffer read or written after another statement wrote it, or written
 // after one read it), and around statements run by all threads together (tile ops, T.Parallel),
 // which the CPU runs once, not once per thread.
-bool NeedsPhases(const Stmt& s) {
+template <typename PerThreadFn>
+bool NeedsPhases(const Stmt& s, const PerThreadFn& per_thread) {
   bool needs = false;
   PostOrderVisitStmt(s, [&](const Stmt& x) {
     auto* seq = As<SeqNode>(x);
-    if (needs || !seq || !UsesThreadIdx(x)) return;
+    if (needs || !seq || !per_thread(x)) return;
     SharedAccess st;
     for (auto& e : seq->seq) {
-      if (!UsesThreadIdx(e)) {
+      if (!per_thread(e)) {
         needs = true;  // a statement of the whole block beside per-thread ones
         return;
       }
@@ -172,14 +173,87 @@ bool NeedsPhases(const Stmt& s) {
   return needs;
 }
 
+// Local buffers given one copy per thread (privatised): a [threads, ...] buffer indexed by the
+// thread's loop variable in every per-thread region.
+using PrivateLocals = std::map<const BufferNode*, Buffer>;
+
+bool ReadsAny(const Stmt& s, const PrivateLocals& priv) {
+  if (priv.empty()) return false;
+  struct V : IRVisitor {
+    const PrivateLocals* p;
+    bool found = false;
+    void VisitBuffer(const Buffer& b) override { found |= p->count(b.get()) > 0; }
+  } v;
+  v.p = &priv;
+  v.VisitStmt(s);
+  return v.found;
+}
+bool ReadsAny(const Expr& e, const PrivateLocals& priv) {
+  if (priv.empty()) return false;
+  struct V : IRVisitor {
+    const PrivateLocals* p;
+    bool found = false;
+    void VisitBuffer(const Buffer& b) override { found |= p->count(b.get()) > 0; }
+  } v;
+  v.p = &priv;
+  v.VisitExpr(e);
+  return v.found;
+}
+
+/// Replaces tl.thread_idx() by `var`, and each privatised local `b[i...]` by `b'[var, i...]`.
+struct ToThreadLoop : ReplaceThreadIdx {
+  const PrivateLocals* priv = nullptr;
+  Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
+    auto it = priv->find(n->buffer.get());
+    if (it == priv->end()) return IRMutator::VisitLoad(e, n);
+    std::vector<Expr> idx{var};
+    for (auto& i : n->indices) idx.push_back(VisitExpr(i));
+    return Load(it->second, std::move(idx));
+  }
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
+    auto it = priv->find(n->buffer.get());
+    if (it == priv->end()) return IRMutator::VisitStore(s, n);
+    std::vector<Expr> idx{var};
+    for (auto& i : n->indices) idx.push_back(VisitExpr(i));
+    return Store(it->second, VisitExpr(n->value), std::move(idx), n->span);
+  }
+  Stmt VisitTileOp(const Stmt& s) override {
+    auto* op = As<TileOpNode>(s);
+    bool touches = false;
+    if (op)
+      for (auto& [r, access] : op->Regions()) touches |= priv->count(r->buffer.get()) > 0;
+    if (!touches) return IRMutator::VisitTileOp(s);
+    std::vector<Region> regions;
+    for (auto& [r, access] : op->Regions()) {
+      Region out = VisitRegion(*r);
+      auto it = priv->find(r->buffer.get());
+      if (it != priv->end()) {
+        out.buffer = it->second;
+        out.ranges.insert(out.ranges.begin(), Range{var, Int(1)});
+      }
+      regions.push_back(std::move(out));
+    }
+    std::vector<Expr> exprs;
+    for (auto& e : op->Exprs()) exprs.push_back(e ? VisitExpr(e) : e);
+    return op->WithOperands(std::move(regions), std::move(exprs));
+  }
+};
+
 class CpuLowering {
  public:
-  explicit CpuLowering(int64_t threads) : threads_(threads) {}
+  CpuLowering(int64_t threads, PrivateLocals priv) : threads_(threads), priv_(std::move(priv)) {}
+
+  // Run by each thread: it reads the thread index or touches a privatised local.
+  bool PerThreadStmt(const Stmt& s) const { return UsesThreadIdx(s) || ReadsAny(s, priv_); }
+  bool PerThreadExpr(const Expr& e) const { return UsesThreadIdx(e) || ReadsAny(e, priv_); }
+  bool Phases(const Stmt& s) const {
+    return NeedsPhases(s, [this](const Stmt& x) { return PerThreadStmt(x); });
+  }
 
   Stmt Lower(const Stmt& s) {
     if (!s) return s;
-    if (!HasSync(s) && !NeedsPhases(s)) {
-      if (UsesThreadIdx(s)) return PerThread(s);
+    if (!HasSync(s) && !Phases(s)) {
+      if (PerThreadStmt(s)) return PerThread(s);
       NoteOutside(s);
       return s;
     }
@@ -196,7 +270,7 @@ class CpuLowering {
           st = SharedAccess();
         };
         for (auto& x : As<SeqNode>(s)->seq) {
-          if (HasSync(x) || NeedsPhases(x) || !UsesThreadIdx(x)) {
+          if (HasSync(x) || Phases(x) || !PerThreadStmt(x)) {
             flush();
             out.push_back(Lower(x));
             continue;
@@ -212,7 +286,7 @@ class CpuLowering {
       case StmtKind::kEvaluate: return Seq({}, s->span);  // the sync itself: phases are sequential here
       case StmtKind::kLet: {
         auto* n = As<LetNode>(s);
-        if (UsesThreadIdx(n->value)) return Lower(Substitute(n->body, {{n->var.get(), n->value}}));
+        if (PerThreadExpr(n->value)) return Lower(Substitute(n->body, {{n->var.get(), n->value}}));
         return Let(n->var, n->value, Lower(n->body), s->span);
       }
       case StmtKind::kAttr: {
@@ -221,37 +295,31 @@ class CpuLowering {
       }
       case StmtKind::kFor: {
         auto* n = As<ForNode>(s);
-        if (UsesThreadIdx(n->min) || UsesThreadIdx(n->extent)) return Divergent(s);
+        if (PerThreadExpr(n->min) || PerThreadExpr(n->extent)) return Divergent(s);
         return For(n->var, n->min, n->extent, n->for_kind, Lower(n->body), n->annotations, s->span);
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        if (UsesThreadIdx(n->cond)) return Divergent(s);
+        if (PerThreadExpr(n->cond)) return Divergent(s);
         return If(n->cond, Lower(n->then_case), n->else_case ? Lower(n->else_case) : nullptr, s->span);
       }
       case StmtKind::kWhile: {
         auto* n = As<WhileNode>(s);
-        if (UsesThreadIdx(n->cond)) return Divergent(s);
+        if (PerThreadExpr(n->cond)) return Divergent(s);
         return While(n->cond, Lower(n->body), s->span);
       }
       default: return s;
     }
   }
 
-  /// Local variables written in one per-thread region and used outside it: one copy on the CPU.
-  void CheckLocals() const {
-    for (auto& [buf, regions] : uses_) {
-      if (!written_.count(buf)) continue;
-      if (regions.size() > 1 || outside_.count(buf))
-        throw UserError(
-            ErrorKind::kUnsupported,
-            "'" + buf->name +
-                "' is a per-thread local variable here (written by statements that use the thread "
-                "index) and is used again after a T.sync_threads or outside them; the CPU target runs "
-                "a block's threads one after another with one copy of it. Keep per-thread values in a "
-                "shared buffer indexed by the thread index",
-            buf->span);
-    }
+  /// Local variables written in one per-thread region and used in another or outside them: on the
+  /// GPU each thread has its own copy, so here they need one copy per thread (privatisation).
+  std::vector<const BufferNode*> SharedAcrossRegions() const {
+    std::vector<const BufferNode*> out;
+    for (auto& [buf, regions] : uses_)
+      if (!priv_.count(buf) && written_.count(buf) && (regions.size() > 1 || outside_.count(buf)))
+        out.push_back(buf);
+    return out;
   }
   void NoteOutside(const Stmt& s) {
     struct V : IRVisitor {
@@ -284,8 +352,9 @@ class CpuLowering {
     v.written = &written_;
     v.id = id;
     v.VisitStmt(s);
-    ReplaceThreadIdx r;
+    ToThreadLoop r;
     r.var = MakeVar("thread");
+    r.priv = &priv_;
     return For(r.var, Int(0), Int(threads_), ForKind::kSerial, r.VisitStmt(s), {}, s->span);
   }
   // Control flow that depends on the thread index: each thread takes its own path, so the GPU puts
@@ -301,6 +370,7 @@ class CpuLowering {
   }
 
   int64_t threads_;
+  PrivateLocals priv_;
   int next_region_ = 0;
   std::map<const BufferNode*, std::set<int>> uses_;
   std::set<const BufferNode*> written_, outside_;
@@ -324,6 +394,17 @@ PrimFunc CheckThreadBindings(const PrimFunc& f) {
   return body == f->body ? f : WithBody(f, body);
 }
 
+// The kernel body, preceded by the initial values of the privatised T.alloc_var locals (stores the
+// lowering runs per thread).
+Stmt Prologue(const KernelNode* k, const PrivateLocals& priv) {
+  std::vector<Stmt> head;
+  for (auto& [b, v] : k->var_inits)
+    if (priv.count(b.get())) head.push_back(Store(b, v, std::vector<Expr>(b->shape.size(), Int(0)), b->span));
+  if (head.empty()) return k->body;
+  head.push_back(k->body);
+  return Seq(head, k->span);
+}
+
 PrimFunc LowerThreadBindingsCPU(const PrimFunc& f0) {
   PrimFunc f = CheckThreadBindings(f0);
   struct Mut : IRMutator {
@@ -335,11 +416,40 @@ PrimFunc LowerThreadBindingsCPU(const PrimFunc& f0) {
         if (!v) throw UserError(ErrorKind::kUnsupported, "the thread count must be a constant", k->span);
         threads *= *v;
       }
-      CpuLowering low(threads);
-      Stmt body = low.Lower(k->body);
-      low.CheckLocals();
-      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, k->alloc_buffers, k->var_inits,
-                                          body, k->span);
+      // Per-thread locals live across the phases (or are also used by whole-block statements) get
+      // one copy per thread, as on the GPU, and the body is lowered again; privatising one can split
+      // regions differently, so this repeats until no local is shared (each round adds one at least).
+      std::set<const BufferNode*> shared;
+      Stmt body;
+      PrivateLocals priv;
+      for (int round = 0;; ++round) {
+        CpuLowering low(threads, priv);
+        body = low.Lower(Prologue(k, priv));
+        std::vector<const BufferNode*> more = low.SharedAcrossRegions();
+        if (more.empty()) break;
+        if (round > 64) throw InternalError("LowerThreadBindingsCPU: privatising locals does not converge");
+        for (const BufferNode* b : more) {
+          bool owned = false;
+          for (auto& a : k->alloc_buffers) owned |= a.get() == b;
+          if (!owned || b->data)
+            throw UserError(ErrorKind::kUnsupported,
+                            "'" + b->name +
+                                "' is a per-thread local variable used across a T.sync_threads, but it "
+                                "is a view of another buffer: the CPU target cannot give each thread its "
+                                "own copy of it; allocate it with T.alloc_local",
+                            b->span);
+          std::vector<Expr> shape{Int(threads)};
+          shape.insert(shape.end(), b->shape.begin(), b->shape.end());
+          priv[b] = MakeBuffer(b->name, b->dtype, shape, Scope::kLocal, b->span);
+        }
+      }
+      std::vector<Buffer> allocs = k->alloc_buffers;
+      for (auto& a : allocs)
+        if (auto it = priv.find(a.get()); it != priv.end()) a = it->second;
+      std::vector<std::pair<Buffer, Expr>> inits;
+      for (auto& [b, v] : k->var_inits)
+        if (!priv.count(b.get())) inits.push_back({b, v});
+      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, inits, body, k->span);
     }
   } mut;
   Stmt body = mut.VisitStmt(f->body);

@@ -150,21 +150,6 @@ def test_errors():
     for target in ("cpu", "cuda"):
         _error(divergent_barrier, r"T.sync_threads under a condition on the thread index", target)
 
-    def shared_local_on_cpu():
-        @T.prim_func
-        def k(A: T.Tensor((64,), "float32")):
-            with T.Kernel(1, threads=64) as bx:
-                tx = T.get_thread_binding()
-                v = T.alloc_var("float32")
-                v = A[tx] * 2.0
-                T.sync_threads()
-                A[tx] = v
-
-        return k
-
-    _error(shared_local_on_cpu, r"'v' is a per-thread local variable here")
-    tilelang.compile(shared_local_on_cpu(), target="cuda")  # each GPU thread has its own v: fine there
-
     def tile_op_on_thread_slice():
         @T.prim_func
         def k(A: T.Tensor((64, 4), "float32"), B: T.Tensor((64, 4), "float32")):
@@ -175,6 +160,44 @@ def test_errors():
         return k
 
     _error(tile_op_on_thread_slice, r"T.copy with an operand that depends on the thread index")
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_per_thread_locals_live_across_a_barrier(where):
+    """Each thread keeps its own T.alloc_var / T.alloc_local values across T.sync_threads, and a T.clear
+    of a local clears every thread's copy. Before, the CPU target refused this ("one copy of it"); now it
+    gives each thread a copy (LowerThreadBindingsCPU), as each GPU thread has its own registers."""
+    N = 96
+
+    @T.prim_func
+    def k(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 32), threads=32) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((32,), "float32")
+            v = T.alloc_var("float32", init=0.5)
+            acc = T.alloc_local((2,), "float32")
+            T.clear(acc)
+            for j in T.serial(3):
+                acc[j % 2] += A[bx * 32 + tx] * (j + 1)
+            v = v + acc[0]
+            S[tx] = v
+            T.sync_threads()
+            B[bx * 32 + tx] = v + acc[1] + S[31 - tx]
+            T.sync_threads()
+            S[tx] = acc[1]
+            T.sync_threads()
+            C[bx * 32 + tx] = S[(tx + 3) % 32] - v
+
+    rng = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = rng.standard_normal(N).astype(np.float32)
+    b, c = np.zeros(N, np.float32), np.zeros(N, np.float32)
+    _compile(k, where)(a, b, c)
+    a64 = a.astype(np.float64).reshape(-1, 32)
+    v = 0.5 + a64 * 4  # acc[0] = a * (1 + 3), acc[1] = a * 2
+    acc1 = a64 * 2
+    np.testing.assert_allclose(b.reshape(-1, 32), v + acc1 + v[:, ::-1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c.reshape(-1, 32), np.roll(acc1, -3, axis=1) - v, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("where", WHERE)
