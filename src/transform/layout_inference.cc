@@ -384,6 +384,17 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
   Fragment LoopLayout(const ParallelNest& n) {
+    // A nest that only writes per-thread locals (T.alloc_local / T.alloc_var: each thread has its own
+    // copy, e.g. T.clear(acc) on one) runs whole in every thread, as TileLang's T.fill of a local does;
+    // split over the threads, each would set only its share of its own copy.
+    bool stores = false, only_locals = true;
+    PostOrderVisitStmt(n.body, [&](const Stmt& x) {
+      if (auto* st = As<StoreNode>(x)) {
+        stores = true;
+        only_locals &= st->buffer->scope == Scope::kLocal || st->buffer->scope == Scope::kLocalVar;
+      }
+    });
+    if (stores && only_locals) return Replicated(n.extents, threads_);
     // A nest that writes a replicated fragment other than by the nest's own index runs whole in every
     // thread: each thread must update its own copy of every element (e.g. a copy into a (1, N) tile).
     for (auto& a : n.frags) {
