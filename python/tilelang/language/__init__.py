@@ -53,6 +53,7 @@ from .utils import index_to_coordinates, linear_index  # noqa: F401
 from .compat import ClusterKernel, copy_cluster, mma_gemm_blockscaled  # noqa: F401
 from .extern import call_extern, import_source  # noqa: F401
 from .async_copy import access_ptr, cp_async_barrier_noinc, ptx_commit_group, ptx_cp_async, ptx_wait_group  # noqa: F401
+from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401
 from ..layout import Fragment, Layout  # noqa: F401
 
 PrimFunc = _ffi.PrimFunc

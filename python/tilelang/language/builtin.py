@@ -140,6 +140,15 @@ def call_intrin(dtype, op, *args):
 def attr(node, key, value):
     """`with T.attr(buffer_or_None, "key", value):` records a fact one pass leaves for the next
     (docs/thread_ir.md lists the keys)."""
+    from .thread_reduce import CommReducer, NullHandle, ReduceScopeSpec
+
+    if isinstance(node, CommReducer):
+        if key != "reduce_scope":
+            raise TileLangTypeError(f'T.attr with a T.comm_reducer takes the key "reduce_scope", got {key!r}')
+        return ReduceScopeSpec(node)
+    if isinstance(value, NullHandle):
+        raise TileLangTypeError('a null handle (T.reinterpret(..., dtype="handle")) is only the value of '
+                                'T.attr(T.comm_reducer(...), "reduce_scope", ...)')
     if node is not None and not isinstance(node, _ffi.Buffer):
         raise TileLangTypeError("T.attr takes a buffer or None as its node")
     if not isinstance(key, str):

@@ -14,6 +14,13 @@ def reinterpret(value, dtype=None):
     T.reinterpret(dtype, value) is accepted too: a data type is never a value."""
     if _is_dtype(value) and dtype is not None and not _is_dtype(dtype):
         value, dtype = dtype, value
+    if dtype == "handle":  # TVM's null handle, the value of T.attr(reducer, "reduce_scope", ...)
+        from .thread_reduce import NULL_HANDLE
+
+        if _ffi.const_int(_const(value)) != 0:
+            raise TileLangTypeError('T.reinterpret(x, dtype="handle") makes a null handle only (x = 0): this '
+                                    "compiler has no raw pointers")
+        return NULL_HANDLE
     if dtype is None or not _is_dtype(dtype):
         raise TileLangTypeError("T.reinterpret(value, dtype) needs a value and a data type")
     to = dtype_str(dtype)

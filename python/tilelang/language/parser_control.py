@@ -9,6 +9,7 @@ from ..errors import TileLangTypeError
 from . import builder
 from . import loop_exits as _exits
 from .ast import AttrSpec, KernelSpec, LoopSpec, simplify
+from .thread_reduce import ReduceScopeSpec
 from .expr import Expr, const
 from .kernel import WsSpec, get_thread_binding
 
@@ -159,6 +160,15 @@ class ControlParsing:
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.attr(...)` binds no names")
             return _ffi.attr_stmt(spec.node, spec.key, spec.value, self.block(st.body), self.span(st))
+        if isinstance(spec, ReduceScopeSpec):
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, '`with T.attr(reducer, "reduce_scope", ...)` binds no names')
+            saved = getattr(self.ctx, "reduce_scope", None)
+            self.ctx.reduce_scope = (spec.reducer, self.let_values)
+            try:
+                return self.block(st.body)
+            finally:
+                self.ctx.reduce_scope = saved
         if isinstance(spec, WsSpec):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.ws(...)` binds no names")
