@@ -278,6 +278,20 @@ void BindCompile(nb::module_& m) {
   m.def("cuda_driver_available", &cuda::DriverAvailable);
   m.def(
       "cuda_device_arch", [](int dev) { return cuda::GetDeviceInfo(dev).Arch(); }, "device"_a = 0);
+  m.def("cuda_device_count", &cuda::DeviceCount);
+  m.def(
+      "cuda_device_info",
+      [](int dev) {
+        cuda::DeviceInfo d = cuda::GetDeviceInfo(dev);
+        return std::map<std::string, std::string>{
+            {"arch", d.Arch()},
+            {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+            {"sm_count", std::to_string(d.sm_count)},
+            {"max_shared_optin", std::to_string(d.max_shared_optin)},
+            {"max_shared_per_sm", std::to_string(d.max_shared_per_sm)},
+            {"max_registers_per_block", std::to_string(d.max_registers_per_block)}};
+      },
+      "device"_a = 0);
   m.def("cuda_toolchain_version", &cuda::ToolchainVersion);
 }
 

@@ -28,6 +28,9 @@ constexpr CUresult kErrorLaunchOutOfResources = 701;
 constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr int kAttrMaxSharedPerBlockOptin = 97;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kAttrMultiprocessorCount = 16;     // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrMaxRegistersPerBlock = 12;    // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+constexpr int kAttrMaxSharedPerSm = 81;          // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
 constexpr int kFuncAttrMaxDynamicShared = 8;     // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kPointerAttrDeviceOrdinal = 9;     // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 
@@ -207,6 +210,9 @@ DeviceInfo GetDeviceInfo(int device) {
   info.cc_major = Attribute(kAttrComputeCapabilityMajor, dev);
   info.cc_minor = Attribute(kAttrComputeCapabilityMinor, dev);
   info.max_shared_optin = Attribute(kAttrMaxSharedPerBlockOptin, dev);
+  info.sm_count = Attribute(kAttrMultiprocessorCount, dev);
+  info.max_registers_per_block = Attribute(kAttrMaxRegistersPerBlock, dev);
+  info.max_shared_per_sm = Attribute(kAttrMaxSharedPerSm, dev);
   return info;
 }
 

@@ -31,6 +31,9 @@ struct DeviceInfo {
   int ordinal = 0;
   int cc_major = 0, cc_minor = 0;  // compute capability
   int max_shared_optin = 0;        // dynamic + static shared bytes a block may opt in to
+  int sm_count = 0;                // streaming multiprocessors
+  int max_registers_per_block = 0;
+  int max_shared_per_sm = 0;
   /// "sm_80", "sm_90a": the cubin arch to compile for (the 'a' features on sm_90 and newer).
   std::string Arch() const;
 };
