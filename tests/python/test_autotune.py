@@ -145,3 +145,31 @@ def test_compile_pool_timeouts_crashes_and_errors():
     assert "timed out" in out[1][0]
     assert "crashed" in out[2][0]
     assert out[3][0] == "TileLangTypeError: bad tile"
+
+
+def test_set_autotune_inputs(tmp_path, monkeypatch):
+    """The candidates are checked and timed on the tensors set_autotune_inputs gives (the reference sees
+    them), and a wrong number of tensors is each candidate's reported error."""
+    from tilelang.autotuner import set_autotune_inputs
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    seen = []
+
+    def ref(a, b):
+        seen.append(np.array(a))
+        return a.astype(np.float64) + b
+
+    n = 777
+    rng = np.random.default_rng(5)
+    print("seed 5")
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    tuned = tilelang.autotune(configs=[{"block": 64}, {"block": 128}], warmup=1, rep=3, ref_prog=ref, verbose=False,
+                              use_cache=False)(tilelang.jit(out_idx=[2], target="cpu")(_add_plus))
+    with set_autotune_inputs(a, b):
+        result = tuned()
+    assert all(r.ok for r in result.results) and seen
+    assert all(s.shape == (n,) and np.array_equal(s, a) for s in seen)
+    tuned2 = tilelang.autotune(configs=[{"block": 64}], warmup=1, rep=3, ref_prog=ref, verbose=False,
+                               use_cache=False)(tilelang.jit(out_idx=[2], target="cpu")(_add_plus))
+    with set_autotune_inputs([a]), pytest.raises(TileLangArgumentError, match="set_autotune_inputs gave 1 tensor"):
+        tuned2()

@@ -11,7 +11,12 @@ def measure_kernel(kernel, m, inputs_box):
     absent or not reused). Used by the local executor and by the Ray benchmark tasks alike."""
     try:
         prof = kernel.get_profiler(**m["profiler_kw"])
-        inputs = inputs_box[0] if m["cache_input_tensors"] else None
+        given = m.get("inputs")
+        if given is not None and len(given) != len(prof.input_specs):
+            return "run_error", None, (f"set_autotune_inputs gave {len(given)} tensor(s), but the kernel takes "
+                                       f"{len(prof.input_specs)} input(s): "
+                                       f"{', '.join(p.name for p in prof.input_specs)}")
+        inputs = list(given) if given is not None else inputs_box[0] if m["cache_input_tensors"] else None
         if inputs is None or len(inputs) != len(prof.input_specs):
             inputs = prof.make_inputs()
             inputs_box[0] = inputs

@@ -29,6 +29,7 @@ from .._version import __version__
 from ..errors import TileLangArgumentError, TileLangTypeError, TileLangUnsupportedError
 from ..log import logger
 from . import compile_pool
+from .capture import get_autotune_inputs
 from .measure import measure_kernel
 
 
@@ -314,6 +315,10 @@ class AutoTuner:
             return self._build(args, kwargs, configs[i])
 
         executor = self._executor()
+        if executor == "ray" and get_autotune_inputs() is not None:
+            raise TileLangUnsupportedError("set_autotune_inputs with executor='ray': the candidates are timed on the "
+                                           "cluster's workers, which the given tensors are not shipped to; tune "
+                                           "with executor='local' or without set_autotune_inputs")
         if executor == "ray":
             best_kernel, ref_latency = self._run_ray(args, kwargs, results)
         else:
@@ -459,7 +464,7 @@ class AutoTuner:
         return {"ref_prog": self.ref_prog, "skip_check": self.skip_check, "atol": self.atol, "rtol": self.rtol,
                 "max_mismatched_ratio": self.max_mismatched_ratio, "cache_input_tensors": self.cache_input_tensors,
                 "profiler_kw": self._profiler_kw(), "timeout": self.timeout, "warmup": self.warmup, "rep": self.rep,
-                "return_mode": self.return_mode}
+                "return_mode": self.return_mode, "inputs": get_autotune_inputs()}
 
     # ---- the disk cache -------------------------------------------------------------------------
     def _store(self, path, result):
