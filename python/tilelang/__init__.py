@@ -37,11 +37,14 @@ def structural_hash(a):
     return _ffi.structural_hash(a)
 
 from .jit import compile, jit  # noqa: E402,F401,A001
+from .jit.parallel import par_compile  # noqa: E402,F401
 from .jit.target import Target  # noqa: E402,F401
 from .jit.kernel import JITKernel  # noqa: E402,F401
 from .profiler import TensorSupplyType  # noqa: E402,F401
 from . import tools  # noqa: E402,F401
 from .autotuner import autotune  # noqa: E402,F401
+from . import engine  # noqa: E402,F401
+from .engine import lower  # noqa: E402,F401
 from . import layout, math, testing, transform  # noqa: E402,F401
 from .math import cdiv, next_power_of_2  # noqa: E402,F401
 from .transform import PassConfigKey  # noqa: E402,F401

@@ -190,7 +190,8 @@ class AutoTuner:
     def __init__(self, jitted, configs, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
                  atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
                  shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True,
-                 return_mode="median", executor=None):
+                 return_mode="median", executor=None, supply_prog=None, manual_check_prog=None,
+                 do_not_specialize=None, early_stop=False, early_stop_factor=2.0):
         if not callable(jitted) or not hasattr(jitted, "jit_options"):
             raise TileLangTypeError("@tilelang.autotune goes above @tilelang.jit: it tunes a jit factory, got "
                                     f"{getattr(jitted, '__name__', type(jitted).__name__)}")
@@ -213,11 +214,49 @@ class AutoTuner:
 
                 ray_executor.require_ray()  # a missing extra is said at decoration time
         self.executor = executor  # None: $TILELANG_AUTOTUNE_EXECUTOR, else "local"
+        for name, f in (("supply_prog", supply_prog), ("manual_check_prog", manual_check_prog)):
+            if f is not None and not callable(f):
+                raise TileLangTypeError(f"{name}= takes a function, got {f!r}")
+        self.supply_prog, self.manual_check_prog = supply_prog, manual_check_prog
+        if isinstance(do_not_specialize, str):
+            do_not_specialize = (do_not_specialize,)
+        self.do_not_specialize = tuple(do_not_specialize or ())
+        unknown = [n for n in self.do_not_specialize if n not in _parameter_names(self.factory)]
+        if unknown:
+            raise TileLangArgumentError(f"do_not_specialize names {', '.join(map(repr, unknown))}, which "
+                                        f"'{self.factory.__name__}' has no parameter of")
+        if early_stop and float(early_stop_factor) < 1.0:
+            raise TileLangArgumentError(f"early_stop_factor must be >= 1.0, got {early_stop_factor}")
+        self.early_stop, self.early_stop_factor = bool(early_stop), float(early_stop_factor)
         self.memory = {}  # call key -> AutotuneResult
 
     # ---- the call -------------------------------------------------------------------------------
+    def _call_key(self, args, kwargs):
+        """What a tuning is kept under: the call's arguments, less those named in do_not_specialize (a
+        later call differing only in them reuses the tuned configuration, built for its own values)."""
+        if not self.do_not_specialize:
+            return (_freeze(_keyed(args)), _freeze(_keyed(kwargs)))
+        bound = inspect.signature(self.factory).bind_partial(*args, **kwargs).arguments
+        kept = {k: v for k, v in bound.items() if k not in self.do_not_specialize}
+        return ((), _freeze(_keyed(kept)))
+
+    @classmethod
+    def from_kernel(cls, kernel, configs):
+        """TileLang's explicit tuner: ``AutoTuner.from_kernel(kernel=f, configs=[...])`` then
+        ``.set_compile_args(...)``, ``.set_profile_args(...)``, ``.run(...)`` (see _TunerBuilder)."""
+        return _TunerBuilder(kernel, configs)
+
     def __call__(self, *args, **kwargs):
-        key = (_freeze(_keyed(args)), _freeze(_keyed(kwargs)))
+        key = self._call_key(args, kwargs)
+        full = (_freeze(_keyed(args)), _freeze(_keyed(kwargs)))
+        hit = self.memory.get(key)
+        if hit is not None and self.do_not_specialize and getattr(hit, "call", full) != full and not self._eager:
+            # the tuned configuration, built for this call's values of the unspecialised parameters
+            config = {} if getattr(hit, "explicit", False) else hit.config
+            result = AutotuneResult(hit.config, hit.latency, self._build(args, kwargs, config), hit.results,
+                                    hit.ref_latency, hit.from_cache, hit.cache_path)
+            result.call = full
+            return result
         if key not in self.memory:
             explicit = self._explicit_config(args, kwargs)
             if explicit is not None:
@@ -228,6 +267,7 @@ class AutoTuner:
                 self.memory[key] = result
             else:
                 self.memory[key] = self.tune(*args, **kwargs)
+            self.memory[key].call = full
         result = self.memory[key]
         if self._eager:
             # An eager kernel's call runs it: with the chosen configuration, on the call's tensors.
@@ -288,7 +328,7 @@ class AutoTuner:
     def _cache_path(self, args, kwargs, configs):
         src_hash, name = _factory_identity(self.factory)
         opts = self.jitted.jit_options
-        text = repr((__version__, src_hash, name, _freeze(_keyed(args)), _freeze(_keyed(kwargs)), str(opts.get("target")),
+        text = repr((__version__, src_hash, name, self._call_key(args, kwargs), str(opts.get("target")),
                      repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs],
                      self.return_mode))
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -376,13 +416,17 @@ class AutoTuner:
         inputs_box = [None]  # the inputs shared by the candidates (cache_input_tensors)
         live = [r for r in results if r.status == "pending"]
         bar = _Progress(len(live), f"benchmarking {name}", self.verbose)
+        best = None  # the best latency so far (early_stop)
         for r in live:
             try:
                 kernel = build(r.index)  # from the disk cache the worker filled
             except Exception as e:  # noqa: BLE001
                 r.status, r.reason = "compile_error", compile_pool.describe_error(e)
             else:
-                r.status, r.latency, r.reason = measure_kernel(kernel, self._measure_options(), inputs_box)
+                r.status, r.latency, r.reason = measure_kernel(kernel, self._measure_options(), inputs_box,
+                                                               best if self.early_stop else None)
+                if r.ok:
+                    best = r.latency if best is None else min(best, r.latency)
             bar.step(f"{r.latency:.3f} ms" if r.ok else r.status)
             if not r.ok:
                 self._log(f"skipped config {r.config}: {r.reason}")
@@ -408,6 +452,9 @@ class AutoTuner:
         from . import artefacts, ray_executor, static_check
 
         ray = ray_executor.require_ray()
+        if self.early_stop:
+            raise TileLangUnsupportedError("early_stop=True with executor='ray': the cluster times candidates in "
+                                           "parallel, with no running best to stop against; use executor='local'")
         if self._eager:
             raise TileLangUnsupportedError(f"executor='ray' tunes @tilelang.jit factories (functions returning a "
                                            f"@T.prim_func); '{self.factory.__name__}' is an eager kernel: use "
@@ -464,7 +511,10 @@ class AutoTuner:
         return {"ref_prog": self.ref_prog, "skip_check": self.skip_check, "atol": self.atol, "rtol": self.rtol,
                 "max_mismatched_ratio": self.max_mismatched_ratio, "cache_input_tensors": self.cache_input_tensors,
                 "profiler_kw": self._profiler_kw(), "timeout": self.timeout, "warmup": self.warmup, "rep": self.rep,
-                "return_mode": self.return_mode, "inputs": get_autotune_inputs()}
+                "return_mode": self.return_mode, "inputs": get_autotune_inputs(), "supply_prog": self.supply_prog,
+                "manual_check_prog": self.manual_check_prog,
+                "early_stop_factor": self.early_stop_factor if self.early_stop else None,
+                "bench_backend": getattr(self, "bench_backend", "auto")}
 
     # ---- the disk cache -------------------------------------------------------------------------
     def _store(self, path, result):
@@ -507,10 +557,85 @@ class AutoTuner:
         return AutotuneResult(configs[i], float(data["latency"]), kernel, results, data.get("ref_latency"), True, path)
 
 
+class _TunerBuilder:
+    """TileLang's explicit tuner: ``AutoTuner.from_kernel(kernel=f, configs=[...]).set_compile_args(...)
+    .set_profile_args(...).run(...)``, where ``f(**config)`` returns a @T.prim_func. run() tunes with the
+    same machinery as @tilelang.autotune and returns an AutotuneResult."""
+
+    def __init__(self, kernel, configs):
+        if not callable(kernel):
+            raise TileLangTypeError(f"AutoTuner.from_kernel(kernel=...) takes a function returning a @T.prim_func "
+                                    f"for a configuration, got {kernel!r}")
+        self.kernel, self.configs = kernel, configs
+        self.compile_args = {"out_idx": None, "target": None, "execution_backend": None, "pass_configs": None,
+                             "verbose": None}
+        self.profile_args = {}
+
+    def set_compile_args(self, out_idx=None, target=None, execution_backend=None, target_host=None, verbose=None,
+                         pass_configs=None):
+        """As TileLang: target and execution_backend default to $TILELANG_DEFAULT_TARGET /
+        $TILELANG_EXECUTION_BACKEND, else "auto"."""
+        if target_host is not None:
+            from ..log import warn
+
+            warn(f"set_compile_args(target_host={target_host!r}) has no effect: this compiler builds the host side "
+                 "of every target itself")
+        self.compile_args = {
+            "out_idx": out_idx,
+            "target": target if target is not None else os.environ.get("TILELANG_DEFAULT_TARGET", "auto"),
+            "execution_backend": execution_backend if execution_backend is not None
+            else (os.environ.get("TILELANG_EXECUTION_BACKEND") or None),
+            "pass_configs": pass_configs,
+            "verbose": bool(verbose) if verbose is not None else os.environ.get("TILELANG_VERBOSE", "0") in ("1", "true"),
+        }
+        if self.compile_args["execution_backend"] == "auto":
+            self.compile_args["execution_backend"] = None
+        return self
+
+    def set_profile_args(self, warmup=25, rep=100, timeout=30, supply_type=None, ref_prog=None, supply_prog=None,
+                         rtol=1e-2, atol=1e-2, max_mismatched_ratio=0.01, skip_check=False, manual_check_prog=None,
+                         cache_input_tensors=False, backend="event"):
+        self.profile_args = {"warmup": warmup, "rep": rep, "timeout": timeout, "supply_type": supply_type,
+                             "ref_prog": ref_prog, "supply_prog": supply_prog, "rtol": rtol, "atol": atol,
+                             "max_mismatched_ratio": max_mismatched_ratio, "skip_check": skip_check,
+                             "manual_check_prog": manual_check_prog, "cache_input_tensors": cache_input_tensors,
+                             "bench_backend": backend}
+        return self
+
+    def run(self, warmup=25, rep=100, timeout=180, use_pipeline=False, enable_grouped_compile=False,
+            group_compile_size=2, benchmark_devices=None, benchmark_multi_gpu=False, early_stop=False,
+            early_stop_factor=2.0):
+        """Tunes and returns the AutotuneResult (.config, .latency, .kernel, .ref_latency, .results).
+        use_pipeline / enable_grouped_compile / group_compile_size schedule TileLang's compiles; here the
+        candidates always compile in parallel worker processes, so they change nothing (said at INFO).
+        benchmark_multi_gpu is not supported (a TileLangUnsupportedError)."""
+        from ..jit import jit
+
+        if benchmark_multi_gpu or benchmark_devices:
+            raise TileLangUnsupportedError("AutoTuner.run(benchmark_multi_gpu=True / benchmark_devices=...): "
+                                           "timing on several GPUs is not supported; candidates are timed one "
+                                           "after another on one device")
+        if use_pipeline or enable_grouped_compile:
+            logger.info("autotune: use_pipeline / enable_grouped_compile are TileLang's compile scheduling; here "
+                        "candidates compile in parallel worker processes in any case")
+        ca, pa = self.compile_args, dict(self.profile_args)
+        jitted = jit(out_idx=ca["out_idx"], target=ca["target"] or "auto", execution_backend=ca["execution_backend"],
+                     pass_configs=ca["pass_configs"])(self.kernel)
+        bench_backend = pa.pop("bench_backend", "event")
+        pa.pop("warmup", None), pa.pop("rep", None)
+        profile_timeout = pa.pop("timeout", None)
+        tuner = AutoTuner(jitted, self.configs, warmup=warmup, rep=rep, timeout=timeout or profile_timeout,
+                          verbose=True, early_stop=early_stop,
+                          early_stop_factor=early_stop_factor, **pa)
+        tuner.bench_backend = bench_backend
+        return tuner.tune()
+
+
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_prog=None, supply_type=None,
              atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0, skip_check=False, cache_input_tensors=True,
              shapes=None, dynamic_values=None, max_workers=None, use_cache=True, verbose=True, return_mode="median",
-             executor=None):
+             executor=None, supply_prog=None, manual_check_prog=None, do_not_specialize=None, early_stop=False,
+             early_stop_factor=2.0):
     """Decorator above @tilelang.jit. ``configs``: a list of dicts of the factory's keyword arguments, or a
     function returning one (called with the call's arguments when it accepts them). ``warmup`` / ``rep``:
     the profiler's time budgets (ms). ``timeout``: seconds allowed to compile (and to run once) a candidate.
@@ -522,12 +647,18 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
     ``executor``: "local" (forked compile processes, then timing in this process) or "ray" (static pruning
     here, then compiling and timing on a Ray cluster; see docs/tools.md); default $TILELANG_AUTOTUNE_EXECUTOR,
     else "local".
+    ``supply_prog``: f(input_specs) -> the input tensors (instead of the profiler's random ones);
+    ``manual_check_prog``: f(outputs, ref_outputs), raising to reject a candidate (instead of atol/rtol);
+    ``do_not_specialize``: parameter names left out of the tuning key (tuned once, built per value);
+    ``early_stop`` / ``early_stop_factor``: a candidate whose quick estimate is over factor x the best so far
+    is not timed in full (status "early_stopped").
     Calling the decorated factory returns an AutotuneResult, which calls like the best kernel."""
 
     def decorate(jitted):
         tuner = AutoTuner(jitted, configs, warmup, rep, timeout, ref_prog, supply_type, atol, rtol,
                           max_mismatched_ratio, skip_check, cache_input_tensors, shapes, dynamic_values, max_workers,
-                          use_cache, verbose, return_mode, executor)
+                          use_cache, verbose, return_mode, executor, supply_prog, manual_check_prog,
+                          do_not_specialize, early_stop, early_stop_factor)
 
         def wrapper(*args, **kwargs):
             return tuner(*args, **kwargs)
@@ -539,6 +670,13 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
         return wrapper
 
     return decorate(func) if func is not None else decorate
+
+
+def _parameter_names(factory):
+    try:
+        return set(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):
+        return set()
 
 
 def _compiles_in_process(target):

@@ -41,7 +41,31 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
                                      pass_configs=pass_configs, verbose=verbose)
             return cache[key]
 
+        def par_compile(configs, num_workers=None, ignore_error=False):
+            """One kernel per configuration (a tuple of positional arguments or a dict of keyword ones), built
+            in parallel threads; the kernels in order, and in the call cache."""
+            from .parallel import compile_in_parallel
+
+            def elaborate(cfg):
+                args, kw = (cfg, {}) if isinstance(cfg, tuple) else ((), dict(cfg))
+                return (_freeze(args), _freeze(kw)), factory(*args, **kw)
+
+            def build(item):
+                key, prim = item
+                if key not in cache:
+                    cache[key] = compile(prim, out_idx=out_idx, target=target, execution_backend=execution_backend,
+                                         pass_configs=pass_configs, verbose=verbose)
+                return cache[key]
+
+            return compile_in_parallel(list(configs), elaborate, build, num_workers, ignore_error, factory.__name__)
+
+        def parse_cache_key(*args, **kw):
+            """The key a call with these arguments is cached under (TileLang's method)."""
+            return (_freeze(args), _freeze(kw))
+
         wrapper.cache = cache
+        wrapper.par_compile = par_compile
+        wrapper.parse_cache_key = parse_cache_key
         # what @tilelang.autotune (stacked above) needs to know: the target is part of its cache key
         wrapper.jit_options = {"out_idx": out_idx, "target": target, "execution_backend": execution_backend,
                                "pass_configs": pass_configs}

@@ -39,7 +39,7 @@ from ..language import builder
 from ..language.dtypes import DType, dtype_str
 from ..language.expr import const
 from ..language.parser import _BOUND, Parser, parse
-from ..language.proxy import TensorSpec
+from ..language.proxy import PtrParam, TensorSpec, ptr
 
 
 class _Restart(Exception):
@@ -123,6 +123,7 @@ class _ParseState:
         self.returned = None  # the buffers of the return statement, or None
         self.return_is_tuple = False
         self.pass_configs = {}  # from T.annotate_pass_configs
+        self.ptrs = {}  # `p: T.ptr` parameter name -> PtrParam (its tensor from T.make_tensor)
 
     # T.const
     def const(self, names, dtype):
@@ -187,11 +188,21 @@ class EagerParser(Parser):
                 v = _ffi.var(name, dt)
                 st.declared[name] = (v, None)
                 self.bind(name, v)
+                self.ctx.scalar_params[name] = v
+            elif kind == "ptr":  # `A: T.ptr`: T.make_tensor(A, shape, dtype) in the body gives its tensor
+                p = PtrParam(name, self.span(arg))
+                st.ptrs[name] = p
+                self.bind(name, p)
             elif kind == "const":
                 self.bind(name, st.constants[name])
         if fdef.args.vararg or fdef.args.kwarg:
             raise self.error(fdef, "an eager @tilelang.jit function takes named parameters only (no *args / **kwargs)")
         body = self.block(fdef.body)
+        for name, p in st.ptrs.items():
+            if p.buffer is None:
+                raise self.error(fdef, f"pointer parameter '{name}' is never given a tensor: write "
+                                 f"`{name} = T.make_tensor({name}, shape, dtype)`", TileLangTypeError)
+            st.declared[name] = (_ffi.var(name, "handle"), p.buffer)
         missing = [n for n, k in st.jit.param_kind.items() if k == "tensor" and n not in st.declared]
         if missing:
             raise self.error(fdef, f"tensor parameter '{missing[0]}' is never declared; add "
@@ -208,6 +219,8 @@ class EagerParser(Parser):
         params = [st.declared[n] for n in st.jit.param_kind if n in st.declared]
         params += [(_ffi.var(b.name, "handle"), b) for b in st.returned or []]
         ctx = builder.current()
+        if ctx is not None and ctx.size_vars:  # scalar parameters naming tensor sizes: checked at call time
+            ctx.attrs["tl.tensor_size_params"] = ",".join(sorted(ctx.size_vars))
         return _ffi.prim_func(fdef.name, params, body, dict(ctx.attrs) if ctx else {}, self.span(fdef))
 
     def declare(self, node, name, spec):
@@ -218,10 +231,20 @@ class EagerParser(Parser):
         if name in st.declared:
             raise self.error(node, f"parameter '{name}' is declared twice")
         st.bind_shape(name, spec)
-        shape = self.located(node, lambda: [const(d) for d in spec.shape])
+        shape = self.located(node, lambda: [self.size_dim(const(d)) for d in spec.shape])
         buf = self.located(node, _ffi.buffer, name, spec.dtype, shape, "global", self.span(node))
         st.declared[name] = (_ffi.var(name, "handle"), buf)
         self.bind(name, buf)
+
+    def size_dim(self, d):
+        """A dimension that is a run-time scalar parameter (`M: T.int32`, `A: T.Tensor((M,), ...)`) becomes a
+        size bound from the tensor; the call checks that the scalar passed for M equals it."""
+        ctx = self.ctx
+        if isinstance(d, _ffi.Var) and ctx.scalar_params.get(d.name) is not None:
+            if d.name not in ctx.size_vars:
+                ctx.size_vars[d.name] = _ffi.var(d.name, d.dtype)
+            return ctx.size_vars[d.name]
+        return d
 
     def as_let(self, st):
         let = super().as_let(st)
@@ -293,6 +316,8 @@ def _annotation_from_text(text, fn):
         return text
     if _is_tensor_annotation(node):
         return TensorSpec((), "float32")  # only its kind matters here; the parser evaluates the real one
+    if _attr_name(node) == "ptr" and not isinstance(node, ast.Call):
+        return ptr
     try:
         return eval(compile(ast.Expression(node), "<annotation>", "eval"), dict(fn.__globals__))  # noqa: S307
     except Exception:
@@ -324,6 +349,8 @@ class EagerJIT:
                 a = _annotation_from_text(a, fn)
             if isinstance(a, TensorSpec) or name in body_tensors:
                 self.param_kind[name] = "tensor"
+            elif a is ptr or (isinstance(a, str) and a in ("T.ptr", "ptr")):
+                self.param_kind[name] = "ptr"
             elif isinstance(a, DType) or (isinstance(a, str) and _ffi.valid_dtype(a)):
                 self.param_kind[name] = "scalar"
             else:
@@ -352,14 +379,16 @@ class EagerJIT:
         for name, p in self.signature.parameters.items():
             kind = self.param_kind[name]
             if name not in values:
-                if p.default is not inspect.Parameter.empty and kind == "const":
+                if p.default is not inspect.Parameter.empty and kind in ("const", "scalar"):
                     values[name] = p.default
-                elif kind == "tensor":
+                elif kind in ("tensor", "ptr"):
                     continue
                 else:
                     raise TileLangArgumentError(f"'{self.__name__}' is missing the argument '{name}'")
             v = values[name]
-            if kind == "tensor":
+            if kind == "ptr" and v is ptr:
+                continue  # `A=T.ptr()`: compile without the tensor (par_compile, compile)
+            if kind in ("tensor", "ptr"):
                 if not _is_tensor_value(v):
                     raise TileLangArgumentError(f"argument '{name}' of '{self.__name__}' is a tensor parameter but got "
                                                 f"{type(v).__name__}")
@@ -412,7 +441,11 @@ class EagerJIT:
         raise AssertionError("eager parse did not settle")  # pragma: no cover
 
     def _build(self, constants, tensors, sizes, ckey):
-        func, state = self._parse(constants, tensors, sizes)
+        return self._finish(self._parse(constants, tensors, sizes), ckey)
+
+    def _finish(self, parsed, ckey):
+        """Compiles a parse's function and records how its sizes bind (the part par_compile runs in threads)."""
+        func, state = parsed
         n_in = len(func.params) - len(state.returned or [])
         out_idx = list(range(n_in, len(func.params))) or None
         from .compiler import compile as _compile
@@ -480,7 +513,7 @@ class EagerJIT:
 
     def __call__(self, *args, **kwargs):
         constants, tensors, scalars, extra = self._bind(args, kwargs)
-        missing = [n for n, k in self.param_kind.items() if k == "tensor" and n not in tensors]
+        missing = [n for n, k in self.param_kind.items() if k in ("tensor", "ptr") and n not in tensors]
         if missing:
             raise TileLangArgumentError(f"'{self.__name__}' is missing the tensor argument '{missing[0]}' (use "
                                         f"{self.__name__}.compile(...) to build the kernel without running it)")
@@ -499,6 +532,35 @@ class EagerJIT:
         The kernel takes the tensor and scalar parameters in signature order and returns the T.empty outputs."""
         constants, tensors, _, extra = self._bind(args, kwargs)
         return self._kernel_for(constants, tensors, extra)[0]
+
+    def par_compile(self, configs, num_workers=None, ignore_error=False):
+        """Compiles one kernel per configuration (a dict of keyword arguments or a tuple of positional ones),
+        the builds in parallel threads; returns the kernels in order (None for a failed one with
+        ignore_error=True). Later calls with the same constants and sizes reuse them."""
+        from .parallel import compile_in_parallel
+
+        def elaborate(cfg):
+            args, kwargs = (cfg, {}) if isinstance(cfg, tuple) else ((), dict(cfg))
+            constants, tensors, _, extra = self._bind(args, kwargs)
+            ckey = self._key(constants)
+            return self._parse(constants, tensors, extra), ckey
+
+        def build(parsed_and_key):
+            (func, state), ckey = parsed_and_key
+            kernel, info = self._finish((func, state), ckey)
+            self._kernels[(ckey, tuple(sorted(info["sizes"].items())))] = (kernel, info)
+            return kernel
+
+        return compile_in_parallel(list(configs), elaborate, build, num_workers, ignore_error, self.__name__)
+
+    def parse_cache_key(self, *args, **kwargs):
+        """The key this function's kernels are cached under for a call with these arguments (TileLang's
+        method): its compile-time constants and the T.const sizes the call's tensors give (None for sizes
+        not known before a first parse)."""
+        constants, tensors, _, extra = self._bind(args, kwargs)
+        ckey = self._key(constants)
+        sizes = self._sizes_from(ckey, tensors, extra)
+        return ckey, None if sizes is None else tuple(sorted(sizes.items()))
 
     def get_tir(self, *args, **kwargs):
         """The specialised PrimFunc (what compile() compiles)."""

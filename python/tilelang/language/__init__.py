@@ -22,7 +22,7 @@ from .dtypes import (bfloat16, bool, float8_e4m3, float8_e4m3fn, float8_e5m2, fl
 from .expr import Expr  # noqa: F401
 from .parser import parse_source, prim_func  # noqa: F401
 from .proxy import (Buffer, FragmentBuffer, LocalBuffer, SharedBuffer, Tensor, TensorFactory, TensorSpec,  # noqa: F401
-                    make_tensor, ptr)
+                    make_tensor, match_buffer, ptr)
 from .symbolics import dynamic, symbolic  # noqa: F401
 from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)
@@ -49,6 +49,7 @@ from .customize import reinterpret, reshape, view  # noqa: F401
 from .annotations import annotate_layout, use_swizzle  # noqa: F401
 from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401
+from .macro_refs import Ref  # noqa: F401
 from .utils import index_to_coordinates, linear_index  # noqa: F401
 from .compat import ClusterKernel, copy_cluster, mma_gemm_blockscaled  # noqa: F401
 from .extern import call_extern, import_source  # noqa: F401
@@ -57,6 +58,7 @@ from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401
 from ..layout import Fragment, Layout  # noqa: F401
 
 PrimFunc = _ffi.PrimFunc
+handle = ptr  # TVMScript's `a: T.handle` parameter: a pointer given its tensor by T.match_buffer / T.make_tensor
 
 
 def __getattr__(name):

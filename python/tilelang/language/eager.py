@@ -43,7 +43,11 @@ def empty(shape, dtype="float32"):
     name = ctx.pending_name or f"out{len(st.outputs)}"
     if name in st.jit.param_kind or any(o.name == name for o in st.outputs):
         raise TileLangSyntaxError(f"the output name '{name}' is already used")
-    buf = _ffi.buffer(name, spec.dtype, [_const(d) for d in spec.shape], "global", ctx.span)
+    # a dimension naming a run-time scalar that an input tensor's shape binds (`M: T.int32`) is that size
+    dims = [_const(d) for d in spec.shape]
+    dims = [ctx.size_vars.get(d.name, d) if isinstance(d, _ffi.Var) and d.name in ctx.scalar_params else d
+            for d in dims]
+    buf = _ffi.buffer(name, spec.dtype, dims, "global", ctx.span)
     st.outputs.append(buf)
     st.output_spans[name] = ctx.span
     return buf

@@ -92,6 +92,8 @@ class Macro:
     caller's context with its parameters bound to the arguments). A macro used as a value must have
     `return <expr>` as its only statement after parse-time work."""
 
+    is_macro = True  # the parser asks this (parser_expr.py cannot import this module)
+
     def __init__(self, fn):
         self.fn = fn
         self.__name__ = fn.__name__

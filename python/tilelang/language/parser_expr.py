@@ -10,6 +10,7 @@ from .. import _ffi
 from ..errors import TileLangError, TileLangSyntaxError, TileLangTypeError, TileLangUnsupportedError
 from .ast import KernelSpec, LoopSpec, RegionSpec, simplify
 from .expr import Expr, const
+from .macro_refs import check_ref_argument, ref_call_arguments
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
@@ -228,8 +229,12 @@ class ExprParsing:
 
     def expr_Call(self, node):
         fn = self.eval(node.func)
+        refs, ref_kw = ref_call_arguments(fn, node) if getattr(fn, "is_macro", False) else ({}, set())
         args = []
-        for a in node.args:
+        for i, a in enumerate(node.args):
+            if i in refs:
+                args.append(self.eval_ref(a, fn, refs[i]))
+                continue
             if isinstance(a, ast.Starred):
                 v = self.eval(a.value)
                 if not isinstance(v, (list, tuple, range, dict)) and not inspect.isgenerator(v):
@@ -246,11 +251,17 @@ class ExprParsing:
                     raise self.error(k.value, f"the argument after ** must be a dict, not {type(v).__name__}")
                 kwargs.update(v)
             else:
-                kwargs[k.arg] = self.eval(k.value)
+                kwargs[k.arg] = self.eval_ref(k.value, fn, k.arg) if k.arg in ref_kw else self.eval(k.value)
         if isinstance(fn, KernelSpec) or isinstance(fn, _ffi.Buffer):
             raise self.error(node, f"'{type(fn).__name__}' object is not callable")
         self.ctx.span = self.span(node)
         return self.apply(node, fn, *args, **kwargs)
+
+    def eval_ref(self, node, macro, name):
+        """The argument of a T.Ref macro parameter: the T.alloc_var buffer itself (not its value)."""
+        value = self.lookup(node, node.id) if isinstance(node, ast.Name) else self.eval(node)
+        self.located(node, check_ref_argument, macro, name, value)
+        return value
 
     def let_aware_extent(self, lo, hi, ext):
         """A slice's extent through the kernel lets its bounds name: with `H0 = ...; H1 = H0 + 64`,

@@ -172,6 +172,21 @@ def make_tensor(ptr_param, shape, dtype="float32", strides=None, elem_offset=Non
     return ptr_param.buffer
 
 
+def match_buffer(param, shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global", align=-1,
+                 offset_factor=0, buffer_type="default", axis_separators=None):
+    """TVMScript's `A = T.match_buffer(a, shape, dtype)` on an `a: T.handle` parameter: the parameter's tensor
+    (as T.make_tensor). Dense row-major global tensors only: strides / elem_offset / another scope are refused;
+    align / offset_factor / buffer_type / axis_separators other than their defaults are refused too (they
+    describe layouts this compiler does not make)."""
+    if data is not None or buffer_type != "default" or axis_separators:
+        raise _unsupported("T.match_buffer(..., data= / buffer_type= / axis_separators=)",
+                           "parameters are dense row-major tensors")
+    if align not in (-1, 0) or offset_factor not in (0, 1):
+        raise _unsupported("T.match_buffer(..., align= / offset_factor=)", "parameters are dense row-major tensors "
+                           "at the address the caller passes")
+    return make_tensor(param, shape, dtype, strides, elem_offset, scope)
+
+
 def _bound_tensor(addr, shape, dtype):
     """A global tensor at a run-time address (an int64 element of a pointer table): the parser wraps the rest of
     the block in `T.attr(A, "tl.buffer_bind", addr)` (builder.BuildContext.bound_tensors)."""

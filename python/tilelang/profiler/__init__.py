@@ -176,16 +176,8 @@ class Profiler:
         return do_bench(call, warmup, rep, n_warmup, n_repeat, backend, quantiles, return_mode)
 
     # ---- checking ------------------------------------------------------------------------------
-    def assert_allclose(self, reference_program, input_tensors=None, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0):
-        """Runs the kernel and ``reference_program`` on the same inputs and compares in float64.
-
-        The reference gets NumPy copies of the inputs (CPU torch tensors instead when it is written with
-        torch and fails on NumPy arrays, see _run_reference) and returns the expected outputs: those in out_idx, or,
-        for a kernel without out_idx (which writes into its arguments), the expected values of its last
-        len(returned) parameters. Raises AssertionError naming the output, the number of mismatches, the max
-        abs / rel error and the index of the worst element. ``max_mismatched_ratio`` tolerates that fraction
-        of elements out of tolerance (0 by default: every element must match).
-        """
+    def _outputs_and_expected(self, reference_program, input_tensors):
+        """(output names, the kernel's outputs, the reference's outputs) on the same inputs."""
         host = [x.copy() if isinstance(x, np.ndarray) else x for x in
                 (self.get_inputs() if input_tensors is None else [_to_numpy(t) if not np.isscalar(t) else t
                                                                   for t in input_tensors])]
@@ -199,6 +191,28 @@ class Profiler:
         if len(expected) != len(got):
             raise AssertionError(f"the reference program returned {len(expected)} outputs but kernel "
                                  f"'{self.kernel.func.name}' has {len(got)} (out_idx={self.out_idx})")
+        return names, got, expected
+
+    def manual_assert_close(self, reference_program, input_tensors=None, manual_check_prog=None):
+        """Runs the kernel and ``reference_program`` on the same inputs, then calls
+        ``manual_check_prog(kernel_outputs, reference_outputs)`` (two lists, in output order) to judge them;
+        it raises to reject. TileLang's profiler method of the same name."""
+        if manual_check_prog is None or not callable(manual_check_prog):
+            raise TileLangArgumentError("manual_assert_close needs manual_check_prog=f(outputs, ref_outputs)")
+        _, got, expected = self._outputs_and_expected(reference_program, input_tensors)
+        manual_check_prog(got, expected)
+
+    def assert_allclose(self, reference_program, input_tensors=None, atol=1e-2, rtol=1e-2, max_mismatched_ratio=0.0):
+        """Runs the kernel and ``reference_program`` on the same inputs and compares in float64.
+
+        The reference gets NumPy copies of the inputs (CPU torch tensors instead when it is written with
+        torch and fails on NumPy arrays, see _run_reference) and returns the expected outputs: those in out_idx, or,
+        for a kernel without out_idx (which writes into its arguments), the expected values of its last
+        len(returned) parameters. Raises AssertionError naming the output, the number of mismatches, the max
+        abs / rel error and the index of the worst element. ``max_mismatched_ratio`` tolerates that fraction
+        of elements out of tolerance (0 by default: every element must match).
+        """
+        names, got, expected = self._outputs_and_expected(reference_program, input_tensors)
         for name, g, e in zip(names, got, expected):
             compare_arrays(g, e, atol, rtol, max_mismatched_ratio, label=f"output '{name}' of kernel "
                                                                           f"'{self.kernel.func.name}'")

@@ -1,6 +1,21 @@
-"""TileLang's roller (tile hints for autotuning) is not implemented."""
-from ...errors import TileLangUnsupportedError
+"""The roller: recommended tilings for an operator on an architecture (TileLang's ``tilelang.carver.roller``).
 
-raise TileLangUnsupportedError(
-    "tilelang.carver.roller (TileLang's roller: tile hints and rasterization plans) is not supported by "
-    "TileLang-C++ yet; give @tilelang.autotune an explicit list of configurations")
+This compiler's roller covers the GEMM (``MatmulTemplate(...).with_arch(arch).recommend_hints(topk)``,
+``policy.matmul_hints``) with a cost model of its own: see ``policy.py``. TileLang's graph-level roller API
+(PrimFuncNode, OutputNode, Edge, TensorCorePolicy / DefaultPolicy over arbitrary TIR) is not implemented;
+those names raise a TileLangUnsupportedError that says so."""
+from ...errors import TileLangUnsupportedError
+from .hint import Hint, IntrinInfo  # noqa: F401
+from .policy import matmul_hints  # noqa: F401
+from .rasterization import NoRasterization, Rasterization, Rasterization2DColumn, Rasterization2DRow  # noqa: F401
+
+_GRAPH_API = ("PrimFuncNode", "OutputNode", "Edge", "Node", "TensorCorePolicy", "DefaultPolicy", "TileDict",
+              "Stride", "bestfit", "shape_inference", "node")
+
+
+def __getattr__(name):
+    if name in _GRAPH_API:
+        raise TileLangUnsupportedError(
+            f"tilelang.carver.roller.{name} (TileLang's roller over arbitrary TIR graphs) is not supported by "
+            "TileLang-C++; MatmulTemplate(...).with_arch(arch).recommend_hints() gives GEMM tilings")
+    raise AttributeError(f"module 'tilelang.carver.roller' has no attribute '{name}'")
