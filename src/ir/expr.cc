@@ -118,9 +118,16 @@ Expr Cast(DataType t, Expr a) {
 }
 Expr Select(Expr c, Expr t, Expr f) {
   if (t->dtype != f->dtype) {
-    if (IsImm(t))
+    // A literal takes the other branch's type, unless that would turn a float literal into an integer
+    // (`if_then_else(c, -inf, 0)` is a float select, as in TVM): then both promote.
+    auto narrows = [](const Expr& imm, DataType to) { return imm->dtype.is_float() && !to.is_float(); };
+    if (IsImm(t) && !IsImm(f) && !narrows(t, f->dtype))
       t = Retype(t, f->dtype);
-    else if (IsImm(f))
+    else if (IsImm(f) && !IsImm(t) && !narrows(f, t->dtype))
+      f = Retype(f, t->dtype);
+    else if (IsImm(t) && IsImm(f) && !narrows(t, f->dtype) && !t->dtype.is_float())
+      t = Retype(t, f->dtype);
+    else if (IsImm(t) && IsImm(f) && !narrows(f, t->dtype) && !f->dtype.is_float())
       f = Retype(f, t->dtype);
     else {
       DataType p = Promote(t->dtype, f->dtype);

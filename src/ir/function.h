@@ -35,4 +35,9 @@ inline PrimFunc WithBody(const PrimFunc& f, Stmt body) {
   return MakePrimFunc(f->name, f->params, std::move(body), f->attrs, f->span);
 }
 
+/// A function whose body launches several T.Kernel scopes one after another, as one function per kernel
+/// (each keeps every parameter and the statements around the kernels; the i-th is named `<name>_kernel<i>`);
+/// a function with at most one kernel is returned alone.
+std::vector<PrimFunc> SplitKernels(const PrimFunc& f);
+
 }  // namespace tl

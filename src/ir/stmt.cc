@@ -1,5 +1,7 @@
 // Statement constructors.
+#include <algorithm>
 #include "ir/stmt.h"
+#include "ir/function.h"
 
 namespace tl {
 
@@ -82,6 +84,53 @@ const KernelNode* FindKernel(const Stmt& s) {
     for (auto& x : q->seq)
       if (auto* k = FindKernel(x)) return k;
   return nullptr;
+}
+
+namespace {
+int CountKernels(const Stmt& s) {
+  if (!s) return 0;
+  if (As<KernelNode>(s)) return 1;
+  if (auto* l = As<LetNode>(s)) return CountKernels(l->body);
+  if (auto* a = As<AttrStmtNode>(s)) return CountKernels(a->body);
+  int n = 0;
+  if (auto* q = As<SeqNode>(s))
+    for (auto& x : q->seq) n += CountKernels(x);
+  return n;
+}
+
+// `s` with only its `which`-th kernel (counting from *seen); null where nothing of it is left.
+Stmt KeepKernel(const Stmt& s, int which, int* seen) {
+  if (As<KernelNode>(s)) return (*seen)++ == which ? s : nullptr;
+  if (auto* l = As<LetNode>(s)) {
+    Stmt b = KeepKernel(l->body, which, seen);
+    return b ? Let(l->var, l->value, b, l->span) : nullptr;
+  }
+  if (auto* a = As<AttrStmtNode>(s)) {
+    Stmt b = KeepKernel(a->body, which, seen);
+    return b ? AttrStmt(a->node, a->key, a->value, b, a->span) : nullptr;
+  }
+  if (auto* q = As<SeqNode>(s)) {
+    std::vector<Stmt> kept;
+    for (auto& x : q->seq)
+      if (CountKernels(x) > 0) kept.push_back(KeepKernel(x, which, seen));
+      else kept.push_back(x);  // statements around the kernels stay in every part
+    bool any = std::any_of(kept.begin(), kept.end(), [](const Stmt& x) { return x && CountKernels(x) > 0; });
+    return any ? Seq(std::move(kept), q->span) : nullptr;
+  }
+  return s;
+}
+}  // namespace
+
+std::vector<PrimFunc> SplitKernels(const PrimFunc& f) {
+  int n = CountKernels(f->body);
+  if (n <= 1) return {f};
+  std::vector<PrimFunc> out;
+  for (int i = 0; i < n; ++i) {
+    int seen = 0;
+    out.push_back(MakePrimFunc(f->name + "_kernel" + std::to_string(i), f->params, KeepKernel(f->body, i, &seen),
+                               f->attrs, f->span));
+  }
+  return out;
 }
 
 namespace {

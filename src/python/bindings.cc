@@ -400,6 +400,7 @@ NB_MODULE(_ffi, m) {
       [](const Expr& a, const Expr& b, bool map_free) { return StructuralEqual(a, b, map_free); }, "a"_a,
       "b"_a, "map_free_vars"_a = false);
   m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
+  m.def("split_kernels", &SplitKernels);
   // The source locations of a function's statements (FNV-1a over file, line and column): two
   // structurally equal functions from different places report their diagnostics at different lines.
   m.def("span_hash", [](const PrimFunc& f) {

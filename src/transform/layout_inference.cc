@@ -81,8 +81,16 @@ class LayoutInferencer : public LayoutRuleContext {
       for (auto* op : ruled_) changed |= Rules().at(op->op)(*this, *op);
       for (auto& n : nests_) changed |= InferNest(n);
       if (!changed) {
-        for (auto& b : frags_) {
-          if (layout_.count(b.get())) continue;
+        // A fragment that some T.Parallel nest reads as a broadcast (a row vector in a 2-D nest) waits
+        // until the nests' own fragments have layouts: the broadcast rule then gives it one that agrees
+        // with them, where a free layout chosen first would conflict.
+        std::vector<const Buffer*> order;
+        for (auto& b : frags_)
+          if (!layout_.count(b.get()) && !BroadcastUse(b.get())) order.push_back(&b);
+        for (auto& b : frags_)
+          if (!layout_.count(b.get()) && BroadcastUse(b.get())) order.push_back(&b);
+        for (const Buffer* bp : order) {
+          const Buffer& b = *bp;
           std::vector<int64_t> shape;
           for (auto& e : b->shape)
             shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
@@ -348,6 +356,15 @@ class LayoutInferencer : public LayoutRuleContext {
   }
 
   // The layout a nest is partitioned by: that of a fragment indexed by exactly the loop vars.
+  /// True when a T.Parallel nest reads fragment `b` other than by the nest's own index over its whole
+  /// extent (a broadcast).
+  bool BroadcastUse(const BufferNode* b) const {
+    for (auto& n : nests_)
+      for (auto& a : n.frags)
+        if (a.buffer.get() == b && !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents))) return true;
+    return false;
+  }
+
   const Fragment* Driver(const ParallelNest& n) {
     const Fragment* f = nullptr;
     for (auto& a : n.frags) {

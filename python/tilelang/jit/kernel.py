@@ -182,15 +182,27 @@ class JITKernel:
         cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in self.pass_configs.items()}
         from ..tools.lower_trace import trace_from_env
 
-        self._compiled = trace_from_env(func, self.target, cfg, build_binary=will_run)
+        # A function launching several T.Kernel scopes one after another: on a GPU target each is a kernel of
+        # its own (the first one here, the others in self._parts), launched in order with the same arguments.
+        parts = list(_ffi.split_kernels(func)) if self.kind != "cpu" else [func]
+        first = parts[0]
+        self._compiled = trace_from_env(first, self.target, cfg, build_binary=will_run)
         if self._compiled is None:
-            self._compiled = _ffi.compile(func, str(self.target), cfg, include_dir(), True, "", will_run)
+            self._compiled = _ffi.compile(first, str(self.target), cfg, include_dir(), True, "", will_run)
         self._written = list(self._compiled.written)
         # T.alloc_global workspaces: trailing parameters of the compiled function, allocated per call
         self._launch_func = self._compiled.func
         self._workspace_idx = list(range(len(func.params), len(self._launch_func.params)))
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
+        self._parts = [JITKernel(p, None, str(self.target), execution_backend, pass_configs, verbose)
+                       for p in parts[1:]]
+        for p in self._parts:
+            if len(p._launch_func.params) != len(self._launch_func.params):
+                raise TileLangUnsupportedError(
+                    f"'{func.name}' launches {len(parts)} kernels and a T.alloc_global workspace is not used by all "
+                    f"of them; on target '{self.kind}' each kernel is built alone, so a workspace must be used by "
+                    "every kernel (or by one)")
         self.warnings = list(self._compiled.warnings)
         self.last_lane_ops = 0
         self.last_bank_conflicts = {}
@@ -216,6 +228,9 @@ class JITKernel:
         return self._compiled
 
     def get_kernel_source(self):
+        """The generated source; for a function of several kernels (a GPU target), each kernel's, in order."""
+        if self._parts:
+            return "\n".join([self._compiled.source] + [p._compiled.source for p in self._parts])
         return self._compiled.source
 
     # ---- GPU artifacts -----------------------------------------------------------------------
@@ -339,6 +354,16 @@ class JITKernel:
             full, it_in, it_out = [], iter(args), iter(made)
             for i in range(n + len(self._workspace_idx)):
                 full.append(next(it_out) if i in allocated else next(it_in))
+        self._launch(full)
+        for p in self._parts:
+            p._launch(full)
+            self.last_lane_ops += p.last_lane_ops
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else outs
+
+    def _launch(self, full):
+        """Runs the kernel on every argument (outputs and workspaces included, allocated by the caller)."""
         keep = [_to_arg(a, self._launch_func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
         if self.execution_backend == "emulator":
@@ -370,9 +395,7 @@ class JITKernel:
 
                 stream = torch.cuda.current_stream(like_torch.device).cuda_stream
             self._mod.launch(descs, stream)
-        if not outs:
-            return None
-        return outs[0] if len(outs) == 1 else outs
+        del keep
 
     # ---- TileLang's JITKernel members ----------------------------------------------------------
     @property
