@@ -164,7 +164,53 @@ Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn) {
   return f;
 }
 
-Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans) {
+Fragment MmaOperandA(int64_t M, int64_t K, int64_t wm, int64_t wn) {
+  if (wn == 1) return MmaAccumulator(M, K, wm, 1);
+  // Warp w holds the rows of warp row w % wm, as mma_C(M x K, warps wm x 1) places them; the wn warps of one
+  // warp row hold the same registers (replica w / wm).
+  int64_t wM = M / wm, mt = wM / 16, nt = K / 8;
+  Fragment f = NewFragment({M, K}, 32 * wm * wn, mt * nt * 4, wn,
+                           "mma_A(" + Dims({M, K}) + ", warps " + std::to_string(wm) + "x" + std::to_string(wn) +
+                               ", " + std::to_string(wn) + " replicas)");
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  Expr tile = Div(f.loc, 4), r = Mod(f.loc, 4);
+  f.index = {Mod(warp, wm) * C(wM) + Div(tile, nt) * C(16) + Div(lane, 4) + Div(r, 2) * C(8),
+             Mod(tile, nt) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2)};
+  Expr i = f.idx[0], j = f.idx[1];
+  Expr ii = Mod(i, wM);
+  f.kind = "mma_A";
+  f.params = {M, K, wm, wn};
+  f.thread = (Expr(f.rep) * C(wm) + Div(i, wM)) * C(32) + Mod(Mod(ii, 16), 8) * C(4) + Div(Mod(j, 8), 2);
+  f.local = (Div(ii, 16) * C(nt) + Div(j, 8)) * C(4) + Div(Mod(ii, 16), 8) * C(2) + Mod(j, 2);
+  f.replica = Div(warp, wm);
+  return f;
+}
+
+Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans, int64_t wm) {
+  if (wm > 1) {
+    // Warp w holds the columns of warp column w / wm (the gemm's warp grid), as the one-row split places
+    // them; the wm warps of one warp column hold the same registers (replica w % wm).
+    Fragment b = MmaOperandB(K, N, wn, trans, 1);
+    int64_t wN = N / wn, nt = wN / 8;
+    std::vector<int64_t> shape = b.shape;
+    Fragment f = NewFragment(shape, 32 * wm * wn, b.locals, wm,
+                             std::string("mma_B(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps " +
+                                 std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wm) +
+                                 " replicas)");
+    f.kind = "mma_B";
+    f.params = {K, N, wm, wn, trans ? 1 : 0};
+    Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+    Expr kk = Div(f.loc, nt * 4), j = Mod(Div(f.loc, 4), nt), r = Mod(f.loc, 4);
+    Expr k = kk * C(16) + Div(r, 2) * C(8) + Mod(lane, 4) * C(2) + Mod(r, 2);
+    Expr n = Div(warp, wm) * C(wN) + j * C(8) + Div(lane, 4);
+    f.index = trans ? std::vector<Expr>{n, k} : std::vector<Expr>{k, n};
+    Expr ki = trans ? f.idx[1] : f.idx[0], ni = trans ? f.idx[0] : f.idx[1];
+    Expr nn = Mod(ni, wN);
+    f.thread = (Div(ni, wN) * C(wm) + Expr(f.rep)) * C(32) + Mod(nn, 8) * C(4) + Div(Mod(ki, 8), 2);
+    f.local = (Div(ki, 16) * C(nt) + Div(nn, 8)) * C(4) + Div(Mod(ki, 16), 8) * C(2) + Mod(ki, 2);
+    f.replica = Mod(warp, wm);
+    return f;
+  }
   int64_t wN = N / wn, nt = wN / 8;
   std::vector<int64_t> shape = trans ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
   Fragment f = NewFragment(shape, 32 * wn, (K / 16) * nt * 4, 1,

@@ -61,7 +61,12 @@ Fragment MmaAccumulator(int64_t M, int64_t N, int64_t wm, int64_t wn);
 /// over `wn` warps (each warp holds all K rows of its columns). With `trans` the tile is stored
 /// N x K. Register (kk, j, r) of a lane, local (kk * N/wn/8 + j) * 4 + r, is b_r of n8 tile j
 /// in k-step kk, as in the PTX ISA's figure for the B fragment.
-Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans);
+Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans, int64_t wm = 1);
+/// A operand of m16n8k16 mma.sync held in registers, for an M x K tile under a gemm's wm x wn warp grid:
+/// warp w holds the rows of warp row w % wm as mma_C(M x K, warps wm x 1) places them, and the wn warps of
+/// a warp row hold the same registers (wn replicas). With wn == 1 it is that mma_C layout. (MmaOperandB's
+/// `wm` is the same replication for B: the wm warps of a warp column hold its columns.)
+Fragment MmaOperandA(int64_t M, int64_t K, int64_t wm, int64_t wn);
 /// The row vector an mma accumulator reduces to along dim 1: row i is held by the four lanes
 /// of its quad in every warp of its warp row (replicated 4 * wn times).
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);

@@ -215,7 +215,7 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
     if (v != env[static_cast<size_t>(s)])
       throw UserError(ErrorKind::kArgument, Label(pi) + " is " + std::to_string(v) +
                                                 ", but it is the size '" + syms[static_cast<size_t>(s)].name +
-                                                "' of a T.make_tensor shape, bound to " +
+                                                "' of a tensor's shape, bound to " +
                                                 std::to_string(env[static_cast<size_t>(s)]) + " by " +
                                                 bound_by[static_cast<size_t>(s)]);
   }

@@ -283,23 +283,14 @@ class LayoutInferencer : public LayoutRuleContext {
       auto ad = TileDims(g->A);
       if (g->trans_A)
         throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
-      if (wn != 1)
-        throw UserError(ErrorKind::kLayout,
-                        "T.gemm with A in registers needs every warp to own whole rows of A; use "
-                        "policy=T.GemmWarpPolicy.FullRow",
-                        g->span);
+      // Warps that split N share their rows of A: each holds a copy (wn replicas, as TileLang lays it out).
       int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
-      ch |= Assign(g->A.buffer, MmaAccumulator(M, K, wm, 1), "T.gemm register operand A", g->span);
+      ch |= Assign(g->A.buffer, MmaOperandA(M, K, wm, wn), "T.gemm register operand A", g->span);
     }
     if (g->B.buffer->scope == Scope::kFragment) {
       auto bd = TileDims(g->B);
-      if (wm != 1)
-        throw UserError(ErrorKind::kLayout,
-                        "T.gemm with B in registers needs every warp to own whole columns of B; use "
-                        "policy=T.GemmWarpPolicy.FullCol",
-                        g->span);
       int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
-      ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B), "T.gemm register operand B", g->span);
+      ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B, wm), "T.gemm register operand B", g->span);
     }
     return ch;
   }

@@ -62,3 +62,29 @@ def test_64_term_dot_agrees_everywhere(where):
     c = np.zeros(1, np.float32)
     _compile(dot64, where)(a, b, c)
     assert c[0] == want, (c[0], want)
+
+
+@pytest.mark.parametrize("where", ["cpu", "emulator", "opencl"])
+def test_select_of_a_float_literal_and_an_int_literal_is_float(where):
+    """`T.if_then_else(c, -T.infinity("float32"), 0)` is a float select (TVM promotes the int literal, as
+    TileLang's attention-sink examples rely on). Before: the select took the int literal's type and the
+    -inf saturated to INT32_MIN (-2147483648.0)."""
+    import tilelang
+    import tilelang.language as T
+
+    @T.prim_func
+    def k(X: T.Tensor((4,), "float32"), A: T.Tensor((4,), "float32"), B: T.Tensor((4,), "float32"),
+          C: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(4):
+                A[i] = T.if_then_else(X[i] > 0, -T.infinity("float32"), 0)
+                B[i] = T.if_then_else(X[i] > 0, 0, 1.5)
+                C[i] = T.if_then_else(X[i] > 0, X[i] * 2.0, 0)
+
+    x = np.array([1, -1, 2, -2], np.float32)
+    a, b, c = (np.zeros(4, np.float32) for _ in range(3))
+    opts = {"target": "cuda", "execution_backend": "emulator"} if where == "emulator" else {"target": where}
+    tilelang.compile(k, **opts)(x, a, b, c)
+    np.testing.assert_array_equal(a, np.where(x > 0, -np.inf, 0).astype(np.float32))
+    np.testing.assert_array_equal(b, np.where(x > 0, 0, 1.5).astype(np.float32))
+    np.testing.assert_array_equal(c, np.where(x > 0, x * 2, 0).astype(np.float32))

@@ -186,7 +186,7 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
 
 Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance,
                                  const Span& sp) {
-  int64_t V = F.kind == "mma_C"    ? 2
+  int64_t V = F.kind == "mma_C" || F.kind == "mma_A" ? 2
               : F.kind == "mfma_C" ? 4  // 4 consecutive columns of a row (src/layout/mfma_fragment.h)
                                    : (F.kind == "striped" && !F.params.empty() ? F.params[0] : 1);
   if (V < 2 || F.locals % V || F.valid) return nullptr;

@@ -87,3 +87,61 @@ def test_conflict_names_both_ops():
     with pytest.raises(tilelang.errors.TileLangLayoutError, match=r"layout conflict for fragment 'C': T.gemm "
                        r"accumulator at .*test_layout_inference.py:\d+ gives it mma_C\(32x32, warps 2x2\)"):
         run("LayoutInference", run("LegalizeTileOpsCUDA", before))
+
+
+def test_broadcast_fragment_waits_for_the_nests_layout():
+    """A 1-D fragment written by its own nest and read as a row vector by a 2-D nest (TileLang's gated-delta
+    backward: `g[i] = exp(G[i])`, then `q[i, k] *= g[i]`). Before: the free striped layout went to the 1-D
+    fragment first (allocated first), and the 2-D nest then conflicted with it. Expected: the 2-D nest's own
+    fragment gets the free layout, and the row vector the broadcast layout (whole in every thread), which its
+    own nest then runs on."""
+    @T.prim_func
+    def before(G: T.Tensor((64,), "float32"), Q: T.Tensor((64, 32), "float32"), O: T.Tensor((64, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            g = T.alloc_fragment((64,), "float32")
+            q = T.alloc_fragment((64, 32), "float32")
+            T.copy(Q, q)
+            for i in T.Parallel(64):
+                g[i] = T.exp(G[i])
+            for i, k in T.Parallel(64, 32):
+                q[i, k] = q[i, k] * g[i]
+            T.copy(q, O)
+
+    f = run("LegalizeTileOpsCUDA", before)
+    got = run("LayoutInference", f)
+    layouts, loops = facts(got)
+    assert layouts == {"g": "replicated(64)", "q": "striped(64x32, 128 threads, vec 4)"}
+    # the copy in, the row vector's own nest (whole in every thread), the 2-D nest, the copy out
+    assert loops == ["striped(64x32, 128 threads, vec 4)", "replicated(64)"] + ["striped(64x32, 128 threads, vec 4)"] * 2
+    assert strip_facts(got) == strip_facts(f)
+
+
+@pytest.mark.parametrize("where", ["cpu", "cuda", "hip", "metal"])
+def test_broadcast_fragment_numerics(where):
+    import numpy as np
+
+    S, D = 48, 32
+
+    @T.prim_func
+    def k(G: T.Tensor((S,), "float32"), Q: T.Tensor((S, D), "float32"), O: T.Tensor((S, D), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            G_s = T.alloc_shared((S,), "float32")
+            g = T.alloc_fragment((S,), "float32")
+            q = T.alloc_fragment((S, D), "float32")
+            T.copy(G, G_s)
+            T.copy(Q, q)
+            for i in T.Parallel(S):
+                g[i] = T.exp(G_s[i])
+            for i, j in T.Parallel(S, D):
+                q[i, j] = q[i, j] * g[i]
+            T.copy(q, O)
+
+    seed = 77
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    gv = rng.standard_normal(S).astype(np.float32)
+    qv = rng.standard_normal((S, D)).astype(np.float32)
+    o = np.zeros((S, D), np.float32)
+    opts = {"target": "cpu"} if where == "cpu" else {"target": where, "execution_backend": "emulator"}
+    tilelang.compile(k, **opts)(gv, qv, o)
+    np.testing.assert_allclose(o, qv.astype(np.float64) * np.exp(gv.astype(np.float64))[:, None], rtol=1e-5)
