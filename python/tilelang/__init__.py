@@ -49,6 +49,7 @@ from . import layout, math, testing, transform  # noqa: E402,F401
 from .math import cdiv, next_power_of_2  # noqa: E402,F401
 from .transform import PassConfigKey  # noqa: E402,F401
 from . import tvm  # noqa: E402,F401  (TVM's names TileLang programs use; `import tvm` where none is installed)
+from .tvm import DataType  # noqa: E402,F401  (`from tilelang import DataType`, as TileLang re-exports TVM's)
 from .tvm import _alias as _tvm_alias  # noqa: E402
 
 _tvm_alias.install()

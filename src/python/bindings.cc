@@ -21,6 +21,7 @@
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "transform/hoist_workspaces.h"
 #include "emulator/emulator.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cache_util.h"
@@ -401,6 +402,7 @@ NB_MODULE(_ffi, m) {
       "b"_a, "map_free_vars"_a = false);
   m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
   m.def("split_kernels", &SplitKernels);
+  m.def("hoist_workspaces", &HoistWorkspaces);
   // The source locations of a function's statements (FNV-1a over file, line and column): two
   // structurally equal functions from different places report their diagnostics at different lines.
   m.def("span_hash", [](const PrimFunc& f) {

@@ -144,3 +144,28 @@ def test_builder_refuses_what_it_cannot_do():
         b.run(benchmark_multi_gpu=True)
     with pytest.raises(Exception, match="takes a function"):
         AutoTuner.from_kernel(kernel=42, configs=[{}])
+
+
+def test_compile_on_tuned_and_jit_factories(tmp_path, monkeypatch):
+    """`f.compile(...)` as TileLang's examples call it: on an @autotune'd factory with every tuned parameter
+    given it builds that configuration without tuning; otherwise it tunes first. On a plain @tilelang.jit
+    factory it is the call."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    built = []
+
+    def gemm(M, block_M=32, block_N=32):
+        built.append((block_M, block_N))
+        return K.matmul(M, SIZE, SIZE, block_M, block_N, 32, dtype="float32")
+
+    jitted = tilelang.jit(out_idx=[-1], target="cpu")(gemm)
+    assert jitted.compile(64) is jitted(64)
+    tuned = tilelang.autotune(configs=[{"block_M": 32, "block_N": 32}, {"block_M": 64, "block_N": 64}], warmup=1,
+                              rep=3)(tilelang.jit(out_idx=[-1], target="cpu")(gemm))
+    built.clear()
+    kernel = tuned.compile(64, block_M=64, block_N=32)
+    assert built == [(64, 32)]
+    a = np.ones((64, SIZE), np.float32)
+    b = np.ones((SIZE, SIZE), np.float32)
+    np.testing.assert_array_equal(kernel(a, b), np.full((64, SIZE), SIZE, np.float32))
+    best = tuned.compile(64)
+    assert (best.func is not None) and len(set(built)) >= 2  # both candidates were built to tune

@@ -663,10 +663,21 @@ def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=None, ref_p
         def wrapper(*args, **kwargs):
             return tuner(*args, **kwargs)
 
+        def compile(*args, **kwargs):  # noqa: A001 -- TileLang's name
+            """The kernel for these arguments: tuned first unless every tuned parameter is given."""
+            if tuner._eager:
+                explicit = tuner._explicit_config(args, kwargs)
+                if explicit is None:
+                    best = tuner.tune(*args, **kwargs).config
+                    return jitted.compile(*args, **kwargs, **best)
+                return jitted.compile(*args, **kwargs)
+            return tuner(*args, **kwargs).kernel
+
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(wrapper, attr, getattr(tuner.factory, attr, None))
         wrapper.__wrapped__ = jitted
         wrapper.tuner = tuner
+        wrapper.compile = compile
         return wrapper
 
     return decorate(func) if func is not None else decorate

@@ -64,6 +64,7 @@ def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_
             return (_freeze(args), _freeze(kw))
 
         wrapper.cache = cache
+        wrapper.compile = wrapper  # TileLang's f.compile(*args, **kwargs): the kernel for these arguments
         wrapper.par_compile = par_compile
         wrapper.parse_cache_key = parse_cache_key
         # what @tilelang.autotune (stacked above) needs to know: the target is part of its cache key

@@ -184,7 +184,11 @@ class JITKernel:
 
         # A function launching several T.Kernel scopes one after another: on a GPU target each is a kernel of
         # its own (the first one here, the others in self._parts), launched in order with the same arguments.
-        parts = list(_ffi.split_kernels(func)) if self.kind != "cpu" else [func]
+        # Workspaces (T.alloc_global) become parameters first, so that every kernel sees the same ones.
+        parts = [func]
+        if self.kind != "cpu":
+            split = list(_ffi.split_kernels(_ffi.hoist_workspaces(func)))
+            parts = split if len(split) > 1 else [func]
         first = parts[0]
         self._compiled = trace_from_env(first, self.target, cfg, build_binary=will_run)
         if self._compiled is None:

@@ -65,7 +65,13 @@ def alloc_var(dtype, init=None, scope="local.var"):
     return buf
 
 
-def alloc_buffer(shape, dtype, scope="shared"):
+def alloc_buffer(shape, dtype, scope=None):
+    """T.alloc_buffer(shape, dtype, scope): TVM's allocation. Outside `with T.Kernel` (or with scope "global")
+    a global workspace (as T.alloc_global); inside a kernel shared memory unless scope says otherwise."""
+    ctx = builder.current()
+    if scope == "global" or (scope is None and ctx is not None and not ctx.kernels):
+        return alloc_global(shape, dtype)
+    scope = scope or "shared"
     _check_scope(scope, ("shared", "shared.dyn", "local.fragment", "local"), "T.alloc_buffer")
     if scope.startswith("shared"):
         return alloc_shared(shape, dtype, scope)
@@ -93,18 +99,20 @@ def alloc_barrier(arrive_count):
 
 
 def alloc_global(shape, dtype, scope="global"):
-    """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace). The
-    compiler turns it into a hidden trailing parameter; each call of the kernel allocates it zero-filled
-    (HoistWorkspaces, src/transform/hoist_workspaces.h). Sizes may use the kernel's symbolic sizes."""
+    """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace); written
+    before the kernels of a function, shared by all of them. The compiler turns it into a hidden trailing
+    parameter; each call of the kernel allocates it zero-filled (HoistWorkspaces,
+    src/transform/hoist_workspaces.h). Sizes may use the kernel's symbolic sizes."""
     if scope != "global":
         raise TileLangTypeError(f"T.alloc_global: scope must be 'global', got {scope!r}")
     ctx = builder.require_context("T.alloc_global")
-    if not ctx.kernels:
-        raise TileLangSyntaxError("T.alloc_global must be called inside a `with T.Kernel(...)` block")
     dims = _dims(shape, "T.alloc_global")
     name = ctx.pending_name or "workspace"
     buf = _ffi.buffer(name, dtype_str(dtype), dims, "global", ctx.span, None, 0)
-    ctx.kernels[-1].allocs.append(buf)
+    if ctx.kernels:
+        ctx.kernels[-1].allocs.append(buf)
+    else:  # before the kernels: one workspace shared by every kernel of the function (see parser_control)
+        ctx.function_workspaces.append(buf)
     return buf
 
 

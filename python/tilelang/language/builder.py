@@ -29,6 +29,7 @@ class BuildContext:
         self.size_vars = {}  # name -> the size Var a T.make_tensor shape uses for that scalar parameter
         self.bound_tensors = []  # (buffer, address): T.make_tensor(table[i], ...) awaiting its tl.buffer_bind
         self.in_prim_func_body = False  # parsing a @T.prim_func's body (past its parameters)
+        self.function_workspaces = []  # T.alloc_global before any kernel: placed in the next kernel's allocations
 
 
 _stack = []

@@ -85,6 +85,31 @@ class DType:
     def __str__(self):
         return self.name
 
+    # TileLang's dtypes are strings: programs iterate them, test `"int" in dtype`, call dtype.startswith(...).
+    def __iter__(self):
+        return iter(self.name)
+
+    def __len__(self):
+        return len(self.name)
+
+    def __getitem__(self, i):
+        return self.name[i]
+
+    def __contains__(self, part):
+        return part in self.name
+
+    def __add__(self, other):
+        return self.name + other
+
+    def __radd__(self, other):
+        return other + self.name
+
+    def __getattr__(self, attr):
+        # the str methods (startswith, replace, split, isdigit, ...) act on the name
+        if attr.startswith("_") or not hasattr(str, attr):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+        return getattr(self.__dict__.get("name", ""), attr)
+
 
 def _ffi_bits(name):
     import re as _re

@@ -196,6 +196,10 @@ class ControlParsing:
         frame = builder.KernelFrame()
         frame.threads = [_ffi.const_int(t) for t in spec.threads]
         frame.block_vars = vars_  # T.get_block_binding
+        # workspaces allocated before the kernels (T.alloc_global / T.alloc_buffer at the top): allocated with this
+        # kernel, hoisted to one hidden parameter that every kernel of the function shares
+        frame.allocs.extend(self.ctx.function_workspaces)
+        self.ctx.function_workspaces = []
         self.ctx.kernels.append(frame)
         self.scopes.append({})
         for nm, v in zip(names, vars_):

@@ -288,3 +288,37 @@ def test_evaluate_makes_a_statement_of_an_expression():
     assert "T.evaluate" in k.script() or "syncthreads" in k.script()
     with pytest.raises(TileLangTypeError, match="T.evaluate takes a kernel expression"):
         T.evaluate(3)
+
+
+def test_dtypes_are_strings_as_in_tilelang():
+    """TileLang's dequantising GEMMs take a dtype's width from its name:
+    `int("".join(c for c in T.int8 if c.isdigit()))`."""
+    storage = T.int8
+    assert int("".join(c for c in storage if c.isdigit())) == 8
+    assert "".join(c for c in T.uint8 if not c.isdigit()) == "uint"
+    assert "int" in T.int8 and "float" not in T.int8 and len(T.bfloat16) == 8
+    assert T.float16.startswith("float") and T.float16.replace("16", "32") == "float32"
+    assert T.float16[:5] == "float" and "x" + T.int8 == "xint8" and T.int8 + "_t" == "int8_t"
+    with pytest.raises(AttributeError):
+        T.float16.no_such_method  # noqa: B018
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_alloc_buffer_before_the_kernel_is_a_global_workspace(where):
+    """TVM's `T.alloc_buffer(shape, dtype)` before `with T.Kernel` (TileLang's split-K dequant GEMM keeps its
+    partial sums there): a global workspace, as T.alloc_global. Before: "T.alloc_shared must be called inside
+    a `with T.Kernel(...)` block"."""
+    @T.prim_func
+    def k(A: T.Tensor((4, 32), "float32"), B: T.Tensor((32,), "float32")):
+        W = T.alloc_buffer([4, 32], "float32")
+        with T.Kernel(4, threads=32) as bx:
+            for j in T.Parallel(32):
+                W[bx, j] = A[bx, j] * 2.0
+        with T.Kernel(1, threads=32) as bx:
+            for j in T.Parallel(32):
+                B[j] = W[0, j] + W[1, j] + W[2, j] + W[3, j]
+
+    a = _rng().standard_normal((4, 32)).astype(np.float32)
+    b = np.zeros(32, np.float32)
+    _compile(k, where)(a, b)
+    np.testing.assert_allclose(b, (a * 2.0).sum(axis=0), rtol=1e-5)

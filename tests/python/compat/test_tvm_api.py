@@ -27,6 +27,9 @@ def test_datatype():
     assert DataType("float16") == "float16" and DataType("float16") == T.float16
     assert DataType("uint8").type_code == 1 and DataType("float32").is_float()
     assert str(DataType("float16").with_lanes(8)) == "float16x8"
+    from tilelang import DataType as FromTop  # TileLang re-exports TVM's DataType
+
+    assert FromTop is DataType
 
 
 def test_expression_builders():
