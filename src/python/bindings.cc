@@ -22,6 +22,7 @@
 #include "ir/printer.h"
 #include "ir/structural.h"
 #include "transform/hoist_workspaces.h"
+#include "ir/work.h"
 #include "emulator/emulator.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cache_util.h"
@@ -403,6 +404,10 @@ NB_MODULE(_ffi, m) {
   m.def("structural_hash", [](const PrimFunc& f) { return StructuralHash(f); });
   m.def("split_kernels", &SplitKernels);
   m.def("hoist_workspaces", &HoistWorkspaces);
+  m.def("work_of", [](const PrimFunc& f) {
+    Work w = WorkOf(f);
+    return std::make_tuple(w.flops, w.global_bytes, w.blocks, w.unknown);
+  });
   // The source locations of a function's statements (FNV-1a over file, line and column): two
   // structurally equal functions from different places report their diagnostics at different lines.
   m.def("span_hash", [](const PrimFunc& f) {

@@ -192,6 +192,10 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
             return _BOUND
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
             dtype = self.eval(st.annotation)
+            if isinstance(dtype, type) or getattr(dtype, "__module__", "") == "typing":
+                # `dtype: str = T.bfloat16`, `n: int = 4`: a Python annotation, a plain parse-time assignment
+                self.bind(st.target.id, self.eval(st.value))
+                return _BOUND
             value = self.located(st, const, self.eval(st.value))
             value = self.located(st, _ffi.cast, str(dtype), value)
             return _ffi.var(st.target.id, value.dtype), value, st

@@ -119,3 +119,23 @@ def normalize_pass_configs(pass_configs):
 
 def _as_text(v):
     return ("1" if v else "0") if isinstance(v, bool) else str(v)
+
+
+def apply_simplify(func, inline_let=False):
+    """TileLang's `apply_simplify(prim_func)`: the function with its expressions simplified (the compiler's
+    simplifier; it runs in every compile anyway). `inline_let` is accepted for TileLang's signature: lets are
+    kept either way."""
+    if not isinstance(func, _ffi.PrimFunc):
+        raise TileLangTypeError(f"apply_simplify takes a @T.prim_func, got {type(func).__name__}")
+    return _ffi.simplify_func(func)
+
+
+def simplify_prim_func(factory):
+    """TileLang's decorator: a factory whose returned @T.prim_func is simplified (apply_simplify)."""
+    import functools
+
+    @functools.wraps(factory)
+    def wrapper(*args, **kwargs):
+        return apply_simplify(factory(*args, **kwargs))
+
+    return wrapper
