@@ -220,3 +220,23 @@ def test_par_compile_and_cache_keys(tmp_path, monkeypatch):
     assert np.all(z == 1.0)
     with pytest.raises(TileLangTypeError, match="takes @T.prim_func"):
         tilelang.par_compile([add])
+
+
+def test_python_annotated_locals_are_parse_time_values():
+    """`dtype: str = T.bfloat16` in an eager body (TileLang's sparse-MLA backward) is a plain Python
+    assignment; `x: T.float32 = 0` stays a typed kernel variable."""
+    @tilelang.jit(target="cpu")
+    def scale(X):
+        N = T.const("N")
+        dtype: str = T.float32
+        factor: float = 2.0
+        X: T.Tensor((N,), dtype)
+        Y = T.empty((N,), dtype)
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(N):
+                y: T.float32 = X[i] * factor
+                Y[i] = y + 1.0
+        return Y
+
+    x = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(scale(x), x * 2 + 1)

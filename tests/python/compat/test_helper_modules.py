@@ -3,6 +3,7 @@ torch_assert_close) and tilelang.language.fp8 (determine_fp8_type)."""
 import numpy as np
 import pytest
 
+import tilelang
 import tilelang.language as T
 from tilelang.language.fp8 import determine_fp8_type
 from tilelang.profiler.supply import ParamSpec
@@ -29,3 +30,53 @@ def test_determine_fp8_type():
     assert determine_fp8_type() == T.float8_e4m3fn and determine_fp8_type("e5m2") == T.float8_e5m2
     with pytest.raises(ValueError, match="e4m3"):
         determine_fp8_type("e3m4")
+
+
+def test_analyzer_counts_gemm_flops_and_global_bytes():
+    """tilelang.tools.Analyzer (TileLang's analyze examples): 2*M*N*K FLOPs from the T.gemm calls over the
+    grid and the K loop, the global bytes of the T.copy calls, and the time at the architecture's peak (the
+    larger of compute and memory time)."""
+    from tilelang.carver.arch import CUDA
+    from tilelang.tools import Analyzer
+
+    M, N, K = 512, 256, 384
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(N // 128, M // 64, threads=128) as (bx, by):
+            A_s = T.alloc_shared((64, 32), "float16")
+            B_s = T.alloc_shared((128, 32), "float16")
+            C_l = T.alloc_fragment((64, 128), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(K // 32, num_stages=3):
+                T.copy(A[by * 64, k * 32], A_s)
+                T.copy(B[bx * 128, k * 32], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_B=True)
+            T.copy(C_l, C[by * 64, bx * 128])
+
+    r = Analyzer.analysis(gemm, CUDA("cuda -arch=sm_80"))
+    assert r.total_flops == 2 * M * N * K
+    blocks, ksteps = (N // 128) * (M // 64), K // 32
+    assert r.total_global_bytes == blocks * (ksteps * (64 * 32 + 128 * 32) * 2 + 64 * 128 * 2)
+    assert r.estimated_time == pytest.approx(max(r.total_flops / 312e12, r.total_global_bytes / 2.0e12))
+    assert r.expected_tflops <= 312.0 + 1e-9
+    with pytest.raises(tilelang.errors.TileLangTypeError, match="takes a @T.prim_func"):
+        Analyzer.analysis(lambda: 0, CUDA("cuda"))
+
+
+def test_simplify_prim_func_decorator():
+    from tilelang.transform import apply_simplify, simplify_prim_func
+
+    @simplify_prim_func
+    def factory(n):
+        @T.prim_func
+        def k(A: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=32) as bx:
+                for i in T.Parallel(n):
+                    A[i] = A[i] * (2 + 0) + (i * 4) // 4 - i
+
+        return k
+
+    text = tilelang.script(factory(64))
+    assert "A[i] * 2" in text and "// 4" not in text  # folded by the simplifier
+    assert tilelang.script(apply_simplify(factory(64))) == text
