@@ -6,6 +6,7 @@ namespace tl {
 GpuOptions GpuOptionsFor(const PassConfig& pc) {
   GpuOptions o;
   o.disable_barriers = pc.disable_barrier_insertion;
+  o.user_sync_shared = pc.user_sync_shared;
   o.disable_cp_async = pc.disable_async_copy;
   o.disable_wgmma = pc.disable_wgmma;
   o.disable_tma = pc.disable_tma_lower;

@@ -21,6 +21,7 @@ namespace tl {
 
 struct GpuOptions {
   bool disable_barriers = false;          // pass config "tl.disable_barrier_insertion" (for race tests)
+  bool user_sync_shared = false;          // "tl.user_sync_shared": barriers for compiler scratch only
   bool disable_cp_async = false;          // "tl.disable_async_copy"
   bool disable_wgmma = false;             // "tl.disable_wgmma": sm_90a T.gemm uses mma.sync
   bool disable_tma = false;               // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async

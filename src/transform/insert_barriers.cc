@@ -238,7 +238,7 @@ class Barriers {
   }
 
  public:
-  explicit Barriers(bool hoist) : hoist_(hoist) {}
+  explicit Barriers(bool hoist, bool user_sync = false) : hoist_(hoist), user_sync_(user_sync) {}
 
  private:
   static int CountBarriers(const Stmt& s) {
@@ -304,12 +304,14 @@ class Barriers {
       State* a;
       const std::set<const BufferNode*>* ign;
       Who who;
+      bool user_sync = false;  // the program orders its own shared buffers (those declared in its source)
+      bool Skip(const Buffer& b) const { return ign->count(b.get()) || (user_sync && b->span.defined()); }
       void VisitLoad(const BufferLoadNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) a->r.insert(n->buffer.get());
+        if (n->buffer->scope == Scope::kShared && !Skip(n->buffer)) a->r.insert(n->buffer.get());
         IRVisitor::VisitLoad(n);
       }
       void VisitStore(const StoreNode* n) override {
-        if (n->buffer->scope == Scope::kShared && !ign->count(n->buffer.get())) {
+        if (n->buffer->scope == Scope::kShared && !Skip(n->buffer)) {
           a->w[n->buffer.get()] = who;
           a->tma.erase(n->buffer.get());
         }
@@ -322,7 +324,7 @@ class Barriers {
                       n->op == "tl.vector_store" || n->op == "tl.atomic_store";
         if (writes && !n->args.empty()) {
           auto* d = As<BufferLoadNode>(n->args[0]);
-          if (d && d->buffer->scope == Scope::kShared && !ign->count(d->buffer.get())) {
+          if (d && d->buffer->scope == Scope::kShared && !Skip(d->buffer)) {
             const BufferNode* x = d->buffer.get();
             const bool tma = n->op == "tl.tma_load" && n->args.size() > 1 && As<BufferLoadNode>(n->args[1]);
             const auto seen = a->w.find(x);
@@ -341,6 +343,7 @@ class Barriers {
     } v;
     v.a = &acc;
     v.ign = &ignore_;
+    v.user_sync = user_sync_;
     v.who = op_ >= 0 ? op_ : --loose_;  // a statement outside any tile op is an op of its own
     v.VisitStmt(s);
     bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r);
@@ -354,6 +357,7 @@ class Barriers {
   }
 
   bool hoist_ = true;  // hoist loop-entry barriers out of loops
+  bool user_sync_ = false;  // "tl.user_sync_shared": only compiler scratch (buffers without a source span)
   Who op_ = -1;        // the tile op being visited (-1: none)
   Who loose_ = -1;     // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
@@ -367,7 +371,7 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers(true).Visit(f->body, st));
+  return WithBody(f, Barriers(true, ctx.opt.user_sync_shared).Visit(f->body, st));
 }
 
 }  // namespace tl

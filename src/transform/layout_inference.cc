@@ -297,14 +297,10 @@ class LayoutInferencer : public LayoutRuleContext {
 
   std::pair<int64_t, int64_t> WarpGrid(int64_t M, int64_t N, int64_t warps, const GemmNode* g) {
     try {
-      // An operand in registers fixes the split: A needs whole rows per warp (as FullRow), B whole
-      // columns (as FullCol); the default policy follows the operand instead of failing.
-      int policy = static_cast<int>(g->policy);
-      if (g->policy == GemmWarpPolicy::kSquare && g->A.buffer->scope == Scope::kFragment)
-        policy = 1;
-      else if (g->policy == GemmWarpPolicy::kSquare && g->B.buffer->scope == Scope::kFragment)
-        policy = 2;
-      return GemmWarpGrid(M, N, warps, policy);
+      // The split depends on the policy and the tile only (as in TileLang), not on where the operands
+      // live: two gemms into one accumulator agree, and a register operand shared by the warps of the
+      // other axis is held by each of them (MmaOperandA / MmaOperandB replicas).
+      return GemmWarpGrid(M, N, warps, static_cast<int>(g->policy));
     } catch (const UserError& e) {
       throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
     }

@@ -25,6 +25,7 @@ const Key kKeys[] = {
     {"tl.disable_async_copy", &PassConfig::disable_async_copy, nullptr, nullptr},
     {"tl.disable_barrier_insertion", &PassConfig::disable_barrier_insertion, nullptr, nullptr},
     {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr, nullptr},
+    {"tl.user_sync_shared", &PassConfig::user_sync_shared, nullptr, nullptr},
     {"tl.disable_wgmma", &PassConfig::disable_wgmma, nullptr, nullptr},
     {"tl.enable_fast_math", &PassConfig::enable_fast_math, nullptr, nullptr},
     {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},

@@ -10,6 +10,8 @@ namespace tl {
 
 struct PassConfig {
   bool disable_barrier_insertion = false;  // "tl.disable_barrier_insertion" (race tests)
+  bool user_sync_shared = false;  // "tl.user_sync_shared" (TileLang's TL_DISABLE_THREAD_STORAGE_SYNC): the
+                                  // program orders its own shared buffers; compiler scratch keeps its barriers
   bool disable_async_copy = false;         // "tl.disable_async_copy": global->shared copies stay synchronous
   bool disable_tma_lower =
       false;  // "tl.disable_tma_lower" (TileLang's TL_DISABLE_TMA_LOWER): cp.async, not TMA

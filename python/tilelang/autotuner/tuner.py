@@ -279,10 +279,27 @@ class AutoTuner:
         return getattr(self.jitted, "is_eager", False)
 
     def _build(self, args, kwargs, config):
-        """The kernel for one configuration: a factory's call, or an eager function's compile()."""
+        """The kernel for one configuration: a factory's call, or an eager function's compile(). A
+        configuration's "pass_configs" entry (as in TileLang) is not a factory argument: it is added to the
+        compile's pass configs for that candidate."""
+        config = dict(config)
+        extra = config.pop("pass_configs", None)
+        if extra is not None and not isinstance(extra, dict):
+            raise TileLangTypeError(f"an autotune configuration's 'pass_configs' is a dict, got {extra!r}")
         if self._eager:
+            if extra:
+                raise TileLangUnsupportedError("a 'pass_configs' entry in the configurations of an eager kernel: "
+                                               "give them with T.annotate_pass_configs in its body")
             return self.jitted.compile(*args, **kwargs, **config)
-        return self.jitted(*args, **kwargs, **config)
+        if not extra:
+            return self.jitted(*args, **kwargs, **config)
+        from ..jit import compile as _compile
+
+        opts = self.jitted.jit_options
+        merged = {**(opts.get("pass_configs") or {}), **extra}
+        prim = self.factory(*args, **kwargs, **config)
+        return _compile(prim, out_idx=opts.get("out_idx"), target=opts.get("target"),
+                        execution_backend=opts.get("execution_backend"), pass_configs=merged)
 
     def _explicit_config(self, args, kwargs):
         """The call's values of the tuned parameters when it gives all of them, else None."""
@@ -452,6 +469,9 @@ class AutoTuner:
         from . import artefacts, ray_executor, static_check
 
         ray = ray_executor.require_ray()
+        if any(isinstance(c, dict) and "pass_configs" in c for c in self._config_list(args, kwargs)):
+            raise TileLangUnsupportedError("a 'pass_configs' entry in the configurations with executor='ray': use "
+                                           "executor='local'")
         if self.early_stop:
             raise TileLangUnsupportedError("early_stop=True with executor='ray': the cluster times candidates in "
                                            "parallel, with no running best to stop against; use executor='local'")

@@ -72,7 +72,7 @@ def _truthy(v):
 
 # TileLang key -> (this compiler's key, value transform): implemented by translation.
 _TRANSLATED = {
-    "tl.disable_thread_storage_sync": ("tl.disable_barrier_insertion", _truthy),
+    "tl.disable_thread_storage_sync": ("tl.user_sync_shared", _truthy),
     "tl.enable_async_copy": ("tl.disable_async_copy", lambda v: not _truthy(v)),
     "tir.use_async_copy": ("tl.disable_async_copy", lambda v: not _truthy(v)),
 }

@@ -113,6 +113,11 @@ class Cacher : public IRMutator {
     Written w;
     w.VisitStmt(f->body);
     written_ = std::move(w.w);
+    // A tensor at an address read from a pointer table (T.make_tensor(table[i], ...)) is a different tensor
+    // in each block: its tiles cannot be shared between blocks.
+    PostOrderVisitStmt(f->body, [&](const Stmt& x) {
+      if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.buffer_bind" && a->node) rebound_.insert(a->node.get());
+    });
   }
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
@@ -128,7 +133,9 @@ class Cacher : public IRMutator {
         continue;
       const CopyNode* c = scan.copies[t][0];
       const Buffer& src = c->src.buffer;
-      if (src->scope != Scope::kGlobal || src->shape.size() != 2 || written_.count(src.get())) continue;
+      if (src->scope != Scope::kGlobal || src->shape.size() != 2 || written_.count(src.get()) ||
+          rebound_.count(src.get()))
+        continue;
       auto sd = cpu_lowering::TileDims(c->src);
       if (sd.size() != 2) continue;
       bool aligned = true;
@@ -231,6 +238,7 @@ class Cacher : public IRMutator {
  private:
   std::vector<std::string>* choices_;
   std::set<const BufferNode*> written_;
+  std::set<const BufferNode*> rebound_;  // tensors bound per block by tl.buffer_bind
   std::map<const CopyNode*, Cache> caches_;
   std::vector<const CopyNode*> decls_;  // the first copy of each cache, in cache id order
   std::set<const CopyNode*> placed_;

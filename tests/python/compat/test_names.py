@@ -54,7 +54,7 @@ def test_pass_config_keys():
     out = normalize_pass_configs({PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True,
                                   PassConfigKey.TL_ENABLE_ASYNC_COPY: False,
                                   PassConfigKey.TL_DISABLE_TMA_LOWER: True, "emulator.check_races": False})
-    assert out == {"tl.disable_barrier_insertion": True, "tl.disable_async_copy": True, "tl.disable_tma_lower": True,
+    assert out == {"tl.user_sync_shared": True, "tl.disable_async_copy": True, "tl.disable_tma_lower": True,
                    "emulator.check_races": False}
     with pytest.warns(UserWarning, match="tl.emit_line_directives' is accepted but not implemented"):
         assert normalize_pass_configs({PassConfigKey.TL_EMIT_LINE_DIRECTIVES: True}) == {}
