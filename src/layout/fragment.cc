@@ -285,6 +285,25 @@ Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec
   return f;
 }
 
+Fragment ReorderFragment(const Fragment& f, const std::vector<int>& src_of) {
+  Fragment r = f;  // the same placeholder vars: thread and local stay expressions of the same idx vars
+  bool identity = true;
+  for (size_t d = 0; d < src_of.size(); ++d) {
+    size_t s = static_cast<size_t>(src_of[d]);
+    r.shape[d] = f.shape[s];
+    r.index[d] = f.index[s];
+    r.idx[d] = f.idx[s];
+    identity &= s == d;
+  }
+  if (identity) return f;
+  std::string order;
+  for (int s : src_of) order += (order.empty() ? "" : ",") + std::to_string(s);
+  r.desc = "reordered(" + order + " of " + f.desc + ")";
+  r.kind = "reordered";
+  r.params.clear();
+  return r;
+}
+
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads) {
   int64_t total = 1;
   for (auto s : shape) total *= s;

@@ -75,6 +75,9 @@ Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);
 /// dealt to the first `owners` threads and thread t holds what thread t % owners holds (threads /
 /// owners replicas; params {vec, owners}).
 Fragment Striped(const std::vector<int64_t>& shape, int64_t threads, int64_t vec, int64_t owners = 0);
+/// The same placement with the dimensions reordered: dimension r of the result is dimension src_of[r] of
+/// `f` (a transposed view of a fragment: element [j, i] of the result is where `f` holds [i, j]).
+Fragment ReorderFragment(const Fragment& f, const std::vector<int>& src_of);
 /// Every thread holds the whole tile.
 Fragment Replicated(const std::vector<int64_t>& shape, int64_t threads);
 

@@ -1,5 +1,6 @@
 // LayoutInference: fragment layouts to a fixpoint (strict: gemm operands and accumulators,
 // reductions; common: T.Parallel nests; free: striped), and the partition of every T.Parallel nest.
+#include <optional>
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "ir/printer.h"
@@ -330,6 +331,31 @@ class LayoutInferencer : public LayoutRuleContext {
       if (Simplify(idx[i]).get() != vars[i].get()) return false;
     return true;
   }
+  /// Whether `idx` is a permutation of the loop vars (each index one distinct var); perm[d] = the loop
+  /// dimension of index d.
+  static bool PermIndex(const std::vector<Expr>& idx, const std::vector<Var>& vars, std::vector<int>* perm) {
+    if (idx.size() != vars.size()) return false;
+    perm->assign(idx.size(), -1);
+    std::vector<bool> used(vars.size(), false);
+    for (size_t d = 0; d < idx.size(); ++d) {
+      Expr e = Simplify(idx[d]);
+      for (size_t j = 0; j < vars.size(); ++j)
+        if (e.get() == vars[j].get() && !used[j]) {
+          (*perm)[d] = static_cast<int>(j);
+          used[j] = true;
+        }
+      if ((*perm)[d] < 0) return false;
+    }
+    return true;
+  }
+  /// A fragment indexed by a permutation of the loop vars with the loop's extents in that order (a
+  /// transposing nest, `q_t[k, i] = q[i, k]`).
+  static bool Transposed(const Access& a, const ParallelNest& n, std::vector<int>* perm) {
+    if (!PermIndex(a.indices, n.vars, perm) || IsLoopIndex(a.indices, n.vars)) return false;
+    std::vector<int64_t> ext;
+    for (int j : *perm) ext.push_back(n.extents[static_cast<size_t>(j)]);
+    return ShapeIs(a.buffer, ext);
+  }
   static std::string ShapeText(const std::vector<int64_t>& s) {
     std::string r = "(";
     for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
@@ -352,25 +378,39 @@ class LayoutInferencer : public LayoutRuleContext {
     return false;
   }
 
-  const Fragment* Driver(const ParallelNest& n) {
+  std::optional<Fragment> Driver(const ParallelNest& n) {
     const Fragment* f = nullptr;
     for (auto& a : n.frags) {
       if (!IsLoopIndex(a.indices, n.vars) || !ShapeIs(a.buffer, n.extents)) continue;
       auto it = layout_.find(a.buffer.get());
       if (it != layout_.end() && (!f || f->kind == "replicated")) f = &it->second;
     }
-    return f;
+    if (f) return *f;
+    // A fragment with a layout read or written transposed: the nest runs its elements where it holds them.
+    std::vector<int> perm;
+    for (auto& a : n.frags) {
+      auto it = layout_.find(a.buffer.get());
+      if (it == layout_.end() || it->second.kind == "replicated" || !Transposed(a, n, &perm)) continue;
+      std::vector<int> src_of(perm.size());
+      for (size_t d = 0; d < perm.size(); ++d) src_of[static_cast<size_t>(perm[d])] = static_cast<int>(d);
+      return ReorderFragment(it->second, src_of);
+    }
+    return std::nullopt;
   }
 
   bool InferNest(ParallelNest& n) {
-    const Fragment* f = Driver(n);
+    std::optional<Fragment> f = Driver(n);
     if (!f) return false;
     bool ch = false;
     Fragment drv = *f;
+    std::vector<int> perm;
     for (auto& a : n.frags) {
       if (layout_.count(a.buffer.get())) continue;
       if (IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)) {
         ch |= Assign(a.buffer, drv, "the T.Parallel loop", n.outer->span);
+      } else if (drv.kind != "replicated" && Transposed(a, n, &perm)) {
+        // written or read transposed: element [.., i, .., k, ..] lives where the loop runs it
+        ch |= Assign(a.buffer, ReorderFragment(drv, perm), "the T.Parallel loop (transposed)", n.outer->span);
       } else if (a.indices.size() == 1 && Simplify(a.indices[0]).get() == n.vars[0].get() &&
                  drv.kind == "mma_C" && ShapeIs(a.buffer, {n.extents[0]})) {
         ch |= Assign(a.buffer, RowsOfAccumulator(drv), "the T.Parallel loop (row vector)", n.outer->span);
@@ -407,7 +447,7 @@ class LayoutInferencer : public LayoutRuleContext {
           !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)))
         return Replicated(n.extents, threads_);
     }
-    if (const Fragment* f = Driver(n)) return *f;
+    if (std::optional<Fragment> f = Driver(n)) return *f;
     // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
     for (auto& a : n.frags) {
       auto it = layout_.find(a.buffer.get());

@@ -169,3 +169,17 @@ def test_compile_on_tuned_and_jit_factories(tmp_path, monkeypatch):
     np.testing.assert_array_equal(kernel(a, b), np.full((64, SIZE), SIZE, np.float32))
     best = tuned.compile(64)
     assert (best.func is not None) and len(set(built)) >= 2  # both candidates were built to tune
+
+
+def test_pass_configs_in_a_configuration(tmp_path, monkeypatch):
+    """TileLang's configurations may carry "pass_configs" (the candidate's compile options), not a factory
+    argument. Before: every candidate failed with "unexpected keyword argument 'pass_configs'"."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    configs = [{"block_M": 32, "block_N": 32, "pass_configs": {"cpu.compile_flags": "-DTL_CANDIDATE_A"}},
+               {"block_M": 32, "block_N": 32, "pass_configs": {"cpu.compile_flags": "-DTL_CANDIDATE_B"}}]
+    result = (AutoTuner.from_kernel(kernel=_gemm, configs=configs)
+              .set_compile_args(out_idx=[-1], target="cpu")
+              .set_profile_args(ref_prog=_ref, atol=1e-3, rtol=1e-3, backend="wall")
+              .run(warmup=1, rep=3))
+    assert [r.status for r in result.results] == ["ok", "ok"]
+    assert result.kernel.pass_configs["cpu.compile_flags"] in ("-DTL_CANDIDATE_A", "-DTL_CANDIDATE_B")

@@ -102,3 +102,40 @@ def test_b_in_registers_split_over_m():
     c = np.zeros((M, N), np.float32)
     kernel(a, bb, c)
     np.testing.assert_allclose(c, a.astype(np.float64) @ bb.astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+def test_one_accumulator_from_a_shared_and_a_register_gemm():
+    """TileLang's mamba chunk scan: one accumulator fed by a gemm with A in shared memory and then a gemm with
+    A in registers. The warp split depends on the policy and the tile only, so both agree (2 x 2 at 128
+    threads) and the register A is held by both warps of its row. Before: "layout conflict for fragment acc"
+    (warps 2x2 from the first gemm, 4x1 from the second, whose default policy followed its register A)."""
+    M = N = K = 64
+
+    @T.prim_func
+    def two_gemms(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), A2: T.Tensor((M, K), "float16"),
+                  X: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a_s = T.alloc_shared((M, K), "float16")
+            b_s = T.alloc_shared((N, K), "float16")
+            x_s = T.alloc_shared((K, N), "float16")
+            a2 = T.alloc_fragment((M, K), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.clear(acc)
+            T.copy(A, a_s)
+            T.copy(B, b_s)
+            T.gemm(a_s, b_s, acc, transpose_B=True)
+            T.copy(A2, a2)
+            T.copy(X, x_s)
+            T.gemm(a2, x_s, acc)
+            T.copy(acc, C)
+
+    kernel = tilelang.compile(two_gemms, target="cuda", execution_backend="emulator")
+    assert kernel.layouts["acc"] == "mma_C(64x64, warps 2x2)"
+    assert kernel.layouts["a2"] == "mma_A(64x64, warps 2x2, 2 replicas)"
+    print(f"seed {SEED}")
+    rng = np.random.default_rng(SEED)
+    a, b, a2, x = (rng.standard_normal(s).astype(np.float16) for s in [(M, K), (N, K), (M, K), (K, N)])
+    c = np.zeros((M, N), np.float32)
+    kernel(a, b, a2, x, c)
+    f = lambda v: v.astype(np.float64)  # noqa: E731
+    np.testing.assert_allclose(c, f(a) @ f(b).T + f(a2) @ f(x), rtol=1e-3, atol=1e-3)

@@ -183,3 +183,41 @@ def test_print_shows_make_tensor_and_parses_back():
     again = T.parse_source(text)
     assert tilelang.structural_equal(f, again)
     assert tilelang.script(again) == text
+
+
+@pytest.mark.parametrize("where", ["cpu", "cuda", "hip"])
+def test_tensors_from_a_table_are_not_shared_between_blocks(where):
+    """Block g multiplies group g's own A and B, whose tiles have the same coordinates in every group. Before:
+    the CPU target's cross-block tile cache (CacheGemmTilesCPU) keyed B's tiles by their coordinates only, so
+    every block used group 0's B (every C_g was A_g @ B_0)."""
+    G, M, N, K = 3, 64, 64, 64
+
+    @T.prim_func
+    def grouped(A_ptrs: T.Tensor([G], T.ptr), B_ptrs: T.Tensor([G], T.ptr), C_ptrs: T.Tensor([G], T.ptr)):
+        with T.Kernel(G, threads=128) as bx:
+            A = T.make_tensor(A_ptrs[bx], (M, K), T.float16)
+            B = T.make_tensor(B_ptrs[bx], (K, N), T.float16)
+            C = T.make_tensor(C_ptrs[bx], (M, N), T.float16)
+            a_s = T.alloc_shared((M, K), T.float16)
+            b_s = T.alloc_shared((K, N), T.float16)
+            acc = T.alloc_fragment((M, N), T.float32)
+            T.clear(acc)
+            T.copy(A[0, 0], a_s)
+            T.copy(B[0, 0], b_s)
+            T.gemm(a_s, b_s, acc)
+            T.copy(acc, C[0, 0])
+
+    print(f"seed {SEED}")
+    rng = np.random.default_rng(SEED)
+    As = [rng.standard_normal((M, K)).astype(np.float16) for _ in range(G)]
+    Bs = [rng.standard_normal((K, N)).astype(np.float16) for _ in range(G)]
+    Cs = [np.zeros((M, N), np.float16) for _ in range(G)]
+    table = lambda xs: np.asarray([x.ctypes.data for x in xs], np.int64)  # noqa: E731
+    opts = {"target": "cpu"} if where == "cpu" else {"target": where, "execution_backend": "emulator"}
+    kernel = tilelang.compile(grouped, **opts)
+    kernel(table(As), table(Bs), table(Cs))
+    for g in range(G):
+        ref = As[g].astype(np.float64) @ Bs[g].astype(np.float64)
+        np.testing.assert_allclose(Cs[g].astype(np.float64), ref, rtol=1e-2, atol=5e-2, err_msg=f"group {g}")
+    if where == "cpu":
+        assert not any("tile cache" in c for c in kernel.choices)

@@ -1,0 +1,59 @@
+"""TileLang's TL_DISABLE_THREAD_STORAGE_SYNC (its radix top-k and indexer kernels set it and place their own
+T.sync_threads()): the program orders its own shared buffers, and the compiler still places the barriers its
+own scratch needs (a cross-warp reduction's exchange), as TileLang's reductions synchronise themselves.
+Before: the option removed every barrier, and a T.reduce_sum raced on its exchange buffer (the emulator
+reported races on 'red_smem'; on a GPU the sums could be wrong)."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang import PassConfigKey
+from tilelang.errors import TileLangEmulationError
+
+SEED = 99
+CFG = {PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True}
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip", "metal"])
+def test_reduction_scratch_keeps_its_barriers(target):
+    @T.prim_func
+    def k(A: T.Tensor((32, 64), "float32"), S: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_fragment((32, 64), "float32")
+            s = T.alloc_fragment((32,), "float32")
+            T.copy(A, a)
+            T.reduce_sum(a, s, dim=1)
+            T.copy(s, S)
+
+    print(f"seed {SEED}")
+    a = np.random.default_rng(SEED).standard_normal((32, 64)).astype(np.float32)
+    s = np.zeros(32, np.float32)
+    tilelang.compile(k, target=target, execution_backend="emulator", pass_configs=CFG)(a, s)
+    np.testing.assert_allclose(s, a.astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
+
+
+def _exchange(sync):
+    @T.prim_func
+    def k(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            tx = T.get_thread_binding()
+            S = T.alloc_shared((128,), "float32")
+            S[tx] = A[tx]
+            if sync:
+                T.sync_threads()
+            B[tx] = S[(tx + 1) % 128]
+
+    return k
+
+
+def test_the_programs_own_shared_buffers_are_its_own_to_order():
+    a = np.arange(128, dtype=np.float32)
+    b = np.zeros_like(a)
+    tilelang.compile(_exchange(True), target="cuda", execution_backend="emulator", pass_configs=CFG)(a, b)
+    np.testing.assert_array_equal(b, np.roll(a, -1))
+    with pytest.raises(TileLangEmulationError, match="race"):
+        tilelang.compile(_exchange(False), target="cuda", execution_backend="emulator", pass_configs=CFG)(a, b)
+    # without the option the compiler orders them itself
+    tilelang.compile(_exchange(False), target="cuda", execution_backend="emulator")(a, b)
+    np.testing.assert_array_equal(b, np.roll(a, -1))
