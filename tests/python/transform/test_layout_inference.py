@@ -145,3 +145,85 @@ def test_broadcast_fragment_numerics(where):
     opts = {"target": "cpu"} if where == "cpu" else {"target": where, "execution_backend": "emulator"}
     tilelang.compile(k, **opts)(gv, qv, o)
     np.testing.assert_allclose(o, qv.astype(np.float64) * np.exp(gv.astype(np.float64))[:, None], rtol=1e-5)
+
+
+def test_transposing_nest_takes_the_layout_of_the_transposed_fragment():
+    """`q_t[k, i] = q[i, k]` where q_t is a gemm's register A operand and q has no layout of its own yet
+    (TileLang's gated-delta-net backward). Before: q got a free layout and the nest conflicted with q_t's.
+    Expected: the nest runs each element where q_t holds it, and q takes that placement (q_t's layout with
+    its dimensions swapped)."""
+    @T.prim_func
+    def before(Q: T.Tensor((64, 32), "float16"), D: T.Tensor((64, 32), "float16"), O: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            d_s = T.alloc_shared((64, 32), "float16")
+            q = T.alloc_fragment((64, 32), "float16")
+            q_t = T.alloc_fragment((32, 64), "float16")
+            acc = T.alloc_fragment((32, 32), "float32")
+            T.copy(Q, q)
+            T.copy(D, d_s)
+            for i, k in T.Parallel(64, 32):
+                q_t[k, i] = q[i, k]
+            T.gemm(q_t, d_s, acc, clear_accum=True)
+            T.copy(acc, O)
+
+    f = run("LegalizeTileOpsCUDA", before)
+    got = run("LayoutInference", f)
+    layouts, loops = facts(got)
+    assert layouts["q_t"] == "mma_A(32x64, warps 2x2, 2 replicas)"
+    assert layouts["q"] == "reordered(1,0 of mma_A(32x64, warps 2x2, 2 replicas))"
+    assert loops[0] == loops[1] == layouts["q"]  # the copy into q and the transposing nest
+    assert strip_facts(got) == strip_facts(f)
+
+
+@pytest.mark.parametrize("target", ["cuda", "hip"])
+def test_transposed_fragments_numerics(target):
+    import numpy as np
+
+    S, DK, DV = 64, 32, 32
+
+    @T.prim_func
+    def qt_do(Q: T.Tensor((S, DK), "float16"), dO: T.Tensor((DV, S), "float16"), Out: T.Tensor((DK, DV), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            do_s = T.alloc_shared((DV, S), "float16")
+            q = T.alloc_fragment((S, DK), "float16")
+            q_t = T.alloc_fragment((DK, S), "float16")
+            acc = T.alloc_fragment((DK, DV), "float32")
+            T.copy(Q, q)
+            T.copy(dO, do_s)
+            for i, k in T.Parallel(S, DK):
+                q[i, k] = q[i, k] * 0.5
+            for i, k in T.Parallel(S, DK):
+                q_t[k, i] = q[i, k]
+            T.gemm(q_t, do_s, acc, transpose_B=True, clear_accum=True)
+            T.copy(acc, Out)
+
+    @T.prim_func
+    def colsum(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"), Out: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a_s = T.alloc_shared((64, 64), "float16")
+            b_s = T.alloc_shared((64, 64), "float16")
+            acc = T.alloc_fragment((64, 64), "float32")
+            acc_t = T.alloc_fragment((64, 64), "float32")
+            s = T.alloc_fragment((64,), "float32")
+            T.copy(A, a_s)
+            T.copy(B, b_s)
+            T.gemm(a_s, b_s, acc, transpose_B=True, clear_accum=True)
+            for i, j in T.Parallel(64, 64):
+                acc_t[j, i] = acc[i, j]
+            T.reduce_sum(acc_t, s, dim=1)
+            T.copy(s, Out)
+
+    seed = 808
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((S, DK)).astype(np.float16)
+    do = rng.standard_normal((DV, S)).astype(np.float16)
+    out = np.zeros((DK, DV), np.float32)
+    tilelang.compile(qt_do, target=target, execution_backend="emulator")(q, do, out)
+    ref = (0.5 * q.astype(np.float64)).T @ do.astype(np.float64).T
+    np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    o = np.zeros(64, np.float32)
+    tilelang.compile(colsum, target=target, execution_backend="emulator")(a, b, o)
+    np.testing.assert_allclose(o, (a.astype(np.float64) @ b.astype(np.float64).T).sum(0), rtol=1e-3, atol=1e-2)
