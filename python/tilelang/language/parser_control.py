@@ -152,10 +152,24 @@ class ControlParsing:
         return names
 
     def stmt_With(self, st):
-        if len(st.items) != 1:
-            raise self.error(st, "use one context manager per `with` inside a T.prim_func")
+        if len(st.items) > 1:
+            # `with A, B:` is `with A:` around `with B:`
+            inner = ast.With(items=st.items[1:], body=st.body, type_comment=None)
+            ast.copy_location(inner, st.items[1].context_expr)
+            inner.end_lineno, inner.end_col_offset = st.end_lineno, st.end_col_offset
+            st = ast.With(items=st.items[:1], body=[inner], type_comment=None, lineno=st.lineno,
+                          col_offset=st.col_offset, end_lineno=st.end_lineno, end_col_offset=st.end_col_offset)
         item = st.items[0]
         spec = self.eval(item.context_expr)
+        if getattr(spec, "parse_time_context", False):
+            # a Python context manager that acts while the kernel is parsed (tilelang.tools.cuda.iket.range)
+            if item.optional_vars is not None:
+                raise self.error(item.optional_vars, f"`with {type(spec).__name__}(...)` binds no names")
+            spec.__enter__()
+            try:
+                return self.block(st.body)
+            finally:
+                spec.__exit__(None, None, None)
         if isinstance(spec, AttrSpec):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.attr(...)` binds no names")

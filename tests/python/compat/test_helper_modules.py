@@ -80,3 +80,35 @@ def test_simplify_prim_func_decorator():
     text = tilelang.script(factory(64))
     assert "A[i] * 2" in text and "// 4" not in text  # folded by the simplifier
     assert tilelang.script(apply_simplify(factory(64))) == text
+
+
+@pytest.mark.parametrize("where", ["cpu", "emulator"])
+def test_iket_markers_load_and_the_kernel_runs_without_them(where):
+    """tilelang.tools.cuda.iket (TileLang's intra-kernel event tracing, its iket/ examples): `with T.Kernel(...)
+    as bx, iket.range(...)`, iket.mark / iket.payload in the body. No events are emitted here: the names
+    load, the events are listed, a warning says no trace is written, and the kernel computes the same."""
+    from tilelang.tools.cuda import iket
+
+    iket.reset()
+    n, threads = 300, 128
+
+    @T.prim_func
+    def add(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
+        with T.Kernel(T.ceildiv(n, threads), threads=threads) as bx, iket.range("kernel_total"):
+            iket.mark("block_enter", payload=iket.payload(bx, dtype="int32"))
+            for i in T.Parallel(threads):
+                idx = bx * threads + i
+                if idx < n:
+                    C[idx] = A[idx] + B[idx]
+
+    assert [e["name"] for e in iket.event_table()] == ["kernel_total", "block_enter"]
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    opts = {"target": "cpu"} if where == "cpu" else {"target": "cuda", "execution_backend": "emulator"}
+    tilelang.compile(add, **opts)(a, a, c)
+    np.testing.assert_array_equal(c, 2 * a)
+    with iket.session(output_dir="/nonexistent/iket"):
+        assert str(iket.output_dir()) == "/nonexistent/iket" and iket.trace_files() == []
+    assert not iket.runtime_payloads_enabled()
+    with pytest.raises(tilelang.errors.TileLangUnsupportedError, match="IKET profiler CLI"):
+        iket.cli.main  # noqa: B018

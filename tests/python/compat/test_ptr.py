@@ -54,7 +54,7 @@ def test_pointer_parameter_gemm(where):
 def test_a_scalar_that_disagrees_with_the_tensor_is_refused():
     k = tilelang.compile(matmul_ptr(), target="cpu")
     a, b, c = np.zeros((64, 32), "float16"), np.zeros((32, 48), "float16"), np.zeros((64, 48), "float32")
-    with pytest.raises(TileLangArgumentError, match=r"\('m'\) of kernel 'main' is 100, but it is the size 'm' of a T.make_tensor "
+    with pytest.raises(TileLangArgumentError, match=r"\('m'\) of kernel 'main' is 100, but it is the size 'm' of a tensor's "
                                                    r"shape, bound to 64 by A.shape\[0\]"):
         k(a, b, c, 100, 48, 32)
     k(a, b, c, 64, 48, 32)  # consistent: runs

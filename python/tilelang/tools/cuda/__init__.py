@@ -1,0 +1,1 @@
+"""TileLang's CUDA tools (tilelang.tools.cuda.iket)."""
