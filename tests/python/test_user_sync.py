@@ -57,3 +57,28 @@ def test_the_programs_own_shared_buffers_are_its_own_to_order():
     # without the option the compiler orders them itself
     tilelang.compile(_exchange(False), target="cuda", execution_backend="emulator")(a, b)
     np.testing.assert_array_equal(b, np.roll(a, -1))
+
+
+@pytest.mark.parametrize("where", ["cpu", "cuda", "hip", "opencl"])
+@pytest.mark.parametrize("clear", [True, False])
+def test_reduce_into_shared_memory(where, clear):
+    """`T.reduce_sum(fragment, shared)` (TileLang's mHC backward): before, "T.reduce on CUDA reduces a fragment
+    into a fragment". The reduction goes into a fragment of the destination's shape and is copied there (the
+    destination's old values folded in when clear=False)."""
+    @T.prim_func
+    def k(A: T.Tensor((8, 48), "float32"), S: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            a = T.alloc_fragment((8, 48), "float32")
+            s = T.alloc_shared((8,), "float32")
+            T.copy(A, a)
+            for i in T.Parallel(8):
+                s[i] = 1.5
+            T.reduce_sum(a, s, dim=1, clear=clear)
+            T.copy(s, S)
+
+    print(f"seed {SEED}")
+    a = np.random.default_rng(SEED).standard_normal((8, 48)).astype(np.float32)
+    out = np.zeros(8, np.float32)
+    opts = {"target": where} if where in ("cpu", "opencl") else {"target": where, "execution_backend": "emulator"}
+    tilelang.compile(k, **opts)(a, out)
+    np.testing.assert_allclose(out, a.astype(np.float64).sum(1) + (0 if clear else 1.5), rtol=1e-5, atol=1e-5)

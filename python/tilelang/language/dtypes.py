@@ -28,7 +28,7 @@ def dtype_str(dtype):
     name = str(name).replace("torch.", "")
     aliases = {"half": "float16", "float": "float32", "double": "float64", "e4m3_float8": "float8_e4m3fn",
                "tfloat32": "float32"}  # TileLang's tf32: float32 storage (see DTYPE_ALIASES below)
-    name = aliases.get(name, name)
+    name = aliases.get(name, DTYPE_ALIASES.get(name, name))  # TVM's short spellings too: "uint", "int", "bf16"
     if not _ffi.valid_dtype(name):
         raise TileLangTypeError(f"unknown data type '{name}'")
     return _ffi.canonical_dtype(name)

@@ -12,11 +12,32 @@ def _reduce(kind):
         sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
         db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
         d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)
+        if sb.scope == "local.fragment" and db.scope in ("shared", "shared.dyn"):
+            return _into_shared(kind, src, dst, db, dext, d, clear)
         return _ffi.tile_op(f"reduce_{kind}", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
                             {"dim": d, "clear": int(_bool(clear))}, builder.span())
 
     f.__name__ = f"reduce_{kind}"
     return f
+
+
+def _into_shared(kind, src, dst, db, dext, dim, clear):
+    """A fragment reduced into shared memory (TileLang accepts it): into a fragment of the destination's shape,
+    then copied there (after loading the destination's old values first when clear=False)."""
+    from .allocate import alloc_fragment
+    from .copy_op import copy
+
+    ctx = builder.current()
+    saved = ctx.pending_name
+    ctx.pending_name = f"{db.name}_reduced"
+    try:
+        tmp = alloc_fragment(tuple(dext), db.dtype)
+    finally:
+        ctx.pending_name = saved
+    stmts = [] if _bool(clear) else [copy(dst, tmp)]
+    stmts.append(_reduce(kind)(src, tmp, dim, clear))
+    stmts.append(copy(tmp, dst))
+    return _ffi.seq(stmts, builder.span())
 
 
 reduce_sum = _reduce("sum")

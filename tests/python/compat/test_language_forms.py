@@ -322,3 +322,10 @@ def test_alloc_buffer_before_the_kernel_is_a_global_workspace(where):
     b = np.zeros(32, np.float32)
     _compile(k, where)(a, b)
     np.testing.assert_allclose(b, (a * 2.0).sum(axis=0), rtol=1e-5)
+
+
+def test_tvm_short_dtype_spellings():
+    """`T.dtype("uint")` (TileLang's LOP3 dequant helpers build their source format so) is uint32, as in TVM."""
+    assert T.dtype("uint") == T.uint32 and T.dtype("int") == T.int32 and T.dtype("bf16") == T.bfloat16
+    with pytest.raises(TileLangTypeError, match="unknown data type 'uint7'"):
+        T.dtype("uint7")
