@@ -282,11 +282,12 @@ class LayoutInferencer : public LayoutRuleContext {
     bool ch = Assign(g->C.buffer, MmaAccumulator(M, N, wm, wn), "T.gemm accumulator", g->span);
     if (g->A.buffer->scope == Scope::kFragment) {
       auto ad = TileDims(g->A);
-      if (g->trans_A)
-        throw UserError(ErrorKind::kUnsupported, "T.gemm with A in registers cannot transpose A", g->span);
       // Warps that split N share their rows of A: each holds a copy (wn replicas, as TileLang lays it out).
-      int64_t K = ConstOr(g->A.ranges[ad.back()].extent, g->span, "the gemm tile");
-      ch |= Assign(g->A.buffer, MmaOperandA(M, K, wm, wn), "T.gemm register operand A", g->span);
+      // A stored [K, M] (transpose_A) holds the same registers, indexed the other way round.
+      int64_t K = ConstOr(g->A.ranges[g->trans_A ? ad[0] : ad.back()].extent, g->span, "the gemm tile");
+      Fragment fa = MmaOperandA(M, K, wm, wn);
+      if (g->trans_A) fa = ReorderFragment(fa, {1, 0});
+      ch |= Assign(g->A.buffer, fa, "T.gemm register operand A", g->span);
     }
     if (g->B.buffer->scope == Scope::kFragment) {
       auto bd = TileDims(g->B);

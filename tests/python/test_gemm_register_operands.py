@@ -139,3 +139,31 @@ def test_one_accumulator_from_a_shared_and_a_register_gemm():
     kernel(a, b, a2, x, c)
     f = lambda v: v.astype(np.float64)  # noqa: E731
     np.testing.assert_allclose(c, f(a) @ f(b).T + f(a2) @ f(x), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", ["cuda -arch=sm_80", "cuda -arch=sm_90a"])
+def test_a_in_registers_transposed(target):
+    """`T.gemm(a, b, c, transpose_A=True)` with a [K, M] fragment (TileLang's sparse indexer backward): the
+    fragment holds A's registers indexed the other way round. Before: "T.gemm with A in registers cannot
+    transpose A"."""
+    @T.prim_func
+    def k(A: T.Tensor((32, 16), "float16"), B: T.Tensor((32, 64), "float16"), C: T.Tensor((16, 64), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            b = T.alloc_shared((32, 64), "float16")
+            a = T.alloc_fragment((32, 16), "float16")
+            c = T.alloc_fragment((16, 64), "float32")
+            T.copy(A, a)
+            T.copy(B, b)
+            for i, j in T.Parallel(32, 16):
+                a[i, j] = a[i, j] + 1.0
+            T.clear(c)
+            T.gemm(a, b, c, transpose_A=True)
+            T.copy(c, C)
+
+    print(f"seed {SEED}")
+    rng = np.random.default_rng(SEED)
+    a = rng.standard_normal((32, 16)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.zeros((16, 64), np.float32)
+    tilelang.compile(k, target=target, execution_backend="emulator")(a, b, c)
+    np.testing.assert_allclose(c, (a.astype(np.float64) + 1).T @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
