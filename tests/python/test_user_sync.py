@@ -82,3 +82,29 @@ def test_reduce_into_shared_memory(where, clear):
     opts = {"target": where} if where in ("cpu", "opencl") else {"target": where, "execution_backend": "emulator"}
     tilelang.compile(k, **opts)(a, out)
     np.testing.assert_allclose(out, a.astype(np.float64).sum(1) + (0 if clear else 1.5), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("where", ["cpu", "cuda", "metal"])
+@pytest.mark.parametrize("dst_scope", ["shared"])
+def test_reduce_of_shared_memory(where, dst_scope):
+    """`T.reduce_sum(shared, dst)` along either dim (TileLang's mHC backward reduces a shared buffer): before, "T.reduce
+    on CUDA reduces a fragment into a fragment". The source is copied into a fragment first."""
+    @T.prim_func
+    def k(A: T.Tensor((8, 16, 4), "float32"), S: T.Tensor((8, 4), "float32"), R: T.Tensor((8, 16), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            buf = T.alloc_shared((8, 16, 4), "float32")
+            y1 = T.alloc_shared((8, 16), "float32") if dst_scope == "shared" else T.alloc_fragment((8, 16), "float32")
+            y2 = T.alloc_shared((8, 4), "float32") if dst_scope == "shared" else T.alloc_fragment((8, 4), "float32")
+            T.copy(A, buf)
+            T.reduce_sum(buf, y1, dim=-1)
+            T.reduce_sum(buf, y2, dim=-2)
+            T.copy(y1, R)
+            T.copy(y2, S)
+
+    print(f"seed {SEED}")
+    a = np.random.default_rng(SEED).standard_normal((8, 16, 4)).astype(np.float32)
+    s, r = np.zeros((8, 4), np.float32), np.zeros((8, 16), np.float32)
+    opts = {"target": where} if where == "cpu" else {"target": where, "execution_backend": "emulator"}
+    tilelang.compile(k, **opts)(a, s, r)
+    np.testing.assert_allclose(r, a.astype(np.float64).sum(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s, a.astype(np.float64).sum(-2), rtol=1e-5, atol=1e-5)

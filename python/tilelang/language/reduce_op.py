@@ -12,8 +12,10 @@ def _reduce(kind):
         sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
         db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
         d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)
-        if sb.scope == "local.fragment" and db.scope in ("shared", "shared.dyn"):
-            return _into_shared(kind, src, dst, db, dext, d, clear)
+        shared = ("shared", "shared.dyn")
+        if (sb.scope == "local.fragment" and db.scope in shared) or (sb.scope in shared and
+                                                                      db.scope in shared + ("local.fragment",)):
+            return _through_fragments(kind, src, dst, sb, sext, db, dext, d, clear)
         return _ffi.tile_op(f"reduce_{kind}", [_region(sb, smin, sext), _region(db, dmin, dext)], [],
                             {"dim": d, "clear": int(_bool(clear))}, builder.span())
 
@@ -21,22 +23,36 @@ def _reduce(kind):
     return f
 
 
-def _into_shared(kind, src, dst, db, dext, dim, clear):
-    """A fragment reduced into shared memory (TileLang accepts it): into a fragment of the destination's shape,
-    then copied there (after loading the destination's old values first when clear=False)."""
+def _through_fragments(kind, src, dst, sb, sext, db, dext, dim, clear):
+    """A reduction with a shared-memory source or destination (TileLang accepts both): the source copied into a
+    fragment of its shape, the reduction into a fragment of the destination's shape, then copied there (after
+    loading the destination's old values first when clear=False)."""
     from .allocate import alloc_fragment
     from .copy_op import copy
 
     ctx = builder.current()
-    saved = ctx.pending_name
-    ctx.pending_name = f"{db.name}_reduced"
-    try:
-        tmp = alloc_fragment(tuple(dext), db.dtype)
-    finally:
-        ctx.pending_name = saved
-    stmts = [] if _bool(clear) else [copy(dst, tmp)]
-    stmts.append(_reduce(kind)(src, tmp, dim, clear))
-    stmts.append(copy(tmp, dst))
+
+    def fragment(like, shape, suffix):
+        saved = ctx.pending_name
+        ctx.pending_name = f"{like.name}_{suffix}"
+        try:
+            return alloc_fragment(tuple(shape), like.dtype)
+        finally:
+            ctx.pending_name = saved
+
+    shared = ("shared", "shared.dyn")
+    stmts = []
+    s2, d2 = src, dst
+    if sb.scope in shared:
+        s2 = fragment(sb, sext, "frag")
+        stmts.append(copy(src, s2))
+    if db.scope in shared:
+        d2 = fragment(db, dext, "reduced")
+        if not _bool(clear):
+            stmts.append(copy(dst, d2))
+    stmts.append(_reduce(kind)(s2, d2, dim, clear))
+    if d2 is not dst:
+        stmts.append(copy(d2, dst))
     return _ffi.seq(stmts, builder.span())
 
 
