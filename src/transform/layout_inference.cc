@@ -373,6 +373,9 @@ class LayoutInferencer : public LayoutRuleContext {
   /// True when a T.Parallel nest reads fragment `b` other than by the nest's own index over its whole
   /// extent (a broadcast).
   bool BroadcastUse(const BufferNode* b) const {
+    // the destination of a reduction waits too: the reduction's rule gives it the layout that fits its source
+    for (auto* op : ruled_)
+      if (auto* r = As<ReduceNode>(op); r && r->dst.buffer.get() == b) return true;
     for (auto& n : nests_)
       for (auto& a : n.frags)
         if (a.buffer.get() == b && !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents))) return true;

@@ -85,10 +85,12 @@ def test_reduce_into_shared_memory(where, clear):
 
 
 @pytest.mark.parametrize("where", ["cpu", "cuda", "metal"])
-@pytest.mark.parametrize("dst_scope", ["shared"])
+@pytest.mark.parametrize("dst_scope", ["shared", "fragment"])
 def test_reduce_of_shared_memory(where, dst_scope):
     """`T.reduce_sum(shared, dst)` along either dim (TileLang's mHC backward reduces a shared buffer): before, "T.reduce
-    on CUDA reduces a fragment into a fragment". The source is copied into a fragment first."""
+    on CUDA reduces a fragment into a fragment". The source is copied into a fragment first. A fragment
+    destination that is also copied out waits for the reduction's layout (it used to get a free layout first,
+    which the reduction could not produce)."""
     @T.prim_func
     def k(A: T.Tensor((8, 16, 4), "float32"), S: T.Tensor((8, 4), "float32"), R: T.Tensor((8, 16), "float32")):
         with T.Kernel(1, threads=128) as bx:
