@@ -184,3 +184,12 @@ def test_pass_configs_in_a_configuration(tmp_path, monkeypatch):
     assert [r.status for r in result.results] == ["ok", "ok"]
     best = next(c for c in configs if c["block_M"] == result.config["block_M"])
     assert result.kernel.pass_configs["tl.disable_async_copy"] is best["pass_configs"]["tl.disable_async_copy"]
+
+
+def test_compile_scheduling_options_warn(tmp_path, monkeypatch):
+    """TileLang's compile-scheduling options change nothing here: said with a warning, never silently."""
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    b = AutoTuner.from_kernel(kernel=_gemm, configs=[{"block_M": 32, "block_N": 32}]).set_compile_args(
+        out_idx=[-1], target="cpu").set_profile_args(backend="wall")
+    with pytest.warns(UserWarning, match="no effect in TileLang-C\\+\\+"):
+        b.run(warmup=1, rep=2, enable_grouped_compile=True)

@@ -635,9 +635,11 @@ class _TunerBuilder:
             raise TileLangUnsupportedError("AutoTuner.run(benchmark_multi_gpu=True / benchmark_devices=...): "
                                            "timing on several GPUs is not supported; candidates are timed one "
                                            "after another on one device")
-        if use_pipeline or enable_grouped_compile:
-            logger.info("autotune: use_pipeline / enable_grouped_compile are TileLang's compile scheduling; here "
-                        "candidates compile in parallel worker processes in any case")
+        if use_pipeline or enable_grouped_compile or group_compile_size != 2:
+            from ..log import warn
+
+            warn("AutoTuner.run(use_pipeline= / enable_grouped_compile= / group_compile_size=) has no effect in "
+                 "TileLang-C++: candidates always compile in parallel worker processes")
         ca, pa = self.compile_args, dict(self.profile_args)
         jitted = jit(out_idx=ca["out_idx"], target=ca["target"] or "auto", execution_backend=ca["execution_backend"],
                      pass_configs=ca["pass_configs"])(self.kernel)

@@ -12,10 +12,4 @@ _GRAPH_API = ("utils", "TensorCorePolicy", "DefaultPolicy", "matmul_analysis", "
 
 
 def __getattr__(name):
-    if name in _GRAPH_API:
-        from ..errors import TileLangUnsupportedError
-
-        raise TileLangUnsupportedError(
-            f"tilelang.carver.{name} (TileLang's roller over arbitrary TIR) is not supported by TileLang-C++; "
-            "MatmulTemplate(...).with_arch(arch).recommend_hints() gives GEMM tilings")
-    raise AttributeError(f"module 'tilelang.carver' has no attribute '{name}'")
+    roller.refuse_graph_api("tilelang.carver", name, _GRAPH_API)

@@ -127,6 +127,10 @@ def apply_simplify(func, inline_let=False):
     kept either way."""
     if not isinstance(func, _ffi.PrimFunc):
         raise TileLangTypeError(f"apply_simplify takes a @T.prim_func, got {type(func).__name__}")
+    if inline_let:
+        from ..log import warn
+
+        warn("apply_simplify(inline_let=True) has no effect in TileLang-C++: the simplifier keeps lets")
     return _ffi.simplify_func(func)
 
 

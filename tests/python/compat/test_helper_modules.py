@@ -80,6 +80,8 @@ def test_simplify_prim_func_decorator():
     text = tilelang.script(factory(64))
     assert "A[i] * 2" in text and "// 4" not in text  # folded by the simplifier
     assert tilelang.script(apply_simplify(factory(64))) == text
+    with pytest.warns(UserWarning, match="inline_let=True\) has no effect"):
+        apply_simplify(factory(64), inline_let=True)
 
 
 @pytest.mark.parametrize("where", ["cpu", "emulator"])

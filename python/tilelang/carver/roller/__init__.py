@@ -13,9 +13,15 @@ _GRAPH_API = ("PrimFuncNode", "OutputNode", "Edge", "Node", "TensorCorePolicy", 
               "Stride", "bestfit", "shape_inference", "node")
 
 
-def __getattr__(name):
-    if name in _GRAPH_API:
+def refuse_graph_api(module, name, names):
+    """The module __getattr__ of tilelang.carver and tilelang.carver.roller: TileLang's graph-roller names are
+    refused with a TileLangUnsupportedError, anything else is an AttributeError."""
+    if name in names:
         raise TileLangUnsupportedError(
-            f"tilelang.carver.roller.{name} (TileLang's roller over arbitrary TIR graphs) is not supported by "
-            "TileLang-C++; MatmulTemplate(...).with_arch(arch).recommend_hints() gives GEMM tilings")
-    raise AttributeError(f"module 'tilelang.carver.roller' has no attribute '{name}'")
+            f"{module}.{name} (TileLang's roller over arbitrary TIR graphs) is not supported by TileLang-C++; "
+            "MatmulTemplate(...).with_arch(arch).recommend_hints() gives GEMM tilings")
+    raise AttributeError(f"module '{module}' has no attribute '{name}'")
+
+
+def __getattr__(name):
+    refuse_graph_api("tilelang.carver.roller", name, _GRAPH_API)
