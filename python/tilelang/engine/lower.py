@@ -12,7 +12,7 @@ class CompiledArtifact:
     device binary when lowered with enable_device_compile=True (a cubin, code object, shared library, ...)."""
 
     def __init__(self, compiled, func, target):
-        from ..jit.kernel import KernelParam
+        from ..jit.kernel import kernel_params
 
         self._compiled = compiled
         self.kernel_source = compiled.source
@@ -22,14 +22,7 @@ class CompiledArtifact:
         self.target = target
         self.target_host = None
         self.binary = bytes(compiled.binary) if getattr(compiled, "binary", None) else None
-        self.params = []
-        for var, buf in func.params:
-            if buf is None:
-                self.params.append(KernelParam(var.name, var.dtype, None))
-            else:
-                dims = [_ffi.const_int(e) for e in buf.shape]
-                self.params.append(KernelParam(buf.name, buf.dtype, tuple(d if d is not None else e
-                                                                          for d, e in zip(dims, buf.shape))))
+        self.params = kernel_params(func)
 
     @property
     def warnings(self):

@@ -146,6 +146,20 @@ class KernelParam:
         return f"KernelParam({self.name!r}, {self.dtype!r}, {self.shape!r})"
 
 
+def kernel_params(func):
+    """A PrimFunc's parameters in order, as KernelParams (.name, .dtype, .shape: ints where constant, None for a
+    scalar)."""
+    out = []
+    for var, buf in func.params:
+        if buf is None:
+            out.append(KernelParam(var.name, var.dtype, None))
+        else:
+            dims = [_ffi.const_int(e) for e in buf.shape]
+            out.append(KernelParam(buf.name, buf.dtype, tuple(d if d is not None else e
+                                                              for d, e in zip(dims, buf.shape))))
+    return out
+
+
 class JITKernel:
     """A compiled kernel: call it with tensors; with out_idx, the outputs are allocated and returned.
 
@@ -454,15 +468,7 @@ class JITKernel:
     @property
     def params(self):
         """The kernel's parameters in order: each with .name, .dtype and .shape (None for a scalar)."""
-        out = []
-        for var, buf in self.func.params:
-            if buf is None:
-                out.append(KernelParam(var.name, var.dtype, None))
-            else:
-                dims = [_ffi.const_int(e) for e in buf.shape]
-                out.append(KernelParam(buf.name, buf.dtype, tuple(d if d is not None else e
-                                                                  for d, e in zip(dims, buf.shape))))
-        return out
+        return kernel_params(self.func)
 
     def _usage(self, key):
         if self.kind not in ("cuda", "hip"):
