@@ -441,7 +441,8 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
   //   B b_i: row 2*tg + (i&1) + 8*(i >= 2), col g
   //   C c_i: row g + 8*(i >= 2),            col 2*tg + (i&1)
   // Products of 16-bit floats are exact in double; the 16 products and C are summed in double and
-  // the result rounded once to float32 (the hardware's internal order/precision is unspecified).
+  // the result rounded once to float32 (the hardware's internal order/precision is unspecified); with
+  // float16 accumulators (.f16.f16.f16.f16) C is read as float16 and D rounded once to float16.
   if (StrArg(c, 0) == "m16n8k32") return MmaSyncK32(c, act);
   if (StrArg(c, 0) == "m16n8k8") return MmaSyncTf32(c, act);
   if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16, m16n8k8 (tf32) and m16n8k32 are emulated");
@@ -455,7 +456,10 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
     if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
   }
   if (m[0]->esize != 2 || m[1]->esize != 2) Bad(c, "A and B must have a 16-bit dtype");
-  if (m[2]->t != DataType::Float(32)) Bad(c, "C must be float32");
+  // C is float32, or float16 with f16 A and B (.f16.f16.f16.f16: D is rounded to float16 once).
+  const DataType ct = m[2]->t;
+  if (ct != DataType::Float(32) && !(ct == DataType::Float(16) && ab == "f16"))
+    Bad(c, "C must be float32 (or float16 with f16 A and B)");
   Lanes full = FullWarps(act, "mma_sync");
   if (full.empty()) return;
   TmpScope ts(this);
@@ -497,7 +501,7 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
       const int t = base + l, g = l >> 2, tg = l & 3;
       for (int i = 0; i < 4; ++i) {
         Slot v;
-        v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], DataType::Float(32));
+        v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], ct);
         Write(*m[2], t, f[2][t].i + i, v);
       }
     }

@@ -354,6 +354,17 @@ __device__ __forceinline__ void mma_m16n8k16_f16(float* c, const void* a, const 
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
 }
+// The same tile with float16 accumulators (mma .f16.f16.f16.f16): C's four elements are two f16x2 registers,
+// at the positions of the float32 accumulator's c0..c3.
+__device__ __forceinline__ void mma_m16n8k16_f16(half_t* c, const void* a, const void* b) {
+  const unsigned* A = static_cast<const unsigned*>(a);
+  const unsigned* B = static_cast<const unsigned*>(b);
+  unsigned* Cr = reinterpret_cast<unsigned*>(c);
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
+      : "+r"(Cr[0]), "+r"(Cr[1])
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
 __device__ __forceinline__ void mma_m16n8k16_bf16(float* c, const void* a, const void* b) {
   const unsigned* A = static_cast<const unsigned*>(a);
   const unsigned* B = static_cast<const unsigned*>(b);

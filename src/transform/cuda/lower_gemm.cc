@@ -172,13 +172,15 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   bool f8 = IsFp8(at) && IsFp8(bt);  // mma.sync m16n8k32 e4m3/e5m2 (either mix) -> f32, sm_89+
   if (at == DataType::Float(32) && bt == DataType::Float(32) && g->C.buffer->dtype == DataType::Float(32))
     return LowerGemmTf32(g);  // mma.sync m16n8k8 tf32 (lower_gemm_tf32.cc)
-  if (((f16 || b16 || f8) && g->C.buffer->dtype != DataType::Float(32)) ||
+  // float16 A and B may also accumulate in float16 (mma .f16.f16.f16.f16; bf16 and fp8 have no such form).
+  const bool c16 = f16 && g->C.buffer->dtype == DataType::Float(16);
+  if (((f16 || b16 || f8) && g->C.buffer->dtype != DataType::Float(32) && !c16) ||
       (s8 && g->C.buffer->dtype != DataType::Int(32)) || (!f16 && !b16 && !s8 && !f8))
     throw UserError(
         ErrorKind::kUnsupported,
         "T.gemm on CUDA (mma.sync) takes float16, bfloat16, float32 (as tf32) or fp8 (float8_e4m3fn / "
-        "float8_e5m2) A and B with a float32 accumulator, or int8 A and B with an int32 "
-        "accumulator; got A " +
+        "float8_e5m2) A and B with a float32 accumulator, float16 A and B with a float16 accumulator, or "
+        "int8 A and B with an int32 accumulator; got A " +
             at.str() + ", B " + bt.str() + ", C " + g->C.buffer->dtype.str(),
         g->span);
   if (f8 && !ctx_.features.fp8_mma)
@@ -261,7 +263,8 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
                                   "transpose 8-bit elements): store "
                                   "A as [M, K] and B as [N, K] (transpose_B=True) for full speed");
   ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " + MmaAbName(at, bt) + ", warps " +
+      Loc(sp) + ": T.gemm: mma.sync m16n8k" + std::to_string(kstep) + " " + MmaAbName(at, bt) +
+      (c16 ? " (float16 accumulators)" : "") + ", warps " +
       std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
       " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k" +
       std::to_string(kstep) + " step); A " +
@@ -278,7 +281,7 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   Buffer cl = MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    Expr zero = s8 ? IntImm(DataType::Int(32), 0) : FloatImm(DataType::Float(32), 0.0);
+    Expr zero = s8 ? IntImm(DataType::Int(32), 0) : FloatImm(g->C.buffer->dtype, 0.0);
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp));
   }
   Buffer afrag = a_reg ? MapBuffer(g->A.buffer) : Scratch("A_frag", at, mt * 8 * epr, Scope::kLocal);
