@@ -25,6 +25,7 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
     for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
         if point:
             raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
+    ra, rb, pre = _common_operand_dtype(ra, rb)
     # clear_accum given as a kernel expression (TileLang's FlashMLA: clear_accum=(j == 0)): C is cleared
     # where it holds and the gemm accumulates, which is the same product
     runtime_clear = isinstance(clear_accum, Expr) and _ffi.const_int(clear_accum) is None
@@ -37,11 +38,81 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
                       "policy": int(policy), "clear_accum": int(clear), "k_pack": int(k_pack),
                       "wg_wait": int(wg_wait), "require_wgmma": int(_require_wgmma)},
                      builder.span())
-    if not runtime_clear:
-        return g
-    zero = _const(0.0 if "float" in rc[0].dtype else 0, rc[0].dtype)
-    cleared = _ffi.tile_op("fill", [_region(*rc[:3])], [zero], {}, builder.span())
-    return _ffi.seq([_ffi.if_(clear_accum, cleared, None, builder.span()), g], builder.span())
+    if runtime_clear:
+        zero = _const(0.0 if "float" in rc[0].dtype else 0, rc[0].dtype)
+        cleared = _ffi.tile_op("fill", [_region(*rc[:3])], [zero], {}, builder.span())
+        g = _ffi.seq([_ffi.if_(clear_accum, cleared, None, builder.span()), g], builder.span())
+    return _ffi.seq(pre + [g], builder.span()) if pre else g
+
+
+# Mixed-input gemms (TileLang accepts e.g. float16 A with float32 B): each operand whose dtype differs from the
+# common one is converted, exactly, into a tile of that dtype before the gemm (a T.copy on every call, so a
+# TileLangPerformanceWarning says so). The common dtype is the wider float; an integer operand of at most 8 bits
+# converts exactly into a float16/bfloat16/float32 partner; float16 with bfloat16 (neither holds the other)
+# meet in float32. fp8 operands mix freely (the instructions take e4m3/e5m2 independently).
+_FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+
+
+def _common_dtype(a, b):
+    fp8 = ("float8_e4m3fn", "float8_e5m2")
+    if a == b or (a in fp8 and b in fp8):
+        return None
+    small_int = ("int8", "uint8")
+    if a in _FLOAT_BITS and b in _FLOAT_BITS:
+        if _FLOAT_BITS[a] == _FLOAT_BITS[b]:
+            return "float32"
+        return a if _FLOAT_BITS[a] > _FLOAT_BITS[b] else b
+    if a in _FLOAT_BITS and (b in fp8 or b in small_int):
+        return a
+    if b in _FLOAT_BITS and (a in fp8 or a in small_int):
+        return b
+    raise TileLangTypeError(f"T.gemm operands of dtypes {a} and {b} have no common dtype to compute in; convert "
+                            "one into a tile of the other's dtype first (T.copy into a tile of that dtype)")
+
+
+def _common_operand_dtype(ra, rb):
+    import warnings
+
+    from ..errors import TileLangPerformanceWarning
+    from .allocate import alloc_fragment, alloc_shared
+
+    common = _common_dtype(ra[0].dtype, rb[0].dtype)
+    if common is None:
+        return ra, rb, []
+    pre, converted = [], []
+    out = []
+    for r, nm in ((ra, "A"), (rb, "B")):
+        buf, mins, exts = r[:3]
+        if buf.dtype == common:
+            out.append(r)
+            continue
+        if buf.scope not in ("shared", "local.fragment"):
+            raise TileLangTypeError(f"T.gemm operand {nm} '{buf.name}' ({buf.dtype}) must be a shared tile or a "
+                                    f"fragment to be converted to {common}")
+        shape = [_ffi.const_int(e) for e in exts]
+        if any(e is None for e in shape):
+            raise TileLangTypeError(f"T.gemm operand {nm} '{buf.name}' has a run-time extent")
+        alloc = alloc_shared if buf.scope == "shared" else alloc_fragment
+        ctx = builder.current()
+        saved, ctx.pending_name = ctx.pending_name, f"{buf.name}_{common}"
+        try:
+            tile = alloc(shape, common)
+        finally:
+            ctx.pending_name = saved
+        whole = ([_const(0) for _ in shape], [_const(e) for e in shape])
+        pre.append(_ffi.tile_op("copy", [_region(buf, mins, exts), _region(tile, *whole)], [], {}, builder.span()))
+        out.append((tile, whole[0], whole[1], False))
+        converted.append(f"{nm} '{buf.name}' ({buf.dtype})")
+    sp = builder.span()
+    loc = _ffi.format_span(sp).partition("\n")[0] + ": " if sp else ""
+    msg = (f"{loc}T.gemm operands differ in dtype ({ra[0].dtype} and {rb[0].dtype}): {' and '.join(converted)} "
+           f"{'is' if len(converted) == 1 else 'are'} converted into a {common} tile before every gemm; keep both "
+           f"operands in one dtype for full speed")
+    if sp:
+        warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
+    else:
+        warnings.warn(msg, TileLangPerformanceWarning)
+    return out[0], out[1], pre
 
 
 def wgmma_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False,

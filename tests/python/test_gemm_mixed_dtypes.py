@@ -1,0 +1,99 @@
+"""T.gemm with operands of two dtypes (TileLang accepts e.g. float16 A with float32 B): the operand whose dtype
+is not the common one is converted exactly into a tile of that dtype before each gemm, with a
+TileLangPerformanceWarning at the gemm's line. Before: the same gemm was a type error. Checked against NumPy
+in float64 on seeded random inputs with ragged sizes, on the CPU target and in the sm_80 emulator (where a
+float32 gemm is tf32: B's rounding to 10 mantissa bits sets the tolerance)."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangPerformanceWarning, TileLangTypeError
+
+SEED = 77
+
+
+def mixed_gemm(M, N, K, a_dtype, b_dtype, a_in_regs=False, bM=64, bN=64, bK=32):
+    @T.prim_func
+    def gemm_mixed(A: T.Tensor((M, K), a_dtype), B: T.Tensor((K, N), b_dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), a_dtype)
+            A_r = T.alloc_fragment((bM, bK), a_dtype)
+            B_s = T.alloc_shared((bK, bN), b_dtype)
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=1):
+                T.copy(A[by * bM, k * bK], A_s)
+                T.copy(B[k * bK, bx * bN], B_s)
+                if a_in_regs:
+                    T.copy(A_s, A_r)
+                    T.gemm(A_r, B_s, C_l)
+                else:
+                    T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return gemm_mixed
+
+
+def _inputs(M, N, K, a_dtype, b_dtype):
+    print(f"seed {SEED}")
+    rng = np.random.default_rng(SEED)
+
+    def gen(shape, dt):
+        if dt == "int8":
+            return rng.integers(-8, 8, shape).astype(np.int8)
+        if dt == "bfloat16":
+            import ml_dtypes
+            return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+        return rng.standard_normal(shape).astype(dt)
+
+    return gen((M, K), a_dtype), gen((K, N), b_dtype)
+
+
+CASES = [("float16", "float32", False), ("float32", "float16", False), ("int8", "float16", True),
+         ("bfloat16", "float16", False), ("int8", "float16", False)]
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda -arch=sm_80"])
+@pytest.mark.parametrize("a_dtype,b_dtype,a_in_regs", CASES)
+def test_mixed_dtype_gemm_converts_with_a_warning(target, a_dtype, b_dtype, a_in_regs):
+    M, N, K = 100, 72, 96
+    a, b = _inputs(M, N, K, a_dtype, b_dtype)
+    kw = {} if target == "cpu" else {"execution_backend": "emulator"}
+    with pytest.warns(TileLangPerformanceWarning, match=r"test_gemm_mixed_dtypes.py:\d+:\d+: T.gemm operands "
+                      r"differ in dtype .* converted into a (float32|float16) tile before every gemm"):
+        k = tilelang.compile(mixed_gemm(M, N, K, a_dtype, b_dtype, a_in_regs), target=target, **kw)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64
+    scale = np.abs(a64) @ np.abs(b64)
+    wide = "float32" in (a_dtype, b_dtype) or {a_dtype, b_dtype} == {"bfloat16", "float16"}
+    # CPU: float32 accumulation. Emulator: a float32 gemm runs on tf32 (operands rounded to 2^-11 relative).
+    rel = 2.0**-20 if target == "cpu" or not wide else 2.0**-10
+    err = np.abs(c - ref)
+    assert np.all(err <= rel * scale + 1e-5), f"max error {err.max()}"
+
+
+def test_a_float16_accumulator_cannot_take_a_float32_operand():
+    with pytest.raises(TileLangTypeError, match="accumulator"):
+        @T.prim_func
+        def bad(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float16")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((64, 64), "float16")
+                B_s = T.alloc_shared((64, 64), "float32")
+                C_l = T.alloc_fragment((64, 64), "float16")
+                T.gemm(A_s, B_s, C_l)
+        tilelang.compile(bad, target="cpu")
+
+
+def test_operands_without_a_common_dtype_are_refused():
+    with pytest.raises(TileLangTypeError, match="no common dtype"):
+        @T.prim_func
+        def bad(A: T.Tensor((64, 64), "int8"), B: T.Tensor((64, 64), "int32"), C: T.Tensor((64, 64), "int32")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((64, 64), "int8")
+                B_s = T.alloc_shared((64, 64), "int32")
+                C_l = T.alloc_fragment((64, 64), "int32")
+                T.gemm(A_s, B_s, C_l)
+        tilelang.compile(bad, target="cpu")
