@@ -230,6 +230,47 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans, int64_t wm) {
   return f;
 }
 
+Fragment MmaOperandATf32(int64_t M, int64_t K, int64_t wm, int64_t wn) {
+  int64_t wM = M / wm, mt = wM / 16, nt = K / 8;
+  Fragment f = NewFragment({M, K}, 32 * wm * wn, mt * nt * 4, wn,
+                           "mma_A_tf32(" + Dims({M, K}) + ", warps " + std::to_string(wm) + "x" +
+                               std::to_string(wn) + (wn > 1 ? ", " + std::to_string(wn) + " replicas)" : ")"));
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  Expr tile = Div(f.loc, 4), e = Mod(f.loc, 4);
+  f.index = {Mod(warp, wm) * C(wM) + Div(tile, nt) * C(16) + Div(lane, 4) + Mod(e, 2) * C(8),
+             Mod(tile, nt) * C(8) + Mod(lane, 4) + Div(e, 2) * C(4)};
+  Expr i = f.idx[0], j = f.idx[1];
+  Expr ii = Mod(i, wM);
+  f.kind = "mma_A_tf32";
+  f.params = {M, K, wm, wn};
+  f.thread = (Expr(f.rep) * C(wm) + Div(i, wM)) * C(32) + Mod(ii, 8) * C(4) + Mod(j, 4);
+  f.local = (Div(ii, 16) * C(nt) + Div(j, 8)) * C(4) + Div(Mod(j, 8), 4) * C(2) + Div(Mod(ii, 16), 8);
+  f.replica = Div(warp, wm);
+  return f;
+}
+
+Fragment MmaOperandBTf32(int64_t K, int64_t N, int64_t wm, int64_t wn, bool trans) {
+  int64_t wN = N / wn, nt = wN / 8;
+  std::vector<int64_t> shape = trans ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+  Fragment f = NewFragment(shape, 32 * wm * wn, (K / 8) * nt * 2, wm,
+                           std::string("mma_B_tf32(") + (trans ? "NxK " : "KxN ") + Dims(shape) + ", warps " +
+                               std::to_string(wm) + "x" + std::to_string(wn) +
+                               (wm > 1 ? ", " + std::to_string(wm) + " replicas)" : ")"));
+  f.kind = "mma_B_tf32";
+  f.params = {K, N, wm, wn, trans ? 1 : 0};
+  Expr warp = Div(f.tid, 32), lane = Mod(f.tid, 32);
+  Expr kk = Div(f.loc, nt * 2), jt = Mod(Div(f.loc, 2), nt), e = Mod(f.loc, 2);
+  Expr k = kk * C(8) + Mod(lane, 4) + e * C(4);
+  Expr n = Div(warp, wm) * C(wN) + jt * C(8) + Div(lane, 4);
+  f.index = trans ? std::vector<Expr>{n, k} : std::vector<Expr>{k, n};
+  Expr ki = trans ? f.idx[1] : f.idx[0], ni = trans ? f.idx[0] : f.idx[1];
+  Expr nn = Mod(ni, wN);
+  f.thread = (Div(ni, wN) * C(wm) + Expr(f.rep)) * C(32) + Mod(nn, 8) * C(4) + Mod(ki, 4);
+  f.local = (Div(ki, 8) * C(nt) + Div(nn, 8)) * C(2) + Div(Mod(ki, 8), 4);
+  f.replica = Mod(warp, wm);
+  return f;
+}
+
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, mt = wM / 16;
   Fragment f = NewFragment(

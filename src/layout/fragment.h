@@ -67,6 +67,15 @@ Fragment MmaOperandB(int64_t K, int64_t N, int64_t wn, bool trans, int64_t wm = 
 /// a warp row hold the same registers (wn replicas). With wn == 1 it is that mma_C layout. (MmaOperandB's
 /// `wm` is the same replication for B: the wm warps of a warp column hold its columns.)
 Fragment MmaOperandA(int64_t M, int64_t K, int64_t wm, int64_t wn);
+/// A operand of mma.sync m16n8k8 .tf32 held in registers (float32 elements), for an M x K tile under a gemm's
+/// wm x wn warp grid (wn replicas, as MmaOperandA). Register (i, kk, e) of a lane, local (i * K/8 + kk) * 4 + e,
+/// is a_e of m16 tile i in k8 step kk: row g + 8 * (e & 1), column tg + 4 * (e >> 1) (PTX ISA, "Matrix
+/// Fragments for mma.m16n8k8" with .tf32; g = lane / 4, tg = lane % 4).
+Fragment MmaOperandATf32(int64_t M, int64_t K, int64_t wm, int64_t wn);
+/// B operand of mma.sync m16n8k8 .tf32 held in registers, K x N (N x K with `trans`) under a wm x wn warp grid
+/// (wm replicas): local (kk * N/wn/8 + j) * 2 + e is b_e of n8 tile j in k8 step kk: row (k) tg + 4 * e,
+/// column (n) g.
+Fragment MmaOperandBTf32(int64_t K, int64_t N, int64_t wm, int64_t wn, bool trans);
 /// The row vector an mma accumulator reduces to along dim 1: row i is held by the four lanes
 /// of its quad in every warp of its warp row (replicated 4 * wn times).
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);

@@ -285,14 +285,19 @@ class LayoutInferencer : public LayoutRuleContext {
       // Warps that split N share their rows of A: each holds a copy (wn replicas, as TileLang lays it out).
       // A stored [K, M] (transpose_A) holds the same registers, indexed the other way round.
       int64_t K = ConstOr(g->A.ranges[g->trans_A ? ad[0] : ad.back()].extent, g->span, "the gemm tile");
-      Fragment fa = MmaOperandA(M, K, wm, wn);
+      // float32 operands run on mma.sync m16n8k8 .tf32, whose A fragment has its own element placement.
+      const bool tf32 = g->A.buffer->dtype == DataType::Float(32) && features_.matrix == MatrixUnit::kMmaSync;
+      Fragment fa = tf32 ? MmaOperandATf32(M, K, wm, wn) : MmaOperandA(M, K, wm, wn);
       if (g->trans_A) fa = ReorderFragment(fa, {1, 0});
       ch |= Assign(g->A.buffer, fa, "T.gemm register operand A", g->span);
     }
     if (g->B.buffer->scope == Scope::kFragment) {
       auto bd = TileDims(g->B);
       int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
-      ch |= Assign(g->B.buffer, MmaOperandB(K, N, wn, g->trans_B, wm), "T.gemm register operand B", g->span);
+      const bool tf32 = g->B.buffer->dtype == DataType::Float(32) && features_.matrix == MatrixUnit::kMmaSync;
+      ch |= Assign(g->B.buffer,
+                   tf32 ? MmaOperandBTf32(K, N, wm, wn, g->trans_B) : MmaOperandB(K, N, wn, g->trans_B, wm),
+                   "T.gemm register operand B", g->span);
     }
     return ch;
   }

@@ -50,7 +50,7 @@ def _inputs(M, N, K, a_dtype, b_dtype):
     return gen((M, K), a_dtype), gen((K, N), b_dtype)
 
 
-CASES = [("float16", "float32", False), ("float32", "float16", False), ("int8", "float16", True),
+CASES = [("float16", "float32", False), ("float16", "float32", True), ("float32", "float16", False), ("int8", "float16", True),
          ("bfloat16", "float16", False), ("int8", "float16", False)]
 
 

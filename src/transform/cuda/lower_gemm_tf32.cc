@@ -18,13 +18,9 @@ using namespace cuda_pass;
 Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
   const Fragment& CF = Layout(g->C.buffer.get());
   const Span sp = g->span;
-  if (g->A.buffer->scope == Scope::kFragment || g->B.buffer->scope == Scope::kFragment)
-    throw UserError(
-        ErrorKind::kUnsupported,
-        "float32 (tf32) T.gemm on CUDA takes A and B from shared memory (a register operand would "
-        "need the m16n8k8 tf32 fragment layout, which is not implemented); got " +
-            std::string(g->A.buffer->scope == Scope::kFragment ? "A" : "B") + " in registers",
-        sp);
+  // An operand in registers has the m16n8k8 .tf32 fragment layout (MmaOperandATf32 / MmaOperandBTf32, given
+  // by layout inference): each k8 step reads its registers, rounded to TF32 like the shared-memory operands.
+  const bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
@@ -39,7 +35,8 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
       Loc(sp) + ": T.gemm: mma.sync m16n8k8 tf32 (float32 operands rounded to tf32 " +
       "by cvt.rna as they are loaded), warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " +
       std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
-      std::to_string(nt) + " mma tiles per k8 step); A and B by 32-bit shared loads");
+      std::to_string(nt) + " mma tiles per k8 step); A " + (a_reg ? "in registers" : "by 32-bit shared loads") +
+      ", B " + (b_reg ? "in registers" : "by 32-bit shared loads"));
   std::vector<Stmt> out;
   Buffer cl = MapBuffer(g->C.buffer);
   if (g->clear_accum) {
@@ -65,7 +62,10 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
   {  // A (16x8, row): a_e at row g + 8*(e&1), col tg + 4*(e>>1)
     Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(e, 2) * C(8);
     Expr k = Expr(kk) * C(8) + tig + Div(e, 2) * C(4);
-    Expr v = g->trans_A ? load(g->A, ad, Simplify(k), Simplify(m)) : load(g->A, ad, Simplify(m), Simplify(k));
+    Expr v = a_reg ? Call(f32, "tl.to_tf32",
+                          {Load(MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(K / 8) + kk) * C(4) + e)})})
+             : g->trans_A ? load(g->A, ad, Simplify(k), Simplify(m))
+                          : load(g->A, ad, Simplify(m), Simplify(k));
     step.push_back(For(
         i, C(0), C(mt), ForKind::kUnrolled,
         For(e, C(0), C(4), ForKind::kUnrolled, Store(afrag, v, {Expr(i) * C(4) + e}, sp), {}, sp), {}, sp));
@@ -73,7 +73,10 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
   {  // B (8x8, col): b_e at row (k) tg + 4*e, col (n) g
     Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
     Expr k = Expr(kk) * C(8) + tig + Expr(e) * C(4);
-    Expr v = g->trans_B ? load(g->B, bd, Simplify(n), Simplify(k)) : load(g->B, bd, Simplify(k), Simplify(n));
+    Expr v = b_reg ? Call(f32, "tl.to_tf32",
+                          {Load(MapBuffer(g->B.buffer), {Simplify((Expr(kk) * C(nt) + j) * C(2) + e)})})
+             : g->trans_B ? load(g->B, bd, Simplify(n), Simplify(k))
+                          : load(g->B, bd, Simplify(k), Simplify(n));
     step.push_back(For(
         j, C(0), C(nt), ForKind::kUnrolled,
         For(e, C(0), C(2), ForKind::kUnrolled, Store(bfrag, v, {Expr(j) * C(2) + e}, sp), {}, sp), {}, sp));
