@@ -271,6 +271,25 @@ Fragment MmaOperandBTf32(int64_t K, int64_t N, int64_t wm, int64_t wn, bool tran
   return f;
 }
 
+Fragment ByteSplitFragment(const Fragment& f, size_t kdim) {
+  std::vector<int64_t> shape = f.shape;
+  shape.at(kdim) *= 2;
+  std::string desc = f.desc;
+  desc.insert(desc.find('('), "8");
+  Fragment r = NewFragment(shape, f.threads, f.locals * 2, f.replicas, desc);
+  r.kind = f.kind + "8";
+  r.params = f.params;
+  r.index = f.IndexAt(r.tid, Div(r.loc, 2));
+  r.index[kdim] = Simplify(r.index[kdim] * C(2) + Mod(r.loc, 2));
+  if (f.valid) r.valid = f.ValidAt(r.tid, Div(r.loc, 2));
+  std::vector<Expr> half(r.idx.begin(), r.idx.end());
+  half[kdim] = Div(r.idx[kdim], 2);
+  r.thread = f.ThreadOf(half, r.rep);
+  r.local = f.LocalOf(half) * C(2) + Mod(r.idx[kdim], 2);
+  r.replica = f.replicas > 1 ? f.ReplicaOf(r.tid) : C(0);
+  return r;
+}
+
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn) {
   int64_t wM = M / wm, mt = wM / 16;
   Fragment f = NewFragment(

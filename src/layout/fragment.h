@@ -76,6 +76,10 @@ Fragment MmaOperandATf32(int64_t M, int64_t K, int64_t wm, int64_t wn);
 /// (wm replicas): local (kk * N/wn/8 + j) * 2 + e is b_e of n8 tile j in k8 step kk: row (k) tg + 4 * e,
 /// column (n) g.
 Fragment MmaOperandBTf32(int64_t K, int64_t N, int64_t wm, int64_t wn, bool trans);
+/// The 8-bit form of a 16-bit mma.sync operand layout (m16n8k32 for int8 / fp8): the same bytes in the same
+/// registers, each 16-bit element split into two consecutive 8-bit ones along dimension `kdim` (PTX ISA: the
+/// m16n8k32 A and B fragments hold, per .b32 register, the bytes of the m16n8k16 ones). Kind f.kind + "8".
+Fragment ByteSplitFragment(const Fragment& f, size_t kdim);
 /// The row vector an mma accumulator reduces to along dim 1: row i is held by the four lanes
 /// of its quad in every warp of its warp row (replicated 4 * wn times).
 Fragment MmaRows(int64_t M, int64_t wm, int64_t wn);

@@ -481,6 +481,9 @@ NB_MODULE(_ffi, m) {
     if (kind == "mma_rows") return MmaRows(p.at(0), p.at(1), p.at(2));
     if (kind == "mma_A") return MmaOperandA(p.at(0), p.at(1), p.at(2), p.at(3));  // M, K, wm, wn
     if (kind == "mma_B") return MmaOperandB(p.at(0), p.at(1), p.at(3), p.at(4) != 0, p.at(2));  // K, N, wm, wn, trans
+    if (kind == "mma_A8") return ByteSplitFragment(MmaOperandA(p.at(0), p.at(1) / 2, p.at(2), p.at(3)), 1);
+    if (kind == "mma_B8")  // K (8-bit elements), N, wm, wn, trans
+      return ByteSplitFragment(MmaOperandB(p.at(0) / 2, p.at(1), p.at(3), p.at(4) != 0, p.at(2)), p.at(4) ? 1 : 0);
     if (kind == "mma_A_tf32") return MmaOperandATf32(p.at(0), p.at(1), p.at(2), p.at(3));  // M, K, wm, wn
     if (kind == "mma_B_tf32") return MmaOperandBTf32(p.at(0), p.at(1), p.at(2), p.at(3), p.at(4) != 0);
     if (kind == "striped" && p.size() >= 3)  // shape..., threads, vec
@@ -489,7 +492,7 @@ NB_MODULE(_ffi, m) {
       return Replicated(std::vector<int64_t>(p.begin(), p.end() - 1), p.back());
     throw UserError(ErrorKind::kArgument,
                     "unknown fragment kind '" + kind +
-                        "' (mma_C, mma_rows, mma_A, mma_B, mma_A_tf32, mma_B_tf32, striped, replicated)");
+                        "' (mma_C, mma_rows, mma_A, mma_B, mma_A8, mma_B8, mma_A_tf32, mma_B_tf32, striped, replicated)");
   };
   m.def("fragment_table", [make_fragment](const std::string& kind, const std::vector<int64_t>& p) {
     Fragment f = make_fragment(kind, p);

@@ -287,7 +287,11 @@ class LayoutInferencer : public LayoutRuleContext {
       int64_t K = ConstOr(g->A.ranges[g->trans_A ? ad[0] : ad.back()].extent, g->span, "the gemm tile");
       // float32 operands run on mma.sync m16n8k8 .tf32, whose A fragment has its own element placement.
       const bool tf32 = g->A.buffer->dtype == DataType::Float(32) && features_.matrix == MatrixUnit::kMmaSync;
-      Fragment fa = tf32 ? MmaOperandATf32(M, K, wm, wn) : MmaOperandA(M, K, wm, wn);
+      // 8-bit operands (int8, fp8: mma.sync m16n8k32) hold the bytes of the 16-bit layout of half the K.
+      const bool b8 = g->A.buffer->dtype.bits() == 8 && features_.matrix == MatrixUnit::kMmaSync;
+      Fragment fa = tf32 ? MmaOperandATf32(M, K, wm, wn)
+                    : b8 ? ByteSplitFragment(MmaOperandA(M, K / 2, wm, wn), 1)
+                         : MmaOperandA(M, K, wm, wn);
       if (g->trans_A) fa = ReorderFragment(fa, {1, 0});
       ch |= Assign(g->A.buffer, fa, "T.gemm register operand A", g->span);
     }
@@ -295,8 +299,11 @@ class LayoutInferencer : public LayoutRuleContext {
       auto bd = TileDims(g->B);
       int64_t K = ConstOr(g->B.ranges[g->trans_B ? bd[1] : bd[0]].extent, g->span, "the gemm tile");
       const bool tf32 = g->B.buffer->dtype == DataType::Float(32) && features_.matrix == MatrixUnit::kMmaSync;
+      const bool b8 = g->B.buffer->dtype.bits() == 8 && features_.matrix == MatrixUnit::kMmaSync;
       ch |= Assign(g->B.buffer,
-                   tf32 ? MmaOperandBTf32(K, N, wm, wn, g->trans_B) : MmaOperandB(K, N, wn, g->trans_B, wm),
+                   tf32 ? MmaOperandBTf32(K, N, wm, wn, g->trans_B)
+                   : b8 ? ByteSplitFragment(MmaOperandB(K / 2, N, wn, g->trans_B, wm), g->trans_B ? 1 : 0)
+                        : MmaOperandB(K, N, wn, g->trans_B, wm),
                    "T.gemm register operand B", g->span);
     }
     return ch;

@@ -191,13 +191,6 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
         g->span);
   bool a_reg = g->A.buffer->scope == Scope::kFragment;
   bool b_reg = g->B.buffer->scope == Scope::kFragment;
-  if ((s8 || f8) && (a_reg || b_reg))
-    throw UserError(ErrorKind::kUnsupported,
-                    std::string(s8 ? "int8" : "fp8") +
-                        " T.gemm on CUDA takes A and B from shared memory (a register operand would need the "
-                        "m16n8k32 8-bit fragment layout, which is not implemented); got " +
-                        (a_reg ? "A" : "B") + " in registers",
-                    g->span);
   // Elements of K per mma (16 bytes of a row): 16 halves, or 32 8-bit elements. An 8-bit fragment holds the
   // same bytes in the same registers as a 16-bit one (PTX ISA, mma.m16n8k32 fragments), so ldmatrix loads it.
   const int64_t kstep = (s8 || f8) ? 32 : 16, epr = 2 / at.bytes();  // elements per 16-bit ldmatrix element
@@ -218,13 +211,13 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   Region Ar = g->A, Br = g->B;
   bool tA = g->trans_A, tB = g->trans_B;
   std::vector<std::string> staged;
-  if ((s8 || f8) && tA) {
+  if ((s8 || f8) && tA && !a_reg) {
     Ar = KMajorCopy(g->A, ad, M, K, "A_kmajor", sp, &out);
     ad = {0, 1};
     tA = false;
     staged.push_back("A [K, M]");
   }
-  if ((s8 || f8) && !tB) {
+  if ((s8 || f8) && !tB && !b_reg) {
     Br = KMajorCopy(g->B, bd, N, K, "B_kmajor", sp, &out);
     bd = {0, 1};
     tB = true;
@@ -333,8 +326,10 @@ Stmt CudaTileLowerer::LowerGemm(const GemmNode* g) {
   if (!b_reg && nt / 2 > 0)
     step.push_back(For(j, C(0), C(nt / 2), ForKind::kUnrolled, bload(Expr(j) * C(2), 4), {}, sp));
   if (!b_reg && nt % 2) step.push_back(bload(C(nt - 1), 2));
-  Expr a_off = a_reg ? (Expr(i) * C(K / 16) + Expr(kk)) * C(8) : Expr(i) * C(8 * epr);
-  Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4) : Expr(j) * C(4 * epr);
+  // A register operand holds, per mma tile and k step, the 8 (16-bit) or 16 (8-bit) elements of its fragment
+  // (MmaOperandA / MmaOperandB, or their ByteSplitFragment form for 8-bit operands).
+  Expr a_off = a_reg ? (Expr(i) * C(K / kstep) + Expr(kk)) * C(8 * epr) : Expr(i) * C(8 * epr);
+  Expr b_off = b_reg ? (Expr(kk) * C(nt) + Expr(j)) * C(4 * epr) : Expr(j) * C(4 * epr);
   Stmt mma =
       Call0("tl.mma_sync",
             {StringImm("m16n8k" + std::to_string(kstep)), StringImm(ab), Load(afrag, {Simplify(a_off)}),
