@@ -70,9 +70,12 @@ def annotate_layout(layouts):
                                             f"{type(layout).__name__}, not a T.Fragment")
                 frame.layouts.append((buf, value, sp))
                 continue
+        elif buf.scope == "global":
+            _global_layout_warning(buf, layout, sp)
+            continue
         else:
             raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' is a {buf.scope} buffer; layouts apply to "
-                                    "shared tiles (T.alloc_shared) and fragments (T.alloc_fragment)")
+                                    "global tensors, shared tiles (T.alloc_shared) and fragments (T.alloc_fragment)")
         shape = [_ffi.const_int(d) for d in buf.shape]
         if any(d is None for d in shape):
             raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' has a symbolic shape")
@@ -89,6 +92,34 @@ def annotate_layout(layouts):
                 raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' already has a layout")
         frame.layouts.append((buf, value, sp))
     return None
+
+
+def _global_layout_warning(buf, layout, sp):
+    """TileLang's FlashAttention backward kernels store their float32 dQ accumulator permuted (a T.Layout on the
+    global tensor, in the kernel that accumulates it and in the one that reads it back) so that its atomic adds
+    coalesce. Here a global tensor keeps its row-major storage: every kernel still reads back what it wrote, so
+    results through kernels are the same, and only code that reads the raw storage on the host sees the
+    difference. Not applied, so a TileLangPerformanceWarning says so at the annotation's line."""
+    import warnings
+
+    from ..errors import TileLangPerformanceWarning
+    from ..layout import Layout
+
+    if not isinstance(layout, Layout):
+        raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' is a global tensor; it takes a T.Layout, not a "
+                                f"{type(layout).__name__}")
+    shape = [_ffi.const_int(d) for d in buf.shape]
+    if all(d is not None for d in shape) and tuple(layout.shape) != tuple(shape):
+        raise TileLangTypeError(f"T.annotate_layout: the layout given for '{buf.name}' is over shape "
+                                f"{tuple(layout.shape)}, but the tensor's shape is {tuple(shape)}")
+    loc = _ffi.format_span(sp).partition("\n")[0] + ": " if sp else ""
+    msg = (f"{loc}T.annotate_layout on the global tensor '{buf.name}' is not applied: it keeps its row-major "
+           "storage (kernels read back what they wrote, so results are unchanged; the permuted storage that "
+           "would coalesce its accesses is not used, and host code sees row-major data)")
+    if sp:
+        warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
+    else:
+        warnings.warn(msg, TileLangPerformanceWarning)
 
 
 def _layout_difference(buf, layout):

@@ -2,6 +2,7 @@
 IR layouts the GPU lowerings use (src/layout/user_layout.h), written in TileLang's style (lambdas inline in the
 kernel). Numerics run in the emulator (CUDA and HIP lowerings) and on the CPU target against NumPy in float64 at
 ragged sizes; the layouts' effect is checked in the generated code and the emulator's bank-conflict counts."""
+import re
 import warnings
 
 import numpy as np
@@ -318,3 +319,61 @@ def test_a_lambda_in_a_kernel_body_is_a_parse_time_function():
     b = np.zeros_like(a)
     tilelang.compile(scaled, target="cpu")(a, b)
     np.testing.assert_allclose(b, a.astype(np.float64) * 2 + 1, rtol=1e-6)
+
+
+def _dq_kernels(B, L, D, blk):
+    """TileLang's FlashAttention-backward pattern: one kernel accumulates a float32 dQ with atomic adds, a second
+    reads it back; both annotate dQ with a permuting T.Layout (TileLang stores dQ that way)."""
+    def dq_layout(dQ):
+        return T.Layout(dQ.shape, lambda b, l, d: [b, l // 8, d // 8, d % 2, 4 * (l % 8) + (d % 8) // 2])
+
+    @T.prim_func
+    def accumulate(X: T.Tensor((B, L, D), "float32"), dQ: T.Tensor((B, L, D), "float32")):
+        with T.Kernel(L // blk, B, 2, threads=128) as (bx, by, half):
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            acc = T.alloc_fragment((blk, D), "float32")
+            for i, j in T.Parallel(blk, D):
+                acc[i, j] = X[by, bx * blk + i, j] * (half + 1)
+            T.atomic_add(dQ[by, bx * blk:(bx + 1) * blk, :], acc)
+
+    @T.prim_func
+    def postprocess(dQ: T.Tensor((B, L, D), "float32"), out: T.Tensor((B, L, D), "float16")):
+        with T.Kernel(L // blk, B, threads=128) as (bx, by):
+            T.annotate_layout({dQ: dq_layout(dQ)})
+            T.copy(dQ[by, bx * blk:(bx + 1) * blk, :], out[by, bx * blk:(bx + 1) * blk, :])
+
+    return accumulate, postprocess
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda -arch=sm_80"])
+def test_global_layout_is_accepted_with_a_warning_and_results_match(target):
+    """Before: "T.annotate_layout: 'dQ' is a global buffer" (a TileLangTypeError). Now a warning at the line
+    says the layout is not applied (the tensor stays row-major), and the two kernels give TileLang's result."""
+    B, L, D, blk = 2, 64, 32, 32
+    with pytest.warns(TileLangPerformanceWarning) as rec:
+        acc_f, post_f = _dq_kernels(B, L, D, blk)
+    msgs = [str(w.message) for w in rec if issubclass(w.category, TileLangPerformanceWarning)]
+    pattern = (r"test_annotate_layout.py:\d+:\d+: T.annotate_layout on the global tensor 'dQ' is not applied: it "
+               r"keeps its row-major storage")
+    assert len([m for m in msgs if re.search(pattern, m)]) == 2, msgs  # one per kernel
+    kw = {} if target == "cpu" else {"execution_backend": "emulator"}
+    acc_k = tilelang.compile(acc_f, target=target, **kw)
+    post_k = tilelang.compile(post_f, target=target, **kw)
+    seed = 5
+    print(f"seed {seed}")
+    x = np.random.default_rng(seed).standard_normal((B, L, D)).astype(np.float32)
+    dq = np.zeros((B, L, D), np.float32)
+    out = np.zeros((B, L, D), np.float16)
+    acc_k(x, dq)
+    post_k(dq, out)
+    np.testing.assert_allclose(dq, 3 * x.astype(np.float64), rtol=1e-6)  # row-major storage, as the warning says
+    np.testing.assert_allclose(out.astype(np.float64), 3 * x.astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+def test_global_layout_of_the_wrong_shape_is_an_error():
+    with pytest.raises(TileLangTypeError, match="over shape .* but the tensor's shape is"):
+        @T.prim_func
+        def bad(dQ: T.Tensor((4, 8), "float32")):
+            with T.Kernel(1, threads=32):
+                T.annotate_layout({dQ: T.Layout((8, 4), lambda i, j: (j, i))})
+        tilelang.compile(bad, target="cpu")
