@@ -55,9 +55,15 @@ _FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
 
 def _common_dtype(a, b):
     fp8 = ("float8_e4m3fn", "float8_e5m2")
+    # 4-bit integer operands (int4 / uint4 tensors hold one value per byte here, docs/semantics.md) are widened
+    # to int8, exactly, and multiplied on the int8 path (mma.sync m16n8k32 s8 on CUDA, not m16n8k64 s4, which
+    # reads packed nibbles).
+    four = ("int4", "uint4")
+    if (a in four or b in four) and a in four + ("int8",) and b in four + ("int8",):
+        return "int8"
     if a == b or (a in fp8 and b in fp8):
         return None
-    small_int = ("int8", "uint8")
+    small_int = ("int8", "uint8", "int4", "uint4")
     if a in _FLOAT_BITS and b in _FLOAT_BITS:
         if _FLOAT_BITS[a] == _FLOAT_BITS[b]:
             return "float32"
@@ -105,9 +111,14 @@ def _common_operand_dtype(ra, rb):
         converted.append(f"{nm} '{buf.name}' ({buf.dtype})")
     sp = builder.span()
     loc = _ffi.format_span(sp).partition("\n")[0] + ": " if sp else ""
-    msg = (f"{loc}T.gemm operands differ in dtype ({ra[0].dtype} and {rb[0].dtype}): {' and '.join(converted)} "
-           f"{'is' if len(converted) == 1 else 'are'} converted into a {common} tile before every gemm; keep both "
-           f"operands in one dtype for full speed")
+    if ra[0].dtype == rb[0].dtype:  # int4 x int4
+        msg = (f"{loc}T.gemm on {ra[0].dtype} operands: {' and '.join(converted)} are converted into {common} tiles "
+               f"before every gemm and multiplied as {common} (the 4-bit mma reads packed nibbles; {ra[0].dtype} "
+               f"tensors here hold one value per byte)")
+    else:
+        msg = (f"{loc}T.gemm operands differ in dtype ({ra[0].dtype} and {rb[0].dtype}): {' and '.join(converted)} "
+               f"{'is' if len(converted) == 1 else 'are'} converted into a {common} tile before every gemm; keep "
+               f"both operands in one dtype for full speed")
     if sp:
         warnings.warn_explicit(msg, TileLangPerformanceWarning, sp[0], sp[1])
     else:
