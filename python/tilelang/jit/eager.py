@@ -34,7 +34,7 @@ import textwrap
 import numpy as np
 
 from .. import _ffi
-from ..errors import TileLangArgumentError, TileLangError, TileLangTypeError
+from ..errors import TileLangArgumentError, TileLangError, TileLangTypeError, TileLangUnsupportedError
 from ..language import builder
 from ..language.dtypes import DType, dtype_str
 from ..language.expr import const
@@ -230,6 +230,9 @@ class EagerParser(Parser):
                              TileLangTypeError)
         if name in st.declared:
             raise self.error(node, f"parameter '{name}' is declared twice")
+        if getattr(spec, "strides", None) is not None:
+            raise self.error(node, f"parameter '{name}': T.StridedTensor is supported on @T.prim_func parameters, "
+                             "not in eager functions", TileLangUnsupportedError)
         st.bind_shape(name, spec)
         shape = self.located(node, lambda: [self.size_dim(const(d)) for d in spec.shape])
         buf = self.located(node, _ffi.buffer, name, spec.dtype, shape, "global", self.span(node))

@@ -372,13 +372,70 @@ class JITKernel:
             full, it_in, it_out = [], iter(args), iter(made)
             for i in range(n + len(self._workspace_idx)):
                 full.append(next(it_out) if i in allocated else next(it_in))
+        full, copied = self._strided_arguments(full)
         self._launch(full)
         for p in self._parts:
             p._launch(full)
             self.last_lane_ops += p.last_lane_ops
+        for orig, dense in copied:  # T.StridedTensor arguments copied for the launch: copy the results back
+            if hasattr(orig, "copy_"):
+                orig.copy_(dense)
+            else:
+                orig[...] = dense
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    def _strided_arguments(self, full):
+        """T.StridedTensor parameters (attribute tl.param_strides.<i>): each tensor's strides, in elements, are
+        checked against the declared ones (an int must match; a symbol is bound, the same in every parameter), and
+        a tensor that is not contiguous is replaced by a contiguous copy for the launch (copied back after it)."""
+        attrs = self.func.attrs
+        specs = {int(k.rsplit(".", 1)[1]): v.split(",") for k, v in attrs.items()
+                 if k.startswith("tl.param_strides.")}
+        if not specs:
+            return full, []
+        full, copied, bound, loose = list(full), [], {}, []
+        for i, declared in sorted(specs.items()):
+            a = full[i]
+            name = self.func.params[i][1].name if self.func.params[i][1] is not None else f"#{i}"
+            if hasattr(a, "stride") and callable(a.stride):  # torch
+                strides, contiguous = tuple(a.stride()), a.is_contiguous()
+            elif isinstance(a, np.ndarray):
+                strides = tuple(s // a.itemsize for s in a.strides)
+                contiguous = a.flags["C_CONTIGUOUS"]
+            else:
+                continue  # not a tensor: the launch reports it
+            if len(strides) != len(declared):
+                continue  # a rank mismatch: the launch reports it with the expected shape
+            for d, (want, got) in enumerate(zip(declared, strides)):
+                if a.shape[d] == 1:
+                    continue  # the stride of a unit dimension is never used
+                if want.lstrip("-").isdigit():
+                    if int(want) != got:
+                        raise TileLangArgumentError(f"argument {i} ('{name}') of kernel '{self.func.name}' has "
+                                                    f"strides {strides}, but dimension {d} is declared with stride "
+                                                    f"{want} (T.StridedTensor)")
+                elif bound.setdefault(want, got) != got:
+                    raise TileLangArgumentError(f"argument {i} ('{name}') of kernel '{self.func.name}': stride "
+                                                f"'{want}' is {got} here but {bound[want]} in an earlier argument")
+            if not contiguous:
+                loose.append((i, name, strides))
+        for i, name, strides in loose:  # every argument checked first: then the copies
+            a = full[i]
+            if not getattr(self, "_strided_warned", False):
+                import warnings
+
+                from ..errors import TileLangPerformanceWarning
+
+                self._strided_warned = True
+                warnings.warn(f"kernel '{self.func.name}': T.StridedTensor argument '{name}' with strides {strides} "
+                              "is copied into a contiguous tensor for the launch and back after it (kernels address "
+                              "row-major storage here)", TileLangPerformanceWarning, stacklevel=3)
+            dense = a.contiguous() if hasattr(a, "contiguous") else np.ascontiguousarray(a)
+            full[i] = dense
+            copied.append((a, dense))
+        return full, copied
 
     def _launch(self, full):
         """Runs the kernel on every argument (outputs and workspaces included, allocated by the caller)."""

@@ -21,8 +21,8 @@ from .dtypes import (bfloat16, bool, float8_e4m3, float8_e4m3fn, float8_e5m2, fl
                      int4, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from .expr import Expr  # noqa: F401
 from .parser import parse_source, prim_func  # noqa: F401
-from .proxy import (Buffer, FragmentBuffer, LocalBuffer, SharedBuffer, Tensor, TensorFactory, TensorSpec,  # noqa: F401
-                    make_tensor, match_buffer, ptr)
+from .proxy import (Buffer, FragmentBuffer, LocalBuffer, SharedBuffer, StridedTensor, Tensor, TensorFactory,  # noqa: F401
+                    TensorSpec, make_tensor, match_buffer, ptr)
 from .symbolics import dynamic, symbolic  # noqa: F401
 from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)

@@ -89,6 +89,8 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
                 buf = self.located(arg, _ffi.buffer, arg.arg, spec.dtype, shape, "global", self.span(arg))
                 params.append((_ffi.var(arg.arg, "handle"), buf))
                 self.bind(arg.arg, buf)
+                if getattr(spec, "strides", None) is not None and self.ctx is not None:
+                    self.ctx.attrs[f"tl.param_strides.{len(params) - 1}"] = spec.strides_attr()
             elif spec is ptr:
                 p = PtrParam(arg.arg, self.span(arg))
                 params.append(p)

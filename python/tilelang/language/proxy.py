@@ -68,6 +68,63 @@ Buffer = TensorFactory()
 Tensor = TensorFactory()
 
 
+class StridedTensorSpec(TensorSpec):
+    """T.StridedTensor(shape, strides, dtype): a parameter that may be a strided view (e.g. a column slice). The
+    kernel addresses it as a dense row-major tensor of `shape`; at each call the tensor's strides (in elements)
+    are checked against `strides` (ints must match, a T.dynamic symbol is bound), and a tensor that is not
+    contiguous is copied into a contiguous one for the launch and back afterwards (a TileLangPerformanceWarning
+    says so at the first such call)."""
+
+    def __init__(self, shape, strides, dtype="float32"):
+        super().__init__(shape, dtype)
+        if isinstance(strides, (int, _ffi.Expr)):
+            strides = (strides,)
+        try:
+            strides = tuple(strides)
+        except TypeError:
+            raise TileLangTypeError(f"T.StridedTensor strides must be a tuple, not {type(strides).__name__}") from None
+        if len(strides) != len(self.shape):
+            raise TileLangTypeError(f"T.StridedTensor has {len(self.shape)} dimensions but {len(strides)} strides")
+        for st in strides:
+            if isinstance(st, bool) or not isinstance(st, (int, _ffi.Expr)) or (isinstance(st, int) and st < 0):
+                raise TileLangTypeError(f"T.StridedTensor stride {st!r} must be a non-negative int or a T.dynamic "
+                                        "symbol")
+            if isinstance(st, _ffi.Expr) and _ffi.const_int(st) is None and not isinstance(st, _ffi.Var):
+                raise TileLangUnsupportedError(f"T.StridedTensor stride `{_ffi.print_expr(st)}`: a stride is an int "
+                                               "or a single T.dynamic symbol")
+        self.strides = strides
+
+    def strides_attr(self):
+        """The strides as the function attribute the JIT reads: ints, or symbol names."""
+        out = []
+        for st in self.strides:
+            v = st if isinstance(st, int) else _ffi.const_int(st)
+            out.append(str(v) if v is not None else st.name)
+        return ",".join(out)
+
+
+class StridedTensorFactory:
+    """T.StridedTensor((M, N), (S, 1), dtype) or T.StridedTensor[(M, N), (S, 1), dtype]."""
+
+    def __call__(self, shape, strides, dtype="float32"):
+        return self._spec(shape, strides, dtype)
+
+    def __getitem__(self, item):
+        return self._spec(*item)
+
+    @staticmethod
+    def _spec(shape, strides, dtype="float32"):
+        try:
+            return StridedTensorSpec(shape, strides, dtype)
+        except TileLangError as e:
+            if e.span is not None or builder.current() is not None:
+                raise
+            raise builder.error_at(builder.caller_span(sys._getframe(2)), str(e), type(e)) from None
+
+
+StridedTensor = StridedTensorFactory()
+
+
 class BufferAnnotation:
     """What T.SharedBuffer / T.FragmentBuffer / T.LocalBuffer(shape, dtype) return: the annotation of a
     T.macro parameter that receives an on-chip buffer. The macro's call checks the buffer against it."""
