@@ -96,6 +96,11 @@ Expr CudaTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, boo
       return Load(MapBuffer(b), {Simplify(flat)});
     }
     case Scope::kFragment: {
+      if (auto st = fragment_stage_.find(b.get()); st != fragment_stage_.end() && as_value) {
+        Expr flat = C(0);  // the staged copy: the fragment's elements, row-major
+        for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
+        return Load(st->second, {Simplify(flat)});
+      }
       Expr local = FragmentLocal(b, idx);
       Buffer nb = MapBuffer(b);
       int64_t c, n = 0;

@@ -160,6 +160,8 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
     if (cur_valid_) inst = If(cur_valid_, inst, nullptr, outer->span);
     return inst;
   };
+  auto staged_before = fragment_stage_;
+  StageForeignFragments(body, vars, F, outer->span, &out);
   if (OnlyOwnFragment(body, vars, F)) {
     // Every fragment access is the partitioning fragment at the loop's own index: one loop over
     // the thread's registers, unrolled by the CUDA compiler (small source, fast NVRTC).
@@ -181,7 +183,95 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
   cur_loop_ = saved;
   cur_span_ = saved_span;
   cur_valid_ = nullptr;
+  fragment_stage_ = std::move(staged_before);
   return Seq(out, outer->span);
+}
+
+void CudaTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<Var>& vars, const Fragment& F,
+                                            const Span& sp, std::vector<Stmt>* out) {
+  // The fragments the nest reads and writes, with the indices of their reads.
+  std::map<const BufferNode*, std::pair<Buffer, std::vector<std::vector<Expr>>>> reads;
+  std::set<const BufferNode*> written;
+  struct V : IRVisitor {
+    std::map<const BufferNode*, std::pair<Buffer, std::vector<std::vector<Expr>>>>* reads;
+    std::set<const BufferNode*>* written;
+    void VisitLoad(const BufferLoadNode* n) override {
+      if (n->buffer->scope == Scope::kFragment) {
+        auto& r = (*reads)[n->buffer.get()];
+        r.first = n->buffer;
+        r.second.push_back(n->indices);
+      }
+      IRVisitor::VisitLoad(n);
+    }
+    void VisitStore(const StoreNode* n) override {
+      if (n->buffer->scope == Scope::kFragment) written->insert(n->buffer.get());
+      IRVisitor::VisitStore(n);
+    }
+  } v;
+  v.reads = &reads;
+  v.written = &written;
+  v.VisitStmt(body);
+  for (auto& [key, rb] : reads) {
+    const Buffer& b = rb.first;
+    auto lit = layout_.find(key);
+    if (written.count(key) || lit == layout_.end() || fragment_stage_.count(key)) continue;
+    const Fragment& Fb = *lit->second;
+    if (Fb.kind == "replicated" || &Fb == &F) continue;
+    // Does the thread running each iteration hold every element the iteration reads?
+    auto& owners = Owners(b, Fb);
+    bool owned = true;
+    std::map<const VarNode*, int64_t> env;
+    for (int64_t l = 0; l < F.locals && owned; ++l) {
+      std::vector<Expr> at = F.IndexAt(tx_, C(l));
+      std::map<const VarNode*, Expr> vm;
+      for (size_t d = 0; d < vars.size() && d < at.size(); ++d) vm[vars[d].get()] = at[d];
+      Expr ok = F.ValidAt(tx_, C(l));
+      for (auto& idx : rb.second) {
+        std::vector<Expr> e;
+        for (auto& x : idx) e.push_back(Simplify(Substitute(x, vm)));
+        for (int64_t t = 0; t < T_ && owned; ++t) {
+          env[tx_.get()] = t;
+          int64_t valid = 1;
+          if (ok && EvalInt(ok, env, &valid) && !valid) continue;
+          int64_t flat = 0;
+          for (size_t d = 0; d < e.size() && owned; ++d) {
+            int64_t x;
+            if (!EvalInt(e[d], env, &x)) owned = false;  // depends on another loop's variable
+            else if (x < 0 || x >= Fb.shape[d]) flat = -1;
+            else if (flat >= 0) flat = flat * Fb.shape[d] + x;
+          }
+          if (!owned || flat < 0) continue;
+          auto& o = owners[static_cast<size_t>(flat)];
+          owned = std::find(o.begin(), o.end(), t) != o.end();
+        }
+        if (!owned) break;
+      }
+    }
+    if (owned) continue;
+    // Its owners (replica 0) write it to a shared tile of its shape; the barrier pass orders those writes
+    // before the nest's reads (and the nest's reads before the next such writes).
+    int64_t n = 1;
+    for (int64_t e : Fb.shape) n *= e;
+    Buffer st = Scratch("stage_" + b->name, b->dtype, n, Scope::kShared);
+    Buffer regs = MapBuffer(b);
+    std::vector<Stmt> w;
+    for (int64_t l = 0; l < Fb.locals; ++l) {
+      auto idx = Fb.IndexAt(tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(Fb.shape[a]) + idx[a];
+      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+      Expr ok = Fb.ValidAt(tx_, C(l));
+      if (Fb.replicas > 1) ok = ok ? And(ok, Eq(Fb.ReplicaOf(tx_), C(0))) : Eq(Fb.ReplicaOf(tx_), C(0));
+      w.push_back(ok ? If(Simplify(ok), s1, nullptr, sp) : s1);
+    }
+    out->push_back(Seq(w, sp));
+    fragment_stage_[key] = st;
+    ctx_.info->warnings.push_back(Loc(sp) + ": fragment '" + b->name + "' (layout " + Fb.desc +
+                                  ") is read in a T.Parallel loop partitioned by " + F.desc +
+                                  " whose threads do not hold the elements they read: it is staged through "
+                                  "shared memory (" + std::to_string(n * b->dtype.bytes()) +
+                                  " bytes) first");
+  }
 }
 
 Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance,

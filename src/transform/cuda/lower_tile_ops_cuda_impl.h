@@ -168,6 +168,13 @@ class CudaTileLowerer : public IRMutator {
   std::vector<Buffer> extra_;
   std::map<const BufferNode*, Expr> stage_;
   std::map<const BufferNode*, std::vector<std::vector<int64_t>>> owners_;
+  // Fragments a T.Parallel nest reads where their owners do not run the reading iterations: staged in a shared
+  // tile of the fragment's shape (StageForeignFragments), which the nest's loads read instead.
+  std::map<const BufferNode*, Buffer> fragment_stage_;
+  /// Stages every fragment that `body` (a nest partitioned by F over `vars`) only reads, at an index some
+  /// iteration's thread does not hold; the owners' writes are appended to `out`.
+  void StageForeignFragments(const Stmt& body, const std::vector<Var>& vars, const Fragment& F, const Span& sp,
+                             std::vector<Stmt>* out);
   const Fragment* cur_loop_ = nullptr;
   std::vector<Expr> cur_idx_;
   int64_t cur_loc_ = 0;
