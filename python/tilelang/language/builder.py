@@ -14,6 +14,7 @@ class KernelFrame:
         self.prologue = []  # statements the kernel body starts with (T.alloc_barrier's mbarrier inits)
         self.threads = []  # the thread extents of T.Kernel(threads=...), ints
         self.grid = []  # the grid extents of T.Kernel (IR expressions)
+        self.rng = None  # the per-thread random-number generator its first T.rng_init declares (rng.py)
         self.block_vars = []  # the block index vars (bx, by, bz)
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
         self.reducers = {}  # buffer name -> op of T.alloc_reducer buffers (updated by atomics)
