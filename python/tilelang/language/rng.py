@@ -213,10 +213,15 @@ def rng_rand():
 
 
 def _uniform(g, out, bits):
-    """A uniform value in (0, 1] of one draw (float32) or two (float64): curand_uniform(_double)."""
-    if bits == 32:
-        x = _ffi.cast("float32", g.draw(out))
-        return x * _f("float32", 2.0 ** -32) + _f("float32", 2.0 ** -33)
+    """A uniform value in (0, 1] of one draw r, as curand_uniform (float32: r * 2^-32 + 2^-33) and Philox's
+    curand_uniform_double (float64: r * 2^-32 + 2^-32, only 32 random bits) compute it."""
+    dt = f"float{bits}"
+    x = _ffi.cast(dt, g.draw(out))
+    return x * _f(dt, 2.0 ** -32) + _f(dt, 2.0 ** -33 if bits == 32 else 2.0 ** -32)
+
+
+def _uniform53(g, out):
+    """A float64 uniform in (0, 1) of two draws x, y (curand's 53-bit one, _curand_uniform_double_hq)."""
     z = _ffi.cast("uint64", g.draw(out)) ^ (_ffi.cast("uint64", g.draw(out)) << _u64(21))
     return _ffi.cast("float64", z) * _f("float64", 2.0 ** -53) + _f("float64", 2.0 ** -54)
 
@@ -231,8 +236,8 @@ def _normal(g, out, bits):
         u = _uniform(g, pair, 32)
         step = _to_float32(2 * math.pi) * 2.0 ** -32  # curand's 2pi / 2^32 in float32 (exact: a power of 2 apart)
         angle = _ffi.cast(dt, g.draw(pair)) * _f(dt, step) + _f(dt, step / 2)
-    else:
-        u = _uniform(g, pair, 64)
+    else:  # curand_normal_double: four draws, two 53-bit uniforms
+        u = _uniform53(g, pair)
         z = _ffi.cast("uint64", g.draw(pair)) ^ (_ffi.cast("uint64", g.draw(pair)) << _u64(21))
         half_turns = _ffi.cast(dt, z) * _f(dt, 2.0 ** -52) + _f(dt, 2.0 ** -53)  # in (0, 2]
         angle = half_turns * _f(dt, math.pi)

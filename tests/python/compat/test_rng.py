@@ -5,7 +5,7 @@ ragged size, one draw per block, an init inside a guard with a shared-memory T.c
 default subsequence) run on the CPU target, in the emulator (CUDA sm_80) and on OpenCL (PoCL); the main one
 also in the HIP, Metal and sm_90a emulators, and the CUDA (NVRTC), HIP (hipcc) and Metal (clang) sources
 compile. Integers and uniform floats are bit-exact; normals (log, sqrt, sin, cos differ per backend) within a
-tolerance."""
+tolerance. Where nvcc is installed, NVIDIA's own curand_kernel.h, built for the host, is a second reference."""
 import re
 import warnings
 import zlib
@@ -87,6 +87,9 @@ class Curand:
     def uniform(self, bits=32):
         if bits == 32:
             return np.float32(self.rand()) * np.float32(2.0 ** -32) + np.float32(2.0 ** -33)
+        return np.float64(self.rand()) * 2.0 ** -32 + 2.0 ** -32  # Philox's double: one draw
+
+    def uniform53(self):
         z = self.rand() ^ (self.rand() << 21)
         return np.float64(z) * 2.0 ** -53 + 2.0 ** -54
 
@@ -99,7 +102,7 @@ class Curand:
             step = np.float32(2 * np.pi) * np.float32(2.0 ** -32)
             angle = np.float64(np.float32(self.rand()) * step + step / np.float32(2))
         else:
-            u = self.uniform(64)
+            u = self.uniform53()
             angle = np.pi * (np.float64(self.rand() ^ (self.rand() << 21)) * 2.0 ** -52 + 2.0 ** -53)
         s = np.sqrt(-2.0 * np.log(u))
         self.cached[bits] = s * np.cos(angle)
@@ -478,7 +481,7 @@ def float_reference(M, seed, wide=True):
 def _check_floats(got, expected):
     (b, c, d, e), (rb, rc, rd, re_) = got, expected
     np.testing.assert_array_equal(b, rb)  # (0, 1]: one rounding of float(r) * 2^-32 + 2^-33
-    np.testing.assert_array_equal(c, rc)
+    np.testing.assert_array_equal(c, rc)  # float64: r * 2^-32 + 2^-32, exact
     assert (b > 0).all() and (b <= 1).all() and (c > 0).all() and (c <= 1).all()
     np.testing.assert_allclose(d, rd, rtol=2e-5, atol=2e-5)  # float32 log / sqrt / sin / cos per backend
     tol = 1e-12 if e.dtype == np.float64 else 2e-5
@@ -518,6 +521,97 @@ def test_normal_sample_is_standard(where):
     expected = np.array([[ref.normal(32), ref.normal(64)] for _ in range(512)])
     np.testing.assert_allclose(d[512:1024], expected[:, 0], rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(e[512:1024], expected[:, 1], rtol=1e-12, atol=1e-12)
+
+
+_CURAND_ON_THE_HOST = r"""
+// curand's own device functions, compiled for the host (their host branches: logf / sinf / cosf, sin / cos)
+#include <cuda_runtime.h>
+#define QUALIFIERS static __forceinline__ __host__ __device__
+#include <curand_kernel.h>
+#include <cstdio>
+int main() {
+  const unsigned long long cases[][3] = {CASES};
+  curandStatePhilox4_32_10_t s;
+  for (const auto& c : cases) {
+    curand_init(c[0], c[1], c[2], &s);
+    for (int i = 0; i < 6; ++i) printf("%u ", curand(&s));
+    for (int i = 0; i < 3; ++i) printf("%a ", curand_uniform(&s));
+    for (int i = 0; i < 3; ++i) printf("%a ", curand_uniform_double(&s));
+    for (int i = 0; i < 3; ++i) {  // one call per statement: the order of a call's arguments is unspecified
+      float n = curand_normal(&s);
+      double m = curand_normal_double(&s);
+      printf("%a %a %u ", n, m, curand(&s));
+    }
+    printf("\n");
+  }
+}
+"""
+
+_HOST_CASES = [(42, 0, 0), (KAT[2][1][1] << 32 | KAT[2][1][0], 2**64 - 1, 4 * (2**32 - 1) + 2), (7, 3, 2**64 - 3)]
+
+
+def _nvcc():
+    import os
+    import shutil
+
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    found = shutil.which("nvcc") or os.path.join(home, "bin", "nvcc")
+    return found if os.path.isfile(found) else None
+
+
+@pytest.fixture(scope="module")
+def curand_rows(tmp_path_factory):
+    """What curand's own code gives for _HOST_CASES, one row of words per case."""
+    import subprocess
+
+    if _nvcc() is None:
+        pytest.skip("needs nvcc (the CUDA toolkit) to build curand's headers for the host")
+    d = tmp_path_factory.mktemp("curand")
+    cases = ", ".join("{%dull, %dull, %dull}" % tuple(v % 2**64 for v in c) for c in _HOST_CASES)
+    (d / "curand_host.cu").write_text(_CURAND_ON_THE_HOST.replace("CASES", cases))
+    subprocess.run([_nvcc(), "-o", str(d / "curand_host"), str(d / "curand_host.cu")], check=True,
+                   capture_output=True)
+    out = subprocess.run([str(d / "curand_host")], check=True, capture_output=True, text=True).stdout
+    return [line.split() for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("where", ["cpu", "emulator"])
+def test_matches_curand_built_for_the_host(where, curand_rows):
+    """NVIDIA's curand_kernel.h built for the host by nvcc (no GPU needed) against the kernels: integers and
+    uniforms bit for bit, normals to the float functions' accuracy. Per case: 6 draws, 3 float32 and 3 float64
+    uniforms, then 3 rounds of (float32 normal, float64 normal, draw)."""
+    rows = curand_rows
+
+    def kernel(seed, seq, off):
+        @T.prim_func
+        def k(U: T.Tensor((9,), "uint32"), F: T.Tensor((6,), "float32"), D: T.Tensor((6,), "float64")):
+            with T.Kernel(1, threads=1) as _:
+                T.rng_init(seed, seq, off)
+                for i in T.serial(6):
+                    U[i] = T.rng_rand()
+                for i in T.serial(3):
+                    F[i] = T.rng_rand_float()
+                for i in T.serial(3):
+                    D[i] = T.rng_rand_float(64)
+                for i in T.serial(3):
+                    F[3 + i] = T.rng_rand_float(dist="normal")
+                    D[3 + i] = T.rng_rand_float(64, "normal")
+                    U[6 + i] = T.rng_rand()
+
+        return k
+
+    for case, row in zip(_HOST_CASES, rows):
+        u, f, d = np.zeros(9, U32), np.zeros(6, "float32"), np.zeros(6, "float64")
+        _compile(kernel(*case), where)(u, f, d)
+        np.testing.assert_array_equal(u[:6], [int(x) for x in row[:6]], err_msg=str(case))
+        np.testing.assert_array_equal(f[:3], [np.float32(float.fromhex(x)) for x in row[6:9]], err_msg=str(case))
+        np.testing.assert_array_equal(d[:3], [float.fromhex(x) for x in row[9:12]], err_msg=str(case))
+        rounds = [row[12 + 3 * i:15 + 3 * i] for i in range(3)]
+        np.testing.assert_allclose(f[3:], [float.fromhex(r[0]) for r in rounds], rtol=2e-6, atol=2e-6)
+        np.testing.assert_allclose(d[3:], [float.fromhex(r[1]) for r in rounds], rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(u[6:], [int(r[2]) for r in rounds], err_msg=str(case))
+        ref = Curand(*case)  # and the NumPy reference agrees with both
+        assert [ref.rand() for _ in range(6)] == [int(x) for x in row[:6]]
 
 
 def test_float64_draws_are_refused_on_metal():
