@@ -346,6 +346,36 @@ def test_draws_keep_program_order(where):
     np.testing.assert_array_equal(b, [ref.rand() for _ in range(n)])
 
 
+@pytest.mark.parametrize("where", WHERE)
+def test_draws_in_conditions(where):
+    """An `if` condition draws before the `if`; an `elif` condition only when the `if` was not taken."""
+    n = 40
+
+    @T.prim_func
+    def k(A: T.Tensor((n,), "int32"), B: T.Tensor((n,), "uint32")):
+        with T.Kernel(1, threads=1) as _:
+            T.rng_init(5, 1, 2)
+            for i in T.serial(n):
+                if T.rng_rand() % 2 == 0:
+                    A[i] = 1
+                elif T.rng_rand() % 3 == 0:
+                    A[i] = 2
+                else:
+                    A[i] = 3
+                B[i] = T.rng_rand()
+
+    a, b = np.zeros(n, np.int32), np.zeros(n, U32)
+    _compile(k, where)(a, b)
+    ref = Curand(5, 1, 2)
+    expected_a, expected_b = [], []
+    for _ in range(n):
+        expected_a.append(1 if ref.rand() % 2 == 0 else 2 if ref.rand() % 3 == 0 else 3)
+        expected_b.append(ref.rand())
+    np.testing.assert_array_equal(a, expected_a)
+    np.testing.assert_array_equal(b, expected_b)
+    assert set(expected_a) == {1, 2, 3}
+
+
 @pytest.mark.parametrize("loop", ["serial", "pipelined"])
 @pytest.mark.parametrize("where", WHERE)
 def test_draws_around_a_copy_in_a_pipelined_loop(where, loop):
