@@ -3,9 +3,10 @@
 This module only gathers the names; each lives in the module of its family (as in TileLang's package):
 dtypes (data types), proxy (T.Tensor / T.Buffer, pointers, buffer views), symbolics (T.dynamic), kernel
 (T.Kernel, block and thread indices, T.ws), allocate, loop, copy_op, gemm_op, fill_op, reduce_op, atomic,
-math_intrinsics, bitwise, builtin (barriers, fences, T.call_intrin, T.attr, T.print, ...), customize
-(T.reinterpret, T.view, T.reshape), annotations (T.use_swizzle, T.annotate_layout), eager (T.const, T.empty),
-macro_expand (T.macro), compat (TileLang names that are not supported) and parser (T.prim_func).
+math_intrinsics, bitwise, rng (T.rng_init / T.rng_rand / T.rng_rand_float), builtin (barriers, fences,
+T.call_intrin, T.attr, T.print, ...), customize (T.reinterpret, T.view, T.reshape), annotations (T.use_swizzle,
+T.annotate_layout), eager (T.const, T.empty), macro_expand (T.macro), compat (TileLang names that are not
+supported) and parser (T.prim_func).
 tests/python/test_package_structure.py keeps the surface and the layering."""
 import builtins  # noqa: F401  (T.builtins, T.enum and T.numbers were reachable before the split; kept so)
 import enum  # noqa: F401
@@ -46,6 +47,7 @@ from .math_intrinsics import (Cast, abs, cast, ceil, ceildiv, clamp, cos, erf, e
 from .bitwise import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, clz, dp4a, popcount,  # noqa: F401
                       shift_left, shift_right)
 from .customize import reinterpret, reshape, view  # noqa: F401
+from .rng import rng_init, rng_rand, rng_rand_float  # noqa: F401
 from .annotations import annotate_layout, use_swizzle  # noqa: F401
 from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401

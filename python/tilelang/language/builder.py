@@ -13,6 +13,8 @@ class KernelFrame:
         self.var_inits = []
         self.prologue = []  # statements the kernel body starts with (T.alloc_barrier's mbarrier inits)
         self.threads = []  # the thread extents of T.Kernel(threads=...), ints
+        self.grid = []  # the grid extents of T.Kernel (IR expressions)
+        self.rng = None  # the per-thread random-number generator its first T.rng_init declares (rng.py)
         self.block_vars = []  # the block index vars (bx, by, bz)
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
         self.reducers = {}  # buffer name -> op of T.alloc_reducer buffers (updated by atomics)
@@ -30,6 +32,7 @@ class BuildContext:
         self.bound_tensors = []  # (buffer, address): T.make_tensor(table[i], ...) awaiting its tl.buffer_bind
         self.in_prim_func_body = False  # parsing a @T.prim_func's body (past its parameters)
         self.function_workspaces = []  # T.alloc_global before any kernel: placed in the next kernel's allocations
+        self.pre_stmts = None  # statements to put before the statement being parsed (see emit_before)
 
 
 _stack = []
@@ -52,6 +55,16 @@ def scope():
 def span():
     ctx = current()
     return ctx.span if ctx else None
+
+
+def emit_before(stmts):
+    """Statements that run before the statement being parsed: what a T.* call with an effect that is used as a
+    value (T.rng_rand()) does first. The parser puts them in front of that statement, in evaluation order."""
+    ctx = current()
+    if ctx is None or ctx.pre_stmts is None:
+        raise TileLangSyntaxError("this call has an effect and can only be used inside a statement of a "
+                                  "@T.prim_func body")
+    ctx.pre_stmts.extend(stmts)
 
 
 def require_context(what):

@@ -126,45 +126,53 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
         stmts = list(stmts)
         i = 0
         while i < len(stmts):
-            st = stmts[i]
-            if isinstance(st, ast.If):
-                # An `if` on a Python value is decided now; its taken branch is spliced into this block,
-                # so that a name it binds (in either branch) is defined after the `if`.
-                self.ctx.span = self.span(st)
-                cond = self.at_statement(st, self.eval, st.test)
-                if not (isinstance(cond, Expr) and _ffi.const_int(cond) is None):
-                    taken = st.body if self.apply(st.test, bool, cond) else st.orelse
-                    stmts[i:i + 1] = list(taken)
-                    continue
-                out.extend(self.stmt(st, cond=cond))
-                i += 1
-                if self.guard_rest(st, stmts[i:], out):
-                    break
-                continue
-            let = self.at_statement(st, self.as_let, st)
-            if let is _BOUND:
-                i += 1
-                continue
-            if let is not None:
-                var, value, node = let
-                self.scopes.append({})
-                self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, var)
-                self.let_values.append((var, value))
-                try:
-                    rest = self.block(stmts[i + 1:])
-                finally:
-                    self.let_values.pop()
-                self.scopes.pop()
-                if isinstance(var, _ffi.Buffer):  # a tensor at a table address (proxy._bound_tensor)
-                    out.append(_ffi.attr_stmt(var, "tl.buffer_bind", value, rest, self.span(node)))
-                else:
-                    out.append(_ffi.let(var, value, rest, self.span(node)))
-                break
-            out.extend(self.stmt(st))
-            i += 1
-            if self.guard_rest(st, stmts[i:], out):
+            # what evaluating this statement's expressions emits first (builder.emit_before: T.rng_rand()) goes
+            # in front of it; a nested block collects its own
+            saved, self.ctx.pre_stmts = self.ctx.pre_stmts, []
+            mark = len(out)
+            try:
+                i, done = self.block_step(stmts, i, out)
+            finally:
+                pre, self.ctx.pre_stmts = self.ctx.pre_stmts, saved
+                out[mark:mark] = pre
+            if done:
                 break
         return _ffi.seq(out, None)
+
+    def block_step(self, stmts, i, out):
+        """Parses stmts[i] into out: (the index to go on at, whether the rest of the block was consumed)."""
+        st = stmts[i]
+        if isinstance(st, ast.If):
+            # An `if` on a Python value is decided now; its taken branch is spliced into this block,
+            # so that a name it binds (in either branch) is defined after the `if`.
+            self.ctx.span = self.span(st)
+            cond = self.at_statement(st, self.eval, st.test)
+            if not (isinstance(cond, Expr) and _ffi.const_int(cond) is None):
+                taken = st.body if self.apply(st.test, bool, cond) else st.orelse
+                stmts[i:i + 1] = list(taken)
+                return i, False
+            out.extend(self.stmt(st, cond=cond))
+            return i + 1, self.guard_rest(st, stmts[i + 1:], out)
+        let = self.at_statement(st, self.as_let, st)
+        if let is _BOUND:
+            return i + 1, False
+        if let is not None:
+            var, value, node = let
+            self.scopes.append({})
+            self.bind(node.targets[0].id if isinstance(node, ast.Assign) else node.target.id, var)
+            self.let_values.append((var, value))
+            try:
+                rest = self.block(stmts[i + 1:])
+            finally:
+                self.let_values.pop()
+            self.scopes.pop()
+            if isinstance(var, _ffi.Buffer):  # a tensor at a table address (proxy._bound_tensor)
+                out.append(_ffi.attr_stmt(var, "tl.buffer_bind", value, rest, self.span(node)))
+            else:
+                out.append(_ffi.let(var, value, rest, self.span(node)))
+            return i + 1, True
+        out.extend(self.stmt(st))
+        return i + 1, self.guard_rest(st, stmts[i + 1:], out)
 
     def as_let(self, st):
         """`x = <IR expression>` binds x for the rest of the block; `x = <Python value or buffer>`

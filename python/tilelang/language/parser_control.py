@@ -121,6 +121,10 @@ class ControlParsing:
         if cond.dtype != "bool":
             raise self.error(st.test, f"a `while` condition must be a comparison or another bool, not a {cond.dtype} "
                              "value", TileLangTypeError)
+        if self.ctx.pre_stmts:  # builder.emit_before: would run once, before the loop, not at every test
+            raise self.error(st.test, "a `while` condition cannot draw random numbers (T.rng_rand, "
+                             "T.rng_rand_float): draw into a T.alloc_var before the loop and again at the end of "
+                             "its body, and test that")
         names = {n.id for n in ast.walk(st.test) if isinstance(n, ast.Name)}
         assigned = set()
         for node in (x for b in st.body for x in ast.walk(b)):
@@ -209,6 +213,7 @@ class ControlParsing:
         vars_ = [_ffi.var(names[i] if i < len(names) else axes[i], _index_dtype(spec.grid[i])) for i in range(n)]
         frame = builder.KernelFrame()
         frame.threads = [_ffi.const_int(t) for t in spec.threads]
+        frame.grid = list(spec.grid)
         frame.block_vars = vars_  # T.get_block_binding
         # workspaces allocated before the kernels (T.alloc_global / T.alloc_buffer at the top): allocated with this
         # kernel, hoisted to one hidden parameter that every kernel of the function shares
