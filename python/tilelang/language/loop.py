@@ -1,5 +1,5 @@
-"""Kernel loops: T.Parallel, T.Pipelined, T.serial (and `range`), T.unroll, T.vectorized, T.grid and
-T.thread_binding. Each returns a LoopSpec the parser turns into loops."""
+"""Kernel loops: T.Parallel, T.Pipelined, T.serial (and `range`), T.unroll, T.vectorized, T.grid,
+T.thread_binding and T.Persistent. Each returns a spec the parser turns into loops."""
 import builtins
 
 from .. import _ffi
@@ -152,3 +152,51 @@ def thread_binding(start, stop=None, thread="threadIdx.x", annotations=None):
     spec.thread_dim = dim
     spec.thread_count = threads[dim]
     return spec
+
+
+class PersistentSpec:
+    """T.Persistent(domain, wave_size, index, group_size=8): a persistent kernel's loop over the tiles of `domain`
+    (a list of tile counts). Block `index` of `wave_size` blocks visits tile ids t = w * wave_size + index for
+    w = 0, 1, ...; a tile id is read in the mixed radix (groups of the last dimension, the other dimensions, the
+    position in the group), so consecutive ids walk down `group_size` columns of the last dimension before moving
+    on (L2 reuse), as TileLang orders them. Ids past the padded domain and coordinates past the last extent are
+    skipped. The parser builds the loop (parser_control.stmt_For)."""
+
+    def __init__(self, domain, wave_size, index, group_size=8):
+        if not isinstance(domain, (list, tuple)) or not domain:
+            raise TileLangTypeError("T.Persistent(domain, wave_size, index): domain is a non-empty list of tile counts")
+        self.domain = [_const(d) for d in domain]
+        self.wave_size = _const(wave_size)
+        self.index = _const(index)
+        last = self.domain[-1]
+        g = _const(group_size if group_size is not None else 1)
+        lc, gc = _ffi.const_int(last), _ffi.const_int(g)
+        if lc is not None and gc is not None:
+            self.group = _const(builtins.max(1, builtins.min(gc, lc)))
+        else:
+            from .math_intrinsics import min as _min
+            self.group = simplify(max(_min(g, last), 1))
+        # the grouped domain: (groups of the last dimension, domain[:-1]..., position in the group)
+        self.grouped = [ceildiv(last, self.group)] + self.domain[:-1] + [self.group]
+        padded = self.grouped[0]
+        for e in self.grouped[1:]:
+            padded = padded * e
+        self.padded = simplify(_const(padded))
+        self.waves = simplify(_const(ceildiv(self.padded, self.wave_size)))
+
+    def coordinates(self, w):
+        """(tile coordinates, in-range condition) of wave w."""
+        t = w * self.wave_size + self.index
+        rem, idx = t, [None] * len(self.grouped)
+        for i in range(len(self.grouped) - 1, 0, -1):
+            idx[i] = rem % self.grouped[i]
+            rem = rem // self.grouped[i]
+        idx[0] = rem
+        coords = [simplify(_const(e)) for e in idx[1:-1]] + [simplify(_const(idx[0] * self.group + idx[-1]))]
+        ok = _ffi.binary("and", _ffi.binary("lt", _const(t), self.padded),
+                         _ffi.binary("lt", coords[-1], self.domain[-1]))
+        return coords, ok
+
+
+def Persistent(domain, wave_size, index, group_size=8):
+    return PersistentSpec(domain, wave_size, index, group_size)

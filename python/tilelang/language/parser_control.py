@@ -9,6 +9,7 @@ from ..errors import TileLangTypeError
 from . import builder
 from . import loop_exits as _exits
 from .ast import AttrSpec, KernelSpec, LoopSpec, simplify
+from .loop import PersistentSpec
 from .thread_reduce import ReduceScopeSpec
 from .expr import Expr, const
 from .kernel import WsSpec, get_thread_binding
@@ -53,6 +54,19 @@ class ControlParsing:
             if _ffi.const_int(extent) < it.thread_count:  # the first `extent` threads run the body
                 body = _ffi.if_(_ffi.binary("lt", idx, extent), body, None, self.span(st))
             return body
+        if isinstance(it, PersistentSpec):
+            names = self.loop_names(st.target, len(it.domain))
+            w = _ffi.var("w", "int32")
+            coords, ok = it.coordinates(w)
+            frame = _exits.enter(self, st, "serial")
+            self.scopes.append({})
+            for n, c in zip(names, coords):
+                self.bind(n, c)
+            body = self.loop_body(frame, st.body)
+            self.scopes.pop()
+            loop = _ffi.for_(w, const(0), it.waves, "serial", _ffi.if_(ok, body, None, self.span(st)),
+                             {}, self.span(st))
+            return frame.before_loop() + [loop] if frame is not None else loop
         if isinstance(it, LoopSpec):
             names = self.loop_names(st.target, len(it.ranges))
             # a loop over an int64 range counts in int64 (a dynamic size past 2^31 - 1)
