@@ -166,3 +166,28 @@ UNSUPPORTED_DTYPES = {
     "float8_e5m2fnuz": "the fnuz fp8 variants are not implemented; use T.float8_e5m2",
     "float4_e2m1fn": "fp4 is not implemented",
 }
+
+
+dtype = DType  # TileLang's spelling of the dtype class (tilelang.language.dtypes.dtype), as T.dtype
+
+
+def _torch_dtype_names():
+    """{torch dtype: dtype name} for the torch dtypes this compiler has (TileLang's helper modules import it as
+    tilelang.language.dtypes._TORCH_DTYPE_TO_STR); built on first use, so torch stays optional."""
+    import torch
+
+    out = {}
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                 "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"):
+        t = getattr(torch, name, None)
+        if t is not None:
+            out[t] = name
+    return out
+
+
+def __getattr__(name):
+    if name == "_TORCH_DTYPE_TO_STR":
+        table = _torch_dtype_names()
+        globals()[name] = table
+        return table
+    raise AttributeError(f"module 'tilelang.language.dtypes' has no attribute '{name}'")

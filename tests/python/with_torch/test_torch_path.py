@@ -213,3 +213,31 @@ def test_testing_helpers_on_torch_tensors():
     with pytest.raises(AssertionError, match="2 of 1000"):
         tilelang.testing.torch_assert_close(x, y, atol=1e-3, rtol=0, max_mismatched_ratio=0.001)
     tilelang.testing.assert_allclose(x.half(), x.half().float(), rtol=0, atol=0)
+
+
+def test_torch_dtype_table_and_dtype_class_of_the_dtypes_module():
+    """TileLang's helper modules (gemm_sp's sparse_utils) import these two names from tilelang.language.dtypes."""
+    from tilelang.language.dtypes import _TORCH_DTYPE_TO_STR, dtype
+
+    assert _TORCH_DTYPE_TO_STR[torch.float16] == "float16" and _TORCH_DTYPE_TO_STR[torch.bfloat16] == "bfloat16"
+    assert _TORCH_DTYPE_TO_STR[torch.int8] == "int8" and _TORCH_DTYPE_TO_STR[torch.bool] == "bool"
+    assert dtype(_TORCH_DTYPE_TO_STR[torch.float32]) == T.float32 and dtype is T.dtype
+
+
+def test_strided_torch_views_are_copied_around_the_launch():
+    """T.StridedTensor with a torch view (tests/python/compat/test_strided_tensor.py has the NumPy forms)."""
+    from tilelang.errors import TileLangPerformanceWarning
+
+    stride = T.dynamic("stride")
+
+    @T.prim_func
+    def add1(A: T.StridedTensor((4, 8), (stride, 1), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i, j in T.Parallel(4, 8):
+                A[i, j] = A[i, j] + 1.0
+
+    base = torch.zeros((4, 16), dtype=torch.float32)
+    k = tilelang.compile(add1, target="cpu")
+    with pytest.warns(TileLangPerformanceWarning, match="copied into a contiguous tensor"):
+        k(base[:, 4:12])
+    assert torch.equal(base[:, 4:12], torch.ones((4, 8))) and not base[:, :4].any() and not base[:, 12:].any()
