@@ -99,6 +99,13 @@ inline bool IsBarrier(const Stmt& s) {
   return c && c->op == "tl.syncthreads";
 }
 
+/// A named barrier among part of the block (`T.sync_threads(id, count)`: tl.named_barrier_sync, bar.sync id, count).
+inline bool IsNamedBarrier(const Stmt& s) {
+  auto* e = As<EvaluateNode>(s);
+  auto* c = e ? As<CallNode>(e->value) : nullptr;
+  return c && c->op == "tl.named_barrier_sync";
+}
+
 inline bool ReadsMemory(const Expr& e) {
   bool found = false;
   struct V : IRVisitor {

@@ -34,8 +34,32 @@ bool UsesThreadIdx(const Stmt& s) {
 }
 bool HasSync(const Stmt& s) {
   bool found = false;
+  PostOrderVisitStmt(s, [&](const Stmt& x) { found |= IsBarrier(x) || IsNamedBarrier(x); });
+  return found;
+}
+/// A barrier of the whole block (T.sync_threads()), not a named barrier of part of it.
+bool HasBlockSync(const Stmt& s) {
+  bool found = false;
   PostOrderVisitStmt(s, [&](const Stmt& x) { found |= IsBarrier(x); });
   return found;
+}
+bool ReadsBuffers(const Expr& e) {
+  bool found = false;
+  struct V : IRVisitor {
+    bool* found;
+    void VisitLoad(const BufferLoadNode* n) override {
+      *found = true;
+      IRVisitor::VisitLoad(n);
+    }
+  } v;
+  v.found = &found;
+  v.VisitExpr(e);
+  return found;
+}
+/// A region under a condition on the thread index that may hold named barriers (T.sync_threads(id, count)) but
+/// no block-wide one: the condition reads no memory, so it selects the same threads all through the region.
+bool NamedBarrierRegion(const IfNode* i) {
+  return !i->else_case && !HasBlockSync(i->then_case) && HasSync(i->then_case) && !ReadsBuffers(i->cond);
 }
 
 class Checker : public SpanTrackingVisitor {
@@ -45,7 +69,7 @@ class Checker : public SpanTrackingVisitor {
     Span saved = span_;
     if (n->span.defined()) span_ = n->span;
     PostOrderVisitStmt(n->body, [&](const Stmt& x) {
-      if (IsBarrier(x))
+      if (IsBarrier(x) || IsNamedBarrier(x))
         throw UserError(
             ErrorKind::kUnsupported,
             "T.sync_threads inside T.Parallel: the loop's iterations are spread over the threads by "
@@ -85,11 +109,12 @@ class Checker : public SpanTrackingVisitor {
  public:
   void VisitStmt(const Stmt& s) override {
     if (auto* i = As<IfNode>(s);
-        i && UsesThreadIdx(i->cond) && (HasSync(i->then_case) || HasSync(i->else_case)))
+        i && UsesThreadIdx(i->cond) && (HasSync(i->then_case) || HasSync(i->else_case)) && !NamedBarrierRegion(i))
       throw UserError(
           ErrorKind::kUnsupported,
           "T.sync_threads under a condition on the thread index: threads that skip it never reach "
-          "the barrier the others wait at",
+          "the barrier the others wait at (a named barrier, T.sync_threads(id, count), may sit under a "
+          "condition that reads no memory and has no else branch)",
           s->span);
     SpanTrackingVisitor::VisitStmt(s);
   }
@@ -300,6 +325,14 @@ class CpuLowering {
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
+        if (PerThreadExpr(n->cond) && NamedBarrierRegion(n) && !ReadsAny(n->cond, priv_)) {
+          // The threads this condition selects sync among themselves (named barriers): the region is lowered
+          // in phases like any other, each phase running for the selected threads only.
+          guards_.push_back(n->cond);
+          Stmt body = Lower(n->then_case);
+          guards_.pop_back();
+          return body;
+        }
         if (PerThreadExpr(n->cond)) return Divergent(s);
         return If(n->cond, Lower(n->then_case), n->else_case ? Lower(n->else_case) : nullptr, s->span);
       }
@@ -355,7 +388,9 @@ class CpuLowering {
     ToThreadLoop r;
     r.var = MakeVar("thread");
     r.priv = &priv_;
-    return For(r.var, Int(0), Int(threads_), ForKind::kSerial, r.VisitStmt(s), {}, s->span);
+    Stmt body = s;
+    for (auto g = guards_.rbegin(); g != guards_.rend(); ++g) body = If(*g, body, nullptr, s->span);
+    return For(r.var, Int(0), Int(threads_), ForKind::kSerial, r.VisitStmt(body), {}, s->span);
   }
   // Control flow that depends on the thread index: each thread takes its own path, so the GPU puts
   // no barrier inside it (InsertBarriers treats it as one unit) and neither are phases split here; a
@@ -371,6 +406,7 @@ class CpuLowering {
 
   int64_t threads_;
   PrivateLocals priv_;
+  std::vector<Expr> guards_;  // conditions of the named-barrier regions being lowered (NamedBarrierRegion)
   int next_region_ = 0;
   std::map<const BufferNode*, std::set<int>> uses_;
   std::set<const BufferNode*> written_, outside_;

@@ -96,12 +96,39 @@ def set_max_nreg(reg_count, is_inc):
     return _barrier_call("tl.set_max_nreg", [_const(n), _const(int(inc))])
 
 
-def sync_threads(*args, **kwargs):
+def sync_threads(barrier_id=None, arrive_count=None):
     """T.sync_threads(): a barrier for every thread of the block (__syncthreads()); the compiler still
-    inserts the barriers its shared-memory analysis needs."""
-    if args or kwargs:
-        raise TileLangTypeError("T.sync_threads() takes no arguments (named barriers are not supported)")
-    return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
+    inserts the barriers its shared-memory analysis needs.
+    T.sync_threads(barrier_id, arrive_count): a named barrier (PTX `bar.sync id, count`) that `arrive_count`
+    threads (whole warps) wait at, e.g. the threads under `if tx < 256:`; ids 1..15 (0 is __syncthreads'). It
+    may sit under a condition on the thread index, which must be the same for the whole region (CUDA; the
+    CPU target runs such a region's phases for the threads the condition selects; HIP, Metal and OpenCL have
+    no named barriers). Without arrive_count it waits for every thread of the block."""
+    if barrier_id is None:
+        if arrive_count is not None:
+            raise TileLangTypeError("T.sync_threads(arrive_count=...) needs a barrier_id")
+        return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
+    bid = _ffi.const_int(barrier_id) if isinstance(barrier_id, Expr) else barrier_id
+    if isinstance(bid, bool) or not isinstance(bid, numbers.Integral) or not 0 <= bid < 16:
+        raise TileLangTypeError(f"T.sync_threads: barrier_id is a constant from 0 to 15 (a named barrier), got "
+                                f"{barrier_id!r}")
+    ctx = builder.current()
+    threads = 1
+    for t in (ctx.kernels[-1].threads if ctx is not None and ctx.kernels else []):
+        threads *= t
+    count = threads if arrive_count is None else \
+        (_ffi.const_int(arrive_count) if isinstance(arrive_count, Expr) else arrive_count)
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count <= 0 or count % 32 or \
+            (threads > 1 and count > threads):
+        raise TileLangTypeError(f"T.sync_threads: arrive_count is a constant multiple of 32 (whole warps) of at "
+                                f"most the block's {threads} threads, got {arrive_count!r}")
+    if bid == 0 and count == threads:
+        return _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), builder.span())
+    if bid == 0:
+        raise TileLangTypeError("T.sync_threads: barrier 0 is __syncthreads' (every thread); give a partial "
+                                "barrier an id from 1 to 15")
+    return _ffi.evaluate(_ffi.call("void", "tl.named_barrier_sync", [_const(int(bid)), _const(int(count))]),
+                         builder.span())
 
 
 def annotate_producer_reg_dealloc(reg_count=24):
