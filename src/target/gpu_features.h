@@ -76,6 +76,8 @@ struct GpuFeatures {
   bool atomics_64 = true;
   // The device compiler takes CUDA C++: T.import_source'd code and T.call_extern calls of it (CUDA only).
   bool cuda_source = false;
+  // Named barriers among part of the block (bar.sync id, count: T.sync_threads(id, count)).
+  bool named_barriers = false;
 };
 
 }  // namespace tl

@@ -200,6 +200,12 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
 }
 
 Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
+  if (n->op == "tl.named_barrier_sync" && !ctx_.features.named_barriers)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.sync_threads(id, count), a named barrier of part of the block, has no " + ctx_.features.name +
+                        " equivalent (its only barrier is the whole block's); restructure so that every thread "
+                        "reaches T.sync_threads()",
+                    stmt_span_);
   if (n->op == "tl.call_extern" && !ctx_.features.cuda_source)
     throw UserError(
         ErrorKind::kUnsupported,

@@ -44,6 +44,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.swizzle = t.sm >= 90 ? SharedSwizzle::kTma : SharedSwizzle::kXor;
   f.shuffle = true;
   f.cuda_source = true;  // NVRTC / nvcc: T.import_source and T.call_extern
+  f.named_barriers = true;  // bar.sync id, count
   f.wave = 32;
   f.vector_shared_loads = true;
   f.vector_shared_stores = false;
