@@ -23,6 +23,27 @@ Buffer CudaTileLowerer::Scratch(const std::string& base, DataType t, int64_t n, 
   return b;
 }
 
+Buffer CudaTileLowerer::StageFragment(const Buffer& b, const std::string& base, const Span& sp,
+                                      std::vector<Stmt>* out) {
+  const Fragment& F = Layout(b.get());
+  int64_t n = 1;
+  for (int64_t e : F.shape) n *= e;
+  Buffer st = Scratch(base, b->dtype, n, Scope::kShared);
+  Buffer regs = MapBuffer(b);
+  std::vector<Stmt> w;
+  for (int64_t l = 0; l < F.locals; ++l) {
+    auto idx = F.IndexAt(tx_, C(l));
+    Expr flat = C(0);
+    for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
+    Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
+    Expr ok = F.ValidAt(tx_, C(l));
+    if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
+    w.push_back(ok ? If(Simplify(ok), s1, nullptr, sp) : s1);
+  }
+  out->push_back(Seq(w, sp));
+  return st;
+}
+
 Region CudaTileLowerer::KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
                                    const std::string& base, const Span& sp, std::vector<Stmt>* out) {
   Buffer t = MakeBuffer(base + "_" + std::to_string(extra_.size()), r.buffer->dtype, {C(mn), C(K)},
@@ -82,22 +103,7 @@ Stmt CudaTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   }
   // An operand in registers: its owners write it to a shared tile of the fragment's full shape.
   auto stage = [&](const Region& r, const std::string& base) -> Buffer {
-    const Fragment& F = Layout(r.buffer.get());
-    int64_t n = 1;
-    for (int64_t e : F.shape) n *= e;
-    Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
-    Buffer regs = MapBuffer(r.buffer);
-    std::vector<Stmt> w;
-    for (int64_t l = 0; l < F.locals; ++l) {
-      auto idx = F.IndexAt(tx_, C(l));
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
-      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
-      Expr ok = F.ValidAt(tx_, C(l));
-      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
-      w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
-    }
-    out.push_back(Seq(w, sp));
+    Buffer st = StageFragment(r.buffer, base, sp, &out);
     return st;
   };
   auto region_at = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged,

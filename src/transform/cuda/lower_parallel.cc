@@ -252,19 +252,7 @@ void CudaTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<
     // before the nest's reads (and the nest's reads before the next such writes).
     int64_t n = 1;
     for (int64_t e : Fb.shape) n *= e;
-    Buffer st = Scratch("stage_" + b->name, b->dtype, n, Scope::kShared);
-    Buffer regs = MapBuffer(b);
-    std::vector<Stmt> w;
-    for (int64_t l = 0; l < Fb.locals; ++l) {
-      auto idx = Fb.IndexAt(tx_, C(l));
-      Expr flat = C(0);
-      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(Fb.shape[a]) + idx[a];
-      Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(flat)}, sp);
-      Expr ok = Fb.ValidAt(tx_, C(l));
-      if (Fb.replicas > 1) ok = ok ? And(ok, Eq(Fb.ReplicaOf(tx_), C(0))) : Eq(Fb.ReplicaOf(tx_), C(0));
-      w.push_back(ok ? If(Simplify(ok), s1, nullptr, sp) : s1);
-    }
-    out->push_back(Seq(w, sp));
+    Buffer st = StageFragment(b, "stage_" + b->name, sp, out);
     fragment_stage_[key] = st;
     ctx_.info->warnings.push_back(Loc(sp) + ": fragment '" + b->name + "' (layout " + Fb.desc +
                                   ") is read in a T.Parallel loop partitioned by " + F.desc +

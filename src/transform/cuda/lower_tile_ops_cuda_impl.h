@@ -122,6 +122,9 @@ class CudaTileLowerer : public IRMutator {
 
   // ---- T.gemm ------------------------------------------------------------------------------
   Buffer Scratch(const std::string& base, DataType t, int64_t n, Scope sc);
+  /// A shared tile of fragment b's shape (row-major) that b's owners (replica 0) write b into; the writes are
+  /// appended to `out` (the barrier pass orders later reads of the tile after them).
+  Buffer StageFragment(const Buffer& b, const std::string& base, const Span& sp, std::vector<Stmt>* out);
   /// The 8-bit operand `r` (2-D, dims `dims`) stored MN-major ([K, mn]) copied by all threads into a new
   /// K-major [mn, K] shared tile, whose region is returned; the copy is appended to `out`.
   Region KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
