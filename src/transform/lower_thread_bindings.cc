@@ -14,6 +14,7 @@ namespace tl {
 namespace {
 
 using cuda_pass::IsBarrier;
+using cuda_pass::IsNamedBarrier;
 
 struct ThreadIdxFinder : IRVisitor {
   bool found = false;
