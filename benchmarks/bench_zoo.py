@@ -1,0 +1,85 @@
+"""Static figures of the kernel zoo (examples/zoo) at DeepSeek-scale sizes, no GPU needed: each kernel compiled
+for sm_80 and sm_90a (NVRTC, ptxas), then registers, spills, shared memory, the matrix instruction the compiler
+chose, and the SASS of the main loop per iteration (cuobjdump; benchmarks/bench_cuda_sass.py's counting), with
+the compile time. Numerics are tests/python/test_zoo.py's (small sizes, CPU target and emulator).
+
+Sizes (DeepSeek-V3 / V3.2 where they apply): GEMMs 4096^3 (persistent: 132 blocks, one per H100 SM; stream-K:
+132 blocks); w4a16 M = N = K = 4096 with a scale per 64 weights; int8 4096^3; block-sparse attention batch 1,
+32 heads, 4096 tokens, head dim 128, 64 x 64 blocks; MLA decode batch 64, 128 heads, latent 512 + rope 64,
+64-token pages, 4096 tokens per sequence; sparse MLA forward 4096 queries over 8192 keys, 128 heads, top-k 2048.
+Usage: python benchmarks/bench_zoo.py [--arch sm_80 sm_90a] [--only NAME]
+"""
+import argparse
+import os
+import platform
+import re
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+import tilelang  # noqa: E402
+from bench_cuda_sass import analyse, disassemble, tool_dir  # noqa: E402
+from examples.zoo import attention, dequant, gemm, mla  # noqa: E402
+
+
+def cases():
+    n = 4096
+    return [
+        ("persistent GEMM fp16 4096^3 (132 blocks)", lambda: gemm.persistent_gemm(n, n, n, 132), [(128, 128, 32)]),
+        ("stream-K GEMM fp16 4096^3 (132 blocks)", lambda: gemm.stream_k_gemm(n, n, n, 132), [(128, 128, 32)]),
+        ("w4a16 int4 4096^3, group 64", lambda: dequant.w4a16_gemm(n, n, n, 64, "int4"), [(64, 64, 64)]),
+        ("w4a16 fp4 e2m1 4096^3, group 64", lambda: dequant.w4a16_gemm(n, n, n, 64, "fp4"), [(64, 64, 64)]),
+        ("int8 x int8 4096^3", lambda: dequant.int8_gemm(n, n, n), [(64, 64, 64)]),
+        ("block-sparse attention (mask) h32 s4096 d128", lambda: attention.block_sparse_attention(
+            1, 32, n, 128, sparsity="mask"), [(64, 64, 128), (64, 128, 64)]),
+        ("block-sparse attention (index) h32 s4096 d128", lambda: attention.block_sparse_attention(
+            1, 32, n, 128, sparsity="index"), [(64, 64, 128), (64, 128, 64)]),
+        ("MLA decode paged b64 h128 512+64", lambda: mla.mla_decode(64, 128, 64, 64),
+         [(64, 64, 512), (64, 64, 64), (64, 512, 64)]),
+        ("sparse MLA fwd s4096 kv8192 h128 topk2048", lambda: mla.sparse_mla(1, n, 8192, 128, 2048),
+         [(64, 64, 512), (64, 64, 64), (64, 512, 64)]),
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--arch", nargs="*", default=["sm_80", "sm_90a"])
+    ap.add_argument("--only", default=None)
+    args = ap.parse_args()
+    tools = tool_dir()
+    print(f"kernel zoo, static figures ({platform.processor() or platform.machine()}; {tilelang.__file__})")
+    print("loop/iter: SASS instructions per iteration of the main loop; mma: the matrix instruction chosen")
+    hdr = ("kernel", "arch", "mma", "regs", "spills", "shared bytes", "loop/iter", "HMMA/HGMMA", "total SASS",
+           "compile s")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    for name, make, gemms in cases():
+        if args.only and args.only not in name:
+            continue
+        for arch in args.arch:
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    k = tilelang.compile(make(), target=f"cuda -arch={arch}")
+                except tilelang.errors.TileLangError as e:
+                    print(f"| {name} | {arch} | error: {str(e).splitlines()[0][:90]} |")
+                    continue
+            secs = time.perf_counter() - t0
+            choice = next((c for c in k.choices if "T.gemm:" in c), "")
+            mma = "wgmma" if "wgmma" in choice else ("mma.sync" if "mma.sync" in choice else "-")
+            m = re.search(r"warp(?:s| groups) (\d+)x(\d+)", choice)
+            iter_macs = sum(a * b * c for a, b, c in gemms) / (int(m.group(1)) * int(m.group(2))) if m else None
+            r = analyse(disassemble(k.compiled.binary, tools), iter_macs)
+            res = k.get_resource_usage()
+            spills = res.get("spill_stores", 0) + res.get("spill_loads", 0)
+            print(f"| {name} | {arch} | {mma} | {res['registers']} | {spills} | {res['shared_bytes']} | "
+                  f"{r['loop']} | {r['hmma']} | {r['total']} | {secs:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
