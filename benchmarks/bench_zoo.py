@@ -5,7 +5,8 @@ the compile time. Numerics are tests/python/test_zoo.py's (small sizes, CPU targ
 
 Sizes (DeepSeek-V3 / V3.2 where they apply): GEMMs 4096^3 (persistent: 132 blocks, one per H100 SM; stream-K:
 132 blocks); w4a16 M = N = K = 4096 with a scale per 64 weights; int8 4096^3; block-sparse attention batch 1,
-32 heads, 4096 tokens, head dim 128, 64 x 64 blocks; MLA decode batch 64, 128 heads, latent 512 + rope 64,
+32 heads, 4096 tokens, head dim 128, 64 x 64 blocks; FlashAttention forward and backward batch 1, 32 query heads over
+8 K/V heads, 4096 tokens, head dims 128 (causal) and 64; MLA decode batch 64, 128 heads, latent 512 + rope 64,
 64-token pages, 4096 tokens per sequence; sparse MLA forward 4096 queries over 8192 keys, 128 heads, top-k 2048.
 Usage: python benchmarks/bench_zoo.py [--arch sm_80 sm_90a] [--only NAME]
 """
@@ -23,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import tilelang  # noqa: E402
 from bench_cuda_sass import analyse, disassemble, tool_dir  # noqa: E402
-from examples.zoo import attention, dequant, gemm, mla  # noqa: E402
+from examples.zoo import attention, dequant, flash_attention, gemm, mla  # noqa: E402
 
 
 def cases():
@@ -38,6 +39,14 @@ def cases():
             1, 32, n, 128, sparsity="mask"), [(64, 64, 128), (64, 128, 64)]),
         ("block-sparse attention (index) h32 s4096 d128", lambda: attention.block_sparse_attention(
             1, 32, n, 128, sparsity="index"), [(64, 64, 128), (64, 128, 64)]),
+        ("FlashAttention fwd GQA h32/8 s4096 d128 causal", lambda: flash_attention.forward(1, 32, 4, n, 128, True),
+         [(64, 64, 128), (64, 128, 64)]),
+        ("FlashAttention bwd GQA h32/8 s4096 d128 causal, 256 thr", lambda: flash_attention.backward(1, 32, 4, n, 128, True, threads=256),
+         [(64, 64, 128), (64, 128, 64), (64, 64, 128), (64, 128, 64), (64, 128, 64)]),
+        ("FlashAttention fwd GQA h32/8 s4096 d64", lambda: flash_attention.forward(1, 32, 4, n, 64, False),
+         [(64, 64, 64), (64, 64, 64)]),
+        ("FlashAttention bwd GQA h32/8 s4096 d64", lambda: flash_attention.backward(1, 32, 4, n, 64, False),
+         [(64, 64, 64), (64, 64, 64), (64, 64, 64), (64, 64, 64), (64, 64, 64)]),
         ("MLA decode paged b64 h128 512+64", lambda: mla.mla_decode(64, 128, 64, 64),
          [(64, 64, 512), (64, 64, 64), (64, 512, 64)]),
         ("sparse MLA fwd s4096 kv8192 h128 topk2048", lambda: mla.sparse_mla(1, n, 8192, 128, 2048),
@@ -51,6 +60,7 @@ def main():
     ap.add_argument("--only", default=None)
     args = ap.parse_args()
     tools = tool_dir()
+    tilelang.disable_cache()  # compile times are cold compiles (NVRTC + ptxas), not cache hits
     print(f"kernel zoo, static figures ({platform.processor() or platform.machine()}; {tilelang.__file__})")
     print("loop/iter: SASS instructions per iteration of the main loop; mma: the matrix instruction chosen")
     hdr = ("kernel", "arch", "mma", "regs", "spills", "shared bytes", "loop/iter", "HMMA/HGMMA", "total SASS",

@@ -12,7 +12,7 @@ import tilelang
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from examples.zoo import attention, dequant, gemm, mla  # noqa: E402
+from examples.zoo import attention, dequant, flash_attention, gemm, mla  # noqa: E402
 
 TARGETS = ["cpu", "cuda -arch=sm_80", "cuda -arch=sm_90a"]
 
@@ -86,3 +86,21 @@ def test_sparse_mla(target):
     _compile(mla.sparse_mla(1, 3, 256, 16, 128, dv=64, dpe=32, block_H=16, block_I=64, threads=128), target)(
         q, kv, idx, o)
     np.testing.assert_allclose(o, mla.sparse_reference(q, kv, idx, 64), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dim,causal", [(64, True), (128, False)])
+def test_flash_attention_gqa_forward_and_backward(target, dim, causal):
+    B, H, G, S = 1, 4, 2, 128  # two query heads per K/V head
+    q, k, v, do = flash_attention.inputs(_rng("fa", dim, causal, target), B, H, G, S, dim)
+    o, lse = np.zeros_like(q), np.zeros((B, H, S), np.float32)
+    _compile(flash_attention.forward(B, H, G, S, dim, causal), target)(q, k, v, o, lse)
+    delta = np.zeros((B, H, S), np.float32)
+    _compile(flash_attention.backward_preprocess(B, H, S, dim), target)(o, do, delta)
+    dq, dk, dv = np.zeros(q.shape, np.float32), np.zeros(k.shape, np.float32), np.zeros(v.shape, np.float32)
+    threads = 256 if dim == 128 else 128  # as bench_zoo.py builds it (no spills on sm_80)
+    _compile(flash_attention.backward(B, H, G, S, dim, causal, threads=threads), target)(q, k, v, do, lse, delta, dq,
+                                                                                           dk, dv)
+    want = flash_attention.reference(q, k, v, do, G, causal)
+    for got, ref, name in zip((o, lse, dq, dk, dv), want, ("O", "LSE", "dQ", "dK", "dV")):
+        np.testing.assert_allclose(got, ref, rtol=5e-3, atol=5e-3, err_msg=name)
