@@ -10,6 +10,8 @@ import numpy as np
 
 import tilelang.language as T
 
+from .softmax import online_softmax
+
 LOG2E = 1.44269504
 
 
@@ -49,17 +51,7 @@ def forward(batch, heads, groups, seq, dim, causal, block_M=64, block_N=64, stag
                 else:
                     T.clear(S)
                 T.gemm(Q_s, K_s, S, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(m, m_prev)
-                T.reduce_max(S, m, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    rescale[i] = T.exp2((m_prev[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    S[i, j] = T.exp2((S[i, j] - m[i]) * scale)
-                T.reduce_sum(S, row_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    l[i] = l[i] * rescale[i] + row_sum[i]
-                for i, j in T.Parallel(block_M, dim):
-                    acc[i, j] *= rescale[i]
+                online_softmax(S, m, m_prev, rescale, row_sum, l, acc, scale)
                 T.copy(S, P)
                 T.gemm(P, V_s, acc, policy=T.GemmWarpPolicy.FullRow)
             for i, j in T.Parallel(block_M, dim):

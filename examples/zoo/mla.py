@@ -12,6 +12,8 @@ import numpy as np
 
 import tilelang.language as T
 
+from .softmax import online_softmax
+
 LOG2E = 1.44269504
 
 
@@ -57,17 +59,7 @@ def mla_decode(batch, heads, max_pages, page_size, dv=512, dpe=64, block_H=64, t
                 T.gemm(Qpe_s, Kpe_s, S, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
                 for i, j in T.Parallel(block_H, block_N):  # the last page's tokens past the length
                     S[i, j] = T.if_then_else(t * block_N + j < length, S[i, j], -T.infinity("float32"))
-                T.copy(m, m_prev)
-                T.reduce_max(S, m, dim=1, clear=False)
-                for i in T.Parallel(block_H):
-                    rescale[i] = T.exp2((m_prev[i] - m[i]) * scale)
-                for i, j in T.Parallel(block_H, block_N):
-                    S[i, j] = T.exp2((S[i, j] - m[i]) * scale)
-                T.reduce_sum(S, row_sum, dim=1)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] * rescale[i] + row_sum[i]
-                for i, j in T.Parallel(block_H, dv):
-                    acc[i, j] *= rescale[i]
+                online_softmax(S, m, m_prev, rescale, row_sum, l, acc, scale)
                 T.copy(S, P_s)
                 T.gemm(P_s, KV_s, acc, policy=T.GemmWarpPolicy.FullCol)
             for i, j in T.Parallel(block_H, dv):
@@ -120,18 +112,7 @@ def sparse_mla(batch, seq, seq_kv, heads, topk, dv=512, dpe=64, block_H=64, bloc
                 T.gemm(Qpe_s, Kpe_s, S, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
                 for i, j in T.Parallel(block_H, block_I):
                     S[i, j] = T.if_then_else(I_s[j] >= 0, S[i, j], -T.infinity("float32"))
-                T.copy(m, m_prev)
-                T.reduce_max(S, m, dim=1, clear=False)
-                for i in T.Parallel(block_H):
-                    rescale[i] = T.if_then_else(m[i] == -T.infinity("float32"), 1.0,
-                                                T.exp2((m_prev[i] - m[i]) * scale))
-                for i, j in T.Parallel(block_H, block_I):
-                    S[i, j] = T.if_then_else(m[i] == -T.infinity("float32"), 0.0, T.exp2((S[i, j] - m[i]) * scale))
-                T.reduce_sum(S, row_sum, dim=1)
-                for i in T.Parallel(block_H):
-                    l[i] = l[i] * rescale[i] + row_sum[i]
-                for i, j in T.Parallel(block_H, dv):
-                    acc[i, j] *= rescale[i]
+                online_softmax(S, m, m_prev, rescale, row_sum, l, acc, scale, empty_rows=True)
                 T.copy(S, P_s)
                 T.gemm(P_s, KV_s, acc, policy=T.GemmWarpPolicy.FullCol)
             for i, j in T.Parallel(block_H, dv):
