@@ -1,4 +1,4 @@
-# expect: TileLangUnsupportedError: T.gemm on CUDA (mma.sync) takes float16, bfloat16, float32 (as tf32) or fp8 (float8_e4m3fn / float8_e5m2) A and B with a float32 accumulator, or int8 A and B with an int32 accumulator; got A float64, B float64, C float64
+# expect: TileLangUnsupportedError: T.gemm on CUDA (mma.sync) takes float16, bfloat16, float32 (as tf32) or fp8 (float8_e4m3fn / float8_e5m2) A and B with a float32 accumulator, float16 A and B with a float16 accumulator, or int8 A and B with an int32 accumulator; got A float64, B float64, C float64
 import tilelang
 import tilelang.language as T
 
