@@ -144,26 +144,25 @@ def draws_after_init_from_arguments(n):
     return k
 
 
-def rand_1d(M, seed):
-    """TileLang's example (examples/random): one thread per block draws 128 values in a T.Parallel loop."""
-    num_per_thread, threads = 128, 1
+def parallel_draws(M, seed, per_block=128):
+    """The pattern of TileLang's random-number example, written here: each block's one thread starts its stream
+    at the block's first element (offset block * per_block, plus its thread index, 0) and fills the block's
+    slice of the output from a two-dimensional T.Parallel loop, skipping positions past M."""
 
     @T.prim_func
-    def k(A: T.Tensor((M,), "uint32")):
-        with T.Kernel(T.ceildiv(M, threads * num_per_thread), threads=threads) as bx:
-            tx = T.get_thread_binding()
-            T.rng_init(seed, 0, bx * num_per_thread * threads + tx * num_per_thread)
-            for i, j in T.Parallel(threads, num_per_thread):
-                offsets = (bx * threads + i) * num_per_thread
-                idx = offsets + j
-                if idx < M:
-                    A[idx] = T.rng_rand()
+    def k(Out: T.Tensor((M,), "uint32")):
+        with T.Kernel(T.ceildiv(M, per_block), threads=1) as blk:
+            T.rng_init(seed, 0, blk * per_block + T.get_thread_binding() * per_block)
+            for row, col in T.Parallel(1, per_block):
+                pos = (blk + row) * per_block + col
+                if pos < M:
+                    Out[pos] = T.rng_rand()
 
     return k
 
 
 def stream_1d(M, seed):
-    """What rand_1d writes: element idx is word idx % 4 of Philox(counter idx // 4, key seed), i.e. Triton's
+    """What parallel_draws writes: element idx is word idx % 4 of Philox(counter idx // 4, key seed), i.e. Triton's
     randint4x(seed, idx // 4)."""
     idx = np.arange(M)
     zero = np.zeros(M, np.uint32)
@@ -171,30 +170,32 @@ def stream_1d(M, seed):
     return np.choose(idx % 4, blocks).astype(U32)
 
 
-def rand_per_block(M, seed):
+def first_draw_per_block(M, seed, drawer=5):
+    """Every thread of a block initialises at offset `block`; one of them (not thread 0) stores its first draw."""
     @T.prim_func
-    def k(A: T.Tensor((M,), "uint32")):
-        with T.Kernel(M, threads=32) as bx:
-            tx = T.get_thread_binding()
-            T.rng_init(seed, 0, bx)
-            if tx == 0:
-                A[bx] = T.rng_rand()
+    def k(Out: T.Tensor((M,), "uint32")):
+        with T.Kernel(M, threads=32) as blk:
+            T.rng_init(seed, 0, blk)
+            if T.get_thread_binding() == drawer:
+                Out[blk] = T.rng_rand()
 
     return k
 
 
-def rand_guarded_cumsum(M, seed, threads=32):
+def guarded_init_with_a_scan(M, seed, threads=32):
+    """T.rng_init under a run-time guard, then a shared-memory T.cumsum (barriers around it) before the draw: the
+    state must stay visible across the barriers the scan adds. Count[b] checks the scan itself."""
     @T.prim_func
-    def k(A: T.Tensor((M,), "uint32"), n: T.int32):
-        with T.Kernel(M, threads=threads) as bx:
-            tx = T.get_thread_binding()
-            s = T.alloc_shared((threads,), "int32")
-            if bx < n:  # the init inside a guard; barriers around the shared-memory scan before the draw
-                T.rng_init(seed, 0, bx)
-                s[tx] = 1
-                T.cumsum(s, dim=0)
-                if tx == 0:
-                    A[bx] = T.rng_rand() + T.cast(s[threads - 1], "uint32") * 0
+    def k(Out: T.Tensor((M,), "uint32"), Count: T.Tensor((M,), "int32"), n: T.int32):
+        with T.Kernel(M, threads=threads) as blk:
+            ones = T.alloc_shared((threads,), "int32")
+            if blk < n:
+                T.rng_init(seed, 0, blk)
+                ones[T.get_thread_binding()] = 1
+                T.cumsum(ones, dim=0)
+                if T.get_thread_binding() == 0:
+                    Out[blk] = T.rng_rand()
+                    Count[blk] = ones[threads - 1]
 
     return k
 
@@ -235,18 +236,18 @@ def test_keys_subsequences_and_offsets(where):
 
 @pytest.mark.parametrize("seed", [42, 123, 0])
 @pytest.mark.parametrize("where", WHERE)
-def test_tilelang_example_1d_is_the_philox_stream(where, seed):
+def test_parallel_draws_are_the_philox_stream(where, seed):
     M = 1000  # ragged against the 128 values per block
     a = np.zeros(M, U32)
-    _compile(rand_1d(M, seed), where)(a)
+    _compile(parallel_draws(M, seed), where)(a)
     np.testing.assert_array_equal(a, stream_1d(M, seed))
 
 
 @pytest.mark.parametrize("where", ["hip", "metal", "sm_90a"])
-def test_tilelang_example_1d_in_the_other_emulators(where):
+def test_parallel_draws_in_the_other_emulators(where):
     M, seed = 1000, 42
     a = np.zeros(M, U32)
-    _compile(rand_1d(M, seed), where)(a)
+    _compile(parallel_draws(M, seed), where)(a)
     np.testing.assert_array_equal(a, stream_1d(M, seed))
 
 
@@ -254,7 +255,7 @@ def test_tilelang_example_1d_in_the_other_emulators(where):
 def test_sources_compile(target):
     """NVRTC, hipcc and clang (MSL syntax) accept the generated code: 64-bit products, shifts, selects, and the
     floats' log / sqrt / sin / cos (float64 ones except on Metal, which has no double precision)."""
-    funcs = [rand_1d(1000, 42), float_draws(300, 5, wide=target != "metal")]
+    funcs = [parallel_draws(1000, 42), float_draws(300, 5, wide=target != "metal")]
     for func in funcs:
         src = tilelang.compile(func, target=target).get_kernel_source()
         assert "rng_ctr0" in src and "rng_out3" in src and ">> " in src, src
@@ -269,7 +270,7 @@ def test_sources_compile(target):
 def test_one_draw_per_block(where):
     M, seed = 64, 42
     a = np.zeros(M, U32)
-    _compile(rand_per_block(M, seed), where)(a)
+    _compile(first_draw_per_block(M, seed), where)(a)
     np.testing.assert_array_equal(a, stream_1d(M, seed))  # block bx starts at offset bx
 
 
@@ -277,10 +278,11 @@ def test_one_draw_per_block(where):
 def test_init_inside_a_guard_with_a_cumsum_before_the_draw(where):
     M, seed, n = 64, 42, 37
     sentinel = 0xDEADBEEF
-    a = np.full(M, sentinel, U32)
-    _compile(rand_guarded_cumsum(M, seed), where)(a, n)
+    a, count = np.full(M, sentinel, U32), np.zeros(M, np.int32)
+    _compile(guarded_init_with_a_scan(M, seed), where)(a, count, n)
     np.testing.assert_array_equal(a[:n], stream_1d(M, seed)[:n])
     assert (a[n:] == sentinel).all(), "blocks outside the guard must not write"
+    assert (count[:n] == 32).all() and not count[n:].any()
 
 
 @pytest.mark.parametrize("where", WHERE)
@@ -379,7 +381,8 @@ def test_draws_in_conditions(where):
 @pytest.mark.parametrize("loop", ["serial", "pipelined"])
 @pytest.mark.parametrize("where", WHERE)
 def test_draws_around_a_copy_in_a_pipelined_loop(where, loop):
-    """TileLang's regression kernel: the pipeliner moves the copy into stages; the draws stay in order."""
+    """A copy between two draws in a pipelined loop: the pipeliner moves the copy into stages; the draws stay in
+    order."""
     n = 8
 
     @T.prim_func
@@ -443,22 +446,19 @@ def test_draws_in_macros_discarded_draws_and_a_second_init(where):
     np.testing.assert_allclose(nrm[0], Curand(11).normal(32), rtol=2e-5, atol=2e-5)
 
 
-def test_tilelang_example_in_the_eager_style():
-    """TileLang's current example: the eager @tilelang.jit body with T.empty."""
+def test_draws_in_an_eager_function():
+    """The same pattern in TileLang's eager style (a @tilelang.jit body that allocates its output with T.empty)."""
     @tilelang.jit(target="cpu")
-    def rand_1d_eager(M=1024, seed=42):
-        num_per_thread, threads = 128, 1
-        A = T.empty((M,), "uint32")
-        with T.Kernel(T.ceildiv(M, threads * num_per_thread), threads=threads) as bx:
-            tx = T.get_thread_binding()
-            T.rng_init(seed, 0, bx * num_per_thread * threads + tx * num_per_thread)
-            for i, j in T.Parallel(threads, num_per_thread):
-                idx = (bx * threads + i) * num_per_thread + j
-                if idx < M:
-                    A[idx] = T.rng_rand()
-        return A
+    def eager_draws(M=1024, seed=42):
+        Out = T.empty((M,), "uint32")
+        with T.Kernel(T.ceildiv(M, 128), threads=1) as blk:
+            T.rng_init(seed, 0, blk * 128)
+            for row, col in T.Parallel(1, 128):
+                if blk * 128 + col < M:
+                    Out[blk * 128 + row * 128 + col] = T.rng_rand()
+        return Out
 
-    np.testing.assert_array_equal(rand_1d_eager(1000, 7), stream_1d(1000, 7))
+    np.testing.assert_array_equal(eager_draws(1000, 7), stream_1d(1000, 7))
 
 
 def test_printed_program_reparses():
@@ -471,7 +471,7 @@ def test_printed_program_reparses():
 # ---- floats -------------------------------------------------------------------------------------------------------
 
 def float_draws(M, seed, wide=True):
-    """TileLang's float test kernel: per block, 128 uniforms (float32, float64) and normals (float32, float64);
+    """Per block, 128 uniforms (float32, float64) and normals (float32, float64);
     with wide=False the float64 outputs get float32 draws (for Metal)."""
     bits = 64 if wide else 32
 
