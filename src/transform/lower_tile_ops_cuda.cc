@@ -160,7 +160,7 @@ Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
   Expr v = VisitExpr(a->value);
   if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
   Stmt st = Call0("tl." + a->CallName(), {MapLoad(a->dst.buffer, di), v}, a->span);
-  if (!cur_loop_ && ReadsThreadIndex(st)) return st;  // a per-thread atomic (T.get_thread_binding)
+  if (PerThread(st)) return st;  // a per-thread atomic (T.get_thread_binding)
   return GuardOne(st, a->span);
 }
 
@@ -194,7 +194,7 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
   Stmt st = Store(ml->buffer, v, ml->indices, n->span);
   Scope sc = n->buffer->scope;
   // Outside T.Parallel one thread stores, unless the store is per thread (reads the thread index).
-  if ((sc == Scope::kGlobal || sc == Scope::kShared) && !(!cur_loop_ && ReadsThreadIndex(s)))
+  if ((sc == Scope::kGlobal || sc == Scope::kShared) && !PerThread(s))
     st = GuardOne(st, n->span);
   return st;
 }
@@ -302,9 +302,20 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
+  // Control flow on the thread index (`if tx == 5:`) outside T.Parallel: the statements under it are per thread.
+  auto* i = As<IfNode>(s);
+  auto* w = As<WhileNode>(s);
+  const bool divergent = !cur_loop_ && ((i && ReadsThreadIndex(Evaluate(i->cond, s->span))) ||
+                                        (w && ReadsThreadIndex(Evaluate(w->cond, s->span))));
+  thread_conditions_ += divergent;
   Stmt out = VisitStmtAt(s);
+  thread_conditions_ -= divergent;
   stmt_span_ = saved;
   return out;
+}
+
+bool CudaTileLowerer::PerThread(const Stmt& s) const {
+  return !cur_loop_ && (thread_conditions_ > 0 || ReadsThreadIndex(s));
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
@@ -328,7 +339,7 @@ Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
     if (auto* c = As<CallNode>(ev->value);
         c && (c->op == "print" || c->op == "tl.mbarrier_init" ||
-              (c->op == "tl.atomic_store" && !ReadsThreadIndex(s))))  // as a plain store
+              (c->op == "tl.atomic_store" && !PerThread(s))))  // as a plain store
       return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);
   return IRMutator::VisitStmt(s);
 }

@@ -61,6 +61,10 @@ class CudaTileLowerer : public IRMutator {
   // Statements outside T.Parallel that write global/shared memory run on thread 0 only;
   // in a replicated T.Parallel instance, on replica 0 only.
   Stmt GuardOne(const Stmt& st, const Span& sp);
+  /// A statement outside T.Parallel that each thread runs for itself: it reads the thread index, or control flow
+  /// on the thread index encloses it. Other scalar stores outside T.Parallel are made by one thread (GuardOne).
+  bool PerThread(const Stmt& s) const;
+  int thread_conditions_ = 0;  // enclosing `if` / `while` on the thread index (outside T.Parallel)
 
   Buffer MapBuffer(const Buffer& b);
   int64_t Stages(const Buffer& b) const;

@@ -244,3 +244,29 @@ def test_block_statements_beside_per_thread_ones_run_once_on_cpu():
         b = np.ones(64, np.float32)
         _compile(k, where)(a, b)
         np.testing.assert_array_equal(b, 1 + 3 * a + 1, err_msg=where)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_scalar_stores_under_a_condition_on_the_thread_index(where):
+    """`if tx == 5: Out[b] = 7` outside T.Parallel: the store is thread 5's. Before, the GPU lowerings made
+    every scalar store whose own index and value do not read the thread index a store of thread 0, so under
+    `tx == 5` nothing was written (silently; the CPU target was right). Plain stores, atomics and atomic
+    stores, under an `if` and under a `while` on the thread index."""
+    @T.prim_func
+    def k(Out: T.Tensor((4, 3), "int32"), Count: T.Tensor((4,), "int32")):
+        with T.Kernel(4, threads=32) as b:
+            tx = T.get_thread_binding()
+            if tx == 5:
+                Out[b, 0] = 7
+                T.atomic_store(Out[b, 1], 8, memory_order="relaxed")
+            if tx >= 8:
+                T.atomic_add(Count[b], 1)
+            i = T.alloc_var("int32", init=0)
+            while i < tx - 30:  # only thread 31 iterates
+                Out[b, 2] = 9
+                i = i + 1
+
+    out, count = np.zeros((4, 3), np.int32), np.zeros(4, np.int32)
+    _compile(k, where)(out, count)
+    np.testing.assert_array_equal(out, np.tile([7, 8, 9], (4, 1)))
+    np.testing.assert_array_equal(count, np.full(4, 24))
