@@ -75,26 +75,18 @@ def test_mixed_dtype_gemm_converts_with_a_warning(target, a_dtype, b_dtype, a_in
     assert np.all(err <= rel * scale + 1e-5), f"max error {err.max()}"
 
 
-def test_a_float16_accumulator_cannot_take_a_float32_operand():
-    with pytest.raises(TileLangTypeError, match="accumulator"):
+@pytest.mark.parametrize("a_dtype,b_dtype,c_dtype,message", [
+    ("float16", "float32", "float16", "accumulator"),  # the common float32 needs a float32 accumulator
+    ("int8", "int32", "int32", "no common dtype"),
+])
+def test_mixes_that_are_refused(a_dtype, b_dtype, c_dtype, message):
+    with pytest.raises(TileLangTypeError, match=message):
         @T.prim_func
-        def bad(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float32"), C: T.Tensor((64, 64), "float16")):
+        def bad(A: T.Tensor((64, 64), a_dtype), B: T.Tensor((64, 64), b_dtype), C: T.Tensor((64, 64), c_dtype)):
             with T.Kernel(1, threads=128):
-                A_s = T.alloc_shared((64, 64), "float16")
-                B_s = T.alloc_shared((64, 64), "float32")
-                C_l = T.alloc_fragment((64, 64), "float16")
-                T.gemm(A_s, B_s, C_l)
-        tilelang.compile(bad, target="cpu")
-
-
-def test_operands_without_a_common_dtype_are_refused():
-    with pytest.raises(TileLangTypeError, match="no common dtype"):
-        @T.prim_func
-        def bad(A: T.Tensor((64, 64), "int8"), B: T.Tensor((64, 64), "int32"), C: T.Tensor((64, 64), "int32")):
-            with T.Kernel(1, threads=128):
-                A_s = T.alloc_shared((64, 64), "int8")
-                B_s = T.alloc_shared((64, 64), "int32")
-                C_l = T.alloc_fragment((64, 64), "int32")
+                A_s = T.alloc_shared((64, 64), a_dtype)
+                B_s = T.alloc_shared((64, 64), b_dtype)
+                C_l = T.alloc_fragment((64, 64), c_dtype)
                 T.gemm(A_s, B_s, C_l)
         tilelang.compile(bad, target="cpu")
 
