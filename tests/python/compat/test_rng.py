@@ -475,23 +475,17 @@ def float_draws(M, seed, wide=True):
     with wide=False the float64 outputs get float32 draws (for Metal)."""
     bits = 64 if wide else 32
 
+    kinds = [dict(), dict(bit=bits), dict(dist="normal"), dict(bit=bits, dist="normal")]
+
     @T.prim_func
-    def k(B: T.Tensor((M,), "float32"), C: T.Tensor((M,), f"float{bits}"), D: T.Tensor((M,), "float32"),
-          E: T.Tensor((M,), f"float{bits}")):
-        with T.Kernel(T.ceildiv(M, 128), threads=1) as bx:
-            T.rng_init(seed, 0, bx * 128)
-            for j in T.Parallel(128):
-                if bx * 128 + j < M:
-                    B[bx * 128 + j] = T.rng_rand_float()
-            for j in T.Parallel(128):
-                if bx * 128 + j < M:
-                    C[bx * 128 + j] = T.rng_rand_float(bit=bits)
-            for j in T.Parallel(128):
-                if bx * 128 + j < M:
-                    D[bx * 128 + j] = T.rng_rand_float(dist="normal")
-            for j in T.Parallel(128):
-                if bx * 128 + j < M:
-                    E[bx * 128 + j] = T.rng_rand_float(bit=bits, dist="normal")
+    def k(Uniform32: T.Tensor((M,), "float32"), UniformWide: T.Tensor((M,), f"float{bits}"),
+          Normal32: T.Tensor((M,), "float32"), NormalWide: T.Tensor((M,), f"float{bits}")):
+        with T.Kernel(T.ceildiv(M, 128), threads=1) as blk:
+            T.rng_init(seed, 0, blk * 128)
+            for out, kind in list(zip((Uniform32, UniformWide, Normal32, NormalWide), kinds)):  # kind after kind
+                for e in T.Parallel(128):
+                    if blk * 128 + e < M:
+                        out[blk * 128 + e] = T.rng_rand_float(**kind)
 
     return k
 
