@@ -10,6 +10,7 @@
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "transform/gpu_passes.h"
+#include "transform/cuda/warp_specialize.h"
 
 namespace tl {
 namespace {
@@ -31,7 +32,12 @@ class Barriers {
     // Buffers of `w` whose pending writes are all TMA loads completing on one mbarrier (the Load of its
     // word): every thread that waits on it sees them, so a wait run by all threads orders them.
     std::map<const BufferNode*, Expr> tma;
+    // Shared buffers read / written inside T.ws blocks: other T.ws blocks order them with the program's
+    // mbarriers, but statements every thread runs after the blocks need a barrier.
+    std::set<const BufferNode*> ws_r, ws_w;
     void Merge(const State& o) {
+      ws_r.insert(o.ws_r.begin(), o.ws_r.end());
+      ws_w.insert(o.ws_w.begin(), o.ws_w.end());
       for (auto& [b, who] : o.w) {
         auto ot = o.tma.find(b);
         auto mine = tma.find(b);
@@ -103,9 +109,7 @@ class Barriers {
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        // A T.ws block's condition selects warp groups: its body gets barriers of its own (WsNamedBarriers
-        // makes them named barriers of the group).
-        if (Tainted(n->cond) && !ws_blocks_.count(n)) return Leaf(s, st);
+        if (Tainted(n->cond)) return IsRegion(n->then_case) || IsRegion(n->else_case) ? RegionIf(s, n, st) : Leaf(s, st);
         // The condition reads before either branch runs (a loop's `if S[0] > x: break` reads what the
         // previous iteration wrote): a barrier it needs goes before the `if`.
         Stmt probe = Evaluate(n->cond, s->span);
@@ -141,9 +145,13 @@ class Barriers {
           st = State();
           b = If(i->cond, Visit(i->then_case, st), i->else_case, i->span);
           if (pending) b = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), b}, s->span);
+        } else if (n->key == kWsBlockBarrierKey) {  // a T.ws block's barriers are its warp groups' own
+          auto* l = As<CallNode>(n->value);
+          int64_t id = 0, threads = 0;
+          TL_ICHECK(l && l->args.size() == 2 && AsConstInt(l->args[0], &id) && AsConstInt(l->args[1], &threads),
+                    "tl.ws_block_barrier takes list(id, threads)");
+          b = SyncThreadsToNamedBarrier(Visit(n->body, st), id, threads);
         } else {
-          if (n->key == "tl.warp_specialized")
-            if (auto* i = As<IfNode>(n->body)) ws_blocks_.insert(i);
           b = Visit(n->body, st);
         }
         return b == n->body ? s : AttrStmt(n->node, n->key, n->value, b, s->span);
@@ -165,6 +173,37 @@ class Barriers {
       }
       default: return Leaf(s, st);
     }
+  }
+
+  static bool IsRegion(const Stmt& b) {
+    auto* a = b ? As<AttrStmtNode>(b) : nullptr;
+    return a && a->key == kWsBlockBarrierKey;
+  }
+  /// An `if` on the thread index whose branches are regions (a T.ws block, `if tx < 128:` with tile work: their
+  /// body under kWsBlockBarrierKey). The warp groups of a region order what they share with other regions through
+  /// the program's mbarriers (as in TileLang): each region gets barriers of its own from a fresh state (named
+  /// barriers of its threads); another branch is one unit. What the whole block did before is ordered by a
+  /// __syncthreads before the `if` (every thread reaches it) where a branch conflicts with it; what the branches
+  /// access is pending for the statements every thread runs after it.
+  Stmt RegionIf(const Stmt& s, const IfNode* n, State& st) {
+    State outer = st;
+    outer.ws_r.clear();
+    outer.ws_w.clear();
+    const bool entry = Leaf(s, outer) != s;
+    if (entry) st = State();
+    auto branch = [&](const Stmt& b) -> Stmt {
+      if (!b) return b;
+      State all;
+      Leaf(b, all);  // everything the branch accesses
+      st.ws_r.insert(all.r.begin(), all.r.end());
+      for (auto& [x, who] : all.w) st.ws_w.insert(x);
+      if (!IsRegion(b)) return b;
+      State inner;
+      return Visit(b, inner);
+    };
+    Stmt t = branch(n->then_case), e = branch(n->else_case);
+    Stmt out = If(n->cond, t, e, s->span);
+    return entry ? Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), out}, s->span) : out;
   }
 
   /// A loop whose body runs any number of times (a `cond` read before each iteration, for while loops).
@@ -346,7 +385,8 @@ class Barriers {
     v.user_sync = user_sync_;
     v.who = op_ >= 0 ? op_ : --loose_;  // a statement outside any tile op is an op of its own
     v.VisitStmt(s);
-    bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r);
+    bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r) ||
+                    Hits(acc.r, st.ws_w) || Hits(acc.w, st.ws_w) || Hits(acc.w, st.ws_r);
     Stmt out = s;
     if (conflict) {
       out = Seq({Evaluate(Call(DataType::Void(), "tl.syncthreads", {}), s->span), s}, s->span);
@@ -363,7 +403,6 @@ class Barriers {
   std::vector<const BufferNode*> pending_managed_;
   std::set<const BufferNode*> ignore_;
   std::set<const VarNode*> tainted_;
-  std::set<const IfNode*> ws_blocks_;  // the conditions of T.ws blocks (tl.warp_specialized)
 };
 
 }  // namespace

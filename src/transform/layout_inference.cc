@@ -9,6 +9,7 @@
 #include "layout/user_layout.h"
 #include "transform/gpu_passes.h"
 #include "transform/cuda/hopper_wgmma.h"
+#include "transform/cuda/warp_specialize.h"
 #include "transform/cuda_util.h"
 #include "transform/layout_rules.h"
 #include "transform/hip/mfma_rules.h"
@@ -30,6 +31,20 @@ struct ParallelNest {
   Stmt body;
   std::vector<Access> frags;
   int max_bytes = 1;
+  int64_t threads = 0;  // the threads it is partitioned over: the block's, or its T.ws block's warp groups'
+};
+
+// Calls Note on the buffer of every load and store it visits.
+struct BufferAccesses : IRVisitor {
+  virtual void Note(const Buffer& b) = 0;
+  void VisitLoad(const BufferLoadNode* n) override {
+    Note(n->buffer);
+    IRVisitor::VisitLoad(n);
+  }
+  void VisitStore(const StoreNode* n) override {
+    Note(n->buffer);
+    IRVisitor::VisitStore(n);
+  }
 };
 
 std::map<std::string, LayoutRule>& Rules() {
@@ -47,9 +62,14 @@ class LayoutInferencer : public LayoutRuleContext {
 
   /// Infers every fragment's layout and every T.Parallel nest's partition of kernel `k`.
   void Run(const KernelNode* k) {
-    threads_ = KernelThreads(k);
+    threads_ = kernel_threads_ = KernelThreads(k);
+    region_ = {0, kernel_threads_, Span()};
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
+    PostOrderVisitStmt(k->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
+      if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
+    });
+    ScanFragmentRegions(k->body);
     // Layouts the program gives (T.annotate_layout) come first: every rule must agree with them, or
     // the conflict names the annotation.
     PostOrderVisitStmt(k->body, [&](const Stmt& x) {
@@ -57,7 +77,7 @@ class LayoutInferencer : public LayoutRuleContext {
       if (a && a->key == "tl.user_layout" && a->node && a->node->scope == Scope::kShared)
         user_shared_[a->node.get()] = SharedLayoutFromExpr(a->value);
       if (!a || a->key != "tl.user_layout" || !a->node || a->node->scope != Scope::kFragment) return;
-      Fragment f = FragmentOverThreads(FragmentFromExpr(a->value), threads_, a->node->name, a->span);
+      Fragment f = FragmentOverThreads(FragmentFromExpr(a->value), ThreadsOf(a->node.get()), a->node->name, a->span);
       if (!ShapeIs(a->node, f.shape))
         throw UserError(ErrorKind::kLayout,
                         "T.annotate_layout: the fragment given for '" + a->node->name +
@@ -72,15 +92,21 @@ class LayoutInferencer : public LayoutRuleContext {
       std::vector<int64_t> shape;
       for (auto& e : b->shape)
         shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
-      Assign(b, Replicated(shape, threads_), "scalar access outside T.Parallel", sp);
+      Assign(b, Replicated(shape, ThreadsOf(b.get())), "scalar access outside T.Parallel", sp);
     }
     Collect(k->body);
-    int64_t T = threads_;
     bool changed = true;
     while (changed) {
       changed = false;
-      for (auto* op : ruled_) changed |= Rules().at(op->op)(*this, *op);
-      for (auto& n : nests_) changed |= InferNest(n);
+      for (size_t i = 0; i < ruled_.size(); ++i) {
+        threads_ = ruled_threads_[i];
+        changed |= Rules().at(ruled_[i]->op)(*this, *ruled_[i]);
+      }
+      for (auto& n : nests_) {
+        threads_ = n.threads;
+        changed |= InferNest(n);
+      }
+      threads_ = kernel_threads_;
       if (!changed) {
         // A fragment that some T.Parallel nest reads as a broadcast (a row vector in a 2-D nest) waits
         // until the nests' own fragments have layouts: the broadcast rule then gives it one that agrees
@@ -95,14 +121,18 @@ class LayoutInferencer : public LayoutRuleContext {
           std::vector<int64_t> shape;
           for (auto& e : b->shape)
             shape.push_back(ConstOr(e, b->span, "the shape of fragment '" + b->name + "'"));
-          Assign(b, Striped(shape, T, VecFor(shape.back(), b->dtype.bytes())), "default (free) layout",
-                 b->span);
+          Assign(b, Striped(shape, ThreadsOf(b.get()), VecFor(shape.back(), b->dtype.bytes())),
+                 "default (free) layout", b->span);
           changed = true;
           break;
         }
       }
     }
-    for (auto& n : nests_) loop_layout_[n.outer] = LoopLayout(n);
+    for (auto& n : nests_) {
+      threads_ = n.threads;
+      loop_layout_[n.outer] = LoopLayout(n);
+    }
+    threads_ = kernel_threads_;
   }
 
   /// The kernel with the results in the IR: `tl.layout` on the body for each fragment (in
@@ -141,10 +171,10 @@ class LayoutInferencer : public LayoutRuleContext {
 
   // Fragments accessed by statements outside T.Parallel nests and tile ops, with the first span.
   static std::vector<std::pair<Buffer, Span>> ScalarFragmentUses(const Stmt& body) {
-    struct V : IRVisitor {
+    struct V : BufferAccesses {
       std::vector<std::pair<Buffer, Span>> out;
       Span span;
-      void Note(const Buffer& b) {
+      void Note(const Buffer& b) override {
         if (b->scope != Scope::kFragment) return;
         for (auto& o : out)
           if (o.first == b) return;
@@ -158,17 +188,103 @@ class LayoutInferencer : public LayoutRuleContext {
         if (n->for_kind != ForKind::kParallel) IRVisitor::VisitFor(n);
       }
       void VisitTileOp(const StmtNode*) override {}
-      void VisitLoad(const BufferLoadNode* n) override {
-        Note(n->buffer);
-        IRVisitor::VisitLoad(n);
-      }
-      void VisitStore(const StoreNode* n) override {
-        Note(n->buffer);
-        IRVisitor::VisitStore(n);
-      }
     } v;
     v.VisitStmt(body);
     return v.out;
+  }
+
+  // The threads a T.ws block's tile work is partitioned over (its warp groups'), or the block's, and where
+  // (the base: its first thread).
+  struct ThreadRegion {
+    int64_t base = 0, count = 0;
+    Span span;
+  };
+  ThreadRegion RegionOf(const AttrStmtNode* a, const ThreadRegion& outer) const {
+    if (a->key != "tl.warp_specialized" || !WsBlockHasTileWork(a->body)) return outer;
+    CheckWsBlockOps(a, features_);  // consecutive warp groups, named barriers (cuda/warp_specialize.cc)
+    WsBlock b = WsBlockOf(a);
+    return {b.base, b.count, a->span};
+  }
+  // The regions of the branches of `if (cond)` inside `outer`: those of a condition on the thread index that
+  // selects whole warp groups (`tx < 128`), else `outer` (both false when the condition is not such a range).
+  std::pair<ThreadRegion, ThreadRegion> BranchRegions(const IfNode* i, const ThreadRegion& outer) const {
+    const ThreadRange in{outer.base, outer.base + outer.count};
+    const ThreadRange t = ThreadRangeWhere(i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars_); });
+    if (!t.ok()) return {outer, outer};
+    auto region = [&](const Stmt& b, ThreadRange r) {
+      const StmtNode* work = b ? FirstTileWork(b) : nullptr;
+      if (work && !features_.named_barriers && !(r == in))
+        throw UserError(ErrorKind::kUnsupported,
+                        "tile ops under a condition on the thread index synchronise the threads it selects with a "
+                        "named barrier, which the " + features_.label + " target does not have",
+                        work->span);
+      if (!r.ok() && work)
+        throw UserError(ErrorKind::kUnsupported,
+                        "tile ops in the else branch of a condition on the thread index: the threads it runs on are "
+                        "not one range; write the branches as conditions of their own (`if tx >= 128:`)",
+                        work->span);
+      ThreadRange g = r.ok() ? BranchRegion(r, in, work) : in;
+      return ThreadRegion{g.lo, g.hi - g.lo, i->span};
+    };
+    return {region(i->then_case, t), region(i->else_case, ThreadRangeElse(t, in))};
+  }
+  std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (tx = T.get_thread_binding())
+  /// Each fragment is used by the threads of one region: all of the block's, or one T.ws block's warp groups
+  /// (whose registers hold it); a fragment two regions use is a UserError naming both.
+  void ScanFragmentRegions(const Stmt& body) {
+    struct V : BufferAccesses {
+      LayoutInferencer* self;
+      ThreadRegion cur;
+      Span span;
+      void Note(const Buffer& b) override {
+        if (!b || b->scope != Scope::kFragment) return;
+        auto [it, fresh] = self->frag_region_.insert({b.get(), {cur.base, cur.count, span}});
+        if (fresh || (it->second.base == cur.base && it->second.count == cur.count)) return;
+        auto name = [&](const ThreadRegion& r) {
+          return r.count == self->kernel_threads_ ? "all " + std::to_string(r.count) + " threads of the block"
+                                                  : "threads " + std::to_string(r.base) + ".." +
+                                                        std::to_string(r.base + r.count - 1) +
+                                                        " (a T.ws block or a branch on the thread index)";
+        };
+        throw UserError(ErrorKind::kLayout,
+                        "fragment '" + b->name + "' is used by " + name(it->second) + " at " +
+                            Loc(it->second.span) + " and by " + name(cur) +
+                            ": a fragment lives in the registers of the threads that use it. Give each its own "
+                            "fragment and pass values between them through shared memory",
+                        span);
+      }
+      void VisitStmt(const Stmt& s) override {
+        if (s && s->span.defined()) span = s->span;
+        if (auto* i = As<IfNode>(s)) {
+          VisitExpr(i->cond);
+          auto [t, e] = self->BranchRegions(i, cur);
+          ThreadRegion saved = cur;
+          cur = t;
+          VisitStmt(i->then_case);
+          cur = e;
+          if (i->else_case) VisitStmt(i->else_case);
+          cur = saved;
+          return;
+        }
+        if (auto* a = As<AttrStmtNode>(s)) {
+          ThreadRegion saved = cur;
+          cur = self->RegionOf(a, cur);
+          IRVisitor::VisitStmt(s);
+          cur = saved;
+          return;
+        }
+        if (auto* op = As<TileOpNode>(s))
+          for (auto& [r, acc] : op->Regions()) Note(r->buffer);
+        IRVisitor::VisitStmt(s);
+      }
+    } v;
+    v.self = this;
+    v.cur = {0, kernel_threads_, Span()};
+    v.VisitStmt(body);
+  }
+  int64_t ThreadsOf(const BufferNode* b) const {
+    auto it = frag_region_.find(b);
+    return it == frag_region_.end() ? kernel_threads_ : it->second.count;
   }
 
   void Collect(const Stmt& s) {
@@ -178,16 +294,33 @@ class LayoutInferencer : public LayoutRuleContext {
         for (auto& x : As<SeqNode>(s)->seq) Collect(x);
         return;
       case StmtKind::kLet: Collect(As<LetNode>(s)->body); return;
-      case StmtKind::kAttr: Collect(As<AttrStmtNode>(s)->body); return;
-      case StmtKind::kWhile: Collect(As<WhileNode>(s)->body); return;
-      case StmtKind::kIf:
-        Collect(As<IfNode>(s)->then_case);
-        Collect(As<IfNode>(s)->else_case);
+      case StmtKind::kAttr: {
+        auto* a = As<AttrStmtNode>(s);
+        ThreadRegion saved = region_;
+        region_ = RegionOf(a, region_);
+        Collect(a->body);
+        region_ = saved;
         return;
+      }
+      case StmtKind::kWhile: Collect(As<WhileNode>(s)->body); return;
+      case StmtKind::kIf: {
+        auto* i = As<IfNode>(s);
+        auto [t, e] = BranchRegions(i, region_);
+        ThreadRegion saved = region_;
+        region_ = t;
+        Collect(i->then_case);
+        region_ = e;
+        Collect(i->else_case);
+        region_ = saved;
+        return;
+      }
       case StmtKind::kTileOp: {
         // an op whose operands constrain fragment layouts has a rule (LayoutRuleRegistrar)
         auto* op = As<TileOpNode>(s);
-        if (Rules().count(op->op)) ruled_.push_back(op);
+        if (Rules().count(op->op)) {
+          ruled_.push_back(op);
+          ruled_threads_.push_back(region_.count);
+        }
         return;
       }
       case StmtKind::kFor: {
@@ -198,6 +331,7 @@ class LayoutInferencer : public LayoutRuleContext {
         }
         ParallelNest n;
         n.outer = f;
+        n.threads = region_.count;
         Stmt cur = s;
         while (auto* ff = As<ForNode>(cur)) {
           if (ff->for_kind != ForKind::kParallel) break;
@@ -474,7 +608,10 @@ class LayoutInferencer : public LayoutRuleContext {
     return Striped(n.extents, threads_, VecFor(n.extents.back(), n.max_bytes));
   }
 
-  int64_t threads_ = 0;
+  int64_t threads_ = 0;         // the threads of the op or nest whose rule runs (ThreadRegion)
+  int64_t kernel_threads_ = 0;  // the block's
+  ThreadRegion region_;         // Collect: the threads of the enclosing region
+  std::map<const BufferNode*, ThreadRegion> frag_region_;
 
  public:
   GpuFeatures features_;
@@ -486,6 +623,7 @@ class LayoutInferencer : public LayoutRuleContext {
   std::map<const ForNode*, Fragment> loop_layout_;
   std::vector<Buffer> frags_;
   std::vector<const TileOpNode*> ruled_;  // in program order
+  std::vector<int64_t> ruled_threads_;    // the threads each runs on
   std::vector<ParallelNest> nests_;
 };
 

@@ -23,7 +23,12 @@ namespace cuda_lowering {
 using namespace cuda_pass;
 
 Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
-  tx_ = MakeVar("tx");
+  tx_ = tx_kernel_ = MakeVar("tx");
+  region_ = {0, KernelThreads(n)};
+  tx_vars_ = {tx_.get()};
+  PostOrderVisitStmt(n->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
+    if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
+  });
   kernel_bounds_.clear();
   kernel_bounds_[tx_.get()] = {int64_t(0), KernelThreads(n) - 1};
   for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
@@ -115,14 +120,7 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);                    // consumed (see VisitKernel)
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
-  if (n->key == "tl.warp_specialized") {                      // a T.ws block: its value is its first thread
-    CheckWsBlockOps(n->body, T_);                             // cuda/warp_specialize.cc
-    int64_t saved = ws_leader_;
-    AsConstInt(n->value, &ws_leader_);
-    Stmt r = IRMutator::VisitAttr(s, n);
-    ws_leader_ = saved;
-    return r;
-  }
+  if (n->key == "tl.warp_specialized") return LowerWsBlock(s, n);  // a T.ws block (below)
   if (n->key == "tl.copy_tma_store") {  // lower_tma.cc
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, "tl.copy_tma_store must wrap a T.copy");
@@ -138,6 +136,77 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
                    s->span);
   }
   return IRMutator::VisitAttr(s, n);
+}
+
+// A T.ws block: `if (tx // 128 == g ...) body`, the attribute's value its first thread. Single-thread work in
+// it (a T.tma_copy's issue, a scalar store) is that thread's. Tile work (tile ops, T.Parallel loops) is
+// lowered for the block's warp groups alone: the thread index rebased to their first thread, their thread
+// count, and a named barrier of their own (kWsBlockBarrierKey; WsNamedBarriers turns the __syncthreads that
+// InsertBarriers puts in the body into it). The condition itself does not make the body per thread.
+Stmt CudaTileLowerer::LowerWsBlock(const Stmt& s, const AttrStmtNode* n) {
+  CheckWsBlockOps(n, ctx_.features);  // cuda/warp_specialize.cc
+  auto* i = As<IfNode>(n->body);
+  TL_ICHECK(i && !i->else_case, "a T.ws block is an if without else");
+  const WsBlock wb = WsBlockOf(n);
+  Stmt body;
+  if (wb.count && WsBlockHasTileWork(n->body)) {
+    body = InRegion(i->then_case, {wb.base, wb.base + wb.count});
+  } else {
+    const int64_t saved = ws_leader_;
+    AsConstInt(n->value, &ws_leader_);
+    body = VisitStmt(i->then_case);  // the body, not the `if`: the warp groups' condition is not per-thread control
+    ws_leader_ = saved;
+    if (!wb.groups.empty() && ctx_.features.named_barriers)  // InsertBarriers' barriers in it: the groups' own
+      body = AttrStmt(Buffer(), kWsBlockBarrierKey,
+                      Call(DataType::Handle(), "list",
+                           {C(WsBlockBarrierId(wb)), C(128 * static_cast<int64_t>(wb.groups.size()))}),
+                      body, n->span);
+  }
+  (void)s;
+  return AttrStmt(n->node, n->key, n->value, If(VisitExpr(i->cond), body, nullptr, i->span), n->span);
+}
+
+// Statements run by the threads of region `g` (whole warp groups) only: their tile work is partitioned over
+// g's threads (the thread index rebased to g.lo, T_ = its size), single-thread work is its first thread's, and
+// the barriers InsertBarriers puts in it are a named barrier of its own (kWsBlockBarrierKey).
+Stmt CudaTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
+  const Var saved_tx = tx_;
+  const int64_t saved_T = T_, saved_leader = ws_leader_;
+  const ThreadRange saved_region = region_;
+  Var w = MakeVar("tx_ws");
+  kernel_bounds_[w.get()] = {int64_t(0), g.hi - g.lo - 1};
+  tx_ = w;
+  T_ = g.hi - g.lo;
+  ws_leader_ = 0;
+  region_ = g;
+  Stmt body = VisitStmt(b);  // (b may be an `elif`: a branch on the thread index of its own)
+  tx_ = saved_tx;
+  T_ = saved_T;
+  ws_leader_ = saved_leader;
+  region_ = saved_region;
+  // max(., 0): the region's threads are tx >= g.lo, which the simplifier then knows (non-negative indices
+  // simplify: floormod -> &, floordiv -> >>).
+  Expr rebased = g.lo ? Binary(BinaryOp::kMax, Binary(BinaryOp::kSub, tx_kernel_, C(g.lo)), C(0)) : Expr(tx_kernel_);
+  body = Let(w, rebased, body, b->span);
+  return AttrStmt(Buffer(), kWsBlockBarrierKey, Call(DataType::Handle(), "list", {C(RegionBarrierId(g.lo)), C(g.hi - g.lo)}),
+                  body, b->span);
+}
+
+// `if (tx < 128) ... else ...` (a condition on the thread index selecting a range) with tile work in a branch:
+// each branch over whole warp groups other than the enclosing region's is lowered for its threads (InRegion).
+// The statements under it stay per thread. Marked tl.warp_specialized: the emulator runs a fiber per warp group,
+// so that one branch waiting on another's mbarrier arrivals lets it run.
+Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, ThreadRange t) {
+  const ThreadRange in = region_;
+  auto branch = [&](const Stmt& b, ThreadRange r) -> Stmt {
+    if (!b) return b;
+    ThreadRange g = r.ok() ? BranchRegion(r, in, FirstTileWork(b)) : in;
+    return g == in ? VisitStmt(b) : InRegion(b, g);
+  };
+  ++thread_conditions_;
+  Stmt then = branch(i->then_case, t), els = branch(i->else_case, ThreadRangeElse(t, in));
+  --thread_conditions_;
+  return AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
 }
 
 namespace {
@@ -302,6 +371,14 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
+  if (auto* i = As<IfNode>(s); i && !cur_loop_ && (FirstTileWork(i->then_case) || (i->else_case && FirstTileWork(i->else_case)))) {
+    ThreadRange t = ThreadRangeWhere(i->cond, region_, [&](const Expr& e) { return IsThreadIndex(e, tx_vars_); });
+    if (t.ok()) {
+      Stmt out = LowerBranches(s, i, t);
+      stmt_span_ = saved;
+      return out;
+    }
+  }
   // Control flow on the thread index (`if tx == 5:`) outside T.Parallel: the statements under it are per thread.
   auto* i = As<IfNode>(s);
   auto* w = As<WhileNode>(s);

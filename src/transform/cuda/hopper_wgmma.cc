@@ -8,6 +8,8 @@
 //            8 * swizzle bytes apart, 128-byte panels along M/N LBO = rows * 128 bytes apart.
 #include "transform/cuda/hopper_wgmma.h"
 
+#include <tuple>
+
 #include "layout/hopper_layout.h"
 #include "op/hopper_ops.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
@@ -30,6 +32,34 @@ bool FullTile(const Region& r, std::vector<int64_t>* shape) {
   return true;
 }
 
+}  // namespace
+
+bool WgmmaOperandOf(const Region& r, WgmmaOperand* o) {
+  const size_t R = r.buffer->shape.size();
+  if (R < 2 || r.ranges.size() != R) return false;
+  o->rows = 1;
+  for (size_t d = 0; d < R; ++d) {
+    int64_t s = 0, e = 0;
+    if (!AsConstInt(r.buffer->shape[d], &s) || !AsConstInt(Simplify(r.ranges[d].extent), &e)) return false;
+    if (d + 2 < R) {
+      if (e != 1) return false;  // one index of each leading dimension
+      o->rows *= s;
+      continue;
+    }
+    int64_t m = 0;
+    if (!AsConstInt(Simplify(r.ranges[d].min), &m) || m < 0 || m + e > s) return false;
+    (d + 2 == R ? o->row0 : o->col0) = m;
+    if (d + 2 == R) o->rows *= s;
+    else o->cols = s;
+  }
+  int64_t er = 0, ec = 0;
+  AsConstInt(Simplify(r.ranges[R - 2].extent), &er);
+  AsConstInt(Simplify(r.ranges[R - 1].extent), &ec);
+  o->shape = {er, ec};
+  return true;
+}
+
+namespace {
 // The MN extent of one instruction must stay inside one 128-byte panel or cover whole panels.
 bool PanelsFit(int64_t start, int64_t extent, int64_t panel) {
   if (start % panel + extent <= panel) return true;
@@ -73,8 +103,28 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   const int eb = f8 ? 1 : 2;
   p.kstep = f8 ? 32 : 16;
   std::vector<int64_t> as, bs, cs;
-  if (!FullTile(g->A, &as) || !FullTile(g->B, &bs) || !FullTile(g->C, &cs))
-    return no("wgmma needs whole 2-D shared tiles as operands (not slices)");
+  WgmmaOperand oa, ob;
+  if (!FullTile(g->C, &cs)) return no("wgmma needs the whole accumulator fragment");
+  if (a_reg ? !FullTile(g->A, &as) : !WgmmaOperandOf(g->A, &oa))
+    return no("operand A is not a 2-D tile of a buffer with a constant corner (one index of its leading dimensions)");
+  if (!WgmmaOperandOf(g->B, &ob))
+    return no("operand B is not a 2-D tile of a buffer with a constant corner (one index of its leading dimensions)");
+  if (!a_reg) as = oa.shape;
+  bs = ob.shape;
+  // A tile of a larger buffer is read in the buffer's layout: its swizzle mode, its corner on a whole 8-row
+  // swizzle atom, its K-major rows from a 32-byte chunk (the instruction's K step)
+  const bool sliced_a = !a_reg && (oa.rows != as[0] || oa.cols != as[1]);
+  const bool sliced_b = ob.rows != bs[0] || ob.cols != bs[1];
+  if ((sliced_a && p.stage_a) || (sliced_b && p.stage_b))
+    return no("an fp8 operand stored MN-major is transposed from a whole tile only, not a part of a buffer");
+  for (auto [o, sliced, k_major] : {std::make_tuple(&oa, sliced_a, !g->trans_A), std::make_tuple(&ob, sliced_b, g->trans_B)}) {
+    if (!sliced) continue;
+    if (!HopperSwizzleBytes(o->rows, o->cols, eb)) return no("a sliced operand's buffer has no wgmma swizzle mode");
+    if (o->row0 % 8) return no("a sliced operand starts at row " + std::to_string(o->row0) + ", not a multiple of 8");
+    if (k_major && (o->col0 * eb) % 32) return no("a sliced K-major operand starts inside a 32-byte chunk of its rows");
+    if (!k_major && HopperSwizzleBytes(o->rows, o->cols, eb) < 128 && o->cols != o->shape[1])
+      return no("a sliced MN-major operand narrower than the 128-byte swizzle must span its buffer's rows");
+  }
   p.M = cs[0];
   p.N = cs[1];
   p.K = g->trans_A ? as[0] : as[1];
@@ -96,12 +146,12 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
     if (p.N % (8 * wgn) || (a_reg && wgn != 1)) return false;  // A in registers: whole rows per warp group
     int64_t ni = wN;
     while (ni > 256 || wN % ni || ni % 8) --ni;
-    if (b_mn) {  // B is MN-major: each instruction's columns must fit the panels
-      int64_t pw = HopperSwizzleBytes(bs[0], bs[1], eb) / eb;
-      if (pw < panelB && bs[1] != pw) return false;
+    if (b_mn) {  // B is MN-major: each instruction's columns must fit the panels (of B's buffer)
+      int64_t pw = HopperSwizzleBytes(ob.rows, ob.cols, eb) / eb;
+      if (pw < panelB && ob.cols != pw) return false;
       for (int64_t b = 0; b < wgn; ++b)
         for (int64_t c = 0; c < wN / ni; ++c)
-          if (!PanelsFit(b * wN + c * ni, ni, pw)) return false;
+          if (!PanelsFit(ob.col0 + b * wN + c * ni, ni, pw)) return false;
     }
     p.wgm = wgm;
     p.wgn = wgn;
@@ -183,9 +233,11 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
         (p.stage_a ? (p.stage_b ? "A [K, M] and B [K, N]" : "A [K, M]") : "B [K, N]") +
         " is transposed through shared memory on every call (wgmma reads 8-bit operands K-major only): "
         "store A as [M, K] and B as [N, K] (transpose_B=True) for full speed");
-  std::vector<int64_t> as, bs;
-  as = {ConstOr(Ar.buffer->shape[0], sp, "A"), ConstOr(Ar.buffer->shape[1], sp, "A")};
-  bs = {ConstOr(Br.buffer->shape[0], sp, "B"), ConstOr(Br.buffer->shape[1], sp, "B")};
+  // The operands' tiles in their buffers' layouts (WgmmaOperandOf; the fp8 K-major copies are whole tiles).
+  WgmmaOperand oa, ob;
+  if (!a_reg) TL_ICHECK(WgmmaOperandOf(Ar, &oa), "wgmma operand A is not a tile");
+  TL_ICHECK(WgmmaOperandOf(Br, &ob), "wgmma operand B is not a tile");
+  std::vector<int64_t> as = {oa.rows, oa.cols}, bs = {ob.rows, ob.cols};
   // MN-major operands: A stored [K, M] (transpose_A), B stored [K, N] (not transpose_B).
   bool a_mn = g->trans_A && !p.stage_a, b_mn = !g->trans_B && !p.stage_b;
   OperandDesc da = a_reg ? OperandDesc() : DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
@@ -215,9 +267,14 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   // once, outside the main loop), and each instruction adds a stage term and a constant. The sum never
   // carries out of the field, as shared addresses are below 2^18 (the emulator checks it). Where the
   // offset is not provably a multiple of 16 bytes, the descriptor is built whole.
-  auto desc = [&](const Region& r, const Expr& row, const Expr& col, const OperandDesc& d, bool per_wg) {
+  auto desc = [&](const Region& r, const WgmmaOperand& o, const Expr& row, const Expr& col, const OperandDesc& d,
+                  bool per_wg) {
     Buffer mb = L.MapBuffer(r.buffer);
-    Expr idx = L.SharedIndex(r.buffer, {Simplify(row), Simplify(col)});
+    std::vector<Expr> at;  // the element at (row, col) of the tile: one index of each leading dimension, then
+    for (size_t q = 0; q + 2 < r.ranges.size(); ++q) at.push_back(L.VisitExpr(r.ranges[q].min));
+    at.push_back(Simplify(row + C(o.row0)));
+    at.push_back(Simplify(col + C(o.col0)));
+    Expr idx = L.SharedIndex(r.buffer, at);
     Expr bytes = Simplify(idx * C(eb));
     if (!IsConstInt(Simplify(Mod(bytes, 16)), 0))
       return Call(DataType::UInt(64), "tl.wgmma_desc", {Load(mb, {idx}), C(d.lbo), C(d.sbo), C(d.mode)});
@@ -230,7 +287,7 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);
   Expr k0 = Expr(kk) * C(p.kstep);
   // A's offset depends on the warp group where the gemm splits M over several, B's where it splits N.
-  Expr dB = b_mn ? desc(Br, k0, n0, db, p.wgn > 1) : desc(Br, n0, k0, db, p.wgn > 1);
+  Expr dB = b_mn ? desc(Br, ob, k0, n0, db, p.wgn > 1) : desc(Br, ob, n0, k0, db, p.wgn > 1);
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
   Stmt mma;
   if (a_reg) {
@@ -242,7 +299,7 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
     mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(ab), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
-    Expr dA = a_mn ? desc(Ar, k0, m0, da, p.wgm > 1) : desc(Ar, m0, k0, da, p.wgm > 1);
+    Expr dA = a_mn ? desc(Ar, oa, k0, m0, da, p.wgm > 1) : desc(Ar, oa, m0, k0, da, p.wgm > 1);
     mma = Call0("tl.wgmma",
                 {StringImm(shape), StringImm(ab), dA, dB, acc, C(1), C(a_mn ? 1 : 0), C(b_mn ? 1 : 0)}, sp);
   }

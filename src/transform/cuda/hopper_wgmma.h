@@ -24,6 +24,16 @@ struct WgmmaPlan {
   bool stage_a = false, stage_b = false;  // fp8 operand stored MN-major: copied into a K-major tile first
 };
 
+/// A shared operand of wgmma: a 2-D tile of a shared buffer, i.e. its last two dimensions from a constant
+/// corner (`S[:, 256:512]`) at one index of each leading dimension (`S[k % 2, :, :]`), in the buffer's layout.
+struct WgmmaOperand {
+  std::vector<int64_t> shape;   // the tile's rows x cols
+  int64_t row0 = 0, col0 = 0;   // its corner in the buffer's last two dimensions
+  int64_t rows = 0, cols = 0;   // the rows and columns of the buffer's layout (leading dimensions fold into rows)
+};
+/// `r` as a wgmma operand; false when it is not one.
+bool WgmmaOperandOf(const Region& r, WgmmaOperand* o);
+
 /// Whether `g` can run on wgmma on a target with `features` (and `opt`: tl.disable_wgmma) with
 /// `threads` threads, and its split.
 /// `user` (may be null): shared tiles with a layout from T.annotate_layout, which wgmma cannot read.

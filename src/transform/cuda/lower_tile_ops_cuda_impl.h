@@ -18,6 +18,7 @@
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
 #include "transform/cuda/lower_tma.h"
+#include "transform/cuda/warp_specialize.h"
 #include "transform/gpu_passes.h"
 
 namespace tl {
@@ -32,6 +33,12 @@ class CudaTileLowerer : public IRMutator {
   Stmt VisitFor(const Stmt& s, const ForNode* n) override;
 
   Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override;
+  Stmt LowerWsBlock(const Stmt& s, const AttrStmtNode* n);  // a T.ws block (tl.warp_specialized)
+  Stmt InRegion(const Stmt& b, ThreadRange g);                 // b run by the threads of g only
+  Stmt LowerBranches(const Stmt& s, const IfNode* i, ThreadRange then);  // `if tx < 128:` with tile work
+  Var tx_kernel_;                     // the block's thread index (tx_ is rebased inside a region)
+  ThreadRange region_;                // the threads running what is lowered (InRegion)
+  std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (T.get_thread_binding())
 
   Stmt VisitTileOp(const Stmt& s) override { return OpScope(LowerTileOp(s), s->span); }
 
@@ -105,7 +112,7 @@ class CudaTileLowerer : public IRMutator {
   // ---- TMA (sm_90+, cuda/lower_tma.cc) -------------------------------------------------------
   Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
   Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
-  Expr TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q);  // &shared tile at panel q (+ alignment fact)
+  Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)
   Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                          const std::vector<Stmt>& consumers, int64_t stages);
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start

@@ -58,17 +58,28 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan)
   auto sd = TileDims(G);
   if (sd.empty()) return "the tile is a single element";
   if (sd.back() != R - 1) return "the innermost tile axis is not the tensor's contiguous axis";
-  // The destination is a whole shared buffer and the tile's non-unit extents are its shape.
+  // The destination is a whole shared buffer, or one index of its leading dimensions and the whole of the
+  // rest (a stage of a multi-stage buffer, `S[k % 2, :, :]`); the tile's non-unit extents are that shape.
   std::vector<int64_t> dshape, dnon1, snon1, box;
-  for (size_t d = 0; d < s->shape.size(); ++d) {
+  size_t lead = s->shape.size();  // the first dimension from which the copy covers the buffer whole
+  for (size_t d = s->shape.size(); d-- > 0;) {
     int64_t v = 0, e = 0;
     if (!AsConstInt(Simplify(s->shape[d]), &v))
       return "the shape of shared buffer '" + s->name + "' is symbolic";
-    if (!IsConstInt(Simplify(S.ranges[d].min), 0) || !AsConstInt(Simplify(S.ranges[d].extent), &e) || e != v)
-      return "the copy covers a part of shared buffer '" + s->name + "', not all of it";
+    if (lead == d + 1 && IsConstInt(Simplify(S.ranges[d].min), 0) && AsConstInt(Simplify(S.ranges[d].extent), &e) &&
+        e == v)
+      lead = d;
+    else if (!IsConstInt(Simplify(S.ranges[d].extent), 1))
+      return "the copy covers a part of shared buffer '" + s->name + "', not all of it (nor one index of its "
+             "leading dimensions and the whole of the others)";
+  }
+  for (size_t d = lead; d < s->shape.size(); ++d) {
+    int64_t v = 0;
+    AsConstInt(Simplify(s->shape[d]), &v);
     dshape.push_back(v);
     if (v != 1) dnon1.push_back(v);
   }
+  if (dshape.empty()) return "the tile is a single element";
   for (size_t d = 0; d < R; ++d) {
     int64_t e = 0;
     if (!AsConstInt(Simplify(G.ranges[d].extent), &e))
@@ -106,6 +117,12 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan)
   p.box = box;
   p.bytes = total * eb;
   p.align = std::max<int64_t>(128, 8 * p.swizzle);  // a whole swizzle pattern: 256, 512 or 1024 bytes
+  // One stage of several: each panel of it starts `rows` rows of its panel into the buffer's (the layout's
+  // rows run through the leading dimensions), aligned when a stage is a whole number of swizzle patterns.
+  if (lead > 0 && (rows * p.panel_cols * eb) % p.align)
+    return "one index of the leading dimensions of shared buffer '" + s->name + "' is " +
+           std::to_string(rows * p.panel_cols * eb) + " bytes per panel, not a multiple of the " +
+           std::to_string(p.align) + "-byte alignment TMA needs";
   if (plan) *plan = p;
   return "";
 }
@@ -128,10 +145,12 @@ std::vector<Expr> PanelCoords(const std::vector<Expr>& corner, const TmaPlan& p,
 }
 }  // namespace
 
-Expr CudaTileLowerer::TmaPanel(const Buffer& s, const TmaPlan& p, int64_t q) {
+Expr CudaTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
+  const Buffer& s = r.buffer;
   int64_t& al = tma_align_[MapBuffer(s).get()];
   al = std::max(al, p.align);
-  std::vector<Expr> sidx(s->shape.size(), C(0));
+  std::vector<Expr> sidx;  // the region's corner (a stage's index in leading dimensions), q panels along
+  for (auto& rg : r.ranges) sidx.push_back(VisitExpr(rg.min));
   sidx.back() = C(q * p.panel_cols);
   return Load(MapBuffer(s), {SharedIndex(s, sidx)});
 }
@@ -142,7 +161,7 @@ Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& 
   for (auto& r : n->src.ranges) corner.push_back(VisitExpr(r.min));
   std::vector<Stmt> out;
   for (int64_t q = 0; q < p.panels; ++q) {
-    std::vector<Expr> args{TmaPanel(n->dst.buffer, p, q), bar, map};
+    std::vector<Expr> args{TmaPanel(n->dst, p, q), bar, map};
     for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
     out.push_back(Call0("tl.tma_load", args, n->span));
   }
@@ -158,7 +177,7 @@ Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
   for (auto& r : n->dst.ranges) corner.push_back(VisitExpr(r.min));
   std::vector<Stmt> issue;
   for (int64_t q = 0; q < p.panels; ++q) {
-    std::vector<Expr> args{TmaPanel(n->src.buffer, p, q), map};
+    std::vector<Expr> args{TmaPanel(n->src, p, q), map};
     for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
     issue.push_back(Call0("tl.tma_store", args, n->span));
   }
@@ -270,7 +289,9 @@ Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<cons
 }
 
 namespace {
-// T.tma_copy(src, dst, barrier): the producer half only (arrive.expect_tx + the copies, thread 0).
+// T.tma_copy(src, dst, barrier): the producer half only, as in TileLang: thread 0 (or the first of the T.ws
+// block) adds the copy's bytes to the barrier's expected transactions (mbarrier.expect_tx, no arrival) and
+// issues the copies. The program arrives (T.mbarrier_arrive) and waits itself.
 const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
   auto& t = static_cast<const TmaCopyNode&>(n);
   CopyNode c(t.src, t.dst, false, t.span);
@@ -282,7 +303,7 @@ const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const 
   Expr bar = L.VisitExpr(t.barrier);
   return If(
       Eq(L.tx_, C(L.ws_leader_)),  // thread 0, or the first thread of the enclosing T.ws block
-      Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
+      Seq({Call0("tl.mbarrier_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
       nullptr, t.span);
 });
 }  // namespace

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <tuple>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
@@ -418,59 +419,168 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
 
 }  // namespace cuda_lowering
 
-void CheckWsBlockOps(const Stmt& ws, int64_t block_threads) {
-  const std::string rest =
-      " inside a T.ws block is not supported: tile ops and T.Parallel / T.Pipelined loops are lowered for "
-      "all " +
-      std::to_string(block_threads) +
-      " threads of the block, but only the T.ws block's warp groups run it. Move it out of the T.ws block, "
-      "or "
-      "write it per thread with T.get_thread_binding() (T.tma_copy, the T.mbarrier_* calls and T.wait_wgmma "
-      "work inside T.ws)";
-  PostOrderVisitStmt(ws, [&](const Stmt& x) {
+const char* const kWsBlockBarrierKey = "tl.ws_block_barrier";
+
+WsBlock WsBlockOf(const AttrStmtNode* a) {
+  WsBlock r;
+  auto* i = a && a->key == kWarpSpecializedKey ? As<IfNode>(a->body) : nullptr;
+  if (!i) return r;
+  // The parser's condition: an `||` of `tx // 128 == g` (the automatic split's `tx < T` is none).
+  std::function<bool(const Expr&)> walk = [&](const Expr& e) {
+    auto* b = As<BinaryNode>(e);
+    if (!b) return false;
+    if (b->op == BinaryOp::kOr) return walk(b->a) && walk(b->b);
+    int64_t g;
+    if (b->op != BinaryOp::kEQ || !AsConstInt(b->b, &g)) return false;
+    r.groups.push_back(g);
+    return true;
+  };
+  if (!walk(i->cond)) return WsBlock();
+  std::sort(r.groups.begin(), r.groups.end());
+  r.groups.erase(std::unique(r.groups.begin(), r.groups.end()), r.groups.end());
+  bool consecutive = true;
+  for (size_t k = 1; k < r.groups.size(); ++k) consecutive &= r.groups[k] == r.groups[k - 1] + 1;
+  r.base = kWarpGroup * r.groups.front();
+  r.count = consecutive ? kWarpGroup * static_cast<int64_t>(r.groups.size()) : 0;
+  return r;
+}
+
+bool IsThreadIndex(const Expr& e, const std::set<const VarNode*>& vars) {
+  if (auto* c = As<CallNode>(e)) return c->op == "tl.thread_idx";
+  auto* v = As<VarNode>(e);
+  return v && vars.count(v);
+}
+
+ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx) {
+  auto* b = As<BinaryNode>(cond);
+  if (!b) return {};
+  if (b->op == BinaryOp::kAnd) {
+    ThreadRange x = ThreadRangeWhere(b->a, in, is_tx);
+    return x.ok() ? ThreadRangeWhere(b->b, x, is_tx) : ThreadRange{};
+  }
+  int64_t c;
+  BinaryOp op = b->op;
+  if (is_tx(b->a) && AsConstInt(b->b, &c)) {
+  } else if (is_tx(b->b) && AsConstInt(b->a, &c)) {  // `128 <= tx`: mirrored
+    op = op == BinaryOp::kLT ? BinaryOp::kGT : op == BinaryOp::kGT ? BinaryOp::kLT
+       : op == BinaryOp::kLE ? BinaryOp::kGE : op == BinaryOp::kGE ? BinaryOp::kLE : op;
+  } else {
+    return {};
+  }
+  ThreadRange r = in;
+  switch (op) {
+    case BinaryOp::kLT: r.hi = std::min(r.hi, c); break;
+    case BinaryOp::kLE: r.hi = std::min(r.hi, c + 1); break;
+    case BinaryOp::kGT: r.lo = std::max(r.lo, c + 1); break;
+    case BinaryOp::kGE: r.lo = std::max(r.lo, c); break;
+    default: return {};
+  }
+  return r.ok() ? r : ThreadRange{};
+}
+
+ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in) {
+  if (then.lo == in.lo && then.hi < in.hi) return {then.hi, in.hi};
+  if (then.hi == in.hi && then.lo > in.lo) return {in.lo, then.lo};
+  return {};
+}
+
+ThreadRange BranchRegion(ThreadRange r, ThreadRange in, const StmtNode* work) {
+  if (r == in || !work) return in;
+  if (r.lo % kWarpGroup || r.hi % kWarpGroup)
+    throw UserError(ErrorKind::kUnsupported,
+                    "tile ops under a condition on the thread index are lowered for the threads it selects, which "
+                    "must be whole warp groups (multiples of 128); this branch runs on threads " +
+                        std::to_string(r.lo) + ".." + std::to_string(r.hi - 1),
+                    work->span);
+  return r;
+}
+
+const StmtNode* FirstTileWork(const Stmt& body) {
+  const StmtNode* first = nullptr;
+  PostOrderVisitStmt(body, [&](const Stmt& x) {
     auto* f = As<ForNode>(x);
-    if (f && f->for_kind == ForKind::kParallel)  // T.fill / T.clear of a fragment become one before this pass
-      throw UserError(ErrorKind::kUnsupported,
-                      "a T.Parallel loop (or a T.fill / T.clear made into one)" + rest, f->span);
-    if (f && f->for_kind == ForKind::kPipelined)
-      throw UserError(ErrorKind::kUnsupported, "T.Pipelined" + rest, f->span);
     auto* op = As<TileOpNode>(x);
-    const std::string name = op ? op->op : "";
-    if (op && name != "tma_copy" && name != "wait_wgmma")
-      throw UserError(ErrorKind::kUnsupported, "T." + name + rest, op->span);
+    if (!first && ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
+                   // (a T.atomic_add left after legalization is a scalar one: per thread)
+                   (op && std::string(op->op) != "tma_copy" && std::string(op->op) != "wait_wgmma" &&
+                    std::string(op->op) != "atomic_add")))
+      first = x.get();
   });
+  return first;
+}
+
+namespace {
+std::string WsText(const WsBlock& b) {
+  std::string r = "T.ws(";
+  for (size_t k = 0; k < b.groups.size(); ++k) r += (k ? ", " : "") + std::to_string(b.groups[k]);
+  return r + ")";
+}
+
+std::string WorkName(const StmtNode* x) {
+  if (auto* op = As<TileOpNode>(x)) return std::string("T.") + op->op;
+  auto* f = As<ForNode>(x);
+  return f && f->for_kind == ForKind::kPipelined ? "T.Pipelined"
+                                                  : "a T.Parallel loop (or a T.fill / T.clear made into one)";
+}
+}  // namespace
+
+bool WsBlockHasTileWork(const Stmt& body) { return FirstTileWork(body) != nullptr; }
+
+void CheckWsBlockOps(const AttrStmtNode* ws, const GpuFeatures& features) {
+  const StmtNode* x = FirstTileWork(ws->body);
+  if (!x) return;
+  const WsBlock b = WsBlockOf(ws);
+  const std::string what = WorkName(x) + " inside " + WsText(b) + " is not supported: ";
+  if (!b.count)
+    throw UserError(ErrorKind::kUnsupported,
+                    what + "tile ops are lowered for the threads of consecutive warp groups, and these are not; "
+                           "write one T.ws block per run of consecutive warp groups",
+                    x->span);
+  if (!features.named_barriers)
+    throw UserError(ErrorKind::kUnsupported,
+                    what + "tile ops in a T.ws block synchronise the block's warp groups with a named barrier, "
+                           "which the " + features.label + " target does not have",
+                    x->span);
 }
 
 namespace {
 class NamedBarriers : public IRMutator {
  public:
+  NamedBarriers(int64_t id, int64_t threads) : id_(id), threads_(threads) {}
   Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
     int64_t t = 0;
     if (n->key != kWsConsumerKey || !AsConstInt(n->value, &t)) return IRMutator::VisitAttr(s, n);
-    int64_t saved = threads_;
+    auto saved = std::make_pair(threads_, id_);
     threads_ = t;
+    id_ = 1;
     Stmt r = IRMutator::VisitAttr(s, n);
-    threads_ = saved;
+    std::tie(threads_, id_) = saved;
     return r;
   }
   Expr VisitCall(const Expr& e, const CallNode* n) override {
     if (threads_ && n->op == "tl.syncthreads")
-      return Call(n->dtype, "tl.named_barrier_sync", {Int(1), Int(threads_)});
+      return Call(n->dtype, "tl.named_barrier_sync", {Int(id_), Int(threads_)});
     return IRMutator::VisitCall(e, n);
   }
 
  private:
-  int64_t threads_ = 0;  // inside a consumers-only region of this many threads
+  int64_t id_ = 1;
+  int64_t threads_ = 0;  // inside a consumers-only region (or a T.ws block) of this many threads
 };
 }  // namespace
+
+Stmt SyncThreadsToNamedBarrier(const Stmt& s, int64_t id, int64_t threads) {
+  return NamedBarriers(id, threads).VisitStmt(s);
+}
 
 PrimFunc WsNamedBarriers(const PrimFunc& f, const PassContext&) {
   int64_t T = 0;
   PostOrderVisitStmt(f->body, [&](const Stmt& x) {
-    if (auto* a = As<AttrStmtNode>(x); a && a->key == kWarpSpecializedKey) AsConstInt(a->value, &T);
+    int64_t v = 0;  // the automatic split's consumer count (a branch on the thread index marks itself with 0)
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == kWarpSpecializedKey && AsConstInt(a->value, &v) && v) T = v;
   });
   if (!T) return f;
-  return WithBody(f, NamedBarriers().VisitStmt(f->body));
+  return WithBody(f, NamedBarriers(1, 0).VisitStmt(f->body));
 }
 
 }  // namespace tl
