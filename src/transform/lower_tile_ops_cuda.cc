@@ -25,6 +25,13 @@ using namespace cuda_pass;
 Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   tx_ = tx_kernel_ = MakeVar("tx");
   region_ = {0, KernelThreads(n)};
+  kernel_threads_ = KernelThreads(n);
+  wgmma_operands_.clear();
+  PostOrderVisitStmt(n->body, [&](const Stmt& x) {
+    if (auto* g = As<GemmNode>(x))
+      for (auto* r : {&g->A, &g->B})
+        if (r->buffer->scope == Scope::kShared) wgmma_operands_.insert(r->buffer.get());
+  });
   tx_vars_ = {tx_.get()};
   PostOrderVisitStmt(n->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
     if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
@@ -107,8 +114,26 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
                                       allocs, inits, body, n->span);
 }
 
+// Inside a region (T.ws block, branch on the thread index) on sm_90a: generic writes of a shared tile that a
+// wgmma reads are fenced into the async proxy by the writing threads (fence.proxy.async after the op), since the
+// wgmma may be another region's, issued after an mbarrier handoff (the reading side's own fence cannot order
+// other threads' writes).
+Stmt CudaTileLowerer::FenceRegionWrites(const Stmt& original, const Stmt& lowered) {
+  if (!ctx_.features.wgmma || (region_.lo == 0 && region_.hi == kernel_threads_) || wgmma_operands_.empty())
+    return lowered;
+  bool hit = false;
+  PostOrderVisitStmt(original, [&](const Stmt& x) {
+    if (auto* st = As<StoreNode>(x)) hit |= wgmma_operands_.count(st->buffer.get()) > 0;
+    if (auto* op = As<TileOpNode>(x))
+      for (auto& [r, acc] : op->Regions())
+        hit |= acc != Access::kRead && wgmma_operands_.count(r->buffer.get()) > 0;
+  });
+  if (!hit || ctx_.opt.skip_fence_proxy) return lowered;
+  return Seq({lowered, Call0("tl.fence_proxy_async", {}, original->span)}, original->span);
+}
+
 Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
-  if (n->for_kind == ForKind::kParallel) return OpScope(LowerParallel(n), n->span);
+  if (n->for_kind == ForKind::kParallel) return FenceRegionWrites(s, OpScope(LowerParallel(n), n->span));
   if (n->for_kind == ForKind::kPipelined) return LowerPipelined(n);
   ++loop_depth_;
   Stmt r = IRMutator::VisitFor(s, n);

@@ -700,6 +700,69 @@ def test_tile_ops_under_a_branch_of_part_of_a_warp_group_are_refused():
     assert "T.fill(acc, 1.0)" in msg, msg
 
 
+def _panel_handoff(M, N, K, bk=64):
+    """Warp group 1 loads A's 128-byte column panels one by one (T.tma_copy into `As[:, j * 64:(j + 1) * 64]`,
+    one mbarrier each); warp group 0 multiplies each panel as it lands (a gemm on the column / row range, in an
+    unrolled loop), writes the fp16 product to shared memory and hands it back; warp group 1 multiplies it by W."""
+    nk = K // bk
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), W: T.Tensor((N, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=256):
+            As = T.alloc_shared((M, K), "float16")
+            Bs = T.alloc_shared((K, N), "float16")
+            Ws = T.alloc_shared((N, N), "float16")
+            Ps = T.alloc_shared((M, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            out = T.alloc_fragment((M, N), "float32")
+            landed = T.alloc_barrier([128] * (nk + 1))
+            product = T.alloc_barrier(128)
+            with T.ws(1):
+                T.tma_copy(B, Bs, barrier=landed[nk])
+                T.tma_copy(W, Ws, barrier=landed[nk])
+                T.mbarrier_arrive(landed[nk])
+                for j in T.unroll(nk):
+                    T.tma_copy(A[0:M, j * bk:(j + 1) * bk], As[:, j * bk:(j + 1) * bk], barrier=landed[j])
+                    T.mbarrier_arrive(landed[j])
+                T.mbarrier_wait_parity(product, 0)
+                T.gemm(Ps, Ws, out, clear_accum=True)
+                T.copy(out, C)
+            with T.ws(0):
+                T.mbarrier_wait_parity(landed[nk], 0)
+                for j in T.unroll(nk):
+                    T.mbarrier_wait_parity(landed[j], 0)
+                    T.gemm(As[:, j * bk:(j + 1) * bk], Bs[j * bk:(j + 1) * bk, :], acc, clear_accum=(j == 0))
+                T.copy(acc, Ps)
+                T.mbarrier_arrive(product)
+
+    return main
+
+
+def test_column_panels_by_tma_and_wgmma_and_a_handoff_between_warp_groups():
+    """Before: a TMA copy into a column range of a shared tile was refused, a gemm on a range with a loop-variable
+    corner fell back to mma.sync, and warp group 0's generic stores of Ps reached warp group 1's wgmma without a
+    fence.proxy.async by the writers (the emulator's async_proxy report). Expected: one TMA copy per 128-byte
+    panel, wgmma on the ranges, the writers' fence, and the result matches NumPy."""
+    M, N, K = 64, 64, 128
+    func = _panel_handoff(M, N, K)
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert ptx.count("cp.async.bulk.tensor") >= 4 and "wgmma.mma_async" in ptx and "fence.proxy.async" in ptx
+    assert not [w for w in g.warnings if "mma.sync" in w], g.warnings
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    w = rng.standard_normal((N, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, w, c)
+    p = (_f64(a) @ _f64(b)).astype(np.float16)
+    # P is rounded to fp16 on both sides; a product on a rounding tie may differ by one fp16 ulp (|P| ~ 10:
+    # 2^-7) times |W| (~3) in an element, while a missed panel or an unfenced read is off by whole units
+    np.testing.assert_allclose(c, _f64(p) @ _f64(w), rtol=2e-3, atol=0.1)
+
+
 def _ws_error(body):
     from tilelang.errors import TileLangError
 

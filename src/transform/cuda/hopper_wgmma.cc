@@ -10,6 +10,8 @@
 
 #include <tuple>
 
+#include "ir/printer.h"
+
 #include "layout/hopper_layout.h"
 #include "op/hopper_ops.h"
 #include "transform/cuda/lower_tile_ops_cuda_impl.h"
@@ -47,8 +49,9 @@ bool WgmmaOperandOf(const Region& r, WgmmaOperand* o) {
       continue;
     }
     int64_t m = 0;
-    if (!AsConstInt(Simplify(r.ranges[d].min), &m) || m < 0 || m + e > s) return false;
-    (d + 2 == R ? o->row0 : o->col0) = m;
+    Expr mn = Simplify(r.ranges[d].min);
+    if (AsConstInt(mn, &m) && (m < 0 || m + e > s)) return false;
+    (d + 2 == R ? o->row0 : o->col0) = mn;
     if (d + 2 == R) o->rows *= s;
     else o->cols = s;
   }
@@ -117,13 +120,18 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   const bool sliced_b = ob.rows != bs[0] || ob.cols != bs[1];
   if ((sliced_a && p.stage_a) || (sliced_b && p.stage_b))
     return no("an fp8 operand stored MN-major is transposed from a whole tile only, not a part of a buffer");
+  int64_t col0_b = 0;  // B's first column where B is MN-major (constant: PanelsFit)
   for (auto [o, sliced, k_major] : {std::make_tuple(&oa, sliced_a, !g->trans_A), std::make_tuple(&ob, sliced_b, g->trans_B)}) {
     if (!sliced) continue;
     if (!HopperSwizzleBytes(o->rows, o->cols, eb)) return no("a sliced operand's buffer has no wgmma swizzle mode");
-    if (o->row0 % 8) return no("a sliced operand starts at row " + std::to_string(o->row0) + ", not a multiple of 8");
-    if (k_major && (o->col0 * eb) % 32) return no("a sliced K-major operand starts inside a 32-byte chunk of its rows");
-    if (!k_major && HopperSwizzleBytes(o->rows, o->cols, eb) < 128 && o->cols != o->shape[1])
-      return no("a sliced MN-major operand narrower than the 128-byte swizzle must span its buffer's rows");
+    if (!IsConstInt(Simplify(cuda_pass::Mod(o->row0, 8)), 0))
+      return no("a sliced operand starts at row " + PrintExpr(o->row0) + ", not a multiple of 8");
+    if (k_major && !IsConstInt(Simplify(cuda_pass::Mod(o->col0, 32 / eb)), 0))
+      return no("a sliced K-major operand starts inside a 32-byte chunk of its rows");
+    if (!k_major && (!AsConstInt(o->col0, &col0_b) ||
+                     (HopperSwizzleBytes(o->rows, o->cols, eb) < 128 && o->cols != o->shape[1])))
+      return no("a sliced MN-major operand must start at a constant column and, narrower than the 128-byte "
+                "swizzle, span its buffer's rows");
   }
   p.M = cs[0];
   p.N = cs[1];
@@ -151,7 +159,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
       if (pw < panelB && ob.cols != pw) return false;
       for (int64_t b = 0; b < wgn; ++b)
         for (int64_t c = 0; c < wN / ni; ++c)
-          if (!PanelsFit(ob.col0 + b * wN + c * ni, ni, pw)) return false;
+          if (!PanelsFit(col0_b + b * wN + c * ni, ni, pw)) return false;
     }
     p.wgm = wgm;
     p.wgn = wgn;
@@ -272,8 +280,8 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
     Buffer mb = L.MapBuffer(r.buffer);
     std::vector<Expr> at;  // the element at (row, col) of the tile: one index of each leading dimension, then
     for (size_t q = 0; q + 2 < r.ranges.size(); ++q) at.push_back(L.VisitExpr(r.ranges[q].min));
-    at.push_back(Simplify(row + C(o.row0)));
-    at.push_back(Simplify(col + C(o.col0)));
+    at.push_back(Simplify(row + L.VisitExpr(o.row0)));
+    at.push_back(Simplify(col + L.VisitExpr(o.col0)));
     Expr idx = L.SharedIndex(r.buffer, at);
     Expr bytes = Simplify(idx * C(eb));
     if (!IsConstInt(Simplify(Mod(bytes, 16)), 0))

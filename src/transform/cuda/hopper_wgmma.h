@@ -28,7 +28,7 @@ struct WgmmaPlan {
 /// corner (`S[:, 256:512]`) at one index of each leading dimension (`S[k % 2, :, :]`), in the buffer's layout.
 struct WgmmaOperand {
   std::vector<int64_t> shape;   // the tile's rows x cols
-  int64_t row0 = 0, col0 = 0;   // its corner in the buffer's last two dimensions
+  Expr row0, col0;              // its corner in the buffer's last two dimensions (`j * 64` in an unrolled loop)
   int64_t rows = 0, cols = 0;   // the rows and columns of the buffer's layout (leading dimensions fold into rows)
 };
 /// `r` as a wgmma operand; false when it is not one.

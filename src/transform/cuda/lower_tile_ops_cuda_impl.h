@@ -40,7 +40,10 @@ class CudaTileLowerer : public IRMutator {
   ThreadRange region_;                // the threads running what is lowered (InRegion)
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (T.get_thread_binding())
 
-  Stmt VisitTileOp(const Stmt& s) override { return OpScope(LowerTileOp(s), s->span); }
+  Stmt VisitTileOp(const Stmt& s) override { return FenceRegionWrites(s, OpScope(LowerTileOp(s), s->span)); }
+  Stmt FenceRegionWrites(const Stmt& original, const Stmt& lowered);
+  int64_t kernel_threads_ = 0;
+  std::set<const BufferNode*> wgmma_operands_;  // shared tiles some T.gemm reads
 
   Stmt LowerTileOp(const Stmt& s);
 

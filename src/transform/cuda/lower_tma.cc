@@ -59,16 +59,24 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan)
   if (sd.empty()) return "the tile is a single element";
   if (sd.back() != R - 1) return "the innermost tile axis is not the tensor's contiguous axis";
   // The destination is a whole shared buffer, or one index of its leading dimensions and the whole of the
-  // rest (a stage of a multi-stage buffer, `S[k % 2, :, :]`); the tile's non-unit extents are that shape.
+  // rest (a stage of a multi-stage buffer, `S[k % 2, :, :]`); the tile's non-unit extents are that shape. Its
+  // last dimension may be whole 128-byte panels of a buffer whose rows are laid out in panels
+  // (`S[:, 64:128]` of fp16 rows of 256 elements): each panel is then a column of the tile's rows.
   std::vector<int64_t> dshape, dnon1, snon1, box;
   size_t lead = s->shape.size();  // the first dimension from which the copy covers the buffer whole
+  int64_t col_extent = 0;         // the last dimension's extent where it is a range of panels
   for (size_t d = s->shape.size(); d-- > 0;) {
-    int64_t v = 0, e = 0;
+    int64_t v = 0, e = 0, m = 0;
     if (!AsConstInt(Simplify(s->shape[d]), &v))
       return "the shape of shared buffer '" + s->name + "' is symbolic";
-    if (lead == d + 1 && IsConstInt(Simplify(S.ranges[d].min), 0) && AsConstInt(Simplify(S.ranges[d].extent), &e) &&
-        e == v)
+    const bool whole_extent = AsConstInt(Simplify(S.ranges[d].extent), &e);
+    if (lead == d + 1 && IsConstInt(Simplify(S.ranges[d].min), 0) && whole_extent && e == v)
       lead = d;
+    else if (d + 1 == s->shape.size() && whole_extent && v * eb > 128 && (v * eb) % 128 == 0 &&
+             (e * eb) % 128 == 0 && e > 0 &&  // the corner on a panel boundary (`j * 64` in an unrolled loop too)
+             (AsConstInt(Simplify(S.ranges[d].min), &m) ? (m * eb) % 128 == 0 && m + e <= v
+                                                          : IsConstInt(Simplify(Mod(S.ranges[d].min, 128 / eb)), 0)))
+      lead = d, col_extent = e;
     else if (!IsConstInt(Simplify(S.ranges[d].extent), 1))
       return "the copy covers a part of shared buffer '" + s->name + "', not all of it (nor one index of its "
              "leading dimensions and the whole of the others)";
@@ -76,6 +84,7 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan)
   for (size_t d = lead; d < s->shape.size(); ++d) {
     int64_t v = 0;
     AsConstInt(Simplify(s->shape[d]), &v);
+    if (d + 1 == s->shape.size() && col_extent) v = col_extent;
     dshape.push_back(v);
     if (v != 1) dnon1.push_back(v);
   }
@@ -151,7 +160,7 @@ Expr CudaTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
   al = std::max(al, p.align);
   std::vector<Expr> sidx;  // the region's corner (a stage's index in leading dimensions), q panels along
   for (auto& rg : r.ranges) sidx.push_back(VisitExpr(rg.min));
-  sidx.back() = C(q * p.panel_cols);
+  sidx.back() = Simplify(sidx.back() + C(q * p.panel_cols));
   return Load(MapBuffer(s), {SharedIndex(s, sidx)});
 }
 
