@@ -191,6 +191,19 @@ Stmt CudaTileLowerer::LowerWsBlock(const Stmt& s, const AttrStmtNode* n) {
   return AttrStmt(n->node, n->key, n->value, If(VisitExpr(i->cond), body, nullptr, i->span), n->span);
 }
 
+// Whether `s` holds a tile op or a T.Parallel / T.Pipelined loop (tile work, or single-thread work such as
+// a T.tma_copy's issue).
+static bool HasTileOp(const Stmt& s) {
+  bool hit = false;
+  if (s)
+    PostOrderVisitStmt(s, [&](const Stmt& x) {
+      auto* f = As<ForNode>(x);
+      hit |= As<TileOpNode>(x) != nullptr ||
+             (f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined));
+    });
+  return hit;
+}
+
 // Statements run by the threads of region `g` (whole warp groups) only: their tile work is partitioned over
 // g's threads (the thread index rebased to g.lo, T_ = its size), single-thread work is its first thread's, and
 // the barriers InsertBarriers puts in it are a named barrier of its own (kWsBlockBarrierKey).
@@ -226,7 +239,13 @@ Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, ThreadRange 
   auto branch = [&](const Stmt& b, ThreadRange r) -> Stmt {
     if (!b) return b;
     ThreadRange g = r.ok() ? BranchRegion(r, in, FirstTileWork(b)) : in;
-    return g == in ? VisitStmt(b) : InRegion(b, g);
+    if (!(g == in)) return InRegion(b, g);
+    // no tile work to partition: its single-thread work (a T.tma_copy's issue) is its first thread's
+    const int64_t saved = ws_leader_;
+    if (r.ok()) ws_leader_ = r.lo - in.lo;
+    Stmt out = VisitStmt(b);
+    ws_leader_ = saved;
+    return out;
   };
   ++thread_conditions_;
   Stmt then = branch(i->then_case, t), els = branch(i->else_case, ThreadRangeElse(t, in));
@@ -396,7 +415,7 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
 Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
-  if (auto* i = As<IfNode>(s); i && !cur_loop_ && (FirstTileWork(i->then_case) || (i->else_case && FirstTileWork(i->else_case)))) {
+  if (auto* i = As<IfNode>(s); i && !cur_loop_ && (HasTileOp(i->then_case) || HasTileOp(i->else_case))) {
     ThreadRange t = ThreadRangeWhere(i->cond, region_, [&](const Expr& e) { return IsThreadIndex(e, tx_vars_); });
     if (t.ok()) {
       Stmt out = LowerBranches(s, i, t);

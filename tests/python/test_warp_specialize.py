@@ -683,6 +683,35 @@ def test_tile_ops_in_an_elif_branch_run_on_its_warp_group():
         np.testing.assert_array_equal(d[M // 2:], 3.0)
 
 
+def test_a_tma_copy_in_a_producer_branch_is_issued_by_its_first_thread():
+    """`if tx >= 128: T.tma_copy(...)` (the producer branch, no tile work of its own) beside a consumer branch with
+    tile work: the copy is issued by thread 128, the branch's first thread. Before, thread 0 issued it, which does
+    not run the branch, so the tile was never loaded (the emulator read it uninitialised)."""
+    M, N = 64, 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=256):
+            S = T.alloc_shared((M, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            loaded = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx >= 128:
+                T.tma_copy(A, S, barrier=loaded[0])
+                T.mbarrier_arrive(loaded[0])
+            else:
+                T.mbarrier_wait_parity(loaded[0], 0)
+                for i, j in T.Parallel(M, N):
+                    acc[i, j] = S[i, j] * 2.0
+                T.copy(acc, B)
+
+    k = tilelang.compile(main, target=SM90A, execution_backend="emulator")
+    a = _rng().standard_normal((M, N)).astype(np.float16)
+    b = np.full((M, N), np.nan, np.float32)
+    k(a, b)
+    np.testing.assert_array_equal(b, _f64(a) * 2)
+
+
 def test_tile_ops_under_a_branch_of_part_of_a_warp_group_are_refused():
     def part():
         @T.prim_func

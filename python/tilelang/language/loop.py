@@ -27,7 +27,7 @@ def _range_args(args, what):
     return _const(start), simplify(_const(stop) - _const(start))
 
 
-def Parallel(*extents, coalesced_width=None, annotations=None):
+def Parallel(*extents, coalesced_width=None, loop_layout=None, prefer_async=None, annotations=None):
     if not extents:
         raise TileLangSyntaxError("T.Parallel needs at least one extent")
     ranges = []
@@ -47,6 +47,13 @@ def Parallel(*extents, coalesced_width=None, annotations=None):
         ranges.append((_const(0), _const(v)))
     if coalesced_width is not None:
         _hint_not_implemented("T.Parallel", ["coalesced_width"], "vector widths are chosen by the compiler")
+    if loop_layout is not None:
+        _hint_not_implemented("T.Parallel", ["loop_layout"], "the nest is partitioned by the layout the compiler "
+                              "infers (T.annotate_layout on a fragment it writes steers it)")
+    if prefer_async:  # TileLang's request for cp.async outside pipelines: the copies here stay synchronous
+        _hint_not_implemented("T.Parallel", ["prefer_async"], "the element copies of this nest are synchronous "
+                              "loads and stores (complete before the next statement), so the program's own "
+                              "T.ptx_commit_group / T.ptx_wait_group around them wait for nothing")
     return LoopSpec("parallel", ranges, _annotations(annotations, "T.Parallel"))
 
 
