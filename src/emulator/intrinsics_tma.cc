@@ -38,6 +38,16 @@
 namespace tl::emu {
 
 namespace {
+// *dst += *src for one element of dtype t (float: rounded to t; integer: wrapped), as a TMA reduction adds.
+void ReduceAddElement(void* dst, const void* src, DataType t) {
+  Slot a = LoadScalar(dst, t), b = LoadScalar(src, t), r;
+  if (t.is_float())
+    r.f = RoundFloat(a.f + b.f, t);
+  else
+    r.i = WrapInt(a.i + b.i, t);
+  StoreScalar(dst, t, r);
+}
+
 constexpr uint32_t kMagic = 0x4D544C54;  // "TLTM"
 
 struct MapImage {
@@ -185,13 +195,16 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
   return d;
 }
 
+// tl.tma_reduce_add: the same, adding each element into global memory (PTX ISA, cp.reduce.async.bulk.tensor
+// with .add: f16, bf16, f32 and integer elements; the emulator's element adds are in the element type).
 // tl.tma_store(&src, tl.tensor_map(...), coords...): reads the shared tile (an async-proxy read: each
 // element's last generic write must have been fenced by its writer) and writes the in-bounds elements of
 // the box to global memory. The emulator completes it at issue; commit / wait have nothing left to do.
 bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
   if (c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait") return true;
+  const bool reduce = c->op == "tl.tma_reduce_add";
   auto bad = [&](const std::string& why) {
-    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tma_store: ", why);
+    TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed ", c->op, ": ", why);
   };
   auto* src = c->args.size() >= 3 ? As<BufferLoadNode>(c->args[0]) : nullptr;
   auto* map = c->args.size() >= 3 ? As<CallNode>(c->args[1]) : nullptr;
@@ -250,7 +263,10 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
                  "thread in between";
         });
       }
-      if (in) std::memcpy(D.base + off, m.Addr(0, f), static_cast<size_t>(D.eb));
+      if (in && reduce)
+        ReduceAddElement(D.base + off, m.Addr(0, f), g.buf->dtype);
+      else if (in)
+        std::memcpy(D.base + off, m.Addr(0, f), static_cast<size_t>(D.eb));
     }
   }
   return true;
@@ -259,7 +275,8 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
 bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   if (c->op == "tl.fence_barrier_init")
     return true;  // orders the inits for the async proxy: nothing to emulate
-  if (c->op == "tl.tma_store" || c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait")
+  if (c->op == "tl.tma_store" || c->op == "tl.tma_reduce_add" || c->op == "tl.tma_store_commit" ||
+      c->op == "tl.tma_store_wait")
     return ExecTmaStore(c, act);
   if (c->op != "tl.tma_load") return false;
   if (!tma_) TmaBlockStart();

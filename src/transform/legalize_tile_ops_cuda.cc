@@ -240,6 +240,31 @@ class Legalizer : public IRMutator {
       }
       return TileOpToParallelLoops(s);
     }
+    if (auto* a = As<AtomicAddNode>(s); a && a->use_tma) {
+      // T.atomic_add(global tile, shared tile, use_tma=True): TMA reductions where TMA can add the tile
+      const DataType t = a->dst.buffer->dtype;
+      std::string why = !ctx_.features.tma ? "TMA needs sm_90 / sm_90a; the target is " + ctx_.features.label
+                        : a->src->buffer->scope != Scope::kShared || a->dst.buffer->scope != Scope::kGlobal
+                            ? "it adds a shared tile into global memory only"
+                        : !(t == DataType::Float(16) || t == DataType::BFloat16() || t == DataType::Float(32))
+                            ? "TMA adds float16, bfloat16 and float32 elements, not " + t.str()
+                            : "";
+      CopyNode c(*a->src, a->dst, false, a->span);
+      TmaPlan p;
+      if (why.empty()) why = TmaBlocker(&c, ctx_, &p);
+      if (why.empty()) {
+        ctx_.info->choices.push_back(Loc(a->span) + ": T.atomic_add " + a->dst.buffer->name + " += " +
+                                     a->src->buffer->name + ": TMA reduction (" + std::to_string(p.panels) +
+                                     "x cp.reduce.async.bulk.tensor." + std::to_string(p.box.size()) +
+                                     "d .add, box " + BoxText(p.box) + ")");
+        return AttrStmt(nullptr, "tl.copy_tma_reduce", Int(1), std::make_shared<CopyNode>(c.src, c.dst, false, c.span),
+                        s->span);
+      }
+      ctx_.info->warnings.push_back(Loc(a->span) + ": T.atomic_add(..., use_tma=True) uses element-wise atomics: " +
+                                    why);
+      ctx_.info->choices.push_back(ctx_.info->warnings.back());
+      return TileOpToParallelLoops(s);
+    }
     if (As<FillNode>(s) || As<AtomicAddNode>(s)) {
       if (auto* a = As<AtomicAddNode>(s); a && !a->src) return s;  // a scalar atomic stays a statement
       return TileOpToParallelLoops(s);

@@ -146,10 +146,10 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") return LowerWsBlock(s, n);  // a T.ws block (below)
-  if (n->key == "tl.copy_tma_store") {  // lower_tma.cc
+  if (n->key == "tl.copy_tma_store" || n->key == "tl.copy_tma_reduce") {  // lower_tma.cc
     auto* c = As<CopyNode>(n->body);
-    TL_ICHECK(c, "tl.copy_tma_store must wrap a T.copy");
-    return OpScope(TmaStore(c), s->span);
+    TL_ICHECK(c, n->key, " must wrap a T.copy");
+    return OpScope(TmaStore(c, n->key == "tl.copy_tma_reduce"), s->span);
   }
   if (n->key == "tl.copy_async") {
     auto* c = As<CopyNode>(n->body);

@@ -478,3 +478,54 @@ def test_a_pipeline_mixing_tma_and_cp_async_copies_uses_cp_async():
     pad = (-K) % 32
     prod = np.pad(A4 * Bt, ((0, 0), (0, pad))).reshape(M, -1, 32).sum(1)
     np.testing.assert_allclose(c[:, :32], prod, rtol=1e-4, atol=1e-4)
+
+
+# ---- T.atomic_add(..., use_tma=True): TMA reductions ---------------------------------------------------------
+
+
+def _tma_reduce(M, N, bm, bn, parts, dtype="float32"):
+    """Each of `parts` blocks per tile adds its scaled tile into the output with one TMA reduction."""
+
+    @T.prim_func
+    def main(A: T.Tensor((parts, M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), parts, threads=128) as (bx, by, bz):
+            S = T.alloc_shared((bm, bn), dtype)
+            T.copy(A[bz, by * bm, bx * bn], S)
+            for i, j in T.Parallel(bm, bn):
+                S[i, j] = S[i, j] * (bz + 1)
+            T.atomic_add(C[by * bm:(by + 1) * bm, bx * bn:(bx + 1) * bn], S, use_tma=True)
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_atomic_add_with_use_tma_is_a_tma_reduction(dtype):
+    """Before: use_tma was not a parameter (TypeError). Expected: on sm_90a the tile is added by
+    cp.reduce.async.bulk.tensor .add (the writers fence their stores first), and three blocks adding into the same
+    ragged tiles give NumPy's sum in the emulator; sm_80 falls back to element-wise atomics with a warning."""
+    M, N, parts = 100, 72, 3
+    func = _tma_reduce(M, N, 64, 64 if dtype == "float16" else 32, parts, dtype)
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add" in ptx and "fence.proxy.async" in ptx, ptx[-3000:]
+    assert any("TMA reduction" in c for c in g.choices), g.choices
+    k = _emu(func)
+    rng = _rng()
+    np_t = np.float16 if dtype == "float16" else np.float32
+    a = (rng.standard_normal((parts, M, N)) * 0.5).astype(np_t)
+    c = rng.standard_normal((M, N)).astype(np_t)
+    want = c.astype(np.float64) + sum((p + 1) * a[p].astype(np.float64) for p in range(parts))
+    k(a, c)
+    np.testing.assert_allclose(c, want, rtol=1e-2 if dtype == "float16" else 1e-5, atol=1e-2 if dtype == "float16" else 1e-5)
+    with pytest.warns(UserWarning, match=r"use_tma=True\) uses element-wise atomics: TMA needs sm_90"):
+        tilelang.compile(func, target="cuda -arch=sm_80")
+
+
+def test_atomic_add_use_tma_needs_a_tile_value():
+    from tilelang.errors import TileLangTypeError
+
+    with pytest.raises(TileLangTypeError, match=r"use_tma=True\) adds a tile"):
+        @T.prim_func
+        def main(C: T.Tensor((4,), "float32")):
+            with T.Kernel(1, threads=32):
+                T.atomic_add(C[0], 1.0, use_tma=True)

@@ -8,7 +8,7 @@ from .expr import const as _const
 from .utils import _point_region, _region
 
 
-def _atomic(kind, dst, value, memory_order, return_prev):
+def _atomic(kind, dst, value, memory_order, return_prev, use_tma=False):
     name = f"T.atomic_{kind}"
     if return_prev:
         raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: the atomic is a "
@@ -21,17 +21,21 @@ def _atomic(kind, dst, value, memory_order, return_prev):
         sb, smin, sext, _ = region_of(value, f"{name} source")
         if dpoint:
             dext = _point_region(db, dmin, sext)
-        return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext), _region(sb, smin, sext)], [], {},
-                            builder.span())
+        return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext), _region(sb, smin, sext)], [],
+                            {"use_tma": 1} if use_tma else {}, builder.span())
+    if use_tma:
+        raise TileLangTypeError(f"{name}(..., use_tma=True) adds a tile: give the value as a buffer region")
     if not dpoint:
         raise TileLangTypeError(f"a scalar {name} needs a single element as destination, e.g. C[i, j]")
     v = value if isinstance(value, Expr) else _const(value, db.dtype)
     return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext)], [v], {}, builder.span())
 
 
-def atomic_add(dst, value, memory_order=None, return_prev=False):
-    """dst += value atomically (a tile: element by element), relaxed."""
-    return _atomic("add", dst, value, memory_order, return_prev)
+def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
+    """dst += value atomically (a tile: element by element), relaxed. use_tma=True (a shared tile into global
+    memory): TMA reductions on sm_90 / sm_90a (cp.reduce.async.bulk.tensor .add), element-wise atomics with a
+    warning where TMA cannot do it."""
+    return _atomic("add", dst, value, memory_order, return_prev, bool(use_tma))
 
 
 def atomic_max(dst, value, memory_order=None, return_prev=False):

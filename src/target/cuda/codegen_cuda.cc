@@ -201,12 +201,12 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     return s + ")";
   }
 
-  // tl.tma_store(&src, tl.tensor_map(...), coords outermost first).
+  // tl.tma_store / tl.tma_reduce_add(&src, tl.tensor_map(...), coords outermost first).
   std::string TmaStore(const CallNode* c) {
-    TL_ICHECK(c->args.size() >= 3 && c->args.size() <= 7, "malformed tl.tma_store");
+    TL_ICHECK(c->args.size() >= 3 && c->args.size() <= 7, "malformed ", c->op);
     int i = TensorMapIndex(maps_, TensorMapOf(f_, As<CallNode>(c->args[1])));
-    TL_ICHECK(i >= 0, "tl.tma_store: unknown tensor map");
-    std::string s = "tl::tma_store(&tl_tmap" + std::to_string(i) + ", " + SharedAddr(c->args[0]);
+    TL_ICHECK(i >= 0, c->op, ": unknown tensor map");
+    std::string s = "tl::" + c->op.substr(3) + "(&tl_tmap" + std::to_string(i) + ", " + SharedAddr(c->args[0]);
     for (size_t a = c->args.size(); a-- > 2;) s += ", (int)(" + E(c->args[a]) + ")";
     return s + ")";
   }
@@ -217,7 +217,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
     if (op == "tl.tma_load") return TmaLoad(c);
-    if (op == "tl.tma_store") return TmaStore(c);
+    if (op == "tl.tma_store" || op == "tl.tma_reduce_add") return TmaStore(c);
     if (op == "tl.tma_store_commit") return "tl::tma_store_commit()";
     if (op == "tl.fence_barrier_init") return "tl::fence_barrier_init()";
     if (op == "tl.tma_store_wait") return "tl::tma_store_wait()";

@@ -87,7 +87,8 @@ struct Collect : IRVisitor {
       marks[n] = {pos, loops};
       return;
     }
-    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.ldmatrix" || op == "tl.tma_store";
+    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.ldmatrix" || op == "tl.tma_store" ||
+                            op == "tl.tma_reduce_add";
     for (size_t i = 0; i < n->args.size(); ++i) {
       auto* l = As<BufferLoadNode>(n->args[i]);
       if (!l || l->buffer->scope != Scope::kShared || reads_only) continue;

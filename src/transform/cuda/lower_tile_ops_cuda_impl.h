@@ -120,7 +120,7 @@ class CudaTileLowerer : public IRMutator {
                          const std::vector<Stmt>& consumers, int64_t stages);
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
   Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
-  Stmt TmaStore(const CopyNode* n);  // shared -> global: fence, then thread 0 stores and waits
+  Stmt TmaStore(const CopyNode* n, bool reduce_add = false);  // (reduce_add: tl.tma_reduce_add, T.atomic_add)  // shared -> global: fence, then thread 0 stores and waits
   // ---- warp specialisation (sm_90a, cuda/warp_specialize.cc) -----------------------------------
   const ForNode* WsCandidate(const Stmt& kbody, std::string* why) const;  // the loop that may be split
   Stmt LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,

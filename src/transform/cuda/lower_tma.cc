@@ -177,7 +177,7 @@ Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& 
   return Seq(out, n->span);
 }
 
-Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
+Stmt CudaTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
   TmaPlan p;
   std::string why = TmaBlocker(n, ctx_, &p);
   TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
@@ -188,7 +188,7 @@ Stmt CudaTileLowerer::TmaStore(const CopyNode* n) {
   for (int64_t q = 0; q < p.panels; ++q) {
     std::vector<Expr> args{TmaPanel(n->src, p, q), map};
     for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
-    issue.push_back(Call0("tl.tma_store", args, n->span));
+    issue.push_back(Call0(reduce_add ? "tl.tma_reduce_add" : "tl.tma_store", args, n->span));
   }
   issue.push_back(Call0("tl.tma_store_commit", {}, n->span));
   // Complete (global writes done, the tile read) before anything may rewrite the tile or read the output.

@@ -114,3 +114,20 @@ def test_iket_markers_load_and_the_kernel_runs_without_them(where):
     assert not iket.runtime_payloads_enabled()
     with pytest.raises(tilelang.errors.TileLangUnsupportedError, match="IKET profiler CLI"):
         iket.cli.main  # noqa: B018
+
+
+def test_contrib_nvcc_compute_version():
+    """tilelang.contrib.nvcc.get_target_compute_version, as TileLang programs call it to pick a code path: from a
+    target's arch; without a target and without a CUDA device, an error rather than a guess."""
+    from tilelang.carver.arch import driver
+    from tilelang.contrib import nvcc
+    from tilelang.errors import TileLangUnsupportedError
+
+    assert nvcc.get_target_compute_version("cuda -arch=sm_90a") == "9.0"
+    assert nvcc.get_target_compute_version({"kind": "cuda", "arch": "sm_86"}) == "8.6"
+    assert nvcc.get_target_compute_version("cuda -arch=sm_120a") == "12.0"
+    assert nvcc.get_target_arch("9.0") == "90" and nvcc.parse_compute_version("8.9") == (8, 9)
+    assert nvcc.have_tensorcore("7.0") and not nvcc.have_tensorcore("6.1")
+    if not driver.has_cuda_device():
+        with pytest.raises(TileLangUnsupportedError, match="no CUDA device is present"):
+            nvcc.get_target_compute_version()
