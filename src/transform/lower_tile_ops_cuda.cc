@@ -32,6 +32,15 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       for (auto* r : {&g->A, &g->B})
         if (r->buffer->scope == Scope::kShared) wgmma_operands_.insert(r->buffer.get());
   });
+  cp_async_wgmma_ = false;  // a T.ptx_cp_async into a gemm's shared operand (VisitStmtAt)
+  if (ctx_.features.wgmma)
+    PostOrderVisitStmt(n->body, [&](const Stmt& x) {
+      auto* ev = As<EvaluateNode>(x);
+      auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+      auto* dst = c && c->op == "tl.ptx_cp_async" && !c->args.empty() ? As<CallNode>(c->args[0]) : nullptr;
+      auto* l = dst && !dst->args.empty() ? As<BufferLoadNode>(dst->args[0]) : nullptr;
+      cp_async_wgmma_ |= l && wgmma_operands_.count(l->buffer.get()) > 0;
+    });
   tx_vars_ = {tx_.get()};
   PostOrderVisitStmt(n->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
     if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
@@ -440,6 +449,20 @@ bool CudaTileLowerer::PerThread(const Stmt& s) const {
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
+  // T.cp_async_barrier_noinc(bar) after T.ptx_cp_async copies into a tile a wgmma reads (another warp group's,
+  // after waiting on bar): cp.async writes through the generic proxy and wgmma reads through the async proxy,
+  // so the writer must fence its bytes (fence.proxy.async) once they have landed, which an arrival on
+  // completion cannot do. The thread completes its copies (commit, wait_group 0), fences, then arrives: the
+  // same one arrival per thread the barrier counts.
+  if (auto* ev = As<EvaluateNode>(s))
+    if (auto* c = As<CallNode>(ev->value); c && c->op == "tl.mbarrier_cp_async_arrive_noinc" && cp_async_wgmma_) {
+      const Span& sp = s->span;
+      ctx_.info->choices.push_back(Loc(sp) + ": T.cp_async_barrier_noinc: the thread waits for its cp.async copies, "
+                                             "fences them for wgmma (fence.proxy.async) and arrives");
+      return Seq({Call0("tl.cp_async_commit", {}, sp), Call0("tl.cp_async_wait", {C(0)}, sp),
+                  Call0("tl.fence_proxy_async", {}, sp), Call0("tl.mbarrier_arrive", {VisitExpr(c->args[0])}, sp)},
+                 sp);
+    }
   // User CUDA code (T.import_source; T.call_extern in VisitCall) needs a compiler of CUDA C++.
   if (auto* a = As<AttrStmtNode>(s); a && a->key == "tl.import_source" && !ctx_.features.cuda_source)
     throw UserError(

@@ -113,3 +113,57 @@ def test_bad_operands_are_type_errors():
             with T.Kernel(1, threads=32):
                 S = T.alloc_shared((64,), "float16")
                 T.ptx_cp_async(T.access_ptr(S[0], "w", 4), T.access_ptr(A[0], "r", 8), 8)
+
+
+def _cp_async_to_wgmma(M, N, K):
+    """Warp group 1 copies A and B into shared memory with T.ptx_cp_async and arrives with
+    T.cp_async_barrier_noinc; warp group 0 waits and multiplies them with wgmma (the hand-off of TileLang's
+    warp-specialised MLA decode and pipelined sparse MLA)."""
+
+    @T.prim_func
+    def k(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=256):
+            As = T.alloc_shared((M, K), "float16")
+            Bs = T.alloc_shared((K, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            ready = T.alloc_barrier(128)
+            tx = T.get_thread_binding()
+            if tx >= 128:
+                t = tx - 128
+                for c in T.serial(M * K // 8 // 128):
+                    ch = c * 128 + t
+                    T.ptx_cp_async(T.access_ptr(As[ch // (K // 8), ch % (K // 8) * 8], "w", 8),
+                                   T.access_ptr(A[ch // (K // 8), ch % (K // 8) * 8], "r", 8), 8)
+                for c in T.serial(K * N // 8 // 128):
+                    ch = c * 128 + t
+                    T.ptx_cp_async(T.access_ptr(Bs[ch // (N // 8), ch % (N // 8) * 8], "w", 8),
+                                   T.access_ptr(B[ch // (N // 8), ch % (N // 8) * 8], "r", 8), 8)
+                T.cp_async_barrier_noinc(ready[0])
+            else:
+                T.mbarrier_wait_parity(ready[0], 0)
+                T.gemm(As, Bs, acc, clear_accum=True)
+                T.copy(acc, C)
+
+    return k
+
+
+def test_cp_async_handed_to_a_wgmma_is_fenced_by_its_writers():
+    """cp.async writes through the generic proxy and wgmma reads through the async proxy, so the copying
+    threads must fence their landed bytes (PTX ISA: a cross-proxy fence between the two). Before: the arrival on
+    completion (cp.async.mbarrier.arrive.noinc) left no place for that fence, and the emulator reported
+    async_proxy. Expected: on sm_90a each copying thread completes its copies, fences them and arrives (the
+    choice says so), and the wgmma's result matches NumPy."""
+    M, N, K = 64, 64, 64
+    func = _cp_async_to_wgmma(M, N, K)
+    g = tilelang.compile(func, target=SM90A)
+    ptx = g.get_ptx()
+    assert "wgmma.mma_async" in ptx and "fence.proxy.async" in ptx and "cp.async.mbarrier.arrive.noinc" not in ptx
+    assert any("cp_async_barrier_noinc: the thread waits" in c for c in g.choices), g.choices
+    k = tilelang.compile(func, target=SM90A, execution_backend="emulator")
+    r = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = r.standard_normal((M, K)).astype(np.float16)
+    b = r.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)

@@ -2,6 +2,8 @@
 slices of buffers (loads and regions), comprehensions and lambdas, evaluated while parsing; IR values
 become IR."""
 import ast
+import builtins
+import functools
 import inspect
 import itertools
 import operator
@@ -255,6 +257,14 @@ class ExprParsing:
         if isinstance(fn, KernelSpec) or isinstance(fn, _ffi.Buffer):
             raise self.error(node, f"'{type(fn).__name__}' object is not callable")
         self.ctx.span = self.span(node)
+        if (fn is builtins.max or fn is builtins.min) and not kwargs and len(args) >= 2 and \
+                any(isinstance(a, Expr) for a in args):
+            # Python's max / min of kernel expressions (`max(0, seq_len - 3)`, a T.dynamic size): T.max / T.min,
+            # as comparing them has no value while the program is parsed
+            from . import math_intrinsics
+
+            pick = math_intrinsics.max if fn is builtins.max else math_intrinsics.min
+            return self.apply(node, functools.reduce, pick, args)
         return self.apply(node, fn, *args, **kwargs)
 
     def eval_ref(self, node, macro, name):

@@ -44,6 +44,7 @@ class CudaTileLowerer : public IRMutator {
   Stmt FenceRegionWrites(const Stmt& original, const Stmt& lowered);
   int64_t kernel_threads_ = 0;
   std::set<const BufferNode*> wgmma_operands_;  // shared tiles some T.gemm reads
+  bool cp_async_wgmma_ = false;                  // T.ptx_cp_async writes one of them (sm_90a)
 
   Stmt LowerTileOp(const Stmt& s);
 

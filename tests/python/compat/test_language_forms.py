@@ -329,3 +329,29 @@ def test_tvm_short_dtype_spellings():
     assert T.dtype("uint") == T.uint32 and T.dtype("int") == T.int32 and T.dtype("bf16") == T.bfloat16
     with pytest.raises(TileLangTypeError, match="unknown data type 'uint7'"):
         T.dtype("uint7")
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_python_max_and_min_of_kernel_expressions(where):
+    """`max(0, n - 3)` of a T.dynamic size (TileLang's seesaw sparse MLA sizes its grid so): Python's max / min
+    of kernel expressions are T.max / T.min. Before: "the kernel expression `n - 3 > 0` has no value while the
+    program is parsed"."""
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def k(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.Kernel(max(1, n - 3), threads=32) as bx:  # one block per element but the last 3, at least one
+            for i in T.Parallel(32):
+                if i == 0:
+                    Y[bx] = X[min(bx + 1, n - 1, 1000)] + max(bx, 2, 0)
+
+    kk = _compile(k, where)
+    for size in (2, 9):
+        x = _rng().standard_normal(size).astype(np.float32)
+        y = np.zeros_like(x)
+        kk(x, y)
+        blocks = max(1, size - 3)
+        want = np.zeros_like(x)
+        for b in range(blocks):
+            want[b] = x[min(b + 1, size - 1, 1000)] + max(b, 2, 0)
+        np.testing.assert_allclose(y, want, rtol=1e-6)
