@@ -12,20 +12,35 @@ import tilelang.language as T
 SEED = 404
 
 
-def persistent_gemm(M, N, K, bM, bN, bK, blocks, group=8):
+def persistent_gemm(M, N, K, bM, bN, bK, blocks, group=8, scheduler=False):
+    """A persistent GEMM over T.Persistent, or (scheduler) over T.PersistentTileScheduler's stateless decode in a
+    loop over waves."""
+    mt, nt = -(-M // bM), -(-N // bN)
+
+    @T.macro
+    def tile(A, B, C, A_s, B_s, C_l, bx, by):
+        T.clear(C_l)
+        for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
+            T.copy(A[bx * bM, k * bK], A_s)
+            T.copy(B[k * bK, by * bN], B_s)
+            T.gemm(A_s, B_s, C_l)
+        T.copy(C_l, C[bx * bM, by * bN])
+
     @T.prim_func
     def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(blocks, threads=128) as bid:
             A_s = T.alloc_shared((bM, bK), "float16")
             B_s = T.alloc_shared((bK, bN), "float16")
             C_l = T.alloc_fragment((bM, bN), "float32")
-            for bx, by in T.Persistent([T.ceildiv(M, bM), T.ceildiv(N, bN)], blocks, bid, group):
-                T.clear(C_l)
-                for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
-                    T.copy(A[bx * bM, k * bK], A_s)
-                    T.copy(B[k * bK, by * bN], B_s)
-                    T.gemm(A_s, B_s, C_l)
-                T.copy(C_l, C[bx * bM, by * bN])
+            if scheduler:
+                sched = T.PersistentTileScheduler(mt, nt, num_workers=blocks, swizzle_size=2, stateful=False)
+                for w in T.serial(-(-mt * nt // blocks)):
+                    bx, by = sched.coord(blocks * w + bid)
+                    if blocks * w + bid < mt * nt:
+                        tile(A, B, C, A_s, B_s, C_l, bx, by)
+            else:
+                for bx, by in T.Persistent([mt, nt], blocks, bid, group):
+                    tile(A, B, C, A_s, B_s, C_l, bx, by)
 
     return gemm
 
@@ -138,31 +153,12 @@ def test_persistent_tile_scheduler_visits_every_tile_once_in_its_order(where, mt
 def test_persistent_tile_scheduler_gemm_and_stateless_coord():
     """A persistent GEMM on the scheduler (the coordinates of `coord` for a `for` loop over waves, stateless),
     ragged, against NumPy in the emulator."""
-    M, N, K, bM, bN, bK, blocks = 96, 80, 64, 32, 32, 32, 2
-    mt, nt = -(-M // bM), -(-N // bN)
-    waves = -(-mt * nt // blocks)
-
-    @T.prim_func
-    def gemm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(blocks, threads=128) as bid:
-            A_s = T.alloc_shared((bM, bK), "float16")
-            B_s = T.alloc_shared((bK, bN), "float16")
-            C_l = T.alloc_fragment((bM, bN), "float32")
-            sched = T.PersistentTileScheduler(mt, nt, num_workers=blocks, swizzle_size=2, stateful=False)
-            for w in T.serial(waves):
-                bx, by = sched.coord(blocks * w + bid)
-                if blocks * w + bid < mt * nt:
-                    T.clear(C_l)
-                    for k in T.Pipelined(T.ceildiv(K, bK), num_stages=2):
-                        T.copy(A[bx * bM, k * bK], A_s)
-                        T.copy(B[k * bK, by * bN], B_s)
-                        T.gemm(A_s, B_s, C_l)
-                    T.copy(C_l, C[bx * bM, by * bN])
-
+    M, N, K = 96, 80, 64
     print(f"seed {SEED}")
     rng = np.random.default_rng(SEED)
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = np.full((M, N), np.nan, np.float32)
+    gemm = persistent_gemm(M, N, K, 32, 32, 32, 2, scheduler=True)
     tilelang.compile(gemm, target="cuda -arch=sm_80", execution_backend="emulator")(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
