@@ -69,7 +69,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
     Fp8ToFnuz(c, act);
   } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
-  } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min") {
+  } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" ||
+             op == "tl.atomic_fetch_add" || op == "atomic_fetch_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
   } else if (ExecMetalIntrinsic(c, act)) {  // simdgroup_matrix calls: intrinsics_metal.cc
@@ -134,8 +135,9 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
     for (int t : act) out[t].i = WrapInt(x[t].i ^ y[t].i, rt);
     return;
   }
-  if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
-    return AtomicAdd(c, act, out);
+  if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" ||
+      op == "tl.atomic_fetch_add" || op == "atomic_fetch_add")
+    return AtomicAdd(c, act, out);  // the previous values (T.atomic_add(..., return_prev=True))
   if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c, act, out);
   if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
   if (op == "min_value" || op == "max_value") {

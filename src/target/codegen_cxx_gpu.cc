@@ -107,7 +107,7 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
     return "tl::shfl_sync(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
   if (op == "tl.any_sync" || op == "tl.all_sync")  // (mask, predicate, width): the device header's vote
     return "tl::" + op.substr(3) + "(" + arg(0) + ", " + arg(1) + ")";
-  if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min")
+  if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" || op == "tl.atomic_fetch_add")
     return "tl::" + op.substr(3) + "(" + Addr(c->args[0]) + ", " + arg(1) + ")";
   if (op == "min_value" || op == "max_value")
     return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";

@@ -74,6 +74,8 @@ struct GpuFeatures {
   // relaxed only: Metal, OpenCL 1.2) and 64-bit elements (not Metal).
   bool ordered_atomics = true;
   bool atomics_64 = true;
+  // T.atomic_add(..., return_prev=True): an atomic add that returns the element's previous value.
+  bool fetch_atomics = true;
   // The device compiler takes CUDA C++: T.import_source'd code and T.call_extern calls of it (CUDA only).
   bool cuda_source = false;
   // Named barriers among part of the block (bar.sync id, count: T.sync_threads(id, count)).

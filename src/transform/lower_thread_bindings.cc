@@ -18,8 +18,11 @@ using cuda_pass::IsNamedBarrier;
 
 struct ThreadIdxFinder : IRVisitor {
   bool found = false;
+  // Also a value-returning atomic (T.atomic_add(..., return_prev=True)): each executing thread gets its own
+  // previous value, so a statement holding one is per thread (ReadsThreadIndex; not the T.Parallel check).
+  bool fetch = false;
   void VisitCall(const CallNode* n) override {
-    found |= n->op == "tl.thread_idx";
+    found |= n->op == "tl.thread_idx" || (fetch && (n->op == "atomic_fetch_add" || n->op == "tl.atomic_fetch_add"));
     IRVisitor::VisitCall(n);
   }
 };
@@ -30,6 +33,19 @@ bool UsesThreadIdx(const Expr& e) {
 }
 bool UsesThreadIdx(const Stmt& s) {
   ThreadIdxFinder v;
+  v.VisitStmt(s);
+  return v.found;
+}
+// The thread index or a value-returning atomic: work each thread does for itself.
+bool PerThreadWork(const Expr& e) {
+  ThreadIdxFinder v;
+  v.fetch = true;
+  v.VisitExpr(e);
+  return v.found;
+}
+bool PerThreadWork(const Stmt& s) {
+  ThreadIdxFinder v;
+  v.fetch = true;
   v.VisitStmt(s);
   return v.found;
 }
@@ -270,8 +286,8 @@ class CpuLowering {
   CpuLowering(int64_t threads, PrivateLocals priv) : threads_(threads), priv_(std::move(priv)) {}
 
   // Run by each thread: it reads the thread index or touches a privatised local.
-  bool PerThreadStmt(const Stmt& s) const { return UsesThreadIdx(s) || ReadsAny(s, priv_); }
-  bool PerThreadExpr(const Expr& e) const { return UsesThreadIdx(e) || ReadsAny(e, priv_); }
+  bool PerThreadStmt(const Stmt& s) const { return PerThreadWork(s) || ReadsAny(s, priv_); }
+  bool PerThreadExpr(const Expr& e) const { return PerThreadWork(e) || ReadsAny(e, priv_); }
   bool Phases(const Stmt& s) const {
     return NeedsPhases(s, [this](const Stmt& x) { return PerThreadStmt(x); });
   }
@@ -313,6 +329,7 @@ class CpuLowering {
       case StmtKind::kLet: {
         auto* n = As<LetNode>(s);
         if (PerThreadExpr(n->value)) return Lower(Substitute(n->body, {{n->var.get(), n->value}}));
+        NoteOutside(Evaluate(n->value, s->span));  // a local it reads is read by the whole block
         return Let(n->var, n->value, Lower(n->body), s->span);
       }
       case StmtKind::kAttr: {
@@ -415,7 +432,7 @@ class CpuLowering {
 
 }  // namespace
 
-bool ReadsThreadIndex(const Stmt& s) { return UsesThreadIdx(s); }
+bool ReadsThreadIndex(const Stmt& s) { return PerThreadWork(s); }
 
 PrimFunc CheckThreadBindings(const PrimFunc& f) {
   struct Inline : IRMutator {
@@ -446,7 +463,7 @@ PrimFunc LowerThreadBindingsCPU(const PrimFunc& f0) {
   PrimFunc f = CheckThreadBindings(f0);
   struct Mut : IRMutator {
     Stmt VisitKernel(const Stmt& s, const KernelNode* k) override {
-      if (!UsesThreadIdx(k->body) && !HasSync(k->body)) return s;
+      if (!PerThreadWork(k->body) && !HasSync(k->body)) return s;
       int64_t threads = 1;
       for (auto& t : k->threads) {
         auto v = BoundOf(t, {}).hi;

@@ -5,6 +5,8 @@
 // one file per concept (see cuda/lower_tile_ops_cuda_impl.h); this file holds the entry point, the
 // dispatch over ops, and the reading of the earlier passes' facts.
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -21,6 +23,8 @@ namespace tl {
 namespace cuda_lowering {
 
 using namespace cuda_pass;
+
+static std::set<const BufferNode*> ThreadRegisters(const Stmt& body);  // below
 
 Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   tx_ = tx_kernel_ = MakeVar("tx");
@@ -42,6 +46,8 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       cp_async_wgmma_ |= l && wgmma_operands_.count(l->buffer.get()) > 0;
     });
   tx_vars_ = {tx_.get()};
+  thread_regs_ = ThreadRegisters(n->body);
+  thread_vars_.clear();
   PostOrderVisitStmt(n->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
     if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
   });
@@ -412,6 +418,16 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
                       stmt_span_);
     return Call(n->dtype, n->op, {VisitExpr(n->args[0]), VisitExpr(n->args[1]), C(ctx_.features.wave)});
   }
+  if (n->op == "atomic_fetch_add" && n->args.size() == 2) {  // T.atomic_add(..., return_prev=True)
+    if (!ctx_.features.fetch_atomics)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.atomic_add(..., return_prev=True) returns the previous value on CUDA, HIP and the CPU; the " +
+                          ctx_.features.name + " lowering does not implement it",
+                      stmt_span_);
+    auto* addr = As<CallNode>(n->args[0]);
+    TL_ICHECK(addr && addr->op == "address_of", n->op, " takes an address");
+    return Call(n->dtype, "tl.atomic_fetch_add", {VisitExpr(addr->args[0]), VisitExpr(n->args[1])});
+  }
   if ((n->op == "atomic_add" || n->op == "atomic_max" || n->op == "atomic_min") && n->args.size() == 2) {
     auto* addr = As<CallNode>(n->args[0]);
     TL_ICHECK(addr && addr->op == "address_of", n->op, " takes an address");
@@ -444,8 +460,74 @@ Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   return out;
 }
 
+// Whether `s` reads one of `vars` or a load of one of `bufs`.
+static bool ReadsVars(const Stmt& s, const std::set<const VarNode*>& vars,
+                      const std::set<const BufferNode*>& bufs = {}) {
+  if (vars.empty() && bufs.empty()) return false;
+  bool hit = false;
+  struct V : IRVisitor {
+    const std::set<const VarNode*>* vars;
+    const std::set<const BufferNode*>* bufs;
+    bool* hit;
+    void VisitVar(const VarNode* v) override { *hit |= vars->count(v) > 0; }
+    void VisitLoad(const BufferLoadNode* n) override {
+      *hit |= bufs->count(n->buffer.get()) > 0;
+      IRVisitor::VisitLoad(n);
+    }
+  } v;
+  v.vars = &vars;
+  v.bufs = &bufs;
+  v.hit = &hit;
+  v.VisitStmt(s);
+  return hit;
+}
+
+// The registers (T.alloc_var / T.alloc_local) that hold each thread's own value: written, outside T.Parallel,
+// from the thread index, a value-returning atomic, a let of those, another such register, or under control
+// flow on them. A statement reading one is per thread (PerThread), as on the CPU target: before, `v = tx;
+// A[v] = 1` stored from thread 0 only.
+static std::set<const BufferNode*> ThreadRegisters(const Stmt& body) {
+  std::set<const BufferNode*> regs;
+  std::set<const VarNode*> vars;
+  auto own = [&](const Stmt& x) { return ReadsThreadIndex(x) || ReadsVars(x, vars, regs); };
+  std::function<void(const Stmt&, bool)> walk = [&](const Stmt& s, bool divergent) {
+    if (!s) return;
+    if (auto* q = As<SeqNode>(s)) {
+      for (auto& x : q->seq) walk(x, divergent);
+    } else if (auto* l = As<LetNode>(s)) {
+      if (own(Evaluate(l->value, s->span))) vars.insert(l->var.get());
+      walk(l->body, divergent);
+    } else if (auto* a = As<AttrStmtNode>(s)) {
+      walk(a->body, divergent);
+    } else if (auto* i = As<IfNode>(s)) {
+      const bool d = divergent || own(Evaluate(i->cond, s->span));
+      walk(i->then_case, d);
+      walk(i->else_case, d);
+    } else if (auto* w = As<WhileNode>(s)) {
+      walk(w->body, divergent || own(Evaluate(w->cond, s->span)));
+    } else if (auto* f = As<ForNode>(s)) {
+      if (f->for_kind != ForKind::kParallel) walk(f->body, divergent || own(Evaluate(f->extent, s->span)));
+    } else if (auto* st = As<StoreNode>(s)) {
+      const Scope sc = st->buffer->scope;
+      if ((sc == Scope::kLocal || sc == Scope::kLocalVar) && (divergent || own(s))) regs.insert(st->buffer.get());
+    }
+  };
+  for (size_t n = SIZE_MAX; n != regs.size() + vars.size();) {  // to a fixpoint: a register may feed another
+    n = regs.size() + vars.size();
+    walk(body, false);
+  }
+  return regs;
+}
+
+Stmt CudaTileLowerer::VisitLet(const Stmt& s, const LetNode* n) {
+  const Stmt probe = Evaluate(n->value, s->span);
+  if (!cur_loop_ && (ReadsThreadIndex(probe) || ReadsVars(probe, thread_vars_, thread_regs_)))
+    thread_vars_.insert(n->var.get());
+  return IRMutator::VisitLet(s, n);
+}
+
 bool CudaTileLowerer::PerThread(const Stmt& s) const {
-  return !cur_loop_ && (thread_conditions_ > 0 || ReadsThreadIndex(s));
+  return !cur_loop_ && (thread_conditions_ > 0 || ReadsThreadIndex(s) || ReadsVars(s, thread_vars_, thread_regs_));
 }
 
 Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {

@@ -228,6 +228,21 @@ inline void atomic_store(T* addr, T v) {
   __atomic_store_n(reinterpret_cast<Bits*>(addr), b, Order);
 }
 
+/// Atomic add returning the element's previous value (T.atomic_add(..., return_prev=True)).
+template <typename T>
+inline T atomic_fetch_add(T* addr, T v) {
+  if constexpr (std::is_integral<T>::value) {
+    return __atomic_fetch_add(addr, v, __ATOMIC_RELAXED);
+  } else {
+    T prev;
+    atomic_update(addr, [&](T cur) {
+      prev = cur;
+      return cast<T>(as_compute(cur) + as_compute(v));
+    });
+    return prev;
+  }
+}
+
 /// Atomic add; floats and the 16-bit types go through a compare-and-swap loop.
 template <typename T>
 inline void atomic_add(T* addr, T v) {

@@ -493,6 +493,24 @@ __device__ __forceinline__ unsigned long long shfl_xor(unsigned long long v, int
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
 
+// T.atomic_add(..., return_prev=True): the element's value before the add (32- and 64-bit elements).
+__device__ __forceinline__ int atomic_fetch_add(int* p, int v) { return atomicAdd(p, v); }
+__device__ __forceinline__ unsigned atomic_fetch_add(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+__device__ __forceinline__ float atomic_fetch_add(float* p, float v) { return atomicAdd(p, v); }
+__device__ __forceinline__ double atomic_fetch_add(double* p, double v) { return atomicAdd(p, v); }
+__device__ __forceinline__ unsigned long long atomic_fetch_add(unsigned long long* p, unsigned long long v) {
+  return atomicAdd(p, v);
+}
+template <typename T>  // the signed 64-bit spellings: two's complement
+__device__ __forceinline__ T atomic_fetch_add_s64(T* p, T v) {
+  return static_cast<T>(atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
+}
+__device__ __forceinline__ long long atomic_fetch_add(long long* p, long long v) { return atomic_fetch_add_s64(p, v); }
+__device__ __forceinline__ long atomic_fetch_add(long* p, long v) { return atomic_fetch_add_s64(p, v); }
+__device__ __forceinline__ unsigned long atomic_fetch_add(unsigned long* p, unsigned long v) {
+  return atomic_fetch_add_s64(p, v);
+}
+
 __device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }

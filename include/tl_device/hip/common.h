@@ -304,6 +304,11 @@ TL_DEV void atomic_add(T* p, T v) {
   __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 TL_DEV void atomic_add(float* p, float v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+// T.atomic_add(..., return_prev=True): the element's value before the add (32- and 64-bit elements).
+template <typename T>
+TL_DEV T atomic_fetch_add(T* p, T v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
 TL_DEV void atomic_add(double* p, double v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 template <int N>
 struct AtomicBits;

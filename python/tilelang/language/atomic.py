@@ -8,11 +8,43 @@ from .expr import const as _const
 from .utils import _point_region, _region
 
 
+_FETCH_DTYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+
+
+def _fetch_add(name, dst, value, memory_order):
+    """T.atomic_add(element, value, return_prev=True): the element's value before the add, as an expression."""
+    if memory_order not in (None, "relaxed"):
+        raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) is not supported: atomics "
+                                       "are relaxed; order other accesses with barriers")
+    if isinstance(value, (_ffi.Buffer, RegionSpec)):
+        raise TileLangTypeError(f"{name}(..., return_prev=True) returns one element's previous value: give a "
+                                "single element and a scalar value")
+    db, dmin, _, dpoint = region_of(dst, f"{name} destination")
+    if not dpoint:
+        raise TileLangTypeError(f"{name}(..., return_prev=True) needs a single element as destination, e.g. C[i]")
+    if db.dtype not in _FETCH_DTYPES:
+        raise TileLangUnsupportedError(f"{name}(..., return_prev=True) updates 32- and 64-bit elements "
+                                       f"({', '.join(_FETCH_DTYPES)}); '{db.name}' is {db.dtype}")
+    v = _ffi.cast(db.dtype, value) if isinstance(value, Expr) else _const(value, db.dtype)
+    addr = _ffi.call("handle", "address_of", [_ffi.load(db, list(dmin))])
+    fetch = _ffi.call(db.dtype, "atomic_fetch_add", [addr, v])
+    # The atomic happens once, before the statement that uses its value: the previous value goes into a register
+    # of the thread (a T.alloc_var), which the statement reads (an expression would repeat the atomic wherever
+    # a lowering copies it).
+    from .allocate import alloc_var
+
+    prev = alloc_var(db.dtype)
+    builder.emit_before([_ffi.store(prev, fetch, [_const(0)], builder.span())])
+    return _ffi.load(prev, [_const(0)])
+
+
 def _atomic(kind, dst, value, memory_order, return_prev, use_tma=False):
     name = f"T.atomic_{kind}"
+    if return_prev and kind == "add" and not use_tma:
+        return _fetch_add(name, dst, value, memory_order)
     if return_prev:
-        raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: the atomic is a "
-                                       "statement here and does not return the previous value")
+        raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: {name} is a statement "
+                                       "here and does not return the previous value (T.atomic_add does)")
     if memory_order not in (None, "relaxed"):
         raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) is not supported: atomics "
                                        "are relaxed; order other accesses with barriers")
@@ -32,7 +64,8 @@ def _atomic(kind, dst, value, memory_order, return_prev, use_tma=False):
 
 
 def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
-    """dst += value atomically (a tile: element by element), relaxed. use_tma=True (a shared tile into global
+    """dst += value atomically (a tile: element by element), relaxed. return_prev=True (one 32- or 64-bit element):
+    an expression, the element's value before this add (CUDA, HIP, the CPU). use_tma=True (a shared tile into global
     memory): TMA reductions on sm_90 / sm_90a (cp.reduce.async.bulk.tensor .add), element-wise atomics with a
     warning where TMA cannot do it."""
     return _atomic("add", dst, value, memory_order, return_prev, bool(use_tma))

@@ -107,6 +107,9 @@ class CodegenCPUImpl : public CodegenC {
              "()";
     if (c->op == "device_assert")
       return "tl_cpu::device_assert(" + Args(c) + ", tl_err, tl_errlen, &tl_status)";
+    if (c->op == "atomic_fetch_add")  // (address_of(element), value): the previous value
+      return "tl_cpu::atomic_fetch_add(" + E(c->args[0]) + ", tl_cpu::cast<" + CType(c->dtype) + ">(" +
+             E(c->args[1]) + "))";
     if (c->op == "tl.atomic_load")  // (address_of(element), C++ memory order)
       return "tl_cpu::atomic_load<" + E(c->args[1]) + ">(" + E(c->args[0]) + ")";
     if (c->op == "tl.atomic_store")  // (address_of(element), value, C++ memory order)

@@ -83,6 +83,7 @@ GpuFeatures MetalFeatures() {
   f.shuffle = true;                  // simd_shuffle_xor over 32-wide SIMD-groups
   f.ordered_atomics = false;  // Metal atomics are memory_order_relaxed
   f.atomics_64 = false;
+  f.fetch_atomics = false;  // not implemented in the Metal code generator
   f.wave = 32;
   f.vector_shared_loads = false;
   f.vector_shared_stores = false;

@@ -13,6 +13,7 @@ GpuFeatures OpenCLFeatures(const OpenCLLimits& lim) {
   f.swizzle = SharedSwizzle::kXor;
   f.shuffle = false;  // OpenCL 1.2 devices (PoCL among them) need not have sub-groups
   f.ordered_atomics = false;  // OpenCL 1.2 atomics have no memory orders
+  f.fetch_atomics = false;    // not implemented in the OpenCL code generator
   f.wave = 32;
   f.subgroup_reduce = lim.subgroups;
   f.subgroup_feature = "subgroups";

@@ -76,6 +76,11 @@ class CudaTileLowerer : public IRMutator {
   /// on the thread index encloses it. Other scalar stores outside T.Parallel are made by one thread (GuardOne).
   bool PerThread(const Stmt& s) const;
   int thread_conditions_ = 0;  // enclosing `if` / `while` on the thread index (outside T.Parallel)
+  // Let variables whose value is the thread's own (it reads the thread index or a value-returning atomic):
+  // statements reading them are per thread too.
+  std::set<const VarNode*> thread_vars_;
+  std::set<const BufferNode*> thread_regs_;  // registers holding each thread's own value (ThreadRegisters)
+  Stmt VisitLet(const Stmt& s, const LetNode* n) override;
 
   Buffer MapBuffer(const Buffer& b);
   int64_t Stages(const Buffer& b) const;

@@ -270,3 +270,25 @@ def test_scalar_stores_under_a_condition_on_the_thread_index(where):
     _compile(k, where)(out, count)
     np.testing.assert_array_equal(out, np.tile([7, 8, 9], (4, 1)))
     np.testing.assert_array_equal(count, np.full(4, 24))
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_stores_through_a_register_holding_the_thread_index_are_each_threads(where):
+    """`v = T.alloc_var(...)`, `v = tx`, then `A[v] = ...` (and a register fed by it): each thread stores at its
+    own v. Before, the GPU lowerings saw a store that does not read the thread index and made thread 0 do it,
+    so one element of 64 was written (silently; the CPU target was right)."""
+    @T.prim_func
+    def k(A: T.Tensor((64,), "int32"), B: T.Tensor((64,), "int32")):
+        with T.Kernel(1, threads=64):
+            v = T.alloc_var("int32")
+            w = T.alloc_var("int32")
+            tx = T.get_thread_binding()
+            v = tx
+            w = 63 - v
+            A[v] = v * 2
+            B[w] = 1
+
+    a, b = np.zeros(64, np.int32), np.zeros(64, np.int32)
+    _compile(k, where)(a, b)
+    np.testing.assert_array_equal(a, np.arange(64) * 2)
+    np.testing.assert_array_equal(b, np.ones(64))

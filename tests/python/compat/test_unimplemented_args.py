@@ -67,15 +67,16 @@ def test_no_hint_no_warning(recwarn):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"return_prev": True}, r"return_prev=True\) is not supported"),
+    ({"return_prev": True}, r"return_prev=True\) is not supported: T.atomic_max is a statement"),
     ({"memory_order": "release"}, r"memory_order='release'\) is not supported: atomics are relaxed"),
 ])
 def test_atomic_arguments_that_change_meaning_are_rejected(kwargs, match):
+    """(T.atomic_add(..., return_prev=True) is implemented: compat/test_atomic_return_prev.py.)"""
     with pytest.raises(TileLangUnsupportedError, match=match) as e:
         @T.prim_func
         def main(C: T.Tensor((4,), "float32")):
             with T.Kernel(1, threads=32) as bx:
-                T.atomic_add(C[0], 1.0, **kwargs)
+                T.atomic_max(C[0], 1.0, **kwargs)
     assert f"{HERE}:" in str(e.value)
 
 
