@@ -66,9 +66,7 @@ class LayoutInferencer : public LayoutRuleContext {
     region_ = {0, kernel_threads_, Span()};
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
-    PostOrderVisitStmt(k->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
-      if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
-    });
+    tx_vars_ = ThreadIndexVars(k->body);
     ScanFragmentRegions(k->body);
     // Layouts the program gives (T.annotate_layout) come first: every rule must agree with them, or
     // the conflict names the annotation.
@@ -200,7 +198,7 @@ class LayoutInferencer : public LayoutRuleContext {
     Span span;
   };
   ThreadRegion RegionOf(const AttrStmtNode* a, const ThreadRegion& outer) const {
-    if (a->key != "tl.warp_specialized" || !WsBlockHasTileWork(a->body)) return outer;
+    if (a->key != "tl.warp_specialized" || !FirstTileWork(a->body)) return outer;
     CheckWsBlockOps(a, features_);  // consecutive warp groups, named barriers (cuda/warp_specialize.cc)
     WsBlock b = WsBlockOf(a);
     return {b.base, b.count, a->span};
@@ -208,25 +206,9 @@ class LayoutInferencer : public LayoutRuleContext {
   // The regions of the branches of `if (cond)` inside `outer`: those of a condition on the thread index that
   // selects whole warp groups (`tx < 128`), else `outer` (both false when the condition is not such a range).
   std::pair<ThreadRegion, ThreadRegion> BranchRegions(const IfNode* i, const ThreadRegion& outer) const {
-    const ThreadRange in{outer.base, outer.base + outer.count};
-    const ThreadRange t = ThreadRangeWhere(i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars_); });
-    if (!t.ok()) return {outer, outer};
-    auto region = [&](const Stmt& b, ThreadRange r) {
-      const StmtNode* work = b ? FirstTileWork(b) : nullptr;
-      if (work && !features_.named_barriers && !(r == in))
-        throw UserError(ErrorKind::kUnsupported,
-                        "tile ops under a condition on the thread index synchronise the threads it selects with a "
-                        "named barrier, which the " + features_.label + " target does not have",
-                        work->span);
-      if (!r.ok() && work)
-        throw UserError(ErrorKind::kUnsupported,
-                        "tile ops in the else branch of a condition on the thread index: the threads it runs on are "
-                        "not one range; write the branches as conditions of their own (`if tx >= 128:`)",
-                        work->span);
-      ThreadRange g = r.ok() ? BranchRegion(r, in, work) : in;
-      return ThreadRegion{g.lo, g.hi - g.lo, i->span};
-    };
-    return {region(i->then_case, t), region(i->else_case, ThreadRangeElse(t, in))};
+    const BranchThreads b = SplitBranches(i, {outer.base, outer.base + outer.count}, tx_vars_, features_);
+    auto region = [&](ThreadRange g) { return ThreadRegion{g.lo, g.hi - g.lo, i->span}; };
+    return {region(b.then_region), region(b.else_region)};
   }
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (tx = T.get_thread_binding())
   /// Each fragment is used by the threads of one region: all of the block's, or one T.ws block's warp groups

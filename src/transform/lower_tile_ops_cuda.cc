@@ -45,12 +45,9 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       auto* l = dst && !dst->args.empty() ? As<BufferLoadNode>(dst->args[0]) : nullptr;
       cp_async_wgmma_ |= l && wgmma_operands_.count(l->buffer.get()) > 0;
     });
-  tx_vars_ = {tx_.get()};
+  tx_vars_ = ThreadIndexVars(n->body);  // tx = T.get_thread_binding()
   thread_regs_ = ThreadRegisters(n->body);
   thread_vars_.clear();
-  PostOrderVisitStmt(n->body, [&](const Stmt& x) {  // tx = T.get_thread_binding()
-    if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, tx_vars_)) tx_vars_.insert(l->var.get());
-  });
   kernel_bounds_.clear();
   kernel_bounds_[tx_.get()] = {int64_t(0), KernelThreads(n) - 1};
   for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
@@ -189,7 +186,7 @@ Stmt CudaTileLowerer::LowerWsBlock(const Stmt& s, const AttrStmtNode* n) {
   TL_ICHECK(i && !i->else_case, "a T.ws block is an if without else");
   const WsBlock wb = WsBlockOf(n);
   Stmt body;
-  if (wb.count && WsBlockHasTileWork(n->body)) {
+  if (wb.count && FirstTileWork(n->body)) {
     body = InRegion(i->then_case, {wb.base, wb.base + wb.count});
   } else {
     const int64_t saved = ws_leader_;
@@ -249,11 +246,10 @@ Stmt CudaTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
 // each branch over whole warp groups other than the enclosing region's is lowered for its threads (InRegion).
 // The statements under it stay per thread. Marked tl.warp_specialized: the emulator runs a fiber per warp group,
 // so that one branch waiting on another's mbarrier arrivals lets it run.
-Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, ThreadRange t) {
+Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchThreads& bt) {
   const ThreadRange in = region_;
-  auto branch = [&](const Stmt& b, ThreadRange r) -> Stmt {
+  auto branch = [&](const Stmt& b, ThreadRange r, ThreadRange g) -> Stmt {
     if (!b) return b;
-    ThreadRange g = r.ok() ? BranchRegion(r, in, FirstTileWork(b)) : in;
     if (!(g == in)) return InRegion(b, g);
     // no tile work to partition: its single-thread work (a T.tma_copy's issue) is its first thread's
     const int64_t saved = ws_leader_;
@@ -263,7 +259,8 @@ Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, ThreadRange 
     return out;
   };
   ++thread_conditions_;
-  Stmt then = branch(i->then_case, t), els = branch(i->else_case, ThreadRangeElse(t, in));
+  Stmt then = branch(i->then_case, bt.then_range, bt.then_region),
+       els = branch(i->else_case, bt.else_range, bt.else_region);
   --thread_conditions_;
   return AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
 }
@@ -441,9 +438,8 @@ Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
   if (auto* i = As<IfNode>(s); i && !cur_loop_ && (HasTileOp(i->then_case) || HasTileOp(i->else_case))) {
-    ThreadRange t = ThreadRangeWhere(i->cond, region_, [&](const Expr& e) { return IsThreadIndex(e, tx_vars_); });
-    if (t.ok()) {
-      Stmt out = LowerBranches(s, i, t);
+    if (BranchThreads bt = SplitBranches(i, region_, tx_vars_, ctx_.features); bt.split) {
+      Stmt out = LowerBranches(s, i, bt);
       stmt_span_ = saved;
       return out;
     }

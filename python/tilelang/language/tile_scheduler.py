@@ -5,7 +5,8 @@ fastest, and with swizzle_size > 1 the fast axis is swept for a panel of swizzle
 at a time (a narrower last panel where they do not divide); cluster_size > 1 schedules cluster rows along M.
 
 State (stateful=True) lives in T.alloc_var registers of the kernel: `init(worker)`, `next_tile()` and
-`valid()` drive a `while` loop; `m_idx`, `n_idx`, `linear_idx` and `current_iter` read it. `coord(tile)`
+`valid()` drive a `while` loop (the registers are named `<name>_m_idx`, ... after `name=`, else after the variable
+the scheduler is assigned to); `m_idx`, `n_idx`, `linear_idx` and `current_iter` read it. `coord(tile)`
 decodes a number without state. Methods that update the state return the statements that do it, so they are
 written as statements: `sched.init(bx)`, `sched.next_tile()`."""
 from .. import _ffi
@@ -38,8 +39,18 @@ class PersistentTileScheduler:
         cols = _int(num_n_tiles)
         self._tiles = rows * cols
         self._fast, self._slow = (rows, cols) if self.column_major else (cols, rows)
-        if self.stateful:
-            self._m, self._n, self._linear, self._iter = (alloc_var("int32") for _ in range(4))
+        if self.stateful:  # registers named `<name>_m_idx` ... (name: the given one, else the assigned variable's)
+            ctx = builder.require_context("T.PersistentTileScheduler")
+            saved = ctx.pending_name
+            prefix = name or saved or "sched"
+            regs = []
+            try:
+                for field in ("m_idx", "n_idx", "linear_idx", "current_iter"):
+                    ctx.pending_name = f"{prefix}_{field}"
+                    regs.append(alloc_var("int32"))
+            finally:
+                ctx.pending_name = saved
+            self._m, self._n, self._linear, self._iter = regs
 
     # -- the decode ------------------------------------------------------------------------------------------
     def coord(self, tile_id):
@@ -63,25 +74,17 @@ class PersistentTileScheduler:
     def _get(buf):
         return _ffi.load(buf, [const(0)])
 
-    @property
-    def m_idx(self):
-        self._state("m_idx")
-        return self._get(self._m)
+    def _read(field, attr):  # noqa: N805 -- a property factory used in the class body
+        def get(self):
+            self._state(field)
+            return self._get(getattr(self, attr))
+        return property(get, doc=f"The worker's {field} (a register read).")
 
-    @property
-    def n_idx(self):
-        self._state("n_idx")
-        return self._get(self._n)
-
-    @property
-    def linear_idx(self):
-        self._state("linear_idx")
-        return self._get(self._linear)
-
-    @property
-    def current_iter(self):
-        self._state("current_iter")
-        return self._get(self._iter)
+    m_idx = _read("m_idx", "_m")
+    n_idx = _read("n_idx", "_n")
+    linear_idx = _read("linear_idx", "_linear")
+    current_iter = _read("current_iter", "_iter")
+    del _read
 
     def valid(self):
         """Whether the worker's current tile number is inside the grid."""

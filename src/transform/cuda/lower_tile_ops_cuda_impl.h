@@ -35,7 +35,7 @@ class CudaTileLowerer : public IRMutator {
   Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override;
   Stmt LowerWsBlock(const Stmt& s, const AttrStmtNode* n);  // a T.ws block (tl.warp_specialized)
   Stmt InRegion(const Stmt& b, ThreadRange g);                 // b run by the threads of g only
-  Stmt LowerBranches(const Stmt& s, const IfNode* i, ThreadRange then);  // `if tx < 128:` with tile work
+  Stmt LowerBranches(const Stmt& s, const IfNode* i, const BranchThreads& bt);  // `if tx < 128:` with tile ops
   Var tx_kernel_;                     // the block's thread index (tx_ is rebased inside a region)
   ThreadRange region_;                // the threads running what is lowered (InRegion)
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (T.get_thread_binding())
@@ -126,7 +126,8 @@ class CudaTileLowerer : public IRMutator {
                          const std::vector<Stmt>& consumers, int64_t stages);
   Buffer TmaBarriers(int64_t count, const Span& sp);  // shared mbarriers, initialised at kernel start
   Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
-  Stmt TmaStore(const CopyNode* n, bool reduce_add = false);  // (reduce_add: tl.tma_reduce_add, T.atomic_add)  // shared -> global: fence, then thread 0 stores and waits
+  // shared -> global: fence, then thread 0 stores and waits (reduce_add: tl.tma_reduce_add, T.atomic_add(use_tma))
+  Stmt TmaStore(const CopyNode* n, bool reduce_add = false);
   // ---- warp specialisation (sm_90a, cuda/warp_specialize.cc) -----------------------------------
   const ForNode* WsCandidate(const Stmt& kbody, std::string* why) const;  // the loop that may be split
   Stmt LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,

@@ -445,10 +445,20 @@ WsBlock WsBlockOf(const AttrStmtNode* a) {
   return r;
 }
 
+namespace {
 bool IsThreadIndex(const Expr& e, const std::set<const VarNode*>& vars) {
   if (auto* c = As<CallNode>(e)) return c->op == "tl.thread_idx";
   auto* v = As<VarNode>(e);
   return v && vars.count(v);
+}
+}  // namespace
+
+std::set<const VarNode*> ThreadIndexVars(const Stmt& body) {
+  std::set<const VarNode*> vars;
+  PostOrderVisitStmt(body, [&](const Stmt& x) {
+    if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, vars)) vars.insert(l->var.get());
+  });
+  return vars;
 }
 
 ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx) {
@@ -484,14 +494,37 @@ ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in) {
   return {};
 }
 
-ThreadRange BranchRegion(ThreadRange r, ThreadRange in, const StmtNode* work) {
-  if (r == in || !work) return in;
-  if (r.lo % kWarpGroup || r.hi % kWarpGroup)
-    throw UserError(ErrorKind::kUnsupported,
-                    "tile ops under a condition on the thread index are lowered for the threads it selects, which "
-                    "must be whole warp groups (multiples of 128); this branch runs on threads " +
-                        std::to_string(r.lo) + ".." + std::to_string(r.hi - 1),
-                    work->span);
+BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
+                            const GpuFeatures& features) {
+  BranchThreads r;
+  r.then_region = r.else_region = in;
+  r.then_range = ThreadRangeWhere(i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars); });
+  if (!r.then_range.ok()) return r;
+  r.split = true;
+  r.else_range = ThreadRangeElse(r.then_range, in);
+  auto region = [&](const Stmt& b, ThreadRange range) {
+    const StmtNode* work = b ? FirstTileWork(b) : nullptr;
+    if (!work || range == in) return in;
+    if (!range.ok())
+      throw UserError(ErrorKind::kUnsupported,
+                      "tile ops in the else branch of a condition on the thread index: the threads it runs on are "
+                      "not one range; write the branches as conditions of their own (`if tx >= 128:`)",
+                      work->span);
+    if (!features.named_barriers)
+      throw UserError(ErrorKind::kUnsupported,
+                      "tile ops under a condition on the thread index synchronise the threads it selects with a "
+                      "named barrier, which the " + features.label + " target does not have",
+                      work->span);
+    if (range.lo % kWarpGroup || range.hi % kWarpGroup)
+      throw UserError(ErrorKind::kUnsupported,
+                      "tile ops under a condition on the thread index are lowered for the threads it selects, which "
+                      "must be whole warp groups (multiples of 128); this branch runs on threads " +
+                          std::to_string(range.lo) + ".." + std::to_string(range.hi - 1),
+                      work->span);
+    return range;
+  };
+  r.then_region = region(i->then_case, r.then_range);
+  r.else_region = region(i->else_case, r.else_range);
   return r;
 }
 
@@ -523,8 +556,6 @@ std::string WorkName(const StmtNode* x) {
                                                   : "a T.Parallel loop (or a T.fill / T.clear made into one)";
 }
 }  // namespace
-
-bool WsBlockHasTileWork(const Stmt& body) { return FirstTileWork(body) != nullptr; }
 
 void CheckWsBlockOps(const AttrStmtNode* ws, const GpuFeatures& features) {
   const StmtNode* x = FirstTileWork(ws->body);

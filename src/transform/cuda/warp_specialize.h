@@ -26,10 +26,6 @@ struct WsBlock {
 };
 /// The T.ws block `a` marks, or nullopt-like (no groups) when `a` is not one.
 WsBlock WsBlockOf(const AttrStmtNode* a);
-/// Whether `body` (a T.ws block's) holds work lowered per thread partition: tile ops other than T.tma_copy,
-/// T.wait_wgmma (which work per warp group by nature) and scalar T.atomic_add (per thread), T.Parallel or
-/// T.Pipelined loops.
-bool WsBlockHasTileWork(const Stmt& body);
 /// Tile work inside a T.ws block is lowered for the block's warp groups only (their threads, rebased to 0,
 /// and their own named barrier). Refused with a UserError at the first such op's line where that cannot be
 /// done: warp groups that are not consecutive, a target without named barriers.
@@ -46,14 +42,21 @@ struct ThreadRange {
 ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx);
 /// The threads of `in` outside `then` (an else branch), when they are one range; not ok() otherwise.
 ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in);
-/// Whether `e` is the thread index: the tl.thread_idx call, or a variable of `vars` (bound to it).
-bool IsThreadIndex(const Expr& e, const std::set<const VarNode*>& vars);
-/// Tile work under a branch on the thread index (`if tx < 128:` ... `else:`) is lowered for the branch's threads,
-/// as in a T.ws block, when they are whole warp groups other than the whole block. The region of a branch
-/// over `r` inside `in` (the enclosing region): `r` itself, `in` when it is the same range, or a UserError at
-/// `work`'s line when its threads are not whole warp groups.
-ThreadRange BranchRegion(ThreadRange r, ThreadRange in, const StmtNode* work);
-/// The first tile work under `s` (see WsBlockHasTileWork), or null.
+/// The variables of `body` bound to the thread index (`tx = T.get_thread_binding()`).
+std::set<const VarNode*> ThreadIndexVars(const Stmt& body);
+/// `if (cond) then else` inside the threads `in`, when `cond` selects a range of them (ThreadRangeWhere; `split`
+/// false otherwise): the threads each branch runs on (`then_range`; `else_range` not ok() when they are not one
+/// range), and the region its tile work is lowered for: its own range where it has tile work and is not all of
+/// `in`, else `in`. Tile work is lowered for the branch's threads as in a T.ws block; a UserError at its line
+/// where that cannot be done (not whole warp groups, an else branch over two ranges, no named barriers).
+struct BranchThreads {
+  bool split = false;
+  ThreadRange then_range, else_range, then_region, else_region;
+};
+BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
+                            const GpuFeatures& features);
+/// The first tile work under `s`, or null: tile ops other than T.tma_copy, T.wait_wgmma (which work per warp
+/// group by nature) and scalar T.atomic_add (per thread), T.Parallel or T.Pipelined loops.
 const StmtNode* FirstTileWork(const Stmt& s);
 /// The named barrier of a region of whole warp groups starting at thread `lo`: 8 + its first warp group.
 inline int64_t RegionBarrierId(int64_t lo) { return 8 + lo / 128; }

@@ -117,7 +117,7 @@ def _scheduled(mt, nt, workers, swizzle, column_major, steps):
     def k(Log: T.Tensor((workers, steps, 3), "int32")):
         with T.Kernel(workers, threads=32) as bid:
             sched = T.PersistentTileScheduler(mt, nt, num_workers=workers, swizzle_size=swizzle,
-                                              column_major=column_major)
+                                              column_major=column_major, name="tiles")
             sched.init(bid)
             while sched.valid():
                 Log[bid, sched.current_iter, 0] = sched.m_idx
@@ -136,6 +136,9 @@ def test_persistent_tile_scheduler_visits_every_tile_once_in_its_order(where, mt
     each block the tiles of the documented order (ragged panels included), every tile exactly once."""
     steps = -(-mt * nt // workers)
     func = _scheduled(mt, nt, workers, swizzle, column_major, steps)
+    from tilelang import _ffi
+
+    assert "tiles_m_idx" in _ffi.print_func(func) and "tiles_current_iter" in _ffi.print_func(func)  # name=
     k = tilelang.compile(func, target="cpu") if where == "cpu" else \
         tilelang.compile(func, target="cuda -arch=sm_80", execution_backend="emulator")
     log = np.full((workers, steps, 3), -1, np.int32)
