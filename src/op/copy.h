@@ -18,9 +18,9 @@ struct CopyNode : TileOpNode {
   void Check() const override;
 };
 
-/// T.tma_copy(src, dst, barrier): TileLang's explicit TMA load (sm_90+, global -> shared). One thread
-/// arrives on `barrier` with the tile's bytes as its transaction count (mbarrier.arrive.expect_tx) and
-/// issues the copy; nothing waits: the user waits with T.mbarrier_wait_parity (docs/hopper.md).
+/// T.tma_copy(src, dst, barrier): TileLang's explicit TMA load (sm_90+, global -> shared). One thread adds
+/// the tile's bytes to `barrier`'s expected transactions (mbarrier.expect_tx, no arrival) and issues the
+/// copy; nothing waits: the program arrives and waits with T.mbarrier_* (docs/hopper.md).
 struct TmaCopyNode : TileOpNode {
   static constexpr const char kOp[] = "tma_copy";
   TmaCopyNode(Region s, Region d, Expr bar, Span sp)

@@ -13,6 +13,7 @@
 #include "transform/gpu_passes.h"
 #include "transform/cuda_util.h"
 #include "transform/lower_tile_ops_cpu.h"
+#include "transform/materialize_ws_schedule.h"
 
 namespace tl {
 namespace {
@@ -122,6 +123,30 @@ class Legalizer : public IRMutator {
     for (auto b = staged.rbegin(); b != staged.rend(); ++b)
       r = AttrStmt(*b, "tl.num_stages", IntImm(DataType::Int(32), stages), r, n->span);
     return r;
+  }
+
+  // A producer's copy into a pipeline buffer of a warp-specialisation schedule (materialize_ws_schedule.cc):
+  // TMA completing on the pipeline's full barrier without a wait (T.tma_copy's form) where the copy can be
+  // TMA; otherwise the plain copy, which completes before the producer's arrival.
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    if (n->key != kWsCopyBarrierKey) return IRMutator::VisitAttr(s, n);
+    auto* c = As<CopyNode>(n->body);
+    TmaPlan p;
+    std::string why = !c ? "it is not a plain T.copy here" : !ctx_.features.tma ? "the target has no TMA"
+                                                                                : TmaBlocker(c, ctx_, &p);
+    if (!why.empty()) {
+      if (c)
+        ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
+                                     c->dst.buffer->name + " (scheduled producer copy): completes before the "
+                                     "producer's arrival, not on the pipeline barrier: " + why);
+      return VisitStmt(n->body);
+    }
+    ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                 " (scheduled producer copy): TMA (" + std::to_string(p.panels) +
+                                 "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+                                 BoxText(p.box) + ", " + std::to_string(p.bytes) +
+                                 " bytes) completing on the pipeline's full barrier; no wait");
+    return std::make_shared<TmaCopyNode>(c->src, c->dst, n->value, c->span);
   }
 
   Stmt VisitTileOp(const Stmt& s) override {

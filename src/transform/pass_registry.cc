@@ -13,6 +13,7 @@
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
 #include "transform/lower_thread_bindings.h"
+#include "transform/materialize_ws_schedule.h"
 #include "transform/rasterize_blocks.h"
 #include "transform/resolve_buffer_views.h"
 
@@ -42,6 +43,7 @@ PassFn WithContext(PrimFunc (*pass)(const PrimFunc&, const PassContext&)) {
 const std::map<std::string, PassFn>& SharedPasses() {
   static const std::map<std::string, PassFn> passes = {
       {"HoistWorkspaces", ContextFree(HoistWorkspaces)},
+      {"MaterializeWsSchedule", WithContext(MaterializeWsSchedule)},
       {"CheckThreadBindings", ContextFree(CheckThreadBindings)},
       {"ExpandViewTileOps", ContextFree(ExpandViewTileOps)},
       {"Simplify", ContextFree(SimplifyKeepingKernel)},
@@ -106,7 +108,7 @@ Pipeline Concat(Pipeline a, const Pipeline& b) {
 }
 
 const Pipeline& FrontSteps() {
-  static const Pipeline front = {Step("HoistWorkspaces")};
+  static const Pipeline front = {Step("HoistWorkspaces"), Step("MaterializeWsSchedule")};
   return front;
 }
 

@@ -109,7 +109,8 @@ def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
     trace = _ffi.compile(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80", {}, "", True, "", False, True).trace
     names = [t[0] for t in trace]
-    assert names == ["HoistWorkspaces", "CheckThreadBindings", "ExpandViewTileOps", "Simplify", "RasterizeBlocks",
+    assert names == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps", "Simplify",
+                     "RasterizeBlocks",
                      "InjectBoundGuards", "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel",
                      "LayoutInference", "LowerTileOpsCUDA", "Simplify", "SplitInteriorBlocks",
                      "PlanSharedMemory", "InsertBarriers"]
@@ -118,6 +119,7 @@ def test_pass_names_of_the_cuda_pipeline():
         "legalize, layout inference and lowering each change the IR")
     assert not changed["PartitionDynamicParallel"], "no T.Parallel here has a run-time extent"
     assert not changed["HoistWorkspaces"] and not changed["CheckThreadBindings"], "no T.alloc_global, no lets"
+    assert not changed["MaterializeWsSchedule"], "no T.annotate_ws_schedule"
     # the list is the backend's pipeline, as the per-pass hook sees it
     assert names == list(_ffi.pipeline_steps("cuda -arch=sm_80", {}))
 
@@ -230,7 +232,8 @@ def test_lower_trace_for_cuda(tmp_path):
 
     tr = ir_lower_trace(kernels.matmul(512, 512, 512), target="cuda -arch=sm_86", out_dir=str(tmp_path))
     names = [p.name for p in tr.passes]
-    assert names[:11] == ["HoistWorkspaces", "CheckThreadBindings", "ExpandViewTileOps", "Simplify",
+    assert names[:12] == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps",
+                          "Simplify",
                           "RasterizeBlocks", "InjectBoundGuards",
                          "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel", "LayoutInference",
                          "LowerTileOpsCUDA"]

@@ -59,6 +59,8 @@ from .compat import ClusterKernel, copy_cluster, mma_gemm_blockscaled  # noqa: F
 from .extern import call_extern, import_source  # noqa: F401
 from .async_copy import access_ptr, cp_async_barrier_noinc, ptx_commit_group, ptx_cp_async, ptx_wait_group  # noqa: F401
 from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401
+from .ws_schedule import (WSID, WSOpRef, WSPipeline, WSRole, WSSchedule, WSScope, WSSync, WSSyncKind,  # noqa: F401
+                          annotate_ws_schedule, ws_op)
 from ..layout import Fragment, Layout  # noqa: F401
 
 PrimFunc = _ffi.PrimFunc

@@ -5,6 +5,7 @@ from . import builder
 from .ast import region_of
 from .builtin import _barrier_elem
 from .expr import const as _const
+from .ws_schedule import with_ws_id
 from .utils import _bool, _hint_not_implemented, _point_region, _region
 
 
@@ -20,7 +21,7 @@ def _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint, both_points_me
     return [_region(sb, smin, sext), _region(db, dmin, dext)]
 
 
-def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None):
+def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None, loop_layout=None, annotations=None):
     sb, smin, sext, spoint = region_of(src, "T.copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.copy destination")
     hints = [k for k, v in (("coalesced_width", coalesced_width), ("eviction_policy", eviction_policy),
@@ -30,25 +31,25 @@ def copy(src, dst, disable_tma=False, coalesced_width=None, eviction_policy=None
                               "chosen by the compiler")
     regions = _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint,
                             "T.copy needs at least one side to be a buffer or a slice; both are single elements")
-    return _ffi.tile_op("copy", regions, [],
-                        {"disable_tma": int(_bool(disable_tma))}, builder.span())
+    return with_ws_id(_ffi.tile_op("copy", regions, [], {"disable_tma": int(_bool(disable_tma))}, builder.span()),
+                      annotations, "T.copy")
 
 
 def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
-    """TileLang's explicit TMA load (sm_90+): one thread arrives on `barrier` with the tile's bytes as the
-    phase's transaction count (mbarrier.arrive.expect_tx) and issues the cp.async.bulk.tensor copies; nothing
-    waits. Allocate the barrier with an arrive count of 1 (`T.alloc_barrier(1)`) and wait with
+    """TileLang's explicit TMA load (sm_90+): one thread adds the tile's bytes to `barrier`'s expected
+    transactions (mbarrier.expect_tx, no arrival) and issues the cp.async.bulk.tensor copies; nothing waits. The
+    program arrives on the barrier (T.mbarrier_arrive, by as many threads as its arrive count) and waits with
     `T.mbarrier_wait_parity(bar, phase)` before reading `dst`. Global -> shared only (no TMA stores)."""
     if barrier is None:
         raise TileLangTypeError("T.tma_copy(src, dst, barrier=bars[i]) needs the mbarrier its load completes on")
-    if eviction_policy is not None or annotations:
-        raise TileLangUnsupportedError("T.tma_copy: eviction_policy and annotations are not implemented")
+    if eviction_policy is not None:
+        raise TileLangUnsupportedError("T.tma_copy: eviction_policy is not implemented")
     sb, smin, sext, spoint = region_of(src, "T.tma_copy source")
     db, dmin, dext, dpoint = region_of(dst, "T.tma_copy destination")
     regions = _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint,
                             "T.tma_copy needs at least one side to be a buffer or a slice")
     bar = _barrier_elem(barrier, "T.tma_copy")
-    return _ffi.tile_op("tma_copy", regions, [bar], {}, builder.span())
+    return with_ws_id(_ffi.tile_op("tma_copy", regions, [bar], {}, builder.span()), annotations, "T.tma_copy")
 
 
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):

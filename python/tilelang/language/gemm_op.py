@@ -17,7 +17,11 @@ class GemmWarpPolicy(enum.IntEnum):
 
 
 def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, k_pack=1,
-         wg_wait=0, _require_wgmma=False):
+         wg_wait=0, _require_wgmma=False, annotations=None):
+    if annotations:
+        from .ws_schedule import with_ws_id
+        return with_ws_id(gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, _require_wgmma),
+                          annotations, "T.gemm")
     wg_wait = _int_arg(wg_wait, "T.gemm wg_wait")
     ra = region_of(A, "T.gemm operand A")
     rb = region_of(B, "T.gemm operand B")

@@ -72,7 +72,7 @@ def parallel(start, stop=None, *, annotations=None):
 _MAX_STAGES = 32
 
 
-def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None):
+def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None, annotations=None):
     if not isinstance(num_stages, int) or num_stages < 0:
         raise TileLangSyntaxError(f"num_stages must be a non-negative compile-time int, got {num_stages!r}")
     if num_stages > _MAX_STAGES:  # every stage is a copy of the pipelined tiles; fail fast on absurd depths
@@ -82,7 +82,9 @@ def Pipelined(*args, num_stages=0, order=None, stage=None, sync=None, group=None
     if custom:
         _hint_not_implemented("T.Pipelined", custom, "user-given pipeline schedules are not implemented; the "
                               "compiler plans the stages (num_stages is honoured)")
-    return LoopSpec("pipelined", [(mn, ext)], {"num_stages": _const(num_stages)})
+    ann = _annotations(annotations, "T.Pipelined")
+    ann["num_stages"] = _const(num_stages)
+    return LoopSpec("pipelined", [(mn, ext)], ann)
 
 
 def _stepped(kind, args, what, annotations=None):
@@ -128,7 +130,8 @@ def _annotations(ann, what):
         return {}
     if not isinstance(ann, dict) or not all(isinstance(k, str) for k in ann):
         raise TileLangTypeError(f"{what}(annotations=...) takes a dict from strings to values")
-    return {k: _const(v) for k, v in ann.items()}
+    # a string value (the loop's T.WSID) is kept as a string
+    return {k: _ffi.string_imm(v) if isinstance(v, str) else _const(v) for k, v in ann.items()}
 
 
 def grid(*extents):

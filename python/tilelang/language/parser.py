@@ -22,6 +22,7 @@ from .parser_control import ControlParsing
 from .parser_expr import _BINOPS, ExprParsing
 from .proxy import PtrParam, TensorSpec, ptr
 from .source import function_source
+from .ws_schedule import WSID, WsOpSpec
 
 _counter = itertools.count()
 _namespace = None  # the T namespace for parse_source: tilelang.language hands itself over (it imports this module)
@@ -44,6 +45,7 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
         self.ctx = None
         self.loops = []  # per enclosing loop: its LoopExits, or None when its body has no break/continue
         self.ws_groups = None  # the warp groups of the enclosing `with T.ws(...)`, if any
+        self.ws_op_tags = {}  # id(ast statement) -> its `with T.ws_op(id)` (ws_schedule.py), spliced into the block
 
     # ---- errors and spans ----------------------------------------------------------------------------
     def span(self, node):
@@ -142,6 +144,21 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
     def block_step(self, stmts, i, out):
         """Parses stmts[i] into out: (the index to go on at, whether the rest of the block was consumed)."""
         st = stmts[i]
+        op_id = self.ws_op_of(st)
+        if op_id is not None:
+            # `with T.ws_op(id):` is spliced into the block, each statement marked (a let stays visible after it)
+            if id(st) in self.ws_op_tags:
+                raise self.error(st, "T.ws_op blocks do not nest: one statement is one op of the schedule")
+            for inner in st.body:
+                self.ws_op_tags[id(inner)] = (op_id, self.span(st))
+            stmts[i:i + 1] = list(st.body)
+            return i, False
+        tag = self.ws_op_tags.pop(id(st), None)
+        if tag is not None:
+            mark = len(out)
+            r = self.block_step(stmts, i, out)
+            out[mark:] = [_ffi.attr_stmt(None, WSID, _ffi.string_imm(tag[0]), x, tag[1]) for x in out[mark:]]
+            return r
         if isinstance(st, ast.If):
             # An `if` on a Python value is decided now; its taken branch is spliced into this block,
             # so that a name it binds (in either branch) is defined after the `if`.
@@ -173,6 +190,17 @@ class Parser(ControlParsing, ExprParsing, _exits.LoopExitParsing):
             return i + 1, True
         out.extend(self.stmt(st))
         return i + 1, self.guard_rest(st, stmts[i + 1:], out)
+
+    def ws_op_of(self, st):
+        """The id of `with T.ws_op(id):` (a single item, no `as`), else None."""
+        if not (isinstance(st, ast.With) and len(st.items) == 1 and st.items[0].optional_vars is None):
+            return None
+        f = st.items[0].context_expr
+        f = f.func if isinstance(f, ast.Call) else None
+        if not ((isinstance(f, ast.Attribute) and f.attr == "ws_op") or (isinstance(f, ast.Name) and f.id == "ws_op")):
+            return None
+        spec = self.at_statement(st, self.eval, st.items[0].context_expr)
+        return spec.op_id if isinstance(spec, WsOpSpec) else None
 
     def as_let(self, st):
         """`x = <IR expression>` binds x for the rest of the block; `x = <Python value or buffer>`

@@ -13,6 +13,7 @@ from .loop import PersistentSpec
 from .thread_reduce import ReduceScopeSpec
 from .expr import Expr, const
 from .kernel import WsSpec, get_thread_binding
+from .ws_schedule import WsOpSpec
 
 
 def _index_dtype(*extents):
@@ -201,6 +202,8 @@ class ControlParsing:
                 return self.block(st.body)
             finally:
                 self.ctx.reduce_scope = saved
+        if isinstance(spec, WsOpSpec):  # the plain form is spliced into its block (Parser.block_step)
+            raise self.error(st, "`with T.ws_op(id):` takes one item and binds no names")
         if isinstance(spec, WsSpec):
             if item.optional_vars is not None:
                 raise self.error(item.optional_vars, "`with T.ws(...)` binds no names")
@@ -244,6 +247,12 @@ class ControlParsing:
             body = _ffi.attr_stmt(None, "tl.import_source", _ffi.string_imm(src), body, sp or self.span(st))
         for buf, value, sp in reversed(frame.layouts):  # T.annotate_layout
             body = _ffi.attr_stmt(buf, "tl.user_layout", value, body, sp or self.span(st))
+        if getattr(frame, "ws_schedule", None) is not None:  # T.annotate_ws_schedule (ws_schedule.py)
+            sched, sp = frame.ws_schedule
+            ir, pipes = sched.to_ir()
+            for buf, value in reversed(pipes):
+                body = _ffi.attr_stmt(buf, "tl.ws_pipeline", value, body, sp or self.span(st))
+            body = _ffi.attr_stmt(None, "tl.ws_schedule", ir, body, sp or self.span(st))
         if getattr(frame, "no_reg_alloc", False):  # T.disable_warp_group_reg_alloc()
             body = _ffi.attr_stmt(None, "tl.disable_warp_group_reg_alloc", const(1), body, self.span(st))
         self.scopes.pop()
