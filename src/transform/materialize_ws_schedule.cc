@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/functor.h"
+#include "ir/index_expr.h"
 #include "op/copy.h"
 #include "support/error.h"
 #include "transform/cuda_util.h"
@@ -569,8 +570,10 @@ class Materializer {
         side = r;
         Buffer ctr = Counter(r, st.pipe, producer);
         Expr c = Load(ctr, {Int(0)});
-        Expr slot = Binary(BinaryOp::kFloorMod, c, Int(p.depth));
-        Expr parity = Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, c, Int(p.depth)), Int(2));
+        const Expr g = index_expr::IterationNumber(c);  // never negative: a mask and a shift for depths of 2^k
+        Expr slot = Binary(BinaryOp::kFloorMod, g, IntImm(g->dtype, p.depth));
+        Expr parity = Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, g, IntImm(g->dtype, p.depth)),
+                             IntImm(g->dtype, 2));
         auto at = "role '" + roles_[r].name + "' in scope '" + sc.id + "': " + SyncName(st.kind) + "('" + p.name + "')";
         Entry e;
         e.stage = st.stage;
@@ -582,7 +585,7 @@ class Materializer {
           bound_[st.pipe] = slot;
           if (st.kind == kAcquire) filling_[st.pipe] = Load(p.full, {slot});
           e.stmt = st.kind == kAcquire
-                       ? Eval("tl.mbarrier_wait_parity", {Load(p.empty, {slot}), Int(1) - parity}, span_)
+                       ? Eval("tl.mbarrier_wait_parity", {Load(p.empty, {slot}), Binary(BinaryOp::kBitXor, parity, IntImm(g->dtype, 1))}, span_)
                        : Eval("tl.mbarrier_wait_parity", {Load(p.full, {slot}), parity}, span_);
         } else {
           auto o = open.find(st.pipe);

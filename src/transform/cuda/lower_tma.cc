@@ -250,7 +250,7 @@ Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<cons
   // A pipeline that runs more than once (inside another loop) numbers its iterations across runs, so
   // that stage and phase stay consistent: g = (iterations of earlier runs) + k.
   Buffer base = loop_depth_ > 0 ? TmaCounter("tma_iters") : Buffer();
-  auto global = [&](const Expr& k) { return base ? Load(base, {C(0)}) + k : k; };
+  auto global = [&](const Expr& k) { return base ? index_expr::IterationNumber(Load(base, {C(0)}) + k) : k; };
   std::vector<Buffer> managed;
   std::vector<TmaPlan> plans;
   int64_t bytes = 0;

@@ -70,6 +70,15 @@ void FindPipelined(const Stmt& s, const std::string& why,
       return;
     }
     case StmtKind::kAttr: FindPipelined(As<AttrStmtNode>(s)->body, why, out); return;
+    case StmtKind::kIf: {
+      // a condition the producer can evaluate by itself (T.Persistent's "this tile exists"): it runs the same
+      // `if` around its loop
+      auto* i = As<IfNode>(s);
+      if (i->else_case) break;
+      bool bad = why.empty() && ReadsOnChip(i->cond);
+      FindPipelined(i->then_case, bad ? "the condition around it reads on-chip memory" : why, out);
+      return;
+    }
     case StmtKind::kFor: {
       auto* f = As<ForNode>(s);
       if (f->for_kind == ForKind::kPipelined) {
@@ -279,7 +288,7 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   // continue: iteration k of a run is g = base + k, base a register counter (the producer thread and each
   // consumer thread advance their own copy by the run's extent).
   Buffer base = loop_depth_ > 0 ? TmaCounter("ws_iters") : Buffer();
-  auto global = [&](const Expr& k) { return base ? Load(base, {C(0)}) + k : k; };
+  auto global = [&](const Expr& k) { return base ? index_expr::IterationNumber(Load(base, {C(0)}) + k) : k; };
   auto advance = [&]() { return Store(base, Load(base, {C(0)}) + ext, {C(0)}, sp); };
   std::vector<Buffer> managed;
   for (auto* c : producers) {
@@ -378,8 +387,8 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
 }
 
 Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
-  // The loops and lets on the way to the consumers' loop (the pipeline's bounds and the copies' indices
-  // may use them) are run again around the producer's loop; UniquifyDefs renames the copies.
+  // The loops, lets and conditions on the way to the consumers' loop (the pipeline's bounds and the copies'
+  // indices may use them) are run again around the producer's loop; UniquifyDefs renames the copies.
   std::vector<const StmtNode*> frames;
   std::function<bool(const Stmt&)> path = [&](const Stmt& s) -> bool {
     if (!s) return false;
@@ -391,6 +400,7 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
     Stmt inner;
     if (auto* l = As<LetNode>(s)) inner = l->body;
     if (auto* f = As<ForNode>(s)) inner = f->body;
+    if (auto* i = As<IfNode>(s); i && !i->else_case) inner = i->then_case;
     if (inner) {
       frames.push_back(s.get());
       if (path(inner)) return true;
@@ -405,6 +415,7 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
   for (auto fr = frames.rbegin(); fr != frames.rend(); ++fr) {
     if (auto* l = As<LetNode>(*fr)) prod = Let(l->var, l->value, prod, l->span);
     if (auto* f = As<ForNode>(*fr)) prod = For(f->var, f->min, f->extent, f->for_kind, prod, {}, f->span);
+    if (auto* i = As<IfNode>(*fr)) prod = If(i->cond, prod, nullptr, i->span);
   }
   // Only the producer warp group's first thread issues; the others only give up their registers.
   const Span& sp = body->span;
