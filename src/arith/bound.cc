@@ -83,8 +83,12 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
   if (AsConstInt(e, &c)) return {c, c};
   if (auto* v = As<VarNode>(e)) {
     auto it = bounds.find(v);
-    if (it != bounds.end()) return it->second;
-    return {};
+    Interval r = it != bounds.end() ? it->second : Interval{};
+    if (v->dtype.is_uint()) {  // an unsigned value is never negative
+      if (!r.lo || *r.lo < 0) r.lo = 0;
+      if (v->dtype.bits() < 63 && !r.hi) r.hi = (int64_t(1) << v->dtype.bits()) - 1;
+    }
+    return r;
   }
   if (auto* call = As<CallNode>(e); call && call->op == "tl.thread_idx") return {int64_t(0), std::nullopt};
   if (auto* cast = As<CastNode>(e)) {

@@ -470,6 +470,12 @@ class Simplifier : public IRMutator {
       while (!((c >> k) & 1)) ++k;
       return k;
     }
+    if (auto* cast = As<CastNode>(e)) {  // an integer conversion keeps the low bits of the value
+      const DataType& from = cast->value->dtype;
+      if (!(from.is_int() || from.is_uint()) || !(cast->dtype.is_int() || cast->dtype.is_uint())) return 0;
+      const int k = LowZeroBits(cast->value);
+      return k >= cast->dtype.bits() ? 64 : k;
+    }
     auto* n = As<BinaryNode>(e);
     if (!n) return 0;
     switch (n->op) {
@@ -485,6 +491,12 @@ class Simplifier : public IRMutator {
         return 0;
       default: return 0;
     }
+  }
+
+  static int KnownZeroBits(const Term& term) {
+    int k = term.coeff == 0 ? 64 : __builtin_ctzll(static_cast<uint64_t>(term.coeff));
+    for (auto& a : term.atoms) k = std::min(64, k + LowZeroBits(a));
+    return k;
   }
 
   // & | ^ << >> with at least one non-constant operand (docs/semantics.md). Identities, masks
@@ -588,11 +600,17 @@ class Simplifier : public IRMutator {
     SumForm quotient, rest;
     quotient.constant = FloorDiv(s.constant, c);
     rest.constant = FloorMod(s.constant, c);
+    // A term whose known low zero bits make it a multiple of a power-of-two c leaves floormod unchanged
+    // (e.g. a stage offset cast from an unsigned mask product: (int)((u & 1) * 4096) % 16 == 0).
+    const int log2c = (c & (c - 1)) == 0 ? __builtin_ctzll(static_cast<uint64_t>(c)) : -1;
     for (auto& term : s.terms) {
-      if (term.coeff % c == 0)
+      if (term.coeff % c == 0) {
         AddTerm(&quotient, {term.coeff / c, term.atoms, term.key});
-      else
+      } else if (!is_div && log2c > 0 && KnownZeroBits(term) >= log2c) {
+        continue;
+      } else {
         AddTerm(&rest, term);
+      }
     }
     Expr r = FromSum(rest, t);
     Interval ir = BoundOf(r, bounds_);

@@ -467,6 +467,38 @@ TEST(SimplifyTest, DivModSplitsOffABoundedRemainder) {
     }
 }
 
+TEST(SimplifyTest, FloorModDropsTermsWhoseKnownLowBitsMakeThemMultiples) {
+  // A wgmma descriptor's byte offset: a tile offset plus a stage term cast from an unsigned mask product,
+  // (int)((u & 1) * 4096). Before: the cast was an opaque atom, so `% 16` of the sum stayed unknown and the
+  // descriptor was re-encoded from its address per instruction. Expected: the term is a multiple of 16.
+  Var k = MakeVar("k"), u = MakeVar("u", DataType::UInt(32));
+  BoundMap b{{k.get(), {0, 7}}};
+  Expr stage = Binary(BinaryOp::kMul, Binary(BinaryOp::kBitAnd, Expr(u), IntImm(DataType::UInt(32), 1)),
+                      IntImm(DataType::UInt(32), 4096));
+  Expr bytes = Expr(k) * Int(32) + Cast(DataType::Int(32), stage) * Int(2);
+  EXPECT_CONST(Simplify(FMod(bytes, Int(16)), b), 0);
+  // Not when the low bits are not known: k * 8 + (int)(u & 1) * 2 is 2 mod 16 for u = 1.
+  Expr odd = Expr(k) * Int(8) + Cast(DataType::Int(32), Binary(BinaryOp::kBitAnd, Expr(u),
+                                                                IntImm(DataType::UInt(32), 1))) * Int(2);
+  EXPECT_EQ(As<IntImmNode>(Simplify(FMod(odd, Int(16)), b)), nullptr);
+  // floordiv cannot drop it (its quotient is not a constant multiple of an atom).
+  EXPECT_NE(As<BinaryNode>(Simplify(FDiv(bytes, Int(16)), b)), nullptr);
+}
+
+TEST(SimplifyTest, AnUnsignedVarIsNeverNegative) {
+  // Before: a uint32 var with no recorded bound (a let bound to a shuffle) had no lower bound, so
+  // floormod(v, 2) stayed a floor-division helper in the generated code. Expected: [0, 2^32 - 1].
+  Var v = MakeVar("v", DataType::UInt(32)), s = MakeVar("s", DataType::Int(32));
+  Interval r = BoundOf(Expr(v), {});
+  ASSERT_TRUE(r.lo && r.hi);
+  EXPECT_EQ(*r.lo, 0);
+  EXPECT_EQ(*r.hi, (int64_t(1) << 32) - 1);
+  r = BoundOf(Expr(v), BoundMap{{v.get(), Interval{}}});  // a let with an unknown value
+  ASSERT_TRUE(r.lo);
+  EXPECT_EQ(*r.lo, 0);
+  EXPECT_FALSE(BoundOf(Expr(s), {}).lo);
+}
+
 TEST(SimplifyTest, IntegerFoldingWrapsAtTheTypeWidth) {
   EXPECT_CONST(Simplify(Int(2147483647) + Int(1)), -2147483648LL);
   EXPECT_CONST(Simplify(Int(65536) * Int(65536)), 0);

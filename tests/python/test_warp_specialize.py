@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tilelang
+from tilelang.tools.sass import find_cuobjdump
 import tilelang.language as T
 from tilelang.errors import TileLangEmulationError, TileLangTypeError
 
@@ -466,6 +467,19 @@ def test_pipeline_under_the_tile_condition_of_t_persistent_is_split(stages):
     assert _ws_choice(g), g.choices
     src = g.get_kernel_source()
     assert "__launch_bounds__(256)" in src and "floormod" not in src and "floordiv" not in src
+    # The consumers read their iteration number (carried across tiles in a register) once per iteration from
+    # lane 0, so ptxas builds the wgmma descriptors in uniform registers. Before: no shuffle, every
+    # descriptor in vector registers and moved over with R2UR before each HGMMA (66 SASS per k-iteration in
+    # the zoo's persistent GEMM); expected: between two HGMMAs at most one R2UR (the shuffled iteration number
+    # itself) and the descriptors added in uniform registers (UIADD3).
+    assert src.count("tl::shfl_sync(") == 1, src
+    if find_cuobjdump() is not None:
+        sass = g.get_sass().splitlines()
+        hg = [i for i, line in enumerate(sass) if "HGMMA" in line]
+        assert len(hg) >= 2, sass
+        first_iter = sass[hg[0]:hg[1] + 1]
+        assert sum("R2UR" in line for line in first_iter) <= 1, "\n".join(first_iter)
+        assert any("UIADD3" in line for line in first_iter), "\n".join(first_iter)
     k = tilelang.compile(main, target=SM90A, execution_backend="emulator")
     rng = _rng()
     a = rng.standard_normal((M, K)).astype(np.float16)

@@ -317,12 +317,19 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   int64_t trips = 0;
   WsRelease rel = PlanRelease(*this, consumers, s, AsConstInt(Simplify(ext), &trips));
   ws_relaxed_gemm_ = rel.relaxed;
+  Var k = MakeVar(ko->name);
+  // With an outer counter, the consumers' iteration number is a register that ptxas does not see as the
+  // same in every lane (a value carried around the enclosing loop), so stages, phases and the wgmma
+  // descriptors built from it would stay in vector registers; read once per iteration from lane 0 of the
+  // warp (the consumers are whole warp groups), it is warp-uniform and they move to the uniform datapath.
+  Var gu = MakeVar("ws_k", DataType::UInt(32));
+  if (base)
+    for (auto* c : producers) stage_[c->dst.buffer.get()] = Mod(Expr(gu), s);
   std::vector<Stmt> cons;
   for (auto& c : consumers) cons.push_back(VisitStmt(c));
   ws_relaxed_gemm_ = nullptr;
   for (auto* c : producers) stage_.erase(c->dst.buffer.get());
-  Var k = MakeVar(ko->name);
-  Expr g = global(Expr(k));
+  Expr g = base ? Expr(gu) : global(Expr(k));
   auto release = [&](const Expr& iter) {
     return Call0("tl.mbarrier_arrive", {Load(empty, {Simplify(Mod(iter, s))})}, sp);
   };
@@ -341,7 +348,13 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   // makes each copy's stage `g % s` and phase parity `(g / s) % 2` constants (with no outer counter).
   std::map<std::string, Expr> hint;
   if (!base && s >= 1 && (s & (s - 1)) == 0) hint["tl.unroll_by"] = C(2 * s);
-  std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, Seq(steady, sp), hint, sp)};
+  Stmt body = Seq(steady, sp);
+  if (base)
+    body = Let(gu,
+               Call(DataType::UInt(32), "tl.shfl_sync",
+                    {IntImm(DataType::UInt(32), 0xffffffff), global(Expr(k)), C(0), C(32), C(32)}),
+               body, sp);
+  std::vector<Stmt> cside{For(k, C(0), ext, ForKind::kSerial, body, hint, sp)};
   if (rel.lag == 1) {  // the last iteration's groups complete (and its stage is released) after the loop
     // Unconditional: ptxas serialises every wgmma of a kernel whose wgmma.wait_group sits on a divergent
     // path.
