@@ -1,8 +1,9 @@
 """SASS-level leanness of the CUDA backend, no GPU needed: compiles kernels for an arch, disassembles
 the cubin (cuobjdump/nvdisasm from the toolkit, or from PyPI's nvidia-cuda-cuobjdump and
 nvidia-cuda-nvdisasm, which scripts/setup.sh installs), and prints per kernel: total SASS instructions, instructions per iteration of
-the main loop (the backward branch whose body holds the most HMMA or HGMMA (sm_90a wgmma), else the
-largest loop), HMMA+HGMMA / LDSM
+the main loop (among the innermost backward branches with tensor-core work, the one whose body holds the
+most HMMA/IMMA or HGMMA/IGMMA (sm_90a wgmma), else the largest loop; the out-of-line retries of mbarrier
+waits after the kernel's last EXIT close no loop), tensor-core instructions / LDSM
 / LDGSTS counts, integer ops, compares and branches, and the epilogue after the main loop.
 
 Where a kernel has two main loops with the same HMMA count, loop/iter is the leaner one. Where ptxas (or
@@ -61,12 +62,15 @@ def opcode(text):
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0].split(".")[0]
 
 
+TENSOR_OPS = ("HMMA", "IMMA", "HGMMA", "IGMMA")  # per warp (mma.sync) and per warp group (wgmma)
+
+
 def tensor_macs(text):
-    """Multiply-accumulates of one warp (HMMA) or warp group (HGMMA) tensor-core instruction."""
-    m = re.search(r"HGMMA\.(\d+)x(\d+)x(\d+)", text)
+    """Multiply-accumulates of one warp (HMMA, IMMA) or warp group (HGMMA, IGMMA) tensor-core instruction."""
+    m = re.search(r"[HI]GMMA\.(\d+)x(\d+)x(\d+)", text)
     if m:
         return int(m.group(1)) * int(m.group(2)) * int(m.group(3))
-    m = re.search(r"HMMA\.168(\d+)", text)  # HMMA.16816 = m16n8k16, HMMA.1688 = m16n8k8
+    m = re.search(r"[HI]MMA\.168(\d+)", text)  # HMMA.16816 = m16n8k16, HMMA.1688 = m16n8k8, IMMA.16832
     return 16 * 8 * int(m.group(1)) if m else 0
 
 
@@ -76,18 +80,29 @@ def analyse(ins, iter_macs=None):
     holds (its tensor-core work over iter_macs)."""
     ops = [(a, opcode(t)) for a, t in ins]
     loops = []
+    # ptxas places the retry of an mbarrier wait out of line, after the kernel's last EXIT, with a branch back
+    # into the loop that waited: that branch closes no loop.
+    code_end = max((a for a, o in ops if o == "EXIT"), default=None)
     for a, t in ins:
         m = re.search(r"BRA (?:`\(\.L_x_\d+\) )?(0x[0-9a-f]+)", t)
+        if code_end is not None and a > code_end:
+            continue
         if m and int(m.group(1), 16) < a and int(m.group(1), 16) != a:
             lo = int(m.group(1), 16)
             body = [o for b, o in ops if lo <= b <= a]
-            loops.append((body.count("HMMA") + body.count("HGMMA"), len(body), lo, a))
+            loops.append((sum(body.count(o) for o in TENSOR_OPS), len(body), lo, a))
     row = {"total": len(ops), "slow_loop": None}
     if loops:
         # A kernel split into an interior fast path and a guarded path has two main loops with the
         # same HMMA count: the leaner one is what interior blocks run; the other is reported apart.
-        top = max(h for h, _, _, _ in loops)
-        mains = sorted((n, lo, hi) for h, n, lo, hi in loops if h == top)
+        # The main loop is innermost among the loops with tensor-core work: an outer loop that holds it (a
+        # persistent or stream-K kernel's loop over tiles, or the remainder copy of a loop ptxas unrolled)
+        # is not an iteration of it.
+        inner = [(h, n, lo, hi) for h, n, lo, hi in loops
+                 if h == 0 or not any(h2 and lo <= lo2 and hi2 <= hi and (lo2, hi2) != (lo, hi)
+                                      for h2, _, lo2, hi2 in loops)]
+        top = max(h for h, _, _, _ in inner)
+        mains = sorted((n, lo, hi) for h, n, lo, hi in inner if h == top)
         _, lo, hi = mains[0]
         if len(mains) > 1 and mains[-1][0] != mains[0][0]:
             row["slow_loop"] = mains[-1][0]
@@ -104,7 +119,7 @@ def analyse(ins, iter_macs=None):
     c = collections.Counter(o for _, o in ops)
     cb = collections.Counter(body)
     u = row.get("unroll", 1)
-    row.update(loop=round(len(body) / u, 1), hmma=c["HMMA"] + c["HGMMA"], ldsm=c["LDSM"], ldgsts=c["LDGSTS"],
+    row.update(loop=round(len(body) / u, 1), hmma=sum(c[o] for o in TENSOR_OPS), ldsm=c["LDSM"], ldgsts=c["LDGSTS"],
                loop_int=round(sum(v for k, v in cb.items() if k in INT_OPS) / u, 1),
                loop_isetp=round(cb["ISETP"] / u, 1),
                isetp=c["ISETP"], bra=c["BRA"], epi=len(epi), epi_bra=epi.count("BRA"), epi_isetp=epi.count("ISETP"))

@@ -158,4 +158,13 @@ Interval BoundOf(const Expr& e, const BoundMap& bounds) {
   }
 }
 
+Interval LoopVarRange(const Expr& min, const Expr& extent, const BoundMap& bounds) {
+  Interval lo = BoundOf(min, bounds), len = BoundOf(extent, bounds);
+  std::optional<int64_t> hi;
+  if (lo.hi && len.hi) hi = *lo.hi + *len.hi - 1;
+  Interval end = BoundOf(Simplify(Binary(BinaryOp::kAdd, min, extent), bounds), bounds);
+  if (end.hi && (!hi || *end.hi - 1 < *hi)) hi = *end.hi - 1;
+  return {lo.lo, hi};
+}
+
 }  // namespace tl

@@ -20,8 +20,7 @@ class IndexChecker : public SpanTrackingVisitor {
       bounds_ = saved;  // an empty loop: its body never runs
       return;
     }
-    bounds_[n->var.get()] = {lo.lo,
-                             lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    bounds_[n->var.get()] = LoopVarRange(n->min, n->extent, bounds_);
     VisitStmt(n->body);
     bounds_ = saved;
   }

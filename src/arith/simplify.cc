@@ -256,8 +256,7 @@ class Simplifier : public IRMutator {
     Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
     int64_t e;
     if (AsConstInt(ext, &e) && e <= 0) return nullptr;
-    Interval lo = BoundOf(mn, bounds_), len = BoundOf(ext, bounds_);
-    Interval range{lo.lo, len.hi && lo.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    Interval range = LoopVarRange(mn, ext, bounds_);
     auto saved = bounds_;
     bounds_[n->var.get()] = range;
     Stmt body = VisitStmt(n->body);
@@ -281,9 +280,18 @@ class Simplifier : public IRMutator {
   }
 
   Stmt VisitLet(const Stmt& s, const LetNode* n) override {
-    Stmt r = IRMutator::VisitLet(s, n);
-    auto* l = As<LetNode>(r);
-    return l && !l->body ? nullptr : r;
+    // A let binds its var once: the value's bounds hold in the whole body.
+    Expr v = VisitExpr(n->value);
+    auto saved = bounds_;
+    if (v->dtype.is_integer()) {
+      Interval b = BoundOf(v, bounds_);
+      if (b.lo || b.hi) bounds_[n->var.get()] = b;
+    }
+    Stmt body = VisitStmt(n->body);
+    bounds_ = saved;
+    if (!body) return nullptr;
+    if (v == n->value && body == n->body) return s;
+    return Let(n->var, v, body, n->span);
   }
 
   Stmt VisitIf(const Stmt& s, const IfNode* n) override {

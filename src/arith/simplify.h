@@ -20,6 +20,11 @@ using BoundMap = std::map<const VarNode*, Interval>;
 /// The interval an integer expression lies in, given the bounds of its vars.
 Interval BoundOf(const Expr& e, const BoundMap& bounds);
 
+/// The range of a loop var running over [min, min + extent): min's lower bound up to the smaller of min's and
+/// extent's upper bounds added and the bound of min + extent simplified (a loop from `first` to a constant,
+/// written `for i in T.serial(first, n)`, has extent n - first: its var is below n whatever `first` is).
+Interval LoopVarRange(const Expr& min, const Expr& extent, const BoundMap& bounds);
+
 /// Simplifies an expression. Integer sums come out in a canonical order, so that two
 /// expressions equal as affine forms simplify to structurally equal results.
 Expr Simplify(const Expr& e, const BoundMap& bounds = {});

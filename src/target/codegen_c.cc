@@ -248,14 +248,38 @@ const std::set<std::string>& CReservedNames() {
 
 std::string CodegenC::Name(const void* key, const std::string& base) { return names_.Get(key, base); }
 
+// A global index widened to 64 bits. The terms that vary with an enclosing loop the compiler unrolls are
+// constants in each unrolled copy: widened apart from the rest ((int64)(rest) + (int64)(unrolled)), they
+// fold into the access's immediate offset and the rest is computed once for all copies, where the whole
+// sum widened at once is a 64-bit address computation per copy (the sum cannot be split through the cast,
+// which would change its value on overflow). Only where the unrolled part is small and not negative, so
+// that neither part overflows where the sum does not.
+std::string CodegenC::WideIndex(const Expr& e) {
+  if (!unrolled_.empty() && e->dtype.is_int() && e->dtype.bits() == 32) {
+    Expr fixed, moving;
+    for (const Expr& t : AddTerms(e)) {
+      bool unrolled = false;
+      for (const VarNode* v : VarsOf(t).vars) unrolled = unrolled || unrolled_.count(v);
+      Expr& part = unrolled ? moving : fixed;
+      part = part ? Binary(BinaryOp::kAdd, part, t) : t;
+    }
+    if (fixed && moving) {
+      Interval r = BoundOf(moving, bounds_);
+      if (r.lo && r.hi && *r.lo >= 0 && *r.hi < (int64_t(1) << 24))
+        return "((int64_t)(" + E(fixed) + ") + (int64_t)(" + E(moving) + "))";
+    }
+  }
+  return "(int64_t)(" + E(e) + ")";
+}
+
 std::string CodegenC::Offset(const Buffer& b, const std::vector<Expr>& idx) {
-  if (idx.size() == 1) return b->scope == Scope::kGlobal ? "(int64_t)(" + E(idx[0]) + ")" : E(idx[0]);
+  if (idx.size() == 1) return b->scope == Scope::kGlobal ? WideIndex(idx[0]) : E(idx[0]);
   std::string s;
   for (size_t i = 0; i < idx.size(); ++i) {
     std::string stride;
     for (size_t j = i + 1; j < b->shape.size(); ++j)
       stride += (stride.empty() ? "" : " * ") + std::string("(int64_t)") + E(b->shape[j]);
-    std::string term = "(int64_t)(" + E(idx[i]) + ")" + (stride.empty() ? "" : " * " + stride);
+    std::string term = WideIndex(idx[i]) + (stride.empty() ? "" : " * " + stride);
     s += (i ? " + " : "") + term;
   }
   return s;
@@ -491,7 +515,11 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
         if (AsConstInt(n->extent, &ext) && ext > 0) r.hi = lo + ext - 1;
         bounds_[n->var.get()] = r;
       }
+      const bool unrolled = (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) &&
+                            AsConstInt(n->extent, &ext);
+      if (unrolled) unrolled_.insert(n->var.get());
       Stmt_(n->body, ind + 1);
+      unrolled_.erase(n->var.get());
       bounds_.erase(n->var.get());
       Line(ind, "}");
       break;

@@ -56,6 +56,7 @@ class CodegenC {
   std::string Name(const VarNode* v) { return Name(v, v->name); }
   /// Flattened row-major offset, in 64-bit arithmetic for global tensors.
   std::string Offset(const Buffer& b, const std::vector<Expr>& idx);
+  std::string WideIndex(const Expr& e);
   std::string Lit(const Expr& e);
   virtual std::string E(const Expr& e);
   std::string Args(const CallNode* c);
@@ -75,6 +76,7 @@ class CodegenC {
   std::string NonNegativeDivMod(const BinaryNode* b, const std::string& x);
   /// Ranges of the loop, let and block vars in scope, for NonNegativeDivMod.
   BoundMap bounds_;
+  std::set<const VarNode*> unrolled_;  // vars of the enclosing loops the compiler is asked to unroll
 
   std::string ns_;
   std::ostringstream os_;

@@ -22,11 +22,9 @@ class Guarder : public IRMutator {
     return IRMutator::VisitKernel(s, n);
   }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
-    Interval lo = BoundOf(Simplify(n->min, bounds_), bounds_),
-             len = BoundOf(Simplify(n->extent, bounds_), bounds_);
+    Interval range = LoopVarRange(Simplify(n->min, bounds_), Simplify(n->extent, bounds_), bounds_);
     auto saved = bounds_;
-    bounds_[n->var.get()] = {lo.lo,
-                             lo.hi && len.hi ? std::optional<int64_t>(*lo.hi + *len.hi - 1) : std::nullopt};
+    bounds_[n->var.get()] = range;
     Stmt r = IRMutator::VisitFor(s, n);
     bounds_ = saved;
     return r;

@@ -171,8 +171,8 @@ class Resolver : public IRMutator {
   }
   bool Resolvable(const Buffer& b) const { return IsView(b) && !param_views_.count(b.get()); }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
-    Interval range = BoundOf(n->min, bounds_), ext = BoundOf(n->extent, bounds_);
-    if (range.lo && range.hi && ext.hi) bounds_[n->var.get()] = {range.lo, *range.hi + *ext.hi - 1};
+    Interval range = LoopVarRange(n->min, n->extent, bounds_);
+    if (range.lo && range.hi) bounds_[n->var.get()] = range;
     Stmt out = IRMutator::VisitFor(s, n);
     bounds_.erase(n->var.get());
     return out;

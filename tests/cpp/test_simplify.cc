@@ -13,6 +13,7 @@
 
 #include "arith/simplify.h"
 #include "ir/expr.h"
+#include "ir/functor.h"
 #include "ir/printer.h"
 #include "ir/stmt.h"
 #include "ir/structural.h"
@@ -381,6 +382,38 @@ TEST(SimplifyStmtTest, LoopAndBlockRangesAreBounds) {
   ASSERT_NE(inner, nullptr) << PrintStmt(ks);
   EXPECT_EQ(inner->value, bx) << PrintStmt(ks);
   EXPECT_EQ(inner->indices[0], bx) << PrintStmt(ks);
+}
+
+TEST(SimplifyStmtTest, LetValuesAndLoopEndsAreBounds) {
+  // FlashAttention backward's causal loop: first = kb; for qb in [first, 64): the extent is 64 - first.
+  // Before: first (a let) had no bounds, and qb's upper bound was first's plus the extent's (126), so the
+  // guard of each dQ atomic (qb*64 + r < 4096, r < 64) stayed in the loop. Expected: qb in [0, 63] and the
+  // guard folds away.
+  Buffer A = MakeBuffer("A", DataType::Float(32), {Int(4096)}, Scope::kGlobal);
+  Var kb = MakeVar("kb"), first = MakeVar("first"), qb = MakeVar("qb"), r = MakeVar("r");
+  Stmt st = Store(A, FloatImm(DataType::Float(32), 0), {qb * Int(64) + r});
+  Expr in = Binary(BinaryOp::kAnd, Cmp(BinaryOp::kGE, qb * Int(64) + r, Int(0)),
+                   Cmp(BinaryOp::kLT, qb * Int(64) + r, Int(4096)));
+  Stmt inner = For(r, Int(0), Int(64), ForKind::kUnrolled, If(in, st));
+  Stmt loop = For(qb, first, Int(64) - first, ForKind::kSerial, inner);
+  Stmt prog = For(kb, Int(0), Int(64), ForKind::kSerial, Let(first, kb, loop));
+  Stmt s = Simplify(prog);
+  bool guarded = false;
+  PostOrderVisitStmt(s, [&](const Stmt& x) { guarded = guarded || As<IfNode>(x) != nullptr; });
+  EXPECT_FALSE(guarded) << PrintStmt(s);
+  Interval q = LoopVarRange(first, Int(64) - first, BoundMap{{first.get(), {0, 63}}});
+  ASSERT_TRUE(q.lo && q.hi);
+  EXPECT_EQ(*q.lo, 0);
+  EXPECT_EQ(*q.hi, 63);
+  // A loop whose end is not known keeps the sum of the bounds.
+  q = LoopVarRange(first, Expr(kb), BoundMap{{first.get(), {0, 63}}, {kb.get(), {0, 10}}});
+  EXPECT_EQ(*q.hi, 72);
+  // A guard that can fail stays: first in [0, 64] lets qb reach 64 through an extent of 65 - first.
+  Stmt loop2 = For(qb, first, Int(65) - first, ForKind::kSerial, inner);
+  Stmt s2 = Simplify(For(kb, Int(0), Int(64), ForKind::kSerial, Let(first, kb, loop2)));
+  guarded = false;
+  PostOrderVisitStmt(s2, [&](const Stmt& x) { guarded = guarded || As<IfNode>(x) != nullptr; });
+  EXPECT_TRUE(guarded) << PrintStmt(s2);
 }
 
 TEST(SimplifyStmtTest, PrimFuncWithEverythingRemoved) {

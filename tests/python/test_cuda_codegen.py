@@ -442,3 +442,30 @@ def test_enable_fast_math_compiles_with_use_fast_math():
 def test_enable_fast_math_warns_where_it_does_nothing():
     with pytest.warns(UserWarning, match="CUDA target only"):
         tilelang.compile(_math_kernel(), target="cpu", pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+
+
+def test_global_index_terms_of_an_unrolled_loop_are_widened_apart():
+    """A fragment added into a global tile inside a serial loop: each thread's elements are an unrolled loop
+    (l) whose terms are constants per copy. Before: every element's whole row index was widened to 64 bits
+    at once, `(int64_t)(qb * 64 + f(tx) + g(l))`, a 64-bit address computation per element (FlashAttention
+    backward's dQ atomics: 92 LEA per iteration on sm_80). Expected: `(int64_t)(qb * 64 + f(tx)) +
+    (int64_t)(g(l))`, the second part an immediate offset of the RED, and far fewer LEA in the loop."""
+    M, N = 512, 64
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            acc = T.alloc_fragment((64, N), "float32")
+            for qb in T.serial(M // 64):
+                for i, j in T.Parallel(64, N):
+                    acc[i, j] = X[qb * 64 + i, j] * 2.0
+                T.atomic_add(Y[qb * 64:(qb + 1) * 64, :], acc)
+
+    k = tilelang.compile(main, target="cuda -arch=sm_80")
+    src = k.get_kernel_source()
+    adds = [line for line in src.splitlines() if "atomic_add" in line]
+    assert adds, src
+    # the row index in two widened parts: the loop-invariant sum, then the unrolled loop's constant part
+    assert all(re.search(r"\(\(int64_t\)\(\(*qb \* 64\) [^;]*\) \+ \(int64_t\)\(", a) for a in adds), adds
+    ptx = k.get_ptx()
+    assert "red.global.add.f32" in ptx or "atom.global.add.f32" in ptx
