@@ -253,9 +253,10 @@ std::string CodegenC::Name(const void* key, const std::string& base) { return na
 // fold into the access's immediate offset and the rest is computed once for all copies, where the whole
 // sum widened at once is a 64-bit address computation per copy (the sum cannot be split through the cast,
 // which would change its value on overflow). Only where the unrolled part is small and not negative, so
-// that neither part overflows where the sum does not.
+// that neither part overflows where the sum does not, and only inside a loop that runs them again and again
+// (a main loop's atomics or stores; once-only prologues and epilogues are left to nvcc as written).
 std::string CodegenC::WideIndex(const Expr& e) {
-  if (!unrolled_.empty() && e->dtype.is_int() && e->dtype.bits() == 32) {
+  if (!unrolled_.empty() && rolled_loops_ > 0 && e->dtype.is_int() && e->dtype.bits() == 32) {
     Expr fixed, moving;
     for (const Expr& t : AddTerms(e)) {
       bool unrolled = false;
@@ -518,7 +519,9 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
       const bool unrolled = (n->for_kind == ForKind::kUnrolled || n->for_kind == ForKind::kVectorized) &&
                             AsConstInt(n->extent, &ext);
       if (unrolled) unrolled_.insert(n->var.get());
+      rolled_loops_ += unrolled ? 0 : 1;
       Stmt_(n->body, ind + 1);
+      rolled_loops_ -= unrolled ? 0 : 1;
       unrolled_.erase(n->var.get());
       bounds_.erase(n->var.get());
       Line(ind, "}");

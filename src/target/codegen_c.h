@@ -77,6 +77,7 @@ class CodegenC {
   /// Ranges of the loop, let and block vars in scope, for NonNegativeDivMod.
   BoundMap bounds_;
   std::set<const VarNode*> unrolled_;  // vars of the enclosing loops the compiler is asked to unroll
+  int rolled_loops_ = 0;               // enclosing loops it is not
 
   std::string ns_;
   std::ostringstream os_;
