@@ -8,7 +8,8 @@
 //                                          chooses the CUDA spelling)
 //   tl.wgmma(shape, ab, descA, descB, &C, scale_d, trans_a, trans_b)
 //                                          wgmma.mma_async m64nNk16 .f32.{f16,bf16} or m64nNk32
-//                                          .f32.{e4m3,e5m2}.{e4m3,e5m2} (ab "<a>_<b>", K-major only),
+//                                          .f32.{e4m3,e5m2}.{e4m3,e5m2} or .s32.{s8,u8}.{s8,u8} (ab
+//                                          "<a>_<b>", K-major only; the integer sum wraps at 32 bits),
 //                                          issued by a whole warp group (128 threads), executed
 //                                          asynchronously
 //   tl.wgmma_fence / tl.wgmma_commit / tl.wgmma_wait(n)
@@ -81,7 +82,7 @@ struct Wgmma {
   const StmtNode* stmt;
   int group;  // warp group
   int64_t n;  // N
-  int64_t k;  // K: 16 (16-bit inputs) or 32 (fp8)
+  int64_t k;  // K: 16 (16-bit inputs) or 32 (8-bit)
   int eb;     // bytes per A / B element
   DataType at, bt;
   bool scale_d;
@@ -465,17 +466,25 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
               return "an operand (shared memory or A's registers) read by a wgmma" + at +
                      " was overwritten before the wgmma.wait_group that completes it";
             });
+          const bool integer = w.at.is_integer();
           std::vector<double> D(static_cast<size_t>(64 * w.n), 0.0);
+          std::vector<int64_t> Di(integer ? D.size() : 0, 0);
           for (int64_t m = 0; m < 64; ++m)
             for (int64_t n = 0; n < w.n; ++n) {
               double acc = 0;
+              int64_t iacc = 0;
               // Products of 16-bit or 8-bit floats are exact in double; one rounding to float32 below.
+              // 8-bit integers (.s8 / .u8) sum exactly in 64 bits.
               for (int64_t k = 0; k < w.k; ++k) {
                 Slot a = LoadScalar(&w.a_bits[static_cast<size_t>(m * w.k + k)], w.at);
                 Slot b = LoadScalar(&w.b_bits[static_cast<size_t>(k * w.n + n)], w.bt);
-                acc += a.f * b.f;
+                if (integer)
+                  iacc += a.i * b.i;
+                else
+                  acc += a.f * b.f;
               }
               D[static_cast<size_t>(m * w.n + n)] = acc;
+              if (integer) Di[static_cast<size_t>(m * w.n + n)] = iacc;
             }
           // Accumulator fragment (PTX ISA, wgmma D for m64nNk16, .f32): thread t of the warp group,
           // warp wp = t / 32, lane l: register i holds row 16*wp + l/4 + 8*((i/2)%2),
@@ -489,6 +498,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
               const size_t wi = static_cast<size_t>(tid * w.acc->n + e);
               w.acc->pending[wi] -= 1;
               double prev = 0;
+              int64_t iprev = 0;
               if (w.scale_d) {
                 if (!w.acc->written[wi] && opt_.check_uninit) {
                   w.acc->written[wi] = 2;
@@ -497,11 +507,21 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
                            "] is accumulated into by a wgmma but was never written by this thread";
                   });
                 }
-                prev = LoadScalar(w.acc->Addr(tid, e), DataType::Float(32)).f;
+                if (integer)
+                  iprev = LoadScalar(w.acc->Addr(tid, e), DataType::Int(32)).i;
+                else
+                  prev = LoadScalar(w.acc->Addr(tid, e), DataType::Float(32)).f;
               }
               Slot v;
-              v.f = RoundFloat(prev + D[static_cast<size_t>(row * w.n + col)], DataType::Float(32));
-              StoreScalar(w.acc->Addr(tid, e), DataType::Float(32), v);
+              if (integer) {  // .s32 without .satfinite: the sum wraps around at 32 bits
+                const uint32_t sum = static_cast<uint32_t>(iprev) +
+                                     static_cast<uint32_t>(Di[static_cast<size_t>(row * w.n + col)]);
+                v.i = static_cast<int32_t>(sum);
+                StoreScalar(w.acc->Addr(tid, e), DataType::Int(32), v);
+              } else {
+                v.f = RoundFloat(prev + D[static_cast<size_t>(row * w.n + col)], DataType::Float(32));
+                StoreScalar(w.acc->Addr(tid, e), DataType::Float(32), v);
+              }
               w.acc->written[wi] = 1;
             }
           }
@@ -529,6 +549,11 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     return (t == "e4m3" || t == "e5m2") &&
            DataType::Parse(t == "e4m3" ? "float8_e4m3fn" : "float8_e5m2", out);
   };
+  auto i8 = [](const std::string& t, DataType* out) {
+    if (t != "s8" && t != "u8") return false;
+    *out = t == "s8" ? DataType::Int(8) : DataType::UInt(8);
+    return true;
+  };
   const size_t us = ab ? ab->value.find('_') : std::string::npos;
   if (ab && (ab->value == "f16" || ab->value == "bf16")) {
     at = bt = ab->value == "f16" ? DataType::Float(16) : DataType::BFloat16();
@@ -537,17 +562,22 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
              f8(ab->value.substr(us + 1), &bt)) {
     if (kdim != 32) Bad(c, "fp8 wgmma has shape m64nNk32");
     if (rs) Bad(c, "fp8 wgmma with A in registers is not emulated");
+  } else if (ab && us != std::string::npos && i8(ab->value.substr(0, us), &at) &&
+             i8(ab->value.substr(us + 1), &bt)) {
+    if (kdim != 32) Bad(c, "int8 wgmma has shape m64nNk32");
+    if (rs) Bad(c, "int8 wgmma with A in registers is not emulated");
   } else {
-    Bad(c, "ab type must be f16, bf16 or <e4m3|e5m2>_<e4m3|e5m2>");
+    Bad(c, "ab type must be f16, bf16, <e4m3|e5m2>_<e4m3|e5m2> or <s8|u8>_<s8|u8>");
   }
   const int eb = at.bytes();
   const BufferLoadNode* accop = OperandAt(c, 4);
   Mem& acc = MemOf(accop->buffer.get());
-  if (acc.shared() || acc.global() || acc.t != DataType::Float(32))
-    Bad(c, "C must be a float32 register buffer");
+  const DataType acc_t = at.is_integer() ? DataType::Int(32) : DataType::Float(32);
+  if (acc.shared() || acc.global() || acc.t != acc_t)
+    Bad(c, at.is_integer() ? "C must be an int32 register buffer" : "C must be a float32 register buffer");
   if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
   const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
-  if (eb == 1 && (ta || tb)) Bad(c, "fp8 wgmma operands are K-major (no transpose)");
+  if (eb == 1 && (ta || tb)) Bad(c, "8-bit wgmma operands are K-major (no transpose)");
   TmpScope ts(this);
   Slot* da = Tmp();
   Slot* db = Tmp();

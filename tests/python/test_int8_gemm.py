@@ -10,19 +10,21 @@ import pytest
 import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangPerformanceWarning
+from tilelang.tools.sass import find_cuobjdump
 
 SEED = 21
 
 
-def int8_gemm(M, N, K, bM=64, bN=64, bK=64, stages=2, trans_B=True):
+def int8_gemm(M, N, K, bM=64, bN=64, bK=64, stages=2, trans_B=True, a_dtype="int8", b_dtype="int8", threads=128,
+              init=0):
     @T.prim_func
-    def gemm_s8(A: T.Tensor((M, K), "int8"), B: T.Tensor((N, K) if trans_B else (K, N), "int8"),
+    def gemm_s8(A: T.Tensor((M, K), a_dtype), B: T.Tensor((N, K) if trans_B else (K, N), b_dtype),
                 C: T.Tensor((M, N), "int32")):
-        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
-            A_s = T.alloc_shared((bM, bK), "int8")
-            B_s = T.alloc_shared((bN, bK) if trans_B else (bK, bN), "int8")
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), a_dtype)
+            B_s = T.alloc_shared((bN, bK) if trans_B else (bK, bN), b_dtype)
             C_l = T.alloc_fragment((bM, bN), "int32")
-            T.clear(C_l)
+            T.fill(C_l, init)
             for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
                 T.copy(A[by * bM, k * bK], A_s)
                 if trans_B:
@@ -35,11 +37,12 @@ def int8_gemm(M, N, K, bM=64, bN=64, bK=64, stages=2, trans_B=True):
     return gemm_s8
 
 
-def _inputs(M, N, K):
+def _inputs(M, N, K, a_dtype="int8", b_dtype="int8"):
     print(f"seed {SEED}")
     rng = np.random.default_rng(SEED)
-    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
-    b = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    lo = {"int8": -128, "uint8": 0}
+    a = rng.integers(lo[a_dtype], lo[a_dtype] + 256, (M, K)).astype(a_dtype)
+    b = rng.integers(lo[b_dtype], lo[b_dtype] + 256, (N, K)).astype(b_dtype)
     return a, b, a.astype(np.int64) @ b.astype(np.int64).T
 
 
@@ -72,6 +75,65 @@ def test_int8_gemm_with_b_as_k_by_n_is_transposed_through_shared_memory():
     a, b, want = _inputs(M, N, K)
     with pytest.warns(TileLangPerformanceWarning, match=r"test_int8_gemm.py:\d+: 8-bit T.gemm operand B \[K, N\]"):
         k = tilelang.compile(int8_gemm(M, N, K, trans_B=False), target="cuda -arch=sm_80", execution_backend="emulator")
+    c = np.zeros((M, N), np.int32)
+    k(a, np.ascontiguousarray(b.T), c)
+    np.testing.assert_array_equal(c.astype(np.int64), want)
+
+
+SM90A = "cuda -arch=sm_90a"
+PTX8 = {"int8": "s8", "uint8": "u8"}
+
+
+@pytest.mark.parametrize("M,N,K,stages,ab,bM,bN,threads", [
+    (128, 128, 128, 2, ("int8", "int8"), 64, 64, 128),
+    (100, 72, 160, 3, ("uint8", "uint8"), 64, 64, 128),   # ragged
+    (64, 136, 64, 1, ("int8", "int8"), 64, 64, 128),
+    (200, 130, 96, 2, ("uint8", "uint8"), 128, 64, 256),  # two warp groups, ragged
+])
+def test_int8_gemm_uses_wgmma_on_sm90a(M, N, K, stages, ab, bM, bN, threads):
+    """Before: "T.gemm uses mma.sync, not wgmma: wgmma is used for float16/bfloat16/fp8 inputs with a float32
+    accumulator" (an int8 GEMM on Hopper ran mma.sync m16n8k32). Expected: wgmma.mma_async m64nNk32
+    .s32.{s8,u8}.{s8,u8} from K-major shared tiles (IGMMA in the SASS), and the product equals NumPy's
+    int64 one in the emulator (whose integer wgmma is written from the PTX ISA)."""
+    a_dtype, b_dtype = ab
+    f = int8_gemm(M, N, K, bM=bM, bN=bN, stages=stages, a_dtype=a_dtype, b_dtype=b_dtype, threads=threads)
+    k = tilelang.compile(f, target=SM90A)
+    name = f"{PTX8[a_dtype]}_{PTX8[b_dtype]}"
+    assert any(re.search(rf"wgmma.mma_async m64n\d+k32 {name}", c) for c in k.choices), k.choices
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n\d+k32\.s32\.{PTX8[a_dtype]}\.{PTX8[b_dtype]} ",
+                     k.get_ptx())
+    if find_cuobjdump() is not None:
+        assert "IGMMA.64x" in k.get_sass()
+    a, b, want = _inputs(M, N, K, a_dtype, b_dtype)
+    c = np.zeros((M, N), np.int32)
+    tilelang.compile(f, target=SM90A, execution_backend="emulator")(a, b, c)
+    np.testing.assert_array_equal(c.astype(np.int64), want)
+
+
+def test_int8_wgmma_accumulation_wraps_at_32_bits():
+    """.s32 accumulation without .satfinite wraps around (PTX ISA): an accumulator started near the int32
+    maximum ends where NumPy's int32 arithmetic does, not saturated."""
+    M, N, K = 64, 64, 64
+    init = 2**31 - 1000
+    a, b, want = _inputs(M, N, K)
+    k = tilelang.compile(int8_gemm(M, N, K, init=init), target=SM90A, execution_backend="emulator")
+    assert any("wgmma" in c for c in k.choices)
+    c = np.zeros((M, N), np.int32)
+    k(a, b, c)
+    wrapped = (want + init).astype(np.int64)
+    wrapped = ((wrapped + 2**31) % 2**32 - 2**31).astype(np.int32)
+    assert (want + init > 2**31 - 1).any()  # some entries do wrap
+    np.testing.assert_array_equal(c, wrapped)
+
+
+def test_int8_gemm_with_b_as_k_by_n_on_sm90a_goes_through_a_k_major_copy():
+    """wgmma reads 8-bit operands K-major only: B stored [K, N] is copied into an [N, K] tile first, with the
+    performance warning, and the result is exact."""
+    M, N, K = 100, 80, 160
+    a, b, want = _inputs(M, N, K)
+    with pytest.warns(TileLangPerformanceWarning, match=r"8-bit T.gemm operand B \[K, N\]"):
+        k = tilelang.compile(int8_gemm(M, N, K, trans_B=False), target=SM90A, execution_backend="emulator")
+    assert any("wgmma.mma_async" in c for c in k.choices), k.choices
     c = np.zeros((M, N), np.int32)
     k(a, np.ascontiguousarray(b.T), c)
     np.testing.assert_array_equal(c.astype(np.int64), want)

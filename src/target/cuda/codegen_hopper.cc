@@ -58,16 +58,20 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
         "tl.wgmma: bad shape ", shape->value);
     // ab: "f16" / "bf16" (A and B alike), or "<a>_<b>" for fp8 (.e4m3 / .e5m2, k32), whose operands are
     // K-major with no transpose immediates in the PTX ISA.
+    // "<a>_<b>" with .s8 / .u8 (k32) accumulates into .s32, with no scale immediates in the PTX ISA.
     const size_t us = ab->value.find('_');
     const bool f8 = us != std::string::npos;
+    const bool i8 = f8 && (ab->value[0] == 's' || ab->value[0] == 'u');
     const std::string types =
         f8 ? ab->value.substr(0, us) + "." + ab->value.substr(us + 1) : ab->value + "." + ab->value;
     TL_ICHECK(!f8 || (!rs && ta == 0 && tb == 0 && k == 32),
-              "tl.wgmma: fp8 operands must be K-major descriptors");
+              "tl.wgmma: 8-bit operands must be K-major descriptors");
     const std::string trans = f8 ? "" : ", " + std::to_string(ta) + ", " + std::to_string(tb);
+    const std::string scales = i8 ? "" : ", 1, 1";
     int64_t regs = n / 2;
     std::string s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
-                    ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + types + " {";
+                    ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + (i8 ? ".s32." : ".f32.") + types +
+                    " {";
     for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
     if (rs) {  // A: four .b32 registers {%regs .. %regs+3}, descB %regs+4, scale-d %regs+5
       s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
@@ -78,12 +82,12 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
            std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + std::to_string(regs + 4) +
            ", p, 1, 1, " + std::to_string(tb) + ";\\n}\\n\" : ";
     } else {
-      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1" + trans +
+      s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p" + scales + trans +
            ";\\n}\\n\" : ";
     }
     for (int64_t r = 0; r < regs; ++r) {
       Expr e = Load(acc->buffer, {Simplify(acc->indices[0] + Int(r))});
-      s += (r ? ", \"+f\"(" : "\"+f\"(") + print(e) + ")";
+      s += std::string(r ? ", " : "") + (i8 ? "\"+r\"(" : "\"+f\"(") + print(e) + ")";
     }
     s += " : ";
     if (rs)

@@ -90,13 +90,21 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  bool f8 = cuda_pass::IsFp8(at) && cuda_pass::IsFp8(bt);
-  if ((!f16 && !b16 && !f8) || g->C.buffer->dtype != DataType::Float(32))
-    return no("wgmma is used for float16/bfloat16/fp8 inputs with a float32 accumulator");
-  // fp8 (m64nNk32 .e4m3/.e5m2): the PTX ISA has no transpose for 8-bit operands, so both are read K-major;
-  // an operand stored MN-major is copied into a K-major shared tile first (WgmmaPlan::stage_a / stage_b),
-  // which the next call may overwrite only once this call's wgmmas completed.
-  if (f8 && a_reg) return no("fp8 wgmma with A in registers is not implemented");
+  const bool fp8 = cuda_pass::IsFp8(at) && cuda_pass::IsFp8(bt);
+  auto int8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
+  const bool i8 = int8(at) && int8(bt);
+  if (i8 && g->C.buffer->dtype != DataType::Int(32))
+    return no("wgmma is used for 8-bit integer inputs with an int32 accumulator");
+  if ((!f16 && !b16 && !fp8 && !i8) || (!i8 && g->C.buffer->dtype != DataType::Float(32)))
+    return no("wgmma is used for float16/bfloat16/fp8 inputs with a float32 accumulator and for int8/uint8 "
+              "inputs with an int32 one");
+  // 8-bit inputs (m64nNk32: fp8 .e4m3/.e5m2 into f32, int8 .s8/.u8 into s32): the PTX ISA has no transpose
+  // for 8-bit operands, so both are read K-major; an operand stored MN-major is copied into a K-major shared
+  // tile first (WgmmaPlan::stage_a / stage_b), which the next call may overwrite only once this call's wgmmas
+  // completed.
+  const bool f8 = fp8 || i8;
+  if (f8 && a_reg)
+    return no(std::string(i8 ? "int8" : "fp8") + " wgmma with A in registers is not implemented");
   p.stage_a = f8 && g->trans_A;
   p.stage_b = f8 && !g->trans_B;
   if ((p.stage_a || p.stage_b) && g->wg_wait != 0)
@@ -227,7 +235,10 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
   Span sp = g->span;
-  const std::string ab = MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype);
+  auto int8_name = [](DataType t) { return std::string(t.is_uint() ? "u8" : "s8"); };
+  const bool i8 = g->C.buffer->dtype == DataType::Int(32);
+  const std::string ab = i8 ? int8_name(g->A.buffer->dtype) + "_" + int8_name(g->B.buffer->dtype)
+                            : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype);
   const int eb = g->A.buffer->dtype.bytes();
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
   std::vector<Stmt> out;
@@ -267,8 +278,8 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
-                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+    Expr zero = i8 ? IntImm(DataType::Int(32), 0) : FloatImm(DataType::Float(32), 0.0);
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp));
   }
   // A descriptor is the tile's base descriptor plus the operand's byte offset / 16 in its start-address
   // field (bits 0-13: tl.wgmma_desc_add): the base is loop-invariant (built
