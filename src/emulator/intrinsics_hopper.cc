@@ -94,6 +94,20 @@ struct Wgmma {
   std::vector<int64_t> a_reg_flat;
 };
 
+// wgmma_rs: the element of the 64 x K A tile that register element i of lane l of warp wp holds (PTX ISA,
+// "Register Fragments" of wgmma for matrix A): 16-bit types (k16) hold 8 elements, a0..a7 at row
+// 16*wp + l/4 + 8*((i/2)%2), column 2*(l%4) + i%2 + 8*(i/4); 8-bit types (k32) hold 16, four bytes to a
+// .b32 register, a0..a15 at row 16*wp + l/4 + 8*((i/4)%2), column 4*(l%4) + i%4 + 16*(i/8).
+void RegisterAElement(int eb, int wp, int l, int i, int64_t* row, int64_t* col) {
+  if (eb == 1) {
+    *row = 16 * wp + l / 4 + 8 * ((i / 4) % 2);
+    *col = 4 * (l % 4) + i % 4 + 16 * (i / 8);
+  } else {
+    *row = 16 * wp + l / 4 + 8 * ((i / 2) % 2);
+    *col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+  }
+}
+
 }  // namespace
 
 struct Executor::HopperState {
@@ -452,11 +466,11 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
             changed = std::memcmp(base + w.b_addr[i], &w.b_bits[i], w.eb) != 0;
           for (int t = 0; t < 128 && w.a_reg && !changed; ++t) {
             const int tid = g * 128 + t, wp = t / 32, l = t % 32;
-            for (int i = 0; i < 8 && !changed; ++i) {
-              const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2),
-                            col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+            for (int i = 0; i < 16 / w.eb && !changed; ++i) {
+              int64_t row, col;
+              RegisterAElement(w.eb, wp, l, i, &row, &col);
               changed = std::memcmp(w.a_reg->Addr(tid, w.a_reg_flat[static_cast<size_t>(t)] + i),
-                                    &w.a_bits[static_cast<size_t>(row * 16 + col)], 2) != 0;
+                                    &w.a_bits[static_cast<size_t>(row * w.k + col)], w.eb) != 0;
             }
           }
           if (changed)
@@ -561,11 +575,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   } else if (ab && us != std::string::npos && f8(ab->value.substr(0, us), &at) &&
              f8(ab->value.substr(us + 1), &bt)) {
     if (kdim != 32) Bad(c, "fp8 wgmma has shape m64nNk32");
-    if (rs) Bad(c, "fp8 wgmma with A in registers is not emulated");
   } else if (ab && us != std::string::npos && i8(ab->value.substr(0, us), &at) &&
              i8(ab->value.substr(us + 1), &bt)) {
     if (kdim != 32) Bad(c, "int8 wgmma has shape m64nNk32");
-    if (rs) Bad(c, "int8 wgmma with A in registers is not emulated");
   } else {
     Bad(c, "ab type must be f16, bf16, <e4m3|e5m2>_<e4m3|e5m2> or <s8|u8>_<s8|u8>");
   }
@@ -587,8 +599,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   if (rs) {
     const BufferLoadNode* aop = OperandAt(c, 2);
     areg = &MemOf(aop->buffer.get());
-    if (areg->shared() || areg->global() || areg->esize != 2) Bad(c, "A must be a 16-bit register buffer");
-    Locate(aop->buffer, aop->indices, full, da, 8);
+    if (areg->shared() || areg->global() || areg->esize != eb)
+      Bad(c, "A must be a register buffer of the operands' element size");
+    Locate(aop->buffer, aop->indices, full, da, 16 / eb);
   } else {
     Eval(c->args[2], full, da);
   }
@@ -670,14 +683,16 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     // A: 64 x K (K-major unless trans_a), B: K x N (K-major, i.e. stored N x K, unless trans_b).
     if (rs) {
       w.a_reg = areg;
-      w.a_bits.assign(64 * 16, 0);
+      w.a_bits.assign(static_cast<size_t>(64 * kdim), 0);
       for (int t = 0; t < 128; ++t) {
         const int tid = t0 + t, wp = t / 32, l = t % 32;
         w.a_reg_flat.push_back(da[tid].i);
-        for (int i = 0; i < 8; ++i) {
-          const int64_t row = 16 * wp + l / 4 + 8 * ((i / 2) % 2), col = 2 * (l % 4) + i % 2 + 8 * (i / 4);
+        for (int i = 0; i < 16 / eb; ++i) {
+          int64_t row, col;
+          RegisterAElement(eb, wp, l, i, &row, &col);
           NoteRead(*areg, tid, da[tid].i + i);
-          std::memcpy(&w.a_bits[static_cast<size_t>(row * 16 + col)], areg->Addr(tid, da[tid].i + i), 2);
+          std::memcpy(&w.a_bits[static_cast<size_t>(row * kdim + col)], areg->Addr(tid, da[tid].i + i),
+                      static_cast<size_t>(eb));
         }
       }
     } else {

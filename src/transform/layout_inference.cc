@@ -389,9 +389,14 @@ class LayoutInferencer : public LayoutRuleContext {
         p.ok) {  // sm_90a: the wgmma accumulator (and A)
       bool ch =
           Assign(g->C.buffer, WgmmaAccumulator(M, N, p.wgm, p.wgn), "T.gemm accumulator (wgmma)", g->span);
+      // A in registers: the accumulator layout over M x K for 16-bit types; for 8-bit ones (k32) the same
+      // registers over M x K/2 with each 16-bit slot holding two consecutive bytes along K.
       if (g->A.buffer->scope == Scope::kFragment)
-        ch |= Assign(g->A.buffer, WgmmaAccumulator(M, p.K, p.wgm, 1), "T.gemm register operand A (wgmma)",
-                     g->span);
+        ch |= Assign(g->A.buffer,
+                     g->A.buffer->dtype.bytes() == 1
+                         ? ByteSplitFragment(WgmmaAccumulator(M, p.K / 2, p.wgm, 1), 1)
+                         : WgmmaAccumulator(M, p.K, p.wgm, 1),
+                     "T.gemm register operand A (wgmma)", g->span);
       return ch;
     }
     auto [wm, wn] = WarpGrid(M, N, warps, g);

@@ -356,6 +356,23 @@ def test_fp8_gemm_with_a_in_registers():
     _check(c, want, 64)
 
 
+@pytest.mark.parametrize("ab", [(E4M3, E5M2), (E5M2, E5M2)])
+def test_fp8_wgmma_with_a_in_registers(ab):
+    """Before: "fp8 wgmma with A in registers is not implemented" (sm_90a fell back to mma.sync). Expected:
+    wgmma .f32.<a>.<b> with A from four .b32 registers (16 fp8 elements a thread per k32 step) and the
+    scale immediates but no transpose one, matching NumPy in the emulator."""
+    rng = _rng()
+    a, b, want = _inputs(rng, 64, 64, 64, *ab)
+    f = _small_gemm(ab[0], ab[1], "float32", "fragment")
+    k = tilelang.compile(f, target=SM90A)
+    assert any("wgmma.mma_async m64n64k32" in c and "A in registers" in c for c in k.choices), k.choices
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n64k32\.f32\.{PTX[ab[0]]}\.{PTX[ab[1]]} "
+                     r"\{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1;", k.get_ptx())
+    c = np.zeros((64, 64), np.float32)
+    tilelang.compile(f, target=SM90A, execution_backend="emulator")(a, b, c)
+    _check(c, want, 64)
+
+
 @pytest.mark.parametrize("a_dtype,b_dtype,acc,a_scope,err,msg", [
     (E4M3, E4M3, "float16", "shared", TileLangTypeError, r"float16 but float8_e4m3fn inputs need float32"),
     ("float16", "int32", "float32", "shared", TileLangTypeError, r"no common dtype"),

@@ -64,8 +64,7 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
     const bool i8 = f8 && (ab->value[0] == 's' || ab->value[0] == 'u');
     const std::string types =
         f8 ? ab->value.substr(0, us) + "." + ab->value.substr(us + 1) : ab->value + "." + ab->value;
-    TL_ICHECK(!f8 || (!rs && ta == 0 && tb == 0 && k == 32),
-              "tl.wgmma: 8-bit operands must be K-major descriptors");
+    TL_ICHECK(!f8 || (ta == 0 && tb == 0 && k == 32), "tl.wgmma: 8-bit operands must be K-major");
     const std::string trans = f8 ? "" : ", " + std::to_string(ta) + ", " + std::to_string(tb);
     const std::string scales = i8 ? "" : ", 1, 1";
     int64_t regs = n / 2;
@@ -74,13 +73,13 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
                     " {";
     for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
     if (rs) {  // A: four .b32 registers {%regs .. %regs+3}, descB %regs+4, scale-d %regs+5
+      // (8-bit types: no transpose immediate; integer ones no scale immediates either)
       s = "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 5) +
-          ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + ".f32." + ab->value + "." + ab->value +
-          " {";
+          ", 0;\\nwgmma.mma_async.sync.aligned." + shape->value + (i8 ? ".s32." : ".f32.") + types + " {";
       for (int64_t r = 0; r < regs; ++r) s += (r ? ", %" : "%") + std::to_string(r);
       s += "}, {%" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", %" +
            std::to_string(regs + 2) + ", %" + std::to_string(regs + 3) + "}, %" + std::to_string(regs + 4) +
-           ", p, 1, 1, " + std::to_string(tb) + ";\\n}\\n\" : ";
+           ", p" + scales + (f8 ? "" : ", " + std::to_string(tb)) + ";\\n}\\n\" : ";
     } else {
       s += "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p" + scales + trans +
            ";\\n}\\n\" : ";
@@ -90,12 +89,14 @@ bool HopperCallE(const CallNode* c, const std::function<std::string(const Expr&)
       s += std::string(r ? ", " : "") + (i8 ? "\"+r\"(" : "\"+f\"(") + print(e) + ")";
     }
     s += " : ";
-    if (rs)
+    if (rs) {  // four .b32 registers of A: 2 16-bit or 4 8-bit elements each
+      const int per = 4 / areg->buffer->dtype.bytes();
       for (int q = 0; q < 4; ++q)
         s += "\"r\"(*reinterpret_cast<const uint32_t*>(&" +
-             print(Load(areg->buffer, {Simplify(areg->indices[0] + Int(2 * q))})) + ")), ";
-    else
+             print(Load(areg->buffer, {Simplify(areg->indices[0] + Int(per * q))})) + ")), ";
+    } else {
       s += "\"l\"(" + print(c->args.at(2)) + "), ";
+    }
     s += "\"l\"(" + print(c->args.at(3)) + "), \"r\"((int)(" + print(c->args.at(5)) + ")))";
     *out = s;
   } else {

@@ -103,8 +103,6 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   // tile first (WgmmaPlan::stage_a / stage_b), which the next call may overwrite only once this call's wgmmas
   // completed.
   const bool f8 = fp8 || i8;
-  if (f8 && a_reg)
-    return no(std::string(i8 ? "int8" : "fp8") + " wgmma with A in registers is not implemented");
   p.stage_a = f8 && g->trans_A;
   p.stage_b = f8 && !g->trans_B;
   if ((p.stage_a || p.stage_b) && g->wg_wait != 0)
@@ -310,12 +308,16 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
   Expr acc = Load(cl, {Simplify((Expr(i) * C(nt) + Expr(c) * C(p.n_inst / 8)) * C(4))});
   Stmt mma;
   if (a_reg) {
-    // A's fragment (WgmmaAccumulator(M, K)): per m16 tile i and k16 step kk, 8 consecutive registers in the
-    // order of the ISA's A-fragment figure (a0..a7), as for mma.sync.
+    // A's fragment (WgmmaAccumulator(M, K), or its byte split for 8-bit types): per m16 tile i and k step kk,
+    // 16 consecutive bytes (8 16-bit or 16 8-bit elements) in the order of the ISA's A-fragment figure, as
+    // for mma.sync.
     const Fragment& AF = L.Layout(g->A.buffer.get());
-    TL_ICHECK(IsWgmmaLayout(AF) && AF.params[2] == 4 * p.wgm && AF.params[3] == 1, "the register operand A '",
-              g->A.buffer->name, "' does not have the wgmma A layout");
-    Expr a = Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(p.K / 16) + Expr(kk)) * C(8))});
+    const bool split = AF.kind == "mma_C8";
+    TL_ICHECK((IsWgmmaLayout(AF) || (split && AF.params.size() > 4 && AF.params[4] == 1)) && split == (eb == 1) &&
+                  AF.params[2] == 4 * p.wgm && AF.params[3] == 1,
+              "the register operand A '", g->A.buffer->name, "' does not have the wgmma A layout");
+    Expr a = Load(L.MapBuffer(g->A.buffer),
+                  {Simplify((Expr(i) * C(p.K / p.kstep) + Expr(kk)) * C(16 / eb))});
     mma = Call0("tl.wgmma_rs", {StringImm(shape), StringImm(ab), a, dB, acc, C(1), C(b_mn ? 1 : 0)}, sp);
   } else {
     Expr dA = a_mn ? desc(Ar, oa, k0, m0, da, p.wgm > 1) : desc(Ar, oa, m0, k0, da, p.wgm > 1);
