@@ -73,6 +73,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
              op == "tl.atomic_fetch_add" || op == "atomic_fetch_add") {
     TmpScope ts(this);
     AtomicAdd(c, act, Tmp());
+  } else if (op == "tl.atomic_add_vec") {
+    AtomicAddVec(c, act);
   } else if (ExecMetalIntrinsic(c, act)) {  // simdgroup_matrix calls: intrinsics_metal.cc
     return true;
   } else if ((op == "print" || op == "device_assert") && c->args.size() == 2) {
@@ -599,6 +601,37 @@ void Executor::AtomicLoadStore(const CallNode* c, const Lanes& act, Slot* out) {
       out[t] = Read(m, t, f[t].i, true);
     else
       Write(m, t, f[t].i, Convert(v[t], c->args[1]->dtype, m.t), true);
+  }
+}
+
+// red.global.add.v2 / .v4.f32 (PTX ISA, "red"): a vector reduction is one scalar atomic add per element, at
+// consecutive addresses from the (vector-aligned) first one.
+void Executor::AtomicAddVec(const CallNode* c, const Lanes& act) {
+  const size_t V = c->args.size() - 1;
+  if (V != 2 && V != 4) Bad(c, "expects (dst, 2 or 4 values)");
+  const BufferLoadNode* dl = Operand(c, 0);
+  Mem& m = MemOf(dl->buffer.get());
+  if (m.t != DataType::Float(32)) Bad(c, "adds float32 elements");
+  TmpScope ts(this);
+  Slot* f = Tmp();
+  Locate(dl->buffer, dl->indices, act, f, static_cast<int>(V));
+  std::vector<Slot*> v;
+  for (size_t i = 0; i < V; ++i) {
+    v.push_back(Tmp());
+    Eval(c->args[i + 1], act, v.back());
+  }
+  for (int t : act) {  // one thread after another: atomics serialise
+    if (f[t].i < 0) continue;
+    if (f[t].i % static_cast<int64_t>(V))
+      Report("misaligned", t, [&] {
+        return "a " + std::to_string(V * 4) + "-byte vector atomic add to '" + dl->buffer->name +
+               "' at element " + std::to_string(f[t].i) + " is not aligned to its size";
+      });
+    for (size_t i = 0; i < V; ++i) {
+      Slot cur = Read(m, t, f[t].i + static_cast<int64_t>(i), true), nv;
+      nv.f = RoundFloat(cur.f + Convert(v[i][t], c->args[i + 1]->dtype, m.t).f, m.t);
+      Write(m, t, f[t].i + static_cast<int64_t>(i), nv, true);
+    }
   }
 }
 

@@ -109,6 +109,11 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
     return "tl::" + op.substr(3) + "(" + arg(0) + ", " + arg(1) + ")";
   if (op == "tl.atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" || op == "tl.atomic_fetch_add")
     return "tl::" + op.substr(3) + "(" + Addr(c->args[0]) + ", " + arg(1) + ")";
+  if (op == "tl.atomic_add_vec") {  // (&first element, V float32 values): red.global.add.v2 / .v4.f32
+    std::string s = "tl::atomic_add_v" + std::to_string(c->args.size() - 1) + "(" + Addr(c->args[0]);
+    for (size_t i = 1; i < c->args.size(); ++i) s += ", " + arg(i);
+    return s + ")";
+  }
   if (op == "min_value" || op == "max_value")
     return std::string("tl::") + (op == "min_value" ? "lowest" : "highest") + "<" + CType(c->dtype) + ">()";
   static const std::set<std::string> header{

@@ -73,6 +73,9 @@ struct GpuFeatures {
   // T.atomic_load / T.atomic_store: whether the atomics take acquire / release / seq_cst orderings (else
   // relaxed only: Metal, OpenCL 1.2) and 64-bit elements (not Metal).
   bool ordered_atomics = true;
+  // A thread adds 2 or 4 consecutive float32 elements of a global tensor in one reduction
+  // (red.global.add.v2/.v4.f32: sm_90+); each element is still its own atomic add.
+  bool vector_atomic_add = false;
   bool atomics_64 = true;
   // T.atomic_add(..., return_prev=True): an atomic add that returns the element's previous value.
   bool fetch_atomics = true;

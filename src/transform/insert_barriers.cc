@@ -357,7 +357,8 @@ class Barriers {
         IRVisitor::VisitStore(n);
       }
       void VisitCall(const CallNode* n) override {
-        bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.atomic_max" ||
+        bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.atomic_add_vec" ||
+                      n->op == "tl.atomic_max" ||
                       n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
                       n->op == "tl.simdgroup_store" || n->op == "tl.vector_load" || n->op == "tl.tma_load" ||
                       n->op == "tl.vector_store" || n->op == "tl.atomic_store";

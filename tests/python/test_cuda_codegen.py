@@ -469,3 +469,41 @@ def test_global_index_terms_of_an_unrolled_loop_are_widened_apart():
     assert all(re.search(r"\(\(int64_t\)\(\(*qb \* 64\) [^;]*\) \+ \(int64_t\)\(", a) for a in adds), adds
     ptx = k.get_ptx()
     assert "red.global.add.f32" in ptx or "atom.global.add.f32" in ptx
+
+
+@pytest.mark.parametrize("arch,vector", [("sm_80", False), ("sm_90a", True)])
+def test_tile_atomic_add_of_a_gemm_accumulator_is_a_vector_reduction_on_sm90(arch, vector):
+    """T.atomic_add(global tile, accumulator): each thread holds pairs of adjacent columns. Before: one
+    red.global.add.f32 per element everywhere (FlashAttention backward's dQ: 32 REDG per iteration on
+    sm_90a, TileLang 16). Expected on sm_90+: red.global.add.v2.f32 per pair (REDG ...F32x2 in the SASS),
+    scalar on sm_80 (the vector form needs sm_90), and the sums right in the emulator at ragged sizes
+    (rows past the end guarded a pair at a time)."""
+    import numpy as np
+    from tilelang.tools.sass import find_cuobjdump
+    M, N, K = 100, 64, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, 64), threads=128) as bx:
+            A_s = T.alloc_shared((64, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            acc = T.alloc_fragment((64, N), "float32")
+            T.copy(A[bx * 64, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            for r in T.serial(2):
+                T.atomic_add(C[bx * 64:(bx + 1) * 64, :], acc)
+
+    k = tilelang.compile(main, target=f"cuda -arch={arch}")
+    ptx = k.get_ptx()
+    assert ("red.global.add.v2.f32" in ptx) == vector, ptx[:2000]
+    assert any("2-wide vector atomic adds to C" in c for c in k.choices) == vector, k.choices
+    if vector and find_cuobjdump() is not None:
+        assert "F32x2" in k.get_sass()
+    rng = np.random.default_rng(7)
+    print("seed 7")
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    tilelang.compile(main, target=f"cuda -arch={arch}", execution_backend="emulator")(a, b, c)
+    np.testing.assert_allclose(c, 2 * (a.astype(np.float64) @ b.astype(np.float64)), rtol=1e-4, atol=1e-3)

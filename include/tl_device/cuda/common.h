@@ -512,6 +512,16 @@ __device__ __forceinline__ unsigned long atomic_fetch_add(unsigned long* p, unsi
 }
 
 __device__ __forceinline__ void atomic_add(float* p, float v) { atomicAdd(p, v); }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+/// 2 / 4 consecutive float32 atomic adds in one reduction (sm_90+; each element is added atomically on its
+/// own). `p` is a global address aligned to the vector.
+__device__ __forceinline__ void atomic_add_v2(float* p, float a, float b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ void atomic_add_v4(float* p, float a, float b, float c, float d) {
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+#endif
 __device__ __forceinline__ void atomic_add(double* p, double v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(int* p, int v) { atomicAdd(p, v); }
 __device__ __forceinline__ void atomic_add(unsigned* p, unsigned v) { atomicAdd(p, v); }

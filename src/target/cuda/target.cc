@@ -40,6 +40,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.fp8_mma = t.sm >= 89;  // mma.sync m16n8k32 e4m3 / e5m2
   f.wgmma = t.arch == "sm_90a";
   f.tma = t.sm >= 90;
+  f.vector_atomic_add = t.sm >= 90;
   f.async_copy = AsyncCopy::kCpAsync;
   f.swizzle = t.sm >= 90 ? SharedSwizzle::kTma : SharedSwizzle::kXor;
   f.shuffle = true;

@@ -280,9 +280,8 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     conds.push_back(i->cond);
     cur = i->then_case;
   }
-  auto* st = As<StoreNode>(cur);
-  if (!st) return nullptr;
   auto zero = [&](const Expr& e) { return Simplify(Substitute(e, {{v.get(), C(0)}}), bm); };
+  auto* st = As<StoreNode>(cur);
   auto unit_stride = [&](const Expr& e) {  // e = e0 + v with e0 a multiple of V
     Expr e0 = zero(e);
     return IsConstInt(Simplify(e - e0 - Expr(v), bm), 0) && IsConstInt(Simplify(Mod(e0, V), bm), 0);
@@ -337,6 +336,32 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     r.VisitExpr(e);
     return r.ok;
   };
+  // sm_90+: a chunk of float32 atomic adds into a global tensor is one red.global.add.v2/.v4.f32 (each
+  // element still added atomically on its own, as the PTX ISA defines vector reductions).
+  if (!st) {
+    auto* ev = As<EvaluateNode>(cur);
+    auto* call = ev ? As<CallNode>(ev->value) : nullptr;
+    // (tl.atomic_add(element, value): the element is the address, as LowerScalarAtomicAdd writes it)
+    auto* dst = call && call->op == "tl.atomic_add" && call->args.size() == 2 ? As<BufferLoadNode>(call->args[0])
+                                                                               : nullptr;
+    if (!dst || !ctx_.features.vector_atomic_add || dst->buffer->dtype != DataType::Float(32) ||
+        call->args[1]->dtype != DataType::Float(32) || (V != 2 && V != 4) || !wide(dst->buffer, dst->indices))
+      return nullptr;
+    Expr guard;
+    for (auto& c : conds) {
+      if (!uniform(c)) return nullptr;
+      guard = And(guard, zero(c));
+    }
+    std::vector<Expr> base_idx;
+    for (auto& e : dst->indices) base_idx.push_back(zero(e));
+    std::vector<Expr> args{Load(dst->buffer, base_idx)};
+    for (int64_t i = 0; i < V; ++i) args.push_back(Simplify(Substitute(call->args[1], {{v.get(), C(i)}}), bm));
+    Stmt body = Call0("tl.atomic_add_vec", args, sp);
+    if (guard) body = If(guard, body, nullptr, sp);
+    ctx_.info->choices.push_back(Loc(sp) + ": " + std::to_string(V) + "-wide vector atomic adds to " +
+                                 dst->buffer->name + " (red.global.add.v" + std::to_string(V) + ".f32)");
+    return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
+  }
   std::string kind;
   if (wide(st->buffer, st->indices) || (wide_lds(st->buffer, st->indices) && from_registers(st->value))) {
     kind = "tl.vector_store";
