@@ -62,6 +62,9 @@ struct GpuFeatures {
   // T.Parallel layouts give each thread a whole 16-byte chunk (AMD's ds_read / ds_write_b128).
   bool vector_shared_loads = true;
   bool vector_shared_stores = false;
+  // Only the first of those: a whole chunk of a shared tile written from registers in one store (a
+  // fragment's pairs of adjacent elements, an epilogue's or a P / dS tile's fragment -> shared copy).
+  bool vector_register_shared_stores = false;
 
   // A kernel may turn an integer into a global pointer (T.make_tensor at an address from a pointer table).
   bool int_to_global_pointer = true;

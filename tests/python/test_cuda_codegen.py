@@ -507,3 +507,39 @@ def test_tile_atomic_add_of_a_gemm_accumulator_is_a_vector_reduction_on_sm90(arc
     c = np.zeros((M, N), np.float32)
     tilelang.compile(main, target=f"cuda -arch={arch}", execution_backend="emulator")(a, b, c)
     np.testing.assert_allclose(c, 2 * (a.astype(np.float64) @ b.astype(np.float64)), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_fragment_pairs_are_stored_to_shared_memory_whole(arch):
+    """A gemm accumulator converted to float16 into a shared tile (FlashAttention backward's P^T and dS^T):
+    each thread holds adjacent column pairs. Before: two 16-bit shared stores per pair, packed with PRMT
+    (FlashAttention backward d64 on sm_80: 64 STS and 44 PRMT per iteration). Expected: one 4-byte store
+    per pair (the compiler's swizzles keep 16-byte chunks whole), and the tile right in the emulator."""
+    import numpy as np
+    M, N, K = 64, 64, 32
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((K, N), "float16")
+            P_s = T.alloc_shared((M, N), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.gemm(A_s, B_s, acc, clear_accum=True)
+            T.copy(acc, P_s)
+            T.copy(P_s, C)
+
+    k = tilelang.compile(main, target=f"cuda -arch={arch}")
+    assert any("2-wide vector stores to P_s" in c for c in k.choices), k.choices
+    ptx = k.get_ptx()
+    assert re.search(r"st\.shared\.(b32|u32|v2\.b16|v2\.u16)", ptx), ptx[:3000]
+    rng = np.random.default_rng(11)
+    print("seed 11")
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    tilelang.compile(main, target=f"cuda -arch={arch}", execution_backend="emulator")(a, b, c)
+    np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64), rtol=2e-3,
+                               atol=2e-3)

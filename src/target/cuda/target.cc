@@ -49,6 +49,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.wave = 32;
   f.vector_shared_loads = true;
   f.vector_shared_stores = false;
+  f.vector_register_shared_stores = true;  // st.shared.b32 / .v2 / .v4
   f.int_to_global_pointer = true;
   f.smem_limit = t.smem_limit;
   f.max_threads = t.max_threads;

@@ -317,8 +317,8 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   };
   auto wide_lds = [&](const Buffer& b, const std::vector<Expr>& idx) {
     int bytes = b->dtype.bytes() * static_cast<int>(V);
-    if (!ctx_.features.vector_shared_stores || b->scope != Scope::kShared ||
-        (bytes != 4 && bytes != 8 && bytes != 16) || !whole(b))
+    if (!(ctx_.features.vector_shared_stores || ctx_.features.vector_register_shared_stores) ||
+        b->scope != Scope::kShared || (bytes != 4 && bytes != 8 && bytes != 16) || !whole(b))
       return false;
     for (size_t d = 0; d + 1 < idx.size(); ++d)
       if (UsesVar(idx[d], v.get())) return false;
