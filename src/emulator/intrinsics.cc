@@ -62,6 +62,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     VectorAccess(c, act);
   } else if (op == "tl.ldmatrix") {
     LdMatrix(c, act);
+  } else if (op == "tl.stmatrix") {
+    StMatrix(c, act);
   } else if (op == "tl.mma_sync") {
     MmaSync(c, act);
   } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
@@ -380,6 +382,50 @@ void Executor::CpAsyncWait(int64_t n, const Lanes& act) {
 }
 
 // ------------------------------------------------------------------------------- ldmatrix
+
+void Executor::StMatrix(const CallNode* c, const Lanes& act) {
+  // stmatrix.sync.aligned.m8n8.x{num}.shared.b16 (PTX ISA, sm_90): lanes 8q..8q+7 give the row addresses of
+  // matrix q (8 consecutive 16-bit elements each); lane l's register q (src elements 2q, low half, and 2q+1)
+  // is written to row l/4, columns 2*(l%4) and 2*(l%4)+1 of matrix q.
+  int64_t trans = ConstArg(c, 0), num = ConstArg(c, 1);
+  if (num != 1 && num != 2 && num != 4) Bad(c, "num must be 1, 2 or 4");
+  if (trans) Bad(c, "the .trans form is not emulated");
+  const BufferLoadNode* dl = Operand(c, 2);
+  const BufferLoadNode* sl = Operand(c, 3);
+  Mem& dm = MemOf(dl->buffer.get());
+  Mem& sm = MemOf(sl->buffer.get());
+  if (!dm.shared() || sm.shared() || sm.global()) Bad(c, "stores from a local buffer into shared memory");
+  if (dm.esize != 2 || sm.esize != 2) Bad(c, "operands must both have a 16-bit dtype");
+  Lanes full = FullWarps(act, "stmatrix");
+  if (full.empty()) return;
+  Lanes suppliers;
+  for (int t : full)
+    if ((t & 31) < 8 * num) suppliers.push_back(t);
+  TmpScope ts(this);
+  Slot* df = Tmp();
+  Slot* sf = Tmp();
+  Locate(dl->buffer, dl->indices, suppliers, df, 8);
+  Locate(sl->buffer, sl->indices, full, sf, 2 * num);
+  for (size_t w = 0; w < full.size(); w += 32) {
+    const int base = full[w];
+    for (int l = 0; l < 32; ++l) {
+      const int t = base + l;
+      if (sf[t].i < 0) continue;
+      for (int q = 0; q < num; ++q) {
+        const int s = base + 8 * q + l / 4;  // the lane that gave this row's address
+        if (df[s].i < 0) continue;
+        for (int j = 0; j < 2; ++j) {
+          uint16_t v;
+          NoteRead(sm, t, sf[t].i + 2 * q + j);
+          std::memcpy(&v, sm.Addr(t, sf[t].i + 2 * q + j), 2);
+          const int64_t e = df[s].i + 2 * (l % 4) + j;
+          NoteWrite(dm, t, e);
+          std::memcpy(dm.Addr(t, e), &v, 2);
+        }
+      }
+    }
+  }
+}
 
 void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
   // ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: lanes 8q..8q+7 give the row addresses of

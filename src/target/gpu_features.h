@@ -65,6 +65,8 @@ struct GpuFeatures {
   // Only the first of those: a whole chunk of a shared tile written from registers in one store (a
   // fragment's pairs of adjacent elements, an epilogue's or a P / dS tile's fragment -> shared copy).
   bool vector_register_shared_stores = false;
+  // stmatrix: a warp stores 8x8 tiles of 16-bit elements from its registers to shared memory (sm_90+).
+  bool stmatrix = false;
 
   // A kernel may turn an integer into a global pointer (T.make_tensor at an address from a pointer table).
   bool int_to_global_pointer = true;

@@ -361,9 +361,10 @@ class Barriers {
                       n->op == "tl.atomic_max" ||
                       n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
                       n->op == "tl.simdgroup_store" || n->op == "tl.vector_load" || n->op == "tl.tma_load" ||
-                      n->op == "tl.vector_store" || n->op == "tl.atomic_store";
+                      n->op == "tl.vector_store" || n->op == "tl.atomic_store" || n->op == "tl.stmatrix";
         if (writes && !n->args.empty()) {
-          auto* d = As<BufferLoadNode>(n->args[0]);
+          // (tl.stmatrix(trans, num, shared row address, registers) writes its third operand)
+          auto* d = As<BufferLoadNode>(n->args[n->op == "tl.stmatrix" && n->args.size() > 2 ? 2 : 0]);
           if (d && d->buffer->scope == Scope::kShared && !Skip(d->buffer)) {
             const BufferNode* x = d->buffer.get();
             const bool tma = n->op == "tl.tma_load" && n->args.size() > 1 && As<BufferLoadNode>(n->args[1]);

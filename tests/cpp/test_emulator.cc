@@ -320,6 +320,41 @@ TEST(EmuLdmatrix, X1Trans) { RunLdmatrix(1, true); }
 TEST(EmuLdmatrix, X2Trans) { RunLdmatrix(2, true); }
 TEST(EmuLdmatrix, X4Trans) { RunLdmatrix(4, true); }
 
+// ------------------------------------------------------------------------------- stmatrix
+
+// The inverse of ldmatrix (PTX ISA, stmatrix, sm_90): lane l's register q holds 8*l + 2*q + j (j = 0, 1:
+// its low and high half); lane 8q + r gives the address of row r of matrix q, rowaddr(q, r) = (r*4 + q)*8 + 256
+// as above. Afterwards row r, column c of matrix q holds the value of lane 4r + c/2, register q, half c%2.
+TEST(EmuStmatrix, X4) {
+  Kernel k;
+  Buffer O = Global("O", kF32, {Int(512)});
+  Buffer S = Shared("S", kF16, 512);
+  Buffer d = Local("d", kF16, 8);
+  Var i = MakeVar("i");
+  Expr q = Div(k.tx, Int(8)), r = Mod(k.tx, Int(8));
+  Expr addr = (r * Int(4) + q) * Int(8) + Int(256);
+  Stmt body = Seq({
+      Unrolled(i, 16, Store(S, Cast(kF16, Int(-1)), {k.tx * Int(16) + i})),
+      Unrolled(i, 8, Store(d, Cast(kF16, k.tx * Int(8) + i), {i})),
+      Sync(),
+      Void("tl.stmatrix", {Int(0), Int(4), Load(S, {addr}), Load(d, {Int(0)})}),
+      Sync(),
+      Unrolled(i, 16, Store(O, Cast(kF32, Load(S, {k.tx * Int(16) + i})), {k.tx * Int(16) + i})),
+  });
+  PrimFunc f = k.Make({P(O)}, {Int(1)}, 32, {S, d}, body);
+  std::vector<float> o(512, -2);
+  Result res = emu::Run(f, {o.data()}, {});
+  EXPECT_TRUE(res.reports.empty()) << All(res);
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(o[e], -1) << "element " << e << " is outside every matrix";
+  for (int qq = 0; qq < 4; ++qq)
+    for (int rr = 0; rr < 8; ++rr)
+      for (int c = 0; c < 8; ++c) {
+        const int lane = 4 * rr + c / 2;
+        EXPECT_EQ(o[(rr * 4 + qq) * 8 + 256 + c], 8 * lane + 2 * qq + c % 2)
+            << "matrix " << qq << " row " << rr << " col " << c;
+      }
+}
+
 // ------------------------------------------------------------------------------- cp.async
 
 TEST(EmuCpAsync, DataLandsOnlyAtTheCoveringWait) {

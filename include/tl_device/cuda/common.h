@@ -344,6 +344,19 @@ __device__ __forceinline__ void ldmatrix(void* dst, const void* src) {
   ldmatrix<Num, Trans>(dst, smem_addr(src));
 }
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+/// stmatrix (sm_90+): the inverse of ldmatrix. Lane 8q + r gives the shared address of row r of 8x8 matrix q;
+/// register q of lane l holds its row l/4, columns 2*(l%4) and 2*(l%4)+1.
+template <int Num, int Trans>
+__device__ __forceinline__ void stmatrix(unsigned a, const void* src) {
+  static_assert(Num == 4 && !Trans, "stmatrix: the .x4 form without .trans");
+  const unsigned* s = static_cast<const unsigned*>(src);
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(a), "r"(s[0]), "r"(s[1]),
+               "r"(s[2]), "r"(s[3])
+               : "memory");
+}
+#endif
+
 // D = A * B + C for one m16n8k16 tile; C is updated in place.
 __device__ __forceinline__ void mma_m16n8k16_f16(float* c, const void* a, const void* b) {
   const unsigned* A = static_cast<const unsigned*>(a);

@@ -233,6 +233,9 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.ldmatrix")
       return "tl::ldmatrix<" + arg(1) + ", " + arg(0) + ">(" + Addr(c->args[2]) + ", " +
              SharedAddr(c->args[3]) + ")";
+    if (op == "tl.stmatrix")  // (trans, num, shared row address, registers)
+      return "tl::stmatrix<" + arg(1) + ", " + arg(0) + ">(" + SharedAddr(c->args[2]) + ", " +
+             Addr(c->args[3]) + ")";
     if (op == "tl.mma_sync") {
       std::string ab = As<StringImmNode>(c->args[1])->value;
       return "tl::mma_" + As<StringImmNode>(c->args[0])->value + "_" + ab + "(" + Addr(c->args[4]) + ", " +

@@ -41,6 +41,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.wgmma = t.arch == "sm_90a";
   f.tma = t.sm >= 90;
   f.vector_atomic_add = t.sm >= 90;
+  f.stmatrix = t.sm >= 90;
   f.async_copy = AsyncCopy::kCpAsync;
   f.swizzle = t.sm >= 90 ? SharedSwizzle::kTma : SharedSwizzle::kXor;
   f.shuffle = true;

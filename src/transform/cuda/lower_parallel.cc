@@ -408,6 +408,9 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
   auto lane = [&](const Expr& e, int64_t i) { return Simplify(Substitute(e, {{v.get(), C(i)}}), bm); };
   std::vector<Expr> base_idx;
   Stmt body;
+  if (kind == "tl.vector_store" && conds.empty()) {
+    if (Stmt s = StoreMatrices(F, st, lo, v, bm, sp)) return s;
+  }
   if (kind == "tl.vector_store") {
     for (auto& e : st->indices) base_idx.push_back(zero(e));
     // HIP: a chunk read from an LDS tile (whose swizzles keep 16-byte chunks whole) is one wide LDS read
@@ -480,6 +483,50 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
       (kind == "tl.vector_store" ? "stores to " + st->buffer->name : "loads into " + st->buffer->name));
   if (guard) body = If(guard, body, nullptr, sp);
   return For(lo, C(0), C(F.locals / V), ForKind::kUnrolled, body, {}, sp);
+}
+
+// sm_90+: an mma accumulator's pairs written to a 16-bit shared tile as stmatrix .x4 (four 8x8 tiles a warp per
+// instruction) where each warp's registers are those tiles. Per the PTX ISA, register q of lane l holds row l/4,
+// columns 2*(l%4), 2*(l%4)+1 of matrix q, and lane 8q + r gives the address of row r of matrix q: with the pairs
+// of a chunk of 8 locals as the four matrices, that is every lane's pair at its row's address plus 2*(l%4),
+// the row's first pair 16-byte aligned. Both are checked on the store's own (physical) indices, for the lanes
+// of the first and the last warp, before the form is used.
+Stmt CudaTileLowerer::StoreMatrices(const Fragment& F, const StoreNode* st, const Var& lo, const Var& v,
+                                    const BoundMap& bm, const Span& sp) {
+  if (!ctx_.features.stmatrix || F.kind != "mma_C" || F.valid || F.locals % 8 || T_ % 32 ||
+      st->buffer->scope != Scope::kShared || st->buffer->dtype.bytes() != 2 || st->indices.size() != 1)
+    return nullptr;
+  const Expr& idx = st->indices[0];
+  auto at = [&](const Expr& thread, const Expr& pair, int64_t b) {
+    return Simplify(Substitute(idx, {{tx_.get(), thread}, {lo.get(), pair}, {v.get(), C(b)}}), bm);
+  };
+  for (int64_t w : {int64_t(0), T_ / 32 - 1})
+    for (int64_t p = 0; p < F.locals / 2; ++p) {
+      for (int64_t r = 0; r < 8; ++r) {
+        Expr row = at(C(w * 32 + 4 * r), C(p), 0);
+        if (!IsConstInt(Simplify(Mod(row, 8), bm), 0)) return nullptr;
+        for (int64_t k = 0; k < 4; ++k)
+          for (int64_t b = 0; b < 2; ++b)
+            if (!IsConstInt(Simplify(at(C(w * 32 + 4 * r + k), C(p), b) - row, bm), 2 * k + b)) return nullptr;
+      }
+    }
+  Buffer tmp = Scratch("stm", st->buffer->dtype, 8, Scope::kLocal);
+  Var c = MakeVar("c");
+  std::vector<Stmt> body;
+  for (int64_t q = 0; q < 4; ++q)
+    for (int64_t b = 0; b < 2; ++b)
+      body.push_back(Store(tmp,
+                           Simplify(Substitute(st->value, {{lo.get(), Expr(c) * C(4) + C(q)}, {v.get(), C(b)}}), bm),
+                           {C(2 * q + b)}, sp));
+  Expr lane = Mod(tx_, 32);
+  Expr addr = Simplify(Substitute(idx, {{tx_.get(), Div(tx_, 32) * C(32) + Mod(lane, 8) * C(4)},
+                                        {lo.get(), Expr(c) * C(4) + Div(lane, 8)},
+                                        {v.get(), C(0)}}),
+                       bm);
+  body.push_back(Call0("tl.stmatrix", {C(0), C(4), Load(st->buffer, {addr}), Load(tmp, {C(0)})}, sp));
+  ctx_.info->choices.push_back(Loc(sp) + ": stmatrix .x4 stores to " + st->buffer->name + " (" +
+                               std::to_string(F.locals / 8) + " per thread)");
+  return For(c, C(0), C(F.locals / 8), ForKind::kUnrolled, Seq(body, sp), {}, sp);
 }
 
 bool CudaTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {

@@ -109,6 +109,8 @@ class CudaTileLowerer : public IRMutator {
   // V-aligned, the chunk becomes one `kVectorized` loop under the guard, printed as a single wide
   // store. Returns null when that cannot be proven.
   Stmt Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance, const Span& sp);
+  Stmt StoreMatrices(const Fragment& F, const StoreNode* st, const Var& lo, const Var& v, const BoundMap& bm,
+                     const Span& sp);
 
   bool OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F);
 
