@@ -60,8 +60,18 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
   for (auto& v : SymbolicVars(f_))
     params += (params.empty() ? "" : ", ") + CType(v->dtype) + " " + Name(v.get());
   params += ExtraParams();
-  os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << CudaKernelName(f_) << "("
-      << params << ") {\n";
+  // setmaxnreg moves registers between warp groups of a block whose register count ptxas must know at
+  // entry: with one block per SM (minBlocksPerMultiprocessor 1, CUTLASS's choice too) it is the register
+  // file over the block's threads; without it ptxas ignores every setmaxnreg ("(C7508) 'setmaxnreg'
+  // ignored; unable to determine register count at entry").
+  bool max_nreg = false;
+  PostOrderVisitStmt(f_->body, [&](const Stmt& x) {
+    auto* ev = As<EvaluateNode>(x);
+    auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+    max_nreg = max_nreg || (c && c->op == "tl.set_max_nreg");
+  });
+  os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << (max_nreg ? ", 1" : "") << ") "
+      << CudaKernelName(f_) << "(" << params << ") {\n";
   Stmt_(f_->body, 1);
   os_ << "}\n";
   return os_.str();

@@ -308,6 +308,26 @@ template <int Bytes>
 __device__ __forceinline__ void cp_async(void* smem, const void* gmem, bool valid) {
   cp_async<Bytes>(smem_addr(smem), gmem, valid);
 }
+/// cp_async issued only where `run` holds, as one predicated instruction (no branch, so no divergent path
+/// in a warp whose lanes differ).
+template <int Bytes>
+__device__ __forceinline__ void cp_async_if(unsigned s, const void* gmem, bool valid, bool run) {
+  int n = valid ? Bytes : 0;
+  if (Bytes == 16)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %3, 0;\n@p cp.async.cg.shared.global [%0], [%1], 16, %2;\n}\n" ::"r"(s),
+        "l"(gmem), "r"(n), "r"((int)run)
+        : "memory");
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n@p cp.async.ca.shared.global [%0], [%1], %2, %3;\n}\n" ::"r"(s),
+        "l"(gmem), "n"(Bytes), "r"(n), "r"((int)run)
+        : "memory");
+}
+template <int Bytes>
+__device__ __forceinline__ void cp_async_if(void* smem, const void* gmem, bool valid, bool run) {
+  cp_async_if<Bytes>(smem_addr(smem), gmem, valid, run);
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {

@@ -1,6 +1,8 @@
 // The CUDA backend: LowerForCUDA, CodegenCUDA, NVRTC (or nvcc) with the disk cache, and the
 // driver-based loader (runtime/cuda_module.h). Its lowered IR is thread-level, so the emulator
 // runs it too.
+#include <sstream>
+
 #include "ir/printer.h"
 #include "runtime/cache_util.h"
 #include "runtime/cuda_driver.h"
@@ -26,6 +28,16 @@ void Report(const cuda::CompileResult& c, CompileInfo* info) {
                      {"stack_bytes", c.stack_bytes}};
   info->compiler = c.compiler;
   info->build_log = c.log;
+  // ptxas's performance advisories ("(C7520) Potential Performance Loss: wgmma.mma_async instructions are
+  // serialized ...", "(C7508) ... 'setmaxnreg' ignored"): what the CUDA compiler did to the kernel that the
+  // choices cannot show, said as warnings rather than left in the build log.
+  std::stringstream ss(c.log);
+  std::string line;
+  while (std::getline(ss, line)) {
+    const size_t at = line.find("(C7");
+    if (at == std::string::npos || at + 7 > line.size() || line[at + 6] != ')') continue;
+    info->warnings.push_back("ptxas (the CUDA assembler) reports " + line.substr(at));
+  }
 }
 
 // NVRTC through the disk cache: an entry holds the cubin, the PTX, the compiler's log and name,

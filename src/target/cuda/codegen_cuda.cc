@@ -137,6 +137,18 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     auto* f = s ? As<ForNode>(s) : nullptr;
     if (f && f->for_kind != ForKind::kUnrolled && f->for_kind != ForKind::kVectorized && !smem_s_.empty())
       HoistSharedAddresses(f, ind);
+    // `if (c) cp.async`, the threads of a copy smaller than the block: one predicated instruction, not a
+    // branch. A branch that only part of a warp takes is a divergent path, and in a loop with wgmma
+    // ptxas then serialises every wgmma of the kernel (C7520).
+    if (auto* i = s ? As<IfNode>(s) : nullptr; i && !i->else_case) {
+      auto* ev = As<EvaluateNode>(i->then_case);
+      auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+      if (c && c->op == "tl.cp_async" && c->args.size() == 4) {
+        Line(ind, "tl::cp_async_if<" + E(c->args[2]) + ">(" + SharedAddr(c->args[0]) + ", " +
+                      GlobalAddr(c->args[1]) + ", " + E(c->args[3]) + ", " + E(i->cond) + ");");
+        return;
+      }
+    }
     CodegenC::Stmt_(s, ind);
   }
 
