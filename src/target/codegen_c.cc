@@ -631,7 +631,17 @@ std::string CodegenC::PartialUnrollPragma(const ForNode* n) {
     return "";
   // A hint: the copies must stay within half the full-unroll budget (a GEMM main loop does; a
   // FlashAttention one, which would mostly grow the instruction footprint, does not).
-  return UnrolledNodes(n->body) > kUnrollBudget / 2 / by ? "" : "#pragma unroll " + std::to_string(by);
+  if (UnrolledNodes(n->body) > kUnrollBudget / 2 / by) return "";
+  // A loop of at most `by` iterations would be unrolled whole; a warp-specialised consumer loop unrolled
+  // whole gets its wgmma serialised by ptxas (C7520, measured with 4 iterations and a hint of 4), so the
+  // loop stays a loop, unrolled by a power of two below half its trips.
+  int64_t ext = 0;
+  if (AsConstInt(n->extent, &ext) && ext <= by) {
+    int64_t p = 1;
+    while (p * 2 <= ext / 2) p *= 2;
+    return "#pragma unroll " + std::to_string(p);
+  }
+  return "#pragma unroll " + std::to_string(by);
 }
 
 std::string CodegenC::UnrollPragma(const ForNode* n) {

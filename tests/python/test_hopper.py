@@ -682,3 +682,20 @@ def test_a_copy_smaller_than_the_block_does_not_serialise_the_wgmma_of_its_loop(
     # An advisory ptxas does give (MLA decode: warpgroup.arrive injected) reaches the user as a warning.
     with pytest.warns(tilelang.errors.TileLangPerformanceWarning, match=r"ptxas \(the CUDA assembler\) reports \(C75"):
         tilelang.compile(mla.mla_decode(2, 64, 4, 64), target=SM90A)
+
+
+def test_a_short_warp_specialised_loop_is_not_unrolled_whole():
+    """The consumer loop of a warp-specialised GEMM carries an unroll hint of twice its stages (stage and phase
+    become constants). With K = 112 in 32-wide steps the loop has 4 iterations, and an unroll of 4 unrolled it
+    whole; ptxas then serialised every wgmma ("(C7520) ... wgmma.mma_async instructions are serialized ..."),
+    which the compile now reports as a warning. Expected: the loop unrolled by 2, and no such report."""
+    import warnings
+    from tilelang.jit import clear_compile_memo
+    clear_compile_memo()
+    func = kernels.matmul_transposed(200, 136, 112, 128, 128, 32, dtype="float16", out_dtype="float32", threads=128)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        k = tilelang.compile(func, target=SM90A)
+    assert any("warp-specialized" in c for c in k.choices), k.choices
+    assert "#pragma unroll 2\n" in k.get_kernel_source() and "#pragma unroll 4\n" not in k.get_kernel_source()
+    assert not any("C7520" in str(x.message) for x in w), [str(x.message) for x in w]
