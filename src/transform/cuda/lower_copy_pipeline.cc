@@ -122,33 +122,58 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   int64_t s = 1;
   auto a = n->annotations.find("num_stages");
   if (a != n->annotations.end()) AsConstInt(a->second, &s);
-  std::vector<Stmt> body;
-  if (auto* sq = As<SeqNode>(n->body))
-    body = sq->seq;
-  else
-    body.push_back(n->body);
-  std::vector<const CopyNode*> producers;
-  std::vector<Stmt> consumers;
-  bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
   // A one-stage loop is a pipeline only where it is warp-specialised (the producer warp group issues the
   // TMA copies of iteration k + 1 once the consumers released the stage); elsewhere its copies stay
   // synchronous (issue, wait) in the loop.
   const bool ws_one_stage = s == 1 && ws_candidate_ && n->var.get() == ws_candidate_->var.get();
-  for (auto& st : body) {
-    auto* a = As<AttrStmtNode>(st);
-    auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
-    bool fixed = c != nullptr;  // as for staged copies: a source region that reads no memory
-    for (size_t d = 0; c && d < c->src.ranges.size(); ++d)
-      fixed = fixed && !ReadsMemory(c->src.ranges[d].min) && !ReadsMemory(c->src.ranges[d].extent);
-    const bool one_stage_tma = ws_one_stage && fixed && IsConstInt(a->value, 2);
-    if (c && ((Stages(c->dst.buffer) == s && s >= 2) || one_stage_tma)) {
-      producers.push_back(c);
-      tma = tma && IsConstInt(a->value, 2);
-    } else {
-      consumers.push_back(st);
-    }
+  // There, lets at the top of the body that read no on-chip memory (`page = Table[b, t]`, the source of the
+  // copies) are the producer's too: it computes them again around its copies.
+  std::vector<const LetNode*> lets;
+  Stmt inner = n->body;
+  while (auto* l = ws_one_stage ? As<LetNode>(inner) : nullptr) {
+    if (ReadsOnChip(l->value)) break;
+    lets.push_back(l);
+    inner = l->body;
   }
-  if (!producers.empty() && tma) return LowerPipelinedTma(n, producers, consumers, s);  // lower_tma.cc
+  std::vector<Stmt> body;
+  std::vector<const CopyNode*> producers;
+  std::vector<Stmt> consumers;
+  bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
+  auto split = [&](const Stmt& b) {
+    body.clear();
+    producers.clear();
+    consumers.clear();
+    tma = true;
+    if (auto* sq = As<SeqNode>(b))
+      body = sq->seq;
+    else
+      body.push_back(b);
+    for (auto& st : body) {
+      auto* a = As<AttrStmtNode>(st);
+      auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
+      bool fixed = c != nullptr;  // as for staged copies: a source region that reads no memory
+      for (size_t d = 0; c && d < c->src.ranges.size(); ++d)
+        fixed = fixed && !ReadsMemory(c->src.ranges[d].min) && !ReadsMemory(c->src.ranges[d].extent);
+      const bool one_stage_tma = ws_one_stage && fixed && IsConstInt(a->value, 2);
+      if (c && ((Stages(c->dst.buffer) == s && s >= 2) || one_stage_tma)) {
+        producers.push_back(c);
+        tma = tma && IsConstInt(a->value, 2);
+      } else {
+        consumers.push_back(st);
+      }
+    }
+  };
+  split(inner);
+  if (!lets.empty() && (producers.empty() || !tma)) {  // the lets bought nothing: the body as it is
+    lets.clear();
+    split(n->body);
+  }
+  if (!producers.empty() && tma) {
+    ws_lets_ = lets;
+    Stmt r = LowerPipelinedTma(n, producers, consumers, s);  // lower_tma.cc
+    ws_lets_.clear();
+    return r;
+  }
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
   if (producers.empty()) {

@@ -213,6 +213,9 @@ class CudaTileLowerer : public IRMutator {
   std::vector<std::pair<Buffer, Expr>> tma_var_inits_;
   const ForNode* ws_candidate_ = nullptr;  // the T.Pipelined loop to warp-specialise if it is TMA
   std::string ws_why_;                     // why no loop may be (when a TMA pipeline is not split)
+  // The lets at the top of a one-stage warp-specialised loop's body (a paged KV copy's page read from the
+  // block table): the producer computes them again around its copies.
+  std::vector<const LetNode*> ws_lets_;
   bool ws_reg_alloc_ = true;               // setmaxnreg (off: T.disable_warp_group_reg_alloc)
   bool ws_done_ = false;                   // the kernel was split: T_ + 128 threads
   int64_t ws_leader_ = 0;  // the thread that issues single-thread work: the first of an enclosing T.ws block

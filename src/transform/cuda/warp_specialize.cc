@@ -39,6 +39,8 @@ constexpr int64_t kProducerRegs = 40;
 constexpr int64_t kMaxConsumerRegs = 240;
 constexpr int64_t kUnknown = INT64_MAX;  // wgmma groups in flight: not bounded by a wait
 
+}  // namespace
+
 // Whether `e` reads memory the producer warp group cannot read as the consumers do: anything but global
 // tensors (shared tiles, registers and T.alloc_var values are the consumers').
 bool ReadsOnChip(const Expr& e) {
@@ -52,6 +54,8 @@ bool ReadsOnChip(const Expr& e) {
   if (e) v.VisitExpr(e);
   return v.hit;
 }
+
+namespace {
 
 // The T.Pipelined loops under `s`, each with why its place forbids the split ("" when only Seq, Let,
 // AttrStmt and serial loops whose bounds and values read no on-chip memory are above it).
@@ -309,7 +313,12 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   issue.push_back(Call0("tl.mbarrier_arrive_expect_tx", {fb, C(bytes)}, sp));
   std::vector<Stmt> copies;
   for (size_t i = 0; i < producers.size(); ++i) copies.push_back(TmaIssue(producers[i], plans[i], fb));
-  issue.push_back(Substitute(OpScope(Seq(copies, sp), sp), {{ko.get(), mn + Expr(kp)}}));
+  // (the loop's lets that the copies' sources use, computed again here: lower_copy_pipeline.cc)
+  auto with_lets = [&](Stmt s) {
+    for (auto l = ws_lets_.rbegin(); l != ws_lets_.rend(); ++l) s = Let((*l)->var, VisitExpr((*l)->value), s, sp);
+    return s;
+  };
+  issue.push_back(Substitute(with_lets(OpScope(Seq(copies, sp), sp)), {{ko.get(), mn + Expr(kp)}}));
   std::vector<Stmt> prod{For(kp, C(0), ext, ForKind::kSerial, Seq(issue, sp), {}, sp)};
   if (base) prod.push_back(advance());
   // Consumers: wait for the stage's bytes, compute, release the stage (one iteration late when their
@@ -338,7 +347,7 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   std::vector<Stmt> steady;
   steady.push_back(
       Call0("tl.mbarrier_wait_parity", {Load(full, {Simplify(Mod(g, s))}), Simplify(Mod(Div(g, s), 2))}, sp));
-  steady.push_back(Substitute(Seq(cons, sp), {{ko.get(), mn + Expr(k)}}));
+  steady.push_back(Substitute(with_lets(Seq(cons, sp)), {{ko.get(), mn + Expr(k)}}));
   if (rel.wait >= 0 && !early) steady.push_back(Call0("tl.wgmma_wait", {C(rel.wait)}, sp));
   const bool arrive = !ctx_.opt.test_ws_skip_empty_arrive;
   if (arrive && (rel.lag == 0 || early)) steady.push_back(release(g));

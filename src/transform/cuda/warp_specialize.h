@@ -58,6 +58,10 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
 /// The first tile work under `s`, or null: tile ops other than T.tma_copy, T.wait_wgmma (which work per warp
 /// group by nature) and scalar T.atomic_add (per thread), T.Parallel or T.Pipelined loops.
 const StmtNode* FirstTileWork(const Stmt& s);
+
+/// Whether `e` reads memory a producer warp group cannot read as the consumers do (anything but global
+/// tensors: shared tiles, registers, T.alloc_var values).
+bool ReadsOnChip(const Expr& e);
 /// The named barrier of a region of whole warp groups starting at thread `lo`: 8 + its first warp group.
 inline int64_t RegionBarrierId(int64_t lo) { return 8 + lo / 128; }
 
