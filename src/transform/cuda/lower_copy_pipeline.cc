@@ -135,20 +135,15 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
     lets.push_back(l);
     inner = l->body;
   }
-  std::vector<Stmt> body;
   std::vector<const CopyNode*> producers;
   std::vector<Stmt> consumers;
   bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
   auto split = [&](const Stmt& b) {
-    body.clear();
     producers.clear();
     consumers.clear();
     tma = true;
-    if (auto* sq = As<SeqNode>(b))
-      body = sq->seq;
-    else
-      body.push_back(b);
-    for (auto& st : body) {
+    auto* sq = As<SeqNode>(b);
+    for (auto& st : sq ? sq->seq : std::vector<Stmt>{b}) {
       auto* a = As<AttrStmtNode>(st);
       auto* c = a && a->key == "tl.copy_async" ? As<CopyNode>(a->body) : nullptr;
       bool fixed = c != nullptr;  // as for staged copies: a source region that reads no memory
