@@ -12,8 +12,8 @@ namespace tl {
 enum class MatrixUnit {
   kNone,             // no matrix unit: per-thread multiply-adds over the striped accumulator layout
   kMmaSync,          // NVIDIA tensor cores through ldmatrix + mma.sync (warp-level, mma_C layouts)
-  kMfma,             // AMD matrix cores (v_mfma, wave-level, mfma_C layouts; src/transform/hip/)
-  kSimdgroupMatrix,  // Apple simdgroup_matrix 8x8 tiles (src/transform/metal/)
+  kMfma,             // AMD matrix cores (v_mfma, wave-level, mfma_C layouts; gemm lowering in src/target/hip/)
+  kSimdgroupMatrix,  // Apple simdgroup_matrix 8x8 tiles (gemm lowering in src/target/metal/)
 };
 
 /// How the compiler lays out a shared tile it owns (a layout from T.annotate_layout replaces it).

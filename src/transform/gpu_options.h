@@ -2,13 +2,13 @@
 // lowering itself is each backend's pipeline (src/target/<kind>/pipeline.cc) of shared passes
 // (transform/gpu_passes.h, registered in transform/pass_registry.cc) and its own:
 //
-//   LegalizeTileOpsCUDA  copies / fills / atomics that are plain loops become T.Parallel nests;
+//   LegalizeTileOpsGPU  copies / fills / atomics that are plain loops become T.Parallel nests;
 //                        global->shared copies that can use 16-byte cp.async stay copy ops (the
 //                        others are reported as warnings, with the reason); pipeline stages are
 //                        planned for the async copies of T.Pipelined loops
 //   LayoutInference      fragment layouts (strict: gemm accumulators and register operands,
 //                        reductions; common: T.Parallel nests; free: striped) to a fixpoint
-//   LowerTileOpsCUDA     gemm -> the target's matrix unit, copies -> async copies, reductions -> warp
+//   LowerTileOpsGPU     gemm -> the target's matrix unit, copies -> async copies, reductions -> warp
 //                        shuffles + shared memory, T.Parallel -> per-thread unrolled code,
 //                        T.Pipelined -> multi-stage pipelines, shared buffers -> flat
 //                        swizzled buffers, fragments -> per-thread register arrays

@@ -10,7 +10,7 @@
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda/warp_specialize.h"
+#include "transform/gpu/warp_specialize.h"
 
 namespace tl {
 namespace {
@@ -137,7 +137,7 @@ class Barriers {
         } else if (auto* i = As<IfNode>(n->body); n->key == "tl.warp_specialized" && i && i->then_case &&
                                                   As<AttrStmtNode>(i->then_case) &&
                                                   As<AttrStmtNode>(i->then_case)->key == "tl.ws_consumer") {
-          // The automatic warp-specialised split (cuda/warp_specialize.cc): the consumers' branch gets its
+          // The automatic warp-specialised split (gpu/warp_specialize.cc): the consumers' branch gets its
           // barriers (WsNamedBarriers makes them `bar.sync 1, T`); the producer's only issues TMA and
           // waits on mbarriers.
           // Whatever is pending (the mbarrier inits) is ordered for every thread, the producer's included.

@@ -8,16 +8,16 @@
 #include "layout/hopper_layout.h"
 #include "layout/user_layout.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda/hopper_wgmma.h"
-#include "transform/cuda/warp_specialize.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/hopper_wgmma.h"
+#include "transform/gpu/warp_specialize.h"
+#include "transform/gpu_util.h"
 #include "transform/layout_rules.h"
-#include "transform/hip/mfma_rules.h"
+#include "transform/gpu/mfma_rules.h"
 
 namespace tl {
 namespace {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 struct Access {
   Buffer buffer;
@@ -199,7 +199,7 @@ class LayoutInferencer : public LayoutRuleContext {
   };
   ThreadRegion RegionOf(const AttrStmtNode* a, const ThreadRegion& outer) const {
     if (a->key != "tl.warp_specialized" || !FirstTileWork(a->body)) return outer;
-    CheckWsBlockOps(a, features_);  // consecutive warp groups, named barriers (cuda/warp_specialize.cc)
+    CheckWsBlockOps(a, features_);  // consecutive warp groups, named barriers (gpu/warp_specialize.cc)
     WsBlock b = WsBlockOf(a);
     return {b.base, b.count, a->span};
   }
@@ -371,7 +371,7 @@ class LayoutInferencer : public LayoutRuleContext {
  public:  // the built-in ops' layout rules (registered below)
   bool InferGemm(const GemmNode* g) {
     if (features_.matrix == MatrixUnit::kMfma)
-      return InferGemmMfma(*this, g);  // HIP: src/transform/hip/mfma_rules.cc
+      return InferGemmMfma(*this, g);  // HIP: src/transform/gpu/mfma_rules.cc
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);

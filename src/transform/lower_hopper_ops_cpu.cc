@@ -2,7 +2,7 @@
 // T.wait_wgmma has nothing to wait for; mbarriers and the async proxy do not exist on the CPU.
 #include "ir/functor.h"
 #include "op/hopper_ops.h"
-#include "transform/cuda/hopper_wgmma.h"
+#include "transform/gpu/hopper_wgmma.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
 
 namespace tl {

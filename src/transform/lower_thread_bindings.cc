@@ -7,14 +7,14 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "support/error.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 #include "transform/resolve_buffer_views.h"
 
 namespace tl {
 namespace {
 
-using cuda_pass::IsBarrier;
-using cuda_pass::IsNamedBarrier;
+using gpu_pass::IsBarrier;
+using gpu_pass::IsNamedBarrier;
 
 struct ThreadIdxFinder : IRVisitor {
   bool found = false;

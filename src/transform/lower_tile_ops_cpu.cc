@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "transform/cuda/hopper_wgmma.h"
+#include "transform/gpu/hopper_wgmma.h"
 #include "transform/lower_tile_ops_cpu_impl.h"
 
 namespace tl {

@@ -14,7 +14,7 @@
 #include "ir/index_expr.h"
 #include "op/copy.h"
 #include "support/error.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 
@@ -22,7 +22,7 @@ const char* const kWsCopyBarrierKey = "tl.ws_copy_barrier";
 
 namespace {
 
-using cuda_pass::Loc;
+using gpu_pass::Loc;
 
 const char* const kOpId = "tl.ws_op_id";
 const char* const kSchedule = "tl.ws_schedule";

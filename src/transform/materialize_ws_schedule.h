@@ -18,7 +18,7 @@
 namespace tl {
 
 /// AttrStmt key around a producer's T.copy (global -> a pipeline buffer) between an acquire and its commit; value:
-/// the pipeline's full barrier of the version. LegalizeTileOpsCUDA makes it a TMA copy completing on that barrier
+/// the pipeline's full barrier of the version. LegalizeTileOpsGPU makes it a TMA copy completing on that barrier
 /// (as T.tma_copy) where it can be one, else keeps the copy (which completes before the producer arrives).
 extern const char* const kWsCopyBarrierKey;
 

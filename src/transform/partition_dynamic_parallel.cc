@@ -10,14 +10,14 @@
 // with W = T x (16 bytes / the widest element), so every later pass sees a constant-extent nest that
 // keeps all T threads busy. The body may read
 // and write global and shared memory, locals and scalars; a fragment has a layout fixed at compile time,
-// so a nest that touches one stays an error, now naming the fragment. Runs after LegalizeTileOpsCUDA (tile
+// so a nest that touches one stays an error, now naming the fragment. Runs after LegalizeTileOpsGPU (tile
 // copies with run-time extents become such nests there) and before LayoutInference.
 #include <algorithm>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
@@ -94,7 +94,7 @@ class Partition : public IRMutator {
 PrimFunc PartitionDynamicParallel(const PrimFunc& f) {
   const KernelNode* k = FindKernel(f->body);
   if (!k) return f;
-  return WithBody(f, Partition(cuda_pass::KernelThreads(k)).VisitStmt(f->body));
+  return WithBody(f, Partition(gpu_pass::KernelThreads(k)).VisitStmt(f->body));
 }
 
 }  // namespace tl

@@ -51,10 +51,10 @@ const std::map<std::string, PassFn>& SharedPasses() {
       {"InjectBoundGuards", ContextFree(InjectBoundGuards)},
       {"ResolveBufferViews", ContextFree(ResolveBufferViews)},
       // the shared GPU lowering (gpu_passes.h), on the target's GpuFeatures
-      {"LegalizeTileOpsCUDA", WithContext(LegalizeTileOpsCUDA)},
+      {"LegalizeTileOpsGPU", WithContext(LegalizeTileOpsGPU)},
       {"PartitionDynamicParallel", ContextFree(PartitionDynamicParallel)},
       {"LayoutInference", WithContext(InferLayouts)},
-      {"LowerTileOpsCUDA", WithContext(LowerTileOpsCUDA)},
+      {"LowerTileOpsGPU", WithContext(LowerTileOpsGPU)},
       {"SplitInteriorBlocks", WithContext(SplitInteriorBlocks)},
       {"PlanSharedMemory", WithContext(PlanSharedMemory)},
       {"InsertBarriers", WithContext(InsertBarriers)},
@@ -97,8 +97,8 @@ std::vector<std::string> SharedPassNames() {
 Pipeline GpuTileToThreadSteps() {
   return {Step("CheckThreadBindings"),       Step("ExpandViewTileOps"), Step("Simplify"),
           Step("RasterizeBlocks"),           Step("InjectBoundGuards"), Step("ResolveBufferViews"),
-          Step("LegalizeTileOpsCUDA"),       Step("PartitionDynamicParallel"),
-          Step("LayoutInference"),           Step("LowerTileOpsCUDA", IRStage::kThread),
+          Step("LegalizeTileOpsGPU"),       Step("PartitionDynamicParallel"),
+          Step("LayoutInference"),           Step("LowerTileOpsGPU", IRStage::kThread),
           Step("Simplify", IRStage::kThread)};
 }
 

@@ -56,7 +56,7 @@ std::vector<std::string> SharedPassNames();
 
 /// The shared GPU steps from a tile program to thread-level IR, the start of every GPU pipeline:
 /// CheckThreadBindings, ExpandViewTileOps, Simplify, RasterizeBlocks, InjectBoundGuards, ResolveBufferViews,
-/// LegalizeTileOpsCUDA, PartitionDynamicParallel, LayoutInference, LowerTileOpsCUDA (thread-level from
+/// LegalizeTileOpsGPU, PartitionDynamicParallel, LayoutInference, LowerTileOpsGPU (thread-level from
 /// here), Simplify. A backend's pipeline continues with its own steps and SplitInteriorBlocks,
 /// PlanSharedMemory and InsertBarriers.
 Pipeline GpuTileToThreadSteps();

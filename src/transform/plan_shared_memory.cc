@@ -128,7 +128,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   }
   // Liveness over units in program order: the statements of the kernel body, with sequences and the
   // bodies of lets flattened (a let's value is a unit of its own). A warp-specialised split
-  // (cuda/warp_specialize.cc) contributes its consumers' statements as units; the producer runs
+  // (gpu/warp_specialize.cc) contributes its consumers' statements as units; the producer runs
   // beside them from their start, so what it touches is live from the consumers' first unit to
   // their last use of it (the consumers' waits on its stages order every producer write before the
   // consumers go past that use).

@@ -1,5 +1,5 @@
 // SplitInteriorBlocks: a fast path, selected once per block, for the blocks whose tiles lie inside
-// the tensors (issue 14). Requires thread-level IR (after LowerTileOpsCUDA and Simplify).
+// the tensors (issue 14). Requires thread-level IR (after LowerTileOpsGPU and Simplify).
 //
 // Bound checks that InjectBoundGuards and the tile-op lowerings leave in a kernel whose sizes do
 // not divide the tiles (or are only known at run time) have the form `c * bv + rest < b`: a block
@@ -21,12 +21,12 @@
 #include "ir/printer.h"
 #include "ir/structural.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 struct Group {
   const VarNode* bv;

@@ -14,6 +14,7 @@
 #include "ir/printer.h"
 #include "support/error.h"
 #include "target/backend.h"
+#include "transform/gpu/tile_lowerer.h"
 #include "tile_gemm_fixture.h"
 
 namespace tl {
@@ -80,8 +81,22 @@ Backend ToyBackend() {
   return b;
 }
 
+// Its own T.gemm lowering, registered for its kind from this file: it notes the gemm and hands it to the shared
+// lowering (per-thread multiply-adds), as a backend with a matrix unit would lower the forms it has and defer
+// the rest.
+void RegisterToyGemm() {
+  gpu_lowering::RegisterGpuOpLowering(
+      "gemm",
+      [](gpu_lowering::GpuTileLowerer& L, const TileOpNode& n) {
+        L.ctx_.info->choices.push_back("toy gemm at line " + std::to_string(n.span.line));
+        return L.LowerShared(n);
+      },
+      "toygpu");
+}
+
 void RegisterToy() {
   static bool done = [] {
+    RegisterToyGemm();
     RegisterBackend(ToyBackend());
     return true;
   }();
@@ -117,6 +132,9 @@ TEST(ToyBackend, CompileRunsItsPipelineAndTheEmulatorItsKernel) {
   bool counted = false;
   for (auto& c : k.info.choices) counted |= c.rfind("toy: ", 0) == 0 && c != "toy: 0 barrier(s)";
   EXPECT_TRUE(counted) << "its own pass ran on the barriers the shared passes inserted";
+  int own_gemm = 0;
+  for (auto& c : k.info.choices) own_gemm += c.rfind("toy gemm at line ", 0) == 0;
+  EXPECT_EQ(own_gemm, 1) << "its own T.gemm lowering ran, once";
 
   std::mt19937 rng(20261202);
   std::normal_distribution<double> nd;
@@ -150,5 +168,25 @@ TEST(ToyBackend, ItsSharedMemoryLimitIsTheError) {
   }
 }
 
+}  // namespace
+}  // namespace tl
+
+namespace tl {
+namespace {
+TEST(ToyBackend, OpLoweringsAreRegisteredPerBackendKind) {
+  RegisterToy();
+  using gpu_lowering::GpuOpLoweringKinds;
+  // T.gemm: the shared lowering, each matrix unit's backend its own (from src/target/<kind>/), and the toy's
+  EXPECT_EQ(GpuOpLoweringKinds("gemm"), (std::vector<std::string>{"", "cuda", "hip", "metal", "toygpu"}));
+  EXPECT_EQ(GpuOpLoweringKinds("reduce"), (std::vector<std::string>{"", "hip"}));
+  EXPECT_EQ(GpuOpLoweringKinds("copy"), std::vector<std::string>{});  // copies are loops after legalization
+  // the CUDA and OpenCL lowerings of one gemm: CUDA's own (mma.sync) and the shared one (no mma)
+  BuildOptions o;
+  o.build_binary = false;
+  const std::string cuda = Compile(TileGemm(64, 64, 64, 64, 64, 32, 128, 2), ParseTarget("cuda -arch=sm_80"), {}, o).source;
+  EXPECT_NE(cuda.find("mma_m16n8k16"), std::string::npos);
+  const std::string ir = PrintPrimFunc(Compile(TileGemm(64, 64, 64, 64, 64, 32, 128, 2), ParseTarget("toygpu"), {}, o).lowered);
+  EXPECT_EQ(ir.find("mma"), std::string::npos);
+}
 }  // namespace
 }  // namespace tl

@@ -39,7 +39,7 @@ def _shared_pass_files():
 
 def test_shared_passes_exist():
     files = [p.relative_to(SRC).as_posix() for p in _shared_pass_files()]
-    assert "transform/legalize_tile_ops_cuda.cc" in files and "transform/cuda/lower_gemm.cc" in files
+    assert "transform/legalize_tile_ops_gpu.cc" in files and "transform/gpu/lower_gemm.cc" in files
 
 
 @pytest.mark.parametrize("pattern,what", IDENTITY, ids=[w for _, w in IDENTITY])

@@ -111,11 +111,11 @@ def test_pass_names_of_the_cuda_pipeline():
     names = [t[0] for t in trace]
     assert names == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps", "Simplify",
                      "RasterizeBlocks",
-                     "InjectBoundGuards", "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel",
-                     "LayoutInference", "LowerTileOpsCUDA", "Simplify", "SplitInteriorBlocks",
+                     "InjectBoundGuards", "ResolveBufferViews", "LegalizeTileOpsGPU", "PartitionDynamicParallel",
+                     "LayoutInference", "LowerTileOpsGPU", "Simplify", "SplitInteriorBlocks",
                      "PlanSharedMemory", "InsertBarriers"]
     changed = {n: c for n, _, _, c in [t[:4] for t in trace]}
-    assert all(changed[n] for n in ("LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA")), (
+    assert all(changed[n] for n in ("LegalizeTileOpsGPU", "LayoutInference", "LowerTileOpsGPU")), (
         "legalize, layout inference and lowering each change the IR")
     assert not changed["PartitionDynamicParallel"], "no T.Parallel here has a run-time extent"
     assert not changed["HoistWorkspaces"] and not changed["CheckThreadBindings"], "no T.alloc_global, no lets"
@@ -235,13 +235,13 @@ def test_lower_trace_for_cuda(tmp_path):
     assert names[:12] == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps",
                           "Simplify",
                           "RasterizeBlocks", "InjectBoundGuards",
-                         "ResolveBufferViews", "LegalizeTileOpsCUDA", "PartitionDynamicParallel", "LayoutInference",
-                         "LowerTileOpsCUDA"]
+                         "ResolveBufferViews", "LegalizeTileOpsGPU", "PartitionDynamicParallel", "LayoutInference",
+                         "LowerTileOpsGPU"]
     assert "for sm_86" in tr.final_source and "tl::mma_m16n8k16_f16" in tr.final_source
     files = os.listdir(tmp_path)
     assert "index.html" in files and any(f.endswith("final_source.cu") for f in files)
     html = (tmp_path / "index.html").read_text()
-    assert "LowerTileOpsCUDA" in html and "tl.ldmatrix" in html
+    assert "LowerTileOpsGPU" in html and "tl.ldmatrix" in html
 
 
 def test_choices_list_every_lowering_decision(compiled, capsys):

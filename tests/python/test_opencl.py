@@ -406,7 +406,7 @@ def test_profiler_lower_trace_and_disk_cache(tmp_path, monkeypatch):
 
     trace = ir_lower_trace(f, "opencl", out_dir=str(tmp_path / "trace"))
     names = [p.name for p in trace.passes]
-    assert "LowerTileOpsCUDA" in names and "InsertBarriers" in names
+    assert "LowerTileOpsGPU" in names and "InsertBarriers" in names
     assert (tmp_path / "trace" / "final_source.cl").read_text().count("__kernel") == 1
     monkeypatch.setenv("TL_LOWER_TRACE", str(tmp_path / "env_trace"))
     traced = ocl(f)  # the JIT writes the trace of its own compile

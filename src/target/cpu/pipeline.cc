@@ -10,7 +10,7 @@
 #include "target/cpu/group_gemm_blocks_cpu.h"
 #include "target/cpu/isa.h"
 #include "target/cpu/pack_gemm_tiles_cpu.h"
-#include "transform/cuda/hopper_wgmma.h"
+#include "transform/gpu/hopper_wgmma.h"
 #include "transform/lower_thread_bindings.h"
 #include "transform/lower_tile_ops_cpu.h"
 

@@ -1,5 +1,5 @@
 // The CUDA backend's pass context and pipeline (pipeline.cc); its own passes are in
-// wgmma_proxy_fence.h and transform/cuda/warp_specialize.h.
+// wgmma_proxy_fence.h and transform/gpu/warp_specialize.h.
 #pragma once
 #include "target/cuda/target.h"
 #include "transform/pass_registry.h"

@@ -3,7 +3,7 @@
 #include "target/cuda/passes.h"
 
 #include "target/cuda/wgmma_proxy_fence.h"
-#include "transform/cuda/warp_specialize.h"
+#include "transform/gpu/warp_specialize.h"
 
 namespace tl {
 
@@ -13,7 +13,7 @@ PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
 
 Pipeline CudaPipeline(const PassContext& ctx) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+  Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));
   // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence
@@ -21,7 +21,7 @@ Pipeline CudaPipeline(const PassContext& ctx) {
   // operand-less fence is what that pass sees.
   if (ctx.features.wgmma) p.push_back({"ElideWgmmaProxyFences", ElideWgmmaProxyFences, planned});
   p.push_back(Step("InsertBarriers", planned));
-  // warp specialisation: consumer-only barriers become named ones (transform/cuda/warp_specialize.cc)
+  // warp specialisation: consumer-only barriers become named ones (transform/gpu/warp_specialize.cc)
   if (ctx.features.wgmma) p.push_back({"WsNamedBarriers", WsNamedBarriers, planned});
   return p;
 }
@@ -29,7 +29,10 @@ Pipeline CudaPipeline(const PassContext& ctx) {
 PrimFunc LowerForCUDA(const PrimFunc& f, const CudaTarget& target, const GpuOptions& opt, CompileInfo* info,
                       std::vector<PassRecord>* trace) {
   CompileInfo local;
-  PassContext ctx{CudaFeatures(target), opt, info ? info : &local, {}, {}};
+  Target t;  // the kind picks CUDA's own op lowerings (RegisterGpuOpLowering)
+  t.kind = "cuda";
+  t.arch = target.arch;
+  PassContext ctx{CudaFeatures(target), opt, info ? info : &local, t, {}};
   return RunPipeline(CudaPipeline(ctx), f, ctx, trace);
 }
 

@@ -15,12 +15,12 @@
 #include "ir/functor.h"
 #include "support/error.h"
 #include "target/cuda/wgmma_proxy_fence.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
 
-using cuda_pass::Call0;
+using gpu_pass::Call0;
 
 struct Range {
   const BufferNode* pool;  // the planned shared byte buffer (or the tile itself when unplanned)

@@ -9,7 +9,7 @@ PassContext HipPassContext(const Target& t, const PassConfig& pc) { return GpuPa
 
 Pipeline HipPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
                 {
                     // pipelined copies go through registers (stage_prefetch_in_registers.cc)
                     {"StagePrefetchInRegisters", StagePrefetchInRegisters, thread},

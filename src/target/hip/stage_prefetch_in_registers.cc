@@ -1,5 +1,5 @@
 // StagePrefetchInRegisters (HIP): software pipelining over LDS buffers without an async copy.
-// Requires thread-level IR from the CUDA pipeline lowering (LowerTileOpsCUDA + Simplify).
+// Requires thread-level IR from the CUDA pipeline lowering (LowerTileOpsGPU + Simplify).
 //
 // CDNA has no cp.async: a global -> LDS copy is a global load and an LDS store, and the store
 // waits for the load. In the steady state of a T.Pipelined loop
@@ -19,12 +19,12 @@
 #include "ir/functor.h"
 #include "target/hip/passes.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 // One prefetch copy site: its register buffer and the unrolled loops it sits in.
 struct Site {

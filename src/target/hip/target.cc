@@ -8,9 +8,9 @@ GpuFeatures HipFeatures(const Target& t) {
   f.name = "HIP";
   f.arch = t.arch;
   f.label = "HIP";
-  f.matrix = MatrixUnit::kMfma;  // T.gemm on v_mfma (fp8 from gfx940: src/transform/hip/lower_gemm_mfma.cc)
+  f.matrix = MatrixUnit::kMfma;  // T.gemm on v_mfma (fp8 from gfx940: src/target/hip/lower_gemm_mfma.cc)
   f.async_copy = AsyncCopy::kSynchronous;  // multi-stage LDS buffers; each copy a global load + LDS store
-  f.swizzle = SharedSwizzle::kXor;         // (MFMA operand tiles take their own: hip/mfma_lds.cc)
+  f.swizzle = SharedSwizzle::kXor;         // (MFMA operand tiles take their own: gpu/mfma_lds.cc)
   f.shuffle = true;                        // ds_bpermute
   f.wave = t.warp_size;
   f.vector_shared_loads = true;   // ds_read_b128

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ir/functor.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 #include "target/metal/passes.h"
 
 namespace tl {

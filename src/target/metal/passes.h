@@ -5,7 +5,7 @@
 
 namespace tl {
 
-/// Requires thread-level IR from LowerTileOpsCUDA on the simdgroup-matrix unit. A T.gemm moves
+/// Requires thread-level IR from LowerTileOpsGPU on the simdgroup-matrix unit. A T.gemm moves
 /// its accumulator from registers into simdgroup matrices (`tl.simdgroup_stage_in`) and back
 /// (`tl.simdgroup_stage_out`); in a serial loop where nothing else touches that accumulator's
 /// registers, both moves go out of the loop, so the matrices stay simdgroup_matrix objects across the

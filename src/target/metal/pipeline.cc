@@ -12,7 +12,7 @@ PassContext MetalPassContext(const Target& t, const PassConfig& pc) {
 Pipeline MetalPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
   const Pipeline check = {{"CheckMetalTypes", CheckMetalTypes, IRStage::kTile}};
-  return Concat(Concat(check, GpuTileToThreadSteps()),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+  return Concat(Concat(check, GpuTileToThreadSteps()),  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
                 {
                     // accumulators stay simdgroup matrices across K loops (hoist_simdgroup_staging.cc)
                     {"HoistSimdgroupStaging", HoistSimdgroupStaging, thread},

@@ -9,12 +9,12 @@
 #include "ir/functor.h"
 #include "target/opencl/passes.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
 
-using cuda_pass::IsBarrier;
+using gpu_pass::IsBarrier;
 
 // `s` without the barrier it starts with, looking through attrs, seqs and lets that read no memory
 // (a barrier may move before those, not before a load); sets *found, else returns `s` unchanged.
@@ -29,7 +29,7 @@ Stmt DropLeadingBarrier(const Stmt& s, bool* found) {
     return *found ? AttrStmt(a->node, a->key, a->value, b, s->span) : s;
   }
   if (auto* l = As<LetNode>(s)) {
-    if (cuda_pass::ReadsMemory(l->value)) return s;
+    if (gpu_pass::ReadsMemory(l->value)) return s;
     Stmt b = DropLeadingBarrier(l->body, found);
     return *found ? Let(l->var, l->value, b, s->span) : s;
   }
@@ -62,7 +62,7 @@ class Hoister : public IRMutator {
   Stmt VisitIf(const Stmt& s, const IfNode* n) override {
     Stmt r = IRMutator::VisitIf(s, n);
     auto* i = As<IfNode>(r);
-    if (!i || !i->else_case || cuda_pass::ReadsMemory(i->cond)) return r;
+    if (!i || !i->else_case || gpu_pass::ReadsMemory(i->cond)) return r;
     bool in_then = false, in_else = false;
     Stmt t = DropLeadingBarrier(i->then_case, &in_then);
     Stmt e = DropLeadingBarrier(i->else_case, &in_else);

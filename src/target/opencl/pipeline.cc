@@ -7,7 +7,7 @@ namespace tl {
 
 Pipeline OpenCLPipeline(const PassContext&) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
-  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsCUDA, Simplify
+  return Concat(GpuTileToThreadSteps(),  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
                 {
                     Step("SplitInteriorBlocks", thread),
                     Step("PlanSharedMemory", planned),

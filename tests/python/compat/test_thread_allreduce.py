@@ -85,7 +85,7 @@ def test_max_over_two_axes_with_a_condition_every_thread_gets_it(where):
     np.testing.assert_array_equal(b, np.broadcast_to(want[None, :, None], a.shape))
 
 
-def test_cuda_lowering_exchanges_through_shared_memory():
+def test_gpu_lowering_exchanges_through_shared_memory():
     src = tilelang.compile(splitk_gemv(64, 256, 4, 8), target="cuda -arch=sm_80").get_kernel_source()
     assert "__shared__" in src or "extern __shared__" in src, src
     assert "__syncthreads()" in src, src

@@ -81,14 +81,14 @@ def test_each_pass_decision_is_in_the_printed_ir():
     import kernels
 
     t = _trace(kernels.matmul(256, 256, 256))
-    leg = t["LegalizeTileOpsCUDA"]
+    leg = t["LegalizeTileOpsGPU"]
     assert 'with T.attr(A_shared, "tl.num_stages", 2):' in leg
     assert leg.count('with T.attr(None, "tl.copy_async", 1):') == 2
     lay = t["LayoutInference"]
     assert re.search(r'with T.attr\(C_local, "tl.layout", T.call_intrin\("handle", "fragment", "mma_C", '
                      r'"mma_C\(128x128, warps 2x2\)", "T.gemm accumulator at ', lay)
     assert 'annotations={"tl.loop_layout": T.call_intrin("handle", "fragment", ' in lay
-    low = t["LowerTileOpsCUDA"]
+    low = t["LowerTileOpsGPU"]
     assert 'with T.attr(None, "tl.tile_op", ' in low
     assert re.search(r'with T.attr\(A_shared, "tl.pipeline_managed", 1\):', low)
     assert "T.copy(" not in low and "T.gemm(" not in low

@@ -50,7 +50,7 @@ def test_gemm_reduce_and_parallel_layouts():
             T.reduce_max(D, m, dim=1)
             T.copy(m, O)
 
-    f = run("LegalizeTileOpsCUDA", before)
+    f = run("LegalizeTileOpsGPU", before)
     got = run("LayoutInference", f)
     layouts, loops = facts(got)
     assert layouts == {"C": "mma_C(64x64, warps 2x2)", "D": "mma_C(64x64, warps 2x2)", "m": "mma_rows(64, warps 2x2)"}
@@ -69,7 +69,7 @@ def test_free_layout_is_striped():
             for i in T.Parallel(64):
                 B[i] = F[i] + 1.0
 
-    layouts, loops = facts(run("LayoutInference", run("LegalizeTileOpsCUDA", before)))
+    layouts, loops = facts(run("LayoutInference", run("LegalizeTileOpsGPU", before)))
     assert layouts == {"F": "striped(64, 32 threads, vec 4)"}
     assert loops == ["striped(64, 32 threads, vec 4)"] * 2
 
@@ -86,7 +86,7 @@ def test_conflict_names_both_ops():
 
     with pytest.raises(tilelang.errors.TileLangLayoutError, match=r"layout conflict for fragment 'C': T.gemm "
                        r"accumulator at .*test_layout_inference.py:\d+ gives it mma_C\(32x32, warps 2x2\)"):
-        run("LayoutInference", run("LegalizeTileOpsCUDA", before))
+        run("LayoutInference", run("LegalizeTileOpsGPU", before))
 
 
 def test_broadcast_fragment_waits_for_the_nests_layout():
@@ -107,7 +107,7 @@ def test_broadcast_fragment_waits_for_the_nests_layout():
                 q[i, k] = q[i, k] * g[i]
             T.copy(q, O)
 
-    f = run("LegalizeTileOpsCUDA", before)
+    f = run("LegalizeTileOpsGPU", before)
     got = run("LayoutInference", f)
     layouts, loops = facts(got)
     assert layouts == {"g": "replicated(64)", "q": "striped(64x32, 128 threads, vec 4)"}
@@ -166,7 +166,7 @@ def test_transposing_nest_takes_the_layout_of_the_transposed_fragment():
             T.gemm(q_t, d_s, acc, clear_accum=True)
             T.copy(acc, O)
 
-    f = run("LegalizeTileOpsCUDA", before)
+    f = run("LegalizeTileOpsGPU", before)
     got = run("LayoutInference", f)
     layouts, loops = facts(got)
     assert layouts["q_t"] == "mma_A(32x64, warps 2x2, 2 replicas)"

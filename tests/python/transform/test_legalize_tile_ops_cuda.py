@@ -1,4 +1,4 @@
-"""LegalizeTileOpsCUDA: cp.async-eligible copies are marked `tl.copy_async`, the destinations of a
+"""LegalizeTileOpsGPU: cp.async-eligible copies are marked `tl.copy_async`, the destinations of a
 pipelined loop's async copies get `tl.num_stages`, other copies and fills become T.Parallel nests."""
 import tilelang.language as T
 
@@ -22,7 +22,7 @@ def test_async_copies_and_pipeline_stages():
                     with T.attr(None, "tl.copy_async", 1):
                         T.copy(A[k * 64:k * 64 + 64, 0:64], S)
 
-    assert_equal(run("LegalizeTileOpsCUDA", before), expected)
+    assert_equal(run("LegalizeTileOpsGPU", before), expected)
 
 
 def test_unaligned_copy_and_fill_become_parallel_loops():
@@ -42,7 +42,7 @@ def test_unaligned_copy_and_fill_become_parallel_loops():
             for i, j in T.Parallel(60, 6):
                 S[i, j] = T.float16(0.0)
 
-    assert_equal(run("LegalizeTileOpsCUDA", before), expected)
+    assert_equal(run("LegalizeTileOpsGPU", before), expected)
 
 
 def test_disabled_async_copy_is_a_parallel_loop():
@@ -59,4 +59,4 @@ def test_disabled_async_copy_is_a_parallel_loop():
             for i, j in T.Parallel(64, 64):
                 S[i, j] = A[i, j]
 
-    assert_equal(run("LegalizeTileOpsCUDA", before, **{"tl.disable_async_copy": True}), expected)
+    assert_equal(run("LegalizeTileOpsGPU", before, **{"tl.disable_async_copy": True}), expected)

@@ -1,4 +1,4 @@
-"""LowerTileOpsCUDA and LowerTileOpsCPU: tile programs (with the facts of the earlier passes) become
+"""LowerTileOpsGPU and LowerTileOpsCPU: tile programs (with the facts of the earlier passes) become
 thread-level / host loop programs."""
 import tilelang.language as T
 from tilelang import layout
@@ -34,7 +34,7 @@ def test_cuda_parallel_nests_partitioned_by_their_layout():
                         B[l + tx * 4] = T.if_then_else(l == 0, F[0], T.if_then_else(l == 1, F[1], T.if_then_else(
                             l == 2, F[2], F[3]))) + 1.0
 
-    assert_equal(run("LowerTileOpsCUDA", before), expected)
+    assert_equal(run("LowerTileOpsGPU", before), expected)
 
 
 def test_cuda_async_copy_and_shared_flattening():
@@ -59,7 +59,7 @@ def test_cuda_async_copy_and_shared_flattening():
                     T.call_intrin("void", "tl.cp_async_commit")
                     T.call_intrin("void", "tl.cp_async_wait", 0)
 
-    assert_equal(run("LowerTileOpsCUDA", before), expected)
+    assert_equal(run("LowerTileOpsGPU", before), expected)
 
 
 def test_cpu_copy_gets_a_fast_path_and_a_guarded_tail():

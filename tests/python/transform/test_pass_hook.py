@@ -81,8 +81,8 @@ def test_each_target_gets_its_own_features():
     outs = {}
     for target in ["cuda -arch=sm_80", "hip -arch=gfx942", "metal", "opencl"]:
         trace = _ffi.lower_trace_funcs(func, target, {})
-        (i,) = [k for k, (n, _) in enumerate(trace) if n == "LowerTileOpsCUDA"]
-        outs[target] = _ffi.print_func(passes.run("LowerTileOpsCUDA", trace[i - 1][1], target=target))
+        (i,) = [k for k, (n, _) in enumerate(trace) if n == "LowerTileOpsGPU"]
+        outs[target] = _ffi.print_func(passes.run("LowerTileOpsGPU", trace[i - 1][1], target=target))
     assert len(set(outs.values())) == 4
 
 

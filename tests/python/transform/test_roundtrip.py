@@ -26,7 +26,7 @@ def test_every_pass_output_reparses(name, func, target):
 def test_a_pass_runs_on_the_ir_it_printed():
     """Each CUDA pass, run on the re-parsed text of its input, gives what it gives on the input."""
     f = kernels.matmul(256, 256, 256)
-    for name in ["LegalizeTileOpsCUDA", "LayoutInference", "LowerTileOpsCUDA", "PlanSharedMemory", "InsertBarriers"]:
+    for name in ["LegalizeTileOpsGPU", "LayoutInference", "LowerTileOpsGPU", "PlanSharedMemory", "InsertBarriers"]:
         again = T.parse_source(_ffi.print_func(f))
         out, out_again = _ffi.run_pass(name, f, "cuda -arch=sm_80"), _ffi.run_pass(name, again, "cuda -arch=sm_80")
         # equal up to provenance: a layout's origin names the source line of the text it came from

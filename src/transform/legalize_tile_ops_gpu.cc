@@ -1,4 +1,4 @@
-// LegalizeTileOpsCUDA: copies that cannot use cp.async, fills and tile atomics become T.Parallel
+// LegalizeTileOpsGPU: copies that cannot use cp.async, fills and tile atomics become T.Parallel
 // nests; cp.async-eligible global->shared copies stay ops; pipeline stages are planned. See gpu_passes.h.
 #include <algorithm>
 #include <set>
@@ -9,16 +9,16 @@
 #include "op/copy.h"
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
-#include "transform/cuda/lower_tma.h"
+#include "transform/gpu/lower_tma.h"
 #include "transform/gpu_passes.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 #include "transform/lower_tile_ops_cpu.h"
 #include "transform/materialize_ws_schedule.h"
 
 namespace tl {
 namespace {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 // Why a global->shared copy cannot use 16-byte cp.async ("" when it can).
 std::string AsyncCopyBlocker(const CopyNode* n, const GpuOptions& opt) {
@@ -308,7 +308,7 @@ class Legalizer : public IRMutator {
 
 }  // namespace
 
-PrimFunc LegalizeTileOpsCUDA(const PrimFunc& f, const PassContext& ctx) {
+PrimFunc LegalizeTileOpsGPU(const PrimFunc& f, const PassContext& ctx) {
   const KernelNode* k = FindKernel(f->body);
   if (!k) throw UserError(ErrorKind::kSyntax, "kernel '" + f->name + "' has no T.Kernel scope", f->span);
   int64_t T = KernelThreads(k);

@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA, T.gemm on Metal's simdgroup_matrix 8x8 tiles (the matrix unit
+// LowerTileOpsGPU, Metal's T.gemm (registered for the "metal" kind) on simdgroup_matrix 8x8 tiles (the matrix unit
 // MatrixUnit::kSimdgroupMatrix of src/target/metal/target.cc's GpuFeatures).
 //
 // The Metal Shading Language specification does not say which thread of a SIMD-group holds which
@@ -19,16 +19,24 @@
 #include <algorithm>
 
 #include "arith/simplify.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
-Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
-  const Fragment& CF = Layout(g->C.buffer.get());
+namespace {
+Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g);
+
+const GpuOpLoweringRegistrar kGemm(
+    "gemm",
+    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmSimdgroup(L, static_cast<const GemmNode*>(&n)); },
+    "metal");
+
+Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
+  const Fragment& CF = L.Layout(g->C.buffer.get());
   Span sp = g->span;
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
   bool ok_ab =
@@ -50,9 +58,9 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
                     sp);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   int64_t wM = M / wm, wN = N / wn, mt = wM / 8, nt = wN / 8, warps = wm * wn;
-  Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+  Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
-  Buffer cl = MapBuffer(g->C.buffer);
+  Buffer cl = L.MapBuffer(g->C.buffer);
   std::vector<Stmt> out;
   if (g->clear_accum) {
     Var i = MakeVar("i");
@@ -67,20 +75,20 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
     int64_t stride = 0;                                // elements per stored row
   };
   auto stage = [&](const Region& r, const std::string& base) -> Src {
-    const Fragment& F = Layout(r.buffer.get());
+    const Fragment& F = L.Layout(r.buffer.get());
     TL_ICHECK(F.shape.size() == 2, "a register gemm operand must be 2-D");
-    Buffer st = Scratch(base, r.buffer->dtype, F.shape[0] * F.shape[1], Scope::kShared);
-    Buffer regs = MapBuffer(r.buffer);
+    Buffer st = L.Scratch(base, r.buffer->dtype, F.shape[0] * F.shape[1], Scope::kShared);
+    Buffer regs = L.MapBuffer(r.buffer);
     std::vector<Stmt> w;
     for (int64_t l = 0; l < F.locals; ++l) {
-      auto idx = F.IndexAt(tx_, C(l));
+      auto idx = F.IndexAt(L.tx_, C(l));
       Stmt s1 = Store(st, Load(regs, {C(l)}), {Simplify(idx[0] * C(F.shape[1]) + idx[1])}, sp);
-      Expr ok = F.ValidAt(tx_, C(l));
-      if (F.replicas > 1) ok = And(ok, Eq(F.ReplicaOf(tx_), C(0)));
+      Expr ok = F.ValidAt(L.tx_, C(l));
+      if (F.replicas > 1) ok = And(ok, Eq(F.ReplicaOf(L.tx_), C(0)));
       w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
     }
     out.push_back(Seq(w, sp));
-    Expr r0 = VisitExpr(r.ranges[0].min), c0 = VisitExpr(r.ranges[1].min);
+    Expr r0 = L.VisitExpr(r.ranges[0].min), c0 = L.VisitExpr(r.ranges[1].min);
     int64_t cols = F.shape[1];
     return {st,
             [st, r0, c0, cols](const Expr& row, const Expr& col) {
@@ -89,7 +97,7 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
             cols};
   };
   auto shared = [&](const Region& r, const std::vector<size_t>& dims) -> Src {
-    if (user_shared_.count(r.buffer.get()))
+    if (L.user_shared_.count(r.buffer.get()))
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on Metal reads operand tiles with simdgroup_load, which needs plain rows; '" +
                           r.buffer->name +
@@ -104,13 +112,13 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
     for (size_t d = dims[0] + 1; d < r.buffer->shape.size(); ++d)
       stride *= ConstOr(r.buffer->shape[d], sp, "a shared buffer's shape");
     Region reg = r;
-    return {MapBuffer(r.buffer),
-            [this, reg, dims](const Expr& row, const Expr& col) {
+    return {L.MapBuffer(r.buffer),
+            [&L, reg, dims](const Expr& row, const Expr& col) {
               std::vector<Expr> idx;
-              for (auto& rg : reg.ranges) idx.push_back(VisitExpr(rg.min));
+              for (auto& rg : reg.ranges) idx.push_back(L.VisitExpr(rg.min));
               idx[dims[0]] = Simplify(idx[dims[0]] + row);
               idx[dims[1]] = Simplify(idx[dims[1]] + col);
-              return Load(MapBuffer(reg.buffer), {SharedIndex(reg.buffer, idx)});
+              return Load(L.MapBuffer(reg.buffer), {L.SharedIndex(reg.buffer, idx)});
             },
             stride};
   };
@@ -122,15 +130,15 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   // `slots` matrices moves with one barrier each way instead of one per matrix.
   int64_t tiles = mt * nt;
   int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tiles, 4096 / (64 * 4 * warps)));
-  ctx_.info->choices.push_back(
+  L.ctx_.info->choices.push_back(
       Loc(sp) + ": T.gemm: simdgroup_matrix 8x8 " + at.str() + " -> float32, SIMD-groups " +
       std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
       " per SIMD-group (" + std::to_string(mt * nt) +
       " accumulator matrices staged through threadgroup memory, " + std::to_string(slots) + " at a time)");
-  Buffer cm = Scratch("C_simd", ct, 2 * tiles, Scope::kLocal);
-  Buffer am = Scratch("A_simd", at, 2 * mt, Scope::kLocal);
-  Buffer bm = Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
-  Buffer cs = Scratch("C_stage", ct, 64 * slots * warps, Scope::kShared);
+  Buffer cm = L.Scratch("C_simd", ct, 2 * tiles, Scope::kLocal);
+  Buffer am = L.Scratch("A_simd", at, 2 * mt, Scope::kLocal);
+  Buffer bm = L.Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
+  Buffer cs = L.Scratch("C_stage", ct, 64 * slots * warps, Scope::kShared);
   Expr g8 = Div(lane, 4), tg = Mod(lane, 4);
   // Slot q of this SIMD-group, and this lane's element c of it.
   auto slot = [&](int64_t q) { return Simplify(warp * C(64 * slots) + C(64 * q)); };
@@ -190,5 +198,6 @@ Stmt CudaTileLowerer::LowerGemmSimdgroup(const GemmNode* g) {
   return Seq(out, sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace
+}  // namespace gpu_lowering
 }  // namespace tl

@@ -1,6 +1,6 @@
 // Hopper wgmma for T.gemm on sm_90a: whether a gemm can use wgmma.mma_async (and how its block's
 // warp groups split the tile), and its lowering. LayoutInference asks PlanWgmma when it fixes the
-// accumulator layout; LowerTileOpsCUDA lowers a gemm whose accumulator has the wgmma layout (a fact
+// accumulator layout; LowerTileOpsGPU lowers a gemm whose accumulator has the wgmma layout (a fact
 // in the IR) with LowerGemmWgmma.
 #pragma once
 #include <map>
@@ -50,14 +50,14 @@ void CheckHopperCall(const Expr& e, const GpuFeatures& features, const Span& sp)
 /// (lower_hopper_ops_cpu.cc).
 void RejectGpuOnlyCallsOnCPU(const Stmt& body);
 
-namespace cuda_lowering {
-class CudaTileLowerer;
+namespace gpu_lowering {
+class GpuTileLowerer;
 /// Thread-level statements of a wgmma gemm: wgmma.fence, the m64nNk16 instructions over the k16
 /// steps with shared-memory matrix descriptors, commit_group and wait_group.
-Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g);
+Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g);
 /// Records, on sm_90a, why a gemm lowered to mma.sync instead of wgmma (a performance warning).
-void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g);
-}  // namespace cuda_lowering
+void NoteNoWgmma(GpuTileLowerer& L, const GemmNode* g);
+}  // namespace gpu_lowering
 
 /// Thread-level `body` without its wgmma.wait_group calls when it issues no wgmma: its gemms are
 /// synchronous, so T.wait_wgmma has nothing to wait for (docs/hopper.md), and in a block that is not

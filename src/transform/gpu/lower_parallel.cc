@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA, T.Parallel nests: each nest is partitioned over threads by its loop layout;
+// LowerTileOpsGPU, T.Parallel nests: each nest is partitioned over threads by its loop layout;
 // fragment accesses are checked against their owners; global accesses of a thread's chunk become
 // one vector access where alignment and guard uniformity are proven.
 #include <cmath>
@@ -6,15 +6,15 @@
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
-Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& idx) {
+Expr GpuTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& idx) {
   const Fragment& F = Layout(b.get());
   if (!cur_loop_) {
     // Scalar code runs in every thread; a replicated fragment is whole in each of them.
@@ -58,7 +58,7 @@ Expr CudaTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& id
   return constant ? C(first) : local;
 }
 
-void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx) {
+void GpuTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx) {
   if (F.kind == "replicated") return;
   auto& owners = Owners(b, F);
   std::map<const VarNode*, int64_t> env;
@@ -104,7 +104,7 @@ void CudaTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::
   }
 }
 
-std::vector<std::vector<int64_t>>& CudaTileLowerer::Owners(const Buffer& b, const Fragment& F) {
+std::vector<std::vector<int64_t>>& GpuTileLowerer::Owners(const Buffer& b, const Fragment& F) {
   auto it = owners_.find(b.get());
   if (it != owners_.end()) return it->second;
   int64_t total = 1;
@@ -129,7 +129,7 @@ std::vector<std::vector<int64_t>>& CudaTileLowerer::Owners(const Buffer& b, cons
   return owners_[b.get()] = std::move(o);
 }
 
-Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
+Stmt GpuTileLowerer::LowerParallel(const ForNode* outer) {
   auto it = outer->annotations.find("tl.loop_layout");
   TL_ICHECK(it != outer->annotations.end(), "T.Parallel nest without a tl.loop_layout");
   const Fragment& F = Decode(it->second);
@@ -187,7 +187,7 @@ Stmt CudaTileLowerer::LowerParallel(const ForNode* outer) {
   return Seq(out, outer->span);
 }
 
-void CudaTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<Var>& vars, const Fragment& F,
+void GpuTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<Var>& vars, const Fragment& F,
                                             const Span& sp, std::vector<Stmt>* out) {
   // The fragments the nest reads and writes, with the indices of their reads.
   std::map<const BufferNode*, std::pair<Buffer, std::vector<std::vector<Expr>>>> reads;
@@ -262,7 +262,7 @@ void CudaTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<
   }
 }
 
-Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance,
+Stmt GpuTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(const Expr&)>& instance,
                                  const Span& sp) {
   int64_t V = F.kind == "mma_C" || F.kind == "mma_A" ? 2
               : F.kind == "mfma_C" ? 4  // 4 consecutive columns of a row (src/layout/mfma_fragment.h)
@@ -416,7 +416,7 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
     // HIP: a chunk read from an LDS tile (whose swizzles keep 16-byte chunks whole) is one wide LDS read
     // into registers, not V narrow ones (an epilogue's shared -> global copy)
     auto* sl = As<BufferLoadNode>(st->value);
-    // (a half-swapped tile, hip/mfma_lds.cc: the chunk is whole, its halves swapped in some rows)
+    // (a half-swapped tile, gpu/mfma_lds.cc: the chunk is whole, its halves swapped in some rows)
     const bool swapped_tile = ctx_.features.vector_shared_stores && sl &&
                               sl->buffer->scope == Scope::kShared && V * sl->buffer->dtype.bytes() == 16 &&
                               HalfSwappedTile(sl->buffer.get());
@@ -491,7 +491,7 @@ Stmt CudaTileLowerer::Vectorized(const Fragment& F, const std::function<Stmt(con
 // of a chunk of 8 locals as the four matrices, that is every lane's pair at its row's address plus 2*(l%4),
 // the row's first pair 16-byte aligned. Both are checked on the store's own (physical) indices, for the lanes
 // of the first and the last warp, before the form is used.
-Stmt CudaTileLowerer::StoreMatrices(const Fragment& F, const StoreNode* st, const Var& lo, const Var& v,
+Stmt GpuTileLowerer::StoreMatrices(const Fragment& F, const StoreNode* st, const Var& lo, const Var& v,
                                     const BoundMap& bm, const Span& sp) {
   if (!ctx_.features.stmatrix || F.kind != "mma_C" || F.valid || F.locals % 8 || T_ % 32 ||
       st->buffer->scope != Scope::kShared || st->buffer->dtype.bytes() != 2 || st->indices.size() != 1)
@@ -529,7 +529,7 @@ Stmt CudaTileLowerer::StoreMatrices(const Fragment& F, const StoreNode* st, cons
   return For(c, C(0), C(F.locals / 8), ForKind::kUnrolled, Seq(body, sp), {}, sp);
 }
 
-bool CudaTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {
+bool GpuTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& vars, const Fragment& F) {
   bool ok = true;
   auto check = [&](const Buffer& b, const std::vector<Expr>& idx) {
     if (b->scope != Scope::kFragment) return;
@@ -557,5 +557,5 @@ bool CudaTileLowerer::OnlyOwnFragment(const Stmt& body, const std::vector<Var>& 
   return ok;
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

@@ -1,4 +1,4 @@
-// Warp specialisation on sm_90a (src/transform/cuda/warp_specialize.cc, docs/warp_specialization.md).
+// Warp specialisation on sm_90a (src/transform/gpu/warp_specialize.cc, docs/warp_specialization.md).
 #pragma once
 #include <functional>
 #include <set>

@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA, reductions and scans: T.reduce with in-thread partials, warp shuffles and
+// LowerTileOpsGPU, reductions and scans: T.reduce with in-thread partials, warp shuffles and
 // shared memory across warps; T.cumsum with a thread per scanned line.
 #include <cmath>
 #include <set>
@@ -6,19 +6,19 @@
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "op/reduce_math.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 namespace {
-const CudaOpLoweringRegistrar kReduce("reduce", [](CudaTileLowerer& L, const TileOpNode& n) {
+const GpuOpLoweringRegistrar kReduce("reduce", [](GpuTileLowerer& L, const TileOpNode& n) {
   return L.LowerReduce(static_cast<const ReduceNode*>(&n));
 });
-const CudaOpLoweringRegistrar kCumsum("cumsum", [](CudaTileLowerer& L, const TileOpNode& n) {
+const GpuOpLoweringRegistrar kCumsum("cumsum", [](GpuTileLowerer& L, const TileOpNode& n) {
   return L.LowerCumsum(static_cast<const CumsumNode*>(&n));
 });
 }  // namespace
@@ -35,7 +35,7 @@ const char* SubgroupReduceName(ReduceKind k) {
 }
 }  // namespace
 
-Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
+Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
   const Fragment& S = Layout(r->src.buffer.get());
   const Fragment& D = Layout(r->dst.buffer.get());
   DataType t = r->dst.buffer->dtype;
@@ -43,7 +43,6 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
-  if (S.kind == "mfma_C" && D.kind == "mfma_rows" && r->dim == 1) return LowerReduceMfma(r);
   if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
@@ -274,7 +273,7 @@ Stmt CudaTileLowerer::LowerReduce(const ReduceNode* r) {
   return finish();
 }
 
-Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
+Stmt GpuTileLowerer::LowerCumsum(const CumsumNode* n) {
   size_t ax = n->dim;
   std::vector<size_t> other;
   std::vector<int64_t> ext;
@@ -356,5 +355,5 @@ Stmt CudaTileLowerer::LowerCumsum(const CumsumNode* n) {
   return Seq(out, sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

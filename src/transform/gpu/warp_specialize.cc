@@ -7,9 +7,9 @@
 //    inside serial loops, e.g. a persistent loop over tiles);
 //  - PlanRelease: when the consumers release a stage: after the iteration, or one iteration late when
 //    their wgmma group stays in flight across iterations (wgmma.wait_group 1, the default for a GEMM);
-//  - CudaTileLowerer::LowerPipelinedWs: the consumers' loop (in place of the pipeline) and the producer's;
+//  - GpuTileLowerer::LowerPipelinedWs: the consumers' loop (in place of the pipeline) and the producer's;
 //    inside another loop both number iterations across its runs (a register counter) for stage and phase;
-//  - CudaTileLowerer::WsSplitKernel: `if (tx < T) { the whole kernel, with the consumers' loop } else
+//  - GpuTileLowerer::WsSplitKernel: `if (tx < T) { the whole kernel, with the consumers' loop } else
 //    { the producer's loop under the loops and lets it needs }`;
 //  - WsNamedBarriers (after InsertBarriers): a __syncthreads reached by the consumers only becomes
 //    `bar.sync 1, T` (named barrier 1 over the consumer threads).
@@ -24,14 +24,14 @@
 #include "op/copy.h"
 #include "op/gemm.h"
 #include "op/hopper_ops.h"
-#include "transform/cuda/hopper_wgmma.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda/warp_specialize.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/hopper_wgmma.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu/warp_specialize.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 namespace {
 constexpr int64_t kWarpGroup = 128;
@@ -142,7 +142,7 @@ const char* const kWarpSpecializedKey = "tl.warp_specialized";
 const char* const kWsConsumerKey = "tl.ws_consumer";
 const char* const kWsPipelineKey = "tl.ws_pipeline";
 
-namespace cuda_lowering {
+namespace gpu_lowering {
 
 namespace {
 // Counts the wgmma groups one iteration of the consumers commits (G, one per wgmma gemm) and how many
@@ -152,7 +152,7 @@ namespace {
 // producer could never refill the stage the consumers wait on). A GEMM pipeline (one gemm, wg_wait 0,
 // its accumulator and operands touched by nothing else in the loop, a constant trip count) gets wg_wait 1
 // by default.
-WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t s, bool const_trips) {
+WsRelease PlanRelease(GpuTileLowerer& L, const std::vector<Stmt>& body, int64_t s, bool const_trips) {
   auto wgmma = [&](const GemmNode* g) {
     auto it = L.layout_.find(g->C.buffer.get());
     return it != L.layout_.end() && IsWgmmaLayout(*it->second);
@@ -233,7 +233,7 @@ WsRelease PlanRelease(CudaTileLowerer& L, const std::vector<Stmt>& body, int64_t
 }
 }  // namespace
 
-const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why) const {
+const ForNode* GpuTileLowerer::WsCandidate(const Stmt& kbody, std::string* why) const {
   if (!ctx_.features.wgmma) return nullptr;  // setmaxnreg and wgmma: sm_90a
   if (ctx_.opt.disable_warp_specialized) {
     *why = "disabled by the pass config tl.disable_warp_specialized";
@@ -277,7 +277,7 @@ const ForNode* CudaTileLowerer::WsCandidate(const Stmt& kbody, std::string* why)
   return f;
 }
 
-Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
+Stmt GpuTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
                                        const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers,
                                        int64_t s, int64_t bytes) {
   Var ko = n->var;
@@ -408,7 +408,7 @@ Stmt CudaTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const
   return split;
 }
 
-Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
+Stmt GpuTileLowerer::WsSplitKernel(const Stmt& body) {
   // The loops, lets and conditions on the way to the consumers' loop (the pipeline's bounds and the copies'
   // indices may use them) are run again around the producer's loop; UniquifyDefs renames the copies.
   std::vector<const StmtNode*> frames;
@@ -450,7 +450,7 @@ Stmt CudaTileLowerer::WsSplitKernel(const Stmt& body) {
   return AttrStmt(Buffer(), kWarpSpecializedKey, C(T_), If(Lt(tx_, C(T_)), cons, prod, sp), sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 
 const char* const kWsBlockBarrierKey = "tl.ws_block_barrier";
 

@@ -1,12 +1,19 @@
-// Internal to LowerTileOpsCUDA (src/transform/lower_tile_ops_cuda.cc): the one mutator that turns
-// tile ops and T.Parallel / T.Pipelined loops into thread-level IR (docs/thread_ir.md). Its parts
-// live in one file per concept:
-//   lower_tile_ops_cuda.cc       entry, op dispatch, facts read from the IR (layouts, stages, async copies)
-//   cuda/lower_buffers.cc        buffer mapping: shared flattening + swizzle + stages, fragments to registers
-//   cuda/lower_parallel.cc       T.Parallel partitioning by a layout, ownership checks, vectorised global
-//   access cuda/lower_copy_pipeline.cc  16-byte cp.async copies and T.Pipelined software pipelines
-//   cuda/lower_gemm.cc           T.gemm on ldmatrix + mma.sync m16n8k16
-//   cuda/lower_reduce_scan.cc    T.reduce (shuffles + shared memory) and T.cumsum
+// The shared thread-level lowering of every GPU backend (LowerTileOpsGPU, src/transform/gpu/lower_tile_ops.cc):
+// the one mutator that turns tile ops and T.Parallel / T.Pipelined loops into thread-level IR
+// (docs/thread_ir.md) for what the target's GpuFeatures offer. Its parts live in one file per concept:
+//   gpu/lower_tile_ops.cc        entry, op dispatch (per backend kind), facts read from the IR
+//   gpu/lower_buffers.cc         buffer mapping: shared flattening + swizzle + stages, fragments to registers
+//   gpu/lower_parallel.cc        T.Parallel partitioning by a layout, ownership checks, vectorised access
+//   gpu/lower_copy_pipeline.cc   16-byte async copies and T.Pipelined software pipelines
+//   gpu/lower_tma.cc             TMA copies and pipelines (features.tma)
+//   gpu/warp_specialize.cc       producer / consumer warp groups (features.wgmma)
+//   gpu/lower_gemm.cc            the shared T.gemm (per-thread multiply-adds) and operand staging
+//   gpu/hopper_wgmma.cc          wgmma plans and the wgmma T.gemm (features.wgmma)
+//   gpu/lower_reduce_scan.cc     T.reduce (shuffles + shared memory) and T.cumsum
+//   gpu/mfma_lds.cc              shared-tile layouts of MFMA operands (features.matrix == kMfma)
+// A backend's own op lowerings live in its folder and register for its kind (RegisterGpuOpLowering below):
+// T.gemm in src/target/cuda/lower_gemm_mma.cc, src/target/hip/lower_gemm_mfma.cc and
+// src/target/metal/lower_gemm_simdgroup.cc.
 #pragma once
 #include <functional>
 #include <map>
@@ -17,16 +24,16 @@
 #include "ir/functor.h"
 #include "layout/fragment.h"
 #include "layout/user_layout.h"
-#include "transform/cuda/lower_tma.h"
-#include "transform/cuda/warp_specialize.h"
+#include "transform/gpu/lower_tma.h"
+#include "transform/gpu/warp_specialize.h"
 #include "transform/gpu_passes.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-class CudaTileLowerer : public IRMutator {
+class GpuTileLowerer : public IRMutator {
  public:
-  explicit CudaTileLowerer(const PassContext& ctx) : ctx_(ctx) {}
+  explicit GpuTileLowerer(const PassContext& ctx) : ctx_(ctx) {}
 
   Stmt VisitKernel(const Stmt& s, const KernelNode* n) override;
 
@@ -47,6 +54,8 @@ class CudaTileLowerer : public IRMutator {
   bool cp_async_wgmma_ = false;                  // T.ptx_cp_async writes one of them (sm_90a)
 
   Stmt LowerTileOp(const Stmt& s);
+  /// The shared lowering of `n` (kind ""), for a backend's lowering that handles some forms of an op itself.
+  Stmt LowerShared(const TileOpNode& n);
 
   Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override;
 
@@ -60,7 +69,7 @@ class CudaTileLowerer : public IRMutator {
 
   Stmt VisitSeq(const Stmt& s, const SeqNode* n) override;
 
-  // ---- what op lowerings use (each op registers its lowering by name: RegisterCudaOpLowering) ----
+  // ---- what op lowerings use (each op registers its lowering by name: RegisterGpuOpLowering) ----
   // The thread-level statements of one tile op (or T.Parallel nest), marked as one op for the
   // barrier analysis: writes of one op come from one thread partition.
   Stmt OpScope(const Stmt& body, const Span& sp);
@@ -120,7 +129,7 @@ class CudaTileLowerer : public IRMutator {
   // ---- T.Pipelined -------------------------------------------------------------------------
   Stmt LowerPipelined(const ForNode* n);
 
-  // ---- TMA (sm_90+, cuda/lower_tma.cc) -------------------------------------------------------
+  // ---- TMA (sm_90+, gpu/lower_tma.cc) -------------------------------------------------------
   Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
   Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
   Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)
@@ -130,7 +139,7 @@ class CudaTileLowerer : public IRMutator {
   Buffer TmaCounter(const std::string& base);         // an int32 register variable starting at 0
   // shared -> global: fence, then thread 0 stores and waits (reduce_add: tl.tma_reduce_add, T.atomic_add(use_tma))
   Stmt TmaStore(const CopyNode* n, bool reduce_add = false);
-  // ---- warp specialisation (sm_90a, cuda/warp_specialize.cc) -----------------------------------
+  // ---- warp specialisation (sm_90a, gpu/warp_specialize.cc) -----------------------------------
   const ForNode* WsCandidate(const Stmt& kbody, std::string* why) const;  // the loop that may be split
   Stmt LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
                         const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers, int64_t stages,
@@ -140,7 +149,7 @@ class CudaTileLowerer : public IRMutator {
   Stmt ws_producer_dec_;  // the producer warp group's setmaxnreg.dec (or null)
   Stmt ws_consumer_inc_;  // the consumers' setmaxnreg.inc (or null)
   // The gemm of a warp-specialised pipeline whose wgmma.wait_group becomes 1 (the consumers overlap
-  // consecutive iterations; cuda/warp_specialize.cc), read by LowerGemmWgmma.
+  // consecutive iterations; gpu/warp_specialize.cc), read by LowerGemmWgmma.
   const GemmNode* ws_relaxed_gemm_ = nullptr;
 
   // ---- T.gemm ------------------------------------------------------------------------------
@@ -153,13 +162,11 @@ class CudaTileLowerer : public IRMutator {
   Region KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
                     const std::string& base, const Span& sp, std::vector<Stmt>* out);
 
-  Stmt LowerGemm(const GemmNode* g);
   Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
+  // The shared T.gemm: per-thread multiply-adds over the accumulator layout (no matrix unit). The backends'
+  // own: src/target/cuda/lower_gemm_mma.cc (mma.sync, wgmma), src/target/hip/lower_gemm_mfma.cc,
+  // src/target/metal/lower_gemm_simdgroup.cc.
   Stmt LowerGemmSIMT(const GemmNode* g);
-  Stmt LowerGemmTf32(const GemmNode* g);       // float32 A, B, C: mma.sync m16n8k8 tf32 (lower_gemm_tf32.cc)
-  Stmt LowerGemmSimdgroup(const GemmNode* g);  // src/transform/metal/lower_gemm_simdgroup.cc
-  Stmt LowerGemmMfma(const GemmNode* g);       // HIP: src/transform/hip/lower_gemm_mfma.cc
-  Stmt LowerReduceMfma(const ReduceNode* r);   // HIP: a reduction of an mfma_C accumulator along dim 1
 
   // ---- reductions --------------------------------------------------------------------------
 
@@ -181,7 +188,7 @@ class CudaTileLowerer : public IRMutator {
   // MFMA targets: 16-bit epilogue tiles written only from an MFMA accumulator and read only by copies to
   // global memory; their chunks' 8-byte halves swap in alternate groups of 8 rows (MfmaHalfSwapOffset).
   std::set<const BufferNode*> half_swap_;
-  void ScanMfmaHalfSwapTiles(const Stmt& body);  // src/transform/hip/mfma_lds.cc
+  void ScanMfmaHalfSwapTiles(const Stmt& body);  // src/transform/gpu/mfma_lds.cc
   /// The LDS elements of shared buffer b of n logical elements (more where its rows are padded: HIP).
   int64_t PaddedSharedSize(const Buffer& b, int64_t n);
   /// Whether b (a shared tile, or its flattened buffer) is in half_swap_.
@@ -221,14 +228,18 @@ class CudaTileLowerer : public IRMutator {
   int64_t ws_leader_ = 0;  // the thread that issues single-thread work: the first of an enclosing T.ws block
 };
 
-using CudaOpLowering = std::function<Stmt(CudaTileLowerer&, const TileOpNode&)>;
-/// Registers the CUDA lowering of the tile op named `op` (TileOpNode::op), from the file that implements it.
-void RegisterCudaOpLowering(const std::string& op, CudaOpLowering f);
-struct CudaOpLoweringRegistrar {
-  CudaOpLoweringRegistrar(const std::string& op, CudaOpLowering f) {
-    RegisterCudaOpLowering(op, std::move(f));
+using GpuOpLowering = std::function<Stmt(GpuTileLowerer&, const TileOpNode&)>;
+/// Registers the lowering of the tile op named `op` (TileOpNode::op) for the GPU backend `kind` (Target::kind),
+/// from the file that implements it: a backend's own lowerings live in its folder (src/target/<kind>/). With
+/// kind "" it is the shared lowering, which every GPU backend without one of its own uses.
+void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind = "");
+/// The kinds that have a lowering of `op` ("" for the shared one), sorted.
+std::vector<std::string> GpuOpLoweringKinds(const std::string& op);
+struct GpuOpLoweringRegistrar {
+  GpuOpLoweringRegistrar(const std::string& op, GpuOpLowering f, const std::string& kind = "") {
+    RegisterGpuOpLowering(op, std::move(f), kind);
   }
 };
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

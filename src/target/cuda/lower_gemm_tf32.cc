@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA, T.gemm with float32 A and B (and a float32 accumulator) on sm_80+: mma.sync m16n8k8
+// LowerTileOpsGPU, T.gemm with float32 A and B (and a float32 accumulator) on sm_80+: mma.sync m16n8k8
 // .tf32 over the warp grid of the accumulator layout (the m16n8 accumulator is the one of m16n8k16, so
 // layout inference, epilogues and reductions are shared). Like TileLang, a float32 gemm always runs on
 // TF32 tensor cores: each operand element is rounded to TF32 (cvt.rna, 10-bit mantissa) as it is loaded.
@@ -6,17 +6,18 @@
 // read with plain 32-bit shared loads. In the compiler's XOR swizzle of 16-byte chunks a K-major operand's
 // load (8 rows x 4 columns) touches 32 distinct banks; an MN-major one (4 k-rows x 8 columns) is 2-way
 // conflicted (docs/tf32.md).
-#include "transform/cuda/hopper_wgmma.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "target/cuda/lower_gemm_mma.h"
+#include "transform/gpu/hopper_wgmma.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
-Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
-  const Fragment& CF = Layout(g->C.buffer.get());
+Stmt LowerGemmTf32(GpuTileLowerer& L, const GemmNode* g) {
+  const Fragment& CF = L.Layout(g->C.buffer.get());
   const Span sp = g->span;
   // An operand in registers has the m16n8k8 .tf32 fragment layout (MmaOperandATf32 / MmaOperandBTf32, given
   // by layout inference): each k8 step reads its registers, rounded to TF32 like the shared-memory operands.
@@ -31,31 +32,31 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
                         std::to_string(K),
                     sp);
   const int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
-  ctx_.info->choices.push_back(
+  L.ctx_.info->choices.push_back(
       Loc(sp) + ": T.gemm: mma.sync m16n8k8 tf32 (float32 operands rounded to tf32 " +
       "by cvt.rna as they are loaded), warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " +
       std::to_string(wM) + "x" + std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" +
       std::to_string(nt) + " mma tiles per k8 step); A " + (a_reg ? "in registers" : "by 32-bit shared loads") +
       ", B " + (b_reg ? "in registers" : "by 32-bit shared loads"));
   std::vector<Stmt> out;
-  Buffer cl = MapBuffer(g->C.buffer);
+  Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
                       Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
   }
   const DataType f32 = DataType::Float(32);
-  Buffer afrag = Scratch("A_frag", f32, mt * 4, Scope::kLocal);
-  Buffer bfrag = Scratch("B_frag", f32, nt * 2, Scope::kLocal);
+  Buffer afrag = L.Scratch("A_frag", f32, mt * 4, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", f32, nt * 2, Scope::kLocal);
   // The rounded element (row, col) of an operand tile, in the tile's stored coordinates.
   auto load = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    return Call(f32, "tl.to_tf32", {Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)})});
+    return Call(f32, "tl.to_tf32", {Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)})});
   };
-  Expr warp = Div(tx_, 32), lane = Mod(tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
+  Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), e = MakeVar("e");
   std::vector<Stmt> step;
@@ -63,7 +64,7 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
     Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(e, 2) * C(8);
     Expr k = Expr(kk) * C(8) + tig + Div(e, 2) * C(4);
     Expr v = a_reg ? Call(f32, "tl.to_tf32",
-                          {Load(MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(K / 8) + kk) * C(4) + e)})})
+                          {Load(L.MapBuffer(g->A.buffer), {Simplify((Expr(i) * C(K / 8) + kk) * C(4) + e)})})
              : g->trans_A ? load(g->A, ad, Simplify(k), Simplify(m))
                           : load(g->A, ad, Simplify(m), Simplify(k));
     step.push_back(For(
@@ -74,7 +75,7 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
     Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
     Expr k = Expr(kk) * C(8) + tig + Expr(e) * C(4);
     Expr v = b_reg ? Call(f32, "tl.to_tf32",
-                          {Load(MapBuffer(g->B.buffer), {Simplify((Expr(kk) * C(nt) + j) * C(2) + e)})})
+                          {Load(L.MapBuffer(g->B.buffer), {Simplify((Expr(kk) * C(nt) + j) * C(2) + e)})})
              : g->trans_B ? load(g->B, bd, Simplify(n), Simplify(k))
                           : load(g->B, bd, Simplify(k), Simplify(n));
     step.push_back(For(
@@ -91,5 +92,5 @@ Stmt CudaTileLowerer::LowerGemmTf32(const GemmNode* g) {
   return Seq(out, sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

@@ -1,5 +1,5 @@
 // TMA on sm_90 / sm_90a: which global->shared T.copy can be one or a few `cp.async.bulk.tensor`
-// copies (TmaBlocker, used by LegalizeTileOpsCUDA), and how (TmaPlan, used by LowerTileOpsCUDA).
+// copies (TmaBlocker, used by LegalizeTileOpsGPU), and how (TmaPlan, used by LowerTileOpsGPU).
 // The shared tile a TMA copy writes must have exactly the layout the rest of the lowering reads:
 // HopperSharedOffset (layout/hopper_layout.h), i.e. 32/64/128-byte rows in the 32B/64B/128B swizzle,
 // rows of a multiple of 128 bytes as 128-byte-wide panels in the 128B swizzle, other rows plain.

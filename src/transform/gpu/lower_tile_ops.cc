@@ -1,8 +1,8 @@
-// LowerTileOpsCUDA: tile ops and T.Parallel / T.Pipelined loops -> thread-level IR
-// (docs/thread_ir.md). Requires the facts of LegalizeTileOpsCUDA and LayoutInference in the IR
+// LowerTileOpsGPU: tile ops and T.Parallel / T.Pipelined loops -> thread-level IR
+// (docs/thread_ir.md). Requires the facts of LegalizeTileOpsGPU and LayoutInference in the IR
 // (tl.copy_async, tl.num_stages, tl.layout, tl.loop_layout). Produces thread-level IR with
 // tl.tile_op scopes, tl.pipeline_managed loops and tl.shared_tile facts. The mutator's parts are
-// one file per concept (see cuda/lower_tile_ops_cuda_impl.h); this file holds the entry point, the
+// one file per concept (see cuda/gpu/tile_lowerer.h); this file holds the entry point, the
 // dispatch over ops, and the reading of the earlier passes' facts.
 #include <cmath>
 #include <cstdint>
@@ -13,20 +13,20 @@
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "transform/lower_thread_bindings.h"
-#include "transform/cuda/hopper_wgmma.h"
+#include "transform/gpu/hopper_wgmma.h"
 #include "ir/structural.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda/warp_specialize.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu/warp_specialize.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 static std::set<const BufferNode*> ThreadRegisters(const Stmt& body);  // below
 
-Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
+Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   tx_ = tx_kernel_ = MakeVar("tx");
   region_ = {0, KernelThreads(n)};
   kernel_threads_ = KernelThreads(n);
@@ -80,7 +80,7 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     }
   });
   half_swap_.clear();
-  if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaHalfSwapTiles(kbody);  // hip/mfma_lds.cc
+  if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaHalfSwapTiles(kbody);  // gpu/mfma_lds.cc
   for (auto& u : user_shared_) {  // a layout from T.annotate_layout replaces the compiler's
     half_swap_.erase(u.first);
     k_rows_.erase(u.first);
@@ -92,11 +92,11 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.disable_warp_group_reg_alloc")
       ws_reg_alloc_ = false;
   });
-  ws_candidate_ = WsCandidate(kbody, &ws_why_);  // cuda/warp_specialize.cc
+  ws_candidate_ = WsCandidate(kbody, &ws_why_);  // gpu/warp_specialize.cc
   std::vector<Buffer> allocs;
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
   Stmt body = VisitStmt(kbody);
-  if (ws_done_) body = WsSplitKernel(body);  // cuda/warp_specialize.cc
+  if (ws_done_) body = WsSplitKernel(body);  // gpu/warp_specialize.cc
   for (auto& b : extra_) allocs.push_back(b);
   if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
     // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy
@@ -130,7 +130,7 @@ Stmt CudaTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
 // wgmma reads are fenced into the async proxy by the writing threads (fence.proxy.async after the op), since the
 // wgmma may be another region's, issued after an mbarrier handoff (the reading side's own fence cannot order
 // other threads' writes).
-Stmt CudaTileLowerer::FenceRegionWrites(const Stmt& original, const Stmt& lowered) {
+Stmt GpuTileLowerer::FenceRegionWrites(const Stmt& original, const Stmt& lowered) {
   if (!ctx_.features.wgmma || (region_.lo == 0 && region_.hi == kernel_threads_) || wgmma_operands_.empty())
     return lowered;
   bool hit = false;
@@ -144,7 +144,7 @@ Stmt CudaTileLowerer::FenceRegionWrites(const Stmt& original, const Stmt& lowere
   return Seq({lowered, Call0("tl.fence_proxy_async", {}, original->span)}, original->span);
 }
 
-Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
+Stmt GpuTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
   if (n->for_kind == ForKind::kParallel) return FenceRegionWrites(s, OpScope(LowerParallel(n), n->span));
   if (n->for_kind == ForKind::kPipelined) return LowerPipelined(n);
   ++loop_depth_;
@@ -153,7 +153,7 @@ Stmt CudaTileLowerer::VisitFor(const Stmt& s, const ForNode* n) {
   return r;
 }
 
-Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
+Stmt GpuTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.num_stages") return VisitStmt(n->body);                    // consumed (see VisitKernel)
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
@@ -180,8 +180,8 @@ Stmt CudaTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
 // lowered for the block's warp groups alone: the thread index rebased to their first thread, their thread
 // count, and a named barrier of their own (kWsBlockBarrierKey; WsNamedBarriers turns the __syncthreads that
 // InsertBarriers puts in the body into it). The condition itself does not make the body per thread.
-Stmt CudaTileLowerer::LowerWsBlock(const Stmt& s, const AttrStmtNode* n) {
-  CheckWsBlockOps(n, ctx_.features);  // cuda/warp_specialize.cc
+Stmt GpuTileLowerer::LowerWsBlock(const Stmt& s, const AttrStmtNode* n) {
+  CheckWsBlockOps(n, ctx_.features);  // gpu/warp_specialize.cc
   auto* i = As<IfNode>(n->body);
   TL_ICHECK(i && !i->else_case, "a T.ws block is an if without else");
   const WsBlock wb = WsBlockOf(n);
@@ -219,7 +219,7 @@ static bool HasTileOp(const Stmt& s) {
 // Statements run by the threads of region `g` (whole warp groups) only: their tile work is partitioned over
 // g's threads (the thread index rebased to g.lo, T_ = its size), single-thread work is its first thread's, and
 // the barriers InsertBarriers puts in it are a named barrier of its own (kWsBlockBarrierKey).
-Stmt CudaTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
+Stmt GpuTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
   const Var saved_tx = tx_;
   const int64_t saved_T = T_, saved_leader = ws_leader_;
   const ThreadRange saved_region = region_;
@@ -246,7 +246,7 @@ Stmt CudaTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
 // each branch over whole warp groups other than the enclosing region's is lowered for its threads (InRegion).
 // The statements under it stay per thread. Marked tl.warp_specialized: the emulator runs a fiber per warp group,
 // so that one branch waiting on another's mbarrier arrivals lets it run.
-Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchThreads& bt) {
+Stmt GpuTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchThreads& bt) {
   const ThreadRange in = region_;
   auto branch = [&](const Stmt& b, ThreadRange r, ThreadRange g) -> Stmt {
     if (!b) return b;
@@ -266,20 +266,30 @@ Stmt CudaTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const Branch
 }
 
 namespace {
-std::map<std::string, CudaOpLowering>& Lowerings() {
-  static std::map<std::string, CudaOpLowering> m;
+// (backend kind, op) -> lowering; kind "" is the shared lowering.
+std::map<std::pair<std::string, std::string>, GpuOpLowering>& Lowerings() {
+  static std::map<std::pair<std::string, std::string>, GpuOpLowering> m;
   return m;
 }
 
-// A scalar T.atomic_add (tile atomics became T.Parallel nests in LegalizeTileOpsCUDA).
-const CudaOpLoweringRegistrar kAtomicAdd("atomic_add", [](CudaTileLowerer& L, const TileOpNode& n) {
+// A scalar T.atomic_add (tile atomics became T.Parallel nests in LegalizeTileOpsGPU).
+const GpuOpLoweringRegistrar kAtomicAdd("atomic_add", [](GpuTileLowerer& L, const TileOpNode& n) {
   return L.LowerScalarAtomicAdd(static_cast<const AtomicAddNode*>(&n));
 });
 }  // namespace
 
-void RegisterCudaOpLowering(const std::string& op, CudaOpLowering f) { Lowerings()[op] = std::move(f); }
+void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind) {
+  Lowerings()[{kind, op}] = std::move(f);
+}
 
-Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
+std::vector<std::string> GpuOpLoweringKinds(const std::string& op) {
+  std::vector<std::string> kinds;
+  for (auto& l : Lowerings())
+    if (l.first.second == op) kinds.push_back(l.first.first);
+  return kinds;  // the map orders them
+}
+
+Stmt GpuTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
   std::vector<Expr> di;
   for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
   Expr v = VisitExpr(a->value);
@@ -289,11 +299,12 @@ Stmt CudaTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
   return GuardOne(st, a->span);
 }
 
-Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
+Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {
   auto* n = As<TileOpNode>(s);
   if (!n) throw InternalError("not a tile op: " + PrintStmt(s));
   if (As<CopyNode>(s)) throw InternalError("T.copy left after legalization: " + PrintStmt(s));
-  auto it = Lowerings().find(n->op);
+  auto it = Lowerings().find({ctx_.target.kind, n->op});  // the backend's own, else the shared one
+  if (it == Lowerings().end()) it = Lowerings().find({std::string(), n->op});
   if (it == Lowerings().end())
     throw UserError(ErrorKind::kUnsupported,
                     std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target",
@@ -301,14 +312,22 @@ Stmt CudaTileLowerer::LowerTileOp(const Stmt& s) {
   return it->second(*this, *n);
 }
 
-Expr CudaTileLowerer::VisitLoad(const Expr& e, const BufferLoadNode* n) {
+Stmt GpuTileLowerer::LowerShared(const TileOpNode& n) {
+  auto it = Lowerings().find({std::string(), n.op});
+  if (it == Lowerings().end())
+    throw UserError(ErrorKind::kUnsupported,
+                    std::string("T.") + n.op + " has no lowering for the " + ctx_.features.name + " target", n.span);
+  return it->second(*this, n);
+}
+
+Expr GpuTileLowerer::VisitLoad(const Expr& e, const BufferLoadNode* n) {
   bool ch = false;
   auto idx = VisitExprs(n->indices, &ch);
   (void)e;
   return MapLoad(n->buffer, idx);
 }
 
-Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
+Stmt GpuTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
   (void)s;
   if (!cur_loop_) cur_span_ = n->span;
   Expr v = VisitExpr(n->value);
@@ -324,7 +343,7 @@ Stmt CudaTileLowerer::VisitStore(const Stmt& s, const StoreNode* n) {
   return st;
 }
 
-Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
+Expr GpuTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
   if (n->op == "tl.named_barrier_sync" && !ctx_.features.named_barriers)
     throw UserError(ErrorKind::kUnsupported,
                     "T.sync_threads(id, count), a named barrier of part of the block, has no " + ctx_.features.name +
@@ -434,7 +453,7 @@ Expr CudaTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
   return IRMutator::VisitCall(e, n);
 }
 
-Stmt CudaTileLowerer::VisitStmt(const Stmt& s) {
+Stmt GpuTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
   if (auto* i = As<IfNode>(s); i && !cur_loop_ && (HasTileOp(i->then_case) || HasTileOp(i->else_case))) {
@@ -515,18 +534,18 @@ static std::set<const BufferNode*> ThreadRegisters(const Stmt& body) {
   return regs;
 }
 
-Stmt CudaTileLowerer::VisitLet(const Stmt& s, const LetNode* n) {
+Stmt GpuTileLowerer::VisitLet(const Stmt& s, const LetNode* n) {
   const Stmt probe = Evaluate(n->value, s->span);
   if (!cur_loop_ && (ReadsThreadIndex(probe) || ReadsVars(probe, thread_vars_, thread_regs_)))
     thread_vars_.insert(n->var.get());
   return IRMutator::VisitLet(s, n);
 }
 
-bool CudaTileLowerer::PerThread(const Stmt& s) const {
+bool GpuTileLowerer::PerThread(const Stmt& s) const {
   return !cur_loop_ && (thread_conditions_ > 0 || ReadsThreadIndex(s) || ReadsVars(s, thread_vars_, thread_regs_));
 }
 
-Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
+Stmt GpuTileLowerer::VisitStmtAt(const Stmt& s) {
   // T.cp_async_barrier_noinc(bar) after T.ptx_cp_async copies into a tile a wgmma reads (another warp group's,
   // after waiting on bar): cp.async writes through the generic proxy and wgmma reads through the async proxy,
   // so the writer must fence its bytes (fence.proxy.async) once they have landed, which an arrival on
@@ -566,19 +585,19 @@ Stmt CudaTileLowerer::VisitStmtAt(const Stmt& s) {
   return IRMutator::VisitStmt(s);
 }
 
-Stmt CudaTileLowerer::VisitSeq(const Stmt& s, const SeqNode* n) {
+Stmt GpuTileLowerer::VisitSeq(const Stmt& s, const SeqNode* n) {
   (void)s;
   std::vector<Stmt> out;
   for (auto& x : n->seq) out.push_back(VisitStmt(x));
   return Seq(out, n->span);
 }
 
-Stmt CudaTileLowerer::OpScope(const Stmt& body, const Span& sp) {
+Stmt GpuTileLowerer::OpScope(const Stmt& body, const Span& sp) {
   if (!body) return body;
   return AttrStmt(nullptr, "tl.tile_op", Int(op_count_++), body, sp);
 }
 
-const Fragment& CudaTileLowerer::Decode(const Expr& e) {
+const Fragment& GpuTileLowerer::Decode(const Expr& e) {
   uint64_t h = StructuralHash(e, /*map_free_vars=*/false);
   auto range = decoded_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it)
@@ -586,13 +605,13 @@ const Fragment& CudaTileLowerer::Decode(const Expr& e) {
   return decoded_.emplace(h, std::make_pair(e, FragmentFromExpr(e)))->second.second;
 }
 
-const Fragment& CudaTileLowerer::Layout(const BufferNode* b) {
+const Fragment& GpuTileLowerer::Layout(const BufferNode* b) {
   auto it = layout_.find(b);
   TL_ICHECK(it != layout_.end(), "fragment without a tl.layout: " + b->name);
   return *it->second;
 }
 
-Stmt CudaTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
+Stmt GpuTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
   if (cur_loop_) {
     if (cur_loop_->replicas > 1) return If(Eq(cur_loop_->ReplicaOf(tx_), C(0)), st, nullptr, sp);
     return st;
@@ -600,12 +619,12 @@ Stmt CudaTileLowerer::GuardOne(const Stmt& st, const Span& sp) {
   return If(Eq(tx_, C(ws_leader_)), st, nullptr, sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 
-PrimFunc LowerTileOpsCUDA(const PrimFunc& f, const PassContext& ctx) {
+PrimFunc LowerTileOpsGPU(const PrimFunc& f, const PassContext& ctx) {
   // The output binds each var once and is simplified, so that it prints in canonical form and
   // re-parses to an equal function.
-  Stmt body = DropWgmmaWaitsWithoutWgmma(cuda_lowering::CudaTileLowerer(ctx).VisitStmt(f->body));
+  Stmt body = DropWgmmaWaitsWithoutWgmma(gpu_lowering::GpuTileLowerer(ctx).VisitStmt(f->body));
   return Simplify(WithBody(f, UniquifyDefs(body)));
 }
 

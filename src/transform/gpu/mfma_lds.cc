@@ -1,23 +1,23 @@
-// LowerTileOpsCUDA on MFMA targets (HIP): which LDS tiles take the half-swapped chunk layout
+// LowerTileOpsGPU on MFMA targets (HIP): which LDS tiles take the half-swapped chunk layout
 // (MfmaHalfSwapOffset, src/layout/mfma_fragment.h), and the register fix-up of their 16-byte reads.
 #include "arith/simplify.h"
 #include "layout/mfma_fragment.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 // An epilogue tile (FlashAttention's O_shared) is eligible when every use of it is a copy into it from an
 // mfma_C accumulator (8-byte writes, 4 columns a lane) or a copy out of it to global memory (16-byte chunk
-// reads, lower_parallel.cc); by now both are T.Parallel nests of one store (LegalizeTileOpsCUDA). Those
+// reads, lower_parallel.cc); by now both are T.Parallel nests of one store (LegalizeTileOpsGPU). Those
 // are the only accesses that need to know the layout beyond SharedIndex, and both do. Any other use (a
 // gemm operand, another T.Parallel nest, a pipelined tile) keeps the tile on the plain chunk swizzle.
-void CudaTileLowerer::ScanMfmaHalfSwapTiles(const Stmt& body) {
+void GpuTileLowerer::ScanMfmaHalfSwapTiles(const Stmt& body) {
   struct Scan : IRVisitor {
-    CudaTileLowerer* self;
+    GpuTileLowerer* self;
     std::map<const BufferNode*, int> copies, others;
     void VisitBuffer(const Buffer& b) override {
       if (b->scope == Scope::kShared) ++others[b.get()];
@@ -80,12 +80,12 @@ void CudaTileLowerer::ScanMfmaHalfSwapTiles(const Stmt& body) {
   }
 }
 
-bool CudaTileLowerer::HalfSwappedTile(const BufferNode* b) const {
+bool GpuTileLowerer::HalfSwappedTile(const BufferNode* b) const {
   if (half_swap_.count(b)) return true;
   for (auto& [orig, mapped] : bmap_)
     if (mapped.get() == b) return half_swap_.count(orig) > 0;
   return false;
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

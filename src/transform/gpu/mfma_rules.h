@@ -1,6 +1,6 @@
 // The HIP (MFMA) side of the shared GPU passes: the layout rule of T.gemm on MFMA (called by
 // LayoutInference when the target has `mfma`). The lowering side (T.gemm on v_mfma, reductions of
-// mfma_C accumulators) is in lower_gemm_mfma.cc / lower_reduce_mfma.cc as CudaTileLowerer members.
+// mfma_C accumulators) is in lower_gemm_mfma.cc / lower_reduce_mfma.cc as GpuTileLowerer members.
 #pragma once
 #include "layout/mfma_fragment.h"
 #include "transform/layout_rules.h"

@@ -6,7 +6,7 @@
 //            the swizzle, which the hardware applies to the address bits);
 //   MN-major (A stored [K, M], B stored [K, N]): 8 k-rows of swizzle-width rows, k groups SBO =
 //            8 * swizzle bytes apart, 128-byte panels along M/N LBO = rows * 128 bytes apart.
-#include "transform/cuda/hopper_wgmma.h"
+#include "transform/gpu/hopper_wgmma.h"
 
 #include <tuple>
 
@@ -14,8 +14,8 @@
 
 #include "layout/hopper_layout.h"
 #include "op/hopper_ops.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 
@@ -90,7 +90,7 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  const bool fp8 = cuda_pass::IsFp8(at) && cuda_pass::IsFp8(bt);
+  const bool fp8 = gpu_pass::IsFp8(at) && gpu_pass::IsFp8(bt);
   auto int8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
   const bool i8 = int8(at) && int8(bt);
   if (i8 && g->C.buffer->dtype != DataType::Int(32))
@@ -130,9 +130,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
   for (auto [o, sliced, k_major] : {std::make_tuple(&oa, sliced_a, !g->trans_A), std::make_tuple(&ob, sliced_b, g->trans_B)}) {
     if (!sliced) continue;
     if (!HopperSwizzleBytes(o->rows, o->cols, eb)) return no("a sliced operand's buffer has no wgmma swizzle mode");
-    if (!IsConstInt(Simplify(cuda_pass::Mod(o->row0, 8)), 0))
+    if (!IsConstInt(Simplify(gpu_pass::Mod(o->row0, 8)), 0))
       return no("a sliced operand starts at row " + PrintExpr(o->row0) + ", not a multiple of 8");
-    if (k_major && !IsConstInt(Simplify(cuda_pass::Mod(o->col0, 32 / eb)), 0))
+    if (k_major && !IsConstInt(Simplify(gpu_pass::Mod(o->col0, 32 / eb)), 0))
       return no("a sliced K-major operand starts inside a 32-byte chunk of its rows");
     if (!k_major && (!AsConstInt(o->col0, &col0_b) ||
                      (HopperSwizzleBytes(o->rows, o->cols, eb) < 128 && o->cols != o->shape[1])))
@@ -206,9 +206,9 @@ void CheckHopperCall(const Expr& e, const GpuFeatures& t, const Span& sp) {
         sp);
 }
 
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 namespace {
 
@@ -227,7 +227,7 @@ OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
 
 }  // namespace
 
-Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
+Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g) {
   WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_, &L.user_shared_);
   const Fragment& CF = L.Layout(g->C.buffer.get());
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
@@ -339,13 +339,13 @@ Stmt LowerGemmWgmma(CudaTileLowerer& L, const GemmNode* g) {
       For(i, C(0), C(mi), ForKind::kUnrolled, For(c, C(0), C(nc), ForKind::kUnrolled, mma, {}, sp), {}, sp),
       {}, sp));
   out.push_back(Call0("tl.wgmma_commit", {}, sp));
-  // A warp-specialised GEMM pipeline keeps this iteration's group in flight (cuda/warp_specialize.cc).
+  // A warp-specialised GEMM pipeline keeps this iteration's group in flight (gpu/warp_specialize.cc).
   const int wg_wait = g == L.ws_relaxed_gemm_ ? 1 : g->wg_wait;
   if (wg_wait >= 0) out.push_back(Call0("tl.wgmma_wait", {C(wg_wait)}, sp));
   return Seq(out, sp);
 }
 
-void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
+void NoteNoWgmma(GpuTileLowerer& L, const GemmNode* g) {
   WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_, &L.user_shared_);
   std::string why = p.ok ? "its accumulator's layout was fixed by another operation" : p.why;
   if (g->require_wgmma)
@@ -360,13 +360,13 @@ void NoteNoWgmma(CudaTileLowerer& L, const GemmNode* g) {
 
 namespace {
 // T.wait_wgmma(n): wgmma.wait_group n on sm_90a; elsewhere the gemm is synchronous and nothing waits.
-const CudaOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+const GpuOpLoweringRegistrar kWaitWgmma("wait_wgmma", [](GpuTileLowerer& L, const TileOpNode& n) -> Stmt {
   if (!L.ctx_.features.wgmma) return Seq({}, n.span);
   return Call0("tl.wgmma_wait", {C(static_cast<const WaitWgmmaNode&>(n).n)}, n.span);
 });
 }  // namespace
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 
 Stmt DropWgmmaWaitsWithoutWgmma(const Stmt& body) {
   bool wgmma = false;

@@ -9,7 +9,7 @@
 #include "op/gemm.h"
 
 namespace tl {
-namespace cuda_pass {
+namespace gpu_pass {
 
 using index_expr::C;
 using index_expr::Div;
@@ -117,5 +117,5 @@ inline bool ReadsMemory(const Expr& e) {
   return found;
 }
 
-}  // namespace cuda_pass
+}  // namespace gpu_pass
 }  // namespace tl

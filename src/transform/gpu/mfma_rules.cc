@@ -1,13 +1,13 @@
 // The T.gemm layout rule on MFMA targets; see mfma_rules.h.
-#include "transform/hip/mfma_rules.h"
+#include "transform/gpu/mfma_rules.h"
 
 #include "op/gemm.h"
 #include "support/error.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
   if (g->C.buffer->scope != Scope::kFragment)

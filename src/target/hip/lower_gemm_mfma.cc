@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA on MFMA targets (HIP): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} (and
+// LowerTileOpsGPU on HIP (registered for the "hip" kind): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} (and
 // v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+) over the wave
 // grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
 // accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
@@ -6,16 +6,36 @@
 #include "arith/simplify.h"
 #include "layout/mfma_fragment.h"
 #include "op/reduce_math.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
-Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
-  const Fragment& CF = Layout(g->C.buffer.get());
+namespace {
+Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g);
+Stmt LowerReduceMfma(GpuTileLowerer& L, const ReduceNode* r);
+
+// HIP's own lowerings: T.gemm on MFMA, and T.reduce of an mfma_C accumulator along its rows (every other
+// reduction is the shared one).
+const GpuOpLoweringRegistrar kGemm(
+    "gemm", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmMfma(L, static_cast<const GemmNode*>(&n)); },
+    "hip");
+const GpuOpLoweringRegistrar kReduce(
+    "reduce",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      auto* r = static_cast<const ReduceNode*>(&n);
+      const Fragment& S = L.Layout(r->src.buffer.get());
+      const Fragment& D = L.Layout(r->dst.buffer.get());
+      if (S.kind == "mfma_C" && D.kind == "mfma_rows" && r->dim == 1) return LowerReduceMfma(L, r);
+      return L.LowerShared(n);
+    },
+    "hip");
+
+Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
+  const Fragment& CF = L.Layout(g->C.buffer.get());
   Span sp = g->span;
   TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
@@ -30,7 +50,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   const std::string shape = fp8 ? "16x16x32" : R == 16 ? "16x16x16" : "32x32x8";
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  const std::string& arch = ctx_.features.arch;
+  const std::string& arch = L.ctx_.features.arch;
   const bool gfx94 = arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
   if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || !gfx94))
     throw UserError(
@@ -74,7 +94,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                     sp);
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
-  ctx_.info->choices.push_back(
+  L.ctx_.info->choices.push_back(
       Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape +
       (fp8   ? "_" + abname
        : f16 ? "f16"
@@ -86,7 +106,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
       (a_reg ? "; A in registers, staged through LDS" : "") +
       (b_reg ? "; B in registers, staged through LDS" : ""));
   std::vector<Stmt> out;
-  Buffer cl = MapBuffer(g->C.buffer);
+  Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
     out.push_back(
@@ -99,7 +119,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // one 8-byte pass: its tile swaps the 8-byte halves of the chunks of alternate groups of 8 rows
   // (MfmaHalfSwapOffset), so those writes are conflict-free; its 16-byte reads swap them back.
   auto half_swapped = [&](const Fragment& F, int bytes, bool k_rows) {
-    return !k_rows && ctx_.features.swizzle != SharedSwizzle::kNone && F.kind == "mfma_C" &&
+    return !k_rows && L.ctx_.features.swizzle != SharedSwizzle::kNone && F.kind == "mfma_C" &&
            F.shape.size() >= 2 && MfmaHalfSwapFits(F.shape.back(), bytes);
   };
   auto staged_row = [&](const Fragment& F, const std::vector<Expr>& idx) {
@@ -110,26 +130,26 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   auto staged_offset = [&](const Fragment& F, const std::vector<Expr>& idx, int bytes, bool k_rows) -> Expr {
     Expr row = staged_row(F, idx);
     int64_t cols = F.shape.back();
-    if (idx.size() < 2 || ctx_.features.swizzle == SharedSwizzle::kNone)
+    if (idx.size() < 2 || L.ctx_.features.swizzle == SharedSwizzle::kNone)
       return Simplify(row * C(cols) + idx.back());
     if (half_swapped(F, bytes, k_rows)) return MfmaHalfSwapOffset(row, idx.back(), cols, bytes);
     return k_rows ? MfmaKRowsOffset(row, idx.back(), cols, bytes)
                   : SwizzledOffset(row, idx.back(), cols, bytes);
   };
   auto stage = [&](const Region& r, const std::string& base, bool k_rows) -> Buffer {
-    const Fragment& F = Layout(r.buffer.get());
+    const Fragment& F = L.Layout(r.buffer.get());
     int64_t n = 1;
     for (int64_t e : F.shape) n *= e;
-    Buffer st = Scratch(base, r.buffer->dtype, n, Scope::kShared);
-    Buffer regs = MapBuffer(r.buffer);
+    Buffer st = L.Scratch(base, r.buffer->dtype, n, Scope::kShared);
+    Buffer regs = L.MapBuffer(r.buffer);
     std::vector<Stmt> w;
     // An accumulator-layout fragment: registers 4q..4q+3 are 4 consecutive columns of a row (inside one
     // 16-byte chunk of the swizzled tile), written as one 4-lane store.
     const int bytes = r.buffer->dtype.bytes();
     if (F.kind == "mfma_C" && !F.valid && F.replicas == 1 && F.locals % 4 == 0 &&
-        ctx_.features.swizzle != SharedSwizzle::kNone && (bytes == 1 || bytes == 2 || bytes == 4)) {
+        L.ctx_.features.swizzle != SharedSwizzle::kNone && (bytes == 1 || bytes == 2 || bytes == 4)) {
       for (int64_t l = 0; l < F.locals; l += 4) {
-        std::vector<Expr> args{Load(st, {staged_offset(F, F.IndexAt(tx_, C(l)), bytes, k_rows)})};
+        std::vector<Expr> args{Load(st, {staged_offset(F, F.IndexAt(L.tx_, C(l)), bytes, k_rows)})};
         for (int64_t v = 0; v < 4; ++v) args.push_back(Load(regs, {C(l + v)}));
         w.push_back(Call0("tl.vector_store", args, sp));
       }
@@ -137,10 +157,10 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
       return st;
     }
     for (int64_t l = 0; l < F.locals; ++l) {
-      auto idx = F.IndexAt(tx_, C(l));
+      auto idx = F.IndexAt(L.tx_, C(l));
       Stmt s1 = Store(st, Load(regs, {C(l)}), {staged_offset(F, idx, r.buffer->dtype.bytes(), k_rows)}, sp);
-      Expr ok = F.ValidAt(tx_, C(l));
-      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(tx_), C(0))) : Eq(F.ReplicaOf(tx_), C(0));
+      Expr ok = F.ValidAt(L.tx_, C(l));
+      if (F.replicas > 1) ok = ok ? And(ok, Eq(F.ReplicaOf(L.tx_), C(0))) : Eq(F.ReplicaOf(L.tx_), C(0));
       w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
     }
     out.push_back(Seq(w, sp));
@@ -150,7 +170,7 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   Buffer bs = b_reg ? stage(g->B, "B_stage", !g->trans_B) : nullptr;
   auto staged_idx = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
     std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
     return idx;
@@ -159,9 +179,9 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                      const Expr& col) -> Expr {
     std::vector<Expr> idx = staged_idx(r, dims, row, col);
     if (staged)
-      return Load(staged, {staged_offset(Layout(r.buffer.get()), idx, r.buffer->dtype.bytes(),
+      return Load(staged, {staged_offset(L.Layout(r.buffer.get()), idx, r.buffer->dtype.bytes(),
                                          staged.get() == as.get() ? g->trans_A : !g->trans_B)});
-    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+    return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
   };
   // A 16-byte read of a chunk of a half-swapped staged tile: the aligned chunk's offset and the 0/1 swap of
   // its row (null when the read is not such a read).
@@ -169,13 +189,13 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
                            bool k_rows, const Expr& row, const Expr& col,
                            int64_t bytes) -> std::pair<Expr, Expr> {
     if (!staged || bytes != 16) return {nullptr, nullptr};
-    const Fragment& F = Layout(r.buffer.get());
+    const Fragment& F = L.Layout(r.buffer.get());
     if (!half_swapped(F, r.buffer->dtype.bytes(), k_rows)) return {nullptr, nullptr};
     std::vector<Expr> idx = staged_idx(r, dims, row, col);
     Expr srow = staged_row(F, idx);
     return {SwizzledOffset(srow, idx.back(), F.shape.back(), r.buffer->dtype.bytes()), MfmaHalfSwapped(srow)};
   };
-  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  Expr wave = Div(L.tx_, 64), lane = Mod(L.tx_, 64);
   Expr wmi = Mod(wave, wm), wnj = Div(wave, wm);
   // k-packing: an MFMA sums over its k in any order, so A and B may hand it any k values as long
   // as both agree. With K % (2 * kmfma) == 0 lane group g = l / R of a 2*kmfma-deep step supplies
@@ -183,8 +203,8 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
   // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
   const int64_t pack = K % (2 * kmfma) == 0 ? 2 : 1, kstep = kmfma * pack, per = kv * pack;
-  Buffer afrag = Scratch("A_frag", at, mt * per, Scope::kLocal);
-  Buffer bfrag = Scratch("B_frag", bt, nt * per, Scope::kLocal);
+  Buffer afrag = L.Scratch("A_frag", at, mt * per, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", bt, nt * per, Scope::kLocal);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
   Expr k_of = Expr(kk) * C(kstep) + Div(lane, R) * C(per) + Expr(v);
   Expr m_of = wmi * C(wM) + Expr(i) * C(R) + Mod(lane, R);
@@ -269,23 +289,23 @@ Stmt CudaTileLowerer::LowerGemmMfma(const GemmNode* g) {
   return Seq(out, sp);
 }
 
-Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
-  const Fragment& S = Layout(r->src.buffer.get());
+Stmt LowerReduceMfma(GpuTileLowerer& L, const ReduceNode* r) {
+  const Fragment& S = L.Layout(r->src.buffer.get());
   DataType t = r->dst.buffer->dtype;
-  Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+  Buffer src = L.MapBuffer(r->src.buffer), dst = L.MapBuffer(r->dst.buffer);
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3], R = S.params[4];
   int64_t wM = M / wm, mt = wM / R, nt = N / wn / R, outs = R * R / 64;
   // Lane l holds row l % R of each tile row: its registers (columns) in-lane, then the 64 / R lane groups
   // sharing the row (xor R, 2R within the wave), then the wn waves of the wave row through LDS.
-  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " +
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of an MFMA accumulator: in-lane over " +
                                std::to_string(nt * outs) + " registers, " + (R == 16 ? "2" : "1") +
                                " xor shuffle" + (R == 16 ? "s" : "") + " across the lane groups" +
                                (wn > 1 ? ", then across " + std::to_string(wn) + " waves through LDS" : ""));
-  Buffer part = Scratch("red", t, mt, Scope::kLocal);
-  Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
-  Expr wave = Div(tx_, 64), lane = Mod(tx_, 64);
+  Buffer part = L.Scratch("red", t, mt, Scope::kLocal);
+  Buffer xs = wn > 1 ? L.Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+  Expr wave = Div(L.tx_, 64), lane = Mod(L.tx_, 64);
   std::vector<Stmt> out;
   std::vector<std::pair<int64_t, Expr>> cross;
   for (int64_t ti = 0; ti < mt; ++ti) {
@@ -323,5 +343,6 @@ Stmt CudaTileLowerer::LowerReduceMfma(const ReduceNode* r) {
   return Seq(out, sp);
 }
 
-}  // namespace cuda_lowering
+}  // namespace
+}  // namespace gpu_lowering
 }  // namespace tl

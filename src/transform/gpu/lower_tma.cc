@@ -1,23 +1,23 @@
 // TMA copies and mbarrier pipelines on sm_90 / sm_90a (see lower_tma.h and docs/hopper.md, "TMA"):
 //  - TmaBlocker: whether a global->shared T.copy can be cp.async.bulk.tensor copies, and the plan;
-//  - CudaTileLowerer::TmaIssue / TmaCopy: the copies of one tile (one per 128-byte panel), issued by
+//  - GpuTileLowerer::TmaIssue / TmaCopy: the copies of one tile (one per 128-byte panel), issued by
 //    thread 0 after `mbarrier.arrive.expect_tx` of the tile's bytes, and a wait on the barrier's phase;
-//  - CudaTileLowerer::LowerPipelinedTma: T.Pipelined over TMA copies with one "full" mbarrier per
+//  - GpuTileLowerer::LowerPipelinedTma: T.Pipelined over TMA copies with one "full" mbarrier per
 //    stage; iteration k waits on stage k % s for phase parity (k / s) % 2, and a __syncthreads at the
 //    top of each iteration retires the previous iteration's reads before its stage is refilled.
-#include "transform/cuda/lower_tma.h"
+#include "transform/gpu/lower_tma.h"
 
 #include <algorithm>
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
 #include "op/copy.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan) {
   const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
@@ -136,7 +136,7 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan)
   return "";
 }
 
-namespace cuda_lowering {
+namespace gpu_lowering {
 
 namespace {
 // The `tl.tensor_map(&g[0, ...], T.list(box...), swizzle)` operand of a plan.
@@ -154,7 +154,7 @@ std::vector<Expr> PanelCoords(const std::vector<Expr>& corner, const TmaPlan& p,
 }
 }  // namespace
 
-Expr CudaTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
+Expr GpuTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
   const Buffer& s = r.buffer;
   int64_t& al = tma_align_[MapBuffer(s).get()];
   al = std::max(al, p.align);
@@ -164,7 +164,7 @@ Expr CudaTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
   return Load(MapBuffer(s), {SharedIndex(s, sidx)});
 }
 
-Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
+Stmt GpuTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
   Expr map = TensorMapOperand(n->src.buffer, p);
   std::vector<Expr> corner;
   for (auto& r : n->src.ranges) corner.push_back(VisitExpr(r.min));
@@ -177,7 +177,7 @@ Stmt CudaTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& 
   return Seq(out, n->span);
 }
 
-Stmt CudaTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
+Stmt GpuTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
   TmaPlan p;
   std::string why = TmaBlocker(n, ctx_, &p);
   TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
@@ -200,20 +200,20 @@ Stmt CudaTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
   return Seq({Call0("tl.fence_proxy_async", {}, n->span), store}, n->span);
 }
 
-Buffer CudaTileLowerer::TmaBarriers(int64_t count, const Span& sp) {
+Buffer GpuTileLowerer::TmaBarriers(int64_t count, const Span& sp) {
   Buffer bars = Scratch("tma_bar", DataType::UInt(64), count, Scope::kShared);
   for (int64_t i = 0; i < count; ++i)
     tma_inits_.push_back(Call0("tl.mbarrier_init", {Load(bars, {C(i)}), C(1)}, sp));
   return bars;
 }
 
-Buffer CudaTileLowerer::TmaCounter(const std::string& base) {
+Buffer GpuTileLowerer::TmaCounter(const std::string& base) {
   Buffer v = Scratch(base, DataType::Int(32), 1, Scope::kLocalVar);
   tma_var_inits_.push_back({v, C(0)});
   return v;
 }
 
-Stmt CudaTileLowerer::TmaCopy(const CopyNode* n) {
+Stmt GpuTileLowerer::TmaCopy(const CopyNode* n) {
   TmaPlan p;
   std::string why = TmaBlocker(n, ctx_, &p);
   TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
@@ -229,10 +229,10 @@ Stmt CudaTileLowerer::TmaCopy(const CopyNode* n) {
       n->span);
 }
 
-Stmt CudaTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
+Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                                         const std::vector<Stmt>& consumers, int64_t s) {
   if (ws_candidate_ &&
-      n->var.get() == ws_candidate_->var.get()) {  // warp-specialised (cuda/warp_specialize.cc)
+      n->var.get() == ws_candidate_->var.get()) {  // warp-specialised (gpu/warp_specialize.cc)
     std::vector<TmaPlan> plans(producers.size());
     int64_t bytes = 0;
     for (size_t i = 0; i < producers.size(); ++i) {
@@ -301,7 +301,7 @@ namespace {
 // T.tma_copy(src, dst, barrier): the producer half only, as in TileLang: thread 0 (or the first of the T.ws
 // block) adds the copy's bytes to the barrier's expected transactions (mbarrier.expect_tx, no arrival) and
 // issues the copies. The program arrives (T.mbarrier_arrive) and waits itself.
-const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const TileOpNode& n) -> Stmt {
+const GpuOpLoweringRegistrar kTmaCopy("tma_copy", [](GpuTileLowerer& L, const TileOpNode& n) -> Stmt {
   auto& t = static_cast<const TmaCopyNode&>(n);
   CopyNode c(t.src, t.dst, false, t.span);
   PassContext ctx = L.ctx_;
@@ -317,5 +317,5 @@ const CudaOpLoweringRegistrar kTmaCopy("tma_copy", [](CudaTileLowerer& L, const 
 });
 }  // namespace
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

@@ -1,17 +1,17 @@
-// LowerTileOpsCUDA, async copies and software pipelining: global->shared copies as 16-byte
+// LowerTileOpsGPU, async copies and software pipelining: global->shared copies as 16-byte
 // cp.async chunks; T.Pipelined as prologue, steady state (wait, barrier, prefetch, compute), drain.
 #include <cmath>
 #include <set>
 
 #include "arith/simplify.h"
 #include "ir/printer.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
 namespace {
 
@@ -67,7 +67,7 @@ class FoldPrefetchGuard : public IRMutator {
 
 }  // namespace
 
-Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
+Stmt GpuTileLowerer::AsyncCopy(const CopyNode* n) {
   const Buffer& g = n->src.buffer;
   const Buffer& s = n->dst.buffer;
   int64_t vec = 16 / g->dtype.bytes();
@@ -118,7 +118,7 @@ Stmt CudaTileLowerer::AsyncCopy(const CopyNode* n) {
   return Seq(out, n->span);
 }
 
-Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
+Stmt GpuTileLowerer::LowerPipelined(const ForNode* n) {
   int64_t s = 1;
   auto a = n->annotations.find("num_stages");
   if (a != n->annotations.end()) AsConstInt(a->second, &s);
@@ -137,7 +137,7 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   }
   std::vector<const CopyNode*> producers;
   std::vector<Stmt> consumers;
-  bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsCUDA never mixes the two kinds)
+  bool tma = true;  // every producer is a TMA copy (LegalizeTileOpsGPU never mixes the two kinds)
   auto split = [&](const Stmt& b) {
     producers.clear();
     consumers.clear();
@@ -235,5 +235,5 @@ Stmt CudaTileLowerer::LowerPipelined(const ForNode* n) {
   return Seq(out, n->span);
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl

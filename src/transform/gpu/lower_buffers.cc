@@ -1,4 +1,4 @@
-// LowerTileOpsCUDA, buffer mapping: shared tiles flatten to one dimension with XOR swizzle and
+// LowerTileOpsGPU, buffer mapping: shared tiles flatten to one dimension with XOR swizzle and
 // pipeline stages folded into the index; fragments become per-thread register arrays.
 #include <cmath>
 #include <set>
@@ -7,15 +7,15 @@
 #include "layout/hopper_layout.h"
 #include "layout/mfma_fragment.h"
 #include "ir/printer.h"
-#include "transform/cuda/lower_tile_ops_cuda_impl.h"
-#include "transform/cuda_util.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
-namespace cuda_lowering {
+namespace gpu_lowering {
 
-using namespace cuda_pass;
+using namespace gpu_pass;
 
-Buffer CudaTileLowerer::MapBuffer(const Buffer& b) {
+Buffer GpuTileLowerer::MapBuffer(const Buffer& b) {
   auto it = bmap_.find(b.get());
   if (it != bmap_.end()) return it->second;
   Buffer nb = b;
@@ -41,19 +41,19 @@ Buffer CudaTileLowerer::MapBuffer(const Buffer& b) {
   return nb;
 }
 
-int64_t CudaTileLowerer::Stages(const Buffer& b) const {
+int64_t GpuTileLowerer::Stages(const Buffer& b) const {
   auto it = stages_.find(b.get());
   return it == stages_.end() ? 1 : it->second;
 }
 
-int64_t CudaTileLowerer::PaddedSharedSize(const Buffer& b, int64_t n) {
+int64_t GpuTileLowerer::PaddedSharedSize(const Buffer& b, int64_t n) {
   // HIP: a k-rows tile whose rows are padded in LDS (MfmaLdsRowElems: 48 16-bit columns take 64)
   int64_t cols;
   if (!k_rows_.count(b.get()) || b->shape.size() < 2 || !AsConstInt(b->shape.back(), &cols)) return n;
   return n / cols * MfmaLdsRowElems(cols, b->dtype.bytes());
 }
 
-Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) {
+Expr GpuTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) {
   std::vector<int64_t> shape;
   for (auto& e : b->shape) shape.push_back(ConstOr(e, b->span, "a shared buffer's shape"));
   int64_t size = 1;
@@ -71,7 +71,7 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
     Expr r = Simplify(row), c = Simplify(idx.back());
     if (ctx_.features.swizzle == SharedSwizzle::kNone)  // e.g. simdgroup_load reads plain rows
       off = r * C(shape.back()) + c;
-    else if (k_rows_.count(b.get()))  // MFMA operands (hip/mfma_lds.cc)
+    else if (k_rows_.count(b.get()))  // MFMA operands (gpu/mfma_lds.cc)
       off = MfmaKRowsOffset(r, c, shape.back(), b->dtype.bytes());
     else if (half_swap_.count(b.get()))
       off = MfmaHalfSwapOffset(r, c, shape.back(), b->dtype.bytes());
@@ -85,7 +85,7 @@ Expr CudaTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx)
   return Simplify(off);
 }
 
-Expr CudaTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool as_value) {
+Expr GpuTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool as_value) {
   switch (b->scope) {
     case Scope::kGlobal: return Load(b, idx);
     case Scope::kShared: return Load(MapBuffer(b), {SharedIndex(b, idx)});
@@ -116,5 +116,5 @@ Expr CudaTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, boo
   return nullptr;
 }
 
-}  // namespace cuda_lowering
+}  // namespace gpu_lowering
 }  // namespace tl
