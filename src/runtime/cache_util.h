@@ -11,18 +11,19 @@
 #include <vector>
 
 #include "runtime/module.h"
+#include "support/file_util.h"
 
 namespace tl {
 namespace cache_util {
 constexpr size_t kMaxMetaBytes = 4096, kMaxLibraryBytes = size_t(512) << 20;
 
 std::string HashHex(const std::string& s);  // 32 hex digits, content hash
-bool ReadFile(const std::string& path, std::string* out);
-void WriteFile(const std::string& path, const std::string& data);
+using ::tl::ReadFile;  // the general file helpers (support/file_util.h), as the cache's users name them
+using ::tl::WriteFile;
+using ::tl::MakeDirs;
 /// Reads a file of the cache only if it is a regular file (not a symlink, FIFO or device) of at
 /// most `max_bytes`; never blocks and never reads without limit.
 bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out);
-void MakeDirs(const std::string& path);
 /// Writes through a unique temporary file and a rename, so readers never see a partial file.
 void AtomicWrite(const std::string& path, const std::string& data);
 std::string UniqueSuffix();

@@ -15,6 +15,7 @@
 
 #include "runtime/cache_util.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "support/subprocess.h"
 
 namespace tl {
@@ -35,14 +36,6 @@ std::string Hex(uint64_t v) {
 }
 std::string HashHex(const std::string& s) { return Hex(Fnv(s, 0)) + Hex(Fnv(s, 0x5bd1e995)); }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max_bytes)
@@ -68,22 +61,6 @@ bool ReadCacheFile(const std::string& path, size_t max_bytes, std::string* out) 
   return ok;
 }
 
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary);
-  out << data;
-  if (!out) throw UserError(ErrorKind::kCompile, "cannot write " + path);
-}
-void MakeDirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  std::string part;
-  if (!path.empty() && path[0] == '/') cur = "/";
-  while (std::getline(ss, part, '/')) {
-    if (part.empty()) continue;
-    cur += part + "/";
-    mkdir(cur.c_str(), 0755);
-  }
-}
 
 std::string CompilerCommand(const CompileOptions& opt) {
   if (!opt.cxx.empty()) return opt.cxx;

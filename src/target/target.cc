@@ -5,27 +5,13 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/file_util.h"
 #include "target/backend.h"
 #include "target/cpu/isa.h"
 #include "target/cuda/target.h"
 
 namespace tl {
 namespace {
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
 
 [[noreturn]] void Bad(const std::string& spec, const std::string& why) {
   throw UserError(
@@ -51,7 +37,7 @@ std::string Target::str() const {
 }
 
 Target ParseTarget(const std::string& spec) {
-  std::vector<std::string> words = Split(spec, ' ');
+  std::vector<std::string> words = SplitNonEmpty(spec, ' ');
   if (words.empty()) Bad(spec, "empty target");
   Target t;
   std::string head = words[0];
@@ -97,7 +83,7 @@ Target ParseTarget(const std::string& spec) {
       t.arch = value;
       t.arch_given = true;
     } else if (key == "mattr" && (t.kind == "cpu" || t.kind == "opencl")) {
-      for (auto& a : Split(value, ',')) attrs.push_back(a);
+      for (auto& a : SplitNonEmpty(value, ',')) attrs.push_back(a);
     } else {
       Bad(spec, "unknown option -" + key + " for target kind " + t.kind);
     }

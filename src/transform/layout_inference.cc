@@ -614,30 +614,14 @@ class LayoutInferencer : public LayoutRuleContext {
   std::vector<ParallelNest> nests_;
 };
 
-// The rules of the built-in ops: gemm fixes its accumulator (and register operands) to the mma
+// The rules of gemm and reduce: gemm fixes its accumulator (and register operands) to the matrix unit's
 // layouts of its warp grid; a reduction of an accumulator along its rows is a row fragment, other
-// reductions are replicated; a scan over a fragment runs a line per thread (along the last axis) or
-// whole in every thread.
+// reductions are replicated. (T.cumsum's rule is next to its lowering, gpu/lower_cumsum.cc.)
 const LayoutRuleRegistrar kGemmRule("gemm", [](LayoutRuleContext& c, const TileOpNode& n) {
   return static_cast<LayoutInferencer&>(c).InferGemm(static_cast<const GemmNode*>(&n));
 });
 const LayoutRuleRegistrar kReduceRule("reduce", [](LayoutRuleContext& c, const TileOpNode& n) {
   return static_cast<LayoutInferencer&>(c).InferReduce(static_cast<const ReduceNode*>(&n));
-});
-const LayoutRuleRegistrar kCumsumRule("cumsum", [](LayoutRuleContext& c, const TileOpNode& n) {
-  auto* s = static_cast<const CumsumNode*>(&n);
-  bool changed = false;
-  for (auto* b : {&s->src.buffer, &s->dst.buffer})
-    if ((*b)->scope == Scope::kFragment) {
-      std::vector<int64_t> shape;
-      for (auto& e : (*b)->shape) shape.push_back(ConstOr(e, n.span, "a cumsum tile"));
-      // A line per thread when the scan runs along whole last-axis lines (with fewer lines than threads,
-      // the threads past the owners hold replicas); otherwise every thread holds it all.
-      const int64_t owners = s->LineOwners(c.threads());
-      Fragment f = owners ? Striped(shape, c.threads(), shape.back(), owners) : Replicated(shape, c.threads());
-      changed |= c.Assign(*b, f, "T.cumsum on a fragment", n.span);
-    }
-  return changed;
 });
 
 }  // namespace

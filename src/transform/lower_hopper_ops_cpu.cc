@@ -3,7 +3,7 @@
 #include "ir/functor.h"
 #include "op/hopper_ops.h"
 #include "transform/gpu/hopper_wgmma.h"
-#include "transform/lower_tile_ops_cpu_impl.h"
+#include "transform/cpu/tile_lowerer.h"
 
 namespace tl {
 

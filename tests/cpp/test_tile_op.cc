@@ -15,7 +15,7 @@
 #include "target/cuda/target.h"
 #include "transform/gpu_passes.h"
 #include "transform/layout_rules.h"
-#include "transform/lower_tile_ops_cpu_impl.h"
+#include "transform/cpu/tile_lowerer.h"
 #include "layout/fragment.h"
 
 using namespace tl;

@@ -10,7 +10,7 @@
 #include "ir/structural.h"
 #include "op/copy.h"
 #include "op/gemm.h"
-#include "transform/lower_tile_ops_cpu_impl.h"
+#include "transform/cpu/tile_lowerer.h"
 
 namespace tl {
 namespace {

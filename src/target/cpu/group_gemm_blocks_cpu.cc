@@ -8,7 +8,7 @@
 #include "ir/functor.h"
 #include "op/copy.h"
 #include "op/gemm.h"
-#include "transform/lower_tile_ops_cpu_impl.h"
+#include "transform/cpu/tile_lowerer.h"
 
 namespace tl {
 namespace {

@@ -22,6 +22,7 @@
 
 #include "support/dynlib.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "target/cuda/cubin_info.h"
 
 namespace tl::cuda {
@@ -51,21 +52,6 @@ struct NvrtcApi {
   nvrtcResult (*Version)(int*, int*) = nullptr;
   const char* (*GetErrorString)(nvrtcResult) = nullptr;
 };
-
-bool FileExists(const std::string& p) {
-  struct stat st;
-  return !p.empty() && ::stat(p.c_str(), &st) == 0;
-}
-
-std::string Getenv(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-std::string Dirname(const std::string& p) {
-  size_t slash = p.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-}
 
 // Roots of a CUDA toolkit named by the environment or installed at the usual place.
 std::vector<std::string> ToolkitRoots() {
@@ -156,19 +142,12 @@ const NvrtcApi* LoadNvrtc(std::string* why) {
 std::string FindTool(const std::string& tool) {
   for (const std::string& root : ToolkitRoots())
     if (FileExists(root + "/bin/" + tool)) return root + "/bin/" + tool;
-  std::string path = Getenv("PATH");
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && FileExists(dir + "/" + tool)) return dir + "/" + tool;
-  return "";
+  return FindOnPath(tool);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+std::string ReadWhole(const std::string& path) {
+  std::string out;
+  return ReadFile(path, &out) ? out : std::string();
 }
 
 bool UseNvccOnly() { return Getenv("TL_CUDA_COMPILER") == "nvcc"; }
@@ -189,7 +168,7 @@ CompileResult CompileWithNvcc(const std::string& nvcc, const std::string& source
   if (!FileExists(ptxas)) ptxas = FindTool("ptxas");
   if (ptxas.empty())
     TL_USER_ERROR(kUnsupported, Span(), "found nvcc at ", nvcc, " but no ptxas next to it or on PATH");
-  std::string tmp = Getenv("TMPDIR").empty() ? "/tmp" : Getenv("TMPDIR");
+  std::string tmp = TempDir();
   std::string dir = tmp + "/tl-nvcc-XXXXXX";
   if (!mkdtemp(&dir[0])) TL_USER_ERROR(kUnsupported, Span(), "cannot create a temporary directory in ", tmp);
   const std::string cu = dir + "/kernel.cu", ptx = dir + "/kernel.ptx", cubin = dir + "/kernel.cubin";
@@ -217,8 +196,8 @@ CompileResult CompileWithNvcc(const std::string& nvcc, const std::string& source
     cleanup();
     TL_USER_ERROR(kCompile, Span(), "ptxas for ", arch, " failed:\n", r.log);
   }
-  r.ptx = ReadFile(ptx);
-  r.cubin = ReadFile(cubin);
+  r.ptx = ReadWhole(ptx);
+  r.cubin = ReadWhole(cubin);
   cleanup();
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;

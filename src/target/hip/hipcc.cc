@@ -17,8 +17,6 @@ namespace tl {
 namespace hip {
 namespace {
 
-bool Executable(const std::string& p) { return access(p.c_str(), X_OK) == 0; }
-
 // The first integer after `key` in `text` (0 when absent).
 int64_t After(const std::string& text, const std::string& key, bool* found = nullptr) {
   size_t p = text.find(key);
@@ -32,9 +30,9 @@ int64_t After(const std::string& text, const std::string& key, bool* found = nul
 }  // namespace
 
 std::string HipccPath() {
-  if (const char* e = std::getenv("TL_HIPCC"); e && *e) return Executable(e) ? e : "";
+  if (const char* e = std::getenv("TL_HIPCC"); e && *e) return IsExecutable(e) ? e : "";
   for (const char* p : {"/usr/bin/hipcc", "/opt/rocm/bin/hipcc", "/usr/local/bin/hipcc"})
-    if (Executable(p)) return p;
+    if (IsExecutable(p)) return p;
   return "";
 }
 
@@ -88,8 +86,7 @@ bool UnknownArch(const std::string& log, const std::string& arch) {
 // -save-temps assembly, then removes every file the compilers write there (by their fixed names).
 bool RunInScratch(const std::string& source, const std::string& arch, const std::vector<std::string>& args,
                   const std::string& compiler, CompileResult* r, std::string* cmd) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/tl-hip-" + cache_util::UniqueSuffix();
+  std::string work = TempDir() + "/tl-hip-" + cache_util::UniqueSuffix();
   cache_util::MakeDirs(work);
   cache_util::WriteFile(work + "/kernel.hip", source);
   std::vector<std::string> argv = {compiler};
@@ -118,12 +115,12 @@ const char* kCommonFlags =
 }  // namespace
 
 std::string HipClangPath() {
-  if (const char* e = std::getenv("TL_HIP_CLANG"); e && *e) return Executable(e) ? e : "";
+  if (const char* e = std::getenv("TL_HIP_CLANG"); e && *e) return IsExecutable(e) ? e : "";
   for (int v = 22; v >= 17; --v)
     for (const char* d : {"/usr/bin/clang++-", "/usr/lib/llvm-"}) {
       std::string p = d == std::string("/usr/bin/clang++-") ? d + std::to_string(v)
                                                             : d + std::to_string(v) + "/bin/clang++";
-      if (Executable(p)) return p;
+      if (IsExecutable(p)) return p;
     }
   return "";
 }

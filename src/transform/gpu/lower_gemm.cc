@@ -66,25 +66,19 @@ Region GpuTileLowerer::KMajorCopy(const Region& r, const std::vector<size_t>& di
 }
 
 namespace {
-// The shared T.gemm, for GPU backends with no matrix-unit lowering of their own (OpenCL, a new backend).
-const GpuOpLoweringRegistrar kGemm("gemm", [](GpuTileLowerer& L, const TileOpNode& n) {
-  return L.LowerGemmSIMT(static_cast<const GemmNode*>(&n));
-});
-}  // namespace
-
 // Targets without tensor-core mma (OpenCL): every thread accumulates the elements of C that the
 // accumulator layout gives it (the same mma_C layout, so reductions and T.Parallel nests over C are
 // lowered exactly as on CUDA), one multiply-add per k, reading A and B from shared memory. An
 // operand held in registers is first written to a shared staging tile by its owners (the barrier
 // pass separates those writes from the reads).
-Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
-  const Fragment& CF = Layout(g->C.buffer.get());
+Stmt LowerGemmSIMT(GpuTileLowerer& L, const GemmNode* g) {
+  const Fragment& CF = L.Layout(g->C.buffer.get());
   DataType ct = g->C.buffer->dtype, at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   Span sp = g->span;
   auto numeric = [](DataType t) { return t.is_float() || t.is_integer(); };
   if (!numeric(at) || !numeric(bt) || !numeric(ct) || (ct.is_float() != (at.is_float() || bt.is_float())))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on " + ctx_.features.name +
+                    "T.gemm on " + L.ctx_.features.name +
                         " takes numeric A and B and an accumulator of the same kind "
                         "(float or integer); got A " +
                         at.str() + ", B " + bt.str() + ", C " + ct.str(),
@@ -92,11 +86,11 @@ Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
   const int64_t K = gt.K;
-  ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + ctx_.features.name +
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: per-thread multiply-adds (" + L.ctx_.features.name +
                                " has no tensor-core mma), " + std::to_string(CF.locals) +
                                " accumulators per thread over " + CF.desc + ", K = " + std::to_string(K));
   std::vector<Stmt> out;
-  Buffer cl = MapBuffer(g->C.buffer);
+  Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
     Var i = MakeVar("i");
     Expr zero = ct.is_float() ? FloatImm(ct, 0.0) : IntImm(ct, 0);
@@ -104,22 +98,22 @@ Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   }
   // An operand in registers: its owners write it to a shared tile of the fragment's full shape.
   auto stage = [&](const Region& r, const std::string& base) -> Buffer {
-    Buffer st = StageFragment(r.buffer, base, sp, &out);
+    Buffer st = L.StageFragment(r.buffer, base, sp, &out);
     return st;
   };
   auto region_at = [&](const Region& r, const std::vector<size_t>& dims, const Buffer& staged,
                        const Expr& row, const Expr& col) -> Expr {
     std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(VisitExpr(rg.min));
+    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
     if (staged) {
       Expr flat = C(0);
-      const Fragment& F = Layout(r.buffer.get());
+      const Fragment& F = L.Layout(r.buffer.get());
       for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(F.shape[a]) + idx[a];
       return Load(staged, {Simplify(flat)});
     }
-    return Load(MapBuffer(r.buffer), {SharedIndex(r.buffer, idx)});
+    return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
   };
   Buffer as = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : nullptr;
   Buffer bs = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : nullptr;
@@ -130,7 +124,7 @@ Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
   std::map<std::string, size_t> row_of, col_of;
   std::vector<std::pair<size_t, size_t>> use(CF.locals);
   for (int64_t l = 0; l < CF.locals; ++l) {
-    auto mn = CF.IndexAt(tx_, C(l));
+    auto mn = CF.IndexAt(L.tx_, C(l));
     Expr m = Simplify(mn[0]), n = Simplify(mn[1]);
     auto slot = [](std::map<std::string, size_t>& of, std::vector<Expr>& v, const Expr& e) {
       auto it = of.emplace(PrintExpr(e), v.size());
@@ -139,8 +133,8 @@ Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
     };
     use[l] = {slot(row_of, rows, m), slot(col_of, cols, n)};
   }
-  Buffer ar = Scratch("A_reg", ct, static_cast<int64_t>(rows.size()), Scope::kLocal);
-  Buffer br = Scratch("B_reg", ct, static_cast<int64_t>(cols.size()), Scope::kLocal);
+  Buffer ar = L.Scratch("A_reg", ct, static_cast<int64_t>(rows.size()), Scope::kLocal);
+  Buffer br = L.Scratch("B_reg", ct, static_cast<int64_t>(cols.size()), Scope::kLocal);
   std::vector<Stmt> body;
   for (size_t i = 0; i < rows.size(); ++i) {
     Expr a = g->trans_A ? region_at(g->A, ad, as, kk, rows[i]) : region_at(g->A, ad, as, rows[i], kk);
@@ -154,13 +148,18 @@ Stmt GpuTileLowerer::LowerGemmSIMT(const GemmNode* g) {
     Expr a = Load(ar, {C(static_cast<int64_t>(use[l].first))}),
          b = Load(br, {C(static_cast<int64_t>(use[l].second))});
     Stmt st = Store(cl, Load(cl, {C(l)}) + a * b, {C(l)}, sp);
-    Expr ok = CF.ValidAt(tx_, C(l));
+    Expr ok = CF.ValidAt(L.tx_, C(l));
     body.push_back(ok ? If(ok, st, nullptr, sp) : st);
   }
   out.push_back(For(kk, C(0), C(K), ForKind::kSerial, Seq(body, sp), {}, sp));
   return Seq(out, sp);
 }
 
+// The shared T.gemm, for GPU backends with no matrix-unit lowering of their own (OpenCL, a new backend).
+const GpuOpLoweringRegistrar kGemm("gemm", [](GpuTileLowerer& L, const TileOpNode& n) {
+  return LowerGemmSIMT(L, static_cast<const GemmNode*>(&n));
+});
+}  // namespace
 
 }  // namespace gpu_lowering
 }  // namespace tl

@@ -271,11 +271,6 @@ std::map<std::pair<std::string, std::string>, GpuOpLowering>& Lowerings() {
   static std::map<std::pair<std::string, std::string>, GpuOpLowering> m;
   return m;
 }
-
-// A scalar T.atomic_add (tile atomics became T.Parallel nests in LegalizeTileOpsGPU).
-const GpuOpLoweringRegistrar kAtomicAdd("atomic_add", [](GpuTileLowerer& L, const TileOpNode& n) {
-  return L.LowerScalarAtomicAdd(static_cast<const AtomicAddNode*>(&n));
-});
 }  // namespace
 
 void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind) {
@@ -287,16 +282,6 @@ std::vector<std::string> GpuOpLoweringKinds(const std::string& op) {
   for (auto& l : Lowerings())
     if (l.first.second == op) kinds.push_back(l.first.first);
   return kinds;  // the map orders them
-}
-
-Stmt GpuTileLowerer::LowerScalarAtomicAdd(const AtomicAddNode* a) {
-  std::vector<Expr> di;
-  for (auto& rg : a->dst.ranges) di.push_back(VisitExpr(rg.min));
-  Expr v = VisitExpr(a->value);
-  if (v->dtype != a->dst.buffer->dtype) v = Cast(a->dst.buffer->dtype, v);
-  Stmt st = Call0("tl." + a->CallName(), {MapLoad(a->dst.buffer, di), v}, a->span);
-  if (PerThread(st)) return st;  // a per-thread atomic (T.get_thread_binding)
-  return GuardOne(st, a->span);
 }
 
 Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {

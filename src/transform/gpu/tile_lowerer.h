@@ -9,7 +9,9 @@
 //   gpu/warp_specialize.cc       producer / consumer warp groups (features.wgmma)
 //   gpu/lower_gemm.cc            the shared T.gemm (per-thread multiply-adds) and operand staging
 //   gpu/hopper_wgmma.cc          wgmma plans and the wgmma T.gemm (features.wgmma)
-//   gpu/lower_reduce_scan.cc     T.reduce (shuffles + shared memory) and T.cumsum
+//   gpu/lower_reduce.cc          the shared T.reduce (shuffles / sub-groups + shared memory)
+//   gpu/lower_cumsum.cc          the shared T.cumsum and its layout rule
+//   gpu/lower_atomic_add.cc      the shared scalar T.atomic_add
 //   gpu/mfma_lds.cc              shared-tile layouts of MFMA operands (features.matrix == kMfma)
 // A backend's own op lowerings live in its folder and register for its kind (RegisterGpuOpLowering below):
 // T.gemm in src/target/cuda/lower_gemm_mma.cc, src/target/hip/lower_gemm_mfma.cc and
@@ -162,18 +164,6 @@ class GpuTileLowerer : public IRMutator {
   Region KMajorCopy(const Region& r, const std::vector<size_t>& dims, int64_t mn, int64_t K,
                     const std::string& base, const Span& sp, std::vector<Stmt>* out);
 
-  Stmt LowerScalarAtomicAdd(const AtomicAddNode* a);
-  // The shared T.gemm: per-thread multiply-adds over the accumulator layout (no matrix unit). The backends'
-  // own: src/target/cuda/lower_gemm_mma.cc (mma.sync, wgmma), src/target/hip/lower_gemm_mfma.cc,
-  // src/target/metal/lower_gemm_simdgroup.cc.
-  Stmt LowerGemmSIMT(const GemmNode* g);
-
-  // ---- reductions --------------------------------------------------------------------------
-
-  Stmt LowerReduce(const ReduceNode* r);
-
-  // ---- cumsum over shared tiles: a thread per scanned line ----------------------------------
-  Stmt LowerCumsum(const CumsumNode* n);
 
   const PassContext& ctx_;
   std::multimap<uint64_t, std::pair<Expr, Fragment>> decoded_;

@@ -1,5 +1,5 @@
-// LowerTileOpsGPU, reductions and scans: T.reduce with in-thread partials, warp shuffles and
-// shared memory across warps; T.cumsum with a thread per scanned line.
+// LowerTileOpsGPU, the shared T.reduce: in-thread partials, warp shuffles (or sub-group reductions) and shared
+// memory across warps. (HIP reduces an MFMA accumulator's rows itself: src/target/hip/lower_gemm_mfma.cc.)
 #include <cmath>
 #include <set>
 
@@ -12,16 +12,10 @@
 namespace tl {
 namespace gpu_lowering {
 
-using namespace gpu_pass;
-
 namespace {
-const GpuOpLoweringRegistrar kReduce("reduce", [](GpuTileLowerer& L, const TileOpNode& n) {
-  return L.LowerReduce(static_cast<const ReduceNode*>(&n));
-});
-const GpuOpLoweringRegistrar kCumsum("cumsum", [](GpuTileLowerer& L, const TileOpNode& n) {
-  return L.LowerCumsum(static_cast<const CumsumNode*>(&n));
-});
-}  // namespace
+Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r);
+
+using namespace gpu_pass;
 
 namespace {
 // cl_khr_subgroups' sub_group_reduce_<name> for a reduction's combine (|x| enters before the combine).
@@ -35,11 +29,11 @@ const char* SubgroupReduceName(ReduceKind k) {
 }
 }  // namespace
 
-Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
-  const Fragment& S = Layout(r->src.buffer.get());
-  const Fragment& D = Layout(r->dst.buffer.get());
+Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r) {
+  const Fragment& S = L.Layout(r->src.buffer.get());
+  const Fragment& D = L.Layout(r->dst.buffer.get());
   DataType t = r->dst.buffer->dtype;
-  Buffer src = MapBuffer(r->src.buffer), dst = MapBuffer(r->dst.buffer);
+  Buffer src = L.MapBuffer(r->src.buffer), dst = L.MapBuffer(r->dst.buffer);
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
@@ -47,20 +41,20 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
     int64_t mt = M / wm / 16, nt = N / wn / 8;
-    ctx_.info->choices.push_back(
+    L.ctx_.info->choices.push_back(
         Loc(sp) + ": T.reduce of an mma accumulator: in-thread, 2 quad shuffles" +
         (wn > 1 ? ", then across " + std::to_string(wn) + " warps through shared memory" : "") +
-        (ctx_.features.subgroup_reduce
+        (L.ctx_.features.subgroup_reduce
              ? " (the quad exchange through shared memory: a row spans 4 work-items and "
                "cl_khr_subgroups reduces whole sub-groups, with no shuffles)"
              : ""));
-    Buffer part = Scratch("red", t, mt * 2, Scope::kLocal);
-    Buffer xs = wn > 1 ? Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
+    Buffer part = L.Scratch("red", t, mt * 2, Scope::kLocal);
+    Buffer xs = wn > 1 ? L.Scratch("red_smem", t, wn * M, Scope::kShared) : nullptr;
     std::vector<std::pair<int64_t, Expr>> cross;  // (register, row) of the partials exchanged across warps
-    Expr warp = Div(tx_, 32), lane = Mod(tx_, 32);
+    Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32);
     // Without warp shuffles (OpenCL): every thread's partials go through shared memory once and each
     // thread combines its quad's four (one barrier instead of one pair per shuffle).
-    Buffer quad = ctx_.features.shuffle ? nullptr : Scratch("red_quad", t, mt * 2 * T_, Scope::kShared);
+    Buffer quad = L.ctx_.features.shuffle ? nullptr : L.Scratch("red_quad", t, mt * 2 * L.T_, Scope::kShared);
     std::vector<Stmt> later;  // per-row statements after the quad exchange
     for (int64_t d = 0; d < mt * 2; ++d) {
       int64_t ti = d / 2, rh = d % 2;
@@ -72,14 +66,14 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
       out.push_back(For(tj, C(0), C(nt), ForKind::kUnrolled,
                         Store(part, ReduceCombine(k, Load(part, {C(d)}), both), {C(d)}, sp), {}, sp));
       if (quad) {
-        out.push_back(Store(quad, Load(part, {C(d)}), {Simplify(C(d * T_) + tx_)}, sp));
+        out.push_back(Store(quad, Load(part, {C(d)}), {Simplify(C(d * L.T_) + L.tx_)}, sp));
         Var q = MakeVar("q");
         later.push_back(Store(part, ReduceIdentity(k, t), {C(d)}, sp));
         later.push_back(
             For(q, C(0), C(4), ForKind::kUnrolled,
                 Store(part,
                       ReduceCombine(k, Load(part, {C(d)}),
-                                    Load(quad, {Simplify(C(d * T_) + Div(tx_, 4) * C(4) + Expr(q))})),
+                                    Load(quad, {Simplify(C(d * L.T_) + Div(L.tx_, 4) * C(4) + Expr(q))})),
                       {C(d)}, sp),
                 {}, sp));
       } else {
@@ -89,7 +83,7 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
               {C(d)}, sp));
       }
       if (xs) {
-        Expr row = D.IndexAt(tx_, C(d))[0];  // (row d of this thread in the row-vector layout)
+        Expr row = D.IndexAt(L.tx_, C(d))[0];  // (row d of this thread in the row-vector layout)
         (quad ? later : out)
             .push_back(If(Eq(Mod(lane, 4), C(0)),
                           Store(xs, Load(part, {C(d)}), {Simplify(Div(warp, wm) * C(M) + row)}, sp), nullptr,
@@ -124,12 +118,12 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
                     sp);
   // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
   // then one partial per warp through shared memory.
-  ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc +
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc +
                                ": per-thread partials, 5-step warp butterfly, " +
                                "then per-warp partials through shared memory");
   int64_t nd = 1;
   for (auto& e : r->dst.buffer->shape) nd *= ConstOr(e, sp, "a reduction's shape");
-  Buffer part = Scratch("red", t, nd, Scope::kLocal);
+  Buffer part = L.Scratch("red", t, nd, Scope::kLocal);
   Var d = MakeVar("d");
   // The totals in `part` into the destination (folded into its old values unless clear).
   auto finish = [&] {
@@ -140,14 +134,14 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
   };
   out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, ReduceIdentity(k, t), {d}, sp), {}, sp));
   for (int64_t l = 0; l < S.locals; ++l) {
-    auto idx = S.IndexAt(tx_, C(l));
+    auto idx = S.IndexAt(L.tx_, C(l));
     Expr flat = C(0);
     for (size_t a = 0; a < idx.size(); ++a)
       if (static_cast<int>(a) != r->dim) flat = flat * C(S.shape[a]) + idx[a];
     // What the kernel knows of tx (0 <= tx < threads) often makes the slot a constant (one thread:
     // always), and otherwise bounds the slots the select below has to consider.
-    flat = Simplify(flat, kernel_bounds_);
-    const Interval range = BoundOf(flat, kernel_bounds_);
+    flat = Simplify(flat, L.kernel_bounds_);
+    const Interval range = BoundOf(flat, L.kernel_bounds_);
     const int64_t lo = range.lo ? std::max<int64_t>(*range.lo, 0) : 0;
     const int64_t hi = range.hi ? std::min<int64_t>(*range.hi, nd - 1) : nd - 1;
     Stmt st;
@@ -164,10 +158,10 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
                  Load(part, {e}));
       st = For(e, C(lo), C(hi - lo + 1), ForKind::kUnrolled, Store(part, upd, {e}, sp), {}, sp);
     }
-    Expr g = S.ValidAt(tx_, C(l));
-    if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(tx_), C(0)));
+    Expr g = S.ValidAt(L.tx_, C(l));
+    if (S.replicas > 1) g = And(g, Eq(S.ReplicaOf(L.tx_), C(0)));
     if (g) {
-      g = Simplify(g, kernel_bounds_);
+      g = Simplify(g, L.kernel_bounds_);
       int64_t gc;
       if (AsConstInt(g, &gc)) {
         if (gc == 0) continue;  // no thread holds element l
@@ -176,15 +170,15 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
     }
     out.push_back(g ? If(g, st, nullptr, sp) : st);
   }
-  if (T_ == 1) {
+  if (L.T_ == 1) {
     // One thread holds every element: its partials are the totals.
-    ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": in one thread (no exchange)";
+    L.ctx_.info->choices.back() = Loc(sp) + ": T.reduce of " + S.desc + ": in one thread (no exchange)";
     return finish();
   }
   // A warp shuffle names all 32 lanes of its warp; a block whose last warp is partial (threads not a
   // multiple of 32) has lanes that do not exist, so it exchanges its partials through shared memory.
-  const bool partial_warp = T_ % 32 != 0;
-  if (!ctx_.features.shuffle || partial_warp) {
+  const bool partial_warp = L.T_ % 32 != 0;
+  if (!L.ctx_.features.shuffle || partial_warp) {
     // Without warp shuffles (OpenCL): every thread writes its partials to shared memory; thread t
     // combines the partials of slots t, t + T, ... and publishes the totals; every thread reads them
     // (two barriers, and about 2 * nd * T shared reads per block instead of a shuffle tree).
@@ -192,26 +186,26 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
     // its first work-item writes them: slot d * T + (sub-group id), and thread t combines
     // get_num_sub_groups() partials per slot. The sub-group size is implementation-defined, so the
     // slots are sized for the worst case (T sub-groups of one work-item each).
-    const bool sg = ctx_.features.subgroup_reduce && !ctx_.features.shuffle;  // (cl_khr_subgroups)
-    Buffer xs = Scratch("red_smem", t, nd * T_, Scope::kShared);
-    Buffer tot = Scratch("red_total", t, nd, Scope::kShared);
-    ctx_.info->choices.back() =
+    const bool sg = L.ctx_.features.subgroup_reduce && !L.ctx_.features.shuffle;  // (cl_khr_subgroups)
+    Buffer xs = L.Scratch("red_smem", t, nd * L.T_, Scope::kShared);
+    Buffer tot = L.Scratch("red_total", t, nd, Scope::kShared);
+    L.ctx_.info->choices.back() =
         Loc(sp) + ": T.reduce of " + S.desc +
         (sg ? ": per-thread partials, sub_group_reduce_" + std::string(SubgroupReduceName(k)) +
                   " within each sub-group (cl_khr_subgroups), then one partial per sub-group through shared "
                   "memory (a thread per destination slot combines them)"
             : ": per-thread partials, then through shared memory (a thread per destination slot "
               "combines all " +
-                  std::to_string(T_) + " partials; " +
-                  (ctx_.features.shuffle
-                       ? std::to_string(T_) + " threads are not whole warps, and a shuffle needs all 32 lanes"
-                       : "no warp shuffles on " + ctx_.features.name +
-                             (ctx_.features.subgroup_feature.empty()
+                  std::to_string(L.T_) + " partials; " +
+                  (L.ctx_.features.shuffle
+                       ? std::to_string(L.T_) + " threads are not whole warps, and a shuffle needs all 32 lanes"
+                       : "no warp shuffles on " + L.ctx_.features.name +
+                             (L.ctx_.features.subgroup_feature.empty()
                                   ? ""
-                                  : ", no sub-groups: target feature '" + ctx_.features.subgroup_feature +
+                                  : ", no sub-groups: target feature '" + L.ctx_.features.subgroup_feature +
                                         "' off")) +
                   ")");
-    Expr writer = tx_, partials = C(T_);
+    Expr writer = L.tx_, partials = C(L.T_);
     if (sg) {
       Expr whole = Call(t, "tl.subgroup_reduce", {Load(part, {d}), StringImm(SubgroupReduceName(k))});
       out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, whole, {d}, sp), {}, sp));
@@ -219,29 +213,29 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
       partials = Call(DataType::Int(32), "tl.num_subgroups", {});
     }
     Stmt publish = For(d, C(0), C(nd), ForKind::kSerial,
-                       Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(T_) + writer)}, sp), {}, sp);
+                       Store(xs, Load(part, {d}), {Simplify(Expr(d) * C(L.T_) + writer)}, sp), {}, sp);
     out.push_back(sg ? If(Eq(Call(DataType::Int(32), "tl.subgroup_local_id", {}), C(0)), publish, nullptr, sp)
                      : publish);
     Var i = MakeVar("i"), w = MakeVar("w");
-    Buffer one = Scratch("red_acc", t, 1, Scope::kLocal);
-    Expr slot = Simplify(Expr(i) * C(T_) + tx_);
+    Buffer one = L.Scratch("red_acc", t, 1, Scope::kLocal);
+    Expr slot = Simplify(Expr(i) * C(L.T_) + L.tx_);
     Stmt combine = Seq(
         {Store(one, ReduceIdentity(k, t), {C(0)}, sp),
          For(w, C(0), partials, ForKind::kSerial,
-             Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(T_) + Expr(w)})), {C(0)}, sp),
+             Store(one, ReduceCombine(k, Load(one, {C(0)}), Load(xs, {slot * C(L.T_) + Expr(w)})), {C(0)}, sp),
              {}, sp),
          Store(tot, Load(one, {C(0)}), {slot}, sp)},
         sp);
-    int64_t rounds = (nd + T_ - 1) / T_;
+    int64_t rounds = (nd + L.T_ - 1) / L.T_;
     out.push_back(For(i, C(0), C(rounds), ForKind::kSerial,
-                      nd % T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
+                      nd % L.T_ ? If(Lt(slot, C(nd)), combine, nullptr, sp) : combine, {}, sp));
     out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Store(part, Load(tot, {d}), {d}, sp), {}, sp));
     return finish();
   }
   std::vector<Stmt> bf;
-  const int64_t W = ctx_.features.wave == 64 && T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
+  const int64_t W = L.ctx_.features.wave == 64 && L.T_ % 64 == 0 ? 64 : 32;  // HIP: butterfly over the wave64
   if (W == 64)
-    ctx_.info->choices.back() =
+    L.ctx_.info->choices.back() =
         Loc(sp) + ": T.reduce of " + S.desc +
         ": per-thread partials, 6-step wave64 butterfly, then per-wave partials through LDS";
   for (int m : {32, 16, 8, 4, 2, 1}) {
@@ -251,10 +245,10 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
     bf.push_back(Store(part, ReduceCombine(k, Load(part, {d}), Call(t, "tl.shfl_xor", sa)), {d}, sp));
   }
   out.push_back(For(d, C(0), C(nd), ForKind::kSerial, Seq(bf, sp), {}, sp));
-  int64_t warps = (T_ + W - 1) / W;
+  int64_t warps = (L.T_ + W - 1) / W;
   if (warps > 1) {
-    Buffer xs = Scratch("red_smem", t, warps * nd, Scope::kShared);
-    Expr warp = Div(tx_, W), lane = Mod(tx_, W);
+    Buffer xs = L.Scratch("red_smem", t, warps * nd, Scope::kShared);
+    Expr warp = Div(L.tx_, W), lane = Mod(L.tx_, W);
     out.push_back(If(Eq(lane, C(0)),
                      For(d, C(0), C(nd), ForKind::kSerial,
                          Store(xs, Load(part, {d}), {Simplify(warp * C(nd) + Expr(d))}, sp), {}, sp),
@@ -273,87 +267,10 @@ Stmt GpuTileLowerer::LowerReduce(const ReduceNode* r) {
   return finish();
 }
 
-Stmt GpuTileLowerer::LowerCumsum(const CumsumNode* n) {
-  size_t ax = n->dim;
-  std::vector<size_t> other;
-  std::vector<int64_t> ext;
-  for (size_t d = 0; d < n->src.ranges.size(); ++d)
-    if (d != ax) {
-      other.push_back(d);
-      ext.push_back(ConstOr(n->src.ranges[d].extent, n->span, "a cumsum tile"));
-    }
-  int64_t lines = 1;
-  for (auto e : ext) lines *= e;
-  int64_t len = ConstOr(n->src.ranges[ax].extent, n->span, "a cumsum tile");
-  DataType t = n->dst.buffer->dtype;
-  Buffer acc = Scratch("scan", t, 1, Scope::kLocal);
-  std::vector<Stmt> out;
-  Span sp = n->span;
-  bool replicated = n->src.buffer->scope == Scope::kFragment || n->dst.buffer->scope == Scope::kFragment;
-  // Fragments striped a line per thread (the layout rule's choice for whole last-axis lines): thread t
-  // scans lines t, t + T, ...; line it * T + t is its registers it * len ...
-  // With fewer lines than threads, the first `owners` threads own them and thread t scans the lines of
-  // t % owners (a replica: the same values in its registers).
-  const int64_t owners = n->LineOwners(T_);
-  auto by_line = [&](const Buffer& b) {
-    if (b->scope != Scope::kFragment) return true;
-    const Fragment& F = Layout(b.get());
-    const int64_t fo = F.params.size() == 2 ? F.params[1] : F.threads;
-    return F.kind == "striped" && (F.params.size() == 1 || F.params.size() == 2) && F.params[0] == len &&
-           F.threads == T_ && fo == owners;
-  };
-  const bool striped = replicated && owners > 0 && by_line(n->src.buffer) && by_line(n->dst.buffer);
-  if (striped) replicated = false;
-  const int64_t O = striped ? owners : T_;  // threads that own distinct lines
-  const Expr me = O == T_ ? Expr(tx_) : Simplify(Mod(tx_, O), kernel_bounds_);
-  Var lv = MakeVar("line");
-  int64_t per_thread = replicated ? 1 : (lines + O - 1) / O;
-  int64_t cur_it = 0;
-  Expr cur_pos;
-  auto load = [&](const Buffer& b, const std::vector<Expr>& idx) {
-    if (b->scope != Scope::kFragment) return MapLoad(b, idx);
-    if (striped) return Load(MapBuffer(b), {Simplify(C(cur_it * len) + cur_pos)});
-    Expr flat = C(0);
-    for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];
-    return Load(MapBuffer(b), {Simplify(flat)});
-  };
-  for (int64_t it = 0; it < per_thread; ++it) {
-    Expr line = replicated ? Expr(lv) : C(it * O) + me;
-    std::vector<Expr> ti(other.size());
-    Expr rest = line;
-    for (size_t d = other.size(); d-- > 0;) {
-      ti[d] = d == 0 ? rest : Mod(rest, ext[d]);
-      rest = Div(rest, ext[d]);
-    }
-    Var r = MakeVar("r");
-    Expr pos = n->reverse ? C(len - 1) - Expr(r) : Expr(r);
-    cur_it = it;
-    cur_pos = pos;
-    auto index = [&](const Region& rg) {
-      std::vector<Expr> idx;
-      for (auto& x : rg.ranges) idx.push_back(VisitExpr(x.min));
-      for (size_t i = 0; i < other.size(); ++i) idx[other[i]] = Simplify(idx[other[i]] + ti[i]);
-      idx[ax] = idx[ax] + pos;
-      return idx;
-    };
-    Expr x = load(n->src.buffer, index(n->src));
-    if (x->dtype != t) x = Cast(t, x);
-    Expr dmapped = load(n->dst.buffer, index(n->dst));
-    auto* dl = As<BufferLoadNode>(dmapped);
-    Stmt body = Seq({Store(acc, Binary(BinaryOp::kAdd, Load(acc, {C(0)}), x), {C(0)}, sp),
-                     Store(dl->buffer, Load(acc, {C(0)}), dl->indices, sp)},
-                    sp);
-    Stmt st = Seq({Store(acc, t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0), {C(0)}, sp),
-                   For(r, C(0), C(len), ForKind::kSerial, body, {}, sp)},
-                  sp);
-    if (replicated)
-      st = For(lv, C(0), C(lines), ForKind::kSerial, st, {}, sp);
-    else if ((it + 1) * O > lines)
-      st = If(Lt(line, C(lines)), st, nullptr, sp);
-    out.push_back(st);
-  }
-  return Seq(out, sp);
-}
+const GpuOpLoweringRegistrar kReduce("reduce", [](GpuTileLowerer& L, const TileOpNode& n) {
+  return LowerReduce(L, static_cast<const ReduceNode*>(&n));
+});
+}  // namespace
 
 }  // namespace gpu_lowering
 }  // namespace tl
