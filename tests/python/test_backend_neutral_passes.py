@@ -1,7 +1,8 @@
 """The shared GPU passes read what the hardware offers (GpuFeatures, src/target/gpu_features.h), never which
-backend they serve (issue 33, item 1): no file of src/transform outside the backend-owned folders
-src/transform/hip/ and src/transform/metal/ tests a backend's identity, and the HIP, Metal and OpenCL backends
-do not build their lowering on the CUDA target."""
+backend they serve (issue 33, item 1): no file of src/transform tests a backend's identity (a backend's own
+passes and op lowerings live in src/target/<kind>/, and the shared lowering finds those by the target's kind in
+a registry, never by comparing it), and the HIP, Metal and OpenCL backends do not build their lowering on the
+CUDA target."""
 import pathlib
 import re
 
@@ -9,7 +10,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-OWN = {"hip", "metal"}  # src/transform/<kind>/: a backend's own passes may know their backend
+KINDS = ["cpu", "cuda", "hip", "metal", "opencl"]
 
 # An identity test: the old CudaTarget flags that named a backend (mfma, simdgroup, subgroups, backend),
 # its NVIDIA-only fields read as switches (sm, mma, cp_async), a comparison of a backend's or an
@@ -21,6 +22,8 @@ IDENTITY = [
     (r"\"(CUDA|HIP|Metal|OpenCL|sm_\d+a?|gfx\d+a?)\"\s*[!=]=|[!=]=\s*\"(CUDA|HIP|Metal|OpenCL|sm_\d+a?|gfx\d+a?)\"",
      "a comparison with a backend's or an architecture's name"),
     (r"\bCudaTarget\b|target/cuda/target\.h", "the CUDA target"),
+    (r"\btarget_?\.kind\s*[!=]=|[!=]=\s*\w*target_?\.kind\b|\"(cpu|cuda|hip|metal|opencl)\"",
+     "a test of the target's kind"),
 ]
 
 
@@ -33,8 +36,15 @@ def _code(path):
 
 def _shared_pass_files():
     for p in sorted((SRC / "transform").rglob("*")):
-        if p.suffix in (".cc", ".h") and p.relative_to(SRC / "transform").parts[0] not in OWN:
+        if p.suffix in (".cc", ".h"):
             yield p
+
+
+def test_no_backend_folder_inside_the_shared_passes():
+    """A backend's own passes and lowerings are in src/target/<kind>/ (src/transform/gpu/ is the shared GPU
+    lowering, src/transform/cpu/ the loop-nest lowering the CPU target and the GPU legalization share)."""
+    own = [k for k in KINDS if k != "cpu" and (SRC / "transform" / k).exists()]
+    assert not own, f"backend folders inside src/transform: {own}"
 
 
 def test_shared_passes_exist():
