@@ -107,7 +107,8 @@ def _expr(rng, dtype, depth, leaves):
 
         def pick(env):
             x, y = a(env), b(env)
-            tie = np.abs(x - y) <= eps * (np.abs(x) + np.abs(y)) + eps
+            # an unknown side (NaN: an inner select's tie) leaves the comparison unknown too
+            tie = np.isnan(x) | np.isnan(y) | (np.abs(x - y) <= eps * (np.abs(x) + np.abs(y)) + eps)
             return np.where(tie, np.nan, np.where(x > y, c(env), y))
         return txt, pick
     if op in ("max", "min"):

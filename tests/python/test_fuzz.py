@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fuzz"))
 
@@ -74,3 +76,14 @@ def test_source_mutants_fail_clearly_or_work():
     print(r.stdout[-4000:])
     assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-4000:]
     assert " 0 findings" in r.stdout
+
+
+def test_a_select_on_an_unknown_comparison_is_unknown():
+    """Seed 815796 (found on OpenCL in CI): `T.if_then_else(T.min(T.if_then_else(a > a, b, a), ...) > y, c, y)`.
+    The inner select compares a value with itself, a tie the reference marks unknown (NaN); the outer comparison
+    then read NaN > y as false and expected y, where every target (rightly) gave c. The outer select must be
+    unknown too, so the reference never asserts a branch the rounding may decide."""
+    case = programs.generate(815796)
+    assert "a > a" in case.func.script()
+    assert np.isnan(case.reference[0]).all()
+    assert programs.run_case(case) == []
