@@ -15,18 +15,24 @@ CudaTarget ParseCudaTarget(const std::string& spec) {
     t.arch = "sm_" + m[1].str() + m[2].str();
   }
   // Shared memory per block with the opt-in attribute (CUDA programming guide, compute
-  // capabilities table): 163 KB on 8.0, 99 KB on 8.6 / 8.9, 227 KB on 9.0.
+  // capabilities table): 163 KB on 8.0, 99 KB on 8.6 / 8.9 and on consumer Blackwell (12.x), 227 KB on
+  // 9.0 and on the tcgen05 family (10.0, 10.3, 11.0).
   switch (t.sm) {
     case 80: t.smem_limit = 163 * 1024; break;
     case 86:
     case 87:
-    case 89: t.smem_limit = 99 * 1024; break;
-    case 90: t.smem_limit = 227 * 1024; break;
+    case 89:
+    case 120:
+    case 121: t.smem_limit = 99 * 1024; break;
+    case 90:
+    case 100:
+    case 103:
+    case 110: t.smem_limit = 227 * 1024; break;
     default:
-      throw UserError(
-          ErrorKind::kUnsupported,
-          "target '" + spec + "': architecture " + t.arch +
-              " is not supported by the CUDA backend (supported: sm_80, sm_86, sm_89, sm_90, sm_90a)");
+      throw UserError(ErrorKind::kUnsupported,
+                      "target '" + spec + "': architecture " + t.arch +
+                          " is not supported by the CUDA backend (supported: sm_80, sm_86, sm_89, sm_90, sm_90a, "
+                          "sm_100 / sm_100a, sm_103 / sm_103a, sm_110 / sm_110a, sm_120 / sm_120a, sm_121 / sm_121a)");
   }
   return t;
 }
@@ -38,8 +44,9 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.label = t.arch;
   f.matrix = MatrixUnit::kMmaSync;
   f.fp8_mma = t.sm >= 89;  // mma.sync m16n8k32 e4m3 / e5m2
-  f.wgmma = t.arch == "sm_90a";
+  f.wgmma = t.arch == "sm_90a";  // wgmma exists on sm_90a only (Blackwell's tensor cores are tcgen05 / mma.sync)
   f.tma = t.sm >= 90;
+  f.tcgen05 = (t.sm == 100 || t.sm == 103 || t.sm == 110) && t.arch.back() == 'a';
   f.vector_atomic_add = t.sm >= 90;
   f.stmatrix = t.sm >= 90;
   f.async_copy = AsyncCopy::kCpAsync;

@@ -14,8 +14,8 @@
 namespace tl {
 
 struct CudaTarget {
-  std::string arch = "sm_80";  // "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"
-  int sm = 80;                 // 80, 86, 89, 90
+  std::string arch = "sm_80";  // "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", ..., "sm_121a"
+  int sm = 80;                 // 80, 86, 89, 90, 100, 103, 110, 120, 121
   int64_t smem_limit = 0;      // max dynamic shared memory per block (opt-in), bytes
   int64_t max_threads = 1024;
 };
