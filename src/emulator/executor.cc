@@ -156,6 +156,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
   else
     Exec(k->body, all);
   HopperBlockEnd();
+  Tcgen05BlockEnd();
 }
 
 int64_t Executor::HostInt(const Expr& e) {

@@ -167,6 +167,14 @@ class Executor {
   void NoteGenericWrite(Mem& m, int tid, int64_t flat);
   void HopperBlockStart();
   void HopperBlockEnd();
+  /// One arrival on the mbarrier at shared byte address `addr` (named `name` in reports).
+  void MbarrierArrive(int64_t addr, int tid, const std::string& name);
+  // intrinsics_tcgen05.cc: tensor memory and tcgen05 (sm_100a family)
+  struct Tcgen05State;
+  bool ExecTcgen05(const CallNode* c, const Lanes& act);
+  bool EvalTcgen05(const CallNode* c, const Lanes& act, Slot* out);
+  void Tcgen05BlockStart();
+  void Tcgen05BlockEnd();
   // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
   struct TmaState;
   struct TmaDecoded {  // a tensor map as the copy instruction reads it from the 128-byte image
@@ -194,6 +202,7 @@ class Executor {
 
  private:
   std::shared_ptr<HopperState> hopper_;
+  std::shared_ptr<Tcgen05State> tc_;  // created at a block's first tcgen05 instruction
   std::shared_ptr<TmaState> tma_;
   std::shared_ptr<FiberSched> fib_;
   bool warp_specialized_ = false;  // the kernel holds a tl.warp_specialized region: fibers per warp group

@@ -71,6 +71,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
     Fp8ToFnuz(c, act);
   } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
+  } else if (ExecTcgen05(c, act)) {  // tensor memory, tcgen05 (intrinsics_tcgen05.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" ||
              op == "tl.atomic_fetch_add" || op == "atomic_fetch_add") {
     TmpScope ts(this);
@@ -143,7 +144,8 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
       op == "tl.atomic_fetch_add" || op == "atomic_fetch_add")
     return AtomicAdd(c, act, out);  // the previous values (T.atomic_add(..., return_prev=True))
   if (op == "tl.atomic_load" || op == "tl.atomic_store") return AtomicLoadStore(c, act, out);
-  if (EvalHopper(c, act, out)) return;  // wgmma descriptors (intrinsics_hopper.cc)
+  if (EvalHopper(c, act, out)) return;   // wgmma descriptors (intrinsics_hopper.cc)
+  if (EvalTcgen05(c, act, out)) return;  // tcgen05 descriptors (intrinsics_tcgen05.cc)
   if (op == "min_value" || op == "max_value") {
     bool mx = op == "max_value";
     Slot v;

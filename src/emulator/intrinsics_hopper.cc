@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "emulator/executor.h"
+#include "emulator/smem_matrix.h"
 
 namespace tl::emu {
 namespace {
@@ -47,9 +48,7 @@ int64_t IntLit(const CallNode* c, size_t i) {
 }
 
 // The descriptor's fields (PTX ISA, "Matrix Descriptor Format").
-struct Desc {
-  int64_t start, lbo, sbo, base_offset, swizzle_bytes;
-};
+using Desc = SmemMatrixDesc;
 Desc Decode(uint64_t d) {
   Desc r;
   r.start = static_cast<int64_t>(d & 0x3FFF) << 4;
@@ -59,23 +58,6 @@ Desc Decode(uint64_t d) {
   static const int64_t bytes[4] = {0, 128, 64, 32};
   r.swizzle_bytes = bytes[(d >> 62) & 3];
   return r;
-}
-
-// Byte address of element (mn, k) of an operand in a canonical layout, before the swizzle. With
-// T elements per 16 bytes and S the swizzle width (S / 16 = 2, 4, 8 chunks per row):
-//   K-major  ((8, m), (T, 2k)) : ((S/2 elements, SBO), (1, T))   rows of S bytes, 8-row groups at SBO
-//   MN-major ((T, S/16, m), (8, k)) : ((1, T, LBO), (S/2 elements, SBO))
-int64_t CanonicalAddress(const Desc& d, bool mn_major, int64_t mn, int64_t k, int eb) {
-  const int64_t S = d.swizzle_bytes;
-  if (!mn_major) return d.start + (mn / 8) * d.sbo + (mn % 8) * S + k * eb;
-  const int64_t W = S / eb;  // elements along MN in one swizzle row
-  return d.start + (mn / W) * d.lbo + (mn % W) * eb + (k % 8) * S + (k / 8) * d.sbo;
-}
-
-// The swizzle: 16-byte chunk bits [4, 4+b) xor address bits [7, 7+b), b = log2(S / 16).
-int64_t Swizzle(int64_t a, int64_t S) {
-  const int64_t b = S == 128 ? 3 : S == 64 ? 2 : 1;
-  return a ^ (((a >> 7) & ((int64_t{1} << b) - 1)) << 4);
 }
 
 struct Wgmma {
@@ -255,6 +237,28 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
     out[t].i = static_cast<int64_t>(d);
   }
   return true;
+}
+
+void Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name) {
+  if (!hopper_) HopperBlockStart();
+  auto it = hopper_->bars.find(addr);
+  if (it == hopper_->bars.end()) {
+    Report("mbarrier_uninitialized", tid, [&] { return name + " is used before mbarrier.init"; });
+    return;
+  }
+  HopperState::Barrier& b = it->second;
+  if (b.pending == 0) {
+    Report("mbarrier_over_arrival", tid, [&] {
+      return name + " receives more than its " + std::to_string(b.expected) + " arrivals in one phase";
+    });
+    return;
+  }
+  if (--b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = b.expected;
+    if (b.expected > 1) ++epoch_;
+  }
+  FiberProgress();
 }
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
@@ -648,7 +652,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     bool proxy_reported = false;
     auto fetch = [&](const Desc& d, bool mn_major, int64_t mn, int64_t k, std::vector<int64_t>* addr,
                      std::vector<uint16_t>* bits) {
-      int64_t a = Swizzle(CanonicalAddress(d, mn_major, mn, k, eb), d.swizzle_bytes);
+      int64_t a = SwizzleAddress(CanonicalAddress(d, mn_major, mn, k, eb), d.swizzle_bytes);
       uint16_t v = 0;
       if (a < 0 || a + eb > total) {
         Report("out_of_bounds", t0, [&] {

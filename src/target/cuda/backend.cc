@@ -46,7 +46,8 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig& pc, const BuildOp
   CudaTarget target = CudaTargetOf(k.target);
   std::string header;
   ReadFile(bo.include_dir + "/tl_device/cuda/common.h", &header);
-  if (std::string h; ReadFile(bo.include_dir + "/tl_device/cuda/hopper.h", &h)) header += h;
+  for (const char* f : {"/tl_device/cuda/hopper.h", "/tl_device/cuda/blackwell.h"})
+    if (std::string h; ReadFile(bo.include_dir + f, &h)) header += h;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;

@@ -1,0 +1,105 @@
+// Device-side helpers for the tcgen05 family (sm_100a / sm_103a / sm_110a) included by generated CUDA code
+// after common.h and hopper.h: tensor memory allocation, the tcgen05 shared memory descriptor, tcgen05.mma
+// (kind::f16, cta_group::1), its commit to an mbarrier, and tcgen05.ld / st of shape .32x32b, as inline PTX
+// (PTX ISA, "TensorCore 5th Generation Family Instructions"). The emulator implements the same calls from the
+// ISA (src/emulator/intrinsics_tcgen05.cc).
+#pragma once
+
+namespace tl {
+
+/// A warp allocates `ncols` columns (a power of 2 in [32, 512]) of tensor memory, all 128 lanes; the address
+/// (lane << 16 | column) is written to the 32-bit shared-memory word at `dst`.
+__device__ __forceinline__ void tcgen05_alloc(uint32_t dst, uint32_t ncols) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(dst), "r"(ncols)
+               : "memory");
+}
+__device__ __forceinline__ void tcgen05_alloc(const void* dst, uint32_t ncols) { tcgen05_alloc(smem_addr(dst), ncols); }
+
+/// The allocating warp frees them.
+__device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr, uint32_t ncols) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" ::"r"(taddr), "r"(ncols) : "memory");
+}
+
+/// The block will allocate no more tensor memory.
+__device__ __forceinline__ void tcgen05_relinquish_alloc_permit() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+}
+
+/// The 64-bit shared memory descriptor of tcgen05 (PTX ISA, tcgen05 "Shared Memory Descriptor"): bits 0-13
+/// start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4,
+/// 46-48 the fixed value 0b001, 49-51 base offset (0: tiles on swizzle-pattern boundaries), 61-63 swizzle
+/// (0 none, 2 128B, 4 64B, 6 32B).
+__device__ __forceinline__ uint64_t tcgen05_desc(uint32_t a, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  return static_cast<uint64_t>((a & 0x3FFFF) >> 4) | (static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16) |
+         (static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (uint64_t{1} << 46) |
+         (static_cast<uint64_t>(mode & 7) << 61);
+}
+__device__ __forceinline__ uint64_t tcgen05_desc(const void* smem, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  return tcgen05_desc(smem_addr(smem), lbo, sbo, mode);
+}
+
+/// D (tensor memory at `taddr_d`) = A * B + (enable_input_d ? D : 0), f16 / bf16 operands in shared memory
+/// (descriptors), the shapes and types in the instruction descriptor `idesc`. Issued by one thread.
+__device__ __forceinline__ void tcgen05_mma_f16(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
+                                                int enable_input_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),
+      "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
+      : "memory");
+}
+
+/// The executing thread's earlier tcgen05.mma complete, then one arrival on the mbarrier at `bar`.
+__device__ __forceinline__ void tcgen05_commit(uint32_t bar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" ::"r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void tcgen05_commit(uint64_t* bar) { tcgen05_commit(smem_addr(bar)); }
+
+/// tcgen05.ld / st .32x32b: lane t of the warp moves N 32-bit columns of tensor-memory lane taddr.lane + t,
+/// from column taddr.column on, to / from regs[0..N). Eight columns per instruction (.x8), one where N < 8.
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_ld(T* regs, uint32_t taddr) {
+  static_assert(sizeof(T) == 4, "tcgen05.ld moves 32-bit registers");
+  uint32_t* r = reinterpret_cast<uint32_t*>(regs);
+  if constexpr (N % 8 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 8)
+      asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];\n"
+                   : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
+                     "=r"(r[i + 6]), "=r"(r[i + 7])
+                   : "r"(taddr + i));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];\n" : "=r"(r[i]) : "r"(taddr + i));
+  }
+}
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_st(uint32_t taddr, const T* regs) {
+  static_assert(sizeof(T) == 4, "tcgen05.st moves 32-bit registers");
+  const uint32_t* r = reinterpret_cast<const uint32_t*>(regs);
+  if constexpr (N % 8 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 8)
+      asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8};\n" ::"r"(taddr + i),
+                   "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]), "r"(r[i + 5]),
+                   "r"(r[i + 6]), "r"(r[i + 7])
+                   : "memory");
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" ::"r"(taddr + i), "r"(r[i]) : "memory");
+  }
+}
+
+__device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void tcgen05_wait_st() { asm volatile("tcgen05.wait::st.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
+  asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
+}
+__device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
+  asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
+}
+
+}  // namespace tl

@@ -1,0 +1,434 @@
+// Blackwell tcgen05 builtins of the emulator (sm_100a family), written from NVIDIA's PTX ISA, section
+// "TensorCore 5th Generation Family Instructions" (Tensor Memory, its allocation, the shared memory and
+// instruction descriptors, tcgen05.mma, tcgen05.commit, tcgen05.ld / st), independently of the compiler:
+//   tl.tcgen05_alloc(&dst_u32_shared, ncols)   a warp allocates ncols columns (a power of 2 in [32, 512]) of
+//                                              the block's tensor memory, 128 lanes each, and writes their
+//                                              address (lane << 16 | column) to dst
+//   tl.tcgen05_dealloc(taddr, ncols)           the same warp frees them
+//   tl.tcgen05_relinquish_alloc_permit()       the block allocates no more
+//   tl.tcgen05_desc(&smem, lbo, sbo, mode)     the 64-bit shared memory descriptor (mode: 0 none, 2 128B, 4 64B,
+//                                              6 32B swizzle; bits 46-48 hold the fixed 0b001)
+//   tl.tcgen05_mma_f16(taddr_d, descA, descB, idesc, enable_input_d)
+//                                              one thread issues D (tensor memory, M x N fp32) = A (M x 16,
+//                                              shared) * B (16 x N, shared) + (enable ? D : 0), kind::f16
+//                                              (f16 / bf16 inputs), cta_group::1, M = 128; asynchronous
+//   tl.tcgen05_commit(&mbar)                   the issuing thread's earlier tcgen05.mma complete, then one
+//                                              arrival on the mbarrier (mbarrier::arrive::one)
+//   tl.tcgen05_ld(&regs, taddr, num) / tl.tcgen05_st(taddr, &regs, num)
+//                                              shape .32x32b: warp w of a warp group reaches lanes
+//                                              [32 (w % 4), +32); its lane t moves num 32-bit columns of lane
+//                                              taddr.lane + t starting at taddr.column to / from regs[0..num)
+//   tl.tcgen05_wait_ld / wait_st / fence_before_thread_sync / fence_after_thread_sync: ordering only here
+// Checked: allocation after relinquishing, running out of columns, frees that do not match an allocation
+// (double frees), columns never freed at the end of the block, accesses outside a warp's lanes or outside
+// the allocated columns, reads of tensor memory never written, reads of columns a tcgen05.mma that has not
+// been committed writes, shared operands changed between a tcgen05.mma's issue and its commit, and
+// tcgen05.mma never committed. Not modelled: the mbarrier arrival happens at the commit (the hardware may
+// signal later), so a thread that reads D after the commit without waiting on the mbarrier is not reported.
+#include <cstring>
+#include <map>
+
+#include "emulator/executor.h"
+#include "emulator/smem_matrix.h"
+
+namespace tl::emu {
+namespace {
+
+constexpr int64_t kLanes = 128, kCols = 512;
+
+[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
+  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
+}
+
+const BufferLoadNode* OperandAt(const CallNode* c, size_t i) {
+  auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr;
+  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
+  return l;
+}
+
+// The shared memory descriptor (PTX ISA, tcgen05 "Shared Memory Descriptor"): start address, leading and
+// stride byte offsets in 16-byte units at bits 0-13, 16-29, 32-45; the fixed 0b001 at 46-48; the matrix base
+// offset at 49-51; the leading-dimension mode at 52; the swizzle at 61-63.
+bool DecodeTcgen05(uint64_t d, SmemMatrixDesc* r, std::string* why) {
+  r->start = static_cast<int64_t>(d & 0x3FFF) << 4;
+  r->lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
+  r->sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
+  if (((d >> 46) & 7) != 1) return *why = "bits 46-48 are not the fixed value 0b001", false;
+  if ((d >> 49) & 7) return *why = "a non-zero matrix base offset is not emulated", false;
+  if ((d >> 52) & 1) return *why = "the absolute leading-dimension address mode is not emulated", false;
+  switch ((d >> 61) & 7) {
+    case 2: r->swizzle_bytes = 128; break;
+    case 4: r->swizzle_bytes = 64; break;
+    case 6: r->swizzle_bytes = 32; break;
+    case 0: return *why = "the no-swizzle (interleaved) layout is not emulated", false;
+    case 1: return *why = "the 128-byte swizzle with 32-byte atoms is not emulated", false;
+    default: return *why = "swizzle mode " + std::to_string((d >> 61) & 7) + " is invalid", false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct Executor::Tcgen05State {
+  std::vector<uint32_t> tmem;          // lane-major: tmem[lane * kCols + column]
+  std::vector<uint8_t> written;        // per cell
+  std::vector<int32_t> in_flight;      // per cell: uncommitted tcgen05.mma writing it
+  std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
+  bool relinquished = false;
+  struct Mma {
+    int64_t lane0, col0, M, N;
+    bool accumulate;
+    std::vector<double> prod;                 // M x N products of this instruction
+    std::vector<int64_t> addr;                // shared bytes read (A then B), 2 each
+    std::vector<uint16_t> bits;               // their values at issue
+  };
+  std::vector<std::vector<Mma>> pending;      // per issuing thread, in issue order
+};
+
+void Executor::Tcgen05BlockStart() {
+  if (!tc_) tc_ = std::make_shared<Tcgen05State>();
+  tc_->tmem.assign(kLanes * kCols, 0);
+  tc_->written.assign(kLanes * kCols, 0);
+  tc_->in_flight.assign(kLanes * kCols, 0);
+  tc_->allocs.clear();
+  tc_->relinquished = false;
+  tc_->pending.assign(static_cast<size_t>(T_), {});
+}
+
+void Executor::Tcgen05BlockEnd() {
+  if (!tc_) return;
+  for (int t = 0; t < T_; ++t)
+    if (!tc_->pending[static_cast<size_t>(t)].empty())
+      Report("tcgen05_not_committed", t, [&] {
+        return std::to_string(tc_->pending[static_cast<size_t>(t)].size()) +
+               " tcgen05.mma issued by this thread are never committed (tcgen05.commit)";
+      });
+  for (auto& [col, a] : tc_->allocs)
+    Report("tmem_leak", a.second * 32, [&] {
+      return "tensor memory columns [" + std::to_string(col) + ", " + std::to_string(col + a.first) +
+             ") allocated by warp " + std::to_string(a.second) + " are never freed (tcgen05.dealloc)";
+    });
+  tc_.reset();
+}
+
+bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
+  const std::string& op = c->op;
+  if (op.rfind("tl.tcgen05_", 0) != 0) return false;
+  if (!tc_) Tcgen05BlockStart();
+  Tcgen05State& st = *tc_;
+  if (op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" || op == "tl.tcgen05_fence_before_thread_sync" ||
+      op == "tl.tcgen05_fence_after_thread_sync")
+    return true;  // the emulator completes ld / st in program order
+  TmpScope ts(this);
+  auto arg = [&](size_t i) {
+    Slot* s = Tmp();
+    Eval(c->args.at(i), act, s);
+    return s;
+  };
+  auto cell = [](int64_t lane, int64_t col) { return static_cast<size_t>(lane * kCols + col); };
+  // The allocation holding columns [col, col + n), or null.
+  auto alloc_of = [&](int64_t col, int64_t n) -> const std::pair<const int64_t, std::pair<int64_t, int>>* {
+    auto it = st.allocs.upper_bound(col);
+    if (it == st.allocs.begin()) return nullptr;
+    --it;
+    return col + n <= it->first + it->second.first ? &*it : nullptr;
+  };
+  if (op == "tl.tcgen05_relinquish_alloc_permit") {
+    st.relinquished = true;
+    return true;
+  }
+  if (op == "tl.tcgen05_alloc" || op == "tl.tcgen05_dealloc") {
+    if (c->args.size() != 2) Bad(c, "expects (destination or address, columns)");
+    const Lanes full = FullWarps(act, op.c_str());
+    const bool alloc = op == "tl.tcgen05_alloc";
+    Slot* flat = Tmp();
+    Mem* dst = nullptr;
+    if (alloc) {
+      const BufferLoadNode* d = OperandAt(c, 0);
+      dst = &MemOf(d->buffer.get());
+      if (!dst->shared() || dst->esize != 4) Bad(c, "the destination must be a 32-bit shared-memory element");
+      Locate(d->buffer, d->indices, full, flat);
+    }
+    Slot* addr = alloc ? nullptr : arg(0);
+    Slot* cols = arg(1);
+    for (size_t w0 = 0; w0 < full.size(); w0 += 32) {
+      const int t = full[w0], warp = t / 32;
+      const int64_t n = cols[t].i;
+      if (n < 32 || n > kCols || (n & (n - 1))) {
+        Report("tmem_columns", t, [&] {
+          return "tcgen05." + std::string(alloc ? "alloc" : "dealloc") + " of " + std::to_string(n) +
+                 " columns: the count must be a power of 2 in [32, 512]";
+        });
+        continue;
+      }
+      if (!alloc) {
+        const int64_t col = addr[t].i & 0xFFFF;
+        auto it = st.allocs.find(col);
+        if (it == st.allocs.end() || it->second.first != n || (addr[t].i >> 16) != 0) {
+          Report("tmem_bad_free", t, [&] {
+            return "tcgen05.dealloc of " + std::to_string(n) + " columns at column " + std::to_string(col) +
+                   " frees no allocation of that size there (a double free, or a wrong address or size)";
+          });
+          continue;
+        }
+        if (it->second.second != warp)
+          Report("tmem_bad_free", t, [&] {
+            return "tcgen05.dealloc by warp " + std::to_string(warp) + " of columns warp " +
+                   std::to_string(it->second.second) + " allocated (the allocating warp must free them)";
+          });
+        for (int64_t l = 0; l < kLanes; ++l)
+          for (int64_t q = col; q < col + n; ++q)
+            if (st.in_flight[cell(l, q)]) {
+              Report("tcgen05_not_committed", t, [&] {
+                return "tcgen05.dealloc of columns an uncommitted tcgen05.mma still writes";
+              });
+              l = kLanes;
+              break;
+            }
+        st.allocs.erase(it);
+        continue;
+      }
+      if (st.relinquished) {
+        Report("tmem_alloc_after_relinquish", t,
+               [&] { return "tcgen05.alloc after the block relinquished its allocation permit"; });
+        continue;
+      }
+      int64_t found = -1;
+      for (int64_t col = 0; col + n <= kCols && found < 0; col += n) {
+        bool free = true;
+        for (auto& [c0, a] : st.allocs) free &= col + n <= c0 || c0 + a.first <= col;
+        if (free) found = col;
+      }
+      if (found < 0) {
+        Report("tmem_exhausted", t, [&] {
+          return "tcgen05.alloc of " + std::to_string(n) +
+                 " columns cannot succeed: the block's 512 columns are taken (the warp would wait forever)";
+        });
+        continue;
+      }
+      st.allocs[found] = {n, warp};
+      const int64_t f = flat[t].i;
+      if (f >= 0) {
+        uint32_t v = static_cast<uint32_t>(found);  // lane 0, column `found`
+        std::memcpy(dst->Addr(t, f), &v, 4);
+        NoteWrite(*dst, t, f);
+      }
+    }
+    return true;
+  }
+  if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st") {
+    const bool ld = op == "tl.tcgen05_ld";
+    if (c->args.size() != 3) Bad(c, ld ? "expects (registers, address, count)" : "expects (address, registers, count)");
+    const BufferLoadNode* r = OperandAt(c, ld ? 0 : 1);
+    Mem& regs = MemOf(r->buffer.get());
+    if (regs.shared() || regs.global() || regs.esize != 4) Bad(c, "the registers must be a 32-bit local buffer");
+    int64_t num = 0;
+    if (!AsConstInt(c->args[2], &num) || num < 1 || num > 128 || (num & (num - 1)))
+      Bad(c, "the count must be a literal power of 2 in [1, 128] (.x1 .. .x128)");
+    const Lanes full = FullWarps(act, op.c_str());
+    Slot* flat = Tmp();
+    Locate(r->buffer, r->indices, full, flat, num);
+    Slot* addr = arg(ld ? 1 : 0);
+    for (int t : full) {
+      const int64_t lane0 = (addr[t].i >> 16) & 0xFFFF, col0 = addr[t].i & 0xFFFF, quarter = (t / 32) % 4;
+      if (lane0 != 32 * quarter) {
+        Report("tmem_lane_access", t, [&] {
+          return "tcgen05." + std::string(ld ? "ld" : "st") + " at lane " + std::to_string(lane0) + " by warp " +
+                 std::to_string(t / 32) + ", which reaches lanes [" + std::to_string(32 * quarter) + ", " +
+                 std::to_string(32 * quarter + 32) + ") only";
+        });
+        continue;
+      }
+      if (!alloc_of(col0, num)) {
+        Report("tmem_unallocated", t, [&] {
+          return "tcgen05." + std::string(ld ? "ld" : "st") + " of columns [" + std::to_string(col0) + ", " +
+                 std::to_string(col0 + num) + ") outside every allocation";
+        });
+        continue;
+      }
+      if (flat[t].i < 0) continue;
+      const int64_t lane = lane0 + t % 32;
+      for (int64_t i = 0; i < num; ++i) {
+        const size_t x = cell(lane, col0 + i);
+        uint8_t* p = regs.Addr(t, flat[t].i + i);
+        if (!ld) {
+          if (st.in_flight[x])
+            Report("tcgen05_not_committed", t, [&] {
+              return "tcgen05.st to lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                     ", which an uncommitted tcgen05.mma writes";
+            });
+          NoteRead(regs, t, flat[t].i + i);
+          std::memcpy(&st.tmem[x], p, 4);
+          st.written[x] = 1;
+          continue;
+        }
+        if (st.in_flight[x])
+          Report("tcgen05_not_committed", t, [&] {
+            return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                   " before the tcgen05.mma writing it was committed";
+          });
+        else if (!st.written[x])
+          Report("uninitialized", t, [&] {
+            return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                   ", which nothing has written";
+          });
+        std::memcpy(p, &st.tmem[x], 4);
+        NoteWrite(regs, t, flat[t].i + i);
+      }
+    }
+    return true;
+  }
+  // The block's shared memory as bytes: the buffer every view lives in (or the one shared buffer).
+  Mem* smem = nullptr;
+  for (auto& kv : mems_)
+    if (kv.second->shared() && !kv.first->data) {
+      smem = kv.second.get();
+      break;
+    }
+  if (op == "tl.tcgen05_mma_f16") {
+    if (c->args.size() != 5) Bad(c, "expects (D address, A descriptor, B descriptor, instruction descriptor, enable)");
+    Slot *d = arg(0), *da = arg(1), *db = arg(2), *id = arg(3), *en = arg(4);
+    for (int t : act) {
+      const uint32_t idesc = static_cast<uint32_t>(id[t].i);
+      // Instruction descriptor, kind::f16 (PTX ISA, tcgen05 "Instruction Descriptor"): dense (bit 2), D type
+      // at 4-5 (1: F32), A / B types at 7-9 / 10-12 (0: F16, 1: BF16), negate A / B at 13 / 14, transpose
+      // (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28.
+      const int64_t N = ((idesc >> 17) & 0x3F) << 3, M = ((idesc >> 24) & 0x1F) << 4;
+      const int at = (idesc >> 7) & 7, bt = (idesc >> 10) & 7;
+      std::string why;
+      if (idesc & 4) why = "sparse operands are not emulated";
+      else if (((idesc >> 4) & 3) != 1) why = "only an F32 accumulator (D type 1) is emulated";
+      else if (at > 1 || bt > 1 || at != bt) why = "A and B must both be F16 (0) or both BF16 (1)";
+      else if (M != 128) why = "M = " + std::to_string(M) + ": only M = 128 (cta_group::1) is emulated";
+      else if (N < 8 || N > 256 || N % 8) why = "N = " + std::to_string(N) + " is not in {8, 16, ..., 256}";
+      SmemMatrixDesc A, B;
+      if (why.empty() && !DecodeTcgen05(static_cast<uint64_t>(da[t].i), &A, &why)) why = "A descriptor: " + why;
+      if (why.empty() && !DecodeTcgen05(static_cast<uint64_t>(db[t].i), &B, &why)) why = "B descriptor: " + why;
+      if (!why.empty()) {
+        Report("tcgen05_unsupported", t, [&] { return "tcgen05.mma: " + why; });
+        continue;
+      }
+      const int64_t lane0 = (d[t].i >> 16) & 0xFFFF, col0 = d[t].i & 0xFFFF;
+      if (lane0 != 0 || !alloc_of(col0, N)) {
+        Report("tmem_unallocated", t, [&] {
+          return "tcgen05.mma into lanes [" + std::to_string(lane0) + ", +128), columns [" + std::to_string(col0) +
+                 ", " + std::to_string(col0 + N) + ") outside every allocation";
+        });
+        continue;
+      }
+      if (!smem) Bad(c, "the kernel has no shared memory");
+      const int64_t bytes = smem->n * smem->esize;
+      const bool neg_a = (idesc >> 13) & 1, neg_b = (idesc >> 14) & 1, mn_a = (idesc >> 15) & 1,
+                 mn_b = (idesc >> 16) & 1;
+      Tcgen05State::Mma mma{lane0, col0, M, N, en[t].i != 0, {}, {}, {}};
+      auto value = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, bool* ok) {
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, 2), desc.swizzle_bytes);
+        if (a < 0 || a + 2 > bytes) {
+          *ok = false;
+          return 0.0;
+        }
+        uint16_t h;
+        std::memcpy(&h, smem->data + a, 2);
+        mma.addr.push_back(a);
+        mma.bits.push_back(h);
+        return at == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
+      };
+      bool ok = true;
+      std::vector<double> a(static_cast<size_t>(M * 16)), b(static_cast<size_t>(N * 16));
+      for (int64_t m = 0; m < M && ok; ++m)
+        for (int64_t k = 0; k < 16; ++k) a[static_cast<size_t>(m * 16 + k)] = value(A, mn_a, m, k, &ok);
+      for (int64_t n = 0; n < N && ok; ++n)
+        for (int64_t k = 0; k < 16; ++k) b[static_cast<size_t>(n * 16 + k)] = value(B, mn_b, n, k, &ok);
+      if (!ok) {
+        Report("out_of_bounds", t, [&] { return "tcgen05.mma reads an operand outside shared memory"; });
+        continue;
+      }
+      mma.prod.assign(static_cast<size_t>(M * N), 0.0);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double s = 0;
+          for (int64_t k = 0; k < 16; ++k) s += a[static_cast<size_t>(m * 16 + k)] * b[static_cast<size_t>(n * 16 + k)];
+          mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -s : s;
+        }
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) ++st.in_flight[cell(lane0 + m, col0 + n)];
+      st.pending[static_cast<size_t>(t)].push_back(std::move(mma));
+    }
+    return true;
+  }
+  if (op == "tl.tcgen05_commit") {
+    if (c->args.size() != 1) Bad(c, "expects (mbarrier)");
+    const BufferLoadNode* bop = OperandAt(c, 0);
+    Mem& bm = MemOf(bop->buffer.get());
+    if (!bm.shared() || bm.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
+    Slot* flat = Tmp();
+    Locate(bop->buffer, bop->indices, act, flat);
+    for (int t : act) {
+      for (auto& mma : st.pending[static_cast<size_t>(t)]) {
+        bool changed = false;
+        for (size_t i = 0; i < mma.addr.size() && !changed && smem; ++i)
+          changed = std::memcmp(smem->data + mma.addr[i], &mma.bits[i], 2) != 0;
+        if (changed)
+          Report("tcgen05_operand_overwritten", t, [&] {
+            return "shared memory a tcgen05.mma reads changed between its issue and its commit";
+          });
+        for (int64_t m = 0; m < mma.M; ++m)
+          for (int64_t n = 0; n < mma.N; ++n) {
+            const size_t x = cell(mma.lane0 + m, mma.col0 + n);
+            float dv = 0;
+            if (mma.accumulate) {
+              if (!st.written[x])
+                Report("uninitialized", t, [&] {
+                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                         std::to_string(mma.col0 + n) + ", which nothing has written (enable_input_d on the "
+                         "first mma?)";
+                });
+              std::memcpy(&dv, &st.tmem[x], 4);
+            }
+            const float r = static_cast<float>(static_cast<double>(dv) + mma.prod[static_cast<size_t>(m * mma.N + n)]);
+            std::memcpy(&st.tmem[x], &r, 4);
+            st.written[x] = 1;
+            --st.in_flight[x];
+          }
+      }
+      st.pending[static_cast<size_t>(t)].clear();
+      if (flat[t].i >= 0)
+        MbarrierArrive((bop->buffer->data ? bop->buffer->byte_offset : 0) + flat[t].i * 8, t,
+                       "mbarrier '" + bm.buf->name + "'");
+    }
+    return true;
+  }
+  Bad(c, "unknown tcgen05 operation");
+}
+
+bool Executor::EvalTcgen05(const CallNode* c, const Lanes& act, Slot* out) {
+  if (c->op != "tl.tcgen05_desc") return false;
+  if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, swizzle mode)");
+  const BufferLoadNode* op = OperandAt(c, 0);
+  Mem& m = MemOf(op->buffer.get());
+  if (!m.shared()) Bad(c, "the operand must be in shared memory");
+  TmpScope ts(this);
+  Slot* flat = Tmp();
+  Slot* lbo = Tmp();
+  Slot* sbo = Tmp();
+  Slot* mode = Tmp();
+  Locate(op->buffer, op->indices, act, flat);
+  Eval(c->args[1], act, lbo);
+  Eval(c->args[2], act, sbo);
+  Eval(c->args[3], act, mode);
+  for (int t : act) {
+    const int64_t a = (op->buffer->data ? op->buffer->byte_offset : 0) + std::max<int64_t>(flat[t].i, 0) * m.esize;
+    if (a % 16)
+      Report("misaligned", t, [&] {
+        return "tcgen05 descriptor start address " + std::to_string(a) + " is not 16-byte aligned";
+      });
+    const uint64_t d = (static_cast<uint64_t>(a & 0x3FFFF) >> 4) |
+                       ((static_cast<uint64_t>(lbo[t].i & 0x3FFFF) >> 4) << 16) |
+                       ((static_cast<uint64_t>(sbo[t].i & 0x3FFFF) >> 4) << 32) | (uint64_t{1} << 46) |
+                       (static_cast<uint64_t>(mode[t].i & 7) << 61);
+    out[t].i = static_cast<int64_t>(d);
+  }
+  return true;
+}
+
+}  // namespace tl::emu

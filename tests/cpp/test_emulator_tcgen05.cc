@@ -1,0 +1,163 @@
+// The emulator's tcgen05 and tensor memory (src/emulator/intrinsics_tcgen05.cc) on hand-written thread-level
+// IR, checked against values worked out here from the PTX ISA, independently of the emulator and the compiler:
+// the 128B-swizzled K-major operand layout (16-byte chunk c of row r at chunk c ^ (r % 8), 8-row groups 1024
+// bytes apart), the kind::f16 instruction descriptor (D type F32 at bits 4-5, N >> 3 at 17-22, M >> 4 at
+// 24-28), D in tensor memory (row m at lane m, column n at column n for M = 128) and the .32x32b load (lane t of
+// warp w reads lane 32 (w % 4) + t). The same IR is compiled for sm_100a by NVRTC and ptxas.
+#include <random>
+
+#include "emulator_test_util.h"
+#include "target/cuda/codegen_cuda.h"
+#include "target/cuda/nvrtc.h"
+
+namespace tl::emu {
+namespace {
+using namespace emu_test;
+
+Expr Xor(Expr a, Expr b) { return Binary(BinaryOp::kBitXor, std::move(a), std::move(b)); }
+Expr U32(int64_t v) { return IntImm(DataType::UInt(32), v); }
+
+// D[128, N] = A[128, 64] * B[N, 64]^T: A and B copied by the threads into their 128B-swizzled K-major shared
+// layout, four tcgen05.mma (k = 16 each) by thread 0 into 64-column tensor memory, a commit to the mbarrier,
+// then every warp loads its 32 lanes and stores them to O. `variant` breaks it on purpose for the reports.
+enum class Variant { kRight, kNoCommit, kNoDealloc, kDoubleDealloc, kWrongQuarter, kAllocAfterRelinquish };
+
+struct MmaCase {
+  static constexpr int64_t N = 64, K = 64;
+  Kernel k;
+  Buffer Ag = Global("A", kF16, {Int(128 * K)});
+  Buffer Bg = Global("B", kF16, {Int(N * K)});
+  Buffer O = Global("O", kF32, {Int(128 * N)});
+  // one shared byte buffer: A at 0 (16 KB), B at 16384 (8 KB), the mbarrier at 24576, the TMEM address at 24584
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(24592)}, Scope::kShared);
+  Buffer As = MakeBufferView(Shared("As", kF16, 128 * K), smem, 0);
+  Buffer Bs = MakeBufferView(Shared("Bs", kF16, N * K), smem, 16384);
+  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 24576);
+  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 24584);
+  Buffer regs = Local("regs", kF32, N);
+
+  PrimFunc Make(Variant v) {
+    Var i = MakeVar("i"), kk = MakeVar("kk"), taddr = MakeVar("taddr", DataType::UInt(32));
+    // element (r, c) of a 64-half (128-byte) row in the 128B swizzle: chunk c / 8 moves to (c / 8) ^ (r % 8)
+    auto swz = [](Expr r, Expr c) {
+      return r * Int(64) + Xor(Div(c, Int(8)), Mod(r, Int(8))) * Int(8) + Mod(c, Int(8));
+    };
+    const int64_t idesc = (1 << 4) | ((N >> 3) << 17) | ((128 >> 4) << 24);  // F32 D, F16 A and B, K-major
+    auto desc = [&](const Buffer& b, Expr elem) {
+      return Call(DataType::UInt(64), "tl.tcgen05_desc", {Load(b, {std::move(elem)}), Int(16), Int(1024), Int(2)});
+    };
+    Expr warp_lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
+    if (v == Variant::kWrongQuarter) warp_lane = U32(0);
+    Stmt mma = Seq({
+        For(kk, Int(0), Int(K / 16), ForKind::kSerial,
+            Void("tl.tcgen05_mma_f16", {taddr, desc(As, kk * Int(16)), desc(Bs, kk * Int(16)), U32(idesc),
+                                        Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0)))},
+                 4)),
+    });
+    if (v != Variant::kNoCommit) mma = Seq({mma, Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 5)});
+    Stmt dealloc = If(Lt(k.tx, Int(32)), Void("tl.tcgen05_dealloc", {taddr, Int(64)}, 9));
+    std::vector<Stmt> tail{Sync()};
+    if (v != Variant::kNoDealloc) tail.push_back(dealloc);
+    if (v == Variant::kDoubleDealloc) tail.push_back(dealloc);
+    std::vector<Stmt> pre;
+    if (v == Variant::kAllocAfterRelinquish)
+      pre.push_back(If(Lt(k.tx, Int(32)), Void("tl.tcgen05_relinquish_alloc_permit", {}, 1)));
+    Stmt body = Seq({
+        Seq(pre),
+        Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)})),
+        If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
+        If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(64)}, 2)),
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
+        Void("tl.fence_proxy_async", {}),
+        Sync(3),
+        Let(taddr, Load(slot, {Int(0)}),
+            Seq({
+                If(Eq(k.tx, Int(0)), mma),
+                v == Variant::kNoCommit ? Seq({}) : Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 6),
+                Void("tl.tcgen05_fence_after_thread_sync", {}),
+                Void("tl.tcgen05_ld", {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 7),
+                Void("tl.tcgen05_wait_ld", {}),
+                Unrolled(i, N, Store(O, Load(regs, {i}), {k.tx * Int(N) + i}, L(8))),
+                Seq(tail),
+            })),
+    });
+    return k.Make({P(Ag), P(Bg), P(O)}, {Int(1)}, 128, {smem, As, Bs, bar, slot, regs}, body);
+  }
+
+  std::vector<uint16_t> a = std::vector<uint16_t>(128 * K), b = std::vector<uint16_t>(N * K);
+  std::vector<float> o = std::vector<float>(128 * N, -1.f);
+  Result Run(Variant v, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> nd;
+    for (auto& x : a) x = H(nd(rng));
+    for (auto& x : b) x = H(nd(rng));
+    Options opt;
+    opt.max_reports = 1000;
+    return emu::Run(Make(v), {a.data(), b.data(), o.data()}, {}, opt);
+  }
+};
+
+TEST(EmuTcgen05, MmaIntoTensorMemoryMatchesDoubleReference) {
+  const uint32_t seed = 20261206;
+  MmaCase c;
+  Result r = c.Run(Variant::kRight, seed);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  double worst = 0;
+  for (int64_t m = 0; m < 128; ++m)
+    for (int64_t n = 0; n < MmaCase::N; ++n) {
+      double ref = 0;
+      for (int64_t q = 0; q < MmaCase::K; ++q) ref += FromH(c.a[m * MmaCase::K + q]) * FromH(c.b[n * MmaCase::K + q]);
+      worst = std::max(worst, std::abs(ref - c.o[m * MmaCase::N + n]));
+    }
+  EXPECT_LT(worst, 1e-4) << "seed " << seed;  // four fp32 roundings of sums of magnitude ~8
+}
+
+TEST(EmuTcgen05, ReadingBeforeTheCommitIsReported) {
+  MmaCase c;
+  Result r = c.Run(Variant::kNoCommit, 1);
+  EXPECT_GT(Count(r, "tcgen05_not_committed"), 0) << All(r);
+}
+
+TEST(EmuTcgen05, ColumnsNeverFreedAreALeak) {
+  MmaCase c;
+  Result r = c.Run(Variant::kNoDealloc, 1);
+  EXPECT_EQ(Count(r, "tmem_leak"), 1) << All(r);
+  EXPECT_EQ(r.reports.size(), 1u) << All(r);
+}
+
+TEST(EmuTcgen05, ADoubleFreeIsReported) {
+  MmaCase c;
+  Result r = c.Run(Variant::kDoubleDealloc, 1);
+  EXPECT_EQ(Count(r, "tmem_bad_free"), 1) << All(r);
+}
+
+TEST(EmuTcgen05, AWarpReachesItsOwnQuarterOfTheLanesOnly) {
+  MmaCase c;
+  Result r = c.Run(Variant::kWrongQuarter, 1);
+  EXPECT_EQ(Count(r, "tmem_lane_access"), 96) << All(r);  // warps 1-3 at lane 0: each of their threads
+}
+
+TEST(EmuTcgen05, AllocationAfterRelinquishingIsReported) {
+  MmaCase c;
+  Result r = c.Run(Variant::kAllocAfterRelinquish, 1);
+  EXPECT_EQ(Count(r, "tmem_alloc_after_relinquish"), 1) << All(r);
+}
+
+// The same kernel through the CUDA code generator (include/tl_device/cuda/blackwell.h), NVRTC and ptxas for
+// sm_100a: the PTX holds the tcgen05 instructions the IR names.
+TEST(EmuTcgen05, TheKernelCompilesForSm100a) {
+  MmaCase c;
+  const std::string src = CodegenCUDA(c.Make(Variant::kRight), "sm_100a");
+  EXPECT_NE(src.find("tl_device/cuda/blackwell.h"), std::string::npos);
+  cuda::CompileResult cr = cuda::Compile(src, "sm_100a", {TL_TEST_INCLUDE_DIR}, {});
+  for (const char* s : {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+                        "tcgen05.mma.cta_group::1.kind::f16",
+                        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+                        "tcgen05.ld.sync.aligned.32x32b.x8.b32", "tcgen05.wait::ld.sync.aligned",
+                        "tcgen05.dealloc.cta_group::1.sync.aligned.b32"})
+    EXPECT_NE(cr.ptx.find(s), std::string::npos) << s;
+  EXPECT_FALSE(cr.cubin.empty());
+}
+
+}  // namespace
+}  // namespace tl::emu
