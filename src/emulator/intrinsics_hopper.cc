@@ -25,27 +25,11 @@
 #include <sstream>
 
 #include "emulator/executor.h"
+#include "emulator/intrinsic_args.h"
 #include "emulator/smem_matrix.h"
 
 namespace tl::emu {
 namespace {
-
-[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
-  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
-}
-
-const BufferLoadNode* OperandAt(const CallNode* c, size_t i) {
-  auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr;
-  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
-  return l;
-}
-
-int64_t IntLit(const CallNode* c, size_t i) {
-  int64_t v;
-  if (i >= c->args.size() || !AsConstInt(c->args[i], &v))
-    Bad(c, "argument " + std::to_string(i) + " must be an integer literal");
-  return v;
-}
 
 // The descriptor's fields (PTX ISA, "Matrix Descriptor Format").
 using Desc = SmemMatrixDesc;
@@ -218,13 +202,13 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
   }
   if (c->op != "tl.wgmma_desc") return false;
   if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, mode)");
-  const BufferLoadNode* op = OperandAt(c, 0);
+  const BufferLoadNode* op = Operand(c, 0);
   Mem& m = MemOf(op->buffer.get());
   if (!m.shared()) Bad(c, "the operand must be in shared memory");
   TmpScope ts(this);
   Slot* flat = Tmp();
   Locate(op->buffer, op->indices, act, flat);
-  const int64_t lbo = IntLit(c, 1), sbo = IntLit(c, 2), mode = IntLit(c, 3);
+  const int64_t lbo = ConstArg(c, 1), sbo = ConstArg(c, 2), mode = ConstArg(c, 3);
   for (int t : act) {
     int64_t a = (op->buffer->data ? op->buffer->byte_offset : 0) + std::max<int64_t>(flat[t].i, 0) * m.esize;
     if (a % 16)
@@ -271,7 +255,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   }
   if (op.rfind("tl.mbarrier_", 0) == 0) {
     if (!hopper_) HopperBlockStart();
-    const BufferLoadNode* bop = OperandAt(c, 0);
+    const BufferLoadNode* bop = Operand(c, 0);
     Mem& m = MemOf(bop->buffer.get());
     if (!m.shared() || m.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
     TmpScope ts(this);
@@ -415,7 +399,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   auto& st = *hopper_;
   if (op == "tl.wgmma_fence") return true;
   if (op == "tl.set_max_nreg") {  // a register budget: nothing to execute; must be warp-group collective
-    const int64_t n = IntLit(c, 0);
+    const int64_t n = ConstArg(c, 0);
     if (n < 24 || n > 256 || n % 8) Bad(c, "setmaxnreg takes 24..256, a multiple of 8");
     return true;
   }
@@ -456,7 +440,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     return best;
   };
   if (op == "tl.wgmma_wait") {
-    const int64_t keep = IntLit(c, 0);
+    const int64_t keep = ConstArg(c, 0);
     uint8_t* base = smem_bytes(nullptr);
     for (int g : groups) {
       auto& q = st.groups[g].committed;
@@ -586,13 +570,13 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
     Bad(c, "ab type must be f16, bf16, <e4m3|e5m2>_<e4m3|e5m2> or <s8|u8>_<s8|u8>");
   }
   const int eb = at.bytes();
-  const BufferLoadNode* accop = OperandAt(c, 4);
+  const BufferLoadNode* accop = Operand(c, 4);
   Mem& acc = MemOf(accop->buffer.get());
   const DataType acc_t = at.is_integer() ? DataType::Int(32) : DataType::Float(32);
   if (acc.shared() || acc.global() || acc.t != acc_t)
     Bad(c, at.is_integer() ? "C must be an int32 register buffer" : "C must be a float32 register buffer");
   if (acc.pending.empty()) acc.pending.assign(static_cast<size_t>(T_ * acc.n), 0);
-  const bool ta = rs ? false : IntLit(c, 6) != 0, tb = IntLit(c, rs ? 6 : 7) != 0;
+  const bool ta = rs ? false : ConstArg(c, 6) != 0, tb = ConstArg(c, rs ? 6 : 7) != 0;
   if (eb == 1 && (ta || tb)) Bad(c, "8-bit wgmma operands are K-major (no transpose)");
   TmpScope ts(this);
   Slot* da = Tmp();
@@ -601,7 +585,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   Slot* cf = Tmp();
   Mem* areg = nullptr;
   if (rs) {
-    const BufferLoadNode* aop = OperandAt(c, 2);
+    const BufferLoadNode* aop = Operand(c, 2);
     areg = &MemOf(aop->buffer.get());
     if (areg->shared() || areg->global() || areg->esize != eb)
       Bad(c, "A must be a register buffer of the operands' element size");

@@ -29,22 +29,13 @@
 #include <map>
 
 #include "emulator/executor.h"
+#include "emulator/intrinsic_args.h"
 #include "emulator/smem_matrix.h"
 
 namespace tl::emu {
 namespace {
 
 constexpr int64_t kLanes = 128, kCols = 512;
-
-[[noreturn]] void Bad(const CallNode* c, const std::string& why) {
-  TL_USER_ERROR(kUnsupported, Span{}, "emulator: malformed call of ", c->op, ": ", why);
-}
-
-const BufferLoadNode* OperandAt(const CallNode* c, size_t i) {
-  auto* l = i < c->args.size() ? As<BufferLoadNode>(c->args[i]) : nullptr;
-  if (!l) Bad(c, "argument " + std::to_string(i) + " must be a buffer element (memory operand)");
-  return l;
-}
 
 // The shared memory descriptor (PTX ISA, tcgen05 "Shared Memory Descriptor"): start address, leading and
 // stride byte offsets in 16-byte units at bits 0-13, 16-29, 32-45; the fixed 0b001 at 46-48; the matrix base
@@ -144,7 +135,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     Slot* flat = Tmp();
     Mem* dst = nullptr;
     if (alloc) {
-      const BufferLoadNode* d = OperandAt(c, 0);
+      const BufferLoadNode* d = Operand(c, 0);
       dst = &MemOf(d->buffer.get());
       if (!dst->shared() || dst->esize != 4) Bad(c, "the destination must be a 32-bit shared-memory element");
       Locate(d->buffer, d->indices, full, flat);
@@ -219,7 +210,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
   if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st") {
     const bool ld = op == "tl.tcgen05_ld";
     if (c->args.size() != 3) Bad(c, ld ? "expects (registers, address, count)" : "expects (address, registers, count)");
-    const BufferLoadNode* r = OperandAt(c, ld ? 0 : 1);
+    const BufferLoadNode* r = Operand(c, ld ? 0 : 1);
     Mem& regs = MemOf(r->buffer.get());
     if (regs.shared() || regs.global() || regs.esize != 4) Bad(c, "the registers must be a 32-bit local buffer");
     int64_t num = 0;
@@ -358,7 +349,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
   }
   if (op == "tl.tcgen05_commit") {
     if (c->args.size() != 1) Bad(c, "expects (mbarrier)");
-    const BufferLoadNode* bop = OperandAt(c, 0);
+    const BufferLoadNode* bop = Operand(c, 0);
     Mem& bm = MemOf(bop->buffer.get());
     if (!bm.shared() || bm.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
     Slot* flat = Tmp();
@@ -404,7 +395,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
 bool Executor::EvalTcgen05(const CallNode* c, const Lanes& act, Slot* out) {
   if (c->op != "tl.tcgen05_desc") return false;
   if (c->args.size() != 4) Bad(c, "expects (shared operand, lbo, sbo, swizzle mode)");
-  const BufferLoadNode* op = OperandAt(c, 0);
+  const BufferLoadNode* op = Operand(c, 0);
   Mem& m = MemOf(op->buffer.get());
   if (!m.shared()) Bad(c, "the operand must be in shared memory");
   TmpScope ts(this);

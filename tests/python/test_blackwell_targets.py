@@ -6,8 +6,6 @@ NVRTC compiles each kernel for the arch, the SASS is checked (HMMA, UTMALDG), an
 kernels against float64 NumPy on seeded random inputs at ragged sizes."""
 import os
 import re
-import subprocess
-import tempfile
 import warnings
 
 import numpy as np
@@ -16,9 +14,9 @@ import pytest
 import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangError, TileLangPerformanceWarning
+from tilelang.tools.sass import find_cuobjdump
 
 import kernels
-from test_tf32_gemm import _cuobjdump
 
 TCGEN05 = ["sm_100a", "sm_103a", "sm_110a"]
 CONSUMER = ["sm_120a", "sm_121a"]
@@ -40,14 +38,9 @@ def _compile(func, arch, **kw):
 
 
 def _sass(k):
-    tool = _cuobjdump()
-    assert tool is not None, ("no cuobjdump/nvdisasm for the SASS check (scripts/setup.sh installs them: "
-                              "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
-        fh.write(k.compiled.binary)
-        fh.flush()
-        env = dict(os.environ, PATH=os.path.dirname(tool) + os.pathsep + os.environ.get("PATH", ""))
-        return subprocess.run([tool, "-sass", fh.name], capture_output=True, text=True, check=True, env=env).stdout
+    assert find_cuobjdump() is not None, ("no cuobjdump/nvdisasm for the SASS check (scripts/setup.sh installs them: "
+                                          "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    return k.get_sass()
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -5,13 +5,7 @@ memory. NVRTC compiles the kernels and the PTX and the SASS (cuobjdump, installe
 numbers come from the emulator (its m16n8k8 tf32 fragments and cvt.rna are written from the PTX ISA) against
 NumPy in float64: exactly the tf32-rounded product up to float32 accumulation, and within the tf32 bound of
 the float64 product of the unrounded inputs."""
-import glob
 import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 import pytest
@@ -20,6 +14,7 @@ import kernels
 import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangLayoutError, TileLangPerformanceWarning
+from tilelang.tools.sass import find_cuobjdump
 
 SM80 = "cuda -arch=sm_80"
 SM90A = "cuda -arch=sm_90a"
@@ -124,17 +119,6 @@ def test_float32_gemm_on_the_cpu_is_exact_float32():
 # ---------------------------------------------------------------------------------------- code
 
 
-def _cuobjdump():
-    """cuobjdump (which runs nvdisasm for -sass) from PATH or PyPI's nvidia-cuda-cuobjdump / -nvdisasm."""
-    p = shutil.which("cuobjdump")
-    if p and shutil.which("nvdisasm"):
-        return p
-    for d in glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "*", "bin")):
-        if os.path.exists(os.path.join(d, "cuobjdump")) and os.path.exists(os.path.join(d, "nvdisasm")):
-            return os.path.join(d, "cuobjdump")
-    return None
-
-
 @pytest.mark.parametrize("arch", ["sm_80", "sm_86", "sm_90a"])
 @pytest.mark.parametrize("trans_A,trans_B", [(False, False), (True, True)])
 def test_tf32_gemm_compiles_to_tf32_mma_sync(arch, trans_A, trans_B):
@@ -151,14 +135,9 @@ def test_tf32_gemm_compiles_to_tf32_mma_sync(arch, trans_A, trans_B):
     assert "ldmatrix" not in ptx and "ld.local" not in ptx
     res = k.get_resource_usage()
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0 and res["stack_bytes"] == 0, res
-    tool = _cuobjdump()
-    assert tool is not None, ("no cuobjdump/nvdisasm for the SASS check (scripts/setup.sh installs them: "
-                              "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
-        fh.write(k.compiled.binary)
-        fh.flush()
-        env = dict(os.environ, PATH=os.path.dirname(tool) + os.pathsep + os.environ.get("PATH", ""))
-        sass = subprocess.run([tool, "-sass", fh.name], capture_output=True, text=True, check=True, env=env).stdout
+    assert find_cuobjdump() is not None, ("no cuobjdump/nvdisasm for the SASS check (scripts/setup.sh installs "
+                                          "them: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    sass = k.get_sass()
     assert "HMMA.1688.F32.TF32" in sass
 
 
