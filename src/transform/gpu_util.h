@@ -25,13 +25,18 @@ inline bool IsFp8(DataType t) {
   return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
 }
 /// The input-type part of a tensor-core instruction's name for A and B dtypes (PTX ISA spelling):
-/// "f16", "bf16", "s8", or "<a>_<b>" for fp8 (e4m3 / e5m2, which mma and wgmma let A and B mix).
-inline std::string MmaAbName(DataType a, DataType b) {
+/// "f16", "bf16", "s8" (mma.sync's signed 8-bit integers), or "<a>_<b>" for fp8 (e4m3 / e5m2, which mma and
+/// wgmma let A and B mix) and, with `int8_pairs` (wgmma), for 8-bit integers (s8 / u8, mixed too).
+inline std::string MmaAbName(DataType a, DataType b, bool int8_pairs = false) {
   if (IsFp8(a) && IsFp8(b)) {
     auto n = [](DataType t) { return t.code() == DataType::Code::kFloat8E4M3 ? "e4m3" : "e5m2"; };
     return std::string(n(a)) + "_" + n(b);
   }
-  if (a.is_int() && a.bits() == 8) return "s8";
+  if ((a.is_int() || a.is_uint()) && a.bits() == 8) {
+    if (!int8_pairs) return "s8";
+    auto n = [](DataType t) { return t.is_uint() ? "u8" : "s8"; };
+    return std::string(n(a)) + "_" + n(b);
+  }
   return a == DataType::BFloat16() ? "bf16" : "f16";
 }
 

@@ -233,10 +233,8 @@ Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(p.ok && IsWgmmaLayout(CF) && CF.params[2] == 4 * p.wgm && CF.params[3] == p.wgn,
             "the wgmma accumulator layout of '", g->C.buffer->name, "' does not match the gemm's plan");
   Span sp = g->span;
-  auto int8_name = [](DataType t) { return std::string(t.is_uint() ? "u8" : "s8"); };
   const bool i8 = g->C.buffer->dtype == DataType::Int(32);
-  const std::string ab = i8 ? int8_name(g->A.buffer->dtype) + "_" + int8_name(g->B.buffer->dtype)
-                            : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype);
+  const std::string ab = MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, /*int8_pairs=*/true);
   const int eb = g->A.buffer->dtype.bytes();
   const bool a_reg = g->A.buffer->scope == Scope::kFragment;
   std::vector<Stmt> out;
