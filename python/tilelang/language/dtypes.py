@@ -145,6 +145,8 @@ del _d
 class _Unsupported_DType(DType):
     """A dtype name TileLang has and this compiler does not: any use says so."""
 
+    _tl_unsupported = True  # scripts/tilelang_census.py counts it as refused, not present
+
     def __init__(self, name, why):
         self.name = name
         self.why = why
