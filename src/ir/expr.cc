@@ -24,6 +24,7 @@ const char* ScopeName(Scope s) {
     case Scope::kFragment: return "local.fragment";
     case Scope::kLocal: return "local";
     case Scope::kLocalVar: return "local.var";
+    case Scope::kTensorMemory: return "shared.tmem";
   }
   return "?";
 }

@@ -123,7 +123,9 @@ struct CallNode : ExprNode {
 };
 
 /// Memory scopes a buffer may live in.
-enum class Scope : uint8_t { kGlobal, kShared, kFragment, kLocal, kLocalVar };
+// kTensorMemory: Blackwell tensor memory (T.alloc_tmem, "shared.tmem"), which only tcgen05 instructions reach; the
+// CUDA lowering replaces it by an allocation of columns (src/target/cuda/lower_tensor_memory.cc).
+enum class Scope : uint8_t { kGlobal, kShared, kFragment, kLocal, kLocalVar, kTensorMemory };
 const char* ScopeName(Scope s);
 
 struct BufferNode;

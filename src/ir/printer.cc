@@ -297,6 +297,7 @@ class Printer {
             case Scope::kLocal: fn = "T.alloc_local"; break;
             case Scope::kLocalVar: fn = "T.alloc_var"; break;
             case Scope::kGlobal: fn = "T.alloc_global"; break;
+            case Scope::kTensorMemory: fn = "T.alloc_tmem"; break;
             default: fn = "T.alloc_buffer"; break;
           }
           if (b->scope == Scope::kLocalVar) {

@@ -7,3 +7,4 @@
 #include "op/fill.h"
 #include "op/gemm.h"
 #include "op/reduce.h"
+#include "op/tcgen05_gemm.h"

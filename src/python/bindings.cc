@@ -78,6 +78,7 @@ Scope ParseScope(const std::string& s) {
   if (s == "local.fragment" || s == "fragment") return Scope::kFragment;
   if (s == "local") return Scope::kLocal;
   if (s == "local.var") return Scope::kLocalVar;
+  if (s == "shared.tmem") return Scope::kTensorMemory;
   throw UserError(ErrorKind::kType, "unknown memory scope '" + s + "'");
 }
 

@@ -173,6 +173,15 @@ class Legalizer : public IRMutator {
                                    " bytes arriving on the given mbarrier; no wait)");
       return s;
     }
+    if (auto* c = As<CopyNode>(s); c && (c->src.buffer->scope == Scope::kTensorMemory ||
+                                         c->dst.buffer->scope == Scope::kTensorMemory)) {
+      if (c->src.buffer->scope != Scope::kTensorMemory || c->dst.buffer->scope != Scope::kFragment)
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.copy of tensor memory goes from it into a fragment (tcgen05.ld); '" + c->src.buffer->name +
+                            "' -> '" + c->dst.buffer->name + "' is not implemented",
+                        c->span);
+      return s;  // the backend's copy lowering (src/target/cuda/lower_tcgen05.cc), after layout inference
+    }
     if (auto* c = As<CopyNode>(s)) {
       bool to_shared = c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared;
       if (to_shared && ctx_.features.async_copy == AsyncCopy::kNone) {  // nothing to warn about
@@ -319,6 +328,12 @@ PrimFunc LegalizeTileOpsGPU(const PrimFunc& f, const PassContext& ctx) {
                         std::to_string(T),
                     k->span);
   ctx.info->threads = T;
+  for (const Buffer& b : k->alloc_buffers)  // tensor memory exists on the tcgen05 family only
+    if (b->scope == Scope::kTensorMemory && !ctx.features.tcgen05)
+      throw UserError(ErrorKind::kUnsupported,
+                      "tensor memory (T.alloc_tmem '" + b->name + "') needs the tcgen05 family (cuda -arch=sm_100a / "
+                      "sm_103a / sm_110a); the target is " + ctx.features.label,
+                      b->span);
   Legalizer leg(ctx);
   PostOrderVisitStmt(k->body, [&](const Stmt& x) {
     auto* a = As<AttrStmtNode>(x);

@@ -179,7 +179,9 @@ TEST(ToyBackend, OpLoweringsAreRegisteredPerBackendKind) {
   // T.gemm: the shared lowering, each matrix unit's backend its own (from src/target/<kind>/), and the toy's
   EXPECT_EQ(GpuOpLoweringKinds("gemm"), (std::vector<std::string>{"", "cuda", "hip", "metal", "toygpu"}));
   EXPECT_EQ(GpuOpLoweringKinds("reduce"), (std::vector<std::string>{"", "hip"}));
-  EXPECT_EQ(GpuOpLoweringKinds("copy"), std::vector<std::string>{});  // copies are loops after legalization
+  // copies are loops after legalization, except CUDA's copies out of tensor memory (tcgen05.ld)
+  EXPECT_EQ(GpuOpLoweringKinds("copy"), std::vector<std::string>{"cuda"});
+  EXPECT_EQ(GpuOpLoweringKinds("tcgen05_gemm"), std::vector<std::string>{"cuda"});
   // the CUDA and OpenCL lowerings of one gemm: CUDA's own (mma.sync) and the shared one (no mma)
   BuildOptions o;
   o.build_binary = false;

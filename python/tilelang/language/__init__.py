@@ -28,7 +28,7 @@ from .symbolics import dynamic, symbolic  # noqa: F401
 from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)
 from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,  # noqa: F401
-                       alloc_shared, alloc_var)
+                       alloc_shared, alloc_tmem, alloc_var)
 from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, any_sync,  # noqa: F401
                       assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
@@ -38,7 +38,7 @@ from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
-from .gemm_op import GemmWarpPolicy, gemm, wait_wgmma, wgmma_gemm  # noqa: F401
+from .gemm_op import GemmWarpPolicy, gemm, tcgen05_gemm, wait_wgmma, wgmma_gemm  # noqa: F401
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import (cumsum, finalize_reducer, reduce_absmax, reduce_abssum, reduce_max, reduce_min,  # noqa: F401
                         reduce_sum)

@@ -56,6 +56,14 @@ def alloc_local(shape, dtype, scope="local"):
     return _alloc(shape, dtype, "local", "T.alloc_local")
 
 
+def alloc_tmem(shape, dtype):
+    """Blackwell tensor memory (the tcgen05 family: sm_100a / sm_103a / sm_110a): a [128, N] accumulator of
+    T.tcgen05_gemm, read back with T.copy into a fragment. The compiler allocates its columns (N 32-bit columns,
+    rounded up to a power of 2, at least 32) when the kernel starts and frees them when it ends
+    (docs/blackwell.md). Other targets refuse it at compile time."""
+    return _alloc(shape, dtype, "shared.tmem", "T.alloc_tmem")
+
+
 def alloc_var(dtype, init=None, scope="local.var"):
     _check_scope(scope, ("local.var", "local"), "T.alloc_var")
     buf = _alloc((1,), dtype, "local.var", "T.alloc_var")

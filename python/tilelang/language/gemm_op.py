@@ -7,7 +7,7 @@ from . import builder
 from .ast import region_of
 from .expr import Expr
 from .expr import const as _const
-from .utils import _bool, _int_arg, _region
+from .utils import _bool, _int_arg, _region, _unsupported
 
 
 class GemmWarpPolicy(enum.IntEnum):
@@ -134,6 +134,45 @@ def wgmma_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPol
                k_pack=1, wg_wait=0):
     """T.gemm that must run on wgmma (sm_90a): a compile error, not a fallback, when it cannot."""
     return gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, _require_wgmma=True)
+
+
+def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, *,
+                 mbar=None, use_2cta=False, annotations=None):
+    """TileLang's explicit Blackwell gemm (the tcgen05 family: sm_100a / sm_103a / sm_110a): C, a [128, N] float32
+    T.alloc_tmem accumulator, = A @ B (+ C unless clear_accum), A and B float16 / bfloat16 shared tiles. One thread
+    issues tcgen05.mma; the call does not wait. With `mbar` (an mbarrier from T.alloc_barrier, or one of its
+    elements) the MMAs' completion arrives on it once (T.mbarrier_wait_parity waits); without, a later
+    T.tcgen05_gemm's arrival covers this one too. Read C with T.copy(C, fragment). Other targets refuse it."""
+    if use_2cta:
+        raise _unsupported("T.tcgen05_gemm(use_2cta=True)", "2-CTA tcgen05.mma (cta_group::2, clusters) is not "
+                           "implemented", "use one CTA per 128-row tile")
+    if annotations:
+        raise _unsupported("T.tcgen05_gemm(annotations=...)", "annotations of tcgen05 gemms are not implemented")
+    if int(policy) != int(GemmWarpPolicy.Square):
+        raise TileLangTypeError("T.tcgen05_gemm: one thread issues the whole tile, so a warp policy has no meaning "
+                                "here; leave policy at its default")
+    ra = region_of(A, "T.tcgen05_gemm operand A")
+    rb = region_of(B, "T.tcgen05_gemm operand B")
+    rc = region_of(C, "T.tcgen05_gemm operand C")
+    for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
+        if point:
+            raise TileLangTypeError(f"T.tcgen05_gemm operand {nm} must be a tile, not a single element of "
+                                    f"'{buf.name}'")
+    if isinstance(clear_accum, Expr):
+        if clear_accum.dtype != "bool":
+            raise TileLangTypeError(f"T.tcgen05_gemm clear_accum must be a bool or a boolean kernel expression, got "
+                                    f"`{_ffi.print_expr(clear_accum)}` of type {clear_accum.dtype}")
+        clear = clear_accum
+    else:
+        clear = _const(bool(_bool(clear_accum)), "bool")
+    exprs = [clear]
+    if mbar is not None:
+        if isinstance(mbar, _ffi.Buffer):
+            mbar = _ffi.load(mbar, [_const(0)])
+        exprs.append(mbar)
+    return _ffi.tile_op("tcgen05_gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])], exprs,
+                        {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
+                         "has_mbar": int(mbar is not None)}, builder.span())
 
 
 def wait_wgmma(n=0):

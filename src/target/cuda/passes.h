@@ -10,4 +10,9 @@ namespace tl {
 PassContext CudaPassContext(const Target& t, const PassConfig& pc);
 Pipeline CudaPipeline(const PassContext& ctx);
 
+/// After LowerTileOpsGPU on the tcgen05 family: the kernel's tensor-memory buffers become columns of one
+/// tcgen05.alloc by warp 0 at the start (freed at the end), their addresses read from a shared word
+/// (lower_tcgen05.cc).
+PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx);
+
 }  // namespace tl

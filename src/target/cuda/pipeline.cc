@@ -14,6 +14,7 @@ PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
 Pipeline CudaPipeline(const PassContext& ctx) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
   Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
+  if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));
   // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence

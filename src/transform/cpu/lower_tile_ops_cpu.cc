@@ -35,6 +35,15 @@ Stmt CpuTileLowerer::VisitTileOp(const Stmt& s) {
 using cpu_lowering::CpuTileLowerer;
 
 PrimFunc LowerTileOpsCPU(const PrimFunc& f) {
+  PostOrderVisitStmt(f->body, [](const Stmt& s) {  // tensor memory exists on the CUDA tcgen05 family only
+    if (auto* k = As<KernelNode>(s))
+      for (const Buffer& b : k->alloc_buffers)
+        if (b->scope == Scope::kTensorMemory)
+          throw UserError(ErrorKind::kUnsupported,
+                          "tensor memory (T.alloc_tmem '" + b->name + "') needs the CUDA tcgen05 family (cuda -arch="
+                          "sm_100a / sm_103a / sm_110a); the CPU target has none",
+                          b->span);
+  });
   // Each var bound once, simplified: the output prints in canonical form and re-parses equal.
   return Simplify(WithBody(f, UniquifyDefs(CpuTileLowerer(true).VisitStmt(f->body))));
 }

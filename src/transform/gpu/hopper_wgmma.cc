@@ -210,12 +210,6 @@ namespace gpu_lowering {
 
 using namespace gpu_pass;
 
-namespace {
-
-struct OperandDesc {
-  int64_t lbo = 0, sbo = 0, mode = 0;  // mode: 1 = 128B, 2 = 64B, 3 = 32B (the descriptor's encoding)
-};
-
 OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
   int64_t sw = HopperSwizzleBytes(shape[0], shape[1], eb);
   OperandDesc d;
@@ -225,7 +219,21 @@ OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb) {
   return d;
 }
 
-}  // namespace
+Expr OperandDescriptor(GpuTileLowerer& L, const Region& r, const WgmmaOperand& o, const Expr& row, const Expr& col,
+                       const OperandDesc& d, bool per_wg, int eb, const std::string& op, int64_t mode) {
+  Buffer mb = L.MapBuffer(r.buffer);
+  std::vector<Expr> at;  // the element at (row, col) of the tile: one index of each leading dimension, then
+  for (size_t q = 0; q + 2 < r.ranges.size(); ++q) at.push_back(L.VisitExpr(r.ranges[q].min));
+  at.push_back(Simplify(row + L.VisitExpr(o.row0)));
+  at.push_back(Simplify(col + L.VisitExpr(o.col0)));
+  Expr idx = L.SharedIndex(r.buffer, at);
+  Expr bytes = Simplify(idx * C(eb));
+  if (!IsConstInt(Simplify(Mod(bytes, 16)), 0))
+    return Call(DataType::UInt(64), op, {Load(mb, {idx}), C(d.lbo), C(d.sbo), C(mode)});
+  Expr base = Call(DataType::UInt(64), op, {Load(mb, {C(0)}), C(d.lbo), C(d.sbo), C(mode)});
+  return Call(DataType::UInt(64), "tl.wgmma_desc_add",
+              {base, Cast(DataType::UInt(32), Simplify(Div(bytes, 16))), C(per_wg ? 1 : 0)});
+}
 
 Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g) {
   WgmmaPlan p = PlanWgmma(g, L.ctx_.features, L.ctx_.opt, L.T_, &L.user_shared_);
@@ -283,20 +291,7 @@ Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g) {
   // carries out of the field, as shared addresses are below 2^18 (the emulator checks it). Where the
   // offset is not provably a multiple of 16 bytes, the descriptor is built whole.
   auto desc = [&](const Region& r, const WgmmaOperand& o, const Expr& row, const Expr& col, const OperandDesc& d,
-                  bool per_wg) {
-    Buffer mb = L.MapBuffer(r.buffer);
-    std::vector<Expr> at;  // the element at (row, col) of the tile: one index of each leading dimension, then
-    for (size_t q = 0; q + 2 < r.ranges.size(); ++q) at.push_back(L.VisitExpr(r.ranges[q].min));
-    at.push_back(Simplify(row + L.VisitExpr(o.row0)));
-    at.push_back(Simplify(col + L.VisitExpr(o.col0)));
-    Expr idx = L.SharedIndex(r.buffer, at);
-    Expr bytes = Simplify(idx * C(eb));
-    if (!IsConstInt(Simplify(Mod(bytes, 16)), 0))
-      return Call(DataType::UInt(64), "tl.wgmma_desc", {Load(mb, {idx}), C(d.lbo), C(d.sbo), C(d.mode)});
-    Expr base = Call(DataType::UInt(64), "tl.wgmma_desc", {Load(mb, {C(0)}), C(d.lbo), C(d.sbo), C(d.mode)});
-    return Call(DataType::UInt(64), "tl.wgmma_desc_add",
-                {base, Cast(DataType::UInt(32), Simplify(Div(bytes, 16))), C(per_wg ? 1 : 0)});
-  };
+                  bool per_wg) { return OperandDescriptor(L, r, o, row, col, d, per_wg, eb, "tl.wgmma_desc", d.mode); };
   Var kk = MakeVar("kk"), i = MakeVar("i"), c = MakeVar("c");
   Expr m0 = Expr(i) * C(64 * p.wgm) + wga * C(64);
   Expr n0 = wgb * C(wN) + Expr(c) * C(p.n_inst);

@@ -52,6 +52,17 @@ void RejectGpuOnlyCallsOnCPU(const Stmt& body);
 
 namespace gpu_lowering {
 class GpuTileLowerer;
+/// The swizzle mode and strides of a wgmma / tcgen05 operand tile of `shape` (rows x cols of its buffer's layout)
+/// in the compiler's sm_90+ shared layout.
+struct OperandDesc {
+  int64_t lbo = 0, sbo = 0, mode = 0;  // mode: 1 = 128B, 2 = 64B, 3 = 32B (wgmma's encoding)
+};
+OperandDesc DescOf(const std::vector<int64_t>& shape, bool mn_major, int eb);
+/// The descriptor (built by `op`: tl.wgmma_desc or tl.tcgen05_desc, with swizzle `mode` in its encoding) of
+/// element (row, col) of operand tile `o` of `r`: the tile's base descriptor plus the element's offset in 16-byte
+/// units (tl.wgmma_desc_add), or built whole where that offset is not provably a multiple of 16 bytes.
+Expr OperandDescriptor(GpuTileLowerer& L, const Region& r, const WgmmaOperand& o, const Expr& row, const Expr& col,
+                       const OperandDesc& d, bool per_wg, int eb, const std::string& op, int64_t mode);
 /// Thread-level statements of a wgmma gemm: wgmma.fence, the m64nNk16 instructions over the k16
 /// steps with shared-memory matrix descriptors, commit_group and wait_group.
 Stmt LowerGemmWgmma(GpuTileLowerer& L, const GemmNode* g);

@@ -90,6 +90,11 @@ Expr GpuTileLowerer::MapLoad(const Buffer& b, const std::vector<Expr>& idx, bool
     case Scope::kGlobal: return Load(b, idx);
     case Scope::kShared: return Load(MapBuffer(b), {SharedIndex(b, idx)});
     case Scope::kLocalVar: return Load(MapBuffer(b), idx);
+    case Scope::kTensorMemory:
+      throw UserError(ErrorKind::kUnsupported,
+                      "tensor memory '" + b->name + "' is read and written by T.tcgen05_gemm and T.copy into a "
+                      "fragment only, not element by element",
+                      stmt_span_);
     case Scope::kLocal: {
       Expr flat = C(0);
       for (size_t d = 0; d < idx.size(); ++d) flat = flat * b->shape[d] + idx[d];

@@ -1,0 +1,39 @@
+// T.tcgen05_gemm (TileLang's explicit Blackwell gemm): C (tensor memory, T.alloc_tmem) = A @ B (+ C), A and B
+// shared tiles, issued by one thread as tcgen05.mma and asynchronous; `mbar` (an mbarrier element, or none)
+// receives one arrival when it completes. Lowered on the tcgen05 family only (src/target/cuda/lower_tcgen05.cc).
+#pragma once
+#include "ir/stmt.h"
+
+namespace tl {
+
+struct Tcgen05GemmNode : TileOpNode {
+  static constexpr const char kOp[] = "tcgen05_gemm";
+  Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, Span s)
+      : TileOpNode(kOp, std::move(s)),
+        A(std::move(a)),
+        B(std::move(b)),
+        C(std::move(c)),
+        trans_A(ta),
+        trans_B(tb),
+        mbar(std::move(mbar)),
+        clear_accum(std::move(clear)) {}
+  const Region A, B, C;
+  const bool trans_A, trans_B;
+  const Expr mbar;         // the mbarrier element the commit arrives on; null: no commit
+  const Expr clear_accum;  // bool: overwrite C instead of accumulating (a kernel expression, e.g. k == 0)
+
+  std::vector<std::pair<const Region*, Access>> Regions() const override {
+    return {{&A, Access::kRead}, {&B, Access::kRead}, {&C, Access::kReadWrite}};
+  }
+  std::vector<Expr> Exprs() const override {
+    std::vector<Expr> e{clear_accum};
+    if (mbar) e.push_back(mbar);
+    return e;
+  }
+  Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
+  std::vector<int64_t> Attrs() const override { return {trans_A, trans_B, mbar != nullptr}; }
+  TileOpCall Call() const override;
+  void Check() const override;
+};
+
+}  // namespace tl

@@ -1,0 +1,253 @@
+// The CUDA backend's tcgen05 lowerings (the sm_100a family; docs/blackwell.md), on the instruction layer of
+// include/tl_device/cuda/blackwell.h (emulated in src/emulator/intrinsics_tcgen05.cc):
+//   T.tcgen05_gemm(A, B, C_tmem, ..., mbar=, clear_accum=)   one thread issues K / 16 tcgen05.mma kind::f16 into
+//       the tensor-memory accumulator (A and B through shared memory descriptors of the compiler's swizzled tiles)
+//       and, with mbar, commits them to it; the call does not wait (TileLang's explicit form)
+//   T.copy(C_tmem, C_fragment)   tcgen05.ld .32x32b: warp w reads lanes 32 (w % 4) .. + 32, the fragment's rows;
+//       with 128 k threads the k groups of four warps read consecutive column ranges (the tmem_rows layout)
+//   LowerTensorMemoryCUDA   the kernel's T.alloc_tmem buffers become columns of one tcgen05.alloc (warp 0, at the
+//       start; freed by warp 0 at the end), their addresses read from a shared word
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "layout/fragment.h"
+#include "layout/hopper_layout.h"
+#include "target/cuda/passes.h"
+#include "transform/gpu/hopper_wgmma.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
+#include "transform/layout_rules.h"
+
+namespace tl {
+
+namespace {
+using namespace gpu_pass;
+
+Expr U32(int64_t v) { return IntImm(DataType::UInt(32), v); }
+
+// The base address of tensor-memory buffer b (lane 0, its first column): a placeholder the pass below replaces.
+Expr TmemBase(const Buffer& b) {
+  return Call(DataType::UInt(32), "tl.tmem_base", {Load(b, std::vector<Expr>(b->shape.size(), C(0)))});
+}
+
+// The [M, N] matrix of a tensor-memory buffer (2-D, constant), M = 128 lanes.
+std::pair<int64_t, int64_t> TmemShape(const Buffer& b, const Span& sp) {
+  int64_t m = 0, n = 0;
+  if (b->shape.size() != 2 || !AsConstInt(b->shape[0], &m) || !AsConstInt(b->shape[1], &n) || m != 128 ||
+      n < 1 || b->dtype.bits() != 32)
+    throw UserError(ErrorKind::kUnsupported,
+                    "tensor memory '" + b->name + "' must be a [128, N] buffer of a 32-bit dtype (128 lanes; "
+                    "M = 64, batch modes and 16-bit packing are not implemented); got " + b->dtype.str(),
+                    sp);
+  return {m, n};
+}
+
+// Fragment rows on lanes: element (r, c) of an M = 128 x N tile is held by thread r + 128 (c / (N / G)) at local
+// c % (N / G), G = threads / 128 column groups (the .32x32b data path: warp w reaches lanes 32 (w % 4) + lane).
+Fragment TmemRows(int64_t N, int64_t threads) {
+  const int64_t G = threads / 128, per = N / G;
+  Fragment f = NewFragment({128, N}, threads, per, 1,
+                           "tmem_rows(128x" + std::to_string(N) + ", " + std::to_string(G) + " column group(s))");
+  f.kind = "tmem_rows";
+  f.params = {128, N, G};
+  f.index = {Mod(f.tid, 128), Div(f.tid, 128) * C(per) + f.loc};
+  f.thread = f.idx[0] + Div(f.idx[1], per) * C(128);
+  f.local = Mod(f.idx[1], per);
+  f.replica = C(0);
+  return f;
+}
+
+// The layout rule of a copy out of tensor memory: the destination fragment takes the tmem_rows layout.
+const LayoutRuleRegistrar kTmemCopyRule("copy", [](LayoutRuleContext& c, const TileOpNode& n) {
+  auto* cp = static_cast<const CopyNode*>(&n);
+  if (cp->src.buffer->scope != Scope::kTensorMemory || cp->dst.buffer->scope != Scope::kFragment) return false;
+  const int64_t N = TmemShape(cp->src.buffer, n.span).second, T = c.threads();
+  std::vector<int64_t> dshape;
+  for (auto& e : cp->dst.buffer->shape) dshape.push_back(ConstOr(e, n.span, "a fragment read from tensor memory"));
+  if (T % 128 || N % (T / 128) || dshape != std::vector<int64_t>{128, N})
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.copy from tensor memory '" + cp->src.buffer->name + "' [128, " + std::to_string(N) +
+                        "] into a fragment needs a whole [128, " + std::to_string(N) +
+                        "] fragment and a block of 128 k threads whose k divides N (tcgen05.ld reaches 32 lanes per "
+                        "warp); the block has " + std::to_string(T),
+                    n.span);
+  return c.Assign(cp->dst.buffer, TmemRows(N, T), "T.copy from tensor memory (tcgen05.ld)", n.span);
+});
+
+}  // namespace
+
+namespace gpu_lowering {
+namespace {
+
+void NeedTcgen05(const GpuTileLowerer& L, const std::string& what, const Span& sp) {
+  if (!L.ctx_.features.tcgen05)
+    throw UserError(ErrorKind::kUnsupported,
+                    what + " needs the tcgen05 family (cuda -arch=sm_100a / sm_103a / sm_110a); the target is " +
+                        L.ctx_.features.label,
+                    sp);
+}
+
+Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
+  const Span sp = g->span;
+  NeedTcgen05(L, "T.tcgen05_gemm", sp);
+  auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kUnsupported, "T.tcgen05_gemm: " + m, sp); };
+  const auto [M, N] = TmemShape(g->C.buffer, sp);
+  for (auto& r : g->C.ranges)
+    if (!IsConstInt(r.min, 0)) bad("the accumulator must be the whole tensor-memory buffer");
+  if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
+  WgmmaOperand oa, ob;
+  if (!WgmmaOperandOf(g->A, &oa) || !WgmmaOperandOf(g->B, &ob)) bad("A and B must be 2-d shared tiles");
+  const int eb = 2;
+  // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
+  const bool a_mn = g->trans_A, b_mn = !g->trans_B;
+  const int64_t am = a_mn ? oa.shape[1] : oa.shape[0], K = a_mn ? oa.shape[0] : oa.shape[1];
+  const int64_t bn = b_mn ? ob.shape[1] : ob.shape[0], bk = b_mn ? ob.shape[0] : ob.shape[1];
+  if (am != M || bn != N || bk != K)
+    bad("shapes do not agree: A " + std::to_string(oa.shape[0]) + "x" + std::to_string(oa.shape[1]) + ", B " +
+        std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C 128x" + std::to_string(N) +
+        " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")");
+  if (K % 16) bad("K = " + std::to_string(K) + " must be a multiple of 16 (tcgen05.mma kind::f16 takes k16)");
+  const std::vector<int64_t> as = {oa.rows, oa.cols}, bs = {ob.rows, ob.cols};
+  if (!HopperSwizzleBytes(as[0], as[1], eb) || !HopperSwizzleBytes(bs[0], bs[1], eb))
+    bad("an operand's shared tile has no 32/64/128-byte swizzle layout (rows of 32, 64 or a multiple of 128 bytes)");
+  const OperandDesc da = DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
+  auto mode = [](const OperandDesc& d) { return d.mode == 1 ? 2 : d.mode == 2 ? 4 : 6; };  // tcgen05's encoding
+  // The instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor", kind::f16): F32 D, F16 / BF16 A and
+  // B, MN-major (transpose) bits, N >> 3, M >> 4.
+  const bool bf16 = g->A.buffer->dtype == DataType::BFloat16();
+  const int64_t idesc = (1 << 4) | (bf16 ? (1 << 7) | (1 << 10) : 0) | (int64_t(a_mn) << 15) |
+                        (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((M >> 4) << 24);
+  Var kk = MakeVar("kk");
+  const Expr k0 = Expr(kk) * C(16);
+  Expr dA = a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
+                 : OperandDescriptor(L, g->A, oa, C(0), k0, da, false, eb, "tl.tcgen05_desc", mode(da));
+  Expr dB = b_mn ? OperandDescriptor(L, g->B, ob, k0, C(0), db, false, eb, "tl.tcgen05_desc", mode(db))
+                 : OperandDescriptor(L, g->B, ob, C(0), k0, db, false, eb, "tl.tcgen05_desc", mode(db));
+  Expr clear = L.VisitExpr(g->clear_accum);
+  Expr enable = Cast(DataType::Int(32), Binary(BinaryOp::kOr, Binary(BinaryOp::kNE, kk, C(0)),
+                                               Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
+  std::vector<Stmt> issue{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
+                          For(kk, C(0), C(K / 16), ForKind::kUnrolled,
+                              Call0("tl.tcgen05_mma_f16", {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)},
+                                    sp),
+                              {}, sp)};
+  if (g->mbar) issue.push_back(Call0("tl.tcgen05_commit", {L.VisitExpr(g->mbar)}, sp));
+  auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::f16 128x" +
+                                 std::to_string(N) + "x16 " + (bf16 ? "bf16" : "f16") + ", " + std::to_string(K / 16) +
+                                 " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
+                                 (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
+                                 "-major (swizzle " + sw(bs) + "B)" +
+                                 (g->mbar ? "; completion arrives on the mbarrier" : "; no commit"));
+  // The operands' generic-proxy writes (st.shared, cp.async) are fenced by their writers before the barrier
+  // that precedes the issue: tcgen05.mma reads shared memory through the async proxy.
+  return Seq({Call0("tl.fence_proxy_async", {}, sp), Call0("tl.tcgen05_fence_before_thread_sync", {}, sp),
+              Call0("tl.syncthreads", {}, sp), L.GuardOne(Seq(issue, sp), sp)},
+             sp);
+}
+
+Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
+  const Span sp = c->span;
+  NeedTcgen05(L, "T.copy from tensor memory", sp);
+  const Fragment& F = L.Layout(c->dst.buffer.get());
+  TL_ICHECK(F.kind == "tmem_rows", "the fragment '", c->dst.buffer->name, "' read from tensor memory has layout ",
+            F.desc);
+  const int64_t N = F.params[1], per = N / F.params[2];
+  for (auto& r : c->src.ranges)
+    if (!IsConstInt(r.min, 0))
+      throw UserError(ErrorKind::kUnsupported, "T.copy from tensor memory reads the whole buffer", sp);
+  Buffer regs = L.MapBuffer(c->dst.buffer);
+  // lane field: the warp's quarter of the 128 lanes; column: its column group's first column
+  Expr lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Mod(Div(L.tx_, 32), 4) * C(32)), U32(16));
+  Expr col = Cast(DataType::UInt(32), Div(L.tx_, 128) * C(per));
+  Expr base = Simplify(TmemBase(c->src.buffer) + lane + col);
+  std::vector<Stmt> out{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp)};
+  // tcgen05.ld .x1 .. .x128: chunks of at most 128 columns, each a power of 2
+  for (int64_t off = 0; off < per;) {
+    int64_t n = 128;
+    while (n > per - off) n /= 2;
+    out.push_back(Call0("tl.tcgen05_ld", {Load(regs, {C(off)}), Simplify(base + U32(off)), C(n)}, sp));
+    off += n;
+  }
+  out.push_back(Call0("tl.tcgen05_wait_ld", {}, sp));
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
+                                 ": tcgen05.ld.32x32b, " + std::to_string(per) + " columns per thread (" + F.desc + ")");
+  return Seq(out, sp);
+}
+
+const GpuOpLoweringRegistrar kTcgen05Gemm(
+    "tcgen05_gemm",
+    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTcgen05Gemm(L, static_cast<const Tcgen05GemmNode*>(&n)); },
+    "cuda");
+const GpuOpLoweringRegistrar kTmemCopy(
+    "copy", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTmemCopy(L, static_cast<const CopyNode*>(&n)); },
+    "cuda");
+
+}  // namespace
+}  // namespace gpu_lowering
+
+PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  if (!k) return f;
+  std::map<const BufferNode*, int64_t> col;  // first column of each buffer
+  int64_t total = 0;
+  std::string table;
+  for (const Buffer& b : k->alloc_buffers)
+    if (b->scope == Scope::kTensorMemory) {
+      const int64_t n = TmemShape(b, b->span).second;
+      col[b.get()] = total;
+      table += "  " + b->name + ": columns [" + std::to_string(total) + ", " + std::to_string(total + n) + ")\n";
+      total += n;
+    }
+  if (col.empty()) return f;
+  int64_t alloc = 32;
+  while (alloc < total) alloc *= 2;
+  if (alloc > 512)
+    throw UserError(ErrorKind::kResource,
+                    "the kernel's tensor memory needs " + std::to_string(total) +
+                        " columns, over the 512 of the tcgen05 family:\n" + table,
+                    k->span);
+  Buffer slot = MakeBuffer("tmem_addr", DataType::UInt(32), {C(1)}, Scope::kShared, k->span);
+  struct Rewrite : IRMutator {
+    std::map<const BufferNode*, int64_t>* col;
+    Buffer slot;
+    Expr VisitCall(const Expr& e, const CallNode* n) override {
+      if (n->op == "tl.tmem_base") {
+        auto* l = As<BufferLoadNode>(n->args.at(0));
+        TL_ICHECK(l && col->count(l->buffer.get()), "tl.tmem_base of a buffer that is not tensor memory");
+        return Load(slot, {C(0)}) + U32(col->at(l->buffer.get()));
+      }
+      return IRMutator::VisitCall(e, n);
+    }
+    Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+      Stmt r = IRMutator::VisitKernel(s, n);
+      auto* kn = As<KernelNode>(r);
+      std::vector<Buffer> allocs{slot};
+      for (const Buffer& b : kn->alloc_buffers)
+        if (b->scope != Scope::kTensorMemory) allocs.push_back(b);
+      const Span sp = kn->span;
+      Expr warp0 = Binary(BinaryOp::kLT, Call(DataType::Int(32), "tl.thread_idx", {}), C(32));
+      Stmt body = Seq({If(warp0,
+                          Seq({Call0("tl.tcgen05_alloc", {Load(slot, {C(0)}), C(cols)}, sp),
+                               Call0("tl.tcgen05_relinquish_alloc_permit", {}, sp)},
+                              sp),
+                          nullptr, sp),
+                       Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
+                       Call0("tl.tcgen05_fence_after_thread_sync", {}, sp), kn->body,
+                       Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
+                       If(warp0, Call0("tl.tcgen05_dealloc", {Load(slot, {C(0)}), C(cols)}, sp), nullptr, sp)},
+                      sp);
+      return std::make_shared<KernelNode>(kn->grid, kn->block_vars, kn->threads, allocs, kn->var_inits, body, sp);
+    }
+    int64_t cols = 0;
+  } rw;
+  rw.col = &col;
+  rw.slot = slot;
+  rw.cols = alloc;
+  ctx.info->choices.push_back(Loc(k->span) + ": tensor memory: " + std::to_string(alloc) +
+                              " columns allocated by warp 0 (tcgen05.alloc) at the start and freed at the end:\n" +
+                              table);
+  return WithBody(f, rw.VisitStmt(f->body));
+}
+
+}  // namespace tl

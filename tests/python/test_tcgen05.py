@@ -1,0 +1,141 @@
+"""TileLang's explicit Blackwell gemm on the tcgen05 family (docs/blackwell.md): T.alloc_tmem, T.tcgen05_gemm
+(one thread issues tcgen05.mma kind::f16 into tensor memory and commits to the program's mbarrier) and T.copy from
+tensor memory into a fragment (tcgen05.ld .32x32b). Compiled for sm_100a through NVRTC and ptxas (PTX and SASS
+checked) and run in the emulator, which implements tcgen05 from the PTX ISA, against float64 NumPy on seeded
+random inputs, ragged sizes included; the refusals elsewhere."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangError, TileLangUnsupportedError
+from tilelang.tools.sass import find_cuobjdump
+
+SM100A = "cuda -arch=sm_100a"
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def tc_gemm(M, N, K, bM=128, bN=128, bK=64, trans_B=True, stages=2, threads=128, dtype="float16"):
+    """C = A @ B (B stored [N, K] with trans_B, else [K, N]), the accumulator in tensor memory, in the style of
+    TileLang's gemm_tcgen05 example: the program waits on its mbarrier after each tcgen05 gemm."""
+    B_shape = (N, K) if trans_B else (K, N)
+    B_tile = (bN, bK) if trans_B else (bK, bN)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), dtype)
+            B_s = T.alloc_shared(B_tile, dtype)
+            C_tmem = T.alloc_tmem([bM, bN], "float32")
+            mbar = T.alloc_barrier(1)
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
+                T.copy(A[by * bM, k * bK], A_s)
+                if trans_B:
+                    T.copy(B[bx * bN, k * bK], B_s)
+                else:
+                    T.copy(B[k * bK, bx * bN], B_s)
+                T.tcgen05_gemm(A_s, B_s, C_tmem, False, trans_B, mbar=mbar, clear_accum=k == 0)
+                T.mbarrier_wait_parity(mbar, k % 2)
+            T.copy(C_tmem, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,K,kw", [
+    (256, 256, 256, {}),
+    (256, 200, 200, {}),  # ragged N and K
+    (128, 256, 192, {"trans_B": False}),  # B MN-major
+    (256, 128, 256, {"dtype": "bfloat16"}),
+    (128, 256, 128, {"threads": 256}),  # two column groups of four warps
+    (128, 128, 192, {"stages": 1}),
+    (256, 128, 128, {"pc": {"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True}}),  # cp.async copies
+])
+def test_tcgen05_gemm_in_the_emulator(M, N, K, kw):
+    kw = dict(kw)
+    pc = kw.pop("pc", None)
+    dt = kw.get("dtype", "float16")
+    tb = kw.get("trans_B", True)
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(NP[dt])
+    b = rng.standard_normal((N, K) if tb else (K, N)).astype(NP[dt])
+    c = np.zeros((M, N), NP[dt])
+    k = tilelang.compile(tc_gemm(M, N, K, **kw), target=SM100A, execution_backend="emulator", pass_configs=pc)
+    assert any("tcgen05.mma.cta_group::1.kind::f16" in ch for ch in k.choices), k.choices
+    k(a, b, c)
+    bd = b.astype(np.float64)
+    ref = a.astype(np.float64) @ (bd.T if tb else bd)
+    ulp = 2.0**-10 if dt == "float16" else 2.0**-7
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=ulp, atol=ulp * np.sqrt(K))
+
+
+def test_tcgen05_gemm_assembles_for_sm100a():
+    k = tilelang.compile(tc_gemm(512, 512, 512), target=SM100A)
+    ptx = k.get_ptx()
+    for s in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit",
+              "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one",
+              "tcgen05.ld.sync.aligned.32x32b.x8.b32", "tcgen05.wait::ld", "tcgen05.dealloc.cta_group::1",
+              "fence.proxy.async", "cp.async.bulk.tensor.2d"):
+        assert s in ptx, s
+    assert "mma.sync" not in ptx and "wgmma" not in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert find_cuobjdump() is not None, "scripts/setup.sh installs cuobjdump (nvidia-cuda-cuobjdump)"
+    sass = k.get_sass()
+    assert re.search(r"\bUTCHMMA\b", sass), "no tcgen05 MMA (UTCHMMA) in the SASS"
+    tmem = [c for c in k.choices if "tensor memory:" in c]
+    assert len(tmem) == 1 and "128 columns" in tmem[0], k.choices
+
+
+def test_other_targets_refuse_tensor_memory():
+    for target in ("cuda -arch=sm_90a", "cuda -arch=sm_120a", "hip -arch=gfx942"):
+        with pytest.raises(TileLangUnsupportedError, match="tcgen05 family"):
+            tilelang.compile(tc_gemm(128, 128, 64), target=target)
+    @T.prim_func
+    def read_only(C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=128):
+            C_tmem = T.alloc_tmem([128, 128], "float32")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            T.copy(C_tmem, C_l)
+            T.copy(C_l, C)
+
+    with pytest.raises(TileLangUnsupportedError, match="CPU target has none"):
+        tilelang.compile(read_only, target="cpu")
+
+
+def _one(C_kind="tmem", tmem_rows=128, **gemm_kw):
+    @T.prim_func
+    def g(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16"), C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            acc = (T.alloc_tmem([tmem_rows, 128], "float32") if C_kind == "tmem"
+                   else T.alloc_fragment((128, 128), "float32"))
+            mbar = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.tcgen05_gemm(A_s, B_s, acc, False, True, mbar=mbar, clear_accum=True, **gemm_kw)
+            T.mbarrier_wait_parity(mbar, 0)
+    return g
+
+
+def test_misuse_is_a_clear_error():
+    with pytest.raises(TileLangError, match="must be tensor memory"):
+        tilelang.compile(_one(C_kind="fragment"), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match=r"\[128, N\]"):
+        tilelang.compile(_one(tmem_rows=64), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match="2-CTA"):
+        _one(use_2cta=True)
+    with pytest.raises(TileLangError, match="warp policy"):
+        _one(policy=T.GemmWarpPolicy.FullRow)
