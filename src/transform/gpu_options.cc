@@ -9,6 +9,7 @@ GpuOptions GpuOptionsFor(const PassConfig& pc) {
   o.user_sync_shared = pc.user_sync_shared;
   o.disable_cp_async = pc.disable_async_copy;
   o.disable_wgmma = pc.disable_wgmma;
+  o.disable_tcgen05 = pc.disable_tcgen05;
   o.disable_tma = pc.disable_tma_lower;
   o.corrupt_mma_layout = pc.test_corrupt_mma_layout;
   o.skip_fence_proxy = pc.test_skip_fence_proxy;

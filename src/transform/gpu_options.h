@@ -24,6 +24,7 @@ struct GpuOptions {
   bool user_sync_shared = false;          // "tl.user_sync_shared": barriers for compiler scratch only
   bool disable_cp_async = false;          // "tl.disable_async_copy"
   bool disable_wgmma = false;             // "tl.disable_wgmma": sm_90a T.gemm uses mma.sync
+  bool disable_tcgen05 = false;           // "tl.disable_tcgen05": on the tcgen05 family T.gemm uses mma.sync
   bool disable_tma = false;               // "tl.disable_tma_lower": sm_90+ global->shared copies use cp.async
   bool corrupt_mma_layout = false;        // test-only: stores mma accumulators with two columns swapped
   bool skip_fence_proxy = false;          // test-only: wgmma without fence.proxy.async before it

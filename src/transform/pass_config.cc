@@ -27,6 +27,7 @@ const Key kKeys[] = {
     {"tl.disable_tma_lower", &PassConfig::disable_tma_lower, nullptr, nullptr},
     {"tl.user_sync_shared", &PassConfig::user_sync_shared, nullptr, nullptr},
     {"tl.disable_wgmma", &PassConfig::disable_wgmma, nullptr, nullptr},
+    {"tl.disable_tcgen05", &PassConfig::disable_tcgen05, nullptr, nullptr},
     {"tl.enable_fast_math", &PassConfig::enable_fast_math, nullptr, nullptr},
     {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},

@@ -18,6 +18,7 @@ struct PassConfig {
   bool disable_wgmma =
       false;  // "tl.disable_wgmma" (TileLang's TL_DISABLE_WGMMA): sm_90a T.gemm uses mma.sync
   bool disable_warp_specialized = false;   // "tl.disable_warp_specialized": no automatic producer warp group
+  bool disable_tcgen05 = false;            // "tl.disable_tcgen05": T.gemm stays on mma.sync on sm_100a
   bool test_ws_skip_empty_arrive = false;  // "tl.test_ws_skip_empty_arrive": test hook, a deadlock
   bool test_ws_early_release = false;      // "tl.test_ws_early_release": test hook, a wgmma operand overwrite
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence

@@ -1,7 +1,8 @@
 """The Blackwell CUDA targets (issue 34, item 1) without a GPU: `cuda -arch=sm_100a`, `sm_103a`, `sm_110a` (the
 tcgen05 family) and `sm_120a` / `sm_121a` (consumer Blackwell) parse with their shared-memory limits, and kernels
-written for sm_90a keep working there: TMA copies on mbarriers (sm_90+), and T.gemm on mma.sync, since wgmma exists
-on sm_90a only and this compiler does not emit tcgen05 yet (a performance warning on the tcgen05 family says so).
+written for sm_90a keep working there: TMA copies on mbarriers (sm_90+); T.gemm on tcgen05 into tensor memory on
+the tcgen05 family where its accumulator lives across a loop (else mma.sync, with a warning saying why), on
+mma.sync on consumer Blackwell (wgmma exists on sm_90a only).
 NVRTC compiles each kernel for the arch, the SASS is checked (HMMA, UTMALDG), and the emulator runs the lowered
 kernels against float64 NumPy on seeded random inputs at ragged sizes."""
 import os
@@ -44,23 +45,38 @@ def _sass(k):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_reference_gemm_is_tma_and_mma_sync_and_assembles_for_the_arch(arch):
+def test_reference_gemm_assembles_for_the_arch(arch):
+    """TMA copies everywhere; the gemm on tcgen05 into tensor memory on the tcgen05 family (GemmToTcgen05CUDA),
+    on mma.sync on consumer Blackwell."""
     k, perf = _compile(kernels.matmul(512, 512, 512, 128, 128, 32, num_stages=3, threads=128), arch)
     ptx = k.get_ptx()
     assert f".target {arch}" in ptx
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
-    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
-    assert "wgmma" not in ptx and "tcgen05" not in ptx
-    copies = [c for c in k.choices if ": T.copy " in c]
+    assert "wgmma" not in ptx
+    copies = [c for c in k.choices if ": T.copy " in c and " -> " in c and "tmem" not in c]
     assert len(copies) == 2 and all(": TMA (" in c for c in copies), k.choices
-    tcgen05 = [m for m in perf if "not tcgen05.mma" in m]
-    assert len(tcgen05) == (1 if arch in TCGEN05 else 0), perf
+    assert not perf, perf
     res = k.get_resource_usage()
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
     sass = _sass(k)
-    assert re.search(r"\bHMMA\.16816\.F32\b", sass), "no HMMA in the SASS"
     assert "UTMALDG" in sass, "no TMA load in the SASS"
     assert "SM" + arch[3:6] in sass.upper().replace("_", ""), "the cubin is not for " + arch
+    if arch in TCGEN05:
+        assert "tcgen05.mma.cta_group::1.kind::f16" in ptx and "mma.sync" not in ptx
+        assert re.search(r"\bUTCHMMA\b", sass), "no tcgen05 MMA in the SASS"
+        assert any("T.gemm: tcgen05.mma into tensor memory" in c for c in k.choices), k.choices
+    else:
+        assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx and "tcgen05" not in ptx
+        assert re.search(r"\bHMMA\.16816\.F32\b", sass), "no HMMA in the SASS"
+
+
+def test_gemms_tcgen05_cannot_take_stay_on_mma_sync_and_say_why():
+    k, perf = _compile(kernels.matmul(256, 256, 256, 64, 64, 32, num_stages=2, threads=128), "sm_100a")
+    assert "mma.sync" in k.get_ptx() and "tcgen05" not in k.get_ptx()
+    assert any("not tcgen05.mma: the accumulator has 64 rows" in m for m in perf), perf
+    # tl.disable_tcgen05 keeps mma.sync, silently (the user asked)
+    k, perf = _compile(kernels.matmul(256, 256, 256, 128, 128, 32), "sm_100a", pass_configs={"tl.disable_tcgen05": True})
+    assert "mma.sync" in k.get_ptx() and "tcgen05" not in k.get_ptx() and not perf, perf
 
 
 @pytest.mark.parametrize("arch", ["sm_100a", "sm_120a"])
@@ -70,8 +86,9 @@ def test_reference_gemm_in_the_emulator(arch, M, N, K):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float16)
-    k, _ = _compile(kernels.matmul(M, N, K, 64, 64, 32, num_stages=2, threads=128), arch,
+    k, _ = _compile(kernels.matmul(M, N, K, 128, 128, 32, num_stages=2, threads=128), arch,
                     execution_backend="emulator")
+    assert any("tcgen05.mma into tensor memory" in ch for ch in k.choices) == (arch in TCGEN05), k.choices
     k(a, b, c)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-2, atol=2e-2 * np.sqrt(K))

@@ -38,6 +38,7 @@ class PassConfigKey(str, enum.Enum):
     TL_ENABLE_LOWER_LDGSTG_PREDICATED = "tl.enable_lower_ldgstg_predicated"
     TL_ENABLE_VECTORIZE_PLANNER_VERBOSE = "tl.enable_vectorize_planner_verbose"
     TL_DISABLE_WGMMA = "tl.disable_wgmma"
+    TL_DISABLE_TCGEN05 = "tl.disable_tcgen05"  # this compiler's: T.gemm stays on mma.sync on the tcgen05 family
     TL_DEBUG_MERGE_SHARED_MEMORY_ALLOCATIONS = "tl.debug_merge_shared_memory_allocations"
     TL_ENABLE_AGGRESSIVE_SHARED_MEMORY_MERGE = "tl.enable_aggressive_shared_memory_merge"
     TL_DISABLE_SHARED_MEMORY_REUSE = "tl.disable_shared_memory_reuse"

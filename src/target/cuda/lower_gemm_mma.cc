@@ -26,10 +26,7 @@ Stmt LowerGemmMma(GpuTileLowerer& L, const GemmNode* g) {
   const Fragment& CF = L.Layout(g->C.buffer.get());
   if (IsWgmmaLayout(CF)) return LowerGemmWgmma(L, g);  // sm_90a (hopper_wgmma.cc)
   NoteNoWgmma(L, g);
-  if (L.ctx_.features.tcgen05)  // the tcgen05 family runs mma.sync too, below its tensor cores' peak
-    L.ctx_.info->warnings.push_back(Loc(g->span) + ": T.gemm uses mma.sync on " + L.ctx_.features.arch +
-                                    ", not tcgen05.mma: this compiler does not emit the tcgen05 tensor-core "
-                                    "instructions and tensor memory yet");
+  // (on the tcgen05 family GemmToTcgen05CUDA has said why this gemm stays on mma.sync)
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);

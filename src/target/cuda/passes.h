@@ -15,4 +15,8 @@ Pipeline CudaPipeline(const PassContext& ctx);
 /// (lower_tcgen05.cc).
 PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx);
 
+/// Before LegalizeTileOpsGPU on the tcgen05 family: a T.gemm accumulating across a loop becomes tcgen05.mma into
+/// tensor memory in TileLang's explicit form (gemm_to_tcgen05.cc).
+PrimFunc GemmToTcgen05CUDA(const PrimFunc& f, const PassContext& ctx);
+
 }  // namespace tl

@@ -2,6 +2,8 @@
 // passes on CudaFeatures of the arch, and on sm_90a its own two.
 #include "target/cuda/passes.h"
 
+#include <algorithm>
+
 #include "target/cuda/wgmma_proxy_fence.h"
 #include "transform/gpu/warp_specialize.h"
 
@@ -14,6 +16,10 @@ PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
 Pipeline CudaPipeline(const PassContext& ctx) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
   Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
+  if (ctx.features.tcgen05 && !ctx.opt.disable_tcgen05) {  // T.gemm across a loop: tcgen05 into tensor memory
+    auto legalize = std::find_if(p.begin(), p.end(), [](const PipelineStep& s) { return s.name == "LegalizeTileOpsGPU"; });
+    p.insert(legalize, {"GemmToTcgen05CUDA", GemmToTcgen05CUDA, IRStage::kTile});
+  }
   if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));
