@@ -43,6 +43,7 @@ struct GpuFeatures {
   bool fp8_mma = false;  // the matrix unit takes fp8 (e4m3 / e5m2) inputs (mma.sync m16n8k32: sm_89+)
   bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
   bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)
+  bool setmaxnreg = false;  // a warp group resizes its register file (setmaxnreg: sm_90a, the Blackwell 'a' targets)
   bool tcgen05 = false;  // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a; not lowered to yet)
   AsyncCopy async_copy = AsyncCopy::kCpAsync;
   SharedSwizzle swizzle = SharedSwizzle::kXor;

@@ -153,3 +153,14 @@ def test_wgmma_only_forms_are_refused_with_the_arch_named():
 def test_unknown_architectures_are_refused_with_the_supported_list():
     with pytest.raises(TileLangError, match=r"sm_99 is not supported .*sm_100 / sm_100a.*sm_121 / sm_121a"):
         tilelang.compile(_smem_kernel(1), target="cuda -arch=sm_99")
+
+
+def test_set_max_nreg_on_the_blackwell_a_targets():
+    """ptxas takes setmaxnreg on sm_90a and the Blackwell 'a' targets; the plain sm_100 refuses it."""
+    from test_hopper import _nreg_kernel
+
+    for arch in ("sm_100a", "sm_120a"):
+        assert "setmaxnreg.inc.sync.aligned.u32 240" in tilelang.compile(_nreg_kernel(240, 1),
+                                                                         target=f"cuda -arch={arch}").get_ptx()
+    with pytest.raises(TileLangError, match="setmaxnreg"):
+        tilelang.compile(_nreg_kernel(240, 1), target="cuda -arch=sm_100")

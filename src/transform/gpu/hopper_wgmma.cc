@@ -192,9 +192,9 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
 void CheckHopperCall(const Expr& e, const GpuFeatures& t, const Span& sp) {
   auto* c = As<CallNode>(e);
   if (!c) return;
-  if (c->op == "tl.set_max_nreg" && !t.wgmma)
+  if (c->op == "tl.set_max_nreg" && !t.setmaxnreg)
     throw UserError(ErrorKind::kUnsupported,
-                    "T.set_max_nreg (setmaxnreg) needs sm_90a; the target is " + t.label, sp);
+                    "T.set_max_nreg (setmaxnreg) needs sm_90a or an sm_100a / sm_120a-class target; the target is " + t.label, sp);
   if (c->op.rfind("tl.mbarrier_", 0) != 0 && c->op != "tl.fence_proxy_async") return;
   std::string name = c->op == "tl.fence_proxy_async"                ? "T.fence_proxy_async"
                      : c->op == "tl.mbarrier_cp_async_arrive_noinc" ? "T.cp_async_barrier_noinc"
