@@ -22,6 +22,17 @@ Region Region::Full(const Buffer& b) {
   return r;
 }
 
+bool Region::IsWhole() const {
+  if (ranges.size() != buffer->shape.size()) return false;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    int64_t ext = 0, dim = -1;
+    if (!IsConstInt(ranges[i].min, 0) || !AsConstInt(ranges[i].extent, &ext) || !AsConstInt(buffer->shape[i], &dim) ||
+        ext != dim)
+      return false;
+  }
+  return true;
+}
+
 Stmt Store(Buffer b, Expr v, std::vector<Expr> idx, Span s) {
   return std::make_shared<StoreNode>(std::move(b), std::move(v), std::move(idx), std::move(s));
 }

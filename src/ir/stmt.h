@@ -57,6 +57,8 @@ struct Region {
   std::vector<Range> ranges;
   /// The whole buffer.
   static Region Full(const Buffer& b);
+  /// The region is its whole buffer, of constant shape (every range from 0 over the dimension's extent).
+  bool IsWhole() const;
 };
 
 struct StoreNode : StmtNode {

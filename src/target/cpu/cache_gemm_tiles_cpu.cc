@@ -44,7 +44,7 @@ struct Scan : cpu_lowering::TileUseScan {
   std::map<const BufferNode*, std::set<int>> roles;  // 0/1: A (trans_A), 2/3: B (trans_B)
   void VisitTileOp(const StmtNode* s) override {
     if (auto* c = dynamic_cast<const CopyNode*>(s)) {
-      if (cand.count(c->dst.buffer.get()) && cpu_lowering::IsWholeTile(c->dst)) {
+      if (cand.count(c->dst.buffer.get()) && c->dst.IsWhole()) {
         copies[c->dst.buffer.get()].push_back(c);
         VisitRegion(c->src);
         VisitRanges(c->dst);
@@ -54,8 +54,8 @@ struct Scan : cpu_lowering::TileUseScan {
     if (auto* g = dynamic_cast<const GemmNode*>(s)) {
       const BufferNode* a = g->A.buffer.get();
       const BufferNode* b = g->B.buffer.get();
-      const bool ca = cand.count(a) && cpu_lowering::IsWholeTile(g->A),
-                 cb = cand.count(b) && cpu_lowering::IsWholeTile(g->B);
+      const bool ca = cand.count(a) && g->A.IsWhole(),
+                 cb = cand.count(b) && g->B.IsWhole();
       if (ca || cb) {
         if (ca) ++gemms[a], roles[a].insert(g->trans_A ? 1 : 0);
         if (cb) ++gemms[b], roles[b].insert(g->trans_B ? 3 : 2);

@@ -49,7 +49,7 @@ class Coalescer : public IRMutator {
       items = {n->body};
     if (items.size() < 3) return IRMutator::VisitFor(s, n);
     auto* g = As<GemmNode>(items.back());
-    if (!g || g->clear_accum || !cpu_lowering::IsWholeTile(g->A) || !cpu_lowering::IsWholeTile(g->B) ||
+    if (!g || g->clear_accum || !g->A.IsWhole() || !g->B.IsWhole() ||
         g->A.buffer == g->B.buffer)
       return IRMutator::VisitFor(s, n);
     const Buffer a = g->A.buffer, b = g->B.buffer;
@@ -61,7 +61,7 @@ class Coalescer : public IRMutator {
     int to_a = 0, to_b = 0;
     for (size_t i = 0; i + 1 < items.size(); ++i) {
       auto* c = As<CopyNode>(items[i]);
-      if (!c || c->src.buffer->scope != Scope::kGlobal || !cpu_lowering::IsWholeTile(c->dst))
+      if (!c || c->src.buffer->scope != Scope::kGlobal || !c->dst.IsWhole())
         return IRMutator::VisitFor(s, n);
       to_a += c->dst.buffer == a;
       to_b += c->dst.buffer == b;

@@ -22,18 +22,6 @@ namespace {
 
 using namespace gpu_pass;
 
-// The region is its whole (constant-shaped) buffer.
-bool Whole(const Region& r) {
-  if (r.ranges.size() != r.buffer->shape.size()) return false;
-  for (size_t i = 0; i < r.ranges.size(); ++i) {
-    int64_t e = 0, d = -1;
-    if (!IsConstInt(r.ranges[i].min, 0) || !AsConstInt(r.ranges[i].extent, &e) ||
-        !AsConstInt(r.buffer->shape[i], &d) || e != d)
-      return false;
-  }
-  return true;
-}
-
 bool IsZero(const Expr& v) {
   if (auto* f = As<FloatImmNode>(v)) return f->value == 0.0;
   if (auto* i = As<IntImmNode>(v)) return i->value == 0;
@@ -89,7 +77,7 @@ struct Rewriter : IRMutator {
         c->dtype != DataType::Float(32))
       return "only float16 / bfloat16 A and B with a float32 accumulator are lowered to tcgen05 (kind::f16)";
     int64_t m = 0, n = 0;
-    if (c->shape.size() != 2 || !AsConstInt(c->shape[0], &m) || !AsConstInt(c->shape[1], &n) || !Whole(g->C))
+    if (c->shape.size() != 2 || !AsConstInt(c->shape[0], &m) || !AsConstInt(c->shape[1], &n) || !g->C.IsWhole())
       return "the accumulator must be a whole 2-d fragment";
     if (m != 128) return "the accumulator has " + std::to_string(m) + " rows, tcgen05.mma here takes 128";
     if (n % 16 || n > 256) return "N = " + std::to_string(n) + " is not 16, 32, ..., 256";
@@ -131,7 +119,7 @@ struct Rewriter : IRMutator {
       for (size_t j = seq.size(); j-- > 0;) {
         if (!Uses(seq[j], c.get())) continue;
         auto* fl = As<FillNode>(seq[j]);
-        cleared = fl && fl->dst.buffer == c && Whole(fl->dst) && IsZero(fl->value);
+        cleared = fl && fl->dst.buffer == c && fl->dst.IsWhole() && IsZero(fl->value);
         break;
       }
       std::string why = Blocker(g, loop, cleared);

@@ -40,18 +40,6 @@ inline Expr InBounds(const Buffer& b, const std::vector<Expr>& idx) {
 
 inline Expr Zero(DataType t) { return t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0); }
 
-// A region that is the whole of its buffer (constant shape; the CPU GEMM rewrites work on those).
-inline bool IsWholeTile(const Region& r) {
-  if (r.ranges.size() != r.buffer->shape.size()) return false;
-  for (size_t i = 0; i < r.ranges.size(); ++i) {
-    int64_t ext = 0, dim = -1;
-    if (!IsConstInt(r.ranges[i].min, 0) || !AsConstInt(r.ranges[i].extent, &ext) ||
-        !AsConstInt(r.buffer->shape[i], &dim) || ext != dim)
-      return false;
-  }
-  return true;
-}
-
 // Base of the CPU GEMM rewrites' scans: any reference to a buffer that a scan does not recognise
 // disqualifies it, and so does being a view (T.reshape, T.view) or viewed by one, since those keep
 // their plain storage. Scans visit the regions they recognise with VisitRanges (indices only).
