@@ -12,6 +12,7 @@
 //                                              one thread issues D (tensor memory, M x N fp32) = A (M x 16,
 //                                              shared) * B (16 x N, shared) + (enable ? D : 0), kind::f16
 //                                              (f16 / bf16 inputs), cta_group::1, M = 128; asynchronous
+//   tl.tcgen05_mma_f8f6f4(...)                the same with 8-bit float A and B (e4m3 / e5m2, either mix), k32
 //   tl.tcgen05_commit(&mbar)                   the issuing thread's earlier tcgen05.mma complete, then one
 //                                              arrival on the mbarrier (mbarrier::arrive::one)
 //   tl.tcgen05_ld(&regs, taddr, num) / tl.tcgen05_st(taddr, &regs, num)
@@ -68,6 +69,7 @@ struct Executor::Tcgen05State {
   bool relinquished = false;
   struct Mma {
     int64_t lane0, col0, M, N;
+    int eb;  // bytes per A / B element
     bool accumulate;
     std::vector<double> prod;                 // M x N products of this instruction
     std::vector<int64_t> addr;                // shared bytes read (A then B), 2 each
@@ -276,20 +278,25 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       smem = kv.second.get();
       break;
     }
-  if (op == "tl.tcgen05_mma_f16") {
+  if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4") {
+    // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here): k32 (32 bytes of K)
+    const bool f8 = op == "tl.tcgen05_mma_f8f6f4";
+    const int eb = f8 ? 1 : 2;
+    const int64_t KS = f8 ? 32 : 16;
     if (c->args.size() != 5) Bad(c, "expects (D address, A descriptor, B descriptor, instruction descriptor, enable)");
     Slot *d = arg(0), *da = arg(1), *db = arg(2), *id = arg(3), *en = arg(4);
     for (int t : act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
-      // Instruction descriptor, kind::f16 (PTX ISA, tcgen05 "Instruction Descriptor"): dense (bit 2), D type
-      // at 4-5 (1: F32), A / B types at 7-9 / 10-12 (0: F16, 1: BF16), negate A / B at 13 / 14, transpose
-      // (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28.
+      // Instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor"): dense (bit 2), D type at 4-5 (1: F32),
+      // A / B types at 7-9 / 10-12 (kind::f16 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2), negate A / B at
+      // 13 / 14, transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28.
       const int64_t N = ((idesc >> 17) & 0x3F) << 3, M = ((idesc >> 24) & 0x1F) << 4;
       const int at = (idesc >> 7) & 7, bt = (idesc >> 10) & 7;
       std::string why;
       if (idesc & 4) why = "sparse operands are not emulated";
       else if (((idesc >> 4) & 3) != 1) why = "only an F32 accumulator (D type 1) is emulated";
-      else if (at > 1 || bt > 1 || at != bt) why = "A and B must both be F16 (0) or both BF16 (1)";
+      else if (!f8 && (at > 1 || bt > 1 || at != bt)) why = "A and B must both be F16 (0) or both BF16 (1)";
+      else if (f8 && (at > 1 || bt > 1)) why = "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated";
       else if (M != 128) why = "M = " + std::to_string(M) + ": only M = 128 (cta_group::1) is emulated";
       else if (N < 8 || N > 256 || N % 8) why = "N = " + std::to_string(N) + " is not in {8, 16, ..., 256}";
       SmemMatrixDesc A, B;
@@ -311,25 +318,32 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int64_t bytes = smem->n * smem->esize;
       const bool neg_a = (idesc >> 13) & 1, neg_b = (idesc >> 14) & 1, mn_a = (idesc >> 15) & 1,
                  mn_b = (idesc >> 16) & 1;
-      Tcgen05State::Mma mma{lane0, col0, M, N, en[t].i != 0, {}, {}, {}};
+      Tcgen05State::Mma mma{lane0, col0, M, N, eb, en[t].i != 0, {}, {}, {}};
       auto value = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, bool* ok) {
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, 2), desc.swizzle_bytes);
-        if (a < 0 || a + 2 > bytes) {
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
+        if (a < 0 || a + eb > bytes) {
           *ok = false;
           return 0.0;
         }
-        uint16_t h;
-        std::memcpy(&h, smem->data + a, 2);
+        uint16_t h = 0;
+        std::memcpy(&h, smem->data + a, eb);
         mma.addr.push_back(a);
         mma.bits.push_back(h);
-        return at == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
+        return static_cast<double>(h);
+      };
+      // e4m3 (finite only: the all-ones pattern is NaN) and e5m2 as the OCP formats define them
+      auto decode = [&](int type, uint16_t h) {
+        if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
+        return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
       bool ok = true;
-      std::vector<double> a(static_cast<size_t>(M * 16)), b(static_cast<size_t>(N * 16));
+      std::vector<double> a(static_cast<size_t>(M * KS)), b(static_cast<size_t>(N * KS));
       for (int64_t m = 0; m < M && ok; ++m)
-        for (int64_t k = 0; k < 16; ++k) a[static_cast<size_t>(m * 16 + k)] = value(A, mn_a, m, k, &ok);
+        for (int64_t k = 0; k < KS; ++k)
+          a[static_cast<size_t>(m * KS + k)] = decode(at, static_cast<uint16_t>(value(A, mn_a, m, k, &ok)));
       for (int64_t n = 0; n < N && ok; ++n)
-        for (int64_t k = 0; k < 16; ++k) b[static_cast<size_t>(n * 16 + k)] = value(B, mn_b, n, k, &ok);
+        for (int64_t k = 0; k < KS; ++k)
+          b[static_cast<size_t>(n * KS + k)] = decode(bt, static_cast<uint16_t>(value(B, mn_b, n, k, &ok)));
       if (!ok) {
         Report("out_of_bounds", t, [&] { return "tcgen05.mma reads an operand outside shared memory"; });
         continue;
@@ -338,7 +352,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
           double s = 0;
-          for (int64_t k = 0; k < 16; ++k) s += a[static_cast<size_t>(m * 16 + k)] * b[static_cast<size_t>(n * 16 + k)];
+          for (int64_t k = 0; k < KS; ++k) s += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
           mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -s : s;
         }
       for (int64_t m = 0; m < M; ++m)
@@ -358,7 +372,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       for (auto& mma : st.pending[static_cast<size_t>(t)]) {
         bool changed = false;
         for (size_t i = 0; i < mma.addr.size() && !changed && smem; ++i)
-          changed = std::memcmp(smem->data + mma.addr[i], &mma.bits[i], 2) != 0;
+          changed = std::memcmp(smem->data + mma.addr[i], &mma.bits[i], static_cast<size_t>(mma.eb)) != 0;
         if (changed)
           Report("tcgen05_operand_overwritten", t, [&] {
             return "shared memory a tcgen05.mma reads changed between its issue and its commit";

@@ -31,9 +31,13 @@ void Tcgen05GemmNode::Check() const {
   if (C.buffer->scope != Scope::kTensorMemory)
     bad("the accumulator C '" + C.buffer->name + "' must be tensor memory (T.alloc_tmem)");
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  if (at != bt || (at != DataType::Float(16) && at != DataType::BFloat16()) || ct != DataType::Float(32))
-    bad("takes float16 or bfloat16 A and B (alike) with a float32 accumulator (tcgen05.mma kind::f16); got A " +
-        at.str() + ", B " + bt.str() + ", C " + ct.str());
+  auto f8 = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  };
+  const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
+  if ((!f16 && !(f8(at) && f8(bt))) || ct != DataType::Float(32))
+    bad("takes float16 or bfloat16 A and B (alike; kind::f16) or float8_e4m3fn / float8_e5m2 A and B (any mix; "
+        "kind::f8f6f4) with a float32 accumulator; got A " + at.str() + ", B " + bt.str() + ", C " + ct.str());
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
   if (mbar) {
     auto* l = As<BufferLoadNode>(mbar);

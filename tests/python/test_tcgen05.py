@@ -139,3 +139,30 @@ def test_misuse_is_a_clear_error():
         _one(use_2cta=True)
     with pytest.raises(TileLangError, match="warp policy"):
         _one(policy=T.GemmWarpPolicy.FullRow)
+
+
+@pytest.mark.parametrize("adt,bdt,trans_B", [("float8_e4m3fn", "float8_e4m3fn", True),
+                                             ("float8_e5m2", "float8_e4m3fn", True),
+                                             ("float8_e4m3fn", "float8_e5m2", False)])
+def test_fp8_gemm_on_tcgen05_kind_f8f6f4(adt, bdt, trans_B):
+    """T.gemm of 8-bit floats (e4m3 / e5m2, mixed, B either way) runs as tcgen05.mma kind::f8f6f4 (k32) on
+    sm_100a: exact products, float32 sums, against NumPy at a ragged size."""
+    import kernels
+
+    npdt = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+    M, N, K = 200, 136, 192
+    f = kernels.matmul_transposed(M, N, K, 128, 128, 64, trans_B=trans_B, dtype=adt, b_dtype=bdt,
+                                  out_dtype="float32", num_stages=2)
+    k = tilelang.compile(f, target=SM100A, execution_backend="emulator")
+    assert any("kind::f8f6f4" in c for c in k.choices), k.choices
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(npdt[adt])
+    b = rng.standard_normal((N, K) if trans_B else (K, N)).astype(npdt[bdt])
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    bd = b.astype(np.float64)
+    ref = a.astype(np.float64) @ (bd.T if trans_B else bd)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+    built = tilelang.compile(f, target=SM100A)
+    assert "tcgen05.mma.cta_group::1.kind::f8f6f4" in built.get_ptx() and "mma.sync" not in built.get_ptx()
+    assert re.search(r"\bUTCQMMA\b", built.get_sass()), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"

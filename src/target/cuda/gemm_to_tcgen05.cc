@@ -73,9 +73,10 @@ struct Rewriter : IRMutator {
     const Buffer &a = g->A.buffer, &b = g->B.buffer, &c = g->C.buffer;
     if (a->scope != Scope::kShared || b->scope != Scope::kShared)
       return "tcgen05.mma takes A and B from shared memory here ('" + a->name + "', '" + b->name + "')";
-    if (a->dtype != b->dtype || (a->dtype != DataType::Float(16) && a->dtype != DataType::BFloat16()) ||
-        c->dtype != DataType::Float(32))
-      return "only float16 / bfloat16 A and B with a float32 accumulator are lowered to tcgen05 (kind::f16)";
+    const bool f16 = a->dtype == b->dtype && (a->dtype == DataType::Float(16) || a->dtype == DataType::BFloat16());
+    if ((!f16 && !(IsFp8(a->dtype) && IsFp8(b->dtype))) || c->dtype != DataType::Float(32))
+      return "only float16 / bfloat16 (kind::f16) and fp8 (kind::f8f6f4) A and B with a float32 accumulator are "
+             "lowered to tcgen05";
     int64_t m = 0, n = 0;
     if (c->shape.size() != 2 || !AsConstInt(c->shape[0], &m) || !AsConstInt(c->shape[1], &n) || !g->C.IsWhole())
       return "the accumulator must be a whole 2-d fragment";
@@ -93,7 +94,7 @@ struct Rewriter : IRMutator {
       int64_t rows = 0, cols = 0;
       const auto& sh = r->buffer->shape;
       if (sh.size() < 2 || !AsConstInt(sh[sh.size() - 2], &rows) || !AsConstInt(sh.back(), &cols) ||
-          !HopperSwizzleBytes(rows, cols, 2))
+          !HopperSwizzleBytes(rows, cols, r->buffer->dtype.bytes()))
         return "an operand tile has no 32/64/128-byte swizzle layout";
     }
     return "";

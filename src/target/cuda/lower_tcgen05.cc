@@ -97,7 +97,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
   WgmmaOperand oa, ob;
   if (!WgmmaOperandOf(g->A, &oa) || !WgmmaOperandOf(g->B, &ob)) bad("A and B must be 2-d shared tiles");
-  const int eb = 2;
+  const bool f8 = IsFp8(g->A.buffer->dtype);  // kind::f8f6f4 (e4m3 / e5m2), else kind::f16
+  const int eb = f8 ? 1 : 2;
+  const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
   const bool a_mn = g->trans_A, b_mn = !g->trans_B;
   const int64_t am = a_mn ? oa.shape[1] : oa.shape[0], K = a_mn ? oa.shape[0] : oa.shape[1];
@@ -106,7 +108,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     bad("shapes do not agree: A " + std::to_string(oa.shape[0]) + "x" + std::to_string(oa.shape[1]) + ", B " +
         std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C 128x" + std::to_string(N) +
         " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")");
-  if (K % 16) bad("K = " + std::to_string(K) + " must be a multiple of 16 (tcgen05.mma kind::f16 takes k16)");
+  if (K % ks)
+    bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma kind::" +
+        (f8 ? "f8f6f4 takes k32)" : "f16 takes k16)"));
   const std::vector<int64_t> as = {oa.rows, oa.cols}, bs = {ob.rows, ob.cols};
   if (!HopperSwizzleBytes(as[0], as[1], eb) || !HopperSwizzleBytes(bs[0], bs[1], eb))
     bad("an operand's shared tile has no 32/64/128-byte swizzle layout (rows of 32, 64 or a multiple of 128 bytes)");
@@ -114,11 +118,15 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   auto mode = [](const OperandDesc& d) { return d.mode == 1 ? 2 : d.mode == 2 ? 4 : 6; };  // tcgen05's encoding
   // The instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor", kind::f16): F32 D, F16 / BF16 A and
   // B, MN-major (transpose) bits, N >> 3, M >> 4.
-  const bool bf16 = g->A.buffer->dtype == DataType::BFloat16();
-  const int64_t idesc = (1 << 4) | (bf16 ? (1 << 7) | (1 << 10) : 0) | (int64_t(a_mn) << 15) |
-                        (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((M >> 4) << 24);
+  // A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0 E4M3, 1 E5M2.
+  auto type = [&](DataType t) {
+    return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
+  };
+  const int64_t idesc = (1 << 4) | (type(g->A.buffer->dtype) << 7) | (type(g->B.buffer->dtype) << 10) |
+                        (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((M >> 4) << 24);
+  const std::string kind = f8 ? "f8f6f4" : "f16";
   Var kk = MakeVar("kk");
-  const Expr k0 = Expr(kk) * C(16);
+  const Expr k0 = Expr(kk) * C(ks);
   Expr dA = a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
                  : OperandDescriptor(L, g->A, oa, C(0), k0, da, false, eb, "tl.tcgen05_desc", mode(da));
   Expr dB = b_mn ? OperandDescriptor(L, g->B, ob, k0, C(0), db, false, eb, "tl.tcgen05_desc", mode(db))
@@ -127,14 +135,15 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   Expr enable = Cast(DataType::Int(32), Binary(BinaryOp::kOr, Binary(BinaryOp::kNE, kk, C(0)),
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
   std::vector<Stmt> issue{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
-                          For(kk, C(0), C(K / 16), ForKind::kUnrolled,
-                              Call0("tl.tcgen05_mma_f16", {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)},
+                          For(kk, C(0), C(K / ks), ForKind::kUnrolled,
+                              Call0("tl.tcgen05_mma_" + kind, {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)},
                                     sp),
                               {}, sp)};
   if (g->mbar) issue.push_back(Call0("tl.tcgen05_commit", {L.VisitExpr(g->mbar)}, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
-  L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::f16 128x" +
-                                 std::to_string(N) + "x16 " + (bf16 ? "bf16" : "f16") + ", " + std::to_string(K / 16) +
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::" + kind + " 128x" +
+                                 std::to_string(N) + "x" + std::to_string(ks) + " " +
+                                 MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype) + ", " + std::to_string(K / ks) +
                                  " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
                                  (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
                                  "-major (swizzle " + sw(bs) + "B)" +
