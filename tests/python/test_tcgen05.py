@@ -86,8 +86,12 @@ def test_tcgen05_gemm_assembles_for_sm100a():
     for s in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.relinquish_alloc_permit",
               "tcgen05.mma.cta_group::1.kind::f16", "tcgen05.commit.cta_group::1.mbarrier::arrive::one",
               "tcgen05.ld.sync.aligned.32x32b.x8.b32", "tcgen05.wait::ld", "tcgen05.dealloc.cta_group::1",
-              "fence.proxy.async", "cp.async.bulk.tensor.2d"):
+              "cp.async.bulk.tensor.2d"):
         assert s in ptx, s
+    # TMA (the async proxy) writes the operands: no fence.proxy.async; cp.async (generic proxy) writes: fenced
+    assert "fence.proxy.async" not in ptx
+    cp = tilelang.compile(tc_gemm(512, 512, 512), target=SM100A, pass_configs={"tl.disable_tma_lower": True})
+    assert "cp.async.cg" in cp.get_ptx() and "fence.proxy.async" in cp.get_ptx()
     assert "mma.sync" not in ptx and "wgmma" not in ptx
     res = k.get_resource_usage()
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res

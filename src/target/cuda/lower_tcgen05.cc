@@ -149,10 +149,17 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                  "-major (swizzle " + sw(bs) + "B)" +
                                  (g->mbar ? "; completion arrives on the mbarrier" : "; no commit"));
   // The operands' generic-proxy writes (st.shared, cp.async) are fenced by their writers before the barrier
-  // that precedes the issue: tcgen05.mma reads shared memory through the async proxy.
-  return Seq({Call0("tl.fence_proxy_async", {}, sp), Call0("tl.tcgen05_fence_before_thread_sync", {}, sp),
-              Call0("tl.syncthreads", {}, sp), L.GuardOne(Seq(issue, sp), sp)},
-             sp);
+  // that precedes the issue: tcgen05.mma reads shared memory through the async proxy. The mark becomes
+  // fence.proxy.async where such writes reach the operands, nothing where only TMA writes them
+  // (ElideWgmmaProxyFences, once shared memory is planned).
+  std::vector<Stmt> out;
+  if (!L.ctx_.opt.skip_fence_proxy)
+    out.push_back(Call0("tl.wgmma_operand_fence",
+                        {Load(L.MapBuffer(g->A.buffer), {C(0)}), Load(L.MapBuffer(g->B.buffer), {C(0)})}, sp));
+  for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
+                  L.GuardOne(Seq(issue, sp), sp)})
+    out.push_back(st);
+  return Seq(out, sp);
 }
 
 Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {

@@ -26,7 +26,8 @@ Pipeline CudaPipeline(const PassContext& ctx) {
   // fence.proxy.async only where generic writes reach wgmma operands. Before InsertBarriers: a fence
   // must come before the barrier that orders the writes against another warp group's wgmma, and the
   // operand-less fence is what that pass sees.
-  if (ctx.features.wgmma) p.push_back({"ElideWgmmaProxyFences", ElideWgmmaProxyFences, planned});
+  if (ctx.features.wgmma || ctx.features.tcgen05)
+    p.push_back({"ElideWgmmaProxyFences", ElideWgmmaProxyFences, planned});
   p.push_back(Step("InsertBarriers", planned));
   // warp specialisation: consumer-only barriers become named ones (transform/gpu/warp_specialize.cc)
   if (ctx.features.wgmma) p.push_back({"WsNamedBarriers", WsNamedBarriers, planned});

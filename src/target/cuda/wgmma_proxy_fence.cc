@@ -87,13 +87,14 @@ struct Collect : IRVisitor {
       marks[n] = {pos, loops};
       return;
     }
-    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.ldmatrix" || op == "tl.tma_store" ||
-                            op == "tl.tma_reduce_add";
+    const bool reads_only = op == "tl.wgmma_desc" || op == "tl.tcgen05_desc" || op == "tl.ldmatrix" ||
+                            op == "tl.tma_store" || op == "tl.tma_reduce_add";
     for (size_t i = 0; i < n->args.size(); ++i) {
       auto* l = As<BufferLoadNode>(n->args[i]);
       if (!l || l->buffer->scope != Scope::kShared || reads_only) continue;
       if (op == "tl.tma_load" && i == 0) continue;  // the destination, written by the async proxy
-      if (op.rfind("tl.mbarrier_", 0) == 0 || (op == "tl.tma_load" && i == 1)) continue;  // barrier words
+      if (op.rfind("tl.mbarrier_", 0) == 0 || op == "tl.tcgen05_commit" || (op == "tl.tma_load" && i == 1))
+        continue;  // barrier words
       writes.push_back({RangeOf(l->buffer), pos, loops});
     }
     IRVisitor::VisitCall(n);
