@@ -170,3 +170,21 @@ def test_fp8_gemm_on_tcgen05_kind_f8f6f4(adt, bdt, trans_B):
     built = tilelang.compile(f, target=SM100A)
     assert "tcgen05.mma.cta_group::1.kind::f8f6f4" in built.get_ptx() and "mma.sync" not in built.get_ptx()
     assert re.search(r"\bUTCQMMA\b", built.get_sass()), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"
+
+
+def test_an_issue_under_a_thread_branch_is_refused():
+    @T.prim_func
+    def g(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16")):
+        with T.Kernel(1, threads=256):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            acc = T.alloc_tmem([128, 128], "float32")
+            mbar = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            tx = T.get_thread_binding()
+            if tx < 128:
+                T.tcgen05_gemm(A_s, B_s, acc, False, True, mbar=mbar, clear_accum=True)
+
+    with pytest.raises(TileLangUnsupportedError, match="branch on the thread index"):
+        tilelang.compile(g, target=SM100A)

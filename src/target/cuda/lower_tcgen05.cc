@@ -91,6 +91,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const Span sp = g->span;
   NeedTcgen05(L, "T.tcgen05_gemm", sp);
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kUnsupported, "T.tcgen05_gemm: " + m, sp); };
+  // the issue is preceded by a barrier of the whole block (the operands' writers and their fences)
+  if (L.region_.lo != 0 || L.region_.hi != L.kernel_threads_ || L.thread_conditions_ > 0)
+    bad("inside a warp-group region or a branch on the thread index is not implemented (the issue waits at a "
+        "barrier of the whole block); issue it where every thread reaches it");
   const auto [M, N] = TmemShape(g->C.buffer, sp);
   for (auto& r : g->C.ranges)
     if (!IsConstInt(r.min, 0)) bad("the accumulator must be the whole tensor-memory buffer");
