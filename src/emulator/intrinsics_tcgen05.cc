@@ -13,6 +13,7 @@
 //                                              shared) * B (16 x N, shared) + (enable ? D : 0), kind::f16
 //                                              (f16 / bf16 inputs), cta_group::1, M = 128; asynchronous
 //   tl.tcgen05_mma_f8f6f4(...)                the same with 8-bit float A and B (e4m3 / e5m2, either mix), k32
+//   tl.tcgen05_mma_i8(...)                    8-bit integers (s8 / u8, either mix) into an s32 accumulator, k32
 //   tl.tcgen05_commit(&mbar)                   the issuing thread's earlier tcgen05.mma complete, then one
 //                                              arrival on the mbarrier (mbarrier::arrive::one)
 //   tl.tcgen05_ld(&regs, taddr, num) / tl.tcgen05_st(taddr, &regs, num)
@@ -69,7 +70,8 @@ struct Executor::Tcgen05State {
   bool relinquished = false;
   struct Mma {
     int64_t lane0, col0, M, N;
-    int eb;  // bytes per A / B element
+    int eb;        // bytes per A / B element
+    bool integer;  // kind::i8: D holds int32, sums wrap at 32 bits
     bool accumulate;
     std::vector<double> prod;                 // M x N products of this instruction
     std::vector<int64_t> addr;                // shared bytes read (A then B), 2 each
@@ -278,9 +280,11 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       smem = kv.second.get();
       break;
     }
-  if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4") {
-    // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here): k32 (32 bytes of K)
-    const bool f8 = op == "tl.tcgen05_mma_f8f6f4";
+  if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8") {
+    // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here) and kind::i8 (s8 / u8,
+    // an s32 accumulator whose sums wrap at 32 bits): k32 (32 bytes of K)
+    const bool i8 = op == "tl.tcgen05_mma_i8";
+    const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8;
     const int eb = f8 ? 1 : 2;
     const int64_t KS = f8 ? 32 : 16;
     if (c->args.size() != 5) Bad(c, "expects (D address, A descriptor, B descriptor, instruction descriptor, enable)");
@@ -294,9 +298,12 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int at = (idesc >> 7) & 7, bt = (idesc >> 10) & 7;
       std::string why;
       if (idesc & 4) why = "sparse operands are not emulated";
-      else if (((idesc >> 4) & 3) != 1) why = "only an F32 accumulator (D type 1) is emulated";
+      else if (((idesc >> 4) & 3) != (i8 ? 2 : 1))
+        why = i8 ? "kind::i8 accumulates into S32 (D type 2)" : "only an F32 accumulator (D type 1) is emulated";
       else if (!f8 && (at > 1 || bt > 1 || at != bt)) why = "A and B must both be F16 (0) or both BF16 (1)";
-      else if (f8 && (at > 1 || bt > 1)) why = "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated";
+      else if (f8 && (at > 1 || bt > 1))
+        why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
+                 : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated";
       else if (M != 128) why = "M = " + std::to_string(M) + ": only M = 128 (cta_group::1) is emulated";
       else if (N < 8 || N > 256 || N % 8) why = "N = " + std::to_string(N) + " is not in {8, 16, ..., 256}";
       SmemMatrixDesc A, B;
@@ -318,7 +325,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int64_t bytes = smem->n * smem->esize;
       const bool neg_a = (idesc >> 13) & 1, neg_b = (idesc >> 14) & 1, mn_a = (idesc >> 15) & 1,
                  mn_b = (idesc >> 16) & 1;
-      Tcgen05State::Mma mma{lane0, col0, M, N, eb, en[t].i != 0, {}, {}, {}};
+      Tcgen05State::Mma mma{lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
       auto value = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, bool* ok) {
         const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
         if (a < 0 || a + eb > bytes) {
@@ -333,6 +340,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       };
       // e4m3 (finite only: the all-ones pattern is NaN) and e5m2 as the OCP formats define them
       auto decode = [&](int type, uint16_t h) {
+        if (i8) return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF)) : static_cast<double>(h & 0xFF);
         if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
         return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
@@ -380,6 +388,21 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
             const size_t x = cell(mma.lane0 + m, mma.col0 + n);
+            if (mma.integer) {  // exact integer products; the 32-bit sum wraps
+              int32_t dv = 0;
+              if (mma.accumulate && !st.written[x])
+                Report("uninitialized", t, [&] {
+                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                         std::to_string(mma.col0 + n) + ", which nothing has written";
+                });
+              if (mma.accumulate) std::memcpy(&dv, &st.tmem[x], 4);
+              const int64_t sum = static_cast<int64_t>(dv) + static_cast<int64_t>(mma.prod[static_cast<size_t>(m * mma.N + n)]);
+              const uint32_t r = static_cast<uint32_t>(static_cast<uint64_t>(sum));
+              std::memcpy(&st.tmem[x], &r, 4);
+              st.written[x] = 1;
+              --st.in_flight[x];
+              continue;
+            }
             float dv = 0;
             if (mma.accumulate) {
               if (!st.written[x])

@@ -44,7 +44,8 @@ struct GpuFeatures {
   bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
   bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)
   bool setmaxnreg = false;  // a warp group resizes its register file (setmaxnreg: sm_90a, the Blackwell 'a' targets)
-  bool tcgen05 = false;  // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a; not lowered to yet)
+  bool tcgen05 = false;
+  bool tcgen05_i8 = false;  // tcgen05.mma kind::i8 (sm_100a, sm_110a; not sm_103a)  // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a; not lowered to yet)
   AsyncCopy async_copy = AsyncCopy::kCpAsync;
   SharedSwizzle swizzle = SharedSwizzle::kXor;
 

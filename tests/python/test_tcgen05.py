@@ -188,3 +188,33 @@ def test_an_issue_under_a_thread_branch_is_refused():
 
     with pytest.raises(TileLangUnsupportedError, match="branch on the thread index"):
         tilelang.compile(g, target=SM100A)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_int8_gemm_on_tcgen05_kind_i8(dtype):
+    """8-bit integer T.gemm runs as tcgen05.mma kind::i8 into an int32 accumulator on sm_100a (exactly, against
+    NumPy's int64 product); sm_103a, which has no kind::i8, keeps mma.sync and says why."""
+    import kernels
+
+    M, N, K = 200, 136, 192
+    f = kernels.matmul_transposed(M, N, K, 128, 128, 64, trans_B=True, dtype=dtype, accum_dtype="int32",
+                                  out_dtype="int32", num_stages=2)
+    k = tilelang.compile(f, target=SM100A, execution_backend="emulator")
+    assert any("kind::i8" in c for c in k.choices), k.choices
+    rng = _rng()
+    lo = 0 if dtype == "uint8" else -128
+    a = rng.integers(lo, 128, (M, K)).astype(dtype)
+    b = rng.integers(lo, 128, (N, K)).astype(dtype)
+    c = np.zeros((M, N), np.int32)
+    k(a, b, c)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64).T).astype(np.int32))
+    built = tilelang.compile(f, target=SM100A)
+    assert "tcgen05.mma.cta_group::1.kind::i8" in built.get_ptx()
+    assert re.search(r"\bUTCIMMA\b", built.get_sass()), "no tcgen05 integer MMA (UTCIMMA) in the SASS"
+    if dtype == "uint8":  # mma.sync has no uint8 form here either: a clear error
+        with pytest.raises(TileLangUnsupportedError, match="got A uint8"):
+            tilelang.compile(f, target="cuda -arch=sm_103a")
+        return
+    with pytest.warns(Warning, match="sm_103a has no 8-bit integer tcgen05.mma"):
+        k103 = tilelang.compile(f, target="cuda -arch=sm_103a")
+    assert "tcgen05.mma" not in k103.get_ptx()

@@ -59,6 +59,16 @@ __device__ __forceinline__ void tcgen05_mma_f8f6f4(uint32_t taddr_d, uint64_t ad
       : "memory");
 }
 
+/// The same for 8-bit integers (kind::i8: s8 / u8 A and B, an s32 accumulator, k32 per instruction).
+__device__ __forceinline__ void tcgen05_mma_i8(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
+                                               int enable_input_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::i8 [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),
+      "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
+      : "memory");
+}
+
 /// The executing thread's earlier tcgen05.mma complete, then one arrival on the mbarrier at `bar`.
 __device__ __forceinline__ void tcgen05_commit(uint32_t bar) {
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" ::"r"(bar)

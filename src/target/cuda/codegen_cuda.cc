@@ -43,7 +43,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.tcgen05_dealloc") return name + "(" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_desc")
       return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
-    if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4")
+    if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8")
       return name + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")";
     if (op == "tl.tcgen05_commit") return name + "(" + SharedAddr(c->args.at(0)) + ")";
     if (op == "tl.tcgen05_ld") return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";

@@ -74,9 +74,12 @@ struct Rewriter : IRMutator {
     if (a->scope != Scope::kShared || b->scope != Scope::kShared)
       return "tcgen05.mma takes A and B from shared memory here ('" + a->name + "', '" + b->name + "')";
     const bool f16 = a->dtype == b->dtype && (a->dtype == DataType::Float(16) || a->dtype == DataType::BFloat16());
-    if ((!f16 && !(IsFp8(a->dtype) && IsFp8(b->dtype))) || c->dtype != DataType::Float(32))
-      return "only float16 / bfloat16 (kind::f16) and fp8 (kind::f8f6f4) A and B with a float32 accumulator are "
-             "lowered to tcgen05";
+    auto int8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
+    const bool i8 = int8(a->dtype) && int8(b->dtype) && c->dtype == DataType::Int(32);
+    if (i8 && !ctx.features.tcgen05_i8) return ctx.features.arch + " has no 8-bit integer tcgen05.mma (kind::i8)";
+    if (!i8 && ((!f16 && !(IsFp8(a->dtype) && IsFp8(b->dtype))) || c->dtype != DataType::Float(32)))
+      return "only float16 / bfloat16 (kind::f16) and fp8 (kind::f8f6f4) A and B with a float32 accumulator, and "
+             "int8 / uint8 with an int32 one (kind::i8), are lowered to tcgen05";
     int64_t m = 0, n = 0;
     if (c->shape.size() != 2 || !AsConstInt(c->shape[0], &m) || !AsConstInt(c->shape[1], &n) || !g->C.IsWhole())
       return "the accumulator must be a whole 2-d fragment";
@@ -130,7 +133,7 @@ struct Rewriter : IRMutator {
         continue;
       }
       const Span sp = g->span;
-      Buffer tmem = MakeBuffer(c->name + "_tmem", DataType::Float(32), c->shape, Scope::kTensorMemory, sp);
+      Buffer tmem = MakeBuffer(c->name + "_tmem", c->dtype, c->shape, Scope::kTensorMemory, sp);
       Buffer bar = MakeBuffer(c->name + "_mma_bar", DataType::UInt(64), {C(1)}, Scope::kShared, sp);
       Buffer phase = MakeBuffer(c->name + "_mma_phase", DataType::Int(32), {C(1)}, Scope::kLocalVar, sp);
       new_allocs.insert(new_allocs.end(), {tmem, bar, phase});

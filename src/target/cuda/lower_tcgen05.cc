@@ -101,7 +101,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
   WgmmaOperand oa, ob;
   if (!WgmmaOperandOf(g->A, &oa) || !WgmmaOperandOf(g->B, &ob)) bad("A and B must be 2-d shared tiles");
-  const bool f8 = IsFp8(g->A.buffer->dtype);  // kind::f8f6f4 (e4m3 / e5m2), else kind::f16
+  const bool i8 = g->C.buffer->dtype == DataType::Int(32);  // kind::i8 (s8 / u8 into s32)
+  if (i8 && !L.ctx_.features.tcgen05_i8)
+    bad("8-bit integer operands (tcgen05.mma kind::i8) are not supported on " + L.ctx_.features.arch +
+        " (sm_100a and sm_110a have them)");
+  const bool f8 = IsFp8(g->A.buffer->dtype) || i8;  // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2) or kind::i8
   const int eb = f8 ? 1 : 2;
   const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
@@ -113,8 +117,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C 128x" + std::to_string(N) +
         " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")");
   if (K % ks)
-    bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma kind::" +
-        (f8 ? "f8f6f4 takes k32)" : "f16 takes k16)"));
+    bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma takes k" +
+        std::to_string(ks) + " here)");
   const std::vector<int64_t> as = {oa.rows, oa.cols}, bs = {ob.rows, ob.cols};
   if (!HopperSwizzleBytes(as[0], as[1], eb) || !HopperSwizzleBytes(bs[0], bs[1], eb))
     bad("an operand's shared tile has no 32/64/128-byte swizzle layout (rows of 32, 64 or a multiple of 128 bytes)");
@@ -123,12 +127,14 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // The instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor", kind::f16): F32 D, F16 / BF16 A and
   // B, MN-major (transpose) bits, N >> 3, M >> 4.
   // A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0 E4M3, 1 E5M2.
+  // kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2).
   auto type = [&](DataType t) {
+    if (i8) return int64_t(t.is_int());
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
-  const int64_t idesc = (1 << 4) | (type(g->A.buffer->dtype) << 7) | (type(g->B.buffer->dtype) << 10) |
+  const int64_t idesc = ((i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) | (type(g->B.buffer->dtype) << 10) |
                         (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((M >> 4) << 24);
-  const std::string kind = f8 ? "f8f6f4" : "f16";
+  const std::string kind = i8 ? "i8" : f8 ? "f8f6f4" : "f16";
   Var kk = MakeVar("kk");
   const Expr k0 = Expr(kk) * C(ks);
   Expr dA = a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
@@ -147,7 +153,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
   L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::" + kind + " 128x" +
                                  std::to_string(N) + "x" + std::to_string(ks) + " " +
-                                 MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype) + ", " + std::to_string(K / ks) +
+                                 MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " + std::to_string(K / ks) +
                                  " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
                                  (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
                                  "-major (swizzle " + sw(bs) + "B)" +
