@@ -38,36 +38,21 @@ __device__ __forceinline__ uint64_t tcgen05_desc(const void* smem, uint32_t lbo,
   return tcgen05_desc(smem_addr(smem), lbo, sbo, mode);
 }
 
-/// D (tensor memory at `taddr_d`) = A * B + (enable_input_d ? D : 0), f16 / bf16 operands in shared memory
-/// (descriptors), the shapes and types in the instruction descriptor `idesc`. Issued by one thread.
-__device__ __forceinline__ void tcgen05_mma_f16(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
-                                                int enable_input_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),
-      "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
-      : "memory");
-}
-
-/// The same for 8-bit float operands (kind::f8f6f4: e4m3 / e5m2 A and B, k32 per instruction).
-__device__ __forceinline__ void tcgen05_mma_f8f6f4(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
-                                                   int enable_input_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),
-      "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
-      : "memory");
-}
-
-/// The same for 8-bit integers (kind::i8: s8 / u8 A and B, an s32 accumulator, k32 per instruction).
-__device__ __forceinline__ void tcgen05_mma_i8(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
-                                               int enable_input_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::i8 [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),
-      "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
-      : "memory");
-}
+/// D (tensor memory at `taddr_d`) = A * B + (enable_input_d ? D : 0), A and B in shared memory (descriptors), the
+/// shapes and types in the instruction descriptor `idesc`; issued by one thread. One function per kind:
+/// tcgen05_mma_f16 (f16 / bf16, k16), tcgen05_mma_f8f6f4 (e4m3 / e5m2, k32), tcgen05_mma_i8 (s8 / u8 into s32, k32).
+#define TL_TCGEN05_MMA(KIND)                                                                                   \
+  __device__ __forceinline__ void tcgen05_mma_##KIND(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc,         \
+                                                     uint32_t idesc, int enable_input_d) {                    \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                   \
+                 "tcgen05.mma.cta_group::1.kind::" #KIND " [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),          \
+                 "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)                                        \
+                 : "memory");                                                                                  \
+  }
+TL_TCGEN05_MMA(f16)
+TL_TCGEN05_MMA(f8f6f4)
+TL_TCGEN05_MMA(i8)
+#undef TL_TCGEN05_MMA
 
 /// The executing thread's earlier tcgen05.mma complete, then one arrival on the mbarrier at `bar`.
 __device__ __forceinline__ void tcgen05_commit(uint32_t bar) {
