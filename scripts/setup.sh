@@ -44,6 +44,9 @@ pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" numpy ml_dtypes pytest 
 # cuobjdump + nvdisasm: the tests read the SASS of some kernels (tests/python/test_tf32_gemm.py)
 step "installing cuobjdump and nvdisasm"
 pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+# ziglang bundles clang / LLVM 22, the compiler that builds AMD gfx950 (CDNA4) code objects without a GPU
+step "installing ziglang (clang 22 for gfx950)"
+pip install -q "ziglang>=0.15"
 # NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
 if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \
     && ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then

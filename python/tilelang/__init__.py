@@ -11,6 +11,26 @@ from .errors import TileLangError  # noqa: F401
 from ._version import __version__  # noqa: E402,F401
 
 
+def _find_zig():
+    """gfx950 is built by the clang inside the PyPI package `ziglang` (src/target/hip/hipcc.cc): its zig
+    executable goes to the C++ core as $TL_ZIG (found without importing the package)."""
+    if _os.environ.get("TL_ZIG"):
+        return
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("ziglang")
+    except (ImportError, ValueError):
+        return
+    for d in (spec.submodule_search_locations or []) if spec else []:
+        z = _os.path.join(d, "zig")
+        if _os.access(z, _os.X_OK):
+            _os.environ["TL_ZIG"] = z
+            return
+
+
+_find_zig()
+
+
 def script(func):
     """The DSL text of a PrimFunc (the printer's output)."""
     return _ffi.print_func(func)

@@ -9,13 +9,19 @@
 // v_mfma_f32_32x32x8{f16,bf16_1k}: lane l holds
 //   A (32x8): a_v = A[l mod 32][4 floor(l / 32) + v]; B (8x32): b_v = B[4 floor(l / 32) + v][l mod 32]
 //   C / D (32x32, 16 per lane): d_r = D[8 floor(r / 4) + 4 floor(l / 32) + (r mod 4)][l mod 32]
-// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (gfx940+): lane l holds 8 bytes of A and of B
+// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} (gfx940+) and, on CDNA4 (gfx950, AMD's CDNA4 ISA guide), the
+// f16 / bf16 v_mfma_f32_16x16x32_{f16,bf16}: lane l holds 8 elements of A and of B
 //   A (16x32): a_v = A[l mod 16][8 floor(l / 16) + v],     v = 0..7
 //   B (32x16): b_v = B[8 floor(l / 16) + v][l mod 16];     C / D as for 16x16x16
-// with the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
+// v_mfma_f32_32x32x16_{f16,bf16} (gfx950) and _{fp8,bf8}_{fp8,bf8} (gfx940+): 8 elements a lane,
+//   A (32x16): a_v = A[l mod 32][8 floor(l / 32) + v]; B (16x32): b_v = B[8 floor(l / 32) + v][l mod 32]
+//   C / D as for 32x32x8
+// CDNA3's 8-bit MFMAs read
+// the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
 // infinities, no negative zero, 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the
 // instruction reads). tl.fp8_to_fnuz(&x, n, "e4m3"|"e5m2") re-encodes n OCP bytes in place: -0 -> 0,
-// NaN (and e5m2 infinity) -> 0x80, others unchanged (the same bits are half the value in FNUZ).
+// NaN (and e5m2 infinity) -> 0x80, others unchanged (the same bits are half the value in FNUZ). CDNA4's
+// read the OCP formats (E4M3FN, E5M2) the tensors hold; the IR names those operands e4m3 / e5m2.
 // Products of 16- and 8-bit floats are exact in double; each output is summed in double and rounded
 // once to float32 (the hardware's internal order is unspecified).
 #include <algorithm>
@@ -54,6 +60,17 @@ double DecodeFnuz(uint8_t b, int E, int M) {
   const int bias = 1 << (E - 1), ex = (b >> M) & ((1 << E) - 1), man = b & ((1 << M) - 1);
   double mag = ex == 0 ? std::ldexp(man, 1 - bias - M) : std::ldexp((1 << M) + man, ex - bias - M);
   return (b & 0x80) ? -mag : mag;
+}
+
+// A byte in the OCP 8-bit float formats (OCP 8-bit floating point specification): E4M3 (bias 7, no
+// infinities, S.1111.111 the only NaNs) and E5M2 (bias 15, IEEE-like: exponent 31 is infinity / NaN).
+double DecodeOcp8(uint8_t b, int E, int M) {
+  const int bias = (1 << (E - 1)) - 1, ex = (b >> M) & ((1 << E) - 1), man = b & ((1 << M) - 1);
+  const bool neg = (b & 0x80) != 0;
+  if (E == 4 && ex == 15 && man == 7) return std::nan("");
+  if (E == 5 && ex == 31) return man ? std::nan("") : (neg ? -HUGE_VAL : HUGE_VAL);
+  double mag = ex == 0 ? std::ldexp(man, 1 - bias - M) : std::ldexp((1 << M) + man, ex - bias - M);
+  return neg ? -mag : mag;
 }
 
 }  // namespace
@@ -107,26 +124,49 @@ Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
 
 void Executor::Mfma(const CallNode* c, const Lanes& act) {
   const std::string shape = Str(c, 0), ab = Str(c, 1);
-  int R, KV = 4;  // the output tile is R x R; each lane supplies KV k values of A and of B
-  if (shape == "16x16x16") {
-    R = 16;
-  } else if (shape == "32x32x8") {
-    R = 32;
-  } else if (shape == "16x16x32") {
-    R = 16;
+  int R, KV;  // the output tile is R x R; each lane supplies KV k values of A and of B
+  if (shape == "16x16x16" || shape == "32x32x8") {
+    R = shape == "16x16x16" ? 16 : 32;
+    KV = 4;
+  } else if (shape == "16x16x32" || shape == "32x32x16") {
+    R = shape == "16x16x32" ? 16 : 32;
     KV = 8;
   } else {
-    BadMfma("shape must be 16x16x16, 32x32x8 or 16x16x32, got " + shape);
+    BadMfma("shape must be 16x16x16, 32x32x8, 16x16x32 or 32x32x16, got " + shape);
   }
   const int groups = 64 / R, KD = KV * groups, outs = R * R / 64;
-  const bool eight = KV == 8;
-  if (eight ? ab != "fp8_fp8" && ab != "fp8_bf8" && ab != "bf8_fp8" && ab != "bf8_bf8"
-            : ab != "f16" && ab != "bf16")
-    BadMfma(eight ? "ab_type of 16x16x32 must be fp8_fp8, fp8_bf8, bf8_fp8 or bf8_bf8"
-                  : "ab_type must be f16 or bf16");
+  // 8-bit operands: "fp8" / "bf8" name CDNA3's FNUZ formats, "e4m3" / "e5m2" the OCP ones CDNA4 reads
+  enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52 };
+  auto fmt8 = [&](const std::string& n, Fmt* f) {
+    if (n == "fp8") *f = kFnuz43;
+    else if (n == "bf8") *f = kFnuz52;
+    else if (n == "e4m3") *f = kOcp43;
+    else if (n == "e5m2") *f = kOcp52;
+    else return false;
+    return true;
+  };
+  Fmt fa = kF16, fb = kF16;
+  const size_t us = ab.find('_');
+  const bool eight = us != std::string::npos;
+  if (eight) {
+    if (KV != 8 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
+        ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)))
+      BadMfma("8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ) or of e4m3 / e5m2 (OCP), with 16x16x32 or "
+              "32x32x16; got " + ab + " with " + shape);
+  } else if (ab == "f16" || ab == "bf16") {
+    fa = fb = ab == "f16" ? kF16 : kBF16;
+  } else {
+    BadMfma("ab_type must be f16, bf16 or an 8-bit pair, got " + ab);
+  }
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
-  // fp8 operands: (exponent, mantissa) bits of A's and B's FNUZ format
-  const int ae = ab.rfind("bf8", 0) == 0 ? 5 : 4, be = eight && ab.substr(4) == "bf8" ? 5 : 4;
+  auto decode8 = [](uint8_t b, Fmt f) {
+    switch (f) {
+      case kFnuz43: return DecodeFnuz(b, 4, 3);
+      case kFnuz52: return DecodeFnuz(b, 5, 2);
+      case kOcp43: return DecodeOcp8(b, 4, 3);
+      default: return DecodeOcp8(b, 5, 2);
+    }
+  };
   const BufferLoadNode* ops[3] = {MemOperand(c, 2), MemOperand(c, 3), MemOperand(c, 4)};
   Mem* m[3];
   for (int i = 0; i < 3; ++i) {
@@ -159,8 +199,8 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
         NoteRead(*m[1], t, eb);
         double av, bv;
         if (eight) {
-          av = DecodeFnuz(*static_cast<const uint8_t*>(m[0]->Addr(t, ea)), ae, 7 - ae);
-          bv = DecodeFnuz(*static_cast<const uint8_t*>(m[1]->Addr(t, eb)), be, 7 - be);
+          av = decode8(*static_cast<const uint8_t*>(m[0]->Addr(t, ea)), fa);
+          bv = decode8(*static_cast<const uint8_t*>(m[1]->Addr(t, eb)), fb);
         } else {
           av = LoadScalar(m[0]->Addr(t, ea), abt).f;
           bv = LoadScalar(m[1]->Addr(t, eb), abt).f;

@@ -44,8 +44,14 @@ struct GpuFeatures {
   bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
   bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)
   bool setmaxnreg = false;  // a warp group resizes its register file (setmaxnreg: sm_90a, the Blackwell 'a' targets)
-  bool tcgen05 = false;
-  bool tcgen05_i8 = false;  // tcgen05.mma kind::i8 (sm_100a, sm_110a; not sm_103a)  // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a; not lowered to yet)
+  bool tcgen05 = false;     // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a)
+  bool tcgen05_i8 = false;  // tcgen05.mma kind::i8 (sm_100a, sm_110a; not sm_103a)
+  // AMD matrix cores by generation. `mfma_k8`: the f16 / bf16 MFMAs take 8 k values a lane
+  // (v_mfma_f32_16x16x32 / 32x32x16, CDNA4). `mfma_fp8`: the 8-bit float MFMAs and the format their
+  // bytes are read in: "" none (gfx90a), "fnuz" (E4M3FNUZ / E5M2FNUZ, gfx940-942), "ocp" (E4M3FN /
+  // E5M2, as the tensors hold them: gfx950, which also has the 32x32x16 fp8 shape).
+  bool mfma_k8 = false;
+  std::string mfma_fp8;
   AsyncCopy async_copy = AsyncCopy::kCpAsync;
   SharedSwizzle swizzle = SharedSwizzle::kXor;
 

@@ -18,7 +18,7 @@ namespace {
       ErrorKind::kUnsupported,
       "target '" + spec + "': " + why +
           ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
-          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942], metal, opencl [-mattr=+subgroups|-subgroups], "
+          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942|gfx950], metal, opencl [-mattr=+subgroups|-subgroups], "
           "auto; or {\"kind\": ..., \"arch\": ..., \"features\": [...]}");
 }
 
@@ -112,9 +112,10 @@ Target ParseTarget(const std::string& spec) {
     if (t.arch == "sm_90a") t.features.push_back("wgmma");
   } else if (t.kind == "hip") {
     if (t.arch.empty()) t.arch = "gfx90a";
-    if (t.arch != "gfx90a" && t.arch != "gfx940" && t.arch != "gfx941" && t.arch != "gfx942")
-      Bad(spec, "HIP architecture " + t.arch + " is not known (gfx90a, gfx940, gfx941, gfx942)");
-    t.smem_limit = 64 * 1024;
+    if (t.arch != "gfx90a" && t.arch != "gfx940" && t.arch != "gfx941" && t.arch != "gfx942" &&
+        t.arch != "gfx950")
+      Bad(spec, "HIP architecture " + t.arch + " is not known (gfx90a, gfx940, gfx941, gfx942, gfx950)");
+    t.smem_limit = (t.arch == "gfx950" ? 160 : 64) * 1024;  // CDNA4 has 160 KB of LDS per CU
     t.max_threads = 1024;
     t.max_registers = 512;
     t.warp_size = 64;

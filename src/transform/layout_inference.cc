@@ -371,7 +371,7 @@ class LayoutInferencer : public LayoutRuleContext {
  public:  // the built-in ops' layout rules (registered below)
   bool InferGemm(const GemmNode* g) {
     if (features_.matrix == MatrixUnit::kMfma)
-      return InferGemmMfma(*this, g);  // HIP: src/transform/gpu/mfma_rules.cc
+      return InferGemmMfma(*this, g, features_);  // HIP: src/transform/gpu/mfma_rules.cc
     if (g->C.buffer->scope != Scope::kFragment)
       throw UserError(ErrorKind::kUnsupported,
                       "T.gemm on CUDA needs its accumulator C in a fragment (T.alloc_fragment)", g->span);

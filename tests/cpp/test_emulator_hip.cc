@@ -1,8 +1,9 @@
 // The emulator's AMD MFMA semantics (src/emulator/intrinsics_hip.cc), on hand-worked lanes from the
-// CDNA3 ISA guide's operand layouts and on a whole 16x16x16 product against a double reference. The
+// CDNA3 and CDNA4 ISA guides' operand layouts and on whole products against a double reference. The
 // kernels are written by hand in thread-level IR, independently of the compiler's MFMA layouts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "emulator_test_util.h"
@@ -15,31 +16,41 @@ using namespace emu_test;
 // One-hot A and B: D is zero but for one element, which the ISA layout puts in one lane's register.
 // `al`/`av`: the lane and register holding the A one; `bl`/`bv` the same for B; `dl`/`dv` the lane
 // and register that must read 1 afterwards.
-void OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, int dv) {
-  SCOPED_TRACE(shape);
-  const int outs = shape == "16x16x16" ? 4 : 16;
+// `ab`: the operand type ("f16", "bf16", or an 8-bit pair whose one is the byte `one8`); `kv` the k values
+// a lane supplies (4, or 8 for the 16x16x32 / 32x32x16 shapes). Returns D's one-hot value.
+float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, int dv, const std::string& ab = "f16",
+             int kv = 4, int one8 = 0, int one8_b = -1) {
+  SCOPED_TRACE(shape + " " + ab);
+  const int outs = shape.rfind("16x16", 0) == 0 ? 4 : 16;
+  const bool eight = ab.find('_') != std::string::npos;
+  const DataType t = eight ? DataType::UInt(8) : ab == "bf16" ? kBF16 : kF16;
   Kernel k;
   Buffer O = Global("O", kF32, {Int(64), Int(outs)});
-  Buffer a = Local("a", kF16, 4), b = Local("b", kF16, 4), c = Local("c", kF32, outs);
+  Buffer a = Local("a", t, kv), b = Local("b", t, kv), c = Local("c", kF32, outs);
   Var i = MakeVar("i");
-  auto one_at = [&](int lane, int reg) {
-    return Select(And(Eq(k.tx, Int(lane)), Eq(i, Int(reg))), FloatImm(kF16, 1.0), FloatImm(kF16, 0.0));
+  auto one_at = [&](int lane, int reg, int bits) {
+    Expr one = eight ? IntImm(t, bits) : FloatImm(t, 1.0), zero = eight ? IntImm(t, 0) : FloatImm(t, 0.0);
+    return Select(And(Eq(k.tx, Int(lane)), Eq(i, Int(reg))), one, zero);
   };
   Stmt body = Seq({
-      Unrolled(i, 4, Store(a, one_at(al, av), {i})),
-      Unrolled(i, 4, Store(b, one_at(bl, bv), {i})),
+      Unrolled(i, kv, Store(a, one_at(al, av, one8), {i})),
+      Unrolled(i, kv, Store(b, one_at(bl, bv, one8_b < 0 ? one8 : one8_b), {i})),
       Unrolled(i, outs, Store(c, FloatImm(kF32, 0.0), {i})),
       Void("tl.mfma",
-           {StringImm(shape), StringImm("f16"), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
+           {StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}), Load(c, {Int(0)})}),
       Unrolled(i, outs, Store(O, Load(c, {i}), {k.tx, i})),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 64, {a, b, c}, body);
   std::vector<float> o(64 * outs, -1);
   Result r = emu::Run(f, {o.data()}, {});
   EXPECT_TRUE(r.reports.empty()) << All(r);
-  for (int l = 0; l < 64; ++l)
+  float d = o[dl * outs + dv];
+  // (an infinite or NaN one makes its whole row NaN: 0 * inf)
+  for (int l = 0; l < 64 && std::isfinite(d); ++l)
     for (int q = 0; q < outs; ++q)
-      EXPECT_EQ(o[l * outs + q], (l == dl && q == dv) ? 1.0f : 0.0f) << l << " d" << q;
+      if (l != dl || q != dv) EXPECT_EQ(o[l * outs + q], 0.0f) << l << " d" << q;
+  if (!eight) EXPECT_EQ(d, 1.0f) << "lane " << dl << " d" << dv;
+  return d;
 }
 
 TEST(EmuMfma, HandWorked16x16x16) {
@@ -54,6 +65,38 @@ TEST(EmuMfma, HandWorked32x32x8) {
   // lane 52, a1. B: k 5 -> lane group 1, v 1; col 7: lane 39, b1. D: col 7 = lane % 32; row 20 =
   // 8 * (r / 4) + 4 * (lane / 32) + r % 4 -> lane group 1 (row 4 of block 2), r = 8: lane 39, d8.
   OneHot("32x32x8", 52, 1, 39, 1, 39, 8);
+}
+
+TEST(EmuMfma, HandWorked16x16x32F16) {
+  // CDNA4 v_mfma_f32_16x16x32_f16: 8 k a lane. A[9][21] = 1, B[21][3] = 1, so D[9][3] = 1. A: row 9 =
+  // lane % 16, k 21 = 8 * (lane / 16) + v -> group 2, v 5: lane 41, a5. B: k 21 -> group 2, v 5; col 3:
+  // lane 35, b5. D as for 16x16x16: row 9 -> group 2, v 1; col 3: lane 35, d1.
+  OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "f16", 8);
+  OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "bf16", 8);
+}
+
+TEST(EmuMfma, HandWorked32x32x16F16) {
+  // v_mfma_f32_32x32x16_{f16,bf16}: A[20][13] = 1, B[13][7] = 1, so D[20][7] = 1. A: row 20, k 13 =
+  // 8 * (lane / 32) + v -> group 1, v 5: lane 52, a5. B: k 13 -> group 1, v 5; col 7: lane 39, b5. D as for
+  // 32x32x8: lane 39, d8.
+  OneHot("32x32x16", 52, 5, 39, 5, 39, 8, "f16", 8);
+  OneHot("32x32x16", 52, 5, 39, 5, 39, 8, "bf16", 8);
+}
+
+TEST(EmuMfma, EightBitFormatsFnuzOnCdna3OcpOnCdna4) {
+  // The byte 0x38 is 1.0 in OCP E4M3 (exponent 7, bias 7) and 0.5 in E4M3FNUZ (bias 8); 0x3C is 1.0 in
+  // OCP E5M2 (bias 15) and 0.5 in E5M2FNUZ (bias 16). Same lanes as HandWorked16x16x32F16.
+  EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "e4m3_e4m3", 8, 0x38), 1.0f);
+  EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "fp8_fp8", 8, 0x38), 0.25f);
+  EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "e4m3_e5m2", 8, 0x38, 0x3C), 1.0f);
+  EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "fp8_bf8", 8, 0x38, 0x3C), 0.25f);
+  // 0x7E: 448, OCP E4M3's largest (S.1111.110); 0x7B: 57344, E5M2's largest (S.11110.11); 0xFC is -inf in
+  // E5M2, and 0x7F is NaN in OCP E4M3 but 240 in E4M3FNUZ.
+  EXPECT_EQ(OneHot("32x32x16", 52, 5, 39, 5, 39, 8, "e4m3_e4m3", 8, 0x7E, 0x38), 448.0f);
+  EXPECT_EQ(OneHot("32x32x16", 52, 5, 39, 5, 39, 8, "e5m2_e5m2", 8, 0x7B, 0x3C), 57344.0f);
+  EXPECT_EQ(OneHot("32x32x16", 52, 5, 39, 5, 39, 8, "e5m2_e4m3", 8, 0xFC, 0x38), -INFINITY);
+  EXPECT_TRUE(std::isnan(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "e4m3_e4m3", 8, 0x7F, 0x38)));
+  EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "fp8_fp8", 8, 0x7F, 0x40), 240.0f);  // 0x40 = 1.0 FNUZ
 }
 
 // A whole 16x16x16 product: every lane loads its operands from global memory with the ISA's

@@ -1,4 +1,4 @@
-// TileLang-C++ device header for HIP on AMD CDNA (gfx90a, gfx940): what the generated kernels
+// TileLang-C++ device header for HIP on AMD CDNA (gfx90a, gfx940-942, gfx950): what the generated kernels
 // call, built on clang's AMDGPU builtins only. The generated source is compiled with -nogpuinc
 // (no hip_runtime.h: it alone is ~1.7 MB of preprocessed text), so this header declares the few
 // things it needs itself.
@@ -152,7 +152,9 @@ TL_DEV float max_(float a, float b) { return __builtin_fmaxf(a, b); }
 TL_DEV float fmod_(float a, float b) { return __builtin_fmodf(a, b); }
 TL_DEV double fmod_(double a, double b) { return __builtin_fmod(a, b); }
 
-// ---- math: the OCML device library (linked by hipcc from rocm-device-libs) -------------------
+// ---- math ------------------------------------------------------------------------------------
+#ifndef TL_HIP_NO_DEVICE_LIBS
+// The OCML device library (linked by hipcc from rocm-device-libs, by hand for gfx942).
 extern "C" {
 #define TL_OCML(name)                          \
   __device__ float __ocml_##name##_f32(float); \
@@ -189,13 +191,46 @@ TL_UNARY(erf, erf)
 TL_UNARY(round, rint)  // half to even, like the CPU backend and NumPy
 TL_UNARY(trunc, trunc)
 #undef TL_UNARY
+TL_DEV float pow(float a, float b) { return __ocml_pow_f32(a, b); }
+TL_DEV double pow(double a, double b) { return __ocml_pow_f64(a, b); }
+#else
+// No device libraries (gfx950, built by ziglang's clang): the backend's own lowerings and math.h.
+}  // namespace tl
+#include "math.h"
+namespace tl {
+#define TL_UNARY(name, f32, f64)                                 \
+  TL_DEV float name(float x) { return f32(x); }                  \
+  TL_DEV double name(double x) { return f64(x); }                \
+  TL_DEV float name(half_t x) { return f32(float(x)); }          \
+  TL_DEV float name(bfloat16_t x) { return f32(float(x)); }
+TL_UNARY(exp, __builtin_expf, hipmath::exp_f64)
+TL_UNARY(exp2, __builtin_exp2f, hipmath::exp2_f64)
+TL_UNARY(log, __builtin_logf, hipmath::log_f64)
+TL_UNARY(log2, __builtin_log2f, hipmath::log2_f64)
+TL_UNARY(log10, __builtin_log10f, hipmath::log10_f64)
+TL_UNARY(sqrt, __builtin_sqrtf, __builtin_sqrt)
+TL_UNARY(abs, __builtin_fabsf, __builtin_fabs)
+TL_UNARY(tanh, hipmath::tanh_f32, hipmath::tanh_f64)
+TL_UNARY(sin, hipmath::sin_f32, hipmath::sin_f64)
+TL_UNARY(cos, hipmath::cos_f32, hipmath::cos_f64)
+TL_UNARY(floor, __builtin_floorf, __builtin_floor)
+TL_UNARY(ceil, __builtin_ceilf, __builtin_ceil)
+TL_UNARY(erf, hipmath::erf_f32, hipmath::erf_f64)
+TL_UNARY(round, __builtin_rintf, __builtin_rint)  // half to even, like the CPU backend and NumPy
+TL_UNARY(trunc, __builtin_truncf, __builtin_trunc)
+#undef TL_UNARY
+TL_DEV float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+TL_DEV double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+TL_DEV float rsqrt(half_t x) { return rsqrt(float(x)); }
+TL_DEV float rsqrt(bfloat16_t x) { return rsqrt(float(x)); }
+TL_DEV float pow(float a, float b) { return hipmath::pow_f32(a, b); }
+TL_DEV double pow(double a, double b) { return hipmath::pow_f64(a, b); }
+#endif
 TL_DEV float sigmoid(float x) { return 1.f / (1.f + exp(-x)); }
 TL_DEV double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 TL_DEV float sigmoid(half_t x) { return sigmoid(float(x)); }
 TL_DEV float sigmoid(bfloat16_t x) { return sigmoid(float(x)); }
 TL_DEV int abs(int x) { return x < 0 ? -x : x; }
-TL_DEV float pow(float a, float b) { return __ocml_pow_f32(a, b); }
-TL_DEV double pow(double a, double b) { return __ocml_pow_f64(a, b); }
 TL_DEV float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 TL_DEV double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 
@@ -249,6 +284,41 @@ TL_MFMA_FP8(fp8_bf8, fp8_bf8)
 TL_MFMA_FP8(bf8_fp8, bf8_fp8)
 TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 #undef TL_MFMA_FP8
+#endif
+
+#if defined(__gfx950__)
+// CDNA4: the f16 / bf16 MFMAs with 8 k a lane (c += a (8 elements) * b (8 elements)), and the fp8 ones
+// reading the OCP formats the tensors hold (E4M3FN as "fp8", E5M2 as "bf8"; named e4m3 / e5m2 here).
+typedef _Float16 f16x8 __attribute__((ext_vector_type(8)));
+typedef __bf16 bf16x8 __attribute__((ext_vector_type(8)));
+#define TL_MFMA_K8(SHAPE, ACC, ab, VEC)                                                                  \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                                \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                            \
+    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##ab(*reinterpret_cast<const VEC*>(a),                       \
+                                                 *reinterpret_cast<const VEC*>(b), acc, 0, 0, 0);         \
+    *reinterpret_cast<ACC*>(c) = acc;                                                                      \
+  }
+TL_MFMA_K8(16x16x32, f32x4, f16, f16x8)
+TL_MFMA_K8(16x16x32, f32x4, bf16, bf16x8)
+TL_MFMA_K8(32x32x16, f32x16, f16, f16x8)
+TL_MFMA_K8(32x32x16, f32x16, bf16, bf16x8)
+#undef TL_MFMA_K8
+#define TL_MFMA_OCP(SHAPE, ACC, ab, AB)                                                                \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                              \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                          \
+    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##AB(*reinterpret_cast<const long*>(a),                    \
+                                                 *reinterpret_cast<const long*>(b), acc, 0, 0, 0);      \
+    *reinterpret_cast<ACC*>(c) = acc;                                                                    \
+  }
+#define TL_MFMA_OCP_SHAPES(ab, AB)               \
+  TL_MFMA_OCP(16x16x32, f32x4, ab, AB)          \
+  TL_MFMA_OCP(32x32x16, f32x16, ab, AB)
+TL_MFMA_OCP_SHAPES(e4m3_e4m3, fp8_fp8)
+TL_MFMA_OCP_SHAPES(e4m3_e5m2, fp8_bf8)
+TL_MFMA_OCP_SHAPES(e5m2_e4m3, bf8_fp8)
+TL_MFMA_OCP_SHAPES(e5m2_e5m2, bf8_bf8)
+#undef TL_MFMA_OCP_SHAPES
+#undef TL_MFMA_OCP
 #endif
 
 // ---- cross-lane ---------------------------------------------------------------------------------

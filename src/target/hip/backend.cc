@@ -18,7 +18,7 @@ using namespace cache_util;
 void Report(const hip::CompileResult& c, CompileInfo* info) {
   info->resources = hip::ParseResources(c.assembly);
   info->resources["shared_bytes"] = info->smem_bytes;
-  info->compiler = "hipcc: " + c.compiler;
+  info->compiler = (c.compiler.rfind("zig ", 0) == 0 ? "" : "hipcc: ") + c.compiler;
   info->build_log = c.log;
 }
 
@@ -33,15 +33,16 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
                         "hip_runtime.h, so there is no device printf); compile it with "
                         "execution_backend=\"emulator\", which prints per lane",
                     k.func->span);
-  std::string header, fp8;
+  std::string header, fp8, math;
   ReadFile(bo.include_dir + "/tl_device/hip/common.h", &header);
   ReadFile(bo.include_dir + "/tl_device/hip/fp8.h", &fp8);  // included by common.h
-  header += fp8;
+  ReadFile(bo.include_dir + "/tl_device/hip/math.h", &math);
+  header += fp8 + math;
   CompileOptions co;
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
   const CacheEntry entry(co, "hip",
-                         HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::HipccVersion() +
+                         HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::ToolchainVersion(k.target.arch) +
                                  "\n--flags " + hip::CompileFlags() + "\n--header\n" + header));
   Artifact a;
   a.format = "hsaco";

@@ -138,7 +138,82 @@ std::string HipccVersion() {
   return v;
 }
 
+bool NeedsZig(const std::string& arch) { return arch == "gfx950"; }
+
+std::string ZigPath() {
+  if (const char* e = std::getenv("TL_ZIG"); e && *e) return IsExecutable(e) ? e : "";
+  return FindOnPath("zig");
+}
+
+std::string ToolchainVersion(const std::string& arch) {
+  if (!NeedsZig(arch)) return HipccVersion();
+  static std::once_flag once;
+  static std::string v;
+  std::call_once(once, [] {
+    std::string zig = ZigPath();
+    if (zig.empty()) return;
+    std::string out;
+    RunCommand({zig, "clang", "--version"}, &out);
+    v = "zig " + zig + ": " + out.substr(0, out.find('\n'));
+  });
+  return v;
+}
+
+namespace {
+
+// gfx950 through ziglang's clang (LLVM 22, from PyPI): HIP device code to assembly (-S; the driver's
+// one-step path cannot link an AMDGPU object), assembled by the same clang, linked by its ld.lld into the
+// code object. There are no ROCm device libraries for it: the header's own math (TL_HIP_NO_DEVICE_LIBS,
+// include/tl_device/hip/math.h), and --no-undefined turns any call the backend could not lower into an
+// error here rather than a code object that fails to load.
+CompileResult CompileWithZig(const std::string& source, const std::string& arch, const std::string& include_dir) {
+  std::string zig = ZigPath();
+  if (zig.empty())
+    throw UserError(ErrorKind::kUnsupported,
+                    "target 'hip -arch=" + arch +
+                        "': building for it needs clang 22 with the AMDGPU target, which the PyPI package "
+                        "'ziglang' provides (`pip install ziglang`; scripts/setup.sh installs it), found "
+                        "through $TL_ZIG or `zig` on PATH; without it the kernel can still be generated and "
+                        "run in the emulator (execution_backend=\"emulator\")");
+  CompileResult r;
+  std::string work = TempDir() + "/tl-hip-" + cache_util::UniqueSuffix();
+  cache_util::MakeDirs(work);
+  cache_util::WriteFile(work + "/kernel.hip", source);
+  std::vector<std::string> compile = {zig, "clang", "-x", "hip"};
+  for (const std::string& f : SplitWords(kCommonFlags))
+    if (f != "-save-temps" && f != "--no-gpu-bundle-output") compile.push_back(f);
+  for (const std::string& f : std::vector<std::string>{"--no-gpu-bundle-output", "-nogpulib", "-DTL_HIP_NO_DEVICE_LIBS",
+                               "--offload-arch=" + arch, "-I" + include_dir, "-S", "kernel.hip", "-o", "kernel.s"})
+    compile.push_back(f);
+  const std::vector<std::vector<std::string>> steps = {
+      compile,
+      {zig, "clang", "-target", "amdgcn-amd-amdhsa", "-mcpu=" + arch, "-c", "kernel.s", "-o", "kernel.o"},
+      {zig, "ld.lld", "-shared", "--no-undefined", "kernel.o", "-o", "kernel.co"}};
+  bool ok = true;
+  std::string cmd;
+  for (const auto& argv : steps) {
+    cmd = "cd " + CommandLine({work}) + " && " + CommandLine(argv);
+    std::string log;
+    ok = RunCommand(argv, &log, work) == 0;
+    r.log += log;
+    if (!ok) break;
+  }
+  ok = ok && cache_util::ReadFile(work + "/kernel.co", &r.code_object) &&
+       cache_util::ReadFile(work + "/kernel.s", &r.assembly);
+  for (const char* f : {"kernel.hip", "kernel.s", "kernel.o", "kernel.co"}) std::remove((work + "/" + f).c_str());
+  rmdir(work.c_str());
+  if (!ok)
+    throw UserError(ErrorKind::kCompile, "ziglang's clang failed on the generated HIP source for " + arch +
+                                             " (a TileLang-C++ bug if the program was accepted):\n" + cmd + "\n" +
+                                             r.log.substr(0, 4000));
+  r.compiler = ToolchainVersion(arch) + "; no device libraries (the header's own math)";
+  return r;
+}
+
+}  // namespace
+
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir) {
+  if (NeedsZig(arch)) return CompileWithZig(source, arch, include_dir);
   std::string hipcc = HipccPath(), clang = HipClangPath();
   if (hipcc.empty() && clang.empty())
     throw UserError(
@@ -208,7 +283,9 @@ std::map<std::string, int64_t> ParseResources(const std::string& s) {
   r["vgprs"] = After(s, "; NumVgprs:");
   r["agprs"] = After(s, "; NumAgprs:");
   r["total_vgprs"] = After(s, "; TotalNumVgprs:");
-  r["sgprs"] = After(s, "; NumSgprs:");
+  bool found = false;
+  r["sgprs"] = After(s, "; NumSgprs:", &found);
+  if (!found) r["sgprs"] = After(s, "; TotalNumSgprs:");  // LLVM 22 prints only the total
   r["lds_bytes"] = After(s, ".amdhsa_group_segment_fixed_size");
   r["scratch_bytes"] = After(s, ".amdhsa_private_segment_fixed_size");
   r["occupancy"] = After(s, "; Occupancy:");

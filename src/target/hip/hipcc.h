@@ -26,9 +26,15 @@ std::string HipClangPath();
 std::string CompileFlags();
 /// The toolchain's version lines, hipcc's and the fallback clang's (memoised; part of the cache key).
 std::string HipccVersion();
+/// Whether `arch` is built with ziglang's clang (gfx950: no Debian clang or device library knows it).
+bool NeedsZig(const std::string& arch);
+/// The zig executable ($TL_ZIG, set by the Python package from the installed `ziglang`, else `zig` on PATH).
+std::string ZigPath();
+/// The version lines of the toolchain that builds `arch` (part of the cache key).
+std::string ToolchainVersion(const std::string& arch);
 /// Compiles `source` for `arch` with `include_dir` on the include path: with hipcc, or, for an arch
 /// hipcc does not know (gfx942 with ROCm 5.2), with the fallback clang and the ROCm device libraries
-/// linked explicitly. Throws a UserError (kUnsupported) when no toolchain can build for the arch, and
+/// linked explicitly; for gfx950 with ziglang's clang and no device libraries. Throws a UserError (kUnsupported) when no toolchain can build for the arch, and
 /// (kCompile) with the log when the compilation fails.
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir);
 

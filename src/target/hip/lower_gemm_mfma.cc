@@ -1,5 +1,6 @@
-// LowerTileOpsGPU on HIP (registered for the "hip" kind): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k} (and
-// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+) over the wave
+// LowerTileOpsGPU on HIP (registered for the "hip" kind): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}, on
+// CDNA4 v_mfma_f32_{16x16x32,32x32x16}_{f16,bf16} (and v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+, with
+// 32x32x16 on gfx950) over the wave
 // grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
 // accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
 // group, then across waves through LDS).
@@ -44,36 +45,44 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
   };
   const bool fp8 = is_fp8(at) || is_fp8(bt);
-  // R x R tiles: 16x16x16 (four lane groups of 16 each supply 4 k), 32x32x8 (two groups of 32), or
-  // for 8-bit floats 16x16x32 (four groups of 16 each supply 8 k).
-  const int64_t G = 64 / R, kv = fp8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
-  const std::string shape = fp8 ? "16x16x32" : R == 16 ? "16x16x16" : "32x32x8";
+  const GpuFeatures& ft = L.ctx_.features;
+  const bool ocp = ft.mfma_fp8 == "ocp", k8 = ft.mfma_k8;
+  // R x R tiles; each of the 64 / R lane groups supplies kv consecutive k: 16x16x16 / 32x32x8 (f16 / bf16,
+  // kv = 4), their CDNA4 doubles 16x16x32 / 32x32x16 (kv = 8), and for 8-bit floats 16x16x32 (and on CDNA4
+  // 32x32x16), kv = 8.
+  const int64_t G = 64 / R, kv = fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
+  const std::string shape = R == 16 ? (kv == 8 ? "16x16x32" : "16x16x16") : (kv == 8 ? "32x32x16" : "32x32x8");
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
-  const std::string& arch = L.ctx_.features.arch;
-  const bool gfx94 = arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
-  if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || !gfx94))
+  const std::string& arch = ft.arch;
+  if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || ft.mfma_fp8.empty()))
     throw UserError(
         ErrorKind::kUnsupported,
         "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
-        "float8_e5m2 A and B with a float32 accumulator on gfx940 / gfx941 / gfx942; got A " +
+        "float8_e5m2 A and B with a float32 accumulator on gfx940 / gfx941 / gfx942 / gfx950; got A " +
             at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
-            (gfx94 ? "" : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
+            (!ft.mfma_fp8.empty() ? "" : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
         sp);
+  const std::string iname = k8 ? (f16 ? "_f16" : "_bf16") : (f16 ? "f16" : "bf16_1k");
   if (!fp8 && ((!f16 && !b16) || ct != DataType::Float(32)))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + "f16 / bf16_1k on " + arch +
-                        ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
+                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + (k8 ? "_f16 / _bf16" : "f16 / bf16_1k") + " on " +
+                        arch + ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
                         ", B " + bt.str() + ", C " + ct.str() +
                         " (cast the operands, e.g. with T.copy into a float16 tile; 8-bit floats on gfx940+)",
                     sp);
-  TL_ICHECK(!fp8 || R == 16, "T.gemm on HIP: 8-bit operands need the 16x16 MFMA accumulator layout");
-  // fp8 / bf8 name the FNUZ formats gfx940 computes in (E4M3FNUZ, E5M2FNUZ). The OCP operands are
-  // re-encoded per k step (tl.fp8_to_fnuz: the same bits mean half the value, include/tl_device/hip/
+  TL_ICHECK(!fp8 || ocp || R == 16, "T.gemm on HIP: 8-bit FNUZ operands need the 16x16 MFMA accumulator layout");
+  // On CDNA3 fp8 / bf8 name the FNUZ formats the MFMAs compute in (E4M3FNUZ, E5M2FNUZ). The OCP operands
+  // are re-encoded per k step (tl.fp8_to_fnuz: the same bits mean half the value, include/tl_device/hip/
   // fp8.h) and the MFMAs run on C / 4: every product and sum is as exact as in the OCP values
-  // (power-of-two scaling is exact for float32 values above 2^-124).
-  auto fnuz = [](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
-  const std::string abname = fp8 ? fnuz(at) + "_" + fnuz(bt) : f16 ? "f16" : "bf16";
+  // (power-of-two scaling is exact for float32 values above 2^-124). CDNA4 reads the OCP formats the
+  // tensors hold: the operands go in as they are, named e4m3 / e5m2 in the IR.
+  auto f8name = [&](DataType t) {
+    bool e5 = t.code() == DataType::Code::kFloat8E5M2;
+    return std::string(ocp ? (e5 ? "e5m2" : "e4m3") : (e5 ? "bf8" : "fp8"));
+  };
+  const bool recode = fp8 && !ocp;
+  const std::string abname = fp8 ? f8name(at) + "_" + f8name(bt) : f16 ? "f16" : "bf16";
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
   const int64_t K = gt.K;
@@ -83,7 +92,8 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                         "); K = " + std::to_string(K),
                     sp);
   // TileLang's k_pack (an MFMA option): 2 asks for the packed operand reads below, which this lowering
-  // also chooses by itself whenever K allows (the order of an MFMA's k is free).
+  // also chooses by itself whenever K allows and a lane's k values of one MFMA are under 16 bytes (the
+  // order of an MFMA's k is free).
   if (g->k_pack != 1 && g->k_pack != 2)
     throw UserError(ErrorKind::kUnsupported,
                     "T.gemm on HIP takes k_pack=1 or k_pack=2; got k_pack=" + std::to_string(g->k_pack), sp);
@@ -94,13 +104,16 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                     sp);
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
+  const bool wide = kv * at.bytes() >= 16;  // one MFMA's k values of a lane are a 16-byte read already
+  const int64_t pack = g->k_pack == 2 || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
+  auto fp8_iname = [&](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape +
-      (fp8   ? "_" + abname
-       : f16 ? "f16"
-             : "bf16_1k") +
-      (fp8 ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)" : "") +
-      (K % (2 * kmfma) == 0 ? " (k-packed: 16-byte operand reads)" : "") + ", waves " + std::to_string(wm) +
+      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (fp8 ? "_" + fp8_iname(bt) + "_" + fp8_iname(at) : iname) +
+      (recode ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
+       : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
+              : "") +
+      (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
+      ", waves " + std::to_string(wm) +
       "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" +
       std::to_string(mt) + "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
       (a_reg ? "; A in registers, staged through LDS" : "") +
@@ -202,7 +215,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
   // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
   // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
-  const int64_t pack = K % (2 * kmfma) == 0 ? 2 : 1, kstep = kmfma * pack, per = kv * pack;
+  const int64_t kstep = kmfma * pack, per = kv * pack;
   Buffer afrag = L.Scratch("A_frag", at, mt * per, Scope::kLocal);
   Buffer bfrag = L.Scratch("B_frag", bt, nt * per, Scope::kLocal);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
@@ -234,11 +247,20 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
             sp));
       }
       body = Seq(halves, sp);
-    } else if (contiguous && (bytes == 8 || bytes == 16))
+    } else if (contiguous && (bytes == 8 || bytes == 16)) {
       body = Call0(
           "tl.vector_load",
           {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
           sp);
+    } else if (contiguous && bytes == 32) {  // k-packed CDNA4 f16 / bf16: two 16-byte reads
+      std::vector<Stmt> two;
+      for (int64_t h = 0; h < 2; ++h)
+        two.push_back(Call0("tl.vector_load",
+                            {Load(frag, {Simplify(Expr(t) * C(per) + C(h * per / 2))}),
+                             Substitute(x, {{v.get(), C(h * per / 2)}}), C(per / 2), Bool(true)},
+                            sp));
+      body = Seq(two, sp);
+    }
     else
       body = For(v, C(0), C(per), ForKind::kUnrolled,
                  Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp), {}, sp);
@@ -246,13 +268,17 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   };
   std::vector<Stmt> step;
   const int64_t abytes = per * at.bytes(), bbytes = per * bt.bytes();
+  // (a 32-byte read is two whole chunks, except from a half-swapped staged tile: element by element there)
+  auto hs = [&](const Region& r, const Buffer& staged, bool k_rows, int64_t bytes) {
+    return bytes == 32 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
+  };
   step.push_back(
-      operand(afrag, i, mt, a, !g->trans_A,
+      operand(afrag, i, mt, a, !g->trans_A && !hs(g->A, as, g->trans_A, abytes),
               g->trans_A ? std::pair<Expr, Expr>{} : swapped_chunk(g->A, ad, as, false, m_of, k_of, abytes)));
   step.push_back(
-      operand(bfrag, j, nt, b, g->trans_B,
+      operand(bfrag, j, nt, b, g->trans_B && !hs(g->B, bs, !g->trans_B, bbytes),
               g->trans_B ? swapped_chunk(g->B, bd, bs, false, n_of, k_of, bbytes) : std::pair<Expr, Expr>{}));
-  if (fp8) {  // each lane's operand bytes, OCP -> FNUZ in place
+  if (recode) {  // each lane's operand bytes, OCP -> FNUZ in place
     auto recode = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
       return For(t, C(0), C(tiles), ForKind::kUnrolled,
                  Call0("tl.fp8_to_fnuz",
@@ -266,7 +292,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   }
   // The transposed tile, D = B^T A^T: B's registers are the instruction's A operand (lane l: B[k][l % R] is
   // B^T[l % R][k]) and A's its B operand; lane l then holds C[l % R][4 (l / R) + v], columns in a row.
-  const std::string swapped = fp8 ? fnuz(bt) + "_" + fnuz(at) : abname;
+  const std::string swapped = fp8 ? f8name(bt) + "_" + f8name(at) : abname;
   Stmt mfma = Call0(
       "tl.mfma",
       {StringImm(shape), StringImm(swapped), Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
@@ -283,9 +309,9 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     return For(s, C(0), C(CF.locals), ForKind::kUnrolled,
                Store(cl, Binary(BinaryOp::kMul, Load(cl, {s}), FloatImm(ct, f)), {s}, sp), {}, sp);
   };
-  if (fp8 && !g->clear_accum) out.push_back(scale(0.25));
+  if (recode && !g->clear_accum) out.push_back(scale(0.25));
   out.push_back(For(kk, C(0), C(K / kstep), ForKind::kUnrolled, Seq(step, sp), {}, sp));
-  if (fp8) out.push_back(scale(4.0));
+  if (recode) out.push_back(scale(4.0));
   return Seq(out, sp);
 }
 

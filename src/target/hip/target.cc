@@ -16,6 +16,8 @@ GpuFeatures HipFeatures(const Target& t) {
   f.vector_shared_loads = true;   // ds_read_b128
   f.vector_shared_stores = true;  // ds_write_b128
   f.int_to_global_pointer = true;
+  f.mfma_k8 = t.arch == "gfx950";
+  f.mfma_fp8 = t.arch == "gfx950" ? "ocp" : t.arch == "gfx90a" ? "" : "fnuz";
   f.smem_limit = t.smem_limit;
   f.max_threads = t.max_threads;
   return f;

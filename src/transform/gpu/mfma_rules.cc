@@ -9,7 +9,7 @@ namespace tl {
 
 using namespace gpu_pass;
 
-bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
+bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g, const GpuFeatures& features) {
   if (g->C.buffer->scope != Scope::kFragment)
     throw UserError(ErrorKind::kUnsupported,
                     "T.gemm on HIP needs its accumulator C in a fragment (T.alloc_fragment)", g->span);
@@ -30,12 +30,13 @@ bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g) {
   } catch (const UserError& e) {
     throw UserError(ErrorKind::kLayout, e.raw_message(), g->span);
   }
-  // 32x32x8 tiles where each wave's share allows them (half the operand reads per product of
-  // 16x16x16), else 16x16x16; 8-bit floats always take 16x16x32 (the fp8 MFMA lowered here).
+  // 32x32 tiles where each wave's share allows them (half the operand reads per product of the 16x16
+  // shapes), else 16x16; 8-bit floats take 16x16x32 where the FNUZ formats are read (CDNA3 lowers only
+  // that shape here), either shape on CDNA4 (32x32x16 fp8).
   auto fp8 = [](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
   };
-  bool r16 = fp8(g->A.buffer->dtype) || fp8(g->B.buffer->dtype);
+  bool r16 = (fp8(g->A.buffer->dtype) || fp8(g->B.buffer->dtype)) && features.mfma_fp8 != "ocp";
   int64_t R = !r16 && (M / grid.first) % 32 == 0 && (N / grid.second) % 32 == 0 ? 32 : 16;
   return c.Assign(g->C.buffer, MfmaAccumulator(M, N, grid.first, grid.second, R), "T.gemm accumulator (MFMA)",
                   g->span);

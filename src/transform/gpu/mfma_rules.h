@@ -1,8 +1,9 @@
 // The HIP (MFMA) side of the shared GPU passes: the layout rule of T.gemm on MFMA (called by
 // LayoutInference when the target has `mfma`). The lowering side (T.gemm on v_mfma, reductions of
-// mfma_C accumulators) is in lower_gemm_mfma.cc / lower_reduce_mfma.cc as GpuTileLowerer members.
+// mfma_C accumulators) is HIP's own, in src/target/hip/lower_gemm_mfma.cc.
 #pragma once
 #include "layout/mfma_fragment.h"
+#include "target/gpu_features.h"
 #include "transform/layout_rules.h"
 
 namespace tl {
@@ -11,6 +12,6 @@ namespace tl {
 /// fragment) keep whatever layout their producer gives them: the MFMA lowering stages them through
 /// LDS (the MFMA A layout is the transpose of the accumulator's, so an accumulator cannot be fed
 /// back as an operand in place).
-bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g);
+bool InferGemmMfma(LayoutRuleContext& c, const GemmNode* g, const GpuFeatures& features);
 
 }  // namespace tl
