@@ -14,7 +14,7 @@ out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 TARGETS = ["cuda -arch=sm_80", "cuda -arch=sm_86", "cuda -arch=sm_89", "cuda -arch=sm_90", "cuda -arch=sm_90a",
            "cuda -arch=sm_100a", "cuda -arch=sm_120a",
-           "hip -arch=gfx90a", "hip -arch=gfx942", "metal", "opencl", "opencl -mattr=+subgroups",
+           "hip -arch=gfx90a", "hip -arch=gfx942", "hip -arch=gfx950", "metal", "opencl", "opencl -mattr=+subgroups",
            "cpu -mcpu=x86-64-v3", "cpu -mcpu=x86-64-v4", "cpu -mcpu=sapphirerapids"]
 CFGS = {"": {}, "notma": {"tl.disable_tma_lower": "1"}, "nowgmma": {"tl.disable_wgmma": "1"},
         "nows": {"tl.disable_warp_specialized": "1"}, "noasync": {"tl.disable_async_copy": "1"}}
