@@ -16,6 +16,11 @@
 // v_mfma_f32_32x32x16_{f16,bf16} (gfx950) and _{fp8,bf8}_{fp8,bf8} (gfx940+): 8 elements a lane,
 //   A (32x16): a_v = A[l mod 32][8 floor(l / 32) + v]; B (16x32): b_v = B[8 floor(l / 32) + v][l mod 32]
 //   C / D as for 32x32x8
+// CDNA4's f8f6f4 family, v_mfma_f32_16x16x128_f8f6f4 / 32x32x64_f8f6f4 (here unscaled, 8-bit OCP operands):
+// lane l holds 32 values of A and of B (8 VGPRs), lane group g = floor(l / R) the g-th 32-value block of
+// the K dimension: a lane's value v of A (row l mod R) multiplies the same lane group's value v of B (column
+// l mod R); C / D as for the 16x16 / 32x32 shapes above. (Which k a (g, v) pair is called does not change an
+// unscaled product; the block-per-lane-group pairing is what block scaling rests on: one scale a lane.)
 // CDNA3's 8-bit MFMAs read
 // the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
 // infinities, no negative zero, 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the
@@ -131,8 +136,11 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   } else if (shape == "16x16x32" || shape == "32x32x16") {
     R = shape == "16x16x32" ? 16 : 32;
     KV = 8;
+  } else if (shape == "16x16x128" || shape == "32x32x64") {
+    R = shape == "16x16x128" ? 16 : 32;
+    KV = 32;
   } else {
-    BadMfma("shape must be 16x16x16, 32x32x8, 16x16x32 or 32x32x16, got " + shape);
+    BadMfma("shape must be 16x16x16, 32x32x8, 16x16x32, 32x32x16, 16x16x128 or 32x32x64, got " + shape);
   }
   const int groups = 64 / R, KD = KV * groups, outs = R * R / 64;
   // 8-bit operands: "fp8" / "bf8" name CDNA3's FNUZ formats, "e4m3" / "e5m2" the OCP ones CDNA4 reads
@@ -149,11 +157,12 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   const size_t us = ab.find('_');
   const bool eight = us != std::string::npos;
   if (eight) {
-    if (KV != 8 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
-        ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)))
-      BadMfma("8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ) or of e4m3 / e5m2 (OCP), with 16x16x32 or "
-              "32x32x16; got " + ab + " with " + shape);
-  } else if (ab == "f16" || ab == "bf16") {
+    if (KV == 4 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
+        ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)) ||
+        (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)))
+      BadMfma("8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ, 16x16x32 / 32x32x16) or of e4m3 / e5m2 (OCP, "
+              "also 16x16x128 / 32x32x64); got " + ab + " with " + shape);
+  } else if ((ab == "f16" || ab == "bf16") && KV != 32) {
     fa = fb = ab == "f16" ? kF16 : kBF16;
   } else {
     BadMfma("ab_type must be f16, bf16 or an 8-bit pair, got " + ab);

@@ -99,6 +99,25 @@ TEST(EmuMfma, EightBitFormatsFnuzOnCdna3OcpOnCdna4) {
   EXPECT_EQ(OneHot("16x16x32", 41, 5, 35, 5, 35, 1, "fp8_fp8", 8, 0x7F, 0x40), 240.0f);  // 0x40 = 1.0 FNUZ
 }
 
+TEST(EmuMfma, HandWorkedF8F6F4PairsLaneGroupBlocks) {
+  // CDNA4's v_mfma_f32_32x32x64_f8f6f4 / 16x16x128_f8f6f4: 32 values a lane, lane group g = lane / R holding the
+  // g-th 32-value block of K; A's value v of a lane meets B's value v of the same lane group.
+  // 32x32x64: A[20][37] = 1 (block 1, value 5: lane 32 + 20 = 52, a5), B[37][7] = 1 (lane 32 + 7 = 39, b5):
+  // D[20][7], lane 39 d8 as for 32x32x8.
+  EXPECT_EQ(OneHot("32x32x64", 52, 5, 39, 5, 39, 8, "e4m3_e4m3", 32, 0x38), 1.0f);
+  // 16x16x128: A[9][85] = 1 (block 2, value 21: lane 32 + 9 = 41), B[85][3] = 1 (lane 32 + 3 = 35): D[9][3], lane
+  // 35 d1; E5M2 operands (0x3C is 1.0).
+  EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e5m2_e5m2", 32, 0x3C), 1.0f);
+  EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e4m3_e5m2", 32, 0x40, 0x3C), 2.0f);  // 0x40: 2.0 in E4M3
+}
+
+TEST(EmuMfma, F8F6F4ValuesOfOtherPositionsDoNotMeet) {
+  // A's one at value 5 of lane group 1 and B's at value 6 of lane group 1 (k 37 and k 38): D stays 0 everywhere;
+  // and lane group 0 of B (k 5) does not meet lane group 1 of A.
+  EXPECT_EQ(OneHot("32x32x64", 52, 5, 39, 6, 39, 8, "e4m3_e4m3", 32, 0x38), 0.0f);
+  EXPECT_EQ(OneHot("32x32x64", 52, 5, 7, 5, 7, 0, "e4m3_e4m3", 32, 0x38), 0.0f);
+}
+
 // A whole 16x16x16 product: every lane loads its operands from global memory with the ISA's
 // formulas, the result is stored back the same way and compared with a double matmul.
 void Full16(const std::string& ab, DataType t) {

@@ -158,11 +158,15 @@ def _fp8(rng, shape, dtype):
 
 
 @pytest.mark.parametrize("at,bt,tiles,mfma", [
-    ("float8_e4m3fn", "float8_e4m3fn", (128, 128, 64), r"v_mfma_f32_32x32x16_fp8_fp8"),
-    # (the MFMA computes the transposed tile, B^T A^T: its first operand is B)
-    ("float8_e4m3fn", "float8_e5m2", (128, 128, 64), r"v_mfma_f32_32x32x16_bf8_fp8"),
-    ("float8_e5m2", "float8_e4m3fn", (64, 48, 64), r"v_mfma_f32_16x16x32_fp8_bf8"),
+    # K tiles a multiple of the f8f6f4 depth (64 for 32x32 tiles, 128 for 16x16): twice the fp8 rate, 32 bytes a
+    # lane; cbsz / blgp name the first operand's / the second's format (1 = E5M2). The MFMA computes the
+    # transposed tile (B^T A^T): its first operand is B.
+    ("float8_e4m3fn", "float8_e4m3fn", (128, 128, 64), r"v_mfma_f32_32x32x64_f8f6f4 [^\n]*\]\n"),
+    ("float8_e4m3fn", "float8_e5m2", (128, 128, 64), r"v_mfma_f32_32x32x64_f8f6f4 .* cbsz:1\n"),
+    ("float8_e5m2", "float8_e4m3fn", (64, 48, 128), r"v_mfma_f32_16x16x128_f8f6f4 .* blgp:1\n"),
+    # otherwise the 8-k fp8 shapes
     ("float8_e5m2", "float8_e5m2", (64, 48, 32), r"v_mfma_f32_16x16x32_bf8_bf8"),
+    ("float8_e4m3fn", "float8_e5m2", (128, 128, 32), r"v_mfma_f32_32x32x16_bf8_fp8"),
 ])
 def test_fp8_gemm_reads_ocp_bytes(at, bt, tiles, mfma):
     """No FNUZ re-encoding and no accumulator scaling on gfx950 (CDNA3's path), 32x32x16 allowed."""
@@ -186,7 +190,8 @@ def test_fp8_gemm_reads_ocp_bytes(at, bt, tiles, mfma):
     k = tilelang.compile(main, target=GFX950)
     check_gfx950_object(k, mfma)
     assert "fp8_to_fnuz" not in k.get_kernel_source()
-    assert any(mfma in c and "OCP E4M3 / E5M2 operands read as stored" in c for c in k.choices), k.choices
+    name = re.match(r"v_mfma\w+", mfma).group(0)
+    assert any(name in c and "OCP E4M3 / E5M2 operands read as stored" in c for c in k.choices), k.choices
     e = tilelang.compile(main, target=GFX950, execution_backend="emulator")
     a, b = _fp8(rng, (M, K), at), _fp8(rng, (K, N), bt)
     c = np.full((M, N), np.nan, np.float32)

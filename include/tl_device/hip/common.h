@@ -319,6 +319,27 @@ TL_MFMA_OCP_SHAPES(e5m2_e4m3, bf8_fp8)
 TL_MFMA_OCP_SHAPES(e5m2_e5m2, bf8_bf8)
 #undef TL_MFMA_OCP_SHAPES
 #undef TL_MFMA_OCP
+// The f8f6f4 family, unscaled (scale operands 0: the compiler selects v_mfma_f32_{16x16x128,32x32x64}_f8f6f4):
+// 32 8-bit values a lane in 8 VGPRs; cbsz / blgp give A's / B's format (0 E4M3, 1 E5M2).
+typedef int i32x8 __attribute__((ext_vector_type(8)));
+#define TL_MFMA_F8F6F4(SHAPE, ACC, ab, FA, FB)                                                          \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                              \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                          \
+    i32x8 av, bv; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */              \
+    __builtin_memcpy(&av, a, 32);                                                                        \
+    __builtin_memcpy(&bv, b, 32);                                                                        \
+    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0);              \
+    *reinterpret_cast<ACC*>(c) = acc;                                                                    \
+  }
+#define TL_MFMA_F8F6F4_SHAPES(ab, FA, FB)          \
+  TL_MFMA_F8F6F4(16x16x128, f32x4, ab, FA, FB)     \
+  TL_MFMA_F8F6F4(32x32x64, f32x16, ab, FA, FB)
+TL_MFMA_F8F6F4_SHAPES(e4m3_e4m3, 0, 0)
+TL_MFMA_F8F6F4_SHAPES(e4m3_e5m2, 0, 1)
+TL_MFMA_F8F6F4_SHAPES(e5m2_e4m3, 1, 0)
+TL_MFMA_F8F6F4_SHAPES(e5m2_e5m2, 1, 1)
+#undef TL_MFMA_F8F6F4_SHAPES
+#undef TL_MFMA_F8F6F4
 #endif
 
 // ---- cross-lane ---------------------------------------------------------------------------------

@@ -49,9 +49,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   const bool ocp = ft.mfma_fp8 == "ocp", k8 = ft.mfma_k8;
   // R x R tiles; each of the 64 / R lane groups supplies kv consecutive k: 16x16x16 / 32x32x8 (f16 / bf16,
   // kv = 4), their CDNA4 doubles 16x16x32 / 32x32x16 (kv = 8), and for 8-bit floats 16x16x32 (and on CDNA4
-  // 32x32x16), kv = 8.
-  const int64_t G = 64 / R, kv = fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
-  const std::string shape = R == 16 ? (kv == 8 ? "16x16x32" : "16x16x16") : (kv == 8 ? "32x32x16" : "32x32x8");
+  // 32x32x16), kv = 8. CDNA4's f8f6f4 family takes 32 k a lane (16x16x128 / 32x32x64, twice the fp8 rate of
+  // those): 8-bit floats use it whenever K is a multiple of its depth.
+  const int64_t G = 64 / R;
+  const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K % (32 * G) == 0;
+  const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
+  const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   const std::string& arch = ft.arch;
@@ -108,7 +111,10 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   const int64_t pack = g->k_pack == 2 || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
   auto fp8_iname = [&](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape + (fp8 ? "_" + fp8_iname(bt) + "_" + fp8_iname(at) : iname) +
+      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape +
+      (f8f6f4 ? "_f8f6f4 (" + f8name(bt) + " x " + f8name(at) + ")"
+       : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
+              : iname) +
       (recode ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
        : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
               : "") +
@@ -252,14 +258,15 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
           "tl.vector_load",
           {Load(frag, {Simplify(Expr(t) * C(per))}), Substitute(x, {{v.get(), C(0)}}), C(per), Bool(true)},
           sp);
-    } else if (contiguous && bytes == 32) {  // k-packed CDNA4 f16 / bf16: two 16-byte reads
-      std::vector<Stmt> two;
-      for (int64_t h = 0; h < 2; ++h)
-        two.push_back(Call0("tl.vector_load",
-                            {Load(frag, {Simplify(Expr(t) * C(per) + C(h * per / 2))}),
-                             Substitute(x, {{v.get(), C(h * per / 2)}}), C(per / 2), Bool(true)},
-                            sp));
-      body = Seq(two, sp);
+    } else if (contiguous && bytes % 16 == 0) {  // k-packed CDNA4 f16 / bf16, f8f6f4: whole 16-byte reads
+      std::vector<Stmt> chunks;
+      const int64_t n = bytes / 16, each = per / n;
+      for (int64_t h = 0; h < n; ++h)
+        chunks.push_back(Call0("tl.vector_load",
+                               {Load(frag, {Simplify(Expr(t) * C(per) + C(h * each))}),
+                                Substitute(x, {{v.get(), C(h * each)}}), C(each), Bool(true)},
+                               sp));
+      body = Seq(chunks, sp);
     }
     else
       body = For(v, C(0), C(per), ForKind::kUnrolled,
@@ -268,9 +275,9 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   };
   std::vector<Stmt> step;
   const int64_t abytes = per * at.bytes(), bbytes = per * bt.bytes();
-  // (a 32-byte read is two whole chunks, except from a half-swapped staged tile: element by element there)
+  // (a 32- or 64-byte read is whole chunks, except from a half-swapped staged tile: element by element there)
   auto hs = [&](const Region& r, const Buffer& staged, bool k_rows, int64_t bytes) {
-    return bytes == 32 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
+    return bytes > 16 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
   };
   step.push_back(
       operand(afrag, i, mt, a, !g->trans_A && !hs(g->A, as, g->trans_A, abytes),
