@@ -18,30 +18,40 @@ import sys
 import tilelang
 import tilelang.language as T
 
-CONFIGS = [  # name, dtype, BM, BN, BK, threads, stages (M = N = K = 4096)
-    ("fp16 128x128x32 4 waves", "float16", 128, 128, 32, 256, 2),
-    ("fp16 128x128x64 4 waves", "float16", 128, 128, 64, 256, 2),
-    ("fp16 256x128x64 4 waves", "float16", 256, 128, 64, 256, 2),
-    ("bf16 128x128x64 4 waves", "bfloat16", 128, 128, 64, 256, 2),
-    ("fp8 e4m3 128x128x128 4 waves", "float8_e4m3fn", 128, 128, 128, 256, 2),
+CONFIGS = [  # name, dtype, BM, BN, BK, threads, stages, B layout (M = N = K = 4096)
+    # B stored K x N ("NN"): an MFMA lane needs k-contiguous values of one column, so B is read across rows
+    ("NN fp16 128x128x32 4 waves", "float16", 128, 128, 32, 256, 2, "kn"),
+    ("NN fp16 128x128x64 4 waves", "float16", 128, 128, 64, 256, 2, "kn"),
+    ("NN fp16 256x128x64 4 waves", "float16", 256, 128, 64, 256, 2, "kn"),
+    ("NN bf16 128x128x64 4 waves", "bfloat16", 128, 128, 64, 256, 2, "kn"),
+    ("NN fp8 e4m3 128x128x128 4 waves", "float8_e4m3fn", 128, 128, 128, 256, 2, "kn"),
+    # B stored N x K ("NT", T.gemm(..., transpose_B=True) / tl.dot(a, b.T)): both operands k-contiguous
+    ("NT fp16 128x128x64 4 waves", "float16", 128, 128, 64, 256, 2, "nk"),
+    ("NT fp16 256x128x64 4 waves", "float16", 256, 128, 64, 256, 2, "nk"),
+    ("NT fp8 e4m3 128x128x128 4 waves", "float8_e4m3fn", 128, 128, 128, 256, 2, "nk"),
 ]
 SIZE = 4096
 
 
-def ours(dtype, BM, BN, BK, threads, stages):
+def ours(dtype, BM, BN, BK, threads, stages, blayout):
     M = N = K = SIZE
+    nk = blayout == "nk"
+    b_shape, bs_shape = ((N, K), (BN, BK)) if nk else ((K, N), (BK, BN))
 
     @T.prim_func
-    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), "float32")):
+    def gemm(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):
             A_s = T.alloc_shared((BM, BK), dtype)
-            B_s = T.alloc_shared((BK, BN), dtype)
+            B_s = T.alloc_shared(bs_shape, dtype)
             C_l = T.alloc_fragment((BM, BN), "float32")
             T.clear(C_l)
             for ko in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):
                 T.copy(A[by * BM, ko * BK], A_s)
-                T.copy(B[ko * BK, bx * BN], B_s)
-                T.gemm(A_s, B_s, C_l)
+                if nk:
+                    T.copy(B[bx * BN, ko * BK], B_s)
+                else:
+                    T.copy(B[ko * BK, bx * BN], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_B=nk)
             T.copy(C_l, C[by * BM, bx * BN])
 
     return tilelang.compile(gemm, target="hip -arch=gfx950").get_assembly()
@@ -86,8 +96,8 @@ def analyse(asm):
 
 
 def triton_asm(python, cfgs):
-    payload = json.dumps([{"name": n, "dtype": d, "BM": bm, "BN": bn, "BK": bk, "threads": t, "stages": s, "K": SIZE}
-                          for n, d, bm, bn, bk, t, s in cfgs])
+    payload = json.dumps([{"name": n, "dtype": d, "BM": bm, "BN": bn, "BK": bk, "threads": t, "stages": s, "K": SIZE,
+                           "blayout": b} for n, d, bm, bn, bk, t, s, b in cfgs])
     side = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gfx950_triton_side.py")
     r = subprocess.run([python, side], input=payload, capture_output=True, text=True)
     if r.returncode:
@@ -103,8 +113,9 @@ def main():
     args = ap.parse_args()
     tri = triton_asm(args.triton_python, CONFIGS)
     rows = []
-    for name, dtype, bm, bn, bk, threads, stages in CONFIGS:
-        for who, asm in (("tilelang-cpp", ours(dtype, bm, bn, bk, threads, stages)), ("triton " + tri["triton"], tri["asm"][name])):
+    for name, dtype, bm, bn, bk, threads, stages, blayout in CONFIGS:
+        for who, asm in (("tilelang-cpp", ours(dtype, bm, bn, bk, threads, stages, blayout)),
+                         ("triton " + tri["triton"], tri["asm"][name])):
             r = analyse(asm)
             if who.startswith("triton"):  # Triton's LDS is dynamic (sized at launch): its metadata says how much
                 r["lds"] = tri["shared"][name]
@@ -121,7 +132,7 @@ def main():
     for name, *_ in CONFIGS:
         o, t = (next(r for r in rows if r["config"] == name and r["compiler"].startswith(w)) for w in ("tilelang", "triton"))
         ipm = lambda r: r["loop_instr"] / r["loop_mfma"] if r["loop_mfma"] else float("nan")  # noqa: E731
-        print(f"  {name:32s} ours {ipm(o):6.2f}   triton {ipm(t):6.2f}   ratio {ipm(o) / ipm(t):5.2f}")
+        print(f"  {name:34s} ours {ipm(o):6.2f}   triton {ipm(t):6.2f}   ratio {ipm(o) / ipm(t):5.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

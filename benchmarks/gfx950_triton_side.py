@@ -16,7 +16,8 @@ from triton.compiler import ASTSource  # noqa: E402
 
 
 @triton.jit
-def gemm(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def gemm(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+         BK: tl.constexpr, B_NK: tl.constexpr):
     pid_m = tl.program_id(1)
     pid_n = tl.program_id(0)
     rm = pid_m * BM + tl.arange(0, BM)
@@ -25,7 +26,10 @@ def gemm(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
         a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        if B_NK:  # B stored N x K
+            b = tl.load(b_ptr + rn[None, :] * K + (k + rk)[:, None])
+        else:
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
 
@@ -38,11 +42,11 @@ def main():
     for cfg in json.load(sys.stdin):
         t = TRITON_DTYPE[cfg["dtype"]]
         sig = {"a_ptr": "*" + t, "b_ptr": "*" + t, "c_ptr": "*fp32", "M": "constexpr", "N": "constexpr",
-               "K": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+               "K": "constexpr", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr", "B_NK": "constexpr"}
         # the sizes are compile-time constants (as in ours) and the pointers 16-byte aligned (what Triton's JIT
         # infers from real tensors), so Triton may vectorise its loads as freely as we do
         src = ASTSource(gemm, sig, constexprs={"M": cfg["K"], "N": cfg["K"], "K": cfg["K"], "BM": cfg["BM"],
-                                               "BN": cfg["BN"], "BK": cfg["BK"]},
+                                               "BN": cfg["BN"], "BK": cfg["BK"], "B_NK": cfg["blayout"] == "nk"},
                         attrs={(i,): [["tt.divisibility", 16]] for i in range(3)})
         k = triton.compile(src, target=GPUTarget("hip", "gfx950", 64),
                            options={"num_warps": cfg["threads"] // 64, "num_stages": cfg["stages"]})
