@@ -21,6 +21,9 @@
 // the K dimension: a lane's value v of A (row l mod R) multiplies the same lane group's value v of B (column
 // l mod R); C / D as for the 16x16 / 32x32 shapes above. (Which k a (g, v) pair is called does not change an
 // unscaled product; the block-per-lane-group pairing is what block scaling rests on: one scale a lane.)
+// v_mfma_scale_f32_*_f8f6f4 (tl.mfma with two more arguments): each lane's 32 values of A are multiplied by
+// 2^(sa - 127), sa byte 0 of the lane's scale operand (E8M0; 255 is NaN), and B's by its own, before the products
+// are summed (exact here: power-of-two factors of double values).
 // CDNA3's 8-bit MFMAs read
 // the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
 // infinities, no negative zero, 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the
@@ -168,6 +171,11 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
     BadMfma("ab_type must be f16, bf16 or an 8-bit pair, got " + ab);
   }
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
+  // v_mfma_scale_*: two more arguments, each lane's E8M0 scale (byte 0) of its A block and of its B block
+  const bool scaled = c->args.size() == 7;
+  if (c->args.size() != 5 && !scaled) BadMfma("expects (shape, ab_type, &A, &B, &C[, scale_a, scale_b])");
+  if (scaled && (KV != 32 || !eight))
+    BadMfma("scale operands belong to the f8f6f4 shapes (16x16x128, 32x32x64) with OCP 8-bit operands");
   auto decode8 = [](uint8_t b, Fmt f) {
     switch (f) {
       case kFnuz43: return DecodeFnuz(b, 4, 3);
@@ -194,6 +202,17 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, waves, f[i], count[i]);
   }
+  Slot* sc[2] = {nullptr, nullptr};
+  if (scaled)
+    for (int i = 0; i < 2; ++i) {
+      sc[i] = Tmp();
+      Eval(c->args[5 + i], waves, sc[i]);
+    }
+  // 2^(s - 127) for the E8M0 byte s; 255 is NaN (OCP MX specification)
+  auto e8m0 = [&](int i, int t) {
+    const int64_t s8 = AsInt(sc[i][t], c->args[5 + i]->dtype) & 0xFF;
+    return s8 == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(s8) - 127);
+  };
   for (size_t w = 0; w < waves.size(); w += 64) {
     const int base = waves[w];
     std::vector<double> A(R * KD, 0.0), B(KD * R, 0.0), D(R * R, 0.0);
@@ -213,6 +232,10 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
         } else {
           av = LoadScalar(m[0]->Addr(t, ea), abt).f;
           bv = LoadScalar(m[1]->Addr(t, eb), abt).f;
+        }
+        if (scaled) {
+          av *= e8m0(0, t);
+          bv *= e8m0(1, t);
         }
         A[(l % R) * KD + KV * (l / R) + v] = av;
         B[(KV * (l / R) + v) * R + l % R] = bv;

@@ -10,8 +10,8 @@ enum class GemmWarpPolicy : uint8_t { kSquare, kFullRow, kFullCol };
 struct GemmNode : TileOpNode {
   static constexpr const char kOp[] = "gemm";
   GemmNode(Region a, Region b, Region c, bool ta, bool tb, GemmWarpPolicy p, bool clear, int kp, Span s,
-           int wgw = 0, bool need_wgmma = false)
-      : TileOpNode(kOp, std::move(s)),
+           int wgw = 0, bool need_wgmma = false, const char* op = kOp)
+      : TileOpNode(op, std::move(s)),
         A(std::move(a)),
         B(std::move(b)),
         C(std::move(c)),

@@ -1,4 +1,5 @@
 """The Python front end: parsing, parse-time evaluation, the printer and structural equality."""
+import numpy as np
 import pytest
 
 import tilelang
@@ -69,6 +70,29 @@ def test_demo_gemm_equals_factory():
 def test_corner_copies_equal_slice_copies():
     # A[i, j] as a copy operand takes its extent from the other side: same IR as the explicit slice.
     assert_same(kernels.matmul(256, 256, 256, 64, 64, 32), kernels.matmul_transposed(256, 256, 256, 64, 64, 32))
+
+
+def test_corner_copy_takes_the_tile_shape_right_aligned():
+    """A (64, 1) tile copied from S[i, j] is the column S[i:i + 64, j:j + 1], as in TileLang (before: the row
+    S[i, j:j + 64], a silent wrong copy); a (1, 1, 8) tile at a 2-d corner drops its unit dims."""
+    @T.prim_func
+    def cols(S: T.Tensor((128, 8), "float32"), O: T.Tensor((64, 1), "float32"), Q: T.Tensor((1, 1, 8), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            c = T.alloc_shared((64, 1), "float32")
+            q = T.alloc_shared((1, 1, 8), "float32")
+            T.copy(S[32, 3], c)
+            T.copy(S[1, 0], q)
+            T.copy(c, O)
+            T.copy(q, Q)
+
+    text = tilelang.script(cols)
+    assert "T.copy(S[32:96, 3:4], c)" in text, text
+    assert "T.copy(S[1:2, 0:8], q)" in text, text
+    s = np.arange(128 * 8, dtype=np.float32).reshape(128, 8)
+    o, q = np.zeros((64, 1), np.float32), np.zeros((1, 1, 8), np.float32)
+    tilelang.compile(cols, target="cpu")(s, o, q)
+    np.testing.assert_array_equal(o[:, 0], s[32:96, 3])
+    np.testing.assert_array_equal(q[0, 0], s[1])
 
 
 def test_printer_tile_ops():

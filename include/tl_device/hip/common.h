@@ -331,14 +331,28 @@ typedef int i32x8 __attribute__((ext_vector_type(8)));
     acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0);              \
     *reinterpret_cast<ACC*>(c) = acc;                                                                    \
   }
+// v_mfma_scale_f32_*_f8f6f4 (T.mma_gemm_blockscaled): the same with each lane's E8M0 scale for its 32-value block
+// of A and of B (the scale's byte 0: op_sel 0).
+#define TL_MFMA_SCALE(SHAPE, ACC, ab, FA, FB)                                                             \
+  TL_DEV void mfma_scale_##SHAPE##_##ab(float* c, const void* a, const void* b, int sa, int sb) {           \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                            \
+    i32x8 av, bv;                                                                                          \
+    __builtin_memcpy(&av, a, 32);                                                                          \
+    __builtin_memcpy(&bv, b, 32);                                                                          \
+    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, sa, 0, sb);              \
+    *reinterpret_cast<ACC*>(c) = acc;                                                                      \
+  }
 #define TL_MFMA_F8F6F4_SHAPES(ab, FA, FB)          \
   TL_MFMA_F8F6F4(16x16x128, f32x4, ab, FA, FB)     \
-  TL_MFMA_F8F6F4(32x32x64, f32x16, ab, FA, FB)
+  TL_MFMA_F8F6F4(32x32x64, f32x16, ab, FA, FB)     \
+  TL_MFMA_SCALE(16x16x128, f32x4, ab, FA, FB)      \
+  TL_MFMA_SCALE(32x32x64, f32x16, ab, FA, FB)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e4m3, 0, 0)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e5m2, 0, 1)
 TL_MFMA_F8F6F4_SHAPES(e5m2_e4m3, 1, 0)
 TL_MFMA_F8F6F4_SHAPES(e5m2_e5m2, 1, 1)
 #undef TL_MFMA_F8F6F4_SHAPES
+#undef TL_MFMA_SCALE
 #undef TL_MFMA_F8F6F4
 #endif
 

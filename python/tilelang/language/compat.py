@@ -8,7 +8,9 @@ _NOT_YET = {
     "ClusterKernel": "thread-block clusters (sm_90+) are not implemented yet",
     "copy_cluster": "copies across a thread-block cluster (multicast, distributed shared memory) are not implemented "
                     "yet",
-    "mma_gemm_blockscaled": "block-scaled mma.sync (sm_120a: kind::mxf8f6f4 / mxf4 / mxf4nvf4) is not implemented yet",
+    "tcgen05_gemm_blockscaled": "block-scaled tcgen05.mma (kind::mxf8f6f4 / mxf4 / mxf4nvf4, scale factors in tensor "
+                                "memory) is not implemented yet (T.mma_gemm_blockscaled is lowered on hip -arch=gfx950 "
+                                "and the CPU)",
 }
 
 

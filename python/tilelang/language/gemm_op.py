@@ -175,6 +175,36 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
                          "has_mbar": int(mbar is not None)}, builder.span())
 
 
+def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,
+                         clear_accum=False, *, k_start, sf_a_granularity_k, sf_b_granularity_k, sf_layout=None):
+    """TileLang's block-scaled gemm: C (+)= (A * sa) @ (B * sb), A and B float8_e4m3fn / float8_e5m2 tiles (MXFP8),
+    C a float32 fragment, every `sf_a_granularity_k` consecutive K elements of a row of A scaled by one E8M0 value
+    of SFA (uint8, 2^(s - 127); 255 is NaN), and B's columns by SFB the same way. SFA is [rows of A, scale groups]:
+    the tile's own K / g groups (then column j scales tile-local k in [j g, (j + 1) g)), or the groups of all of K
+    (then column (k_start + k) / g). `k_start` is the tile's first K index. Lowered on hip -arch=gfx950 (the scaled
+    MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4) and on the CPU; other targets say it has no lowering
+    (docs/hip.md)."""
+    if sf_layout not in (None, "rowmajor"):
+        raise _unsupported(f"T.mma_gemm_blockscaled(sf_layout={sf_layout!r})",
+                           "only row-major uint8 E8M0 scale tiles (sf_layout=None / 'rowmajor') are implemented",
+                           "pass SFA / SFB as [rows, K / granularity] uint8 tiles")
+    regs = []
+    for x, nm in ((A, "A"), (B, "B"), (C, "C"), (SFA, "SFA"), (SFB, "SFB")):
+        r = region_of(x, f"T.mma_gemm_blockscaled operand {nm}")
+        if r[3]:
+            raise TileLangTypeError(f"T.mma_gemm_blockscaled operand {nm} must be a tile, not a single element of "
+                                    f"'{r[0].name}'")
+        regs.append(_region(*r[:3]))
+    if not isinstance(k_start, Expr):
+        k_start = _const(_int_arg(k_start, "T.mma_gemm_blockscaled k_start"))
+    return _ffi.tile_op("gemm_blockscaled", regs, [k_start],
+                        {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
+                         "policy": int(policy), "clear_accum": int(_bool(clear_accum)),
+                         "sf_a_granularity_k": _int_arg(sf_a_granularity_k, "T.mma_gemm_blockscaled sf_a_granularity_k"),
+                         "sf_b_granularity_k": _int_arg(sf_b_granularity_k, "T.mma_gemm_blockscaled sf_b_granularity_k")},
+                        builder.span())
+
+
 def wait_wgmma(n=0):
     """Waits until at most n of the warp group's committed wgmma groups are pending (after
     T.gemm(..., wg_wait=-1)); nothing on targets whose gemm is synchronous."""

@@ -73,10 +73,14 @@ def _normalize_dim(dim, rank, what, buf):
 
 
 def _point_region(buf, mins, other_extents):
-    """A corner A[i, j]: the tile's extents come from the other operand, aligned at the end."""
+    """A corner A[i, j]: the tile's extents come from the other operand, right-aligned (as TileLang: a (64, 1) tile
+    at A[i, j] is the column A[i:i + 64, j]); only an operand of more dimensions than the buffer drops its unit
+    ones to fit."""
     rank = len(mins)
     ext = [_const(1)] * rank
-    other = _non_unit(other_extents) or list(other_extents)
+    other = list(other_extents)
+    if len(other) > rank:
+        other = _non_unit(other_extents) or other[-rank:]
     if len(other) > rank:
         raise TileLangTypeError(f"cannot copy a {len(other)}-d tile at a corner of the {rank}-d buffer '{buf.name}'")
     for i, e in enumerate(other):

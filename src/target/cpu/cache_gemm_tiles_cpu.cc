@@ -51,7 +51,7 @@ struct Scan : cpu_lowering::TileUseScan {
         return;
       }
     }
-    if (auto* g = dynamic_cast<const GemmNode*>(s)) {
+    if (auto* g = As<GemmNode>(s)) {  // by name: T.mma_gemm_blockscaled (a GemmNode too) is not one
       const BufferNode* a = g->A.buffer.get();
       const BufferNode* b = g->B.buffer.get();
       const bool ca = cand.count(a) && g->A.IsWhole(),

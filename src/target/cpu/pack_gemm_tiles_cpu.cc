@@ -70,7 +70,7 @@ struct Scan : cpu_lowering::TileUseScan {
         return;
       }
     }
-    if (auto* g = dynamic_cast<const GemmNode*>(s)) {
+    if (auto* g = As<GemmNode>(s)) {  // by name: T.mma_gemm_blockscaled (a GemmNode too) is not one
       const BufferNode* b = g->B.buffer.get();
       if (cand.count(b) && GemmReadsPacked(*g)) {
         if (gemms[b]++ == 0) {

@@ -6,6 +6,7 @@
 // group, then across waves through LDS).
 #include "arith/simplify.h"
 #include "layout/mfma_fragment.h"
+#include "op/gemm_blockscaled.h"
 #include "op/reduce_math.h"
 #include "transform/gpu/tile_lowerer.h"
 #include "transform/gpu_util.h"
@@ -23,6 +24,10 @@ Stmt LowerReduceMfma(GpuTileLowerer& L, const ReduceNode* r);
 // reduction is the shared one).
 const GpuOpLoweringRegistrar kGemm(
     "gemm", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmMfma(L, static_cast<const GemmNode*>(&n)); },
+    "hip");
+const GpuOpLoweringRegistrar kGemmBlockScaled(
+    "gemm_blockscaled",
+    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmMfma(L, static_cast<const GemmNode*>(&n)); },
     "hip");
 const GpuOpLoweringRegistrar kReduce(
     "reduce",
@@ -53,6 +58,20 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // those): 8-bit floats use it whenever K is a multiple of its depth.
   const int64_t G = 64 / R;
   const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K % (32 * G) == 0;
+  // T.mma_gemm_blockscaled: the f8f6f4 MFMAs with their scale operands (v_mfma_scale_f32_*_f8f6f4), one E8M0
+  // scale a lane for its 32-value block (src/op/gemm_blockscaled.h).
+  const auto* bsg = As<GemmBlockScaledNode>(static_cast<const StmtNode*>(g));
+  if (bsg && !ocp)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.mma_gemm_blockscaled on HIP uses CDNA4's scaled MFMAs (v_mfma_scale_f32_*_f8f6f4): target "
+                    "hip -arch=gfx950; " + ft.arch + " has none",
+                    sp);
+  if (bsg && !f8f6f4)
+    throw UserError(ErrorKind::kLayout,
+                    "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
+                        ") must be a multiple of " + std::to_string(32 * G) + ", the depth of the scaled MFMA " +
+                        std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(32 * G),
+                    sp);
   const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
   const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
@@ -111,7 +130,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   const int64_t pack = g->k_pack == 2 || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
   auto fp8_iname = [&](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.gemm: MFMA v_mfma_f32_" + shape +
+      Loc(sp) + (bsg ? ": T.mma_gemm_blockscaled: MFMA v_mfma_scale_f32_" : ": T.gemm: MFMA v_mfma_f32_") + shape +
       (f8f6f4 ? "_f8f6f4 (" + f8name(bt) + " x " + f8name(at) + ")"
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
@@ -300,12 +319,23 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // The transposed tile, D = B^T A^T: B's registers are the instruction's A operand (lane l: B[k][l % R] is
   // B^T[l % R][k]) and A's its B operand; lane l then holds C[l % R][4 (l / R) + v], columns in a row.
   const std::string swapped = fp8 ? f8name(bt) + "_" + f8name(at) : abname;
-  Stmt mfma = Call0(
-      "tl.mfma",
-      {StringImm(shape), StringImm(swapped), Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
-       Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(kv))}),
-       Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})},
-      sp);
+  std::vector<Expr> margs = {StringImm(shape), StringImm(swapped),
+                             Load(bfrag, {Simplify(Expr(j) * C(per) + Expr(h) * C(kv))}),
+                             Load(afrag, {Simplify(Expr(i) * C(per) + Expr(h) * C(kv))}),
+                             Load(cl, {Simplify((Expr(i) * C(nt) + Expr(j)) * C(outs))})};
+  if (bsg) {  // the scales of this lane's 32-value block: B's column n (the instruction's A), A's row m
+    Expr k0 = Simplify(Expr(kk) * C(kstep) + Div(lane, R) * C(per) + Expr(h) * C(kv));
+    auto scale = [&](const Region& sf, bool is_b, const Expr& row) {
+      std::vector<Expr> idx;
+      for (auto& rg : sf.ranges) idx.push_back(rg.min);
+      idx[idx.size() - 2] = Simplify(idx[idx.size() - 2] + row);
+      idx.back() = bsg->ScaleColumn(is_b, k0);
+      return Cast(DataType::Int(32), L.VisitExpr(Load(sf.buffer, idx)));
+    };
+    margs.push_back(scale(bsg->SFB, true, Expr(n_of)));
+    margs.push_back(scale(bsg->SFA, false, Expr(m_of)));
+  }
+  Stmt mfma = Call0("tl.mfma", margs, sp);
   step.push_back(For(
       h, C(0), C(pack), ForKind::kUnrolled,
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mfma, {}, sp), {}, sp),

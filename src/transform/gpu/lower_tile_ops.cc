@@ -17,6 +17,7 @@
 #include "ir/structural.h"
 #include "transform/gpu/tile_lowerer.h"
 #include "transform/gpu/warp_specialize.h"
+#include "op/gemm_blockscaled.h"
 #include "transform/gpu_util.h"
 
 namespace tl {
@@ -74,7 +75,9 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       stages_[a->node.get()] = k;
     }
     // MFMA operands read down columns (rows are k): their LDS tiles take the k-rows swizzle.
-    if (auto* g = As<GemmNode>(x); g && ctx_.features.matrix == MatrixUnit::kMfma) {
+    const GemmNode* g = As<GemmNode>(x);
+    if (!g) g = As<GemmBlockScaledNode>(x);
+    if (g && ctx_.features.matrix == MatrixUnit::kMfma) {
       if (g->trans_A && g->A.buffer->scope == Scope::kShared) k_rows_[g->A.buffer.get()] = true;
       if (!g->trans_B && g->B.buffer->scope == Scope::kShared) k_rows_[g->B.buffer.get()] = true;
     }
@@ -291,10 +294,17 @@ Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {
     throw InternalError("T.copy left after legalization: " + PrintStmt(s));
   auto it = Lowerings().find({ctx_.target.kind, n->op});  // the backend's own, else the shared one
   if (it == Lowerings().end()) it = Lowerings().find({std::string(), n->op});
-  if (it == Lowerings().end())
+  if (it == Lowerings().end()) {
+    std::string where;
+    for (const std::string& k : GpuOpLoweringKinds(n->op)) where += (where.empty() ? "" : ", ") + k;
     throw UserError(ErrorKind::kUnsupported,
-                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target",
+                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target (" +
+                        ctx_.features.arch + ")" + (where.empty() ? "" : "; it is lowered for: " + where) +
+                        (n->op == std::string("gemm_blockscaled")
+                             ? " (T.mma_gemm_blockscaled: the scaled MFMAs of hip -arch=gfx950, and the CPU target)"
+                             : ""),
                     s->span);
+  }
   return it->second(*this, *n);
 }
 

@@ -1,0 +1,119 @@
+// T.mma_gemm_blockscaled; see gemm_blockscaled.h.
+#include "op/gemm_blockscaled.h"
+
+#include "arith/simplify.h"
+#include "ir/printer.h"
+#include "op/tile_op_checks.h"
+
+namespace tl {
+
+using namespace op_detail;
+
+namespace {
+// The K extent of an operand tile.
+Expr TileK(const Region& r, bool k_first) {
+  auto ext = NonUnit(r.ranges);
+  if (ext.size() < 2) ext = Extents(r.ranges);
+  return k_first ? ext[ext.size() - 2] : ext.back();
+}
+}  // namespace
+
+Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
+  const Region& sf = is_b ? SFB : SFA;
+  const int g = is_b ? gran_b : gran_a;
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A);
+  int64_t kt = 0, cols = 0;
+  const bool local = AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) &&
+                     cols * g == kt;
+  Expr col = local ? Binary(BinaryOp::kFloorDiv, k, Int(g))
+                   : Binary(BinaryOp::kFloorDiv, Binary(BinaryOp::kAdd, k_start, k), Int(g));
+  return Simplify(Binary(BinaryOp::kAdd, sf.ranges.back().min, col));
+}
+
+std::vector<std::pair<const Region*, Access>> GemmBlockScaledNode::Regions() const {
+  return {{&A, Access::kRead},
+          {&B, Access::kRead},
+          {&C, clear_accum ? Access::kWrite : Access::kReadWrite},
+          {&SFA, Access::kRead},
+          {&SFB, Access::kRead}};
+}
+
+Stmt GemmBlockScaledNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
+  return std::make_shared<GemmBlockScaledNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)),
+                                               std::move(r.at(3)), std::move(r.at(4)), trans_A, trans_B, policy,
+                                               clear_accum, gran_a, gran_b, e.at(0), span);
+}
+
+std::vector<int64_t> GemmBlockScaledNode::Attrs() const {
+  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, gran_a, gran_b};
+}
+
+TileOpCall GemmBlockScaledNode::Call() const {
+  TileOpCall c{"mma_gemm_blockscaled",
+               {{TileOpArg::kRegion, &A, nullptr},
+                {TileOpArg::kRegion, &B, nullptr},
+                {TileOpArg::kRegion, &C, nullptr},
+                {TileOpArg::kRegion, &SFA, nullptr},
+                {TileOpArg::kRegion, &SFB, nullptr}},
+               {}};
+  if (trans_A) c.keywords.emplace_back("transpose_A", "True");
+  if (trans_B) c.keywords.emplace_back("transpose_B", "True");
+  if (policy == GemmWarpPolicy::kFullRow) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullRow");
+  if (policy == GemmWarpPolicy::kFullCol) c.keywords.emplace_back("policy", "T.GemmWarpPolicy.FullCol");
+  if (clear_accum) c.keywords.emplace_back("clear_accum", "True");
+  c.keywords.emplace_back("k_start", PrintExpr(k_start));
+  c.keywords.emplace_back("sf_a_granularity_k", std::to_string(gran_a));
+  c.keywords.emplace_back("sf_b_granularity_k", std::to_string(gran_b));
+  return c;
+}
+
+void GemmBlockScaledNode::Check() const {
+  auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, "T.mma_gemm_blockscaled: " + m, span); };
+  auto f8 = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  };
+  const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
+  if (!f8(at) || !f8(bt) || ct != DataType::Float(32))
+    bad("takes float8_e4m3fn / float8_e5m2 A and B (MXFP8, any mix) with a float32 accumulator; got A " + at.str() +
+        ", B " + bt.str() + ", C " + ct.str() + " (4- and 6-bit MX element types are not implemented yet)");
+  GemmNode::Check();  // shapes, scopes
+  if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
+    bad("k_start must be an integer (the tile's first K index)");
+  for (auto [sf, g, nm, rows_of] :
+       {std::tuple<const Region*, int, const char*, const char*>{&SFA, gran_a, "SFA", "A's rows (M)"},
+        {&SFB, gran_b, "SFB", "B's columns (N)"}}) {
+    const std::string gname = std::string("sf_") + (nm[2] == 'A' ? "a" : "b") + "_granularity_k";
+    if (g <= 0 || g % 32)
+      bad(gname + " must be a positive multiple of 32 (an MX scale covers 32 elements); got " + std::to_string(g));
+    if (sf->buffer->dtype != DataType::UInt(8))
+      bad(std::string(nm) + " '" + sf->buffer->name + "' must hold E8M0 scales as uint8; got " +
+          sf->buffer->dtype.str() + " (TileLang's packed uint32 / UE4M3 scale words are the SM120 NVFP4 form, "
+          "not implemented)");
+    if (sf->buffer->scope != Scope::kShared && sf->buffer->scope != Scope::kGlobal)
+      bad(std::string(nm) + " '" + sf->buffer->name + "' must be in shared or global memory");
+    auto ext = Extents(sf->ranges);
+    if (ext.size() != 2) bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
+  }
+  auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges);
+  Expr M = trans_A ? am[1] : am[0], N = trans_B ? bm[0] : bm[1];
+  if (DimsDiffer(SFA.ranges[SFA.ranges.size() - 2].extent, M))
+    bad("SFA has " + PrintExpr(SFA.ranges[SFA.ranges.size() - 2].extent) + " rows but A has M = " + PrintExpr(M));
+  if (DimsDiffer(SFB.ranges[SFB.ranges.size() - 2].extent, N))
+    bad("SFB has " + PrintExpr(SFB.ranges[SFB.ranges.size() - 2].extent) + " rows but B has N = " + PrintExpr(N));
+}
+
+namespace {
+// T.mma_gemm_blockscaled(A, B, C, SFA, SFB) with exprs [k_start] and attrs transpose_A, transpose_B, policy,
+// clear_accum, sf_a_granularity_k, sf_b_granularity_k
+const TileOpRegistrar kRegisterGemmBlockScaled(
+    "gemm_blockscaled",
+    [](std::vector<Region> r, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+      return std::make_shared<GemmBlockScaledNode>(
+          r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), AttrOr(a, "transpose_A", 0) != 0,
+          AttrOr(a, "transpose_B", 0) != 0, static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)),
+          AttrOr(a, "clear_accum", 0) != 0, static_cast<int>(AttrOr(a, "sf_a_granularity_k", 32)),
+          static_cast<int>(AttrOr(a, "sf_b_granularity_k", 32)), e.at(0), std::move(s));
+    });
+}  // namespace
+
+}  // namespace tl

@@ -1,0 +1,163 @@
+"""T.mma_gemm_blockscaled (TileLang's block-scaled gemm), MXFP8: A and B float8_e4m3fn / float8_e5m2, one E8M0 scale
+(uint8, 2^(s - 127)) per 32 K elements of each row of A and each column of B. On AMD CDNA4 (hip -arch=gfx950) it is
+the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 (code objects built by ziglang's clang, numbers from
+the emulator, whose scale semantics tests/cpp/test_emulator_hip.cc hand-works); on the CPU a reference loop nest.
+Both are compared with a float64 NumPy reference on seeded random inputs at ragged sizes; the targets without a
+lowering say so."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangLayoutError, TileLangTypeError, TileLangUnsupportedError
+
+GFX950 = "hip -arch=gfx950"
+NP = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def blockscaled_gemm(M, N, K, bm, bn, bk, at="float8_e4m3fn", bt="float8_e4m3fn", g=32, whole_k_scales=False,
+                     threads=128, sf_dtype="uint8", sf_layout=None):
+    """C = (A * sa) @ (B * sb). Scale tiles per K step (SFA_s: [bm, bk / g], k_start = ko * bk), or with
+    whole_k_scales the rows' scales for all of K loaded once (SFA_s: [bm, K / g])."""
+    sfk = K // g if whole_k_scales else bk // g
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), at), B: T.Tensor((K, N), bt), SA: T.Tensor((M, K // g), sf_dtype),
+             SB: T.Tensor((N, K // g), sf_dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), at)
+            B_s = T.alloc_shared((bk, bn), bt)
+            SA_s = T.alloc_shared((bm, sfk), sf_dtype)
+            SB_s = T.alloc_shared((bn, sfk), sf_dtype)
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            if whole_k_scales:
+                T.copy(SA[by * bm, 0], SA_s)
+                T.copy(SB[bx * bn, 0], SB_s)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[ko * bk, bx * bn], B_s)
+                if not whole_k_scales:
+                    T.copy(SA[by * bm, ko * (bk // g)], SA_s)
+                    T.copy(SB[bx * bn, ko * (bk // g)], SB_s)
+                T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, k_start=ko * bk, sf_a_granularity_k=g,
+                                       sf_b_granularity_k=g, sf_layout=sf_layout)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def _inputs(rng, M, N, K, at, bt, g=32):
+    a = (rng.standard_normal((M, K)) * 3).astype(NP[at])
+    b = (rng.standard_normal((K, N)) * 3).astype(NP[bt])
+    sa = rng.integers(118, 137, (M, K // g)).astype(np.uint8)  # 2^-9 .. 2^9
+    sb = rng.integers(118, 137, (N, K // g)).astype(np.uint8)
+    ea = np.repeat(2.0 ** (sa.astype(np.float64) - 127), g, axis=1)
+    eb = np.repeat(2.0 ** (sb.astype(np.float64) - 127), g, axis=1).T
+    ref = (a.astype(np.float64) * ea) @ (b.astype(np.float64) * eb)
+    return a, b, sa, sb, ref
+
+
+@pytest.mark.parametrize("at,bt,tiles,whole,mfma", [
+    ("float8_e4m3fn", "float8_e4m3fn", (128, 128, 64), False, r"v_mfma_scale_f32_32x32x64_f8f6f4 [^\n]*\]\n"),
+    ("float8_e4m3fn", "float8_e5m2", (128, 128, 128), True, r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:1\n"),
+    ("float8_e5m2", "float8_e4m3fn", (64, 48, 128), False, r"v_mfma_scale_f32_16x16x128_f8f6f4 .* blgp:1\n"),
+])
+def test_mxfp8_on_gfx950(at, bt, tiles, whole, mfma):
+    """The code object holds the scaled MFMA (the MFMA computes B^T A^T: cbsz names B's format), no spills; the
+    emulator matches NumPy (fp32 accumulation of exactly scaled products)."""
+    rng = _rng()
+    M, N, K = 200, 136, 256
+    f = blockscaled_gemm(M, N, K, *tiles, at=at, bt=bt, whole_k_scales=whole)
+    k = tilelang.compile(f, target=GFX950)
+    asm = k.get_assembly()
+    assert re.search(mfma, asm), sorted(set(re.findall(r"v_mfma\w+", asm)))
+    res = k.get_resource_usage()
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0 and res["mfma_count"] > 0, res
+    assert any("T.mma_gemm_blockscaled: MFMA v_mfma_scale_f32_" in c for c in k.choices), k.choices
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, at, bt)
+    c = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(f, target=GFX950, execution_backend="emulator")(a, b, sa, sb, c)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("g,whole", [(32, False), (64, True), (128, False)])
+def test_cpu_reference_and_granularities(g, whole):
+    """The CPU target's loop nest and gfx950's MFMAs give the same numbers, for granularities 32, 64 and 128 (one
+    scale for two or four of the MFMA's 32-value blocks)."""
+    rng = _rng()
+    M, N, K = 72, 100, 256
+    f = blockscaled_gemm(M, N, K, 64, 64, 128, g=g, whole_k_scales=whole)
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, "float8_e4m3fn", "float8_e4m3fn", g)
+    for target, backend in (("cpu", None), (GFX950, "emulator")):
+        c = np.full((M, N), np.nan, np.float32)
+        kw = {"execution_backend": backend} if backend else {}
+        tilelang.compile(f, target=target, **kw)(a, b, sa, sb, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
+
+
+def test_nan_scale_and_printer_round_trip():
+    """E8M0 255 is NaN: it poisons exactly the rows it scales; the printed program parses back to the same one."""
+    rng = _rng()
+    M, N, K = 64, 64, 128
+    f = blockscaled_gemm(M, N, K, 64, 64, 128)
+    text = f.script()
+    assert "T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, k_start=ko * 128, sf_a_granularity_k=32, " \
+           "sf_b_granularity_k=32)" in text, text
+    assert tilelang._ffi.structural_equal(f, T.parse_source(text))
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, "float8_e4m3fn", "float8_e4m3fn")
+    sa[5, 2] = 255
+    for target, backend in (("cpu", None), (GFX950, "emulator")):
+        c = np.zeros((M, N), np.float32)
+        kw = {"execution_backend": backend} if backend else {}
+        tilelang.compile(f, target=target, **kw)(a, b, sa, sb, c)
+        assert np.isnan(c[5]).all() and not np.isnan(np.delete(c, 5, axis=0)).any(), target
+        rest = np.delete(ref, 5, axis=0)
+        np.testing.assert_allclose(np.delete(c, 5, axis=0), rest, rtol=1e-5, atol=1e-6 * np.abs(rest).max())
+
+
+# ---- what is refused, and how ---------------------------------------------------------------------------
+
+def test_targets_without_a_lowering_say_where_it_is():
+    f = blockscaled_gemm(128, 128, 128, 128, 128, 64)
+    with pytest.raises(TileLangUnsupportedError,
+                       match=r"T.gemm_blockscaled has no lowering for the CUDA target \(sm_90a\); it is lowered for: "
+                             r"hip .*gfx950"):
+        tilelang.compile(f, target="cuda -arch=sm_90a", execution_backend="emulator")
+    with pytest.raises(TileLangUnsupportedError, match=r"CDNA4's scaled MFMAs .* gfx942 has none"):
+        tilelang.compile(f, target="hip -arch=gfx942", execution_backend="emulator")
+
+
+@pytest.mark.parametrize("kw,err,match", [
+    (dict(g=16), TileLangTypeError, r"sf_a_granularity_k must be a positive multiple of 32 .* got 16"),
+    (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
+    (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 A and B"),
+    (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangUnsupportedError, r"sf_layout='blockscaled_chunk_kmajor'"),
+])
+def test_malformed_calls_are_clear_errors(kw, err, match):
+    with pytest.raises(err, match=match) as e:
+        f = blockscaled_gemm(128, 128, 128, 128, 128, 64, **kw)
+        tilelang.compile(f, target="cpu")
+    assert "test_blockscaled_gemm.py" in str(e.value)
+
+
+def test_k_tile_shallower_than_the_scaled_mfma_is_a_layout_error():
+    f = blockscaled_gemm(128, 128, 128, 128, 128, 32)  # 32x32 tiles need K steps of 64
+    with pytest.raises(TileLangLayoutError, match=r"the K tile \(32\) must be a multiple of 64"):
+        tilelang.compile(f, target=GFX950, execution_backend="emulator")
+
+
+def test_not_implemented_sibling_is_refused():
+    """TileLang's Blackwell form (tensor-memory scales) stays a clear refusal."""
+    with pytest.raises(TileLangUnsupportedError, match="block-scaled tcgen05.mma .* is not implemented yet"):
+        T.tcgen05_gemm_blockscaled(None, None, None, None, None)
