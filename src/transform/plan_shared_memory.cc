@@ -17,18 +17,82 @@
 namespace tl {
 namespace {
 
-// Shared buffers a statement touches.
+// Shared buffers a statement (an expression) touches.
+struct SharedUseVisitor : IRVisitor {
+  std::set<const BufferNode*>* o;
+  void VisitBuffer(const Buffer& b) override {
+    if (b->scope == Scope::kShared) o->insert(b.get());
+  }
+};
 std::set<const BufferNode*> SharedUses(const Stmt& s) {
   std::set<const BufferNode*> out;
-  struct V : IRVisitor {
-    std::set<const BufferNode*>* o;
-    void VisitBuffer(const Buffer& b) override {
-      if (b->scope == Scope::kShared) o->insert(b.get());
-    }
-  } v;
+  SharedUseVisitor v;
   v.o = &out;
   v.VisitStmt(s);
   return out;
+}
+std::set<const BufferNode*> SharedUsesExpr(const Expr& e) {
+  std::set<const BufferNode*> out;
+  if (!e) return out;
+  SharedUseVisitor v;
+  v.o = &out;
+  v.VisitExpr(e);
+  return out;
+}
+
+// Asynchronous work in a loop body: copies, TMA, mbarriers and async MMAs complete after the statement that
+// issues them, so a body's units do not say when their shared writes land.
+bool HasAsyncWork(const Stmt& s) {
+  bool found = false;
+  PostOrderVisitStmt(s, [&](const Stmt& x) {
+    auto* ev = As<EvaluateNode>(x);
+    auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+    if (!c) return;
+    const std::string& op = c->op;
+    for (const char* k : {"cp_async", "tma", "mbarrier", "wgmma", "tcgen05", "bulk"})
+      if (op.find(k) != std::string::npos) found = true;
+  });
+  return found;
+}
+
+// Whether the first access to `b` in `s` (in program order) is inside a `tl.shared_overwrite` of it: a
+// statement that writes all of `b` before reading any of it. Any other first access, and any access under a
+// condition or a loop that may not run, answers no.
+bool FirstTouchOverwrites(const Stmt& s, const BufferNode* b) {
+  int verdict = 0;  // 0: not yet touched, 1: overwritten first, -1: touched otherwise first
+  std::function<void(const Stmt&)> walk = [&](const Stmt& st) {
+    if (!st || verdict) return;
+    if (auto* a = As<AttrStmtNode>(st)) {
+      if (a->key == "tl.shared_overwrite" && a->node.get() == b) {
+        verdict = 1;
+        return;
+      }
+      if (SharedUsesExpr(a->value).count(b)) verdict = -1;
+      walk(a->body);
+      return;
+    }
+    if (auto* q = As<SeqNode>(st)) {
+      for (auto& x : q->seq) walk(x);
+      return;
+    }
+    if (auto* l = As<LetNode>(st)) {
+      if (SharedUsesExpr(l->value).count(b)) verdict = -1;
+      walk(l->body);
+      return;
+    }
+    if (auto* f = As<ForNode>(st)) {
+      int64_t n = 0;
+      if (!AsConstInt(f->extent, &n) || n < 1) {
+        if (SharedUses(st).count(b)) verdict = -1;
+        return;
+      }
+      walk(f->body);
+      return;
+    }
+    if (SharedUses(st).count(b)) verdict = -1;  // an `if`, a store, a call, ...
+  };
+  walk(s);
+  return verdict == 1;
 }
 
 struct Item {
@@ -132,12 +196,43 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   // beside them from their start, so what it touches is live from the consumers' first unit to
   // their last use of it (the consumers' waits on its stages order every producer write before the
   // consumers go past that use).
+  //
+  // Loops and branches are flattened too. The units of an `if` on a block-uniform condition (block indices and
+  // kernel parameters only: every thread of the block takes the same branch) follow each other: only one branch
+  // runs, so a buffer of one may share bytes with a buffer of the other. A condition that may differ between
+  // threads keeps the `if` one unit (both branches may run at once, in different threads). A loop's units are its body's: a
+  // buffer used in the loop is live across the whole loop (its value may be carried from one iteration into the
+  // next) unless the first unit of the body that touches it begins by overwriting it (`tl.shared_overwrite`,
+  // which a whole-tile T.copy and the lowerings' staging tiles carry, see FirstTouchOverwrites): then nothing of
+  // it survives an iteration, and it is live only from that unit to its last use in the body. Loops with
+  // asynchronous copies, TMA, mbarriers or async MMAs keep the whole-loop rule (their writes land later than
+  // their units), as do multi-stage buffers.
   std::vector<Stmt> units;
   struct Producer {
     size_t first, last;  // the consumers' first and last units
     Stmt branch;
   };
   std::vector<Producer> producers;
+  struct Loop {
+    size_t first, last;  // its body's units
+    bool refine;         // synchronous: iteration-local buffers may be found
+  };
+  std::vector<Loop> loops;
+  std::set<const VarNode*> uniform_vars;
+  for (auto& v : k->block_vars) uniform_vars.insert(v.get());
+  for (auto& p : f->params) uniform_vars.insert(p.var.get());
+  auto BlockUniform = [&](const Expr& cond) {
+    struct V : IRVisitor {
+      const std::set<const VarNode*>* ok_vars;
+      bool ok = true;
+      void VisitVar(const VarNode* v) override { ok &= ok_vars->count(v) > 0; }
+      void VisitLoad(const BufferLoadNode*) override { ok = false; }
+      void VisitCall(const CallNode*) override { ok = false; }
+    } v;
+    v.ok_vars = &uniform_vars;
+    v.VisitExpr(cond);
+    return v.ok;
+  };
   std::function<void(const Stmt&)> flatten = [&](const Stmt& st) {
     if (!st) return;
     if (auto* q = As<SeqNode>(st)) {
@@ -147,6 +242,19 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
     if (auto* l = As<LetNode>(st)) {
       units.push_back(Evaluate(l->value, st->span));
       flatten(l->body);
+      return;
+    }
+    if (auto* i = As<IfNode>(st); i && BlockUniform(i->cond)) {
+      units.push_back(Evaluate(i->cond, st->span));
+      flatten(i->then_case);
+      flatten(i->else_case);
+      return;
+    }
+    if (auto* f = As<ForNode>(st); f && !SharedUses(f->body).empty()) {
+      units.push_back(Evaluate(f->extent, st->span));
+      const size_t first = units.size();
+      flatten(f->body);
+      if (units.size() > first) loops.push_back({first, units.size() - 1, !HasAsyncWork(f->body)});
       return;
     }
     if (auto* a = As<AttrStmtNode>(st); a && a->key == "tl.warp_specialized") {
@@ -165,14 +273,27 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
     units.push_back(st);
   };
   flatten(body);
+  std::vector<std::set<const BufferNode*>> unit_uses(units.size());
   for (size_t i = 0; i < units.size(); ++i) {
-    auto uses = SharedUses(units[i]);
+    unit_uses[i] = SharedUses(units[i]);
     for (auto& it : items)
-      if (uses.count(it.b.get())) {
+      if (unit_uses[i].count(it.b.get())) {
         it.first = std::min(it.first, static_cast<int>(i));
         it.last = std::max(it.last, static_cast<int>(i));
       }
   }
+  // Loop-carried values: a buffer used in a loop covers the whole loop, unless it is iteration-local there.
+  for (const Loop& l : loops)
+    for (auto& it : items) {
+      size_t touch = l.first;
+      while (touch <= l.last && !unit_uses[touch].count(it.b.get())) ++touch;
+      if (touch > l.last) continue;  // not used in this loop
+      const bool local = l.refine && it.stages == 1 && FirstTouchOverwrites(units[touch], it.b.get());
+      if (!local) {
+        it.first = std::min(it.first, static_cast<int>(l.first));
+        it.last = std::max(it.last, static_cast<int>(l.last));
+      }
+    }
   for (const Producer& p : producers) {
     const int first = static_cast<int>(p.first), end = static_cast<int>(p.last);
     auto uses = SharedUses(p.branch);
@@ -230,6 +351,10 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
     Buffer VisitBuffer(const Buffer& b) override {
       auto it = views.find(b.get());
       return it == views.end() ? b : it->second;
+    }
+    Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {  // the liveness marks end here
+      if (n->key == "tl.shared_overwrite") return VisitStmt(n->body);
+      return IRMutator::VisitAttr(s, n);
     }
     Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
       Stmt r = IRMutator::VisitKernel(s, n);

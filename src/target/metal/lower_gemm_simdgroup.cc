@@ -87,7 +87,9 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
       if (F.replicas > 1) ok = And(ok, Eq(F.ReplicaOf(L.tx_), C(0)));
       w.push_back(ok ? If(ok, s1, nullptr, sp) : s1);
     }
-    out.push_back(Seq(w, sp));
+    // the fragment covers the tile: the stage is written whole before the MMAs read it (PlanSharedMemory may
+    // give its bytes to another buffer outside this gemm)
+    out.push_back(AttrStmt(st, "tl.shared_overwrite", C(1), Seq(w, sp), sp));
     Expr r0 = L.VisitExpr(r.ranges[0].min), c0 = L.VisitExpr(r.ranges[1].min);
     int64_t cols = F.shape[1];
     return {st,
@@ -163,7 +165,9 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
       in.push_back(
           Call0("tl.simdgroup_load", {Load(cm, {C(2 * t)}), Load(cs, {slot(t - t0)}), C(8), C(0)}, sp));
   }
-  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), Seq(in, sp), sp));
+  // (each move writes the staging slots it then reads: the staging tile holds nothing between moves)
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(in, sp), sp),
+                         sp));
   Var kk = MakeVar("kk");
   std::vector<Stmt> step;
   Expr k0 = Expr(kk) * C(8);
@@ -194,7 +198,8 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
       for (int64_t c = 0; c < 2; ++c)
         back.push_back(Store(cl, Load(cs, {stage_at(t - t0, c)}), {reg(t, c)}, sp));
   }
-  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_out", C(1), Seq(back, sp), sp));
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_out", C(1),
+                         AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(back, sp), sp), sp));
   return Seq(out, sp);
 }
 

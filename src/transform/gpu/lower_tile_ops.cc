@@ -161,6 +161,8 @@ Stmt GpuTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") return LowerWsBlock(s, n);  // a T.ws block (below)
+  if (n->key == "tl.shared_overwrite")  // PlanSharedMemory's liveness mark, on the flattened buffer
+    return AttrStmt(MapBuffer(n->node), n->key, n->value, VisitStmt(n->body), n->span);
   if (n->key == "tl.copy_tma_store" || n->key == "tl.copy_tma_reduce") {  // lower_tma.cc
     auto* c = As<CopyNode>(n->body);
     TL_ICHECK(c, n->key, " must wrap a T.copy");
