@@ -108,7 +108,146 @@ class Hoister : public IRMutator {
   }
 };
 
+// ---- HoistSimdgroupOperands ---------------------------------------------------------------------
+const char* const kALoads = "tl.simdgroup_a_loads";
+
+// The K-step loops of gemms reachable from `s` through sequences and attributes: loops whose body begins
+// with the marked A loads.
+void CollectKLoops(const Stmt& s, std::vector<const ForNode*>* out) {
+  if (!s) return;
+  if (auto* q = As<SeqNode>(s)) {
+    for (auto& x : q->seq) CollectKLoops(x, out);
+  } else if (auto* a = As<AttrStmtNode>(s)) {
+    CollectKLoops(a->body, out);
+  } else if (auto* f = As<ForNode>(s)) {
+    auto* q = As<SeqNode>(f->body);
+    auto* a = q && !q->seq.empty() ? As<AttrStmtNode>(q->seq[0]) : nullptr;
+    if (a && a->key == kALoads) out->push_back(f);
+  }
+}
+
+// The shared buffers `s` reads or writes.
+std::set<const BufferNode*> SharedIn(const Stmt& s) {
+  std::set<const BufferNode*> out;
+  struct V : IRVisitor {
+    std::set<const BufferNode*>* o;
+    void VisitBuffer(const Buffer& b) override {
+      if (b->scope == Scope::kShared) o->insert(b.get());
+    }
+  } v;
+  v.o = &out;
+  v.VisitStmt(s);
+  return out;
+}
+
+// `from[i]` -> `to[k * per + i]` everywhere in `s`.
+Stmt Retarget(const Stmt& s, const BufferNode* from, const Buffer& to, const Expr& k, int64_t per) {
+  struct R : IRMutator {
+    const BufferNode* from;
+    Buffer to;
+    Expr k;
+    int64_t per;
+    Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
+      if (n->buffer.get() != from) return IRMutator::VisitLoad(e, n);
+      return Load(to, {Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, k, Int(per)), VisitExpr(n->indices.at(0)))});
+    }
+  } m;
+  m.from = from;
+  m.to = to;
+  m.k = k;
+  m.per = per;
+  return m.VisitStmt(s);
+}
+
+class OperandHoister : public IRMutator {
+ public:
+  std::vector<Buffer> extra;
+  std::set<const BufferNode*> retired;
+
+ protected:
+  Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+    Stmt r = IRMutator::VisitKernel(s, n);
+    if (extra.empty()) return r;
+    auto* k = As<KernelNode>(r);
+    std::vector<Buffer> allocs;
+    for (auto& b : k->alloc_buffers)
+      if (!retired.count(b.get())) allocs.push_back(b);  // the per-step registers the hoisted loads replaced
+    allocs.insert(allocs.end(), extra.begin(), extra.end());
+    return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, k->var_inits, k->body, k->span);
+  }
+  Stmt VisitFor(const Stmt& s, const ForNode* n) override {
+    Stmt r = IRMutator::VisitFor(s, n);
+    auto* L = As<ForNode>(r);
+    if (!L || L->for_kind != ForKind::kSerial) return r;
+    std::vector<const ForNode*> kloops;
+    CollectKLoops(L->body, &kloops);
+    std::set<const VarNode*> bound = BoundIn(L->body);
+    bound.insert(L->var.get());
+    std::vector<Stmt> before;
+    std::set<const StmtNode*> drop;
+    std::map<const StmtNode*, Stmt> replace;
+    for (const ForNode* kl : kloops) {
+      auto* q = As<SeqNode>(kl->body);
+      auto* a = As<AttrStmtNode>(q->seq[0]);
+      int64_t E = 0, mt = 0;
+      if (!IsConstInt(kl->min, 0) || !AsConstInt(kl->extent, &E) || !AsConstInt(a->value, &mt)) continue;
+      std::set<const VarNode*> others = bound;
+      others.erase(kl->var.get());
+      if (Uses(a->body, nullptr, others)) continue;  // the tiles move with the loop
+      bool ok = true;
+      const Stmt rest = RemoveOne(L->body, a);
+      for (const BufferNode* t : SharedIn(a->body)) ok &= !Uses(rest, t, {}) && !SharedIn(rest).count(t);
+      ok &= !Uses(RemoveOne(L->body, kl), a->node.get(), {});  // the registers serve this K loop alone
+      if (!ok) continue;
+      const int64_t per = 2 * mt;
+      Buffer all = MakeBuffer(a->node->name + "_all", a->node->dtype, {Int(E * per)}, Scope::kLocal, a->span);
+      extra.push_back(all);
+      retired.insert(a->node.get());
+      Var k2 = MakeVar(kl->var->name);
+      Stmt loads = Retarget(Substitute(a->body, {{kl->var.get(), Expr(k2)}}), a->node.get(), all, k2, per);
+      before.push_back(For(k2, Int(0), Int(E), ForKind::kUnrolled, loads, {}, kl->span));
+      std::vector<Stmt> body(q->seq.begin() + 1, q->seq.end());
+      Stmt nb = Retarget(Seq(body, kl->span), a->node.get(), all, kl->var, per);
+      // unrolled, so that every simdgroup matrix of the operand is a register
+      replace[kl] = For(kl->var, kl->min, kl->extent, ForKind::kUnrolled, nb, kl->annotations, kl->span);
+    }
+    if (replace.empty()) return r;
+    struct Rep : IRMutator {
+      std::map<const StmtNode*, Stmt>* rep;
+      Stmt VisitStmt(const Stmt& x) override {
+        if (x) {
+          auto it = rep->find(x.get());
+          if (it != rep->end()) return it->second;
+        }
+        return IRMutator::VisitStmt(x);
+      }
+    } m;
+    m.rep = &replace;
+    before.push_back(m.VisitStmt(r));
+    return Seq(before, L->span);
+  }
+
+ private:
+  static Stmt RemoveOne(const Stmt& s, const StmtNode* drop) {
+    struct R : IRMutator {
+      const StmtNode* drop;
+      Stmt VisitStmt(const Stmt& x) override {
+        if (x && x.get() == drop) return Seq({}, x->span);
+        return IRMutator::VisitStmt(x);
+      }
+    } m;
+    m.drop = drop;
+    return m.VisitStmt(s);
+  }
+};
+
 }  // namespace
+
+PrimFunc HoistSimdgroupOperands(const PrimFunc& f, const PassContext& ctx) {
+  if (ctx.features.matrix != MatrixUnit::kSimdgroupMatrix) return f;
+  Stmt b = OperandHoister().VisitStmt(f->body);
+  return b == f->body ? f : WithBody(f, b);
+}
 
 PrimFunc HoistSimdgroupStaging(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.features.matrix != MatrixUnit::kSimdgroupMatrix) return f;

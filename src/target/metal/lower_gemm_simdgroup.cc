@@ -169,14 +169,16 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(in, sp), sp),
                          sp));
   Var kk = MakeVar("kk");
-  std::vector<Stmt> step;
+  std::vector<Stmt> step, a_loads;
   Expr k0 = Expr(kk) * C(8);
   for (int64_t i = 0; i < mt; ++i) {
     Expr m0 = Simplify(wmi * C(wM) + C(i * 8));
     Expr src = g->trans_A ? A.at(k0, m0) : A.at(m0, k0);
-    step.push_back(
+    a_loads.push_back(
         Call0("tl.simdgroup_load", {Load(am, {C(2 * i)}), src, C(A.stride), C(g->trans_A ? 1 : 0)}, sp));
   }
+  // (marked: HoistSimdgroupOperands keeps A in simdgroup matrices across an outer loop that does not change it)
+  step.push_back(AttrStmt(am, "tl.simdgroup_a_loads", C(mt), Seq(a_loads, sp), sp));
   for (int64_t j = 0; j < nt; ++j) {
     Expr n0 = Simplify(wnj * C(wN) + C(j * 8));
     Expr src = g->trans_B ? B.at(n0, k0) : B.at(k0, n0);

@@ -16,6 +16,8 @@ Pipeline MetalPipeline(const PassContext&) {
                 {
                     // accumulators stay simdgroup matrices across K loops (hoist_simdgroup_staging.cc)
                     {"HoistSimdgroupStaging", HoistSimdgroupStaging, thread},
+                    // loop-invariant A operands stay in simdgroup matrices (FlashAttention's Q)
+                    {"HoistSimdgroupOperands", HoistSimdgroupOperands, thread},
                     Step("SplitInteriorBlocks", thread),
                     Step("PlanSharedMemory", planned),
                     Step("InsertBarriers", planned),

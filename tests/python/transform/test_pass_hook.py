@@ -91,7 +91,8 @@ def test_each_backend_lists_its_own_steps():
     steps = {t: list(_ffi.pipeline_steps(t, {})) for t in ["cuda -arch=sm_80", "cuda -arch=sm_90a", "hip", "metal",
                                                              "opencl", "cpu"]}
     own = {"ElideWgmmaProxyFences": ["cuda -arch=sm_90a"], "WsNamedBarriers": ["cuda -arch=sm_90a"],
-           "StagePrefetchInRegisters": ["hip"], "HoistSimdgroupStaging": ["metal"], "CheckMetalTypes": ["metal"],
+           "StagePrefetchInRegisters": ["hip"], "HoistSimdgroupStaging": ["metal"], "HoistSimdgroupOperands": ["metal"],
+           "CheckMetalTypes": ["metal"],
            "HoistBranchBarriers": ["opencl"], "LowerTileOpsCPU": ["cpu"], "CacheGemmTilesCPU": ["cpu"]}
     for name, where in own.items():
         assert [t for t, s in steps.items() if name in s] == where, name
