@@ -78,9 +78,18 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
   TL_ICHECK(threads >= 1 && threads <= 1024, "emulator: ", threads, " threads per block");
   T_ = static_cast<int>(threads);
   warp_specialized_ = false;
+  fiber_width_ = 128;
+  bool warps_split = false, group_ops = false;
   PostOrderVisitStmt(k->body, [&](const Stmt& x) {
     if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.warp_specialized") warp_specialized_ = true;
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.fiber_per_warp") warps_split = true;
+    auto* ev = As<EvaluateNode>(x);
+    auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+    group_ops |= c && c->op.rfind("tl.wgmma", 0) == 0;  // warp-group collectives: a fiber per warp group
   });
+  // branches that give single warps their own work (a TMA warp, an MMA warp): a fiber per warp, so that one
+  // warp waiting on another's mbarrier arrivals lets it run
+  if (warps_split && !group_ops) fiber_width_ = 32;
   tmp_.clear();
   tmp_top_ = 0;
 
@@ -151,7 +160,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
     Mem& m = MemOf(b.get());
     for (int t : all) Write(m, t, 0, Convert(v[t], init->dtype, m.t));
   }
-  if (warp_specialized_ && T_ > 128)
+  if (warp_specialized_ && T_ > fiber_width_)
     RunFibers(k->body, all);  // fibers.cc
   else
     Exec(k->body, all);

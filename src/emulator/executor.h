@@ -206,6 +206,7 @@ class Executor {
   std::shared_ptr<TmaState> tma_;
   std::shared_ptr<FiberSched> fib_;
   bool warp_specialized_ = false;  // the kernel holds a tl.warp_specialized region: fibers per warp group
+  int fiber_width_ = 128;          // threads per fiber (32: branches split warps within a warp group)
   void RunFibers(const Stmt& body, const Lanes& all);
   void FiberSwapState(int fiber);
   int FiberNext(int from) const;

@@ -1,5 +1,5 @@
 // Warp-specialised blocks in the emulator: one fiber (an OS thread, only one running at a time) per
-// warp group, so that a warp group waiting on an mbarrier or a barrier lets the others run until they
+// warp group (per warp where branches give single warps their own work and no warp-group collective is used), so that a warp group waiting on an mbarrier or a barrier lets the others run until they
 // arrive. Within a fiber the warp group's threads still run in lockstep. A fiber blocks in
 // FiberYield; when every live fiber has had a turn without any arrival, transaction or barrier
 // progress, the wait can never complete and the caller reports a deadlock (or a divergent barrier).
@@ -116,9 +116,9 @@ void Executor::FiberBarrier(const Lanes& act, int64_t id, int64_t count, const c
 void Executor::RunFibers(const Stmt& body, const Lanes& all) {
   fib_ = std::make_shared<FiberSched>();
   FiberSched& S = *fib_;
-  const int groups = (T_ + 127) / 128;
+  const int groups = (T_ + fiber_width_ - 1) / fiber_width_;
   S.f.resize(static_cast<size_t>(groups));
-  for (int t : all) S.f[static_cast<size_t>(t / 128)].act.push_back(t);
+  for (int t : all) S.f[static_cast<size_t>(t / fiber_width_)].act.push_back(t);
   for (auto& f : S.f) f.vars = vars_;  // the block's bindings (block indices)
   // The launching thread's own state waits aside while the fibers run.
   auto saved_vars = std::move(vars_);

@@ -36,4 +36,20 @@ struct Tcgen05GemmNode : TileOpNode {
   void Check() const override;
 };
 
+/// T.tcgen05_mma_arrive(mbar): one thread (the one that issues single-thread work where the call stands: the
+/// first of its branch's threads) commits its earlier tcgen05.mma to the mbarrier, which receives one arrival when
+/// they complete (tcgen05.commit). TileLang's warp-specialised Blackwell kernels signal the epilogue with it.
+struct Tcgen05MmaArriveNode : TileOpNode {
+  static constexpr const char kOp[] = "tcgen05_mma_arrive";
+  Tcgen05MmaArriveNode(Expr mbar, Span s) : TileOpNode(kOp, std::move(s)), mbar(std::move(mbar)) {}
+  const Expr mbar;
+  std::vector<std::pair<const Region*, Access>> Regions() const override { return {}; }
+  std::vector<Expr> Exprs() const override { return {mbar}; }
+  Stmt WithOperands(std::vector<Region>, std::vector<Expr> exprs) const override {
+    return std::make_shared<Tcgen05MmaArriveNode>(exprs.at(0), span);
+  }
+  TileOpCall Call() const override { return {"tcgen05_mma_arrive", {{TileOpArg::kExpr, nullptr, mbar}}, {}}; }
+  void Check() const override;
+};
+
 }  // namespace tl

@@ -172,22 +172,117 @@ def test_fp8_gemm_on_tcgen05_kind_f8f6f4(adt, bdt, trans_B):
     assert re.search(r"\bUTCQMMA\b", built.get_sass()), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"
 
 
-def test_an_issue_under_a_thread_branch_is_refused():
-    @T.prim_func
-    def g(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16")):
-        with T.Kernel(1, threads=256):
-            A_s = T.alloc_shared((128, 64), "float16")
-            B_s = T.alloc_shared((128, 64), "float16")
-            acc = T.alloc_tmem([128, 128], "float32")
-            mbar = T.alloc_barrier(1)
-            T.copy(A, A_s)
-            T.copy(B, B_s)
-            tx = T.get_thread_binding()
-            if tx < 128:
-                T.tcgen05_gemm(A_s, B_s, acc, False, True, mbar=mbar, clear_accum=True)
+def ws_gemm(M, N, K, bM=128, bN=128, bK=64, stages=3):
+    """A warp-specialised tcgen05 GEMM (C = A @ B^T, B stored [N, K]): warp 0 loads the tiles with TMA into a ring of
+    `stages` buffers, warp 1 issues the MMAs (T.tcgen05_gemm in its branch, each committing to the stage's `free`
+    barrier) and commits them all to `done` (T.tcgen05_mma_arrive); every thread then waits on `done` and reads the
+    accumulator out of tensor memory."""
 
-    with pytest.raises(TileLangUnsupportedError, match="branch on the thread index"):
-        tilelang.compile(g, target=SM100A)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((stages, bM, bK), "float16")
+            B_s = T.alloc_shared((stages, bN, bK), "float16")
+            acc = T.alloc_tmem([bM, bN], "float32")
+            out = T.alloc_fragment((bM, bN), "float32")
+            full = T.alloc_barrier([1] * stages)
+            free = T.alloc_barrier([1] * stages)
+            done = T.alloc_barrier(1)
+            tx = T.get_thread_binding()
+            n_k = T.ceildiv(K, bK)
+            if tx < 32:
+                for k in T.serial(n_k):
+                    s = k % stages
+                    T.mbarrier_wait_parity(free[s], ((k // stages) & 1) ^ 1)
+                    T.tma_copy(A[by * bM:(by + 1) * bM, k * bK:(k + 1) * bK], A_s[s, :, :], barrier=full[s])
+                    T.tma_copy(B[bx * bN:(bx + 1) * bN, k * bK:(k + 1) * bK], B_s[s, :, :], barrier=full[s])
+                    if tx == 0:
+                        T.mbarrier_arrive(full[s])
+            elif tx < 64:
+                for k in T.serial(n_k):
+                    s = k % stages
+                    T.mbarrier_wait_parity(full[s], (k // stages) & 1)
+                    T.tcgen05_gemm(A_s[s, :, :], B_s[s, :, :], acc, False, True, mbar=free[s], clear_accum=k == 0)
+                T.tcgen05_mma_arrive(done)
+            T.mbarrier_wait_parity(done, 0)
+            T.copy(acc, out)
+            T.copy(out, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,K", [(256, 256, 384), (200, 136, 320)])
+def test_warp_specialised_tcgen05_gemm(M, N, K):
+    """TileLang's warp-specialised Blackwell form: the MMA warp's first thread issues (no barrier of the block: the
+    other warps do not reach it; the TMA warp's mbarriers order the operands), a fiber per warp in the emulator so
+    the warps wait on each other's arrivals; ragged M and N (TMA fills the tails with zeros)."""
+    rng = _rng()
+    f = ws_gemm(M, N, K)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k = tilelang.compile(f, target=SM100A, execution_backend="emulator")
+    k(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    assert any("issued by thread 32 of its branch" in x for x in k.choices), k.choices
+
+
+def test_warp_specialised_tcgen05_gemm_assembles_for_sm100a():
+    k = tilelang.compile(ws_gemm(512, 512, 512), target=SM100A)
+    ptx = k.get_ptx()
+    assert ptx.count("tcgen05.commit.cta_group::1.mbarrier::arrive::one") >= 2  # each gemm's and the final one
+    assert "tcgen05.mma.cta_group::1.kind::f16" in ptx and "fence.proxy.async" not in ptx
+    assert re.search(r"\bUTCHMMA\b", k.get_sass()), "no tcgen05 MMA in the SASS"
+    src = k.get_kernel_source()
+    # no barrier of the whole block inside the MMA warp's branch
+    branch = src[src.index("tl::tcgen05_mma_f16"):]
+    assert "__syncthreads" not in branch[:branch.index("tl::tcgen05_commit")], src
+
+
+def test_issue_in_a_thread_branch_needs_tma_written_operands_and_a_known_range():
+    def g(cond, tma=True):
+        @T.prim_func
+        def main(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16"), C: T.Tensor((128, 128), "float32")):
+            with T.Kernel(1, threads=256):
+                A_s = T.alloc_shared((128, 64), "float16")
+                B_s = T.alloc_shared((128, 64), "float16")
+                acc = T.alloc_tmem([128, 128], "float32")
+                out = T.alloc_fragment((128, 128), "float32")
+                mbar = T.alloc_barrier(1)
+                T.copy(A, A_s)
+                T.copy(B, B_s)
+                tx = T.get_thread_binding()
+                if cond(tx):
+                    T.tcgen05_gemm(A_s, B_s, acc, False, True, mbar=mbar, clear_accum=True)
+                T.mbarrier_wait_parity(mbar, 0)
+                T.copy(acc, out)
+                T.copy(out, C)
+        return main
+
+    rng = _rng()
+    a, b = (rng.standard_normal((128, 64)).astype(np.float16) for _ in range(2))
+    c = np.zeros((128, 128), np.float32)
+    tilelang.compile(g(lambda tx: tx < 128), target=SM100A, execution_backend="emulator")(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-4)
+    with pytest.raises(TileLangUnsupportedError, match="cannot be issued from inside the branch"):
+        tilelang.compile(g(lambda tx: tx < 128), target=SM100A, pass_configs={"tl.disable_tma_lower": True})
+    with pytest.raises(TileLangUnsupportedError, match="not a known range"):
+        tilelang.compile(g(lambda tx: tx % 64 == 0), target=SM100A)
+
+
+def test_tcgen05_mma_arrive_is_refused_where_it_cannot_be():
+    with pytest.raises(TileLangUnsupportedError, match=r"arrive_2cta=True\).*2-CTA"):
+        T.tcgen05_mma_arrive(None, arrive_2cta=True)
+
+    @T.prim_func
+    def main(C: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=32):
+            done = T.alloc_barrier(1)
+            T.tcgen05_mma_arrive(done)
+
+    with pytest.raises(TileLangUnsupportedError, match="T.tcgen05_mma_arrive needs the tcgen05 family"):
+        tilelang.compile(main, target="cuda -arch=sm_90a")
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])

@@ -38,7 +38,8 @@ from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)
 from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
-from .gemm_op import GemmWarpPolicy, gemm, mma_gemm_blockscaled, tcgen05_gemm, wait_wgmma, wgmma_gemm  # noqa: F401
+from .gemm_op import (GemmWarpPolicy, gemm, mma_gemm_blockscaled, tcgen05_gemm, tcgen05_mma_arrive,  # noqa: F401
+                      wait_wgmma, wgmma_gemm)
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import (cumsum, finalize_reducer, reduce_absmax, reduce_abssum, reduce_max, reduce_min,  # noqa: F401
                         reduce_sum)

@@ -175,6 +175,18 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
                          "has_mbar": int(mbar is not None)}, builder.span())
 
 
+def tcgen05_mma_arrive(mbar, arrive_2cta=False):
+    """TileLang's commit of tcgen05 MMAs (the tcgen05 family): the thread that issues single-thread work here (the
+    first of an `if tx ...` branch's threads, as for T.tcgen05_gemm) commits its earlier tcgen05.mma to `mbar`,
+    which receives one arrival when they have completed (T.mbarrier_wait_parity(mbar, phase) waits for it)."""
+    if arrive_2cta:
+        raise _unsupported("T.tcgen05_mma_arrive(arrive_2cta=True)", "2-CTA tcgen05 (cta_group::2, clusters) is not "
+                           "implemented", "use one CTA per 128-row tile")
+    if isinstance(mbar, _ffi.Buffer):
+        mbar = _ffi.load(mbar, [_const(0)])
+    return _ffi.tile_op("tcgen05_mma_arrive", [], [mbar], {}, builder.span())
+
+
 def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,
                          clear_accum=False, *, k_start, sf_a_granularity_k, sf_b_granularity_k, sf_layout=None):
     """TileLang's block-scaled gemm: C (+)= (A * sa) @ (B * sb), A and B float8_e4m3fn / float8_e5m2 tiles (MXFP8),

@@ -91,10 +91,17 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const Span sp = g->span;
   NeedTcgen05(L, "T.tcgen05_gemm", sp);
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kUnsupported, "T.tcgen05_gemm: " + m, sp); };
-  // the issue is preceded by a barrier of the whole block (the operands' writers and their fences)
-  if (L.region_.lo != 0 || L.region_.hi != L.kernel_threads_ || L.thread_conditions_ > 0)
-    bad("inside a warp-group region or a branch on the thread index is not implemented (the issue waits at a "
-        "barrier of the whole block); issue it where every thread reaches it");
+  // Where every thread reaches it, the issue is preceded by a barrier of the whole block (the operands' writers
+  // and their fences). In a branch on the thread index (TileLang's warp-specialised kernels: `elif tx < 64:` issues
+  // the MMAs) the branch's first thread issues, ordered after the operands' producers by the mbarrier waits the
+  // program has there (no barrier: the other threads do not reach it).
+  const bool in_branch = L.thread_conditions_ > 0;
+  if (L.region_.lo != 0 || L.region_.hi != L.kernel_threads_)
+    bad("inside a T.ws warp-group region is not implemented; issue it in an `if tx ...` branch or where every "
+        "thread reaches it");
+  if (in_branch && !L.leader_in_branch_)
+    bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no thread "
+        "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
   const auto [M, N] = TmemShape(g->C.buffer, sp);
   for (auto& r : g->C.ranges)
     if (!IsConstInt(r.min, 0)) bad("the accumulator must be the whole tensor-memory buffer");
@@ -164,12 +171,26 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // (ElideWgmmaProxyFences, once shared memory is planned).
   std::vector<Stmt> out;
   if (!L.ctx_.opt.skip_fence_proxy)
-    out.push_back(Call0("tl.wgmma_operand_fence",
+    out.push_back(Call0(in_branch ? "tl.wgmma_operand_fence_branch" : "tl.wgmma_operand_fence",
                         {Load(L.MapBuffer(g->A.buffer), {C(0)}), Load(L.MapBuffer(g->B.buffer), {C(0)})}, sp));
-  for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
-                  L.GuardOne(Seq(issue, sp), sp)})
-    out.push_back(st);
+  if (!in_branch)
+    for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp)})
+      out.push_back(st);
+  else
+    L.ctx_.info->choices.back() += "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch";
+  out.push_back(L.GuardOne(Seq(issue, sp), sp));
   return Seq(out, sp);
+}
+
+// T.tcgen05_mma_arrive(mbar): tcgen05.commit by the thread that issues single-thread work here.
+Stmt LowerTcgen05MmaArrive(GpuTileLowerer& L, const Tcgen05MmaArriveNode* n) {
+  NeedTcgen05(L, "T.tcgen05_mma_arrive", n->span);
+  if (L.thread_conditions_ > 0 && !L.leader_in_branch_)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.tcgen05_mma_arrive in a branch on the thread index whose threads are not a known range: no "
+                    "thread of it can be named to commit; branch on a range (`elif tx < 64:`)",
+                    n->span);
+  return L.GuardOne(Call0("tl.tcgen05_commit", {L.VisitExpr(n->mbar)}, n->span), n->span);
 }
 
 Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
@@ -204,6 +225,12 @@ Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
 const GpuOpLoweringRegistrar kTcgen05Gemm(
     "tcgen05_gemm",
     [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTcgen05Gemm(L, static_cast<const Tcgen05GemmNode*>(&n)); },
+    "cuda");
+const GpuOpLoweringRegistrar kTcgen05MmaArrive(
+    "tcgen05_mma_arrive",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerTcgen05MmaArrive(L, static_cast<const Tcgen05MmaArriveNode*>(&n));
+    },
     "cuda");
 const GpuOpLoweringRegistrar kTmemCopy(
     "copy", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTmemCopy(L, static_cast<const CopyNode*>(&n)); },

@@ -29,7 +29,7 @@ static std::set<const BufferNode*> ThreadRegisters(const Stmt& body);  // below
 
 Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   tx_ = tx_kernel_ = MakeVar("tx");
-  region_ = {0, KernelThreads(n)};
+  region_ = branch_range_ = {0, KernelThreads(n)};
   kernel_threads_ = KernelThreads(n);
   wgmma_operands_.clear();
   PostOrderVisitStmt(n->body, [&](const Stmt& x) {
@@ -234,11 +234,14 @@ Stmt GpuTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
   T_ = g.hi - g.lo;
   ws_leader_ = 0;
   region_ = g;
+  const ThreadRange saved_branch = branch_range_;
+  branch_range_ = g;
   Stmt body = VisitStmt(b);  // (b may be an `elif`: a branch on the thread index of its own)
   tx_ = saved_tx;
   T_ = saved_T;
   ws_leader_ = saved_leader;
   region_ = saved_region;
+  branch_range_ = saved_branch;
   // max(., 0): the region's threads are tx >= g.lo, which the simplifier then knows (non-negative indices
   // simplify: floormod -> &, floordiv -> >>).
   Expr rebased = g.lo ? Binary(BinaryOp::kMax, Binary(BinaryOp::kSub, tx_kernel_, C(g.lo)), C(0)) : Expr(tx_kernel_);
@@ -257,17 +260,31 @@ Stmt GpuTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchT
     if (!b) return b;
     if (!(g == in)) return InRegion(b, g);
     // no tile work to partition: its single-thread work (a T.tma_copy's issue) is its first thread's
+    // (nested branches: the threads that reach this one are the enclosing branch's range within r)
     const int64_t saved = ws_leader_;
-    if (r.ok()) ws_leader_ = r.lo - in.lo;
+    const bool saved_known = leader_in_branch_;
+    const ThreadRange saved_range = branch_range_;
+    ThreadRange now{std::max(r.lo, branch_range_.lo), std::min(r.hi, branch_range_.hi)};
+    leader_in_branch_ = saved_known && r.ok() && now.ok();
+    if (leader_in_branch_) {
+      ws_leader_ = now.lo - in.lo;
+      branch_range_ = now;
+    }
     Stmt out = VisitStmt(b);
     ws_leader_ = saved;
+    leader_in_branch_ = saved_known;
+    branch_range_ = saved_range;
     return out;
   };
   ++thread_conditions_;
   Stmt then = branch(i->then_case, bt.then_range, bt.then_region),
        els = branch(i->else_case, bt.else_range, bt.else_region);
   --thread_conditions_;
-  return AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
+  Stmt ws = AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
+  // a branch boundary inside a warp group (a TMA warp, an MMA warp): the emulator runs a fiber per warp
+  auto inside = [](ThreadRange r) { return r.ok() && (r.lo % 128 || r.hi % 128); };  // 128: a warp group
+  if (inside(bt.then_range) || inside(bt.else_range)) ws = AttrStmt(Buffer(), "tl.fiber_per_warp", C(1), ws, s->span);
+  return ws;
 }
 
 namespace {
@@ -467,7 +484,10 @@ Stmt GpuTileLowerer::VisitStmt(const Stmt& s) {
   const bool divergent = !cur_loop_ && ((i && ReadsThreadIndex(Evaluate(i->cond, s->span))) ||
                                         (w && ReadsThreadIndex(Evaluate(w->cond, s->span))));
   thread_conditions_ += divergent;
+  const bool saved_known = leader_in_branch_;
+  if (divergent) leader_in_branch_ = false;  // which threads run it is not a range the lowering knows
   Stmt out = VisitStmtAt(s);
+  leader_in_branch_ = saved_known;
   thread_conditions_ -= divergent;
   stmt_span_ = saved;
   return out;

@@ -216,6 +216,10 @@ class GpuTileLowerer : public IRMutator {
   bool ws_reg_alloc_ = true;               // setmaxnreg (off: T.disable_warp_group_reg_alloc)
   bool ws_done_ = false;                   // the kernel was split: T_ + 128 threads
   int64_t ws_leader_ = 0;  // the thread that issues single-thread work: the first of an enclosing T.ws block
+  // ws_leader_ is a thread of every enclosing branch on the thread index (their ranges are known); else a
+  // lowering that must be issued by one thread of the branch cannot name it
+  bool leader_in_branch_ = true;
+  ThreadRange branch_range_;  // the threads that reach the statement being lowered, where known
 };
 
 using GpuOpLowering = std::function<Stmt(GpuTileLowerer&, const TileOpNode&)>;

@@ -568,8 +568,10 @@ const StmtNode* FirstTileWork(const Stmt& body) {
     auto* op = As<TileOpNode>(x);
     if (!first && ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
                    // (a T.atomic_add left after legalization is a scalar one: per thread)
+                   // (single-thread issues: a TMA copy, a tcgen05 gemm and its commit)
                    (op && std::string(op->op) != "tma_copy" && std::string(op->op) != "wait_wgmma" &&
-                    std::string(op->op) != "atomic_add")))
+                    std::string(op->op) != "atomic_add" && std::string(op->op) != "tcgen05_gemm" &&
+                    std::string(op->op) != "tcgen05_mma_arrive")))
       first = x.get();
   });
   return first;
