@@ -49,6 +49,16 @@ def emu(func, **kw):
     return metal(func, execution_backend="emulator", **kw)
 
 
+def attention(q, k, v, causal):
+    """softmax(q k^T / sqrt(D)) v in float64 (causal: keys up to the query's row)."""
+    S, D = q.shape[-2], q.shape[-1]
+    s = f64(q) @ f64(k).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True) @ f64(v)
+
+
 def randn(rng, shape, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
 
@@ -242,13 +252,8 @@ def test_flashattention_forward(causal, dtype):
     q, kk, v = (randn(rng, (B, H, S, D), np.float16 if dtype == "float16" else np.float32) for _ in range(3))
     o = np.full_like(q, np.nan)
     k(q, kk, v, o)
-    s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
-    if causal:
-        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
     tol = 2e-3 if dtype == "float16" else 1e-5
-    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=tol, atol=tol)
+    np.testing.assert_allclose(f64(o), attention(q, kk, v, causal), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("D,causal,total", [(64, False, 20480), (64, True, 20480), (128, True, 28672)])
@@ -270,12 +275,7 @@ def test_flashattention_64x64_fits_in_32kb(D, causal, total):
     q, kk, v = (randn(rng, (B, H, S, D), np.float16) for _ in range(3))
     o = np.full_like(q, np.nan)
     k(q, kk, v, o)
-    s = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
-    if causal:
-        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    np.testing.assert_allclose(f64(o), p @ f64(v), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(f64(o), attention(q, kk, v, causal), rtol=2e-3, atol=2e-3)
     src = metal(f).get_kernel_source()  # and the MSL passes the clang check
     assert re.search(r"simdgroup_half8x8 A_simd_\d+_all\[%d\];" % (D // 8 * 2), src), src  # Q as matrices
 

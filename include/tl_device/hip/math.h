@@ -100,38 +100,19 @@ TL_DEV double mul_dd(double hi, double lo, double c, double cl) {
   return p + (pe + __builtin_fma(hi, cl, lo * c));
 }
 
-TL_DEV double log_special(double x, bool* special) {
-  *special = true;
+// log x times c (c + cl, a constant to twice the precision: 1, log2 e, log10 e), with log's special cases
+// (NaN, +inf, x < 0: NaN, 0: -inf; the factors are positive).
+TL_DEV double log_times(double x, double c, double cl) {
   if (x != x || x == __builtin_inf()) return x;
   if (x < 0.0) return __builtin_nan("");
   if (x == 0.0) return -__builtin_inf();
-  *special = false;
-  return 0.0;
-}
-TL_DEV double log_f64(double x) {
-  bool sp;
-  double v = log_special(x, &sp);
-  if (sp) return v;
   double hi, lo;
   log_dd(x, &hi, &lo);
-  return hi + lo;
+  return cl == 0.0 ? hi + lo : mul_dd(hi, lo, c, cl);
 }
-TL_DEV double log2_f64(double x) {
-  bool sp;
-  double v = log_special(x, &sp);
-  if (sp) return v;
-  double hi, lo;
-  log_dd(x, &hi, &lo);
-  return mul_dd(hi, lo, kLog2e, 2.0355273740931033e-17);
-}
-TL_DEV double log10_f64(double x) {
-  bool sp;
-  double v = log_special(x, &sp);
-  if (sp) return v;
-  double hi, lo;
-  log_dd(x, &hi, &lo);
-  return mul_dd(hi, lo, 0.4342944819032518, 1.098319650216765e-17);
-}
+TL_DEV double log_f64(double x) { return log_times(x, 1.0, 0.0); }
+TL_DEV double log2_f64(double x) { return log_times(x, kLog2e, 2.0355273740931033e-17); }
+TL_DEV double log10_f64(double x) { return log_times(x, 0.4342944819032518, 1.098319650216765e-17); }
 
 // sin and cos of r in [-pi/4, pi/4] (Taylor to r^17 / r^18).
 TL_DEV double sin_reduced(double r) {
