@@ -1,10 +1,10 @@
 // Warp-specialised blocks in the emulator: one fiber (an OS thread, only one running at a time) per
-// warp group (per warp where branches give single warps their own work and no warp-group collective is used), so that a warp group waiting on an mbarrier or a barrier lets the others run until they
-// arrive. Within a fiber the warp group's threads still run in lockstep. A fiber blocks in
-// FiberYield; when every live fiber has had a turn without any arrival, transaction or barrier
-// progress, the wait can never complete and the caller reports a deadlock (or a divergent barrier).
-// Each fiber has its own variable bindings and scratch stack; memory, reports and the race epoch are
-// the block's.
+// warp group (per warp where branches give single warps their own work and no warp-group collective is used),
+// so that a warp group waiting on an mbarrier or a barrier lets the others run until they arrive. Within a
+// fiber the warp group's threads still run in lockstep. A fiber blocks in FiberYield; when every live fiber
+// has had a turn without any arrival, transaction or barrier progress, the wait can never complete and the
+// caller reports a deadlock (or a divergent barrier). Each fiber has its own variable bindings and scratch
+// stack; memory, reports and the race epoch are the block's.
 #include <condition_variable>
 #include <mutex>
 #include <thread>

@@ -22,16 +22,15 @@
 // l mod R); C / D as for the 16x16 / 32x32 shapes above. (Which k a (g, v) pair is called does not change an
 // unscaled product; the block-per-lane-group pairing is what block scaling rests on: one scale a lane.)
 // v_mfma_scale_f32_*_f8f6f4 (tl.mfma with two more arguments): each lane's 32 values of A are multiplied by
-// 2^(sa - 127), sa byte 0 of the lane's scale operand (E8M0; 255 is NaN), and B's by its own, before the products
-// are summed (exact here: power-of-two factors of double values).
-// CDNA3's 8-bit MFMAs read
-// the bytes in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no
-// infinities, no negative zero, 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the
-// instruction reads). tl.fp8_to_fnuz(&x, n, "e4m3"|"e5m2") re-encodes n OCP bytes in place: -0 -> 0,
-// NaN (and e5m2 infinity) -> 0x80, others unchanged (the same bits are half the value in FNUZ). CDNA4's
-// read the OCP formats (E4M3FN, E5M2) the tensors hold; the IR names those operands e4m3 / e5m2.
-// Products of 16- and 8-bit floats are exact in double; each output is summed in double and rounded
-// once to float32 (the hardware's internal order is unspecified).
+// 2^(sa - 127), sa byte 0 of the lane's scale operand (E8M0; 255 is NaN), and B's by its own, before the
+// products are summed (exact here: power-of-two factors of double values). CDNA3's 8-bit MFMAs read the bytes
+// in AMD's FNUZ formats: fp8 = E4M3FNUZ (bias 8), bf8 = E5M2FNUZ (bias 16); no infinities, no negative zero,
+// 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the instruction reads).
+// tl.fp8_to_fnuz(&x, n, "e4m3"|"e5m2") re-encodes n OCP bytes in place: -0 -> 0, NaN (and e5m2 infinity) ->
+// 0x80, others unchanged (the same bits are half the value in FNUZ). CDNA4's read the OCP formats (E4M3FN,
+// E5M2) the tensors hold; the IR names those operands e4m3 / e5m2. Products of 16- and 8-bit floats are exact
+// in double; each output is summed in double and rounded once to float32 (the hardware's internal order is
+// unspecified).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -149,11 +148,16 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   // 8-bit operands: "fp8" / "bf8" name CDNA3's FNUZ formats, "e4m3" / "e5m2" the OCP ones CDNA4 reads
   enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52 };
   auto fmt8 = [&](const std::string& n, Fmt* f) {
-    if (n == "fp8") *f = kFnuz43;
-    else if (n == "bf8") *f = kFnuz52;
-    else if (n == "e4m3") *f = kOcp43;
-    else if (n == "e5m2") *f = kOcp52;
-    else return false;
+    if (n == "fp8")
+      *f = kFnuz43;
+    else if (n == "bf8")
+      *f = kFnuz52;
+    else if (n == "e4m3")
+      *f = kOcp43;
+    else if (n == "e5m2")
+      *f = kOcp52;
+    else
+      return false;
     return true;
   };
   Fmt fa = kF16, fb = kF16;
@@ -163,8 +167,10 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
     if (KV == 4 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
         ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)) ||
         (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)))
-      BadMfma("8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ, 16x16x32 / 32x32x16) or of e4m3 / e5m2 (OCP, "
-              "also 16x16x128 / 32x32x64); got " + ab + " with " + shape);
+      BadMfma(
+          "8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ, 16x16x32 / 32x32x16) or of e4m3 / e5m2 (OCP, "
+          "also 16x16x128 / 32x32x64); got " +
+          ab + " with " + shape);
   } else if ((ab == "f16" || ab == "bf16") && KV != 32) {
     fa = fb = ab == "f16" ? kF16 : kBF16;
   } else {

@@ -23,8 +23,8 @@ Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
   const int g = is_b ? gran_b : gran_a;
   Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A);
   int64_t kt = 0, cols = 0;
-  const bool local = AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) &&
-                     cols * g == kt;
+  const bool local =
+      AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) && cols * g == kt;
   Expr col = local ? Binary(BinaryOp::kFloorDiv, k, Int(g))
                    : Binary(BinaryOp::kFloorDiv, Binary(BinaryOp::kAdd, k_start, k), Int(g));
   return Simplify(Binary(BinaryOp::kAdd, sf.ranges.back().min, col));
@@ -40,8 +40,8 @@ std::vector<std::pair<const Region*, Access>> GemmBlockScaledNode::Regions() con
 
 Stmt GemmBlockScaledNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
   return std::make_shared<GemmBlockScaledNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)),
-                                               std::move(r.at(3)), std::move(r.at(4)), trans_A, trans_B, policy,
-                                               clear_accum, gran_a, gran_b, e.at(0), span);
+                                               std::move(r.at(3)), std::move(r.at(4)), trans_A, trans_B,
+                                               policy, clear_accum, gran_a, gran_b, e.at(0), span);
 }
 
 std::vector<int64_t> GemmBlockScaledNode::Attrs() const {
@@ -68,14 +68,17 @@ TileOpCall GemmBlockScaledNode::Call() const {
 }
 
 void GemmBlockScaledNode::Check() const {
-  auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, "T.mma_gemm_blockscaled: " + m, span); };
+  auto bad = [&](const std::string& m) {
+    throw UserError(ErrorKind::kType, "T.mma_gemm_blockscaled: " + m, span);
+  };
   auto f8 = [](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
   if (!f8(at) || !f8(bt) || ct != DataType::Float(32))
-    bad("takes float8_e4m3fn / float8_e5m2 A and B (MXFP8, any mix) with a float32 accumulator; got A " + at.str() +
-        ", B " + bt.str() + ", C " + ct.str() + " (4- and 6-bit MX element types are not implemented yet)");
+    bad("takes float8_e4m3fn / float8_e5m2 A and B (MXFP8, any mix) with a float32 accumulator; got A " +
+        at.str() + ", B " + bt.str() + ", C " + ct.str() +
+        " (4- and 6-bit MX element types are not implemented yet)");
   GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");
@@ -84,22 +87,27 @@ void GemmBlockScaledNode::Check() const {
         {&SFB, gran_b, "SFB", "B's columns (N)"}}) {
     const std::string gname = std::string("sf_") + (nm[2] == 'A' ? "a" : "b") + "_granularity_k";
     if (g <= 0 || g % 32)
-      bad(gname + " must be a positive multiple of 32 (an MX scale covers 32 elements); got " + std::to_string(g));
+      bad(gname + " must be a positive multiple of 32 (an MX scale covers 32 elements); got " +
+          std::to_string(g));
     if (sf->buffer->dtype != DataType::UInt(8))
       bad(std::string(nm) + " '" + sf->buffer->name + "' must hold E8M0 scales as uint8; got " +
-          sf->buffer->dtype.str() + " (TileLang's packed uint32 / UE4M3 scale words are the SM120 NVFP4 form, "
+          sf->buffer->dtype.str() +
+          " (TileLang's packed uint32 / UE4M3 scale words are the SM120 NVFP4 form, "
           "not implemented)");
     if (sf->buffer->scope != Scope::kShared && sf->buffer->scope != Scope::kGlobal)
       bad(std::string(nm) + " '" + sf->buffer->name + "' must be in shared or global memory");
     auto ext = Extents(sf->ranges);
-    if (ext.size() != 2) bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
+    if (ext.size() != 2)
+      bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
   }
   auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges);
   Expr M = trans_A ? am[1] : am[0], N = trans_B ? bm[0] : bm[1];
   if (DimsDiffer(SFA.ranges[SFA.ranges.size() - 2].extent, M))
-    bad("SFA has " + PrintExpr(SFA.ranges[SFA.ranges.size() - 2].extent) + " rows but A has M = " + PrintExpr(M));
+    bad("SFA has " + PrintExpr(SFA.ranges[SFA.ranges.size() - 2].extent) +
+        " rows but A has M = " + PrintExpr(M));
   if (DimsDiffer(SFB.ranges[SFB.ranges.size() - 2].extent, N))
-    bad("SFB has " + PrintExpr(SFB.ranges[SFB.ranges.size() - 2].extent) + " rows but B has N = " + PrintExpr(N));
+    bad("SFB has " + PrintExpr(SFB.ranges[SFB.ranges.size() - 2].extent) +
+        " rows but B has N = " + PrintExpr(N));
 }
 
 namespace {

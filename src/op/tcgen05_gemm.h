@@ -1,6 +1,7 @@
 // T.tcgen05_gemm (TileLang's explicit Blackwell gemm): C (tensor memory, T.alloc_tmem) = A @ B (+ C), A and B
 // shared tiles, issued by one thread as tcgen05.mma and asynchronous; `mbar` (an mbarrier element, or none)
-// receives one arrival when it completes. Lowered on the tcgen05 family only (src/target/cuda/lower_tcgen05.cc).
+// receives one arrival when it completes. Lowered on the tcgen05 family only
+// (src/target/cuda/lower_tcgen05.cc).
 #pragma once
 #include "ir/stmt.h"
 
@@ -37,8 +38,9 @@ struct Tcgen05GemmNode : TileOpNode {
 };
 
 /// T.tcgen05_mma_arrive(mbar): one thread (the one that issues single-thread work where the call stands: the
-/// first of its branch's threads) commits its earlier tcgen05.mma to the mbarrier, which receives one arrival when
-/// they complete (tcgen05.commit). TileLang's warp-specialised Blackwell kernels signal the epilogue with it.
+/// first of its branch's threads) commits its earlier tcgen05.mma to the mbarrier, which receives one arrival
+/// when they complete (tcgen05.commit). TileLang's warp-specialised Blackwell kernels signal the epilogue
+/// with it.
 struct Tcgen05MmaArriveNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_mma_arrive";
   Tcgen05MmaArriveNode(Expr mbar, Span s) : TileOpNode(kOp, std::move(s)), mbar(std::move(mbar)) {}

@@ -18,7 +18,8 @@ namespace {
       ErrorKind::kUnsupported,
       "target '" + spec + "': " + why +
           ". Targets: cpu (c, llvm, host) [-mcpu=NAME] [-mattr=+feat,...], cuda [-arch=sm_80|sm_86|sm_89|"
-          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942|gfx950], metal, opencl [-mattr=+subgroups|-subgroups], "
+          "sm_90|sm_90a], hip [-arch=gfx90a|gfx940|gfx942|gfx950], metal, opencl "
+          "[-mattr=+subgroups|-subgroups], "
           "auto; or {\"kind\": ..., \"arch\": ..., \"features\": [...]}");
 }
 
@@ -54,7 +55,8 @@ Target ParseTarget(const std::string& spec) {
     head = "cuda";
   }
   if (head == "c" || head == "llvm" || head == "host") head = "cpu";
-  const bool builtin = head == "cpu" || head == "cuda" || head == "hip" || head == "metal" || head == "opencl";
+  const bool builtin =
+      head == "cpu" || head == "cuda" || head == "hip" || head == "metal" || head == "opencl";
   // A kind a backend registered itself for (docs/adding_a_backend.md): "<kind> [-arch=<name>]"; its
   // backend's pass context says what it offers.
   if (!builtin) {

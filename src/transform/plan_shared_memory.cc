@@ -197,16 +197,16 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   // their last use of it (the consumers' waits on its stages order every producer write before the
   // consumers go past that use).
   //
-  // Loops and branches are flattened too. The units of an `if` on a block-uniform condition (block indices and
-  // kernel parameters only: every thread of the block takes the same branch) follow each other: only one branch
-  // runs, so a buffer of one may share bytes with a buffer of the other. A condition that may differ between
-  // threads keeps the `if` one unit (both branches may run at once, in different threads). A loop's units are its body's: a
-  // buffer used in the loop is live across the whole loop (its value may be carried from one iteration into the
-  // next) unless the first unit of the body that touches it begins by overwriting it (`tl.shared_overwrite`,
-  // which a whole-tile T.copy and the lowerings' staging tiles carry, see FirstTouchOverwrites): then nothing of
-  // it survives an iteration, and it is live only from that unit to its last use in the body. Loops with
-  // asynchronous copies, TMA, mbarriers or async MMAs keep the whole-loop rule (their writes land later than
-  // their units), as do multi-stage buffers.
+  // Loops and branches are flattened too. The units of an `if` on a block-uniform condition (block indices
+  // and kernel parameters only: every thread of the block takes the same branch) follow each other: only one
+  // branch runs, so a buffer of one may share bytes with a buffer of the other. A condition that may differ
+  // between threads keeps the `if` one unit (both branches may run at once, in different threads). A loop's
+  // units are its body's: a buffer used in the loop is live across the whole loop (its value may be carried
+  // from one iteration into the next) unless the first unit of the body that touches it begins by overwriting
+  // it (`tl.shared_overwrite`, which a whole-tile T.copy and the lowerings' staging tiles carry, see
+  // FirstTouchOverwrites): then nothing of it survives an iteration, and it is live only from that unit to
+  // its last use in the body. Loops with asynchronous copies, TMA, mbarriers or async MMAs keep the
+  // whole-loop rule (their writes land later than their units), as do multi-stage buffers.
   std::vector<Stmt> units;
   struct Producer {
     size_t first, last;  // the consumers' first and last units
@@ -320,7 +320,8 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   // sm_90+: how each buffer is aligned (1 KB swizzle atoms; TMA tiles: whole swizzle patterns)
   const bool show_align = ctx.features.swizzle == SharedSwizzle::kTma;
   if (show_align) t << std::setw(8) << "align";
-  t << std::setw(10) << "offset" << "\n";
+  t << std::setw(10) << "offset"
+    << "\n";
   int64_t sum = 0;
   for (auto& it : items) {
     t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10)

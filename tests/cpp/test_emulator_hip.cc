@@ -18,10 +18,11 @@ using namespace emu_test;
 // and register that must read 1 afterwards.
 // `ab`: the operand type ("f16", "bf16", or an 8-bit pair whose one is the byte `one8`); `kv` the k values
 // a lane supplies (4, or 8 for the 16x16x32 / 32x32x16 shapes). Returns D's one-hot value.
-// With `sa` >= 0 the MFMA is the scaled form: lane `al`'s A scale is sa and lane `bl`'s B scale is sb (E8M0 bytes);
-// every other lane's scales are `other`.
-float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, int dv, const std::string& ab = "f16",
-             int kv = 4, int one8 = 0, int one8_b = -1, int sa = -1, int sb = 127, int other = 127) {
+// With `sa` >= 0 the MFMA is the scaled form: lane `al`'s A scale is sa and lane `bl`'s B scale is sb (E8M0
+// bytes); every other lane's scales are `other`.
+float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, int dv,
+             const std::string& ab = "f16", int kv = 4, int one8 = 0, int one8_b = -1, int sa = -1,
+             int sb = 127, int other = 127) {
   SCOPED_TRACE(shape + " " + ab);
   const int outs = shape.rfind("16x16", 0) == 0 ? 4 : 16;
   const bool eight = ab.find('_') != std::string::npos;
@@ -38,12 +39,12 @@ float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, i
       Unrolled(i, kv, Store(a, one_at(al, av, one8), {i})),
       Unrolled(i, kv, Store(b, one_at(bl, bv, one8_b < 0 ? one8 : one8_b), {i})),
       Unrolled(i, outs, Store(c, FloatImm(kF32, 0.0), {i})),
-      Void("tl.mfma", sa < 0 ? std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}),
-                                                 Load(b, {Int(0)}), Load(c, {Int(0)})}
-                             : std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}),
-                                                 Load(b, {Int(0)}), Load(c, {Int(0)}),
-                                                 Select(Eq(k.tx, Int(al)), Int(sa), Int(other)),
-                                                 Select(Eq(k.tx, Int(bl)), Int(sb), Int(other))}),
+      Void("tl.mfma",
+           sa < 0 ? std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                                      Load(c, {Int(0)})}
+                  : std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                                      Load(c, {Int(0)}), Select(Eq(k.tx, Int(al)), Int(sa), Int(other)),
+                                      Select(Eq(k.tx, Int(bl)), Int(sb), Int(other))}),
       Unrolled(i, outs, Store(O, Load(c, {i}), {k.tx, i})),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 64, {a, b, c}, body);
@@ -106,27 +107,29 @@ TEST(EmuMfma, EightBitFormatsFnuzOnCdna3OcpOnCdna4) {
 }
 
 TEST(EmuMfma, HandWorkedF8F6F4PairsLaneGroupBlocks) {
-  // CDNA4's v_mfma_f32_32x32x64_f8f6f4 / 16x16x128_f8f6f4: 32 values a lane, lane group g = lane / R holding the
-  // g-th 32-value block of K; A's value v of a lane meets B's value v of the same lane group.
-  // 32x32x64: A[20][37] = 1 (block 1, value 5: lane 32 + 20 = 52, a5), B[37][7] = 1 (lane 32 + 7 = 39, b5):
-  // D[20][7], lane 39 d8 as for 32x32x8.
+  // CDNA4's v_mfma_f32_32x32x64_f8f6f4 / 16x16x128_f8f6f4: 32 values a lane, lane group g = lane / R holding
+  // the g-th 32-value block of K; A's value v of a lane meets B's value v of the same lane group. 32x32x64:
+  // A[20][37] = 1 (block 1, value 5: lane 32 + 20 = 52, a5), B[37][7] = 1 (lane 32 + 7 = 39, b5): D[20][7],
+  // lane 39 d8 as for 32x32x8.
   EXPECT_EQ(OneHot("32x32x64", 52, 5, 39, 5, 39, 8, "e4m3_e4m3", 32, 0x38), 1.0f);
-  // 16x16x128: A[9][85] = 1 (block 2, value 21: lane 32 + 9 = 41), B[85][3] = 1 (lane 32 + 3 = 35): D[9][3], lane
-  // 35 d1; E5M2 operands (0x3C is 1.0).
+  // 16x16x128: A[9][85] = 1 (block 2, value 21: lane 32 + 9 = 41), B[85][3] = 1 (lane 32 + 3 = 35): D[9][3],
+  // lane 35 d1; E5M2 operands (0x3C is 1.0).
   EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e5m2_e5m2", 32, 0x3C), 1.0f);
-  EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e4m3_e5m2", 32, 0x40, 0x3C), 2.0f);  // 0x40: 2.0 in E4M3
+  EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e4m3_e5m2", 32, 0x40, 0x3C),
+            2.0f);  // 0x40: 2.0 in E4M3
 }
 
 TEST(EmuMfma, F8F6F4ValuesOfOtherPositionsDoNotMeet) {
-  // A's one at value 5 of lane group 1 and B's at value 6 of lane group 1 (k 37 and k 38): D stays 0 everywhere;
-  // and lane group 0 of B (k 5) does not meet lane group 1 of A.
+  // A's one at value 5 of lane group 1 and B's at value 6 of lane group 1 (k 37 and k 38): D stays 0
+  // everywhere; and lane group 0 of B (k 5) does not meet lane group 1 of A.
   EXPECT_EQ(OneHot("32x32x64", 52, 5, 39, 6, 39, 8, "e4m3_e4m3", 32, 0x38), 0.0f);
   EXPECT_EQ(OneHot("32x32x64", 52, 5, 7, 5, 7, 0, "e4m3_e4m3", 32, 0x38), 0.0f);
 }
 
 TEST(EmuMfma, HandWorkedScaledF8F6F4) {
-  // v_mfma_scale_f32_*_f8f6f4: the one of A (lane 52, block 1 of 32x32x64) scaled by lane 52's A scale, B's by
-  // lane 39's B scale: 2^(128 - 127) * 2^(124 - 127) = 1/4. Other lanes' scales (0: 2^-127) touch nothing here.
+  // v_mfma_scale_f32_*_f8f6f4: the one of A (lane 52, block 1 of 32x32x64) scaled by lane 52's A scale, B's
+  // by lane 39's B scale: 2^(128 - 127) * 2^(124 - 127) = 1/4. Other lanes' scales (0: 2^-127) touch nothing
+  // here.
   EXPECT_EQ(OneHot("32x32x64", 52, 5, 39, 5, 39, 8, "e4m3_e4m3", 32, 0x38, -1, 128, 124, 0), 0.25f);
   // 16x16x128, the scales at their extremes: 2^127 * 2^-126 = 2
   EXPECT_EQ(OneHot("16x16x128", 41, 21, 35, 21, 35, 1, "e5m2_e5m2", 32, 0x3C, -1, 254, 1), 2.0f);

@@ -1,7 +1,8 @@
 // The device-library-free math of include/tl_device/hip/math.h (what gfx950 kernels call for float64 exp /
 // log / sin / cos and for tanh / erf / pow), compiled for the host and measured against the C library in
 // ulps on seeded random arguments, plus C's special cases. No AMD GPU runs here, so this is where its
-// accuracy is checked; the header's claims (its first comment) are these bounds.
+// accuracy is checked; the header's claims (its first comment) are these bounds: one ulp above the largest
+// error a 20-million-argument sweep of each found, so that no seed lands on a true maximum the sweep missed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,18 +69,18 @@ std::function<double(std::mt19937_64&)> Binades(double lo_exp, double hi_exp, bo
   };
 }
 
-#define EXPECT_ULPS(F, REF, DRAW, BOUND)                                   \
-  do {                                                                     \
-    double worst = 0;                                                      \
-    int64_t u = MaxUlps<double>(F, REF, DRAW, 200000, &worst);             \
-    EXPECT_LE(u, BOUND) << #F " at " << std::hexfloat << worst;            \
+#define EXPECT_ULPS(F, REF, DRAW, BOUND)                        \
+  do {                                                          \
+    double worst = 0;                                           \
+    int64_t u = MaxUlps<double>(F, REF, DRAW, 200000, &worst);  \
+    EXPECT_LE(u, BOUND) << #F " at " << std::hexfloat << worst; \
   } while (0)
-#define EXPECT_ULPS_F(F, REF, DRAW, BOUND)                                                          \
-  do {                                                                                              \
-    float worst = 0;                                                                                \
-    int64_t u = MaxUlps<float>(F, [](float x) { return static_cast<float>(REF(double(x))); }, DRAW, \
-                               200000, &worst);                                                     \
-    EXPECT_LE(u, BOUND) << #F " at " << std::hexfloat << worst;                                     \
+#define EXPECT_ULPS_F(F, REF, DRAW, BOUND)                                                    \
+  do {                                                                                        \
+    float worst = 0;                                                                          \
+    int64_t u = MaxUlps<float>(                                                               \
+        F, [](float x) { return static_cast<float>(REF(double(x))); }, DRAW, 200000, &worst); \
+    EXPECT_LE(u, BOUND) << #F " at " << std::hexfloat << worst;                               \
   } while (0)
 
 double Exp(double x) { return std::exp(x); }
@@ -100,14 +101,14 @@ TEST(HipMath, Float64WithinAFewUlps) {
   EXPECT_ULPS(log_f64, Log, Uniform(0.5, 2), 2);
   EXPECT_ULPS(log2_f64, Log2, Binades(-1074, 1023.9, false), 2);
   EXPECT_ULPS(log10_f64, Log10, Binades(-1074, 1023.9, false), 2);
-  EXPECT_ULPS(sin_f64, Sin, Uniform(-10, 10), 2);
-  EXPECT_ULPS(cos_f64, Cos, Uniform(-10, 10), 2);
-  EXPECT_ULPS(sin_f64, Sin, Binades(-30, 16.6, true), 3);
-  EXPECT_ULPS(cos_f64, Cos, Binades(-30, 16.6, true), 3);
-  EXPECT_ULPS(tanh_f64, Tanh, Uniform(-25, 25), 4);
-  EXPECT_ULPS(tanh_f64, Tanh, Binades(-60, 2, true), 4);
-  EXPECT_ULPS(erf_f64, Erf, Uniform(-7, 7), 12);  // (the series' roundings near |x| = 1.5)
-  EXPECT_ULPS(erf_f64, Erf, Binades(-60, 2, true), 12);
+  EXPECT_ULPS(sin_f64, Sin, Uniform(-10, 10), 3);
+  EXPECT_ULPS(cos_f64, Cos, Uniform(-10, 10), 3);
+  EXPECT_ULPS(sin_f64, Sin, Binades(-30, 16.6, true), 4);
+  EXPECT_ULPS(cos_f64, Cos, Binades(-30, 16.6, true), 4);
+  EXPECT_ULPS(tanh_f64, Tanh, Uniform(-25, 25), 5);
+  EXPECT_ULPS(tanh_f64, Tanh, Binades(-60, 2, true), 5);
+  EXPECT_ULPS(erf_f64, Erf, Uniform(-7, 7), 14);  // (the series' roundings near |x| = 1.5)
+  EXPECT_ULPS(erf_f64, Erf, Binades(-60, 2, true), 14);
 }
 
 TEST(HipMath, Float32WithinAFewUlpsOfTheRoundedResult) {

@@ -163,8 +163,9 @@ TL_OCML(exp)
 TL_OCML(exp2)
 TL_OCML(log)
 TL_OCML(log2)
-TL_OCML(log10) TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos)
-    TL_OCML(floor) TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
+TL_OCML(log10)
+TL_OCML(sqrt) TL_OCML(rsqrt) TL_OCML(fabs) TL_OCML(tanh) TL_OCML(sin) TL_OCML(cos) TL_OCML(floor)
+    TL_OCML(ceil) TL_OCML(erf) TL_OCML(rint) TL_OCML(trunc)
 #undef TL_OCML
         __device__ float __ocml_pow_f32(float, float);
 __device__ double __ocml_pow_f64(double, double);
@@ -198,10 +199,10 @@ TL_DEV double pow(double a, double b) { return __ocml_pow_f64(a, b); }
 }  // namespace tl
 #include "math.h"
 namespace tl {
-#define TL_UNARY(name, f32, f64)                                 \
-  TL_DEV float name(float x) { return f32(x); }                  \
-  TL_DEV double name(double x) { return f64(x); }                \
-  TL_DEV float name(half_t x) { return f32(float(x)); }          \
+#define TL_UNARY(name, f32, f64)                        \
+  TL_DEV float name(float x) { return f32(x); }         \
+  TL_DEV double name(double x) { return f64(x); }       \
+  TL_DEV float name(half_t x) { return f32(float(x)); } \
   TL_DEV float name(bfloat16_t x) { return f32(float(x)); }
 TL_UNARY(exp, __builtin_expf, hipmath::exp_f64)
 TL_UNARY(exp2, __builtin_exp2f, hipmath::exp2_f64)
@@ -291,27 +292,27 @@ TL_MFMA_FP8(bf8_bf8, bf8_bf8)
 // reading the OCP formats the tensors hold (E4M3FN as "fp8", E5M2 as "bf8"; named e4m3 / e5m2 here).
 typedef _Float16 f16x8 __attribute__((ext_vector_type(8)));
 typedef __bf16 bf16x8 __attribute__((ext_vector_type(8)));
-#define TL_MFMA_K8(SHAPE, ACC, ab, VEC)                                                                  \
-  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                                \
-    ACC acc = *reinterpret_cast<const ACC*>(c);                                                            \
-    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##ab(*reinterpret_cast<const VEC*>(a),                       \
-                                                 *reinterpret_cast<const VEC*>(b), acc, 0, 0, 0);         \
-    *reinterpret_cast<ACC*>(c) = acc;                                                                      \
+#define TL_MFMA_K8(SHAPE, ACC, ab, VEC)                                                             \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                         \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                     \
+    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##ab(*reinterpret_cast<const VEC*>(a),                \
+                                                   *reinterpret_cast<const VEC*>(b), acc, 0, 0, 0); \
+    *reinterpret_cast<ACC*>(c) = acc;                                                               \
   }
 TL_MFMA_K8(16x16x32, f32x4, f16, f16x8)
 TL_MFMA_K8(16x16x32, f32x4, bf16, bf16x8)
 TL_MFMA_K8(32x32x16, f32x16, f16, f16x8)
 TL_MFMA_K8(32x32x16, f32x16, bf16, bf16x8)
 #undef TL_MFMA_K8
-#define TL_MFMA_OCP(SHAPE, ACC, ab, AB)                                                                \
-  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                              \
-    ACC acc = *reinterpret_cast<const ACC*>(c);                                                          \
-    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##AB(*reinterpret_cast<const long*>(a),                    \
-                                                 *reinterpret_cast<const long*>(b), acc, 0, 0, 0);      \
-    *reinterpret_cast<ACC*>(c) = acc;                                                                    \
+#define TL_MFMA_OCP(SHAPE, ACC, ab, AB)                                                              \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                          \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                      \
+    acc = __builtin_amdgcn_mfma_f32_##SHAPE##_##AB(*reinterpret_cast<const long*>(a),                \
+                                                   *reinterpret_cast<const long*>(b), acc, 0, 0, 0); \
+    *reinterpret_cast<ACC*>(c) = acc;                                                                \
   }
-#define TL_MFMA_OCP_SHAPES(ab, AB)               \
-  TL_MFMA_OCP(16x16x32, f32x4, ab, AB)          \
+#define TL_MFMA_OCP_SHAPES(ab, AB)     \
+  TL_MFMA_OCP(16x16x32, f32x4, ab, AB) \
   TL_MFMA_OCP(32x32x16, f32x16, ab, AB)
 TL_MFMA_OCP_SHAPES(e4m3_e4m3, fp8_fp8)
 TL_MFMA_OCP_SHAPES(e4m3_e5m2, fp8_bf8)
@@ -319,33 +320,34 @@ TL_MFMA_OCP_SHAPES(e5m2_e4m3, bf8_fp8)
 TL_MFMA_OCP_SHAPES(e5m2_e5m2, bf8_bf8)
 #undef TL_MFMA_OCP_SHAPES
 #undef TL_MFMA_OCP
-// The f8f6f4 family, unscaled (scale operands 0: the compiler selects v_mfma_f32_{16x16x128,32x32x64}_f8f6f4):
-// 32 8-bit values a lane in 8 VGPRs; cbsz / blgp give A's / B's format (0 E4M3, 1 E5M2).
+// The f8f6f4 family, unscaled (scale operands 0: the compiler selects
+// v_mfma_f32_{16x16x128,32x32x64}_f8f6f4): 32 8-bit values a lane in 8 VGPRs; cbsz / blgp give A's / B's
+// format (0 E4M3, 1 E5M2).
 typedef int i32x8 __attribute__((ext_vector_type(8)));
-#define TL_MFMA_F8F6F4(SHAPE, ACC, ab, FA, FB)                                                          \
-  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                              \
-    ACC acc = *reinterpret_cast<const ACC*>(c);                                                          \
-    i32x8 av, bv; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */              \
-    __builtin_memcpy(&av, a, 32);                                                                        \
-    __builtin_memcpy(&bv, b, 32);                                                                        \
-    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0);              \
-    *reinterpret_cast<ACC*>(c) = acc;                                                                    \
+#define TL_MFMA_F8F6F4(SHAPE, ACC, ab, FA, FB)                                               \
+  TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                  \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                              \
+    i32x8 av, bv; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */  \
+    __builtin_memcpy(&av, a, 32);                                                            \
+    __builtin_memcpy(&bv, b, 32);                                                            \
+    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0); \
+    *reinterpret_cast<ACC*>(c) = acc;                                                        \
   }
-// v_mfma_scale_f32_*_f8f6f4 (T.mma_gemm_blockscaled): the same with each lane's E8M0 scale for its 32-value block
-// of A and of B (the scale's byte 0: op_sel 0).
-#define TL_MFMA_SCALE(SHAPE, ACC, ab, FA, FB)                                                             \
-  TL_DEV void mfma_scale_##SHAPE##_##ab(float* c, const void* a, const void* b, int sa, int sb) {           \
-    ACC acc = *reinterpret_cast<const ACC*>(c);                                                            \
-    i32x8 av, bv;                                                                                          \
-    __builtin_memcpy(&av, a, 32);                                                                          \
-    __builtin_memcpy(&bv, b, 32);                                                                          \
-    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, sa, 0, sb);              \
-    *reinterpret_cast<ACC*>(c) = acc;                                                                      \
+// v_mfma_scale_f32_*_f8f6f4 (T.mma_gemm_blockscaled): the same with each lane's E8M0 scale for its 32-value
+// block of A and of B (the scale's byte 0: op_sel 0).
+#define TL_MFMA_SCALE(SHAPE, ACC, ab, FA, FB)                                                     \
+  TL_DEV void mfma_scale_##SHAPE##_##ab(float* c, const void* a, const void* b, int sa, int sb) { \
+    ACC acc = *reinterpret_cast<const ACC*>(c);                                                   \
+    i32x8 av, bv;                                                                                 \
+    __builtin_memcpy(&av, a, 32);                                                                 \
+    __builtin_memcpy(&bv, b, 32);                                                                 \
+    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, sa, 0, sb);    \
+    *reinterpret_cast<ACC*>(c) = acc;                                                             \
   }
-#define TL_MFMA_F8F6F4_SHAPES(ab, FA, FB)          \
-  TL_MFMA_F8F6F4(16x16x128, f32x4, ab, FA, FB)     \
-  TL_MFMA_F8F6F4(32x32x64, f32x16, ab, FA, FB)     \
-  TL_MFMA_SCALE(16x16x128, f32x4, ab, FA, FB)      \
+#define TL_MFMA_F8F6F4_SHAPES(ab, FA, FB)      \
+  TL_MFMA_F8F6F4(16x16x128, f32x4, ab, FA, FB) \
+  TL_MFMA_F8F6F4(32x32x64, f32x16, ab, FA, FB) \
+  TL_MFMA_SCALE(16x16x128, f32x4, ab, FA, FB)  \
   TL_MFMA_SCALE(32x32x64, f32x16, ab, FA, FB)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e4m3, 0, 0)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e5m2, 0, 1)

@@ -54,8 +54,7 @@ struct Scan : cpu_lowering::TileUseScan {
     if (auto* g = As<GemmNode>(s)) {  // by name: T.mma_gemm_blockscaled (a GemmNode too) is not one
       const BufferNode* a = g->A.buffer.get();
       const BufferNode* b = g->B.buffer.get();
-      const bool ca = cand.count(a) && g->A.IsWhole(),
-                 cb = cand.count(b) && g->B.IsWhole();
+      const bool ca = cand.count(a) && g->A.IsWhole(), cb = cand.count(b) && g->B.IsWhole();
       if (ca || cb) {
         if (ca) ++gemms[a], roles[a].insert(g->trans_A ? 1 : 0);
         if (cb) ++gemms[b], roles[b].insert(g->trans_B ? 3 : 2);
@@ -116,7 +115,8 @@ class Cacher : public IRMutator {
     // A tensor at an address read from a pointer table (T.make_tensor(table[i], ...)) is a different tensor
     // in each block: its tiles cannot be shared between blocks.
     PostOrderVisitStmt(f->body, [&](const Stmt& x) {
-      if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.buffer_bind" && a->node) rebound_.insert(a->node.get());
+      if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.buffer_bind" && a->node)
+        rebound_.insert(a->node.get());
     });
   }
 

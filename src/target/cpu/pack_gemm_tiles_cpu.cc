@@ -24,8 +24,7 @@ bool PackableType(DataType t) {
 bool CopyPacks(const CopyNode& c) {
   const Buffer& s = c.src.buffer;
   const Buffer& d = c.dst.buffer;
-  if (s->scope != Scope::kGlobal || s->dtype != d->dtype || d->shape.size() != 2 ||
-      !c.dst.IsWhole())
+  if (s->scope != Scope::kGlobal || s->dtype != d->dtype || d->shape.size() != 2 || !c.dst.IsWhole())
     return false;
   auto sd = cpu_lowering::TileDims(c.src);
   if (sd.size() != 2 || sd[1] + 1 != c.src.ranges.size()) return false;
@@ -39,9 +38,8 @@ bool CopyPacks(const CopyNode& c) {
 
 bool GemmReadsPacked(const GemmNode& g) {
   const DataType a = g.A.buffer->dtype, b = g.B.buffer->dtype;
-  return g.B.IsWhole() && g.B.buffer->shape.size() == 2 &&
-         g.C.buffer->dtype == DataType::Float(32) && PackableType(a) &&
-         !(a == DataType::BFloat16() && b == DataType::BFloat16());
+  return g.B.IsWhole() && g.B.buffer->shape.size() == 2 && g.C.buffer->dtype == DataType::Float(32) &&
+         PackableType(a) && !(a == DataType::BFloat16() && b == DataType::BFloat16());
 }
 
 // Which on-chip tiles of a kernel body qualify; any reference other than the recognised copies

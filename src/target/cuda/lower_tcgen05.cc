@@ -164,7 +164,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                  " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
                                  (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
                                  "-major (swizzle " + sw(bs) + "B)" +
-                                 (g->mbar ? "; completion arrives on the mbarrier" : "; no commit"));
+                                 (g->mbar ? "; completion arrives on the mbarrier" : "; no commit") +
+                                 (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch"
+                                            : ""));
   // The operands' generic-proxy writes (st.shared, cp.async) are fenced by their writers before the barrier
   // that precedes the issue: tcgen05.mma reads shared memory through the async proxy. The mark becomes
   // fence.proxy.async where such writes reach the operands, nothing where only TMA writes them
@@ -176,8 +178,6 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (!in_branch)
     for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp)})
       out.push_back(st);
-  else
-    L.ctx_.info->choices.back() += "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch";
   out.push_back(L.GuardOne(Seq(issue, sp), sp));
   return Seq(out, sp);
 }

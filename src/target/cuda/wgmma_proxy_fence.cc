@@ -125,15 +125,17 @@ struct Elide : IRMutator {
       const Range r = RangeOf(l->buffer);
       for (auto& w : c->writes) needed = needed || (Overlap(r, w.range) && MayPrecede(w, pos, loops));
     }
-    // In a branch on the thread index (a tcgen05 gemm issued by an MMA warp) the fence would run in the branch's
-    // threads only, not in the other threads that wrote the operands: the program must write them with TMA.
+    // In a branch on the thread index (a tcgen05 gemm issued by an MMA warp) the fence would run in the
+    // branch's threads only, not in the other threads that wrote the operands: the program must write them
+    // with TMA.
     if (needed && call->op == "tl.wgmma_operand_fence_branch")
-      throw UserError(ErrorKind::kUnsupported,
-                      "T.tcgen05_gemm issued in a branch on the thread index reads operand tiles that threads write "
-                      "(st.shared / cp.async, the generic proxy); the writers' fence.proxy.async cannot be issued "
-                      "from inside the branch. Load the operands with TMA (T.tma_copy, or a T.copy that TMA takes) "
-                      "and order them with mbarriers, or issue the gemm where every thread reaches it",
-                      s->span);
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.tcgen05_gemm issued in a branch on the thread index reads operand tiles that threads write "
+          "(st.shared / cp.async, the generic proxy); the writers' fence.proxy.async cannot be issued "
+          "from inside the branch. Load the operands with TMA (T.tma_copy, or a T.copy that TMA takes) "
+          "and order them with mbarriers, or issue the gemm where every thread reaches it",
+          s->span);
     return needed ? Call0("tl.fence_proxy_async", {}, s->span) : Seq({}, s->span);
   }
 };

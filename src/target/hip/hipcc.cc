@@ -166,7 +166,8 @@ namespace {
 // code object. There are no ROCm device libraries for it: the header's own math (TL_HIP_NO_DEVICE_LIBS,
 // include/tl_device/hip/math.h), and --no-undefined turns any call the backend could not lower into an
 // error here rather than a code object that fails to load.
-CompileResult CompileWithZig(const std::string& source, const std::string& arch, const std::string& include_dir) {
+CompileResult CompileWithZig(const std::string& source, const std::string& arch,
+                             const std::string& include_dir) {
   std::string zig = ZigPath();
   if (zig.empty())
     throw UserError(ErrorKind::kUnsupported,
@@ -182,8 +183,9 @@ CompileResult CompileWithZig(const std::string& source, const std::string& arch,
   std::vector<std::string> compile = {zig, "clang", "-x", "hip"};
   for (const std::string& f : SplitWords(kCommonFlags))
     if (f != "-save-temps" && f != "--no-gpu-bundle-output") compile.push_back(f);
-  for (const std::string& f : std::vector<std::string>{"--no-gpu-bundle-output", "-nogpulib", "-DTL_HIP_NO_DEVICE_LIBS",
-                               "--offload-arch=" + arch, "-I" + include_dir, "-S", "kernel.hip", "-o", "kernel.s"})
+  for (const std::string& f : std::vector<std::string>{
+           "--no-gpu-bundle-output", "-nogpulib", "-DTL_HIP_NO_DEVICE_LIBS", "--offload-arch=" + arch,
+           "-I" + include_dir, "-S", "kernel.hip", "-o", "kernel.s"})
     compile.push_back(f);
   const std::vector<std::vector<std::string>> steps = {
       compile,
@@ -200,12 +202,13 @@ CompileResult CompileWithZig(const std::string& source, const std::string& arch,
   }
   ok = ok && cache_util::ReadFile(work + "/kernel.co", &r.code_object) &&
        cache_util::ReadFile(work + "/kernel.s", &r.assembly);
-  for (const char* f : {"kernel.hip", "kernel.s", "kernel.o", "kernel.co"}) std::remove((work + "/" + f).c_str());
+  for (const char* f : {"kernel.hip", "kernel.s", "kernel.o", "kernel.co"})
+    std::remove((work + "/" + f).c_str());
   rmdir(work.c_str());
   if (!ok)
     throw UserError(ErrorKind::kCompile, "ziglang's clang failed on the generated HIP source for " + arch +
-                                             " (a TileLang-C++ bug if the program was accepted):\n" + cmd + "\n" +
-                                             r.log.substr(0, 4000));
+                                             " (a TileLang-C++ bug if the program was accepted):\n" + cmd +
+                                             "\n" + r.log.substr(0, 4000));
   r.compiler = ToolchainVersion(arch) + "; no device libraries (the header's own math)";
   return r;
 }

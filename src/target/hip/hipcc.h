@@ -34,8 +34,9 @@ std::string ZigPath();
 std::string ToolchainVersion(const std::string& arch);
 /// Compiles `source` for `arch` with `include_dir` on the include path: with hipcc, or, for an arch
 /// hipcc does not know (gfx942 with ROCm 5.2), with the fallback clang and the ROCm device libraries
-/// linked explicitly; for gfx950 with ziglang's clang and no device libraries. Throws a UserError (kUnsupported) when no toolchain can build for the arch, and
-/// (kCompile) with the log when the compilation fails.
+/// linked explicitly; for gfx950 with ziglang's clang and no device libraries. Throws a UserError
+/// (kUnsupported) when no toolchain can build for the arch, and (kCompile) with the log when the compilation
+/// fails.
 CompileResult Compile(const std::string& source, const std::string& arch, const std::string& include_dir);
 
 /// Resource usage from the assembly: vgprs, agprs, sgprs, lds_bytes, scratch_bytes (private

@@ -28,7 +28,7 @@ const GpuOpLoweringRegistrar kGemm(
 const GpuOpLoweringRegistrar kGemmBlockScaled(
     "gemm_blockscaled",
     [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmMfma(L, static_cast<const GemmNode*>(&n)); },
-    "hip");
+    "hip", "gfx950: its scaled MFMAs; the CPU target lowers it too");
 const GpuOpLoweringRegistrar kReduce(
     "reduce",
     [](GpuTileLowerer& L, const TileOpNode& n) {

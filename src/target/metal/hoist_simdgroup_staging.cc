@@ -149,7 +149,8 @@ Stmt Retarget(const Stmt& s, const BufferNode* from, const Buffer& to, const Exp
     int64_t per;
     Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
       if (n->buffer.get() != from) return IRMutator::VisitLoad(e, n);
-      return Load(to, {Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, k, Int(per)), VisitExpr(n->indices.at(0)))});
+      return Load(to,
+                  {Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, k, Int(per)), VisitExpr(n->indices.at(0)))});
     }
   } m;
   m.from = from;
@@ -173,7 +174,8 @@ class OperandHoister : public IRMutator {
     for (auto& b : k->alloc_buffers)
       if (!retired.count(b.get())) allocs.push_back(b);  // the per-step registers the hoisted loads replaced
     allocs.insert(allocs.end(), extra.begin(), extra.end());
-    return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, k->var_inits, k->body, k->span);
+    return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, allocs, k->var_inits, k->body,
+                                        k->span);
   }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
     Stmt r = IRMutator::VisitFor(s, n);
@@ -196,7 +198,8 @@ class OperandHoister : public IRMutator {
       if (Uses(a->body, nullptr, others)) continue;  // the tiles move with the loop
       bool ok = true;
       const Stmt rest = RemoveOne(L->body, a);
-      for (const BufferNode* t : SharedIn(a->body)) ok &= !Uses(rest, t, {}) && !SharedIn(rest).count(t);
+      const std::set<const BufferNode*> elsewhere = SharedIn(rest);
+      for (const BufferNode* t : SharedIn(a->body)) ok &= !elsewhere.count(t);
       ok &= !Uses(RemoveOne(L->body, kl), a->node.get(), {});  // the registers serve this K loop alone
       if (!ok) continue;
       const int64_t per = 2 * mt;

@@ -1,5 +1,5 @@
-// LowerTileOpsGPU, Metal's T.gemm (registered for the "metal" kind) on simdgroup_matrix 8x8 tiles (the matrix unit
-// MatrixUnit::kSimdgroupMatrix of src/target/metal/target.cc's GpuFeatures).
+// LowerTileOpsGPU, Metal's T.gemm (registered for the "metal" kind) on simdgroup_matrix 8x8 tiles (the matrix
+// unit MatrixUnit::kSimdgroupMatrix of src/target/metal/target.cc's GpuFeatures).
 //
 // The Metal Shading Language specification does not say which thread of a SIMD-group holds which
 // element of a simdgroup_matrix, so the compiler never touches matrix elements: matrices are only
@@ -32,7 +32,9 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g);
 
 const GpuOpLoweringRegistrar kGemm(
     "gemm",
-    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerGemmSimdgroup(L, static_cast<const GemmNode*>(&n)); },
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerGemmSimdgroup(L, static_cast<const GemmNode*>(&n));
+    },
     "metal");
 
 Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
@@ -166,8 +168,8 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
           Call0("tl.simdgroup_load", {Load(cm, {C(2 * t)}), Load(cs, {slot(t - t0)}), C(8), C(0)}, sp));
   }
   // (each move writes the staging slots it then reads: the staging tile holds nothing between moves)
-  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1), AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(in, sp), sp),
-                         sp));
+  out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1),
+                         AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(in, sp), sp), sp));
   Var kk = MakeVar("kk");
   std::vector<Stmt> step, a_loads;
   Expr k0 = Expr(kk) * C(8);
@@ -177,7 +179,8 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
     a_loads.push_back(
         Call0("tl.simdgroup_load", {Load(am, {C(2 * i)}), src, C(A.stride), C(g->trans_A ? 1 : 0)}, sp));
   }
-  // (marked: HoistSimdgroupOperands keeps A in simdgroup matrices across an outer loop that does not change it)
+  // (marked: HoistSimdgroupOperands keeps A in simdgroup matrices across an outer loop that does not change
+  // it)
   step.push_back(AttrStmt(am, "tl.simdgroup_a_loads", C(mt), Seq(a_loads, sp), sp));
   for (int64_t j = 0; j < nt; ++j) {
     Expr n0 = Simplify(wnj * C(wN) + C(j * 8));

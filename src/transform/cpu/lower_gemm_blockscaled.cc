@@ -1,7 +1,7 @@
 // LowerTileOpsCPU, T.mma_gemm_blockscaled: a loop nest over C's tile, each element summing its K products in
-// order in float32, every product of A[m][k] and B[k][n] multiplied by their E8M0 scales 2^(s - 127) (255: NaN).
-// The reference form of the op (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one rounding per
-// product and per addition.
+// order in float32, every product of A[m][k] and B[k][n] multiplied by their E8M0 scales 2^(s - 127) (255:
+// NaN). The reference form of the op (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one
+// rounding per product and per addition.
 #include "op/gemm_blockscaled.h"
 #include <cmath>
 
@@ -16,8 +16,8 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
     auto d = TileDims(r);
     if (d.size() == 1) d.insert(d.begin(), r.ranges.size() - 2);
     if (d.size() != 2)
-      throw UserError(ErrorKind::kType, std::string("T.mma_gemm_blockscaled operand ") + what + " must be a 2-D tile",
-                      n->span);
+      throw UserError(ErrorKind::kType,
+                      std::string("T.mma_gemm_blockscaled operand ") + what + " must be a 2-D tile", n->span);
     return d;
   };
   auto ad = dims2(n->A, "A"), bd = dims2(n->B, "B"), cd = dims2(n->C, "C");
@@ -44,8 +44,7 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
     std::vector<Expr> ci = L.At(n->C, cd, t);
     Expr a = Load(n->A.buffer, n->trans_A ? L.At(n->A, ad, {k, t[0]}) : L.At(n->A, ad, {t[0], k}));
     Expr b = Load(n->B.buffer, n->trans_B ? L.At(n->B, bd, {t[1], k}) : L.At(n->B, bd, {k, t[1]}));
-    Expr prod = Binary(BinaryOp::kMul,
-                       Binary(BinaryOp::kMul, Cast(f32, a), scale(n->SFA, false, t[0], k)),
+    Expr prod = Binary(BinaryOp::kMul, Binary(BinaryOp::kMul, Cast(f32, a), scale(n->SFA, false, t[0], k)),
                        Binary(BinaryOp::kMul, Cast(f32, b), scale(n->SFB, true, t[1], k)));
     Stmt acc = Store(n->C.buffer, Binary(BinaryOp::kAdd, Load(n->C.buffer, ci), prod), ci, n->span);
     return For(k, Int(0), K, ForKind::kSerial, acc, {}, n->span);
@@ -53,7 +52,8 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   return Seq(out, n->span);
 }
 
-const CpuOpLoweringRegistrar kLowerGemmBlockScaled("gemm_blockscaled", [](CpuTileLowerer& L, const TileOpNode& n) {
+const CpuOpLoweringRegistrar kLowerGemmBlockScaled("gemm_blockscaled", [](CpuTileLowerer& L,
+                                                                          const TileOpNode& n) {
   return LowerGemmBlockScaled(L, static_cast<const GemmBlockScaledNode*>(&n));
 });
 }  // namespace

@@ -293,10 +293,16 @@ std::map<std::pair<std::string, std::string>, GpuOpLowering>& Lowerings() {
   static std::map<std::pair<std::string, std::string>, GpuOpLowering> m;
   return m;
 }
+// (backend kind, op) -> what of the backend the lowering needs (RegisterGpuOpLowering's `where`)
+std::map<std::pair<std::string, std::string>, std::string>& LoweringNeeds() {
+  static std::map<std::pair<std::string, std::string>, std::string> m;
+  return m;
+}
 }  // namespace
 
-void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind) {
+void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind, const std::string& where) {
   Lowerings()[{kind, op}] = std::move(f);
+  if (!where.empty()) LoweringNeeds()[{kind, op}] = where;
 }
 
 std::vector<std::string> GpuOpLoweringKinds(const std::string& op) {
@@ -315,13 +321,13 @@ Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {
   if (it == Lowerings().end()) it = Lowerings().find({std::string(), n->op});
   if (it == Lowerings().end()) {
     std::string where;
-    for (const std::string& k : GpuOpLoweringKinds(n->op)) where += (where.empty() ? "" : ", ") + k;
+    for (const std::string& k : GpuOpLoweringKinds(n->op)) {
+      auto need = LoweringNeeds().find({k, n->op});
+      where += (where.empty() ? "" : ", ") + k + (need == LoweringNeeds().end() ? "" : " (" + need->second + ")");
+    }
     throw UserError(ErrorKind::kUnsupported,
                     std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target (" +
-                        ctx_.features.arch + ")" + (where.empty() ? "" : "; it is lowered for: " + where) +
-                        (n->op == std::string("gemm_blockscaled")
-                             ? " (T.mma_gemm_blockscaled: the scaled MFMAs of hip -arch=gfx950, and the CPU target)"
-                             : ""),
+                        ctx_.features.arch + ")" + (where.empty() ? "" : "; it is lowered for: " + where),
                     s->span);
   }
   return it->second(*this, *n);
