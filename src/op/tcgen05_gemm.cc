@@ -51,17 +51,21 @@ void Tcgen05GemmNode::Check() const {
 void Tcgen05MmaArriveNode::Check() const {
   auto* l = As<BufferLoadNode>(mbar);
   if (!l || l->buffer->scope != Scope::kShared || l->buffer->dtype != DataType::UInt(64))
-    throw UserError(ErrorKind::kType,
-                    "T.tcgen05_mma_arrive: the argument must be an mbarrier from T.alloc_barrier (the buffer or one "
-                    "of its elements)",
-                    span);
+    throw UserError(
+        ErrorKind::kType,
+        "T.tcgen05_mma_arrive: the argument must be an mbarrier from T.alloc_barrier (the buffer or one "
+        "of its elements)",
+        span);
 }
 
 namespace {
 using op_detail::AttrOr;
-const TileOpRegistrar kRegisterTcgen05MmaArrive(
-    "tcgen05_mma_arrive", [](std::vector<Region>, std::vector<Expr> e, const std::map<std::string, int64_t>&, Span s)
-                              -> Stmt { return std::make_shared<Tcgen05MmaArriveNode>(e.at(0), std::move(s)); });
+const TileOpRegistrar kRegisterTcgen05MmaArrive("tcgen05_mma_arrive",
+                                                [](std::vector<Region>, std::vector<Expr> e,
+                                                   const std::map<std::string, int64_t>&, Span s) -> Stmt {
+                                                  return std::make_shared<Tcgen05MmaArriveNode>(e.at(0),
+                                                                                                std::move(s));
+                                                });
 // T.tcgen05_gemm(A, B, C) with exprs [clear_accum, (mbar)] and attrs transpose_A, transpose_B, has_mbar
 const TileOpRegistrar kRegisterTcgen05Gemm(
     "tcgen05_gemm",

@@ -64,9 +64,9 @@ std::string BoxText(const std::vector<int64_t>& box) {
 
 // A synchronous T.copy into a whole shared tile writes every element of it (out-of-bounds source elements as
 // zeros) and reads none: marked for PlanSharedMemory's liveness (`tl.shared_overwrite`), so that the tile's
-// bytes can serve another buffer between its last use in a loop iteration and this copy in the next. Marked on
-// the targets without async copies (Metal, OpenCL): on CUDA and HIP the loops that matter copy asynchronously
-// (and keep the whole-loop rule), and their copy lowerings look for the bare loop nest.
+// bytes can serve another buffer between its last use in a loop iteration and this copy in the next. Marked
+// on the targets without async copies (Metal, OpenCL): on CUDA and HIP the loops that matter copy
+// asynchronously (and keep the whole-loop rule), and their copy lowerings look for the bare loop nest.
 Stmt Overwrites(const CopyNode* c, Stmt lowered) {
   if (c->dst.buffer->scope != Scope::kShared || !c->dst.IsWhole()) return lowered;
   return AttrStmt(c->dst.buffer, "tl.shared_overwrite", Int(1), std::move(lowered), c->span);

@@ -91,16 +91,18 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const Span sp = g->span;
   NeedTcgen05(L, "T.tcgen05_gemm", sp);
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kUnsupported, "T.tcgen05_gemm: " + m, sp); };
-  // Where every thread reaches it, the issue is preceded by a barrier of the whole block (the operands' writers
-  // and their fences). In a branch on the thread index (TileLang's warp-specialised kernels: `elif tx < 64:` issues
-  // the MMAs) the branch's first thread issues, ordered after the operands' producers by the mbarrier waits the
-  // program has there (no barrier: the other threads do not reach it).
+  // Where every thread reaches it, the issue is preceded by a barrier of the whole block (the operands'
+  // writers and their fences). In a branch on the thread index (TileLang's warp-specialised kernels: `elif tx
+  // < 64:` issues the MMAs) the branch's first thread issues, ordered after the operands' producers by the
+  // mbarrier waits the program has there (no barrier: the other threads do not reach it).
   const bool in_branch = L.thread_conditions_ > 0;
   if (L.region_.lo != 0 || L.region_.hi != L.kernel_threads_)
-    bad("inside a T.ws warp-group region is not implemented; issue it in an `if tx ...` branch or where every "
+    bad("inside a T.ws warp-group region is not implemented; issue it in an `if tx ...` branch or where "
+        "every "
         "thread reaches it");
   if (in_branch && !L.leader_in_branch_)
-    bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no thread "
+    bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no "
+        "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
   const auto [M, N] = TmemShape(g->C.buffer, sp);
   for (auto& r : g->C.ranges)
@@ -158,15 +160,14 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                               {}, sp)};
   if (g->mbar) issue.push_back(Call0("tl.tcgen05_commit", {L.VisitExpr(g->mbar)}, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
-  L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::" + kind + " 128x" +
-                                 std::to_string(N) + "x" + std::to_string(ks) + " " +
-                                 MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " + std::to_string(K / ks) +
-                                 " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
-                                 (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
-                                 "-major (swizzle " + sw(bs) + "B)" +
-                                 (g->mbar ? "; completion arrives on the mbarrier" : "; no commit") +
-                                 (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch"
-                                            : ""));
+  L.ctx_.info->choices.push_back(
+      Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::" + kind + " 128x" + std::to_string(N) +
+      "x" + std::to_string(ks) + " " + MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " +
+      std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" + g->C.buffer->name +
+      "'; A " + (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
+      "-major (swizzle " + sw(bs) + "B)" +
+      (g->mbar ? "; completion arrives on the mbarrier" : "; no commit") +
+      (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch" : ""));
   // The operands' generic-proxy writes (st.shared, cp.async) are fenced by their writers before the barrier
   // that precedes the issue: tcgen05.mma reads shared memory through the async proxy. The mark becomes
   // fence.proxy.async where such writes reach the operands, nothing where only TMA writes them
@@ -174,7 +175,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   std::vector<Stmt> out;
   if (!L.ctx_.opt.skip_fence_proxy)
     out.push_back(Call0(in_branch ? "tl.wgmma_operand_fence_branch" : "tl.wgmma_operand_fence",
-                        {Load(L.MapBuffer(g->A.buffer), {C(0)}), Load(L.MapBuffer(g->B.buffer), {C(0)})}, sp));
+                        {Load(L.MapBuffer(g->A.buffer), {C(0)}), Load(L.MapBuffer(g->B.buffer), {C(0)})},
+                        sp));
   if (!in_branch)
     for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp)})
       out.push_back(st);
@@ -186,10 +188,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
 Stmt LowerTcgen05MmaArrive(GpuTileLowerer& L, const Tcgen05MmaArriveNode* n) {
   NeedTcgen05(L, "T.tcgen05_mma_arrive", n->span);
   if (L.thread_conditions_ > 0 && !L.leader_in_branch_)
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.tcgen05_mma_arrive in a branch on the thread index whose threads are not a known range: no "
-                    "thread of it can be named to commit; branch on a range (`elif tx < 64:`)",
-                    n->span);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.tcgen05_mma_arrive in a branch on the thread index whose threads are not a known range: no "
+        "thread of it can be named to commit; branch on a range (`elif tx < 64:`)",
+        n->span);
   return L.GuardOne(Call0("tl.tcgen05_commit", {L.VisitExpr(n->mbar)}, n->span), n->span);
 }
 

@@ -42,8 +42,9 @@ Artifact BuildCodeObject(const CompiledKernel& k, const PassConfig&, const Build
   co.cache_dir = bo.cache_dir;
   co.use_cache = bo.use_cache;
   const CacheEntry entry(co, "hip",
-                         HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " + hip::ToolchainVersion(k.target.arch) +
-                                 "\n--flags " + hip::CompileFlags() + "\n--header\n" + header));
+                         HashHex(k.source + "\n--arch " + k.target.arch + "\n--toolchain " +
+                                 hip::ToolchainVersion(k.target.arch) + "\n--flags " + hip::CompileFlags() +
+                                 "\n--header\n" + header));
   Artifact a;
   a.format = "hsaco";
   hip::CompileResult c;

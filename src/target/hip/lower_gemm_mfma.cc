@@ -1,9 +1,9 @@
-// LowerTileOpsGPU on HIP (registered for the "hip" kind): T.gemm as v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}, on
-// CDNA4 v_mfma_f32_{16x16x32,32x32x16}_{f16,bf16} (and v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+, with
-// 32x32x16 on gfx950) over the wave
-// grid of the mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C
-// accumulator along its rows (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row
-// group, then across waves through LDS).
+// LowerTileOpsGPU on HIP (registered for the "hip" kind): T.gemm as
+// v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}, on CDNA4 v_mfma_f32_{16x16x32,32x32x16}_{f16,bf16} (and
+// v_mfma_f32_16x16x32_{fp8,bf8}_{fp8,bf8} on gfx940+, with 32x32x16 on gfx950) over the wave grid of the
+// mfma_C accumulator (src/layout/mfma_fragment.h), and T.reduce of an mfma_C accumulator along its rows
+// (in-lane partials, cross-lane xor steps inside each 16- or 32-lane row group, then across waves through
+// LDS).
 #include "arith/simplify.h"
 #include "layout/mfma_fragment.h"
 #include "op/gemm_blockscaled.h"
@@ -62,15 +62,18 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // scale a lane for its 32-value block (src/op/gemm_blockscaled.h).
   const auto* bsg = As<GemmBlockScaledNode>(static_cast<const StmtNode*>(g));
   if (bsg && !ocp)
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.mma_gemm_blockscaled on HIP uses CDNA4's scaled MFMAs (v_mfma_scale_f32_*_f8f6f4): target "
-                    "hip -arch=gfx950; " + ft.arch + " has none",
-                    sp);
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.mma_gemm_blockscaled on HIP uses CDNA4's scaled MFMAs (v_mfma_scale_f32_*_f8f6f4): target "
+        "hip -arch=gfx950; " +
+            ft.arch + " has none",
+        sp);
   if (bsg && !f8f6f4)
     throw UserError(ErrorKind::kLayout,
                     "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
-                        ") must be a multiple of " + std::to_string(32 * G) + ", the depth of the scaled MFMA " +
-                        std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(32 * G),
+                        ") must be a multiple of " + std::to_string(32 * G) +
+                        ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
+                        "x" + std::to_string(32 * G),
                     sp);
   const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
   const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
@@ -83,17 +86,21 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
         "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
         "float8_e5m2 A and B with a float32 accumulator on gfx940 / gfx941 / gfx942 / gfx950; got A " +
             at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
-            (!ft.mfma_fp8.empty() ? "" : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
+            (!ft.mfma_fp8.empty()
+                 ? ""
+                 : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
         sp);
   const std::string iname = k8 ? (f16 ? "_f16" : "_bf16") : (f16 ? "f16" : "bf16_1k");
   if (!fp8 && ((!f16 && !b16) || ct != DataType::Float(32)))
     throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + (k8 ? "_f16 / _bf16" : "f16 / bf16_1k") + " on " +
-                        arch + ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
+                    "T.gemm on HIP (MFMA v_mfma_f32_" + shape + (k8 ? "_f16 / _bf16" : "f16 / bf16_1k") +
+                        " on " + arch +
+                        ") takes float16 or bfloat16 A and B with a float32 accumulator; got A " + at.str() +
                         ", B " + bt.str() + ", C " + ct.str() +
                         " (cast the operands, e.g. with T.copy into a float16 tile; 8-bit floats on gfx940+)",
                     sp);
-  TL_ICHECK(!fp8 || ocp || R == 16, "T.gemm on HIP: 8-bit FNUZ operands need the 16x16 MFMA accumulator layout");
+  TL_ICHECK(!fp8 || ocp || R == 16,
+            "T.gemm on HIP: 8-bit FNUZ operands need the 16x16 MFMA accumulator layout");
   // On CDNA3 fp8 / bf8 name the FNUZ formats the MFMAs compute in (E4M3FNUZ, E5M2FNUZ). The OCP operands
   // are re-encoded per k step (tl.fp8_to_fnuz: the same bits mean half the value, include/tl_device/hip/
   // fp8.h) and the MFMAs run on C / 4: every product and sum is as exact as in the OCP values
@@ -128,9 +135,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
   const bool wide = kv * at.bytes() >= 16;  // one MFMA's k values of a lane are a 16-byte read already
   const int64_t pack = g->k_pack == 2 || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
-  auto fp8_iname = [&](DataType t) { return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8"); };
+  auto fp8_iname = [&](DataType t) {
+    return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8");
+  };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + (bsg ? ": T.mma_gemm_blockscaled: MFMA v_mfma_scale_f32_" : ": T.gemm: MFMA v_mfma_f32_") + shape +
+      Loc(sp) + (bsg ? ": T.mma_gemm_blockscaled: MFMA v_mfma_scale_f32_" : ": T.gemm: MFMA v_mfma_f32_") +
+      shape +
       (f8f6f4 ? "_f8f6f4 (" + f8name(bt) + " x " + f8name(at) + ")"
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
@@ -138,9 +148,9 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
        : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
               : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
-      ", waves " + std::to_string(wm) +
-      "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) + " per wave (" +
-      std::to_string(mt) + "x" + std::to_string(nt) + " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
+      ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
+      std::to_string(wN) + " per wave (" + std::to_string(mt) + "x" + std::to_string(nt) +
+      " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
       (a_reg ? "; A in registers, staged through LDS" : "") +
       (b_reg ? "; B in registers, staged through LDS" : ""));
   std::vector<Stmt> out;
@@ -286,8 +296,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                                 Substitute(x, {{v.get(), C(h * each)}}), C(each), Bool(true)},
                                sp));
       body = Seq(chunks, sp);
-    }
-    else
+    } else
       body = For(v, C(0), C(per), ForKind::kUnrolled,
                  Store(frag, x, {Simplify(Expr(t) * C(per) + Expr(v))}, sp), {}, sp);
     return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);

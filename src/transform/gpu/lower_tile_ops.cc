@@ -280,10 +280,12 @@ Stmt GpuTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchT
   Stmt then = branch(i->then_case, bt.then_range, bt.then_region),
        els = branch(i->else_case, bt.else_range, bt.else_region);
   --thread_conditions_;
-  Stmt ws = AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
+  Stmt ws =
+      AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
   // a branch boundary inside a warp group (a TMA warp, an MMA warp): the emulator runs a fiber per warp
   auto inside = [](ThreadRange r) { return r.ok() && (r.lo % 128 || r.hi % 128); };  // 128: a warp group
-  if (inside(bt.then_range) || inside(bt.else_range)) ws = AttrStmt(Buffer(), "tl.fiber_per_warp", C(1), ws, s->span);
+  if (inside(bt.then_range) || inside(bt.else_range))
+    ws = AttrStmt(Buffer(), "tl.fiber_per_warp", C(1), ws, s->span);
   return ws;
 }
 
@@ -300,7 +302,8 @@ std::map<std::pair<std::string, std::string>, std::string>& LoweringNeeds() {
 }
 }  // namespace
 
-void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind, const std::string& where) {
+void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind,
+                           const std::string& where) {
   Lowerings()[{kind, op}] = std::move(f);
   if (!where.empty()) LoweringNeeds()[{kind, op}] = where;
 }
@@ -323,11 +326,13 @@ Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {
     std::string where;
     for (const std::string& k : GpuOpLoweringKinds(n->op)) {
       auto need = LoweringNeeds().find({k, n->op});
-      where += (where.empty() ? "" : ", ") + k + (need == LoweringNeeds().end() ? "" : " (" + need->second + ")");
+      where +=
+          (where.empty() ? "" : ", ") + k + (need == LoweringNeeds().end() ? "" : " (" + need->second + ")");
     }
     throw UserError(ErrorKind::kUnsupported,
-                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name + " target (" +
-                        ctx_.features.arch + ")" + (where.empty() ? "" : "; it is lowered for: " + where),
+                    std::string("T.") + n->op + " has no lowering for the " + ctx_.features.name +
+                        " target (" + ctx_.features.arch + ")" +
+                        (where.empty() ? "" : "; it is lowered for: " + where),
                     s->span);
   }
   return it->second(*this, *n);

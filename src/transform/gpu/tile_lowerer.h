@@ -223,10 +223,11 @@ class GpuTileLowerer : public IRMutator {
 };
 
 using GpuOpLowering = std::function<Stmt(GpuTileLowerer&, const TileOpNode&)>;
-/// Registers the lowering of the tile op named `op` (TileOpNode::op) for the GPU backend `kind` (Target::kind),
-/// from the file that implements it: a backend's own lowerings live in its folder (src/target/<kind>/). With
-/// kind "" it is the shared lowering, which every GPU backend without one of its own uses.
-/// `where`: what of the backend it needs (an arch, a feature), said where a target without the lowering is refused.
+/// Registers the lowering of the tile op named `op` (TileOpNode::op) for the GPU backend `kind`
+/// (Target::kind), from the file that implements it: a backend's own lowerings live in its folder
+/// (src/target/<kind>/). With kind "" it is the shared lowering, which every GPU backend without one of its
+/// own uses. `where`: what of the backend it needs (an arch, a feature), said where a target without the
+/// lowering is refused.
 void RegisterGpuOpLowering(const std::string& op, GpuOpLowering f, const std::string& kind = "",
                            const std::string& where = "");
 /// The kinds that have a lowering of `op` ("" for the shared one), sorted.
