@@ -5,6 +5,7 @@
 // thread-level builtins (barrier, cp.async, ldmatrix, mma.sync, shfl, atomics, math).
 #pragma once
 #include <array>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <unordered_map>
@@ -46,6 +47,9 @@ struct Mem {
   // fence.proxy.async at the write; an async-proxy read (wgmma) of an unfenced write is reported
   std::vector<int32_t> proxy_writer, proxy_fences;
   bool global() const { return buf->scope == Scope::kGlobal; }
+  /// Thread-private storage with nothing in flight (no wgmma writing it, no proxy tracking): an access
+  /// needs only its written flag.
+  bool plain_local() const { return buf->scope != Scope::kShared && pending.empty() && proxy_writer.empty(); }
   bool shared() const { return buf->scope == Scope::kShared; }
   uint8_t* Addr(int tid, int64_t flat) {
     return data + ((shared() || global() ? 0 : tid * n) + flat) * esize;
@@ -79,12 +83,50 @@ class Executor {
   /// (reported). `count` consecutive elements starting there must be in bounds.
   void Locate(const Buffer& b, const std::vector<Expr>& indices, const Lanes& act, Slot* flat,
               int64_t count = 1);
-  Slot Read(Mem& m, int tid, int64_t flat, bool atomic = false);
-  void Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic = false);
-  /// Race and initialisation bookkeeping of a raw (byte-level) access to one element.
-  void NoteRead(Mem& m, int tid, int64_t flat, bool atomic = false);
+  Slot Read(Mem& m, int tid, int64_t flat, bool atomic = false) {
+    NoteRead(m, tid, flat, atomic);
+    return LoadScalar(m.Addr(tid, flat), m.t);
+  }
+  void Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic = false) {
+    NoteWrite(m, tid, flat, atomic);
+    StoreScalar(m.Addr(tid, flat), m.t, v);
+  }
+  /// Race and initialisation bookkeeping of a raw (byte-level) access to one element. The common case, a
+  /// thread's own register already written, is decided inline.
+  void NoteRead(Mem& m, int tid, int64_t flat, bool atomic = false) {
+    if (m.global()) return;
+    if (m.plain_local() && m.written[static_cast<size_t>(tid * m.n + flat)]) return;
+    NoteReadSlow(m, tid, flat, atomic);
+  }
+  /// The raw values of N consecutive elements (of E's size) of thread `tid`'s buffer `m` from element `flat`,
+  /// each access checked as by NoteRead (for a register run already written: one test for the run).
+  template <int N, typename E>
+  void ReadLocalRun(Mem& m, int tid, int64_t flat, E (&out)[N]) {
+    const uint8_t* w = m.written.data() + (m.shared() ? flat : tid * m.n + flat);
+    bool all = m.plain_local();
+    for (int i = 0; i < N; ++i) all &= w[i] != 0;
+    if (!all)
+      for (int i = 0; i < N; ++i) NoteRead(m, tid, flat + i);
+    std::memcpy(out, m.Addr(tid, flat), sizeof(out));
+  }
+  /// The same for a write (NoteWrite per element unless the buffer is a plain register run).
+  template <int N, typename E>
+  void WriteLocalRun(Mem& m, int tid, int64_t flat, const E (&in)[N]) {
+    if (m.plain_local())
+      std::memset(m.written.data() + tid * m.n + flat, 1, N);
+    else
+      for (int i = 0; i < N; ++i) NoteWrite(m, tid, flat + i);
+    std::memcpy(m.Addr(tid, flat), in, sizeof(in));
+  }
   /// `init` false: a race check only (a cp.async issued but not landed yet).
-  void NoteWrite(Mem& m, int tid, int64_t flat, bool atomic = false, bool init = true);
+  void NoteWrite(Mem& m, int tid, int64_t flat, bool atomic = false, bool init = true) {
+    if (m.global()) return;
+    if (m.plain_local()) {
+      if (init) m.written[static_cast<size_t>(tid * m.n + flat)] = 1;
+      return;
+    }
+    NoteWriteSlow(m, tid, flat, atomic, init);
+  }
   /// Bank accounting (Result::banks) of one shared-memory instruction: lane t of `act` accesses `bytes`
   /// bytes at element flat[t].i of `m` (skipped where negative). Nothing for other memories.
   void NoteBanks(const Mem& m, const Lanes& act, const Slot* flat, int64_t bytes, bool write);
@@ -120,6 +162,10 @@ class Executor {
     Slot u{};
     std::vector<Slot> v;
   };
+  /// `e` has the same value in every lane and no per-lane effect (evaluated once where it is an index).
+  bool LaneInvariant(const Expr& e) const;
+  void NoteReadSlow(Mem& m, int tid, int64_t flat, bool atomic);
+  void NoteWriteSlow(Mem& m, int tid, int64_t flat, bool atomic, bool init);
   void RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block);
   void Exec(const Stmt& s, const Lanes& act);
   void ExecFor(const ForNode* n, const Lanes& act);

@@ -29,7 +29,7 @@ inline const BufferLoadNode* Operand(const CallNode* c, size_t i) {
   return l;
 }
 
-inline std::string StrArg(const CallNode* c, size_t i) {
+inline const std::string& StrArg(const CallNode* c, size_t i) {
   auto* s = i < c->args.size() ? As<StringImmNode>(c->args[i]) : nullptr;
   if (!s) Bad(c, "argument " + std::to_string(i) + " must be a string literal");
   return s->value;

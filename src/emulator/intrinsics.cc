@@ -472,14 +472,19 @@ void Executor::LdMatrix(const CallNode* c, const Lanes& act) {
     for (int l = 0; l < 32; ++l) {
       int t = base + l;
       if (df[t].i < 0) continue;
+      uint16_t v[8];  // the lane's 2 * num 16-bit values, in register order
       for (int q = 0; q < num; ++q)
         for (int j = 0; j < 2; ++j) {
           int a = l / 4, b = 2 * (l % 4) + j;
-          uint16_t v = trans ? mat[q][b][a] : mat[q][a][b];
-          int64_t e = df[t].i + (2 * q + j) * epr;
-          for (int b2 = 0; b2 < epr; ++b2) NoteWrite(dm, t, e + b2);
-          std::memcpy(dm.Addr(t, e), &v, 2);
+          v[2 * q + j] = trans ? mat[q][b][a] : mat[q][a][b];
         }
+      const int64_t e = df[t].i;
+      const int n = 2 * num * epr;  // destination elements written
+      if (dm.plain_local())
+        std::memset(dm.written.data() + t * dm.n + e, 1, static_cast<size_t>(n));
+      else
+        for (int i = 0; i < n; ++i) NoteWrite(dm, t, e + i);
+      std::memcpy(dm.Addr(t, e), v, static_cast<size_t>(4 * num));
     }
   }
 }
@@ -498,7 +503,7 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
   if (StrArg(c, 0) == "m16n8k32") return MmaSyncK32(c, act);
   if (StrArg(c, 0) == "m16n8k8") return MmaSyncTf32(c, act);
   if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16, m16n8k8 (tf32) and m16n8k32 are emulated");
-  std::string ab = StrArg(c, 1);
+  const std::string& ab = StrArg(c, 1);
   if (ab != "f16" && ab != "bf16") Bad(c, "ab_type must be f16 or bf16");
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
   const BufferLoadNode* ops[3] = {Operand(c, 2), Operand(c, 3), Operand(c, 4)};
@@ -521,40 +526,45 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
   }
+  const bool bf16 = ab == "bf16", c_f32 = ct == DataType::Float(32);
   for (size_t w = 0; w < full.size(); w += 32) {
     const int base = full[w];
-    double A[16][16] = {}, B[16][8] = {}, C[16][8] = {};
+    double A[16][16] = {}, B[16][8] = {}, D[16][8] = {};
     bool lane_ok[32];
     for (int l = 0; l < 32; ++l) {
       const int t = base + l, g = l >> 2, tg = l & 3;
       lane_ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
       if (!lane_ok[l]) continue;
-      for (int i = 0; i < 8; ++i) {
-        int64_t e = f[0][t].i + i;
-        NoteRead(*m[0], t, e);
-        A[g + 8 * ((i >> 1) & 1)][2 * tg + (i & 1) + 8 * (i >= 4)] = LoadScalar(m[0]->Addr(t, e), abt).f;
+      uint16_t a[8], b[4];
+      ReadLocalRun(*m[0], t, f[0][t].i, a);
+      ReadLocalRun(*m[1], t, f[1][t].i, b);
+      for (int i = 0; i < 8; ++i) A[g + 8 * ((i >> 1) & 1)][2 * tg + (i & 1) + 8 * (i >= 4)] = LoadHalf(&a[i], bf16);
+      for (int i = 0; i < 4; ++i) B[2 * tg + (i & 1) + 8 * (i >= 2)][g] = LoadHalf(&b[i], bf16);
+      if (c_f32) {  // the float32 accumulator read directly (the checks still run)
+        float x[4];
+        ReadLocalRun(*m[2], t, f[2][t].i, x);
+        for (int i = 0; i < 4; ++i) D[g + 8 * (i >= 2)][2 * tg + (i & 1)] = x[i];
+      } else {
+        for (int i = 0; i < 4; ++i) D[g + 8 * (i >= 2)][2 * tg + (i & 1)] = Read(*m[2], t, f[2][t].i + i).f;
       }
-      for (int i = 0; i < 4; ++i) {
-        int64_t e = f[1][t].i + i;
-        NoteRead(*m[1], t, e);
-        B[2 * tg + (i & 1) + 8 * (i >= 2)][g] = LoadScalar(m[1]->Addr(t, e), abt).f;
-      }
-      for (int i = 0; i < 4; ++i) C[g + 8 * (i >= 2)][2 * tg + (i & 1)] = Read(*m[2], t, f[2][t].i + i).f;
     }
-    double D[16][8];
-    for (int r = 0; r < 16; ++r)
-      for (int col = 0; col < 8; ++col) {
-        double acc = C[r][col];
-        for (int k = 0; k < 16; ++k) acc += A[r][k] * B[k][col];
-        D[r][col] = acc;
-      }
+    // D = C + the products summed in k order, per element; k outermost: 128 independent sums vectorised
+    for (int k = 0; k < 16; ++k)
+      for (int r = 0; r < 16; ++r)
+        for (int col = 0; col < 8; ++col) D[r][col] += A[r][k] * B[k][col];
     for (int l = 0; l < 32; ++l) {
       if (!lane_ok[l]) continue;
       const int t = base + l, g = l >> 2, tg = l & 3;
-      for (int i = 0; i < 4; ++i) {
-        Slot v;
-        v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], ct);
-        Write(*m[2], t, f[2][t].i + i, v);
+      if (c_f32) {  // rounded once to float32 and stored directly
+        float x[4];
+        for (int i = 0; i < 4; ++i) x[i] = static_cast<float>(D[g + 8 * (i >= 2)][2 * tg + (i & 1)]);
+        WriteLocalRun(*m[2], t, f[2][t].i, x);
+      } else {
+        for (int i = 0; i < 4; ++i) {
+          Slot v;
+          v.f = RoundFloat(D[g + 8 * (i >= 2)][2 * tg + (i & 1)], ct);
+          Write(*m[2], t, f[2][t].i + i, v);
+        }
       }
     }
   }

@@ -70,6 +70,31 @@ void Executor::NoteBanks(const Mem& m, const Lanes& act, const Slot* flat, int64
 
 // ------------------------------------------------------------------------------- memory
 
+bool Executor::LaneInvariant(const Expr& e) const {
+  // The same value in every lane with no per-lane effect: literals, variables bound uniformly, and
+  // arithmetic / casts / selects of those. Loads (race and initialisation bookkeeping per thread) and calls
+  // are never taken as invariant.
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+    case ExprKind::kFloatImm: return true;
+    case ExprKind::kVar: {
+      auto it = vars_.find(static_cast<const VarNode*>(e.get()));
+      return it != vars_.end() && it->second.uniform;
+    }
+    case ExprKind::kBinary: {
+      auto* b = static_cast<const BinaryNode*>(e.get());
+      return LaneInvariant(b->a) && LaneInvariant(b->b);
+    }
+    case ExprKind::kCast: return LaneInvariant(static_cast<const CastNode*>(e.get())->value);
+    case ExprKind::kNot: return LaneInvariant(static_cast<const NotNode*>(e.get())->a);
+    case ExprKind::kSelect: {
+      auto* n = static_cast<const SelectNode*>(e.get());
+      return LaneInvariant(n->cond) && LaneInvariant(n->true_value) && LaneInvariant(n->false_value);
+    }
+    default: return false;
+  }
+}
+
 Mem& Executor::MemOf(const BufferNode* b) {
   auto it = mems_.find(b);
   if (it == mems_.end())
@@ -87,18 +112,32 @@ void Executor::Locate(const Buffer& b, const std::vector<Expr>& indices, const L
     Unsupported("buffer '" + b->name + "' indexed with " + std::to_string(nd) + " indices, shape has " +
                 std::to_string(m.shape.size()) + " dimensions");
   TmpScope ts(this);
-  std::vector<Slot*> iv(nd);
+  Slot* iv_small[4];
+  std::vector<Slot*> iv_big(nd > 4 ? nd : 0);
+  Slot** iv = nd > 4 ? iv_big.data() : iv_small;
   for (size_t d = 0; d < nd; ++d) {
     iv[d] = Tmp();
-    Eval(indices[d], act, iv[d]);
+    if (act.size() > 1 && LaneInvariant(indices[d])) {  // e.g. a fragment index: once, then broadcast
+      Eval(indices[d], Lanes{act[0]}, iv[d]);
+      for (int t : act) iv[d][t] = iv[d][act[0]];
+    } else {
+      Eval(indices[d], act, iv[d]);
+    }
   }
+  bool int_indices = true;
+  for (size_t d = 0; d < nd; ++d) int_indices &= !indices[d]->dtype.is_float();
   for (int t : act) {
     int64_t f = 0;
     bool ok = true;
-    for (size_t d = 0; d < nd; ++d) {
-      int64_t i = AsInt(iv[d][t], indices[d]->dtype);
-      ok &= i >= 0 && i < m.shape[d];
-      f = f * m.shape[d] + i;
+    if (nd == 1 && int_indices) {  // a flat (allocated) buffer
+      f = iv[0][t].i;
+      ok = f >= 0 && f < m.shape[0];
+    } else {
+      for (size_t d = 0; d < nd; ++d) {
+        int64_t i = int_indices ? iv[d][t].i : AsInt(iv[d][t], indices[d]->dtype);
+        ok &= i >= 0 && i < m.shape[d];
+        f = f * m.shape[d] + i;
+      }
     }
     ok &= f + count <= m.n;
     flat[t].i = ok ? f : -1;
@@ -116,18 +155,7 @@ void Executor::Locate(const Buffer& b, const std::vector<Expr>& indices, const L
   }
 }
 
-Slot Executor::Read(Mem& m, int tid, int64_t flat, bool atomic) {
-  if (!m.global()) NoteRead(m, tid, flat, atomic);
-  return LoadScalar(m.Addr(tid, flat), m.t);
-}
-
-void Executor::Write(Mem& m, int tid, int64_t flat, Slot v, bool atomic) {
-  if (!m.global()) NoteWrite(m, tid, flat, atomic);
-  StoreScalar(m.Addr(tid, flat), m.t, v);
-}
-
-void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
-  if (m.global()) return;
+void Executor::NoteReadSlow(Mem& m, int tid, int64_t flat, bool atomic) {
   if (!m.pending.empty()) CheckPending(m, tid, flat, false);
   size_t wi = static_cast<size_t>(m.shared() ? flat : tid * m.n + flat);
   if (m.written[wi] == 0) {
@@ -161,8 +189,7 @@ void Executor::NoteRead(Mem& m, int tid, int64_t flat, bool atomic) {
   }
 }
 
-void Executor::NoteWrite(Mem& m, int tid, int64_t flat, bool atomic, bool init) {
-  if (m.global()) return;
+void Executor::NoteWriteSlow(Mem& m, int tid, int64_t flat, bool atomic, bool init) {
   if (!m.pending.empty()) CheckPending(m, tid, flat, true);
   if (init && !m.proxy_writer.empty()) NoteGenericWrite(m, tid, flat);
   if (init) m.written[static_cast<size_t>(m.shared() ? flat : tid * m.n + flat)] = 1;

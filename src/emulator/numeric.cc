@@ -40,6 +40,17 @@ uint32_t EncodeMinifloat(double x, int E, int M, bool finite_only) {
   return sign | bits;
 }
 
+namespace {
+// 2^e as a double, built from its bits (exact; e within the normal double range). Faster than ldexp,
+// which the decoding of every 16-bit element went through.
+inline double Pow2(int e) {
+  const uint64_t b = static_cast<uint64_t>(e + 1023) << 52;
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+}  // namespace
+
 double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only) {
   const int bias = (1 << (E - 1)) - 1;
   const uint32_t exp_all = (1u << E) - 1;
@@ -52,9 +63,9 @@ double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only) {
   } else if (finite_only && ex == exp_all && mant == mant_all) {
     v = std::numeric_limits<double>::quiet_NaN();
   } else if (ex == 0) {
-    v = std::ldexp(static_cast<double>(mant), 1 - bias - M);
+    v = static_cast<double>(mant) * Pow2(1 - bias - M);
   } else {
-    v = std::ldexp(static_cast<double>(mant | (1u << M)), static_cast<int>(ex) - bias - M);
+    v = static_cast<double>(mant | (1u << M)) * Pow2(static_cast<int>(ex) - bias - M);
   }
   return neg ? -v : v;
 }
@@ -92,16 +103,6 @@ double RoundFloat(double x, DataType t) {
                            f.finite_only);
   if (t.bits() == 32) return static_cast<double>(static_cast<float>(x));
   return x;
-}
-
-int64_t WrapInt(int64_t v, DataType t) {
-  if (t.is_bool()) return v != 0;
-  int bits = t.bits();
-  if (bits >= 64) return v;
-  uint64_t m = (1ull << bits) - 1;
-  uint64_t u = static_cast<uint64_t>(v) & m;
-  if (t.is_int() && (u >> (bits - 1))) u |= ~m;  // sign-extend
-  return static_cast<int64_t>(u);
 }
 
 double AsDouble(Slot v, DataType t) {
@@ -192,6 +193,10 @@ void StoreScalar(void* p, DataType t, Slot v) {
 
 Slot LoadScalar(const void* p, DataType t) {
   Slot r;
+  if (t.bits() == 16 && (t.code() == DataType::Code::kFloat || t.code() == DataType::Code::kBFloat)) {
+    r.f = LoadHalf(p, t.code() == DataType::Code::kBFloat);
+    return r;
+  }
   Format f;
   if (MinifloatOf(t, &f)) {
     uint32_t b;

@@ -4,6 +4,7 @@
 // round-to-nearest-even.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "ir/dtype.h"
 
@@ -24,8 +25,18 @@ double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only);
 
 /// `x` rounded to the float dtype `t` (float16/bfloat16/float8/float32; float64 unchanged).
 double RoundFloat(double x, DataType t);
-/// `v` wrapped to the width and signedness of the integer dtype `t` (bool: != 0).
-int64_t WrapInt(int64_t v, DataType t);
+/// `v` wrapped to the width and signedness of the integer dtype `t` (bool: != 0). Inline: it runs for
+/// every lane of every integer operation.
+inline int64_t WrapInt(int64_t v, DataType t) {
+  if (t.is_bool()) return v != 0;
+  const int bits = t.bits();
+  if (bits >= 64) return v;
+  if (bits == 32) return t.is_int() ? static_cast<int32_t>(v) : static_cast<int64_t>(static_cast<uint32_t>(v));
+  const uint64_t m = (1ull << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & m;
+  if (t.is_int() && (u >> (bits - 1))) u |= ~m;  // sign-extend
+  return static_cast<int64_t>(u);
+}
 
 double AsDouble(Slot v, DataType t);
 int64_t AsInt(Slot v, DataType t);
@@ -35,5 +46,25 @@ Slot Convert(Slot v, DataType from, DataType to);
 /// Encodes `v` (already a value of dtype t) into memory, and decodes it back.
 void StoreScalar(void* p, DataType t, Slot v);
 Slot LoadScalar(const void* p, DataType t);
+
+/// A float16 (bf16 false) or bfloat16 element as a double, exactly: a normal float16's fields re-biased into
+/// a double's, a bfloat16 widened as the high half of a float32. Inline: every 16-bit mma operand is one.
+inline double LoadHalf(const void* p, bool bf16) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (bf16) {
+    const uint32_t w = static_cast<uint32_t>(h) << 16;
+    float x;
+    std::memcpy(&x, &w, 4);
+    return x;
+  }
+  const uint32_t ex = (h >> 10) & 0x1f;
+  if (ex == 0 || ex == 0x1f) return DecodeMinifloat(h, 5, 10, false);  // zero, subnormal, inf, NaN
+  const uint64_t d = (static_cast<uint64_t>(h >> 15) << 63) | (static_cast<uint64_t>(ex - 15 + 1023) << 52) |
+                     (static_cast<uint64_t>(h & 0x3ff) << 42);
+  double r;
+  std::memcpy(&r, &d, 8);
+  return r;
+}
 
 }  // namespace tl::emu

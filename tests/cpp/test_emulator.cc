@@ -57,6 +57,33 @@ TEST(EmuNumeric, BFloat16AndFloat8) {
   EXPECT_EQ(WrapInt(-1, DataType::UInt(8)), 255);
 }
 
+// Loads of every 16-bit pattern (the fast paths: float16 re-biased into a double, bfloat16 widened as a
+// float32) against IEEE 754's definition of the binary16 / bfloat16 value, written out with ldexp.
+TEST(EmuNumeric, EverySixteenBitPatternLoads) {
+  for (uint32_t b = 0; b < 65536; ++b) {
+    const uint16_t h = static_cast<uint16_t>(b);
+    const double sign = (b >> 15) ? -1.0 : 1.0;
+    const int e16 = (b >> 10) & 0x1f, m16 = b & 0x3ff;
+    const double f16 = e16 == 0 ? sign * std::ldexp(m16, -24) : sign * std::ldexp(1024 + m16, e16 - 25);
+    const int eb = (b >> 7) & 0xff, mb = b & 0x7f;
+    const double bf = eb == 0 ? sign * std::ldexp(mb, -133) : sign * std::ldexp(128 + mb, eb - 134);
+    const double x16 = LoadScalar(&h, kF16).f, xb = LoadScalar(&h, kBF16).f;
+    if (e16 == 31) {
+      EXPECT_TRUE(m16 ? std::isnan(x16) : x16 == sign * HUGE_VAL) << std::hex << b;
+    } else {
+      EXPECT_EQ(x16, f16) << std::hex << b;
+      EXPECT_EQ(std::signbit(x16), (b >> 15) != 0) << std::hex << b;  // -0 stays -0
+    }
+    if (eb == 255)
+      EXPECT_TRUE(mb ? std::isnan(xb) : xb == sign * HUGE_VAL) << std::hex << b;
+    else
+      EXPECT_EQ(xb, bf) << std::hex << b;
+  }
+  EXPECT_EQ(WrapInt(int64_t{1} << 32 | 7, DataType::UInt(32)), 7);
+  EXPECT_EQ(WrapInt(0xFFFFFFFFll, kI32), -1);
+  EXPECT_EQ(WrapInt(-1, DataType::UInt(32)), 0xFFFFFFFFll);
+}
+
 // ------------------------------------------------------------------------------- basics
 
 TEST(EmuBasic, ElementwiseWithSymbolicShapeGuardsAndIntSemantics) {
