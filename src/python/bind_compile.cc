@@ -14,6 +14,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "emulator/emulator.h"
+#include "emulator/ptx/ptx.h"
 #include "ir/functor.h"
 #include "runtime/cache_util.h"
 #include "runtime/cuda_driver.h"
@@ -149,6 +150,83 @@ void BindCompile(nb::module_& m) {
           },
           "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20,
           "subgroup_size"_a = 32, "subgroup_strided"_a = false, "check_shift_counts"_a = true);
+  // Runs the PTX NVRTC made of the kernel (execution_backend="ptx"; src/emulator/ptx/, docs/emulator.md).
+  m.def(
+      "emulate_ptx",
+      [](const CompiledKernel& k, const std::vector<TensorArg>& args, bool races, bool uninit, int max_reports) {
+        if (k.target.kind != "cuda")
+          throw UserError(ErrorKind::kUnsupported,
+                          "execution_backend 'ptx' runs CUDA kernels; target '" + k.target.kind + "' is not one");
+        if (k.artifact.text.empty())
+          throw UserError(ErrorKind::kUnsupported, "kernel '" + k.launch.func_name + "' has no PTX (not built)");
+        if (!k.launch.tensor_maps.empty())
+          throw UserError(ErrorKind::kUnsupported,
+                          "the PTX emulator does not run TMA (cp.async.bulk.tensor) kernels yet; kernel '" +
+                              k.launch.func_name + "' uses " + std::to_string(k.launch.tensor_maps.size()) +
+                              " tensor map(s)");
+        std::vector<int64_t> sv;
+        emu::ptx::Launch L;
+        L.params = PackKernelArgs(k.launch, args, "cpu", &sv);
+        L.entry = k.launch.entry;
+        std::vector<int64_t> g = k.launch.Grid(sv);
+        for (size_t d = 0; d < 3 && d < g.size(); ++d) L.grid[d] = g[d];
+        L.block = {k.launch.threads, 1, 1};
+        L.dynamic_smem = k.launch.dynamic_smem;
+        for (size_t i = 0; i < args.size(); ++i) {
+          if (!args[i].is_tensor || !args[i].data) continue;
+          DataType dt;
+          if (!DataType::Parse(args[i].dtype, &dt)) continue;
+          int64_t n = 1;
+          for (int64_t e : args[i].shape) n *= e;
+          L.regions.push_back({reinterpret_cast<uint64_t>(args[i].data),
+                               static_cast<uint64_t>(n * std::max(1, dt.bits() / 8)), k.launch.Label(i)});
+        }
+        emu::Options o;
+        o.check_races = races;
+        o.check_uninit = uninit;
+        o.max_reports = max_reports;
+        emu::Result r;
+        {
+          nb::gil_scoped_release release;
+          std::shared_ptr<const emu::ptx::Module> mod = emu::ptx::Parse(k.artifact.text);
+          r = emu::ptx::Run(*mod, L, o);
+        }
+        std::vector<std::pair<std::string, std::string>> reps;
+        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
+        return std::make_tuple(reps, r.total_reports, r.lane_ops);
+      },
+      "kernel"_a, "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20);
+  // The PTX emulator on PTX from elsewhere (tests run Triton's): parameters as 8-byte slots, the global
+  // buffers as (address, bytes, name) for the bounds checks.
+  m.def(
+      "emulate_ptx_text",
+      [](const std::string& ptx, const std::string& entry, const std::vector<int64_t>& grid,
+         const std::vector<int64_t>& block, int64_t dynamic_smem, const std::vector<uint64_t>& params,
+         const std::vector<std::tuple<uint64_t, uint64_t, std::string>>& regions, bool races, bool uninit,
+         int max_reports) {
+        emu::ptx::Launch L;
+        L.entry = entry;
+        for (size_t d = 0; d < 3 && d < grid.size(); ++d) L.grid[d] = grid[d];
+        for (size_t d = 0; d < 3 && d < block.size(); ++d) L.block[d] = block[d];
+        L.dynamic_smem = dynamic_smem;
+        L.params = params;
+        for (const auto& [a, b, n] : regions) L.regions.push_back({a, b, n});
+        emu::Options o;
+        o.check_races = races;
+        o.check_uninit = uninit;
+        o.max_reports = max_reports;
+        emu::Result r;
+        {
+          nb::gil_scoped_release release;
+          std::shared_ptr<const emu::ptx::Module> mod = emu::ptx::Parse(ptx);
+          r = emu::ptx::Run(*mod, L, o);
+        }
+        std::vector<std::pair<std::string, std::string>> reps;
+        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
+        return std::make_tuple(reps, r.total_reports, r.lane_ops);
+      },
+      "ptx"_a, "entry"_a, "grid"_a, "block"_a, "dynamic_smem"_a, "params"_a, "regions"_a, "check_races"_a = true,
+      "check_uninit"_a = true, "max_reports"_a = 20);
   nb::class_<RuntimeModule>(m, "RuntimeModule")
       .def_prop_ro("device", &RuntimeModule::device)
       .def_prop_ro("kernel_name", [](const RuntimeModule& r) { return r.spec().entry; })

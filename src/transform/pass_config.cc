@@ -29,6 +29,7 @@ const Key kKeys[] = {
     {"tl.disable_wgmma", &PassConfig::disable_wgmma, nullptr, nullptr},
     {"tl.disable_tcgen05", &PassConfig::disable_tcgen05, nullptr, nullptr},
     {"tl.enable_fast_math", &PassConfig::enable_fast_math, nullptr, nullptr},
+    {"cuda.lineinfo", &PassConfig::cuda_lineinfo, nullptr, nullptr},
     {"tl.disable_warp_specialized", &PassConfig::disable_warp_specialized, nullptr, nullptr},
     {"tl.test_corrupt_mma_layout", &PassConfig::test_corrupt_mma_layout, nullptr, nullptr},
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},

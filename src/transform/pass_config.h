@@ -29,6 +29,7 @@ struct PassConfig {
   int emulator_subgroup_size = 32;          // "emulator.subgroup_size": the emulated OpenCL sub-group size
   bool emulator_subgroup_strided = false;   // "emulator.subgroup_strided": work-item t in sub-group t % count
   bool enable_fast_math = false;  // "tl.enable_fast_math" (TileLang's TL_ENABLE_FAST_MATH): CUDA --use_fast_math
+  bool cuda_lineinfo = false;     // "cuda.lineinfo": NVRTC -lineinfo (.loc lines in the PTX; no code change)
   std::string cpu_compile_flags;            // "cpu.compile_flags": extra host-compiler flags
 };
 

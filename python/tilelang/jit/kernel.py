@@ -184,16 +184,25 @@ class JITKernel:
                 raise TileLangUnsupportedError(f"execution_backend 'emulator' runs GPU kernels; target '{self.kind}' "
                                                f"is not one (use {names[0]!r})")
             self.execution_backend = "emulator"
+        elif execution_backend == "ptx":
+            if self.kind != "cuda":
+                raise TileLangUnsupportedError(f"execution_backend 'ptx' runs the PTX of CUDA kernels; target "
+                                               f"'{self.kind}' is not CUDA (use {names[0]!r} or 'emulator')")
+            self.execution_backend = "ptx"
         elif execution_backend in (None, "auto") or execution_backend in names:
             self.execution_backend = names[0]
         else:
-            accepted = ["auto"] + [n for n in names if n != "auto"] + (["emulator"] if emulatable else [])
+            accepted = (["auto"] + [n for n in names if n != "auto"] + (["emulator"] if emulatable else [])
+                        + (["ptx"] if self.kind == "cuda" else []))
             raise TileLangUnsupportedError(f"execution_backend '{execution_backend}' is not available for target "
                                            f"'{self.kind}'; use one of {accepted}")
-        will_run = self.execution_backend != "emulator"
+        will_run = self.execution_backend not in ("emulator", "ptx")
+        build = will_run or self.execution_backend == "ptx"  # the PTX emulator runs NVRTC's PTX
         # the target the kernel is built for: e.g. the GPU's arch when none is named and a GPU runs it
         self.target = _target.Target(_ffi.resolve_target(str(requested), will_run))
         cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in self.pass_configs.items()}
+        if self.execution_backend == "ptx":
+            cfg.setdefault("cuda.lineinfo", "1")  # .loc lines: the PTX emulator's reports name CUDA and DSL lines
         from ..tools.lower_trace import trace_from_env
 
         # A function launching several T.Kernel scopes one after another: on a GPU target each is a kernel of
@@ -204,9 +213,9 @@ class JITKernel:
             split = list(_ffi.split_kernels(_ffi.hoist_workspaces(func)))
             parts = split if len(split) > 1 else [func]
         first = parts[0]
-        self._compiled = trace_from_env(first, self.target, cfg, build_binary=will_run)
+        self._compiled = trace_from_env(first, self.target, cfg, build_binary=build)
         if self._compiled is None:
-            self._compiled = _ffi.compile(first, str(self.target), cfg, include_dir(), True, "", will_run)
+            self._compiled = _ffi.compile(first, str(self.target), cfg, include_dir(), True, "", build)
         self._written = list(self._compiled.written)
         # T.alloc_global workspaces: trailing parameters of the compiled function, allocated per call
         self._launch_func = self._compiled.func
@@ -302,6 +311,20 @@ class JITKernel:
                 f, line = spans[op]
                 out.append((osp.abspath(f) if f and not f.startswith("<") else f, line, open_.pop(op), i - 1))
         return out
+
+    def _with_dsl_line(self, message):
+        """A PTX emulator report naming a line of the generated CUDA (from the PTX's .loc lines), with the DSL line
+        of the tile op that produced it appended (get_source_map)."""
+        import re
+
+        m = re.search(r"tl_kernel\.cu:(\d+)", message)
+        if not m:
+            return message
+        line = int(m.group(1))
+        for f, dsl_line, first, last in self.get_source_map():
+            if first <= line <= last:
+                return message + f"\n  from the DSL at {f}:{dsl_line}"
+        return message
 
     def get_lowered_ir(self):
         """The thread-level IR the CUDA code generator printed (and the emulator executes)."""
@@ -441,7 +464,22 @@ class JITKernel:
         """Runs the kernel on every argument (outputs and workspaces included, allocated by the caller)."""
         keep = [_to_arg(a, self._launch_func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
-        if self.execution_backend == "emulator":
+        if self.execution_backend == "ptx":
+            cfg = self.pass_configs
+            reports, total, lane_ops = _ffi.emulate_ptx(
+                self._compiled, descs, bool(cfg.get("emulator.check_races", True)),
+                bool(cfg.get("emulator.check_uninit", True)), 20)
+            self.last_lane_ops = lane_ops
+            if reports:
+                from ..errors import TileLangEmulationError
+
+                lines = [f"[{k}] {self._with_dsl_line(m)}" for k, m in reports]
+                more = f"\n... and {total - len(reports)} more" if total > len(reports) else ""
+                err = TileLangEmulationError(f"the PTX emulator found {total} problem(s) in kernel "
+                                             f"'{self.func.name}':\n" + "\n".join(lines) + more)
+                err.reports = tuple(reports)
+                raise err
+        elif self.execution_backend == "emulator":
             cfg = self.pass_configs
             reports, total, lane_ops, banks = self._compiled.emulate(
                 descs, bool(cfg.get("emulator.check_races", True)), bool(cfg.get("emulator.check_uninit", True)),

@@ -53,8 +53,10 @@ Artifact BuildCubin(const CompiledKernel& k, const PassConfig& pc, const BuildOp
   co.use_cache = bo.use_cache;
   // tl.enable_fast_math: approximate division, square root and transcendentals, denormals flushed
   // (NVRTC's and nvcc's --use_fast_math); the emulator runs the exact operations either way.
-  const std::vector<std::string> options =
+  // cuda.lineinfo (set by execution_backend="ptx"): .loc lines in the PTX, for the PTX emulator's reports.
+  std::vector<std::string> options =
       pc.enable_fast_math ? std::vector<std::string>{"--use_fast_math"} : std::vector<std::string>{};
+  if (pc.cuda_lineinfo) options.push_back("-lineinfo");
   std::string opt_key;
   for (const auto& o : options) opt_key += " " + o;
   const CacheEntry entry(co, "cuda", HashHex(k.source + "\n--arch " + target.arch + "\n--toolchain " +

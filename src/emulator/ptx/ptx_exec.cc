@@ -1,0 +1,1436 @@
+// The PTX emulator's executor: warps run warp-wide over decoded instructions (ptx_internal.h), with
+// per-lane program counters for divergence, the block's shared memory with race / initialisation shadows,
+// cp.async groups, barriers, and the warp-collective instructions. Semantics from the PTX ISA (9.0):
+// the section of each instruction is named where its code is.
+#include <algorithm>
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <sstream>
+
+#include "emulator/numeric.h"
+#include "emulator/ptx/ptx_internal.h"
+#include "support/error.h"
+
+namespace tl::emu::ptx {
+namespace {
+
+// Generic addresses of the shared and local windows (cvta): a tag in the top byte, far above any host
+// pointer, so that a generic access can be routed. Global (host) addresses are used as they are.
+constexpr uint64_t kSharedTag = uint64_t{0x5A} << 56, kLocalTag = uint64_t{0x5B} << 56;
+constexpr uint64_t kTagMask = uint64_t{0xFF} << 56;
+constexpr int64_t kMaxInstructionsPerWarp = int64_t{1} << 31;
+
+uint64_t WidthMask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+int64_t SignExtend(uint64_t v, int bits) {
+  if (bits >= 64) return static_cast<int64_t>(v);
+  uint64_t m = uint64_t{1} << (bits - 1);
+  v &= WidthMask(bits);
+  return static_cast<int64_t>((v ^ m) - m);
+}
+float AsF32(uint64_t b) {
+  uint32_t u = static_cast<uint32_t>(b);
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint64_t F32Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+double AsF64(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+}
+uint64_t F64Bits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+double HalfValue(uint64_t b, Ty t) {
+  switch (t) {
+    case Ty::kF16: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFFFF), 5, 10, false);
+    case Ty::kBF16: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFFFF), 8, 7, false);
+    case Ty::kE4M3: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFF), 4, 3, true);
+    case Ty::kE5M2: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFF), 5, 2, false);
+    default: return 0;
+  }
+}
+// The value of a register holding float type t, as a double (exact).
+double FloatOf(uint64_t b, Ty t) {
+  switch (t) {
+    case Ty::kF32: case Ty::kTf32: return AsF32(b);
+    case Ty::kF64: return AsF64(b);
+    default: return HalfValue(b, t);
+  }
+}
+// x (already a value representable in t, or to be rounded to nearest even) as t's bits.
+uint64_t FloatBits(double x, Ty t) {
+  switch (t) {
+    case Ty::kF32: case Ty::kTf32: return F32Bits(static_cast<float>(x));
+    case Ty::kF64: return F64Bits(x);
+    case Ty::kF16: return EncodeMinifloat(x, 5, 10, false);
+    case Ty::kBF16: return EncodeMinifloat(x, 8, 7, false);
+    case Ty::kE4M3: return EncodeMinifloat(x, 4, 3, true);
+    case Ty::kE5M2: return EncodeMinifloat(std::fabs(x) > 57344.0 ? std::copysign(57344.0, x) : x, 5, 2, false);
+    default: return 0;
+  }
+}
+float Ftz(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
+// Runs f under the IEEE rounding direction of a PTX rounding modifier (.rn is the default direction).
+template <typename F>
+auto Rounded(Rnd r, F&& f) {
+  int dir = FE_TONEAREST;
+  if (r == Rnd::kRz || r == Rnd::kRzi) dir = FE_TOWARDZERO;
+  if (r == Rnd::kRm || r == Rnd::kRmi) dir = FE_DOWNWARD;
+  if (r == Rnd::kRp || r == Rnd::kRpi) dir = FE_UPWARD;
+  if (dir == FE_TONEAREST) return f();
+  const int old = std::fegetround();
+  std::fesetround(dir);
+  auto v = f();
+  std::fesetround(old);
+  return v;
+}
+
+struct ShadowByte {
+  int32_t w_epoch = 0, w_tid = -1, r_epoch = 0, r_tid = -1, reported = 0, written = 0;
+  bool w_atomic = false;
+};
+
+struct CpAsyncCopy {
+  uint32_t dst = 0;  // shared offset
+  int bytes = 0;
+  uint8_t data[16] = {};
+  int pc = 0;
+};
+
+struct Warp {
+  std::vector<uint64_t> regs;  // register r of lane l at [r * 32 + l]
+  std::array<int, 32> pc{};
+  uint32_t live = 0;           // lanes that exist and have not exited
+  bool waiting = false;        // at a barrier
+  int64_t bar_id = -1;
+  uint32_t bar_lanes = 0;      // the lanes that arrived (resume after the barrier)
+  int bar_pc = 0;
+  int64_t executed = 0;
+  bool done() const { return live == 0; }
+};
+
+class Machine {
+ public:
+  Machine(const Module& m, const Kernel& k, const Launch& L, const Options& opt, Result* res)
+      : m_(m), k_(k), L_(L), opt_(opt), res_(res) {}
+
+  void Run() {
+    T_ = L_.block[0] * L_.block[1] * L_.block[2];
+    if (T_ < 1 || T_ > 1024) Fail("the block has " + std::to_string(T_) + " threads (1..1024)");
+    for (int d = 0; d < 3; ++d)
+      if (k_.reqntid[d] && k_.reqntid[d] != L_.block[d])
+        Fail(".reqntid " + std::to_string(k_.reqntid[d]) + " differs from the launch's block dimension " +
+             std::to_string(L_.block[d]));
+    W_ = static_cast<int>((T_ + 31) / 32);
+    const size_t nparams = k_.params.size();
+    if (L_.params.size() < nparams)
+      Fail("the kernel has " + std::to_string(nparams) + " parameters, the launch gives " +
+           std::to_string(L_.params.size()));
+    params_.assign(static_cast<size_t>(k_.param_bytes) + 8, 0);
+    for (size_t i = 0; i < nparams; ++i) {
+      const Symbol& s = m_.symbols[static_cast<size_t>(k_.params[i])];
+      if (s.bytes > 8) Fail("parameter '" + s.name + "' of " + std::to_string(s.bytes) +
+                            " bytes (a by-value struct such as a tensor map) is not supported by the PTX emulator yet");
+      std::memcpy(&params_[static_cast<size_t>(s.offset)], &L_.params[i], static_cast<size_t>(s.bytes));
+    }
+    extern_off_ = (m_.static_shared + m_.extern_shared_align - 1) / m_.extern_shared_align * m_.extern_shared_align;
+    smem_bytes_ = extern_off_ + L_.dynamic_smem;
+    smem_.assign(static_cast<size_t>(smem_bytes_), 0);
+    shadow_.assign(static_cast<size_t>(smem_bytes_), ShadowByte());
+    regions_ = L_.regions;
+    if (m_.global_bytes) {
+      globals_.assign(static_cast<size_t>((m_.global_bytes + 7) / 8), 0);
+      regions_.push_back({reinterpret_cast<uint64_t>(globals_.data()), static_cast<uint64_t>(m_.global_bytes),
+                          "the module's .global variables"});
+    }
+    std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.base < b.base; });
+    for (int64_t z = 0; z < L_.grid[2]; ++z)
+      for (int64_t y = 0; y < L_.grid[1]; ++y)
+        for (int64_t x = 0; x < L_.grid[0]; ++x) RunBlock({x, y, z});
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& why) {
+    throw UserError(ErrorKind::kUnsupported, "PTX emulator: kernel '" + k_.name + "': " + why);
+  }
+  [[noreturn]] void FailAt(const Instr& in, const std::string& why) {
+    throw UserError(ErrorKind::kUnsupported,
+                    "PTX emulator: line " + std::to_string(in.line) + ": " + why + "\n  " + in.text);
+  }
+
+  template <typename F>
+  void Report(const char* kind, int tid, F&& what) {
+    if (++res_->total_reports > opt_.max_reports) return;
+    std::ostringstream os;
+    os << kind << ": block (" << block_[0] << ", " << block_[1] << ", " << block_[2] << ") thread " << tid << ": "
+       << what();
+    if (cur_) {
+      os << "\n  at PTX line " << cur_->line << ": " << cur_->text;
+      if (cur_->loc_file >= 0) {
+        auto f = m_.files.find(cur_->loc_file);
+        os << "\n  from " << (f == m_.files.end() ? "?" : f->second) << ":" << cur_->loc_line;
+      }
+    }
+    res_->reports.push_back({kind, os.str()});
+  }
+
+  // ------------------------------------------------------------------------------ blocks and warps
+
+  void RunBlock(const std::array<int64_t, 3>& b) {
+    block_ = b;
+    ++block_stamp_;
+    std::fill(smem_.begin(), smem_.end(), 0);
+    local_.assign(static_cast<size_t>(T_ * std::max<int64_t>(k_.local_bytes, 1)), 0);
+    open_.assign(static_cast<size_t>(T_), {});
+    groups_.assign(static_cast<size_t>(T_), {});
+    warps_.assign(static_cast<size_t>(W_), Warp());
+    exited_ = 0;
+    for (int w = 0; w < W_; ++w) {
+      Warp& wp = warps_[static_cast<size_t>(w)];
+      wp.regs.assign(k_.reg_types.size() * 32, 0);
+      for (int l = 0; l < 32; ++l)
+        if (w * 32 + l < T_) wp.live |= 1u << l;
+    }
+    ++epoch_;
+    while (true) {
+      bool any_live = false;
+      for (int w = 0; w < W_; ++w) {
+        Warp& wp = warps_[static_cast<size_t>(w)];
+        if (wp.done() || wp.waiting) continue;
+        RunWarp(w);
+        any_live = true;
+      }
+      bool all_done = true;
+      for (const Warp& wp : warps_) all_done &= wp.done();
+      if (all_done) break;
+      if (!ReleaseBarriers() && !any_live) {
+        for (int w = 0; w < W_; ++w) {
+          const Warp& wp = warps_[static_cast<size_t>(w)];
+          if (wp.done()) continue;
+          cur_ = &k_.code[static_cast<size_t>(wp.bar_pc)];
+          Report("deadlock", w * 32, [&] {
+            return "warp " + std::to_string(w) + " waits at barrier " + std::to_string(wp.bar_id) +
+                   " which the other threads of the block never reach (" + std::to_string(arrived_[wp.bar_id]) +
+                   " of " + std::to_string(Expected(wp.bar_id)) + " threads arrived)";
+          });
+          break;
+        }
+        break;
+      }
+    }
+    cur_ = nullptr;
+    arrived_.clear();
+    expected_.clear();
+  }
+
+  int64_t Expected(int64_t id) const {
+    auto it = expected_.find(id);
+    return it != expected_.end() && it->second > 0 ? it->second : T_ - exited_;
+  }
+
+  // Barriers whose count of arrived threads is complete release their warps; each release starts a new
+  // race epoch. Returns whether any was released.
+  bool ReleaseBarriers() {
+    bool any = false;
+    for (auto it = arrived_.begin(); it != arrived_.end();) {
+      const int64_t id = it->first;
+      if (it->second < Expected(id)) {
+        ++it;
+        continue;
+      }
+      for (Warp& wp : warps_)
+        if (wp.waiting && wp.bar_id == id) {
+          wp.waiting = false;
+          for (int l = 0; l < 32; ++l)
+            if (wp.bar_lanes >> l & 1) wp.pc[static_cast<size_t>(l)] = wp.bar_pc + 1;
+        }
+      expected_.erase(id);
+      it = arrived_.erase(it);
+      ++epoch_;
+      any = true;
+    }
+    return any;
+  }
+
+  void RunWarp(int w) {
+    Warp& wp = warps_[static_cast<size_t>(w)];
+    const int ncode = static_cast<int>(k_.code.size());
+    while (!wp.done() && !wp.waiting) {
+      int pc = std::numeric_limits<int>::max();
+      for (int l = 0; l < 32; ++l)
+        if (wp.live >> l & 1) pc = std::min(pc, wp.pc[static_cast<size_t>(l)]);
+      uint32_t act = 0;
+      for (int l = 0; l < 32; ++l)
+        if ((wp.live >> l & 1) && wp.pc[static_cast<size_t>(l)] == pc) act |= 1u << l;
+      if (pc >= ncode) {  // fell off the end: as ret
+        wp.live &= ~act;
+        exited_ += __builtin_popcount(act);
+        continue;
+      }
+      if (++wp.executed > kMaxInstructionsPerWarp) {
+        Report("hang", w * 32, [&] { return std::string("the warp executed 2^31 instructions; stopped here"); });
+        exited_ += __builtin_popcount(wp.live);
+        wp.live = 0;
+        return;
+      }
+      const Instr& in = k_.code[static_cast<size_t>(pc)];
+      cur_ = &in;
+      uint32_t exec = act;
+      if (in.guard >= 0) {
+        exec = 0;
+        for (int l = 0; l < 32; ++l)
+          if ((act >> l & 1) && ((wp.regs[static_cast<size_t>(in.guard) * 32 + l] != 0) != in.guard_neg))
+            exec |= 1u << l;
+      }
+      res_->lane_ops += __builtin_popcount(act);
+      Execute(w, wp, in, pc, act, exec);
+    }
+  }
+
+  // ------------------------------------------------------------------------------ operands
+
+  uint64_t& R(Warp& wp, int reg, int l) { return wp.regs[static_cast<size_t>(reg) * 32 + static_cast<size_t>(l)]; }
+
+  uint64_t SregValue(Sreg s, int w, int l) const {
+    const int64_t tid = w * 32 + l;
+    const int64_t tx = tid % L_.block[0], ty = tid / L_.block[0] % L_.block[1], tz = tid / (L_.block[0] * L_.block[1]);
+    switch (s) {
+      case Sreg::kTidX: return static_cast<uint64_t>(tx);
+      case Sreg::kTidY: return static_cast<uint64_t>(ty);
+      case Sreg::kTidZ: return static_cast<uint64_t>(tz);
+      case Sreg::kNtidX: return static_cast<uint64_t>(L_.block[0]);
+      case Sreg::kNtidY: return static_cast<uint64_t>(L_.block[1]);
+      case Sreg::kNtidZ: return static_cast<uint64_t>(L_.block[2]);
+      case Sreg::kCtaidX: return static_cast<uint64_t>(block_[0]);
+      case Sreg::kCtaidY: return static_cast<uint64_t>(block_[1]);
+      case Sreg::kCtaidZ: return static_cast<uint64_t>(block_[2]);
+      case Sreg::kNctaidX: return static_cast<uint64_t>(L_.grid[0]);
+      case Sreg::kNctaidY: return static_cast<uint64_t>(L_.grid[1]);
+      case Sreg::kNctaidZ: return static_cast<uint64_t>(L_.grid[2]);
+      case Sreg::kLaneid: return static_cast<uint64_t>(l);
+      case Sreg::kWarpid: return static_cast<uint64_t>(w);
+      case Sreg::kNwarpid: return static_cast<uint64_t>(W_);
+      case Sreg::kSmid: return 0;
+      case Sreg::kClock: case Sreg::kClock64: case Sreg::kGlobalTimer: return static_cast<uint64_t>(res_->lane_ops);
+      case Sreg::kLanemaskEq: return uint64_t{1} << l;
+      case Sreg::kLanemaskLt: return (uint64_t{1} << l) - 1;
+      case Sreg::kLanemaskLe: return (uint64_t{2} << l) - 1;
+      case Sreg::kLanemaskGt: return ~((uint64_t{2} << l) - 1) & 0xFFFFFFFFu;
+      case Sreg::kLanemaskGe: return ~((uint64_t{1} << l) - 1) & 0xFFFFFFFFu;
+      case Sreg::kDynSmem: return static_cast<uint64_t>(L_.dynamic_smem);
+      case Sreg::kTotalSmem: return static_cast<uint64_t>(smem_bytes_);
+    }
+    return 0;
+  }
+
+  uint64_t SymbolAddress(int sym) const {
+    const Symbol& s = m_.symbols[static_cast<size_t>(sym)];
+    if (s.space == Space::kShared) return static_cast<uint64_t>(s.external ? extern_off_ : s.offset);
+    if (s.space == Space::kGlobal) return reinterpret_cast<uint64_t>(globals_.data()) + static_cast<uint64_t>(s.offset);
+    return static_cast<uint64_t>(s.offset);
+  }
+
+  // The bits of a source operand, as type t.
+  uint64_t Get(Warp& wp, const Operand& o, int w, int l, Ty t) {
+    uint64_t v = 0;
+    switch (o.kind) {
+      case Operand::kReg: v = R(wp, o.reg, l); break;
+      case Operand::kImmInt:
+        v = TyFloat(t) ? FloatBits(static_cast<double>(o.imm), t) : static_cast<uint64_t>(o.imm);
+        break;
+      case Operand::kImmF32Bits:
+        v = t == Ty::kF32 || !TyFloat(t) ? static_cast<uint64_t>(o.imm) : FloatBits(AsF32(static_cast<uint64_t>(o.imm)), t);
+        break;
+      case Operand::kImmF64Bits:
+        v = t == Ty::kF64 || !TyFloat(t) ? static_cast<uint64_t>(o.imm) : FloatBits(AsF64(static_cast<uint64_t>(o.imm)), t);
+        break;
+      case Operand::kImmDouble: v = TyFloat(t) ? FloatBits(o.dbl, t) : static_cast<uint64_t>(static_cast<int64_t>(o.dbl)); break;
+      case Operand::kSreg: v = SregValue(o.sreg, w, l); break;
+      case Operand::kSym: v = SymbolAddress(o.sym); break;
+      case Operand::kSink: break;
+      default: FailAt(*cur_, "an operand of this kind cannot be read as a value");
+    }
+    if (o.neg) v = v ? 0 : 1;
+    return t == Ty::kNone ? v : v & WidthMask(TyBits(t) == 1 ? 64 : TyBits(t));
+  }
+
+  void Set(Warp& wp, const Operand& o, int l, uint64_t v, Ty t) {
+    if (o.kind == Operand::kSink) return;
+    if (o.kind != Operand::kReg) FailAt(*cur_, "the destination must be a register");
+    const int bits = TyBits(t);
+    R(wp, o.reg, l) = t == Ty::kPred ? (v != 0) : (bits == 0 || bits >= 64 ? v : v & WidthMask(bits));
+  }
+
+  // ------------------------------------------------------------------------------ memory
+
+  struct Where {
+    Space space = Space::kGlobal;
+    uint64_t addr = 0;  // host address (global), byte offset (shared, param, local)
+  };
+
+  Where Resolve(Warp& wp, const Instr& in, const Operand& o, int l, Space space) {
+    if (o.kind != Operand::kAddr) FailAt(in, "expected a memory operand [address]");
+    uint64_t a = static_cast<uint64_t>(o.imm);
+    if (o.reg >= 0) a += R(wp, o.reg, l);
+    if (o.sym >= 0) a += SymbolAddress(o.sym);
+    Where w;
+    w.space = space;
+    w.addr = a;
+    if (space == Space::kGeneric) {
+      if ((a & kTagMask) == kSharedTag) {
+        w.space = Space::kShared;
+        w.addr = a & ~kTagMask;
+      } else if ((a & kTagMask) == kLocalTag) {
+        w.space = Space::kLocal;
+        w.addr = a & ~kTagMask;
+      } else {
+        w.space = Space::kGlobal;
+      }
+    }
+    if (o.sym >= 0 && space == Space::kGeneric) {  // a symbol's own state space (its address has no window tag)
+      const Space ss = m_.symbols[static_cast<size_t>(o.sym)].space;
+      if (ss == Space::kParam || ss == Space::kShared || ss == Space::kLocal) {
+        w.space = ss;
+        w.addr = a;
+      }
+    }
+    return w;
+  }
+
+  // A pointer to n bytes at w for thread tid, or nullptr (reported) when they are not all inside memory the
+  // thread may touch, or the access is misaligned. The race / initialisation checks of shared bytes run here.
+  uint8_t* Access(const Where& w, int tid, int n, bool write, bool atomic = false) {
+    if (w.addr % static_cast<uint64_t>(n) != 0 && n <= 16) {
+      Report("misaligned", tid, [&] {
+        std::ostringstream os;
+        os << SpaceName(w.space) << " address 0x" << std::hex << w.addr << std::dec << " of a " << n
+           << "-byte access is not " << n << "-byte aligned; the access was not performed";
+        return os.str();
+      });
+      return nullptr;
+    }
+    switch (w.space) {
+      case Space::kGlobal: {
+        auto it = std::upper_bound(regions_.begin(), regions_.end(), w.addr,
+                                   [](uint64_t a, const Region& r) { return a < r.base; });
+        if (it != regions_.begin()) {
+          const Region& r = *std::prev(it);
+          if (w.addr + static_cast<uint64_t>(n) <= r.base + r.bytes) return reinterpret_cast<uint8_t*>(w.addr);
+        }
+        if (opt_.check_bounds) Report("out_of_bounds", tid, [&] { return GlobalMiss(w.addr, n); });
+        return nullptr;
+      }
+      case Space::kShared: {
+        if (w.addr + static_cast<uint64_t>(n) > static_cast<uint64_t>(smem_bytes_)) {
+          if (opt_.check_bounds)
+            Report("out_of_bounds", tid, [&] {
+              return "shared byte offset " + std::to_string(w.addr) + " (+" + std::to_string(n) +
+                     ") is past the block's " + std::to_string(smem_bytes_) + " bytes of shared memory";
+            });
+          return nullptr;
+        }
+        for (int i = 0; i < n; ++i)
+          write ? NoteWrite(static_cast<int64_t>(w.addr) + i, tid, atomic) : NoteRead(static_cast<int64_t>(w.addr) + i, tid, atomic);
+        return &smem_[static_cast<size_t>(w.addr)];
+      }
+      case Space::kParam:
+        if (write || w.addr + static_cast<uint64_t>(n) > params_.size()) {
+          Report("out_of_bounds", tid, [&] { return "kernel parameter access at byte " + std::to_string(w.addr); });
+          return nullptr;
+        }
+        return &params_[static_cast<size_t>(w.addr)];
+      case Space::kLocal: {
+        const uint64_t per = static_cast<uint64_t>(std::max<int64_t>(k_.local_bytes, 1));
+        if (w.addr + static_cast<uint64_t>(n) > per) {
+          Report("out_of_bounds", tid, [&] { return "local byte offset " + std::to_string(w.addr) + " past the thread's " +
+                                                    std::to_string(per) + " bytes"; });
+          return nullptr;
+        }
+        return &local_[static_cast<size_t>(static_cast<uint64_t>(tid) * per + w.addr)];
+      }
+      default: FailAt(*cur_, std::string("state space .") + SpaceName(w.space) + " is not supported by the PTX emulator");
+    }
+  }
+
+  static const char* SpaceName(Space s) {
+    switch (s) {
+      case Space::kGlobal: return "global";
+      case Space::kShared: return "shared";
+      case Space::kParam: return "param";
+      case Space::kLocal: return "local";
+      case Space::kConst: return "const";
+      default: return "generic";
+    }
+  }
+
+  std::string GlobalMiss(uint64_t a, int n) const {
+    std::ostringstream os;
+    os << "global address 0x" << std::hex << a << std::dec << " (" << n << " bytes) is outside every buffer argument";
+    const Region* best = nullptr;
+    uint64_t dist = ~uint64_t{0};
+    for (const Region& r : regions_) {
+      uint64_t d = a < r.base ? r.base - a : (a >= r.base + r.bytes ? a - (r.base + r.bytes) + 1 : 0);
+      if (d < dist) {
+        dist = d;
+        best = &r;
+      }
+    }
+    if (best) {
+      os << "; nearest: '" << best->name << "' (" << best->bytes << " bytes), at byte offset "
+         << static_cast<int64_t>(a - best->base);
+    }
+    os << "; the access was not performed";
+    return os.str();
+  }
+
+  void NoteRead(int64_t off, int tid, bool atomic) {
+    ShadowByte& s = shadow_[static_cast<size_t>(off)];
+    if (s.written != block_stamp_ && s.written != -block_stamp_) {
+      s.written = -block_stamp_;  // reported once a byte
+      if (opt_.check_uninit)
+        Report("uninitialized_read", tid, [&] {
+          return "shared byte offset " + std::to_string(off) + SharedName(off) + " is read but was never written in this block";
+        });
+    }
+    if (!opt_.check_races) return;
+    if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) && s.reported != epoch_) {
+      s.reported = epoch_;
+      Report("race", tid, [&] {
+        return "shared byte offset " + std::to_string(off) + SharedName(off) + " is read by thread " + std::to_string(tid) +
+               " and written by " + Who(s.w_tid) + " with no barrier in between";
+      });
+    }
+    if (atomic) return;
+    if (s.r_epoch != epoch_) {
+      s.r_epoch = epoch_;
+      s.r_tid = tid;
+    } else if (s.r_tid != tid) {
+      s.r_tid = -2;
+    }
+  }
+
+  void NoteWrite(int64_t off, int tid, bool atomic, bool init = true) {
+    ShadowByte& s = shadow_[static_cast<size_t>(off)];
+    if (init) s.written = block_stamp_;
+    if (!opt_.check_races) return;
+    const char* what = nullptr;
+    int other = -1;
+    if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic)) {
+      what = "written";
+      other = s.w_tid;
+    } else if (s.r_epoch == epoch_ && s.r_tid != tid) {
+      what = "read";
+      other = s.r_tid;
+    }
+    if (what && s.reported != epoch_) {
+      s.reported = epoch_;
+      Report("race", tid, [&] {
+        return "shared byte offset " + std::to_string(off) + SharedName(off) + " is written by thread " +
+               std::to_string(tid) + " and " + what + " by " + Who(other) + " with no barrier in between";
+      });
+    }
+    s.w_tid = (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid;
+    s.w_epoch = epoch_;
+    s.w_atomic = atomic;
+  }
+
+  static std::string Who(int tid) { return tid < 0 ? std::string("several threads") : "thread " + std::to_string(tid); }
+
+  std::string SharedName(int64_t off) const {
+    for (const Symbol& s : m_.symbols)
+      if (s.space == Space::kShared) {
+        const int64_t lo = s.external ? extern_off_ : s.offset;
+        const int64_t hi = s.external ? smem_bytes_ : s.offset + s.bytes;
+        if (off >= lo && off < hi) return " ('" + s.name + "' + " + std::to_string(off - lo) + ")";
+      }
+    return "";
+  }
+
+  // ------------------------------------------------------------------------------ execution
+
+  template <typename F>
+  static void ForLanes(uint32_t mask, F&& f) {
+    while (mask) {
+      const int l = __builtin_ctz(mask);
+      mask &= mask - 1;
+      f(l);
+    }
+  }
+
+  void Execute(int w, Warp& wp, const Instr& in, int pc, uint32_t act, uint32_t exec) {
+    // the default: every active lane moves on
+    auto advance = [&] { ForLanes(act, [&](int l) { wp.pc[static_cast<size_t>(l)] = pc + 1; }); };
+    const Ty t = in.t;
+    const int bits = TyBits(t);
+    switch (in.op) {
+      case Op::kNop: case Op::kFence: break;
+      case Op::kBra:
+        ForLanes(act, [&](int l) { wp.pc[static_cast<size_t>(l)] = (exec >> l & 1) ? in.target : pc + 1; });
+        return;
+      case Op::kRet: case Op::kExit:
+        wp.live &= ~exec;
+        exited_ += __builtin_popcount(exec);
+        ForLanes(act & ~exec, [&](int l) { wp.pc[static_cast<size_t>(l)] = pc + 1; });
+        return;
+      case Op::kBar: {
+        // bar.sync / barrier.sync a{, b} (PTX ISA 9.7.13.1): the executing threads wait until b threads (all
+        // of the CTA without b) have arrived at barrier a. `.aligned`: the whole warp executes it together.
+        if (exec != act) FailAt(in, "a predicated barrier is not supported by the PTX emulator");
+        const int64_t id = in.ops.empty() ? 0 : static_cast<int64_t>(Get(wp, in.ops[0], w, __builtin_ctz(act), Ty::kU32));
+        int64_t count = 0;
+        if (in.ops.size() > 1) count = static_cast<int64_t>(Get(wp, in.ops[1], w, __builtin_ctz(act), Ty::kU32));
+        if (act != wp.live)
+          Report("barrier_divergence", w * 32 + __builtin_ctz(act), [&] {
+            return "bar.sync " + std::to_string(id) + " is reached by " + std::to_string(__builtin_popcount(act)) + " of the " +
+                   std::to_string(__builtin_popcount(wp.live)) + " live lanes of warp " + std::to_string(w) +
+                   " (the others are elsewhere in the program)";
+          });
+        if (count) {
+          auto [it, fresh] = expected_.emplace(id, count);
+          if (!fresh && it->second != count)
+            Report("barrier_divergence", w * 32 + __builtin_ctz(act), [&] {
+              return "bar.sync " + std::to_string(id) + " with thread count " + std::to_string(count) + ", others used " +
+                     std::to_string(it->second);
+            });
+        }
+        arrived_[id] += __builtin_popcount(act);
+        wp.waiting = true;
+        wp.bar_id = id;
+        wp.bar_lanes = act;
+        wp.bar_pc = pc;
+        ReleaseBarriers();
+        return;
+      }
+      case Op::kBarWarp: {  // bar.warp.sync membermask: the lanes of the mask must all execute it
+        const uint32_t mask = static_cast<uint32_t>(Get(wp, in.ops[0], w, __builtin_ctz(act), Ty::kU32));
+        if ((mask & wp.live) & ~exec)
+          Report("inactive_lanes", w * 32 + __builtin_ctz(act), [&] {
+            return "bar.warp.sync names lanes that do not execute it with the others";
+          });
+        break;
+      }
+      case Op::kMov: Mov(w, wp, in, exec); break;
+      case Op::kLd: case Op::kSt: LoadStore(w, wp, in, exec); break;
+      case Op::kCvta:
+        // cvta.space.size p, a (generic from the window) / cvta.to.space.size p, a (PTX ISA 9.7.9.17)
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, Ty::kU64);
+          uint64_t tag = in.space == Space::kShared ? kSharedTag : in.space == Space::kLocal ? kLocalTag : 0;
+          uint64_t r = a;
+          if (tag && in.to) {
+            if ((a & kTagMask) != tag)
+              Report("out_of_bounds", w * 32 + l, [&] {
+                std::ostringstream os;
+                os << "cvta.to." << SpaceName(in.space) << " of generic address 0x" << std::hex << a
+                   << ", which is not in the " << SpaceName(in.space) << " window";
+                return os.str();
+              });
+            r = a & ~kTagMask;
+          } else if (tag) {
+            r = a | tag;
+          }
+          Set(wp, in.ops[0], l, r, t);
+        });
+        break;
+      case Op::kCvt: Cvt(w, wp, in, exec); break;
+      case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kRem: case Op::kMin: case Op::kMax:
+      case Op::kMad: case Op::kFma: case Op::kCopysign:
+        if (TyFloat(t) || t == Ty::kF16x2 || t == Ty::kBF16x2)
+          FloatArith(w, wp, in, exec);
+        else
+          IntArith(w, wp, in, exec);
+        break;
+      case Op::kAbs: case Op::kNeg: case Op::kEx2: case Op::kLg2: case Op::kRcp: case Op::kSqrt: case Op::kRsqrt:
+      case Op::kSin: case Op::kCos: case Op::kTanh:
+        Unary(w, wp, in, exec);
+        break;
+      case Op::kAnd: case Op::kOr: case Op::kXor:
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t), b = Get(wp, in.ops[2], w, l, t);
+          Set(wp, in.ops[0], l, in.op == Op::kAnd ? (a & b) : in.op == Op::kOr ? (a | b) : (a ^ b), t);
+        });
+        break;
+      case Op::kNot:
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t);
+          Set(wp, in.ops[0], l, t == Ty::kPred ? !a : ~a, t);
+        });
+        break;
+      case Op::kCnot:
+        ForLanes(exec, [&](int l) { Set(wp, in.ops[0], l, Get(wp, in.ops[1], w, l, t) == 0 ? 1 : 0, t); });
+        break;
+      case Op::kShl: case Op::kShr:
+        // shl / shr (PTX ISA 9.7.8.x): counts past the width clamp: shl and shr.u give 0, shr.s the sign
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t);
+          uint64_t c = Get(wp, in.ops[2], w, l, Ty::kU32);
+          uint64_t r;
+          if (in.op == Op::kShl)
+            r = c >= static_cast<uint64_t>(bits) ? 0 : a << c;
+          else if (TySigned(t))
+            r = static_cast<uint64_t>(SignExtend(a, bits) >> std::min<uint64_t>(c, static_cast<uint64_t>(bits - 1)));
+          else
+            r = c >= static_cast<uint64_t>(bits) ? 0 : (a & WidthMask(bits)) >> c;
+          Set(wp, in.ops[0], l, r, t);
+        });
+        break;
+      case Op::kSetp: Setp(w, wp, in, exec); break;
+      case Op::kSelp:
+        ForLanes(exec, [&](int l) {
+          bool c = Get(wp, in.ops[3], w, l, Ty::kPred) != 0;
+          Set(wp, in.ops[0], l, Get(wp, in.ops[c ? 1 : 2], w, l, t), t);
+        });
+        break;
+      case Op::kPopc: case Op::kClz: case Op::kBrev:
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t);
+          uint64_t r;
+          if (in.op == Op::kPopc) {
+            r = static_cast<uint64_t>(__builtin_popcountll(a));
+          } else if (in.op == Op::kClz) {
+            r = a == 0 ? static_cast<uint64_t>(bits) : static_cast<uint64_t>(__builtin_clzll(a) - (64 - bits));
+          } else {
+            r = 0;
+            for (int b = 0; b < bits; ++b)
+              if (a >> b & 1) r |= uint64_t{1} << (bits - 1 - b);
+          }
+          Set(wp, in.ops[0], l, r, in.op == Op::kBrev ? t : Ty::kU32);
+        });
+        break;
+      case Op::kBfe:
+        // bfe.type d, a, b, c: c bits of a from bit b, sign-extended for .s types (PTX ISA 9.7.8.x)
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t);
+          uint64_t pos = Get(wp, in.ops[2], w, l, Ty::kU32) & 0xFF, len = Get(wp, in.ops[3], w, l, Ty::kU32) & 0xFF;
+          uint64_t r = 0;
+          const bool s = TySigned(t);
+          const bool sbit = s && (len == 0 ? false : ((a >> std::min<uint64_t>(pos + len - 1, static_cast<uint64_t>(bits - 1))) & 1));
+          for (uint64_t i = 0; i < static_cast<uint64_t>(bits); ++i) {
+            uint64_t bit = (i < len && pos + i < static_cast<uint64_t>(bits)) ? (a >> (pos + i) & 1) : (s ? sbit : 0);
+            if (i < len && pos + i >= static_cast<uint64_t>(bits)) bit = s ? sbit : 0;
+            r |= bit << i;
+          }
+          Set(wp, in.ops[0], l, r, t);
+        });
+        break;
+      case Op::kBfi:
+        // bfi.type f, a, b, c, d: b with c..c+d-1 replaced by a's low bits
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, t), b = Get(wp, in.ops[2], w, l, t);
+          uint64_t pos = Get(wp, in.ops[3], w, l, Ty::kU32) & 0xFF, len = Get(wp, in.ops[4], w, l, Ty::kU32) & 0xFF;
+          uint64_t r = b;
+          for (uint64_t i = 0; i < len && pos + i < static_cast<uint64_t>(bits); ++i)
+            r = (r & ~(uint64_t{1} << (pos + i))) | ((a >> i & 1) << (pos + i));
+          Set(wp, in.ops[0], l, r, t);
+        });
+        break;
+      case Op::kPrmt:
+        // prmt.b32 d, a, b, c (default mode): byte i of d is byte c[4i+2:4i] of {b, a}, msb-replicated if c[4i+3]
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, Ty::kB32), b = Get(wp, in.ops[2], w, l, Ty::kB32);
+          uint64_t c = Get(wp, in.ops[3], w, l, Ty::kB32);
+          uint64_t src = (b << 32) | a, r = 0;
+          for (int i = 0; i < 4; ++i) {
+            uint64_t sel = c >> (4 * i) & 0xF;
+            uint64_t byte = src >> (8 * (sel & 7)) & 0xFF;
+            if (sel & 8) byte = (byte & 0x80) ? 0xFF : 0;
+            r |= byte << (8 * i);
+          }
+          Set(wp, in.ops[0], l, r, Ty::kB32);
+        });
+        break;
+      case Op::kLop3:
+        // lop3.b32 d, a, b, c, immLut: bit i of d = immLut[(a_i << 2) | (b_i << 1) | c_i]
+        ForLanes(exec, [&](int l) {
+          uint64_t a = Get(wp, in.ops[1], w, l, Ty::kB32), b = Get(wp, in.ops[2], w, l, Ty::kB32);
+          uint64_t c = Get(wp, in.ops[3], w, l, Ty::kB32), lut = Get(wp, in.ops[4], w, l, Ty::kB32);
+          uint64_t r = 0;
+          for (int i = 0; i < 32; ++i) r |= ((lut >> (((a >> i & 1) << 2) | ((b >> i & 1) << 1) | (c >> i & 1))) & 1) << i;
+          Set(wp, in.ops[0], l, r, Ty::kB32);
+        });
+        break;
+      case Op::kTestp:
+        ForLanes(exec, [&](int l) {
+          double x = FloatOf(Get(wp, in.ops[1], w, l, t), t);
+          bool r = false;
+          switch (in.mode) {
+            case 0: r = std::isfinite(x); break;
+            case 1: r = std::isinf(x); break;
+            case 2: r = !std::isnan(x); break;
+            case 3: r = std::isnan(x); break;
+            case 4: r = t == Ty::kF32 ? std::isnormal(static_cast<float>(x)) : std::isnormal(x); break;
+            default:
+              r = t == Ty::kF32 ? std::fpclassify(static_cast<float>(x)) == FP_SUBNORMAL : std::fpclassify(x) == FP_SUBNORMAL;
+          }
+          Set(wp, in.ops[0], l, r, Ty::kPred);
+        });
+        break;
+      case Op::kActivemask:
+        ForLanes(exec, [&](int l) { Set(wp, in.ops[0], l, act, Ty::kB32); });
+        break;
+      case Op::kShfl: Shfl(w, wp, in, act, exec); break;
+      case Op::kVote: Vote(w, wp, in, act, exec); break;
+      case Op::kAtom: case Op::kRed: Atomic(w, wp, in, exec); break;
+      case Op::kCpAsync: CpAsync(w, wp, in, exec); break;
+      case Op::kCpAsyncCommit:
+        ForLanes(exec, [&](int l) {
+          const size_t tid = static_cast<size_t>(w * 32 + l);
+          groups_[tid].push_back(std::move(open_[tid]));
+          open_[tid].clear();
+        });
+        break;
+      case Op::kCpAsyncWait: case Op::kCpAsyncWaitAll: {
+        const int64_t n = in.op == Op::kCpAsyncWaitAll ? 0 : static_cast<int64_t>(Get(wp, in.ops[0], w, 0, Ty::kU32));
+        ForLanes(exec, [&](int l) { CpAsyncWait(w * 32 + l, n, in.op == Op::kCpAsyncWaitAll); });
+        break;
+      }
+      case Op::kLdmatrix: Ldmatrix(w, wp, in, act, exec); break;
+      case Op::kMma: Mma(w, wp, in, act, exec); break;
+    }
+    advance();
+  }
+
+  void Mov(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    const Ty t = in.t;
+    const Operand& d = in.ops[0];
+    const Operand& a = in.ops[1];
+    if (d.kind == Operand::kVec || a.kind == Operand::kVec) {
+      // mov.b32 / .b64 packing and unpacking: element 0 is the least significant
+      const Operand& v = d.kind == Operand::kVec ? d : a;
+      const int part = TyBits(t) / static_cast<int>(v.vec.size());
+      ForLanes(exec, [&](int l) {
+        if (d.kind == Operand::kVec) {
+          uint64_t x = Get(wp, a, w, l, t);
+          for (size_t i = 0; i < v.vec.size(); ++i)
+            if (v.vec[i].kind == Operand::kReg) R(wp, v.vec[i].reg, l) = x >> (part * static_cast<int>(i)) & WidthMask(part);
+        } else {
+          uint64_t x = 0;
+          for (size_t i = 0; i < v.vec.size(); ++i)
+            x |= (Get(wp, v.vec[i], w, l, Ty::kNone) & WidthMask(part)) << (part * static_cast<int>(i));
+          Set(wp, d, l, x, t);
+        }
+      });
+      return;
+    }
+    ForLanes(exec, [&](int l) { Set(wp, d, l, Get(wp, a, w, l, t), t); });
+  }
+
+  void LoadStore(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // ld / st .space{.vN}.type (PTX ISA 9.7.9.8 / 9.7.9.10): N elements at consecutive addresses
+    const bool load = in.op == Op::kLd;
+    const Ty t = in.t;
+    const int esize = std::max(1, TyBits(t) / 8);
+    const int n = in.vec;
+    const Operand& data = in.ops[load ? 0 : 1];
+    const Operand& addr = in.ops[load ? 1 : 0];
+    if (n > 1 && (data.kind != Operand::kVec || static_cast<int>(data.vec.size()) != n))
+      FailAt(in, "a vector access needs a vector of " + std::to_string(n) + " registers");
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      Where wh = Resolve(wp, in, addr, l, in.space);
+      uint8_t* p = Access(wh, tid, esize * n, !load);
+      for (int i = 0; i < n; ++i) {
+        const Operand& e = n > 1 ? data.vec[static_cast<size_t>(i)] : data;
+        if (load) {
+          uint64_t v = 0;
+          if (p) std::memcpy(&v, p + i * esize, static_cast<size_t>(esize));
+          if (TySigned(t)) v = static_cast<uint64_t>(SignExtend(v, TyBits(t)));
+          if (e.kind == Operand::kReg) R(wp, e.reg, l) = v & WidthMask(std::max(TyBits(in.t), TyBits(k_.reg_types[static_cast<size_t>(e.reg)])));
+        } else if (p) {
+          uint64_t v = Get(wp, e, w, l, t);
+          std::memcpy(p + i * esize, &v, static_cast<size_t>(esize));
+        }
+      }
+    });
+  }
+
+  void Cvt(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // cvt{.irnd/.frnd}{.ftz}{.sat}.dtype.atype d, a (PTX ISA 9.7.9.21)
+    const Ty dt = in.t, st = in.t2;
+    if (dt == Ty::kF16x2 || dt == Ty::kBF16x2) {  // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower
+      const Ty h = dt == Ty::kF16x2 ? Ty::kF16 : Ty::kBF16;
+      ForLanes(exec, [&](int l) {
+        double a = FloatOf(Get(wp, in.ops[1], w, l, st), st), b = FloatOf(Get(wp, in.ops[2], w, l, st), st);
+        if (in.sat) {  // .relu is not modelled; .satfinite clamps to the finite range
+          a = SatFinite(a, h);
+          b = SatFinite(b, h);
+        }
+        Set(wp, in.ops[0], l, (FloatBits(a, h) << 16) | FloatBits(b, h), Ty::kB32);
+      });
+      return;
+    }
+    ForLanes(exec, [&](int l) {
+      const uint64_t a = Get(wp, in.ops[1], w, l, st);
+      uint64_t r = 0;
+      if (TyFloat(dt) && TyFloat(st)) {
+        double x = FloatOf(a, st);
+        if (in.ftz && st == Ty::kF32) x = Ftz(static_cast<float>(x));
+        if (in.rnd == Rnd::kRni) x = std::nearbyint(x);
+        if (in.rnd == Rnd::kRzi) x = std::trunc(x);
+        if (in.rnd == Rnd::kRmi) x = std::floor(x);
+        if (in.rnd == Rnd::kRpi) x = std::ceil(x);
+        if (in.sat) x = std::isnan(x) ? 0.0 : std::min(1.0, std::max(0.0, x));
+        if (dt == Ty::kF32 && (in.rnd == Rnd::kRz || in.rnd == Rnd::kRm || in.rnd == Rnd::kRp))
+          r = F32Bits(Rounded(in.rnd, [&] { return static_cast<float>(x); }));
+        else
+          r = FloatBits(dt == Ty::kE4M3 || dt == Ty::kE5M2 ? SatFinite(x, dt) : x, dt);
+        if (in.ftz && dt == Ty::kF32) r = F32Bits(Ftz(AsF32(r)));
+      } else if (TyFloat(st)) {  // float to integer: rounded as asked, saturating, NaN gives 0
+        double x = FloatOf(a, st);
+        if (in.ftz && st == Ty::kF32) x = Ftz(static_cast<float>(x));
+        x = in.rnd == Rnd::kRni ? std::nearbyint(x) : in.rnd == Rnd::kRmi ? std::floor(x)
+          : in.rnd == Rnd::kRpi ? std::ceil(x) : std::trunc(x);
+        const int b = TyBits(dt);
+        const double lo = TySigned(dt) ? -std::ldexp(1.0, b - 1) : 0.0;
+        const double hi = TySigned(dt) ? std::ldexp(1.0, b - 1) - 1 : std::ldexp(1.0, b) - 1;
+        if (std::isnan(x)) x = 0;
+        x = std::min(std::max(x, lo), hi);
+        r = TySigned(dt) ? static_cast<uint64_t>(static_cast<int64_t>(x))
+                         : (x >= 9223372036854775808.0 ? static_cast<uint64_t>(x - 9223372036854775808.0) + (uint64_t{1} << 63)
+                                                       : static_cast<uint64_t>(x));
+      } else if (TyFloat(dt)) {  // integer to float, in the rounding direction given
+        const int b = TyBits(st);
+        const bool s = TySigned(st);
+        r = Rounded(in.rnd, [&] {
+          if (dt == Ty::kF64) {
+            double v = s ? static_cast<double>(SignExtend(a, b)) : static_cast<double>(a & WidthMask(b));
+            return F64Bits(v);
+          }
+          float v = s ? static_cast<float>(SignExtend(a, b)) : static_cast<float>(a & WidthMask(b));
+          return dt == Ty::kF32 ? F32Bits(v) : FloatBits(s ? static_cast<double>(SignExtend(a, b)) : static_cast<double>(a & WidthMask(b)), dt);
+        });
+      } else {  // integer to integer: sign- or zero-extend from the source width, then wrap (or saturate)
+        const int sb = TyBits(st), db = TyBits(dt);
+        int64_t v = TySigned(st) ? SignExtend(a, sb) : static_cast<int64_t>(a & WidthMask(sb));
+        if (in.sat && db < 64) {
+          const int64_t lo = TySigned(dt) ? -(int64_t{1} << (db - 1)) : 0;
+          const int64_t hi = TySigned(dt) ? (int64_t{1} << (db - 1)) - 1 : static_cast<int64_t>(WidthMask(db));
+          v = std::min(std::max(v, lo), hi);
+        }
+        r = static_cast<uint64_t>(v);
+        if (TySigned(dt)) r = static_cast<uint64_t>(SignExtend(r, db));
+      }
+      Set(wp, in.ops[0], l, r, dt);
+    });
+  }
+
+  static double SatFinite(double x, Ty t) {
+    double m = t == Ty::kE4M3 ? 448.0 : t == Ty::kE5M2 ? 57344.0 : t == Ty::kF16 ? 65504.0 : 3.3895313892515355e38;
+    if (std::isnan(x)) return x;
+    return std::min(m, std::max(-m, x));
+  }
+
+  void IntArith(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // add / sub / mul{.lo,.hi,.wide} / mad / div / rem / min / max on integers (PTX ISA 9.7.1)
+    const Ty t = in.t;
+    const int bits = TyBits(t);
+    const bool s = TySigned(t);
+    ForLanes(exec, [&](int l) {
+      const uint64_t ua = Get(wp, in.ops[1], w, l, t), ub = Get(wp, in.ops[2], w, l, t);
+      const int64_t sa = SignExtend(ua, bits), sb = SignExtend(ub, bits);
+      uint64_t r = 0;
+      Ty rt = t;
+      auto product = [&](bool want_hi, bool wide) -> uint64_t {
+        // the full 2*bits product of the operands (signed or not): its low half, its high half, or all of it
+        if (s) {
+          const __int128 p = static_cast<__int128>(sa) * sb;
+          return static_cast<uint64_t>(want_hi && !wide ? p >> bits : p);
+        }
+        const unsigned __int128 p =
+            static_cast<unsigned __int128>(ua & WidthMask(bits)) * static_cast<unsigned __int128>(ub & WidthMask(bits));
+        return static_cast<uint64_t>(want_hi && !wide ? p >> bits : p);
+      };
+      switch (in.op) {
+        case Op::kAdd: {
+          r = ua + ub;
+          if (in.sat && s && bits == 32) r = static_cast<uint64_t>(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, sa + sb)));
+          break;
+        }
+        case Op::kSub: {
+          r = ua - ub;
+          if (in.sat && s && bits == 32) r = static_cast<uint64_t>(std::min<int64_t>(INT32_MAX, std::max<int64_t>(INT32_MIN, sa - sb)));
+          break;
+        }
+        case Op::kMul:
+          r = product(in.hi, in.wide);
+          if (in.wide) rt = WideOf(t);
+          break;
+        case Op::kMad: {
+          uint64_t c = Get(wp, in.ops[3], w, l, in.wide ? WideOf(t) : t);
+          r = product(in.hi, in.wide) + c;
+          if (in.wide) rt = WideOf(t);
+          break;
+        }
+        case Op::kDiv:
+          if ((ub & WidthMask(bits)) == 0) r = ~uint64_t{0};  // undefined in PTX: all ones, as the hardware gives
+          else r = s ? (sb == -1 ? uint64_t{0} - static_cast<uint64_t>(sa) : static_cast<uint64_t>(sa / sb)) : (ua & WidthMask(bits)) / (ub & WidthMask(bits));
+          break;
+        case Op::kRem:
+          if ((ub & WidthMask(bits)) == 0) r = ua;
+          else r = s ? static_cast<uint64_t>(sb == -1 ? 0 : sa % sb) : (ua & WidthMask(bits)) % (ub & WidthMask(bits));
+          break;
+        case Op::kMin: r = s ? static_cast<uint64_t>(std::min(sa, sb)) : std::min(ua & WidthMask(bits), ub & WidthMask(bits)); break;
+        case Op::kMax: r = s ? static_cast<uint64_t>(std::max(sa, sb)) : std::max(ua & WidthMask(bits), ub & WidthMask(bits)); break;
+        default: FailAt(in, "not an integer operation");
+      }
+      Set(wp, in.ops[0], l, r, rt);
+    });
+  }
+
+  static Ty WideOf(Ty t) {
+    switch (t) {
+      case Ty::kS16: return Ty::kS32;
+      case Ty::kU16: return Ty::kU32;
+      case Ty::kS32: return Ty::kS64;
+      case Ty::kU32: return Ty::kU64;
+      default: return Ty::kB64;
+    }
+  }
+
+  void FloatArith(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // add / sub / mul / fma / mad / div / min / max / copysign on f32 / f64 / f16 / bf16 / f16x2 (PTX ISA 9.7.3,
+    // 9.7.4): results rounded once in the direction of the rounding modifier (.rn by default); .ftz flushes
+    // f32 subnormal inputs and results to signed zero; .sat clamps to [0, 1] (NaN to 0).
+    const Ty t = in.t;
+    const bool pair = t == Ty::kF16x2 || t == Ty::kBF16x2;
+    const Ty et = t == Ty::kF16x2 ? Ty::kF16 : t == Ty::kBF16x2 ? Ty::kBF16 : t;
+    const int nops = in.op == Op::kFma || in.op == Op::kMad ? 3 : 2;
+    ForLanes(exec, [&](int l) {
+      uint64_t raw[3] = {0, 0, 0};
+      for (int i = 0; i < nops; ++i) raw[i] = Get(wp, in.ops[static_cast<size_t>(i + 1)], w, l, pair ? Ty::kB32 : t);
+      uint64_t out = 0;
+      for (int half = 0; half < (pair ? 2 : 1); ++half) {
+        double x[3];
+        for (int i = 0; i < nops; ++i) {
+          uint64_t b = pair ? (raw[i] >> (16 * half)) & 0xFFFF : raw[i];
+          x[i] = FloatOf(b, et);
+          if (in.ftz && et == Ty::kF32) x[i] = Ftz(static_cast<float>(x[i]));
+        }
+        double r = 0;
+        auto round = [&](auto f) -> double {
+          if (et == Ty::kF32) return Rounded(in.rnd, [&] { return static_cast<double>(static_cast<float>(f())); });
+          return Rounded(in.rnd, [&] { return static_cast<double>(f()); });
+        };
+        switch (in.op) {
+          case Op::kAdd: r = round([&] { return x[0] + x[1]; }); break;
+          case Op::kSub: r = round([&] { return x[0] - x[1]; }); break;
+          case Op::kMul: r = round([&] { return x[0] * x[1]; }); break;
+          case Op::kDiv:
+            if (et == Ty::kF32)
+              r = Rounded(in.rnd, [&] { return static_cast<double>(static_cast<float>(x[0]) / static_cast<float>(x[1])); });
+            else
+              r = Rounded(in.rnd, [&] { return x[0] / x[1]; });
+            break;
+          case Op::kFma: case Op::kMad:  // one rounding of a * b + c
+            if (et == Ty::kF32)
+              r = Rounded(in.rnd, [&] {
+                return static_cast<double>(std::fma(static_cast<float>(x[0]), static_cast<float>(x[1]), static_cast<float>(x[2])));
+              });
+            else
+              r = Rounded(in.rnd, [&] { return std::fma(x[0], x[1], x[2]); });
+            break;
+          case Op::kMin: r = std::fmin(x[0], x[1]); break;
+          case Op::kMax: r = std::fmax(x[0], x[1]); break;
+          case Op::kCopysign: r = std::copysign(x[1], x[0]); break;
+          default: FailAt(in, "not a float operation");
+        }
+        if (in.sat) r = std::isnan(r) ? 0.0 : std::min(1.0, std::max(0.0, r));
+        if (in.ftz && et == Ty::kF32) r = Ftz(static_cast<float>(r));
+        uint64_t b = FloatBits(r, et);
+        out |= pair ? (b & 0xFFFF) << (16 * half) : b;
+      }
+      Set(wp, in.ops[0], l, out, pair ? Ty::kB32 : t);
+    });
+  }
+
+  void Unary(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // abs / neg and the approximate transcendentals (PTX ISA 9.7.3.x / 9.7.4.x). .approx results are the
+    // correctly rounded value of the function; the hardware is within its documented error of it.
+    const Ty t = in.t;
+    const int bits = TyBits(t);
+    ForLanes(exec, [&](int l) {
+      const uint64_t a = Get(wp, in.ops[1], w, l, t);
+      if (!TyFloat(t)) {  // integer abs / neg
+        int64_t v = SignExtend(a, bits);
+        Set(wp, in.ops[0], l, static_cast<uint64_t>(in.op == Op::kAbs ? (v < 0 ? -v : v) : -v), t);
+        return;
+      }
+      if (in.op == Op::kAbs || in.op == Op::kNeg) {  // sign-bit operations, NaN included
+        uint64_t sign = uint64_t{1} << (bits - 1);
+        uint64_t r = in.op == Op::kAbs ? a & ~sign : a ^ sign;
+        if (in.ftz && t == Ty::kF32) r = F32Bits(Ftz(AsF32(r)));
+        Set(wp, in.ops[0], l, r, t);
+        return;
+      }
+      double x = FloatOf(a, t);
+      if (in.ftz && t == Ty::kF32) x = Ftz(static_cast<float>(x));
+      double r = 0;
+      switch (in.op) {
+        case Op::kEx2: r = t == Ty::kF32 ? std::exp2(static_cast<float>(x)) : std::exp2(x); break;
+        case Op::kLg2: r = t == Ty::kF32 ? std::log2(static_cast<float>(x)) : std::log2(x); break;
+        case Op::kRcp: r = t == Ty::kF32 ? Rounded(in.rnd, [&] { return static_cast<double>(1.0f / static_cast<float>(x)); })
+                                         : Rounded(in.rnd, [&] { return 1.0 / x; });
+          break;
+        case Op::kSqrt: r = t == Ty::kF32 ? Rounded(in.rnd, [&] { return static_cast<double>(std::sqrt(static_cast<float>(x))); })
+                                          : Rounded(in.rnd, [&] { return std::sqrt(x); });
+          break;
+        case Op::kRsqrt: r = 1.0 / std::sqrt(x); break;
+        case Op::kSin: r = std::sin(x); break;
+        case Op::kCos: r = std::cos(x); break;
+        case Op::kTanh: r = std::tanh(x); break;
+        default: FailAt(in, "not a unary operation");
+      }
+      if (in.ftz && t == Ty::kF32) r = Ftz(static_cast<float>(r));
+      Set(wp, in.ops[0], l, FloatBits(r, t), t);
+    });
+  }
+
+  void Setp(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // setp.CmpOp{.BoolOp}.type p{|q}, a, b{, {!}c} (PTX ISA 9.7.3.x / 9.7.8.x): p = (a cmp b) BoolOp c,
+    // q = !(a cmp b) BoolOp c. Ordered float comparisons are false on NaN, the u-forms true.
+    const Ty t = in.t;
+    const int bits = TyBits(t);
+    ForLanes(exec, [&](int l) {
+      const uint64_t ua = Get(wp, in.ops[1], w, l, t), ub = Get(wp, in.ops[2], w, l, t);
+      bool r = false;
+      if (TyFloat(t)) {
+        double a = FloatOf(ua, t), b = FloatOf(ub, t);
+        if (in.ftz && t == Ty::kF32) {
+          a = Ftz(static_cast<float>(a));
+          b = Ftz(static_cast<float>(b));
+        }
+        const bool nan = std::isnan(a) || std::isnan(b);
+        switch (in.cmp) {
+          case Cmp::kEq: r = !nan && a == b; break;
+          case Cmp::kNe: r = !nan && a != b; break;
+          case Cmp::kLt: r = !nan && a < b; break;
+          case Cmp::kLe: r = !nan && a <= b; break;
+          case Cmp::kGt: r = !nan && a > b; break;
+          case Cmp::kGe: r = !nan && a >= b; break;
+          case Cmp::kEqu: r = nan || a == b; break;
+          case Cmp::kNeu: r = nan || a != b; break;
+          case Cmp::kLtu: r = nan || a < b; break;
+          case Cmp::kLeu: r = nan || a <= b; break;
+          case Cmp::kGtu: r = nan || a > b; break;
+          case Cmp::kGeu: r = nan || a >= b; break;
+          case Cmp::kNum: r = !nan; break;
+          case Cmp::kNan: r = nan; break;
+          default: FailAt(in, "an integer comparison on a float type");
+        }
+      } else {
+        const bool s = TySigned(t) && in.cmp != Cmp::kLo && in.cmp != Cmp::kLs && in.cmp != Cmp::kHi && in.cmp != Cmp::kHs;
+        const int64_t sa = SignExtend(ua, bits), sb = SignExtend(ub, bits);
+        const uint64_t xa = ua & WidthMask(bits), xb = ub & WidthMask(bits);
+        switch (in.cmp) {
+          case Cmp::kEq: r = xa == xb; break;
+          case Cmp::kNe: r = xa != xb; break;
+          case Cmp::kLt: case Cmp::kLo: r = s ? sa < sb : xa < xb; break;
+          case Cmp::kLe: case Cmp::kLs: r = s ? sa <= sb : xa <= xb; break;
+          case Cmp::kGt: case Cmp::kHi: r = s ? sa > sb : xa > xb; break;
+          case Cmp::kGe: case Cmp::kHs: r = s ? sa >= sb : xa >= xb; break;
+          default: FailAt(in, "a float comparison on an integer type");
+        }
+      }
+      bool p = r, q = !r;
+      if (in.boolop) {
+        bool c = Get(wp, in.ops[3], w, l, Ty::kPred) != 0;
+        auto comb = [&](bool x) { return in.boolop == 1 ? (x && c) : in.boolop == 2 ? (x || c) : (x != c); };
+        p = comb(r);
+        q = comb(!r);
+      }
+      Set(wp, in.ops[0], l, p, Ty::kPred);
+      if (in.ops[0].pred_out >= 0) R(wp, in.ops[0].pred_out, l) = q;
+    });
+  }
+
+  void Shfl(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // shfl.sync.mode.b32 d{|p}, a, b, c, membermask (PTX ISA 9.7.9.6): lane j = f(mode, lane, b) within the
+    // segment c[12:8] / clamp c[4:0]; out-of-range j reads the lane's own a; every lane of membermask must
+    // execute it, and reading an inactive lane is undefined (reported).
+    std::array<uint64_t, 32> a{};
+    ForLanes(exec, [&](int l) { a[static_cast<size_t>(l)] = Get(wp, in.ops[1], w, l, Ty::kB32); });
+    std::array<uint64_t, 32> d{};
+    std::array<bool, 32> pv{};
+    ForLanes(exec, [&](int l) {
+      const uint32_t mask = static_cast<uint32_t>(Get(wp, in.ops[4], w, l, Ty::kB32));
+      if ((mask >> l & 1) == 0 || (mask & ~exec & wp.live))
+        Report("inactive_lanes", w * 32 + l, [&] {
+          return "shfl.sync with member mask 0x" + Hex(mask) + " executed by lanes 0x" + Hex(exec) +
+                 " (every lane of the mask must execute it, the executing lane included)";
+        });
+      const uint32_t b = static_cast<uint32_t>(Get(wp, in.ops[2], w, l, Ty::kB32));
+      const uint32_t c = static_cast<uint32_t>(Get(wp, in.ops[3], w, l, Ty::kB32));
+      const int bval = static_cast<int>(b & 0x1F), cval = static_cast<int>(c & 0x1F), seg = static_cast<int>((c >> 8) & 0x1F);
+      const int max_lane = (l & seg) | (cval & ~seg), min_lane = l & seg;
+      int j = l;
+      bool p = false;
+      switch (in.mode) {
+        case 0: j = l - bval; p = j >= max_lane; break;
+        case 1: j = l + bval; p = j <= max_lane; break;
+        case 2: j = l ^ bval; p = j <= max_lane; break;
+        default: j = min_lane | (bval & ~seg); p = j <= max_lane; break;
+      }
+      if (!p) j = l;
+      if ((exec >> j & 1) == 0)
+        Report("inactive_lanes", w * 32 + l, [&] {
+          return "shfl.sync reads lane " + std::to_string(j) + ", which does not execute it (undefined value)";
+        });
+      d[static_cast<size_t>(l)] = a[static_cast<size_t>(j)];
+      pv[static_cast<size_t>(l)] = p;
+    });
+    (void)act;
+    ForLanes(exec, [&](int l) {
+      Set(wp, in.ops[0], l, d[static_cast<size_t>(l)], Ty::kB32);
+      if (in.ops[0].pred_out >= 0) R(wp, in.ops[0].pred_out, l) = pv[static_cast<size_t>(l)];
+    });
+  }
+
+  static std::string Hex(uint64_t v) {
+    std::ostringstream os;
+    os << std::hex << v;
+    return os.str();
+  }
+
+  void Vote(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // vote.sync.{any,all,uni}.pred d, {!}a, membermask; vote.sync.ballot.b32 d, {!}a, membermask
+    (void)act;
+    uint32_t ballot = 0;
+    ForLanes(exec, [&](int l) {
+      if (Get(wp, in.ops[1], w, l, Ty::kPred)) ballot |= 1u << l;
+    });
+    ForLanes(exec, [&](int l) {
+      const uint32_t mask = static_cast<uint32_t>(Get(wp, in.ops[2], w, l, Ty::kB32));
+      if (mask & ~exec & wp.live)
+        Report("inactive_lanes", w * 32 + l, [&] { return "vote.sync with member mask 0x" + Hex(mask) + " executed by lanes 0x" + Hex(exec); });
+      const uint32_t m = mask & exec, b = ballot & m;
+      uint64_t r = in.mode == 0 ? b != 0 : in.mode == 1 ? b == m : in.mode == 2 ? (b == 0 || b == m) : b;
+      Set(wp, in.ops[0], l, r, in.mode == 3 ? Ty::kB32 : Ty::kPred);
+    });
+  }
+
+  void Atomic(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // atom / red .space.op.type (PTX ISA 9.7.13.5 / 9.7.13.6): lanes one after another, each a
+    // read-modify-write of its address (the order of lanes is unspecified on the GPU)
+    const bool red = in.op == Op::kRed;
+    const Ty t = in.t;
+    const int esize = std::max(1, TyBits(t) / 8);
+    const Operand& addr = in.ops[red ? 0 : 1];
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      Where wh = Resolve(wp, in, addr, l, in.space);
+      uint8_t* p = Access(wh, tid, esize, true, true);
+      const uint64_t b = Get(wp, in.ops[red ? 1 : 2], w, l, t);
+      uint64_t old = 0;
+      if (p) std::memcpy(&old, p, static_cast<size_t>(esize));
+      uint64_t nv = old;
+      const int bits = TyBits(t);
+      if (TyFloat(t)) {
+        double o = FloatOf(old, t), x = FloatOf(b, t);
+        double r = in.mode == 0 ? o + x : in.mode == 1 ? std::fmin(o, x) : in.mode == 2 ? std::fmax(o, x) : x;
+        nv = in.mode == 3 ? b : FloatBits(t == Ty::kF32 ? static_cast<double>(static_cast<float>(r)) : r, t);
+      } else {
+        const bool s = TySigned(t);
+        const int64_t so = SignExtend(old, bits), sx = SignExtend(b, bits);
+        switch (in.mode) {
+          case 0: nv = old + b; break;
+          case 1: nv = s ? static_cast<uint64_t>(std::min(so, sx)) : std::min(old, b & WidthMask(bits)); break;
+          case 2: nv = s ? static_cast<uint64_t>(std::max(so, sx)) : std::max(old, b & WidthMask(bits)); break;
+          case 3: nv = b; break;
+          case 4: nv = old == (b & WidthMask(bits)) ? Get(wp, in.ops[3], w, l, t) : old; break;  // cas d, [a], b, c
+          case 5: nv = old & b; break;
+          case 6: nv = old | b; break;
+          case 7: nv = old ^ b; break;
+          case 8: nv = (old & WidthMask(bits)) >= (b & WidthMask(bits)) ? 0 : old + 1; break;
+          case 9: nv = (old == 0 || (old & WidthMask(bits)) > (b & WidthMask(bits))) ? b : old - 1; break;
+        }
+      }
+      if (p) std::memcpy(p, &nv, static_cast<size_t>(esize));
+      if (!red) Set(wp, in.ops[0], l, TySigned(t) ? static_cast<uint64_t>(SignExtend(old, bits)) : old, t);
+    });
+  }
+
+  void CpAsync(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size | ignore-src} (PTX ISA 9.7.9.25.3): the
+    // source bytes are read at issue; they reach shared memory when a cp.async.wait_group / wait_all covers
+    // their group (cp.async.commit_group). src-size < cp-size zero-fills the rest; ignore-src: all zero.
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      CpAsyncCopy c;
+      c.bytes = static_cast<int>(Get(wp, in.ops[2], w, l, Ty::kU32));
+      if (c.bytes != 4 && c.bytes != 8 && c.bytes != 16) FailAt(in, "cp-size must be 4, 8 or 16");
+      int src_size = c.bytes;
+      if (in.ops.size() > 3) {
+        const Operand& o = in.ops[3];
+        const bool pred = o.kind == Operand::kReg && k_.reg_types[static_cast<size_t>(o.reg)] == Ty::kPred;
+        if (pred)
+          src_size = Get(wp, o, w, l, Ty::kPred) ? 0 : c.bytes;
+        else
+          src_size = static_cast<int>(Get(wp, o, w, l, Ty::kU32));
+      }
+      if (src_size < 0 || src_size > c.bytes) FailAt(in, "src-size must be at most cp-size");
+      Where dst = Resolve(wp, in, in.ops[0], l, Space::kShared);
+      c.dst = static_cast<uint32_t>(dst.addr);
+      c.pc = static_cast<int>(cur_ - k_.code.data());
+      if (dst.addr % static_cast<uint64_t>(c.bytes) || dst.addr + static_cast<uint64_t>(c.bytes) > static_cast<uint64_t>(smem_bytes_)) {
+        Access(dst, tid, c.bytes, true);  // reports the bad destination
+        return;
+      }
+      for (int i = 0; i < c.bytes; ++i) NoteWrite(static_cast<int64_t>(dst.addr) + i, tid, false, false);
+      if (src_size > 0) {
+        Where src = Resolve(wp, in, in.ops[1], l, Space::kGlobal);
+        uint8_t* p = Access(src, tid, src_size, false);
+        if (!p) return;
+        std::memcpy(c.data, p, static_cast<size_t>(src_size));
+      }
+      open_[static_cast<size_t>(tid)].push_back(c);
+    });
+  }
+
+  void CpAsyncWait(int tid, int64_t keep, bool all) {
+    auto& g = groups_[static_cast<size_t>(tid)];
+    if (all) {  // wait_all also completes the copies not yet committed
+      g.push_back(std::move(open_[static_cast<size_t>(tid)]));
+      open_[static_cast<size_t>(tid)].clear();
+      keep = 0;
+    }
+    while (static_cast<int64_t>(g.size()) > keep) {
+      for (const CpAsyncCopy& c : g.front()) {
+        for (int i = 0; i < c.bytes; ++i) NoteWrite(static_cast<int64_t>(c.dst) + i, tid, false);
+        std::memcpy(&smem_[c.dst], c.data, static_cast<size_t>(c.bytes));
+      }
+      g.pop_front();
+    }
+  }
+
+  // The lanes of a warp-collective .aligned instruction: all live lanes must execute it (else reported and
+  // skipped).
+  bool FullWarp(int w, const Warp& wp, uint32_t act, uint32_t exec, const char* what) {
+    (void)wp;
+    if (exec == 0xFFFFFFFFu && act == exec) return true;
+    Report("inactive_lanes", w * 32 + __builtin_ctz(act | 1u), [&] {
+      return std::string(what) + " is warp-collective but lanes 0x" + Hex(exec) + " of warp " + std::to_string(w) +
+             " execute it (all 32 must); the warp's operation was skipped";
+    });
+    return false;
+  }
+
+  void Ldmatrix(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 d, [a] (PTX ISA 9.7.9.26): lanes 8q..8q+7 give
+    // the addresses of the 8 rows (16 bytes each) of matrix q; lane l then holds in register q the row l/4,
+    // columns 2(l%4) and 2(l%4)+1 of matrix q (low half first); with .trans the elements at rows 2(l%4),
+    // 2(l%4)+1 of column l/4.
+    if (!FullWarp(w, wp, act, exec, "ldmatrix")) return;
+    const int num = in.mode ? in.mode : 1;
+    const Operand& d = in.ops[0];
+    if (d.kind != Operand::kVec || static_cast<int>(d.vec.size()) != num) FailAt(in, "ldmatrix needs one register a matrix");
+    uint16_t mat[4][8][8] = {};
+    for (int q = 0; q < num; ++q)
+      for (int r = 0; r < 8; ++r) {
+        const int l = 8 * q + r;
+        Where wh = Resolve(wp, in, in.ops[1], l, in.space == Space::kGeneric ? Space::kGeneric : Space::kShared);
+        if (wh.space != Space::kShared) FailAt(in, "ldmatrix reads shared memory");
+        uint8_t* p = Access(wh, w * 32 + l, 16, false);
+        if (p) std::memcpy(mat[q][r], p, 16);
+      }
+    for (int l = 0; l < 32; ++l)
+      for (int q = 0; q < num; ++q) {
+        const int a = l / 4, b = 2 * (l % 4);
+        uint16_t lo = in.trans ? mat[q][b][a] : mat[q][a][b];
+        uint16_t hi = in.trans ? mat[q][b + 1][a] : mat[q][a][b + 1];
+        Set(wp, d.vec[static_cast<size_t>(q)], l, (static_cast<uint64_t>(hi) << 16) | lo, Ty::kB32);
+      }
+  }
+
+  void Mma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // mma.sync.aligned.m16n8k16.row.col.dtype.{f16,bf16}.{f16,bf16}.ctype (PTX ISA 9.7.14.5.8, "Matrix
+    // Fragments for mma.m16n8k16 with floating point type"), group g = lane / 4, t = lane % 4:
+    //   A (4 x .b32, 8 halves a0..a7): row g + 8 * (i / 2 % 2), column 2t + i % 2 + 8 * (i / 4)
+    //   B (2 x .b32, 4 halves b0..b3): row (k) 2t + i % 2 + 8 * (i / 2), column g
+    //   C, D (4 x f32 or 2 x f16x2, c0..c3): row g + 8 * (i / 2), column 2t + i % 2
+    // The products of 16-bit values are exact in double; they and C are summed in double, rounded once.
+    if (!(in.m == 16 && in.n == 8 && in.k == 16) || !((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16)))
+      FailAt(in, "only mma.m16n8k16 with f16 or bf16 operands is supported by the PTX emulator yet");
+    if (!FullWarp(w, wp, act, exec, "mma.sync")) return;
+    const Operand &D = in.ops[0], &A = in.ops[1], &B = in.ops[2], &C = in.ops[3];
+    const bool c32 = in.tc == Ty::kF32, d32 = in.t == Ty::kF32;
+    if (A.kind != Operand::kVec || A.vec.size() != 4 || B.kind != Operand::kVec || B.vec.size() != 2 ||
+        C.kind != Operand::kVec || C.vec.size() != (c32 ? 4u : 2u) || D.kind != Operand::kVec || D.vec.size() != (d32 ? 4u : 2u))
+      FailAt(in, "mma.m16n8k16 operand vectors must be A: 4, B: 2, C/D: 4 (f32) or 2 (f16x2) registers");
+    double a[16][16] = {}, b[16][8] = {}, c[16][8] = {};
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      for (int i = 0; i < 8; ++i) {
+        uint64_t reg = Get(wp, A.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
+        a[g + 8 * (i / 2 % 2)][2 * t + i % 2 + 8 * (i / 4)] = HalfValue(reg >> (16 * (i % 2)), in.ta);
+      }
+      for (int i = 0; i < 4; ++i) {
+        uint64_t reg = Get(wp, B.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
+        b[2 * t + i % 2 + 8 * (i / 2)][g] = HalfValue(reg >> (16 * (i % 2)), in.tb);
+      }
+      for (int i = 0; i < 4; ++i) {
+        double v = c32 ? AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32))
+                       : HalfValue(Get(wp, C.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32) >> (16 * (i % 2)), Ty::kF16);
+        c[g + 8 * (i / 2)][2 * t + i % 2] = v;
+      }
+    }
+    for (int k = 0; k < 16; ++k)
+      for (int r = 0; r < 16; ++r)
+        for (int col = 0; col < 8; ++col) c[r][col] += a[r][k] * b[k][col];
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      if (d32) {
+        for (int i = 0; i < 4; ++i) Set(wp, D.vec[static_cast<size_t>(i)], l, F32Bits(static_cast<float>(c[g + 8 * (i / 2)][2 * t + i % 2])), Ty::kB32);
+      } else {
+        for (int j = 0; j < 2; ++j) {
+          uint64_t lo = FloatBits(c[g + 8 * j][2 * t], Ty::kF16), hi = FloatBits(c[g + 8 * j][2 * t + 1], Ty::kF16);
+          Set(wp, D.vec[static_cast<size_t>(j)], l, (hi << 16) | lo, Ty::kB32);
+        }
+      }
+    }
+  }
+
+  const Module& m_;
+  const Kernel& k_;
+  const Launch& L_;
+  const Options& opt_;
+  Result* res_;
+  int64_t T_ = 0;
+  int W_ = 0;
+  std::array<int64_t, 3> block_{0, 0, 0};
+  std::vector<uint8_t> params_, smem_, local_;
+  std::vector<ShadowByte> shadow_;
+  std::vector<uint64_t> globals_;  // module-scope .global variables
+  std::vector<Region> regions_;
+  int64_t extern_off_ = 0, smem_bytes_ = 0;
+  int32_t epoch_ = 0, block_stamp_ = 0;
+  std::vector<Warp> warps_;
+  int64_t exited_ = 0;
+  std::map<int64_t, int64_t> arrived_, expected_;
+  std::vector<std::vector<CpAsyncCopy>> open_;
+  std::vector<std::deque<std::vector<CpAsyncCopy>>> groups_;
+  const Instr* cur_ = nullptr;
+};
+
+}  // namespace
+
+Result Run(const Module& m, const Launch& launch, const Options& opt) {
+  const Kernel* k = m.Find(launch.entry);
+  if (!k) throw UserError(ErrorKind::kUnsupported, "PTX emulator: the PTX has no kernel '" + launch.entry + "'");
+  Result r;
+  Machine(m, *k, launch, opt, &r).Run();
+  return r;
+}
+
+}  // namespace tl::emu::ptx

@@ -1,0 +1,869 @@
+// PTX text to the decoded module of ptx_internal.h: statements, declarations (.reg, .shared, .local,
+// .param), labels, and instructions with their opcode modifiers decoded (PTX ISA, "Instruction Set").
+// Whatever is not understood is an error naming the PTX line, never skipped.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "emulator/ptx/ptx_internal.h"
+#include "support/error.h"
+
+namespace tl::emu::ptx {
+
+int TyBits(Ty t) {
+  switch (t) {
+    case Ty::kB8: case Ty::kU8: case Ty::kS8: case Ty::kE4M3: case Ty::kE5M2: return 8;
+    case Ty::kB16: case Ty::kU16: case Ty::kS16: case Ty::kF16: case Ty::kBF16: return 16;
+    case Ty::kB32: case Ty::kU32: case Ty::kS32: case Ty::kF32: case Ty::kF16x2: case Ty::kBF16x2:
+    case Ty::kTf32: return 32;
+    case Ty::kB64: case Ty::kU64: case Ty::kS64: case Ty::kF64: return 64;
+    case Ty::kB128: return 128;
+    case Ty::kPred: return 1;
+    default: return 0;
+  }
+}
+bool TyFloat(Ty t) {
+  return t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF32 || t == Ty::kF64 || t == Ty::kTf32 || t == Ty::kE4M3 ||
+         t == Ty::kE5M2;
+}
+bool TySigned(Ty t) { return t == Ty::kS8 || t == Ty::kS16 || t == Ty::kS32 || t == Ty::kS64; }
+const char* TyName(Ty t) {
+  static const char* names[] = {"none", "b8",  "b16",   "b32", "b64",    "b128", "u8",  "u16",  "u32",
+                                "u64",  "s8",  "s16",   "s32", "s64",    "f16",  "f16x2", "bf16", "bf16x2",
+                                "f32",  "f64", "pred",  "tf32", "e4m3", "e5m2"};
+  return names[static_cast<int>(t)];
+}
+
+namespace {
+
+const std::unordered_map<std::string, Ty>& TypeNames() {
+  static const std::unordered_map<std::string, Ty> m = {
+      {"b8", Ty::kB8},     {"b16", Ty::kB16},   {"b32", Ty::kB32},     {"b64", Ty::kB64},
+      {"b128", Ty::kB128}, {"u8", Ty::kU8},     {"u16", Ty::kU16},     {"u32", Ty::kU32},
+      {"u64", Ty::kU64},   {"s8", Ty::kS8},     {"s16", Ty::kS16},     {"s32", Ty::kS32},
+      {"s64", Ty::kS64},   {"f16", Ty::kF16},   {"f16x2", Ty::kF16x2}, {"bf16", Ty::kBF16},
+      {"bf16x2", Ty::kBF16x2}, {"f32", Ty::kF32}, {"f64", Ty::kF64},   {"pred", Ty::kPred},
+      {"tf32", Ty::kTf32}, {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2}};
+  return m;
+}
+
+const std::unordered_map<std::string, Op>& OpNames() {
+  static const std::unordered_map<std::string, Op> m = {
+      {"mov", Op::kMov},         {"ld", Op::kLd},           {"st", Op::kSt},         {"cvta", Op::kCvta},
+      {"cvt", Op::kCvt},         {"add", Op::kAdd},         {"sub", Op::kSub},       {"mul", Op::kMul},
+      {"mad", Op::kMad},         {"fma", Op::kFma},         {"div", Op::kDiv},       {"rem", Op::kRem},
+      {"abs", Op::kAbs},         {"neg", Op::kNeg},         {"min", Op::kMin},       {"max", Op::kMax},
+      {"and", Op::kAnd},         {"or", Op::kOr},           {"xor", Op::kXor},       {"not", Op::kNot},
+      {"cnot", Op::kCnot},       {"shl", Op::kShl},         {"shr", Op::kShr},       {"setp", Op::kSetp},
+      {"selp", Op::kSelp},       {"bra", Op::kBra},         {"ret", Op::kRet},       {"exit", Op::kExit},
+      {"bar", Op::kBar},         {"barrier", Op::kBar},     {"cp", Op::kCpAsync},    {"ldmatrix", Op::kLdmatrix},
+      {"mma", Op::kMma},         {"shfl", Op::kShfl},       {"vote", Op::kVote},     {"ex2", Op::kEx2},
+      {"lg2", Op::kLg2},         {"rcp", Op::kRcp},         {"sqrt", Op::kSqrt},     {"rsqrt", Op::kRsqrt},
+      {"sin", Op::kSin},         {"cos", Op::kCos},         {"tanh", Op::kTanh},     {"atom", Op::kAtom},
+      {"red", Op::kRed},         {"membar", Op::kFence},    {"fence", Op::kFence},   {"popc", Op::kPopc},
+      {"clz", Op::kClz},         {"brev", Op::kBrev},       {"bfe", Op::kBfe},       {"bfi", Op::kBfi},
+      {"prmt", Op::kPrmt},       {"lop3", Op::kLop3},       {"copysign", Op::kCopysign}, {"testp", Op::kTestp},
+      {"activemask", Op::kActivemask}};
+  return m;
+}
+
+const std::unordered_map<std::string, Sreg>& SregNames() {
+  static const std::unordered_map<std::string, Sreg> m = {
+      {"%tid.x", Sreg::kTidX},         {"%tid.y", Sreg::kTidY},         {"%tid.z", Sreg::kTidZ},
+      {"%ntid.x", Sreg::kNtidX},       {"%ntid.y", Sreg::kNtidY},       {"%ntid.z", Sreg::kNtidZ},
+      {"%ctaid.x", Sreg::kCtaidX},     {"%ctaid.y", Sreg::kCtaidY},     {"%ctaid.z", Sreg::kCtaidZ},
+      {"%nctaid.x", Sreg::kNctaidX},   {"%nctaid.y", Sreg::kNctaidY},   {"%nctaid.z", Sreg::kNctaidZ},
+      {"%laneid", Sreg::kLaneid},      {"%warpid", Sreg::kWarpid},      {"%nwarpid", Sreg::kNwarpid},
+      {"%smid", Sreg::kSmid},          {"%clock", Sreg::kClock},        {"%clock64", Sreg::kClock64},
+      {"%lanemask_eq", Sreg::kLanemaskEq}, {"%lanemask_lt", Sreg::kLanemaskLt},
+      {"%lanemask_le", Sreg::kLanemaskLe}, {"%lanemask_gt", Sreg::kLanemaskGt},
+      {"%lanemask_ge", Sreg::kLanemaskGe}, {"%dynamic_smem_size", Sreg::kDynSmem},
+      {"%total_smem_size", Sreg::kTotalSmem}, {"%globaltimer", Sreg::kGlobalTimer}};
+  return m;
+}
+
+const std::unordered_map<std::string, Cmp>& CmpNames() {
+  static const std::unordered_map<std::string, Cmp> m = {
+      {"eq", Cmp::kEq},   {"ne", Cmp::kNe},   {"lt", Cmp::kLt},   {"le", Cmp::kLe},   {"gt", Cmp::kGt},
+      {"ge", Cmp::kGe},   {"lo", Cmp::kLo},   {"ls", Cmp::kLs},   {"hi", Cmp::kHi},   {"hs", Cmp::kHs},
+      {"equ", Cmp::kEqu}, {"neu", Cmp::kNeu}, {"ltu", Cmp::kLtu}, {"leu", Cmp::kLeu}, {"gtu", Cmp::kGtu},
+      {"geu", Cmp::kGeu}, {"num", Cmp::kNum}, {"nan", Cmp::kNan}};
+  return m;
+}
+
+const std::unordered_map<std::string, Rnd>& RndNames() {
+  static const std::unordered_map<std::string, Rnd> m = {
+      {"rn", Rnd::kRn},   {"rz", Rnd::kRz},   {"rm", Rnd::kRm},   {"rp", Rnd::kRp},  {"rni", Rnd::kRni},
+      {"rzi", Rnd::kRzi}, {"rmi", Rnd::kRmi}, {"rpi", Rnd::kRpi}, {"rna", Rnd::kRna}};
+  return m;
+}
+
+// Modifiers that change nothing the emulator models (cache and eviction hints, scopes, memory orders and
+// the `.sync`/`.aligned` markers, which the executor checks by other means).
+const std::set<std::string>& IgnoredModifiers() {
+  static const std::set<std::string> s = {
+      "sync",    "aligned", "uni",       "cta",    "gpu",       "sys",     "relaxed", "acquire", "release",
+      "acq_rel", "weak",    "volatile",  "ca",     "cg",        "cs",      "lu",      "cv",      "wb",
+      "wt",      "nc",      "L1::no_allocate", "L1::evict_last", "L1::evict_first", "L1::evict_normal",
+      "L2::64B", "L2::128B", "L2::256B", "L2::cache_hint", "L1::evict_unchanged", "L2::evict_first",
+      "L2::evict_last", "L2::evict_normal", "sc", "shared::cta", "noftz", "full", "row", "col", "x1", "x2",
+      "x4", "m8n8", "trans"};
+  return s;
+}
+
+[[noreturn]] void Fail(int line, const std::string& text, const std::string& why) {
+  std::ostringstream os;
+  os << "PTX emulator: line " << line << ": " << why;
+  if (!text.empty()) os << "\n  " << text;
+  throw UserError(ErrorKind::kUnsupported, os.str());
+}
+
+std::string Trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+std::vector<std::string> SplitDots(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == '.') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// Splits at top-level commas (not inside {} or []).
+std::vector<std::string> SplitOperands(const std::string& s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(Trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!Trim(cur).empty()) out.push_back(Trim(cur));
+  return out;
+}
+
+bool ParseInt(const std::string& s, int64_t* v) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    i = 1;
+  }
+  if (i >= s.size()) return false;
+  uint64_t x = 0;
+  std::string body = s.substr(i);
+  if (!body.empty() && (body.back() == 'U' || body.back() == 'u')) body.pop_back();
+  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
+    for (size_t j = 2; j < body.size(); ++j) {
+      char c = static_cast<char>(std::tolower(static_cast<unsigned char>(body[j])));
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+      x = x * 16 + static_cast<uint64_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : c - 'a' + 10);
+    }
+  } else {
+    for (char c : body) {
+      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+      x = x * 10 + static_cast<uint64_t>(c - '0');
+    }
+  }
+  *v = neg ? -static_cast<int64_t>(x) : static_cast<int64_t>(x);
+  return true;
+}
+
+class Parser {
+ public:
+  explicit Parser(Module* m) : m_(m) {}
+
+  void Run(const std::string& src) {
+    std::string text = StripComments(src);
+    size_t i = 0;
+    int line = 1;
+    auto skip_ws = [&] {
+      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) {
+        if (text[i] == '\n') ++line;
+        ++i;
+      }
+    };
+    while (true) {
+      skip_ws();
+      if (i >= text.size()) break;
+      const int start_line = line;
+      char c = text[i];
+      if (c == '{') {
+        if (!kernel_) Fail(line, "", "'{' outside a function body");
+        scopes_.emplace_back();
+        reg_scopes_.resize(scopes_.size());
+        ++i;
+        continue;
+      }
+      if (c == '}') {
+        if (scopes_.empty()) Fail(line, "", "unbalanced '}'");
+        scopes_.pop_back();
+        reg_scopes_.resize(scopes_.size());
+        ++i;
+        if (scopes_.empty()) FinishKernel();
+        continue;
+      }
+      // a label: `name:` (not `::`), a statement of its own
+      {
+        size_t j = i;
+        while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_' ||
+                                   text[j] == '$' || text[j] == '%'))
+          ++j;
+        if (j > i && j < text.size() && text[j] == ':' && (j + 1 >= text.size() || text[j + 1] != ':')) {
+          Statement(text.substr(i, j - i + 1), start_line);
+          i = j + 1;
+          continue;
+        }
+      }
+      // debug sections (with -lineinfo): `.section name { ... }`, skipped whole
+      if (text.compare(i, 8, ".section") == 0) {
+        size_t open = text.find('{', i), close = open == std::string::npos ? open : text.find('}', open);
+        if (close == std::string::npos) Fail(line, "", "unterminated .section");
+        for (size_t j = i; j < close; ++j) line += text[j] == '\n';
+        i = close + 1;
+        continue;
+      }
+      // directives that end at the end of their line (no ';')
+      static const char* kLineDirectives[] = {".version", ".target", ".address_size", ".loc", ".file"};
+      bool line_directive = false;
+      for (const char* d : kLineDirectives)
+        if (text.compare(i, std::strlen(d), d) == 0 && i + std::strlen(d) < text.size() &&
+            std::isspace(static_cast<unsigned char>(text[i + std::strlen(d)])))
+          line_directive = true;
+      if (line_directive) {
+        size_t e = text.find('\n', i);
+        if (e == std::string::npos) e = text.size();
+        std::string st = Trim(text.substr(i, e - i));
+        if (!st.empty() && st.back() == ';') st.pop_back();
+        i = e;
+        Statement(st, start_line);
+        continue;
+      }
+      // a statement: up to ';' (braces inside it are vector operands or initialisers), or, for a function
+      // header, up to the '{' that opens its body
+      std::string st;
+      int depth = 0;
+      bool header = false;
+      while (i < text.size()) {
+        char d = text[i];
+        if (d == '\n') ++line;
+        if (d == '{' && depth == 0 && (header || IsHeader(st))) {
+          header = true;
+          break;
+        }
+        if (d == '{' || d == '[' || d == '(') ++depth;
+        if (d == '}' || d == ']' || d == ')') --depth;
+        ++i;
+        if (d == ';' && depth == 0) break;
+        st += d;
+      }
+      st = Trim(st);
+      if (header) {
+        BeginFunction(st, start_line);
+        continue;  // the '{' is read as the body's scope
+      }
+      Statement(st, start_line);
+    }
+    if (kernel_) Fail(line, "", "unterminated function body");
+  }
+
+ private:
+  static std::string StripComments(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+        while (i < s.size() && s[i] != '\n') ++i;
+        if (i < s.size()) out += '\n';
+      } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+        i += 2;
+        while (i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/')) {
+          if (s[i] == '\n') out += '\n';
+          ++i;
+        }
+        ++i;
+      } else if (s[i] == '"') {  // strings (.file names, .pragma) kept whole
+        out += s[i++];
+        while (i < s.size() && s[i] != '"') out += s[i++];
+        if (i < s.size()) out += s[i];
+      } else {
+        out += s[i];
+      }
+    }
+    return out;
+  }
+
+  static bool IsHeader(const std::string& st) {
+    return st.find(".entry") != std::string::npos || st.find(".func") != std::string::npos;
+  }
+
+  void BeginFunction(const std::string& st, int line) {
+    if (st.find(".func") != std::string::npos && st.find(".entry") == std::string::npos) {
+      // device functions: kept out (NVRTC inlines ours); a call of one is refused where it is executed
+      skipping_func_ = true;
+    }
+    size_t p = st.find(skipping_func_ ? ".func" : ".entry");
+    size_t open = st.find('(', p);
+    std::string name = Trim(st.substr(p + (skipping_func_ ? 5 : 6),
+                                      (open == std::string::npos ? st.size() : open) - p - (skipping_func_ ? 5 : 6)));
+    if (skipping_func_) {
+      // `.func (.param .b32 ret) name (params)`: the name follows the return list
+      size_t close = st.find(')', p);
+      if (open != std::string::npos && st.substr(p + 5, open - p - 5).find_first_not_of(" \t\n") == std::string::npos &&
+          close != std::string::npos) {
+        size_t open2 = st.find('(', close);
+        name = Trim(st.substr(close + 1, (open2 == std::string::npos ? st.size() : open2) - close - 1));
+      }
+    }
+    m_->kernels.emplace_back();
+    kernel_ = &m_->kernels.back();
+    kernel_->name = skipping_func_ ? "<func>" + name : name;
+    kernel_line_ = line;
+    labels_.clear();
+    fixups_.clear();
+    if (!skipping_func_ && open != std::string::npos) {
+      size_t close = st.rfind(')');
+      std::string params = st.substr(open + 1, close - open - 1);
+      for (const std::string& decl : SplitOperands(params)) {
+        if (decl.empty()) continue;
+        Symbol s = DeclSymbol(decl, line, Space::kParam);
+        int64_t align = std::max<int64_t>(1, std::min<int64_t>(s.bytes, 8));
+        if (decl.find(".align") != std::string::npos) align = AlignOf(decl);
+        kernel_->param_bytes = (kernel_->param_bytes + align - 1) / align * align;
+        s.offset = kernel_->param_bytes;
+        kernel_->param_bytes += s.bytes;
+        kernel_->params.push_back(AddSymbol(s));
+      }
+    }
+    // performance directives after the parameter list
+    size_t close = st.rfind(')');
+    std::string tail = close == std::string::npos ? "" : st.substr(close + 1);
+    size_t r = tail.find(".reqntid");
+    if (r != std::string::npos) {
+      std::vector<std::string> v = SplitOperands(tail.substr(r + 8));
+      for (size_t d = 0; d < v.size() && d < 3; ++d) ParseInt(Trim(v[d]), &kernel_->reqntid[d]);
+    }
+  }
+
+  static int64_t AlignOf(const std::string& decl) {
+    size_t a = decl.find(".align");
+    if (a == std::string::npos) return 1;
+    std::istringstream is(decl.substr(a + 6));
+    int64_t v = 1;
+    is >> v;
+    return v;
+  }
+
+  // `.space .align N .type name[count]` (or a parameter `.param .u64 name`): its size in bytes
+  Symbol DeclSymbol(const std::string& decl, int line, Space space) {
+    Symbol s;
+    s.space = space;
+    std::istringstream is(decl);
+    std::string tok;
+    Ty t = Ty::kNone;
+    std::string name;
+    while (is >> tok) {
+      if (tok[0] == '.') {
+        auto it = TypeNames().find(tok.substr(1));
+        if (it != TypeNames().end()) t = it->second;
+        if (tok == ".align") is >> tok;  // its value
+        if (tok == ".ptr") continue;
+        continue;
+      }
+      name += tok;  // `name[count]` possibly split by spaces
+    }
+    size_t br = name.find('[');
+    int64_t count = 1;
+    if (br != std::string::npos) {
+      std::string inner = name.substr(br + 1, name.find(']') - br - 1);
+      if (inner.empty()) {
+        count = 0;
+        s.external = true;
+      } else if (!ParseInt(Trim(inner), &count)) {
+        Fail(line, decl, "array size '" + inner + "' is not an integer");
+      }
+      name = name.substr(0, br);
+    }
+    size_t eq = name.find('=');
+    if (eq != std::string::npos) Fail(line, decl, "initialised variables are not supported by the PTX emulator");
+    if (t == Ty::kNone) Fail(line, decl, "declaration without a type");
+    s.name = Trim(name);
+    s.bytes = count * std::max(1, TyBits(t) / 8);
+    return s;
+  }
+
+  int AddSymbol(const Symbol& s) {
+    m_->symbols.push_back(s);
+    int id = static_cast<int>(m_->symbols.size()) - 1;
+    sym_index_[s.name] = id;
+    return id;
+  }
+
+  void FinishKernel() {
+    for (const auto& [idx, label] : fixups_) {
+      auto it = labels_.find(label);
+      if (it == labels_.end()) Fail(kernel_->code[static_cast<size_t>(idx)].line, label, "branch to an undefined label");
+      kernel_->code[static_cast<size_t>(idx)].target = it->second;
+    }
+    if (skipping_func_) {
+      m_->kernels.pop_back();
+      skipping_func_ = false;
+    }
+    kernel_ = nullptr;
+    reg_scopes_.clear();
+  }
+
+  void Statement(std::string st, int line) {
+    if (st.empty()) return;
+    // labels
+    while (true) {
+      size_t colon = st.find(':');
+      if (colon == std::string::npos) break;
+      std::string lab = Trim(st.substr(0, colon));
+      bool ident = !lab.empty() && lab.find_first_of(" \t.[{%@") == std::string::npos;
+      if (!ident || colon + 1 < st.size() && st[colon + 1] == ':') break;
+      if (!kernel_) Fail(line, st, "label outside a function");
+      labels_[lab] = static_cast<int>(kernel_->code.size());
+      st = Trim(st.substr(colon + 1));
+      if (st.empty()) return;
+    }
+    if (st[0] == '.') {
+      Directive(st, line);
+      return;
+    }
+    if (!kernel_) Fail(line, st, "instruction outside a function");
+    if (skipping_func_) return;
+    Instruction(st, line);
+  }
+
+  void Directive(const std::string& st, int line) {
+    std::istringstream is(st);
+    std::string d;
+    is >> d;
+    if (d == ".version" || d == ".target" || d == ".address_size" || d == ".pragma" || d == ".maxntid" ||
+        d == ".reqntid" || d == ".minnctapersm" || d == ".maxnreg" || d == ".section")
+      return;
+    if (d == ".file") {
+      int idx = 0;
+      is >> idx;
+      std::string rest;
+      std::getline(is, rest);
+      size_t a = rest.find('"'), b = rest.rfind('"');
+      m_->files[idx] = a != std::string::npos && b > a ? rest.substr(a + 1, b - a - 1) : Trim(rest);
+      return;
+    }
+    if (d == ".loc") {
+      is >> loc_file_ >> loc_line_;
+      return;
+    }
+    if (d == ".reg") {
+      if (!kernel_) Fail(line, st, ".reg outside a function");
+      DeclRegs(st.substr(4), line);
+      return;
+    }
+    std::string rest = st;
+    bool external = false, visible = false;
+    while (true) {  // linkage
+      std::istringstream js(rest);
+      std::string first;
+      js >> first;
+      if (first == ".extern" || first == ".visible" || first == ".weak" || first == ".common") {
+        external |= first == ".extern";
+        visible = true;
+        rest = Trim(rest.substr(rest.find(first) + first.size()));
+        continue;
+      }
+      break;
+    }
+    (void)visible;
+    std::istringstream ks(rest);
+    std::string space;
+    ks >> space;
+    if (space == ".shared") {
+      Symbol s = DeclSymbol(rest.substr(7), line, Space::kShared);
+      s.external |= external;
+      int64_t align = std::max<int64_t>(AlignOf(rest), 1);
+      if (s.external) {
+        m_->extern_shared_align = std::max(m_->extern_shared_align, align);
+        m_->extern_shared.push_back(AddSymbol(s));
+      } else {
+        m_->static_shared = (m_->static_shared + align - 1) / align * align;
+        s.offset = m_->static_shared;
+        m_->static_shared += s.bytes;
+        AddSymbol(s);
+      }
+      return;
+    }
+    if (space == ".local") {
+      if (!kernel_) Fail(line, st, ".local outside a function");
+      Symbol s = DeclSymbol(rest.substr(6), line, Space::kLocal);
+      int64_t align = std::max<int64_t>(AlignOf(rest), 1);
+      kernel_->local_bytes = (kernel_->local_bytes + align - 1) / align * align;
+      s.offset = kernel_->local_bytes;
+      kernel_->local_bytes += s.bytes;
+      AddSymbol(s);
+      return;
+    }
+    if (space == ".param" && kernel_) {
+      Fail(line, st, "function-local .param (a call sequence) is not supported by the PTX emulator");
+    }
+    if (space == ".global" && st.find('=') == std::string::npos) {  // zero-initialised module storage
+      Symbol s = DeclSymbol(rest.substr(7), line, Space::kGlobal);
+      int64_t align = std::max<int64_t>(AlignOf(rest), 8);
+      m_->global_bytes = (m_->global_bytes + align - 1) / align * align;
+      s.offset = m_->global_bytes;
+      m_->global_bytes += std::max<int64_t>(s.bytes, 1);
+      AddSymbol(s);
+      return;
+    }
+    if (space == ".global" || space == ".const")
+      Fail(line, st, "initialised module-scope " + space + " variables are not supported by the PTX emulator");
+    Fail(line, st, "directive " + d + " is not supported by the PTX emulator");
+  }
+
+  void DeclRegs(const std::string& decl, int line) {
+    std::istringstream is(decl);
+    std::string tok;
+    Ty t = Ty::kNone;
+    std::string names;
+    while (is >> tok) {
+      if (tok[0] == '.' && TypeNames().count(tok.substr(1))) {
+        t = TypeNames().at(tok.substr(1));
+      } else if (tok == ".v2" || tok == ".v4") {
+        Fail(line, decl, "vector registers are not supported by the PTX emulator");
+      } else {
+        names += tok + " ";
+      }
+    }
+    if (t == Ty::kNone) Fail(line, decl, ".reg without a type");
+    if (reg_scopes_.size() < scopes_.size()) reg_scopes_.resize(scopes_.size());
+    auto& scope = reg_scopes_[scopes_.size() - 1];
+    for (std::string n : SplitOperands(names)) {
+      n = Trim(n);
+      size_t lt = n.find('<');
+      if (lt != std::string::npos) {
+        int64_t count = 0;
+        if (!ParseInt(Trim(n.substr(lt + 1, n.find('>') - lt - 1)), &count)) Fail(line, decl, "bad register count");
+        std::string base = Trim(n.substr(0, lt));
+        for (int64_t j = 0; j < count; ++j) scope[base + std::to_string(j)] = NewReg(t);
+      } else {
+        scope[n] = NewReg(t);
+      }
+    }
+  }
+
+  int NewReg(Ty t) {
+    kernel_->reg_types.push_back(t);
+    return static_cast<int>(kernel_->reg_types.size()) - 1;
+  }
+
+  int FindReg(const std::string& name) const {
+    for (size_t s = std::min(reg_scopes_.size(), scopes_.size()); s-- > 0;) {
+      auto it = reg_scopes_[s].find(name);
+      if (it != reg_scopes_[s].end()) return it->second;
+    }
+    return -1;
+  }
+
+  Operand ParseOperand(std::string s, const Instr& in) {
+    s = Trim(s);
+    Operand o;
+    if (s.empty()) Fail(in.line, in.text, "empty operand");
+    if (s == "_") {
+      o.kind = Operand::kSink;
+      return o;
+    }
+    if (s[0] == '{') {
+      o.kind = Operand::kVec;
+      for (const std::string& e : SplitOperands(s.substr(1, s.rfind('}') - 1))) o.vec.push_back(ParseOperand(e, in));
+      return o;
+    }
+    if (s[0] == '[') {
+      o.kind = Operand::kAddr;
+      std::string inner = Trim(s.substr(1, s.rfind(']') - 1));
+      // base[+-offset]
+      size_t plus = inner.find_first_of("+-", 1);
+      std::string base = Trim(plus == std::string::npos ? inner : inner.substr(0, plus));
+      if (plus != std::string::npos) {
+        std::string off = Trim(inner.substr(plus));
+        if (off.size() > 1 && off[0] == '+') off = Trim(off.substr(1));
+        if (!ParseInt(off, &o.imm)) Fail(in.line, in.text, "address offset '" + off + "' is not an integer");
+      }
+      int64_t abs_addr;
+      if (ParseInt(base, &abs_addr)) {
+        o.imm += abs_addr;
+      } else if (int r = FindReg(base); r >= 0) {
+        o.reg = r;
+      } else if (auto it = sym_index_.find(base); it != sym_index_.end()) {
+        o.sym = it->second;
+      } else {
+        Fail(in.line, in.text, "unknown address base '" + base + "'");
+      }
+      return o;
+    }
+    if (s[0] == '!') {
+      o = ParseOperand(s.substr(1), in);
+      o.neg = true;
+      return o;
+    }
+    size_t bar = s.find('|');
+    if (bar != std::string::npos) {
+      o = ParseOperand(s.substr(0, bar), in);
+      Operand p = ParseOperand(s.substr(bar + 1), in);
+      if (p.kind != Operand::kReg) Fail(in.line, in.text, "the second destination after '|' must be a predicate");
+      o.pred_out = p.reg;
+      return o;
+    }
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'f' || s[1] == 'F' || s[1] == 'd' || s[1] == 'D')) {
+      uint64_t bits = 0;
+      for (size_t j = 2; j < s.size(); ++j) {
+        char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
+        if (!std::isxdigit(static_cast<unsigned char>(c))) Fail(in.line, in.text, "bad float literal '" + s + "'");
+        bits = bits * 16 + static_cast<uint64_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : c - 'a' + 10);
+      }
+      o.kind = (s[1] == 'f' || s[1] == 'F') ? Operand::kImmF32Bits : Operand::kImmF64Bits;
+      o.imm = static_cast<int64_t>(bits);
+      return o;
+    }
+    if (ParseInt(s, &o.imm)) {
+      o.kind = Operand::kImmInt;
+      return o;
+    }
+    if ((std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.') &&
+        s.find_first_not_of("0123456789.eE+-") == std::string::npos) {
+      o.kind = Operand::kImmDouble;
+      o.dbl = std::stod(s);
+      return o;
+    }
+    if (auto it = SregNames().find(s); it != SregNames().end()) {
+      o.kind = Operand::kSreg;
+      o.sreg = it->second;
+      return o;
+    }
+    if (int r = FindReg(s); r >= 0) {
+      o.kind = Operand::kReg;
+      o.reg = r;
+      return o;
+    }
+    if (auto it = sym_index_.find(s); it != sym_index_.end()) {
+      o.kind = Operand::kSym;
+      o.sym = it->second;
+      return o;
+    }
+    if (in.op == Op::kBra) {
+      o.kind = Operand::kLabel;
+      return o;
+    }
+    Fail(in.line, in.text, "unknown operand '" + s + "'");
+  }
+
+  void Instruction(const std::string& st, int line) {
+    Instr in;
+    in.line = line;
+    in.text = st;
+    in.loc_file = loc_file_;
+    in.loc_line = loc_line_;
+    std::string rest = st;
+    if (rest[0] == '@') {
+      size_t sp = rest.find_first_of(" \t");
+      std::string g = rest.substr(1, sp - 1);
+      if (!g.empty() && g[0] == '!') {
+        in.guard_neg = true;
+        g = g.substr(1);
+      }
+      in.guard = FindReg(g);
+      if (in.guard < 0) Fail(line, st, "unknown guard predicate '" + g + "'");
+      rest = Trim(rest.substr(sp));
+    }
+    size_t sp = rest.find_first_of(" \t");
+    std::string opcode = sp == std::string::npos ? rest : rest.substr(0, sp);
+    std::string operands = sp == std::string::npos ? "" : Trim(rest.substr(sp));
+    Decode(opcode, &in);
+    for (const std::string& o : SplitOperands(operands)) in.ops.push_back(ParseOperand(o, in));
+    if (in.op == Op::kBra) {
+      if (in.ops.empty()) Fail(line, st, "bra without a target");
+      fixups_.emplace_back(static_cast<int>(kernel_->code.size()), Trim(operands));
+    }
+    Validate(in);
+    kernel_->code.push_back(std::move(in));
+  }
+
+  // Opcode and modifiers (PTX ISA: every instruction's syntax section).
+  void Decode(const std::string& opcode, Instr* in) {
+    std::vector<std::string> parts = SplitDots(opcode);
+    auto it = OpNames().find(parts[0]);
+    if (it == OpNames().end()) Fail(in->line, in->text, "instruction '" + parts[0] + "' is not supported by the PTX emulator");
+    in->op = it->second;
+    std::vector<Ty> types;
+    for (size_t j = 1; j < parts.size(); ++j) {
+      const std::string& p = parts[j];
+      if (auto t = TypeNames().find(p); t != TypeNames().end()) {
+        types.push_back(t->second);
+      } else if (p == "global") {
+        (in->op == Op::kCpAsync ? in->space2 : in->space) = Space::kGlobal;
+      } else if (p == "shared" || p == "shared::cta") {
+        in->space = Space::kShared;
+      } else if (p == "param") {
+        in->space = Space::kParam;
+      } else if (p == "local") {
+        in->space = Space::kLocal;
+      } else if (p == "const") {
+        in->space = Space::kConst;
+      } else if (p == "to") {
+        in->to = true;
+      } else if (p == "v2" || p == "v4" || p == "v8") {
+        in->vec = static_cast<uint8_t>(p[1] - '0');
+      } else if (auto c = CmpNames().find(p); c != CmpNames().end() && (in->op == Op::kSetp)) {
+        in->cmp = c->second;
+      } else if (auto r = RndNames().find(p); r != RndNames().end()) {
+        in->rnd = r->second;
+      } else if (p == "ftz") {
+        in->ftz = true;
+      } else if (p == "sat" || p == "satfinite") {
+        in->sat = true;
+      } else if (p == "approx") {
+        in->approx = true;
+      } else if (p == "wide") {
+        in->wide = true;
+      } else if (p == "hi") {
+        in->hi = true;
+      } else if (p == "lo") {
+        in->hi = false;
+      } else if (p == "and" && in->op == Op::kSetp) {
+        in->boolop = 1;
+      } else if (p == "or" && in->op == Op::kSetp) {
+        in->boolop = 2;
+      } else if (p == "xor" && in->op == Op::kSetp) {
+        in->boolop = 3;
+      } else if (in->op == Op::kShfl && (p == "up" || p == "down" || p == "bfly" || p == "idx")) {
+        in->mode = p == "up" ? 0 : p == "down" ? 1 : p == "bfly" ? 2 : 3;
+      } else if (in->op == Op::kVote && (p == "any" || p == "all" || p == "uni" || p == "ballot")) {
+        in->mode = p == "any" ? 0 : p == "all" ? 1 : p == "uni" ? 2 : 3;
+      } else if ((in->op == Op::kAtom || in->op == Op::kRed) &&
+                 (p == "add" || p == "min" || p == "max" || p == "exch" || p == "cas" || p == "and" || p == "or" ||
+                  p == "xor" || p == "inc" || p == "dec")) {
+        static const char* names[] = {"add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"};
+        for (uint8_t q = 0; q < 10; ++q)
+          if (p == names[q]) in->mode = q;
+      } else if (in->op == Op::kLdmatrix && (p == "x1" || p == "x2" || p == "x4")) {
+        in->mode = static_cast<uint8_t>(p[1] - '0');
+      } else if (in->op == Op::kTestp && (p == "finite" || p == "infinite" || p == "number" || p == "notanumber" ||
+                                          p == "normal" || p == "subnormal")) {
+        static const char* names[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+        for (uint8_t q = 0; q < 6; ++q)
+          if (p == names[q]) in->mode = q;
+      } else if (p == "trans") {
+        in->trans = true;
+      } else if (in->op == Op::kMma && p.size() > 1 && p[0] == 'm' && std::isdigit(static_cast<unsigned char>(p[1]))) {
+        if (std::sscanf(p.c_str(), "m%dn%dk%d", &in->m, &in->n, &in->k) != 3)
+          Fail(in->line, in->text, "bad mma shape '" + p + "'");
+      } else if (in->op == Op::kCpAsync && (p == "async" || p == "commit_group" || p == "wait_group" ||
+                                            p == "wait_all")) {
+        if (p == "commit_group") in->op = Op::kCpAsyncCommit;
+        if (p == "wait_group") in->op = Op::kCpAsyncWait;
+        if (p == "wait_all") in->op = Op::kCpAsyncWaitAll;
+      } else if (in->op == Op::kBar && (p == "warp")) {
+        in->op = Op::kBarWarp;
+      } else if (in->op == Op::kBar && (p == "arrive" || p == "red")) {
+        Fail(in->line, in->text, "bar." + p + " is not supported by the PTX emulator");
+      } else if (in->op == Op::kCpAsync && (p == "bulk" || p == "tensor" || p == "mbarrier")) {
+        Fail(in->line, in->text, "cp.async." + p + " (sm_90 bulk / tensor copies) is not supported by the PTX emulator yet");
+      } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init")) {
+      } else if (IgnoredModifiers().count(p)) {
+      } else if (in->op == Op::kAtom && (p == "noftz")) {
+      } else {
+        Fail(in->line, in->text, "modifier ." + p + " of " + parts[0] + " is not supported by the PTX emulator");
+      }
+    }
+    if (in->op == Op::kMma) {
+      // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype
+      if (types.size() != 4) Fail(in->line, in->text, "mma needs its d, a, b and c types");
+      in->t = types[0];
+      in->ta = types[1];
+      in->tb = types[2];
+      in->tc = types[3];
+      return;
+    }
+    if (!types.empty()) in->t = types[0];
+    if (types.size() > 1) in->t2 = types[1];
+  }
+
+  void Validate(const Instr& in) {
+    auto need = [&](size_t n) {
+      if (in.ops.size() < n)
+        Fail(in.line, in.text, "expects " + std::to_string(n) + " operands, has " + std::to_string(in.ops.size()));
+    };
+    switch (in.op) {
+      case Op::kMov: case Op::kCvt: case Op::kCvta: case Op::kNot: case Op::kAbs: case Op::kNeg:
+      case Op::kLd: case Op::kSt: case Op::kCnot: case Op::kEx2: case Op::kLg2: case Op::kRcp: case Op::kSqrt:
+      case Op::kRsqrt: case Op::kSin: case Op::kCos: case Op::kTanh: case Op::kPopc: case Op::kClz:
+      case Op::kBrev: case Op::kLdmatrix: case Op::kTestp:
+        need(2);
+        break;
+      case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kRem: case Op::kMin: case Op::kMax:
+      case Op::kAnd: case Op::kOr: case Op::kXor: case Op::kShl: case Op::kShr: case Op::kSetp:
+      case Op::kCopysign: case Op::kCpAsync:
+        need(3);
+        break;
+      case Op::kMad: case Op::kFma: case Op::kSelp: case Op::kBfe: case Op::kShfl: case Op::kMma:
+      case Op::kPrmt:
+        need(4);
+        break;
+      case Op::kBfi: case Op::kLop3:
+        need(5);
+        break;
+      default: break;
+    }
+    if ((in.op == Op::kLd || in.op == Op::kSt) && in.t == Ty::kNone) Fail(in.line, in.text, "ld/st without a type");
+  }
+
+  Module* m_;
+  Kernel* kernel_ = nullptr;
+  int kernel_line_ = 0;
+  bool skipping_func_ = false;
+  std::vector<int> scopes_;  // open braces of the current function
+  std::vector<std::unordered_map<std::string, int>> reg_scopes_;
+  std::unordered_map<std::string, int> sym_index_;
+  std::unordered_map<std::string, int> labels_;
+  std::vector<std::pair<int, std::string>> fixups_;
+  int loc_file_ = -1, loc_line_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const Module> Parse(const std::string& text) {
+  auto m = std::make_shared<Module>();
+  Parser(m.get()).Run(text);
+  return m;
+}
+
+std::vector<std::string> SupportedOpcodes() {
+  std::vector<std::string> v;
+  for (const auto& [name, op] : OpNames()) v.push_back(name);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace tl::emu::ptx
