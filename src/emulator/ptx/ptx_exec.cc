@@ -441,8 +441,7 @@ class Machine {
             });
           return nullptr;
         }
-        for (int i = 0; i < n; ++i)
-          write ? NoteWrite(static_cast<int64_t>(w.addr) + i, tid, atomic) : NoteRead(static_cast<int64_t>(w.addr) + i, tid, atomic);
+        NoteShared(static_cast<int64_t>(w.addr), n, tid, write, atomic);
         return &smem_[static_cast<size_t>(w.addr)];
       }
       case Space::kParam:
@@ -495,55 +494,64 @@ class Machine {
     return os.str();
   }
 
-  void NoteRead(int64_t off, int tid, bool atomic) {
-    ShadowByte& s = shadow_[static_cast<size_t>(off)];
-    if (s.written != block_stamp_ && s.written != -block_stamp_) {
-      s.written = -block_stamp_;  // reported once a byte
-      if (opt_.check_uninit)
-        Report("uninitialized_read", tid, [&] {
-          return "shared byte offset " + std::to_string(off) + SharedName(off) + " is read but was never written in this block";
-        });
-    }
-    if (!opt_.check_races) return;
-    if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) && s.reported != epoch_) {
-      s.reported = epoch_;
-      Report("race", tid, [&] {
-        return "shared byte offset " + std::to_string(off) + SharedName(off) + " is read by thread " + std::to_string(tid) +
-               " and written by " + Who(s.w_tid) + " with no barrier in between";
-      });
-    }
-    if (atomic) return;
-    if (s.r_epoch != epoch_) {
-      s.r_epoch = epoch_;
-      s.r_tid = tid;
-    } else if (s.r_tid != tid) {
-      s.r_tid = -2;
-    }
-  }
-
-  void NoteWrite(int64_t off, int tid, bool atomic, bool init = true) {
-    ShadowByte& s = shadow_[static_cast<size_t>(off)];
-    if (init) s.written = block_stamp_;
-    if (!opt_.check_races) return;
-    const char* what = nullptr;
+  // The race and initialisation bookkeeping of an access to shared bytes [off, off + n) by thread tid: one
+  // report per access and kind (the first byte that shows it), each byte reported at most once a barrier epoch.
+  // `init` false: a race check only (a cp.async issued, its bytes not landed yet).
+  void NoteShared(int64_t off, int n, int tid, bool write, bool atomic, bool init = true) {
+    int64_t uninit = -1, race = -1;
     int other = -1;
-    if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic)) {
-      what = "written";
-      other = s.w_tid;
-    } else if (s.r_epoch == epoch_ && s.r_tid != tid) {
-      what = "read";
-      other = s.r_tid;
+    const char* what = nullptr;
+    for (int64_t b = off; b < off + n; ++b) {
+      ShadowByte& s = shadow_[static_cast<size_t>(b)];
+      if (!write) {
+        if (s.written != block_stamp_ && s.written != -block_stamp_) {
+          s.written = -block_stamp_;  // reported once a byte a block
+          if (uninit < 0) uninit = b;
+        }
+      } else if (init) {
+        s.written = block_stamp_;
+      }
+      if (!opt_.check_races) continue;
+      const char* w = nullptr;
+      int o = -1;
+      if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic)) {
+        w = "written";
+        o = s.w_tid;
+      } else if (write && s.r_epoch == epoch_ && s.r_tid != tid) {
+        w = "read";
+        o = s.r_tid;
+      }
+      if (w && s.reported != epoch_) {
+        s.reported = epoch_;
+        if (race < 0) {
+          race = b;
+          what = w;
+          other = o;
+        }
+      }
+      if (write) {
+        s.w_tid = (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid;
+        s.w_epoch = epoch_;
+        s.w_atomic = atomic;
+      } else if (!atomic) {
+        if (s.r_epoch != epoch_) {
+          s.r_epoch = epoch_;
+          s.r_tid = tid;
+        } else if (s.r_tid != tid) {
+          s.r_tid = -2;
+        }
+      }
     }
-    if (what && s.reported != epoch_) {
-      s.reported = epoch_;
-      Report("race", tid, [&] {
-        return "shared byte offset " + std::to_string(off) + SharedName(off) + " is written by thread " +
-               std::to_string(tid) + " and " + what + " by " + Who(other) + " with no barrier in between";
+    if (uninit >= 0 && opt_.check_uninit)
+      Report("uninitialized_read", tid, [&] {
+        return "shared byte offset " + std::to_string(uninit) + SharedName(uninit) + " (of a " + std::to_string(n) +
+               "-byte read) was never written in this block";
       });
-    }
-    s.w_tid = (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid;
-    s.w_epoch = epoch_;
-    s.w_atomic = atomic;
+    if (race >= 0)
+      Report("race", tid, [&] {
+        return "shared byte offset " + std::to_string(race) + SharedName(race) + " is " + (write ? "written" : "read") +
+               " by thread " + std::to_string(tid) + " and " + what + " by " + Who(other) + " with no barrier in between";
+      });
   }
 
   static std::string Who(int tid) { return tid < 0 ? std::string("several threads") : "thread " + std::to_string(tid); }
@@ -833,7 +841,8 @@ class Machine {
     const Ty t = in.t;
     const int esize = std::max(1, TyBits(t) / 8);
     const int n = in.vec;
-    const Operand& data = in.ops[load ? 0 : 1];
+    const Operand& data0 = in.ops[load ? 0 : 1];
+    const Operand& data = n == 1 && data0.kind == Operand::kVec && data0.vec.size() == 1 ? data0.vec[0] : data0;
     const Operand& addr = in.ops[load ? 1 : 0];
     if (n > 1 && (data.kind != Operand::kVec || static_cast<int>(data.vec.size()) != n))
       FailAt(in, "a vector access needs a vector of " + std::to_string(n) + " registers");
@@ -1287,7 +1296,7 @@ class Machine {
         Access(dst, tid, c.bytes, true);  // reports the bad destination
         return;
       }
-      for (int i = 0; i < c.bytes; ++i) NoteWrite(static_cast<int64_t>(dst.addr) + i, tid, false, false);
+      NoteShared(static_cast<int64_t>(dst.addr), c.bytes, tid, true, false, false);
       if (src_size > 0) {
         Where src = Resolve(wp, in, in.ops[1], l, Space::kGlobal);
         uint8_t* p = Access(src, tid, src_size, false);
@@ -1307,7 +1316,7 @@ class Machine {
     }
     while (static_cast<int64_t>(g.size()) > keep) {
       for (const CpAsyncCopy& c : g.front()) {
-        for (int i = 0; i < c.bytes; ++i) NoteWrite(static_cast<int64_t>(c.dst) + i, tid, false);
+        NoteShared(static_cast<int64_t>(c.dst), c.bytes, tid, true, false);
         std::memcpy(&smem_[c.dst], c.data, static_cast<size_t>(c.bytes));
       }
       g.pop_front();

@@ -1,0 +1,381 @@
+// The PTX emulator (src/emulator/ptx/) on hand-written PTX. Expected values are worked out here from the PTX
+// ISA's definitions (shfl's lane formula, the ldmatrix and mma.m16n8k16 fragment layouts, cvt rounding and
+// saturation, setp on NaN, bfe / bfi / prmt / lop3, shift clamping, cp.async groups), independently of the
+// emulator and of the compiler's layout code; several are spelled out as literal numbers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "emulator/ptx/ptx.h"
+#include "support/error.h"
+
+namespace tl::emu::ptx {
+namespace {
+
+// A module with one kernel `k(.param .u64 p0, .param .u64 p1, .param .u64 p2)` whose body is `body`, with
+// the usual NVRTC register files.
+std::string Kernel(const std::string& body, const std::string& shared = "") {
+  return ".version 8.0\n.target sm_80\n.address_size 64\n" + shared +
+         "\n.visible .entry k(\n  .param .u64 p0,\n  .param .u64 p1,\n  .param .u64 p2\n)\n{\n"
+         "  .reg .pred %p<16>;\n  .reg .b16 %rs<16>;\n  .reg .b32 %r<64>;\n  .reg .f32 %f<32>;\n"
+         "  .reg .b64 %rd<32>;\n  .reg .f64 %fd<8>;\n" +
+         body + "\n}\n";
+}
+
+// Loads the three pointer parameters into %rd0..%rd2 and the lane / thread index into %r0, and %rd3 = 4 * tid.
+const char* kPrologue =
+    "  ld.param.u64 %rd0, [p0];\n  ld.param.u64 %rd1, [p1];\n  ld.param.u64 %rd2, [p2];\n"
+    "  mov.u32 %r0, %tid.x;\n  mul.wide.u32 %rd3, %r0, 4;\n";
+
+template <typename A, typename B = uint32_t, typename C = uint32_t>
+Result Launch1(const std::string& ptx, int threads, std::vector<A>* a, std::vector<B>* b = nullptr,
+               std::vector<C>* c = nullptr, int64_t dyn_smem = 0, Options opt = Options()) {
+  Launch L;
+  L.entry = "k";
+  L.block = {threads, 1, 1};
+  L.dynamic_smem = dyn_smem;
+  L.params = {reinterpret_cast<uint64_t>(a->data()), b ? reinterpret_cast<uint64_t>(b->data()) : 0,
+              c ? reinterpret_cast<uint64_t>(c->data()) : 0};
+  L.regions.push_back({L.params[0], a->size() * sizeof(A), "a"});
+  if (b) L.regions.push_back({L.params[1], b->size() * sizeof(B), "b"});
+  if (c) L.regions.push_back({L.params[2], c->size() * sizeof(C), "c"});
+  return Run(*Parse(ptx), L, opt);
+}
+
+std::string Kinds(const Result& r) {
+  std::string s;
+  for (const auto& x : r.reports) s += x.kind + " ";
+  return s;
+}
+
+// shfl.sync (PTX ISA 9.7.9.6): j = lane - b (up, valid j >= maxLane), lane + b / lane ^ b (down / bfly, valid
+// j <= maxLane), minLane | (b & ~segmask) (idx), maxLane = (lane & segmask) | (c & ~segmask).
+TEST(PtxEmu, ShflModesAndSegments) {
+  std::string body = std::string(kPrologue) +
+                     "  mul.lo.u32 %r1, %r0, 10;\n"
+                     "  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n"
+                     "  shfl.sync.up.b32 %r3|%p1, %r1, 2, 0, -1;\n"
+                     "  shfl.sync.down.b32 %r4|%p2, %r1, 3, 31, -1;\n"
+                     "  shfl.sync.idx.b32 %r5, %r1, 5, 31, -1;\n"
+                     "  shfl.sync.idx.b32 %r6, %r1, 2, 6175, -1;\n"  // c = 0x181f: segments of 8 lanes
+                     "  selp.u32 %r7, 1, 0, %p1;\n  selp.u32 %r8, 1, 0, %p2;\n"
+                     "  mul.wide.u32 %rd4, %r0, 28;\n  add.s64 %rd5, %rd0, %rd4;\n"
+                     "  st.global.u32 [%rd5], %r2;\n  st.global.u32 [%rd5+4], %r3;\n  st.global.u32 [%rd5+8], %r4;\n"
+                     "  st.global.u32 [%rd5+12], %r5;\n  st.global.u32 [%rd5+16], %r6;\n"
+                     "  st.global.u32 [%rd5+20], %r7;\n  st.global.u32 [%rd5+24], %r8;\n  ret;";
+  std::vector<uint32_t> out(32 * 7, 0xDEAD);
+  Result r = Launch1(Kernel(body), 32, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t* o = &out[l * 7];
+    EXPECT_EQ(o[0], (l ^ 1) * 10) << l;
+    EXPECT_EQ(o[1], l >= 2 ? (l - 2) * 10 : l * 10) << l;
+    EXPECT_EQ(o[2], l + 3 <= 31 ? (l + 3) * 10 : l * 10) << l;
+    EXPECT_EQ(o[3], 50u);
+    EXPECT_EQ(o[4], ((l & ~7u) + 2) * 10) << l;
+    EXPECT_EQ(o[5], l >= 2 ? 1u : 0u);
+    EXPECT_EQ(o[6], l <= 28 ? 1u : 0u);
+  }
+  EXPECT_EQ(out[5 * 7 + 4], 20u);  // lane 5 of segment 0..7 reads lane 2
+  EXPECT_EQ(out[13 * 7 + 4], 100u);  // lane 13 reads lane 10
+}
+
+// ldmatrix.m8n8.x1{.trans}.shared.b16: lanes 0..7 give the rows of an 8x8 matrix M[r][c] = 8r + c; lane l
+// holds (M[l/4][2(l%4)], M[l/4][2(l%4)+1]) in the low / high half, transposed: (M[2(l%4)][l/4],
+// M[2(l%4)+1][l/4]).
+TEST(PtxEmu, LdmatrixX1AndTrans) {
+  std::string body = std::string(kPrologue) +
+                     "  mov.u32 %r9, sm;\n"
+                     "  shl.b32 %r1, %r0, 1;\n  add.s32 %r2, %r9, %r1;\n"  // each lane stores 2 elements: 64
+                     "  cvt.u16.u32 %rs1, %r1;\n  add.s16 %rs2, %rs1, 1;\n"
+                     "  mov.b32 %r3, {%rs1, %rs2};\n  shl.b32 %r4, %r0, 2;\n  add.s32 %r5, %r9, %r4;\n"
+                     "  st.shared.u32 [%r5], %r3;\n  bar.sync 0;\n"
+                     "  and.b32 %r6, %r0, 7;\n  shl.b32 %r6, %r6, 4;\n  add.s32 %r6, %r9, %r6;\n"
+                     "  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r7}, [%r6];\n"
+                     "  ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%r8}, [%r6];\n"
+                     "  mul.wide.u32 %rd4, %r0, 8;\n  add.s64 %rd5, %rd0, %rd4;\n"
+                     "  st.global.u32 [%rd5], %r7;\n  st.global.u32 [%rd5+4], %r8;\n  ret;";
+  std::vector<uint32_t> out(64, 0);
+  Result r = Launch1(Kernel(body, ".shared .align 16 .b8 sm[128];"), 32, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  auto M = [](uint32_t row, uint32_t col) { return row * 8 + col; };
+  for (uint32_t l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[2 * l], M(l / 4, 2 * (l % 4)) | M(l / 4, 2 * (l % 4) + 1) << 16) << l;
+    EXPECT_EQ(out[2 * l + 1], M(2 * (l % 4), l / 4) | M(2 * (l % 4) + 1, l / 4) << 16) << l;
+  }
+  EXPECT_EQ(out[2 * 5], 0x000B000Au);      // lane 5: row 1, columns 2 and 3 (10, 11)
+  EXPECT_EQ(out[2 * 5 + 1], 0x00190011u);  // transposed: rows 2 and 3 of column 1 (17, 25)
+}
+
+uint16_t Half(float x) {  // exact small integers and halves only (the test's values)
+  if (x == 0) return 0;
+  int e;
+  float m = std::frexp(std::fabs(x), &e);  // x = m 2^e, m in [0.5, 1)
+  uint16_t mant = static_cast<uint16_t>(std::lround((m * 2 - 1) * 1024));
+  return static_cast<uint16_t>((x < 0 ? 0x8000 : 0) | ((e - 1 + 15) << 10) | mant);
+}
+
+// mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with A = I (16 x 16), B[k][n] = 8k + n, C = 0.5: D = B + 0.5.
+// Each lane's registers are filled on the host from the ISA's fragment layout (g = lane / 4, t = lane % 4):
+// A a_i at (g + 8 (i/2 % 2), 2t + i%2 + 8 (i/4)), B b_i at (2t + i%2 + 8 (i/2), g), C/D c_i at (g + 8 (i/2),
+// 2t + i%2).
+TEST(PtxEmu, MmaM16N8K16HandWorked) {
+  std::vector<uint32_t> in(32 * 8);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    uint16_t a[8], b[4];
+    for (int i = 0; i < 8; ++i) {
+      const int row = g + 8 * (i / 2 % 2), col = 2 * t + i % 2 + 8 * (i / 4);
+      a[i] = Half(row == col ? 1.0f : 0.0f);
+    }
+    for (int i = 0; i < 4; ++i) b[i] = Half(static_cast<float>(8 * (2 * t + i % 2 + 8 * (i / 2)) + g));
+    for (int q = 0; q < 4; ++q) in[static_cast<size_t>(l * 8 + q)] = a[2 * q] | static_cast<uint32_t>(a[2 * q + 1]) << 16;
+    for (int q = 0; q < 2; ++q) in[static_cast<size_t>(l * 8 + 4 + q)] = b[2 * q] | static_cast<uint32_t>(b[2 * q + 1]) << 16;
+  }
+  std::string body = std::string(kPrologue) +
+                     "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
+                     "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n  ld.global.v2.u32 {%r5, %r6}, [%rd5+16];\n"
+                     "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
+                     "  mov.f32 %f4, 0f3F000000;\n"
+                     "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, "
+                     "{%r5, %r6}, {%f1, %f2, %f3, %f4};\n"
+                     "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
+                     "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
+  std::vector<float> out(128, -1);
+  Result r = Launch1(Kernel(body), 32, &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int row = l / 4 + 8 * (i / 2), col = 2 * (l % 4) + i % 2;
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], 8.0f * row + col + 0.5f) << l << " " << i;
+    }
+  EXPECT_EQ(out[4 * 5 + 0], 10.5f);  // lane 5: D[1][2]
+  EXPECT_EQ(out[4 * 5 + 3], 75.5f);  // D[9][3]
+}
+
+// cvt (PTX ISA 9.7.9.21): f32 -> f16 rounds to nearest even and overflows to infinity; float -> integer
+// rounds as asked and saturates, NaN giving 0; integer narrowing wraps, .sat clamps.
+TEST(PtxEmu, CvtRoundingAndSaturation) {
+  std::vector<float> in = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65520.0f, 3.9e9f, NAN, -2.5f, -2.5f, 0.0f};
+  std::string body = std::string(kPrologue) +
+                     "  ld.global.f32 %f1, [%rd0];\n  ld.global.f32 %f2, [%rd0+4];\n  ld.global.f32 %f3, [%rd0+8];\n"
+                     "  ld.global.f32 %f4, [%rd0+12];\n  ld.global.f32 %f5, [%rd0+16];\n  ld.global.f32 %f6, [%rd0+20];\n"
+                     "  cvt.rn.f16.f32 %rs1, %f1;\n  cvt.u32.u16 %r1, %rs1;\n  st.global.u32 [%rd1], %r1;\n"
+                     "  cvt.rn.f16.f32 %rs2, %f2;\n  cvt.u32.u16 %r2, %rs2;\n  st.global.u32 [%rd1+4], %r2;\n"
+                     "  cvt.rn.f16.f32 %rs3, %f3;\n  cvt.u32.u16 %r3, %rs3;\n  st.global.u32 [%rd1+8], %r3;\n"
+                     "  cvt.rzi.s32.f32 %r4, %f4;\n  st.global.u32 [%rd1+12], %r4;\n"
+                     "  cvt.rzi.s32.f32 %r5, %f5;\n  st.global.u32 [%rd1+16], %r5;\n"
+                     "  cvt.rni.s32.f32 %r6, %f6;\n  st.global.u32 [%rd1+20], %r6;\n"
+                     "  cvt.rmi.s32.f32 %r7, %f6;\n  st.global.u32 [%rd1+24], %r7;\n"
+                     "  mov.u32 %r8, 300;\n  cvt.u8.u32 %rs4, %r8;\n  cvt.u32.u16 %r9, %rs4;\n  st.global.u32 [%rd1+28], %r9;\n"
+                     "  cvt.sat.u8.s32 %rs5, %r8;\n  cvt.u32.u16 %r10, %rs5;\n  st.global.u32 [%rd1+32], %r10;\n"
+                     "  mov.u32 %r11, -5;\n  cvt.s64.s32 %rd8, %r11;\n  st.global.u64 [%rd1+40], %rd8;\n  ret;";
+  std::vector<int32_t> out(12, 7);
+  Result r = Launch1(Kernel(body), 1, &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(out[0], 0x3C00);      // a tie: to even (down)
+  EXPECT_EQ(out[1], 0x3C02);      // a tie: to even (up)
+  EXPECT_EQ(out[2], 0x7C00);      // past 65504 + half an ulp: infinity
+  EXPECT_EQ(out[3], INT32_MAX);   // saturated
+  EXPECT_EQ(out[4], 0);           // NaN
+  EXPECT_EQ(out[5], -2);          // -2.5 to nearest even
+  EXPECT_EQ(out[6], -3);          // toward -inf
+  EXPECT_EQ(out[7], 44);          // 300 mod 256
+  EXPECT_EQ(out[8], 255);         // .sat
+  int64_t wide;
+  std::memcpy(&wide, &out[10], 8);
+  EXPECT_EQ(wide, -5);
+}
+
+// setp (PTX ISA 9.7.3.x, 9.7.8.x): ordered comparisons are false with a NaN operand, the u-forms true;
+// integer comparisons follow the type's signedness; .and combines with a third predicate (q gets !cmp).
+TEST(PtxEmu, SetpNanSignednessAndCombination) {
+  std::string body = std::string(kPrologue) +
+                     "  mov.f32 %f1, 0f7FC00000;\n  mov.f32 %f2, 0f3F800000;\n"
+                     "  setp.lt.f32 %p1, %f1, %f2;\n  setp.ltu.f32 %p2, %f1, %f2;\n  setp.ne.f32 %p3, %f1, %f1;\n"
+                     "  setp.neu.f32 %p4, %f1, %f1;\n  mov.u32 %r1, -1;\n  mov.u32 %r2, 1;\n"
+                     "  setp.lt.u32 %p5, %r1, %r2;\n  setp.lt.s32 %p6, %r1, %r2;\n"
+                     "  setp.gt.and.s32 %p7|%p8, %r2, %r1, %p6;\n"
+                     "  selp.u32 %r3, 1, 0, %p1;\n  st.global.u32 [%rd0], %r3;\n  selp.u32 %r3, 1, 0, %p2;\n"
+                     "  st.global.u32 [%rd0+4], %r3;\n  selp.u32 %r3, 1, 0, %p3;\n  st.global.u32 [%rd0+8], %r3;\n"
+                     "  selp.u32 %r3, 1, 0, %p4;\n  st.global.u32 [%rd0+12], %r3;\n  selp.u32 %r3, 1, 0, %p5;\n"
+                     "  st.global.u32 [%rd0+16], %r3;\n  selp.u32 %r3, 1, 0, %p6;\n  st.global.u32 [%rd0+20], %r3;\n"
+                     "  selp.u32 %r3, 1, 0, %p7;\n  st.global.u32 [%rd0+24], %r3;\n  selp.u32 %r3, 1, 0, %p8;\n"
+                     "  st.global.u32 [%rd0+28], %r3;\n  ret;";
+  std::vector<uint32_t> out(8, 9);
+  Result r = Launch1(Kernel(body), 1, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(out, (std::vector<uint32_t>{0, 1, 0, 1, 0, 1, 1, 0}));
+}
+
+// Bit-field and logic instructions (PTX ISA 9.7.8): bfe extracts (sign-extending for .s32 from the field's top
+// bit), bfi inserts, prmt picks bytes of {b, a} by selector nibbles (bit 3: replicate the byte's sign), lop3
+// evaluates its truth table; shifts by the width or more give 0 (shl, shr.u) or the sign (shr.s).
+TEST(PtxEmu, BitFieldsPermutesAndShiftClamps) {
+  std::string body = std::string(kPrologue) +
+                     "  mov.u32 %r1, -1412623820;\n"  // 0xABCD1234
+                     "  bfe.u32 %r2, %r1, 8, 8;\n  st.global.u32 [%rd0], %r2;\n"
+                     "  mov.u32 %r3, 32768;\n  bfe.s32 %r4, %r3, 12, 4;\n  st.global.u32 [%rd0+4], %r4;\n"
+                     "  mov.u32 %r5, 15;\n  mov.u32 %r6, 0;\n  bfi.b32 %r7, %r5, %r6, 4, 4;\n  st.global.u32 [%rd0+8], %r7;\n"
+                     "  mov.u32 %r8, 0xB3221100;\n  mov.u32 %r9, 0x77665544;\n"
+                     "  prmt.b32 %r10, %r8, %r9, 29732;\n  st.global.u32 [%rd0+12], %r10;\n"  // 0x7424
+                     "  prmt.b32 %r11, %r8, %r9, 0x0BB3;\n  st.global.u32 [%rd0+16], %r11;\n"
+                     "  mov.u32 %r12, 12;\n  mov.u32 %r13, 10;\n  mov.u32 %r14, 6;\n"
+                     "  lop3.b32 %r15, %r12, %r13, %r14, 150;\n  st.global.u32 [%rd0+20], %r15;\n"  // 0x96: a^b^c
+                     "  shl.b32 %r16, %r5, 40;\n  st.global.u32 [%rd0+24], %r16;\n"
+                     "  mov.u32 %r17, -8;\n  shr.s32 %r18, %r17, 40;\n  st.global.u32 [%rd0+28], %r18;\n"
+                     "  shr.u32 %r19, %r17, 33;\n  st.global.u32 [%rd0+32], %r19;\n"
+                     "  shr.s32 %r20, %r17, 1;\n  st.global.u32 [%rd0+36], %r20;\n"
+                     "  popc.b32 %r21, %r1;\n  st.global.u32 [%rd0+40], %r21;\n"
+                     "  clz.b32 %r22, %r13;\n  st.global.u32 [%rd0+44], %r22;\n"
+                     "  mul.hi.u32 %r23, %r17, %r5;\n  st.global.u32 [%rd0+48], %r23;\n"
+                     "  mul.hi.s32 %r24, %r17, %r5;\n  st.global.u32 [%rd0+52], %r24;\n  ret;";
+  std::vector<uint32_t> out(14, 0);
+  Result r = Launch1(Kernel(body), 1, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(out[0], 0x12u);
+  EXPECT_EQ(out[1], 0xFFFFFFF8u);  // field 1000b, sign bit set
+  EXPECT_EQ(out[2], 0xF0u);
+  EXPECT_EQ(out[3], 0x77442244u);  // selectors (low nibble first) 4, 2, 4, 7: b0, a2, b0, b3
+  EXPECT_EQ(out[4], 0x00FFFFB3u);  // selectors 3, B, B, 0: a3, a3's sign (0xB3 < 0) twice, a0
+  EXPECT_EQ(out[5], 12u ^ 10u ^ 6u);
+  EXPECT_EQ(out[6], 0u);
+  EXPECT_EQ(out[7], 0xFFFFFFFFu);
+  EXPECT_EQ(out[8], 0u);
+  EXPECT_EQ(out[9], 0xFFFFFFFCu);
+  EXPECT_EQ(out[10], 15u);  // popcount of 0xABCD1234: 2 + 3 + 2 + 3 + 1 + 1 + 2 + 1
+  EXPECT_EQ(out[11], 28u);
+  EXPECT_EQ(out[12], 14u);          // (2^32 - 8) * 15 >> 32
+  EXPECT_EQ(out[13], 0xFFFFFFFFu);  // -8 * 15 = -120: high word -1
+}
+
+// Lanes leave a loop after different trip counts (lane l runs l iterations) and meet again before a
+// full-warp shfl.sync: a broken reconvergence would make it a partial-warp shuffle (reported).
+TEST(PtxEmu, DivergentLoopReconverges) {
+  std::string body = std::string(kPrologue) +
+                     "  mov.u32 %r1, 0;\n  mov.u32 %r2, 0;\n"
+                     "$L_loop:\n  setp.ge.u32 %p1, %r2, %r0;\n  @%p1 bra $L_done;\n"
+                     "  add.s32 %r1, %r1, %r2;\n  add.s32 %r2, %r2, 1;\n  bra.uni $L_loop;\n"
+                     "$L_done:\n  shfl.sync.bfly.b32 %r3, %r1, 1, 31, -1;\n"
+                     "  add.s64 %rd4, %rd0, %rd3;\n  st.global.u32 [%rd4], %r3;\n  ret;";
+  std::vector<uint32_t> out(32, 0);
+  Result r = Launch1(Kernel(body), 32, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t j = l ^ 1;
+    EXPECT_EQ(out[l], j == 0 ? 0 : j * (j - 1) / 2) << l;  // lane j's sum 0 + 1 + ... + (j - 1)
+  }
+}
+
+// cp.async (PTX ISA 9.7.9.25.3): bytes land at the wait that covers their group; src-size 8 of 16 zero-fills
+// the rest; a read of the destination before the covering wait sees the old contents.
+TEST(PtxEmu, CpAsyncGroupsAndZeroFill) {
+  std::vector<uint32_t> src = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::string body = std::string(kPrologue) +
+                     "  mov.u32 %r1, sm;\n  mov.u32 %r2, 99;\n"
+                     "  st.shared.v4.u32 [%r1], {%r2, %r2, %r2, %r2};\n  st.shared.v4.u32 [%r1+16], {%r2, %r2, %r2, %r2};\n"
+                     "  cp.async.cg.shared.global [%r1], [%rd0], 16, 8;\n  cp.async.commit_group;\n"
+                     "  add.s64 %rd4, %rd0, 16;\n  add.s32 %r3, %r1, 16;\n"
+                     "  cp.async.ca.shared.global [%r3], [%rd4], 16;\n  cp.async.commit_group;\n"
+                     "  ld.shared.u32 %r4, [%r1];\n  st.global.u32 [%rd1], %r4;\n"  // before any wait: 99
+                     "  cp.async.wait_group 1;\n"
+                     "  ld.shared.v4.u32 {%r5, %r6, %r7, %r8}, [%r1];\n  st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};\n"
+                     "  ld.shared.u32 %r9, [%r1+16];\n  st.global.u32 [%rd1+32], %r9;\n"  // group 2 not landed: 99
+                     "  cp.async.wait_all;\n  ld.shared.u32 %r10, [%r1+16];\n  st.global.u32 [%rd1+36], %r10;\n  ret;";
+  std::vector<uint32_t> out(10, 0);
+  Result r = Launch1(Kernel(body, ".shared .align 16 .b8 sm[32];"), 1, &src, &out);
+  EXPECT_EQ(r.total_reports, 0) << (r.reports.empty() ? "" : r.reports[0].message);
+  EXPECT_EQ(out, (std::vector<uint32_t>{99, 0, 0, 0, 1, 2, 0, 0, 99, 5}));
+}
+
+TEST(PtxEmu, AtomicsAcrossThreads) {
+  std::string body = std::string(kPrologue) +
+                     "  atom.global.add.u32 %r1, [%rd0], 1;\n"
+                     "  mov.f32 %f1, 0f3F000000;\n  red.global.add.f32 [%rd0+4], %f1;\n"
+                     "  atom.global.max.s32 %r2, [%rd0+8], %r0;\n  ret;";
+  std::vector<uint32_t> out(3, 0);
+  Result r = Launch1(Kernel(body), 64, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  float f;
+  std::memcpy(&f, &out[1], 4);
+  EXPECT_EQ(out[0], 64u);
+  EXPECT_EQ(f, 32.0f);
+  EXPECT_EQ(out[2], 63u);
+}
+
+// The checks: a shared write and another thread's read with no barrier between them is a race (with
+// bar.sync between: none); a global access outside every buffer, a misaligned one, a read of never-written
+// shared memory; a named barrier that never fills is a deadlock, a half-warp barrier a divergence.
+TEST(PtxEmu, RacesAndTheirBarrier) {
+  for (bool barrier : {false, true}) {
+    std::string body = std::string(kPrologue) +
+                       "  mov.u32 %r1, sm;\n  shl.b32 %r2, %r0, 2;\n  add.s32 %r3, %r1, %r2;\n"
+                       "  st.shared.u32 [%r3], %r0;\n" + (barrier ? "  bar.sync 0;\n" : "") +
+                       "  xor.b32 %r4, %r2, 4;\n  add.s32 %r5, %r1, %r4;\n  ld.shared.u32 %r6, [%r5];\n"
+                       "  add.s64 %rd4, %rd0, %rd3;\n  st.global.u32 [%rd4], %r6;\n  ret;";
+    std::vector<uint32_t> out(64, 0);
+    Result r = Launch1(Kernel(body, ".shared .align 4 .b8 sm[256];"), 64, &out);
+    if (barrier) {
+      EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+      for (uint32_t l = 0; l < 64; ++l) EXPECT_EQ(out[l], l ^ 1u);
+    } else {
+      ASSERT_GT(r.total_reports, 0);
+      EXPECT_EQ(r.reports[0].kind, "race");
+      EXPECT_NE(r.reports[0].message.find("'sm' +"), std::string::npos) << r.reports[0].message;
+      EXPECT_NE(r.reports[0].message.find("at PTX line"), std::string::npos);
+    }
+  }
+}
+
+TEST(PtxEmu, BoundsAlignmentAndUninitialised) {
+  std::string body = std::string(kPrologue) +
+                     "  st.global.u32 [%rd0+16], %r0;\n"   // past the 4 elements of a
+                     "  ld.global.u32 %r1, [%rd0+2];\n"     // misaligned
+                     "  mov.u32 %r2, sm;\n  ld.shared.u32 %r3, [%r2];\n"  // never written
+                     "  st.global.u32 [%rd0], %r3;\n  ret;";
+  std::vector<uint32_t> out(4, 5);
+  Result r = Launch1(Kernel(body, ".shared .align 4 .b8 sm[16];"), 1, &out);
+  EXPECT_EQ(Kinds(r), "out_of_bounds misaligned uninitialized_read ");
+  EXPECT_NE(r.reports[0].message.find("nearest: 'a' (16 bytes), at byte offset 16"), std::string::npos)
+      << r.reports[0].message;
+  EXPECT_EQ(out[1], 5u);  // the bad accesses were not performed
+}
+
+TEST(PtxEmu, DeadlockAndBarrierDivergence) {
+  // warp 1 exits; warp 0 waits on barrier 1 for 64 threads that never come
+  std::string dead = std::string(kPrologue) +
+                     "  setp.ge.u32 %p1, %r0, 32;\n  @%p1 bra $L_end;\n  bar.sync 1, 64;\n$L_end:\n  ret;";
+  std::vector<uint32_t> out(1, 0);
+  Result r = Launch1(Kernel(dead), 64, &out);
+  EXPECT_EQ(Kinds(r), "deadlock ");
+  // lanes 0..15 reach a barrier the others skip
+  std::string div = std::string(kPrologue) +
+                    "  setp.ge.u32 %p1, %r0, 16;\n  @%p1 bra $L_end;\n  bar.sync 0;\n$L_end:\n  ret;";
+  r = Launch1(Kernel(div), 32, &out);
+  EXPECT_NE(Kinds(r).find("barrier_divergence"), std::string::npos) << Kinds(r);
+}
+
+TEST(PtxEmu, WhatItCannotRunIsAClearError) {
+  std::string body = std::string(kPrologue) + "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tx, {%r0}];\n  ret;";
+  try {
+    Parse(Kernel(body));
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("instruction 'tex' is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line "), std::string::npos);
+  }
+  std::string bad_mod = std::string(kPrologue) + "  add.foo.s32 %r1, %r0, 1;\n  ret;";
+  EXPECT_THROW(Parse(Kernel(bad_mod)), UserError);
+  std::vector<uint32_t> out(1, 0);
+  std::string partial_mma = std::string(kPrologue) +
+                            "  setp.lt.u32 %p1, %r0, 16;\n  @!%p1 bra $L_end;\n"
+                            "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, "
+                            "%r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};\n$L_end:\n  ret;";
+  Result r = Launch1(Kernel(partial_mma), 32, &out);
+  EXPECT_EQ(Kinds(r), "inactive_lanes ");
+}
+
+}  // namespace
+}  // namespace tl::emu::ptx
