@@ -47,6 +47,11 @@ pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 # ziglang bundles clang / LLVM 22, the compiler that builds AMD gfx950 (CDNA4) code objects without a GPU
 step "installing ziglang (clang 22 for gfx950)"
 pip install -q "ziglang>=0.15"
+# Triton compiles PTX for NVIDIA targets without a GPU: the PTX emulator's tests run Triton's PTX
+# (tests/python/test_ptx_triton.py; pinned: its compile API moves between minor versions); the package never
+# imports it
+step "installing Triton (PTX the PTX emulator is tested on)"
+pip install -q "triton==3.9.*"
 # NVRTC compiles CUDA kernels (no GPU needed); take it from PyPI when no CUDA toolkit provides it.
 if ! ls /usr/local/cuda*/lib64/libnvrtc.so* ${CUDA_HOME:+$CUDA_HOME/lib64/libnvrtc.so*} >/dev/null 2>&1 \
     && ! ldconfig -p 2>/dev/null | grep -q libnvrtc; then

@@ -329,6 +329,21 @@ TEST(PtxEmu, RacesAndTheirBarrier) {
   }
 }
 
+// Lanes of a warp storing to one address in the same instruction collide inside that store (Triton's
+// cross-warp reductions store a warp's result from every lane): not a race. The same in two instructions is.
+TEST(PtxEmu, SameInstructionStoresCollideTwoInstructionsRace) {
+  for (bool split : {false, true}) {
+    std::string body = std::string(kPrologue) + "  mov.u32 %r1, sm;\n" +
+                       (split ? "  setp.lt.u32 %p1, %r0, 16;\n  @%p1 st.shared.u32 [%r1], %r0;\n"
+                                "  @!%p1 st.shared.u32 [%r1], %r0;\n"
+                              : "  st.shared.u32 [%r1], 7;\n") +
+                       "  ret;";
+    std::vector<uint32_t> out(1, 0);
+    Result r = Launch1(Kernel(body, ".shared .align 4 .b8 sm[4];"), 32, &out);
+    EXPECT_EQ(Kinds(r), split ? "race " : "") << split;
+  }
+}
+
 TEST(PtxEmu, BoundsAlignmentAndUninitialised) {
   std::string body = std::string(kPrologue) +
                      "  st.global.u32 [%rd0+16], %r0;\n"   // past the 4 elements of a

@@ -465,3 +465,39 @@ def run_case(case):
             if not ok:
                 failures.append(f"{name}: result differs from NumPy ({how})")
     return failures
+
+
+def differential_ptx(case):
+    """Runs `case` on the thread-level IR emulator and on the PTX emulator (the PTX NVRTC made of the generated
+    CUDA), sm_80, and compares them: outputs (exactly where both are exact, else within the case's tolerance
+    against NumPy as well) and the kinds of findings each reports. Returns failure messages (empty: agreed)."""
+    results = {}
+    for name in ("emulator", "ptx"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", tilelang.errors.TileLangPerformanceWarning)
+                k = tilelang.compile(case.func, target="cuda -arch=sm_80", execution_backend=name,
+                                     pass_configs=case.pass_configs or None)
+            outs = [o.copy() for o in case.outputs]
+            k(*[i.copy() for i in case.inputs], *outs)
+            results[name] = ("ok", outs)
+        except tilelang.errors.TileLangEmulationError as e:
+            results[name] = ("reports", sorted({k for k, _ in e.reports}))
+        except (tilelang.errors.TileLangLayoutError, tilelang.errors.TileLangResourceError) as e:
+            results[name] = ("refused", type(e).__name__)
+        except Exception as e:
+            return [f"{name}: {type(e).__name__}: {str(e)[:2000]}\n{traceback.format_exc(limit=3)}"]
+    ir, ptx = results["emulator"], results["ptx"]
+    if ir[0] != ptx[0] or (ir[0] != "ok" and ir[1] != ptx[1]):
+        return [f"the thread-level emulator gives {ir[0]} {ir[1] if ir[0] != 'ok' else ''}, the PTX emulator "
+                f"{ptx[0]} {ptx[1] if ptx[0] != 'ok' else ''}"]
+    failures = []
+    if ir[0] == "ok":
+        for a, b, w in zip(ir[1], ptx[1], case.reference):
+            ok, how = _close(b, w, case.tol)
+            if not ok:
+                failures.append(f"ptx: result differs from NumPy ({how})")
+            ok, how = _close(b, np.asarray(a).astype(np.float64), case.tol)
+            if not ok:
+                failures.append(f"ptx: result differs from the thread-level emulator's ({how})")
+    return failures

@@ -99,6 +99,7 @@ auto Rounded(Rnd r, F&& f) {
 
 struct ShadowByte {
   int32_t w_epoch = 0, w_tid = -1, r_epoch = 0, r_tid = -1, reported = 0, written = 0;
+  int64_t w_seq = 0;  // the warp-instruction that wrote it last
   bool w_atomic = false;
 };
 
@@ -295,6 +296,7 @@ class Machine {
             exec |= 1u << l;
       }
       res_->lane_ops += __builtin_popcount(act);
+      ++seq_;
       Execute(w, wp, in, pc, act, exec);
     }
   }
@@ -514,7 +516,9 @@ class Machine {
       if (!opt_.check_races) continue;
       const char* w = nullptr;
       int o = -1;
-      if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic)) {
+      // lanes of one warp writing a location in the same instruction collide in one store (one of them wins),
+      // which is not a race between threads
+      if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) && !(write && s.w_seq == seq_)) {
         w = "written";
         o = s.w_tid;
       } else if (write && s.r_epoch == epoch_ && s.r_tid != tid) {
@@ -532,6 +536,7 @@ class Machine {
       if (write) {
         s.w_tid = (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid;
         s.w_epoch = epoch_;
+        s.w_seq = seq_;
         s.w_atomic = atomic;
       } else if (!atomic) {
         if (s.r_epoch != epoch_) {
@@ -1424,6 +1429,7 @@ class Machine {
   std::vector<Region> regions_;
   int64_t extern_off_ = 0, smem_bytes_ = 0;
   int32_t epoch_ = 0, block_stamp_ = 0;
+  int64_t seq_ = 0;  // warp-instructions executed
   std::vector<Warp> warps_;
   int64_t exited_ = 0;
   std::map<int64_t, int64_t> arrived_, expected_;

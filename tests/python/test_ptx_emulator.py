@@ -1,0 +1,133 @@
+"""execution_backend="ptx": the PTX that NVRTC made of a kernel's generated CUDA, run by the PTX emulator
+(src/emulator/ptx/), against NumPy (float64, seeded inputs, ragged sizes), against the thread-level IR emulator,
+and on the random programs of the fuzzer. PTX we did not write (Triton's) runs in test_ptx_triton.py; the
+instruction semantics themselves are tested on hand-written PTX in tests/cpp/test_emulator_ptx.cc."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import kernels
+import tilelang
+from tilelang.errors import TileLangEmulationError, TileLangUnsupportedError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fuzz"))
+import programs  # noqa: E402
+
+SEED = 20261206
+
+
+def ptx(f, **kw):
+    return tilelang.compile(f, target="cuda -arch=sm_80", execution_backend="ptx", **kw)
+
+
+def rng(tag):
+    print(f"seed {SEED} + {tag}")
+    return np.random.default_rng(SEED + tag)
+
+
+@pytest.mark.parametrize("M,N,K", [(256, 256, 256), (200, 136, 96)])
+def test_reference_gemm_at_ptx_level_matches_numpy(M, N, K):
+    r = rng(M)
+    a = r.standard_normal((M, K)).astype(np.float16)
+    b = r.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    k = ptx(kernels.matmul(M, N, K))
+    k(a, b, c)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-2)
+    src = k._compiled.ptx
+    for instr in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned", "cp.async.cg.shared.global"):
+        assert instr in src, instr  # the instructions this test is about were executed
+    assert k.last_lane_ops > 0
+
+
+def _args(kernel, r):
+    out = []
+    for p in kernel.params:
+        shape = tuple(d if isinstance(d, int) else 1000 for d in p.shape)  # symbolic dims: a ragged 1000
+        out.append(r.standard_normal(shape).astype(np.dtype(p.dtype)))
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n, _ in kernels.all_kernels()])
+def test_every_test_kernel_agrees_with_the_thread_level_emulator(name):
+    """Every kernel of the shared test set at PTX level against the thread-level IR emulator: bit for bit where
+    the PTX computes what the IR does (GEMMs, FlashAttention, scans), within float32 rounding where NVRTC uses
+    the approximate exp2 / rsqrt the IR emulator computes exactly."""
+    f = dict(kernels.all_kernels())[name]
+    ke = tilelang.compile(f, target="cuda -arch=sm_80", execution_backend="emulator")
+    kp = ptx(f)
+    args = _args(ke, rng(len(name)))
+    a1, a2 = [a.copy() for a in args], [a.copy() for a in args]
+    ke(*a1)
+    kp(*a2)
+    for x, y in zip(a1, a2):
+        if name in ("softmax", "rms_norm"):
+            np.testing.assert_allclose(y, x, rtol=2e-6, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(y, x)
+
+
+def test_softmax_and_flashattention_match_numpy():
+    r = rng(7)
+    x = r.standard_normal((256, 128)).astype(np.float32)
+    y = np.zeros_like(x)
+    ptx(kernels.softmax(256, 128, 8))(x, y)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    q, kk, v = (r.standard_normal((1, 2, 128, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    ptx(kernels.flashattn(1, 2, 128, 64, True))(q, kk, v, o)
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), kk.astype(np.float64)) / np.sqrt(64)
+    s = np.where(np.tril(np.ones((128, 128), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+    np.testing.assert_allclose(o.astype(np.float64), want, atol=2e-2)
+
+
+def test_a_wrong_mma_layout_in_the_generated_code_gives_wrong_numbers():
+    """tl.test_corrupt_mma_layout swaps accumulator columns in the code generator: the PTX that ships is wrong,
+    and the PTX emulator, which knows only the ISA's fragment layout, shows it."""
+    r = rng(3)
+    a = r.standard_normal((128, 64)).astype(np.float16)
+    b = r.standard_normal((64, 128)).astype(np.float16)
+    c = np.zeros((128, 128), np.float16)
+    ptx(kernels.matmul(128, 128, 64), pass_configs={"tl.test_corrupt_mma_layout": True})(a, b, c)
+    assert np.abs(c.astype(np.float64) - a.astype(np.float64) @ b.astype(np.float64)).max() > 1.0
+
+
+def test_a_missing_barrier_is_a_race_reported_at_the_ptx_cuda_and_dsl_lines():
+    k = ptx(kernels.softmax(256, 128, 8), pass_configs={"tl.disable_barrier_insertion": True})
+    x = rng(11).standard_normal((256, 128)).astype(np.float32)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    msg = str(e.value)
+    assert "[race]" in msg and "at PTX line" in msg and "tl_kernel.cu:" in msg, msg[:2000]
+    assert "from the DSL at " in msg and "kernels.py:" in msg, msg[:2000]
+    # warps run one after another up to a barrier: without one, reads also find bytes not yet written
+    assert "race" in {kind for kind, _ in e.value.reports}
+
+
+def test_what_the_ptx_emulator_cannot_run_is_a_clear_error():
+    with pytest.raises(TileLangUnsupportedError, match="tensor map"):
+        tilelang.compile(kernels.matmul(128, 128, 64), target="cuda -arch=sm_90a", execution_backend="ptx")(
+            *[np.zeros(s, np.float16) for s in ((128, 64), (64, 128), (128, 128))])
+    with pytest.raises(TileLangUnsupportedError, match="runs the PTX of CUDA kernels"):
+        tilelang.compile(kernels.matmul(128, 128, 64), target="cpu", execution_backend="ptx")
+
+
+def test_random_programs_agree_between_the_two_emulators():
+    """The fuzzer's random tile programs on both emulators: the same results (and against NumPy), the same kinds
+    of findings."""
+    seed = int(os.environ.get("TL_FUZZ_SEED", "20261206"))
+    print(f"differential fuzz: seeds {seed}..{seed + 7}")
+    failures = []
+    for s in range(seed, seed + 8):
+        case = programs.generate(s)
+        bad = programs.differential_ptx(case)
+        if bad:
+            failures.append(case.describe() + "\n" + "\n".join(bad))
+    assert not failures, "\n\n".join(failures)
