@@ -1,5 +1,6 @@
-"""Emulator speed, all checks on (races, bounds, uninitialised reads, bank accounting): the reference fp16 GEMM
-(128x128x32 tiles, 128 threads, 2 stages, sm_80 thread-level IR) at n^3 against Triton's interpreter
+"""Emulator speed, all checks on (races, bounds, uninitialised reads; bank accounting in the IR emulator): the
+reference fp16 GEMM (128x128x32 tiles, 128 threads, 2 stages, sm_80) at n^3 in the thread-level IR emulator and in
+the PTX emulator (execution_backend="ptx": the PTX NVRTC made of the same kernel), against Triton's interpreter
 (TRITON_INTERPRET=1) running a plain Triton GEMM with the same tiles on the same machine in the same run, and a
 FlashAttention forward. Runs alternate between the two (the machine's load varies); medians of --repeat runs
 each; both results are checked against a float64 NumPy product of the same seeded inputs.
@@ -62,25 +63,31 @@ class TritonSide:
 
 
 def gemm_case(n, repeat, tri):
-    """Medians of `repeat` runs each, ours and Triton's alternating."""
+    """Medians of `repeat` runs each of the thread-level emulator, the PTX emulator (the PTX NVRTC made of the
+    same kernel) and Triton's interpreter, alternating."""
     rng = np.random.default_rng(n)  # the Triton side draws the same inputs
     a = rng.standard_normal((n, n)).astype(np.float16)
     b = rng.standard_normal((n, n)).astype(np.float16)
-    c = np.zeros((n, n), np.float16)
-    k = tilelang.compile(kernels.matmul(n, n, n, BM, BN, BK), target="cuda", execution_backend="emulator")
-    ours, theirs, terr = [], [], None
+    ks = {be: tilelang.compile(kernels.matmul(n, n, n, BM, BN, BK), target="cuda -arch=sm_80", execution_backend=be)
+          for be in ("emulator", "ptx")}
+    times = {"emulator": [], "ptx": [], "triton": []}
+    errs, terr = {}, None
     if tri:
         tri.run(n)  # not timed: Triton's first launch of a size includes its tracing
+    ref = a.astype(np.float64) @ b.astype(np.float64)
     for _ in range(repeat):
-        t = time.perf_counter()
-        k(a, b, c)
-        ours.append(time.perf_counter() - t)
+        for be, k in ks.items():
+            c = np.zeros((n, n), np.float16)
+            t = time.perf_counter()
+            k(a, b, c)
+            times[be].append(time.perf_counter() - t)
+            errs[be] = float(np.abs(c - ref).max())
         if tri:
             r = tri.run(n)
-            theirs.append(r["s"])
+            times["triton"].append(r["s"])
             terr = r["max_abs_err"]
-    err = float(np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max())
-    return statistics.median(ours), err, k.last_lane_ops, (statistics.median(theirs) if theirs else None), terr
+    med = {be: (statistics.median(v) if v else None) for be, v in times.items()}
+    return med, errs, terr
 
 
 def main():
@@ -92,17 +99,19 @@ def main():
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"CPU: {cpu_name()}; medians of {a.repeat} alternating runs; fp16 GEMM n^3, tiles {BM}x{BN}x{BK}")
     tri = TritonSide(a.triton_python) if a.triton_python else None
-    print(f"{'n':>6}{'ours ms':>11}{'Triton interp ms':>18}{'Triton/ours':>13}{'M lane ops/s':>14}"
-          f"{'ours err':>10}{'Triton err':>12}")
+    print(f"{'n':>6}{'IR emu ms':>11}{'PTX emu ms':>12}{'Triton interp ms':>18}{'Triton/IR':>11}{'Triton/PTX':>12}"
+          f"{'err IR / PTX / Triton':>26}")
     prev = None
     for n in sizes:
-        wall, err, ops, twall, terr = gemm_case(n, a.repeat, tri)
-        tcol = f"{twall * 1e3:>18.1f}{twall / wall:>13.2f}" if twall else f"{'-':>18}{'-':>13}"
-        tecol = f"{terr:>12.3g}" if twall else f"{'-':>12}"
-        print(f"{n:>6}{wall * 1e3:>11.1f}{tcol}{ops / wall / 1e6:>14.1f}{err:>10.3g}{tecol}", flush=True)
+        med, errs, terr = gemm_case(n, a.repeat, tri)
+        ir, px, tr = med["emulator"], med["ptx"], med["triton"]
+        tcol = f"{tr * 1e3:>18.1f}{tr / ir:>11.2f}{tr / px:>12.2f}" if tr else f"{'-':>18}{'-':>11}{'-':>12}"
+        ecol = f"{errs['emulator']:.3g} / {errs['ptx']:.3g} / " + (f"{terr:.3g}" if tr else "-")
+        print(f"{n:>6}{ir * 1e3:>11.1f}{px * 1e3:>12.1f}{tcol}{ecol:>26}", flush=True)
         if prev:
-            print(f"{'':>6}  ours: time x{wall / prev[1]:.2f} for x{(n / prev[0]) ** 3:.0f} the work")
-        prev = (n, wall)
+            w = (n / prev[0]) ** 3
+            print(f"{'':>6}  x{w:.0f} the work: IR emulator time x{ir / prev[1]:.2f}, PTX emulator x{px / prev[2]:.2f}")
+        prev = (n, ir, px)
     if tri:
         tri.close()
     rng = np.random.default_rng(0)

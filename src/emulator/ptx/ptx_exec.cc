@@ -53,8 +53,10 @@ uint64_t F64Bits(double d) {
 }
 double HalfValue(uint64_t b, Ty t) {
   switch (t) {
-    case Ty::kF16: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFFFF), 5, 10, false);
-    case Ty::kBF16: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFFFF), 8, 7, false);
+    case Ty::kF16: case Ty::kBF16: {
+      const uint16_t h = static_cast<uint16_t>(b);
+      return LoadHalf(&h, t == Ty::kBF16);  // exact, from the bits (emulator/numeric.h)
+    }
     case Ty::kE4M3: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFF), 4, 3, true);
     case Ty::kE5M2: return DecodeMinifloat(static_cast<uint32_t>(b & 0xFF), 5, 2, false);
     default: return 0;

@@ -23,9 +23,24 @@ enum class Ty : uint8_t {
   kNone, kB8, kB16, kB32, kB64, kB128, kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64, kF16, kF16x2, kBF16,
   kBF16x2, kF32, kF64, kPred, kTf32, kE4M3, kE5M2
 };
-int TyBits(Ty t);
-bool TyFloat(Ty t);   // f16, bf16, f32, f64, tf32, fp8 (scalar float formats)
-bool TySigned(Ty t);  // s8..s64
+inline int TyBits(Ty t) {
+  switch (t) {
+    case Ty::kB8: case Ty::kU8: case Ty::kS8: case Ty::kE4M3: case Ty::kE5M2: return 8;
+    case Ty::kB16: case Ty::kU16: case Ty::kS16: case Ty::kF16: case Ty::kBF16: return 16;
+    case Ty::kB32: case Ty::kU32: case Ty::kS32: case Ty::kF32: case Ty::kF16x2: case Ty::kBF16x2:
+    case Ty::kTf32: return 32;
+    case Ty::kB64: case Ty::kU64: case Ty::kS64: case Ty::kF64: return 64;
+    case Ty::kB128: return 128;
+    case Ty::kPred: return 1;
+    default: return 0;
+  }
+}
+// f16, bf16, f32, f64, tf32, fp8 (scalar float formats); s8..s64
+inline bool TyFloat(Ty t) {
+  return t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF32 || t == Ty::kF64 || t == Ty::kTf32 || t == Ty::kE4M3 ||
+         t == Ty::kE5M2;
+}
+inline bool TySigned(Ty t) { return t == Ty::kS8 || t == Ty::kS16 || t == Ty::kS32 || t == Ty::kS64; }
 const char* TyName(Ty t);
 
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kParam, kLocal, kConst };

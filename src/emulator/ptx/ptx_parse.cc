@@ -14,23 +14,6 @@
 
 namespace tl::emu::ptx {
 
-int TyBits(Ty t) {
-  switch (t) {
-    case Ty::kB8: case Ty::kU8: case Ty::kS8: case Ty::kE4M3: case Ty::kE5M2: return 8;
-    case Ty::kB16: case Ty::kU16: case Ty::kS16: case Ty::kF16: case Ty::kBF16: return 16;
-    case Ty::kB32: case Ty::kU32: case Ty::kS32: case Ty::kF32: case Ty::kF16x2: case Ty::kBF16x2:
-    case Ty::kTf32: return 32;
-    case Ty::kB64: case Ty::kU64: case Ty::kS64: case Ty::kF64: return 64;
-    case Ty::kB128: return 128;
-    case Ty::kPred: return 1;
-    default: return 0;
-  }
-}
-bool TyFloat(Ty t) {
-  return t == Ty::kF16 || t == Ty::kBF16 || t == Ty::kF32 || t == Ty::kF64 || t == Ty::kTf32 || t == Ty::kE4M3 ||
-         t == Ty::kE5M2;
-}
-bool TySigned(Ty t) { return t == Ty::kS8 || t == Ty::kS16 || t == Ty::kS32 || t == Ty::kS64; }
 const char* TyName(Ty t) {
   static const char* names[] = {"none", "b8",  "b16",   "b32", "b64",    "b128", "u8",  "u16",  "u32",
                                 "u64",  "s8",  "s16",   "s32", "s64",    "f16",  "f16x2", "bf16", "bf16x2",
