@@ -4,13 +4,8 @@
 //   tl.tma_load(&dst, &bar, tl.tensor_map(&tensor[0, ...], T.list(box...), swizzle), coords...)
 //
 // The tensor map. At the first use of each `tl.tensor_map` in a launch the emulator encodes, from the
-// tensor argument (as the host does with cuTensorMapEncodeTiled), its own 128-byte image; the copy
-// instruction sees only that image and the coordinates. Image layout (little endian):
-//   [0, 8)    global address            [8, 12)   rank r (1..5)        [12, 16)  element bytes
-//   [16, 36)  dims, innermost first     [36, 40)  swizzle bytes (0, 32, 64, 128)
-//   [40, 72)  byte strides of dims 1..r-1 (dim 0 is contiguous)
-//   [72, 92)  box extents, innermost first          [92, 96) out-of-bounds fill (0: zeros)
-//   [96, 100) the magic "TLTM"          [100, 128) zero
+// tensor argument (as the host does with cuTensorMapEncodeTiled), its own 128-byte image
+// (tensor_map_image.h); the copy instruction sees only that image and the coordinates.
 // The copy. The box at (c0 innermost, c1, ...) is read element by element; an element whose coordinate
 // is negative or at least its dim is out of bounds and reads as zero (the fill). The box is written to
 // shared memory densely (innermost fastest) from the destination address, each byte address a then
@@ -34,6 +29,7 @@
 #include <map>
 
 #include "emulator/executor.h"
+#include "emulator/tensor_map_image.h"
 
 namespace tl::emu {
 
@@ -48,44 +44,14 @@ void ReduceAddElement(void* dst, const void* src, DataType t) {
   StoreScalar(dst, t, r);
 }
 
-constexpr uint32_t kMagic = 0x4D544C54;  // "TLTM"
-
-struct MapImage {
-  uint8_t b[128];
-};
-
+using MapImage = emu::MapImage;
 template <typename T>
 T Get(const MapImage& m, int off) {
-  T v;
-  std::memcpy(&v, m.b + off, sizeof(T));
-  return v;
+  return MapGet<T>(m, off);
 }
-template <typename T>
-void Put(MapImage* m, int off, T v) {
-  std::memcpy(m->b + off, &v, sizeof(T));
-}
-
-// The host side: a tiled tensor map of a row-major contiguous tensor.
-MapImage Encode(const uint8_t* base, const std::vector<int64_t>& shape, int eb,
-                const std::vector<int64_t>& box, int swizzle) {
-  MapImage m;
-  std::memset(m.b, 0, sizeof(m.b));
-  const int r = static_cast<int>(shape.size());
-  Put<uint64_t>(&m, 0, reinterpret_cast<uintptr_t>(base));
-  Put<uint32_t>(&m, 8, static_cast<uint32_t>(r));
-  Put<uint32_t>(&m, 12, static_cast<uint32_t>(eb));
-  int64_t stride = eb;
-  for (int i = 0; i < r; ++i) {  // i: innermost first
-    const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
-    Put<uint32_t>(&m, 16 + 4 * i, static_cast<uint32_t>(d));
-    if (i > 0) Put<uint64_t>(&m, 40 + 8 * (i - 1), static_cast<uint64_t>(stride));
-    stride *= d;
-    Put<uint32_t>(&m, 72 + 4 * i, static_cast<uint32_t>(box[static_cast<size_t>(r - 1 - i)]));
-  }
-  Put<uint32_t>(&m, 36, static_cast<uint32_t>(swizzle));
-  Put<uint32_t>(&m, 92, 0);
-  Put<uint32_t>(&m, 96, kMagic);
-  return m;
+MapImage Encode(const uint8_t* base, const std::vector<int64_t>& shape, int eb, const std::vector<int64_t>& box,
+                int swizzle) {
+  return EncodeTensorMap(base, shape, eb, box, swizzle);
 }
 
 int64_t SwizzleAddr(int64_t a, int swizzle) {
@@ -177,7 +143,7 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
   }
   // The instruction's side: everything from the image.
   const MapImage& img = it->second;
-  if (Get<uint32_t>(img, 96) != kMagic) bad("not a tensor map image");
+  if (Get<uint32_t>(img, 96) != kTensorMapMagic) bad("not a tensor map image");
   TmaDecoded d;
   d.r = static_cast<int>(Get<uint32_t>(img, 8));
   d.eb = static_cast<int>(Get<uint32_t>(img, 12));

@@ -15,6 +15,7 @@
 
 #include "emulator/emulator.h"
 #include "emulator/ptx/ptx.h"
+#include "emulator/tensor_map_image.h"
 #include "ir/functor.h"
 #include "runtime/cache_util.h"
 #include "runtime/cuda_driver.h"
@@ -159,14 +160,18 @@ void BindCompile(nb::module_& m) {
                           "execution_backend 'ptx' runs CUDA kernels; target '" + k.target.kind + "' is not one");
         if (k.artifact.text.empty())
           throw UserError(ErrorKind::kUnsupported, "kernel '" + k.launch.func_name + "' has no PTX (not built)");
-        if (!k.launch.tensor_maps.empty())
-          throw UserError(ErrorKind::kUnsupported,
-                          "the PTX emulator does not run TMA (cp.async.bulk.tensor) kernels yet; kernel '" +
-                              k.launch.func_name + "' uses " + std::to_string(k.launch.tensor_maps.size()) +
-                              " tensor map(s)");
         std::vector<int64_t> sv;
         emu::ptx::Launch L;
         L.params = PackKernelArgs(k.launch, args, "cpu", &sv);
+        // TMA tensor maps follow the other parameters (as in a GPU launch), each as the emulators' own 128-byte
+        // image (emulator/tensor_map_image.h) where a GPU gets the driver's CUtensorMap.
+        for (const TensorMapSpec& tm : k.launch.tensor_maps) {
+          const TensorArg& a = args[static_cast<size_t>(tm.param)];
+          emu::MapImage img = emu::EncodeTensorMap(static_cast<const uint8_t*>(a.data), a.shape,
+                                                   std::max(1, tm.dtype.bits() / 8), tm.box, tm.swizzle_bytes);
+          L.blobs[L.params.size()] = std::vector<uint8_t>(img.b, img.b + sizeof(img.b));
+          L.params.push_back(0);
+        }
         L.entry = k.launch.entry;
         std::vector<int64_t> g = k.launch.Grid(sv);
         for (size_t d = 0; d < 3 && d < g.size(); ++d) L.grid[d] = g[d];

@@ -13,6 +13,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct Launch {
   std::array<int64_t, 3> block{1, 1, 1};
   int64_t dynamic_smem = 0;          // bytes of the `.extern .shared` array
   std::vector<uint64_t> params;      // one 8-byte slot a .param, in order (pointers, scalars as declared)
+  /// Parameters wider than 8 bytes (a TMA tensor map: the 128-byte image of emulator/tensor_map_image.h), by
+  /// parameter index; their slot in `params` is ignored.
+  std::map<size_t, std::vector<uint8_t>> blobs;
   std::vector<Region> regions;       // global buffers, for the bounds checks
 };
 

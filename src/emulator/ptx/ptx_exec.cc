@@ -8,10 +8,13 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "emulator/numeric.h"
 #include "emulator/ptx/ptx_internal.h"
+#include "emulator/smem_matrix.h"
+#include "emulator/tensor_map_image.h"
 #include "support/error.h"
 
 namespace tl::emu::ptx {
@@ -19,7 +22,8 @@ namespace {
 
 // Generic addresses of the shared and local windows (cvta): a tag in the top byte, far above any host
 // pointer, so that a generic access can be routed. Global (host) addresses are used as they are.
-constexpr uint64_t kSharedTag = uint64_t{0x5A} << 56, kLocalTag = uint64_t{0x5B} << 56;
+constexpr uint64_t kSharedTag = uint64_t{0x5A} << 56, kLocalTag = uint64_t{0x5B} << 56,
+                   kParamTag = uint64_t{0x5C} << 56;
 constexpr uint64_t kTagMask = uint64_t{0xFF} << 56;
 constexpr int64_t kMaxInstructionsPerWarp = int64_t{1} << 31;
 
@@ -121,7 +125,22 @@ struct Warp {
   uint32_t bar_lanes = 0;      // the lanes that arrived (resume after the barrier)
   int bar_pc = 0;
   int64_t executed = 0;
+  int64_t mbar_wait = -1;      // blocked in mbarrier.try_wait on this shared offset until its phase moves on
+  int64_t mbar_phase = 0;
   bool done() const { return live == 0; }
+};
+
+// An mbarrier (PTX ISA 9.7.13.15): the current phase completes when its pending arrivals and its transaction
+// count are both zero; then the phase number advances and the arrivals reset to the expected count.
+struct Mbarrier {
+  int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+};
+
+// A TMA copy into shared memory, landing when its mbarrier's phase completes.
+struct TmaCopy {
+  int64_t bar = 0;
+  std::vector<std::pair<int64_t, uint8_t>> bytes;  // (shared offset, value)
+  int tid = 0;
 };
 
 class Machine {
@@ -144,8 +163,13 @@ class Machine {
     params_.assign(static_cast<size_t>(k_.param_bytes) + 8, 0);
     for (size_t i = 0; i < nparams; ++i) {
       const Symbol& s = m_.symbols[static_cast<size_t>(k_.params[i])];
-      if (s.bytes > 8) Fail("parameter '" + s.name + "' of " + std::to_string(s.bytes) +
-                            " bytes (a by-value struct such as a tensor map) is not supported by the PTX emulator yet");
+      if (s.bytes > 8) {
+        auto b = L_.blobs.find(i);
+        if (b == L_.blobs.end() || static_cast<int64_t>(b->second.size()) != s.bytes)
+          Fail("parameter '" + s.name + "' is " + std::to_string(s.bytes) + " bytes; the launch gives no such value");
+        std::memcpy(&params_[static_cast<size_t>(s.offset)], b->second.data(), b->second.size());
+        continue;
+      }
       std::memcpy(&params_[static_cast<size_t>(s.offset)], &L_.params[i], static_cast<size_t>(s.bytes));
     }
     extern_off_ = (m_.static_shared + m_.extern_shared_align - 1) / m_.extern_shared_align * m_.extern_shared_align;
@@ -207,11 +231,18 @@ class Machine {
         if (w * 32 + l < T_) wp.live |= 1u << l;
     }
     ++epoch_;
+    mbars_.clear();
+    inited_.clear();
+    tma_.clear();
     while (true) {
       bool any_live = false;
       for (int w = 0; w < W_; ++w) {
         Warp& wp = warps_[static_cast<size_t>(w)];
         if (wp.done() || wp.waiting) continue;
+        if (wp.mbar_wait >= 0) {
+          if (mbars_[wp.mbar_wait].phase == wp.mbar_phase) continue;
+          wp.mbar_wait = -1;
+        }
         RunWarp(w);
         any_live = true;
       }
@@ -222,6 +253,16 @@ class Machine {
         for (int w = 0; w < W_; ++w) {
           const Warp& wp = warps_[static_cast<size_t>(w)];
           if (wp.done()) continue;
+          if (wp.mbar_wait >= 0) {
+            const Mbarrier& b = mbars_[wp.mbar_wait];
+            cur_ = &k_.code[static_cast<size_t>(wp.pc[static_cast<size_t>(__builtin_ctz(wp.live))])];
+            Report("deadlock", w * 32, [&] {
+              return "warp " + std::to_string(w) + " waits on the mbarrier at shared byte " +
+                     std::to_string(wp.mbar_wait) + SharedName(wp.mbar_wait) + " for a phase that never completes (" +
+                     std::to_string(b.pending) + " arrivals and " + std::to_string(b.tx) + " transaction bytes missing)";
+            });
+            break;
+          }
           cur_ = &k_.code[static_cast<size_t>(wp.bar_pc)];
           Report("deadlock", w * 32, [&] {
             return "warp " + std::to_string(w) + " waits at barrier " + std::to_string(wp.bar_id) +
@@ -232,6 +273,13 @@ class Machine {
         }
         break;
       }
+    }
+    for (const TmaCopy& c : tma_) {
+      cur_ = nullptr;
+      Report("tma_not_waited", c.tid, [&] {
+        return "a TMA copy completing on the mbarrier at shared byte " + std::to_string(c.bar) +
+               " is still in flight when the block ends (its phase never completed)";
+      });
     }
     cur_ = nullptr;
     arrived_.clear();
@@ -270,7 +318,7 @@ class Machine {
   void RunWarp(int w) {
     Warp& wp = warps_[static_cast<size_t>(w)];
     const int ncode = static_cast<int>(k_.code.size());
-    while (!wp.done() && !wp.waiting) {
+    while (!wp.done() && !wp.waiting && wp.mbar_wait < 0) {
       int pc = std::numeric_limits<int>::max();
       for (int l = 0; l < 32; ++l)
         if (wp.live >> l & 1) pc = std::min(pc, wp.pc[static_cast<size_t>(l)]);
@@ -398,6 +446,9 @@ class Machine {
         w.addr = a & ~kTagMask;
       } else if ((a & kTagMask) == kLocalTag) {
         w.space = Space::kLocal;
+        w.addr = a & ~kTagMask;
+      } else if ((a & kTagMask) == kParamTag) {
+        w.space = Space::kParam;
         w.addr = a & ~kTagMask;
       } else {
         w.space = Space::kGlobal;
@@ -642,7 +693,10 @@ class Machine {
         // cvta.space.size p, a (generic from the window) / cvta.to.space.size p, a (PTX ISA 9.7.9.17)
         ForLanes(exec, [&](int l) {
           uint64_t a = Get(wp, in.ops[1], w, l, Ty::kU64);
-          uint64_t tag = in.space == Space::kShared ? kSharedTag : in.space == Space::kLocal ? kLocalTag : 0;
+          uint64_t tag = in.space == Space::kShared  ? kSharedTag
+                         : in.space == Space::kLocal ? kLocalTag
+                         : in.space == Space::kParam ? kParamTag
+                                                     : 0;
           uint64_t r = a;
           if (tag && in.to) {
             if ((a & kTagMask) != tag)
@@ -813,6 +867,25 @@ class Machine {
       }
       case Op::kLdmatrix: Ldmatrix(w, wp, in, act, exec); break;
       case Op::kMma: Mma(w, wp, in, act, exec); break;
+      case Op::kMbarInit: case Op::kMbarArrive: case Op::kMbarExpectTx: MbarrierOp(w, wp, in, exec); break;
+      case Op::kMbarTryWait:
+        if (!MbarrierTryWait(w, wp, in, exec)) return;  // blocked: the warp retries it when the phase moves on
+        break;
+      case Op::kTmaLoad: case Op::kTmaStore: Tma(w, wp, in, exec); break;
+      case Op::kBulkCommit: case Op::kBulkWait: case Op::kWgmmaFence: case Op::kWgmmaCommit: case Op::kWgmmaWait:
+        break;  // TMA stores and wgmma complete at issue here: nothing is left in flight to wait for
+      case Op::kWgmma: Wgmma(w, wp, in, act, exec); break;
+      case Op::kStmatrix: Stmatrix(w, wp, in, act, exec); break;
+      case Op::kElect: {
+        // elect.sync d|p, membermask: the lowest lane of the mask that executes it is elected
+        const uint32_t mask = static_cast<uint32_t>(Get(wp, in.ops[1], w, __builtin_ctz(exec | 1u), Ty::kB32)) & exec;
+        const int leader = mask ? __builtin_ctz(mask) : -1;
+        ForLanes(exec, [&](int l) {
+          Set(wp, in.ops[0], l, static_cast<uint64_t>(leader), Ty::kB32);
+          if (in.ops[0].pred_out >= 0) R(wp, in.ops[0].pred_out, l) = l == leader;
+        });
+        break;
+      }
     }
     advance();
   }
@@ -1243,11 +1316,32 @@ class Machine {
     const Ty t = in.t;
     const int esize = std::max(1, TyBits(t) / 8);
     const Operand& addr = in.ops[red ? 0 : 1];
+    const Operand& val = in.ops[red ? 1 : 2];
+    if (in.vec > 1) {  // red.global.add.v2.f32 [a], {x, y}: element i at a + i * size, each one atomic
+      if (!red || val.kind != Operand::kVec || static_cast<int>(val.vec.size()) != in.vec)
+        FailAt(in, "a vector atomic is supported as red with a vector of registers");
+      ForLanes(exec, [&](int l) {
+        Where wh = Resolve(wp, in, addr, l, in.space);
+        for (int i = 0; i < in.vec; ++i) {
+          Where e = wh;
+          e.addr += static_cast<uint64_t>(i * esize);
+          uint8_t* p = Access(e, w * 32 + l, esize, true, true);
+          if (!p) continue;
+          uint64_t old = 0;
+          std::memcpy(&old, p, static_cast<size_t>(esize));
+          const double r = FloatOf(old, t) + FloatOf(Get(wp, val.vec[static_cast<size_t>(i)], w, l, t), t);
+          if (in.mode != 0 || !TyFloat(t)) FailAt(in, "only vector float adds are supported");
+          const uint64_t nv = FloatBits(t == Ty::kF32 ? static_cast<double>(static_cast<float>(r)) : r, t);
+          std::memcpy(p, &nv, static_cast<size_t>(esize));
+        }
+      });
+      return;
+    }
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       Where wh = Resolve(wp, in, addr, l, in.space);
       uint8_t* p = Access(wh, tid, esize, true, true);
-      const uint64_t b = Get(wp, in.ops[red ? 1 : 2], w, l, t);
+      const uint64_t b = Get(wp, val, w, l, t);
       uint64_t old = 0;
       if (p) std::memcpy(&old, p, static_cast<size_t>(esize));
       uint64_t nv = old;
@@ -1417,6 +1511,299 @@ class Machine {
     }
   }
 
+  // ------------------------------------------------------------------------------ sm_90
+
+  // The shared offset of an mbarrier operand [addr] (checked: 8-byte aligned, inside shared memory).
+  int64_t MbarAddress(Warp& wp, const Instr& in, const Operand& o, int w, int l) {
+    Where wh = Resolve(wp, in, o, l, Space::kShared);
+    if (wh.space != Space::kShared || wh.addr % 8 || wh.addr + 8 > static_cast<uint64_t>(smem_bytes_)) {
+      Report("out_of_bounds", w * 32 + l, [&] {
+        return "an mbarrier at address " + std::to_string(wh.addr) + " is not an 8-byte aligned object in shared memory";
+      });
+      return -1;
+    }
+    return static_cast<int64_t>(wh.addr);
+  }
+
+  // A phase completes when no arrival and no transaction byte is pending: the TMA copies that completed on it
+  // land, the phase number moves on, the arrivals reset.
+  void MaybeCompletePhase(int64_t addr) {
+    Mbarrier& b = mbars_[addr];
+    if (b.pending != 0 || b.tx != 0) return;
+    std::vector<TmaCopy> keep;
+    for (TmaCopy& c : tma_) {
+      if (c.bar != addr) {
+        keep.push_back(std::move(c));
+        continue;
+      }
+      for (const auto& [off, v] : c.bytes) {  // written by the async proxy, ordered by the mbarrier wait
+        smem_[static_cast<size_t>(off)] = v;
+        ShadowByte& sh = shadow_[static_cast<size_t>(off)];
+        sh.written = block_stamp_;
+        sh.w_epoch = 0;
+      }
+    }
+    tma_ = std::move(keep);
+    ++b.phase;
+    b.pending = b.expected;
+    // The race checks take a completed phase as a barrier between everything before and after it: the
+    // threads that arrived are ordered before those that wait (mbarrier pipelines are race-free), at the price
+    // of also ordering threads that did not take part.
+    ++epoch_;
+  }
+
+  void MbarrierOp(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // mbarrier.init [a], count; mbarrier.arrive{.expect_tx} state, [a]{, tx}; mbarrier.expect_tx [a], tx
+    // (PTX ISA 9.7.13.15.x)
+    ForLanes(exec, [&](int l) {
+      const bool has_state = in.op == Op::kMbarArrive;
+      const Operand& addr = in.ops[has_state ? 1 : 0];
+      const int64_t a = MbarAddress(wp, in, addr, w, l);
+      if (a < 0) return;
+      if (in.op == Op::kMbarInit) {
+        const int64_t count = static_cast<int64_t>(Get(wp, in.ops[1], w, l, Ty::kU32));
+        mbars_[a] = Mbarrier{count, count, 0, 0};
+        inited_.insert(a);
+        return;
+      }
+      if (!inited_.count(a)) {
+        Report("uninitialized_read", w * 32 + l, [&] {
+          return "the mbarrier at shared byte " + std::to_string(a) + SharedName(a) + " is used before mbarrier.init";
+        });
+        return;
+      }
+      Mbarrier& b = mbars_[a];
+      if (in.op == Op::kMbarExpectTx || in.expect_tx)
+        b.tx += static_cast<int64_t>(Get(wp, in.ops[has_state ? 2 : 1], w, l, Ty::kU32));
+      if (in.op == Op::kMbarArrive) {
+        Set(wp, in.ops[0], l, static_cast<uint64_t>(b.phase), Ty::kB64);  // the state: the phase arrived on
+        if (b.pending == 0) {
+          Report("mbarrier_overflow", w * 32 + l, [&] {
+            return "an arrival on the mbarrier at shared byte " + std::to_string(a) + SharedName(a) +
+                   " beyond its expected count " + std::to_string(b.expected);
+          });
+          return;
+        }
+        --b.pending;
+      }
+      MaybeCompletePhase(a);
+    });
+  }
+
+  // mbarrier.try_wait.parity done, [a], parity: done when the phase of that parity has completed (the current
+  // phase's parity differs). A lane whose phase has not completed blocks the warp until it does (the
+  // `@!done bra` retry loop of every waiter); false: the warp is blocked.
+  bool MbarrierTryWait(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    bool all = true;
+    int64_t blocked_on = -1;
+    ForLanes(exec, [&](int l) {
+      const int64_t a = MbarAddress(wp, in, in.ops[1], w, l);
+      if (a < 0) return;
+      if (!inited_.count(a)) {
+        Report("uninitialized_read", w * 32 + l, [&] {
+          return "the mbarrier at shared byte " + std::to_string(a) + SharedName(a) + " is waited on before mbarrier.init";
+        });
+        return;
+      }
+      const uint64_t parity = Get(wp, in.ops[2], w, l, Ty::kU32) & 1;
+      if ((static_cast<uint64_t>(mbars_[a].phase) & 1) == parity) {
+        all = false;
+        blocked_on = a;
+      }
+    });
+    if (!all) {
+      wp.mbar_wait = blocked_on;
+      wp.mbar_phase = mbars_[blocked_on].phase;
+      return false;
+    }
+    ForLanes(exec, [&](int l) { Set(wp, in.ops[0], l, 1, Ty::kPred); });
+    return true;
+  }
+
+  DecodedTensorMap TensorMapAt(Warp& wp, const Instr& in, const Operand& o, int l) {
+    Operand base;
+    base.kind = Operand::kAddr;
+    base.reg = o.reg;
+    Where wh = Resolve(wp, in, base, l, Space::kGeneric);
+    if (wh.space != Space::kParam || wh.addr + 128 > params_.size())
+      FailAt(in, "the tensor map operand must be the address of a 128-byte tensor-map kernel parameter");
+    MapImage img;
+    std::memcpy(img.b, &params_[static_cast<size_t>(wh.addr)], 128);
+    DecodedTensorMap d;
+    if (!DecodeTensorMap(img, &d)) FailAt(in, "the tensor-map parameter is not an image this emulator encoded");
+    if (d.sw && d.bx[0] * d.eb != d.sw) FailAt(in, "TMA boxes whose rows are not exactly the swizzle width are not emulated");
+    return d;
+  }
+
+  void Tma(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    // cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, {c0..}], [bar]
+    // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]            (PTX ISA 9.7.9.25.5)
+    // The box at coordinates c (innermost first) is moved element by element; elements outside the tensor
+    // read as zero (loads) or are not written (stores). Shared memory holds the box densely from the shared
+    // address, each byte address swizzled as the map says (16-byte chunk bits [4, 4+b) xor bits [7, 7+b)).
+    const bool load = in.op == Op::kTmaLoad;
+    const Operand& mapop = in.ops[load ? 1 : 0];
+    const Operand& smop = in.ops[load ? 0 : 1];
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      const DecodedTensorMap D = TensorMapAt(wp, in, mapop, l);
+      if (static_cast<int>(mapop.vec.size()) != D.r || (in.dims && in.dims != D.r))
+        FailAt(in, "the coordinate count is not the tensor map's rank");
+      int64_t c0[5];
+      for (int i = 0; i < D.r; ++i) c0[i] = SignExtend(Get(wp, mapop.vec[static_cast<size_t>(i)], w, l, Ty::kS32), 32);
+      Where sm = Resolve(wp, in, smop, l, Space::kShared);
+      if (sm.space != Space::kShared || sm.addr % 128 ||
+          sm.addr + static_cast<uint64_t>(D.count * D.eb) > static_cast<uint64_t>(smem_bytes_)) {
+        Report("misaligned", tid, [&] {
+          return "the shared side of a TMA copy (byte " + std::to_string(sm.addr) +
+                 ") must be 128-byte aligned and inside shared memory";
+        });
+        return;
+      }
+      auto swz = [&](int64_t a) { return D.sw ? SwizzleAddress(a, D.sw) : a; };
+      TmaCopy cp;
+      cp.tid = tid;
+      for (int64_t e = 0; e < D.count; ++e) {
+        int64_t rest = e, goff = 0;
+        bool inside = true;
+        for (int i = 0; i < D.r; ++i) {
+          const int64_t x = c0[i] + rest % D.bx[i];
+          rest /= D.bx[i];
+          inside &= x >= 0 && x < D.dims[i];
+          goff += x * D.strides[i];
+        }
+        const int64_t soff = static_cast<int64_t>(sm.addr) + e * D.eb;
+        if (load) {
+          uint8_t v[16] = {};
+          if (inside) std::memcpy(v, D.base + goff, static_cast<size_t>(D.eb));
+          for (int b = 0; b < D.eb; ++b) cp.bytes.emplace_back(swz(soff + b), v[b]);
+        } else if (inside) {
+          for (int b = 0; b < D.eb; ++b) {
+            const int64_t a = swz(soff + b);
+            NoteShared(a, 1, tid, false, false);
+            D.base[goff + b] = smem_[static_cast<size_t>(a)];
+          }
+        }
+      }
+      if (!load) return;
+      const int64_t bar = MbarAddress(wp, in, in.ops[2], w, l);
+      if (bar < 0) return;
+      if (!inited_.count(bar)) {
+        Report("uninitialized_read", tid, [&] { return "a TMA copy completes on an mbarrier that was never initialised"; });
+        return;
+      }
+      for (const auto& [off, v] : cp.bytes) NoteShared(off, 1, tid, true, false, false);  // a write race at issue
+      cp.bar = bar;
+      tma_.push_back(std::move(cp));
+      mbars_[bar].tx -= D.count * D.eb;  // complete_tx
+      MaybeCompletePhase(bar);
+    });
+  }
+
+  void Wgmma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc | {a regs}, b-desc, scale-d,
+    // imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b (PTX ISA 9.7.15): each warp of the warp group
+    // computes its 16 rows (16 * (warp % 4) ...). Operands in shared memory through matrix descriptors in the
+    // ISA's canonical layouts (emulator/smem_matrix.h); A in registers: lane l, element i of its 4 registers at
+    // row l/4 + 8((i/2)%2), column 2(l%4) + i%2 + 8(i/4); D register i at row l/4 + 8((i/2)%2), column
+    // 8(i/4) + 2(l%4) + i%2. Products exact in double, summed with D (scale-d) and rounded once to f32.
+    if (!FullWarp(w, wp, act, exec, "wgmma")) return;
+    if (in.m != 64 || in.k != 16 || in.n % 8 || in.n < 8 || in.n > 256 || in.t != Ty::kF32 ||
+        !((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16)))
+      FailAt(in, "only wgmma m64nNk16 with f16 or bf16 inputs and f32 accumulators is supported by the PTX emulator yet");
+    const int N = in.n, wq = w % 4;
+    const Operand &Dop = in.ops[0], &Aop = in.ops[1];
+    const bool a_regs = Aop.kind == Operand::kVec;
+    const size_t imm = 4;  // first immediate operand
+    if (Dop.kind != Operand::kVec || static_cast<int>(Dop.vec.size()) != N / 2 || in.ops.size() < imm + (a_regs ? 3 : 4))
+      FailAt(in, "wgmma operands: {" + std::to_string(N / 2) + " accumulators}, a, b-desc, scale-d, scale-a, scale-b, "
+                 "(trans-a,) trans-b");
+    auto uniform = [&](const Operand& o) {
+      const uint64_t v = Get(wp, o, w, 0, Ty::kB64);
+      for (int l = 1; l < 32; ++l)
+        if (Get(wp, o, w, l, Ty::kB64) != v)
+          Report("wgmma_nonuniform", w * 32 + l, [&] { return std::string("the lanes of a warp pass different wgmma descriptors"); });
+      return v;
+    };
+    auto decode = [&](uint64_t d) {
+      SmemMatrixDesc r;
+      r.start = static_cast<int64_t>(d & 0x3FFF) << 4;
+      r.lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
+      r.sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
+      r.base_offset = static_cast<int64_t>((d >> 49) & 7);
+      static const int64_t bytes[4] = {0, 128, 64, 32};
+      r.swizzle_bytes = bytes[(d >> 62) & 3];
+      if (r.swizzle_bytes == 0 || r.base_offset != 0)
+        FailAt(in, "wgmma descriptors without a swizzle mode or with a base offset are not supported by the PTX emulator");
+      return r;
+    };
+    const Ty et = in.ta;
+    auto smem_elem = [&](const SmemMatrixDesc& d, bool mn_major, int64_t mn, int64_t k) {
+      const int64_t a = SwizzleAddress(CanonicalAddress(d, mn_major, mn, k, 2), d.swizzle_bytes);
+      if (a < 0 || a + 2 > smem_bytes_) {
+        Report("out_of_bounds", w * 32, [&] { return "a wgmma operand element at shared byte " + std::to_string(a) + " is outside shared memory"; });
+        return 0.0;
+      }
+      NoteShared(a, 2, w * 32, false, false);
+      uint16_t h;
+      std::memcpy(&h, &smem_[static_cast<size_t>(a)], 2);
+      return HalfValue(h, et);
+    };
+    const bool scale_d = Get(wp, in.ops[3], w, 0, Ty::kPred) != 0;
+    const double sa = static_cast<int64_t>(Get(wp, in.ops[imm], w, 0, Ty::kS32)) == -1 ? -1.0 : 1.0;
+    const double sb = static_cast<int64_t>(Get(wp, in.ops[imm + 1], w, 0, Ty::kS32)) == -1 ? -1.0 : 1.0;
+    const bool ta = !a_regs && Get(wp, in.ops[imm + 2], w, 0, Ty::kU32) != 0;
+    const bool tb = Get(wp, in.ops[imm + (a_regs ? 2 : 3)], w, 0, Ty::kU32) != 0;
+    double A[16][16], B[16][256];
+    if (a_regs) {
+      if (Aop.vec.size() != 4) FailAt(in, "wgmma A in registers needs 4 registers");
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 8; ++i) {
+          const uint64_t reg = Get(wp, Aop.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
+          A[l / 4 + 8 * ((i / 2) % 2)][2 * (l % 4) + i % 2 + 8 * (i / 4)] = HalfValue(reg >> (16 * (i % 2)), et);
+        }
+    } else {
+      const SmemMatrixDesc da = decode(uniform(Aop));
+      for (int m = 0; m < 16; ++m)
+        for (int k = 0; k < 16; ++k) A[m][k] = smem_elem(da, ta, 16 * wq + m, k);
+    }
+    const SmemMatrixDesc db = decode(uniform(in.ops[2]));
+    for (int k = 0; k < 16; ++k)
+      for (int n = 0; n < N; ++n) B[k][n] = smem_elem(db, tb, n, k);
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < N / 2; ++i) {
+        const int row = l / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+        double acc = scale_d ? AsF32(Get(wp, Dop.vec[static_cast<size_t>(i)], w, l, Ty::kB32)) : 0.0;
+        for (int k = 0; k < 16; ++k) acc += sa * A[row][k] * sb * B[k][col];
+        Set(wp, Dop.vec[static_cast<size_t>(i)], l, F32Bits(static_cast<float>(acc)), Ty::kB32);
+      }
+  }
+
+  void Stmatrix(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [a], r (PTX ISA 9.7.9.27): ldmatrix's inverse;
+    // lanes 8q..8q+7 give the row addresses of matrix q, lane l's register q holds row l/4, columns 2(l%4)
+    // and 2(l%4)+1 (transposed: rows 2(l%4), 2(l%4)+1 of column l/4).
+    if (!FullWarp(w, wp, act, exec, "stmatrix")) return;
+    const int num = in.mode ? in.mode : 1;
+    const Operand& r = in.ops[1];
+    if (r.kind != Operand::kVec || static_cast<int>(r.vec.size()) != num) FailAt(in, "stmatrix needs one register a matrix");
+    uint16_t mat[4][8][8] = {};
+    for (int l = 0; l < 32; ++l)
+      for (int q = 0; q < num; ++q) {
+        const uint64_t v = Get(wp, r.vec[static_cast<size_t>(q)], w, l, Ty::kB32);
+        const int a = l / 4, b = 2 * (l % 4);
+        (in.trans ? mat[q][b][a] : mat[q][a][b]) = static_cast<uint16_t>(v);
+        (in.trans ? mat[q][b + 1][a] : mat[q][a][b + 1]) = static_cast<uint16_t>(v >> 16);
+      }
+    for (int q = 0; q < num; ++q)
+      for (int row = 0; row < 8; ++row) {
+        const int l = 8 * q + row;
+        Where wh = Resolve(wp, in, in.ops[0], l, Space::kShared);
+        uint8_t* p = Access(wh, w * 32 + l, 16, true);
+        if (p) std::memcpy(p, mat[q][row], 16);
+      }
+  }
+
   const Module& m_;
   const Kernel& k_;
   const Launch& L_;
@@ -1436,6 +1823,9 @@ class Machine {
   int64_t exited_ = 0;
   std::map<int64_t, int64_t> arrived_, expected_;
   std::vector<std::vector<CpAsyncCopy>> open_;
+  std::map<int64_t, Mbarrier> mbars_;  // by shared offset
+  std::set<int64_t> inited_;
+  std::vector<TmaCopy> tma_;
   std::vector<std::deque<std::vector<CpAsyncCopy>>> groups_;
   const Instr* cur_ = nullptr;
 };

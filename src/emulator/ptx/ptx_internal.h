@@ -16,7 +16,10 @@ enum class Op : uint8_t {
   kXor, kNot, kCnot, kShl, kShr, kSetp, kSelp, kBra, kRet, kExit, kBar, kBarWarp, kCpAsync, kCpAsyncCommit,
   kCpAsyncWait, kCpAsyncWaitAll, kLdmatrix, kMma, kShfl, kVote, kEx2, kLg2, kRcp, kSqrt, kRsqrt, kSin, kCos,
   kTanh, kAtom, kRed, kFence, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt, kLop3, kCopysign, kTestp, kActivemask,
-  kNop
+  kNop,
+  // sm_90: mbarriers, TMA, wgmma, stmatrix
+  kMbarInit, kMbarArrive, kMbarExpectTx, kMbarTryWait, kTmaLoad, kTmaStore, kBulkCommit, kBulkWait, kWgmma,
+  kWgmmaFence, kWgmmaCommit, kWgmmaWait, kStmatrix, kElect
 };
 
 enum class Ty : uint8_t {
@@ -83,6 +86,8 @@ struct Instr {
   int m = 0, n = 0, k = 0;             // mma shape
   Ty ta = Ty::kNone, tb = Ty::kNone, tc = Ty::kNone;  // mma operand types (d is t)
   bool zero_fill_pred = false;         // cp.async: the 4th operand is an ignore-src predicate
+  bool expect_tx = false;              // mbarrier.arrive.expect_tx
+  int dims = 0;                        // cp.async.bulk.tensor.Nd
   int guard = -1;                      // @%p
   bool guard_neg = false;              // @!%p
   std::vector<Operand> ops;

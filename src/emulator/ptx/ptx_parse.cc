@@ -197,13 +197,16 @@ class Parser {
         if (!kernel_) Fail(line, "", "'{' outside a function body");
         scopes_.emplace_back();
         reg_scopes_.resize(scopes_.size());
+        label_scopes_.resize(scopes_.size());
         ++i;
         continue;
       }
       if (c == '}') {
         if (scopes_.empty()) Fail(line, "", "unbalanced '}'");
+        CloseLabelScope();
         scopes_.pop_back();
         reg_scopes_.resize(scopes_.size());
+        label_scopes_.resize(scopes_.size());
         ++i;
         if (scopes_.empty()) FinishKernel();
         continue;
@@ -324,7 +327,7 @@ class Parser {
     kernel_ = &m_->kernels.back();
     kernel_->name = skipping_func_ ? "<func>" + name : name;
     kernel_line_ = line;
-    labels_.clear();
+    label_scopes_.clear();
     fixups_.clear();
     if (!skipping_func_ && open != std::string::npos) {
       size_t close = st.rfind(')');
@@ -404,12 +407,30 @@ class Parser {
     return id;
   }
 
-  void FinishKernel() {
-    for (const auto& [idx, label] : fixups_) {
-      auto it = labels_.find(label);
-      if (it == labels_.end()) Fail(kernel_->code[static_cast<size_t>(idx)].line, label, "branch to an undefined label");
-      kernel_->code[static_cast<size_t>(idx)].target = it->second;
+  // Labels are scoped as registers are (inline-asm blocks reuse names): at the end of a scope, its branches
+  // to its own labels are resolved; the others are looked up in the enclosing scope.
+  void CloseLabelScope() {
+    const size_t depth = scopes_.size();
+    std::vector<Fixup> keep;
+    for (Fixup& f : fixups_) {
+      if (f.depth != depth) {
+        keep.push_back(f);
+        continue;
+      }
+      auto it = label_scopes_[depth - 1].find(f.label);
+      if (it != label_scopes_[depth - 1].end()) {
+        kernel_->code[static_cast<size_t>(f.idx)].target = it->second;
+      } else if (depth == 1) {
+        Fail(kernel_->code[static_cast<size_t>(f.idx)].line, f.label, "branch to an undefined label");
+      } else {
+        f.depth = depth - 1;
+        keep.push_back(f);
+      }
     }
+    fixups_ = std::move(keep);
+  }
+
+  void FinishKernel() {
     if (skipping_func_) {
       m_->kernels.pop_back();
       skipping_func_ = false;
@@ -427,8 +448,8 @@ class Parser {
       std::string lab = Trim(st.substr(0, colon));
       bool ident = !lab.empty() && lab.find_first_of(" \t.[{%@") == std::string::npos;
       if (!ident || colon + 1 < st.size() && st[colon + 1] == ':') break;
-      if (!kernel_) Fail(line, st, "label outside a function");
-      labels_[lab] = static_cast<int>(kernel_->code.size());
+      if (!kernel_ || label_scopes_.empty()) Fail(line, st, "label outside a function");
+      label_scopes_.back()[lab] = static_cast<int>(kernel_->code.size());
       st = Trim(st.substr(colon + 1));
       if (st.empty()) return;
     }
@@ -586,6 +607,16 @@ class Parser {
     if (s[0] == '[') {
       o.kind = Operand::kAddr;
       std::string inner = Trim(s.substr(1, s.rfind(']') - 1));
+      if (inner.find('{') != std::string::npos) {  // [tensor map, {coordinates}] of cp.async.bulk.tensor
+        size_t comma = inner.find(',');
+        Operand base = ParseOperand(inner.substr(0, comma), in);
+        Operand coords = ParseOperand(inner.substr(comma + 1), in);
+        if (base.kind != Operand::kReg || coords.kind != Operand::kVec)
+          Fail(in.line, in.text, "expected [tensor-map register, {coordinates}]");
+        o.reg = base.reg;
+        o.vec = coords.vec;
+        return o;
+      }
       // base[+-offset]
       size_t plus = inner.find_first_of("+-", 1);
       std::string base = Trim(plus == std::string::npos ? inner : inner.substr(0, plus));
@@ -687,15 +718,104 @@ class Parser {
     for (const std::string& o : SplitOperands(operands)) in.ops.push_back(ParseOperand(o, in));
     if (in.op == Op::kBra) {
       if (in.ops.empty()) Fail(line, st, "bra without a target");
-      fixups_.emplace_back(static_cast<int>(kernel_->code.size()), Trim(operands));
+      fixups_.push_back({static_cast<int>(kernel_->code.size()), Trim(operands), scopes_.size()});
     }
     Validate(in);
     kernel_->code.push_back(std::move(in));
   }
 
   // Opcode and modifiers (PTX ISA: every instruction's syntax section).
+  // The sm_90 instructions with many modifier spellings: mbarrier, TMA (cp.async.bulk.tensor and its bulk
+  // groups), wgmma, stmatrix, elect, setmaxnreg. Returns false for other opcodes.
+  bool DecodeHopper(const std::vector<std::string>& parts, Instr* in) {
+    auto has = [&](const char* m) { return std::find(parts.begin(), parts.end(), m) != parts.end(); };
+    auto only = [&](std::initializer_list<const char*> allowed) {
+      for (size_t j = 1; j < parts.size(); ++j) {
+        bool ok = false;
+        for (const char* a : allowed) ok |= parts[j] == a;
+        if (!ok) Fail(in->line, in->text, "modifier ." + parts[j] + " of " + parts[0] + " is not supported by the PTX emulator");
+      }
+    };
+    const std::string& op = parts[0];
+    if (op == "mbarrier") {
+      only({"init", "arrive", "expect_tx", "try_wait", "test_wait", "parity", "shared::cta", "shared", "b64",
+            "release", "acquire", "cta", "relaxed"});
+      in->op = has("init") ? Op::kMbarInit : has("try_wait") || has("test_wait") ? Op::kMbarTryWait
+             : has("arrive") ? Op::kMbarArrive : Op::kMbarExpectTx;
+      in->expect_tx = has("expect_tx");
+      if (in->op == Op::kMbarTryWait && !has("parity"))
+        Fail(in->line, in->text, "mbarrier waits on a phase state (not .parity) are not supported by the PTX emulator");
+      in->space = Space::kShared;
+      return true;
+    }
+    if (op == "cp" && has("bulk")) {
+      if (has("commit_group")) {
+        only({"async", "bulk", "commit_group"});
+        in->op = Op::kBulkCommit;
+        return true;
+      }
+      if (has("wait_group")) {
+        only({"async", "bulk", "wait_group", "read"});
+        in->op = Op::kBulkWait;
+        return true;
+      }
+      only({"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta", "global",
+            "mbarrier::complete_tx::bytes", "bulk_group", "tile"});
+      if (!has("tensor")) Fail(in->line, in->text, "non-tensor bulk copies are not supported by the PTX emulator");
+      for (const char* d : {"1d", "2d", "3d", "4d", "5d"})
+        if (has(d)) in->dims = d[0] - '0';
+      in->op = parts.size() > 5 && parts[5] == "global" ? Op::kTmaStore : Op::kTmaLoad;
+      return true;
+    }
+    if (op == "wgmma") {
+      if (has("fence") || has("commit_group") || has("wait_group")) {
+        only({"fence", "commit_group", "wait_group", "sync", "aligned"});
+        in->op = has("fence") ? Op::kWgmmaFence : has("commit_group") ? Op::kWgmmaCommit : Op::kWgmmaWait;
+        return true;
+      }
+      in->op = Op::kWgmma;
+      std::vector<Ty> types;
+      for (size_t j = 1; j < parts.size(); ++j) {
+        const std::string& p = parts[j];
+        if (p == "mma_async" || p == "sync" || p == "aligned") continue;
+        if (p.size() > 1 && p[0] == 'm' && std::isdigit(static_cast<unsigned char>(p[1]))) {
+          if (std::sscanf(p.c_str(), "m%dn%dk%d", &in->m, &in->n, &in->k) != 3) Fail(in->line, in->text, "bad wgmma shape");
+          continue;
+        }
+        auto t = TypeNames().find(p);
+        if (t == TypeNames().end()) Fail(in->line, in->text, "modifier ." + p + " of wgmma is not supported by the PTX emulator");
+        types.push_back(t->second);
+      }
+      if (types.size() != 3) Fail(in->line, in->text, "wgmma needs its d, a and b types");
+      in->t = types[0];
+      in->ta = types[1];
+      in->tb = types[2];
+      return true;
+    }
+    if (op == "stmatrix") {
+      only({"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "shared::cta", "b16"});
+      in->op = Op::kStmatrix;
+      in->mode = has("x4") ? 4 : has("x2") ? 2 : 1;
+      in->trans = has("trans");
+      in->space = Space::kShared;
+      return true;
+    }
+    if (op == "elect") {
+      only({"sync"});
+      in->op = Op::kElect;
+      return true;
+    }
+    if (op == "setmaxnreg") {  // a register-allocation hint: nothing to emulate
+      only({"inc", "dec", "sync", "aligned", "u32"});
+      in->op = Op::kNop;
+      return true;
+    }
+    return false;
+  }
+
   void Decode(const std::string& opcode, Instr* in) {
     std::vector<std::string> parts = SplitDots(opcode);
+    if (DecodeHopper(parts, in)) return;
     auto it = OpNames().find(parts[0]);
     if (it == OpNames().end()) Fail(in->line, in->text, "instruction '" + parts[0] + "' is not supported by the PTX emulator");
     in->op = it->second;
@@ -771,9 +891,8 @@ class Parser {
         in->op = Op::kBarWarp;
       } else if (in->op == Op::kBar && (p == "arrive" || p == "red")) {
         Fail(in->line, in->text, "bar." + p + " is not supported by the PTX emulator");
-      } else if (in->op == Op::kCpAsync && (p == "bulk" || p == "tensor" || p == "mbarrier")) {
-        Fail(in->line, in->text, "cp.async." + p + " (sm_90 bulk / tensor copies) is not supported by the PTX emulator yet");
-      } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init")) {
+      } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init" || p == "cluster" ||
+                                          p == "acq_rel" || p == "shared::cta")) {
       } else if (IgnoredModifiers().count(p)) {
       } else if (in->op == Op::kAtom && (p == "noftz")) {
       } else {
@@ -829,8 +948,13 @@ class Parser {
   std::vector<int> scopes_;  // open braces of the current function
   std::vector<std::unordered_map<std::string, int>> reg_scopes_;
   std::unordered_map<std::string, int> sym_index_;
-  std::unordered_map<std::string, int> labels_;
-  std::vector<std::pair<int, std::string>> fixups_;
+  struct Fixup {
+    int idx;
+    std::string label;
+    size_t depth;
+  };
+  std::vector<std::unordered_map<std::string, int>> label_scopes_;
+  std::vector<Fixup> fixups_;
   int loc_file_ = -1, loc_line_ = 0;
 };
 

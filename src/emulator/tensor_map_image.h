@@ -1,0 +1,82 @@
+// Internal to the emulators: the 128-byte tensor-map image the host encodes for a TMA copy and the copy
+// instruction decodes (the thread-level emulator's tl.tensor_map, and the kernel parameter the PTX emulator
+// passes where a GPU launch passes the driver's CUtensorMap, whose layout is private to the driver). Layout
+// (little endian):
+//   [0, 8)    global address            [8, 12)   rank r (1..5)        [12, 16)  element bytes
+//   [16, 36)  dims, innermost first     [36, 40)  swizzle bytes (0, 32, 64, 128)
+//   [40, 72)  byte strides of dims 1..r-1 (dim 0 is contiguous)
+//   [72, 92)  box extents, innermost first          [92, 96) out-of-bounds fill (0: zeros)
+//   [96, 100) the magic "TLTM"          [100, 128) zero
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace tl::emu {
+
+constexpr uint32_t kTensorMapMagic = 0x4D544C54;  // "TLTM"
+
+struct MapImage {
+  uint8_t b[128];
+};
+
+template <typename T>
+T MapGet(const MapImage& m, int off) {
+  T v;
+  std::memcpy(&v, m.b + off, sizeof(T));
+  return v;
+}
+template <typename T>
+void MapPut(MapImage* m, int off, T v) {
+  std::memcpy(m->b + off, &v, sizeof(T));
+}
+
+/// The host side: a tiled tensor map of a row-major contiguous tensor (shape and box outermost first).
+inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>& shape, int eb,
+                                const std::vector<int64_t>& box, int swizzle) {
+  MapImage m;
+  std::memset(m.b, 0, sizeof(m.b));
+  const int r = static_cast<int>(shape.size());
+  MapPut<uint64_t>(&m, 0, reinterpret_cast<uintptr_t>(base));
+  MapPut<uint32_t>(&m, 8, static_cast<uint32_t>(r));
+  MapPut<uint32_t>(&m, 12, static_cast<uint32_t>(eb));
+  int64_t stride = eb;
+  for (int i = 0; i < r; ++i) {  // i: innermost first
+    const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
+    MapPut<uint32_t>(&m, 16 + 4 * i, static_cast<uint32_t>(d));
+    if (i > 0) MapPut<uint64_t>(&m, 40 + 8 * (i - 1), static_cast<uint64_t>(stride));
+    stride *= d;
+    MapPut<uint32_t>(&m, 72 + 4 * i, static_cast<uint32_t>(box[static_cast<size_t>(r - 1 - i)]));
+  }
+  MapPut<uint32_t>(&m, 36, static_cast<uint32_t>(swizzle));
+  MapPut<uint32_t>(&m, 92, 0);
+  MapPut<uint32_t>(&m, 96, kTensorMapMagic);
+  return m;
+}
+
+/// A map as the copy instruction reads it from the image (dims, strides, box: innermost first).
+struct DecodedTensorMap {
+  int r = 0, eb = 0, sw = 0;
+  uint8_t* base = nullptr;
+  int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
+};
+
+/// false when the image is not one (no magic, a bad rank).
+inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
+  if (MapGet<uint32_t>(img, 96) != kTensorMapMagic) return false;
+  d->r = static_cast<int>(MapGet<uint32_t>(img, 8));
+  if (d->r < 1 || d->r > 5) return false;
+  d->eb = static_cast<int>(MapGet<uint32_t>(img, 12));
+  d->sw = static_cast<int>(MapGet<uint32_t>(img, 36));
+  d->base = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(MapGet<uint64_t>(img, 0)));
+  d->count = 1;
+  for (int i = 0; i < d->r; ++i) {
+    d->dims[i] = MapGet<uint32_t>(img, 16 + 4 * i);
+    d->strides[i] = i == 0 ? d->eb : static_cast<int64_t>(MapGet<uint64_t>(img, 40 + 8 * (i - 1)));
+    d->bx[i] = MapGet<uint32_t>(img, 72 + 4 * i);
+    d->count *= d->bx[i];
+  }
+  return true;
+}
+
+}  // namespace tl::emu
