@@ -372,6 +372,43 @@ TEST(PtxEmu, DeadlockAndBarrierDivergence) {
   EXPECT_NE(Kinds(r).find("barrier_divergence"), std::string::npos) << Kinds(r);
 }
 
+// mbarrier (PTX ISA 9.7.13.15): init with 64 expected arrivals; warp 1 waits on phase 0 (parity 0) while warp 0
+// has not arrived yet, so it must block and resume after the 64th arrival, reading what warp 0 wrote before
+// arriving (ordered by the phase). The arrive's state is the phase it arrived on (0). With expect_tx bytes
+// that no copy completes, the phase never completes: a deadlock naming the mbarrier.
+TEST(PtxEmu, MbarrierPhasesBlockAndDeadlock) {
+  for (bool tx : {false, true}) {
+    std::string body = std::string(kPrologue) +
+                       "  mov.u32 %r1, bar;\n  mov.u32 %r2, data;\n"
+                       "  setp.ne.u32 %p1, %r0, 0;\n  @%p1 bra $L_init_done;\n"
+                       "  mbarrier.init.shared::cta.b64 [%r1], 64;\n" +
+                       (tx ? "  mbarrier.expect_tx.shared::cta.b64 [%r1], 16;\n" : "") +
+                       "$L_init_done:\n  bar.sync 0;\n"
+                       "  setp.ge.u32 %p2, %r0, 32;\n  @%p2 bra $L_waiter;\n"
+                       "  add.s32 %r3, %r0, 100;\n  shl.b32 %r4, %r0, 2;\n  add.s32 %r5, %r2, %r4;\n"
+                       "  st.shared.u32 [%r5], %r3;\n"
+                       "  mbarrier.arrive.shared::cta.b64 %rd10, [%r1];\n  mbarrier.arrive.shared::cta.b64 %rd11, [%r1];\n"
+                       "  cvt.u32.u64 %r6, %rd10;\n  add.s64 %rd12, %rd0, %rd3;\n  st.global.u32 [%rd12], %r6;\n  ret;\n"
+                       "$L_waiter:\n  mov.u32 %r7, 0;\n"
+                       "$L_wait:\n  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], %r7;\n  @!%p3 bra $L_wait;\n"
+                       "  sub.u32 %r8, %r0, 32;\n  shl.b32 %r9, %r8, 2;\n  add.s32 %r10, %r2, %r9;\n"
+                       "  ld.shared.u32 %r11, [%r10];\n  add.s64 %rd13, %rd0, %rd3;\n  st.global.u32 [%rd13], %r11;\n"
+                       "  ret;";
+    std::vector<uint32_t> out(64, 7);
+    Result r = Launch1(Kernel(body, ".shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 data[128];"), 64, &out);
+    if (!tx) {
+      EXPECT_EQ(r.total_reports, 0) << (r.reports.empty() ? "" : r.reports[0].message);
+      for (uint32_t l = 0; l < 32; ++l) {
+        EXPECT_EQ(out[l], 0u) << l;             // the arrival state: phase 0
+        EXPECT_EQ(out[32 + l], 100 + l) << l;   // read after the phase completed
+      }
+    } else {
+      ASSERT_EQ(Kinds(r), "deadlock ");
+      EXPECT_NE(r.reports[0].message.find("16 transaction bytes missing"), std::string::npos) << r.reports[0].message;
+    }
+  }
+}
+
 TEST(PtxEmu, WhatItCannotRunIsAClearError) {
   std::string body = std::string(kPrologue) + "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tx, {%r0}];\n  ret;";
   try {

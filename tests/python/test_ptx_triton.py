@@ -69,13 +69,27 @@ def test_triton_flashattention_forward_ptx_matches_numpy():
     np.testing.assert_allclose(o.astype(np.float64), want, atol=2e-2)
 
 
-def test_triton_hopper_gemm_names_the_instruction_it_cannot_run():
-    """Triton's sm_90 GEMM uses wgmma / TMA-class instructions the PTX emulator does not run yet: a clear error
-    naming the line and the instruction, not a wrong answer."""
+def test_triton_hopper_gemm_ptx_matches_numpy():
+    """Triton's sm_90 GEMM: cp.async into shared memory, fence.proxy.async, then wgmma reading both operands
+    through matrix descriptors in its own swizzled layouts."""
     src, md = tk.compile_ptx(tk.gemm, GEMM_SIG, {"BM": 128, "BN": 128, "BK": 64, "MASK": False}, arch=90,
                              aligned=range(6))
-    a = np.zeros((128, 64), np.float16)
-    b = np.zeros((64, 128), np.float16)
-    c = np.zeros((128, 128), np.float16)
-    with pytest.raises(TileLangUnsupportedError, match=r"PTX emulator: line \d+: .*not supported"):
-        tk.run(src, md, (1, 1), [a, b, c, 128, 128, 64], {"a": a, "b": b, "c": c})
+    for instr in ("wgmma.mma_async.sync.aligned.m64n128k16", "wgmma.wait_group", "fence.proxy.async"):
+        assert instr in src, instr
+    r = rng(90)
+    a = r.standard_normal((256, 192)).astype(np.float16)
+    b = r.standard_normal((192, 256)).astype(np.float16)
+    c = np.zeros((256, 256), np.float16)
+    reports, total = tk.run(src, md, (2, 2), [a, b, c, 256, 256, 192], {"a": a, "b": b, "c": c})
+    assert total == 0, reports
+    np.testing.assert_allclose(c.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=2e-3, atol=2e-2)
+
+
+def test_an_instruction_the_emulator_does_not_know_is_named():
+    from tilelang import _ffi
+
+    ptx = (".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n  .reg .b32 %r<2>;\n"
+           "  tex.1d.v4.f32.s32 {%r0, %r0, %r0, %r0}, [t, {%r1}];\n  ret;\n}\n")
+    with pytest.raises(TileLangUnsupportedError, match=r"line 7: instruction 'tex' is not supported"):
+        _ffi.emulate_ptx_text(ptx, "k", [1, 1, 1], [32, 1, 1], 0, [], [])
