@@ -424,7 +424,15 @@ std::string CodegenC::E(const Expr& e) {
     case ExprKind::kCall: return CallE(static_cast<const CallNode*>(e.get()));
     case ExprKind::kBufferLoad: {
       auto* l = static_cast<const BufferLoadNode*>(e.get());
-      return Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
+      const std::string load = Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
+      const DataType bt = l->buffer->dtype;
+      const std::string i8 = CType(DataType::Int(8));
+      // int4 is stored one value per byte in the low nibble (docs/semantics.md): where the dialect holds it in
+      // an 8-bit integer (no nibble type of its own), a read sign-extends bit 3 (the PTX emulator found these
+      // reads returning 8..15 for -8..-1)
+      if (bt.is_int() && bt.bits() == 4 && CType(bt) == i8)
+        return "((" + i8 + ")((" + i8 + ")(" + load + " << 4) >> 4))";
+      return load;
     }
   }
   return "?";

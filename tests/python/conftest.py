@@ -51,3 +51,56 @@ def _session_kernel_cache():
                 os.environ[k] = v
         if not shared:
             shutil.rmtree(path, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------------------------- ptx_twin
+# Modules marked `pytestmark = pytest.mark.ptx_twin` (or tests marked so) run every CUDA kernel they launch in
+# the thread-level emulator a second time at PTX level (execution_backend="ptx": the PTX NVRTC made of the
+# same generated code), on copies of the same arguments, and fail where the two disagree: beyond float32
+# rounding (NVRTC's approximate exp2 / rsqrt against the exact ones) for floats, at all for integers.
+# TL_PTX_TWIN=1 applies it to every test (the long run: TL_PTX_TWIN=1 python -m pytest tests/python).
+@pytest.fixture(autouse=True)
+def _ptx_twin(request):
+    if request.node.get_closest_marker("ptx_twin") is None and os.environ.get("TL_PTX_TWIN") != "1":
+        yield
+        return
+    import ml_dtypes
+    import numpy as np
+
+    from tilelang.jit import kernel as jk
+
+    orig = jk.JITKernel._launch
+
+    def launch(self, full):
+        if self.execution_backend != "emulator" or self.kind != "cuda":
+            return orig(self, full)
+        before = [a.copy() if isinstance(a, np.ndarray) else a for a in full]
+        out = orig(self, full)
+        twin = getattr(self, "_ptx_twin_kernel", None)  # kept on the kernel itself: ids are reused
+        if twin is None:
+            twin = self._ptx_twin_kernel = jk.JITKernel(self.func, None, str(self.target), "ptx", self.pass_configs)
+        twin._launch(before)
+        for i, (want, got) in enumerate(zip(full, before)):
+            if not isinstance(want, np.ndarray):
+                continue
+            floating = want.dtype.kind == "f" or str(want.dtype) in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+            # float32 / float64: the approximate exp2 / rsqrt NVRTC uses; narrower: one unit in the last place of
+            # the stored type, where those tiny differences cross a rounding boundary
+            rtol = max(1e-5, float(ml_dtypes.finfo(want.dtype).eps)) if floating else 0
+            close = (lambda g, w: np.isclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=1e-6,
+                                             equal_nan=True)) if floating else (lambda g, w: g == w)
+            ok = bool(np.all(close(got, want)))
+            if not ok:
+                bad = np.argwhere(~close(got, want))
+                first = tuple(int(x) for x in bad[0]) if len(bad) else None
+                raise AssertionError(
+                    f"ptx_twin: argument {i} of kernel '{self.func.name}' differs between the thread-level emulator and "
+                    f"the PTX emulator (target {self.target}): {len(bad)} elements, first at {first}: emulator "
+                    f"{want[first] if first else ''}, PTX {got[first] if first else ''}")
+        return out
+
+    jk.JITKernel._launch = launch
+    try:
+        yield
+    finally:
+        jk.JITKernel._launch = orig

@@ -140,3 +140,50 @@ def test_random_programs_agree_between_the_two_emulators():
         if bad:
             failures.append(case.describe() + "\n" + "\n".join(bad))
     assert not failures, "\n\n".join(failures)
+
+
+# ------------------------------------------------------------------------- generated-code bugs it found
+# Both passed in the thread-level emulator (which reads the IR's semantics) and were wrong in the CUDA that
+# ships; the PTX emulator showed them. sm_80, against NumPy.
+
+def test_int4_reads_sign_extend_in_the_generated_cuda():
+    """int4 elements are stored one per byte in the low nibble: the CUDA read was a plain int8 load (-8 read as 8)."""
+    import ml_dtypes
+
+    from tilelang import language as T
+
+    @T.prim_func
+    def widen(A: T.Tensor((16,), "int4"), O: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(16):
+                O[i] = T.cast(A[i], "float32")
+
+    a = np.arange(-8, 8).astype(ml_dtypes.int4)
+    o = np.zeros(16, np.float32)
+    k = ptx(widen)
+    k(a, o)
+    np.testing.assert_array_equal(o, np.arange(-8, 8).astype(np.float32))
+    assert "<< 4) >> 4)" in k.get_kernel_source()
+
+
+def test_float_to_narrow_int_saturates_in_the_generated_cuda():
+    """tl::cast<uint8_t>(float) was a C++ static_cast, undefined out of range: NVRTC converted through 32 bits and
+    truncated (300 -> 44). The device header now saturates, NaN giving 0 (docs/semantics.md)."""
+    from tilelang import language as T
+
+    @T.prim_func
+    def convert(A: T.Tensor((8,), "float32"), O: T.Tensor((8,), "uint8"), P: T.Tensor((8,), "int8"),
+                Q: T.Tensor((8,), "int16")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(8):
+                O[i] = T.cast(A[i], "uint8")
+                P[i] = T.cast(A[i], "int8")
+                Q[i] = T.cast(A[i], "int16")
+
+    a = np.array([300, -5, 255.7, 1e10, -1e10, 3.5, np.nan, -2.9], np.float32)
+    sat = lambda lo, hi: np.where(np.isnan(a), 0, np.clip(np.trunc(np.nan_to_num(a.astype(np.float64))), lo, hi))
+    o, p, q = np.zeros(8, np.uint8), np.zeros(8, np.int8), np.zeros(8, np.int16)
+    ptx(convert)(a, o, p, q)
+    np.testing.assert_array_equal(o, sat(0, 255))
+    np.testing.assert_array_equal(p, sat(-128, 127))
+    np.testing.assert_array_equal(q, sat(-32768, 32767))

@@ -166,6 +166,30 @@ TL_CAST_VIA_FLOAT(float8_e5m2_t, bfloat16_t)
 TL_CAST_VIA_FLOAT(float8_e5m2_t, float8_e4m3_t)
 #undef TL_CAST_VIA_FLOAT
 
+// Floating point to 8- and 16-bit integers saturates, NaN giving 0 (docs/semantics.md). C++ leaves an
+// out-of-range conversion undefined and NVRTC converts through 32 bits and truncates (300.0f -> uint8 44: found
+// by the PTX emulator); 32- and 64-bit conversions are cvt.rzi, which saturates.
+#define TL_CAST_SATURATED(T, LO, HI)                                                         \
+  template <>                                                                                 \
+  __device__ __forceinline__ T cast<T, float>(float x) {                                      \
+    return static_cast<T>(x != x ? 0.0f : fminf(fmaxf(x, LO), HI));                           \
+  }                                                                                           \
+  template <>                                                                                 \
+  __device__ __forceinline__ T cast<T, double>(double x) {                                    \
+    return static_cast<T>(x != x ? 0.0 : fmin(fmax(x, double(LO)), double(HI)));              \
+  }                                                                                           \
+  template <>                                                                                 \
+  __device__ __forceinline__ T cast<T, half_t>(half_t x) { return cast<T, float>(float(x)); } \
+  template <>                                                                                 \
+  __device__ __forceinline__ T cast<T, bfloat16_t>(bfloat16_t x) {                            \
+    return cast<T, float>(float(x));                                                          \
+  }
+TL_CAST_SATURATED(uint8_t, 0.0f, 255.0f)
+TL_CAST_SATURATED(int8_t, -128.0f, 127.0f)
+TL_CAST_SATURATED(uint16_t, 0.0f, 65535.0f)
+TL_CAST_SATURATED(int16_t, -32768.0f, 32767.0f)
+#undef TL_CAST_SATURATED
+
 __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ double nan() { return __longlong_as_double(0x7ff8000000000000LL); }
 template <typename T>

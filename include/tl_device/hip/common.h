@@ -79,6 +79,32 @@ TL_DEV bfloat16_t cast<bfloat16_t, half_t>(half_t x) {
   return bfloat16_t(float(x));
 }
 
+// Floating point to 8- and 16-bit integers saturates, NaN giving 0 (docs/semantics.md): C++ leaves an
+// out-of-range conversion undefined, and the compilers convert through 32 bits and truncate (the CUDA header
+// has the same specialisations; the PTX emulator showed the truncation there).
+#define TL_CAST_SATURATED(T, LO, HI)                                                                \
+  template <>                                                                                        \
+  TL_DEV T cast<T, float>(float x) {                                                                 \
+    return static_cast<T>(x != x ? 0.0f : __builtin_fminf(__builtin_fmaxf(x, LO), HI));              \
+  }                                                                                                  \
+  template <>                                                                                        \
+  TL_DEV T cast<T, double>(double x) {                                                               \
+    return static_cast<T>(x != x ? 0.0 : __builtin_fmin(__builtin_fmax(x, double(LO)), double(HI))); \
+  }                                                                                                  \
+  template <>                                                                                        \
+  TL_DEV T cast<T, half_t>(half_t x) {                                                               \
+    return cast<T, float>(float(x));                                                                 \
+  }                                                                                                  \
+  template <>                                                                                        \
+  TL_DEV T cast<T, bfloat16_t>(bfloat16_t x) {                                                       \
+    return cast<T, float>(float(x));                                                                 \
+  }
+TL_CAST_SATURATED(uint8_t, 0.0f, 255.0f)
+TL_CAST_SATURATED(int8_t, -128.0f, 127.0f)
+TL_CAST_SATURATED(uint16_t, 0.0f, 65535.0f)
+TL_CAST_SATURATED(int16_t, -32768.0f, 32767.0f)
+#undef TL_CAST_SATURATED
+
 TL_DEV double inf() { return __builtin_inf(); }
 TL_DEV double nan() { return __builtin_nan(""); }
 template <typename T>

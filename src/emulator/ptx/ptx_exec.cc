@@ -846,6 +846,20 @@ class Machine {
           Set(wp, in.ops[0], l, r, Ty::kPred);
         });
         break;
+      case Op::kDp4a:
+        // dp4a.atype.btype d, a, b, c (PTX ISA 9.7.1.23): d = c + the sum of the products of the four byte pairs,
+        // each byte signed or not by its type
+        ForLanes(exec, [&](int l) {
+          const uint64_t a = Get(wp, in.ops[1], w, l, Ty::kB32), b = Get(wp, in.ops[2], w, l, Ty::kB32);
+          int64_t acc = SignExtend(Get(wp, in.ops[3], w, l, Ty::kB32), 32);
+          for (int i = 0; i < 4; ++i) {
+            const uint64_t x = a >> (8 * i) & 0xFF, y = b >> (8 * i) & 0xFF;
+            acc += (TySigned(in.t) ? SignExtend(x, 8) : static_cast<int64_t>(x)) *
+                   (TySigned(in.t2) ? SignExtend(y, 8) : static_cast<int64_t>(y));
+          }
+          Set(wp, in.ops[0], l, static_cast<uint64_t>(acc), Ty::kB32);
+        });
+        break;
       case Op::kActivemask:
         ForLanes(exec, [&](int l) { Set(wp, in.ops[0], l, act, Ty::kB32); });
         break;
@@ -948,6 +962,39 @@ class Machine {
   void Cvt(int w, Warp& wp, const Instr& in, uint32_t exec) {
     // cvt{.irnd/.frnd}{.ftz}{.sat}.dtype.atype d, a (PTX ISA 9.7.9.21)
     const Ty dt = in.t, st = in.t2;
+    if (dt == Ty::kE4M3x2 || dt == Ty::kE5M2x2) {
+      // cvt.rn.satfinite.e4m3x2.f32 d, a, b: a to the upper byte, b to the lower; .f16x2 source: its halves
+      const Ty e = dt == Ty::kE4M3x2 ? Ty::kE4M3 : Ty::kE5M2;
+      ForLanes(exec, [&](int l) {
+        double hi, lo;
+        if (st == Ty::kF16x2) {
+          const uint64_t v = Get(wp, in.ops[1], w, l, Ty::kB32);
+          hi = HalfValue(v >> 16, Ty::kF16);
+          lo = HalfValue(v, Ty::kF16);
+        } else {
+          hi = FloatOf(Get(wp, in.ops[1], w, l, st), st);
+          lo = FloatOf(Get(wp, in.ops[2], w, l, st), st);
+        }
+        Set(wp, in.ops[0], l, (FloatBits(SatFinite(hi, e), e) << 8) | FloatBits(SatFinite(lo, e), e), Ty::kB16);
+      });
+      return;
+    }
+    if ((dt == Ty::kF16x2 || dt == Ty::kBF16x2) && (st == Ty::kE4M3x2 || st == Ty::kE5M2x2)) {
+      // cvt.rn.f16x2.e4m3x2 d, a: each byte of a to the matching half of d (exact)
+      const Ty e = st == Ty::kE4M3x2 ? Ty::kE4M3 : Ty::kE5M2, h = dt == Ty::kF16x2 ? Ty::kF16 : Ty::kBF16;
+      ForLanes(exec, [&](int l) {
+        const uint64_t v = Get(wp, in.ops[1], w, l, Ty::kB16);
+        Set(wp, in.ops[0], l, (FloatBits(HalfValue(v >> 8, e), h) << 16) | FloatBits(HalfValue(v, e), h), Ty::kB32);
+      });
+      return;
+    }
+    if (dt == Ty::kTf32) {  // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero (in f32 bits)
+      ForLanes(exec, [&](int l) {
+        const uint64_t v = Get(wp, in.ops[1], w, l, Ty::kB32);
+        Set(wp, in.ops[0], l, std::isfinite(AsF32(v)) ? (v + 0x1000) & ~uint64_t{0x1FFF} : v, Ty::kB32);
+      });
+      return;
+    }
     if (dt == Ty::kF16x2 || dt == Ty::kBF16x2) {  // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower
       const Ty h = dt == Ty::kF16x2 ? Ty::kF16 : Ty::kBF16;
       ForLanes(exec, [&](int l) {
@@ -1464,43 +1511,93 @@ class Machine {
   }
 
   void Mma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
-    // mma.sync.aligned.m16n8k16.row.col.dtype.{f16,bf16}.{f16,bf16}.ctype (PTX ISA 9.7.14.5.8, "Matrix
-    // Fragments for mma.m16n8k16 with floating point type"), group g = lane / 4, t = lane % 4:
-    //   A (4 x .b32, 8 halves a0..a7): row g + 8 * (i / 2 % 2), column 2t + i % 2 + 8 * (i / 4)
-    //   B (2 x .b32, 4 halves b0..b3): row (k) 2t + i % 2 + 8 * (i / 2), column g
-    //   C, D (4 x f32 or 2 x f16x2, c0..c3): row g + 8 * (i / 2), column 2t + i % 2
-    // The products of 16-bit values are exact in double; they and C are summed in double, rounded once.
-    if (!(in.m == 16 && in.n == 8 && in.k == 16) || !((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16)))
-      FailAt(in, "only mma.m16n8k16 with f16 or bf16 operands is supported by the PTX emulator yet");
+    // mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype (PTX ISA 9.7.14.5.x, the "Matrix Fragments for
+    // mma.m16n8kK" figures), group g = lane / 4, t = lane % 4, elements packed low first in .b32 registers:
+    //   k16, f16 / bf16:  A a_i (8): row g + 8 (i/2 % 2), col 2t + i%2 + 8 (i/4);  B b_i (4): row 2t + i%2 + 8 (i/2)
+    //   k32, s8 / u8 / e4m3 / e5m2:  A a_i (16): row g + 8 (i/4 % 2), col 4t + i%4 + 16 (i/8);
+    //                                B b_i (8): row 4t + i%4 + 16 (i/4)
+    //   k8, tf32 (one element a register):  A a_i (4): row g + 8 (i%2), col t + 4 (i/2);  B b_i (2): row t + 4i
+    //   B's column is g; C, D c_i (4 x f32 / s32, or 2 x f16x2): row g + 8 (i/2), col 2t + i%2.
+    // Products are exact in double (integers: in 64 bits); they and C are summed and rounded once (s32 wraps).
+    const bool k16 = in.k == 16 && ((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16));
+    const bool i8 = in.k == 32 && (in.ta == Ty::kS8 || in.ta == Ty::kU8) && (in.tb == Ty::kS8 || in.tb == Ty::kU8) &&
+                    in.t == Ty::kS32;
+    const bool f8 = in.k == 32 && (in.ta == Ty::kE4M3 || in.ta == Ty::kE5M2) && (in.tb == Ty::kE4M3 || in.tb == Ty::kE5M2) &&
+                    in.t == Ty::kF32;
+    const bool tf = in.k == 8 && in.ta == Ty::kTf32 && in.tb == Ty::kTf32 && in.t == Ty::kF32;
+    if (in.m != 16 || in.n != 8 || !(k16 || i8 || f8 || tf))
+      FailAt(in, "mma.sync is supported by the PTX emulator for m16n8k16 f16/bf16, m16n8k32 s8/u8/e4m3/e5m2 and "
+                 "m16n8k8 tf32");
     if (!FullWarp(w, wp, act, exec, "mma.sync")) return;
+    const int K = in.k, na = k16 ? 4 : i8 || f8 ? 4 : 4, nb = 2;
     const Operand &D = in.ops[0], &A = in.ops[1], &B = in.ops[2], &C = in.ops[3];
-    const bool c32 = in.tc == Ty::kF32, d32 = in.t == Ty::kF32;
-    if (A.kind != Operand::kVec || A.vec.size() != 4 || B.kind != Operand::kVec || B.vec.size() != 2 ||
-        C.kind != Operand::kVec || C.vec.size() != (c32 ? 4u : 2u) || D.kind != Operand::kVec || D.vec.size() != (d32 ? 4u : 2u))
-      FailAt(in, "mma.m16n8k16 operand vectors must be A: 4, B: 2, C/D: 4 (f32) or 2 (f16x2) registers");
-    double a[16][16] = {}, b[16][8] = {}, c[16][8] = {};
+    const bool c32 = in.tc == Ty::kF32 || in.tc == Ty::kS32, d32 = in.t == Ty::kF32 || in.t == Ty::kS32;
+    if (A.kind != Operand::kVec || static_cast<int>(A.vec.size()) != na || B.kind != Operand::kVec ||
+        static_cast<int>(B.vec.size()) != nb || C.kind != Operand::kVec || C.vec.size() != (c32 ? 4u : 2u) ||
+        D.kind != Operand::kVec || D.vec.size() != (d32 ? 4u : 2u))
+      FailAt(in, "mma operand vectors must be A: 4, B: 2, C/D: 4 (32-bit) or 2 (f16x2) registers");
+    double a[16][32] = {}, b[32][8] = {}, c[16][8] = {};
+    int64_t ia[16][32] = {}, ib[32][8] = {}, ic[16][8] = {};
+    auto elem8 = [&](uint64_t reg, int i, Ty t, double* f, int64_t* n) {
+      const uint64_t byte = reg >> (8 * (i % 4)) & 0xFF;
+      if (t == Ty::kS8) *n = SignExtend(byte, 8);
+      else if (t == Ty::kU8) *n = static_cast<int64_t>(byte);
+      else *f = HalfValue(byte, t);
+    };
+    bool unrounded = false;
+    auto tf32 = [&](uint64_t reg) {
+      if (std::isfinite(AsF32(reg)) && (reg & 0x1FFF)) unrounded = true;
+      return static_cast<double>(AsF32(reg & ~uint64_t{0x1FFF}));  // the low 13 bits are not part of a tf32
+    };
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, t = l % 4;
-      for (int i = 0; i < 8; ++i) {
-        uint64_t reg = Get(wp, A.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
-        a[g + 8 * (i / 2 % 2)][2 * t + i % 2 + 8 * (i / 4)] = HalfValue(reg >> (16 * (i % 2)), in.ta);
+      if (k16) {
+        for (int i = 0; i < 8; ++i)
+          a[g + 8 * (i / 2 % 2)][2 * t + i % 2 + 8 * (i / 4)] =
+              HalfValue(Get(wp, A.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32) >> (16 * (i % 2)), in.ta);
+        for (int i = 0; i < 4; ++i)
+          b[2 * t + i % 2 + 8 * (i / 2)][g] =
+              HalfValue(Get(wp, B.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32) >> (16 * (i % 2)), in.tb);
+      } else if (tf) {
+        for (int i = 0; i < 4; ++i) a[g + 8 * (i % 2)][t + 4 * (i / 2)] = tf32(Get(wp, A.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
+        for (int i = 0; i < 2; ++i) b[t + 4 * i][g] = tf32(Get(wp, B.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
+      } else {
+        for (int i = 0; i < 16; ++i) {
+          const int row = g + 8 * (i / 4 % 2), col = 4 * t + i % 4 + 16 * (i / 8);
+          elem8(Get(wp, A.vec[static_cast<size_t>(i / 4)], w, l, Ty::kB32), i, in.ta, &a[row][col], &ia[row][col]);
+        }
+        for (int i = 0; i < 8; ++i) {
+          const int row = 4 * t + i % 4 + 16 * (i / 4);
+          elem8(Get(wp, B.vec[static_cast<size_t>(i / 4)], w, l, Ty::kB32), i, in.tb, &b[row][g], &ib[row][g]);
+        }
       }
       for (int i = 0; i < 4; ++i) {
-        uint64_t reg = Get(wp, B.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
-        b[2 * t + i % 2 + 8 * (i / 2)][g] = HalfValue(reg >> (16 * (i % 2)), in.tb);
-      }
-      for (int i = 0; i < 4; ++i) {
-        double v = c32 ? AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32))
-                       : HalfValue(Get(wp, C.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32) >> (16 * (i % 2)), Ty::kF16);
-        c[g + 8 * (i / 2)][2 * t + i % 2] = v;
+        const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        if (i8) {
+          ic[row][col] = SignExtend(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32), 32);
+        } else {
+          c[row][col] = c32 ? AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32))
+                            : HalfValue(Get(wp, C.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32) >> (16 * (i % 2)), Ty::kF16);
+        }
       }
     }
-    for (int k = 0; k < 16; ++k)
+    if (unrounded)
+      Report("tf32_unrounded", w * 32, [&] {
+        return std::string("a tf32 mma operand has non-zero low 13 bits (not converted with cvt.rna.tf32.f32); they "
+                           "were ignored");
+      });
+    for (int k = 0; k < K; ++k)
       for (int r = 0; r < 16; ++r)
-        for (int col = 0; col < 8; ++col) c[r][col] += a[r][k] * b[k][col];
+        for (int col = 0; col < 8; ++col) {
+          if (i8) ic[r][col] += ia[r][k] * ib[k][col];
+          else c[r][col] += a[r][k] * b[k][col];
+        }
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, t = l % 4;
-      if (d32) {
+      if (i8) {
+        for (int i = 0; i < 4; ++i)
+          Set(wp, D.vec[static_cast<size_t>(i)], l, static_cast<uint64_t>(ic[g + 8 * (i / 2)][2 * t + i % 2]), Ty::kB32);
+      } else if (d32) {
         for (int i = 0; i < 4; ++i) Set(wp, D.vec[static_cast<size_t>(i)], l, F32Bits(static_cast<float>(c[g + 8 * (i / 2)][2 * t + i % 2])), Ty::kB32);
       } else {
         for (int j = 0; j < 2; ++j) {
@@ -1708,14 +1805,21 @@ class Machine {
     // row l/4 + 8((i/2)%2), column 2(l%4) + i%2 + 8(i/4); D register i at row l/4 + 8((i/2)%2), column
     // 8(i/4) + 2(l%4) + i%2. Products exact in double, summed with D (scale-d) and rounded once to f32.
     if (!FullWarp(w, wp, act, exec, "wgmma")) return;
-    if (in.m != 64 || in.k != 16 || in.n % 8 || in.n < 8 || in.n > 256 || in.t != Ty::kF32 ||
-        !((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16)))
-      FailAt(in, "only wgmma m64nNk16 with f16 or bf16 inputs and f32 accumulators is supported by the PTX emulator yet");
-    const int N = in.n, wq = w % 4;
+    const bool h16 = in.k == 16 && in.t == Ty::kF32 &&
+                     ((in.ta == Ty::kF16 && in.tb == Ty::kF16) || (in.ta == Ty::kBF16 && in.tb == Ty::kBF16));
+    const bool f8 = in.k == 32 && in.t == Ty::kF32 && (in.ta == Ty::kE4M3 || in.ta == Ty::kE5M2) &&
+                    (in.tb == Ty::kE4M3 || in.tb == Ty::kE5M2);
+    const bool i8 = in.k == 32 && in.t == Ty::kS32 && (in.ta == Ty::kS8 || in.ta == Ty::kU8) &&
+                    (in.tb == Ty::kS8 || in.tb == Ty::kU8);
+    if (in.m != 64 || in.n % 8 || in.n < 8 || in.n > 256 || !(h16 || f8 || i8))
+      FailAt(in, "wgmma is supported by the PTX emulator for m64nNk16 f16/bf16 -> f32 and m64nNk32 e4m3/e5m2 -> f32, "
+                 "s8/u8 -> s32");
+    const int N = in.n, K = in.k, eb = in.k == 32 ? 1 : 2, wq = w % 4;
     const Operand &Dop = in.ops[0], &Aop = in.ops[1];
     const bool a_regs = Aop.kind == Operand::kVec;
     const size_t imm = 4;  // first immediate operand
-    if (Dop.kind != Operand::kVec || static_cast<int>(Dop.vec.size()) != N / 2 || in.ops.size() < imm + (a_regs ? 3 : 4))
+    if (Dop.kind != Operand::kVec || static_cast<int>(Dop.vec.size()) != N / 2 ||
+        in.ops.size() < (i8 ? 4 : f8 ? imm + 2 : imm + (a_regs ? 3 : 4)))  // 8-bit: K-major only, no transposes
       FailAt(in, "wgmma operands: {" + std::to_string(N / 2) + " accumulators}, a, b-desc, scale-d, scale-a, scale-b, "
                  "(trans-a,) trans-b");
     auto uniform = [&](const Operand& o) {
@@ -1737,44 +1841,60 @@ class Machine {
         FailAt(in, "wgmma descriptors without a swizzle mode or with a base offset are not supported by the PTX emulator");
       return r;
     };
-    const Ty et = in.ta;
-    auto smem_elem = [&](const SmemMatrixDesc& d, bool mn_major, int64_t mn, int64_t k) {
-      const int64_t a = SwizzleAddress(CanonicalAddress(d, mn_major, mn, k, 2), d.swizzle_bytes);
-      if (a < 0 || a + 2 > smem_bytes_) {
+    // an element's value: a float (exact in double) or an integer (exact in int64, held in a double: |x| < 2^53)
+    auto value = [&](uint64_t bits, Ty t) {
+      if (t == Ty::kS8) return static_cast<double>(SignExtend(bits, 8));
+      if (t == Ty::kU8) return static_cast<double>(bits & 0xFF);
+      return HalfValue(bits, t);
+    };
+    auto smem_elem = [&](const SmemMatrixDesc& d, bool mn_major, int64_t mn, int64_t k, Ty t) {
+      const int64_t a = SwizzleAddress(CanonicalAddress(d, mn_major, mn, k, eb), d.swizzle_bytes);
+      if (a < 0 || a + eb > smem_bytes_) {
         Report("out_of_bounds", w * 32, [&] { return "a wgmma operand element at shared byte " + std::to_string(a) + " is outside shared memory"; });
         return 0.0;
       }
-      NoteShared(a, 2, w * 32, false, false);
-      uint16_t h;
-      std::memcpy(&h, &smem_[static_cast<size_t>(a)], 2);
-      return HalfValue(h, et);
+      NoteShared(a, eb, w * 32, false, false);
+      uint16_t h = 0;
+      std::memcpy(&h, &smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
+      return value(h, t);
     };
     const bool scale_d = Get(wp, in.ops[3], w, 0, Ty::kPred) != 0;
-    const double sa = static_cast<int64_t>(Get(wp, in.ops[imm], w, 0, Ty::kS32)) == -1 ? -1.0 : 1.0;
-    const double sb = static_cast<int64_t>(Get(wp, in.ops[imm + 1], w, 0, Ty::kS32)) == -1 ? -1.0 : 1.0;
-    const bool ta = !a_regs && Get(wp, in.ops[imm + 2], w, 0, Ty::kU32) != 0;
-    const bool tb = Get(wp, in.ops[imm + (a_regs ? 2 : 3)], w, 0, Ty::kU32) != 0;
-    double A[16][16], B[16][256];
+    // .s8 / .u8 wgmma has no scale-a / scale-b / transpose immediates
+    const double sa = !i8 && static_cast<int64_t>(SignExtend(Get(wp, in.ops[imm], w, 0, Ty::kS32), 32)) == -1 ? -1.0 : 1.0;
+    const double sb = !i8 && static_cast<int64_t>(SignExtend(Get(wp, in.ops[imm + 1], w, 0, Ty::kS32), 32)) == -1 ? -1.0 : 1.0;
+    const bool ta = !i8 && !a_regs && in.ops.size() > imm + 2 && Get(wp, in.ops[imm + 2], w, 0, Ty::kU32) != 0;
+    const size_t tbi = imm + (a_regs ? 2 : 3);
+    const bool tb = !i8 && in.ops.size() > tbi && Get(wp, in.ops[tbi], w, 0, Ty::kU32) != 0;
+    static thread_local double A[16][32], B[32][256];
     if (a_regs) {
       if (Aop.vec.size() != 4) FailAt(in, "wgmma A in registers needs 4 registers");
       for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 8; ++i) {
-          const uint64_t reg = Get(wp, Aop.vec[static_cast<size_t>(i / 2)], w, l, Ty::kB32);
-          A[l / 4 + 8 * ((i / 2) % 2)][2 * (l % 4) + i % 2 + 8 * (i / 4)] = HalfValue(reg >> (16 * (i % 2)), et);
+        for (int i = 0; i < 16 / eb; ++i) {
+          const uint64_t reg = Get(wp, Aop.vec[static_cast<size_t>(eb == 2 ? i / 2 : i / 4)], w, l, Ty::kB32);
+          const int row = eb == 2 ? l / 4 + 8 * ((i / 2) % 2) : l / 4 + 8 * ((i / 4) % 2);
+          const int col = eb == 2 ? 2 * (l % 4) + i % 2 + 8 * (i / 4) : 4 * (l % 4) + i % 4 + 16 * (i / 8);
+          A[row][col] = value(eb == 2 ? reg >> (16 * (i % 2)) : reg >> (8 * (i % 4)), in.ta);
         }
     } else {
       const SmemMatrixDesc da = decode(uniform(Aop));
       for (int m = 0; m < 16; ++m)
-        for (int k = 0; k < 16; ++k) A[m][k] = smem_elem(da, ta, 16 * wq + m, k);
+        for (int k = 0; k < K; ++k) A[m][k] = smem_elem(da, ta, 16 * wq + m, k, in.ta);
     }
     const SmemMatrixDesc db = decode(uniform(in.ops[2]));
-    for (int k = 0; k < 16; ++k)
-      for (int n = 0; n < N; ++n) B[k][n] = smem_elem(db, tb, n, k);
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n) B[k][n] = smem_elem(db, tb, n, k, in.tb);
     for (int l = 0; l < 32; ++l)
       for (int i = 0; i < N / 2; ++i) {
         const int row = l / 4 + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
-        double acc = scale_d ? AsF32(Get(wp, Dop.vec[static_cast<size_t>(i)], w, l, Ty::kB32)) : 0.0;
-        for (int k = 0; k < 16; ++k) acc += sa * A[row][k] * sb * B[k][col];
+        const uint64_t prev = Get(wp, Dop.vec[static_cast<size_t>(i)], w, l, Ty::kB32);
+        if (i8) {  // exact, wrapping at 32 bits
+          int64_t acc = scale_d ? SignExtend(prev, 32) : 0;
+          for (int k = 0; k < K; ++k) acc += static_cast<int64_t>(A[row][k]) * static_cast<int64_t>(B[k][col]);
+          Set(wp, Dop.vec[static_cast<size_t>(i)], l, static_cast<uint64_t>(acc), Ty::kB32);
+          continue;
+        }
+        double acc = scale_d ? AsF32(prev) : 0.0;
+        for (int k = 0; k < K; ++k) acc += sa * A[row][k] * sb * B[k][col];
         Set(wp, Dop.vec[static_cast<size_t>(i)], l, F32Bits(static_cast<float>(acc)), Ty::kB32);
       }
   }

@@ -19,17 +19,18 @@ enum class Op : uint8_t {
   kNop,
   // sm_90: mbarriers, TMA, wgmma, stmatrix
   kMbarInit, kMbarArrive, kMbarExpectTx, kMbarTryWait, kTmaLoad, kTmaStore, kBulkCommit, kBulkWait, kWgmma,
-  kWgmmaFence, kWgmmaCommit, kWgmmaWait, kStmatrix, kElect
+  kWgmmaFence, kWgmmaCommit, kWgmmaWait, kStmatrix, kElect, kDp4a
 };
 
 enum class Ty : uint8_t {
   kNone, kB8, kB16, kB32, kB64, kB128, kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64, kF16, kF16x2, kBF16,
-  kBF16x2, kF32, kF64, kPred, kTf32, kE4M3, kE5M2
+  kBF16x2, kF32, kF64, kPred, kTf32, kE4M3, kE5M2, kE4M3x2, kE5M2x2
 };
 inline int TyBits(Ty t) {
   switch (t) {
     case Ty::kB8: case Ty::kU8: case Ty::kS8: case Ty::kE4M3: case Ty::kE5M2: return 8;
-    case Ty::kB16: case Ty::kU16: case Ty::kS16: case Ty::kF16: case Ty::kBF16: return 16;
+    case Ty::kB16: case Ty::kU16: case Ty::kS16: case Ty::kF16: case Ty::kBF16: case Ty::kE4M3x2:
+    case Ty::kE5M2x2: return 16;
     case Ty::kB32: case Ty::kU32: case Ty::kS32: case Ty::kF32: case Ty::kF16x2: case Ty::kBF16x2:
     case Ty::kTf32: return 32;
     case Ty::kB64: case Ty::kU64: case Ty::kS64: case Ty::kF64: return 64;

@@ -17,7 +17,7 @@ namespace tl::emu::ptx {
 const char* TyName(Ty t) {
   static const char* names[] = {"none", "b8",  "b16",   "b32", "b64",    "b128", "u8",  "u16",  "u32",
                                 "u64",  "s8",  "s16",   "s32", "s64",    "f16",  "f16x2", "bf16", "bf16x2",
-                                "f32",  "f64", "pred",  "tf32", "e4m3", "e5m2"};
+                                "f32",  "f64", "pred",  "tf32", "e4m3", "e5m2", "e4m3x2", "e5m2x2"};
   return names[static_cast<int>(t)];
 }
 
@@ -30,7 +30,8 @@ const std::unordered_map<std::string, Ty>& TypeNames() {
       {"u64", Ty::kU64},   {"s8", Ty::kS8},     {"s16", Ty::kS16},     {"s32", Ty::kS32},
       {"s64", Ty::kS64},   {"f16", Ty::kF16},   {"f16x2", Ty::kF16x2}, {"bf16", Ty::kBF16},
       {"bf16x2", Ty::kBF16x2}, {"f32", Ty::kF32}, {"f64", Ty::kF64},   {"pred", Ty::kPred},
-      {"tf32", Ty::kTf32}, {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2}};
+      {"tf32", Ty::kTf32}, {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2}, {"e4m3x2", Ty::kE4M3x2},
+      {"e5m2x2", Ty::kE5M2x2}};
   return m;
 }
 
@@ -50,7 +51,7 @@ const std::unordered_map<std::string, Op>& OpNames() {
       {"red", Op::kRed},         {"membar", Op::kFence},    {"fence", Op::kFence},   {"popc", Op::kPopc},
       {"clz", Op::kClz},         {"brev", Op::kBrev},       {"bfe", Op::kBfe},       {"bfi", Op::kBfi},
       {"prmt", Op::kPrmt},       {"lop3", Op::kLop3},       {"copysign", Op::kCopysign}, {"testp", Op::kTestp},
-      {"activemask", Op::kActivemask}};
+      {"activemask", Op::kActivemask}, {"dp4a", Op::kDp4a}};
   return m;
 }
 
