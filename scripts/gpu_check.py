@@ -4,8 +4,8 @@
      ../shared/examples/gemm_tilelang_demo.py, which does not travel to the GPU machine);
   2. every CUDA kernel of the test suite against PyTorch on random inputs, ragged sizes included;
   3. per-intrinsic micro-tests (mma.sync fp16/bf16 with every ldmatrix form, cp.async groups, warp
-     shuffles, vector loads/stores) on the GPU and in the emulator on the same integer-valued inputs,
-     compared bit for bit;
+     shuffles, vector loads/stores) on the GPU, in the emulator and in the PTX emulator on the same
+     integer-valued inputs, compared bit for bit;
   4. compute-sanitizer memcheck and racecheck on three kernels;
   3b. on a Hopper GPU, the sm_90a wgmma GEMMs of scripts/gpu_check_hopper.py against torch (both dtypes,
      every swizzle mode and warp-group split) and, on integer inputs, bit for bit against the emulator;
@@ -148,6 +148,13 @@ def bit_exact(name, func, inputs_np, out_shape, out_dtype, target="cuda"):
         same = g.tobytes() == emu_out.tobytes()
         diff = int(np.count_nonzero(g.view(np.uint8) != emu_out.view(np.uint8)))
         row("intrinsics", name, "ok" if same else "MISMATCH", "bit-identical" if same else f"{diff} bytes differ")
+        if target.startswith("cuda"):  # the PTX that ships, interpreted (docs/emulator.md), against the same GPU run
+            ptx_out = np.zeros(out_shape, out_dtype)
+            tilelang.compile(func, target=target, execution_backend="ptx")(*inputs_np, ptx_out)
+            same = g.tobytes() == ptx_out.tobytes()
+            diff = int(np.count_nonzero(g.view(np.uint8) != ptx_out.view(np.uint8)))
+            row("intrinsics", name + " [PTX emulator]", "ok" if same else "MISMATCH",
+                "bit-identical" if same else f"{diff} bytes differ")
     guarded("intrinsics", name, run)
 
 

@@ -33,16 +33,7 @@ namespace {
 
 // The descriptor's fields (PTX ISA, "Matrix Descriptor Format").
 using Desc = SmemMatrixDesc;
-Desc Decode(uint64_t d) {
-  Desc r;
-  r.start = static_cast<int64_t>(d & 0x3FFF) << 4;
-  r.lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
-  r.sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
-  r.base_offset = static_cast<int64_t>((d >> 49) & 7);
-  static const int64_t bytes[4] = {0, 128, 64, 32};
-  r.swizzle_bytes = bytes[(d >> 62) & 3];
-  return r;
-}
+Desc Decode(uint64_t d) { return DecodeMatrixDescriptor(d); }
 
 struct Wgmma {
   const StmtNode* stmt;

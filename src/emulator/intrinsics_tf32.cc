@@ -12,25 +12,13 @@ namespace tl::emu {
 
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float FromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // cvt.rna.tf32.f32: keep 10 explicit mantissa bits, round to nearest with ties away from zero. The
 // encoding is sign-magnitude, so adding half of the kept unit (bit 12) to the magnitude and clearing
 // the 13 dropped bits rounds the magnitude up on ties; a carry into the exponent is the correct next
 // binade (or infinity past the largest tf32 value). Infinities and NaNs pass through.
 float RoundTf32(float x) {
   if (!std::isfinite(x)) return x;
-  return FromBits((Bits(x) + 0x1000u) & ~0x1FFFu);
+  return FloatOfBits((BitsOfFloat(x) + 0x1000u) & ~0x1FFFu);
 }
 
 }  // namespace
@@ -73,7 +61,7 @@ void Executor::MmaSyncTf32(const CallNode* c, const Lanes& act) {
   }
   auto tf32 = [&](const Slot& v) {
     float x = static_cast<float>(v.f);
-    if (std::isfinite(x) && (Bits(x) & 0x1FFFu))
+    if (std::isfinite(x) && (BitsOfFloat(x) & 0x1FFFu))
       Bad(c, "a tf32 operand has non-zero low 13 bits (not rounded)");
     return static_cast<double>(x);
   };

@@ -47,6 +47,18 @@ Slot Convert(Slot v, DataType from, DataType to);
 void StoreScalar(void* p, DataType t, Slot v);
 Slot LoadScalar(const void* p, DataType t);
 
+/// The bits of a float32 and back.
+inline uint32_t BitsOfFloat(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float FloatOfBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 /// A float16 (bf16 false) or bfloat16 element as a double, exactly: a normal float16's fields re-biased into
 /// a double's, a bfloat16 widened as the high half of a float32. Inline: every 16-bit mma operand is one.
 inline double LoadHalf(const void* p, bool bf16) {

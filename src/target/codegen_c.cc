@@ -438,6 +438,11 @@ std::string CodegenC::E(const Expr& e) {
   return "?";
 }
 
+std::string CodegenC::Lvalue(const Expr& e) {
+  if (auto* l = As<BufferLoadNode>(e)) return Name(l->buffer.get(), l->buffer->name) + "[" + Offset(l->buffer, l->indices) + "]";
+  return E(e);
+}
+
 std::string CodegenC::Args(const CallNode* c) {
   std::string args;
   for (size_t i = 0; i < c->args.size(); ++i) args += (i ? ", " : "") + E(c->args[i]);
@@ -474,7 +479,7 @@ std::string CodegenC::BitCountE(const CallNode* c, const std::string& popcount64
 }
 
 std::string CodegenC::CallE(const CallNode* c) {
-  if (c->op == "address_of") return "(&" + E(c->args[0]) + ")";
+  if (c->op == "address_of") return "(&" + Lvalue(c->args[0]) + ")";
   if (c->op == "popcount" || c->op == "clz") return BitCountE(c, "__builtin_popcountll", "__builtin_clzll");
   if (c->op == "tl.reinterpret") {  // the operand is first brought to its own dtype's C type
     DataType from = c->args[0]->dtype;

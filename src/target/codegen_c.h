@@ -59,6 +59,8 @@ class CodegenC {
   std::string WideIndex(const Expr& e);
   std::string Lit(const Expr& e);
   virtual std::string E(const Expr& e);
+  /// An element as an lvalue (for `&`): a buffer element itself, not its value (an int4 read sign-extends).
+  std::string Lvalue(const Expr& e);
   std::string Args(const CallNode* c);
   void Line(int ind, const std::string& s) { os_ << std::string(ind * 2, ' ') << s << "\n"; }
 

@@ -24,7 +24,7 @@ class CodegenCxxGpu : public CodegenC {
   std::string InfLiteral(bool neg) override { return neg ? "(-tl::inf())" : "tl::inf()"; }
   std::string NanLiteral() override { return "tl::nan()"; }
   void ForPragma(const ForNode* n, int ind) override;
-  std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
+  std::string Addr(const Expr& e) { return "(&" + Lvalue(e) + ")"; }
 
   /// The calls spelled alike in both dialects, then the device header's math and runtime helpers;
   /// any other op is a clear "no lowering" error naming the backend.

@@ -34,17 +34,8 @@ int64_t SignExtend(uint64_t v, int bits) {
   v &= WidthMask(bits);
   return static_cast<int64_t>((v ^ m) - m);
 }
-float AsF32(uint64_t b) {
-  uint32_t u = static_cast<uint32_t>(b);
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint64_t F32Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+float AsF32(uint64_t b) { return FloatOfBits(static_cast<uint32_t>(b)); }
+uint64_t F32Bits(float f) { return BitsOfFloat(f); }
 double AsF64(uint64_t b) {
   double d;
   std::memcpy(&d, &b, 8);
@@ -1830,13 +1821,7 @@ class Machine {
       return v;
     };
     auto decode = [&](uint64_t d) {
-      SmemMatrixDesc r;
-      r.start = static_cast<int64_t>(d & 0x3FFF) << 4;
-      r.lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
-      r.sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
-      r.base_offset = static_cast<int64_t>((d >> 49) & 7);
-      static const int64_t bytes[4] = {0, 128, 64, 32};
-      r.swizzle_bytes = bytes[(d >> 62) & 3];
+      const SmemMatrixDesc r = DecodeMatrixDescriptor(d);
       if (r.swizzle_bytes == 0 || r.base_offset != 0)
         FailAt(in, "wgmma descriptors without a swizzle mode or with a base offset are not supported by the PTX emulator");
       return r;

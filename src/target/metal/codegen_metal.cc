@@ -192,7 +192,7 @@ class CodegenMetalImpl : public CodegenC {
       default: return "thread";
     }
   }
-  std::string Addr(const Expr& e) { return "(&" + E(e) + ")"; }
+  std::string Addr(const Expr& e) { return "(&" + Lvalue(e) + ")"; }
 
   // ---- simdgroup matrices --------------------------------------------------------------------
   // The local buffers the simdgroup calls name as matrices (2 IR elements per 8x8 matrix).

@@ -327,7 +327,7 @@ class CodegenOpenCLImpl : public CodegenC {
     auto* l = As<BufferLoadNode>(e);
     if (l && IsHalf(l->buffer->dtype) && InMemory(l->buffer))
       return "(" + HalfPtr(l->buffer, l->indices) + ")";
-    return "(&" + E(e) + ")";
+    return "(&" + Lvalue(e) + ")";
   }
 
   // T.atomic_max / T.atomic_min: a compare-and-swap loop on the element's bits (atomic_cmpxchg; 64-bit:
