@@ -505,7 +505,6 @@ void Executor::MmaSync(const CallNode* c, const Lanes& act) {
   if (StrArg(c, 0) != "m16n8k16") Bad(c, "only shapes m16n8k16, m16n8k8 (tf32) and m16n8k32 are emulated");
   const std::string& ab = StrArg(c, 1);
   if (ab != "f16" && ab != "bf16") Bad(c, "ab_type must be f16 or bf16");
-  const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
   const BufferLoadNode* ops[3] = {Operand(c, 2), Operand(c, 3), Operand(c, 4)};
   Mem* m[3];
   for (int i = 0; i < 3; ++i) {

@@ -54,9 +54,14 @@ float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, i
   float d = o[dl * outs + dv];
   // (an infinite or NaN one makes its whole row NaN: 0 * inf)
   for (int l = 0; l < 64 && std::isfinite(d); ++l)
-    for (int q = 0; q < outs; ++q)
-      if (l != dl || q != dv) EXPECT_EQ(o[l * outs + q], 0.0f) << l << " d" << q;
-  if (!eight) EXPECT_EQ(d, 1.0f) << "lane " << dl << " d" << dv;
+    for (int q = 0; q < outs; ++q) {
+      if (l != dl || q != dv) {
+        EXPECT_EQ(o[l * outs + q], 0.0f) << l << " d" << q;
+      }
+    }
+  if (!eight) {
+    EXPECT_EQ(d, 1.0f) << "lane " << dl << " d" << dv;
+  }
   return d;
 }
 

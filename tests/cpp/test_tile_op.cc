@@ -237,7 +237,7 @@ TEST(TileOpObjects, LayoutInferenceRunsTheOpsOwnRule) {
                                              std::vector<std::pair<Buffer, Expr>>{}, op, Span{});
   PrimFunc f = MakePrimFunc("axpy_frag", {{MakeVar("X", DataType::Handle()), X}}, kernel);
   CompileInfo info;
-  PassContext ctx{CudaFeatures(ParseCudaTarget("sm_80")), {}, &info};
+  PassContext ctx{CudaFeatures(ParseCudaTarget("sm_80")), {}, &info, {}, {}};
   PrimFunc out = InferLayouts(f, ctx);
   // the replicated layout the rule chose is recorded on the fragment (the free default would be striped)
   Expr layout;

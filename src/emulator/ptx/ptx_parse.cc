@@ -448,7 +448,7 @@ class Parser {
       if (colon == std::string::npos) break;
       std::string lab = Trim(st.substr(0, colon));
       bool ident = !lab.empty() && lab.find_first_of(" \t.[{%@") == std::string::npos;
-      if (!ident || colon + 1 < st.size() && st[colon + 1] == ':') break;
+      if (!ident || (colon + 1 < st.size() && st[colon + 1] == ':')) break;
       if (!kernel_ || label_scopes_.empty()) Fail(line, st, "label outside a function");
       label_scopes_.back()[lab] = static_cast<int>(kernel_->code.size());
       st = Trim(st.substr(colon + 1));
