@@ -3,6 +3,7 @@
 // loading, the emulator, the backend registry, the disk-cache policy, and the CUDA-only helpers.
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
@@ -35,6 +36,36 @@ using namespace nb::literals;
 
 namespace tl {
 namespace {
+
+// Runs the PTX emulator (execution_backend="ptx"): the text is parsed once per distinct PTX (a kernel called again
+// reuses its decoded module; the cache is keyed by the text itself and holds the last 32), then run without the
+// GIL. Returns (reports as (kind, message), total reports, lane operations).
+std::tuple<std::vector<std::pair<std::string, std::string>>, int64_t, int64_t> RunPtx(const std::string& ptx,
+                                                                                     const emu::ptx::Launch& L,
+                                                                                     const emu::Options& o) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const emu::ptx::Module>> parsed;
+  emu::Result r;
+  {
+    nb::gil_scoped_release release;
+    std::shared_ptr<const emu::ptx::Module> mod;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = parsed.find(ptx);
+      if (it != parsed.end()) mod = it->second;
+    }
+    if (!mod) {
+      mod = emu::ptx::Parse(ptx);
+      std::lock_guard<std::mutex> lock(mu);
+      if (parsed.size() >= 32) parsed.erase(parsed.begin());
+      parsed.emplace(ptx, mod);
+    }
+    r = emu::ptx::Run(*mod, L, o);
+  }
+  std::vector<std::pair<std::string, std::string>> reps;
+  for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
+  return std::make_tuple(reps, r.total_reports, r.lane_ops);
+}
 
 // The steps Compile() runs for a target spec and configs (its front steps, then the backend's pipeline),
 // and in `ctx` the context it runs them with: what the per-pass hook runs and lists.
@@ -190,15 +221,7 @@ void BindCompile(nb::module_& m) {
         o.check_races = races;
         o.check_uninit = uninit;
         o.max_reports = max_reports;
-        emu::Result r;
-        {
-          nb::gil_scoped_release release;
-          std::shared_ptr<const emu::ptx::Module> mod = emu::ptx::Parse(k.artifact.text);
-          r = emu::ptx::Run(*mod, L, o);
-        }
-        std::vector<std::pair<std::string, std::string>> reps;
-        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
-        return std::make_tuple(reps, r.total_reports, r.lane_ops);
+        return RunPtx(k.artifact.text, L, o);
       },
       "kernel"_a, "args"_a, "check_races"_a = true, "check_uninit"_a = true, "max_reports"_a = 20);
   // The PTX emulator on PTX from elsewhere (tests run Triton's): parameters as 8-byte slots, the global
@@ -220,15 +243,7 @@ void BindCompile(nb::module_& m) {
         o.check_races = races;
         o.check_uninit = uninit;
         o.max_reports = max_reports;
-        emu::Result r;
-        {
-          nb::gil_scoped_release release;
-          std::shared_ptr<const emu::ptx::Module> mod = emu::ptx::Parse(ptx);
-          r = emu::ptx::Run(*mod, L, o);
-        }
-        std::vector<std::pair<std::string, std::string>> reps;
-        for (auto& x : r.reports) reps.emplace_back(x.kind, x.message);
-        return std::make_tuple(reps, r.total_reports, r.lane_ops);
+        return RunPtx(ptx, L, o);
       },
       "ptx"_a, "entry"_a, "grid"_a, "block"_a, "dynamic_smem"_a, "params"_a, "regions"_a, "check_races"_a = true,
       "check_uninit"_a = true, "max_reports"_a = 20);

@@ -128,6 +128,11 @@ def test_what_the_ptx_emulator_cannot_run_is_a_clear_error():
         tilelang.compile(kernels.matmul(128, 128, 64), target="cpu", execution_backend="ptx")
 
 
+def test_thread_level_emulator_configs_are_said_to_be_ignored():
+    with pytest.warns(UserWarning, match="emulator.check_shift_counts applies to the thread-level emulator only"):
+        ptx(kernels.softmax(16, 128, 8), pass_configs={"emulator.check_shift_counts": False})
+
+
 def test_random_programs_agree_between_the_two_emulators():
     """The fuzzer's random tile programs on both emulators: the same results (and against NumPy), the same kinds
     of findings."""

@@ -203,6 +203,13 @@ class JITKernel:
         cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in self.pass_configs.items()}
         if self.execution_backend == "ptx":
             cfg.setdefault("cuda.lineinfo", "1")  # .loc lines: the PTX emulator's reports name CUDA and DSL lines
+            ignored = [k for k in ("emulator.check_shift_counts", "emulator.subgroup_size", "emulator.subgroup_strided")
+                       if k in self.pass_configs]
+            if ignored:
+                from ..log import warn
+
+                warn(f"pass config {', '.join(ignored)} applies to the thread-level emulator only; the PTX emulator "
+                     "runs PTX's shifts (clamped counts) and has no OpenCL sub-groups")
         from ..tools.lower_trace import trace_from_env
 
         # A function launching several T.Kernel scopes one after another: on a GPU target each is a kernel of
