@@ -90,7 +90,12 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
     int bytes = c->args[0]->dtype.bytes() * static_cast<int>(c->args.size() - 1);
     std::string a = Addr(c->args[0]);
     for (size_t i = 1; i < c->args.size(); ++i) a += ", " + arg(i);
-    return "tl::vector_store<" + std::to_string(bytes) + ">(" + a + ")";
+    // a shared destination: vector_store_shared (CUDA: st.shared; vector_store's st.global with the generic
+    // address of shared memory is not a shared store)
+    auto* dl = As<BufferLoadNode>(c->args[0]);
+    const bool shared = dl && dl->buffer->scope == Scope::kShared;
+    return std::string(shared ? "tl::vector_store_shared<" : "tl::vector_store<") + std::to_string(bytes) +
+           ">(" + a + ")";
   }
   if (op == "tl.vector_load") {  // (dst registers, src, lanes, valid): one 4/8/16-byte load or zeros
     int64_t lanes = 0;

@@ -201,7 +201,7 @@ def test_pipelined_prefetch_goes_through_registers(stages):
     loop = src[src.index("for (int32_t k = 0"):]
     first_mma, last_mma = loop.index("tl::mfma_"), loop.rindex("tl::mfma_")
     assert loop.index("tl::vector_load<16>((&prefetch_regs") < first_mma
-    assert loop.index("tl::vector_store<16>((&A_shared[") > last_mma
+    assert loop.index("tl::vector_store_shared<16>((&A_shared[") > last_mma
     assert "tl::cp_async<" not in loop[:last_mma]  # no load-then-store copy before the compute
     a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float32)

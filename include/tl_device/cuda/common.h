@@ -694,8 +694,24 @@ __device__ __forceinline__ void st_global_vec<4>(void* dst, const void* src) {
   asm volatile("st.global.b32 [%0], %1;" ::"l"(dst), "r"(*reinterpret_cast<const uint32_t*>(src)) : "memory");
 }
 
+/// One `N`-byte shared store (N = 4, 8 or 16) of the register array at `src` to the N-aligned shared
+/// address `dst` (a 32-bit shared-window offset), always as a single st.shared(.v2/.v4) instruction.
+template <int N>
+__device__ __forceinline__ void st_shared_vec(uint32_t dst, const void* src) {
+  const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+  if constexpr (N == 16)
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]),
+                 "r"(s[3])
+                 : "memory");
+  else if constexpr (N == 8)
+    asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(dst), "r"(s[0]), "r"(s[1]) : "memory");
+  else
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(dst), "r"(s[0]) : "memory");
+}
+
 /// tl.vector_store: the values `xs` (one per lane, converted to T) as one N-byte global store at
-/// `dst` (N = sizeof(T) * lanes, N-aligned).
+/// `dst` (N = sizeof(T) * lanes, N-aligned). A shared destination takes vector_store_shared: st.global
+/// with the generic address of shared memory is not a shared store (the PTX emulator caught one).
 template <int N, typename T, typename... Ts>
 __device__ __forceinline__ void vector_store(T* dst, Ts... xs) {
   __align__(16) T lanes[sizeof...(Ts)] = {T(xs)...};
@@ -703,6 +719,16 @@ __device__ __forceinline__ void vector_store(T* dst, Ts... xs) {
     st_global_vec<N>(dst, lanes);
   } else {
     *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(lanes);
+  }
+}
+/// tl.vector_store to a shared tile: the same as one N-byte st.shared.
+template <int N, typename T, typename... Ts>
+__device__ __forceinline__ void vector_store_shared(T* dst, Ts... xs) {
+  __align__(16) T lanes[sizeof...(Ts)] = {T(xs)...};
+  if constexpr (N >= 4) {
+    st_shared_vec<N>(smem_addr(dst), lanes);
+  } else {
+    *reinterpret_cast<uint16_t*>(dst) = *reinterpret_cast<const uint16_t*>(lanes);
   }
 }
 

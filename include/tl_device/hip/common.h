@@ -542,6 +542,11 @@ TL_DEV void vector_store(T* dst, Ts... xs) {
       *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
   }
 }
+/// tl.vector_store to an LDS tile: the same stores (the generic path serves both address spaces).
+template <int N, typename T, typename... Ts>
+TL_DEV void vector_store_shared(T* dst, Ts... xs) {
+  vector_store<N>(dst, xs...);
+}
 /// One N-byte store of N bytes of registers (8-bit lanes held in one register array).
 template <int N>
 TL_DEV void vector_copy(void* dst, const void* regs) {
