@@ -48,7 +48,7 @@ class CudaModule : public RuntimeModule {
     std::vector<uint64_t> slots = PackKernelArgs(spec_, args, "cuda", &sv);
     if (cubin_.empty())
       throw UserError(ErrorKind::kUnsupported, "kernel '" + spec_.func_name + "' was built without a cubin");
-    auto g = spec_.Grid(sv);
+    auto g = spec_.Grid(sv, args);
     if (g[0] == 0 || g[1] == 0 || g[2] == 0) return;  // an empty grid (e.g. n = 0): nothing to run
     int dev = 0;
     for (auto& a : args)

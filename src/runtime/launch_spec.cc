@@ -246,15 +246,26 @@ std::vector<std::vector<int64_t>> LaunchSpec::OutputShapes(const std::vector<Ten
   return out;
 }
 
-std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values) const {
+std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values,
+                                      const std::vector<TensorArg>& args) const {
+  std::vector<int64_t> values = sym_values;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const bool int_scalar =
+        !params[i].is_tensor && !params[i].dtype.is_float() && i < args.size() && !args[i].is_tensor;
+    values.push_back(int_scalar ? ConvertScalar(args[i], params[i].dtype, Label(i)).i : 0);
+  }
   std::vector<int64_t> g;
   for (auto& e : grid) {
     int64_t v;
-    if (!e.Eval(sym_values, &v))
-      throw UserError(ErrorKind::kArgument,
-                      "the grid extent " + e.text + " of kernel '" + func_name +
-                          "' depends on a scalar argument; this launcher supports grids of "
-                          "constants and tensor dimensions");
+    if (!e.Eval(values, &v))
+      throw UserError(
+          ErrorKind::kArgument,
+          "the grid extent " + e.text + " of kernel '" + func_name +
+              "' cannot be computed from the arguments (it depends on a float scalar or a value the "
+              "kernel computes, or divides by zero)");
+    if (v < 0)
+      throw UserError(ErrorKind::kArgument, "the grid extent " + e.text + " of kernel '" + func_name +
+                                                "' is " + std::to_string(v) + " for these arguments");
     g.push_back(v);
   }
   while (g.size() < 3) g.push_back(1);

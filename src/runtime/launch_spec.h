@@ -85,7 +85,10 @@ struct LaunchSpec {
   std::string entry;      // the symbol to launch ("tl_entry" on the CPU, the __global__ name on GPUs)
   std::vector<ParamSpec> params;
   std::vector<SymbolSpec> syms;            // the symbolic dims, in the order the kernel takes their values
-  std::vector<IntProgram> grid;            // blocks per dimension (GPU kinds), up to 3
+  /// blocks per dimension (GPU kinds), up to 3: programs over the symbols, then one value per parameter (an
+  /// integer scalar's value, 0 for the others), so that `T.Kernel(T.ceildiv(n, 32))` with a scalar `n`
+  /// launches
+  std::vector<IntProgram> grid;
   int64_t threads = 0;                     // threads per block (GPU kinds)
   int64_t dynamic_smem = 0;                // bytes of dynamic shared / local memory per block
   std::vector<TensorMapSpec> tensor_maps;  // CUDA sm_90+: TMA descriptors, passed after the parameters
@@ -99,8 +102,8 @@ struct LaunchSpec {
   /// Shapes of parameters `out_idx` once the other arguments bind the symbols.
   std::vector<std::vector<int64_t>> OutputShapes(const std::vector<TensorArg>& inputs,
                                                  const std::vector<int>& out_idx) const;
-  /// Blocks per dimension (three) for the symbols' values.
-  std::vector<int64_t> Grid(const std::vector<int64_t>& sym_values) const;
+  /// Blocks per dimension (three) for the symbols' values and the arguments (integer scalars).
+  std::vector<int64_t> Grid(const std::vector<int64_t>& sym_values, const std::vector<TensorArg>& args) const;
   /// The argument label of messages: "argument 3 ('beta') of kernel 'axpb'".
   std::string Label(size_t i) const;
 };

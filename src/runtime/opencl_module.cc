@@ -34,7 +34,7 @@ class OpenCLModule : public RuntimeModule {
         cl[i].bytes = static_cast<size_t>(t.bytes());
       }
     }
-    std::vector<int64_t> g = spec_.Grid(sv);
+    std::vector<int64_t> g = spec_.Grid(sv, args);
     std::vector<size_t> grid;
     for (auto v : g) {
       if (v <= 0) return;  // an empty grid (e.g. n = 0): nothing to run

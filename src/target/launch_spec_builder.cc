@@ -147,8 +147,14 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
     s.params.push_back(std::move(ps));
   }
   if (lowered) {
-    if (const KernelNode* k = FindKernel(lowered->body))
-      for (auto& g : k->grid) s.grid.push_back(CompileIntProgram(g, syms));
+    if (const KernelNode* k = FindKernel(lowered->body)) {
+      // grid extents may read integer scalar parameters too: their values follow the symbols'
+      // (LaunchSpec::grid)
+      std::vector<Var> with_scalars = syms;
+      for (const Param& p : f->params)
+        with_scalars.push_back(p.buffer || !p.var || p.var->dtype.is_float() ? Var() : p.var);
+      for (auto& g : k->grid) s.grid.push_back(CompileIntProgram(g, with_scalars));
+    }
     s.tensor_maps = CollectTensorMaps(lowered);  // CUDA sm_90+ TMA copies; none elsewhere
   }
   s.threads = threads;

@@ -90,9 +90,10 @@ TEST(LaunchSpec, ChecksArgumentsWithoutTheIR) {
   ASSERT_EQ(s.syms.size(), 1u);
   EXPECT_EQ(s.params[1].written, true);
   EXPECT_EQ(s.params[0].written, false);
-  std::vector<int64_t> sv = s.Check({Tensor("float32", {1000}), Tensor("float32", {1000})}, {}, "any");
+  std::vector<TensorArg> args = {Tensor("float32", {1000}), Tensor("float32", {1000})};
+  std::vector<int64_t> sv = s.Check(args, {}, "any");
   EXPECT_EQ(sv, std::vector<int64_t>{1000});
-  EXPECT_EQ(s.Grid(sv), (std::vector<int64_t>{16, 1, 1}));
+  EXPECT_EQ(s.Grid(sv, args), (std::vector<int64_t>{16, 1, 1}));
   try {
     s.Check({Tensor("float32", {1000}), Tensor("float32", {999})}, {}, "any");
     FAIL() << "a mismatched symbol must be an error";
