@@ -39,27 +39,6 @@ namespace {
 
 constexpr int64_t kLanes = 128, kCols = 512;
 
-// The shared memory descriptor (PTX ISA, tcgen05 "Shared Memory Descriptor"): start address, leading and
-// stride byte offsets in 16-byte units at bits 0-13, 16-29, 32-45; the fixed 0b001 at 46-48; the matrix base
-// offset at 49-51; the leading-dimension mode at 52; the swizzle at 61-63.
-bool DecodeTcgen05(uint64_t d, SmemMatrixDesc* r, std::string* why) {
-  r->start = static_cast<int64_t>(d & 0x3FFF) << 4;
-  r->lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
-  r->sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
-  if (((d >> 46) & 7) != 1) return *why = "bits 46-48 are not the fixed value 0b001", false;
-  if ((d >> 49) & 7) return *why = "a non-zero matrix base offset is not emulated", false;
-  if ((d >> 52) & 1) return *why = "the absolute leading-dimension address mode is not emulated", false;
-  switch ((d >> 61) & 7) {
-    case 2: r->swizzle_bytes = 128; break;
-    case 4: r->swizzle_bytes = 64; break;
-    case 6: r->swizzle_bytes = 32; break;
-    case 0: return *why = "the no-swizzle (interleaved) layout is not emulated", false;
-    case 1: return *why = "the 128-byte swizzle with 32-byte atoms is not emulated", false;
-    default: return *why = "swizzle mode " + std::to_string((d >> 61) & 7) + " is invalid", false;
-  }
-  return true;
-}
-
 }  // namespace
 
 struct Executor::Tcgen05State {
@@ -291,24 +270,16 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     Slot *d = arg(0), *da = arg(1), *db = arg(2), *id = arg(3), *en = arg(4);
     for (int t : act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
-      // Instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor"): dense (bit 2), D type at 4-5 (1: F32),
-      // A / B types at 7-9 / 10-12 (kind::f16 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2), negate A / B at
-      // 13 / 14, transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28.
-      const int64_t N = ((idesc >> 17) & 0x3F) << 3, M = ((idesc >> 24) & 0x1F) << 4;
-      const int at = (idesc >> 7) & 7, bt = (idesc >> 10) & 7;
+      Tcgen05Instr I;
       std::string why;
-      if (idesc & 4) why = "sparse operands are not emulated";
-      else if (((idesc >> 4) & 3) != (i8 ? 2 : 1))
-        why = i8 ? "kind::i8 accumulates into S32 (D type 2)" : "only an F32 accumulator (D type 1) is emulated";
-      else if (!f8 && (at > 1 || bt > 1 || at != bt)) why = "A and B must both be F16 (0) or both BF16 (1)";
-      else if (f8 && (at > 1 || bt > 1))
-        why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
-                 : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated";
-      else if (M != 128) why = "M = " + std::to_string(M) + ": only M = 128 (cta_group::1) is emulated";
-      else if (N < 8 || N > 256 || N % 8) why = "N = " + std::to_string(N) + " is not in {8, 16, ..., 256}";
+      DecodeTcgen05Instr(idesc, i8 ? 2 : f8 ? 1 : 0, &I, &why);
+      const int64_t M = I.M, N = I.N;
+      const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
-      if (why.empty() && !DecodeTcgen05(static_cast<uint64_t>(da[t].i), &A, &why)) why = "A descriptor: " + why;
-      if (why.empty() && !DecodeTcgen05(static_cast<uint64_t>(db[t].i), &B, &why)) why = "B descriptor: " + why;
+      if (why.empty() && !DecodeTcgen05Descriptor(static_cast<uint64_t>(da[t].i), &A, &why))
+        why = "A descriptor: " + why;
+      if (why.empty() && !DecodeTcgen05Descriptor(static_cast<uint64_t>(db[t].i), &B, &why))
+        why = "B descriptor: " + why;
       if (!why.empty()) {
         Report("tcgen05_unsupported", t, [&] { return "tcgen05.mma: " + why; });
         continue;
@@ -323,8 +294,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       }
       if (!smem) Bad(c, "the kernel has no shared memory");
       const int64_t bytes = smem->n * smem->esize;
-      const bool neg_a = (idesc >> 13) & 1, neg_b = (idesc >> 14) & 1, mn_a = (idesc >> 15) & 1,
-                 mn_b = (idesc >> 16) & 1;
+      const bool neg_a = I.neg_a, neg_b = I.neg_b, mn_a = I.mn_a, mn_b = I.mn_b;
       Tcgen05State::Mma mma{lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
       auto value = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, bool* ok) {
         const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);

@@ -35,14 +35,6 @@ namespace tl::emu {
 
 namespace {
 // *dst += *src for one element of dtype t (float: rounded to t; integer: wrapped), as a TMA reduction adds.
-void ReduceAddElement(void* dst, const void* src, DataType t) {
-  Slot a = LoadScalar(dst, t), b = LoadScalar(src, t), r;
-  if (t.is_float())
-    r.f = RoundFloat(a.f + b.f, t);
-  else
-    r.i = WrapInt(a.i + b.i, t);
-  StoreScalar(dst, t, r);
-}
 
 using MapImage = emu::MapImage;
 template <typename T>
@@ -230,7 +222,7 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
         });
       }
       if (in && reduce)
-        ReduceAddElement(D.base + off, m.Addr(0, f), g.buf->dtype);
+        AddInto(D.base + off, m.Addr(0, f), g.buf->dtype);
       else if (in)
         std::memcpy(D.base + off, m.Addr(0, f), static_cast<size_t>(D.eb));
     }

@@ -46,6 +46,15 @@ Slot Convert(Slot v, DataType from, DataType to);
 /// Encodes `v` (already a value of dtype t) into memory, and decodes it back.
 void StoreScalar(void* p, DataType t, Slot v);
 Slot LoadScalar(const void* p, DataType t);
+/// *dst += *src for one element of type t (floats rounded once, integers wrapped): TMA reductions.
+inline void AddInto(void* dst, const void* src, DataType t) {
+  Slot a = LoadScalar(dst, t), b = LoadScalar(src, t), r;
+  if (t.is_float())
+    r.f = RoundFloat(a.f + b.f, t);
+  else
+    r.i = WrapInt(a.i + b.i, t);
+  StoreScalar(dst, t, r);
+}
 
 /// The bits of a float32 and back.
 inline uint32_t BitsOfFloat(float f) {

@@ -3,6 +3,7 @@
 // descriptors carry, the byte address of an element, and the swizzle of that address.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace tl::emu {
 
@@ -39,6 +40,65 @@ inline int64_t CanonicalAddress(const SmemMatrixDesc& d, bool mn_major, int64_t 
 inline int64_t SwizzleAddress(int64_t a, int64_t S) {
   const int64_t b = S == 128 ? 3 : S == 64 ? 2 : 1;
   return a ^ (((a >> 7) & ((int64_t{1} << b) - 1)) << 4);
+}
+
+// The tcgen05 shared memory descriptor (PTX ISA, tcgen05 "Shared Memory Descriptor"): start address, leading
+// and stride byte offsets in 16-byte units at bits 0-13, 16-29, 32-45; the fixed 0b001 at 46-48; the matrix
+// base offset at 49-51; the leading-dimension mode at 52; the swizzle at 61-63. False (with why) for what the
+// emulators do not model.
+inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* why) {
+  r->start = static_cast<int64_t>(d & 0x3FFF) << 4;
+  r->lbo = static_cast<int64_t>((d >> 16) & 0x3FFF) << 4;
+  r->sbo = static_cast<int64_t>((d >> 32) & 0x3FFF) << 4;
+  if (((d >> 46) & 7) != 1) return *why = "bits 46-48 are not the fixed value 0b001", false;
+  if ((d >> 49) & 7) return *why = "a non-zero matrix base offset is not emulated", false;
+  if ((d >> 52) & 1) return *why = "the absolute leading-dimension address mode is not emulated", false;
+  switch ((d >> 61) & 7) {
+    case 2: r->swizzle_bytes = 128; break;
+    case 4: r->swizzle_bytes = 64; break;
+    case 6: r->swizzle_bytes = 32; break;
+    case 0: return *why = "the no-swizzle (interleaved) layout is not emulated", false;
+    case 1: return *why = "the 128-byte swizzle with 32-byte atoms is not emulated", false;
+    default: return *why = "swizzle mode " + std::to_string((d >> 61) & 7) + " is invalid", false;
+  }
+  return true;
+}
+
+// The tcgen05.mma instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor") of the kinds the
+// emulators run: dense (bit 2 clear), D type at 4-5 (1: F32, 2: S32), A / B types at 7-9 / 10-12 (kind::f16
+// 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2; kind::i8 0: unsigned, 1: signed), negate A / B at 13 / 14,
+// transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0 f16, 1 f8f6f4, 2 i8.
+struct Tcgen05Instr {
+  int64_t M = 0, N = 0;
+  int a_type = 0, b_type = 0;
+  bool neg_a = false, neg_b = false, mn_a = false, mn_b = false;
+};
+inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why) {
+  const bool i8 = kind == 2, f8 = kind != 0;
+  r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
+  r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
+  r->a_type = (idesc >> 7) & 7;
+  r->b_type = (idesc >> 10) & 7;
+  r->neg_a = (idesc >> 13) & 1;
+  r->neg_b = (idesc >> 14) & 1;
+  r->mn_a = (idesc >> 15) & 1;
+  r->mn_b = (idesc >> 16) & 1;
+  if (idesc & 4) return *why = "sparse operands are not emulated", false;
+  if (((idesc >> 4) & 3) != (i8 ? 2u : 1u))
+    return *why = i8 ? "kind::i8 accumulates into S32 (D type 2)"
+                     : "only an F32 accumulator (D type 1) is emulated",
+           false;
+  if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
+    return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
+  if (f8 && (r->a_type > 1 || r->b_type > 1))
+    return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
+                     : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated",
+           false;
+  if (r->M != 128)
+    return *why = "M = " + std::to_string(r->M) + ": only M = 128 (cta_group::1) is emulated", false;
+  if (r->N < 8 || r->N > 256 || r->N % 8)
+    return *why = "N = " + std::to_string(r->N) + " is not in {8, 16, ..., 256}", false;
+  return true;
 }
 
 }  // namespace tl::emu

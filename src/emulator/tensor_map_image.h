@@ -6,11 +6,14 @@
 //   [16, 36)  dims, innermost first     [36, 40)  swizzle bytes (0, 32, 64, 128)
 //   [40, 72)  byte strides of dims 1..r-1 (dim 0 is contiguous)
 //   [72, 92)  box extents, innermost first          [92, 96) out-of-bounds fill (0: zeros)
-//   [96, 100) the magic "TLTM"          [100, 128) zero
+//   [96, 100) the magic "TLTM"          [100, 101) element type code (ir/dtype.h DataType::Code + 1, 0: not
+//   given)                              [101, 103) element bits      [103, 128) zero
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "ir/dtype.h"
 
 namespace tl::emu {
 
@@ -33,7 +36,8 @@ void MapPut(MapImage* m, int off, T v) {
 
 /// The host side: a tiled tensor map of a row-major contiguous tensor (shape and box outermost first).
 inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>& shape, int eb,
-                                const std::vector<int64_t>& box, int swizzle) {
+                                const std::vector<int64_t>& box, int swizzle,
+                                DataType dtype = DataType::Void()) {
   MapImage m;
   std::memset(m.b, 0, sizeof(m.b));
   const int r = static_cast<int>(shape.size());
@@ -51,6 +55,10 @@ inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>&
   MapPut<uint32_t>(&m, 36, static_cast<uint32_t>(swizzle));
   MapPut<uint32_t>(&m, 92, 0);
   MapPut<uint32_t>(&m, 96, kTensorMapMagic);
+  if (dtype.code() != DataType::Code::kVoid) {  // the element type, as a CUtensorMap's data type (reductions)
+    MapPut<uint8_t>(&m, 100, static_cast<uint8_t>(static_cast<int>(dtype.code()) + 1));
+    MapPut<uint16_t>(&m, 101, static_cast<uint16_t>(dtype.bits()));
+  }
   return m;
 }
 
@@ -59,6 +67,7 @@ struct DecodedTensorMap {
   int r = 0, eb = 0, sw = 0;
   uint8_t* base = nullptr;
   int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
+  DataType dtype = DataType::Void();  // when the image gives it
 };
 
 /// false when the image is not one (no magic, a bad rank).
@@ -69,6 +78,8 @@ inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
   d->eb = static_cast<int>(MapGet<uint32_t>(img, 12));
   d->sw = static_cast<int>(MapGet<uint32_t>(img, 36));
   d->base = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(MapGet<uint64_t>(img, 0)));
+  if (const uint8_t code = MapGet<uint8_t>(img, 100))
+    d->dtype = DataType(static_cast<DataType::Code>(code - 1), MapGet<uint16_t>(img, 101));
   d->count = 1;
   for (int i = 0; i < d->r; ++i) {
     d->dims[i] = MapGet<uint32_t>(img, 16 + 4 * i);

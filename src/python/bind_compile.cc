@@ -67,6 +67,46 @@ std::tuple<std::vector<std::pair<std::string, std::string>>, int64_t, int64_t> R
   return std::make_tuple(reps, r.total_reports, r.lane_ops);
 }
 
+// Tensors a kernel binds at run-time addresses (T.make_tensor of a pointer-table element, tl.buffer_bind):
+// each non-zero entry of an int64 tensor argument (the tables) that is not inside another argument becomes a
+// region as large as the largest tensor the kernel binds, so that the PTX emulator's bounds checks accept
+// their accesses (the thread-level emulator checks them against the bound shape itself).
+void AddPointerTableRegions(const CompiledKernel& k, const std::vector<TensorArg>& args,
+                            emu::ptx::Launch* L) {
+  int64_t bound = 0;
+  PostOrderVisitStmt(k.lowered->body, [&](const Stmt& s) {
+    auto* a = As<AttrStmtNode>(s);
+    if (!a || a->key != "tl.buffer_bind" || !a->node) return;
+    int64_t n = a->node->dtype.bytes();
+    for (const Expr& e : a->node->shape) {
+      auto* c = As<IntImmNode>(e);
+      if (!c)
+        throw UserError(ErrorKind::kUnsupported, "the PTX emulator needs a constant shape for tensor '" +
+                                                     a->node->name +
+                                                     "' (T.make_tensor of a pointer-table entry)");
+      n *= c->value;
+    }
+    bound = std::max(bound, n);
+  });
+  if (!bound) return;
+  const size_t given = L->regions.size();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_tensor || !args[i].data || args[i].dtype != "int64") continue;
+    int64_t n = 1;
+    for (int64_t e : args[i].shape) n *= e;
+    const int64_t* v = static_cast<const int64_t*>(args[i].data);
+    for (int64_t j = 0; j < n; ++j) {
+      const uint64_t a = static_cast<uint64_t>(v[j]);
+      bool inside = a == 0;
+      for (size_t r = 0; r < given && !inside; ++r)
+        inside = a >= L->regions[r].base && a < L->regions[r].base + L->regions[r].bytes;
+      if (!inside)
+        L->regions.push_back({a, static_cast<uint64_t>(bound),
+                              "the tensor at " + k.launch.Label(i) + "[" + std::to_string(j) + "]"});
+    }
+  }
+}
+
 // The steps Compile() runs for a target spec and configs (its front steps, then the backend's pipeline),
 // and in `ctx` the context it runs them with: what the per-pass hook runs and lists.
 Pipeline CompileSteps(const std::string& target, const std::map<std::string, std::string>& cfg, PassContext* ctx) {
@@ -125,8 +165,12 @@ void BindCompile(nb::module_& m) {
            })
       .def("check", [](const CompiledKernel& k, const std::vector<TensorArg>& args,
                        const std::string& device) { return k.launch.Check(args, {}, device); })
-      .def("grid",
-           [](const CompiledKernel& k, const std::vector<int64_t>& syms) { return k.launch.Grid(syms); })
+      .def(
+          "grid",
+          [](const CompiledKernel& k, const std::vector<int64_t>& syms, const std::vector<TensorArg>& args) {
+            return k.launch.Grid(syms, args);
+          },
+          "syms"_a, "args"_a = std::vector<TensorArg>())
       // Test hook: the launcher's argument slots as bytes, without a device.
       .def("pack_args",
            [](const CompiledKernel& k, const std::vector<TensorArg>& args) {
@@ -198,13 +242,14 @@ void BindCompile(nb::module_& m) {
         // image (emulator/tensor_map_image.h) where a GPU gets the driver's CUtensorMap.
         for (const TensorMapSpec& tm : k.launch.tensor_maps) {
           const TensorArg& a = args[static_cast<size_t>(tm.param)];
-          emu::MapImage img = emu::EncodeTensorMap(static_cast<const uint8_t*>(a.data), a.shape,
-                                                   std::max(1, tm.dtype.bits() / 8), tm.box, tm.swizzle_bytes);
+          emu::MapImage img =
+              emu::EncodeTensorMap(static_cast<const uint8_t*>(a.data), a.shape,
+                                   std::max(1, tm.dtype.bits() / 8), tm.box, tm.swizzle_bytes, tm.dtype);
           L.blobs[L.params.size()] = std::vector<uint8_t>(img.b, img.b + sizeof(img.b));
           L.params.push_back(0);
         }
         L.entry = k.launch.entry;
-        std::vector<int64_t> g = k.launch.Grid(sv);
+        std::vector<int64_t> g = k.launch.Grid(sv, args);
         for (size_t d = 0; d < 3 && d < g.size(); ++d) L.grid[d] = g[d];
         L.block = {k.launch.threads, 1, 1};
         L.dynamic_smem = k.launch.dynamic_smem;
@@ -217,6 +262,7 @@ void BindCompile(nb::module_& m) {
           L.regions.push_back({reinterpret_cast<uint64_t>(args[i].data),
                                static_cast<uint64_t>(n * std::max(1, dt.bits() / 8)), k.launch.Label(i)});
         }
+        AddPointerTableRegions(k, args, &L);
         emu::Options o;
         o.check_races = races;
         o.check_uninit = uninit;

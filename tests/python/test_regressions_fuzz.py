@@ -19,8 +19,6 @@ import tilelang.language as T
 from tilelang import _ffi
 from tilelang.errors import TileLangArgumentError, TileLangPerformanceWarning
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

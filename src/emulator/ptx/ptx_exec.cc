@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -23,7 +24,7 @@ namespace {
 // Generic addresses of the shared and local windows (cvta): a tag in the top byte, far above any host
 // pointer, so that a generic access can be routed. Global (host) addresses are used as they are.
 constexpr uint64_t kSharedTag = uint64_t{0x5A} << 56, kLocalTag = uint64_t{0x5B} << 56,
-                   kParamTag = uint64_t{0x5C} << 56;
+                   kParamTag = uint64_t{0x5C} << 56, kConstTag = uint64_t{0x5D} << 56;
 constexpr uint64_t kTagMask = uint64_t{0xFF} << 56;
 constexpr int64_t kMaxInstructionsPerWarp = int64_t{1} << 31;
 
@@ -98,6 +99,9 @@ struct ShadowByte {
   int32_t w_epoch = 0, w_tid = -1, r_epoch = 0, r_tid = -1, reported = 0, written = 0;
   int64_t w_seq = 0;  // the warp-instruction that wrote it last
   bool w_atomic = false;
+  // the generic-to-async proxy rule: the thread (+1) whose generic write is the byte's last (0: none, or the
+  // async proxy wrote it), that thread's count of fence.proxy.async at the time, and the barrier epoch
+  int32_t proxy_writer = 0, proxy_fences = 0, proxy_epoch = 0;
 };
 
 struct CpAsyncCopy {
@@ -118,6 +122,7 @@ struct Warp {
   int64_t executed = 0;
   int64_t mbar_wait = -1;      // blocked in mbarrier.try_wait on this shared offset until its phase moves on
   int64_t mbar_phase = 0;
+  uint32_t carry = 0;  // CC.CF of each lane (add.cc / addc ...)
   bool done() const { return live == 0; }
 };
 
@@ -125,6 +130,32 @@ struct Warp {
 // count are both zero; then the phase number advances and the arrivals reset to the expected count.
 struct Mbarrier {
   int64_t expected = 0, pending = 0, tx = 0, phase = 0;
+};
+
+// Tensor memory (sm_100a; PTX ISA, "Tensor Memory"): 128 lanes x 512 columns of 32-bit cells per block, its
+// column allocations, and the tcgen05.mma each thread issued and has not committed yet.
+struct TcMma {
+  int64_t lane0 = 0, col0 = 0, M = 0, N = 0;
+  int eb = 2;
+  bool integer = false, accumulate = false;
+  std::vector<double> prod;                        // M x N products
+  std::vector<std::pair<int64_t, uint16_t>> read;  // shared bytes read at issue (offset, value)
+};
+struct Tmem {
+  static constexpr int64_t kLanes = 128, kCols = 512;
+  std::vector<uint32_t> cells;
+  std::vector<uint8_t> written;
+  std::vector<int32_t> in_flight;
+  std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
+  bool relinquished = false;
+  std::vector<std::vector<TcMma>> pending;  // per thread
+  static size_t Cell(int64_t lane, int64_t col) { return static_cast<size_t>(lane * kCols + col); }
+  bool Allocated(int64_t col, int64_t n) const {
+    auto it = allocs.upper_bound(col);
+    if (it == allocs.begin()) return false;
+    --it;
+    return col + n <= it->first + it->second.first;
+  }
 };
 
 // A TMA copy into shared memory, landing when its mbarrier's phase completes.
@@ -137,7 +168,9 @@ struct TmaCopy {
 class Machine {
  public:
   Machine(const Module& m, const Kernel& k, const Launch& L, const Options& opt, Result* res)
-      : m_(m), k_(k), L_(L), opt_(opt), res_(res) {}
+      : m_(m), k_(k), L_(L), opt_(opt), res_(res) {
+    for (const Instr& in : k_.code) uses_tmem_ |= in.op == Op::kTcAlloc || in.op == Op::kTcMma;
+  }
 
   void Run() {
     T_ = L_.block[0] * L_.block[1] * L_.block[2];
@@ -170,6 +203,7 @@ class Machine {
     regions_ = L_.regions;
     if (m_.global_bytes) {
       globals_.assign(static_cast<size_t>((m_.global_bytes + 7) / 8), 0);
+      std::memcpy(globals_.data(), m_.global_init.data(), m_.global_init.size());
       regions_.push_back({reinterpret_cast<uint64_t>(globals_.data()), static_cast<uint64_t>(m_.global_bytes),
                           "the module's .global variables"});
     }
@@ -212,6 +246,15 @@ class Machine {
     std::fill(smem_.begin(), smem_.end(), 0);
     local_.assign(static_cast<size_t>(T_ * std::max<int64_t>(k_.local_bytes, 1)), 0);
     open_.assign(static_cast<size_t>(T_), {});
+    proxy_fences_.assign(static_cast<size_t>(T_), 0);
+    if (uses_tmem_) {
+      tmem_ = Tmem();
+      tmem_.cells.assign(Tmem::kLanes * Tmem::kCols, 0);
+      tmem_.written.assign(tmem_.cells.size(), 0);
+      tmem_.in_flight.assign(tmem_.cells.size(), 0);
+      tmem_.pending.assign(static_cast<size_t>(T_), {});
+    }
+    fence_epoch_.assign(static_cast<size_t>(T_), 0);
     groups_.assign(static_cast<size_t>(T_), {});
     warps_.assign(static_cast<size_t>(W_), Warp());
     exited_ = 0;
@@ -265,6 +308,7 @@ class Machine {
         break;
       }
     }
+    if (uses_tmem_) TmemBlockEnd();
     for (const TmaCopy& c : tma_) {
       cur_ = nullptr;
       Report("tma_not_waited", c.tid, [&] {
@@ -431,20 +475,8 @@ class Machine {
     Where w;
     w.space = space;
     w.addr = a;
-    if (space == Space::kGeneric) {
-      if ((a & kTagMask) == kSharedTag) {
-        w.space = Space::kShared;
-        w.addr = a & ~kTagMask;
-      } else if ((a & kTagMask) == kLocalTag) {
-        w.space = Space::kLocal;
-        w.addr = a & ~kTagMask;
-      } else if ((a & kTagMask) == kParamTag) {
-        w.space = Space::kParam;
-        w.addr = a & ~kTagMask;
-      } else {
-        w.space = Space::kGlobal;
-      }
-    }
+    if (space == Space::kConst) w = ConstWhere(a);
+    if (space == Space::kGeneric) w = Generic(a);
     if (o.sym >= 0 && space == Space::kGeneric) {  // a symbol's own state space (its address has no window tag)
       const Space ss = m_.symbols[static_cast<size_t>(o.sym)].space;
       if (ss == Space::kParam || ss == Space::kShared || ss == Space::kLocal) {
@@ -523,6 +555,12 @@ class Machine {
   std::string GlobalMiss(uint64_t a, int n) const {
     std::ostringstream os;
     os << "global address 0x" << std::hex << a << std::dec << " (" << n << " bytes) is outside every buffer argument";
+    if (const uint64_t tag = a & kTagMask; tag == kSharedTag || tag == kLocalTag || tag == kParamTag)
+      os << " (it is the generic address of "
+         << (tag == kSharedTag  ? "shared"
+             : tag == kLocalTag ? "local"
+                                : "param")
+         << " memory: a .global access to it is not an access of that state space)";
     const Region* best = nullptr;
     uint64_t dist = ~uint64_t{0};
     for (const Region& r : regions_) {
@@ -556,6 +594,9 @@ class Machine {
         }
       } else if (init) {
         s.written = block_stamp_;
+        s.proxy_writer = tid + 1;
+        s.proxy_fences = proxy_fences_[static_cast<size_t>(tid)];
+        s.proxy_epoch = epoch_;
       }
       if (!opt_.check_races) continue;
       const char* w = nullptr;
@@ -603,6 +644,27 @@ class Machine {
       });
   }
 
+  // An async-proxy read (TMA store, wgmma) by thread `tid` of shared byte `off`: a fence.proxy.async must lie
+  // on the causality path from the byte's last generic write to the read (PTX ISA, memory consistency model:
+  // proxy-preserved base causality order), else the async proxy may see older bytes. Taken as: the writer
+  // fenced after its write, or the reader fenced after a barrier that followed the write. Reported once an
+  // instruction (`*reported`).
+  void AsyncProxyRead(int64_t off, int tid, const char* who, bool* reported) {
+    const ShadowByte& s = shadow_[static_cast<size_t>(off)];
+    const int32_t wr = s.proxy_writer;
+    if (*reported || !wr || s.written != block_stamp_ ||
+        proxy_fences_[static_cast<size_t>(wr - 1)] != s.proxy_fences ||
+        fence_epoch_[static_cast<size_t>(tid)] > s.proxy_epoch)
+      return;
+    *reported = true;
+    Report("async_proxy", tid, [&] {
+      return "shared byte offset " + std::to_string(off) + SharedName(off) + " was written by thread " +
+             std::to_string(wr - 1) + " (generic proxy) and is read by " + who +
+             " (async proxy) with no fence.proxy.async in between (by the writer after its write, or by the "
+             "reader after a barrier)";
+    });
+  }
+
   static std::string Who(int tid) { return tid < 0 ? std::string("several threads") : "thread " + std::to_string(tid); }
 
   std::string SharedName(int64_t off) const {
@@ -633,6 +695,33 @@ class Machine {
     const int bits = TyBits(t);
     switch (in.op) {
       case Op::kNop: case Op::kFence: break;
+      case Op::kFenceProxyAsync:
+        ForLanes(exec, [&](int l) {
+          ++proxy_fences_[static_cast<size_t>(w * 32 + l)];
+          fence_epoch_[static_cast<size_t>(w * 32 + l)] = epoch_;
+        });
+        break;
+      case Op::kTrap:
+        // trap (PTX ISA 9.7.19.3) aborts the launch: here the lanes stop and it is reported (T.device_assert
+        // prints its message through vprintf first)
+        ForLanes(exec, [&](int l) {
+          Report("assert", w * 32 + l, [&] {
+            return std::string(
+                "the thread executed trap (a failed T.device_assert): on a GPU the launch fails here");
+          });
+        });
+        wp.live &= ~exec;
+        exited_ += __builtin_popcount(exec);
+        ForLanes(act & ~exec, [&](int l) { wp.pc[static_cast<size_t>(l)] = pc + 1; });
+        return;
+      case Op::kCall: Call(w, wp, in, exec); break;
+      case Op::kTcAlloc:
+      case Op::kTcDealloc: TmemAlloc(w, wp, in, act, exec); break;
+      case Op::kTcRelinquish: tmem_.relinquished = true; break;
+      case Op::kTcMma: TcMma5(w, wp, in, exec); break;
+      case Op::kTcCommit: TcCommit(w, wp, in, exec); break;
+      case Op::kTcLd:
+      case Op::kTcSt: TmemLdSt(w, wp, in, act, exec); break;
       case Op::kBra:
         ForLanes(act, [&](int l) { wp.pc[static_cast<size_t>(l)] = (exec >> l & 1) ? in.target : pc + 1; });
         return;
@@ -687,6 +776,7 @@ class Machine {
           uint64_t tag = in.space == Space::kShared  ? kSharedTag
                          : in.space == Space::kLocal ? kLocalTag
                          : in.space == Space::kParam ? kParamTag
+                         : in.space == Space::kConst ? kConstTag
                                                      : 0;
           uint64_t r = a;
           if (tag && in.to) {
@@ -876,7 +966,21 @@ class Machine {
       case Op::kMbarTryWait:
         if (!MbarrierTryWait(w, wp, in, exec)) return;  // blocked: the warp retries it when the phase moves on
         break;
-      case Op::kTmaLoad: case Op::kTmaStore: Tma(w, wp, in, exec); break;
+      case Op::kTmaLoad:
+      case Op::kTmaStore:
+      case Op::kTmaReduce: Tma(w, wp, in, exec); break;
+      case Op::kCpAsyncMbarArrive:
+        // cp.async.mbarrier.arrive{.noinc} [a] (PTX ISA 9.7.9.25.3.2): an arrive-on of the mbarrier when all
+        // the thread's earlier cp.async copies complete. Here they complete now (landing them is what a wait
+        // would do); without .noinc the pending count is incremented first, so only .noinc counts as an
+        // arrival.
+        ForLanes(exec, [&](int l) {
+          const int tid = w * 32 + l;
+          CpAsyncWait(tid, 0, true);
+          const int64_t a = MbarAddress(wp, in, in.ops[0], w, l);
+          if (a >= 0 && in.mode) ArriveOn(a, tid);
+        });
+        break;
       case Op::kBulkCommit: case Op::kBulkWait: case Op::kWgmmaFence: case Op::kWgmmaCommit: case Op::kWgmmaWait:
         break;  // TMA stores and wgmma complete at issue here: nothing is left in flight to wait for
       case Op::kWgmma: Wgmma(w, wp, in, act, exec); break;
@@ -893,6 +997,114 @@ class Machine {
       }
     }
     advance();
+  }
+
+  // A call that is left after inlining: an external function. vprintf(format, arguments) (the CUDA device
+  // runtime's printf: the arguments packed in a buffer, each at its natural alignment, floats as doubles)
+  // prints each lane's text to the standard output, lanes in order, as the thread-level emulator prints.
+  void Call(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    if (in.callee != "vprintf")
+      FailAt(in,
+             "the external function '" + in.callee + "' cannot be run by the PTX emulator (it runs vprintf)");
+    const std::vector<Operand>& args = in.ops[1].vec;
+    const std::vector<Operand>& rets = in.ops[0].vec;
+    if (args.size() != 2 || rets.size() > 1)
+      FailAt(in, "vprintf takes (format, arguments) and returns one value");
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      auto param = [&](const Operand& o) {
+        Where wh{Space::kLocal, SymbolAddress(o.sym)};
+        uint64_t v = 0;
+        if (uint8_t* p = Access(wh, tid, 8, false)) std::memcpy(&v, p, 8);
+        return v;
+      };
+      const uint64_t fmt = param(args[0]), buf = param(args[1]);
+      int64_t at = 0;
+      auto next = [&](int bytes) {  // the next packed argument
+        at = (at + bytes - 1) / bytes * bytes;
+        uint64_t v = 0;
+        if (uint8_t* p = Access(Generic(buf + static_cast<uint64_t>(at)), tid, bytes, false))
+          std::memcpy(&v, p, static_cast<size_t>(bytes));
+        at += bytes;
+        return v;
+      };
+      const std::string f = CString(fmt, tid);
+      std::string out;
+      for (size_t i = 0; i < f.size(); ++i) {
+        if (f[i] != '%') {
+          out += f[i];
+          continue;
+        }
+        size_t j = i + 1;
+        while (j < f.size() && std::strchr("-+ #0123456789.", f[j])) ++j;
+        std::string len;
+        while (j < f.size() && std::strchr("hlLqjzt", f[j])) len += f[j++];
+        if (j >= f.size()) FailAt(in, "printf format '" + f + "' ends inside a conversion");
+        const char c = f[j];
+        std::string spec = f.substr(i, j - i - len.size());
+        char tmp[512];
+        if (c == '%') {
+          out += '%';
+        } else if (std::strchr("diuxXoc", c)) {
+          const bool wide =
+              len.find('l') != std::string::npos || len == "j" || len == "z" || len == "t" || len == "q";
+          uint64_t v = next(wide ? 8 : 4);
+          if (std::strchr("di", c))
+            std::snprintf(tmp, sizeof tmp, (spec + "lld").c_str(),
+                          static_cast<long long>(wide ? v : static_cast<uint64_t>(SignExtend(v, 32))));
+          else if (c == 'c')
+            std::snprintf(tmp, sizeof tmp, (spec + "c").c_str(), static_cast<int>(v));
+          else
+            std::snprintf(tmp, sizeof tmp, (spec + "ll" + c).c_str(), static_cast<unsigned long long>(v));
+          out += tmp;
+        } else if (std::strchr("eEfFgGaA", c)) {
+          std::snprintf(tmp, sizeof tmp, (spec + c).c_str(), AsF64(next(8)));
+          out += tmp;
+        } else if (c == 's') {
+          std::snprintf(tmp, sizeof tmp, (spec + "s").c_str(), CString(next(8), tid).c_str());
+          out += tmp;
+        } else if (c == 'p') {
+          std::snprintf(tmp, sizeof tmp, "0x%llx", static_cast<unsigned long long>(next(8)));
+          out += tmp;
+        } else {
+          FailAt(in, std::string("printf conversion '%") + c + "' is not supported by the PTX emulator");
+        }
+        i = j;
+      }
+      std::fputs(out.c_str(), stdout);
+      if (!rets.empty()) {
+        Where wh{Space::kLocal, SymbolAddress(rets[0].sym)};
+        const int32_t n = static_cast<int32_t>(out.size());
+        if (uint8_t* p = Access(wh, tid, 4, true)) std::memcpy(p, &n, 4);
+      }
+    });
+    std::fflush(stdout);
+  }
+
+  // The state space and offset of a generic address.
+  Where Generic(uint64_t a) const {
+    if ((a & kTagMask) == kSharedTag) return {Space::kShared, a & ~kTagMask};
+    if ((a & kTagMask) == kLocalTag) return {Space::kLocal, a & ~kTagMask};
+    if ((a & kTagMask) == kParamTag) return {Space::kParam, a & ~kTagMask};
+    if ((a & kTagMask) == kConstTag) return ConstWhere(a & ~kTagMask);
+    return {Space::kGlobal, a};
+  }
+
+  // .const addresses are offsets in the constant window (32-bit registers hold them, as for shared memory);
+  // the bytes live with the module's .global variables.
+  Where ConstWhere(uint64_t off) const {
+    return {Space::kGlobal, reinterpret_cast<uint64_t>(globals_.data()) + off};
+  }
+
+  // The NUL-terminated string at a generic address (at most 4096 bytes).
+  std::string CString(uint64_t a, int tid) {
+    std::string s;
+    for (int i = 0; i < 4096; ++i) {
+      const uint8_t* p = Access(Generic(a + static_cast<uint64_t>(i)), tid, 1, false);
+      if (!p || *p == 0) break;
+      s += static_cast<char>(*p);
+    }
+    return s;
   }
 
   void Mov(int w, Warp& wp, const Instr& in, uint32_t exec) {
@@ -1079,6 +1291,39 @@ class Machine {
             static_cast<unsigned __int128>(ua & WidthMask(bits)) * static_cast<unsigned __int128>(ub & WidthMask(bits));
         return static_cast<uint64_t>(want_hi && !wide ? p >> bits : p);
       };
+      if (in.cc_in || in.cc_out) {
+        // extended-precision arithmetic (PTX ISA 9.7.2): add.cc / addc{.cc}, sub.cc / subc{.cc} (the flag is
+        // the borrow), mad{.lo,.hi}.cc / madc{.lo,.hi}{.cc}, on 32- and 64-bit integers, through the lane's
+        // CC.CF
+        if (bits != 32 && bits != 64) FailAt(in, "carry arithmetic takes 32- and 64-bit integers");
+        const unsigned __int128 M = (static_cast<unsigned __int128>(1) << bits) - 1;
+        const unsigned __int128 cin = in.cc_in ? (wp.carry >> l & 1) : 0;
+        unsigned __int128 full = 0;
+        bool cout = false;
+        if (in.op == Op::kSub) {
+          const unsigned __int128 x = ua & M, y = (ub & M) + cin;
+          full = x - y;
+          cout = y > x;
+        } else {
+          unsigned __int128 y = ub & M;
+          if (in.op == Op::kMad) {
+            const unsigned __int128 p =
+                (ua & M) * (ub & M);  // unsigned: the low half is the same signed or not
+            if (in.hi && s) {
+              const __int128 sp = static_cast<__int128>(sa) * sb;
+              y = static_cast<unsigned __int128>(sp >> bits) & M;
+            } else {
+              y = (in.hi ? p >> bits : p) & M;
+            }
+            y += Get(wp, in.ops[3], w, l, t) & M;
+          }
+          full = (ua & M) * (in.op == Op::kMad ? 0 : 1) + y + cin;
+          cout = (full >> bits) != 0;
+        }
+        if (in.cc_out) wp.carry = (wp.carry & ~(1u << l)) | (static_cast<uint32_t>(cout) << l);
+        Set(wp, in.ops[0], l, static_cast<uint64_t>(full & M), t);
+        return;
+      }
       switch (in.op) {
         case Op::kAdd: {
           r = ua + ub;
@@ -1613,6 +1858,31 @@ class Machine {
     return static_cast<int64_t>(wh.addr);
   }
 
+  // One arrival on the mbarrier at shared byte a by thread tid (mbarrier.arrive,
+  // cp.async.mbarrier.arrive.noinc, tcgen05.commit): reported when it was never initialised or has no arrival
+  // pending. Returns the phase arrived on, or -1.
+  int64_t ArriveOn(int64_t a, int tid) {
+    if (!inited_.count(a)) {
+      Report("uninitialized_read", tid, [&] {
+        return "the mbarrier at shared byte " + std::to_string(a) + SharedName(a) +
+               " is used before mbarrier.init";
+      });
+      return -1;
+    }
+    Mbarrier& b = mbars_[a];
+    const int64_t phase = b.phase;
+    if (b.pending == 0) {
+      Report("mbarrier_overflow", tid, [&] {
+        return "an arrival on the mbarrier at shared byte " + std::to_string(a) + SharedName(a) +
+               " beyond its expected count " + std::to_string(b.expected);
+      });
+      return -1;
+    }
+    --b.pending;
+    MaybeCompletePhase(a);
+    return phase;
+  }
+
   // A phase completes when no arrival and no transaction byte is pending: the TMA copies that completed on it
   // land, the phase number moves on, the arrivals reset.
   void MaybeCompletePhase(int64_t addr) {
@@ -1629,6 +1899,7 @@ class Machine {
         ShadowByte& sh = shadow_[static_cast<size_t>(off)];
         sh.written = block_stamp_;
         sh.w_epoch = 0;
+        sh.proxy_writer = 0;
       }
     }
     tma_ = std::move(keep);
@@ -1665,14 +1936,8 @@ class Machine {
         b.tx += static_cast<int64_t>(Get(wp, in.ops[has_state ? 2 : 1], w, l, Ty::kU32));
       if (in.op == Op::kMbarArrive) {
         Set(wp, in.ops[0], l, static_cast<uint64_t>(b.phase), Ty::kB64);  // the state: the phase arrived on
-        if (b.pending == 0) {
-          Report("mbarrier_overflow", w * 32 + l, [&] {
-            return "an arrival on the mbarrier at shared byte " + std::to_string(a) + SharedName(a) +
-                   " beyond its expected count " + std::to_string(b.expected);
-          });
-          return;
-        }
-        --b.pending;
+        ArriveOn(a, w * 32 + l);
+        return;
       }
       MaybeCompletePhase(a);
     });
@@ -1725,16 +1990,20 @@ class Machine {
 
   void Tma(int w, Warp& wp, const Instr& in, uint32_t exec) {
     // cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, {c0..}], [bar]
-    // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]            (PTX ISA 9.7.9.25.5)
-    // The box at coordinates c (innermost first) is moved element by element; elements outside the tensor
-    // read as zero (loads) or are not written (stores). Shared memory holds the box densely from the shared
-    // address, each byte address swizzled as the map says (16-byte chunk bits [4, 4+b) xor bits [7, 7+b)).
-    const bool load = in.op == Op::kTmaLoad;
+    // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {c0..}], [src]            (PTX
+    // ISA 9.7.9.25.5) The box at coordinates c (innermost first) is moved element by element; elements
+    // outside the tensor read as zero (loads) or are not written (stores). Shared memory holds the box
+    // densely from the shared address, each byte address swizzled as the map says (16-byte chunk bits [4,
+    // 4+b) xor bits [7, 7+b)). cp.reduce.async.bulk.tensor....add.tile.bulk_group [map, {c0..}], [src]: as a
+    // store, each element added to the global one in the map's element type (PTX ISA 9.7.9.25.5.2)
+    const bool load = in.op == Op::kTmaLoad, reduce = in.op == Op::kTmaReduce;
     const Operand& mapop = in.ops[load ? 1 : 0];
     const Operand& smop = in.ops[load ? 0 : 1];
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       const DecodedTensorMap D = TensorMapAt(wp, in, mapop, l);
+      if (reduce && (D.dtype.code() == DataType::Code::kVoid || D.dtype.bytes() != D.eb))
+        FailAt(in, "a TMA reduction needs the tensor map's element type (the image gives none)");
       if (static_cast<int>(mapop.vec.size()) != D.r || (in.dims && in.dims != D.r))
         FailAt(in, "the coordinate count is not the tensor map's rank");
       int64_t c0[5];
@@ -1749,6 +2018,7 @@ class Machine {
         return;
       }
       auto swz = [&](int64_t a) { return D.sw ? SwizzleAddress(a, D.sw) : a; };
+      bool proxy_reported = false;
       TmaCopy cp;
       cp.tid = tid;
       for (int64_t e = 0; e < D.count; ++e) {
@@ -1766,11 +2036,20 @@ class Machine {
           if (inside) std::memcpy(v, D.base + goff, static_cast<size_t>(D.eb));
           for (int b = 0; b < D.eb; ++b) cp.bytes.emplace_back(swz(soff + b), v[b]);
         } else if (inside) {
+          uint8_t v[16] = {};
           for (int b = 0; b < D.eb; ++b) {
             const int64_t a = swz(soff + b);
             NoteShared(a, 1, tid, false, false);
-            D.base[goff + b] = smem_[static_cast<size_t>(a)];
+            AsyncProxyRead(a, tid,
+                           reduce ? "a TMA reduction (cp.reduce.async.bulk.tensor)"
+                                  : "a TMA store (cp.async.bulk.tensor)",
+                           &proxy_reported);
+            v[b] = smem_[static_cast<size_t>(a)];
           }
+          if (reduce)
+            AddInto(D.base + goff, v, D.dtype);
+          else
+            std::memcpy(D.base + goff, v, static_cast<size_t>(D.eb));
         }
       }
       if (!load) return;
@@ -1832,6 +2111,7 @@ class Machine {
       if (t == Ty::kU8) return static_cast<double>(bits & 0xFF);
       return HalfValue(bits, t);
     };
+    bool proxy_reported = false;
     auto smem_elem = [&](const SmemMatrixDesc& d, bool mn_major, int64_t mn, int64_t k, Ty t) {
       const int64_t a = SwizzleAddress(CanonicalAddress(d, mn_major, mn, k, eb), d.swizzle_bytes);
       if (a < 0 || a + eb > smem_bytes_) {
@@ -1839,6 +2119,7 @@ class Machine {
         return 0.0;
       }
       NoteShared(a, eb, w * 32, false, false);
+      AsyncProxyRead(a, w * 32, "a wgmma (its shared-memory operand)", &proxy_reported);
       uint16_t h = 0;
       std::memcpy(&h, &smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
       return value(h, t);
@@ -1884,6 +2165,278 @@ class Machine {
       }
   }
 
+  // ------------------------------------------------------------------------------ tensor memory (sm_100a)
+
+  // tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols / tcgen05.dealloc... taddr, ncols: a
+  // warp allocates a power of 2 in [32, 512] columns of all 128 lanes and the address (lane 0 << 16 | column)
+  // is written to shared dst; the same warp frees them.
+  void TmemAlloc(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    if (!FullWarp(w, wp, act, exec, "tcgen05.alloc / dealloc")) return;
+    const int tid = w * 32;
+    const bool alloc = in.op == Op::kTcAlloc;
+    const int64_t n = static_cast<int64_t>(Get(wp, in.ops[1], w, 0, Ty::kU32));
+    if (n < 32 || n > Tmem::kCols || (n & (n - 1))) {
+      Report("tmem_columns", tid, [&] {
+        return std::string("tcgen05.") + (alloc ? "alloc" : "dealloc") + " of " + std::to_string(n) +
+               " columns: the count must be a power of 2 in [32, 512]";
+      });
+      return;
+    }
+    if (!alloc) {
+      const uint64_t taddr = Get(wp, in.ops[0], w, 0, Ty::kU32);
+      const int64_t col = static_cast<int64_t>(taddr & 0xFFFF);
+      auto it = tmem_.allocs.find(col);
+      if (it == tmem_.allocs.end() || it->second.first != n || (taddr >> 16) != 0) {
+        Report("tmem_bad_free", tid, [&] {
+          return "tcgen05.dealloc of " + std::to_string(n) + " columns at column " + std::to_string(col) +
+                 " frees no allocation of that size there (a double free, or a wrong address or size)";
+        });
+        return;
+      }
+      if (it->second.second != w)
+        Report("tmem_bad_free", tid, [&] {
+          return "tcgen05.dealloc by warp " + std::to_string(w) + " of columns warp " +
+                 std::to_string(it->second.second) + " allocated (the allocating warp must free them)";
+        });
+      for (int64_t l = 0; l < Tmem::kLanes; ++l)
+        for (int64_t q = col; q < col + n; ++q)
+          if (tmem_.in_flight[Tmem::Cell(l, q)]) {
+            Report("tcgen05_not_committed", tid, [&] {
+              return std::string("tcgen05.dealloc of columns an uncommitted tcgen05.mma writes");
+            });
+            l = Tmem::kLanes;
+            break;
+          }
+      tmem_.allocs.erase(it);
+      return;
+    }
+    if (tmem_.relinquished) {
+      Report("tmem_alloc_after_relinquish", tid,
+             [&] { return std::string("tcgen05.alloc after the block relinquished its allocation permit"); });
+      return;
+    }
+    int64_t found = -1;
+    for (int64_t col = 0; col + n <= Tmem::kCols && found < 0; col += n) {
+      bool free = true;
+      for (auto& [c0, a] : tmem_.allocs) free &= col + n <= c0 || c0 + a.first <= col;
+      if (free) found = col;
+    }
+    if (found < 0) {
+      Report("tmem_exhausted", tid, [&] {
+        return "tcgen05.alloc of " + std::to_string(n) +
+               " columns cannot succeed: the block's 512 columns are taken";
+      });
+      return;
+    }
+    tmem_.allocs[found] = {n, w};
+    Where dst = Resolve(wp, in, in.ops[0], 0, Space::kShared);
+    if (uint8_t* p = Access(dst, tid, 4, true)) {
+      const uint32_t v = static_cast<uint32_t>(found);
+      std::memcpy(p, &v, 4);
+    }
+  }
+
+  // tcgen05.mma.cta_group::1.kind::{f16,f8f6f4,i8} [d], a-desc, b-desc, idesc, enable-input-d (PTX ISA
+  // 9.7.16.10.9): the issuing thread's D (tensor memory lanes [0, 128), M = 128 rows, N columns from d)
+  // becomes A (M x K, shared) * B (N x K, shared) + (enable ? D : 0), K = 16 (f16) or 32 bytes (8-bit kinds).
+  // Operands are read at issue; D is written when the thread commits (tcgen05.commit).
+  void TcMma5(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    const int kind = in.mode;
+    const bool i8 = kind == 2, f8 = kind != 0;
+    const int eb = f8 ? 1 : 2;
+    const int64_t KS = f8 ? 32 : 16;
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      Operand dop = in.ops[0];
+      const uint64_t d =
+          Get(wp, Operand{Operand::kReg, false, dop.reg}, w, l, Ty::kU32) + static_cast<uint64_t>(dop.imm);
+      const uint64_t da = Get(wp, in.ops[1], w, l, Ty::kU64), db = Get(wp, in.ops[2], w, l, Ty::kU64);
+      const uint32_t idesc = static_cast<uint32_t>(Get(wp, in.ops[3], w, l, Ty::kU32));
+      const bool enable = Get(wp, in.ops[4], w, l, Ty::kPred) != 0;
+      Tcgen05Instr I;
+      SmemMatrixDesc A, B;
+      std::string why;
+      if (DecodeTcgen05Instr(idesc, kind, &I, &why)) {
+        if (!DecodeTcgen05Descriptor(da, &A, &why))
+          why = "A descriptor: " + why;
+        else if (!DecodeTcgen05Descriptor(db, &B, &why))
+          why = "B descriptor: " + why;
+      }
+      if (!why.empty()) FailAt(in, "tcgen05.mma: " + why);
+      const int64_t lane0 = static_cast<int64_t>(d >> 16), col0 = static_cast<int64_t>(d & 0xFFFF);
+      if (lane0 != 0 || !tmem_.Allocated(col0, I.N)) {
+        Report("tmem_unallocated", tid, [&] {
+          return "tcgen05.mma into lanes [" + std::to_string(lane0) + ", +128), columns [" +
+                 std::to_string(col0) + ", " + std::to_string(col0 + I.N) + ") outside every allocation";
+        });
+        return;
+      }
+      TcMma mma;
+      mma.lane0 = lane0;
+      mma.col0 = col0;
+      mma.M = I.M;
+      mma.N = I.N;
+      mma.eb = eb;
+      mma.integer = i8;
+      mma.accumulate = enable;
+      bool ok = true, proxy_reported = false;
+      auto element = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, int type) {
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
+        if (a < 0 || a + eb > smem_bytes_) {
+          ok = false;
+          return 0.0;
+        }
+        NoteShared(a, eb, tid, false, false);
+        AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
+        uint16_t h = 0;
+        std::memcpy(&h, &smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
+        mma.read.emplace_back(a, h);
+        if (i8)
+          return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF))
+                           : static_cast<double>(h & 0xFF);
+        if (f8) return HalfValue(h, type == 0 ? Ty::kE4M3 : Ty::kE5M2);
+        return HalfValue(h, type == 0 ? Ty::kF16 : Ty::kBF16);
+      };
+      std::vector<double> a(static_cast<size_t>(I.M * KS)), b(static_cast<size_t>(I.N * KS));
+      for (int64_t m = 0; m < I.M && ok; ++m)
+        for (int64_t k = 0; k < KS; ++k)
+          a[static_cast<size_t>(m * KS + k)] = element(A, I.mn_a, m, k, I.a_type);
+      for (int64_t n = 0; n < I.N && ok; ++n)
+        for (int64_t k = 0; k < KS; ++k)
+          b[static_cast<size_t>(n * KS + k)] = element(B, I.mn_b, n, k, I.b_type);
+      if (!ok) {
+        Report("out_of_bounds", tid,
+               [&] { return std::string("tcgen05.mma reads an operand outside shared memory"); });
+        return;
+      }
+      mma.prod.assign(static_cast<size_t>(I.M * I.N), 0.0);
+      for (int64_t m = 0; m < I.M; ++m)
+        for (int64_t n = 0; n < I.N; ++n) {
+          double s = 0;
+          for (int64_t k = 0; k < KS; ++k)
+            s += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+          mma.prod[static_cast<size_t>(m * I.N + n)] = I.neg_a != I.neg_b ? -s : s;
+          ++tmem_.in_flight[Tmem::Cell(lane0 + m, col0 + n)];
+        }
+      tmem_.pending[static_cast<size_t>(tid)].push_back(std::move(mma));
+    });
+  }
+
+  // tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]: the thread's earlier
+  // tcgen05.mma complete (D is written: the products added in double to D, rounded once to f32; i8: exact,
+  // wrapping at 32 bits), then one arrival on the mbarrier.
+  void TcCommit(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      for (TcMma& mma : tmem_.pending[static_cast<size_t>(tid)]) {
+        bool changed = false;
+        for (const auto& [a, v] : mma.read) {
+          uint16_t now = 0;
+          std::memcpy(&now, &smem_[static_cast<size_t>(a)], static_cast<size_t>(mma.eb));
+          changed |= now != v;
+        }
+        if (changed)
+          Report("tcgen05_operand_overwritten", tid, [&] {
+            return std::string("shared memory a tcgen05.mma reads changed between its issue and its commit");
+          });
+        for (int64_t m = 0; m < mma.M; ++m)
+          for (int64_t n = 0; n < mma.N; ++n) {
+            const size_t x = Tmem::Cell(mma.lane0 + m, mma.col0 + n);
+            --tmem_.in_flight[x];
+            if (mma.accumulate && !tmem_.written[x])
+              Report("uninitialized", tid, [&] {
+                return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                       std::to_string(mma.col0 + n) + ", which nothing has written";
+              });
+            const double p = mma.prod[static_cast<size_t>(m * mma.N + n)];
+            uint32_t& cell = tmem_.cells[x];
+            if (mma.integer) {
+              const int64_t sum = (mma.accumulate ? static_cast<int64_t>(static_cast<int32_t>(cell)) : 0) +
+                                  static_cast<int64_t>(p);
+              cell = static_cast<uint32_t>(static_cast<uint64_t>(sum));
+            } else {
+              cell = static_cast<uint32_t>(
+                  F32Bits(static_cast<float>((mma.accumulate ? static_cast<double>(AsF32(cell)) : 0.0) + p)));
+            }
+            tmem_.written[x] = 1;
+          }
+      }
+      tmem_.pending[static_cast<size_t>(tid)].clear();
+      const int64_t a = MbarAddress(wp, in, in.ops[0], w, l);
+      if (a >= 0) ArriveOn(a, tid);
+    });
+  }
+
+  // tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0..}, [taddr] / tcgen05.st... [taddr], {r0..} (PTX
+  // ISA 9.7.16.8.3, data-path layout .32x32b): warp w reaches lanes [32 (w % 4), +32); its lane t moves N
+  // 32-bit columns of lane taddr.lane + t starting at taddr.column.
+  void TmemLdSt(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    if (!FullWarp(w, wp, act, exec, in.op == Op::kTcLd ? "tcgen05.ld" : "tcgen05.st")) return;
+    const bool ld = in.op == Op::kTcLd;
+    const Operand& regs = in.ops[ld ? 0 : 1];
+    const Operand& addr = in.ops[ld ? 1 : 0];
+    if (regs.kind != Operand::kVec || static_cast<int>(regs.vec.size()) != in.n)
+      FailAt(in, "expects " + std::to_string(in.n) + " registers");
+    const uint64_t taddr =
+        Get(wp, Operand{Operand::kReg, false, addr.reg}, w, 0, Ty::kU32) + static_cast<uint64_t>(addr.imm);
+    const int64_t lane0 = static_cast<int64_t>(taddr >> 16), col0 = static_cast<int64_t>(taddr & 0xFFFF),
+                  quarter = w % 4;
+    const char* what = ld ? "tcgen05.ld" : "tcgen05.st";
+    if (lane0 != 32 * quarter) {
+      Report("tmem_lane_access", w * 32, [&] {
+        return std::string(what) + " at lane " + std::to_string(lane0) + " by warp " + std::to_string(w) +
+               ", which reaches lanes [" + std::to_string(32 * quarter) + ", " +
+               std::to_string(32 * quarter + 32) + ") only";
+      });
+      return;
+    }
+    if (!tmem_.Allocated(col0, in.n)) {
+      Report("tmem_unallocated", w * 32, [&] {
+        return std::string(what) + " of columns [" + std::to_string(col0) + ", " +
+               std::to_string(col0 + in.n) + ") outside every allocation";
+      });
+      return;
+    }
+    ForLanes(exec, [&](int l) {
+      const int64_t lane = lane0 + l;
+      for (int i = 0; i < in.n; ++i) {
+        const size_t x = Tmem::Cell(lane, col0 + i);
+        if (tmem_.in_flight[x])
+          Report("tcgen05_not_committed", w * 32 + l, [&] {
+            return std::string(what) + " of lane " + std::to_string(lane) + ", column " +
+                   std::to_string(col0 + i) + " while an uncommitted tcgen05.mma writes it";
+          });
+        if (!ld) {
+          tmem_.cells[x] = static_cast<uint32_t>(Get(wp, regs.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
+          tmem_.written[x] = 1;
+          continue;
+        }
+        if (!tmem_.written[x])
+          Report("uninitialized", w * 32 + l, [&] {
+            return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                   ", which nothing has written";
+          });
+        Set(wp, regs.vec[static_cast<size_t>(i)], l, tmem_.cells[x], Ty::kB32);
+      }
+    });
+  }
+
+  // At the end of a block: tcgen05.mma never committed, columns never freed.
+  void TmemBlockEnd() {
+    cur_ = nullptr;
+    for (int t = 0; t < T_; ++t)
+      if (!tmem_.pending[static_cast<size_t>(t)].empty())
+        Report("tcgen05_not_committed", t, [&] {
+          return std::to_string(tmem_.pending[static_cast<size_t>(t)].size()) +
+                 " tcgen05.mma issued by this thread are never committed (tcgen05.commit)";
+        });
+    for (auto& [col, a] : tmem_.allocs)
+      Report("tmem_leak", a.second * 32, [&] {
+        return "tensor memory columns [" + std::to_string(col) + ", " + std::to_string(col + a.first) +
+               ") allocated by warp " + std::to_string(a.second) + " are never freed (tcgen05.dealloc)";
+      });
+  }
+
   void Stmatrix(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
     // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16 [a], r (PTX ISA 9.7.9.27): ldmatrix's inverse;
     // lanes 8q..8q+7 give the row addresses of matrix q, lane l's register q holds row l/4, columns 2(l%4)
@@ -1919,7 +2472,11 @@ class Machine {
   std::array<int64_t, 3> block_{0, 0, 0};
   std::vector<uint8_t> params_, smem_, local_;
   std::vector<ShadowByte> shadow_;
-  std::vector<uint64_t> globals_;  // module-scope .global variables
+  std::vector<uint64_t> globals_;      // module-scope .global / .const variables
+  std::vector<int32_t> proxy_fences_;  // per thread of the block: fence.proxy.async executed so far
+  std::vector<int32_t> fence_epoch_;   // per thread: the barrier epoch of its last fence.proxy.async
+  bool uses_tmem_ = false;
+  Tmem tmem_;
   std::vector<Region> regions_;
   int64_t extern_off_ = 0, smem_bytes_ = 0;
   int32_t epoch_ = 0, block_stamp_ = 0;

@@ -11,6 +11,8 @@
 
 namespace tl::emu::ptx {
 
+// a table:
+// clang-format off
 enum class Op : uint8_t {
   kMov, kLd, kSt, kCvta, kCvt, kAdd, kSub, kMul, kMad, kFma, kDiv, kRem, kAbs, kNeg, kMin, kMax, kAnd, kOr,
   kXor, kNot, kCnot, kShl, kShr, kSetp, kSelp, kBra, kRet, kExit, kBar, kBarWarp, kCpAsync, kCpAsyncCommit,
@@ -19,8 +21,16 @@ enum class Op : uint8_t {
   kNop,
   // sm_90: mbarriers, TMA, wgmma, stmatrix
   kMbarInit, kMbarArrive, kMbarExpectTx, kMbarTryWait, kTmaLoad, kTmaStore, kBulkCommit, kBulkWait, kWgmma,
-  kWgmmaFence, kWgmmaCommit, kWgmmaWait, kStmatrix, kElect, kDp4a
+  kWgmmaFence, kWgmmaCommit, kWgmmaWait, kStmatrix, kElect, kDp4a,
+  // calls (device functions are inlined at parse time; what remains is an external function: vprintf), trap,
+  // fence.proxy.async
+  kCall, kTrap, kFenceProxyAsync,
+  kTmaReduce,         // cp.reduce.async.bulk.tensor .add
+  kCpAsyncMbarArrive, // cp.async.mbarrier.arrive{.noinc}
+  // sm_100a: tensor memory
+  kTcAlloc, kTcDealloc, kTcRelinquish, kTcMma, kTcCommit, kTcLd, kTcSt
 };
+// clang-format on
 
 enum class Ty : uint8_t {
   kNone, kB8, kB16, kB32, kB64, kB128, kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64, kF16, kF16x2, kBF16,
@@ -87,6 +97,7 @@ struct Instr {
   int m = 0, n = 0, k = 0;             // mma shape
   Ty ta = Ty::kNone, tb = Ty::kNone, tc = Ty::kNone;  // mma operand types (d is t)
   bool zero_fill_pred = false;         // cp.async: the 4th operand is an ignore-src predicate
+  bool cc_in = false, cc_out = false;  // addc / subc / madc read the carry flag; .cc writes it
   bool expect_tx = false;              // mbarrier.arrive.expect_tx
   int dims = 0;                        // cp.async.bulk.tensor.Nd
   int guard = -1;                      // @%p
@@ -96,6 +107,7 @@ struct Instr {
   int line = 0;                        // PTX line
   int loc_file = -1, loc_line = 0;     // the preceding .loc
   std::string text;                    // as written, for messages
+  std::string callee;                  // call: the function (ops[0]: {return params}, ops[1]: {arguments})
 };
 
 struct Symbol {
@@ -103,6 +115,7 @@ struct Symbol {
   Space space = Space::kGeneric;
   int64_t offset = 0;  // in its state space: shared / param / local bytes
   int64_t bytes = 0;
+  int64_t count = 1;      // elements (of its declared type)
   bool external = false;  // `.extern .shared` (the dynamic shared array)
 };
 
@@ -114,19 +127,22 @@ struct Kernel {
   std::vector<Ty> reg_types; // one a register
   std::vector<Instr> code;
   std::array<int64_t, 3> reqntid{0, 0, 0};
+  bool is_func = false;   // a .func (inlined into its callers), not an .entry
+  std::vector<int> rets;  // .func: symbols of its return parameters
 };
 
 struct Module {
   std::vector<Symbol> symbols;  // module- and function-scope
   int64_t static_shared = 0;    // bytes of the non-extern .shared variables (the extern array follows)
-  int64_t global_bytes = 0;     // module-scope .global variables (zero-initialised, one copy a launch)
+  int64_t global_bytes = 0;     // module-scope .global / .const variables (one copy a launch)
+  std::vector<uint8_t> global_init;  // their initial bytes (global_bytes of them; zero where not initialised)
   int64_t extern_shared_align = 16;
   std::vector<int> extern_shared;  // symbols of `.extern .shared` arrays (all at static_shared, aligned)
   std::vector<Kernel> kernels;
   std::map<int, std::string> files;  // .file
   const Kernel* Find(const std::string& name) const {
     for (const Kernel& k : kernels)
-      if (k.name == name) return &k;
+      if (k.name == name && !k.is_func) return &k;
     return nullptr;
   }
 };

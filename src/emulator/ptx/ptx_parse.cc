@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -35,6 +36,8 @@ const std::unordered_map<std::string, Ty>& TypeNames() {
   return m;
 }
 
+// a table:
+// clang-format off
 const std::unordered_map<std::string, Op>& OpNames() {
   static const std::unordered_map<std::string, Op> m = {
       {"mov", Op::kMov},         {"ld", Op::kLd},           {"st", Op::kSt},         {"cvta", Op::kCvta},
@@ -51,9 +54,11 @@ const std::unordered_map<std::string, Op>& OpNames() {
       {"red", Op::kRed},         {"membar", Op::kFence},    {"fence", Op::kFence},   {"popc", Op::kPopc},
       {"clz", Op::kClz},         {"brev", Op::kBrev},       {"bfe", Op::kBfe},       {"bfi", Op::kBfi},
       {"prmt", Op::kPrmt},       {"lop3", Op::kLop3},       {"copysign", Op::kCopysign}, {"testp", Op::kTestp},
-      {"activemask", Op::kActivemask}, {"dp4a", Op::kDp4a}};
+      {"activemask", Op::kActivemask}, {"dp4a", Op::kDp4a}, {"trap", Op::kTrap}, {"call", Op::kCall},
+      {"addc", Op::kAdd}, {"subc", Op::kSub}, {"madc", Op::kMad}};
   return m;
 }
+// clang-format on
 
 const std::unordered_map<std::string, Sreg>& SregNames() {
   static const std::unordered_map<std::string, Sreg> m = {
@@ -274,6 +279,91 @@ class Parser {
       Statement(st, start_line);
     }
     if (kernel_) Fail(line, "", "unterminated function body");
+    for (Kernel& k : m_->kernels)
+      if (!k.is_func) InlineCalls(&k);
+  }
+
+  // ld.param / st.param of a call sequence's own .param variables: per-thread storage (see Directive).
+  void ParamToLocal(Instr* in) const {
+    if ((in->op != Op::kLd && in->op != Op::kSt) || in->space != Space::kParam) return;
+    for (const Operand& o : in->ops)
+      if (o.kind == Operand::kAddr && o.sym >= 0 &&
+          m_->symbols[static_cast<size_t>(o.sym)].space == Space::kLocal)
+        in->space = Space::kLocal;
+  }
+
+  // Device functions run inlined: each call of a .func of the module becomes a copy of its body, with its
+  // registers appended to the caller's, its .local variables (and its own call sequences' .param variables)
+  // placed after the caller's local bytes, its formal parameters and results read and written in the call
+  // sequence's .param variables, and its `ret` a branch to the instruction after the call. Calls of
+  // functions without a body (vprintf) stay, for the executor.
+  void InlineCalls(Kernel* k) {
+    int inlined = 0;
+    for (size_t i = 0; i < k->code.size();) {
+      const Instr& call = k->code[i];
+      const Kernel* f = nullptr;
+      if (call.op == Op::kCall)
+        for (const Kernel& c : m_->kernels)
+          if (c.is_func && c.name == call.callee) f = &c;
+      if (!f) {
+        ++i;
+        continue;
+      }
+      if (++inlined > 4096)
+        Fail(
+            call.line, call.text,
+            "device function '" + f->name +
+                "' is recursive (or calls nest past 4096 copies); the PTX emulator inlines device functions");
+      const std::vector<Operand>& rets = call.ops[0].vec;
+      const std::vector<Operand>& args = call.ops[1].vec;
+      if (rets.size() != f->rets.size() || args.size() != f->params.size())
+        Fail(call.line, call.text,
+             "call of '" + f->name + "' with " + std::to_string(args.size()) + " arguments and " +
+                 std::to_string(rets.size()) + " results; it declares " + std::to_string(f->params.size()) +
+                 " and " + std::to_string(f->rets.size()));
+      std::unordered_map<int, int> sym_map;  // callee symbol -> the caller's
+      for (size_t j = 0; j < args.size(); ++j) sym_map[f->params[j]] = args[j].sym;
+      for (size_t j = 0; j < rets.size(); ++j) sym_map[f->rets[j]] = rets[j].sym;
+      const int64_t local_base = (k->local_bytes + 15) / 16 * 16;
+      auto map_sym = [&](int sym) {
+        if (sym < 0) return sym;
+        if (auto it = sym_map.find(sym); it != sym_map.end()) return it->second;
+        const Symbol& s = m_->symbols[static_cast<size_t>(sym)];
+        if (s.space != Space::kLocal) return sym;  // shared, global: the module's
+        Symbol copy = s;
+        copy.offset += local_base;
+        m_->symbols.push_back(copy);
+        return sym_map[sym] = static_cast<int>(m_->symbols.size()) - 1;
+      };
+      const int reg_base = static_cast<int>(k->reg_types.size());
+      std::function<void(Operand&)> map_op = [&](Operand& o) {
+        if (o.reg >= 0) o.reg += reg_base;
+        if (o.pred_out >= 0) o.pred_out += reg_base;
+        o.sym = map_sym(o.sym);
+        for (Operand& e : o.vec) map_op(e);
+      };
+      const int n = static_cast<int>(f->code.size());
+      const int at = static_cast<int>(i);
+      std::vector<Instr> body = f->code;
+      for (Instr& in : body) {
+        for (Operand& o : in.ops) map_op(o);
+        if (in.guard >= 0) in.guard += reg_base;
+        ParamToLocal(&in);
+        if (in.op == Op::kRet) {  // back to the caller: the instruction after the call
+          in.op = Op::kBra;
+          in.ops.clear();
+          in.target = n;
+        }
+        if (in.op == Op::kBra) in.target += at;
+      }
+      for (Instr& in : k->code)
+        if (in.op == Op::kBra && in.target > at) in.target += n - 1;
+      k->reg_types.insert(k->reg_types.end(), f->reg_types.begin(), f->reg_types.end());
+      k->local_bytes = local_base + f->local_bytes;
+      k->code.erase(k->code.begin() + at);
+      k->code.insert(k->code.begin() + at, body.begin(), body.end());
+      // i stays: the copy's own calls are inlined next
+    }
   }
 
  private:
@@ -307,33 +397,28 @@ class Parser {
   }
 
   void BeginFunction(const std::string& st, int line) {
-    if (st.find(".func") != std::string::npos && st.find(".entry") == std::string::npos) {
-      // device functions: kept out (NVRTC inlines ours); a call of one is refused where it is executed
-      skipping_func_ = true;
+    // `.entry name (params) directives` or `.func (returns) name (params)` (the return list is optional)
+    const bool func = st.find(".entry") == std::string::npos;
+    const size_t p = st.find(func ? ".func" : ".entry") + (func ? 5 : 6);
+    std::string after = Trim(st.substr(p));
+    std::string rets;
+    if (func && !after.empty() && after[0] == '(') {
+      size_t close = after.find(')');
+      if (close == std::string::npos) Fail(line, st, "unterminated return list");
+      rets = after.substr(1, close - 1);
+      after = Trim(after.substr(close + 1));
     }
-    size_t p = st.find(skipping_func_ ? ".func" : ".entry");
-    size_t open = st.find('(', p);
-    std::string name = Trim(st.substr(p + (skipping_func_ ? 5 : 6),
-                                      (open == std::string::npos ? st.size() : open) - p - (skipping_func_ ? 5 : 6)));
-    if (skipping_func_) {
-      // `.func (.param .b32 ret) name (params)`: the name follows the return list
-      size_t close = st.find(')', p);
-      if (open != std::string::npos && st.substr(p + 5, open - p - 5).find_first_not_of(" \t\n") == std::string::npos &&
-          close != std::string::npos) {
-        size_t open2 = st.find('(', close);
-        name = Trim(st.substr(close + 1, (open2 == std::string::npos ? st.size() : open2) - close - 1));
-      }
-    }
+    const size_t open = after.find('(');
+    const size_t close = open == std::string::npos ? std::string::npos : after.find(')', open);
     m_->kernels.emplace_back();
     kernel_ = &m_->kernels.back();
-    kernel_->name = skipping_func_ ? "<func>" + name : name;
+    kernel_->name = Trim(after.substr(0, open));
+    kernel_->is_func = func;
     kernel_line_ = line;
     label_scopes_.clear();
     fixups_.clear();
-    if (!skipping_func_ && open != std::string::npos) {
-      size_t close = st.rfind(')');
-      std::string params = st.substr(open + 1, close - open - 1);
-      for (const std::string& decl : SplitOperands(params)) {
+    auto declare = [&](const std::string& list, std::vector<int>* out) {
+      for (const std::string& decl : SplitOperands(list)) {
         if (decl.empty()) continue;
         Symbol s = DeclSymbol(decl, line, Space::kParam);
         int64_t align = std::max<int64_t>(1, std::min<int64_t>(s.bytes, 8));
@@ -341,12 +426,13 @@ class Parser {
         kernel_->param_bytes = (kernel_->param_bytes + align - 1) / align * align;
         s.offset = kernel_->param_bytes;
         kernel_->param_bytes += s.bytes;
-        kernel_->params.push_back(AddSymbol(s));
+        out->push_back(AddSymbol(s));
       }
-    }
+    };
+    declare(rets, &kernel_->rets);
+    if (open != std::string::npos) declare(after.substr(open + 1, close - open - 1), &kernel_->params);
     // performance directives after the parameter list
-    size_t close = st.rfind(')');
-    std::string tail = close == std::string::npos ? "" : st.substr(close + 1);
+    std::string tail = close == std::string::npos ? "" : after.substr(close + 1);
     size_t r = tail.find(".reqntid");
     if (r != std::string::npos) {
       std::vector<std::string> v = SplitOperands(tail.substr(r + 8));
@@ -397,6 +483,7 @@ class Parser {
     if (eq != std::string::npos) Fail(line, decl, "initialised variables are not supported by the PTX emulator");
     if (t == Ty::kNone) Fail(line, decl, "declaration without a type");
     s.name = Trim(name);
+    s.count = count;
     s.bytes = count * std::max(1, TyBits(t) / 8);
     return s;
   }
@@ -432,10 +519,6 @@ class Parser {
   }
 
   void FinishKernel() {
-    if (skipping_func_) {
-      m_->kernels.pop_back();
-      skipping_func_ = false;
-    }
     kernel_ = nullptr;
     reg_scopes_.clear();
   }
@@ -459,7 +542,6 @@ class Parser {
       return;
     }
     if (!kernel_) Fail(line, st, "instruction outside a function");
-    if (skipping_func_) return;
     Instruction(st, line);
   }
 
@@ -521,31 +603,60 @@ class Parser {
       }
       return;
     }
-    if (space == ".local") {
+    if (space == ".func") return;  // a prototype (an external function such as vprintf, or a declaration)
+    if (space == ".local" || (space == ".param" && kernel_)) {
+      // .local arrays; a function body's own .param variables (a call sequence's arguments and results) are
+      // per-thread storage too, and live with the local bytes
       if (!kernel_) Fail(line, st, ".local outside a function");
-      Symbol s = DeclSymbol(rest.substr(6), line, Space::kLocal);
-      int64_t align = std::max<int64_t>(AlignOf(rest), 1);
+      Symbol s = DeclSymbol(rest.substr(space.size() + 1), line, Space::kLocal);
+      int64_t align = std::max<int64_t>(AlignOf(rest), space == ".param" ? std::min<int64_t>(s.bytes, 8) : 1);
       kernel_->local_bytes = (kernel_->local_bytes + align - 1) / align * align;
       s.offset = kernel_->local_bytes;
       kernel_->local_bytes += s.bytes;
       AddSymbol(s);
       return;
     }
-    if (space == ".param" && kernel_) {
-      Fail(line, st, "function-local .param (a call sequence) is not supported by the PTX emulator");
-    }
-    if (space == ".global" && st.find('=') == std::string::npos) {  // zero-initialised module storage
-      Symbol s = DeclSymbol(rest.substr(7), line, Space::kGlobal);
+    if (space == ".global" || space == ".const") {  // module storage, zero- or explicitly initialised
+      const size_t eq = rest.find('=');
+      Symbol s = DeclSymbol(
+          rest.substr(space.size() + 1, eq == std::string::npos ? std::string::npos : eq - space.size() - 1),
+          line, space == ".global" ? Space::kGlobal : Space::kConst);
       int64_t align = std::max<int64_t>(AlignOf(rest), 8);
       m_->global_bytes = (m_->global_bytes + align - 1) / align * align;
       s.offset = m_->global_bytes;
       m_->global_bytes += std::max<int64_t>(s.bytes, 1);
+      m_->global_init.resize(static_cast<size_t>(m_->global_bytes), 0);
+      if (eq != std::string::npos) Initialise(s, rest.substr(eq + 1), rest, line);
       AddSymbol(s);
       return;
     }
-    if (space == ".global" || space == ".const")
-      Fail(line, st, "initialised module-scope " + space + " variables are not supported by the PTX emulator");
     Fail(line, st, "directive " + d + " is not supported by the PTX emulator");
+  }
+
+  // `= value` or `= {v0, v1, ...}` of a module variable: integers or float bit patterns (0f... / 0d...), each
+  // an element of the variable's type, little-endian. Addresses of other variables are refused.
+  void Initialise(const Symbol& s, std::string init, const std::string& st, int line) {
+    init = Trim(init);
+    if (!init.empty() && init[0] == '{') init = init.substr(1, init.rfind('}') - 1);
+    const int64_t elem = std::max<int64_t>(1, s.bytes / std::max<int64_t>(1, s.count));
+    int64_t at = s.offset;
+    for (const std::string& v : SplitOperands(init)) {
+      if (at + elem > s.offset + s.bytes) Fail(line, st, "more initialisers than elements");
+      uint64_t bits = 0;
+      int64_t iv = 0;
+      if (v.size() > 2 && v[0] == '0' && (v[1] == 'f' || v[1] == 'F' || v[1] == 'd' || v[1] == 'D')) {
+        bits = std::stoull(v.substr(2), nullptr, 16);
+      } else if (ParseInt(v, &iv)) {
+        bits = static_cast<uint64_t>(iv);
+      } else {
+        Fail(line, st,
+             "initialiser '" + v +
+                 "' is not a number (addresses of variables are not supported by the PTX emulator)");
+      }
+      for (int64_t b = 0; b < elem && b < 8; ++b)
+        m_->global_init[static_cast<size_t>(at + b)] = static_cast<uint8_t>(bits >> (8 * b));
+      at += elem;
+    }
   }
 
   void DeclRegs(const std::string& decl, int line) {
@@ -716,13 +827,65 @@ class Parser {
     std::string opcode = sp == std::string::npos ? rest : rest.substr(0, sp);
     std::string operands = sp == std::string::npos ? "" : Trim(rest.substr(sp));
     Decode(opcode, &in);
+    if (in.op == Op::kCall) {
+      ParseCall(operands, &in);
+      kernel_->code.push_back(std::move(in));
+      return;
+    }
     for (const std::string& o : SplitOperands(operands)) in.ops.push_back(ParseOperand(o, in));
+    ParamToLocal(&in);
     if (in.op == Op::kBra) {
       if (in.ops.empty()) Fail(line, st, "bra without a target");
       fixups_.push_back({static_cast<int>(kernel_->code.size()), Trim(operands), scopes_.size()});
     }
     Validate(in);
     kernel_->code.push_back(std::move(in));
+  }
+
+  // `call{.uni} (ret, ...), name, (arg, ...)`, `call name, (args)`, `call name` (PTX ISA 9.7.12.5): the
+  // results and arguments are .param variables of the call sequence. Indirect calls (through a register,
+  // with a prototype or a target list) are refused.
+  void ParseCall(const std::string& operands, Instr* in) {
+    std::vector<std::string> groups;
+    std::string cur;
+    int depth = 0;
+    for (char c : operands) {
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (c == ',' && depth == 0) {
+        groups.push_back(Trim(cur));
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    if (!Trim(cur).empty()) groups.push_back(Trim(cur));
+    auto list = [&](const std::string& g) {
+      Operand v;
+      v.kind = Operand::kVec;
+      for (const std::string& name : SplitOperands(g.substr(1, g.rfind(')') - 1))) {
+        auto it = sym_index_.find(Trim(name));
+        if (it == sym_index_.end() || m_->symbols[static_cast<size_t>(it->second)].space != Space::kLocal)
+          Fail(in->line, in->text,
+               "call operand '" + Trim(name) + "' is not a .param variable of the call sequence");
+        Operand o;
+        o.kind = Operand::kSym;
+        o.sym = it->second;
+        v.vec.push_back(o);
+      }
+      return v;
+    };
+    size_t at = 0;
+    Operand rets, args;
+    rets.kind = args.kind = Operand::kVec;
+    if (at < groups.size() && !groups[at].empty() && groups[at][0] == '(') rets = list(groups[at++]);
+    if (at >= groups.size()) Fail(in->line, in->text, "call without a function");
+    in->callee = groups[at++];
+    if (at < groups.size() && !groups[at].empty() && groups[at][0] == '(') args = list(groups[at++]);
+    if (at < groups.size() || in->callee.empty() || in->callee[0] == '%')
+      Fail(in->line, in->text, "indirect calls are not supported by the PTX emulator");
+    if (in->guard >= 0) Fail(in->line, in->text, "a predicated call is not supported by the PTX emulator");
+    in->ops = {rets, args};
   }
 
   // Opcode and modifiers (PTX ISA: every instruction's syntax section).
@@ -746,6 +909,29 @@ class Parser {
       in->expect_tx = has("expect_tx");
       if (in->op == Op::kMbarTryWait && !has("parity"))
         Fail(in->line, in->text, "mbarrier waits on a phase state (not .parity) are not supported by the PTX emulator");
+      in->space = Space::kShared;
+      return true;
+    }
+    // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile.bulk_group
+    if (op == "cp" && has("reduce")) {
+      for (size_t j = 1; j < parts.size(); ++j)
+        if (parts[j] == "min" || parts[j] == "max" || parts[j] == "inc" || parts[j] == "dec" ||
+            parts[j] == "and" || parts[j] == "or" || parts[j] == "xor")
+          Fail(in->line, in->text,
+               "cp.reduce ." + parts[j] + " is not supported by the PTX emulator (it runs .add)");
+      only({"reduce", "async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "global", "shared::cta", "add",
+            "tile", "bulk_group"});
+      if (!has("tensor") || !has("add"))
+        Fail(in->line, in->text, "cp.reduce: the emulator runs tensor .add reductions");
+      for (const char* d : {"1d", "2d", "3d", "4d", "5d"})
+        if (has(d)) in->dims = d[0] - '0';
+      in->op = Op::kTmaReduce;
+      return true;
+    }
+    if (op == "cp" && has("async") && has("mbarrier") && has("arrive")) {
+      only({"async", "mbarrier", "arrive", "noinc", "shared", "shared::cta", "b64"});
+      in->op = Op::kCpAsyncMbarArrive;
+      in->mode = has("noinc") ? 1 : 0;
       in->space = Space::kShared;
       return true;
     }
@@ -806,6 +992,56 @@ class Parser {
       in->op = Op::kElect;
       return true;
     }
+    if (op ==
+        "tcgen05") {  // sm_100a (PTX ISA, "TensorCore 5th Generation Family Instructions"), cta_group::1
+      if (has("cta_group::2"))
+        Fail(in->line, in->text,
+             "tcgen05 with cta_group::2 (a CTA pair) is not supported by the PTX emulator");
+      const std::string& what = parts.size() > 1 ? parts[1] : op;
+      if (what == "fence::before_thread_sync" || what == "fence::after_thread_sync" || what == "wait::ld" ||
+          what == "wait::st") {
+        only({what.c_str(), "sync", "aligned"});
+        in->op = Op::kNop;  // ordering: the emulator completes tcgen05.ld / st in program order
+        return true;
+      }
+      if (what == "alloc" || what == "dealloc" || what == "relinquish_alloc_permit") {
+        only({what.c_str(), "cta_group::1", "sync", "aligned", "shared::cta", "b32"});
+        in->op = what == "alloc" ? Op::kTcAlloc : what == "dealloc" ? Op::kTcDealloc : Op::kTcRelinquish;
+        return true;
+      }
+      if (what == "mma") {
+        only({"mma", "cta_group::1", "kind::f16", "kind::f8f6f4", "kind::i8"});
+        in->op = Op::kTcMma;
+        in->mode = has("kind::f16") ? 0 : has("kind::f8f6f4") ? 1 : has("kind::i8") ? 2 : 3;
+        if (in->mode == 3) Fail(in->line, in->text, "tcgen05.mma without a kind");
+        return true;
+      }
+      if (what == "commit") {
+        only({"commit", "cta_group::1", "mbarrier::arrive::one", "shared::cluster", "shared::cta", "b64"});
+        in->op = Op::kTcCommit;
+        return true;
+      }
+      if (what == "ld" || what == "st") {
+        in->op = what == "ld" ? Op::kTcLd : Op::kTcSt;
+        for (size_t j = 2; j < parts.size(); ++j) {
+          const std::string& p = parts[j];
+          if (p == "sync" || p == "aligned" || p == "32x32b" || p == "b32") continue;
+          int n = 0;
+          if (p.size() > 1 && p[0] == 'x' && std::sscanf(p.c_str() + 1, "%d", &n) == 1 && n >= 1 &&
+              n <= 128 && !(n & (n - 1))) {
+            in->n = n;
+            continue;
+          }
+          Fail(in->line, in->text,
+               "modifier ." + p + " of tcgen05." + what +
+                   " is not supported by the PTX emulator (it runs the .32x32b shape)");
+        }
+        if (!has("32x32b") || !in->n)
+          Fail(in->line, in->text, "tcgen05." + what + " needs .32x32b and a count .xN");
+        return true;
+      }
+      Fail(in->line, in->text, "tcgen05." + what + " is not supported by the PTX emulator");
+    }
     if (op == "setmaxnreg") {  // a register-allocation hint: nothing to emulate
       only({"inc", "dec", "sync", "aligned", "u32"});
       in->op = Op::kNop;
@@ -820,6 +1056,7 @@ class Parser {
     auto it = OpNames().find(parts[0]);
     if (it == OpNames().end()) Fail(in->line, in->text, "instruction '" + parts[0] + "' is not supported by the PTX emulator");
     in->op = it->second;
+    in->cc_in = parts[0] == "addc" || parts[0] == "subc" || parts[0] == "madc";
     std::vector<Ty> types;
     for (size_t j = 1; j < parts.size(); ++j) {
       const std::string& p = parts[j];
@@ -843,6 +1080,8 @@ class Parser {
         in->cmp = c->second;
       } else if (auto r = RndNames().find(p); r != RndNames().end()) {
         in->rnd = r->second;
+      } else if (p == "cc" && (in->op == Op::kAdd || in->op == Op::kSub || in->op == Op::kMad)) {
+        in->cc_out = true;
       } else if (p == "ftz") {
         in->ftz = true;
       } else if (p == "sat" || p == "satfinite") {
@@ -866,25 +1105,26 @@ class Parser {
       } else if (in->op == Op::kVote && (p == "any" || p == "all" || p == "uni" || p == "ballot")) {
         in->mode = p == "any" ? 0 : p == "all" ? 1 : p == "uni" ? 2 : 3;
       } else if ((in->op == Op::kAtom || in->op == Op::kRed) &&
-                 (p == "add" || p == "min" || p == "max" || p == "exch" || p == "cas" || p == "and" || p == "or" ||
-                  p == "xor" || p == "inc" || p == "dec")) {
+                 (p == "add" || p == "min" || p == "max" || p == "exch" || p == "cas" || p == "and" ||
+                  p == "or" || p == "xor" || p == "inc" || p == "dec")) {
         static const char* names[] = {"add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"};
         for (uint8_t q = 0; q < 10; ++q)
           if (p == names[q]) in->mode = q;
       } else if (in->op == Op::kLdmatrix && (p == "x1" || p == "x2" || p == "x4")) {
         in->mode = static_cast<uint8_t>(p[1] - '0');
-      } else if (in->op == Op::kTestp && (p == "finite" || p == "infinite" || p == "number" || p == "notanumber" ||
-                                          p == "normal" || p == "subnormal")) {
+      } else if (in->op == Op::kTestp && (p == "finite" || p == "infinite" || p == "number" ||
+                                          p == "notanumber" || p == "normal" || p == "subnormal")) {
         static const char* names[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
         for (uint8_t q = 0; q < 6; ++q)
           if (p == names[q]) in->mode = q;
       } else if (p == "trans") {
         in->trans = true;
-      } else if (in->op == Op::kMma && p.size() > 1 && p[0] == 'm' && std::isdigit(static_cast<unsigned char>(p[1]))) {
+      } else if (in->op == Op::kMma && p.size() > 1 && p[0] == 'm' &&
+                 std::isdigit(static_cast<unsigned char>(p[1]))) {
         if (std::sscanf(p.c_str(), "m%dn%dk%d", &in->m, &in->n, &in->k) != 3)
           Fail(in->line, in->text, "bad mma shape '" + p + "'");
-      } else if (in->op == Op::kCpAsync && (p == "async" || p == "commit_group" || p == "wait_group" ||
-                                            p == "wait_all")) {
+      } else if (in->op == Op::kCpAsync &&
+                 (p == "async" || p == "commit_group" || p == "wait_group" || p == "wait_all")) {
         if (p == "commit_group") in->op = Op::kCpAsyncCommit;
         if (p == "wait_group") in->op = Op::kCpAsyncWait;
         if (p == "wait_all") in->op = Op::kCpAsyncWaitAll;
@@ -892,14 +1132,17 @@ class Parser {
         in->op = Op::kBarWarp;
       } else if (in->op == Op::kBar && (p == "arrive" || p == "red")) {
         Fail(in->line, in->text, "bar." + p + " is not supported by the PTX emulator");
-      } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init" || p == "cluster" ||
-                                          p == "acq_rel" || p == "shared::cta")) {
+      } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init" ||
+                                          p == "cluster" || p == "acq_rel" || p == "shared::cta")) {
       } else if (IgnoredModifiers().count(p)) {
       } else if (in->op == Op::kAtom && (p == "noftz")) {
       } else {
         Fail(in->line, in->text, "modifier ." + p + " of " + parts[0] + " is not supported by the PTX emulator");
       }
     }
+    if (in->op == Op::kFence && std::find(parts.begin(), parts.end(), "proxy") != parts.end() &&
+        std::find(parts.begin(), parts.end(), "async") != parts.end())
+      in->op = Op::kFenceProxyAsync;  // orders generic-proxy and async-proxy accesses (PTX ISA 9.7.13.4)
     if (in->op == Op::kMma) {
       // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype
       if (types.size() != 4) Fail(in->line, in->text, "mma needs its d, a, b and c types");
@@ -945,7 +1188,6 @@ class Parser {
   Module* m_;
   Kernel* kernel_ = nullptr;
   int kernel_line_ = 0;
-  bool skipping_func_ = false;
   std::vector<int> scopes_;  // open braces of the current function
   std::vector<std::unordered_map<std::string, int>> reg_scopes_;
   std::unordered_map<std::string, int> sym_index_;

@@ -34,6 +34,7 @@ def _claim(dtype="int32"):
     return k
 
 
+@pytest.mark.ptx_twin_unordered
 @pytest.mark.parametrize("where", ["cpu", "cuda", "hip"])
 def test_atomic_add_return_prev_claims_distinct_slots(where):
     kw = dict(target="cpu") if where == "cpu" else dict(target=where, execution_backend="emulator")
