@@ -564,6 +564,94 @@ TEST(PtxEmu, CpAsyncMbarrierArrive) {
   }
 }
 
+// tcgen05 (PTX ISA, "TensorCore 5th Generation Family Instructions"), hand-worked: D (128 x 8, f32, tensor memory)
+// = A (128 x 16 f16, K-major) * B^T (B: 8 x 16 f16, K-major), both in shared memory with the 32-byte swizzle.
+// The host lays the operands out as the ISA's figures draw them: 32-byte rows (one row of 16 K-elements),
+// 8-row groups 256 bytes apart (the descriptor's stride byte offset), and in every 8-row group rows 4..7 swap
+// their two 16-byte halves (the 32B swizzle pattern). Descriptors: start >> 4 at bits 0-13, LBO 16 B, SBO 256 B,
+// 0b001 at 46-48, swizzle mode 6 (32B) at 61-63. Instruction descriptor: D F32 (1 << 4), A / B F16 (0), K-major,
+// N >> 3 = 1 at bit 17, M >> 4 = 8 at bit 24. The data-path layout for M = 128: row m in lane m, column n in column
+// n; tcgen05.ld .32x32b.x8 by warp w gives lane 32 w + t its 8 columns.
+TEST(PtxEmu, Tcgen05MmaHandWorked) {
+  auto f16 = [](int v) -> uint16_t {  // small integers as f16 bits
+    static const uint16_t mag[4] = {0x0000, 0x3C00, 0x4000, 0x4200};
+    return static_cast<uint16_t>(mag[v < 0 ? -v : v] | (v < 0 ? 0x8000 : 0));
+  };
+  auto a_val = [](int m, int k) { return (m * 3 + k * 5) % 7 - 3; };
+  auto b_val = [](int n, int k) { return (n * 2 + k) % 5 - 2; };
+  auto place = [](int row, int k) {  // byte offset of element (row, k) in the swizzled K-major layout
+    const int half = (k * 2) / 16, in_half = (k * 2) % 16;
+    const int swapped = (row % 8) >= 4 ? half ^ 1 : half;
+    return (row / 8) * 256 + (row % 8) * 32 + swapped * 16 + in_half;
+  };
+  std::vector<uint8_t> a(4096), b(256);
+  for (int m = 0; m < 128; ++m)
+    for (int k = 0; k < 16; ++k) {
+      const uint16_t h = f16(a_val(m, k));
+      std::memcpy(&a[static_cast<size_t>(place(m, k))], &h, 2);
+    }
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 16; ++k) {
+      const uint16_t h = f16(b_val(n, k));
+      std::memcpy(&b[static_cast<size_t>(place(n, k))], &h, 2);
+    }
+  const uint64_t desc = (uint64_t{1} << 16) | (uint64_t{16} << 32) | (uint64_t{1} << 46) | (uint64_t{6} << 61);
+  const uint64_t desc_a = desc | 0, desc_b = desc | (4096 >> 4);
+  const uint32_t idesc = (1u << 4) | (1u << 17) | (8u << 24);
+  std::string body =
+      std::string(kPrologue) +
+      // every thread copies 32 bytes of A, threads 0..15 16 bytes of B
+      "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd1, %rd4;\n  cvt.u32.u64 %r1, %rd4;\n"
+      "  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd5];\n  st.shared.v4.u32 [%r1], {%r2, %r3, %r4, %r5};\n"
+      "  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd5+16];\n  st.shared.v4.u32 [%r1+16], {%r2, %r3, %r4, %r5};\n"
+      "  setp.lt.u32 %p1, %r0, 16;\n  @!%p1 bra $L_b_done;\n"
+      "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd2, %rd6;\n  cvt.u32.u64 %r6, %rd6;\n"
+      "  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd7];\n  st.shared.v4.u32 [%r6+4096], {%r2, %r3, %r4, %r5};\n"
+      "$L_b_done:\n"
+      "  setp.ne.u32 %p2, %r0, 0;\n  @%p2 bra $L_init_done;\n  mbarrier.init.shared::cta.b64 [4352], 1;\n"
+      "$L_init_done:\n"
+      "  setp.ge.u32 %p3, %r0, 32;\n  @%p3 bra $L_alloc_done;\n"
+      "  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [4360], 32;\n"
+      "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n"
+      "$L_alloc_done:\n"
+      "  fence.proxy.async.shared::cta;\n  tcgen05.fence::before_thread_sync;\n  bar.sync 0;\n"
+      "  tcgen05.fence::after_thread_sync;\n  ld.shared.u32 %r20, [4360];\n"
+      "  @%p2 bra $L_issued;\n"
+      "  mov.b64 %rd10, " + std::to_string(desc_a) + ";\n  mov.b64 %rd11, " + std::to_string(desc_b) + ";\n"
+      "  mov.b32 %r21, " + std::to_string(idesc) + ";\n  setp.ne.u32 %p4, 0, 0;\n"
+      "  tcgen05.mma.cta_group::1.kind::f16 [%r20], %rd10, %rd11, %r21, %p4;\n"
+      "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [4352];\n"
+      "$L_issued:\n  mov.u32 %r22, 0;\n"
+      "$L_wait:\n  mbarrier.try_wait.parity.shared::cta.b64 %p5, [4352], %r22;\n  @!%p5 bra $L_wait;\n"
+      "  tcgen05.fence::after_thread_sync;\n"
+      "  shr.u32 %r23, %r0, 5;\n  shl.b32 %r24, %r23, 21;\n  add.s32 %r25, %r20, %r24;\n"  // lane 32 w << 16
+      "  tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r30, %r31, %r32, %r33, %r34, %r35, %r36, %r37}, [%r25];\n"
+      "  tcgen05.wait::ld.sync.aligned;\n"
+      "  mul.wide.u32 %rd12, %r0, 32;\n  add.s64 %rd13, %rd0, %rd12;\n"
+      "  st.global.v4.u32 [%rd13], {%r30, %r31, %r32, %r33};\n  st.global.v4.u32 [%rd13+16], {%r34, %r35, %r36, %r37};\n"
+      "  tcgen05.fence::before_thread_sync;\n  bar.sync 0;\n"
+      "  @%p3 bra $L_end;\n  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r20, 32;\n"
+      "$L_end:\n  ret;";
+  const std::string shared = ".shared .align 1024 .b8 sa[4096];\n.shared .align 256 .b8 sb[256];\n"
+                             ".shared .align 8 .b8 bar[8];\n.shared .align 4 .b8 taddr[4];";
+  std::vector<float> out(128 * 8, -1.0f);
+  Result r = Launch1(Kernel(body, shared), 128, &out, &a, &b);
+  EXPECT_EQ(r.total_reports, 0) << (r.reports.empty() ? "" : r.reports[0].message);
+  for (int m = 0; m < 128; ++m)
+    for (int n = 0; n < 8; ++n) {
+      int want = 0;
+      for (int k = 0; k < 16; ++k) want += a_val(m, k) * b_val(n, k);
+      ASSERT_EQ(out[static_cast<size_t>(m * 8 + n)], static_cast<float>(want)) << m << ", " << n;
+    }
+  // without the commit nothing arrives on the mbarrier: the waiters deadlock, and the mma is never committed
+  std::string no_commit = body;
+  const size_t at = no_commit.find("  tcgen05.commit");
+  no_commit.erase(at, no_commit.find('\n', at) + 1 - at);
+  Result r2 = Launch1(Kernel(no_commit, shared), 128, &out, &a, &b);
+  EXPECT_NE(Kinds(r2).find("deadlock"), std::string::npos) << Kinds(r2);
+  EXPECT_NE(Kinds(r2).find("tcgen05_not_committed"), std::string::npos) << Kinds(r2);
+}
+
 TEST(PtxEmu, WhatItCannotRunIsAClearError) {
   std::string body = std::string(kPrologue) + "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tx, {%r0}];\n  ret;";
   try {
