@@ -96,12 +96,17 @@ auto Rounded(Rnd r, F&& f) {
 }
 
 struct ShadowByte {
-  int32_t w_epoch = 0, w_tid = -1, r_epoch = 0, r_tid = -1, reported = 0, written = 0;
-  int64_t w_seq = 0;  // the warp-instruction that wrote it last
+  int32_t w_epoch = 0, r_epoch = 0, reported = 0, written = 0;
+  uint32_t w_seq =
+      0;  // the warp-instruction that wrote it last (its low 32 bits: compared for equality only)
+  int16_t w_tid = -1, r_tid = -1;  // threads (< 1024); -2: several
   bool w_atomic = false;
-  // the generic-to-async proxy rule: the thread (+1) whose generic write is the byte's last (0: none, or the
-  // async proxy wrote it), that thread's count of fence.proxy.async at the time, and the barrier epoch
-  int32_t proxy_writer = 0, proxy_fences = 0, proxy_epoch = 0;
+};
+// The generic-to-async proxy rule, per shared byte (kernels with async-proxy readers only: TMA stores and
+// reductions, wgmma, tcgen05.mma): the thread (+1) whose generic write is the byte's last (0: none, or the
+// async proxy wrote it), that thread's count of fence.proxy.async at the time, and the barrier epoch.
+struct ProxyByte {
+  int32_t writer = 0, fences = 0, epoch = 0;
 };
 
 struct CpAsyncCopy {
@@ -200,6 +205,11 @@ class Machine {
     smem_bytes_ = extern_off_ + L_.dynamic_smem;
     smem_.assign(static_cast<size_t>(smem_bytes_), 0);
     shadow_.assign(static_cast<size_t>(smem_bytes_), ShadowByte());
+    bool async_readers = false;
+    for (const Instr& in : k_.code)
+      async_readers |=
+          in.op == Op::kTmaStore || in.op == Op::kTmaReduce || in.op == Op::kWgmma || in.op == Op::kTcMma;
+    if (async_readers) proxy_.assign(static_cast<size_t>(smem_bytes_), ProxyByte());
     regions_ = L_.regions;
     if (m_.global_bytes) {
       globals_.assign(static_cast<size_t>((m_.global_bytes + 7) / 8), 0);
@@ -594,16 +604,16 @@ class Machine {
         }
       } else if (init) {
         s.written = block_stamp_;
-        s.proxy_writer = tid + 1;
-        s.proxy_fences = proxy_fences_[static_cast<size_t>(tid)];
-        s.proxy_epoch = epoch_;
+        if (!proxy_.empty())
+          proxy_[static_cast<size_t>(b)] = {tid + 1, proxy_fences_[static_cast<size_t>(tid)], epoch_};
       }
       if (!opt_.check_races) continue;
       const char* w = nullptr;
       int o = -1;
       // lanes of one warp writing a location in the same instruction collide in one store (one of them wins),
       // which is not a race between threads
-      if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) && !(write && s.w_seq == seq_)) {
+      if (s.w_epoch == epoch_ && s.w_tid != tid && !(atomic && s.w_atomic) &&
+          !(write && s.w_seq == static_cast<uint32_t>(seq_))) {
         w = "written";
         o = s.w_tid;
       } else if (write && s.r_epoch == epoch_ && s.r_tid != tid) {
@@ -619,14 +629,15 @@ class Machine {
         }
       }
       if (write) {
-        s.w_tid = (s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid;
+        s.w_tid =
+            static_cast<int16_t>((s.w_epoch == epoch_ && atomic && s.w_atomic && s.w_tid != tid) ? -2 : tid);
         s.w_epoch = epoch_;
-        s.w_seq = seq_;
+        s.w_seq = static_cast<uint32_t>(seq_);
         s.w_atomic = atomic;
       } else if (!atomic) {
         if (s.r_epoch != epoch_) {
           s.r_epoch = epoch_;
-          s.r_tid = tid;
+          s.r_tid = static_cast<int16_t>(tid);
         } else if (s.r_tid != tid) {
           s.r_tid = -2;
         }
@@ -651,10 +662,11 @@ class Machine {
   // instruction (`*reported`).
   void AsyncProxyRead(int64_t off, int tid, const char* who, bool* reported) {
     const ShadowByte& s = shadow_[static_cast<size_t>(off)];
-    const int32_t wr = s.proxy_writer;
+    const ProxyByte& p = proxy_[static_cast<size_t>(off)];
+    const int32_t wr = p.writer;
     if (*reported || !wr || s.written != block_stamp_ ||
-        proxy_fences_[static_cast<size_t>(wr - 1)] != s.proxy_fences ||
-        fence_epoch_[static_cast<size_t>(tid)] > s.proxy_epoch)
+        proxy_fences_[static_cast<size_t>(wr - 1)] != p.fences ||
+        fence_epoch_[static_cast<size_t>(tid)] > p.epoch)
       return;
     *reported = true;
     Report("async_proxy", tid, [&] {
@@ -1899,7 +1911,7 @@ class Machine {
         ShadowByte& sh = shadow_[static_cast<size_t>(off)];
         sh.written = block_stamp_;
         sh.w_epoch = 0;
-        sh.proxy_writer = 0;
+        if (!proxy_.empty()) proxy_[static_cast<size_t>(off)].writer = 0;
       }
     }
     tma_ = std::move(keep);
@@ -2475,6 +2487,7 @@ class Machine {
   std::vector<uint64_t> globals_;      // module-scope .global / .const variables
   std::vector<int32_t> proxy_fences_;  // per thread of the block: fence.proxy.async executed so far
   std::vector<int32_t> fence_epoch_;   // per thread: the barrier epoch of its last fence.proxy.async
+  std::vector<ProxyByte> proxy_;       // per shared byte, where the kernel has async-proxy readers
   bool uses_tmem_ = false;
   Tmem tmem_;
   std::vector<Region> regions_;
