@@ -214,13 +214,18 @@ class Executor {
   void HopperBlockStart();
   void HopperBlockEnd();
   /// One arrival on the mbarrier at shared byte address `addr` (named `name` in reports).
-  void MbarrierArrive(int64_t addr, int tid, const std::string& name);
+  /// Returns the phase the arrival is in, or -1 (reported).
+  int64_t MbarrierArrive(int64_t addr, int tid, const std::string& name);
   // intrinsics_tcgen05.cc: tensor memory and tcgen05 (sm_100a family)
   struct Tcgen05State;
   bool ExecTcgen05(const CallNode* c, const Lanes& act);
   bool EvalTcgen05(const CallNode* c, const Lanes& act, Slot* out);
   void Tcgen05BlockStart();
   void Tcgen05BlockEnd();
+  // A wait by thread t on the mbarrier at shared byte addr saw `phases` phases complete: the tcgen05.mma
+  // whose commits arrived in them are complete for t. A barrier of the threads `act` shares what each knows.
+  void Tcgen05Observe(int64_t addr, int t, int64_t phases);
+  void Tcgen05Share(const Lanes& act);
   // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
   struct TmaState;
   struct TmaDecoded {  // a tensor map as the copy instruction reads it from the 128-byte image

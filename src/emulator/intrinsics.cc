@@ -37,6 +37,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
       FiberBarrier(act, 0, T_, "__syncthreads()");
     else
       Barrier(act);
+    if (tc_) Tcgen05Share(act);
   } else if (op == "tl.named_barrier_sync") {  // bar.sync id, count (warp-specialised consumers)
     const int64_t id = ConstArg(c, 0), count = ConstArg(c, 1);
     if (InFibers()) {
@@ -49,6 +50,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
         });
       ++epoch_;
     }
+    if (tc_) Tcgen05Share(act);
   } else if (op == "tl.cp_async") {
     CpAsync(c, act);
   } else if (op == "tl.cp_async_commit") {

@@ -214,26 +214,28 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
   return true;
 }
 
-void Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name) {
+int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name) {
   if (!hopper_) HopperBlockStart();
   auto it = hopper_->bars.find(addr);
   if (it == hopper_->bars.end()) {
     Report("mbarrier_uninitialized", tid, [&] { return name + " is used before mbarrier.init"; });
-    return;
+    return -1;
   }
   HopperState::Barrier& b = it->second;
   if (b.pending == 0) {
     Report("mbarrier_over_arrival", tid, [&] {
       return name + " receives more than its " + std::to_string(b.expected) + " arrivals in one phase";
     });
-    return;
+    return -1;
   }
+  const int64_t phase = b.phase;
   if (--b.pending == 0 && b.tx == 0) {
     ++b.phase;
     b.pending = b.expected;
     if (b.expected > 1) ++epoch_;
   }
   FiberProgress();
+  return phase;
 }
 
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
@@ -363,6 +365,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           });
           break;  // one report per wait
         }
+        if (tc_) Tcgen05Observe(addr, t, b.phase);
       } else {
         Bad(c, "unknown mbarrier operation");
       }

@@ -6,15 +6,17 @@
 //                                              address (lane << 16 | column) to dst
 //   tl.tcgen05_dealloc(taddr, ncols)           the same warp frees them
 //   tl.tcgen05_relinquish_alloc_permit()       the block allocates no more
-//   tl.tcgen05_desc(&smem, lbo, sbo, mode)     the 64-bit shared memory descriptor (mode: 0 none, 2 128B, 4 64B,
+//   tl.tcgen05_desc(&smem, lbo, sbo, mode)     the 64-bit shared memory descriptor (mode: 0 none, 2 128B, 4
+//   64B,
 //                                              6 32B swizzle; bits 46-48 hold the fixed 0b001)
 //   tl.tcgen05_mma_f16(taddr_d, descA, descB, idesc, enable_input_d)
 //                                              one thread issues D (tensor memory, M x N fp32) = A (M x 16,
 //                                              shared) * B (16 x N, shared) + (enable ? D : 0), kind::f16
 //                                              (f16 / bf16 inputs), cta_group::1, M = 128; asynchronous
-//   tl.tcgen05_mma_f8f6f4(...)                the same with 8-bit float A and B (e4m3 / e5m2, either mix), k32
-//   tl.tcgen05_mma_i8(...)                    8-bit integers (s8 / u8, either mix) into an s32 accumulator, k32
-//   tl.tcgen05_commit(&mbar)                   the issuing thread's earlier tcgen05.mma complete, then one
+//   tl.tcgen05_mma_f8f6f4(...)                the same with 8-bit float A and B (e4m3 / e5m2, either mix),
+//   k32 tl.tcgen05_mma_i8(...)                    8-bit integers (s8 / u8, either mix) into an s32
+//   accumulator, k32 tl.tcgen05_commit(&mbar)                   the issuing thread's earlier tcgen05.mma
+//   complete, then one
 //                                              arrival on the mbarrier (mbarrier::arrive::one)
 //   tl.tcgen05_ld(&regs, taddr, num) / tl.tcgen05_st(taddr, &regs, num)
 //                                              shape .32x32b: warp w of a warp group reaches lanes
@@ -25,10 +27,12 @@
 // (double frees), columns never freed at the end of the block, accesses outside a warp's lanes or outside
 // the allocated columns, reads of tensor memory never written, reads of columns a tcgen05.mma that has not
 // been committed writes, shared operands changed between a tcgen05.mma's issue and its commit, and
-// tcgen05.mma never committed. Not modelled: the mbarrier arrival happens at the commit (the hardware may
-// signal later), so a thread that reads D after the commit without waiting on the mbarrier is not reported.
+// tcgen05.mma never committed, and reads of D by a thread that has not waited for the mbarrier phase a commit
+// of the issuing thread arrived in (the arrival happens at the commit here; the hardware may signal later, so
+// only the wait orders the read after the mma: a block barrier shares what its threads know).
 #include <cstring>
 #include <map>
+#include <numeric>
 
 #include "emulator/executor.h"
 #include "emulator/intrinsic_args.h"
@@ -57,7 +61,48 @@ struct Executor::Tcgen05State {
     std::vector<uint16_t> bits;               // their values at issue
   };
   std::vector<std::vector<Mma>> pending;      // per issuing thread, in issue order
+  // Reads of D must wait for the mma's completion, which a thread knows by waiting on the mbarrier phase a
+  // tcgen05.commit of the issuing thread arrived in (a commit tracks all the thread's earlier mma): per cell
+  // the issuing thread (-1: none) and its commit number; per thread its commits; per mbarrier the commits
+  // that arrived on it (thread, number, phase); per issuing thread what each thread knows complete.
+  std::vector<int32_t> ready_issuer;
+  std::vector<int64_t> ready_commit;
+  std::vector<int64_t> commits;
+  struct Commit {
+    int issuer;
+    int64_t index, phase;
+  };
+  std::map<int64_t, std::vector<Commit>> commit_log;
+  std::map<int, std::vector<int64_t>> known;
 };
+
+void Executor::Tcgen05Observe(int64_t addr, int t, int64_t phases) {
+  Tcgen05State& st = *tc_;
+  auto log = st.commit_log.find(addr);
+  if (log == st.commit_log.end()) return;
+  for (const auto& c : log->second)
+    if (c.phase < phases) {
+      std::vector<int64_t>& k = st.known[c.issuer];
+      if (k.empty()) k.assign(static_cast<size_t>(T_), 0);
+      k[static_cast<size_t>(t)] = std::max(k[static_cast<size_t>(t)], c.index);
+    }
+}
+
+void Executor::Tcgen05Share(const Lanes& act) {
+  // lockstep: the threads of the barrier; among warp-group fibers each fiber sees only its own, so there the
+  // whole block shares (an over-approximation: it may hide a missing wait, never invent one)
+  Lanes all;
+  if (InFibers()) {
+    all.resize(static_cast<size_t>(T_));
+    std::iota(all.begin(), all.end(), 0);
+  }
+  const Lanes& who = InFibers() ? all : act;
+  for (auto& [issuer, k] : tc_->known) {
+    int64_t most = 0;
+    for (int t : who) most = std::max(most, k[static_cast<size_t>(t)]);
+    for (int t : who) k[static_cast<size_t>(t)] = most;
+  }
+}
 
 void Executor::Tcgen05BlockStart() {
   if (!tc_) tc_ = std::make_shared<Tcgen05State>();
@@ -67,6 +112,11 @@ void Executor::Tcgen05BlockStart() {
   tc_->allocs.clear();
   tc_->relinquished = false;
   tc_->pending.assign(static_cast<size_t>(T_), {});
+  tc_->ready_issuer.assign(kLanes * kCols, -1);
+  tc_->ready_commit.assign(kLanes * kCols, 0);
+  tc_->commits.assign(static_cast<size_t>(T_), 0);
+  tc_->commit_log.clear();
+  tc_->known.clear();
 }
 
 void Executor::Tcgen05BlockEnd() {
@@ -203,6 +253,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     Slot* flat = Tmp();
     Locate(r->buffer, r->indices, full, flat, num);
     Slot* addr = arg(ld ? 1 : 0);
+    std::vector<bool> not_waited(static_cast<size_t>((T_ + 31) / 32), false);
     for (int t : full) {
       const int64_t lane0 = (addr[t].i >> 16) & 0xFFFF, col0 = addr[t].i & 0xFFFF, quarter = (t / 32) % 4;
       if (lane0 != 32 * quarter) {
@@ -246,6 +297,19 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
                    ", which nothing has written";
           });
+        else if (const int32_t issuer = st.ready_issuer[x]; issuer >= 0 && !not_waited[t / 32]) {
+          auto k = st.known.find(issuer);
+          if (k == st.known.end() || k->second[static_cast<size_t>(t)] < st.ready_commit[x]) {
+            not_waited[t / 32] = true;  // once a warp and instruction
+            Report("tcgen05_not_waited", t, [&] {
+              return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                     ", which a tcgen05.mma of thread " + std::to_string(issuer) +
+                     " writes, before this thread waited for the mbarrier phase its tcgen05.commit arrives "
+                     "in "
+                     "(the mma may not have completed)";
+            });
+          }
+        }
         std::memcpy(p, &st.tmem[x], 4);
         NoteWrite(regs, t, flat[t].i + i);
       }
@@ -347,7 +411,13 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     Slot* flat = Tmp();
     Locate(bop->buffer, bop->indices, act, flat);
     for (int t : act) {
+      const int64_t index = ++st.commits[static_cast<size_t>(t)];
       for (auto& mma : st.pending[static_cast<size_t>(t)]) {
+        for (int64_t m = 0; m < mma.M; ++m)
+          for (int64_t n = 0; n < mma.N; ++n) {
+            st.ready_issuer[cell(mma.lane0 + m, mma.col0 + n)] = t;
+            st.ready_commit[cell(mma.lane0 + m, mma.col0 + n)] = index;
+          }
         bool changed = false;
         for (size_t i = 0; i < mma.addr.size() && !changed && smem; ++i)
           changed = std::memcmp(smem->data + mma.addr[i], &mma.bits[i], static_cast<size_t>(mma.eb)) != 0;
@@ -390,9 +460,11 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           }
       }
       st.pending[static_cast<size_t>(t)].clear();
-      if (flat[t].i >= 0)
-        MbarrierArrive((bop->buffer->data ? bop->buffer->byte_offset : 0) + flat[t].i * 8, t,
-                       "mbarrier '" + bm.buf->name + "'");
+      if (flat[t].i >= 0) {
+        const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + flat[t].i * 8;
+        const int64_t phase = MbarrierArrive(addr, t, "mbarrier '" + bm.buf->name + "'");
+        if (phase >= 0) st.commit_log[addr].push_back({t, index, phase});
+      }
     }
     return true;
   }

@@ -643,6 +643,17 @@ TEST(PtxEmu, Tcgen05MmaHandWorked) {
       for (int k = 0; k < 16; ++k) want += a_val(m, k) * b_val(n, k);
       ASSERT_EQ(out[static_cast<size_t>(m * 8 + n)], static_cast<float>(want)) << m << ", " << n;
     }
+  // a barrier instead of the mbarrier wait orders the reads after the commit, not after the mma's completion:
+  // every warp's tcgen05.ld is reported
+  std::string no_wait = body;
+  const std::string wait =
+      "$L_wait:\n  mbarrier.try_wait.parity.shared::cta.b64 %p5, [4352], %r22;\n  @!%p5 bra $L_wait;\n";
+  ASSERT_NE(no_wait.find(wait), std::string::npos);
+  no_wait.replace(no_wait.find(wait), wait.size(), "  bar.sync 1;\n");
+  Result r1 = Launch1(Kernel(no_wait, shared), 128, &out, &a, &b);
+  ASSERT_EQ(Kinds(r1), "tcgen05_not_waited tcgen05_not_waited tcgen05_not_waited tcgen05_not_waited ");
+  EXPECT_NE(r1.reports[0].message.find("before this thread waited"), std::string::npos)
+      << r1.reports[0].message;
   // without the commit nothing arrives on the mbarrier: the waiters deadlock, and the mma is never committed
   std::string no_commit = body;
   const size_t at = no_commit.find("  tcgen05.commit");

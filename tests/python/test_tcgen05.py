@@ -145,6 +145,49 @@ def test_misuse_is_a_clear_error():
         _one(policy=T.GemmWarpPolicy.FullRow)
 
 
+def _read_d(wait):
+    """C = A @ B^T through tensor memory, D read back after the mbarrier wait (or, wait=False, after a barrier of
+    the block only)."""
+    @T.prim_func
+    def g(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16"), C: T.Tensor((128, 128), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            acc = T.alloc_tmem([128, 128], "float32")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            mbar = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.tcgen05_gemm(A_s, B_s, acc, False, True, mbar=mbar, clear_accum=True)
+            if wait:
+                T.mbarrier_wait_parity(mbar, 0)
+            else:
+                T.sync_threads()
+            T.copy(acc, C_l)
+            T.copy(C_l, C)
+            if not wait:
+                T.mbarrier_wait_parity(mbar, 0)
+    return g
+
+
+@pytest.mark.parametrize("backend", ["emulator", "ptx"])
+def test_reading_tensor_memory_before_the_commit_completes_is_reported(backend):
+    """before: tcgen05.ld after the tcgen05.commit but with no wait on its mbarrier read D as if the mma had
+    completed (the emulators complete it at the commit). expected: reported in both emulators, at the DSL line;
+    with the wait the numbers match NumPy."""
+    rng = _rng()
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    tilelang.compile(_read_d(True), target=SM100A, execution_backend=backend)(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-4)
+    with pytest.raises(TileLangError) as e:
+        tilelang.compile(_read_d(False), target=SM100A, execution_backend=backend)(a, b, np.zeros_like(c))
+    kinds = {k for k, _ in e.value.reports}
+    assert kinds == {"tcgen05_not_waited"}, str(e.value)[:2000]
+    assert "before this thread waited for the mbarrier phase" in str(e.value)
+
+
 @pytest.mark.parametrize("adt,bdt,trans_B", [("float8_e4m3fn", "float8_e4m3fn", True),
                                              ("float8_e5m2", "float8_e4m3fn", True),
                                              ("float8_e4m3fn", "float8_e5m2", False)])

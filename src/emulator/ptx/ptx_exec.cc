@@ -151,6 +151,11 @@ struct Tmem {
   std::vector<uint32_t> cells;
   std::vector<uint8_t> written;
   std::vector<int32_t> in_flight;
+  // per cell: the thread whose committed tcgen05.mma wrote it last (-1: none) and the number of that thread's
+  // commit (1, 2, ...): a reader must know that commit, or a later one of the thread, complete
+  std::vector<int32_t> ready_issuer;
+  std::vector<int64_t> ready_commit;
+  std::vector<int64_t> commits;                       // per thread: its tcgen05.commit so far
   std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
   bool relinquished = false;
   std::vector<std::vector<TcMma>> pending;  // per thread
@@ -262,6 +267,9 @@ class Machine {
       tmem_.cells.assign(Tmem::kLanes * Tmem::kCols, 0);
       tmem_.written.assign(tmem_.cells.size(), 0);
       tmem_.in_flight.assign(tmem_.cells.size(), 0);
+      tmem_.ready_issuer.assign(tmem_.cells.size(), -1);
+      tmem_.ready_commit.assign(tmem_.cells.size(), 0);
+      tmem_.commits.assign(static_cast<size_t>(T_), 0);
       tmem_.pending.assign(static_cast<size_t>(T_), {});
     }
     fence_epoch_.assign(static_cast<size_t>(T_), 0);
@@ -277,6 +285,8 @@ class Machine {
     ++epoch_;
     mbars_.clear();
     inited_.clear();
+    known_.clear();
+    commit_log_.clear();
     tma_.clear();
     while (true) {
       bool any_live = false;
@@ -345,6 +355,22 @@ class Machine {
       if (it->second < Expected(id)) {
         ++it;
         continue;
+      }
+      // what the released threads know of completed tcgen05.mma, each of them knows now (the barrier orders a
+      // waiter's observation before the others' later accesses)
+      for (auto& [issuer, seen] : known_) {
+        int64_t most = 0;
+        for (int w = 0; w < W_; ++w) {
+          const Warp& wp = warps_[static_cast<size_t>(w)];
+          if (wp.waiting && wp.bar_id == id)
+            ForLanes(wp.bar_lanes,
+                     [&](int l) { most = std::max(most, seen[static_cast<size_t>(w * 32 + l)]); });
+        }
+        for (int w = 0; w < W_; ++w) {
+          const Warp& wp = warps_[static_cast<size_t>(w)];
+          if (wp.waiting && wp.bar_id == id)
+            ForLanes(wp.bar_lanes, [&](int l) { seen[static_cast<size_t>(w * 32 + l)] = most; });
+        }
       }
       for (Warp& wp : warps_)
         if (wp.waiting && wp.bar_id == id) {
@@ -1981,7 +2007,21 @@ class Machine {
       wp.mbar_phase = mbars_[blocked_on].phase;
       return false;
     }
-    ForLanes(exec, [&](int l) { Set(wp, in.ops[0], l, 1, Ty::kPred); });
+    ForLanes(exec, [&](int l) {
+      Set(wp, in.ops[0], l, 1, Ty::kPred);
+      const int64_t a = MbarAddress(wp, in, in.ops[1], w, l);
+      if (a < 0) return;
+      // a tcgen05.commit that arrived in a phase now complete: its thread's earlier tcgen05.mma are complete
+      // for this thread
+      auto log = commit_log_.find(a);
+      if (log == commit_log_.end()) return;
+      for (const CommitRecord& c : log->second)
+        if (c.phase < mbars_[a].phase) {
+          std::vector<int64_t>& k = known_[c.issuer];
+          if (k.empty()) k.assign(static_cast<size_t>(T_), 0);
+          k[static_cast<size_t>(w * 32 + l)] = std::max(k[static_cast<size_t>(w * 32 + l)], c.index);
+        }
+    });
     return true;
   }
 
@@ -2340,6 +2380,11 @@ class Machine {
   void TcCommit(int w, Warp& wp, const Instr& in, uint32_t exec) {
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
+      const int64_t a = MbarAddress(wp, in, in.ops[0], w, l);
+      // tcgen05.commit tracks all the thread's earlier tcgen05.mma: a reader that sees the phase its arrival
+      // is in complete knows them complete, whichever commit they were issued before
+      const int64_t index = ++tmem_.commits[static_cast<size_t>(tid)];
+      if (a >= 0 && inited_.count(a)) commit_log_[a].push_back({tid, index, mbars_[a].phase});
       for (TcMma& mma : tmem_.pending[static_cast<size_t>(tid)]) {
         bool changed = false;
         for (const auto& [a, v] : mma.read) {
@@ -2371,10 +2416,11 @@ class Machine {
                   F32Bits(static_cast<float>((mma.accumulate ? static_cast<double>(AsF32(cell)) : 0.0) + p)));
             }
             tmem_.written[x] = 1;
+            tmem_.ready_issuer[x] = tid;
+            tmem_.ready_commit[x] = index;
           }
       }
       tmem_.pending[static_cast<size_t>(tid)].clear();
-      const int64_t a = MbarAddress(wp, in, in.ops[0], w, l);
       if (a >= 0) ArriveOn(a, tid);
     });
   }
@@ -2409,6 +2455,7 @@ class Machine {
       });
       return;
     }
+    bool not_waited = false;  // reported once an instruction
     ForLanes(exec, [&](int l) {
       const int64_t lane = lane0 + l;
       for (int i = 0; i < in.n; ++i) {
@@ -2422,6 +2469,19 @@ class Machine {
           tmem_.cells[x] = static_cast<uint32_t>(Get(wp, regs.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
           tmem_.written[x] = 1;
           continue;
+        }
+        if (const int32_t issuer = tmem_.ready_issuer[x]; issuer >= 0 && !not_waited) {
+          auto k = known_.find(issuer);
+          if (k == known_.end() || k->second[static_cast<size_t>(w * 32 + l)] < tmem_.ready_commit[x]) {
+            not_waited = true;
+            Report("tcgen05_not_waited", w * 32 + l, [&] {
+              return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
+                     ", which a tcgen05.mma of thread " + std::to_string(issuer) +
+                     " writes, before this thread "
+                     "waited for the mbarrier phase its tcgen05.commit arrives in (the mma may not have "
+                     "completed)";
+            });
+          }
         }
         if (!tmem_.written[x])
           Report("uninitialized", w * 32 + l, [&] {
@@ -2489,6 +2549,13 @@ class Machine {
   std::vector<int32_t> fence_epoch_;   // per thread: the barrier epoch of its last fence.proxy.async
   std::vector<ProxyByte> proxy_;       // per shared byte, where the kernel has async-proxy readers
   bool uses_tmem_ = false;
+  // tcgen05.commit arrivals: mbarrier -> (issuing thread, its commit number, the phase the arrival is in)
+  struct CommitRecord {
+    int issuer;
+    int64_t index, phase;
+  };
+  std::map<int64_t, std::vector<CommitRecord>> commit_log_;
+  std::map<int, std::vector<int64_t>> known_;  // issuing thread -> per thread: its last commit known complete
   Tmem tmem_;
   std::vector<Region> regions_;
   int64_t extern_off_ = 0, smem_bytes_ = 0;
