@@ -73,6 +73,10 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
   TL_ICHECK(!k->grid.empty() && k->grid.size() <= 3 && k->grid.size() == k->block_vars.size(),
             "emulator: malformed kernel grid");
   for (size_t d = 0; d < k->grid.size(); ++d) grid[d] = HostInt(k->grid[d]);
+  if (count_blocks_) {  // GridBlocks: the grid's size only
+    counted_blocks_ = grid[0] * grid[1] * grid[2];
+    return;
+  }
   if (k->threads.size() != 1) Unsupported("the thread-level IR has exactly one thread extent", k->span);
   int64_t threads = HostInt(k->threads[0]);
   TL_ICHECK(threads >= 1 && threads <= 1024, "emulator: ", threads, " threads per block");
@@ -131,7 +135,8 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
 
   for (int64_t z = 0; z < grid[2]; ++z)
     for (int64_t y = 0; y < grid[1]; ++y)
-      for (int64_t x = 0; x < grid[0]; ++x) RunBlock(k, {x, y, z});
+      for (int64_t x = 0; x < grid[0]; ++x)
+        if (only_block_ < 0 || only_block_ == (z * grid[1] + y) * grid[0] + x) RunBlock(k, {x, y, z});
 }
 
 void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block) {

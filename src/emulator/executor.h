@@ -71,10 +71,26 @@ struct AsyncState {
   std::deque<std::vector<AsyncCopy>> committed;  // oldest first
 };
 
+/// A cooperative grid (T.sync_grid): one OS thread per block, one running at a time; a block that reaches the
+/// grid barrier hands the turn on until every block has arrived (emulator.cc).
+struct GridCoop;
+
 class Executor {
  public:
   Executor(const Options& opt, Result* result) : opt_(opt), res_(result) {}
   void Run(const PrimFunc& f, const std::vector<void*>& args, const std::map<const VarNode*, double>& syms);
+  /// The number of blocks of the kernel's grid for these arguments (nothing runs).
+  int64_t GridBlocks(const PrimFunc& f, const std::vector<void*>& args,
+                     const std::map<const VarNode*, double>& syms) {
+    count_blocks_ = true;
+    Run(f, args, syms);
+    return counted_blocks_;
+  }
+  /// Runs one block (flattened index `block`) of a cooperative grid.
+  void RunCooperative(GridCoop* coop, int64_t block) {
+    coop_ = coop;
+    only_block_ = block;
+  }
 
   // ---- used by intrinsics.cc ---------------------------------------------------------------
   void Eval(const Expr& e, const Lanes& act, Slot* out);
@@ -253,6 +269,11 @@ class Executor {
 
  private:
   std::shared_ptr<HopperState> hopper_;
+  bool count_blocks_ = false;
+  int64_t counted_blocks_ = 0;
+  GridCoop* coop_ = nullptr;  // a cooperative grid: this executor runs block only_block_
+  int64_t only_block_ = -1;
+  void SyncGrid(const Lanes& act, const Span& span);  // emulator.cc
   std::shared_ptr<Tcgen05State> tc_;  // created at a block's first tcgen05 instruction
   std::shared_ptr<TmaState> tma_;
   std::shared_ptr<FiberSched> fib_;

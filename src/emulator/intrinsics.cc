@@ -38,6 +38,11 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     else
       Barrier(act);
     if (tc_) Tcgen05Share(act);
+  } else if (op == "tl.sync_grid") {  // every block of the grid (emulator.cc)
+    if (InFibers())
+      Unsupported("T.sync_grid in warp-specialised code is not emulated", stmt_ ? stmt_->span : Span{});
+    Barrier(act);
+    SyncGrid(act, stmt_ ? stmt_->span : Span{});
   } else if (op == "tl.named_barrier_sync") {  // bar.sync id, count (warp-specialised consumers)
     const int64_t id = ConstArg(c, 0), count = ConstArg(c, 1);
     if (InFibers()) {
@@ -72,7 +77,7 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     Mfma(c, act);
   } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc
     Fp8ToFnuz(c, act);
-  } else if (ExecHopper(c, act)) {  // wgmma (intrinsics_hopper.cc)
+  } else if (ExecHopper(c, act)) {   // wgmma (intrinsics_hopper.cc)
   } else if (ExecTcgen05(c, act)) {  // tensor memory, tcgen05 (intrinsics_tcgen05.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" ||
              op == "tl.atomic_fetch_add" || op == "atomic_fetch_add") {

@@ -135,6 +135,7 @@ void BindCompile(nb::module_& m) {
       .def_prop_ro("from_cache", [](const CompiledKernel& k) { return k.artifact.from_cache; })
       .def_prop_ro("kernel_name", [](const CompiledKernel& k) { return k.launch.entry; })
       .def_prop_ro("threads", [](const CompiledKernel& k) { return k.info.threads; })
+      .def_prop_ro("cooperative", [](const CompiledKernel& k) { return k.launch.cooperative; })
       .def_prop_ro("warnings", [](const CompiledKernel& k) { return k.info.warnings; })
       .def_prop_ro("choices", [](const CompiledKernel& k) { return k.info.choices; })
       .def_prop_ro("smem_report", [](const CompiledKernel& k) { return k.info.smem_report; })

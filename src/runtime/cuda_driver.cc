@@ -25,6 +25,7 @@ constexpr CUresult kErrorInvalidImage = 200;
 constexpr CUresult kErrorNoBinaryForGpu = 209;
 constexpr CUresult kErrorNotFound = 500;
 constexpr CUresult kErrorLaunchOutOfResources = 701;
+constexpr CUresult kErrorCooperativeLaunchTooLarge = 720;  // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
 constexpr int kAttrComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr int kAttrMaxSharedPerBlockOptin = 97;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
@@ -51,6 +52,8 @@ struct DriverApi {
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            CUstream, void**, void**) = nullptr;
   CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      unsigned, CUstream, void**) = nullptr;  // optional (T.sync_grid)
   CUresult (*PointerGetAttribute)(void*, int, CUdeviceptr) = nullptr;
   // CUDA 12+ (optional: older drivers lack it, and then TMA kernels cannot launch)
   CUresult (*TensorMapEncodeTiled)(void*, int, uint32_t, void*, const uint64_t*, const uint64_t*,
@@ -83,6 +86,7 @@ const DriverApi* LoadDriver() {
         Sym(h, "cuGetErrorString", &a.GetErrorString) &&
         Sym(h, "cuPointerGetAttribute", &a.PointerGetAttribute);
     Sym(h, "cuTensorMapEncodeTiled", &a.TensorMapEncodeTiled);  // optional
+    Sym(h, "cuLaunchCooperativeKernel", &a.LaunchCooperativeKernel);  // optional
     if (!ok) {
       g_failure = "the CUDA driver (libcuda.so.1) is too old: it lacks part of the driver API we use";
       dlclose(h);
@@ -275,8 +279,8 @@ Module::Function& Module::Lookup(const std::string& fn) {
   return functions_.emplace(fn, f).first->second;
 }
 
-void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args,
-                    uintptr_t stream) {
+void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args, uintptr_t stream,
+                    bool cooperative) {
   const DriverApi& api = Api();
   if (dyn_smem < 0)
     TL_USER_ERROR(kArgument, Span(), "kernel '", fn, "': negative dynamic shared memory size");
@@ -301,9 +305,21 @@ void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, 
     }
     handle = f.handle;
   }
-  CUresult rc =
-      api.LaunchKernel(handle, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                       static_cast<unsigned>(dyn_smem), reinterpret_cast<CUstream>(stream), args, nullptr);
+  if (cooperative && !api.LaunchCooperativeKernel)
+    TL_USER_ERROR(kUnsupported, Span(), "kernel '", fn,
+                  "' uses T.sync_grid, which needs a cooperative launch: this "
+                  "CUDA driver has no cuLaunchCooperativeKernel");
+  CUresult rc = cooperative ? api.LaunchCooperativeKernel(handle, grid.x, grid.y, grid.z, block.x, block.y,
+                                                          block.z, static_cast<unsigned>(dyn_smem),
+                                                          reinterpret_cast<CUstream>(stream), args)
+                            : api.LaunchKernel(handle, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                               static_cast<unsigned>(dyn_smem),
+                                               reinterpret_cast<CUstream>(stream), args, nullptr);
+  if (cooperative && rc == kErrorCooperativeLaunchTooLarge)
+    TL_USER_ERROR(
+        kResource, Span(), "kernel '", fn, "' uses T.sync_grid: its grid of ", grid.x * grid.y * grid.z,
+        " blocks cannot all be resident on the device at once (a cooperative launch's limit: at most the "
+        "SM count times the blocks one SM holds); launch fewer blocks, e.g. one per SM");
   if (rc == kErrorLaunchOutOfResources)
     TL_USER_ERROR(kResource, Span(), "kernel '", fn, "' cannot launch with ", block.x * block.y * block.z,
                   " threads per block: too many registers or threads for the device (", ErrorText(rc), ")");

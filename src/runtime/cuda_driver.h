@@ -67,7 +67,10 @@ class Module {
   /// Launches `fn` asynchronously on `stream` (a CUstream; 0 is the legacy default stream).
   /// `args` points at each kernel argument, as cuLaunchKernel wants. Dynamic shared memory above
   /// 48 KB is opted into on the first launch that needs it.
-  void Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args, uintptr_t stream);
+  /// `cooperative`: every block resident at once (cuLaunchCooperativeKernel: a grid too large for the device
+  /// is an error naming the limit), as T.sync_grid needs.
+  void Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, void** args, uintptr_t stream,
+              bool cooperative = false);
   int device() const { return device_; }
 
  private:

@@ -68,7 +68,8 @@ class CudaModule : public RuntimeModule {
     }
     cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
     cuda::Dim3 block{static_cast<unsigned>(spec_.threads), 1, 1};
-    mod->Launch(spec_.entry, grid, block, static_cast<int>(spec_.dynamic_smem), ptrs.data(), stream);
+    mod->Launch(spec_.entry, grid, block, static_cast<int>(spec_.dynamic_smem), ptrs.data(), stream,
+                spec_.cooperative);
   }
 
  private:

@@ -92,6 +92,7 @@ struct LaunchSpec {
   int64_t threads = 0;                     // threads per block (GPU kinds)
   int64_t dynamic_smem = 0;                // bytes of dynamic shared / local memory per block
   std::vector<TensorMapSpec> tensor_maps;  // CUDA sm_90+: TMA descriptors, passed after the parameters
+  bool cooperative = false;                // T.sync_grid: every block resident (cuLaunchCooperativeKernel)
 
   /// Checks every argument against the signature (dtype, rank, shape, device, strides), binding
   /// the symbols; throws UserError(kArgument) naming the parameter. `device`: "cpu", "cuda", "any"

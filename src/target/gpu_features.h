@@ -97,6 +97,9 @@ struct GpuFeatures {
   bool cuda_source = false;
   // Named barriers among part of the block (bar.sync id, count: T.sync_threads(id, count)).
   bool named_barriers = false;
+  // A barrier of the whole grid (T.sync_grid: cooperative groups' grid sync, launched cooperatively so that
+  // every block is resident).
+  bool grid_sync = false;
 };
 
 }  // namespace tl

@@ -156,6 +156,11 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
       for (auto& g : k->grid) s.grid.push_back(CompileIntProgram(g, with_scalars));
     }
     s.tensor_maps = CollectTensorMaps(lowered);  // CUDA sm_90+ TMA copies; none elsewhere
+    PostOrderVisitStmt(lowered->body, [&](const Stmt& st) {
+      auto* ev = As<EvaluateNode>(st);
+      auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+      s.cooperative |= c && c->op == "tl.sync_grid";
+    });
   }
   s.threads = threads;
   s.dynamic_smem = dynamic_smem;

@@ -33,7 +33,7 @@ from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_r
                       assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
                       mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity, no_set_max_nreg, print,
-                      set_max_nreg, sync_threads, tvm_warp_shuffle)  # noqa: A004
+                      set_max_nreg, sync_grid, sync_threads, tvm_warp_shuffle)  # noqa: A004
 from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)

@@ -96,6 +96,13 @@ def set_max_nreg(reg_count, is_inc):
     return _barrier_call("tl.set_max_nreg", [_const(n), _const(int(inc))])
 
 
+def sync_grid():
+    """T.sync_grid(): a barrier of the whole grid: every thread of every block arrives before any goes on, and
+    global writes before it are seen after it (CUDA: cooperative groups' grid sync; the kernel is then launched
+    cooperatively, so its grid must fit on the device at once, e.g. one block per SM). Other targets refuse it."""
+    return _ffi.evaluate(_ffi.call("void", "tl.sync_grid", []), builder.span())
+
+
 def sync_threads(barrier_id=None, arrive_count=None):
     """T.sync_threads(): a barrier for every thread of the block (__syncthreads()); the compiler still
     inserts the barriers its shared-memory analysis needs.

@@ -5,6 +5,14 @@
 #include <algorithm>
 #include <cfenv>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -175,10 +183,37 @@ struct TmaCopy {
   int tid = 0;
 };
 
+// A cooperative launch (the kernel reads %envreg1/2: cooperative groups' grid sync, T.sync_grid): every block
+// live at once. Each block runs on an OS thread of its own, one at a time (the turn); a warp that executes a
+// load other blocks may answer (ld.acquire / .relaxed / .volatile: the grid barrier's spin) hands the turn to
+// the next block. When every live block has handed it on 64 times with no global store or atomic anywhere in
+// between, the spins can never end: reported as a deadlock. The module's .global variables and the grid
+// workspace (zeroed, as the driver's) are shared by all blocks.
+struct PtxGrid {
+  std::mutex m;
+  std::condition_variable cv;
+  int64_t n = 0, turn = 0;
+  std::vector<bool> done;
+  std::vector<int64_t> stalls;  // per block: turns handed on since the last global write
+  int64_t progress = 0;         // global stores and atomics so far
+  int64_t last_progress = -1;
+  bool abort = false;
+  std::exception_ptr err;
+  std::vector<uint64_t> globals;
+  std::vector<uint64_t> workspace;
+  int64_t Next(int64_t b) const {
+    for (int64_t d = 1; d <= n; ++d)
+      if (!done[static_cast<size_t>((b + d) % n)]) return (b + d) % n;
+    return b;
+  }
+};
+struct GridAbort {};  // unwinds a block's thread after another failed or the grid deadlocked
+
 class Machine {
  public:
-  Machine(const Module& m, const Kernel& k, const Launch& L, const Options& opt, Result* res)
-      : m_(m), k_(k), L_(L), opt_(opt), res_(res) {
+  Machine(const Module& m, const Kernel& k, const Launch& L, const Options& opt, Result* res,
+          PtxGrid* grid = nullptr, int64_t only_block = -1)
+      : m_(m), k_(k), L_(L), opt_(opt), res_(res), grid_(grid), only_block_(only_block) {
     for (const Instr& in : k_.code) uses_tmem_ |= in.op == Op::kTcAlloc || in.op == Op::kTcMma;
   }
 
@@ -217,15 +252,21 @@ class Machine {
     if (async_readers) proxy_.assign(static_cast<size_t>(smem_bytes_), ProxyByte());
     regions_ = L_.regions;
     if (m_.global_bytes) {
-      globals_.assign(static_cast<size_t>((m_.global_bytes + 7) / 8), 0);
-      std::memcpy(globals_.data(), m_.global_init.data(), m_.global_init.size());
-      regions_.push_back({reinterpret_cast<uint64_t>(globals_.data()), static_cast<uint64_t>(m_.global_bytes),
-                          "the module's .global variables"});
+      if (!grid_) {
+        globals_.assign(static_cast<size_t>((m_.global_bytes + 7) / 8), 0);
+        std::memcpy(globals_.data(), m_.global_init.data(), m_.global_init.size());
+      }
+      regions_.push_back({reinterpret_cast<uint64_t>(Globals().data()),
+                          static_cast<uint64_t>(m_.global_bytes), "the module's .global variables"});
     }
+    if (grid_)
+      regions_.push_back({reinterpret_cast<uint64_t>(grid_->workspace.data()), grid_->workspace.size() * 8,
+                          "the cooperative launch's grid workspace"});
     std::sort(regions_.begin(), regions_.end(), [](const Region& a, const Region& b) { return a.base < b.base; });
     for (int64_t z = 0; z < L_.grid[2]; ++z)
       for (int64_t y = 0; y < L_.grid[1]; ++y)
-        for (int64_t x = 0; x < L_.grid[0]; ++x) RunBlock({x, y, z});
+        for (int64_t x = 0; x < L_.grid[0]; ++x)
+          if (only_block_ < 0 || only_block_ == (z * L_.grid[1] + y) * L_.grid[0] + x) RunBlock({x, y, z});
   }
 
  private:
@@ -419,6 +460,7 @@ class Machine {
       res_->lane_ops += __builtin_popcount(act);
       ++seq_;
       Execute(w, wp, in, pc, act, exec);
+      if (grid_ && in.spin) Yield(w * 32);
     }
   }
 
@@ -454,6 +496,11 @@ class Machine {
       case Sreg::kLanemaskGe: return ~((uint64_t{1} << l) - 1) & 0xFFFFFFFFu;
       case Sreg::kDynSmem: return static_cast<uint64_t>(L_.dynamic_smem);
       case Sreg::kTotalSmem: return static_cast<uint64_t>(smem_bytes_);
+      // the grid workspace of a cooperative launch (none otherwise: cooperative groups' grid sync then traps,
+      // as on a GPU launched without cuLaunchCooperativeKernel)
+      case Sreg::kEnvreg1: return grid_ ? reinterpret_cast<uint64_t>(grid_->workspace.data()) >> 32 : 0;
+      case Sreg::kEnvreg2:
+        return grid_ ? reinterpret_cast<uint64_t>(grid_->workspace.data()) & 0xFFFFFFFFu : 0;
     }
     return 0;
   }
@@ -461,7 +508,8 @@ class Machine {
   uint64_t SymbolAddress(int sym) const {
     const Symbol& s = m_.symbols[static_cast<size_t>(sym)];
     if (s.space == Space::kShared) return static_cast<uint64_t>(s.external ? extern_off_ : s.offset);
-    if (s.space == Space::kGlobal) return reinterpret_cast<uint64_t>(globals_.data()) + static_cast<uint64_t>(s.offset);
+    if (s.space == Space::kGlobal)
+      return reinterpret_cast<uint64_t>(Globals().data()) + static_cast<uint64_t>(s.offset);
     return static_cast<uint64_t>(s.offset);
   }
 
@@ -541,7 +589,10 @@ class Machine {
                                    [](uint64_t a, const Region& r) { return a < r.base; });
         if (it != regions_.begin()) {
           const Region& r = *std::prev(it);
-          if (w.addr + static_cast<uint64_t>(n) <= r.base + r.bytes) return reinterpret_cast<uint8_t*>(w.addr);
+          if (w.addr + static_cast<uint64_t>(n) <= r.base + r.bytes) {
+            if (grid_ && write) ++grid_->progress;
+            return reinterpret_cast<uint8_t*>(w.addr);
+          }
         }
         if (opt_.check_bounds) Report("out_of_bounds", tid, [&] { return GlobalMiss(w.addr, n); });
         return nullptr;
@@ -1131,7 +1182,7 @@ class Machine {
   // .const addresses are offsets in the constant window (32-bit registers hold them, as for shared memory);
   // the bytes live with the module's .global variables.
   Where ConstWhere(uint64_t off) const {
-    return {Space::kGlobal, reinterpret_cast<uint64_t>(globals_.data()) + off};
+    return {Space::kGlobal, reinterpret_cast<uint64_t>(Globals().data()) + off};
   }
 
   // The NUL-terminated string at a generic address (at most 4096 bytes).
@@ -2300,8 +2351,7 @@ class Machine {
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       Operand dop = in.ops[0];
-      const uint64_t d =
-          Get(wp, Operand{Operand::kReg, false, dop.reg}, w, l, Ty::kU32) + static_cast<uint64_t>(dop.imm);
+      const uint64_t d = (R(wp, dop.reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(dop.imm);
       const uint64_t da = Get(wp, in.ops[1], w, l, Ty::kU64), db = Get(wp, in.ops[2], w, l, Ty::kU64);
       const uint32_t idesc = static_cast<uint32_t>(Get(wp, in.ops[3], w, l, Ty::kU32));
       const bool enable = Get(wp, in.ops[4], w, l, Ty::kPred) != 0;
@@ -2435,8 +2485,7 @@ class Machine {
     const Operand& addr = in.ops[ld ? 1 : 0];
     if (regs.kind != Operand::kVec || static_cast<int>(regs.vec.size()) != in.n)
       FailAt(in, "expects " + std::to_string(in.n) + " registers");
-    const uint64_t taddr =
-        Get(wp, Operand{Operand::kReg, false, addr.reg}, w, 0, Ty::kU32) + static_cast<uint64_t>(addr.imm);
+    const uint64_t taddr = (R(wp, addr.reg, 0) & 0xFFFFFFFFu) + static_cast<uint64_t>(addr.imm);
     const int64_t lane0 = static_cast<int64_t>(taddr >> 16), col0 = static_cast<int64_t>(taddr & 0xFFFF),
                   quarter = w % 4;
     const char* what = ld ? "tcgen05.ld" : "tcgen05.st";
@@ -2544,7 +2593,44 @@ class Machine {
   std::array<int64_t, 3> block_{0, 0, 0};
   std::vector<uint8_t> params_, smem_, local_;
   std::vector<ShadowByte> shadow_;
-  std::vector<uint64_t> globals_;      // module-scope .global / .const variables
+  std::vector<uint64_t> globals_;  // module-scope .global / .const variables (cooperative: grid_->globals)
+  std::vector<uint64_t>& Globals() { return grid_ ? grid_->globals : globals_; }
+  const std::vector<uint64_t>& Globals() const { return grid_ ? grid_->globals : globals_; }
+  PtxGrid* grid_ = nullptr;  // a cooperative launch: this machine runs block only_block_
+  int64_t only_block_ = -1;
+
+ public:
+  // Hands the turn to the next live block of a cooperative grid and waits for it to come back (after a spin
+  // load); a grid where every live block keeps spinning with nothing written is a deadlock.
+  void Yield(int tid) {
+    PtxGrid& G = *grid_;
+    std::unique_lock<std::mutex> lk(G.m);
+    const int64_t me = only_block_;
+    if (G.progress != G.last_progress) {
+      G.last_progress = G.progress;
+      std::fill(G.stalls.begin(), G.stalls.end(), 0);
+    }
+    ++G.stalls[static_cast<size_t>(me)];
+    bool stuck = true;
+    for (int64_t b = 0; b < G.n; ++b)
+      stuck &= G.done[static_cast<size_t>(b)] || G.stalls[static_cast<size_t>(b)] >= 64;
+    if (stuck) {
+      Report("deadlock", tid, [&] {
+        return std::string(
+            "every block still running spins on memory no block writes any more (a grid barrier, "
+            "T.sync_grid, that a block left or never reaches)");
+      });
+      G.abort = true;
+      G.cv.notify_all();
+      throw GridAbort{};
+    }
+    G.turn = G.Next(me);
+    G.cv.notify_all();
+    G.cv.wait(lk, [&] { return G.abort || G.turn == me; });
+    if (G.abort) throw GridAbort{};
+  }
+
+ private:
   std::vector<int32_t> proxy_fences_;  // per thread of the block: fence.proxy.async executed so far
   std::vector<int32_t> fence_epoch_;   // per thread: the barrier epoch of its last fence.proxy.async
   std::vector<ProxyByte> proxy_;       // per shared byte, where the kernel has async-proxy readers
@@ -2578,7 +2664,51 @@ Result Run(const Module& m, const Launch& launch, const Options& opt) {
   const Kernel* k = m.Find(launch.entry);
   if (!k) throw UserError(ErrorKind::kUnsupported, "PTX emulator: the PTX has no kernel '" + launch.entry + "'");
   Result r;
-  Machine(m, *k, launch, opt, &r).Run();
+  bool cooperative = false;  // reads the grid workspace: cooperative groups' grid sync
+  for (const Instr& in : k->code)
+    for (const Operand& o : in.ops)
+      cooperative |= o.kind == Operand::kSreg && (o.sreg == Sreg::kEnvreg1 || o.sreg == Sreg::kEnvreg2);
+  if (!cooperative) {
+    Machine(m, *k, launch, opt, &r).Run();
+    return r;
+  }
+  const int64_t blocks = launch.grid[0] * launch.grid[1] * launch.grid[2];
+  constexpr int64_t kMaxBlocks = 4096;
+  if (blocks > kMaxBlocks)
+    throw UserError(ErrorKind::kUnsupported, "PTX emulator: a cooperative grid of " + std::to_string(blocks) +
+                                                 " blocks; it runs at most " + std::to_string(kMaxBlocks) +
+                                                 " (a GPU holds far fewer at once: launch one block per SM)");
+  PtxGrid G;
+  G.n = blocks;
+  G.done.assign(static_cast<size_t>(blocks), false);
+  G.stalls.assign(static_cast<size_t>(blocks), 0);
+  G.workspace.assign(8, 0);
+  if (m.global_bytes) {
+    G.globals.assign(static_cast<size_t>((m.global_bytes + 7) / 8), 0);
+    std::memcpy(G.globals.data(), m.global_init.data(), m.global_init.size());
+  }
+  std::vector<std::thread> threads;
+  for (int64_t b = 0; b < blocks; ++b)
+    threads.emplace_back([&, b] {
+      {
+        std::unique_lock<std::mutex> lk(G.m);
+        G.cv.wait(lk, [&] { return G.abort || G.turn == b; });
+      }
+      try {
+        if (!G.abort) Machine(m, *k, launch, opt, &r, &G, b).Run();
+      } catch (const GridAbort&) {
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(G.m);
+        if (!G.err) G.err = std::current_exception();
+        G.abort = true;
+      }
+      std::lock_guard<std::mutex> lk(G.m);
+      G.done[static_cast<size_t>(b)] = true;
+      G.turn = G.Next(b);
+      G.cv.notify_all();
+    });
+  for (std::thread& t : threads) t.join();
+  if (G.err) std::rethrow_exception(G.err);
   return r;
 }
 

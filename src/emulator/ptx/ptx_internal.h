@@ -60,9 +60,34 @@ const char* TyName(Ty t);
 enum class Space : uint8_t { kGeneric, kGlobal, kShared, kParam, kLocal, kConst };
 
 enum class Sreg : uint8_t {
-  kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ,
-  kLaneid, kWarpid, kNwarpid, kSmid, kClock, kClock64, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt,
-  kLanemaskGe, kDynSmem, kTotalSmem, kGlobalTimer
+  kTidX,
+  kTidY,
+  kTidZ,
+  kNtidX,
+  kNtidY,
+  kNtidZ,
+  kCtaidX,
+  kCtaidY,
+  kCtaidZ,
+  kNctaidX,
+  kNctaidY,
+  kNctaidZ,
+  kLaneid,
+  kWarpid,
+  kNwarpid,
+  kSmid,
+  kClock,
+  kClock64,
+  kLanemaskEq,
+  kLanemaskLt,
+  kLanemaskLe,
+  kLanemaskGt,
+  kLanemaskGe,
+  kDynSmem,
+  kTotalSmem,
+  kGlobalTimer,
+  kEnvreg1,
+  kEnvreg2  // the cooperative launch's grid workspace address (high, low 32 bits): T.sync_grid
 };
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu,
@@ -98,6 +123,7 @@ struct Instr {
   Ty ta = Ty::kNone, tb = Ty::kNone, tc = Ty::kNone;  // mma operand types (d is t)
   bool zero_fill_pred = false;         // cp.async: the 4th operand is an ignore-src predicate
   bool cc_in = false, cc_out = false;  // addc / subc / madc read the carry flag; .cc writes it
+  bool spin = false;                   // ld.acquire / .relaxed / .volatile: a load other blocks may answer
   bool expect_tx = false;              // mbarrier.arrive.expect_tx
   int dims = 0;                        // cp.async.bulk.tensor.Nd
   int guard = -1;                      // @%p

@@ -61,17 +61,34 @@ const std::unordered_map<std::string, Op>& OpNames() {
 // clang-format on
 
 const std::unordered_map<std::string, Sreg>& SregNames() {
-  static const std::unordered_map<std::string, Sreg> m = {
-      {"%tid.x", Sreg::kTidX},         {"%tid.y", Sreg::kTidY},         {"%tid.z", Sreg::kTidZ},
-      {"%ntid.x", Sreg::kNtidX},       {"%ntid.y", Sreg::kNtidY},       {"%ntid.z", Sreg::kNtidZ},
-      {"%ctaid.x", Sreg::kCtaidX},     {"%ctaid.y", Sreg::kCtaidY},     {"%ctaid.z", Sreg::kCtaidZ},
-      {"%nctaid.x", Sreg::kNctaidX},   {"%nctaid.y", Sreg::kNctaidY},   {"%nctaid.z", Sreg::kNctaidZ},
-      {"%laneid", Sreg::kLaneid},      {"%warpid", Sreg::kWarpid},      {"%nwarpid", Sreg::kNwarpid},
-      {"%smid", Sreg::kSmid},          {"%clock", Sreg::kClock},        {"%clock64", Sreg::kClock64},
-      {"%lanemask_eq", Sreg::kLanemaskEq}, {"%lanemask_lt", Sreg::kLanemaskLt},
-      {"%lanemask_le", Sreg::kLanemaskLe}, {"%lanemask_gt", Sreg::kLanemaskGt},
-      {"%lanemask_ge", Sreg::kLanemaskGe}, {"%dynamic_smem_size", Sreg::kDynSmem},
-      {"%total_smem_size", Sreg::kTotalSmem}, {"%globaltimer", Sreg::kGlobalTimer}};
+  static const std::unordered_map<std::string, Sreg> m = {{"%tid.x", Sreg::kTidX},
+                                                          {"%tid.y", Sreg::kTidY},
+                                                          {"%tid.z", Sreg::kTidZ},
+                                                          {"%ntid.x", Sreg::kNtidX},
+                                                          {"%ntid.y", Sreg::kNtidY},
+                                                          {"%ntid.z", Sreg::kNtidZ},
+                                                          {"%ctaid.x", Sreg::kCtaidX},
+                                                          {"%ctaid.y", Sreg::kCtaidY},
+                                                          {"%ctaid.z", Sreg::kCtaidZ},
+                                                          {"%nctaid.x", Sreg::kNctaidX},
+                                                          {"%nctaid.y", Sreg::kNctaidY},
+                                                          {"%nctaid.z", Sreg::kNctaidZ},
+                                                          {"%laneid", Sreg::kLaneid},
+                                                          {"%warpid", Sreg::kWarpid},
+                                                          {"%nwarpid", Sreg::kNwarpid},
+                                                          {"%smid", Sreg::kSmid},
+                                                          {"%clock", Sreg::kClock},
+                                                          {"%clock64", Sreg::kClock64},
+                                                          {"%lanemask_eq", Sreg::kLanemaskEq},
+                                                          {"%lanemask_lt", Sreg::kLanemaskLt},
+                                                          {"%lanemask_le", Sreg::kLanemaskLe},
+                                                          {"%lanemask_gt", Sreg::kLanemaskGt},
+                                                          {"%lanemask_ge", Sreg::kLanemaskGe},
+                                                          {"%dynamic_smem_size", Sreg::kDynSmem},
+                                                          {"%total_smem_size", Sreg::kTotalSmem},
+                                                          {"%globaltimer", Sreg::kGlobalTimer},
+                                                          {"%envreg1", Sreg::kEnvreg1},
+                                                          {"%envreg2", Sreg::kEnvreg2}};
   return m;
 }
 
@@ -1134,6 +1151,8 @@ class Parser {
         Fail(in->line, in->text, "bar." + p + " is not supported by the PTX emulator");
       } else if (in->op == Op::kFence && (p == "proxy" || p == "async" || p == "mbarrier_init" ||
                                           p == "cluster" || p == "acq_rel" || p == "shared::cta")) {
+      } else if (in->op == Op::kLd && (p == "acquire" || p == "relaxed" || p == "volatile")) {
+        in->spin = true;  // (its scope and order are the emulator's sequential consistency anyway)
       } else if (IgnoredModifiers().count(p)) {
       } else if (in->op == Op::kAtom && (p == "noftz")) {
       } else {

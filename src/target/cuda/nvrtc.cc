@@ -401,6 +401,12 @@ CompileResult Compile(const std::string& source, const std::string& arch,
   std::vector<std::string> includes = include_dirs;
   std::string toolkit_include = CudaIncludeDir();
   if (!toolkit_include.empty()) includes.push_back(toolkit_include);
+  // CUDA 13 keeps libcu++ (cuda/std/...), which <cooperative_groups.h> includes (T.sync_grid), in
+  // include/cccl
+  struct stat st;
+  if (source.find("cooperative_groups.h") != std::string::npos && !toolkit_include.empty() &&
+      stat((toolkit_include + "/cccl").c_str(), &st) == 0)
+    includes.push_back(toolkit_include + "/cccl");
 
   std::string why = "NVRTC not used (TL_CUDA_COMPILER=nvcc)";
   const NvrtcApi* api = UseNvccOnly() ? nullptr : LoadNvrtc(&why);

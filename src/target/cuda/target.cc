@@ -56,6 +56,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.shuffle = true;
   f.cuda_source = true;  // NVRTC / nvcc: T.import_source and T.call_extern
   f.named_barriers = true;  // bar.sync id, count
+  f.grid_sync = true;       // cooperative_groups::this_grid().sync(), cuLaunchCooperativeKernel
   f.wave = 32;
   f.vector_shared_loads = true;
   f.vector_shared_stores = false;

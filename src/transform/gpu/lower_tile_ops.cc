@@ -376,6 +376,13 @@ Expr GpuTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
                         " equivalent (its only barrier is the whole block's); restructure so that every thread "
                         "reaches T.sync_threads()",
                     stmt_span_);
+  if (n->op == "tl.sync_grid" && !ctx_.features.grid_sync)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.sync_grid, a barrier of the whole grid, needs a cooperative launch (every block resident at "
+        "once), which the " +
+            ctx_.features.name + " target does not do here (CUDA does)",
+        stmt_span_);
   if (n->op == "tl.call_extern" && !ctx_.features.cuda_source)
     throw UserError(
         ErrorKind::kUnsupported,
