@@ -127,6 +127,18 @@ x = torch.randn(R, 512, device=dev)
 check(f"softmax {R}x512", kernels.softmax(R, 512, 4), [x], torch.empty_like(x), lambda t: torch.softmax(t, -1), 1e-5)
 check(f"rmsnorm {R}x512", kernels.rms_norm(R, 512, 4), [x], torch.empty_like(x),
       lambda t: t / torch.sqrt((t * t).mean(-1, keepdim=True) + 1e-12), 1e-4)
+# T.sync_grid: a cooperative launch (cuLaunchCooperativeKernel), one block per SM so that all are resident
+NB = 4 if DRY else torch.cuda.get_device_properties(0).multi_processor_count
+x = torch.randn(NB * 64, device=dev).abs() + 0.5
+
+
+def grid_ref(t, p):
+    a = t.cpu().numpy()
+    return torch.from_numpy(a / np.repeat(np.roll(a.reshape(NB, 64).sum(1), -1), 64)).to(dev)
+
+
+check(f"grid barrier (T.sync_grid, {NB} blocks)", kernels.grid_two_phase(NB), [x, torch.zeros(NB, device=dev)],
+      torch.empty_like(x), grid_ref, 1e-5)
 
 
 # ---- 3. intrinsics: GPU against the emulator, bit for bit -----------------------------------------------

@@ -312,3 +312,29 @@ def all_kernels():
         ("cumsum_fragment_reverse", cumsum(128, 128, 32, 32, dim=1, reverse=True, scope="fragment")),
         ("elementwise_add", elementwise_add()),
     ]
+
+
+def grid_two_phase(nb, sync=True, skip_block=None):
+    """Phase 1: each block sums its 64 elements into P[bx]. Phase 2: each block divides its elements by the NEXT
+    block's sum, which only a grid-wide barrier makes visible."""
+    @T.prim_func
+    def k(X: T.Tensor((nb * 64,), "float32"), P: T.Tensor((nb,), "float32"), Y: T.Tensor((nb * 64,), "float32")):
+        with T.Kernel(nb, threads=64) as bx:
+            s = T.alloc_shared((64,), "float32")
+            for i in T.Parallel(64):
+                s[i] = X[bx * 64 + i]
+            tx = T.get_thread_binding()
+            if tx == 0:
+                acc = T.alloc_var("float32")
+                acc = 0.0
+                for i in T.serial(64):
+                    acc += s[i]
+                P[bx] = acc
+            if sync:
+                if skip_block is None:
+                    T.sync_grid()
+                elif bx != skip_block:
+                    T.sync_grid()
+            for i in T.Parallel(64):
+                Y[bx * 64 + i] = X[bx * 64 + i] / P[(bx + 1) % nb]
+    return k

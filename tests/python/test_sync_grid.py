@@ -6,37 +6,11 @@ code from the toolkit). Against NumPy in float64 on seeded inputs, ragged block 
 import numpy as np
 import pytest
 
+import kernels
 import tilelang
-import tilelang.language as T
 from tilelang.errors import TileLangEmulationError, TileLangUnsupportedError
 
 SEED = 20261206
-
-
-def two_phase(nb, sync=True, skip_block=None):
-    """Phase 1: each block sums its 64 elements into P[bx]. Phase 2: each block divides its elements by the NEXT
-    block's sum, which only a grid-wide barrier makes visible."""
-    @T.prim_func
-    def k(X: T.Tensor((nb * 64,), "float32"), P: T.Tensor((nb,), "float32"), Y: T.Tensor((nb * 64,), "float32")):
-        with T.Kernel(nb, threads=64) as bx:
-            s = T.alloc_shared((64,), "float32")
-            for i in T.Parallel(64):
-                s[i] = X[bx * 64 + i]
-            tx = T.get_thread_binding()
-            if tx == 0:
-                acc = T.alloc_var("float32")
-                acc = 0.0
-                for i in T.serial(64):
-                    acc += s[i]
-                P[bx] = acc
-            if sync:
-                if skip_block is None:
-                    T.sync_grid()
-                elif bx != skip_block:
-                    T.sync_grid()
-            for i in T.Parallel(64):
-                Y[bx * 64 + i] = X[bx * 64 + i] / P[(bx + 1) % nb]
-    return k
 
 
 def _data(nb):
@@ -54,7 +28,7 @@ def test_grid_barrier_orders_the_phases(nb, backend):
     result (the conftest twin runs the emulator's kernels at PTX level as well)."""
     x, want = _data(nb)
     p, y = np.zeros(nb, np.float32), np.zeros_like(x)
-    tilelang.compile(two_phase(nb), target="cuda", execution_backend=backend)(x, p, y)
+    tilelang.compile(kernels.grid_two_phase(nb), target="cuda", execution_backend=backend)(x, p, y)
     np.testing.assert_allclose(y, want, rtol=1e-5)
 
 
@@ -63,23 +37,23 @@ def test_without_the_barrier_blocks_read_sums_not_yet_written():
     before it exists (zero here): the barrier is what makes the result right."""
     x, want = _data(4)
     p, y = np.zeros(4, np.float32), np.zeros_like(x)
-    tilelang.compile(two_phase(4, sync=False), target="cuda", execution_backend="ptx")(x, p, y)
+    tilelang.compile(kernels.grid_two_phase(4, sync=False), target="cuda", execution_backend="ptx")(x, p, y)
     assert np.isinf(y[:3 * 64]).all() and np.allclose(y[3 * 64:], want[3 * 64:], rtol=1e-5)
 
 
 def test_cuda_code_and_the_cooperative_launch():
-    k = tilelang.compile(two_phase(8), target="cuda -arch=sm_90a")
+    k = tilelang.compile(kernels.grid_two_phase(8), target="cuda -arch=sm_90a")
     assert "cooperative_groups::this_grid().sync()" in k.get_kernel_source()
     ptx = k.get_ptx()
     # the grid workspace of a cooperative launch (%envreg1/2), the arrival and the spin on it
     assert "%envreg1" in ptx and "%envreg2" in ptx and "atom.add.release.gpu" in ptx and "ld.acquire.gpu" in ptx
-    assert k._compiled.cooperative and not tilelang.compile(two_phase(8, sync=False), target="cuda")._compiled.cooperative
+    assert k._compiled.cooperative and not tilelang.compile(kernels.grid_two_phase(8, sync=False), target="cuda")._compiled.cooperative
 
 
 @pytest.mark.parametrize("backend", ["emulator", "ptx"])
 def test_a_block_that_never_reaches_the_barrier_is_a_deadlock(backend):
     x, _ = _data(3)
-    k = tilelang.compile(two_phase(3, skip_block=1), target="cuda", execution_backend=backend)
+    k = tilelang.compile(kernels.grid_two_phase(3, skip_block=1), target="cuda", execution_backend=backend)
     with pytest.raises(TileLangEmulationError) as e:
         k(x, np.zeros(3, np.float32), np.zeros_like(x))
     assert "deadlock" in {kind for kind, _ in e.value.reports}, str(e.value)
@@ -89,4 +63,4 @@ def test_a_block_that_never_reaches_the_barrier_is_a_deadlock(backend):
 def test_other_targets_refuse_it(target, name):
     kw = {} if target == "cpu" else {"execution_backend": "emulator"}
     with pytest.raises(TileLangUnsupportedError, match="T.sync_grid"):
-        tilelang.compile(two_phase(2), target=target, **kw)
+        tilelang.compile(kernels.grid_two_phase(2), target=target, **kw)
