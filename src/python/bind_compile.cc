@@ -244,7 +244,7 @@ void BindCompile(nb::module_& m) {
         for (const TensorMapSpec& tm : k.launch.tensor_maps) {
           const TensorArg& a = args[static_cast<size_t>(tm.param)];
           emu::MapImage img =
-              emu::EncodeTensorMap(static_cast<const uint8_t*>(a.data), a.shape,
+              emu::EncodeTensorMap(static_cast<const uint8_t*>(a.data), TensorMapDims(k.launch, tm, args, sv),
                                    std::max(1, tm.dtype.bits() / 8), tm.box, tm.swizzle_bytes, tm.dtype);
           L.blobs[L.params.size()] = std::vector<uint8_t>(img.b, img.b + sizeof(img.b));
           L.params.push_back(0);

@@ -16,8 +16,14 @@ struct alignas(64) TensorMapBytes {  // the driver's CUtensorMap
 
 // The tensor map of `m` for this launch: dims from the argument's shape (row-major, contiguous), the
 // byte strides that follow, the box and swizzle the kernel was compiled for.
-void EncodeMap(const TensorMapSpec& m, const std::vector<TensorArg>& args, TensorMapBytes* out) {
+void EncodeMap(const LaunchSpec& spec, const TensorMapSpec& m, const std::vector<TensorArg>& args,
+               const std::vector<int64_t>& sv, TensorMapBytes* out) {
   const TensorArg& a = args.at(static_cast<size_t>(m.param));
+  const std::vector<int64_t> shape = TensorMapDims(spec, m, args, sv);
+  if (shape.size() != m.box.size())
+    throw UserError(ErrorKind::kArgument, "a TMA copy tiles tensor argument " + std::to_string(m.param) +
+                                              " in " + std::to_string(m.box.size()) + " dimensions; it has " +
+                                              std::to_string(shape.size()));
   const int r = static_cast<int>(m.box.size()), eb = m.dtype.bytes();
   if (reinterpret_cast<uintptr_t>(a.data) % 16)
     throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
@@ -26,7 +32,7 @@ void EncodeMap(const TensorMapSpec& m, const std::vector<TensorArg>& args, Tenso
   uint32_t box[5];
   uint64_t stride = static_cast<uint64_t>(eb);
   for (int i = 0; i < r; ++i) {  // innermost first
-    const int64_t d = a.shape.at(static_cast<size_t>(r - 1 - i));
+    const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
     if (d <= 0)
       throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
                                                 ", which is empty along a dimension");
@@ -63,7 +69,7 @@ class CudaModule : public RuntimeModule {
     // TMA tensor maps (sm_90+), after the other parameters, encoded from their tensors' arguments.
     std::vector<TensorMapBytes> maps(spec_.tensor_maps.size());
     for (size_t i = 0; i < maps.size(); ++i) {
-      EncodeMap(spec_.tensor_maps[i], args, &maps[i]);
+      EncodeMap(spec_, spec_.tensor_maps[i], args, sv, &maps[i]);
       ptrs.push_back(&maps[i]);
     }
     cuda::Dim3 grid{static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};

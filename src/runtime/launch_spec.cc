@@ -246,6 +246,30 @@ std::vector<std::vector<int64_t>> LaunchSpec::OutputShapes(const std::vector<Ten
   return out;
 }
 
+std::vector<int64_t> TensorMapDims(const LaunchSpec& spec, const TensorMapSpec& m,
+                                   const std::vector<TensorArg>& args,
+                                   const std::vector<int64_t>& sym_values) {
+  const TensorArg& a = args.at(static_cast<size_t>(m.param));
+  if (m.shape.empty()) return a.shape;
+  std::vector<int64_t> dims;
+  int64_t n = 1, want = 1;
+  for (const IntProgram& p : m.shape) {
+    int64_t v = 0;
+    if (!p.Eval(sym_values, &v))
+      throw UserError(ErrorKind::kArgument, "the TMA view " + p.text + " of " +
+                                                spec.Label(static_cast<size_t>(m.param)) +
+                                                " cannot be computed from the arguments");
+    dims.push_back(v);
+    n *= v;
+  }
+  for (int64_t d : a.shape) want *= d;
+  if (n != want)
+    throw UserError(ErrorKind::kArgument, "a TMA copy tiles " + spec.Label(static_cast<size_t>(m.param)) +
+                                              " as " + std::to_string(n) + " elements; the argument has " +
+                                              std::to_string(want));
+  return dims;
+}
+
 std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values,
                                       const std::vector<TensorArg>& args) const {
   std::vector<int64_t> values = sym_values;

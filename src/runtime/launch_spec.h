@@ -78,7 +78,17 @@ struct TensorMapSpec {
   std::vector<int64_t> box;  // box extent per tensor axis, outermost first (each 1..256)
   int swizzle_bytes = 0;     // 0 (none), 32, 64 or 128
   bool oob_nan = false;      // out-of-bounds fill: false = zeros (the only fill this compiler asks for)
+  /// The shape the kernel tiles, outermost first, over the symbols: the parameter's own, or the view the
+  /// program made of it (T.reshape, T.Tensor(..., data=...)), which has the argument's elements in another
+  /// shape.
+  std::vector<IntProgram> shape;
 };
+struct LaunchSpec;
+/// The dims (outermost first) of tensor map `m` for these arguments and symbol values: its tiled shape, whose
+/// element count must be the argument's. Throws UserError(kArgument) naming the parameter.
+std::vector<int64_t> TensorMapDims(const LaunchSpec& spec, const TensorMapSpec& m,
+                                   const std::vector<TensorArg>& args,
+                                   const std::vector<int64_t>& sym_values);
 
 struct LaunchSpec {
   std::string func_name;  // the kernel as the user named it (messages)

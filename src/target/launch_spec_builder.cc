@@ -156,6 +156,10 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
       for (auto& g : k->grid) s.grid.push_back(CompileIntProgram(g, with_scalars));
     }
     s.tensor_maps = CollectTensorMaps(lowered);  // CUDA sm_90+ TMA copies; none elsewhere
+    // the tiled shape: the lowered parameter's, which is the program's view of the argument where it made one
+    for (TensorMapSpec& m : s.tensor_maps)
+      for (const Expr& d : lowered->params[static_cast<size_t>(m.param)].buffer->shape)
+        m.shape.push_back(CompileIntProgram(d, syms));
     PostOrderVisitStmt(lowered->body, [&](const Stmt& st) {
       auto* ev = As<EvaluateNode>(st);
       auto* c = ev ? As<CallNode>(ev->value) : nullptr;

@@ -326,3 +326,28 @@ def test_the_twin_fails_a_test_where_the_two_emulators_disagree():
                                              r"emulator and the PTX emulator"):
         k(*args)
     assert sorted(args[0]) == list(range(n))  # the thread-level emulator's own result stands
+
+
+def test_a_tma_copy_from_a_reshaped_view_tiles_the_view():
+    """before: the tensor map of a TMA copy from `T.reshape(A, (67, 8))` of a 1-D argument was encoded from the
+    argument's shape (rank 1 for a 2-D copy: the PTX emulator refused it, and the CUDA launcher read past the
+    shape); expected: the launch spec keeps the view's shape, and both the launcher and the PTX level tile it."""
+    from tilelang import language as T
+
+    @T.prim_func
+    def views(A: T.Tensor((536,), "float16"), O: T.Tensor((536,), "float16")):
+        with T.Kernel(1, T.ceildiv(67, 32), threads=128) as (bx, by):
+            A2 = T.reshape(A, (67, 8))
+            O2 = T.Tensor((67, 8), "float16", O.data)
+            S = T.alloc_shared((32, 8), "float16")
+            T.copy(A2[by * 32, 0], S)
+            for i, j in T.Parallel(32, 8):
+                if by * 32 + i < 67:
+                    O2[by * 32 + i, j] = S[i, j] * T.float16(2)
+
+    a = rng(31).standard_normal(536).astype(np.float16)
+    o = np.zeros(536, np.float16)
+    k = ptx(views, "sm_90a")
+    assert "cp.async.bulk.tensor.2d" in k._compiled.ptx
+    k(a, o)
+    np.testing.assert_array_equal(o, a * np.float16(2))
