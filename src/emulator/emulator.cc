@@ -1,44 +1,21 @@
 // Entry point of the emulator (see emulator.h), and the cooperative grid of T.sync_grid.
 #include "emulator/emulator.h"
 
-#include <condition_variable>
-#include <exception>
-#include <mutex>
-#include <thread>
-
 #include "emulator/executor.h"
+#include "emulator/grid_turns.h"
 #include "ir/functor.h"
 
 namespace tl::emu {
 
 // A grid whose blocks meet at T.sync_grid must all be live at once (a GPU launches it cooperatively, every
-// block resident). Here each block is an Executor on an OS thread of its own; exactly one runs at a time (the
-// turn), so the run stays deterministic and the shared Result needs no lock. A block runs until it reaches
-// the grid barrier or ends, then hands the turn to the next block still running; when every block has
-// arrived, the barrier's generation moves on and the waiting blocks continue in turn. A block that ends while
-// others wait at the barrier leaves them waiting forever on a GPU: reported as a deadlock, and the run stops.
-struct GridCoop {
-  std::mutex m;
-  std::condition_variable cv;
-  int64_t n = 0;        // blocks
-  int64_t turn = 0;     // the block allowed to run
+// block resident): each block is an Executor on a thread of its own, taking turns (grid_turns.h). A block
+// runs until it reaches the grid barrier or ends, then hands the turn on; when every block has arrived, the
+// barrier's generation moves on and the waiting blocks continue in turn. A block that ends while others wait
+// at the barrier leaves them waiting forever on a GPU: reported as a deadlock, and the run stops.
+struct GridCoop : GridTurns {
   int64_t arrived = 0;  // at the barrier, this generation
   int64_t gen = 0;
-  std::vector<bool> done;
-  bool abort = false;
-  std::exception_ptr err;
-
-  // The next block after b that has not ended (b itself if none other).
-  int64_t Next(int64_t b) const {
-    for (int64_t d = 1; d <= n; ++d)
-      if (!done[static_cast<size_t>((b + d) % n)]) return (b + d) % n;
-    return b;
-  }
 };
-
-namespace {
-struct CoopAbort {};  // unwinds a block's thread after another failed
-}  // namespace
 
 void Executor::SyncGrid(const Lanes& act, const Span& span) {
   (void)act;
@@ -51,10 +28,7 @@ void Executor::SyncGrid(const Lanes& act, const Span& span) {
     ++G.gen;
     return;
   }
-  G.turn = G.Next(only_block_);
-  G.cv.notify_all();
-  G.cv.wait(lk, [&] { return G.abort || (G.gen != gen && G.turn == only_block_); });
-  if (G.abort) throw CoopAbort{};
+  G.HandOff(lk, only_block_, [&] { return G.gen != gen; });
 }
 
 namespace {
@@ -71,45 +45,23 @@ Result RunCooperative(const PrimFunc& lowered, const std::vector<void*>& args,
                         " blocks (a GPU holds far fewer at once: launch one block per SM)");
   Result result;
   GridCoop G;
-  G.n = blocks;
-  G.done.assign(static_cast<size_t>(blocks), false);
-  std::vector<std::thread> threads;
-  for (int64_t b = 0; b < blocks; ++b)
-    threads.emplace_back([&, b] {
-      {
-        std::unique_lock<std::mutex> lk(G.m);
-        G.cv.wait(lk, [&] { return G.abort || G.turn == b; });
-        if (G.abort) {
-          G.done[static_cast<size_t>(b)] = true;
-          return;
-        }
-      }
-      try {
+  G.Run(
+      blocks,
+      [&](int64_t b) {
         Executor ex(opt, &result);
         ex.RunCooperative(&G, b);
         ex.Run(lowered, args, syms);
-      } catch (const CoopAbort&) {
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(G.m);
-        if (!G.err) G.err = std::current_exception();
-        G.abort = true;
-      }
-      std::lock_guard<std::mutex> lk(G.m);
-      G.done[static_cast<size_t>(b)] = true;
-      if (!G.abort && G.arrived > 0) {  // others wait at the grid barrier this block never reaches
-        ++result.total_reports;
-        if (result.total_reports <= opt.max_reports)
+      },
+      [&](int64_t b) {
+        if (G.abort || G.arrived == 0) return;
+        // others wait at the grid barrier this block never reaches
+        if (++result.total_reports <= opt.max_reports)
           result.reports.push_back(
               {"deadlock",
                "deadlock: block " + std::to_string(b) + " ends while " + std::to_string(G.arrived) +
                    " block(s) wait at T.sync_grid for it (every block must reach the grid barrier)"});
         G.abort = true;
-      }
-      G.turn = G.Next(b);
-      G.cv.notify_all();
-    });
-  for (std::thread& t : threads) t.join();
-  if (G.err) std::rethrow_exception(G.err);
+      });
   return result;
 }
 

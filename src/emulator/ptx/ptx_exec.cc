@@ -9,10 +9,6 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -20,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "emulator/grid_turns.h"
 #include "emulator/numeric.h"
 #include "emulator/ptx/ptx_internal.h"
 #include "emulator/smem_matrix.h"
@@ -189,25 +186,13 @@ struct TmaCopy {
 // the next block. When every live block has handed it on 64 times with no global store or atomic anywhere in
 // between, the spins can never end: reported as a deadlock. The module's .global variables and the grid
 // workspace (zeroed, as the driver's) are shared by all blocks.
-struct PtxGrid {
-  std::mutex m;
-  std::condition_variable cv;
-  int64_t n = 0, turn = 0;
-  std::vector<bool> done;
+struct PtxGrid : GridTurns {
   std::vector<int64_t> stalls;  // per block: turns handed on since the last global write
   int64_t progress = 0;         // global stores and atomics so far
   int64_t last_progress = -1;
-  bool abort = false;
-  std::exception_ptr err;
   std::vector<uint64_t> globals;
   std::vector<uint64_t> workspace;
-  int64_t Next(int64_t b) const {
-    for (int64_t d = 1; d <= n; ++d)
-      if (!done[static_cast<size_t>((b + d) % n)]) return (b + d) % n;
-    return b;
-  }
 };
-struct GridAbort {};  // unwinds a block's thread after another failed or the grid deadlocked
 
 class Machine {
  public:
@@ -2624,10 +2609,7 @@ class Machine {
       G.cv.notify_all();
       throw GridAbort{};
     }
-    G.turn = G.Next(me);
-    G.cv.notify_all();
-    G.cv.wait(lk, [&] { return G.abort || G.turn == me; });
-    if (G.abort) throw GridAbort{};
+    G.HandOff(lk, me, [] { return true; });
   }
 
  private:
@@ -2679,36 +2661,14 @@ Result Run(const Module& m, const Launch& launch, const Options& opt) {
                                                  " blocks; it runs at most " + std::to_string(kMaxBlocks) +
                                                  " (a GPU holds far fewer at once: launch one block per SM)");
   PtxGrid G;
-  G.n = blocks;
-  G.done.assign(static_cast<size_t>(blocks), false);
   G.stalls.assign(static_cast<size_t>(blocks), 0);
   G.workspace.assign(8, 0);
   if (m.global_bytes) {
     G.globals.assign(static_cast<size_t>((m.global_bytes + 7) / 8), 0);
     std::memcpy(G.globals.data(), m.global_init.data(), m.global_init.size());
   }
-  std::vector<std::thread> threads;
-  for (int64_t b = 0; b < blocks; ++b)
-    threads.emplace_back([&, b] {
-      {
-        std::unique_lock<std::mutex> lk(G.m);
-        G.cv.wait(lk, [&] { return G.abort || G.turn == b; });
-      }
-      try {
-        if (!G.abort) Machine(m, *k, launch, opt, &r, &G, b).Run();
-      } catch (const GridAbort&) {
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(G.m);
-        if (!G.err) G.err = std::current_exception();
-        G.abort = true;
-      }
-      std::lock_guard<std::mutex> lk(G.m);
-      G.done[static_cast<size_t>(b)] = true;
-      G.turn = G.Next(b);
-      G.cv.notify_all();
-    });
-  for (std::thread& t : threads) t.join();
-  if (G.err) std::rethrow_exception(G.err);
+  G.Run(
+      blocks, [&](int64_t b) { Machine(m, *k, launch, opt, &r, &G, b).Run(); }, [](int64_t) {});
   return r;
 }
 
