@@ -5,7 +5,7 @@ the PTX emulator (execution_backend="ptx": the PTX NVRTC made of the same kernel
 FlashAttention forward. Runs alternate between the two (the machine's load varies); medians of --repeat runs
 each; both results are checked against a float64 NumPy product of the same seeded inputs.
 
-Usage: python benchmarks/bench_emulator.py [--repeat 5] [--sizes 128,256,512,1024]
+Usage: python benchmarks/bench_emulator.py [--repeat 5] [--sizes 128,256,512,1024] [--no-scaling]
                                            [--triton-python PATH]   (a Python with `pip install triton numpy`)
 Without --triton-python only our column is printed. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this
 process and the Triton one (they slow NumPy, which Triton's interpreter computes with)."""
@@ -90,11 +90,40 @@ def gemm_case(n, repeat, tri):
     return med, errs, terr
 
 
+def scaling(repeat):
+    """Cost per unit of work: the GEMM at 512^3, 512x512x1024, 1024x1024x512 and 1024^3 in each emulator, the
+    shapes interleaved (round robin, `repeat` rounds: a machine whose speed drifts slows them all alike), the
+    fastest run of each, in ms per 512^3 of multiply-adds. Linear scaling is a flat row."""
+    shapes = [(512, 512, 512), (512, 512, 1024), (1024, 1024, 512), (1024, 1024, 1024)]
+    print("cost per 512^3 of work (ms; fastest of interleaved runs):")
+    print(f"{'emulator':>10}" + "".join(f"{f'{m}x{n}x{k}':>16}" for m, n, k in shapes) + f"{'largest/smallest':>18}")
+    for backend in ("emulator", "ptx"):
+        rng = np.random.default_rng(1)
+        runs = []
+        for m, n, k in shapes:
+            kern = tilelang.compile(kernels.matmul(m, n, k, BM, BN, BK, num_stages=2), target="cuda -arch=sm_80",
+                                    execution_backend=backend)
+            a = rng.standard_normal((m, k)).astype(np.float16)
+            b = rng.standard_normal((k, n)).astype(np.float16)
+            c = np.zeros((m, n), np.float16)
+            kern(a, b, c)  # warm
+            runs.append((kern, a, b, c, m * n * k / 512 ** 3, []))
+        for _ in range(repeat):
+            for kern, a, b, c, _, ts in runs:
+                t = time.perf_counter()
+                kern(a, b, c)
+                ts.append(time.perf_counter() - t)
+        unit = [min(ts) * 1e3 / w for _, _, _, _, w, ts in runs]
+        print(f"{'IR' if backend == 'emulator' else 'PTX':>10}" + "".join(f"{u:>16.1f}" for u in unit) +
+              f"{unit[-1] / unit[0]:>18.2f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sizes", default="128,256,512,1024")
     ap.add_argument("--triton-python", default=None)
+    ap.add_argument("--no-scaling", action="store_true", help="skip the cost-per-work table")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     print(f"CPU: {cpu_name()}; medians of {a.repeat} alternating runs; fp16 GEMM n^3, tiles {BM}x{BN}x{BK}")
@@ -114,6 +143,8 @@ def main():
         prev = (n, ir, px)
     if tri:
         tri.close()
+    if not a.no_scaling:
+        scaling(a.repeat)
     rng = np.random.default_rng(0)
     q = [rng.standard_normal((1, 2, 256, 64)).astype(np.float16) for _ in range(3)]
     k = tilelang.compile(kernels.flashattn(1, 2, 256, 64, True), target="cuda", execution_backend="emulator")
