@@ -154,6 +154,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
   }
   for (auto& a : async_) a = AsyncState();
   HopperBlockStart();
+  AscendBlockStart();
   epoch_ = 1;
   stmt_ = k;
   Lanes all(T_);
@@ -171,6 +172,7 @@ void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block
     Exec(k->body, all);
   HopperBlockEnd();
   Tcgen05BlockEnd();
+  AscendBlockEnd();
 }
 
 int64_t Executor::HostInt(const Expr& e) {

@@ -256,6 +256,11 @@ class Executor {
   /// fence.proxy.async since (intrinsics_hopper.cc), else 0.
   int UnfencedGenericWriter(Mem& m, int64_t flat);
   int64_t TmaLand(int64_t bar_addr);  // lands the copies completing on the barrier; returns their bytes
+  // intrinsics_ascend.cc: the Ascend AI Core's pipes and instructions (ascend.* calls)
+  struct AscendState;
+  bool ExecAscend(const CallNode* c, const Lanes& act);
+  void AscendBlockStart();
+  void AscendBlockEnd();
   // fibers.cc: warp-specialised blocks run one fiber per warp group (see there)
   struct FiberSched;
   bool InFibers() const { return fib_ != nullptr; }
@@ -276,6 +281,7 @@ class Executor {
   void SyncGrid(const Lanes& act, const Span& span);  // emulator.cc
   std::shared_ptr<Tcgen05State> tc_;  // created at a block's first tcgen05 instruction
   std::shared_ptr<TmaState> tma_;
+  std::shared_ptr<AscendState> asc_;
   std::shared_ptr<FiberSched> fib_;
   bool warp_specialized_ = false;  // the kernel holds a tl.warp_specialized region: fibers per warp group
   int fiber_width_ = 128;          // threads per fiber (32: branches split warps within a warp group)

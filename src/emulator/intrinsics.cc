@@ -87,6 +87,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     AtomicAddVec(c, act);
   } else if (ExecMetalIntrinsic(c, act)) {  // simdgroup_matrix calls: intrinsics_metal.cc
     return true;
+  } else if (ExecAscend(c, act)) {  // the Ascend core's pipes: intrinsics_ascend.cc
+    return true;
   } else if ((op == "print" || op == "device_assert") && c->args.size() == 2) {
     // print(message, value) prints per lane, as the CPU backend does; device_assert(cond, message)
     // reports every lane whose condition is false.

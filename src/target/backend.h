@@ -103,5 +103,6 @@ Backend CudaBackend();
 Backend OpenCLBackend();
 Backend MetalBackend();
 Backend HipBackend();
+Backend AscendBackend();
 
 }  // namespace tl

@@ -20,7 +20,8 @@ std::mutex& RegistryMutex() {
 std::map<std::string, Backend>& Registry() {
   static std::map<std::string, Backend> reg = [] {
     std::map<std::string, Backend> r;
-    for (Backend b : {CpuBackend(), CudaBackend(), OpenCLBackend(), MetalBackend(), HipBackend()})
+    for (Backend b :
+         {CpuBackend(), CudaBackend(), OpenCLBackend(), MetalBackend(), HipBackend(), AscendBackend()})
       r[b.kind] = std::move(b);
     return r;
   }();

@@ -35,6 +35,7 @@ const Key kKeys[] = {
     {"tl.test_skip_fence_proxy_async", &PassConfig::test_skip_fence_proxy, nullptr, nullptr},
     {"tl.test_ws_early_release", &PassConfig::test_ws_early_release, nullptr, nullptr},
     {"tl.test_ws_skip_empty_arrive", &PassConfig::test_ws_skip_empty_arrive, nullptr, nullptr},
+    {"tl.test_skip_ascend_sync", &PassConfig::test_skip_ascend_sync, nullptr, nullptr},
 };
 
 std::string KnownList() {

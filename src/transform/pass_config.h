@@ -22,6 +22,7 @@ struct PassConfig {
   bool test_ws_skip_empty_arrive = false;  // "tl.test_ws_skip_empty_arrive": test hook, a deadlock
   bool test_ws_early_release = false;      // "tl.test_ws_early_release": test hook, a wgmma operand overwrite
   bool test_skip_fence_proxy = false;  // "tl.test_skip_fence_proxy_async": test hook, wgmma without the fence
+  bool test_skip_ascend_sync = false;  // "tl.test_skip_ascend_sync": test hook, Ascend pipes without flags
   bool test_corrupt_mma_layout = false;  // "tl.test_corrupt_mma_layout": test hook, swaps accumulator columns
   bool emulator_check_races = true;      // "emulator.check_races"
   bool emulator_check_uninit = true;     // "emulator.check_uninit"

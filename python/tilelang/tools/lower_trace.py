@@ -50,7 +50,7 @@ def trace_enabled():
 
 
 # File extension of the final source, per target kind.
-_SOURCE_EXT = {"cpu": "cpp", "cuda": "cu", "hip": "hip", "metal": "metal", "opencl": "cl", "webgpu": "wgsl"}
+_SOURCE_EXT = {"cpu": "cpp", "cuda": "cu", "hip": "hip", "metal": "metal", "opencl": "cl", "webgpu": "wgsl", "ascend": "cpp"}
 
 
 _FRAGMENT_CALL = 'T.call_intrin("handle", "fragment", '

@@ -1,0 +1,151 @@
+// OUR declarations of the part of the public AscendC API that TileLang-C++'s Ascend code generator uses,
+// written from Huawei's public API reference (docs/ascend.md), so that clang can check the generated source's
+// syntax and types without CANN. This is not CANN's header and implements nothing: a CANN install provides the
+// real `kernel_operator.h`, and the generated code is built against that.
+#pragma once
+#include <cstdint>
+
+#define __aicore__
+#define __global__
+#define __gm__
+using GM_ADDR = uint8_t*;
+
+struct half {
+  half() = default;
+  half(float);
+  operator float() const;
+};
+struct bfloat16_t {
+  bfloat16_t() = default;
+  bfloat16_t(float);
+  operator float() const;
+};
+
+enum event_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+enum class QuantMode_t { NoQuant, F322F16, F322BF16 };
+
+namespace AscendC {
+
+enum class TPosition { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC };
+// Pipe pairs a flag orders: the first pipe sets, the second waits.
+enum class HardEvent {
+  MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, M_FIX, FIX_M, MTE2_M, M_MTE2, MTE2_FIX, FIX_MTE2, MTE1_FIX, FIX_MTE1,
+  MTE2_V, V_MTE2, V_MTE3, MTE3_V, MTE2_MTE3, MTE3_MTE2, M_V, V_M, MTE1_V, V_MTE1, FIX_V, V_FIX,
+  MTE1_MTE3, MTE3_MTE1, M_MTE3, MTE3_M, FIX_MTE3, MTE3_FIX
+};
+enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+
+int64_t GetBlockIdx();
+int64_t GetBlockNum();
+
+template <HardEvent E>
+void SetFlag(int32_t eventId);
+template <HardEvent E>
+void WaitFlag(int32_t eventId);
+
+template <typename T>
+class GlobalTensor {
+ public:
+  void SetGlobalBuffer(__gm__ T* buffer);
+  GlobalTensor operator[](uint64_t offset) const;
+};
+
+template <typename T>
+class LocalTensor {
+ public:
+  LocalTensor operator[](uint32_t offset) const;
+};
+
+template <TPosition P>
+class TBuf {
+ public:
+  template <typename T>
+  LocalTensor<T> Get();
+};
+
+class TPipe {
+ public:
+  template <TPosition P>
+  void InitBuffer(TBuf<P>& buf, uint32_t bytes);
+};
+
+struct Nd2NzParams {
+  uint16_t ndNum, nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride;
+};
+struct LoadData2DParams {
+  uint16_t startIndex;
+  uint8_t repeatTimes;
+  uint16_t srcStride;
+  uint8_t sid;
+  uint16_t dstGap;
+  bool ifTranspose;
+  uint8_t addrMode;
+};
+struct MmadParams {
+  uint16_t m, n, k;
+  bool isBias;
+  int32_t fmOffset;
+  bool enSsparse, enWinogradA, enWinogradB;
+  uint8_t unitFlag;
+  bool kDirectionAlign, cmatrixSource, cmatrixInitVal;
+};
+struct FixpipeParamsV220 {
+  uint16_t nSize, mSize, srcStride;
+  uint32_t dstStride;
+  QuantMode_t quantPre;
+  bool reluEn, nz2ndEn;
+};
+struct DataCopyExtParams {
+  uint16_t blockCount;
+  uint32_t blockLen, srcStride, dstStride, rsv;
+};
+template <typename T>
+struct DataCopyPadExtParams {
+  bool isPad;
+  uint8_t leftPadding, rightPadding;
+  T paddingValue;
+};
+
+template <typename T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& params);
+template <typename T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& params);
+template <typename C, typename A, typename B>
+void Mmad(const LocalTensor<C>& dst, const LocalTensor<A>& fm, const LocalTensor<B>& filter, const MmadParams& params);
+template <typename T, typename U>
+void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& params);
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& params,
+                 const DataCopyPadExtParams<T>& pad);
+template <typename T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& params);
+
+#define TL_ASCEND_BINARY(name)                                                                              \
+  template <typename T>                                                                                    \
+  void name(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count);
+TL_ASCEND_BINARY(Add)
+TL_ASCEND_BINARY(Sub)
+TL_ASCEND_BINARY(Mul)
+TL_ASCEND_BINARY(Div)
+TL_ASCEND_BINARY(Max)
+TL_ASCEND_BINARY(Min)
+#define TL_ASCEND_SCALAR(name) \
+  template <typename T>        \
+  void name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar, const int32_t& count);
+TL_ASCEND_SCALAR(Adds)
+TL_ASCEND_SCALAR(Muls)
+TL_ASCEND_SCALAR(Maxs)
+TL_ASCEND_SCALAR(Mins)
+#define TL_ASCEND_UNARY(name) \
+  template <typename T>       \
+  void name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count);
+TL_ASCEND_UNARY(Exp)
+TL_ASCEND_UNARY(Ln)
+TL_ASCEND_UNARY(Abs)
+TL_ASCEND_UNARY(Sqrt)
+template <typename T>
+void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count);
+template <typename D, typename S>
+void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count);
+
+}  // namespace AscendC
