@@ -86,6 +86,9 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
     const auto key = std::make_tuple(p, q, I(2));
     const std::string ev =
         std::string(AscendPipeName(p)) + "_" + AscendPipeName(q) + ">(" + std::to_string(I(2)) + ")";
+    // the flag instruction is issued by the scalar unit, after what it read or waited for
+    for (int r = 0; r < kP; ++r)
+      S.vc[name == "set_flag" ? p : q][r] = std::max(S.vc[name == "set_flag" ? p : q][r], S.vc[kS][r]);
     if (name == "set_flag") {
       ++S.vc[p][p];
       if (S.flags.count(key))
@@ -107,21 +110,18 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
     return true;
   }
   // ---- an instruction on a pipe: its operands, element access checks -----------------------------------
-  static const std::map<std::string, int> pipes = {{"copy_gm_to_l1", kMTE2},
-                                                   {"load2d", kMTE1},
-                                                   {"mmad", kM},
-                                                   {"fixpipe", kFIX},
-                                                   {"copy_gm_to_ub", kMTE2},
-                                                   {"copy_ub_to_gm", kMTE3},
-                                                   {"vbin", kV},
-                                                   {"vscalar", kV},
-                                                   {"vun", kV},
-                                                   {"vdup", kV},
-                                                   {"vcast", kV}};
+  // clang-format off
+  static const std::map<std::string, int> pipes = {
+      {"copy_gm_to_l1", kMTE2}, {"load2d", kMTE1},  {"mmad", kM},     {"fixpipe", kFIX},    {"copy_gm_to_ub", kMTE2},
+      {"copy_ub_to_gm", kMTE3}, {"vbin", kV},       {"vscalar", kV},  {"vun", kV},          {"vdup", kV},
+      {"vcast", kV},            {"vreduce", kV},    {"vdup_row", kV}, {"vscalar_row", kV}};
+  // clang-format on
   auto pit = pipes.find(name);
   if (pit == pipes.end()) Bad(c, "unknown Ascend instruction");
-  const int P = pit->second;
-  const int32_t now = ++S.vc[P][P];
+  // the scalar unit issues the instruction: it comes after everything the scalar unit waited for or read
+  int P = pit->second;
+  for (int r = 0; r < kP; ++r) S.vc[P][r] = std::max(S.vc[P][r], S.vc[kS][r]);
+  int32_t now = ++S.vc[P][P];
   struct Opnd {
     Mem* m;
     int64_t base;
@@ -205,6 +205,23 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
     written(d, df) = written(s, sf);
   };
 
+  // a row's value read by the scalar unit (GetValue) before the vector instruction that uses it
+  double row_value = 0;
+  if (name == "vscalar_row" || name == "vdup_row") {
+    const int vp = P;
+    --S.vc[vp][vp];  // the scalar unit reads first; the vector instruction is issued after
+    P = kS;
+    now = ++S.vc[kS][kS];
+    Opnd e = operand(name == "vdup_row" ? 1 : 3);
+    if (access(e, e.base, false)) {
+      uninit(e, e.base);
+      row_value = get(e, e.base);
+    }
+    P = vp;
+    for (int r = 0; r < kP; ++r) S.vc[P][r] = std::max(S.vc[P][r], S.vc[kS][r]);
+    now = ++S.vc[P][P];
+    S.raced = false;
+  }
   if (name == "copy_gm_to_l1") {  // DataCopy(L1, GM, Nd2NzParams{1, rows, cols, 0, src_d, nz_rows, 1, 0})
     Opnd d = operand(0), s = operand(1);
     const int64_t rows = I(2), cols = I(3), sd = I(4), nz = I(5), c0 = 32 / d.m->esize;
@@ -289,6 +306,52 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         written(d, f) = 1;
       }
     }
+  } else if (name == "vreduce") {  // ReduceMax/Min/Sum(dst, src, work, count): dst[0] = the reduction
+    const std::string fn = StrArg(c, 0);
+    Opnd d = operand(1), x = operand(2), w = operand(3);
+    const int64_t count = I(4);
+    double r = fn == "Max" ? -INFINITY : fn == "Min" ? INFINITY : 0;
+    bool all = true;
+    for (int64_t i = 0; i < count; ++i) {
+      if (!access(x, x.base + i, false)) return true;
+      const double v = get(x, x.base + i);
+      all &= written(x, x.base + i) != 0;
+      r = fn == "Max" ? std::max(r, v) : fn == "Min" ? std::min(r, v) : r + v;
+    }
+    for (int64_t i = 0; i < std::min(count, w.m->n - w.base); ++i)
+      if (access(w, w.base + i, true))
+        written(w, w.base + i) = 1;  // the work area is scratch the instruction writes
+    if (!access(d, d.base, true)) return true;
+    put(d, d.base, r);
+    written(d, d.base) = all;
+  } else if (name == "vdup_row" || name == "vscalar_row") {  // per row: dst = src (op) the row's value
+    const bool dup = name == "vdup_row";
+    const std::string fn = dup ? "" : StrArg(c, 0);
+    Opnd d = operand(dup ? 0 : 1);
+    Opnd x = dup ? d : operand(2);
+    const int64_t count = I(dup ? 2 : 4);
+    for (int64_t i = 0; i < count; ++i) {
+      if (!dup && !access(x, x.base + i, false)) continue;
+      if (!access(d, d.base + i, true)) continue;
+      const double a = dup ? 0 : get(x, x.base + i), b = row_value;
+      double r = 0;
+      if (dup)
+        r = b;
+      else if (fn == "Adds")
+        r = a + b;
+      else if (fn == "Subs")
+        r = a - b;
+      else if (fn == "Muls")
+        r = a * b;
+      else if (fn == "Maxs")
+        r = std::max(a, b);
+      else if (fn == "Mins")
+        r = std::min(a, b);
+      else
+        Bad(c, "unknown row instruction " + fn);
+      put(d, d.base + i, r);
+      written(d, d.base + i) = static_cast<uint8_t>(dup || written(x, x.base + i));
+    }
   } else {  // the vector unit: `count` elements from each operand's first
     const bool bin = name == "vbin", sc = name == "vscalar", un = name == "vun", dup = name == "vdup";
     const std::string fn = bin || sc || un ? StrArg(c, 0) : name;
@@ -340,6 +403,8 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         r = std::fabs(a);
       else if (fn == "Sqrt")
         r = std::sqrt(a);
+      else if (fn == "Rsqrt")
+        r = 1.0 / std::sqrt(a);
       else
         Bad(c, "unknown vector instruction " + fn);
       put(d, df, r);

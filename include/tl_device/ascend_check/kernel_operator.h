@@ -31,7 +31,8 @@ enum class TPosition { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECC
 enum class HardEvent {
   MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, M_FIX, FIX_M, MTE2_M, M_MTE2, MTE2_FIX, FIX_MTE2, MTE1_FIX, FIX_MTE1,
   MTE2_V, V_MTE2, V_MTE3, MTE3_V, MTE2_MTE3, MTE3_MTE2, M_V, V_M, MTE1_V, V_MTE1, FIX_V, V_FIX,
-  MTE1_MTE3, MTE3_MTE1, M_MTE3, MTE3_M, FIX_MTE3, MTE3_FIX
+  MTE1_MTE3, MTE3_MTE1, M_MTE3, MTE3_M, FIX_MTE3, MTE3_FIX,
+  V_S, S_V, MTE2_S, S_MTE2, MTE3_S, S_MTE3, MTE1_S, S_MTE1, M_S, S_M, FIX_S, S_FIX
 };
 enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
 
@@ -54,6 +55,7 @@ template <typename T>
 class LocalTensor {
  public:
   LocalTensor operator[](uint32_t offset) const;
+  T GetValue(uint32_t offset) const;
 };
 
 template <TPosition P>
@@ -143,6 +145,13 @@ TL_ASCEND_UNARY(Exp)
 TL_ASCEND_UNARY(Ln)
 TL_ASCEND_UNARY(Abs)
 TL_ASCEND_UNARY(Sqrt)
+TL_ASCEND_UNARY(Rsqrt)
+#define TL_ASCEND_REDUCE(name)                                                                        \
+  template <typename T>                                                                              \
+  void name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, const int32_t count);
+TL_ASCEND_REDUCE(ReduceMax)
+TL_ASCEND_REDUCE(ReduceMin)
+TL_ASCEND_REDUCE(ReduceSum)
 template <typename T>
 void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count);
 template <typename D, typename S>

@@ -23,6 +23,7 @@ namespace {
 struct OpInfo {
   int pipe;
   std::vector<int> writes, reads;  // argument positions of memory operands
+  int scalar_read = -1;  // an operand the scalar unit reads (GetValue) before issuing the instruction
 };
 
 const OpInfo* InfoOf(const std::string& op) {
@@ -38,6 +39,9 @@ const OpInfo* InfoOf(const std::string& op) {
       {"ascend.vun", {kV, {1}, {2}}},
       {"ascend.vdup", {kV, {0}, {}}},
       {"ascend.vcast", {kV, {0}, {1}}},
+      {"ascend.vscalar_row", {kV, {1}, {2}, 3}},
+      {"ascend.vdup_row", {kV, {0}, {}, 1}},
+      {"ascend.vreduce", {kV, {1, 3}, {2}}},
   };
   auto it = t.find(op);
   return it == t.end() ? nullptr : &it->second;
@@ -137,29 +141,62 @@ class Sync {
     const OpInfo* info = c ? InfoOf(c->op) : nullptr;
     if (!info) return s;
     auto buf = [&](int i) { return As<BufferLoadNode>(c->args[static_cast<size_t>(i)])->buffer.get(); };
-    const int q = info->pipe;
     std::vector<Stmt> pre;
-    for (int p = 0; p < kNumPipes; ++p) {
-      if (p == q) continue;
-      bool need = false;
-      for (int i : info->reads) {
-        auto it = st.last.find(buf(i));
-        need |= it != st.last.end() && it->second[p].second > st.ordered[p][q];
+    if (info->scalar_read >= 0) {  // the scalar unit's read first; it precedes everything issued after it
+      const OpInfo read{kS, {}, {info->scalar_read}};
+      Need(read, buf, st, emit ? &pre : nullptr, s->span, need_log);
+      // the scalar unit issues everything after its read: what it waited for precedes all of it
+      for (int q = 0; q < kNumPipes; ++q)
+        for (int r = 0; r < kNumPipes; ++r) st.ordered[r][q] = std::max(st.ordered[r][q], st.ordered[r][kS]);
+      for (int r = 0; r < kNumPipes; ++r) st.ordered[kS][r] = st.issued[kS];
+    }
+    Need(*info, buf, st, emit ? &pre : nullptr, s->span, need_log);
+    if (!emit || pre.empty()) return s;
+    pre.push_back(s);
+    return Seq(pre, s->span);
+  }
+
+  // The flags instruction `info` needs before it; then it is issued.
+  template <typename BufOf>
+  static void Need(const OpInfo& info_, BufOf buf, State& st, std::vector<Stmt>* pre, const Span& span,
+                   std::set<std::pair<int, int>>* need_log) {
+    const OpInfo* info = &info_;
+    const int q = info->pipe;
+    // the pipes whose earlier accesses this instruction conflicts with and that nothing orders before it yet
+    auto needed = [&](const State& s) {
+      std::vector<int> n;
+      for (int p = 0; p < kNumPipes; ++p) {
+        if (p == q) continue;
+        bool need = false;
+        for (int i : info->reads) {
+          auto it = s.last.find(buf(i));
+          need |= it != s.last.end() && it->second[p].second > s.ordered[p][q];
+        }
+        for (int i : info->writes) {
+          auto it = s.last.find(buf(i));
+          need |= it != s.last.end() && std::max(it->second[p].first, it->second[p].second) > s.ordered[p][q];
+        }
+        if (need) n.push_back(p);
       }
-      for (int i : info->writes) {
-        auto it = st.last.find(buf(i));
-        need |= it != st.last.end() && std::max(it->second[p].first, it->second[p].second) > st.ordered[p][q];
+      return n;
+    };
+    // fewest pairs: first the pipe whose flag also orders the most of the others (a pipe that waited for
+    // them)
+    for (std::vector<int> n = needed(st); !n.empty(); n = needed(st)) {
+      int best = n[0];
+      size_t left = n.size();
+      for (int p : n) {
+        State trial = st;
+        Pair(p, q, trial, nullptr, span);
+        const size_t l = needed(trial).size();
+        if (l < left) best = p, left = l;
       }
-      if (!need) continue;
-      if (need_log) need_log->insert({p, q});
-      Pair(p, q, st, emit ? &pre : nullptr, s->span);
+      if (need_log) need_log->insert({best, q});
+      Pair(best, q, st, pre, span);
     }
     ++st.issued[q];
     for (int i : info->reads) st.last[buf(i)][q].first = st.issued[q];
     for (int i : info->writes) st.last[buf(i)][q].second = st.issued[q];
-    if (!emit || pre.empty()) return s;
-    pre.push_back(s);
-    return Seq(pre, s->span);
   }
 };
 

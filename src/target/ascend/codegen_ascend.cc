@@ -175,6 +175,24 @@ class CodegenAscendImpl : public CodegenC {
       auto* d = As<BufferLoadNode>(c->args[0]);
       Line(ind, "AscendC::Duplicate(" + Mem(c->args[0]) + ", (" + CType(d->buffer->dtype) + ")(" + a(1) +
                     "), " + a(2) + ");");
+    } else if (op == "vscalar_row" || op == "vdup_row") {  // the scalar unit reads the row's value first
+      const bool dup = op == "vdup_row";
+      auto* r = As<BufferLoadNode>(c->args[dup ? 1 : 3]);
+      auto* d = As<BufferLoadNode>(c->args[dup ? 0 : 1]);
+      const std::string T = CType(d->buffer->dtype);
+      const std::string get =
+          Name(r->buffer.get(), r->buffer->name) + ".GetValue(" + Offset(r->buffer, r->indices) + ")";
+      if (dup) {
+        Line(ind, "AscendC::Duplicate(" + Mem(c->args[0]) + ", (" + T + ")" + get + ", " + a(2) + ");");
+      } else {
+        const std::string fn = Str(c->args[0]);
+        const std::string v = fn == "Subs" ? "(" + T + ")(-(float)" + get + ")" : "(" + T + ")" + get;
+        Line(ind, "AscendC::" + std::string(fn == "Subs" ? "Adds" : fn) + "(" + Mem(c->args[1]) + ", " +
+                      Mem(c->args[2]) + ", " + v + ", " + a(4) + ");");
+      }
+    } else if (op == "vreduce") {
+      Line(ind, "AscendC::Reduce" + Str(c->args[0]) + "(" + Mem(c->args[1]) + ", " + Mem(c->args[2]) + ", " +
+                    Mem(c->args[3]) + ", " + a(4) + ");");
     } else if (op == "vcast") {
       auto* d = As<BufferLoadNode>(c->args[0]);
       auto* src = As<BufferLoadNode>(c->args[1]);

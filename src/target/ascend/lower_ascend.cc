@@ -107,9 +107,40 @@ class Lowering {
         need(g->B.buffer, AscendPos::kL1, g->span, "a T.gemm operand");
         need(g->C.buffer, AscendPos::kL0C, g->span, "a T.gemm accumulator");
       } else if (auto* t = As<TileOpNode>(s)) {
-        if (As<CopyNode>(s) || As<FillNode>(s)) return;
+        if (As<CopyNode>(s) || As<FillNode>(s) || As<ReduceNode>(s)) return;
         NotLowered("T." + std::string(t->op), t->span);
       }
+    });
+    // 1-D tiles copied with global memory, or read at a nest's column var, are dense rows; others row-wise
+    std::set<const BufferNode*> dense;
+    PostOrderVisitStmt(k->body, [&](const Stmt& s) {
+      if (auto* c = As<CopyNode>(s)) {
+        if (c->src.buffer->scope == Scope::kGlobal) dense.insert(c->dst.buffer.get());
+        if (c->dst.buffer->scope == Scope::kGlobal) dense.insert(c->src.buffer.get());
+      }
+      auto* f = As<ForNode>(s);
+      auto* in = f && f->for_kind == ForKind::kParallel ? As<ForNode>(f->body) : nullptr;
+      if (!in || in->for_kind != ForKind::kParallel) return;
+      const VarNode* col = in->var.get();
+      PostOrderVisitStmt(in->body, [&](const Stmt& x) {
+        auto* st = As<StoreNode>(x);
+        if (!st) return;
+        std::function<void(const Expr&)> walk = [&](const Expr& e) {
+          if (auto* l = As<BufferLoadNode>(e)) {
+            if (l->indices.size() == 1 && l->indices[0].get() == static_cast<const ExprNode*>(col))
+              dense.insert(l->buffer.get());
+            for (auto& i : l->indices) walk(i);
+          } else if (auto* bn = As<BinaryNode>(e)) {
+            walk(bn->a);
+            walk(bn->b);
+          } else if (auto* c = As<CallNode>(e)) {
+            for (auto& a : c->args) walk(a);
+          } else if (auto* cn = As<CastNode>(e)) {
+            walk(cn->value);
+          }
+        };
+        walk(st->value);
+      });
     });
     for (auto& b : k->alloc_buffers) {
       if (b->scope != Scope::kShared && b->scope != Scope::kFragment && b->scope != Scope::kLocal)
@@ -123,7 +154,8 @@ class Lowering {
                         "' has a dynamic shape; on-chip tiles need constant shapes");
         shape.push_back(v);
       }
-      if (shape.size() == 1) shape.insert(shape.begin(), 1);
+      const bool row_wise = shape.size() == 1 && p == AscendPos::kUB && !dense.count(b.get());
+      if (shape.size() == 1) shape.insert(row_wise ? shape.end() : shape.begin(), 1);
       if (shape.size() != 2)
         NotLowered("an on-chip tile of rank " + std::to_string(b->shape.size()) + " ('" + b->name + "')",
                    b->span);
@@ -147,7 +179,7 @@ class Lowering {
         t.pitch = RoundUp(t.rows, 16);
         n = t.pitch * RoundUp(t.cols, 16);
       } else {
-        t.pitch = RoundUp(t.cols * es, 32) / es;
+        t.pitch = row_wise ? 32 / es : RoundUp(t.cols * es, 32) / es;  // row-wise: a value per 32-byte block
         n = t.rows * t.pitch;
       }
       t.flat = MakeBuffer(b->name, b->dtype, {Int(n)}, Scope::kShared, b->span);
@@ -239,6 +271,7 @@ class Lowering {
     if (auto* c = As<CopyNode>(s)) return LowerCopy(c);
     if (auto* fl = As<FillNode>(s)) return LowerFill(fl);
     if (auto* g = As<GemmNode>(s)) return LowerGemm(g);
+    if (auto* r = As<ReduceNode>(s)) return LowerReduce(r);
     if (As<EvaluateNode>(s)) return s;
     if (auto* st = As<StoreNode>(s)) {
       if (tiles_.count(st->buffer.get()))
@@ -301,7 +334,21 @@ class Lowering {
       if (dst->pos == AscendPos::kL1)
         return Op("copy_gm_to_l1",
                   {Load(dst->flat, {Int(0)}), g.first, g.rows, g.cols, g.row_stride, Int(dst->pitch)}, sp);
-      if (dst->pos == AscendPos::kUB)
+      if (dst->pos == AscendPos::kUB) {
+        // elements of the tile outside the tensor read as zeros (as TileLang's guarded copies give): the tile
+        // is cleared first unless the copy provably fills it
+        Stmt copy =
+            Op("copy_gm_to_ub",
+               {Load(dst->flat, {Int(0)}), g.first, g.rows, g.cols, g.row_stride, Int(dst->pitch)}, sp);
+        if (IsConstInt(g.rows, dst->rows) && IsConstInt(g.cols, dst->cols)) return copy;
+        return Seq(
+            {Op("vdup",
+                {Load(dst->flat, {Int(0)}), FloatOrInt(dst->flat->dtype, 0), Int(dst->rows * dst->pitch)},
+                sp),
+             copy},
+            sp);
+      }
+      if (false)
         return Op("copy_gm_to_ub",
                   {Load(dst->flat, {Int(0)}), g.first, g.rows, g.cols, g.row_stride, Int(dst->pitch)}, sp);
       NotLowered(std::string("a copy from global memory into ") + AscendPosName(dst->pos), sp);
@@ -450,7 +497,194 @@ class Lowering {
     return Seq(out, sp);
   }
 
-  // ---- element-wise T.Parallel loops on the vector unit ------------------------------------------
+  // ---- element-wise T.Parallel loops and reductions on the vector unit -------------------------------
+  // A 2-D Unified-Buffer tile holds rows of `pitch` elements (32-byte rows). A 1-D tile is either a row of
+  // values (dense, (1, n): copied with global memory, or indexed by a loop's column var) or one value per row
+  // (row-wise, (n, 1): one element per 32-byte block, so that each sits at an address a vector instruction
+  // can start at: reductions write them, and a row's value is read by the scalar unit to broadcast it).
+  static bool RowWise(const Tile& t) { return t.cols == 1 && t.pitch > 1; }
+
+  // What an expression of a T.Parallel nest varies with.
+  enum Kind { kScalar = 0, kRow = 1, kCol = 2, kFull = 3 };
+
+  struct Nest {
+    std::vector<const ForNode*> loops;
+    const VarNode* row = nullptr;  // the row var of a 2-D nest
+    const VarNode* col = nullptr;  // the column var (the only var of a 1-D nest)
+    int64_t rows = 1, cols = 1, pitch = 0;
+    DataType t;  // the stored tile's type
+  };
+
+  Kind KindOf(const Expr& e, const Nest& n) {
+    const VarUses u = VarsOf(e);
+    int k = kScalar;
+    if (n.row && u.vars.count(n.row)) k |= kRow;
+    if (n.col && u.vars.count(n.col)) k |= kCol;
+    if (k == kScalar && u.loads)
+      NotLowered("a T.Parallel expression reading a tile element at a fixed index", cur_);
+    return static_cast<Kind>(k);
+  }
+
+  Buffer Temp(DataType t, int64_t elems) {
+    Buffer tmp = MakeBuffer("tmp" + std::to_string(temps_.size()), t, {Int(elems)}, Scope::kShared, cur_);
+    pos_[tmp.get()] = AscendPos::kUB;
+    temps_.push_back(tmp);
+    return tmp;
+  }
+
+  // A value of the nest as a tile: the buffer and the element offset of (row i, column 0); a row-kind value
+  // is a row-wise tile, a column-kind value a dense row, a full value a 2-D tile (all with the nest's pitch).
+  struct Val {
+    Buffer buf;
+    Kind kind;
+  };
+
+  Val Eval(const Expr& e, const Nest& n, std::vector<Stmt>& out, Buffer dst = nullptr) {
+    const Kind kind = KindOf(e, n);
+    const int64_t bsz = 32 / std::max(1, e->dtype.bytes());
+    auto count = [&](Kind k) {
+      return Int(k == kFull ? n.rows * n.pitch : k == kRow ? n.rows * bsz : n.pitch);
+    };
+    auto into = [&](Kind k, DataType t) -> Buffer {
+      if (dst) return dst;
+      if (t.bytes() != n.t.bytes())
+        NotLowered("a T.Parallel expression that changes the element size (" + t.str() + " in a " +
+                       n.t.str() + " loop)",
+                   cur_);
+      return Temp(t, k == kFull ? n.rows * n.pitch : k == kRow ? n.rows * bsz : n.pitch);
+    };
+    auto at0 = [](const Buffer& b) { return Load(b, {Int(0)}); };
+    if (kind == kScalar) NotLowered("a T.Parallel expression without the loop's vars (internal)", cur_);
+    if (auto* l = As<BufferLoadNode>(e)) {
+      const Tile* t = TileOf(l->buffer);
+      if (!t || t->pos != AscendPos::kUB)
+        NotLowered("a T.Parallel read of a buffer that is not a Unified-Buffer tile", cur_);
+      const bool ok = kind == kFull ? l->indices.size() == 2 && t->rows == n.rows && t->cols == n.cols &&
+                                          l->indices[0].get() == static_cast<const ExprNode*>(n.row) &&
+                                          l->indices[1].get() == static_cast<const ExprNode*>(n.col)
+                      : kind == kRow ? l->indices.size() == 1 && RowWise(*t) && t->rows == n.rows &&
+                                           l->indices[0].get() == static_cast<const ExprNode*>(n.row)
+                      : kind == kCol ? l->indices.size() == 1 && !RowWise(*t) && t->cols == n.cols &&
+                                           l->indices[0].get() == static_cast<const ExprNode*>(n.col)
+                                     : false;
+      if (!ok || (kind == kFull && t->pitch != n.pitch))
+        NotLowered("the T.Parallel read " + l->buffer->name +
+                       "[...] (a tile is read at the nest's own (i, j), (i) or (j))",
+                   cur_);
+      if (!dst) return {t->flat, kind};
+      return Copy(t->flat, kind, n, out, dst);
+    }
+    if (auto* c = As<CastNode>(e)) {
+      Val s = Eval(c->value, n, out);
+      Buffer o = dst ? dst
+                     : Temp(e->dtype, s.kind == kFull  ? n.rows * n.pitch
+                                      : s.kind == kRow ? n.rows * bsz
+                                                       : n.pitch);
+      if (s.kind != kind) return Broadcast(s, kind, n, out, o);
+      out.push_back(Op("vcast", {at0(o), at0(s.buf), count(kind)}, cur_));
+      return {o, kind};
+    }
+    if (auto* call = As<CallNode>(e)) {
+      static const std::map<std::string, const char*> un = {
+          {"exp", "Exp"},     {"tl.exp", "Exp"},    {"log", "Ln"},    {"tl.log", "Ln"},
+          {"abs", "Abs"},     {"tl.abs", "Abs"},    {"sqrt", "Sqrt"}, {"tl.sqrt", "Sqrt"},
+          {"rsqrt", "Rsqrt"}, {"tl.rsqrt", "Rsqrt"}};
+      auto it = un.find(call->op);
+      if (it == un.end() || call->args.size() != 1)
+        NotLowered("the call " + call->op + " in a T.Parallel loop on the vector unit", cur_);
+      Val s = Eval(call->args[0], n, out);
+      Buffer o = into(s.kind, e->dtype);
+      out.push_back(Op("vun", {StringImm(it->second), at0(o), at0(s.buf), count(s.kind)}, cur_));
+      return {o, s.kind};
+    }
+    auto* b = As<BinaryNode>(e);
+    static const std::map<BinaryOp, const char*> vv = {{BinaryOp::kAdd, "Add"}, {BinaryOp::kSub, "Sub"},
+                                                       {BinaryOp::kMul, "Mul"}, {BinaryOp::kDiv, "Div"},
+                                                       {BinaryOp::kMax, "Max"}, {BinaryOp::kMin, "Min"}};
+    if (!b || !vv.count(b->op)) NotLowered("this T.Parallel expression on the vector unit", cur_);
+    static const std::map<BinaryOp, const char*> vs = {{BinaryOp::kAdd, "Adds"},
+                                                       {BinaryOp::kMul, "Muls"},
+                                                       {BinaryOp::kMax, "Maxs"},
+                                                       {BinaryOp::kMin, "Mins"}};
+    const Kind ka = KindOf(b->a, n), kb = KindOf(b->b, n);
+    const bool commutes = vs.count(b->op) != 0;
+    // a value (op) a scalar: one instruction with the scalar
+    if ((ka == kScalar) != (kb == kScalar) && (commutes || (kb == kScalar && b->op == BinaryOp::kSub))) {
+      const bool left = ka != kScalar;
+      Val v = Eval(left ? b->a : b->b, n, out);
+      Expr sc = left ? b->b : b->a;
+      const char* name = commutes ? vs.at(b->op) : "Adds";
+      if (!commutes) sc = Simplify(Binary(BinaryOp::kSub, FloatOrInt(sc->dtype, 0), sc));
+      Buffer o = into(v.kind, e->dtype);
+      out.push_back(Op("vscalar", {StringImm(name), at0(o), at0(v.buf), sc, count(v.kind)}, cur_));
+      return {o, v.kind};
+    }
+    // a full tile (op) a row's value: per row, the scalar unit reads the value and the vector unit applies it
+    if (kind == kFull && ((ka == kFull && kb == kRow) || (ka == kRow && kb == kFull)) &&
+        (commutes || (ka == kFull && b->op == BinaryOp::kSub))) {
+      Val v = Eval(ka == kFull ? b->a : b->b, n, out), r = Eval(ka == kRow ? b->a : b->b, n, out);
+      Buffer o = into(kFull, e->dtype);
+      const char* name = commutes ? vs.at(b->op) : "Subs";
+      out.push_back(PerRow(n, [&](Expr i) {
+        return Op("vscalar_row",
+                  {StringImm(name), Load(o, {i * Int(n.pitch)}), Load(v.buf, {i * Int(n.pitch)}),
+                   Load(r.buf, {i * Int(bsz)}), Int(n.pitch)},
+                  cur_);
+      }));
+      return {o, kFull};
+    }
+    auto operand = [&](const Expr& x) -> Val {
+      if (KindOf(x, n) == kScalar) {  // a scalar spread over a tile of the result's kind
+        Buffer o = Temp(x->dtype, kind == kFull ? n.rows * n.pitch : kind == kRow ? n.rows * bsz : n.pitch);
+        out.push_back(Op("vdup", {at0(o), x, count(kind)}, cur_));
+        return {o, kind};
+      }
+      Val v = Eval(x, n, out);
+      return v.kind == kind ? v : Broadcast(v, kind, n, out, nullptr);
+    };
+    Val x = operand(b->a), y = operand(b->b);
+    Buffer o = into(kind, e->dtype);
+    out.push_back(Op("vbin", {StringImm(vv.at(b->op)), at0(o), at0(x.buf), at0(y.buf), count(kind)}, cur_));
+    return {o, kind};
+  }
+
+  Stmt PerRow(const Nest& n, const std::function<Stmt(Expr)>& body) {
+    Var i = MakeVar("r");
+    return For(i, Int(0), Int(n.rows), ForKind::kSerial, body(i), {}, cur_);
+  }
+
+  // v as a value of kind `to` (a row's value or a column row spread over the whole tile).
+  Val Broadcast(const Val& v, Kind to, const Nest& n, std::vector<Stmt>& out, Buffer dst) {
+    const int64_t bsz = 32 / std::max(1, v.buf->dtype.bytes());
+    if (to != kFull && !(to == kCol && v.kind == kCol))
+      NotLowered("a T.Parallel expression mixing a row's values and a column's values outside a whole tile",
+                 cur_);
+    Buffer o = dst ? dst : Temp(v.buf->dtype, n.rows * n.pitch);
+    if (v.kind == kRow)
+      out.push_back(PerRow(n, [&](Expr i) {
+        return Op("vdup_row", {Load(o, {i * Int(n.pitch)}), Load(v.buf, {i * Int(bsz)}), Int(n.pitch)}, cur_);
+      }));
+    else
+      out.push_back(PerRow(n, [&](Expr i) {
+        return Op("vscalar",
+                  {StringImm("Muls"), Load(o, {i * Int(n.pitch)}), Load(v.buf, {Int(0)}),
+                   FloatOrInt(v.buf->dtype, 1), Int(n.pitch)},
+                  cur_);
+      }));
+    return {o, kFull};
+  }
+
+  Val Copy(const Buffer& src, Kind k, const Nest& n, std::vector<Stmt>& out, const Buffer& dst) {
+    const int64_t bsz = 32 / std::max(1, src->dtype.bytes());
+    out.push_back(Op("vscalar",
+                     {StringImm("Muls"), Load(dst, {Int(0)}), Load(src, {Int(0)}), FloatOrInt(src->dtype, 1),
+                      Int(k == kFull  ? n.rows * n.pitch
+                          : k == kRow ? n.rows * bsz
+                                      : n.pitch)},
+                     cur_));
+    return {dst, k};
+  }
+
   Stmt LowerParallel(const ForNode* f) {
     std::vector<const ForNode*> nest{f};
     Stmt body = f->body;
@@ -461,119 +695,97 @@ class Lowering {
     }
     auto* st = As<StoreNode>(body);
     if (!st) NotLowered("a T.Parallel loop whose body is not one store into a tile", f->span);
+    cur_ = st->span;
     const Tile* d = TileOf(st->buffer);
     if (!d || d->pos != AscendPos::kUB)
       NotLowered("a T.Parallel loop that does not write a Unified-Buffer tile", f->span);
-    // the loop must walk the whole tile, index (i, j) = the loop vars in order
-    std::vector<const VarNode*> vars;
-    for (auto* l : nest) vars.push_back(l->var.get());
-    auto whole = [&](const Buffer& b, const std::vector<Expr>& idx) {
-      const Tile* t = TileOf(b);
-      if (!t || t->pos != AscendPos::kUB || idx.size() != vars.size() || t->rows != d->rows ||
-          t->cols != d->cols)
-        return false;
-      for (size_t i = 0; i < idx.size(); ++i)
-        if (idx[i].get() != static_cast<const ExprNode*>(vars[i])) return false;
-      return true;
-    };
-    if (!whole(st->buffer, st->indices))
-      NotLowered("a T.Parallel store that is not element (i, j) of a tile the loop walks whole", st->span);
-    for (size_t i = 0; i < nest.size(); ++i) {
-      int64_t e;
-      if (!AsConstInt(nest[i]->extent, &e) || !IsConstInt(nest[i]->min, 0) ||
-          e != (nest.size() == 1 ? d->cols : (i == 0 ? d->rows : d->cols)))
-        NotLowered("a T.Parallel loop over part of a tile", f->span);
+    if (nest.size() > 2) NotLowered("a T.Parallel nest of more than two loops", f->span);
+    for (auto* l : nest)
+      if (!IsConstInt(l->min, 0)) NotLowered("a T.Parallel loop that does not start at 0", f->span);
+    Nest n;
+    n.t = st->buffer->dtype;
+    int64_t e0 = 0, e1 = 0;
+    AsConstInt(nest[0]->extent, &e0);
+    if (nest.size() == 2) AsConstInt(nest[1]->extent, &e1);
+    if (nest.size() == 2) {
+      n.row = nest[0]->var.get();
+      n.col = nest[1]->var.get();
+      n.rows = e0;
+      n.cols = e1;
+      n.pitch = d->pitch;
+      const bool whole = st->indices.size() == 2 &&
+                         st->indices[0].get() == static_cast<const ExprNode*>(n.row) &&
+                         st->indices[1].get() == static_cast<const ExprNode*>(n.col);
+      if (!whole || d->rows != n.rows || d->cols != n.cols)
+        NotLowered("a T.Parallel store that is not element (i, j) of the tile the nest walks whole",
+                   st->span);
+    } else if (RowWise(*d)) {  // one value per row: the nest's var is the row
+      n.row = nest[0]->var.get();
+      n.rows = e0;
+      n.pitch = 1;
+      if (st->indices.size() != 1 || st->indices[0].get() != static_cast<const ExprNode*>(n.row) ||
+          d->rows != n.rows)
+        NotLowered("a T.Parallel store that is not element (i) of the row-wise tile the loop walks whole",
+                   st->span);
+    } else {
+      n.col = nest[0]->var.get();
+      n.cols = e0;
+      n.pitch = d->pitch;
+      if (st->indices.size() != 1 || st->indices[0].get() != static_cast<const ExprNode*>(n.col) ||
+          d->cols != n.cols)
+        NotLowered("a T.Parallel store that is not element (j) of the tile the loop walks whole", st->span);
     }
     std::vector<Stmt> out;
-    const Span sp = st->span;
-    const Expr count = Int(d->rows * d->pitch);
-    // Evaluates e into a tile (dst when given); returns the tile's first element.
-    std::function<Expr(const Expr&, Buffer)> tile = [&](const Expr& e, Buffer dst) -> Expr {
-      auto uses_loop = [&](const Expr& x) {
-        const VarUses u = VarsOf(x);
-        for (auto* lv : vars)
-          if (u.vars.count(lv)) return true;
-        return false;
-      };
-      auto into = [&](DataType t) {
-        if (dst) return Load(dst, {Int(0)});
-        Buffer tmp =
-            MakeBuffer("tmp" + std::to_string(temps_.size()), t,
-                       {Int(d->rows * (RoundUp(d->cols * t.bytes(), 32) / t.bytes()))}, Scope::kShared, sp);
-        if (RoundUp(d->cols * t.bytes(), 32) / t.bytes() != d->pitch)
-          NotLowered("a T.Parallel expression that changes the element size (" + t.str() + " in a " +
-                         st->buffer->dtype.str() + " loop)",
-                     sp);
-        pos_[tmp.get()] = AscendPos::kUB;
-        temps_.push_back(tmp);
-        return Load(tmp, {Int(0)});
-      };
-      if (auto* l = As<BufferLoadNode>(e)) {
-        if (!whole(l->buffer, l->indices))
-          NotLowered("a T.Parallel read that is not element (i, j) of a tile of the same shape", sp);
-        Expr src = Load(TileOf(l->buffer)->flat, {Int(0)});
-        if (!dst) return src;
-        out.push_back(
-            Op("vscalar", {StringImm("Muls"), Load(dst, {Int(0)}), src, FloatOrInt(e->dtype, 1), count}, sp));
-        return Load(dst, {Int(0)});
-      }
-      if (!uses_loop(e)) {  // a scalar: broadcast
-        Expr o = into(e->dtype);
-        out.push_back(Op("vdup", {o, e, count}, sp));
-        return o;
-      }
-      if (auto* c = As<CastNode>(e)) {
-        Expr s = tile(c->value, nullptr);
-        Expr o = into(e->dtype);
-        out.push_back(Op("vcast", {o, s, count}, sp));
-        return o;
-      }
-      if (auto* b = As<BinaryNode>(e)) {
-        static const std::map<BinaryOp, const char*> vv = {{BinaryOp::kAdd, "Add"}, {BinaryOp::kSub, "Sub"},
-                                                           {BinaryOp::kMul, "Mul"}, {BinaryOp::kDiv, "Div"},
-                                                           {BinaryOp::kMax, "Max"}, {BinaryOp::kMin, "Min"}};
-        static const std::map<BinaryOp, const char*> vs = {{BinaryOp::kAdd, "Adds"},
-                                                           {BinaryOp::kMul, "Muls"},
-                                                           {BinaryOp::kMax, "Maxs"},
-                                                           {BinaryOp::kMin, "Mins"}};
-        auto it = vv.find(b->op);
-        if (it == vv.end()) NotLowered("the operator of this T.Parallel expression on the vector unit", sp);
-        const bool la = uses_loop(b->a), lb = uses_loop(b->b);
-        auto sc = vs.find(b->op);
-        if (la != lb && sc != vs.end()) {  // tile (op) scalar, commutative
-          Expr s = tile(la ? b->a : b->b, nullptr);
-          Expr o = into(e->dtype);
-          out.push_back(Op("vscalar", {StringImm(sc->second), o, s, la ? b->b : b->a, count}, sp));
-          return o;
-        }
-        if (la && !lb && b->op == BinaryOp::kSub) {  // tile - s = tile + (-s)
-          Expr s = tile(b->a, nullptr);
-          Expr o = into(e->dtype);
-          out.push_back(Op("vscalar", {StringImm("Adds"), o, s, Simplify(Int(0) - b->b), count}, sp));
-          return o;
-        }
-        Expr x = tile(b->a, nullptr), y = tile(b->b, nullptr);
-        Expr o = into(e->dtype);
-        out.push_back(Op("vbin", {StringImm(it->second), o, x, y, count}, sp));
-        return o;
-      }
-      if (auto* c = As<CallNode>(e)) {
-        static const std::map<std::string, const char*> un = {
-            {"exp", "Exp"}, {"tl.exp", "Exp"}, {"log", "Ln"},    {"tl.log", "Ln"},
-            {"abs", "Abs"}, {"tl.abs", "Abs"}, {"sqrt", "Sqrt"}, {"tl.sqrt", "Sqrt"}};
-        auto it = un.find(c->op);
-        if (it != un.end() && c->args.size() == 1) {
-          Expr s = tile(c->args[0], nullptr);
-          Expr o = into(e->dtype);
-          out.push_back(Op("vun", {StringImm(it->second), o, s, count}, sp));
-          return o;
-        }
-        NotLowered("the call " + c->op + " in a T.Parallel loop on the vector unit", sp);
-      }
-      NotLowered("this T.Parallel expression on the vector unit", sp);
-    };
-    tile(st->value, d->flat);
+    const Kind want = KindOf(st->value, n);
+    const Kind kd = nest.size() == 2 ? kFull : RowWise(*d) ? kRow : kCol;
+    if (want == kScalar) {
+      out.push_back(Op("vdup", {Load(d->flat, {Int(0)}), st->value, Int(d->rows * d->pitch)}, cur_));
+    } else if (want == kd) {
+      Eval(st->value, n, out, d->flat);
+    } else {
+      Val v = Eval(st->value, n, out);
+      Broadcast(v, kd, n, out, d->flat);
+    }
     return Seq(out, f->span);
+  }
+
+  Stmt LowerReduce(const ReduceNode* r) {
+    cur_ = r->span;
+    const Tile* s = TileOf(r->src.buffer);
+    const Tile* d = TileOf(r->dst.buffer);
+    if (!s || !d || s->pos != AscendPos::kUB || d->pos != AscendPos::kUB || !r->src.IsWhole() ||
+        !r->dst.IsWhole())
+      NotLowered("a reduction outside the Unified Buffer", r->span);
+    if (r->src.buffer->shape.size() != 2 || r->dim != 1 || !RowWise(*d) || d->rows != s->rows)
+      NotLowered("a reduction other than along the rows of a 2-D tile into one value per row", r->span);
+    const char* op = r->reduce_kind == ReduceKind::kSum   ? "Sum"
+                     : r->reduce_kind == ReduceKind::kMax ? "Max"
+                     : r->reduce_kind == ReduceKind::kMin ? "Min"
+                                                          : nullptr;
+    if (!op) NotLowered(std::string("T.reduce_") + ReduceKindName(r->reduce_kind), r->span);
+    const DataType t = r->dst.buffer->dtype;
+    const int64_t bsz = 32 / t.bytes();
+    Buffer work = Temp(t, s->pitch);
+    Buffer into = r->clear ? d->flat : Temp(t, d->rows * bsz);
+    Nest n;
+    n.rows = s->rows;
+    std::vector<Stmt> out;
+    out.push_back(PerRow(n, [&](Expr i) {
+      return Op("vreduce",
+                {StringImm(op), Load(into, {i * Int(bsz)}), Load(s->flat, {i * Int(s->pitch)}),
+                 Load(work, {Int(0)}), Int(s->cols)},
+                r->span);
+    }));
+    if (!r->clear) {  // the reduction of this tile combined with what the row held
+      const char* comb = r->reduce_kind == ReduceKind::kSum   ? "Add"
+                         : r->reduce_kind == ReduceKind::kMax ? "Max"
+                                                              : "Min";
+      out.push_back(Op("vbin",
+                       {StringImm(comb), Load(d->flat, {Int(0)}), Load(d->flat, {Int(0)}),
+                        Load(into, {Int(0)}), Int(d->rows * bsz)},
+                       r->span));
+    }
+    return Seq(out, r->span);
   }
 
   const PassContext& ctx_;
@@ -588,6 +800,7 @@ class Lowering {
   std::vector<const ForNode*> loops_;
   Buffer l0a_, l0b_;
   std::vector<Buffer> temps_;
+  Span cur_;  // the statement being lowered (vector code)
 };
 
 }  // namespace

@@ -51,7 +51,7 @@ int64_t AscendPosAlign(AscendPos p) {
 }
 
 const char* AscendPipeName(int pipe) {
-  static const char* names[kNumPipes] = {"MTE2", "MTE1", "M", "FIX", "V", "MTE3"};
+  static const char* names[kNumPipes] = {"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S"};
   return pipe >= 0 && pipe < kNumPipes ? names[pipe] : "?";
 }
 

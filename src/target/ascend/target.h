@@ -29,8 +29,9 @@ const char* AscendPosName(AscendPos p);
 int64_t AscendPosAlign(AscendPos p);
 
 /// The pipes: data movement and compute queues that run concurrently (the scalar unit issues to them in
-/// program order; each runs its own instructions in order).
-enum AscendPipe : int { kMTE2 = 0, kMTE1, kM, kFIX, kV, kMTE3, kNumPipes };
+/// program order; each runs its own instructions in order). kS is the scalar unit itself: its reads of the
+/// Unified Buffer (GetValue) need the writing pipe's flag, and what it issues after a read comes after it.
+enum AscendPipe : int { kMTE2 = 0, kMTE1, kM, kFIX, kV, kMTE3, kS, kNumPipes };
 const char* AscendPipeName(int pipe);
 int AscendPipeOf(const std::string& name);  // -1 when unknown
 

@@ -1,0 +1,306 @@
+"""The Ascend backend (docs/ascend.md). There is no Ascend compiler or runtime here (CANN ships with Huawei's
+toolkit), so every kernel compiled here for target "ascend" is (a) checked by clang against our declarations of
+the public AscendC API (include/tl_device/ascend_check/kernel_operator.h) and (b) run in the emulator, each pipe
+a queue of its own with the data formats of the AscendC guide, against NumPy in float64.
+"""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangEmulationError, TileLangResourceError, TileLangUnsupportedError
+from tilelang.jit import ascend as jit_ascend
+
+ARCHS = ["dav-c220", "dav-c310"]
+
+
+def _rng():
+    """A fresh seed per test (TL_TEST_SEED to replay one), printed so that a failure names it."""
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def f64(x):
+    return np.asarray(x).astype(np.float64)
+
+
+def ascend(func, arch="dav-c220", **kw):
+    """Compiles for Ascend; the generated AscendC must pass the clang check (every kernel of this file goes
+    through here)."""
+    k = tilelang.compile(func, target="ascend -arch=" + arch, **kw)
+    ok, err = jit_ascend.check_source(k.get_kernel_source())
+    assert ok, "the generated AscendC does not pass the clang check:\n" + err + "\n" + k.get_kernel_source()
+    return k
+
+
+def emu(func, arch="dav-c220", **kw):
+    ascend(func, arch)  # the source of the same kernel passes the check
+    return ascend(func, arch, execution_backend="emulator", **kw)
+
+
+def gemm(M, N, K, BM=64, BN=64, BK=32, dtype="float16", out="float16", trans_A=False, trans_B=False):
+    a_shape = (K, M) if trans_A else (M, K)
+    b_shape = (N, K) if trans_B else (K, N)
+    as_shape = (BK, BM) if trans_A else (BM, BK)
+    bs_shape = (BN, BK) if trans_B else (BK, BN)
+
+    @T.prim_func
+    def mm(A: T.Tensor(a_shape, dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), out)):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=128) as (bx, by):
+            A_s = T.alloc_shared(as_shape, dtype)
+            B_s = T.alloc_shared(bs_shape, dtype)
+            C_l = T.alloc_fragment((BM, BN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):
+                if trans_A:
+                    T.copy(A[k * BK, by * BM], A_s)
+                else:
+                    T.copy(A[by * BM, k * BK], A_s)
+                if trans_B:
+                    T.copy(B[bx * BN, k * BK], B_s)
+                else:
+                    T.copy(B[k * BK, bx * BN], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_A=trans_A, transpose_B=trans_B)
+            T.copy(C_l, C[by * BM, bx * BN])
+
+    return mm
+
+
+def _half(rng, shape, dtype):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if dtype == "bfloat16":
+        import ml_dtypes
+        return x.astype(ml_dtypes.bfloat16)
+    return x.astype(np.float16)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N,K", [(128, 128, 64), (200, 136, 72), (17, 33, 20)])
+def test_gemm_matches_numpy(arch, M, N, K):
+    rng = _rng()
+    k = emu(gemm(M, N, K), arch)
+    a, b = _half(rng, (M, K), "float16"), _half(rng, (K, N), "float16")
+    c = np.full((M, N), np.nan, np.float16)
+    k(a, b, c)
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=2e-3, atol=2e-2)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("trans_A,trans_B", [(True, False), (False, True), (True, True)])
+def test_transposed_operands(arch, trans_A, trans_B):
+    M, N, K = 72, 80, 56
+    rng = _rng()
+    k = emu(gemm(M, N, K, BM=32, BN=48, BK=32, trans_A=trans_A, trans_B=trans_B), arch)
+    a = _half(rng, (K, M) if trans_A else (M, K), "float16")
+    b = _half(rng, (N, K) if trans_B else (K, N), "float16")
+    c = np.zeros((M, N), np.float16)
+    k(a, b, c)
+    ref = (f64(a).T if trans_A else f64(a)) @ (f64(b).T if trans_B else f64(b))
+    np.testing.assert_allclose(f64(c), ref, rtol=2e-3, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype,out", [("bfloat16", "float32"), ("float16", "float32"), ("bfloat16", "bfloat16")])
+def test_gemm_types(dtype, out):
+    M, N, K = 96, 64, 48
+    rng = _rng()
+    k = emu(gemm(M, N, K, dtype=dtype, out=out))
+    a, b = _half(rng, (M, K), dtype), _half(rng, (K, N), dtype)
+    odt = {"float32": np.float32, "bfloat16": None}[out] if out != "bfloat16" else None
+    if out == "bfloat16":
+        import ml_dtypes
+        c = np.zeros((M, N), ml_dtypes.bfloat16)
+    else:
+        c = np.zeros((M, N), odt)
+    k(a, b, c)
+    tol = 1e-5 if out == "float32" else 1e-2
+    np.testing.assert_allclose(f64(c), f64(a) @ f64(b), rtol=tol, atol=tol * 4)
+
+
+def test_the_source_has_the_instructions_and_flags_meant():
+    src = ascend(gemm(200, 136, 72)).get_kernel_source()
+    for needed in ["extern \"C\" __global__ __aicore__ void mm(GM_ADDR A_gm, GM_ADDR B_gm, GM_ADDR C_gm)",
+                   "AscendC::TBuf<AscendC::TPosition::A1> A_s_buf;", "AscendC::TBuf<AscendC::TPosition::CO1> C_l_buf;",
+                   "AscendC::DataCopy(A_s,", "AscendC::Nd2NzParams p;", "AscendC::LoadData(l0a",
+                   "p.ifTranspose = true;", "AscendC::Mmad(C_l, l0a, l0b, p);", "p.cmatrixInitVal = ",
+                   "p.quantPre = QuantMode_t::F322F16;", "AscendC::Fixpipe(C["]:
+        assert needed in src, needed
+    # the pipes the flags order: copies before loads, loads before the cube, the next iteration's copy after
+    # the loads of this one, the next loads after this Mmad, the result after the last Mmad
+    flags = re.findall(r"SetFlag<AscendC::HardEvent::(\w+)>", src)
+    assert sorted(set(flags)) == sorted(["M_FIX", "M_MTE1", "MTE1_M", "MTE1_MTE2", "MTE2_MTE1"]), flags
+    for f in flags:
+        assert src.count(f"SetFlag<AscendC::HardEvent::{f}>") == src.count(f"WaitFlag<AscendC::HardEvent::{f}>")
+    # the loads' flags are outside their fractal loops (once per K step, not per fractal)
+    loop = src.index("for (int32_t mb = 0;")
+    assert src.rindex("WaitFlag<AscendC::HardEvent::M_MTE1>", 0, loop) > src.rindex("for (int32_t k = 0;", 0, loop)
+    assert "Flag" not in src[loop:src.index("}", src.index("AscendC::LoadData(l0a", loop))]
+
+
+def test_the_clang_check_catches_a_wrong_api_use():
+    src = ascend(gemm(64, 64, 32)).get_kernel_source()
+    assert jit_ascend.check_source(src)[0]
+    ok, err = jit_ascend.check_source(src.replace("p.ifTranspose", "p.ifTranspos"))
+    assert not ok and "ifTranspos" in err
+    ok, err = jit_ascend.check_source(src.replace("HardEvent::MTE1_M>", "HardEvent::MTE1_MX>"))
+    assert not ok and "MTE1_MX" in err
+
+
+def test_without_the_flags_the_emulator_reports_the_cross_pipe_races():
+    k = ascend(gemm(64, 64, 64), execution_backend="emulator", pass_configs={"tl.test_skip_ascend_sync": True})
+    assert "SetFlag" not in k.get_kernel_source()
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, a, np.zeros_like(a))
+    kinds = {kind for kind, _ in e.value.reports}
+    assert kinds == {"race"}, e.value.reports
+    msg = e.value.reports[0][1]
+    assert "pipe MTE1 reads 'A_s'" in msg and "pipe MTE2's write of it" in msg and "test_ascend.py" in msg, msg
+
+
+def test_l0c_over_capacity_is_an_error_with_the_buffer_table():
+    with pytest.raises(TileLangResourceError) as e:
+        ascend(gemm(512, 512, 64, BM=256, BN=256, BK=64))  # a 256 x 256 float32 accumulator: 256 KB of L0C
+    msg = str(e.value)
+    assert "L0C: 262144 of 131072 bytes" in msg and "C_l" in msg and "dav-c220" in msg, msg
+    ascend(gemm(512, 512, 64, BM=256, BN=256, BK=64), "dav-c310")  # the 950's L0C holds it
+
+
+def test_unknown_arch_and_ops_not_lowered_are_clear_errors():
+    with pytest.raises(TileLangUnsupportedError, match="dav-c999"):
+        ascend(gemm(64, 64, 32), "dav-c999")
+
+    @T.prim_func
+    def cs(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            s = T.alloc_shared((64, 64), "float32")
+            T.copy(A, s)
+            T.cumsum(s, dim=1)
+            T.copy(s[0, :], B)
+
+    with pytest.raises(TileLangUnsupportedError, match="does not lower T.cumsum"):
+        ascend(cs)
+
+
+def test_the_launch_points_at_the_emulator():
+    k = ascend(gemm(64, 64, 32))
+    a = np.ones((64, 32), np.float16)
+    with pytest.raises(TileLangUnsupportedError, match="execution_backend=\"emulator\""):
+        k(a, np.ones((32, 64), np.float16), np.zeros((64, 64), np.float16))
+
+
+def elementwise(M, N, BM, BN, dtype="float16"):
+    @T.prim_func
+    def ew(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype), Z: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=1) as (bx, by):
+            x = T.alloc_shared((BM, BN), dtype)
+            y = T.alloc_shared((BM, BN), dtype)
+            z = T.alloc_fragment((BM, BN), dtype)
+            T.copy(X[by * BM, bx * BN], x)
+            T.copy(Y[by * BM, bx * BN], y)
+            for i, j in T.Parallel(BM, BN):
+                z[i, j] = T.max(x[i, j] * y[i, j] + 0.5, x[i, j] - 1.0) + T.exp(y[i, j]) / x[i, j]
+            T.copy(z, Z[by * BM, bx * BN])
+
+    return ew
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N", [(64, 96), (50, 70)])
+def test_elementwise_on_the_vector_unit(arch, M, N):
+    rng = _rng()
+    k = emu(elementwise(M, N, 16, 48, "float32"), arch)
+    x = rng.uniform(0.5, 2.0, (M, N)).astype(np.float32)
+    y = rng.standard_normal((M, N)).astype(np.float32)
+    z = np.full((M, N), np.nan, np.float32)
+    k(x, y, z)
+    xd, yd = f64(x), f64(y)
+    np.testing.assert_allclose(z, np.maximum(xd * yd + 0.5, xd - 1.0) + np.exp(yd) / xd, rtol=1e-5, atol=1e-5)
+    src = k.get_kernel_source()
+    for op in ["AscendC::DataCopyPad(x,", "AscendC::Mul(", "AscendC::Adds(", "AscendC::Max(", "AscendC::Exp(",
+               "AscendC::Div(", "AscendC::DataCopyPad(Z["]:
+        assert op in src, op
+    assert "SetFlag<AscendC::HardEvent::MTE2_V>" in src and "SetFlag<AscendC::HardEvent::V_MTE3>" in src
+
+
+def softmax_kernel(M, N, BM, dtype="float32"):
+    @T.prim_func
+    def softmax(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, BM), threads=1) as bx:
+            x = T.alloc_shared((BM, N), dtype)
+            m = T.alloc_fragment((BM,), dtype)
+            s = T.alloc_fragment((BM,), dtype)
+            T.copy(X[bx * BM, 0], x)
+            T.reduce_max(x, m, dim=1)
+            for i, j in T.Parallel(BM, N):
+                x[i, j] = T.exp(x[i, j] - m[i])
+            T.reduce_sum(x, s, dim=1)
+            for i, j in T.Parallel(BM, N):
+                x[i, j] = x[i, j] / s[i]
+            T.copy(x, Y[bx * BM, 0])
+
+    return softmax
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N,BM", [(64, 128, 16), (50, 72, 16)])
+def test_softmax(arch, M, N, BM):
+    rng = _rng()
+    k = emu(softmax_kernel(M, N, BM), arch)
+    x = (rng.standard_normal((M, N)) * 3).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    k(x, y)
+    e = np.exp(f64(x) - f64(x).max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    src = k.get_kernel_source()
+    # row maxima and sums on the vector unit, one value per 32-byte block; the scalar unit reads each row's
+    # value after the vector unit's flag
+    assert "AscendC::ReduceMax(m[(r * 8)]" in src and "AscendC::ReduceSum(s[" in src, src
+    assert "SetFlag<AscendC::HardEvent::V_S>" in src and "m.GetValue(" in src and "AscendC::Exp(" in src
+
+
+def rmsnorm_kernel(M, N, BM, eps=1e-6):
+    @T.prim_func
+    def rms(X: T.Tensor((M, N), "float32"), W: T.Tensor((N,), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, BM), threads=1) as bx:
+            x = T.alloc_shared((BM, N), "float32")
+            w = T.alloc_shared((N,), "float32")
+            x2 = T.alloc_fragment((BM, N), "float32")
+            ss = T.alloc_fragment((BM,), "float32")
+            T.copy(X[bx * BM, 0], x)
+            T.copy(W, w)
+            for i, j in T.Parallel(BM, N):
+                x2[i, j] = x[i, j] * x[i, j]
+            T.reduce_sum(x2, ss, dim=1)
+            for i, j in T.Parallel(BM, N):
+                x[i, j] = x[i, j] * T.rsqrt(ss[i] / N + eps) * w[j]
+            T.copy(x, Y[bx * BM, 0])
+
+    return rms
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N,BM", [(32, 256, 8), (37, 96, 8)])
+def test_rmsnorm(arch, M, N, BM):
+    rng = _rng()
+    k = emu(rmsnorm_kernel(M, N, BM), arch)
+    x = rng.standard_normal((M, N)).astype(np.float32)
+    w = rng.standard_normal(N).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    k(x, w, y)
+    xd = f64(x)
+    np.testing.assert_allclose(y, xd / np.sqrt((xd**2).mean(1, keepdims=True) + 1e-6) * f64(w), rtol=1e-5, atol=1e-6)
+    assert "AscendC::Rsqrt(" in k.get_kernel_source()
+
+
+def test_row_values_read_too_early_are_races():
+    """Without the flags the scalar unit reads a row maximum the vector unit has not written yet."""
+    k = ascend(softmax_kernel(16, 64, 16), execution_backend="emulator", pass_configs={"tl.test_skip_ascend_sync": True})
+    x = np.ones((16, 64), np.float32)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    msgs = [m for kind, m in e.value.reports if kind == "race"]
+    assert any("pipe S reads 'm'" in m and "pipe V's write of it" in m for m in msgs), e.value.reports
