@@ -126,12 +126,32 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
     Mem* m;
     int64_t base;
   };
+  // The start alignment (bytes) of each on-chip operand, from the AscendC API reference: vector and
+  // Unified-Buffer operands 32, L0A / L0B (the cube's operands) 512, L0C 64. 0: none (global memory, a
+  // value the scalar unit reads).
+  // clang-format off
+  static const std::map<std::string, std::vector<int>> align = {
+      {"copy_gm_to_l1", {32, 0}}, {"load2d", {512, 32}}, {"mmad", {64, 512, 512}}, {"fixpipe", {0, 64}},
+      {"copy_gm_to_ub", {32, 0}}, {"copy_ub_to_gm", {0, 32}}, {"vbin", {0, 32, 32, 32}}, {"vscalar", {0, 32, 32}},
+      {"vun", {0, 32, 32}}, {"vdup", {32}}, {"vcast", {32, 32}}, {"vreduce", {0, 32, 32, 32}},
+      {"vdup_row", {32, 0}}, {"vscalar_row", {0, 32, 32, 0}}};
+  // clang-format on
   auto operand = [&](size_t i) -> Opnd {
     const BufferLoadNode* l = Operand(c, i);
     TmpScope ts(this);
     Slot* f = Tmp();
     Locate(l->buffer, l->indices, act, f);
-    return {&MemOf(l->buffer.get()), f[0].i};
+    Opnd o{&MemOf(l->buffer.get()), f[0].i};
+    auto al = align.find(name);
+    const int need = al != align.end() && i < al->second.size() ? al->second[i] : 0;
+    const int64_t byte = o.base * o.m->esize;
+    if (need && !o.m->global() && byte % need != 0)
+      Report("misaligned", 0, [&] {
+        return "operand " + std::to_string(i) + " of " + name + " starts at byte " + std::to_string(byte) +
+               " of '" + o.m->buf->name + "', not a multiple of " + std::to_string(need) +
+               " (the instruction needs a " + std::to_string(need) + "-byte aligned address)";
+      });
+    return o;
   };
   auto where = [&](int32_t o) {
     const StmtNode* s = o >= 0 ? S.ops[static_cast<size_t>(o)] : nullptr;

@@ -9,6 +9,7 @@
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "support/error.h"
+#include "target/backend.h"
 #include "transform/gpu_passes.h"
 #include "transform/hoist_workspaces.h"
 #include "transform/inject_bound_guards.h"
@@ -34,6 +35,24 @@ PrimFunc SimplifyKeepingKernel(const PrimFunc& f) {
   return Simplify(WithBody(f, EmptyKernel().VisitStmt(f->body)));
 }
 
+// Attributes a program addresses to one target kind ("<kind>.<key>", e.g. "ascend.position" of T.alloc_L1)
+// are placement hints for that kind's lowering: for every other target they are dropped here, before any
+// pass.
+PrimFunc DropOtherTargetsAttrs(const PrimFunc& f, const PassContext& ctx) {
+  struct Drop : IRMutator {
+    std::string own;
+    std::vector<std::string> kinds = BackendKinds();
+    Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+      for (const std::string& k : kinds)
+        if (k != own && n->key.rfind(k + ".", 0) == 0) return VisitStmt(n->body);
+      return IRMutator::VisitAttr(s, n);
+    }
+  } d;
+  d.own = ctx.target.kind;
+  Stmt body = d.VisitStmt(f->body);
+  return body == f->body ? f : WithBody(f, body);
+}
+
 PassFn WithContext(PrimFunc (*pass)(const PrimFunc&, const PassContext&)) {
   return [pass](const PrimFunc& f, const PassContext& ctx) { return pass(f, ctx); };
 }
@@ -43,6 +62,7 @@ PassFn WithContext(PrimFunc (*pass)(const PrimFunc&, const PassContext&)) {
 const std::map<std::string, PassFn>& SharedPasses() {
   static const std::map<std::string, PassFn> passes = {
       {"HoistWorkspaces", ContextFree(HoistWorkspaces)},
+      {"DropOtherTargetsAttrs", WithContext(DropOtherTargetsAttrs)},
       {"MaterializeWsSchedule", WithContext(MaterializeWsSchedule)},
       {"CheckThreadBindings", ContextFree(CheckThreadBindings)},
       {"ExpandViewTileOps", ContextFree(ExpandViewTileOps)},
@@ -108,7 +128,8 @@ Pipeline Concat(Pipeline a, const Pipeline& b) {
 }
 
 const Pipeline& FrontSteps() {
-  static const Pipeline front = {Step("HoistWorkspaces"), Step("MaterializeWsSchedule")};
+  static const Pipeline front = {Step("HoistWorkspaces"), Step("DropOtherTargetsAttrs"),
+                                 Step("MaterializeWsSchedule")};
   return front;
 }
 

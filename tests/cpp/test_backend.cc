@@ -162,10 +162,11 @@ TEST(BackendRegistry, CompileDispatchesToTheRegisteredBackend) {
   CompiledKernel k = Compile(Scale(n), ParseTarget("metal"), {{"tl.disable_barrier_insertion", "1"}}, o);
   EXPECT_EQ(k.source, "// stub source for scale");
   EXPECT_EQ(k.artifact.binary, k.source);
-  ASSERT_EQ(k.trace.size(), 3u);  // Compile()'s front steps, then the backend's pipeline
+  ASSERT_EQ(k.trace.size(), 4u);  // Compile()'s front steps, then the backend's pipeline
   EXPECT_EQ(k.trace[0].name, "HoistWorkspaces");
-  EXPECT_EQ(k.trace[1].name, "MaterializeWsSchedule");
-  EXPECT_EQ(k.trace[2].name, "StubPass");
+  EXPECT_EQ(k.trace[1].name, "DropOtherTargetsAttrs");
+  EXPECT_EQ(k.trace[2].name, "MaterializeWsSchedule");
+  EXPECT_EQ(k.trace[3].name, "StubPass");
   EXPECT_EQ(k.launch.entry, "stub_entry");
   EXPECT_EQ(k.launch.threads, 64);
   auto mod = LoadModule(k);

@@ -146,5 +146,28 @@ TEST(EmuAscend, VectorRowsPadAndUnwrittenValuesReachingGlobalMemoryAreReported) 
   for (int i = 0; i < 15; ++i) EXPECT_EQ(FromH(y[static_cast<size_t>(i)]), 2.0 * i) << i;
 }
 
+// A vector instruction must start at a 32-byte aligned address of the Unified Buffer; one row value (4 bytes)
+// further on is reported, the aligned one is not.
+TEST(EmuAscend, MisalignedVectorOperandsAreReported) {
+  Buffer X = Global("X", kF32, {Int(16)});
+  Buffer u = Shared("u", kF32, 64);
+  Stmt body = Seq({
+      Void("ascend.copy_gm_to_ub", {Load(u, {Int(0)}), Load(X, {Int(0)}), Int(1), Int(16), Int(16), Int(16)},
+           1),
+      Flag("MTE2", "V"),
+      Void("ascend.vscalar",
+           {StringImm("Muls"), Load(u, {Int(32)}), Load(u, {Int(8)}), FloatImm(kF32, 2), Int(8)}, 2),
+      Void("ascend.vscalar",
+           {StringImm("Muls"), Load(u, {Int(40)}), Load(u, {Int(1)}), FloatImm(kF32, 2), Int(8)}, 3),
+  });
+  std::vector<float> x(16, 1);
+  Result res = emu::Run(OneBlock({P(X)}, {u}, body), {x.data()}, {});
+  ASSERT_EQ(Count(res, "misaligned"), 1) << All(res);
+  EXPECT_NE(res.reports[0].message.find("operand 2 of vscalar starts at byte 4 of 'u', not a multiple of 32"),
+            std::string::npos)
+      << All(res);
+  EXPECT_NE(res.reports[0].message.find("emu_kernel.py:3"), std::string::npos) << All(res);
+}
+
 }  // namespace
 }  // namespace tl::emu

@@ -121,7 +121,7 @@ TEST(ToyBackend, CompileRunsItsPipelineAndTheEmulatorItsKernel) {
   CompiledKernel k = Compile(TileGemm(M, N, K, 32, 32, 16, 128, 2), ParseTarget("toygpu"), {}, o);
   std::vector<std::string> names;
   for (auto& r : k.trace) names.push_back(r.name);
-  ASSERT_EQ(names.size(), 17u);
+  ASSERT_EQ(names.size(), 18u);
   EXPECT_EQ(names.front(), "HoistWorkspaces");
   EXPECT_EQ(names.back(), "ToyCountBarriers");
   EXPECT_EQ(k.artifact.format, "toy");

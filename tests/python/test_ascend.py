@@ -136,8 +136,16 @@ def test_the_source_has_the_instructions_and_flags_meant():
         assert src.count(f"SetFlag<AscendC::HardEvent::{f}>") == src.count(f"WaitFlag<AscendC::HardEvent::{f}>")
     # the loads' flags are outside their fractal loops (once per K step, not per fractal)
     loop = src.index("for (int32_t mb = 0;")
-    assert src.rindex("WaitFlag<AscendC::HardEvent::M_MTE1>", 0, loop) > src.rindex("for (int32_t k = 0;", 0, loop)
+    assert src.rindex("WaitFlag<AscendC::HardEvent::M_MTE1>", 0, loop) > src.rindex("for (int32_t k_pair = 0;", 0, loop)
     assert "Flag" not in src[loop:src.index("}", src.index("AscendC::LoadData(l0a", loop))]
+    # T.Pipelined(num_stages=2): ping-pong tiles and L0 buffers, two K steps per trip; the second step's loads
+    # into the other L0 buffers need no flag from the cube (which still multiplies the first step's)
+    for b in ["A_s_pong", "B_s_pong", "l0a_pong", "l0b_pong"]:
+        assert f"AscendC::LocalTensor<half> {b} = " in src, b
+    second = src.index("AscendC::LoadData(l0a_pong")
+    first_mmad = src.index("AscendC::Mmad(C_l, l0a, l0b, p);")
+    assert first_mmad < second and "M_MTE1" not in src[first_mmad:second]
+    assert "AscendC::Mmad(C_l, l0a_pong, l0b_pong, p);" in src
 
 
 def test_the_clang_check_catches_a_wrong_api_use():
@@ -304,3 +312,42 @@ def test_row_values_read_too_early_are_races():
         k(x, np.zeros_like(x))
     msgs = [m for kind, m in e.value.reports if kind == "race"]
     assert any("pipe S reads 'm'" in m and "pipe V's write of it" in m for m in msgs), e.value.reports
+
+
+def placed_gemm(a_alloc="alloc_L1", c_alloc="alloc_L0C"):
+    @T.prim_func
+    def mm(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float16"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, 1, threads=128) as (bx, by):
+            A_s = getattr(T, a_alloc)((64, 32), "float16")
+            B_s = T.alloc_L1((32, 64), "float16")
+            C_l = getattr(T, c_alloc)((64, 64), "float32")
+            T.clear(C_l)
+            for k in T.serial(2):
+                T.copy(A[0, k * 32], A_s)
+                T.copy(B[k * 32, 0], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[0, 0])
+
+    return mm
+
+
+def test_tilelang_ascend_scopes_place_tiles_and_other_targets_keep_theirs():
+    """T.alloc_L1 / T.alloc_L0C / T.alloc_ub (TileLang-Ascend's explicit scopes) place the tile on Ascend;
+    on other targets they are shared memory and fragments."""
+    rng = _rng()
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    ref = f64(a) @ f64(b)
+    k = emu(placed_gemm())
+    src = k.get_kernel_source()
+    assert "AscendC::TBuf<AscendC::TPosition::A1> A_s_buf;" in src and "TPosition::CO1> C_l_buf;" in src
+    for kw in [dict(target="ascend", execution_backend="emulator"), dict(target="cuda -arch=sm_80",
+                                                                         execution_backend="emulator"),
+               dict(target="cpu")]:
+        c = np.zeros((64, 64), np.float32)
+        tilelang.compile(placed_gemm(), **kw)(a, b, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4, err_msg=str(kw))
+    with pytest.raises(TileLangUnsupportedError, match="T.alloc_L0A .* moves T.gemm's operands from L1 into L0A"):
+        ascend(placed_gemm(a_alloc="alloc_L0A"))
+    with pytest.raises(TileLangUnsupportedError, match="'A_s' is placed in UB but its use needs L1"):
+        ascend(placed_gemm(a_alloc="alloc_ub"))

@@ -110,7 +110,7 @@ def test_pass_names_of_the_cuda_pipeline():
     """The pipeline reads as one list; what each pass decides is checked in transform/."""
     trace = _ffi.compile(kernels.matmul(1024, 1024, 1024), "cuda -arch=sm_80", {}, "", True, "", False, True).trace
     names = [t[0] for t in trace]
-    assert names == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps", "Simplify",
+    assert names == ["HoistWorkspaces", "DropOtherTargetsAttrs", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps", "Simplify",
                      "RasterizeBlocks",
                      "InjectBoundGuards", "ResolveBufferViews", "LegalizeTileOpsGPU", "PartitionDynamicParallel",
                      "LayoutInference", "LowerTileOpsGPU", "Simplify", "SplitInteriorBlocks",
@@ -233,7 +233,7 @@ def test_lower_trace_for_cuda(tmp_path):
 
     tr = ir_lower_trace(kernels.matmul(512, 512, 512), target="cuda -arch=sm_86", out_dir=str(tmp_path))
     names = [p.name for p in tr.passes]
-    assert names[:12] == ["HoistWorkspaces", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps",
+    assert names[:13] == ["HoistWorkspaces", "DropOtherTargetsAttrs", "MaterializeWsSchedule", "CheckThreadBindings", "ExpandViewTileOps",
                           "Simplify",
                           "RasterizeBlocks", "InjectBoundGuards",
                          "ResolveBufferViews", "LegalizeTileOpsGPU", "PartitionDynamicParallel", "LayoutInference",

@@ -51,6 +51,40 @@ def alloc_fragment(shape, dtype, scope="local.fragment"):
     return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
 
 
+def _placed(buf, position):
+    """Records where TileLang-Ascend's explicit allocations place a tile: the attribute "ascend.position" on the
+    kernel body. On Ascend the lowering puts the tile there (docs/ascend.md); other targets keep the shared /
+    fragment scope the tile was allocated with."""
+    ctx = builder.current()
+    ctx.kernels[-1].positions.append((buf, position, ctx.span))
+    return buf
+
+
+def alloc_L1(shape, dtype):
+    """An Ascend L1 tile (the cube's operand buffer); shared memory on other targets."""
+    return _placed(_alloc(shape, dtype, "shared", "T.alloc_L1"), "L1")
+
+
+def alloc_L0A(shape, dtype):
+    """An Ascend L0A tile (the cube's A operand); the Ascend lowering fills L0A itself, so Ascend refuses it."""
+    return _placed(_alloc(shape, dtype, "shared", "T.alloc_L0A"), "L0A")
+
+
+def alloc_L0B(shape, dtype):
+    """An Ascend L0B tile (the cube's B operand); the Ascend lowering fills L0B itself, so Ascend refuses it."""
+    return _placed(_alloc(shape, dtype, "shared", "T.alloc_L0B"), "L0B")
+
+
+def alloc_L0C(shape, dtype):
+    """An Ascend L0C tile (the cube's accumulator); a fragment on other targets."""
+    return _placed(_alloc(shape, dtype, "local.fragment", "T.alloc_L0C"), "L0C")
+
+
+def alloc_ub(shape, dtype):
+    """An Ascend Unified-Buffer tile (the vector unit's memory); shared memory on other targets."""
+    return _placed(_alloc(shape, dtype, "shared", "T.alloc_ub"), "UB")
+
+
 def alloc_local(shape, dtype, scope="local"):
     _check_scope(scope, ("local",), "T.alloc_local")
     return _alloc(shape, dtype, "local", "T.alloc_local")

@@ -19,6 +19,7 @@ class KernelFrame:
         self.layouts = []  # (buffer, IR value, span) from T.annotate_layout: attrs "tl.user_layout" on the body
         self.reducers = {}  # buffer name -> op of T.alloc_reducer buffers (updated by atomics)
         self.imports = []  # (CUDA source, span) of T.import_source: attrs "tl.import_source" on the body
+        self.positions = []  # (buffer, "L1" / "L0A" / "L0B" / "L0C" / "UB", span): T.alloc_L1 ... (Ascend)
 
 
 class BuildContext:

@@ -245,6 +245,8 @@ class ControlParsing:
             body = _ffi.seq(frame.prologue + [body], self.span(st))
         for src, sp in reversed(frame.imports):  # T.import_source
             body = _ffi.attr_stmt(None, "tl.import_source", _ffi.string_imm(src), body, sp or self.span(st))
+        for buf, pos, sp in reversed(frame.positions):  # T.alloc_L1 / _L0A / _L0B / _L0C / _ub (Ascend)
+            body = _ffi.attr_stmt(buf, "ascend.position", _ffi.string_imm(pos), body, sp or self.span(st))
         for buf, value, sp in reversed(frame.layouts):  # T.annotate_layout
             body = _ffi.attr_stmt(buf, "tl.user_layout", value, body, sp or self.span(st))
         if getattr(frame, "ws_schedule", None) is not None:  # T.annotate_ws_schedule (ws_schedule.py)

@@ -12,6 +12,7 @@
 //   ascend.vbin(op, dst, a, b, count) / ascend.vscalar(op, dst, src, s, count) /
 //   ascend.vun(op, dst, src, count) / ascend.vdup(dst, s, count) / ascend.vcast(dst, src, count)   V
 // InsertAscendSync (ascend_sync.cc) then orders the pipes.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -56,6 +57,7 @@ class Lowering {
   PrimFunc Run(const PrimFunc& f) {
     const KernelNode* k = FindKernel(f->body);
     if (!k) TL_USER_ERROR(kUnsupported, f->span, "an Ascend kernel needs a T.Kernel scope");
+    kernel_ = k;
     Place(k);
     SizeL0(k->body);
     Stmt body = Lower(k->body);
@@ -63,6 +65,7 @@ class Lowering {
     for (auto& b : order_) alloc.push_back(tiles_[b].flat);
     if (l0a_) alloc.push_back(l0a_);
     if (l0b_) alloc.push_back(l0b_);
+    alloc.insert(alloc.end(), extra_.begin(), extra_.end());
     alloc.insert(alloc.end(), temps_.begin(), temps_.end());
     CheckCapacity(alloc, f->span);
     for (auto& b : alloc) body = AttrStmt(b, kAscendPosition, StringImm(AscendPosName(pos_[b.get()])), body);
@@ -111,6 +114,30 @@ class Lowering {
         NotLowered("T." + std::string(t->op), t->span);
       }
     });
+    // where the program placed tiles itself (T.alloc_L1, T.alloc_L0C, T.alloc_ub: TileLang-Ascend's scopes)
+    std::map<const BufferNode*, std::pair<AscendPos, Span>> placed;
+    PostOrderVisitStmt(k->body, [&](const Stmt& s) {
+      auto* a = As<AttrStmtNode>(s);
+      if (!a || a->key != kAscendPosition || !a->node) return;
+      const std::string p = As<StringImmNode>(a->value)->value;
+      if (p == "L0A" || p == "L0B")
+        TL_USER_ERROR(kUnsupported, a->span, "T.alloc_", p, " ('", a->node->name,
+                      "'): the Ascend lowering moves T.gemm's ", "operands from L1 into ", p,
+                      " itself; allocate the operand with T.alloc_L1");
+      placed[a->node.get()] = {p == "L1"    ? AscendPos::kL1
+                               : p == "L0C" ? AscendPos::kL0C
+                                            : AscendPos::kUB,
+                               a->span};
+    });
+    for (auto& [b, ps] : placed) {
+      auto it = want.find(b);
+      if (it != want.end() && it->second != ps.first)
+        TL_USER_ERROR(
+            kUnsupported, ps.second, "'", b->name, "' is placed in ", AscendPosName(ps.first),
+            " but its use needs ", AscendPosName(it->second),
+            " (T.gemm operands live in L1, accumulators in L0C, vector tiles in the Unified Buffer)");
+      want.emplace(b, ps.first);
+    }
     // 1-D tiles copied with global memory, or read at a nest's column var, are dense rows; others row-wise
     std::set<const BufferNode*> dense;
     PostOrderVisitStmt(k->body, [&](const Stmt& s) {
@@ -251,14 +278,10 @@ class Lowering {
     }
     if (auto* f = As<ForNode>(s)) {
       if (f->for_kind == ForKind::kParallel) return LowerParallel(f);
-      if (f->for_kind == ForKind::kPipelined && ctx_.info) {
+      if (f->for_kind == ForKind::kPipelined) {
         auto it = f->annotations.find("num_stages");
         int64_t st = 0;
-        if (it != f->annotations.end() && AsConstInt(it->second, &st) && st > 1)
-          ctx_.info->warnings.push_back(f->span.file + ":" + std::to_string(f->span.line) +
-                                        ": T.Pipelined num_stages=" + std::to_string(st) +
-                                        " runs as a serial loop on Ascend so far (the pipes still overlap "
-                                        "across instructions; the tiles are not double-buffered)");
+        if (it != f->annotations.end() && AsConstInt(it->second, &st) && st > 1) return LowerPipelined(f, st);
       }
       loops_.push_back(f);
       Stmt b = Lower(f->body);
@@ -267,7 +290,10 @@ class Lowering {
     }
     if (auto* i = As<IfNode>(s)) return If(i->cond, Lower(i->then_case), Lower(i->else_case), i->span);
     if (auto* l = As<LetNode>(s)) return Let(l->var, l->value, Lower(l->body), l->span);
-    if (auto* a = As<AttrStmtNode>(s)) return AttrStmt(a->node, a->key, a->value, Lower(a->body), a->span);
+    if (auto* a = As<AttrStmtNode>(s)) {
+      if (a->key == kAscendPosition) return Lower(a->body);  // the tile's position is decided (Place)
+      return AttrStmt(a->node, a->key, a->value, Lower(a->body), a->span);
+    }
     if (auto* c = As<CopyNode>(s)) return LowerCopy(c);
     if (auto* fl = As<FillNode>(s)) return LowerFill(fl);
     if (auto* g = As<GemmNode>(s)) return LowerGemm(g);
@@ -788,8 +814,96 @@ class Lowering {
     return Seq(out, r->span);
   }
 
+  // Every buffer a statement names (tile-op regions, loads, stores).
+  static std::map<const BufferNode*, int> Uses(const Stmt& s) {
+    std::map<const BufferNode*, int> n;
+    struct V : IRVisitor {
+      std::map<const BufferNode*, int>* n;
+      void VisitBuffer(const Buffer& b) override { ++(*n)[b.get()]; }
+    } v;
+    v.n = &n;
+    v.VisitStmt(s);
+    return n;
+  }
+
+  // T.Pipelined(num_stages >= 2): the tiles the loop's copies fill from global memory, and L0A / L0B, get a
+  // second buffer, and the loop runs two iterations per trip, the first on the first buffers and the second
+  // on the others (ping-pong): the copies of one iteration then touch other buffers than the loads and the
+  // Mmad of the one before, and the flags let the pipes overlap across iterations.
+  Stmt LowerPipelined(const ForNode* f, int64_t stages) {
+    std::vector<const BufferNode*> tiles;
+    const auto in_loop = Uses(f->body), in_kernel = Uses(kernel_->body);
+    PostOrderVisitStmt(f->body, [&](const Stmt& x) {
+      auto* c = As<CopyNode>(x);
+      if (!c || c->src.buffer->scope != Scope::kGlobal || !tiles_.count(c->dst.buffer.get())) return;
+      const BufferNode* b = c->dst.buffer.get();
+      if (std::find(tiles.begin(), tiles.end(), b) != tiles.end()) return;
+      if (in_loop.at(b) == in_kernel.at(b)) tiles.push_back(b);  // used only in the loop
+    });
+    bool gemm = false;
+    PostOrderVisitStmt(f->body, [&](const Stmt& x) { gemm |= As<GemmNode>(x) != nullptr; });
+    if (tiles.empty() && !gemm) {
+      loops_.push_back(f);
+      Stmt b = Lower(f->body);
+      loops_.pop_back();
+      return For(f->var, f->min, f->extent, ForKind::kSerial, b, {}, f->span);
+    }
+    std::string names;
+    for (const BufferNode* b : tiles) {
+      if (!second_.count(b)) {
+        Tile t = tiles_.at(b);
+        t.flat = MakeBuffer(t.flat->name + "_pong", t.flat->dtype, t.flat->shape, Scope::kShared, t.span);
+        pos_[t.flat.get()] = t.pos;
+        extra_.push_back(t.flat);
+        second_[b] = t;
+      }
+      names += (names.empty() ? "" : ", ") + b->name;
+    }
+    if (gemm && l0a_ && !l0a2_) {
+      l0a2_ = MakeBuffer("l0a_pong", l0a_->dtype, l0a_->shape, Scope::kShared);
+      l0b2_ = MakeBuffer("l0b_pong", l0b_->dtype, l0b_->shape, Scope::kShared);
+      pos_[l0a2_.get()] = AscendPos::kL0A;
+      pos_[l0b2_.get()] = AscendPos::kL0B;
+      extra_.push_back(l0a2_);
+      extra_.push_back(l0b2_);
+    }
+    if (ctx_.info) {
+      const std::string at = f->span.file + ":" + std::to_string(f->span.line) + ": ";
+      ctx_.info->choices.push_back(at + "T.Pipelined: " + (names.empty() ? "" : names + ", ") +
+                                   (gemm ? "L0A, L0B " : "") +
+                                   "ping-pong (two buffers each), two iterations per trip");
+      if (stages > 2)
+        ctx_.info->warnings.push_back(at + "T.Pipelined num_stages=" + std::to_string(stages) +
+                                      " runs with two stages on Ascend (ping-pong buffers)");
+    }
+    Var ko = MakeVar(f->var->name + "_pair");
+    const Expr trips = Simplify(CeilDiv(f->extent, 2));
+    auto pseudo = std::make_shared<ForNode>(ko, Int(0), trips, ForKind::kSerial, Stmt(),
+                                            std::map<std::string, Expr>{}, f->span);
+    loops_.push_back(pseudo.get());
+    const Expr k0 = f->min + ko * Int(2);
+    Stmt first = Lower(Substitute(f->body, {{f->var.get(), k0}}));
+    auto swap = [&] {
+      for (const BufferNode* b : tiles) std::swap(tiles_[b], second_[b]);
+      if (gemm && l0a2_) {
+        std::swap(l0a_, l0a2_);
+        std::swap(l0b_, l0b2_);
+      }
+    };
+    swap();
+    Stmt second = Lower(UniquifyDefs(Substitute(f->body, {{f->var.get(), k0 + Int(1)}})));
+    swap();
+    loops_.pop_back();
+    Stmt odd = If(Binary(BinaryOp::kLT, ko * Int(2) + Int(1), f->extent), second, nullptr, f->span);
+    return For(ko, Int(0), trips, ForKind::kSerial, Seq({first, odd}, f->span), {}, f->span);
+  }
+
   const PassContext& ctx_;
   const AscendArch& arch_;
+  const KernelNode* kernel_ = nullptr;
+  std::map<const BufferNode*, Tile> second_;  // the ping-pong buffers of double-buffered tiles
+  std::vector<Buffer> extra_;                 // buffers made while lowering (ping-pong)
+  Buffer l0a2_, l0b2_;
   std::map<const BufferNode*, Tile> tiles_;
   std::vector<const BufferNode*> order_;
   std::map<const BufferNode*, AscendPos> pos_;
