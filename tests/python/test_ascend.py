@@ -351,3 +351,48 @@ def test_tilelang_ascend_scopes_place_tiles_and_other_targets_keep_theirs():
         ascend(placed_gemm(a_alloc="alloc_L0A"))
     with pytest.raises(TileLangUnsupportedError, match="'A_s' is placed in UB but its use needs L1"):
         ascend(placed_gemm(a_alloc="alloc_ub"))
+
+
+def test_scalar_code_that_has_no_ascend_form_is_refused():
+    @T.prim_func
+    def threads(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            tx = T.get_thread_binding()
+            A[tx] = 1.0
+
+    with pytest.raises(TileLangUnsupportedError, match="thread indices|store into global tensor 'A'"):
+        ascend(threads)
+
+    @T.prim_func
+    def scalar_read(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            x = T.alloc_shared((64, 64), "float32")
+            T.copy(A, x)
+            if x[0, 0] > 0:
+                T.copy(x, B)
+
+    with pytest.raises(TileLangUnsupportedError, match="read of on-chip tile 'x' by the scalar unit"):
+        ascend(scalar_read)
+
+
+def test_a_block_table_read_by_the_scalar_unit():
+    """Rows gathered through an index table in global memory: the scalar unit reads the table (GetValue)."""
+    rows, N = 6, 40
+
+    @T.prim_func
+    def gather(X: T.Tensor((16, N), "float32"), Idx: T.Tensor((rows,), "int32"), Y: T.Tensor((rows, N), "float32")):
+        with T.Kernel(rows, threads=1) as bx:
+            t = T.alloc_shared((1, N), "float32")
+            T.copy(X[Idx[bx], 0], t)
+            for i, j in T.Parallel(1, N):
+                t[i, j] = t[i, j] * 2.0
+            T.copy(t, Y[bx, 0])
+
+    rng = _rng()
+    k = emu(gather)
+    assert "X[(int64_t)(Idx.GetValue((int64_t)(bx))) * (int64_t)40" in k.get_kernel_source()
+    x = rng.standard_normal((16, N)).astype(np.float32)
+    idx = rng.integers(0, 16, rows).astype(np.int32)
+    y = np.zeros((rows, N), np.float32)
+    k(x, idx, y)
+    np.testing.assert_allclose(y, x[idx] * 2)

@@ -49,6 +49,7 @@ class GlobalTensor {
  public:
   void SetGlobalBuffer(__gm__ T* buffer);
   GlobalTensor operator[](uint64_t offset) const;
+  T GetValue(uint64_t offset) const;
 };
 
 template <typename T>

@@ -73,6 +73,13 @@ class CodegenAscendImpl : public CodegenC {
   std::string NanLiteral() override { return "NAN"; }
   void ForPragma(const ForNode*, int) override {}
 
+  // A global tensor's element read by the scalar unit (an index table, a length): GetValue.
+  std::string E(const Expr& e) override {
+    if (auto* l = As<BufferLoadNode>(e); l && l->buffer->scope == Scope::kGlobal)
+      return Name(l->buffer.get(), l->buffer->name) + ".GetValue(" + Offset(l->buffer, l->indices) + ")";
+    return CodegenC::E(e);
+  }
+
   // A memory operand: the tensor from that element on.
   std::string Mem(const Expr& e) {
     auto* l = As<BufferLoadNode>(e);

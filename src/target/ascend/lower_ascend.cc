@@ -288,8 +288,14 @@ class Lowering {
       loops_.pop_back();
       return For(f->var, f->min, f->extent, ForKind::kSerial, b, {}, f->span);
     }
-    if (auto* i = As<IfNode>(s)) return If(i->cond, Lower(i->then_case), Lower(i->else_case), i->span);
-    if (auto* l = As<LetNode>(s)) return Let(l->var, l->value, Lower(l->body), l->span);
+    if (auto* i = As<IfNode>(s)) {
+      Scalar(i->cond, i->span);
+      return If(i->cond, Lower(i->then_case), Lower(i->else_case), i->span);
+    }
+    if (auto* l = As<LetNode>(s)) {
+      Scalar(l->value, l->span);
+      return Let(l->var, l->value, Lower(l->body), l->span);
+    }
     if (auto* a = As<AttrStmtNode>(s)) {
       if (a->key == kAscendPosition) return Lower(a->body);  // the tile's position is decided (Place)
       return AttrStmt(a->node, a->key, a->value, Lower(a->body), a->span);
@@ -298,15 +304,54 @@ class Lowering {
     if (auto* fl = As<FillNode>(s)) return LowerFill(fl);
     if (auto* g = As<GemmNode>(s)) return LowerGemm(g);
     if (auto* r = As<ReduceNode>(s)) return LowerReduce(r);
-    if (As<EvaluateNode>(s)) return s;
+    if (auto* ev = As<EvaluateNode>(s)) {
+      auto* c = As<CallNode>(ev->value);
+      NotLowered(c ? "the call " + c->op : std::string("this expression statement"), s->span);
+    }
     if (auto* st = As<StoreNode>(s)) {
       if (tiles_.count(st->buffer.get()))
         NotLowered("a single-element store into on-chip tile '" + st->buffer->name +
                        "' (write it in a T.Parallel loop)",
                    st->span);
+      if (st->buffer->scope == Scope::kGlobal)
+        NotLowered("a store into global tensor '" + st->buffer->name +
+                       "' from the scalar unit (write tiles to global memory with T.copy)",
+                   st->span);
+      Scalar(st->value, st->span);
       return s;
     }
     NotLowered("this statement", s->span);
+  }
+
+  // An expression the scalar unit evaluates (loop bounds, conditions, lets, scalar stores): no thread
+  // indices (an AI Core has none) and no reads of on-chip tiles (they would need the writing pipe's flag).
+  void Scalar(const Expr& e, const Span& sp) {
+    std::function<void(const Expr&)> walk = [&](const Expr& x) {
+      if (!x) return;
+      if (auto* l = As<BufferLoadNode>(x)) {
+        if (tiles_.count(l->buffer.get()))
+          NotLowered(
+              "a read of on-chip tile '" + l->buffer->name + "' by the scalar unit outside a T.Parallel loop",
+              sp);
+        for (auto& i : l->indices) walk(i);
+      } else if (auto* c = As<CallNode>(x)) {
+        if (c->op == "tl.thread_idx" || c->op.rfind("tl.thread", 0) == 0)
+          NotLowered("thread indices (an Ascend block is one AI Core with no threads)", sp);
+        for (auto& a : c->args) walk(a);
+      } else if (auto* b = As<BinaryNode>(x)) {
+        walk(b->a);
+        walk(b->b);
+      } else if (auto* cn = As<CastNode>(x)) {
+        walk(cn->value);
+      } else if (auto* n = As<NotNode>(x)) {
+        walk(n->a);
+      } else if (auto* se = As<SelectNode>(x)) {
+        walk(se->cond);
+        walk(se->true_value);
+        walk(se->false_value);
+      }
+    };
+    walk(e);
   }
 
   const Tile* TileOf(const Buffer& b) {
