@@ -396,3 +396,99 @@ def test_a_block_table_read_by_the_scalar_unit():
     y = np.zeros((rows, N), np.float32)
     k(x, idx, y)
     np.testing.assert_allclose(y, x[idx] * 2)
+
+
+def layernorm_kernel(N, D, BM, eps=1e-5):
+    """bfloat16 in and out, float32 statistics also written out per row (a multi-statement T.Parallel body
+    with a let, row values stored to global memory)."""
+
+    @T.prim_func
+    def ln(X: T.Tensor((N, D), "bfloat16"), G: T.Tensor((D,), "bfloat16"), Y: T.Tensor((N, D), "bfloat16"),
+           Mu: T.Tensor((N,), "float32"), Rs: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, BM), threads=128) as bx:
+            xs = T.alloc_shared((BM, D), "bfloat16")
+            gs = T.alloc_shared((D,), "bfloat16")
+            xf = T.alloc_fragment((BM, D), "float32")
+            sq = T.alloc_fragment((BM, D), "float32")
+            s1 = T.alloc_fragment((BM,), "float32")
+            s2 = T.alloc_fragment((BM,), "float32")
+            mu = T.alloc_fragment((BM,), "float32")
+            rs = T.alloc_fragment((BM,), "float32")
+            T.copy(X[bx * BM, 0], xs)
+            T.copy(G, gs)
+            for i, j in T.Parallel(BM, D):
+                xf[i, j] = T.Cast("float32", xs[i, j])
+                sq[i, j] = xf[i, j] * xf[i, j]
+            T.reduce_sum(xf, s1, dim=1)
+            T.reduce_sum(sq, s2, dim=1)
+            for i in T.Parallel(BM):
+                mu[i] = s1[i] / D
+                rs[i] = T.rsqrt(s2[i] / D - mu[i] * mu[i] + eps)
+                Mu[bx * BM + i] = mu[i]
+                Rs[bx * BM + i] = rs[i]
+            for i, j in T.Parallel(BM, D):
+                c = xf[i, j] - mu[i]
+                xs[i, j] = T.Cast("bfloat16", c * rs[i] * T.Cast("float32", gs[j]))
+            T.copy(xs, Y[bx * BM, 0])
+
+    return ln
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("N,D,BM", [(32, 128, 8), (21, 96, 8)])
+def test_layernorm_with_row_statistics_to_global_memory(arch, N, D, BM):
+    import ml_dtypes
+    rng = _rng()
+    k = emu(layernorm_kernel(N, D, BM), arch)
+    x = rng.standard_normal((N, D)).astype(ml_dtypes.bfloat16)
+    g = rng.standard_normal(D).astype(ml_dtypes.bfloat16)
+    y = np.zeros((N, D), ml_dtypes.bfloat16)
+    mu, rs = np.full(N, np.nan, np.float32), np.full(N, np.nan, np.float32)
+    k(x, g, y, mu, rs)
+    xd = f64(x)
+    m = xd.mean(1)
+    r = 1 / np.sqrt((xd**2).mean(1) - m**2 + 1e-5)
+    np.testing.assert_allclose(mu, m, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rs, r, rtol=1e-4)
+    np.testing.assert_allclose(f64(y), (xd - m[:, None]) * r[:, None] * f64(g), rtol=1e-2, atol=2e-2)
+    src = k.get_kernel_source()
+    assert "AscendC::Cast(" in src and "RoundMode::CAST_RINT" in src  # float32 -> bfloat16 rounds to nearest even
+    assert "AscendC::DataCopyPad(Mu[" in src  # the row values, one per 32-byte block, to consecutive floats
+
+
+def test_online_softmax_with_exp2_and_log2():
+    """TileLang's online-softmax pattern: a running log-sum-exp per row over column blocks (exp2 / log2 as e^(x ln 2)
+    and ln x / ln 2 on the vector unit), then a second pass."""
+    M, N, BN = 24, 96, 32
+    scale = 1.44269504
+
+    @T.prim_func
+    def sm(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(M // 8, threads=128) as bm:
+            x = T.alloc_fragment((8, BN), "float32")
+            e = T.alloc_fragment((8, BN), "float32")
+            lse = T.alloc_fragment((8,), "float32")
+            mx = T.alloc_fragment((8,), "float32")
+            se = T.alloc_fragment((8,), "float32")
+            T.fill(lse, -T.infinity("float32"))
+            for n in T.Pipelined(N // BN, num_stages=2):
+                T.copy(X[bm * 8, n * BN], x)
+                T.reduce_max(x, mx, dim=1)
+                for i, j in T.Parallel(8, BN):
+                    e[i, j] = T.exp2(x[i, j] * scale - mx[i] * scale)
+                T.reduce_sum(e, se, dim=1)
+                for i in T.Parallel(8):
+                    lse[i] = mx[i] * scale + T.log2(T.exp2(lse[i] - mx[i] * scale) + se[i])
+            for n in T.Pipelined(N // BN, num_stages=2):
+                T.copy(X[bm * 8, n * BN], x)
+                for i, j in T.Parallel(8, BN):
+                    e[i, j] = T.exp2(x[i, j] * scale - lse[i])
+                T.copy(e, Y[bm * 8, n * BN])
+
+    rng = _rng()
+    k = emu(sm)
+    x = (rng.standard_normal((M, N)) * 2).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    k(x, y)
+    p = np.exp(f64(x) - f64(x).max(1, keepdims=True))
+    np.testing.assert_allclose(y, p / p.sum(1, keepdims=True), rtol=1e-4, atol=1e-7)

@@ -17,6 +17,9 @@ template <typename To, typename From>
 __aicore__ inline To cast(From v) {
   return static_cast<To>(v);
 }
+// Infinity and NaN as float (the compiler builtins; no <cmath> on the AI Core's scalar unit is assumed).
+__aicore__ inline float inf() { return __builtin_huge_valf(); }
+__aicore__ inline float nan() { return __builtin_nanf(""); }
 // Floor division and modulo of integers (the IR's floordiv / floormod; C's / and % truncate).
 template <typename T>
 __aicore__ inline T floordiv(T a, T b) {

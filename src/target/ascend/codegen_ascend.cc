@@ -69,8 +69,10 @@ class CodegenAscendImpl : public CodegenC {
     throw UserError(ErrorKind::kUnsupported, "the Ascend code generator has no type for " + t.str(),
                     cur_span_);
   }
-  std::string InfLiteral(bool negative) override { return negative ? "(-INFINITY)" : "INFINITY"; }
-  std::string NanLiteral() override { return "NAN"; }
+  std::string InfLiteral(bool negative) override {
+    return negative ? "(-tl_ascend::inf())" : "tl_ascend::inf()";
+  }
+  std::string NanLiteral() override { return "tl_ascend::nan()"; }
   void ForPragma(const ForNode*, int) override {}
 
   // A global tensor's element read by the scalar unit (an index table, a length): GetValue.

@@ -419,9 +419,6 @@ class Lowering {
              copy},
             sp);
       }
-      if (false)
-        return Op("copy_gm_to_ub",
-                  {Load(dst->flat, {Int(0)}), g.first, g.rows, g.cols, g.row_stride, Int(dst->pitch)}, sp);
       NotLowered(std::string("a copy from global memory into ") + AscendPosName(dst->pos), sp);
     }
     if (src && !dst && c->dst.buffer->scope == Scope::kGlobal) {
@@ -508,7 +505,7 @@ class Lowering {
     auto [ar, ac] = valid(g->A.buffer.get(), *A);
     auto [br, bc] = valid(g->B.buffer.get(), *B);
     const Expr m = g->trans_A ? ac : ar, k = g->trans_A ? ar : ac, n = g->trans_B ? br : bc;
-    const int64_t tm = g->trans_A ? A->cols : A->rows, tk = g->trans_A ? A->rows : A->cols;
+    const int64_t tm = g->trans_A ? A->cols : A->rows;
     const int64_t tn = g->trans_B ? B->rows : B->cols;
     if (tm > C->rows || tn > C->cols)
       TL_USER_ERROR(kUnsupported, sp, "T.gemm of ", tm, "x", tn, " into a ", C->rows, "x", C->cols,
@@ -564,7 +561,6 @@ class Lowering {
                      {Load(C->flat, {Int(0)}), Load(l0a, {Int(0)}), Load(l0b, {Int(0)}), m, n, k, init,
                       Int(arch_.l0a_nz ? 1 : 0)},
                      sp));
-    (void)tk;
     return Seq(out, sp);
   }
 
@@ -618,9 +614,9 @@ class Lowering {
     };
     auto into = [&](Kind k, DataType t) -> Buffer {
       if (dst) return dst;
-      if (t.bytes() != n.t.bytes())
-        NotLowered("a T.Parallel expression that changes the element size (" + t.str() + " in a " +
-                       n.t.str() + " loop)",
+      if (t.bytes() != n.t.bytes() && (n.pitch * t.bytes()) % 32 != 0)
+        NotLowered("a T.Parallel expression in " + t.str() + " in a " + n.t.str() + " loop whose rows (" +
+                       std::to_string(n.pitch) + " elements) are not whole 32-byte blocks in " + t.str(),
                    cur_);
       return Temp(t, k == kFull ? n.rows * n.pitch : k == kRow ? n.rows * bsz : n.pitch);
     };
@@ -660,12 +656,28 @@ class Lowering {
           {"exp", "Exp"},     {"tl.exp", "Exp"},    {"log", "Ln"},    {"tl.log", "Ln"},
           {"abs", "Abs"},     {"tl.abs", "Abs"},    {"sqrt", "Sqrt"}, {"tl.sqrt", "Sqrt"},
           {"rsqrt", "Rsqrt"}, {"tl.rsqrt", "Rsqrt"}};
+      // the vector unit has natural exponentials and logarithms: 2^x = e^(x ln 2), log2 x = ln x / ln 2
+      const bool exp2 = call->op == "exp2" || call->op == "tl.exp2",
+                 log2 = call->op == "log2" || call->op == "tl.log2";
       auto it = un.find(call->op);
-      if (it == un.end() || call->args.size() != 1)
+      if ((it == un.end() && !exp2 && !log2) || call->args.size() != 1)
         NotLowered("the call " + call->op + " in a T.Parallel loop on the vector unit", cur_);
       Val s = Eval(call->args[0], n, out);
       Buffer o = into(s.kind, e->dtype);
-      out.push_back(Op("vun", {StringImm(it->second), at0(o), at0(s.buf), count(s.kind)}, cur_));
+      const double ln2 = 0.69314718055994530942;
+      if (exp2) {
+        out.push_back(Op("vscalar",
+                         {StringImm("Muls"), at0(o), at0(s.buf), FloatImm(e->dtype, ln2), count(s.kind)},
+                         cur_));
+        out.push_back(Op("vun", {StringImm("Exp"), at0(o), at0(o), count(s.kind)}, cur_));
+      } else if (log2) {
+        out.push_back(Op("vun", {StringImm("Ln"), at0(o), at0(s.buf), count(s.kind)}, cur_));
+        out.push_back(Op("vscalar",
+                         {StringImm("Muls"), at0(o), at0(o), FloatImm(e->dtype, 1 / ln2), count(s.kind)},
+                         cur_));
+      } else {
+        out.push_back(Op("vun", {StringImm(it->second), at0(o), at0(s.buf), count(s.kind)}, cur_));
+      }
       return {o, s.kind};
     }
     auto* b = As<BinaryNode>(e);
@@ -764,15 +776,86 @@ class Lowering {
       nest.push_back(in);
       body = in->body;
     }
-    auto* st = As<StoreNode>(body);
-    if (!st) NotLowered("a T.Parallel loop whose body is not one store into a tile", f->span);
-    cur_ = st->span;
-    const Tile* d = TileOf(st->buffer);
-    if (!d || d->pos != AscendPos::kUB)
-      NotLowered("a T.Parallel loop that does not write a Unified-Buffer tile", f->span);
+    // the body's statements one by one (each element's statements only touch that element: splitting them
+    // into loops of their own keeps what each computes), lets inlined
+    std::vector<Stmt> stmts;
+    std::function<void(const Stmt&)> flat = [&](const Stmt& x) {
+      if (auto* q = As<SeqNode>(x)) {
+        for (auto& y : q->seq) flat(y);
+      } else if (auto* l = As<LetNode>(x)) {
+        flat(Substitute(l->body, {{l->var.get(), l->value}}));
+      } else if (As<StoreNode>(x)) {
+        stmts.push_back(x);
+      } else {
+        NotLowered("a T.Parallel body with this statement (stores and lets are lowered)",
+                   x ? x->span : f->span);
+      }
+    };
+    flat(body);
     if (nest.size() > 2) NotLowered("a T.Parallel nest of more than two loops", f->span);
     for (auto* l : nest)
       if (!IsConstInt(l->min, 0)) NotLowered("a T.Parallel loop that does not start at 0", f->span);
+    std::vector<Stmt> all;
+    for (auto& x : stmts) all.push_back(LowerParallelStore(f, nest, As<StoreNode>(x)));
+    return Seq(all, f->span);
+  }
+
+  // `G[base + i] = t[i]` / `G[base_r + i, base_c + j] = t[i, j]`: the tile's rows to global memory.
+  Stmt ParallelToGlobal(const std::vector<const ForNode*>& nest, const StoreNode* st) {
+    const Buffer& G = st->buffer;
+    auto* l = As<BufferLoadNode>(st->value);
+    const Tile* t = l ? TileOf(l->buffer) : nullptr;
+    if (!t || t->pos != AscendPos::kUB || l->buffer->dtype != G->dtype)
+      NotLowered(
+          "a T.Parallel store into global tensor '" + G->name +
+              "' of anything but an element of a Unified-Buffer tile of its type (compute into a tile first)",
+          st->span);
+    const size_t k = nest.size();
+    bool ok = l->indices.size() == k && G->shape.size() >= k;
+    for (size_t d = 0; ok && d < k; ++d)
+      ok = l->indices[d].get() == static_cast<const ExprNode*>(nest[d]->var.get());
+    if (!ok)
+      NotLowered("a T.Parallel store into '" + G->name + "' that is not element (i[, j]) of a tile",
+                 st->span);
+    std::map<const VarNode*, Expr> zero;
+    for (auto* f : nest) zero[f->var.get()] = Int(0);
+    std::vector<Expr> first;
+    const size_t lead = G->shape.size() - k;
+    for (size_t d = 0; d < G->shape.size(); ++d) {
+      const Expr base = Simplify(Substitute(st->indices[d], zero));
+      const VarUses u = VarsOf(d < lead ? st->indices[d] : Simplify(st->indices[d] - nest[d - lead]->var));
+      for (auto* f : nest)
+        if (u.vars.count(f->var.get()))
+          NotLowered("a T.Parallel store into '" + G->name + "' at an index other than base + the loop's var",
+                     st->span);
+      first.push_back(base);
+    }
+    int64_t e0 = 0, e1 = 0;
+    AsConstInt(nest[0]->extent, &e0);
+    if (k == 2) AsConstInt(nest[1]->extent, &e1);
+    const size_t last = G->shape.size() - 1;
+    auto clip = [&](int64_t ext, size_t d) { return Simplify(Mn(Int(ext), G->shape[d] - first[d])); };
+    Expr rows, cols, stride;
+    if (k == 2) {
+      if (t->rows != e0 || t->cols != e1) NotLowered("a T.Parallel store of part of a tile", st->span);
+      rows = clip(e0, last - 1), cols = clip(e1, last), stride = G->shape[last];
+    } else if (RowWise(*t)) {
+      if (t->rows != e0) NotLowered("a T.Parallel store of part of a tile", st->span);
+      rows = clip(e0, last), cols = Int(1), stride = Int(1);
+    } else {
+      if (t->cols != e0) NotLowered("a T.Parallel store of part of a tile", st->span);
+      rows = Int(1), cols = clip(e0, last), stride = G->shape[last];
+    }
+    return Op("copy_ub_to_gm", {Load(G, first), Load(t->flat, {Int(0)}), rows, cols, stride, Int(t->pitch)},
+              st->span);
+  }
+
+  Stmt LowerParallelStore(const ForNode* f, const std::vector<const ForNode*>& nest, const StoreNode* st) {
+    cur_ = st->span;
+    if (st->buffer->scope == Scope::kGlobal) return ParallelToGlobal(nest, st);
+    const Tile* d = TileOf(st->buffer);
+    if (!d || d->pos != AscendPos::kUB)
+      NotLowered("a T.Parallel loop that does not write a Unified-Buffer tile", f->span);
     Nest n;
     n.t = st->buffer->dtype;
     int64_t e0 = 0, e1 = 0;
