@@ -88,7 +88,8 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         std::string(AscendPipeName(p)) + "_" + AscendPipeName(q) + ">(" + std::to_string(I(2)) + ")";
     // the flag instruction is issued by the scalar unit, after what it read or waited for
     for (int r = 0; r < kP; ++r)
-      S.vc[name == "set_flag" ? p : q][r] = std::max(S.vc[name == "set_flag" ? p : q][r], S.vc[kS][r]);
+      if (!AscendPipeOnCube(name == "set_flag" ? p : q))
+        S.vc[name == "set_flag" ? p : q][r] = std::max(S.vc[name == "set_flag" ? p : q][r], S.vc[kS][r]);
     if (name == "set_flag") {
       ++S.vc[p][p];
       if (S.flags.count(key))
@@ -112,7 +113,7 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
   // ---- an instruction on a pipe: its operands, element access checks -----------------------------------
   // clang-format off
   static const std::map<std::string, int> pipes = {
-      {"copy_gm_to_l1", kMTE2}, {"load2d", kMTE1},  {"mmad", kM},     {"fixpipe", kFIX},    {"copy_gm_to_ub", kMTE2},
+      {"copy_gm_to_l1", kMTE2}, {"load2d", kMTE1},  {"mmad", kM},     {"fixpipe", kFIX},    {"copy_gm_to_ub", kMTE2V},
       {"copy_ub_to_gm", kMTE3}, {"vbin", kV},       {"vscalar", kV},  {"vun", kV},          {"vdup", kV},
       {"vcast", kV},            {"vreduce", kV},    {"vdup_row", kV}, {"vscalar_row", kV}};
   // clang-format on
@@ -120,7 +121,8 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
   if (pit == pipes.end()) Bad(c, "unknown Ascend instruction");
   // the scalar unit issues the instruction: it comes after everything the scalar unit waited for or read
   int P = pit->second;
-  for (int r = 0; r < kP; ++r) S.vc[P][r] = std::max(S.vc[P][r], S.vc[kS][r]);
+  if (!AscendPipeOnCube(P))  // the vector core's scalar unit issues it (the cube's reads nothing)
+    for (int r = 0; r < kP; ++r) S.vc[P][r] = std::max(S.vc[P][r], S.vc[kS][r]);
   int32_t now = ++S.vc[P][P];
   struct Opnd {
     Mem* m;
@@ -309,6 +311,7 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         if (!access(s, sf, false) || !access(d, df, true)) continue;
         uninit(s, sf);
         put(d, df, get(s, sf));
+        written(d, df) = written(s, sf);  // a workspace in global memory the vector core reads next
       }
   } else if (name == "copy_gm_to_ub" || name == "copy_ub_to_gm") {  // DataCopyPad
     const bool in = name == "copy_gm_to_ub";

@@ -133,7 +133,7 @@ TEST(EmuAscend, VectorRowsPadAndUnwrittenValuesReachingGlobalMemoryAreReported) 
   auto at = [](const Buffer& b) { return Load(b, {Int(0)}); };
   Stmt body = Seq({
       Void("ascend.copy_gm_to_ub", {at(u), Load(X, {Int(0), Int(0)}), Int(3), Int(5), Int(5), Int(16)}, 1),
-      Flag("MTE2", "V"),
+      Flag("MTE2V", "V"),
       Void("ascend.vbin", {StringImm("Add"), at(v), at(u), at(u), Int(64)}, 2),
       Flag("V", "MTE3"),
       Void("ascend.copy_ub_to_gm", {Load(Y, {Int(0), Int(0)}), at(v), Int(4), Int(5), Int(5), Int(16)}, 3),
@@ -154,7 +154,7 @@ TEST(EmuAscend, MisalignedVectorOperandsAreReported) {
   Stmt body = Seq({
       Void("ascend.copy_gm_to_ub", {Load(u, {Int(0)}), Load(X, {Int(0)}), Int(1), Int(16), Int(16), Int(16)},
            1),
-      Flag("MTE2", "V"),
+      Flag("MTE2V", "V"),
       Void("ascend.vscalar",
            {StringImm("Muls"), Load(u, {Int(32)}), Load(u, {Int(8)}), FloatImm(kF32, 2), Int(8)}, 2),
       Void("ascend.vscalar",

@@ -124,8 +124,8 @@ def test_the_source_has_the_instructions_and_flags_meant():
     src = ascend(gemm(200, 136, 72)).get_kernel_source()
     for needed in ["extern \"C\" __global__ __aicore__ void mm(GM_ADDR A_gm, GM_ADDR B_gm, GM_ADDR C_gm)",
                    "AscendC::TBuf<AscendC::TPosition::A1> A_s_buf;", "AscendC::TBuf<AscendC::TPosition::CO1> C_l_buf;",
-                   "AscendC::DataCopy(A_s,", "AscendC::Nd2NzParams p;", "AscendC::LoadData(l0a",
-                   "p.ifTranspose = true;", "AscendC::Mmad(C_l, l0a, l0b, p);", "p.cmatrixInitVal = ",
+                   "AscendC::DataCopy(A_s,", "AscendC::Nd2NzParams tl_p;", "AscendC::LoadData(l0a",
+                   "p.ifTranspose = true;", "AscendC::Mmad(C_l, l0a, l0b, tl_p);", "p.cmatrixInitVal = ",
                    "p.quantPre = QuantMode_t::F322F16;", "AscendC::Fixpipe(C["]:
         assert needed in src, needed
     # the pipes the flags order: copies before loads, loads before the cube, the next iteration's copy after
@@ -143,9 +143,9 @@ def test_the_source_has_the_instructions_and_flags_meant():
     for b in ["A_s_pong", "B_s_pong", "l0a_pong", "l0b_pong"]:
         assert f"AscendC::LocalTensor<half> {b} = " in src, b
     second = src.index("AscendC::LoadData(l0a_pong")
-    first_mmad = src.index("AscendC::Mmad(C_l, l0a, l0b, p);")
+    first_mmad = src.index("AscendC::Mmad(C_l, l0a, l0b, tl_p);")
     assert first_mmad < second and "M_MTE1" not in src[first_mmad:second]
-    assert "AscendC::Mmad(C_l, l0a_pong, l0b_pong, p);" in src
+    assert "AscendC::Mmad(C_l, l0a_pong, l0b_pong, tl_p);" in src
 
 
 def test_the_clang_check_catches_a_wrong_api_use():
@@ -492,3 +492,133 @@ def test_online_softmax_with_exp2_and_log2():
     k(x, y)
     p = np.exp(f64(x) - f64(x).max(1, keepdims=True))
     np.testing.assert_allclose(y, p / p.sum(1, keepdims=True), rtol=1e-4, atol=1e-7)
+
+
+def flash_attention(B, H, S, D, BM, BN, causal=False):
+    """FlashAttention forward as TileLang writes it: the scores and the output are T.gemm accumulators that the
+    vector unit also rescales."""
+    scale = (1.0 / D) ** 0.5 * 1.44269504
+
+    @T.prim_func
+    def fa(Q: T.Tensor((B, H, S, D), "float16"), K: T.Tensor((B, H, S, D), "float16"),
+           V: T.Tensor((B, H, S, D), "float16"), O: T.Tensor((B, H, S, D), "float16")):
+        with T.Kernel(T.ceildiv(S, BM), H, B, threads=128) as (bx, by, bz):
+            Q_s = T.alloc_shared((BM, D), "float16")
+            K_s = T.alloc_shared((BN, D), "float16")
+            V_s = T.alloc_shared((BN, D), "float16")
+            s = T.alloc_fragment((BM, BN), "float32")
+            p = T.alloc_fragment((BM, BN), "float16")
+            o = T.alloc_fragment((BM, D), "float32")
+            m = T.alloc_fragment((BM,), "float32")
+            m0 = T.alloc_fragment((BM,), "float32")
+            r = T.alloc_fragment((BM,), "float32")
+            ps = T.alloc_fragment((BM,), "float32")
+            l = T.alloc_fragment((BM,), "float32")
+            T.copy(Q[bz, by, bx * BM:(bx + 1) * BM, :], Q_s)
+            T.fill(o, 0)
+            T.fill(l, 0)
+            T.fill(m, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(S, BN), num_stages=2):
+                T.copy(K[bz, by, k * BN:(k + 1) * BN, :], K_s)
+                T.clear(s)
+                T.gemm(Q_s, K_s, s, transpose_B=True)
+                T.copy(m, m0)
+                T.reduce_max(s, m, dim=1, clear=False)
+                for i in T.Parallel(BM):
+                    r[i] = T.exp2(m0[i] * scale - m[i] * scale)
+                for i, j in T.Parallel(BM, D):
+                    o[i, j] *= r[i]
+                for i, j in T.Parallel(BM, BN):
+                    s[i, j] = T.exp2(s[i, j] * scale - m[i] * scale)
+                T.reduce_sum(s, ps, dim=1)
+                for i in T.Parallel(BM):
+                    l[i] = l[i] * r[i] + ps[i]
+                T.copy(s, p)
+                T.copy(V[bz, by, k * BN:(k + 1) * BN, :], V_s)
+                T.gemm(p, V_s, o)
+            for i, j in T.Parallel(BM, D):
+                o[i, j] /= l[i]
+            T.copy(o, O[bz, by, bx * BM:(bx + 1) * BM, :])
+
+    return fa
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("S,D", [(96, 64), (128, 32)])
+def test_flash_attention_forward_on_the_cube_and_the_vector_core(arch, S, D):
+    B, H = 1, 2
+    rng = _rng()
+    k = emu(flash_attention(B, H, S, D, 32, 32), arch)
+    q, kk, v = [rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3)]
+    o = np.zeros_like(q)
+    k(q, kk, v, o)
+    sc = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    p = np.exp(sc - sc.max(-1, keepdims=True))
+    np.testing.assert_allclose(f64(o), p / p.sum(-1, keepdims=True) @ f64(v), rtol=1e-2, atol=2e-3)
+
+
+def test_a_mixed_kernel_runs_one_stream_per_core_with_cross_core_flags():
+    src = ascend(flash_attention(1, 2, 96, 64, 32, 32)).get_kernel_source()
+    aic, aiv = src.index("if ASCEND_IS_AIC {"), src.index("if ASCEND_IS_AIV {")
+    cube, vec = src[aic:aiv], src[aiv:]
+    assert "GM_ADDR tl_workspace)" in src and "AscendC::GetSubBlockIdx() != 0" in vec
+    # each core declares its own buffers and runs its own instructions
+    assert "TPosition::A1" in cube and "TPosition::CO1" in cube and "VECCALC" not in cube
+    assert "VECCALC" in vec and "TPosition::A1" not in vec
+    assert "AscendC::Mmad(" in cube and "AscendC::Mmad(" not in vec and "AscendC::ReduceMax(" in vec
+    # the cube's product goes out through Fixpipe to the workspace; the vector core's P goes to L1 the same way
+    assert "AscendC::Fixpipe(s_ws, s_l0c, tl_p);" in cube and "AscendC::DataCopyPad(s_prod, s_ws" in vec
+    assert "AscendC::DataCopyPad(p_ws, p_cast" in vec and "AscendC::DataCopy(p, p_ws, tl_p);" in cube
+    # every cross-core set on one side has its wait on the other
+    sets = re.findall(r"CrossCoreSetFlag<0x2, PIPE_(\w+)>\((\d+)\)", src)
+    waits = re.findall(r"CrossCoreWaitFlag\((\d+)\)", src)
+    assert sets and sorted(i for _, i in sets) == sorted(waits)
+    # a set is queued on a pipe of its own core: the cube's FIX hands the scores over, the vector core's MTE3
+    # hands P back, and the waits for them are on the other side
+    for p, i in sets:
+        mine, other = (cube, vec) if f"PIPE_{p}>({i})" in cube else (vec, cube)
+        assert f"CrossCoreWaitFlag({i})" in other and f"CrossCoreWaitFlag({i})" not in mine, (p, i)
+    assert "CrossCoreSetFlag<0x2, PIPE_FIX>" in cube and "CrossCoreSetFlag<0x2, PIPE_MTE3>" in vec
+
+
+def test_without_the_flags_the_two_cores_race():
+    k = ascend(flash_attention(1, 1, 64, 32, 32, 32), execution_backend="emulator",
+               pass_configs={"tl.test_skip_ascend_sync": True})
+    q = np.ones((1, 1, 64, 32), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(q, q, q, np.zeros_like(q))
+    msgs = [m for kind, m in e.value.reports if kind == "race"]
+    assert any("pipe MTE2V reads 's_ws'" in m and "pipe FIX's write" in m for m in msgs), e.value.reports
+
+
+@pytest.mark.parametrize("M,N,K", [(128, 96, 64), (72, 40, 48)])
+def test_gemm_with_an_epilogue_on_the_vector_core(M, N, K):
+    """relu(A B + bias[j]) with the epilogue on the accumulator itself (TileLang style)."""
+    BM, BN, BK = 64, 32, 32
+
+    @T.prim_func
+    def mm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), bias: T.Tensor((N,), "float32"),
+           C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=128) as (bx, by):
+            A_s = T.alloc_shared((BM, BK), "float16")
+            B_s = T.alloc_shared((BK, BN), "float16")
+            b_s = T.alloc_shared((BN,), "float32")
+            C_l = T.alloc_fragment((BM, BN), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):
+                T.copy(A[by * BM, k * BK], A_s)
+                T.copy(B[k * BK, bx * BN], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(bias[bx * BN], b_s)
+            for i, j in T.Parallel(BM, BN):
+                C_l[i, j] = T.max(C_l[i, j] + b_s[j], 0.0)
+            T.copy(C_l, C[by * BM, bx * BN])
+
+    rng = _rng()
+    k = emu(mm)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float32)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, bias, c)
+    np.testing.assert_allclose(c, np.maximum(f64(a) @ f64(b) + bias, 0), rtol=1e-5, atol=1e-4)

@@ -21,6 +21,10 @@ struct bfloat16_t {
   operator float() const;
 };
 
+enum pipe_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
+// Which core this copy of a mixed kernel runs on (CANN compiles a mixed kernel once per core type).
+#define ASCEND_IS_AIC (AscendC::TlCoreIsCube())
+#define ASCEND_IS_AIV (!AscendC::TlCoreIsCube())
 enum event_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 enum class QuantMode_t { NoQuant, F322F16, F322BF16 };
 
@@ -38,6 +42,13 @@ enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, 
 
 int64_t GetBlockIdx();
 int64_t GetBlockNum();
+int64_t GetSubBlockIdx();
+int64_t GetTaskRation();
+bool TlCoreIsCube();  // (our stand-in for what CANN's ASCEND_IS_AIC tests)
+// Flags between a cube core and its vector cores: the set is queued on `pipe` of the setting core.
+template <uint8_t mode, pipe_t pipe>
+void CrossCoreSetFlag(uint16_t flagId);
+void CrossCoreWaitFlag(uint16_t flagId);
 
 template <HardEvent E>
 void SetFlag(int32_t eventId);

@@ -32,7 +32,7 @@ const OpInfo* InfoOf(const std::string& op) {
       {"ascend.load2d", {kMTE1, {0}, {1}}},
       {"ascend.mmad", {kM, {0}, {0, 1, 2}}},
       {"ascend.fixpipe", {kFIX, {0}, {1}}},
-      {"ascend.copy_gm_to_ub", {kMTE2, {0}, {1}}},
+      {"ascend.copy_gm_to_ub", {kMTE2V, {0}, {1}}},
       {"ascend.copy_ub_to_gm", {kMTE3, {0}, {1}}},
       {"ascend.vbin", {kV, {1}, {2, 3}}},
       {"ascend.vscalar", {kV, {1}, {2}}},
@@ -147,8 +147,11 @@ class Sync {
       Need(read, buf, st, emit ? &pre : nullptr, s->span, need_log);
       // the scalar unit issues everything after its read: what it waited for precedes all of it
       for (int q = 0; q < kNumPipes; ++q)
-        for (int r = 0; r < kNumPipes; ++r) st.ordered[r][q] = std::max(st.ordered[r][q], st.ordered[r][kS]);
-      for (int r = 0; r < kNumPipes; ++r) st.ordered[kS][r] = st.issued[kS];
+        if (!AscendPipeOnCube(q))
+          for (int r = 0; r < kNumPipes; ++r)
+            st.ordered[r][q] = std::max(st.ordered[r][q], st.ordered[r][kS]);
+      for (int r = 0; r < kNumPipes; ++r)
+        if (!AscendPipeOnCube(r)) st.ordered[kS][r] = st.issued[kS];
     }
     Need(*info, buf, st, emit ? &pre : nullptr, s->span, need_log);
     if (!emit || pre.empty()) return s;

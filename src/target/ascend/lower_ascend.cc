@@ -169,6 +169,23 @@ class Lowering {
         walk(st->value);
       });
     });
+    // an accumulator the vector unit also reads or writes (a GEMM's epilogue, FlashAttention's scores and
+    // output) lives in the Unified Buffer; each T.gemm into it computes in L0C and adds its product there
+    // through a global workspace (on dav-c220 the cube and the vector unit are separate cores)
+    std::set<const BufferNode*> vector_use;
+    PostOrderVisitStmt(k->body, [&](const Stmt& s) {
+      if (auto* f = As<ForNode>(s); f && f->for_kind == ForKind::kParallel)
+        for (auto& [b, n] : Uses(f->body)) vector_use.insert(b);
+      if (auto* r = As<ReduceNode>(s)) vector_use.insert({r->src.buffer.get(), r->dst.buffer.get()});
+      if (auto* c = As<CopyNode>(s);
+          c && c->src.buffer->scope != Scope::kGlobal && c->dst.buffer->scope != Scope::kGlobal)
+        vector_use.insert({c->src.buffer.get(), c->dst.buffer.get()});
+    });
+    for (auto& [b, p] : want)
+      if (p == AscendPos::kL0C && vector_use.count(b)) {
+        dual_.insert(b);
+        p = AscendPos::kUB;
+      }
     for (auto& b : k->alloc_buffers) {
       if (b->scope != Scope::kShared && b->scope != Scope::kFragment && b->scope != Scope::kLocal)
         NotLowered(std::string("a buffer of scope ") + ScopeName(b->scope) + " ('" + b->name + "')", b->span);
@@ -213,6 +230,25 @@ class Lowering {
       pos_[t.flat.get()] = p;
       tiles_[b.get()] = t;
       order_.push_back(b.get());
+      if (dual_.count(b.get())) {
+        if (!IsF32(b->dtype))
+          TL_USER_ERROR(kUnsupported, b->span, "T.gemm accumulator '", b->name, "' is ", b->dtype.str(),
+                        "; the cube accumulates float16 / bfloat16 products in float32 in L0C");
+        Tile c = t;
+        c.pos = AscendPos::kL0C;
+        c.pitch = RoundUp(t.rows, 16);
+        c.flat = MakeBuffer(b->name + "_l0c", b->dtype, {Int(c.pitch * RoundUp(t.cols, 16))}, Scope::kShared,
+                            b->span);
+        pos_[c.flat.get()] = AscendPos::kL0C;
+        l0c_[b.get()] = c;
+        Buffer ws = MakeBuffer(b->name + "_ws", b->dtype, {Int(t.rows * t.cols)}, Scope::kShared, b->span);
+        pos_[ws.get()] = AscendPos::kWS;
+        Buffer prod =
+            MakeBuffer(b->name + "_prod", b->dtype, {Int(t.rows * t.pitch)}, Scope::kShared, b->span);
+        pos_[prod.get()] = AscendPos::kUB;
+        extra_.insert(extra_.end(), {c.flat, ws, prod});
+        dual_ws_[b.get()] = {ws, prod};
+      }
     }
   }
 
@@ -247,7 +283,7 @@ class Lowering {
       int64_t n;
       AsConstInt(b->shape[0], &n);
       const int64_t bytes = RoundUp(n * b->dtype.bytes(), AscendPosAlign(p));
-      used[p] += bytes;
+      if (p != AscendPos::kWS) used[p] += bytes;
       table +=
           "\n  " + std::string(AscendPosName(p)) + "  " + b->name + "  " + std::to_string(bytes) + " bytes";
     }
@@ -394,7 +430,8 @@ class Lowering {
     const Tile* src = TileOf(c->src.buffer);
     const Tile* dst = TileOf(c->dst.buffer);
     const Span& sp = c->span;
-    if (c->src.buffer->dtype != c->dst.buffer->dtype && !(src && src->pos == AscendPos::kL0C))
+    if (c->src.buffer->dtype != c->dst.buffer->dtype &&
+        !(src && (src->pos == AscendPos::kL0C || src->pos == AscendPos::kUB)) && (!src || !dst))
       NotLowered("a T.copy that converts " + c->src.buffer->dtype.str() + " to " +
                      c->dst.buffer->dtype.str() + " between global memory and a tile",
                  sp);
@@ -435,6 +472,23 @@ class Lowering {
                    g.row_stride},
                   sp);
       }
+      if (src->pos == AscendPos::kUB &&
+          src->flat->dtype != c->dst.buffer->dtype) {  // cast in the UB, then out
+        const DataType dt = c->dst.buffer->dtype;
+        if ((src->pitch * dt.bytes()) % 32 != 0)
+          NotLowered("a T.copy converting " + src->flat->dtype.str() + " to " + dt.str() +
+                         " whose rows are not whole 32-byte blocks in " + dt.str(),
+                     sp);
+        Buffer cast =
+            MakeBuffer(c->src.buffer->name + "_out", dt, {Int(src->rows * src->pitch)}, Scope::kShared, sp);
+        pos_[cast.get()] = AscendPos::kUB;
+        extra_.push_back(cast);
+        return Seq(
+            {Op("vcast", {Load(cast, {Int(0)}), Load(src->flat, {Int(0)}), Int(src->rows * src->pitch)}, sp),
+             Op("copy_ub_to_gm",
+                {g.first, Load(cast, {Int(0)}), g.rows, g.cols, g.row_stride, Int(src->pitch)}, sp)},
+            sp);
+      }
       if (src->pos == AscendPos::kUB)
         return Op("copy_ub_to_gm",
                   {g.first, Load(src->flat, {Int(0)}), g.rows, g.cols, g.row_stride, Int(src->pitch)}, sp);
@@ -449,6 +503,45 @@ class Lowering {
                 {StringImm("Muls"), Load(dst->flat, {Int(0)}), Load(src->flat, {Int(0)}),
                  FloatOrInt(dst->flat->dtype, 1), Int(dst->rows * dst->pitch)},
                 sp);
+    }
+    if (src && dst && src->pos == AscendPos::kUB && dst->pos == AscendPos::kL1 && c->src.IsWhole() &&
+        c->dst.IsWhole() && src->rows == dst->rows && src->cols == dst->cols) {
+      // the vector core's tile to the cube: cast in the UB if needed, DataCopyPad to a workspace, Nd2Nz into
+      // L1
+      std::vector<Stmt> out;
+      Buffer from = src->flat;
+      const DataType dt = dst->flat->dtype;
+      if (from->dtype != dt) {
+        if ((src->pitch * dt.bytes()) % 32 != 0)
+          NotLowered("a T.copy converting " + from->dtype.str() + " to " + dt.str() +
+                         " whose rows are not whole 32-byte blocks in " + dt.str(),
+                     sp);
+        Buffer cast =
+            MakeBuffer(c->dst.buffer->name + "_cast", dt, {Int(src->rows * src->pitch)}, Scope::kShared, sp);
+        pos_[cast.get()] = AscendPos::kUB;
+        extra_.push_back(cast);
+        out.push_back(
+            Op("vcast", {Load(cast, {Int(0)}), Load(from, {Int(0)}), Int(src->rows * src->pitch)}, sp));
+        from = cast;
+      }
+      auto it = l1_ws_.find(c->dst.buffer.get());
+      if (it == l1_ws_.end()) {
+        Buffer ws =
+            MakeBuffer(c->dst.buffer->name + "_ws", dt, {Int(dst->rows * dst->cols)}, Scope::kShared, sp);
+        pos_[ws.get()] = AscendPos::kWS;
+        extra_.push_back(ws);
+        it = l1_ws_.emplace(c->dst.buffer.get(), ws).first;
+      }
+      out.push_back(Op("copy_ub_to_gm",
+                       {Load(it->second, {Int(0)}), Load(from, {Int(0)}), Int(src->rows), Int(src->cols),
+                        Int(dst->cols), Int(src->pitch)},
+                       sp));
+      out.push_back(Op("copy_gm_to_l1",
+                       {Load(dst->flat, {Int(0)}), Load(it->second, {Int(0)}), Int(dst->rows), Int(dst->cols),
+                        Int(dst->cols), Int(dst->pitch)},
+                       sp));
+      valid_[c->dst.buffer.get()] = {Int(dst->rows), Int(dst->cols)};
+      return Seq(out, sp);
     }
     if (src && dst && src->pos == AscendPos::kL0C && dst->pos == AscendPos::kUB)
       NotLowered(
@@ -491,7 +584,8 @@ class Lowering {
   Stmt LowerGemm(const GemmNode* g) {
     const Tile* A = TileOf(g->A.buffer);
     const Tile* B = TileOf(g->B.buffer);
-    const Tile* C = TileOf(g->C.buffer);
+    const bool dual = dual_.count(g->C.buffer.get()) != 0;
+    const Tile* C = dual ? &l0c_.at(g->C.buffer.get()) : TileOf(g->C.buffer);
     const Span& sp = g->span;
     if (!A || !B || !C || !g->A.IsWhole() || !g->B.IsWhole() || !g->C.IsWhole())
       NotLowered("T.gemm on parts of tiles or on global memory", sp);
@@ -548,7 +642,9 @@ class Lowering {
            [&](Expr kb) { return load(l0b, kb * NB * F, B->flat, kb * Int(rb) * F, NB, Int(1), false); });
     // the accumulator's initial value: a cleared accumulator starts at the first gemm after the clear
     Expr init = Int(0);
-    if (g->clear_accum) {
+    if (dual) {
+      init = Int(1);  // a fresh product, added to the accumulator in the Unified Buffer below
+    } else if (g->clear_accum) {
       init = Int(1);
     } else if (auto it = clear_depth_.find(g->C.buffer.get()); it != clear_depth_.end()) {
       init = Bool(true);
@@ -561,6 +657,26 @@ class Lowering {
                      {Load(C->flat, {Int(0)}), Load(l0a, {Int(0)}), Load(l0b, {Int(0)}), m, n, k, init,
                       Int(arch_.l0a_nz ? 1 : 0)},
                      sp));
+    if (dual) {  // the product to the vector core: Fixpipe to the workspace, DataCopyPad into the UB, add
+      const Tile& U = tiles_.at(g->C.buffer.get());
+      auto [ws, prod] = dual_ws_.at(g->C.buffer.get());
+      out.push_back(Op("fixpipe",
+                       {Load(ws, {Int(0)}), Load(C->flat, {Int(0)}), m, n, Simplify(CeilDiv(m, 16) * Int(16)),
+                        Int(U.cols)},
+                       sp));
+      out.push_back(Op("copy_gm_to_ub",
+                       {Load(prod, {Int(0)}), Load(ws, {Int(0)}), m, n, Int(U.cols), Int(U.pitch)}, sp));
+      if (g->clear_accum)
+        out.push_back(Op("vscalar",
+                         {StringImm("Muls"), Load(U.flat, {Int(0)}), Load(prod, {Int(0)}),
+                          FloatImm(U.flat->dtype, 1), Int(U.rows * U.pitch)},
+                         sp));
+      else
+        out.push_back(Op("vbin",
+                         {StringImm("Add"), Load(U.flat, {Int(0)}), Load(U.flat, {Int(0)}),
+                          Load(prod, {Int(0)}), Int(U.rows * U.pitch)},
+                         sp));
+    }
     return Seq(out, sp);
   }
 
@@ -1032,6 +1148,10 @@ class Lowering {
   std::map<const BufferNode*, Tile> second_;  // the ping-pong buffers of double-buffered tiles
   std::vector<Buffer> extra_;                 // buffers made while lowering (ping-pong)
   Buffer l0a2_, l0b2_;
+  std::set<const BufferNode*> dual_;       // accumulators also used by the vector unit
+  std::map<const BufferNode*, Tile> l0c_;  // their L0C tiles
+  std::map<const BufferNode*, std::pair<Buffer, Buffer>> dual_ws_;  // their workspace and product tiles
+  std::map<const BufferNode*, Buffer> l1_ws_;                       // the workspace of a UB -> L1 copy
   std::map<const BufferNode*, Tile> tiles_;
   std::vector<const BufferNode*> order_;
   std::map<const BufferNode*, AscendPos> pos_;

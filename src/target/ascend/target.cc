@@ -37,6 +37,7 @@ const char* AscendPosName(AscendPos p) {
     case AscendPos::kL0B: return "L0B";
     case AscendPos::kL0C: return "L0C";
     case AscendPos::kUB: return "UB";
+    case AscendPos::kWS: return "WS";
   }
   return "?";
 }
@@ -51,7 +52,7 @@ int64_t AscendPosAlign(AscendPos p) {
 }
 
 const char* AscendPipeName(int pipe) {
-  static const char* names[kNumPipes] = {"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S"};
+  static const char* names[kNumPipes] = {"MTE2", "MTE1", "M", "FIX", "V", "MTE3", "S", "MTE2V"};
   return pipe >= 0 && pipe < kNumPipes ? names[pipe] : "?";
 }
 

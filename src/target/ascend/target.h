@@ -22,8 +22,9 @@ struct AscendArch {
 /// The architecture a target names (default dav-c220); a UserError listing the known ones otherwise.
 const AscendArch& AscendArchOf(const Target& t);
 
-/// Where an on-chip buffer lives. GM is global memory.
-enum class AscendPos : uint8_t { kGM, kL1, kL0A, kL0B, kL0C, kUB };
+/// Where an on-chip buffer lives. GM is global memory; WS a per-block global workspace the compiler uses to
+/// move tiles between the cube and the vector core (L0C -> UB, UB -> L1).
+enum class AscendPos : uint8_t { kGM, kL1, kL0A, kL0B, kL0C, kUB, kWS };
 const char* AscendPosName(AscendPos p);
 /// The start alignment (bytes) AscendC's memory manager gives buffers of a position.
 int64_t AscendPosAlign(AscendPos p);
@@ -31,7 +32,12 @@ int64_t AscendPosAlign(AscendPos p);
 /// The pipes: data movement and compute queues that run concurrently (the scalar unit issues to them in
 /// program order; each runs its own instructions in order). kS is the scalar unit itself: its reads of the
 /// Unified Buffer (GetValue) need the writing pipe's flag, and what it issues after a read comes after it.
-enum AscendPipe : int { kMTE2 = 0, kMTE1, kM, kFIX, kV, kMTE3, kS, kNumPipes };
+enum AscendPipe : int { kMTE2 = 0, kMTE1, kM, kFIX, kV, kMTE3, kS, kMTE2V, kNumPipes };
+/// The core a pipe belongs to: the cube core (AIC: MTE2, MTE1, M, FIX) or the vector core (AIV: MTE2V -- its
+/// own MTE2 --, V, MTE3, S). On dav-c220 they are separate cores; flags between them are cross-core flags.
+inline bool AscendPipeOnCube(int pipe) {
+  return pipe == kMTE2 || pipe == kMTE1 || pipe == kM || pipe == kFIX;
+}
 const char* AscendPipeName(int pipe);
 int AscendPipeOf(const std::string& name);  // -1 when unknown
 
