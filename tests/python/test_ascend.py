@@ -622,3 +622,25 @@ def test_gemm_with_an_epilogue_on_the_vector_core(M, N, K):
     c = np.full((M, N), np.nan, np.float32)
     k(a, b, bias, c)
     np.testing.assert_allclose(c, np.maximum(f64(a) @ f64(b) + bias, 0), rtol=1e-5, atol=1e-4)
+
+
+def test_bshd_tiles_are_strided_rows():
+    """A [block, D] tile of a (B, S, H, D) tensor: its rows are H * D elements apart in global memory."""
+    B, S, H, D, BS = 2, 40, 3, 32, 16
+
+    @T.prim_func
+    def k(X: T.Tensor((B, S, H, D), "float32"), Y: T.Tensor((B, S, H, D), "float32")):
+        with T.Kernel(T.ceildiv(S, BS), H, B, threads=1) as (bx, by, bz):
+            t = T.alloc_shared((BS, D), "float32")
+            T.copy(X[bz, bx * BS:(bx + 1) * BS, by, :], t)
+            for i, j in T.Parallel(BS, D):
+                t[i, j] = t[i, j] * 2.0 + 1.0
+            T.copy(t, Y[bz, bx * BS:(bx + 1) * BS, by, :])
+
+    rng = _rng()
+    kern = emu(k)
+    x = rng.standard_normal((B, S, H, D)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    kern(x, y)
+    np.testing.assert_allclose(y, f64(x) * 2 + 1, rtol=1e-6)
+    assert "(uint32_t)(((96) - (32)) * 4)" in kern.get_kernel_source()  # a 256-byte gap between the rows

@@ -406,9 +406,14 @@ class Lowering {
     if (n < 1) NotLowered("a copy of a scalar", sp);
     std::vector<Expr> idx;
     for (auto& rg : r.ranges) idx.push_back(rg.min);
-    for (size_t d = 0; d + 2 < n; ++d)
-      if (!IsConstInt(r.ranges[d].extent, 1))
-        NotLowered("a copy whose global region has more than two dimensions of extent > 1", sp);
+    // the tile's rows: the one dimension before the last whose extent is not 1 (BSHD's S), else the one
+    // before the last; their stride is the product of the dimensions after it (columns are the last,
+    // contiguous)
+    size_t row = n >= 2 ? n - 2 : 0;
+    int found = 0;
+    for (size_t d = 0; d + 1 < n; ++d)
+      if (!IsConstInt(r.ranges[d].extent, 1)) row = d, ++found;
+    if (found > 1) NotLowered("a copy whose global region has more than two dimensions of extent > 1", sp);
     GmTile out;
     out.first = Load(g, idx);
     auto clip = [&](size_t d, int64_t tile) {
@@ -419,9 +424,11 @@ class Lowering {
       out.cols = clip(0, t.cols);
       out.row_stride = g->shape[0];
     } else {
-      out.rows = clip(n - 2, t.rows);
+      out.rows = clip(row, t.rows);
       out.cols = clip(n - 1, t.cols);
-      out.row_stride = g->shape[n - 1];
+      Expr stride = g->shape[n - 1];
+      for (size_t d = row + 1; d + 1 < n; ++d) stride = stride * g->shape[d];
+      out.row_stride = Simplify(stride);
     }
     return out;
   }
