@@ -222,22 +222,24 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
   // an element moved as is (its bytes and its written flag)
   auto move = [&](Opnd& d, int64_t df, Opnd& s, int64_t sf, bool check_init) {
     if (!access(s, sf, false) || !access(d, df, true)) return;
-    if (check_init) uninit(s, sf);
+    if (check_init && d.m->global()) uninit(s, sf);  // reported where it reaches the program's tensors
     std::memcpy(d.m->Addr(0, df), s.m->Addr(0, sf), static_cast<size_t>(d.m->esize));
     written(d, df) = written(s, sf);
   };
 
   // a row's value read by the scalar unit (GetValue) before the vector instruction that uses it
   double row_value = 0;
+  bool row_written = true;
   if (name == "vscalar_row" || name == "vdup_row") {
     const int vp = P;
     --S.vc[vp][vp];  // the scalar unit reads first; the vector instruction is issued after
     P = kS;
     now = ++S.vc[kS][kS];
     Opnd e = operand(name == "vdup_row" ? 1 : 3);
-    if (access(e, e.base, false)) {
-      uninit(e, e.base);
+    if (access(e, e.base,
+               false)) {  // an unwritten value is not reported here: it propagates (as in the vector unit)
       row_value = get(e, e.base);
+      row_written = written(e, e.base) != 0;
     }
     P = vp;
     for (int r = 0; r < kP; ++r) S.vc[P][r] = std::max(S.vc[P][r], S.vc[kS][r]);
@@ -271,20 +273,24 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
       return B.base + ((q / 16) * NB + col / 16) * 256 + (col % 16) * 16 + q % 16;
     };
     auto ci = [&](int64_t r, int64_t col) { return C.base + (col / 16) * MB * 256 + r * 16 + col % 16; };
+    // what nothing wrote propagates (a row of A, a column of B): it is reported where it reaches the
+    // program's tensors, so the padding rows of a ragged block are computed and never stored without a false
+    // alarm
     std::vector<double> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    std::vector<uint8_t> arow(static_cast<size_t>(m), 1), bcol(static_cast<size_t>(n), 1);
     bool ok = true;
     for (int64_t r = 0; r < m; ++r)
       for (int64_t q = 0; q < k; ++q) {
         const int64_t f = ai(r, q);
         if (!(ok &= access(A, f, false))) break;
-        uninit(A, f);
+        arow[static_cast<size_t>(r)] &= written(A, f);
         a[static_cast<size_t>(r * k + q)] = get(A, f);
       }
     for (int64_t q = 0; q < k && ok; ++q)
       for (int64_t col = 0; col < n; ++col) {
         const int64_t f = bi(q, col);
         if (!(ok &= access(B, f, false))) break;
-        uninit(B, f);
+        bcol[static_cast<size_t>(col)] &= written(B, f);
         b[static_cast<size_t>(q * n + col)] = get(B, f);
       }
     for (int64_t r = 0; r < m && ok; ++r)
@@ -295,12 +301,13 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         double acc = 0;
         for (int64_t q = 0; q < k; ++q)
           acc += a[static_cast<size_t>(r * k + q)] * b[static_cast<size_t>(q * n + col)];
+        uint8_t w = arow[static_cast<size_t>(r)] & bcol[static_cast<size_t>(col)];
         if (!init) {
-          uninit(C, f);
+          w &= written(C, f);
           acc += get(C, f);
         }
         put(C, f, acc);
-        written(C, f) = 1;
+        written(C, f) = w;
       }
   } else if (name == "fixpipe") {  // Fixpipe(GM, L0C, {n, m, src_stride, dst_stride, quant, nz2nd})
     Opnd d = operand(0), s = operand(1);
@@ -309,7 +316,7 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
       for (int64_t col = 0; col < n; ++col) {
         const int64_t sf = s.base + (col / 16) * ss * 16 + r * 16 + col % 16, df = d.base + r * ds + col;
         if (!access(s, sf, false) || !access(d, df, true)) continue;
-        uninit(s, sf);
+        if (d.m->global()) uninit(s, sf);  // the program's tensor; a workspace carries the flag on
         put(d, df, get(s, sf));
         written(d, df) = written(s, sf);  // a workspace in global memory the vector core reads next
       }
@@ -373,7 +380,7 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
       else
         Bad(c, "unknown row instruction " + fn);
       put(d, d.base + i, r);
-      written(d, d.base + i) = static_cast<uint8_t>(dup || written(x, x.base + i));
+      written(d, d.base + i) = static_cast<uint8_t>(row_written && (dup || written(x, x.base + i)));
     }
   } else {  // the vector unit: `count` elements from each operand's first
     const bool bin = name == "vbin", sc = name == "vscalar", un = name == "vun", dup = name == "vdup";

@@ -520,7 +520,14 @@ def flash_attention(B, H, S, D, BM, BN, causal=False):
             T.fill(m, -T.infinity("float32"))
             for k in T.Pipelined(T.ceildiv(S, BN), num_stages=2):
                 T.copy(K[bz, by, k * BN:(k + 1) * BN, :], K_s)
-                T.clear(s)
+                if causal:  # masks: the scores start at 0 where a key may be seen, -inf elsewhere
+                    for i, j in T.Parallel(BM, BN):
+                        s[i, j] = T.if_then_else(bx * BM + i >= k * BN + j, 0, -T.infinity("float32"))
+                elif S % BN:
+                    for i, j in T.Parallel(BM, BN):
+                        s[i, j] = T.if_then_else(k * BN + j >= S, -T.infinity("float32"), 0)
+                else:
+                    T.clear(s)
                 T.gemm(Q_s, K_s, s, transpose_B=True)
                 T.copy(m, m0)
                 T.reduce_max(s, m, dim=1, clear=False)
@@ -544,15 +551,18 @@ def flash_attention(B, H, S, D, BM, BN, causal=False):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("S,D", [(96, 64), (128, 32)])
-def test_flash_attention_forward_on_the_cube_and_the_vector_core(arch, S, D):
+@pytest.mark.parametrize("S,D,causal", [(96, 64, False), (128, 32, False), (96, 32, True), (80, 32, False)])
+def test_flash_attention_forward_on_the_cube_and_the_vector_core(arch, S, D, causal):
+    """Unmasked, causal (T.if_then_else on the row and column index) and ragged keys (S = 80 with 32-key blocks)."""
     B, H = 1, 2
     rng = _rng()
-    k = emu(flash_attention(B, H, S, D, 32, 32), arch)
+    k = emu(flash_attention(B, H, S, D, 32, 32, causal), arch)
     q, kk, v = [rng.standard_normal((B, H, S, D)).astype(np.float16) for _ in range(3)]
     o = np.zeros_like(q)
     k(q, kk, v, o)
     sc = f64(q) @ f64(kk).transpose(0, 1, 3, 2) / np.sqrt(D)
+    if causal:
+        sc = np.where(np.tril(np.ones((S, S), bool)), sc, -np.inf)
     p = np.exp(sc - sc.max(-1, keepdims=True))
     np.testing.assert_allclose(f64(o), p / p.sum(-1, keepdims=True) @ f64(v), rtol=1e-2, atol=2e-3)
 
@@ -644,3 +654,36 @@ def test_bshd_tiles_are_strided_rows():
     kern(x, y)
     np.testing.assert_allclose(y, f64(x) * 2 + 1, rtol=1e-6)
     assert "(uint32_t)(((96) - (32)) * 4)" in kern.get_kernel_source()  # a 256-byte gap between the rows
+
+
+def test_masks_that_are_not_a_row_prefix_are_refused():
+    @T.prim_func
+    def bad(X: T.Tensor((16, 32), "float32"), Y: T.Tensor((16, 32), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            t = T.alloc_shared((16, 32), "float32")
+            T.copy(X, t)
+            for i, j in T.Parallel(16, 32):
+                t[i, j] = T.if_then_else(j % 2 == 0, 1.0, 0.0)
+            T.copy(t, Y)
+
+    with pytest.raises(TileLangUnsupportedError, match="T.if_then_else in a T.Parallel loop other than a mask"):
+        ascend(bad)
+
+
+def test_a_gemm_operand_nothing_wrote_is_reported_where_it_reaches_the_output():
+    @T.prim_func
+    def mm(A: T.Tensor((32, 32), "float16"), C: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            A_s = T.alloc_shared((32, 32), "float16")
+            B_s = T.alloc_shared((32, 32), "float16")  # never filled
+            C_l = T.alloc_fragment((32, 32), "float32")
+            T.copy(A, A_s)
+            T.gemm(A_s, B_s, C_l, clear_accum=True)
+            T.copy(C_l, C)
+
+    k = ascend(mm, execution_backend="emulator")
+    a = np.ones((32, 32), np.float16)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(a, np.zeros((32, 32), np.float32))
+    kind, msg = e.value.reports[0]
+    assert kind == "uninitialized_read" and "pipe FIX reads" in msg and "'C_l'" in msg, e.value.reports

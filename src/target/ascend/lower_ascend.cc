@@ -745,6 +745,7 @@ class Lowering {
     };
     auto at0 = [](const Buffer& b) { return Load(b, {Int(0)}); };
     if (kind == kScalar) NotLowered("a T.Parallel expression without the loop's vars (internal)", cur_);
+    if (auto* sel = As<SelectNode>(e)) return Mask(sel, n, out, dst);
     if (auto* l = As<BufferLoadNode>(e)) {
       const Tile* t = TileOf(l->buffer);
       if (!t || t->pos != AscendPos::kUB)
@@ -852,6 +853,54 @@ class Lowering {
     Buffer o = into(kind, e->dtype);
     out.push_back(Op("vbin", {StringImm(vv.at(b->op)), at0(o), at0(x.buf), at0(y.buf), count(kind)}, cur_));
     return {o, kind};
+  }
+
+  // T.if_then_else(cond, a, b) with scalar a and b and a condition linear in the column index (masks: causal
+  // attention's `q_row >= k_col`, a ragged key block's `k0 + j >= seq_len`): in each row the columns where it
+  // holds are a prefix or a suffix, so the row is filled with one value and its prefix with the other (two
+  // Duplicates from the row's start, whose addresses stay aligned).
+  Val Mask(const SelectNode* sel, const Nest& n, std::vector<Stmt>& out, Buffer dst) {
+    const VarUses ua = VarsOf(sel->true_value), ub = VarsOf(sel->false_value);
+    auto loop_free = [&](const VarUses& u) {
+      return !u.loads && !(n.row && u.vars.count(n.row)) && !(n.col && u.vars.count(n.col));
+    };
+    auto* cmp = As<BinaryNode>(sel->cond);
+    const bool is_cmp = cmp && (cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT ||
+                                cmp->op == BinaryOp::kLE || cmp->op == BinaryOp::kLT);
+    if (!n.col || !is_cmp || !loop_free(ua) || !loop_free(ub) || VarsOf(sel->cond).loads)
+      NotLowered(
+          "T.if_then_else in a T.Parallel loop other than a mask (a comparison linear in the column index "
+          "choosing between two scalars)",
+          cur_);
+    // f >= 0 (or f > 0) with f = s * j + g(i): s = +-1
+    Expr f = cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT ? Simplify(cmp->a - cmp->b)
+                                                                  : Simplify(cmp->b - cmp->a);
+    const bool strict = cmp->op == BinaryOp::kGT || cmp->op == BinaryOp::kLT;
+    if (!f->dtype.is_int()) NotLowered("a T.Parallel mask comparing non-integers", cur_);
+    auto at = [&](int64_t v) { return Simplify(Substitute(f, {{n.col, Int(v)}})); };
+    int64_t s1 = 0, s2 = 0;
+    if (!AsConstInt(Simplify(at(1) - at(0)), &s1) || !AsConstInt(Simplify(at(2) - at(1)), &s2) || s1 != s2 ||
+        (s1 != 1 && s1 != -1))
+      NotLowered("a T.Parallel mask whose condition is not j, or -j, plus terms without j", cur_);
+    const Expr g = at(0);  // f = s1 * j + g
+    // s1 = 1: holds for j >= -g (+1 if strict): the prefix [0, t) takes the false value
+    // s1 = -1: holds for j <= g (-1 if strict): the prefix [0, t + 1) takes the true value
+    const Expr len = s1 > 0 ? Simplify(Int(0) - g + Int(strict ? 1 : 0)) : Simplify(g + Int(strict ? 0 : 1));
+    const Expr pre = s1 > 0 ? sel->false_value : sel->true_value,
+               rest = s1 > 0 ? sel->true_value : sel->false_value;
+    const DataType t = sel->dtype;
+    Buffer o = dst ? dst : Temp(t, n.rows * n.pitch);
+    const int64_t cols = n.cols;
+    out.push_back(PerRow(n, [&](Expr i) {
+      Expr l = len;
+      if (n.row) l = Substitute(l, {{n.row, i}});
+      l = Simplify(Binary(BinaryOp::kMax, Binary(BinaryOp::kMin, l, Int(cols)), Int(0)));
+      Stmt fill = Op("vdup", {Load(o, {i * Int(n.pitch)}), Cast(t, rest), Int(n.pitch)}, cur_);
+      Stmt head = If(Binary(BinaryOp::kGT, l, Int(0)),
+                     Op("vdup", {Load(o, {i * Int(n.pitch)}), Cast(t, pre), l}, cur_));
+      return Seq({fill, head}, cur_);
+    }));
+    return {o, kFull};
   }
 
   Stmt PerRow(const Nest& n, const std::function<Stmt(Expr)>& body) {
@@ -1017,11 +1066,14 @@ class Lowering {
     const Kind kd = nest.size() == 2 ? kFull : RowWise(*d) ? kRow : kCol;
     if (want == kScalar) {
       out.push_back(Op("vdup", {Load(d->flat, {Int(0)}), st->value, Int(d->rows * d->pitch)}, cur_));
-    } else if (want == kd) {
+    } else if (want == kd || As<SelectNode>(st->value)) {  // a mask is written as a whole tile
       Eval(st->value, n, out, d->flat);
     } else {
       Val v = Eval(st->value, n, out);
-      Broadcast(v, kd, n, out, d->flat);
+      if (v.kind == kd)
+        Copy(v.buf, kd, n, out, d->flat);
+      else
+        Broadcast(v, kd, n, out, d->flat);
     }
     return Seq(out, f->span);
   }
