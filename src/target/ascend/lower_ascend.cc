@@ -149,25 +149,18 @@ class Lowering {
       auto* in = f && f->for_kind == ForKind::kParallel ? As<ForNode>(f->body) : nullptr;
       if (!in || in->for_kind != ForKind::kParallel) return;
       const VarNode* col = in->var.get();
-      PostOrderVisitStmt(in->body, [&](const Stmt& x) {
-        auto* st = As<StoreNode>(x);
-        if (!st) return;
-        std::function<void(const Expr&)> walk = [&](const Expr& e) {
-          if (auto* l = As<BufferLoadNode>(e)) {
-            if (l->indices.size() == 1 && l->indices[0].get() == static_cast<const ExprNode*>(col))
-              dense.insert(l->buffer.get());
-            for (auto& i : l->indices) walk(i);
-          } else if (auto* bn = As<BinaryNode>(e)) {
-            walk(bn->a);
-            walk(bn->b);
-          } else if (auto* c = As<CallNode>(e)) {
-            for (auto& a : c->args) walk(a);
-          } else if (auto* cn = As<CastNode>(e)) {
-            walk(cn->value);
-          }
-        };
-        walk(st->value);
-      });
+      struct ColumnReads : IRVisitor {  // 1-D tiles read at the nest's column var
+        const VarNode* col;
+        std::set<const BufferNode*>* dense;
+        void VisitLoad(const BufferLoadNode* l) override {
+          if (l->indices.size() == 1 && l->indices[0].get() == static_cast<const ExprNode*>(col))
+            dense->insert(l->buffer.get());
+          IRVisitor::VisitLoad(l);
+        }
+      } reads;
+      reads.col = col;
+      reads.dense = &dense;
+      reads.VisitStmt(in->body);
     });
     // an accumulator the vector unit also reads or writes (a GEMM's epilogue, FlashAttention's scores and
     // output) lives in the Unified Buffer; each T.gemm into it computes in L0C and adds its product there
@@ -362,32 +355,25 @@ class Lowering {
   // An expression the scalar unit evaluates (loop bounds, conditions, lets, scalar stores): no thread
   // indices (an AI Core has none) and no reads of on-chip tiles (they would need the writing pipe's flag).
   void Scalar(const Expr& e, const Span& sp) {
-    std::function<void(const Expr&)> walk = [&](const Expr& x) {
-      if (!x) return;
-      if (auto* l = As<BufferLoadNode>(x)) {
-        if (tiles_.count(l->buffer.get()))
+    struct Check : IRVisitor {
+      Lowering* self;
+      const Span* sp;
+      void VisitLoad(const BufferLoadNode* l) override {
+        if (self->tiles_.count(l->buffer.get()))
           NotLowered(
               "a read of on-chip tile '" + l->buffer->name + "' by the scalar unit outside a T.Parallel loop",
-              sp);
-        for (auto& i : l->indices) walk(i);
-      } else if (auto* c = As<CallNode>(x)) {
-        if (c->op == "tl.thread_idx" || c->op.rfind("tl.thread", 0) == 0)
-          NotLowered("thread indices (an Ascend block is one AI Core with no threads)", sp);
-        for (auto& a : c->args) walk(a);
-      } else if (auto* b = As<BinaryNode>(x)) {
-        walk(b->a);
-        walk(b->b);
-      } else if (auto* cn = As<CastNode>(x)) {
-        walk(cn->value);
-      } else if (auto* n = As<NotNode>(x)) {
-        walk(n->a);
-      } else if (auto* se = As<SelectNode>(x)) {
-        walk(se->cond);
-        walk(se->true_value);
-        walk(se->false_value);
+              *sp);
+        IRVisitor::VisitLoad(l);
       }
-    };
-    walk(e);
+      void VisitCall(const CallNode* c) override {
+        if (c->op.rfind("tl.thread", 0) == 0)
+          NotLowered("thread indices (an Ascend block is one AI Core with no threads)", *sp);
+        IRVisitor::VisitCall(c);
+      }
+    } check;
+    check.self = this;
+    check.sp = &sp;
+    if (e) check.VisitExpr(e);
   }
 
   const Tile* TileOf(const Buffer& b) {
@@ -481,20 +467,11 @@ class Lowering {
       }
       if (src->pos == AscendPos::kUB &&
           src->flat->dtype != c->dst.buffer->dtype) {  // cast in the UB, then out
-        const DataType dt = c->dst.buffer->dtype;
-        if ((src->pitch * dt.bytes()) % 32 != 0)
-          NotLowered("a T.copy converting " + src->flat->dtype.str() + " to " + dt.str() +
-                         " whose rows are not whole 32-byte blocks in " + dt.str(),
-                     sp);
-        Buffer cast =
-            MakeBuffer(c->src.buffer->name + "_out", dt, {Int(src->rows * src->pitch)}, Scope::kShared, sp);
-        pos_[cast.get()] = AscendPos::kUB;
-        extra_.push_back(cast);
-        return Seq(
-            {Op("vcast", {Load(cast, {Int(0)}), Load(src->flat, {Int(0)}), Int(src->rows * src->pitch)}, sp),
-             Op("copy_ub_to_gm",
-                {g.first, Load(cast, {Int(0)}), g.rows, g.cols, g.row_stride, Int(src->pitch)}, sp)},
-            sp);
+        std::vector<Stmt> out;
+        Buffer cast = CastInUB(*src, c->dst.buffer->dtype, c->src.buffer->name + "_out", sp, &out);
+        out.push_back(Op("copy_ub_to_gm",
+                         {g.first, Load(cast, {Int(0)}), g.rows, g.cols, g.row_stride, Int(src->pitch)}, sp));
+        return Seq(out, sp);
       }
       if (src->pos == AscendPos::kUB)
         return Op("copy_ub_to_gm",
@@ -518,19 +495,7 @@ class Lowering {
       std::vector<Stmt> out;
       Buffer from = src->flat;
       const DataType dt = dst->flat->dtype;
-      if (from->dtype != dt) {
-        if ((src->pitch * dt.bytes()) % 32 != 0)
-          NotLowered("a T.copy converting " + from->dtype.str() + " to " + dt.str() +
-                         " whose rows are not whole 32-byte blocks in " + dt.str(),
-                     sp);
-        Buffer cast =
-            MakeBuffer(c->dst.buffer->name + "_cast", dt, {Int(src->rows * src->pitch)}, Scope::kShared, sp);
-        pos_[cast.get()] = AscendPos::kUB;
-        extra_.push_back(cast);
-        out.push_back(
-            Op("vcast", {Load(cast, {Int(0)}), Load(from, {Int(0)}), Int(src->rows * src->pitch)}, sp));
-        from = cast;
-      }
+      if (from->dtype != dt) from = CastInUB(*src, dt, c->dst.buffer->name + "_cast", sp, &out);
       auto it = l1_ws_.find(c->dst.buffer.get());
       if (it == l1_ws_.end()) {
         Buffer ws =
@@ -559,6 +524,22 @@ class Lowering {
                    std::string(src ? AscendPosName(src->pos) : ScopeName(c->src.buffer->scope)) + " -> " +
                    (dst ? AscendPosName(dst->pos) : ScopeName(c->dst.buffer->scope)) + ")",
                sp);
+  }
+
+  // A UB tile converted to `dt` into a new UB tile of the same element layout (the rows must stay whole
+  // 32-byte blocks in `dt`); the Cast is appended to `out`.
+  Buffer CastInUB(const Tile& src, DataType dt, const std::string& name, const Span& sp,
+                  std::vector<Stmt>* out) {
+    if ((src.pitch * dt.bytes()) % 32 != 0)
+      NotLowered("a T.copy converting " + src.flat->dtype.str() + " to " + dt.str() +
+                     " whose rows are not whole 32-byte blocks in " + dt.str(),
+                 sp);
+    Buffer cast = MakeBuffer(name, dt, {Int(src.rows * src.pitch)}, Scope::kShared, sp);
+    pos_[cast.get()] = AscendPos::kUB;
+    extra_.push_back(cast);
+    out->push_back(
+        Op("vcast", {Load(cast, {Int(0)}), Load(src.flat, {Int(0)}), Int(src.rows * src.pitch)}, sp));
+    return cast;
   }
 
   static Expr FloatOrInt(DataType t, double v) {
@@ -591,6 +572,10 @@ class Lowering {
   Stmt LowerGemm(const GemmNode* g) {
     const Tile* A = TileOf(g->A.buffer);
     const Tile* B = TileOf(g->B.buffer);
+    if (g->k_pack != 1 && ctx_.info)
+      ctx_.info->warnings.push_back(g->span.file + ":" + std::to_string(g->span.line) +
+                                    ": T.gemm k_pack=" + std::to_string(g->k_pack) +
+                                    " is an AMD MFMA option; it has no effect on Ascend");
     const bool dual = dual_.count(g->C.buffer.get()) != 0;
     const Tile* C = dual ? &l0c_.at(g->C.buffer.get()) : TileOf(g->C.buffer);
     const Span& sp = g->span;
