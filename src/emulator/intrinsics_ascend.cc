@@ -115,7 +115,8 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
   static const std::map<std::string, int> pipes = {
       {"copy_gm_to_l1", kMTE2}, {"load2d", kMTE1},  {"mmad", kM},     {"fixpipe", kFIX},    {"copy_gm_to_ub", kMTE2V},
       {"copy_ub_to_gm", kMTE3}, {"vbin", kV},       {"vscalar", kV},  {"vun", kV},          {"vdup", kV},
-      {"vcast", kV},            {"vreduce", kV},    {"vdup_row", kV}, {"vscalar_row", kV}};
+      {"vcast", kV},            {"vreduce", kV},    {"vdup_row", kV}, {"vscalar_row", kV},   {"vcmp", kV},
+      {"vsel", kV},             {"vcast_rows", kV}};
   // clang-format on
   auto pit = pipes.find(name);
   if (pit == pipes.end()) Bad(c, "unknown Ascend instruction");
@@ -136,7 +137,8 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
       {"copy_gm_to_l1", {32, 0}}, {"load2d", {512, 32}}, {"mmad", {64, 512, 512}}, {"fixpipe", {0, 64}},
       {"copy_gm_to_ub", {32, 0}}, {"copy_ub_to_gm", {0, 32}}, {"vbin", {0, 32, 32, 32}}, {"vscalar", {0, 32, 32}},
       {"vun", {0, 32, 32}}, {"vdup", {32}}, {"vcast", {32, 32}}, {"vreduce", {0, 32, 32, 32}},
-      {"vdup_row", {32, 0}}, {"vscalar_row", {0, 32, 32, 0}}};
+      {"vdup_row", {32, 0}}, {"vscalar_row", {0, 32, 32, 0}}, {"vcmp", {0, 32, 32, 32}}, {"vsel", {32, 32, 32, 32}},
+      {"vcast_rows", {32, 32}}};
   // clang-format on
   auto operand = [&](size_t i) -> Opnd {
     const BufferLoadNode* l = Operand(c, i);
@@ -335,6 +337,63 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         put(d, f, 0);
         written(d, f) = 1;
       }
+    }
+  } else if (name == "vcmp" || name == "vsel") {
+    // Compare(mask, src0, src1, mode, count): bit e % 8 of mask byte e / 8 (lowest first) is set where
+    // src0[e] (mode) src1[e]; Select(dst, mask, src0, src1, VSEL_TENSOR_TENSOR_MODE, count): dst[e] = src0[e]
+    // where the bit is set, else src1[e]. Both take whole 256-byte repeats in their count form.
+    const bool cmp = name == "vcmp";
+    const size_t o = cmp ? 1 : 0;
+    Opnd d = operand(o), m = cmp ? d : operand(1), x = operand(2), y = operand(3);
+    const int64_t count = I(4);
+    const Opnd& data = cmp ? x : d;
+    if ((count * data.m->esize) % 256 != 0)
+      Report("misaligned", 0, [&] {
+        return name + " over " + std::to_string(count) + " elements of " + std::to_string(data.m->esize) +
+               " bytes: not whole 256-byte repeats";
+      });
+    if (cmp) {
+      const std::string mode = StrArg(c, 0);
+      for (int64_t byte = 0; byte < (count + 7) / 8; ++byte) {
+        int bits = 0;
+        bool all = true;
+        for (int64_t e = byte * 8; e < std::min(count, byte * 8 + 8); ++e) {
+          if (!access(x, x.base + e, false) || !access(y, y.base + e, false)) continue;
+          const double a = get(x, x.base + e), b = get(y, y.base + e);
+          const bool r = mode == "LT"   ? a < b
+                         : mode == "LE" ? a <= b
+                         : mode == "GT" ? a > b
+                         : mode == "GE" ? a >= b
+                         : mode == "EQ" ? a == b
+                         : mode == "NE" ? a != b
+                                        : (Bad(c, "unknown compare mode " + mode), false);
+          bits |= static_cast<int>(r) << (e - byte * 8);
+          all &= written(x, x.base + e) && written(y, y.base + e);
+        }
+        if (!access(d, d.base + byte, true)) continue;
+        put(d, d.base + byte, bits);
+        written(d, d.base + byte) = all;  // a byte from unwritten elements stays unwritten
+      }
+    } else {
+      for (int64_t e = 0; e < count; ++e) {
+        const int64_t mf = m.base + e / 8;
+        if (!access(m, mf, false)) continue;
+        const bool bit = (static_cast<int64_t>(get(m, mf)) >> (e % 8)) & 1;
+        Opnd& s = bit ? x : y;
+        if (!access(s, s.base + e, false) || !access(d, d.base + e, true)) continue;
+        put(d, d.base + e, get(s, s.base + e));
+        written(d, d.base + e) = static_cast<uint8_t>(written(m, mf) && written(s, s.base + e));
+      }
+    }
+  } else if (name == "vcast_rows") {  // Cast(dst, src, mode, mask 1, repeats, {1, 1, 1, 1}): a value a block
+    Opnd d = operand(0), x = operand(1);
+    const int64_t reps = I(2), ds = 32 / d.m->esize, ss = 32 / x.m->esize;
+    for (int64_t r = 0; r < reps; ++r) {
+      const int64_t df = d.base + r * ds, xf = x.base + r * ss;
+      if (!access(x, xf, false) || !access(d, df, true)) continue;
+      Slot cv = Convert(LoadScalar(x.m->Addr(0, xf), x.m->t), x.m->t, d.m->t);
+      put(d, df, AsDouble(cv, d.m->t));
+      written(d, df) = written(x, xf);
     }
   } else if (name == "vreduce") {  // ReduceMax/Min/Sum(dst, src, work, count): dst[0] = the reduction
     const std::string fn = StrArg(c, 0);

@@ -169,5 +169,47 @@ TEST(EmuAscend, MisalignedVectorOperandsAreReported) {
   EXPECT_NE(res.reports[0].message.find("emu_kernel.py:3"), std::string::npos) << All(res);
 }
 
+// Compare (mode LT) of 64 floats (one 256-byte repeat) X[e] = e against 10: bit e % 8 of byte e / 8 is set
+// for e < 10, so the mask's bytes are 0xFF, 0x03, then zeros (worked by hand from the guide's "one bit per
+// element, lowest element first"); Select with VSEL_TENSOR_TENSOR_MODE takes X where the bit is set, else
+// -1. A count of 60 floats is not whole 256-byte repeats: reported.
+TEST(EmuAscend, CompareBitsAndSelectWorkedByHand) {
+  const DataType kU8 = DataType::UInt(8);
+  Buffer X = Global("X", kF32, {Int(64)}), M = Global("M", kU8, {Int(8)}), Y = Global("Y", kF32, {Int(64)});
+  Buffer x = Shared("x", kF32, 64), t = Shared("t", kF32, 64), z = Shared("z", kF32, 64),
+         y = Shared("y", kF32, 64), m = Shared("m", kU8, 32);
+  auto at = [](const Buffer& b) { return Load(b, {Int(0)}); };
+  auto g = [](const Buffer& b) { return Load(b, {Int(0)}); };
+  auto body = [&](int count) {
+    return Seq({
+        Void("ascend.copy_gm_to_ub", {at(x), g(X), Int(1), Int(64), Int(64), Int(64)}, 1),
+        Void("ascend.vdup", {at(t), FloatImm(kF32, 10), Int(64)}, 2),
+        Void("ascend.vdup", {at(z), FloatImm(kF32, -1), Int(64)}, 3),
+        Flag("MTE2V", "V"),
+        Void("ascend.vcmp", {StringImm("LT"), at(m), at(x), at(t), Int(count)}, 4),
+        Void("ascend.vsel", {at(y), at(m), at(x), at(z), Int(count)}, 5),
+        Flag("V", "MTE3"),
+        Void("ascend.copy_ub_to_gm", {g(M), at(m), Int(1), Int(8), Int(8), Int(32)}, 6),
+        Void("ascend.copy_ub_to_gm", {g(Y), at(y), Int(1), Int(64), Int(64), Int(64)}, 7),
+    });
+  };
+  std::vector<float> xv(64), yv(64, 7);
+  for (int e = 0; e < 64; ++e) xv[static_cast<size_t>(e)] = static_cast<float>(e);
+  std::vector<uint8_t> mv(8, 0x55);
+  Result res = emu::Run(OneBlock({P(X), P(M), P(Y)}, {x, t, z, y, m}, body(64)),
+                        {xv.data(), mv.data(), yv.data()}, {});
+  EXPECT_TRUE(res.reports.empty()) << All(res);
+  const std::vector<uint8_t> want = {0xFF, 0x03, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(mv, want);
+  for (int e = 0; e < 64; ++e) EXPECT_EQ(yv[static_cast<size_t>(e)], e < 10 ? e : -1.0f) << e;
+  Options quiet;
+  quiet.check_uninit = false;
+  Result bad = emu::Run(OneBlock({P(X), P(M), P(Y)}, {x, t, z, y, m}, body(60)),
+                        {xv.data(), mv.data(), yv.data()}, {}, quiet);
+  EXPECT_EQ(Count(bad, "misaligned"), 2) << All(bad);  // the Compare and the Select
+  EXPECT_NE(All(bad).find("vcmp over 60 elements of 4 bytes: not whole 256-byte repeats"), std::string::npos)
+      << All(bad);
+}
+
 }  // namespace
 }  // namespace tl::emu

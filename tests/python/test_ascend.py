@@ -136,7 +136,7 @@ def test_the_source_has_the_instructions_and_flags_meant():
         assert src.count(f"SetFlag<AscendC::HardEvent::{f}>") == src.count(f"WaitFlag<AscendC::HardEvent::{f}>")
     # the loads' flags are outside their fractal loops (once per K step, not per fractal)
     loop = src.index("for (int32_t mb = 0;")
-    assert src.rindex("WaitFlag<AscendC::HardEvent::M_MTE1>", 0, loop) > src.rindex("for (int32_t k_pair = 0;", 0, loop)
+    assert src.rindex("WaitFlag<AscendC::HardEvent::M_MTE1>", 0, loop) > src.rindex("for (int32_t k_trip = 0;", 0, loop)
     assert "Flag" not in src[loop:src.index("}", src.index("AscendC::LoadData(l0a", loop))]
     # T.Pipelined(num_stages=2): ping-pong tiles and L0 buffers, two K steps per trip; the second step's loads
     # into the other L0 buffers need no flag from the cube (which still multiplies the first step's)
@@ -347,10 +347,127 @@ def test_tilelang_ascend_scopes_place_tiles_and_other_targets_keep_theirs():
         c = np.zeros((64, 64), np.float32)
         tilelang.compile(placed_gemm(), **kw)(a, b, c)
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4, err_msg=str(kw))
-    with pytest.raises(TileLangUnsupportedError, match="T.alloc_L0A .* moves T.gemm's operands from L1 into L0A"):
+    with pytest.raises(TileLangUnsupportedError, match="global memory into L0A tile 'A_s': L0A is filled from L1"):
         ascend(placed_gemm(a_alloc="alloc_L0A"))
     with pytest.raises(TileLangUnsupportedError, match="'A_s' is placed in UB but its use needs L1"):
         ascend(placed_gemm(a_alloc="alloc_ub"))
+
+
+def expert_gemm(M, N, K, BM, BN, BK, trans_B, lower_case=False):
+    """TileLang-Ascend's expert style: the program stages operands GM -> L1 -> L0A / L0B itself."""
+    L1, L0A, L0B, L0C = ((T.alloc_l1, T.alloc_l0a, T.alloc_l0b, T.alloc_l0c) if lower_case else
+                         (T.alloc_L1, T.alloc_L0A, T.alloc_L0B, T.alloc_L0C))
+    b_shape = (N, K) if trans_B else (K, N)
+    bt = (BN, BK) if trans_B else (BK, BN)
+
+    @T.prim_func
+    def mm(A: T.Tensor((M, K), "float16"), B: T.Tensor(b_shape, "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM)) as (bx, by):
+            a_l1 = L1((BM, BK), "float16")
+            b_l1 = L1(bt, "float16")
+            a_l0 = L0A((BM, BK), "float16")
+            b_l0 = L0B(bt, "float16")
+            acc = L0C((BM, BN), "float32")
+            for k in T.serial(T.ceildiv(K, BK)):
+                T.copy(A[by * BM, k * BK], a_l1)
+                if trans_B:
+                    T.copy(B[bx * BN, k * BK], b_l1)
+                else:
+                    T.copy(B[k * BK, bx * BN], b_l1)
+                T.copy(a_l1, a_l0)
+                T.copy(b_l1, b_l0)
+                T.gemm(a_l0, b_l0, acc, transpose_B=trans_B, clear_accum=k == 0)
+            T.copy(acc, C[by * BM, bx * BN])
+
+    return mm
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N,K,trans_B", [(31, 19, 47, True), (64, 96, 64, False), (40, 72, 100, True)])
+def test_operands_the_program_loads_into_l0a_and_l0b(arch, M, N, K, trans_B):
+    """T.alloc_L0A / T.alloc_L0B with T.copy from L1 (TileLang-Ascend's expert mode): the copy is the LoadData
+    into the fractal layout the T.gemm reading the tile needs, and the T.gemm is the Mmad alone."""
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K) if trans_B else (K, N)).astype(np.float16)
+    prog = expert_gemm(M, N, K, 32, 32, 32, trans_B, lower_case=trans_B)
+    k = emu(prog, arch)
+    src = k.get_kernel_source()
+    assert "TBuf<AscendC::TPosition::A2> a_l0_buf;" in src and "TBuf<AscendC::TPosition::B2> b_l0_buf;" in src
+    assert "AscendC::LoadData(a_l0" in src and "AscendC::Mmad(acc, a_l0, b_l0, tl_p);" in src
+    assert "l0a_buf" not in src  # no L0 buffer of the lowering's own
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    ref = f64(a) @ (f64(b).T if trans_B else f64(b))
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+    # the same program on the CPU target (the scopes are shared memory there)
+    c2 = np.zeros((M, N), np.float32)
+    tilelang.compile(prog, target="cpu")(a, b, c2)
+    np.testing.assert_allclose(c2, ref, rtol=1e-5, atol=1e-4)
+
+
+def test_l0a_tiles_used_wrongly_are_clear_errors():
+    @T.prim_func
+    def both(A: T.Tensor((32, 32), "float16"), C: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1) as bx:
+            a_l1 = T.alloc_L1((32, 32), "float16")
+            a_l0 = T.alloc_L0A((32, 32), "float16")
+            b_l1 = T.alloc_L1((32, 32), "float16")
+            acc = T.alloc_L0C((32, 32), "float32")
+            T.copy(A[0, 0], a_l1)
+            T.copy(A[0, 0], b_l1)
+            T.copy(a_l1, a_l0)
+            T.gemm(a_l0, b_l1, acc, clear_accum=True)
+            T.gemm(a_l0, b_l1, acc, transpose_A=True)
+            T.copy(acc, C[0, 0])
+
+    with pytest.raises(TileLangUnsupportedError, match="'a_l0' is used by T.gemm both transposed and not"):
+        ascend(both)
+
+    @T.prim_func
+    def unread(A: T.Tensor((32, 32), "float16"), C: T.Tensor((32, 32), "float16")):
+        with T.Kernel(1) as bx:
+            a_l1 = T.alloc_L1((32, 32), "float16")
+            a_l0 = T.alloc_L0B((32, 32), "float16")
+            T.copy(A[0, 0], a_l1)
+            T.copy(a_l1, a_l0)
+
+    with pytest.raises(TileLangUnsupportedError, match="'a_l0' is placed in L0B but no T.gemm reads it"):
+        ascend(unread)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("K", [64, 160, 224])
+def test_three_stage_pipeline(arch, K):
+    """T.Pipelined(num_stages=3): three buffers of each loop tile, three K steps per trip (the last trip
+    partial when the step count is not a multiple of 3), and the flags keep the pipes race-free."""
+    rng = _rng()
+    M, N = 64, 64
+
+    @T.prim_func
+    def mm(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, 1) as (bx, by):
+            A_s = T.alloc_shared((M, 32), "float16")
+            B_s = T.alloc_shared((32, N), "float16")
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.clear(C_l)
+            for k in T.Pipelined(K // 32, num_stages=3):
+                T.copy(A[0, k * 32], A_s)
+                T.copy(B[k * 32, 0], B_s)
+                T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[0, 0])
+
+    k = emu(mm, arch)
+    src = k.get_kernel_source()
+    for b in ["A_s_pong", "A_s_stage2", "B_s_stage2", "l0a_pong"]:
+        assert f"{b}_buf;" in src, b
+    assert not any("num_stages" in w for w in k.warnings), k.warnings
+    assert any("3 buffers each" in c for c in k.choices), k.choices
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
 
 
 def test_scalar_code_that_has_no_ascend_form_is_refused():
@@ -666,8 +783,87 @@ def test_masks_that_are_not_a_row_prefix_are_refused():
                 t[i, j] = T.if_then_else(j % 2 == 0, 1.0, 0.0)
             T.copy(t, Y)
 
-    with pytest.raises(TileLangUnsupportedError, match="T.if_then_else in a T.Parallel loop other than a mask"):
+    with pytest.raises(TileLangUnsupportedError, match="condition on the loop indices that is not linear in the column"):
         ascend(bad)
+
+
+def select_kernel(M, N, BM, dtype, which):
+    @T.prim_func
+    def sel(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, BM)) as bx:
+            x = T.alloc_shared((BM, N), dtype)
+            y = T.alloc_shared((BM, N), dtype)
+            m = T.alloc_fragment((BM,), dtype)
+            T.copy(X[bx * BM, 0], x)
+            T.reduce_max(x, m, dim=1)
+            for i, j in T.Parallel(BM, N):
+                if which == "leaky":  # a comparison of tile values choosing between tile values
+                    y[i, j] = T.if_then_else(x[i, j] > 0, x[i, j], x[i, j] * T.cast(0.125, dtype))
+                elif which == "compound":  # a row's value, an index bound, and, or, not
+                    y[i, j] = T.if_then_else((x[i, j] * T.cast(2, dtype) >= m[i] and j < N - 3) or not j >= 2,
+                                             x[i, j], T.cast(-1, dtype))
+                else:  # an index bound choosing between a tile value and a scalar (a ragged key block)
+                    y[i, j] = T.if_then_else(bx * 7 + j < N - 5, x[i, j], -T.infinity(dtype))
+            T.copy(y, Y[bx * BM, 0])
+
+    return sel
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("which", ["leaky", "compound", "bound"])
+@pytest.mark.parametrize("dtype,M,N", [("float32", 50, 70), ("float16", 32, 40)])
+def test_if_then_else_on_tile_values_is_compare_and_select(arch, which, dtype, M, N):
+    """A T.if_then_else that is not a column mask between scalars: Compare into a bit mask (conditions
+    combined as 0/1 tiles), Select between whole tiles; ragged sizes (the 256-byte repeats pad the tiles)."""
+    rng = _rng()
+    BM = 16
+    k = emu(select_kernel(M, N, BM, dtype, which), arch)
+    src = k.get_kernel_source()
+    assert "AscendC::Compare(" in src and "AscendC::Select(" in src and "SELMODE::VSEL_TENSOR_TENSOR_MODE" in src
+    x = rng.standard_normal((M, N)).astype(dtype)
+    y = np.zeros_like(x)
+    k(x, y)
+    X = f64(x)
+    ref = np.empty_like(X)
+    for b in range(0, M, BM):
+        xb = X[b:b + BM]
+        j = np.arange(N)[None, :]
+        if which == "leaky":
+            rb = np.where(xb > 0, xb, xb * 0.125)
+        elif which == "compound":
+            rb = np.where(((xb * 2 >= xb.max(axis=1, keepdims=True)) & (j < N - 3)) | (j < 2), xb, -1.0)
+        else:
+            rb = np.where(b // BM * 7 + j < N - 5, xb, -np.inf)
+        ref[b:b + BM] = rb
+    np.testing.assert_array_equal(f64(y), ref.astype(dtype).astype(np.float64))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_row_values_of_two_types_in_one_expression(arch):
+    """A float16 row maximum in a float32 row expression (TileLang's online softmax): row-wise values sit one per
+    32-byte block in both types, so the cast is one element per repeat, a block on in each."""
+    rng = _rng()
+    M, N, BM = 48, 40, 24
+
+    @T.prim_func
+    def rows(X: T.Tensor((M, N), "float16"), S: T.Tensor((M,), "float32")):
+        with T.Kernel(M // BM) as bx:
+            x = T.alloc_shared((BM, N), "float16")
+            mx = T.alloc_fragment((BM,), "float16")
+            s = T.alloc_fragment((BM,), "float32")
+            T.copy(X[bx * BM, 0], x)
+            T.reduce_max(x, mx, dim=1)
+            for i in T.Parallel(BM):
+                s[i] = T.exp2(mx[i] * 0.5) + mx[i]
+                S[bx * BM + i] = s[i]
+
+    k = emu(rows, arch)
+    assert "AscendC::UnaryRepeatParams(1, 1, 1, 1)" in k.get_kernel_source()
+    x = rng.standard_normal((M, N)).astype(np.float16)
+    out = np.zeros(M, np.float32)
+    k(x, out)
+    mx = f64(x).max(axis=1)
+    np.testing.assert_allclose(out, np.exp2(mx * 0.5) + mx, rtol=1e-3, atol=1e-3)
 
 
 def test_a_gemm_operand_nothing_wrote_is_reported_where_it_reaches_the_output():

@@ -168,5 +168,23 @@ template <typename T>
 void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count);
 template <typename D, typename S>
 void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count);
+// The repeat form: `mask` elements of each repeat, repeats `dstRepStride` / `srcRepStride` 32-byte blocks
+// apart.
+struct UnaryRepeatParams {
+  UnaryRepeatParams(uint16_t dstBlkStride, uint16_t srcBlkStride, uint8_t dstRepStride, uint8_t srcRepStride);
+};
+template <typename D, typename S>
+void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint64_t mask,
+          const uint8_t repeatTimes, const UnaryRepeatParams& params);
+// Compare: one bit of `dst` per element (set where the comparison holds); Select: src0 where the mask's bit
+// is set, src1 elsewhere (SELMODE::VSEL_TENSOR_TENSOR_MODE: two tensors).
+enum class CMPMODE { LT, GT, EQ, LE, GE, NE };
+enum class SELMODE { VSEL_CMPMASK_SPR, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+template <typename T, typename U>
+void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+             CMPMODE cmpMode, uint32_t count);
+template <typename T, typename U>
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+            const LocalTensor<T>& src1, SELMODE selMode, uint32_t count);
 
 }  // namespace AscendC

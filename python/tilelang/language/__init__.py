@@ -28,7 +28,8 @@ from .symbolics import dynamic, symbolic  # noqa: F401
 from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)
 from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,  # noqa: F401
-                       alloc_shared, alloc_tmem, alloc_var, alloc_L1, alloc_L0A, alloc_L0B, alloc_L0C, alloc_ub)
+                       alloc_shared, alloc_tmem, alloc_var, alloc_L1, alloc_L0A, alloc_L0B, alloc_L0C, alloc_ub,
+                       alloc_l1, alloc_l0a, alloc_l0b, alloc_l0c)
 from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, any_sync,  # noqa: F401
                       assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,

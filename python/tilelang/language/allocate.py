@@ -66,12 +66,14 @@ def alloc_L1(shape, dtype):
 
 
 def alloc_L0A(shape, dtype):
-    """An Ascend L0A tile (the cube's A operand); the Ascend lowering fills L0A itself, so Ascend refuses it."""
+    """An Ascend L0A tile (the cube's A operand, filled from an L1 tile with T.copy); shared memory on other
+    targets."""
     return _placed(_alloc(shape, dtype, "shared", "T.alloc_L0A"), "L0A")
 
 
 def alloc_L0B(shape, dtype):
-    """An Ascend L0B tile (the cube's B operand); the Ascend lowering fills L0B itself, so Ascend refuses it."""
+    """An Ascend L0B tile (the cube's B operand, filled from an L1 tile with T.copy); shared memory on other
+    targets."""
     return _placed(_alloc(shape, dtype, "shared", "T.alloc_L0B"), "L0B")
 
 
@@ -178,3 +180,10 @@ def alloc_reducer(shape, dtype, op="sum", replication=None):
                           "the reducer is one shared-memory copy updated with atomic adds, not a per-thread copy "
                           "combined at T.finalize_reducer")
     return buf
+
+
+# TileLang-Ascend spells the explicit scopes in lower case too
+alloc_l1 = alloc_L1
+alloc_l0a = alloc_L0A
+alloc_l0b = alloc_L0B
+alloc_l0c = alloc_L0C

@@ -39,9 +39,12 @@ const OpInfo* InfoOf(const std::string& op) {
       {"ascend.vun", {kV, {1}, {2}}},
       {"ascend.vdup", {kV, {0}, {}}},
       {"ascend.vcast", {kV, {0}, {1}}},
+      {"ascend.vcast_rows", {kV, {0}, {1}}},
       {"ascend.vscalar_row", {kV, {1}, {2}, 3}},
       {"ascend.vdup_row", {kV, {0}, {}, 1}},
       {"ascend.vreduce", {kV, {1, 3}, {2}}},
+      {"ascend.vcmp", {kV, {1}, {2, 3}}},
+      {"ascend.vsel", {kV, {0}, {1, 2, 3}}},
   };
   auto it = t.find(op);
   return it == t.end() ? nullptr : &it->second;
@@ -100,14 +103,18 @@ class Sync {
       State probe = once;
       Visit(f->body, probe, false, &steady);  // an iteration after one of its own
       std::vector<Stmt> pre;
+      bool hoisted = false;
       for (auto [p, q] : first)
         if (!steady.count({p, q})) {
           if (need_log) need_log->insert({p, q});
           Pair(p, q, st, emit ? &pre : nullptr, s->span);
+          hoisted = true;
         }
       const State before = st;
-      once = st;
-      Visit(f->body, once, false);
+      if (hoisted) {  // else the first iteration's analysis above started from this same state
+        once = st;
+        Visit(f->body, once, false);
+      }
       State head = State::Merge(before, once);
       Stmt body = Visit(f->body, head, emit, need_log);
       st = State::Merge(before, head);  // zero or more iterations

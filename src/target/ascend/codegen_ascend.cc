@@ -252,9 +252,23 @@ class CodegenAscendImpl : public CodegenC {
         Line(ind, "AscendC::" + std::string(fn == "Subs" ? "Adds" : fn) + "(" + Mem(c->args[1]) + ", " +
                       Mem(c->args[2]) + ", " + v + ", " + a(4) + ");");
       }
+    } else if (op == "vcmp") {  // Compare(mask, src0, src1, mode, count): a bit a element
+      Line(ind, "AscendC::Compare(" + Mem(c->args[1]) + ", " + Mem(c->args[2]) + ", " + Mem(c->args[3]) +
+                    ", AscendC::CMPMODE::" + Str(c->args[0]) + ", " + a(4) + ");");
+    } else if (op == "vsel") {  // Select(dst, mask, src0, src1, tensor-tensor mode, count)
+      Line(ind, "AscendC::Select(" + Mem(c->args[0]) + ", " + Mem(c->args[1]) + ", " + Mem(c->args[2]) +
+                    ", " + Mem(c->args[3]) + ", AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, " + a(4) + ");");
     } else if (op == "vreduce") {
       Line(ind, "AscendC::Reduce" + Str(c->args[0]) + "(" + Mem(c->args[1]) + ", " + Mem(c->args[2]) + ", " +
                     Mem(c->args[3]) + ", " + a(4) + ");");
+    } else if (op == "vcast_rows") {  // one element a repeat, each repeat one 32-byte block on in both
+      auto* d = As<BufferLoadNode>(c->args[0]);
+      auto* src = As<BufferLoadNode>(c->args[1]);
+      const DataType dt = d->buffer->dtype, st = src->buffer->dtype;
+      const char* mode = dt.is_float() && st.is_float() && dt.bits() < st.bits() ? "CAST_RINT" : "CAST_NONE";
+      Line(ind, "AscendC::Cast(" + Mem(c->args[0]) + ", " + Mem(c->args[1]) +
+                    ", AscendC::RoundMode::" + mode + ", (uint64_t)1, (uint8_t)(" + a(2) +
+                    "), AscendC::UnaryRepeatParams(1, 1, 1, 1));");
     } else if (op == "vcast") {
       auto* d = As<BufferLoadNode>(c->args[0]);
       auto* src = As<BufferLoadNode>(c->args[1]);

@@ -104,30 +104,47 @@ class Lowering {
                       " and in ", AscendPosName(p), " (", why,
                       "); on Ascend a tile lives in one on-chip buffer: copy it into a second tile");
     };
-    PostOrderVisitStmt(k->body, [&](const Stmt& s) {
-      if (auto* g = As<GemmNode>(s)) {
-        need(g->A.buffer, AscendPos::kL1, g->span, "a T.gemm operand");
-        need(g->B.buffer, AscendPos::kL1, g->span, "a T.gemm operand");
-        need(g->C.buffer, AscendPos::kL0C, g->span, "a T.gemm accumulator");
-      } else if (auto* t = As<TileOpNode>(s)) {
-        if (As<CopyNode>(s) || As<FillNode>(s) || As<ReduceNode>(s)) return;
-        NotLowered("T." + std::string(t->op), t->span);
-      }
-    });
-    // where the program placed tiles itself (T.alloc_L1, T.alloc_L0C, T.alloc_ub: TileLang-Ascend's scopes)
+    // where the program placed tiles itself (T.alloc_L1, T.alloc_L0A/L0B/L0C, T.alloc_ub: TileLang-Ascend's
+    // scopes)
     std::map<const BufferNode*, std::pair<AscendPos, Span>> placed;
     PostOrderVisitStmt(k->body, [&](const Stmt& s) {
       auto* a = As<AttrStmtNode>(s);
       if (!a || a->key != kAscendPosition || !a->node) return;
       const std::string p = As<StringImmNode>(a->value)->value;
-      if (p == "L0A" || p == "L0B")
-        TL_USER_ERROR(kUnsupported, a->span, "T.alloc_", p, " ('", a->node->name,
-                      "'): the Ascend lowering moves T.gemm's ", "operands from L1 into ", p,
-                      " itself; allocate the operand with T.alloc_L1");
       placed[a->node.get()] = {p == "L1"    ? AscendPos::kL1
+                               : p == "L0A" ? AscendPos::kL0A
+                               : p == "L0B" ? AscendPos::kL0B
                                : p == "L0C" ? AscendPos::kL0C
                                             : AscendPos::kUB,
                                a->span};
+    });
+    auto placed_in = [&](const Buffer& b, AscendPos p) {
+      auto it = placed.find(b.get());
+      return it != placed.end() && it->second.first == p;
+    };
+    PostOrderVisitStmt(k->body, [&](const Stmt& s) {
+      if (auto* g = As<GemmNode>(s)) {
+        // an operand the program moved into L0A / L0B itself (T.copy from L1) is used where it is
+        const bool a0 = placed_in(g->A.buffer, AscendPos::kL0A), b0 = placed_in(g->B.buffer, AscendPos::kL0B);
+        need(g->A.buffer, a0 ? AscendPos::kL0A : AscendPos::kL1, g->span, "a T.gemm operand");
+        need(g->B.buffer, b0 ? AscendPos::kL0B : AscendPos::kL1, g->span, "a T.gemm operand");
+        need(g->C.buffer, AscendPos::kL0C, g->span, "a T.gemm accumulator");
+        for (auto [b, tr, in_l0] :
+             {std::tuple{g->A.buffer.get(), g->trans_A, a0}, std::tuple{g->B.buffer.get(), g->trans_B, b0}}) {
+          if (!in_l0) continue;
+          auto [it, fresh] = l0_trans_.emplace(b, tr);
+          if (!fresh && it->second != tr)
+            TL_USER_ERROR(kUnsupported, g->span, "'", b->name,
+                          "' is used by T.gemm both transposed and not; an L0A / L0B tile holds its "
+                          "operand in the one fractal layout the cube reads (load it into two tiles)");
+        }
+      } else if (auto* c = As<CopyNode>(s)) {
+        if (placed_in(c->dst.buffer, AscendPos::kL0A) || placed_in(c->dst.buffer, AscendPos::kL0B))
+          need(c->src.buffer, AscendPos::kL1, c->span, "the source of a copy into L0A / L0B");
+      } else if (auto* t = As<TileOpNode>(s)) {
+        if (As<FillNode>(s) || As<ReduceNode>(s)) return;
+        NotLowered("T." + std::string(t->op), t->span);
+      }
     });
     for (auto& [b, ps] : placed) {
       auto it = want.find(b);
@@ -135,7 +152,8 @@ class Lowering {
         TL_USER_ERROR(
             kUnsupported, ps.second, "'", b->name, "' is placed in ", AscendPosName(ps.first),
             " but its use needs ", AscendPosName(it->second),
-            " (T.gemm operands live in L1, accumulators in L0C, vector tiles in the Unified Buffer)");
+            " (T.gemm operands live in L1 (or L0A / L0B, loaded from L1 with T.copy), accumulators in L0C, "
+            "vector tiles in the Unified Buffer)");
       want.emplace(b, ps.first);
     }
     // 1-D tiles copied with global memory, or read at a nest's column var, are dense rows; others row-wise
@@ -209,6 +227,15 @@ class Lowering {
                         "; the Ascend lowering takes float16 / bfloat16 operands (16x16 fractals) so far");
         t.pitch = RoundUp(t.rows, 16);
         n = t.pitch * RoundUp(t.cols, 32 / es);
+      } else if (p == AscendPos::kL0A || p == AscendPos::kL0B) {  // 16x16 fractals (ZZ / NZ, ZN)
+        if (!IsHalf16(b->dtype))
+          TL_USER_ERROR(kUnsupported, b->span, "T.gemm operand '", b->name, "' is ", b->dtype.str(),
+                        "; the Ascend lowering takes float16 / bfloat16 operands (16x16 fractals) so far");
+        if (!l0_trans_.count(b.get()))
+          TL_USER_ERROR(kUnsupported, b->span, "'", b->name, "' is placed in ", AscendPosName(p),
+                        " but no T.gemm reads it (L0A / L0B hold the cube's operands)");
+        t.pitch = RoundUp(t.rows, 16);
+        n = t.pitch * RoundUp(t.cols, 16);
       } else if (p == AscendPos::kL0C) {
         if (!IsF32(b->dtype))
           TL_USER_ERROR(kUnsupported, b->span, "T.gemm accumulator '", b->name, "' is ", b->dtype.str(),
@@ -245,7 +272,8 @@ class Lowering {
     }
   }
 
-  // L0A / L0B: one buffer each, as large as the largest gemm needs (sized before any gemm is lowered).
+  // L0A / L0B: one buffer each, as large as the largest gemm whose operand is in L1 needs (sized before any
+  // gemm is lowered); operands the program placed in L0A / L0B itself are read where they are
   void SizeL0(const Stmt& body) {
     int64_t na = 0, nb = 0;
     DataType t;
@@ -256,15 +284,18 @@ class Lowering {
       const Tile& B = tiles_.at(g->B.buffer.get());
       const int64_t tm = g->trans_A ? A.cols : A.rows, tk = g->trans_A ? A.rows : A.cols;
       const int64_t tn = g->trans_B ? B.rows : B.cols;
-      na = std::max(na, RoundUp(tm, 16) * RoundUp(tk, 16));
-      nb = std::max(nb, RoundUp(tk, 16) * RoundUp(tn, 16));
+      if (A.pos == AscendPos::kL1) na = std::max(na, RoundUp(tm, 16) * RoundUp(tk, 16));
+      if (B.pos == AscendPos::kL1) nb = std::max(nb, RoundUp(tk, 16) * RoundUp(tn, 16));
       t = g->A.buffer->dtype;
     });
-    if (!na) return;
-    l0a_ = MakeBuffer("l0a", t, {Int(na)}, Scope::kShared);
-    l0b_ = MakeBuffer("l0b", t, {Int(nb)}, Scope::kShared);
-    pos_[l0a_.get()] = AscendPos::kL0A;
-    pos_[l0b_.get()] = AscendPos::kL0B;
+    if (na) {
+      l0a_ = MakeBuffer("l0a", t, {Int(na)}, Scope::kShared);
+      pos_[l0a_.get()] = AscendPos::kL0A;
+    }
+    if (nb) {
+      l0b_ = MakeBuffer("l0b", t, {Int(nb)}, Scope::kShared);
+      pos_[l0b_.get()] = AscendPos::kL0B;
+    }
   }
 
   void CheckCapacity(std::vector<Buffer>& alloc, const Span& sp) {
@@ -319,7 +350,12 @@ class Lowering {
     }
     if (auto* i = As<IfNode>(s)) {
       Scalar(i->cond, i->span);
-      return If(i->cond, Lower(i->then_case), Lower(i->else_case), i->span);
+      conds_.push_back(i->cond);
+      Stmt then_case = Lower(i->then_case);
+      conds_.back() = Not(i->cond);
+      Stmt else_case = Lower(i->else_case);
+      conds_.pop_back();
+      return If(i->cond, then_case, else_case, i->span);
     }
     if (auto* l = As<LetNode>(s)) {
       Scalar(l->value, l->span);
@@ -449,6 +485,10 @@ class Lowering {
              copy},
             sp);
       }
+      if (dst->pos == AscendPos::kL0A || dst->pos == AscendPos::kL0B)
+        TL_USER_ERROR(kUnsupported, sp, "a T.copy from global memory into ", AscendPosName(dst->pos),
+                      " tile '", c->dst.buffer->name, "': ", AscendPosName(dst->pos),
+                      " is filled from L1 (copy the tile into a T.alloc_L1 tile first, then from it)");
       NotLowered(std::string("a copy from global memory into ") + AscendPosName(dst->pos), sp);
     }
     if (src && !dst && c->dst.buffer->scope == Scope::kGlobal) {
@@ -515,6 +555,23 @@ class Lowering {
       valid_[c->dst.buffer.get()] = {Int(dst->rows), Int(dst->cols)};
       return Seq(out, sp);
     }
+    if (src && dst && src->pos == AscendPos::kL1 &&
+        (dst->pos == AscendPos::kL0A || dst->pos == AscendPos::kL0B)) {
+      // L1 -> L0A / L0B (MTE1's LoadData): in the fractal layout of the T.gemm that reads the tile
+      if (!c->src.IsWhole() || !c->dst.IsWhole() || src->rows != dst->rows || src->cols != dst->cols)
+        NotLowered("a T.copy between parts of L1 and L0A / L0B tiles, or tiles of different shapes", sp);
+      auto it = valid_.find(c->src.buffer.get());
+      const auto [r, q] =
+          it != valid_.end() ? it->second : std::pair<Expr, Expr>{Int(src->rows), Int(src->cols)};
+      valid_[c->dst.buffer.get()] = {r, q};
+      const bool tr = l0_trans_.at(c->dst.buffer.get());
+      std::vector<Stmt> out;
+      if (dst->pos == AscendPos::kL0A)
+        LoadA(*src, tr, tr ? q : r, tr ? r : q, dst->flat, &out, sp);  // m, k
+      else
+        LoadB(*src, tr, tr ? q : r, tr ? r : q, dst->flat, &out, sp);  // k, n
+      return Seq(out, sp);
+    }
     if (src && dst && src->pos == AscendPos::kL0C && dst->pos == AscendPos::kUB)
       NotLowered(
           "a copy from the cube's L0C to the Unified Buffer (on dav-c220 the cube and vector cores are "
@@ -560,13 +617,66 @@ class Lowering {
             kUnsupported, f->span, "T.fill of the accumulator '", f->dst.buffer->name,
             "' with a value other than 0: L0C is written only by the cube (a cleared accumulator is the "
             "next Mmad's initial value)");
-      clear_depth_[f->dst.buffer.get()] = loops_.size();
+      // a clear under a condition (clear_accum=(k == 0)) holds where the condition did
+      Expr when = Bool(true);
+      for (auto& c : conds_) when = Binary(BinaryOp::kAnd, when, c);
+      clear_depth_[f->dst.buffer.get()] = {loops_.size(), when};
       return nullptr;
     }
     if (t->pos == AscendPos::kUB)
       return Op("vdup", {Load(t->flat, {Int(0)}), Cast(t->flat->dtype, f->value), Int(t->rows * t->pitch)},
                 f->span);
     NotLowered(std::string("T.fill of a tile in ") + AscendPosName(t->pos), f->span);
+  }
+
+  // A (m x k; its L1 tile holds A, or A^T when transposed, in NZ) into L0A: ZZ on dav-c220 (fractal (mb, kb)
+  // at mb*KB + kb, row-major inside) or NZ on dav-c310 (kb*MB + mb); LoadData moves 512-byte fractals.
+  void LoadA(const Tile& A, bool trans, const Expr& m, const Expr& k, const Buffer& dst,
+             std::vector<Stmt>* out, const Span& sp) {
+    const Expr MB = Simplify(CeilDiv(m, 16)), KB = Simplify(CeilDiv(k, 16)), F = Int(256);
+    const int64_t ra = A.pitch / 16;  // fractal rows of the L1 tile
+    auto loop = [&](const char* name, Expr extent, const std::function<Stmt(Expr)>& body) {
+      Var v = MakeVar(name);
+      out->push_back(For(v, Int(0), extent, ForKind::kSerial, body(v), {}, sp));
+    };
+    if (!arch_.l0a_nz) {
+      if (!trans)  // L1 holds A (m x k) in NZ: fractal (mb, kb) at kb*ra + mb
+        loop("mb", MB,
+             [&](Expr mb) { return Load2D(dst, mb * KB * F, A.flat, mb * F, KB, Int(ra), false, sp); });
+      else  // L1 holds A^T (k x m) in NZ: fractal (kb, mb) at mb*ra + kb, transposed inside
+        loop("mb", MB, [&](Expr mb) {
+          return Load2D(dst, mb * KB * F, A.flat, mb * Int(ra) * F, KB, Int(1), true, sp);
+        });
+    } else {
+      if (!trans)
+        loop("kb", KB, [&](Expr kb) {
+          return Load2D(dst, kb * MB * F, A.flat, kb * Int(ra) * F, MB, Int(1), false, sp);
+        });
+      else
+        loop("kb", KB,
+             [&](Expr kb) { return Load2D(dst, kb * MB * F, A.flat, kb * F, MB, Int(ra), true, sp); });
+    }
+  }
+
+  // B (k x n; its L1 tile holds B, or B^T when transposed, in NZ) into L0B: ZN (fractal (kb, nb) at kb*NB +
+  // nb, column-major inside).
+  void LoadB(const Tile& B, bool trans, const Expr& k, const Expr& n, const Buffer& dst,
+             std::vector<Stmt>* out, const Span& sp) {
+    const Expr KB = Simplify(CeilDiv(k, 16)), NB = Simplify(CeilDiv(n, 16)), F = Int(256);
+    const int64_t rb = B.pitch / 16;
+    Var kb = MakeVar("kb");
+    Stmt body =
+        !trans  // L1 holds B (k x n) in NZ: fractal (kb, nb) at nb*rb + kb, row-major inside
+            ? Load2D(dst, kb * NB * F, B.flat, kb * F, NB, Int(rb), true, sp)
+            // L1 holds B^T (n x k) in NZ: fractal (nb, kb) at kb*rb + nb, already column-major in (k, n)
+            : Load2D(dst, kb * NB * F, B.flat, kb * Int(rb) * F, NB, Int(1), false, sp);
+    out->push_back(For(kb, Int(0), KB, ForKind::kSerial, body, {}, sp));
+  }
+
+  static Stmt Load2D(const Buffer& dst, Expr doff, const Buffer& src, Expr soff, Expr rep, Expr stride,
+                     bool tr, const Span& sp) {
+    return Op("load2d",
+              {Load(dst, {Simplify(doff)}), Load(src, {Simplify(soff)}), rep, stride, Int(tr ? 1 : 0)}, sp);
   }
 
   Stmt LowerGemm(const GemmNode* g) {
@@ -597,41 +707,11 @@ class Lowering {
       TL_USER_ERROR(kUnsupported, sp, "T.gemm of ", tm, "x", tn, " into a ", C->rows, "x", C->cols,
                     " accumulator");
     gemm_rows_[g->C.buffer.get()] = m;
-    Buffer l0a = l0a_, l0b = l0b_;
-    const Expr MB = Simplify(CeilDiv(m, 16)), KB = Simplify(CeilDiv(k, 16)), NB = Simplify(CeilDiv(n, 16));
     std::vector<Stmt> out;
-    auto loop = [&](const char* name, Expr extent, const std::function<Stmt(Expr)>& body) {
-      Var v = MakeVar(name);
-      out.push_back(For(v, Int(0), extent, ForKind::kSerial, body(v), {}, sp));
-    };
-    auto load = [&](const Buffer& dst, Expr doff, const Buffer& src, Expr soff, Expr rep, Expr stride,
-                    bool tr) {
-      return Op("load2d",
-                {Load(dst, {Simplify(doff)}), Load(src, {Simplify(soff)}), rep, stride, Int(tr ? 1 : 0)}, sp);
-    };
-    const Expr F = Int(256);
-    const int64_t ra = A->pitch / 16, rb = B->pitch / 16;  // fractal rows of the L1 tiles
-    // A into L0A: ZZ (dav-c220: fractal (mb, kb) at mb*KB + kb, row-major inside) or NZ (dav-c310: kb*MB +
-    // mb)
-    if (!arch_.l0a_nz) {
-      if (!g->trans_A)  // L1 holds A (m x k) in NZ: fractal (mb, kb) at kb*ra + mb
-        loop("mb", MB, [&](Expr mb) { return load(l0a, mb * KB * F, A->flat, mb * F, KB, Int(ra), false); });
-      else  // L1 holds A^T (k x m) in NZ: fractal (kb, mb) at mb*ra + kb, transposed inside
-        loop("mb", MB,
-             [&](Expr mb) { return load(l0a, mb * KB * F, A->flat, mb * Int(ra) * F, KB, Int(1), true); });
-    } else {
-      if (!g->trans_A)
-        loop("kb", KB,
-             [&](Expr kb) { return load(l0a, kb * MB * F, A->flat, kb * Int(ra) * F, MB, Int(1), false); });
-      else
-        loop("kb", KB, [&](Expr kb) { return load(l0a, kb * MB * F, A->flat, kb * F, MB, Int(ra), true); });
-    }
-    // B into L0B: ZN (fractal (kb, nb) at kb*NB + nb, column-major inside)
-    if (!g->trans_B)  // L1 holds B (k x n) in NZ: fractal (kb, nb) at nb*rb + kb, row-major inside
-      loop("kb", KB, [&](Expr kb) { return load(l0b, kb * NB * F, B->flat, kb * F, NB, Int(rb), true); });
-    else  // L1 holds B^T (n x k) in NZ: fractal (nb, kb) at kb*rb + nb, already column-major in (k, n)
-      loop("kb", KB,
-           [&](Expr kb) { return load(l0b, kb * NB * F, B->flat, kb * Int(rb) * F, NB, Int(1), false); });
+    // operands in L1 go into L0A / L0B here; ones the program loaded into L0A / L0B itself are read there
+    Buffer l0a = A->pos == AscendPos::kL0A ? A->flat : l0a_, l0b = B->pos == AscendPos::kL0B ? B->flat : l0b_;
+    if (A->pos == AscendPos::kL1) LoadA(*A, g->trans_A, m, k, l0a, &out, sp);
+    if (B->pos == AscendPos::kL1) LoadB(*B, g->trans_B, k, n, l0b, &out, sp);
     // the accumulator's initial value: a cleared accumulator starts at the first gemm after the clear
     Expr init = Int(0);
     if (dual) {
@@ -639,8 +719,8 @@ class Lowering {
     } else if (g->clear_accum) {
       init = Int(1);
     } else if (auto it = clear_depth_.find(g->C.buffer.get()); it != clear_depth_.end()) {
-      init = Bool(true);
-      for (size_t d = it->second; d < loops_.size(); ++d)
+      init = it->second.second;
+      for (size_t d = it->second.first; d < loops_.size(); ++d)
         init = Binary(BinaryOp::kAnd, init, Binary(BinaryOp::kEQ, loops_[d]->var, loops_[d]->min));
       init = Simplify(Cast(DataType::Int(32), init));
       clear_depth_.erase(it);
@@ -700,10 +780,21 @@ class Lowering {
     return static_cast<Kind>(k);
   }
 
+  // A scratch tile of the Unified Buffer for one statement's intermediate values: a statement's temporaries
+  // die with it, so the next statement reuses them (same type and size; the sync pass orders the reuse).
   Buffer Temp(DataType t, int64_t elems) {
+    for (auto& b : temps_) {
+      int64_t n = 0;
+      AsConstInt(b->shape[0], &n);
+      if (b->dtype == t && n == elems && !busy_.count(b.get())) {
+        busy_.insert(b.get());
+        return b;
+      }
+    }
     Buffer tmp = MakeBuffer("tmp" + std::to_string(temps_.size()), t, {Int(elems)}, Scope::kShared, cur_);
     pos_[tmp.get()] = AscendPos::kUB;
     temps_.push_back(tmp);
+    busy_.insert(tmp.get());
     return tmp;
   }
 
@@ -722,7 +813,7 @@ class Lowering {
     };
     auto into = [&](Kind k, DataType t) -> Buffer {
       if (dst) return dst;
-      if (t.bytes() != n.t.bytes() && (n.pitch * t.bytes()) % 32 != 0)
+      if (k != kRow && t.bytes() != n.t.bytes() && (n.pitch * t.bytes()) % 32 != 0)
         NotLowered("a T.Parallel expression in " + t.str() + " in a " + n.t.str() + " loop whose rows (" +
                        std::to_string(n.pitch) + " elements) are not whole 32-byte blocks in " + t.str(),
                    cur_);
@@ -757,6 +848,16 @@ class Lowering {
                                       : s.kind == kRow ? n.rows * bsz
                                                        : n.pitch);
       if (s.kind != kind) return Broadcast(s, kind, n, out, o);
+      if (kind == kRow && s.buf->dtype.bytes() != e->dtype.bytes()) {
+        // row-wise values sit one per 32-byte block in either type: a Cast of one element per repeat, each
+        // repeat a block further on in both (repeats of at most 255)
+        for (int64_t r0 = 0; r0 < n.rows; r0 += 255)
+          out.push_back(Op("vcast_rows",
+                           {Load(o, {Int(r0 * bsz)}), Load(s.buf, {Int(r0 * (32 / s.buf->dtype.bytes()))}),
+                            Int(std::min<int64_t>(255, n.rows - r0))},
+                           cur_));
+        return {o, kind};
+      }
       out.push_back(Op("vcast", {at0(o), at0(s.buf), count(kind)}, cur_));
       return {o, kind};
     }
@@ -840,52 +941,187 @@ class Lowering {
     return {o, kind};
   }
 
-  // T.if_then_else(cond, a, b) with scalar a and b and a condition linear in the column index (masks: causal
-  // attention's `q_row >= k_col`, a ragged key block's `k0 + j >= seq_len`): in each row the columns where it
-  // holds are a prefix or a suffix, so the row is filled with one value and its prefix with the other (two
-  // Duplicates from the row's start, whose addresses stay aligned).
+  // T.if_then_else(cond, a, b). With scalar a and b and a condition linear in the column index (masks:
+  // causal attention's `q_row >= k_col`, a ragged key block's `k0 + j >= seq_len`), each row's columns where
+  // it holds are a prefix or a suffix: the row is filled with one value and its prefix with the other (two
+  // Duplicates from the row's start, whose addresses stay aligned). Any other: Compare into a bit mask and
+  // Select (SelectTiles below).
   Val Mask(const SelectNode* sel, const Nest& n, std::vector<Stmt>& out, Buffer dst) {
     const VarUses ua = VarsOf(sel->true_value), ub = VarsOf(sel->false_value);
     auto loop_free = [&](const VarUses& u) {
       return !u.loads && !(n.row && u.vars.count(n.row)) && !(n.col && u.vars.count(n.col));
     };
-    auto* cmp = As<BinaryNode>(sel->cond);
+    Prefix p;
+    if (!loop_free(ua) || !loop_free(ub) || !ColumnPrefix(sel->cond, n, &p))
+      return SelectTiles(sel, n, out, dst);
+    const DataType t = sel->dtype;
+    const Expr pre = p.holds ? sel->true_value : sel->false_value,
+               rest = p.holds ? sel->false_value : sel->true_value;
+    Buffer o = dst ? dst : Temp(t, n.rows * n.pitch);
+    out.push_back(PrefixFill(n, o, p.len, Cast(t, pre), Cast(t, rest)));
+    return {o, kFull};
+  }
+
+  // Where a condition linear in the column index holds in row i: the prefix [0, len) of the row when `holds`,
+  // else the rest (len an expression of the row var).
+  struct Prefix {
+    Expr len;
+    bool holds = false;
+  };
+  bool ColumnPrefix(const Expr& cond, const Nest& n, Prefix* p) {
+    auto* cmp = As<BinaryNode>(cond);
     const bool is_cmp = cmp && (cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT ||
                                 cmp->op == BinaryOp::kLE || cmp->op == BinaryOp::kLT);
-    if (!n.col || !is_cmp || !loop_free(ua) || !loop_free(ub) || VarsOf(sel->cond).loads)
-      NotLowered(
-          "T.if_then_else in a T.Parallel loop other than a mask (a comparison linear in the column index "
-          "choosing between two scalars)",
-          cur_);
+    if (!n.col || !is_cmp || VarsOf(cond).loads) return false;
     // f >= 0 (or f > 0) with f = s * j + g(i): s = +-1
     Expr f = cmp->op == BinaryOp::kGE || cmp->op == BinaryOp::kGT ? Simplify(cmp->a - cmp->b)
                                                                   : Simplify(cmp->b - cmp->a);
     const bool strict = cmp->op == BinaryOp::kGT || cmp->op == BinaryOp::kLT;
-    if (!f->dtype.is_int()) NotLowered("a T.Parallel mask comparing non-integers", cur_);
+    if (!f->dtype.is_int()) return false;
     auto at = [&](int64_t v) { return Simplify(Substitute(f, {{n.col, Int(v)}})); };
     int64_t s1 = 0, s2 = 0;
     if (!AsConstInt(Simplify(at(1) - at(0)), &s1) || !AsConstInt(Simplify(at(2) - at(1)), &s2) || s1 != s2 ||
         (s1 != 1 && s1 != -1))
-      NotLowered("a T.Parallel mask whose condition is not j, or -j, plus terms without j", cur_);
+      return false;
     const Expr g = at(0);  // f = s1 * j + g
-    // s1 = 1: holds for j >= -g (+1 if strict): the prefix [0, t) takes the false value
-    // s1 = -1: holds for j <= g (-1 if strict): the prefix [0, t + 1) takes the true value
-    const Expr len = s1 > 0 ? Simplify(Int(0) - g + Int(strict ? 1 : 0)) : Simplify(g + Int(strict ? 0 : 1));
-    const Expr pre = s1 > 0 ? sel->false_value : sel->true_value,
-               rest = s1 > 0 ? sel->true_value : sel->false_value;
-    const DataType t = sel->dtype;
-    Buffer o = dst ? dst : Temp(t, n.rows * n.pitch);
+    // s1 = 1: holds for j >= -g (+1 if strict): the prefix [0, -g (+1)) is where it does not
+    // s1 = -1: holds for j <= g (-1 if strict): the prefix [0, g + 1 (-1)) is where it does
+    p->holds = s1 < 0;
+    p->len = s1 > 0 ? Simplify(Int(0) - g + Int(strict ? 1 : 0)) : Simplify(g + Int(strict ? 0 : 1));
+    return true;
+  }
+
+  // Per row: `rest` everywhere, then `pre` over the prefix [0, len) clipped to the row.
+  Stmt PrefixFill(const Nest& n, const Buffer& o, const Expr& len, const Expr& pre, const Expr& rest) {
     const int64_t cols = n.cols;
-    out.push_back(PerRow(n, [&](Expr i) {
+    return PerRow(n, [&](Expr i) {
       Expr l = len;
       if (n.row) l = Substitute(l, {{n.row, i}});
       l = Simplify(Binary(BinaryOp::kMax, Binary(BinaryOp::kMin, l, Int(cols)), Int(0)));
-      Stmt fill = Op("vdup", {Load(o, {i * Int(n.pitch)}), Cast(t, rest), Int(n.pitch)}, cur_);
-      Stmt head = If(Binary(BinaryOp::kGT, l, Int(0)),
-                     Op("vdup", {Load(o, {i * Int(n.pitch)}), Cast(t, pre), l}, cur_));
+      Stmt fill = Op("vdup", {Load(o, {i * Int(n.pitch)}), rest, Int(n.pitch)}, cur_);
+      Stmt head =
+          If(Binary(BinaryOp::kGT, l, Int(0)), Op("vdup", {Load(o, {i * Int(n.pitch)}), pre, l}, cur_));
       return Seq({fill, head}, cur_);
-    }));
+    });
+  }
+
+  // The general T.if_then_else: the condition as a bit mask (Compare; conditions combined with and / or / not
+  // as 0/1 tiles), then Select between the two values as whole tiles. Compare and Select run over whole
+  // 256-byte repeats (the count form of Compare needs them), so their tiles are padded to one.
+  Val SelectTiles(const SelectNode* sel, const Nest& n, std::vector<Stmt>& out, Buffer dst) {
+    const DataType t = sel->dtype;
+    if (!t.is_float() || (t.bits() != 32 && !(t.bits() == 16 && t.code() == DataType::Code::kFloat)))
+      NotLowered("T.if_then_else choosing " + t.str() +
+                     " values in a T.Parallel loop (the vector unit's Select takes float32 and float16)",
+                 cur_);
+    const int64_t cnt = n.rows * n.pitch, padded = RoundUp(cnt, 256 / t.bytes());
+    Buffer bits = CondBits(sel->cond, n, out, padded);
+    Buffer a = Whole(sel->true_value, t, n, out, padded), b = Whole(sel->false_value, t, n, out, padded);
+    const bool into_dst = dst && SizeOf(dst) >= padded;
+    Buffer o = into_dst ? dst : Temp(t, padded);
+    out.push_back(Op(
+        "vsel", {Load(o, {Int(0)}), Load(bits, {Int(0)}), Load(a, {Int(0)}), Load(b, {Int(0)}), Int(padded)},
+        cur_));
+    if (dst && !into_dst) return Copy(o, kFull, n, out, dst);
     return {o, kFull};
+  }
+
+  static int64_t SizeOf(const Buffer& b) {
+    int64_t v = 0;
+    AsConstInt(b->shape[0], &v);
+    return v;
+  }
+
+  // A value of the nest as a whole tile of type t with at least `padded` elements.
+  Buffer Whole(const Expr& x, DataType t, const Nest& n, std::vector<Stmt>& out, int64_t padded) {
+    const Expr v = x->dtype == t ? x : Cast(t, x);
+    if (KindOf(v, n) == kScalar) {
+      Buffer o = Temp(t, padded);
+      out.push_back(Op("vdup", {Load(o, {Int(0)}), v, Int(padded)}, cur_));
+      return o;
+    }
+    Val e = Eval(v, n, out);
+    if (e.kind != kFull) e = Broadcast(e, kFull, n, out, Temp(t, padded));
+    if (SizeOf(e.buf) >= padded) return e.buf;
+    return Copy(e.buf, kFull, n, out, Temp(t, padded)).buf;
+  }
+
+  // The condition as a bit mask over `padded` elements (bit e of byte e / 8 for element e, lowest first).
+  Buffer CondBits(const Expr& c, const Nest& n, std::vector<Stmt>& out, int64_t padded) {
+    static const std::map<BinaryOp, const char*> modes = {{BinaryOp::kLT, "LT"}, {BinaryOp::kLE, "LE"},
+                                                          {BinaryOp::kGT, "GT"}, {BinaryOp::kGE, "GE"},
+                                                          {BinaryOp::kEQ, "EQ"}, {BinaryOp::kNE, "NE"}};
+    Buffer bits = Temp(DataType::UInt(8), RoundUp((padded + 7) / 8, 32));
+    auto* cmp = As<BinaryNode>(c);
+    Prefix p;
+    if (cmp && modes.count(cmp->op) && !ColumnPrefix(c, n, &p)) {
+      if (!VarsOf(cmp->a).loads && !VarsOf(cmp->b).loads)
+        NotLowered(
+            "a T.if_then_else condition on the loop indices that is not linear in the column index (the "
+            "vector "
+            "unit compares tile values; index conditions must be j or -j plus terms without j)",
+            cur_);
+      // values compared in their common float type (float32 unless both are float16)
+      const DataType ct =
+          cmp->a->dtype == cmp->b->dtype && cmp->a->dtype.is_float() &&
+                  (cmp->a->dtype.bits() == 32 || cmp->a->dtype.code() == DataType::Code::kFloat)
+              ? cmp->a->dtype
+              : DataType::Float(32);
+      const int64_t cp = RoundUp(padded, 256 / ct.bytes());
+      Buffer x = Whole(cmp->a, ct, n, out, cp), y = Whole(cmp->b, ct, n, out, cp);
+      out.push_back(Op("vcmp",
+                       {StringImm(modes.at(cmp->op)), Load(bits, {Int(0)}), Load(x, {Int(0)}),
+                        Load(y, {Int(0)}), Int(padded)},
+                       cur_));
+      return bits;
+    }
+    // otherwise the condition as a 0/1 float32 tile, then where it is above one half
+    Buffer f = Cond01(c, n, out, padded), half = Temp(DataType::Float(32), padded);
+    out.push_back(Op("vdup", {Load(half, {Int(0)}), FloatImm(DataType::Float(32), 0.5), Int(padded)}, cur_));
+    out.push_back(Op(
+        "vcmp", {StringImm("GT"), Load(bits, {Int(0)}), Load(f, {Int(0)}), Load(half, {Int(0)}), Int(padded)},
+        cur_));
+    return bits;
+  }
+
+  // A condition as a float32 tile of 1 where it holds and 0 where not: and = Mul, or = Max, not = 1 - x.
+  Buffer Cond01(const Expr& c, const Nest& n, std::vector<Stmt>& out, int64_t padded) {
+    const DataType f32 = DataType::Float(32);
+    const int64_t fp = RoundUp(padded, 64);
+    auto at0 = [](const Buffer& b) { return Load(b, {Int(0)}); };
+    Prefix p;
+    if (ColumnPrefix(c, n, &p)) {
+      Buffer o = Temp(f32, fp);
+      if (fp > n.rows * n.pitch) out.push_back(Op("vdup", {at0(o), FloatImm(f32, 0), Int(fp)}, cur_));
+      out.push_back(PrefixFill(n, o, p.len, FloatImm(f32, p.holds ? 1 : 0), FloatImm(f32, p.holds ? 0 : 1)));
+      return o;
+    }
+    auto* bin = As<BinaryNode>(c);
+    if (bin && (bin->op == BinaryOp::kAnd || bin->op == BinaryOp::kOr)) {
+      Buffer x = Cond01(bin->a, n, out, padded), y = Cond01(bin->b, n, out, padded);
+      out.push_back(
+          Op("vbin", {StringImm(bin->op == BinaryOp::kAnd ? "Mul" : "Max"), at0(x), at0(x), at0(y), Int(fp)},
+             cur_));
+      return x;
+    }
+    if (auto* no = As<NotNode>(c)) {
+      Buffer x = Cond01(no->a, n, out, padded);
+      out.push_back(Op("vscalar", {StringImm("Muls"), at0(x), at0(x), FloatImm(f32, -1), Int(fp)}, cur_));
+      out.push_back(Op("vscalar", {StringImm("Adds"), at0(x), at0(x), FloatImm(f32, 1), Int(fp)}, cur_));
+      return x;
+    }
+    if (bin && (bin->op == BinaryOp::kLT || bin->op == BinaryOp::kLE || bin->op == BinaryOp::kGT ||
+                bin->op == BinaryOp::kGE || bin->op == BinaryOp::kEQ || bin->op == BinaryOp::kNE)) {
+      Buffer bits = CondBits(c, n, out, fp), one = Temp(f32, fp), zero = Temp(f32, fp), o = Temp(f32, fp);
+      out.push_back(Op("vdup", {at0(one), FloatImm(f32, 1), Int(fp)}, cur_));
+      out.push_back(Op("vdup", {at0(zero), FloatImm(f32, 0), Int(fp)}, cur_));
+      out.push_back(Op("vsel", {at0(o), at0(bits), at0(one), at0(zero), Int(fp)}, cur_));
+      return o;
+    }
+    NotLowered(
+        "this T.if_then_else condition in a T.Parallel loop (comparisons of tile values, and / or / not "
+        "of them, and comparisons linear in the column index are lowered)",
+        cur_);
   }
 
   Stmt PerRow(const Nest& n, const std::function<Stmt(Expr)>& body) {
@@ -1009,6 +1245,7 @@ class Lowering {
 
   Stmt LowerParallelStore(const ForNode* f, const std::vector<const ForNode*>& nest, const StoreNode* st) {
     cur_ = st->span;
+    busy_.clear();
     if (st->buffer->scope == Scope::kGlobal) return ParallelToGlobal(nest, st);
     const Tile* d = TileOf(st->buffer);
     if (!d || d->pos != AscendPos::kUB)
@@ -1065,6 +1302,7 @@ class Lowering {
 
   Stmt LowerReduce(const ReduceNode* r) {
     cur_ = r->span;
+    busy_.clear();
     const Tile* s = TileOf(r->src.buffer);
     const Tile* d = TileOf(r->dst.buffer);
     if (!s || !d || s->pos != AscendPos::kUB || d->pos != AscendPos::kUB || !r->src.IsWhole() ||
@@ -1114,10 +1352,10 @@ class Lowering {
     return n;
   }
 
-  // T.Pipelined(num_stages >= 2): the tiles the loop's copies fill from global memory, and L0A / L0B, get a
-  // second buffer, and the loop runs two iterations per trip, the first on the first buffers and the second
-  // on the others (ping-pong): the copies of one iteration then touch other buffers than the loads and the
-  // Mmad of the one before, and the flags let the pipes overlap across iterations.
+  // T.Pipelined(num_stages = S >= 2): the tiles the loop's copies fill from global memory get S buffers
+  // (while the buffers fit: fewer stages, with a warning, where they do not), L0A / L0B two, and the loop
+  // runs S iterations per trip, iteration s on buffer s: the copies of one iteration touch other buffers than
+  // the loads and the Mmad of the S - 1 before it, so the flags let MTE2 run that far ahead of the cube.
   Stmt LowerPipelined(const ForNode* f, int64_t stages) {
     std::vector<const BufferNode*> tiles;
     const auto in_loop = Uses(f->body), in_kernel = Uses(kernel_->body);
@@ -1136,60 +1374,82 @@ class Lowering {
       loops_.pop_back();
       return For(f->var, f->min, f->extent, ForKind::kSerial, b, {}, f->span);
     }
+    // as many stages as the positions hold (the program's tiles, the loop's tiles once per stage)
+    const std::string at = f->span.file + ":" + std::to_string(f->span.line) + ": ";
+    int64_t S = stages;
+    for (; S > 2; --S) {
+      std::map<AscendPos, int64_t> used;
+      for (auto& [b, t] : tiles_) {
+        int64_t n = 0;
+        AsConstInt(t.flat->shape[0], &n);
+        const bool rotated = std::find(tiles.begin(), tiles.end(), b) != tiles.end();
+        used[t.pos] += RoundUp(n * t.flat->dtype.bytes(), AscendPosAlign(t.pos)) * (rotated ? S : 1);
+      }
+      if (used[AscendPos::kL1] <= arch_.l1 && used[AscendPos::kUB] <= arch_.ub) break;
+    }
+    if (S < stages && ctx_.info)
+      ctx_.info->warnings.push_back(at + "T.Pipelined num_stages=" + std::to_string(stages) + " runs with " +
+                                    std::to_string(S) + " stages on Ascend: " + std::to_string(stages) +
+                                    " buffers of the loop's tiles do not fit L1 / the Unified Buffer");
     std::string names;
     for (const BufferNode* b : tiles) {
-      if (!second_.count(b)) {
-        Tile t = tiles_.at(b);
-        t.flat = MakeBuffer(t.flat->name + "_pong", t.flat->dtype, t.flat->shape, Scope::kShared, t.span);
+      auto& v = stage_bufs_[b];
+      if (v.empty()) v.push_back(tiles_.at(b));
+      while (static_cast<int64_t>(v.size()) < S) {
+        Tile t = v[0];
+        const size_t s = v.size();
+        t.flat = MakeBuffer(t.flat->name + (s == 1 ? "_pong" : "_stage" + std::to_string(s)), t.flat->dtype,
+                            t.flat->shape, Scope::kShared, t.span);
         pos_[t.flat.get()] = t.pos;
         extra_.push_back(t.flat);
-        second_[b] = t;
+        v.push_back(t);
       }
       names += (names.empty() ? "" : ", ") + b->name;
     }
-    if (gemm && l0a_ && !l0a2_) {
-      l0a2_ = MakeBuffer("l0a_pong", l0a_->dtype, l0a_->shape, Scope::kShared);
-      l0b2_ = MakeBuffer("l0b_pong", l0b_->dtype, l0b_->shape, Scope::kShared);
-      pos_[l0a2_.get()] = AscendPos::kL0A;
-      pos_[l0b2_.get()] = AscendPos::kL0B;
-      extra_.push_back(l0a2_);
-      extra_.push_back(l0b2_);
+    auto pong = [&](const Buffer& b, Buffer& second) {
+      if (!b || second) return;
+      second = MakeBuffer(b->name + "_pong", b->dtype, b->shape, Scope::kShared);
+      pos_[second.get()] = pos_.at(b.get());
+      extra_.push_back(second);
+    };
+    if (gemm) {
+      pong(l0a_, l0a2_);
+      pong(l0b_, l0b2_);
     }
-    if (ctx_.info) {
-      const std::string at = f->span.file + ":" + std::to_string(f->span.line) + ": ";
-      ctx_.info->choices.push_back(at + "T.Pipelined: " + (names.empty() ? "" : names + ", ") +
-                                   (gemm ? "L0A, L0B " : "") +
-                                   "ping-pong (two buffers each), two iterations per trip");
-      if (stages > 2)
-        ctx_.info->warnings.push_back(at + "T.Pipelined num_stages=" + std::to_string(stages) +
-                                      " runs with two stages on Ascend (ping-pong buffers)");
-    }
-    Var ko = MakeVar(f->var->name + "_pair");
-    const Expr trips = Simplify(CeilDiv(f->extent, 2));
+    const bool l0 = gemm && (l0a_ || l0b_);
+    if (ctx_.info)
+      ctx_.info->choices.push_back(at + "T.Pipelined: " + (names.empty() ? "" : names + ": ") +
+                                   (names.empty() ? "" : std::to_string(S) + " buffers each, ") +
+                                   (l0 ? "L0A / L0B ping-pong, " : "") + std::to_string(S) +
+                                   " iterations per trip");
+    Var ko = MakeVar(f->var->name + "_trip");
+    const Expr trips = Simplify(CeilDiv(f->extent, S));
     auto pseudo = std::make_shared<ForNode>(ko, Int(0), trips, ForKind::kSerial, Stmt(),
                                             std::map<std::string, Expr>{}, f->span);
     loops_.push_back(pseudo.get());
-    const Expr k0 = f->min + ko * Int(2);
-    Stmt first = Lower(Substitute(f->body, {{f->var.get(), k0}}));
-    auto swap = [&] {
-      for (const BufferNode* b : tiles) std::swap(tiles_[b], second_[b]);
-      if (gemm && l0a2_) {
-        std::swap(l0a_, l0a2_);
-        std::swap(l0b_, l0b2_);
-      }
-    };
-    swap();
-    Stmt second = Lower(UniquifyDefs(Substitute(f->body, {{f->var.get(), k0 + Int(1)}})));
-    swap();
+    const Buffer a0 = l0a_, b0 = l0b_;
+    std::vector<Stmt> steps;
+    for (int64_t st = 0; st < S; ++st) {
+      for (const BufferNode* b : tiles) tiles_[b] = stage_bufs_[b][static_cast<size_t>(st)];
+      if (st % 2 && l0a2_) l0a_ = l0a2_;
+      if (st % 2 && l0b2_) l0b_ = l0b2_;
+      const Expr k = f->min + ko * Int(S) + Int(st);
+      Stmt body = Substitute(f->body, {{f->var.get(), k}});
+      body = Lower(st ? UniquifyDefs(body) : body);
+      steps.push_back(st ? If(Binary(BinaryOp::kLT, ko * Int(S) + Int(st), f->extent), body, nullptr, f->span)
+                         : body);
+      l0a_ = a0;
+      l0b_ = b0;
+    }
+    for (const BufferNode* b : tiles) tiles_[b] = stage_bufs_[b][0];
     loops_.pop_back();
-    Stmt odd = If(Binary(BinaryOp::kLT, ko * Int(2) + Int(1), f->extent), second, nullptr, f->span);
-    return For(ko, Int(0), trips, ForKind::kSerial, Seq({first, odd}, f->span), {}, f->span);
+    return For(ko, Int(0), trips, ForKind::kSerial, Seq(steps, f->span), {}, f->span);
   }
 
   const PassContext& ctx_;
   const AscendArch& arch_;
   const KernelNode* kernel_ = nullptr;
-  std::map<const BufferNode*, Tile> second_;  // the ping-pong buffers of double-buffered tiles
+  std::map<const BufferNode*, std::vector<Tile>> stage_bufs_;  // the buffers of pipelined tiles, one a stage
   std::vector<Buffer> extra_;                 // buffers made while lowering (ping-pong)
   Buffer l0a2_, l0b2_;
   std::set<const BufferNode*> dual_;       // accumulators also used by the vector unit
@@ -1202,10 +1462,14 @@ class Lowering {
   std::map<const BufferNode*, std::pair<Expr, Expr>>
       valid_;                                        // valid rows, cols of a tile after its last copy
   std::map<const BufferNode*, Expr> gemm_rows_;      // an accumulator's m: its L0C NZ row count
-  std::map<const BufferNode*, size_t> clear_depth_;  // cleared accumulators: loop depth at the clear
+  // cleared accumulators: the loop depth at the clear and the conditions it was under
+  std::map<const BufferNode*, std::pair<size_t, Expr>> clear_depth_;
+  std::vector<Expr> conds_;  // the conditions of the Ifs being lowered
   std::vector<const ForNode*> loops_;
-  Buffer l0a_, l0b_;
+  Buffer l0a_, l0b_;                            // L0A / L0B for gemm operands in L1
+  std::map<const BufferNode*, bool> l0_trans_;  // the program's L0A / L0B tiles: their gemm's transpose
   std::vector<Buffer> temps_;
+  std::set<const BufferNode*> busy_;  // the temporaries the statement being lowered uses
   Span cur_;  // the statement being lowered (vector code)
 };
 
