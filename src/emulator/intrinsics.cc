@@ -20,6 +20,7 @@ double Extreme(DataType t, bool max) {
       return max ? DecodeMinifloat(0x7f7f, 8, 7, false) : -DecodeMinifloat(0x7f7f, 8, 7, false);
     case DataType::Code::kFloat8E4M3: return max ? 448.0 : -448.0;
     case DataType::Code::kFloat8E5M2: return max ? 57344.0 : -57344.0;
+    case DataType::Code::kFloat4E2M1: return max ? 6.0 : -6.0;
     default: break;
   }
   double v = t.bits() == 16   ? 65504.0

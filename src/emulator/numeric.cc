@@ -70,6 +70,28 @@ double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only) {
   return neg ? -v : v;
 }
 
+uint32_t EncodeE2M1(double x) {
+  const uint32_t sign = std::signbit(x) ? 8u : 0u;
+  if (std::isnan(x)) return 8u;
+  const double a = std::fabs(x);
+  // between neighbours the nearer; a tie goes to the even code (its mantissa bit clear)
+  const uint32_t c = a <= 0.25  ? 0
+                     : a < 0.75 ? 1
+                     : a <= 1.25 ? 2
+                     : a < 1.75  ? 3
+                     : a <= 2.5  ? 4
+                     : a < 3.5   ? 5
+                     : a <= 5.0  ? 6
+                                 : 7;
+  return sign | c;
+}
+
+double DecodeE2M1(uint32_t code) {
+  static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  const double v = mag[code & 7u];
+  return (code & 8u) ? -v : v;
+}
+
 namespace {
 struct Format {
   int E, M;
@@ -97,6 +119,7 @@ double SatFinite(double x, DataType t) {
 }  // namespace
 
 double RoundFloat(double x, DataType t) {
+  if (t.code() == DataType::Code::kFloat4E2M1) return DecodeE2M1(EncodeE2M1(x));
   Format f;
   if (MinifloatOf(t, &f))
     return DecodeMinifloat(EncodeMinifloat(SatFinite(x, t), f.E, f.M, f.finite_only), f.E, f.M,
@@ -149,6 +172,11 @@ Slot Convert(Slot v, DataType from, DataType to) {
 }
 
 void StoreScalar(void* p, DataType t, Slot v) {
+  if (t.code() == DataType::Code::kFloat4E2M1) {  // the low nibble; the upper one zero
+    const uint8_t q = static_cast<uint8_t>(EncodeE2M1(v.f));
+    std::memcpy(p, &q, 1);
+    return;
+  }
   Format f;
   if (MinifloatOf(t, &f)) {
     uint32_t b = EncodeMinifloat(v.f, f.E, f.M, f.finite_only);
@@ -195,6 +223,12 @@ Slot LoadScalar(const void* p, DataType t) {
   Slot r;
   if (t.bits() == 16 && (t.code() == DataType::Code::kFloat || t.code() == DataType::Code::kBFloat)) {
     r.f = LoadHalf(p, t.code() == DataType::Code::kBFloat);
+    return r;
+  }
+  if (t.code() == DataType::Code::kFloat4E2M1) {  // the low nibble (the upper one is ignored)
+    uint8_t q;
+    std::memcpy(&q, p, 1);
+    r.f = DecodeE2M1(q);
     return r;
   }
   Format f;

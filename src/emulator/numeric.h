@@ -23,6 +23,12 @@ union Slot {
 uint32_t EncodeMinifloat(double x, int E, int M, bool finite_only);
 double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only);
 
+/// OCP MX fp4 (float4_e2m1fn): 1 sign, 2 exponent (bias 1), 1 mantissa bit, no infinities or NaN; the
+/// magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6. Encoding rounds to nearest even and saturates at 6 (infinities
+/// too); NaN encodes as -0 (code 8), as ml_dtypes does. The code is the low nibble of a byte.
+uint32_t EncodeE2M1(double x);
+double DecodeE2M1(uint32_t code);
+
 /// `x` rounded to the float dtype `t` (float16/bfloat16/float8/float32; float64 unchanged).
 double RoundFloat(double x, DataType t);
 /// `v` wrapped to the width and signedness of the integer dtype `t` (bool: != 0). Inline: it runs for

@@ -45,6 +45,10 @@ bool DataType::Parse(const std::string& full, DataType* out) {
     *out = DataType(Code::kFloat8E5M2, 8, lanes);
     return true;
   }
+  if (name == "float4_e2m1fn" || name == "float4_e2m1") {
+    *out = DataType(Code::kFloat4E2M1, 4, lanes);
+    return true;
+  }
   if (name == "handle") {
     *out = Handle();
     return true;
@@ -76,6 +80,7 @@ std::string DataType::str() const {
     case Code::kBFloat: s = "bfloat16"; break;
     case Code::kFloat8E4M3: s = "float8_e4m3fn"; break;
     case Code::kFloat8E5M2: s = "float8_e5m2"; break;
+    case Code::kFloat4E2M1: s = "float4_e2m1fn"; break;
     case Code::kBool: s = "bool"; break;
     case Code::kHandle: return "handle";
     case Code::kVoid: return "void";

@@ -7,7 +7,18 @@ namespace tl {
 
 class DataType {
  public:
-  enum class Code : uint8_t { kInt, kUInt, kFloat, kBFloat, kFloat8E4M3, kFloat8E5M2, kBool, kHandle, kVoid };
+  enum class Code : uint8_t {
+    kInt,
+    kUInt,
+    kFloat,
+    kBFloat,
+    kFloat8E4M3,
+    kFloat8E5M2,
+    kFloat4E2M1,  // OCP MX fp4 (float4_e2m1fn): finite only, one value a byte (the low nibble), as ml_dtypes
+    kBool,
+    kHandle,
+    kVoid
+  };
 
   DataType() = default;
   DataType(Code code, int bits, int lanes = 1) : code_(code), bits_(bits), lanes_(lanes) {}
@@ -21,7 +32,7 @@ class DataType {
   static DataType Void() { return {Code::kVoid, 0}; }
   static DataType Index() { return Int(32); }
 
-  /// Parses "float16", "bfloat16", "float8_e4m3fn", "int4", "float32x4", "bool", ...
+  /// Parses "float16", "bfloat16", "float8_e4m3fn", "float4_e2m1fn", "int4", "float32x4", "bool", ...
   /// Returns false on an unknown name.
   static bool Parse(const std::string& name, DataType* out);
 
@@ -37,7 +48,7 @@ class DataType {
   bool is_integer() const { return is_int() || is_uint(); }
   bool is_float() const {
     return code_ == Code::kFloat || code_ == Code::kBFloat || code_ == Code::kFloat8E4M3 ||
-           code_ == Code::kFloat8E5M2;
+           code_ == Code::kFloat8E5M2 || code_ == Code::kFloat4E2M1;
   }
   bool is_bool() const { return code_ == Code::kBool; }
   bool is_void() const { return code_ == Code::kVoid; }

@@ -7,6 +7,7 @@
 // float8_e4m3fn has no infinity (NaN = 0x7f/0xff, max 448, overflow -> NaN), float8_e5m2 is IEEE-like.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -151,6 +152,28 @@ struct fp8_format {
   static uint8_t from_double(double d) { return uint8_t(encode_minifloat<E, M, IEEE>(d)); }
 };
 
+/// OCP MX fp4 (float4_e2m1fn): magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 in the low nibble of a byte, no
+/// infinities or NaN. Rounds to nearest even, saturates at 6 (infinities too); NaN gives -0 (code 8), as
+/// ml_dtypes does (docs/semantics.md).
+struct e2m1_format {
+  using storage = uint8_t;
+  static float to_float(uint8_t b) {
+    static const float mag[8] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f};
+    const float v = mag[b & 7u];
+    return (b & 8u) ? -v : v;
+  }
+  static uint8_t from_double(double d) {
+    if (d != d) return 8u;
+    const uint8_t sign = std::signbit(d) ? 8u : 0u;
+    const double a = std::fabs(d);
+    // the nearer neighbour; a tie goes to the even code
+    const uint8_t c = a <= 0.25 ? 0 : a < 0.75 ? 1 : a <= 1.25 ? 2 : a < 1.75 ? 3 : a <= 2.5 ? 4 : a < 3.5 ? 5
+                      : a <= 5.0 ? 6 : 7;
+    return uint8_t(sign | c);
+  }
+  static uint8_t from_float(float f) { return from_double(double(f)); }
+};
+
 }  // namespace detail
 
 /// A storage-only floating-point type whose value is `Fmt::to_float(bits)`.  It is trivial (so
@@ -198,6 +221,7 @@ using half_t = lowp_float<detail::half_format>;
 using bfloat16_t = lowp_float<detail::bf16_format>;
 using float8_e4m3_t = lowp_float<detail::fp8_format<4, 3, false>>;
 using float8_e5m2_t = lowp_float<detail::fp8_format<5, 2, true>>;
+using float4_e2m1_t = lowp_float<detail::e2m1_format>;
 
 static_assert(sizeof(half_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must be 2 bytes");
 static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "fp8 types must be 1 byte");

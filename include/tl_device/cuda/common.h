@@ -124,6 +124,38 @@ struct float8_e5m2_t {
   }
 };
 
+// OCP MX fp4 (float4_e2m1fn) in the low nibble of a byte: magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6, no
+// infinities or NaN. Conversions round to nearest even and saturate at 6; NaN gives -0 (code 8), as the
+// CPU target, the emulators and ml_dtypes do (docs/semantics.md), so the conversion is done here in software
+// rather than with sm_100's cvt.rn.satfinite.e2m1x2.
+struct float4_e2m1_t {
+  unsigned char bits;
+  float4_e2m1_t() = default;
+  __device__ float4_e2m1_t(float f) {
+    const unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = 8;
+      return;
+    }
+    const float a = fabsf(f);
+    const unsigned c = a <= 0.25f  ? 0u
+                       : a < 0.75f ? 1u
+                       : a <= 1.25f ? 2u
+                       : a < 1.75f  ? 3u
+                       : a <= 2.5f  ? 4u
+                       : a < 3.5f   ? 5u
+                       : a <= 5.0f  ? 6u
+                                    : 7u;
+    bits = static_cast<unsigned char>(((u >> 28) & 8u) | c);
+  }
+  __device__ operator float() const {
+    // the magnitude: (1 + m/2) * 2^(e-1) for e > 0, m/2 for e = 0
+    const unsigned e = (bits >> 1) & 3u, m = bits & 1u;
+    const float v = e ? static_cast<float>(2u + m) * __uint_as_float((e + 125u) << 23) : 0.5f * m;
+    return (bits & 8u) ? -v : v;
+  }
+};
+
 // T.reinterpret: the bits of `x` as a value of `T` (same size).
 template <typename T, typename F>
 __device__ __forceinline__ T bit_cast(F x) {
@@ -164,6 +196,14 @@ TL_CAST_VIA_FLOAT(float8_e4m3_t, float8_e5m2_t)
 TL_CAST_VIA_FLOAT(float8_e5m2_t, half_t)
 TL_CAST_VIA_FLOAT(float8_e5m2_t, bfloat16_t)
 TL_CAST_VIA_FLOAT(float8_e5m2_t, float8_e4m3_t)
+TL_CAST_VIA_FLOAT(float4_e2m1_t, half_t)
+TL_CAST_VIA_FLOAT(float4_e2m1_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(float4_e2m1_t, float8_e4m3_t)
+TL_CAST_VIA_FLOAT(float4_e2m1_t, float8_e5m2_t)
+TL_CAST_VIA_FLOAT(half_t, float4_e2m1_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float4_e2m1_t)
+TL_CAST_VIA_FLOAT(float8_e4m3_t, float4_e2m1_t)
+TL_CAST_VIA_FLOAT(float8_e5m2_t, float4_e2m1_t)
 #undef TL_CAST_VIA_FLOAT
 
 // Floating point to 8- and 16-bit integers saturates, NaN giving 0 (docs/semantics.md). C++ leaves an

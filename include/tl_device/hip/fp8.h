@@ -68,6 +68,35 @@ struct fp8_e5m2_t {
   TL_DEV operator float() const { return fp8_decode<5, 2, false>(bits); }
 };
 
+/// OCP MX fp4 (float4_e2m1fn) in the low nibble of a byte: round to nearest even, saturating at 6; NaN gives
+/// -0 (code 8), as on every other target (docs/semantics.md).
+struct fp4_e2m1_t {
+  unsigned char bits;
+  fp4_e2m1_t() = default;
+  TL_DEV fp4_e2m1_t(float f) {
+    const unsigned u = __builtin_bit_cast(unsigned, f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = 8;
+      return;
+    }
+    const float a = __builtin_fabsf(f);
+    const unsigned c = a <= 0.25f  ? 0u
+                       : a < 0.75f ? 1u
+                       : a <= 1.25f ? 2u
+                       : a < 1.75f  ? 3u
+                       : a <= 2.5f  ? 4u
+                       : a < 3.5f   ? 5u
+                       : a <= 5.0f  ? 6u
+                                    : 7u;
+    bits = static_cast<unsigned char>(((u >> 28) & 8u) | c);
+  }
+  TL_DEV operator float() const {
+    const unsigned e = (bits >> 1) & 3u, m = bits & 1u;
+    const float v = e ? static_cast<float>(2u + m) * fp8_pow2(static_cast<int>(e) - 2) : 0.5f * m;
+    return (bits & 8u) ? -v : v;
+  }
+};
+
 /// The FNUZ byte holding half the value of the OCP byte `b` (E5M2 when e5m2, else E4M3FN): -0 -> 0,
 /// NaN and infinity -> 0x80 (FNUZ NaN), every other byte unchanged.
 TL_DEV unsigned char fnuz_bits(unsigned char b, bool e5m2) {

@@ -55,7 +55,8 @@ class DType:
         import numpy as np
 
         special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-                   "float8_e5m2": ml_dtypes.float8_e5m2, "int4": ml_dtypes.int4}
+                   "float8_e5m2": ml_dtypes.float8_e5m2, "int4": ml_dtypes.int4,
+                   "float4_e2m1fn": ml_dtypes.float4_e2m1fn}
         return np.dtype(special.get(self.name, self.name))
 
     def as_torch(self):
@@ -126,11 +127,12 @@ def numpy_dtype(name):
     import numpy as np
 
     special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
-               "float8_e5m2": ml_dtypes.float8_e5m2}
+               "float8_e5m2": ml_dtypes.float8_e5m2, "float4_e2m1fn": ml_dtypes.float4_e2m1fn}
     return np.dtype(special.get(name, name))
 
 
-_DTYPES = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "int4", "int8", "int16",
+_DTYPES = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "int4",
+           "int8", "int16",
            "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 
 
@@ -166,7 +168,6 @@ DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "in
 UNSUPPORTED_DTYPES = {
     "float8_e4m3fnuz": "the fnuz fp8 variants are not implemented; use T.float8_e4m3fn",
     "float8_e5m2fnuz": "the fnuz fp8 variants are not implemented; use T.float8_e5m2",
-    "float4_e2m1fn": "fp4 is not implemented",
 }
 
 

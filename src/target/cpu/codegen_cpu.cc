@@ -40,6 +40,7 @@ std::string CpuType(DataType t) {
     case DataType::Code::kBFloat: return "tl_cpu::bfloat16_t";
     case DataType::Code::kFloat8E4M3: return "tl_cpu::float8_e4m3_t";
     case DataType::Code::kFloat8E5M2: return "tl_cpu::float8_e5m2_t";
+    case DataType::Code::kFloat4E2M1: return "tl_cpu::float4_e2m1_t";
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
   }

@@ -60,10 +60,11 @@ class CodegenHIPImpl : public CodegenCxxGpu {
     return CommonCallE(c);
   }
 
-  // 8-bit floats in the OCP formats (include/tl_device/hip/fp8.h); other dtypes as for CUDA.
+  // 8- and 4-bit floats in the OCP formats (include/tl_device/hip/fp8.h); other dtypes as for CUDA.
   std::string CType(DataType t) override {
     if (t.code() == DataType::Code::kFloat8E4M3) return "tl::fp8_e4m3_t";
     if (t.code() == DataType::Code::kFloat8E5M2) return "tl::fp8_e5m2_t";
+    if (t.code() == DataType::Code::kFloat4E2M1) return "tl::fp4_e2m1_t";
     return CodegenCxxGpu::CType(t);
   }
   std::string BlockIndex(const char* dim) override { return std::string("tl::block_") + dim + "()"; }

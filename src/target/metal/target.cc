@@ -21,6 +21,8 @@ class MetalTypeCheck : public SpanTrackingVisitor {
       why = "float64 (Metal GPUs have no double precision)";
     else if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2)
       why = t.str() + " (MSL has no 8-bit float type)";
+    else if (t.code() == DataType::Code::kFloat4E2M1)
+      why = t.str() + " (MSL has no 4-bit float type)";
     else if (t.bits() < 8 && !t.is_bool() && !t.is_void())
       why = t.str() + " (MSL has no sub-byte types)";
     if (!why.empty())

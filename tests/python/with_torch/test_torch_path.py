@@ -241,3 +241,17 @@ def test_strided_torch_views_are_copied_around_the_launch():
     with pytest.warns(TileLangPerformanceWarning, match="copied into a contiguous tensor"):
         k(base[:, 4:12])
     assert torch.equal(base[:, 4:12], torch.ones((4, 8))) and not base[:, :4].any() and not base[:, 12:].any()
+
+
+def test_packed_fp4_tensors_are_refused_with_what_to_do():
+    """torch's float4_e2m1fn_x2 holds two fp4 values a byte; a T.float4_e2m1fn tensor holds one (as
+    ml_dtypes.float4_e2m1fn): the call says so instead of reading the bytes as something else."""
+    @T.prim_func
+    def f(Q: T.Tensor((8,), "float4_e2m1fn"), Y: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=8) as bx:
+            for i in T.Parallel(8):
+                Y[i] = T.cast(Q[i], "float32")
+
+    k = tilelang.compile(f, target="cpu")
+    with pytest.raises(TileLangArgumentError, match="two fp4 values a byte.*unpack the nibbles"):
+        k(torch.zeros(4, dtype=torch.float4_e2m1fn_x2), torch.zeros(8))
