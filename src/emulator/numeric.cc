@@ -75,8 +75,8 @@ uint32_t EncodeE2M1(double x) {
   if (std::isnan(x)) return 8u;
   const double a = std::fabs(x);
   // between neighbours the nearer; a tie goes to the even code (its mantissa bit clear)
-  const uint32_t c = a <= 0.25  ? 0
-                     : a < 0.75 ? 1
+  const uint32_t c = a <= 0.25   ? 0
+                     : a < 0.75  ? 1
                      : a <= 1.25 ? 2
                      : a < 1.75  ? 3
                      : a <= 2.5  ? 4

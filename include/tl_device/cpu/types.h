@@ -167,8 +167,14 @@ struct e2m1_format {
     const uint8_t sign = std::signbit(d) ? 8u : 0u;
     const double a = std::fabs(d);
     // the nearer neighbour; a tie goes to the even code
-    const uint8_t c = a <= 0.25 ? 0 : a < 0.75 ? 1 : a <= 1.25 ? 2 : a < 1.75 ? 3 : a <= 2.5 ? 4 : a < 3.5 ? 5
-                      : a <= 5.0 ? 6 : 7;
+    const uint8_t c = a <= 0.25   ? 0
+                      : a < 0.75  ? 1
+                      : a <= 1.25 ? 2
+                      : a < 1.75  ? 3
+                      : a <= 2.5  ? 4
+                      : a < 3.5   ? 5
+                      : a <= 5.0  ? 6
+                                  : 7;
     return uint8_t(sign | c);
   }
   static uint8_t from_float(float f) { return from_double(double(f)); }

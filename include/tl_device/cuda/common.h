@@ -138,8 +138,8 @@ struct float4_e2m1_t {
       return;
     }
     const float a = fabsf(f);
-    const unsigned c = a <= 0.25f  ? 0u
-                       : a < 0.75f ? 1u
+    const unsigned c = a <= 0.25f   ? 0u
+                       : a < 0.75f  ? 1u
                        : a <= 1.25f ? 2u
                        : a < 1.75f  ? 3u
                        : a <= 2.5f  ? 4u

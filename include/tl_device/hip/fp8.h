@@ -80,8 +80,8 @@ struct fp4_e2m1_t {
       return;
     }
     const float a = __builtin_fabsf(f);
-    const unsigned c = a <= 0.25f  ? 0u
-                       : a < 0.75f ? 1u
+    const unsigned c = a <= 0.25f   ? 0u
+                       : a < 0.75f  ? 1u
                        : a <= 1.25f ? 2u
                        : a < 1.75f  ? 3u
                        : a <= 2.5f  ? 4u
