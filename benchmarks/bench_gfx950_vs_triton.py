@@ -29,11 +29,42 @@ CONFIGS = [  # name, dtype, BM, BN, BK, threads, stages, B layout (M = N = K = 4
     ("NT fp16 128x128x64 4 waves", "float16", 128, 128, 64, 256, 2, "nk"),
     ("NT fp16 256x128x64 4 waves", "float16", 256, 128, 64, 256, 2, "nk"),
     ("NT fp8 e4m3 128x128x128 4 waves", "float8_e4m3fn", 128, 128, 128, 256, 2, "nk"),
+    # MXFP4 (e2m1 with an E8M0 scale per 32 K values; T.mma_gemm_blockscaled / tl.dot_scaled): our fp4 tensors
+    # hold one value a byte (ml_dtypes' storage), Triton's inputs are packed two a byte
+    ("NT mxfp4 128x128x128 4 waves", "mxfp4", 128, 128, 128, 256, 2, "nk"),
 ]
 SIZE = 4096
 
 
+def ours_mxfp4(BM, BN, BK, threads, stages):
+    M = N = K = SIZE
+    fp4 = "float4_e2m1fn"
+
+    @T.prim_func
+    def gemm(A: T.Tensor((M, K), fp4), B: T.Tensor((N, K), fp4), SA: T.Tensor((M, K // 32), "uint8"),
+             SB: T.Tensor((N, K // 32), "uint8"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((BM, BK), fp4)
+            B_s = T.alloc_shared((BN, BK), fp4)
+            SA_s = T.alloc_shared((BM, BK // 32), "uint8")
+            SB_s = T.alloc_shared((BN, BK // 32), "uint8")
+            C_l = T.alloc_fragment((BM, BN), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):
+                T.copy(A[by * BM, ko * BK], A_s)
+                T.copy(B[bx * BN, ko * BK], B_s)
+                T.copy(SA[by * BM, ko * (BK // 32)], SA_s)
+                T.copy(SB[bx * BN, ko * (BK // 32)], SB_s)
+                T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, transpose_B=True, k_start=ko * BK,
+                                       sf_a_granularity_k=32, sf_b_granularity_k=32)
+            T.copy(C_l, C[by * BM, bx * BN])
+
+    return tilelang.compile(gemm, target="hip -arch=gfx950").get_assembly()
+
+
 def ours(dtype, BM, BN, BK, threads, stages, blayout):
+    if dtype == "mxfp4":
+        return ours_mxfp4(BM, BN, BK, threads, stages)
     M = N = K = SIZE
     nk = blayout == "nk"
     b_shape, bs_shape = ((N, K), (BN, BK)) if nk else ((K, N), (BK, BN))

@@ -28,7 +28,13 @@
 // 0x80 the only NaN (the buffers' dtypes say OCP; the bytes are what the instruction reads).
 // tl.fp8_to_fnuz(&x, n, "e4m3"|"e5m2") re-encodes n OCP bytes in place: -0 -> 0, NaN (and e5m2 infinity) ->
 // 0x80, others unchanged (the same bits are half the value in FNUZ). CDNA4's read the OCP formats (E4M3FN,
-// E5M2) the tensors hold; the IR names those operands e4m3 / e5m2. Products of 16- and 8-bit floats are exact
+// E5M2) the tensors hold; the IR names those operands e4m3 / e5m2. CDNA4's f8f6f4 shapes also read fp4
+// (E2M1, format 4; "e2m1" in the IR): a lane's 32 values in 16 bytes (4 VGPRs), value v in byte v / 2, the
+// low nibble for even v (the register format of the ISA's FP4 operands). fp4 tiles hold one value a byte:
+// tl.fp4_pack(&x, n, mode) packs n such bytes of a lane's registers in place into n / 2 (the rest zero)
+// first: "ordered" as above, or "interleaved" (value i and i + 4 of each 8 in one byte: cheaper, and the sum
+// is the same when both operands are fp4 packed alike, since the MFMA pairs A's and B's value v).
+// Products of 16- and 8-bit floats are exact
 // in double; each output is summed in double and rounded once to float32 (the hardware's internal order is
 // unspecified).
 #include <algorithm>
@@ -108,6 +114,40 @@ void Executor::Fp8ToFnuz(const CallNode* c, const Lanes& act) {
   }
 }
 
+void Executor::Fp4Pack(const CallNode* c, const Lanes& act) {
+  if (c->args.size() != 3) BadMfma("tl.fp4_pack expects (&operand, values, \"ordered\" | \"interleaved\")");
+  const bool inter = Str(c, 2) == "interleaved";
+  const BufferLoadNode* op = MemOperand(c, 0);
+  int64_t n = 0;
+  if (!AsConstInt(c->args[1], &n) || n < 2 || n % 2)
+    BadMfma("tl.fp4_pack: the value count must be an even literal");
+  Mem& m = MemOf(op->buffer.get());
+  if (m.t.bytes() != 1 || m.shared() || m.global())
+    BadMfma("tl.fp4_pack: the operand must be 8-bit registers");
+  TmpScope ts(this);
+  Slot* f = Tmp();
+  Locate(op->buffer, op->indices, act, f, n);
+  std::vector<uint8_t> v(static_cast<size_t>(n));
+  for (int t : act) {
+    if (f[t].i < 0) continue;
+    for (int64_t e = 0; e < n; ++e) {
+      NoteRead(m, t, f[t].i + e);
+      v[static_cast<size_t>(e)] = *static_cast<const uint8_t*>(m.Addr(t, f[t].i + e)) & 0x0f;
+    }
+    for (int64_t e = 0; e < n; ++e) {
+      // ordered: value 2i in the low nibble of byte i, 2i + 1 in its high nibble; interleaved (both operands
+      // fp4, so that their k orders agree): in each group of 8 values, byte i of the group's word holds
+      // values i (low) and i + 4 (high)
+      const int64_t lo = inter ? (e / 4) * 8 + e % 4 : 2 * e, hi = inter ? lo + 4 : 2 * e + 1;
+      const uint8_t b =
+          e < n / 2 ? static_cast<uint8_t>(v[static_cast<size_t>(lo)] | (v[static_cast<size_t>(hi)] << 4))
+                    : 0;
+      *static_cast<uint8_t*>(m.Addr(t, f[t].i + e)) = b;
+      NoteWrite(m, t, f[t].i + e);
+    }
+  }
+}
+
 Lanes Executor::FullWaves64(const Lanes& act, const char* op) {
   // A wave is 64 consecutive threads; the whole wave must execute a wave-collective operation.
   Lanes full = FullWarps(act, op), waves;
@@ -146,7 +186,7 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   }
   const int groups = 64 / R, KD = KV * groups, outs = R * R / 64;
   // 8-bit operands: "fp8" / "bf8" name CDNA3's FNUZ formats, "e4m3" / "e5m2" the OCP ones CDNA4 reads
-  enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52 };
+  enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52, kOcp21 };
   auto fmt8 = [&](const std::string& n, Fmt* f) {
     if (n == "fp8")
       *f = kFnuz43;
@@ -156,6 +196,8 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       *f = kOcp43;
     else if (n == "e5m2")
       *f = kOcp52;
+    else if (n == "e2m1")
+      *f = kOcp21;
     else
       return false;
     return true;
@@ -166,10 +208,10 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   if (eight) {
     if (KV == 4 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
         ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)) ||
-        (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)))
+        (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)) || (KV != 32 && (fa == kOcp21 || fb == kOcp21)))
       BadMfma(
           "8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ, 16x16x32 / 32x32x16) or of e4m3 / e5m2 (OCP, "
-          "also 16x16x128 / 32x32x64); got " +
+          "also 16x16x128 / 32x32x64), or with e2m1 (fp4, 16x16x128 / 32x32x64 only); got " +
           ab + " with " + shape);
   } else if ((ab == "f16" || ab == "bf16") && KV != 32) {
     fa = fb = ab == "f16" ? kF16 : kBF16;
@@ -187,6 +229,7 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       case kFnuz43: return DecodeFnuz(b, 4, 3);
       case kFnuz52: return DecodeFnuz(b, 5, 2);
       case kOcp43: return DecodeOcp8(b, 4, 3);
+      case kOcp21: return DecodeE2M1(b);  // an fp4 tile's byte: its code in the low nibble
       default: return DecodeOcp8(b, 5, 2);
     }
   };
@@ -233,8 +276,14 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
         NoteRead(*m[1], t, eb);
         double av, bv;
         if (eight) {
-          av = decode8(*static_cast<const uint8_t*>(m[0]->Addr(t, ea)), fa);
-          bv = decode8(*static_cast<const uint8_t*>(m[1]->Addr(t, eb)), fb);
+          // fp4 operands are packed (tl.fp4_pack): value v in byte v / 2, the low nibble for even v
+          auto byte = [&](int i, int64_t e, Fmt fm) {
+            if (fm != kOcp21) return *static_cast<const uint8_t*>(m[i]->Addr(t, e));
+            const uint8_t b = *static_cast<const uint8_t*>(m[i]->Addr(t, f[i][t].i + v / 2));
+            return static_cast<uint8_t>(v % 2 ? b >> 4 : b & 0x0f);
+          };
+          av = decode8(byte(0, ea, fa), fa);
+          bv = decode8(byte(1, eb, fb), fb);
         } else {
           av = LoadScalar(m[0]->Addr(t, ea), abt).f;
           bv = LoadScalar(m[1]->Addr(t, eb), abt).f;

@@ -71,14 +71,16 @@ void GemmBlockScaledNode::Check() const {
   auto bad = [&](const std::string& m) {
     throw UserError(ErrorKind::kType, "T.mma_gemm_blockscaled: " + m, span);
   };
-  auto f8 = [](DataType t) {
-    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+  auto mx = [](DataType t) {
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
+           t.code() == DataType::Code::kFloat4E2M1;
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  if (!f8(at) || !f8(bt) || ct != DataType::Float(32))
-    bad("takes float8_e4m3fn / float8_e5m2 A and B (MXFP8, any mix) with a float32 accumulator; got A " +
+  if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
+    bad("takes float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B (MXFP8 / MXFP4, any mix) with a float32 "
+        "accumulator; got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str() +
-        " (4- and 6-bit MX element types are not implemented yet)");
+        " (the 6-bit MX element types are not implemented yet)");
   GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");

@@ -142,6 +142,47 @@ TEST(EmuMfma, HandWorkedScaledF8F6F4) {
   EXPECT_TRUE(std::isnan(OneHot("32x32x64", 52, 5, 39, 5, 39, 8, "e4m3_e4m3", 32, 0x38, -1, 255, 127)));
 }
 
+TEST(EmuMfma, HandWorkedF8F6F4WithFp4) {
+  // E2M1 (format 4) operands of the f8f6f4 shapes: a lane's 32 values packed two a byte in 16 bytes (value v
+  // in byte v / 2, the low nibble for even v; the rest of the 32-byte operand zero), codes 0..7 = 0, 0.5,
+  // 1, 1.5, 2, 3, 4, 6, bit 3 the sign. One-hot values: byte 2 of lane 52 = 0x70 is its value 5 (odd: high
+  // nibble) = code 7 = 6, times lane 39's value 5 = code 2 = 1: D as for e4m3 above.
+  EXPECT_EQ(OneHot("32x32x64", 52, 2, 39, 2, 39, 8, "e2m1_e2m1", 32, 0x70, 0x20), 6.0f);
+  // value 4 (even: low nibble of byte 2), -1.5 = code 8 | 3, times e4m3 1.0 at value 4; 16x16x128, lanes 41 /
+  // 35
+  EXPECT_EQ(OneHot("16x16x128", 41, 2, 35, 4, 35, 1, "e2m1_e4m3", 32, 0x0B, 0x38), -1.5f);
+  // scaled: 6 * 1 * 2^(128 - 127) * 2^(124 - 127) = 1.5
+  EXPECT_EQ(OneHot("32x32x64", 52, 2, 39, 2, 39, 8, "e2m1_e2m1", 32, 0x70, 0x20, 128, 124, 0), 1.5f);
+  // bytes 16..31 of a packed operand are not read: a nonzero one changes nothing
+  EXPECT_EQ(OneHot("32x32x64", 52, 20, 39, 20, 39, 8, "e2m1_e2m1", 32, 0x77, 0x22), 0.0f);
+}
+
+// tl.fp4_pack of 8 one-a-byte codes 1, 2, ..., 8 (upper nibbles set, which are not values): ordered gives
+// 0x21 0x43 0x65 0x87 (value 2i low, 2i + 1 high), interleaved 0x51 0x62 0x73 0x84 (values i and i + 4); then
+// four zero bytes.
+void Fp4Pack(const char* mode, const std::vector<uint8_t>& want) {
+  SCOPED_TRACE(mode);
+  Kernel k;
+  Buffer O = Global("O", DataType::UInt(8), {Int(64), Int(8)});
+  Buffer r = Local("r", DataType::UInt(8), 8);
+  Var i = MakeVar("i");
+  Stmt body = Seq({
+      Unrolled(i, 8, Store(r, Cast(DataType::UInt(8), Expr(i) + Int(0xF1)), {i})),
+      Void("tl.fp4_pack", {Load(r, {Int(0)}), Int(8), StringImm(mode)}),
+      Unrolled(i, 8, Store(O, Load(r, {i}), {k.tx, i})),
+  });
+  std::vector<uint8_t> o(64 * 8, 0xEE);
+  Result res = emu::Run(k.Make({P(O)}, {Int(1)}, 64, {r}, body), {o.data()}, {});
+  EXPECT_TRUE(res.reports.empty()) << All(res);
+  for (int l = 0; l < 64; ++l)
+    EXPECT_EQ(std::vector<uint8_t>(o.begin() + l * 8, o.begin() + l * 8 + 8), want) << l;
+}
+
+TEST(EmuMfma, Fp4PackPacksTwoValuesAByte) {
+  Fp4Pack("ordered", {0x21, 0x43, 0x65, 0x87, 0, 0, 0, 0});
+  Fp4Pack("interleaved", {0x51, 0x62, 0x73, 0x84, 0, 0, 0, 0});
+}
+
 // A whole 16x16x16 product: every lane loads its operands from global memory with the ISA's
 // formulas, the result is stored back the same way and compared with a double matmul.
 void Full16(const std::string& ab, DataType t) {

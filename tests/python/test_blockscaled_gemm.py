@@ -1,4 +1,5 @@
-"""T.mma_gemm_blockscaled (TileLang's block-scaled gemm), MXFP8: A and B float8_e4m3fn / float8_e5m2, one E8M0 scale
+"""T.mma_gemm_blockscaled (TileLang's block-scaled gemm), MXFP8 and MXFP4: A and B float8_e4m3fn / float8_e5m2 /
+float4_e2m1fn (fp4 tiles hold one value a byte; gfx950's wrapper packs them two a byte for the MFMA), one E8M0 scale
 (uint8, 2^(s - 127)) per 32 K elements of each row of A and each column of B. On AMD CDNA4 (hip -arch=gfx950) it is
 the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 (code objects built by ziglang's clang, numbers from
 the emulator, whose scale semantics tests/cpp/test_emulator_hip.cc hand-works); on the CPU a reference loop nest.
@@ -16,7 +17,8 @@ import tilelang.language as T
 from tilelang.errors import TileLangLayoutError, TileLangTypeError, TileLangUnsupportedError
 
 GFX950 = "hip -arch=gfx950"
-NP = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+NP = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
+      "float4_e2m1fn": ml_dtypes.float4_e2m1fn}
 
 
 def _rng():
@@ -91,6 +93,36 @@ def test_mxfp8_on_gfx950(at, bt, tiles, whole, mfma):
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
 
 
+@pytest.mark.parametrize("at,bt,tiles,mfma,widths", [
+    ("float4_e2m1fn", "float4_e2m1fn", (128, 128, 64), r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:4 blgp:4$", (4, 4)),
+    ("float4_e2m1fn", "float8_e4m3fn", (64, 48, 128), r"v_mfma_scale_f32_16x16x128_f8f6f4 (?!.*cbsz).* blgp:4$",
+     (8, 4)),
+    ("float8_e5m2", "float4_e2m1fn", (128, 128, 128), r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:4 blgp:1$", (4, 8)),
+])
+def test_mxfp4_on_gfx950(at, bt, tiles, mfma, widths):
+    """MXFP4 (and fp4 mixed with fp8): the scaled MFMA with format 4 for the fp4 operand (the MFMA computes
+    B^T A^T: cbsz names B's format, blgp A's), the fp4 operand packed two values a byte into 4 VGPRs (an fp8 one
+    takes 8); the emulator and the CPU target match NumPy at ragged M / N."""
+    rng = _rng()
+    M, N, K = 200, 136, 256
+    f = blockscaled_gemm(M, N, K, *tiles, at=at, bt=bt)
+    k = tilelang.compile(f, target=GFX950)
+    asm = k.get_assembly()
+    lines = [ln.strip() for ln in asm.splitlines() if "v_mfma_scale" in ln]
+    assert lines and all(re.search(mfma, ln) for ln in lines), lines[:3]
+    for ln in lines:  # src0 (B's registers), src1 (A's)
+        regs = re.findall(r"v\[(\d+):(\d+)\]", ln)[1:3]
+        assert tuple(int(b) - int(a) + 1 for a, b in regs) == widths, ln
+    res = k.get_resource_usage()
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0 and res["mfma_count"] > 0, res
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, at, bt)
+    for target, backend in (("cpu", None), (GFX950, "emulator")):
+        c = np.full((M, N), np.nan, np.float32)
+        kw = {"execution_backend": backend} if backend else {}
+        tilelang.compile(f, target=target, **kw)(a, b, sa, sb, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
+
+
 @pytest.mark.parametrize("g,whole", [(32, False), (64, True), (128, False)])
 def test_cpu_reference_and_granularities(g, whole):
     """The CPU target's loop nest and gfx950's MFMAs give the same numbers, for granularities 32, 64 and 128 (one
@@ -141,7 +173,7 @@ def test_targets_without_a_lowering_say_where_it_is():
 @pytest.mark.parametrize("kw,err,match", [
     (dict(g=16), TileLangTypeError, r"sf_a_granularity_k must be a positive multiple of 32 .* got 16"),
     (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
-    (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 A and B"),
+    (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B"),
     (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangUnsupportedError, r"sf_layout='blockscaled_chunk_kmajor'"),
 ])
 def test_malformed_calls_are_clear_errors(kw, err, match):

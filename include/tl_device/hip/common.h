@@ -347,15 +347,45 @@ TL_MFMA_OCP_SHAPES(e5m2_e5m2, bf8_bf8)
 #undef TL_MFMA_OCP_SHAPES
 #undef TL_MFMA_OCP
 // The f8f6f4 family, unscaled (scale operands 0: the compiler selects
-// v_mfma_f32_{16x16x128,32x32x64}_f8f6f4): 32 8-bit values a lane in 8 VGPRs; cbsz / blgp give A's / B's
-// format (0 E4M3, 1 E5M2).
+// v_mfma_f32_{16x16x128,32x32x64}_f8f6f4): 32 values a lane; cbsz / blgp give A's / B's format (0 E4M3,
+// 1 E5M2: 32 bytes in 8 VGPRs; 4 E2M1: 16 bytes in the low 4 VGPRs, two values a byte, the lower k in the
+// low nibble: tl.fp4_pack puts a fragment's one-a-byte fp4 values so).
 typedef int i32x8 __attribute__((ext_vector_type(8)));
+/// Four one-a-byte fp4 codes (low nibbles of a word) as 16 bits of nibbles, the first the lowest.
+TL_DEV unsigned fp4_nibbles(unsigned w) {
+  w &= 0x0f0f0f0fu;
+  w = (w | (w >> 4)) & 0x00ff00ffu;
+  return (w | (w >> 8)) & 0xffffu;
+}
+/// tl.fp4_pack: N one-a-byte fp4 codes of a lane's registers packed in place into N / 2 bytes, two a byte,
+/// the other N / 2 bytes zero: the register format of the MFMA's FP4 operands. Ordered: value 2i in the low
+/// nibble of byte i, 2i + 1 in the high one. Interleaved (used when both operands are fp4: the MFMA pairs A's
+/// and B's value v, so packing both alike permutes k in both and leaves the sum): values i and i + 4 of each
+/// 8 in byte i of their word, a mask and a shift-or a word. Done once per loaded fragment, not per MFMA.
+template <int N, bool Interleaved>
+TL_DEV void fp4_pack(void* p) {
+  static_assert(N % 8 == 0, "fp4_pack packs whole words");
+  unsigned w[N / 4];
+  __builtin_memcpy(w, p, N);
+  for (int q = 0; q < N / 4; ++q)
+    w[q] = q >= N / 8    ? 0u
+           : Interleaved ? (w[2 * q] & 0x0f0f0f0fu) | ((w[2 * q + 1] & 0x0f0f0f0fu) << 4)
+                         : fp4_nibbles(w[2 * q]) | (fp4_nibbles(w[2 * q + 1]) << 16);
+  __builtin_memcpy(p, w, N);
+}
+/// A lane's 32 operand values (32 bytes; fp4 ones already packed into the first 16 by fp4_pack, whose upper
+/// half is zero: said again here so that the compiler knows it and keeps the operand in 4 VGPRs).
+template <int fmt>
+TL_DEV i32x8 f8f6f4_operand(const void* p) {
+  i32x8 v; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */
+  __builtin_memcpy(&v, p, 32);
+  if (fmt == 4) v.hi = 0;
+  return v;
+}
 #define TL_MFMA_F8F6F4(SHAPE, ACC, ab, FA, FB)                                               \
   TL_DEV void mfma_##SHAPE##_##ab(float* c, const void* a, const void* b) {                  \
     ACC acc = *reinterpret_cast<const ACC*>(c);                                              \
-    i32x8 av, bv; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */  \
-    __builtin_memcpy(&av, a, 32);                                                            \
-    __builtin_memcpy(&bv, b, 32);                                                            \
+    const i32x8 av = f8f6f4_operand<FA>(a), bv = f8f6f4_operand<FB>(b);                      \
     acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0); \
     *reinterpret_cast<ACC*>(c) = acc;                                                        \
   }
@@ -364,9 +394,7 @@ typedef int i32x8 __attribute__((ext_vector_type(8)));
 #define TL_MFMA_SCALE(SHAPE, ACC, ab, FA, FB)                                                     \
   TL_DEV void mfma_scale_##SHAPE##_##ab(float* c, const void* a, const void* b, int sa, int sb) { \
     ACC acc = *reinterpret_cast<const ACC*>(c);                                                   \
-    i32x8 av, bv;                                                                                 \
-    __builtin_memcpy(&av, a, 32);                                                                 \
-    __builtin_memcpy(&bv, b, 32);                                                                 \
+    const i32x8 av = f8f6f4_operand<FA>(a), bv = f8f6f4_operand<FB>(b);                           \
     acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, sa, 0, sb);    \
     *reinterpret_cast<ACC*>(c) = acc;                                                             \
   }
@@ -379,6 +407,11 @@ TL_MFMA_F8F6F4_SHAPES(e4m3_e4m3, 0, 0)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e5m2, 0, 1)
 TL_MFMA_F8F6F4_SHAPES(e5m2_e4m3, 1, 0)
 TL_MFMA_F8F6F4_SHAPES(e5m2_e5m2, 1, 1)
+TL_MFMA_F8F6F4_SHAPES(e2m1_e2m1, 4, 4)
+TL_MFMA_F8F6F4_SHAPES(e2m1_e4m3, 4, 0)
+TL_MFMA_F8F6F4_SHAPES(e2m1_e5m2, 4, 1)
+TL_MFMA_F8F6F4_SHAPES(e4m3_e2m1, 0, 4)
+TL_MFMA_F8F6F4_SHAPES(e5m2_e2m1, 1, 4)
 #undef TL_MFMA_F8F6F4_SHAPES
 #undef TL_MFMA_SCALE
 #undef TL_MFMA_F8F6F4

@@ -49,6 +49,10 @@ class CodegenHIPImpl : public CodegenCxxGpu {
       return "tl::fp8_to_fnuz<" + arg(1) + ", " +
              (As<StringImmNode>(c->args[2])->value == "e5m2" ? "true" : "false") + ">(" + Addr(c->args[0]) +
              ")";
+    if (op == "tl.fp4_pack")  // (&operand, values): n one-a-byte fp4 codes packed in place, two a byte
+      return "tl::fp4_pack<" + arg(1) + ", " +
+             (As<StringImmNode>(c->args[2])->value == "interleaved" ? "true" : "false") + ">(" +
+             Addr(c->args[0]) + ")";
     if (op == "tl.mfma") {  // (shape, ab type, A, B, C[, scale A, scale B]): one wave's MFMA (docs/hip.md)
       const bool scaled = c->args.size() == 7;
       return std::string(scaled ? "tl::mfma_scale_" : "tl::mfma_") + As<StringImmNode>(c->args[0])->value +

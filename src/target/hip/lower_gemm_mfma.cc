@@ -46,10 +46,13 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  // 8-bit floats, and CDNA4's fp4 (float4_e2m1fn, only in the f8f6f4 family: "fp8" below means either)
   auto is_fp8 = [](DataType t) {
-    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
+    return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
+           t.code() == DataType::Code::kFloat4E2M1;
   };
   const bool fp8 = is_fp8(at) || is_fp8(bt);
+  const bool fp4 = at.code() == DataType::Code::kFloat4E2M1 || bt.code() == DataType::Code::kFloat4E2M1;
   const GpuFeatures& ft = L.ctx_.features;
   const bool ocp = ft.mfma_fp8 == "ocp", k8 = ft.mfma_k8;
   // R x R tiles; each of the 64 / R lane groups supplies kv consecutive k: 16x16x16 / 32x32x8 (f16 / bf16,
@@ -75,6 +78,13 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                         ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
                         "x" + std::to_string(32 * G),
                     sp);
+  if (fp4 && !f8f6f4)
+    throw UserError(ErrorKind::kUnsupported,
+                    std::string("T.gemm with float4_e2m1fn operands on HIP uses CDNA4's f8f6f4 MFMAs ") +
+                        (ocp ? "(16x16x128 / 32x32x64): the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
+                                   ") must be a multiple of " + std::to_string(32 * G)
+                             : "(target hip -arch=gfx950; " + ft.arch + " has no fp4 matrix instructions)"),
+                    sp);
   const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
   const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
@@ -84,7 +94,8 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     throw UserError(
         ErrorKind::kUnsupported,
         "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
-        "float8_e5m2 A and B with a float32 accumulator on gfx940 / gfx941 / gfx942 / gfx950; got A " +
+        "float8_e5m2 A and B (float4_e2m1fn too on gfx950) with a float32 accumulator on gfx940 / gfx941 / "
+        "gfx942 / gfx950; got A " +
             at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
             (!ft.mfma_fp8.empty()
                  ? ""
@@ -107,6 +118,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // (power-of-two scaling is exact for float32 values above 2^-124). CDNA4 reads the OCP formats the
   // tensors hold: the operands go in as they are, named e4m3 / e5m2 in the IR.
   auto f8name = [&](DataType t) {
+    if (t.code() == DataType::Code::kFloat4E2M1) return std::string("e2m1");
     bool e5 = t.code() == DataType::Code::kFloat8E5M2;
     return std::string(ocp ? (e5 ? "e5m2" : "e4m3") : (e5 ? "bf8" : "fp8"));
   };
@@ -145,6 +157,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
       (recode ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
+       : fp4  ? " (fp4 operands packed two a byte in registers)"
        : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
               : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
@@ -325,6 +338,23 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     step.push_back(recode(afrag, i, mt, at));
     step.push_back(recode(bfrag, j, nt, bt));
   }
+  // fp4 operands: each loaded 32-value chunk packed in place, two values a byte (the instruction's register
+  // format), once per fragment rather than once per MFMA; interleaved (cheaper) when both operands are fp4
+  const bool both4 = at.code() == DataType::Code::kFloat4E2M1 && bt.code() == DataType::Code::kFloat4E2M1;
+  auto pack4 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
+    if (dt.code() != DataType::Code::kFloat4E2M1) return;
+    Var hh = MakeVar("hh");
+    step.push_back(For(t, C(0), C(tiles), ForKind::kUnrolled,
+                       For(hh, C(0), C(pack), ForKind::kUnrolled,
+                           Call0("tl.fp4_pack",
+                                 {Load(frag, {Simplify(Expr(t) * C(per) + Expr(hh) * C(kv))}), C(kv),
+                                  StringImm(both4 ? "interleaved" : "ordered")},
+                                 sp),
+                           {}, sp),
+                       {}, sp));
+  };
+  pack4(afrag, i, mt, at);
+  pack4(bfrag, j, nt, bt);
   // The transposed tile, D = B^T A^T: B's registers are the instruction's A operand (lane l: B[k][l % R] is
   // B^T[l % R][k]) and A's its B operand; lane l then holds C[l % R][4 (l / R) + v], columns in a row.
   const std::string swapped = fp8 ? f8name(bt) + "_" + f8name(at) : abname;
