@@ -145,4 +145,6 @@ def test_the_dtype_object():
     assert T.float4_e2m1fn.bits == 4 and T.float4_e2m1fn.itemsize == 1
     assert T.float4_e2m1fn.as_numpy() == np.dtype(FP4)
     assert T.dtype("float4_e2m1fn") == T.float4_e2m1fn
+    # TileLang's tag for fp4 kept one value a byte is this dtype's storage here
+    assert T.float4_e2m1_unpacked == T.float4_e2m1fn and T.dtype("float4_e2m1_unpacked") == T.float4_e2m1fn
 

@@ -160,6 +160,9 @@ class _Unsupported_DType(DType):
 DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
                  "short": "int16", "uint": "uint32", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
                  "float8_e4m3": "float8_e4m3fn",
+                 # TileLang's tag for fp4 stored one value a byte (its tcgen05 block-scaled shared tiles): the
+                 # only fp4 storage here (docs/semantics.md)
+                 "float4_e2m1_unpacked": "float4_e2m1fn",
                  # TileLang's tfloat32 is float32 storage whose T.gemm runs on tf32 tensor cores: here every float32
                  # T.gemm on CUDA does (docs/tf32.md), so it is float32 (the CPU target multiplies exactly)
                  "tfloat32": "float32"}
