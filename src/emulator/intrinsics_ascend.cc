@@ -265,14 +265,16 @@ bool Executor::ExecAscend(const CallNode* c, const Lanes& act) {
         move(d, d.base + i * fe + e, s, s.base + i * stride * fe + (tr ? (e % 16) * 16 + e / 16 : e), false);
   } else if (name == "mmad") {  // Mmad(L0C, L0A, L0B, MmadParams{m, n, k, init})
     Opnd C = operand(0), A = operand(1), B = operand(2);
-    const int64_t m = I(3), n = I(4), k = I(5), MB = Ceil16(m), KB = Ceil16(k), NB = Ceil16(n);
+    // fractals are 16 rows of 32 bytes: c0 = 16 float16 / bfloat16 or 32 int8 values of k a row
+    const int64_t c0 = 32 / A.m->esize, fe = 16 * c0;
+    const int64_t m = I(3), n = I(4), k = I(5), MB = Ceil16(m), KB = (k + c0 - 1) / c0, NB = Ceil16(n);
     const bool init = I(6) != 0, a_nz = I(7) != 0;
     auto ai = [&](int64_t r, int64_t q) {
-      return A.base + (a_nz ? (q / 16) * MB * 256 + r * 16 + q % 16
-                            : ((r / 16) * KB + q / 16) * 256 + (r % 16) * 16 + q % 16);
+      return A.base + (a_nz ? (q / c0) * MB * fe + r * c0 + q % c0
+                            : ((r / 16) * KB + q / c0) * fe + (r % 16) * c0 + q % c0);
     };
     auto bi = [&](int64_t q, int64_t col) {
-      return B.base + ((q / 16) * NB + col / 16) * 256 + (col % 16) * 16 + q % 16;
+      return B.base + ((q / c0) * NB + col / 16) * fe + (col % 16) * c0 + q % c0;
     };
     auto ci = [&](int64_t r, int64_t col) { return C.base + (col / 16) * MB * 256 + r * 16 + col % 16; };
     // what nothing wrote propagates (a row of A, a column of B): it is reported where it reaches the

@@ -63,6 +63,51 @@ TEST(EmuAscend, NzZzZnGemmWithHandDerivedParameters) {
     }
 }
 
+// int8: C = A (3 x 40) * B^T, B^T given as 5 x 40 (n x k), int32 out. Fractals are 16 rows of 32 int8 values
+// (32 bytes). A in L1 (NZ, 16 rows): A(r, c) at (c / 32) * 512 + r * 32 + c % 32: its two k blocks are
+// fractals 0 and 1, and L0A's one row of fractals (m <= 16, k = 40 -> 2) is one LoadData of 2 fractals,
+// stride 1, untransposed. B^T in L1 (NZ, 16 rows): B^T(c, q) at (q / 32) * 512 + c * 32 + q % 32, which is
+// L0B's ZN layout already (fractal kb at kb * 512, (c % 16) * 32 + q % 32 inside): one LoadData of 2
+// fractals, no transpose. L0C: int32 NZ with 16 rows a column block.
+TEST(EmuAscend, Int8GemmWithHandDerivedParameters) {
+  const DataType kI8 = DataType::Int(8);
+  Buffer A = Global("A", kI8, {Int(3), Int(40)}), B = Global("B", kI8, {Int(5), Int(40)});
+  Buffer O = Global("O", kI32, {Int(3), Int(5)});
+  Buffer a1 = Shared("a1", kI8, 16 * 64), b1 = Shared("b1", kI8, 16 * 64);
+  Buffer a0 = Shared("a0", kI8, 1024), b0 = Shared("b0", kI8, 1024), c0 = Shared("c0", kI32, 256);
+  auto at = [](const Buffer& b) { return Load(b, {Int(0)}); };
+  auto g = [](const Buffer& b) { return Load(b, {Int(0), Int(0)}); };
+  Stmt body = Seq({
+      Void("ascend.copy_gm_to_l1", {at(a1), g(A), Int(3), Int(40), Int(40), Int(16)}, 10),
+      Void("ascend.copy_gm_to_l1", {at(b1), g(B), Int(5), Int(40), Int(40), Int(16)}, 11),
+      Flag("MTE2", "MTE1"),
+      Void("ascend.load2d", {at(a0), at(a1), Int(2), Int(1), Int(0)}, 12),
+      Void("ascend.load2d", {at(b0), at(b1), Int(2), Int(1), Int(0)}, 13),
+      Flag("MTE1", "M"),
+      Void("ascend.mmad", {at(c0), at(a0), at(b0), Int(3), Int(5), Int(40), Int(1), Int(0)}, 14),
+      Flag("M", "FIX"),
+      Void("ascend.fixpipe", {g(O), at(c0), Int(3), Int(5), Int(16), Int(5)}, 15),
+  });
+  std::vector<int8_t> a(120), b(200);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 40; ++c)
+      a[static_cast<size_t>(r * 40 + c)] = static_cast<int8_t>((r * 37 + c * 11) % 255 - 127);
+  for (int n = 0; n < 5; ++n)
+    for (int c = 0; c < 40; ++c)
+      b[static_cast<size_t>(n * 40 + c)] = static_cast<int8_t>((n * 53 + c * 7) % 251 - 125);
+  std::vector<int32_t> o(15, -7);
+  Result res =
+      emu::Run(OneBlock({P(A), P(B), P(O)}, {a1, b1, a0, b0, c0}, body), {a.data(), b.data(), o.data()}, {});
+  EXPECT_TRUE(res.reports.empty()) << All(res);
+  for (int r = 0; r < 3; ++r)
+    for (int n = 0; n < 5; ++n) {
+      int64_t want = 0;
+      for (int c = 0; c < 40; ++c)
+        want += int64_t{a[static_cast<size_t>(r * 40 + c)]} * b[static_cast<size_t>(n * 40 + c)];
+      EXPECT_EQ(o[static_cast<size_t>(r * 5 + n)], want) << r << "," << n;
+    }
+}
+
 TEST(EmuAscend, MissingFlagsAreRacesAtBothLines) {
   Result res;
   SmallGemm(false, &res);

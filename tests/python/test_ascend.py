@@ -470,6 +470,48 @@ def test_three_stage_pipeline(arch, K):
     np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
 
 
+def int8_gemm(M, N, K, trans_B=True, BM=64, BN=64, BK=64):
+    b_shape, bs_shape = ((N, K), (BN, BK)) if trans_B else ((K, N), (BK, BN))
+
+    @T.prim_func
+    def mm(A: T.Tensor((M, K), "int8"), B: T.Tensor(b_shape, "int8"), C: T.Tensor((M, N), "int32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM)) as (bx, by):
+            A_s = T.alloc_shared((BM, BK), "int8")
+            B_s = T.alloc_shared(bs_shape, "int8")
+            C_l = T.alloc_fragment((BM, BN), "int32")
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, BK), num_stages=2):
+                T.copy(A[by * BM, k * BK], A_s)
+                if trans_B:
+                    T.copy(B[bx * BN, k * BK], B_s)
+                else:
+                    T.copy(B[k * BK, bx * BN], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_B=trans_B)
+            T.copy(C_l, C[by * BM, bx * BN])
+
+    return mm
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("M,N,K", [(64, 64, 64), (100, 72, 200), (17, 33, 40)])
+def test_int8_gemm_accumulates_exactly_in_int32(arch, M, N, K):
+    """int8 x int8 -> int32 on the cube: 16 x 32-byte fractals (32 k a row), B stored n x k; exact against
+    NumPy's int64 product at ragged sizes."""
+    rng = _rng()
+    k = emu(int8_gemm(M, N, K), arch)
+    assert "AscendC::LocalTensor<int8_t>" in k.get_kernel_source()
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    c = np.zeros((M, N), np.int32)
+    k(a, b, c)
+    np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64).T)
+
+
+def test_int8_gemm_with_b_stored_k_by_n_is_refused_with_the_reason():
+    with pytest.raises(TileLangUnsupportedError, match="int8 on Ascend takes A as m x k and B as n x k"):
+        ascend(int8_gemm(64, 64, 64, trans_B=False))
+
+
 def test_scalar_code_that_has_no_ascend_form_is_refused():
     @T.prim_func
     def threads(A: T.Tensor((64,), "float32")):

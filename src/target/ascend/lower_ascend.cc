@@ -35,6 +35,11 @@ bool IsHalf16(DataType t) {
   return (t.code() == DataType::Code::kFloat && t.bits() == 16) || t.code() == DataType::Code::kBFloat;
 }
 bool IsF32(DataType t) { return t.code() == DataType::Code::kFloat && t.bits() == 32; }
+bool IsInt8(DataType t) { return t.is_int() && t.bits() == 8; }
+bool IsInt32(DataType t) { return t.is_int() && t.bits() == 32; }
+// Elements of a 32-byte fractal row: the cube's k granule (16 float16 / bfloat16, 32 int8); a fractal is 16
+// such rows (512 bytes).
+int64_t C0(DataType t) { return 32 / t.bytes(); }
 
 [[noreturn]] void NotLowered(const std::string& what, const Span& sp) {
   TL_USER_ERROR(kUnsupported, sp, "the Ascend target does not lower ", what,
@@ -222,9 +227,10 @@ class Lowering {
       const int64_t es = b->dtype.bytes();
       int64_t n;
       if (p == AscendPos::kL1) {
-        if (!IsHalf16(b->dtype))
+        if (!IsHalf16(b->dtype) && !IsInt8(b->dtype))
           TL_USER_ERROR(kUnsupported, b->span, "T.gemm operand '", b->name, "' is ", b->dtype.str(),
-                        "; the Ascend lowering takes float16 / bfloat16 operands (16x16 fractals) so far");
+                        "; the Ascend lowering takes float16 / bfloat16 (16x16 fractals) and int8 (16x32) "
+                        "operands so far");
         t.pitch = RoundUp(t.rows, 16);
         n = t.pitch * RoundUp(t.cols, 32 / es);
       } else if (p == AscendPos::kL0A || p == AscendPos::kL0B) {  // 16x16 fractals (ZZ / NZ, ZN)
@@ -237,9 +243,10 @@ class Lowering {
         t.pitch = RoundUp(t.rows, 16);
         n = t.pitch * RoundUp(t.cols, 16);
       } else if (p == AscendPos::kL0C) {
-        if (!IsF32(b->dtype))
+        if (!IsF32(b->dtype) && !IsInt32(b->dtype))
           TL_USER_ERROR(kUnsupported, b->span, "T.gemm accumulator '", b->name, "' is ", b->dtype.str(),
-                        "; the cube accumulates float16 / bfloat16 products in float32 in L0C");
+                        "; the cube accumulates float16 / bfloat16 products in float32 and int8 products in "
+                        "int32 in L0C");
         t.pitch = RoundUp(t.rows, 16);
         n = t.pitch * RoundUp(t.cols, 16);
       } else {
@@ -284,8 +291,9 @@ class Lowering {
       const Tile& B = tiles_.at(g->B.buffer.get());
       const int64_t tm = g->trans_A ? A.cols : A.rows, tk = g->trans_A ? A.rows : A.cols;
       const int64_t tn = g->trans_B ? B.rows : B.cols;
-      if (A.pos == AscendPos::kL1) na = std::max(na, RoundUp(tm, 16) * RoundUp(tk, 16));
-      if (B.pos == AscendPos::kL1) nb = std::max(nb, RoundUp(tk, 16) * RoundUp(tn, 16));
+      const int64_t c0 = C0(g->A.buffer->dtype);
+      if (A.pos == AscendPos::kL1) na = std::max(na, RoundUp(tm, 16) * RoundUp(tk, c0));
+      if (B.pos == AscendPos::kL1) nb = std::max(nb, RoundUp(tk, c0) * RoundUp(tn, 16));
       t = g->A.buffer->dtype;
     });
     if (na) {
@@ -498,8 +506,11 @@ class Lowering {
         auto it = gemm_rows_.find(c->src.buffer.get());
         Expr m = it != gemm_rows_.end() ? it->second : Int(src->rows);
         const DataType o = c->dst.buffer->dtype;
-        if (!IsF32(o) && !IsHalf16(o))
-          NotLowered("Fixpipe to " + o.str() + " (float32, float16 and bfloat16 results)", sp);
+        const bool int_acc = IsInt32(src->flat->dtype);
+        if (int_acc ? !IsInt32(o) : !IsF32(o) && !IsHalf16(o))
+          NotLowered("Fixpipe of " + src->flat->dtype.str() + " to " + o.str() +
+                         " (float32 to float32, float16 and bfloat16; int32 to int32)",
+                     sp);
         return Op("fixpipe",
                   {g.first, Load(src->flat, {Int(0)}), g.rows, g.cols, Simplify(CeilDiv(m, 16) * Int(16)),
                    g.row_stride},
@@ -633,7 +644,8 @@ class Lowering {
   // at mb*KB + kb, row-major inside) or NZ on dav-c310 (kb*MB + mb); LoadData moves 512-byte fractals.
   void LoadA(const Tile& A, bool trans, const Expr& m, const Expr& k, const Buffer& dst,
              std::vector<Stmt>* out, const Span& sp) {
-    const Expr MB = Simplify(CeilDiv(m, 16)), KB = Simplify(CeilDiv(k, 16)), F = Int(256);
+    const int64_t c0 = C0(A.flat->dtype);  // k granule: a fractal is 16 x c0
+    const Expr MB = Simplify(CeilDiv(m, 16)), KB = Simplify(CeilDiv(k, c0)), F = Int(16 * c0);
     const int64_t ra = A.pitch / 16;  // fractal rows of the L1 tile
     auto loop = [&](const char* name, Expr extent, const std::function<Stmt(Expr)>& body) {
       Var v = MakeVar(name);
@@ -662,7 +674,8 @@ class Lowering {
   // nb, column-major inside).
   void LoadB(const Tile& B, bool trans, const Expr& k, const Expr& n, const Buffer& dst,
              std::vector<Stmt>* out, const Span& sp) {
-    const Expr KB = Simplify(CeilDiv(k, 16)), NB = Simplify(CeilDiv(n, 16)), F = Int(256);
+    const int64_t c0 = C0(B.flat->dtype);
+    const Expr KB = Simplify(CeilDiv(k, c0)), NB = Simplify(CeilDiv(n, 16)), F = Int(16 * c0);
     const int64_t rb = B.pitch / 16;
     Var kb = MakeVar("kb");
     Stmt body =
@@ -694,6 +707,27 @@ class Lowering {
     if (g->A.buffer->dtype != g->B.buffer->dtype)
       TL_USER_ERROR(kUnsupported, sp, "T.gemm of ", g->A.buffer->dtype.str(), " by ",
                     g->B.buffer->dtype.str(), ": the cube multiplies operands of one type");
+    if (IsInt8(g->A.buffer->dtype)) {
+      // int8 fractals are 16 x 32 bytes; LoadData transposes only 16 x 16 fractals of 2-byte elements, so the
+      // int8 operands must reach L0A / L0B as they are: A (m x k) and B stored n x k (transpose_B)
+      if (g->trans_A || !g->trans_B)
+        TL_USER_ERROR(kUnsupported, sp,
+                      "T.gemm of int8 on Ascend takes A as m x k and B as n x k (transpose_A=False, "
+                      "transpose_B=True): LoadData transposes 16x16 fractals of 2-byte elements only; got "
+                      "transpose_A=",
+                      g->trans_A ? "True" : "False", ", transpose_B=", g->trans_B ? "True" : "False");
+      if (!IsInt32(g->C.buffer->dtype) || dual_.count(g->C.buffer.get()))
+        TL_USER_ERROR(kUnsupported, sp,
+                      "T.gemm of int8 on Ascend accumulates into an int32 L0C tile that only "
+                      "the cube and T.copy to global memory touch; got ",
+                      g->C.buffer->dtype.str(),
+                      dual_.count(g->C.buffer.get()) ? " also used by the vector unit" : "");
+      if (TileOf(g->A.buffer)->pos != AscendPos::kL1 || TileOf(g->B.buffer)->pos != AscendPos::kL1)
+        NotLowered("int8 operands placed in L0A / L0B by the program (T.gemm loads int8 from L1 itself)", sp);
+    } else if (IsInt32(g->C.buffer->dtype)) {
+      TL_USER_ERROR(kUnsupported, sp, "T.gemm into int32 '", g->C.buffer->name, "' of ",
+                    g->A.buffer->dtype.str(), " operands: int32 accumulates int8 products");
+    }
     auto valid = [&](const BufferNode* b, const Tile& t) -> std::pair<Expr, Expr> {
       auto it = valid_.find(b);
       return it != valid_.end() ? it->second : std::pair<Expr, Expr>{Int(t.rows), Int(t.cols)};
