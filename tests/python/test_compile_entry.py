@@ -81,3 +81,35 @@ def test_a_kernel_built_for_the_emulator_has_no_binary_to_load():
     assert k.compiled.binary_format == "" and k._mod is None
     with pytest.raises(TileLangUnsupportedError, match="compiled without a binary"):
         _ffi.load_module(k.compiled)
+
+
+def test_with_no_target_the_environment_default_is_used_as_in_tilelang(monkeypatch):
+    """No target given (tilelang.compile, @tilelang.jit): $TILELANG_DEFAULT_TARGET and $TILELANG_EXECUTION_BACKEND,
+    as TileLang's; an explicit target, "auto" included, is kept (this machine's "auto" is the CPU: no GPU)."""
+    import numpy as np
+    import tilelang.language as T
+
+    @T.prim_func
+    def add1(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as bx:
+            for i in T.Parallel(64):
+                B[i] = A[i] + 1
+
+    @tilelang.jit
+    def factory(n):
+        return add1
+
+    monkeypatch.setenv("TILELANG_DEFAULT_TARGET", "cuda -arch=sm_80")
+    monkeypatch.setenv("TILELANG_EXECUTION_BACKEND", "emulator")
+    k = tilelang.compile(add1)
+    assert k.kind == "cuda" and k.execution_backend == "emulator", (k.kind, k.execution_backend)
+    assert factory(1).kind == "cuda"
+    a = np.arange(64, dtype=np.float32)
+    b = np.zeros_like(a)
+    k(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    auto = tilelang.Target("auto").kind  # this machine's: the CPU where no GPU is present
+    assert tilelang.compile(add1, target="auto", execution_backend="auto").kind == auto
+    monkeypatch.delenv("TILELANG_DEFAULT_TARGET")
+    monkeypatch.delenv("TILELANG_EXECUTION_BACKEND")
+    assert tilelang.compile(add1).kind == auto

@@ -213,7 +213,8 @@ def resolve_target(ray, jit_options, log):
     from ..jit import target as _target
 
     opts = dict(jit_options)
-    kind, topts = _target.normalize(opts.get("target") or "auto")
+    opts["target"] = _target.default_target(opts.get("target"))
+    kind, topts = _target.normalize(opts["target"])
     if kind == "cpu":
         # Each benchmark holds a whole node, so nothing else runs on the cores it is timed on. The kernel's
         # OpenMP threads: the driver's OMP_NUM_THREADS when set (what the local executor would time with),

@@ -17,7 +17,7 @@ def lowering_check(func, options, factory=None):
     function that made `func`, to locate the kernel's definition in errors found here."""
     from ..transform import normalize_pass_configs
 
-    target = _target.Target(options.get("target") or "auto")
+    target = _target.Target(_target.default_target(options.get("target")))
     pass_configs = normalize_pass_configs(options.get("pass_configs"))
     cfg = {k: ("1" if v is True else "0" if v is False else str(v)) for k, v in pass_configs.items()}
     # the one compile entry point, stopped before the toolchain: lowering and code generation check the

@@ -345,7 +345,9 @@ class AutoTuner:
     def _cache_path(self, args, kwargs, configs):
         src_hash, name = _factory_identity(self.factory)
         opts = self.jitted.jit_options
-        text = repr((__version__, src_hash, name, self._call_key(args, kwargs), str(opts.get("target")),
+        from ..jit.target import default_target
+
+        text = repr((__version__, src_hash, name, self._call_key(args, kwargs), str(default_target(opts.get("target"))),
                      repr(opts.get("out_idx")), repr(opts.get("pass_configs")), [repr(c) for c in configs],
                      self.return_mode))
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -716,8 +718,8 @@ def _compiles_in_process(target):
     """A backend whose toolchain does not survive a fork (OpenCL: the runtime's driver threads) compiles
     its candidates in this process (the registry's fork_safe trait)."""
     try:
-        from ..jit.target import normalize
+        from ..jit.target import default_target, normalize
 
-        return not _ffi.backend_info(normalize(target or "auto")[0])[4]
+        return not _ffi.backend_info(normalize(default_target(target))[0])[4]
     except Exception:  # noqa: BLE001 - a bad target is reported by the compile itself
         return False

@@ -8,12 +8,13 @@ from .kernel import JITKernel  # noqa: F401
 from .target import Target  # noqa: F401
 
 
-def jit(func=None, *, out_idx=None, target="auto", execution_backend=None, pass_configs=None, verbose=False,
+def jit(func=None, *, out_idx=None, target=None, execution_backend=None, pass_configs=None, verbose=False,
         **kwargs):
     """@tilelang.jit on a factory returning a @T.prim_func: calling the factory compiles, once per
     distinct set of arguments. On a function whose body is the kernel (TileLang's eager style: tensor
     annotations, T.const sizes, T.empty outputs), calling it compiles once per signature and runs it
-    (see jit/eager.py)."""
+    (see jit/eager.py). With no target, each compile takes $TILELANG_DEFAULT_TARGET (else "auto"), with no
+    execution_backend $TILELANG_EXECUTION_BACKEND, as TileLang's."""
     _check_jit_options(kwargs)
 
     def decorate(factory):

@@ -3,7 +3,7 @@ options (the disk cache is the backend's)."""
 from .. import _ffi
 from ..errors import TileLangTypeError
 from .kernel import JITKernel
-from .target import Target
+from .target import Target, default_execution_backend, default_target
 
 
 def compile(func, out_idx=None, target=None, execution_backend=None, pass_configs=None, verbose=False,  # noqa: A001
@@ -16,6 +16,10 @@ def compile(func, out_idx=None, target=None, execution_backend=None, pass_config
     from ..transform import normalize_pass_configs
 
     pass_configs = normalize_pass_configs(pass_configs)
+    # no target / backend given: the environment's defaults, as TileLang's ($TILELANG_DEFAULT_TARGET,
+    # $TILELANG_EXECUTION_BACKEND)
+    target = default_target(target)
+    execution_backend = default_execution_backend(execution_backend)
     # A second compile of an unchanged function in this process is a lookup keyed on the function's
     # structural hash, its source locations (diagnostics name lines), the canonical target and the
     # options, before any lowering.

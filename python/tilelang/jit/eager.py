@@ -332,7 +332,7 @@ class EagerJIT:
 
     is_eager = True
 
-    def __init__(self, fn, target="auto", execution_backend=None, pass_configs=None, verbose=False):
+    def __init__(self, fn, target=None, execution_backend=None, pass_configs=None, verbose=False):
         self.fn = fn
         self.target = target
         self.execution_backend = execution_backend

@@ -76,3 +76,20 @@ def normalize(target):
     """(kind, options) of a target: options hold 'arch' when the target names one."""
     t = Target(target)
     return t.kind, ({"arch": t.arch} if t.arch_given else {})
+
+
+def default_target(target):
+    """The target a compile uses when none is given (None), as TileLang's: $TILELANG_DEFAULT_TARGET, else "auto".
+    An explicit target (the string "auto" included) is kept."""
+    import os
+
+    return target if target is not None else (os.environ.get("TILELANG_DEFAULT_TARGET") or "auto")
+
+
+def default_execution_backend(execution_backend):
+    """The execution backend when none is given (None): $TILELANG_EXECUTION_BACKEND, as TileLang's; "auto" and
+    an unset variable leave the choice to the target (None)."""
+    import os
+
+    b = execution_backend if execution_backend is not None else os.environ.get("TILELANG_EXECUTION_BACKEND")
+    return None if b in (None, "", "auto") else b
