@@ -512,6 +512,80 @@ def test_int8_gemm_with_b_stored_k_by_n_is_refused_with_the_reason():
         ascend(int8_gemm(64, 64, 64, trans_B=False))
 
 
+def staged_gemm(M, N, K, BM=32, BN=32, BK=32):
+    """TileLang-Ascend's expert style with a leading stage dimension: tiles [2, rows, cols], stage k % 2."""
+    @T.prim_func
+    def mm(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM)) as (bx, by):
+            a_l1 = T.alloc_L1((2, BM, BK), "float16")
+            b_l1 = T.alloc_L1((2, BN, BK), "float16")
+            a_l0 = T.alloc_L0A((2, BM, BK), "float16")
+            b_l0 = T.alloc_L0B((2, BN, BK), "float16")
+            acc = T.alloc_L0C((BM, BN), "float32")
+            for k in T.serial(T.ceildiv(K, BK)):
+                T.copy(A[by * BM, k * BK], a_l1[k % 2, :, :])
+                T.copy(B[bx * BN, k * BK], b_l1[k % 2, :, :])
+                T.copy(a_l1[k % 2, :, :], a_l0[k % 2, :, :])
+                T.copy(b_l1[k % 2, :, :], b_l0[k % 2, :, :])
+                T.gemm(a_l0[k % 2, :, :], b_l0[k % 2, :, :], acc, transpose_B=True, clear_accum=k == 0)
+            T.copy(acc, C[by * BM, bx * BN])
+
+    return mm
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tiles_with_a_stage_dimension(arch):
+    """A tile [S, rows, cols] is S tiles; a statement whose stage is a run-time index (k % 2) is one copy per
+    stage under `if k % 2 == s`: a GEMM through staged L1 / L0A / L0B tiles, and staged Unified-Buffer tiles in a
+    T.Parallel loop; the same programs on the CPU target."""
+    rng = _rng()
+    M, N, K = 40, 72, 100
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    ref = f64(a) @ f64(b).T
+    k = emu(staged_gemm(M, N, K), arch)
+    src = k.get_kernel_source()
+    assert "TPosition::A2> a_l0_1_buf;" in src and "TPosition::A1> b_l1_0_buf;" in src
+    for kern in (k, tilelang.compile(staged_gemm(M, N, K), target="cpu")):
+        c = np.zeros((M, N), np.float32)
+        kern(a, b, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+    R, C, steps = 16, 64, 3
+
+    @T.prim_func
+    def scale(X: T.Tensor((R * steps, C), "float32"), Y: T.Tensor((R * steps, C), "float32")):
+        with T.Kernel(1) as bx:
+            x = T.alloc_ub((2, R, C), "float32")
+            y = T.alloc_ub((2, R, C), "float32")
+            for k in T.serial(steps):
+                T.copy(X[k * R, 0], x[k % 2, :, :])
+                for i, j in T.Parallel(R, C):
+                    y[k % 2, i, j] = x[k % 2, i, j] * 2 + x[0, i, j]
+                T.copy(y[k % 2, :, :], Y[k * R, 0])
+
+    x = rng.standard_normal((R * steps, C)).astype(np.float32)
+    want = f64(x) * 2
+    want[:R] += f64(x[:R])
+    want[R:2 * R] += f64(x[:R])  # stage 0 holds step 0's rows until step 2 reloads it
+    want[2 * R:] += f64(x[2 * R:])
+    for kern in (emu(scale, arch), tilelang.compile(scale, target="cpu")):
+        y = np.zeros_like(x)
+        kern(x, y)
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_stage_out_of_range_is_an_error():
+    @T.prim_func
+    def bad(X: T.Tensor((16, 64), "float32")):
+        with T.Kernel(1) as bx:
+            x = T.alloc_ub((2, 16, 64), "float32")
+            T.copy(X[0, 0], x[2, :, :])
+
+    with pytest.raises(TileLangUnsupportedError, match="stage 2 of 'x', which has 2 stages"):
+        ascend(bad)
+
+
 def test_scalar_code_that_has_no_ascend_form_is_refused():
     @T.prim_func
     def threads(A: T.Tensor((64,), "float32")):

@@ -18,6 +18,8 @@
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
+#include "ir/printer.h"
+#include "ir/structural.h"
 #include "op/ops.h"
 #include "support/error.h"
 #include "target/ascend/target.h"
@@ -55,13 +57,171 @@ struct Tile {
   Span span;
 };
 
+// Tiles with a leading stage dimension (TileLang-Ascend's `T.alloc_L1((2, M, K))` used as `a_l1[s, :, :]`):
+// each stage becomes a 2-D tile of its own. A statement (a tile op, a T.Parallel nest, a store) that picks
+// its stage with a run-time index (`k % 2`) becomes one copy per stage under `if index == stage`.
+class StageSplit : public IRMutator {
+ public:
+  // Splits the kernel's rank-3 on-chip tiles; null when it has none.
+  std::shared_ptr<KernelNode> Run(const KernelNode* k) {
+    std::vector<Buffer> alloc;
+    for (auto& b : k->alloc_buffers) {
+      int64_t S = 0;
+      if (b->shape.size() != 3 || b->scope == Scope::kGlobal || !AsConstInt(b->shape[0], &S) || S < 1) {
+        alloc.push_back(b);
+        continue;
+      }
+      auto& v = parts_[b.get()];
+      for (int64_t i = 0; i < S; ++i) {
+        v.push_back(MakeBuffer(b->name + "_" + std::to_string(i), b->dtype, {b->shape[1], b->shape[2]},
+                               b->scope, b->span));
+        alloc.push_back(v.back());
+      }
+    }
+    if (parts_.empty()) return nullptr;
+    Stmt body = VisitStmt(k->body);
+    return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, alloc, k->var_inits, body,
+                                        k->span);
+  }
+
+  Stmt VisitStmt(const Stmt& s) override {
+    if (!s) return s;
+    const bool leaf = As<TileOpNode>(s) || As<StoreNode>(s) ||
+                      (As<ForNode>(s) && As<ForNode>(s)->for_kind == ForKind::kParallel);
+    if (!leaf || in_leaf_) return IRMutator::VisitStmt(s);
+    // the run-time stage indices of the statement, and one copy of it per combination of their values
+    std::vector<std::pair<Expr, int64_t>> dyn;  // (index, stages)
+    struct Collect : IRVisitor {
+      StageSplit* self;
+      std::vector<std::pair<Expr, int64_t>>* dyn;
+      void Note(const BufferNode* b, const Expr& e) {
+        auto it = self->parts_.find(b);
+        if (it == self->parts_.end() || IsConstIntAny(e)) return;
+        for (auto& [x, n] : *dyn)
+          if (StructuralEqual(x, e)) return;
+        dyn->push_back({e, static_cast<int64_t>(it->second.size())});
+      }
+      static bool IsConstIntAny(const Expr& e) {
+        int64_t v;
+        return AsConstInt(e, &v);
+      }
+      void VisitLoad(const BufferLoadNode* l) override {
+        if (!l->indices.empty()) Note(l->buffer.get(), l->indices[0]);
+        IRVisitor::VisitLoad(l);
+      }
+      void VisitStmt(const Stmt& st) override {
+        if (auto* t = As<TileOpNode>(st))
+          for (auto& [r, acc] : t->Regions())
+            if (!r->ranges.empty()) Note(r->buffer.get(), r->ranges[0].min);
+        if (auto* w = As<StoreNode>(st); w && !w->indices.empty()) Note(w->buffer.get(), w->indices[0]);
+        IRVisitor::VisitStmt(st);
+      }
+    } col;
+    col.self = this;
+    col.dyn = &dyn;
+    col.VisitStmt(s);
+    in_leaf_ = true;
+    Stmt out;
+    if (dyn.empty()) {
+      out = IRMutator::VisitStmt(s);
+    } else {
+      std::vector<int64_t> pick(dyn.size(), 0);
+      std::vector<Stmt> copies;
+      while (true) {
+        Expr cond;
+        for (size_t i = 0; i < dyn.size(); ++i) {
+          Expr c = Binary(BinaryOp::kEQ, dyn[i].first, Cast(dyn[i].first->dtype, Int(pick[i])));
+          cond = cond ? Binary(BinaryOp::kAnd, cond, c) : c;
+          chosen_.push_back({dyn[i].first, pick[i]});
+        }
+        copies.push_back(If(cond, IRMutator::VisitStmt(s), nullptr, s->span));
+        chosen_.resize(chosen_.size() - dyn.size());
+        size_t d = 0;
+        while (d < dyn.size() && ++pick[d] == dyn[d].second) pick[d++] = 0;
+        if (d == dyn.size()) break;
+      }
+      out = Seq(copies, s->span);
+    }
+    in_leaf_ = false;
+    return out;
+  }
+
+ private:
+  // The part of split tile b that stage index e names (a constant, or the value chosen for this copy).
+  Buffer Part(const BufferNode* b, const Expr& e, const Span& sp) {
+    const auto& v = parts_.at(b);
+    int64_t i = -1;
+    if (!AsConstInt(e, &i))
+      for (auto& [x, n] : chosen_)
+        if (StructuralEqual(x, e)) i = n;
+    if (i < 0 || i >= static_cast<int64_t>(v.size()))
+      TL_USER_ERROR(kUnsupported, sp, "stage ", PrintExpr(e), " of '", b->name, "', which has ", v.size(),
+                    " stages (its leading dimension)");
+    return v[static_cast<size_t>(i)];
+  }
+  Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
+    if (!parts_.count(n->buffer.get())) return IRMutator::VisitLoad(e, n);
+    if (n->indices.size() != 3)
+      TL_USER_ERROR(kUnsupported, Span{}, "a read of staged tile '", n->buffer->name,
+                    "' at other than [stage, i, j]");
+    bool changed = false;
+    auto idx = VisitExprs(std::vector<Expr>(n->indices.begin() + 1, n->indices.end()), &changed);
+    return Load(Part(n->buffer.get(), n->indices[0], Span{}), idx);
+  }
+  Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
+    if (!parts_.count(n->buffer.get())) return IRMutator::VisitStore(s, n);
+    if (n->indices.size() != 3)
+      TL_USER_ERROR(kUnsupported, n->span, "a write of staged tile '", n->buffer->name,
+                    "' at other than [stage, i, j]");
+    bool changed = false;
+    auto idx = VisitExprs(std::vector<Expr>(n->indices.begin() + 1, n->indices.end()), &changed);
+    return Store(Part(n->buffer.get(), n->indices[0], n->span), VisitExpr(n->value), idx, n->span);
+  }
+  Stmt VisitTileOp(const Stmt& s) override {
+    auto* op = As<TileOpNode>(s);
+    bool any = false;
+    std::vector<Region> regions;
+    for (auto& [r, acc] : op->Regions()) {
+      if (!parts_.count(r->buffer.get())) {
+        regions.push_back(VisitRegion(*r));
+        continue;
+      }
+      any = true;
+      if (r->ranges.size() != 3 || !IsConstInt(r->ranges[0].extent, 1))
+        TL_USER_ERROR(kUnsupported, op->span, "a region of staged tile '", r->buffer->name,
+                      "' that is not one stage (write it [stage, :, :])");
+      Region out{Part(r->buffer.get(), r->ranges[0].min, op->span), {}};
+      for (size_t d = 1; d < 3; ++d)
+        out.ranges.push_back({VisitExpr(r->ranges[d].min), VisitExpr(r->ranges[d].extent)});
+      regions.push_back(out);
+    }
+    if (!any) return IRMutator::VisitTileOp(s);
+    std::vector<Expr> exprs;
+    for (auto& e : op->Exprs()) exprs.push_back(e ? VisitExpr(e) : e);
+    return op->WithOperands(std::move(regions), std::move(exprs));
+  }
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    auto it = n->node ? parts_.find(n->node.get()) : parts_.end();
+    if (it == parts_.end()) return IRMutator::VisitAttr(s, n);
+    Stmt body = VisitStmt(n->body);  // the placement holds for every stage
+    for (auto& b : it->second) body = AttrStmt(b, n->key, n->value, body, n->span);
+    return body;
+  }
+
+  std::map<const BufferNode*, std::vector<Buffer>> parts_;
+  std::vector<std::pair<Expr, int64_t>> chosen_;
+  bool in_leaf_ = false;
+};
+
 class Lowering {
  public:
   Lowering(const PassContext& ctx) : ctx_(ctx), arch_(AscendArchOf(ctx.target)) {}
 
   PrimFunc Run(const PrimFunc& f) {
-    const KernelNode* k = FindKernel(f->body);
-    if (!k) TL_USER_ERROR(kUnsupported, f->span, "an Ascend kernel needs a T.Kernel scope");
+    const KernelNode* orig = FindKernel(f->body);
+    if (!orig) TL_USER_ERROR(kUnsupported, f->span, "an Ascend kernel needs a T.Kernel scope");
+    split_ = StageSplit().Run(orig);  // tiles with a stage dimension: a 2-D tile a stage
+    const KernelNode* k = split_ ? split_.get() : orig;
     kernel_ = k;
     Place(k);
     SizeL0(k->body);
@@ -83,7 +243,7 @@ class Lowering {
           "): one AI Core per block; T.gemm on the cube (L1 -> L0A/L0B -> Mmad -> L0C, A " +
           (arch_.l0a_nz ? "NZ" : "ZZ") + " in L0A), element-wise ops on the vector unit");
     }
-    return std::make_shared<PrimFuncNode>(f->name, f->params, ReplaceKernel(f->body, k, nk), f->attrs,
+    return std::make_shared<PrimFuncNode>(f->name, f->params, ReplaceKernel(f->body, orig, nk), f->attrs,
                                           f->span);
   }
 
@@ -1482,6 +1642,7 @@ class Lowering {
 
   const PassContext& ctx_;
   const AscendArch& arch_;
+  std::shared_ptr<KernelNode> split_;  // the kernel with its staged tiles split, when it had any
   const KernelNode* kernel_ = nullptr;
   std::map<const BufferNode*, std::vector<Tile>> stage_bufs_;  // the buffers of pipelined tiles, one a stage
   std::vector<Buffer> extra_;                 // buffers made while lowering (ping-pong)
