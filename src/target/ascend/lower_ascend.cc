@@ -121,6 +121,7 @@ class StageSplit : public IRMutator {
     col.dyn = &dyn;
     col.VisitStmt(s);
     in_leaf_ = true;
+    leaf_span_ = s->span;
     Stmt out;
     if (dyn.empty()) {
       out = IRMutator::VisitStmt(s);
@@ -162,11 +163,11 @@ class StageSplit : public IRMutator {
   Expr VisitLoad(const Expr& e, const BufferLoadNode* n) override {
     if (!parts_.count(n->buffer.get())) return IRMutator::VisitLoad(e, n);
     if (n->indices.size() != 3)
-      TL_USER_ERROR(kUnsupported, Span{}, "a read of staged tile '", n->buffer->name,
+      TL_USER_ERROR(kUnsupported, leaf_span_, "a read of staged tile '", n->buffer->name,
                     "' at other than [stage, i, j]");
     bool changed = false;
     auto idx = VisitExprs(std::vector<Expr>(n->indices.begin() + 1, n->indices.end()), &changed);
-    return Load(Part(n->buffer.get(), n->indices[0], Span{}), idx);
+    return Load(Part(n->buffer.get(), n->indices[0], leaf_span_), idx);
   }
   Stmt VisitStore(const Stmt& s, const StoreNode* n) override {
     if (!parts_.count(n->buffer.get())) return IRMutator::VisitStore(s, n);
@@ -211,6 +212,7 @@ class StageSplit : public IRMutator {
   std::map<const BufferNode*, std::vector<Buffer>> parts_;
   std::vector<std::pair<Expr, int64_t>> chosen_;
   bool in_leaf_ = false;
+  Span leaf_span_;  // the statement being split (errors inside expressions point at it)
 };
 
 class Lowering {

@@ -78,29 +78,24 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                         ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
                         "x" + std::to_string(32 * G),
                     sp);
-  if (fp4 && !f8f6f4)
-    throw UserError(ErrorKind::kUnsupported,
-                    std::string("T.gemm with float4_e2m1fn operands on HIP uses CDNA4's f8f6f4 MFMAs ") +
-                        (ocp ? "(16x16x128 / 32x32x64): the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
-                                   ") must be a multiple of " + std::to_string(32 * G)
-                             : "(target hip -arch=gfx950; " + ft.arch + " has no fp4 matrix instructions)"),
-                    sp);
+  // (fp4 reaches here only through T.mma_gemm_blockscaled, whose shape and target checks are just above)
+  TL_ICHECK(!fp4 || f8f6f4, "T.gemm on MFMA: fp4 operands outside the f8f6f4 shapes");
   const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
   const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
   bool b16 = at == DataType::BFloat16() && bt == DataType::BFloat16();
   const std::string& arch = ft.arch;
   if (fp8 && (!is_fp8(at) || !is_fp8(bt) || ct != DataType::Float(32) || ft.mfma_fp8.empty()))
-    throw UserError(
-        ErrorKind::kUnsupported,
-        "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
-        "float8_e5m2 A and B (float4_e2m1fn too on gfx950) with a float32 accumulator on gfx940 / gfx941 / "
-        "gfx942 / gfx950; got A " +
-            at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
-            (!ft.mfma_fp8.empty()
-                 ? ""
-                 : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
-        sp);
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.gemm on HIP with 8-bit floats (v_mfma_f32_16x16x32_fp8/bf8) takes float8_e4m3fn or "
+                    "float8_e5m2 A and B (T.mma_gemm_blockscaled on gfx950 also float4_e2m1fn) with a "
+                    "float32 accumulator "
+                    "on gfx940 / gfx941 / gfx942 / gfx950; got A " +
+                        at.str() + ", B " + bt.str() + ", C " + ct.str() + " on " + arch +
+                        (!ft.mfma_fp8.empty()
+                             ? ""
+                             : " (no fp8 matrix instructions before gfx940: use target 'hip -arch=gfx940')"),
+                    sp);
   const std::string iname = k8 ? (f16 ? "_f16" : "_bf16") : (f16 ? "f16" : "bf16_1k");
   if (!fp8 && ((!f16 && !b16) || ct != DataType::Float(32)))
     throw UserError(ErrorKind::kUnsupported,
