@@ -123,10 +123,12 @@ def _ptx_twin(request):
             if wv is None:
                 continue
             (want, eps), (got, _) = wv, gv
-            # float32 / float64: the approximate exp2 / rsqrt NVRTC uses; narrower: one unit in the last place of
-            # the stored type, where those tiny differences cross a rounding boundary
+            # float32 / float64: the approximate exp2 / rsqrt NVRTC uses; narrower: a few units in the last place
+            # of the stored type, where those tiny differences cross a rounding boundary, in the output or in an
+            # intermediate rounded to it first (FlashAttention's P in float16, then summed: 2 units were seen,
+            # TL_TEST_SEED=783136438 in test_emulator.py::test_flashattention)
             if eps is not None:
-                rtol = max(1e-5, eps)
+                rtol = max(1e-5, 4 * eps if 1e-6 < eps < 1e-2 else eps)  # (16-bit types; fp8 keeps one unit)
                 close = lambda g, w: np.isclose(g, w, rtol=rtol, atol=1e-6, equal_nan=True)  # noqa: E731
             else:
                 close = lambda g, w: g == w  # noqa: E731
