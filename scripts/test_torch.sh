@@ -9,8 +9,8 @@
 # Disk: a plain `pip install torch` holds every wheel (about 3 GB) and the unpacked tree (about 5.4 GB)
 # at once, and a CI machine ran out of space there. So pip resolves first (metadata only), then each
 # package is installed alone with no pip cache: the peak is the installed tree (about 4.2 GB) plus one
-# wheel. triton (1 GB) is left out: import torch does not need it and no test here compiles with
-# torch.compile. numpy stays the environment's.
+# wheel. triton (1 GB) and numpy stay the environment's (scripts/setup.sh installs both; import torch
+# needs neither triton nor torch.compile here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
