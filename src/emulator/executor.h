@@ -169,6 +169,7 @@ class Executor {
   // intrinsics.cc
   bool ExecIntrinsic(const CallNode* c, const Lanes& act);       // void builtins; false if not one
   bool ExecMetalIntrinsic(const CallNode* c, const Lanes& act);  // intrinsics_metal.cc
+  bool ExecMetalCoop(const CallNode* c, const Lanes& act);       // intrinsics_metal.cc (Metal 4)
   void EvalCall(const CallNode* c, const Lanes& act, Slot* out);
   bool EvalSubgroup(const CallNode* c, const Lanes& act, Slot* out);  // OpenCL: intrinsics_opencl.cc
 

@@ -40,6 +40,7 @@ struct GpuFeatures {
   std::string label = "sm_80";
 
   MatrixUnit matrix = MatrixUnit::kMmaSync;
+  bool cooperative_tensors = false;  // Metal 4: T.gemm on matmul2d with cooperative tensors (-mattr=+metal4)
   bool fp8_mma = false;  // the matrix unit takes fp8 (e4m3 / e5m2) inputs (mma.sync m16n8k32: sm_89+)
   bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
   bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)

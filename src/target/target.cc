@@ -33,6 +33,7 @@ std::string Target::str() const {
   std::string s = kind;
   if (arch_given && !arch.empty()) s += kind == "cpu" ? " -mcpu=" + arch : " -arch=" + arch;
   if (kind == "cpu") s += CpuAttrDiff(*this);
+  if (kind == "metal" && Has("metal4")) s += " -mattr=+metal4";
   if (kind == "opencl" && features_given) s += Has("subgroups") ? " -mattr=+subgroups" : " -mattr=-subgroups";
   return s;
 }
@@ -84,7 +85,7 @@ Target ParseTarget(const std::string& spec) {
     } else if (key == "mcpu" && t.kind == "cpu") {
       t.arch = value;
       t.arch_given = true;
-    } else if (key == "mattr" && (t.kind == "cpu" || t.kind == "opencl")) {
+    } else if (key == "mattr" && (t.kind == "cpu" || t.kind == "opencl" || t.kind == "metal")) {
       for (auto& a : SplitNonEmpty(value, ',')) attrs.push_back(a);
     } else {
       Bad(spec, "unknown option -" + key + " for target kind " + t.kind);
@@ -127,6 +128,16 @@ Target ParseTarget(const std::string& spec) {
     t.max_threads = 1024;
     t.warp_size = 32;
     t.features = {"simdgroup_matrix"};
+    // -mattr=+metal4: Metal 4 (MSL 4.0, apple10 GPUs: M5 and later): T.gemm on Metal Performance Primitives'
+    // matmul2d with cooperative tensors (docs/metal.md); TileLang spells it as the target key "metal4".
+    for (auto& a : attrs) {
+      std::string f = a.substr(a[0] == '+' || a[0] == '-' ? 1 : 0);
+      if (f != "metal4")
+        Bad(spec,
+            "unknown Metal feature '" + f + "' (Metal features: metal4, i.e. MSL 4.0 tensor operations)");
+      t.features.erase(std::remove(t.features.begin(), t.features.end(), f), t.features.end());
+      if (a[0] != '-') t.features.push_back(f);
+    }
   } else if (t.kind == "opencl") {  // the guaranteed minimums; the device may offer more
     t.smem_limit = 32 * 1024;
     t.max_threads = 256;

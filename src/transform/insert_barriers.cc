@@ -358,11 +358,10 @@ class Barriers {
       }
       void VisitCall(const CallNode* n) override {
         bool writes = n->op == "tl.cp_async" || n->op == "tl.atomic_add" || n->op == "tl.atomic_add_vec" ||
-                      n->op == "tl.atomic_max" ||
-                      n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
-                      n->op == "tl.simdgroup_store" || n->op == "tl.vector_load" || n->op == "tl.tma_load" ||
-                      n->op == "tl.vector_store" || n->op == "tl.atomic_store" || n->op == "tl.stmatrix" ||
-                      n->op == "tl.tcgen05_alloc";
+                      n->op == "tl.atomic_max" || n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
+                      n->op == "tl.simdgroup_store" || n->op == "tl.coop_store" ||
+                      n->op == "tl.vector_load" || n->op == "tl.tma_load" || n->op == "tl.vector_store" ||
+                      n->op == "tl.atomic_store" || n->op == "tl.stmatrix" || n->op == "tl.tcgen05_alloc";
         if (writes && !n->args.empty()) {
           // (tl.stmatrix(trans, num, shared row address, registers) writes its third operand)
           auto* d = As<BufferLoadNode>(n->args[n->op == "tl.stmatrix" && n->args.size() > 2 ? 2 : 0]);

@@ -24,12 +24,15 @@ def clang():
 
 
 def check_source(source):
-    """Checks MSL source with ``clang++ -fsyntax-only -std=c++17 -Werror=unknown-attributes``; returns
+    """Checks MSL source with ``clang++ -fsyntax-only -std=c++17 -Werror=unknown-attributes`` (``-std=c++20`` for
+    Metal 4 sources: mpp_check.h); returns
     ``(ok, diagnostics)``."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "kernel.metal")
         with open(path, "w") as f:
             f.write(source)
-        r = subprocess.run([clang(), "-fsyntax-only", "-std=c++17", "-x", "c++", "-Werror=unknown-attributes", "-I",
+        # Metal 4's tensor operations take a class-type template argument (the matmul2d descriptor): C++20
+        std = "c++20" if "MetalPerformancePrimitives" in source else "c++17"
+        r = subprocess.run([clang(), "-fsyntax-only", "-std=" + std, "-x", "c++", "-Werror=unknown-attributes", "-I",
                             check_dir(), path], capture_output=True, text=True)
     return r.returncode == 0, r.stderr

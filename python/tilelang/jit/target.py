@@ -1,7 +1,8 @@
 """Targets as one value (tilelang.Target), parsed once in C++ (src/target/target.h): kind, arch,
 features and limits, with a canonical spelling. Accepts every form TileLang users write: "cpu" / "c" /
 "llvm", "cuda", "cuda -arch=sm_90a", {"kind": "cuda", "arch": "sm_80"}, "hip", "metal", "opencl",
-"opencl -mattr=+subgroups" / {"kind": "opencl", "features": ["subgroups"]}, "auto" (a CUDA device when the driver finds one, else the CPU), or a Target."""
+"opencl -mattr=+subgroups" / {"kind": "opencl", "features": ["subgroups"]}, "metal -mattr=+metal4" /
+{"kind": "metal", "keys": ["metal", "gpu", "metal4"]}, "auto" (a CUDA device when the driver finds one, else the CPU), or a Target."""
 from .. import _ffi
 from ..errors import TileLangUnsupportedError
 
@@ -59,6 +60,18 @@ def _from_dict(d):
                                                f"got {v!r}")
             if v:
                 spec += " -mattr=" + ",".join(f if f[0] in "+-" else "+" + f for f in v)
+            continue
+        if k == "keys":  # TVM's category tags: ["metal", "gpu", "metal4"]; "metal4" is Metal 4 (MSL 4.0)
+            if not isinstance(v, (list, tuple)) or not all(isinstance(f, str) for f in v):
+                raise TileLangUnsupportedError(f"a target's 'keys' is a list of names such as ['metal', 'gpu'], "
+                                               f"got {v!r}")
+            tags = {str(d["kind"]), "gpu", "cpu"}
+            unknown = [f for f in v if f not in tags and f != "metal4"]
+            if unknown or ("metal4" in v and d["kind"] != "metal"):
+                raise TileLangUnsupportedError(f"target key(s) {unknown or ['metal4']} are not known for kind "
+                                               f"{d['kind']!r} (keys: the kind, 'gpu', and 'metal4' for Metal 4)")
+            if "metal4" in v:
+                spec += " -mattr=+metal4"
             continue
         key = {"arch": "arch" if d["kind"] not in ("cpu", "c", "llvm") else "mcpu"}.get(k, k)
         spec += f" -{key}={v}"

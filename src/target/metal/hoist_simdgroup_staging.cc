@@ -14,19 +14,19 @@ const char* const kIn = "tl.simdgroup_stage_in";
 const char* const kOut = "tl.simdgroup_stage_out";
 
 // The marked moves reachable from `s` through sequences and attributes (not through loops, ifs or
-// lets: those would change when or whether they run).
-void Collect(const Stmt& s, std::map<const BufferNode*, std::vector<const AttrStmtNode*>>* in,
-             std::map<const BufferNode*, std::vector<const AttrStmtNode*>>* out) {
+// lets: those would change when or whether they run), with the tile op (`tl.tile_op`) each belongs to.
+using Moves = std::map<const BufferNode*, std::vector<std::pair<const AttrStmtNode*, const AttrStmtNode*>>>;
+void Collect(const Stmt& s, Moves* in, Moves* out, const AttrStmtNode* op = nullptr) {
   if (!s) return;
   if (auto* q = As<SeqNode>(s)) {
-    for (auto& x : q->seq) Collect(x, in, out);
+    for (auto& x : q->seq) Collect(x, in, out, op);
   } else if (auto* a = As<AttrStmtNode>(s)) {
     if (a->key == kIn)
-      (*in)[a->node.get()].push_back(a);
+      (*in)[a->node.get()].push_back({a, op});
     else if (a->key == kOut)
-      (*out)[a->node.get()].push_back(a);
+      (*out)[a->node.get()].push_back({a, op});
     else
-      Collect(a->body, in, out);
+      Collect(a->body, in, out, a->key == "tl.tile_op" ? a : op);
   }
 }
 
@@ -68,7 +68,7 @@ class Hoister : public IRMutator {
     Stmt r = IRMutator::VisitFor(s, n);  // inner loops first: their moves may go further out
     auto* f = As<ForNode>(r);
     if (!f || f->for_kind != ForKind::kSerial) return r;
-    std::map<const BufferNode*, std::vector<const AttrStmtNode*>> in, out;
+    Moves in, out;
     Collect(f->body, &in, &out);
     std::set<const VarNode*> bound = BoundIn(f->body);
     bound.insert(f->var.get());
@@ -77,13 +77,15 @@ class Hoister : public IRMutator {
     for (auto& [buf, ins] : in) {
       auto o = out.find(buf);
       if (ins.size() != 1 || o == out.end() || o->second.size() != 1) continue;
-      const AttrStmtNode *a = ins[0], *b = o->second[0];
+      const AttrStmtNode *a = ins[0].first, *b = o->second[0].first;
       if (Uses(a->body, nullptr, bound) || Uses(b->body, nullptr, bound)) continue;
       std::set<const StmtNode*> both = {a, b};
       if (Uses(Remove(f->body, both), buf, {})) continue;  // the loop reads or writes the registers
       drop.insert(both.begin(), both.end());
-      before.push_back(Keep(a));
-      after.push_back(Keep(b));
+      // (still inside their gemm's tile op, so that the barrier pass sees one op's writes of the staging
+      // tile)
+      before.push_back(Keep(a, ins[0].second));
+      after.push_back(Keep(b, o->second[0].second));
     }
     if (drop.empty()) return r;
     Stmt loop = For(f->var, f->min, f->extent, f->for_kind, Remove(f->body, drop), f->annotations, f->span);
@@ -94,7 +96,10 @@ class Hoister : public IRMutator {
 
  private:
   // The statement of a collected node (kept alive by the tree it came from).
-  static Stmt Keep(const AttrStmtNode* a) { return AttrStmt(a->node, a->key, a->value, a->body, a->span); }
+  static Stmt Keep(const AttrStmtNode* a, const AttrStmtNode* op) {
+    Stmt s = AttrStmt(a->node, a->key, a->value, a->body, a->span);
+    return op ? AttrStmt(op->node, op->key, op->value, s, op->span) : s;
+  }
   static Stmt Remove(const Stmt& s, const std::set<const StmtNode*>& drop) {
     struct R : IRMutator {
       const std::set<const StmtNode*>* drop;
@@ -202,7 +207,7 @@ class OperandHoister : public IRMutator {
       for (const BufferNode* t : SharedIn(a->body)) ok &= !elsewhere.count(t);
       ok &= !Uses(RemoveOne(L->body, kl), a->node.get(), {});  // the registers serve this K loop alone
       if (!ok) continue;
-      const int64_t per = 2 * mt;
+      const int64_t per = mt;  // the attribute's value: register elements of one step's A operand
       Buffer all = MakeBuffer(a->node->name + "_all", a->node->dtype, {Int(E * per)}, Scope::kLocal, a->span);
       extra.push_back(all);
       retired.insert(a->node.get());

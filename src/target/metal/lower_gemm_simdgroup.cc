@@ -41,14 +41,22 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   const Fragment& CF = L.Layout(g->C.buffer.get());
   Span sp = g->span;
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  const bool metal4 = L.ctx_.features.cooperative_tensors;
   bool ok_ab =
       at == bt && (at == DataType::Float(16) || at == DataType::Float(32) || at == DataType::BFloat16());
-  if (!ok_ab || ct != DataType::Float(32))
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.gemm on Metal (simdgroup_matrix 8x8) takes A and B of one dtype among float16, "
-                    "bfloat16 and float32, with a float32 accumulator; got A " +
-                        at.str() + ", B " + bt.str() + ", C " + ct.str(),
-                    sp);
+  // Metal 4's matmul2d also takes int8 x int8 with an int32 accumulator (the API's type table).
+  const bool int8 = at == DataType::Int(8) && bt == at && ct == DataType::Int(32);
+  if (!(ok_ab && ct == DataType::Float(32)) && !(metal4 && int8))
+    throw UserError(
+        ErrorKind::kUnsupported,
+        std::string(metal4 ? "T.gemm on Metal 4 (matmul2d) takes A and B of one dtype among float16, "
+                             "bfloat16 and float32 with a float32 accumulator, or int8 with an int32 "
+                             "accumulator"
+                           : "T.gemm on Metal (simdgroup_matrix 8x8) takes A and B of one dtype among "
+                             "float16, bfloat16 and float32, with a float32 accumulator (int8 needs "
+                             "Metal 4: -mattr=+metal4)") +
+            "; got A " + at.str() + ", B " + bt.str() + ", C " + ct.str(),
+        sp);
   TL_ICHECK(CF.kind == "mma_C", "a Metal gemm accumulator must have the mma_C layout, got " + CF.desc);
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
@@ -128,6 +136,110 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   };
   Src A = g->A.buffer->scope == Scope::kFragment ? stage(g->A, "A_stage") : shared(g->A, ad);
   Src B = g->B.buffer->scope == Scope::kFragment ? stage(g->B, "B_stage") : shared(g->B, bd);
+  Expr g8 = Div(lane, 4), tg = Mod(lane, 4);
+  // 8x8 tile (i, j) of this SIMD-group: rows i*8.. of its wM, cols j*8.. of its wN. In the mma_C
+  // layout a lane holds (row lane/4, cols 2*(lane%4) + {0, 1}) of it, registers
+  // ((i/2) * nt + j) * 4 + (i%2) * 2 + {0, 1}.
+  auto reg8 = [&](int64_t i, int64_t j, int64_t c) { return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c); };
+
+  if (metal4 && wM % 16 == 0) {
+    // ---- Metal 4: matmul2d on cooperative tensors ------------------------------------------------------
+    // Per SIMD-group, the accumulator is split into tm x tn destination cooperative tensors of a
+    // matmul2d(tm, tn, kc) descriptor run by one SIMD-group (execution_simdgroup); each K step loads the
+    // SIMD-group's rows of A into tm x kc left-operand cooperative tensors and runs the operation with B's
+    // kc x tn tile of threadgroup memory as the right operand. Cooperative tensors are opaque (which thread
+    // holds which element is not specified), so the accumulator moves between its registers and them through
+    // threadgroup staging tiles, as for simdgroup matrices, and the same passes move those transfers out of
+    // a K loop that does not touch the accumulator, and A's loads out of a loop that does not change A.
+    const int64_t tm = 16;
+    // staging budget 8 KB: whole tn x tm tiles, one per SIMD-group at least
+    int64_t tn = 8;
+    for (int64_t c : {32, 16})
+      if (wN % c == 0 && tm * c * 4 * warps <= 8192) {
+        tn = c;
+        break;
+      }
+    const int64_t kc = K % 16 == 0 ? 16 : 8;
+    const int64_t pm = wM / tm, pn = wN / tn, tiles = pm * pn;
+    const int64_t EC = tm * tn / 32, EA = tm * kc / 32;  // elements a lane holds of each cooperative tensor
+    const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tiles, 8192 / (tm * tn * 4 * warps)));
+    L.ctx_.info->choices.push_back(
+        Loc(sp) + ": T.gemm: Metal 4 matmul2d(" + std::to_string(tm) + ", " + std::to_string(tn) + ", " +
+        std::to_string(kc) + ") on cooperative tensors, " + at.str() + " -> " + ct.str() + ", SIMD-groups " +
+        std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+        " per SIMD-group (" + std::to_string(tiles) +
+        " destination cooperative tensors staged through threadgroup memory, " + std::to_string(slots) +
+        " at a time)");
+    Buffer cc = L.Scratch("C_coop", ct, EC * tiles, Scope::kLocal);
+    Buffer ac = L.Scratch("A_coop", at, EA * pm, Scope::kLocal);
+    Buffer cs = L.Scratch("C_stage", ct, tm * tn * slots * warps, Scope::kShared);
+    auto desc = [&](std::vector<Expr> args) {
+      for (int64_t v : {tm, tn, kc, int64_t(g->trans_A), int64_t(g->trans_B)}) args.push_back(C(v));
+      return args;
+    };
+    auto slot = [&](int64_t q) { return Simplify(warp * C(tm * tn * slots) + C(tm * tn * q)); };
+    // The stage element of this lane's register c of 8x8 tile (a, b) inside cooperative tile t's slot q.
+    auto at_stage = [&](int64_t q, int64_t a, int64_t b, int64_t c) {
+      return Simplify(slot(q) + (C(a * 8) + g8) * C(tn) + C(b * 8 + c) + tg * C(2));
+    };
+    auto each = [&](int64_t t, const std::function<void(int64_t, int64_t, int64_t, Expr)>& fn) {
+      int64_t p = t / pn, q = t % pn;
+      for (int64_t a = 0; a < tm / 8; ++a)
+        for (int64_t b = 0; b < tn / 8; ++b)
+          for (int64_t c = 0; c < 2; ++c) fn(a, b, c, reg8(p * (tm / 8) + a, q * (tn / 8) + b, c));
+    };
+    std::vector<Stmt> in, back;
+    for (int64_t t0 = 0; t0 < tiles; t0 += slots) {
+      const int64_t t1 = std::min(tiles, t0 + slots);
+      for (int64_t t = t0; t < t1; ++t)
+        each(t, [&](int64_t a, int64_t b, int64_t c, Expr r) {
+          in.push_back(Store(cs, Load(cl, {r}), {at_stage(t - t0, a, b, c)}, sp));
+        });
+      for (int64_t t = t0; t < t1; ++t)
+        in.push_back(
+            Call0("tl.coop_load", desc({Load(cc, {C(EC * t)}), Load(cs, {slot(t - t0)}), C(tn), C(2)}), sp));
+      for (int64_t t = t0; t < t1; ++t)
+        back.push_back(
+            Call0("tl.coop_store", desc({Load(cs, {slot(t - t0)}), Load(cc, {C(EC * t)}), C(tn), C(2)}), sp));
+      for (int64_t t = t0; t < t1; ++t)
+        each(t, [&](int64_t a, int64_t b, int64_t c, Expr r) {
+          back.push_back(Store(cl, Load(cs, {at_stage(t - t0, a, b, c)}), {r}, sp));
+        });
+    }
+    out.push_back(AttrStmt(cl, "tl.simdgroup_stage_in", C(1),
+                           AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(in, sp), sp), sp));
+    Var kk = MakeVar("kk");
+    Expr k0 = Expr(kk) * C(kc);
+    std::vector<Stmt> step, a_loads;
+    for (int64_t i = 0; i < pm; ++i) {
+      Expr m0 = Simplify(wmi * C(wM) + C(i * tm));
+      Expr src = g->trans_A ? A.at(k0, m0) : A.at(m0, k0);
+      a_loads.push_back(Call0("tl.coop_load", desc({Load(ac, {C(EA * i)}), src, C(A.stride), C(0)}), sp));
+    }
+    step.push_back(AttrStmt(ac, "tl.simdgroup_a_loads", C(EA * pm), Seq(a_loads, sp), sp));
+    for (int64_t q = 0; q < pn; ++q) {
+      Expr n0 = Simplify(wnj * C(wN) + C(q * tn));
+      Expr src = g->trans_B ? B.at(n0, k0) : B.at(k0, n0);
+      for (int64_t p = 0; p < pm; ++p)
+        step.push_back(
+            Call0("tl.coop_mma",
+                  desc({Load(cc, {C(EC * (p * pn + q))}), Load(ac, {C(EA * p)}), src, C(B.stride)}), sp));
+    }
+    out.push_back(For(kk, C(0), C(K / kc), ForKind::kSerial, Seq(step, sp), {}, sp));
+    out.push_back(AttrStmt(cl, "tl.simdgroup_stage_out", C(1),
+                           AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(back, sp), sp), sp));
+    return Seq(out, sp);
+  }
+  if (metal4)
+    L.ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: not on Metal 4 cooperative tensors: " +
+                                   std::to_string(wM) + " rows per SIMD-group is not a multiple of 16");
+  if (int8)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.gemm on int8 needs Metal 4's cooperative tensors, which need 16 rows per SIMD-group (the "
+        "warp partition gives " +
+            std::to_string(wM) + ")",
+        sp);
 
   // Simdgroup matrices (2 elements per lane each) and the per-SIMD-group staging tiles: `slots` 8x8
   // tiles per SIMD-group (4 KB in all, at most one per accumulator matrix), so that a chunk of
@@ -143,17 +255,10 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   Buffer am = L.Scratch("A_simd", at, 2 * mt, Scope::kLocal);
   Buffer bm = L.Scratch("B_simd", bt, 2 * nt, Scope::kLocal);
   Buffer cs = L.Scratch("C_stage", ct, 64 * slots * warps, Scope::kShared);
-  Expr g8 = Div(lane, 4), tg = Mod(lane, 4);
   // Slot q of this SIMD-group, and this lane's element c of it.
   auto slot = [&](int64_t q) { return Simplify(warp * C(64 * slots) + C(64 * q)); };
   auto stage_at = [&](int64_t q, int64_t c) { return Simplify(slot(q) + g8 * C(8) + tg * C(2) + C(c)); };
-  // 8x8 tile (i, j) of this SIMD-group: rows i*8.. of its wM, cols j*8.. of its wN. In the mma_C
-  // layout a lane holds (row lane/4, cols 2*(lane%4) + {0, 1}) of it, registers
-  // ((i/2) * nt + j) * 4 + (i%2) * 2 + {0, 1}.
-  auto reg = [&](int64_t t, int64_t c) {
-    int64_t i = t / nt, j = t % nt;
-    return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c);
-  };
+  auto reg = [&](int64_t t, int64_t c) { return reg8(t / nt, t % nt, c); };
   // Registers -> matrices, a chunk of `slots` at a time (the barrier pass orders the writes before
   // the loads, and the loads before the next chunk's writes).
   // Both moves are marked (`tl.simdgroup_stage_in` / `_out` on the register buffer) so that
@@ -181,7 +286,7 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   }
   // (marked: HoistSimdgroupOperands keeps A in simdgroup matrices across an outer loop that does not change
   // it)
-  step.push_back(AttrStmt(am, "tl.simdgroup_a_loads", C(mt), Seq(a_loads, sp), sp));
+  step.push_back(AttrStmt(am, "tl.simdgroup_a_loads", C(2 * mt), Seq(a_loads, sp), sp));
   for (int64_t j = 0; j < nt; ++j) {
     Expr n0 = Simplify(wnj * C(wN) + C(j * 8));
     Expr src = g->trans_B ? B.at(n0, k0) : B.at(k0, n0);

@@ -6,7 +6,10 @@
 namespace tl {
 
 PassContext MetalPassContext(const Target& t, const PassConfig& pc) {
-  return GpuPassContext(MetalFeatures(), t, pc);
+  GpuFeatures f = MetalFeatures();
+  f.cooperative_tensors = t.Has("metal4");
+  if (f.cooperative_tensors) f.label = "Metal 4";
+  return GpuPassContext(f, t, pc);
 }
 
 Pipeline MetalPipeline(const PassContext&) {
