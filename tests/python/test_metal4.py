@@ -137,6 +137,20 @@ def test_ragged_gemm(dtype):
     np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("bm,bn,bk,threads,desc", [(16, 64, 24, 128, "16, 16, 8"), (32, 8, 32, 32, "16, 8, 16")])
+def test_narrow_tiles_take_smaller_descriptors(bm, bn, bk, threads, desc):
+    """SIMD-groups with 16 or 8 accumulator columns take matmul2d(16, 16 / 8, k); a K tile that is not a multiple
+    of 16 takes k = 8."""
+    rng = _rng()
+    M, N, K = 48, 40, 72
+    k = emu4(kernels.matmul(M, N, K, bm, bn, bk, dtype="float16", out_dtype="float32", threads=threads))
+    assert f"matmul2d({desc})" in choice(k)
+    a, b = randn(rng, (M, K), np.float16), randn(rng, (K, N), np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("trans_A,trans_B", [(True, False), (False, True), (True, True)])
 def test_transposed_gemm(trans_A, trans_B):
     rng = _rng()

@@ -142,7 +142,10 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
   // ((i/2) * nt + j) * 4 + (i%2) * 2 + {0, 1}.
   auto reg8 = [&](int64_t i, int64_t j, int64_t c) { return C(((i / 2) * nt + j) * 4 + (i % 2) * 2 + c); };
 
-  if (metal4 && wM % 16 == 0) {
+  if (metal4) {
+    // (the warp partition gives every SIMD-group a multiple of 16 rows and 8 columns: each gemm Metal takes)
+    TL_ICHECK(wM % 16 == 0 && wN % 8 == 0, "a Metal 4 gemm with " + std::to_string(wM) + "x" +
+                                               std::to_string(wN) + " accumulator elements per SIMD-group");
     // ---- Metal 4: matmul2d on cooperative tensors ------------------------------------------------------
     // Per SIMD-group, the accumulator is split into tm x tn destination cooperative tensors of a
     // matmul2d(tm, tn, kc) descriptor run by one SIMD-group (execution_simdgroup); each K step loads the
@@ -230,16 +233,6 @@ Stmt LowerGemmSimdgroup(GpuTileLowerer& L, const GemmNode* g) {
                            AttrStmt(cs, "tl.shared_overwrite", C(1), Seq(back, sp), sp), sp));
     return Seq(out, sp);
   }
-  if (metal4)
-    L.ctx_.info->choices.push_back(Loc(sp) + ": T.gemm: not on Metal 4 cooperative tensors: " +
-                                   std::to_string(wM) + " rows per SIMD-group is not a multiple of 16");
-  if (int8)
-    throw UserError(
-        ErrorKind::kUnsupported,
-        "T.gemm on int8 needs Metal 4's cooperative tensors, which need 16 rows per SIMD-group (the "
-        "warp partition gives " +
-            std::to_string(wM) + ")",
-        sp);
 
   // Simdgroup matrices (2 elements per lane each) and the per-SIMD-group staging tiles: `slots` 8x8
   // tiles per SIMD-group (4 KB in all, at most one per accumulator matrix), so that a chunk of
