@@ -95,6 +95,9 @@ def test_clang_check_catches_misused_tensor_operations():
     # an accumulator type the API's table does not have for half operands
     rc, err = clang_check(src.replace("half, float>::dest()", "half, int32_t>::dest()"))
     assert rc != 0 and "combination of element types" in err
+    # the same for a left operand (its template names the destination's element type too)
+    rc, err = clang_check(src.replace("half, float>::left()", "half, int32_t>::left()"))
+    assert rc != 0 and "combination of element types" in err
     # a cooperative tensor run by an operation with another descriptor
     rc, err = clang_check(src.replace("tl::mm_op<16, 32, 16, false, false>().run(",
                                       "tl::mm_op<16, 32, 8, false, false>().run("))

@@ -136,6 +136,20 @@ template <typename T, typename E, typename K>
 struct is_tensor<metal::tensor<T, E, K>> {
   static constexpr bool value = true;
 };
+// The element type an operand type names: a tensor's or a cooperative tensor's element type, or the type itself
+// (the get_*_cooperative_tensor templates take either).
+template <typename T>
+struct elem {
+  using type = T;
+};
+template <typename T, typename E, typename K>
+struct elem<metal::tensor<T, E, K>> {
+  using type = typename metal::remove_const_<T>::type;
+};
+template <typename T, typename R>
+struct elem<metal::cooperative_tensor<T, R>> {
+  using type = T;
+};
 template <typename A, typename B, typename C>
 constexpr bool allowed_types() {  // the API's type table, for the inputs this project emits
   using metal::is_same_;
@@ -156,20 +170,21 @@ struct matmul2d {
   using left_role = detail::role<D.m, D.n, D.k, D.transpose_left, D.transpose_right, false>;
   using dest_role = detail::role<D.m, D.n, D.k, D.transpose_left, D.transpose_right, true>;
 
-  template <typename LeftT, typename RightT, typename ElemT>
-  metal::cooperative_tensor<ElemT, left_role> get_left_input_cooperative_tensor() const {
+  // <left operand, right operand, destination element type>: the operands as tensor, cooperative tensor or
+  // element types; a left-operand cooperative tensor holds the left operand's element type.
+  template <typename LeftT, typename RightT, typename DestElemT>
+  metal::cooperative_tensor<typename detail::elem<LeftT>::type, left_role> get_left_input_cooperative_tensor() const {
     static_assert(D.k > 0, "a left-operand cooperative tensor needs a static k in the descriptor");
-    static_assert(
-        metal::is_same_<typename metal::remove_const_<typename LeftT::element_type>::type, ElemT>::value,
-        "a left-operand cooperative tensor has the left tensor's element type");
+    static_assert(detail::allowed_types<typename detail::elem<LeftT>::type, typename detail::elem<RightT>::type,
+                                        DestElemT>(),
+                  "matmul2d does not take this combination of element types");
     return {};
   }
-  template <typename LeftT, typename RightT, typename ElemT>
-  metal::cooperative_tensor<ElemT, dest_role> get_destination_cooperative_tensor() const {
-    static_assert(
-        detail::allowed_types<typename metal::remove_const_<typename LeftT::element_type>::type,
-                              typename metal::remove_const_<typename RightT::element_type>::type, ElemT>(),
-        "matmul2d does not take this combination of element types");
+  template <typename LeftT, typename RightT, typename DestElemT>
+  metal::cooperative_tensor<DestElemT, dest_role> get_destination_cooperative_tensor() const {
+    static_assert(detail::allowed_types<typename detail::elem<LeftT>::type, typename detail::elem<RightT>::type,
+                                        DestElemT>(),
+                  "matmul2d does not take this combination of element types");
     return {};
   }
   // C = A * B (+ C): each operand a tensor or a cooperative tensor made by this operation in its role.
@@ -184,9 +199,8 @@ struct matmul2d {
         detail::is_tensor<DT>::value ||
             metal::is_same_<DT, metal::cooperative_tensor<typename DT::element_type, dest_role>>::value,
         "matmul2d's destination is a tensor or a destination cooperative tensor of this operation");
-    static_assert(detail::allowed_types<typename metal::remove_const_<typename LT::element_type>::type,
-                                        typename metal::remove_const_<typename RT::element_type>::type,
-                                        typename DT::element_type>(),
+    static_assert(detail::allowed_types<typename detail::elem<LT>::type, typename detail::elem<RT>::type,
+                                        typename detail::elem<DT>::type>(),
                   "matmul2d does not take this combination of element types");
   }
 };

@@ -271,7 +271,7 @@ class CodegenMetalImpl : public CodegenC {
       "  static auto left() {\n"
       "    return mm_op<M, N, K, TA, TB>().template get_left_input_cooperative_tensor<tg_tensor<AB>, "
       "tg_tensor<AB>, "
-      "AB>();\n"
+      "CT>();\n"
       "  }\n"
       "  static auto dest() {\n"
       "    return mm_op<M, N, K, TA, TB>().template get_destination_cooperative_tensor<tg_tensor<AB>, "
@@ -294,6 +294,7 @@ class CodegenMetalImpl : public CodegenC {
         auto [it, fresh] = coops_.emplace(l->buffer.get(), k);
         TL_ICHECK(fresh || (it->second.role == role && it->second.Desc() == k.Desc()),
                   "buffer '" + l->buffer->name + "' holds cooperative tensors of two kinds");
+        if (!it->second.c.bits()) it->second.c = ct;  // a left operand's destination type, from its run
       };
       auto mem_t = [&](size_t i) { return As<BufferLoadNode>(c->args[i])->buffer->dtype; };
       int64_t role = 0;
@@ -607,8 +608,9 @@ class CodegenMetalImpl : public CodegenC {
                       std::to_string(b->byte_offset) + ");");
       } else if (coops_.count(b.get())) {
         const Coop& c = coops_.at(b.get());
-        const std::string make = "tl::coop<" + c.Desc() + ", " + CType(c.ab) + ", " +
-                                 CType(c.c.bits() ? c.c : c.ab) + ">::" + (c.role == 0 ? "left()" : "dest()");
+        TL_ICHECK(c.c.bits() > 0, "cooperative tensor '" + b->name + "' is in no tl.coop_mma");
+        const std::string make = "tl::coop<" + c.Desc() + ", " + CType(c.ab) + ", " + CType(c.c) +
+                                 ">::" + (c.role == 0 ? "left()" : "dest()");
         std::string init;
         for (int64_t i = 0; i < count / c.per(); ++i) init += (i ? ", " : "") + make;
         Line(ind, "decltype(" + make + ") " + Name(b.get(), b->name) + "[" + std::to_string(count / c.per()) +
