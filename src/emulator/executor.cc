@@ -101,9 +101,8 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
     if (b->shape.size() != 1)
       Unsupported("allocated buffer " + b->name + " must be one-dimensional", b->span);
     // bool elements take a byte each (0 or 1), as in a bool tensor and in the generated code; int4 / uint4
-    // and float4_e2m1fn too (one value per byte, read from its low nibble: docs/semantics.md)
-    const bool nibble =
-        b->dtype.bits() == 4 && (b->dtype.is_integer() || b->dtype.code() == DataType::Code::kFloat4E2M1);
+    // and float4_e2m1fn / float6_* too (one value per byte, in its low bits: docs/semantics.md)
+    const bool nibble = (b->dtype.bits() == 4 && b->dtype.is_integer()) || b->dtype.is_mx_float();
     if (b->dtype.lanes() != 1 || (b->dtype.bits() < 8 && !b->dtype.is_bool() && !nibble))
       Unsupported("buffer dtype " + b->dtype.str(), b->span);
     auto m = std::make_unique<Mem>();

@@ -21,6 +21,8 @@ double Extreme(DataType t, bool max) {
     case DataType::Code::kFloat8E4M3: return max ? 448.0 : -448.0;
     case DataType::Code::kFloat8E5M2: return max ? 57344.0 : -57344.0;
     case DataType::Code::kFloat4E2M1: return max ? 6.0 : -6.0;
+    case DataType::Code::kFloat6E2M3: return max ? 7.5 : -7.5;
+    case DataType::Code::kFloat6E3M2: return max ? 28.0 : -28.0;
     default: break;
   }
   double v = t.bits() == 16   ? 65504.0

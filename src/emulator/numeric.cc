@@ -1,6 +1,7 @@
 // Float format encoding and dtype conversions of the emulator.
 #include "emulator/numeric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -92,6 +93,47 @@ double DecodeE2M1(uint32_t code) {
   return (code & 8u) ? -v : v;
 }
 
+double DecodeMx(uint32_t code, int E, int M) {
+  const int bias = (1 << (E - 1)) - 1;
+  const uint32_t mag = code & ((1u << (E + M)) - 1), ex = mag >> M, m = mag & ((1u << M) - 1);
+  const double v = ex ? std::ldexp(static_cast<double>((1u << M) + m), static_cast<int>(ex) - bias - M)
+                      : std::ldexp(static_cast<double>(m), 1 - bias - M);
+  return (code >> (E + M)) & 1u ? -v : v;
+}
+
+uint32_t EncodeMx(double x, int E, int M) {
+  const uint32_t sign = 1u << (E + M), maxcode = sign - 1;
+  if (std::isnan(x)) return sign;
+  const uint32_t s = std::signbit(x) ? sign : 0u;
+  const double a = std::fabs(x);
+  if (a >= DecodeMx(maxcode, E, M)) return s | maxcode;  // saturates
+  if (a == 0) return s;
+  const int bias = (1 << (E - 1)) - 1, minex = 1 - bias;
+  int e2 = 0;
+  std::frexp(a, &e2);
+  const int ex = std::max(e2 - 1, minex);  // a's binade, or the subnormals' step below the normals
+  // a in steps of the binade's last mantissa place (exact: a power-of-two scaling), rounded to nearest even
+  const double r = std::nearbyint(std::ldexp(a, M - ex));
+  const uint32_t code = e2 - 1 < minex
+                            ? static_cast<uint32_t>(r)  // subnormal (2^M: the least normal)
+                            : (static_cast<uint32_t>(ex + bias) << M) + static_cast<uint32_t>(r) - (1u << M);
+  return s | std::min(code, maxcode);
+}
+
+bool Fp6Format(DataType t, int* E, int* M) {
+  if (t.code() == DataType::Code::kFloat6E2M3) {
+    *E = 2;
+    *M = 3;
+    return true;
+  }
+  if (t.code() == DataType::Code::kFloat6E3M2) {
+    *E = 3;
+    *M = 2;
+    return true;
+  }
+  return false;
+}
+
 namespace {
 struct Format {
   int E, M;
@@ -120,6 +162,8 @@ double SatFinite(double x, DataType t) {
 
 double RoundFloat(double x, DataType t) {
   if (t.code() == DataType::Code::kFloat4E2M1) return DecodeE2M1(EncodeE2M1(x));
+  int fe = 0, fm = 0;
+  if (Fp6Format(t, &fe, &fm)) return DecodeMx(EncodeMx(x, fe, fm), fe, fm);
   Format f;
   if (MinifloatOf(t, &f))
     return DecodeMinifloat(EncodeMinifloat(SatFinite(x, t), f.E, f.M, f.finite_only), f.E, f.M,
@@ -177,6 +221,12 @@ void StoreScalar(void* p, DataType t, Slot v) {
     std::memcpy(p, &q, 1);
     return;
   }
+  int fe = 0, fm = 0;
+  if (Fp6Format(t, &fe, &fm)) {  // the low 6 bits; the upper two zero
+    const uint8_t q = static_cast<uint8_t>(EncodeMx(v.f, fe, fm));
+    std::memcpy(p, &q, 1);
+    return;
+  }
   Format f;
   if (MinifloatOf(t, &f)) {
     uint32_t b = EncodeMinifloat(v.f, f.E, f.M, f.finite_only);
@@ -229,6 +279,13 @@ Slot LoadScalar(const void* p, DataType t) {
     uint8_t q;
     std::memcpy(&q, p, 1);
     r.f = DecodeE2M1(q);
+    return r;
+  }
+  int fe = 0, fm = 0;
+  if (Fp6Format(t, &fe, &fm)) {  // the low 6 bits (the upper two are ignored)
+    uint8_t q;
+    std::memcpy(&q, p, 1);
+    r.f = DecodeMx(q & 0x3f, fe, fm);
     return r;
   }
   Format f;

@@ -28,6 +28,13 @@ double DecodeMinifloat(uint32_t bits, int E, int M, bool finite_only);
 /// too); NaN encodes as -0 (code 8), as ml_dtypes does. The code is the low nibble of a byte.
 uint32_t EncodeE2M1(double x);
 double DecodeE2M1(uint32_t code);
+/// OCP MX floats without infinities or NaN (fp6 e2m3 / e3m2, fp4 e2m1), `E` exponent bits (bias 2^(E-1) - 1)
+/// and `M` mantissa bits under a sign bit: every code is finite, the largest magnitude all ones. Encoding
+/// rounds to nearest even and saturates (infinities too); NaN encodes as -0, as for fp4.
+uint32_t EncodeMx(double x, int E, int M);
+double DecodeMx(uint32_t code, int E, int M);
+/// (E, M) of an fp6 dtype; false for others.
+bool Fp6Format(DataType t, int* E, int* M);
 
 /// `x` rounded to the float dtype `t` (float16/bfloat16/float8/float32; float64 unchanged).
 double RoundFloat(double x, DataType t);

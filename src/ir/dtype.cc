@@ -49,6 +49,14 @@ bool DataType::Parse(const std::string& full, DataType* out) {
     *out = DataType(Code::kFloat4E2M1, 4, lanes);
     return true;
   }
+  if (name == "float6_e2m3fn" || name == "float6_e2m3") {
+    *out = DataType(Code::kFloat6E2M3, 6, lanes);
+    return true;
+  }
+  if (name == "float6_e3m2fn" || name == "float6_e3m2") {
+    *out = DataType(Code::kFloat6E3M2, 6, lanes);
+    return true;
+  }
   if (name == "handle") {
     *out = Handle();
     return true;
@@ -81,6 +89,8 @@ std::string DataType::str() const {
     case Code::kFloat8E4M3: s = "float8_e4m3fn"; break;
     case Code::kFloat8E5M2: s = "float8_e5m2"; break;
     case Code::kFloat4E2M1: s = "float4_e2m1fn"; break;
+    case Code::kFloat6E2M3: s = "float6_e2m3fn"; break;
+    case Code::kFloat6E3M2: s = "float6_e3m2fn"; break;
     case Code::kBool: s = "bool"; break;
     case Code::kHandle: return "handle";
     case Code::kVoid: return "void";

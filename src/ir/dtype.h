@@ -15,6 +15,8 @@ class DataType {
     kFloat8E4M3,
     kFloat8E5M2,
     kFloat4E2M1,  // OCP MX fp4 (float4_e2m1fn): finite only, one value a byte (the low nibble), as ml_dtypes
+    kFloat6E2M3,  // OCP MX fp6 (float6_e2m3fn): finite only, one value a byte (the low 6 bits), as ml_dtypes
+    kFloat6E3M2,  // OCP MX fp6 (float6_e3m2fn), the same
     kBool,
     kHandle,
     kVoid
@@ -32,8 +34,8 @@ class DataType {
   static DataType Void() { return {Code::kVoid, 0}; }
   static DataType Index() { return Int(32); }
 
-  /// Parses "float16", "bfloat16", "float8_e4m3fn", "float4_e2m1fn", "int4", "float32x4", "bool", ...
-  /// Returns false on an unknown name.
+  /// Parses "float16", "bfloat16", "float8_e4m3fn", "float4_e2m1fn", "float6_e2m3fn", "int4", "float32x4",
+  /// "bool", ... Returns false on an unknown name.
   static bool Parse(const std::string& name, DataType* out);
 
   Code code() const { return code_; }
@@ -48,7 +50,11 @@ class DataType {
   bool is_integer() const { return is_int() || is_uint(); }
   bool is_float() const {
     return code_ == Code::kFloat || code_ == Code::kBFloat || code_ == Code::kFloat8E4M3 ||
-           code_ == Code::kFloat8E5M2 || code_ == Code::kFloat4E2M1;
+           code_ == Code::kFloat8E5M2 || is_mx_float();
+  }
+  /// The OCP MX sub-byte floats (fp4 / fp6: no infinities or NaN, one value a byte).
+  bool is_mx_float() const {
+    return code_ == Code::kFloat4E2M1 || code_ == Code::kFloat6E2M3 || code_ == Code::kFloat6E3M2;
   }
   bool is_bool() const { return code_ == Code::kBool; }
   bool is_void() const { return code_ == Code::kVoid; }

@@ -24,6 +24,12 @@ std::string CodegenCxxGpu::CType(DataType t) {
       // OCP fp8 (include/tl_device/cuda/common.h); HIP's gfx940 fp8 is the FNUZ variant, a different format.
       if (backend_ != "CUDA") break;
       return t.code() == DataType::Code::kFloat8E4M3 ? "tl::float8_e4m3_t" : "tl::float8_e5m2_t";
+    case DataType::Code::kFloat6E2M3:
+      if (backend_ != "CUDA") break;
+      return "tl::float6_e2m3_t";
+    case DataType::Code::kFloat6E3M2:
+      if (backend_ != "CUDA") break;
+      return "tl::float6_e3m2_t";
     case DataType::Code::kFloat4E2M1:
       if (backend_ != "CUDA") break;
       return "tl::float4_e2m1_t";

@@ -180,6 +180,36 @@ struct e2m1_format {
   static uint8_t from_float(float f) { return from_double(double(f)); }
 };
 
+/// OCP MX fp6 (float6_e2m3fn: E = 2, M = 3; float6_e3m2fn: E = 3, M = 2) in the low 6 bits of a byte: every
+/// code finite (bias 2^(E-1) - 1), no infinities or NaN. Rounds to nearest even and saturates (infinities
+/// too); NaN gives -0 (code 32), as for fp4 (docs/semantics.md).
+template <int E, int M>
+struct mx6_format {
+  using storage = uint8_t;
+  static constexpr int bias = (1 << (E - 1)) - 1;
+  static float to_float(uint8_t b) {
+    const unsigned mag = b & 31u, ex = mag >> M, m = mag & ((1u << M) - 1);
+    const float v =
+        ex ? std::ldexp(float((1u << M) + m), int(ex) - bias - M) : std::ldexp(float(m), 1 - bias - M);
+    return (b & 32u) ? -v : v;
+  }
+  static uint8_t from_double(double d) {
+    if (d != d) return 32u;
+    const uint8_t s = std::signbit(d) ? 32u : 0u;
+    const double a = std::fabs(d);
+    if (a >= double(to_float(31u))) return uint8_t(s | 31u);
+    if (a == 0) return s;
+    int e2 = 0;
+    std::frexp(a, &e2);
+    const int ex = e2 - 1 < 1 - bias ? 1 - bias : e2 - 1;
+    const double r = std::nearbyint(std::ldexp(a, M - ex));  // nearest even: the default rounding mode
+    const unsigned code =
+        e2 - 1 < 1 - bias ? unsigned(r) : (unsigned(ex + bias) << M) + unsigned(r) - (1u << M);
+    return uint8_t(s | (code > 31u ? 31u : code));
+  }
+  static uint8_t from_float(float f) { return from_double(double(f)); }
+};
+
 }  // namespace detail
 
 /// A storage-only floating-point type whose value is `Fmt::to_float(bits)`.  It is trivial (so
@@ -228,6 +258,8 @@ using bfloat16_t = lowp_float<detail::bf16_format>;
 using float8_e4m3_t = lowp_float<detail::fp8_format<4, 3, false>>;
 using float8_e5m2_t = lowp_float<detail::fp8_format<5, 2, true>>;
 using float4_e2m1_t = lowp_float<detail::e2m1_format>;
+using float6_e2m3_t = lowp_float<detail::mx6_format<2, 3>>;
+using float6_e3m2_t = lowp_float<detail::mx6_format<3, 2>>;
 
 static_assert(sizeof(half_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must be 2 bytes");
 static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "fp8 types must be 1 byte");

@@ -156,6 +156,45 @@ struct float4_e2m1_t {
   }
 };
 
+// OCP MX fp6 (float6_e2m3fn: E 2, M 3; float6_e3m2fn: E 3, M 2) in the low 6 bits of a byte: every code
+// finite (bias 2^(E-1) - 1). Conversions round to nearest even and saturate; NaN gives -0 (code 32), as on
+// every other target (docs/semantics.md); in software, like fp4.
+template <int E, int M>
+struct float6_t {
+  unsigned char bits;
+  static constexpr int bias = (1 << (E - 1)) - 1;
+  float6_t() = default;
+  __device__ static float decode(unsigned b) {
+    const unsigned mag = b & 31u, ex = mag >> M, m = mag & ((1u << M) - 1);
+    const float v =
+        ex ? static_cast<float>((1u << M) + m) * exp2f(static_cast<float>(static_cast<int>(ex) - bias - M))
+           : static_cast<float>(m) * exp2f(static_cast<float>(1 - bias - M));
+    return (b & 32u) ? -v : v;
+  }
+  __device__ float6_t(float f) {
+    const unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = 32;
+      return;
+    }
+    const unsigned s = (u >> 26) & 32u;
+    const float a = fabsf(f);
+    if (a >= decode(31u)) {
+      bits = static_cast<unsigned char>(s | 31u);
+      return;
+    }
+    // a's binade (at least the least normal one), and a in units of its last mantissa place, nearest even
+    const int e2 = static_cast<int>((__float_as_uint(a) >> 23) & 255u) - 127;
+    const int ex = e2 < 1 - bias ? 1 - bias : e2;
+    const unsigned r = static_cast<unsigned>(rintf(a * exp2f(static_cast<float>(M - ex))));
+    const unsigned code = e2 < 1 - bias ? r : (static_cast<unsigned>(ex + bias) << M) + r - (1u << M);
+    bits = static_cast<unsigned char>(s | (code > 31u ? 31u : code));
+  }
+  __device__ operator float() const { return decode(bits); }
+};
+using float6_e2m3_t = float6_t<2, 3>;
+using float6_e3m2_t = float6_t<3, 2>;
+
 // T.reinterpret: the bits of `x` as a value of `T` (same size).
 template <typename T, typename F>
 __device__ __forceinline__ T bit_cast(F x) {
@@ -204,6 +243,14 @@ TL_CAST_VIA_FLOAT(half_t, float4_e2m1_t)
 TL_CAST_VIA_FLOAT(bfloat16_t, float4_e2m1_t)
 TL_CAST_VIA_FLOAT(float8_e4m3_t, float4_e2m1_t)
 TL_CAST_VIA_FLOAT(float8_e5m2_t, float4_e2m1_t)
+TL_CAST_VIA_FLOAT(float6_e2m3_t, half_t)
+TL_CAST_VIA_FLOAT(float6_e2m3_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(float6_e3m2_t, half_t)
+TL_CAST_VIA_FLOAT(float6_e3m2_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(half_t, float6_e2m3_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float6_e2m3_t)
+TL_CAST_VIA_FLOAT(half_t, float6_e3m2_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float6_e3m2_t)
 #undef TL_CAST_VIA_FLOAT
 
 // Floating point to 8- and 16-bit integers saturates, NaN giving 0 (docs/semantics.md). C++ leaves an

@@ -97,6 +97,43 @@ struct fp4_e2m1_t {
   }
 };
 
+/// OCP MX fp6 (float6_e2m3fn: E 2, M 3; float6_e3m2fn: E 3, M 2) in the low 6 bits of a byte: every code
+/// finite; round to nearest even, saturating; NaN gives -0 (code 32), as on every other target.
+template <int E, int M>
+struct fp6_t {
+  unsigned char bits;
+  static constexpr int bias = (1 << (E - 1)) - 1;
+  fp6_t() = default;
+  TL_DEV static float decode(unsigned b) {
+    const unsigned mag = b & 31u, ex = mag >> M, m = mag & ((1u << M) - 1);
+    const float v = ex ? static_cast<float>((1u << M) + m) * fp8_pow2(static_cast<int>(ex) - bias - M)
+                       : static_cast<float>(m) * fp8_pow2(1 - bias - M);
+    return (b & 32u) ? -v : v;
+  }
+  TL_DEV fp6_t(float f) {
+    const unsigned u = __builtin_bit_cast(unsigned, f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = 32;
+      return;
+    }
+    const unsigned s = (u >> 26) & 32u;
+    const float a = __builtin_fabsf(f);
+    if (a >= decode(31u)) {
+      bits = static_cast<unsigned char>(s | 31u);
+      return;
+    }
+    // a's binade (at least the least normal one), and a in units of its last mantissa place, nearest even
+    const int e2 = static_cast<int>((__builtin_bit_cast(unsigned, a) >> 23) & 255u) - 127;
+    const int ex = e2 < 1 - bias ? 1 - bias : e2;
+    const unsigned r = static_cast<unsigned>(__builtin_rintf(a * fp8_pow2(M - ex)));
+    const unsigned code = e2 < 1 - bias ? r : (static_cast<unsigned>(ex + bias) << M) + r - (1u << M);
+    bits = static_cast<unsigned char>(s | (code > 31u ? 31u : code));
+  }
+  TL_DEV operator float() const { return decode(bits); }
+};
+using fp6_e2m3_t = fp6_t<2, 3>;
+using fp6_e3m2_t = fp6_t<3, 2>;
+
 /// The FNUZ byte holding half the value of the OCP byte `b` (E5M2 when e5m2, else E4M3FN): -0 -> 0,
 /// NaN and infinity -> 0x80 (FNUZ NaN), every other byte unchanged.
 TL_DEV unsigned char fnuz_bits(unsigned char b, bool e5m2) {

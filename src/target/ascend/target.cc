@@ -1,6 +1,9 @@
 // The Ascend target's architectures, positions and pipes, and its pipeline; see target.h.
 #include "target/ascend/target.h"
 
+#include <set>
+
+#include "ir/functor.h"
 #include "support/error.h"
 
 namespace tl {
@@ -17,6 +20,44 @@ const AscendArch kArchs[] = {
     {"dav-c310", "Ascend 950 (A5)",                512 * 1024, 64 * 1024, 64 * 1024, 256 * 1024, 248 * 1024, true},
 };
 // clang-format on
+
+// The OCP MX sub-byte floats (fp4, fp6) have no AscendC type: an error at the first statement that names one
+// (a buffer of that dtype or a cast to it), at the user's line.
+class AscendTypeCheck : public SpanTrackingVisitor {
+ public:
+  void Check(DataType t, const std::string& what, const Span& sp) {
+    if (t.is_mx_float())
+      throw UserError(
+          ErrorKind::kUnsupported,
+          what + " has dtype " + t.str() + ", which AscendC has no type for; the Ascend target cannot run it",
+          sp.defined() ? sp : span_);
+  }
+  void VisitBuffer(const Buffer& b) override {
+    if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", span_);
+  }
+  void VisitExpr(const Expr& e) override {
+    if (e && e->kind == ExprKind::kCast) Check(e->dtype, "a cast", span_);
+    SpanTrackingVisitor::VisitExpr(e);
+  }
+
+ protected:
+  void VisitKernel(const KernelNode* n) override {
+    for (auto& b : n->alloc_buffers)
+      if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", b->span);
+    SpanTrackingVisitor::VisitKernel(n);
+  }
+
+ private:
+  std::set<const BufferNode*> seen_;
+};
+
+PrimFunc CheckAscendTypes(const PrimFunc& f, const PassContext&) {
+  AscendTypeCheck check;
+  check.VisitStmt(f->body);
+  for (auto& p : f->params)
+    if (p.buffer) check.VisitBuffer(p.buffer);
+  return f;
+}
 
 }  // namespace
 
@@ -69,6 +110,7 @@ PassContext AscendPassContext(const Target& t, const PassConfig& pc) {
 
 Pipeline AscendPipeline(const PassContext&) {
   return {
+      {"CheckAscendTypes", CheckAscendTypes, IRStage::kTile},
       Step("ExpandViewTileOps"),
       Step("Simplify"),
       Step("RasterizeBlocks"),

@@ -23,6 +23,8 @@ class MetalTypeCheck : public SpanTrackingVisitor {
       why = t.str() + " (MSL has no 8-bit float type)";
     else if (t.code() == DataType::Code::kFloat4E2M1)
       why = t.str() + " (MSL has no 4-bit float type)";
+    else if (t.code() == DataType::Code::kFloat6E2M3 || t.code() == DataType::Code::kFloat6E3M2)
+      why = t.str() + " (MSL has no 6-bit float type)";
     else if (t.bits() < 8 && !t.is_bool() && !t.is_void())
       why = t.str() + " (MSL has no sub-byte types)";
     if (!why.empty())

@@ -21,7 +21,7 @@ _DEFAULT_SMS = {70: 80, 75: 40, 80: 108, 86: 84, 87: 16, 89: 128, 90: 132, 100: 
 
 def _dtype_bytes(dtype):
     name = str(dtype)
-    if name.startswith("float8") or name in ("int8", "uint8", "bool"):
+    if name.startswith("float8") or name in ("int8", "uint8", "bool", "float6_e2m3fn", "float6_e3m2fn"):
         return 1.0
     if name in ("int4", "uint4", "float4_e2m1fn"):
         return 0.5
