@@ -211,6 +211,7 @@ class Executor {
   void Mfma(const CallNode* c, const Lanes& act);       // intrinsics_hip.cc
   void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void Fp4Pack(const CallNode* c, const Lanes& act);    // intrinsics_hip.cc
+  void Fp6Pack(const CallNode* c, const Lanes& act);    // intrinsics_hip.cc
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void AtomicAddVec(const CallNode* c, const Lanes& act);
   void StMatrix(const CallNode* c, const Lanes& act);

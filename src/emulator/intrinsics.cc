@@ -82,6 +82,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     Fp8ToFnuz(c, act);
   } else if (op == "tl.fp4_pack") {  // AMD fp4 MFMA operands: intrinsics_hip.cc
     Fp4Pack(c, act);
+  } else if (op == "tl.fp6_pack") {  // AMD fp6 MFMA operands: intrinsics_hip.cc
+    Fp6Pack(c, act);
   } else if (ExecHopper(c, act)) {   // wgmma (intrinsics_hopper.cc)
   } else if (ExecTcgen05(c, act)) {  // tensor memory, tcgen05 (intrinsics_tcgen05.cc)
   } else if (op == "tl.atomic_add" || op == "atomic_add" || op == "tl.atomic_max" || op == "tl.atomic_min" ||

@@ -33,10 +33,13 @@
 // low nibble for even v (the register format of the ISA's FP4 operands). fp4 tiles hold one value a byte:
 // tl.fp4_pack(&x, n, mode) packs n such bytes of a lane's registers in place into n / 2 (the rest zero)
 // first: "ordered" as above, or "interleaved" (value i and i + 4 of each 8 in one byte: cheaper, and the sum
-// is the same when both operands are fp4 packed alike, since the MFMA pairs A's and B's value v).
-// Products of 16- and 8-bit floats are exact
-// in double; each output is summed in double and rounded once to float32 (the hardware's internal order is
-// unspecified).
+// is the same when both operands are fp4 packed alike, since the MFMA pairs A's and B's value v). They read
+// fp6 too (E2M3 format 2, E3M2 format 3; "e2m3" / "e3m2" in the IR): a lane's 32 values in 24 bytes (6
+// VGPRs), a contiguous 6-bit stream, value v at bits 6v .. 6v + 5 of the lane's bytes, lowest bit first. (Our
+// ISA references do not lay the fp6 operand out; this is the order AMD's own packed-FP6 data uses, four
+// values in three bytes, the first lowest: docs/hip.md.) tl.fp6_pack(&x, n) packs n one-a-byte fp6 codes so
+// in place. Products of 16- and 8-bit floats are exact in double; each output is summed in double and rounded
+// once to float32 (the hardware's internal order is unspecified).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -114,6 +117,37 @@ void Executor::Fp8ToFnuz(const CallNode* c, const Lanes& act) {
   }
 }
 
+void Executor::Fp6Pack(const CallNode* c, const Lanes& act) {
+  if (c->args.size() != 2) BadMfma("tl.fp6_pack expects (&operand, values)");
+  const BufferLoadNode* op = MemOperand(c, 0);
+  int64_t n = 0;
+  if (!AsConstInt(c->args[1], &n) || n < 4 || n % 4)
+    BadMfma("tl.fp6_pack: the value count must be a literal multiple of 4");
+  Mem& m = MemOf(op->buffer.get());
+  if (m.t.bytes() != 1 || m.shared() || m.global())
+    BadMfma("tl.fp6_pack: the operand must be 8-bit registers");
+  TmpScope ts(this);
+  Slot* f = Tmp();
+  Locate(op->buffer, op->indices, act, f, n);
+  std::vector<uint8_t> v(static_cast<size_t>(n)), out(static_cast<size_t>(n), 0);
+  for (int t : act) {
+    if (f[t].i < 0) continue;
+    for (int64_t e = 0; e < n; ++e) {
+      NoteRead(m, t, f[t].i + e);
+      v[static_cast<size_t>(e)] = *static_cast<const uint8_t*>(m.Addr(t, f[t].i + e)) & 0x3f;
+    }
+    std::fill(out.begin(), out.end(), uint8_t{0});
+    for (int64_t e = 0; e < n; ++e)  // value e at bits 6e .. 6e + 5 of the byte stream, the lowest bit first
+      for (int b = 0; b < 6; ++b)
+        if ((v[static_cast<size_t>(e)] >> b) & 1)
+          out[static_cast<size_t>((6 * e + b) / 8)] |= static_cast<uint8_t>(1u << ((6 * e + b) % 8));
+    for (int64_t e = 0; e < n; ++e) {
+      *static_cast<uint8_t*>(m.Addr(t, f[t].i + e)) = out[static_cast<size_t>(e)];
+      NoteWrite(m, t, f[t].i + e);
+    }
+  }
+}
+
 void Executor::Fp4Pack(const CallNode* c, const Lanes& act) {
   if (c->args.size() != 3) BadMfma("tl.fp4_pack expects (&operand, values, \"ordered\" | \"interleaved\")");
   const bool inter = Str(c, 2) == "interleaved";
@@ -186,7 +220,7 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   }
   const int groups = 64 / R, KD = KV * groups, outs = R * R / 64;
   // 8-bit operands: "fp8" / "bf8" name CDNA3's FNUZ formats, "e4m3" / "e5m2" the OCP ones CDNA4 reads
-  enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52, kOcp21 };
+  enum Fmt { kF16, kBF16, kFnuz43, kFnuz52, kOcp43, kOcp52, kOcp21, kOcp23, kOcp32 };
   auto fmt8 = [&](const std::string& n, Fmt* f) {
     if (n == "fp8")
       *f = kFnuz43;
@@ -198,6 +232,10 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       *f = kOcp52;
     else if (n == "e2m1")
       *f = kOcp21;
+    else if (n == "e2m3")
+      *f = kOcp23;
+    else if (n == "e3m2")
+      *f = kOcp32;
     else
       return false;
     return true;
@@ -208,10 +246,11 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   if (eight) {
     if (KV == 4 || !fmt8(ab.substr(0, us), &fa) || !fmt8(ab.substr(us + 1), &fb) ||
         ((fa == kFnuz43 || fa == kFnuz52) != (fb == kFnuz43 || fb == kFnuz52)) ||
-        (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)) || (KV != 32 && (fa == kOcp21 || fb == kOcp21)))
+        (KV == 32 && (fa == kFnuz43 || fa == kFnuz52)) || (KV != 32 && (fa >= kOcp21 || fb >= kOcp21)))
       BadMfma(
           "8-bit ab_type must be <a>_<b> of fp8 / bf8 (FNUZ, 16x16x32 / 32x32x16) or of e4m3 / e5m2 (OCP, "
-          "also 16x16x128 / 32x32x64), or with e2m1 (fp4, 16x16x128 / 32x32x64 only); got " +
+          "also 16x16x128 / 32x32x64), or with e2m1 / e2m3 / e3m2 (fp4 / fp6, 16x16x128 / 32x32x64 only); "
+          "got " +
           ab + " with " + shape);
   } else if ((ab == "f16" || ab == "bf16") && KV != 32) {
     fa = fb = ab == "f16" ? kF16 : kBF16;
@@ -230,6 +269,8 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       case kFnuz52: return DecodeFnuz(b, 5, 2);
       case kOcp43: return DecodeOcp8(b, 4, 3);
       case kOcp21: return DecodeE2M1(b);  // an fp4 tile's byte: its code in the low nibble
+      case kOcp23: return DecodeMx(b, 2, 3);  // fp6: the code in the low 6 bits
+      case kOcp32: return DecodeMx(b, 3, 2);
       default: return DecodeOcp8(b, 5, 2);
     }
   };
@@ -276,8 +317,15 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
         NoteRead(*m[1], t, eb);
         double av, bv;
         if (eight) {
-          // fp4 operands are packed (tl.fp4_pack): value v in byte v / 2, the low nibble for even v
+          // fp4 operands are packed (tl.fp4_pack): value v in byte v / 2, the low nibble for even v; fp6 ones
+          // (tl.fp6_pack) a 6-bit stream: value v at bits 6v .. 6v + 5 of the lane's bytes, the lowest first
           auto byte = [&](int i, int64_t e, Fmt fm) {
+            if (fm == kOcp23 || fm == kOcp32) {
+              const int64_t bit = 6 * v, at = f[i][t].i + bit / 8;
+              const unsigned lo = *static_cast<const uint8_t*>(m[i]->Addr(t, at));
+              const unsigned hi = bit % 8 > 2 ? *static_cast<const uint8_t*>(m[i]->Addr(t, at + 1)) : 0u;
+              return static_cast<uint8_t>(((lo | (hi << 8)) >> (bit % 8)) & 0x3f);
+            }
             if (fm != kOcp21) return *static_cast<const uint8_t*>(m[i]->Addr(t, e));
             const uint8_t b = *static_cast<const uint8_t*>(m[i]->Addr(t, f[i][t].i + v / 2));
             return static_cast<uint8_t>(v % 2 ? b >> 4 : b & 0x0f);

@@ -52,10 +52,12 @@ void GemmNode::Check() const {
   // fp8 A and B may mix e4m3 and e5m2 (mma.sync / wgmma take the two types independently); fp4 (e2m1) only in
   // T.mma_gemm_blockscaled (MXFP4), where it mixes with fp8 too.
   const bool blockscaled = std::string(op) == "gemm_blockscaled";
-  auto is_fp4 = [](DataType t) { return t.code() == DataType::Code::kFloat4E2M1; };
+  auto is_fp4 = [](DataType t) { return t.is_mx_float(); };  // fp4 or fp6
   if (!blockscaled && (is_fp4(a->dtype) || is_fp4(b->dtype)))
-    bad("T.gemm does not take float4_e2m1fn operands ('" + a->name + "', '" + b->name +
-        "'): use T.mma_gemm_blockscaled (MXFP4, with E8M0 scales; gfx950 and the CPU), or dequantise the fp4 "
+    bad("T.gemm does not take " + (is_fp4(a->dtype) ? a->dtype : b->dtype).str() + " operands ('" + a->name +
+        "', '" + b->name +
+        "'): use T.mma_gemm_blockscaled (MXFP4 / MXFP6, with E8M0 scales; gfx950 and the CPU), or dequantise "
+        "the "
         "tile into a float16 / bfloat16 tile first (T.Parallel with T.cast)");
   auto fp8 = [&](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
@@ -74,6 +76,8 @@ void GemmNode::Check() const {
       {"float8_e4m3fn", {"float32"}},
       {"float8_e5m2", {"float32"}},
       {"float4_e2m1fn", {"float32"}},
+      {"float6_e2m3fn", {"float32"}},
+      {"float6_e3m2fn", {"float32"}},
       {"float64", {"float64"}},
       {"int8", {"int32"}},
       {"uint8", {"int32"}}};

@@ -73,14 +73,13 @@ void GemmBlockScaledNode::Check() const {
   };
   auto mx = [](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
-           t.code() == DataType::Code::kFloat4E2M1;
+           t.is_mx_float();
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
   if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
-    bad("takes float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B (MXFP8 / MXFP4, any mix) with a float32 "
-        "accumulator; got A " +
-        at.str() + ", B " + bt.str() + ", C " + ct.str() +
-        " (the 6-bit MX element types are not implemented yet)");
+    bad("takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B (MXFP8 / "
+        "MXFP6 / MXFP4, any mix) with a float32 accumulator; got A " +
+        at.str() + ", B " + bt.str() + ", C " + ct.str());
   GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");

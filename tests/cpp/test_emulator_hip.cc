@@ -157,6 +157,56 @@ TEST(EmuMfma, HandWorkedF8F6F4WithFp4) {
   EXPECT_EQ(OneHot("32x32x64", 52, 20, 39, 20, 39, 8, "e2m1_e2m1", 32, 0x77, 0x22), 0.0f);
 }
 
+TEST(EmuMfma, HandWorkedF8F6F4WithFp6) {
+  // FP6 (E2M3 format 2, E3M2 format 3) operands of the f8f6f4 shapes: a lane's 32 values as a 6-bit stream in
+  // 24 bytes (value v at bits 6v .. 6v + 5, the lowest first; the rest of the 32-byte operand zero). E2M3:
+  // bias 1, codes s eem mm; E3M2: bias 3, s eee mm. Value 4 of a lane is bits 24..29, the low 6 bits of
+  // byte 3. A: lane 41's value 4 = E2M3 0x2C (1 01 100: -(1 + 4/8) * 2^0 = -1.5), B: lane 35's e4m3 value 4
+  // (byte 4) 1.0: D as for the fp4 case above.
+  EXPECT_EQ(OneHot("16x16x128", 41, 3, 35, 4, 35, 1, "e2m3_e4m3", 32, 0x2C, 0x38), -1.5f);
+  // E3M2 0x1F (0 111 11: 1.75 * 2^4 = 28, the largest) times E3M2 0x04 (0 001 00: 2^-2) = 7; 32x32x64, value
+  // 4
+  EXPECT_EQ(OneHot("32x32x64", 52, 3, 39, 3, 39, 8, "e3m2_e3m2", 32, 0x1F, 0x04), 7.0f);
+  // value 5 straddles bytes 3 (its low 2 bits in bits 6, 7) and 4 (its high 4 bits in bits 0..3): byte 4 =
+  // 0x02 alone is code 0b001000 = E2M3 1.0 (and E3M2 0b001000 = 2^(2 - 3) = 0.5); lanes 52 / 39 as for fp4's
+  // value 5
+  EXPECT_EQ(OneHot("32x32x64", 52, 4, 39, 4, 39, 8, "e2m3_e3m2", 32, 0x02, 0x02), 0.5f);
+  // byte 3 = 0xC0 alone: value 5's low bits 0b11 (code 3: E2M3 subnormal 3/8) and value 4 = 0; times 1.0 at
+  // B's value 5
+  EXPECT_EQ(OneHot("32x32x64", 52, 3, 39, 4, 39, 8, "e2m3_e2m3", 32, 0xC0, 0x02), 0.375f);
+  // scaled: -1.5 * 1 * 2^(129 - 127) * 2^(125 - 127) = -1.5
+  EXPECT_EQ(OneHot("16x16x128", 41, 3, 35, 4, 35, 1, "e2m3_e4m3", 32, 0x2C, 0x38, 129, 125, 0), -1.5f);
+  // bytes 24..31 of a packed operand are not read
+  EXPECT_EQ(OneHot("32x32x64", 52, 26, 39, 26, 39, 8, "e3m2_e3m2", 32, 0x1F, 0x1F), 0.0f);
+}
+
+// tl.fp6_pack of 32 one-a-byte codes 0, 1, ..., 31 (the upper two bits set, which are not values): value e at
+// bits 6e .. 6e + 5 of a 24-byte stream, then 8 zero bytes. By hand, values 0..3 are 000000 100000 010000
+// 110000 read lowest bit first: bytes 0x40 (bits 6, 7 = value 1's low bits 01), 0x20, 0x0C.
+TEST(EmuMfma, Fp6PackPacksFourValuesInThreeBytes) {
+  Kernel k;
+  Buffer O = Global("O", DataType::UInt(8), {Int(64), Int(32)});
+  Buffer r = Local("r", DataType::UInt(8), 32);
+  Var i = MakeVar("i");
+  Stmt body = Seq({
+      Unrolled(i, 32, Store(r, Cast(DataType::UInt(8), Expr(i) + Int(0xC0)), {i})),
+      Void("tl.fp6_pack", {Load(r, {Int(0)}), Int(32)}),
+      Unrolled(i, 32, Store(O, Load(r, {i}), {k.tx, i})),
+  });
+  std::vector<uint8_t> o(64 * 32, 0xEE);
+  Result res = emu::Run(k.Make({P(O)}, {Int(1)}, 64, {r}, body), {o.data()}, {});
+  EXPECT_TRUE(res.reports.empty()) << All(res);
+  std::vector<uint8_t> want(32, 0);
+  for (int e = 0; e < 32; ++e)
+    for (int b = 0; b < 6; ++b)
+      if ((e >> b) & 1) want[(6 * e + b) / 8] |= static_cast<uint8_t>(1u << ((6 * e + b) % 8));
+  EXPECT_EQ(want[0], 0x40);
+  EXPECT_EQ(want[1], 0x20);
+  EXPECT_EQ(want[2], 0x0C);
+  for (int l = 0; l < 64; ++l)
+    EXPECT_EQ(std::vector<uint8_t>(o.begin() + l * 32, o.begin() + l * 32 + 32), want) << l;
+}
+
 // tl.fp4_pack of 8 one-a-byte codes 1, 2, ..., 8 (upper nibbles set, which are not values): ordered gives
 // 0x21 0x43 0x65 0x87 (value 2i low, 2i + 1 high), interleaved 0x51 0x62 0x73 0x84 (values i and i + 4); then
 // four zero bytes.

@@ -1,5 +1,6 @@
-"""T.mma_gemm_blockscaled (TileLang's block-scaled gemm), MXFP8 and MXFP4: A and B float8_e4m3fn / float8_e5m2 /
-float4_e2m1fn (fp4 tiles hold one value a byte; gfx950's wrapper packs them two a byte for the MFMA), one E8M0 scale
+"""T.mma_gemm_blockscaled (TileLang's block-scaled gemm), MXFP8, MXFP6 and MXFP4: A and B float8_e4m3fn /
+float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn (fp4 and fp6 tiles hold one value a byte; gfx950's
+wrapper packs fp4 two a byte and fp6 into a 6-bit stream for the MFMA), one E8M0 scale
 (uint8, 2^(s - 127)) per 32 K elements of each row of A and each column of B. On AMD CDNA4 (hip -arch=gfx950) it is
 the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 (code objects built by ziglang's clang, numbers from
 the emulator, whose scale semantics tests/cpp/test_emulator_hip.cc hand-works); on the CPU a reference loop nest.
@@ -18,7 +19,8 @@ from tilelang.errors import TileLangLayoutError, TileLangTypeError, TileLangUnsu
 
 GFX950 = "hip -arch=gfx950"
 NP = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
-      "float4_e2m1fn": ml_dtypes.float4_e2m1fn}
+      "float4_e2m1fn": ml_dtypes.float4_e2m1fn, "float6_e2m3fn": ml_dtypes.float6_e2m3fn,
+      "float6_e3m2fn": ml_dtypes.float6_e3m2fn}
 
 
 def _rng():
@@ -123,6 +125,56 @@ def test_mxfp4_on_gfx950(at, bt, tiles, mfma, widths):
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
 
 
+@pytest.mark.parametrize("at,bt,tiles,mfma,widths", [
+    ("float6_e2m3fn", "float6_e2m3fn", (128, 128, 64), r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:2 blgp:2$", (6, 6)),
+    ("float6_e3m2fn", "float6_e2m3fn", (64, 48, 128), r"v_mfma_scale_f32_16x16x128_f8f6f4 .* cbsz:2 blgp:3$",
+     (6, 6)),
+    ("float6_e3m2fn", "float8_e4m3fn", (128, 128, 128), r"v_mfma_scale_f32_32x32x64_f8f6f4 (?!.*cbsz).* blgp:3$",
+     (8, 6)),
+    ("float4_e2m1fn", "float6_e3m2fn", (128, 128, 64), r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:3 blgp:4$", (6, 4)),
+])
+def test_mxfp6_on_gfx950(at, bt, tiles, mfma, widths):
+    """MXFP6 (E2M3 format 2, E3M2 format 3; alone, mixed with each other, with fp8 and with fp4): the scaled MFMA
+    with each operand's format (cbsz names B's, blgp A's), an fp6 operand packed into a 6-bit stream in 6 VGPRs (an
+    fp8 one takes 8, an fp4 one 4); the emulator and the CPU target match NumPy at ragged M / N."""
+    rng = _rng()
+    M, N, K = 200, 136, 256
+    f = blockscaled_gemm(M, N, K, *tiles, at=at, bt=bt)
+    k = tilelang.compile(f, target=GFX950)
+    asm = k.get_assembly()
+    lines = [ln.strip() for ln in asm.splitlines() if "v_mfma_scale" in ln]
+    assert lines and all(re.search(mfma, ln) for ln in lines), lines[:3]
+    for ln in lines:  # src0 (B's registers), src1 (A's)
+        regs = re.findall(r"v\[(\d+):(\d+)\]", ln)[1:3]
+        assert tuple(int(b) - int(a) + 1 for a, b in regs) == widths, ln
+    res = k.get_resource_usage()
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0 and res["mfma_count"] > 0, res
+    assert "tl::fp6_pack<32>" in k.get_kernel_source()
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, at, bt)
+    for target, backend in (("cpu", None), (GFX950, "emulator")):
+        c = np.full((M, N), np.nan, np.float32)
+        kw = {"execution_backend": backend} if backend else {}
+        tilelang.compile(f, target=target, **kw)(a, b, sa, sb, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
+
+
+def test_plain_gemm_refuses_fp6():
+    with pytest.raises(TileLangTypeError, match=r"T.gemm does not take float6_e2m3fn operands .*T.mma_gemm_blockscaled"):
+        @T.prim_func
+        def g(A: T.Tensor((64, 64), "float6_e2m3fn"), B: T.Tensor((64, 64), "float6_e2m3fn"),
+              C: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                A_s = T.alloc_shared((64, 64), "float6_e2m3fn")
+                B_s = T.alloc_shared((64, 64), "float6_e2m3fn")
+                C_l = T.alloc_fragment((64, 64), "float32")
+                T.copy(A, A_s)
+                T.copy(B, B_s)
+                T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C)
+
+        tilelang.compile(g, target="cpu")
+
+
 @pytest.mark.parametrize("g,whole", [(32, False), (64, True), (128, False)])
 def test_cpu_reference_and_granularities(g, whole):
     """The CPU target's loop nest and gfx950's MFMAs give the same numbers, for granularities 32, 64 and 128 (one
@@ -173,7 +225,7 @@ def test_targets_without_a_lowering_say_where_it_is():
 @pytest.mark.parametrize("kw,err,match", [
     (dict(g=16), TileLangTypeError, r"sf_a_granularity_k must be a positive multiple of 32 .* got 16"),
     (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
-    (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B"),
+    (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B"),
     (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangUnsupportedError, r"sf_layout='blockscaled_chunk_kmajor'"),
 ])
 def test_malformed_calls_are_clear_errors(kw, err, match):
@@ -193,3 +245,35 @@ def test_not_implemented_sibling_is_refused():
     """TileLang's Blackwell form (tensor-memory scales) stays a clear refusal."""
     with pytest.raises(TileLangUnsupportedError, match="block-scaled tcgen05.mma .* is not implemented yet"):
         T.tcgen05_gemm_blockscaled(None, None, None, None, None)
+
+
+def test_the_device_fp6_packer_gives_the_emulators_stream(tmp_path):
+    """tl::fp6_pack of include/tl_device/hip/common.h (plain C++ on words), compiled by the host compiler, packs 32
+    codes into the same 6-bit stream as the emulator's tl.fp6_pack (tests/cpp/test_emulator_hip.cc hand-works it):
+    value e at bits 6e .. 6e + 5, the upper two bits of each input byte ignored, bytes 24..31 zero."""
+    import shutil
+    import subprocess
+
+    from tilelang.jit.headers import include_dir
+
+    src = open(os.path.join(include_dir(), "tl_device", "hip", "common.h")).read()
+    start = src.index("template <int N>\nTL_DEV void fp6_pack(void* p) {")
+    body = src[start:src.index("\n}\n", start) + 3]
+    prog = tmp_path / "t.cc"
+    prog.write_text("#include <cstdio>\n#define TL_DEV inline\n" + body + """
+int main() {
+  unsigned char r[32];
+  for (int e = 0; e < 32; ++e) r[e] = (unsigned char)(0xC0 | e);
+  fp6_pack<32>(r);
+  for (int i = 0; i < 32; ++i) std::printf("%d ", r[i]);
+}
+""")
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    subprocess.run([cxx, "-std=c++17", str(prog), "-o", str(tmp_path / "t")], check=True)
+    got = [int(x) for x in subprocess.run([str(tmp_path / "t")], capture_output=True, text=True).stdout.split()]
+    want = [0] * 32
+    for e in range(32):
+        for b in range(6):
+            if (e >> b) & 1:
+                want[(6 * e + b) // 8] |= 1 << ((6 * e + b) % 8)
+    assert got == want and got[:3] == [0x40, 0x20, 0x0C]

@@ -373,13 +373,34 @@ TL_DEV void fp4_pack(void* p) {
                          : fp4_nibbles(w[2 * q]) | (fp4_nibbles(w[2 * q + 1]) << 16);
   __builtin_memcpy(p, w, N);
 }
-/// A lane's 32 operand values (32 bytes; fp4 ones already packed into the first 16 by fp4_pack, whose upper
-/// half is zero: said again here so that the compiler knows it and keeps the operand in 4 VGPRs).
+/// tl.fp6_pack: N one-a-byte fp6 codes (the low 6 bits of each byte) of a lane's registers packed in place
+/// into a contiguous 6-bit stream of 3N / 4 bytes, value v at bits 6v .. 6v + 5 (four values in three bytes,
+/// the first lowest), the rest zero: fp6 operands of the f8f6f4 MFMAs take 24 bytes in 6 VGPRs (formats 2 /
+/// 3).
+template <int N>
+TL_DEV void fp6_pack(void* p) {
+  static_assert(N % 16 == 0, "fp6_pack packs whole words");
+  unsigned w[N / 4], o[N / 4];
+  __builtin_memcpy(w, p, N);
+  for (int q = 0; q < N / 4; ++q) o[q] = 0u;
+  for (int q = 0; q < N / 4; ++q) {  // word q's four codes: 24 bits at bit 24 q of the stream
+    const unsigned x = w[q] & 0x3f3f3f3fu;
+    const unsigned b24 = (x & 0x3fu) | ((x >> 2) & 0xfc0u) | ((x >> 4) & 0x3f000u) | ((x >> 6) & 0xfc0000u);
+    const int bit = 24 * q, wi = bit / 32, sh = bit % 32;
+    o[wi] |= b24 << sh;
+    if (sh > 8) o[wi + 1] |= b24 >> (32 - sh);
+  }
+  __builtin_memcpy(p, o, N);
+}
+/// A lane's 32 operand values (32 bytes; fp4 ones already packed into the first 16 by fp4_pack, fp6 ones into
+/// the first 24 by fp6_pack, the rest zero: said again here so that the compiler knows it and keeps the
+/// operand in 4 or 6 VGPRs).
 template <int fmt>
 TL_DEV i32x8 f8f6f4_operand(const void* p) {
   i32x8 v; /* (the operand arrays are 16-byte aligned: copied, not reinterpreted) */
   __builtin_memcpy(&v, p, 32);
   if (fmt == 4) v.hi = 0;
+  if (fmt == 2 || fmt == 3) v.s67 = 0;
   return v;
 }
 #define TL_MFMA_F8F6F4(SHAPE, ACC, ab, FA, FB)                                               \
@@ -412,6 +433,23 @@ TL_MFMA_F8F6F4_SHAPES(e2m1_e4m3, 4, 0)
 TL_MFMA_F8F6F4_SHAPES(e2m1_e5m2, 4, 1)
 TL_MFMA_F8F6F4_SHAPES(e4m3_e2m1, 0, 4)
 TL_MFMA_F8F6F4_SHAPES(e5m2_e2m1, 1, 4)
+// fp6 (2 E2M3, 3 E3M2) with every format
+TL_MFMA_F8F6F4_SHAPES(e2m3_e2m3, 2, 2)
+TL_MFMA_F8F6F4_SHAPES(e2m3_e3m2, 2, 3)
+TL_MFMA_F8F6F4_SHAPES(e3m2_e2m3, 3, 2)
+TL_MFMA_F8F6F4_SHAPES(e3m2_e3m2, 3, 3)
+TL_MFMA_F8F6F4_SHAPES(e2m3_e4m3, 2, 0)
+TL_MFMA_F8F6F4_SHAPES(e2m3_e5m2, 2, 1)
+TL_MFMA_F8F6F4_SHAPES(e2m3_e2m1, 2, 4)
+TL_MFMA_F8F6F4_SHAPES(e3m2_e4m3, 3, 0)
+TL_MFMA_F8F6F4_SHAPES(e3m2_e5m2, 3, 1)
+TL_MFMA_F8F6F4_SHAPES(e3m2_e2m1, 3, 4)
+TL_MFMA_F8F6F4_SHAPES(e4m3_e2m3, 0, 2)
+TL_MFMA_F8F6F4_SHAPES(e5m2_e2m3, 1, 2)
+TL_MFMA_F8F6F4_SHAPES(e2m1_e2m3, 4, 2)
+TL_MFMA_F8F6F4_SHAPES(e4m3_e3m2, 0, 3)
+TL_MFMA_F8F6F4_SHAPES(e5m2_e3m2, 1, 3)
+TL_MFMA_F8F6F4_SHAPES(e2m1_e3m2, 4, 3)
 #undef TL_MFMA_F8F6F4_SHAPES
 #undef TL_MFMA_SCALE
 #undef TL_MFMA_F8F6F4

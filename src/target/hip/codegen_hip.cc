@@ -53,6 +53,9 @@ class CodegenHIPImpl : public CodegenCxxGpu {
       return "tl::fp4_pack<" + arg(1) + ", " +
              (As<StringImmNode>(c->args[2])->value == "interleaved" ? "true" : "false") + ">(" +
              Addr(c->args[0]) + ")";
+    if (op ==
+        "tl.fp6_pack")  // (&operand, values): n one-a-byte fp6 codes packed in place into a 6-bit stream
+      return "tl::fp6_pack<" + arg(1) + ">(" + Addr(c->args[0]) + ")";
     if (op == "tl.mfma") {  // (shape, ab type, A, B, C[, scale A, scale B]): one wave's MFMA (docs/hip.md)
       const bool scaled = c->args.size() == 7;
       return std::string(scaled ? "tl::mfma_scale_" : "tl::mfma_") + As<StringImmNode>(c->args[0])->value +

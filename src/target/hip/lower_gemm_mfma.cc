@@ -46,13 +46,14 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
-  // 8-bit floats, and CDNA4's fp4 (float4_e2m1fn, only in the f8f6f4 family: "fp8" below means either)
+  // 8-bit floats, and CDNA4's fp4 / fp6 (float4_e2m1fn, float6_*: only in the f8f6f4 family; "fp8" below
+  // means any of them)
   auto is_fp8 = [](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
-           t.code() == DataType::Code::kFloat4E2M1;
+           t.is_mx_float();
   };
   const bool fp8 = is_fp8(at) || is_fp8(bt);
-  const bool fp4 = at.code() == DataType::Code::kFloat4E2M1 || bt.code() == DataType::Code::kFloat4E2M1;
+  const bool fp4 = at.is_mx_float() || bt.is_mx_float();  // (fp4 or fp6)
   const GpuFeatures& ft = L.ctx_.features;
   const bool ocp = ft.mfma_fp8 == "ocp", k8 = ft.mfma_k8;
   // R x R tiles; each of the 64 / R lane groups supplies kv consecutive k: 16x16x16 / 32x32x8 (f16 / bf16,
@@ -78,8 +79,8 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                         ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
                         "x" + std::to_string(32 * G),
                     sp);
-  // (fp4 reaches here only through T.mma_gemm_blockscaled, whose shape and target checks are just above)
-  TL_ICHECK(!fp4 || f8f6f4, "T.gemm on MFMA: fp4 operands outside the f8f6f4 shapes");
+  // (fp4 / fp6 reach here only through T.mma_gemm_blockscaled, whose shape and target checks are just above)
+  TL_ICHECK(!fp4 || f8f6f4, "T.gemm on MFMA: fp4 / fp6 operands outside the f8f6f4 shapes");
   const int64_t kv = f8f6f4 ? 32 : fp8 || k8 ? 8 : 4, kmfma = kv * G, outs = R * R / 64;
   const std::string shape = std::to_string(R) + "x" + std::to_string(R) + "x" + std::to_string(kmfma);
   bool f16 = at == DataType::Float(16) && bt == DataType::Float(16);
@@ -114,6 +115,8 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // tensors hold: the operands go in as they are, named e4m3 / e5m2 in the IR.
   auto f8name = [&](DataType t) {
     if (t.code() == DataType::Code::kFloat4E2M1) return std::string("e2m1");
+    if (t.code() == DataType::Code::kFloat6E2M3) return std::string("e2m3");
+    if (t.code() == DataType::Code::kFloat6E3M2) return std::string("e3m2");
     bool e5 = t.code() == DataType::Code::kFloat8E5M2;
     return std::string(ocp ? (e5 ? "e5m2" : "e4m3") : (e5 ? "bf8" : "fp8"));
   };
@@ -152,7 +155,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
       (recode ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
-       : fp4  ? " (fp4 operands packed two a byte in registers)"
+       : fp4  ? " (fp4 / fp6 operands packed in registers: two values a byte / a 6-bit stream)"
        : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
               : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
@@ -350,6 +353,20 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   };
   pack4(afrag, i, mt, at);
   pack4(bfrag, j, nt, bt);
+  // fp6 operands: each 32-value chunk packed in place into 24 bytes (6 VGPRs), a contiguous 6-bit stream,
+  // value v at bits 6v .. 6v + 5 (tl.fp6_pack; docs/hip.md says where this order comes from)
+  auto pack6 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
+    if (dt.code() != DataType::Code::kFloat6E2M3 && dt.code() != DataType::Code::kFloat6E3M2) return;
+    Var hh = MakeVar("hh");
+    step.push_back(For(
+        t, C(0), C(tiles), ForKind::kUnrolled,
+        For(hh, C(0), C(pack), ForKind::kUnrolled,
+            Call0("tl.fp6_pack", {Load(frag, {Simplify(Expr(t) * C(per) + Expr(hh) * C(kv))}), C(kv)}, sp),
+            {}, sp),
+        {}, sp));
+  };
+  pack6(afrag, i, mt, at);
+  pack6(bfrag, j, nt, bt);
   // The transposed tile, D = B^T A^T: B's registers are the instruction's A operand (lane l: B[k][l % R] is
   // B^T[l % R][k]) and A's its B operand; lane l then holds C[l % R][4 (l / R) + v], columns in a row.
   const std::string swapped = fp8 ? f8name(bt) + "_" + f8name(at) : abname;
