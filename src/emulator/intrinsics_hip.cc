@@ -258,9 +258,15 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
     BadMfma("ab_type must be f16, bf16 or an 8-bit pair, got " + ab);
   }
   const DataType abt = ab == "f16" ? DataType::Float(16) : DataType::BFloat16();
-  // v_mfma_scale_*: two more arguments, each lane's E8M0 scale (byte 0) of its A block and of its B block
-  const bool scaled = c->args.size() == 7;
-  if (c->args.size() != 5 && !scaled) BadMfma("expects (shape, ab_type, &A, &B, &C[, scale_a, scale_b])");
+  // v_mfma_scale_*: two more arguments, each lane's scale word for its A block and for its B block, and
+  // optionally the op_sel of each (literals 0..3: which byte of the word is the E8M0 scale; 0 when absent)
+  const bool scaled = c->args.size() == 7 || c->args.size() == 9;
+  if (c->args.size() != 5 && !scaled)
+    BadMfma("expects (shape, ab_type, &A, &B, &C[, scale_a, scale_b[, op_sel_a, op_sel_b]])");
+  int64_t opsel[2] = {0, 0};
+  for (int i = 0; i < 2 && c->args.size() == 9; ++i)
+    if (!AsConstInt(c->args[7 + i], &opsel[i]) || opsel[i] < 0 || opsel[i] > 3)
+      BadMfma("op_sel must be a literal 0..3 (the scale word's byte)");
   if (scaled && (KV != 32 || !eight))
     BadMfma("scale operands belong to the f8f6f4 shapes (16x16x128, 32x32x64) with OCP 8-bit operands");
   auto decode8 = [](uint8_t b, Fmt f) {
@@ -300,7 +306,7 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
     }
   // 2^(s - 127) for the E8M0 byte s; 255 is NaN (OCP MX specification)
   auto e8m0 = [&](int i, int t) {
-    const int64_t s8 = AsInt(sc[i][t], c->args[5 + i]->dtype) & 0xFF;
+    const int64_t s8 = (AsInt(sc[i][t], c->args[5 + i]->dtype) >> (8 * opsel[i])) & 0xFF;
     return s8 == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(s8) - 127);
   };
   for (size_t w = 0; w < waves.size(); w += 64) {

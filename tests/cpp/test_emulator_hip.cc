@@ -22,7 +22,7 @@ using namespace emu_test;
 // bytes); every other lane's scales are `other`.
 float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, int dv,
              const std::string& ab = "f16", int kv = 4, int one8 = 0, int one8_b = -1, int sa = -1,
-             int sb = 127, int other = 127) {
+             int sb = 127, int other = 127, int opsel_a = -1, int opsel_b = 0) {
   SCOPED_TRACE(shape + " " + ab);
   const int outs = shape.rfind("16x16", 0) == 0 ? 4 : 16;
   const bool eight = ab.find('_') != std::string::npos;
@@ -40,11 +40,15 @@ float OneHot(const std::string& shape, int al, int av, int bl, int bv, int dl, i
       Unrolled(i, kv, Store(b, one_at(bl, bv, one8_b < 0 ? one8 : one8_b), {i})),
       Unrolled(i, outs, Store(c, FloatImm(kF32, 0.0), {i})),
       Void("tl.mfma",
-           sa < 0 ? std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
-                                      Load(c, {Int(0)})}
-                  : std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
-                                      Load(c, {Int(0)}), Select(Eq(k.tx, Int(al)), Int(sa), Int(other)),
-                                      Select(Eq(k.tx, Int(bl)), Int(sb), Int(other))}),
+           opsel_a >= 0
+               ? std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                                   Load(c, {Int(0)}), Select(Eq(k.tx, Int(al)), Int(sa), Int(other)),
+                                   Select(Eq(k.tx, Int(bl)), Int(sb), Int(other)), Int(opsel_a), Int(opsel_b)}
+           : sa < 0 ? std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                                        Load(c, {Int(0)})}
+                    : std::vector<Expr>{StringImm(shape), StringImm(ab), Load(a, {Int(0)}), Load(b, {Int(0)}),
+                                        Load(c, {Int(0)}), Select(Eq(k.tx, Int(al)), Int(sa), Int(other)),
+                                        Select(Eq(k.tx, Int(bl)), Int(sb), Int(other))}),
       Unrolled(i, outs, Store(O, Load(c, {i}), {k.tx, i})),
   });
   PrimFunc f = k.Make({P(O)}, {Int(1)}, 64, {a, b, c}, body);
@@ -153,6 +157,10 @@ TEST(EmuMfma, HandWorkedF8F6F4WithFp4) {
   EXPECT_EQ(OneHot("16x16x128", 41, 2, 35, 4, 35, 1, "e2m1_e4m3", 32, 0x0B, 0x38), -1.5f);
   // scaled: 6 * 1 * 2^(128 - 127) * 2^(124 - 127) = 1.5
   EXPECT_EQ(OneHot("32x32x64", 52, 2, 39, 2, 39, 8, "e2m1_e2m1", 32, 0x70, 0x20, 128, 124, 0), 1.5f);
+  // op_sel picks the scale word's byte: A's word 0x8105 with op_sel 1 is byte 0x81 = 129 (2^2), B's 0x7D0011
+  // with op_sel 2 byte 0x7D = 125 (2^-2): 6 * 1 * 2^2 * 2^-2 = 6 (bytes 0 would give 2^-122 * 2^-110)
+  EXPECT_EQ(OneHot("32x32x64", 52, 2, 39, 2, 39, 8, "e2m1_e2m1", 32, 0x70, 0x20, 0x8105, 0x7D0011, 0, 1, 2),
+            6.0f);
   // bytes 16..31 of a packed operand are not read: a nonzero one changes nothing
   EXPECT_EQ(OneHot("32x32x64", 52, 20, 39, 20, 39, 8, "e2m1_e2m1", 32, 0x77, 0x22), 0.0f);
 }

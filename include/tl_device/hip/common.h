@@ -410,13 +410,14 @@ TL_DEV i32x8 f8f6f4_operand(const void* p) {
     acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, 0, 0, 0); \
     *reinterpret_cast<ACC*>(c) = acc;                                                        \
   }
-// v_mfma_scale_f32_*_f8f6f4 (T.mma_gemm_blockscaled): the same with each lane's E8M0 scale for its 32-value
-// block of A and of B (the scale's byte 0: op_sel 0).
+// v_mfma_scale_f32_*_f8f6f4 (T.mma_gemm_blockscaled): the same with each lane's scale word for its 32-value
+// block of A and of B, the E8M0 scale its byte OA / OB (op_sel; 0 unless the IR names one).
 #define TL_MFMA_SCALE(SHAPE, ACC, ab, FA, FB)                                                     \
+  template <int OA = 0, int OB = 0>                                                               \
   TL_DEV void mfma_scale_##SHAPE##_##ab(float* c, const void* a, const void* b, int sa, int sb) { \
     ACC acc = *reinterpret_cast<const ACC*>(c);                                                   \
     const i32x8 av = f8f6f4_operand<FA>(a), bv = f8f6f4_operand<FB>(b);                           \
-    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, 0, sa, 0, sb);    \
+    acc = __builtin_amdgcn_mfma_scale_f32_##SHAPE##_f8f6f4(av, bv, acc, FA, FB, OA, sa, OB, sb);  \
     *reinterpret_cast<ACC*>(c) = acc;                                                             \
   }
 #define TL_MFMA_F8F6F4_SHAPES(ab, FA, FB)      \

@@ -56,11 +56,14 @@ class CodegenHIPImpl : public CodegenCxxGpu {
     if (op ==
         "tl.fp6_pack")  // (&operand, values): n one-a-byte fp6 codes packed in place into a 6-bit stream
       return "tl::fp6_pack<" + arg(1) + ">(" + Addr(c->args[0]) + ")";
-    if (op == "tl.mfma") {  // (shape, ab type, A, B, C[, scale A, scale B]): one wave's MFMA (docs/hip.md)
-      const bool scaled = c->args.size() == 7;
+    if (op ==
+        "tl.mfma") {  // (shape, ab type, A, B, C[, scale A, scale B[, op_sel A, op_sel B]]) (docs/hip.md)
+      const bool scaled = c->args.size() == 7 || c->args.size() == 9;
+      const std::string opsel = c->args.size() == 9 ? "<" + arg(7) + ", " + arg(8) + ">" : std::string();
       return std::string(scaled ? "tl::mfma_scale_" : "tl::mfma_") + As<StringImmNode>(c->args[0])->value +
-             "_" + As<StringImmNode>(c->args[1])->value + "(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) +
-             ", " + Addr(c->args[3]) + (scaled ? ", " + arg(5) + ", " + arg(6) : std::string()) + ")";
+             "_" + As<StringImmNode>(c->args[1])->value + opsel + "(" + Addr(c->args[4]) + ", " +
+             Addr(c->args[2]) + ", " + Addr(c->args[3]) +
+             (scaled ? ", " + arg(5) + ", " + arg(6) : std::string()) + ")";
     }
     // T.print: printed as tl::print (declared, never defined: there is no device printf without
     // hip_runtime.h); building such a kernel is an error (backend.cc), the emulator prints per lane.
