@@ -587,6 +587,17 @@ class Simplifier : public IRMutator {
     int64_t c;
     if (!AsConstInt(n->b, &c) || c <= 0) return e;
     DataType t = e->dtype;
+    // Narrow integers wrap at every step (docs/semantics.md): what follows reasons about the dividend's exact
+    // value, which is the wrapped one only where it cannot leave the type's range ((b + b) // 16 is not b //
+    // 8 for an int8 b = 67: 134 wraps to -122 first). 32- and 64-bit index arithmetic is taken not to
+    // overflow.
+    if (t.is_integer() && t.bits() < 32) {
+      const int w = t.bits();
+      const int64_t lo = t.is_int() ? -(int64_t(1) << (w - 1)) : 0;
+      const int64_t hi = t.is_int() ? (int64_t(1) << (w - 1)) - 1 : (int64_t(1) << w) - 1;
+      Interval ia = BoundOf(n->a, bounds_);
+      if (!(ia.lo && ia.hi && *ia.lo >= lo && *ia.hi <= hi)) return e;
+    }
     bool trunc = op == BinaryOp::kDiv || op == BinaryOp::kMod;
     if (trunc) {
       Interval ia = BoundOf(n->a, bounds_);

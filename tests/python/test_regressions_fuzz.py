@@ -431,6 +431,38 @@ def test_narrow_integer_arithmetic_wraps_like_c():
         np.testing.assert_array_equal(p.astype(np.int64), ref_p)
 
 
+def test_narrow_division_of_a_wrapped_sum_is_not_rewritten():
+    # Found by the OpenCL fuzz test (seed 784867): (b + b) // 16 on int8 was simplified to b // 8, but b + b wraps
+    # at 8 bits first (b = 67: 134 -> -122, // 16 = -8, not 8), on every target. Before: b // 8. Expected: the
+    # division stays on the wrapped sum; with operands whose sum cannot wrap, and for int32, it still simplifies.
+    b = _ffi.var("b", "int8")
+    two = _ffi.binary("add", b, b)
+    e = _ffi.binary("floordiv", two, _ffi.int_imm("int8", 16))
+    assert _ffi.print_expr(_ffi.simplify_expr(e)) == "b * T.int8(2) // T.int8(16)"
+    assert _ffi.print_expr(_ffi.simplify_expr(e, [(b, 0, 50)])) == "b // T.int8(8)"
+    i = _ffi.var("i", "int32")
+    e32 = _ffi.binary("floordiv", _ffi.binary("add", i, i), _ffi.int_imm("int32", 16))
+    assert _ffi.print_expr(_ffi.simplify_expr(e32)) == "i // 8"
+
+    @T.prim_func
+    def f(A: T.Tensor((128,), "int8"), B: T.Tensor((128,), "int8"), O: T.Tensor((128,), "int8")):
+        with T.Kernel(1, threads=128) as bx:
+            for i in T.Parallel(128):
+                O[i] = (B[i] + B[i]) // T.int8(16) + (A[i] * T.int8(3)) % T.int8(7)
+
+    seed = 784867
+    print("seed", seed)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, 128).astype(np.int8)
+    bb = rng.integers(-128, 128, 128).astype(np.int8)
+    w = lambda v: (v + 128) % 256 - 128  # noqa: E731
+    ref = w(w(2 * bb.astype(np.int64)) // 16 + w(3 * a.astype(np.int64)) % 7).astype(np.int8)
+    for k in _both(f):
+        o = np.zeros(128, np.int8)
+        k(a, bb, o)
+        np.testing.assert_array_equal(o, ref)
+
+
 def test_float_to_int_saturates_on_every_backend():
     @T.prim_func
     def convert(A: T.Tensor((8,), "float32"), O: T.Tensor((8,), "uint8"), P: T.Tensor((8,), "int8"),
