@@ -1,10 +1,8 @@
 // The Ascend target's architectures, positions and pipes, and its pipeline; see target.h.
 #include "target/ascend/target.h"
 
-#include <set>
-
-#include "ir/functor.h"
 #include "support/error.h"
+#include "target/dtype_check.h"
 
 namespace tl {
 
@@ -21,41 +19,11 @@ const AscendArch kArchs[] = {
 };
 // clang-format on
 
-// The OCP MX sub-byte floats (fp4, fp6) have no AscendC type: an error at the first statement that names one
-// (a buffer of that dtype or a cast to it), at the user's line.
-class AscendTypeCheck : public SpanTrackingVisitor {
- public:
-  void Check(DataType t, const std::string& what, const Span& sp) {
-    if (t.is_mx_float())
-      throw UserError(
-          ErrorKind::kUnsupported,
-          what + " has dtype " + t.str() + ", which AscendC has no type for; the Ascend target cannot run it",
-          sp.defined() ? sp : span_);
-  }
-  void VisitBuffer(const Buffer& b) override {
-    if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", span_);
-  }
-  void VisitExpr(const Expr& e) override {
-    if (e && e->kind == ExprKind::kCast) Check(e->dtype, "a cast", span_);
-    SpanTrackingVisitor::VisitExpr(e);
-  }
-
- protected:
-  void VisitKernel(const KernelNode* n) override {
-    for (auto& b : n->alloc_buffers)
-      if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", b->span);
-    SpanTrackingVisitor::VisitKernel(n);
-  }
-
- private:
-  std::set<const BufferNode*> seen_;
-};
-
+// The OCP MX sub-byte floats (fp4, fp6) have no AscendC type (dtype_check.h).
 PrimFunc CheckAscendTypes(const PrimFunc& f, const PassContext&) {
-  AscendTypeCheck check;
-  check.VisitStmt(f->body);
-  for (auto& p : f->params)
-    if (p.buffer) check.VisitBuffer(p.buffer);
+  DtypeCheck("Ascend", [](DataType t) {
+    return t.is_mx_float() ? t.str() + " (AscendC has no such type)" : std::string();
+  }).Run(f);
   return f;
 }
 

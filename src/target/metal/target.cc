@@ -3,50 +3,31 @@
 
 #include "target/metal/passes.h"
 
-#include <set>
-
-#include "ir/functor.h"
 #include "op/atomic_add.h"
+#include "target/dtype_check.h"
 #include "support/error.h"
 
 namespace tl {
 namespace {
 
-// What MSL cannot express, at the first op or statement that uses it (the user's file:line:col).
-class MetalTypeCheck : public SpanTrackingVisitor {
+// What MSL cannot express (dtype_check.h), and Metal's atomics: 32-bit only.
+std::string MetalLacks(DataType t) {
+  if (t.code() == DataType::Code::kFloat && t.bits() == 64)
+    return "float64 (Metal GPUs have no double precision)";
+  if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2)
+    return t.str() + " (MSL has no 8-bit float type)";
+  if (t.code() == DataType::Code::kFloat4E2M1) return t.str() + " (MSL has no 4-bit float type)";
+  if (t.code() == DataType::Code::kFloat6E2M3 || t.code() == DataType::Code::kFloat6E3M2)
+    return t.str() + " (MSL has no 6-bit float type)";
+  if (t.bits() < 8 && !t.is_bool() && !t.is_void()) return t.str() + " (MSL has no sub-byte types)";
+  return "";
+}
+
+class MetalTypeCheck : public DtypeCheck {
  public:
-  void Check(DataType t, const std::string& what, const Span& sp) {
-    std::string why;
-    if (t.code() == DataType::Code::kFloat && t.bits() == 64)
-      why = "float64 (Metal GPUs have no double precision)";
-    else if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2)
-      why = t.str() + " (MSL has no 8-bit float type)";
-    else if (t.code() == DataType::Code::kFloat4E2M1)
-      why = t.str() + " (MSL has no 4-bit float type)";
-    else if (t.code() == DataType::Code::kFloat6E2M3 || t.code() == DataType::Code::kFloat6E3M2)
-      why = t.str() + " (MSL has no 6-bit float type)";
-    else if (t.bits() < 8 && !t.is_bool() && !t.is_void())
-      why = t.str() + " (MSL has no sub-byte types)";
-    if (!why.empty())
-      throw UserError(ErrorKind::kUnsupported,
-                      what + " has dtype " + why + "; the Metal target cannot run it",
-                      sp.defined() ? sp : span_);
-  }
-  // Every buffer a load, store or tile op names (IRVisitor routes them all here).
-  void VisitBuffer(const Buffer& b) override {
-    if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", span_);
-  }
-  void VisitExpr(const Expr& e) override {
-    if (e && e->kind == ExprKind::kCast) Check(e->dtype, "a cast", span_);
-    SpanTrackingVisitor::VisitExpr(e);
-  }
+  MetalTypeCheck() : DtypeCheck("Metal", MetalLacks) {}
 
  protected:
-  void VisitKernel(const KernelNode* n) override {
-    for (auto& b : n->alloc_buffers)
-      if (seen_.insert(b.get()).second) Check(b->dtype, "buffer '" + b->name + "'", b->span);
-    SpanTrackingVisitor::VisitKernel(n);
-  }
   void VisitCall(const CallNode* n) override {
     if ((n->op == "tl.atomic_add" || n->op == "atomic_add" || n->op == "tl.atomic_max" ||
          n->op == "tl.atomic_min") &&
@@ -71,7 +52,6 @@ class MetalTypeCheck : public SpanTrackingVisitor {
                       "T.atomic_add on " + t.str() + ": Metal atomics are 32-bit (int32, uint32, float32)",
                       span_);
   }
-  std::set<const BufferNode*> seen_;
 };
 
 }  // namespace
@@ -99,13 +79,7 @@ GpuFeatures MetalFeatures() {
 
 // The dtypes Metal lacks (float64, fp8, 64-bit atomics), at the op that uses them.
 PrimFunc CheckMetalTypes(const PrimFunc& f, const PassContext&) {
-  MetalTypeCheck check;
-  for (auto& p : f->params)
-    if (!p.buffer) check.Check(p.var->dtype, "scalar parameter '" + p.var->name + "'", f->span);
-  check.VisitStmt(f->body);
-  // A tensor parameter that no statement uses is still part of the kernel's signature.
-  for (auto& p : f->params)
-    if (p.buffer) check.VisitBuffer(p.buffer);
+  MetalTypeCheck().Run(f);
   return f;
 }
 
