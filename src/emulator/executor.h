@@ -4,6 +4,7 @@
 // with. executor.cc holds control flow, expressions and memory checks; intrinsics.cc holds the
 // thread-level builtins (barrier, cp.async, ldmatrix, mma.sync, shfl, atomics, math).
 #pragma once
+#include <functional>
 #include <array>
 #include <cstring>
 #include <deque>
@@ -212,6 +213,8 @@ class Executor {
   void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc
   void Fp4Pack(const CallNode* c, const Lanes& act);    // intrinsics_hip.cc
   void Fp6Pack(const CallNode* c, const Lanes& act);    // intrinsics_hip.cc
+  void RepackOperand(const CallNode* c, const Lanes& act, const char* name, int64_t group, int bits,
+                     const std::function<void(const std::vector<uint8_t>&, std::vector<uint8_t>*)>& pack);
   void AtomicAdd(const CallNode* c, const Lanes& act, Slot* old);
   void AtomicAddVec(const CallNode* c, const Lanes& act);
   void StMatrix(const CallNode* c, const Lanes& act);

@@ -41,6 +41,7 @@
 // in place. Products of 16- and 8-bit floats are exact in double; each output is summed in double and rounded
 // once to float32 (the hardware's internal order is unspecified).
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstring>
 
@@ -117,30 +118,31 @@ void Executor::Fp8ToFnuz(const CallNode* c, const Lanes& act) {
   }
 }
 
-void Executor::Fp6Pack(const CallNode* c, const Lanes& act) {
-  if (c->args.size() != 2) BadMfma("tl.fp6_pack expects (&operand, values)");
+// The repacking of a lane's one-a-byte sub-byte codes in place (tl.fp4_pack / tl.fp6_pack): `n` bytes from
+// the operand (arg 0; n the literal arg 1, a multiple of `group`), each masked to its low `bits`, repacked by
+// `pack` into n bytes (the tail zero).
+void Executor::RepackOperand(
+    const CallNode* c, const Lanes& act, const char* name, int64_t group, int bits,
+    const std::function<void(const std::vector<uint8_t>&, std::vector<uint8_t>*)>& pack) {
   const BufferLoadNode* op = MemOperand(c, 0);
   int64_t n = 0;
-  if (!AsConstInt(c->args[1], &n) || n < 4 || n % 4)
-    BadMfma("tl.fp6_pack: the value count must be a literal multiple of 4");
+  if (!AsConstInt(c->args[1], &n) || n < group || n % group)
+    BadMfma(std::string(name) + ": the value count must be a literal multiple of " + std::to_string(group));
   Mem& m = MemOf(op->buffer.get());
   if (m.t.bytes() != 1 || m.shared() || m.global())
-    BadMfma("tl.fp6_pack: the operand must be 8-bit registers");
+    BadMfma(std::string(name) + ": the operand must be 8-bit registers");
   TmpScope ts(this);
   Slot* f = Tmp();
   Locate(op->buffer, op->indices, act, f, n);
-  std::vector<uint8_t> v(static_cast<size_t>(n)), out(static_cast<size_t>(n), 0);
+  std::vector<uint8_t> v(static_cast<size_t>(n)), out(static_cast<size_t>(n));
   for (int t : act) {
     if (f[t].i < 0) continue;
     for (int64_t e = 0; e < n; ++e) {
       NoteRead(m, t, f[t].i + e);
-      v[static_cast<size_t>(e)] = *static_cast<const uint8_t*>(m.Addr(t, f[t].i + e)) & 0x3f;
+      v[static_cast<size_t>(e)] = *static_cast<const uint8_t*>(m.Addr(t, f[t].i + e)) & ((1u << bits) - 1);
     }
     std::fill(out.begin(), out.end(), uint8_t{0});
-    for (int64_t e = 0; e < n; ++e)  // value e at bits 6e .. 6e + 5 of the byte stream, the lowest bit first
-      for (int b = 0; b < 6; ++b)
-        if ((v[static_cast<size_t>(e)] >> b) & 1)
-          out[static_cast<size_t>((6 * e + b) / 8)] |= static_cast<uint8_t>(1u << ((6 * e + b) % 8));
+    pack(v, &out);
     for (int64_t e = 0; e < n; ++e) {
       *static_cast<uint8_t*>(m.Addr(t, f[t].i + e)) = out[static_cast<size_t>(e)];
       NoteWrite(m, t, f[t].i + e);
@@ -148,38 +150,29 @@ void Executor::Fp6Pack(const CallNode* c, const Lanes& act) {
   }
 }
 
+void Executor::Fp6Pack(const CallNode* c, const Lanes& act) {
+  if (c->args.size() != 2) BadMfma("tl.fp6_pack expects (&operand, values)");
+  RepackOperand(c, act, "tl.fp6_pack", 4, 6, [](const std::vector<uint8_t>& v, std::vector<uint8_t>* out) {
+    for (size_t e = 0; e < v.size();
+         ++e)  // value e at bits 6e .. 6e + 5 of the byte stream, the lowest bit first
+      for (size_t b = 0; b < 6; ++b)
+        if ((v[e] >> b) & 1) (*out)[(6 * e + b) / 8] |= static_cast<uint8_t>(1u << ((6 * e + b) % 8));
+  });
+}
+
 void Executor::Fp4Pack(const CallNode* c, const Lanes& act) {
   if (c->args.size() != 3) BadMfma("tl.fp4_pack expects (&operand, values, \"ordered\" | \"interleaved\")");
   const bool inter = Str(c, 2) == "interleaved";
-  const BufferLoadNode* op = MemOperand(c, 0);
-  int64_t n = 0;
-  if (!AsConstInt(c->args[1], &n) || n < 2 || n % 2)
-    BadMfma("tl.fp4_pack: the value count must be an even literal");
-  Mem& m = MemOf(op->buffer.get());
-  if (m.t.bytes() != 1 || m.shared() || m.global())
-    BadMfma("tl.fp4_pack: the operand must be 8-bit registers");
-  TmpScope ts(this);
-  Slot* f = Tmp();
-  Locate(op->buffer, op->indices, act, f, n);
-  std::vector<uint8_t> v(static_cast<size_t>(n));
-  for (int t : act) {
-    if (f[t].i < 0) continue;
-    for (int64_t e = 0; e < n; ++e) {
-      NoteRead(m, t, f[t].i + e);
-      v[static_cast<size_t>(e)] = *static_cast<const uint8_t*>(m.Addr(t, f[t].i + e)) & 0x0f;
-    }
-    for (int64_t e = 0; e < n; ++e) {
-      // ordered: value 2i in the low nibble of byte i, 2i + 1 in its high nibble; interleaved (both operands
-      // fp4, so that their k orders agree): in each group of 8 values, byte i of the group's word holds
-      // values i (low) and i + 4 (high)
-      const int64_t lo = inter ? (e / 4) * 8 + e % 4 : 2 * e, hi = inter ? lo + 4 : 2 * e + 1;
-      const uint8_t b =
-          e < n / 2 ? static_cast<uint8_t>(v[static_cast<size_t>(lo)] | (v[static_cast<size_t>(hi)] << 4))
-                    : 0;
-      *static_cast<uint8_t*>(m.Addr(t, f[t].i + e)) = b;
-      NoteWrite(m, t, f[t].i + e);
-    }
-  }
+  RepackOperand(c, act, "tl.fp4_pack", 2, 4,
+                [inter](const std::vector<uint8_t>& v, std::vector<uint8_t>* out) {
+                  // ordered: value 2i in the low nibble of byte i, 2i + 1 in its high nibble; interleaved
+                  // (both operands fp4, so that their k orders agree): in each group of 8 values, byte i of
+                  // the group's word holds values i (low) and i + 4 (high)
+                  for (size_t e = 0; e < v.size() / 2; ++e) {
+                    const size_t lo = inter ? (e / 4) * 8 + e % 4 : 2 * e, hi = inter ? lo + 4 : 2 * e + 1;
+                    (*out)[e] = static_cast<uint8_t>(v[lo] | (v[hi] << 4));
+                  }
+                });
 }
 
 Lanes Executor::FullWaves64(const Lanes& act, const char* op) {

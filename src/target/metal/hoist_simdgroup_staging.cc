@@ -196,8 +196,8 @@ class OperandHoister : public IRMutator {
     for (const ForNode* kl : kloops) {
       auto* q = As<SeqNode>(kl->body);
       auto* a = As<AttrStmtNode>(q->seq[0]);
-      int64_t E = 0, mt = 0;
-      if (!IsConstInt(kl->min, 0) || !AsConstInt(kl->extent, &E) || !AsConstInt(a->value, &mt)) continue;
+      int64_t E = 0, per = 0;  // K steps; register elements of one step's A operand (the attribute's value)
+      if (!IsConstInt(kl->min, 0) || !AsConstInt(kl->extent, &E) || !AsConstInt(a->value, &per)) continue;
       std::set<const VarNode*> others = bound;
       others.erase(kl->var.get());
       if (Uses(a->body, nullptr, others)) continue;  // the tiles move with the loop
@@ -207,7 +207,6 @@ class OperandHoister : public IRMutator {
       for (const BufferNode* t : SharedIn(a->body)) ok &= !elsewhere.count(t);
       ok &= !Uses(RemoveOne(L->body, kl), a->node.get(), {});  // the registers serve this K loop alone
       if (!ok) continue;
-      const int64_t per = mt;  // the attribute's value: register elements of one step's A operand
       Buffer all = MakeBuffer(a->node->name + "_all", a->node->dtype, {Int(E * per)}, Scope::kLocal, a->span);
       extra.push_back(all);
       retired.insert(a->node.get());
