@@ -75,6 +75,7 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
   for (size_t d = 0; d < k->grid.size(); ++d) grid[d] = HostInt(k->grid[d]);
   if (count_blocks_) {  // GridBlocks: the grid's size only
     counted_blocks_ = grid[0] * grid[1] * grid[2];
+    counted_grid_ = grid;
     return;
   }
   if (k->threads.size() != 1) Unsupported("the thread-level IR has exactly one thread extent", k->span);

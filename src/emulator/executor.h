@@ -75,6 +75,9 @@ struct AsyncState {
 /// A cooperative grid (T.sync_grid): one OS thread per block, one running at a time; a block that reaches the
 /// grid barrier hands the turn on until every block has arrived (emulator.cc).
 struct GridCoop;
+/// The blocks of one thread-block cluster (T.ClusterKernel): one OS thread per block, one running at a time;
+/// a block that cannot go on (an mbarrier wait, the cluster barrier) hands the turn to a peer (emulator.cc).
+struct ClusterRun;
 
 class Executor {
  public:
@@ -87,9 +90,22 @@ class Executor {
     Run(f, args, syms);
     return counted_blocks_;
   }
+  /// The kernel's grid extents (x, y, z) for these arguments (nothing runs).
+  std::array<int64_t, 3> GridShape(const PrimFunc& f, const std::vector<void*>& args,
+                                   const std::map<const VarNode*, double>& syms) {
+    count_blocks_ = true;
+    Run(f, args, syms);
+    return counted_grid_;
+  }
   /// Runs one block (flattened index `block`) of a cooperative grid.
   void RunCooperative(GridCoop* coop, int64_t block) {
     coop_ = coop;
+    only_block_ = block;
+  }
+  /// Runs the block of rank `rank` (flattened grid index `block`) of a cluster.
+  void RunInCluster(ClusterRun* cluster, int rank, int64_t block) {
+    cluster_ = cluster;
+    rank_ = rank;
     only_block_ = block;
   }
 
@@ -238,6 +254,19 @@ class Executor {
   /// One arrival on the mbarrier at shared byte address `addr` (named `name` in reports).
   /// Returns the phase the arrival is in, or -1 (reported).
   int64_t MbarrierArrive(int64_t addr, int tid, const std::string& name);
+  // Thread-block clusters (emulator.cc). The executor of block `rank` of this block's cluster, or null
+  // (reported: a rank outside the cluster, a block that ended).
+  Executor* ClusterPeer(int64_t rank, int tid, const char* what);
+  /// Another block of the cluster changed what a wait may see (a remote arrival, the cluster barrier).
+  void ClusterProgress();
+  /// This block cannot go on (every fiber blocked): the peers run; false when none can either (a deadlock).
+  bool ClusterStall();
+  bool InCluster() const { return cluster_ != nullptr; }
+  /// Cluster launch control (emulator.cc): T.clc_try_cancel[_multicast] and the response queries.
+  bool ExecClc(const CallNode* c, const Lanes& act);
+  bool EvalClc(const CallNode* c, const Lanes& act, Slot* out);
+  /// `bytes` transaction bytes complete on the mbarrier at shared byte `addr` (intrinsics_hopper.cc).
+  void MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name);
   // intrinsics_tcgen05.cc: tensor memory and tcgen05 (sm_100a family)
   struct Tcgen05State;
   bool ExecTcgen05(const CallNode* c, const Lanes& act);
@@ -282,9 +311,16 @@ class Executor {
   std::shared_ptr<HopperState> hopper_;
   bool count_blocks_ = false;
   int64_t counted_blocks_ = 0;
+  std::array<int64_t, 3> counted_grid_{1, 1, 1};
   GridCoop* coop_ = nullptr;  // a cooperative grid: this executor runs block only_block_
   int64_t only_block_ = -1;
   void SyncGrid(const Lanes& act, const Span& span);  // emulator.cc
+  ClusterRun* cluster_ = nullptr;  // a cluster launch: this executor runs the block of rank rank_
+  int rank_ = 0;
+  bool clc_failed_ = false;  // this block saw a T.clc_try_cancel fail (a later one is undefined behaviour)
+  std::vector<int64_t> cb_pending_;  // per thread: the cluster barrier generation it arrived in, or -1
+  void ClusterBarrier(const std::string& op,
+                      const Lanes& act);  // barrier.cluster.arrive / wait (emulator.cc)
   std::shared_ptr<Tcgen05State> tc_;  // created at a block's first tcgen05 instruction
   std::shared_ptr<TmaState> tma_;
   std::shared_ptr<AscendState> asc_;

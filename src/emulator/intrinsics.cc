@@ -46,6 +46,16 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
       Unsupported("T.sync_grid in warp-specialised code is not emulated", stmt_ ? stmt_->span : Span{});
     Barrier(act);
     SyncGrid(act, stmt_ ? stmt_->span : Span{});
+  } else if (op == "tl.cluster_sync" || op == "tl.cluster_arrive" || op == "tl.cluster_arrive_relaxed" ||
+             op == "tl.cluster_wait") {  // barrier.cluster (emulator.cc)
+    if (op == "tl.cluster_sync") {
+      ClusterBarrier("tl.cluster_arrive", act);
+      ClusterBarrier("tl.cluster_wait", act);
+    } else {
+      ClusterBarrier(op, act);
+    }
+    if (tc_) Tcgen05Share(act);
+  } else if (ExecClc(c, act)) {                // cluster launch control (emulator.cc)
   } else if (op == "tl.named_barrier_sync") {  // bar.sync id, count (warp-specialised consumers)
     const int64_t id = ConstArg(c, 0), count = ConstArg(c, 1);
     if (InFibers()) {
@@ -125,6 +135,11 @@ void Executor::EvalCall(const CallNode* c, const Lanes& act, Slot* out) {
   const DataType rt = c->dtype;
   if (op == "tl.thread_idx") {
     for (int t : act) out[t].i = t;
+    return;
+  }
+  if (EvalClc(c, act, out)) return;
+  if (op == "tl.cluster_ctarank") {  // %cluster_ctarank: 0 outside a cluster launch
+    for (int t : act) out[t].i = rank_;
     return;
   }
   if (op == "tl.shfl_xor") return ShflXor(c, act, out);

@@ -238,6 +238,23 @@ int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name)
   return phase;
 }
 
+void Executor::MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name) {
+  if (!hopper_) HopperBlockStart();
+  auto it = hopper_->bars.find(addr);
+  if (it == hopper_->bars.end()) {
+    Report("mbarrier_uninitialized", tid, [&] { return name + " is used before mbarrier.init"; });
+    return;
+  }
+  HopperState::Barrier& b = it->second;
+  b.tx -= bytes;
+  if (b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = b.expected;
+    if (b.expected > 1) ++epoch_;
+  }
+  FiberProgress();
+}
+
 bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
   if (ExecTma(c, act)) return true;    // intrinsics_tma.cc
@@ -265,10 +282,32 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
       b.cp_async.clear();
     };
     auto addr_of = [&](int64_t f) { return (bop->buffer->data ? bop->buffer->byte_offset : 0) + f * 8; };
+    if (op ==
+        "tl.mbarrier_arrive_cluster") {  // on the barrier at the same offset in block cta of the cluster
+      for (int t : act) {
+        if (flat[t].i < 0) continue;
+        Executor* peer = InCluster() ? ClusterPeer(arg[t].i, t, "T.mbarrier_arrive(bar, cta_id)")
+                                     : (arg[t].i == 0 ? this : nullptr);
+        if (!peer) {
+          if (!InCluster())
+            Report("cluster_rank", t, [&] {
+              return "T.mbarrier_arrive(bar, cta_id) names block " + std::to_string(arg[t].i) +
+                     " of the cluster, but the kernel is not launched in clusters (its only block is rank 0)";
+            });
+          continue;
+        }
+        peer->MbarrierArrive(addr_of(flat[t].i), t,
+                             name(flat[t].i) + " of block " + std::to_string(arg[t].i) + " of the cluster");
+      }
+      ClusterProgress();
+      FiberProgress();
+      return true;
+    }
     if (op != "tl.mbarrier_wait_parity") {
       FiberProgress();
-    } else if (InFibers()) {  // warp-specialised: wait (let the other warp groups run) until the phase
-                              // completes
+    } else if (InFibers() || InCluster()) {  // warp-specialised or a cluster's block: wait (let the other
+                                             // warp groups, then the cluster's other blocks, run) until the
+                                             // phase completes
       for (;;) {
         bool ready = true;
         for (int t : act) {
@@ -287,7 +326,9 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
             ready = false;
           }
         }
-        if (ready || FiberYield()) break;
+        if (ready) break;
+        if (InFibers() && !FiberYield()) continue;
+        if (!ClusterStall()) break;
       }
     }
     for (int t : act) {

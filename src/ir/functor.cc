@@ -389,4 +389,17 @@ std::vector<Expr> AddTerms(const Expr& e) {
   return out;
 }
 
+std::array<int64_t, 3> ClusterDims(const Stmt& s) {
+  std::array<int64_t, 3> d{1, 1, 1};
+  PostOrderVisitStmt(s, [&](const Stmt& x) {
+    auto* a = As<AttrStmtNode>(x);
+    auto* c = a && a->key == "tl.cluster_dims" ? As<CallNode>(a->value) : nullptr;
+    if (!c) return;
+    TL_ICHECK(c->args.size() == 3, "tl.cluster_dims takes T.list(x, y, z)");
+    for (size_t i = 0; i < 3; ++i)
+      TL_ICHECK(AsConstInt(c->args[i], &d[i]) && d[i] >= 1, "tl.cluster_dims: bad extent");
+  });
+  return d;
+}
+
 }  // namespace tl

@@ -1,6 +1,7 @@
 // Visitor and mutator bases over expressions and statements. A mutator returns the very same
 // node when nothing below it changed, so untouched subtrees are shared, never copied.
 #pragma once
+#include <array>
 #include <set>
 #include <vector>
 
@@ -103,6 +104,10 @@ VarUses VarsOf(const Expr& e);
 
 /// The terms of a sum: `a + b + c` gives {a, b, c} (nested additions flattened, zero terms dropped).
 std::vector<Expr> AddTerms(const Expr& e);
+
+/// The blocks per thread-block cluster along x, y, z of the kernel in `s` (T.ClusterKernel's tl.cluster_dims
+/// attribute, anywhere in it); {1, 1, 1} when it has none.
+std::array<int64_t, 3> ClusterDims(const Stmt& s);
 
 /// Replaces vars by expressions (by identity).
 Expr Substitute(const Expr& e, const std::map<const VarNode*, Expr>& vmap);

@@ -299,6 +299,14 @@ std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values,
     g.push_back(v);
   }
   while (g.size() < 3) g.push_back(1);
+  for (size_t i = 0; i < 3; ++i)  // a cluster launch takes whole clusters
+    if (g[i] % cluster[i])
+      throw UserError(ErrorKind::kArgument,
+                      "kernel '" + func_name + "' is launched in clusters of " + std::to_string(cluster[0]) +
+                          " x " + std::to_string(cluster[1]) + " x " + std::to_string(cluster[2]) +
+                          " blocks (T.ClusterKernel), but its grid's " + "xyz"[i] + " extent is " +
+                          std::to_string(g[i]) + " for these arguments, not a multiple of " +
+                          std::to_string(cluster[i]));
   return g;
 }
 

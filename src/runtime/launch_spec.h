@@ -4,6 +4,7 @@
 // integer programs over the symbols' values, precomputed at compile time.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,7 @@ struct LaunchSpec {
   int64_t dynamic_smem = 0;                // bytes of dynamic shared / local memory per block
   std::vector<TensorMapSpec> tensor_maps;  // CUDA sm_90+: TMA descriptors, passed after the parameters
   bool cooperative = false;                // T.sync_grid: every block resident (cuLaunchCooperativeKernel)
+  std::array<int64_t, 3> cluster{1, 1, 1};  // T.ClusterKernel: blocks per cluster (CUDA __cluster_dims__)
 
   /// Checks every argument against the signature (dtype, rank, shape, device, strides), binding
   /// the symbols; throws UserError(kArgument) naming the parameter. `device`: "cpu", "cuda", "any"

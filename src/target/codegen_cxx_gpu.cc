@@ -80,7 +80,7 @@ std::string CodegenCxxGpu::Emit(const std::string& banner, const std::vector<std
     max_nreg = max_nreg || (c && c->op == "tl.set_max_nreg");
   });
   os_ << "extern \"C\" __global__ void __launch_bounds__(" << threads << (max_nreg ? ", 1" : "") << ") "
-      << CudaKernelName(f_) << "(" << params << ") {\n";
+      << KernelAttributes() << CudaKernelName(f_) << "(" << params << ") {\n";
   Stmt_(f_->body, 1);
   os_ << "}\n";
   return os_.str();

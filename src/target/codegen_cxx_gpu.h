@@ -39,6 +39,8 @@ class CodegenCxxGpu : public CodegenC {
   virtual std::string LocalAlign() = 0;
   /// Parameters after the kernel's own (CUDA: TMA tensor maps), each starting with ", ".
   virtual std::string ExtraParams() { return ""; }
+  /// Attributes written before the kernel's name (CUDA: __cluster_dims__), each ending with a space.
+  virtual std::string KernelAttributes() { return ""; }
 
   PrimFunc f_;
   std::string arch_, backend_;

@@ -44,6 +44,10 @@ struct GpuFeatures {
   bool fp8_mma = false;  // the matrix unit takes fp8 (e4m3 / e5m2) inputs (mma.sync m16n8k32: sm_89+)
   bool wgmma = false;    // warpgroup MMA (wgmma.mma_async) and setmaxnreg: warp specialisation (sm_90a)
   bool tma = false;      // TMA bulk tensor copies, mbarrier transaction counts, the async proxy (sm_90+)
+  bool clusters =
+      false;  // thread-block clusters: T.ClusterKernel, barrier.cluster, remote mbarrier arrives (sm_90+)
+  bool clc = false;            // cluster launch control: clusterlaunchcontrol.try_cancel (sm_100+)
+  bool clc_multicast = false;  // its .multicast::cluster::all form (sm_100a / sm_110a families)
   bool setmaxnreg = false;  // a warp group resizes its register file (setmaxnreg: sm_90a, the Blackwell 'a' targets)
   bool tcgen05 = false;     // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a)
   bool tcgen05_i8 = false;  // tcgen05.mma kind::i8 (sm_100a, sm_110a; not sm_103a)

@@ -165,6 +165,13 @@ LaunchSpec MakeLaunchSpec(const PrimFunc& f, const PrimFunc& lowered, const std:
       auto* c = ev ? As<CallNode>(ev->value) : nullptr;
       s.cooperative |= c && c->op == "tl.sync_grid";
     });
+    s.cluster = ClusterDims(lowered->body);
+    if (s.cooperative && s.cluster != std::array<int64_t, 3>{1, 1, 1})
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "kernel '" + s.func_name +
+              "' uses T.sync_grid inside T.ClusterKernel: a cooperative launch of clusters is not "
+              "supported; synchronise the cluster with T.cluster_sync, or drop the clusters");
   }
   s.threads = threads;
   s.dynamic_smem = dynamic_smem;

@@ -26,6 +26,13 @@ void RejectGpuOnlyCallsOnCPU(const Stmt& body) {
             "T.sync_grid, a barrier of the whole grid, needs every block live at once (CUDA's cooperative "
             "launch); the CPU target runs blocks one after another",
             span_);
+      if (IsClusterOp(c->op))
+        throw UserError(
+            ErrorKind::kUnsupported,
+            ClusterOpName(c->op) +
+                " needs thread-block clusters (CUDA sm_90+); the CPU target runs blocks one after "
+                "another",
+            span_);
       if (c->op == "tl.shfl_sync")
         throw UserError(
             ErrorKind::kUnsupported,
@@ -42,6 +49,12 @@ void RejectGpuOnlyCallsOnCPU(const Stmt& body) {
       SpanTrackingVisitor::VisitCall(c);
     }
     void VisitStmt(const Stmt& s) override {
+      if (auto* a = s ? As<AttrStmtNode>(s) : nullptr; a && a->key == "tl.cluster_dims")
+        throw UserError(
+            ErrorKind::kUnsupported,
+            "T.ClusterKernel launches thread-block clusters (CUDA sm_90+); the CPU target runs blocks "
+            "one after another",
+            s->span);
       if (auto* a = s ? As<AttrStmtNode>(s) : nullptr; a && a->key == "tl.import_source")
         throw UserError(ErrorKind::kUnsupported,
                         "T.import_source adds user CUDA C++, which the CPU target cannot compile", s->span);

@@ -104,6 +104,18 @@ TEST(LaunchSpec, ChecksArgumentsWithoutTheIR) {
   }
   EXPECT_THROW(s.Check({Tensor("float16", {8}), Tensor("float32", {8})}, {}, "any"), UserError);
   EXPECT_EQ(s.OutputShapes({Tensor("float32", {77})}, {1}), (std::vector<std::vector<int64_t>>{{77}}));
+  // a cluster launch (T.ClusterKernel) takes whole clusters: 16 blocks in clusters of 4, but not of 3
+  s.cluster = {4, 1, 1};
+  EXPECT_EQ(s.Grid(sv, args), (std::vector<int64_t>{16, 1, 1}));
+  s.cluster = {3, 1, 1};
+  try {
+    s.Grid(sv, args);
+    FAIL() << "a grid that is not whole clusters must be an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("x extent is 16 for these arguments, not a multiple of 3"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(BackendRegistry, UnknownKindListsTheAvailableOnes) {

@@ -409,6 +409,64 @@ TEST(PtxEmu, MbarrierPhasesBlockAndDeadlock) {
   }
 }
 
+// Thread-block clusters (PTX ISA "Cluster of Cooperative Thread Arrays", the special registers
+// %cluster_ctarank / %cluster_nctarank / %clusterid, barrier.cluster, mapa, mbarrier.arrive
+// .shared::cluster): a grid of 4 blocks in clusters of 2 (.reqnctapercluster 2, 1, 1). Each block records its
+// rank, the cluster's size and its cluster id; after the cluster barrier (every block initialised its
+// mbarrier), rank 0's thread 0 stores 100 + ctaid.x to global memory and arrives on rank 1's mbarrier through
+// mapa; rank 1 waits on its own mbarrier and then reads that value: c[1] = 101, c[3] = 103 (rank 1 runs first
+// after the cluster barrier, so without the remote arrival its wait would deadlock, which the second launch
+// shows by arriving on rank 0's own barrier instead).
+TEST(PtxEmu, ClusterRanksBarrierAndRemoteArrive) {
+  for (int peer : {1, 0, 2}) {
+    std::string body =
+        std::string(kPrologue) +
+        "  mov.u32 %r1, %cluster_ctarank;\n  mov.u32 %r2, %cluster_nctarank;\n"
+        "  mov.u32 %r3, %clusterid.x;\n  mov.u32 %r4, %ctaid.x;\n  mov.u32 %r5, bar;\n"
+        "  setp.ne.u32 %p1, %r0, 0;\n  @%p1 bra $L_sync;\n"
+        "  mbarrier.init.shared::cta.b64 [%r5], 1;\n"
+        "  mul.wide.u32 %rd4, %r4, 16;\n  add.s64 %rd5, %rd0, %rd4;\n"
+        "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5+4], %r2;\n  st.global.u32 [%rd5+8], %r3;\n"
+        "$L_sync:\n  barrier.cluster.arrive.release.aligned;\n  barrier.cluster.wait.acquire.aligned;\n"
+        "  @%p1 bra $L_done;\n  setp.ne.u32 %p2, %r1, 0;\n  @%p2 bra $L_consumer;\n"
+        "  mul.wide.u32 %rd6, %r4, 4;\n  add.s64 %rd7, %rd1, %rd6;\n  add.u32 %r6, %r4, 100;\n"
+        "  st.global.u32 [%rd7], %r6;\n"
+        "  mapa.shared::cluster.u32 %r7, %r5, " +
+        std::to_string(peer) +
+        ";\n"
+        "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r7];\n  bra $L_done;\n"
+        "$L_consumer:\n"
+        "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p3, [%r5], 0;\n"
+        "  @!%p3 bra $L_consumer;\n"
+        "  sub.u32 %r8, %r4, 1;\n  mul.wide.u32 %rd8, %r8, 4;\n  add.s64 %rd9, %rd1, %rd8;\n"
+        "  ld.global.u32 %r9, [%rd9];\n  add.u32 %r9, %r9, 1;\n"
+        "  mul.wide.u32 %rd10, %r4, 4;\n  add.s64 %rd11, %rd2, %rd10;\n  st.global.u32 [%rd11], %r9;\n"
+        "$L_done:\n  barrier.cluster.arrive;\n  barrier.cluster.wait;\n  ret;";
+    std::string ptx = Kernel(body, ".shared .align 8 .b8 bar[8];");
+    ptx.replace(ptx.find(")\n{"), 3, ")\n.reqnctapercluster 2, 1, 1\n{");
+    std::vector<uint32_t> a(16, 7), b(4, 0), c(4, 0);
+    Launch L;
+    L.entry = "k";
+    L.grid = {4, 1, 1};
+    L.block = {32, 1, 1};
+    L.params = {reinterpret_cast<uint64_t>(a.data()), reinterpret_cast<uint64_t>(b.data()),
+                reinterpret_cast<uint64_t>(c.data())};
+    L.regions = {{L.params[0], 64, "a"}, {L.params[1], 16, "b"}, {L.params[2], 16, "c"}};
+    Result r = tl::emu::ptx::Run(*Parse(ptx), L, Options());
+    for (uint32_t blk = 0; blk < 4; ++blk) {
+      EXPECT_EQ(a[blk * 4], blk % 2) << blk;      // %cluster_ctarank
+      EXPECT_EQ(a[blk * 4 + 1], 2u) << blk;       // %cluster_nctarank
+      EXPECT_EQ(a[blk * 4 + 2], blk / 2) << blk;  // %clusterid.x
+    }
+    if (peer == 1) {
+      EXPECT_EQ(r.total_reports, 0) << (r.reports.empty() ? "" : r.reports[0].message);
+      EXPECT_EQ(c, (std::vector<uint32_t>{0, 101, 0, 103}));
+    } else {
+      EXPECT_NE(Kinds(r).find(peer == 0 ? "deadlock" : "cluster_rank"), std::string::npos) << Kinds(r);
+    }
+  }
+}
+
 // `{b0, b1, ...}`: the bytes of a string and its NUL, as a PTX initialiser.
 std::string Bytes(const std::string& text) {
   std::string s = "{";

@@ -109,6 +109,103 @@ __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 
+// ---- thread-block clusters (sm_90+; T.ClusterKernel) ------------------------------------------------------
+/// The block's rank in its cluster (0 when launched without clusters).
+__device__ __forceinline__ int cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return static_cast<int>(r);
+}
+/// Every thread of the cluster arrives (release: its earlier writes are seen by the threads that wait).
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+/// An arrival that orders no memory.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+/// Waits until every thread of the cluster arrived (acquire).
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
+}
+/// One arrival of the calling thread on the mbarrier at the same shared offset as `bar` in block `cta` of the
+/// cluster (mapa gives its shared::cluster address), releasing the thread's earlier writes at cluster scope.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, int cta) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(cta));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+// ---- cluster launch control (sm_100+; T.clc_*)
+// ---------------------------------------------------------------
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+/// Asks to cancel a cluster not yet launched; the 16-byte response at shared address `result` and 16
+/// transaction bytes on the mbarrier `bar` complete asynchronously.
+__device__ __forceinline__ void clc_try_cancel(uint32_t result, uint32_t bar) {
+  asm volatile(
+      "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%0], [%1];\n" ::
+          "r"(result),
+      "r"(bar)
+      : "memory");
+}
+/// The same, the response and the transaction bytes landing in every block of the cluster.
+__device__ __forceinline__ void clc_try_cancel_multicast(uint32_t result, uint32_t bar) {
+  asm volatile(
+      "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::"
+      "all.b128 "
+      "[%0], [%1];\n" ::"r"(result),
+      "r"(bar)
+      : "memory");
+}
+/// 1 when the response at shared address `result` says a cluster was cancelled.
+__device__ __forceinline__ int clc_is_canceled(uint32_t result) {
+  uint32_t r;
+  asm volatile(
+      "{\n.reg .b64 lo, hi;\n.reg .b128 resp;\n.reg .pred p;\nld.shared.v2.b64 {lo, hi}, [%1];\n"
+      "mov.b128 resp, {lo, hi};\nclusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, resp;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(r)
+      : "r"(result)
+      : "memory");
+  return static_cast<int>(r);
+}
+/// The block index of the first block of the cancelled cluster (x, y, z: d = 0, 1, 2).
+template <int D>
+__device__ __forceinline__ uint32_t clc_first_ctaid(uint32_t result) {
+  uint32_t x, y, z, w;
+  asm volatile(
+      "{\n.reg .b64 lo, hi;\n.reg .b128 resp;\nld.shared.v2.b64 {lo, hi}, [%4];\nmov.b128 resp, {lo, hi};\n"
+      "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%0, %1, %2, %3}, resp;\n}\n"
+      : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
+      : "r"(result)
+      : "memory");
+  (void)w;
+  return D == 0 ? x : D == 1 ? y : z;
+}
+__device__ __forceinline__ uint32_t clc_get_first_ctaid_x(uint32_t result) {
+  return clc_first_ctaid<0>(result);
+}
+__device__ __forceinline__ uint32_t clc_get_first_ctaid_y(uint32_t result) {
+  return clc_first_ctaid<1>(result);
+}
+__device__ __forceinline__ uint32_t clc_get_first_ctaid_z(uint32_t result) {
+  return clc_first_ctaid<2>(result);
+}
+#endif
+
+/// mbarrier_wait_parity acquiring at cluster scope (the barrier's arrivals may come from peer blocks).
+__device__ __forceinline__ void mbarrier_wait_parity_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nTL_MBAR_WAIT_CL:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, "
+      "[%0], "
+      "%1;\n@!done bra TL_MBAR_WAIT_CL;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
 /// One arrival of the calling thread that also adds `bytes` to the phase's transaction count.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");

@@ -25,13 +25,16 @@ from .parser import parse_source, prim_func  # noqa: F401
 from .proxy import (Buffer, FragmentBuffer, LocalBuffer, SharedBuffer, StridedTensor, Tensor, TensorFactory,  # noqa: F401
                     TensorSpec, make_tensor, match_buffer, ptr)
 from .symbolics import dynamic, symbolic  # noqa: F401
-from .kernel import (Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
+from .kernel import (ClusterKernel, Kernel, WarpSpecialize, get_block_binding, get_block_bindings, get_thread_binding,  # noqa: F401
                      get_thread_bindings, ws)
-from .allocate import (alloc_barrier, alloc_buffer, alloc_fragment, alloc_global, alloc_local, alloc_reducer,  # noqa: F401
+from .allocate import (alloc_barrier, alloc_buffer, alloc_cluster_barrier, alloc_fragment, alloc_global, alloc_local, alloc_reducer,  # noqa: F401
                        alloc_shared, alloc_tmem, alloc_var, alloc_L1, alloc_L0A, alloc_L0B, alloc_L0C, alloc_ub,
                        alloc_l1, alloc_l0a, alloc_l0b, alloc_l0c)
 from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_reg_dealloc, any_sync,  # noqa: F401
-                      assume, attr, barrier_arrive, barrier_wait, call_intrin, device_assert,
+                      assume, attr, barrier_arrive, barrier_wait, block_rank_in_cluster, call_intrin,
+                      clc_get_first_ctaid_x, clc_get_first_ctaid_y, clc_get_first_ctaid_z, clc_is_canceled,
+                      clc_try_cancel, clc_try_cancel_multicast,
+                      cluster_arrive, cluster_arrive_relaxed, cluster_sync, cluster_wait, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
                       mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity, no_set_max_nreg, print,
                       set_max_nreg, sync_grid, sync_threads, tvm_warp_shuffle)  # noqa: A004
@@ -57,7 +60,7 @@ from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401
 from .macro_refs import Ref  # noqa: F401
 from .utils import index_to_coordinates, linear_index  # noqa: F401
-from .compat import ClusterKernel, copy_cluster, tcgen05_gemm_blockscaled  # noqa: F401
+from .compat import copy_cluster, tcgen05_gemm_blockscaled  # noqa: F401
 from .extern import call_extern, import_source  # noqa: F401
 from .async_copy import access_ptr, cp_async_barrier_noinc, ptx_commit_group, ptx_cp_async, ptx_wait_group  # noqa: F401
 from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401

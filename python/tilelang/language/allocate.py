@@ -142,6 +142,15 @@ def alloc_barrier(arrive_count):
     return buf
 
 
+def alloc_cluster_barrier(arrive_count):
+    """mbarriers that other blocks of the thread-block cluster may arrive on (T.mbarrier_arrive(bar, cta_id)):
+    as T.alloc_barrier, and after the inits every block of the cluster meets at a cluster barrier, so no block
+    arrives on a peer's barrier before the peer initialised it (T.ClusterKernel; docs/clusters.md)."""
+    buf = alloc_barrier(arrive_count)
+    builder.current().kernels[-1].cluster_barriers.append(buf)
+    return buf
+
+
 def alloc_global(shape, dtype, scope="global"):
     """T.alloc_global(shape, dtype): global memory shared by all blocks of one launch (a workspace); written
     before the kernels of a function, shared by all of them. The compiler turns it into a hidden trailing

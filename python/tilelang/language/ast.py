@@ -25,9 +25,10 @@ class AttrSpec:
 
 
 class KernelSpec:
-    def __init__(self, grid, threads):
+    def __init__(self, grid, threads, cluster=None):
         self.grid = grid
         self.threads = threads
+        self.cluster = cluster  # T.ClusterKernel: (x, y, z) blocks per cluster, else None
 
     def __enter__(self):  # pragma: no cover - only reached when used outside a prim_func
         raise TileLangSyntaxError("T.Kernel can only be used in a `with` statement inside a @T.prim_func body")

@@ -30,11 +30,107 @@ def _barrier_call(op, args):
 
 
 def mbarrier_arrive(mbarrier, cta_id=None):
-    """Every executing thread arrives once on the barrier (mbarrier.arrive)."""
-    if cta_id is not None:
-        raise TileLangUnsupportedError("T.mbarrier_arrive(..., cta_id=): arriving on another block's barrier needs "
-                                       "thread-block clusters, which are not supported yet")
-    return _barrier_call("tl.mbarrier_arrive", [_barrier_elem(mbarrier, "T.mbarrier_arrive")])
+    """Every executing thread arrives once on the barrier (mbarrier.arrive). With cta_id: on the barrier of the
+    same name in block `cta_id` of the thread-block cluster (T.block_rank_in_cluster numbering; a barrier from
+    T.alloc_cluster_barrier), with release semantics at cluster scope: the thread's earlier writes are seen by
+    the threads that wait on that barrier."""
+    bar = _barrier_elem(mbarrier, "T.mbarrier_arrive")
+    if cta_id is None:
+        return _barrier_call("tl.mbarrier_arrive", [bar])
+    frame = builder.require_context("T.mbarrier_arrive").kernels
+    if not frame or not any(bar.buffer is b for b in getattr(frame[-1], "cluster_barriers", [])):
+        raise TileLangTypeError(f"T.mbarrier_arrive(..., cta_id): '{bar.buffer.name}' is not a cluster barrier; "
+                                "allocate it with T.alloc_cluster_barrier so every block of the cluster initialises "
+                                "it before a peer arrives on it")
+    cta = _const(cta_id)
+    if not cta.dtype.startswith(("int", "uint")):
+        raise TileLangTypeError(f"T.mbarrier_arrive(..., cta_id): the block rank is an integer, not {cta.dtype}")
+    return _barrier_call("tl.mbarrier_arrive_cluster", [bar, _ffi.cast(cta, "int32") if cta.dtype != "int32" else cta])
+
+
+def block_rank_in_cluster():
+    """T.block_rank_in_cluster(): the block's rank in its thread-block cluster (%cluster_ctarank: x fastest,
+    0 .. cluster size - 1); 0 in a kernel launched without clusters."""
+    return _ffi.call("int32", "tl.cluster_ctarank", [])
+
+
+def cluster_sync():
+    """T.cluster_sync(): a barrier of every thread of every block of the cluster (barrier.cluster.arrive +
+    wait); writes before it, to global or shared memory, are seen by every thread of the cluster after it."""
+    return _barrier_call("tl.cluster_sync", [])
+
+
+def cluster_arrive():
+    """T.cluster_arrive(): the arrive half of T.cluster_sync (barrier.cluster.arrive, release); T.cluster_wait
+    completes it."""
+    return _barrier_call("tl.cluster_arrive", [])
+
+
+def cluster_arrive_relaxed():
+    """T.cluster_arrive_relaxed(): barrier.cluster.arrive.relaxed: an arrival that orders no memory."""
+    return _barrier_call("tl.cluster_arrive_relaxed", [])
+
+
+def _clc_result(result, what):
+    """The first element of a 16-byte cluster-launch-control response in shared memory."""
+    from .ast import RegionSpec
+    if isinstance(result, RegionSpec):
+        res = _ffi.load(result.buffer, list(result.mins))
+    elif isinstance(result, _ffi.Buffer):
+        res = _ffi.load(result, [_const(0) for _ in result.shape])
+    elif isinstance(result, _ffi.BufferLoad):
+        res = result
+    else:
+        raise TileLangTypeError(f"{what} takes the 16-byte response buffer (e.g. T.alloc_shared((4,), 'uint32')), "
+                                f"not {type(result).__name__}")
+    b = res.buffer
+    if b.scope != "shared" or b.dtype not in ("uint32", "int32", "uint64", "int64"):
+        raise TileLangTypeError(f"{what}: the response is 16 bytes of shared memory (4 x uint32 or 2 x uint64), not "
+                                f"'{b.name}' ({b.scope} {b.dtype})")
+    return res
+
+
+def clc_try_cancel(result, mbarrier):
+    """T.clc_try_cancel(result, bar): asks to cancel the launch of a cluster that has not started yet
+    (clusterlaunchcontrol.try_cancel, sm_100+); asynchronous: the 16-byte response lands in `result` and
+    completes 16 transaction bytes on `bar` (arrive on it with T.mbarrier_arrive_expect_tx(bar, 16), then wait).
+    T.clc_is_canceled / T.clc_get_first_ctaid_x/y/z read the response."""
+    return _barrier_call("tl.clc_try_cancel", [_clc_result(result, "T.clc_try_cancel"),
+                                              _barrier_elem(mbarrier, "T.clc_try_cancel")])
+
+
+def clc_try_cancel_multicast(result, mbarrier):
+    """T.clc_try_cancel_multicast(result, bar): T.clc_try_cancel whose response lands in `result` and completes
+    `bar` in every block of the cluster (.multicast::cluster::all; sm_100a / sm_110a)."""
+    return _barrier_call("tl.clc_try_cancel_multicast", [_clc_result(result, "T.clc_try_cancel_multicast"),
+                                                        _barrier_elem(mbarrier, "T.clc_try_cancel_multicast")])
+
+
+def clc_is_canceled(result):
+    """1 when the response of a T.clc_try_cancel says a cluster was cancelled (this block should run its work),
+    else 0 (clusterlaunchcontrol.query_cancel.is_canceled)."""
+    return _ffi.call("int32", "tl.clc_is_canceled", [_clc_result(result, "T.clc_is_canceled")])
+
+
+def _clc_ctaid(dim):
+    def f(result):
+        return _ffi.call("uint32", f"tl.clc_get_first_ctaid_{dim}",
+                         [_clc_result(result, f"T.clc_get_first_ctaid_{dim}")])
+
+    f.__name__ = f.__qualname__ = f"clc_get_first_ctaid_{dim}"
+    f.__doc__ = (f"The {dim} block index of the first block of the cluster a successful T.clc_try_cancel cancelled "
+                 "(clusterlaunchcontrol.query_cancel.get_first_ctaid); undefined after a failed one.")
+    return f
+
+
+clc_get_first_ctaid_x = _clc_ctaid("x")
+clc_get_first_ctaid_y = _clc_ctaid("y")
+clc_get_first_ctaid_z = _clc_ctaid("z")
+
+
+def cluster_wait():
+    """T.cluster_wait(): waits until every thread of the cluster has arrived (barrier.cluster.wait, acquire)."""
+    return _barrier_call("tl.cluster_wait", [])
 
 
 def mbarrier_expect_tx(mbarrier, tx):

@@ -9,7 +9,45 @@ from .expr import const as _const
 from .utils import _hint_not_implemented
 
 
-def Kernel(*grid, threads=128, prelude=None, is_cpu=False):
+def Kernel(*grid, threads=128, prelude=None, is_cpu=False, cluster_dims=None):
+    spec = _kernel_spec(grid, threads, prelude, is_cpu)
+    if cluster_dims is not None:
+        spec.cluster = _cluster_dims(cluster_dims, spec.grid)
+    return spec
+
+
+def ClusterKernel(*grid, cluster_dims, threads=128, prelude=None):
+    """T.ClusterKernel(*grid, cluster_dims=2 | (x, y, z), threads=...): T.Kernel whose blocks are launched in
+    thread-block clusters (CUDA sm_90+): the blocks of one cluster are resident at once on one GPC, can wait
+    for each other (T.cluster_sync, T.alloc_cluster_barrier with T.mbarrier_arrive(bar, cta_id)) and know
+    their rank in it (T.block_rank_in_cluster). Each grid dimension must be a multiple of the cluster's; at
+    most 8 blocks a cluster (the portable size). Other targets refuse it."""
+    spec = _kernel_spec(grid, threads, prelude, False)
+    spec.cluster = _cluster_dims(cluster_dims, spec.grid)
+    return spec
+
+
+def _cluster_dims(dims, grid):
+    d = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if not 1 <= len(d) <= 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in d):
+        raise TileLangSyntaxError(f"cluster_dims= takes a positive int or a list of at most 3 positive ints, got "
+                                  f"{dims!r}")
+    d += [1] * (3 - len(d))
+    if d[0] * d[1] * d[2] > 8:
+        raise TileLangSyntaxError(f"cluster_dims={tuple(d)} asks for {d[0] * d[1] * d[2]} blocks a cluster; at most 8 "
+                                  "(the portable cluster size of sm_90 and sm_100)")
+    for i, (g, c) in enumerate(zip(list(grid) + [_const(1)] * 3, d)):
+        gv = _ffi.const_int(g)
+        if c > 1 and i >= len(grid):
+            raise TileLangSyntaxError(f"cluster_dims={tuple(d)} clusters along grid dimension {'xyz'[i]}, which the "
+                                      f"kernel does not have (its grid has {len(grid)} dimension(s))")
+        if gv is not None and gv % c:
+            raise TileLangSyntaxError(f"grid dimension {'xyz'[i]} is {gv}, not a multiple of the cluster's {c} "
+                                      f"(cluster_dims={tuple(d)}): a cluster launch needs whole clusters")
+    return tuple(d)
+
+
+def _kernel_spec(grid, threads, prelude, is_cpu):
     if not grid:
         grid = (1,)  # TileLang's T.Kernel(threads=...) with no grid: one block
     if len(grid) > 3:

@@ -232,6 +232,8 @@ class ControlParsing:
         frame.threads = [_ffi.const_int(t) for t in spec.threads]
         frame.grid = list(spec.grid)
         frame.block_vars = vars_  # T.get_block_binding
+        frame.cluster = spec.cluster  # T.ClusterKernel's (x, y, z), or None
+        frame.cluster_barriers = []   # T.alloc_cluster_barrier's buffers
         # workspaces allocated before the kernels (T.alloc_global / T.alloc_buffer at the top): allocated with this
         # kernel, hoisted to one hidden parameter that every kernel of the function shares
         frame.allocs.extend(self.ctx.function_workspaces)
@@ -241,6 +243,11 @@ class ControlParsing:
         for nm, v in zip(names, vars_):
             self.bind(nm, v)
         body = self.block(st.body)
+        if frame.cluster_barriers:
+            # the inits are made visible to the cluster (fence.mbarrier_init) and every block of it has initialised
+            # its barriers before any block arrives on a peer's (barrier.cluster)
+            frame.prologue.append(_ffi.evaluate(_ffi.call("void", "tl.fence_barrier_init", []), self.span(st)))
+            frame.prologue.append(_ffi.evaluate(_ffi.call("void", "tl.cluster_sync", []), self.span(st)))
         if frame.prologue:
             body = _ffi.seq(frame.prologue + [body], self.span(st))
         for src, sp in reversed(frame.imports):  # T.import_source
@@ -257,6 +264,9 @@ class ControlParsing:
             body = _ffi.attr_stmt(None, "tl.ws_schedule", ir, body, sp or self.span(st))
         if getattr(frame, "no_reg_alloc", False):  # T.disable_warp_group_reg_alloc()
             body = _ffi.attr_stmt(None, "tl.disable_warp_group_reg_alloc", const(1), body, self.span(st))
+        if spec.cluster is not None and spec.cluster != (1, 1, 1):  # T.ClusterKernel (docs/clusters.md)
+            body = _ffi.attr_stmt(None, "tl.cluster_dims", _ffi.call("handle", "list", [const(c) for c in spec.cluster]),
+                                  body, self.span(st))
         self.scopes.pop()
         self.ctx.kernels.pop()
         return _ffi.kernel(spec.grid, vars_, spec.threads, frame.allocs, frame.var_inits, body, self.span(st))

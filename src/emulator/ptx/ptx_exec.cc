@@ -13,6 +13,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -132,6 +133,7 @@ struct Warp {
   int64_t executed = 0;
   int64_t mbar_wait = -1;      // blocked in mbarrier.try_wait on this shared offset until its phase moves on
   int64_t mbar_phase = 0;
+  int64_t cl_wait = -1;  // blocked in barrier.cluster.wait until the cluster barrier passes this generation
   uint32_t carry = 0;  // CC.CF of each lane (add.cc / addc ...)
   bool done() const { return live == 0; }
 };
@@ -194,11 +196,41 @@ struct PtxGrid : GridTurns {
   std::vector<uint64_t> workspace;
 };
 
+// A thread-block cluster (.reqnctapercluster; T.ClusterKernel): its blocks are resident at once, so one may
+// wait for a peer (barrier.cluster, an mbarrier a peer arrives on through a mapa address). Clusters run one
+// after another; within one, each block is a Machine on an OS thread of its own, taking turns (grid_turns.h):
+// a block runs until it ends or none of its warps can go on, then hands the turn on. A remote arrival or a
+// cluster barrier arrival moves `progress`; when every live block has stalled at the same `progress`, none
+// ever can go on: a deadlock. A shared::cluster address (mapa's result) is kClusterTag | rank << 24 | the
+// shared offset; a shared::cta address is one of the executing block.
+class Machine;
+// Cluster launch control: the launch's clusters in order, started or cancelled
+// (clusterlaunchcontrol.try_cancel).
+struct ClcState {
+  std::vector<bool> taken;
+};
+struct PtxCluster : GridTurns {
+  ClcState* clc = nullptr;
+  std::vector<Machine*> blocks;  // by rank
+  std::vector<int64_t> failed;   // per rank: `progress` when it last stalled (-1: never)
+  int64_t progress = 0;
+  int64_t threads = 0, cb_arrived = 0, cb_gen = 0;  // barrier.cluster: expected, arrived this generation
+};
+constexpr uint64_t kClusterTag = uint64_t{1} << 31;
+
 class Machine {
  public:
   Machine(const Module& m, const Kernel& k, const Launch& L, const Options& opt, Result* res,
-          PtxGrid* grid = nullptr, int64_t only_block = -1)
-      : m_(m), k_(k), L_(L), opt_(opt), res_(res), grid_(grid), only_block_(only_block) {
+          PtxGrid* grid = nullptr, int64_t only_block = -1, PtxCluster* cluster = nullptr, int rank = 0)
+      : m_(m),
+        k_(k),
+        L_(L),
+        opt_(opt),
+        res_(res),
+        grid_(grid),
+        only_block_(only_block),
+        cl_(cluster),
+        rank_(rank) {
     for (const Instr& in : k_.code) uses_tmem_ |= in.op == Op::kTcAlloc || in.op == Op::kTcMma;
   }
 
@@ -287,6 +319,7 @@ class Machine {
     std::fill(smem_.begin(), smem_.end(), 0);
     local_.assign(static_cast<size_t>(T_ * std::max<int64_t>(k_.local_bytes, 1)), 0);
     open_.assign(static_cast<size_t>(T_), {});
+    cl_pending_.assign(static_cast<size_t>(T_), -1);
     proxy_fences_.assign(static_cast<size_t>(T_), 0);
     if (uses_tmem_) {
       tmem_ = Tmem();
@@ -323,6 +356,10 @@ class Machine {
           if (mbars_[wp.mbar_wait].phase == wp.mbar_phase) continue;
           wp.mbar_wait = -1;
         }
+        if (wp.cl_wait >= 0) {
+          if (cl_->cb_gen <= wp.cl_wait) continue;
+          wp.cl_wait = -1;
+        }
         RunWarp(w);
         any_live = true;
       }
@@ -330,6 +367,21 @@ class Machine {
       for (const Warp& wp : warps_) all_done &= wp.done();
       if (all_done) break;
       if (!ReleaseBarriers() && !any_live) {
+        if (ClusterStall()) continue;  // a peer block of the cluster may arrive on what this block waits for
+        bool reported = false;
+        for (int w = 0; w < W_ && !reported; ++w) {
+          const Warp& wp = warps_[static_cast<size_t>(w)];
+          if (wp.done() || wp.cl_wait < 0) continue;
+          cur_ = &k_.code[static_cast<size_t>(wp.pc[static_cast<size_t>(__builtin_ctz(wp.live))])];
+          Report("deadlock", w * 32, [&] {
+            return "warp " + std::to_string(w) +
+                   " waits at the cluster barrier (barrier.cluster.wait), which " +
+                   std::to_string(cl_->threads - cl_->cb_arrived) + " of the cluster's " +
+                   std::to_string(cl_->threads) + " threads never reach (a block ended or waits elsewhere)";
+          });
+          reported = true;
+        }
+        if (reported) break;
         for (int w = 0; w < W_; ++w) {
           const Warp& wp = warps_[static_cast<size_t>(w)];
           if (wp.done()) continue;
@@ -415,7 +467,7 @@ class Machine {
   void RunWarp(int w) {
     Warp& wp = warps_[static_cast<size_t>(w)];
     const int ncode = static_cast<int>(k_.code.size());
-    while (!wp.done() && !wp.waiting && wp.mbar_wait < 0) {
+    while (!wp.done() && !wp.waiting && wp.mbar_wait < 0 && wp.cl_wait < 0) {
       int pc = std::numeric_limits<int>::max();
       for (int l = 0; l < 32; ++l)
         if (wp.live >> l & 1) pc = std::min(pc, wp.pc[static_cast<size_t>(l)]);
@@ -486,6 +538,26 @@ class Machine {
       case Sreg::kEnvreg1: return grid_ ? reinterpret_cast<uint64_t>(grid_->workspace.data()) >> 32 : 0;
       case Sreg::kEnvreg2:
         return grid_ ? reinterpret_cast<uint64_t>(grid_->workspace.data()) & 0xFFFFFFFFu : 0;
+      // clusters (PTX ISA "Special Registers"): without .reqnctapercluster every block is a cluster of one
+      case Sreg::kClusterCtarank:
+        return static_cast<uint64_t>(block_[0] % k_.cluster[0] +
+                                     (block_[1] % k_.cluster[1] + block_[2] % k_.cluster[2] * k_.cluster[1]) *
+                                         k_.cluster[0]);
+      case Sreg::kClusterNctarank:
+        return static_cast<uint64_t>(k_.cluster[0] * k_.cluster[1] * k_.cluster[2]);
+      case Sreg::kClusterCtaidX: return static_cast<uint64_t>(block_[0] % k_.cluster[0]);
+      case Sreg::kClusterCtaidY: return static_cast<uint64_t>(block_[1] % k_.cluster[1]);
+      case Sreg::kClusterCtaidZ: return static_cast<uint64_t>(block_[2] % k_.cluster[2]);
+      case Sreg::kClusterNctaidX: return static_cast<uint64_t>(k_.cluster[0]);
+      case Sreg::kClusterNctaidY: return static_cast<uint64_t>(k_.cluster[1]);
+      case Sreg::kClusterNctaidZ: return static_cast<uint64_t>(k_.cluster[2]);
+      case Sreg::kClusteridX: return static_cast<uint64_t>(block_[0] / k_.cluster[0]);
+      case Sreg::kClusteridY: return static_cast<uint64_t>(block_[1] / k_.cluster[1]);
+      case Sreg::kClusteridZ: return static_cast<uint64_t>(block_[2] / k_.cluster[2]);
+      case Sreg::kNclusteridX: return static_cast<uint64_t>(L_.grid[0] / k_.cluster[0]);
+      case Sreg::kNclusteridY: return static_cast<uint64_t>(L_.grid[1] / k_.cluster[1]);
+      case Sreg::kNclusteridZ: return static_cast<uint64_t>(L_.grid[2] / k_.cluster[2]);
+      case Sreg::kIsExplicitCluster: return k_.explicit_cluster ? 1 : 0;
     }
     return 0;
   }
@@ -1040,6 +1112,47 @@ class Machine {
       case Op::kMbarTryWait:
         if (!MbarrierTryWait(w, wp, in, exec)) return;  // blocked: the warp retries it when the phase moves on
         break;
+      case Op::kClusterArrive: ClusterArrive(w, exec); break;
+      case Op::kClcTryCancel: ClcTryCancel(w, wp, in, exec); break;
+      case Op::kClcQuery:
+        // the response: 16 bytes this emulator writes (ClcTryCancel): word 0 bit 0 cancelled, words 1..3 the
+        // first block's ctaid.x / .y / .z
+        ForLanes(exec, [&](int l) {
+          const Operand& q = in.ops[1];
+          if (q.kind != Operand::kReg) FailAt(in, "the response operand of query_cancel is a .b128 register");
+          const uint64_t lo = R(wp, q.reg, l), hi = R(wp, q.reg + 1, l);
+          const uint32_t words[4] = {static_cast<uint32_t>(lo), static_cast<uint32_t>(lo >> 32),
+                                     static_cast<uint32_t>(hi), static_cast<uint32_t>(hi >> 32)};
+          if (in.mode == 0) {
+            Set(wp, in.ops[0], l, words[0] & 1, Ty::kPred);
+          } else if (in.mode == 1) {
+            const Operand& v = in.ops[0];
+            for (size_t i = 0; i < v.vec.size() && i < 4; ++i)
+              if (v.vec[i].kind == Operand::kReg) Set(wp, v.vec[i], l, i < 3 ? words[i + 1] : 0, Ty::kB32);
+          } else {
+            Set(wp, in.ops[0], l, words[in.mode - 1], Ty::kB32);
+          }
+        });
+        break;
+      case Op::kClusterWait:
+        if (!ClusterWait(w, wp, exec)) return;  // blocked: retried when the cluster barrier passes
+        break;
+      case Op::kMapa:
+        ForLanes(exec, [&](int l) {
+          const uint64_t a = Get(wp, in.ops[1], w, l, in.t), r = Get(wp, in.ops[2], w, l, Ty::kU32);
+          const int64_t n = cl_ ? cl_->n : 1;
+          if (r >= static_cast<uint64_t>(n) || (a & kClusterTag) || a >= static_cast<uint64_t>(smem_bytes_)) {
+            Report("cluster_rank", w * 32 + l, [&] {
+              return "mapa of shared address " + std::to_string(a) + " into block " + std::to_string(r) +
+                     " of a cluster of " + std::to_string(n) + " blocks (" + std::to_string(smem_bytes_) +
+                     " bytes of shared memory each)";
+            });
+            Set(wp, in.ops[0], l, 0, in.t);
+            return;
+          }
+          Set(wp, in.ops[0], l, kClusterTag | r << 24 | a, in.t);
+        });
+        break;
       case Op::kTmaLoad:
       case Op::kTmaStore:
       case Op::kTmaReduce: Tma(w, wp, in, exec); break;
@@ -1185,6 +1298,30 @@ class Machine {
     const Ty t = in.t;
     const Operand& d = in.ops[0];
     const Operand& a = in.ops[1];
+    if (t == Ty::kB128) {  // mov.b128 d, {lo, hi} / {lo, hi}, a / d, a: a register's two 64-bit slots
+      ForLanes(exec, [&](int l) {
+        uint64_t lo = 0, hi = 0;
+        if (a.kind == Operand::kVec && a.vec.size() == 2) {
+          lo = Get(wp, a.vec[0], w, l, Ty::kB64);
+          hi = Get(wp, a.vec[1], w, l, Ty::kB64);
+        } else if (a.kind == Operand::kReg) {
+          lo = R(wp, a.reg, l);
+          hi = R(wp, a.reg + 1, l);
+        } else {
+          FailAt(in, "mov.b128 takes a .b128 register or {lo, hi}");
+        }
+        if (d.kind == Operand::kVec && d.vec.size() == 2) {
+          Set(wp, d.vec[0], l, lo, Ty::kB64);
+          Set(wp, d.vec[1], l, hi, Ty::kB64);
+        } else if (d.kind == Operand::kReg) {
+          R(wp, d.reg, l) = lo;
+          R(wp, d.reg + 1, l) = hi;
+        } else {
+          FailAt(in, "mov.b128 writes a .b128 register or {lo, hi}");
+        }
+      });
+      return;
+    }
     if (d.kind == Operand::kVec || a.kind == Operand::kVec) {
       // mov.b32 / .b64 packing and unpacking: element 0 is the least significant
       const Operand& v = d.kind == Operand::kVec ? d : a;
@@ -1988,6 +2125,42 @@ class Machine {
   void MbarrierOp(int w, Warp& wp, const Instr& in, uint32_t exec) {
     // mbarrier.init [a], count; mbarrier.arrive{.expect_tx} state, [a]{, tx}; mbarrier.expect_tx [a], tx
     // (PTX ISA 9.7.13.15.x)
+    if (in.cluster_addr) {  // mbarrier.arrive.shared::cluster _, [a]: a may be a peer block's barrier (mapa)
+      ForLanes(exec, [&](int l) {
+        const uint64_t a = Resolve(wp, in, in.ops[1], l, Space::kShared).addr;
+        const int64_t rank = (a & kClusterTag) ? static_cast<int64_t>(a >> 24 & 0x7F) : rank_;
+        Machine* peer = ClusterPeer(rank, w * 32 + l);
+        if (!peer) return;
+        const int64_t off = static_cast<int64_t>(a & 0xFFFFFF);
+        if (off % 8 || off + 8 > peer->smem_bytes_) {
+          Report("out_of_bounds", w * 32 + l, [&] {
+            return "an mbarrier at shared byte " + std::to_string(off) + " of block " + std::to_string(rank) +
+                   " of the cluster is not an 8-byte aligned object in its shared memory";
+          });
+          return;
+        }
+        if (!peer->inited_.count(off)) {
+          Report("uninitialized_read", w * 32 + l, [&] {
+            return "the mbarrier at shared byte " + std::to_string(off) + " of block " +
+                   std::to_string(rank) + " of the cluster is arrived on before its mbarrier.init";
+          });
+          return;
+        }
+        Mbarrier& b = peer->mbars_[off];
+        if (b.pending == 0) {
+          Report("mbarrier_overflow", w * 32 + l, [&] {
+            return "an arrival on the mbarrier at shared byte " + std::to_string(off) + " of block " +
+                   std::to_string(rank) + " of the cluster beyond its expected count " +
+                   std::to_string(b.expected);
+          });
+          return;
+        }
+        --b.pending;
+        peer->MaybeCompletePhase(off);
+      });
+      if (cl_) ++cl_->progress;
+      return;
+    }
     ForLanes(exec, [&](int l) {
       const bool has_state = in.op == Op::kMbarArrive;
       const Operand& addr = in.ops[has_state ? 1 : 0];
@@ -2058,6 +2231,149 @@ class Machine {
           k[static_cast<size_t>(w * 32 + l)] = std::max(k[static_cast<size_t>(w * 32 + l)], c.index);
         }
     });
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------ clusters
+
+  // The Machine running block `rank` of this block's cluster, or null (reported: outside the cluster, ended).
+  Machine* ClusterPeer(int64_t rank, int tid) {
+    const int64_t n = cl_ ? cl_->n : 1;
+    if (rank < 0 || rank >= n) {
+      Report("cluster_rank", tid, [&] {
+        return "an access to block " + std::to_string(rank) + " of a cluster of " + std::to_string(n) +
+               " blocks";
+      });
+      return nullptr;
+    }
+    if (rank == rank_) return this;
+    if (cl_->done[static_cast<size_t>(rank)]) {
+      Report("cluster_exited", tid, [&] {
+        return "an access to the shared memory of block " + std::to_string(rank) +
+               " of the cluster after it ended (keep every block of a cluster alive, e.g. with "
+               "barrier.cluster at "
+               "the end, while its peers may still access it)";
+      });
+      return nullptr;
+    }
+    return cl_->blocks[static_cast<size_t>(rank)];
+  }
+
+  // barrier.cluster.arrive: each executing thread arrives once (a second arrival before its wait is
+  // reported).
+  void ClusterArrive(int w, uint32_t exec) {
+    if (!cl_) FailAt(*cur_, "barrier.cluster outside a cluster run");
+    ForLanes(exec, [&](int l) {
+      int64_t& p = cl_pending_[static_cast<size_t>(w * 32 + l)];
+      if (p >= 0) {
+        Report("cluster_barrier", w * 32 + l, [&] {
+          return std::string("barrier.cluster.arrive again before the thread's barrier.cluster.wait");
+        });
+        return;
+      }
+      p = cl_->cb_gen;
+      if (++cl_->cb_arrived == cl_->threads) {
+        cl_->cb_arrived = 0;
+        ++cl_->cb_gen;
+      }
+    });
+    ++cl_->progress;
+  }
+
+  // barrier.cluster.wait: done for the executing threads once the generation they arrived in has passed;
+  // false: the warp is blocked.
+  bool ClusterWait(int w, Warp& wp, uint32_t exec) {
+    if (!cl_) FailAt(*cur_, "barrier.cluster outside a cluster run");
+    int64_t need = -1;
+    ForLanes(exec, [&](int l) {
+      const int64_t p = cl_pending_[static_cast<size_t>(w * 32 + l)];
+      if (p < 0)
+        Report("cluster_barrier", w * 32 + l, [&] {
+          return std::string("barrier.cluster.wait without a barrier.cluster.arrive before it");
+        });
+      else if (p >= cl_->cb_gen)
+        need = std::max(need, p);
+    });
+    if (need >= 0) {
+      wp.cl_wait = need;
+      return false;
+    }
+    ForLanes(exec, [&](int l) { cl_pending_[static_cast<size_t>(w * 32 + l)] = -1; });
+    ++epoch_;
+    return true;
+  }
+
+  // clusterlaunchcontrol.try_cancel [result], [mbar] (.multicast::cluster::all: in every block of the
+  // cluster): cancels the first cluster of the launch that has not started (clusters run in order here, so
+  // all after the running one are pending), writes the response and completes 16 transaction bytes on the
+  // mbarrier, now.
+  void ClcTryCancel(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    if (!cl_) FailAt(in, "cluster launch control outside a cluster run");
+    ClcState& Q = *cl_->clc;
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      const int64_t off = static_cast<int64_t>(Resolve(wp, in, in.ops[0], l, Space::kShared).addr);
+      const int64_t bar = MbarAddress(wp, in, in.ops[1], w, l);
+      if (bar < 0) return;
+      if (off % 16 || off + 16 > smem_bytes_) {
+        Report("misaligned", tid, [&] {
+          return "the clusterlaunchcontrol response at shared byte " + std::to_string(off) +
+                 " is not 16 aligned bytes of shared memory";
+        });
+        return;
+      }
+      if (clc_failed_)
+        Report("clc_after_failure", tid, [&] {
+          return std::string(
+              "clusterlaunchcontrol.try_cancel after this block saw one fail: undefined behaviour");
+        });
+      uint32_t words[4] = {0, 0, 0, 0};
+      for (size_t q = 0; q < Q.taken.size(); ++q) {
+        if (Q.taken[q]) continue;
+        Q.taken[q] = true;
+        const int64_t nx = L_.grid[0] / k_.cluster[0], ny = L_.grid[1] / k_.cluster[1],
+                      i = static_cast<int64_t>(q);
+        words[0] = 1;
+        words[1] = static_cast<uint32_t>(i % nx * k_.cluster[0]);
+        words[2] = static_cast<uint32_t>(i / nx % ny * k_.cluster[1]);
+        words[3] = static_cast<uint32_t>(i / (nx * ny) * k_.cluster[2]);
+        break;
+      }
+      for (int64_t r = 0; r < (in.mode ? cl_->n : 1); ++r) {
+        Machine* m = in.mode ? ClusterPeer(r, tid) : this;
+        if (!m) continue;
+        if (!words[0]) m->clc_failed_ = true;
+        std::memcpy(&m->smem_[static_cast<size_t>(off)], words, 16);
+        for (int64_t b = off; b < off + 16; ++b) {
+          ShadowByte& sh = m->shadow_[static_cast<size_t>(b)];
+          sh.written = m->block_stamp_;
+          sh.w_epoch = 0;
+        }
+        if (!m->inited_.count(bar)) {
+          Report("uninitialized_read", tid, [&] {
+            return "clusterlaunchcontrol.try_cancel completes on the mbarrier at shared byte " +
+                   std::to_string(bar) + " before its mbarrier.init";
+          });
+          continue;
+        }
+        m->mbars_[bar].tx -= 16;
+        m->MaybeCompletePhase(bar);
+      }
+    });
+    ++cl_->progress;
+  }
+
+  // No warp of this block can go on: the cluster's other blocks run. False when none of them can either.
+  bool ClusterStall() {
+    if (!cl_) return false;
+    PtxCluster& G = *cl_;
+    std::unique_lock<std::mutex> lk(G.m);
+    G.failed[static_cast<size_t>(rank_)] = G.progress;
+    bool stuck = true;
+    for (int64_t r = 0; r < G.n; ++r)
+      stuck &= G.done[static_cast<size_t>(r)] || G.failed[static_cast<size_t>(r)] == G.progress;
+    if (stuck) return false;
+    G.HandOff(lk, rank_, [] { return true; });
     return true;
   }
 
@@ -2583,6 +2899,10 @@ class Machine {
   const std::vector<uint64_t>& Globals() const { return grid_ ? grid_->globals : globals_; }
   PtxGrid* grid_ = nullptr;  // a cooperative launch: this machine runs block only_block_
   int64_t only_block_ = -1;
+  PtxCluster* cl_ = nullptr;  // a cluster launch: this machine runs block only_block_, of rank rank_
+  int rank_ = 0;
+  bool clc_failed_ = false;          // saw a try_cancel fail (a later one is undefined behaviour)
+  std::vector<int64_t> cl_pending_;  // per thread: the cluster barrier generation it arrived in, or -1
 
  public:
   // Hands the turn to the next live block of a cooperative grid and waits for it to come back (after a spin
@@ -2650,6 +2970,49 @@ Result Run(const Module& m, const Launch& launch, const Options& opt) {
   for (const Instr& in : k->code)
     for (const Operand& o : in.ops)
       cooperative |= o.kind == Operand::kSreg && (o.sreg == Sreg::kEnvreg1 || o.sreg == Sreg::kEnvreg2);
+  bool clustered = k->cluster != std::array<int64_t, 3>{1, 1, 1};
+  for (const Instr& in : k->code)
+    clustered |= in.op == Op::kClusterArrive || in.op == Op::kClusterWait || in.op == Op::kMapa ||
+                 in.cluster_addr || in.op == Op::kClcTryCancel;
+  if (clustered && cooperative)
+    throw UserError(ErrorKind::kUnsupported, "PTX emulator: a cooperative launch of thread-block clusters");
+  if (clustered) {  // cluster after cluster; the blocks of one take turns (PtxCluster)
+    const std::array<int64_t, 3>& c = k->cluster;
+    for (int d = 0; d < 3; ++d)
+      if (launch.grid[d] % c[d])
+        throw UserError(ErrorKind::kArgument, "PTX emulator: the grid's " + std::string(1, "xyz"[d]) +
+                                                  " extent " + std::to_string(launch.grid[d]) +
+                                                  " is not a multiple of the cluster's " +
+                                                  std::to_string(c[d]));
+    const int64_t n = c[0] * c[1] * c[2];
+    ClcState Q;
+    Q.taken.assign(
+        static_cast<size_t>(launch.grid[0] / c[0] * (launch.grid[1] / c[1]) * (launch.grid[2] / c[2])),
+        false);
+    size_t index = 0;
+    for (int64_t cz = 0; cz < launch.grid[2] / c[2]; ++cz)
+      for (int64_t cy = 0; cy < launch.grid[1] / c[1]; ++cy)
+        for (int64_t cx = 0; cx < launch.grid[0] / c[0]; ++cx) {
+          if (Q.taken[index++]) continue;  // cancelled by a clusterlaunchcontrol.try_cancel
+          Q.taken[index - 1] = true;
+          PtxCluster G;
+          G.clc = &Q;
+          G.threads = n * launch.block[0] * launch.block[1] * launch.block[2];
+          G.failed.assign(static_cast<size_t>(n), -1);
+          std::vector<std::unique_ptr<Machine>> ms;
+          for (int64_t q = 0; q < n; ++q) {
+            const int64_t x = cx * c[0] + q % c[0], y = cy * c[1] + q / c[0] % c[1],
+                          z = cz * c[2] + q / (c[0] * c[1]);
+            ms.push_back(std::make_unique<Machine>(m, *k, launch, opt, &r, nullptr,
+                                                   (z * launch.grid[1] + y) * launch.grid[0] + x, &G,
+                                                   static_cast<int>(q)));
+            G.blocks.push_back(ms.back().get());
+          }
+          G.Run(
+              n, [&](int64_t q) { ms[static_cast<size_t>(q)]->Run(); }, [](int64_t) {});
+        }
+    return r;
+  }
   if (!cooperative) {
     Machine(m, *k, launch, opt, &r).Run();
     return r;

@@ -28,7 +28,11 @@ enum class Op : uint8_t {
   kTmaReduce,         // cp.reduce.async.bulk.tensor .add
   kCpAsyncMbarArrive, // cp.async.mbarrier.arrive{.noinc}
   // sm_100a: tensor memory
-  kTcAlloc, kTcDealloc, kTcRelinquish, kTcMma, kTcCommit, kTcLd, kTcSt
+  kTcAlloc, kTcDealloc, kTcRelinquish, kTcMma, kTcCommit, kTcLd, kTcSt,
+  // sm_90 thread-block clusters: barrier.cluster.arrive / .wait, mapa
+  kClusterArrive, kClusterWait, kMapa,
+  // sm_100 cluster launch control: clusterlaunchcontrol.try_cancel / .query_cancel
+  kClcTryCancel, kClcQuery
 };
 // clang-format on
 
@@ -87,7 +91,23 @@ enum class Sreg : uint8_t {
   kTotalSmem,
   kGlobalTimer,
   kEnvreg1,
-  kEnvreg2  // the cooperative launch's grid workspace address (high, low 32 bits): T.sync_grid
+  kEnvreg2,  // the cooperative launch's grid workspace address (high, low 32 bits): T.sync_grid
+  // thread-block clusters (sm_90)
+  kClusterCtarank,
+  kClusterNctarank,
+  kClusterCtaidX,
+  kClusterCtaidY,
+  kClusterCtaidZ,
+  kClusterNctaidX,
+  kClusterNctaidY,
+  kClusterNctaidZ,
+  kClusteridX,
+  kClusteridY,
+  kClusteridZ,
+  kNclusteridX,
+  kNclusteridY,
+  kNclusteridZ,
+  kIsExplicitCluster
 };
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu,
@@ -125,6 +145,7 @@ struct Instr {
   bool cc_in = false, cc_out = false;  // addc / subc / madc read the carry flag; .cc writes it
   bool spin = false;                   // ld.acquire / .relaxed / .volatile: a load other blocks may answer
   bool expect_tx = false;              // mbarrier.arrive.expect_tx
+  bool cluster_addr = false;           // mbarrier.arrive .shared::cluster: the address may be a peer block's
   int dims = 0;                        // cp.async.bulk.tensor.Nd
   int guard = -1;                      // @%p
   bool guard_neg = false;              // @!%p
@@ -153,6 +174,8 @@ struct Kernel {
   std::vector<Ty> reg_types; // one a register
   std::vector<Instr> code;
   std::array<int64_t, 3> reqntid{0, 0, 0};
+  std::array<int64_t, 3> cluster{1, 1, 1};  // .reqnctapercluster (blocks per cluster)
+  bool explicit_cluster = false;            // .explicitcluster
   bool is_func = false;   // a .func (inlined into its callers), not an .entry
   std::vector<int> rets;  // .func: symbols of its return parameters
 };

@@ -88,7 +88,22 @@ const std::unordered_map<std::string, Sreg>& SregNames() {
                                                           {"%total_smem_size", Sreg::kTotalSmem},
                                                           {"%globaltimer", Sreg::kGlobalTimer},
                                                           {"%envreg1", Sreg::kEnvreg1},
-                                                          {"%envreg2", Sreg::kEnvreg2}};
+                                                          {"%envreg2", Sreg::kEnvreg2},
+                                                          {"%cluster_ctarank", Sreg::kClusterCtarank},
+                                                          {"%cluster_nctarank", Sreg::kClusterNctarank},
+                                                          {"%cluster_ctaid.x", Sreg::kClusterCtaidX},
+                                                          {"%cluster_ctaid.y", Sreg::kClusterCtaidY},
+                                                          {"%cluster_ctaid.z", Sreg::kClusterCtaidZ},
+                                                          {"%cluster_nctaid.x", Sreg::kClusterNctaidX},
+                                                          {"%cluster_nctaid.y", Sreg::kClusterNctaidY},
+                                                          {"%cluster_nctaid.z", Sreg::kClusterNctaidZ},
+                                                          {"%clusterid.x", Sreg::kClusteridX},
+                                                          {"%clusterid.y", Sreg::kClusteridY},
+                                                          {"%clusterid.z", Sreg::kClusteridZ},
+                                                          {"%nclusterid.x", Sreg::kNclusteridX},
+                                                          {"%nclusterid.y", Sreg::kNclusteridY},
+                                                          {"%nclusterid.z", Sreg::kNclusteridZ},
+                                                          {"%is_explicit_cluster", Sreg::kIsExplicitCluster}};
   return m;
 }
 
@@ -455,6 +470,18 @@ class Parser {
       std::vector<std::string> v = SplitOperands(tail.substr(r + 8));
       for (size_t d = 0; d < v.size() && d < 3; ++d) ParseInt(Trim(v[d]), &kernel_->reqntid[d]);
     }
+    if (size_t c = tail.find(".reqnctapercluster"); c != std::string::npos) ClusterDims(tail.substr(c + 18));
+    if (tail.find(".explicitcluster") != std::string::npos) kernel_->explicit_cluster = true;
+  }
+
+  void ClusterDims(const std::string& text) {
+    std::vector<std::string> v = SplitOperands(text);
+    for (size_t d = 0; d < v.size() && d < 3; ++d) {
+      std::string x = Trim(v[d]);
+      while (!x.empty() && (x.back() == ';' || x.back() == ' ')) x.pop_back();
+      ParseInt(x, &kernel_->cluster[d]);
+    }
+    kernel_->explicit_cluster = true;
   }
 
   static int64_t AlignOf(const std::string& decl) {
@@ -567,8 +594,19 @@ class Parser {
     std::string d;
     is >> d;
     if (d == ".version" || d == ".target" || d == ".address_size" || d == ".pragma" || d == ".maxntid" ||
-        d == ".reqntid" || d == ".minnctapersm" || d == ".maxnreg" || d == ".section")
+        d == ".reqntid" || d == ".minnctapersm" || d == ".maxnreg" || d == ".section" ||
+        d == ".maxclusterrank")
       return;
+    if (d == ".reqnctapercluster" && kernel_) {  // the cluster shape (T.ClusterKernel's __cluster_dims__)
+      std::string rest;
+      std::getline(is, rest);
+      ClusterDims(rest);
+      return;
+    }
+    if (d == ".explicitcluster" && kernel_) {
+      kernel_->explicit_cluster = true;
+      return;
+    }
     if (d == ".file") {
       int idx = 0;
       is >> idx;
@@ -709,7 +747,9 @@ class Parser {
 
   int NewReg(Ty t) {
     kernel_->reg_types.push_back(t);
-    return static_cast<int>(kernel_->reg_types.size()) - 1;
+    // a .b128 register takes two 64-bit slots: its low half, then its high half
+    if (t == Ty::kB128) kernel_->reg_types.push_back(Ty::kB64);
+    return static_cast<int>(kernel_->reg_types.size()) - (t == Ty::kB128 ? 2 : 1);
   }
 
   int FindReg(const std::string& name) const {
@@ -918,9 +958,49 @@ class Parser {
       }
     };
     const std::string& op = parts[0];
+    if (op == "barrier" && has("cluster")) {  // barrier.cluster.arrive{.release|.relaxed} / .wait{.acquire}
+      only({"cluster", "arrive", "wait", "release", "relaxed", "acquire", "aligned"});
+      if (has("arrive") == has("wait")) Fail(in->line, in->text, "barrier.cluster is .arrive or .wait");
+      in->op = has("arrive") ? Op::kClusterArrive : Op::kClusterWait;
+      return true;
+    }
+    if (op == "clusterlaunchcontrol") {  // PTX ISA "clusterlaunchcontrol" (sm_100)
+      if (has("try_cancel")) {
+        only({"try_cancel", "async", "shared::cta", "mbarrier::complete_tx::bytes", "multicast::cluster::all",
+              "b128"});
+        if (!has("shared::cta"))
+          Fail(in->line, in->text,
+               "clusterlaunchcontrol.try_cancel on generic addresses is not supported by the PTX emulator");
+        in->op = Op::kClcTryCancel;
+        in->mode = has("multicast::cluster::all") ? 1 : 0;
+        return true;
+      }
+      only({"query_cancel", "is_canceled", "pred", "get_first_ctaid", "get_first_ctaid::x",
+            "get_first_ctaid::y", "get_first_ctaid::z", "v4", "b32", "b128"});
+      in->op = Op::kClcQuery;
+      // mode 0: is_canceled; 1: get_first_ctaid.v4; 2, 3, 4: get_first_ctaid::x / ::y / ::z
+      in->mode = has("is_canceled")          ? 0
+                 : has("get_first_ctaid")    ? 1
+                 : has("get_first_ctaid::x") ? 2
+                 : has("get_first_ctaid::y") ? 3
+                                             : 4;
+      return true;
+    }
+    if (op == "mapa") {  // mapa.shared::cluster.u32 d, a, rank
+      only({"shared::cluster", "u32", "u64"});
+      if (!has("shared::cluster"))
+        Fail(in->line, in->text,
+             "mapa on generic addresses is not supported by the PTX emulator (only .shared::cluster)");
+      in->op = Op::kMapa;
+      in->t = has("u64") ? Ty::kU64 : Ty::kU32;
+      return true;
+    }
     if (op == "mbarrier") {
       only({"init", "arrive", "expect_tx", "try_wait", "test_wait", "parity", "shared::cta", "shared", "b64",
-            "release", "acquire", "cta", "relaxed"});
+            "release", "acquire", "cta", "relaxed", "cluster", "shared::cluster"});
+      if (has("shared::cluster") && (!has("arrive") || has("expect_tx")))
+        Fail(in->line, in->text, "only mbarrier.arrive takes a .shared::cluster address in the PTX emulator");
+      in->cluster_addr = has("shared::cluster");
       in->op = has("init") ? Op::kMbarInit : has("try_wait") || has("test_wait") ? Op::kMbarTryWait
              : has("arrive") ? Op::kMbarArrive : Op::kMbarExpectTx;
       in->expect_tx = has("expect_tx");

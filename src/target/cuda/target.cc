@@ -46,8 +46,11 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.fp8_mma = t.sm >= 89;  // mma.sync m16n8k32 e4m3 / e5m2
   f.wgmma = t.arch == "sm_90a";  // wgmma exists on sm_90a only (Blackwell's tensor cores are tcgen05 / mma.sync)
   f.tma = t.sm >= 90;
+  f.clusters = t.sm >= 90;
+  f.clc = t.sm >= 100;
   f.tcgen05 = (t.sm == 100 || t.sm == 103 || t.sm == 110) && t.arch.back() == 'a';
   f.setmaxnreg = t.arch.back() == 'a' && t.sm >= 90;
+  f.clc_multicast = f.tcgen05;              // the 'a' targets of the tcgen05 family
   f.tcgen05_i8 = f.tcgen05 && t.sm != 103;  // ptxas: .kind::i8 is not supported on sm_103a  // ptxas takes setmaxnreg on sm_90a and sm_1xxa
   f.vector_atomic_add = t.sm >= 90;
   f.stmatrix = t.sm >= 90;

@@ -44,6 +44,10 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& features, const GpuOpt
 /// async proxy of TMA targets, T.set_max_nreg needs wgmma's: a UserError at `sp` elsewhere. Other
 /// expressions pass.
 void CheckHopperCall(const Expr& e, const GpuFeatures& features, const Span& sp);
+/// The thread-block cluster calls (T.block_rank_in_cluster, T.cluster_sync / _arrive / _arrive_relaxed /
+/// _wait, T.mbarrier_arrive(bar, cta_id)), and the DSL name of one.
+bool IsClusterOp(const std::string& op);
+std::string ClusterOpName(const std::string& op);
 
 /// Calls the CPU target cannot run (mbarriers and the other Hopper intrinsics, cp.async, warp votes and
 /// shuffles, user CUDA code): the first in `body` is a UserError at its line

@@ -161,6 +161,12 @@ Stmt GpuTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") return LowerWsBlock(s, n);  // a T.ws block (below)
+  if (n->key == "tl.cluster_dims" && !ctx_.features.clusters)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.ClusterKernel launches thread-block clusters, which need CUDA sm_90 or newer; the target is " +
+            ctx_.features.label,
+        n->span);
   if (n->key == "tl.shared_overwrite")  // PlanSharedMemory's liveness mark, on the flattened buffer
     return AttrStmt(MapBuffer(n->node), n->key, n->value, VisitStmt(n->body), n->span);
   if (n->key == "tl.copy_tma_store" || n->key == "tl.copy_tma_reduce") {  // lower_tma.cc
@@ -376,6 +382,24 @@ Expr GpuTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
                         " equivalent (its only barrier is the whole block's); restructure so that every thread "
                         "reaches T.sync_threads()",
                     stmt_span_);
+  if (IsClusterOp(n->op) && !ctx_.features.clusters)
+    throw UserError(ErrorKind::kUnsupported,
+                    ClusterOpName(n->op) +
+                        " needs thread-block clusters (CUDA sm_90 or newer); the target is " +
+                        ctx_.features.label,
+                    stmt_span_);
+  if (n->op.rfind("tl.clc_", 0) == 0 && !ctx_.features.clc)
+    throw UserError(ErrorKind::kUnsupported,
+                    ClusterOpName(n->op) + " (clusterlaunchcontrol) needs sm_100 or newer; the target is " +
+                        ctx_.features.label,
+                    stmt_span_);
+  if (n->op == "tl.clc_try_cancel_multicast" && !ctx_.features.clc_multicast)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.clc_try_cancel_multicast (.multicast::cluster::all) needs sm_100a / sm_103a / sm_110a; the "
+        "target is " +
+            ctx_.features.label + " (T.clc_try_cancel is the form it has)",
+        stmt_span_);
   if (n->op == "tl.sync_grid" && !ctx_.features.grid_sync)
     throw UserError(
         ErrorKind::kUnsupported,
@@ -615,7 +639,7 @@ Stmt GpuTileLowerer::VisitStmtAt(const Stmt& s) {
   if (auto* ev = As<EvaluateNode>(s)) CheckHopperCall(ev->value, ctx_.features, s->span);  // hopper_wgmma.cc
   if (auto* ev = As<EvaluateNode>(s); ev && !cur_loop_)
     if (auto* c = As<CallNode>(ev->value);
-        c && (c->op == "print" || c->op == "tl.mbarrier_init" ||
+        c && (c->op == "print" || c->op == "tl.mbarrier_init" || c->op == "tl.fence_barrier_init" ||
               (c->op == "tl.atomic_store" && !PerThread(s))))  // as a plain store
       return If(Eq(tx_, C(0)), IRMutator::VisitStmt(s), nullptr, s->span);
   return IRMutator::VisitStmt(s);

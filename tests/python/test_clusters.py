@@ -1,0 +1,304 @@
+"""Thread-block clusters (CUDA sm_90+): T.ClusterKernel, T.block_rank_in_cluster, T.cluster_sync / arrive / wait,
+T.alloc_cluster_barrier and T.mbarrier_arrive(bar, cta_id), a remote arrival on a peer block's barrier. The kernel
+gets __cluster_dims__ (NVRTC's PTX: .reqnctapercluster); both emulators run the blocks of a cluster as live at
+once, taking turns, so a block may wait for its peers. Against NumPy in float64 on seeded inputs; the refusals
+elsewhere. docs/clusters.md."""
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import (TileLangArgumentError, TileLangEmulationError, TileLangSyntaxError, TileLangTypeError,
+                             TileLangUnsupportedError)
+from tilelang.tools.sass import find_cuobjdump
+
+SEED = 20261206
+BACKENDS = ["emulator", "ptx"]
+
+
+def _x(n, salt=0):
+    print("seed", SEED + salt)
+    return (np.random.default_rng(SEED + salt).random(n) + 0.5).astype(np.float32)
+
+
+def ranks_2d(gx, gy, cx, cy):
+    @T.prim_func
+    def ranks(R: T.Tensor((gy, gx), "int32"), C: T.Tensor((gy, gx), "int32")):
+        with T.ClusterKernel(gx, gy, cluster_dims=(cx, cy), threads=32) as (bx, by):
+            R[by, bx] = T.block_rank_in_cluster()
+            C[by, bx] = bx // cx + (by // cy) * (gx // cx)
+
+    return ranks
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(4, 6, 2, 3), (6, 2, 3, 1), (5, 4, 1, 2)])
+def test_rank_in_cluster_is_x_fastest(shape, backend):
+    """before: T.ClusterKernel and T.block_rank_in_cluster raised 'not implemented'. expected: %cluster_ctarank,
+    x fastest within the cluster's (cx, cy) box of blocks."""
+    gx, gy, cx, cy = shape
+    r, c = np.full((gy, gx), -1, np.int32), np.full((gy, gx), -1, np.int32)
+    tilelang.compile(ranks_2d(gx, gy, cx, cy), target="cuda -arch=sm_90a", execution_backend=backend)(r, c)
+    bx, by = np.meshgrid(np.arange(gx), np.arange(gy))
+    np.testing.assert_array_equal(r, bx % cx + (by % cy) * cx)
+
+
+def remote_arrive(nc, wait=True, arrive=True, count=128, peer=1):
+    """Block 0 of each cluster of two writes Y = 2X and arrives (all 128 threads) on block 1's barrier; block 1
+    waits on it, then reads block 0's Y: a producer and a consumer in different blocks."""
+    n = nc * 2 * 128
+
+    @T.prim_func
+    def k(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32")):
+        with T.ClusterKernel(nc * 2, cluster_dims=2, threads=128) as bx:
+            bar = T.alloc_cluster_barrier([count])
+            tx = T.get_thread_binding()
+            if T.block_rank_in_cluster() == 0:
+                Y[bx * 128 + tx] = X[bx * 128 + tx] * 2.0
+                if arrive:
+                    T.mbarrier_arrive(bar[0], peer)
+            else:
+                if wait:
+                    T.mbarrier_wait_parity(bar[0], 0)
+                Y[bx * 128 + tx] = Y[(bx - 1) * 128 + tx] + 1.0
+            T.cluster_sync()  # no block leaves while a peer may still arrive on its barrier
+
+    return k
+
+
+def _remote_want(x):
+    y = (x.astype(np.float64) * 2).reshape(-1, 2, 128)
+    y[:, 1] = y[:, 0] + 1
+    return y.reshape(-1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("nc", [1, 3])
+def test_remote_arrive_hands_a_peer_the_producer_writes(nc, backend):
+    """before: T.mbarrier_arrive(bar, cta_id) raised 'needs thread-block clusters'. expected: block 1 of each
+    cluster reads what block 0 wrote before its remote arrival."""
+    x = _x(nc * 256, nc)
+    y = np.zeros_like(x)
+    tilelang.compile(remote_arrive(nc), target="cuda -arch=sm_90a", execution_backend=backend)(x, y)
+    np.testing.assert_allclose(y, _remote_want(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_without_the_wait_the_consumer_reads_before_the_producer_wrote(backend):
+    """The same program without the wait: block 1 is the last to pass the cluster barrier of the barrier inits and
+    runs on before block 0 wrote; its reads see zeros. The wait is what makes the result right."""
+    x = _x(256, 7)
+    y = np.zeros_like(x)
+    tilelang.compile(remote_arrive(1, wait=False), target="cuda -arch=sm_90a", execution_backend=backend)(x, y)
+    np.testing.assert_allclose(y[:128], 2.0 * x[:128], rtol=1e-6)
+    np.testing.assert_array_equal(y[128:], 1.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_remote_arrival_that_never_comes_is_a_deadlock(backend):
+    x = _x(256, 8)
+    k = tilelang.compile(remote_arrive(1, arrive=False), target="cuda -arch=sm_90a", execution_backend=backend)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    assert "deadlock" in {kind for kind, _ in e.value.reports}, str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_arriving_on_a_block_outside_the_cluster_is_reported(backend):
+    x = _x(256, 9)
+    k = tilelang.compile(remote_arrive(1, peer=2), target="cuda -arch=sm_90a", execution_backend=backend)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    assert "cluster_rank" in {kind for kind, _ in e.value.reports}, str(e.value)
+
+
+def cluster_sum(nb, cs, sync=True):
+    """Each block writes its 128-element partial sum to P, meets its cluster at T.cluster_sync, then divides its
+    elements by the sum of the cluster's partials (cs blocks a cluster)."""
+    @T.prim_func
+    def k(X: T.Tensor((nb * 128,), "float32"), P: T.Tensor((nb,), "float32"), Y: T.Tensor((nb * 128,), "float32")):
+        with T.ClusterKernel(nb, cluster_dims=cs, threads=128) as bx:
+            s = T.alloc_shared((128,), "float32")
+            acc = T.alloc_fragment((1,), "float32")
+            for i in T.Parallel(128):
+                s[i] = X[bx * 128 + i]
+            T.reduce_sum(s, acc, dim=0)
+            P[bx] = acc[0]
+            if sync:
+                T.cluster_sync()
+            tot = T.alloc_var("float32")
+            tot = 0.0
+            first = bx - T.block_rank_in_cluster()
+            for r in T.serial(cs):
+                tot = tot + P[first + r]
+            for i in T.Parallel(128):
+                Y[bx * 128 + i] = s[i] / tot
+
+    return k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("nb,cs", [(6, 3), (8, 4), (2, 2)])
+def test_cluster_sync_orders_global_writes_of_the_cluster(nb, cs, backend):
+    """before: no cluster barrier. expected: every block reads every partial of its cluster after T.cluster_sync
+    (clusters of 2, 3 and 4 blocks)."""
+    x = _x(nb * 128, nb + cs)
+    p, y = np.zeros(nb, np.float32), np.zeros_like(x)
+    tilelang.compile(cluster_sum(nb, cs), target="cuda -arch=sm_90a", execution_backend=backend)(x, p, y)
+    xs = x.astype(np.float64).reshape(nb // cs, cs * 128)
+    np.testing.assert_allclose(y, (xs / xs.sum(1, keepdims=True)).reshape(-1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_without_cluster_sync_a_block_reads_partials_not_yet_written(backend):
+    x = _x(4 * 128, 11)
+    p, y = np.zeros(4, np.float32), np.zeros_like(x)
+    tilelang.compile(cluster_sum(4, 2, sync=False), target="cuda -arch=sm_90a", execution_backend=backend)(x, p, y)
+    # blocks run one after another: block 0 of a cluster divides by its own partial only (block 1's is still 0)
+    xs = x.astype(np.float64).reshape(2, 2, 128)
+    np.testing.assert_allclose(y.reshape(2, 2, 128)[:, 0], xs[:, 0] / xs[:, 0].sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_cluster_code_ptx_and_sass():
+    k = tilelang.compile(remote_arrive(2), target="cuda -arch=sm_90a")
+    src = k.get_kernel_source()
+    assert "__cluster_dims__(2, 1, 1)" in src and "tl::mbarrier_arrive_cluster(" in src
+    assert "tl::mbarrier_wait_parity_cluster(" in src  # waits acquire at cluster scope in a cluster kernel
+    ptx = k.get_ptx()
+    for s in (".reqnctapercluster 2, 1, 1", "fence.mbarrier_init.release.cluster", "barrier.cluster.arrive.release",
+              "barrier.cluster.wait.acquire", "%cluster_ctarank", "mapa.shared::cluster.u32",
+              "mbarrier.arrive.release.cluster.shared::cluster.b64",
+              "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"):
+        assert s in ptx, s
+    assert find_cuobjdump() is not None, "no cuobjdump / nvdisasm (scripts/setup.sh installs them)"
+    sass = k.get_sass()
+    # the cluster barrier's arrive and wait; the remote arrival is a reduction into the peer's barrier (ptxas folds
+    # mapa into its address), the wait a phase check
+    for s in ("UCGABAR_ARV", "UCGABAR_WAIT", "SYNCS.ARRIVE.TRANS64.RED", "SYNCS.PHASECHK.TRANS64.TRYWAIT"):
+        assert s in sass, s
+    # a kernel without clusters has none of it
+    plain = tilelang.compile(ranks_2d(2, 2, 1, 1), target="cuda -arch=sm_90a").get_ptx()
+    assert ".reqnctapercluster" not in plain
+
+
+def test_t_kernel_takes_cluster_dims_too():
+    @T.prim_func
+    def k(R: T.Tensor((8,), "int32")):
+        with T.Kernel(8, threads=32, cluster_dims=4) as bx:
+            R[bx] = T.block_rank_in_cluster()
+
+    r = np.zeros(8, np.int32)
+    tilelang.compile(k, target="cuda -arch=sm_90a", execution_backend="emulator")(r)
+    np.testing.assert_array_equal(r, np.arange(8) % 4)
+
+
+def test_a_grid_that_is_not_whole_clusters_is_refused():
+    with pytest.raises(TileLangSyntaxError, match="not a multiple of the cluster's 2"):
+        ranks_2d(5, 2, 2, 1)
+    with pytest.raises(TileLangSyntaxError, match="at most 8"):
+        ranks_2d(4, 4, 4, 4)
+    with pytest.raises(TileLangSyntaxError, match="cluster_dims="):
+        ranks_2d(4, 4, 0, 1)
+
+    n = T.dynamic("n")
+
+    @T.prim_func
+    def dyn(X: T.Tensor((n,), "float32")):
+        with T.ClusterKernel(T.ceildiv(n, 32), cluster_dims=2, threads=32) as bx:
+            X[bx * 32 + T.get_thread_binding()] = T.cast(T.block_rank_in_cluster(), "float32")
+
+    k = tilelang.compile(dyn, target="cuda -arch=sm_90a", execution_backend="emulator")
+    x = np.zeros(128, np.float32)
+    k(x)
+    np.testing.assert_array_equal(x, np.repeat(np.arange(4) % 2, 32))
+    with pytest.raises(TileLangArgumentError, match="not a multiple of (the cluster's )?2"):
+        k(np.zeros(96, np.float32))  # 3 blocks
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda -arch=sm_80", "hip -arch=gfx942", "metal", "opencl"])
+def test_targets_without_clusters_refuse_them(target):
+    with pytest.raises(TileLangUnsupportedError, match="cluster"):
+        tilelang.compile(ranks_2d(2, 2, 2, 1), target=target)
+    with pytest.raises(TileLangUnsupportedError, match="cluster"):
+        tilelang.compile(remote_arrive(1), target=target)
+
+
+def test_remote_arrival_needs_a_cluster_barrier():
+    with pytest.raises(TileLangTypeError, match="not a cluster barrier"):
+        @T.prim_func
+        def k(X: T.Tensor((64,), "float32")):
+            with T.ClusterKernel(2, cluster_dims=2, threads=32) as bx:
+                bar = T.alloc_barrier([32])
+                T.mbarrier_arrive(bar[0], 1)
+                X[bx] = 1.0
+
+
+# ---- cluster launch control (sm_100+): T.clc_try_cancel and the response queries ---------------------------------
+
+def clc_persistent(nb, cs=1, multicast=False):
+    """Each launched cluster scales its own tile of X by 3, then cancels a cluster that has not started and takes
+    its tile (the first block's x index of the cancelled cluster), until a cancel fails. W records which block
+    did each tile. With multicast, rank 0 asks for the whole cluster and both blocks read the response."""
+    @T.prim_func
+    def k(X: T.Tensor((nb * 32,), "float32"), Y: T.Tensor((nb * 32,), "float32"), W: T.Tensor((nb,), "int32")):
+        with T.ClusterKernel(nb, cluster_dims=cs, threads=32) as bx:
+            resp = T.alloc_shared((4,), "uint32")
+            bar = T.alloc_cluster_barrier([1])
+            tile = T.alloc_var("int32")
+            go = T.alloc_var("int32")
+            it = T.alloc_var("int32")
+            tx = T.get_thread_binding()
+            tile = bx
+            go = 1
+            it = 0
+            while go == 1:
+                Y[tile * 32 + tx] = X[tile * 32 + tx] * 3.0
+                if tx == 0:
+                    W[tile] = bx
+                    T.mbarrier_arrive_expect_tx(bar[0], 16)
+                if multicast:
+                    T.cluster_sync()  # every block's barrier expects the response before it lands
+                    if tx == 0 and T.block_rank_in_cluster() == 0:
+                        T.clc_try_cancel_multicast(resp, bar[0])
+                elif tx == 0:
+                    T.clc_try_cancel(resp, bar[0])
+                T.mbarrier_wait_parity(bar[0], it % 2)
+                go = T.clc_is_canceled(resp)
+                tile = T.cast(T.clc_get_first_ctaid_x(resp), "int32") + T.block_rank_in_cluster()
+                it = it + 1
+                T.sync_threads()
+            if multicast:
+                T.cluster_sync()
+
+    return k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("nb,cs,multicast", [(5, 1, False), (1, 1, False), (6, 2, True)])
+def test_cluster_launch_control_takes_the_work_of_cancelled_clusters(nb, cs, multicast, backend):
+    """before: T.clc_try_cancel / T.clc_is_canceled / T.clc_get_first_ctaid_x were missing names. expected: every
+    tile is done exactly once; clusters run in order in the emulators, so the first cluster cancels all the others
+    and does every tile itself."""
+    x = _x(nb * 32, 20 + nb)
+    y, w = np.zeros_like(x), np.full(nb, -1, np.int32)
+    tilelang.compile(clc_persistent(nb, cs, multicast), target="cuda -arch=sm_100a",
+                     execution_backend=backend)(x, y, w)
+    np.testing.assert_allclose(y, 3.0 * x.astype(np.float64), rtol=1e-6)
+    np.testing.assert_array_equal(w, np.arange(nb) % cs)  # done by the first cluster's blocks
+
+
+def test_cluster_launch_control_code():
+    k = tilelang.compile(clc_persistent(6, 2, True), target="cuda -arch=sm_100a")
+    ptx = k.get_ptx()
+    for s in ("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128",
+              "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",
+              "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128"):
+        assert s in ptx, s
+    # the cancel request in SASS (the multicast form broadcasts); ptxas decodes the response with plain bit ops
+    assert "UGETNEXTWORKID.BROADCAST" in k.get_sass()
+    k120 = tilelang.compile(clc_persistent(5), target="cuda -arch=sm_120a")
+    assert "clusterlaunchcontrol.try_cancel.async" in k120.get_ptx() and "UGETNEXTWORKID" in k120.get_sass()
+    with pytest.raises(TileLangUnsupportedError, match="needs sm_100 or newer"):
+        tilelang.compile(clc_persistent(5), target="cuda -arch=sm_90a")
+    with pytest.raises(TileLangUnsupportedError, match="multicast"):
+        tilelang.compile(clc_persistent(6, 2, True), target="cuda -arch=sm_120a")
