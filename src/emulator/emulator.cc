@@ -77,7 +77,17 @@ Executor* Executor::ClusterPeer(int64_t rank, int tid, const char* what) {
     });
     return nullptr;
   }
-  return G.blocks[static_cast<size_t>(rank)];
+  Executor* peer = G.blocks[static_cast<size_t>(rank)];
+  if (!peer->started_) {
+    Report("cluster_not_started", tid, [&] {
+      return std::string(what) + " reaches block " + std::to_string(rank) +
+             " of the cluster before it started running (its shared memory may not exist yet): meet the "
+             "cluster at "
+             "T.cluster_sync() first";
+    });
+    return nullptr;
+  }
+  return peer;
 }
 
 void Executor::ClusterProgress() {
@@ -147,6 +157,26 @@ void Executor::ClusterBarrier(const std::string& op, const Lanes& act) {
 }
 
 bool Executor::ExecClc(const CallNode* c, const Lanes& act) {
+  if (c->op == "tl.st_cluster") {  // (peer element, value, rank): a store into block rank's shared memory
+    auto* dst = As<BufferLoadNode>(c->args.at(0));
+    TL_ICHECK(dst && dst->buffer->scope == Scope::kShared, "malformed tl.st_cluster");
+    TmpScope ts(this);
+    Slot* flat = Tmp();
+    Slot* v = Tmp();
+    Slot* r = Tmp();
+    Locate(dst->buffer, dst->indices, act, flat);  // the peer's buffer has this block's shape
+    Eval(c->args[1], act, v);
+    Eval(c->args[2], act, r);
+    for (int t : act) {
+      if (flat[t].i < 0) continue;
+      Executor* e = cluster_ ? ClusterPeer(r[t].i, t, "T.copy_cluster(..., dst_block=)") : nullptr;
+      if (!e) continue;
+      Mem& m = e->MemOf(dst->buffer.get());
+      e->Write(m, t, flat[t].i, Convert(v[t], c->args[1]->dtype, m.t));
+    }
+    ClusterProgress();
+    return true;
+  }
   const bool multicast = c->op == "tl.clc_try_cancel_multicast";
   if (c->op != "tl.clc_try_cancel" && !multicast) return false;
   auto* res = As<BufferLoadNode>(c->args.at(0));
@@ -323,9 +353,11 @@ Result Run(const PrimFunc& lowered, const std::vector<void*>& args,
   PostOrderVisitStmt(lowered->body, [&](const Stmt& s) {
     auto* ev = As<EvaluateNode>(s);
     auto* c = ev ? As<CallNode>(ev->value) : nullptr;
-    cluster_ops |= c && (c->op == "tl.mbarrier_arrive_cluster" || c->op.rfind("tl.clc_", 0) == 0 ||
-                         c->op == "tl.cluster_sync" || c->op == "tl.cluster_arrive" ||
-                         c->op == "tl.cluster_arrive_relaxed" || c->op == "tl.cluster_wait");
+    if (auto* a = As<AttrStmtNode>(s); a && a->key == "tl.tma_multicast") cluster_ops = true;
+    cluster_ops |=
+        c && (c->op == "tl.mbarrier_arrive_cluster" || c->op.rfind("tl.clc_", 0) == 0 ||
+              c->op == "tl.st_cluster" || c->op == "tl.cluster_sync" || c->op == "tl.cluster_arrive" ||
+              c->op == "tl.cluster_arrive_relaxed" || c->op == "tl.cluster_wait");
   });
   if (kernel && (cdim != std::array<int64_t, 3>{1, 1, 1} || cluster_ops)) {
     Result probe;

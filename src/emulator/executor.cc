@@ -142,6 +142,7 @@ void Executor::Run(const PrimFunc& f, const std::vector<void*>& args,
 
 void Executor::RunBlock(const KernelNode* k, const std::array<int64_t, 3>& block) {
   block_ = block;
+  started_ = true;
   for (size_t d = 0; d < k->block_vars.size(); ++d) {
     Slot s;
     s.i = block[d];
@@ -261,6 +262,15 @@ void Executor::Exec(const Stmt& s, const Lanes& act) {
     case StmtKind::kAttr: {
       auto* a = As<AttrStmtNode>(s);
       if (a->key == "tl.buffer_bind") BindBuffer(a, act);
+      if (a->key == "tl.tma_multicast") {  // the TMA loads inside land in every block of the cluster mask
+        const int64_t saved = tma_multicast_;
+        auto* mask = As<IntImmNode>(a->value);
+        TL_ICHECK(mask, "tl.tma_multicast takes a constant mask");
+        tma_multicast_ = mask->value;
+        Exec(a->body, act);
+        tma_multicast_ = saved;
+        return;
+      }
       Exec(a->body, act);
       return;
     }

@@ -317,7 +317,10 @@ class Executor {
   void SyncGrid(const Lanes& act, const Span& span);  // emulator.cc
   ClusterRun* cluster_ = nullptr;  // a cluster launch: this executor runs the block of rank rank_
   int rank_ = 0;
-  bool clc_failed_ = false;  // this block saw a T.clc_try_cancel fail (a later one is undefined behaviour)
+  bool clc_failed_ = false;
+  bool started_ = false;       // the block has started running (a peer may reach its shared memory)
+  int64_t tma_multicast_ = 0;  // inside a tl.tma_multicast attribute: the cluster mask of its TMA loads  //
+                               // this block saw a T.clc_try_cancel fail (a later one is undefined behaviour)
   std::vector<int64_t> cb_pending_;  // per thread: the cluster barrier generation it arrived in, or -1
   void ClusterBarrier(const std::string& op,
                       const Lanes& act);  // barrier.cluster.arrive / wait (emulator.cc)

@@ -327,6 +327,21 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
       }
     cp.flat = std::move(flat);
     cp.bytes = std::move(bytes);
+    if (tma_multicast_) {  // .multicast::cluster: the same box at the same offsets of every block of the mask
+      for (int64_t r = 0; r < 16; ++r) {
+        if (!(tma_multicast_ >> r & 1)) continue;
+        Executor* e = InCluster() ? ClusterPeer(r, t, "a TMA multicast (T.copy_cluster(..., cluster_mask=))")
+                                  : (r == 0 ? this : nullptr);
+        if (!e) continue;
+        if (!e->tma_) e->TmaBlockStart();
+        TmaState::Copy pc = cp;
+        pc.dst = &e->MemOf(dst->buffer.get());
+        e->tma_->pending.push_back(std::move(pc));
+        e->FiberProgress();
+      }
+      ClusterProgress();
+      continue;
+    }
     tma_->pending.push_back(std::move(cp));
   }
   return true;

@@ -577,6 +577,13 @@ void CodegenC::Stmt_(const Stmt& s, int ind) {
       int64_t op = -1;
       bool mark = a->key == "tl.tile_op" && AsConstInt(a->value, &op);
       if (mark) Line(ind, "// tile op " + std::to_string(op));
+      if (a->key == "tl.tma_multicast") {  // the TMA loads inside go to every block of the cluster mask
+        const int64_t saved = tma_multicast_;
+        TL_ICHECK(AsConstInt(a->value, &tma_multicast_), "tl.tma_multicast takes a constant mask");
+        Stmt_(a->body, ind);
+        tma_multicast_ = saved;
+        break;
+      }
       if (a->key == "tl.buffer_bind") {  // a tensor at a run-time address, in a block of its own
         Line(ind, "{");
         BindBuffer(a, ind + 1);

@@ -22,6 +22,7 @@ class CodegenC {
   virtual ~CodegenC() = default;
 
  protected:
+  int64_t tma_multicast_ = 0;  // inside a tl.tma_multicast attribute: its cluster mask (CUDA's TMA loads)
   /// `(x == y)`, `(x && y)`, ...: the comparisons and logic operators, spelled alike in every C dialect.
   static std::string ComparisonOrLogic(BinaryOp op, const std::string& x, const std::string& y);
   /// & | ^ << >> on integers, spelled alike in every C dialect (docs/semantics.md): the result in

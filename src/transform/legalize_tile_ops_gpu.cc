@@ -139,6 +139,30 @@ class Legalizer : public IRMutator {
   // TMA completing on the pipeline's full barrier without a wait (T.tma_copy's form) where the copy can be
   // TMA; otherwise the plain copy, which completes before the producer's arrival.
   Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    if (n->key ==
+        "tl.copy_multicast") {  // T.copy_cluster(global tile, shared tile, cluster_mask=): TMA or an error
+      auto* c = As<CopyNode>(n->body);
+      TL_ICHECK(c, "tl.copy_multicast wraps a T.copy");
+      PassContext explicit_ctx = ctx_;
+      explicit_ctx.opt.disable_tma = false;
+      TmaPlan p;
+      std::string why = !ctx_.features.clusters
+                            ? "clusters need CUDA sm_90 or newer; the target is " + ctx_.features.label
+                        : c->src.buffer->scope != Scope::kGlobal || c->dst.buffer->scope != Scope::kShared
+                            ? std::string("it copies a global tile into a shared one")
+                            : TmaBlocker(c, explicit_ctx, &p);
+      if (!why.empty())
+        throw UserError(ErrorKind::kUnsupported,
+                        "T.copy_cluster(..., cluster_mask=) is a TMA multicast, and " + why, c->span);
+      ctx_.info->choices.push_back(Loc(c->span) + ": T.copy_cluster " + c->src.buffer->name + " -> " +
+                                   c->dst.buffer->name + ": TMA multicast to the blocks of a cluster mask (" +
+                                   std::to_string(p.panels) + "x cp.async.bulk.tensor." +
+                                   std::to_string(p.box.size()) +
+                                   "d .multicast::cluster, issued by the mask's lowest rank, " +
+                                   std::to_string(p.bytes) + " bytes on each block's mbarrier)");
+      return AttrStmt(nullptr, n->key, n->value, AttrStmt(nullptr, "tl.copy_async", Int(2), n->body, n->span),
+                      n->span);
+    }
     if (n->key != kWsCopyBarrierKey) return IRMutator::VisitAttr(s, n);
     auto* c = As<CopyNode>(n->body);
     TmaPlan p;

@@ -302,3 +302,135 @@ def test_cluster_launch_control_code():
         tilelang.compile(clc_persistent(5), target="cuda -arch=sm_90a")
     with pytest.raises(TileLangUnsupportedError, match="multicast"):
         tilelang.compile(clc_persistent(6, 2, True), target="cuda -arch=sm_120a")
+
+
+# ---- distributed shared memory: T.copy_cluster(src, dst, dst_block=) ---------------------------------------------
+
+def swap_tiles(nc, rows, cols, dtype="float32", sync=True, started=True):
+    """Each block loads its rows x cols tile of X into shared memory, copies it into the shared tile `theirs` of
+    the other block of its cluster of two, and after the cluster barrier stores `theirs` to Y: Y is X with the
+    tiles of each pair swapped."""
+    n = nc * 2 * rows
+
+    @T.prim_func
+    def k(X: T.Tensor((n, cols), dtype), Y: T.Tensor((n, cols), dtype)):
+        with T.ClusterKernel(nc * 2, cluster_dims=2, threads=128) as bx:
+            mine = T.alloc_shared((rows, cols), dtype)
+            theirs = T.alloc_shared((rows, cols), dtype)
+            T.copy(X[bx * rows:(bx + 1) * rows, :], mine)
+            if started:
+                T.cluster_sync()  # the peer runs: its shared memory exists
+            T.copy_cluster(mine, theirs, dst_block=1 - T.block_rank_in_cluster())
+            if sync:
+                T.cluster_sync()
+            T.copy(theirs, Y[bx * rows:(bx + 1) * rows, :])
+            if not sync:
+                T.cluster_sync()
+
+    return k
+
+
+@pytest.mark.filterwarnings("ignore::tilelang.errors.TileLangPerformanceWarning")  # the ragged tiles' synchronous loads
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("nc,rows,cols,dtype", [(2, 8, 32, "float32"), (1, 6, 20, "float16"), (3, 3, 50, "int8")])
+def test_copy_cluster_stores_into_the_peer_shared_tile(nc, rows, cols, dtype, backend):
+    """before: T.copy_cluster raised 'not implemented'. expected: each block's tile lands in its peer's shared tile
+    (distributed shared memory), ragged element counts (120, 150 for 128 threads) and 1-, 2- and 4-byte elements."""
+    rng = np.random.default_rng(SEED + rows * cols)
+    print("seed", SEED + rows * cols)
+    x = (rng.integers(-100, 100, (nc * 2 * rows, cols)) if dtype == "int8"
+         else rng.standard_normal((nc * 2 * rows, cols))).astype(dtype)
+    y = np.zeros_like(x)
+    tilelang.compile(swap_tiles(nc, rows, cols, dtype), target="cuda -arch=sm_90a", execution_backend=backend)(x, y)
+    want = x.reshape(nc, 2, rows, cols)[:, ::-1].reshape(x.shape)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_reading_the_peer_copy_before_the_cluster_barrier_is_reported():
+    """Without the cluster barrier between the copy and the reads, block 1 (the last to pass the first barrier, so
+    the first to run on) reads its tile before block 0 copied into it: an uninitialised read."""
+    x = np.random.default_rng(SEED).standard_normal((16, 32)).astype(np.float32)
+    k = tilelang.compile(swap_tiles(1, 8, 32, sync=False), target="cuda -arch=sm_90a", execution_backend="emulator")
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    assert "uninitialized_read" in {kind for kind, _ in e.value.reports}, str(e.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_copying_into_a_peer_that_may_not_have_started_is_reported(backend):
+    x = np.random.default_rng(SEED).standard_normal((16, 32)).astype(np.float32)
+    k = tilelang.compile(swap_tiles(1, 8, 32, started=False), target="cuda -arch=sm_90a", execution_backend=backend)
+    with pytest.raises(TileLangEmulationError) as e:
+        k(x, np.zeros_like(x))
+    assert "cluster_not_started" in {kind for kind, _ in e.value.reports}, str(e.value)
+
+
+def test_copy_cluster_code_and_refusals():
+    k = tilelang.compile(swap_tiles(2, 8, 32), target="cuda -arch=sm_90a")
+    ptx = k.get_ptx()
+    assert "mapa.shared::cluster.u32" in ptx and "st.shared::cluster.b32" in ptx
+    assert "STS" in k.get_sass() or "ST.E" in k.get_sass()
+
+    def bad(**kw):
+        @T.prim_func
+        def f(X: T.Tensor((8, 32), "float32")):
+            with T.ClusterKernel(2, cluster_dims=2, threads=128) as bx:
+                a = T.alloc_shared((8, 32), "float32")
+                b = T.alloc_shared((8, 32), "float32")
+                bar = T.alloc_barrier([1])
+                T.copy(X, a)
+                T.copy_cluster(a, b, **{k: (bar[0] if v == "bar" else v) for k, v in kw.items()})
+                T.copy(b, X)
+
+        tilelang.compile(f, target="cuda -arch=sm_90a")
+
+    with pytest.raises(TileLangUnsupportedError, match="TMA multicast, and it copies a global tile into a shared"):
+        bad(cluster_mask=3)  # shared -> shared
+    with pytest.raises(TileLangTypeError, match="no dst_block"):
+        bad(cluster_mask=3, dst_block=1)
+    with pytest.raises(TileLangUnsupportedError, match="remote_barrier"):
+        bad(dst_block=1, remote_barrier="bar")
+    with pytest.raises(TileLangTypeError, match="dst_block=r"):
+        bad()
+
+
+# ---- TMA multicast: T.copy_cluster(global tile, shared tile, cluster_mask=) ---------------------------------------
+
+def multicast_rows(nc, cs, mask, rows=16, cols=64):
+    """Every block of a cluster of cs needs the same rows x cols tile of A (the cluster's row panel) and adds its
+    own row of B to it: the blocks of `mask` get A by one multicast load, the others load it themselves."""
+    @T.prim_func
+    def k(A: T.Tensor((nc * rows, cols), "float16"), B: T.Tensor((nc * cs, cols), "float16"),
+          C: T.Tensor((nc * cs * rows, cols), "float32")):
+        with T.ClusterKernel(nc * cs, cluster_dims=cs, threads=128) as bx:
+            a = T.alloc_shared((rows, cols), "float16")
+            T.copy_cluster(A[bx // cs * rows:(bx // cs + 1) * rows, :], a, cluster_mask=mask)
+            for i, j in T.Parallel(rows, cols):
+                C[bx * rows + i, j] = T.cast(a[i, j], "float32") + T.cast(B[bx, j], "float32")
+
+    return k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("nc,cs,mask", [(2, 2, 0b11), (1, 4, 0b1110), (2, 4, 0b0101)])
+def test_tma_multicast_lands_the_tile_in_every_block_of_the_mask(nc, cs, mask, backend):
+    """before: T.copy_cluster(..., cluster_mask=) raised 'not implemented'. expected: every block sees its cluster's
+    tile, whether it came by the mask's multicast (issued by the lowest rank of the mask) or by its own load."""
+    rng = np.random.default_rng(SEED + mask)
+    print("seed", SEED + mask)
+    a = rng.standard_normal((nc * 16, 64)).astype(np.float16)
+    b = rng.standard_normal((nc * cs, 64)).astype(np.float16)
+    c = np.zeros((nc * cs * 16, 64), np.float32)
+    tilelang.compile(multicast_rows(nc, cs, mask), target="cuda -arch=sm_90a", execution_backend=backend)(a, b, c)
+    want = np.repeat(a.astype(np.float64).reshape(nc, 1, 16, 64), cs, 1) + b.astype(np.float64).reshape(nc, cs, 1, 64)
+    np.testing.assert_allclose(c, want.reshape(c.shape), rtol=1e-6)
+
+
+def test_tma_multicast_code():
+    k = tilelang.compile(multicast_rows(2, 2, 0b11), target="cuda -arch=sm_90a")
+    ptx = k.get_ptx()
+    assert ".multicast::cluster" in ptx and "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
+    assert "UTMALDG.2D.MULTICAST" in k.get_sass()
+    assert any("TMA multicast" in ch for ch in k.choices), k.choices
+    with pytest.raises(TileLangUnsupportedError, match="TMA multicast"):
+        tilelang.compile(multicast_rows(2, 2, 0b11), target="cuda -arch=sm_80")

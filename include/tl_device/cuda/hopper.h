@@ -196,6 +196,32 @@ __device__ __forceinline__ uint32_t clc_get_first_ctaid_z(uint32_t result) {
 }
 #endif
 
+/// Stores `v` at the shared offset of `addr` in block `cta` of the cluster (distributed shared memory).
+template <typename T>
+__device__ __forceinline__ void st_cluster(uint32_t addr, T v, int cta) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                "st_cluster: 1, 2, 4 or 8 bytes");
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(cta));
+  if constexpr (sizeof(T) == 8) {
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    asm volatile("st.shared::cluster.b64 [%0], %1;\n" ::"r"(remote), "l"(b) : "memory");
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    asm volatile("st.shared::cluster.b32 [%0], %1;\n" ::"r"(remote), "r"(b) : "memory");
+  } else if constexpr (sizeof(T) == 2) {
+    uint16_t b;
+    memcpy(&b, &v, 2);
+    asm volatile("st.shared::cluster.b16 [%0], %1;\n" ::"r"(remote), "h"(b) : "memory");
+  } else {
+    uint8_t b;
+    memcpy(&b, &v, 1);
+    asm volatile("st.shared::cluster.b8 [%0], %1;\n" ::"r"(remote), "r"(static_cast<uint32_t>(b)) : "memory");
+  }
+}
+
 /// mbarrier_wait_parity acquiring at cluster scope (the barrier's arrivals may come from peer blocks).
 __device__ __forceinline__ void mbarrier_wait_parity_cluster(uint32_t bar, uint32_t parity) {
   asm volatile(
@@ -203,6 +229,49 @@ __device__ __forceinline__ void mbarrier_wait_parity_cluster(uint32_t bar, uint3
       "[%0], "
       "%1;\n@!done bra TL_MBAR_WAIT_CL;\n}\n" ::"r"(bar),
       "r"(parity)
+      : "memory");
+}
+
+/// tma_load with .multicast::cluster: the box lands at `dst` and completes `bar` (the same shared offsets) in
+/// every block of the cluster whose rank bit is set in `mask`.
+__device__ __forceinline__ void tma_load_multicast(const TensorMap* map, uint32_t dst, uint32_t bar,
+                                                   uint16_t mask, int c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%4}], [%2], %3;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "h"(mask), "r"(c0)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const TensorMap* map, uint32_t dst, uint32_t bar,
+                                                   uint16_t mask, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%4, %5}], [%2], %3;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "h"(mask), "r"(c0), "r"(c1)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const TensorMap* map, uint32_t dst, uint32_t bar,
+                                                   uint16_t mask, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%4, %5, %6}], [%2], %3;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "h"(mask), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const TensorMap* map, uint32_t dst, uint32_t bar,
+                                                   uint16_t mask, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%4, %5, %6, %7}], [%2], %3;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "h"(mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(const TensorMap* map, uint32_t dst, uint32_t bar,
+                                                   uint16_t mask, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+      "[%1, {%4, %5, %6, %7, %8}], [%2], %3;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "h"(mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
       : "memory");
 }
 

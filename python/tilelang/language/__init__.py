@@ -41,7 +41,7 @@ from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_r
 from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)
-from .copy_op import c2d_im2col, copy, im2col, tma_copy  # noqa: F401
+from .copy_op import c2d_im2col, copy, copy_cluster, im2col, tma_copy  # noqa: F401
 from .gemm_op import (GemmWarpPolicy, gemm, mma_gemm_blockscaled, tcgen05_gemm, tcgen05_mma_arrive,  # noqa: F401
                       wait_wgmma, wgmma_gemm)
 from .fill_op import clear, fill  # noqa: F401
@@ -60,7 +60,7 @@ from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401
 from .macro_refs import Ref  # noqa: F401
 from .utils import index_to_coordinates, linear_index  # noqa: F401
-from .compat import copy_cluster, tcgen05_gemm_blockscaled  # noqa: F401
+from .compat import tcgen05_gemm_blockscaled  # noqa: F401
 from .extern import call_extern, import_source  # noqa: F401
 from .async_copy import access_ptr, cp_async_barrier_noinc, ptx_commit_group, ptx_cp_async, ptx_wait_group  # noqa: F401
 from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401

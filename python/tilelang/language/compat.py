@@ -5,8 +5,6 @@ from .utils import _unsupported
 
 
 _NOT_YET = {
-    "copy_cluster": "copies across a thread-block cluster (multicast, distributed shared memory) are not implemented "
-                    "yet",
     "tcgen05_gemm_blockscaled": "block-scaled tcgen05.mma (kind::mxf8f6f4 / mxf4 / mxf4nvf4, scale factors in tensor "
                                 "memory) is not implemented yet (T.mma_gemm_blockscaled is lowered on hip -arch=gfx950 "
                                 "and the CPU)",

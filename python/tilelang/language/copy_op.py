@@ -4,6 +4,7 @@ from ..errors import TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import region_of
 from .builtin import _barrier_elem
+from .expr import Expr
 from .expr import const as _const
 from .ws_schedule import with_ws_id
 from .utils import _bool, _hint_not_implemented, _point_region, _region
@@ -93,3 +94,93 @@ def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, evicti
 
 
 im2col = c2d_im2col  # the same op under its short name
+
+
+def copy_cluster(src, dst, *, dst_block=None, cluster_mask=None, remote_barrier=None, eviction_policy=None,
+                 coalesced_width=None, annotations=None, loop_layout=None):
+    """T.copy_cluster(src, dst, dst_block=r): copies a shared tile of this block into the shared tile `dst` of
+    block r of the thread-block cluster (distributed shared memory: each thread stores its share of the
+    elements through mapa, st.shared::cluster). The copy is synchronous for the storing threads; the peer reads
+    `dst` after a T.cluster_sync (or a cluster barrier) that follows it.
+    T.copy_cluster(global tile, shared tile, cluster_mask=m): a TMA multicast: the lowest rank of the mask loads the
+    tile once into the shared tile of every block of the mask (the others wait for it; blocks outside the mask
+    load their own), each block waiting on its own barrier as after T.copy. Every block of the mask must reach the
+    copy. The asynchronous block-to-block copy completing on the peer's mbarrier (remote_barrier=) is not
+    implemented (an error)."""
+    ann = dict(annotations or {})
+    dst_block = ann.pop("dst_block", dst_block)
+    cluster_mask = ann.pop("cluster_mask", cluster_mask)
+    remote_barrier = ann.pop("barrier", remote_barrier)
+    if cluster_mask is not None:
+        if dst_block is not None or remote_barrier is not None:
+            raise TileLangTypeError("T.copy_cluster: cluster_mask= (a TMA multicast) takes no dst_block= or "
+                                    "remote_barrier=")
+        m = _ffi.const_int(cluster_mask) if isinstance(cluster_mask, Expr) else cluster_mask
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 < m < (1 << 16):
+            raise TileLangTypeError(f"T.copy_cluster(..., cluster_mask=): a constant bit mask of cluster ranks "
+                                    f"(1 .. 2^16 - 1), got {cluster_mask!r}")
+        if eviction_policy is not None or coalesced_width is not None or loop_layout is not None or ann:
+            _hint_not_implemented("T.copy_cluster", ["eviction_policy", "coalesced_width", "loop_layout"] + sorted(ann),
+                                  "the multicast is one TMA copy a box")
+        return _ffi.attr_stmt(None, "tl.copy_multicast", _const(m), copy(src, dst), builder.span())
+    if remote_barrier is not None:
+        raise TileLangUnsupportedError("T.copy_cluster(..., remote_barrier=): the asynchronous shared-to-shared bulk "
+                                       "copy is not implemented yet; copy without it and T.cluster_sync() before the "
+                                       "peer reads (docs/clusters.md)")
+    if dst_block is None:
+        raise TileLangTypeError("T.copy_cluster(src, dst, dst_block=r): name the block of the cluster to copy into")
+    for what, v in (("eviction_policy", eviction_policy), ("loop_layout", loop_layout)):
+        if v is not None:
+            _hint_not_implemented("T.copy_cluster", [what], "it applies to the forms that are not implemented")
+    if coalesced_width is not None or ann:
+        _hint_not_implemented("T.copy_cluster", ["coalesced_width"] + sorted(ann), "each thread stores single elements")
+    sb, smin, sext, _ = region_of(src, "T.copy_cluster source")
+    db, dmin, dext, _ = region_of(dst, "T.copy_cluster destination")
+    for b, what in ((sb, "source"), (db, "destination")):
+        if b.scope != "shared":
+            raise TileLangTypeError(f"T.copy_cluster(..., dst_block=) copies shared memory into a peer's shared memory; "
+                                    f"the {what} '{b.name}' is {b.scope}")
+    if sb.dtype != db.dtype:
+        raise TileLangTypeError(f"T.copy_cluster: the source is {sb.dtype} and the destination {db.dtype}")
+    s_ext = [_ffi.const_int(e) for e in sext]
+    d_ext = [_ffi.const_int(e) for e in dext]
+    if None in s_ext or None in d_ext:
+        raise TileLangTypeError("T.copy_cluster: the tiles' extents must be constants")
+    s_dims, d_dims = [e for e in s_ext if e != 1], [e for e in d_ext if e != 1]
+    if s_dims != d_dims:
+        raise TileLangTypeError(f"T.copy_cluster: the source tile {tuple(s_ext)} and the destination tile "
+                                f"{tuple(d_ext)} differ")
+    ctx = builder.require_context("T.copy_cluster")
+    if not ctx.kernels:
+        raise TileLangTypeError("T.copy_cluster must be inside a `with T.ClusterKernel(...)` block")
+    threads = 1
+    for t in ctx.kernels[-1].threads:
+        threads *= _ffi.const_int(t) if not isinstance(t, int) else t
+    n = 1
+    for e in s_dims:
+        n *= e
+    rank = _const(dst_block)
+    if not rank.dtype.startswith(("int", "uint")):
+        raise TileLangTypeError(f"T.copy_cluster(..., dst_block=): the block rank is an integer, not {rank.dtype}")
+    if rank.dtype != "int32":
+        rank = _ffi.cast("int32", rank)
+    sp = builder.span()
+    it = _ffi.var("cc_i", "int32")
+    idx = _ffi.binary("add", _ffi.binary("mul", it, _const(threads)), _ffi.call("int32", "tl.thread_idx", []))
+
+    def at(mins, exts):  # the element of flat index idx (row-major over the non-unit extents)
+        out, stride = [], n
+        for m, e in zip(mins, exts):
+            if e == 1:
+                out.append(m)
+                continue
+            stride //= e
+            c = _ffi.binary("floordiv", idx, _const(stride)) if stride > 1 else idx
+            out.append(_ffi.binary("add", m, _ffi.binary("floormod", c, _const(e))))
+        return out
+
+    store = _ffi.evaluate(_ffi.call("void", "tl.st_cluster", [_ffi.load(db, at(dmin, d_ext)),
+                                                               _ffi.load(sb, at(smin, s_ext)), rank]), sp)
+    if n % threads:
+        store = _ffi.if_(_ffi.binary("lt", idx, _const(n)), store, None, sp)
+    return _ffi.for_(it, _const(0), _const((n + threads - 1) // threads), "serial", store, {}, sp)

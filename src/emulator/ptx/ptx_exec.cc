@@ -320,6 +320,7 @@ class Machine {
     local_.assign(static_cast<size_t>(T_ * std::max<int64_t>(k_.local_bytes, 1)), 0);
     open_.assign(static_cast<size_t>(T_), {});
     cl_pending_.assign(static_cast<size_t>(T_), -1);
+    started_ = true;
     proxy_fences_.assign(static_cast<size_t>(T_), 0);
     if (uses_tmem_) {
       tmem_ = Tmem();
@@ -1357,7 +1358,12 @@ class Machine {
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       Where wh = Resolve(wp, in, addr, l, in.space);
-      uint8_t* p = Access(wh, tid, esize * n, !load);
+      Machine* mem = this;  // ld / st .shared::cluster: the block the mapa address names
+      if (in.cluster_addr && (wh.addr & kClusterTag)) {
+        mem = ClusterPeer(static_cast<int64_t>(wh.addr >> 24 & 0x7F), tid);
+        wh.addr &= 0xFFFFFF;
+      }
+      uint8_t* p = mem ? mem->Access(wh, tid, esize * n, !load) : nullptr;
       for (int i = 0; i < n; ++i) {
         const Operand& e = n > 1 ? data.vec[static_cast<size_t>(i)] : data;
         if (load) {
@@ -2256,7 +2262,15 @@ class Machine {
       });
       return nullptr;
     }
-    return cl_->blocks[static_cast<size_t>(rank)];
+    Machine* peer = cl_->blocks[static_cast<size_t>(rank)];
+    if (!peer->started_) {
+      Report("cluster_not_started", tid, [&] {
+        return "an access to the shared memory of block " + std::to_string(rank) +
+               " of the cluster before it started running: meet the cluster at barrier.cluster first";
+      });
+      return nullptr;
+    }
+    return peer;
   }
 
   // barrier.cluster.arrive: each executing thread arrives once (a second arrival before its wait is
@@ -2465,6 +2479,27 @@ class Machine {
       }
       for (const auto& [off, v] : cp.bytes) NoteShared(off, 1, tid, true, false, false);  // a write race at issue
       cp.bar = bar;
+      if (in.mode ==
+          1) {  // .multicast::cluster, ctaMask: the same box and barrier offsets in every block of the mask
+        const uint64_t mask = Get(wp, in.ops[3], w, l, Ty::kU16);
+        for (int64_t r = 0; r < 16; ++r) {
+          if (!(mask >> r & 1)) continue;
+          Machine* m = ClusterPeer(r, tid);
+          if (!m) continue;
+          if (!m->inited_.count(bar)) {
+            Report("uninitialized_read", tid, [&] {
+              return "a TMA multicast completes on the mbarrier at shared byte " + std::to_string(bar) +
+                     " of block " + std::to_string(r) + " of the cluster before its mbarrier.init";
+            });
+            continue;
+          }
+          m->tma_.push_back(cp);
+          m->mbars_[bar].tx -= D.count * D.eb;
+          m->MaybeCompletePhase(bar);
+        }
+        if (cl_) ++cl_->progress;
+        return;
+      }
       tma_.push_back(std::move(cp));
       mbars_[bar].tx -= D.count * D.eb;  // complete_tx
       MaybeCompletePhase(bar);
@@ -2902,6 +2937,7 @@ class Machine {
   PtxCluster* cl_ = nullptr;  // a cluster launch: this machine runs block only_block_, of rank rank_
   int rank_ = 0;
   bool clc_failed_ = false;          // saw a try_cancel fail (a later one is undefined behaviour)
+  bool started_ = false;  // the block has started (its shared memory exists for the cluster's peers)
   std::vector<int64_t> cl_pending_;  // per thread: the cluster barrier generation it arrived in, or -1
 
  public:
@@ -2973,7 +3009,8 @@ Result Run(const Module& m, const Launch& launch, const Options& opt) {
   bool clustered = k->cluster != std::array<int64_t, 3>{1, 1, 1};
   for (const Instr& in : k->code)
     clustered |= in.op == Op::kClusterArrive || in.op == Op::kClusterWait || in.op == Op::kMapa ||
-                 in.cluster_addr || in.op == Op::kClcTryCancel;
+                 in.cluster_addr || in.op == Op::kClcTryCancel ||
+                 (in.op == Op::kTmaLoad && in.mode == 1);  // (ld / st .shared::cluster too)
   if (clustered && cooperative)
     throw UserError(ErrorKind::kUnsupported, "PTX emulator: a cooperative launch of thread-block clusters");
   if (clustered) {  // cluster after cluster; the blocks of one take turns (PtxCluster)

@@ -1043,8 +1043,9 @@ class Parser {
         in->op = Op::kBulkWait;
         return true;
       }
-      only({"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta", "global",
-            "mbarrier::complete_tx::bytes", "bulk_group", "tile"});
+      only({"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta",
+            "global", "mbarrier::complete_tx::bytes", "bulk_group", "tile", "multicast::cluster"});
+      in->mode = has("multicast::cluster") ? 1 : 0;  // the ctaMask operand follows the mbarrier
       if (!has("tensor")) Fail(in->line, in->text, "non-tensor bulk copies are not supported by the PTX emulator");
       for (const char* d : {"1d", "2d", "3d", "4d", "5d"})
         if (has(d)) in->dims = d[0] - '0';
@@ -1163,6 +1164,9 @@ class Parser {
         (in->op == Op::kCpAsync ? in->space2 : in->space) = Space::kGlobal;
       } else if (p == "shared" || p == "shared::cta") {
         in->space = Space::kShared;
+      } else if (p == "shared::cluster" && (in->op == Op::kLd || in->op == Op::kSt)) {
+        in->space = Space::kShared;  // a mapa address: possibly a peer block's shared memory
+        in->cluster_addr = true;
       } else if (p == "param") {
         in->space = Space::kParam;
       } else if (p == "local") {

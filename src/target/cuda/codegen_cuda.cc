@@ -240,8 +240,9 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     TL_ICHECK(c->args.size() >= 4 && c->args.size() <= 8, "malformed tl.tma_load");
     int i = TensorMapIndex(maps_, TensorMapOf(f_, As<CallNode>(c->args[2])));
     TL_ICHECK(i >= 0, "tl.tma_load: unknown tensor map");
-    std::string s = "tl::tma_load(&tl_tmap" + std::to_string(i) + ", " + SharedAddr(c->args[0]) + ", " +
-                    SharedAddr(c->args[1]);
+    std::string s = std::string(tma_multicast_ ? "tl::tma_load_multicast(" : "tl::tma_load(") + "&tl_tmap" +
+                    std::to_string(i) + ", " + SharedAddr(c->args[0]) + ", " + SharedAddr(c->args[1]);
+    if (tma_multicast_) s += ", (uint16_t)" + std::to_string(tma_multicast_);
     for (size_t a = c->args.size(); a-- > 3;) s += ", (int)(" + E(c->args[a]) + ")";
     return s + ")";
   }
@@ -277,6 +278,8 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.clc_is_canceled" || op == "tl.clc_get_first_ctaid_x" || op == "tl.clc_get_first_ctaid_y" ||
         op == "tl.clc_get_first_ctaid_z")
       return "tl::" + op.substr(3) + "(" + SharedAddr(c->args[0]) + ")";
+    if (op == "tl.st_cluster")  // (peer element, value, rank): distributed shared memory
+      return "tl::st_cluster(" + SharedAddr(c->args[0]) + ", " + arg(1) + ", " + arg(2) + ")";
     if (op == "tl.mbarrier_arrive_cluster")
       return "tl::mbarrier_arrive_cluster(" + SharedAddr(c->args[0]) + ", " + arg(1) + ")";
     if (op == "tl.mbarrier_wait_parity" && Clustered())

@@ -190,14 +190,15 @@ WgmmaPlan PlanWgmma(const GemmNode* g, const GpuFeatures& t, const GpuOptions& o
 }
 
 bool IsClusterOp(const std::string& op) {
-  return op.rfind("tl.clc_", 0) == 0 || op == "tl.cluster_ctarank" || op == "tl.cluster_sync" ||
-         op == "tl.cluster_arrive" || op == "tl.cluster_arrive_relaxed" || op == "tl.cluster_wait" ||
-         op == "tl.mbarrier_arrive_cluster";
+  return op.rfind("tl.clc_", 0) == 0 || op == "tl.st_cluster" || op == "tl.cluster_ctarank" ||
+         op == "tl.cluster_sync" || op == "tl.cluster_arrive" || op == "tl.cluster_arrive_relaxed" ||
+         op == "tl.cluster_wait" || op == "tl.mbarrier_arrive_cluster";
 }
 
 std::string ClusterOpName(const std::string& op) {
   if (op == "tl.cluster_ctarank") return "T.block_rank_in_cluster";
   if (op == "tl.mbarrier_arrive_cluster") return "T.mbarrier_arrive(bar, cta_id)";
+  if (op == "tl.st_cluster") return "T.copy_cluster(..., dst_block=)";
   if (op.rfind("tl.clc_", 0) == 0) return "T." + op.substr(3) + " (cluster launch control)";
   return "T." + op.substr(3);
 }

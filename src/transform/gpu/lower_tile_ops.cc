@@ -89,6 +89,7 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     k_rows_.erase(u.first);
   }
   ws_done_ = false;
+  multicast_used_ = false;
   ws_reg_alloc_ = true;
   ws_why_.clear();
   PostOrderVisitStmt(kbody, [&](const Stmt& x) {
@@ -104,7 +105,10 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
     // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy
     tma_inits_.push_back(Call0("tl.fence_barrier_init", {}, n->span));
-    body = Seq({If(Eq(tx_, C(0)), Seq(tma_inits_, n->span), nullptr, n->span), body}, n->span);
+    // a TMA multicast completes the barriers of other blocks: every block of the cluster initialises its own
+    // first
+    Stmt cluster = multicast_used_ ? Call0("tl.cluster_sync", {}, n->span) : Stmt();
+    body = Seq({If(Eq(tx_, C(0)), Seq(tma_inits_, n->span), nullptr, n->span), cluster, body}, n->span);
   }
   body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
   // The tile shape and stage count of each flattened shared buffer, for the shared-memory table.
@@ -161,6 +165,12 @@ Stmt GpuTileLowerer::VisitAttr(const Stmt& s, const AttrStmtNode* n) {
   if (n->key == "tl.disable_warp_group_reg_alloc") return VisitStmt(n->body);  // consumed (VisitKernel)
   if (n->key == "tl.user_layout") return VisitStmt(n->body);  // consumed (VisitKernel, LayoutInference)
   if (n->key == "tl.warp_specialized") return LowerWsBlock(s, n);  // a T.ws block (below)
+  if (n->key == "tl.copy_multicast") {                             // lower_tma.cc
+    TL_ICHECK(AsConstInt(n->value, &multicast_) && multicast_ > 0, "tl.copy_multicast: a positive mask");
+    Stmt r = VisitStmt(n->body);
+    multicast_ = 0;
+    return r;
+  }
   if (n->key == "tl.cluster_dims" && !ctx_.features.clusters)
     throw UserError(
         ErrorKind::kUnsupported,

@@ -219,10 +219,23 @@ Stmt GpuTileLowerer::TmaCopy(const CopyNode* n) {
   TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
   Expr bar = Load(TmaBarriers(1, n->span), {C(0)});
   Buffer phase = TmaCounter("tma_phase");  // the barrier's phase parity, flipped after each wait
-  Stmt issue = If(
-      Eq(tx_, C(0)),
-      Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, n->span), TmaIssue(n, p, bar)}, n->span),
-      nullptr, n->span);
+  Stmt copies = TmaIssue(n, p, bar);
+  if (multicast_) {
+    // TMA multicast (TileLang's T.copy_cluster(..., cluster_mask=)): the mask's lowest rank issues the copies
+    // with .multicast::cluster (the box lands at the same shared offset in every block of the mask and
+    // completes each one's barrier at the same offset); the mask's other blocks only expect the bytes; blocks
+    // outside the mask copy for themselves.
+    int64_t low = 0;
+    while (!(multicast_ >> low & 1)) ++low;
+    Expr rank = Call(DataType::Int(32), "tl.cluster_ctarank", {});
+    Stmt mc = AttrStmt(nullptr, "tl.tma_multicast", Int(multicast_), copies, n->span);
+    Expr outside = Eq(Binary(BinaryOp::kBitAnd, Binary(BinaryOp::kShr, Int(multicast_), rank), C(1)), C(0));
+    copies = If(Eq(rank, C(low)), mc, If(outside, copies, nullptr, n->span), n->span);
+    multicast_used_ = true;
+  }
+  Stmt issue = If(Eq(tx_, C(0)),
+                  Seq({Call0("tl.mbarrier_arrive_expect_tx", {bar, C(p.bytes)}, n->span), copies}, n->span),
+                  nullptr, n->span);
   Expr ph = Load(phase, {C(0)});
   return Seq(
       {issue, Call0("tl.mbarrier_wait_parity", {bar, ph}, n->span), Store(phase, C(1) - ph, {C(0)}, n->span)},

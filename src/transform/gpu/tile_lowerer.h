@@ -134,6 +134,8 @@ class GpuTileLowerer : public IRMutator {
   // ---- TMA (sm_90+, gpu/lower_tma.cc) -------------------------------------------------------
   Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
   Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
+  int64_t multicast_ = 0;        // T.copy_cluster(..., cluster_mask=): the mask of the copy being lowered
+  bool multicast_used_ = false;  // the kernel has one: its TMA barriers are initialised across the cluster
   Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)
   Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                          const std::vector<Stmt>& consumers, int64_t stages);

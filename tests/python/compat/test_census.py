@@ -1,5 +1,5 @@
 """scripts/tilelang_census.py on a stand-in checkout: a name counts as present only when it is implemented; the
-names that exist to refuse (T.copy_cluster, an unsupported dtype) count as missing, and using them raises."""
+names that exist to refuse (T.tcgen05_gemm_blockscaled, an unsupported dtype) count as missing, and using them raises."""
 import os
 import subprocess
 import sys
@@ -15,17 +15,17 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 def test_refusing_names_count_as_missing(tmp_path):
     ex = tmp_path / "examples" / "demo"
     ex.mkdir(parents=True)
-    (ex / "k.py").write_text("import tilelang.language as T\nT.copy(a, b)\nT.gemm(a, b, c)\nT.copy_cluster(a, b)\nx = T.float8_e4m3fnuz\n"
+    (ex / "k.py").write_text("import tilelang.language as T\nT.copy(a, b)\nT.gemm(a, b, c)\nT.tcgen05_gemm_blockscaled(a, b)\nx = T.float8_e4m3fnuz\n"
                              "T.no_such_name()\n")
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tilelang_census.py"), str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert out.startswith("2 of 5 T.* names present (40.0%)"), out
-    for n in ("copy_cluster", "float8_e4m3fnuz", "no_such_name"):
+    for n in ("tcgen05_gemm_blockscaled", "float8_e4m3fnuz", "no_such_name"):
         assert f"missing T.{n}:" in out, out
 
 
 def test_refusing_names_raise_when_used():
-    with pytest.raises(TileLangUnsupportedError, match="thread-block cluster"):
-        T.copy_cluster(None, None)
+    with pytest.raises(TileLangUnsupportedError, match="block-scaled tcgen05"):
+        T.tcgen05_gemm_blockscaled(None, None)
     with pytest.raises(TileLangUnsupportedError, match="fnuz"):
         T.float8_e4m3fnuz()

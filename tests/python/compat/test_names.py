@@ -184,7 +184,7 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 
 
 @pytest.mark.parametrize("what,body,match", [
-    ("copy_cluster", "T.copy_cluster(A, A)", "T.copy_cluster is not supported"),
+    ("blockscaled", "T.tcgen05_gemm_blockscaled(A, A, A)", "T.tcgen05_gemm_blockscaled is not supported"),
     ("unknown", "T.tcgen05_sf_warp_transpose(A)", "T.tcgen05_sf_warp_transpose is not supported by TileLang-C++"),
 ])
 def test_unsupported_names_say_so_with_location(tmp_path, what, body, match):
