@@ -49,11 +49,9 @@ struct ClcQueue {
   std::vector<bool> taken;  // per cluster: started or cancelled
 };
 
-struct ClusterRun : GridTurns {
+struct ClusterRun : ClusterTurns {
   ClcQueue* queue = nullptr;
-  std::vector<Executor*> blocks;  // by rank
-  std::vector<int64_t> failed;    // per rank: `progress` when its wait last failed (-1: none)
-  int64_t progress = 0;
+  std::vector<Executor*> blocks;       // by rank
   int64_t threads = 0;                 // of the whole cluster: barrier.cluster's expected arrivals
   int64_t cb_arrived = 0, cb_gen = 0;  // the cluster barrier's arrivals in the current generation
 };
@@ -96,15 +94,8 @@ void Executor::ClusterProgress() {
 
 bool Executor::ClusterStall() {
   if (!cluster_) return false;
-  ClusterRun& G = *cluster_;
-  std::unique_lock<std::mutex> lk(G.m);
-  G.failed[static_cast<size_t>(rank_)] = G.progress;
-  bool stuck = true;
-  for (int64_t r = 0; r < G.n; ++r)
-    stuck &= G.done[static_cast<size_t>(r)] || G.failed[static_cast<size_t>(r)] == G.progress;
-  if (stuck) return false;
-  FiberProgress();  // this block's fibers get another round each when the turn comes back
-  G.HandOff(lk, rank_, [] { return true; });
+  if (!cluster_->Stall(rank_)) return false;
+  FiberProgress();  // the peers ran: this block's fibers get another round each
   return true;
 }
 

@@ -75,4 +75,25 @@ struct GridTurns {
   }
 };
 
+/// The blocks of one thread-block cluster taking turns (both emulators' cluster runs): whatever a block does
+/// that another block's wait may see (a remote arrival, a cluster-barrier arrival, a multicast copy) moves
+/// `progress`; a block that cannot go on records the `progress` it failed at and hands the turn on.
+struct ClusterTurns : GridTurns {
+  std::vector<int64_t> failed;  // per block: `progress` when it last stalled (-1: never)
+  int64_t progress = 0;
+
+  /// Block `me` cannot go on: the others run and the turn comes back to it (true), or every live block has
+  /// stalled at the same `progress`, so none ever can: a deadlock (false, and nothing ran).
+  bool Stall(int64_t me) {
+    std::unique_lock<std::mutex> lk(m);
+    failed[static_cast<size_t>(me)] = progress;
+    bool stuck = true;
+    for (int64_t b = 0; b < n; ++b)
+      stuck &= done[static_cast<size_t>(b)] || failed[static_cast<size_t>(b)] == progress;
+    if (stuck) return false;
+    HandOff(lk, me, [] { return true; });
+    return true;
+  }
+};
+
 }  // namespace tl::emu

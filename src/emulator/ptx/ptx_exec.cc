@@ -209,11 +209,9 @@ class Machine;
 struct ClcState {
   std::vector<bool> taken;
 };
-struct PtxCluster : GridTurns {
+struct PtxCluster : ClusterTurns {
   ClcState* clc = nullptr;
-  std::vector<Machine*> blocks;  // by rank
-  std::vector<int64_t> failed;   // per rank: `progress` when it last stalled (-1: never)
-  int64_t progress = 0;
+  std::vector<Machine*> blocks;                     // by rank
   int64_t threads = 0, cb_arrived = 0, cb_gen = 0;  // barrier.cluster: expected, arrived this generation
 };
 constexpr uint64_t kClusterTag = uint64_t{1} << 31;
@@ -2378,18 +2376,7 @@ class Machine {
   }
 
   // No warp of this block can go on: the cluster's other blocks run. False when none of them can either.
-  bool ClusterStall() {
-    if (!cl_) return false;
-    PtxCluster& G = *cl_;
-    std::unique_lock<std::mutex> lk(G.m);
-    G.failed[static_cast<size_t>(rank_)] = G.progress;
-    bool stuck = true;
-    for (int64_t r = 0; r < G.n; ++r)
-      stuck &= G.done[static_cast<size_t>(r)] || G.failed[static_cast<size_t>(r)] == G.progress;
-    if (stuck) return false;
-    G.HandOff(lk, rank_, [] { return true; });
-    return true;
-  }
+  bool ClusterStall() { return cl_ && cl_->Stall(rank_); }
 
   DecodedTensorMap TensorMapAt(Warp& wp, const Instr& in, const Operand& o, int l) {
     Operand base;
