@@ -37,7 +37,7 @@ chmod +x build/asan/python-S
 "$PY" -S -m pytest -q -p no:cacheprovider --dist load --tx "2*popen//python=$PWD/build/asan/python-S" tests/python/transform tests/python/test_frontend.py \
   tests/python/test_errors.py tests/python/test_regressions_fuzz.py tests/python/test_fuzz.py \
   tests/python/test_compile_entry.py tests/python/test_scalar_fragments.py tests/python/test_ptx_emulator.py \
-  tests/python/test_ascend.py "$@"
+  tests/python/test_ascend.py tests/python/test_clusters.py "$@"
 # Leaks: LSan writes its report to files; only leaks allocated through our code count.
 if [ "${TL_CHECK_EXTENSION_LEAKS:-1}" = 1 ]; then
   rm -f build/asan/lsan.*

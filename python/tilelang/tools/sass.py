@@ -18,6 +18,10 @@ def find_cuobjdump():
     candidates = [os.path.join(home, "bin", "cuobjdump")] if home else []
     candidates += glob.glob(os.path.join(sys.prefix, "lib", "python*", "site-packages", "nvidia", "*", "bin",
                                          "cuobjdump"))
+    # the PyPI wheels on the import path too (an environment given by PYTHONPATH, e.g. under `python -S`)
+    for entry in sys.path:
+        if entry:
+            candidates += glob.glob(os.path.join(entry, "nvidia", "*", "bin", "cuobjdump"))
     for c in candidates:
         if os.path.isfile(c) and os.access(c, os.X_OK):
             return c
