@@ -223,6 +223,26 @@ def test_targets_without_clusters_refuse_them(target):
         tilelang.compile(remote_arrive(1), target=target)
 
 
+def test_a_remote_arrival_takes_a_64_bit_rank():
+    """The rank of T.mbarrier_arrive(bar, cta_id) may be any integer expression (here int64): it is cast to int32."""
+    @T.prim_func
+    def k(Y: T.Tensor((256,), "float32"), R: T.Tensor((1,), "int64")):
+        with T.ClusterKernel(2, cluster_dims=2, threads=128) as bx:
+            bar = T.alloc_cluster_barrier([128])
+            tx = T.get_thread_binding()
+            if T.block_rank_in_cluster() == 0:
+                Y[tx] = 1.0
+                T.mbarrier_arrive(bar[0], R[0])
+            else:
+                T.mbarrier_wait_parity(bar[0], 0)
+                Y[128 + tx] = Y[tx] + 1.0
+            T.cluster_sync()
+
+    y = np.zeros(256, np.float32)
+    tilelang.compile(k, target="cuda -arch=sm_90a", execution_backend="emulator")(y, np.ones(1, np.int64))
+    np.testing.assert_array_equal(y, np.repeat([1.0, 2.0], 128))
+
+
 def test_remote_arrival_needs_a_cluster_barrier():
     with pytest.raises(TileLangTypeError, match="not a cluster barrier"):
         @T.prim_func

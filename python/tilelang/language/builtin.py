@@ -45,7 +45,7 @@ def mbarrier_arrive(mbarrier, cta_id=None):
     cta = _const(cta_id)
     if not cta.dtype.startswith(("int", "uint")):
         raise TileLangTypeError(f"T.mbarrier_arrive(..., cta_id): the block rank is an integer, not {cta.dtype}")
-    return _barrier_call("tl.mbarrier_arrive_cluster", [bar, _ffi.cast(cta, "int32") if cta.dtype != "int32" else cta])
+    return _barrier_call("tl.mbarrier_arrive_cluster", [bar, _ffi.cast("int32", cta) if cta.dtype != "int32" else cta])
 
 
 def block_rank_in_cluster():
