@@ -176,7 +176,10 @@ class Executor {
   void TmpRelease(size_t mark) { tmp_top_ = mark; }
   /// Warps of `act` that are not fully active are reported (inactive_lanes, naming `op`) and
   /// removed; returns the threads of the complete warps.
-  Lanes FullWarps(const Lanes& act, const char* op);
+  /// With `partial_ok`, the lanes a block of fewer threads does not have (the last warp of a block whose size
+  /// is not a multiple of 32) count as exited: shfl.sync / vote.sync wait for the member lanes that have not
+  /// exited (PTX ISA, sm_70+), so such a warp is complete when every lane it has executes the operation.
+  Lanes FullWarps(const Lanes& act, const char* op, bool partial_ok = false);
   /// The same for AMD's 64-lane waves (intrinsics_hip.cc).
   Lanes FullWaves64(const Lanes& act, const char* op);
 

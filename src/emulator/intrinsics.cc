@@ -617,7 +617,7 @@ void Executor::Vote(const CallNode* c, const Lanes& act, Slot* out) {
   Eval(c->args[1], act, p);
   for (int t : act) out[t].i = 0;
   const char* name = any ? "T.any_sync" : "T.all_sync";
-  Lanes full = width == 64 ? FullWaves64(act, name) : FullWarps(act, name);
+  Lanes full = width == 64 ? FullWaves64(act, name) : FullWarps(act, name, true);
   std::map<int, bool> result;  // warp -> vote
   for (int t : full) {
     const uint32_t m = static_cast<uint32_t>(mask[t].i);
@@ -644,9 +644,17 @@ void Executor::ShflSync(const CallNode* c, const Lanes& act, Slot* out) {
   Eval(c->args[1], act, v);
   Eval(c->args[2], act, lane);
   for (int t : act) out[t].i = 0;
-  Lanes full = wave == 64 ? FullWaves64(act, "T.tvm_warp_shuffle") : FullWarps(act, "T.tvm_warp_shuffle");
+  Lanes full =
+      wave == 64 ? FullWaves64(act, "T.tvm_warp_shuffle") : FullWarps(act, "T.tvm_warp_shuffle", true);
   for (int t : full) {
     const int src = (t & ~(width - 1)) | (static_cast<int>(AsInt(lane[t], c->args[2]->dtype)) & (width - 1));
+    if (src >= T_) {  // a lane past the block's last thread: it does not exist, the value is undefined
+      Report("inactive_lanes", t, [&] {
+        return "T.tvm_warp_shuffle reads lane " + std::to_string(src & 31) + " of warp " + std::to_string(src >> 5) +
+               ", which a block of " + std::to_string(T_) + " threads does not have (the value is undefined)";
+      });
+      continue;
+    }
     out[t] = v[src];
   }
 }
@@ -662,9 +670,16 @@ void Executor::ShflXor(const CallNode* c, const Lanes& act, Slot* out) {
   Eval(c->args[1], act, mask);
   DataType vt = c->args[0]->dtype;
   for (int t : act) out[t].i = 0;  // lanes of incomplete warps get 0
-  Lanes full = width == 64 ? FullWaves64(act, "shfl_xor") : FullWarps(act, "shfl_xor");
+  Lanes full = width == 64 ? FullWaves64(act, "shfl_xor") : FullWarps(act, "shfl_xor", true);
   for (int t : full) {
     int src = (t & ~(width - 1)) | ((t ^ static_cast<int>(AsInt(mask[t], c->args[1]->dtype))) & (width - 1));
+    if (src >= T_) {
+      Report("inactive_lanes", t, [&] {
+        return "shfl_xor reads lane " + std::to_string(src & 31) + ", which a block of " + std::to_string(T_) +
+               " threads does not have (the value is undefined)";
+      });
+      continue;
+    }
     out[t] = vt == c->dtype ? v[src] : Convert(v[src], vt, c->dtype);
   }
 }

@@ -231,15 +231,16 @@ void Executor::Push(const char* kind, int tid, const std::string& what) {
   res_->reports.push_back({kind, os.str()});
 }
 
-Lanes Executor::FullWarps(const Lanes& act, const char* op) {
+Lanes Executor::FullWarps(const Lanes& act, const char* op, bool partial_ok) {
   std::vector<int> count((T_ + 31) / 32, 0);
   for (int t : act) ++count[t >> 5];
+  auto lanes_of = [&](size_t w) { return partial_ok ? std::min(32, T_ - static_cast<int>(w) * 32) : 32; };
   Lanes full;
   full.reserve(act.size());
   for (int t : act)
-    if (count[t >> 5] == 32) full.push_back(t);
+    if (count[t >> 5] == lanes_of(t >> 5)) full.push_back(t);
   for (size_t w = 0; w < count.size(); ++w) {
-    if (count[w] == 0 || count[w] == 32) continue;
+    if (count[w] == 0 || count[w] == lanes_of(w)) continue;
     int first = -1;
     for (int t : act)
       if ((t >> 5) == static_cast<int>(w)) {

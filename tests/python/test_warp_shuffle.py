@@ -98,3 +98,39 @@ def test_lowercase_parallel_loops_nest(target, backend):
             with T.Kernel(1, threads=8):
                 for i in T.parallel(2, 8):
                     A[i] = 0.0
+
+
+def small_block(n, width, warp_size, offset):
+    """A block of fewer threads than a warp (TileLang's Hadamard transform for short rows: 8 threads, warp_size
+    8): C[t] = the value of lane (t + offset) % width of t's group."""
+
+    @T.prim_func
+    def k(A: T.Tensor((n,), "float32"), C: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            tx = T.get_thread_binding(0)
+            C[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx + offset) % width, width, warp_size)
+
+    return k
+
+
+@pytest.mark.parametrize("n,width,warp_size", [(8, 8, 8), (8, 4, 8), (40, 8, 32)])
+def test_blocks_smaller_than_a_warp_shuffle_among_their_lanes(n, width, warp_size):
+    """Before: the emulator skipped the shuffle (inactive_lanes: 8 of the 32 lanes) and the front end refused a
+    warp_size of 8. Lanes past the block's last thread do not exist (they count as exited for shfl.sync)."""
+    r = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = r.standard_normal(n).astype(np.float32)
+    c = np.zeros_like(a)
+    tilelang.compile(small_block(n, width, warp_size, 3), target="cuda", execution_backend="emulator")(a, c)
+    t = np.arange(n)
+    np.testing.assert_array_equal(c, a[(t & ~(width - 1)) | ((t + 3) % width)])
+
+
+def test_reading_a_lane_the_block_does_not_have_is_reported():
+    """A block of 8 threads shuffling over 16 lanes reads lanes 8..15, which do not exist."""
+    from tilelang.errors import TileLangEmulationError
+
+    a = np.arange(8, dtype=np.float32)
+    c = np.zeros_like(a)
+    with pytest.raises(TileLangEmulationError, match="which a block of 8 threads does not have"):
+        tilelang.compile(small_block(8, 16, 32, 8), target="cuda", execution_backend="emulator")(a, c)

@@ -353,7 +353,7 @@ def all_sync(predicate, mask=_FULL_WARP_MASK):
 def tvm_warp_shuffle(mask, value, lane, width, warp_size):
     """TVM's warp shuffle as TileLang programs call it: `value` of lane `lane` of the calling thread's group
     of `width` lanes (CUDA __shfl_sync(mask, value, lane, width); Metal simd_shuffle; HIP over the wave's
-    bpermute). `warp_size` is the warp's (32; 64 on HIP's waves)."""
+    bpermute). `warp_size` is the logical warp's size (32, 64 on HIP's waves, or fewer for a smaller block)."""
     v = _const(value)
     if not v.dtype.startswith(("int", "uint", "float")) or v.dtype in ("float16", "bfloat16") or \
             v.dtype.startswith("float8"):
@@ -362,10 +362,12 @@ def tvm_warp_shuffle(mask, value, lane, width, warp_size):
     if w is None or w <= 0 or w & (w - 1) or w > 64:
         raise TileLangTypeError(f"T.tvm_warp_shuffle: the width is a constant power of two up to the warp size, "
                                 f"got {width!r}")
+    # TVM's warp_size is the logical warp the shuffle serves (a block of 8 threads passes 8); the shuffle
+    # itself is over `width` lanes, so warp_size only has to be a power of two that holds the width
     ws = _ffi.const_int(_const(warp_size))
-    if ws not in (32, 64) or w > ws:
-        raise TileLangTypeError(f"T.tvm_warp_shuffle: the warp size is 32 (or 64 on AMD) and at least the width, "
-                                f"got {warp_size!r}")
+    if ws is None or ws <= 0 or ws & (ws - 1) or ws > 64 or w > ws:
+        raise TileLangTypeError(f"T.tvm_warp_shuffle: the warp size is a constant power of two up to 32 (64 on "
+                                f"AMD) and at least the width, got {warp_size!r}")
     m = _const(mask)
     mv = _ffi.const_int(m)
     if mv is not None and not 0 <= mv <= _FULL_WARP_MASK:

@@ -1,0 +1,5 @@
+from .mma_macro_generator import (  # noqa: F401
+    TensorCoreIntrinEmitter,
+    TensorCoreIntrinEmitterWithLadderTransform,
+    INT4TensorCoreIntrinEmitter,
+)
