@@ -1,8 +1,9 @@
 """T.tvm_warp_shuffle (TileLang's Hadamard transform exchanges values between lanes with it) and T.parallel
 (TVM's one-axis parallel loop, nested as TileLang's pooling example does). The shuffle reads another lane of
 the thread's group of `width` lanes: in the emulator for CUDA (32-lane warps), HIP (64-lane waves) and Metal
-against NumPy, the sources built for real (NVRTC: shfl.sync.idx in the PTX; hipcc; clang for MSL); the CPU
-target and OpenCL refuse it at the line. Before: AttributeError (no such names)."""
+against NumPy, the sources built for real (NVRTC: shfl.sync.idx in the PTX; hipcc; clang for MSL); on the CPU
+target through a shared staging buffer between two phases of the block's thread loop; OpenCL refuses it at
+the line. Before: AttributeError (no such names); then the CPU target refused it too."""
 import numpy as np
 import pytest
 
@@ -54,10 +55,68 @@ def test_generated_sources_compile(target):
         assert "shfl.sync.idx" in k.get_ptx()
 
 
-@pytest.mark.parametrize("target", ["cpu", "opencl"])
-def test_targets_without_warps_refuse_it_at_the_line(target):
+def test_opencl_refuses_it_at_the_line():
     with pytest.raises(TileLangUnsupportedError, match="warp shuffle") as e:
-        tilelang.compile(butterfly(64, 32), target=target)
+        tilelang.compile(butterfly(64, 32), target="opencl")
+    assert "test_warp_shuffle.py" in str(e.value)
+
+
+@pytest.mark.parametrize("width", [4, 8, 32])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_cpu_target_stages_shuffles_through_shared_memory(width, dtype):
+    r = np.random.default_rng(SEED)
+    print(f"seed {SEED}")
+    a = (r.standard_normal(96) * 100).astype(dtype)
+    b, c = np.zeros_like(a), np.zeros_like(a)
+    k = tilelang.compile(butterfly(96, width, dtype), target="cpu")
+    k(a, b, c)
+    rb, rc = _reference(a, width)
+    np.testing.assert_array_equal(b, rb)
+    np.testing.assert_array_equal(c, rc)
+    assert "shfl_stage" in k.get_kernel_source()
+
+
+def rounds(n, width, steps):
+    """Shuffles in a loop, each round reading the previous round's values (TileLang's Hadamard butterfly)."""
+
+    @T.prim_func
+    def k(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(2, threads=n) as bx:
+            tx = T.get_thread_binding(0)
+            v = T.alloc_local((1,), "float32")
+            other = T.alloc_local((1,), "float32")
+            v[0] = A[tx] + bx
+            for i in T.serial(steps):
+                other[0] = T.tvm_warp_shuffle(0xFFFFFFFF, v[0], tx ^ (1 << i), width, max(32, width))
+                v[0] = T.if_then_else((tx >> i) & 1 == 0, v[0] + other[0], other[0] - v[0])
+            B[tx] = v[0] * (bx + 1)
+
+    return k
+
+
+@pytest.mark.parametrize("target,backend", [("cpu", None), ("cuda", "emulator")])
+def test_a_butterfly_over_rounds_matches_numpy(target, backend):
+    a = np.random.default_rng(SEED).standard_normal(64).astype(np.float32)
+    b = np.zeros_like(a)
+    tilelang.compile(rounds(64, 8, 3), target=target, execution_backend=backend)(a, b)
+    v = a.astype(np.float64) + 1  # the last block (bx = 1) writes B
+    t = np.arange(64)
+    for i in range(3):
+        other = v[t ^ (1 << i)]
+        v = np.where((t >> i) & 1 == 0, v + other, other - v)
+    np.testing.assert_allclose(b, v * 2, rtol=1e-5, atol=1e-5)
+
+
+def test_cpu_refuses_a_shuffle_only_some_threads_reach():
+    @T.prim_func
+    def k(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            tx = T.get_thread_binding(0)
+            if tx < 40:
+                B[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], 0, 32, 32)
+
+    with pytest.raises(TileLangUnsupportedError, match="under a condition on the thread index") as e:
+        tilelang.compile(k, target="cpu")
     assert "test_warp_shuffle.py" in str(e.value)
 
 

@@ -9,6 +9,7 @@
 #include "target/cpu/coalesce_k_steps_cpu.h"
 #include "target/cpu/group_gemm_blocks_cpu.h"
 #include "target/cpu/isa.h"
+#include "target/cpu/lower_warp_shuffles_cpu.h"
 #include "target/cpu/pack_gemm_tiles_cpu.h"
 #include "transform/gpu/hopper_wgmma.h"
 #include "transform/lower_thread_bindings.h"
@@ -116,6 +117,7 @@ PassContext CpuPassContext(const Target& t, const PassConfig& pc) { return {{}, 
 
 Pipeline CpuPipeline(const PassContext&) {
   return {
+      {"LowerWarpShufflesCPU", ContextFree(LowerWarpShufflesCPU)},
       {"RejectGpuOnlyCallsCPU", RejectGpuOnlyCalls},
       {"ReportGemmPathsCPU", ReportGemmPathsCPU},
       {"CoalesceGemmKStepsCPU", CoalesceKSteps},
