@@ -82,7 +82,7 @@ Target ParseTarget(const std::string& spec) {
     if (key == "arch" && t.kind != "cpu") {
       t.arch = value;
       t.arch_given = true;
-    } else if (key == "mcpu" && t.kind == "cpu") {
+    } else if (key == "mcpu" && (t.kind == "cpu" || t.kind == "hip")) {  // TVM's ROCm spelling: -mcpu=gfx942
       t.arch = value;
       t.arch_given = true;
     } else if (key == "mattr" && (t.kind == "cpu" || t.kind == "opencl" || t.kind == "metal")) {

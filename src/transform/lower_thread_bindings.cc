@@ -434,12 +434,76 @@ class CpuLowering {
 
 bool ReadsThreadIndex(const Stmt& s) { return PerThreadWork(s); }
 
+namespace {
+
+// Buffers `e` reads, and buffers `s` may write: stored to, named by a tile op, or passed to a call as an
+// element (T.atomic_add(A[i], v) writes A through its operand); a conservative over-approximation.
+std::set<const BufferNode*> BuffersRead(const Expr& e) {
+  std::set<const BufferNode*> out;
+  struct V : IRVisitor {
+    std::set<const BufferNode*>* out;
+    void VisitLoad(const BufferLoadNode* n) override {
+      out->insert(n->buffer.get());
+      IRVisitor::VisitLoad(n);
+    }
+  } v;
+  v.out = &out;
+  v.VisitExpr(e);
+  return out;
+}
+bool MayWriteAny(const Stmt& s, const std::set<const BufferNode*>& bufs) {
+  struct V : IRVisitor {
+    const std::set<const BufferNode*>* bufs;
+    bool found = false;
+    void VisitBuffer(const Buffer& b) override { found |= bufs->count(b.get()) > 0; }
+    void VisitLoad(const BufferLoadNode* n) override {
+      for (auto& i : n->indices) VisitExpr(i);  // a plain read
+    }
+    void VisitCall(const CallNode* n) override {
+      for (auto& a : n->args)
+        if (auto* l = As<BufferLoadNode>(a)) found |= bufs->count(l->buffer.get()) > 0;
+      IRVisitor::VisitCall(n);
+    }
+  } v;
+  v.bufs = &bufs;
+  v.VisitStmt(s);
+  return v.found;
+}
+
+}  // namespace
+
 PrimFunc CheckThreadBindings(const PrimFunc& f) {
+  // A let whose value reads the thread index is inlined into its uses, so that per-thread statements carry
+  // their own values; where its value reads memory its body may write, inlining would read the new contents
+  // (`x = A[tx] + 1; A[tx] = 0; C[tx] = x`), so the value goes into a per-thread local at the let instead
+  // (evaluated once, as the let says).
   struct Inline : IRMutator {
+    std::vector<Buffer>* allocs = nullptr;  // the enclosing kernel's new locals
+    Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
+      std::vector<Buffer> mine;
+      std::vector<Buffer>* saved = allocs;
+      allocs = &mine;
+      Stmt out = IRMutator::VisitKernel(s, n);
+      allocs = saved;
+      if (mine.empty()) return out;
+      auto* k = As<KernelNode>(out);
+      std::vector<Buffer> all = k->alloc_buffers;
+      all.insert(all.end(), mine.begin(), mine.end());
+      return std::make_shared<KernelNode>(k->grid, k->block_vars, k->threads, all, k->var_inits, k->body, k->span);
+    }
     Stmt VisitLet(const Stmt& s, const LetNode* n) override {
       Expr v = VisitExpr(n->value);
-      if (UsesThreadIdx(v)) return VisitStmt(Substitute(n->body, {{n->var.get(), v}}));
-      return IRMutator::VisitLet(s, n);
+      if (!UsesThreadIdx(v)) return IRMutator::VisitLet(s, n);
+      if (allocs) {
+        auto read = BuffersRead(v);
+        if (!read.empty() && MayWriteAny(n->body, read)) {
+          Buffer b = MakeBuffer(n->var->name + "_let", v->dtype, {Int(1)}, Scope::kLocal, n->span);
+          allocs->push_back(b);
+          Stmt body = VisitStmt(Substitute(n->body, {{n->var.get(), Load(b, {Int(0)})}}));
+          return Seq({Store(b, v, {Int(0)}, n->span), body}, n->span);
+        }
+      }
+      return VisitStmt(Substitute(n->body, {{n->var.get(), v}}));
     }
   } inl;
   Stmt body = inl.VisitStmt(f->body);

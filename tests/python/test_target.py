@@ -11,6 +11,7 @@ from tilelang.errors import TileLangUnsupportedError
     ({"kind": "cuda", "arch": "sm_80"}, "cuda -arch=sm_80", "cuda", "sm_80"),
     ("cuda:sm_89", "cuda -arch=sm_89", "cuda", "sm_89"), ("cuda -arch sm_86", "cuda -arch=sm_86", "cuda", "sm_86"),
     ("hip", "hip", "hip", "gfx90a"), ({"kind": "hip", "arch": "gfx942"}, "hip -arch=gfx942", "hip", "gfx942"),
+    ("hip -mcpu=gfx950", "hip -arch=gfx950", "hip", "gfx950"),  # TVM's ROCm spelling (TileLang's CDNA4 example)
     ("metal", "metal", "metal", ""), ("opencl", "opencl", "opencl", ""),
 ])
 def test_spellings(spec, canonical, kind, arch):
@@ -35,6 +36,26 @@ def test_limits_and_features():
 def test_auto_is_the_cpu_without_a_gpu():
     from tilelang import _ffi
     assert str(tilelang.Target("auto")) == ("cuda" if _ffi.cuda_driver_available() else "cpu")
+
+
+def test_auto_with_the_emulator_is_cuda():
+    """TileLang's autotune examples pass target="auto"; with the emulator (which runs GPU kernels only) that is
+    CUDA, not the CPU. Before: "execution_backend 'emulator' runs GPU kernels; target 'cpu' is not one"."""
+    import numpy as np
+    import tilelang.language as T
+
+    @T.prim_func
+    def add(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64):
+            for i in T.Parallel(64):
+                B[i] = A[i] + 1.0
+
+    for backend in ("emulator", "ptx"):
+        k = tilelang.compile(add, target="auto", execution_backend=backend)
+        assert k.kind == "cuda"
+        a, b = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+        k(a, b)
+        np.testing.assert_array_equal(b, a + 1)
 
 
 @pytest.mark.parametrize("spec,msg", [

@@ -168,6 +168,8 @@ class JITKernel:
 
     def __init__(self, func, out_idx=None, target="cpu", execution_backend=None, pass_configs=None, verbose=False):
         self.func = func
+        if (target is None or target == "auto") and execution_backend in ("emulator", "ptx"):
+            target = "cuda"  # "auto" picks a GPU target for the emulators (they run GPU kernels only)
         requested = _target.Target(target)
         self.kind = requested.kind
         self.target_opts = {"arch": requested.arch} if requested.arch_given else {}
