@@ -160,6 +160,18 @@ def kernel_params(func):
     return out
 
 
+def _pack_nibbles_into(orig, values):
+    """Writes one-value-a-byte int4 `values` into `orig`, an int8 / uint8 tensor holding two a byte (low first)."""
+    v = np.asarray(values).astype(np.int16) & 0xF
+    b = (v[..., 0::2] | (v[..., 1::2] << 4)).astype(np.uint8)
+    if hasattr(orig, "copy_"):
+        import torch
+
+        orig.copy_(torch.from_numpy(b.view(np.int8) if str(orig.dtype) == "torch.int8" else b).to(orig.device))
+    else:
+        orig[...] = b.view(orig.dtype)
+
+
 class JITKernel:
     """A compiled kernel: call it with tensors; with out_idx, the outputs are allocated and returned.
 
@@ -405,10 +417,13 @@ class JITKernel:
             for i in range(n + len(self._workspace_idx)):
                 full.append(next(it_out) if i in allocated else next(it_in))
         full, copied = self._strided_arguments(full)
+        full, packed = self._packed_int4_arguments(full)
         self._launch(full)
         for p in self._parts:
             p._launch(full)
             self.last_lane_ops += p.last_lane_ops
+        for orig, values in packed:  # int4 tensors passed packed two a byte: the results packed back
+            _pack_nibbles_into(orig, values)
         for orig, dense in copied:  # T.StridedTensor arguments copied for the launch: copy the results back
             if hasattr(orig, "copy_"):
                 orig.copy_(dense)
@@ -417,6 +432,28 @@ class JITKernel:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    def _packed_int4_arguments(self, full):
+        """TileLang stores int4 / uint4 tensors packed two values a byte (an int8 / uint8 tensor whose last
+        dimension is half the declared one, the low nibble first: its int4 GEMM example). Such an argument for a
+        T.int4 / T.uint4 parameter is unpacked here into this project's one-value-a-byte int4 for the launch and
+        packed back into the caller's tensor after it. Other arguments are left to the launch's checks."""
+        out, packed = list(full), []
+        for i, p in enumerate(self._launch_func.params[:len(full)]):
+            buf = p[1]
+            if buf is None or str(buf.dtype) not in ("int4", "uint4"):
+                continue
+            a = out[i]
+            if str(getattr(a, "dtype", "")).replace("torch.", "") not in ("int8", "uint8") or not getattr(a, "ndim", 0):
+                continue
+            host = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
+            b = np.ascontiguousarray(host).view(np.uint8)
+            nib = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], b.shape[-1] * 2).astype(np.int16)
+            if str(buf.dtype) == "int4":
+                nib = (nib ^ 8) - 8  # sign-extend the nibble
+            out[i] = nib.astype(_np_dtype(str(buf.dtype)))
+            packed.append((a, out[i]))
+        return out, packed
 
     def _strided_arguments(self, full):
         """T.StridedTensor parameters (attribute tl.param_strides.<i>): each tensor's strides, in elements, are
