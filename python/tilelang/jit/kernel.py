@@ -392,6 +392,7 @@ class JITKernel:
                                             f"(outputs {self.out_idx} are allocated for you), got {len(args)}")
         elif len(args) != n:
             raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
+        args, packed = self._packed_int4_arguments(args, [i for i in range(n) if i not in self.out_idx])
         outs, full = [], list(args)
         if allocated:
             in_idx = [i for i in range(n) if i not in self.out_idx]
@@ -417,7 +418,6 @@ class JITKernel:
             for i in range(n + len(self._workspace_idx)):
                 full.append(next(it_out) if i in allocated else next(it_in))
         full, copied = self._strided_arguments(full)
-        full, packed = self._packed_int4_arguments(full)
         self._launch(full)
         for p in self._parts:
             p._launch(full)
@@ -433,14 +433,15 @@ class JITKernel:
             return None
         return outs[0] if len(outs) == 1 else outs
 
-    def _packed_int4_arguments(self, full):
+    def _packed_int4_arguments(self, args, param_idx):
         """TileLang stores int4 / uint4 tensors packed two values a byte (an int8 / uint8 tensor whose last
         dimension is half the declared one, the low nibble first: its int4 GEMM example). Such an argument for a
         T.int4 / T.uint4 parameter is unpacked here into this project's one-value-a-byte int4 for the launch and
-        packed back into the caller's tensor after it. Other arguments are left to the launch's checks."""
-        out, packed = list(full), []
-        for i, p in enumerate(self._launch_func.params[:len(full)]):
-            buf = p[1]
+        packed back into the caller's tensor after it. Other arguments are left to the launch's checks. `args` are
+        the caller's arguments, `param_idx` the parameter each one is."""
+        out, packed = list(args), []
+        for i, pi in enumerate(param_idx[:len(out)]):
+            buf = self._launch_func.params[pi][1]
             if buf is None or str(buf.dtype) not in ("int4", "uint4"):
                 continue
             a = out[i]
