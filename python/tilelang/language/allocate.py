@@ -47,7 +47,11 @@ def alloc_shared(shape, dtype, scope="shared.dyn", data=None, byte_offset=0):
 
 
 def alloc_fragment(shape, dtype, scope="local.fragment"):
-    _check_scope(scope, ("local.fragment",), "T.alloc_fragment")
+    """A register tile spread over the block's threads. As in TileLang, `scope` is the buffer's storage: a
+    shared scope ("shared" / "shared.dyn", which TileLang's cumsum example passes) allocates a shared tile."""
+    _check_scope(scope, ("local.fragment", "shared", "shared.dyn"), "T.alloc_fragment")
+    if scope != "local.fragment":
+        return _alloc(shape, dtype, "shared", "T.alloc_fragment")
     return _alloc(shape, dtype, "local.fragment", "T.alloc_fragment")
 
 

@@ -355,3 +355,24 @@ def test_python_max_and_min_of_kernel_expressions(where):
         for b in range(blocks):
             want[b] = x[min(b + 1, size - 1, 1000)] + max(b, 2, 0)
         np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target,backend", [("cpu", None), ("cuda", "emulator")])
+def test_alloc_fragment_with_a_shared_scope_is_a_shared_tile(target, backend):
+    """T.alloc_fragment(shape, dtype, scope="shared") (TileLang's cumsum example): the scope is the storage, as in
+    TileLang. Before: "T.alloc_fragment: unknown or unsupported scope 'shared'"."""
+    import numpy as np
+
+    @T.prim_func
+    def k(A: T.Tensor((32, 48), "float32"), B: T.Tensor((32, 48), "float32")):
+        with T.Kernel(1, threads=128):
+            S = T.alloc_fragment((32, 48), "float32", scope="shared")
+            T.copy(A, S)
+            T.cumsum(S, dim=1)
+            T.copy(S, B)
+
+    assert "shared" in str(k)
+    a = np.random.default_rng(7).standard_normal((32, 48)).astype(np.float32)
+    b = np.zeros_like(a)
+    tilelang.compile(k, target=target, execution_backend=backend)(a, b)
+    np.testing.assert_allclose(b, np.cumsum(a.astype(np.float64), axis=1), rtol=1e-5, atol=1e-5)
