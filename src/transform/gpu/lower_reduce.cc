@@ -110,14 +110,10 @@ Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r) {
     }
     return Seq(out, sp);
   }
-  if (D.kind != "replicated")
-    throw UserError(ErrorKind::kLayout,
-                    "T.reduce: the destination '" + r->dst.buffer->name + "' has layout " + D.desc +
-                        ", which this reduction of " + S.desc + " along dim " + std::to_string(r->dim) +
-                        " cannot produce",
-                    sp);
   // Generic: per-thread partials over the thread's own elements, a butterfly over the warp,
-  // then one partial per warp through shared memory.
+  // then one partial per warp through shared memory. Every thread ends with all the totals, so any
+  // destination layout can be written: a replicated destination holds them all; another (one a loop
+  // fixed first, e.g. striped) takes, in each of its registers, the total of the element it holds there.
   L.ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc +
                                ": per-thread partials, 5-step warp butterfly, " +
                                "then per-warp partials through shared memory");
@@ -127,9 +123,32 @@ Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r) {
   Var d = MakeVar("d");
   // The totals in `part` into the destination (folded into its old values unless clear).
   auto finish = [&] {
-    Expr v = Load(part, {d});
-    out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
-                      Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+    if (D.kind == "replicated") {
+      Expr v = Load(part, {d});
+      out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled,
+                        Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {d}), v), {d}, sp), {}, sp));
+      return Seq(out, sp);
+    }
+    L.ctx_.info->choices.back() += " (every thread holds all totals; the destination's " + D.desc +
+                                   " registers take theirs)";
+    for (int64_t l = 0; l < D.locals; ++l) {
+      auto idx = D.IndexAt(L.tx_, C(l));
+      Expr flat = C(0);
+      for (size_t a = 0; a < idx.size(); ++a) flat = flat * C(D.shape[a]) + idx[a];
+      flat = Simplify(flat, L.kernel_bounds_);
+      Expr v = Load(part, {flat});
+      Stmt st = Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {C(l)}), v), {C(l)}, sp);
+      Expr g = D.ValidAt(L.tx_, C(l));
+      if (g) {
+        g = Simplify(g, L.kernel_bounds_);
+        int64_t gc;
+        if (AsConstInt(g, &gc)) {
+          if (gc == 0) continue;
+          g = Expr();
+        }
+      }
+      out.push_back(g ? If(g, st, nullptr, sp) : st);
+    }
     return Seq(out, sp);
   };
   out.push_back(For(d, C(0), C(nd), ForKind::kUnrolled, Store(part, ReduceIdentity(k, t), {d}, sp), {}, sp));
