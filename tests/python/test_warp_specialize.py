@@ -767,20 +767,39 @@ def test_a_tma_copy_in_a_producer_branch_is_issued_by_its_first_thread():
     np.testing.assert_array_equal(b, _f64(a) * 2)
 
 
-def test_tile_ops_under_a_branch_of_part_of_a_warp_group_are_refused():
-    def part():
-        @T.prim_func
-        def main(C: T.Tensor((64, 64), "float32")):
-            with T.Kernel(1, threads=256):
-                acc = T.alloc_fragment((64, 64), "float32")
-                tx = T.get_thread_binding()
-                if tx < 64:
-                    T.fill(acc, 1.0)
-                    T.copy(acc, C)
-        return main
+def _branch_of(lo, hi, threads=256):
+    @T.prim_func
+    def main(A: T.Tensor((4, 48), "float32"), C: T.Tensor((64, 64), "float32"), R: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=threads):
+            acc = T.alloc_fragment((64, 64), "float32")
+            a = T.alloc_fragment((4, 48), "float32")
+            s = T.alloc_fragment((4,), "float32")
+            tx = T.get_thread_binding()
+            if tx >= lo and tx < hi:
+                T.fill(acc, 1.0)
+                T.copy(acc, C)
+                T.copy(A, a)
+                T.reduce_sum(a, s, dim=1)
+                T.copy(s, R)
+    return main
 
-    msg = _ws_error(part)
-    assert "must be whole warp groups (multiples of 128); this branch runs on threads 0..63" in msg, msg
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("lo,hi,threads", [(0, 64, 256), (32, 64, 96), (0, 32, 96), (160, 256, 256)])
+def test_tile_ops_under_a_branch_of_whole_warps(arch, lo, hi, threads):
+    """Tile ops under a condition selecting whole warps (TileLang's mHC pre kernel: `if tx < 32` in a block of
+    96) are lowered for the threads it selects. Before: refused unless whole warp groups (multiples of 128)."""
+    a = _rng().standard_normal((4, 48)).astype(np.float32)
+    c = np.full((64, 64), np.nan, np.float32)
+    r = np.zeros(4, np.float32)
+    tilelang.compile(_branch_of(lo, hi, threads), target=f"cuda -arch={arch}", execution_backend="emulator")(a, c, r)
+    np.testing.assert_array_equal(c, np.ones((64, 64)))
+    np.testing.assert_allclose(r, a.astype(np.float64).sum(1), rtol=1e-5)
+
+
+def test_tile_ops_under_a_branch_of_part_of_a_warp_are_refused():
+    msg = _ws_error(lambda: _branch_of(0, 48))
+    assert "must be whole warps (multiples of 32); this branch runs on threads 0..47" in msg, msg
     assert "T.fill(acc, 1.0)" in msg, msg
 
 

@@ -548,10 +548,10 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
                       "tile ops under a condition on the thread index synchronise the threads it selects with a "
                       "named barrier, which the " + features.label + " target does not have",
                       work->span);
-    if (range.lo % kWarpGroup || range.hi % kWarpGroup)
+    if (range.lo % 32 || range.hi % 32)
       throw UserError(ErrorKind::kUnsupported,
                       "tile ops under a condition on the thread index are lowered for the threads it selects, which "
-                      "must be whole warp groups (multiples of 128); this branch runs on threads " +
+                      "must be whole warps (multiples of 32); this branch runs on threads " +
                           std::to_string(range.lo) + ".." + std::to_string(range.hi - 1),
                       work->span);
     return range;
