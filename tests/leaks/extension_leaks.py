@@ -85,6 +85,7 @@ def main():
         # tells the two apart
         opts = [o for o in opts if not o.startswith("exitcode=")]
         env["ASAN_OPTIONS"] = ":".join(opts + ["detect_leaks=1", "exitcode=23", f"log_path={prefix}"])
+    env["TILELANG_NB_LEAK_WARNINGS"] = "1"  # nanobind's list of objects alive at exit (off for users)
     proc = subprocess.run([sys.executable] + (["-S"] if sys.flags.no_site else []) + [__file__, "--workload"],
                           capture_output=True, text=True, env=env)
     sys.stdout.write(proc.stdout)
