@@ -173,3 +173,22 @@ def test_set_autotune_inputs(tmp_path, monkeypatch):
                                use_cache=False)(tilelang.jit(out_idx=[2], target="cpu")(_add_plus))
     with set_autotune_inputs([a]), pytest.raises(TileLangArgumentError, match="set_autotune_inputs gave 1 tensor"):
         tuned2()
+
+
+def test_the_result_is_the_best_kernel(tmp_path, monkeypatch):
+    """An autotuned function returns the best kernel, as TileLang's does (its AutoTuneImpl returns the JITKernel):
+    isinstance JITKernel, and JITKernel's methods run on it; the tuning's config / latency / results stay on it.
+    Before: an AutotuneResult that only forwarded attributes (isinstance JITKernel was False)."""
+    from tilelang.jit.kernel import JITKernel
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", str(tmp_path))
+    given = _tuned()(SIZE, SIZE, SIZE, block_M=64, block_N=64, block_K=32)  # every tuned parameter given
+    tuned = _tuned()(SIZE, SIZE, SIZE)
+    for k in (given, tuned):
+        assert isinstance(k, JITKernel)
+        assert "tl_entry" in k.get_kernel_source() and k.out_idx == [2] and k.kind == "cpu"
+        a = np.random.default_rng(3).standard_normal((SIZE, SIZE)).astype(np.float32)
+        np.testing.assert_allclose(k(a, a), _ref(a, a), rtol=1e-4, atol=1e-3)
+    assert given.config == {"block_M": 64, "block_N": 64, "block_K": 32} and given.latency is None
+    assert tuned.latency > 0 and tuned.config in CONFIGS[:3] and len(tuned.results) == len(CONFIGS)
+    assert tuned.from_cache is False  # the tuning's cache, not the kernel build's

@@ -60,17 +60,28 @@ class CandidateResult:
         return f"CandidateResult({self.config}, {what})"
 
 
-class AutotuneResult:
+from ..jit.kernel import JITKernel  # noqa: E402
+
+
+class AutotuneResult(JITKernel):
     """The outcome of tuning: ``config``, ``latency`` (ms), ``kernel`` (the best JITKernel), ``ref_latency``
     (the reference program's time, when given), ``results`` (every CandidateResult), ``from_cache``
-    (loaded from the disk cache without tuning), ``cache_path``. Calling it calls the best kernel; other
-    attributes (get_kernel_source, get_profiler, ...) are the kernel's."""
+    (loaded from the disk cache without tuning), ``cache_path``. It is the best kernel, as TileLang's autotuned
+    functions return it (a JITKernel: isinstance and every method); calling it calls the kernel."""
 
     def __init__(self, config, latency, kernel, results, ref_latency=None, from_cache=False, cache_path=None):
+        if isinstance(kernel, JITKernel):
+            self.__dict__.update(kernel.__dict__)  # the best kernel's state: JITKernel's methods run on it
         self.config, self.latency, self.kernel, self.results = config, latency, kernel, results
-        self.ref_latency, self.from_cache, self.cache_path = ref_latency, from_cache, cache_path
+        self.ref_latency, self._tuned_from_cache, self.cache_path = ref_latency, from_cache, cache_path
         self.executor = None  # "local" or "ray" when tuned in this process
         self.pruned = sum(bool(getattr(r, "pruned", False)) for r in results)  # rejected by lowering alone
+
+    @property
+    def from_cache(self):
+        """Whether the tuning result came from the autotuner's disk cache (the kernel's own build cache is
+        ``kernel.from_cache``)."""
+        return self._tuned_from_cache
 
     @property
     def skipped(self):
