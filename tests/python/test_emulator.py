@@ -232,21 +232,22 @@ def test_corrupted_fragment_layout_gives_wrong_numbers():
 
 def test_out_of_range_index_is_reported_not_performed():
     """Global element accesses are guarded by the compiler (InjectBoundGuards); a shared-memory index
-    past the tile is not, and the emulator reports it instead of performing it."""
+    past the tile is not, and the emulator reports it instead of performing it (an index a loop provably
+    drives past the tile is a compile error: test_on_chip_bounds.py; here the shift is a run-time scalar)."""
     n = 128
 
     @T.prim_func
-    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), off: T.int32):
         with T.Kernel(1, threads=128) as bx:
             S = T.alloc_shared((n,), "float32")
             T.copy(A, S)
             for i in T.Parallel(n):
-                B[i] = S[i + 1]  # reads S[128] in the last lane
+                B[i] = S[i + off]  # reads S[128] in the last lane when off is 1
 
     a = np.arange(n, dtype=np.float32)
     b = np.zeros(n, np.float32)
     with pytest.raises(TileLangEmulationError) as e:
-        emu(shift)(a, b)
+        emu(shift)(a, b, 1)
     assert e.value.reports[0][0] == "out_of_bounds"
     assert "S" in e.value.reports[0][1] and "128" in e.value.reports[0][1]
     assert "test_emulator.py" in e.value.reports[0][1]

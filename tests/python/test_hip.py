@@ -349,12 +349,12 @@ def test_out_of_range_lds_index_and_uninitialised_lds_read_are_reported():
     n = 128
 
     @T.prim_func
-    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+    def shift(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32"), off: T.int32):
         with T.Kernel(1, threads=128) as bx:
             S = T.alloc_shared((n,), "float32")
             T.copy(A, S)
             for i in T.Parallel(n):
-                B[i] = S[i + 1]  # reads S[128] in the last lane
+                B[i] = S[i + off]  # reads S[128] in the last lane when off is 1 (run time: not a compile error)
 
     @T.prim_func
     def stale(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
@@ -366,7 +366,7 @@ def test_out_of_range_lds_index_and_uninitialised_lds_read_are_reported():
 
     a, b = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
     with pytest.raises(TileLangEmulationError) as e:
-        tilelang.compile(shift, target="hip", execution_backend="emulator")(a, b)
+        tilelang.compile(shift, target="hip", execution_backend="emulator")(a, b, 1)
     assert e.value.reports[0][0] == "out_of_bounds" and "test_hip.py" in e.value.reports[0][1]
     np.testing.assert_array_equal(b[:-1], a[1:])  # the in-range lanes ran
     with pytest.raises(TileLangEmulationError) as e:
