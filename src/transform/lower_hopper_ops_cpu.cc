@@ -20,12 +20,6 @@ void RejectGpuOnlyCallsOnCPU(const Stmt& body) {
       if (c->op == "tl.call_extern")
         throw UserError(ErrorKind::kUnsupported,
                         "T.call_extern runs user CUDA C++, which the CPU target cannot compile", span_);
-      if (c->op == "tl.sync_grid")
-        throw UserError(
-            ErrorKind::kUnsupported,
-            "T.sync_grid, a barrier of the whole grid, needs every block live at once (CUDA's cooperative "
-            "launch); the CPU target runs blocks one after another",
-            span_);
       if (IsClusterOp(c->op))
         throw UserError(
             ErrorKind::kUnsupported,

@@ -2,7 +2,8 @@
 one). CUDA only: cooperative groups' grid sync, and the kernel is launched cooperatively (every block resident).
 Both emulators run the blocks of such a grid as live at once, one at a time, handing the turn on at the barrier
 (the IR emulator) or at the barrier's spin loads (the PTX emulator, which runs NVIDIA's own cooperative-groups
-code from the toolkit). Against NumPy in float64 on seeded inputs, ragged block counts; the refusals elsewhere."""
+code from the toolkit); the CPU target runs a thread per block. Against NumPy in float64 on seeded inputs, ragged
+block counts; the refusals elsewhere."""
 import numpy as np
 import pytest
 
@@ -59,8 +60,36 @@ def test_a_block_that_never_reaches_the_barrier_is_a_deadlock(backend):
     assert "deadlock" in {kind for kind, _ in e.value.reports}, str(e.value)
 
 
-@pytest.mark.parametrize("target,name", [("cpu", "cpu"), ("hip", "HIP"), ("metal", "Metal"), ("opencl", "OpenCL")])
+@pytest.mark.parametrize("nb", [1, 3, 8, 40])
+def test_cpu_target_runs_a_thread_per_block(nb):
+    """The CPU target runs a grid with T.sync_grid as one OpenMP thread per block (all live at once), the grid
+    barrier being the team's barrier. Before: refused ("the CPU target runs blocks one after another")."""
+    x, want = _data(nb)
+    p, y = np.zeros(nb, np.float32), np.zeros_like(x)
+    k = tilelang.compile(kernels.grid_two_phase(nb), target="cpu")
+    k(x, p, y)
+    np.testing.assert_allclose(y, want, rtol=1e-5)
+    src = k.get_kernel_source()
+    assert "#pragma omp barrier" in src and "num_threads((int)(tl_g0 * tl_g1 * tl_g2))" in src
+
+
+def test_cpu_grid_larger_than_the_thread_limit_is_an_error():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, kernels, tilelang\n"
+            "k = tilelang.compile(kernels.grid_two_phase(6), target='cpu')\n"
+            "x = np.ones(6 * 64, np.float32)\n"
+            "k(x, np.zeros(6, np.float32), np.zeros_like(x))\n")
+    env = dict(os.environ, OMP_THREAD_LIMIT="4", PYTHONPATH=os.path.dirname(__file__) + os.pathsep +
+               os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode != 0
+    assert "its 6 blocks must all be live at once, but OpenMP started 4 threads" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("target,name", [("hip", "HIP"), ("metal", "Metal"), ("opencl", "OpenCL")])
 def test_other_targets_refuse_it(target, name):
-    kw = {} if target == "cpu" else {"execution_backend": "emulator"}
     with pytest.raises(TileLangUnsupportedError, match="T.sync_grid"):
-        tilelang.compile(kernels.grid_two_phase(2), target=target, **kw)
+        tilelang.compile(kernels.grid_two_phase(2), target=target, execution_backend="emulator")

@@ -135,6 +135,13 @@ class CodegenCPUImpl : public CodegenC {
   }
 
   void Stmt_(const Stmt& s, int ind) override {
+    if (auto* ev = As<EvaluateNode>(s)) {  // T.sync_grid: every block is an OpenMP thread of its own (Kernel)
+      auto* c = As<CallNode>(ev->value);
+      if (c && c->op == "tl.sync_grid") {
+        Line(ind, "#pragma omp barrier");
+        return;
+      }
+    }
     auto* a = As<AttrStmtNode>(s);
     if (a && a->key == "tl.cpu_cache_bind") {  // a tile that is a slot of a tile cache
       Line(ind, "{");
@@ -212,8 +219,29 @@ class CodegenCPUImpl : public CodegenC {
     std::vector<int64_t> counts = OnChipCounts(n, bound);
     bool any_heap = false;
     int64_t stack_bytes = 0;
+    // T.sync_grid (a barrier of the whole grid): every block must be live at once, so each block is an OpenMP
+    // thread of its own (num_threads: the grid), the grid barrier is the team's barrier, and the blocks' on-chip
+    // buffers are per thread as always. A team smaller than the grid (an OpenMP thread limit) is an error.
+    bool grid_sync = false;
+    PostOrderVisitStmt(n->body, [&](const Stmt& st) {
+      auto* ev = As<EvaluateNode>(st);
+      auto* c = ev ? As<CallNode>(ev->value) : nullptr;
+      grid_sync |= c && c->op == "tl.sync_grid";
+    });
     Line(ind + 1, "int tl_no_memory = 0;");
-    Line(ind + 1, "#pragma omp parallel");
+    if (grid_sync) {
+      Line(ind + 1, "int tl_team = 0;");
+      Line(ind + 1, "if (tl_g0 * tl_g1 * tl_g2 > 4096) {");
+      Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"kernel '" + f_->name +
+                        "' uses T.sync_grid with %lld blocks; the CPU target runs such a grid with a thread per "
+                        "block, at most 4096\", (long long)(tl_g0 * tl_g1 * tl_g2));");
+      Line(ind + 2, "return 1;");
+      Line(ind + 1, "}");
+      Line(ind + 1, "omp_set_dynamic(0);");
+      Line(ind + 1, "#pragma omp parallel num_threads((int)(tl_g0 * tl_g1 * tl_g2))");
+    } else {
+      Line(ind + 1, "#pragma omp parallel");
+    }
     Line(ind + 1, "{");
     for (size_t i = 0; i < n->alloc_buffers.size(); ++i) {
       const Buffer& b = n->alloc_buffers[i];
@@ -239,9 +267,17 @@ class CodegenCPUImpl : public CodegenC {
       Line(ind + 3, "tl_no_memory = 1;");
       Line(ind + 2, "}");
     }
-    Line(ind + 2, "#pragma omp for schedule(dynamic, 1)");
-    Line(ind + 2, "for (int64_t tl_blk = 0; tl_blk < tl_g0 * tl_g1 * tl_g2; ++tl_blk) {");
-    if (any_heap) Line(ind + 3, "if (!tl_have_memory) continue;");
+    if (grid_sync) {
+      // every thread decides alike (a barrier all of them reach first), so none waits at a grid barrier alone
+      Line(ind + 2, "#pragma omp single");
+      Line(ind + 2, "tl_team = omp_get_num_threads();");
+      Line(ind + 2, "if (tl_team == tl_g0 * tl_g1 * tl_g2 && !tl_no_memory) {");
+      Line(ind + 3, "const int64_t tl_blk = omp_get_thread_num();");
+    } else {
+      Line(ind + 2, "#pragma omp for schedule(dynamic, 1)");
+      Line(ind + 2, "for (int64_t tl_blk = 0; tl_blk < tl_g0 * tl_g1 * tl_g2; ++tl_blk) {");
+      if (any_heap) Line(ind + 3, "if (!tl_have_memory) continue;");
+    }
     const char* split[] = {"tl_blk % tl_g0", "(tl_blk / tl_g0) % tl_g1", "tl_blk / (tl_g0 * tl_g1)"};
     for (size_t i = 0; i < n->block_vars.size(); ++i)
       Line(ind + 3, "const " + CType(n->block_vars[i]->dtype) + " " + Name(n->block_vars[i].get()) +
@@ -251,6 +287,14 @@ class CodegenCPUImpl : public CodegenC {
     Stmt_(n->body, ind + 3);
     Line(ind + 2, "}");
     Line(ind + 1, "}");
+    if (grid_sync) {
+      Line(ind + 1, "if (!tl_no_memory && tl_team != tl_g0 * tl_g1 * tl_g2) {");
+      Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"kernel '" + f_->name +
+                        "' uses T.sync_grid: its %lld blocks must all be live at once, but OpenMP started %d "
+                        "threads (OMP_THREAD_LIMIT?)\", (long long)(tl_g0 * tl_g1 * tl_g2), tl_team);");
+      Line(ind + 2, "return 1;");
+      Line(ind + 1, "}");
+    }
     Line(ind + 1, "if (tl_no_memory) {");
     Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"out of memory for the on-chip buffers of kernel '" +
                       f_->name + "'\");");
