@@ -431,7 +431,10 @@ class EagerJIT:
                 continue
             except TileLangError as e:
                 open_ = [n for n in state.placeholders if n not in state.const_values]
-                if open_ and not isinstance(e, TileLangArgumentError):
+                # the note only where the error is about one of them (a NameError of another name is not)
+                import re as _re
+                named = [n for n in open_ if _re.search(r"\b" + _re.escape(n) + r"\b", str(e.args[0]))]
+                if named and not isinstance(e, TileLangArgumentError):
                     e.args = (f"{e.args[0]}\n(note: the size{'s' if len(open_) > 1 else ''} "
                               f"{', '.join(open_)} from T.const had no value yet: no tensor argument's shape gave one; "
                               f"pass {open_[0]}=<int> or the tensor)",) + e.args[1:]

@@ -319,3 +319,25 @@ def test_jit_on_a_prim_func():
     np.testing.assert_allclose(kernel(x), 2.0 * x)
     with pytest.raises(TileLangArgumentError, match="call it with no arguments"):
         jitted(x)
+
+
+def test_a_name_error_gets_no_note_about_open_sizes():
+    """An undefined name in an eager kernel is reported as such; the note about T.const sizes no tensor gave a value
+    to is kept for errors that name one of them. Before: every error got the note (TileLang's NSA backward example,
+    whose kernel reads a name defined only under __main__, was reported with a misleading note)."""
+    import numpy as np
+    from tilelang.errors import TileLangSyntaxError
+
+    @tilelang.jit
+    def late(A, block):
+        M = T.const("M")
+        B = T.empty((M,), "float32")
+        with T.Kernel(T.ceildiv(M, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = 2.0 * undefined_thing  # noqa: F821
+        A: T.Tensor((M,), "float32")
+        return B
+
+    with pytest.raises(TileLangSyntaxError, match="name 'undefined_thing' is not defined") as e:
+        late(np.zeros(64, np.float32), 32)
+    assert "from T.const had no value yet" not in str(e.value)
