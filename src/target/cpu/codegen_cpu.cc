@@ -228,15 +228,21 @@ class CodegenCPUImpl : public CodegenC {
       auto* c = ev ? As<CallNode>(ev->value) : nullptr;
       grid_sync |= c && c->op == "tl.sync_grid";
     });
+    // `if (cond) { <the message, printf-formatted into tl_err>; return 1; }`
+    auto fail_if = [&](const std::string& cond, const std::string& format_and_args) {
+      Line(ind + 1, "if (" + cond + ") {");
+      Line(ind + 2, "std::snprintf(tl_err, tl_errlen, " + format_and_args + ");");
+      Line(ind + 2, "return 1;");
+      Line(ind + 1, "}");
+    };
     Line(ind + 1, "int tl_no_memory = 0;");
     if (grid_sync) {
       Line(ind + 1, "int tl_team = 0;");
-      Line(ind + 1, "if (tl_g0 * tl_g1 * tl_g2 > 4096) {");
-      Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"kernel '" + f_->name +
-                        "' uses T.sync_grid with %lld blocks; the CPU target runs such a grid with a thread per "
-                        "block, at most 4096\", (long long)(tl_g0 * tl_g1 * tl_g2));");
-      Line(ind + 2, "return 1;");
-      Line(ind + 1, "}");
+      fail_if("tl_g0 * tl_g1 * tl_g2 > 4096",
+              "\"kernel '" + f_->name +
+                  "' uses T.sync_grid with %lld blocks; the CPU target runs such a "
+                  "grid with a thread per block, at most 4096\", "
+                  "(long long)(tl_g0 * tl_g1 * tl_g2)");
       Line(ind + 1, "omp_set_dynamic(0);");
       Line(ind + 1, "#pragma omp parallel num_threads((int)(tl_g0 * tl_g1 * tl_g2))");
     } else {
@@ -287,19 +293,13 @@ class CodegenCPUImpl : public CodegenC {
     Stmt_(n->body, ind + 3);
     Line(ind + 2, "}");
     Line(ind + 1, "}");
-    if (grid_sync) {
-      Line(ind + 1, "if (!tl_no_memory && tl_team != tl_g0 * tl_g1 * tl_g2) {");
-      Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"kernel '" + f_->name +
-                        "' uses T.sync_grid: its %lld blocks must all be live at once, but OpenMP started %d "
-                        "threads (OMP_THREAD_LIMIT?)\", (long long)(tl_g0 * tl_g1 * tl_g2), tl_team);");
-      Line(ind + 2, "return 1;");
-      Line(ind + 1, "}");
-    }
-    Line(ind + 1, "if (tl_no_memory) {");
-    Line(ind + 2, "std::snprintf(tl_err, tl_errlen, \"out of memory for the on-chip buffers of kernel '" +
-                      f_->name + "'\");");
-    Line(ind + 2, "return 1;");
-    Line(ind + 1, "}");
+    if (grid_sync)
+      fail_if(
+          "!tl_no_memory && tl_team != tl_g0 * tl_g1 * tl_g2",
+          "\"kernel '" + f_->name +
+              "' uses T.sync_grid: its %lld blocks must all be live at once, but OpenMP started %d threads "
+              "(OMP_THREAD_LIMIT?)\", (long long)(tl_g0 * tl_g1 * tl_g2), tl_team");
+    fail_if("tl_no_memory", "\"out of memory for the on-chip buffers of kernel '" + f_->name + "'\"");
     Line(ind, "}");
   }
 
