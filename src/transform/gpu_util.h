@@ -1,5 +1,6 @@
 // Small helpers shared by the CUDA passes (internal to src/transform).
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,27 @@ inline bool IsNamedBarrier(const Stmt& s) {
   auto* e = As<EvaluateNode>(s);
   auto* c = e ? As<CallNode>(e->value) : nullptr;
   return c && c->op == "tl.named_barrier_sync";
+}
+
+/// Whether threads may evaluate `e` differently by reading the thread index (or an OpenCL sub-group id) or a
+/// var in `tainted` (let-bound to such a value).
+inline bool ThreadDependent(const Expr& e, const std::set<const VarNode*>& tainted) {
+  bool found = false;
+  struct V : IRVisitor {
+    const std::set<const VarNode*>* s;
+    bool* f;
+    void VisitVar(const VarNode* v) override {
+      if (s->count(v)) *f = true;
+    }
+    void VisitCall(const CallNode* c) override {
+      if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id") *f = true;
+      IRVisitor::VisitCall(c);
+    }
+  } vis;
+  vis.s = &tainted;
+  vis.f = &found;
+  vis.VisitExpr(e);
+  return found;
 }
 
 inline bool ReadsMemory(const Expr& e) {

@@ -10,6 +10,7 @@
 #include "ir/functor.h"
 #include "ir/structural.h"
 #include "transform/gpu_passes.h"
+#include "transform/gpu_util.h"
 #include "transform/gpu/warp_specialize.h"
 
 namespace tl {
@@ -289,25 +290,7 @@ class Barriers {
     });
     return n;
   }
-  bool Tainted(const Expr& e) const {
-    bool t = false;
-    struct V : IRVisitor {
-      const std::set<const VarNode*>* s;
-      bool* t;
-      void VisitVar(const VarNode* v) override {
-        if (s->count(v)) *t = true;
-      }
-      void VisitCall(const CallNode* c) override {  // the thread index itself; OpenCL sub-group ids
-        if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id")
-          *t = true;
-        IRVisitor::VisitCall(c);
-      }
-    } v;
-    v.s = &tainted_;
-    v.t = &t;
-    v.VisitExpr(e);
-    return t;
-  }
+  bool Tainted(const Expr& e) const { return gpu_pass::ThreadDependent(e, tainted_); }
 
   // Two shared buffers share bytes: the same buffer, or views of one byte buffer whose byte
   // ranges overlap.

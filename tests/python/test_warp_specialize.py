@@ -794,7 +794,7 @@ def test_tile_ops_under_a_branch_of_whole_warps(arch, lo, hi, threads):
     r = np.zeros(4, np.float32)
     tilelang.compile(_branch_of(lo, hi, threads), target=f"cuda -arch={arch}", execution_backend="emulator")(a, c, r)
     np.testing.assert_array_equal(c, np.ones((64, 64)))
-    np.testing.assert_allclose(r, a.astype(np.float64).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(r, a.astype(np.float64).sum(1), rtol=1e-5, atol=5e-5)  # float32 sums of 48 (random seed)
 
 
 def test_tile_ops_under_a_branch_of_part_of_a_warp_are_refused():

@@ -6,32 +6,10 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "support/error.h"
+#include "transform/gpu_util.h"
 
 namespace tl {
 namespace {
-
-// Whether threads may evaluate `e` differently: it reads the thread index, memory, or a let-bound var whose
-// value does (`dependent`).
-bool ThreadOrMemoryDependent(const Expr& e, const std::set<const VarNode*>& dependent) {
-  bool found = false;
-  struct V : IRVisitor {
-    bool* found;
-    const std::set<const VarNode*>* dependent;
-    void VisitVar(const VarNode* n) override { *found |= dependent->count(n) > 0; }
-    void VisitCall(const CallNode* n) override {
-      *found |= n->op == "tl.thread_idx";
-      IRVisitor::VisitCall(n);
-    }
-    void VisitLoad(const BufferLoadNode* n) override {
-      *found = true;
-      IRVisitor::VisitLoad(n);
-    }
-  } v;
-  v.found = &found;
-  v.dependent = &dependent;
-  v.VisitExpr(e);
-  return found;
-}
 
 struct Stager : IRMutator {
   int64_t slots = 0;                   // staging slots: the block's threads rounded up to whole warps
@@ -41,7 +19,10 @@ struct Stager : IRMutator {
   int parallel = 0;                    // inside T.Parallel (run once per block on the CPU, not per thread)
   std::set<const VarNode*> dependent;  // let-bound vars threads may hold different values of
   Span span;
-  bool Dependent(const Expr& e) const { return ThreadOrMemoryDependent(e, dependent); }
+  // whether threads may evaluate `e` differently: the thread index, memory, or a var let-bound to either
+  bool Dependent(const Expr& e) const {
+    return gpu_pass::ThreadDependent(e, dependent) || gpu_pass::ReadsMemory(e);
+  }
 
   [[noreturn]] void Refuse(const std::string& why) const {
     throw UserError(ErrorKind::kUnsupported,
@@ -96,11 +77,10 @@ struct Stager : IRMutator {
       divergent += d;
       out = IRMutator::VisitStmt(s);
       divergent -= d;
-    } else if (auto* w = As<WhileNode>(s)) {
+    } else if (As<WhileNode>(s)) {
       ++divergent;  // a while loop's trip count is decided at run time
       out = IRMutator::VisitStmt(s);
       --divergent;
-      (void)w;
     } else {
       out = IRMutator::VisitStmt(s);
     }
