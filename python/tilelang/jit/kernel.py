@@ -241,6 +241,9 @@ class JITKernel:
         # T.alloc_global workspaces: trailing parameters of the compiled function, allocated per call
         self._launch_func = self._compiled.func
         self._workspace_idx = list(range(len(func.params), len(self._launch_func.params)))
+        # T.int4 / T.uint4 tensor parameters (TileLang's callers may pass them packed: _packed_int4_arguments)
+        self._nibble_params = {i: str(p[1].dtype) for i, p in enumerate(self._launch_func.params)
+                               if p[1] is not None and str(p[1].dtype) in ("int4", "uint4")}
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
         self._parts = [JITKernel(p, None, str(self.target), execution_backend, pass_configs, verbose)
@@ -392,10 +395,10 @@ class JITKernel:
                                             f"(outputs {self.out_idx} are allocated for you), got {len(args)}")
         elif len(args) != n:
             raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
-        args, packed = self._packed_int4_arguments(args, [i for i in range(n) if i not in self.out_idx])
+        in_idx = [i for i in range(n) if i not in self.out_idx]
+        args, packed = self._packed_int4_arguments(args, in_idx) if self._nibble_params else (args, [])
         outs, full = [], list(args)
         if allocated:
-            in_idx = [i for i in range(n) if i not in self.out_idx]
             descs = [_to_arg(a, self.func, i)[0] for i, a in zip(in_idx, args)]
             shapes = self._compiled.output_shapes(descs, allocated)
             like_torch = next((a for a in args if type(a).__module__.startswith("torch")), None)
@@ -441,8 +444,8 @@ class JITKernel:
         the caller's arguments, `param_idx` the parameter each one is."""
         out, packed = list(args), []
         for i, pi in enumerate(param_idx[:len(out)]):
-            buf = self._launch_func.params[pi][1]
-            if buf is None or str(buf.dtype) not in ("int4", "uint4"):
+            dtype = self._nibble_params.get(pi)
+            if dtype is None:
                 continue
             a = out[i]
             if str(getattr(a, "dtype", "")).replace("torch.", "") not in ("int8", "uint8") or not getattr(a, "ndim", 0):
@@ -450,9 +453,9 @@ class JITKernel:
             host = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
             b = np.ascontiguousarray(host).view(np.uint8)
             nib = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], b.shape[-1] * 2).astype(np.int16)
-            if str(buf.dtype) == "int4":
+            if dtype == "int4":
                 nib = (nib ^ 8) - 8  # sign-extend the nibble
-            out[i] = nib.astype(_np_dtype(str(buf.dtype)))
+            out[i] = nib.astype(_np_dtype(dtype))
             packed.append((a, out[i]))
         return out, packed
 
