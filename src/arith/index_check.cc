@@ -2,6 +2,7 @@
 #include "arith/index_check.h"
 
 #include <map>
+#include <set>
 
 #include "arith/simplify.h"
 #include "ir/functor.h"
@@ -22,17 +23,25 @@ class IndexChecker : public SpanTrackingVisitor {
       return;
     }
     bounds_[n->var.get()] = LoopVarRange(n->min, n->extent, bounds_);
+    auto saved_exact = exact_;
+    int64_t mn, ext;
+    if (AsConstInt(Simplify(n->min), &mn) && AsConstInt(Simplify(n->extent), &ext))
+      exact_.insert(n->var.get());
     VisitStmt(n->body);
     bounds_ = saved;
+    exact_ = saved_exact;
   }
   void VisitKernel(const KernelNode* n) override {
     auto saved = bounds_;
+    auto saved_exact = exact_;
     for (size_t i = 0; i < n->block_vars.size() && i < n->grid.size(); ++i) {
       Interval g = BoundOf(n->grid[i], bounds_);
       bounds_[n->block_vars[i].get()] = {int64_t(0), g.hi ? std::optional<int64_t>(*g.hi - 1) : std::nullopt};
+      if (g.IsConst()) exact_.insert(n->block_vars[i].get());
     }
     IRVisitor::VisitKernel(n);
     bounds_ = saved;
+    exact_ = saved_exact;
   }
   void VisitStmt(const Stmt& s) override {           // (public, as IRVisitor's)
     if (s && (As<IfNode>(s) || As<WhileNode>(s))) {  // guarded: the condition may keep an index in range
@@ -103,7 +112,9 @@ class IndexChecker : public SpanTrackingVisitor {
       std::vector<std::pair<const VarNode*, Interval>> used;
       for (const VarNode* v : u.vars) {
         auto it = bounds_.find(v);
-        if (it == bounds_.end() || !it->second.lo || !it->second.hi || *it->second.lo > *it->second.hi) break;
+        if (!exact_.count(v) || it == bounds_.end() || !it->second.lo || !it->second.hi ||
+            *it->second.lo > *it->second.hi)
+          break;
         used.push_back(*it);
       }
       if (used.size() != u.vars.size()) continue;
@@ -126,6 +137,9 @@ class IndexChecker : public SpanTrackingVisitor {
     }
   }
   BoundMap bounds_;
+  // loop vars (and block indices) with constant ranges: their first and last values are iterations that run
+  // (a bound of a run-time extent is only an upper bound, not a witness)
+  std::set<const VarNode*> exact_;
   int guarded_ = 0;
 };
 

@@ -72,3 +72,22 @@ def test_serial_loops_and_block_indices_are_checked():
 
     with pytest.raises(TileLangTypeError, match=r"index 0 of 'L' \(bx\) is 3 at bx = 3"):
         tilelang.compile(per_block, target="cuda", execution_backend="emulator")
+
+
+def test_a_run_time_extent_is_not_a_witness():
+    """A loop whose extent is known only at run time (its bound is an upper bound, not an iteration that runs) is
+    not judged: here the caller keeps `valid` within the tile."""
+
+    @T.prim_func
+    def clipped(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32"), valid: T.int32):
+        with T.Kernel(1, threads=32):
+            S = T.alloc_shared((64,), "float32")
+            for k in T.serial(T.min(valid, 128)):
+                S[k] = A[k] * 2.0
+            for k in T.serial(T.min(valid, 128)):
+                B[k] = S[k]
+
+    a = np.arange(128, dtype=np.float32)
+    b = np.zeros(128, np.float32)
+    tilelang.compile(clipped, target="cpu")(a, b, 40)
+    np.testing.assert_array_equal(b[:40], a[:40] * 2)
