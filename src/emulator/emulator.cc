@@ -88,6 +88,8 @@ Executor* Executor::ClusterPeer(int64_t rank, int tid, const char* what) {
   return peer;
 }
 
+int64_t Executor::ClusterSize() const { return cluster_ ? cluster_->n : 1; }
+
 void Executor::ClusterProgress() {
   if (cluster_) ++cluster_->progress;
 }

@@ -265,6 +265,8 @@ class Executor {
   /// This block cannot go on (every fiber blocked): the peers run; false when none can either (a deadlock).
   bool ClusterStall();
   bool InCluster() const { return cluster_ != nullptr; }
+  int64_t ClusterSize() const;  // blocks of the cluster (1 outside one)
+  int ClusterRank() const { return rank_; }
   /// Cluster launch control (emulator.cc): T.clc_try_cancel[_multicast] and the response queries.
   bool ExecClc(const CallNode* c, const Lanes& act);
   bool EvalClc(const CallNode* c, const Lanes& act, Slot* out);

@@ -51,13 +51,15 @@ struct Executor::Tcgen05State {
   std::vector<int32_t> in_flight;      // per cell: uncommitted tcgen05.mma writing it
   std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
   bool relinquished = false;
+  bool cg2 = false;  // the block allocated with cta_group::2 (its tensor memory serves 2-CTA MMAs)
   struct Mma {
+    Executor* target;  // the block whose tensor memory D is (a 2-CTA MMA: one entry per block of the pair)
     int64_t lane0, col0, M, N;
     int eb;        // bytes per A / B element
     bool integer;  // kind::i8: D holds int32, sums wrap at 32 bits
     bool accumulate;
     std::vector<double> prod;                 // M x N products of this instruction
-    std::vector<int64_t> addr;                // shared bytes read (A then B), 2 each
+    std::vector<const uint8_t*> at;           // shared bytes read (A then B; either block of a pair)
     std::vector<uint16_t> bits;               // their values at issue
   };
   std::vector<std::vector<Mma>> pending;      // per issuing thread, in issue order
@@ -136,8 +138,10 @@ void Executor::Tcgen05BlockEnd() {
 }
 
 bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
-  const std::string& op = c->op;
-  if (op.rfind("tl.tcgen05_", 0) != 0) return false;
+  if (c->op.rfind("tl.tcgen05_", 0) != 0) return false;
+  // the 2-CTA forms (cta_group::2) end in _cg2; `op` names the instruction
+  const bool cg2 = c->op.size() > 4 && c->op.compare(c->op.size() - 4, 4, "_cg2") == 0;
+  const std::string op = cg2 ? c->op.substr(0, c->op.size() - 4) : c->op;
   if (!tc_) Tcgen05BlockStart();
   Tcgen05State& st = *tc_;
   if (op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" || op == "tl.tcgen05_fence_before_thread_sync" ||
@@ -160,6 +164,17 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
   if (op == "tl.tcgen05_relinquish_alloc_permit") {
     st.relinquished = true;
     return true;
+  }
+  if (cg2 && (op == "tl.tcgen05_alloc" || op == "tl.tcgen05_dealloc")) {
+    // one warp of each block of the pair allocates in its own tensor memory (the peer is checked by the MMA)
+    if (ClusterSize() % 2) {
+      Report("tcgen05_pair", act.empty() ? 0 : act[0], [&] {
+        return "tcgen05." + std::string(op == "tl.tcgen05_alloc" ? "alloc" : "dealloc") +
+               ".cta_group::2 in a block with no CTA pair (a cluster of an even number of blocks)";
+      });
+      return true;
+    }
+    st.cg2 = true;
   }
   if (op == "tl.tcgen05_alloc" || op == "tl.tcgen05_dealloc") {
     if (c->args.size() != 2) Bad(c, "expects (destination or address, columns)");
@@ -316,13 +331,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  // The block's shared memory as bytes: the buffer every view lives in (or the one shared buffer).
-  Mem* smem = nullptr;
-  for (auto& kv : mems_)
-    if (kv.second->shared() && !kv.first->data) {
-      smem = kv.second.get();
-      break;
-    }
   if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8") {
     // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here) and kind::i8 (s8 / u8,
     // an s32 accumulator whose sums wrap at 32 bits): k32 (32 bytes of K)
@@ -336,8 +344,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
       Tcgen05Instr I;
       std::string why;
-      DecodeTcgen05Instr(idesc, i8 ? 2 : f8 ? 1 : 0, &I, &why);
-      const int64_t M = I.M, N = I.N;
+      DecodeTcgen05Instr(idesc, i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
+      const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
       if (why.empty() && !DecodeTcgen05Descriptor(static_cast<uint64_t>(da[t].i), &A, &why))
@@ -348,79 +356,142 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         Report("tcgen05_unsupported", t, [&] { return "tcgen05.mma: " + why; });
         continue;
       }
+      // The blocks whose tensor memory D spans: this one, or with cta_group::2 the pair (ranks 2i, 2i + 1)
+      // with A's and D's rows [0, 128) in the even block, [128, 256) in the odd one, and B's columns [0, N /
+      // 2) in the even block's shared memory, [N / 2, N) in the odd one's (PTX ISA, tcgen05 "CTA pair").
+      std::vector<Executor*> blocks{this};
+      if (cg2) {
+        if (ClusterSize() % 2) {
+          Report("tcgen05_pair", t, [&] {
+            return std::string(
+                "tcgen05.mma.cta_group::2 in a block with no CTA pair (a cluster of an even "
+                "number of blocks)");
+          });
+          continue;
+        }
+        Executor* e0 = ClusterPeer(rank_ & ~1, t, "tcgen05.mma.cta_group::2");
+        Executor* e1 = ClusterPeer(rank_ | 1, t, "tcgen05.mma.cta_group::2");
+        if (!e0 || !e1) continue;
+        blocks = {e0, e1};
+      }
       const int64_t lane0 = (d[t].i >> 16) & 0xFFFF, col0 = d[t].i & 0xFFFF;
-      if (lane0 != 0 || !alloc_of(col0, N)) {
+      bool placed = lane0 == 0;
+      for (Executor* e : blocks) {
+        if (!e->tc_) e->Tcgen05BlockStart();
+        const Tcgen05State& es = *e->tc_;
+        auto it = es.allocs.upper_bound(col0);
+        placed = placed && it != es.allocs.begin() &&
+                 col0 + N <= std::prev(it)->first + std::prev(it)->second.first;
+        if (cg2 && !es.cg2)
+          Report("tcgen05_pair", t, [&] {
+            return "tcgen05.mma.cta_group::2 into tensor memory that block " + std::to_string(e->rank_) +
+                   " of the pair did not allocate with tcgen05.alloc.cta_group::2";
+          });
+      }
+      if (!placed) {
         Report("tmem_unallocated", t, [&] {
-          return "tcgen05.mma into lanes [" + std::to_string(lane0) + ", +128), columns [" + std::to_string(col0) +
-                 ", " + std::to_string(col0 + N) + ") outside every allocation";
+          return "tcgen05.mma into lanes [" + std::to_string(lane0) + ", +128), columns [" +
+                 std::to_string(col0) + ", " + std::to_string(col0 + N) + ") outside every allocation" +
+                 (cg2 ? " of the CTA pair" : "");
         });
         continue;
       }
-      if (!smem) Bad(c, "the kernel has no shared memory");
-      const int64_t bytes = smem->n * smem->esize;
       const bool neg_a = I.neg_a, neg_b = I.neg_b, mn_a = I.mn_a, mn_b = I.mn_b;
-      Tcgen05State::Mma mma{lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
-      auto value = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, bool* ok) {
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
-        if (a < 0 || a + eb > bytes) {
-          *ok = false;
-          return 0.0;
-        }
-        uint16_t h = 0;
-        std::memcpy(&h, smem->data + a, eb);
-        mma.addr.push_back(a);
-        mma.bits.push_back(h);
-        return static_cast<double>(h);
-      };
+      const int64_t H = static_cast<int64_t>(blocks.size()), M = I.M / H, NB = N / H;  // per block
       // e4m3 (finite only: the all-ones pattern is NaN) and e5m2 as the OCP formats define them
       auto decode = [&](int type, uint16_t h) {
         if (i8) return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF)) : static_cast<double>(h & 0xFF);
         if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
         return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
+      std::vector<Tcgen05State::Mma> parts;
       bool ok = true;
-      std::vector<double> a(static_cast<size_t>(M * KS)), b(static_cast<size_t>(N * KS));
-      for (int64_t m = 0; m < M && ok; ++m)
-        for (int64_t k = 0; k < KS; ++k)
-          a[static_cast<size_t>(m * KS + k)] = decode(at, static_cast<uint16_t>(value(A, mn_a, m, k, &ok)));
-      for (int64_t n = 0; n < N && ok; ++n)
-        for (int64_t k = 0; k < KS; ++k)
-          b[static_cast<size_t>(n * KS + k)] = decode(bt, static_cast<uint16_t>(value(B, mn_b, n, k, &ok)));
+      std::vector<double> b(static_cast<size_t>(N * KS));
+      std::vector<const uint8_t*> b_at;
+      std::vector<uint16_t> b_bits;
+      // The block's shared memory as bytes: the buffer every view lives in (or the one shared buffer).
+      auto smem_of = [&](Executor* e) -> Mem* {
+        for (auto& kv : e->mems_)
+          if (kv.second->shared() && !kv.first->data) return kv.second.get();
+        return nullptr;
+      };
+      auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
+                       std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
+        if (!sm || a < 0 || a + eb > sm->n * sm->esize) {
+          ok = false;
+          return uint16_t{0};
+        }
+        uint16_t h = 0;
+        std::memcpy(&h, sm->data + a, eb);
+        where->push_back(sm->data + a);
+        bits->push_back(h);
+        return h;
+      };
+      for (int64_t h = 0; h < H && ok; ++h)
+        for (int64_t n = 0; n < NB && ok; ++n)
+          for (int64_t k = 0; k < KS; ++k)
+            b[static_cast<size_t>((h * NB + n) * KS + k)] =
+                decode(bt, value(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, &b_at, &b_bits));
+      for (int64_t h = 0; h < H && ok; ++h) {
+        Executor* e = blocks[static_cast<size_t>(h)];
+        Tcgen05State::Mma mma{e, lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
+        std::vector<double> a(static_cast<size_t>(M * KS));
+        Mem* sm = smem_of(e);
+        for (int64_t m = 0; m < M && ok; ++m)
+          for (int64_t k = 0; k < KS; ++k)
+            a[static_cast<size_t>(m * KS + k)] = decode(at, value(sm, A, mn_a, m, k, &mma.at, &mma.bits));
+        if (!ok) break;
+        if (h == 0) {  // B's reads are checked with the first block's part
+          mma.at.insert(mma.at.end(), b_at.begin(), b_at.end());
+          mma.bits.insert(mma.bits.end(), b_bits.begin(), b_bits.end());
+        }
+        mma.prod.assign(static_cast<size_t>(M * N), 0.0);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double sum = 0;
+            for (int64_t k = 0; k < KS; ++k)
+              sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+            mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -sum : sum;
+          }
+        parts.push_back(std::move(mma));
+      }
       if (!ok) {
         Report("out_of_bounds", t, [&] { return "tcgen05.mma reads an operand outside shared memory"; });
         continue;
       }
-      mma.prod.assign(static_cast<size_t>(M * N), 0.0);
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-          double s = 0;
-          for (int64_t k = 0; k < KS; ++k) s += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
-          mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -s : s;
-        }
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) ++st.in_flight[cell(lane0 + m, col0 + n)];
-      st.pending[static_cast<size_t>(t)].push_back(std::move(mma));
+      for (auto& mma : parts) {
+        Tcgen05State& ts = *mma.target->tc_;
+        for (int64_t m = 0; m < mma.M; ++m)
+          for (int64_t n = 0; n < mma.N; ++n) ++ts.in_flight[cell(lane0 + m, col0 + n)];
+        st.pending[static_cast<size_t>(t)].push_back(std::move(mma));
+      }
     }
     return true;
   }
   if (op == "tl.tcgen05_commit") {
-    if (c->args.size() != 1) Bad(c, "expects (mbarrier)");
+    // cta_group::1: one arrival on the barrier; cta_group::2 (.multicast::cluster): one on the barrier at the
+    // same offset in each block of the cluster whose rank bit is set in the mask (args[1])
+    if (c->args.size() != (cg2 ? 2u : 1u))
+      Bad(c, cg2 ? "expects (mbarrier, cta mask)" : "expects (mbarrier)");
     const BufferLoadNode* bop = Operand(c, 0);
     Mem& bm = MemOf(bop->buffer.get());
     if (!bm.shared() || bm.esize != 8) Bad(c, "the barrier must be a 64-bit shared-memory element");
     Slot* flat = Tmp();
     Locate(bop->buffer, bop->indices, act, flat);
+    Slot* mask = cg2 ? arg(1) : nullptr;
     for (int t : act) {
       const int64_t index = ++st.commits[static_cast<size_t>(t)];
       for (auto& mma : st.pending[static_cast<size_t>(t)]) {
+        Tcgen05State& ts = *mma.target->tc_;  // the block whose tensor memory D is
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
-            st.ready_issuer[cell(mma.lane0 + m, mma.col0 + n)] = t;
-            st.ready_commit[cell(mma.lane0 + m, mma.col0 + n)] = index;
+            ts.ready_issuer[cell(mma.lane0 + m, mma.col0 + n)] = t;
+            ts.ready_commit[cell(mma.lane0 + m, mma.col0 + n)] = index;
           }
         bool changed = false;
-        for (size_t i = 0; i < mma.addr.size() && !changed && smem; ++i)
-          changed = std::memcmp(smem->data + mma.addr[i], &mma.bits[i], static_cast<size_t>(mma.eb)) != 0;
+        for (size_t i = 0; i < mma.at.size() && !changed; ++i)
+          changed = std::memcmp(mma.at[i], &mma.bits[i], static_cast<size_t>(mma.eb)) != 0;
         if (changed)
           Report("tcgen05_operand_overwritten", t, [&] {
             return "shared memory a tcgen05.mma reads changed between its issue and its commit";
@@ -430,41 +501,60 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             const size_t x = cell(mma.lane0 + m, mma.col0 + n);
             if (mma.integer) {  // exact integer products; the 32-bit sum wraps
               int32_t dv = 0;
-              if (mma.accumulate && !st.written[x])
+              if (mma.accumulate && !ts.written[x])
                 Report("uninitialized", t, [&] {
                   return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written";
                 });
-              if (mma.accumulate) std::memcpy(&dv, &st.tmem[x], 4);
+              if (mma.accumulate) std::memcpy(&dv, &ts.tmem[x], 4);
               const int64_t sum = static_cast<int64_t>(dv) + static_cast<int64_t>(mma.prod[static_cast<size_t>(m * mma.N + n)]);
               const uint32_t r = static_cast<uint32_t>(static_cast<uint64_t>(sum));
-              std::memcpy(&st.tmem[x], &r, 4);
-              st.written[x] = 1;
-              --st.in_flight[x];
+              std::memcpy(&ts.tmem[x], &r, 4);
+              ts.written[x] = 1;
+              --ts.in_flight[x];
               continue;
             }
             float dv = 0;
             if (mma.accumulate) {
-              if (!st.written[x])
+              if (!ts.written[x])
                 Report("uninitialized", t, [&] {
                   return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written (enable_input_d on the "
                          "first mma?)";
                 });
-              std::memcpy(&dv, &st.tmem[x], 4);
+              std::memcpy(&dv, &ts.tmem[x], 4);
             }
             const float r = static_cast<float>(static_cast<double>(dv) + mma.prod[static_cast<size_t>(m * mma.N + n)]);
-            std::memcpy(&st.tmem[x], &r, 4);
-            st.written[x] = 1;
-            --st.in_flight[x];
+            std::memcpy(&ts.tmem[x], &r, 4);
+            ts.written[x] = 1;
+            --ts.in_flight[x];
           }
       }
       st.pending[static_cast<size_t>(t)].clear();
-      if (flat[t].i >= 0) {
-        const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + flat[t].i * 8;
+      if (flat[t].i < 0) continue;
+      const int64_t addr = (bop->buffer->data ? bop->buffer->byte_offset : 0) + flat[t].i * 8;
+      if (!cg2) {
         const int64_t phase = MbarrierArrive(addr, t, "mbarrier '" + bm.buf->name + "'");
         if (phase >= 0) st.commit_log[addr].push_back({t, index, phase});
+        continue;
       }
+      if (mask[t].i <= 0 || mask[t].i >> 16)
+        Report("cluster_rank", t, [&] {
+          return "tcgen05.commit .multicast::cluster with the cta mask " + std::to_string(mask[t].i) +
+                 " (a nonzero 16-bit mask of cluster ranks)";
+        });
+      for (int64_t r = 0; r < 16; ++r) {
+        if (!(mask[t].i >> r & 1)) continue;
+        Executor* e =
+            InCluster() ? ClusterPeer(r, t, "tcgen05.commit .multicast::cluster") : (r == 0 ? this : nullptr);
+        if (!e) continue;
+        if (!e->tc_) e->Tcgen05BlockStart();
+        const int64_t phase = e->MbarrierArrive(
+            addr, t, "mbarrier '" + bm.buf->name + "' of block " + std::to_string(r) + " of the cluster");
+        if (phase >= 0) e->tc_->commit_log[addr].push_back({t, index, phase});
+        e->FiberProgress();
+      }
+      ClusterProgress();
     }
     return true;
   }

@@ -236,7 +236,11 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   if (c->op == "tl.tma_store" || c->op == "tl.tma_reduce_add" || c->op == "tl.tma_store_commit" ||
       c->op == "tl.tma_store_wait")
     return ExecTmaStore(c, act);
-  if (c->op != "tl.tma_load") return false;
+  // tl.tma_load_2sm: TileLang's 2-CTA load (cp.async.bulk.tensor .cta_group::2): the box lands in this
+  // block's shared memory and completes the barrier at the same offset in the CTA pair's even block (ranks
+  // 2i, 2i + 1)
+  const bool pair = c->op == "tl.tma_load_2sm";
+  if (c->op != "tl.tma_load" && !pair) return false;
   if (!tma_) TmaBlockStart();
   FiberProgress();
   auto bad = [&](const std::string& why) {
@@ -339,6 +343,23 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
         e->tma_->pending.push_back(std::move(pc));
         e->FiberProgress();
       }
+      ClusterProgress();
+      continue;
+    }
+    if (pair) {  // lands when the even block waits on its barrier (the copy's destination stays this block's)
+      Executor* e = ClusterSize() % 2 == 0 ? ClusterPeer(ClusterRank() & ~1, t, "a 2-CTA TMA load") : nullptr;
+      if (!e) {
+        if (ClusterSize() % 2)
+          Report("tcgen05_pair", t, [&] {
+            return std::string(
+                "a 2-CTA TMA load (T.tma_copy into a cluster barrier) in a block with no CTA pair (a "
+                "cluster of an even number of blocks)");
+          });
+        continue;
+      }
+      if (!e->tma_) e->TmaBlockStart();
+      e->tma_->pending.push_back(std::move(cp));
+      e->FiberProgress();
       ClusterProgress();
       continue;
     }

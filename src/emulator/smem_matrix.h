@@ -73,7 +73,9 @@ struct Tcgen05Instr {
   int a_type = 0, b_type = 0;
   bool neg_a = false, neg_b = false, mn_a = false, mn_b = false;
 };
-inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why) {
+// cta_group: 1, or 2 (a CTA pair: M = 256, 128 rows a block)
+inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why,
+                               int cta_group = 1) {
   const bool i8 = kind == 2, f8 = kind != 0;
   r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
   r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
@@ -94,8 +96,10 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
     return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
                      : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated",
            false;
-  if (r->M != 128)
-    return *why = "M = " + std::to_string(r->M) + ": only M = 128 (cta_group::1) is emulated", false;
+  if (r->M != 128 * cta_group)
+    return *why = "M = " + std::to_string(r->M) + ": only M = " + std::to_string(128 * cta_group) +
+                  " (cta_group::" + std::to_string(cta_group) + ") is emulated",
+           false;
   if (r->N < 8 || r->N > 256 || r->N % 8)
     return *why = "N = " + std::to_string(r->N) + " is not in {8, 16, ..., 256}", false;
   return true;

@@ -42,23 +42,26 @@ std::vector<std::pair<const Region*, Access>> TmaCopyNode::Regions() const {
   return {{&src, Access::kRead}, {&dst, Access::kWrite}};
 }
 Stmt TmaCopyNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
-  return std::make_shared<TmaCopyNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(e.at(0)), span);
+  return std::make_shared<TmaCopyNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(e.at(0)),
+                                       cluster_barrier, span);
 }
 TileOpCall TmaCopyNode::Call() const {
-  return {"tma_copy",
-          {{TileOpArg::kRegion, &src, nullptr},
-           {TileOpArg::kRegion, &dst, nullptr},
-           {TileOpArg::kExpr, nullptr, barrier}},
-          {}};
+  TileOpCall c{"tma_copy",
+               {{TileOpArg::kRegion, &src, nullptr},
+                {TileOpArg::kRegion, &dst, nullptr},
+                {TileOpArg::kExpr, nullptr, barrier}},
+               {}};
+  return c;  // (cluster_barrier follows from the barrier, a T.alloc_cluster_barrier buffer)
 }
 
 namespace {
 // T.tma_copy(src, dst, barrier)
 const TileOpRegistrar kRegisterTmaCopy("tma_copy",
                                        [](std::vector<Region> r, std::vector<Expr> e,
-                                          const std::map<std::string, int64_t>&, Span s) -> Stmt {
-                                         return std::make_shared<TmaCopyNode>(r.at(0), r.at(1), e.at(0),
-                                                                              std::move(s));
+                                          const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+                                         return std::make_shared<TmaCopyNode>(
+                                             r.at(0), r.at(1), e.at(0),
+                                             op_detail::AttrOr(a, "cluster_barrier", 0) != 0, std::move(s));
                                        });
 // T.copy(src, dst, disable_tma=...)
 const TileOpRegistrar kRegisterCopy("copy",

@@ -23,15 +23,22 @@ struct CopyNode : TileOpNode {
 /// copy; nothing waits: the program arrives and waits with T.mbarrier_* (docs/hopper.md).
 struct TmaCopyNode : TileOpNode {
   static constexpr const char kOp[] = "tma_copy";
-  TmaCopyNode(Region s, Region d, Expr bar, Span sp)
-      : TileOpNode(kOp, std::move(sp)), src(std::move(s)), dst(std::move(d)), barrier(std::move(bar)) {}
+  TmaCopyNode(Region s, Region d, Expr bar, bool cluster, Span sp)
+      : TileOpNode(kOp, std::move(sp)),
+        src(std::move(s)),
+        dst(std::move(d)),
+        barrier(std::move(bar)),
+        cluster_barrier(cluster) {}
   const Region src, dst;
   const Expr barrier;  // an element of a T.alloc_barrier buffer
+  // the barrier is a T.alloc_cluster_barrier one: TileLang's 2-CTA load (the pair's even block expects both
+  // blocks' bytes on its barrier, and both copies complete there; the tcgen05 family)
+  const bool cluster_barrier;
 
   std::vector<std::pair<const Region*, Access>> Regions() const override;
   std::vector<Expr> Exprs() const override { return {barrier}; }
   Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
-  std::vector<int64_t> Attrs() const override { return {}; }
+  std::vector<int64_t> Attrs() const override { return {cluster_barrier}; }
   TileOpCall Call() const override;
   void Check() const override;
 };

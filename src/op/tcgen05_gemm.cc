@@ -7,8 +7,9 @@
 namespace tl {
 
 Stmt Tcgen05GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
-  return std::make_shared<Tcgen05GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A,
-                                           trans_B, mbar ? e.at(1) : nullptr, e.at(0), span);
+  return std::make_shared<Tcgen05GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)),
+                                           trans_A, trans_B, mbar ? e.at(1) : nullptr, e.at(0), use_2cta,
+                                           span);
 }
 
 TileOpCall Tcgen05GemmNode::Call() const {
@@ -19,6 +20,7 @@ TileOpCall Tcgen05GemmNode::Call() const {
   if (trans_B) c.keywords.emplace_back("transpose_B", "True");
   c.keywords.emplace_back("clear_accum", PrintExpr(clear_accum));
   if (mbar) c.keywords.emplace_back("mbar", PrintExpr(mbar));
+  if (use_2cta) c.keywords.emplace_back("use_2cta", "True");
   return c;
 }
 
@@ -60,20 +62,20 @@ void Tcgen05MmaArriveNode::Check() const {
 
 namespace {
 using op_detail::AttrOr;
-const TileOpRegistrar kRegisterTcgen05MmaArrive("tcgen05_mma_arrive",
-                                                [](std::vector<Region>, std::vector<Expr> e,
-                                                   const std::map<std::string, int64_t>&, Span s) -> Stmt {
-                                                  return std::make_shared<Tcgen05MmaArriveNode>(e.at(0),
-                                                                                                std::move(s));
-                                                });
-// T.tcgen05_gemm(A, B, C) with exprs [clear_accum, (mbar)] and attrs transpose_A, transpose_B, has_mbar
+const TileOpRegistrar kRegisterTcgen05MmaArrive(
+    "tcgen05_mma_arrive",
+    [](std::vector<Region>, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+      return std::make_shared<Tcgen05MmaArriveNode>(e.at(0), AttrOr(a, "arrive_2cta", 0) != 0, std::move(s));
+    });
+// T.tcgen05_gemm(A, B, C) with exprs [clear_accum, (mbar)] and attrs transpose_A, transpose_B, has_mbar,
+// use_2cta
 const TileOpRegistrar kRegisterTcgen05Gemm(
     "tcgen05_gemm",
     [](std::vector<Region> r, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
       const bool has_mbar = AttrOr(a, "has_mbar", 0) != 0;
       return std::make_shared<Tcgen05GemmNode>(r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0,
                                                AttrOr(a, "transpose_B", 0) != 0, has_mbar ? e.at(1) : nullptr,
-                                               e.at(0), std::move(s));
+                                               e.at(0), AttrOr(a, "use_2cta", 0) != 0, std::move(s));
     });
 }  // namespace
 

@@ -67,6 +67,7 @@ class LayoutInferencer : public LayoutRuleContext {
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
     tx_vars_ = ThreadIndexVars(k->body);
+    uniform_vars_ = BlockUniformVars(k);
     ScanFragmentRegions(k->body);
     // Layouts the program gives (T.annotate_layout) come first: every rule must agree with them, or
     // the conflict names the annotation.
@@ -206,11 +207,13 @@ class LayoutInferencer : public LayoutRuleContext {
   // The regions of the branches of `if (cond)` inside `outer`: those of a condition on the thread index that
   // selects whole warp groups (`tx < 128`), else `outer` (both false when the condition is not such a range).
   std::pair<ThreadRegion, ThreadRegion> BranchRegions(const IfNode* i, const ThreadRegion& outer) const {
-    const BranchThreads b = SplitBranches(i, {outer.base, outer.base + outer.count}, tx_vars_, features_);
+    const BranchThreads b =
+        SplitBranches(i, {outer.base, outer.base + outer.count}, tx_vars_, features_, &uniform_vars_);
     auto region = [&](ThreadRange g) { return ThreadRegion{g.lo, g.hi - g.lo, i->span}; };
     return {region(b.then_region), region(b.else_region)};
   }
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (tx = T.get_thread_binding())
+  std::set<const VarNode*> uniform_vars_;  // variables every thread of a block holds alike
   /// Each fragment is used by the threads of one region: all of the block's, or one T.ws block's warp groups
   /// (whose registers hold it); a fragment two regions use is a UserError naming both.
   void ScanFragmentRegions(const Stmt& body) {

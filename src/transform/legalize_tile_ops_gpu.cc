@@ -180,7 +180,7 @@ class Legalizer : public IRMutator {
                                  "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
                                  BoxText(p.box) + ", " + std::to_string(p.bytes) +
                                  " bytes) completing on the pipeline's full barrier; no wait");
-    return std::make_shared<TmaCopyNode>(c->src, c->dst, n->value, c->span);
+    return std::make_shared<TmaCopyNode>(c->src, c->dst, n->value, false, c->span);
   }
 
   Stmt VisitTileOp(const Stmt& s) override {

@@ -143,6 +143,131 @@ TEST(EmuTcgen05, AllocationAfterRelinquishingIsReported) {
   EXPECT_EQ(Count(r, "tmem_alloc_after_relinquish"), 1) << All(r);
 }
 
+// The 2-CTA MMA (cta_group::2) on a cluster of two blocks, from the PTX ISA's CTA-pair rules: the
+// instruction's M = 256 rows are A's and D's rows [0, 128) in the even block and [128, 256) in the odd one,
+// each block holding its own A rows and D in its own tensor memory; B's N columns are [0, N / 2) from the
+// even block's shared memory and [N / 2, N) from the odd block's, both at the descriptor's offset. Block r
+// copies A rows [128 r, +128) and B rows [32 r, +32) (B is [N, K], K-major); thread 0 of block 0 issues and
+// commits to the barrier of both blocks
+// (.multicast::cluster, mask 3); every warp of both blocks then loads its lanes: O = A[256, 64] * B[64,
+// 64]^T.
+enum class PairVariant { kRight, kNoCluster, kCommitToLeaderOnly };
+
+struct PairCase {
+  static constexpr int64_t N = 64, K = 64, NH = N / 2;
+  Kernel k;
+  Buffer Ag = Global("A", kF16, {Int(256 * K)});
+  Buffer Bg = Global("B", kF16, {Int(N * K)});
+  Buffer O = Global("O", kF32, {Int(256 * N)});
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(24592)}, Scope::kShared);
+  Buffer As = MakeBufferView(Shared("As", kF16, 128 * K), smem, 0);
+  Buffer Bs = MakeBufferView(Shared("Bs", kF16, NH* K), smem, 16384);
+  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 24576);
+  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 24584);
+  Buffer regs = Local("regs", kF32, N);
+
+  PrimFunc Make(PairVariant v) {
+    Var i = MakeVar("i"), kk = MakeVar("kk"), taddr = MakeVar("taddr", DataType::UInt(32));
+    Expr bx = k.block[0], rank = Call(kI32, "tl.cluster_ctarank", {});
+    auto swz = [](Expr r, Expr c) {
+      return r * Int(64) + Xor(Div(c, Int(8)), Mod(r, Int(8))) * Int(8) + Mod(c, Int(8));
+    };
+    const int64_t idesc = (1 << 4) | ((N >> 3) << 17) | ((256 >> 4) << 24);  // F32 D, F16, K-major, M = 256
+    auto desc = [&](const Buffer& b, Expr elem) {
+      return Call(DataType::UInt(64), "tl.tcgen05_desc",
+                  {Load(b, {std::move(elem)}), Int(16), Int(1024), Int(2)});
+    };
+    Expr warp_lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
+    Stmt issue = Seq({
+        For(kk, Int(0), Int(K / 16), ForKind::kSerial,
+            Void("tl.tcgen05_mma_f16_cg2",
+                 {taddr, desc(As, kk * Int(16)), desc(Bs, kk * Int(16)), U32(idesc),
+                  Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0)))},
+                 4)),
+        Void("tl.tcgen05_commit_cg2",
+             {Load(bar, {Int(0)}), Int(v == PairVariant::kCommitToLeaderOnly ? 1 : 3)}, 5),
+    });
+    Stmt body = Seq({
+        Unrolled(i, K, Store(As, Load(Ag, {(bx * Int(128) + k.tx) * Int(K) + i}), {swz(k.tx, i)})),
+        If(Lt(k.tx, Int(NH)),
+           Unrolled(i, K, Store(Bs, Load(Bg, {(bx * Int(NH) + k.tx) * Int(K) + i}), {swz(k.tx, i)}))),
+        If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc_cg2", {Load(slot, {Int(0)}), Int(64)}, 2)),
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
+        Void("tl.fence_proxy_async", {}),
+        Sync(3),
+        Void("tl.cluster_sync", {}, 3),  // the peer has started and initialised its barrier
+        Let(taddr, Load(slot, {Int(0)}),
+            Seq({
+                If(Binary(BinaryOp::kAnd, Eq(rank, Int(0)), Eq(k.tx, Int(0))), issue),
+                Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 6),
+                Void("tl.tcgen05_fence_after_thread_sync", {}),
+                Void("tl.tcgen05_ld",
+                     {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 7),
+                Void("tl.tcgen05_wait_ld", {}),
+                Unrolled(i, N, Store(O, Load(regs, {i}), {(bx * Int(128) + k.tx) * Int(N) + i}, L(8))),
+                Void("tl.cluster_sync", {}, 9),
+                If(Lt(k.tx, Int(32)), Void("tl.tcgen05_dealloc_cg2", {taddr, Int(64)}, 9)),
+            })),
+    });
+    if (v != PairVariant::kNoCluster)
+      body = AttrStmt(nullptr, "tl.cluster_dims", Call(DataType::Handle(), "list", {Int(2), Int(1), Int(1)}),
+                      body);
+    return k.Make({P(Ag), P(Bg), P(O)}, {Int(2)}, 128, {smem, As, Bs, bar, slot, regs}, body);
+  }
+
+  std::vector<uint16_t> a = std::vector<uint16_t>(256 * K), b = std::vector<uint16_t>(N * K);
+  std::vector<float> o = std::vector<float>(256 * N, -1.f);
+  Result Run(PairVariant v, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> nd;
+    for (auto& x : a) x = H(nd(rng));
+    for (auto& x : b) x = H(nd(rng));
+    Options opt;
+    opt.max_reports = 1000;
+    return emu::Run(Make(v), {a.data(), b.data(), o.data()}, {}, opt);
+  }
+};
+
+TEST(EmuTcgen05, PairMmaSplitsAAndDByBlockAndBByColumns) {
+  const uint32_t seed = 20261207;
+  PairCase c;
+  Result r = c.Run(PairVariant::kRight, seed);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  double worst = 0;
+  for (int64_t m = 0; m < 256; ++m)
+    for (int64_t n = 0; n < PairCase::N; ++n) {
+      double ref = 0;
+      for (int64_t q = 0; q < PairCase::K; ++q)
+        ref += FromH(c.a[m * PairCase::K + q]) * FromH(c.b[n * PairCase::K + q]);
+      worst = std::max(worst, std::abs(ref - c.o[m * PairCase::N + n]));
+    }
+  EXPECT_LT(worst, 1e-4) << "seed " << seed;
+}
+
+TEST(EmuTcgen05, PairInstructionsOutsideAClusterAreReported) {
+  PairCase c;
+  Result r = c.Run(PairVariant::kNoCluster, 1);
+  EXPECT_GT(Count(r, "tcgen05_pair"), 0) << All(r);
+}
+
+TEST(EmuTcgen05, APairCommitThatMissesTheOddBlockLeavesItWaiting) {
+  PairCase c;
+  Result r = c.Run(PairVariant::kCommitToLeaderOnly, 1);
+  EXPECT_GT(Count(r, "deadlock"), 0) << All(r);
+}
+
+TEST(EmuTcgen05, ThePairKernelCompilesForSm100a) {
+  PairCase c;
+  const std::string src = CodegenCUDA(c.Make(PairVariant::kRight), "sm_100a");
+  cuda::CompileResult cr = cuda::Compile(src, "sm_100a", {TL_TEST_INCLUDE_DIR}, {});
+  for (const char* s :
+       {"tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32", "tcgen05.mma.cta_group::2.kind::f16",
+        "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+        "tcgen05.dealloc.cta_group::2.sync.aligned.b32", ".reqnctapercluster 2, 1, 1"})
+    EXPECT_NE(cr.ptx.find(s), std::string::npos) << s;
+  EXPECT_FALSE(cr.cubin.empty());
+}
+
 // The same kernel through the CUDA code generator (include/tl_device/cuda/blackwell.h), NVRTC and ptxas for
 // sm_100a: the PTX holds the tcgen05 instructions the IR names.
 TEST(EmuTcgen05, TheKernelCompilesForSm100a) {

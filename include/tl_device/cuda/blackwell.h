@@ -25,6 +25,20 @@ __device__ __forceinline__ void tcgen05_relinquish_alloc_permit() {
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
 }
 
+/// The 2-CTA forms (cta_group::2; every tcgen05 instruction of a kernel names one CTA group): one warp of
+/// each block of a CTA pair (cluster ranks 2i, 2i + 1) allocates, relinquishes and frees, each in its own
+/// tensor memory.
+__device__ __forceinline__ void tcgen05_alloc_cg2(uint32_t dst, uint32_t ncols) {
+  asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(dst), "r"(ncols)
+               : "memory");
+}
+__device__ __forceinline__ void tcgen05_dealloc_cg2(uint32_t taddr, uint32_t ncols) {
+  asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;\n" ::"r"(taddr), "r"(ncols) : "memory");
+}
+__device__ __forceinline__ void tcgen05_relinquish_alloc_permit_cg2() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n" ::: "memory");
+}
+
 /// The 64-bit shared memory descriptor of tcgen05 (PTX ISA, tcgen05 "Shared Memory Descriptor"): bits 0-13
 /// start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte offset >> 4,
 /// 46-48 the fixed value 0b001, 49-51 base offset (0: tiles on swizzle-pattern boundaries), 61-63 swizzle
@@ -54,12 +68,75 @@ TL_TCGEN05_MMA(f8f6f4)
 TL_TCGEN05_MMA(i8)
 #undef TL_TCGEN05_MMA
 
+/// The 2-CTA MMA (cta_group::2), issued by one thread of the pair's even block: M = 256 rows, rows [0, 128)
+/// from A and into tensor memory of the even block, rows [128, 256) of the odd block; B's first N / 2 columns
+/// from the even block's shared memory, the rest from the odd block's (both at the descriptors' offsets).
+#define TL_TCGEN05_MMA_CG2(KIND)                                                                             \
+  __device__ __forceinline__ void tcgen05_mma_##KIND##_cg2(uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, \
+                                                           uint32_t idesc, int enable_input_d) {             \
+    asm volatile(                                                                                            \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                          \
+        "tcgen05.mma.cta_group::2.kind::" #KIND " [%0], %1, %2, %3, p;\n}\n" ::"r"(taddr_d),                 \
+        "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)                                              \
+        : "memory");                                                                                         \
+  }
+TL_TCGEN05_MMA_CG2(f16)
+TL_TCGEN05_MMA_CG2(f8f6f4)
+TL_TCGEN05_MMA_CG2(i8)
+#undef TL_TCGEN05_MMA_CG2
+
 /// The executing thread's earlier tcgen05.mma complete, then one arrival on the mbarrier at `bar`.
 __device__ __forceinline__ void tcgen05_commit(uint32_t bar) {
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" ::"r"(bar)
                : "memory");
 }
 __device__ __forceinline__ void tcgen05_commit(uint64_t* bar) { tcgen05_commit(smem_addr(bar)); }
+
+/// The executing thread's earlier 2-CTA tcgen05.mma complete, then one arrival on the mbarrier at the offset
+/// of `bar` in every block of the cluster whose rank bit is set in `mask` (.multicast::cluster).
+__device__ __forceinline__ void tcgen05_commit_cg2(uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], "
+      "%1;\n" ::"r"(bar),
+      "h"(mask)
+      : "memory");
+}
+
+/// TileLang's 2-CTA TMA load: the box lands in this block's shared memory at `dst` and completes the mbarrier
+/// at the offset of `bar` in the CTA pair's even block (cp.async.bulk.tensor .cta_group::2, whose mbarrier
+/// may be the peer's; mapa gives its shared::cluster address).
+__device__ __forceinline__ uint32_t pair_leader_barrier(uint32_t bar) {
+  uint32_t rank, remote;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank & ~1u));
+  return remote;
+}
+#define TL_TMA_LOAD_2SM(D, COORDS, ...)                                                         \
+  asm volatile("cp.async.bulk.tensor." #D                                                       \
+               "d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes "            \
+               "[%0], [%1, {" COORDS "}], [%2];\n" ::"r"(dst),                                  \
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(pair_leader_barrier(bar)), __VA_ARGS__ \
+               : "memory")
+__device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst, uint32_t bar, int c0) {
+  TL_TMA_LOAD_2SM(1, "%3", "r"(c0));
+}
+__device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst, uint32_t bar, int c0,
+                                             int c1) {
+  TL_TMA_LOAD_2SM(2, "%3, %4", "r"(c0), "r"(c1));
+}
+__device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst, uint32_t bar, int c0, int c1,
+                                             int c2) {
+  TL_TMA_LOAD_2SM(3, "%3, %4, %5", "r"(c0), "r"(c1), "r"(c2));
+}
+__device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst, uint32_t bar, int c0, int c1,
+                                             int c2, int c3) {
+  TL_TMA_LOAD_2SM(4, "%3, %4, %5, %6", "r"(c0), "r"(c1), "r"(c2), "r"(c3));
+}
+__device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst, uint32_t bar, int c0, int c1,
+                                             int c2, int c3, int c4) {
+  TL_TMA_LOAD_2SM(5, "%3, %4, %5, %6, %7", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4));
+}
+#undef TL_TMA_LOAD_2SM
 
 /// tcgen05.ld / st .32x32b: lane t of the warp moves N 32-bit columns of tensor-memory lane taddr.lane + t,
 /// from column taddr.column on, to / from regs[0..N). Eight columns per instruction (.x8), one where N < 8.

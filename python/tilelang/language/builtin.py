@@ -29,6 +29,12 @@ def _barrier_call(op, args):
     return _ffi.evaluate(_ffi.call("void", op, args), builder.span())
 
 
+def _is_cluster_barrier(bar):
+    """Whether the barrier element `bar` comes from T.alloc_cluster_barrier in the enclosing kernel."""
+    frame = builder.current().kernels if builder.current() else None
+    return bool(frame) and any(bar.buffer is b for b in getattr(frame[-1], "cluster_barriers", []))
+
+
 def mbarrier_arrive(mbarrier, cta_id=None):
     """Every executing thread arrives once on the barrier (mbarrier.arrive). With cta_id: on the barrier of the
     same name in block `cta_id` of the thread-block cluster (T.block_rank_in_cluster numbering; a barrier from

@@ -3,7 +3,7 @@ from .. import _ffi
 from ..errors import TileLangTypeError, TileLangUnsupportedError
 from . import builder
 from .ast import region_of
-from .builtin import _barrier_elem
+from .builtin import _barrier_elem, _is_cluster_barrier
 from .expr import Expr
 from .expr import const as _const
 from .ws_schedule import with_ws_id
@@ -40,7 +40,11 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
     """TileLang's explicit TMA load (sm_90+): one thread adds the tile's bytes to `barrier`'s expected
     transactions (mbarrier.expect_tx, no arrival) and issues the cp.async.bulk.tensor copies; nothing waits. The
     program arrives on the barrier (T.mbarrier_arrive, by as many threads as its arrive count) and waits with
-    `T.mbarrier_wait_parity(bar, phase)` before reading `dst`. Global -> shared only (no TMA stores)."""
+    `T.mbarrier_wait_parity(bar, phase)` before reading `dst`. Global -> shared only (no TMA stores).
+
+    With a barrier from T.alloc_cluster_barrier (TileLang's 2-CTA loads, the tcgen05 family): both blocks of a
+    CTA pair (ranks 2i, 2i + 1) load into their own `dst`, and both copies complete on the barrier of the pair's
+    even block, which alone expects their bytes (twice the tile's); the odd block's barrier is not touched."""
     if barrier is None:
         raise TileLangTypeError("T.tma_copy(src, dst, barrier=bars[i]) needs the mbarrier its load completes on")
     if eviction_policy is not None:
@@ -50,7 +54,8 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
     regions = _copy_regions(sb, smin, sext, spoint, db, dmin, dext, dpoint,
                             "T.tma_copy needs at least one side to be a buffer or a slice")
     bar = _barrier_elem(barrier, "T.tma_copy")
-    return with_ws_id(_ffi.tile_op("tma_copy", regions, [bar], {}, builder.span()), annotations, "T.tma_copy")
+    attrs = {"cluster_barrier": 1} if _is_cluster_barrier(bar) else {}
+    return with_ws_id(_ffi.tile_op("tma_copy", regions, [bar], attrs, builder.span()), annotations, "T.tma_copy")
 
 
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):

@@ -142,10 +142,13 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
     T.alloc_tmem accumulator, = A @ B (+ C unless clear_accum), A and B float16 / bfloat16 shared tiles. One thread
     issues tcgen05.mma; the call does not wait. With `mbar` (an mbarrier from T.alloc_barrier, or one of its
     elements) the MMAs' completion arrives on it once (T.mbarrier_wait_parity waits); without, a later
-    T.tcgen05_gemm's arrival covers this one too. Read C with T.copy(C, fragment). Other targets refuse it."""
-    if use_2cta:
-        raise _unsupported("T.tcgen05_gemm(use_2cta=True)", "2-CTA tcgen05.mma (cta_group::2, clusters) is not "
-                           "implemented", "use one CTA per 128-row tile")
+    T.tcgen05_gemm's arrival covers this one too. Read C with T.copy(C, fragment). Other targets refuse it.
+
+    use_2cta=True (cta_group::2, in a T.ClusterKernel whose x extent is even): the blocks of a CTA pair (ranks
+    2i, 2i + 1) compute one 256 x N tile together. Each holds its 128 rows of A and N / 2 columns of B (B is
+    [K, N / 2], or [N / 2, K] transposed) at the same shared offsets, and its 128 rows of C in its own tensor
+    memory; the pair's even block issues (the odd block skips the call), and `mbar` receives one arrival in
+    both blocks when the MMAs complete."""
     if annotations:
         raise _unsupported("T.tcgen05_gemm(annotations=...)", "annotations of tcgen05 gemms are not implemented")
     if int(policy) != int(GemmWarpPolicy.Square):
@@ -172,19 +175,18 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
         exprs.append(mbar)
     return _ffi.tile_op("tcgen05_gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])], exprs,
                         {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
-                         "has_mbar": int(mbar is not None)}, builder.span())
+                         "has_mbar": int(mbar is not None), "use_2cta": int(_bool(use_2cta))}, builder.span())
 
 
 def tcgen05_mma_arrive(mbar, arrive_2cta=False):
     """TileLang's commit of tcgen05 MMAs (the tcgen05 family): the thread that issues single-thread work here (the
     first of an `if tx ...` branch's threads, as for T.tcgen05_gemm) commits its earlier tcgen05.mma to `mbar`,
-    which receives one arrival when they have completed (T.mbarrier_wait_parity(mbar, phase) waits for it)."""
-    if arrive_2cta:
-        raise _unsupported("T.tcgen05_mma_arrive(arrive_2cta=True)", "2-CTA tcgen05 (cta_group::2, clusters) is not "
-                           "implemented", "use one CTA per 128-row tile")
+    which receives one arrival when they have completed (T.mbarrier_wait_parity(mbar, phase) waits for it).
+    arrive_2cta=True commits 2-CTA MMAs (T.tcgen05_gemm(..., use_2cta=True)): by the pair's even block, one
+    arrival on `mbar` in each block of the pair."""
     if isinstance(mbar, _ffi.Buffer):
         mbar = _ffi.load(mbar, [_const(0)])
-    return _ffi.tile_op("tcgen05_mma_arrive", [], [mbar], {}, builder.span())
+    return _ffi.tile_op("tcgen05_mma_arrive", [], [mbar], {"arrive_2cta": int(_bool(arrive_2cta))}, builder.span())
 
 
 def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,

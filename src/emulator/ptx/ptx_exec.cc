@@ -146,12 +146,16 @@ struct Mbarrier {
 
 // Tensor memory (sm_100a; PTX ISA, "Tensor Memory"): 128 lanes x 512 columns of 32-bit cells per block, its
 // column allocations, and the tcgen05.mma each thread issued and has not committed yet.
+class Machine;
 struct TcMma {
+  Machine* target =
+      nullptr;  // the block whose tensor memory D is (cta_group::2: one entry per block of the pair)
   int64_t lane0 = 0, col0 = 0, M = 0, N = 0;
   int eb = 2;
   bool integer = false, accumulate = false;
   std::vector<double> prod;                        // M x N products
   std::vector<std::pair<int64_t, uint16_t>> read;  // shared bytes read at issue (offset, value)
+  std::vector<Machine*> read_from;                 // the block of each (either block of a pair)
 };
 struct Tmem {
   static constexpr int64_t kLanes = 128, kCols = 512;
@@ -165,6 +169,7 @@ struct Tmem {
   std::vector<int64_t> commits;                       // per thread: its tcgen05.commit so far
   std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
   bool relinquished = false;
+  bool cg2 = false;                         // allocated with cta_group::2 (for a CTA pair's MMAs)
   std::vector<std::vector<TcMma>> pending;  // per thread
   static size_t Cell(int64_t lane, int64_t col) { return static_cast<size_t>(lane * kCols + col); }
   bool Allocated(int64_t col, int64_t n) const {
@@ -2458,6 +2463,39 @@ class Machine {
         }
       }
       if (!load) return;
+      if (in.pair) {  // .cta_group::2: the mbarrier may be the pair's other block's (a mapa address)
+        const uint64_t ba = Resolve(wp, in, in.ops[2], l, Space::kShared).addr;
+        const int64_t rank = (ba & kClusterTag) ? static_cast<int64_t>(ba >> 24 & 0x7F) : rank_;
+        const int64_t off = static_cast<int64_t>(ba & 0xFFFFFF);
+        if (rank / 2 != rank_ / 2)
+          Report("tcgen05_pair", tid, [&] {
+            return "a cp.async.bulk.tensor.cta_group::2 completes on an mbarrier of block " +
+                   std::to_string(rank) + ", outside its CTA pair";
+          });
+        Machine* m = ClusterPeer(rank, tid);
+        if (!m) return;
+        if (off % 8 || off + 8 > m->smem_bytes_ || !m->inited_.count(off)) {
+          Report("uninitialized_read", tid, [&] {
+            return "a TMA copy completes on the mbarrier at shared byte " + std::to_string(off) +
+                   " of block " + std::to_string(rank) + ", which is not an initialised mbarrier";
+          });
+          return;
+        }
+        // The box lands now (an asynchronous copy may complete at once; a wait on the other block's barrier
+        // cannot order it for this block's threads otherwise), then its bytes complete that barrier.
+        for (const auto& [o, v] : cp.bytes) {
+          NoteShared(o, 1, tid, true, false, false);
+          smem_[static_cast<size_t>(o)] = v;
+          ShadowByte& sh = shadow_[static_cast<size_t>(o)];
+          sh.written = block_stamp_;
+          sh.w_epoch = 0;
+          if (!proxy_.empty()) proxy_[static_cast<size_t>(o)].writer = 0;
+        }
+        m->mbars_[off].tx -= D.count * D.eb;
+        m->MaybeCompletePhase(off);
+        if (cl_) ++cl_->progress;
+        return;
+      }
       const int64_t bar = MbarAddress(wp, in, in.ops[2], w, l);
       if (bar < 0) return;
       if (!inited_.count(bar)) {
@@ -2599,6 +2637,17 @@ class Machine {
   void TmemAlloc(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
     if (!FullWarp(w, wp, act, exec, "tcgen05.alloc / dealloc")) return;
     const int tid = w * 32;
+    if (in.pair) {  // one warp of each block of the pair, each in its own tensor memory
+      if ((cl_ ? cl_->n : 1) % 2) {
+        Report("tcgen05_pair", tid, [&] {
+          return std::string(
+              "tcgen05.alloc / dealloc .cta_group::2 in a block with no CTA pair (a cluster of an "
+              "even number of blocks)");
+        });
+        return;
+      }
+      tmem_.cg2 = true;
+    }
     const bool alloc = in.op == Op::kTcAlloc;
     const int64_t n = static_cast<int64_t>(Get(wp, in.ops[1], w, 0, Ty::kU32));
     if (n < 32 || n > Tmem::kCols || (n & (n - 1))) {
@@ -2681,69 +2730,124 @@ class Machine {
       Tcgen05Instr I;
       SmemMatrixDesc A, B;
       std::string why;
-      if (DecodeTcgen05Instr(idesc, kind, &I, &why)) {
+      if (DecodeTcgen05Instr(idesc, kind, &I, &why, in.pair ? 2 : 1)) {
         if (!DecodeTcgen05Descriptor(da, &A, &why))
           why = "A descriptor: " + why;
         else if (!DecodeTcgen05Descriptor(db, &B, &why))
           why = "B descriptor: " + why;
       }
       if (!why.empty()) FailAt(in, "tcgen05.mma: " + why);
+      // The blocks D spans: this one, or with cta_group::2 the pair (ranks 2i, 2i + 1): A's and D's rows
+      // [0, 128) in the even block, [128, 256) in the odd one; B's columns [0, N / 2) from the even block's
+      // shared memory, [N / 2, N) from the odd one's, at the descriptors' offsets (PTX ISA, tcgen05 CTA
+      // pair).
+      std::vector<Machine*> blocks{this};
+      if (in.pair) {
+        if ((cl_ ? cl_->n : 1) % 2) {
+          Report("tcgen05_pair", tid, [&] {
+            return std::string(
+                "tcgen05.mma.cta_group::2 in a block with no CTA pair (a cluster of an even number "
+                "of blocks)");
+          });
+          return;
+        }
+        Machine* e0 = ClusterPeer(rank_ & ~1, tid);
+        Machine* e1 = ClusterPeer(rank_ | 1, tid);
+        if (!e0 || !e1) return;
+        blocks = {e0, e1};
+      }
       const int64_t lane0 = static_cast<int64_t>(d >> 16), col0 = static_cast<int64_t>(d & 0xFFFF);
-      if (lane0 != 0 || !tmem_.Allocated(col0, I.N)) {
+      bool placed = lane0 == 0;
+      for (Machine* m : blocks) {
+        placed = placed && m->tmem_.Allocated(col0, I.N);
+        if (in.pair && !m->tmem_.cg2)
+          Report("tcgen05_pair", tid, [&] {
+            return "tcgen05.mma.cta_group::2 into tensor memory that block " + std::to_string(m->rank_) +
+                   " of the pair did not allocate with tcgen05.alloc.cta_group::2";
+          });
+      }
+      if (!placed) {
         Report("tmem_unallocated", tid, [&] {
           return "tcgen05.mma into lanes [" + std::to_string(lane0) + ", +128), columns [" +
                  std::to_string(col0) + ", " + std::to_string(col0 + I.N) + ") outside every allocation";
         });
         return;
       }
-      TcMma mma;
-      mma.lane0 = lane0;
-      mma.col0 = col0;
-      mma.M = I.M;
-      mma.N = I.N;
-      mma.eb = eb;
-      mma.integer = i8;
-      mma.accumulate = enable;
+      const int64_t H = static_cast<int64_t>(blocks.size()), M = I.M / H, NB = I.N / H;
       bool ok = true, proxy_reported = false;
-      auto element = [&](const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, int type) {
+      std::vector<std::pair<int64_t, uint16_t>> b_read;
+      std::vector<Machine*> b_from;
+      // element (mn, k) of an operand in block m's shared memory (this block's reads are race- and
+      // proxy-checked; a peer's are read as they stand)
+      auto element = [&](Machine* m, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
+                         int type, std::vector<std::pair<int64_t, uint16_t>>* read,
+                         std::vector<Machine*>* from) {
         const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
-        if (a < 0 || a + eb > smem_bytes_) {
+        if (a < 0 || a + eb > m->smem_bytes_) {
           ok = false;
           return 0.0;
         }
-        NoteShared(a, eb, tid, false, false);
-        AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
+        if (m == this) {
+          NoteShared(a, eb, tid, false, false);
+          AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
+        }
         uint16_t h = 0;
-        std::memcpy(&h, &smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
-        mma.read.emplace_back(a, h);
+        std::memcpy(&h, &m->smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
+        read->emplace_back(a, h);
+        from->push_back(m);
         if (i8)
           return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF))
                            : static_cast<double>(h & 0xFF);
         if (f8) return HalfValue(h, type == 0 ? Ty::kE4M3 : Ty::kE5M2);
         return HalfValue(h, type == 0 ? Ty::kF16 : Ty::kBF16);
       };
-      std::vector<double> a(static_cast<size_t>(I.M * KS)), b(static_cast<size_t>(I.N * KS));
-      for (int64_t m = 0; m < I.M && ok; ++m)
-        for (int64_t k = 0; k < KS; ++k)
-          a[static_cast<size_t>(m * KS + k)] = element(A, I.mn_a, m, k, I.a_type);
-      for (int64_t n = 0; n < I.N && ok; ++n)
-        for (int64_t k = 0; k < KS; ++k)
-          b[static_cast<size_t>(n * KS + k)] = element(B, I.mn_b, n, k, I.b_type);
+      std::vector<double> b(static_cast<size_t>(I.N * KS));
+      for (int64_t h = 0; h < H && ok; ++h)
+        for (int64_t n = 0; n < NB && ok; ++n)
+          for (int64_t k = 0; k < KS; ++k)
+            b[static_cast<size_t>((h * NB + n) * KS + k)] =
+                element(blocks[static_cast<size_t>(h)], B, I.mn_b, n, k, I.b_type, &b_read, &b_from);
+      std::vector<TcMma> parts;
+      for (int64_t h = 0; h < H && ok; ++h) {
+        TcMma mma;
+        mma.target = blocks[static_cast<size_t>(h)];
+        mma.lane0 = lane0;
+        mma.col0 = col0;
+        mma.M = M;
+        mma.N = I.N;
+        mma.eb = eb;
+        mma.integer = i8;
+        mma.accumulate = enable;
+        std::vector<double> a(static_cast<size_t>(M * KS));
+        for (int64_t m = 0; m < M && ok; ++m)
+          for (int64_t k = 0; k < KS; ++k)
+            a[static_cast<size_t>(m * KS + k)] =
+                element(mma.target, A, I.mn_a, m, k, I.a_type, &mma.read, &mma.read_from);
+        if (!ok) break;
+        if (h == 0) {  // B's reads are checked with the first block's part
+          mma.read.insert(mma.read.end(), b_read.begin(), b_read.end());
+          mma.read_from.insert(mma.read_from.end(), b_from.begin(), b_from.end());
+        }
+        mma.prod.assign(static_cast<size_t>(M * I.N), 0.0);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < I.N; ++n) {
+            double sum = 0;
+            for (int64_t k = 0; k < KS; ++k)
+              sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+            mma.prod[static_cast<size_t>(m * I.N + n)] = I.neg_a != I.neg_b ? -sum : sum;
+          }
+        parts.push_back(std::move(mma));
+      }
       if (!ok) {
         Report("out_of_bounds", tid,
                [&] { return std::string("tcgen05.mma reads an operand outside shared memory"); });
         return;
       }
-      mma.prod.assign(static_cast<size_t>(I.M * I.N), 0.0);
-      for (int64_t m = 0; m < I.M; ++m)
-        for (int64_t n = 0; n < I.N; ++n) {
-          double s = 0;
-          for (int64_t k = 0; k < KS; ++k)
-            s += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
-          mma.prod[static_cast<size_t>(m * I.N + n)] = I.neg_a != I.neg_b ? -s : s;
-          ++tmem_.in_flight[Tmem::Cell(lane0 + m, col0 + n)];
-        }
-      tmem_.pending[static_cast<size_t>(tid)].push_back(std::move(mma));
+      for (TcMma& mma : parts) {
+        for (int64_t m = 0; m < mma.M; ++m)
+          for (int64_t n = 0; n < mma.N; ++n) ++mma.target->tmem_.in_flight[Tmem::Cell(lane0 + m, col0 + n)];
+        tmem_.pending[static_cast<size_t>(tid)].push_back(std::move(mma));
+      }
     });
   }
 
@@ -2757,12 +2861,14 @@ class Machine {
       // tcgen05.commit tracks all the thread's earlier tcgen05.mma: a reader that sees the phase its arrival
       // is in complete knows them complete, whichever commit they were issued before
       const int64_t index = ++tmem_.commits[static_cast<size_t>(tid)];
-      if (a >= 0 && inited_.count(a)) commit_log_[a].push_back({tid, index, mbars_[a].phase});
+      if (a >= 0 && in.mode == 0 && inited_.count(a)) commit_log_[a].push_back({tid, index, mbars_[a].phase});
       for (TcMma& mma : tmem_.pending[static_cast<size_t>(tid)]) {
+        Tmem& tm = mma.target->tmem_;  // the block whose tensor memory D is
         bool changed = false;
-        for (const auto& [a, v] : mma.read) {
+        for (size_t i = 0; i < mma.read.size(); ++i) {
+          const auto& [off, v] = mma.read[i];
           uint16_t now = 0;
-          std::memcpy(&now, &smem_[static_cast<size_t>(a)], static_cast<size_t>(mma.eb));
+          std::memcpy(&now, &mma.read_from[i]->smem_[static_cast<size_t>(off)], static_cast<size_t>(mma.eb));
           changed |= now != v;
         }
         if (changed)
@@ -2772,14 +2878,14 @@ class Machine {
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
             const size_t x = Tmem::Cell(mma.lane0 + m, mma.col0 + n);
-            --tmem_.in_flight[x];
-            if (mma.accumulate && !tmem_.written[x])
+            --tm.in_flight[x];
+            if (mma.accumulate && !tm.written[x])
               Report("uninitialized", tid, [&] {
                 return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
                        std::to_string(mma.col0 + n) + ", which nothing has written";
               });
             const double p = mma.prod[static_cast<size_t>(m * mma.N + n)];
-            uint32_t& cell = tmem_.cells[x];
+            uint32_t& cell = tm.cells[x];
             if (mma.integer) {
               const int64_t sum = (mma.accumulate ? static_cast<int64_t>(static_cast<int32_t>(cell)) : 0) +
                                   static_cast<int64_t>(p);
@@ -2788,13 +2894,28 @@ class Machine {
               cell = static_cast<uint32_t>(
                   F32Bits(static_cast<float>((mma.accumulate ? static_cast<double>(AsF32(cell)) : 0.0) + p)));
             }
-            tmem_.written[x] = 1;
-            tmem_.ready_issuer[x] = tid;
-            tmem_.ready_commit[x] = index;
+            tm.written[x] = 1;
+            tm.ready_issuer[x] = tid;
+            tm.ready_commit[x] = index;
           }
       }
       tmem_.pending[static_cast<size_t>(tid)].clear();
-      if (a >= 0) ArriveOn(a, tid);
+      if (a < 0) return;
+      if (in.mode == 0) {
+        ArriveOn(a, tid);
+        return;
+      }
+      // .multicast::cluster, ctaMask: one arrival on the mbarrier at the same offset in each block of the
+      // mask
+      const uint64_t mask = Get(wp, in.ops[1], w, l, Ty::kU16);
+      for (int64_t r = 0; r < 16; ++r) {
+        if (!(mask >> r & 1)) continue;
+        Machine* m = ClusterPeer(r, tid);
+        if (!m) continue;
+        if (m->inited_.count(a)) m->commit_log_[a].push_back({tid, index, m->mbars_[a].phase});
+        m->ArriveOn(a, tid);
+      }
+      if (cl_) ++cl_->progress;
     });
   }
 
@@ -2997,7 +3118,8 @@ Result Run(const Module& m, const Launch& launch, const Options& opt) {
   for (const Instr& in : k->code)
     clustered |= in.op == Op::kClusterArrive || in.op == Op::kClusterWait || in.op == Op::kMapa ||
                  in.cluster_addr || in.op == Op::kClcTryCancel ||
-                 (in.op == Op::kTmaLoad && in.mode == 1);  // (ld / st .shared::cluster too)
+                 (in.op == Op::kTmaLoad && (in.mode == 1 || in.pair)) ||
+                 in.pair;  // (ld / st .shared::cluster too)
   if (clustered && cooperative)
     throw UserError(ErrorKind::kUnsupported, "PTX emulator: a cooperative launch of thread-block clusters");
   if (clustered) {  // cluster after cluster; the blocks of one take turns (PtxCluster)

@@ -147,6 +147,7 @@ struct Instr {
   bool expect_tx = false;              // mbarrier.arrive.expect_tx
   bool cluster_addr = false;           // mbarrier.arrive .shared::cluster: the address may be a peer block's
   int dims = 0;                        // cp.async.bulk.tensor.Nd
+  bool pair = false;                   // .cta_group::2 (tcgen05, cp.async.bulk.tensor): a CTA pair
   int guard = -1;                      // @%p
   bool guard_neg = false;              // @!%p
   std::vector<Operand> ops;

@@ -1044,8 +1044,10 @@ class Parser {
         return true;
       }
       only({"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta",
-            "global", "mbarrier::complete_tx::bytes", "bulk_group", "tile", "multicast::cluster"});
+            "global", "mbarrier::complete_tx::bytes", "bulk_group", "tile", "multicast::cluster",
+            "cta_group::2"});
       in->mode = has("multicast::cluster") ? 1 : 0;  // the ctaMask operand follows the mbarrier
+      in->pair = has("cta_group::2");                // the mbarrier may be the CTA pair's other block's
       if (!has("tensor")) Fail(in->line, in->text, "non-tensor bulk copies are not supported by the PTX emulator");
       for (const char* d : {"1d", "2d", "3d", "4d", "5d"})
         if (has(d)) in->dims = d[0] - '0';
@@ -1090,11 +1092,8 @@ class Parser {
       in->op = Op::kElect;
       return true;
     }
-    if (op ==
-        "tcgen05") {  // sm_100a (PTX ISA, "TensorCore 5th Generation Family Instructions"), cta_group::1
-      if (has("cta_group::2"))
-        Fail(in->line, in->text,
-             "tcgen05 with cta_group::2 (a CTA pair) is not supported by the PTX emulator");
+    if (op == "tcgen05") {             // sm_100a (PTX ISA, "TensorCore 5th Generation Family Instructions")
+      in->pair = has("cta_group::2");  // a CTA pair (ranks 2i, 2i + 1 of the cluster)
       const std::string& what = parts.size() > 1 ? parts[1] : op;
       if (what == "fence::before_thread_sync" || what == "fence::after_thread_sync" || what == "wait::ld" ||
           what == "wait::st") {
@@ -1103,20 +1102,22 @@ class Parser {
         return true;
       }
       if (what == "alloc" || what == "dealloc" || what == "relinquish_alloc_permit") {
-        only({what.c_str(), "cta_group::1", "sync", "aligned", "shared::cta", "b32"});
+        only({what.c_str(), "cta_group::1", "cta_group::2", "sync", "aligned", "shared::cta", "b32"});
         in->op = what == "alloc" ? Op::kTcAlloc : what == "dealloc" ? Op::kTcDealloc : Op::kTcRelinquish;
         return true;
       }
       if (what == "mma") {
-        only({"mma", "cta_group::1", "kind::f16", "kind::f8f6f4", "kind::i8"});
+        only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8"});
         in->op = Op::kTcMma;
         in->mode = has("kind::f16") ? 0 : has("kind::f8f6f4") ? 1 : has("kind::i8") ? 2 : 3;
         if (in->mode == 3) Fail(in->line, in->text, "tcgen05.mma without a kind");
         return true;
       }
       if (what == "commit") {
-        only({"commit", "cta_group::1", "mbarrier::arrive::one", "shared::cluster", "shared::cta", "b64"});
+        only({"commit", "cta_group::1", "cta_group::2", "mbarrier::arrive::one", "shared::cluster",
+              "shared::cta", "multicast::cluster", "b64"});
         in->op = Op::kTcCommit;
+        in->mode = has("multicast::cluster") ? 1 : 0;  // the ctaMask operand follows the mbarrier
         return true;
       }
       if (what == "ld" || what == "st") {

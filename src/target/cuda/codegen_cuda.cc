@@ -47,16 +47,21 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args.at(i)); };
     const std::string name = "tl::" + op.substr(3);
-    if (op == "tl.tcgen05_alloc") return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ")";
-    if (op == "tl.tcgen05_dealloc") return name + "(" + arg(0) + ", " + arg(1) + ")";
+    if (op == "tl.tcgen05_alloc" || op == "tl.tcgen05_alloc_cg2")
+      return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ")";
+    if (op == "tl.tcgen05_dealloc" || op == "tl.tcgen05_dealloc_cg2")
+      return name + "(" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_desc")
       return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
-    if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8")
+    if (op.rfind("tl.tcgen05_mma_", 0) == 0)  // kind f16 / f8f6f4 / i8, cta_group::1 or (_cg2) ::2
       return name + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")";
     if (op == "tl.tcgen05_commit") return name + "(" + SharedAddr(c->args.at(0)) + ")";
+    if (op == "tl.tcgen05_commit_cg2")
+      return name + "(" + SharedAddr(c->args.at(0)) + ", (uint16_t)(" + arg(1) + "))";
     if (op == "tl.tcgen05_ld") return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_st") return name + "<" + arg(2) + ">(" + arg(0) + ", &" + arg(1) + ")";
-    if (op == "tl.tcgen05_relinquish_alloc_permit" || op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" ||
+    if (op == "tl.tcgen05_relinquish_alloc_permit" || op == "tl.tcgen05_relinquish_alloc_permit_cg2" ||
+        op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" ||
         op == "tl.tcgen05_fence_before_thread_sync" || op == "tl.tcgen05_fence_after_thread_sync")
       return name + "()";
     TL_ICHECK(false, "no CUDA spelling of ", op);
@@ -240,8 +245,13 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     TL_ICHECK(c->args.size() >= 4 && c->args.size() <= 8, "malformed tl.tma_load");
     int i = TensorMapIndex(maps_, TensorMapOf(f_, As<CallNode>(c->args[2])));
     TL_ICHECK(i >= 0, "tl.tma_load: unknown tensor map");
-    std::string s = std::string(tma_multicast_ ? "tl::tma_load_multicast(" : "tl::tma_load(") + "&tl_tmap" +
-                    std::to_string(i) + ", " + SharedAddr(c->args[0]) + ", " + SharedAddr(c->args[1]);
+    const bool pair = c->op == "tl.tma_load_2sm";  // completes the barrier of the CTA pair's even block
+    TL_ICHECK(!(pair && tma_multicast_), "a 2-CTA TMA load inside a multicast");
+    std::string s = std::string(tma_multicast_ ? "tl::tma_load_multicast("
+                                : pair         ? "tl::tma_load_2sm("
+                                               : "tl::tma_load(") +
+                    "&tl_tmap" + std::to_string(i) + ", " + SharedAddr(c->args[0]) + ", " +
+                    SharedAddr(c->args[1]);
     if (tma_multicast_) s += ", (uint16_t)" + std::to_string(tma_multicast_);
     for (size_t a = c->args.size(); a-- > 3;) s += ", (int)(" + E(c->args[a]) + ")";
     return s + ")";
@@ -262,7 +272,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     const std::string& op = c->op;
     auto arg = [&](size_t i) { return E(c->args[i]); };
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
-    if (op == "tl.tma_load") return TmaLoad(c);
+    if (op == "tl.tma_load" || op == "tl.tma_load_2sm") return TmaLoad(c);
     if (op == "tl.tma_store" || op == "tl.tma_reduce_add") return TmaStore(c);
     if (op == "tl.tma_store_commit") return "tl::tma_store_commit()";
     if (op == "tl.fence_barrier_init") return "tl::fence_barrier_init()";

@@ -141,12 +141,13 @@ struct Rewriter : IRMutator {
       prologue.push_back(Evaluate(Call(DataType::Void(), "tl.mbarrier_init", {Load(bar, {C(0)}), C(1)}), sp));
       Expr clear = g->clear_accum ? IntImm(DataType::Bool(), 1) : Binary(BinaryOp::kEQ, loop->var, loop->min);
       Expr ph = Load(phase, {C(0)});
-      std::vector<Stmt> body{std::make_shared<Tcgen05GemmNode>(g->A, g->B, Region::Full(tmem), g->trans_A,
-                                                               g->trans_B, Load(bar, {C(0)}), clear, sp),
-                             Evaluate(Call(DataType::Void(), "tl.mbarrier_wait_parity",
-                                           {Load(bar, {C(0)}), Binary(BinaryOp::kFloorMod, ph, C(2))}),
-                                      sp),
-                             Store(phase, ph + C(1), {C(0)}, sp)};
+      std::vector<Stmt> body{
+          std::make_shared<Tcgen05GemmNode>(g->A, g->B, Region::Full(tmem), g->trans_A, g->trans_B,
+                                            Load(bar, {C(0)}), clear, false, sp),
+          Evaluate(Call(DataType::Void(), "tl.mbarrier_wait_parity",
+                        {Load(bar, {C(0)}), Binary(BinaryOp::kFloorMod, ph, C(2))}),
+                   sp),
+          Store(phase, ph + C(1), {C(0)}, sp)};
       std::vector<Stmt> lb{loop->body};
       if (auto* lq = As<SeqNode>(loop->body)) lb = lq->seq;
       lb[at] = Seq(body, sp);

@@ -87,6 +87,21 @@ void NeedTcgen05(const GpuTileLowerer& L, const std::string& what, const Span& s
                     sp);
 }
 
+Expr Rank() { return Call(DataType::Int(32), "tl.cluster_ctarank", {}); }
+
+// tcgen05.commit to `mbar`: cta_group::1, or for 2-CTA MMAs cta_group::2 with one arrival on the barrier at
+// the same offset in both blocks of the pair (.multicast::cluster, the mask of ranks 2i and 2i + 1).
+Stmt Commit(GpuTileLowerer& L, const Expr& mbar, bool pair, const Span& sp) {
+  if (!pair) return Call0("tl.tcgen05_commit", {L.VisitExpr(mbar)}, sp);
+  Expr mask = Binary(BinaryOp::kShl, C(3), Binary(BinaryOp::kBitAnd, Rank(), C(~int64_t{1})));
+  return Call0("tl.tcgen05_commit_cg2", {L.VisitExpr(mbar), mask}, sp);
+}
+
+// 2-CTA work is issued by the pair's even block only.
+Stmt PairLeader(const Stmt& st, bool pair, const Span& sp) {
+  return pair ? If(Eq(Mod(Rank(), 2), C(0)), st, nullptr, sp) : st;
+}
+
 Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const Span sp = g->span;
   NeedTcgen05(L, "T.tcgen05_gemm", sp);
@@ -105,9 +120,14 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
   const auto [M, N] = TmemShape(g->C.buffer, sp);
+  const bool pair = g->use_2cta;  // cta_group::2: M = 256 across the pair, each block N / 2 columns of B
   for (auto& r : g->C.ranges)
     if (!IsConstInt(r.min, 0)) bad("the accumulator must be the whole tensor-memory buffer");
   if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
+  if (pair && N % 32)
+    bad("use_2cta with N = " + std::to_string(N) +
+        ": each block of the pair holds N / 2 columns of B, a multiple "
+        "of 16 (N in 32, 64, ..., 256)");
   WgmmaOperand oa, ob;
   if (!WgmmaOperandOf(g->A, &oa) || !WgmmaOperandOf(g->B, &ob)) bad("A and B must be 2-d shared tiles");
   const bool i8 = g->C.buffer->dtype == DataType::Int(32);  // kind::i8 (s8 / u8 into s32)
@@ -121,10 +141,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const bool a_mn = g->trans_A, b_mn = !g->trans_B;
   const int64_t am = a_mn ? oa.shape[1] : oa.shape[0], K = a_mn ? oa.shape[0] : oa.shape[1];
   const int64_t bn = b_mn ? ob.shape[1] : ob.shape[0], bk = b_mn ? ob.shape[0] : ob.shape[1];
-  if (am != M || bn != N || bk != K)
+  if (am != M || bn * (pair ? 2 : 1) != N || bk != K)
     bad("shapes do not agree: A " + std::to_string(oa.shape[0]) + "x" + std::to_string(oa.shape[1]) + ", B " +
         std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C 128x" + std::to_string(N) +
-        " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")");
+        " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")" +
+        (pair ? "; with use_2cta each block holds N / 2 = " + std::to_string(N / 2) + " columns of B" : ""));
   if (K % ks)
     bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma takes k" +
         std::to_string(ks) + " here)");
@@ -141,9 +162,12 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     if (i8) return int64_t(t.is_int());
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
-  const int64_t idesc = ((i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) | (type(g->B.buffer->dtype) << 10) |
-                        (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((M >> 4) << 24);
+  const int64_t MM = pair ? 2 * M : M;  // the instruction's M: the pair's 256 rows
+  const int64_t idesc = ((i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
+                        (type(g->B.buffer->dtype) << 10) | (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) |
+                        ((N >> 3) << 17) | ((MM >> 4) << 24);
   const std::string kind = i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  const std::string cg = pair ? "_cg2" : "";
   Var kk = MakeVar("kk");
   const Expr k0 = Expr(kk) * C(ks);
   Expr dA = a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
@@ -155,19 +179,25 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
   std::vector<Stmt> issue{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
                           For(kk, C(0), C(K / ks), ForKind::kUnrolled,
-                              Call0("tl.tcgen05_mma_" + kind, {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)},
-                                    sp),
+                              Call0("tl.tcgen05_mma_" + kind + cg,
+                                    {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)}, sp),
                               {}, sp)};
-  if (g->mbar) issue.push_back(Call0("tl.tcgen05_commit", {L.VisitExpr(g->mbar)}, sp));
+  if (g->mbar) issue.push_back(Commit(L, g->mbar, pair, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::1.kind::" + kind + " 128x" + std::to_string(N) +
-      "x" + std::to_string(ks) + " " + MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " +
-      std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" + g->C.buffer->name +
-      "'; A " + (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
+      Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind + " " +
+      std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(ks) + " " +
+      MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " + std::to_string(K / ks) +
+      " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
+      (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
       "-major (swizzle " + sw(bs) + "B)" +
-      (g->mbar ? "; completion arrives on the mbarrier" : "; no commit") +
-      (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch" : ""));
+      (g->mbar ? pair ? "; completion arrives on the mbarrier in both blocks of the pair"
+                      : "; completion arrives on the mbarrier"
+               : "; no commit") +
+      (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch" : "") +
+      (pair ? " of the pair's even block (each block: A 128 rows, B " + std::to_string(N / 2) +
+                  " columns, C 128 rows in its own tensor memory)"
+            : ""));
   // The operands' generic-proxy writes (st.shared, cp.async) are fenced by their writers before the barrier
   // that precedes the issue: tcgen05.mma reads shared memory through the async proxy. The mark becomes
   // fence.proxy.async where such writes reach the operands, nothing where only TMA writes them
@@ -180,7 +210,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (!in_branch)
     for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp)})
       out.push_back(st);
-  out.push_back(L.GuardOne(Seq(issue, sp), sp));
+  out.push_back(PairLeader(L.GuardOne(Seq(issue, sp), sp), pair, sp));
   return Seq(out, sp);
 }
 
@@ -193,7 +223,25 @@ Stmt LowerTcgen05MmaArrive(GpuTileLowerer& L, const Tcgen05MmaArriveNode* n) {
         "T.tcgen05_mma_arrive in a branch on the thread index whose threads are not a known range: no "
         "thread of it can be named to commit; branch on a range (`elif tx < 64:`)",
         n->span);
-  return L.GuardOne(Call0("tl.tcgen05_commit", {L.VisitExpr(n->mbar)}, n->span), n->span);
+  return PairLeader(L.GuardOne(Commit(L, n->mbar, n->arrive_2cta, n->span), n->span), n->arrive_2cta,
+                    n->span);
+}
+
+// T.tma_copy on CUDA. Into a T.alloc_cluster_barrier barrier it is TileLang's 2-CTA load (the tcgen05
+// family): the pair's even block arms its barrier with both blocks' bytes, and each block's copy completes on
+// that barrier (cp.async.bulk.tensor .cta_group::2, its mbarrier operand mapped to the even block:
+// tl.tma_load_2sm).
+Stmt LowerTmaCopyCUDA(GpuTileLowerer& L, const TmaCopyNode& t) {
+  if (!t.cluster_barrier) return L.TmaCopyProducer(t, "tl.tma_load", nullptr, 1);
+  NeedTcgen05(L,
+              "T.tma_copy into a T.alloc_cluster_barrier barrier (TileLang's 2-CTA load: both blocks of a "
+              "CTA pair complete the even block's barrier)",
+              t.span);
+  L.ctx_.info->choices.push_back(
+      Loc(t.span) + ": T.tma_copy " + t.src.buffer->name + " -> " + t.dst.buffer->name +
+      ": 2-CTA load (cp.async.bulk.tensor.cta_group::2): completes on the barrier of "
+      "the pair's even block, which expects both blocks' bytes");
+  return L.TmaCopyProducer(t, "tl.tma_load_2sm", Eq(Mod(Rank(), 2), C(0)), 2);
 }
 
 Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
@@ -235,6 +283,12 @@ const GpuOpLoweringRegistrar kTcgen05MmaArrive(
       return LowerTcgen05MmaArrive(L, static_cast<const Tcgen05MmaArriveNode*>(&n));
     },
     "cuda");
+const GpuOpLoweringRegistrar kTmaCopyCUDA(
+    "tma_copy",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerTmaCopyCUDA(L, static_cast<const TmaCopyNode&>(n));
+    },
+    "cuda");
 const GpuOpLoweringRegistrar kTmemCopy(
     "copy", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTmemCopy(L, static_cast<const CopyNode*>(&n)); },
     "cuda");
@@ -263,6 +317,40 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
                     "the kernel's tensor memory needs " + std::to_string(total) +
                         " columns, over the 512 of the tcgen05 family:\n" + table,
                     k->span);
+  // Every tcgen05 instruction of a kernel names the same CTA group (PTX ISA): with a 2-CTA MMA the allocation
+  // is cta_group::2 too, and the pair meets at a cluster barrier before it frees tensor memory (the even
+  // block's MMAs write the odd block's; neither may free or exit while the other's may still be reached).
+  struct Groups : IRVisitor {
+    int64_t one = 0, two = 0;
+    Span first_two;
+    void VisitCall(const CallNode* n) override {
+      if (n->op.rfind("tl.tcgen05_mma_", 0) == 0 || n->op.rfind("tl.tcgen05_commit", 0) == 0) {
+        const bool cg2 = n->op.size() > 4 && n->op.compare(n->op.size() - 4, 4, "_cg2") == 0;
+        ++(cg2 ? two : one);
+      }
+      IRVisitor::VisitCall(n);
+    }
+  } groups;
+  groups.VisitStmt(k->body);
+  const bool pair = groups.two > 0;
+  if (pair && groups.one)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "the kernel mixes 2-CTA tcgen05 (use_2cta / arrive_2cta) with one-block tcgen05 MMAs or commits; "
+        "every tcgen05 instruction of a kernel must name the same CTA group (PTX ISA): make them all "
+        "2-CTA, or none",
+        k->span);
+  if (pair) {
+    const std::array<int64_t, 3> cd = ClusterDims(f->body);
+    if (cd[0] % 2)
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "2-CTA tcgen05 (T.tcgen05_gemm(..., use_2cta=True)) runs on CTA pairs (cluster ranks 2i, 2i + "
+          "1): it needs a T.ClusterKernel whose cluster x extent is even (cluster_dims=2); this kernel's "
+          "cluster is " +
+              std::to_string(cd[0]) + " x " + std::to_string(cd[1]) + " x " + std::to_string(cd[2]),
+          k->span);
+  }
   Buffer slot = MakeBuffer("tmem_addr", DataType::UInt(32), {C(1)}, Scope::kShared, k->span);
   struct Rewrite : IRMutator {
     std::map<const BufferNode*, int64_t>* col;
@@ -283,26 +371,33 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
         if (b->scope != Scope::kTensorMemory) allocs.push_back(b);
       const Span sp = kn->span;
       Expr warp0 = Binary(BinaryOp::kLT, Call(DataType::Int(32), "tl.thread_idx", {}), C(32));
-      Stmt body = Seq({If(warp0,
-                          Seq({Call0("tl.tcgen05_alloc", {Load(slot, {C(0)}), C(cols)}, sp),
-                               Call0("tl.tcgen05_relinquish_alloc_permit", {}, sp)},
-                              sp),
-                          nullptr, sp),
-                       Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
-                       Call0("tl.tcgen05_fence_after_thread_sync", {}, sp), kn->body,
-                       Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
-                       If(warp0, Call0("tl.tcgen05_dealloc", {Load(slot, {C(0)}), C(cols)}, sp), nullptr, sp)},
-                      sp);
+      const std::string cg = pair ? "_cg2" : "";
+      Stmt body =
+          Seq({If(warp0,
+                  Seq({Call0("tl.tcgen05_alloc" + cg, {Load(slot, {C(0)}), C(cols)}, sp),
+                       Call0("tl.tcgen05_relinquish_alloc_permit" + cg, {}, sp)},
+                      sp),
+                  nullptr, sp),
+               Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp),
+               Call0("tl.tcgen05_fence_after_thread_sync", {}, sp), kn->body,
+               Call0("tl.tcgen05_fence_before_thread_sync", {}, sp),
+               Call0(pair ? "tl.cluster_sync" : "tl.syncthreads", {}, sp),
+               If(warp0, Call0("tl.tcgen05_dealloc" + cg, {Load(slot, {C(0)}), C(cols)}, sp), nullptr, sp)},
+              sp);
       return std::make_shared<KernelNode>(kn->grid, kn->block_vars, kn->threads, allocs, kn->var_inits, body, sp);
     }
     int64_t cols = 0;
+    bool pair = false;
   } rw;
+  rw.pair = pair;
   rw.col = &col;
   rw.slot = slot;
   rw.cols = alloc;
   ctx.info->choices.push_back(Loc(k->span) + ": tensor memory: " + std::to_string(alloc) +
-                              " columns allocated by warp 0 (tcgen05.alloc) at the start and freed at the end:\n" +
-                              table);
+                              " columns allocated by warp 0 (tcgen05.alloc" +
+                              (pair ? ".cta_group::2, in each block of the pair" : "") +
+                              ") at the start and freed at the end" +
+                              (pair ? " after a cluster barrier" : "") + ":\n" + table);
   return WithBody(f, rw.VisitStmt(f->body));
 }
 

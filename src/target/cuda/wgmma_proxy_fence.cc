@@ -92,8 +92,9 @@ struct Collect : IRVisitor {
     for (size_t i = 0; i < n->args.size(); ++i) {
       auto* l = As<BufferLoadNode>(n->args[i]);
       if (!l || l->buffer->scope != Scope::kShared || reads_only) continue;
-      if (op == "tl.tma_load" && i == 0) continue;  // the destination, written by the async proxy
-      if (op.rfind("tl.mbarrier_", 0) == 0 || op == "tl.tcgen05_commit" || (op == "tl.tma_load" && i == 1))
+      const bool tma = op == "tl.tma_load" || op == "tl.tma_load_2sm";
+      if (tma && i == 0) continue;  // the destination, written by the async proxy
+      if (op.rfind("tl.mbarrier_", 0) == 0 || op.rfind("tl.tcgen05_commit", 0) == 0 || (tma && i == 1))
         continue;  // barrier words
       writes.push_back({RangeOf(l->buffer), pos, loops});
     }

@@ -47,6 +47,7 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       cp_async_wgmma_ |= l && wgmma_operands_.count(l->buffer.get()) > 0;
     });
   tx_vars_ = ThreadIndexVars(n->body);  // tx = T.get_thread_binding()
+  uniform_vars_ = BlockUniformVars(n);
   thread_regs_ = ThreadRegisters(n->body);
   thread_vars_.clear();
   kernel_bounds_.clear();
@@ -524,7 +525,7 @@ Stmt GpuTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
   if (auto* i = As<IfNode>(s); i && !cur_loop_ && (HasTileOp(i->then_case) || HasTileOp(i->else_case))) {
-    if (BranchThreads bt = SplitBranches(i, region_, tx_vars_, ctx_.features); bt.split) {
+    if (BranchThreads bt = SplitBranches(i, region_, tx_vars_, ctx_.features, &uniform_vars_); bt.split) {
       Stmt out = LowerBranches(s, i, bt);
       stmt_span_ = saved;
       return out;

@@ -164,7 +164,7 @@ Expr GpuTileLowerer::TmaPanel(const Region& r, const TmaPlan& p, int64_t q) {
   return Load(MapBuffer(s), {SharedIndex(s, sidx)});
 }
 
-Stmt GpuTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar) {
+Stmt GpuTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar, const std::string& op) {
   Expr map = TensorMapOperand(n->src.buffer, p);
   std::vector<Expr> corner;
   for (auto& r : n->src.ranges) corner.push_back(VisitExpr(r.min));
@@ -172,7 +172,7 @@ Stmt GpuTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& b
   for (int64_t q = 0; q < p.panels; ++q) {
     std::vector<Expr> args{TmaPanel(n->dst, p, q), bar, map};
     for (auto& c : PanelCoords(corner, p, q)) args.push_back(c);
-    out.push_back(Call0("tl.tma_load", args, n->span));
+    out.push_back(Call0(op, args, n->span));
   }
   return Seq(out, n->span);
 }
@@ -310,23 +310,37 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   return Seq(out, sp);
 }
 
-namespace {
-// T.tma_copy(src, dst, barrier): the producer half only, as in TileLang: thread 0 (or the first of the T.ws
-// block) adds the copy's bytes to the barrier's expected transactions (mbarrier.expect_tx, no arrival) and
-// issues the copies. The program arrives (T.mbarrier_arrive) and waits itself.
-const GpuOpLoweringRegistrar kTmaCopy("tma_copy", [](GpuTileLowerer& L, const TileOpNode& n) -> Stmt {
-  auto& t = static_cast<const TmaCopyNode&>(n);
+Stmt GpuTileLowerer::TmaCopyProducer(const TmaCopyNode& t, const std::string& load_op, const Expr& expect,
+                                     int64_t expect_scale) {
   CopyNode c(t.src, t.dst, false, t.span);
-  PassContext ctx = L.ctx_;
+  PassContext ctx = ctx_;
   ctx.opt.disable_tma = false;
   TmaPlan p;
   std::string why = TmaBlocker(&c, ctx, &p);
   TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
-  Expr bar = L.VisitExpr(t.barrier);
-  return If(
-      Eq(L.tx_, C(L.ws_leader_)),  // thread 0, or the first thread of the enclosing T.ws block
-      Seq({Call0("tl.mbarrier_expect_tx", {bar, C(p.bytes)}, t.span), L.TmaIssue(&c, p, bar)}, t.span),
-      nullptr, t.span);
+  Expr bar = VisitExpr(t.barrier);
+  Stmt arm = Call0("tl.mbarrier_expect_tx", {bar, C(p.bytes * expect_scale)}, t.span);
+  if (expect) arm = If(expect, arm, nullptr, t.span);
+  return If(Eq(tx_, C(ws_leader_)),  // thread 0, or the first thread of the enclosing T.ws block
+            Seq({arm, TmaIssue(&c, p, bar, load_op)}, t.span), nullptr, t.span);
+}
+
+namespace {
+// T.tma_copy(src, dst, barrier): the producer half only, as in TileLang: thread 0 (or the first of the T.ws
+// block) adds the copy's bytes to the barrier's expected transactions (mbarrier.expect_tx, no arrival) and
+// issues the copies. The program arrives (T.mbarrier_arrive) and waits itself. A cluster barrier's form (the
+// 2-CTA load) belongs to the backends that have it (CUDA's tcgen05 family: src/target/cuda/lower_tcgen05.cc).
+const GpuOpLoweringRegistrar kTmaCopy("tma_copy", [](GpuTileLowerer& L, const TileOpNode& n) -> Stmt {
+  auto& t = static_cast<const TmaCopyNode&>(n);
+  if (t.cluster_barrier)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.tma_copy into a barrier from T.alloc_cluster_barrier is TileLang's 2-CTA load (both blocks "
+        "of a CTA pair complete the even block's barrier), which needs the tcgen05 family (cuda "
+        "-arch=sm_100a / sm_103a / sm_110a); the target is " +
+            L.ctx_.features.label + ". Use a T.alloc_barrier barrier for a block's own loads",
+        t.span);
+  return L.TmaCopyProducer(t, "tl.tma_load", nullptr, 1);
 });
 }  // namespace
 

@@ -48,6 +48,7 @@ class GpuTileLowerer : public IRMutator {
   Var tx_kernel_;                     // the block's thread index (tx_ is rebased inside a region)
   ThreadRange region_;                // the threads running what is lowered (InRegion)
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (T.get_thread_binding())
+  std::set<const VarNode*> uniform_vars_;  // variables every thread of a block holds alike (BlockUniformVars)
 
   Stmt VisitTileOp(const Stmt& s) override { return FenceRegionWrites(s, OpScope(LowerTileOp(s), s->span)); }
   Stmt FenceRegionWrites(const Stmt& original, const Stmt& lowered);
@@ -133,7 +134,12 @@ class GpuTileLowerer : public IRMutator {
 
   // ---- TMA (sm_90+, gpu/lower_tma.cc) -------------------------------------------------------
   Stmt TmaCopy(const CopyNode* n);  // a copy outside a pipeline: issue, then wait on its own barrier
-  Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar);  // the tl.tma_load calls
+  // the tl.tma_load calls (`op`: another load call of the same operands, e.g. CUDA's tl.tma_load_2sm)
+  Stmt TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& bar, const std::string& op = "tl.tma_load");
+  // T.tma_copy's producer half: the branch's first thread (where `expect` holds) adds the tile's bytes times
+  // `expect_scale` to the barrier's expected transactions, and issues the copies as `load_op` calls
+  Stmt TmaCopyProducer(const TmaCopyNode& t, const std::string& load_op, const Expr& expect,
+                       int64_t expect_scale);
   int64_t multicast_ = 0;        // T.copy_cluster(..., cluster_mask=): the mask of the copy being lowered
   bool multicast_used_ = false;  // the kernel has one: its TMA barriers are initialised across the cluster
   Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)

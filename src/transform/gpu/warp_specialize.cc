@@ -494,12 +494,51 @@ std::set<const VarNode*> ThreadIndexVars(const Stmt& body) {
   return vars;
 }
 
-ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx) {
+// Whether every thread of a block evaluates `e` alike: it reads no memory, not the thread index, and only
+// variables of `vars`.
+bool UniformExpr(const Expr& e, const std::set<const VarNode*>& vars) {
+  if (gpu_pass::ReadsMemory(e)) return false;
+  struct V : IRVisitor {
+    const std::set<const VarNode*>* vars;
+    bool ok = true;
+    void VisitVar(const VarNode* v) override { ok = ok && vars->count(v); }
+    void VisitCall(const CallNode* c) override {
+      if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id")
+        ok = false;
+      IRVisitor::VisitCall(c);
+    }
+  } v;
+  v.vars = &vars;
+  v.VisitExpr(e);
+  return v.ok;
+}
+
+std::set<const VarNode*> BlockUniformVars(const KernelNode* k) {
+  struct V : IRVisitor {
+    std::set<const VarNode*> vars;
+    void VisitLet(const LetNode* n) override {
+      if (UniformExpr(n->value, vars)) vars.insert(n->var.get());
+      IRVisitor::VisitLet(n);
+    }
+  } v;
+  for (const Var& b : k->block_vars) v.vars.insert(b.get());
+  v.VisitStmt(k->body);
+  return v.vars;
+}
+
+ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx,
+                             const std::function<bool(const Expr&)>& is_uniform, bool* guarded) {
   auto* b = As<BinaryNode>(cond);
   if (!b) return {};
   if (b->op == BinaryOp::kAnd) {
-    ThreadRange x = ThreadRangeWhere(b->a, in, is_tx);
-    return x.ok() ? ThreadRangeWhere(b->b, x, is_tx) : ThreadRange{};
+    for (auto [u, rest] : {std::pair{b->a, b->b}, std::pair{b->b, b->a}})
+      if (is_uniform && is_uniform(u)) {
+        ThreadRange r = ThreadRangeWhere(rest, in, is_tx, is_uniform, guarded);
+        if (r.ok() && guarded) *guarded = true;
+        return r;
+      }
+    ThreadRange x = ThreadRangeWhere(b->a, in, is_tx, is_uniform, guarded);
+    return x.ok() ? ThreadRangeWhere(b->b, x, is_tx, is_uniform, guarded) : ThreadRange{};
   }
   int64_t c;
   BinaryOp op = b->op;
@@ -528,13 +567,18 @@ ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in) {
 }
 
 BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
-                            const GpuFeatures& features) {
+                            const GpuFeatures& features, const std::set<const VarNode*>* uniform_vars) {
   BranchThreads r;
   r.then_region = r.else_region = in;
-  r.then_range = ThreadRangeWhere(i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars); });
+  std::function<bool(const Expr&)> uniform;
+  if (uniform_vars) uniform = [&](const Expr& e) { return UniformExpr(e, *uniform_vars); };
+  bool guarded = false;
+  r.then_range = ThreadRangeWhere(
+      i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars); }, uniform, &guarded);
   if (!r.then_range.ok()) return r;
   r.split = true;
-  r.else_range = ThreadRangeElse(r.then_range, in);
+  // a block-uniform conjunct: in the blocks where it fails the else branch runs on every thread
+  r.else_range = guarded ? ThreadRange{} : ThreadRangeElse(r.then_range, in);
   auto region = [&](const Stmt& b, ThreadRange range) {
     const StmtNode* work = b ? FirstTileWork(b) : nullptr;
     if (!work || range == in) return in;

@@ -36,10 +36,19 @@ struct ThreadRange {
   bool ok() const { return hi > lo; }
   bool operator==(const ThreadRange& o) const { return lo == o.lo && hi == o.hi; }
 };
-/// The threads of `in` for which `cond` holds, when `cond` is a conjunction (&&) of comparisons (<, <=, >, >=)
-/// of the thread index with constants (`tx < 128`, `tx >= 128 && tx < 256`); not ok() otherwise. `is_tx` says
-/// which expressions are the thread index (the tl.thread_idx call, a variable bound to it).
-ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx);
+/// The threads of `in` for which `cond` holds, when `cond` is a conjunction (&&) of comparisons (<, <=, >,
+/// >=) of the thread index with constants (`tx < 128`, `tx >= 128 && tx < 256`); not ok() otherwise. `is_tx`
+/// says which expressions are the thread index (the tl.thread_idx call, a variable bound to it). With
+/// `is_uniform` (which expressions every thread of a block evaluates alike), a conjunct that is uniform
+/// (`cta_id == 0 and tx < 64`) does not change the range: the branch runs on it in the blocks where the
+/// conjunct holds, on no thread elsewhere; `*guarded` is then set (the else branch is no range).
+ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx,
+                             const std::function<bool(const Expr&)>& is_uniform = nullptr,
+                             bool* guarded = nullptr);
+/// The variables of kernel `k` every thread of a block holds alike: its block indices, and lets
+/// (transitively) of such values that read no memory and not the thread index (`cta_id =
+/// T.block_rank_in_cluster()`).
+std::set<const VarNode*> BlockUniformVars(const KernelNode* k);
 /// The threads of `in` outside `then` (an else branch), when they are one range; not ok() otherwise.
 ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in);
 /// The variables of `body` bound to the thread index (`tx = T.get_thread_binding()`).
@@ -54,7 +63,8 @@ struct BranchThreads {
   ThreadRange then_range, else_range, then_region, else_region;
 };
 BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
-                            const GpuFeatures& features);
+                            const GpuFeatures& features,
+                            const std::set<const VarNode*>* uniform_vars = nullptr);
 /// The first tile work under `s`, or null: tile ops other than T.tma_copy, T.wait_wgmma (which work per warp
 /// group by nature) and scalar T.atomic_add (per thread), T.Parallel or T.Pipelined loops.
 const StmtNode* FirstTileWork(const Stmt& s);

@@ -1,0 +1,153 @@
+"""2-CTA tcgen05 (cta_group::2) on the tcgen05 family (docs/blackwell.md): in a T.ClusterKernel of block pairs, each
+block loads its 128 rows of A and N / 2 columns of B with TileLang's 2-CTA TMA load (T.tma_copy into a cluster
+barrier: both copies complete the even block's barrier), the even block's MMA warp issues
+T.tcgen05_gemm(..., use_2cta=True) for the pair's 256 x N tile and commits to both blocks
+(T.tcgen05_mma_arrive(..., arrive_2cta=True)), and every block reads its own tensor memory. Run in the emulator
+against float64 NumPy on seeded random inputs (ragged sizes included), compiled for sm_100a through NVRTC and
+ptxas (PTX and SASS checked), and the refusals."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangError, TileLangUnsupportedError
+
+SM100A = "cuda -arch=sm_100a"
+NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def pair_gemm(M, N, K, bM=128, bN=256, bK=64, stages=2, dtype="bfloat16", threads=128, out_dtype="float32"):
+    """C = A @ B (B stored [K, N]) with 256 x bN tiles computed by block pairs: blocks bx = 2i, 2i + 1 of a cluster
+    of two hold rows [128 bx, +128) of A and of C; block rank r of the pair holds columns [bN by + r bN / 2, +bN / 2)
+    of B. Warp 0 of each block loads a ring of `stages` stages (both blocks' loads and both TMA warps' arrivals
+    complete the even block's `full` barrier); warp 1 of the even block issues the MMAs, each freeing its stage in
+    both blocks, and commits them all to `done` in both blocks."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), out_dtype)):
+        with T.ClusterKernel(T.ceildiv(M, bM), T.ceildiv(N, bN), threads=threads, cluster_dims=2) as (bx, by):
+            A_s = T.alloc_shared((stages, bM, bK), dtype)
+            B_s = T.alloc_shared((stages, bK, bN // 2), dtype)
+            acc = T.alloc_tmem([bM, bN], "float32")
+            out = T.alloc_fragment((bM, bN), "float32")
+            full = T.alloc_cluster_barrier([64] * stages)
+            free = T.alloc_cluster_barrier([1] * stages)
+            done = T.alloc_barrier(1)
+            tx = T.get_thread_binding()
+            rank = T.block_rank_in_cluster()
+            n_k = T.ceildiv(K, bK)
+            if tx < 32:
+                for k in T.serial(n_k):
+                    s = k % stages
+                    T.mbarrier_wait_parity(free[s], ((k // stages) & 1) ^ 1)
+                    T.tma_copy(A[bx * bM:(bx + 1) * bM, k * bK:(k + 1) * bK], A_s[s, :, :], barrier=full[s])
+                    col = by * bN + rank * (bN // 2)
+                    T.tma_copy(B[k * bK:(k + 1) * bK, col:col + bN // 2], B_s[s, :, :], barrier=full[s])
+                    T.mbarrier_arrive(full[s], 0)
+            elif rank == 0 and tx < 64:
+                for k in T.serial(n_k):
+                    s = k % stages
+                    T.mbarrier_wait_parity(full[s], (k // stages) & 1)
+                    T.tcgen05_gemm(A_s[s, :, :], B_s[s, :, :], acc, mbar=free[s], clear_accum=k == 0, use_2cta=True)
+                T.tcgen05_mma_arrive(done, arrive_2cta=True)
+            T.mbarrier_wait_parity(done, 0)
+            T.copy(acc, out)
+            T.copy(out, C[bx * bM, by * bN])
+
+    return main
+
+
+@pytest.mark.parametrize("M,N,K,dtype,kw", [
+    (256, 256, 192, "bfloat16", {}),
+    (200, 200, 136, "float16", {"stages": 3}),       # ragged: TMA fills the tails with zeros
+    (512, 128, 128, "bfloat16", {"bN": 128, "threads": 256}),  # two pairs; two column groups read tensor memory
+])
+def test_pair_gemm_in_the_emulator(M, N, K, dtype, kw):
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(NP[dtype])
+    b = rng.standard_normal((K, N)).astype(NP[dtype])
+    c = np.full((M, N), np.nan, np.float32)
+    k = tilelang.compile(pair_gemm(M, N, K, dtype=dtype, **kw), target=SM100A, execution_backend="emulator")
+    k(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    assert "tcgen05.mma.cta_group::2.kind::f16 256x" in text and "issued by thread 32 of its branch" in text, text
+    assert "2-CTA load" in text and "tcgen05.alloc.cta_group::2" in text, text
+
+
+def test_the_8192_pair_gemm_compiles_for_sm100a_without_spills():
+    """The issue's 8192^3 bf16 GEMM with 256 x 256 pair tiles (256 threads: two column groups read the 256
+    accumulator columns, 128 registers each)."""
+    k = tilelang.compile(pair_gemm(8192, 8192, 8192, stages=4, threads=256, out_dtype="bfloat16"), target=SM100A)
+    ptx = k.get_ptx()
+    for s in ("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32",
+              "tcgen05.relinquish_alloc_permit.cta_group::2",
+              "tcgen05.mma.cta_group::2.kind::f16",
+              "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+              "cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes",
+              "mapa.shared::cluster", "tcgen05.dealloc.cta_group::2", "barrier.cluster.arrive",
+              ".reqnctapercluster 2, 1, 1"):
+        assert s in ptx, s
+    assert "cta_group::1" not in ptx  # one CTA group per kernel
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    sass = k.get_sass()
+    for s in (r"\bUTCHMMA\.2CTA\b", r"\bUTMALDG\.2D\.2CTA\b", r"\bUTCBAR\.2CTA\.MULTICAST\b"):
+        assert re.search(s, sass), s
+
+
+def _misuse(mode, cluster=2, read=True):
+    @T.prim_func
+    def main(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 256), "float16"), C: T.Tensor((256, 256), "float32")):
+        with T.ClusterKernel(2, 2, threads=128, cluster_dims=cluster) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((64, 128), "float16")
+            B_full = T.alloc_shared((64, 256), "float16")
+            bar = T.alloc_cluster_barrier([1])
+            done = T.alloc_barrier(1)
+            if mode == "load":
+                T.tma_copy(A[0:128, 0:64], A_s, barrier=bar[0])
+            else:
+                acc = T.alloc_tmem([128, 256], "float32")
+                T.copy(A[bx * 128, 0], A_s)
+                T.copy(B[0, 0], B_s)
+                T.copy(B, B_full)
+                if mode == "whole_b":
+                    T.tcgen05_gemm(A_s, B_full, acc, mbar=done, clear_accum=True, use_2cta=True)
+                else:
+                    T.tcgen05_gemm(A_s, B_s, acc, mbar=done, clear_accum=True, use_2cta=True)
+                if mode == "mixed":
+                    T.tcgen05_mma_arrive(done)
+            if read:  # (an accumulator nobody reads is dead code)
+                out = T.alloc_fragment((128, 256), "float32")
+                T.mbarrier_wait_parity(done, 0)
+                T.copy(acc, out)
+                T.copy(out, C[bx * 128, 0])
+
+    return main
+
+
+def test_misuse_is_a_clear_error():
+    with pytest.raises(TileLangUnsupportedError, match="cluster x extent is even"):
+        tilelang.compile(_misuse("pair", cluster=(1, 2, 1)), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match="mixes 2-CTA tcgen05"):
+        tilelang.compile(_misuse("mixed"), target=SM100A)
+    with pytest.raises(TileLangError, match=r"each block holds N / 2 = 128 columns of B"):
+        tilelang.compile(_misuse("whole_b"), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match="2-CTA load.* needs the tcgen05 family"):
+        tilelang.compile(_misuse("load", read=False), target="cuda -arch=sm_90a")
+    with pytest.raises(TileLangUnsupportedError, match="needs the tcgen05 family"):
+        tilelang.compile(_misuse("pair", read=False), target="cuda -arch=sm_90a")
+    # the 2-CTA forms compile where they belong
+    assert "tcgen05.mma.cta_group::2" in tilelang.compile(_misuse("pair"), target=SM100A).get_ptx()
