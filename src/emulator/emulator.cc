@@ -221,7 +221,8 @@ bool Executor::ExecClc(const CallNode* c, const Lanes& act) {
       }
       std::memcpy(m.Addr(t, rf[t].i), words, 16);
       e->MbarrierCompleteTx(bar_addr, 16, t,
-                            "mbarrier '" + bar->buffer->name + "' of the cluster launch control response");
+                            "mbarrier '" + bar->buffer->name + "' of the cluster launch control response",
+                            e != this);
     }
   }
   ClusterProgress();

@@ -256,7 +256,10 @@ class Executor {
   void HopperBlockEnd();
   /// One arrival on the mbarrier at shared byte address `addr` (named `name` in reports).
   /// Returns the phase the arrival is in, or -1 (reported).
-  int64_t MbarrierArrive(int64_t addr, int tid, const std::string& name);
+  /// `remote`: another block of the cluster arrives (a phase it completes orders this block's accesses before
+  /// it against those after it: the chain of waits behind a remote arrival is not tracked across blocks, so
+  /// the race checks take it as a barrier of the block; it may hide a race, never invent one).
+  int64_t MbarrierArrive(int64_t addr, int tid, const std::string& name, bool remote = false);
   // Thread-block clusters (emulator.cc). The executor of block `rank` of this block's cluster, or null
   // (reported: a rank outside the cluster, a block that ended).
   Executor* ClusterPeer(int64_t rank, int tid, const char* what);
@@ -271,7 +274,7 @@ class Executor {
   bool ExecClc(const CallNode* c, const Lanes& act);
   bool EvalClc(const CallNode* c, const Lanes& act, Slot* out);
   /// `bytes` transaction bytes complete on the mbarrier at shared byte `addr` (intrinsics_hopper.cc).
-  void MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name);
+  void MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name, bool remote = false);
   // intrinsics_tcgen05.cc: tensor memory and tcgen05 (sm_100a family)
   struct Tcgen05State;
   bool ExecTcgen05(const CallNode* c, const Lanes& act);

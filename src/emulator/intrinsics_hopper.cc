@@ -214,7 +214,7 @@ bool Executor::EvalHopper(const CallNode* c, const Lanes& act, Slot* out) {
   return true;
 }
 
-int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name) {
+int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name, bool remote) {
   if (!hopper_) HopperBlockStart();
   auto it = hopper_->bars.find(addr);
   if (it == hopper_->bars.end()) {
@@ -232,13 +232,14 @@ int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name)
   if (--b.pending == 0 && b.tx == 0) {
     ++b.phase;
     b.pending = b.expected;
-    if (b.expected > 1) ++epoch_;
+    if (b.expected > 1 || remote) ++epoch_;
   }
   FiberProgress();
   return phase;
 }
 
-void Executor::MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name) {
+void Executor::MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const std::string& name,
+                                  bool remote) {
   if (!hopper_) HopperBlockStart();
   auto it = hopper_->bars.find(addr);
   if (it == hopper_->bars.end()) {
@@ -250,7 +251,7 @@ void Executor::MbarrierCompleteTx(int64_t addr, int64_t bytes, int tid, const st
   if (b.pending == 0 && b.tx == 0) {
     ++b.phase;
     b.pending = b.expected;
-    if (b.expected > 1) ++epoch_;
+    if (b.expected > 1 || remote) ++epoch_;
   }
   FiberProgress();
 }
@@ -297,7 +298,8 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           continue;
         }
         peer->MbarrierArrive(addr_of(flat[t].i), t,
-                             name(flat[t].i) + " of block " + std::to_string(arg[t].i) + " of the cluster");
+                             name(flat[t].i) + " of block " + std::to_string(arg[t].i) + " of the cluster",
+                             peer != this);
       }
       ClusterProgress();
       FiberProgress();

@@ -255,18 +255,22 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st") {
-    const bool ld = op == "tl.tcgen05_ld";
+  if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16") {
+    // (st_packed16: column i holds values 2i (bits 0-15) and 2i + 1 (bits 16-31) of 16-bit registers)
+    const bool ld = op == "tl.tcgen05_ld", packed = op == "tl.tcgen05_st_packed16";
+    const int64_t vals = packed ? 2 : 1;  // register values a column
     if (c->args.size() != 3) Bad(c, ld ? "expects (registers, address, count)" : "expects (address, registers, count)");
     const BufferLoadNode* r = Operand(c, ld ? 0 : 1);
     Mem& regs = MemOf(r->buffer.get());
-    if (regs.shared() || regs.global() || regs.esize != 4) Bad(c, "the registers must be a 32-bit local buffer");
+    if (regs.shared() || regs.global() || regs.esize != (packed ? 2 : 4))
+      Bad(c, packed ? "the registers must be a 16-bit local buffer"
+                    : "the registers must be a 32-bit local buffer");
     int64_t num = 0;
     if (!AsConstInt(c->args[2], &num) || num < 1 || num > 128 || (num & (num - 1)))
       Bad(c, "the count must be a literal power of 2 in [1, 128] (.x1 .. .x128)");
     const Lanes full = FullWarps(act, op.c_str());
     Slot* flat = Tmp();
-    Locate(r->buffer, r->indices, full, flat, num);
+    Locate(r->buffer, r->indices, full, flat, num * vals);
     Slot* addr = arg(ld ? 1 : 0);
     std::vector<bool> not_waited(static_cast<size_t>((T_ + 31) / 32), false);
     for (int t : full) {
@@ -290,15 +294,22 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int64_t lane = lane0 + t % 32;
       for (int64_t i = 0; i < num; ++i) {
         const size_t x = cell(lane, col0 + i);
-        uint8_t* p = regs.Addr(t, flat[t].i + i);
+        uint8_t* p = regs.Addr(t, flat[t].i + i * vals);
         if (!ld) {
           if (st.in_flight[x])
             Report("tcgen05_not_committed", t, [&] {
               return "tcgen05.st to lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
                      ", which an uncommitted tcgen05.mma writes";
             });
-          NoteRead(regs, t, flat[t].i + i);
-          std::memcpy(&st.tmem[x], p, 4);
+          uint32_t word = 0;
+          for (int64_t v = 0; v < vals; ++v) {
+            NoteRead(regs, t, flat[t].i + i * vals + v);
+            uint32_t part = 0;
+            std::memcpy(&part, regs.Addr(t, flat[t].i + i * vals + v), static_cast<size_t>(regs.esize));
+            word |= part << (16 * v);
+          }
+          (void)p;
+          st.tmem[x] = word;
           st.written[x] = 1;
           continue;
         }
@@ -331,7 +342,13 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8") {
+  if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8" ||
+      op == "tl.tcgen05_mma_ts_f16") {
+    // _ts_: A in this block's tensor memory at the address operand (kind::f16: row m at lane m of the
+    // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
+    // column)
+    const bool ts = op == "tl.tcgen05_mma_ts_f16";
+    if (ts && cg2) Bad(c, "A in tensor memory with cta_group::2 is not emulated");
     // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here) and kind::i8 (s8 / u8,
     // an s32 accumulator whose sums wrap at 32 bits): k32 (32 bytes of K)
     const bool i8 = op == "tl.tcgen05_mma_i8";
@@ -348,8 +365,9 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
-      if (why.empty() && !DecodeTcgen05Descriptor(static_cast<uint64_t>(da[t].i), &A, &why))
+      if (why.empty() && !ts && !DecodeTcgen05Descriptor(static_cast<uint64_t>(da[t].i), &A, &why))
         why = "A descriptor: " + why;
+      if (why.empty() && ts && I.mn_a) why = "A in tensor memory must be K-major";
       if (why.empty() && !DecodeTcgen05Descriptor(static_cast<uint64_t>(db[t].i), &B, &why))
         why = "B descriptor: " + why;
       if (!why.empty()) {
@@ -438,9 +456,41 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         Tcgen05State::Mma mma{e, lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
         std::vector<double> a(static_cast<size_t>(M * KS));
         Mem* sm = smem_of(e);
-        for (int64_t m = 0; m < M && ok; ++m)
-          for (int64_t k = 0; k < KS; ++k)
-            a[static_cast<size_t>(m * KS + k)] = decode(at, value(sm, A, mn_a, m, k, &mma.at, &mma.bits));
+        if (ts) {  // A from tensor memory
+          const int64_t alane = (da[t].i >> 16) & 0xFFFF, acol = da[t].i & 0xFFFF;
+          auto it = st.allocs.upper_bound(acol);
+          if (alane != 0 || it == st.allocs.begin() ||
+              acol + KS / 2 > std::prev(it)->first + std::prev(it)->second.first) {
+            Report("tmem_unallocated", t, [&] {
+              return "tcgen05.mma reads A from lanes [" + std::to_string(alane) + ", +128), columns [" +
+                     std::to_string(acol) + ", " + std::to_string(acol + KS / 2) +
+                     ") outside every allocation";
+            });
+            ok = false;
+            break;
+          }
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t k = 0; k < KS; ++k) {
+              const size_t x = cell(m, acol + k / 2);
+              if (!st.written[x] || st.in_flight[x])
+                Report(st.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", t, [&] {
+                  return "tcgen05.mma reads A at lane " + std::to_string(m) + ", column " +
+                         std::to_string(acol + k / 2) +
+                         (st.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
+                                          : ", which nothing has written");
+                });
+              const uint8_t* p = reinterpret_cast<const uint8_t*>(&st.tmem[x]) + 2 * (k % 2);
+              uint16_t h = 0;
+              std::memcpy(&h, p, 2);
+              mma.at.push_back(p);
+              mma.bits.push_back(h);
+              a[static_cast<size_t>(m * KS + k)] = decode(at, h);
+            }
+        } else {
+          for (int64_t m = 0; m < M && ok; ++m)
+            for (int64_t k = 0; k < KS; ++k)
+              a[static_cast<size_t>(m * KS + k)] = decode(at, value(sm, A, mn_a, m, k, &mma.at, &mma.bits));
+        }
         if (!ok) break;
         if (h == 0) {  // B's reads are checked with the first block's part
           mma.at.insert(mma.at.end(), b_at.begin(), b_at.end());
@@ -550,7 +600,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         if (!e) continue;
         if (!e->tc_) e->Tcgen05BlockStart();
         const int64_t phase = e->MbarrierArrive(
-            addr, t, "mbarrier '" + bm.buf->name + "' of block " + std::to_string(r) + " of the cluster");
+            addr, t, "mbarrier '" + bm.buf->name + "' of block " + std::to_string(r) + " of the cluster",
+            e != this);
         if (phase >= 0) e->tc_->commit_log[addr].push_back({t, index, phase});
         e->FiberProgress();
       }

@@ -27,9 +27,12 @@ TileOpCall Tcgen05GemmNode::Call() const {
 void Tcgen05GemmNode::Check() const {
   using namespace op_detail;
   auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, "T.tcgen05_gemm: " + m, span); };
-  for (auto [r, nm] : {std::pair<const Region*, const char*>{&A, "A"}, {&B, "B"}})
-    if (r->buffer->scope != Scope::kShared)
-      bad(std::string("operand ") + nm + " '" + r->buffer->name + "' must be a shared-memory tile (T.alloc_shared)");
+  if (B.buffer->scope != Scope::kShared)
+    bad("operand B '" + B.buffer->name + "' must be a shared-memory tile (T.alloc_shared)");
+  if (A.buffer->scope != Scope::kShared && A.buffer->scope != Scope::kTensorMemory)
+    bad("operand A '" + A.buffer->name +
+        "' must be a shared-memory tile (T.alloc_shared) or tensor memory "
+        "(T.alloc_tmem, 16-bit: TileLang's mma_ts)");
   if (C.buffer->scope != Scope::kTensorMemory)
     bad("the accumulator C '" + C.buffer->name + "' must be tensor memory (T.alloc_tmem)");
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;

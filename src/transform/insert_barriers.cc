@@ -110,7 +110,8 @@ class Barriers {
       }
       case StmtKind::kIf: {
         auto* n = As<IfNode>(s);
-        if (Tainted(n->cond)) return IsRegion(n->then_case) || IsRegion(n->else_case) ? RegionIf(s, n, st) : Leaf(s, st);
+        if (Tainted(n->cond))
+          return HasRegions(n->then_case) || HasRegions(n->else_case) ? RegionIf(s, n, st) : Leaf(s, st);
         // The condition reads before either branch runs (a loop's `if S[0] > x: break` reads what the
         // previous iteration wrote): a barrier it needs goes before the `if`.
         Stmt probe = Evaluate(n->cond, s->span);
@@ -180,6 +181,31 @@ class Barriers {
     auto* a = b ? As<AttrStmtNode>(b) : nullptr;
     return a && a->key == kWsBlockBarrierKey;
   }
+  /// A region, or an `if` on the thread index with regions in its branches (an `elif` chain: `elif cta_id ==
+  /// 0 and tx < 64: ... elif 128 <= tx < 256:`, whose condition is no one range), seen through attributes.
+  bool HasRegions(const Stmt& b) const {
+    if (!b) return false;
+    if (IsRegion(b)) return true;
+    if (auto* a = As<AttrStmtNode>(b)) return HasRegions(a->body);
+    auto* n = As<IfNode>(b);
+    return n && Tainted(n->cond) && (HasRegions(n->then_case) || HasRegions(n->else_case));
+  }
+  /// `b` with the regions HasRegions finds given their barriers (each from a fresh state); nothing else
+  /// changes.
+  Stmt RegionsOnly(const Stmt& b) {
+    if (!b) return b;
+    if (IsRegion(b)) {
+      State inner;
+      return Visit(b, inner);
+    }
+    if (auto* a = As<AttrStmtNode>(b)) {
+      Stmt body = RegionsOnly(a->body);
+      return body == a->body ? b : AttrStmt(a->node, a->key, a->value, body, a->span);
+    }
+    if (auto* n = As<IfNode>(b); n && Tainted(n->cond) && HasRegions(b))
+      return If(n->cond, RegionsOnly(n->then_case), RegionsOnly(n->else_case), b->span);
+    return b;
+  }
   /// An `if` on the thread index whose branches are regions (a T.ws block, `if tx < 128:` with tile work: their
   /// body under kWsBlockBarrierKey). The warp groups of a region order what they share with other regions through
   /// the program's mbarriers (as in TileLang): each region gets barriers of its own from a fresh state (named
@@ -198,9 +224,7 @@ class Barriers {
       Leaf(b, all);  // everything the branch accesses
       st.ws_r.insert(all.r.begin(), all.r.end());
       for (auto& [x, who] : all.w) st.ws_w.insert(x);
-      if (!IsRegion(b)) return b;
-      State inner;
-      return Visit(b, inner);
+      return RegionsOnly(b);
     };
     Stmt t = branch(n->then_case), e = branch(n->else_case);
     Stmt out = If(n->cond, t, e, s->span);

@@ -209,10 +209,14 @@ class Legalizer : public IRMutator {
     }
     if (auto* c = As<CopyNode>(s); c && (c->src.buffer->scope == Scope::kTensorMemory ||
                                          c->dst.buffer->scope == Scope::kTensorMemory)) {
-      if (c->src.buffer->scope != Scope::kTensorMemory || c->dst.buffer->scope != Scope::kFragment)
+      const bool load =
+          c->src.buffer->scope == Scope::kTensorMemory && c->dst.buffer->scope == Scope::kFragment;
+      const bool store =
+          c->dst.buffer->scope == Scope::kTensorMemory && c->src.buffer->scope == Scope::kFragment;
+      if (!load && !store)
         throw UserError(ErrorKind::kUnsupported,
-                        "T.copy of tensor memory goes from it into a fragment (tcgen05.ld); '" + c->src.buffer->name +
-                            "' -> '" + c->dst.buffer->name + "' is not implemented",
+                        "T.copy of tensor memory goes between it and a fragment (tcgen05.ld / st); '" +
+                            c->src.buffer->name + "' -> '" + c->dst.buffer->name + "' is not implemented",
                         c->span);
       return s;  // the backend's copy lowering (src/target/cuda/lower_tcgen05.cc), after layout inference
     }

@@ -73,10 +73,12 @@ bool ReadsBuffers(const Expr& e) {
   v.VisitExpr(e);
   return found;
 }
-/// A region under a condition on the thread index that may hold named barriers (T.sync_threads(id, count)) but
-/// no block-wide one: the condition reads no memory, so it selects the same threads all through the region.
+/// A region under a condition on the thread index that may hold named barriers (T.sync_threads(id, count))
+/// but no block-wide one, in either branch (an `elif` chain of warp roles, each with barriers of its own
+/// threads): the condition reads no memory, so it selects the same threads all through the region.
 bool NamedBarrierRegion(const IfNode* i) {
-  return !i->else_case && !HasBlockSync(i->then_case) && HasSync(i->then_case) && !ReadsBuffers(i->cond);
+  return !HasBlockSync(i->then_case) && !(i->else_case && HasBlockSync(i->else_case)) &&
+         !ReadsBuffers(i->cond);
 }
 
 class Checker : public SpanTrackingVisitor {
@@ -131,7 +133,7 @@ class Checker : public SpanTrackingVisitor {
           ErrorKind::kUnsupported,
           "T.sync_threads under a condition on the thread index: threads that skip it never reach "
           "the barrier the others wait at (a named barrier, T.sync_threads(id, count), may sit under a "
-          "condition that reads no memory and has no else branch)",
+          "condition that reads no memory)",
           s->span);
     SpanTrackingVisitor::VisitStmt(s);
   }

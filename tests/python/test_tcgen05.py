@@ -353,3 +353,80 @@ def test_int8_gemm_on_tcgen05_kind_i8(dtype):
     with pytest.warns(Warning, match="sm_103a has no 8-bit integer tcgen05.mma"):
         k103 = tilelang.compile(f, target="cuda -arch=sm_103a")
     assert "tcgen05.mma" not in k103.get_ptx()
+
+
+def ts_gemm(N=64, K=64, D=64, threads=128, dtype="float16", scale=0.125):
+    """TileLang's mma_ts (FlashAttention's P @ V on Blackwell): S = A @ B^T into tensor memory, read into a fragment,
+    P = S * scale converted to 16 bits and stored by the threads into 16-bit tensor memory (tcgen05.st of packed
+    pairs), then O = P @ V with A read from tensor memory."""
+
+    @T.prim_func
+    def main(A: T.Tensor((128, K), dtype), B: T.Tensor((N, K), dtype), V: T.Tensor((N, D), dtype),
+             O: T.Tensor((128, D), "float32")):
+        with T.Kernel(1, threads=threads):
+            A_s = T.alloc_shared((128, K), dtype)
+            B_s = T.alloc_shared((N, K), dtype)
+            V_s = T.alloc_shared((N, D), dtype)
+            S_t = T.alloc_tmem([128, N], "float32")
+            P_t = T.alloc_tmem([128, N], dtype)
+            O_t = T.alloc_tmem([128, D], "float32")
+            S_r = T.alloc_fragment((128, N), "float32")
+            P_r = T.alloc_fragment((128, N), dtype)
+            O_r = T.alloc_fragment((128, D), "float32")
+            bar_s = T.alloc_barrier(1)
+            bar_o = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(V, V_s)
+            T.tcgen05_gemm(A_s, B_s, S_t, transpose_B=True, mbar=bar_s, clear_accum=True)
+            T.mbarrier_wait_parity(bar_s, 0)
+            T.copy(S_t, S_r)
+            for i, j in T.Parallel(128, N):
+                P_r[i, j] = S_r[i, j] * scale
+            T.copy(P_r, P_t)
+            T.tcgen05_gemm(P_t, V_s, O_t, mbar=bar_o, clear_accum=True)
+            T.mbarrier_wait_parity(bar_o, 0)
+            T.copy(O_t, O_r)
+            T.copy(O_r, O)
+
+    return main
+
+
+@pytest.mark.parametrize("N,K,D,threads,dtype", [(64, 64, 64, 128, "float16"), (128, 64, 32, 256, "bfloat16")])
+def test_mma_with_a_in_tensor_memory(N, K, D, threads, dtype):
+    rng = _rng()
+    a = rng.standard_normal((128, K)).astype(NP[dtype])
+    b = rng.standard_normal((N, K)).astype(NP[dtype])
+    v = rng.standard_normal((N, D)).astype(NP[dtype])
+    o = np.full((128, D), np.nan, np.float32)
+    k = tilelang.compile(ts_gemm(N, K, D, threads, dtype), target=SM100A, execution_backend="emulator")
+    k(a, b, v, o)
+    s = (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)  # S: one fp32 rounding
+    p = (s * np.float32(0.125)).astype(NP[dtype]).astype(np.float64)     # P: rounded to 16 bits
+    ref = p @ v.astype(np.float64)
+    np.testing.assert_allclose(o, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    assert "A in tensor memory 'P_t' (16-bit pairs)" in text and "tcgen05.st.32x32b" in text, text
+
+
+def test_mma_with_a_in_tensor_memory_assembles_for_sm100a():
+    k = tilelang.compile(ts_gemm(), target=SM100A)
+    ptx = k.get_ptx()
+    assert re.search(r"tcgen05\.mma\.cta_group::1\.kind::f16 \[%r\d+\], \[%r\d+\], %rd\d+", ptx), "no mma with A in tmem"
+    assert "tcgen05.st.sync.aligned.32x32b" in ptx and "tcgen05.wait::st" in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(r"\bUTCHMMA\b", k.get_sass())
+
+
+def test_sixteen_bit_tensor_memory_is_checked():
+    @T.prim_func
+    def odd(C: T.Tensor((128, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            P_t = T.alloc_tmem([128, 63], "float16")
+            P_r = T.alloc_fragment((128, 63), "float16")
+            T.fill(P_r, 0)
+            T.copy(P_r, P_t)
+
+    with pytest.raises(TileLangUnsupportedError, match="16-bit one with N even"):
+        tilelang.compile(odd, target=SM100A)

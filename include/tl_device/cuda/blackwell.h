@@ -80,6 +80,16 @@ TL_TCGEN05_MMA(i8)
         "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d)                                              \
         : "memory");                                                                                         \
   }
+/// tcgen05.mma with A in tensor memory (kind::f16): D = A (tensor memory at `taddr_a`: row m at lane m,
+/// 16-bit values two a 32-bit column, the lower K first) * B (shared, descriptor) + (enable ? D : 0).
+__device__ __forceinline__ void tcgen05_mma_ts_f16(uint32_t taddr_d, uint32_t taddr_a, uint64_t bdesc,
+                                                   uint32_t idesc, int enable_input_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+      "tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n" ::"r"(taddr_d),
+      "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
+      : "memory");
+}
 TL_TCGEN05_MMA_CG2(f16)
 TL_TCGEN05_MMA_CG2(f8f6f4)
 TL_TCGEN05_MMA_CG2(i8)
@@ -173,6 +183,22 @@ __device__ __forceinline__ void tcgen05_st(uint32_t taddr, const T* regs) {
     for (int i = 0; i < N; ++i)
       asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" ::"r"(taddr + i), "r"(r[i]) : "memory");
   }
+}
+
+/// tcgen05.st of N 32-bit columns, each packing two consecutive 16-bit values of `regs` (the lower in bits
+/// 0-15).
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_st_packed16(uint32_t taddr, const T* regs) {
+  static_assert(sizeof(T) == 2, "tcgen05_st_packed16 packs 16-bit values");
+  uint32_t w[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    uint16_t lo, hi;
+    memcpy(&lo, &regs[2 * i], 2);
+    memcpy(&hi, &regs[2 * i + 1], 2);
+    w[i] = static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
+  }
+  tcgen05_st<N>(taddr, w);
 }
 
 __device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory"); }

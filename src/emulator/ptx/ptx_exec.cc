@@ -2724,14 +2724,22 @@ class Machine {
       const int tid = w * 32 + l;
       Operand dop = in.ops[0];
       const uint64_t d = (R(wp, dop.reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(dop.imm);
-      const uint64_t da = Get(wp, in.ops[1], w, l, Ty::kU64), db = Get(wp, in.ops[2], w, l, Ty::kU64);
+      // [a]: A in tensor memory (kind::f16: row m at lane m, value k at column + k / 2, bits 16 (k % 2) ..)
+      const bool ts = in.ops[1].kind == Operand::kAddr;
+      if (ts && (kind != 0 || in.pair))
+        FailAt(in, "tcgen05.mma with A in tensor memory: kind::f16, cta_group::1 only");
+      const uint64_t da = ts ? (R(wp, in.ops[1].reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(in.ops[1].imm)
+                             : Get(wp, in.ops[1], w, l, Ty::kU64);
+      const uint64_t db = Get(wp, in.ops[2], w, l, Ty::kU64);
       const uint32_t idesc = static_cast<uint32_t>(Get(wp, in.ops[3], w, l, Ty::kU32));
       const bool enable = Get(wp, in.ops[4], w, l, Ty::kPred) != 0;
       Tcgen05Instr I;
       SmemMatrixDesc A, B;
       std::string why;
       if (DecodeTcgen05Instr(idesc, kind, &I, &why, in.pair ? 2 : 1)) {
-        if (!DecodeTcgen05Descriptor(da, &A, &why))
+        if (ts && I.mn_a)
+          why = "A in tensor memory must be K-major";
+        else if (!ts && !DecodeTcgen05Descriptor(da, &A, &why))
           why = "A descriptor: " + why;
         else if (!DecodeTcgen05Descriptor(db, &B, &why))
           why = "B descriptor: " + why;
@@ -2819,10 +2827,35 @@ class Machine {
         mma.integer = i8;
         mma.accumulate = enable;
         std::vector<double> a(static_cast<size_t>(M * KS));
-        for (int64_t m = 0; m < M && ok; ++m)
-          for (int64_t k = 0; k < KS; ++k)
-            a[static_cast<size_t>(m * KS + k)] =
-                element(mma.target, A, I.mn_a, m, k, I.a_type, &mma.read, &mma.read_from);
+        if (ts) {
+          const int64_t alane = static_cast<int64_t>(da >> 16), acol = static_cast<int64_t>(da & 0xFFFF);
+          if (alane != 0 || !tmem_.Allocated(acol, KS / 2)) {
+            Report("tmem_unallocated", tid, [&] {
+              return "tcgen05.mma reads A from columns [" + std::to_string(acol) + ", " +
+                     std::to_string(acol + KS / 2) + ") of lane " + std::to_string(alane) +
+                     ", outside every allocation";
+            });
+            return;
+          }
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t k = 0; k < KS; ++k) {
+              const size_t x = Tmem::Cell(m, acol + k / 2);
+              if (!tmem_.written[x] || tmem_.in_flight[x])
+                Report(tmem_.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", tid, [&] {
+                  return "tcgen05.mma reads A at lane " + std::to_string(m) + ", column " +
+                         std::to_string(acol + k / 2) +
+                         (tmem_.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
+                                             : ", which nothing has written");
+                });
+              const uint16_t h = static_cast<uint16_t>(tmem_.cells[x] >> (16 * (k % 2)));
+              a[static_cast<size_t>(m * KS + k)] = HalfValue(h, I.a_type == 0 ? Ty::kF16 : Ty::kBF16);
+            }
+        } else {
+          for (int64_t m = 0; m < M && ok; ++m)
+            for (int64_t k = 0; k < KS; ++k)
+              a[static_cast<size_t>(m * KS + k)] =
+                  element(mma.target, A, I.mn_a, m, k, I.a_type, &mma.read, &mma.read_from);
+        }
         if (!ok) break;
         if (h == 0) {  // B's reads are checked with the first block's part
           mma.read.insert(mma.read.end(), b_read.begin(), b_read.end());

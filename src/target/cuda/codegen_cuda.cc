@@ -59,7 +59,8 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.tcgen05_commit_cg2")
       return name + "(" + SharedAddr(c->args.at(0)) + ", (uint16_t)(" + arg(1) + "))";
     if (op == "tl.tcgen05_ld") return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";
-    if (op == "tl.tcgen05_st") return name + "<" + arg(2) + ">(" + arg(0) + ", &" + arg(1) + ")";
+    if (op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16")
+      return name + "<" + arg(2) + ">(" + arg(0) + ", &" + arg(1) + ")";
     if (op == "tl.tcgen05_relinquish_alloc_permit" || op == "tl.tcgen05_relinquish_alloc_permit_cg2" ||
         op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" ||
         op == "tl.tcgen05_fence_before_thread_sync" || op == "tl.tcgen05_fence_after_thread_sync")

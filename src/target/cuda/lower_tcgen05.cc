@@ -30,16 +30,66 @@ Expr TmemBase(const Buffer& b) {
   return Call(DataType::UInt(32), "tl.tmem_base", {Load(b, std::vector<Expr>(b->shape.size(), C(0)))});
 }
 
-// The [M, N] matrix of a tensor-memory buffer (2-D, constant), M = 128 lanes.
+// The [M, N] matrix of a tensor-memory buffer, M = 128 lanes: [128, N], or [S, 128, N] (S matrices side by
+// side, matrix s at columns [s N, (s + 1) N): TileLang's double-buffered accumulators). Returns (M, N).
 std::pair<int64_t, int64_t> TmemShape(const Buffer& b, const Span& sp) {
-  int64_t m = 0, n = 0;
-  if (b->shape.size() != 2 || !AsConstInt(b->shape[0], &m) || !AsConstInt(b->shape[1], &n) || m != 128 ||
-      n < 1 || b->dtype.bits() != 32)
-    throw UserError(ErrorKind::kUnsupported,
-                    "tensor memory '" + b->name + "' must be a [128, N] buffer of a 32-bit dtype (128 lanes; "
-                    "M = 64, batch modes and 16-bit packing are not implemented); got " + b->dtype.str(),
-                    sp);
+  int64_t m = 0, n = 0, st = 1;
+  const auto& sh = b->shape;
+  const bool ok = (sh.size() == 2 || (sh.size() == 3 && AsConstInt(sh[0], &st) && st >= 1)) &&
+                  AsConstInt(sh[sh.size() - 2], &m) && AsConstInt(sh.back(), &n) && m == 128 && n >= 1 &&
+                  (b->dtype.bits() == 32 || (b->dtype.bits() == 16 && n % 2 == 0));
+  if (!ok)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "tensor memory '" + b->name +
+            "' must be a [128, N] or [S, 128, N] buffer of a 32-bit dtype, or "
+            "of a 16-bit one with N even (two values a 32-bit column: an MMA operand A); 128 lanes (M = 64 "
+            "is not implemented); got " +
+            b->dtype.str(),
+        sp);
   return {m, n};
+}
+
+// Values of buffer b a 32-bit tensor-memory column holds: 1, or 2 for 16-bit dtypes (packed, the lower K
+// first).
+int64_t TmemPerColumn(const Buffer& b) { return 32 / b->dtype.bits(); }
+
+// The columns of tensor memory buffer b: S * N / (values a column).
+int64_t TmemColumns(const Buffer& b, const Span& sp) {
+  int64_t st = 1;
+  if (b->shape.size() == 3) AsConstInt(b->shape[0], &st);
+  return st * TmemShape(b, sp).second / TmemPerColumn(b);
+}
+
+// A region of a tensor-memory buffer: all 128 lanes of one matrix (a stage index of a 3-D buffer, which may
+// be a kernel expression) and a constant number of its columns. Returns the first 32-bit column (relative to
+// the buffer's first) and sets *ncols to the region's elements per row.
+Expr TmemRegionColumn(gpu_lowering::GpuTileLowerer& L, const Region& r, int64_t* ncols, const char* what,
+                      const Span& sp) {
+  const int64_t N = TmemShape(r.buffer, sp).second;
+  const size_t d = r.ranges.size();
+  int64_t ext = 0;
+  auto bad = [&]() {
+    throw UserError(
+        ErrorKind::kUnsupported,
+        std::string(what) + " of tensor memory '" + r.buffer->name + "' takes all 128 lanes of one " +
+            "matrix (C[:, c0:c1], or C[s, :, c0:c1] of a [S, 128, N] buffer) and a constant number of "
+            "columns",
+        sp);
+  };
+  if (!IsConstInt(r.ranges[d - 2].min, 0) || !IsConstInt(r.ranges[d - 2].extent, 128) ||
+      !AsConstInt(r.ranges.back().extent, &ext))
+    bad();
+  if (d == 3 && !IsConstInt(r.ranges[0].extent, 1)) bad();
+  int64_t c0 = 0;
+  if (ext > N || (AsConstInt(r.ranges.back().min, &c0) && (c0 < 0 || c0 + ext > N))) bad();
+  const int64_t per = TmemPerColumn(r.buffer);
+  if (ext % per || (AsConstInt(r.ranges.back().min, &c0) && c0 % per)) bad();
+  *ncols = ext;
+  // (a kernel expression: an unrolled loop's column block); 16-bit values two a column
+  Expr col = Div(L.VisitExpr(r.ranges.back().min), per);
+  if (d == 3) col = L.VisitExpr(r.ranges[0].min) * C(N / per) + col;
+  return Simplify(col);
 }
 
 // Fragment rows on lanes: element (r, c) of an M = 128 x N tile is held by thread r + 128 (c / (N / G)) at local
@@ -60,18 +110,33 @@ Fragment TmemRows(int64_t N, int64_t threads) {
 // The layout rule of a copy out of tensor memory: the destination fragment takes the tmem_rows layout.
 const LayoutRuleRegistrar kTmemCopyRule("copy", [](LayoutRuleContext& c, const TileOpNode& n) {
   auto* cp = static_cast<const CopyNode*>(&n);
-  if (cp->src.buffer->scope != Scope::kTensorMemory || cp->dst.buffer->scope != Scope::kFragment) return false;
-  const int64_t N = TmemShape(cp->src.buffer, n.span).second, T = c.threads();
+  const bool load =
+      cp->src.buffer->scope == Scope::kTensorMemory && cp->dst.buffer->scope == Scope::kFragment;
+  const bool store =
+      cp->dst.buffer->scope == Scope::kTensorMemory && cp->src.buffer->scope == Scope::kFragment;
+  if (!load && !store) return false;
+  const Region& tm = load ? cp->src : cp->dst;
+  const Buffer& frag = load ? cp->dst.buffer : cp->src.buffer;
+  TmemShape(tm.buffer, n.span);
+  int64_t N = 0, T = c.threads();
+  if (!AsConstInt(tm.ranges.back().extent, &N))
+    throw UserError(ErrorKind::kUnsupported, "T.copy of tensor memory moves a constant column range", n.span);
   std::vector<int64_t> dshape;
-  for (auto& e : cp->dst.buffer->shape) dshape.push_back(ConstOr(e, n.span, "a fragment read from tensor memory"));
-  if (T % 128 || N % (T / 128) || dshape != std::vector<int64_t>{128, N})
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.copy from tensor memory '" + cp->src.buffer->name + "' [128, " + std::to_string(N) +
-                        "] into a fragment needs a whole [128, " + std::to_string(N) +
-                        "] fragment and a block of 128 k threads whose k divides N (tcgen05.ld reaches 32 lanes per "
-                        "warp); the block has " + std::to_string(T),
-                    n.span);
-  return c.Assign(cp->dst.buffer, TmemRows(N, T), "T.copy from tensor memory (tcgen05.ld)", n.span);
+  for (auto& e : frag->shape)
+    dshape.push_back(ConstOr(e, n.span, "a fragment copied to or from tensor memory"));
+  if (T % 128 || N % (T / 128) || (N / (T / 128)) % TmemPerColumn(tm.buffer) ||
+      dshape != std::vector<int64_t>{128, N})
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.copy of tensor memory '" + tm.buffer->name + "' [128, " + std::to_string(N) +
+            "] and a fragment needs a whole [128, " + std::to_string(N) +
+            "] fragment and a block of 128 k threads whose k divides N (tcgen05.ld / st reach 32 lanes "
+            "per warp; 16-bit values whole 32-bit columns a thread); the block has " +
+            std::to_string(T),
+        n.span);
+  return c.Assign(frag, TmemRows(N, T),
+                  load ? "T.copy from tensor memory (tcgen05.ld)" : "T.copy into tensor memory (tcgen05.st)",
+                  n.span);
 });
 
 }  // namespace
@@ -111,25 +176,42 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // < 64:` issues the MMAs) the branch's first thread issues, ordered after the operands' producers by the
   // mbarrier waits the program has there (no barrier: the other threads do not reach it).
   const bool in_branch = L.thread_conditions_ > 0;
-  if (L.region_.lo != 0 || L.region_.hi != L.kernel_threads_)
+  // (inside a region of warp groups lowered for its own threads, only from a branch whose first thread is
+  // known: the region's barrier is not the block's)
+  if ((L.region_.lo != 0 || L.region_.hi != L.kernel_threads_) && !in_branch)
     bad("inside a T.ws warp-group region is not implemented; issue it in an `if tx ...` branch or where "
-        "every "
-        "thread reaches it");
+        "every thread reaches it");
   if (in_branch && !L.leader_in_branch_)
     bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no "
         "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
-  const auto [M, N] = TmemShape(g->C.buffer, sp);
+  const int64_t M = TmemShape(g->C.buffer, sp).first;
+  int64_t N = 0;
+  const Expr c_col = TmemRegionColumn(L, g->C, &N, "the accumulator", sp);
   const bool pair = g->use_2cta;  // cta_group::2: M = 256 across the pair, each block N / 2 columns of B
-  for (auto& r : g->C.ranges)
-    if (!IsConstInt(r.min, 0)) bad("the accumulator must be the whole tensor-memory buffer");
   if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
   if (pair && N % 32)
     bad("use_2cta with N = " + std::to_string(N) +
         ": each block of the pair holds N / 2 columns of B, a multiple "
         "of 16 (N in 32, 64, ..., 256)");
+  // A in tensor memory (TileLang's mma_ts: P @ V with P stored by the threads): 16-bit values, two a column,
+  // K-major; the instruction reads A's 16 columns k of the step at its tensor-memory address
+  const bool a_tmem = g->A.buffer->scope == Scope::kTensorMemory;
+  int64_t a_k = 0;
+  Expr a_col;
   WgmmaOperand oa, ob;
-  if (!WgmmaOperandOf(g->A, &oa) || !WgmmaOperandOf(g->B, &ob)) bad("A and B must be 2-d shared tiles");
+  if (a_tmem) {
+    if (pair) bad("operand A in tensor memory with use_2cta is not implemented");
+    if (g->trans_A) bad("operand A in tensor memory is K-major: transpose_A must be False");
+    if (g->A.buffer->dtype.bits() != 16)
+      bad("operand A in tensor memory must be float16 or bfloat16 (kind::f16); got " +
+          g->A.buffer->dtype.str());
+    a_col = TmemRegionColumn(L, g->A, &a_k, "operand A", sp);
+    oa.shape = {128, a_k};
+  } else if (!WgmmaOperandOf(g->A, &oa)) {
+    bad("A must be a 2-d shared tile or tensor memory");
+  }
+  if (!WgmmaOperandOf(g->B, &ob)) bad("B must be a 2-d shared tile");
   const bool i8 = g->C.buffer->dtype == DataType::Int(32);  // kind::i8 (s8 / u8 into s32)
   if (i8 && !L.ctx_.features.tcgen05_i8)
     bad("8-bit integer operands (tcgen05.mma kind::i8) are not supported on " + L.ctx_.features.arch +
@@ -149,7 +231,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (K % ks)
     bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma takes k" +
         std::to_string(ks) + " here)");
-  const std::vector<int64_t> as = {oa.rows, oa.cols}, bs = {ob.rows, ob.cols};
+  const std::vector<int64_t> as = a_tmem ? std::vector<int64_t>{ob.rows, ob.cols}
+                                         : std::vector<int64_t>{oa.rows, oa.cols},
+                             bs = {ob.rows, ob.cols};
   if (!HopperSwizzleBytes(as[0], as[1], eb) || !HopperSwizzleBytes(bs[0], bs[1], eb))
     bad("an operand's shared tile has no 32/64/128-byte swizzle layout (rows of 32, 64 or a multiple of 128 bytes)");
   const OperandDesc da = DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
@@ -170,8 +254,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const std::string cg = pair ? "_cg2" : "";
   Var kk = MakeVar("kk");
   const Expr k0 = Expr(kk) * C(ks);
-  Expr dA = a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
-                 : OperandDescriptor(L, g->A, oa, C(0), k0, da, false, eb, "tl.tcgen05_desc", mode(da));
+  Expr dA = a_tmem ? Simplify(TmemBase(g->A.buffer) + Cast(DataType::UInt(32), a_col + Expr(kk) * C(ks / 2)))
+            : a_mn ? OperandDescriptor(L, g->A, oa, k0, C(0), da, false, eb, "tl.tcgen05_desc", mode(da))
+                   : OperandDescriptor(L, g->A, oa, C(0), k0, da, false, eb, "tl.tcgen05_desc", mode(da));
   Expr dB = b_mn ? OperandDescriptor(L, g->B, ob, k0, C(0), db, false, eb, "tl.tcgen05_desc", mode(db))
                  : OperandDescriptor(L, g->B, ob, C(0), k0, db, false, eb, "tl.tcgen05_desc", mode(db));
   Expr clear = L.VisitExpr(g->clear_accum);
@@ -179,8 +264,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
   std::vector<Stmt> issue{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
                           For(kk, C(0), C(K / ks), ForKind::kUnrolled,
-                              Call0("tl.tcgen05_mma_" + kind + cg,
-                                    {TmemBase(g->C.buffer), dA, dB, U32(idesc), Simplify(enable)}, sp),
+                              Call0("tl.tcgen05_mma_" + std::string(a_tmem ? "ts_" : "") + kind + cg,
+                                    {Simplify(TmemBase(g->C.buffer) + Cast(DataType::UInt(32), c_col)), dA,
+                                     dB, U32(idesc), Simplify(enable)},
+                                    sp),
                               {}, sp)};
   if (g->mbar) issue.push_back(Commit(L, g->mbar, pair, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
@@ -189,8 +276,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
       std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(ks) + " " +
       MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " + std::to_string(K / ks) +
       " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
-      (a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B), B " + (b_mn ? "MN" : "K") +
-      "-major (swizzle " + sw(bs) + "B)" +
+      (a_tmem ? std::string("in tensor memory '") + g->A.buffer->name + "' (16-bit pairs)"
+              : std::string(a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B)") +
+      ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " + sw(bs) + "B)" +
       (g->mbar ? pair ? "; completion arrives on the mbarrier in both blocks of the pair"
                       : "; completion arrives on the mbarrier"
                : "; no commit") +
@@ -205,7 +293,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   std::vector<Stmt> out;
   if (!L.ctx_.opt.skip_fence_proxy)
     out.push_back(Call0(in_branch ? "tl.wgmma_operand_fence_branch" : "tl.wgmma_operand_fence",
-                        {Load(L.MapBuffer(g->A.buffer), {C(0)}), Load(L.MapBuffer(g->B.buffer), {C(0)})},
+                        {Load(L.MapBuffer(a_tmem ? g->B.buffer : g->A.buffer), {C(0)}),
+                         Load(L.MapBuffer(g->B.buffer), {C(0)})},
                         sp));
   if (!in_branch)
     for (Stmt st : {Call0("tl.tcgen05_fence_before_thread_sync", {}, sp), Call0("tl.syncthreads", {}, sp)})
@@ -244,32 +333,61 @@ Stmt LowerTmaCopyCUDA(GpuTileLowerer& L, const TmaCopyNode& t) {
   return L.TmaCopyProducer(t, "tl.tma_load_2sm", Eq(Mod(Rank(), 2), C(0)), 2);
 }
 
+// T.copy between tensor memory and a fragment in the tmem_rows layout: tcgen05.ld (into the fragment) or
+// tcgen05.st (out of it; 16-bit values packed two a 32-bit column, the lower column first), shape .32x32b.
 Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
   const Span sp = c->span;
-  NeedTcgen05(L, "T.copy from tensor memory", sp);
-  const Fragment& F = L.Layout(c->dst.buffer.get());
-  TL_ICHECK(F.kind == "tmem_rows", "the fragment '", c->dst.buffer->name, "' read from tensor memory has layout ",
-            F.desc);
+  const bool load = c->src.buffer->scope == Scope::kTensorMemory;
+  const Region& tm = load ? c->src : c->dst;
+  const Buffer& frag = load ? c->dst.buffer : c->src.buffer;
+  NeedTcgen05(L, load ? "T.copy from tensor memory" : "T.copy into tensor memory", sp);
+  const Fragment& F = L.Layout(frag.get());
+  TL_ICHECK(F.kind == "tmem_rows", "the fragment '", frag->name,
+            "' copied to or from tensor memory has layout ", F.desc);
   const int64_t N = F.params[1], per = N / F.params[2];
-  for (auto& r : c->src.ranges)
-    if (!IsConstInt(r.min, 0))
-      throw UserError(ErrorKind::kUnsupported, "T.copy from tensor memory reads the whole buffer", sp);
-  Buffer regs = L.MapBuffer(c->dst.buffer);
+  int64_t ncols = 0;
+  const Expr c_col = TmemRegionColumn(L, tm, &ncols, "T.copy", sp);
+  TL_ICHECK(ncols == N, "the tensor memory copy's columns differ from its fragment's layout");
+  const int64_t pc = TmemPerColumn(tm.buffer);  // values a 32-bit column
+  if (pc == 2 && (load || frag->dtype.bits() != 16))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.copy of 16-bit tensor memory '" + tm.buffer->name +
+                        "' goes from a 16-bit fragment into it "
+                        "(tcgen05.st of packed pairs); reading it back is not implemented",
+                    sp);
+  if (pc == 1 && frag->dtype.bits() != 32)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.copy between 32-bit tensor memory '" + tm.buffer->name + "' and a " + frag->dtype.str() +
+            " fragment: tcgen05.ld / st move 32-bit values; copy through a fragment of the tensor "
+            "memory's dtype",
+        sp);
+  Buffer regs = L.MapBuffer(frag);
   // lane field: the warp's quarter of the 128 lanes; column: its column group's first column
-  Expr lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Mod(Div(L.tx_, 32), 4) * C(32)), U32(16));
-  Expr col = Cast(DataType::UInt(32), Div(L.tx_, 128) * C(per));
-  Expr base = Simplify(TmemBase(c->src.buffer) + lane + col);
-  std::vector<Stmt> out{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp)};
-  // tcgen05.ld .x1 .. .x128: chunks of at most 128 columns, each a power of 2
-  for (int64_t off = 0; off < per;) {
+  // (the block's warp number: inside a region tx_ counts from the region's first thread)
+  Expr lane =
+      Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Mod(Div(L.tx_kernel_, 32), 4) * C(32)), U32(16));
+  Expr col = Cast(DataType::UInt(32), Div(L.tx_, 128) * C(per / pc));
+  Expr base = Simplify(TmemBase(tm.buffer) + Cast(DataType::UInt(32), c_col) + lane + col);
+  std::vector<Stmt> out;
+  if (load) out.push_back(Call0("tl.tcgen05_fence_after_thread_sync", {}, sp));
+  // .x1 .. .x128: chunks of at most 128 32-bit columns, each a power of 2
+  const int64_t cols = per / pc;
+  const std::string op = load ? "tl.tcgen05_ld" : pc == 2 ? "tl.tcgen05_st_packed16" : "tl.tcgen05_st";
+  for (int64_t off = 0; off < cols;) {
     int64_t n = 128;
-    while (n > per - off) n /= 2;
-    out.push_back(Call0("tl.tcgen05_ld", {Load(regs, {C(off)}), Simplify(base + U32(off)), C(n)}, sp));
+    while (n > cols - off) n /= 2;
+    Expr r = Load(regs, {C(off * pc)}), a = Simplify(base + U32(off));
+    out.push_back(Call0(op, load ? std::vector<Expr>{r, a, C(n)} : std::vector<Expr>{a, r, C(n)}, sp));
     off += n;
   }
-  out.push_back(Call0("tl.tcgen05_wait_ld", {}, sp));
+  // a store completes (wait::st) before the threads' barrier that orders it before an MMA reading it
+  out.push_back(Call0(load ? "tl.tcgen05_wait_ld" : "tl.tcgen05_wait_st", {}, sp));
+  if (!load) out.push_back(Call0("tl.tcgen05_fence_before_thread_sync", {}, sp));
   L.ctx_.info->choices.push_back(Loc(sp) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                 ": tcgen05.ld.32x32b, " + std::to_string(per) + " columns per thread (" + F.desc + ")");
+                                 ": tcgen05." + (load ? "ld" : "st") + ".32x32b, " + std::to_string(cols) +
+                                 " 32-bit columns per thread" +
+                                 (pc == 2 ? " (16-bit values packed in pairs)" : "") + " (" + F.desc + ")");
   return Seq(out, sp);
 }
 
@@ -304,7 +422,7 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
   std::string table;
   for (const Buffer& b : k->alloc_buffers)
     if (b->scope == Scope::kTensorMemory) {
-      const int64_t n = TmemShape(b, b->span).second;
+      const int64_t n = TmemColumns(b, b->span);
       col[b.get()] = total;
       table += "  " + b->name + ": columns [" + std::to_string(total) + ", " + std::to_string(total + n) + ")\n";
       total += n;

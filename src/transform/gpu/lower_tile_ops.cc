@@ -335,7 +335,8 @@ std::vector<std::string> GpuOpLoweringKinds(const std::string& op) {
 Stmt GpuTileLowerer::LowerTileOp(const Stmt& s) {
   auto* n = As<TileOpNode>(s);
   if (!n) throw InternalError("not a tile op: " + PrintStmt(s));
-  if (auto* c = As<CopyNode>(s); c && c->src.buffer->scope != Scope::kTensorMemory)
+  if (auto* c = As<CopyNode>(s);
+      c && c->src.buffer->scope != Scope::kTensorMemory && c->dst.buffer->scope != Scope::kTensorMemory)
     throw InternalError("T.copy left after legalization: " + PrintStmt(s));
   auto it = Lowerings().find({ctx_.target.kind, n->op});  // the backend's own, else the shared one
   if (it == Lowerings().end()) it = Lowerings().find({std::string(), n->op});

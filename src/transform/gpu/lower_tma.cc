@@ -197,6 +197,12 @@ Stmt GpuTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
   // then puts a __syncthreads between the writes and thread 0's store.
   Stmt store = If(Eq(tx_, C(0)), Seq(issue, n->span), nullptr, n->span);
   if (ctx_.opt.skip_fence_proxy) return store;  // test hook (tl.test_skip_fence_proxy_async)
+  // Where the program places its own barriers (tl.user_sync_shared: TileLang's
+  // TL_DISABLE_THREAD_STORAGE_SYNC) none of them can stand between this fence and the store: the store's
+  // barrier is the compiler's (the region's named barrier inside a warp-group region).
+  if (ctx_.opt.user_sync_shared)
+    return Seq({Call0("tl.fence_proxy_async", {}, n->span), Call0("tl.syncthreads", {}, n->span), store},
+               n->span);
   return Seq({Call0("tl.fence_proxy_async", {}, n->span), store}, n->span);
 }
 

@@ -572,13 +572,6 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
   r.then_region = r.else_region = in;
   std::function<bool(const Expr&)> uniform;
   if (uniform_vars) uniform = [&](const Expr& e) { return UniformExpr(e, *uniform_vars); };
-  bool guarded = false;
-  r.then_range = ThreadRangeWhere(
-      i->cond, in, [&](const Expr& e) { return IsThreadIndex(e, tx_vars); }, uniform, &guarded);
-  if (!r.then_range.ok()) return r;
-  r.split = true;
-  // a block-uniform conjunct: in the blocks where it fails the else branch runs on every thread
-  r.else_range = guarded ? ThreadRange{} : ThreadRangeElse(r.then_range, in);
   auto region = [&](const Stmt& b, ThreadRange range) {
     const StmtNode* work = b ? FirstTileWork(b) : nullptr;
     if (!work || range == in) return in;
@@ -600,8 +593,61 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
                       work->span);
     return range;
   };
+  bool guarded = false;
+  const std::function<bool(const Expr&)> is_tx = [&](const Expr& e) { return IsThreadIndex(e, tx_vars); };
+  r.then_range = ThreadRangeWhere(i->cond, in, is_tx, uniform, &guarded);
+  if (!r.then_range.ok()) return r;
+  r.split = true;
+  // With a block-uniform conjunct, in the blocks where it fails the else branch runs on every thread of `in`,
+  // else on the others: no one range (its single-thread work has no known issuer), as an else on both sides
+  // of the then range. Such an else is lowered for `in` when each piece of its tile work sits in a nested
+  // branch on threads outside the then branch's range (TileLang's `elif cta_id == 0 and tx < 64: ... elif 64
+  // <= tx < 96:
+  // ... elif 128 <= tx < 256: <tile work>`).
+  r.else_range = guarded ? ThreadRange{} : ThreadRangeElse(r.then_range, in);
   r.then_region = region(i->then_case, r.then_range);
-  r.else_region = region(i->else_case, r.else_range);
+  if (r.else_range.ok()) {
+    r.else_region = region(i->else_case, r.else_range);
+    return r;
+  }
+  if (i->else_case) {
+    struct Exposed : IRVisitor {
+      ThreadRange then, in;
+      const std::function<bool(const Expr&)>* is_tx = nullptr;
+      const StmtNode* found = nullptr;
+      void VisitStmt(const Stmt& x) override {
+        if (found || !x) return;
+        if (auto* n = As<IfNode>(x)) {
+          const ThreadRange t = ThreadRangeWhere(n->cond, in, *is_tx);
+          if (t.ok() && (t.hi <= then.lo || t.lo >= then.hi)) {  // disjoint from the then branch's threads
+            VisitStmt(n->else_case);
+            return;
+          }
+        } else if (FirstTileWork(x) == x.get()) {
+          found = x.get();
+          return;
+        }
+        IRVisitor::VisitStmt(x);
+      }
+    } ex;
+    ex.then = r.then_range;
+    ex.in = in;
+    ex.is_tx = &is_tx;
+    ex.VisitStmt(i->else_case);
+    if (ex.found && guarded)
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "tile ops in the else branch of a condition with a block-uniform part (`cta_id == 0 and tx < "
+          "64`): in some blocks the then branch's threads skip them; put them under a condition on "
+          "threads outside that range (`elif tx >= 128:`)",
+          ex.found->span);
+    if (ex.found)
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "tile ops in the else branch of a condition on the thread index: the threads it runs on are "
+          "not one range; write the branches as conditions of their own (`if tx >= 128:`)",
+          ex.found->span);
+  }
   return r;
 }
 
