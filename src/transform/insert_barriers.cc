@@ -351,7 +351,10 @@ class Barriers {
       const std::set<const BufferNode*>* ign;
       Who who;
       bool user_sync = false;  // the program orders its own shared buffers (those declared in its source)
-      bool Skip(const Buffer& b) const { return ign->count(b.get()) || (user_sync && b->span.defined()); }
+      const std::set<const BufferNode*>* mbars = nullptr;  // ... but not its mbarriers' initialisation
+      bool Skip(const Buffer& b) const {
+        return ign->count(b.get()) || (user_sync && b->span.defined() && !mbars->count(b.get()));
+      }
       void VisitLoad(const BufferLoadNode* n) override {
         if (n->buffer->scope == Scope::kShared && !Skip(n->buffer)) a->r.insert(n->buffer.get());
         IRVisitor::VisitLoad(n);
@@ -394,6 +397,7 @@ class Barriers {
     v.a = &acc;
     v.ign = &ignore_;
     v.user_sync = user_sync_;
+    v.mbars = &mbars_;
     v.who = op_ >= 0 ? op_ : --loose_;  // a statement outside any tile op is an op of its own
     v.VisitStmt(s);
     bool conflict = Hits(acc.r, st.w) || WriteAfterWrite(acc, st) || Hits(acc.w, st.r) ||
@@ -409,6 +413,12 @@ class Barriers {
 
   bool hoist_ = true;  // hoist loop-entry barriers out of loops
   bool user_sync_ = false;  // "tl.user_sync_shared": only compiler scratch (buffers without a source span)
+ public:
+  // mbarriers (the buffers tl.mbarrier_init initialises): T.alloc_barrier's inits are the compiler's, so even
+  // under tl.user_sync_shared a barrier orders them before the barriers' first use
+  std::set<const BufferNode*> mbars_;
+
+ private:
   Who op_ = -1;        // the tile op being visited (-1: none)
   Who loose_ = -1;     // ids below -1 for statements outside tile ops
   std::vector<const BufferNode*> pending_managed_;
@@ -421,7 +431,14 @@ class Barriers {
 PrimFunc InsertBarriers(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.opt.disable_barriers) return f;
   Barriers::State st;
-  return WithBody(f, Barriers(true, ctx.opt.user_sync_shared).Visit(f->body, st));
+  Barriers b(true, ctx.opt.user_sync_shared);
+  PostOrderVisitStmt(f->body, [&](const Stmt& x) {
+    auto* e = As<EvaluateNode>(x);
+    auto* c = e ? As<CallNode>(e->value) : nullptr;
+    auto* l = c && c->op == "tl.mbarrier_init" && !c->args.empty() ? As<BufferLoadNode>(c->args[0]) : nullptr;
+    if (l) b.mbars_.insert(l->buffer.get());
+  });
+  return WithBody(f, b.Visit(f->body, st));
 }
 
 }  // namespace tl

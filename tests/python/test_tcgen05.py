@@ -430,3 +430,106 @@ def test_sixteen_bit_tensor_memory_is_checked():
 
     with pytest.raises(TileLangUnsupportedError, match="16-bit one with N even"):
         tilelang.compile(odd, target=SM100A)
+
+
+def persistent_gemm(M, N, K, bM=128, bN=128, bK=64, stages=2, sbN=64, blocks=2, user_sync=False):
+    """A persistent warp-specialised tcgen05 GEMM in the style of TileLang's gemm_tcgen5mma_ws_persistent: `blocks`
+    blocks walk the tiles; warp 0 loads (TMA), warp 1 issues the MMAs into one of two accumulators of a [2, 128, bN]
+    tensor memory (tile t uses matrix t % 2), warps 4-7 drain the other one in column blocks of sbN (an unrolled loop
+    over C_tmem[t % 2, :, i * sbN:(i + 1) * sbN]) through shared memory (a TMA store). With user_sync the program
+    places its own barriers (TL_DISABLE_THREAD_STORAGE_SYNC): named barriers of the epilogue's 128 threads."""
+    tiles_n = -(-N // bN)
+    tiles = -(-M // bM) * tiles_n
+    k_iters = -(-K // bK)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(blocks, threads=256) as bid:
+            A_s = T.alloc_shared((stages, bM, bK), "float16")
+            B_s = T.alloc_shared((stages, bK, bN), "float16")
+            acc = T.alloc_tmem([2, bM, bN], "float32")
+            out = T.alloc_fragment((bM, sbN), "float32")
+            C_s = T.alloc_shared((bM, sbN), "float16")
+            loaded = T.alloc_barrier([32] * stages)
+            free = T.alloc_barrier([1] * stages)
+            full = T.alloc_barrier([1] * 2)
+            empty = T.alloc_barrier([128] * 2)
+            tx = T.get_thread_binding()
+            if tx < 32:
+                for it in T.serial(T.ceildiv(tiles - bid, blocks)):
+                    t = bid + it * blocks
+                    for k in T.serial(k_iters):
+                        p = it * k_iters + k
+                        s = p % stages
+                        T.mbarrier_wait_parity(free[s], ((p // stages) & 1) ^ 1)
+                        T.tma_copy(A[(t // tiles_n) * bM:(t // tiles_n + 1) * bM, k * bK:(k + 1) * bK], A_s[s, :, :],
+                                   barrier=loaded[s])
+                        T.tma_copy(B[k * bK:(k + 1) * bK, (t % tiles_n) * bN:(t % tiles_n + 1) * bN], B_s[s, :, :],
+                                   barrier=loaded[s])
+                        T.mbarrier_arrive(loaded[s])
+            elif tx < 64:
+                for it in T.serial(T.ceildiv(tiles - bid, blocks)):
+                    T.mbarrier_wait_parity(empty[it % 2], ((it // 2) & 1) ^ 1)
+                    for k in T.serial(k_iters):
+                        p = it * k_iters + k
+                        s = p % stages
+                        T.mbarrier_wait_parity(loaded[s], (p // stages) & 1)
+                        T.tcgen05_gemm(A_s[s, :, :], B_s[s, :, :], acc[it % 2, :, :], mbar=free[s],
+                                       clear_accum=k == 0)
+                    T.tcgen05_mma_arrive(full[it % 2])
+            elif 128 <= tx < 256:
+                for it in T.serial(T.ceildiv(tiles - bid, blocks)):
+                    t = bid + it * blocks
+                    T.mbarrier_wait_parity(full[it % 2], (it // 2) & 1)
+                    if user_sync:
+                        T.sync_threads(1, 128)
+                    for i in T.unroll(bN // sbN):
+                        T.copy(acc[it % 2, :, i * sbN:(i + 1) * sbN], out)
+                        T.copy(out, C_s)
+                        if user_sync:
+                            T.sync_threads(2, 128)
+                        T.copy(C_s, C[(t // tiles_n) * bM, (t % tiles_n) * bN + i * sbN])
+                        if user_sync:
+                            T.sync_threads(2, 128)
+                    T.mbarrier_arrive(empty[it % 2])
+
+    return main
+
+
+@pytest.mark.parametrize("user_sync", [False, True])
+def test_persistent_gemm_with_double_buffered_tensor_memory(user_sync):
+    """[2, 128, N] tensor memory indexed by a run-time stage, column blocks read in an unrolled loop, an epilogue
+    warp group under the third branch of an elif chain (its own region and named barriers; with the program's own
+    barriers, the TMA store's fence is followed by a barrier of the compiler's)."""
+    rng = _rng()
+    M, N, K = 256, 256, 128
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    cfg = {"tl.disable_thread_storage_sync": True} if user_sync else {}
+    k = tilelang.compile(persistent_gemm(M, N, K, user_sync=user_sync), target=SM100A, execution_backend="emulator",
+                         pass_configs=cfg)
+    k(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    assert "tensor memory: 256 columns" in text and "acc: columns [0, 256)" in text, text
+    src = k.get_kernel_source()
+    assert "tl::tma_store" in src and "bar.sync" in src, src
+
+
+def test_tile_work_must_not_follow_a_branch_some_blocks_skip():
+    @T.prim_func
+    def main(A: T.Tensor((128, 64), "float16"), C: T.Tensor((128, 64), "float16")):
+        with T.ClusterKernel(2, threads=128, cluster_dims=2) as bx:
+            A_s = T.alloc_shared((128, 64), "float16")
+            tx = T.get_thread_binding()
+            rank = T.block_rank_in_cluster()
+            if rank == 0 and tx < 32:
+                A_s[tx, 0] = 1.0
+            else:
+                T.copy(A, A_s)  # in the even block warps 0 never get here
+            T.copy(A_s, C)
+
+    with pytest.raises(TileLangUnsupportedError, match="block-uniform part"):
+        tilelang.compile(main, target=SM100A)

@@ -26,12 +26,15 @@ def _rng():
     return np.random.default_rng(seed)
 
 
-def pair_gemm(M, N, K, bM=128, bN=256, bK=64, stages=2, dtype="bfloat16", threads=128, out_dtype="float32"):
+def pair_gemm(M, N, K, bM=128, bN=256, bK=64, stages=2, dtype="bfloat16", threads=128, out_dtype="float32",
+              epilogue_warps=False):
     """C = A @ B (B stored [K, N]) with 256 x bN tiles computed by block pairs: blocks bx = 2i, 2i + 1 of a cluster
     of two hold rows [128 bx, +128) of A and of C; block rank r of the pair holds columns [bN by + r bN / 2, +bN / 2)
     of B. Warp 0 of each block loads a ring of `stages` stages (both blocks' loads and both TMA warps' arrivals
     complete the even block's `full` barrier); warp 1 of the even block issues the MMAs, each freeing its stage in
-    both blocks, and commits them all to `done` in both blocks."""
+    both blocks, and commits them all to `done` in both blocks. With epilogue_warps (256 threads) warps 4-7 read
+    the accumulator, in the elif branch after the even block's MMA branch (`elif rank == 0 and tx < 64:` is no
+    thread range in the odd block: the epilogue's own range makes it a region of its own)."""
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), out_dtype)):
@@ -60,9 +63,14 @@ def pair_gemm(M, N, K, bM=128, bN=256, bK=64, stages=2, dtype="bfloat16", thread
                     T.mbarrier_wait_parity(full[s], (k // stages) & 1)
                     T.tcgen05_gemm(A_s[s, :, :], B_s[s, :, :], acc, mbar=free[s], clear_accum=k == 0, use_2cta=True)
                 T.tcgen05_mma_arrive(done, arrive_2cta=True)
-            T.mbarrier_wait_parity(done, 0)
-            T.copy(acc, out)
-            T.copy(out, C[bx * bM, by * bN])
+            elif epilogue_warps and tx >= 128:
+                T.mbarrier_wait_parity(done, 0)
+                T.copy(acc, out)
+                T.copy(out, C[bx * bM, by * bN])
+            if not epilogue_warps:
+                T.mbarrier_wait_parity(done, 0)
+                T.copy(acc, out)
+                T.copy(out, C[bx * bM, by * bN])
 
     return main
 
@@ -71,6 +79,7 @@ def pair_gemm(M, N, K, bM=128, bN=256, bK=64, stages=2, dtype="bfloat16", thread
     (256, 256, 192, "bfloat16", {}),
     (200, 200, 136, "float16", {"stages": 3}),       # ragged: TMA fills the tails with zeros
     (512, 128, 128, "bfloat16", {"bN": 128, "threads": 256}),  # two pairs; two column groups read tensor memory
+    (256, 128, 128, "float16", {"bN": 128, "threads": 256, "epilogue_warps": True}),
 ])
 def test_pair_gemm_in_the_emulator(M, N, K, dtype, kw):
     rng = _rng()

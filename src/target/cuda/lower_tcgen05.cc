@@ -282,7 +282,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
       (g->mbar ? pair ? "; completion arrives on the mbarrier in both blocks of the pair"
                       : "; completion arrives on the mbarrier"
                : "; no commit") +
-      (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_) + " of its branch" : "") +
+      (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_ + L.region_.lo) + " of its branch"
+                 : "") +
       (pair ? " of the pair's even block (each block: A 128 rows, B " + std::to_string(N / 2) +
                   " columns, C 128 rows in its own tensor memory)"
             : ""));

@@ -273,29 +273,37 @@ Stmt GpuTileLowerer::InRegion(const Stmt& b, ThreadRange g) {
 // so that one branch waiting on another's mbarrier arrivals lets it run.
 Stmt GpuTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchThreads& bt) {
   const ThreadRange in = region_;
-  auto branch = [&](const Stmt& b, ThreadRange r, ThreadRange g) -> Stmt {
+  auto branch = [&](const Stmt& b, ThreadRange r, ThreadRange g, ThreadRange excluded) -> Stmt {
     if (!b) return b;
     if (!(g == in)) return InRegion(b, g);
     // no tile work to partition: its single-thread work (a T.tma_copy's issue) is its first thread's
     // (nested branches: the threads that reach this one are the enclosing branch's range within r)
     const int64_t saved = ws_leader_;
     const bool saved_known = leader_in_branch_;
-    const ThreadRange saved_range = branch_range_;
+    const ThreadRange saved_range = branch_range_, saved_excluded = branch_excluded_;
     ThreadRange now{std::max(r.lo, branch_range_.lo), std::min(r.hi, branch_range_.hi)};
-    leader_in_branch_ = saved_known && r.ok() && now.ok();
+    // an enclosing else branch that is no one range (branch_range_ without branch_excluded_): a range outside
+    // the excluded threads is known again
+    const bool disjoint =
+        branch_excluded_.ok() && (r.hi <= branch_excluded_.lo || r.lo >= branch_excluded_.hi);
+    leader_in_branch_ = (saved_known || disjoint) && r.ok() && now.ok();
+    branch_excluded_ = ThreadRange{};
     if (leader_in_branch_) {
       ws_leader_ = now.lo - in.lo;
       branch_range_ = now;
+    } else if (!r.ok() && excluded.ok() && saved_known) {
+      branch_excluded_ = excluded;  // this else branch: branch_range_ minus the then branch's threads
     }
     Stmt out = VisitStmt(b);
     ws_leader_ = saved;
     leader_in_branch_ = saved_known;
     branch_range_ = saved_range;
+    branch_excluded_ = saved_excluded;
     return out;
   };
   ++thread_conditions_;
-  Stmt then = branch(i->then_case, bt.then_range, bt.then_region),
-       els = branch(i->else_case, bt.else_range, bt.else_region);
+  Stmt then = branch(i->then_case, bt.then_range, bt.then_region, ThreadRange{}),
+       els = branch(i->else_case, bt.else_range, bt.else_region, bt.then_range);
   --thread_conditions_;
   Stmt ws =
       AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);

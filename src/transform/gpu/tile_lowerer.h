@@ -228,6 +228,9 @@ class GpuTileLowerer : public IRMutator {
   // lowering that must be issued by one thread of the branch cannot name it
   bool leader_in_branch_ = true;
   ThreadRange branch_range_;  // the threads that reach the statement being lowered, where known
+  // in an else branch that is no one range: the then branch's threads, which branch_range_ then includes but
+  // which do not reach the statement (a nested branch on threads outside them is known again)
+  ThreadRange branch_excluded_;
 };
 
 using GpuOpLowering = std::function<Stmt(GpuTileLowerer&, const TileOpNode&)>;
