@@ -35,6 +35,8 @@ double Extreme(DataType t, bool max) {
 
 bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
   const std::string& op = c->op;
+  if (op == "tl.memory_fence")
+    return true;  // (an ordered atomic's fence: the emulator runs one thread at a time)
   if (op == "tl.syncthreads") {
     if (InFibers())
       FiberBarrier(act, 0, T_, "__syncthreads()");

@@ -114,6 +114,7 @@ std::string CodegenCxxGpu::CommonCallE(const CallNode* c) {
            ", " + arg(3) + ")";
   }
   if (op == "tl.shfl_xor") return "tl::shfl_xor(" + arg(0) + ", " + arg(1) + ")";
+  if (op == "tl.memory_fence") return "tl::memory_fence<" + arg(0) + ">()";  // (C++ memory order)
   if (op == "tl.atomic_load")  // (element, C++ memory order)
     return "tl::atomic_load<" + arg(1) + ">(" + Addr(c->args[0]) + ")";
   if (op == "tl.atomic_store") {  // (element, value, C++ memory order)

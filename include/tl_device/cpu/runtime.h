@@ -208,6 +208,14 @@ inline void atomic_update(T* addr, F f) {
   }
 }
 
+/// The fence of an ordered T.atomic_add (a C++ memory order, the __ATOMIC_* numbering): a release fence
+/// before a relaxed read-modify-write gives it release semantics, an acquire fence after it acquire
+/// semantics.
+template <int Order>
+inline void memory_fence() {
+  __atomic_thread_fence(Order);
+}
+
 /// T.atomic_load / T.atomic_store of a 32- or 64-bit element with a C++ memory order (the __ATOMIC_*
 /// numbering: 0 relaxed, 2 acquire, 3 release, 5 seq_cst), on the element's bits.
 template <int Order, typename T>

@@ -570,6 +570,17 @@ TL_MMA_F8(e5m2, e5m2)
 #undef TL_MMA_F8
 #endif
 
+/// The fence of an ordered T.atomic_add (a C++ memory order): fence.acq_rel.gpu (a release fence before a
+/// relaxed read-modify-write makes it a release, an acquire fence after it an acquire: the PTX memory model's
+/// fence-atomic synchronisation), fence.sc.gpu for seq_cst.
+template <int Order>
+__device__ __forceinline__ void memory_fence() {
+  if (Order == 5)
+    asm volatile("fence.sc.gpu;\n" ::: "memory");
+  else if (Order != 0)
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+
 /// T.atomic_load / T.atomic_store of a 32- or 64-bit element with a C++ memory order (0 relaxed, 2 acquire,
 /// 3 release, 5 seq_cst), from the PTX memory consistency model: ld.relaxed / ld.acquire and st.relaxed /
 /// st.release at gpu scope; seq_cst is a fence.sc before the acquire load or the relaxed store.

@@ -525,6 +525,12 @@ template <>
 struct AtomicBits<8> {
   using type = unsigned long long;
 };
+/// The fence of an ordered T.atomic_add (a C++ memory order): __atomic_thread_fence (system scope, which
+/// includes the device).
+template <int Order>
+TL_DEV void memory_fence() {
+  if constexpr (Order != 0) __atomic_thread_fence(Order);
+}
 /// T.atomic_load / T.atomic_store: a 32- or 64-bit element read / written atomically with a C++ memory
 /// order (0 relaxed, 2 acquire, 3 release, 5 seq_cst), by clang's __atomic builtins on the element's bits.
 template <int Order, typename T>

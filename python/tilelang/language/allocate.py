@@ -105,11 +105,16 @@ def alloc_tmem(shape, dtype):
 
 
 def alloc_var(dtype, init=None, scope="local.var"):
+    """A per-thread scalar variable. `init`: a constant is its value from the kernel's start; an expression (a
+    let's value, T.atomic_load(...)) is evaluated and stored where the call stands, as in TileLang."""
     _check_scope(scope, ("local.var", "local"), "T.alloc_var")
     buf = _alloc((1,), dtype, "local.var", "T.alloc_var")
     if init is not None:
-        builder.current().kernels[-1].var_inits.append((buf, _const(init, buf.dtype) if not isinstance(init, Expr)
-                                                        else _ffi.cast(buf.dtype, init)))
+        if isinstance(init, Expr) and not isinstance(init, _ffi.IntImm | _ffi.FloatImm):
+            builder.emit_before([_ffi.store(buf, _ffi.cast(buf.dtype, init), [_const(0)], builder.span())])
+        else:
+            builder.current().kernels[-1].var_inits.append((buf, _const(init, buf.dtype) if not isinstance(init, Expr)
+                                                            else _ffi.cast(buf.dtype, init)))
     return buf
 
 

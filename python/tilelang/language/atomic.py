@@ -11,11 +11,28 @@ from .utils import _point_region, _region
 _FETCH_DTYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 
+# An ordered read-modify-write is a relaxed one between fences (C++'s fence-atomic synchronisation): a release
+# (or stronger) order puts a fence before it, an acquire (or stronger) one a fence after it.
+_RMW_ORDERS = (None, "relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
+
+
+def _rmw_fences(name, memory_order):
+    """(fences before, fences after) an atomic read-modify-write with `memory_order`, as tl.memory_fence calls."""
+    if memory_order not in _RMW_ORDERS:
+        raise TileLangTypeError(f"{name}: memory_order is one of {', '.join(repr(o) for o in _RMW_ORDERS[1:])}; "
+                                f"got {memory_order!r}")
+    if memory_order in (None, "relaxed"):
+        return [], []
+    order = _ORDERS["acquire" if memory_order == "consume" else memory_order]
+    fence = lambda o: _ffi.evaluate(_ffi.call("void", "tl.memory_fence", [_const(o)]), builder.span())  # noqa: E731
+    before = [fence(5 if order == 5 else 3)] if order in (3, 4, 5) else []
+    after = [fence(5 if order == 5 else 2)] if order in (2, 4, 5) else []
+    return before, after
+
+
 def _fetch_add(name, dst, value, memory_order):
     """T.atomic_add(element, value, return_prev=True): the element's value before the add, as an expression."""
-    if memory_order not in (None, "relaxed"):
-        raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) is not supported: atomics "
-                                       "are relaxed; order other accesses with barriers")
+    before, after = _rmw_fences(name, memory_order)
     if isinstance(value, (_ffi.Buffer, RegionSpec)):
         raise TileLangTypeError(f"{name}(..., return_prev=True) returns one element's previous value: give a "
                                 "single element and a scalar value")
@@ -34,7 +51,7 @@ def _fetch_add(name, dst, value, memory_order):
     from .allocate import alloc_var
 
     prev = alloc_var(db.dtype)
-    builder.emit_before([_ffi.store(prev, fetch, [_const(0)], builder.span())])
+    builder.emit_before(before + [_ffi.store(prev, fetch, [_const(0)], builder.span())] + after)
     return _ffi.load(prev, [_const(0)])
 
 
@@ -45,10 +62,12 @@ def _atomic(kind, dst, value, memory_order, return_prev, use_tma=False):
     if return_prev:
         raise TileLangUnsupportedError(f"{name}(..., return_prev=True) is not supported: {name} is a statement "
                                        "here and does not return the previous value (T.atomic_add does)")
-    if memory_order not in (None, "relaxed"):
-        raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) is not supported: atomics "
-                                       "are relaxed; order other accesses with barriers")
+    before, after = _rmw_fences(name, memory_order)
     db, dmin, dext, dpoint = region_of(dst, f"{name} destination")
+    if (before or after) and (isinstance(value, (_ffi.Buffer, RegionSpec)) or not dpoint):
+        raise TileLangUnsupportedError(f"{name}(..., memory_order={memory_order!r}) of a tile is not supported: "
+                                       "ordered atomics take one element (tile atomics are relaxed; order the "
+                                       "accesses with barriers)")
     if isinstance(value, (_ffi.Buffer, RegionSpec)):
         sb, smin, sext, _ = region_of(value, f"{name} source")
         if dpoint:
@@ -60,14 +79,17 @@ def _atomic(kind, dst, value, memory_order, return_prev, use_tma=False):
     if not dpoint:
         raise TileLangTypeError(f"a scalar {name} needs a single element as destination, e.g. C[i, j]")
     v = value if isinstance(value, Expr) else _const(value, db.dtype)
-    return _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext)], [v], {}, builder.span())
+    op = _ffi.tile_op(f"atomic_{kind}", [_region(db, dmin, dext)], [v], {}, builder.span())
+    return _ffi.seq(before + [op] + after, builder.span()) if before or after else op
 
 
 def atomic_add(dst, value, memory_order=None, return_prev=False, use_tma=False):
     """dst += value atomically (a tile: element by element), relaxed. return_prev=True (one 32- or 64-bit element):
     an expression, the element's value before this add (CUDA, HIP, the CPU). use_tma=True (a shared tile into global
     memory): TMA reductions on sm_90 / sm_90a (cp.reduce.async.bulk.tensor .add), element-wise atomics with a
-    warning where TMA cannot do it."""
+    warning where TMA cannot do it. memory_order (one element): "release" orders the thread's earlier accesses before
+    the add, "acquire" its later ones after it, "acq_rel" / "seq_cst" both (a fence before and / or after a relaxed
+    add: CUDA, HIP, the CPU; Metal and OpenCL refuse it)."""
     return _atomic("add", dst, value, memory_order, return_prev, bool(use_tma))
 
 

@@ -113,6 +113,8 @@ class CodegenCPUImpl : public CodegenC {
     if (c->op == "atomic_fetch_add")  // (address_of(element), value): the previous value
       return "tl_cpu::atomic_fetch_add(" + E(c->args[0]) + ", tl_cpu::cast<" + CType(c->dtype) + ">(" +
              E(c->args[1]) + "))";
+    if (c->op == "tl.memory_fence")
+      return "tl_cpu::memory_fence<" + E(c->args[0]) + ">()";  // (C++ memory order)
     if (c->op == "tl.atomic_load")  // (address_of(element), C++ memory order)
       return "tl_cpu::atomic_load<" + E(c->args[1]) + ">(" + E(c->args[0]) + ")";
     if (c->op == "tl.atomic_store")  // (address_of(element), value, C++ memory order)

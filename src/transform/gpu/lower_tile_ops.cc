@@ -452,6 +452,11 @@ Expr GpuTileLowerer::VisitCall(const Expr& e, const CallNode* n) {
                           "-lane warp of " + ctx_.features.name,
                       stmt_span_);
   }
+  if (n->op == "tl.memory_fence" && !ctx_.features.ordered_atomics)
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.atomic_add with a memory_order other than \"relaxed\": " + ctx_.features.name +
+                        " atomics are relaxed; order the accesses with a barrier instead",
+                    stmt_span_);
   if (n->op == "tl.atomic_load" || n->op == "tl.atomic_store") {
     // T.atomic_load / T.atomic_store (address_of(element), [value,] memory order): the element as a
     // plain operand, as the atomic adds; where the target's atomics are relaxed only, or 32-bit only, the
