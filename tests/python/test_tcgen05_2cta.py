@@ -116,10 +116,10 @@ def test_the_8192_pair_gemm_compiles_for_sm100a_without_spills():
         assert re.search(s, sass), s
 
 
-def _misuse(mode, cluster=2, read=True):
+def _misuse(mode, cluster=2, read=True, grid=(2, 2)):
     @T.prim_func
     def main(A: T.Tensor((256, 64), "float16"), B: T.Tensor((64, 256), "float16"), C: T.Tensor((256, 256), "float32")):
-        with T.ClusterKernel(2, 2, threads=128, cluster_dims=cluster) as (bx, by):
+        with T.ClusterKernel(*grid, threads=128, cluster_dims=cluster) as (bx, by):
             A_s = T.alloc_shared((128, 64), "float16")
             B_s = T.alloc_shared((64, 128), "float16")
             B_full = T.alloc_shared((64, 256), "float16")
@@ -148,8 +148,10 @@ def _misuse(mode, cluster=2, read=True):
 
 
 def test_misuse_is_a_clear_error():
-    with pytest.raises(TileLangUnsupportedError, match="cluster x extent is even"):
-        tilelang.compile(_misuse("pair", cluster=(1, 2, 1)), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match="an even number of blocks"):
+        tilelang.compile(_misuse("pair", cluster=(3, 1, 1), grid=(3, 2)), target=SM100A)
+    # pairs of consecutive ranks: a (1, 2, 1) cluster pairs blocks along y
+    assert "tcgen05.mma.cta_group::2" in tilelang.compile(_misuse("pair", cluster=(1, 2, 1)), target=SM100A).get_ptx()
     with pytest.raises(TileLangUnsupportedError, match="mixes 2-CTA tcgen05"):
         tilelang.compile(_misuse("mixed"), target=SM100A)
     with pytest.raises(TileLangError, match=r"each block holds N / 2 = 128 columns of B"):

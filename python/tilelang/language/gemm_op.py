@@ -144,7 +144,7 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
     elements) the MMAs' completion arrives on it once (T.mbarrier_wait_parity waits); without, a later
     T.tcgen05_gemm's arrival covers this one too. Read C with T.copy(C, fragment). Other targets refuse it.
 
-    use_2cta=True (cta_group::2, in a T.ClusterKernel whose x extent is even): the blocks of a CTA pair (ranks
+    use_2cta=True (cta_group::2, in a T.ClusterKernel of an even number of blocks): the blocks of a CTA pair (ranks
     2i, 2i + 1) compute one 256 x N tile together. Each holds its 128 rows of A and N / 2 columns of B (B is
     [K, N / 2], or [N / 2, K] transposed) at the same shared offsets, and its 128 rows of C in its own tensor
     memory; the pair's even block issues (the odd block skips the call), and `mbar` receives one arrival in

@@ -461,12 +461,12 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
         k->span);
   if (pair) {
     const std::array<int64_t, 3> cd = ClusterDims(f->body);
-    if (cd[0] % 2)
+    if ((cd[0] * cd[1] * cd[2]) % 2)
       throw UserError(
           ErrorKind::kUnsupported,
           "2-CTA tcgen05 (T.tcgen05_gemm(..., use_2cta=True)) runs on CTA pairs (cluster ranks 2i, 2i + "
-          "1): it needs a T.ClusterKernel whose cluster x extent is even (cluster_dims=2); this kernel's "
-          "cluster is " +
+          "1): it needs a T.ClusterKernel of an even number of blocks (cluster_dims=2 or (1, 2, 1)); this "
+          "kernel's cluster is " +
               std::to_string(cd[0]) + " x " + std::to_string(cd[1]) + " x " + std::to_string(cd[2]),
           k->span);
   }
