@@ -354,10 +354,12 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
         if (b.pending == 0 && b.tx == 0) {
           ++b.phase;
           b.pending = b.expected;
-          // The arrivals of many threads (release) order their accesses before the waiters' (acquire), in
+          // The arrivals (release) order the arriving threads' accesses before the waiters' (acquire), in
           // lockstep as between warp-group fibers: a hand-specialised producer's shared writes are then no
-          // race with the consumers that waited.
-          if (b.expected > 1) ++epoch_;
+          // race with the consumers that waited, whether many threads arrive or one (TileLang's CLC kernels
+          // publish a tile index through a one-arrival barrier). The epoch orders every thread's accesses, an
+          // over-approximation: it may hide a missing wait, never invent a race.
+          ++epoch_;
         }
       };
       if (op == "tl.mbarrier_arrive" || op == "tl.mbarrier_arrive_expect_tx") {
