@@ -101,7 +101,8 @@ Fragment TmemRows(int64_t N, int64_t threads) {
   f.kind = "tmem_rows";
   f.params = {128, N, G};
   f.index = {Mod(f.tid, 128), Div(f.tid, 128) * C(per) + f.loc};
-  f.thread = f.idx[0] + Div(f.idx[1], per) * C(128);
+  // (one column group: the row alone names the thread, which a row-wise loop over the columns can then prove)
+  f.thread = G == 1 ? f.idx[0] : f.idx[0] + Div(f.idx[1], per) * C(128);
   f.local = Mod(f.idx[1], per);
   f.replica = C(0);
   return f;
