@@ -17,6 +17,31 @@ using namespace emu_test;
 Expr Xor(Expr a, Expr b) { return Binary(BinaryOp::kBitXor, std::move(a), std::move(b)); }
 Expr U32(int64_t v) { return IntImm(DataType::UInt(32), v); }
 
+// Seeded normal float16 values into a and b, then the kernel f(a, b, o) in the emulator.
+Result RunSeeded(const PrimFunc& f, std::vector<uint16_t>* a, std::vector<uint16_t>* b, std::vector<float>* o,
+                 uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> nd;
+  for (auto& x : *a) x = H(nd(rng));
+  for (auto& x : *b) x = H(nd(rng));
+  Options opt;
+  opt.max_reports = 1000;
+  return emu::Run(f, {a->data(), b->data(), o->data()}, {}, opt);
+}
+
+// The largest |o - a * b^T| (a: m x k, b: n x k, o: m x n row-major), the reference in double.
+double WorstError(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, const std::vector<float>& o,
+                  int64_t m, int64_t n, int64_t k) {
+  double worst = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t q = 0; q < k; ++q) ref += FromH(a[i * k + q]) * FromH(b[j * k + q]);
+      worst = std::max(worst, std::abs(ref - o[i * n + j]));
+    }
+  return worst;
+}
+
 // D[128, N] = A[128, 64] * B[N, 64]^T: A and B copied by the threads into their 128B-swizzled K-major shared
 // layout, four tcgen05.mma (k = 16 each) by thread 0 into 64-column tensor memory, a commit to the mbarrier,
 // then every warp loads its 32 lanes and stores them to O. `variant` breaks it on purpose for the reports.
@@ -86,15 +111,7 @@ struct MmaCase {
 
   std::vector<uint16_t> a = std::vector<uint16_t>(128 * K), b = std::vector<uint16_t>(N * K);
   std::vector<float> o = std::vector<float>(128 * N, -1.f);
-  Result Run(Variant v, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> nd;
-    for (auto& x : a) x = H(nd(rng));
-    for (auto& x : b) x = H(nd(rng));
-    Options opt;
-    opt.max_reports = 1000;
-    return emu::Run(Make(v), {a.data(), b.data(), o.data()}, {}, opt);
-  }
+  Result Run(Variant v, uint32_t seed) { return RunSeeded(Make(v), &a, &b, &o, seed); }
 };
 
 TEST(EmuTcgen05, MmaIntoTensorMemoryMatchesDoubleReference) {
@@ -102,13 +119,7 @@ TEST(EmuTcgen05, MmaIntoTensorMemoryMatchesDoubleReference) {
   MmaCase c;
   Result r = c.Run(Variant::kRight, seed);
   EXPECT_TRUE(r.reports.empty()) << All(r);
-  double worst = 0;
-  for (int64_t m = 0; m < 128; ++m)
-    for (int64_t n = 0; n < MmaCase::N; ++n) {
-      double ref = 0;
-      for (int64_t q = 0; q < MmaCase::K; ++q) ref += FromH(c.a[m * MmaCase::K + q]) * FromH(c.b[n * MmaCase::K + q]);
-      worst = std::max(worst, std::abs(ref - c.o[m * MmaCase::N + n]));
-    }
+  const double worst = WorstError(c.a, c.b, c.o, 128, MmaCase::N, MmaCase::K);
   EXPECT_LT(worst, 1e-4) << "seed " << seed;  // four fp32 roundings of sums of magnitude ~8
 }
 
@@ -217,15 +228,7 @@ struct PairCase {
 
   std::vector<uint16_t> a = std::vector<uint16_t>(256 * K), b = std::vector<uint16_t>(N * K);
   std::vector<float> o = std::vector<float>(256 * N, -1.f);
-  Result Run(PairVariant v, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> nd;
-    for (auto& x : a) x = H(nd(rng));
-    for (auto& x : b) x = H(nd(rng));
-    Options opt;
-    opt.max_reports = 1000;
-    return emu::Run(Make(v), {a.data(), b.data(), o.data()}, {}, opt);
-  }
+  Result Run(PairVariant v, uint32_t seed) { return RunSeeded(Make(v), &a, &b, &o, seed); }
 };
 
 TEST(EmuTcgen05, PairMmaSplitsAAndDByBlockAndBByColumns) {
@@ -233,14 +236,7 @@ TEST(EmuTcgen05, PairMmaSplitsAAndDByBlockAndBByColumns) {
   PairCase c;
   Result r = c.Run(PairVariant::kRight, seed);
   EXPECT_TRUE(r.reports.empty()) << All(r);
-  double worst = 0;
-  for (int64_t m = 0; m < 256; ++m)
-    for (int64_t n = 0; n < PairCase::N; ++n) {
-      double ref = 0;
-      for (int64_t q = 0; q < PairCase::K; ++q)
-        ref += FromH(c.a[m * PairCase::K + q]) * FromH(c.b[n * PairCase::K + q]);
-      worst = std::max(worst, std::abs(ref - c.o[m * PairCase::N + n]));
-    }
+  const double worst = WorstError(c.a, c.b, c.o, 256, PairCase::N, PairCase::K);
   EXPECT_LT(worst, 1e-4) << "seed " << seed;
 }
 
