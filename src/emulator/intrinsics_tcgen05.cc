@@ -533,6 +533,15 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     for (int t : act) {
       const int64_t index = ++st.commits[static_cast<size_t>(t)];
       for (auto& mma : st.pending[static_cast<size_t>(t)]) {
+        if (!mma.target->tc_) {  // the pair's other block ended: its tensor memory is gone
+          Report("cluster_exited", t, [&] {
+            return std::string(
+                "a 2-CTA tcgen05.mma completes into the tensor memory of a block of the pair that "
+                "has ended (keep both blocks alive until the MMAs' commit, e.g. with "
+                "T.cluster_sync())");
+          });
+          continue;
+        }
         Tcgen05State& ts = *mma.target->tc_;  // the block whose tensor memory D is
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
