@@ -52,6 +52,11 @@ struct Executor::Tcgen05State {
   std::map<int64_t, std::pair<int64_t, int>> allocs;  // first column -> (columns, allocating warp)
   bool relinquished = false;
   bool cg2 = false;  // the block allocated with cta_group::2 (its tensor memory serves 2-CTA MMAs)
+  // Whether one allocation holds columns [col, col + n).
+  bool Allocated(int64_t col, int64_t n) const {
+    auto it = allocs.upper_bound(col);
+    return it != allocs.begin() && col + n <= std::prev(it)->first + std::prev(it)->second.first;
+  }
   struct Mma {
     Executor* target;  // the block whose tensor memory D is (a 2-CTA MMA: one entry per block of the pair)
     int64_t lane0, col0, M, N;
@@ -154,13 +159,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     return s;
   };
   auto cell = [](int64_t lane, int64_t col) { return static_cast<size_t>(lane * kCols + col); };
-  // The allocation holding columns [col, col + n), or null.
-  auto alloc_of = [&](int64_t col, int64_t n) -> const std::pair<const int64_t, std::pair<int64_t, int>>* {
-    auto it = st.allocs.upper_bound(col);
-    if (it == st.allocs.begin()) return nullptr;
-    --it;
-    return col + n <= it->first + it->second.first ? &*it : nullptr;
-  };
   if (op == "tl.tcgen05_relinquish_alloc_permit") {
     st.relinquished = true;
     return true;
@@ -283,7 +281,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         });
         continue;
       }
-      if (!alloc_of(col0, num)) {
+      if (!st.Allocated(col0, num)) {
         Report("tmem_unallocated", t, [&] {
           return "tcgen05." + std::string(ld ? "ld" : "st") + " of columns [" + std::to_string(col0) + ", " +
                  std::to_string(col0 + num) + ") outside every allocation";
@@ -294,7 +292,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const int64_t lane = lane0 + t % 32;
       for (int64_t i = 0; i < num; ++i) {
         const size_t x = cell(lane, col0 + i);
-        uint8_t* p = regs.Addr(t, flat[t].i + i * vals);
         if (!ld) {
           if (st.in_flight[x])
             Report("tcgen05_not_committed", t, [&] {
@@ -308,7 +305,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             std::memcpy(&part, regs.Addr(t, flat[t].i + i * vals + v), static_cast<size_t>(regs.esize));
             word |= part << (16 * v);
           }
-          (void)p;
           st.tmem[x] = word;
           st.written[x] = 1;
           continue;
@@ -336,7 +332,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             });
           }
         }
-        std::memcpy(p, &st.tmem[x], 4);
+        std::memcpy(regs.Addr(t, flat[t].i + i), &st.tmem[x], 4);  // (a load: one register a column)
         NoteWrite(regs, t, flat[t].i + i);
       }
     }
@@ -397,9 +393,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       for (Executor* e : blocks) {
         if (!e->tc_) e->Tcgen05BlockStart();
         const Tcgen05State& es = *e->tc_;
-        auto it = es.allocs.upper_bound(col0);
-        placed = placed && it != es.allocs.begin() &&
-                 col0 + N <= std::prev(it)->first + std::prev(it)->second.first;
+        placed = placed && es.Allocated(col0, N);
         if (cg2 && !es.cg2)
           Report("tcgen05_pair", t, [&] {
             return "tcgen05.mma.cta_group::2 into tensor memory that block " + std::to_string(e->rank_) +
@@ -458,9 +452,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         Mem* sm = smem_of(e);
         if (ts) {  // A from tensor memory
           const int64_t alane = (da[t].i >> 16) & 0xFFFF, acol = da[t].i & 0xFFFF;
-          auto it = st.allocs.upper_bound(acol);
-          if (alane != 0 || it == st.allocs.begin() ||
-              acol + KS / 2 > std::prev(it)->first + std::prev(it)->second.first) {
+          if (alane != 0 || !st.Allocated(acol, KS / 2)) {
             Report("tmem_unallocated", t, [&] {
               return "tcgen05.mma reads A from lanes [" + std::to_string(alane) + ", +128), columns [" +
                      std::to_string(acol) + ", " + std::to_string(acol + KS / 2) +

@@ -497,16 +497,11 @@ std::set<const VarNode*> ThreadIndexVars(const Stmt& body) {
 // Whether every thread of a block evaluates `e` alike: it reads no memory, not the thread index, and only
 // variables of `vars`.
 bool UniformExpr(const Expr& e, const std::set<const VarNode*>& vars) {
-  if (gpu_pass::ReadsMemory(e)) return false;
+  if (gpu_pass::ReadsMemory(e) || gpu_pass::ThreadDependent(e, {})) return false;
   struct V : IRVisitor {
     const std::set<const VarNode*>* vars;
     bool ok = true;
     void VisitVar(const VarNode* v) override { ok = ok && vars->count(v); }
-    void VisitCall(const CallNode* c) override {
-      if (c->op == "tl.thread_idx" || c->op == "tl.subgroup_id" || c->op == "tl.subgroup_local_id")
-        ok = false;
-      IRVisitor::VisitCall(c);
-    }
   } v;
   v.vars = &vars;
   v.VisitExpr(e);
