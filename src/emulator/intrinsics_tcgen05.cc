@@ -30,6 +30,7 @@
 // tcgen05.mma never committed, and reads of D by a thread that has not waited for the mbarrier phase a commit
 // of the issuing thread arrived in (the arrival happens at the commit here; the hardware may signal later, so
 // only the wait orders the read after the mma: a block barrier shares what its threads know).
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -338,8 +339,121 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
+  // The block's shared memory as bytes: the buffer every view lives in (or the one shared buffer).
+  auto smem_of = [&](Executor* e) -> Mem* {
+    for (auto& kv : e->mems_)
+      if (kv.second->shared() && !kv.first->data) return kv.second.get();
+    return nullptr;
+  };
+  // The blocks a cta_group::2 instruction acts on (the pair: ranks 2i, 2i + 1), or this one.
+  auto pair_blocks = [&](int t, const char* what, std::vector<Executor*>* blocks) {
+    *blocks = {this};
+    if (!cg2) return true;
+    if (ClusterSize() % 2) {
+      Report("tcgen05_pair", t, [&] {
+        return std::string(what) +
+               ".cta_group::2 in a block with no CTA pair (a cluster of an even number of blocks)";
+      });
+      return false;
+    }
+    Executor* e0 = ClusterPeer(rank_ & ~1, t, what);
+    Executor* e1 = ClusterPeer(rank_ | 1, t, what);
+    if (!e0 || !e1) return false;
+    *blocks = {e0, e1};
+    return true;
+  };
+  if (op == "tl.tcgen05_cp_warpx4") {
+    // tcgen05.cp.32x128b.warpx4 [taddr], sdesc (PTX ISA, tcgen05.cp; the shared descriptor without swizzle:
+    // row r, 16 bytes, at start + (r / 8) SBO + (r % 8) 16): row r lands in lanes r, r + 32, r + 64, r + 96
+    // of columns taddr.column .. + 4. Done at issue: the issuing thread's later tcgen05.mma are ordered after
+    // it, and the emulator runs each at issue too. cta_group::2: each block of the pair from its own shared
+    // memory into its own tensor memory.
+    if (c->args.size() != 2) Bad(c, "expects (tensor memory address, shared descriptor)");
+    Slot *ta = arg(0), *sd = arg(1);
+    for (int t : act) {
+      const uint64_t desc = static_cast<uint64_t>(sd[t].i);
+      const int64_t start = static_cast<int64_t>(desc & 0x3FFF) << 4;
+      const int64_t sbo = static_cast<int64_t>((desc >> 32) & 0x3FFF) << 4;
+      if ((desc >> 61) & 7) {
+        Report("tcgen05_unsupported", t, [&] {
+          return std::string("tcgen05.cp.32x128b.warpx4 with a swizzled shared descriptor is not emulated");
+        });
+        continue;
+      }
+      std::vector<Executor*> blocks;
+      if (!pair_blocks(t, "tcgen05.cp", &blocks)) continue;
+      const int64_t lane0 = (ta[t].i >> 16) & 0xFFFF, col0 = ta[t].i & 0xFFFF;
+      for (Executor* e : blocks) {
+        if (!e->tc_) e->Tcgen05BlockStart();
+        Tcgen05State& es = *e->tc_;
+        if (lane0 != 0 || !es.Allocated(col0, 4)) {
+          Report("tmem_unallocated", t, [&] {
+            return "tcgen05.cp into lanes [" + std::to_string(lane0) + ", +128), columns [" +
+                   std::to_string(col0) + ", " + std::to_string(col0 + 4) + ") outside every allocation";
+          });
+          break;
+        }
+        Mem* sm = smem_of(e);
+        for (int64_t r = 0; r < 32; ++r)
+          for (int64_t q = 0; q < 4; ++q) {
+            const int64_t a = start + (r / 8) * sbo + (r % 8) * 16 + 4 * q;
+            uint32_t v = 0;
+            if (!sm || a < 0 || a + 4 > sm->n * sm->esize) {
+              Report("out_of_bounds", t,
+                     [&] { return std::string("tcgen05.cp reads outside shared memory"); });
+              r = 32;
+              break;
+            }
+            std::memcpy(&v, sm->data + a, 4);
+            for (int64_t w = 0; w < 4; ++w) {
+              const size_t x = cell(32 * w + r, col0 + q);
+              if (es.in_flight[x])
+                Report("tcgen05_not_committed", t, [&] {
+                  return "tcgen05.cp overwrites tensor memory an uncommitted tcgen05.mma writes";
+                });
+              es.tmem[x] = v;
+              es.written[x] = 1;
+            }
+          }
+      }
+    }
+    return true;
+  }
+  if (op == "tl.tcgen05_sf_warp_transpose") {
+    // One warp: word 32 c + r of the 128 words at the operand moves to word 4 r + c, a whole warp at once
+    // here. Lane r reads and writes words r, 32 + r, 64 + r and 96 + r (the values move between lanes in
+    // registers).
+    const BufferLoadNode* p = Operand(c, 0);
+    Mem& m = MemOf(p->buffer.get());
+    if (!m.shared() || m.esize != 4) Bad(c, "the operand must be a 32-bit shared-memory element");
+    const Lanes full = FullWarps(act, "tcgen05_sf_warp_transpose");
+    Slot* flat = Tmp();
+    Locate(p->buffer, p->indices, full, flat);
+    for (size_t w0 = 0; w0 < full.size(); w0 += 32) {
+      const int64_t base = flat[full[w0]].i;
+      if (base < 0 || base + 128 > m.n) {
+        Report("out_of_bounds", full[w0],
+               [&] { return std::string("tcgen05_sf_warp_transpose of 128 words outside its buffer"); });
+        continue;
+      }
+      uint32_t v[128];
+      for (int64_t i = 0; i < 128; ++i) {
+        const int t = full[w0 + static_cast<size_t>(i % 32)];
+        NoteRead(m, t, base + i);
+        std::memcpy(&v[i], m.Addr(t, base + i), 4);
+      }
+      for (int64_t r = 0; r < 32; ++r)
+        for (int64_t q = 0; q < 4; ++q) {
+          const int64_t i = 4 * r + q;  // takes old word 32 q + r
+          const int t = full[w0 + static_cast<size_t>(i % 32)];
+          std::memcpy(m.Addr(t, base + i), &v[32 * q + r], 4);
+          NoteWrite(m, t, base + i);
+        }
+    }
+    return true;
+  }
   if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8" ||
-      op == "tl.tcgen05_mma_ts_f16") {
+      op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4") {
     // _ts_: A in this block's tensor memory at the address operand (kind::f16: row m at lane m of the
     // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
     // column)
@@ -348,16 +462,26 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here) and kind::i8 (s8 / u8,
     // an s32 accumulator whose sums wrap at 32 bits): k32 (32 bytes of K)
     const bool i8 = op == "tl.tcgen05_mma_i8";
-    const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8;
+    // kind::mxf8f6f4.block_scale.scale_vec::1X: e4m3 / e5m2 with one E8M0 scale a row of A and a column of B
+    // per k32 step, from tensor memory (args 5, 6: T.tcgen05_cp_warpx4's layout, row m at lane m, column m /
+    // 32 of A's scales, column n at lane n % 128, column n / 32 of B's, in the D block's own tensor memory),
+    // the byte the instruction descriptor's scale ids name
+    const bool bs = op == "tl.tcgen05_mma_mxf8f6f4";
+    const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8 || bs;
     const int eb = f8 ? 1 : 2;
     const int64_t KS = f8 ? 32 : 16;
-    if (c->args.size() != 5) Bad(c, "expects (D address, A descriptor, B descriptor, instruction descriptor, enable)");
+    if (c->args.size() != (bs ? 7u : 5u))
+      Bad(c,
+          bs ? "expects (D address, A descriptor, B descriptor, instruction descriptor, enable, scales of A, "
+               "scales of B)"
+             : "expects (D address, A descriptor, B descriptor, instruction descriptor, enable)");
     Slot *d = arg(0), *da = arg(1), *db = arg(2), *id = arg(3), *en = arg(4);
+    Slot *sfa = bs ? arg(5) : nullptr, *sfb = bs ? arg(6) : nullptr;
     for (int t : act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
       Tcgen05Instr I;
       std::string why;
-      DecodeTcgen05Instr(idesc, i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
+      DecodeTcgen05Instr(idesc, bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
       const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
@@ -421,12 +545,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       std::vector<double> b(static_cast<size_t>(N * KS));
       std::vector<const uint8_t*> b_at;
       std::vector<uint16_t> b_bits;
-      // The block's shared memory as bytes: the buffer every view lives in (or the one shared buffer).
-      auto smem_of = [&](Executor* e) -> Mem* {
-        for (auto& kv : e->mems_)
-          if (kv.second->shared() && !kv.first->data) return kv.second.get();
-        return nullptr;
-      };
       auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
                        std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
         const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
@@ -488,12 +606,43 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           mma.at.insert(mma.at.end(), b_at.begin(), b_at.end());
           mma.bits.insert(mma.bits.end(), b_bits.begin(), b_bits.end());
         }
+        // the E8M0 scales (2^(e - 127); 255 is NaN) of block e's rows of A and of all N columns of B
+        std::vector<double> sa(static_cast<size_t>(M), 1.0), sb(static_cast<size_t>(N), 1.0);
+        if (bs) {
+          const Tcgen05State& es = *e->tc_;
+          auto scale = [&](int64_t addr, int64_t lane, int64_t col, int id, const char* which) {
+            const int64_t l0 = (addr >> 16) & 0xFFFF, c0 = addr & 0xFFFF;
+            if (l0 != 0 || !es.Allocated(c0 + col, 1)) {
+              Report("tmem_unallocated", t, [&] {
+                return std::string("tcgen05.mma reads the scale factors of ") + which +
+                       " outside every allocation";
+              });
+              ok = false;
+              return 1.0;
+            }
+            const size_t x = cell(lane, c0 + col);
+            if (!es.written[x])
+              Report("uninitialized", t, [&] {
+                return std::string("tcgen05.mma reads a scale factor of ") + which + " at lane " +
+                       std::to_string(lane) + ", column " + std::to_string(c0 + col) +
+                       ", which nothing has written";
+              });
+            const uint32_t byte = (es.tmem[x] >> (8 * id)) & 0xFF;
+            return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
+          };
+          for (int64_t m = 0; m < M && ok; ++m)
+            sa[static_cast<size_t>(m)] = scale(sfa[t].i, m, m / 32, I.a_sf_id, "A");
+          for (int64_t n = 0; n < N && ok; ++n)
+            sb[static_cast<size_t>(n)] = scale(sfb[t].i, n % 128, n / 32, I.b_sf_id, "B");
+          if (!ok) break;
+        }
         mma.prod.assign(static_cast<size_t>(M * N), 0.0);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < N; ++n) {
             double sum = 0;
             for (int64_t k = 0; k < KS; ++k)
               sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+            sum *= sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)];
             mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -sum : sum;
           }
         parts.push_back(std::move(mma));

@@ -68,15 +68,18 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 // emulators run: dense (bit 2 clear), D type at 4-5 (1: F32, 2: S32), A / B types at 7-9 / 10-12 (kind::f16
 // 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2; kind::i8 0: unsigned, 1: signed), negate A / B at 13 / 14,
 // transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0 f16, 1 f8f6f4, 2 i8.
+// kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte id at 4-5, the scale
+// type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
 struct Tcgen05Instr {
   int64_t M = 0, N = 0;
   int a_type = 0, b_type = 0;
   bool neg_a = false, neg_b = false, mn_a = false, mn_b = false;
+  int a_sf_id = 0, b_sf_id = 0;
 };
 // cta_group: 1, or 2 (a CTA pair: M = 256, 128 rows a block)
 inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why,
                                int cta_group = 1) {
-  const bool i8 = kind == 2, f8 = kind != 0;
+  const bool i8 = kind == 2, f8 = kind != 0, bs = kind == 3;
   r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
   r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
   r->a_type = (idesc >> 7) & 7;
@@ -86,7 +89,12 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   r->mn_a = (idesc >> 15) & 1;
   r->mn_b = (idesc >> 16) & 1;
   if (idesc & 4) return *why = "sparse operands are not emulated", false;
-  if (((idesc >> 4) & 3) != (i8 ? 2u : 1u))
+  if (bs) {
+    r->b_sf_id = (idesc >> 4) & 3;
+    r->a_sf_id = (idesc >> 29) & 3;
+    if (!((idesc >> 23) & 1)) return *why = "kind::mxf8f6f4 scales are UE8M0 (bit 23 set)", false;
+    if (idesc >> 31) return *why = "bit 31 must be clear for kind::mxf8f6f4", false;
+  } else if (((idesc >> 4) & 3) != (i8 ? 2u : 1u))
     return *why = i8 ? "kind::i8 accumulates into S32 (D type 2)"
                      : "only an F32 accumulator (D type 1) is emulated",
            false;

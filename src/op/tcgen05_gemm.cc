@@ -7,22 +7,76 @@
 namespace tl {
 
 Stmt Tcgen05GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
-  return std::make_shared<Tcgen05GemmNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)),
-                                           trans_A, trans_B, mbar ? e.at(1) : nullptr, e.at(0), use_2cta,
-                                           span);
+  const size_t m = scaled() ? 2 : 1;  // mbar's index
+  return std::make_shared<Tcgen05GemmNode>(
+      std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A, trans_B, mbar ? e.at(m) : nullptr,
+      e.at(0), use_2cta, span, scaled() ? std::move(r.at(3)) : Region{},
+      scaled() ? std::move(r.at(4)) : Region{}, scaled() ? e.at(1) : nullptr, gran_a, gran_b);
 }
 
 TileOpCall Tcgen05GemmNode::Call() const {
-  TileOpCall c{"tcgen05_gemm",
-               {{TileOpArg::kRegion, &A, nullptr}, {TileOpArg::kRegion, &B, nullptr}, {TileOpArg::kRegion, &C, nullptr}},
+  TileOpCall c{scaled() ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm",
+               {{TileOpArg::kRegion, &A, nullptr},
+                {TileOpArg::kRegion, &B, nullptr},
+                {TileOpArg::kRegion, &C, nullptr}},
                {}};
+  if (scaled())
+    for (const Region* r : {&SFA, &SFB}) c.args.push_back({TileOpArg::kRegion, r, nullptr});
   if (trans_A) c.keywords.emplace_back("transpose_A", "True");
   if (trans_B) c.keywords.emplace_back("transpose_B", "True");
   c.keywords.emplace_back("clear_accum", PrintExpr(clear_accum));
   if (mbar) c.keywords.emplace_back("mbar", PrintExpr(mbar));
+  if (scaled()) {
+    c.keywords.emplace_back("k_start", PrintExpr(k_start));
+    c.keywords.emplace_back("sf_a_granularity_k", std::to_string(gran_a));
+    c.keywords.emplace_back("sf_b_granularity_k", std::to_string(gran_b));
+  }
   if (use_2cta) c.keywords.emplace_back("use_2cta", "True");
   return c;
 }
+
+TileOpCall Tcgen05CpNode::Call() const {
+  TileOpCall c{"tcgen05_cp_warpx4",
+               {{TileOpArg::kRegion, &src, nullptr},
+                {TileOpArg::kRegion, &dst, nullptr},
+                {TileOpArg::kExpr, nullptr, col}},
+               {}};
+  if (use_2cta) c.keywords.emplace_back("use_2cta", "True");
+  return c;
+}
+
+namespace {
+// A uint32 shared tile of whole 128-word chunks (the scale factors of 128 rows or columns, four K groups a
+// word).
+void CheckSfTile(const Region& r, const char* what, const Span& sp) {
+  int64_t n = 1;
+  for (const Range& x : r.ranges) {
+    int64_t e = 0;
+    if (!AsConstInt(x.extent, &e)) n = -1;
+    if (n > 0) n *= e;
+  }
+  if (r.buffer->scope != Scope::kShared || r.buffer->dtype != DataType::UInt(32) || n <= 0 || n % 128)
+    throw UserError(ErrorKind::kType,
+                    std::string(what) + ": '" + r.buffer->name +
+                        "' must be a uint32 shared tile (T.alloc_shared) of a constant multiple of 128 words "
+                        "(each 128 words the scale factors of 128 rows); got " +
+                        r.buffer->dtype.str() + (n > 0 ? ", " + std::to_string(n) + " words" : ""),
+                    sp);
+}
+}  // namespace
+
+void Tcgen05CpNode::Check() const {
+  CheckSfTile(src, "T.tcgen05_cp_warpx4 source", span);
+  if (dst.buffer->scope != Scope::kTensorMemory || dst.buffer->dtype != DataType::UInt(32))
+    throw UserError(ErrorKind::kType,
+                    "T.tcgen05_cp_warpx4: the destination '" + dst.buffer->name +
+                        "' must be uint32 tensor memory (T.alloc_tmem([128, columns], \"uint32\"))",
+                    span);
+  if (!col->dtype.is_int() && !col->dtype.is_uint())
+    throw UserError(ErrorKind::kType, "T.tcgen05_cp_warpx4: tmem_col_offset must be an integer", span);
+}
+
+void Tcgen05SfTransposeNode::Check() const { CheckSfTile(region, "T.tcgen05_sf_warp_transpose", span); }
 
 void Tcgen05GemmNode::Check() const {
   using namespace op_detail;
@@ -46,6 +100,30 @@ void Tcgen05GemmNode::Check() const {
         "kind::f8f6f4) with a float32 accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; "
         "got A " + at.str() + ", B " + bt.str() + ", C " + ct.str());
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
+  if (scaled()) {
+    if (!f8(at) || !f8(bt) || ct != DataType::Float(32) || A.buffer->scope != Scope::kShared)
+      throw UserError(
+          ErrorKind::kType,
+          "T.tcgen05_gemm_blockscaled: takes float8_e4m3fn / float8_e5m2 A and B shared tiles (MXFP8, "
+          "kind::mxf8f6f4; fp6 / fp4 operands are not implemented) and a float32 accumulator; got A " +
+              at.str() + " (" + ScopeName(A.buffer->scope) + "), B " + bt.str() + ", C " + ct.str(),
+          span);
+    for (const Region* r : {&SFA, &SFB})
+      if (r->buffer->scope != Scope::kTensorMemory || r->buffer->dtype != DataType::UInt(32))
+        throw UserError(ErrorKind::kType,
+                        "T.tcgen05_gemm_blockscaled: the scale factors '" + r->buffer->name +
+                            "' must be uint32 tensor memory written by T.tcgen05_cp_warpx4",
+                        span);
+    for (int g : {gran_a, gran_b})
+      if (g <= 0 || g % 32)
+        throw UserError(
+            ErrorKind::kType,
+            "T.tcgen05_gemm_blockscaled: sf_a_granularity_k / sf_b_granularity_k = " + std::to_string(g) +
+                " must be a positive multiple of 32 (one E8M0 scale a k32 step: scale_vec::1X)",
+            span);
+    if (!k_start->dtype.is_int() && !k_start->dtype.is_uint())
+      throw UserError(ErrorKind::kType, "T.tcgen05_gemm_blockscaled: k_start must be an integer", span);
+  }
   if (mbar) {
     auto* l = As<BufferLoadNode>(mbar);
     if (!l || l->buffer->scope != Scope::kShared || l->buffer->dtype != DataType::UInt(64))
@@ -70,6 +148,31 @@ const TileOpRegistrar kRegisterTcgen05MmaArrive(
     [](std::vector<Region>, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
       return std::make_shared<Tcgen05MmaArriveNode>(e.at(0), AttrOr(a, "arrive_2cta", 0) != 0, std::move(s));
     });
+// T.tcgen05_gemm_blockscaled(A, B, C, SFA, SFB) with exprs [clear_accum, k_start, (mbar)] and attrs
+// transpose_A, transpose_B, has_mbar, use_2cta, sf_a_granularity_k, sf_b_granularity_k: a Tcgen05GemmNode
+const TileOpRegistrar kRegisterTcgen05GemmBlockScaled(
+    "tcgen05_gemm_blockscaled",
+    [](std::vector<Region> r, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+      const bool has_mbar = AttrOr(a, "has_mbar", 0) != 0;
+      return std::make_shared<Tcgen05GemmNode>(
+          r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0, AttrOr(a, "transpose_B", 0) != 0,
+          has_mbar ? e.at(2) : nullptr, e.at(0), AttrOr(a, "use_2cta", 0) != 0, std::move(s), r.at(3),
+          r.at(4), e.at(1), static_cast<int>(AttrOr(a, "sf_a_granularity_k", 0)),
+          static_cast<int>(AttrOr(a, "sf_b_granularity_k", 0)));
+    });
+const TileOpRegistrar kRegisterTcgen05Cp("tcgen05_cp_warpx4",
+                                         [](std::vector<Region> r, std::vector<Expr> e,
+                                            const std::map<std::string, int64_t>& a, Span s) -> Stmt {
+                                           return std::make_shared<Tcgen05CpNode>(
+                                               r.at(0), r.at(1), e.at(0), AttrOr(a, "use_2cta", 0) != 0,
+                                               std::move(s));
+                                         });
+const TileOpRegistrar kRegisterTcgen05SfTranspose("tcgen05_sf_warp_transpose",
+                                                  [](std::vector<Region> r, std::vector<Expr>,
+                                                     const std::map<std::string, int64_t>&, Span s) -> Stmt {
+                                                    return std::make_shared<Tcgen05SfTransposeNode>(
+                                                        r.at(0), std::move(s));
+                                                  });
 // T.tcgen05_gemm(A, B, C) with exprs [clear_accum, (mbar)] and attrs transpose_A, transpose_B, has_mbar,
 // use_2cta
 const TileOpRegistrar kRegisterTcgen05Gemm(

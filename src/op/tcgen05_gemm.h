@@ -9,7 +9,8 @@ namespace tl {
 
 struct Tcgen05GemmNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_gemm";
-  Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, bool two_cta, Span s)
+  Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, bool two_cta, Span s,
+                  Region sfa = {}, Region sfb = {}, Expr k_start = nullptr, int gran_a = 0, int gran_b = 0)
       : TileOpNode(kOp, std::move(s)),
         A(std::move(a)),
         B(std::move(b)),
@@ -18,7 +19,12 @@ struct Tcgen05GemmNode : TileOpNode {
         trans_B(tb),
         mbar(std::move(mbar)),
         clear_accum(std::move(clear)),
-        use_2cta(two_cta) {}
+        use_2cta(two_cta),
+        SFA(std::move(sfa)),
+        SFB(std::move(sfb)),
+        k_start(std::move(k_start)),
+        gran_a(gran_a),
+        gran_b(gran_b) {}
   const Region A, B, C;
   const bool trans_A, trans_B;
   const Expr mbar;         // the mbarrier element the commit arrives on; null: no commit
@@ -26,17 +32,31 @@ struct Tcgen05GemmNode : TileOpNode {
   // cta_group::2: a CTA pair computes a 256 x N tile (each block 128 rows of A and C, N / 2 columns of B);
   // the pair's even block issues
   const bool use_2cta;
+  // T.tcgen05_gemm_blockscaled (kind::mxf8f6f4.block_scale): the uint32 tensor memory of A's and B's E8M0
+  // scales (T.tcgen05_cp_warpx4's layout: the scale of row r at lane r % 32, column r / 32, byte i of a word
+  // for K group 4 g + i), the tile's first K index and the K elements a scale covers. SFA.buffer null: not
+  // block-scaled.
+  const Region SFA, SFB;
+  const Expr k_start;
+  const int gran_a, gran_b;
+  bool scaled() const { return SFA.buffer != nullptr; }
 
   std::vector<std::pair<const Region*, Access>> Regions() const override {
-    return {{&A, Access::kRead}, {&B, Access::kRead}, {&C, Access::kReadWrite}};
+    std::vector<std::pair<const Region*, Access>> r{
+        {&A, Access::kRead}, {&B, Access::kRead}, {&C, Access::kReadWrite}};
+    if (scaled()) r.insert(r.end(), {{&SFA, Access::kRead}, {&SFB, Access::kRead}});
+    return r;
   }
   std::vector<Expr> Exprs() const override {
     std::vector<Expr> e{clear_accum};
+    if (scaled()) e.push_back(k_start);
     if (mbar) e.push_back(mbar);
     return e;
   }
   Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
-  std::vector<int64_t> Attrs() const override { return {trans_A, trans_B, mbar != nullptr, use_2cta}; }
+  std::vector<int64_t> Attrs() const override {
+    return {trans_A, trans_B, mbar != nullptr, use_2cta, scaled(), gran_a, gran_b};
+  }
   TileOpCall Call() const override;
   void Check() const override;
 };
@@ -61,6 +81,51 @@ struct Tcgen05MmaArriveNode : TileOpNode {
     TileOpCall c{"tcgen05_mma_arrive", {{TileOpArg::kExpr, nullptr, mbar}}, {}};
     if (arrive_2cta) c.keywords.emplace_back("arrive_2cta", "True");
     return c;
+  }
+  void Check() const override;
+};
+
+/// T.tcgen05_cp_warpx4(smem, tmem, col_offset, use_2cta=): one thread copies each 128-word chunk i of the
+/// uint32 shared tile into 4 columns (col_offset + 4 i ..) of uint32 tensor memory, shared word 4 r + c to
+/// lanes r + 32 q (q < 4), column c (tcgen05.cp.32x128b.warpx4); asynchronous, ordered before the thread's
+/// later tcgen05.mma.
+struct Tcgen05CpNode : TileOpNode {
+  static constexpr const char kOp[] = "tcgen05_cp_warpx4";
+  Tcgen05CpNode(Region src, Region dst, Expr col, bool two_cta, Span s)
+      : TileOpNode(kOp, std::move(s)),
+        src(std::move(src)),
+        dst(std::move(dst)),
+        col(std::move(col)),
+        use_2cta(two_cta) {}
+  const Region src, dst;
+  const Expr col;
+  const bool use_2cta;
+  std::vector<std::pair<const Region*, Access>> Regions() const override {
+    return {{&src, Access::kRead}, {&dst, Access::kWrite}};
+  }
+  std::vector<Expr> Exprs() const override { return {col}; }
+  std::vector<int64_t> Attrs() const override { return {use_2cta}; }
+  Stmt WithOperands(std::vector<Region> r, std::vector<Expr> e) const override {
+    return std::make_shared<Tcgen05CpNode>(std::move(r.at(0)), std::move(r.at(1)), e.at(0), use_2cta, span);
+  }
+  TileOpCall Call() const override;
+  void Check() const override;
+};
+
+/// T.tcgen05_sf_warp_transpose(smem): one warp moves word 32 c + r of each 128-word chunk of the uint32
+/// shared tile to word 4 r + c (c < 4, r < 32), in place: the order T.tcgen05_cp_warpx4 reads.
+struct Tcgen05SfTransposeNode : TileOpNode {
+  static constexpr const char kOp[] = "tcgen05_sf_warp_transpose";
+  Tcgen05SfTransposeNode(Region r, Span s) : TileOpNode(kOp, std::move(s)), region(std::move(r)) {}
+  const Region region;
+  std::vector<std::pair<const Region*, Access>> Regions() const override {
+    return {{&region, Access::kReadWrite}};
+  }
+  Stmt WithOperands(std::vector<Region> r, std::vector<Expr>) const override {
+    return std::make_shared<Tcgen05SfTransposeNode>(std::move(r.at(0)), span);
+  }
+  TileOpCall Call() const override {
+    return {"tcgen05_sf_warp_transpose", {{TileOpArg::kRegion, &region, nullptr}}, {}};
   }
   void Check() const override;
 };

@@ -77,6 +77,7 @@ class Legalizer : public IRMutator {
   explicit Legalizer(const PassContext& ctx) : ctx_(ctx) {}
   /// Shared tiles with a layout from T.annotate_layout -> the elements it keeps contiguous.
   std::map<const BufferNode*, int64_t> user_contig_;
+  std::set<const BufferNode*> plain_;  // PlainSharedTiles
   /// Global tensors bound to run-time addresses (T.make_tensor of a pointer-table element): no tensor map.
   std::set<const BufferNode*> bound_;
 
@@ -150,7 +151,7 @@ class Legalizer : public IRMutator {
                             ? "clusters need CUDA sm_90 or newer; the target is " + ctx_.features.label
                         : c->src.buffer->scope != Scope::kGlobal || c->dst.buffer->scope != Scope::kShared
                             ? std::string("it copies a global tile into a shared one")
-                            : TmaBlocker(c, explicit_ctx, &p);
+                            : TmaBlocker(c, explicit_ctx, &p, &plain_);
       if (!why.empty())
         throw UserError(ErrorKind::kUnsupported,
                         "T.copy_cluster(..., cluster_mask=) is a TMA multicast, and " + why, c->span);
@@ -166,8 +167,9 @@ class Legalizer : public IRMutator {
     if (n->key != kWsCopyBarrierKey) return IRMutator::VisitAttr(s, n);
     auto* c = As<CopyNode>(n->body);
     TmaPlan p;
-    std::string why = !c ? "it is not a plain T.copy here" : !ctx_.features.tma ? "the target has no TMA"
-                                                                                : TmaBlocker(c, ctx_, &p);
+    std::string why = !c                   ? "it is not a plain T.copy here"
+                      : !ctx_.features.tma ? "the target has no TMA"
+                                           : TmaBlocker(c, ctx_, &p, &plain_);
     if (!why.empty()) {
       if (c)
         ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
@@ -197,7 +199,7 @@ class Legalizer : public IRMutator {
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
       CopyNode c(t->src, t->dst, false, t->span);
-      std::string why = TmaBlocker(&c, explicit_ctx, &p);
+      std::string why = TmaBlocker(&c, explicit_ctx, &p, &plain_);
       if (!why.empty())
         throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
       ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
@@ -242,7 +244,7 @@ class Legalizer : public IRMutator {
         ctx_.info->choices.push_back(ctx_.info->warnings.back());
       } else if (from_shared && ctx_.features.tma) {
         TmaPlan p;
-        std::string why = TmaBlocker(c, ctx_, &p);
+        std::string why = TmaBlocker(c, ctx_, &p, &plain_);
         if (why.empty()) {
           ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
                                        c->dst.buffer->name + ": TMA store (" + std::to_string(p.panels) +
@@ -266,7 +268,7 @@ class Legalizer : public IRMutator {
                  "' has a layout from T.annotate_layout, which no TMA swizzle mode writes";
       else if (to_shared && ctx_.features.tma) {
         TmaPlan p;
-        no_tma = TmaBlocker(c, ctx_, &p);
+        no_tma = TmaBlocker(c, ctx_, &p, &plain_);
         if (no_tma.empty()) {
           ctx_.info->choices.push_back(
               Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name + ": TMA (" +
@@ -323,7 +325,7 @@ class Legalizer : public IRMutator {
                             : "";
       CopyNode c(*a->src, a->dst, false, a->span);
       TmaPlan p;
-      if (why.empty()) why = TmaBlocker(&c, ctx_, &p);
+      if (why.empty()) why = TmaBlocker(&c, ctx_, &p, &plain_);
       if (why.empty()) {
         ctx_.info->choices.push_back(Loc(a->span) + ": T.atomic_add " + a->dst.buffer->name + " += " +
                                      a->src->buffer->name + ": TMA reduction (" + std::to_string(p.panels) +
@@ -373,6 +375,7 @@ PrimFunc LegalizeTileOpsGPU(const PrimFunc& f, const PassContext& ctx) {
                       "sm_103a / sm_110a); the target is " + ctx.features.label,
                       b->span);
   Legalizer leg(ctx);
+  leg.plain_ = PlainSharedTiles(k->body);
   PostOrderVisitStmt(k->body, [&](const Stmt& x) {
     auto* a = As<AttrStmtNode>(x);
     if (a && a->key == "tl.buffer_bind" && !ctx.features.int_to_global_pointer)

@@ -241,12 +241,6 @@ def test_k_tile_shallower_than_the_scaled_mfma_is_a_layout_error():
         tilelang.compile(f, target=GFX950, execution_backend="emulator")
 
 
-def test_not_implemented_sibling_is_refused():
-    """TileLang's Blackwell form (tensor-memory scales) stays a clear refusal."""
-    with pytest.raises(TileLangUnsupportedError, match="block-scaled tcgen05.mma .* is not implemented yet"):
-        T.tcgen05_gemm_blockscaled(None, None, None, None, None)
-
-
 def test_the_device_fp6_packer_gives_the_emulators_stream(tmp_path):
     """tl::fp6_pack of include/tl_device/hip/common.h (plain C++ on words), compiled by the host compiler, packs 32
     codes into the same 6-bit stream as the emulator's tl.fp6_pack (tests/cpp/test_emulator_hip.cc hand-works it):

@@ -95,6 +95,57 @@ TL_TCGEN05_MMA_CG2(f8f6f4)
 TL_TCGEN05_MMA_CG2(i8)
 #undef TL_TCGEN05_MMA_CG2
 
+/// Block-scaled MXFP8 (kind::mxf8f6f4.block_scale, scale_vec::1X): as tcgen05_mma_f8f6f4, each k32 step's
+/// products of row m and column n scaled by 2^(sa - 127) 2^(sb - 127), sa the E8M0 byte (instruction
+/// descriptor bits 29-30) of the word at tensor memory `taddr_sfa` + column m / 32, lane m, sb likewise from
+/// `taddr_sfb` with n (bits 4-5).
+#define TL_TCGEN05_MMA_BS(SUFFIX, GROUP)                                                                  \
+  __device__ __forceinline__ void tcgen05_mma_mxf8f6f4##SUFFIX(                                           \
+      uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc, int enable_input_d,               \
+      uint32_t taddr_sfa, uint32_t taddr_sfb) {                                                           \
+    asm volatile(                                                                                         \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                       \
+        "tcgen05.mma.cta_group::" #GROUP                                                                  \
+        ".kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%5], [%6], p;\n}\n" ::"r"(taddr_d), \
+        "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d), "r"(taddr_sfa), "r"(taddr_sfb)           \
+        : "memory");                                                                                      \
+  }
+TL_TCGEN05_MMA_BS(, 1)
+TL_TCGEN05_MMA_BS(_cg2, 2)
+#undef TL_TCGEN05_MMA_BS
+
+/// tcgen05.cp.32x128b.warpx4: 32 rows of 128 bits from shared memory (descriptor `sdesc`, no swizzle: row r
+/// at start + (r / 8) * SBO + (r % 8) * 16 bytes) into 4 columns of tensor memory from `taddr`, row r in
+/// lanes r, r + 32, r + 64 and r + 96; issued by one thread, ordered before its later tcgen05.mma, tracked by
+/// its tcgen05.commit. _cg2: by the pair's even block, each block copying its own shared memory into its own
+/// tensor memory.
+__device__ __forceinline__ void tcgen05_cp_warpx4(uint32_t taddr, uint64_t sdesc) {
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(sdesc) : "memory");
+}
+__device__ __forceinline__ void tcgen05_cp_warpx4_cg2(uint32_t taddr, uint64_t sdesc) {
+  asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(sdesc) : "memory");
+}
+
+/// One warp moves word 32 c + r of the 128 words at `p` (shared memory) to word 4 r + c, in place. Lane r
+/// reads words r, 32 + r, 64 + r, 96 + r and writes the same four: word 32 c + r takes the old word 32 (r %
+/// 4) + 8 c + r / 4, which lane 8 c + r / 4 read into its register r % 4 (shuffled over), so no lane
+/// overwrites a word another reads and the warp needs no barrier.
+__device__ __forceinline__ void tcgen05_sf_warp_transpose(uint32_t* p) {
+  const uint32_t r = threadIdx.x % 32;
+  uint32_t v[4], out[4];
+#pragma unroll
+  for (uint32_t c = 0; c < 4; ++c) v[c] = p[32 * c + r];
+#pragma unroll
+  for (uint32_t c = 0; c < 4; ++c)
+#pragma unroll
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t t = __shfl_sync(0xFFFFFFFFu, v[j], 8 * c + r / 4);
+      if (r % 4 == j) out[c] = t;
+    }
+#pragma unroll
+  for (uint32_t c = 0; c < 4; ++c) p[32 * c + r] = out[c];
+}
+
 /// The executing thread's earlier tcgen05.mma complete, then one arrival on the mbarrier at `bar`.
 __device__ __forceinline__ void tcgen05_commit(uint32_t bar) {
   asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" ::"r"(bar)

@@ -43,6 +43,7 @@ from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, seri
                    unroll, vectorized)
 from .copy_op import c2d_im2col, copy, copy_cluster, im2col, tma_copy  # noqa: F401
 from .gemm_op import (GemmWarpPolicy, gemm, mma_gemm_blockscaled, tcgen05_gemm, tcgen05_mma_arrive,  # noqa: F401
+                      tcgen05_gemm_blockscaled, tcgen05_cp_warpx4, tcgen05_sf_warp_transpose,  # noqa: F401
                       wait_wgmma, wgmma_gemm)
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import (cumsum, finalize_reducer, reduce_absmax, reduce_abssum, reduce_max, reduce_min,  # noqa: F401
@@ -60,7 +61,6 @@ from .eager import annotate_pass_configs, const, empty  # noqa: F401
 from .macro_expand import Macro, macro  # noqa: F401
 from .macro_refs import Ref  # noqa: F401
 from .utils import index_to_coordinates, linear_index  # noqa: F401
-from .compat import tcgen05_gemm_blockscaled  # noqa: F401
 from .extern import call_extern, import_source  # noqa: F401
 from .async_copy import access_ptr, cp_async_barrier_noinc, ptx_commit_group, ptx_cp_async, ptx_wait_group  # noqa: F401
 from .thread_reduce import comm_reducer, tvm_thread_allreduce  # noqa: F401

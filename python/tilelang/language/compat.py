@@ -4,11 +4,7 @@ compiler's IR is implemented in the module of its family; README.md, "TileLang c
 from .utils import _unsupported
 
 
-_NOT_YET = {
-    "tcgen05_gemm_blockscaled": "block-scaled tcgen05.mma (kind::mxf8f6f4 / mxf4 / mxf4nvf4, scale factors in tensor "
-                                "memory) is not implemented yet (T.mma_gemm_blockscaled is lowered on hip -arch=gfx950 "
-                                "and the CPU)",
-}
+_NOT_YET: dict = {}  # name -> why; empty now (the last, T.tcgen05_gemm_blockscaled, is implemented)
 
 
 def _not_yet(name):
@@ -21,6 +17,4 @@ def _not_yet(name):
     return f
 
 
-for _n in _NOT_YET:
-    globals()[_n] = _not_yet(_n)
-del _n
+globals().update({name: _not_yet(name) for name in _NOT_YET})

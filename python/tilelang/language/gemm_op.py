@@ -178,6 +178,70 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
                          "has_mbar": int(mbar is not None), "use_2cta": int(_bool(use_2cta))}, builder.span())
 
 
+def tcgen05_gemm_blockscaled(A, B, C, SFA_tmem, SFB_tmem, transpose_A=False, transpose_B=False, clear_accum=False,
+                             wg_wait=0, mbar=None, *, k_start, sf_a_granularity_k, sf_b_granularity_k,
+                             use_2cta=False):
+    """TileLang's explicit block-scaled Blackwell gemm (the tcgen05 family): T.tcgen05_gemm with MXFP8 operands
+    (float8_e4m3fn / float8_e5m2 shared tiles, tcgen05.mma kind::mxf8f6f4.block_scale) whose every
+    `sf_*_granularity_k` K elements of a row of A (a column of B) are scaled by one E8M0 value (2^(e - 127)).
+    SFA_tmem / SFB_tmem are uint32 tensor memory written by T.tcgen05_cp_warpx4: word (row % 32, column row / 32)
+    packs the scales of four consecutive K groups, byte i for group 4 g + i. `k_start` (the tile's first K index,
+    a kernel expression) selects the byte for each k32 step: ((k_start + 32 s) / granularity) % 4. The rest is
+    T.tcgen05_gemm's: one thread issues, `mbar` receives the completion, use_2cta for a CTA pair."""
+    if int(wg_wait) != 0:
+        raise TileLangTypeError("T.tcgen05_gemm_blockscaled: wg_wait has no meaning for tcgen05 (completion arrives "
+                                "on mbar); leave it at 0")
+    regs = []
+    for x, nm in ((A, "A"), (B, "B"), (C, "C"), (SFA_tmem, "SFA_tmem"), (SFB_tmem, "SFB_tmem")):
+        r = region_of(x, f"T.tcgen05_gemm_blockscaled operand {nm}")
+        if r[3]:
+            raise TileLangTypeError(f"T.tcgen05_gemm_blockscaled operand {nm} must be a tile, not a single element "
+                                    f"of '{r[0].name}'")
+        regs.append(_region(*r[:3]))
+    if isinstance(clear_accum, Expr):
+        if clear_accum.dtype != "bool":
+            raise TileLangTypeError(f"T.tcgen05_gemm_blockscaled clear_accum must be a bool or a boolean kernel "
+                                    f"expression, got `{_ffi.print_expr(clear_accum)}` of type {clear_accum.dtype}")
+        clear = clear_accum
+    else:
+        clear = _const(bool(_bool(clear_accum)), "bool")
+    if not isinstance(k_start, Expr):
+        k_start = _const(_int_arg(k_start, "T.tcgen05_gemm_blockscaled k_start"))
+    exprs = [clear, k_start]
+    if mbar is not None:
+        if isinstance(mbar, _ffi.Buffer):
+            mbar = _ffi.load(mbar, [_const(0)])
+        exprs.append(mbar)
+    return _ffi.tile_op(
+        "tcgen05_gemm_blockscaled", regs, exprs,
+        {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
+         "has_mbar": int(mbar is not None), "use_2cta": int(_bool(use_2cta)),
+         "sf_a_granularity_k": _int_arg(sf_a_granularity_k, "T.tcgen05_gemm_blockscaled sf_a_granularity_k"),
+         "sf_b_granularity_k": _int_arg(sf_b_granularity_k, "T.tcgen05_gemm_blockscaled sf_b_granularity_k")},
+        builder.span())
+
+
+def tcgen05_cp_warpx4(smem_src, tmem_dst, tmem_col_offset=0, *, use_2cta=False):
+    """TileLang's scale-factor copy (the tcgen05 family): tcgen05.cp.32x128b.warpx4, issued by one thread. Each 128
+    uint32 words of the shared tile `smem_src` (after T.tcgen05_sf_warp_transpose: word 4 r + c holds row 32 c + r)
+    land in 4 columns of the uint32 tensor memory `tmem_dst` from column `tmem_col_offset` + 4 i on, row r of the
+    chunk in lanes r, r + 32, r + 64 and r + 96. use_2cta: by the pair's even block, each block of the pair copies
+    its own shared tile into its own tensor memory (cta_group::2)."""
+    rs = region_of(smem_src, "T.tcgen05_cp_warpx4 source")
+    rd = region_of(tmem_dst, "T.tcgen05_cp_warpx4 destination")
+    if not isinstance(tmem_col_offset, Expr):
+        tmem_col_offset = _const(_int_arg(tmem_col_offset, "T.tcgen05_cp_warpx4 tmem_col_offset"))
+    return _ffi.tile_op("tcgen05_cp_warpx4", [_region(*rs[:3]), _region(*rd[:3])], [tmem_col_offset],
+                        {"use_2cta": int(_bool(use_2cta))}, builder.span())
+
+
+def tcgen05_sf_warp_transpose(smem_src):
+    """TileLang's scale-factor transpose for T.tcgen05_cp_warpx4, by one warp: in each 128-word chunk of the uint32
+    shared tile, word 32 c + r moves to word 4 r + c (c < 4, r < 32), in place."""
+    rs = region_of(smem_src, "T.tcgen05_sf_warp_transpose operand")
+    return _ffi.tile_op("tcgen05_sf_warp_transpose", [_region(*rs[:3])], [], {}, builder.span())
+
+
 def tcgen05_mma_arrive(mbar, arrive_2cta=False):
     """TileLang's commit of tcgen05 MMAs (the tcgen05 family): the thread that issues single-thread work here (the
     first of an `if tx ...` branch's threads, as for T.tcgen05_gemm) commits its earlier tcgen05.mma to `mbar`,

@@ -267,8 +267,8 @@ class Machine {
     shadow_.assign(static_cast<size_t>(smem_bytes_), ShadowByte());
     bool async_readers = false;
     for (const Instr& in : k_.code)
-      async_readers |=
-          in.op == Op::kTmaStore || in.op == Op::kTmaReduce || in.op == Op::kWgmma || in.op == Op::kTcMma;
+      async_readers |= in.op == Op::kTmaStore || in.op == Op::kTmaReduce || in.op == Op::kWgmma ||
+                       in.op == Op::kTcMma || in.op == Op::kTcCp;
     if (async_readers) proxy_.assign(static_cast<size_t>(smem_bytes_), ProxyByte());
     regions_ = L_.regions;
     if (m_.global_bytes) {
@@ -870,6 +870,7 @@ class Machine {
       case Op::kTcRelinquish: tmem_.relinquished = true; break;
       case Op::kTcMma: TcMma5(w, wp, in, exec); break;
       case Op::kTcCommit: TcCommit(w, wp, in, exec); break;
+      case Op::kTcCp: TcCp(w, wp, in, exec); break;
       case Op::kTcLd:
       case Op::kTcSt: TmemLdSt(w, wp, in, act, exec); break;
       case Op::kBra:
@@ -2715,8 +2716,69 @@ class Machine {
   // 9.7.16.10.9): the issuing thread's D (tensor memory lanes [0, 128), M = 128 rows, N columns from d)
   // becomes A (M x K, shared) * B (N x K, shared) + (enable ? D : 0), K = 16 (f16) or 32 bytes (8-bit kinds).
   // Operands are read at issue; D is written when the thread commits (tcgen05.commit).
+  // tcgen05.cp.cta_group::N.32x128b.warpx4 [taddr], s-desc (PTX ISA 9.7.16.10.4): 32 rows of 128 bits from
+  // shared memory (no swizzle: row r at start + (r / 8) SBO + (r % 8) 16 bytes) into columns [taddr.column,
+  // +4), row r in lanes r, r + 32, r + 64, r + 96; cta_group::2 (by the pair's even block): each block of the
+  // pair from its own shared memory into its own tensor memory. Done at issue (the issuing thread's later
+  // tcgen05.mma are ordered after it and run at issue too).
+  void TcCp(int w, Warp& wp, const Instr& in, uint32_t exec) {
+    ForLanes(exec, [&](int l) {
+      const int tid = w * 32 + l;
+      const Operand& dop = in.ops[0];
+      const uint64_t taddr = (R(wp, dop.reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(dop.imm);
+      const uint64_t desc = Get(wp, in.ops[1], w, l, Ty::kU64);
+      if ((desc >> 61) & 7) FailAt(in, "tcgen05.cp with a swizzled shared descriptor is not emulated");
+      const int64_t start = static_cast<int64_t>(desc & 0x3FFF) << 4;
+      const int64_t sbo = static_cast<int64_t>((desc >> 32) & 0x3FFF) << 4;
+      std::vector<Machine*> blocks{this};
+      if (in.pair) {
+        if ((cl_ ? cl_->n : 1) % 2) {
+          Report("tcgen05_pair", tid, [&] {
+            return std::string(
+                "tcgen05.cp.cta_group::2 in a block with no CTA pair (a cluster of an even number of "
+                "blocks)");
+          });
+          return;
+        }
+        Machine* e0 = ClusterPeer(rank_ & ~1, tid);
+        Machine* e1 = ClusterPeer(rank_ | 1, tid);
+        if (!e0 || !e1) return;
+        blocks = {e0, e1};
+      }
+      const int64_t lane0 = static_cast<int64_t>(taddr >> 16), col0 = static_cast<int64_t>(taddr & 0xFFFF);
+      bool proxy_reported = false;
+      for (Machine* m : blocks) {
+        if (lane0 != 0 || !m->tmem_.Allocated(col0, 4)) {
+          Report("tmem_unallocated", tid, [&] {
+            return "tcgen05.cp into lanes [" + std::to_string(lane0) + ", +128), columns [" +
+                   std::to_string(col0) + ", " + std::to_string(col0 + 4) + ") outside every allocation";
+          });
+          return;
+        }
+        for (int64_t r = 0; r < 32; ++r)
+          for (int64_t q = 0; q < 4; ++q) {
+            const int64_t a = start + (r / 8) * sbo + (r % 8) * 16 + 4 * q;
+            if (a < 0 || a + 4 > m->smem_bytes_) {
+              Report("out_of_bounds", tid,
+                     [&] { return std::string("tcgen05.cp reads outside shared memory"); });
+              return;
+            }
+            if (m == this) AsyncProxyRead(a, tid, "a tcgen05.cp (its shared-memory source)", &proxy_reported);
+            uint32_t v = 0;
+            std::memcpy(&v, &m->smem_[static_cast<size_t>(a)], 4);
+            for (int64_t g = 0; g < 4; ++g) {
+              const size_t x = Tmem::Cell(32 * g + r, col0 + q);
+              m->tmem_.cells[x] = v;
+              m->tmem_.written[x] = 1;
+            }
+          }
+      }
+    });
+  }
+
   void TcMma5(int w, Warp& wp, const Instr& in, uint32_t exec) {
     const int kind = in.mode;
+    const bool bs = kind == 3;  // kind::mxf8f6f4.block_scale: operands 4 and 5 the scales' tensor memory
     const bool i8 = kind == 2, f8 = kind != 0;
     const int eb = f8 ? 1 : 2;
     const int64_t KS = f8 ? 32 : 16;
@@ -2732,7 +2794,11 @@ class Machine {
                              : Get(wp, in.ops[1], w, l, Ty::kU64);
       const uint64_t db = Get(wp, in.ops[2], w, l, Ty::kU64);
       const uint32_t idesc = static_cast<uint32_t>(Get(wp, in.ops[3], w, l, Ty::kU32));
-      const bool enable = Get(wp, in.ops[4], w, l, Ty::kPred) != 0;
+      const bool enable = Get(wp, in.ops[bs ? 6 : 4], w, l, Ty::kPred) != 0;
+      auto taddr_of = [&](const Operand& o) {
+        return (R(wp, o.reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(o.imm);
+      };
+      const uint64_t sfa = bs ? taddr_of(in.ops[4]) : 0, sfb = bs ? taddr_of(in.ops[5]) : 0;
       Tcgen05Instr I;
       SmemMatrixDesc A, B;
       std::string why;
@@ -2861,12 +2927,42 @@ class Machine {
           mma.read.insert(mma.read.end(), b_read.begin(), b_read.end());
           mma.read_from.insert(mma.read_from.end(), b_from.begin(), b_from.end());
         }
+        // block-scaled: the E8M0 scales (2^(e - 127), 255 NaN) in the D block's tensor memory,
+        // T.tcgen05_cp_warpx4's layout (row m of A at lane m, column m / 32; column n of B at lane n % 128,
+        // column n / 32), the byte the instruction descriptor's scale ids name
+        std::vector<double> sa(static_cast<size_t>(M), 1.0), sb(static_cast<size_t>(I.N), 1.0);
+        if (bs) {
+          const Tmem& tm = mma.target->tmem_;
+          auto scale = [&](uint64_t addr, int64_t lane, int64_t col, int id, const char* which) {
+            const int64_t l0 = static_cast<int64_t>(addr >> 16), c0 = static_cast<int64_t>(addr & 0xFFFF);
+            if (l0 != 0 || !tm.Allocated(c0 + col, 1)) {
+              Report("tmem_unallocated", tid, [&] {
+                return std::string("tcgen05.mma reads the scale factors of ") + which +
+                       " outside every allocation";
+              });
+              return 1.0;
+            }
+            const size_t x = Tmem::Cell(lane, c0 + col);
+            if (!tm.written[x])
+              Report("uninitialized", tid, [&] {
+                return std::string("tcgen05.mma reads a scale factor of ") + which + " at lane " +
+                       std::to_string(lane) + ", column " + std::to_string(c0 + col) +
+                       ", which nothing has written";
+              });
+            const uint32_t byte = (tm.cells[x] >> (8 * id)) & 0xFF;
+            return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
+          };
+          for (int64_t m = 0; m < M; ++m) sa[static_cast<size_t>(m)] = scale(sfa, m, m / 32, I.a_sf_id, "A");
+          for (int64_t n = 0; n < I.N; ++n)
+            sb[static_cast<size_t>(n)] = scale(sfb, n % 128, n / 32, I.b_sf_id, "B");
+        }
         mma.prod.assign(static_cast<size_t>(M * I.N), 0.0);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < I.N; ++n) {
             double sum = 0;
             for (int64_t k = 0; k < KS; ++k)
               sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+            sum *= sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)];
             mma.prod[static_cast<size_t>(m * I.N + n)] = I.neg_a != I.neg_b ? -sum : sum;
           }
         parts.push_back(std::move(mma));

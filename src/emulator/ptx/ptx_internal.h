@@ -28,7 +28,7 @@ enum class Op : uint8_t {
   kTmaReduce,         // cp.reduce.async.bulk.tensor .add
   kCpAsyncMbarArrive, // cp.async.mbarrier.arrive{.noinc}
   // sm_100a: tensor memory
-  kTcAlloc, kTcDealloc, kTcRelinquish, kTcMma, kTcCommit, kTcLd, kTcSt,
+  kTcAlloc, kTcDealloc, kTcRelinquish, kTcMma, kTcCommit, kTcLd, kTcSt, kTcCp,
   // sm_90 thread-block clusters: barrier.cluster.arrive / .wait, mapa
   kClusterArrive, kClusterWait, kMapa,
   // sm_100 cluster launch control: clusterlaunchcontrol.try_cancel / .query_cancel

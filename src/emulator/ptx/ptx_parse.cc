@@ -1107,10 +1107,26 @@ class Parser {
         return true;
       }
       if (what == "mma") {
-        only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8"});
+        only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8",
+              "kind::mxf8f6f4", "block_scale", "scale_vec::1X"});
         in->op = Op::kTcMma;
-        in->mode = has("kind::f16") ? 0 : has("kind::f8f6f4") ? 1 : has("kind::i8") ? 2 : 3;
-        if (in->mode == 3) Fail(in->line, in->text, "tcgen05.mma without a kind");
+        // 3: kind::mxf8f6f4.block_scale (scale_vec::1X, its only vector size; two more operands: the scales)
+        in->mode = has("kind::f16")        ? 0
+                   : has("kind::f8f6f4")   ? 1
+                   : has("kind::i8")       ? 2
+                   : has("kind::mxf8f6f4") ? 3
+                                           : 4;
+        if (in->mode == 4) Fail(in->line, in->text, "tcgen05.mma without a kind");
+        if ((in->mode == 3) != has("block_scale"))
+          Fail(in->line, in->text,
+               "kind::mxf8f6f4 is block-scaled (.block_scale), and the other kinds are not here");
+        return true;
+      }
+      if (what == "cp") {  // tcgen05.cp.cta_group::N.32x128b.warpx4 [taddr], s-desc
+        only({"cp", "cta_group::1", "cta_group::2", "32x128b", "warpx4"});
+        if (!has("32x128b") || !has("warpx4"))
+          Fail(in->line, in->text, "tcgen05.cp: the PTX emulator runs the .32x128b.warpx4 shape");
+        in->op = Op::kTcCp;
         return true;
       }
       if (what == "commit") {

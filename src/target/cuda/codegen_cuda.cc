@@ -53,8 +53,15 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
       return name + "(" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_desc")
       return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
+    if (op.rfind("tl.tcgen05_mma_mxf8f6f4", 0) == 0)  // block-scaled: the scale factors' tensor memory
+      return name + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ", " +
+             arg(5) + ", " + arg(6) + ")";
     if (op.rfind("tl.tcgen05_mma_", 0) == 0)  // kind f16 / f8f6f4 / i8, cta_group::1 or (_cg2) ::2
       return name + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ")";
+    if (op == "tl.tcgen05_cp_warpx4" || op == "tl.tcgen05_cp_warpx4_cg2")
+      return name + "(" + arg(0) + ", " + arg(1) + ")";
+    if (op == "tl.tcgen05_sf_warp_transpose")
+      return name + "(reinterpret_cast<uint32_t*>(" + Addr(c->args.at(0)) + "))";
     if (op == "tl.tcgen05_commit") return name + "(" + SharedAddr(c->args.at(0)) + ")";
     if (op == "tl.tcgen05_commit_cg2")
       return name + "(" + SharedAddr(c->args.at(0)) + ", (uint16_t)(" + arg(1) + "))";

@@ -214,6 +214,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   }
   if (!WgmmaOperandOf(g->B, &ob)) bad("B must be a 2-d shared tile");
   const bool i8 = g->C.buffer->dtype == DataType::Int(32);  // kind::i8 (s8 / u8 into s32)
+  const bool scaled = g->scaled();  // kind::mxf8f6f4.block_scale (MXFP8: e4m3 / e5m2 with E8M0 scales)
+  if (scaled && a_tmem) bad("operand A in tensor memory is not implemented for block-scaled gemms");
   if (i8 && !L.ctx_.features.tcgen05_i8)
     bad("8-bit integer operands (tcgen05.mma kind::i8) are not supported on " + L.ctx_.features.arch +
         " (sm_100a and sm_110a have them)");
@@ -248,10 +250,27 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
   const int64_t MM = pair ? 2 * M : M;  // the instruction's M: the pair's 256 rows
-  const int64_t idesc = ((i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
+  // (block-scaled: no D type, bit 23 the scale type, 1 = UE8M0; the scale bytes' ids at 4-5 (B) and 29-30
+  // (A), set per k32 step below)
+  const int64_t idesc = (scaled ? int64_t{1} << 23 : (i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
                         (type(g->B.buffer->dtype) << 10) | (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) |
                         ((N >> 3) << 17) | ((MM >> 4) << 24);
-  const std::string kind = i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  const std::string kind = scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  // The scale factors (T.tcgen05_cp_warpx4's layout): rows m of A at column m / 32 of SFA (each block its own
+  // 128), columns n of B at column n / 32 of SFB (all N of the instruction in each block).
+  Expr sfa_addr, sfb_addr;
+  if (scaled) {
+    int64_t na = 0, nb = 0;
+    const Expr ca = TmemRegionColumn(L, g->SFA, &na, "the scale factors of A", sp);
+    const Expr cb = TmemRegionColumn(L, g->SFB, &nb, "the scale factors of B", sp);
+    if (na < M / 32 || nb < N / 32)
+      bad("the scale factors need " + std::to_string(M / 32) + " columns of tensor memory for A ('" +
+          g->SFA.buffer->name + "' has " + std::to_string(na) + ") and " + std::to_string(N / 32) +
+          " for B ('" + g->SFB.buffer->name + "' has " + std::to_string(nb) +
+          "): one 32-bit column a 32 rows or columns");
+    sfa_addr = Simplify(TmemBase(g->SFA.buffer) + Cast(DataType::UInt(32), ca));
+    sfb_addr = Simplify(TmemBase(g->SFB.buffer) + Cast(DataType::UInt(32), cb));
+  }
   const std::string cg = pair ? "_cg2" : "";
   Var kk = MakeVar("kk");
   const Expr k0 = Expr(kk) * C(ks);
@@ -263,26 +282,40 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   Expr clear = L.VisitExpr(g->clear_accum);
   Expr enable = Cast(DataType::Int(32), Binary(BinaryOp::kOr, Binary(BinaryOp::kNE, kk, C(0)),
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
-  std::vector<Stmt> issue{Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
-                          For(kk, C(0), C(K / ks), ForKind::kUnrolled,
-                              Call0("tl.tcgen05_mma_" + std::string(a_tmem ? "ts_" : "") + kind + cg,
-                                    {Simplify(TmemBase(g->C.buffer) + Cast(DataType::UInt(32), c_col)), dA,
-                                     dB, U32(idesc), Simplify(enable)},
-                                    sp),
-                              {}, sp)};
+  std::vector<Expr> margs{Simplify(TmemBase(g->C.buffer) + Cast(DataType::UInt(32), c_col)), dA, dB,
+                          U32(idesc), Simplify(enable)};
+  if (scaled) {
+    // the byte of each scale word this k32 step takes: K group (k_start + 32 kk) / granularity, four a word
+    Expr ks0 = L.VisitExpr(g->k_start) + k0;
+    auto id = [&](int64_t gran) { return Cast(DataType::UInt(32), Mod(Div(ks0, gran), 4)); };
+    margs[3] = Simplify(U32(idesc) + id(g->gran_b) * U32(16) + id(g->gran_a) * U32(int64_t{1} << 29));
+    margs.push_back(sfa_addr);
+    margs.push_back(sfb_addr);
+  }
+  std::vector<Stmt> issue{
+      Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
+      For(kk, C(0), C(K / ks), ForKind::kUnrolled,
+          Call0("tl.tcgen05_mma_" + std::string(a_tmem ? "ts_" : "") + kind + cg, margs, sp), {}, sp)};
   if (g->mbar) issue.push_back(Commit(L, g->mbar, pair, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
   L.ctx_.info->choices.push_back(
-      Loc(sp) + ": T.tcgen05_gemm: tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind + " " +
-      std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(ks) + " " +
-      MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " + std::to_string(K / ks) +
-      " instruction(s) by one thread into tensor memory '" + g->C.buffer->name + "'; A " +
+      Loc(sp) + ": T." + (scaled ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm") +
+      ": tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind +
+      (scaled ? ".block_scale.scale_vec::1X" : "") + " " + std::to_string(MM) + "x" + std::to_string(N) +
+      "x" + std::to_string(ks) + " " + MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " +
+      std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" + g->C.buffer->name +
+      "'; A " +
       (a_tmem ? std::string("in tensor memory '") + g->A.buffer->name + "' (16-bit pairs)"
               : std::string(a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B)") +
       ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " + sw(bs) + "B)" +
       (g->mbar ? pair ? "; completion arrives on the mbarrier in both blocks of the pair"
                       : "; completion arrives on the mbarrier"
                : "; no commit") +
+      (scaled
+           ? "; E8M0 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
+                 "', byte ((k_start + 32 s) / " + std::to_string(g->gran_a) +
+                 ") % 4 of A's, ((k_start + 32 s) / " + std::to_string(g->gran_b) + ") % 4 of B's at step s"
+           : "") +
       (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_ + L.region_.lo) + " of its branch"
                  : "") +
       (pair ? " of the pair's even block (each block: A 128 rows, B " + std::to_string(N / 2) +
@@ -316,6 +349,85 @@ Stmt LowerTcgen05MmaArrive(GpuTileLowerer& L, const Tcgen05MmaArriveNode* n) {
         n->span);
   return PairLeader(L.GuardOne(Commit(L, n->mbar, n->arrive_2cta, n->span), n->span), n->arrive_2cta,
                     n->span);
+}
+
+// The first element of a shared region (its flat index in the buffer's layout) and its word count.
+std::pair<Expr, int64_t> SharedStart(GpuTileLowerer& L, const Region& r) {
+  std::vector<Expr> at;
+  int64_t n = 1;
+  for (const Range& x : r.ranges) {
+    at.push_back(L.VisitExpr(x.min));
+    int64_t e = 0;
+    AsConstInt(x.extent, &e);
+    n *= e;
+  }
+  return {L.SharedIndex(r.buffer, at), n};
+}
+
+// T.tcgen05_cp_warpx4(smem, tmem, col, use_2cta=): one thread issues a tcgen05.cp.32x128b.warpx4 a 128-word
+// chunk (shared descriptor without swizzle: row r of the chunk, 16 bytes, at start + r * 16: SBO 128 bytes a
+// core matrix of 8 rows, no LBO: one 16-byte column of core matrices), each into the next 4 columns.
+Stmt LowerTcgen05Cp(GpuTileLowerer& L, const Tcgen05CpNode* n) {
+  const Span sp = n->span;
+  NeedTcgen05(L, "T.tcgen05_cp_warpx4", sp);
+  if (L.thread_conditions_ > 0 && !L.leader_in_branch_)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.tcgen05_cp_warpx4 in a branch on the thread index whose threads are not a known range: no "
+        "thread of it can be named to issue; branch on a range (`elif tx < 64:`)",
+        sp);
+  auto [start, words] = SharedStart(L, n->src);
+  const int64_t chunks = words / 128;
+  int64_t ncols = 0;
+  const Expr col0 = TmemRegionColumn(L, n->dst, &ncols, "T.tcgen05_cp_warpx4's destination", sp);
+  int64_t off = 0;
+  if (AsConstInt(n->col, &off) && (off < 0 || off + 4 * chunks > ncols))
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.tcgen05_cp_warpx4: " + std::to_string(chunks) +
+                        " chunk(s) of 128 words fill columns [" + std::to_string(off) + ", " +
+                        std::to_string(off + 4 * chunks) + ") of '" + n->dst.buffer->name + "', which has " +
+                        std::to_string(ncols),
+                    sp);
+  Buffer sb = L.MapBuffer(n->src.buffer);
+  std::vector<Stmt> cps;
+  for (int64_t i = 0; i < chunks; ++i) {
+    Expr desc = Call(DataType::UInt(64), "tl.tcgen05_desc",
+                     {Load(sb, {Simplify(start + C(128 * i))}), C(0), C(128), C(0)});
+    Expr taddr =
+        Simplify(TmemBase(n->dst.buffer) + Cast(DataType::UInt(32), col0 + L.VisitExpr(n->col) + C(4 * i)));
+    cps.push_back(
+        Call0(std::string("tl.tcgen05_cp_warpx4") + (n->use_2cta ? "_cg2" : ""), {taddr, desc}, sp));
+  }
+  L.ctx_.info->choices.push_back(Loc(sp) + ": T.tcgen05_cp_warpx4 " + n->src.buffer->name + " -> " +
+                                 n->dst.buffer->name + ": " + std::to_string(chunks) +
+                                 " tcgen05.cp.cta_group::" + (n->use_2cta ? "2" : "1") +
+                                 ".32x128b.warpx4 by one thread" +
+                                 (n->use_2cta ? " of the pair's even block (each block its own copy)" : ""));
+  return PairLeader(L.GuardOne(Seq(cps, sp), sp), n->use_2cta, sp);
+}
+
+// T.tcgen05_sf_warp_transpose(smem): each 128-word chunk by one warp (tl.tcgen05_sf_warp_transpose: its lanes
+// read, meet at a warp barrier, write). Inside a branch on the thread index of one warp (TileLang's kernels);
+// elsewhere warp 0 does it.
+Stmt LowerTcgen05SfTranspose(GpuTileLowerer& L, const Tcgen05SfTransposeNode* n) {
+  const Span sp = n->span;
+  NeedTcgen05(L, "T.tcgen05_sf_warp_transpose", sp);
+  auto [start, words] = SharedStart(L, n->region);
+  Buffer sb = L.MapBuffer(n->region.buffer);
+  std::vector<Stmt> out;
+  for (int64_t i = 0; i < words / 128; ++i)
+    out.push_back(Call0("tl.tcgen05_sf_warp_transpose", {Load(sb, {Simplify(start + C(128 * i))})}, sp));
+  Stmt body = Seq(out, sp);
+  if (L.thread_conditions_ > 0) {
+    if (!L.leader_in_branch_)
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.tcgen05_sf_warp_transpose in a branch on the thread index whose threads are not a known "
+          "range: the branch must be one warp (`elif tx < 96:` after `elif tx < 64:`)",
+          sp);
+    return body;  // the branch's warp
+  }
+  return If(Binary(BinaryOp::kLT, L.tx_kernel_, C(32)), body, nullptr, sp);
 }
 
 // T.tma_copy on CUDA. Into a T.alloc_cluster_barrier barrier it is TileLang's 2-CTA load (the tcgen05
@@ -397,6 +509,18 @@ const GpuOpLoweringRegistrar kTcgen05Gemm(
     "tcgen05_gemm",
     [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTcgen05Gemm(L, static_cast<const Tcgen05GemmNode*>(&n)); },
     "cuda");
+const GpuOpLoweringRegistrar kTcgen05Cp(
+    "tcgen05_cp_warpx4",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerTcgen05Cp(L, static_cast<const Tcgen05CpNode*>(&n));
+    },
+    "cuda");
+const GpuOpLoweringRegistrar kTcgen05SfTranspose(
+    "tcgen05_sf_warp_transpose",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerTcgen05SfTranspose(L, static_cast<const Tcgen05SfTransposeNode*>(&n));
+    },
+    "cuda");
 const GpuOpLoweringRegistrar kTcgen05MmaArrive(
     "tcgen05_mma_arrive",
     [](GpuTileLowerer& L, const TileOpNode& n) {
@@ -444,7 +568,8 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
     int64_t one = 0, two = 0;
     Span first_two;
     void VisitCall(const CallNode* n) override {
-      if (n->op.rfind("tl.tcgen05_mma_", 0) == 0 || n->op.rfind("tl.tcgen05_commit", 0) == 0) {
+      if (n->op.rfind("tl.tcgen05_mma_", 0) == 0 || n->op.rfind("tl.tcgen05_commit", 0) == 0 ||
+          n->op.rfind("tl.tcgen05_cp_", 0) == 0) {
         const bool cg2 = n->op.size() > 4 && n->op.compare(n->op.size() - 4, 4, "_cg2") == 0;
         ++(cg2 ? two : one);
       }

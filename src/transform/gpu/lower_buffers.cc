@@ -65,6 +65,9 @@ Expr GpuTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) 
     off = u->second.Offset(idx);
   } else if (shape.size() == 1) {
     off = idx[0];
+  } else if (plain_shared_.count(b.get())) {  // row-major (PlainSharedTiles)
+    off = C(0);
+    for (size_t d = 0; d < shape.size(); ++d) off = off * C(shape[d]) + idx[d];
   } else {
     Expr row = C(0);
     for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * C(shape[d]) + idx[d];

@@ -46,7 +46,8 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
       auto* l = dst && !dst->args.empty() ? As<BufferLoadNode>(dst->args[0]) : nullptr;
       cp_async_wgmma_ |= l && wgmma_operands_.count(l->buffer.get()) > 0;
     });
-  tx_vars_ = ThreadIndexVars(n->body);  // tx = T.get_thread_binding()
+  div_vars_.clear();
+  tx_vars_ = ThreadIndexVars(n->body, &div_vars_);  // tx = T.get_thread_binding()
   uniform_vars_ = BlockUniformVars(n);
   thread_regs_ = ThreadRegisters(n->body);
   thread_vars_.clear();
@@ -84,6 +85,7 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     }
   });
   half_swap_.clear();
+  plain_shared_ = PlainSharedTiles(kbody);
   if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaHalfSwapTiles(kbody);  // gpu/mfma_lds.cc
   for (auto& u : user_shared_) {  // a layout from T.annotate_layout replaces the compiler's
     half_swap_.erase(u.first);
@@ -539,7 +541,8 @@ Stmt GpuTileLowerer::VisitStmt(const Stmt& s) {
   Span saved = stmt_span_;
   if (s && s->span.defined()) stmt_span_ = s->span;
   if (auto* i = As<IfNode>(s); i && !cur_loop_ && (HasTileOp(i->then_case) || HasTileOp(i->else_case))) {
-    if (BranchThreads bt = SplitBranches(i, region_, tx_vars_, ctx_.features, &uniform_vars_); bt.split) {
+    if (BranchThreads bt = SplitBranches(i, region_, tx_vars_, ctx_.features, &uniform_vars_, &div_vars_);
+        bt.split) {
       Stmt out = LowerBranches(s, i, bt);
       stmt_span_ = saved;
       return out;

@@ -4,6 +4,7 @@
 // HopperSharedOffset (layout/hopper_layout.h), i.e. 32/64/128-byte rows in the 32B/64B/128B swizzle,
 // rows of a multiple of 128 bytes as 128-byte-wide panels in the 128B swizzle, other rows plain.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,13 @@ struct TmaPlan {
 };
 
 /// Why `n` (a global->shared copy on a CUDA target with sm >= 90) cannot be lowered to TMA; "" when
-/// it can, and then *plan says how.
-std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan);
+/// it can, and then *plan says how. Shared buffers in `plain` (PlainSharedTiles) are laid out row-major, so
+/// their copies take no swizzle.
+std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
+                       const std::set<const BufferNode*>* plain = nullptr);
+
+/// The shared buffers of `body` whose layout is row-major whatever the target's swizzle: the scale-factor
+/// tiles of T.tcgen05_cp_warpx4 and T.tcgen05_sf_warp_transpose (tcgen05.cp reads 16-byte rows in order).
+std::set<const BufferNode*> PlainSharedTiles(const Stmt& body);
 
 }  // namespace tl

@@ -48,6 +48,7 @@ class GpuTileLowerer : public IRMutator {
   Var tx_kernel_;                     // the block's thread index (tx_ is rebased inside a region)
   ThreadRange region_;                // the threads running what is lowered (InRegion)
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (T.get_thread_binding())
+  std::map<const VarNode*, int64_t> div_vars_;  // bound to it divided by a constant (warp_idx = tx // 32)
   std::set<const VarNode*> uniform_vars_;  // variables every thread of a block holds alike (BlockUniformVars)
 
   Stmt VisitTileOp(const Stmt& s) override { return FenceRegionWrites(s, OpScope(LowerTileOp(s), s->span)); }
@@ -180,6 +181,7 @@ class GpuTileLowerer : public IRMutator {
   // MFMA targets: 16-bit shared operand tiles whose rows are k (a K x N B, a K x M A), swizzled for
   // their column reads (MfmaKRowsOffset) instead of the 16-byte-chunk-per-row XOR.
   std::map<const BufferNode*, bool> k_rows_;
+  std::set<const BufferNode*> plain_shared_;  // row-major whatever the swizzle (PlainSharedTiles)
   // Shared tiles with a layout from T.annotate_layout (src/layout/user_layout.h): SharedIndex maps
   // through it and the tile occupies its physical size.
   std::map<const BufferNode*, SharedLayout> user_shared_;

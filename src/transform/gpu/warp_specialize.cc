@@ -486,11 +486,26 @@ bool IsThreadIndex(const Expr& e, const std::set<const VarNode*>& vars) {
 }
 }  // namespace
 
-std::set<const VarNode*> ThreadIndexVars(const Stmt& body) {
+std::set<const VarNode*> ThreadIndexVars(const Stmt& body, std::map<const VarNode*, int64_t>* div_vars) {
   std::set<const VarNode*> vars;
-  PostOrderVisitStmt(body, [&](const Stmt& x) {
-    if (auto* l = As<LetNode>(x); l && IsThreadIndex(l->value, vars)) vars.insert(l->var.get());
-  });
+  // (pre-order: a let's value names the variables of the lets around it)
+  struct V : IRVisitor {
+    std::set<const VarNode*>* vars;
+    std::map<const VarNode*, int64_t>* div;
+    void VisitLet(const LetNode* l) override {
+      int64_t d = 0;
+      auto* b = As<BinaryNode>(l->value);
+      if (IsThreadIndex(l->value, *vars))
+        vars->insert(l->var.get());
+      else if (div && b && b->op == BinaryOp::kFloorDiv && IsThreadIndex(b->a, *vars) &&
+               AsConstInt(b->b, &d) && d > 0)
+        (*div)[l->var.get()] = d;
+      IRVisitor::VisitLet(l);
+    }
+  } v;
+  v.vars = &vars;
+  v.div = div_vars;
+  v.VisitStmt(body);
   return vars;
 }
 
@@ -522,34 +537,53 @@ std::set<const VarNode*> BlockUniformVars(const KernelNode* k) {
 }
 
 ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx,
-                             const std::function<bool(const Expr&)>& is_uniform, bool* guarded) {
+                             const std::function<bool(const Expr&)>& is_uniform, bool* guarded,
+                             const std::map<const VarNode*, int64_t>* div_vars) {
   auto* b = As<BinaryNode>(cond);
   if (!b) return {};
   if (b->op == BinaryOp::kAnd) {
     for (auto [u, rest] : {std::pair{b->a, b->b}, std::pair{b->b, b->a}})
       if (is_uniform && is_uniform(u)) {
-        ThreadRange r = ThreadRangeWhere(rest, in, is_tx, is_uniform, guarded);
+        ThreadRange r = ThreadRangeWhere(rest, in, is_tx, is_uniform, guarded, div_vars);
         if (r.ok() && guarded) *guarded = true;
         return r;
       }
-    ThreadRange x = ThreadRangeWhere(b->a, in, is_tx, is_uniform, guarded);
-    return x.ok() ? ThreadRangeWhere(b->b, x, is_tx, is_uniform, guarded) : ThreadRange{};
+    ThreadRange x = ThreadRangeWhere(b->a, in, is_tx, is_uniform, guarded, div_vars);
+    return x.ok() ? ThreadRangeWhere(b->b, x, is_tx, is_uniform, guarded, div_vars) : ThreadRange{};
   }
-  int64_t c;
+  // d: the side is the thread index divided by d (a warp index: `tx // 32`, or a variable bound to it); 1:
+  // the thread index; 0: neither
+  auto divisor = [&](const Expr& e) -> int64_t {
+    if (is_tx(e)) return 1;
+    int64_t d = 0;
+    if (auto* q = As<BinaryNode>(e);
+        q && q->op == BinaryOp::kFloorDiv && is_tx(q->a) && AsConstInt(q->b, &d) && d > 0)
+      return d;
+    if (auto* v = As<VarNode>(e); v && div_vars)
+      if (auto it = div_vars->find(v); it != div_vars->end()) return it->second;
+    return 0;
+  };
+  int64_t c, d = 0;
   BinaryOp op = b->op;
-  if (is_tx(b->a) && AsConstInt(b->b, &c)) {
-  } else if (is_tx(b->b) && AsConstInt(b->a, &c)) {  // `128 <= tx`: mirrored
+  if ((d = divisor(b->a)) && AsConstInt(b->b, &c)) {
+  } else if ((d = divisor(b->b)) && AsConstInt(b->a, &c)) {  // `128 <= tx`: mirrored
     op = op == BinaryOp::kLT ? BinaryOp::kGT : op == BinaryOp::kGT ? BinaryOp::kLT
        : op == BinaryOp::kLE ? BinaryOp::kGE : op == BinaryOp::kGE ? BinaryOp::kLE : op;
   } else {
     return {};
   }
+  // tx / d < c: tx < c d; tx / d <= c: tx < (c + 1) d; tx / d == c: c d <= tx < (c + 1) d (d = 1: tx itself)
   ThreadRange r = in;
   switch (op) {
-    case BinaryOp::kLT: r.hi = std::min(r.hi, c); break;
-    case BinaryOp::kLE: r.hi = std::min(r.hi, c + 1); break;
-    case BinaryOp::kGT: r.lo = std::max(r.lo, c + 1); break;
-    case BinaryOp::kGE: r.lo = std::max(r.lo, c); break;
+    case BinaryOp::kLT: r.hi = std::min(r.hi, c * d); break;
+    case BinaryOp::kLE: r.hi = std::min(r.hi, (c + 1) * d); break;
+    case BinaryOp::kGT: r.lo = std::max(r.lo, (c + 1) * d); break;
+    case BinaryOp::kGE: r.lo = std::max(r.lo, c * d); break;
+    case BinaryOp::kEQ:
+      if (d == 1) return {};
+      r.lo = std::max(r.lo, c * d);
+      r.hi = std::min(r.hi, (c + 1) * d);
+      break;
     default: return {};
   }
   return r.ok() ? r : ThreadRange{};
@@ -562,7 +596,8 @@ ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in) {
 }
 
 BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
-                            const GpuFeatures& features, const std::set<const VarNode*>* uniform_vars) {
+                            const GpuFeatures& features, const std::set<const VarNode*>* uniform_vars,
+                            const std::map<const VarNode*, int64_t>* div_vars) {
   BranchThreads r;
   r.then_region = r.else_region = in;
   std::function<bool(const Expr&)> uniform;
@@ -590,7 +625,7 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
   };
   bool guarded = false;
   const std::function<bool(const Expr&)> is_tx = [&](const Expr& e) { return IsThreadIndex(e, tx_vars); };
-  r.then_range = ThreadRangeWhere(i->cond, in, is_tx, uniform, &guarded);
+  r.then_range = ThreadRangeWhere(i->cond, in, is_tx, uniform, &guarded, div_vars);
   if (!r.then_range.ok()) return r;
   r.split = true;
   // With a block-uniform conjunct, in the blocks where it fails the else branch runs on every thread of `in`,
@@ -609,11 +644,12 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
     struct Exposed : IRVisitor {
       ThreadRange then, in;
       const std::function<bool(const Expr&)>* is_tx = nullptr;
+      const std::map<const VarNode*, int64_t>* div = nullptr;
       const StmtNode* found = nullptr;
       void VisitStmt(const Stmt& x) override {
         if (found || !x) return;
         if (auto* n = As<IfNode>(x)) {
-          const ThreadRange t = ThreadRangeWhere(n->cond, in, *is_tx);
+          const ThreadRange t = ThreadRangeWhere(n->cond, in, *is_tx, nullptr, nullptr, div);
           if (t.ok() && (t.hi <= then.lo || t.lo >= then.hi)) {  // disjoint from the then branch's threads
             VisitStmt(n->else_case);
             return;
@@ -628,6 +664,7 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
     ex.then = r.then_range;
     ex.in = in;
     ex.is_tx = &is_tx;
+    ex.div = div_vars;
     ex.VisitStmt(i->else_case);
     if (ex.found && guarded)
       throw UserError(
@@ -651,12 +688,15 @@ const StmtNode* FirstTileWork(const Stmt& body) {
   PostOrderVisitStmt(body, [&](const Stmt& x) {
     auto* f = As<ForNode>(x);
     auto* op = As<TileOpNode>(x);
-    if (!first && ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
-                   // (a T.atomic_add left after legalization is a scalar one: per thread)
-                   // (single-thread issues: a TMA copy, a tcgen05 gemm and its commit)
-                   (op && std::string(op->op) != "tma_copy" && std::string(op->op) != "wait_wgmma" &&
-                    std::string(op->op) != "atomic_add" && std::string(op->op) != "tcgen05_gemm" &&
-                    std::string(op->op) != "tcgen05_mma_arrive")))
+    if (!first &&
+        ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
+         // (a T.atomic_add left after legalization is a scalar one: per thread)
+         // (single-thread issues: a TMA copy, a tcgen05 gemm, its commit and scale-factor copy; a
+         // one-warp scale-factor transpose)
+         (op && std::string(op->op) != "tma_copy" && std::string(op->op) != "wait_wgmma" &&
+          std::string(op->op) != "atomic_add" && std::string(op->op) != "tcgen05_gemm" &&
+          std::string(op->op) != "tcgen05_mma_arrive" && std::string(op->op) != "tcgen05_cp_warpx4" &&
+          std::string(op->op) != "tcgen05_sf_warp_transpose")))
       first = x.get();
   });
   return first;

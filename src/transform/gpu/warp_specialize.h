@@ -1,6 +1,7 @@
 // Warp specialisation on sm_90a (src/transform/gpu/warp_specialize.cc, docs/warp_specialization.md).
 #pragma once
 #include <functional>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -42,17 +43,22 @@ struct ThreadRange {
 /// `is_uniform` (which expressions every thread of a block evaluates alike), a conjunct that is uniform
 /// (`cta_id == 0 and tx < 64`) does not change the range: the branch runs on it in the blocks where the
 /// conjunct holds, on no thread elsewhere; `*guarded` is then set (the else branch is no range).
+/// `div_vars`: variables bound to the thread index divided by a constant (`warp_idx = tx // 32`), with it;
+/// comparisons of those, or of `tx // d` itself, with constants select ranges too (`warp_idx == 1`: 32..63).
 ThreadRange ThreadRangeWhere(const Expr& cond, ThreadRange in, const std::function<bool(const Expr&)>& is_tx,
                              const std::function<bool(const Expr&)>& is_uniform = nullptr,
-                             bool* guarded = nullptr);
+                             bool* guarded = nullptr,
+                             const std::map<const VarNode*, int64_t>* div_vars = nullptr);
 /// The variables of kernel `k` every thread of a block holds alike: its block indices, and lets
 /// (transitively) of such values that read no memory and not the thread index (`cta_id =
 /// T.block_rank_in_cluster()`).
 std::set<const VarNode*> BlockUniformVars(const KernelNode* k);
 /// The threads of `in` outside `then` (an else branch), when they are one range; not ok() otherwise.
 ThreadRange ThreadRangeElse(ThreadRange then, ThreadRange in);
-/// The variables of `body` bound to the thread index (`tx = T.get_thread_binding()`).
-std::set<const VarNode*> ThreadIndexVars(const Stmt& body);
+/// The variables of `body` bound to the thread index (`tx = T.get_thread_binding()`); with `div_vars`, also
+/// those bound to it divided by a constant (`warp_idx = tx // 32`), each with the divisor.
+std::set<const VarNode*> ThreadIndexVars(const Stmt& body,
+                                         std::map<const VarNode*, int64_t>* div_vars = nullptr);
 /// `if (cond) then else` inside the threads `in`, when `cond` selects a range of them (ThreadRangeWhere; `split`
 /// false otherwise): the threads each branch runs on (`then_range`; `else_range` not ok() when they are not one
 /// range), and the region its tile work is lowered for: its own range where it has tile work and is not all of
@@ -64,7 +70,8 @@ struct BranchThreads {
 };
 BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
                             const GpuFeatures& features,
-                            const std::set<const VarNode*>* uniform_vars = nullptr);
+                            const std::set<const VarNode*>* uniform_vars = nullptr,
+                            const std::map<const VarNode*, int64_t>* div_vars = nullptr);
 /// The first tile work under `s`, or null: tile ops other than T.tma_copy, T.wait_wgmma (which work per warp
 /// group by nature) and scalar T.atomic_add (per thread), T.Parallel or T.Pipelined loops.
 const StmtNode* FirstTileWork(const Stmt& s);

@@ -1,5 +1,5 @@
 """scripts/tilelang_census.py on a stand-in checkout: a name counts as present only when it is implemented; the
-names that exist to refuse (T.tcgen05_gemm_blockscaled, an unsupported dtype) count as missing, and using them raises."""
+names that exist to refuse (an unsupported dtype) count as missing, and using them raises."""
 import os
 import subprocess
 import sys
@@ -19,13 +19,11 @@ def test_refusing_names_count_as_missing(tmp_path):
                              "T.no_such_name()\n")
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "tilelang_census.py"), str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
-    assert out.startswith("2 of 5 T.* names present (40.0%)"), out
-    for n in ("tcgen05_gemm_blockscaled", "float8_e4m3fnuz", "no_such_name"):
+    assert out.startswith("3 of 5 T.* names present (60.0%)"), out
+    for n in ("float8_e4m3fnuz", "no_such_name"):
         assert f"missing T.{n}:" in out, out
 
 
 def test_refusing_names_raise_when_used():
-    with pytest.raises(TileLangUnsupportedError, match="block-scaled tcgen05"):
-        T.tcgen05_gemm_blockscaled(None, None)
     with pytest.raises(TileLangUnsupportedError, match="fnuz"):
         T.float8_e4m3fnuz()

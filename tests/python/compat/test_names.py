@@ -184,8 +184,8 @@ def test_stepped_loops_and_cache_switch(monkeypatch):
 
 
 @pytest.mark.parametrize("what,body,match", [
-    ("blockscaled", "T.tcgen05_gemm_blockscaled(A, A, A)", "T.tcgen05_gemm_blockscaled is not supported"),
-    ("unknown", "T.tcgen05_sf_warp_transpose(A)", "T.tcgen05_sf_warp_transpose is not supported by TileLang-C++"),
+    ("refusing", "A[0] = T.float8_e4m3fnuz(0)", "T.float8_e4m3fnuz is not supported"),
+    ("unknown", "T.tcgen05_no_such_op(A)", "T.tcgen05_no_such_op is not supported by TileLang-C++"),
 ])
 def test_unsupported_names_say_so_with_location(tmp_path, what, body, match):
     src = tmp_path / f"prog_{what}.py"
