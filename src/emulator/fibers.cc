@@ -96,7 +96,9 @@ void Executor::FiberBarrier(const Lanes& act, int64_t id, int64_t count, const c
   b.second += static_cast<int64_t>(act.size());
   ++S.progress;
   while (b.first == gen && b.second < count) {
-    if (FiberYield()) {
+    // every fiber of the block is blocked: in a cluster, the other blocks run (a fiber may wait for a peer's
+    // arrival on an mbarrier) before the missing threads count as never arriving
+    if (FiberYield() && !ClusterStall()) {
       const int64_t arrived = b.second;
       Report("barrier_divergence", act.empty() ? 0 : act[0], [&] {
         return std::string(what) + " is reached by " + std::to_string(arrived) + " of " +

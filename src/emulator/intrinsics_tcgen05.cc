@@ -497,21 +497,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       // The blocks whose tensor memory D spans: this one, or with cta_group::2 the pair (ranks 2i, 2i + 1)
       // with A's and D's rows [0, 128) in the even block, [128, 256) in the odd one, and B's columns [0, N /
       // 2) in the even block's shared memory, [N / 2, N) in the odd one's (PTX ISA, tcgen05 "CTA pair").
-      std::vector<Executor*> blocks{this};
-      if (cg2) {
-        if (ClusterSize() % 2) {
-          Report("tcgen05_pair", t, [&] {
-            return std::string(
-                "tcgen05.mma.cta_group::2 in a block with no CTA pair (a cluster of an even "
-                "number of blocks)");
-          });
-          continue;
-        }
-        Executor* e0 = ClusterPeer(rank_ & ~1, t, "tcgen05.mma.cta_group::2");
-        Executor* e1 = ClusterPeer(rank_ | 1, t, "tcgen05.mma.cta_group::2");
-        if (!e0 || !e1) continue;
-        blocks = {e0, e1};
-      }
+      std::vector<Executor*> blocks;
+      if (!pair_blocks(t, "tcgen05.mma", &blocks)) continue;
       const int64_t lane0 = (d[t].i >> 16) & 0xFFFF, col0 = d[t].i & 0xFFFF;
       bool placed = lane0 == 0;
       for (Executor* e : blocks) {

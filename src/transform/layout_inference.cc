@@ -66,7 +66,7 @@ class LayoutInferencer : public LayoutRuleContext {
     region_ = {0, kernel_threads_, Span()};
     for (auto& b : k->alloc_buffers)
       if (b->scope == Scope::kFragment) frags_.push_back(b);
-    tx_vars_ = ThreadIndexVars(k->body);
+    tx_vars_ = ThreadIndexVars(k->body, &div_vars_);
     uniform_vars_ = BlockUniformVars(k);
     ScanFragmentRegions(k->body);
     // Layouts the program gives (T.annotate_layout) come first: every rule must agree with them, or
@@ -207,12 +207,13 @@ class LayoutInferencer : public LayoutRuleContext {
   // The regions of the branches of `if (cond)` inside `outer`: those of a condition on the thread index that
   // selects whole warp groups (`tx < 128`), else `outer` (both false when the condition is not such a range).
   std::pair<ThreadRegion, ThreadRegion> BranchRegions(const IfNode* i, const ThreadRegion& outer) const {
-    const BranchThreads b =
-        SplitBranches(i, {outer.base, outer.base + outer.count}, tx_vars_, features_, &uniform_vars_);
+    const BranchThreads b = SplitBranches(i, {outer.base, outer.base + outer.count}, tx_vars_, features_,
+                                          &uniform_vars_, &div_vars_);
     auto region = [&](ThreadRange g) { return ThreadRegion{g.lo, g.hi - g.lo, i->span}; };
     return {region(b.then_region), region(b.else_region)};
   }
   std::set<const VarNode*> tx_vars_;  // variables bound to the thread index (tx = T.get_thread_binding())
+  std::map<const VarNode*, int64_t> div_vars_;  // bound to it divided by a constant (warp_idx = tx // 32)
   std::set<const VarNode*> uniform_vars_;  // variables every thread of a block holds alike
   /// Each fragment is used by the threads of one region: all of the block's, or one T.ws block's warp groups
   /// (whose registers hold it); a fragment two regions use is a UserError naming both.
@@ -456,6 +457,19 @@ class LayoutInferencer : public LayoutRuleContext {
                     "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, RowsOfAccumulator(s), "T.reduce of an mma accumulator", r->span);
+    // rows of tensor memory read a row a thread (tmem_rows with one column group): row i's value stays on its
+    // thread, the reduction within it
+    if (s.kind == "tmem_rows" && s.params.size() >= 3 && s.params[2] == 1 && r->dim == 1 &&
+        r->dst.buffer->shape.size() == 1 && IsConstInt(r->dst.buffer->shape[0], s.shape[0]) &&
+        s.threads == threads_) {
+      Fragment f = NewFragment({s.shape[0]}, threads_, 1, 1,
+                               "rows(" + std::to_string(s.shape[0]) + ", a thread a row, of '" + r->src.buffer->name + "')");
+      f.kind = "rows";
+      f.index = {f.tid};
+      f.thread = f.idx[0];
+      f.local = Int(0);
+      return Assign(r->dst.buffer, f, "T.reduce of rows of tensor memory", r->span);
+    }
     std::vector<int64_t> shape;
     for (auto& e : r->dst.buffer->shape) shape.push_back(ConstOr(e, r->span, "a reduction's shape"));
     return Assign(r->dst.buffer, Replicated(shape, threads_), "T.reduce", r->span);
@@ -587,7 +601,44 @@ class LayoutInferencer : public LayoutRuleContext {
           !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)))
         return Replicated(n.extents, threads_);
     }
-    if (std::optional<Fragment> f = Driver(n)) return *f;
+    // A nest over the rows of a fragment that gives each row a thread of its own (tensor memory's tmem_rows with
+    // one column group: thread = row), reading or writing it at [row, column]: a column window (`C[:, j * 64:(j
+    // + 1) * 64]` in an unrolled loop, the window's start not known here) or a row loop with an inner serial or
+    // vectorized column loop (`for i in T.Parallel(M): for j in T.vectorized(N): S[i, j] = ...`): each thread
+    // runs its row's iterations.
+    auto rows = [&]() -> std::optional<Fragment> {
+      if ((n.vars.size() != 1 && n.vars.size() != 2) || n.extents[0] != threads_) return std::nullopt;
+      for (auto& a : n.frags) {  // (a replicated fragment written here must stay whole in every thread)
+        auto it = layout_.find(a.buffer.get());
+        if (a.store && it != layout_.end() && it->second.kind == "replicated") return std::nullopt;
+      }
+      for (auto& a : n.frags) {
+        auto it = layout_.find(a.buffer.get());
+        if (it == layout_.end() || it->second.kind != "tmem_rows" || it->second.params.size() < 3 ||
+            it->second.params[2] != 1 || a.indices.size() != 2 || Simplify(a.indices[0]).get() != n.vars[0].get())
+          continue;
+        const int64_t cols = n.vars.size() == 2 ? n.extents[1] : 1;
+        Fragment f = NewFragment(n.extents, threads_, cols, 1,
+                                 "rows(" + std::to_string(n.extents[0]) + (n.vars.size() == 2 ? "x" + std::to_string(cols) : "") +
+                                     ", a thread a row, as '" + a.buffer->name + "')");
+        f.kind = "rows";
+        if (n.vars.size() == 2) {
+          f.index = {f.tid, f.loc};
+          f.local = f.idx[1];
+        } else {
+          f.index = {f.tid};
+          f.local = Int(0);
+        }
+        f.thread = f.idx[0];
+        return f;
+      }
+      return std::nullopt;
+    };
+    // (before a replicated driver: a row vector read by the rows, `scores_max[i]`)
+    std::optional<Fragment> drv = Driver(n);
+    if (drv && drv->kind != "replicated") return *drv;
+    if (std::optional<Fragment> r = rows()) return *r;
+    if (drv) return *drv;
     // A nest over a 1-D fragment's own row vector indexes it with a prefix of the loop vars.
     for (auto& a : n.frags) {
       auto it = layout_.find(a.buffer.get());

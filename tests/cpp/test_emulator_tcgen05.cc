@@ -4,6 +4,7 @@
 // bytes apart), the kind::f16 instruction descriptor (D type F32 at bits 4-5, N >> 3 at 17-22, M >> 4 at
 // 24-28), D in tensor memory (row m at lane m, column n at column n for M = 128) and the .32x32b load (lane t of
 // warp w reads lane 32 (w % 4) + t). The same IR is compiled for sm_100a by NVRTC and ptxas.
+#include <cmath>
 #include <random>
 
 #include "emulator_test_util.h"
@@ -230,6 +231,161 @@ struct PairCase {
   std::vector<float> o = std::vector<float>(256 * N, -1.f);
   Result Run(PairVariant v, uint32_t seed) { return RunSeeded(Make(v), &a, &b, &o, seed); }
 };
+
+// Block-scaled MXFP8 (kind::mxf8f6f4.block_scale.scale_vec::1X) and tcgen05.cp.32x128b.warpx4, from the PTX ISA:
+// the cp's shared descriptor without swizzle puts row r (16 bytes) of its 32 rows at start + (r / 8) SBO + (r %
+// 8) 16 and each row into lanes r, r + 32, r + 64, r + 96 of 4 columns; the MMA scales row m of A by the E8M0 byte
+// (2^(e - 127)) of lane m, column m / 32 of its scale address that the instruction descriptor's A scale id (bits
+// 29-30) names, column n of B likewise (bits 4-5), one scale a k32 step; the block-scaled descriptor has the scale
+// type at bit 23 (1: UE8M0) and no D type. Here the scale of row m for step kk is written (by thread m) into byte
+// kk of word 4 (m % 32) + m / 32 of a 128-word shared tile, which the cp places at lane m, column m / 32; four
+// MMAs (K = 128 in k32 steps, ids kk) accumulate D = sum_kk sa sb A_kk B_kk^T. A and B are e4m3 codes of small
+// exact values (+-0.5, 1, 1.5, 2, 3, 0) in the 128B swizzle (rows of 128 bytes: chunk c ^ (r % 8)).
+struct ScaledCase {
+  static constexpr int64_t N = 64, K = 128;
+  Kernel k;
+  Buffer Ag = Global("A", DataType::UInt(8), {Int(128 * K)});
+  Buffer Bg = Global("B", DataType::UInt(8), {Int(N * K)});
+  Buffer SAg = Global("SA", DataType::UInt(32), {Int(128)});  // row m's four step scales, byte kk
+  Buffer SBg = Global("SB", DataType::UInt(32), {Int(128)});  // column n's (n < N; the rest unused)
+  Buffer O = Global("O", kF32, {Int(128 * N)});
+  // A at 0 (16 KB), B at 16384 (8 KB), the scale tiles at 24576 and 25088, the mbarrier at 25600, the address at
+  // 25608
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(25616)}, Scope::kShared);
+  Buffer As = MakeBufferView(Shared("As", DataType::UInt(8), 128 * K), smem, 0);
+  Buffer Bs = MakeBufferView(Shared("Bs", DataType::UInt(8), N * K), smem, 16384);
+  Buffer SAs = MakeBufferView(Shared("SAs", DataType::UInt(32), 128), smem, 24576);
+  Buffer SBs = MakeBufferView(Shared("SBs", DataType::UInt(32), 128), smem, 25088);
+  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 25600);
+  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 25608);
+  Buffer regs = Local("regs", kF32, N);
+
+  PrimFunc Make(bool copy_scales) {
+    Var i = MakeVar("i"), kk = MakeVar("kk"), taddr = MakeVar("taddr", DataType::UInt(32));
+    auto swz = [](Expr r, Expr c) {  // byte c of a 128-byte row in the 128B swizzle
+      return r * Int(128) + Xor(Div(c, Int(16)), Mod(r, Int(8))) * Int(16) + Mod(c, Int(16));
+    };
+    // (bit 23: UE8M0 scales; A and B E4M3 (0); K-major; N >> 3; M >> 4)
+    const int64_t idesc = (int64_t{1} << 23) | ((N >> 3) << 17) | ((128 >> 4) << 24);
+    auto desc = [&](const Buffer& b, Expr elem, int64_t lbo, int64_t sbo, int64_t mode) {
+      return Call(DataType::UInt(64), "tl.tcgen05_desc", {Load(b, {std::move(elem)}), Int(lbo), Int(sbo), Int(mode)});
+    };
+    Expr id = Cast(DataType::UInt(32), kk);
+    Expr warp_lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
+    // D at columns [0, 64), A's scales at [64, 68), B's at [68, 72)
+    Stmt cps = Seq({
+        Void("tl.tcgen05_cp_warpx4", {taddr + U32(64), desc(SAs, Int(0), 0, 128, 0)}, 4),
+        Void("tl.tcgen05_cp_warpx4", {taddr + U32(68), desc(SBs, Int(0), 0, 128, 0)}, 4),
+    });
+    Stmt issue = Seq({
+        copy_scales ? cps : Seq({}),
+        For(kk, Int(0), Int(K / 32), ForKind::kSerial,
+            Void("tl.tcgen05_mma_mxf8f6f4",
+                 {taddr, desc(As, kk * Int(32), 16, 1024, 2), desc(Bs, kk * Int(32), 16, 1024, 2),
+                  U32(idesc) + id * U32(16) + id * U32(int64_t{1} << 29), Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0))),
+                  taddr + U32(64), taddr + U32(68)},
+                 5)),
+        Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 6),
+    });
+    Expr m = k.tx;  // thread m writes row m's scale word where the cp puts it at lane m, column m / 32
+    Expr sf_word = Mod(m, Int(32)) * Int(4) + Div(m, Int(32));
+    Stmt body = Seq({
+        Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)})),
+        If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
+        Store(SAs, Load(SAg, {m}), {sf_word}),
+        Store(SBs, Load(SBg, {m}), {sf_word}),
+        If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(128)}, 2)),
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
+        Void("tl.fence_proxy_async", {}),
+        Sync(3),
+        Let(taddr, Load(slot, {Int(0)}),
+            Seq({
+                If(Eq(k.tx, Int(0)), issue),
+                Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 7),
+                Void("tl.tcgen05_fence_after_thread_sync", {}),
+                Void("tl.tcgen05_ld", {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 8),
+                Void("tl.tcgen05_wait_ld", {}),
+                Unrolled(i, N, Store(O, Load(regs, {i}), {k.tx * Int(N) + i}, L(9))),
+                Sync(10),
+                If(Lt(k.tx, Int(32)), Void("tl.tcgen05_dealloc", {taddr, Int(128)}, 10)),
+            })),
+    });
+    return k.Make({P(Ag), P(Bg), P(SAg), P(SBg), P(O)}, {Int(1)}, 128, {smem, As, Bs, SAs, SBs, bar, slot, regs},
+                  body);
+  }
+
+  std::vector<uint8_t> a = std::vector<uint8_t>(128 * K), b = std::vector<uint8_t>(N * K);
+  std::vector<uint32_t> sa = std::vector<uint32_t>(128), sb = std::vector<uint32_t>(128);
+  std::vector<float> o = std::vector<float>(128 * N, -1.f);
+  // e4m3 codes and their values (sign bit 0x80)
+  static double E4m3(uint8_t c) {
+    const double mag = c & 0x7F ? std::ldexp(1.0 + ((c & 7) / 8.0), ((c >> 3) & 15) - 7) : 0.0;
+    return c & 0x80 ? -mag : mag;
+  }
+  Result Run(bool copy_scales, uint32_t seed) {
+    std::mt19937 rng(seed);
+    const uint8_t codes[] = {0x00, 0x30, 0x38, 0x3C, 0x40, 0x44, 0xB0, 0xB8, 0xBC, 0xC0};
+    for (auto& x : a) x = codes[rng() % 10];
+    for (auto& x : b) x = codes[rng() % 10];
+    for (size_t r = 0; r < 128; ++r) {
+      sa[r] = sb[r] = 0;
+      for (uint32_t q = 0; q < 4; ++q) {
+        sa[r] |= (127u + (r + q) % 5 - 2) << (8 * q);      // 2^-2 .. 2^2
+        sb[r] |= (127u + (3 * r + q) % 4 - 1) << (8 * q);  // 2^-1 .. 2^2
+      }
+    }
+    Options opt;
+    opt.max_reports = 1000;
+    return emu::Run(Make(copy_scales), {a.data(), b.data(), sa.data(), sb.data(), o.data()}, {}, opt);
+  }
+  double Worst() const {
+    double worst = 0;
+    for (int64_t m = 0; m < 128; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double ref = 0;
+        for (int64_t q = 0; q < K / 32; ++q) {
+          double part = 0;
+          for (int64_t x = 32 * q; x < 32 * q + 32; ++x) part += E4m3(a[m * K + x]) * E4m3(b[n * K + x]);
+          ref += part * std::ldexp(1.0, static_cast<int>((sa[m] >> (8 * q)) & 255) - 127) *
+                 std::ldexp(1.0, static_cast<int>((sb[n] >> (8 * q)) & 255) - 127);
+        }
+        worst = std::max(worst, std::abs(ref - o[m * N + n]));
+      }
+    return worst;
+  }
+};
+
+TEST(EmuTcgen05, BlockScaledMmaTakesEachStepsScaleByteFromTheCpLayout) {
+  const uint32_t seed = 20261207;
+  ScaledCase c;
+  Result r = c.Run(true, seed);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  EXPECT_LT(c.Worst(), 1e-3) << "seed " << seed;  // products exact, four fp32 roundings
+}
+
+TEST(EmuTcgen05, ScalesNeverCopiedIntoTensorMemoryAreReported) {
+  ScaledCase c;
+  Result r = c.Run(false, 1);
+  EXPECT_GT(Count(r, "uninitialized"), 0) << All(r);
+}
+
+// T.tcgen05_sf_warp_transpose's call: one warp moves word 32 c + r of 128 words to word 4 r + c.
+TEST(EmuTcgen05, TheScaleTransposeMovesWord32cPlusRToWord4rPlusC) {
+  Kernel k;
+  Buffer O = Global("O", DataType::UInt(32), {Int(128)});
+  Buffer S = Shared("S", DataType::UInt(32), 128);
+  Var i = MakeVar("i");
+  Stmt body = Seq({
+      Unrolled(i, 4, Store(S, Cast(DataType::UInt(32), i * Int(32) + k.tx), {i * Int(32) + k.tx})),
+      Void("tl.tcgen05_sf_warp_transpose", {Load(S, {Int(0)})}, 2),
+      Unrolled(i, 4, Store(O, Load(S, {i * Int(32) + k.tx}), {i * Int(32) + k.tx})),
+  });
+  std::vector<uint32_t> o(128, 0xFFFFFFFFu);
+  Result r = emu::Run(k.Make({P(O)}, {Int(1)}, 32, {S}, body), {o.data()}, {}, {});
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  for (uint32_t rr = 0; rr < 32; ++rr)
+    for (uint32_t c = 0; c < 4; ++c) EXPECT_EQ(o[4 * rr + c], 32 * c + rr) << "word " << 4 * rr + c;
+}
 
 TEST(EmuTcgen05, PairMmaSplitsAAndDByBlockAndBByColumns) {
   const uint32_t seed = 20261207;

@@ -536,3 +536,55 @@ def test_tile_work_must_not_follow_a_branch_some_blocks_skip():
 
     with pytest.raises(TileLangUnsupportedError, match="block-uniform part"):
         tilelang.compile(main, target=SM100A)
+
+
+def row_epilogue(M=128, N=128, K=64, sbN=32):
+    """A tcgen05 GEMM whose epilogue works a row a thread, as TileLang's Blackwell attention and persistent GEMMs do
+    (the fragment read from tensor memory holds row i on thread i): the row maximum by T.reduce_max, a row loop
+    with an inner vectorized column loop subtracting it, and column windows of the fragment copied out through a
+    small shared tile in an unrolled loop. Nothing goes through shared memory but the windows: the reduction is
+    in-thread and the loops run where the rows are."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32"),
+             R: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            C_tmem = T.alloc_tmem([M, N], "float32")
+            mbar = T.alloc_barrier(1)
+            C_l = T.alloc_fragment((M, N), "float32")
+            m = T.alloc_fragment((M,), "float32")
+            C_s = T.alloc_shared((M, sbN), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.tcgen05_gemm(A_s, B_s, C_tmem, False, True, mbar=mbar, clear_accum=True)
+            T.mbarrier_wait_parity(mbar, 0)
+            T.copy(C_tmem, C_l)
+            T.reduce_max(C_l, m, dim=1)
+            for i in T.Parallel(M):
+                for j in T.vectorized(N):
+                    C_l[i, j] = C_l[i, j] - m[i]
+            for w in T.unroll(N // sbN):
+                T.copy(C_l[:, w * sbN:(w + 1) * sbN], C_s)
+                T.copy(C_s, C[0, w * sbN])
+            T.copy(m, R)
+
+    return main
+
+
+def test_a_row_a_thread_epilogue_stays_in_registers():
+    rng = _rng()
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((128, 128), np.float32)
+    r = np.zeros(128, np.float32)
+    k = tilelang.compile(row_epilogue(), target=SM100A, execution_backend="emulator")
+    k(a, b, c, r)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(r, ref.max(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, ref - ref.max(axis=1, keepdims=True), rtol=1e-5, atol=1e-4)
+    text = "\n".join(k.choices)
+    assert "in-thread (a thread a row)" in text, text
+    assert not any("staged through shared memory" in w for w in k.warnings), k.warnings
+    assert "red_smem" not in k.get_kernel_source()

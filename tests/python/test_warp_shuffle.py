@@ -80,7 +80,7 @@ def rounds(n, width, steps):
     """Shuffles in a loop, each round reading the previous round's values (TileLang's Hadamard butterfly)."""
 
     @T.prim_func
-    def k(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+    def k(A: T.Tensor((n,), "float32"), B: T.Tensor((2, n), "float32")):
         with T.Kernel(2, threads=n) as bx:
             tx = T.get_thread_binding(0)
             v = T.alloc_local((1,), "float32")
@@ -89,7 +89,7 @@ def rounds(n, width, steps):
             for i in T.serial(steps):
                 other[0] = T.tvm_warp_shuffle(0xFFFFFFFF, v[0], tx ^ (1 << i), width, max(32, width))
                 v[0] = T.if_then_else((tx >> i) & 1 == 0, v[0] + other[0], other[0] - v[0])
-            B[tx] = v[0] * (bx + 1)
+            B[bx, tx] = v[0] * (bx + 1)  # (each block its own row: the CPU target runs blocks in parallel)
 
     return k
 
@@ -97,14 +97,15 @@ def rounds(n, width, steps):
 @pytest.mark.parametrize("target,backend", [("cpu", None), ("cuda", "emulator")])
 def test_a_butterfly_over_rounds_matches_numpy(target, backend):
     a = np.random.default_rng(SEED).standard_normal(64).astype(np.float32)
-    b = np.zeros_like(a)
+    b = np.zeros((2, 64), np.float32)
     tilelang.compile(rounds(64, 8, 3), target=target, execution_backend=backend)(a, b)
-    v = a.astype(np.float64) + 1  # the last block (bx = 1) writes B
     t = np.arange(64)
-    for i in range(3):
-        other = v[t ^ (1 << i)]
-        v = np.where((t >> i) & 1 == 0, v + other, other - v)
-    np.testing.assert_allclose(b, v * 2, rtol=1e-5, atol=1e-5)
+    for bx in range(2):
+        v = a.astype(np.float64) + bx
+        for i in range(3):
+            other = v[t ^ (1 << i)]
+            v = np.where((t >> i) & 1 == 0, v + other, other - v)
+        np.testing.assert_allclose(b[bx], v * (bx + 1), rtol=1e-5, atol=1e-5)
 
 
 def test_cpu_refuses_a_shuffle_only_some_threads_reach():

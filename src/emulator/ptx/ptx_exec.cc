@@ -2716,6 +2716,25 @@ class Machine {
   // 9.7.16.10.9): the issuing thread's D (tensor memory lanes [0, 128), M = 128 rows, N columns from d)
   // becomes A (M x K, shared) * B (N x K, shared) + (enable ? D : 0), K = 16 (f16) or 32 bytes (8-bit kinds).
   // Operands are read at issue; D is written when the thread commits (tcgen05.commit).
+  // The blocks a tcgen05 instruction acts on: this one, or with cta_group::2 the CTA pair (cluster ranks 2i,
+  // 2i + 1; false, reported, without one).
+  bool PairBlocks(const Instr& in, int tid, const char* what, std::vector<Machine*>* blocks) {
+    *blocks = {this};
+    if (!in.pair) return true;
+    if ((cl_ ? cl_->n : 1) % 2) {
+      Report("tcgen05_pair", tid, [&] {
+        return std::string(what) +
+               ".cta_group::2 in a block with no CTA pair (a cluster of an even number of blocks)";
+      });
+      return false;
+    }
+    Machine* e0 = ClusterPeer(rank_ & ~1, tid);
+    Machine* e1 = ClusterPeer(rank_ | 1, tid);
+    if (!e0 || !e1) return false;
+    *blocks = {e0, e1};
+    return true;
+  }
+
   // tcgen05.cp.cta_group::N.32x128b.warpx4 [taddr], s-desc (PTX ISA 9.7.16.10.4): 32 rows of 128 bits from
   // shared memory (no swizzle: row r at start + (r / 8) SBO + (r % 8) 16 bytes) into columns [taddr.column,
   // +4), row r in lanes r, r + 32, r + 64, r + 96; cta_group::2 (by the pair's even block): each block of the
@@ -2730,21 +2749,8 @@ class Machine {
       if ((desc >> 61) & 7) FailAt(in, "tcgen05.cp with a swizzled shared descriptor is not emulated");
       const int64_t start = static_cast<int64_t>(desc & 0x3FFF) << 4;
       const int64_t sbo = static_cast<int64_t>((desc >> 32) & 0x3FFF) << 4;
-      std::vector<Machine*> blocks{this};
-      if (in.pair) {
-        if ((cl_ ? cl_->n : 1) % 2) {
-          Report("tcgen05_pair", tid, [&] {
-            return std::string(
-                "tcgen05.cp.cta_group::2 in a block with no CTA pair (a cluster of an even number of "
-                "blocks)");
-          });
-          return;
-        }
-        Machine* e0 = ClusterPeer(rank_ & ~1, tid);
-        Machine* e1 = ClusterPeer(rank_ | 1, tid);
-        if (!e0 || !e1) return;
-        blocks = {e0, e1};
-      }
+      std::vector<Machine*> blocks;
+      if (!PairBlocks(in, tid, "tcgen05.cp", &blocks)) return;
       const int64_t lane0 = static_cast<int64_t>(taddr >> 16), col0 = static_cast<int64_t>(taddr & 0xFFFF);
       bool proxy_reported = false;
       for (Machine* m : blocks) {
@@ -2815,21 +2821,8 @@ class Machine {
       // [0, 128) in the even block, [128, 256) in the odd one; B's columns [0, N / 2) from the even block's
       // shared memory, [N / 2, N) from the odd one's, at the descriptors' offsets (PTX ISA, tcgen05 CTA
       // pair).
-      std::vector<Machine*> blocks{this};
-      if (in.pair) {
-        if ((cl_ ? cl_->n : 1) % 2) {
-          Report("tcgen05_pair", tid, [&] {
-            return std::string(
-                "tcgen05.mma.cta_group::2 in a block with no CTA pair (a cluster of an even number "
-                "of blocks)");
-          });
-          return;
-        }
-        Machine* e0 = ClusterPeer(rank_ & ~1, tid);
-        Machine* e1 = ClusterPeer(rank_ | 1, tid);
-        if (!e0 || !e1) return;
-        blocks = {e0, e1};
-      }
+      std::vector<Machine*> blocks;
+      if (!PairBlocks(in, tid, "tcgen05.mma", &blocks)) return;
       const int64_t lane0 = static_cast<int64_t>(d >> 16), col0 = static_cast<int64_t>(d & 0xFFFF);
       bool placed = lane0 == 0;
       for (Machine* m : blocks) {

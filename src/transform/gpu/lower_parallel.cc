@@ -58,6 +58,20 @@ Expr GpuTileLowerer::FragmentLocal(const Buffer& b, const std::vector<Expr>& idx
   return constant ? C(first) : local;
 }
 
+namespace {
+// The thread that holds element `idx` of F where some index is not known here (an outer loop's variable) but
+// the layout's thread does not depend on it (a column window `C[:, j * 64 + c]` of rows that each live on one
+// thread); false when it does, or F is replicated.
+bool ThreadFromKnownIndices(const Fragment& F, const std::vector<Expr>& idx,
+                            const std::map<const VarNode*, int64_t>& env, int64_t* thread) {
+  if (F.replicas != 1) return false;
+  std::map<const VarNode*, Expr> im;
+  for (size_t d = 0; d < idx.size() && d < F.idx.size(); ++d) im[F.idx[d].get()] = idx[d];
+  im[F.rep.get()] = C(0);
+  return EvalInt(Simplify(Substitute(F.thread, im)), env, thread);
+}
+}  // namespace
+
 void GpuTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::vector<Expr>& idx) {
   if (F.kind == "replicated") return;
   auto& owners = Owners(b, F);
@@ -67,7 +81,22 @@ void GpuTileLowerer::CheckOwner(const Buffer& b, const Fragment& F, const std::v
     int64_t valid = 1;
     if (cur_valid_ && (!EvalInt(cur_valid_, env, &valid))) return;
     if (!valid) continue;
-    int64_t flat = 0;
+    int64_t flat = 0, th = -1;
+    bool known = true;
+    for (const Expr& x : idx) {
+      int64_t v;
+      known = known && EvalInt(x, env, &v);
+    }
+    if (!known && ThreadFromKnownIndices(F, idx, env, &th)) {
+      if (th == t) continue;
+      std::string where = "(";
+      for (size_t d = 0; d < idx.size(); ++d) where += (d ? ", " : "") + PrintExpr(idx[d]);
+      throw UserError(ErrorKind::kLayout,
+                      "layout conflict in T.Parallel loop: thread " + std::to_string(t) + " runs the iteration that "
+                          "touches " + b->name + where + "), held by thread " + std::to_string(th) + " in layout " +
+                          F.desc + " (" + F.origin + "); the loop is partitioned by " + cur_loop_->desc,
+                      cur_span_);
+    }
     for (size_t d = 0; d < idx.size(); ++d) {
       int64_t v;
       if (!EvalInt(idx[d], env, &v)) {
@@ -234,13 +263,19 @@ void GpuTileLowerer::StageForeignFragments(const Stmt& body, const std::vector<V
           int64_t valid = 1;
           if (ok && EvalInt(ok, env, &valid) && !valid) continue;
           int64_t flat = 0;
-          for (size_t d = 0; d < e.size() && owned; ++d) {
+          bool unknown = false;
+          for (size_t d = 0; d < e.size(); ++d) {
             int64_t x;
-            if (!EvalInt(e[d], env, &x)) owned = false;  // depends on another loop's variable
+            if (!EvalInt(e[d], env, &x)) unknown = true;  // depends on another loop's variable
             else if (x < 0 || x >= Fb.shape[d]) flat = -1;
             else if (flat >= 0) flat = flat * Fb.shape[d] + x;
           }
-          if (!owned || flat < 0) continue;
+          if (unknown) {
+            int64_t th = -1;
+            owned = ThreadFromKnownIndices(Fb, e, env, &th) && th == t;
+            continue;
+          }
+          if (flat < 0) continue;
           auto& o = owners[static_cast<size_t>(flat)];
           owned = std::find(o.begin(), o.end(), t) != o.end();
         }

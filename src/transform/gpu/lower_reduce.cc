@@ -37,6 +37,22 @@ Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r) {
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
+  // rows read from tensor memory a row a thread (tmem_rows with one column group) into a row vector held the
+  // same way: each thread reduces its own row, nothing exchanged
+  if (S.kind == "tmem_rows" && S.params.size() >= 3 && S.params[2] == 1 && D.kind == "rows" && r->dim == 1 &&
+      D.shape.size() == 1 && D.shape[0] == S.shape[0] && D.locals == 1) {
+    L.ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": in-thread (a thread a row)");
+    Buffer part = L.Scratch("red", t, 1, Scope::kLocal);
+    Var l = MakeVar("l");
+    out.push_back(Store(part, ReduceIdentity(k, t), {C(0)}, sp));
+    out.push_back(For(l, C(0), C(S.locals), ForKind::kUnrolled,
+                      Store(part, ReduceCombine(k, Load(part, {C(0)}), ReduceElement(k, Load(src, {l}), t)), {C(0)},
+                            sp),
+                      {}, sp));
+    Expr v = Load(part, {C(0)});
+    out.push_back(Store(dst, r->clear ? v : ReduceCombine(k, Load(dst, {C(0)}), v), {C(0)}, sp));
+    return Seq(out, sp);
+  }
   if (S.kind == "mma_C" && D.kind == "mma_rows" && r->dim == 1 && D.params[0] == S.params[0] &&
       D.params[2] == S.params[2] && D.params[3] == S.params[3]) {
     int64_t M = S.params[0], N = S.params[1], wm = S.params[2], wn = S.params[3];
