@@ -86,6 +86,10 @@ struct Executor::HopperState {
   };
   std::map<int64_t, Barrier> bars;  // by shared byte address
   std::vector<int32_t> fences;      // per thread: fence.proxy.async executed so far
+  // setmaxnreg run a fiber per warp: per warp group, the instruction (call) of each round, and per warp the
+  // rounds it has run (every warp of a group must run the same instruction in its k-th round)
+  std::map<int, std::vector<const CallNode*>> nreg_calls;
+  std::map<int, size_t> nreg_rounds;
 };
 
 void Executor::HopperBlockStart() {
@@ -423,6 +427,28 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
   if (!hopper_) HopperBlockStart();
   // Warp groups of `act` that are complete (the instructions are .sync.aligned over the warp group).
   Lanes full = FullWarps(act, op.c_str());
+  if (op == "tl.set_max_nreg" && InFibers() && fiber_width_ < 128) {
+    // A fiber per warp: the warps of a group reach it one at a time. setmaxnreg is .aligned over the warp group
+    // (PTX ISA: every thread of the warp group executes the same setmaxnreg instruction): each warp's k-th
+    // setmaxnreg must be the instruction its group's other warps run k-th.
+    const int64_t n = ConstArg(c, 0);
+    if (n < 24 || n > 256 || n % 8) Bad(c, "setmaxnreg takes 24..256, a multiple of 8");
+    for (size_t i = 0; i < full.size(); i += 32) {
+      const int w = full[i] / 32, g = w / 4;
+      auto& calls = hopper_->nreg_calls[g];
+      size_t& round = hopper_->nreg_rounds[w];
+      if (round == calls.size())
+        calls.push_back(c);
+      else if (calls[round] != c)
+        Report("inactive_lanes", full[i], [&] {
+          return "tl.set_max_nreg: warp " + std::to_string(w) + " of warp group " + std::to_string(g) +
+                 " runs a different setmaxnreg instruction than the group's other warps (it is warp-group-"
+                 "collective and .aligned: every warp of the group must run the same one)";
+        });
+      ++round;
+    }
+    return true;
+  }
   std::vector<int> per((T_ + 127) / 128, 0);
   for (int t : full) ++per[t / 128];
   std::vector<int> groups;

@@ -257,6 +257,12 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
       if (units.size() > first) loops.push_back({first, units.size() - 1, !HasAsyncWork(f->body)});
       return;
     }
+    // notes on a buffer (its TMA alignment, its tile shape) or the launch (cluster dims), not regions of the code
+    if (auto* a = As<AttrStmtNode>(st);
+        a && (a->key == "tl.shared_align" || a->key == "tl.shared_tile" || a->key == "tl.cluster_dims")) {
+      flatten(a->body);
+      return;
+    }
     if (auto* a = As<AttrStmtNode>(st); a && a->key == "tl.warp_specialized") {
       auto* i = As<IfNode>(a->body);
       auto* c = i ? As<AttrStmtNode>(i->then_case) : nullptr;

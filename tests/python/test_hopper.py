@@ -700,3 +700,47 @@ def test_a_short_warp_specialised_loop_is_not_unrolled_whole():
     assert any("warp-specialized" in c for c in k.choices), k.choices
     assert "#pragma unroll 2\n" in k.get_kernel_source() and "#pragma unroll 4\n" not in k.get_kernel_source()
     assert not any("C7520" in str(x.message) for x in w), [str(x.message) for x in w]
+
+
+def _role_nreg_kernel(group_wide):
+    """Warp roles inside the first warp group (a producer warp, a consumer warp, two idle warps), the emulator
+    running a fiber per warp. setmaxnreg is warp-group-collective and .aligned: the four warps must run the same
+    instruction. group_wide: one T.set_max_nreg for the whole group before its warps branch; else one in each
+    warp's branch (three different instructions: undefined in the PTX ISA)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
+        with T.Kernel(1, threads=256):
+            T.disable_warp_group_reg_alloc()
+            bar = T.alloc_barrier([32])
+            S = T.alloc_shared((32,), "float32")
+            tx = T.get_thread_binding()
+            if tx < 128:
+                if group_wide:
+                    T.set_max_nreg(40, 0)
+                if tx < 32:
+                    if not group_wide:
+                        T.set_max_nreg(40, 0)
+                    S[tx] = A[tx]
+                    T.mbarrier_arrive(bar)
+                elif tx < 64:
+                    if not group_wide:
+                        T.set_max_nreg(40, 0)
+                    T.mbarrier_wait_parity(bar, 0)
+                    B[tx - 32] = S[tx - 32] + 1.0
+                else:
+                    if not group_wide:
+                        T.set_max_nreg(40, 0)
+            else:
+                T.set_max_nreg(232, 1)
+
+    return main
+
+
+def test_set_max_nreg_of_warp_roles_must_be_one_instruction_per_warp_group():
+    a, b = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    _emu(_role_nreg_kernel(True))(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    with pytest.raises(TileLangEmulationError) as e:
+        _emu(_role_nreg_kernel(False))(a, np.zeros(32, np.float32))
+    assert any(r[0] == "inactive_lanes" and "set_max_nreg" in r[1] for r in e.value.reports), e.value.reports

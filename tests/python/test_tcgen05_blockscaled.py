@@ -28,7 +28,7 @@ def _rng():
 
 
 def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transpose_B=False, pair=False,
-               stages=2, gran=128):
+               stages=2, gran=128, out_tile=False):
     """C (float32) = sum over K groups of (A * sa) @ (B * sb), 128 x bN tiles (bN = 128; a pair: 256 x 256, each
     block its 128 rows of A and 128 of B's columns, both blocks all 256 scale words of B). The branch of warp 1 is
     written `warp == 1` (warp = tx // 32), as TileLang's examples do."""
@@ -50,6 +50,7 @@ def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transp
             sfa_t = T.alloc_tmem([bM, 4], "uint32")
             sfb_t = T.alloc_tmem([bM, bN // 32], "uint32")
             out = T.alloc_fragment((bM, bN), "float32")
+            C_s = T.alloc_shared((bM, bN), "float32") if out_tile else None
             loaded = T.alloc_barrier([32] * stages)
             sf_ready = (T.alloc_cluster_barrier([64] * stages) if pair else T.alloc_barrier([32] * stages))
             consumed = (T.alloc_cluster_barrier([1] * stages) if pair else T.alloc_barrier([1] * stages))
@@ -98,7 +99,11 @@ def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transp
                         T.mbarrier_arrive(sf_ready[s])
             T.mbarrier_wait_parity(done, 0)
             T.copy(acc, out)
-            T.copy(out, C[bx * bM, by * bN])
+            if out_tile:  # through a shared tile used only after the roles' branches
+                T.copy(out, C_s)
+                T.copy(C_s, C[bx * bM, by * bN])
+            else:
+                T.copy(out, C[bx * bM, by * bN])
 
     return main
 
@@ -215,3 +220,20 @@ def test_other_targets_refuse_it():
     M = N = K = 256
     with pytest.raises(TileLangError, match="tcgen05 family"):
         tilelang.compile(mxfp8_gemm(M, N, K), target="cuda -arch=sm_90a")
+
+
+def test_the_output_tile_shares_bytes_with_the_stage_ring():
+    """Six stages of A and B (192 KB) and a 64 KB fp32 output tile exceed sm_100a's 227 KB side by side; the output
+    tile is used only after the warp roles' branches, when every stage has been consumed, so it takes the ring's
+    bytes (and the result is right in the emulator, whose race and overwrite checks would see a wrong overlay)."""
+    rng = _rng()
+    M, N, K = 128, 128, 768
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.float8_e4m3fn)
+    sfa8 = rng.integers(124, 130, (M, 8)).astype(np.uint8)
+    sfb8 = rng.integers(124, 130, (N, 8)).astype(np.uint8)
+    c = np.full((M, N), np.nan, np.float32)
+    k = tilelang.compile(mxfp8_gemm(M, N, K, stages=6, out_tile=True), target=SM100A, execution_backend="emulator")
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, False, 128)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
