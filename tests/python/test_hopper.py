@@ -744,3 +744,41 @@ def test_set_max_nreg_of_warp_roles_must_be_one_instruction_per_warp_group():
     with pytest.raises(TileLangEmulationError) as e:
         _emu(_role_nreg_kernel(False))(a, np.zeros(32, np.float32))
     assert any(r[0] == "inactive_lanes" and "set_max_nreg" in r[1] for r in e.value.reports), e.value.reports
+
+
+def _elif_epilogue():
+    """An elif chain whose last branch is the epilogue of warps 4-7 (`elif 128 <= tx < 256:` after two branches of
+    single warps' scalar work): the epilogue is lowered inside the region of its threads, where its condition
+    holds for every thread; its copies through the shared tile need that region's barriers (between the writes
+    and the reads of S, and between iterations)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((256, 32), "float32"), B: T.Tensor((256, 32), "float32"), F: T.Tensor((128,), "float32")):
+        with T.Kernel(1, threads=256):
+            S = T.alloc_shared((128, 32), "float32")
+            R = T.alloc_fragment((128, 32), "float32")
+            tx = T.get_thread_binding()
+            if tx < 64:
+                F[tx] = 1.0
+            elif tx < 128:
+                F[tx] = 2.0
+            elif 128 <= tx < 256:
+                for it in T.serial(2):
+                    for i, j in T.Parallel(128, 32):
+                        R[i, j] = A[it * 128 + i, j] * 2.0
+                    T.copy(R, S)
+                    T.copy(S, B[it * 128, 0])
+
+    return main
+
+
+def test_an_epilogue_at_the_end_of_an_elif_chain_gets_its_barriers():
+    seed = 20261207
+    print("seed", seed)
+    a = np.random.default_rng(seed).standard_normal((256, 32)).astype(np.float32)
+    b, f = np.zeros_like(a), np.zeros(128, np.float32)
+    k = _emu(_elif_epilogue())
+    k(a, b, f)  # the emulator reports races if the epilogue's barriers are missing
+    np.testing.assert_array_equal(b, a * 2)
+    np.testing.assert_array_equal(f, np.r_[np.ones(64), np.full(64, 2.0)].astype(np.float32))
+    assert "bar.sync" in tilelang.compile(_elif_epilogue(), target=SM90A).get_ptx()

@@ -307,6 +307,10 @@ Stmt GpuTileLowerer::LowerBranches(const Stmt& s, const IfNode* i, const BranchT
   Stmt then = branch(i->then_case, bt.then_range, bt.then_region, ThreadRange{}),
        els = branch(i->else_case, bt.else_range, bt.else_region, bt.then_range);
   --thread_conditions_;
+  // A condition every thread of the region meets (`elif 128 <= tx < 256:` lowered inside the region of those
+  // threads): its body is the region's own code, which the barrier pass then orders (an `if` on the thread
+  // index would make it one unit, with no barriers inside).
+  if (bt.then_range == in && !bt.guarded && !i->else_case) return then;
   Stmt ws =
       AttrStmt(Buffer(), kWarpSpecializedKey, C(0), If(VisitExpr(i->cond), then, els, s->span), s->span);
   // a branch boundary inside a warp group (a TMA warp, an MMA warp): the emulator runs a fiber per warp

@@ -628,6 +628,7 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
   r.then_range = ThreadRangeWhere(i->cond, in, is_tx, uniform, &guarded, div_vars);
   if (!r.then_range.ok()) return r;
   r.split = true;
+  r.guarded = guarded;
   // With a block-uniform conjunct, in the blocks where it fails the else branch runs on every thread of `in`,
   // else on the others: no one range (its single-thread work has no known issuer), as an else on both sides
   // of the then range. Such an else is lowered for `in` when each piece of its tile work sits in a nested

@@ -66,6 +66,7 @@ std::set<const VarNode*> ThreadIndexVars(const Stmt& body,
 /// where that cannot be done (not whole warp groups, an else branch over two ranges, no named barriers).
 struct BranchThreads {
   bool split = false;
+  bool guarded = false;  // the condition has a block-uniform conjunct (`cta_id == 0 and tx < 64`)
   ThreadRange then_range, else_range, then_region, else_region;
 };
 BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<const VarNode*>& tx_vars,
