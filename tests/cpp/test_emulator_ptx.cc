@@ -210,6 +210,30 @@ TEST(PtxEmu, SetpNanSignednessAndCombination) {
   EXPECT_EQ(out, (std::vector<uint32_t>{0, 1, 0, 1, 0, 1, 1, 0}));
 }
 
+// Funnel shifts (PTX ISA, "shf"): {b, a} as 64 bits with b on top; shf.l keeps the upper 32 bits of the funnel
+// shifted left, shf.r the lower 32 of it shifted right; .wrap takes the count mod 32, .clamp caps it at 32. With a
+// = b it is a rotate (what NVRTC emits for `x << 31 | x >> 1`).
+TEST(PtxEmu, FunnelShifts) {
+  std::string body = std::string(kPrologue) +
+                     "  mov.u32 %r1, 0x12345678;\n  mov.u32 %r2, 0x9ABCDEF0;\n  mov.u32 %r3, 8;\n"
+                     "  shf.l.wrap.b32 %r4, %r1, %r2, %r3;\n  st.global.u32 [%rd0], %r4;\n"    // 0xBCDEF012
+                     "  shf.r.wrap.b32 %r5, %r1, %r2, %r3;\n  st.global.u32 [%rd0+4], %r5;\n"  // 0xF0123456
+                     "  mov.u32 %r6, 40;\n"
+                     "  shf.l.wrap.b32 %r7, %r1, %r2, %r6;\n  st.global.u32 [%rd0+8], %r7;\n"    // 40 mod 32 = 8
+                     "  shf.l.clamp.b32 %r8, %r1, %r2, %r6;\n  st.global.u32 [%rd0+12], %r8;\n"  // 32: a
+                     "  shf.r.clamp.b32 %r9, %r1, %r2, %r6;\n  st.global.u32 [%rd0+16], %r9;\n"  // 32: b
+                     "  shf.l.wrap.b32 %r10, %r1, %r1, 31;\n  st.global.u32 [%rd0+20], %r10;\n  ret;";  // rotate
+  std::vector<uint32_t> out(6, 0);
+  Result r = Launch1(Kernel(body), 1, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  EXPECT_EQ(out[0], 0xBCDEF012u);
+  EXPECT_EQ(out[1], 0xF0123456u);
+  EXPECT_EQ(out[2], 0xBCDEF012u);
+  EXPECT_EQ(out[3], 0x12345678u);
+  EXPECT_EQ(out[4], 0x9ABCDEF0u);
+  EXPECT_EQ(out[5], 0x091A2B3Cu);  // 0x12345678 rotated left by 31 = right by 1
+}
+
 // Bit-field and logic instructions (PTX ISA 9.7.8): bfe extracts (sign-extending for .s32 from the field's top
 // bit), bfi inserts, prmt picks bytes of {b, a} by selector nibbles (bit 3: replicate the byte's sign), lop3
 // evaluates its truth table; shifts by the width or more give 0 (shl, shr.u) or the sign (shr.s).

@@ -1052,6 +1052,20 @@ class Machine {
           Set(wp, in.ops[0], l, r, Ty::kB32);
         });
         break;
+      case Op::kShf:
+        // shf.{l,r}.{wrap,clamp}.b32 d, a, b, c (PTX ISA, "shf"): the funnel {b, a} (b the upper 32 bits) shifted by
+        // n = c & 31 (.wrap) or min(c, 32) (.clamp); .l takes the upper 32 bits of the left shift, .r the lower
+        // 32 of the right shift
+        ForLanes(exec, [&](int l) {
+          const uint64_t a = Get(wp, in.ops[1], w, l, Ty::kB32) & 0xFFFFFFFFu;
+          const uint64_t b = Get(wp, in.ops[2], w, l, Ty::kB32) & 0xFFFFFFFFu;
+          const uint64_t c = Get(wp, in.ops[3], w, l, Ty::kU32) & 0xFFFFFFFFu;
+          const uint64_t n = (in.mode & 2) ? std::min<uint64_t>(c, 32) : (c & 31);
+          const uint64_t funnel = (b << 32) | a;
+          const uint64_t r = (in.mode & 1) ? (funnel >> n) & 0xFFFFFFFFu : ((funnel << n) >> 32) & 0xFFFFFFFFu;
+          Set(wp, in.ops[0], l, r, Ty::kB32);
+        });
+        break;
       case Op::kLop3:
         // lop3.b32 d, a, b, c, immLut: bit i of d = immLut[(a_i << 2) | (b_i << 1) | c_i]
         ForLanes(exec, [&](int l) {

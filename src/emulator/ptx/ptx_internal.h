@@ -17,7 +17,7 @@ enum class Op : uint8_t {
   kMov, kLd, kSt, kCvta, kCvt, kAdd, kSub, kMul, kMad, kFma, kDiv, kRem, kAbs, kNeg, kMin, kMax, kAnd, kOr,
   kXor, kNot, kCnot, kShl, kShr, kSetp, kSelp, kBra, kRet, kExit, kBar, kBarWarp, kCpAsync, kCpAsyncCommit,
   kCpAsyncWait, kCpAsyncWaitAll, kLdmatrix, kMma, kShfl, kVote, kEx2, kLg2, kRcp, kSqrt, kRsqrt, kSin, kCos,
-  kTanh, kAtom, kRed, kFence, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt, kLop3, kCopysign, kTestp, kActivemask,
+  kTanh, kAtom, kRed, kFence, kPopc, kClz, kBrev, kBfe, kBfi, kPrmt, kShf, kLop3, kCopysign, kTestp, kActivemask,
   kNop,
   // sm_90: mbarriers, TMA, wgmma, stmatrix
   kMbarInit, kMbarArrive, kMbarExpectTx, kMbarTryWait, kTmaLoad, kTmaStore, kBulkCommit, kBulkWait, kWgmma,

@@ -53,7 +53,7 @@ const std::unordered_map<std::string, Op>& OpNames() {
       {"sin", Op::kSin},         {"cos", Op::kCos},         {"tanh", Op::kTanh},     {"atom", Op::kAtom},
       {"red", Op::kRed},         {"membar", Op::kFence},    {"fence", Op::kFence},   {"popc", Op::kPopc},
       {"clz", Op::kClz},         {"brev", Op::kBrev},       {"bfe", Op::kBfe},       {"bfi", Op::kBfi},
-      {"prmt", Op::kPrmt},       {"lop3", Op::kLop3},       {"copysign", Op::kCopysign}, {"testp", Op::kTestp},
+      {"prmt", Op::kPrmt},       {"shf", Op::kShf},         {"lop3", Op::kLop3},       {"copysign", Op::kCopysign}, {"testp", Op::kTestp},
       {"activemask", Op::kActivemask}, {"dp4a", Op::kDp4a}, {"trap", Op::kTrap}, {"call", Op::kCall},
       {"addc", Op::kAdd}, {"subc", Op::kSub}, {"madc", Op::kMad}};
   return m;
@@ -1228,6 +1228,10 @@ class Parser {
         static const char* names[] = {"add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"};
         for (uint8_t q = 0; q < 10; ++q)
           if (p == names[q]) in->mode = q;
+      } else if (in->op == Op::kShf && (p == "l" || p == "r" || p == "wrap" || p == "clamp")) {
+        // mode bit 0: right (.r), bit 1: clamp (.clamp; else .wrap)
+        if (p == "r") in->mode |= 1;
+        if (p == "clamp") in->mode |= 2;
       } else if (in->op == Op::kLdmatrix && (p == "x1" || p == "x2" || p == "x4")) {
         in->mode = static_cast<uint8_t>(p[1] - '0');
       } else if (in->op == Op::kTestp && (p == "finite" || p == "infinite" || p == "number" ||
@@ -1294,7 +1298,7 @@ class Parser {
         need(3);
         break;
       case Op::kMad: case Op::kFma: case Op::kSelp: case Op::kBfe: case Op::kShfl: case Op::kMma:
-      case Op::kPrmt:
+      case Op::kPrmt: case Op::kShf:
         need(4);
         break;
       case Op::kBfi: case Op::kLop3:
