@@ -198,6 +198,9 @@ struct TileOpNode : StmtNode {
   /// Every field that is not an operand, as integers (structural equality and hashing).
   virtual std::vector<int64_t> Attrs() const { return {}; }
   virtual TileOpCall Call() const = 0;
+  /// Shared operands the op reads as plain row-major memory, whatever the target's swizzle (tensor-memory copies
+  /// of 16-byte rows in order): they are laid out row-major, and TMA copies into them take no swizzle.
+  virtual std::vector<const Region*> RowMajorShared() const { return {}; }
   /// The op's semantic check (scopes, dtypes, shapes), run when the front end builds it: a
   /// UserError(kType) at the op's span. What one target cannot do is its lowering's to report.
   virtual void Check() const {}

@@ -105,6 +105,7 @@ struct Tcgen05CpNode : TileOpNode {
   }
   std::vector<Expr> Exprs() const override { return {col}; }
   std::vector<int64_t> Attrs() const override { return {use_2cta}; }
+  std::vector<const Region*> RowMajorShared() const override { return {&src}; }
   Stmt WithOperands(std::vector<Region> r, std::vector<Expr> e) const override {
     return std::make_shared<Tcgen05CpNode>(std::move(r.at(0)), std::move(r.at(1)), e.at(0), use_2cta, span);
   }
@@ -121,6 +122,7 @@ struct Tcgen05SfTransposeNode : TileOpNode {
   std::vector<std::pair<const Region*, Access>> Regions() const override {
     return {{&region, Access::kReadWrite}};
   }
+  std::vector<const Region*> RowMajorShared() const override { return {&region}; }
   Stmt WithOperands(std::vector<Region> r, std::vector<Expr>) const override {
     return std::make_shared<Tcgen05SfTransposeNode>(std::move(r.at(0)), span);
   }

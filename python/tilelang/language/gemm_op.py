@@ -136,6 +136,32 @@ def wgmma_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPol
     return gemm(A, B, C, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait, _require_wgmma=True)
 
 
+def _tile_regions(fn, operands):
+    """The regions of a gemm's tile operands ((value, name) pairs); a single element is refused."""
+    regs = []
+    for x, nm in operands:
+        r = region_of(x, f"T.{fn} operand {nm}")
+        if r[3]:
+            raise TileLangTypeError(f"T.{fn} operand {nm} must be a tile, not a single element of '{r[0].name}'")
+        regs.append(_region(*r[:3]))
+    return regs
+
+
+def _clear_expr(fn, clear_accum):
+    """clear_accum as a bool kernel expression (a Python bool, or a boolean expression such as k == 0)."""
+    if isinstance(clear_accum, Expr):
+        if clear_accum.dtype != "bool":
+            raise TileLangTypeError(f"T.{fn} clear_accum must be a bool or a boolean kernel expression, got "
+                                    f"`{_ffi.print_expr(clear_accum)}` of type {clear_accum.dtype}")
+        return clear_accum
+    return _const(bool(_bool(clear_accum)), "bool")
+
+
+def _mbar_expr(mbar):
+    """An mbarrier operand: the buffer's first element, or the element given."""
+    return _ffi.load(mbar, [_const(0)]) if isinstance(mbar, _ffi.Buffer) else mbar
+
+
 def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square, clear_accum=False, *,
                  mbar=None, use_2cta=False, annotations=None):
     """TileLang's explicit Blackwell gemm (the tcgen05 family: sm_100a / sm_103a / sm_110a): C, a [128, N] float32
@@ -154,26 +180,11 @@ def tcgen05_gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpP
     if int(policy) != int(GemmWarpPolicy.Square):
         raise TileLangTypeError("T.tcgen05_gemm: one thread issues the whole tile, so a warp policy has no meaning "
                                 "here; leave policy at its default")
-    ra = region_of(A, "T.tcgen05_gemm operand A")
-    rb = region_of(B, "T.tcgen05_gemm operand B")
-    rc = region_of(C, "T.tcgen05_gemm operand C")
-    for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
-        if point:
-            raise TileLangTypeError(f"T.tcgen05_gemm operand {nm} must be a tile, not a single element of "
-                                    f"'{buf.name}'")
-    if isinstance(clear_accum, Expr):
-        if clear_accum.dtype != "bool":
-            raise TileLangTypeError(f"T.tcgen05_gemm clear_accum must be a bool or a boolean kernel expression, got "
-                                    f"`{_ffi.print_expr(clear_accum)}` of type {clear_accum.dtype}")
-        clear = clear_accum
-    else:
-        clear = _const(bool(_bool(clear_accum)), "bool")
-    exprs = [clear]
+    regs = _tile_regions("tcgen05_gemm", ((A, "A"), (B, "B"), (C, "C")))
+    exprs = [_clear_expr("tcgen05_gemm", clear_accum)]
     if mbar is not None:
-        if isinstance(mbar, _ffi.Buffer):
-            mbar = _ffi.load(mbar, [_const(0)])
-        exprs.append(mbar)
-    return _ffi.tile_op("tcgen05_gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])], exprs,
+        exprs.append(_mbar_expr(mbar))
+    return _ffi.tile_op("tcgen05_gemm", regs, exprs,
                         {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
                          "has_mbar": int(mbar is not None), "use_2cta": int(_bool(use_2cta))}, builder.span())
 
@@ -191,27 +202,13 @@ def tcgen05_gemm_blockscaled(A, B, C, SFA_tmem, SFB_tmem, transpose_A=False, tra
     if int(wg_wait) != 0:
         raise TileLangTypeError("T.tcgen05_gemm_blockscaled: wg_wait has no meaning for tcgen05 (completion arrives "
                                 "on mbar); leave it at 0")
-    regs = []
-    for x, nm in ((A, "A"), (B, "B"), (C, "C"), (SFA_tmem, "SFA_tmem"), (SFB_tmem, "SFB_tmem")):
-        r = region_of(x, f"T.tcgen05_gemm_blockscaled operand {nm}")
-        if r[3]:
-            raise TileLangTypeError(f"T.tcgen05_gemm_blockscaled operand {nm} must be a tile, not a single element "
-                                    f"of '{r[0].name}'")
-        regs.append(_region(*r[:3]))
-    if isinstance(clear_accum, Expr):
-        if clear_accum.dtype != "bool":
-            raise TileLangTypeError(f"T.tcgen05_gemm_blockscaled clear_accum must be a bool or a boolean kernel "
-                                    f"expression, got `{_ffi.print_expr(clear_accum)}` of type {clear_accum.dtype}")
-        clear = clear_accum
-    else:
-        clear = _const(bool(_bool(clear_accum)), "bool")
+    regs = _tile_regions("tcgen05_gemm_blockscaled", ((A, "A"), (B, "B"), (C, "C"), (SFA_tmem, "SFA_tmem"),
+                                                       (SFB_tmem, "SFB_tmem")))
     if not isinstance(k_start, Expr):
         k_start = _const(_int_arg(k_start, "T.tcgen05_gemm_blockscaled k_start"))
-    exprs = [clear, k_start]
+    exprs = [_clear_expr("tcgen05_gemm_blockscaled", clear_accum), k_start]
     if mbar is not None:
-        if isinstance(mbar, _ffi.Buffer):
-            mbar = _ffi.load(mbar, [_const(0)])
-        exprs.append(mbar)
+        exprs.append(_mbar_expr(mbar))
     return _ffi.tile_op(
         "tcgen05_gemm_blockscaled", regs, exprs,
         {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
@@ -248,9 +245,7 @@ def tcgen05_mma_arrive(mbar, arrive_2cta=False):
     which receives one arrival when they have completed (T.mbarrier_wait_parity(mbar, phase) waits for it).
     arrive_2cta=True commits 2-CTA MMAs (T.tcgen05_gemm(..., use_2cta=True)): by the pair's even block, one
     arrival on `mbar` in each block of the pair."""
-    if isinstance(mbar, _ffi.Buffer):
-        mbar = _ffi.load(mbar, [_const(0)])
-    return _ffi.tile_op("tcgen05_mma_arrive", [], [mbar], {"arrive_2cta": int(_bool(arrive_2cta))}, builder.span())
+    return _ffi.tile_op("tcgen05_mma_arrive", [], [_mbar_expr(mbar)], {"arrive_2cta": int(_bool(arrive_2cta))}, builder.span())
 
 
 def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,
@@ -266,13 +261,7 @@ def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False
         raise _unsupported(f"T.mma_gemm_blockscaled(sf_layout={sf_layout!r})",
                            "only row-major uint8 E8M0 scale tiles (sf_layout=None / 'rowmajor') are implemented",
                            "pass SFA / SFB as [rows, K / granularity] uint8 tiles")
-    regs = []
-    for x, nm in ((A, "A"), (B, "B"), (C, "C"), (SFA, "SFA"), (SFB, "SFB")):
-        r = region_of(x, f"T.mma_gemm_blockscaled operand {nm}")
-        if r[3]:
-            raise TileLangTypeError(f"T.mma_gemm_blockscaled operand {nm} must be a tile, not a single element of "
-                                    f"'{r[0].name}'")
-        regs.append(_region(*r[:3]))
+    regs = _tile_regions("mma_gemm_blockscaled", ((A, "A"), (B, "B"), (C, "C"), (SFA, "SFA"), (SFB, "SFB")))
     if not isinstance(k_start, Expr):
         k_start = _const(_int_arg(k_start, "T.mma_gemm_blockscaled k_start"))
     return _ffi.tile_op("gemm_blockscaled", regs, [k_start],

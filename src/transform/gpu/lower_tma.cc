@@ -22,10 +22,8 @@ using namespace gpu_pass;
 std::set<const BufferNode*> PlainSharedTiles(const Stmt& body) {
   std::set<const BufferNode*> r;
   PostOrderVisitStmt(body, [&](const Stmt& x) {
-    auto* op = As<TileOpNode>(x);
-    if (op &&
-        (std::string(op->op) == "tcgen05_cp_warpx4" || std::string(op->op) == "tcgen05_sf_warp_transpose"))
-      r.insert(op->Regions().at(0).first->buffer.get());
+    if (auto* op = As<TileOpNode>(x))
+      for (const Region* g : op->RowMajorShared()) r.insert(g->buffer.get());
   });
   return r;
 }

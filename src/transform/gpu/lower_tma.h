@@ -27,8 +27,8 @@ struct TmaPlan {
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
                        const std::set<const BufferNode*>* plain = nullptr);
 
-/// The shared buffers of `body` whose layout is row-major whatever the target's swizzle: the scale-factor
-/// tiles of T.tcgen05_cp_warpx4 and T.tcgen05_sf_warp_transpose (tcgen05.cp reads 16-byte rows in order).
+/// The shared buffers of `body` whose layout is row-major whatever the target's swizzle: those its tile ops name
+/// in TileOpNode::RowMajorShared (the scale-factor tiles tcgen05.cp reads in 16-byte rows).
 std::set<const BufferNode*> PlainSharedTiles(const Stmt& body);
 
 }  // namespace tl
