@@ -67,6 +67,9 @@ struct Executor::Tcgen05State {
     std::vector<double> prod;                 // M x N products of this instruction
     std::vector<const uint8_t*> at;           // shared bytes read (A then B; either block of a pair)
     std::vector<uint16_t> bits;               // their values at issue
+    bool d_f16 = false;                       // D holds float16 values (bits 0-15 of a column)
+    // the lane of D's row m (M = 64: layout F)
+    int64_t Lane(int64_t m) const { return lane0 + Tcgen05RowLane(M, m); }
   };
   std::vector<std::vector<Mma>> pending;      // per issuing thread, in issue order
   // Reads of D must wait for the mma's completion, which a thread knows by waiting on the mbarrier phase a
@@ -254,16 +257,29 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     }
     return true;
   }
-  if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16") {
-    // (st_packed16: column i holds values 2i (bits 0-15) and 2i + 1 (bits 16-31) of 16-bit registers)
-    const bool ld = op == "tl.tcgen05_ld", packed = op == "tl.tcgen05_st_packed16";
+  if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16" ||
+      op == "tl.tcgen05_ld_lo16" || op == "tl.tcgen05_ld_16x32bx2" || op == "tl.tcgen05_ld_16x32bx2_lo16") {
+    // (st_packed16: column i holds values 2i (bits 0-15) and 2i + 1 (bits 16-31) of 16-bit registers;
+    // ld_lo16: register i takes bits 0-15 of column i, a float16 accumulator's value)
+    const bool ld = op.rfind("tl.tcgen05_ld", 0) == 0, packed = op == "tl.tcgen05_st_packed16";
+    const bool lo16 = op.size() > 5 && op.compare(op.size() - 5, 5, "_lo16") == 0;
+    // shape .16x32bx2 (args: ..., count, immHalfSplitoff): lanes t < 16 of the warp move num columns of
+    // tensor-memory lane taddr.lane + t from taddr.column, lanes t >= 16 those of lane taddr.lane + t - 16
+    // from taddr.column + immHalfSplitoff
+    const bool x2 = op.find("16x32bx2") != std::string::npos;
     const int64_t vals = packed ? 2 : 1;  // register values a column
-    if (c->args.size() != 3) Bad(c, ld ? "expects (registers, address, count)" : "expects (address, registers, count)");
+    if (c->args.size() != (x2 ? 4u : 3u))
+      Bad(c, x2 ? "expects (registers, address, count, half split offset)"
+          : ld  ? "expects (registers, address, count)"
+                : "expects (address, registers, count)");
     const BufferLoadNode* r = Operand(c, ld ? 0 : 1);
     Mem& regs = MemOf(r->buffer.get());
-    if (regs.shared() || regs.global() || regs.esize != (packed ? 2 : 4))
-      Bad(c, packed ? "the registers must be a 16-bit local buffer"
-                    : "the registers must be a 32-bit local buffer");
+    if (regs.shared() || regs.global() || regs.esize != (packed || lo16 ? 2 : 4))
+      Bad(c, packed || lo16 ? "the registers must be a 16-bit local buffer"
+                            : "the registers must be a 32-bit local buffer");
+    int64_t split = 0;
+    if (x2 && (!AsConstInt(c->args[3], &split) || split < 0 || split > 0xFFFF))
+      Bad(c, "the half split offset must be a literal column count");
     int64_t num = 0;
     if (!AsConstInt(c->args[2], &num) || num < 1 || num > 128 || (num & (num - 1)))
       Bad(c, "the count must be a literal power of 2 in [1, 128] (.x1 .. .x128)");
@@ -273,12 +289,14 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     Slot* addr = arg(ld ? 1 : 0);
     std::vector<bool> not_waited(static_cast<size_t>((T_ + 31) / 32), false);
     for (int t : full) {
-      const int64_t lane0 = (addr[t].i >> 16) & 0xFFFF, col0 = addr[t].i & 0xFFFF, quarter = (t / 32) % 4;
-      if (lane0 != 32 * quarter) {
+      const int64_t lane0 = (addr[t].i >> 16) & 0xFFFF, quarter = (t / 32) % 4;
+      const int64_t col0 = (addr[t].i & 0xFFFF) + (x2 && t % 32 >= 16 ? split : 0);
+      if (x2 ? lane0 != 32 * quarter && lane0 != 32 * quarter + 16 : lane0 != 32 * quarter) {
         Report("tmem_lane_access", t, [&] {
           return "tcgen05." + std::string(ld ? "ld" : "st") + " at lane " + std::to_string(lane0) + " by warp " +
                  std::to_string(t / 32) + ", which reaches lanes [" + std::to_string(32 * quarter) + ", " +
-                 std::to_string(32 * quarter + 32) + ") only";
+                 std::to_string(32 * quarter + 32) + ") only" +
+                 (x2 ? " (a .16x32bx2 access starts at lane 32 q or 32 q + 16 of them)" : "");
         });
         continue;
       }
@@ -290,7 +308,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         continue;
       }
       if (flat[t].i < 0) continue;
-      const int64_t lane = lane0 + t % 32;
+      const int64_t lane = lane0 + (x2 ? t % 16 : t % 32);
       for (int64_t i = 0; i < num; ++i) {
         const size_t x = cell(lane, col0 + i);
         if (!ld) {
@@ -333,7 +351,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             });
           }
         }
-        std::memcpy(regs.Addr(t, flat[t].i + i), &st.tmem[x], 4);  // (a load: one register a column)
+        // (a load: one register a column; lo16 its lower half)
+        std::memcpy(regs.Addr(t, flat[t].i + i), &st.tmem[x], static_cast<size_t>(regs.esize));
         NoteWrite(regs, t, flat[t].i + i);
       }
     }
@@ -553,6 +572,12 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       for (int64_t h = 0; h < H && ok; ++h) {
         Executor* e = blocks[static_cast<size_t>(h)];
         Tcgen05State::Mma mma{e, lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
+        mma.d_f16 = I.d_f16;
+        if (ts && M != 128) {
+          Report("tcgen05_unsupported", t, [&] { return std::string("tcgen05.mma: A in tensor memory with M = 64 is not emulated"); });
+          ok = false;
+          break;
+        }
         std::vector<double> a(static_cast<size_t>(M * KS));
         Mem* sm = smem_of(e);
         if (ts) {  // A from tensor memory
@@ -641,7 +666,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       for (auto& mma : parts) {
         Tcgen05State& ts = *mma.target->tc_;
         for (int64_t m = 0; m < mma.M; ++m)
-          for (int64_t n = 0; n < mma.N; ++n) ++ts.in_flight[cell(lane0 + m, col0 + n)];
+          for (int64_t n = 0; n < mma.N; ++n) ++ts.in_flight[cell(mma.Lane(m), col0 + n)];
         st.pending[static_cast<size_t>(t)].push_back(std::move(mma));
       }
     }
@@ -673,8 +698,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         Tcgen05State& ts = *mma.target->tc_;  // the block whose tensor memory D is
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
-            ts.ready_issuer[cell(mma.lane0 + m, mma.col0 + n)] = t;
-            ts.ready_commit[cell(mma.lane0 + m, mma.col0 + n)] = index;
+            ts.ready_issuer[cell(mma.Lane(m), mma.col0 + n)] = t;
+            ts.ready_commit[cell(mma.Lane(m), mma.col0 + n)] = index;
           }
         bool changed = false;
         for (size_t i = 0; i < mma.at.size() && !changed; ++i)
@@ -685,12 +710,12 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           });
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
-            const size_t x = cell(mma.lane0 + m, mma.col0 + n);
+            const size_t x = cell(mma.Lane(m), mma.col0 + n);
             if (mma.integer) {  // exact integer products; the 32-bit sum wraps
               int32_t dv = 0;
               if (mma.accumulate && !ts.written[x])
                 Report("uninitialized", t, [&] {
-                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written";
                 });
               if (mma.accumulate) std::memcpy(&dv, &ts.tmem[x], 4);
@@ -701,18 +726,20 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
               --ts.in_flight[x];
               continue;
             }
-            float dv = 0;
+            double dv = 0;
             if (mma.accumulate) {
               if (!ts.written[x])
                 Report("uninitialized", t, [&] {
-                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                  return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written (enable_input_d on the "
                          "first mma?)";
                 });
-              std::memcpy(&dv, &ts.tmem[x], 4);
+              dv = mma.d_f16 ? DecodeMinifloat(ts.tmem[x] & 0xFFFF, 5, 10, false) : FloatOfBits(ts.tmem[x]);
             }
-            const float r = static_cast<float>(static_cast<double>(dv) + mma.prod[static_cast<size_t>(m * mma.N + n)]);
-            std::memcpy(&ts.tmem[x], &r, 4);
+            // the instruction's exact sum added to D, rounded once to D's type (float16: bits 0-15 of the
+            // column, the upper half zero)
+            const double sum = dv + mma.prod[static_cast<size_t>(m * mma.N + n)];
+            ts.tmem[x] = mma.d_f16 ? EncodeMinifloat(sum, 5, 10, false) : BitsOfFloat(static_cast<float>(sum));
             ts.written[x] = 1;
             --ts.in_flight[x];
           }

@@ -65,7 +65,7 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 }
 
 // The tcgen05.mma instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor") of the kinds the
-// emulators run: dense (bit 2 clear), D type at 4-5 (1: F32, 2: S32), A / B types at 7-9 / 10-12 (kind::f16
+// emulators run: dense (bit 2 clear), D type at 4-5 (0: F16, 1: F32, 2: S32), A / B types at 7-9 / 10-12 (kind::f16
 // 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2; kind::i8 0: unsigned, 1: signed), negate A / B at 13 / 14,
 // transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0 f16, 1 f8f6f4, 2 i8.
 // kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte id at 4-5, the scale
@@ -75,7 +75,12 @@ struct Tcgen05Instr {
   int a_type = 0, b_type = 0;
   bool neg_a = false, neg_b = false, mn_a = false, mn_b = false;
   int a_sf_id = 0, b_sf_id = 0;
+  bool d_f16 = false;  // D holds float16 values, one a 32-bit column (bits 0-15)
 };
+// The tensor-memory lane of row m of an M-row D (PTX ISA, tcgen05 "Data path layout organization"): M = 128
+// (and each block's 128 of a pair) row m at lane m; M = 64 of cta_group::1 (layout F) rows 16 q .. 16 q + 15
+// in lanes 32 q .. 32 q + 15, the first half of each warp's quarter.
+inline int64_t Tcgen05RowLane(int64_t M, int64_t m) { return M == 64 ? 32 * (m / 16) + m % 16 : m; }
 // cta_group: 1, or 2 (a CTA pair: M = 256, 128 rows a block)
 inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why,
                                int cta_group = 1) {
@@ -94,19 +99,27 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
     r->a_sf_id = (idesc >> 29) & 3;
     if (!((idesc >> 23) & 1)) return *why = "kind::mxf8f6f4 scales are UE8M0 (bit 23 set)", false;
     if (idesc >> 31) return *why = "bit 31 must be clear for kind::mxf8f6f4", false;
-  } else if (((idesc >> 4) & 3) != (i8 ? 2u : 1u))
+  } else if (i8 ? ((idesc >> 4) & 3) != 2u : ((idesc >> 4) & 3) > 1u) {
     return *why = i8 ? "kind::i8 accumulates into S32 (D type 2)"
-                     : "only an F32 accumulator (D type 1) is emulated",
+                     : "the accumulator is F16 (D type 0) or F32 (D type 1)",
            false;
+  } else {
+    r->d_f16 = !i8 && ((idesc >> 4) & 3) == 0;
+  }
   if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
     return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
   if (f8 && (r->a_type > 1 || r->b_type > 1))
     return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
                      : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated",
            false;
-  if (r->M != 128 * cta_group)
-    return *why = "M = " + std::to_string(r->M) + ": only M = " + std::to_string(128 * cta_group) +
-                  " (cta_group::" + std::to_string(cta_group) + ") is emulated",
+  if (r->M != 128 * cta_group && !(cta_group == 1 && r->M == 64))
+    return *why = "M = " + std::to_string(r->M) + ": only M = " +
+                  (cta_group == 1 ? std::string("64 and 128") : std::to_string(128 * cta_group)) +
+                  " (cta_group::" + std::to_string(cta_group) + ") are emulated",
+           false;
+  if (bs && r->M != 128 * cta_group)
+    return *why = "M = " + std::to_string(r->M) + ": the block-scaled MMA is emulated with M = " +
+                  std::to_string(128 * cta_group) + " only",
            false;
   if (r->N < 8 || r->N > 256 || r->N % 8)
     return *why = "N = " + std::to_string(r->N) + " is not in {8, 16, ..., 256}", false;

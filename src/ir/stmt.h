@@ -201,6 +201,9 @@ struct TileOpNode : StmtNode {
   /// Shared operands the op reads as plain row-major memory, whatever the target's swizzle (tensor-memory copies
   /// of 16-byte rows in order): they are laid out row-major, and TMA copies into them take no swizzle.
   virtual std::vector<const Region*> RowMajorShared() const { return {}; }
+  /// Tensor-memory regions the op writes one 16-bit value a 32-bit column (bits 0-15; a float16 MMA
+  /// accumulator), where a 16-bit tensor-memory buffer otherwise packs two values a column.
+  virtual std::vector<const Region*> UnpackedTensorMemory() const { return {}; }
   /// The op's semantic check (scopes, dtypes, shapes), run when the front end builds it: a
   /// UserError(kType) at the op's span. What one target cannot do is its lowering's to report.
   virtual void Check() const {}

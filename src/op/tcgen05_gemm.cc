@@ -95,10 +95,12 @@ void Tcgen05GemmNode::Check() const {
   };
   const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
   auto i8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
-  if (((!f16 && !(f8(at) && f8(bt))) || ct != DataType::Float(32)) && !(i8(at) && i8(bt) && ct == DataType::Int(32)))
+  // (a float16 accumulator: D type F16 of kind::f16 and kind::f8f6f4, one value a 32-bit column)
+  const bool float_acc = ct == DataType::Float(32) || ct == DataType::Float(16);
+  if (((!f16 && !(f8(at) && f8(bt))) || !float_acc) && !(i8(at) && i8(bt) && ct == DataType::Int(32)))
     bad("takes float16 or bfloat16 A and B (alike; kind::f16) or float8_e4m3fn / float8_e5m2 A and B (any mix; "
-        "kind::f8f6f4) with a float32 accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; "
-        "got A " + at.str() + ", B " + bt.str() + ", C " + ct.str());
+        "kind::f8f6f4) with a float32 or float16 accumulator, or int8 / uint8 A and B (any mix; kind::i8) with "
+        "an int32 one; got A " + at.str() + ", B " + bt.str() + ", C " + ct.str());
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
   if (scaled()) {
     if (!f8(at) || !f8(bt) || ct != DataType::Float(32) || A.buffer->scope != Scope::kShared)

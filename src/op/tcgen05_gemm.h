@@ -41,6 +41,10 @@ struct Tcgen05GemmNode : TileOpNode {
   const int gran_a, gran_b;
   bool scaled() const { return SFA.buffer != nullptr; }
 
+  std::vector<const Region*> UnpackedTensorMemory() const override {
+    if (C.buffer->dtype.bits() == 16) return {&C};
+    return {};
+  }
   std::vector<std::pair<const Region*, Access>> Regions() const override {
     std::vector<std::pair<const Region*, Access>> r{
         {&A, Access::kRead}, {&B, Access::kRead}, {&C, Access::kReadWrite}};

@@ -743,6 +743,39 @@ TEST(PtxEmu, Tcgen05MmaHandWorked) {
   Result r2 = Launch1(Kernel(no_commit, shared), 128, &out, &a, &b);
   EXPECT_NE(Kinds(r2).find("deadlock"), std::string::npos) << Kinds(r2);
   EXPECT_NE(Kinds(r2).find("tcgen05_not_committed"), std::string::npos) << Kinds(r2);
+  // M = 64 with an F16 D (instruction descriptor: D type 0, M >> 4 = 4): data-path layout F puts row m in lane
+  // 32 (m / 16) + m % 16, each value in bits 0-15 of its column. tcgen05.ld .16x32bx2.x4 with immHalfSplitoff 4:
+  // lane t < 16 of warp w reads lane 32 w + t, columns 0-3; lane t >= 16 lane 32 w + t - 16, columns 4-7.
+  std::string m64 = body;
+  const std::string id32 = "mov.b32 %r21, " + std::to_string(idesc) + ";";
+  const std::string ld32 =
+      "tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r30, %r31, %r32, %r33, %r34, %r35, %r36, %r37}, [%r25];";
+  const std::string st_hi = "  st.global.v4.u32 [%rd13+16], {%r34, %r35, %r36, %r37};\n";
+  ASSERT_NE(m64.find(id32), std::string::npos);
+  ASSERT_NE(m64.find(ld32), std::string::npos);
+  ASSERT_NE(m64.find(st_hi), std::string::npos);
+  m64.replace(m64.find(id32), id32.size(),
+              "mov.b32 %r21, " + std::to_string((0u << 4) | (1u << 17) | (4u << 24)) + ";");
+  m64.replace(m64.find(ld32), ld32.size(),
+              "tcgen05.ld.sync.aligned.16x32bx2.x4.b32 {%r30, %r31, %r32, %r33}, [%r25], 4;");
+  m64.erase(m64.find(st_hi), st_hi.size());
+  auto half_value = [](uint32_t h) {  // IEEE binary16, normal and subnormal
+    const int e = static_cast<int>((h >> 10) & 31), m = static_cast<int>(h & 1023);
+    const double v = e ? std::ldexp(1024 + m, e - 25) : std::ldexp(m, -24);
+    return (h & 0x8000) ? -v : v;
+  };
+  std::vector<uint32_t> words(128 * 8, 0xDEADBEEFu);
+  Result r3 = Launch1(Kernel(m64, shared), 128, &words, &a, &b);
+  EXPECT_EQ(r3.total_reports, 0) << (r3.reports.empty() ? "" : r3.reports[0].message);
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 4; ++i) {
+      const int row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 4 : 0) + i;
+      int want = 0;
+      for (int k = 0; k < 16; ++k) want += a_val(row, k) * b_val(col, k);
+      const uint32_t w = words[static_cast<size_t>(t * 8 + i)];
+      ASSERT_EQ(w >> 16, 0u) << "thread " << t << " word " << i;
+      ASSERT_EQ(half_value(w & 0xFFFF), static_cast<double>(want)) << "thread " << t << " word " << i;
+    }
 }
 
 TEST(PtxEmu, WhatItCannotRunIsAClearError) {

@@ -155,6 +155,122 @@ TEST(EmuTcgen05, AllocationAfterRelinquishingIsReported) {
   EXPECT_EQ(Count(r, "tmem_alloc_after_relinquish"), 1) << All(r);
 }
 
+// M = 64 with a float16 D, from the PTX ISA's data-path layout F (cta_group::1, M = 64: rows 16 q .. 16 q + 15
+// in lanes 32 q .. 32 q + 15, lanes 32 q + 16 .. untouched), the F16 D type (instruction descriptor bits 4-5 =
+// 0: a value a 32-bit column, bits 0-15) and the .16x32bx2 load (lanes t < 16 of warp w read lane 32 w + t from
+// the address's column, lanes t >= 16 lane 32 w + t - 16 from the column + immHalfSplitoff).
+// A[64, 64] and B[16, 64] are zero but for: A[m][0] = m, A[m][1] = 1, B[n][0] = 1, B[n][1] = 64 n (the first
+// k16 instruction: D = m + 64 n, exact); A[m][16] = 32, B[n][16] = 64 (the second: + 2048); A[m][32] = 1,
+// B[n][32] = 1 (the third: + 1). Each instruction's result is a float16: in [2048, 4096) the even integers.
+struct M64Case {
+  static constexpr int64_t M = 64, N = 16, K = 64;
+  Kernel k;
+  Buffer Ag = Global("A", kF16, {Int(M * K)});
+  Buffer Bg = Global("B", kF16, {Int(N * K)});
+  Buffer O = Global("O", kF16, {Int(128 * 8)});
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(10256)}, Scope::kShared);
+  Buffer As = MakeBufferView(Shared("As", kF16, M * K), smem, 0);
+  Buffer Bs = MakeBufferView(Shared("Bs", kF16, N * K), smem, 8192);
+  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 10240);
+  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 10248);
+  Buffer regs = Local("regs", kF16, 8);
+  Buffer wide = Local("wide", kF32, 8);
+
+  // instrs: k16 instructions issued (1 or 3); read32: every lane of each quarter read with .32x32b instead
+  PrimFunc Make(int64_t instrs, bool read32) {
+    Var i = MakeVar("i"), kk = MakeVar("kk"), taddr = MakeVar("taddr", DataType::UInt(32));
+    auto swz = [](Expr r, Expr c) {
+      return r * Int(64) + Xor(Div(c, Int(8)), Mod(r, Int(8))) * Int(8) + Mod(c, Int(8));
+    };
+    const int64_t idesc = (0 << 4) | ((N >> 3) << 17) | ((M >> 4) << 24);  // F16 D, F16 A and B, K-major
+    auto desc = [&](const Buffer& b, Expr elem) {
+      return Call(DataType::UInt(64), "tl.tcgen05_desc", {Load(b, {std::move(elem)}), Int(16), Int(1024), Int(2)});
+    };
+    Stmt mma = Seq({For(kk, Int(0), Int(instrs), ForKind::kSerial,
+                        Void("tl.tcgen05_mma_f16", {taddr, desc(As, kk * Int(16)), desc(Bs, kk * Int(16)),
+                                                    U32(idesc), Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0)))},
+                             4)),
+                    Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 5)});
+    Expr quarter = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
+    Stmt read =
+        read32 ? Seq({Void("tl.tcgen05_ld", {Load(wide, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8)}, 7),
+                      Void("tl.tcgen05_wait_ld", {})})
+               : Seq({Void("tl.tcgen05_ld_16x32bx2_lo16",
+                           {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8), Int(8)}, 7),
+                      Void("tl.tcgen05_wait_ld", {}),
+                      Unrolled(i, 8, Store(O, Load(regs, {i}), {k.tx * Int(8) + i}, L(8)))});
+    Stmt body = Seq({
+        If(Lt(k.tx, Int(M)), Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
+        If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
+        If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(32)}, 2)),
+        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
+        Void("tl.fence_proxy_async", {}),
+        Sync(3),
+        Let(taddr, Load(slot, {Int(0)}),
+            Seq({If(Eq(k.tx, Int(0)), mma), Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 6),
+                 Void("tl.tcgen05_fence_after_thread_sync", {}), read, Sync(),
+                 If(Lt(k.tx, Int(32)), Void("tl.tcgen05_dealloc", {taddr, Int(32)}, 9))})),
+    });
+    return k.Make({P(Ag), P(Bg), P(O)}, {Int(1)}, 128, {smem, As, Bs, bar, slot, regs, wide}, body);
+  }
+
+  std::vector<uint16_t> a = std::vector<uint16_t>(M * K, 0), b = std::vector<uint16_t>(N * K, 0);
+  std::vector<uint16_t> o = std::vector<uint16_t>(128 * 8, 0xFFFF);
+  Result Run(int64_t instrs, bool read32) {
+    for (int64_t m = 0; m < M; ++m) {
+      a[m * K + 0] = H(static_cast<double>(m));
+      a[m * K + 1] = H(1);
+      a[m * K + 16] = H(32);
+      a[m * K + 32] = H(1);
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      b[n * K + 0] = H(1);
+      b[n * K + 1] = H(static_cast<double>(64 * n));
+      b[n * K + 16] = H(64);
+      b[n * K + 32] = H(1);
+    }
+    Options opt;
+    opt.max_reports = 5000;
+    return emu::Run(Make(instrs, read32), {a.data(), b.data(), o.data()}, {}, opt);
+  }
+};
+
+// An integer v in [2048, 4096) as float16: the even integers there, an odd v a tie to the one whose mantissa
+// is even (a multiple of 4).
+int64_t RoundToF16Above2048(int64_t v) { return v % 2 == 0 ? v : (v + 1) % 4 == 0 ? v + 1 : v - 1; }
+
+TEST(EmuTcgen05, M64LayoutFPutsEachWarpsSixteenRowsInTheFirstHalfOfItsLanes) {
+  M64Case c;
+  Result r = c.Run(1, false);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t i = 0; i < 8; ++i) {
+      const int64_t row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 8 : 0) + i;
+      EXPECT_EQ(FromH(c.o[t * 8 + i]), static_cast<double>(row + 64 * col))
+          << "thread " << t << " register " << i;
+    }
+}
+
+TEST(EmuTcgen05, AFloat16AccumulatorRoundsEachInstructionsResult) {
+  M64Case c;
+  Result r = c.Run(3, false);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t i = 0; i < 8; ++i) {
+      const int64_t row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 8 : 0) + i;
+      const int64_t want = RoundToF16Above2048(RoundToF16Above2048(row + 64 * col + 2048) + 1);
+      EXPECT_EQ(FromH(c.o[t * 8 + i]), static_cast<double>(want)) << "thread " << t << " register " << i;
+    }
+}
+
+TEST(EmuTcgen05, M64LeavesTheSecondHalfOfEachQuartersLanesUnwritten) {
+  M64Case c;
+  Result r = c.Run(1, true);  // .32x32b: lanes 32 q + 16 .. 32 q + 31 hold nothing
+  // each of the 8 columns of lanes 32 q + 16 .. 32 q + 31 once (64 threads), none of the written lanes
+  EXPECT_EQ(Count(r, "uninitialized"), 4 * 16 * 8) << All(r);
+  EXPECT_EQ(r.reports.size(), size_t{4 * 16 * 8}) << All(r);
+}
+
 // The 2-CTA MMA (cta_group::2) on a cluster of two blocks, from the PTX ISA's CTA-pair rules: the
 // instruction's M = 256 rows are A's and D's rows [0, 128) in the even block and [128, 256) in the odd one,
 // each block holding its own A rows and D in its own tensor memory; B's N columns are [0, N / 2) from the

@@ -25,20 +25,22 @@ def _rng():
     return np.random.default_rng(seed)
 
 
-def tc_gemm(M, N, K, bM=128, bN=128, bK=64, trans_B=True, stages=2, threads=128, dtype="float16"):
+def tc_gemm(M, N, K, bM=128, bN=128, bK=64, trans_B=True, stages=2, threads=128, dtype="float16", acc="float32",
+            out=None):
     """C = A @ B (B stored [N, K] with trans_B, else [K, N]), the accumulator in tensor memory, in the style of
     TileLang's gemm_tcgen05 example: the program waits on its mbarrier after each tcgen05 gemm."""
     B_shape = (N, K) if trans_B else (K, N)
     B_tile = (bN, bK) if trans_B else (bK, bN)
+    out = out or dtype
 
     @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), dtype)):
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(B_shape, dtype), C: T.Tensor((M, N), out)):
         with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=threads) as (bx, by):
             A_s = T.alloc_shared((bM, bK), dtype)
             B_s = T.alloc_shared(B_tile, dtype)
-            C_tmem = T.alloc_tmem([bM, bN], "float32")
+            C_tmem = T.alloc_tmem([bM, bN], acc)
             mbar = T.alloc_barrier(1)
-            C_l = T.alloc_fragment((bM, bN), "float32")
+            C_l = T.alloc_fragment((bM, bN), acc)
             for k in T.Pipelined(T.ceildiv(K, bK), num_stages=stages):
                 T.copy(A[by * bM, k * bK], A_s)
                 if trans_B:
@@ -137,12 +139,99 @@ def _one(C_kind="tmem", tmem_rows=128, **gemm_kw):
 def test_misuse_is_a_clear_error():
     with pytest.raises(TileLangError, match="must be tensor memory"):
         tilelang.compile(_one(C_kind="fragment"), target=SM100A)
-    with pytest.raises(TileLangUnsupportedError, match=r"\[128, N\]"):
+    with pytest.raises(TileLangUnsupportedError, match=r"shapes do not agree: A 128x64, B 128x64, C 64x128"):
         tilelang.compile(_one(tmem_rows=64), target=SM100A)
+    with pytest.raises(TileLangUnsupportedError, match=r"\[128, N\]"):
+        tilelang.compile(_one(tmem_rows=32), target=SM100A)
     with pytest.raises(TileLangUnsupportedError, match="with use_2cta each block holds N / 2 = 64 columns of B"):
         tilelang.compile(_one(use_2cta=True), target=SM100A)
     with pytest.raises(TileLangError, match="warp policy"):
         _one(policy=T.GemmWarpPolicy.FullRow)
+
+
+F8 = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+
+
+@pytest.mark.parametrize("dtype,acc,bM,threads,backend", [
+    ("float8_e4m3fn", "float16", 64, 256, "emulator"),  # TileLang's gemm_fp8_sm100 shape: M = 64, f16 D
+    ("float8_e5m2", "float32", 64, 256, "emulator"),
+    ("float16", "float16", 64, 128, "emulator"),
+    ("float16", "float16", 128, 128, "emulator"),  # M = 128 with a float16 D
+    ("float8_e4m3fn", "float16", 64, 256, "ptx"),
+])
+def test_m64_tiles_and_float16_accumulators(dtype, acc, bM, threads, backend):
+    """tcgen05.mma with M = 64 (layout F: rows 16 q .. + 16 in lanes 32 q .. + 16, read with tcgen05.ld
+    .16x32bx2) and with a float16 accumulator (D type F16: one value a 32-bit column, its lower half). Before:
+    [64, N] tensor memory and float16 accumulators were refused. Expected: the product against NumPy float64 at
+    a ragged size, within float16 accumulation error (each instruction's sum rounded once into D)."""
+    M, N, K = 200, 136, 192
+    bK = 64 if dtype == "float16" else 128
+    f = tc_gemm(M, N, K, bM=bM, bN=128, bK=bK, threads=threads, dtype=dtype, acc=acc, out=acc)
+    k = tilelang.compile(f, target=SM100A, execution_backend=backend)
+    mma = [c for c in k.choices if "tcgen05.mma" in c]
+    assert mma and f"{bM}x128x" in mma[0], k.choices
+    ld = [c for c in k.choices if "tcgen05.ld" in c]
+    assert ld and (".16x32bx2" in ld[0]) == (bM == 64), ld
+    assert ("float16 values, bits 0-15" in ld[0]) == (acc == "float16"), ld
+    rng = _rng()
+    npdt = F8.get(dtype, np.float16)
+    a = rng.standard_normal((M, K)).astype(npdt)
+    b = rng.standard_normal((N, K)).astype(npdt)
+    c = np.zeros((M, N), np.float16 if acc == "float16" else np.float32)
+    k(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    tol = 2.0**-10 * np.sqrt(K) * 4 if acc == "float16" else 1e-5 * np.sqrt(K)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol)
+
+
+def test_m64_tiles_and_float16_accumulators_assemble_for_sm100a():
+    """The M = 64 fp8 GEMM with a float16 accumulator: .16x32bx2 loads, the F16 D type (bits 4-5 of the
+    instruction descriptor 0) and M >> 4 = 4 (bits 24-28) in the PTX; ptxas assembles it, no spills."""
+    k = tilelang.compile(tc_gemm(512, 512, 512, bM=64, bN=256, bK=128, threads=256, dtype="float8_e4m3fn",
+                                 acc="float16"), target=SM100A)
+    ptx = k.get_ptx()
+    assert "tcgen05.ld.sync.aligned.16x32bx2.x8.b32" in ptx and "tcgen05.mma.cta_group::1.kind::f8f6f4" in ptx
+    idesc = (4 << 24) | ((256 >> 3) << 17)  # E4M3 A and B (0), K-major, F16 D (0)
+    assert str(idesc) in ptx or hex(idesc) in ptx.lower(), "no M = 64, N = 256, F16-D instruction descriptor"
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(r"\bUTCQMMA\b", k.get_sass()), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"
+
+
+def test_m64_and_float16_accumulator_limits_are_clear_errors():
+    with pytest.raises(TileLangUnsupportedError, match="M = 64 accumulator .* cta_group::1"):
+        _pair64()
+
+    @T.prim_func
+    def store16(C: T.Tensor((128, 64), "float16")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((128, 64), "float16")
+            C_t = T.alloc_tmem([128, 64], "float16")
+            C_r = T.alloc_fragment((128, 64), "float16")
+            mbar = T.alloc_barrier(1)
+            T.fill(A_s, 0)
+            T.fill(C_r, 0)
+            T.copy(C_r, C_t)
+            T.tcgen05_gemm(A_s, A_s, C_t, False, True, mbar=mbar, clear_accum=False)
+            T.mbarrier_wait_parity(mbar, 0)
+
+    with pytest.raises(TileLangUnsupportedError, match="into the float16 accumulator 'C_t'"):
+        tilelang.compile(store16, target=SM100A)
+
+
+def _pair64():
+    @T.prim_func
+    def g(A: T.Tensor((128, 64), "float16"), B: T.Tensor((128, 64), "float16")):
+        with T.ClusterKernel(2, threads=128, cluster_dims=2):
+            A_s = T.alloc_shared((64, 64), "float16")
+            B_s = T.alloc_shared((64, 64), "float16")
+            C_t = T.alloc_tmem([64, 128], "float32")
+            mbar = T.alloc_barrier(1)
+            T.copy(A[0:64, 0:64], A_s)
+            T.copy(B[0:64, 0:64], B_s)
+            T.tcgen05_gemm(A_s, B_s, C_t, False, True, mbar=mbar, clear_accum=True, use_2cta=True)
+            T.mbarrier_wait_parity(mbar, 0)
+    tilelang.compile(g, target=SM100A)
 
 
 def _read_d(wait):

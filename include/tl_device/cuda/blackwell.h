@@ -236,6 +236,56 @@ __device__ __forceinline__ void tcgen05_st(uint32_t taddr, const T* regs) {
   }
 }
 
+/// tcgen05.ld .16x32bx2 (an M = 64 accumulator, layout F: each warp's 16 rows in the first 16 lanes of its
+/// quarter): lane t < 16 of the warp moves N columns of tensor-memory lane taddr.lane + t from taddr.column on,
+/// lane t >= 16 those of lane taddr.lane + t - 16 from taddr.column + SPLIT. Eight columns an instruction.
+template <int N, int SPLIT, typename T>
+__device__ __forceinline__ void tcgen05_ld_16x32bx2(T* regs, uint32_t taddr) {
+  static_assert(sizeof(T) == 4, "tcgen05.ld moves 32-bit registers");
+  uint32_t* r = reinterpret_cast<uint32_t*>(regs);
+  if constexpr (N % 8 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 8)
+      asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], %9;\n"
+                   : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
+                     "=r"(r[i + 6]), "=r"(r[i + 7])
+                   : "r"(taddr + i), "n"(SPLIT));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x1.b32 {%0}, [%1], %2;\n"
+                   : "=r"(r[i])
+                   : "r"(taddr + i), "n"(SPLIT));
+  }
+}
+
+/// A float16 accumulator (one value a column, bits 0-15) into 16-bit registers: the columns are loaded,
+/// waited for (tcgen05.wait::ld: the registers are not valid before) and their lower halves kept.
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_ld_lo16(T* regs, uint32_t taddr) {
+  static_assert(sizeof(T) == 2, "tcgen05_ld_lo16 fills 16-bit registers");
+  uint32_t w[N];
+  tcgen05_ld<N>(w, taddr);
+  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint16_t lo = static_cast<uint16_t>(w[i]);
+    memcpy(&regs[i], &lo, 2);
+  }
+}
+template <int N, int SPLIT, typename T>
+__device__ __forceinline__ void tcgen05_ld_16x32bx2_lo16(T* regs, uint32_t taddr) {
+  static_assert(sizeof(T) == 2, "tcgen05_ld_16x32bx2_lo16 fills 16-bit registers");
+  uint32_t w[N];
+  tcgen05_ld_16x32bx2<N, SPLIT>(w, taddr);
+  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint16_t lo = static_cast<uint16_t>(w[i]);
+    memcpy(&regs[i], &lo, 2);
+  }
+}
+
 /// tcgen05.st of N 32-bit columns, each packing two consecutive 16-bit values of `regs` (the lower in bits
 /// 0-15).
 template <int N, typename T>

@@ -153,6 +153,8 @@ struct TcMma {
   int64_t lane0 = 0, col0 = 0, M = 0, N = 0;
   int eb = 2;
   bool integer = false, accumulate = false;
+  bool d_f16 = false;                              // D holds float16 values (bits 0-15 of a column)
+  int64_t Lane(int64_t m) const { return lane0 + Tcgen05RowLane(M, m); }  // D's row m (M = 64: layout F)
   std::vector<double> prod;                        // M x N products
   std::vector<std::pair<int64_t, uint16_t>> read;  // shared bytes read at issue (offset, value)
   std::vector<Machine*> read_from;                 // the block of each (either block of a pair)
@@ -2899,6 +2901,8 @@ class Machine {
         mma.eb = eb;
         mma.integer = i8;
         mma.accumulate = enable;
+        mma.d_f16 = I.d_f16;
+        if (ts && M != 128) FailAt(in, "tcgen05.mma with A in tensor memory and M = 64 is not emulated");
         std::vector<double> a(static_cast<size_t>(M * KS));
         if (ts) {
           const int64_t alane = static_cast<int64_t>(da >> 16), acol = static_cast<int64_t>(da & 0xFFFF);
@@ -2981,7 +2985,7 @@ class Machine {
       }
       for (TcMma& mma : parts) {
         for (int64_t m = 0; m < mma.M; ++m)
-          for (int64_t n = 0; n < mma.N; ++n) ++mma.target->tmem_.in_flight[Tmem::Cell(lane0 + m, col0 + n)];
+          for (int64_t n = 0; n < mma.N; ++n) ++mma.target->tmem_.in_flight[Tmem::Cell(mma.Lane(m), col0 + n)];
         tmem_.pending[static_cast<size_t>(tid)].push_back(std::move(mma));
       }
     });
@@ -3013,11 +3017,11 @@ class Machine {
           });
         for (int64_t m = 0; m < mma.M; ++m)
           for (int64_t n = 0; n < mma.N; ++n) {
-            const size_t x = Tmem::Cell(mma.lane0 + m, mma.col0 + n);
+            const size_t x = Tmem::Cell(mma.Lane(m), mma.col0 + n);
             --tm.in_flight[x];
             if (mma.accumulate && !tm.written[x])
               Report("uninitialized", tid, [&] {
-                return "tcgen05.mma accumulates into lane " + std::to_string(mma.lane0 + m) + ", column " +
+                return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                        std::to_string(mma.col0 + n) + ", which nothing has written";
               });
             const double p = mma.prod[static_cast<size_t>(m * mma.N + n)];
@@ -3026,6 +3030,9 @@ class Machine {
               const int64_t sum = (mma.accumulate ? static_cast<int64_t>(static_cast<int32_t>(cell)) : 0) +
                                   static_cast<int64_t>(p);
               cell = static_cast<uint32_t>(static_cast<uint64_t>(sum));
+            } else if (mma.d_f16) {  // the exact sum added to D, rounded once to float16 (bits 0-15)
+              const double dv = mma.accumulate ? HalfValue(static_cast<uint16_t>(cell & 0xFFFF), Ty::kF16) : 0.0;
+              cell = EncodeMinifloat(dv + p, 5, 10, false);
             } else {
               cell = static_cast<uint32_t>(
                   F32Bits(static_cast<float>((mma.accumulate ? static_cast<double>(AsF32(cell)) : 0.0) + p)));
@@ -3058,6 +3065,9 @@ class Machine {
   // tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0..}, [taddr] / tcgen05.st... [taddr], {r0..} (PTX
   // ISA 9.7.16.8.3, data-path layout .32x32b): warp w reaches lanes [32 (w % 4), +32); its lane t moves N
   // 32-bit columns of lane taddr.lane + t starting at taddr.column.
+  // tcgen05.ld.16x32bx2.xN {r0..}, [taddr], immHalfSplitoff (mode 1): lanes t < 16 load N columns of lane
+  // taddr.lane + t from taddr.column, lanes t >= 16 those of lane taddr.lane + t - 16 from taddr.column +
+  // immHalfSplitoff; taddr.lane is 32 (w % 4) or 32 (w % 4) + 16.
   void TmemLdSt(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
     if (!FullWarp(w, wp, act, exec, in.op == Op::kTcLd ? "tcgen05.ld" : "tcgen05.st")) return;
     const bool ld = in.op == Op::kTcLd;
@@ -3066,10 +3076,15 @@ class Machine {
     if (regs.kind != Operand::kVec || static_cast<int>(regs.vec.size()) != in.n)
       FailAt(in, "expects " + std::to_string(in.n) + " registers");
     const uint64_t taddr = (R(wp, addr.reg, 0) & 0xFFFFFFFFu) + static_cast<uint64_t>(addr.imm);
-    const int64_t lane0 = static_cast<int64_t>(taddr >> 16), col0 = static_cast<int64_t>(taddr & 0xFFFF),
-                  quarter = w % 4;
+    const int64_t lane0 = static_cast<int64_t>(taddr >> 16), quarter = w % 4;
     const char* what = ld ? "tcgen05.ld" : "tcgen05.st";
-    if (lane0 != 32 * quarter) {
+    const bool x2 = in.mode == 1;
+    int64_t split = 0;
+    if (x2) {
+      if (in.ops.size() != 3 || in.ops[2].kind != Operand::kImmInt) FailAt(in, "expects an immHalfSplitoff immediate");
+      split = in.ops[2].imm;
+    }
+    if (x2 ? lane0 != 32 * quarter && lane0 != 32 * quarter + 16 : lane0 != 32 * quarter) {
       Report("tmem_lane_access", w * 32, [&] {
         return std::string(what) + " at lane " + std::to_string(lane0) + " by warp " + std::to_string(w) +
                ", which reaches lanes [" + std::to_string(32 * quarter) + ", " +
@@ -3077,16 +3092,17 @@ class Machine {
       });
       return;
     }
-    if (!tmem_.Allocated(col0, in.n)) {
+    const int64_t col_base = static_cast<int64_t>(taddr & 0xFFFF);
+    if (!tmem_.Allocated(col_base, in.n) || !tmem_.Allocated(col_base + split, in.n)) {
       Report("tmem_unallocated", w * 32, [&] {
-        return std::string(what) + " of columns [" + std::to_string(col0) + ", " +
-               std::to_string(col0 + in.n) + ") outside every allocation";
+        return std::string(what) + " of columns [" + std::to_string(col_base) + ", " +
+               std::to_string(col_base + split + in.n) + ") outside every allocation";
       });
       return;
     }
     bool not_waited = false;  // reported once an instruction
     ForLanes(exec, [&](int l) {
-      const int64_t lane = lane0 + l;
+      const int64_t lane = lane0 + (x2 ? l % 16 : l), col0 = col_base + (x2 && l >= 16 ? split : 0);
       for (int i = 0; i < in.n; ++i) {
         const size_t x = Tmem::Cell(lane, col0 + i);
         if (tmem_.in_flight[x])

@@ -1141,6 +1141,10 @@ class Parser {
         for (size_t j = 2; j < parts.size(); ++j) {
           const std::string& p = parts[j];
           if (p == "sync" || p == "aligned" || p == "32x32b" || p == "b32") continue;
+          if (p == "16x32bx2" && what == "ld") {  // [taddr], immHalfSplitoff follows the address
+            in->mode = 1;
+            continue;
+          }
           int n = 0;
           if (p.size() > 1 && p[0] == 'x' && std::sscanf(p.c_str() + 1, "%d", &n) == 1 && n >= 1 &&
               n <= 128 && !(n & (n - 1))) {
@@ -1149,10 +1153,10 @@ class Parser {
           }
           Fail(in->line, in->text,
                "modifier ." + p + " of tcgen05." + what +
-                   " is not supported by the PTX emulator (it runs the .32x32b shape)");
+                   " is not supported by the PTX emulator (it runs the .32x32b shape, and .16x32bx2 loads)");
         }
-        if (!has("32x32b") || !in->n)
-          Fail(in->line, in->text, "tcgen05." + what + " needs .32x32b and a count .xN");
+        if ((!has("32x32b") && !in->mode) || !in->n)
+          Fail(in->line, in->text, "tcgen05." + what + " needs .32x32b (or .16x32bx2) and a count .xN");
         return true;
       }
       Fail(in->line, in->text, "tcgen05." + what + " is not supported by the PTX emulator");

@@ -65,7 +65,10 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.tcgen05_commit") return name + "(" + SharedAddr(c->args.at(0)) + ")";
     if (op == "tl.tcgen05_commit_cg2")
       return name + "(" + SharedAddr(c->args.at(0)) + ", (uint16_t)(" + arg(1) + "))";
-    if (op == "tl.tcgen05_ld") return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";
+    if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_ld_lo16")
+      return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";
+    if (op == "tl.tcgen05_ld_16x32bx2" || op == "tl.tcgen05_ld_16x32bx2_lo16")
+      return name + "<" + arg(2) + ", " + arg(3) + ">(&" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16")
       return name + "<" + arg(2) + ">(" + arg(0) + ", &" + arg(1) + ")";
     if (op == "tl.tcgen05_relinquish_alloc_permit" || op == "tl.tcgen05_relinquish_alloc_permit_cg2" ||

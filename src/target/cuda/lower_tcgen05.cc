@@ -31,59 +31,67 @@ Expr TmemBase(const Buffer& b) {
 }
 
 // The [M, N] matrix of a tensor-memory buffer, M = 128 lanes: [128, N], or [S, 128, N] (S matrices side by
-// side, matrix s at columns [s N, (s + 1) N): TileLang's double-buffered accumulators). Returns (M, N).
+// side, matrix s at columns [s N, (s + 1) N): TileLang's double-buffered accumulators); or M = 64, a
+// cta_group::1 MMA accumulator (layout F: rows 16 q .. 16 q + 15 in lanes 32 q .. 32 q + 15). Returns (M, N).
 std::pair<int64_t, int64_t> TmemShape(const Buffer& b, const Span& sp) {
   int64_t m = 0, n = 0, st = 1;
   const auto& sh = b->shape;
   const bool ok = (sh.size() == 2 || (sh.size() == 3 && AsConstInt(sh[0], &st) && st >= 1)) &&
-                  AsConstInt(sh[sh.size() - 2], &m) && AsConstInt(sh.back(), &n) && m == 128 && n >= 1 &&
+                  AsConstInt(sh[sh.size() - 2], &m) && AsConstInt(sh.back(), &n) && (m == 128 || m == 64) && n >= 1 &&
                   (b->dtype.bits() == 32 || (b->dtype.bits() == 16 && n % 2 == 0));
   if (!ok)
     throw UserError(
         ErrorKind::kUnsupported,
         "tensor memory '" + b->name +
-            "' must be a [128, N] or [S, 128, N] buffer of a 32-bit dtype, or "
-            "of a 16-bit one with N even (two values a 32-bit column: an MMA operand A); 128 lanes (M = 64 "
-            "is not implemented); got " +
-            b->dtype.str(),
+            "' must be a [128, N] or [S, 128, N] buffer (or [64, N], an M = 64 MMA accumulator) of a 32-bit "
+            "dtype, or of a 16-bit one with N even (two values a 32-bit column: an MMA operand A; or one, a "
+            "float16 accumulator); got " +
+            b->dtype.str() + " [" + [&] {
+              std::string r;
+              for (auto& e : sh) r += (r.empty() ? "" : ", ") + PrintExpr(e);
+              return r;
+            }() + "]",
         sp);
   return {m, n};
 }
 
-// Values of buffer b a 32-bit tensor-memory column holds: 1, or 2 for 16-bit dtypes (packed, the lower K
-// first).
-int64_t TmemPerColumn(const Buffer& b) { return 32 / b->dtype.bits(); }
-
-// The columns of tensor memory buffer b: S * N / (values a column).
-int64_t TmemColumns(const Buffer& b, const Span& sp) {
-  int64_t st = 1;
-  if (b->shape.size() == 3) AsConstInt(b->shape[0], &st);
-  return st * TmemShape(b, sp).second / TmemPerColumn(b);
+// Values of buffer b a 32-bit tensor-memory column holds: 1, or 2 for 16-bit dtypes packed (an MMA operand A,
+// the lower K first); 1 for a 16-bit buffer `unpacked` (a float16 accumulator: bits 0-15 of its column).
+int64_t TmemPerColumn(const Buffer& b, bool unpacked) { return unpacked ? 1 : 32 / b->dtype.bits(); }
+bool Unpacked(const gpu_lowering::GpuTileLowerer& L, const Buffer& b) {
+  return L.tmem_unpacked_.count(b.get()) > 0;
 }
 
-// A region of a tensor-memory buffer: all 128 lanes of one matrix (a stage index of a 3-D buffer, which may
+// The columns of tensor memory buffer b: S * N / (values a column).
+int64_t TmemColumns(const Buffer& b, bool unpacked, const Span& sp) {
+  int64_t st = 1;
+  if (b->shape.size() == 3) AsConstInt(b->shape[0], &st);
+  return st * TmemShape(b, sp).second / TmemPerColumn(b, unpacked);
+}
+
+// A region of a tensor-memory buffer: all M lanes of one matrix (a stage index of a 3-D buffer, which may
 // be a kernel expression) and a constant number of its columns. Returns the first 32-bit column (relative to
 // the buffer's first) and sets *ncols to the region's elements per row.
 Expr TmemRegionColumn(gpu_lowering::GpuTileLowerer& L, const Region& r, int64_t* ncols, const char* what,
                       const Span& sp) {
-  const int64_t N = TmemShape(r.buffer, sp).second;
+  const auto [M, N] = TmemShape(r.buffer, sp);
   const size_t d = r.ranges.size();
   int64_t ext = 0;
   auto bad = [&]() {
     throw UserError(
         ErrorKind::kUnsupported,
-        std::string(what) + " of tensor memory '" + r.buffer->name + "' takes all 128 lanes of one " +
-            "matrix (C[:, c0:c1], or C[s, :, c0:c1] of a [S, 128, N] buffer) and a constant number of "
-            "columns",
+        std::string(what) + " of tensor memory '" + r.buffer->name + "' takes all " + std::to_string(M) +
+            " lanes of one matrix (C[:, c0:c1], or C[s, :, c0:c1] of a [S, 128, N] buffer) and a constant "
+            "number of columns",
         sp);
   };
-  if (!IsConstInt(r.ranges[d - 2].min, 0) || !IsConstInt(r.ranges[d - 2].extent, 128) ||
+  if (!IsConstInt(r.ranges[d - 2].min, 0) || !IsConstInt(r.ranges[d - 2].extent, M) ||
       !AsConstInt(r.ranges.back().extent, &ext))
     bad();
   if (d == 3 && !IsConstInt(r.ranges[0].extent, 1)) bad();
   int64_t c0 = 0;
   if (ext > N || (AsConstInt(r.ranges.back().min, &c0) && (c0 < 0 || c0 + ext > N))) bad();
-  const int64_t per = TmemPerColumn(r.buffer);
+  const int64_t per = TmemPerColumn(r.buffer, Unpacked(L, r.buffer));
   if (ext % per || (AsConstInt(r.ranges.back().min, &c0) && c0 % per)) bad();
   *ncols = ext;
   // (a kernel expression: an unrolled loop's column block); 16-bit values two a column
@@ -108,6 +116,26 @@ Fragment TmemRows(int64_t N, int64_t threads) {
   return f;
 }
 
+// An M = 64 accumulator (layout F) on lanes: warp w reaches rows 16 (w % 4) .. + 16 in the first 16 lanes of
+// its quarter, with the .16x32bx2 data path its lanes t < 16 the first half of the warp's column group, lanes
+// t >= 16 (the same rows) the second: element (r, c) is held by thread 32 (r / 16 + 4 (c / (N / G))) + r % 16
+// + 16 ((c % (N / G)) / H) at local c % H, G = threads / 128 column groups, H = N / (2 G).
+Fragment TmemRows64(int64_t N, int64_t threads) {
+  const int64_t G = threads / 128, per = N / G, H = per / 2;
+  Fragment f = NewFragment({64, N}, threads, H, 1,
+                           "tmem_rows64(64x" + std::to_string(N) + ", " + std::to_string(G) +
+                               " column group(s), layout F)");
+  f.kind = "tmem_rows64";
+  f.params = {64, N, G};
+  Expr w = Div(f.tid, 32), l = Mod(f.tid, 32);
+  f.index = {Mod(w, 4) * C(16) + Mod(l, 16), Div(w, 4) * C(per) + Div(l, 16) * C(H) + f.loc};
+  f.thread = (Div(f.idx[0], 16) + Div(f.idx[1], per) * C(4)) * C(32) + Mod(f.idx[0], 16) +
+             Div(Mod(f.idx[1], per), H) * C(16);
+  f.local = Mod(f.idx[1], H);
+  f.replica = C(0);
+  return f;
+}
+
 // The layout rule of a copy out of tensor memory: the destination fragment takes the tmem_rows layout.
 const LayoutRuleRegistrar kTmemCopyRule("copy", [](LayoutRuleContext& c, const TileOpNode& n) {
   auto* cp = static_cast<const CopyNode*>(&n);
@@ -118,14 +146,30 @@ const LayoutRuleRegistrar kTmemCopyRule("copy", [](LayoutRuleContext& c, const T
   if (!load && !store) return false;
   const Region& tm = load ? cp->src : cp->dst;
   const Buffer& frag = load ? cp->dst.buffer : cp->src.buffer;
-  TmemShape(tm.buffer, n.span);
+  const int64_t M = TmemShape(tm.buffer, n.span).first;
   int64_t N = 0, T = c.threads();
   if (!AsConstInt(tm.ranges.back().extent, &N))
     throw UserError(ErrorKind::kUnsupported, "T.copy of tensor memory moves a constant column range", n.span);
   std::vector<int64_t> dshape;
   for (auto& e : frag->shape)
     dshape.push_back(ConstOr(e, n.span, "a fragment copied to or from tensor memory"));
-  if (T % 128 || N % (T / 128) || (N / (T / 128)) % TmemPerColumn(tm.buffer) ||
+  if (M == 64) {
+    if (T % 128 || N % (2 * (T / 128)) || dshape != std::vector<int64_t>{64, N})
+      throw UserError(
+          ErrorKind::kUnsupported,
+          "T.copy of tensor memory '" + tm.buffer->name + "' [64, " + std::to_string(N) +
+              "] (an M = 64 accumulator) and a fragment needs a whole [64, " + std::to_string(N) +
+              "] fragment and a block of 128 k threads whose 2 k divides N (tcgen05.ld .16x32bx2: each warp "
+              "16 rows, its lane halves two column ranges); the block has " +
+              std::to_string(T),
+          n.span);
+    return c.Assign(frag, TmemRows64(N, T),
+                    load ? "T.copy from tensor memory (tcgen05.ld .16x32bx2)"
+                         : "T.copy into tensor memory (tcgen05.st .16x32bx2)",
+                    n.span);
+  }
+  // (16-bit values: whole 32-bit columns a thread, where they are packed in pairs)
+  if (T % 128 || N % (T / 128) || (N / (T / 128)) % (32 / tm.buffer->dtype.bits()) ||
       dshape != std::vector<int64_t>{128, N})
     throw UserError(
         ErrorKind::kUnsupported,
@@ -190,7 +234,13 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   int64_t N = 0;
   const Expr c_col = TmemRegionColumn(L, g->C, &N, "the accumulator", sp);
   const bool pair = g->use_2cta;  // cta_group::2: M = 256 across the pair, each block N / 2 columns of B
-  if (N % 16 || N > 256) bad("N = " + std::to_string(N) + ": tcgen05.mma (M = 128) takes N in 16, 32, ..., 256");
+  if (M == 64 && (pair || g->A.buffer->scope == Scope::kTensorMemory || g->scaled()))
+    bad("an M = 64 accumulator ('" + g->C.buffer->name +
+        "' [64, N]) is implemented for cta_group::1 MMAs with A and B in shared memory, not block-scaled; "
+        "use_2cta takes 128 rows a block");
+  if (M == 64 ? (N % 8 || N > 256) : (N % 16 || N > 256))
+    bad("N = " + std::to_string(N) + ": tcgen05.mma (M = " + std::to_string(M) + ") takes N in " +
+        (M == 64 ? "8, 16, ..., 256" : "16, 32, ..., 256"));
   if (pair && N % 32)
     bad("use_2cta with N = " + std::to_string(N) +
         ": each block of the pair holds N / 2 columns of B, a multiple "
@@ -228,7 +278,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const int64_t bn = b_mn ? ob.shape[1] : ob.shape[0], bk = b_mn ? ob.shape[0] : ob.shape[1];
   if (am != M || bn * (pair ? 2 : 1) != N || bk != K)
     bad("shapes do not agree: A " + std::to_string(oa.shape[0]) + "x" + std::to_string(oa.shape[1]) + ", B " +
-        std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C 128x" + std::to_string(N) +
+        std::to_string(ob.shape[0]) + "x" + std::to_string(ob.shape[1]) + ", C " + std::to_string(M) + "x" + std::to_string(N) +
         " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")" +
         (pair ? "; with use_2cta each block holds N / 2 = " + std::to_string(N / 2) + " columns of B" : ""));
   if (K % ks)
@@ -252,7 +302,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   const int64_t MM = pair ? 2 * M : M;  // the instruction's M: the pair's 256 rows
   // (block-scaled: no D type, bit 23 the scale type, 1 = UE8M0; the scale bytes' ids at 4-5 (B) and 29-30
   // (A), set per k32 step below)
-  const int64_t idesc = (scaled ? int64_t{1} << 23 : (i8 ? 2 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
+  // D type: 0 F16, 1 F32, 2 S32
+  const bool d16 = g->C.buffer->dtype == DataType::Float(16);
+  const int64_t idesc = (scaled ? int64_t{1} << 23 : (i8 ? 2 : d16 ? 0 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
                         (type(g->B.buffer->dtype) << 10) | (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) |
                         ((N >> 3) << 17) | ((MM >> 4) << 24);
   const std::string kind = scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
@@ -448,7 +500,9 @@ Stmt LowerTmaCopyCUDA(GpuTileLowerer& L, const TmaCopyNode& t) {
 }
 
 // T.copy between tensor memory and a fragment in the tmem_rows layout: tcgen05.ld (into the fragment) or
-// tcgen05.st (out of it; 16-bit values packed two a 32-bit column, the lower column first), shape .32x32b.
+// tcgen05.st (out of it; 16-bit values packed two a 32-bit column, the lower column first), shape .32x32b;
+// an M = 64 accumulator (tmem_rows64) with tcgen05.ld .16x32bx2. A float16 accumulator (one value a column)
+// loads into 16-bit registers from the columns' lower halves.
 Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
   const Span sp = c->span;
   const bool load = c->src.buffer->scope == Scope::kTensorMemory;
@@ -456,26 +510,31 @@ Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
   const Buffer& frag = load ? c->dst.buffer : c->src.buffer;
   NeedTcgen05(L, load ? "T.copy from tensor memory" : "T.copy into tensor memory", sp);
   const Fragment& F = L.Layout(frag.get());
-  TL_ICHECK(F.kind == "tmem_rows", "the fragment '", frag->name,
+  const bool m64 = F.kind == "tmem_rows64";
+  TL_ICHECK(F.kind == "tmem_rows" || m64, "the fragment '", frag->name,
             "' copied to or from tensor memory has layout ", F.desc);
-  const int64_t N = F.params[1], per = N / F.params[2];
+  const int64_t N = F.params[1], G = F.params[2], per = N / G;
   int64_t ncols = 0;
   const Expr c_col = TmemRegionColumn(L, tm, &ncols, "T.copy", sp);
   TL_ICHECK(ncols == N, "the tensor memory copy's columns differ from its fragment's layout");
-  const int64_t pc = TmemPerColumn(tm.buffer);  // values a 32-bit column
+  const bool unpacked = Unpacked(L, tm.buffer);
+  const int64_t pc = TmemPerColumn(tm.buffer, unpacked);  // values a 32-bit column
+  auto refuse = [&](const std::string& m) { throw UserError(ErrorKind::kUnsupported, m, sp); };
   if (pc == 2 && (load || frag->dtype.bits() != 16))
-    throw UserError(ErrorKind::kUnsupported,
-                    "T.copy of 16-bit tensor memory '" + tm.buffer->name +
-                        "' goes from a 16-bit fragment into it "
-                        "(tcgen05.st of packed pairs); reading it back is not implemented",
-                    sp);
-  if (pc == 1 && frag->dtype.bits() != 32)
-    throw UserError(
-        ErrorKind::kUnsupported,
-        "T.copy between 32-bit tensor memory '" + tm.buffer->name + "' and a " + frag->dtype.str() +
-            " fragment: tcgen05.ld / st move 32-bit values; copy through a fragment of the tensor "
-            "memory's dtype",
-        sp);
+    refuse("T.copy of 16-bit tensor memory '" + tm.buffer->name +
+           "' goes from a 16-bit fragment into it (tcgen05.st of packed pairs); reading it back is not "
+           "implemented");
+  if (unpacked && !load)
+    refuse("T.copy into the float16 accumulator '" + tm.buffer->name +
+           "' (one value a 32-bit column) is not implemented; the MMA writes it and T.copy reads it");
+  if (unpacked && frag->dtype != tm.buffer->dtype)
+    refuse("T.copy from the float16 accumulator '" + tm.buffer->name + "' into a " + frag->dtype.str() +
+           " fragment: copy into a fragment of the accumulator's dtype, then convert");
+  if (!unpacked && pc == 1 && frag->dtype.bits() != 32)
+    refuse("T.copy between 32-bit tensor memory '" + tm.buffer->name + "' and a " + frag->dtype.str() +
+           " fragment: tcgen05.ld / st move 32-bit values; copy through a fragment of the tensor memory's dtype");
+  if (m64 && !load)
+    refuse("T.copy into an M = 64 tensor-memory buffer '" + tm.buffer->name + "' is not implemented");
   Buffer regs = L.MapBuffer(frag);
   // lane field: the warp's quarter of the 128 lanes; column: its column group's first column
   // (the block's warp number: inside a region tx_ counts from the region's first thread)
@@ -485,23 +544,30 @@ Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
   Expr base = Simplify(TmemBase(tm.buffer) + Cast(DataType::UInt(32), c_col) + lane + col);
   std::vector<Stmt> out;
   if (load) out.push_back(Call0("tl.tcgen05_fence_after_thread_sync", {}, sp));
-  // .x1 .. .x128: chunks of at most 128 32-bit columns, each a power of 2
-  const int64_t cols = per / pc;
-  const std::string op = load ? "tl.tcgen05_ld" : pc == 2 ? "tl.tcgen05_st_packed16" : "tl.tcgen05_st";
+  // .x1 .. .x128: chunks of at most 128 32-bit columns, each a power of 2 (.16x32bx2: the lane halves each
+  // half of the group's columns, the second half at immHalfSplitoff = per / 2)
+  const int64_t cols = m64 ? per / 2 : per / pc;
+  const std::string shape = m64 ? "_16x32bx2" : "";
+  const std::string op = load ? "tl.tcgen05_ld" + shape + (unpacked ? "_lo16" : "")
+                         : pc == 2 ? "tl.tcgen05_st_packed16"
+                                   : "tl.tcgen05_st";
   for (int64_t off = 0; off < cols;) {
     int64_t n = 128;
     while (n > cols - off) n /= 2;
     Expr r = Load(regs, {C(off * pc)}), a = Simplify(base + U32(off));
-    out.push_back(Call0(op, load ? std::vector<Expr>{r, a, C(n)} : std::vector<Expr>{a, r, C(n)}, sp));
+    std::vector<Expr> args = load ? std::vector<Expr>{r, a, C(n)} : std::vector<Expr>{a, r, C(n)};
+    if (m64) args.push_back(C(per / 2));
+    out.push_back(Call0(op, args, sp));
     off += n;
   }
   // a store completes (wait::st) before the threads' barrier that orders it before an MMA reading it
   out.push_back(Call0(load ? "tl.tcgen05_wait_ld" : "tl.tcgen05_wait_st", {}, sp));
   if (!load) out.push_back(Call0("tl.tcgen05_fence_before_thread_sync", {}, sp));
   L.ctx_.info->choices.push_back(Loc(sp) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name +
-                                 ": tcgen05." + (load ? "ld" : "st") + ".32x32b, " + std::to_string(cols) +
-                                 " 32-bit columns per thread" +
-                                 (pc == 2 ? " (16-bit values packed in pairs)" : "") + " (" + F.desc + ")");
+                                 ": tcgen05." + (load ? "ld" : "st") + (m64 ? ".16x32bx2" : ".32x32b") + ", " +
+                                 std::to_string(cols) + " 32-bit columns per thread" +
+                                 (pc == 2 ? " (16-bit values packed in pairs)" : "") +
+                                 (unpacked ? " (float16 values, bits 0-15 of each)" : "") + " (" + F.desc + ")");
   return Seq(out, sp);
 }
 
@@ -546,9 +612,27 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
   std::map<const BufferNode*, int64_t> col;  // first column of each buffer
   int64_t total = 0;
   std::string table;
+  // 16-bit buffers the MMAs accumulate into (a float16 D: one value a column; other 16-bit tensor memory
+  // packs two)
+  struct Accumulators : IRVisitor {
+    std::set<const BufferNode*> d;
+    bool in_d = false;  // inside an MMA's D address
+    void VisitCall(const CallNode* n) override {
+      if (in_d && n->op == "tl.tmem_base")
+        if (auto* l = As<BufferLoadNode>(n->args.at(0)); l && l->buffer->dtype.bits() == 16)
+          d.insert(l->buffer.get());
+      if (n->op.rfind("tl.tcgen05_mma_", 0) == 0 && !n->args.empty()) {
+        in_d = true;
+        VisitExpr(n->args[0]);
+        in_d = false;
+      }
+      IRVisitor::VisitCall(n);
+    }
+  } acc;
+  acc.VisitStmt(k->body);
   for (const Buffer& b : k->alloc_buffers)
     if (b->scope == Scope::kTensorMemory) {
-      const int64_t n = TmemColumns(b, b->span);
+      const int64_t n = TmemColumns(b, acc.d.count(b.get()) > 0, b->span);
       col[b.get()] = total;
       table += "  " + b->name + ": columns [" + std::to_string(total) + ", " + std::to_string(total + n) + ")\n";
       total += n;

@@ -86,6 +86,11 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   });
   half_swap_.clear();
   plain_shared_ = PlainSharedTiles(kbody);
+  tmem_unpacked_.clear();
+  PostOrderVisitStmt(kbody, [&](const Stmt& x) {
+    if (auto* op = As<TileOpNode>(x))
+      for (const Region* r : op->UnpackedTensorMemory()) tmem_unpacked_.insert(r->buffer.get());
+  });
   if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaHalfSwapTiles(kbody);  // gpu/mfma_lds.cc
   for (auto& u : user_shared_) {  // a layout from T.annotate_layout replaces the compiler's
     half_swap_.erase(u.first);

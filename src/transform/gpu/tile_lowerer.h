@@ -182,6 +182,8 @@ class GpuTileLowerer : public IRMutator {
   // their column reads (MfmaKRowsOffset) instead of the 16-byte-chunk-per-row XOR.
   std::map<const BufferNode*, bool> k_rows_;
   std::set<const BufferNode*> plain_shared_;  // row-major whatever the swizzle (PlainSharedTiles)
+  // 16-bit tensor memory holding one value a 32-bit column (TileOpNode::UnpackedTensorMemory)
+  std::set<const BufferNode*> tmem_unpacked_;
   // Shared tiles with a layout from T.annotate_layout (src/layout/user_layout.h): SharedIndex maps
   // through it and the tile occupies its physical size.
   std::map<const BufferNode*, SharedLayout> user_shared_;
