@@ -284,6 +284,7 @@ class Executor {
   // A wait by thread t on the mbarrier at shared byte addr saw `phases` phases complete: the tcgen05.mma
   // whose commits arrived in them are complete for t. A barrier of the threads `act` shares what each knows.
   void Tcgen05Observe(int64_t addr, int t, int64_t phases);
+  void Tcgen05Carry(int64_t addr, int t, int64_t phase);
   void Tcgen05Share(const Lanes& act);
   // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
   struct TmaState;

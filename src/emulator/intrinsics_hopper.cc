@@ -233,6 +233,7 @@ int64_t Executor::MbarrierArrive(int64_t addr, int tid, const std::string& name,
     return -1;
   }
   const int64_t phase = b.phase;
+  if (tc_ && !remote) Tcgen05Carry(addr, tid, phase);  // what the thread knows of tcgen05.mma completions
   if (--b.pending == 0 && b.tx == 0) {
     ++b.phase;
     b.pending = b.expected;
@@ -375,6 +376,7 @@ bool Executor::ExecHopper(const CallNode* c, const Lanes& act) {
           continue;
         }
         if (op == "tl.mbarrier_arrive_expect_tx") b.tx += arg[t].i;
+        if (tc_) Tcgen05Carry(addr, t, b.phase);  // what the thread knows of tcgen05.mma completions
         --b.pending;
         complete();
       } else if (op == "tl.mbarrier_expect_tx") {

@@ -85,10 +85,34 @@ struct Executor::Tcgen05State {
   };
   std::map<int64_t, std::vector<Commit>> commit_log;
   std::map<int, std::vector<int64_t>> known;
+  // What ordinary arrivals carry: per mbarrier and issuing thread, (phase, commit number) in arrival order, an
+  // entry where the number grew. A thread that waited for an MMA's commit and then arrives on another barrier
+  // passes that knowledge to the barrier's waiters (release / acquire).
+  std::map<int64_t, std::map<int, std::vector<std::pair<int64_t, int64_t>>>> carried;
 };
+
+void Executor::Tcgen05Carry(int64_t addr, int t, int64_t phase) {
+  Tcgen05State& st = *tc_;
+  for (auto& [issuer, k] : st.known) {
+    const int64_t v = k[static_cast<size_t>(t)];
+    if (v <= 0) continue;
+    auto& log = st.carried[addr][issuer];
+    if (log.empty() || log.back().second < v) log.emplace_back(phase, v);
+  }
+}
 
 void Executor::Tcgen05Observe(int64_t addr, int t, int64_t phases) {
   Tcgen05State& st = *tc_;
+  if (auto c = st.carried.find(addr); c != st.carried.end())
+    for (auto& [issuer, log] : c->second)
+      for (auto it = log.rbegin(); it != log.rend(); ++it) {
+        if (it->first < phases) {  // the latest (largest) knowledge of a completed phase
+          std::vector<int64_t>& k = st.known[issuer];
+          if (k.empty()) k.assign(static_cast<size_t>(T_), 0);
+          k[static_cast<size_t>(t)] = std::max(k[static_cast<size_t>(t)], it->second);
+          break;
+        }
+      }
   auto log = st.commit_log.find(addr);
   if (log == st.commit_log.end()) return;
   for (const auto& c : log->second)
@@ -128,6 +152,7 @@ void Executor::Tcgen05BlockStart() {
   tc_->commits.assign(static_cast<size_t>(T_), 0);
   tc_->commit_log.clear();
   tc_->known.clear();
+  tc_->carried.clear();
 }
 
 void Executor::Tcgen05BlockEnd() {

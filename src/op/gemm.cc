@@ -46,8 +46,11 @@ void GemmNode::Check() const {
     static const std::map<Scope, std::string> where{{Scope::kGlobal, "in global memory"},
                                                     {Scope::kShared, "in shared memory"},
                                                     {Scope::kLocalVar, "a T.alloc_var scalar"}};
-    bad("T.gemm accumulator C '" + c->name + "' must be a fragment (T.alloc_fragment) or local buffer, not " +
-        where.at(c->scope));
+    auto w = where.find(c->scope);
+    bad("T.gemm accumulator C '" + c->name + "' must be a fragment (T.alloc_fragment) or local buffer" +
+        (w != where.end() ? ", not " + w->second
+                          : c->scope == Scope::kTensorMemory ? " here (a tensor-memory C is the tcgen05 gemm's)"
+                                                             : ""));
   }
   // fp8 A and B may mix e4m3 and e5m2 (mma.sync / wgmma take the two types independently); fp4 (e2m1) only in
   // T.mma_gemm_blockscaled (MXFP4), where it mixes with fp8 too.

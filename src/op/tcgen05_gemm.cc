@@ -11,11 +11,11 @@ Stmt Tcgen05GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) c
   return std::make_shared<Tcgen05GemmNode>(
       std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A, trans_B, mbar ? e.at(m) : nullptr,
       e.at(0), use_2cta, span, scaled() ? std::move(r.at(3)) : Region{},
-      scaled() ? std::move(r.at(4)) : Region{}, scaled() ? e.at(1) : nullptr, gran_a, gran_b);
+      scaled() ? std::move(r.at(4)) : Region{}, scaled() ? e.at(1) : nullptr, gran_a, gran_b, wait);
 }
 
 TileOpCall Tcgen05GemmNode::Call() const {
-  TileOpCall c{scaled() ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm",
+  TileOpCall c{scaled() ? "tcgen05_gemm_blockscaled" : wait ? "gemm" : "tcgen05_gemm",
                {{TileOpArg::kRegion, &A, nullptr},
                 {TileOpArg::kRegion, &B, nullptr},
                 {TileOpArg::kRegion, &C, nullptr}},
@@ -80,7 +80,10 @@ void Tcgen05SfTransposeNode::Check() const { CheckSfTile(region, "T.tcgen05_sf_w
 
 void Tcgen05GemmNode::Check() const {
   using namespace op_detail;
-  auto bad = [&](const std::string& m) { throw UserError(ErrorKind::kType, "T.tcgen05_gemm: " + m, span); };
+  auto bad = [&](const std::string& m) {
+    throw UserError(ErrorKind::kType, std::string(wait ? "T.gemm into tensor memory: " : "T.tcgen05_gemm: ") + m,
+                    span);
+  };
   if (B.buffer->scope != Scope::kShared)
     bad("operand B '" + B.buffer->name + "' must be a shared-memory tile (T.alloc_shared)");
   if (A.buffer->scope != Scope::kShared && A.buffer->scope != Scope::kTensorMemory)
@@ -176,14 +179,15 @@ const TileOpRegistrar kRegisterTcgen05SfTranspose("tcgen05_sf_warp_transpose",
                                                         r.at(0), std::move(s));
                                                   });
 // T.tcgen05_gemm(A, B, C) with exprs [clear_accum, (mbar)] and attrs transpose_A, transpose_B, has_mbar,
-// use_2cta
+// use_2cta; wait: T.gemm into tensor memory
 const TileOpRegistrar kRegisterTcgen05Gemm(
     "tcgen05_gemm",
     [](std::vector<Region> r, std::vector<Expr> e, const std::map<std::string, int64_t>& a, Span s) -> Stmt {
       const bool has_mbar = AttrOr(a, "has_mbar", 0) != 0;
       return std::make_shared<Tcgen05GemmNode>(r.at(0), r.at(1), r.at(2), AttrOr(a, "transpose_A", 0) != 0,
                                                AttrOr(a, "transpose_B", 0) != 0, has_mbar ? e.at(1) : nullptr,
-                                               e.at(0), AttrOr(a, "use_2cta", 0) != 0, std::move(s));
+                                               e.at(0), AttrOr(a, "use_2cta", 0) != 0, std::move(s), Region{},
+                                               Region{}, nullptr, 0, 0, AttrOr(a, "wait", 0) != 0);
     });
 }  // namespace
 

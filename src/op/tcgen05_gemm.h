@@ -10,7 +10,8 @@ namespace tl {
 struct Tcgen05GemmNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_gemm";
   Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, bool two_cta, Span s,
-                  Region sfa = {}, Region sfb = {}, Expr k_start = nullptr, int gran_a = 0, int gran_b = 0)
+                  Region sfa = {}, Region sfb = {}, Expr k_start = nullptr, int gran_a = 0, int gran_b = 0,
+                  bool wait = false)
       : TileOpNode(kOp, std::move(s)),
         A(std::move(a)),
         B(std::move(b)),
@@ -24,7 +25,8 @@ struct Tcgen05GemmNode : TileOpNode {
         SFB(std::move(sfb)),
         k_start(std::move(k_start)),
         gran_a(gran_a),
-        gran_b(gran_b) {}
+        gran_b(gran_b),
+        wait(wait) {}
   const Region A, B, C;
   const bool trans_A, trans_B;
   const Expr mbar;         // the mbarrier element the commit arrives on; null: no commit
@@ -39,6 +41,9 @@ struct Tcgen05GemmNode : TileOpNode {
   const Region SFA, SFB;
   const Expr k_start;
   const int gran_a, gran_b;
+  // T.gemm into tensor memory (TileLang's form without an mbarrier): complete when the statement ends. The CUDA
+  // backend gives it a barrier of its own and waits on it (GemmToTcgen05CUDA).
+  const bool wait;
   bool scaled() const { return SFA.buffer != nullptr; }
 
   std::vector<const Region*> UnpackedTensorMemory() const override {
@@ -59,7 +64,7 @@ struct Tcgen05GemmNode : TileOpNode {
   }
   Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
   std::vector<int64_t> Attrs() const override {
-    return {trans_A, trans_B, mbar != nullptr, use_2cta, scaled(), gran_a, gran_b};
+    return {trans_A, trans_B, mbar != nullptr, use_2cta, scaled(), gran_a, gran_b, wait};
   }
   TileOpCall Call() const override;
   void Check() const override;

@@ -250,12 +250,9 @@ class Materializer {
       bound_.clear();
       Stmt prog = Program(root_, static_cast<int>(r));
       std::vector<Stmt> seq;
-      if (roles_[r].nreg) seq.push_back(SetNreg(roles_[r].nreg));
       if (prog) seq.push_back(FreshBinders().VisitStmt(prog));
       branches.push_back({{roles_[r].lo * 32, roles_[r].hi * 32}, Seq(seq, span_)});
     }
-    for (auto& [range, nreg] : IdleWarps())
-      branches.push_back({range, SetNreg(nreg)});
     std::sort(branches.begin(), branches.end(),
               [](const auto& a, const auto& b) { return a.first.lo < b.first.lo; });
     for (auto& [id, where] : op_scope_)
@@ -275,6 +272,13 @@ class Materializer {
       dispatch = If(cond, it->second, dispatch, span_);
     }
     std::vector<Stmt> top = setup_;
+    // setmaxnreg is warp-group-collective and .aligned: one instruction a warp group, before the roles' branches
+    // (whose warps of one group would otherwise run different ones)
+    for (auto& [g, nr] : group_nreg_)
+      if (nr.first)
+        top.push_back(If(Binary(BinaryOp::kAnd, Binary(BinaryOp::kGE, Tx(), Int(g * 128)),
+                                Binary(BinaryOp::kLT, Tx(), Int(g * 128 + 128))),
+                         SetNreg(nr.first), nullptr, span_));
     for (const Pipe& p : pipes_)
       for (int64_t v = 0; v < p.depth; ++v) {
         top.push_back(Eval("tl.mbarrier_init", {Load(p.full, {Int(v)}), Int(Threads(p.producer))}, span_));
@@ -403,24 +407,6 @@ class Materializer {
                "); setmaxnreg sets the budget of a whole warp group, so they must ask for the same");
       }
     group_nreg_ = group_nreg;
-  }
-
-  // Warps no role has, in warp groups whose roles set a budget: they set it too (setmaxnreg is collective).
-  std::vector<std::pair<ThreadSpan, int64_t>> IdleWarps() const {
-    std::vector<std::pair<ThreadSpan, int64_t>> out;
-    for (auto& [g, nr] : group_nreg_) {
-      if (!nr.first) continue;
-      for (int64_t w = g * 4; w < g * 4 + 4; ++w) {
-        bool owned = false;
-        for (auto& r : roles_) owned |= r.lo <= w && w < r.hi;
-        if (owned) continue;
-        if (!out.empty() && out.back().first.hi == w * 32 && out.back().second == nr.first)
-          out.back().first.hi += 32;
-        else
-          out.push_back({{w * 32, w * 32 + 32}, nr.first});
-      }
-    }
-    return out;
   }
 
   int ScopeIndex(const std::string& id) const {
@@ -768,12 +754,12 @@ struct FindSchedule : IRMutator {
     bool has = false;
     for (Stmt b = n->body; auto* a = As<AttrStmtNode>(b); b = a->body) has |= a->key == kSchedule;
     if (!has) return s;
-    if (!ctx.features.wgmma) {
+    if (!ctx.features.wgmma && !ctx.features.tcgen05) {
       if (ctx.info)
         ctx.info->warnings.push_back(
             Loc(n->span) + ": T.annotate_ws_schedule: target " + ctx.target.str() +
-            " has no warp specialisation (it needs setmaxnreg and warp-group regions: cuda sm_90a); the kernel runs "
-            "as written, unscheduled (a schedule never changes what a kernel computes)");
+            " has no warp specialisation (it needs setmaxnreg and warp-group regions: cuda sm_90a or the tcgen05 "
+            "family); the kernel runs as written, unscheduled (a schedule never changes what a kernel computes)");
       return StripIds().VisitStmt(s);
     }
     return Materializer(n, ctx).Run(s);

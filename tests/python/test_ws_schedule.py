@@ -251,3 +251,86 @@ def test_schedule_objects_check_their_arguments():
         T.WSRole("a", warps_lo=0, warps_hi=4, max_nreg=100)
     assert T.WSID == "tl.ws_op_id" and T.WSSync.consumer_wait("p", stage=2).stage == 2
     assert T.WSSync.producer_commit("p").kind == T.WSSyncKind.PRODUCER_COMMIT
+
+
+SM100A = "cuda -arch=sm_100a"
+
+
+def _tmem_scheduled_gemm(M, N, K, bm=128, bn=128, bk=64, stages=3, workers=3, acc_versions=2):
+    """A persistent Blackwell GEMM in the schedule's terms (TileLang's aws/gemm.py style): T.gemm accumulates into
+    tensor memory (no mbarrier: the compiler waits for it), a "tiles" pipeline protects the shared operands and an
+    "acc" pipeline `acc_versions` versions of the tensor-memory accumulator: warp 0 loads, warp 1 multiplies into a
+    free version, warps 4-7 read a full one out and store it while the next tile is multiplied."""
+    m_blocks, n_blocks = T.ceildiv(M, bm), T.ceildiv(N, bn)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(workers, threads=128) as wid:
+            A_s = T.alloc_shared((bm, bk), "bfloat16")
+            B_s = T.alloc_shared((bn, bk), "bfloat16")
+            C_t = T.alloc_tmem([bm, bn], "float32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            sched = T.PersistentTileScheduler(m_blocks, n_blocks, num_workers=workers, name="sched")
+            T.annotate_ws_schedule(T.WSSchedule(
+                num_warps=8,
+                roles=[T.WSRole("load", warps_lo=0, warps_hi=1, max_nreg=40),
+                       T.WSRole("mma", warps_lo=1, warps_hi=2, max_nreg=40),
+                       T.WSRole("epi", warps_lo=4, warps_hi=8, max_nreg=232)],
+                pipelines=[T.WSPipeline("tiles", [A_s, B_s], depth=stages),
+                           T.WSPipeline("acc", [C_t], depth=acc_versions)],
+                scopes=[
+                    T.WSScope("k_loop", {
+                        "load": [T.WSSync.producer_acquire("tiles"), "load_a", "load_b",
+                                 T.WSSync.producer_commit("tiles")],
+                        "mma": [T.WSSync.consumer_wait("tiles"), "mma", T.WSSync.consumer_release("tiles")],
+                        "epi": [],
+                    }),
+                    T.WSScope("tiles_loop", {
+                        "load": ["coords", "k_loop", "advance"],
+                        "mma": [T.WSSync.producer_acquire("acc"), "k_loop", T.WSSync.producer_commit("acc"),
+                                "advance"],
+                        "epi": ["coords", T.WSSync.consumer_wait("acc"), "read", T.WSSync.consumer_release("acc"),
+                                "store", "advance"],
+                    }),
+                    T.WSScope(T.WSScope.ROOT, {"load": ["start", "tiles_loop"], "mma": ["start", "tiles_loop"],
+                                               "epi": ["start", "tiles_loop"]}),
+                ]))
+            with T.ws_op("start"):
+                sched.init(wid)
+            with T.ws_op("tiles_loop"):
+                while sched.valid():
+                    with T.ws_op("coords"):
+                        bx = sched.m_idx
+                        by = sched.n_idx
+                    for k in T.serial(T.ceildiv(K, bk), annotations={T.WSID: "k_loop"}):
+                        T.copy(A[bx * bm, k * bk], A_s, annotations={T.WSID: "load_a"})
+                        T.copy(B[by * bn, k * bk], B_s, annotations={T.WSID: "load_b"})
+                        T.gemm(A_s, B_s, C_t, transpose_B=True, clear_accum=k == 0, annotations={T.WSID: "mma"})
+                    T.copy(C_t, C_l, annotations={T.WSID: "read"})
+                    T.copy(C_l, C[bx * bm, by * bn], annotations={T.WSID: "store"})
+                    with T.ws_op("advance"):
+                        sched.next_tile()
+
+    return main
+
+
+def test_a_pipeline_of_tensor_memory_versions_between_the_mma_and_the_epilogue():
+    """Before: T.WSPipeline refused tensor memory and T.gemm into a T.alloc_tmem accumulator was an internal error.
+    Expected: the accumulator becomes `acc_versions` x 128 x 128 columns of tensor memory; the MMA warp issues
+    tcgen05.mma into the version it acquired and waits for them (a barrier of its own) before committing it to the
+    epilogue warps, which read it out while the next tile is multiplied. Three workers over 2 x 3 tiles at a ragged
+    size, against NumPy float64, in the emulator (its tensor-memory checks on)."""
+    M, N, K = 200, 296, 192
+    func = _tmem_scheduled_gemm(M, N, K)
+    ke = tilelang.compile(func, target=SM100A, execution_backend="emulator")
+    assert any("T.gemm into tensor memory 'C_t'" in c for c in ke.choices), ke.choices
+    assert any("256 columns" in c for c in ke.choices if "tensor memory:" in c), ke.choices
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    import ml_dtypes
+    a16, b16 = a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)
+    c = np.full((M, N), np.nan, np.float32)
+    ke(a16, b16, c)
+    ref = a16.astype(np.float64) @ b16.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4 * np.sqrt(K))

@@ -29,6 +29,8 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
     for (buf, _, _, point), nm in zip((ra, rb, rc), "ABC"):
         if point:
             raise TileLangTypeError(f"T.gemm operand {nm} must be a tile, not a single element of '{buf.name}'")
+    if rc[0].scope == "shared.tmem":
+        return _gemm_into_tmem(ra, rb, rc, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait)
     ra, rb, pre = _common_operand_dtype(ra, rb)
     # clear_accum given as a kernel expression (TileLang's FlashMLA: clear_accum=(j == 0)): C is cleared
     # where it holds and the gemm accumulates, which is the same product
@@ -47,6 +49,18 @@ def gemm(A, B, C, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Sq
         cleared = _ffi.tile_op("fill", [_region(*rc[:3])], [zero], {}, builder.span())
         g = _ffi.seq([_ffi.if_(clear_accum, cleared, None, builder.span()), g], builder.span())
     return _ffi.seq(pre + [g], builder.span()) if pre else g
+
+
+def _gemm_into_tmem(ra, rb, rc, transpose_A, transpose_B, policy, clear_accum, k_pack, wg_wait):
+    """T.gemm with a T.alloc_tmem accumulator (TileLang's Blackwell form without an mbarrier): the tcgen05 gemm,
+    which the compiler waits for (a barrier of its own: the product is in C when the statement ends)."""
+    if int(policy) != int(GemmWarpPolicy.Square) or int(k_pack) != 1 or int(wg_wait) != 0:
+        raise TileLangTypeError("T.gemm into tensor memory: one thread issues the whole tile (tcgen05.mma), so "
+                                "policy, k_pack and wg_wait have no meaning here; leave them at their defaults")
+    return _ffi.tile_op("tcgen05_gemm", [_region(*ra[:3]), _region(*rb[:3]), _region(*rc[:3])],
+                        [_clear_expr("gemm", clear_accum)],
+                        {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
+                         "has_mbar": 0, "use_2cta": 0, "wait": 1}, builder.span())
 
 
 # Mixed-input gemms (TileLang accepts e.g. float16 A with float32 B): each operand whose dtype differs from the

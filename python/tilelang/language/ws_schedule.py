@@ -66,11 +66,9 @@ class WSPipeline:
         if not self.buffers:
             raise TileLangTypeError(f"T.WSPipeline({name!r}) protects no buffer")
         for b in self.buffers:
-            if not isinstance(b, _ffi.Buffer) or b.scope not in ("shared", "shared.dyn"):
-                raise TileLangTypeError(f"T.WSPipeline({name!r}) protects shared-memory buffers (T.alloc_shared), "
-                                        f"got {getattr(b, 'name', b)!r}" +
-                                        (" (tensor memory, T.alloc_tmem, is Blackwell's: not supported yet)"
-                                         if isinstance(b, _ffi.Buffer) else ""))
+            if not isinstance(b, _ffi.Buffer) or b.scope not in ("shared", "shared.dyn", "shared.tmem"):
+                raise TileLangTypeError(f"T.WSPipeline({name!r}) protects shared-memory buffers (T.alloc_shared) "
+                                        f"or tensor memory (T.alloc_tmem), got {getattr(b, 'name', b)!r}")
 
 
 class WSOpRef:

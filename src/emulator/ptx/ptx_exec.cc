@@ -352,6 +352,7 @@ class Machine {
     inited_.clear();
     known_.clear();
     commit_log_.clear();
+    carried_.clear();
     tma_.clear();
     while (true) {
       bool any_live = false;
@@ -2098,6 +2099,18 @@ class Machine {
   // One arrival on the mbarrier at shared byte a by thread tid (mbarrier.arrive,
   // cp.async.mbarrier.arrive.noinc, tcgen05.commit): reported when it was never initialised or has no arrival
   // pending. Returns the phase arrived on, or -1.
+  // An arrival (release) carries what the thread knows of tcgen05.mma completions to the phase's waiters
+  // (acquire): logged like a commit of the issuer, where the number grew for this barrier.
+  void Carry(int64_t a, int tid, int64_t phase) {
+    for (auto& [issuer, k] : known_) {
+      const int64_t v = k[static_cast<size_t>(tid)];
+      int64_t& last = carried_[{a, issuer}];
+      if (v <= last) continue;
+      last = v;
+      commit_log_[a].push_back({issuer, v, phase});
+    }
+  }
+
   int64_t ArriveOn(int64_t a, int tid) {
     if (!inited_.count(a)) {
       Report("uninitialized_read", tid, [&] {
@@ -2209,6 +2222,7 @@ class Machine {
         b.tx += static_cast<int64_t>(Get(wp, in.ops[has_state ? 2 : 1], w, l, Ty::kU32));
       if (in.op == Op::kMbarArrive) {
         Set(wp, in.ops[0], l, static_cast<uint64_t>(b.phase), Ty::kB64);  // the state: the phase arrived on
+        Carry(a, w * 32 + l, b.phase);
         ArriveOn(a, w * 32 + l);
         return;
       }
@@ -3240,6 +3254,7 @@ class Machine {
   };
   std::map<int64_t, std::vector<CommitRecord>> commit_log_;
   std::map<int, std::vector<int64_t>> known_;  // issuing thread -> per thread: its last commit known complete
+  std::map<std::pair<int64_t, int>, int64_t> carried_;  // (mbarrier, issuer) -> the largest number carried
   Tmem tmem_;
   std::vector<Region> regions_;
   int64_t extern_off_ = 0, smem_bytes_ = 0;

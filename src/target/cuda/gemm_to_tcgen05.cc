@@ -103,6 +103,31 @@ struct Rewriter : IRMutator {
     return "";
   }
 
+  // T.gemm into tensor memory (Tcgen05GemmNode::wait): issued with a barrier of its own, waited on at once.
+  Stmt VisitTileOp(const Stmt& s) override {
+    auto* g = As<Tcgen05GemmNode>(s);
+    if (!g || !g->wait) return IRMutator::VisitTileOp(s);
+    const Span sp = g->span;
+    const std::string base = g->C.buffer->name + "_gemm" + std::to_string(waits_++);
+    Buffer bar = MakeBuffer(base + "_bar", DataType::UInt(64), {C(1)}, Scope::kShared, sp);
+    Buffer phase = MakeBuffer(base + "_phase", DataType::Int(32), {C(1)}, Scope::kLocalVar, sp);
+    new_allocs.insert(new_allocs.end(), {bar, phase});
+    new_inits.emplace_back(phase, C(0));
+    prologue.push_back(Evaluate(Call(DataType::Void(), "tl.mbarrier_init", {Load(bar, {C(0)}), C(1)}), sp));
+    Expr ph = Load(phase, {C(0)});
+    ctx.info->choices.push_back(Loc(sp) + ": T.gemm into tensor memory '" + g->C.buffer->name +
+                                "': tcgen05.mma committed to a barrier of its own ('" + bar->name +
+                                "'), which its threads wait on before going on");
+    return Seq({std::make_shared<Tcgen05GemmNode>(g->A, g->B, g->C, g->trans_A, g->trans_B, Load(bar, {C(0)}),
+                                                  g->clear_accum, g->use_2cta, sp),
+                Evaluate(Call(DataType::Void(), "tl.mbarrier_wait_parity",
+                              {Load(bar, {C(0)}), Binary(BinaryOp::kFloorMod, ph, C(2))}),
+                         sp),
+                Store(phase, ph + C(1), {C(0)}, sp)},
+               sp);
+  }
+  int waits_ = 0;
+
   Stmt VisitSeq(const Stmt& s, const SeqNode* q) override {
     std::vector<Stmt> seq;
     bool changed = false;
