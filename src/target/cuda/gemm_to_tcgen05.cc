@@ -136,7 +136,8 @@ struct Rewriter : IRMutator {
       changed |= x.get() != x0.get();
       auto* loop = As<ForNode>(x);
       size_t at = 0;
-      const GemmNode* g = loop && (loop->for_kind == ForKind::kPipelined || loop->for_kind == ForKind::kSerial)
+      const GemmNode* g = !ctx.opt.disable_tcgen05 && loop &&
+                                  (loop->for_kind == ForKind::kPipelined || loop->for_kind == ForKind::kSerial)
                               ? LoopGemm(loop->body, &at)
                               : nullptr;
       if (!g) {

@@ -18,5 +18,8 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx);
 /// Before LegalizeTileOpsGPU on the tcgen05 family: a T.gemm accumulating across a loop becomes tcgen05.mma into
 /// tensor memory in TileLang's explicit form (gemm_to_tcgen05.cc).
 PrimFunc GemmToTcgen05CUDA(const PrimFunc& f, const PassContext& ctx);
+/// T.set_max_nreg calls at the start of thread-range branches that split a warp group, alike for the group,
+/// become one call per warp group before the branches (hoist_setmaxnreg.cc).
+PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

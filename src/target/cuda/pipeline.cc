@@ -16,10 +16,13 @@ PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
 Pipeline CudaPipeline(const PassContext& ctx) {
   const IRStage thread = IRStage::kThread, planned = IRStage::kSharedPlanned;
   Pipeline p = GpuTileToThreadSteps();  // CheckThreadBindings ... LowerTileOpsGPU, Simplify
-  if (ctx.features.tcgen05 && !ctx.opt.disable_tcgen05) {  // T.gemm across a loop: tcgen05 into tensor memory
-    auto legalize = std::find_if(p.begin(), p.end(), [](const PipelineStep& s) { return s.name == "LegalizeTileOpsGPU"; });
-    p.insert(legalize, {"GemmToTcgen05CUDA", GemmToTcgen05CUDA, IRStage::kTile});
-  }
+  auto legalize = [&p] {
+    return std::find_if(p.begin(), p.end(), [](const PipelineStep& s) { return s.name == "LegalizeTileOpsGPU"; });
+  };
+  // T.gemm into tensor memory, and T.gemm across a loop (unless tl.disable_tcgen05): tcgen05 into tensor memory
+  if (ctx.features.tcgen05) p.insert(legalize(), {"GemmToTcgen05CUDA", GemmToTcgen05CUDA, IRStage::kTile});
+  // one setmaxnreg per warp group where warp roles' branches each start with the group's
+  if (ctx.features.setmaxnreg) p.insert(legalize(), {"HoistSetMaxNregCUDA", HoistSetMaxNregCUDA, IRStage::kTile});
   if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));
