@@ -702,11 +702,12 @@ def test_a_short_warp_specialised_loop_is_not_unrolled_whole():
     assert not any("C7520" in str(x.message) for x in w), [str(x.message) for x in w]
 
 
-def _role_nreg_kernel(group_wide):
+def _role_nreg_kernel(group_wide, consumer_nreg=40):
     """Warp roles inside the first warp group (a producer warp, a consumer warp, two idle warps), the emulator
     running a fiber per warp. setmaxnreg is warp-group-collective and .aligned: the four warps must run the same
     instruction. group_wide: one T.set_max_nreg for the whole group before its warps branch; else one in each
-    warp's branch (three different instructions: undefined in the PTX ISA)."""
+    warp's branch (three different instructions: undefined in the PTX ISA, which the compiler turns into one
+    before the branches where they agree; with consumer_nreg != 40 they do not)."""
 
     @T.prim_func
     def main(A: T.Tensor((32,), "float32"), B: T.Tensor((32,), "float32")):
@@ -725,7 +726,7 @@ def _role_nreg_kernel(group_wide):
                     T.mbarrier_arrive(bar)
                 elif tx < 64:
                     if not group_wide:
-                        T.set_max_nreg(40, 0)
+                        T.set_max_nreg(consumer_nreg, 0)
                     T.mbarrier_wait_parity(bar, 0)
                     B[tx - 32] = S[tx - 32] + 1.0
                 else:
@@ -741,8 +742,19 @@ def test_set_max_nreg_of_warp_roles_must_be_one_instruction_per_warp_group():
     a, b = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
     _emu(_role_nreg_kernel(True))(a, b)
     np.testing.assert_array_equal(b, a + 1)
+    # one T.set_max_nreg(40, 0) in each warp's branch (TileLang's aws examples): before, the emulator reported the
+    # warps' different instructions; expected: the compiler runs one per warp group before the branches
+    k = _emu(_role_nreg_kernel(False))
+    assert any("runs once per warp group before them" in c and "warp group 0 (setmaxnreg.dec 40)" in c
+               for c in k.choices), k.choices
+    b = np.zeros(32, np.float32)
+    k(a, b)
+    np.testing.assert_array_equal(b, a + 1)
+    # branches asking for different budgets stay as written: undefined, reported
+    k = _emu(_role_nreg_kernel(False, consumer_nreg=48))
+    assert not any("runs once per warp group" in c for c in k.choices), k.choices
     with pytest.raises(TileLangEmulationError) as e:
-        _emu(_role_nreg_kernel(False))(a, np.zeros(32, np.float32))
+        k(a, np.zeros(32, np.float32))
     assert any(r[0] == "inactive_lanes" and "set_max_nreg" in r[1] for r in e.value.reports), e.value.reports
 
 

@@ -8,7 +8,10 @@ from .utils import _bool, _normalize_dim, _region
 
 
 def _reduce(kind):
-    def f(src, dst, dim=-1, clear=True):
+    def f(src, dst, dim=-1, clear=True, annotations=None):
+        if annotations:  # {T.WSID: id}: the op's name in a warp-specialisation schedule
+            from .ws_schedule import with_ws_id
+            return with_ws_id(f(src, dst, dim, clear), annotations, f"T.reduce_{kind}")
         sb, smin, sext, _ = region_of(src, f"T.reduce_{kind} source")
         db, dmin, dext, _ = region_of(dst, f"T.reduce_{kind} destination")
         d = _normalize_dim(dim, len(sext), f"T.reduce_{kind}", sb)  # shapes are checked in C++ (src/op)

@@ -68,7 +68,7 @@ struct Hoister : IRMutator {
   // does not select one.
   std::vector<Branch> Chain(const IfNode* n) const {
     std::vector<Branch> out;
-    ThreadRange in{0, threads};
+    ThreadRange in = cur_;
     for (const IfNode* i = n; i;) {
       ThreadRange r = ThreadRangeWhere(i->cond, in, [&](const Expr& e) { return IsTx(e); }, nullptr, nullptr,
                                        &div_vars);
@@ -87,11 +87,28 @@ struct Hoister : IRMutator {
     return out;
   }
 
+  ThreadRange cur_;  // the threads that reach the statement being visited, as far as thread-range ifs say
+
+  // The chain's branches visited each for its own threads.
+  Stmt Rebuild(const std::vector<Branch>& chain, const std::function<bool(const Branch&)>& moves) {
+    Stmt rebuilt;
+    const ThreadRange saved = cur_;
+    for (size_t k = chain.size(); k-- > 0;) {
+      const Branch& b = chain[k];
+      cur_ = b.range;
+      Stmt body = VisitStmt(moves(b) ? DropFirst(b.body) : b.body);
+      rebuilt = b.node ? If(b.node->cond, body, rebuilt, b.node->span) : body;
+    }
+    cur_ = saved;
+    return rebuilt;
+  }
+
   Stmt VisitIf(const Stmt& s, const IfNode* n) override {
     std::vector<Branch> chain = Chain(n);
+    if (chain.empty()) return IRMutator::VisitIf(s, n);
     bool any = false;
     for (Branch& b : chain) any |= LeadingSetMaxNreg(b.body, &b.nreg, &b.inc);
-    if (chain.size() < 2 || !any) return IRMutator::VisitIf(s, n);
+    if (chain.size() < 2 || !any) return Rebuild(chain, [](const Branch&) { return false; });
     // per warp group: the budget all its branches start with, where they cover it
     struct Group {
       int64_t nreg = 0, inc = -1, covered = 0, branches = 0;
@@ -125,13 +142,8 @@ struct Hoister : IRMutator {
     // only where a warp group is split between branches (one branch per group already runs one instruction)
     bool split = false;
     for (auto& [g, gr] : groups) split |= gr.ok && gr.branches > 1;
-    if (!split) return IRMutator::VisitIf(s, n);
-    Stmt rebuilt;
-    for (size_t k = chain.size(); k-- > 0;) {
-      const Branch& b = chain[k];
-      Stmt body = VisitStmt(moves(b) ? DropFirst(b.body) : b.body);
-      rebuilt = b.node ? If(b.node->cond, body, rebuilt, b.node->span) : body;
-    }
+    if (!split) return Rebuild(chain, [](const Branch&) { return false; });
+    Stmt rebuilt = Rebuild(chain, moves);
     std::vector<Stmt> out;
     std::string where;
     for (auto& [g, gr] : groups) {
@@ -160,6 +172,7 @@ PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx) {
   if (!k || !ctx.features.setmaxnreg) return f;
   Hoister h(ctx);
   if (k->threads.size() != 1 || !AsConstInt(k->threads[0], &h.threads)) return f;
+  h.cur_ = {0, h.threads};
   h.tx_vars = ThreadIndexVars(k->body, &h.div_vars);
   return WithBody(f, h.VisitStmt(f->body));
 }
