@@ -184,6 +184,29 @@ def test_m64_tiles_and_float16_accumulators(dtype, acc, bM, threads, backend):
     np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("bM,acc,threads", [(64, "float32", 128), (64, "float16", 256), (128, "float16", 128)])
+def test_the_automatic_path_takes_m64_and_float16_accumulators(bM, acc, threads):
+    """T.gemm across a loop into a 64-row or float16 fragment. Before: it stayed on mma.sync ("takes 128" / "a
+    float32 accumulator"). Expected: tcgen05.mma into tensor memory (M = 64: layout F, read with .16x32bx2), the
+    product against NumPy float64 at a ragged size."""
+    import kernels
+
+    M, N, K = 200, 136, 192
+    f = kernels.matmul_transposed(M, N, K, bM, 128, 64, trans_B=True, dtype="float16", out_dtype=acc,
+                                  accum_dtype=acc, num_stages=2, threads=threads)
+    k = tilelang.compile(f, target=SM100A, execution_backend="emulator")
+    assert any(f"tcgen05.mma.cta_group::1.kind::f16 {bM}x128x16" in c for c in k.choices), k.choices
+    assert not any("uses mma.sync" in w for w in k.warnings), k.warnings
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float16 if acc == "float16" else np.float32)
+    k(a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    tol = 2.0**-10 * np.sqrt(K) * 4 if acc == "float16" else 1e-5 * np.sqrt(K)
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol)
+
+
 def test_m64_tiles_and_float16_accumulators_assemble_for_sm100a():
     """The M = 64 fp8 GEMM with a float16 accumulator: .16x32bx2 loads, the F16 D type (bits 4-5 of the
     instruction descriptor 0) and M >> 4 = 4 (bits 24-28) in the PTX; ptxas assembles it, no spills."""

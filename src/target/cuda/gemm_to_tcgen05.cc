@@ -8,9 +8,12 @@
 //                                                    T.mbarrier_wait_parity(bar, phase % 2); phase += 1
 //   (C read after the loop)                      T.copy(C_tmem, C)   (then C is read as before)
 //
+// A T.gemm whose accumulator C is itself tensor memory (TileLang's Blackwell form without an mbarrier) is issued
+// with a barrier of its own and waited on where it stands (VisitTileOp below).
+//
 // C_tmem, the mbarrier and the phase counter are new allocations of the kernel. Where the pattern does not hold
 // (C touched inside the loop by anything but the gemm, not cleared before it, shapes tcgen05.mma kind::f16 cannot
-// take with M = 128, fragment operands), the gemm stays on mma.sync and a performance warning says why.
+// take with M = 128 or 64, fragment operands), the gemm stays on mma.sync and a performance warning says why.
 #include "ir/functor.h"
 #include "ir/printer.h"
 #include "layout/hopper_layout.h"
@@ -77,17 +80,22 @@ struct Rewriter : IRMutator {
     auto int8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
     const bool i8 = int8(a->dtype) && int8(b->dtype) && c->dtype == DataType::Int(32);
     if (i8 && !ctx.features.tcgen05_i8) return ctx.features.arch + " has no 8-bit integer tcgen05.mma (kind::i8)";
-    if (!i8 && ((!f16 && !(IsFp8(a->dtype) && IsFp8(b->dtype))) || c->dtype != DataType::Float(32)))
-      return "only float16 / bfloat16 (kind::f16) and fp8 (kind::f8f6f4) A and B with a float32 accumulator, and "
-             "int8 / uint8 with an int32 one (kind::i8), are lowered to tcgen05";
+    const bool float_acc = c->dtype == DataType::Float(32) || c->dtype == DataType::Float(16);
+    if (!i8 && ((!f16 && !(IsFp8(a->dtype) && IsFp8(b->dtype))) || !float_acc))
+      return "only float16 / bfloat16 (kind::f16) and fp8 (kind::f8f6f4) A and B with a float32 or float16 "
+             "accumulator, and int8 / uint8 with an int32 one (kind::i8), are lowered to tcgen05";
     int64_t m = 0, n = 0;
     if (c->shape.size() != 2 || !AsConstInt(c->shape[0], &m) || !AsConstInt(c->shape[1], &n) || !g->C.IsWhole())
       return "the accumulator must be a whole 2-d fragment";
-    if (m != 128) return "the accumulator has " + std::to_string(m) + " rows, tcgen05.mma here takes 128";
-    if (n % 16 || n > 256) return "N = " + std::to_string(n) + " is not 16, 32, ..., 256";
-    if (threads % 128 || n % (threads / 128))
-      return "the block's " + std::to_string(threads) + " threads do not read the 128 x " + std::to_string(n) +
-             " accumulator out of tensor memory in whole warp groups";
+    if (m != 128 && m != 64)
+      return "the accumulator has " + std::to_string(m) + " rows, tcgen05.mma here takes 128 or 64";
+    if (m == 128 ? (n % 16 || n > 256) : (n % 8 || n > 256))
+      return "N = " + std::to_string(n) + " is not " + (m == 128 ? "16, 32, ..., 256" : "8, 16, ..., 256");
+    // (M = 64, layout F: each warp's lanes read two column halves, so 2 G divides N)
+    const int64_t G = threads / 128;
+    if (threads % 128 || n % (m == 64 ? 2 * G : G))
+      return "the block's " + std::to_string(threads) + " threads do not read the " + std::to_string(m) + " x " +
+             std::to_string(n) + " accumulator out of tensor memory in whole warp groups";
     if (Uses(loop->body, c.get()) != 1)
       return "the loop uses the accumulator '" + c->name + "' besides the gemm (it would have to leave tensor "
              "memory every iteration)";
