@@ -700,3 +700,43 @@ def test_a_row_a_thread_epilogue_stays_in_registers():
     assert "in-thread (a thread a row)" in text, text
     assert not any("staged through shared memory" in w for w in k.warnings), k.warnings
     assert "red_smem" not in k.get_kernel_source()
+
+
+def _gemm_into_tmem(M, N, K, policy=None):
+    """TileLang's T.gemm with a T.alloc_tmem accumulator and no mbarrier, in a K loop (clear_accum=k == 0)."""
+    kw = {} if policy is None else {"policy": policy}
+
+    @T.prim_func
+    def g(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 128), T.ceildiv(M, 128), threads=128) as (bx, by):
+            A_s = T.alloc_shared((128, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            C_t = T.alloc_tmem([128, 128], "float32")
+            C_l = T.alloc_fragment((128, 128), "float32")
+            for k in T.Pipelined(T.ceildiv(K, 64), num_stages=2):
+                T.copy(A[by * 128, k * 64], A_s)
+                T.copy(B[bx * 128, k * 64], B_s)
+                T.gemm(A_s, B_s, C_t, transpose_B=True, clear_accum=k == 0, **kw)
+            T.copy(C_t, C_l)
+            T.copy(C_l, C[by * 128, bx * 128])
+
+    return g
+
+
+def test_gemm_into_tensor_memory_waits_for_itself():
+    """Before: T.gemm with a tensor-memory C was an internal error (map::at). Expected: the tcgen05 gemm committed
+    to a barrier the compiler adds and waited on, so C_t holds the product after the statement; a warp policy is
+    refused (one thread issues); other targets refuse the tensor memory."""
+    M, N, K = 200, 136, 192
+    k = tilelang.compile(_gemm_into_tmem(M, N, K), target=SM100A, execution_backend="emulator")
+    assert any("T.gemm into tensor memory 'C_t'" in c and "C_t_gemm0_bar" in c for c in k.choices), k.choices
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+    with pytest.raises(TileLangError, match="policy, k_pack and wg_wait have no meaning"):
+        _gemm_into_tmem(M, N, K, policy=T.GemmWarpPolicy.FullRow)
+    with pytest.raises(TileLangUnsupportedError, match="needs the tcgen05 family"):
+        tilelang.compile(_gemm_into_tmem(M, N, K), target="cuda -arch=sm_90a")
