@@ -153,35 +153,30 @@ const LayoutRuleRegistrar kTmemCopyRule("copy", [](LayoutRuleContext& c, const T
   std::vector<int64_t> dshape;
   for (auto& e : frag->shape)
     dshape.push_back(ConstOr(e, n.span, "a fragment copied to or from tensor memory"));
-  if (M == 64) {
-    if (T % 128 || N % (2 * (T / 128)) || dshape != std::vector<int64_t>{64, N})
-      throw UserError(
-          ErrorKind::kUnsupported,
-          "T.copy of tensor memory '" + tm.buffer->name + "' [64, " + std::to_string(N) +
-              "] (an M = 64 accumulator) and a fragment needs a whole [64, " + std::to_string(N) +
-              "] fragment and a block of 128 k threads whose 2 k divides N (tcgen05.ld .16x32bx2: each warp "
-              "16 rows, its lane halves two column ranges); the block has " +
-              std::to_string(T),
-          n.span);
-    return c.Assign(frag, TmemRows64(N, T),
-                    load ? "T.copy from tensor memory (tcgen05.ld .16x32bx2)"
-                         : "T.copy into tensor memory (tcgen05.st .16x32bx2)",
-                    n.span);
-  }
-  // (16-bit values: whole 32-bit columns a thread, where they are packed in pairs)
-  if (T % 128 || N % (T / 128) || (N / (T / 128)) % (32 / tm.buffer->dtype.bits()) ||
-      dshape != std::vector<int64_t>{128, N})
+  // M = 64 (layout F, .16x32bx2): each warp's lane halves read two column ranges, so 2 G divides N; M = 128:
+  // G divides N, 16-bit values whole 32-bit columns a thread where they are packed in pairs
+  const bool m64 = M == 64;
+  const int64_t G = T / 128;
+  const bool ok = T % 128 == 0 && dshape == std::vector<int64_t>{M, N} &&
+                  (m64 ? N % (2 * G) == 0 : N % G == 0 && (N / G) % (32 / tm.buffer->dtype.bits()) == 0);
+  const std::string shape = "[" + std::to_string(M) + ", " + std::to_string(N) + "]";
+  if (!ok)
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.copy of tensor memory '" + tm.buffer->name + "' [128, " + std::to_string(N) +
-            "] and a fragment needs a whole [128, " + std::to_string(N) +
-            "] fragment and a block of 128 k threads whose k divides N (tcgen05.ld / st reach 32 lanes "
-            "per warp; 16-bit values whole 32-bit columns a thread); the block has " +
-            std::to_string(T),
+        "T.copy of tensor memory '" + tm.buffer->name + "' " + shape +
+            (m64 ? " (an M = 64 accumulator)" : "") + " and a fragment needs a whole " + shape +
+            " fragment and a block of 128 k threads whose " +
+            (m64 ? "2 k divides N (tcgen05.ld .16x32bx2: each warp 16 rows, its lane halves two "
+                   "column ranges)"
+                 : "k divides N (tcgen05.ld / st reach 32 lanes per warp; 16-bit values whole 32-bit "
+                   "columns a thread)") +
+            "; the block has " + std::to_string(T),
         n.span);
-  return c.Assign(frag, TmemRows(N, T),
-                  load ? "T.copy from tensor memory (tcgen05.ld)" : "T.copy into tensor memory (tcgen05.st)",
-                  n.span);
+  const std::string what = m64 ? " .16x32bx2)" : ")";
+  return c.Assign(
+      frag, m64 ? TmemRows64(N, T) : TmemRows(N, T),
+      load ? "T.copy from tensor memory (tcgen05.ld" + what : "T.copy into tensor memory (tcgen05.st" + what,
+      n.span);
 });
 
 }  // namespace
