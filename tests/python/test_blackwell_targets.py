@@ -71,9 +71,12 @@ def test_reference_gemm_assembles_for_the_arch(arch):
 
 
 def test_gemms_tcgen05_cannot_take_stay_on_mma_sync_and_say_why():
-    k, perf = _compile(kernels.matmul(256, 256, 256, 64, 64, 32, num_stages=2, threads=128), "sm_100a")
+    k, perf = _compile(kernels.matmul(256, 256, 256, 32, 64, 32, num_stages=2, threads=128), "sm_100a")
     assert "mma.sync" in k.get_ptx() and "tcgen05" not in k.get_ptx()
-    assert any("not tcgen05.mma: the accumulator has 64 rows" in m for m in perf), perf
+    assert any("not tcgen05.mma: the accumulator has 32 rows, tcgen05.mma here takes 128 or 64" in m for m in perf), perf
+    # (64 rows: the M = 64 MMA, layout F)
+    k, perf = _compile(kernels.matmul(256, 256, 256, 64, 64, 32, num_stages=2, threads=128), "sm_100a")
+    assert "tcgen05.mma" in k.get_ptx() and "tcgen05.ld.sync.aligned.16x32bx2" in k.get_ptx() and not perf, perf
     # tl.disable_tcgen05 keeps mma.sync, silently (the user asked)
     k, perf = _compile(kernels.matmul(256, 256, 256, 128, 128, 32), "sm_100a", pass_configs={"tl.disable_tcgen05": True})
     assert "mma.sync" in k.get_ptx() and "tcgen05" not in k.get_ptx() and not perf, perf
