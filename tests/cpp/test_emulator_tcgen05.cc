@@ -46,7 +46,18 @@ double WorstError(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b
 // D[128, N] = A[128, 64] * B[N, 64]^T: A and B copied by the threads into their 128B-swizzled K-major shared
 // layout, four tcgen05.mma (k = 16 each) by thread 0 into 64-column tensor memory, a commit to the mbarrier,
 // then every warp loads its 32 lanes and stores them to O. `variant` breaks it on purpose for the reports.
-enum class Variant { kRight, kNoCommit, kNoDealloc, kDoubleDealloc, kWrongQuarter, kAllocAfterRelinquish };
+// kRelay: only thread 0 waits for the commit, then arrives on a second mbarrier that every thread waits on
+// before reading D; kRelayUnwaited: thread 32, which never waited for the commit, arrives there instead.
+enum class Variant {
+  kRight,
+  kNoCommit,
+  kNoDealloc,
+  kDoubleDealloc,
+  kWrongQuarter,
+  kAllocAfterRelinquish,
+  kRelay,
+  kRelayUnwaited
+};
 
 struct MmaCase {
   static constexpr int64_t N = 64, K = 64;
@@ -54,12 +65,14 @@ struct MmaCase {
   Buffer Ag = Global("A", kF16, {Int(128 * K)});
   Buffer Bg = Global("B", kF16, {Int(N * K)});
   Buffer O = Global("O", kF32, {Int(128 * N)});
-  // one shared byte buffer: A at 0 (16 KB), B at 16384 (8 KB), the mbarrier at 24576, the TMEM address at 24584
-  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(24592)}, Scope::kShared);
+  // one shared byte buffer: A at 0 (16 KB), B at 16384 (8 KB), the mbarrier at 24576, the TMEM address at 24584,
+  // the relay mbarrier at 24592
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(24600)}, Scope::kShared);
   Buffer As = MakeBufferView(Shared("As", kF16, 128 * K), smem, 0);
   Buffer Bs = MakeBufferView(Shared("Bs", kF16, N * K), smem, 16384);
   Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 24576);
   Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 24584);
+  Buffer relay = MakeBufferView(Shared("relay", DataType::UInt(64), 1), smem, 24592);
   Buffer regs = Local("regs", kF32, N);
 
   PrimFunc Make(Variant v) {
@@ -85,6 +98,13 @@ struct MmaCase {
     std::vector<Stmt> tail{Sync()};
     if (v != Variant::kNoDealloc) tail.push_back(dealloc);
     if (v == Variant::kDoubleDealloc) tail.push_back(dealloc);
+    // how the readers learn that the MMA completed: the commit's mbarrier, or a relay through a second one
+    Stmt wait = Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 6);
+    if (v == Variant::kRelay || v == Variant::kRelayUnwaited) {
+      Stmt arrive = Void("tl.mbarrier_arrive", {Load(relay, {Int(0)})}, 6);
+      wait = Seq({v == Variant::kRelay ? If(Eq(k.tx, Int(0)), Seq({wait, arrive})) : If(Eq(k.tx, Int(32)), arrive),
+                  Void("tl.mbarrier_wait_parity", {Load(relay, {Int(0)}), Int(0)}, 6)});
+    }
     std::vector<Stmt> pre;
     if (v == Variant::kAllocAfterRelinquish)
       pre.push_back(If(Lt(k.tx, Int(32)), Void("tl.tcgen05_relinquish_alloc_permit", {}, 1)));
@@ -93,13 +113,14 @@ struct MmaCase {
         Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)})),
         If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
         If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(64)}, 2)),
-        If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
+        If(Eq(k.tx, Int(0)), Seq({Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2),
+                                  Void("tl.mbarrier_init", {Load(relay, {Int(0)}), Int(1)}, 2)})),
         Void("tl.fence_proxy_async", {}),
         Sync(3),
         Let(taddr, Load(slot, {Int(0)}),
             Seq({
                 If(Eq(k.tx, Int(0)), mma),
-                v == Variant::kNoCommit ? Seq({}) : Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 6),
+                v == Variant::kNoCommit ? Seq({}) : wait,
                 Void("tl.tcgen05_fence_after_thread_sync", {}),
                 Void("tl.tcgen05_ld", {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 7),
                 Void("tl.tcgen05_wait_ld", {}),
@@ -107,7 +128,7 @@ struct MmaCase {
                 Seq(tail),
             })),
     });
-    return k.Make({P(Ag), P(Bg), P(O)}, {Int(1)}, 128, {smem, As, Bs, bar, slot, regs}, body);
+    return k.Make({P(Ag), P(Bg), P(O)}, {Int(1)}, 128, {smem, As, Bs, bar, slot, relay, regs}, body);
   }
 
   std::vector<uint16_t> a = std::vector<uint16_t>(128 * K), b = std::vector<uint16_t>(N * K);
@@ -122,6 +143,19 @@ TEST(EmuTcgen05, MmaIntoTensorMemoryMatchesDoubleReference) {
   EXPECT_TRUE(r.reports.empty()) << All(r);
   const double worst = WorstError(c.a, c.b, c.o, 128, MmaCase::N, MmaCase::K);
   EXPECT_LT(worst, 1e-4) << "seed " << seed;  // four fp32 roundings of sums of magnitude ~8
+}
+
+// A thread that waited for the commit's phase and then arrives on another mbarrier passes what it knows to that
+// barrier's waiters (the arrival releases, the wait acquires: PTX ISA memory model); an arrival by a thread that
+// never waited passes nothing, and every warp's read is reported.
+TEST(EmuTcgen05, KnowledgeOfACompletedMmaTravelsThroughAnMbarrierArrival) {
+  MmaCase c;
+  Result r = c.Run(Variant::kRelay, 7);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  EXPECT_LT(WorstError(c.a, c.b, c.o, 128, MmaCase::N, MmaCase::K), 1e-4) << "seed 7";
+  MmaCase d;
+  Result u = d.Run(Variant::kRelayUnwaited, 7);
+  EXPECT_EQ(Count(u, "tcgen05_not_waited"), 4) << All(u);  // once a warp
 }
 
 TEST(EmuTcgen05, ReadingBeforeTheCommitIsReported) {
@@ -292,6 +326,7 @@ struct PairCase {
   Buffer Bs = MakeBufferView(Shared("Bs", kF16, NH* K), smem, 16384);
   Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 24576);
   Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 24584);
+  Buffer relay = MakeBufferView(Shared("relay", DataType::UInt(64), 1), smem, 24592);
   Buffer regs = Local("regs", kF32, N);
 
   PrimFunc Make(PairVariant v) {
