@@ -204,6 +204,10 @@ struct TileOpNode : StmtNode {
   /// Tensor-memory regions the op writes one 16-bit value a 32-bit column (bits 0-15; a float16 MMA
   /// accumulator), where a 16-bit tensor-memory buffer otherwise packs two values a column.
   virtual std::vector<const Region*> UnpackedTensorMemory() const { return {}; }
+  /// Work the threads that reach it do without a barrier of the threads it is lowered for: issued by one thread
+  /// (a TMA copy, a tcgen05 MMA, its commit or scale copy), by one warp (a scale-factor transpose), per warp group
+  /// (a wgmma wait) or per thread (a scalar atomic). A branch holding only such work needs no region of its own.
+  virtual bool SelfContained() const { return false; }
   /// The op's semantic check (scopes, dtypes, shapes), run when the front end builds it: a
   /// UserError(kType) at the op's span. What one target cannot do is its lowering's to report.
   virtual void Check() const {}

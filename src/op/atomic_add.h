@@ -14,6 +14,7 @@ const char* AtomicSuffix(AtomicKind k);
 
 struct AtomicAddNode : TileOpNode {
   static constexpr const char kOp[] = "atomic_add";
+  bool SelfContained() const override { return true; }
   AtomicAddNode(Region d, std::optional<Region> s, Expr v, Span sp, AtomicKind k = AtomicKind::kAdd,
                 bool tma = false)
       : TileOpNode(kOp, std::move(sp)), dst(std::move(d)), src(std::move(s)), value(std::move(v)), kind(k),

@@ -23,6 +23,7 @@ struct CopyNode : TileOpNode {
 /// copy; nothing waits: the program arrives and waits with T.mbarrier_* (docs/hopper.md).
 struct TmaCopyNode : TileOpNode {
   static constexpr const char kOp[] = "tma_copy";
+  bool SelfContained() const override { return true; }
   TmaCopyNode(Region s, Region d, Expr bar, bool cluster, Span sp)
       : TileOpNode(kOp, std::move(sp)),
         src(std::move(s)),

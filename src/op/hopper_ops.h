@@ -9,6 +9,7 @@ namespace tl {
 
 struct WaitWgmmaNode : TileOpNode {
   static constexpr const char kOp[] = "wait_wgmma";
+  bool SelfContained() const override { return true; }
   WaitWgmmaNode(int64_t pending, Span s) : TileOpNode(kOp, std::move(s)), n(pending) {}
   const int64_t n;
 

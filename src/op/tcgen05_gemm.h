@@ -9,6 +9,7 @@ namespace tl {
 
 struct Tcgen05GemmNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_gemm";
+  bool SelfContained() const override { return true; }
   Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, bool two_cta, Span s,
                   Region sfa = {}, Region sfb = {}, Expr k_start = nullptr, int gran_a = 0, int gran_b = 0,
                   bool wait = false)
@@ -76,6 +77,7 @@ struct Tcgen05GemmNode : TileOpNode {
 /// with it. arrive_2cta: the commit of 2-CTA MMAs, by the pair's even block, arriving in both blocks.
 struct Tcgen05MmaArriveNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_mma_arrive";
+  bool SelfContained() const override { return true; }
   Tcgen05MmaArriveNode(Expr mbar, bool two_cta, Span s)
       : TileOpNode(kOp, std::move(s)), mbar(std::move(mbar)), arrive_2cta(two_cta) {}
   const Expr mbar;
@@ -100,6 +102,7 @@ struct Tcgen05MmaArriveNode : TileOpNode {
 /// later tcgen05.mma.
 struct Tcgen05CpNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_cp_warpx4";
+  bool SelfContained() const override { return true; }
   Tcgen05CpNode(Region src, Region dst, Expr col, bool two_cta, Span s)
       : TileOpNode(kOp, std::move(s)),
         src(std::move(src)),
@@ -126,6 +129,7 @@ struct Tcgen05CpNode : TileOpNode {
 /// shared tile to word 4 r + c (c < 4, r < 32), in place: the order T.tcgen05_cp_warpx4 reads.
 struct Tcgen05SfTransposeNode : TileOpNode {
   static constexpr const char kOp[] = "tcgen05_sf_warp_transpose";
+  bool SelfContained() const override { return true; }
   Tcgen05SfTransposeNode(Region r, Span s) : TileOpNode(kOp, std::move(s)), region(std::move(r)) {}
   const Region region;
   std::vector<std::pair<const Region*, Access>> Regions() const override {

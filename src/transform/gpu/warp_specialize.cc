@@ -689,15 +689,9 @@ const StmtNode* FirstTileWork(const Stmt& body) {
   PostOrderVisitStmt(body, [&](const Stmt& x) {
     auto* f = As<ForNode>(x);
     auto* op = As<TileOpNode>(x);
-    if (!first &&
-        ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
-         // (a T.atomic_add left after legalization is a scalar one: per thread)
-         // (single-thread issues: a TMA copy, a tcgen05 gemm, its commit and scale-factor copy; a
-         // one-warp scale-factor transpose)
-         (op && std::string(op->op) != "tma_copy" && std::string(op->op) != "wait_wgmma" &&
-          std::string(op->op) != "atomic_add" && std::string(op->op) != "tcgen05_gemm" &&
-          std::string(op->op) != "tcgen05_mma_arrive" && std::string(op->op) != "tcgen05_cp_warpx4" &&
-          std::string(op->op) != "tcgen05_sf_warp_transpose")))
+    // (a T.atomic_add left after legalization is a scalar one: per thread; TileOpNode::SelfContained)
+    if (!first && ((f && (f->for_kind == ForKind::kParallel || f->for_kind == ForKind::kPipelined)) ||
+                   (op && !op->SelfContained())))
       first = x.get();
   });
   return first;

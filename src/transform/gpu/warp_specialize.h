@@ -73,8 +73,9 @@ BranchThreads SplitBranches(const IfNode* i, ThreadRange in, const std::set<cons
                             const GpuFeatures& features,
                             const std::set<const VarNode*>* uniform_vars = nullptr,
                             const std::map<const VarNode*, int64_t>* div_vars = nullptr);
-/// The first tile work under `s`, or null: tile ops other than T.tma_copy, T.wait_wgmma (which work per warp
-/// group by nature) and scalar T.atomic_add (per thread), T.Parallel or T.Pipelined loops.
+/// The first tile work under `s`, or null: tile ops other than those TileOpNode::SelfContained says need no
+/// barrier of their threads (single-thread issues, T.wait_wgmma, scalar T.atomic_add), T.Parallel or T.Pipelined
+/// loops.
 const StmtNode* FirstTileWork(const Stmt& s);
 
 /// Whether `e` reads memory a producer warp group cannot read as the consumers do (anything but global
