@@ -283,9 +283,12 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     return true;
   }
   if (op == "tl.tcgen05_ld" || op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16" ||
-      op == "tl.tcgen05_ld_lo16" || op == "tl.tcgen05_ld_16x32bx2" || op == "tl.tcgen05_ld_16x32bx2_lo16") {
+      op == "tl.tcgen05_ld_lo16" || op == "tl.tcgen05_st_lo16" || op == "tl.tcgen05_ld_16x32bx2" ||
+      op == "tl.tcgen05_st_16x32bx2" || op == "tl.tcgen05_ld_16x32bx2_lo16" ||
+      op == "tl.tcgen05_st_16x32bx2_lo16") {
     // (st_packed16: column i holds values 2i (bits 0-15) and 2i + 1 (bits 16-31) of 16-bit registers;
-    // ld_lo16: register i takes bits 0-15 of column i, a float16 accumulator's value)
+    // ld_lo16 / st_lo16: register i is bits 0-15 of column i, a float16 accumulator's value, the upper half
+    // 0)
     const bool ld = op.rfind("tl.tcgen05_ld", 0) == 0, packed = op == "tl.tcgen05_st_packed16";
     const bool lo16 = op.size() > 5 && op.compare(op.size() - 5, 5, "_lo16") == 0;
     // shape .16x32bx2 (args: ..., count, immHalfSplitoff): lanes t < 16 of the warp move num columns of
@@ -294,9 +297,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     const bool x2 = op.find("16x32bx2") != std::string::npos;
     const int64_t vals = packed ? 2 : 1;  // register values a column
     if (c->args.size() != (x2 ? 4u : 3u))
-      Bad(c, x2 ? "expects (registers, address, count, half split offset)"
-          : ld  ? "expects (registers, address, count)"
-                : "expects (address, registers, count)");
+      Bad(c, std::string(ld ? "expects (registers, address, count" : "expects (address, registers, count") +
+                 (x2 ? ", half split offset)" : ")"));
     const BufferLoadNode* r = Operand(c, ld ? 0 : 1);
     Mem& regs = MemOf(r->buffer.get());
     if (regs.shared() || regs.global() || regs.esize != (packed || lo16 ? 2 : 4))

@@ -218,28 +218,61 @@ def test_m64_tiles_and_float16_accumulators_assemble_for_sm100a():
     assert str(idesc) in ptx or hex(idesc) in ptx.lower(), "no M = 64, N = 256, F16-D instruction descriptor"
     res = k.get_resource_usage()
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
-    assert re.search(r"\bUTCQMMA\b", k.get_sass()), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"
+    sass = k.get_sass()
+    assert re.search(r"\bUTCQMMA\b", sass), "no tcgen05 fp8 MMA (UTCQMMA) in the SASS"
+    # .16x32bx2: one tensor-memory load for lanes 0-15 and one for lanes 16-31 (16 data paths of 32 bits)
+    assert "LDTM.16dp32bit_t0_t15" in sass and "LDTM.16dp32bit_t16_t31" in sass, "no .16x32bx2 loads in the SASS"
 
 
 def test_m64_and_float16_accumulator_limits_are_clear_errors():
     with pytest.raises(TileLangUnsupportedError, match="M = 64 accumulator .* cta_group::1"):
         _pair64()
 
-    @T.prim_func
-    def store16(C: T.Tensor((128, 64), "float16")):
-        with T.Kernel(1, threads=128):
-            A_s = T.alloc_shared((128, 64), "float16")
-            C_t = T.alloc_tmem([128, 64], "float16")
-            C_r = T.alloc_fragment((128, 64), "float16")
-            mbar = T.alloc_barrier(1)
-            T.fill(A_s, 0)
-            T.fill(C_r, 0)
-            T.copy(C_r, C_t)
-            T.tcgen05_gemm(A_s, A_s, C_t, False, True, mbar=mbar, clear_accum=False)
-            T.mbarrier_wait_parity(mbar, 0)
 
-    with pytest.raises(TileLangUnsupportedError, match="into the float16 accumulator 'C_t'"):
-        tilelang.compile(store16, target=SM100A)
+def _accumulate_onto(M, acc):
+    """C_t = C0 (T.copy from a fragment into tensor memory), then C_t += A @ B^T (clear_accum=False), read back."""
+
+    @T.prim_func
+    def g(A: T.Tensor((M, 64), "float16"), B: T.Tensor((128, 64), "float16"), C0: T.Tensor((M, 128), acc),
+          C: T.Tensor((M, 128), acc)):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((M, 64), "float16")
+            B_s = T.alloc_shared((128, 64), "float16")
+            C_t = T.alloc_tmem([M, 128], acc)
+            C_r = T.alloc_fragment((M, 128), acc)
+            mbar = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(C0, C_r)
+            T.copy(C_r, C_t)
+            T.tcgen05_gemm(A_s, B_s, C_t, False, True, mbar=mbar, clear_accum=False)
+            T.mbarrier_wait_parity(mbar, 0)
+            T.copy(C_t, C_r)
+            T.copy(C_r, C)
+
+    return g
+
+
+@pytest.mark.parametrize("M,acc", [(128, "float16"), (64, "float32"), (64, "float16")])
+def test_an_accumulator_written_from_registers_then_accumulated(M, acc):
+    """T.copy of a fragment into a float16 accumulator (each value in the lower half of its column) or an M = 64
+    one (tcgen05.st .16x32bx2), then an MMA accumulating onto it. Before: refused. Expected: C0 + A @ B^T."""
+    k = tilelang.compile(_accumulate_onto(M, acc), target=SM100A, execution_backend="emulator")
+    st = [c for c in k.choices if "tcgen05.st" in c]
+    assert st and (".16x32bx2" in st[0]) == (M == 64), st
+    rng = _rng()
+    a = rng.standard_normal((M, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    npacc = np.float16 if acc == "float16" else np.float32
+    c0 = rng.standard_normal((M, 128)).astype(npacc)
+    c = np.zeros((M, 128), npacc)
+    k(a, b, c0, c)
+    ref = c0.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64).T
+    tol = 2.0**-10 * 8 * 4 if acc == "float16" else 1e-5 * 8
+    np.testing.assert_allclose(c.astype(np.float64), ref, rtol=tol, atol=tol)
+    if M == 64:  # ptxas: a tensor-memory store for lanes 0-15 and one for lanes 16-31
+        sass = tilelang.compile(_accumulate_onto(M, acc), target=SM100A).get_sass()
+        assert "STTM.16dp32bit_t0_t15" in sass and "STTM.16dp32bit_t16_t31" in sass
 
 
 def _pair64():

@@ -259,6 +259,29 @@ __device__ __forceinline__ void tcgen05_ld_16x32bx2(T* regs, uint32_t taddr) {
   }
 }
 
+/// tcgen05.st .16x32bx2: the store of tcgen05_ld_16x32bx2's layout (lanes t >= 16 at taddr.column + SPLIT).
+template <int N, int SPLIT, typename T>
+__device__ __forceinline__ void tcgen05_st_16x32bx2(uint32_t taddr, const T* regs) {
+  static_assert(sizeof(T) == 4, "tcgen05.st moves 32-bit registers");
+  const uint32_t* r = reinterpret_cast<const uint32_t*>(regs);
+  if constexpr (N % 8 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 8)
+      asm volatile(
+          "tcgen05.st.sync.aligned.16x32bx2.x8.b32 [%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9};\n" ::"r"(
+              taddr + i),
+          "n"(SPLIT), "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]), "r"(r[i + 5]),
+          "r"(r[i + 6]), "r"(r[i + 7])
+          : "memory");
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      asm volatile("tcgen05.st.sync.aligned.16x32bx2.x1.b32 [%0], %1, {%2};\n" ::"r"(taddr + i), "n"(SPLIT),
+                   "r"(r[i])
+                   : "memory");
+  }
+}
+
 /// A float16 accumulator (one value a column, bits 0-15) into 16-bit registers: the columns are loaded,
 /// waited for (tcgen05.wait::ld: the registers are not valid before) and their lower halves kept.
 template <int N, typename T>
@@ -284,6 +307,32 @@ __device__ __forceinline__ void tcgen05_ld_16x32bx2_lo16(T* regs, uint32_t taddr
     const uint16_t lo = static_cast<uint16_t>(w[i]);
     memcpy(&regs[i], &lo, 2);
   }
+}
+
+/// 16-bit registers into a float16 accumulator: each value in bits 0-15 of its column, the upper half 0.
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_st_lo16(uint32_t taddr, const T* regs) {
+  static_assert(sizeof(T) == 2, "tcgen05_st_lo16 stores 16-bit values");
+  uint32_t w[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    uint16_t v;
+    memcpy(&v, &regs[i], 2);
+    w[i] = v;
+  }
+  tcgen05_st<N>(taddr, w);
+}
+template <int N, int SPLIT, typename T>
+__device__ __forceinline__ void tcgen05_st_16x32bx2_lo16(uint32_t taddr, const T* regs) {
+  static_assert(sizeof(T) == 2, "tcgen05_st_16x32bx2_lo16 stores 16-bit values");
+  uint32_t w[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    uint16_t v;
+    memcpy(&v, &regs[i], 2);
+    w[i] = v;
+  }
+  tcgen05_st_16x32bx2<N, SPLIT>(taddr, w);
 }
 
 /// tcgen05.st of N 32-bit columns, each packing two consecutive 16-bit values of `regs` (the lower in bits

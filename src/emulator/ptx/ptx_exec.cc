@@ -3079,24 +3079,28 @@ class Machine {
   // tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0..}, [taddr] / tcgen05.st... [taddr], {r0..} (PTX
   // ISA 9.7.16.8.3, data-path layout .32x32b): warp w reaches lanes [32 (w % 4), +32); its lane t moves N
   // 32-bit columns of lane taddr.lane + t starting at taddr.column.
-  // tcgen05.ld.16x32bx2.xN {r0..}, [taddr], immHalfSplitoff (mode 1): lanes t < 16 load N columns of lane
-  // taddr.lane + t from taddr.column, lanes t >= 16 those of lane taddr.lane + t - 16 from taddr.column +
-  // immHalfSplitoff; taddr.lane is 32 (w % 4) or 32 (w % 4) + 16.
+  // tcgen05.ld.16x32bx2.xN {r0..}, [taddr], immHalfSplitoff / tcgen05.st.16x32bx2.xN [taddr],
+  // immHalfSplitoff, {r0..} (mode 1): lanes t < 16 move N columns of lane taddr.lane + t from taddr.column,
+  // lanes t >= 16 those of lane taddr.lane + t - 16 from taddr.column + immHalfSplitoff; taddr.lane is 32 (w
+  // % 4) or 32 (w % 4) + 16.
   void TmemLdSt(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
     if (!FullWarp(w, wp, act, exec, in.op == Op::kTcLd ? "tcgen05.ld" : "tcgen05.st")) return;
     const bool ld = in.op == Op::kTcLd;
-    const Operand& regs = in.ops[ld ? 0 : 1];
+    const bool x2 = in.mode == 1;
+    // ld: {r..}, [taddr](, imm); st: [taddr](, imm), {r..}
+    const Operand& regs = in.ops[ld ? 0 : x2 ? 2 : 1];
     const Operand& addr = in.ops[ld ? 1 : 0];
     if (regs.kind != Operand::kVec || static_cast<int>(regs.vec.size()) != in.n)
       FailAt(in, "expects " + std::to_string(in.n) + " registers");
     const uint64_t taddr = (R(wp, addr.reg, 0) & 0xFFFFFFFFu) + static_cast<uint64_t>(addr.imm);
     const int64_t lane0 = static_cast<int64_t>(taddr >> 16), quarter = w % 4;
     const char* what = ld ? "tcgen05.ld" : "tcgen05.st";
-    const bool x2 = in.mode == 1;
     int64_t split = 0;
     if (x2) {
-      if (in.ops.size() != 3 || in.ops[2].kind != Operand::kImmInt) FailAt(in, "expects an immHalfSplitoff immediate");
-      split = in.ops[2].imm;
+      const Operand& imm = in.ops.size() == 3 ? in.ops[ld ? 2 : 1] : in.ops[0];
+      if (in.ops.size() != 3 || imm.kind != Operand::kImmInt)
+        FailAt(in, "expects an immHalfSplitoff immediate");
+      split = imm.imm;
     }
     if (x2 ? lane0 != 32 * quarter && lane0 != 32 * quarter + 16 : lane0 != 32 * quarter) {
       Report("tmem_lane_access", w * 32, [&] {

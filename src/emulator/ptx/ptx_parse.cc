@@ -1141,7 +1141,7 @@ class Parser {
         for (size_t j = 2; j < parts.size(); ++j) {
           const std::string& p = parts[j];
           if (p == "sync" || p == "aligned" || p == "32x32b" || p == "b32") continue;
-          if (p == "16x32bx2" && what == "ld") {  // [taddr], immHalfSplitoff follows the address
+          if (p == "16x32bx2") {  // immHalfSplitoff follows the address
             in->mode = 1;
             continue;
           }
@@ -1153,7 +1153,7 @@ class Parser {
           }
           Fail(in->line, in->text,
                "modifier ." + p + " of tcgen05." + what +
-                   " is not supported by the PTX emulator (it runs the .32x32b shape, and .16x32bx2 loads)");
+                   " is not supported by the PTX emulator (it runs the .32x32b and .16x32bx2 shapes)");
         }
         if ((!has("32x32b") && !in->mode) || !in->n)
           Fail(in->line, in->text, "tcgen05." + what + " needs .32x32b (or .16x32bx2) and a count .xN");

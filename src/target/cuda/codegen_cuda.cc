@@ -69,8 +69,10 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
       return name + "<" + arg(2) + ">(&" + arg(0) + ", " + arg(1) + ")";
     if (op == "tl.tcgen05_ld_16x32bx2" || op == "tl.tcgen05_ld_16x32bx2_lo16")
       return name + "<" + arg(2) + ", " + arg(3) + ">(&" + arg(0) + ", " + arg(1) + ")";
-    if (op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16")
+    if (op == "tl.tcgen05_st" || op == "tl.tcgen05_st_packed16" || op == "tl.tcgen05_st_lo16")
       return name + "<" + arg(2) + ">(" + arg(0) + ", &" + arg(1) + ")";
+    if (op == "tl.tcgen05_st_16x32bx2" || op == "tl.tcgen05_st_16x32bx2_lo16")
+      return name + "<" + arg(2) + ", " + arg(3) + ">(" + arg(0) + ", &" + arg(1) + ")";
     if (op == "tl.tcgen05_relinquish_alloc_permit" || op == "tl.tcgen05_relinquish_alloc_permit_cg2" ||
         op == "tl.tcgen05_wait_ld" || op == "tl.tcgen05_wait_st" ||
         op == "tl.tcgen05_fence_before_thread_sync" || op == "tl.tcgen05_fence_after_thread_sync")

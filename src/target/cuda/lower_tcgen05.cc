@@ -519,17 +519,18 @@ Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
     refuse("T.copy of 16-bit tensor memory '" + tm.buffer->name +
            "' goes from a 16-bit fragment into it (tcgen05.st of packed pairs); reading it back is not "
            "implemented");
-  if (unpacked && !load)
-    refuse("T.copy into the float16 accumulator '" + tm.buffer->name +
-           "' (one value a 32-bit column) is not implemented; the MMA writes it and T.copy reads it");
+  if (m64 && pc == 2)
+    refuse("T.copy of 16-bit tensor memory '" + tm.buffer->name +
+           "' [64, N] packed two values a column (an MMA operand A) is not implemented; M = 64 takes A from "
+           "shared "
+           "memory");
   if (unpacked && frag->dtype != tm.buffer->dtype)
-    refuse("T.copy from the float16 accumulator '" + tm.buffer->name + "' into a " + frag->dtype.str() +
-           " fragment: copy into a fragment of the accumulator's dtype, then convert");
+    refuse("T.copy between the float16 accumulator '" + tm.buffer->name + "' and a " + frag->dtype.str() +
+           " fragment: copy through a fragment of the accumulator's dtype");
   if (!unpacked && pc == 1 && frag->dtype.bits() != 32)
     refuse("T.copy between 32-bit tensor memory '" + tm.buffer->name + "' and a " + frag->dtype.str() +
-           " fragment: tcgen05.ld / st move 32-bit values; copy through a fragment of the tensor memory's dtype");
-  if (m64 && !load)
-    refuse("T.copy into an M = 64 tensor-memory buffer '" + tm.buffer->name + "' is not implemented");
+           " fragment: tcgen05.ld / st move 32-bit values; copy through a fragment of the tensor memory's "
+           "dtype");
   Buffer regs = L.MapBuffer(frag);
   // lane field: the warp's quarter of the 128 lanes; column: its column group's first column
   // (the block's warp number: inside a region tx_ counts from the region's first thread)
@@ -543,9 +544,9 @@ Stmt LowerTmemCopy(GpuTileLowerer& L, const CopyNode* c) {
   // half of the group's columns, the second half at immHalfSplitoff = per / 2)
   const int64_t cols = m64 ? per / 2 : per / pc;
   const std::string shape = m64 ? "_16x32bx2" : "";
-  const std::string op = load ? "tl.tcgen05_ld" + shape + (unpacked ? "_lo16" : "")
-                         : pc == 2 ? "tl.tcgen05_st_packed16"
-                                   : "tl.tcgen05_st";
+  const std::string op =
+      pc == 2 ? "tl.tcgen05_st_packed16"
+              : std::string(load ? "tl.tcgen05_ld" : "tl.tcgen05_st") + shape + (unpacked ? "_lo16" : "");
   for (int64_t off = 0; off < cols;) {
     int64_t n = 128;
     while (n > cols - off) n /= 2;
