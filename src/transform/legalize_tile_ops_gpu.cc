@@ -151,7 +151,7 @@ class Legalizer : public IRMutator {
                             ? "clusters need CUDA sm_90 or newer; the target is " + ctx_.features.label
                         : c->src.buffer->scope != Scope::kGlobal || c->dst.buffer->scope != Scope::kShared
                             ? std::string("it copies a global tile into a shared one")
-                            : TmaBlocker(c, explicit_ctx, &p, &plain_);
+                            : TmaBlocker(c, explicit_ctx, &p, plain_);
       if (!why.empty())
         throw UserError(ErrorKind::kUnsupported,
                         "T.copy_cluster(..., cluster_mask=) is a TMA multicast, and " + why, c->span);
@@ -169,7 +169,7 @@ class Legalizer : public IRMutator {
     TmaPlan p;
     std::string why = !c                   ? "it is not a plain T.copy here"
                       : !ctx_.features.tma ? "the target has no TMA"
-                                           : TmaBlocker(c, ctx_, &p, &plain_);
+                                           : TmaBlocker(c, ctx_, &p, plain_);
     if (!why.empty()) {
       if (c)
         ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
@@ -199,7 +199,7 @@ class Legalizer : public IRMutator {
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
       CopyNode c(t->src, t->dst, false, t->span);
-      std::string why = TmaBlocker(&c, explicit_ctx, &p, &plain_);
+      std::string why = TmaBlocker(&c, explicit_ctx, &p, plain_);
       if (!why.empty())
         throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
       ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
@@ -244,7 +244,7 @@ class Legalizer : public IRMutator {
         ctx_.info->choices.push_back(ctx_.info->warnings.back());
       } else if (from_shared && ctx_.features.tma) {
         TmaPlan p;
-        std::string why = TmaBlocker(c, ctx_, &p, &plain_);
+        std::string why = TmaBlocker(c, ctx_, &p, plain_);
         if (why.empty()) {
           ctx_.info->choices.push_back(Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " +
                                        c->dst.buffer->name + ": TMA store (" + std::to_string(p.panels) +
@@ -268,7 +268,7 @@ class Legalizer : public IRMutator {
                  "' has a layout from T.annotate_layout, which no TMA swizzle mode writes";
       else if (to_shared && ctx_.features.tma) {
         TmaPlan p;
-        no_tma = TmaBlocker(c, ctx_, &p, &plain_);
+        no_tma = TmaBlocker(c, ctx_, &p, plain_);
         if (no_tma.empty()) {
           ctx_.info->choices.push_back(
               Loc(c->span) + ": T.copy " + c->src.buffer->name + " -> " + c->dst.buffer->name + ": TMA (" +
@@ -325,7 +325,7 @@ class Legalizer : public IRMutator {
                             : "";
       CopyNode c(*a->src, a->dst, false, a->span);
       TmaPlan p;
-      if (why.empty()) why = TmaBlocker(&c, ctx_, &p, &plain_);
+      if (why.empty()) why = TmaBlocker(&c, ctx_, &p, plain_);
       if (why.empty()) {
         ctx_.info->choices.push_back(Loc(a->span) + ": T.atomic_add " + a->dst.buffer->name + " += " +
                                      a->src->buffer->name + ": TMA reduction (" + std::to_string(p.panels) +

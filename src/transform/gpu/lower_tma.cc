@@ -29,7 +29,7 @@ std::set<const BufferNode*> PlainSharedTiles(const Stmt& body) {
 }
 
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
-                       const std::set<const BufferNode*>* plain) {
+                       const std::set<const BufferNode*>& plain) {
   const bool load = n->src.buffer->scope == Scope::kGlobal;  // else a store: shared -> global
   const Region& G = load ? n->src : n->dst;
   const Region& S = load ? n->dst : n->src;
@@ -116,7 +116,7 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
   if (rb % 16) return "the tile's rows are " + std::to_string(rb) + " bytes, not a multiple of 16";
   // The layout of the shared tile (HopperSharedOffset): 128-byte panels, a 32/64/128B swizzle, or plain.
   TmaPlan p;
-  if (plain && plain->count(s.get())) {  // row-major (PlainSharedTiles): one box, no swizzle
+  if (plain.count(s.get())) {  // row-major (PlainSharedTiles): one box, no swizzle
   } else if (rb > 128 && rb % 128 == 0) {
     p.swizzle = 128;
     p.panels = rb / 128;
@@ -190,7 +190,7 @@ Stmt GpuTileLowerer::TmaIssue(const CopyNode* n, const TmaPlan& p, const Expr& b
 
 Stmt GpuTileLowerer::TmaStore(const CopyNode* n, bool reduce_add) {
   TmaPlan p;
-  std::string why = TmaBlocker(n, ctx_, &p, &plain_shared_);
+  std::string why = TmaBlocker(n, ctx_, &p, plain_shared_);
   TL_ICHECK(why.empty(), "tl.copy_tma_store marks a copy TMA cannot do: " + why);
   Expr map = TensorMapOperand(n->dst.buffer, p);
   std::vector<Expr> corner;
@@ -232,7 +232,7 @@ Buffer GpuTileLowerer::TmaCounter(const std::string& base) {
 
 Stmt GpuTileLowerer::TmaCopy(const CopyNode* n) {
   TmaPlan p;
-  std::string why = TmaBlocker(n, ctx_, &p, &plain_shared_);
+  std::string why = TmaBlocker(n, ctx_, &p, plain_shared_);
   TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
   Expr bar = Load(TmaBarriers(1, n->span), {C(0)});
   Buffer phase = TmaCounter("tma_phase");  // the barrier's phase parity, flipped after each wait
@@ -266,7 +266,7 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
     std::vector<TmaPlan> plans(producers.size());
     int64_t bytes = 0;
     for (size_t i = 0; i < producers.size(); ++i) {
-      std::string why = TmaBlocker(producers[i], ctx_, &plans[i], &plain_shared_);
+      std::string why = TmaBlocker(producers[i], ctx_, &plans[i], plain_shared_);
       TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
       bytes += plans[i].bytes;
     }
@@ -287,7 +287,7 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   std::string what;
   for (auto* c : producers) {
     TmaPlan p;
-    std::string why = TmaBlocker(c, ctx_, &p, &plain_shared_);
+    std::string why = TmaBlocker(c, ctx_, &p, plain_shared_);
     TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
     plans.push_back(p);
     bytes += p.bytes;
@@ -333,7 +333,7 @@ Stmt GpuTileLowerer::TmaCopyProducer(const TmaCopyNode& t, const std::string& lo
   PassContext ctx = ctx_;
   ctx.opt.disable_tma = false;
   TmaPlan p;
-  std::string why = TmaBlocker(&c, ctx, &p, &plain_shared_);
+  std::string why = TmaBlocker(&c, ctx, &p, plain_shared_);
   TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
   Expr bar = VisitExpr(t.barrier);
   Stmt arm = Call0("tl.mbarrier_expect_tx", {bar, C(p.bytes * expect_scale)}, t.span);

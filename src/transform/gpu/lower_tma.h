@@ -25,7 +25,7 @@ struct TmaPlan {
 /// it can, and then *plan says how. Shared buffers in `plain` (PlainSharedTiles) are laid out row-major, so
 /// their copies take no swizzle.
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
-                       const std::set<const BufferNode*>* plain = nullptr);
+                       const std::set<const BufferNode*>& plain);
 
 /// The shared buffers of `body` whose layout is row-major whatever the target's swizzle: those its tile ops name
 /// in TileOpNode::RowMajorShared (the scale-factor tiles tcgen05.cp reads in 16-byte rows).
