@@ -5,6 +5,7 @@
 // 24-28), D in tensor memory (row m at lane m, column n at column n for M = 128) and the .32x32b load (lane t of
 // warp w reads lane 32 (w % 4) + t). The same IR is compiled for sm_100a by NVRTC and ptxas.
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "emulator_test_util.h"
@@ -273,28 +274,29 @@ struct M64Case {
 // is even (a multiple of 4).
 int64_t RoundToF16Above2048(int64_t v) { return v % 2 == 0 ? v : (v + 1) % 4 == 0 ? v + 1 : v - 1; }
 
+// Register i of thread t after the .16x32bx2 load with immHalfSplitoff 8 holds D[16 (t / 32) + t % 16][col],
+// col = i (lanes 0-15) or 8 + i (lanes 16-31): each must equal want(D's value m + 64 n at that place).
+void ExpectEveryRegister(const M64Case& c, const std::function<int64_t(int64_t)>& want) {
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t i = 0; i < 8; ++i) {
+      const int64_t row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 8 : 0) + i;
+      EXPECT_EQ(FromH(c.o[t * 8 + i]), static_cast<double>(want(row + 64 * col)))
+          << "thread " << t << " register " << i;
+    }
+}
+
 TEST(EmuTcgen05, M64LayoutFPutsEachWarpsSixteenRowsInTheFirstHalfOfItsLanes) {
   M64Case c;
   Result r = c.Run(1, false);
   EXPECT_TRUE(r.reports.empty()) << All(r);
-  for (int64_t t = 0; t < 128; ++t)
-    for (int64_t i = 0; i < 8; ++i) {
-      const int64_t row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 8 : 0) + i;
-      EXPECT_EQ(FromH(c.o[t * 8 + i]), static_cast<double>(row + 64 * col))
-          << "thread " << t << " register " << i;
-    }
+  ExpectEveryRegister(c, [](int64_t d) { return d; });
 }
 
 TEST(EmuTcgen05, AFloat16AccumulatorRoundsEachInstructionsResult) {
   M64Case c;
   Result r = c.Run(3, false);
   EXPECT_TRUE(r.reports.empty()) << All(r);
-  for (int64_t t = 0; t < 128; ++t)
-    for (int64_t i = 0; i < 8; ++i) {
-      const int64_t row = 16 * (t / 32) + t % 16, col = (t % 32 >= 16 ? 8 : 0) + i;
-      const int64_t want = RoundToF16Above2048(RoundToF16Above2048(row + 64 * col + 2048) + 1);
-      EXPECT_EQ(FromH(c.o[t * 8 + i]), static_cast<double>(want)) << "thread " << t << " register " << i;
-    }
+  ExpectEveryRegister(c, [](int64_t d) { return RoundToF16Above2048(RoundToF16Above2048(d + 2048) + 1); });
 }
 
 TEST(EmuTcgen05, M64LeavesTheSecondHalfOfEachQuartersLanesUnwritten) {
