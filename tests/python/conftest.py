@@ -127,9 +127,15 @@ def _ptx_twin(request):
             # of the stored type, where those tiny differences cross a rounding boundary, in the output or in an
             # intermediate rounded to it first (FlashAttention's P in float16, then summed: 2 units were seen,
             # TL_TEST_SEED=783136438 in test_emulator.py::test_flashattention)
+            # An element near zero from cancellation (a sum of terms of the output's size) carries those terms'
+            # rounding, so the absolute floor is the same units of the argument's largest finite value
+            # (TL_TEST_SEED=1557511258 in test_hopper.py::test_flashattention_forward_on_sm90a[causal-d128]:
+            # -0.000798 against -0.000814 in an output of size 1, 1.6e-5 apart, 2% of the element)
             if eps is not None:
                 rtol = max(1e-5, 4 * eps if 1e-6 < eps < 1e-2 else eps)  # (16-bit types; fp8 keeps one unit)
-                close = lambda g, w: np.isclose(g, w, rtol=rtol, atol=1e-6, equal_nan=True)  # noqa: E731
+                finite = np.abs(want[np.isfinite(want)])
+                atol = max(1e-6, rtol * float(finite.max())) if finite.size else 1e-6
+                close = lambda g, w: np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)  # noqa: E731
             else:
                 close = lambda g, w: g == w  # noqa: E731
             if unordered:
