@@ -227,6 +227,7 @@ class Executor {
   void MmaSync(const CallNode* c, const Lanes& act);
   void MmaSyncK32(const CallNode* c, const Lanes& act);   // m16n8k32 s8
   void MmaSyncTf32(const CallNode* c, const Lanes& act);  // m16n8k8 tf32 (intrinsics_tf32.cc)
+  void MmaSyncBlockScaled(const CallNode* c, const Lanes& act);  // sm_120a NVFP4 (intrinsics_mma_scaled.cc)
   void ToTf32(const CallNode* c, const Lanes& act, Slot* out);
   void Mfma(const CallNode* c, const Lanes& act);       // intrinsics_hip.cc
   void Fp8ToFnuz(const CallNode* c, const Lanes& act);  // intrinsics_hip.cc

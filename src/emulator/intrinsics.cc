@@ -88,6 +88,8 @@ bool Executor::ExecIntrinsic(const CallNode* c, const Lanes& act) {
     StMatrix(c, act);
   } else if (op == "tl.mma_sync") {
     MmaSync(c, act);
+  } else if (op == "tl.mma_sync_blockscaled") {
+    MmaSyncBlockScaled(c, act);
   } else if (op == "tl.mfma") {  // AMD MFMA: intrinsics_hip.cc
     Mfma(c, act);
   } else if (op == "tl.fp8_to_fnuz") {  // AMD fp8 MFMA operands: intrinsics_hip.cc

@@ -30,6 +30,38 @@ Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
   return Simplify(Binary(BinaryOp::kAdd, sf.ranges.back().min, col));
 }
 
+std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const Expr& row,
+                                                                const Expr& k) const {
+  const Region& sf = is_b ? SFB : SFA;
+  std::vector<Expr> idx;
+  for (auto& rg : sf.ranges) idx.push_back(rg.min);
+  const size_t r = idx.size() - 2, c = idx.size() - 1;
+  if (!chunk_kmajor) {
+    idx[r] = Simplify(Binary(BinaryOp::kAdd, idx[r], row));
+    idx[c] = ScaleColumn(is_b, k);
+    return {idx, Int(0)};
+  }
+  // words of 4 groups; tile-local when the tile's words cover its K, else counted from k_start
+  const int g = is_b ? gran_b : gran_a;
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A);
+  int64_t kt = 0, cols = 0, rows = 0;
+  AsConstInt(Simplify(K), &kt);
+  AsConstInt(Simplify(sf.ranges[c].extent), &cols);
+  AsConstInt(Simplify(sf.ranges[r].extent), &rows);
+  const Expr kk = cols * 4 * g == kt ? k : Binary(BinaryOp::kAdd, k_start, k);
+  Expr word = Binary(BinaryOp::kFloorDiv, kk, Int(4 * g));
+  Expr flat =
+      Binary(BinaryOp::kAdd,
+             Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, word, Int(rows)),
+                    Binary(BinaryOp::kMul, Binary(BinaryOp::kFloorMod, row, Int(32)), Int(rows / 32))),
+             Binary(BinaryOp::kFloorDiv, row, Int(32)));
+  idx[r] = Simplify(Binary(BinaryOp::kAdd, idx[r], Binary(BinaryOp::kFloorDiv, flat, Int(cols))));
+  idx[c] = Simplify(Binary(BinaryOp::kAdd, idx[c], Binary(BinaryOp::kFloorMod, flat, Int(cols))));
+  Expr shift = Simplify(Binary(
+      BinaryOp::kMul, Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, kk, Int(g)), Int(4)), Int(8)));
+  return {idx, shift};
+}
+
 std::vector<std::pair<const Region*, Access>> GemmBlockScaledNode::Regions() const {
   return {{&A, Access::kRead},
           {&B, Access::kRead},
@@ -39,13 +71,13 @@ std::vector<std::pair<const Region*, Access>> GemmBlockScaledNode::Regions() con
 }
 
 Stmt GemmBlockScaledNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
-  return std::make_shared<GemmBlockScaledNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)),
-                                               std::move(r.at(3)), std::move(r.at(4)), trans_A, trans_B,
-                                               policy, clear_accum, gran_a, gran_b, e.at(0), span);
+  return std::make_shared<GemmBlockScaledNode>(
+      std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), std::move(r.at(3)), std::move(r.at(4)),
+      trans_A, trans_B, policy, clear_accum, gran_a, gran_b, e.at(0), span, chunk_kmajor);
 }
 
 std::vector<int64_t> GemmBlockScaledNode::Attrs() const {
-  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, gran_a, gran_b};
+  return {trans_A, trans_B, static_cast<int64_t>(policy), clear_accum, gran_a, gran_b, chunk_kmajor};
 }
 
 TileOpCall GemmBlockScaledNode::Call() const {
@@ -64,6 +96,7 @@ TileOpCall GemmBlockScaledNode::Call() const {
   c.keywords.emplace_back("k_start", PrintExpr(k_start));
   c.keywords.emplace_back("sf_a_granularity_k", std::to_string(gran_a));
   c.keywords.emplace_back("sf_b_granularity_k", std::to_string(gran_b));
+  if (chunk_kmajor) c.keywords.emplace_back("sf_layout", "'blockscaled_chunk_kmajor'");
   return c;
 }
 
@@ -83,23 +116,45 @@ void GemmBlockScaledNode::Check() const {
   GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");
+  if (chunk_kmajor && (at.code() != DataType::Code::kFloat4E2M1 || bt.code() != DataType::Code::kFloat4E2M1))
+    bad("sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B with UE4M3 scales; got A " +
+        at.str() + ", B " + bt.str());
   for (auto [sf, g, nm, rows_of] :
        {std::tuple<const Region*, int, const char*, const char*>{&SFA, gran_a, "SFA", "A's rows (M)"},
         {&SFB, gran_b, "SFB", "B's columns (N)"}}) {
     const std::string gname = std::string("sf_") + (nm[2] == 'A' ? "a" : "b") + "_granularity_k";
+    if (sf->buffer->scope != Scope::kShared && sf->buffer->scope != Scope::kGlobal)
+      bad(std::string(nm) + " '" + sf->buffer->name + "' must be in shared or global memory");
+    auto ext = Extents(sf->ranges);
+    if (ext.size() != 2)
+      bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
+    if (chunk_kmajor) {
+      if (g != 16)
+        bad(gname +
+            " must be 16 with sf_layout='blockscaled_chunk_kmajor' (NVFP4: one UE4M3 scale per 16 "
+            "elements); got " +
+            std::to_string(g));
+      if (sf->buffer->dtype != DataType::UInt(32))
+        bad(std::string(nm) + " '" + sf->buffer->name +
+            "' must hold the UE4M3 scales four a uint32 word with sf_layout='blockscaled_chunk_kmajor'; "
+            "got " +
+            sf->buffer->dtype.str());
+      int64_t rows = 0, cols = 0;
+      if (!AsConstInt(Simplify(ext[0]), &rows) || !AsConstInt(Simplify(ext[1]), &cols) || rows % 32 ||
+          cols < 1)
+        bad(std::string(nm) +
+            " must be a constant [rows, words] tile whose rows are a multiple of 32 with "
+            "sf_layout='blockscaled_chunk_kmajor'; got [" +
+            PrintExpr(ext[0]) + ", " + PrintExpr(ext[1]) + "]");
+      continue;
+    }
     if (g <= 0 || g % 32)
       bad(gname + " must be a positive multiple of 32 (an MX scale covers 32 elements); got " +
           std::to_string(g));
     if (sf->buffer->dtype != DataType::UInt(8))
       bad(std::string(nm) + " '" + sf->buffer->name + "' must hold E8M0 scales as uint8; got " +
           sf->buffer->dtype.str() +
-          " (TileLang's packed uint32 / UE4M3 scale words are the SM120 NVFP4 form, "
-          "not implemented)");
-    if (sf->buffer->scope != Scope::kShared && sf->buffer->scope != Scope::kGlobal)
-      bad(std::string(nm) + " '" + sf->buffer->name + "' must be in shared or global memory");
-    auto ext = Extents(sf->ranges);
-    if (ext.size() != 2)
-      bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
+          " (uint32 words of UE4M3 scales are sf_layout='blockscaled_chunk_kmajor', NVFP4)");
   }
   auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges);
   Expr M = trans_A ? am[1] : am[0], N = trans_B ? bm[0] : bm[1];
@@ -121,7 +176,8 @@ const TileOpRegistrar kRegisterGemmBlockScaled(
           r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), AttrOr(a, "transpose_A", 0) != 0,
           AttrOr(a, "transpose_B", 0) != 0, static_cast<GemmWarpPolicy>(AttrOr(a, "policy", 0)),
           AttrOr(a, "clear_accum", 0) != 0, static_cast<int>(AttrOr(a, "sf_a_granularity_k", 32)),
-          static_cast<int>(AttrOr(a, "sf_b_granularity_k", 32)), e.at(0), std::move(s));
+          static_cast<int>(AttrOr(a, "sf_b_granularity_k", 32)), e.at(0), std::move(s),
+          AttrOr(a, "sf_layout", 0) != 0);
     });
 }  // namespace
 

@@ -4,8 +4,14 @@
 // The scale of A[m][k] (k within the tile) is SFA[m][j] with j = k / g when SFA holds the tile's K / g
 // groups, else j = (k_start + k) / g (SFA spans the whole K). SFB is indexed by B's columns the same way:
 // SFB[n][j]. A gemm of its own op name, so that no lowering of T.gemm takes it and drops the scales: lowered
-// on AMD CDNA4 (the scaled MFMAs, src/target/hip/lower_gemm_mfma.cc) and on the CPU
-// (src/transform/cpu/lower_gemm_blockscaled.cc); elsewhere it has no lowering and says so.
+// on AMD CDNA4 (the scaled MFMAs, src/target/hip/lower_gemm_mfma.cc), on sm_120a (mma.sync block_scale,
+// src/target/cuda/lower_gemm_blockscaled.cc) and on the CPU (src/transform/cpu/lower_gemm_blockscaled.cc);
+// elsewhere it has no lowering and says so.
+//
+// sf_layout="blockscaled_chunk_kmajor" (NVFP4, TileLang's SM120 form): the scales are UE4M3 bytes, one per
+// 16 K elements, four a uint32 word (byte i: the word's i-th group of 16), and a tile of R rows (R a multiple
+// of 32) stores its words K-major in chunks: the word w (K elements [64 w, 64 w + 64)) of row m sits at the
+// tile's flat word w * R + (m % 32) * (R / 32) + m / 32 (row-major over the tile's [R, columns] extent).
 #pragma once
 #include "op/gemm.h"
 
@@ -14,19 +20,25 @@ namespace tl {
 struct GemmBlockScaledNode : GemmNode {
   static constexpr const char kOp[] = "gemm_blockscaled";
   GemmBlockScaledNode(Region a, Region b, Region c, Region sfa, Region sfb, bool ta, bool tb,
-                      GemmWarpPolicy p, bool clear, int gran_a, int gran_b, Expr k_start, Span s)
+                      GemmWarpPolicy p, bool clear, int gran_a, int gran_b, Expr k_start, Span s,
+                      bool chunk_kmajor = false)
       : GemmNode(std::move(a), std::move(b), std::move(c), ta, tb, p, clear, 1, std::move(s), 0, false, kOp),
         SFA(std::move(sfa)),
         SFB(std::move(sfb)),
         gran_a(gran_a),
         gran_b(gran_b),
-        k_start(std::move(k_start)) {}
+        k_start(std::move(k_start)),
+        chunk_kmajor(chunk_kmajor) {}
   const Region SFA, SFB;
   const int gran_a, gran_b;  // K elements per scale
   const Expr k_start;        // the tile's first K index (int32)
+  const bool chunk_kmajor;   // sf_layout="blockscaled_chunk_kmajor": UE4M3 bytes in uint32 words (above)
 
-  /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k`.
+  /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k` (row-major uint8 scales).
   Expr ScaleColumn(bool is_b, const Expr& k) const;
+  /// Where the scale of row `row` (A's M / B's N, tile-local) and tile-local K index `k` is: the indices of
+  /// the SFA (is_b: SFB) element holding it, and the bit offset of its byte there (0 for uint8 scales).
+  std::pair<std::vector<Expr>, Expr> ScaleAt(bool is_b, const Expr& row, const Expr& k) const;
 
   std::vector<std::pair<const Region*, Access>> Regions() const override;
   std::vector<Expr> Exprs() const override { return {k_start}; }

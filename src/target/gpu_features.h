@@ -51,6 +51,9 @@ struct GpuFeatures {
   bool setmaxnreg = false;  // a warp group resizes its register file (setmaxnreg: sm_90a, the Blackwell 'a' targets)
   bool tcgen05 = false;     // tcgen05 tensor cores and tensor memory (sm_100a / sm_103a / sm_110a)
   bool tcgen05_i8 = false;  // tcgen05.mma kind::i8 (sm_100a, sm_110a; not sm_103a)
+  // warp-level block-scaled MMA for T.mma_gemm_blockscaled: mma.sync kind::mxf4nvf4 block_scale (sm_120a /
+  // sm_121a, src/target/cuda/lower_gemm_blockscaled.cc); CDNA4's scaled MFMAs are `mfma_fp8 == "ocp"`
+  bool block_scale_mma_sync = false;
   // AMD matrix cores by generation. `mfma_k8`: the f16 / bf16 MFMAs take 8 k values a lane
   // (v_mfma_f32_16x16x32 / 32x32x16, CDNA4). `mfma_fp8`: the 8-bit float MFMAs and the format their
   // bytes are read in: "" none (gfx90a), "fnuz" (E4M3FNUZ / E5M2FNUZ, gfx940-942), "ocp" (E4M3FN /

@@ -675,12 +675,13 @@ const LayoutRuleRegistrar kGemmRule("gemm", [](LayoutRuleContext& c, const TileO
   return static_cast<LayoutInferencer&>(c).InferGemm(static_cast<const GemmNode*>(&n));
 });
 // T.mma_gemm_blockscaled: the accumulator as T.gemm's where the matrix unit has scaled instructions (MFMA:
-// CDNA4); elsewhere no rule (its lowering, absent there, says so).
+// CDNA4; mma.sync block_scale: sm_120a); elsewhere no rule (its lowering, absent there, says so).
 const LayoutRuleRegistrar kGemmBlockScaledRule("gemm_blockscaled", [](LayoutRuleContext& c,
                                                                       const TileOpNode& n) {
   auto& inf = static_cast<LayoutInferencer&>(c);
-  return inf.features_.matrix == MatrixUnit::kMfma &&
-         InferGemmMfma(c, static_cast<const GemmNode*>(&n), inf.features_);
+  if (inf.features_.matrix == MatrixUnit::kMfma)
+    return InferGemmMfma(c, static_cast<const GemmNode*>(&n), inf.features_);
+  return inf.features_.block_scale_mma_sync && inf.InferGemm(static_cast<const GemmNode*>(&n));
 });
 const LayoutRuleRegistrar kReduceRule("reduce", [](LayoutRuleContext& c, const TileOpNode& n) {
   return static_cast<LayoutInferencer&>(c).InferReduce(static_cast<const ReduceNode*>(&n));

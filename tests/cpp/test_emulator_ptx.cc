@@ -155,6 +155,84 @@ TEST(PtxEmu, MmaM16N8K16HandWorked) {
   EXPECT_EQ(out[4 * 5 + 3], 75.5f);  // D[9][3]
 }
 
+// mma.sync.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 (PTX
+// ISA 9.7.14.3, "Block Scaling for mma.sync", and the m16n8k64 .e2m1 fragments: eight values a register, the
+// first in bits 0-3; A reg r nibble e at (g + 8 (r % 2), 8 t + e + 32 (r / 2)), B reg r nibble e at (8 t + e
+// + 32 r, g)). A[m][k] = 1 (code 2) where k % 16 == m, else 0, so D[m][n] = C + sum_j sa[m][j] sb[n][j] B[m +
+// 16 j][n], with B[k][n] the e2m1 value of code (3 k + n) % 8 (0, 0.5, 1, 1.5, 2, 3, 4, 6). Scales (UE4M3
+// bytes, byte j of a word scales k in [16 j, 16 j + 16)): sa[m][j] = 2^(j + m % 3), sb[n][j] = 2^-(n % 2) but
+// sb[5][1] = 1.5. With {byte-id 0, thread-id-a 1} row m's word comes from lane 4 (m % 8) + 2 + m / 8 and with
+// thread-id-b 2 column n's from lane 4 n + 2; every other lane holds 0x7F7F7F7F (UE4M3 NaN), so reading a
+// wrong lane shows.
+TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
+  auto e2m1 = [](int code) {
+    static const double v[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    return code < 8 ? v[code] : -v[code - 8];
+  };
+  auto a_code = [](int m, int k) { return k % 16 == m ? 2 : 0; };
+  auto b_code = [](int k, int n) { return (3 * k + n) % 8; };
+  auto sa_byte = [](int m, int j) { return static_cast<uint32_t>((7 + j + m % 3) << 3); };
+  auto sb_byte = [](int n, int j) {
+    return n == 5 && j == 1 ? 0x3Cu : static_cast<uint32_t>((7 - n % 2) << 3);
+  };
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + r)] |=
+            static_cast<uint32_t>(a_code(g + 8 * (r % 2), 8 * t + e + 32 * (r / 2))) << (4 * e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(b_code(8 * t + e + 32 * r, g))
+                                                  << (4 * e);
+    const bool a_owner = t / 2 == 1;  // lanes 4 g + 2 (row g) and 4 g + 3 (row g + 8)
+    const int m = g + 8 * (t % 2);
+    uint32_t sa = 0x7F7F7F7Fu, sb = 0x7F7F7F7Fu;
+    if (a_owner) {
+      sa = 0;
+      for (int j = 0; j < 4; ++j) sa |= sa_byte(m, j) << (8 * j);
+    }
+    if (t == 2) {
+      sb = 0;
+      for (int j = 0; j < 4; ++j) sb |= sb_byte(g, j) << (8 * j);
+    }
+    in[static_cast<size_t>(l * 8 + 6)] = sa;
+    in[static_cast<size_t>(l * 8 + 7)] = sb;
+  }
+  std::string body =
+      std::string(kPrologue) +
+      "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
+      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n"
+      "  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd5+16];\n"
+      "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
+      "  mov.f32 %f4, 0f3F000000;\n  mov.u16 %rs1, 0;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 2;\n"
+      "  mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32"
+      ".ue4m3 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
+      "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};\n"
+      "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
+      "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
+  std::vector<float> out(128, -1);
+  Result r = Launch1(Kernel(body), 32, &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  auto ue4m3 = [](uint32_t b) {
+    return std::ldexp(1.0 + (b & 7) / 8.0, static_cast<int>((b >> 3) & 15) - 7);
+  };
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
+      double want = 0.5;
+      for (int j = 0; j < 4; ++j)
+        want += ue4m3(sa_byte(m, j)) * ue4m3(sb_byte(n, j)) * e2m1(b_code(m + 16 * j, n));
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], static_cast<float>(want)) << l << " " << i;
+    }
+  // lane 22 (g 5, t 2), d2: D[13][4] = 0.5 + 2^1 * 1 * B[13][4] + 2^2 * 1 * B[29][4] + 2^3 * B[45][4] + 2^4 *
+  // B[61][4]
+  //   codes (39 + 4) % 8 = 3, (87 + 4) % 8 = 3, (135 + 4) % 8 = 3, (183 + 4) % 8 = 3: 1.5 (2 + 4 + 8 + 16) +
+  //   0.5 = 45.5
+  EXPECT_EQ(out[4 * 22 + 2], 45.5f);
+}
+
 // cvt (PTX ISA 9.7.9.21): f32 -> f16 rounds to nearest even and overflows to infinity; float -> integer
 // rounds as asked and saturates, NaN giving 0; integer narrowing wraps, .sat clamps.
 TEST(PtxEmu, CvtRoundingAndSaturation) {

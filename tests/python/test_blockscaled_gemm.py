@@ -215,9 +215,15 @@ def test_nan_scale_and_printer_round_trip():
 def test_targets_without_a_lowering_say_where_it_is():
     f = blockscaled_gemm(128, 128, 128, 128, 128, 64)
     with pytest.raises(TileLangUnsupportedError,
-                       match=r"T.gemm_blockscaled has no lowering for the CUDA target \(sm_90a\); it is lowered for: "
-                             r"hip .*gfx950"):
+                       match=r"block-scaled MMA of sm_120a / sm_121a .*: target cuda -arch=sm_120a; sm_90a has none"):
         tilelang.compile(f, target="cuda -arch=sm_90a", execution_backend="emulator")
+    with pytest.raises(TileLangUnsupportedError, match=r"on sm_120a is implemented for NVFP4 .* row-major E8M0 "
+                                                       r"scales \(MXFP8 / MXFP4: kind::mxf8f6f4, kind::mxf4\) are not"):
+        tilelang.compile(f, target="cuda -arch=sm_120a", execution_backend="emulator")
+    g = nvfp4_gemm(128, 128, 128, 128, 128, 128)
+    with pytest.raises(TileLangUnsupportedError, match=r"NVFP4 \(UE4M3 scales per 16 elements\), which CDNA4's "
+                                                       r"scaled MFMAs do not take"):
+        tilelang.compile(g, target=GFX950, execution_backend="emulator")
     with pytest.raises(TileLangUnsupportedError, match=r"CDNA4's scaled MFMAs .* gfx942 has none"):
         tilelang.compile(f, target="hip -arch=gfx942", execution_backend="emulator")
 
@@ -226,7 +232,11 @@ def test_targets_without_a_lowering_say_where_it_is():
     (dict(g=16), TileLangTypeError, r"sf_a_granularity_k must be a positive multiple of 32 .* got 16"),
     (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
     (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B"),
-    (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangUnsupportedError, r"sf_layout='blockscaled_chunk_kmajor'"),
+    (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangTypeError,
+     r"sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B with UE4M3 scales; got A float8_e4m3fn"),
+    (dict(at="float4_e2m1fn", bt="float4_e2m1fn", sf_layout="blockscaled_chunk_kmajor"), TileLangTypeError,
+     r"sf_a_granularity_k must be 16 with sf_layout='blockscaled_chunk_kmajor'"),
+    (dict(sf_layout="kmajor"), TileLangUnsupportedError, r"the scale layouts are None / 'rowmajor'"),
 ])
 def test_malformed_calls_are_clear_errors(kw, err, match):
     with pytest.raises(err, match=match) as e:
@@ -271,3 +281,136 @@ int main() {
             if (e >> b) & 1:
                 want[(6 * e + b) // 8] |= 1 << ((6 * e + b) % 8)
     assert got == want and got[:3] == [0x40, 0x20, 0x0C]
+
+
+# ---- NVFP4 (sm_120a's mma.sync kind::mxf4nvf4 block_scale, and the CPU) --------------------------------------
+
+SM120A = "cuda -arch=sm_120a"
+
+
+def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2):
+    """TileLang's SM120 NVFP4 form: A [M, K] and B [N, K] float4_e2m1fn, the UE4M3 scales four a uint32 word per
+    64 K, each (row block, K block) tile of scale words stored as its own [bm, bk / 64] slice in the chunked
+    K-major order (chunk_kmajor_words below)."""
+    wpk = bk // 64
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float4_e2m1fn"), B: T.Tensor((N, K), "float4_e2m1fn"),
+             SA: T.Tensor((T.ceildiv(M, bm) * (K // bk) * bm, wpk), "uint32"),
+             SB: T.Tensor((T.ceildiv(N, bn) * (K // bk) * bn, wpk), "uint32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk), "float4_e2m1fn")
+            B_s = T.alloc_shared((bn, bk), "float4_e2m1fn")
+            SA_s = T.alloc_shared((bm, wpk), "uint32")
+            SB_s = T.alloc_shared((bn, wpk), "uint32")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(K // bk, num_stages=stages):
+                T.copy(A[by * bm, ko * bk], A_s)
+                T.copy(B[bx * bn, ko * bk], B_s)
+                T.copy(SA[(by * (K // bk) + ko) * bm, 0], SA_s)
+                T.copy(SB[(bx * (K // bk) + ko) * bn, 0], SB_s)
+                T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, transpose_B=True, k_start=ko * bk,
+                                       sf_a_granularity_k=16, sf_b_granularity_k=16,
+                                       sf_layout="blockscaled_chunk_kmajor")
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def chunk_kmajor_words(scale_bytes, rows_per_tile, bk):
+    """[R, K / 16] UE4M3 bytes -> the kernel's scale tensor, written from the layout's definition
+    (src/op/gemm_blockscaled.h): word w of a row holds the bytes of groups 4 w .. 4 w + 3 (the first in bits 0-7);
+    the words of row tile t and K tile q form slice t * (K / bk) + q, a [rows_per_tile, bk / 64] block in which
+    the word w of tile row m is flat element w * rows_per_tile + (m % 32) * (rows_per_tile / 32) + m / 32."""
+    R, G = scale_bytes.shape
+    Rp = -(-R // rows_per_tile) * rows_per_tile
+    full = np.zeros((Rp, G), np.uint32)
+    full[:R] = scale_bytes
+    words = full[:, 0::4] | (full[:, 1::4] << 8) | (full[:, 2::4] << 16) | (full[:, 3::4] << 24)
+    wpk, kt = bk // 64, (G * 16) // bk
+    out = np.zeros((Rp // rows_per_tile * kt, rows_per_tile * wpk), np.uint32)
+    for t in range(Rp // rows_per_tile):
+        for q in range(kt):
+            for m in range(rows_per_tile):
+                for w in range(wpk):
+                    flat = w * rows_per_tile + (m % 32) * (rows_per_tile // 32) + m // 32
+                    out[t * kt + q, flat] = words[t * rows_per_tile + m, q * wpk + w]
+    return out.reshape(-1, wpk)
+
+
+def _nvfp4_inputs(rng, M, N, K):
+    """Random fp4 codes (every one of the 16), and UE4M3 scales: normal ones from 2^-6 to 2^8, subnormals, zero."""
+    ca = rng.integers(0, 16, (M, K), dtype=np.uint8)
+    cb = rng.integers(0, 16, (N, K), dtype=np.uint8)
+    pool = np.concatenate([np.arange(0x08, 0x78, 3), [0x01, 0x05, 0x00]]).astype(np.uint8)
+    sa = pool[rng.integers(0, len(pool), (M, K // 16))]
+    sb = pool[rng.integers(0, len(pool), (N, K // 16))]
+    fa = ca.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    fb = cb.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+    va = np.repeat(sa.view(ml_dtypes.float8_e4m3fn).astype(np.float64), 16, axis=1)
+    vb = np.repeat(sb.view(ml_dtypes.float8_e4m3fn).astype(np.float64), 16, axis=1)
+    ref = (fa * va) @ (fb * vb).T
+    return ca, cb, sa, sb, ref
+
+
+def _packed(codes):
+    """Two fp4 codes a byte, the first in the low nibble: TileLang's int8 [rows, K / 2] form of an fp4 tensor."""
+    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).view(np.int8)
+
+
+@pytest.mark.parametrize("M,N,K,tiles", [(200, 96, 256, (128, 64, 128)), (128, 56, 384, (128, 64, 128)),
+                                         (72, 40, 128, (64, 64, 64))])
+def test_nvfp4_on_sm120a_matches_numpy(M, N, K, tiles):
+    """Ragged NVFP4 GEMMs on sm_120a: the emulator runs the lowered mma.sync kind::mxf4nvf4 (and, through the test
+    harness, the PTX emulator NVRTC's PTX) against a float64 reference; A and B are passed packed two a byte as
+    TileLang's callers do (int8 [rows, K / 2]) and one a byte (ml_dtypes), the CPU target computes the same."""
+    rng = _rng()
+    bm, bn, bk = tiles
+    ca, cb, sa, sb, ref = _nvfp4_inputs(rng, M, N, K)
+    SA, SB = chunk_kmajor_words(sa, bm, bk), chunk_kmajor_words(sb, bn, bk)
+    f = nvfp4_gemm(M, N, K, bm, bn, bk)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    tol = dict(rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    a_packed, b_packed = _packed(ca), _packed(cb)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a_packed, b_packed, SA, SB, c)
+    np.testing.assert_allclose(c, ref, **tol)
+    assert (a_packed == _packed(ca)).all(), "the packed argument is written back unchanged"
+    c = np.full((M, N), np.nan, np.float32)
+    k(ca.view(ml_dtypes.float4_e2m1fn), cb.view(ml_dtypes.float4_e2m1fn), SA, SB, c)
+    np.testing.assert_allclose(c, ref, **tol)
+    c = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(f, target="cpu")(a_packed, b_packed, SA, SB, c)
+    np.testing.assert_allclose(c, ref, **tol)
+
+
+def test_nvfp4_is_omma_on_sm120a():
+    """The PTX holds the block-scaled mma.sync; ptxas assembles it to OMMA.SF.16864 with UE4M3 scales, 4X; the
+    choice table says what the gemm became; no spills."""
+    k = tilelang.compile(nvfp4_gemm(256, 256, 512, 128, 128, 128), target=SM120A)
+    ptx = k.get_ptx()
+    assert "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3" in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    sass = k.get_sass()
+    assert re.search(r"\bOMMA\.SF\.16864\.F32\.E2M1\.E2M1\.UE4M3\.4X\b", sass), "no OMMA.SF.16864 in the SASS"
+    assert any("mma.sync m16n8k64 kind::mxf4nvf4" in ch for ch in k.choices), k.choices
+
+
+def test_nvfp4_nan_scale_poisons_its_row_and_column():
+    """UE4M3 0x7F is NaN: one in SFA poisons exactly its row of C, one in SFB its column (both emulators, the CPU)."""
+    rng = _rng()
+    M, N, K = 64, 64, 128
+    ca, cb, sa, sb, ref = _nvfp4_inputs(rng, M, N, K)
+    sa[9, 3], sb[17, 6] = 0x7F, 0x7F
+    SA, SB = chunk_kmajor_words(sa, 64, 64), chunk_kmajor_words(sb, 64, 64)
+    f = nvfp4_gemm(M, N, K, 64, 64, 64)
+    for target, backend in ((SM120A, "emulator"), ("cpu", None)):
+        c = np.zeros((M, N), np.float32)
+        kw = {"execution_backend": backend} if backend else {}
+        tilelang.compile(f, target=target, **kw)(_packed(ca), _packed(cb), SA, SB, c)
+        bad = np.zeros((M, N), bool)
+        bad[9, :] = bad[:, 17] = True
+        assert np.isnan(c[bad]).all() and not np.isnan(c[~bad]).any(), target
+        np.testing.assert_allclose(c[~bad], ref[~bad], rtol=1e-5, atol=1e-6 * np.abs(ref[~bad]).max())

@@ -161,13 +161,18 @@ def kernel_params(func):
 
 
 def _pack_nibbles_into(orig, values):
-    """Writes one-value-a-byte int4 `values` into `orig`, an int8 / uint8 tensor holding two a byte (low first)."""
-    v = np.asarray(values).astype(np.int16) & 0xF
+    """Writes one-value-a-byte int4 / fp4 `values` into `orig`, an int8 / uint8 (or torch float4_e2m1fn_x2)
+    tensor holding two a byte (low first)."""
+    v = np.asarray(values)
+    v = (v.view(np.uint8) if v.dtype.itemsize == 1 and v.dtype.kind not in "iub" else v).astype(np.int16) & 0xF
     b = (v[..., 0::2] | (v[..., 1::2] << 4)).astype(np.uint8)
     if hasattr(orig, "copy_"):
         import torch
 
-        orig.copy_(torch.from_numpy(b.view(np.int8) if str(orig.dtype) == "torch.int8" else b).to(orig.device))
+        if str(orig.dtype) == "torch.float4_e2m1fn_x2":
+            orig.view(torch.uint8).copy_(torch.from_numpy(b).to(orig.device))
+        else:
+            orig.copy_(torch.from_numpy(b.view(np.int8) if str(orig.dtype) == "torch.int8" else b).to(orig.device))
     else:
         orig[...] = b.view(orig.dtype)
 
@@ -241,9 +246,10 @@ class JITKernel:
         # T.alloc_global workspaces: trailing parameters of the compiled function, allocated per call
         self._launch_func = self._compiled.func
         self._workspace_idx = list(range(len(func.params), len(self._launch_func.params)))
-        # T.int4 / T.uint4 tensor parameters (TileLang's callers may pass them packed: _packed_int4_arguments)
+        # T.int4 / T.uint4 / T.float4_e2m1fn tensor parameters (TileLang's callers may pass them packed:
+        # _packed_int4_arguments)
         self._nibble_params = {i: str(p[1].dtype) for i, p in enumerate(self._launch_func.params)
-                               if p[1] is not None and str(p[1].dtype) in ("int4", "uint4")}
+                               if p[1] is not None and str(p[1].dtype) in ("int4", "uint4", "float4_e2m1fn")}
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
         self._parts = [JITKernel(p, None, str(self.target), execution_backend, pass_configs, verbose)
@@ -437,25 +443,38 @@ class JITKernel:
         return outs[0] if len(outs) == 1 else outs
 
     def _packed_int4_arguments(self, args, param_idx):
-        """TileLang stores int4 / uint4 tensors packed two values a byte (an int8 / uint8 tensor whose last
-        dimension is half the declared one, the low nibble first: its int4 GEMM example). Such an argument for a
-        T.int4 / T.uint4 parameter is unpacked here into this project's one-value-a-byte int4 for the launch and
-        packed back into the caller's tensor after it. Other arguments are left to the launch's checks. `args` are
-        the caller's arguments, `param_idx` the parameter each one is."""
+        """TileLang stores int4 / uint4 / float4_e2m1fn tensors packed two values a byte (an int8 / uint8 tensor
+        whose last dimension is half the declared one, the low nibble first: its int4 GEMM and NVFP4 examples;
+        torch's float4_e2m1fn_x2 is the same bytes). Such an argument for a T.int4 / T.uint4 / T.float4_e2m1fn
+        parameter is unpacked here into this project's one-value-a-byte form for the launch and packed back into
+        the caller's tensor after it. Other arguments are left to the launch's checks. `args` are the caller's
+        arguments, `param_idx` the parameter each one is."""
         out, packed = list(args), []
         for i, pi in enumerate(param_idx[:len(out)]):
             dtype = self._nibble_params.get(pi)
             if dtype is None:
                 continue
             a = out[i]
-            if str(getattr(a, "dtype", "")).replace("torch.", "") not in ("int8", "uint8") or not getattr(a, "ndim", 0):
+            kind = str(getattr(a, "dtype", "")).replace("torch.", "")
+            if kind not in ("int8", "uint8", "float4_e2m1fn_x2") or not getattr(a, "ndim", 0):
                 continue
-            host = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
+            if hasattr(a, "detach"):
+                t = a.detach()
+                if kind == "float4_e2m1fn_x2":
+                    import torch
+
+                    t = t.view(torch.uint8)
+                host = t.cpu().numpy()
+            else:
+                host = np.asarray(a)
             b = np.ascontiguousarray(host).view(np.uint8)
             nib = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], b.shape[-1] * 2).astype(np.int16)
             if dtype == "int4":
                 nib = (nib ^ 8) - 8  # sign-extend the nibble
-            out[i] = nib.astype(_np_dtype(dtype))
+            if dtype == "float4_e2m1fn":  # the code in the low nibble of a byte, as ml_dtypes holds it
+                out[i] = np.ascontiguousarray(nib.astype(np.uint8)).view(_np_dtype(dtype))
+            else:
+                out[i] = nib.astype(_np_dtype(dtype))
             packed.append((a, out[i]))
         return out, packed
 

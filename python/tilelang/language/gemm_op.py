@@ -264,17 +264,24 @@ def tcgen05_mma_arrive(mbar, arrive_2cta=False):
 
 def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False, policy=GemmWarpPolicy.Square,
                          clear_accum=False, *, k_start, sf_a_granularity_k, sf_b_granularity_k, sf_layout=None):
-    """TileLang's block-scaled gemm: C (+)= (A * sa) @ (B * sb), A and B float8_e4m3fn / float8_e5m2 tiles (MXFP8),
-    C a float32 fragment, every `sf_a_granularity_k` consecutive K elements of a row of A scaled by one E8M0 value
-    of SFA (uint8, 2^(s - 127); 255 is NaN), and B's columns by SFB the same way. SFA is [rows of A, scale groups]:
-    the tile's own K / g groups (then column j scales tile-local k in [j g, (j + 1) g)), or the groups of all of K
-    (then column (k_start + k) / g). `k_start` is the tile's first K index. Lowered on hip -arch=gfx950 (the scaled
-    MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4) and on the CPU; other targets say it has no lowering
-    (docs/hip.md)."""
-    if sf_layout not in (None, "rowmajor"):
+    """TileLang's block-scaled gemm: C (+)= (A * sa) @ (B * sb), A and B float8_e4m3fn / float8_e5m2 /
+    float6 / float4_e2m1fn tiles (MXFP8 / MXFP6 / MXFP4), C a float32 fragment, every `sf_a_granularity_k`
+    consecutive K elements of a row of A scaled by one E8M0 value of SFA (uint8, 2^(s - 127); 255 is NaN), and
+    B's columns by SFB the same way. SFA is [rows of A, scale groups]: the tile's own K / g groups (then column j
+    scales tile-local k in [j g, (j + 1) g)), or the groups of all of K (then column (k_start + k) / g).
+    `k_start` is the tile's first K index.
+    sf_layout="blockscaled_chunk_kmajor" is NVFP4 (TileLang's SM120 form): float4_e2m1fn A and B, one UE4M3
+    scale per 16 elements (granularity 16), four a uint32 word, SFA / SFB uint32 [rows, K / 64] tiles whose
+    words are stored K-major in chunks of 32 rows (src/op/gemm_blockscaled.h).
+    Lowered on hip -arch=gfx950 (the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4), on
+    cuda -arch=sm_120a / sm_121a (NVFP4: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X) and on the
+    CPU; other targets say it has no lowering (docs/hip.md, docs/blackwell.md)."""
+    layouts = {None: 0, "rowmajor": 0, "blockscaled_chunk_kmajor": 1}
+    if sf_layout not in layouts:
         raise _unsupported(f"T.mma_gemm_blockscaled(sf_layout={sf_layout!r})",
-                           "only row-major uint8 E8M0 scale tiles (sf_layout=None / 'rowmajor') are implemented",
-                           "pass SFA / SFB as [rows, K / granularity] uint8 tiles")
+                           "the scale layouts are None / 'rowmajor' (uint8 E8M0 tiles) and "
+                           "'blockscaled_chunk_kmajor' (uint32 words of UE4M3 scales, NVFP4)",
+                           "pass one of those")
     regs = _tile_regions("mma_gemm_blockscaled", ((A, "A"), (B, "B"), (C, "C"), (SFA, "SFA"), (SFB, "SFB")))
     if not isinstance(k_start, Expr):
         k_start = _const(_int_arg(k_start, "T.mma_gemm_blockscaled k_start"))
@@ -282,7 +289,8 @@ def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False
                         {"transpose_A": int(_bool(transpose_A)), "transpose_B": int(_bool(transpose_B)),
                          "policy": int(policy), "clear_accum": int(_bool(clear_accum)),
                          "sf_a_granularity_k": _int_arg(sf_a_granularity_k, "T.mma_gemm_blockscaled sf_a_granularity_k"),
-                         "sf_b_granularity_k": _int_arg(sf_b_granularity_k, "T.mma_gemm_blockscaled sf_b_granularity_k")},
+                         "sf_b_granularity_k": _int_arg(sf_b_granularity_k, "T.mma_gemm_blockscaled sf_b_granularity_k"),
+                         "sf_layout": layouts[sf_layout]},
                         builder.span())
 
 

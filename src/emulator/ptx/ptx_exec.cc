@@ -1984,7 +1984,81 @@ class Machine {
       }
   }
 
+  // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
+  //   d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b}
+  // (PTX ISA 9.7.14.3 "Block Scaling for mma.sync" and the m16n8k64 .e2m1 fragments), g = lane / 4, t = lane
+  // % 4, eight e2m1 values a .b32 register, the first in bits 0-3:
+  //   A a (reg r, nibble e): row g + 8 (r % 2), col 8 t + e + 32 (r / 2);  B (reg r, nibble e): row 8 t + e +
+  //   32 r, col g;  C, D c_i: row g + 8 (i / 2), col 2 t + i % 2.
+  // .scale_vec::4X: scale_A is 16 x 4, scale_B 4 x 8 (UE4M3, one a 16 k); row m of scale_A is the four bytes
+  // (byte j: k in [16 j, 16 j + 16)) of scale-a-data in lane 4 (m % 8) + 2 thread-id-a + m / 8, column n of
+  // scale_B those of lane 4 n + thread-id-b; byte-id must be 0. D = C + sum_k (A sa)(B sb): each product
+  // exact in double, the sum rounded once to f32.
+  void MmaBlockScaled(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    if (in.m != 16 || in.n != 8 || in.k != 64 || in.t != Ty::kF32 || in.ta != Ty::kE2M1 ||
+        in.tb != Ty::kE2M1 || in.tc != Ty::kF32 || in.t2 != Ty::kUE4M3)
+      FailAt(in, "the PTX emulator's kind::mxf4nvf4 mma.sync is m16n8k64 .f32.e2m1.e2m1.f32.ue4m3");
+    if (!FullWarp(w, wp, act, exec, "mma.sync")) return;
+    if (in.ops.size() != 8) FailAt(in, "a block-scaled mma.sync has 8 operands");
+    const Operand &D = in.ops[0], &A = in.ops[1], &B = in.ops[2], &C = in.ops[3];
+    auto vec = [&](const Operand& o, size_t n) { return o.kind == Operand::kVec && o.vec.size() == n; };
+    if (!vec(A, 4) || !vec(B, 2) || !vec(C, 4) || !vec(D, 4) || !vec(in.ops[4], 1) || !vec(in.ops[5], 2) ||
+        !vec(in.ops[6], 1) || !vec(in.ops[7], 2))
+      FailAt(in, "block-scaled mma operand vectors must be A: 4, B: 2, C/D: 4, scale data: 1, selectors: 2");
+    // the selectors, the same in every lane
+    int64_t sel[4];
+    for (int q = 0; q < 4; ++q) {
+      const Operand& o = in.ops[q < 2 ? 5 : 7].vec[static_cast<size_t>(q % 2)];
+      sel[q] = static_cast<int64_t>(Get(wp, o, w, 0, Ty::kU16) & 0xFFFF);
+      for (int l = 1; l < 32; ++l)
+        if (static_cast<int64_t>(Get(wp, o, w, l, Ty::kU16) & 0xFFFF) != sel[q]) {
+          Report("mma_nonuniform", w * 32 + l,
+                 [&] { return std::string("the lanes of a warp pass different block-scale selectors"); });
+          break;
+        }
+    }
+    if (sel[0] != 0 || sel[2] != 0 || sel[1] > 1 || sel[3] > 3)
+      FailAt(in, "with .scale_vec::4X byte-id must be 0, thread-id-a 0 or 1 and thread-id-b 0 to 3");
+    double a[16][64] = {}, b[64][8] = {}, c[16][8] = {}, sa[16][4] = {}, sb[8][4] = {};
+    auto ue4m3 = [](uint64_t byte) {
+      return DecodeMinifloat(static_cast<uint32_t>(byte & 0x7F), 4, 3, true);
+    };
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      for (int r = 0; r < 4; ++r) {
+        const uint64_t reg = Get(wp, A.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
+        for (int e = 0; e < 8; ++e)
+          a[g + 8 * (r % 2)][8 * t + e + 32 * (r / 2)] = DecodeE2M1((reg >> (4 * e)) & 0xF);
+      }
+      for (int r = 0; r < 2; ++r) {
+        const uint64_t reg = Get(wp, B.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
+        for (int e = 0; e < 8; ++e) b[8 * t + e + 32 * r][g] = DecodeE2M1((reg >> (4 * e)) & 0xF);
+      }
+      for (int i = 0; i < 4; ++i)
+        c[g + 8 * (i / 2)][2 * t + i % 2] = AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
+    }
+    for (int m = 0; m < 16; ++m) {
+      const uint64_t word =
+          Get(wp, in.ops[4].vec[0], w, 4 * (m % 8) + 2 * static_cast<int>(sel[1]) + m / 8, Ty::kB32);
+      for (int j = 0; j < 4; ++j) sa[m][j] = ue4m3(word >> (8 * j));
+    }
+    for (int n = 0; n < 8; ++n) {
+      const uint64_t word = Get(wp, in.ops[6].vec[0], w, 4 * n + static_cast<int>(sel[3]), Ty::kB32);
+      for (int j = 0; j < 4; ++j) sb[n][j] = ue4m3(word >> (8 * j));
+    }
+    for (int k = 0; k < 64; ++k)
+      for (int m = 0; m < 16; ++m)
+        for (int n = 0; n < 8; ++n) c[m][n] += (a[m][k] * sa[m][k / 16]) * (b[k][n] * sb[n][k / 16]);
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      for (int i = 0; i < 4; ++i)
+        Set(wp, D.vec[static_cast<size_t>(i)], l,
+            F32Bits(static_cast<float>(c[g + 8 * (i / 2)][2 * t + i % 2])), Ty::kB32);
+    }
+  }
+
   void Mma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
+    if (in.mode == 1) return MmaBlockScaled(w, wp, in, act, exec);
     // mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype (PTX ISA 9.7.14.5.x, the "Matrix Fragments for
     // mma.m16n8kK" figures), group g = lane / 4, t = lane % 4, elements packed low first in .b32 registers:
     //   k16, f16 / bf16:  A a_i (8): row g + 8 (i/2 % 2), col 2t + i%2 + 8 (i/4);  B b_i (4): row 2t + i%2 + 8 (i/2)

@@ -37,8 +37,34 @@ enum class Op : uint8_t {
 // clang-format on
 
 enum class Ty : uint8_t {
-  kNone, kB8, kB16, kB32, kB64, kB128, kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64, kF16, kF16x2, kBF16,
-  kBF16x2, kF32, kF64, kPred, kTf32, kE4M3, kE5M2, kE4M3x2, kE5M2x2
+  kNone,
+  kB8,
+  kB16,
+  kB32,
+  kB64,
+  kB128,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kF16,
+  kF16x2,
+  kBF16,
+  kBF16x2,
+  kF32,
+  kF64,
+  kPred,
+  kTf32,
+  kE4M3,
+  kE5M2,
+  kE4M3x2,
+  kE5M2x2,
+  kE2M1,
+  kUE4M3  // block-scaled mma operand and scale types (not register types)
 };
 inline int TyBits(Ty t) {
   switch (t) {
@@ -137,8 +163,9 @@ struct Instr {
   uint8_t boolop = 0;                 // setp: 0 none, 1 .and, 2 .or, 3 .xor
   Rnd rnd = Rnd::kNone;
   bool ftz = false, sat = false, approx = false, wide = false, hi = false, trans = false, to = false;
-  uint8_t mode = 0;   // shfl: 0 up 1 down 2 bfly 3 idx; ldmatrix: matrices; atom: see ptx_exec; vote: 0 any 1 all
-                      // 2 uni 3 ballot
+  uint8_t mode =
+      0;  // shfl: 0 up 1 down 2 bfly 3 idx; ldmatrix: matrices; atom: see ptx_exec; vote: 0 any 1 all
+          // 2 uni 3 ballot; mma: 1 kind::mxf4nvf4.block_scale.scale_vec::4X (t2: the scale type)
   int m = 0, n = 0, k = 0;             // mma shape
   Ty ta = Ty::kNone, tb = Ty::kNone, tc = Ty::kNone;  // mma operand types (d is t)
   bool zero_fill_pred = false;         // cp.async: the 4th operand is an ignore-src predicate

@@ -26,13 +26,13 @@ namespace {
 
 const std::unordered_map<std::string, Ty>& TypeNames() {
   static const std::unordered_map<std::string, Ty> m = {
-      {"b8", Ty::kB8},     {"b16", Ty::kB16},   {"b32", Ty::kB32},     {"b64", Ty::kB64},
-      {"b128", Ty::kB128}, {"u8", Ty::kU8},     {"u16", Ty::kU16},     {"u32", Ty::kU32},
-      {"u64", Ty::kU64},   {"s8", Ty::kS8},     {"s16", Ty::kS16},     {"s32", Ty::kS32},
-      {"s64", Ty::kS64},   {"f16", Ty::kF16},   {"f16x2", Ty::kF16x2}, {"bf16", Ty::kBF16},
-      {"bf16x2", Ty::kBF16x2}, {"f32", Ty::kF32}, {"f64", Ty::kF64},   {"pred", Ty::kPred},
-      {"tf32", Ty::kTf32}, {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2}, {"e4m3x2", Ty::kE4M3x2},
-      {"e5m2x2", Ty::kE5M2x2}};
+      {"b8", Ty::kB8},         {"b16", Ty::kB16},   {"b32", Ty::kB32},     {"b64", Ty::kB64},
+      {"b128", Ty::kB128},     {"u8", Ty::kU8},     {"u16", Ty::kU16},     {"u32", Ty::kU32},
+      {"u64", Ty::kU64},       {"s8", Ty::kS8},     {"s16", Ty::kS16},     {"s32", Ty::kS32},
+      {"s64", Ty::kS64},       {"f16", Ty::kF16},   {"f16x2", Ty::kF16x2}, {"bf16", Ty::kBF16},
+      {"bf16x2", Ty::kBF16x2}, {"f32", Ty::kF32},   {"f64", Ty::kF64},     {"pred", Ty::kPred},
+      {"tf32", Ty::kTf32},     {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2},   {"e4m3x2", Ty::kE4M3x2},
+      {"e5m2x2", Ty::kE5M2x2}, {"e2m1", Ty::kE2M1}, {"ue4m3", Ty::kUE4M3}};
   return m;
 }
 
@@ -1245,6 +1245,9 @@ class Parser {
           if (p == names[q]) in->mode = q;
       } else if (p == "trans") {
         in->trans = true;
+      } else if (in->op == Op::kMma &&
+                 (p == "kind::mxf4nvf4" || p == "block_scale" || p == "scale_vec::4X")) {
+        in->mode = 1;  // all three, checked below
       } else if (in->op == Op::kMma && p.size() > 1 && p[0] == 'm' &&
                  std::isdigit(static_cast<unsigned char>(p[1]))) {
         if (std::sscanf(p.c_str(), "m%dn%dk%d", &in->m, &in->n, &in->k) != 3)
@@ -1272,7 +1275,18 @@ class Parser {
         std::find(parts.begin(), parts.end(), "async") != parts.end())
       in->op = Op::kFenceProxyAsync;  // orders generic-proxy and async-proxy accesses (PTX ISA 9.7.13.4)
     if (in->op == Op::kMma) {
-      // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype
+      // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype; block-scaled:
+      // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
+      if (in->mode == 1) {
+        for (const char* q : {"kind::mxf4nvf4", "block_scale", "scale_vec::4X"})
+          if (std::find(parts.begin(), parts.end(), q) == parts.end())
+            Fail(in->line, in->text,
+                 "the PTX emulator's block-scaled mma.sync is kind::mxf4nvf4.block_scale.scale_vec::4X");
+        if (types.size() != 5)
+          Fail(in->line, in->text, "a block-scaled mma needs its d, a, b, c and scale types");
+        in->t2 = types[4];
+        types.pop_back();
+      }
       if (types.size() != 4) Fail(in->line, in->text, "mma needs its d, a, b and c types");
       in->t = types[0];
       in->ta = types[1];

@@ -330,6 +330,11 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
       return "tl::mma_" + As<StringImmNode>(c->args[0])->value + "_" + ab + "(" + Addr(c->args[4]) + ", " +
              Addr(c->args[2]) + ", " + Addr(c->args[3]) + ")";
     }
+    if (op ==
+        "tl.mma_sync_blockscaled")  // (shape, kind, &A, &B, &C, scale word A, scale word B, tid-a, tid-b)
+      return "tl::mma_" + As<StringImmNode>(c->args[0])->value + "_" + As<StringImmNode>(c->args[1])->value +
+             "<" + arg(7) + ", " + arg(8) + ">(" + Addr(c->args[4]) + ", " + Addr(c->args[2]) + ", " +
+             Addr(c->args[3]) + ", " + arg(5) + ", " + arg(6) + ")";
     if (op == "tl.to_tf32") return "tl::to_tf32(" + arg(0) + ")";
     return CommonCallE(c);
   }

@@ -52,6 +52,7 @@ GpuFeatures CudaFeatures(const CudaTarget& t) {
   f.setmaxnreg = t.arch.back() == 'a' && t.sm >= 90;
   f.clc_multicast = f.tcgen05;              // the 'a' targets of the tcgen05 family
   f.tcgen05_i8 = f.tcgen05 && t.sm != 103;  // ptxas: .kind::i8 is not supported on sm_103a  // ptxas takes setmaxnreg on sm_90a and sm_1xxa
+  f.block_scale_mma_sync = (t.sm == 120 || t.sm == 121) && t.arch.back() == 'a';  // ptxas: sm_120a / sm_121a
   f.vector_atomic_add = t.sm >= 90;
   f.stmatrix = t.sm >= 90;
   f.async_copy = AsyncCopy::kCpAsync;

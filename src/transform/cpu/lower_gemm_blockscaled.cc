@@ -1,7 +1,7 @@
 // LowerTileOpsCPU, T.mma_gemm_blockscaled: a loop nest over C's tile, each element summing its K products in
 // order in float32, every product of A[m][k] and B[k][n] multiplied by their E8M0 scales 2^(s - 127) (255:
-// NaN). The reference form of the op (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one
-// rounding per product and per addition.
+// NaN), or their UE4M3 scales (NVFP4, sf_layout="blockscaled_chunk_kmajor"). The reference form of the op
+// (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one rounding per product and per addition.
 #include "op/gemm_blockscaled.h"
 #include <cmath>
 
@@ -30,14 +30,24 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
     out.push_back(L.VisitTileOp(fill));
   }
   auto scale = [&](const Region& sf, bool is_b, const Expr& row, const Expr& k) {
-    std::vector<Expr> idx;
-    for (auto& rg : sf.ranges) idx.push_back(rg.min);
-    idx[idx.size() - 2] = Binary(BinaryOp::kAdd, idx[idx.size() - 2], row);
-    idx.back() = n->ScaleColumn(is_b, k);
+    auto [idx, shift] = n->ScaleAt(is_b, row, k);
     Expr s = Load(sf.buffer, idx);
-    Expr e = Binary(BinaryOp::kSub, Cast(f32, s), FloatImm(f32, 127.0));
-    return Select(Binary(BinaryOp::kEQ, s, IntImm(sf.buffer->dtype, 255)), FloatImm(f32, std::nan("")),
-                  Call(f32, "exp2", {e}));
+    if (!n->chunk_kmajor) {  // E8M0
+      Expr e = Binary(BinaryOp::kSub, Cast(f32, s), FloatImm(f32, 127.0));
+      return Select(Binary(BinaryOp::kEQ, s, IntImm(sf.buffer->dtype, 255)), FloatImm(f32, std::nan("")),
+                    Call(f32, "exp2", {e}));
+    }
+    // UE4M3, the byte `shift` of a uint32 word: 4 exponent bits (bias 7), 3 mantissa bits, the sign bit
+    // ignored; exponent 0 is subnormal (m 2^-9), 0x7F is NaN
+    const DataType u32 = DataType::UInt(32);
+    Expr b = Binary(BinaryOp::kBitAnd, Binary(BinaryOp::kShr, s, Cast(u32, shift)), IntImm(u32, 0x7F));
+    Expr e = Binary(BinaryOp::kBitAnd, Binary(BinaryOp::kShr, b, IntImm(u32, 3)), IntImm(u32, 15));
+    Expr m = Binary(BinaryOp::kBitAnd, b, IntImm(u32, 7));
+    Expr normal = Binary(BinaryOp::kMul, Cast(f32, Binary(BinaryOp::kAdd, m, IntImm(u32, 8))),
+                         Call(f32, "exp2", {Binary(BinaryOp::kSub, Cast(f32, e), FloatImm(f32, 10.0))}));
+    Expr sub = Binary(BinaryOp::kMul, Cast(f32, m), FloatImm(f32, std::ldexp(1.0, -9)));
+    return Select(Binary(BinaryOp::kEQ, b, IntImm(u32, 0x7F)), FloatImm(f32, std::nan("")),
+                  Select(Binary(BinaryOp::kEQ, e, IntImm(u32, 0)), sub, normal));
   };
   out.push_back(L.Nest({M, N}, n->span, [&](const std::vector<Expr>& t) {
     Var k = MakeVar("k");

@@ -1,0 +1,169 @@
+// LowerTileOpsGPU on CUDA, T.mma_gemm_blockscaled: NVFP4 on sm_120a / sm_121a with the warp-level
+// block-scaled MMA,
+// mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3, over
+// the warp grid of the accumulator (the m16n8 accumulator of every mma.sync, so layout inference, epilogues
+// and reductions are T.gemm's).
+//
+// Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k64" with .e2m1: eight values a .b32 register, the
+// first in bits 0-3), lane l, group g = l / 4, t = l % 4:
+//   A (16 x 64): register r, nibble e holds row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
+//   B (64 x 8):  register r, nibble e holds row (k) 8 t + e + 32 r, column g
+// The lowering gathers each lane's 32 (A) and 16 (B) one-a-byte fp4 codes from shared memory into a local
+// array in register order (value 8 r + e), and tl::mma_m16n8k64_nvf4 packs them into the registers.
+// Scales (the ISA's "Block Scaling for mma.sync"): with .scale_vec::4X a lane's scale register holds the four
+// UE4M3 scales of one row of A (byte i: K elements [16 i, 16 i + 16)) and byte-id must be 0; thread-id-a
+// names the lane pair of each quad that supplies them: row g from lane 4 g + 2 tid + 0, row g + 8 from lane
+// 4 g + 2 tid + 1. For B, column g's scales come from lane 4 g + thread-id-b. Every lane loads the word its
+// position names with both ids 0 (lanes the instruction does not read load copies), so one 32-bit shared
+// load a lane and mma tile feeds the scales.
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "op/gemm_blockscaled.h"
+#include "transform/gpu/tile_lowerer.h"
+#include "transform/gpu_util.h"
+
+namespace tl {
+namespace gpu_lowering {
+
+using namespace gpu_pass;
+
+namespace {
+
+Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
+  const Span sp = g->span;
+  const GpuFeatures& ft = L.ctx_.features;
+  if (!ft.block_scale_mma_sync)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.mma_gemm_blockscaled on CUDA uses the warp-level block-scaled MMA of sm_120a / sm_121a "
+        "(mma.sync kind::mxf4nvf4 block_scale): target cuda -arch=sm_120a; " +
+            ft.arch + " has none (on the tcgen05 family use T.tcgen05_gemm_blockscaled, docs/blackwell.md)",
+        sp);
+  if (!g->chunk_kmajor)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.mma_gemm_blockscaled on sm_120a is implemented for NVFP4 (float4_e2m1fn A and B, UE4M3 "
+        "scales per 16 elements as uint32 words, sf_layout='blockscaled_chunk_kmajor': mma.sync "
+        "kind::mxf4nvf4 scale_vec::4X); row-major E8M0 scales (MXFP8 / MXFP4: kind::mxf8f6f4, "
+        "kind::mxf4) are not",
+        sp);
+  for (const Region* x : {&g->A, &g->B, &g->SFA, &g->SFB})
+    if (x->buffer->scope != Scope::kShared)
+      throw UserError(ErrorKind::kUnsupported,
+                      "T.mma_gemm_blockscaled on sm_120a reads A, B, SFA and SFB from shared memory "
+                      "(T.alloc_shared); '" +
+                          x->buffer->name + "' is not there",
+                      sp);
+  if (g->trans_A || !g->trans_B)
+    throw UserError(
+        ErrorKind::kUnsupported,
+        "T.mma_gemm_blockscaled on sm_120a takes K-major operands: A stored [M, K] and B stored [N, K] "
+        "(transpose_B=True), as NVFP4 tensors are",
+        sp);
+  const Fragment& CF = L.Layout(g->C.buffer.get());
+  const int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+  GemmTiles gt = GemmTilesOf(g, sp);
+  const int64_t K = gt.K;
+  if (K % 64)
+    throw UserError(
+        ErrorKind::kLayout,
+        "T.mma_gemm_blockscaled on sm_120a needs K to be a multiple of 64 (mma.sync m16n8k64); K = " +
+            std::to_string(K),
+        sp);
+  const int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
+  L.ctx_.info->choices.push_back(
+      Loc(sp) +
+      ": T.mma_gemm_blockscaled: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 "
+      "with ue4m3 scales, warps " +
+      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
+      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
+      " mma tiles per k64 step); A and B by byte loads from shared memory, one 32-bit scale word a lane and "
+      "tile");
+  std::vector<Stmt> out;
+  Buffer cl = L.MapBuffer(g->C.buffer);
+  if (g->clear_accum) {
+    Var i = MakeVar("i");
+    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
+                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
+  }
+  const DataType fp4 = g->A.buffer->dtype, u32 = DataType::UInt(32);
+  Buffer afrag = L.Scratch("A_frag", fp4, mt * 32, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", fp4, nt * 16, Scope::kLocal);
+  Buffer sfa = L.Scratch("SFA_word", u32, mt, Scope::kLocal);
+  Buffer sfb = L.Scratch("SFB_word", u32, nt, Scope::kLocal);
+  auto operand = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
+    std::vector<Expr> idx;
+    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
+    idx[dims[0]] = Simplify(idx[dims[0]] + row);
+    idx[dims[1]] = Simplify(idx[dims[1]] + col);
+    return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
+  };
+  // The scale word of tile-local row `row` (of A; of B's N when is_b) for the K step starting at `k`: the
+  // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered.
+  Var prow = MakeVar("sf_row"), pk = MakeVar("sf_k");
+  auto scale_word = [&](bool is_b, const Expr& row, const Expr& k) {
+    const Region& sf = is_b ? g->SFB : g->SFA;
+    auto at = g->ScaleAt(is_b, prow, pk).first;
+    std::map<const VarNode*, Expr> sub{{prow.get(), row}, {pk.get(), k}};
+    std::vector<Expr> idx;
+    for (auto& e : at) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
+    return Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
+  };
+  Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
+  Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), r = MakeVar("r"), e = MakeVar("e");
+  std::vector<Stmt> step;
+  {  // A: register r, nibble e at row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
+    Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(r, 2) * C(8);
+    Expr k = Expr(kk) * C(64) + tig * C(8) + Expr(e) + Div(r, 2) * C(32);
+    Stmt st = Store(afrag, operand(g->A, gt.ad, Simplify(m), Simplify(k)),
+                    {Expr(i) * C(32) + Expr(r) * C(8) + e}, sp);
+    step.push_back(For(
+        i, C(0), C(mt), ForKind::kUnrolled,
+        For(r, C(0), C(4), ForKind::kUnrolled, For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp), {}, sp),
+        {}, sp));
+  }
+  {  // B (stored [N, K]): register r, nibble e at k 8 t + e + 32 r, column g
+    Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
+    Expr k = Expr(kk) * C(64) + tig * C(8) + Expr(e) + Expr(r) * C(32);
+    Stmt st = Store(bfrag, operand(g->B, gt.bd, Simplify(n), Simplify(k)),
+                    {Expr(j) * C(16) + Expr(r) * C(8) + e}, sp);
+    step.push_back(For(
+        j, C(0), C(nt), ForKind::kUnrolled,
+        For(r, C(0), C(2), ForKind::kUnrolled, For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp), {}, sp),
+        {}, sp));
+  }
+  // scales: this lane's row of A (8 (l % 2) + l / 4 of each m16 tile) and column of B (l / 4 of each n8 tile)
+  step.push_back(
+      For(i, C(0), C(mt), ForKind::kUnrolled,
+          Store(sfa,
+                scale_word(false, Simplify(wmi * C(wM) + Expr(i) * C(16) + Mod(lane, 2) * C(8) + grp),
+                           Simplify(Expr(kk) * C(64))),
+                {i}, sp),
+          {}, sp));
+  step.push_back(For(
+      j, C(0), C(nt), ForKind::kUnrolled,
+      Store(sfb, scale_word(true, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp), Simplify(Expr(kk) * C(64))),
+            {j}, sp),
+      {}, sp));
+  Stmt mma = Call0("tl.mma_sync_blockscaled",
+                   {StringImm("m16n8k64"), StringImm("nvf4"), Load(afrag, {Expr(i) * C(32)}),
+                    Load(bfrag, {Expr(j) * C(16)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}),
+                    Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
+                   sp);
+  step.push_back(
+      For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
+  out.push_back(For(kk, C(0), C(K / 64), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  return Seq(out, sp);
+}
+
+const GpuOpLoweringRegistrar kGemmBlockScaled(
+    "gemm_blockscaled",
+    [](GpuTileLowerer& L, const TileOpNode& n) {
+      return LowerGemmBlockScaledMma(L, static_cast<const GemmBlockScaledNode*>(&n));
+    },
+    "cuda");
+
+}  // namespace
+}  // namespace gpu_lowering
+}  // namespace tl
