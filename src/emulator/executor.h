@@ -170,6 +170,12 @@ class Executor {
   void Report(const char* kind, int tid, F&& what) {
     if (++res_->total_reports <= opt_.max_reports) Push(kind, tid, what());
   }
+  /// A read of tensor memory nothing has written ("uninitialized"), kept unless emulator.check_uninit is off;
+  /// such cells hold all-ones bits either way (NaN as f32 / f16), so a value that reaches an output shows.
+  template <typename F>
+  void ReportUninit(int tid, F&& what) {
+    if (opt_.check_uninit) Report("uninitialized", tid, std::forward<F>(what));
+  }
   void Push(const char* kind, int tid, const std::string& what);
   Slot* Tmp();  // scratch of T slots, released by TmpMark/TmpRelease
   size_t TmpMark() const { return tmp_top_; }

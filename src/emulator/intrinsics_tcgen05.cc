@@ -141,7 +141,7 @@ void Executor::Tcgen05Share(const Lanes& act) {
 
 void Executor::Tcgen05BlockStart() {
   if (!tc_) tc_ = std::make_shared<Tcgen05State>();
-  tc_->tmem.assign(kLanes * kCols, 0);
+  tc_->tmem.assign(kLanes * kCols, 0xFFFFFFFFu);  // never written: all ones (NaN)
   tc_->written.assign(kLanes * kCols, 0);
   tc_->in_flight.assign(kLanes * kCols, 0);
   tc_->allocs.clear();
@@ -361,7 +361,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
                    " before the tcgen05.mma writing it was committed";
           });
         else if (!st.written[x])
-          Report("uninitialized", t, [&] {
+          ReportUninit(t, [&] {
             return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
                    ", which nothing has written";
           });
@@ -661,7 +661,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             }
             const size_t x = cell(lane, c0 + col);
             if (!es.written[x])
-              Report("uninitialized", t, [&] {
+              ReportUninit(t, [&] {
                 return std::string("tcgen05.mma reads a scale factor of ") + which + " at lane " +
                        std::to_string(lane) + ", column " + std::to_string(c0 + col) +
                        ", which nothing has written";
@@ -741,7 +741,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             if (mma.integer) {  // exact integer products; the 32-bit sum wraps
               int32_t dv = 0;
               if (mma.accumulate && !ts.written[x])
-                Report("uninitialized", t, [&] {
+                ReportUninit(t, [&] {
                   return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written";
                 });
@@ -756,7 +756,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
             double dv = 0;
             if (mma.accumulate) {
               if (!ts.written[x])
-                Report("uninitialized", t, [&] {
+                ReportUninit(t, [&] {
                   return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                          std::to_string(mma.col0 + n) + ", which nothing has written (enable_input_d on the "
                          "first mma?)";

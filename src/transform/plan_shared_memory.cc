@@ -321,7 +321,14 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
   int64_t total = Place(&items);
 
   std::ostringstream t;
-  t << std::left << std::setw(16) << "buffer" << std::setw(14) << "shape" << std::setw(10) << "dtype"
+  // columns at least as wide as their longest entry and a space (float4_e2m1fn, long names)
+  int wn = 16, ws = 14, wd = 10;
+  for (auto& it : items) {
+    wn = std::max(wn, static_cast<int>(it.b->name.size()) + 1);
+    ws = std::max(ws, static_cast<int>(it.shape.size()) + 1);
+    wd = std::max(wd, static_cast<int>(it.b->dtype.str().size()) + 1);
+  }
+  t << std::left << std::setw(wn) << "buffer" << std::setw(ws) << "shape" << std::setw(wd) << "dtype"
     << std::setw(8) << "stages" << std::right << std::setw(10) << "bytes";
   // sm_90+: how each buffer is aligned (1 KB swizzle atoms; TMA tiles: whole swizzle patterns)
   const bool show_align = ctx.features.swizzle == SharedSwizzle::kTma;
@@ -330,7 +337,7 @@ PrimFunc PlanSharedMemory(const PrimFunc& f, const PassContext& ctx) {
     << "\n";
   int64_t sum = 0;
   for (auto& it : items) {
-    t << std::left << std::setw(16) << it.b->name << std::setw(14) << it.shape << std::setw(10)
+    t << std::left << std::setw(wn) << it.b->name << std::setw(ws) << it.shape << std::setw(wd)
       << it.b->dtype.str() << std::setw(8) << it.stages << std::right << std::setw(10) << it.bytes;
     if (show_align) t << std::setw(8) << it.align;
     t << std::setw(10) << it.off << "\n";

@@ -228,12 +228,15 @@ struct M64Case {
                     Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 5)});
     Expr quarter = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
     Stmt read =
-        read32 ? Seq({Void("tl.tcgen05_ld", {Load(wide, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8)}, 7),
-                      Void("tl.tcgen05_wait_ld", {})})
-               : Seq({Void("tl.tcgen05_ld_16x32bx2_lo16",
-                           {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8), Int(8)}, 7),
-                      Void("tl.tcgen05_wait_ld", {}),
-                      Unrolled(i, 8, Store(O, Load(regs, {i}), {k.tx * Int(8) + i}, L(8)))});
+        read32
+            ? Seq({Void("tl.tcgen05_ld",
+                        {Load(wide, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8)}, 7),
+                   Void("tl.tcgen05_wait_ld", {}),
+                   Unrolled(i, 8, Store(O, Cast(kF16, Load(wide, {i})), {k.tx * Int(8) + i}, L(8)))})
+            : Seq({Void("tl.tcgen05_ld_16x32bx2_lo16",
+                        {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, quarter), Int(8), Int(8)}, 7),
+                   Void("tl.tcgen05_wait_ld", {}),
+                   Unrolled(i, 8, Store(O, Load(regs, {i}), {k.tx * Int(8) + i}, L(8)))});
     Stmt body = Seq({
         If(Lt(k.tx, Int(M)), Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
         If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
@@ -251,7 +254,7 @@ struct M64Case {
 
   std::vector<uint16_t> a = std::vector<uint16_t>(M * K, 0), b = std::vector<uint16_t>(N * K, 0);
   std::vector<uint16_t> o = std::vector<uint16_t>(128 * 8, 0xFFFF);
-  Result Run(int64_t instrs, bool read32) {
+  Result Run(int64_t instrs, bool read32, bool check_uninit = true) {
     for (int64_t m = 0; m < M; ++m) {
       a[m * K + 0] = H(static_cast<double>(m));
       a[m * K + 1] = H(1);
@@ -266,6 +269,7 @@ struct M64Case {
     }
     Options opt;
     opt.max_reports = 5000;
+    opt.check_uninit = check_uninit;
     return emu::Run(Make(instrs, read32), {a.data(), b.data(), o.data()}, {}, opt);
   }
 };
@@ -305,6 +309,17 @@ TEST(EmuTcgen05, M64LeavesTheSecondHalfOfEachQuartersLanesUnwritten) {
   // each of the 8 columns of lanes 32 q + 16 .. 32 q + 31 once (64 threads), none of the written lanes
   EXPECT_EQ(Count(r, "uninitialized"), 4 * 16 * 8) << All(r);
   EXPECT_EQ(r.reports.size(), size_t{4 * 16 * 8}) << All(r);
+}
+
+// emulator.check_uninit off: the same reads are not reported, and tensor memory nothing wrote reads as
+// all-ones bits (NaN), so a program whose output depended on it would show NaN rather than a plausible zero.
+TEST(EmuTcgen05, UnwrittenTensorMemoryReadsAsNanWhenItsReadsAreNotReported) {
+  M64Case c;
+  Result r = c.Run(1, true, false);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  for (int64_t t = 0; t < 128; ++t)
+    for (int64_t i = 0; i < 8; ++i)
+      if (t % 32 >= 16) EXPECT_TRUE(std::isnan(FromH(c.o[t * 8 + i]))) << "thread " << t << " register " << i;
 }
 
 // The 2-CTA MMA (cta_group::2) on a cluster of two blocks, from the PTX ISA's CTA-pair rules: the

@@ -773,3 +773,58 @@ def test_gemm_into_tensor_memory_waits_for_itself():
         _gemm_into_tmem(M, N, K, policy=T.GemmWarpPolicy.FullRow)
     with pytest.raises(TileLangUnsupportedError, match="needs the tcgen05 family"):
         tilelang.compile(_gemm_into_tmem(M, N, K), target="cuda -arch=sm_90a")
+
+
+def _rescale_then_overwrite(M=128, N=128, K=64, discard=True):
+    """The pattern of TileLang's aws/flash_attention.py at its first step: the accumulator, which nothing has
+    written yet, is read into registers, scaled by 0, written back, and then overwritten by an MMA that does not
+    accumulate (clear_accum=True); with discard=False the MMA accumulates onto it instead."""
+
+    @T.prim_func
+    def g(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((M, K), "float16")
+            B_s = T.alloc_shared((N, K), "float16")
+            C_t = T.alloc_tmem([M, N], "float32")
+            C_r = T.alloc_fragment((M, N), "float32")
+            mbar = T.alloc_barrier(1)
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(C_t, C_r)
+            for i, j in T.Parallel(M, N):
+                C_r[i, j] *= 0.0
+            T.copy(C_r, C_t)
+            T.tcgen05_gemm(A_s, B_s, C_t, False, True, mbar=mbar, clear_accum=discard)
+            T.mbarrier_wait_parity(mbar, 0)
+            T.copy(C_t, C_r)
+            T.copy(C_r, C)
+
+    return g
+
+
+@pytest.mark.parametrize("how", ["pass_config", "environment"])
+def test_unwritten_tensor_memory_is_reported_or_reads_as_nan(how, monkeypatch):
+    """Reading tensor memory nothing has written is reported (both emulators). With the uninitialized-read check
+    off (the pass config emulator.check_uninit=False, or TILELANG_EMULATOR_CHECK_UNINIT=0 for programs run
+    unchanged) it is not, and such memory reads as NaN: a program that discards what it read (x * 0, then an MMA
+    that overwrites) gives the right numbers, one whose output depends on it gives NaN."""
+    rng = np.random.default_rng(int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32))
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    checked = tilelang.compile(_rescale_then_overwrite(), target=SM100A, execution_backend="emulator")
+    with pytest.raises(TileLangError, match="uninitialized") as e:
+        checked(a, b, np.zeros((128, 128), np.float32))
+    assert "which nothing has written" in str(e.value)
+    cfg = {"emulator.check_uninit": False} if how == "pass_config" else {}
+    if how == "environment":
+        monkeypatch.setenv("TILELANG_EMULATOR_CHECK_UNINIT", "0")
+    for discard in (True, False):
+        k = tilelang.compile(_rescale_then_overwrite(discard=discard), target=SM100A, execution_backend="emulator",
+                             pass_configs=cfg)
+        c = np.zeros((128, 128), np.float32)
+        k(a, b, c)
+        if discard:
+            np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
+        else:
+            assert np.isnan(c).all()

@@ -1,5 +1,7 @@
 """Compiled kernels as Python callables: argument marshalling (NumPy, PyTorch, any DLPack
 tensor), output allocation for out_idx, and access to the generated source."""
+import os
+
 import numpy as np
 
 from .. import _ffi
@@ -158,6 +160,17 @@ def kernel_params(func):
             out.append(KernelParam(buf.name, buf.dtype, tuple(d if d is not None else e
                                                               for d, e in zip(dims, buf.shape))))
     return out
+
+
+def _emulator_check(cfg, name):
+    """Whether the emulators report `name` ("races", "uninit"): the pass config emulator.check_<name>, else the
+    environment's TILELANG_EMULATOR_CHECK_<NAME> ("0" turns it off, for programs run unchanged), else on."""
+    if f"emulator.check_{name}" in cfg:
+        return bool(cfg[f"emulator.check_{name}"])
+    env = os.environ.get(f"TILELANG_EMULATOR_CHECK_{name.upper()}")
+    if env is not None and env.strip().lower() not in ("0", "1", "false", "true", "off", "on"):
+        raise ValueError(f"TILELANG_EMULATOR_CHECK_{name.upper()}={env!r}: use 0 or 1")
+    return env is None or env.strip().lower() in ("1", "true", "on")
 
 
 def _pack_nibbles_into(orig, values):
@@ -536,8 +549,7 @@ class JITKernel:
         if self.execution_backend == "ptx":
             cfg = self.pass_configs
             reports, total, lane_ops = _ffi.emulate_ptx(
-                self._compiled, descs, bool(cfg.get("emulator.check_races", True)),
-                bool(cfg.get("emulator.check_uninit", True)), 20)
+                self._compiled, descs, _emulator_check(cfg, "races"), _emulator_check(cfg, "uninit"), 20)
             self.last_lane_ops = lane_ops
             if reports:
                 from ..errors import TileLangEmulationError
@@ -551,7 +563,7 @@ class JITKernel:
         elif self.execution_backend == "emulator":
             cfg = self.pass_configs
             reports, total, lane_ops, banks = self._compiled.emulate(
-                descs, bool(cfg.get("emulator.check_races", True)), bool(cfg.get("emulator.check_uninit", True)),
+                descs, _emulator_check(cfg, "races"), _emulator_check(cfg, "uninit"),
                 20, int(cfg.get("emulator.subgroup_size", 32)),
                 cfg.get("emulator.subgroup_strided", False) in (True, 1, "1", "true", "True"),
                 bool(cfg.get("emulator.check_shift_counts", True)))

@@ -316,6 +316,13 @@ class Machine {
     res_->reports.push_back({kind, os.str()});
   }
 
+  // A read of tensor memory nothing has written, kept unless emulator.check_uninit is off (such cells hold
+  // all-ones bits either way: NaN as f32 / f16, so a value that reaches an output shows).
+  template <typename F>
+  void ReportUninit(int tid, F&& what) {
+    if (opt_.check_uninit) Report("uninitialized", tid, std::forward<F>(what));
+  }
+
   // ------------------------------------------------------------------------------ blocks and warps
 
   void RunBlock(const std::array<int64_t, 3>& b) {
@@ -329,7 +336,7 @@ class Machine {
     proxy_fences_.assign(static_cast<size_t>(T_), 0);
     if (uses_tmem_) {
       tmem_ = Tmem();
-      tmem_.cells.assign(Tmem::kLanes * Tmem::kCols, 0);
+      tmem_.cells.assign(Tmem::kLanes * Tmem::kCols, 0xFFFFFFFFu);  // never written: all ones
       tmem_.written.assign(tmem_.cells.size(), 0);
       tmem_.in_flight.assign(tmem_.cells.size(), 0);
       tmem_.ready_issuer.assign(tmem_.cells.size(), -1);
@@ -3043,7 +3050,7 @@ class Machine {
             }
             const size_t x = Tmem::Cell(lane, c0 + col);
             if (!tm.written[x])
-              Report("uninitialized", tid, [&] {
+              ReportUninit(tid, [&] {
                 return std::string("tcgen05.mma reads a scale factor of ") + which + " at lane " +
                        std::to_string(lane) + ", column " + std::to_string(c0 + col) +
                        ", which nothing has written";
@@ -3108,7 +3115,7 @@ class Machine {
             const size_t x = Tmem::Cell(mma.Lane(m), mma.col0 + n);
             --tm.in_flight[x];
             if (mma.accumulate && !tm.written[x])
-              Report("uninitialized", tid, [&] {
+              ReportUninit(tid, [&] {
                 return "tcgen05.mma accumulates into lane " + std::to_string(mma.Lane(m)) + ", column " +
                        std::to_string(mma.col0 + n) + ", which nothing has written";
               });
@@ -3221,7 +3228,7 @@ class Machine {
           }
         }
         if (!tmem_.written[x])
-          Report("uninitialized", w * 32 + l, [&] {
+          ReportUninit(w * 32 + l, [&] {
             return "tcgen05.ld of lane " + std::to_string(lane) + ", column " + std::to_string(col0 + i) +
                    ", which nothing has written";
           });
