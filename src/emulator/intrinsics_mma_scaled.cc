@@ -27,8 +27,13 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
   // D = C + sum_k (A[m][k] sa[m][k / 16]) (B[k][n] sb[n][k / 16]): every product is exact in double; the 64
   // scaled products and C are summed in double and rounded once to float32 (the hardware's internal order and
   // precision are unspecified).
-  if (StrArg(c, 0) != "m16n8k64" || StrArg(c, 1) != "nvf4")
-    Bad(c, "the block-scaled mma.sync is emulated for m16n8k64 nvf4 (kind::mxf4nvf4 scale_vec::4X, ue4m3)");
+  // kind "nvf4": A and B are a lane's values one a byte (float4_e2m1fn, 32 and 16); "nvf4_packed": its
+  // registers (uint32, 4 and 2), eight e2m1 codes each, the first in bits 0-3.
+  const bool packed = StrArg(c, 1) == "nvf4_packed";
+  if (StrArg(c, 0) != "m16n8k64" || (StrArg(c, 1) != "nvf4" && !packed))
+    Bad(c,
+        "the block-scaled mma.sync is emulated for m16n8k64 nvf4 / nvf4_packed (kind::mxf4nvf4 "
+        "scale_vec::4X, ue4m3)");
   const int64_t tid_a = ConstArg(c, 7), tid_b = ConstArg(c, 8);
   if (tid_a < 0 || tid_a > 1 || tid_b < 0 || tid_b > 3)
     Bad(c, "thread-id-a must be 0 or 1, thread-id-b 0 to 3");
@@ -38,14 +43,17 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
     m[i] = &MemOf(ops[i]->buffer.get());
     if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
   }
-  if (m[0]->t.code() != DataType::Code::kFloat4E2M1 || m[1]->t.code() != DataType::Code::kFloat4E2M1)
-    Bad(c, "A and B must be float4_e2m1fn");
+  auto operand_ok = [&](DataType t) {
+    return packed ? t == DataType::UInt(32) : t.code() == DataType::Code::kFloat4E2M1;
+  };
+  if (!operand_ok(m[0]->t) || !operand_ok(m[1]->t))
+    Bad(c, packed ? "A and B must be uint32 registers" : "A and B must be float4_e2m1fn");
   if (m[2]->t != DataType::Float(32)) Bad(c, "C must be float32");
   Lanes full = FullWarps(act, "mma_sync (block_scale)");
   if (full.empty()) return;
   TmpScope ts(this);
   Slot* f[3];
-  const int count[3] = {32, 16, 4};
+  const int count[3] = {packed ? 4 : 32, packed ? 2 : 16, 4};
   for (int i = 0; i < 3; ++i) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
@@ -61,11 +69,16 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
       const int t = base + l, g = l >> 2, tg = l & 3;
       lane_ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
       if (!lane_ok[l]) continue;
+      // value e of register r of operand x
+      auto value = [&](int x, int r, int e) {
+        if (!packed) return Read(*m[x], t, f[x][t].i + 8 * r + e).f;
+        const uint64_t reg = static_cast<uint64_t>(Read(*m[x], t, f[x][t].i + r).i);
+        return DecodeE2M1(static_cast<uint32_t>(reg >> (4 * e)) & 0xF);
+      };
       for (int r = 0; r < 4; ++r)
-        for (int e = 0; e < 8; ++e)
-          A[g + 8 * (r % 2)][8 * tg + e + 32 * (r / 2)] = Read(*m[0], t, f[0][t].i + 8 * r + e).f;
+        for (int e = 0; e < 8; ++e) A[g + 8 * (r % 2)][8 * tg + e + 32 * (r / 2)] = value(0, r, e);
       for (int r = 0; r < 2; ++r)
-        for (int e = 0; e < 8; ++e) B[8 * tg + e + 32 * r][g] = Read(*m[1], t, f[1][t].i + 8 * r + e).f;
+        for (int e = 0; e < 8; ++e) B[8 * tg + e + 32 * r][g] = value(1, r, e);
       for (int i = 0; i < 4; ++i) D[g + 8 * (i / 2)][2 * tg + i % 2] = Read(*m[2], t, f[2][t].i + i).f;
     }
     for (int row = 0; row < 16; ++row) {

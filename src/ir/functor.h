@@ -68,7 +68,7 @@ class IRMutator {
   virtual Stmt VisitStmt(const Stmt& s);
   /// Hook to substitute buffers everywhere they occur (loads, stores, regions, allocations).
   virtual Buffer VisitBuffer(const Buffer& b) { return b; }
-  Region VisitRegion(const Region& r);
+  virtual Region VisitRegion(const Region& r);
 
  protected:
   virtual Expr VisitVar(const Var& v) { return v; }

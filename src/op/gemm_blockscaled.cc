@@ -10,18 +10,19 @@ namespace tl {
 using namespace op_detail;
 
 namespace {
-// The K extent of an operand tile.
-Expr TileK(const Region& r, bool k_first) {
+// The K extent of an operand tile (in values: twice the bytes of a packed fp4 tile).
+Expr TileK(const Region& r, bool k_first, bool packed = false) {
   auto ext = NonUnit(r.ranges);
   if (ext.size() < 2) ext = Extents(r.ranges);
-  return k_first ? ext[ext.size() - 2] : ext.back();
+  Expr k = k_first ? ext[ext.size() - 2] : ext.back();
+  return packed ? Simplify(Binary(BinaryOp::kMul, k, Int(2))) : k;
 }
 }  // namespace
 
 Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
   const Region& sf = is_b ? SFB : SFA;
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A);
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, PackedFp4());
   int64_t kt = 0, cols = 0;
   const bool local =
       AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) && cols * g == kt;
@@ -43,7 +44,7 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
   }
   // words of 4 groups; tile-local when the tile's words cover its K, else counted from k_start
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A);
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, PackedFp4());
   int64_t kt = 0, cols = 0, rows = 0;
   AsConstInt(Simplify(K), &kt);
   AsConstInt(Simplify(sf.ranges[c].extent), &cols);
@@ -109,15 +110,28 @@ void GemmBlockScaledNode::Check() const {
            t.is_mx_float();
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
+  if (PackedFp4()) {  // uint8 [M, K / 2] and [N, K / 2] (transpose_B) tiles of codes two a byte
+    if (ct != DataType::Float(32)) bad("takes a float32 accumulator; got C " + ct.str());
+    if (trans_A || !trans_B)
+      bad("packed NVFP4 (uint8) tiles are K-major: A [M, K / 2] and B [N, K / 2] with transpose_B=True");
+    auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges), cm = NonUnit(C.ranges);
+    if (am.size() != 2 || bm.size() != 2 || cm.size() != 2) bad("A, B and C must be 2-d tiles");
+    if (DimsDiffer(am[1], bm[1]))
+      bad("A and B disagree on K: " + PrintExpr(am[1]) + " and " + PrintExpr(bm[1]) + " bytes");
+    if (DimsDiffer(cm[0], am[0]) || DimsDiffer(cm[1], bm[0]))
+      bad("C is [" + PrintExpr(cm[0]) + ", " + PrintExpr(cm[1]) + "] but A x B is [" + PrintExpr(am[0]) +
+          ", " + PrintExpr(bm[0]) + "]");
+  } else if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
     bad("takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B (MXFP8 / "
         "MXFP6 / MXFP4, any mix) with a float32 accumulator; got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
-  GemmNode::Check();  // shapes, scopes
+  if (!PackedFp4()) GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");
-  if (chunk_kmajor && (at.code() != DataType::Code::kFloat4E2M1 || bt.code() != DataType::Code::kFloat4E2M1))
-    bad("sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B with UE4M3 scales; got A " +
+  if (chunk_kmajor && !PackedFp4() &&
+      (at.code() != DataType::Code::kFloat4E2M1 || bt.code() != DataType::Code::kFloat4E2M1))
+    bad("sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B (or uint8 tiles of their codes "
+        "two a byte) with UE4M3 scales; got A " +
         at.str() + ", B " + bt.str());
   for (auto [sf, g, nm, rows_of] :
        {std::tuple<const Region*, int, const char*, const char*>{&SFA, gran_a, "SFA", "A's rows (M)"},

@@ -150,9 +150,8 @@ std::vector<int64_t> LaunchSpec::Check(const std::vector<TensorArg>& args, const
               ErrorKind::kArgument,
               what + " expects dtype " + p.dtype.str() + " but got " + a.dtype +
                   (a.dtype == "float4_e2m1fn_x2"
-                       ? " (two fp4 values a byte; a float4_e2m1fn tensor here holds one a byte, as "
-                         "ml_dtypes.float4_e2m1fn: unpack the nibbles, or declare the tensor uint8 and "
-                         "decode them)"
+                       ? " (two fp4 values a byte: a T.float4_e2m1fn parameter takes such a tensor, its "
+                         "last dimension half the declared one)"
                        : std::string()));
         if (a.shape.size() != p.shape.size())
           throw UserError(ErrorKind::kArgument, what + " expects a " + std::to_string(p.shape.size()) +

@@ -1,6 +1,7 @@
 // The backend registry and Compile(); see backend.h. To add a backend, add its factory to
 // Builtins() below (and see docs/adding_a_backend.md).
 #include <chrono>
+#include <sstream>
 #include <mutex>
 
 #include "arith/expr_depth.h"
@@ -93,7 +94,22 @@ CompiledKernel Compile(const PrimFunc& user_func, const Target& target,
     if (e.span().defined() || !f->span.defined()) throw;
     throw UserError(e.kind(), e.raw_message(), f->span);
   }
-  k.launch = MakeLaunchSpec(f, k.lowered, b.entry(k.lowered), k.info.threads, k.info.smem_bytes);
+  // A backend may store a tensor parameter in another form (sm_120a: float4_e2m1fn two values a byte, uint8
+  // [..., K / 2]; src/target/cuda/pack_fp4_tiles.cc): the launch takes the lowered parameter's dtype and
+  // shape.
+  // The pass that does so lists them in the attribute tl.packed_params (indices, comma-separated).
+  auto packed = k.lowered ? k.lowered->attrs.find("tl.packed_params") : f->attrs.end();
+  if (k.lowered && packed != k.lowered->attrs.end() && k.lowered->params.size() == f->params.size()) {
+    std::vector<Param> params = f->params;
+    std::stringstream list(packed->second);
+    for (std::string item; std::getline(list, item, ',');) {
+      const size_t i = static_cast<size_t>(std::stoul(item));
+      if (i < params.size() && params[i].buffer && k.lowered->params[i].buffer)
+        params[i].buffer = k.lowered->params[i].buffer;
+    }
+    k.func = MakePrimFunc(f->name, params, f->body, f->attrs, f->span);
+  }
+  k.launch = MakeLaunchSpec(k.func, k.lowered, b.entry(k.lowered), k.info.threads, k.info.smem_bytes);
   if (opt.build_binary) {
     t0 = std::chrono::steady_clock::now();
     k.artifact = b.build(k, pc, opt, &k.info);

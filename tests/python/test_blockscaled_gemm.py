@@ -15,7 +15,7 @@ import pytest
 
 import tilelang
 import tilelang.language as T
-from tilelang.errors import TileLangLayoutError, TileLangTypeError, TileLangUnsupportedError
+from tilelang.errors import TileLangArgumentError, TileLangLayoutError, TileLangTypeError, TileLangUnsupportedError
 
 GFX950 = "hip -arch=gfx950"
 NP = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
@@ -233,7 +233,7 @@ def test_targets_without_a_lowering_say_where_it_is():
     (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
     (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B"),
     (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangTypeError,
-     r"sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B with UE4M3 scales; got A float8_e4m3fn"),
+     r"sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B .* with UE4M3 scales; got A float8_e4m3fn"),
     (dict(at="float4_e2m1fn", bt="float4_e2m1fn", sf_layout="blockscaled_chunk_kmajor"), TileLangTypeError,
      r"sf_a_granularity_k must be 16 with sf_layout='blockscaled_chunk_kmajor'"),
     (dict(sf_layout="kmajor"), TileLangUnsupportedError, r"the scale layouts are None / 'rowmajor'"),
@@ -288,10 +288,11 @@ int main() {
 SM120A = "cuda -arch=sm_120a"
 
 
-def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2):
+def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2, stage_a_by_loop=False):
     """TileLang's SM120 NVFP4 form: A [M, K] and B [N, K] float4_e2m1fn, the UE4M3 scales four a uint32 word per
     64 K, each (row block, K block) tile of scale words stored as its own [bm, bk / 64] slice in the chunked
-    K-major order (chunk_kmajor_words below)."""
+    K-major order (chunk_kmajor_words below). stage_a_by_loop: A's tile is filled by a T.Parallel loop instead of
+    T.copy (M a multiple of bm), so A and its tile keep one value a byte on sm_120a."""
     wpk = bk // 64
 
     @T.prim_func
@@ -306,7 +307,11 @@ def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2):
             C_l = T.alloc_fragment((bm, bn), "float32")
             T.clear(C_l)
             for ko in T.Pipelined(K // bk, num_stages=stages):
-                T.copy(A[by * bm, ko * bk], A_s)
+                if stage_a_by_loop:
+                    for i, j in T.Parallel(bm, bk):
+                        A_s[i, j] = A[by * bm + i, ko * bk + j]
+                else:
+                    T.copy(A[by * bm, ko * bk], A_s)
                 T.copy(B[bx * bn, ko * bk], B_s)
                 T.copy(SA[(by * (K // bk) + ko) * bm, 0], SA_s)
                 T.copy(SB[(bx * (K // bk) + ko) * bn, 0], SB_s)
@@ -385,10 +390,47 @@ def test_nvfp4_on_sm120a_matches_numpy(M, N, K, tiles):
     np.testing.assert_allclose(c, ref, **tol)
 
 
+def test_nvfp4_tiles_one_value_a_byte_where_a_loop_fills_them():
+    """A filled by a T.Parallel loop keeps one value a byte, tensor and tile, and so does B (a gemm's operands are
+    stored alike): the same numbers, in both emulators (the gemm packs each register from 8 bytes), and on the
+    CPU."""
+    rng = _rng()
+    M, N, K, bm, bn, bk = 128, 72, 256, 64, 64, 128
+    ca, cb, sa, sb, ref = _nvfp4_inputs(rng, M, N, K)
+    SA, SB = chunk_kmajor_words(sa, bm, bk), chunk_kmajor_words(sb, bn, bk)
+    f = nvfp4_gemm(M, N, K, bm, bn, bk, stage_a_by_loop=True)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    assert not any("stored two values a byte" in ch for ch in k.choices), k.choices
+    assert any("one value a byte in shared memory, a register from 8 bytes" in ch for ch in k.choices), k.choices
+    for target, kw in ((SM120A, {"execution_backend": "emulator"}), ("cpu", {})):
+        c = np.full((M, N), np.nan, np.float32)
+        tilelang.compile(f, target=target, **kw)(_packed(ca), cb.view(ml_dtypes.float4_e2m1fn), SA, SB, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
+
+
+def test_packed_fp4_arguments_are_checked():
+    f = nvfp4_gemm(128, 64, 128, 128, 64, 128)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    ca, cb, sa, sb, _ = _nvfp4_inputs(np.random.default_rng(0), 128, 64, 128)
+    SA, SB = chunk_kmajor_words(sa, 128, 128), chunk_kmajor_words(sb, 64, 128)
+    c = np.zeros((128, 64), np.float32)
+    with pytest.raises(TileLangArgumentError, match=r"argument 0 \('A'\) of kernel 'main' is a float4_e2m1fn tensor "
+                                                    r"\[128, 128\]: pass it packed two values a byte .* got float16"):
+        k(ca.astype(np.float16), _packed(cb), SA, SB, c)
+    with pytest.raises(TileLangArgumentError, match=r"'A'"):  # packed, but for a [128, 256] tensor
+        k(np.zeros((128, 128), np.int8), _packed(cb), SA, SB, c)
+
+
 def test_nvfp4_is_omma_on_sm120a():
-    """The PTX holds the block-scaled mma.sync; ptxas assembles it to OMMA.SF.16864 with UE4M3 scales, 4X; the
-    choice table says what the gemm became; no spills."""
-    k = tilelang.compile(nvfp4_gemm(256, 256, 512, 128, 128, 128), target=SM120A)
+    """TileLang's example tiles (128 x 128 x 256, two stages): A and B, tensors and tiles, two values a byte (64 KB
+    of operand tiles, under sm_120a's 99 KB; one a byte they would need 128 KB), copied by TMA as bytes. The PTX
+    holds the block-scaled mma.sync; ptxas assembles it to OMMA.SF.16864 with UE4M3 scales, 4X; the choice table
+    says what the gemm became; no spills."""
+    k = tilelang.compile(nvfp4_gemm(256, 256, 512, 128, 128, 256), target=SM120A)
+    for name, what in (("A", "tensor"), ("B", "tensor"), ("A_s", "tile"), ("B_s", "tile")):
+        assert any(f"{what} '{name}' is stored two values a byte" in ch for ch in k.choices), k.choices
+    assert any("T.copy A -> A_s: TMA" in ch and "box 128x128" in ch for ch in k.choices), k.choices
+    assert k.get_resource_usage()["shared_bytes"] < 80 * 1024
     ptx = k.get_ptx()
     assert "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3" in ptx
     res = k.get_resource_usage()

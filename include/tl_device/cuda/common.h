@@ -572,35 +572,39 @@ TL_MMA_F8(e5m2, e5m2)
 
 // D = (A * scale_A) (B * scale_B) + C for one m16n8k64 tile of NVFP4 (sm_120a / sm_121a: mma.sync
 // kind::mxf4nvf4 block_scale scale_vec::4X, e2m1 x e2m1 with ue4m3 scales), float32 accumulators updated in
-// place. `a` / `b`: a lane's 32 / 16 one-a-byte fp4 codes in register order (value 8 r + e is nibble e of
-// register r, PTX ISA "Matrix Fragments for mma.m16n8k64"); `sfa` / `sfb`: the lane's scale words, with the
-// selectors {byte-id 0, thread-id TidA / TidB} (a template: instantiated, and assembled, only where used).
+// place. `a` / `b`: a lane's 4 / 2 registers of eight e2m1 values (the first in bits 0-3, PTX ISA "Matrix
+// Fragments for mma.m16n8k64"); `sfa` / `sfb`: the lane's scale words, with the selectors {byte-id 0,
+// thread-id TidA / TidB} (templates: instantiated, and assembled, only where used).
 template <int TidA, int TidB>
-__device__ __forceinline__ void mma_m16n8k64_nvf4(float* c, const void* a, const void* b, uint32_t sfa,
-                                                  uint32_t sfb) {
-  const unsigned char* p = static_cast<const unsigned char*>(a);
-  const unsigned char* q = static_cast<const unsigned char*>(b);
-  uint32_t A[4], B[2];
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    uint32_t w = 0;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) w |= static_cast<uint32_t>(p[8 * r + e] & 0xF) << (4 * e);
-    A[r] = w;
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    uint32_t w = 0;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) w |= static_cast<uint32_t>(q[8 * r + e] & 0xF) << (4 * e);
-    B[r] = w;
-  }
+__device__ __forceinline__ void mma_m16n8k64_nvf4_packed(float* c, const void* a, const void* b, uint32_t sfa,
+                                                         uint32_t sfb) {
+  const uint32_t* A = static_cast<const uint32_t*>(a);
+  const uint32_t* B = static_cast<const uint32_t*>(b);
   asm volatile(
       "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 "
       "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, {%12,%14};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), "r"(sfb),
         "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)), "h"(static_cast<uint16_t>(TidB)));
+}
+
+// The same from one code a byte: `a` / `b` hold a lane's 32 / 16 fp4 codes in register order (value 8 r + e
+// is nibble e of register r), packed here.
+template <int TidA, int TidB>
+__device__ __forceinline__ void mma_m16n8k64_nvf4(float* c, const void* a, const void* b, uint32_t sfa,
+                                                  uint32_t sfb) {
+  const unsigned char* p = static_cast<const unsigned char*>(a);
+  const unsigned char* q = static_cast<const unsigned char*>(b);
+  uint32_t A[4] = {0, 0, 0, 0}, B[2] = {0, 0};
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) A[r] |= static_cast<uint32_t>(p[8 * r + e] & 0xF) << (4 * e);
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) B[r] |= static_cast<uint32_t>(q[8 * r + e] & 0xF) << (4 * e);
+  mma_m16n8k64_nvf4_packed<TidA, TidB>(c, A, B, sfa, sfb);
 }
 
 /// The fence of an ordered T.atomic_add (a C++ memory order): fence.acq_rel.gpu (a release fence before a

@@ -263,6 +263,11 @@ class JITKernel:
         # _packed_int4_arguments)
         self._nibble_params = {i: str(p[1].dtype) for i, p in enumerate(self._launch_func.params)
                                if p[1] is not None and str(p[1].dtype) in ("int4", "uint4", "float4_e2m1fn")}
+        # float4_e2m1fn tensor parameters the compiler stores two values a byte (uint8 [..., K / 2]: sm_120a's
+        # NVFP4 operands, src/target/cuda/pack_fp4_tiles.cc): _packed_fp4_arguments
+        self._packed_fp4 = {i for i, p in enumerate(func.params)
+                            if p[1] is not None and str(p[1].dtype) == "float4_e2m1fn"
+                            and str(self._launch_func.params[i][1].dtype) == "uint8"}
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
         self._parts = [JITKernel(p, None, str(self.target), execution_backend, pass_configs, verbose)
@@ -415,6 +420,8 @@ class JITKernel:
         elif len(args) != n:
             raise TileLangArgumentError(f"kernel '{self.func.name}' takes {n} arguments but {len(args)} were given")
         in_idx = [i for i in range(n) if i not in self.out_idx]
+        if self._packed_fp4:
+            args = self._packed_fp4_arguments(args, in_idx)
         args, packed = self._packed_int4_arguments(args, in_idx) if self._nibble_params else (args, [])
         outs, full = [], list(args)
         if allocated:
@@ -454,6 +461,40 @@ class JITKernel:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else outs
+
+    def _packed_fp4_arguments(self, args, param_idx):
+        """Arguments of the float4_e2m1fn parameters the kernel reads two values a byte (self._packed_fp4): a
+        tensor already packed so (int8 / uint8 [..., K / 2], torch's float4_e2m1fn_x2) is passed as it is, viewed
+        as uint8 (no copy: a device tensor stays on its device); an array of one value a byte (ml_dtypes
+        float4_e2m1fn) is packed first, the first of each pair in the low nibble. Such parameters are only read."""
+        out = list(args)
+        for i, pi in enumerate(param_idx[:len(out)]):
+            if pi not in self._packed_fp4:
+                continue
+            a = out[i]
+            kind = str(getattr(a, "dtype", "")).replace("torch.", "")
+            if hasattr(a, "detach") and kind in ("int8", "uint8", "float4_e2m1fn_x2"):
+                import torch
+
+                out[i] = a.view(torch.uint8)
+            elif isinstance(a, np.ndarray) and kind in ("int8", "uint8"):
+                out[i] = a.view(np.uint8)
+            elif isinstance(a, np.ndarray) and kind == "float4_e2m1fn":
+                if not a.ndim or a.shape[-1] % 2:
+                    raise TileLangArgumentError(
+                        f"argument {pi} ('{self.func.params[pi][1].name}') of kernel '{self.func.name}': a "
+                        f"float4_e2m1fn array of shape {a.shape} cannot be packed two values a byte (its last "
+                        "dimension must be even)")
+                c = np.ascontiguousarray(a).view(np.uint8) & 0xF
+                out[i] = np.ascontiguousarray(c[..., 0::2] | (c[..., 1::2] << 4))
+            else:
+                shape = [str(x) for x in self.func.params[pi][1].shape]
+                raise TileLangArgumentError(
+                    f"argument {pi} ('{self.func.params[pi][1].name}') of kernel '{self.func.name}' is a "
+                    f"float4_e2m1fn tensor [{', '.join(shape)}]: pass it packed two values a byte (an int8 / uint8 "
+                    "tensor whose last dimension is half the declared one) or one value a byte "
+                    f"(ml_dtypes.float4_e2m1fn); got {kind or type(a).__name__}")
+        return out
 
     def _packed_int4_arguments(self, args, param_idx):
         """TileLang stores int4 / uint4 / float4_e2m1fn tensors packed two values a byte (an int8 / uint8 tensor

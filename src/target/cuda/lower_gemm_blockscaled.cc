@@ -8,14 +8,16 @@
 // first in bits 0-3), lane l, group g = l / 4, t = l % 4:
 //   A (16 x 64): register r, nibble e holds row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
 //   B (64 x 8):  register r, nibble e holds row (k) 8 t + e + 32 r, column g
-// The lowering gathers each lane's 32 (A) and 16 (B) one-a-byte fp4 codes from shared memory into a local
-// array in register order (value 8 r + e), and tl::mma_m16n8k64_nvf4 packs them into the registers.
-// Scales (the ISA's "Block Scaling for mma.sync"): with .scale_vec::4X a lane's scale register holds the four
-// UE4M3 scales of one row of A (byte i: K elements [16 i, 16 i + 16)) and byte-id must be 0; thread-id-a
-// names the lane pair of each quad that supplies them: row g from lane 4 g + 2 tid + 0, row g + 8 from lane
-// 4 g + 2 tid + 1. For B, column g's scales come from lane 4 g + thread-id-b. Every lane loads the word its
-// position names with both ids 0 (lanes the instruction does not read load copies), so one 32-bit shared
-// load a lane and mma tile feeds the scales.
+// Tiles of one code a byte: the lowering gathers each lane's 32 (A) and 16 (B) codes from shared memory into
+// a local array in register order (value 8 r + e), and tl::mma_m16n8k64_nvf4 packs them into the registers.
+// Tiles of two codes a byte (uint8, GemmBlockScaledNode::PackedFp4: what PackFp4TilesCUDA makes of fp4
+// tiles): a register's 8 values are 4 consecutive bytes of a row (tl::mma_m16n8k64_nvf4_packed takes the
+// registers). Scales (the ISA's "Block Scaling for mma.sync"): with .scale_vec::4X a lane's scale register
+// holds the four UE4M3 scales of one row of A (byte i: K elements [16 i, 16 i + 16)) and byte-id must be 0;
+// thread-id-a names the lane pair of each quad that supplies them: row g from lane 4 g + 2 tid + 0, row g + 8
+// from lane 4 g + 2 tid + 1. For B, column g's scales come from lane 4 g + thread-id-b. Every lane loads the
+// word its position names with both ids 0 (lanes the instruction does not read load copies), so one 32-bit
+// shared load a lane and mma tile feeds the scales.
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "op/gemm_blockscaled.h"
@@ -63,7 +65,8 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   const Fragment& CF = L.Layout(g->C.buffer.get());
   const int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   GemmTiles gt = GemmTilesOf(g, sp);
-  const int64_t K = gt.K;
+  const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA)
+  const int64_t K = packed ? 2 * gt.K : gt.K;
   if (K % 64)
     throw UserError(
         ErrorKind::kLayout,
@@ -76,9 +79,10 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       ": T.mma_gemm_blockscaled: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 "
       "with ue4m3 scales, warps " +
       std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
-      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
-      " mma tiles per k64 step); A and B by byte loads from shared memory, one 32-bit scale word a lane and "
-      "tile");
+      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k64 step); A and B " +
+      (packed ? "two values a byte in shared memory, a register from 4 bytes"
+              : "one value a byte in shared memory, a register from 8 bytes") +
+      ", one 32-bit scale word a lane and tile");
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) {
@@ -86,9 +90,12 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
     out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
                       Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
   }
-  const DataType fp4 = g->A.buffer->dtype, u32 = DataType::UInt(32);
-  Buffer afrag = L.Scratch("A_frag", fp4, mt * 32, Scope::kLocal);
-  Buffer bfrag = L.Scratch("B_frag", fp4, nt * 16, Scope::kLocal);
+  const DataType u32 = DataType::UInt(32);
+  // per mma tile: A's 4 and B's 2 registers (packed tiles), else their 32 and 16 values one a byte
+  const DataType fr = packed ? u32 : g->A.buffer->dtype;
+  const int64_t av = packed ? 4 : 32, bv = packed ? 2 : 16, per_reg = packed ? 1 : 8;
+  Buffer afrag = L.Scratch("A_frag", fr, mt * av, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", fr, nt * bv, Scope::kLocal);
   Buffer sfa = L.Scratch("SFA_word", u32, mt, Scope::kLocal);
   Buffer sfb = L.Scratch("SFB_word", u32, nt, Scope::kLocal);
   auto operand = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
@@ -97,6 +104,17 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
     idx[dims[0]] = Simplify(idx[dims[0]] + row);
     idx[dims[1]] = Simplify(idx[dims[1]] + col);
     return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
+  };
+  // The value e (0..7, or all 8 packed) of the register whose first value is at (row, value column k0).
+  auto reg_value = [&](const Region& reg, const std::vector<size_t>& dims, const Expr& row, const Expr& k0,
+                       const Expr& e) {
+    if (!packed) return operand(reg, dims, row, Simplify(k0 + e));
+    Expr w;  // 4 bytes from byte column k0 / 2, the first in bits 0-7
+    for (int b = 0; b < 4; ++b) {
+      Expr byte = Cast(u32, operand(reg, dims, row, Simplify(Div(k0, 2) + C(b))));
+      w = b ? Binary(BinaryOp::kBitOr, w, Binary(BinaryOp::kShl, byte, IntImm(u32, 8 * b))) : byte;
+    }
+    return w;
   };
   // The scale word of tile-local row `row` (of A; of B's N when is_b) for the K step starting at `k`: the
   // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered.
@@ -113,25 +131,25 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), r = MakeVar("r"), e = MakeVar("e");
   std::vector<Stmt> step;
-  {  // A: register r, nibble e at row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
+  auto fill = [&](const Var& t, int64_t tiles, int64_t regs, const Stmt& st) {
+    Stmt inner = packed ? st : For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp);
+    return For(t, C(0), C(tiles), ForKind::kUnrolled,
+               For(r, C(0), C(regs), ForKind::kUnrolled, inner, {}, sp), {}, sp);
+  };
+  Expr ev = packed ? C(0) : Expr(e);
+  {  // A: register r, value e at row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
     Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(r, 2) * C(8);
-    Expr k = Expr(kk) * C(64) + tig * C(8) + Expr(e) + Div(r, 2) * C(32);
-    Stmt st = Store(afrag, operand(g->A, gt.ad, Simplify(m), Simplify(k)),
-                    {Expr(i) * C(32) + Expr(r) * C(8) + e}, sp);
-    step.push_back(For(
-        i, C(0), C(mt), ForKind::kUnrolled,
-        For(r, C(0), C(4), ForKind::kUnrolled, For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp), {}, sp),
-        {}, sp));
+    Expr k0 = Expr(kk) * C(64) + tig * C(8) + Div(r, 2) * C(32);
+    Stmt st = Store(afrag, reg_value(g->A, gt.ad, Simplify(m), Simplify(k0), Expr(e)),
+                    {Simplify(Expr(i) * C(av) + Expr(r) * C(per_reg) + ev)}, sp);
+    step.push_back(fill(i, mt, 4, st));
   }
-  {  // B (stored [N, K]): register r, nibble e at k 8 t + e + 32 r, column g
+  {  // B (stored [N, K]): register r, value e at k 8 t + e + 32 r, column g
     Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
-    Expr k = Expr(kk) * C(64) + tig * C(8) + Expr(e) + Expr(r) * C(32);
-    Stmt st = Store(bfrag, operand(g->B, gt.bd, Simplify(n), Simplify(k)),
-                    {Expr(j) * C(16) + Expr(r) * C(8) + e}, sp);
-    step.push_back(For(
-        j, C(0), C(nt), ForKind::kUnrolled,
-        For(r, C(0), C(2), ForKind::kUnrolled, For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp), {}, sp),
-        {}, sp));
+    Expr k0 = Expr(kk) * C(64) + tig * C(8) + Expr(r) * C(32);
+    Stmt st = Store(bfrag, reg_value(g->B, gt.bd, Simplify(n), Simplify(k0), Expr(e)),
+                    {Simplify(Expr(j) * C(bv) + Expr(r) * C(per_reg) + ev)}, sp);
+    step.push_back(fill(j, nt, 2, st));
   }
   // scales: this lane's row of A (8 (l % 2) + l / 4 of each m16 tile) and column of B (l / 4 of each n8 tile)
   step.push_back(
@@ -146,11 +164,12 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       Store(sfb, scale_word(true, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp), Simplify(Expr(kk) * C(64))),
             {j}, sp),
       {}, sp));
-  Stmt mma = Call0("tl.mma_sync_blockscaled",
-                   {StringImm("m16n8k64"), StringImm("nvf4"), Load(afrag, {Expr(i) * C(32)}),
-                    Load(bfrag, {Expr(j) * C(16)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}),
-                    Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
-                   sp);
+  Stmt mma =
+      Call0("tl.mma_sync_blockscaled",
+            {StringImm("m16n8k64"), StringImm(packed ? "nvf4_packed" : "nvf4"),
+             Load(afrag, {Expr(i) * C(av)}), Load(bfrag, {Expr(j) * C(bv)}),
+             Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}), Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
+            sp);
   step.push_back(
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
   out.push_back(For(kk, C(0), C(K / 64), ForKind::kUnrolled, Seq(step, sp), {}, sp));

@@ -21,5 +21,8 @@ PrimFunc GemmToTcgen05CUDA(const PrimFunc& f, const PassContext& ctx);
 /// T.set_max_nreg calls at the start of thread-range branches that split a warp group, alike for the group,
 /// become one call per warp group before the branches (hoist_setmaxnreg.cc).
 PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx);
+/// sm_120a: fp4 tensors and tiles used only by NVFP4 block-scaled gemms stored two values a byte
+/// (pack_fp4_tiles.cc).
+PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

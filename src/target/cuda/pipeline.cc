@@ -23,6 +23,9 @@ Pipeline CudaPipeline(const PassContext& ctx) {
   if (ctx.features.tcgen05) p.insert(legalize(), {"GemmToTcgen05CUDA", GemmToTcgen05CUDA, IRStage::kTile});
   // one setmaxnreg per warp group where warp roles' branches each start with the group's
   if (ctx.features.setmaxnreg) p.insert(legalize(), {"HoistSetMaxNregCUDA", HoistSetMaxNregCUDA, IRStage::kTile});
+  // sm_120a: fp4 operands of NVFP4 gemms (and the tensors copied into them) two values a byte
+  if (ctx.features.block_scale_mma_sync)
+    p.insert(legalize(), {"PackFp4TilesCUDA", PackFp4TilesCUDA, IRStage::kTile});
   if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));

@@ -243,9 +243,9 @@ def test_strided_torch_views_are_copied_around_the_launch():
     assert torch.equal(base[:, 4:12], torch.ones((4, 8))) and not base[:, :4].any() and not base[:, 12:].any()
 
 
-def test_packed_fp4_tensors_are_refused_with_what_to_do():
-    """torch's float4_e2m1fn_x2 holds two fp4 values a byte; a T.float4_e2m1fn tensor holds one (as
-    ml_dtypes.float4_e2m1fn): the call says so instead of reading the bytes as something else."""
+def test_packed_fp4_tensors_are_unpacked_for_the_launch():
+    """torch's float4_e2m1fn_x2 holds two fp4 values a byte (the first in the low nibble); a T.float4_e2m1fn
+    tensor [8] takes such a tensor [4] as TileLang's callers pass it (unpacked for the launch on the CPU)."""
     @T.prim_func
     def f(Q: T.Tensor((8,), "float4_e2m1fn"), Y: T.Tensor((8,), "float32")):
         with T.Kernel(1, threads=8) as bx:
@@ -253,5 +253,8 @@ def test_packed_fp4_tensors_are_refused_with_what_to_do():
                 Y[i] = T.cast(Q[i], "float32")
 
     k = tilelang.compile(f, target="cpu")
-    with pytest.raises(TileLangArgumentError, match="two fp4 values a byte.*unpack the nibbles"):
-        k(torch.zeros(4, dtype=torch.float4_e2m1fn_x2), torch.zeros(8))
+    codes = [1, 2, 3, 15, 4, 9, 7, 0]  # 0.5, 1, 1.5, -6, 2, -0.5, 6, 0
+    packed = torch.tensor([codes[2 * i] | (codes[2 * i + 1] << 4) for i in range(4)], dtype=torch.uint8)
+    y = torch.zeros(8)
+    k(packed.view(torch.float4_e2m1fn_x2), y)
+    assert y.tolist() == [0.5, 1.0, 1.5, -6.0, 2.0, -0.5, 6.0, 0.0]

@@ -1,0 +1,197 @@
+// PackFp4TilesCUDA (sm_120a / sm_121a): float4_e2m1fn tiles stored two values a byte. Elsewhere an fp4 value
+// takes a byte of its own (docs/semantics.md), which doubles the shared memory of an NVFP4 GEMM's operand
+// tiles (TileLang's SM120 example stages 2 x 128 x 256 values of A and of B: 128 KB one a byte, over
+// sm_120a's 99 KB; 64 KB packed). Where an fp4 tensor parameter is only copied into fp4 shared tiles (T.copy)
+// and those tiles are only T.mma_gemm_blockscaled's K-major NVFP4 operands, the tensor and the tiles become
+// uint8 ones of half the last extent holding two codes a byte (the first in the low nibble, TileLang's and
+// PyTorch's packing):
+//
+//   A: T.Tensor((M, K), "float4_e2m1fn")          A: uint8 (M, K / 2)
+//   A_s = T.alloc_shared((bm, bk), fp4)     ->    A_s: uint8 (bm, bk / 2)
+//   T.copy(A[by * bm, ko * bk], A_s)              T.copy(A[by * bm, ko * bk / 2], A_s)   (a byte copy: TMA)
+//   T.mma_gemm_blockscaled(A_s, B_s, ...)         the same op on packed tiles
+//   (GemmBlockScaledNode::PackedFp4)
+//
+// Every region on them must start and end on a byte (an even first column, an even extent). The launcher
+// passes such a parameter packed: a two-a-byte int8 / uint8 tensor as it is, an fp4 array of one value a byte
+// packed first (python/tilelang/jit/kernel.py). Tensors and tiles with any other use keep one value a byte.
+#include "arith/simplify.h"
+#include "ir/functor.h"
+#include "ir/printer.h"
+#include "op/copy.h"
+#include "op/gemm_blockscaled.h"
+#include "op/tile_op_checks.h"
+#include "target/cuda/passes.h"
+#include "transform/gpu_util.h"
+
+namespace tl {
+namespace {
+
+bool IsFp4(const Buffer& b) { return b && b->dtype.code() == DataType::Code::kFloat4E2M1; }
+
+bool EvenConst(const Expr& e) {
+  int64_t v = 0;
+  return AsConstInt(Simplify(e), &v) && v % 2 == 0;
+}
+bool EvenExpr(const Expr& e) {
+  int64_t v = 1;
+  return AsConstInt(Simplify(Binary(BinaryOp::kFloorMod, e, Int(2))), &v) && v == 0;
+}
+
+// Which fp4 buffers may be packed: every use seen, the disqualified ones removed.
+class Uses : public IRVisitor {
+ public:
+  std::set<const BufferNode*> bad;
+  std::vector<std::pair<const BufferNode*, const BufferNode*>> copies;  // (global source, shared destination)
+  std::vector<std::pair<const BufferNode*, const BufferNode*>> gemms;   // (A, B)
+
+  void VisitLoad(const BufferLoadNode* n) override {
+    Bad(n->buffer);
+    IRVisitor::VisitLoad(n);
+  }
+  void VisitStore(const StoreNode* n) override {
+    Bad(n->buffer);
+    IRVisitor::VisitStore(n);
+  }
+  void VisitAttr(const AttrStmtNode* n) override {
+    Bad(n->node);  // a layout or stage annotation on the buffer: kept as it is
+    IRVisitor::VisitAttr(n);
+  }
+  void VisitTileOp(const StmtNode* s) override {
+    auto* op = As<TileOpNode>(s);
+    if (!op) return;
+    for (auto& [r, access] : op->Regions()) {
+      for (auto& rg : r->ranges) {
+        VisitExpr(rg.min);
+        VisitExpr(rg.extent);
+      }
+      if (IsFp4(r->buffer) &&
+          (r->ranges.empty() || !EvenExpr(r->ranges.back().min) || !EvenConst(r->ranges.back().extent)))
+        Bad(r->buffer);  // not whole bytes
+    }
+    for (auto& e : op->Exprs())
+      if (e) VisitExpr(e);
+    if (auto* c = As<CopyNode>(s)) {
+      if (IsFp4(c->src.buffer) && IsFp4(c->dst.buffer) && c->src.buffer->scope == Scope::kGlobal &&
+          c->dst.buffer->scope == Scope::kShared) {
+        copies.push_back({c->src.buffer.get(), c->dst.buffer.get()});
+        return;
+      }
+    } else if (auto* g = As<GemmBlockScaledNode>(s)) {
+      if (g->chunk_kmajor && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
+          g->A.buffer->scope == Scope::kShared && g->B.buffer->scope == Scope::kShared) {
+        gemms.push_back({g->A.buffer.get(), g->B.buffer.get()});
+        return;
+      }
+    }
+    for (auto& [r, access] : op->Regions()) Bad(r->buffer);  // any other use of an fp4 buffer
+  }
+
+ private:
+  void Bad(const Buffer& b) {
+    if (IsFp4(b)) bad.insert(b.get());
+  }
+};
+
+class Packer : public IRMutator {
+ public:
+  std::map<const BufferNode*, Buffer> map;
+  Buffer VisitBuffer(const Buffer& b) override {
+    auto it = b ? map.find(b.get()) : map.end();
+    return it == map.end() ? b : it->second;
+  }
+  Region VisitRegion(const Region& r) override {
+    Region out = IRMutator::VisitRegion(r);
+    if (map.count(r.buffer.get())) {  // the last range in bytes
+      Range& last = out.ranges.back();
+      last = {Simplify(Binary(BinaryOp::kFloorDiv, last.min, Int(2))),
+              Simplify(Binary(BinaryOp::kFloorDiv, last.extent, Int(2)))};
+    }
+    return out;
+  }
+};
+
+Buffer Packed(const Buffer& b) {
+  std::vector<Expr> shape = b->shape;
+  shape.back() = Simplify(Binary(BinaryOp::kFloorDiv, shape.back(), Int(2)));
+  return MakeBuffer(b->name, DataType::UInt(8), shape, b->scope, b->span);
+}
+
+}  // namespace
+
+PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+  const KernelNode* k = FindKernel(f->body);
+  if (!k || !ctx.features.block_scale_mma_sync) return f;
+  std::set<const BufferNode*> cand;
+  for (auto& p : f->params)
+    if (IsFp4(p.buffer) && !p.buffer->shape.empty() && EvenConst(p.buffer->shape.back()))
+      cand.insert(p.buffer.get());
+  for (auto& b : k->alloc_buffers)
+    if (IsFp4(b) && b->scope == Scope::kShared && !b->shape.empty() && EvenConst(b->shape.back()))
+      cand.insert(b.get());
+  if (cand.empty()) return f;
+  Uses u;
+  u.VisitStmt(f->body);
+  for (const BufferNode* b : u.bad) cand.erase(b);
+  // a copy packs both its ends or neither; a gemm both its operands; each tile needs its gemm, each tensor a
+  // copy
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::set<const BufferNode*> used;
+    for (auto [src, dst] : u.copies)
+      if (cand.count(src) != cand.count(dst)) {
+        changed |= cand.erase(src) + cand.erase(dst) > 0;
+      }
+    for (auto [a, b] : u.gemms)
+      if (cand.count(a) != cand.count(b)) {
+        changed |= cand.erase(a) + cand.erase(b) > 0;
+      } else if (cand.count(a)) {
+        used.insert(a);
+        used.insert(b);
+      }
+    for (auto [src, dst] : u.copies)
+      if (used.count(dst)) used.insert(src);
+    for (auto it = cand.begin(); it != cand.end();)
+      if (!used.count(*it)) {
+        it = cand.erase(it);
+        changed = true;
+      } else {
+        ++it;
+      }
+  }
+  if (cand.empty()) return f;
+  Packer pk;
+  std::vector<Param> params;
+  for (auto& p : f->params) {
+    if (p.buffer && cand.count(p.buffer.get())) {
+      pk.map[p.buffer.get()] = Packed(p.buffer);
+      params.push_back({p.var, pk.map[p.buffer.get()]});
+    } else {
+      params.push_back(p);
+    }
+  }
+  for (auto& b : k->alloc_buffers)
+    if (cand.count(b.get())) pk.map[b.get()] = Packed(b);
+  std::vector<std::pair<const BufferNode*, Buffer>> packed;  // in declaration order: parameters, then tiles
+  for (auto& p : f->params)
+    if (p.buffer && pk.map.count(p.buffer.get())) packed.push_back({p.buffer.get(), pk.map[p.buffer.get()]});
+  for (auto& b : k->alloc_buffers)
+    if (pk.map.count(b.get())) packed.push_back({b.get(), pk.map[b.get()]});
+  if (ctx.info)
+    for (auto& [old, now] : packed)
+      ctx.info->choices.push_back(gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) +
+                                  " float4_e2m1fn " + (old->scope == Scope::kGlobal ? "tensor '" : "tile '") +
+                                  old->name + "' is stored two values a byte (uint8 " +
+                                  op_detail::ShapeStr(now->shape) +
+                                  "): only copied and used as T.mma_gemm_blockscaled's NVFP4 operand");
+  Stmt body = pk.VisitStmt(f->body);
+  std::map<std::string, std::string> attrs = f->attrs;
+  std::string list;  // the launch takes these parameters in their packed form (src/target/backends.cc)
+  for (size_t i = 0; i < f->params.size(); ++i)
+    if (f->params[i].buffer && pk.map.count(f->params[i].buffer.get()))
+      list += (list.empty() ? "" : ",") + std::to_string(i);
+  if (!list.empty()) attrs["tl.packed_params"] = list;
+  return MakePrimFunc(f->name, params, body, attrs, f->span);
+}
+
+}  // namespace tl
