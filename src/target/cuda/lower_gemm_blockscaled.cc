@@ -21,6 +21,7 @@
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "op/gemm_blockscaled.h"
+#include "target/cuda/lower_gemm_mma.h"
 #include "transform/gpu/tile_lowerer.h"
 #include "transform/gpu_util.h"
 
@@ -85,11 +86,7 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       ", one 32-bit scale word a lane and tile");
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
-  if (g->clear_accum) {
-    Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
-                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
-  }
+  if (g->clear_accum) out.push_back(ClearAccumulator(cl, CF.locals, DataType::Float(32), sp));
   const DataType u32 = DataType::UInt(32);
   // per mma tile: A's 4 and B's 2 registers (packed tiles), else their 32 and 16 values one a byte
   const DataType fr = packed ? u32 : g->A.buffer->dtype;
@@ -99,11 +96,7 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   Buffer sfa = L.Scratch("SFA_word", u32, mt, Scope::kLocal);
   Buffer sfb = L.Scratch("SFB_word", u32, nt, Scope::kLocal);
   auto operand = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
-    std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
-    idx[dims[0]] = Simplify(idx[dims[0]] + row);
-    idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
+    return SharedTileElement(L, r, dims, row, col);
   };
   // The value e (0..7, or all 8 packed) of the register whose first value is at (row, value column k0).
   auto reg_value = [&](const Region& reg, const std::vector<size_t>& dims, const Expr& row, const Expr& k0,

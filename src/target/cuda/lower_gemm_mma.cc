@@ -21,6 +21,21 @@ const GpuOpLoweringRegistrar kGemm(
     "cuda");
 }  // namespace
 
+Stmt ClearAccumulator(const Buffer& cl, int64_t locals, DataType t, const Span& sp) {
+  Var i = MakeVar("i");
+  Expr zero = t.is_float() ? FloatImm(t, 0.0) : IntImm(t, 0);
+  return For(i, C(0), C(locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp);
+}
+
+Expr SharedTileElement(GpuTileLowerer& L, const Region& r, const std::vector<size_t>& dims, const Expr& row,
+                       const Expr& col) {
+  std::vector<Expr> idx;
+  for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
+  idx[dims[0]] = Simplify(idx[dims[0]] + row);
+  idx[dims[1]] = Simplify(idx[dims[1]] + col);
+  return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
+}
+
 Stmt LowerGemmMma(GpuTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(L.ctx_.features.matrix == MatrixUnit::kMmaSync, "the CUDA T.gemm lowering on a target without mma.sync");
   const Fragment& CF = L.Layout(g->C.buffer.get());
@@ -135,20 +150,12 @@ Stmt LowerGemmMma(GpuTileLowerer& L, const GemmNode* g) {
   Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Buffer cl = L.MapBuffer(g->C.buffer);
-  if (g->clear_accum) {
-    Var i = MakeVar("i");
-    Expr zero = s8 ? IntImm(DataType::Int(32), 0) : FloatImm(g->C.buffer->dtype, 0.0);
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled, Store(cl, zero, {i}, sp), {}, sp));
-  }
+  if (g->clear_accum) out.push_back(ClearAccumulator(cl, CF.locals, g->C.buffer->dtype, sp));
   Buffer afrag = a_reg ? L.MapBuffer(g->A.buffer) : L.Scratch("A_frag", at, mt * 8 * epr, Scope::kLocal);
   Buffer bfrag = b_reg ? L.MapBuffer(g->B.buffer) : L.Scratch("B_frag", bt, nt * 4 * epr, Scope::kLocal);
   std::string ab = MmaAbName(at, bt);
   auto shared_at = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
-    std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
-    idx[dims[0]] = Simplify(idx[dims[0]] + row);
-    idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    return Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)});
+    return SharedTileElement(L, r, dims, row, col);
   };
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j");
   std::vector<Stmt> step;

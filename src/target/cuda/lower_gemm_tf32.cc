@@ -40,21 +40,13 @@ Stmt LowerGemmTf32(GpuTileLowerer& L, const GemmNode* g) {
       ", B " + (b_reg ? "in registers" : "by 32-bit shared loads"));
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
-  if (g->clear_accum) {
-    Var i = MakeVar("i");
-    out.push_back(For(i, C(0), C(CF.locals), ForKind::kUnrolled,
-                      Store(cl, FloatImm(DataType::Float(32), 0.0), {i}, sp), {}, sp));
-  }
+  if (g->clear_accum) out.push_back(ClearAccumulator(cl, CF.locals, DataType::Float(32), sp));
   const DataType f32 = DataType::Float(32);
   Buffer afrag = L.Scratch("A_frag", f32, mt * 4, Scope::kLocal);
   Buffer bfrag = L.Scratch("B_frag", f32, nt * 2, Scope::kLocal);
   // The rounded element (row, col) of an operand tile, in the tile's stored coordinates.
   auto load = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
-    std::vector<Expr> idx;
-    for (auto& rg : r.ranges) idx.push_back(L.VisitExpr(rg.min));
-    idx[dims[0]] = Simplify(idx[dims[0]] + row);
-    idx[dims[1]] = Simplify(idx[dims[1]] + col);
-    return Call(f32, "tl.to_tf32", {Load(L.MapBuffer(r.buffer), {L.SharedIndex(r.buffer, idx)})});
+    return Call(f32, "tl.to_tf32", {SharedTileElement(L, r, dims, row, col)});
   };
   Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
