@@ -233,6 +233,61 @@ TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
   EXPECT_EQ(out[4 * 22 + 2], 45.5f);
 }
 
+// mma.sync.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0: the 8-bit
+// fragments of mma.m16n8k32 (four values a register, the first in bits 0-7; A reg r byte e at (g + 8 (r % 2),
+// 4 t + e + 16 (r / 2)), B reg r byte e at (4 t + e + 16 r, g)), one E8M0 scale a row of A and a column of B:
+// with .scale_vec::1X the byte byte-id of the word. A = I (e4m3 1.0 = 0x38 on the diagonal of its first 16
+// columns), B[k][n] = (k + n) % 4 + 1 (e4m3 0x38, 0x40, 0x44, 0x48), sa[m] = 2^(m % 4), sb[n] = 2^-(n % 3), C
+// = 0.5: D[m][n] = 0.5 + 2^(m % 4 - n % 3) ((m + n) % 4 + 1). Selectors {byte-id 2, thread-id-a 1} and
+// {byte-id 2, thread-id-b 3}: the scales sit in byte 2 of the lanes named; every other byte and lane holds
+// 0xFF (E8M0 NaN).
+TEST(PtxEmu, MmaBlockScaledMxf8HandWorked) {
+  const uint32_t e4m3[5] = {0, 0x38, 0x40, 0x44, 0x48};  // 0, 1, 2, 3, 4
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 4; ++e) {
+        const int m = g + 8 * (r % 2), k = 4 * t + e + 16 * (r / 2);
+        in[static_cast<size_t>(l * 8 + r)] |= (k == m ? e4m3[1] : 0u) << (8 * e);
+      }
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 4; ++e) {
+        const int k = 4 * t + e + 16 * r;
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= e4m3[(k + g) % 4 + 1] << (8 * e);
+      }
+    uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
+    if (t / 2 == 1) sa = (sa & ~0x00FF0000u) | static_cast<uint32_t>(127 + (g + 8 * (t % 2)) % 4) << 16;
+    if (t == 3) sb = (sb & ~0x00FF0000u) | static_cast<uint32_t>(127 - g % 3) << 16;
+    in[static_cast<size_t>(l * 8 + 6)] = sa;
+    in[static_cast<size_t>(l * 8 + 7)] = sb;
+  }
+  std::string body =
+      std::string(kPrologue) +
+      "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
+      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n"
+      "  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd5+16];\n"
+      "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
+      "  mov.f32 %f4, 0f3F000000;\n  mov.u16 %rs1, 2;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 3;\n"
+      "  mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32"
+      ".ue8m0 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
+      "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};\n"
+      "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
+      "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
+  std::vector<float> out(128, -1);
+  Result r = Launch1(Kernel(body), 32, &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)],
+                0.5f + std::ldexp(static_cast<float>((m + n) % 4 + 1), m % 4 - n % 3))
+          << l << " " << i;
+    }
+  // lane 13 (g 3, t 1), d3: D[11][3] = 0.5 + 2^(3 - 0) ((11 + 3) % 4 + 1) = 0.5 + 8 * 3 = 24.5
+  EXPECT_EQ(out[4 * 13 + 3], 24.5f);
+}
+
 // cvt (PTX ISA 9.7.9.21): f32 -> f16 rounds to nearest even and overflows to infinity; float -> integer
 // rounds as asked and saturates, NaN giving 0; integer narrowing wraps, .sat clamps.
 TEST(PtxEmu, CvtRoundingAndSaturation) {

@@ -217,9 +217,10 @@ def test_targets_without_a_lowering_say_where_it_is():
     with pytest.raises(TileLangUnsupportedError,
                        match=r"block-scaled MMA of sm_120a / sm_121a .*: target cuda -arch=sm_120a; sm_90a has none"):
         tilelang.compile(f, target="cuda -arch=sm_90a", execution_backend="emulator")
-    with pytest.raises(TileLangUnsupportedError, match=r"on sm_120a is implemented for NVFP4 .* row-major E8M0 "
-                                                       r"scales \(MXFP8 / MXFP4: kind::mxf8f6f4, kind::mxf4\) are not"):
-        tilelang.compile(f, target="cuda -arch=sm_120a", execution_backend="emulator")
+    mxfp4 = blockscaled_gemm(128, 128, 128, 128, 128, 64, at="float4_e2m1fn", bt="float4_e2m1fn")
+    with pytest.raises(TileLangUnsupportedError, match=r"on sm_120a is implemented for NVFP4 .* and MXFP8 .* got A "
+                                                       r"float4_e2m1fn, B float4_e2m1fn \(MXFP4 / MXFP6 with E8M0"):
+        tilelang.compile(mxfp4, target="cuda -arch=sm_120a", execution_backend="emulator")
     g = nvfp4_gemm(128, 128, 128, 128, 128, 128)
     with pytest.raises(TileLangUnsupportedError, match=r"NVFP4 \(UE4M3 scales per 16 elements\), which CDNA4's "
                                                        r"scaled MFMAs do not take"):
@@ -456,3 +457,34 @@ def test_nvfp4_nan_scale_poisons_its_row_and_column():
         bad[9, :] = bad[:, 17] = True
         assert np.isnan(c[bad]).all() and not np.isnan(c[~bad]).any(), target
         np.testing.assert_allclose(c[~bad], ref[~bad], rtol=1e-5, atol=1e-6 * np.abs(ref[~bad]).max())
+
+
+# ---- MXFP8 on sm_120a (mma.sync kind::mxf8f6f4 block_scale scale_vec::1X) ------------------------------------
+
+@pytest.mark.parametrize("at,bt,g,whole", [("float8_e4m3fn", "float8_e4m3fn", 32, False),
+                                           ("float8_e4m3fn", "float8_e5m2", 64, True),
+                                           ("float8_e5m2", "float8_e4m3fn", 128, False)])
+def test_mxfp8_on_sm120a_matches_numpy(at, bt, g, whole):
+    """Ragged MXFP8 GEMMs (B stored [K, N]) with E8M0 scales per 32, 64 and 128 K, the tile's own groups or all
+    of K's: the thread-level emulator (and the PTX emulator, through the test harness) against float64 NumPy."""
+    rng = _rng()
+    M, N, K = 72, 100, 256
+    f = blockscaled_gemm(M, N, K, 64, 64, 128, at=at, bt=bt, g=g, whole_k_scales=whole)
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, at, bt, g)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    assert any("mma.sync m16n8k32 kind::mxf8f6f4 block_scale scale_vec::1X" in ch for ch in k.choices), k.choices
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, sa, sb, c)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+def test_mxfp8_is_qmma_sf_on_sm120a():
+    """The PTX holds kind::mxf8f6f4 with the operand types as declared; ptxas makes it QMMA.SF.16832 with E8 (ue8m0) scales."""
+    k = tilelang.compile(blockscaled_gemm(256, 256, 512, 128, 128, 128, at="float8_e4m3fn", bt="float8_e5m2"),
+                         target=SM120A)
+    ptx = k.get_ptx()
+    assert "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0" in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    sass = k.get_sass()
+    assert re.search(r"\bQMMA\.SF\.16832\.F32\.E4M3\.E5M2\.E8\b", sass), "no QMMA.SF.16832 (E8: ue8m0) in the SASS"

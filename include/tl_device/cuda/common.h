@@ -607,6 +607,32 @@ __device__ __forceinline__ void mma_m16n8k64_nvf4(float* c, const void* a, const
   mma_m16n8k64_nvf4_packed<TidA, TidB>(c, A, B, sfa, sfb);
 }
 
+// D = (A * scale_A) (B * scale_B) + C for one m16n8k32 tile of MXFP8 (sm_120a / sm_121a: mma.sync
+// kind::mxf8f6f4 block_scale scale_vec::1X, e4m3 / e5m2 in any mix with ue8m0 scales), float32 accumulators
+// updated in place. `a` / `b`: a lane's 16 / 8 values in register order (the fragments of mma.m16n8k32 with
+// 8-bit types, four a register), which are its registers' bytes; `sfa` / `sfb`: scale words whose byte 0 is
+// the lane's E8M0 scale (byte-id 0, thread-id TidA / TidB).
+#define TL_MMA_MXF8(TA, TB)                                                                             \
+  template <int TidA, int TidB>                                                                         \
+  __device__ __forceinline__ void mma_m16n8k32_mxf8_##TA##_##TB(float* c, const void* a, const void* b, \
+                                                                uint32_t sfa, uint32_t sfb) {           \
+    const uint32_t* A = static_cast<const uint32_t*>(a);                                                \
+    const uint32_t* B = static_cast<const uint32_t*>(b);                                                \
+    asm volatile(                                                                                       \
+        "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32." #TA "." #TB   \
+        ".f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, "    \
+        "{%12,%14};\n"                                                                                  \
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                \
+        : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), "r"(sfb),         \
+          "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)),                              \
+          "h"(static_cast<uint16_t>(TidB)));                                                            \
+  }
+TL_MMA_MXF8(e4m3, e4m3)
+TL_MMA_MXF8(e4m3, e5m2)
+TL_MMA_MXF8(e5m2, e4m3)
+TL_MMA_MXF8(e5m2, e5m2)
+#undef TL_MMA_MXF8
+
 /// The fence of an ordered T.atomic_add (a C++ memory order): fence.acq_rel.gpu (a release fence before a
 /// relaxed read-modify-write makes it a release, an acquire fence after it an acquire: the PTX memory model's
 /// fence-atomic synchronisation), fence.sc.gpu for seq_cst.

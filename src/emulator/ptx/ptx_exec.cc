@@ -1991,20 +1991,28 @@ class Machine {
       }
   }
 
-  // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
-  //   d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b}
-  // (PTX ISA 9.7.14.3 "Block Scaling for mma.sync" and the m16n8k64 .e2m1 fragments), g = lane / 4, t = lane
-  // % 4, eight e2m1 values a .b32 register, the first in bits 0-3:
-  //   A a (reg r, nibble e): row g + 8 (r % 2), col 8 t + e + 32 (r / 2);  B (reg r, nibble e): row 8 t + e +
-  //   32 r, col g;  C, D c_i: row g + 8 (i / 2), col 2 t + i % 2.
-  // .scale_vec::4X: scale_A is 16 x 4, scale_B 4 x 8 (UE4M3, one a 16 k); row m of scale_A is the four bytes
-  // (byte j: k in [16 j, 16 j + 16)) of scale-a-data in lane 4 (m % 8) + 2 thread-id-a + m / 8, column n of
-  // scale_B those of lane 4 n + thread-id-b; byte-id must be 0. D = C + sum_k (A sa)(B sb): each product
-  // exact in double, the sum rounded once to f32.
+  // Block-scaled mma.sync (PTX ISA 9.7.14.3 "Block Scaling for mma.sync" and the m16n8k64 .e2m1 / m16n8k32
+  // 8-bit fragments), operands d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b,
+  // thread-id-b}:
+  //   mode 1: m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
+  //   mode 2: m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.<e4m3|e5m2>.<e4m3|e5m2>.f32.ue8m0
+  // g = lane / 4, t = lane % 4; a .b32 register holds P values (8 e2m1 / 4 fp8, the first in the low bits);
+  // KS = 64 / 32:  A (reg r, value e): row g + 8 (r % 2), col P t + e + (KS / 2) (r / 2);  B (reg r, value
+  // e): row P t + e + (KS / 2) r, col g;  C, D c_i: row g + 8 (i / 2), col 2 t + i % 2. Row m of scale_A is
+  // scale-a-data in lane 4 (m % 8) + 2 thread-id-a + m / 8, column n of scale_B scale-b-data in lane 4 n +
+  // thread-id-b. 4X: the four bytes (byte j: k in [16 j, 16 j + 16)), UE4M3, byte-id 0; 1X: byte byte-id,
+  // E8M0 (2^(e - 127), 255 NaN), for all 32 k. D = C + sum_k (A sa)(B sb): each product exact in double, the
+  // sum rounded once to f32.
   void MmaBlockScaled(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
-    if (in.m != 16 || in.n != 8 || in.k != 64 || in.t != Ty::kF32 || in.ta != Ty::kE2M1 ||
-        in.tb != Ty::kE2M1 || in.tc != Ty::kF32 || in.t2 != Ty::kUE4M3)
-      FailAt(in, "the PTX emulator's kind::mxf4nvf4 mma.sync is m16n8k64 .f32.e2m1.e2m1.f32.ue4m3");
+    const bool nvf4 = in.mode == 1;
+    const bool f8a = in.ta == Ty::kE4M3 || in.ta == Ty::kE5M2, f8b = in.tb == Ty::kE4M3 || in.tb == Ty::kE5M2;
+    if (in.m != 16 || in.n != 8 || in.t != Ty::kF32 || in.tc != Ty::kF32 ||
+        (nvf4 ? in.k != 64 || in.ta != Ty::kE2M1 || in.tb != Ty::kE2M1 || in.t2 != Ty::kUE4M3
+              : in.k != 32 || !f8a || !f8b || in.t2 != Ty::kUE8M0))
+      FailAt(
+          in,
+          "the PTX emulator's block-scaled mma.sync is m16n8k64 kind::mxf4nvf4 .f32.e2m1.e2m1.f32.ue4m3 or "
+          "m16n8k32 kind::mxf8f6f4 .f32.<e4m3|e5m2>.<e4m3|e5m2>.f32.ue8m0");
     if (!FullWarp(w, wp, act, exec, "mma.sync")) return;
     if (in.ops.size() != 8) FailAt(in, "a block-scaled mma.sync has 8 operands");
     const Operand &D = in.ops[0], &A = in.ops[1], &B = in.ops[2], &C = in.ops[3];
@@ -2024,22 +2032,30 @@ class Machine {
           break;
         }
     }
-    if (sel[0] != 0 || sel[2] != 0 || sel[1] > 1 || sel[3] > 3)
-      FailAt(in, "with .scale_vec::4X byte-id must be 0, thread-id-a 0 or 1 and thread-id-b 0 to 3");
+    if ((nvf4 && (sel[0] != 0 || sel[2] != 0)) || sel[0] > 3 || sel[2] > 3 || sel[1] > 1 || sel[3] > 3)
+      FailAt(
+          in,
+          "byte-id must be 0 with .scale_vec::4X (0 to 3 with 1X), thread-id-a 0 or 1, thread-id-b 0 to 3");
+    const int KS = nvf4 ? 64 : 32, P = nvf4 ? 8 : 4, bits = nvf4 ? 4 : 8, group = nvf4 ? 16 : 32;
     double a[16][64] = {}, b[64][8] = {}, c[16][8] = {}, sa[16][4] = {}, sb[8][4] = {};
-    auto ue4m3 = [](uint64_t byte) {
-      return DecodeMinifloat(static_cast<uint32_t>(byte & 0x7F), 4, 3, true);
+    auto value = [&](uint64_t reg, int e, Ty t) {
+      const uint64_t v = (reg >> (bits * e)) & ((1u << bits) - 1);
+      return nvf4 ? DecodeE2M1(static_cast<uint32_t>(v)) : HalfValue(v, t);
+    };
+    auto scale = [&](uint64_t word, int j, int64_t byte_id) {
+      if (nvf4) return DecodeMinifloat(static_cast<uint32_t>((word >> (8 * j)) & 0x7F), 4, 3, true);
+      const uint64_t e = (word >> (8 * byte_id)) & 0xFF;
+      return e == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(e) - 127);
     };
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, t = l % 4;
       for (int r = 0; r < 4; ++r) {
         const uint64_t reg = Get(wp, A.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
-        for (int e = 0; e < 8; ++e)
-          a[g + 8 * (r % 2)][8 * t + e + 32 * (r / 2)] = DecodeE2M1((reg >> (4 * e)) & 0xF);
+        for (int e = 0; e < P; ++e) a[g + 8 * (r % 2)][P * t + e + (KS / 2) * (r / 2)] = value(reg, e, in.ta);
       }
       for (int r = 0; r < 2; ++r) {
         const uint64_t reg = Get(wp, B.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
-        for (int e = 0; e < 8; ++e) b[8 * t + e + 32 * r][g] = DecodeE2M1((reg >> (4 * e)) & 0xF);
+        for (int e = 0; e < P; ++e) b[P * t + e + (KS / 2) * r][g] = value(reg, e, in.tb);
       }
       for (int i = 0; i < 4; ++i)
         c[g + 8 * (i / 2)][2 * t + i % 2] = AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
@@ -2047,15 +2063,15 @@ class Machine {
     for (int m = 0; m < 16; ++m) {
       const uint64_t word =
           Get(wp, in.ops[4].vec[0], w, 4 * (m % 8) + 2 * static_cast<int>(sel[1]) + m / 8, Ty::kB32);
-      for (int j = 0; j < 4; ++j) sa[m][j] = ue4m3(word >> (8 * j));
+      for (int j = 0; j < 4; ++j) sa[m][j] = scale(word, j, sel[0]);
     }
     for (int n = 0; n < 8; ++n) {
       const uint64_t word = Get(wp, in.ops[6].vec[0], w, 4 * n + static_cast<int>(sel[3]), Ty::kB32);
-      for (int j = 0; j < 4; ++j) sb[n][j] = ue4m3(word >> (8 * j));
+      for (int j = 0; j < 4; ++j) sb[n][j] = scale(word, j, sel[2]);
     }
-    for (int k = 0; k < 64; ++k)
+    for (int k = 0; k < KS; ++k)
       for (int m = 0; m < 16; ++m)
-        for (int n = 0; n < 8; ++n) c[m][n] += (a[m][k] * sa[m][k / 16]) * (b[k][n] * sb[n][k / 16]);
+        for (int n = 0; n < 8; ++n) c[m][n] += (a[m][k] * sa[m][k / group]) * (b[k][n] * sb[n][k / group]);
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, t = l % 4;
       for (int i = 0; i < 4; ++i)
@@ -2065,7 +2081,7 @@ class Machine {
   }
 
   void Mma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
-    if (in.mode == 1) return MmaBlockScaled(w, wp, in, act, exec);
+    if (in.mode == 1 || in.mode == 2) return MmaBlockScaled(w, wp, in, act, exec);
     // mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype (PTX ISA 9.7.14.5.x, the "Matrix Fragments for
     // mma.m16n8kK" figures), group g = lane / 4, t = lane % 4, elements packed low first in .b32 registers:
     //   k16, f16 / bf16:  A a_i (8): row g + 8 (i/2 % 2), col 2t + i%2 + 8 (i/4);  B b_i (4): row 2t + i%2 + 8 (i/2)

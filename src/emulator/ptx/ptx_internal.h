@@ -63,8 +63,9 @@ enum class Ty : uint8_t {
   kE5M2,
   kE4M3x2,
   kE5M2x2,
-  kE2M1,
-  kUE4M3  // block-scaled mma operand and scale types (not register types)
+  kE2M1,  // block-scaled mma operand and scale types (not register types)
+  kUE4M3,
+  kUE8M0
 };
 inline int TyBits(Ty t) {
   switch (t) {
@@ -163,9 +164,9 @@ struct Instr {
   uint8_t boolop = 0;                 // setp: 0 none, 1 .and, 2 .or, 3 .xor
   Rnd rnd = Rnd::kNone;
   bool ftz = false, sat = false, approx = false, wide = false, hi = false, trans = false, to = false;
-  uint8_t mode =
-      0;  // shfl: 0 up 1 down 2 bfly 3 idx; ldmatrix: matrices; atom: see ptx_exec; vote: 0 any 1 all
-          // 2 uni 3 ballot; mma: 1 kind::mxf4nvf4.block_scale.scale_vec::4X (t2: the scale type)
+  uint8_t mode = 0;  // shfl: 0 up 1 down 2 bfly 3 idx; ldmatrix: matrices; atom: see ptx_exec; vote: 0 any 1
+                     // all 2 uni 3 ballot; mma: 1 kind::mxf4nvf4.block_scale.scale_vec::4X, 2
+                     // kind::mxf8f6f4.block_scale.scale_vec::1X (t2: the scale type)
   int m = 0, n = 0, k = 0;             // mma shape
   Ty ta = Ty::kNone, tb = Ty::kNone, tc = Ty::kNone;  // mma operand types (d is t)
   bool zero_fill_pred = false;         // cp.async: the 4th operand is an ignore-src predicate

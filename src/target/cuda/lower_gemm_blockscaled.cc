@@ -39,16 +39,21 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
     throw UserError(
         ErrorKind::kUnsupported,
         "T.mma_gemm_blockscaled on CUDA uses the warp-level block-scaled MMA of sm_120a / sm_121a "
-        "(mma.sync kind::mxf4nvf4 block_scale): target cuda -arch=sm_120a; " +
+        "(mma.sync kind::mxf4nvf4 / kind::mxf8f6f4 block_scale): target cuda -arch=sm_120a; " +
             ft.arch + " has none (on the tcgen05 family use T.tcgen05_gemm_blockscaled, docs/blackwell.md)",
         sp);
-  if (!g->chunk_kmajor)
+  const DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
+  // NVFP4: kind::mxf4nvf4 m16n8k64, UE4M3 words. MXFP8: kind::mxf8f6f4 m16n8k32 scale_vec::1X, an E8M0 byte
+  // per row and 32 K (the op's granularity a multiple of 32).
+  const bool mxf8 = !g->chunk_kmajor && IsFp8(at) && IsFp8(bt);
+  if (!g->chunk_kmajor && !mxf8)
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.mma_gemm_blockscaled on sm_120a is implemented for NVFP4 (float4_e2m1fn A and B, UE4M3 "
-        "scales per 16 elements as uint32 words, sf_layout='blockscaled_chunk_kmajor': mma.sync "
-        "kind::mxf4nvf4 scale_vec::4X); row-major E8M0 scales (MXFP8 / MXFP4: kind::mxf8f6f4, "
-        "kind::mxf4) are not",
+        "T.mma_gemm_blockscaled on sm_120a is implemented for NVFP4 (float4_e2m1fn A and B, UE4M3 scales per "
+        "16 elements as uint32 words, sf_layout='blockscaled_chunk_kmajor': mma.sync kind::mxf4nvf4 "
+        "scale_vec::4X) and MXFP8 (float8_e4m3fn / float8_e5m2 A and B, E8M0 scales: kind::mxf8f6f4 "
+        "scale_vec::1X); got A " +
+            at.str() + ", B " + bt.str() + " (MXFP4 / MXFP6 with E8M0 scales, kind::mxf4, are not)",
         sp);
   for (const Region* x : {&g->A, &g->B, &g->SFA, &g->SFB})
     if (x->buffer->scope != Scope::kShared)
@@ -57,91 +62,94 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
                       "(T.alloc_shared); '" +
                           x->buffer->name + "' is not there",
                       sp);
-  if (g->trans_A || !g->trans_B)
-    throw UserError(
-        ErrorKind::kUnsupported,
-        "T.mma_gemm_blockscaled on sm_120a takes K-major operands: A stored [M, K] and B stored [N, K] "
-        "(transpose_B=True), as NVFP4 tensors are",
-        sp);
   const Fragment& CF = L.Layout(g->C.buffer.get());
   const int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
   GemmTiles gt = GemmTilesOf(g, sp);
-  const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA)
-  const int64_t K = packed ? 2 * gt.K : gt.K;
-  if (K % 64)
-    throw UserError(
-        ErrorKind::kLayout,
-        "T.mma_gemm_blockscaled on sm_120a needs K to be a multiple of 64 (mma.sync m16n8k64); K = " +
-            std::to_string(K),
-        sp);
+  const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA; K-major by Check)
+  const int64_t K = packed ? 2 * gt.K : gt.K, KS = mxf8 ? 32 : 64;
+  if (K % KS)
+    throw UserError(ErrorKind::kLayout,
+                    "T.mma_gemm_blockscaled on sm_120a needs K to be a multiple of " + std::to_string(KS) +
+                        " (mma.sync m16n8k" + std::to_string(KS) + "); K = " + std::to_string(K),
+                    sp);
   const int64_t wM = M / wm, wN = N / wn, mt = wM / 16, nt = wN / 8;
+  const std::string shape = "m16n8k" + std::to_string(KS);
   L.ctx_.info->choices.push_back(
-      Loc(sp) +
-      ": T.mma_gemm_blockscaled: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 "
-      "with ue4m3 scales, warps " +
-      std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" + std::to_string(wN) +
-      " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) + " mma tiles per k64 step); A and B " +
+      Loc(sp) + ": T.mma_gemm_blockscaled: mma.sync " + shape +
+      (mxf8 ? " kind::mxf8f6f4 block_scale scale_vec::1X " + MmaAbName(at, bt) + " with ue8m0 scales"
+            : " kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 with ue4m3 scales") +
+      ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
+      std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
+      " mma tiles per k" + std::to_string(KS) + " step); A and B " +
       (packed ? "two values a byte in shared memory, a register from 4 bytes"
-              : "one value a byte in shared memory, a register from 8 bytes") +
+              : std::string("one value a byte in shared memory, a register from ") + (mxf8 ? "4" : "8") +
+                    " bytes") +
       ", one 32-bit scale word a lane and tile");
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) out.push_back(ClearAccumulator(cl, CF.locals, DataType::Float(32), sp));
   const DataType u32 = DataType::UInt(32);
-  // per mma tile: A's 4 and B's 2 registers (packed tiles), else their 32 and 16 values one a byte
-  const DataType fr = packed ? u32 : g->A.buffer->dtype;
-  const int64_t av = packed ? 4 : 32, bv = packed ? 2 : 16, per_reg = packed ? 1 : 8;
-  Buffer afrag = L.Scratch("A_frag", fr, mt * av, Scope::kLocal);
-  Buffer bfrag = L.Scratch("B_frag", fr, nt * bv, Scope::kLocal);
+  // A lane's registers per mma tile: A 4, B 2, each of `per` values (8 fp4, 4 fp8); held as the registers
+  // (packed tiles) or as their values one a byte in register order (value per r + e)
+  const int64_t per = mxf8 ? 4 : 8;
+  const int64_t av = packed ? 4 : 4 * per, bv = packed ? 2 : 2 * per, stride = packed ? 1 : per;
+  Buffer afrag = L.Scratch("A_frag", packed ? u32 : at, mt * av, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", packed ? u32 : bt, nt * bv, Scope::kLocal);
   Buffer sfa = L.Scratch("SFA_word", u32, mt, Scope::kLocal);
   Buffer sfb = L.Scratch("SFB_word", u32, nt, Scope::kLocal);
-  auto operand = [&](const Region& r, const std::vector<size_t>& dims, const Expr& row, const Expr& col) {
-    return SharedTileElement(L, r, dims, row, col);
+  // element (mn, k) of operand A (or B), whichever way the tile is stored
+  auto element = [&](bool is_b, const Expr& mn, const Expr& k) {
+    const Region& r = is_b ? g->B : g->A;
+    const auto& dims = is_b ? gt.bd : gt.ad;
+    const bool k_first = is_b ? !g->trans_B : g->trans_A;
+    return k_first ? SharedTileElement(L, r, dims, k, mn) : SharedTileElement(L, r, dims, mn, k);
   };
-  // The value e (0..7, or all 8 packed) of the register whose first value is at (row, value column k0).
-  auto reg_value = [&](const Region& reg, const std::vector<size_t>& dims, const Expr& row, const Expr& k0,
-                       const Expr& e) {
-    if (!packed) return operand(reg, dims, row, Simplify(k0 + e));
-    Expr w;  // 4 bytes from byte column k0 / 2, the first in bits 0-7
+  // value e of the register whose first value is at (mn, k0); packed tiles: the whole register, 4 bytes of a
+  // row
+  auto reg_value = [&](bool is_b, const Expr& mn, const Expr& k0, const Expr& e) {
+    if (!packed) return element(is_b, mn, Simplify(k0 + e));
+    Expr w;
     for (int b = 0; b < 4; ++b) {
-      Expr byte = Cast(u32, operand(reg, dims, row, Simplify(Div(k0, 2) + C(b))));
+      Expr byte = Cast(u32, element(is_b, mn, Simplify(Div(k0, 2) + C(b))));
       w = b ? Binary(BinaryOp::kBitOr, w, Binary(BinaryOp::kShl, byte, IntImm(u32, 8 * b))) : byte;
     }
     return w;
   };
   // The scale word of tile-local row `row` (of A; of B's N when is_b) for the K step starting at `k`: the
-  // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered.
+  // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered. An E8M0
+  // byte goes to bits 0-7 (byte-id 0).
   Var prow = MakeVar("sf_row"), pk = MakeVar("sf_k");
   auto scale_word = [&](bool is_b, const Expr& row, const Expr& k) {
     const Region& sf = is_b ? g->SFB : g->SFA;
-    auto at = g->ScaleAt(is_b, prow, pk).first;
+    auto at_idx = g->ScaleAt(is_b, prow, pk).first;
     std::map<const VarNode*, Expr> sub{{prow.get(), row}, {pk.get(), k}};
     std::vector<Expr> idx;
-    for (auto& e : at) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
-    return Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
+    for (auto& e : at_idx) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
+    Expr w = Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
+    return mxf8 ? Cast(u32, w) : w;
   };
   Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), r = MakeVar("r"), e = MakeVar("e");
   std::vector<Stmt> step;
   auto fill = [&](const Var& t, int64_t tiles, int64_t regs, const Stmt& st) {
-    Stmt inner = packed ? st : For(e, C(0), C(8), ForKind::kUnrolled, st, {}, sp);
+    Stmt inner = packed ? st : For(e, C(0), C(per), ForKind::kUnrolled, st, {}, sp);
     return For(t, C(0), C(tiles), ForKind::kUnrolled,
                For(r, C(0), C(regs), ForKind::kUnrolled, inner, {}, sp), {}, sp);
   };
   Expr ev = packed ? C(0) : Expr(e);
-  {  // A: register r, value e at row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
+  {  // A: register r, value e at row g + 8 (r % 2), column per t + e + (KS / 2) (r / 2)
     Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(r, 2) * C(8);
-    Expr k0 = Expr(kk) * C(64) + tig * C(8) + Div(r, 2) * C(32);
-    Stmt st = Store(afrag, reg_value(g->A, gt.ad, Simplify(m), Simplify(k0), Expr(e)),
-                    {Simplify(Expr(i) * C(av) + Expr(r) * C(per_reg) + ev)}, sp);
+    Expr k0 = Expr(kk) * C(KS) + tig * C(per) + Div(r, 2) * C(KS / 2);
+    Stmt st = Store(afrag, reg_value(false, Simplify(m), Simplify(k0), Expr(e)),
+                    {Simplify(Expr(i) * C(av) + Expr(r) * C(stride) + ev)}, sp);
     step.push_back(fill(i, mt, 4, st));
   }
-  {  // B (stored [N, K]): register r, value e at k 8 t + e + 32 r, column g
+  {  // B: register r, value e at k per t + e + (KS / 2) r, column g
     Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
-    Expr k0 = Expr(kk) * C(64) + tig * C(8) + Expr(r) * C(32);
-    Stmt st = Store(bfrag, reg_value(g->B, gt.bd, Simplify(n), Simplify(k0), Expr(e)),
-                    {Simplify(Expr(j) * C(bv) + Expr(r) * C(per_reg) + ev)}, sp);
+    Expr k0 = Expr(kk) * C(KS) + tig * C(per) + Expr(r) * C(KS / 2);
+    Stmt st = Store(bfrag, reg_value(true, Simplify(n), Simplify(k0), Expr(e)),
+                    {Simplify(Expr(j) * C(bv) + Expr(r) * C(stride) + ev)}, sp);
     step.push_back(fill(j, nt, 2, st));
   }
   // scales: this lane's row of A (8 (l % 2) + l / 4 of each m16 tile) and column of B (l / 4 of each n8 tile)
@@ -149,23 +157,23 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       For(i, C(0), C(mt), ForKind::kUnrolled,
           Store(sfa,
                 scale_word(false, Simplify(wmi * C(wM) + Expr(i) * C(16) + Mod(lane, 2) * C(8) + grp),
-                           Simplify(Expr(kk) * C(64))),
+                           Simplify(Expr(kk) * C(KS))),
                 {i}, sp),
           {}, sp));
   step.push_back(For(
       j, C(0), C(nt), ForKind::kUnrolled,
-      Store(sfb, scale_word(true, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp), Simplify(Expr(kk) * C(64))),
+      Store(sfb, scale_word(true, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp), Simplify(Expr(kk) * C(KS))),
             {j}, sp),
       {}, sp));
-  Stmt mma =
-      Call0("tl.mma_sync_blockscaled",
-            {StringImm("m16n8k64"), StringImm(packed ? "nvf4_packed" : "nvf4"),
-             Load(afrag, {Expr(i) * C(av)}), Load(bfrag, {Expr(j) * C(bv)}),
-             Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}), Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
-            sp);
+  const std::string kind = mxf8 ? "mxf8_" + MmaAbName(at, bt) : packed ? "nvf4_packed" : "nvf4";
+  Stmt mma = Call0(
+      "tl.mma_sync_blockscaled",
+      {StringImm(shape), StringImm(kind), Load(afrag, {Expr(i) * C(av)}), Load(bfrag, {Expr(j) * C(bv)}),
+       Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}), Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
+      sp);
   step.push_back(
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
-  out.push_back(For(kk, C(0), C(K / 64), ForKind::kUnrolled, Seq(step, sp), {}, sp));
+  out.push_back(For(kk, C(0), C(K / KS), ForKind::kUnrolled, Seq(step, sp), {}, sp));
   return Seq(out, sp);
 }
 
