@@ -28,7 +28,7 @@ def _rng():
 
 
 def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transpose_B=False, pair=False,
-               stages=2, gran=128, out_tile=False):
+               stages=2, gran=128, out_tile=False, annotate=False):
     """C (float32) = sum over K groups of (A * sa) @ (B * sb), 128 x bN tiles (bN = 128; a pair: 256 x 256, each
     block its 128 rows of A and 128 of B's columns, both blocks all 256 scale words of B). The branch of warp 1 is
     written `warp == 1` (warp = tx // 32), as TileLang's examples do."""
@@ -55,6 +55,8 @@ def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transp
             sf_ready = (T.alloc_cluster_barrier([64] * stages) if pair else T.alloc_barrier([32] * stages))
             consumed = (T.alloc_cluster_barrier([1] * stages) if pair else T.alloc_barrier([1] * stages))
             done = T.alloc_barrier([1])
+            if annotate:  # TileLang's form: the accumulator's store layout, before C is read back
+                T.annotate_layout({acc: T.make_blockscaled_gemm_layout(acc, A_s[0, :, :])})
             tx = T.get_thread_binding()
             warp = tx // 32
             rank = T.block_rank_in_cluster()
@@ -237,3 +239,37 @@ def test_the_output_tile_shares_bytes_with_the_stage_ring():
     k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
     ref = reference(a, b, sfa8, sfb8, False, 128)
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_make_blockscaled_gemm_layout_annotates_the_accumulator():
+    """T.annotate_layout({acc: T.make_blockscaled_gemm_layout(acc, A)}) (TileLang's form) is accepted and changes
+    nothing: the accumulator is placed as the MMA stores it either way (same numbers); a layout made for another
+    buffer, or given to a fragment, is a clear error."""
+    rng = _rng()
+    M, N, K, gran = 128, 128, 512, 128
+    a = rng.standard_normal((M, K)).astype(F8["float8_e4m3fn"])
+    b = rng.standard_normal((K, N)).astype(F8["float8_e4m3fn"])
+    sfa8 = rng.integers(121, 133, (M, 4)).astype(np.uint8)
+    sfb8 = rng.integers(121, 133, (N, 4)).astype(np.uint8)
+    c = np.full((M, N), np.nan, np.float32)
+    k = tilelang.compile(mxfp8_gemm(M, N, K, annotate=True), target=SM100A, execution_backend="emulator")
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, False, gran)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+    with pytest.raises(TileLangError, match=r"the layout given for 'other' was made for 'acc' \(128, 128\)"):
+        @T.prim_func
+        def wrong(A: T.Tensor((128, 128), "float8_e4m3fn")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((128, 128), "float8_e4m3fn")
+                acc = T.alloc_tmem([128, 128], "float32")
+                other = T.alloc_tmem([128, 64], "float32")
+                T.annotate_layout({other: T.make_blockscaled_gemm_layout(acc, A_s)})
+
+    with pytest.raises(TileLangError, match=r"C 'acc' must be a tensor-memory accumulator \(T.alloc_tmem\)"):
+        @T.prim_func
+        def fragment(A: T.Tensor((128, 128), "float8_e4m3fn")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((128, 128), "float8_e4m3fn")
+                acc = T.alloc_fragment([128, 128], "float32")
+                T.annotate_layout({acc: T.make_blockscaled_gemm_layout(acc, A_s)})

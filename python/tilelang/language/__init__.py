@@ -42,8 +42,8 @@ from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)
 from .copy_op import c2d_im2col, copy, copy_cluster, im2col, tma_copy  # noqa: F401
-from .gemm_op import (GemmWarpPolicy, gemm, mma_gemm_blockscaled, tcgen05_gemm, tcgen05_mma_arrive,  # noqa: F401
-                      tcgen05_gemm_blockscaled, tcgen05_cp_warpx4, tcgen05_sf_warp_transpose,  # noqa: F401
+from .gemm_op import (GemmWarpPolicy, gemm, make_blockscaled_gemm_layout, mma_gemm_blockscaled,  # noqa: F401
+                      tcgen05_gemm, tcgen05_mma_arrive, tcgen05_gemm_blockscaled, tcgen05_cp_warpx4, tcgen05_sf_warp_transpose,  # noqa: F401
                       wait_wgmma, wgmma_gemm)
 from .fill_op import clear, fill  # noqa: F401
 from .reduce_op import (cumsum, finalize_reducer, reduce_absmax, reduce_abssum, reduce_max, reduce_min,  # noqa: F401

@@ -73,6 +73,16 @@ def annotate_layout(layouts):
         elif buf.scope == "global":
             _global_layout_warning(buf, layout, sp)
             continue
+        elif buf.scope == "shared.tmem":
+            from .gemm_op import BlockScaledAccumulatorLayout
+
+            if not isinstance(layout, BlockScaledAccumulatorLayout):
+                raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' is tensor memory; it takes "
+                                        "T.make_blockscaled_gemm_layout(C, A), not a " + type(layout).__name__)
+            if layout.name != buf.name or layout.shape != tuple(_ffi.const_int(d) for d in buf.shape):
+                raise TileLangTypeError(f"T.annotate_layout: the layout given for '{buf.name}' was made for "
+                                        f"'{layout.name}' {layout.shape}")
+            continue  # tcgen05 accumulators are placed as the MMA stores them
         else:
             raise TileLangTypeError(f"T.annotate_layout: '{buf.name}' is a {buf.scope} buffer; layouts apply to "
                                     "global tensors, shared tiles (T.alloc_shared) and fragments (T.alloc_fragment)")

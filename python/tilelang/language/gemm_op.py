@@ -299,3 +299,36 @@ def wait_wgmma(n=0):
     """Waits until at most n of the warp group's committed wgmma groups are pending (after
     T.gemm(..., wg_wait=-1)); nothing on targets whose gemm is synchronous."""
     return _ffi.tile_op("wait_wgmma", [], [], {"n": _int_arg(n, "T.wait_wgmma(n)")}, builder.span())
+
+
+class BlockScaledAccumulatorLayout:
+    """What T.make_blockscaled_gemm_layout returns: the tcgen05 store layout of a tensor-memory accumulator
+    [M, N] (row m in lane m, column n in 32-bit column n of the allocation; M = 64: layout F), for
+    T.annotate_layout({C_tmem: layout})."""
+
+    def __init__(self, name, shape):
+        self.name, self.shape = name, tuple(shape)
+
+    def __repr__(self):
+        return f"BlockScaledAccumulatorLayout({self.name!r}, {self.shape})"
+
+
+def make_blockscaled_gemm_layout(C, A, transpose_A=False):
+    """TileLang's layout of a block-scaled tcgen05 gemm's accumulator C (a T.alloc_tmem [M, N] buffer), given its A
+    operand (K and dtype), for T.annotate_layout({C: layout}) before C is read with T.copy. Here every tcgen05
+    accumulator is placed as the MMA stores it (docs/blackwell.md), so the annotation checks that the layout was
+    made for that buffer and changes nothing."""
+    C = region_of(C, "T.make_blockscaled_gemm_layout C")[0]
+    A = region_of(A, "T.make_blockscaled_gemm_layout A")[0]
+    if C.scope != "shared.tmem":
+        raise TileLangTypeError(f"T.make_blockscaled_gemm_layout: C '{C.name}' must be a tensor-memory accumulator "
+                                f"(T.alloc_tmem), not a {C.scope} buffer")
+    shape = [_ffi.const_int(d) for d in C.shape]
+    if len(shape) != 2 or any(d is None for d in shape):
+        raise TileLangTypeError(f"T.make_blockscaled_gemm_layout: C '{C.name}' must be a constant [M, N] tile")
+    ok = ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
+    if str(A.dtype) not in ok:
+        raise TileLangTypeError(f"T.make_blockscaled_gemm_layout: A '{A.name}' is {A.dtype}; a block-scaled gemm's "
+                                f"operands are {' / '.join(ok)}")
+    _bool(transpose_A)
+    return BlockScaledAccumulatorLayout(C.name, shape)
