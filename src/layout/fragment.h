@@ -36,6 +36,13 @@ struct Fragment {
   Expr ThreadOf(const std::vector<Expr>& i, const Expr& r) const;
   Expr LocalOf(const std::vector<Expr>& i) const;
   Expr ReplicaOf(const Expr& t) const;
+  /// A row a thread: a 2-d tile of `threads` rows, element (i, j) in thread i (the thread map is the row
+  /// index itself), one replica; each thread's registers are its row (tensor memory read with one column
+  /// group).
+  bool RowPerThread() const {
+    return shape.size() == 2 && idx.size() == 2 && replicas == 1 && shape[0] == threads &&
+           locals == shape[1] && thread && thread.get() == idx[0].get();
+  }
   /// Same element placement (checked by enumeration; shapes small).
   bool SameAs(const Fragment& o) const;
   /// (thread, local) of every element for replica 0, row-major; for plots and tests.

@@ -457,11 +457,10 @@ class LayoutInferencer : public LayoutRuleContext {
                     "T.reduce of an MFMA accumulator", r->span);
     if (s.kind == "mma_C" && r->dim == 1)
       return Assign(r->dst.buffer, RowsOfAccumulator(s), "T.reduce of an mma accumulator", r->span);
-    // rows of tensor memory read a row a thread (tmem_rows with one column group): row i's value stays on its
-    // thread, the reduction within it
-    if (s.kind == "tmem_rows" && s.params.size() >= 3 && s.params[2] == 1 && r->dim == 1 &&
-        r->dst.buffer->shape.size() == 1 && IsConstInt(r->dst.buffer->shape[0], s.shape[0]) &&
-        s.threads == threads_) {
+    // rows held a row a thread (tensor memory read with one column group): row i's value stays on its thread,
+    // the reduction within it
+    if (s.RowPerThread() && r->dim == 1 && r->dst.buffer->shape.size() == 1 &&
+        IsConstInt(r->dst.buffer->shape[0], s.shape[0]) && s.threads == threads_) {
       Fragment f = NewFragment({s.shape[0]}, threads_, 1, 1,
                                "rows(" + std::to_string(s.shape[0]) + ", a thread a row, of '" + r->src.buffer->name + "')");
       f.kind = "rows";
@@ -601,11 +600,12 @@ class LayoutInferencer : public LayoutRuleContext {
           !(IsLoopIndex(a.indices, n.vars) && ShapeIs(a.buffer, n.extents)))
         return Replicated(n.extents, threads_);
     }
-    // A nest over the rows of a fragment that gives each row a thread of its own (tensor memory's tmem_rows with
-    // one column group: thread = row), reading or writing it at [row, column]: a column window (`C[:, j * 64:(j
-    // + 1) * 64]` in an unrolled loop, the window's start not known here) or a row loop with an inner serial or
-    // vectorized column loop (`for i in T.Parallel(M): for j in T.vectorized(N): S[i, j] = ...`): each thread
-    // runs its row's iterations.
+    // A nest over the rows of a fragment that gives each row a thread of its own (Fragment::RowPerThread:
+    // tensor memory read with one column group), reading or writing it at [row, column]: a column window
+    // (`C[:, j * 64:(j
+    // + 1) * 64]` in an unrolled loop, the window's start not known here) or a row loop with an inner serial
+    // or vectorized column loop (`for i in T.Parallel(M): for j in T.vectorized(N): S[i, j] = ...`): each
+    // thread runs its row's iterations.
     auto rows = [&]() -> std::optional<Fragment> {
       if ((n.vars.size() != 1 && n.vars.size() != 2) || n.extents[0] != threads_) return std::nullopt;
       for (auto& a : n.frags) {  // (a replicated fragment written here must stay whole in every thread)
@@ -614,8 +614,8 @@ class LayoutInferencer : public LayoutRuleContext {
       }
       for (auto& a : n.frags) {
         auto it = layout_.find(a.buffer.get());
-        if (it == layout_.end() || it->second.kind != "tmem_rows" || it->second.params.size() < 3 ||
-            it->second.params[2] != 1 || a.indices.size() != 2 || Simplify(a.indices[0]).get() != n.vars[0].get())
+        if (it == layout_.end() || !it->second.RowPerThread() || a.indices.size() != 2 ||
+            Simplify(a.indices[0]).get() != n.vars[0].get())
           continue;
         const int64_t cols = n.vars.size() == 2 ? n.extents[1] : 1;
         Fragment f = NewFragment(n.extents, threads_, cols, 1,

@@ -37,10 +37,10 @@ Stmt LowerReduce(GpuTileLowerer& L, const ReduceNode* r) {
   Span sp = r->span;
   ReduceKind k = r->reduce_kind;
   std::vector<Stmt> out;
-  // rows read from tensor memory a row a thread (tmem_rows with one column group) into a row vector held the
-  // same way: each thread reduces its own row, nothing exchanged
-  if (S.kind == "tmem_rows" && S.params.size() >= 3 && S.params[2] == 1 && D.kind == "rows" && r->dim == 1 &&
-      D.shape.size() == 1 && D.shape[0] == S.shape[0] && D.locals == 1) {
+  // rows held a row a thread (Fragment::RowPerThread: tensor memory read with one column group) into a row
+  // vector held the same way: each thread reduces its own row, nothing exchanged
+  if (S.RowPerThread() && D.kind == "rows" && r->dim == 1 && D.shape.size() == 1 &&
+      D.shape[0] == S.shape[0] && D.locals == 1) {
     L.ctx_.info->choices.push_back(Loc(sp) + ": T.reduce of " + S.desc + ": in-thread (a thread a row)");
     Buffer part = L.Scratch("red", t, 1, Scope::kLocal);
     Var l = MakeVar("l");
