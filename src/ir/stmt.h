@@ -148,10 +148,12 @@ struct KernelNode : StmtNode {
 /// buffer (`node`, may be null) and scoped to `body`. Keys in use (docs/thread_ir.md):
 ///   tl.layout          node: fragment buffer, value: its Fragment (T.fragment(...)); on the kernel body
 ///   tl.num_stages      node: shared buffer filled by a pipelined async copy, value: its stage count
-///   tl.shared_tile     node: flattened shared buffer, value: T.list(stages, tile dims...); on the kernel
-///   body tl.copy_async      node: null, value: 1; wraps a global->shared T.copy that lowers to cp.async
-///   tl.pipeline_managed node: shared buffer whose ordering a pipelined loop's waits provide; wraps the loop
-///   tl.tile_op         node: null, value: the op's ordinal; wraps the thread-level statements of one tile op
+///   tl.tmem_unpacked   node: tensor-memory buffer, value: 1 (16-bit values one a 32-bit column); on the
+///   kernel body, read by the CUDA backend's LowerTensorMemoryCUDA tl.shared_tile     node: flattened shared
+///   buffer, value: T.list(stages, tile dims...); on the kernel body tl.copy_async      node: null, value: 1;
+///   wraps a global->shared T.copy that lowers to cp.async tl.pipeline_managed node: shared buffer whose
+///   ordering a pipelined loop's waits provide; wraps the loop tl.tile_op         node: null, value: the op's
+///   ordinal; wraps the thread-level statements of one tile op
 struct AttrStmtNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAttr;
   AttrStmtNode(Buffer n, std::string k, Expr v, Stmt b, Span s)

@@ -608,27 +608,16 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
   std::map<const BufferNode*, int64_t> col;  // first column of each buffer
   int64_t total = 0;
   std::string table;
-  // 16-bit buffers the MMAs accumulate into (a float16 D: one value a column; other 16-bit tensor memory
-  // packs two)
-  struct Accumulators : IRVisitor {
-    std::set<const BufferNode*> d;
-    bool in_d = false;  // inside an MMA's D address
-    void VisitCall(const CallNode* n) override {
-      if (in_d && n->op == "tl.tmem_base")
-        if (auto* l = As<BufferLoadNode>(n->args.at(0)); l && l->buffer->dtype.bits() == 16)
-          d.insert(l->buffer.get());
-      if (n->op.rfind("tl.tcgen05_mma_", 0) == 0 && !n->args.empty()) {
-        in_d = true;
-        VisitExpr(n->args[0]);
-        in_d = false;
-      }
-      IRVisitor::VisitCall(n);
-    }
-  } acc;
-  acc.VisitStmt(k->body);
+  // 16-bit tensor memory holding one value a column (a float16 D; other 16-bit tensor memory packs two): the
+  // tile lowerer's tl.tmem_unpacked attributes (from the ops, TileOpNode::UnpackedTensorMemory)
+  std::set<const BufferNode*> unpacked;
+  PostOrderVisitStmt(k->body, [&](const Stmt& x) {
+    if (auto* a = As<AttrStmtNode>(x); a && a->key == "tl.tmem_unpacked" && a->node)
+      unpacked.insert(a->node.get());
+  });
   for (const Buffer& b : k->alloc_buffers)
     if (b->scope == Scope::kTensorMemory) {
-      const int64_t n = TmemColumns(b, acc.d.count(b.get()) > 0, b->span);
+      const int64_t n = TmemColumns(b, unpacked.count(b.get()) > 0, b->span);
       col[b.get()] = total;
       table += "  " + b->name + ": columns [" + std::to_string(total) + ", " + std::to_string(total + n) + ")\n";
       total += n;
@@ -687,6 +676,10 @@ PrimFunc LowerTensorMemoryCUDA(const PrimFunc& f, const PassContext& ctx) {
         return Load(slot, {C(0)}) + U32(col->at(l->buffer.get()));
       }
       return IRMutator::VisitCall(e, n);
+    }
+    Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+      if (n->key == "tl.tmem_unpacked") return VisitStmt(n->body);  // read above
+      return IRMutator::VisitAttr(s, n);
     }
     Stmt VisitKernel(const Stmt& s, const KernelNode* n) override {
       Stmt r = IRMutator::VisitKernel(s, n);

@@ -119,6 +119,11 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     body = Seq({If(Eq(tx_, C(0)), Seq(tma_inits_, n->span), nullptr, n->span), cluster, body}, n->span);
   }
   body = Let(tx_, Call(DataType::Int(32), "tl.thread_idx", {}), body, n->span);
+  // Tensor memory holding 16-bit values one a 32-bit column (TileOpNode::UnpackedTensorMemory), for the pass
+  // that allocates its columns (the CUDA backend's LowerTensorMemoryCUDA reads and drops the attribute).
+  for (auto it = n->alloc_buffers.rbegin(); it != n->alloc_buffers.rend(); ++it)
+    if (tmem_unpacked_.count(it->get()))
+      body = AttrStmt(MapBuffer(*it), "tl.tmem_unpacked", Int(1), body, n->span);
   // The tile shape and stage count of each flattened shared buffer, for the shared-memory table.
   for (auto it = n->alloc_buffers.rbegin(); it != n->alloc_buffers.rend(); ++it) {
     if ((*it)->scope != Scope::kShared) continue;
