@@ -23,7 +23,8 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
   //   m16n8k32 "mxf8_<a>_<b>" (a, b: e4m3 / e5m2): kind::mxf8f6f4 scale_vec::1X with ue8m0 scales.
   // g = lane / 4, t = lane % 4; a register holds P values (8 e2m1, the first in bits 0-3; 4 fp8, the first in
   // bits 0-7) and a lane's operands are its registers' values in order (value P r + e is value e of register
-  // r; "nvf4_packed": the registers themselves, uint32), with KS = 64 (e2m1) or 32 (fp8):
+  // r; "nvf4_packed": the registers' bytes, uint8, 4 a register, the first value in the low nibble of the
+  // first), with KS = 64 (e2m1) or 32 (fp8):
   //   A (16 x KS) a_{Pr+e}: row g + 8 (r % 2), col P t + e + (KS / 2) (r / 2)
   //   B (KS x 8)  b_{Pr+e}: row P t + e + (KS / 2) r, col g
   //   C, D c_i:            row g + 8 (i / 2), col 2 t + i % 2
@@ -56,10 +57,10 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
     if (m[i]->shared() || m[i]->global()) Bad(c, "operands must be local buffers");
   }
   auto operand_ok = [&](DataType t, int x) {
-    return packed ? t == DataType::UInt(32) : mxf8 ? t == f8[x] : t.code() == DataType::Code::kFloat4E2M1;
+    return packed ? t == DataType::UInt(8) : mxf8 ? t == f8[x] : t.code() == DataType::Code::kFloat4E2M1;
   };
   if (!operand_ok(m[0]->t, 0) || !operand_ok(m[1]->t, 1))
-    Bad(c, packed ? "A and B must be uint32 registers"
+    Bad(c, packed ? "A and B must be uint8 register bytes"
            : mxf8 ? "A and B must be the fp8 types the kind names"
                   : "A and B must be float4_e2m1fn");
   if (m[2]->t != DataType::Float(32)) Bad(c, "C must be float32");
@@ -67,7 +68,7 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
   if (full.empty()) return;
   TmpScope ts(this);
   Slot* f[3];
-  const int count[3] = {packed ? 4 : 4 * P, packed ? 2 : 2 * P, 4};
+  const int count[3] = {packed ? 16 : 4 * P, packed ? 8 : 2 * P, 4};
   for (int i = 0; i < 3; ++i) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, full, f[i], count[i]);
@@ -91,8 +92,8 @@ void Executor::MmaSyncBlockScaled(const CallNode* c, const Lanes& act) {
       // value e of register r of operand x
       auto value = [&](int x, int r, int e) {
         if (!packed) return Read(*m[x], t, f[x][t].i + P * r + e).f;
-        const uint64_t reg = static_cast<uint64_t>(Read(*m[x], t, f[x][t].i + r).i);
-        return DecodeE2M1(static_cast<uint32_t>(reg >> (4 * e)) & 0xF);
+        const uint64_t byte = static_cast<uint64_t>(Read(*m[x], t, f[x][t].i + 4 * r + e / 2).i);
+        return DecodeE2M1(static_cast<uint32_t>(byte >> (4 * (e % 2))) & 0xF);
       };
       for (int r = 0; r < 4; ++r)
         for (int e = 0; e < P; ++e) A[g + 8 * (r % 2)][P * tg + e + (KS / 2) * (r / 2)] = value(0, r, e);

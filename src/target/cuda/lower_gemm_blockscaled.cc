@@ -84,36 +84,51 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       (packed ? "two values a byte in shared memory, a register from 4 bytes"
               : std::string("one value a byte in shared memory, a register from ") + (mxf8 ? "4" : "8") +
                     " bytes") +
-      ", one 32-bit scale word a lane and tile");
+      " (one load where the tile is K-major)" + ", one 32-bit scale word a lane and tile");
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
   if (g->clear_accum) out.push_back(ClearAccumulator(cl, CF.locals, DataType::Float(32), sp));
   const DataType u32 = DataType::UInt(32);
-  // A lane's registers per mma tile: A 4, B 2, each of `per` values (8 fp4, 4 fp8); held as the registers
-  // (packed tiles) or as their values one a byte in register order (value per r + e)
-  const int64_t per = mxf8 ? 4 : 8;
-  const int64_t av = packed ? 4 : 4 * per, bv = packed ? 2 : 2 * per, stride = packed ? 1 : per;
-  Buffer afrag = L.Scratch("A_frag", packed ? u32 : at, mt * av, Scope::kLocal);
-  Buffer bfrag = L.Scratch("B_frag", packed ? u32 : bt, nt * bv, Scope::kLocal);
+  // A lane's registers per mma tile: A 4, B 2, each of `per` values (8 fp4, 4 fp8), held as `units` bytes a
+  // register in register order: the register's own bytes (packed fp4 tiles, fp8) or its values one a byte
+  // (fp4 tiles of one value a byte; tl::mma_m16n8k64_nvf4 packs them)
+  const int64_t per = mxf8 ? 4 : 8, units = packed ? 4 : per;
+  Buffer afrag = L.Scratch("A_frag", at, mt * 4 * units, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", bt, nt * 2 * units, Scope::kLocal);
   Buffer sfa = L.Scratch("SFA_word", u32, mt, Scope::kLocal);
   Buffer sfb = L.Scratch("SFB_word", u32, nt, Scope::kLocal);
-  // element (mn, k) of operand A (or B), whichever way the tile is stored
+  // element (mn, k) of operand A (or B), whichever way the tile is stored (k in bytes for packed tiles)
   auto element = [&](bool is_b, const Expr& mn, const Expr& k) {
     const Region& r = is_b ? g->B : g->A;
     const auto& dims = is_b ? gt.bd : gt.ad;
     const bool k_first = is_b ? !g->trans_B : g->trans_A;
     return k_first ? SharedTileElement(L, r, dims, k, mn) : SharedTileElement(L, r, dims, mn, k);
   };
-  // value e of the register whose first value is at (mn, k0); packed tiles: the whole register, 4 bytes of a
-  // row
-  auto reg_value = [&](bool is_b, const Expr& mn, const Expr& k0, const Expr& e) {
-    if (!packed) return element(is_b, mn, Simplify(k0 + e));
-    Expr w;
-    for (int b = 0; b < 4; ++b) {
-      Expr byte = Cast(u32, element(is_b, mn, Simplify(Div(k0, 2) + C(b))));
-      w = b ? Binary(BinaryOp::kBitOr, w, Binary(BinaryOp::kShl, byte, IntImm(u32, 8 * b))) : byte;
+  // A register's units lie together in shared memory where the tile is K-major and the compiler's (its
+  // layouts keep 16-byte chunks whole; rows of whole chunks): one 4- or 8-byte load a register
+  auto whole = [&](bool is_b) {
+    const Region& r = is_b ? g->B : g->A;
+    int64_t row = 0;
+    return (is_b ? g->trans_B : !g->trans_A) && !L.user_shared_.count(r.buffer.get()) &&
+           AsConstInt(Simplify(r.buffer->shape.back()), &row) && row * r.buffer->dtype.bytes() % 16 == 0;
+  };
+  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), r = MakeVar("r");
+  // the units of register r of tile t whose first value is at (mn, k0): one vector load, or one load a unit
+  auto fill = [&](bool is_b, const Buffer& frag, const Var& t, int64_t tiles, int64_t regs, const Expr& mn,
+                  const Expr& k0) {
+    const Expr at0 = Simplify(packed ? Div(k0, 2) : k0);  // the first unit's k
+    const Expr dst = Simplify((Expr(t) * C(regs) + Expr(r)) * C(units));
+    Stmt st;
+    if (whole(is_b)) {
+      st = Call0("tl.vector_load", {Load(frag, {dst}), element(is_b, mn, at0), C(units), Bool(true)}, sp);
+    } else {
+      Var u = MakeVar("u");
+      st =
+          For(u, C(0), C(units), ForKind::kUnrolled,
+              Store(frag, element(is_b, mn, Simplify(at0 + Expr(u))), {Simplify(dst + Expr(u))}, sp), {}, sp);
     }
-    return w;
+    return For(t, C(0), C(tiles), ForKind::kUnrolled, For(r, C(0), C(regs), ForKind::kUnrolled, st, {}, sp),
+               {}, sp);
   };
   // The scale word of tile-local row `row` (of A; of B's N when is_b) for the K step starting at `k`: the
   // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered. An E8M0
@@ -130,28 +145,14 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   };
   Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
-  Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), r = MakeVar("r"), e = MakeVar("e");
   std::vector<Stmt> step;
-  auto fill = [&](const Var& t, int64_t tiles, int64_t regs, const Stmt& st) {
-    Stmt inner = packed ? st : For(e, C(0), C(per), ForKind::kUnrolled, st, {}, sp);
-    return For(t, C(0), C(tiles), ForKind::kUnrolled,
-               For(r, C(0), C(regs), ForKind::kUnrolled, inner, {}, sp), {}, sp);
-  };
-  Expr ev = packed ? C(0) : Expr(e);
-  {  // A: register r, value e at row g + 8 (r % 2), column per t + e + (KS / 2) (r / 2)
-    Expr m = wmi * C(wM) + Expr(i) * C(16) + grp + Mod(r, 2) * C(8);
-    Expr k0 = Expr(kk) * C(KS) + tig * C(per) + Div(r, 2) * C(KS / 2);
-    Stmt st = Store(afrag, reg_value(false, Simplify(m), Simplify(k0), Expr(e)),
-                    {Simplify(Expr(i) * C(av) + Expr(r) * C(stride) + ev)}, sp);
-    step.push_back(fill(i, mt, 4, st));
-  }
-  {  // B: register r, value e at k per t + e + (KS / 2) r, column g
-    Expr n = wnj * C(wN) + Expr(j) * C(8) + grp;
-    Expr k0 = Expr(kk) * C(KS) + tig * C(per) + Expr(r) * C(KS / 2);
-    Stmt st = Store(bfrag, reg_value(true, Simplify(n), Simplify(k0), Expr(e)),
-                    {Simplify(Expr(j) * C(bv) + Expr(r) * C(stride) + ev)}, sp);
-    step.push_back(fill(j, nt, 2, st));
-  }
+  // A: register r, value e at row g + 8 (r % 2), column per t + e + (KS / 2) (r / 2)
+  step.push_back(fill(false, afrag, i, mt, 4,
+                      Simplify(wmi * C(wM) + Expr(i) * C(16) + grp + Mod(r, 2) * C(8)),
+                      Simplify(Expr(kk) * C(KS) + tig * C(per) + Div(r, 2) * C(KS / 2))));
+  // B: register r, value e at k per t + e + (KS / 2) r, column g
+  step.push_back(fill(true, bfrag, j, nt, 2, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp),
+                      Simplify(Expr(kk) * C(KS) + tig * C(per) + Expr(r) * C(KS / 2))));
   // scales: this lane's row of A (8 (l % 2) + l / 4 of each m16 tile) and column of B (l / 4 of each n8 tile)
   step.push_back(
       For(i, C(0), C(mt), ForKind::kUnrolled,
@@ -166,11 +167,11 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
             {j}, sp),
       {}, sp));
   const std::string kind = mxf8 ? "mxf8_" + MmaAbName(at, bt) : packed ? "nvf4_packed" : "nvf4";
-  Stmt mma = Call0(
-      "tl.mma_sync_blockscaled",
-      {StringImm(shape), StringImm(kind), Load(afrag, {Expr(i) * C(av)}), Load(bfrag, {Expr(j) * C(bv)}),
-       Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}), Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
-      sp);
+  Stmt mma = Call0("tl.mma_sync_blockscaled",
+                   {StringImm(shape), StringImm(kind), Load(afrag, {Expr(i) * C(4 * units)}),
+                    Load(bfrag, {Expr(j) * C(2 * units)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}),
+                    Load(sfa, {i}), Load(sfb, {j}), C(0), C(0)},
+                   sp);
   step.push_back(
       For(i, C(0), C(mt), ForKind::kUnrolled, For(j, C(0), C(nt), ForKind::kUnrolled, mma, {}, sp), {}, sp));
   out.push_back(For(kk, C(0), C(K / KS), ForKind::kUnrolled, Seq(step, sp), {}, sp));
