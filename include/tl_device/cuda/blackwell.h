@@ -199,64 +199,69 @@ __device__ __forceinline__ void tma_load_2sm(const TensorMap* map, uint32_t dst,
 }
 #undef TL_TMA_LOAD_2SM
 
+/// N columns moved eight an instruction (`x8(i)` for columns i .. i + 7) where N is a multiple of 8, else one
+/// an instruction (`x1(i)`): the shape of every tcgen05.ld / st helper below.
+template <int N, typename X8, typename X1>
+__device__ __forceinline__ void tcgen05_columns(X8 x8, X1 x1) {
+  if constexpr (N % 8 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 8) x8(i);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) x1(i);
+  }
+}
+
 /// tcgen05.ld / st .32x32b: lane t of the warp moves N 32-bit columns of tensor-memory lane taddr.lane + t,
-/// from column taddr.column on, to / from regs[0..N). Eight columns per instruction (.x8), one where N < 8.
+/// from column taddr.column on, to / from regs[0..N).
 template <int N, typename T>
 __device__ __forceinline__ void tcgen05_ld(T* regs, uint32_t taddr) {
   static_assert(sizeof(T) == 4, "tcgen05.ld moves 32-bit registers");
   uint32_t* r = reinterpret_cast<uint32_t*>(regs);
-  if constexpr (N % 8 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 8)
-      asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];\n"
-                   : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
-                     "=r"(r[i + 6]), "=r"(r[i + 7])
-                   : "r"(taddr + i));
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];\n" : "=r"(r[i]) : "r"(taddr + i));
-  }
+  tcgen05_columns<N>(
+      [&](int i) {
+        asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];\n"
+                     : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
+                       "=r"(r[i + 6]), "=r"(r[i + 7])
+                     : "r"(taddr + i));
+      },
+      [&](int i) { asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%0}, [%1];\n" : "=r"(r[i]) : "r"(taddr + i)); });
 }
 template <int N, typename T>
 __device__ __forceinline__ void tcgen05_st(uint32_t taddr, const T* regs) {
   static_assert(sizeof(T) == 4, "tcgen05.st moves 32-bit registers");
   const uint32_t* r = reinterpret_cast<const uint32_t*>(regs);
-  if constexpr (N % 8 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 8)
-      asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8};\n" ::"r"(taddr + i),
-                   "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]), "r"(r[i + 5]),
-                   "r"(r[i + 6]), "r"(r[i + 7])
-                   : "memory");
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" ::"r"(taddr + i), "r"(r[i]) : "memory");
-  }
+  tcgen05_columns<N>(
+      [&](int i) {
+        asm volatile("tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8};\n" ::"r"(taddr + i),
+                     "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]), "r"(r[i + 5]),
+                     "r"(r[i + 6]), "r"(r[i + 7])
+                     : "memory");
+      },
+      [&](int i) {
+        asm volatile("tcgen05.st.sync.aligned.32x32b.x1.b32 [%0], {%1};\n" ::"r"(taddr + i), "r"(r[i]) : "memory");
+      });
 }
 
 /// tcgen05.ld .16x32bx2 (an M = 64 accumulator, layout F: each warp's 16 rows in the first 16 lanes of its
 /// quarter): lane t < 16 of the warp moves N columns of tensor-memory lane taddr.lane + t from taddr.column on,
-/// lane t >= 16 those of lane taddr.lane + t - 16 from taddr.column + SPLIT. Eight columns an instruction.
+/// lane t >= 16 those of lane taddr.lane + t - 16 from taddr.column + SPLIT.
 template <int N, int SPLIT, typename T>
 __device__ __forceinline__ void tcgen05_ld_16x32bx2(T* regs, uint32_t taddr) {
   static_assert(sizeof(T) == 4, "tcgen05.ld moves 32-bit registers");
   uint32_t* r = reinterpret_cast<uint32_t*>(regs);
-  if constexpr (N % 8 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 8)
-      asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], %9;\n"
-                   : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
-                     "=r"(r[i + 6]), "=r"(r[i + 7])
-                   : "r"(taddr + i), "n"(SPLIT));
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x1.b32 {%0}, [%1], %2;\n"
-                   : "=r"(r[i])
-                   : "r"(taddr + i), "n"(SPLIT));
-  }
+  tcgen05_columns<N>(
+      [&](int i) {
+        asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8], %9;\n"
+                     : "=r"(r[i]), "=r"(r[i + 1]), "=r"(r[i + 2]), "=r"(r[i + 3]), "=r"(r[i + 4]), "=r"(r[i + 5]),
+                       "=r"(r[i + 6]), "=r"(r[i + 7])
+                     : "r"(taddr + i), "n"(SPLIT));
+      },
+      [&](int i) {
+        asm volatile("tcgen05.ld.sync.aligned.16x32bx2.x1.b32 {%0}, [%1], %2;\n"
+                     : "=r"(r[i])
+                     : "r"(taddr + i), "n"(SPLIT));
+      });
 }
 
 /// tcgen05.st .16x32bx2: the store of tcgen05_ld_16x32bx2's layout (lanes t >= 16 at taddr.column + SPLIT).
@@ -264,74 +269,69 @@ template <int N, int SPLIT, typename T>
 __device__ __forceinline__ void tcgen05_st_16x32bx2(uint32_t taddr, const T* regs) {
   static_assert(sizeof(T) == 4, "tcgen05.st moves 32-bit registers");
   const uint32_t* r = reinterpret_cast<const uint32_t*>(regs);
-  if constexpr (N % 8 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 8)
-      asm volatile(
-          "tcgen05.st.sync.aligned.16x32bx2.x8.b32 [%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9};\n" ::"r"(
-              taddr + i),
-          "n"(SPLIT), "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]), "r"(r[i + 5]),
-          "r"(r[i + 6]), "r"(r[i + 7])
-          : "memory");
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      asm volatile("tcgen05.st.sync.aligned.16x32bx2.x1.b32 [%0], %1, {%2};\n" ::"r"(taddr + i), "n"(SPLIT),
-                   "r"(r[i])
-                   : "memory");
-  }
+  tcgen05_columns<N>(
+      [&](int i) {
+        asm volatile("tcgen05.st.sync.aligned.16x32bx2.x8.b32 [%0], %1, {%2, %3, %4, %5, %6, %7, %8, %9};\n" ::"r"(
+                         taddr + i),
+                     "n"(SPLIT), "r"(r[i]), "r"(r[i + 1]), "r"(r[i + 2]), "r"(r[i + 3]), "r"(r[i + 4]),
+                     "r"(r[i + 5]), "r"(r[i + 6]), "r"(r[i + 7])
+                     : "memory");
+      },
+      [&](int i) {
+        asm volatile("tcgen05.st.sync.aligned.16x32bx2.x1.b32 [%0], %1, {%2};\n" ::"r"(taddr + i), "n"(SPLIT),
+                     "r"(r[i])
+                     : "memory");
+      });
 }
 
-/// A float16 accumulator (one value a column, bits 0-15) into 16-bit registers: the columns are loaded,
-/// waited for (tcgen05.wait::ld: the registers are not valid before) and their lower halves kept.
+/// The lower halves of N 32-bit columns into 16-bit registers, and 16-bit values into the lower halves of N
+/// columns (the upper half 0): a float16 accumulator holds one value a column, bits 0-15.
 template <int N, typename T>
-__device__ __forceinline__ void tcgen05_ld_lo16(T* regs, uint32_t taddr) {
-  static_assert(sizeof(T) == 2, "tcgen05_ld_lo16 fills 16-bit registers");
-  uint32_t w[N];
-  tcgen05_ld<N>(w, taddr);
-  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+__device__ __forceinline__ void tcgen05_lo16_of(T* regs, const uint32_t* w) {
+  static_assert(sizeof(T) == 2, "the lower halves fill 16-bit registers");
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     const uint16_t lo = static_cast<uint16_t>(w[i]);
     memcpy(&regs[i], &lo, 2);
   }
 }
-template <int N, int SPLIT, typename T>
-__device__ __forceinline__ void tcgen05_ld_16x32bx2_lo16(T* regs, uint32_t taddr) {
-  static_assert(sizeof(T) == 2, "tcgen05_ld_16x32bx2_lo16 fills 16-bit registers");
-  uint32_t w[N];
-  tcgen05_ld_16x32bx2<N, SPLIT>(w, taddr);
-  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    const uint16_t lo = static_cast<uint16_t>(w[i]);
-    memcpy(&regs[i], &lo, 2);
-  }
-}
-
-/// 16-bit registers into a float16 accumulator: each value in bits 0-15 of its column, the upper half 0.
 template <int N, typename T>
-__device__ __forceinline__ void tcgen05_st_lo16(uint32_t taddr, const T* regs) {
-  static_assert(sizeof(T) == 2, "tcgen05_st_lo16 stores 16-bit values");
-  uint32_t w[N];
+__device__ __forceinline__ void tcgen05_lo16_to(uint32_t* w, const T* regs) {
+  static_assert(sizeof(T) == 2, "the lower halves take 16-bit values");
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     uint16_t v;
     memcpy(&v, &regs[i], 2);
     w[i] = v;
   }
+}
+
+/// A float16 accumulator into 16-bit registers: the columns are loaded, waited for (tcgen05.wait::ld: the
+/// registers are not valid before) and their lower halves kept; and the stores back.
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_ld_lo16(T* regs, uint32_t taddr) {
+  uint32_t w[N];
+  tcgen05_ld<N>(w, taddr);
+  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+  tcgen05_lo16_of<N>(regs, w);
+}
+template <int N, int SPLIT, typename T>
+__device__ __forceinline__ void tcgen05_ld_16x32bx2_lo16(T* regs, uint32_t taddr) {
+  uint32_t w[N];
+  tcgen05_ld_16x32bx2<N, SPLIT>(w, taddr);
+  asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+  tcgen05_lo16_of<N>(regs, w);
+}
+template <int N, typename T>
+__device__ __forceinline__ void tcgen05_st_lo16(uint32_t taddr, const T* regs) {
+  uint32_t w[N];
+  tcgen05_lo16_to<N>(w, regs);
   tcgen05_st<N>(taddr, w);
 }
 template <int N, int SPLIT, typename T>
 __device__ __forceinline__ void tcgen05_st_16x32bx2_lo16(uint32_t taddr, const T* regs) {
-  static_assert(sizeof(T) == 2, "tcgen05_st_16x32bx2_lo16 stores 16-bit values");
   uint32_t w[N];
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-    uint16_t v;
-    memcpy(&v, &regs[i], 2);
-    w[i] = v;
-  }
+  tcgen05_lo16_to<N>(w, regs);
   tcgen05_st_16x32bx2<N, SPLIT>(taddr, w);
 }
 
