@@ -117,6 +117,21 @@ uint16_t Half(float x) {  // exact small integers and halves only (the test's va
   return static_cast<uint16_t>((x < 0 ? 0x8000 : 0) | ((e - 1 + 15) << 10) | mant);
 }
 
+// One warp runs `mma` (after `setup`): each lane's 8 words of `in` (lane l: in[8 l .. 8 l + 7]) in %r1..%r8, C
+// = 0.5 in %f1..%f4, D (%f5..%f8) stored to `out` (lane l: out[4 l .. 4 l + 3]).
+Result RunMma(const std::string& setup, const std::string& mma, std::vector<uint32_t>* in, std::vector<float>* out) {
+  std::string body = std::string(kPrologue) +
+                     "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
+                     "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n"
+                     "  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd5+16];\n"
+                     "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
+                     "  mov.f32 %f4, 0f3F000000;\n" +
+                     setup + "  " + mma + "\n  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
+                     "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
+  out->assign(128, -1);
+  return Launch1(Kernel(body), 32, in, out);
+}
+
 // mma.sync.m16n8k16.row.col.f32.f16.f16.f32 with A = I (16 x 16), B[k][n] = 8k + n, C = 0.5: D = B + 0.5.
 // Each lane's registers are filled on the host from the ISA's fragment layout (g = lane / 4, t = lane % 4):
 // A a_i at (g + 8 (i/2 % 2), 2t + i%2 + 8 (i/4)), B b_i at (2t + i%2 + 8 (i/2), g), C/D c_i at (g + 8 (i/2),
@@ -134,17 +149,11 @@ TEST(PtxEmu, MmaM16N8K16HandWorked) {
     for (int q = 0; q < 4; ++q) in[static_cast<size_t>(l * 8 + q)] = a[2 * q] | static_cast<uint32_t>(a[2 * q + 1]) << 16;
     for (int q = 0; q < 2; ++q) in[static_cast<size_t>(l * 8 + 4 + q)] = b[2 * q] | static_cast<uint32_t>(b[2 * q + 1]) << 16;
   }
-  std::string body = std::string(kPrologue) +
-                     "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
-                     "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n  ld.global.v2.u32 {%r5, %r6}, [%rd5+16];\n"
-                     "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
-                     "  mov.f32 %f4, 0f3F000000;\n"
-                     "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, "
-                     "{%r5, %r6}, {%f1, %f2, %f3, %f4};\n"
-                     "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
-                     "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
-  std::vector<float> out(128, -1);
-  Result r = Launch1(Kernel(body), 32, &in, &out);
+  std::vector<float> out;
+  Result r = RunMma("",
+                    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, "
+                    "{%r5, %r6}, {%f1, %f2, %f3, %f4};",
+                    &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
   for (int l = 0; l < 32; ++l)
     for (int i = 0; i < 4; ++i) {
@@ -200,20 +209,12 @@ TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
     in[static_cast<size_t>(l * 8 + 6)] = sa;
     in[static_cast<size_t>(l * 8 + 7)] = sb;
   }
-  std::string body =
-      std::string(kPrologue) +
-      "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
-      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n"
-      "  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd5+16];\n"
-      "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
-      "  mov.f32 %f4, 0f3F000000;\n  mov.u16 %rs1, 0;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 2;\n"
-      "  mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32"
-      ".ue4m3 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
-      "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};\n"
-      "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
-      "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
-  std::vector<float> out(128, -1);
-  Result r = Launch1(Kernel(body), 32, &in, &out);
+  std::vector<float> out;
+  Result r = RunMma("  mov.u16 %rs1, 0;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 2;\n",
+                    "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32"
+                    ".ue4m3 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
+                    "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};",
+                    &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
   auto ue4m3 = [](uint32_t b) {
     return std::ldexp(1.0 + (b & 7) / 8.0, static_cast<int>((b >> 3) & 15) - 7);
@@ -262,20 +263,12 @@ TEST(PtxEmu, MmaBlockScaledMxf8HandWorked) {
     in[static_cast<size_t>(l * 8 + 6)] = sa;
     in[static_cast<size_t>(l * 8 + 7)] = sb;
   }
-  std::string body =
-      std::string(kPrologue) +
-      "  mul.wide.u32 %rd4, %r0, 32;\n  add.s64 %rd5, %rd0, %rd4;\n"
-      "  ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd5];\n"
-      "  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd5+16];\n"
-      "  mov.f32 %f1, 0f3F000000;\n  mov.f32 %f2, 0f3F000000;\n  mov.f32 %f3, 0f3F000000;\n"
-      "  mov.f32 %f4, 0f3F000000;\n  mov.u16 %rs1, 2;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 3;\n"
-      "  mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32"
-      ".ue8m0 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
-      "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};\n"
-      "  mul.wide.u32 %rd6, %r0, 16;\n  add.s64 %rd7, %rd1, %rd6;\n"
-      "  st.global.v4.f32 [%rd7], {%f5, %f6, %f7, %f8};\n  ret;";
-  std::vector<float> out(128, -1);
-  Result r = Launch1(Kernel(body), 32, &in, &out);
+  std::vector<float> out;
+  Result r = RunMma("  mov.u16 %rs1, 2;\n  mov.u16 %rs2, 1;\n  mov.u16 %rs3, 3;\n",
+                    "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32"
+                    ".ue8m0 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
+                    "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};",
+                    &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
   for (int l = 0; l < 32; ++l)
     for (int i = 0; i < 4; ++i) {
