@@ -37,7 +37,7 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
   std::vector<Expr> idx;
   for (auto& rg : sf.ranges) idx.push_back(rg.min);
   const size_t r = idx.size() - 2, c = idx.size() - 1;
-  if (!chunk_kmajor) {
+  if (!Nvf4Words()) {  // E8M0 bytes
     idx[r] = Simplify(Binary(BinaryOp::kAdd, idx[r], row));
     idx[c] = ScaleColumn(is_b, k);
     return {idx, Int(0)};
@@ -51,6 +51,13 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
   AsConstInt(Simplify(sf.ranges[r].extent), &rows);
   const Expr kk = cols * 4 * g == kt ? k : Binary(BinaryOp::kAdd, k_start, k);
   Expr word = Binary(BinaryOp::kFloorDiv, kk, Int(4 * g));
+  Expr shift = Simplify(Binary(
+      BinaryOp::kMul, Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, kk, Int(g)), Int(4)), Int(8)));
+  if (!chunk_kmajor) {  // row-major words
+    idx[r] = Simplify(Binary(BinaryOp::kAdd, idx[r], row));
+    idx[c] = Simplify(Binary(BinaryOp::kAdd, idx[c], word));
+    return {idx, shift};
+  }
   Expr flat =
       Binary(BinaryOp::kAdd,
              Binary(BinaryOp::kAdd, Binary(BinaryOp::kMul, word, Int(rows)),
@@ -58,8 +65,6 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
              Binary(BinaryOp::kFloorDiv, row, Int(32)));
   idx[r] = Simplify(Binary(BinaryOp::kAdd, idx[r], Binary(BinaryOp::kFloorDiv, flat, Int(cols))));
   idx[c] = Simplify(Binary(BinaryOp::kAdd, idx[c], Binary(BinaryOp::kFloorMod, flat, Int(cols))));
-  Expr shift = Simplify(Binary(
-      BinaryOp::kMul, Binary(BinaryOp::kFloorMod, Binary(BinaryOp::kFloorDiv, kk, Int(g)), Int(4)), Int(8)));
   return {idx, shift};
 }
 
@@ -128,11 +133,13 @@ void GemmBlockScaledNode::Check() const {
   if (!PackedFp4()) GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");
-  if (chunk_kmajor && !PackedFp4() &&
+  const std::string nv = chunk_kmajor ? "sf_layout='blockscaled_chunk_kmajor'" : "uint32 scale words";
+  if (Nvf4Words() && !PackedFp4() &&
       (at.code() != DataType::Code::kFloat4E2M1 || bt.code() != DataType::Code::kFloat4E2M1))
-    bad("sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B (or uint8 tiles of their codes "
-        "two a byte) with UE4M3 scales; got A " +
-        at.str() + ", B " + bt.str());
+    bad(nv +
+        " is NVFP4: float4_e2m1fn A and B (or uint8 tiles of their codes two a byte) with UE4M3 scales; got "
+        "A " +
+        at.str() + ", B " + bt.str() + " (MX formats take E8M0 scales as uint8)");
   for (auto [sf, g, nm, rows_of] :
        {std::tuple<const Region*, int, const char*, const char*>{&SFA, gran_a, "SFA", "A's rows (M)"},
         {&SFB, gran_b, "SFB", "B's columns (N)"}}) {
@@ -142,17 +149,15 @@ void GemmBlockScaledNode::Check() const {
     auto ext = Extents(sf->ranges);
     if (ext.size() != 2)
       bad(std::string(nm) + " must be a 2-d tile: rows = " + rows_of + ", columns = scale groups of K");
-    if (chunk_kmajor) {
+    if (Nvf4Words()) {
       if (g != 16)
-        bad(gname +
-            " must be 16 with sf_layout='blockscaled_chunk_kmajor' (NVFP4: one UE4M3 scale per 16 "
-            "elements); got " +
+        bad(gname + " must be 16 with " + nv + " (NVFP4: one UE4M3 scale per 16 elements); got " +
             std::to_string(g));
       if (sf->buffer->dtype != DataType::UInt(32))
         bad(std::string(nm) + " '" + sf->buffer->name +
-            "' must hold the UE4M3 scales four a uint32 word with sf_layout='blockscaled_chunk_kmajor'; "
-            "got " +
+            "' must hold the UE4M3 scales four a uint32 word with " + nv + "; got " +
             sf->buffer->dtype.str());
+      if (!chunk_kmajor) continue;
       int64_t rows = 0, cols = 0;
       if (!AsConstInt(Simplify(ext[0]), &rows) || !AsConstInt(Simplify(ext[1]), &cols) || rows % 32 ||
           cols < 1)
@@ -167,8 +172,7 @@ void GemmBlockScaledNode::Check() const {
           std::to_string(g));
     if (sf->buffer->dtype != DataType::UInt(8))
       bad(std::string(nm) + " '" + sf->buffer->name + "' must hold E8M0 scales as uint8; got " +
-          sf->buffer->dtype.str() +
-          " (uint32 words of UE4M3 scales are sf_layout='blockscaled_chunk_kmajor', NVFP4)");
+          sf->buffer->dtype.str() + " (uint32 words of UE4M3 scales, both SFA and SFB, are NVFP4)");
   }
   auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges);
   Expr M = trans_A ? am[1] : am[0], N = trans_B ? bm[0] : bm[1];

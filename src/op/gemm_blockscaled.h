@@ -12,7 +12,9 @@
 // 16 K elements, four a uint32 word (byte i: the word's i-th group of 16), and a tile of R rows (R a multiple
 // of 32) stores its words K-major in chunks: the word w (K elements [64 w, 64 w + 64)) of row m sits at the
 // tile's flat word w * R + (m % 32) * (R / 32) + m / 32 (row-major over the tile's [R, columns] extent).
-// A and B may then also be uint8 tiles holding the e2m1 codes two a byte (PackedFp4).
+// The same UE4M3 words in a plain row-major [rows, K / 64] tile (sf_layout None / 'rowmajor' with uint32 SFA
+// and SFB) are TileLang's other SM120 form. A and B may then also be uint8 tiles holding the e2m1 codes two a
+// byte (PackedFp4).
 #pragma once
 #include "op/gemm.h"
 
@@ -35,10 +37,17 @@ struct GemmBlockScaledNode : GemmNode {
   const Expr k_start;        // the tile's first K index (int32)
   const bool chunk_kmajor;   // sf_layout="blockscaled_chunk_kmajor": UE4M3 bytes in uint32 words (above)
 
+  /// NVFP4: UE4M3 scales, one per 16 K elements, four a uint32 word: in the chunked order (chunk_kmajor) or
+  /// row-major ([rows, words], word w of a row covering K elements [64 w, 64 w + 64)), as TileLang's SM120
+  /// forms store them. Otherwise the scales are E8M0 bytes (uint8).
+  bool Nvf4Words() const {
+    return chunk_kmajor ||
+           (SFA.buffer->dtype == DataType::UInt(32) && SFB.buffer->dtype == DataType::UInt(32));
+  }
   /// NVFP4 operands stored two a byte: A and B uint8 tiles [rows, K / 2] (the low nibble first), as
   /// PackFp4TilesCUDA makes fp4 tiles on sm_120a (or a program writes them); K is twice their last extent.
   bool PackedFp4() const {
-    return chunk_kmajor && A.buffer->dtype == DataType::UInt(8) && B.buffer->dtype == DataType::UInt(8);
+    return Nvf4Words() && A.buffer->dtype == DataType::UInt(8) && B.buffer->dtype == DataType::UInt(8);
   }
   /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k` (row-major uint8 scales).
   Expr ScaleColumn(bool is_b, const Expr& k) const;

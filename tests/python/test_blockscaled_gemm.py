@@ -222,7 +222,7 @@ def test_targets_without_a_lowering_say_where_it_is():
                                                        r"float4_e2m1fn, B float4_e2m1fn \(MXFP4 / MXFP6 with E8M0"):
         tilelang.compile(mxfp4, target="cuda -arch=sm_120a", execution_backend="emulator")
     g = nvfp4_gemm(128, 128, 128, 128, 128, 128)
-    with pytest.raises(TileLangUnsupportedError, match=r"NVFP4 \(UE4M3 scales per 16 elements\), which CDNA4's "
+    with pytest.raises(TileLangUnsupportedError, match=r"uint32 scale words is NVFP4 \(UE4M3 scales per 16 elements\), which CDNA4's "
                                                        r"scaled MFMAs do not take"):
         tilelang.compile(g, target=GFX950, execution_backend="emulator")
     with pytest.raises(TileLangUnsupportedError, match=r"CDNA4's scaled MFMAs .* gfx942 has none"):
@@ -231,7 +231,9 @@ def test_targets_without_a_lowering_say_where_it_is():
 
 @pytest.mark.parametrize("kw,err,match", [
     (dict(g=16), TileLangTypeError, r"sf_a_granularity_k must be a positive multiple of 32 .* got 16"),
-    (dict(sf_dtype="uint32"), TileLangTypeError, r"must hold E8M0 scales as uint8; got uint32"),
+    (dict(sf_dtype="uint32"), TileLangTypeError,
+     r"uint32 scale words is NVFP4: float4_e2m1fn A and B .* got A float8_e4m3fn, B float8_e4m3fn \(MX formats take "
+     r"E8M0 scales as uint8\)"),
     (dict(at="float16", bt="float16"), TileLangTypeError, r"takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B"),
     (dict(sf_layout="blockscaled_chunk_kmajor"), TileLangTypeError,
      r"sf_layout='blockscaled_chunk_kmajor' is NVFP4: float4_e2m1fn A and B .* with UE4M3 scales; got A float8_e4m3fn"),
@@ -289,17 +291,19 @@ int main() {
 SM120A = "cuda -arch=sm_120a"
 
 
-def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2, stage_a_by_loop=False):
+def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2, stage_a_by_loop=False, rowmajor=False):
     """TileLang's SM120 NVFP4 form: A [M, K] and B [N, K] float4_e2m1fn, the UE4M3 scales four a uint32 word per
     64 K, each (row block, K block) tile of scale words stored as its own [bm, bk / 64] slice in the chunked
     K-major order (chunk_kmajor_words below). stage_a_by_loop: A's tile is filled by a T.Parallel loop instead of
-    T.copy (M a multiple of bm), so A and its tile keep one value a byte on sm_120a."""
+    T.copy (M a multiple of bm), so A and its tile keep one value a byte on sm_120a. rowmajor: the scale words in
+    plain [rows, K / 64] tensors (rowmajor_words), TileLang's other SM120 form."""
     wpk = bk // 64
 
     @T.prim_func
     def main(A: T.Tensor((M, K), "float4_e2m1fn"), B: T.Tensor((N, K), "float4_e2m1fn"),
-             SA: T.Tensor((T.ceildiv(M, bm) * (K // bk) * bm, wpk), "uint32"),
-             SB: T.Tensor((T.ceildiv(N, bn) * (K // bk) * bn, wpk), "uint32"), C: T.Tensor((M, N), "float32")):
+             SA: T.Tensor((M, K // 64) if rowmajor else (T.ceildiv(M, bm) * (K // bk) * bm, wpk), "uint32"),
+             SB: T.Tensor((N, K // 64) if rowmajor else (T.ceildiv(N, bn) * (K // bk) * bn, wpk), "uint32"),
+             C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
             A_s = T.alloc_shared((bm, bk), "float4_e2m1fn")
             B_s = T.alloc_shared((bn, bk), "float4_e2m1fn")
@@ -314,11 +318,15 @@ def nvfp4_gemm(M, N, K, bm, bn, bk, threads=128, stages=2, stage_a_by_loop=False
                 else:
                     T.copy(A[by * bm, ko * bk], A_s)
                 T.copy(B[bx * bn, ko * bk], B_s)
-                T.copy(SA[(by * (K // bk) + ko) * bm, 0], SA_s)
-                T.copy(SB[(bx * (K // bk) + ko) * bn, 0], SB_s)
+                if rowmajor:
+                    T.copy(SA[by * bm, ko * wpk], SA_s)
+                    T.copy(SB[bx * bn, ko * wpk], SB_s)
+                else:
+                    T.copy(SA[(by * (K // bk) + ko) * bm, 0], SA_s)
+                    T.copy(SB[(bx * (K // bk) + ko) * bn, 0], SB_s)
                 T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, transpose_B=True, k_start=ko * bk,
                                        sf_a_granularity_k=16, sf_b_granularity_k=16,
-                                       sf_layout="blockscaled_chunk_kmajor")
+                                       sf_layout="rowmajor" if rowmajor else "blockscaled_chunk_kmajor")
             T.copy(C_l, C[by * bm, bx * bn])
 
     return main
@@ -488,3 +496,22 @@ def test_mxfp8_is_qmma_sf_on_sm120a():
     assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
     sass = k.get_sass()
     assert re.search(r"\bQMMA\.SF\.16832\.F32\.E4M3\.E5M2\.E8\b", sass), "no QMMA.SF.16832 (E8: ue8m0) in the SASS"
+
+
+def rowmajor_words(scale_bytes):
+    """[R, K / 16] UE4M3 bytes -> [R, K / 64] uint32 words, byte j of word w the scale of group 4 w + j."""
+    b = scale_bytes.astype(np.uint32)
+    return np.ascontiguousarray(b[:, 0::4] | (b[:, 1::4] << 8) | (b[:, 2::4] << 16) | (b[:, 3::4] << 24))
+
+
+def test_nvfp4_row_major_scale_words():
+    """TileLang's other SM120 form: UE4M3 words in plain [rows, K / 64] tensors (sf_layout='rowmajor', uint32
+    scales): the same numbers in both emulators and on the CPU, ragged."""
+    rng = _rng()
+    M, N, K, bm, bn, bk = 200, 72, 256, 128, 64, 128
+    ca, cb, sa, sb, ref = _nvfp4_inputs(rng, M, N, K)
+    f = nvfp4_gemm(M, N, K, bm, bn, bk, rowmajor=True)
+    for target, kw in ((SM120A, {"execution_backend": "emulator"}), ("cpu", {})):
+        c = np.full((M, N), np.nan, np.float32)
+        tilelang.compile(f, target=target, **kw)(_packed(ca), _packed(cb), rowmajor_words(sa), rowmajor_words(sb), c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)

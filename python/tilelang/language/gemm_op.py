@@ -270,9 +270,10 @@ def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False
     B's columns by SFB the same way. SFA is [rows of A, scale groups]: the tile's own K / g groups (then column j
     scales tile-local k in [j g, (j + 1) g)), or the groups of all of K (then column (k_start + k) / g).
     `k_start` is the tile's first K index.
-    sf_layout="blockscaled_chunk_kmajor" is NVFP4 (TileLang's SM120 form): float4_e2m1fn A and B, one UE4M3
-    scale per 16 elements (granularity 16), four a uint32 word, SFA / SFB uint32 [rows, K / 64] tiles whose
-    words are stored K-major in chunks of 32 rows (src/op/gemm_blockscaled.h).
+    uint32 SFA and SFB are NVFP4 (TileLang's SM120 forms): float4_e2m1fn A and B, one UE4M3 scale per 16
+    elements (granularity 16), four a uint32 word, [rows, K / 64] word tiles, row-major (sf_layout None /
+    'rowmajor') or, with sf_layout="blockscaled_chunk_kmajor", stored K-major in chunks of 32 rows
+    (src/op/gemm_blockscaled.h).
     Lowered on hip -arch=gfx950 (the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4), on
     cuda -arch=sm_120a / sm_121a (NVFP4: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X; MXFP8:
     m16n8k32 kind::mxf8f6f4 scale_vec::1X) and on the CPU; other targets say it has no lowering (docs/hip.md,

@@ -45,12 +45,12 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   const DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
   // NVFP4: kind::mxf4nvf4 m16n8k64, UE4M3 words. MXFP8: kind::mxf8f6f4 m16n8k32 scale_vec::1X, an E8M0 byte
   // per row and 32 K (the op's granularity a multiple of 32).
-  const bool mxf8 = !g->chunk_kmajor && IsFp8(at) && IsFp8(bt);
-  if (!g->chunk_kmajor && !mxf8)
+  const bool mxf8 = !g->Nvf4Words() && IsFp8(at) && IsFp8(bt);
+  if (!g->Nvf4Words() && !mxf8)
     throw UserError(
         ErrorKind::kUnsupported,
         "T.mma_gemm_blockscaled on sm_120a is implemented for NVFP4 (float4_e2m1fn A and B, UE4M3 scales per "
-        "16 elements as uint32 words, sf_layout='blockscaled_chunk_kmajor': mma.sync kind::mxf4nvf4 "
+        "16 elements as uint32 words, chunked or row-major: mma.sync kind::mxf4nvf4 "
         "scale_vec::4X) and MXFP8 (float8_e4m3fn / float8_e5m2 A and B, E8M0 scales: kind::mxf8f6f4 "
         "scale_vec::1X); got A " +
             at.str() + ", B " + bt.str() + " (MXFP4 / MXFP6 with E8M0 scales, kind::mxf4, are not)",

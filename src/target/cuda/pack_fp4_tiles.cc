@@ -78,7 +78,7 @@ class Uses : public IRVisitor {
         return;
       }
     } else if (auto* g = As<GemmBlockScaledNode>(s)) {
-      if (g->chunk_kmajor && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
+      if (g->Nvf4Words() && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
           g->A.buffer->scope == Scope::kShared && g->B.buffer->scope == Scope::kShared) {
         gemms.push_back({g->A.buffer.get(), g->B.buffer.get()});
         return;

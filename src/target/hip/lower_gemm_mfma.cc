@@ -72,12 +72,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
         "hip -arch=gfx950; " +
             ft.arch + " has none",
         sp);
-  if (bsg && bsg->chunk_kmajor)
+  if (bsg && bsg->Nvf4Words())
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.mma_gemm_blockscaled(sf_layout='blockscaled_chunk_kmajor') is NVFP4 (UE4M3 scales per 16 "
-        "elements), which CDNA4's scaled MFMAs do not take (E8M0 scales per 32): on gfx950 pass "
-        "row-major uint8 E8M0 scales (sf_layout=None)",
+        "T.mma_gemm_blockscaled with uint32 scale words is NVFP4 (UE4M3 scales per 16 elements), which "
+        "CDNA4's scaled MFMAs do not take (E8M0 scales per 32): on gfx950 pass row-major uint8 E8M0 scales "
+        "(sf_layout=None)",
         sp);
   if (bsg && !f8f6f4)
     throw UserError(ErrorKind::kLayout,
