@@ -430,6 +430,14 @@ def test_packed_fp4_arguments_are_checked():
         k(np.zeros((128, 128), np.int8), _packed(cb), SA, SB, c)
 
 
+def _assert_built(k, ptx_instruction, sass_pattern):
+    """The PTX holds the instruction, ptxas assembled it to the SASS pattern, and nothing spilled."""
+    assert ptx_instruction in k.get_ptx()
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(sass_pattern, k.get_sass()), f"no {sass_pattern} in the SASS"
+
+
 def test_nvfp4_is_omma_on_sm120a():
     """TileLang's example tiles (128 x 128 x 256, two stages): A and B, tensors and tiles, two values a byte (64 KB
     of operand tiles, under sm_120a's 99 KB; one a byte they would need 128 KB), copied by TMA as bytes. The PTX
@@ -440,12 +448,8 @@ def test_nvfp4_is_omma_on_sm120a():
         assert any(f"{what} '{name}' is stored two values a byte" in ch for ch in k.choices), k.choices
     assert any("T.copy A -> A_s: TMA" in ch and "box 128x128" in ch for ch in k.choices), k.choices
     assert k.get_resource_usage()["shared_bytes"] < 80 * 1024
-    ptx = k.get_ptx()
-    assert "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3" in ptx
-    res = k.get_resource_usage()
-    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
-    sass = k.get_sass()
-    assert re.search(r"\bOMMA\.SF\.16864\.F32\.E2M1\.E2M1\.UE4M3\.4X\b", sass), "no OMMA.SF.16864 in the SASS"
+    _assert_built(k, "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+                  r"\bOMMA\.SF\.16864\.F32\.E2M1\.E2M1\.UE4M3\.4X\b")
     assert any("mma.sync m16n8k64 kind::mxf4nvf4" in ch for ch in k.choices), k.choices
 
 
@@ -490,12 +494,8 @@ def test_mxfp8_is_qmma_sf_on_sm120a():
     """The PTX holds kind::mxf8f6f4 with the operand types as declared; ptxas makes it QMMA.SF.16832 with E8 (ue8m0) scales."""
     k = tilelang.compile(blockscaled_gemm(256, 256, 512, 128, 128, 128, at="float8_e4m3fn", bt="float8_e5m2"),
                          target=SM120A)
-    ptx = k.get_ptx()
-    assert "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0" in ptx
-    res = k.get_resource_usage()
-    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
-    sass = k.get_sass()
-    assert re.search(r"\bQMMA\.SF\.16832\.F32\.E4M3\.E5M2\.E8\b", sass), "no QMMA.SF.16832 (E8: ue8m0) in the SASS"
+    _assert_built(k, "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
+                  r"\bQMMA\.SF\.16832\.F32\.E4M3\.E5M2\.E8\b")  # E8: ue8m0
 
 
 def rowmajor_words(scale_bytes):
