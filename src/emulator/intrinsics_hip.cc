@@ -286,7 +286,11 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
   if (waves.empty()) return;
   TmpScope ts(this);
   Slot* f[3];
-  const int count[3] = {KV, KV, outs};
+  // the bytes a lane's operand occupies: 32 values a byte, fp4 two a byte (16), fp6 a 6-bit stream (24)
+  auto span_of = [&](Fmt fm) {
+    return fm == kOcp21 ? KV / 2 : fm == kOcp23 || fm == kOcp32 ? 3 * KV / 4 : KV;
+  };
+  const int count[3] = {span_of(fa), span_of(fb), outs};
   for (int i = 0; i < 3; ++i) {
     f[i] = Tmp();
     Locate(ops[i]->buffer, ops[i]->indices, waves, f[i], count[i]);
@@ -310,10 +314,10 @@ void Executor::Mfma(const CallNode* c, const Lanes& act) {
       const int t = base + l;
       ok[l] = f[0][t].i >= 0 && f[1][t].i >= 0 && f[2][t].i >= 0;
       if (!ok[l]) continue;
+      for (int i = 0; i < 2; ++i)  // the operand's bytes (its registers' rest is not read)
+        for (int e = 0; e < count[i]; ++e) NoteRead(*m[i], t, f[i][t].i + e);
       for (int v = 0; v < KV; ++v) {
         int64_t ea = f[0][t].i + v, eb = f[1][t].i + v;
-        NoteRead(*m[0], t, ea);
-        NoteRead(*m[1], t, eb);
         double av, bv;
         if (eight) {
           // fp4 operands are packed (tl.fp4_pack): value v in byte v / 2, the low nibble for even v; fp6 ones

@@ -115,10 +115,10 @@ void GemmBlockScaledNode::Check() const {
            t.is_mx_float();
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  if (PackedFp4()) {  // uint8 [M, K / 2] and [N, K / 2] (transpose_B) tiles of codes two a byte
+  if (PackedFp4()) {  // uint8 [M, K / 2] and [N, K / 2] (transpose_B) tiles of e2m1 codes two a byte
     if (ct != DataType::Float(32)) bad("takes a float32 accumulator; got C " + ct.str());
     if (trans_A || !trans_B)
-      bad("packed NVFP4 (uint8) tiles are K-major: A [M, K / 2] and B [N, K / 2] with transpose_B=True");
+      bad("packed fp4 (uint8) tiles are K-major: A [M, K / 2] and B [N, K / 2] with transpose_B=True");
     auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges), cm = NonUnit(C.ranges);
     if (am.size() != 2 || bm.size() != 2 || cm.size() != 2) bad("A, B and C must be 2-d tiles");
     if (DimsDiffer(am[1], bm[1]))
@@ -128,7 +128,8 @@ void GemmBlockScaledNode::Check() const {
           ", " + PrintExpr(bm[0]) + "]");
   } else if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
     bad("takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B (MXFP8 / "
-        "MXFP6 / MXFP4, any mix) with a float32 accumulator; got A " +
+        "MXFP6 / MXFP4, any mix; or uint8 A and B holding e2m1 codes two a byte) with a float32 accumulator; "
+        "got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
   if (!PackedFp4()) GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))

@@ -13,8 +13,8 @@
 // of 32) stores its words K-major in chunks: the word w (K elements [64 w, 64 w + 64)) of row m sits at the
 // tile's flat word w * R + (m % 32) * (R / 32) + m / 32 (row-major over the tile's [R, columns] extent).
 // The same UE4M3 words in a plain row-major [rows, K / 64] tile (sf_layout None / 'rowmajor' with uint32 SFA
-// and SFB) are TileLang's other SM120 form. A and B may then also be uint8 tiles holding the e2m1 codes two a
-// byte (PackedFp4).
+// and SFB) are TileLang's other SM120 form. A and B may also be uint8 tiles holding e2m1 codes two a byte
+// (PackedFp4), with either kind of scales.
 #pragma once
 #include "op/gemm.h"
 
@@ -44,10 +44,11 @@ struct GemmBlockScaledNode : GemmNode {
     return chunk_kmajor ||
            (SFA.buffer->dtype == DataType::UInt(32) && SFB.buffer->dtype == DataType::UInt(32));
   }
-  /// NVFP4 operands stored two a byte: A and B uint8 tiles [rows, K / 2] (the low nibble first), as
-  /// PackFp4TilesCUDA makes fp4 tiles on sm_120a (or a program writes them); K is twice their last extent.
+  /// fp4 (e2m1) operands stored two a byte: A and B uint8 tiles [rows, K / 2] (the low nibble first), as
+  /// PackFp4Tiles makes fp4 tiles on sm_120a (NVFP4) and gfx950 (MXFP4), or a program writes them; K is twice
+  /// their last extent.
   bool PackedFp4() const {
-    return Nvf4Words() && A.buffer->dtype == DataType::UInt(8) && B.buffer->dtype == DataType::UInt(8);
+    return A.buffer->dtype == DataType::UInt(8) && B.buffer->dtype == DataType::UInt(8);
   }
   /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k` (row-major uint8 scales).
   Expr ScaleColumn(bool is_b, const Expr& k) const;

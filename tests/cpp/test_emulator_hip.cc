@@ -163,6 +163,9 @@ TEST(EmuMfma, HandWorkedF8F6F4WithFp4) {
             6.0f);
   // bytes 16..31 of a packed operand are not read: a nonzero one changes nothing
   EXPECT_EQ(OneHot("32x32x64", 52, 20, 39, 20, 39, 8, "e2m1_e2m1", 32, 0x77, 0x22), 0.0f);
+  // nor are they touched: operands of 16-byte registers (read as stored from tiles of two codes a byte) give
+  // the same D with no out-of-bounds or uninitialized-read report (OneHot checks there is none)
+  EXPECT_EQ(OneHot("32x32x64", 52, 2, 39, 2, 39, 8, "e2m1_e2m1", 16, 0x70, 0x20), 6.0f);
 }
 
 TEST(EmuMfma, HandWorkedF8F6F4WithFp6) {

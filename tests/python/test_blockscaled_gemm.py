@@ -125,6 +125,118 @@ def test_mxfp4_on_gfx950(at, bt, tiles, mfma, widths):
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
 
 
+def mxfp4_nt_gemm(M, N, K, bm, bn, bk, threads=256, stages=2, tile_dtype="float4_e2m1fn"):
+    """MXFP4 with B stored N x K (transpose_B): both operands K-major, the form gfx950 stores two values a byte.
+    tile_dtype="uint8" writes that form by hand: uint8 tensors and tiles [rows, K / 2] of codes two a byte."""
+    kb = 2 if tile_dtype == "uint8" else 1  # values a stored element
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K // kb), tile_dtype), B: T.Tensor((N, K // kb), tile_dtype),
+             SA: T.Tensor((M, K // 32), "uint8"), SB: T.Tensor((N, K // 32), "uint8"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((bm, bk // kb), tile_dtype)
+            B_s = T.alloc_shared((bn, bk // kb), tile_dtype)
+            SA_s = T.alloc_shared((bm, bk // 32), "uint8")
+            SB_s = T.alloc_shared((bn, bk // 32), "uint8")
+            C_l = T.alloc_fragment((bm, bn), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, ko * (bk // kb)], A_s)
+                T.copy(B[bx * bn, ko * (bk // kb)], B_s)
+                T.copy(SA[by * bm, ko * (bk // 32)], SA_s)
+                T.copy(SB[bx * bn, ko * (bk // 32)], SB_s)
+                T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, transpose_B=True, k_start=ko * bk,
+                                       sf_a_granularity_k=32, sf_b_granularity_k=32)
+            T.copy(C_l, C[by * bm, bx * bn])
+
+    return main
+
+
+def _mxfp4_nt_inputs(rng, M, N, K):
+    """fp4 codes of A [M, K] and B [N, K] (uint8, one a byte), E8M0 scales, and the float64 reference."""
+    values = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+    ca = rng.integers(0, 16, (M, K)).astype(np.uint8)
+    cb = rng.integers(0, 16, (N, K)).astype(np.uint8)
+    sa = rng.integers(118, 137, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(118, 137, (N, K // 32)).astype(np.uint8)
+    ea = np.repeat(2.0 ** (sa.astype(np.float64) - 127), 32, axis=1)
+    eb = np.repeat(2.0 ** (sb.astype(np.float64) - 127), 32, axis=1)
+    return ca, cb, sa, sb, (values[ca] * ea) @ (values[cb] * eb).T
+
+
+@pytest.mark.parametrize("M,N,K,tiles,threads", [(200, 136, 320, (128, 128, 128), 256),
+                                                 (72, 40, 256, (64, 64, 128), 128),
+                                                 (96, 80, 128, (32, 32, 64), 64)])
+def test_mxfp4_on_gfx950_is_stored_two_values_a_byte(M, N, K, tiles, threads):
+    """gfx950 MXFP4 with both operands K-major: the fp4 tensors and tiles are stored two values a byte (the choice
+    table says so; half the LDS of one-a-byte tiles), and a lane's 32 values are one 16-byte LDS read in the
+    MFMA's register format: no packing instructions (v_bfi_b32 / v_lshlrev_b32, which the one-a-byte form of
+    the same GEMM needs), 4 VGPRs an operand. The emulator matches NumPy at ragged M, N and K, with A and B
+    passed packed (int8 [rows, K / 2]) or one a byte (ml_dtypes); the CPU target gives the same numbers."""
+    rng = _rng()
+    bm, bn, bk = tiles
+    f = mxfp4_nt_gemm(M, N, K, bm, bn, bk, threads=threads)
+    k = tilelang.compile(f, target=GFX950)
+    for name, what in (("A", "tensor"), ("B", "tensor"), ("A_s", "tile"), ("B_s", "tile")):
+        assert any(f"{what} '{name}' is stored two values a byte" in ch and "MXFP4" in ch for ch in k.choices), \
+            k.choices
+    assert any("fp4 operands stored two values a byte, read as stored" in ch for ch in k.choices), k.choices
+    asm = k.get_assembly()
+    lines = [ln.strip() for ln in asm.splitlines() if "v_mfma_scale" in ln]
+    assert lines and all(re.search(r"cbsz:4 blgp:4$", ln) for ln in lines), lines[:3]
+    for ln in lines:
+        regs = re.findall(r"v\[(\d+):(\d+)\]", ln)[1:3]
+        assert tuple(int(b) - int(a) + 1 for a, b in regs) == (4, 4), ln
+    assert "ds_read_b128" in asm and "v_bfi_b32" not in asm
+    res = k.get_resource_usage()
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0, res
+    # two stages of A and B tiles, bk / 2 bytes a row, and the scale tiles (one a byte, the operand tiles alone
+    # would take 2 (bm + bn) bk bytes)
+    packed_bytes = 2 * (bm + bn) * (bk // 2)
+    assert packed_bytes <= res["lds_bytes"] <= packed_bytes + 2 * (bm + bn) * (bk // 32) + 1024, res
+    ca, cb, sa, sb, ref = _mxfp4_nt_inputs(rng, M, N, K)
+    tol = dict(rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    ke = tilelang.compile(f, target=GFX950, execution_backend="emulator")
+    for a, b in ((_packed(ca), _packed(cb)), (ca.view(ml_dtypes.float4_e2m1fn), cb.view(ml_dtypes.float4_e2m1fn))):
+        c = np.full((M, N), np.nan, np.float32)
+        ke(a, b, sa, sb, c)
+        np.testing.assert_allclose(c, ref, **tol)
+    c = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(f, target="cpu")(_packed(ca), _packed(cb), sa, sb, c)
+    np.testing.assert_allclose(c, ref, **tol)
+
+
+def test_mxfp4_tiles_written_two_a_byte_by_the_program():
+    """A program may hold the codes two a byte itself (uint8 tensors and tiles [rows, K / 2]): gfx950 reads them
+    as stored, the CPU target decodes each nibble (the low one first), both match NumPy; a packed operand must be
+    K-major."""
+    rng = _rng()
+    M, N, K = 136, 72, 256
+    f = mxfp4_nt_gemm(M, N, K, 64, 64, 128, threads=128, tile_dtype="uint8")
+    ca, cb, sa, sb, ref = _mxfp4_nt_inputs(rng, M, N, K)
+    for target, kw in ((GFX950, {"execution_backend": "emulator"}), ("cpu", {})):
+        c = np.full((M, N), np.nan, np.float32)
+        k = tilelang.compile(f, target=target, **kw)
+        k(_packed(ca).view(np.uint8), _packed(cb).view(np.uint8), sa, sb, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
+    asm = tilelang.compile(f, target=GFX950).get_assembly()
+    assert "v_mfma_scale_f32_32x32x64_f8f6f4" in asm and "v_bfi_b32" not in asm
+
+    with pytest.raises(TileLangTypeError, match=r"packed fp4 \(uint8\) tiles are K-major"):
+        @T.prim_func
+        def n_major(A: T.Tensor((64, 64), "uint8"), B: T.Tensor((64, 64), "uint8"), SA: T.Tensor((64, 4), "uint8"),
+                    SB: T.Tensor((64, 4), "uint8"), C: T.Tensor((64, 64), "float32")):
+            with T.Kernel(1, threads=64):
+                A_s = T.alloc_shared((64, 64), "uint8")
+                B_s = T.alloc_shared((64, 64), "uint8")
+                C_l = T.alloc_fragment((64, 64), "float32")
+                T.copy(A, A_s)
+                T.copy(B, B_s)
+                T.mma_gemm_blockscaled(A_s, B_s, C_l, SA, SB, clear_accum=True, k_start=0, sf_a_granularity_k=32,
+                                       sf_b_granularity_k=32)
+                T.copy(C_l, C)
+
+
 @pytest.mark.parametrize("at,bt,tiles,mfma,widths", [
     ("float6_e2m3fn", "float6_e2m3fn", (128, 128, 64), r"v_mfma_scale_f32_32x32x64_f8f6f4 .* cbsz:2 blgp:2$", (6, 6)),
     ("float6_e3m2fn", "float6_e2m3fn", (64, 48, 128), r"v_mfma_scale_f32_16x16x128_f8f6f4 .* cbsz:2 blgp:3$",

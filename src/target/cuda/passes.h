@@ -22,7 +22,7 @@ PrimFunc GemmToTcgen05CUDA(const PrimFunc& f, const PassContext& ctx);
 /// become one call per warp group before the branches (hoist_setmaxnreg.cc).
 PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx);
 /// sm_120a: fp4 tensors and tiles used only by NVFP4 block-scaled gemms stored two values a byte
-/// (pack_fp4_tiles.cc).
+/// (transform/gpu/pack_fp4_tiles.h).
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

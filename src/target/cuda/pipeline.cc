@@ -5,9 +5,15 @@
 #include <algorithm>
 
 #include "target/cuda/wgmma_proxy_fence.h"
+#include "transform/gpu/pack_fp4_tiles.h"
 #include "transform/gpu/warp_specialize.h"
 
 namespace tl {
+
+PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+  if (!ctx.features.block_scale_mma_sync) return f;
+  return PackFp4Tiles(f, ctx, {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, "NVFP4"});
+}
 
 PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
   return GpuPassContext(CudaFeatures(CudaTargetOf(t)), t, pc);

@@ -46,6 +46,14 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   TL_ICHECK(CF.kind == "mfma_C", "T.gemm on MFMA: the accumulator has layout " + CF.desc);
   int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3], R = CF.params[4];
   DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype, ct = g->C.buffer->dtype;
+  // T.mma_gemm_blockscaled: the f8f6f4 MFMAs with their scale operands (v_mfma_scale_f32_*_f8f6f4), one E8M0
+  // scale a lane for its 32-value block (src/op/gemm_blockscaled.h).
+  const auto* bsg = As<GemmBlockScaledNode>(static_cast<const StmtNode*>(g));
+  // uint8 tiles of e2m1 codes two a byte (PackFp4TilesHIP; K-major by the op's Check): a lane's 32 values are
+  // 16 bytes of a row, the MFMA's own register format; K counts values, twice the tiles' bytes
+  const bool packed4 = bsg && bsg->PackedFp4();
+  if (packed4) at = bt = DataType(DataType::Code::kFloat4E2M1, 4);
+  const int64_t sdiv = packed4 ? 2 : 1;  // values a stored element
   // 8-bit floats, and CDNA4's fp4 / fp6 (float4_e2m1fn, float6_*: only in the f8f6f4 family; "fp8" below
   // means any of them)
   auto is_fp8 = [](DataType t) {
@@ -61,10 +69,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // 32x32x16), kv = 8. CDNA4's f8f6f4 family takes 32 k a lane (16x16x128 / 32x32x64, twice the fp8 rate of
   // those): 8-bit floats use it whenever K is a multiple of its depth.
   const int64_t G = 64 / R;
-  const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K % (32 * G) == 0;
-  // T.mma_gemm_blockscaled: the f8f6f4 MFMAs with their scale operands (v_mfma_scale_f32_*_f8f6f4), one E8M0
-  // scale a lane for its 32-value block (src/op/gemm_blockscaled.h).
-  const auto* bsg = As<GemmBlockScaledNode>(static_cast<const StmtNode*>(g));
+  const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K * sdiv % (32 * G) == 0;
   if (bsg && !ocp)
     throw UserError(
         ErrorKind::kUnsupported,
@@ -81,10 +86,10 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
         sp);
   if (bsg && !f8f6f4)
     throw UserError(ErrorKind::kLayout,
-                    "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
-                        ") must be a multiple of " + std::to_string(32 * G) +
-                        ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
-                        "x" + std::to_string(32 * G),
+                    "T.mma_gemm_blockscaled on gfx950: the K tile (" +
+                        std::to_string(GemmTilesOf(g, sp).K * sdiv) + ") must be a multiple of " +
+                        std::to_string(32 * G) + ", the depth of the scaled MFMA " + std::to_string(R) + "x" +
+                        std::to_string(R) + "x" + std::to_string(32 * G),
                     sp);
   // (fp4 / fp6 reach here only through T.mma_gemm_blockscaled, whose shape and target checks are just above)
   TL_ICHECK(!fp4 || f8f6f4, "T.gemm on MFMA: fp4 / fp6 operands outside the f8f6f4 shapes");
@@ -131,7 +136,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   const std::string abname = fp8 ? f8name(at) + "_" + f8name(bt) : f16 ? "f16" : "bf16";
   GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
-  const int64_t K = gt.K;
+  const int64_t K = gt.K * sdiv;
   if (K % kmfma)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm on HIP needs K to be a multiple of " + std::to_string(kmfma) + " (MFMA " + shape +
@@ -161,10 +166,11 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
       (f8f6f4 ? "_f8f6f4 (" + f8name(bt) + " x " + f8name(at) + ")"
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
-      (recode ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
-       : fp4  ? " (fp4 / fp6 operands packed in registers: two values a byte / a 6-bit stream)"
-       : fp8  ? " (OCP E4M3 / E5M2 operands read as stored)"
-              : "") +
+      (recode    ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
+       : packed4 ? " (fp4 operands stored two values a byte, read as stored)"
+       : fp4     ? " (fp4 / fp6 operands packed in registers: two values a byte / a 6-bit stream)"
+       : fp8     ? " (OCP E4M3 / E5M2 operands read as stored)"
+                 : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
       ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
       std::to_string(wN) + " per wave (" + std::to_string(mt) + "x" + std::to_string(nt) +
@@ -268,11 +274,13 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
   // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
   // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
-  const int64_t kstep = kmfma * pack, per = kv * pack;
-  Buffer afrag = L.Scratch("A_frag", at, mt * per, Scope::kLocal);
-  Buffer bfrag = L.Scratch("B_frag", bt, nt * per, Scope::kLocal);
+  // Packed fp4 tiles: a lane's per_s / kv_s stored bytes (k_of counts bytes there); its fragment keeps the
+  // one-a-byte form's slots (kv bytes an MFMA, the packed 16 first: what tl.fp4_pack leaves).
+  const int64_t kstep = kmfma * pack, per = kv * pack, per_s = per / sdiv, kv_s = kv / sdiv;
+  Buffer afrag = L.Scratch("A_frag", packed4 ? DataType::UInt(8) : at, mt * per, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", packed4 ? DataType::UInt(8) : bt, nt * per, Scope::kLocal);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
-  Expr k_of = Expr(kk) * C(kstep) + Div(lane, R) * C(per) + Expr(v);
+  Expr k_of = Expr(kk) * C(kstep / sdiv) + Div(lane, R) * C(per_s) + Expr(v);
   Expr m_of = wmi * C(wM) + Expr(i) * C(R) + Mod(lane, R);
   Expr n_of = wnj * C(wN) + Expr(j) * C(R) + Mod(lane, R);
   Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, k_of);
@@ -283,7 +291,15 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                      const std::pair<Expr, Expr>& swapped) {
     Stmt body;
     const int64_t bytes = per * frag->dtype.bytes();
-    if (swapped.first) {
+    if (packed4) {  // each MFMA's 32 values: 16 consecutive bytes of the row, into the first half of its slot
+      std::vector<Stmt> chunks;
+      for (int64_t h = 0; h < pack; ++h)
+        chunks.push_back(Call0("tl.vector_load",
+                               {Load(frag, {Simplify(Expr(t) * C(per) + C(h * kv))}),
+                                Substitute(x, {{v.get(), C(h * kv_s)}}), C(kv_s), Bool(true)},
+                               sp));
+      body = Seq(chunks, sp);
+    } else if (swapped.first) {
       // half-swapped staged tile: each 8-byte half from where its row put it, one ds_read_b64 each (rows
       // 0..15 of a 16-lane pass read the same logical half, which the layout spreads over both physical
       // halves: conflict-free, the LDS cycles of one conflict-free ds_read_b128, no register fix-up)
@@ -320,7 +336,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
   };
   std::vector<Stmt> step;
-  const int64_t abytes = per * at.bytes(), bbytes = per * bt.bytes();
+  const int64_t abytes = per_s * at.bytes(), bbytes = per_s * bt.bytes();
   // (a 32- or 64-byte read is whole chunks, except from a half-swapped staged tile: element by element there)
   auto hs = [&](const Region& r, const Buffer& staged, bool k_rows, int64_t bytes) {
     return bytes > 16 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
@@ -347,7 +363,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // format), once per fragment rather than once per MFMA; interleaved (cheaper) when both operands are fp4
   const bool both4 = at.code() == DataType::Code::kFloat4E2M1 && bt.code() == DataType::Code::kFloat4E2M1;
   auto pack4 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
-    if (dt.code() != DataType::Code::kFloat4E2M1) return;
+    if (dt.code() != DataType::Code::kFloat4E2M1 || packed4) return;
     Var hh = MakeVar("hh");
     step.push_back(For(t, C(0), C(tiles), ForKind::kUnrolled,
                        For(hh, C(0), C(pack), ForKind::kUnrolled,

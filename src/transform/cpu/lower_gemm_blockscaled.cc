@@ -1,7 +1,8 @@
 // LowerTileOpsCPU, T.mma_gemm_blockscaled: a loop nest over C's tile, each element summing its K products in
 // order in float32, every product of A[m][k] and B[k][n] multiplied by their E8M0 scales 2^(s - 127) (255:
-// NaN), or their UE4M3 scales (NVFP4, sf_layout="blockscaled_chunk_kmajor"). The reference form of the op
-// (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one rounding per product and per addition.
+// NaN), or their UE4M3 scales (NVFP4 words); uint8 operand tiles hold e2m1 codes two a byte. The reference
+// form of the op (src/op/gemm_blockscaled.h): no micro-kernel, exact scaling, one rounding per product and
+// per addition.
 #include "op/gemm_blockscaled.h"
 #include <cmath>
 
@@ -24,6 +25,24 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   Expr M = n->C.ranges[cd[0]].extent, N = n->C.ranges[cd[1]].extent;
   Expr K = n->trans_A ? n->A.ranges[ad[0]].extent : n->A.ranges[ad[1]].extent;
   const DataType f32 = DataType::Float(32);
+  // uint8 tiles of e2m1 codes two a byte (PackedFp4; K-major by the op's Check): K counts values
+  const bool packed = n->PackedFp4();
+  if (packed) K = Binary(BinaryOp::kMul, K, Int(2));
+  // e2m1 code c (the low 4 bits): sign bit 3, exponent bits 2..1 (bias 1), mantissa bit 0; exponent 0 is
+  // subnormal (m / 2), else (2 + m) 2^(e - 2)
+  auto e2m1 = [&](const Expr& byte, const Expr& k) {
+    const DataType i32 = DataType::Int(32);
+    Expr c = Binary(BinaryOp::kBitAnd,
+                    Binary(BinaryOp::kShr, Cast(i32, byte),
+                           Binary(BinaryOp::kMul, Binary(BinaryOp::kFloorMod, k, Int(2)), Int(4))),
+                    Int(15));
+    Expr e = Binary(BinaryOp::kBitAnd, Binary(BinaryOp::kShr, c, Int(1)), Int(3));
+    Expr m = Cast(f32, Binary(BinaryOp::kBitAnd, c, Int(1)));
+    Expr mag = Select(Binary(BinaryOp::kEQ, e, Int(0)), Binary(BinaryOp::kMul, m, FloatImm(f32, 0.5)),
+                      Binary(BinaryOp::kMul, Binary(BinaryOp::kAdd, m, FloatImm(f32, 2.0)),
+                             Call(f32, "exp2", {Cast(f32, Binary(BinaryOp::kSub, e, Int(2)))})));
+    return Select(Binary(BinaryOp::kGE, c, Int(8)), Binary(BinaryOp::kSub, FloatImm(f32, 0.0), mag), mag);
+  };
   std::vector<Stmt> out;
   if (n->clear_accum) {
     auto fill = std::make_shared<FillNode>(n->C, Zero(n->C.buffer->dtype), n->span);
@@ -52,10 +71,17 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   out.push_back(L.Nest({M, N}, n->span, [&](const std::vector<Expr>& t) {
     Var k = MakeVar("k");
     std::vector<Expr> ci = L.At(n->C, cd, t);
-    Expr a = Load(n->A.buffer, n->trans_A ? L.At(n->A, ad, {k, t[0]}) : L.At(n->A, ad, {t[0], k}));
-    Expr b = Load(n->B.buffer, n->trans_B ? L.At(n->B, bd, {t[1], k}) : L.At(n->B, bd, {k, t[1]}));
-    Expr prod = Binary(BinaryOp::kMul, Binary(BinaryOp::kMul, Cast(f32, a), scale(n->SFA, false, t[0], k)),
-                       Binary(BinaryOp::kMul, Cast(f32, b), scale(n->SFB, true, t[1], k)));
+    Expr a, b;
+    if (packed) {  // A [M, K / 2], B [N, K / 2]
+      Expr kb = Binary(BinaryOp::kFloorDiv, k, Int(2));
+      a = e2m1(Load(n->A.buffer, L.At(n->A, ad, {t[0], kb})), k);
+      b = e2m1(Load(n->B.buffer, L.At(n->B, bd, {t[1], kb})), k);
+    } else {
+      a = Cast(f32, Load(n->A.buffer, n->trans_A ? L.At(n->A, ad, {k, t[0]}) : L.At(n->A, ad, {t[0], k})));
+      b = Cast(f32, Load(n->B.buffer, n->trans_B ? L.At(n->B, bd, {t[1], k}) : L.At(n->B, bd, {k, t[1]})));
+    }
+    Expr prod = Binary(BinaryOp::kMul, Binary(BinaryOp::kMul, a, scale(n->SFA, false, t[0], k)),
+                       Binary(BinaryOp::kMul, b, scale(n->SFB, true, t[1], k)));
     Stmt acc = Store(n->C.buffer, Binary(BinaryOp::kAdd, Load(n->C.buffer, ci), prod), ci, n->span);
     return For(k, Int(0), K, ForKind::kSerial, acc, {}, n->span);
   }));

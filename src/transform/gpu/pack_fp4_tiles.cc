@@ -1,10 +1,12 @@
-// PackFp4TilesCUDA (sm_120a / sm_121a): float4_e2m1fn tiles stored two values a byte. Elsewhere an fp4 value
-// takes a byte of its own (docs/semantics.md), which doubles the shared memory of an NVFP4 GEMM's operand
-// tiles (TileLang's SM120 example stages 2 x 128 x 256 values of A and of B: 128 KB one a byte, over
-// sm_120a's 99 KB; 64 KB packed). Where an fp4 tensor parameter is only copied into fp4 shared tiles (T.copy)
-// and those tiles are only T.mma_gemm_blockscaled's K-major NVFP4 operands, the tensor and the tiles become
-// uint8 ones of half the last extent holding two codes a byte (the first in the low nibble, TileLang's and
-// PyTorch's packing):
+// PackFp4Tiles (pack_fp4_tiles.h): float4_e2m1fn tiles stored two values a byte where the target's
+// block-scaled instruction reads fp4 so (sm_120a / sm_121a: NVFP4 mma.sync, PackFp4TilesCUDA; gfx950: MXFP4
+// on the scaled MFMA, PackFp4TilesHIP). Elsewhere an fp4 value takes a byte of its own (docs/semantics.md),
+// which doubles the shared memory and the loads of a block-scaled GEMM's fp4 operand tiles (TileLang's SM120
+// example stages 2 x 128 x 256 values of A and of B: 128 KB one a byte, over sm_120a's 99 KB; 64 KB packed)
+// and makes the registers be packed after every load. Where an fp4 tensor parameter is only copied into fp4
+// shared tiles (T.copy) and those tiles are only K-major operands of T.mma_gemm_blockscaled calls the
+// backend's rule takes, the tensor and the tiles become uint8 ones of half the last extent holding two codes
+// a byte (the first in the low nibble, TileLang's, PyTorch's and the instructions' packing):
 //
 //   A: T.Tensor((M, K), "float4_e2m1fn")          A: uint8 (M, K / 2)
 //   A_s = T.alloc_shared((bm, bk), fp4)     ->    A_s: uint8 (bm, bk / 2)
@@ -21,7 +23,7 @@
 #include "op/copy.h"
 #include "op/gemm_blockscaled.h"
 #include "op/tile_op_checks.h"
-#include "target/cuda/passes.h"
+#include "transform/gpu/pack_fp4_tiles.h"
 #include "transform/gpu_util.h"
 
 namespace tl {
@@ -41,6 +43,7 @@ bool EvenExpr(const Expr& e) {
 // Which fp4 buffers may be packed: every use seen, the disqualified ones removed.
 class Uses : public IRVisitor {
  public:
+  explicit Uses(const Fp4PackRule& rule) : rule_(rule) {}
   std::set<const BufferNode*> bad;
   std::vector<std::pair<const BufferNode*, const BufferNode*>> copies;  // (global source, shared destination)
   std::vector<std::pair<const BufferNode*, const BufferNode*>> gemms;   // (A, B)
@@ -78,7 +81,7 @@ class Uses : public IRVisitor {
         return;
       }
     } else if (auto* g = As<GemmBlockScaledNode>(s)) {
-      if (g->Nvf4Words() && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
+      if (rule_.gemm(*g) && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
           g->A.buffer->scope == Scope::kShared && g->B.buffer->scope == Scope::kShared) {
         gemms.push_back({g->A.buffer.get(), g->B.buffer.get()});
         return;
@@ -88,6 +91,7 @@ class Uses : public IRVisitor {
   }
 
  private:
+  const Fp4PackRule& rule_;
   void Bad(const Buffer& b) {
     if (IsFp4(b)) bad.insert(b.get());
   }
@@ -119,9 +123,9 @@ Buffer Packed(const Buffer& b) {
 
 }  // namespace
 
-PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRule& rule) {
   const KernelNode* k = FindKernel(f->body);
-  if (!k || !ctx.features.block_scale_mma_sync) return f;
+  if (!k) return f;
   std::set<const BufferNode*> cand;
   for (auto& p : f->params)
     if (IsFp4(p.buffer) && !p.buffer->shape.empty() && EvenConst(p.buffer->shape.back()))
@@ -130,7 +134,7 @@ PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
     if (IsFp4(b) && b->scope == Scope::kShared && !b->shape.empty() && EvenConst(b->shape.back()))
       cand.insert(b.get());
   if (cand.empty()) return f;
-  Uses u;
+  Uses u(rule);
   u.VisitStmt(f->body);
   for (const BufferNode* b : u.bad) cand.erase(b);
   // a copy packs both its ends or neither; a gemm both its operands; each tile needs its gemm, each tensor a
@@ -179,11 +183,11 @@ PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
     if (pk.map.count(b.get())) packed.push_back({b.get(), pk.map[b.get()]});
   if (ctx.info)
     for (auto& [old, now] : packed)
-      ctx.info->choices.push_back(gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) +
-                                  " float4_e2m1fn " + (old->scope == Scope::kGlobal ? "tensor '" : "tile '") +
-                                  old->name + "' is stored two values a byte (uint8 " +
-                                  op_detail::ShapeStr(now->shape) +
-                                  "): only copied and used as T.mma_gemm_blockscaled's NVFP4 operand");
+      ctx.info->choices.push_back(
+          gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) + " float4_e2m1fn " +
+          (old->scope == Scope::kGlobal ? "tensor '" : "tile '") + old->name +
+          "' is stored two values a byte (uint8 " + op_detail::ShapeStr(now->shape) +
+          "): only copied and used as T.mma_gemm_blockscaled's " + rule.format + " operand");
   Stmt body = pk.VisitStmt(f->body);
   std::map<std::string, std::string> attrs = f->attrs;
   std::string list;  // the launch takes these parameters in their packed form (src/target/backends.cc)

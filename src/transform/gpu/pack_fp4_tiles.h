@@ -1,0 +1,27 @@
+// PackFp4Tiles (pack_fp4_tiles.cc): float4_e2m1fn tensors and tiles used only as the operands of
+// block-scaled gemms stored two values a byte, for the backends whose instructions read fp4 so (sm_120a's
+// NVFP4 mma.sync, gfx950's MXFP4 scaled MFMA). Each backend's pipeline runs it with its own rule for which
+// gemms qualify.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "op/gemm_blockscaled.h"
+#include "transform/pass_registry.h"
+
+namespace tl {
+
+/// Which T.mma_gemm_blockscaled calls take packed operands on the target (both A and B fp4 tiles in shared
+/// memory, K-major, is checked by the pass itself), and the format's name for the choice table ("NVFP4").
+struct Fp4PackRule {
+  std::function<bool(const GemmBlockScaledNode&)> gemm;
+  std::string format;
+};
+
+/// Before LegalizeTileOpsGPU: fp4 tensor parameters only copied into fp4 shared tiles, and fp4 shared tiles
+/// only copied into and used as both operands of gemms the rule takes, become uint8 ones of half the last
+/// extent (two codes a byte, the first in the low nibble); the function's attribute tl.packed_params lists
+/// the parameters so changed (src/target/backends.cc, python/tilelang/jit/kernel.py).
+PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRule& rule);
+
+}  // namespace tl
