@@ -164,17 +164,21 @@ def test_half_swapped_layout_is_a_conflict_free_bijection():
 
 @pytest.mark.parametrize("trans_A,trans_B", [(False, False), (False, True), (True, False), (True, True)])
 def test_mfma_operand_reads_in_the_assembly(trans_A, trans_B):
-    """gfx90a code objects of the reference tile for every transpose: no scratch, and the operand reads are the
-    widths meant -- 16 bytes a lane (ds_read_b128) for an M x K A or an N x K B, 2 bytes (ds_read_u16, or its d16
-    forms filling half a register) for the column reads of a K x M A or a K x N B."""
+    """gfx90a code objects of the reference tile for every transpose: no scratch, and every operand read is 16
+    bytes a lane (ds_read_b128). Before, a K x M A or a K x N B was read down its columns, 2 bytes a lane
+    (ds_read_u16); now the copies that fill such a tile store it k contiguous (4 x 8 blocks transposed in
+    registers by byte permutes, 8-byte LDS stores: ds_write_b64), and the choice table says so."""
     bm, bn, bk, threads, policy = _TILES[0]
     f = kernels.matmul_transposed(256, 256, 64, bm, bn, bk, trans_A, trans_B, dtype="float16",
                                   out_dtype="float32", threads=threads, policy=policy)
     k = tilelang.compile(f, target="hip")
     check_code_object(k, "v_mfma_f32_32x32x8f16")
     asm = k.get_assembly()
-    assert ("ds_read_b128" in asm) == (not trans_A or trans_B), asm.count("ds_read_b128")
-    assert bool(re.search(r"ds_read_u16|ds_read_u16_d16", asm)) == (trans_A or not trans_B)
+    assert "ds_read_b128" in asm and not re.search(r"ds_read_u16|ds_read_u16_d16", asm)
+    column_tiles = trans_A or not trans_B
+    assert ("ds_write_b64" in asm and "v_perm_b32" in asm) == column_tiles
+    for name, kind in (("A", trans_A), ("B", not trans_B)):
+        assert any(f"{name}_shared: into a tile stored k contiguous" in ch for ch in k.choices) == kind, k.choices
     assert "global_store_dwordx4" in asm  # float32 C: 4 consecutive columns a lane
 
 
@@ -228,9 +232,11 @@ def test_column_reads_are_served_per_half_wave():
 @pytest.mark.parametrize("dtype,tiles", [("float8_e4m3fn", (64, 64, 64)), ("float8_e5m2", (64, 64, 32)),
                                          ("float8_e4m3fn", (64, 128, 64))])
 def test_fp8_k_rows_tiles_are_bank_conflict_free(dtype, tiles):
-    """8-bit K x N B tiles (gfx940, v_mfma_f32_16x16x32 fp8/bf8) of 64 and 128 columns: the byte-wide column reads
-    (rows 8 apart in a 32-lane pass, 16 apart k-packed) are conflict-free with the k-rows chunk flip, ragged sizes,
-    NumPy float64 results."""
+    """8-bit K x N B tiles (gfx940, v_mfma_f32_16x16x32 fp8/bf8) of 64 and 128 columns, ragged sizes, NumPy float64
+    results. Their copies now store them k contiguous (the byte transposition is v_perm_b32), so the MFMA reads
+    them 16 bytes a lane (k-packed), and every LDS access of the run is conflict-free. Before, they were read a byte at a
+    time down their columns (ds_read_u8): the k-rows chunk flip that kept those reads (rows 8 apart in a 32-lane
+    pass, 16 apart k-packed) conflict-free, still used where a copy cannot transpose, is checked on the offsets."""
     from test_hip import _fp8
     rng = _rng()
     M, N, K = 100, 144, 96
@@ -259,7 +265,8 @@ def test_fp8_k_rows_tiles_are_bank_conflict_free(dtype, tiles):
     if tiles == (64, 64, 64):
         k = tilelang.compile(f, target="hip -arch=gfx940")
         check_code_object(k, "v_mfma_f32_16x16x32_fp8_fp8", arch="gfx940")
-        assert "ds_read_u8" in k.get_assembly() and "ds_write_b128" in k.get_assembly()
+        asm = k.get_assembly()
+        assert "ds_read_u8" not in asm and "ds_read_b128" in asm and "v_perm_b32" in asm and "ds_write_b128" in asm
 
 
 def test_k_rows_layouts_are_bijections_of_whole_chunks():
@@ -331,3 +338,51 @@ def test_the_backend_keeps_lane_arrays_out_of_lds():
     k = tilelang.compile(kernels.softmax(64, 512, 4), target="hip")
     res = check_code_object(k)  # lds_bytes == the planned shared bytes, no scratch, no spills
     assert res["lds_bytes"] == 32, res
+
+
+# Operand tiles read down their columns (a K x N B, a K x M A) stored k contiguous by their copies: rows of 32,
+# 64, 128 and 256 bytes (the shorter ones share a 128-byte line two or four to a line), 16- and 8-bit elements,
+# both MFMA shapes, CDNA3 and CDNA4.
+@pytest.mark.parametrize("arch,dtype,tiles,threads,trans_A", [
+    ("gfx950", "float16", (128, 128, 64), 256, False),
+    ("gfx950", "bfloat16", (128, 128, 32), 256, True),
+    ("gfx90a", "float16", (64, 64, 16), 64, False),
+    ("gfx942", "float16", (64, 64, 128), 128, False),
+    ("gfx950", "float8_e4m3fn", (128, 128, 128), 256, False),
+    ("gfx950", "float8_e5m2", (64, 64, 64), 128, True),
+])
+def test_k_transposed_operand_tiles(arch, dtype, tiles, threads, trans_A):
+    """Each copy into the tile loads q rows of c columns a thread (c-element global loads), transposes the block in
+    registers (v_perm_b32) and stores c columns of q k (q-element LDS stores); the MFMA then reads a lane's k
+    values as one vector, never a column element by element (ds_read_u16 / ds_read_u8 before). The emulator runs
+    ragged sizes (partial tiles in M, N and K) against NumPy float64, and counts every LDS access of the run:
+    the copies' stores (rows c apart in a pass: row n is placed at n ^ ((n / c) % L) where L rows share a line)
+    and the MFMA's reads take one cycle a pass. The code object spills nothing."""
+    from test_hip import _fp8
+    rng = _rng()
+    bm, bn, bk = tiles
+    M, N, K = 208, 144, bk * 2 + bk // 2  # (rows of 16-byte multiples: the copies' chunks stay aligned)
+    f = kernels.matmul_transposed(M, N, K, bm, bn, bk, trans_A, False, dtype=dtype, out_dtype="float32",
+                                  threads=threads)
+    target = f"hip -arch={arch}"
+    k = tilelang.compile(f, target=target)
+    check_code_object(k, arch=arch)
+    for name, kind in (("A", trans_A), ("B", True)):
+        assert any(f"{name}_shared: into a tile stored k contiguous" in ch for ch in k.choices) == kind, k.choices
+    asm = k.get_assembly()
+    assert not re.search(r"ds_read_u16|ds_read_u8|ds_read_i8", asm) and "v_perm_b32" in asm
+    fp8 = dtype.startswith("float8")
+    a_shape = (K, M) if trans_A else (M, K)
+    if fp8:
+        a, b = _fp8(rng, a_shape, dtype), _fp8(rng, (K, N), dtype)
+    else:
+        a, b = (rng.standard_normal(a_shape).astype(NP[dtype]), rng.standard_normal((K, N)).astype(NP[dtype]))
+    e = tilelang.compile(f, target=target, execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    e(a, b, c)
+    ref = (f64(a).T if trans_A else f64(a)) @ f64(b)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    banks = e.last_bank_conflicts
+    for key in (("B_shared", "read"), ("B_shared", "write")) + ((("A_shared", "write"),) if trans_A else ()):
+        assert banks[key]["passes"] > 0, (key, banks)
+    _no_conflicts(banks)

@@ -620,6 +620,39 @@ TL_DEV void vector_store(T* dst, Ts... xs) {
       *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(lanes);
   }
 }
+/// tl.vector_store of N bytes of 1- or 2-byte lanes gathered from a register array: lane v is src[first + v *
+/// Stride], Stride a whole number of words apart (the same byte or half of every (Stride sizeof(S) / 4)-th
+/// word), as a transposing copy stores a column of its block. Each stored word takes its lanes out of their
+/// source words by byte permutes (v_perm_b32): one a word for 16-bit lanes; for 8-bit lanes two levels, the
+/// first pairing rows for two columns at once (bytes [lo.b, hi.b, lo.b + 1, hi.b + 1], b the even byte: the
+/// same permute for columns 2i and 2i + 1, computed once), the second picking this column's halves. `first`
+/// is a constant once the copy's loops are unrolled.
+template <int N, int Stride, typename T, typename S>
+TL_DEV void vector_store_column(T* dst, const S* src, int first) {
+  constexpr int E = sizeof(S), L = N / E;  // lane bytes, lanes
+  static_assert((E == 1 || E == 2) && (Stride * E) % 4 == 0 && (N == 4 || N == 8 || N == 16), "whole words");
+  const unsigned at = static_cast<unsigned>(first) * E & 3u;  // the lanes' byte within their words
+  unsigned w[L], out[N / 4];
+  for (int v = 0; v < L; ++v)
+    __builtin_memcpy(&w[v], reinterpret_cast<const unsigned char*>(src) + ((first * E) & ~3) + v * Stride * E,
+                     4);
+  if constexpr (E == 2) {
+    const unsigned pick = at ? 0x07060302u : 0x05040100u;  // [lo.half, hi.half]
+    for (int q = 0; q < N / 4; ++q) out[q] = __builtin_amdgcn_perm(w[2 * q + 1], w[2 * q], pick);
+  } else {
+    const unsigned b = at & ~1u, pairs = (5u + b) << 24 | (1u + b) << 16 | (4u + b) << 8 | b;
+    const unsigned pick = at & 1u ? 0x07060302u : 0x05040100u;
+    for (int q = 0; q < N / 4; ++q)
+      out[q] = __builtin_amdgcn_perm(__builtin_amdgcn_perm(w[4 * q + 3], w[4 * q + 2], pairs),
+                                     __builtin_amdgcn_perm(w[4 * q + 1], w[4 * q], pairs), pick);
+  }
+  if constexpr (N == 16)
+    *reinterpret_cast<u32x4*>(dst) = u32x4{out[0], out[1], out[2], out[3]};
+  else if constexpr (N == 8)
+    *reinterpret_cast<u32x2*>(dst) = u32x2{out[0], out[1]};
+  else
+    *reinterpret_cast<unsigned*>(dst) = out[0];
+}
 /// tl.vector_store to an LDS tile: the same stores (the generic path serves both address spaces).
 template <int N, typename T, typename... Ts>
 TL_DEV void vector_store_shared(T* dst, Ts... xs) {

@@ -30,20 +30,33 @@ class CodegenHIPImpl : public CodegenCxxGpu {
       return "tl::cp_async<" + arg(2) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) + ", " + arg(3) +
              ")";
     if (op == "tl.cp_async_commit" || op == "tl.cp_async_wait") return "((void)0)";
-    if (op == "tl.vector_store" && c->args[0]->dtype.bytes() == 1) {
-      // 8-bit lanes that are consecutive registers of one local array (a register-staged prefetch):
-      // one N-byte copy. Sixteen byte-wise reads of the array would put it in scratch memory.
+    if (op == "tl.vector_store" && (c->args[0]->dtype.bytes() == 1 || c->args[0]->dtype.bytes() == 2)) {
+      // Lanes that are registers of one local array at a constant distance from each other, the first's index
+      // in `first` (its var), that distance in `stride` (0 unless all are equally spaced).
       auto* first = As<BufferLoadNode>(c->args[1]);
-      bool run = first && first->indices.size() == 1 && first->buffer->scope == Scope::kLocal;
-      for (size_t i = 2; run && i < c->args.size(); ++i) {
+      int64_t stride = 0;
+      bool strided = first && first->indices.size() == 1 && first->buffer->scope == Scope::kLocal &&
+                     first->buffer->dtype.bytes() == c->args[0]->dtype.bytes() && c->args.size() >= 3;
+      for (size_t i = 2; strided && i < c->args.size(); ++i) {
         auto* l = As<BufferLoadNode>(c->args[i]);
         int64_t d = -1;
-        run = l && l->buffer == first->buffer && l->indices.size() == 1 &&
-              AsConstInt(Simplify(l->indices[0] - first->indices[0]), &d) && d == static_cast<int64_t>(i - 1);
+        strided = l && l->buffer == first->buffer && l->indices.size() == 1 &&
+                  AsConstInt(Simplify(l->indices[0] - first->indices[0]), &d) &&
+                  (i == 2 ? (stride = d) > 0 : d == stride * static_cast<int64_t>(i - 1));
       }
-      if (run)
-        return "tl::vector_copy<" + std::to_string(c->args.size() - 1) + ">(" + Addr(c->args[0]) + ", " +
-               Addr(c->args[1]) + ")";
+      const int eb = c->args[0]->dtype.bytes();
+      const int64_t n = static_cast<int64_t>(c->args.size()) - 1, bytes = n * eb;
+      // 8-bit lanes that are consecutive registers (a register-staged prefetch): one N-byte copy. Sixteen
+      // byte-wise reads of the array would put it in scratch memory.
+      if (strided && eb == 1 && stride == 1)
+        return "tl::vector_copy<" + std::to_string(n) + ">(" + Addr(c->args[0]) + ", " + Addr(c->args[1]) +
+               ")";
+      // Lanes gathered at a stride of whole words (a column of a transposing copy's block): each stored word
+      // built from its source words by byte permutes
+      if (strided && (stride * eb) % 4 == 0 && (bytes == 4 || bytes == 8 || (bytes == 16 && eb == 2)))
+        return "tl::vector_store_column<" + std::to_string(bytes) + ", " + std::to_string(stride) + ">(" +
+               Addr(c->args[0]) + ", " + Name(first->buffer.get(), first->buffer->name) + ", " +
+               E(first->indices[0]) + ")";
     }
     if (op == "tl.fp8_to_fnuz")  // (&operand, bytes, "e4m3" | "e5m2"): in place, include/tl_device/hip/fp8.h
       return "tl::fp8_to_fnuz<" + arg(1) + ", " +

@@ -176,6 +176,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
       std::to_string(wN) + " per wave (" + std::to_string(mt) + "x" + std::to_string(nt) +
       " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
       (a_reg ? "; A in registers, staged through LDS" : "") +
+      (g->trans_A && L.KTransposedTile(g->A.buffer.get())
+           ? "; A's K x M tile stored k contiguous: vector reads"
+           : "") +
+      (!g->trans_B && L.KTransposedTile(g->B.buffer.get())
+           ? "; B's K x N tile stored k contiguous: vector reads"
+           : "") +
       (b_reg ? "; B in registers, staged through LDS" : ""));
   std::vector<Stmt> out;
   Buffer cl = L.MapBuffer(g->C.buffer);
@@ -341,11 +347,14 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   auto hs = [&](const Region& r, const Buffer& staged, bool k_rows, int64_t bytes) {
     return bytes > 16 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
   };
+  // (a K x M A / K x N B tile stored k contiguous, gpu/mfma_lds.cc: vector reads as for an M x K / N x K one)
+  const bool a_kc = !g->trans_A || L.KTransposedTile(g->A.buffer.get());
+  const bool b_kc = g->trans_B || L.KTransposedTile(g->B.buffer.get());
   step.push_back(
-      operand(afrag, i, mt, a, !g->trans_A && !hs(g->A, as, g->trans_A, abytes),
+      operand(afrag, i, mt, a, a_kc && !hs(g->A, as, g->trans_A, abytes),
               g->trans_A ? std::pair<Expr, Expr>{} : swapped_chunk(g->A, ad, as, false, m_of, k_of, abytes)));
   step.push_back(
-      operand(bfrag, j, nt, b, g->trans_B && !hs(g->B, bs, !g->trans_B, bbytes),
+      operand(bfrag, j, nt, b, b_kc && !hs(g->B, bs, !g->trans_B, bbytes),
               g->trans_B ? swapped_chunk(g->B, bd, bs, false, n_of, k_of, bbytes) : std::pair<Expr, Expr>{}));
   if (recode) {  // each lane's operand bytes, OCP -> FNUZ in place
     auto recode = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {

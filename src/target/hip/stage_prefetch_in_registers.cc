@@ -12,7 +12,9 @@
 // the loads are in flight while the MFMAs run. The store goes into stage k + s - 1, which no thread
 // reads in iteration k (every thread passed this iteration's barrier after its last read of it in
 // iteration k - 1), and the next iteration's barrier orders it before that stage is read. A copy
-// whose load is not valid stores zeros, as the cp.async it replaces.
+// whose load is not valid stores zeros, as the cp.async it replaces. A copy already made of register loads
+// and stores (tl.staged_copy: the transposing copy into a k-contiguous MFMA operand tile) is split the same
+// way: its loads stay, its stores move after the compute.
 #include <map>
 
 #include "arith/simplify.h"
@@ -40,8 +42,19 @@ class SplitCopies : public IRMutator {
   SplitCopies(std::map<const CallNode*, Site>* sites, bool load, std::vector<Buffer>* new_regs)
       : sites_(sites), load_(load), new_regs_(new_regs) {}
   bool ok = true;
+  int staged_copies = 0;  // tl.staged_copy sites split
 
  protected:
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    if (n->key != "tl.staged_copy") return IRMutator::VisitAttr(s, n);
+    auto* seq = As<SeqNode>(n->body);  // (loads, stores) into and out of the copy's own registers
+    if (!seq || seq->seq.size() != 2 || !loops_.empty()) {
+      ok = false;
+      return s;
+    }
+    staged_copies += load_;
+    return seq->seq[load_ ? 0 : 1];
+  }
   Stmt VisitFor(const Stmt& s, const ForNode* n) override {
     int64_t ext = 0;
     if (n->for_kind != ForKind::kUnrolled || !AsConstInt(n->extent, &ext)) {
@@ -109,9 +122,12 @@ bool IsCall(const Stmt& s, const char* op) {
   return c && c->op == op;
 }
 
-bool HasCpAsync(const Stmt& s) {
+bool HasCpAsync(const Stmt& s) {  // (or a register-staged copy)
   bool found = false;
-  PostOrderVisitStmt(s, [&](const Stmt& x) { found = found || IsCall(x, "tl.cp_async"); });
+  PostOrderVisitStmt(s, [&](const Stmt& x) {
+    auto* a = As<AttrStmtNode>(x);
+    found = found || IsCall(x, "tl.cp_async") || (a && a->key == "tl.staged_copy");
+  });
   return found;
 }
 
@@ -140,12 +156,14 @@ class Stager : public IRMutator {
     std::vector<Stmt> out, stores;
     std::map<const CallNode*, Site> sites;
     std::vector<Buffer> fresh;
+    int staged_copies = 0;
     for (size_t i = 0; i < seq->seq.size(); ++i) {
       const Stmt& st = seq->seq[i];
       if (i > 0 && i < commit && HasCpAsync(st)) {
         SplitCopies loads(&sites, true, &fresh), store(&sites, false, &fresh);
         Stmt l = loads.VisitStmt(st), w = store.VisitStmt(st);
         if (loads.ok && store.ok) {
+          staged_copies += loads.staged_copies;
           out.push_back(l);
           stores.push_back(w);
           continue;
@@ -157,7 +175,7 @@ class Stager : public IRMutator {
     if (stores.empty()) return IRMutator::VisitFor(s, n);
     out.insert(out.end(), stores.begin(), stores.end());
     regs.insert(regs.end(), fresh.begin(), fresh.end());
-    staged += static_cast<int>(sites.size());
+    staged += static_cast<int>(sites.size()) + staged_copies;
     return For(n->var, n->min, n->extent, n->for_kind, Seq(out, n->body->span), n->annotations, s->span);
   }
 };

@@ -74,6 +74,8 @@ Expr GpuTileLowerer::SharedIndex(const Buffer& b, const std::vector<Expr>& idx) 
     Expr r = Simplify(row), c = Simplify(idx.back());
     if (ctx_.features.swizzle == SharedSwizzle::kNone)  // e.g. simdgroup_load reads plain rows
       off = r * C(shape.back()) + c;
+    else if (auto kt = k_transposed_.find(b.get()); shape.size() == 2 && kt != k_transposed_.end())
+      off = KTransposedOffset(r, c, shape[0], b->dtype.bytes(), kt->second.c);  // gpu/mfma_lds.cc
     else if (k_rows_.count(b.get()))  // MFMA operands (gpu/mfma_lds.cc)
       off = MfmaKRowsOffset(r, c, shape.back(), b->dtype.bytes());
     else if (half_swap_.count(b.get()))

@@ -1,5 +1,6 @@
 // LowerTileOpsGPU, async copies and software pipelining: global->shared copies as 16-byte
 // cp.async chunks; T.Pipelined as prologue, steady state (wait, barrier, prefetch, compute), drain.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -41,9 +42,20 @@ class FoldPrefetchGuard : public IRMutator {
     ok_ = false;
     return s;
   }
+  Stmt VisitAttr(const Stmt& s, const AttrStmtNode* n) override {
+    const bool saved = staged_;
+    staged_ = staged_ || n->key == "tl.staged_copy";
+    Stmt r = IRMutator::VisitAttr(s, n);
+    staged_ = saved;
+    return r;
+  }
   Expr VisitCall(const Expr& e, const CallNode* n) override {
     if (n->op == "tl.bitwise_xor" || n->op == "tl.thread_idx") return e;  // pure, inside indices
-    if (n->op != "tl.cp_async" || n->args.size() != 4) {
+    // a transposing copy (TransposedCopy): its register stores into the stage write what its loads
+    // fetched (zeros past the last iteration, as a cp.async's)
+    if (n->op == "tl.vector_store" && staged_) return e;
+    const bool load = n->op == "tl.vector_load" && staged_ && n->args.size() == 4;
+    if (!load && (n->op != "tl.cp_async" || n->args.size() != 4)) {
       ok_ = false;
       return e;
     }
@@ -63,13 +75,27 @@ class FoldPrefetchGuard : public IRMutator {
   Expr guard_;
   bool check_;
   bool ok_ = true;
+  bool staged_ = false;  // inside a tl.staged_copy
 };
+
+// Whether element `idx` of global tensor g is inside it at both ends (a tile may start before it); the lower
+// bounds that `bm` (the thread and block indices, the copy's loops) proves are left out.
+Expr InsideTensor(const Buffer& g, const std::vector<Expr>& idx, const BoundMap& bm) {
+  Expr ok;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    Expr ge = Simplify(Binary(BinaryOp::kGE, idx[d], C(0)), bm);
+    if (!IsConstInt(ge, 1)) ok = And(ok, ge);
+    ok = And(ok, Lt(idx[d], g->shape[d]));
+  }
+  return ok ? Simplify(ok) : Bool(true);
+}
 
 }  // namespace
 
 Stmt GpuTileLowerer::AsyncCopy(const CopyNode* n) {
   const Buffer& g = n->src.buffer;
   const Buffer& s = n->dst.buffer;
+  if (auto kt = k_transposed_.find(s.get()); kt != k_transposed_.end()) return TransposedCopy(n, kt->second);
   int64_t vec = 16 / g->dtype.bytes();
   auto sd = TileDims(n->src), dd = TileDims(n->dst);
   std::vector<int64_t> ext;
@@ -98,17 +124,9 @@ Stmt GpuTileLowerer::AsyncCopy(const CopyNode* n) {
       gi[sd[d]] = Simplify(gi[sd[d]] + t[d]);
       si[dd[d]] = Simplify(si[dd[d]] + t[d]);
     }
-    // Inside the tensor at both ends (a tile may start before it); the lower bounds that the thread and
-    // block indices prove are left out.
     BoundMap bm = kernel_bounds_;
     bm[itv.get()] = {int64_t(0), iters - 1};
-    Expr ok;
-    for (size_t d = 0; d < gi.size(); ++d) {
-      Expr ge = Simplify(Binary(BinaryOp::kGE, gi[d], C(0)), bm);
-      if (!IsConstInt(ge, 1)) ok = And(ok, ge);
-      ok = And(ok, Lt(gi[d], g->shape[d]));
-    }
-    ok = ok ? Simplify(ok) : Bool(true);
+    Expr ok = InsideTensor(g, gi, bm);
     Stmt st =
         Call0("tl.cp_async", {Load(MapBuffer(s), {SharedIndex(s, si)}), Load(g, gi), C(16), ok}, n->span);
     if (iters * T_ > chunks) st = If(Lt(c, C(chunks)), st, nullptr, n->span);
@@ -116,6 +134,55 @@ Stmt GpuTileLowerer::AsyncCopy(const CopyNode* n) {
                              : For(itv, C(0), C(iters), ForKind::kUnrolled, st, {}, n->span));
   }
   return Seq(out, n->span);
+}
+
+// A copy into a tile stored k contiguous (k_transposed_, gpu/mfma_lds.cc): block b = it * threads + tid of
+// the [K / q, N / c] blocks (k blocks fastest: 16 lanes of 8-byte stores fill a 128-byte row) loads its q
+// rows of c columns from global memory, one c-element load each (zeros outside the tensor), and stores its c
+// columns of q k each, one q-element store, into the transposed tile. Marked tl.staged_copy (loads, then
+// stores, through registers of their own): StagePrefetchInRegisters (HIP) moves the stores of a prefetch
+// after the compute.
+Stmt GpuTileLowerer::TransposedCopy(const CopyNode* n, const KTransposed& kt) {
+  const Buffer& g = n->src.buffer;
+  const Buffer& s = n->dst.buffer;
+  const int64_t K = ConstOr(s->shape[0], n->span, "a shared tile"),
+                N = ConstOr(s->shape[1], n->span, "a shared tile");
+  const int64_t c = kt.c, q = kt.q, kb = K / q, iters = kb * (N / c) / T_;
+  auto sd = TileDims(n->src);
+  std::vector<Expr> gmin;
+  for (auto& r : n->src.ranges) gmin.push_back(VisitExpr(r.min));
+  Buffer regs = Scratch("transpose_regs", s->dtype, iters * q * c, Scope::kLocal);
+  Var itv = MakeVar("it"), r = MakeVar("r"), j = MakeVar("j");
+  Expr blk = Expr(itv) * C(T_) + tx_;
+  Expr k0 = Simplify(Mod(blk, kb) * C(q)), n0 = Simplify(Div(blk, kb) * C(c));
+  BoundMap bm = kernel_bounds_;
+  bm[itv.get()] = {int64_t(0), iters - 1};
+  bm[r.get()] = {int64_t(0), q - 1};
+  std::vector<Expr> gi = gmin;
+  gi[sd[0]] = Simplify(gi[sd[0]] + k0 + Expr(r));
+  gi[sd[1]] = Simplify(gi[sd[1]] + n0);
+  Expr ok = InsideTensor(g, gi, bm);
+  Stmt load =
+      Call0("tl.vector_load",
+            {Load(regs, {Simplify((Expr(itv) * C(q) + Expr(r)) * C(c))}), Load(g, gi), C(c), ok}, n->span);
+  std::vector<Expr> args{Load(MapBuffer(s), {SharedIndex(s, std::vector<Expr>{k0, Simplify(n0 + Expr(j))})})};
+  for (int64_t v = 0; v < q; ++v)
+    args.push_back(Load(regs, {Simplify((Expr(itv) * C(q) + C(v)) * C(c) + Expr(j))}));
+  Stmt store = Call0("tl.vector_store", args, n->span);
+  auto loop = [&](const Var& v, int64_t ext, Stmt b) {
+    return For(v, C(0), C(ext), ForKind::kUnrolled, b, {}, n->span);
+  };
+  Stmt loads = loop(itv, iters, loop(r, q, load)), stores = loop(itv, iters, loop(j, c, store));
+  // (this replaces what the legalization said of the copy: it did not know the tile's layout)
+  const std::string head = Loc(n->span) + ": T.copy " + g->name + " -> " + s->name + ": ";
+  auto& ch = ctx_.info->choices;
+  ch.erase(std::remove_if(ch.begin(), ch.end(), [&](const std::string& x) { return x.rfind(head, 0) == 0; }),
+           ch.end());
+  ch.push_back(head + "into a tile stored k contiguous ([" + std::to_string(N) + ", " + std::to_string(K) +
+               "], for the MFMA's vector reads), " + std::to_string(q) + " x " + std::to_string(c) +
+               " blocks: " + std::to_string(c * g->dtype.bytes()) + "-byte loads, transposed in registers, " +
+               std::to_string(q * g->dtype.bytes()) + "-byte LDS stores");
+  return AttrStmt(nullptr, "tl.staged_copy", Int(1), Seq({loads, stores}, n->span), n->span);
 }
 
 Stmt GpuTileLowerer::LowerPipelined(const ForNode* n) {

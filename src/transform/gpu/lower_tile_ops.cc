@@ -96,6 +96,9 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     half_swap_.erase(u.first);
     k_rows_.erase(u.first);
   }
+  k_transposed_.clear();
+  if (ctx_.features.matrix == MatrixUnit::kMfma) ScanMfmaKTransposedTiles(kbody);  // gpu/mfma_lds.cc
+  for (auto& [b, kt] : k_transposed_) k_rows_.erase(b);
   ws_done_ = false;
   multicast_used_ = false;
   ws_reg_alloc_ = true;

@@ -129,6 +129,20 @@ class GpuTileLowerer : public IRMutator {
 
   // ---- copies --------------------------------------------------------------------------------
   Stmt AsyncCopy(const CopyNode* n);
+  // MFMA targets: an operand tile an MFMA reads down its columns (a K x N B, a K x M A) whose every write is
+  // a chunked copy from global memory is stored transposed, k contiguous (SwizzledOffset of [N, K]), so that
+  // a lane's k values are one vector read. Its copies move blocks of q k-rows x c columns: q c-element global
+  // loads into registers, then c q-element LDS stores (TransposedCopy, gpu/lower_copy_pipeline.cc).
+  struct KTransposed {
+    int64_t c = 0, q = 0;
+  };
+  std::map<const BufferNode*, KTransposed> k_transposed_;
+  void ScanMfmaKTransposedTiles(const Stmt& body);  // gpu/mfma_lds.cc
+  Stmt TransposedCopy(const CopyNode* n, const KTransposed& kt);
+  /// The physical offset of (k, n) in such a tile of K rows (gpu/mfma_lds.cc).
+  static Expr KTransposedOffset(const Expr& k, const Expr& n, int64_t K, int elem_bytes, int64_t c);
+  /// Whether shared tile b (as the program names it) is stored k contiguous (k_transposed_).
+  bool KTransposedTile(const BufferNode* b) const { return k_transposed_.count(b) > 0; }
 
   // ---- T.Pipelined -------------------------------------------------------------------------
   Stmt LowerPipelined(const ForNode* n);
