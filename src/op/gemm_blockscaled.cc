@@ -22,7 +22,7 @@ Expr TileK(const Region& r, bool k_first, bool packed = false) {
 Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
   const Region& sf = is_b ? SFB : SFA;
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, PackedFp4());
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, is_b ? PackedB() : PackedA());
   int64_t kt = 0, cols = 0;
   const bool local =
       AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) && cols * g == kt;
@@ -44,7 +44,7 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
   }
   // words of 4 groups; tile-local when the tile's words cover its K, else counted from k_start
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, PackedFp4());
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, is_b ? PackedB() : PackedA());
   int64_t kt = 0, cols = 0, rows = 0;
   AsConstInt(Simplify(K), &kt);
   AsConstInt(Simplify(sf.ranges[c].extent), &cols);
@@ -115,28 +115,39 @@ void GemmBlockScaledNode::Check() const {
            t.is_mx_float();
   };
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  if (PackedFp4()) {  // uint8 [M, K / 2] and [N, K / 2] (transpose_B) tiles of e2m1 codes two a byte
+  if (PackedA() || PackedB()) {  // uint8 [M, K / 2] / [N, K / 2] (transpose_B) tiles of e2m1 codes two a byte
     if (ct != DataType::Float(32)) bad("takes a float32 accumulator; got C " + ct.str());
-    if (trans_A || !trans_B)
-      bad("packed fp4 (uint8) tiles are K-major: A [M, K / 2] and B [N, K / 2] with transpose_B=True");
+    if ((PackedA() && trans_A) || (PackedB() && !trans_B))
+      bad("packed fp4 (uint8) tiles are K-major: A [M, K / 2], B [N, K / 2] with transpose_B=True");
+    if (!PackedA() && !mx(at))
+      bad("A must be an MX float tile (or uint8 fp4 codes two a byte); got " + at.str());
+    if (!PackedB() && !mx(bt))
+      bad("B must be an MX float tile (or uint8 fp4 codes two a byte); got " + bt.str());
     auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges), cm = NonUnit(C.ranges);
     if (am.size() != 2 || bm.size() != 2 || cm.size() != 2) bad("A, B and C must be 2-d tiles");
-    if (DimsDiffer(am[1], bm[1]))
-      bad("A and B disagree on K: " + PrintExpr(am[1]) + " and " + PrintExpr(bm[1]) + " bytes");
-    if (DimsDiffer(cm[0], am[0]) || DimsDiffer(cm[1], bm[0]))
-      bad("C is [" + PrintExpr(cm[0]) + ", " + PrintExpr(cm[1]) + "] but A x B is [" + PrintExpr(am[0]) +
-          ", " + PrintExpr(bm[0]) + "]");
+    // [rows, K] of each operand, K in values
+    auto twice = [](const Expr& e) { return Simplify(Binary(BinaryOp::kMul, e, Int(2))); };
+    const Expr Ma = trans_A ? am[1] : am[0], Nb = trans_B ? bm[0] : bm[1];
+    Expr Ka = trans_A ? am[0] : am[1], Kb = trans_B ? bm[1] : bm[0];
+    if (PackedA()) Ka = twice(Ka);
+    if (PackedB()) Kb = twice(Kb);
+    if (DimsDiffer(Ka, Kb))
+      bad("A and B disagree on K: " + PrintExpr(Ka) + " and " + PrintExpr(Kb) + " values");
+    if (DimsDiffer(cm[0], Ma) || DimsDiffer(cm[1], Nb))
+      bad("C is [" + PrintExpr(cm[0]) + ", " + PrintExpr(cm[1]) + "] but A x B is [" + PrintExpr(Ma) + ", " +
+          PrintExpr(Nb) + "]");
   } else if (!mx(at) || !mx(bt) || ct != DataType::Float(32))
     bad("takes float8_e4m3fn / float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn A and B (MXFP8 / "
         "MXFP6 / MXFP4, any mix; or uint8 A and B holding e2m1 codes two a byte) with a float32 accumulator; "
         "got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
-  if (!PackedFp4()) GemmNode::Check();  // shapes, scopes
+  if (!PackedA() && !PackedB()) GemmNode::Check();  // shapes, scopes
   if (k_start->dtype != DataType::Int(32) && k_start->dtype != DataType::Int(64))
     bad("k_start must be an integer (the tile's first K index)");
   const std::string nv = chunk_kmajor ? "sf_layout='blockscaled_chunk_kmajor'" : "uint32 scale words";
   if (Nvf4Words() && !PackedFp4() &&
-      (at.code() != DataType::Code::kFloat4E2M1 || bt.code() != DataType::Code::kFloat4E2M1))
+      ((!PackedA() && at.code() != DataType::Code::kFloat4E2M1) ||
+       (!PackedB() && bt.code() != DataType::Code::kFloat4E2M1)))
     bad(nv +
         " is NVFP4: float4_e2m1fn A and B (or uint8 tiles of their codes two a byte) with UE4M3 scales; got "
         "A " +

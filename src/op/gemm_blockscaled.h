@@ -44,12 +44,13 @@ struct GemmBlockScaledNode : GemmNode {
     return chunk_kmajor ||
            (SFA.buffer->dtype == DataType::UInt(32) && SFB.buffer->dtype == DataType::UInt(32));
   }
-  /// fp4 (e2m1) operands stored two a byte: A and B uint8 tiles [rows, K / 2] (the low nibble first), as
-  /// PackFp4Tiles makes fp4 tiles on sm_120a (NVFP4) and gfx950 (MXFP4), or a program writes them; K is twice
-  /// their last extent.
-  bool PackedFp4() const {
-    return A.buffer->dtype == DataType::UInt(8) && B.buffer->dtype == DataType::UInt(8);
-  }
+  /// An fp4 (e2m1) operand stored two a byte: a uint8 tile [rows, K / 2] (the low nibble first, K-major), as
+  /// PackFp4Tiles makes fp4 tiles on sm_120a (NVFP4: both operands) and gfx950 (MXFP4: either), or a program
+  /// writes them; K is twice its last extent.
+  bool PackedA() const { return A.buffer->dtype == DataType::UInt(8); }
+  bool PackedB() const { return B.buffer->dtype == DataType::UInt(8); }
+  /// Both operands so.
+  bool PackedFp4() const { return PackedA() && PackedB(); }
   /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k` (row-major uint8 scales).
   Expr ScaleColumn(bool is_b, const Expr& k) const;
   /// Where the scale of row `row` (A's M / B's N, tile-local) and tile-local K index `k` is: the indices of

@@ -125,23 +125,26 @@ def test_mxfp4_on_gfx950(at, bt, tiles, mfma, widths):
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
 
 
-def mxfp4_nt_gemm(M, N, K, bm, bn, bk, threads=256, stages=2, tile_dtype="float4_e2m1fn"):
+def mxfp4_nt_gemm(M, N, K, bm, bn, bk, threads=256, stages=2, tile_dtype="float4_e2m1fn", b_dtype=None):
     """MXFP4 with B stored N x K (transpose_B): both operands K-major, the form gfx950 stores two values a byte.
-    tile_dtype="uint8" writes that form by hand: uint8 tensors and tiles [rows, K / 2] of codes two a byte."""
-    kb = 2 if tile_dtype == "uint8" else 1  # values a stored element
+    tile_dtype="uint8" writes that form by hand: uint8 tensors and tiles [rows, K / 2] of codes two a byte. B
+    takes b_dtype when given (an fp8 B: W4A8)."""
+    b_dtype = b_dtype or tile_dtype
+    ka = 2 if tile_dtype == "uint8" else 1  # values a stored element
+    kb = 2 if b_dtype == "uint8" else 1
 
     @T.prim_func
-    def main(A: T.Tensor((M, K // kb), tile_dtype), B: T.Tensor((N, K // kb), tile_dtype),
+    def main(A: T.Tensor((M, K // ka), tile_dtype), B: T.Tensor((N, K // kb), b_dtype),
              SA: T.Tensor((M, K // 32), "uint8"), SB: T.Tensor((N, K // 32), "uint8"), C: T.Tensor((M, N), "float32")):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
-            A_s = T.alloc_shared((bm, bk // kb), tile_dtype)
-            B_s = T.alloc_shared((bn, bk // kb), tile_dtype)
+            A_s = T.alloc_shared((bm, bk // ka), tile_dtype)
+            B_s = T.alloc_shared((bn, bk // kb), b_dtype)
             SA_s = T.alloc_shared((bm, bk // 32), "uint8")
             SB_s = T.alloc_shared((bn, bk // 32), "uint8")
             C_l = T.alloc_fragment((bm, bn), "float32")
             T.clear(C_l)
             for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
-                T.copy(A[by * bm, ko * (bk // kb)], A_s)
+                T.copy(A[by * bm, ko * (bk // ka)], A_s)
                 T.copy(B[bx * bn, ko * (bk // kb)], B_s)
                 T.copy(SA[by * bm, ko * (bk // 32)], SA_s)
                 T.copy(SB[bx * bn, ko * (bk // 32)], SB_s)
@@ -206,6 +209,48 @@ def test_mxfp4_on_gfx950_is_stored_two_values_a_byte(M, N, K, tiles, threads):
     np.testing.assert_allclose(c, ref, **tol)
 
 
+@pytest.mark.parametrize("bt", ["float8_e4m3fn", "float8_e5m2"])
+def test_w4a8_on_gfx950_stores_the_fp4_operand_two_values_a_byte(bt):
+    """fp4 A (MXFP4 weights) x fp8 B (MXFP8 activations), both K-major: on gfx950 each operand is packed on its
+    own, so A's tensor and tile are stored two values a byte and read as stored (no repacking), B stays fp8; the
+    emulator and the CPU target match NumPy at ragged sizes, with A passed packed or one a byte."""
+    rng = _rng()
+    M, N, K = 200, 136, 320
+    f = mxfp4_nt_gemm(M, N, K, 128, 128, 128, b_dtype=bt)
+    k = tilelang.compile(f, target=GFX950)
+    for name, what in (("A", "tensor"), ("A_s", "tile")):
+        assert any(f"{what} '{name}' is stored two values a byte" in ch for ch in k.choices), k.choices
+    assert not any("'B" in ch and "two values a byte" in ch for ch in k.choices), k.choices
+    assert any("fp4 A stored two values a byte, read as stored" in ch for ch in k.choices), k.choices
+    asm = k.get_assembly()
+    lines = [ln.strip() for ln in asm.splitlines() if "v_mfma_scale" in ln]
+    fmt = "1" if bt == "float8_e5m2" else None  # (the MFMA computes B^T A^T: cbsz is B's format, blgp A's)
+    assert lines and all(ln.endswith("blgp:4") and (f"cbsz:{fmt}" in ln if fmt else "cbsz" not in ln)
+                         for ln in lines), lines[:3]
+    for ln in lines:
+        regs = re.findall(r"v\[(\d+):(\d+)\]", ln)[1:3]
+        assert tuple(int(b) - int(a) + 1 for a, b in regs) == (8, 4), ln  # B's fp8 in 8 VGPRs, A's fp4 in 4
+    assert "v_bfi_b32" not in asm
+    res = k.get_resource_usage()
+    assert res["scratch_bytes"] == 0 and res["spill_stores"] == 0, res
+    values = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+    ca = rng.integers(0, 16, (M, K)).astype(np.uint8)
+    b = (rng.standard_normal((N, K)) * 3).astype(NP[bt])
+    sa = rng.integers(118, 137, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(118, 137, (N, K // 32)).astype(np.uint8)
+    ref = (values[ca] * np.repeat(2.0 ** (sa - 127.0), 32, axis=1)) @ \
+        (b.astype(np.float64) * np.repeat(2.0 ** (sb - 127.0), 32, axis=1)).T
+    tol = dict(rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    ke = tilelang.compile(f, target=GFX950, execution_backend="emulator")
+    for a in (_packed(ca), ca.view(ml_dtypes.float4_e2m1fn)):
+        c = np.full((M, N), np.nan, np.float32)
+        ke(a, b, sa, sb, c)
+        np.testing.assert_allclose(c, ref, **tol)
+    c = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(f, target="cpu")(_packed(ca), b, sa, sb, c)
+    np.testing.assert_allclose(c, ref, **tol)
+
+
 def test_mxfp4_tiles_written_two_a_byte_by_the_program():
     """A program may hold the codes two a byte itself (uint8 tensors and tiles [rows, K / 2]): gfx950 reads them
     as stored, the CPU target decodes each nibble (the low one first), both match NumPy; a packed operand must be
@@ -221,6 +266,27 @@ def test_mxfp4_tiles_written_two_a_byte_by_the_program():
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max(), err_msg=target)
     asm = tilelang.compile(f, target=GFX950).get_assembly()
     assert "v_mfma_scale_f32_32x32x64_f8f6f4" in asm and "v_bfi_b32" not in asm
+
+    @T.prim_func
+    def half_packed(A: T.Tensor((64, 64), "uint8"), B: T.Tensor((64, 128), "float4_e2m1fn"),
+                    SA: T.Tensor((64, 2), "uint32"), SB: T.Tensor((64, 2), "uint32"), C: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128):
+            A_s = T.alloc_shared((64, 64), "uint8")
+            B_s = T.alloc_shared((64, 128), "float4_e2m1fn")
+            SA_s = T.alloc_shared((64, 2), "uint32")
+            SB_s = T.alloc_shared((64, 2), "uint32")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(SA, SA_s)
+            T.copy(SB, SB_s)
+            T.mma_gemm_blockscaled(A_s, B_s, C_l, SA_s, SB_s, transpose_B=True, clear_accum=True, k_start=0,
+                                   sf_a_granularity_k=16, sf_b_granularity_k=16)
+            T.copy(C_l, C)
+
+    # sm_120a's NVFP4 kernel reads both operands packed or neither (gfx950 packs each on its own)
+    with pytest.raises(TileLangUnsupportedError, match=r"both operands as uint8 fp4 codes two a byte or neither"):
+        tilelang.compile(half_packed, target=SM120A)
 
     with pytest.raises(TileLangTypeError, match=r"packed fp4 \(uint8\) tiles are K-major"):
         @T.prim_func

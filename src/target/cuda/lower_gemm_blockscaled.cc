@@ -64,6 +64,12 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
                       sp);
   const Fragment& CF = L.Layout(g->C.buffer.get());
   const int64_t M = CF.params[0], N = CF.params[1], wm = CF.params[2], wn = CF.params[3];
+  if (g->PackedA() != g->PackedB())
+    throw UserError(ErrorKind::kUnsupported,
+                    "T.mma_gemm_blockscaled on sm_120a takes both operands as uint8 fp4 codes two a byte or "
+                    "neither; got A " +
+                        g->A.buffer->dtype.str() + ", B " + g->B.buffer->dtype.str(),
+                    sp);
   GemmTiles gt = GemmTilesOf(g, sp);
   const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA; K-major by Check)
   const int64_t K = packed ? 2 * gt.K : gt.K, KS = mxf8 ? 32 : 64;

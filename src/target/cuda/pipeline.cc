@@ -12,7 +12,7 @@ namespace tl {
 
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
   if (!ctx.features.block_scale_mma_sync) return f;
-  return PackFp4Tiles(f, ctx, {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, "NVFP4"});
+  return PackFp4Tiles(f, ctx, {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, true, "NVFP4"});
 }
 
 PassContext CudaPassContext(const Target& t, const PassConfig& pc) {

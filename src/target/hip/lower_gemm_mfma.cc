@@ -49,11 +49,21 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // T.mma_gemm_blockscaled: the f8f6f4 MFMAs with their scale operands (v_mfma_scale_f32_*_f8f6f4), one E8M0
   // scale a lane for its 32-value block (src/op/gemm_blockscaled.h).
   const auto* bsg = As<GemmBlockScaledNode>(static_cast<const StmtNode*>(g));
-  // uint8 tiles of e2m1 codes two a byte (PackFp4TilesHIP; K-major by the op's Check): a lane's 32 values are
-  // 16 bytes of a row, the MFMA's own register format; K counts values, twice the tiles' bytes
-  const bool packed4 = bsg && bsg->PackedFp4();
-  if (packed4) at = bt = DataType(DataType::Code::kFloat4E2M1, 4);
-  const int64_t sdiv = packed4 ? 2 : 1;  // values a stored element
+  // uint8 tiles of e2m1 codes two a byte (PackFp4TilesHIP; K-major by the op's Check), either operand: a
+  // lane's 32 values are 16 bytes of a row, the MFMA's own register format; K counts values, twice such a
+  // tile's bytes
+  const bool pa = bsg && bsg->PackedA(), pb = bsg && bsg->PackedB();
+  if (pa) at = DataType(DataType::Code::kFloat4E2M1, 4);
+  if (pb) bt = DataType(DataType::Code::kFloat4E2M1, 4);
+  const int64_t sa = pa ? 2 : 1, sb = pb ? 2 : 1;  // values a stored element
+  // GemmTilesOf, K in values (the op's Check proved A's and B's agree)
+  auto tiles_of = [&] {
+    if (!pa && !pb) return GemmTilesOf(g, sp);
+    GemmTiles t{TileDims(g->A), TileDims(g->B), 0};
+    t.K = ConstOr(g->trans_A ? g->A.ranges[t.ad[0]].extent : g->A.ranges[t.ad[1]].extent, sp, "the gemm K") *
+          sa;
+    return t;
+  };
   // 8-bit floats, and CDNA4's fp4 / fp6 (float4_e2m1fn, float6_*: only in the f8f6f4 family; "fp8" below
   // means any of them)
   auto is_fp8 = [](DataType t) {
@@ -69,7 +79,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // 32x32x16), kv = 8. CDNA4's f8f6f4 family takes 32 k a lane (16x16x128 / 32x32x64, twice the fp8 rate of
   // those): 8-bit floats use it whenever K is a multiple of its depth.
   const int64_t G = 64 / R;
-  const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K * sdiv % (32 * G) == 0;
+  const bool f8f6f4 = fp8 && ocp && tiles_of().K % (32 * G) == 0;
   if (bsg && !ocp)
     throw UserError(
         ErrorKind::kUnsupported,
@@ -86,10 +96,10 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
         sp);
   if (bsg && !f8f6f4)
     throw UserError(ErrorKind::kLayout,
-                    "T.mma_gemm_blockscaled on gfx950: the K tile (" +
-                        std::to_string(GemmTilesOf(g, sp).K * sdiv) + ") must be a multiple of " +
-                        std::to_string(32 * G) + ", the depth of the scaled MFMA " + std::to_string(R) + "x" +
-                        std::to_string(R) + "x" + std::to_string(32 * G),
+                    "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(tiles_of().K) +
+                        ") must be a multiple of " + std::to_string(32 * G) +
+                        ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
+                        "x" + std::to_string(32 * G),
                     sp);
   // (fp4 / fp6 reach here only through T.mma_gemm_blockscaled, whose shape and target checks are just above)
   TL_ICHECK(!fp4 || f8f6f4, "T.gemm on MFMA: fp4 / fp6 operands outside the f8f6f4 shapes");
@@ -134,9 +144,9 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   };
   const bool recode = fp8 && !ocp;
   const std::string abname = fp8 ? f8name(at) + "_" + f8name(bt) : f16 ? "f16" : "bf16";
-  GemmTiles gt = GemmTilesOf(g, sp);
+  GemmTiles gt = tiles_of();
   auto ad = gt.ad, bd = gt.bd;
-  const int64_t K = gt.K * sdiv;
+  const int64_t K = gt.K;
   if (K % kmfma)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm on HIP needs K to be a multiple of " + std::to_string(kmfma) + " (MFMA " + shape +
@@ -166,11 +176,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
       (f8f6f4 ? "_f8f6f4 (" + f8name(bt) + " x " + f8name(at) + ")"
        : fp8  ? "_" + fp8_iname(bt) + "_" + fp8_iname(at)
               : iname) +
-      (recode    ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
-       : packed4 ? " (fp4 operands stored two values a byte, read as stored)"
-       : fp4     ? " (fp4 / fp6 operands packed in registers: two values a byte / a 6-bit stream)"
-       : fp8     ? " (OCP E4M3 / E5M2 operands read as stored)"
-                 : "") +
+      (recode     ? " (OCP operands re-encoded to FNUZ, accumulator scaled by 1/4)"
+       : pa && pb ? " (fp4 operands stored two values a byte, read as stored)"
+       : pa || pb ? std::string(" (fp4 ") + (pa ? "A" : "B") + " stored two values a byte, read as stored)"
+       : fp4      ? " (fp4 / fp6 operands packed in registers: two values a byte / a 6-bit stream)"
+       : fp8      ? " (OCP E4M3 / E5M2 operands read as stored)"
+                  : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
       ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
       std::to_string(wN) + " per wave (" + std::to_string(mt) + "x" + std::to_string(nt) +
@@ -280,24 +291,25 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // k = 8g .. 8g+7: its first four to MFMA 0, the next four to MFMA 1. A row-major A (and an
   // N x K B) is then read as one 16-byte chunk per lane, and 8 lanes of a 16-byte LDS pass read
   // 8 rows of one chunk column: distinct bank groups under the XOR swizzle.
-  // Packed fp4 tiles: a lane's per_s / kv_s stored bytes (k_of counts bytes there); its fragment keeps the
+  // A packed fp4 tile: a lane's per / 2 stored bytes (its k_of counts bytes); its fragment keeps the
   // one-a-byte form's slots (kv bytes an MFMA, the packed 16 first: what tl.fp4_pack leaves).
-  const int64_t kstep = kmfma * pack, per = kv * pack, per_s = per / sdiv, kv_s = kv / sdiv;
-  Buffer afrag = L.Scratch("A_frag", packed4 ? DataType::UInt(8) : at, mt * per, Scope::kLocal);
-  Buffer bfrag = L.Scratch("B_frag", packed4 ? DataType::UInt(8) : bt, nt * per, Scope::kLocal);
+  const int64_t kstep = kmfma * pack, per = kv * pack;
+  Buffer afrag = L.Scratch("A_frag", pa ? DataType::UInt(8) : at, mt * per, Scope::kLocal);
+  Buffer bfrag = L.Scratch("B_frag", pb ? DataType::UInt(8) : bt, nt * per, Scope::kLocal);
   Var kk = MakeVar("kk"), i = MakeVar("i"), j = MakeVar("j"), v = MakeVar("v"), h = MakeVar("h");
-  Expr k_of = Expr(kk) * C(kstep / sdiv) + Div(lane, R) * C(per_s) + Expr(v);
+  auto k_in = [&](int64_t s) { return Expr(kk) * C(kstep / s) + Div(lane, R) * C(per / s) + Expr(v); };
+  Expr k_of = k_in(1), ka_of = k_in(sa), kb_of = k_in(sb);
   Expr m_of = wmi * C(wM) + Expr(i) * C(R) + Mod(lane, R);
   Expr n_of = wnj * C(wN) + Expr(j) * C(R) + Mod(lane, R);
-  Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, k_of);
-  Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, k_of) : at_tile(g->B, bd, bs, k_of, n_of);
+  Expr a = g->trans_A ? at_tile(g->A, ad, as, k_of, m_of) : at_tile(g->A, ad, as, m_of, ka_of);
+  Expr b = g->trans_B ? at_tile(g->B, bd, bs, n_of, kb_of) : at_tile(g->B, bd, bs, k_of, n_of);
   // A lane's `per` k values of A (stored M x K) or B (stored N x K) are consecutive in the LDS tile
   // (the swizzle moves whole 16-byte chunks): one 8- or 16-byte LDS read; otherwise element by element.
   auto operand = [&](const Buffer& frag, const Var& t, int64_t tiles, const Expr& x, bool contiguous,
-                     const std::pair<Expr, Expr>& swapped) {
+                     const std::pair<Expr, Expr>& swapped, bool packed) {
     Stmt body;
-    const int64_t bytes = per * frag->dtype.bytes();
-    if (packed4) {  // each MFMA's 32 values: 16 consecutive bytes of the row, into the first half of its slot
+    const int64_t bytes = per * frag->dtype.bytes(), kv_s = kv / 2;
+    if (packed) {  // each MFMA's 32 values: 16 consecutive bytes of the row, into the first half of its slot
       std::vector<Stmt> chunks;
       for (int64_t h = 0; h < pack; ++h)
         chunks.push_back(Call0("tl.vector_load",
@@ -342,7 +354,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     return For(t, C(0), C(tiles), ForKind::kUnrolled, body, {}, sp);
   };
   std::vector<Stmt> step;
-  const int64_t abytes = per_s * at.bytes(), bbytes = per_s * bt.bytes();
+  const int64_t abytes = per / sa * at.bytes(), bbytes = per / sb * bt.bytes();
   // (a 32- or 64-byte read is whole chunks, except from a half-swapped staged tile: element by element there)
   auto hs = [&](const Region& r, const Buffer& staged, bool k_rows, int64_t bytes) {
     return bytes > 16 && staged && half_swapped(L.Layout(r.buffer.get()), r.buffer->dtype.bytes(), k_rows);
@@ -350,12 +362,12 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // (a K x M A / K x N B tile stored k contiguous, gpu/mfma_lds.cc: vector reads as for an M x K / N x K one)
   const bool a_kc = !g->trans_A || L.KTransposedTile(g->A.buffer.get());
   const bool b_kc = g->trans_B || L.KTransposedTile(g->B.buffer.get());
-  step.push_back(
-      operand(afrag, i, mt, a, a_kc && !hs(g->A, as, g->trans_A, abytes),
-              g->trans_A ? std::pair<Expr, Expr>{} : swapped_chunk(g->A, ad, as, false, m_of, k_of, abytes)));
-  step.push_back(
-      operand(bfrag, j, nt, b, b_kc && !hs(g->B, bs, !g->trans_B, bbytes),
-              g->trans_B ? swapped_chunk(g->B, bd, bs, false, n_of, k_of, bbytes) : std::pair<Expr, Expr>{}));
+  step.push_back(operand(
+      afrag, i, mt, a, a_kc && !hs(g->A, as, g->trans_A, abytes),
+      g->trans_A ? std::pair<Expr, Expr>{} : swapped_chunk(g->A, ad, as, false, m_of, k_of, abytes), pa));
+  step.push_back(operand(
+      bfrag, j, nt, b, b_kc && !hs(g->B, bs, !g->trans_B, bbytes),
+      g->trans_B ? swapped_chunk(g->B, bd, bs, false, n_of, k_of, bbytes) : std::pair<Expr, Expr>{}, pb));
   if (recode) {  // each lane's operand bytes, OCP -> FNUZ in place
     auto recode = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
       return For(t, C(0), C(tiles), ForKind::kUnrolled,
@@ -368,11 +380,13 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
     step.push_back(recode(afrag, i, mt, at));
     step.push_back(recode(bfrag, j, nt, bt));
   }
-  // fp4 operands: each loaded 32-value chunk packed in place, two values a byte (the instruction's register
-  // format), once per fragment rather than once per MFMA; interleaved (cheaper) when both operands are fp4
-  const bool both4 = at.code() == DataType::Code::kFloat4E2M1 && bt.code() == DataType::Code::kFloat4E2M1;
-  auto pack4 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {
-    if (dt.code() != DataType::Code::kFloat4E2M1 || packed4) return;
+  // fp4 operands one a byte: each loaded 32-value chunk packed in place, two values a byte (the instruction's
+  // register format), once per fragment rather than once per MFMA; interleaved (cheaper) when both operands
+  // are fp4 packed so (a tile stored packed holds them in order)
+  const bool both4 =
+      at.code() == DataType::Code::kFloat4E2M1 && bt.code() == DataType::Code::kFloat4E2M1 && !pa && !pb;
+  auto pack4 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt, bool packed) {
+    if (dt.code() != DataType::Code::kFloat4E2M1 || packed) return;
     Var hh = MakeVar("hh");
     step.push_back(For(t, C(0), C(tiles), ForKind::kUnrolled,
                        For(hh, C(0), C(pack), ForKind::kUnrolled,
@@ -383,8 +397,8 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
                            {}, sp),
                        {}, sp));
   };
-  pack4(afrag, i, mt, at);
-  pack4(bfrag, j, nt, bt);
+  pack4(afrag, i, mt, at, pa);
+  pack4(bfrag, j, nt, bt, pb);
   // fp6 operands: each 32-value chunk packed in place into 24 bytes (6 VGPRs), a contiguous 6-bit stream,
   // value v at bits 6v .. 6v + 5 (tl.fp6_pack; docs/hip.md says where this order comes from)
   auto pack6 = [&](const Buffer& frag, const Var& t, int64_t tiles, DataType dt) {

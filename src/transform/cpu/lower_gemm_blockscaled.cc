@@ -25,9 +25,9 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   Expr M = n->C.ranges[cd[0]].extent, N = n->C.ranges[cd[1]].extent;
   Expr K = n->trans_A ? n->A.ranges[ad[0]].extent : n->A.ranges[ad[1]].extent;
   const DataType f32 = DataType::Float(32);
-  // uint8 tiles of e2m1 codes two a byte (PackedFp4; K-major by the op's Check): K counts values
-  const bool packed = n->PackedFp4();
-  if (packed) K = Binary(BinaryOp::kMul, K, Int(2));
+  // uint8 tiles of e2m1 codes two a byte (PackedA / PackedB; K-major by the op's Check): K counts values
+  const bool pa = n->PackedA(), pb = n->PackedB();
+  if (pa) K = Binary(BinaryOp::kMul, K, Int(2));
   // e2m1 code c (the low 4 bits): sign bit 3, exponent bits 2..1 (bias 1), mantissa bit 0; exponent 0 is
   // subnormal (m / 2), else (2 + m) 2^(e - 2)
   auto e2m1 = [&](const Expr& byte, const Expr& k) {
@@ -71,15 +71,13 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   out.push_back(L.Nest({M, N}, n->span, [&](const std::vector<Expr>& t) {
     Var k = MakeVar("k");
     std::vector<Expr> ci = L.At(n->C, cd, t);
-    Expr a, b;
-    if (packed) {  // A [M, K / 2], B [N, K / 2]
-      Expr kb = Binary(BinaryOp::kFloorDiv, k, Int(2));
-      a = e2m1(Load(n->A.buffer, L.At(n->A, ad, {t[0], kb})), k);
-      b = e2m1(Load(n->B.buffer, L.At(n->B, bd, {t[1], kb})), k);
-    } else {
-      a = Cast(f32, Load(n->A.buffer, n->trans_A ? L.At(n->A, ad, {k, t[0]}) : L.At(n->A, ad, {t[0], k})));
-      b = Cast(f32, Load(n->B.buffer, n->trans_B ? L.At(n->B, bd, {t[1], k}) : L.At(n->B, bd, {k, t[1]})));
-    }
+    Expr kb = Binary(BinaryOp::kFloorDiv, k, Int(2));  // a packed tile's byte: A [M, K / 2], B [N, K / 2]
+    Expr a =
+        pa ? e2m1(Load(n->A.buffer, L.At(n->A, ad, {t[0], kb})), k)
+           : Cast(f32, Load(n->A.buffer, n->trans_A ? L.At(n->A, ad, {k, t[0]}) : L.At(n->A, ad, {t[0], k})));
+    Expr b =
+        pb ? e2m1(Load(n->B.buffer, L.At(n->B, bd, {t[1], kb})), k)
+           : Cast(f32, Load(n->B.buffer, n->trans_B ? L.At(n->B, bd, {t[1], k}) : L.At(n->B, bd, {k, t[1]})));
     Expr prod = Binary(BinaryOp::kMul, Binary(BinaryOp::kMul, a, scale(n->SFA, false, t[0], k)),
                        Binary(BinaryOp::kMul, b, scale(n->SFB, true, t[1], k)));
     Stmt acc = Store(n->C.buffer, Binary(BinaryOp::kAdd, Load(n->C.buffer, ci), prod), ci, n->span);

@@ -46,7 +46,7 @@ class Uses : public IRVisitor {
   explicit Uses(const Fp4PackRule& rule) : rule_(rule) {}
   std::set<const BufferNode*> bad;
   std::vector<std::pair<const BufferNode*, const BufferNode*>> copies;  // (global source, shared destination)
-  std::vector<std::pair<const BufferNode*, const BufferNode*>> gemms;   // (A, B)
+  std::vector<std::pair<const BufferNode*, const BufferNode*>> gemms;   // (A, B), or (operand, null)
 
   void VisitLoad(const BufferLoadNode* n) override {
     Bad(n->buffer);
@@ -80,10 +80,19 @@ class Uses : public IRVisitor {
         copies.push_back({c->src.buffer.get(), c->dst.buffer.get()});
         return;
       }
-    } else if (auto* g = As<GemmBlockScaledNode>(s)) {
-      if (rule_.gemm(*g) && !g->trans_A && g->trans_B && IsFp4(g->A.buffer) && IsFp4(g->B.buffer) &&
-          g->A.buffer->scope == Scope::kShared && g->B.buffer->scope == Scope::kShared) {
+    } else if (auto* g = As<GemmBlockScaledNode>(s); g && rule_.gemm(*g)) {
+      // an operand that may be packed: an fp4 shared tile, K-major
+      const bool a = !g->trans_A && IsFp4(g->A.buffer) && g->A.buffer->scope == Scope::kShared;
+      const bool b = g->trans_B && IsFp4(g->B.buffer) && g->B.buffer->scope == Scope::kShared;
+      if (rule_.pair && a && b) {
         gemms.push_back({g->A.buffer.get(), g->B.buffer.get()});
+        return;
+      }
+      if (!rule_.pair && (a || b)) {  // each on its own: (operand, null)
+        if (a) gemms.push_back({g->A.buffer.get(), nullptr});
+        if (b) gemms.push_back({g->B.buffer.get(), nullptr});
+        if (!a) Bad(g->A.buffer);
+        if (!b) Bad(g->B.buffer);
         return;
       }
     }
@@ -137,8 +146,8 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   Uses u(rule);
   u.VisitStmt(f->body);
   for (const BufferNode* b : u.bad) cand.erase(b);
-  // a copy packs both its ends or neither; a gemm both its operands; each tile needs its gemm, each tensor a
-  // copy
+  // a copy packs both its ends or neither; a gemm both its operands (a rule's pair); each tile needs its
+  // gemm, each tensor a copy
   for (bool changed = true; changed;) {
     changed = false;
     std::set<const BufferNode*> used;
@@ -147,7 +156,9 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
         changed |= cand.erase(src) + cand.erase(dst) > 0;
       }
     for (auto [a, b] : u.gemms)
-      if (cand.count(a) != cand.count(b)) {
+      if (!b) {
+        if (cand.count(a)) used.insert(a);
+      } else if (cand.count(a) != cand.count(b)) {
         changed |= cand.erase(a) + cand.erase(b) > 0;
       } else if (cand.count(a)) {
         used.insert(a);

@@ -11,17 +11,19 @@
 
 namespace tl {
 
-/// Which T.mma_gemm_blockscaled calls take packed operands on the target (both A and B fp4 tiles in shared
-/// memory, K-major, is checked by the pass itself), and the format's name for the choice table ("NVFP4").
+/// Which T.mma_gemm_blockscaled calls take packed operands on the target (an fp4 tile in shared memory,
+/// K-major, is checked by the pass itself), whether their two operands are packed together or each on its own
+/// (`pair`), and the format's name for the choice table ("NVFP4").
 struct Fp4PackRule {
   std::function<bool(const GemmBlockScaledNode&)> gemm;
+  bool pair = true;
   std::string format;
 };
 
 /// Before LegalizeTileOpsGPU: fp4 tensor parameters only copied into fp4 shared tiles, and fp4 shared tiles
-/// only copied into and used as both operands of gemms the rule takes, become uint8 ones of half the last
-/// extent (two codes a byte, the first in the low nibble); the function's attribute tl.packed_params lists
-/// the parameters so changed (src/target/backends.cc, python/tilelang/jit/kernel.py).
+/// only copied into and used as (both, with `pair`) operands of gemms the rule takes, become uint8 ones of
+/// half the last extent (two codes a byte, the first in the low nibble); the function's attribute
+/// tl.packed_params lists the parameters so changed (src/target/backends.cc, python/tilelang/jit/kernel.py).
 PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRule& rule);
 
 }  // namespace tl
