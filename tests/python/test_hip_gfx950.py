@@ -147,6 +147,40 @@ def test_k_pack_2_reads_two_chunks():
     np.testing.assert_allclose(c, f64(a) @ f64(b), rtol=1e-5, atol=1e-4)
 
 
+def test_k_pack_2_is_met_by_the_wide_reads_where_k_allows_one_step():
+    """TileLang's AMD fp8 GEMM example asks for k_pack=2 with 64 x 64 x 128 tiles: on gfx950 its fp8 MFMA is
+    16x16x128 (one 32-byte read a lane and MFMA), and K = 128 is one such step, so two a read cannot be packed.
+    Before, that was a layout error; now k_pack=2 is met by the wide reads, the choice table says so, and the
+    numbers match NumPy (ragged M, N). A 16-bit gemm whose reads are narrower still refuses it
+    (test_hip.py::test_k_pack_is_honoured_or_rejected)."""
+    rng = _rng()
+    M, N, K = 200, 136, 256
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float8_e4m3fn"), B: T.Tensor((N, K), "float8_e4m3fn"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, 64), T.ceildiv(M, 64), threads=256) as (bx, by):
+            A_s = T.alloc_shared((64, 128), "float8_e4m3fn")
+            B_s = T.alloc_shared((64, 128), "float8_e4m3fn")
+            C_l = T.alloc_fragment((64, 64), "float32")
+            T.clear(C_l)
+            for ko in T.Pipelined(T.ceildiv(K, 128), num_stages=0):
+                T.copy(A[by * 64, ko * 128], A_s)
+                T.copy(B[bx * 64, ko * 128], B_s)
+                T.gemm(A_s, B_s, C_l, transpose_B=True, k_pack=2, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(C_l, C[by * 64, bx * 64])
+
+    k = tilelang.compile(main, target=GFX950)
+    check_gfx950_object(k, r"v_mfma_f32_16x16x128_f8f6f4")
+    assert any("k_pack=2: K = 128 is one 128-deep step too few for two a read; a lane's 32 bytes an MFMA are one "
+               "wide read already" in c for c in k.choices), k.choices
+    a, b = _fp8(rng, (M, K), "float8_e4m3fn"), _fp8(rng, (N, K), "float8_e4m3fn")
+    c = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(main, target=GFX950, execution_backend="emulator")(a, b, c)
+    ref = f64(a) @ f64(b).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
 FP8 = ("float8_e4m3fn", "float8_e5m2")
 
 

@@ -158,15 +158,19 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   if (g->k_pack != 1 && g->k_pack != 2)
     throw UserError(ErrorKind::kUnsupported,
                     "T.gemm on HIP takes k_pack=1 or k_pack=2; got k_pack=" + std::to_string(g->k_pack), sp);
-  if (g->k_pack == 2 && K % (2 * kmfma))
+  const bool wide = kv * at.bytes() >= 16;  // one MFMA's k values of a lane are a 16-byte read already
+  // Where they are (CDNA4's 8-k f16 / bf16 and f8f6f4 shapes) k_pack=2 asks for nothing more: it packs two
+  // MFMA k steps a read where K allows, and is met by the one-step reads where it does not (said in the
+  // table).
+  const bool pack_met = g->k_pack == 2 && K % (2 * kmfma) && wide;
+  if (g->k_pack == 2 && K % (2 * kmfma) && !wide)
     throw UserError(ErrorKind::kLayout,
                     "T.gemm with k_pack=2 on HIP needs K to be a multiple of " + std::to_string(2 * kmfma) +
                         " (two MFMA " + shape + " k steps); K = " + std::to_string(K),
                     sp);
   int64_t wM = M / wm, wN = N / wn, mt = wM / R, nt = wN / R;
   bool a_reg = g->A.buffer->scope == Scope::kFragment, b_reg = g->B.buffer->scope == Scope::kFragment;
-  const bool wide = kv * at.bytes() >= 16;  // one MFMA's k values of a lane are a 16-byte read already
-  const int64_t pack = g->k_pack == 2 || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
+  const int64_t pack = (g->k_pack == 2 && !pack_met) || (!wide && K % (2 * kmfma) == 0) ? 2 : 1;
   auto fp8_iname = [&](DataType t) {
     return std::string(t.code() == DataType::Code::kFloat8E5M2 ? "bf8" : "fp8");
   };
@@ -183,6 +187,10 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
        : fp8      ? " (OCP E4M3 / E5M2 operands read as stored)"
                   : "") +
       (pack == 2 ? " (k-packed: " + std::to_string(2 * kv * at.bytes()) + "-byte operand reads)" : "") +
+      (pack_met ? " (k_pack=2: K = " + std::to_string(K) + " is one " + std::to_string(kmfma) +
+                      "-deep step too few for two a read; a lane's " + std::to_string(kv * at.bytes() / sa) +
+                      " bytes an MFMA are one wide read already)"
+                : "") +
       ", waves " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
       std::to_string(wN) + " per wave (" + std::to_string(mt) + "x" + std::to_string(nt) +
       " MFMA tiles per k" + std::to_string(kmfma) + " step)" +
