@@ -161,9 +161,10 @@ void GpuTileLowerer::ScanMfmaKTransposedTiles(const Stmt& body) {
 // The tile is [N, K] with the 16-byte-chunk XOR swizzle of its rows (SwizzledOffset), which keeps the MFMA's
 // 16-byte reads (8 lanes a pass: 8 consecutive rows n, the same k chunk) on distinct banks. Where rows are
 // shorter than a 128-byte line (L = 2 or 4 a line), a copy's store pass (lanes of one column index, blocks of
-// consecutive k first, then the next column block: rows c apart, c a multiple of 8) would put its rows in the
+// consecutive k first, then the next column block: rows c apart, c a multiple of 4) would put its rows in the
 // same part of their lines: row n is stored at n ^ ((n / c) % L), which gives rows c apart distinct parts of
-// the line and maps each aligned group of 8 rows onto itself (the reads' rows stay the same set).
+// the line and, the xor being under 4, maps each aligned group of 8 rows onto itself (the reads' rows stay the
+// same set).
 Expr GpuTileLowerer::KTransposedOffset(const Expr& k, const Expr& n, int64_t K, int elem_bytes, int64_t c) {
   const int64_t L = K * elem_bytes < 128 ? 128 / (K * elem_bytes) : 1;
   Expr row = n;
