@@ -41,7 +41,8 @@ from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_r
 from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)
-from .copy_op import c2d_im2col, copy, copy_cluster, im2col, tma_copy  # noqa: F401
+from .copy_op import (c2d_im2col, copy, copy_cluster, im2col, tma_copy, tma_gather4, tma_gather4_bytes,  # noqa: F401
+                      tma_scatter4)
 from .gemm_op import (GemmWarpPolicy, gemm, make_blockscaled_gemm_layout, mma_gemm_blockscaled,  # noqa: F401
                       tcgen05_gemm, tcgen05_mma_arrive, tcgen05_gemm_blockscaled, tcgen05_cp_warpx4, tcgen05_sf_warp_transpose,  # noqa: F401
                       wait_wgmma, wgmma_gemm)

@@ -58,6 +58,31 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
     return with_ws_id(_ffi.tile_op("tma_copy", regions, [bar], attrs, builder.span()), annotations, "T.tma_copy")
 
 
+def tma_gather4(src, dst, col, rows, *, barrier=None, swizzle=None, eviction_policy=None, annotations=None):
+    """TileLang's TMA tile::gather4 load (sm_100a): not implemented here; refused with its name."""
+    raise TileLangUnsupportedError("T.tma_gather4 (TMA cp.async.bulk.tensor tile::gather4, sm_100a) is not implemented "
+                                   "yet; load the four rows with a T.Parallel gather (or a T.copy a row) instead")
+
+
+def tma_scatter4(src, dst, col, rows, *, swizzle=None, eviction_policy=None, annotations=None):
+    """TileLang's TMA tile::scatter4 store (sm_100a): not implemented here; refused with its name."""
+    raise TileLangUnsupportedError("T.tma_scatter4 (TMA cp.async.bulk.tensor tile::scatter4, sm_100a) is not "
+                                   "implemented yet; store the four rows with a T.Parallel scatter (or a T.copy a row) "
+                                   "instead")
+
+
+def tma_gather4_bytes(K_box, dtype):
+    """The bytes a T.tma_gather4 of four rows of K_box elements moves (TileLang's helper for mbarrier_expect_tx):
+    4 K_box elements, fp4 counted at 4 bits."""
+    import re
+
+    from .dtypes import dtype_str
+    m = re.match(r"[a-z]+?(\d+)", dtype_str(dtype))  # float16 -> 16, bfloat16 -> 16, float4_e2m1fn -> 4
+    if not m:
+        raise TileLangTypeError(f"T.tma_gather4_bytes: {dtype!r} is not a numeric dtype")
+    return (4 * int(K_box) * int(m.group(1)) + 7) // 8
+
+
 def c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad, eviction_policy=None):
     """T.c2d_im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the im2col tile of a 2-D
     convolution. img is (N, H, W, C) in global memory, col a (block_M, block_K) tile; col[i, j] is the
@@ -110,8 +135,13 @@ def copy_cluster(src, dst, *, dst_block=None, cluster_mask=None, remote_barrier=
     T.copy_cluster(global tile, shared tile, cluster_mask=m): a TMA multicast: the lowest rank of the mask loads the
     tile once into the shared tile of every block of the mask (the others wait for it; blocks outside the mask
     load their own), each block waiting on its own barrier as after T.copy. Every block of the mask must reach the
-    copy. The asynchronous block-to-block copy completing on the peer's mbarrier (remote_barrier=) is not
-    implemented (an error)."""
+    copy.
+    T.copy_cluster(src, dst, dst_block=r, remote_barrier=bar[i]): the same copy, signalled on the peer's copy of a
+    T.alloc_cluster_barrier barrier instead of a cluster_sync: after the stores the block synchronises its threads
+    and its first thread arrives once on block r's `bar[i]` with release semantics at cluster scope, so block r
+    waits with T.mbarrier_wait_parity(bar[i], phase) and reads `dst` (the barrier's arrive count is 1, as in
+    TileLang's). The copy is the threads' stores (not TileLang's cp.async.bulk between shared memories, whose
+    contiguous case it uses): the same values, the same barrier protocol."""
     ann = dict(annotations or {})
     dst_block = ann.pop("dst_block", dst_block)
     cluster_mask = ann.pop("cluster_mask", cluster_mask)
@@ -128,10 +158,16 @@ def copy_cluster(src, dst, *, dst_block=None, cluster_mask=None, remote_barrier=
             _hint_not_implemented("T.copy_cluster", ["eviction_policy", "coalesced_width", "loop_layout"] + sorted(ann),
                                   "the multicast is one TMA copy a box")
         return _ffi.attr_stmt(None, "tl.copy_multicast", _const(m), copy(src, dst), builder.span())
+    bar = None
     if remote_barrier is not None:
-        raise TileLangUnsupportedError("T.copy_cluster(..., remote_barrier=): the asynchronous shared-to-shared bulk "
-                                       "copy is not implemented yet; copy without it and T.cluster_sync() before the "
-                                       "peer reads (docs/clusters.md)")
+        if dst_block is None:
+            raise TileLangTypeError("T.copy_cluster(..., remote_barrier=) signals the copy into block dst_block=r; "
+                                    "name it")
+        bar = _barrier_elem(remote_barrier, "T.copy_cluster(..., remote_barrier=)")
+        if not _is_cluster_barrier(bar):
+            raise TileLangTypeError(f"T.copy_cluster(..., remote_barrier=): '{bar.buffer.name}' is not a cluster "
+                                    "barrier; allocate it with T.alloc_cluster_barrier, so that every block of the "
+                                    "cluster initialises its copy before a peer arrives on it")
     if dst_block is None:
         raise TileLangTypeError("T.copy_cluster(src, dst, dst_block=r): name the block of the cluster to copy into")
     for what, v in (("eviction_policy", eviction_policy), ("loop_layout", loop_layout)):
@@ -188,4 +224,11 @@ def copy_cluster(src, dst, *, dst_block=None, cluster_mask=None, remote_barrier=
                                                                _ffi.load(sb, at(smin, s_ext)), rank]), sp)
     if n % threads:
         store = _ffi.if_(_ffi.binary("lt", idx, _const(n)), store, None, sp)
-    return _ffi.for_(it, _const(0), _const((n + threads - 1) // threads), "serial", store, {}, sp)
+    loop = _ffi.for_(it, _const(0), _const((n + threads - 1) // threads), "serial", store, {}, sp)
+    if bar is None:
+        return loop
+    # every thread's stores before the one release arrival on the peer's barrier
+    sync = _ffi.evaluate(_ffi.call("void", "tl.syncthreads", []), sp)
+    first = _ffi.binary("eq", _ffi.call("int32", "tl.thread_idx", []), _const(0))
+    arrive = _ffi.evaluate(_ffi.call("void", "tl.mbarrier_arrive_cluster", [bar, rank]), sp)
+    return _ffi.seq([loop, sync, _ffi.if_(first, arrive, None, sp)], sp)
