@@ -38,6 +38,9 @@ struct GemmNode : TileOpNode {
   std::vector<int64_t> Attrs() const override;
   TileOpCall Call() const override;
   void Check() const override;
+  /// K values an element of operand A (is_b: B) holds: 1, or 2 for the e2m1 codes two a byte that a
+  /// block-scaled gemm may take (GemmBlockScaledNode::PackedA / PackedB). K extents count values.
+  virtual int64_t ValuesPerElement(bool /*is_b*/) const { return 1; }
 };
 
 }  // namespace tl

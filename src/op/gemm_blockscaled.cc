@@ -10,19 +10,19 @@ namespace tl {
 using namespace op_detail;
 
 namespace {
-// The K extent of an operand tile (in values: twice the bytes of a packed fp4 tile).
-Expr TileK(const Region& r, bool k_first, bool packed = false) {
+// The K extent of an operand tile, in values (ValuesPerElement: twice the bytes of a packed fp4 tile).
+Expr TileK(const Region& r, bool k_first, int64_t values_per_element) {
   auto ext = NonUnit(r.ranges);
   if (ext.size() < 2) ext = Extents(r.ranges);
   Expr k = k_first ? ext[ext.size() - 2] : ext.back();
-  return packed ? Simplify(Binary(BinaryOp::kMul, k, Int(2))) : k;
+  return values_per_element == 1 ? k : Simplify(Binary(BinaryOp::kMul, k, Int(values_per_element)));
 }
 }  // namespace
 
 Expr GemmBlockScaledNode::ScaleColumn(bool is_b, const Expr& k) const {
   const Region& sf = is_b ? SFB : SFA;
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, is_b ? PackedB() : PackedA());
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, ValuesPerElement(is_b));
   int64_t kt = 0, cols = 0;
   const bool local =
       AsConstInt(Simplify(K), &kt) && AsConstInt(Simplify(sf.ranges.back().extent), &cols) && cols * g == kt;
@@ -44,7 +44,7 @@ std::pair<std::vector<Expr>, Expr> GemmBlockScaledNode::ScaleAt(bool is_b, const
   }
   // words of 4 groups; tile-local when the tile's words cover its K, else counted from k_start
   const int g = is_b ? gran_b : gran_a;
-  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, is_b ? PackedB() : PackedA());
+  Expr K = TileK(is_b ? B : A, is_b ? !trans_B : trans_A, ValuesPerElement(is_b));
   int64_t kt = 0, cols = 0, rows = 0;
   AsConstInt(Simplify(K), &kt);
   AsConstInt(Simplify(sf.ranges[c].extent), &cols);
@@ -126,11 +126,9 @@ void GemmBlockScaledNode::Check() const {
     auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges), cm = NonUnit(C.ranges);
     if (am.size() != 2 || bm.size() != 2 || cm.size() != 2) bad("A, B and C must be 2-d tiles");
     // [rows, K] of each operand, K in values
-    auto twice = [](const Expr& e) { return Simplify(Binary(BinaryOp::kMul, e, Int(2))); };
     const Expr Ma = trans_A ? am[1] : am[0], Nb = trans_B ? bm[0] : bm[1];
-    Expr Ka = trans_A ? am[0] : am[1], Kb = trans_B ? bm[1] : bm[0];
-    if (PackedA()) Ka = twice(Ka);
-    if (PackedB()) Kb = twice(Kb);
+    const Expr Ka = TileK(A, trans_A, ValuesPerElement(false)),
+               Kb = TileK(B, !trans_B, ValuesPerElement(true));
     if (DimsDiffer(Ka, Kb))
       bad("A and B disagree on K: " + PrintExpr(Ka) + " and " + PrintExpr(Kb) + " values");
     if (DimsDiffer(cm[0], Ma) || DimsDiffer(cm[1], Nb))

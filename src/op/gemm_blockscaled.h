@@ -51,6 +51,7 @@ struct GemmBlockScaledNode : GemmNode {
   bool PackedB() const { return B.buffer->dtype == DataType::UInt(8); }
   /// Both operands so.
   bool PackedFp4() const { return PackedA() && PackedB(); }
+  int64_t ValuesPerElement(bool is_b) const override { return (is_b ? PackedB() : PackedA()) ? 2 : 1; }
   /// The column of SFA (is_b: SFB) holding the scale of tile-local K index `k` (row-major uint8 scales).
   Expr ScaleColumn(bool is_b, const Expr& k) const;
   /// Where the scale of row `row` (A's M / B's N, tile-local) and tile-local K index `k` is: the indices of

@@ -57,7 +57,8 @@ inline int64_t ConstOr(const Expr& e, const Span& sp, const std::string& what) {
 }
 
 /// A T.gemm's operand tiles: the non-unit dims of A and B (2 each) and K, checked to be a compile-time
-/// constant that A and B agree on (every GPU gemm lowering starts with this).
+/// constant that A and B agree on, in values (GemmNode::ValuesPerElement; every GPU gemm lowering starts with
+/// this).
 struct GemmTiles {
   std::vector<size_t> ad, bd;
   int64_t K;
@@ -66,9 +67,11 @@ inline GemmTiles GemmTilesOf(const GemmNode* g, const Span& sp) {
   GemmTiles t{TileDims(g->A), TileDims(g->B), 0};
   if (t.ad.size() != 2 || t.bd.size() != 2)
     throw UserError(ErrorKind::kType, "T.gemm operands must be 2-D tiles", sp);
-  t.K = ConstOr(g->trans_A ? g->A.ranges[t.ad[0]].extent : g->A.ranges[t.ad[1]].extent, sp, "the gemm K");
+  t.K = ConstOr(g->trans_A ? g->A.ranges[t.ad[0]].extent : g->A.ranges[t.ad[1]].extent, sp, "the gemm K") *
+        g->ValuesPerElement(false);
   int64_t Kb =
-      ConstOr(g->trans_B ? g->B.ranges[t.bd[1]].extent : g->B.ranges[t.bd[0]].extent, sp, "the gemm K");
+      ConstOr(g->trans_B ? g->B.ranges[t.bd[1]].extent : g->B.ranges[t.bd[0]].extent, sp, "the gemm K") *
+      g->ValuesPerElement(true);
   if (t.K != Kb) throw UserError(ErrorKind::kType, "T.gemm: A and B disagree on K", sp);
   return t;
 }

@@ -72,7 +72,7 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
                     sp);
   GemmTiles gt = GemmTilesOf(g, sp);
   const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA; K-major by Check)
-  const int64_t K = packed ? 2 * gt.K : gt.K, KS = mxf8 ? 32 : 64;
+  const int64_t K = gt.K, KS = mxf8 ? 32 : 64;
   if (K % KS)
     throw UserError(ErrorKind::kLayout,
                     "T.mma_gemm_blockscaled on sm_120a needs K to be a multiple of " + std::to_string(KS) +

@@ -55,15 +55,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   const bool pa = bsg && bsg->PackedA(), pb = bsg && bsg->PackedB();
   if (pa) at = DataType(DataType::Code::kFloat4E2M1, 4);
   if (pb) bt = DataType(DataType::Code::kFloat4E2M1, 4);
-  const int64_t sa = pa ? 2 : 1, sb = pb ? 2 : 1;  // values a stored element
-  // GemmTilesOf, K in values (the op's Check proved A's and B's agree)
-  auto tiles_of = [&] {
-    if (!pa && !pb) return GemmTilesOf(g, sp);
-    GemmTiles t{TileDims(g->A), TileDims(g->B), 0};
-    t.K = ConstOr(g->trans_A ? g->A.ranges[t.ad[0]].extent : g->A.ranges[t.ad[1]].extent, sp, "the gemm K") *
-          sa;
-    return t;
-  };
+  const int64_t sa = g->ValuesPerElement(false), sb = g->ValuesPerElement(true);
   // 8-bit floats, and CDNA4's fp4 / fp6 (float4_e2m1fn, float6_*: only in the f8f6f4 family; "fp8" below
   // means any of them)
   auto is_fp8 = [](DataType t) {
@@ -79,7 +71,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   // 32x32x16), kv = 8. CDNA4's f8f6f4 family takes 32 k a lane (16x16x128 / 32x32x64, twice the fp8 rate of
   // those): 8-bit floats use it whenever K is a multiple of its depth.
   const int64_t G = 64 / R;
-  const bool f8f6f4 = fp8 && ocp && tiles_of().K % (32 * G) == 0;
+  const bool f8f6f4 = fp8 && ocp && GemmTilesOf(g, sp).K % (32 * G) == 0;
   if (bsg && !ocp)
     throw UserError(
         ErrorKind::kUnsupported,
@@ -96,7 +88,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
         sp);
   if (bsg && !f8f6f4)
     throw UserError(ErrorKind::kLayout,
-                    "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(tiles_of().K) +
+                    "T.mma_gemm_blockscaled on gfx950: the K tile (" + std::to_string(GemmTilesOf(g, sp).K) +
                         ") must be a multiple of " + std::to_string(32 * G) +
                         ", the depth of the scaled MFMA " + std::to_string(R) + "x" + std::to_string(R) +
                         "x" + std::to_string(32 * G),
@@ -144,7 +136,7 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   };
   const bool recode = fp8 && !ocp;
   const std::string abname = fp8 ? f8name(at) + "_" + f8name(bt) : f16 ? "f16" : "bf16";
-  GemmTiles gt = tiles_of();
+  GemmTiles gt = GemmTilesOf(g, sp);
   auto ad = gt.ad, bd = gt.bd;
   const int64_t K = gt.K;
   if (K % kmfma)

@@ -27,21 +27,14 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   const DataType f32 = DataType::Float(32);
   // uint8 tiles of e2m1 codes two a byte (PackedA / PackedB; K-major by the op's Check): K counts values
   const bool pa = n->PackedA(), pb = n->PackedB();
-  if (pa) K = Binary(BinaryOp::kMul, K, Int(2));
-  // e2m1 code c (the low 4 bits): sign bit 3, exponent bits 2..1 (bias 1), mantissa bit 0; exponent 0 is
-  // subnormal (m / 2), else (2 + m) 2^(e - 2)
+  if (pa) K = Binary(BinaryOp::kMul, K, Int(n->ValuesPerElement(false)));
+  // the e2m1 code of value k in a packed byte (the low nibble first), read as fp4 (tl.reinterpret reads a
+  // byte's low nibble, docs/semantics.md)
   auto e2m1 = [&](const Expr& byte, const Expr& k) {
-    const DataType i32 = DataType::Int(32);
-    Expr c = Binary(BinaryOp::kBitAnd,
-                    Binary(BinaryOp::kShr, Cast(i32, byte),
-                           Binary(BinaryOp::kMul, Binary(BinaryOp::kFloorMod, k, Int(2)), Int(4))),
-                    Int(15));
-    Expr e = Binary(BinaryOp::kBitAnd, Binary(BinaryOp::kShr, c, Int(1)), Int(3));
-    Expr m = Cast(f32, Binary(BinaryOp::kBitAnd, c, Int(1)));
-    Expr mag = Select(Binary(BinaryOp::kEQ, e, Int(0)), Binary(BinaryOp::kMul, m, FloatImm(f32, 0.5)),
-                      Binary(BinaryOp::kMul, Binary(BinaryOp::kAdd, m, FloatImm(f32, 2.0)),
-                             Call(f32, "exp2", {Cast(f32, Binary(BinaryOp::kSub, e, Int(2)))})));
-    return Select(Binary(BinaryOp::kGE, c, Int(8)), Binary(BinaryOp::kSub, FloatImm(f32, 0.0), mag), mag);
+    Expr shift =
+        Cast(DataType::UInt(8), Binary(BinaryOp::kMul, Binary(BinaryOp::kFloorMod, k, Int(2)), Int(4)));
+    return Cast(f32, Call(DataType(DataType::Code::kFloat4E2M1, 4), "tl.reinterpret",
+                          {Binary(BinaryOp::kShr, byte, shift)}));
   };
   std::vector<Stmt> out;
   if (n->clear_accum) {
