@@ -296,7 +296,7 @@ class Executor {
   // intrinsics_tma.cc: cp.async.bulk.tensor (tl.tma_load), landing at waits on its mbarrier
   struct TmaState;
   struct TmaDecoded {  // a tensor map as the copy instruction reads it from the 128-byte image
-    int r = 0, eb = 0, sw = 0;
+    int r = 0, eb = 0, sw = 0, format = 0;  // format 1: 16U4_ALIGN16B (tensor_map_image.h)
     uint8_t* base = nullptr;
     int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
   };

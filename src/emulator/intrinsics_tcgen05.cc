@@ -570,6 +570,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       // e4m3 (finite only: the all-ones pattern is NaN) and e5m2 as the OCP formats define them
       auto decode = [&](int type, uint16_t h) {
         if (i8) return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF)) : static_cast<double>(h & 0xFF);
+        if (type == 5) return DecodeE2M1(h & 0xF);  // E2M1 (the nibble value() picked)
         if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
         return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
@@ -578,9 +579,11 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       std::vector<double> b(static_cast<size_t>(N * KS));
       std::vector<const uint8_t*> b_at;
       std::vector<uint16_t> b_bits;
-      auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
+      // (an E2M1 operand, type 5: value k's byte in the padded layout, then its nibble)
+      auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, int type,
                        std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
+        const int64_t kc = type == 5 && f8 && !i8 ? PaddedFp4Column(k) : k;
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, kc, eb), desc.swizzle_bytes);
         if (!sm || a < 0 || a + eb > sm->n * sm->esize) {
           ok = false;
           return uint16_t{0};
@@ -589,13 +592,13 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         std::memcpy(&h, sm->data + a, eb);
         where->push_back(sm->data + a);
         bits->push_back(h);
-        return h;
+        return kc != k ? static_cast<uint16_t>((h >> (4 * (k % 2))) & 0xF) : h;
       };
       for (int64_t h = 0; h < H && ok; ++h)
         for (int64_t n = 0; n < NB && ok; ++n)
           for (int64_t k = 0; k < KS; ++k)
             b[static_cast<size_t>((h * NB + n) * KS + k)] =
-                decode(bt, value(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, &b_at, &b_bits));
+                decode(bt, value(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, bt, &b_at, &b_bits));
       for (int64_t h = 0; h < H && ok; ++h) {
         Executor* e = blocks[static_cast<size_t>(h)];
         Tcgen05State::Mma mma{e, lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
@@ -638,7 +641,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         } else {
           for (int64_t m = 0; m < M && ok; ++m)
             for (int64_t k = 0; k < KS; ++k)
-              a[static_cast<size_t>(m * KS + k)] = decode(at, value(sm, A, mn_a, m, k, &mma.at, &mma.bits));
+              a[static_cast<size_t>(m * KS + k)] =
+                  decode(at, value(sm, A, mn_a, m, k, at, &mma.at, &mma.bits));
         }
         if (!ok) break;
         if (h == 0) {  // B's reads are checked with the first block's part

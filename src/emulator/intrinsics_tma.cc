@@ -41,9 +41,9 @@ template <typename T>
 T Get(const MapImage& m, int off) {
   return MapGet<T>(m, off);
 }
-MapImage Encode(const uint8_t* base, const std::vector<int64_t>& shape, int eb, const std::vector<int64_t>& box,
-                int swizzle) {
-  return EncodeTensorMap(base, shape, eb, box, swizzle);
+MapImage Encode(const uint8_t* base, const std::vector<int64_t>& shape, int eb,
+                const std::vector<int64_t>& box, int swizzle, int format) {
+  return EncodeTensorMap(base, shape, eb, box, swizzle, DataType::Void(), format);
 }
 
 int64_t SwizzleAddr(int64_t a, int swizzle) {
@@ -115,8 +115,9 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
     TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed tl.tensor_map: ", why);
   };
   auto* box = As<CallNode>(map->args[1]);
-  int64_t swizzle = 0;
+  int64_t swizzle = 0, format = 0;
   if (!box || !AsConstInt(map->args[2], &swizzle)) bad("bad box or swizzle");
+  if (map->args.size() == 4 && (!AsConstInt(map->args[3], &format) || format != 1)) bad("bad format");
   // The host encodes the map once per launch (cuTensorMapEncodeTiled on a GPU).
   auto it = tma_->maps.find(map);
   if (it == tma_->maps.end()) {
@@ -131,7 +132,27 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
       Report("misaligned", 0, [&] {
         return "the tensor map of '" + g.buf->name + "' needs a 16-byte aligned global address";
       });
-    it = tma_->maps.emplace(map, Encode(g.data, g.shape, g.esize, bx, static_cast<int>(swizzle))).first;
+    std::vector<int64_t> shape = g.shape;
+    if (format == 1) {  // 16U4_ALIGN16B over fp4 values two a byte: the innermost dim counts values
+      shape.back() *= 2;
+      int64_t dims[5] = {}, strides[5] = {}, b0[5] = {bx.back()};
+      int64_t stride = 1;
+      const int r = static_cast<int>(shape.size());
+      for (int i = 0; i < r; ++i) {
+        dims[i] = shape[static_cast<size_t>(r - 1 - i)];
+        strides[i] = stride;
+        stride *= i == 0 ? dims[i] / 2 : dims[i];
+      }
+      const std::string why = Fp4MapProblem(g.data, r, dims, strides, b0);
+      if (!why.empty())
+        TL_USER_ERROR(kArgument, stmt_ ? stmt_->span : Span{}, "the TMA copy of fp4 tensor '", g.buf->name,
+                      "' (format 16U4_ALIGN16B) cannot be encoded: ", why,
+                      " (cuTensorMapEncodeTiled refuses it on a GPU)");
+    }
+    it = tma_->maps
+             .emplace(map,
+                      Encode(g.data, shape, g.esize, bx, static_cast<int>(swizzle), static_cast<int>(format)))
+             .first;
   }
   // The instruction's side: everything from the image.
   const MapImage& img = it->second;
@@ -140,6 +161,7 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
   d.r = static_cast<int>(Get<uint32_t>(img, 8));
   d.eb = static_cast<int>(Get<uint32_t>(img, 12));
   d.sw = static_cast<int>(Get<uint32_t>(img, 36));
+  d.format = Get<uint8_t>(img, 103);
   d.base = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(Get<uint64_t>(img, 0)));
   d.count = 1;
   for (int i = 0; i < d.r; ++i) {
@@ -250,7 +272,8 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   auto* dst = As<BufferLoadNode>(c->args[0]);
   auto* bar = As<BufferLoadNode>(c->args[1]);
   auto* map = As<CallNode>(c->args[2]);
-  if (!dst || !bar || !map || map->op != "tl.tensor_map" || map->args.size() != 3) bad("bad operands");
+  if (!dst || !bar || !map || map->op != "tl.tensor_map" || map->args.size() < 3 || map->args.size() > 4)
+    bad("bad operands");
   auto* tensor = As<BufferLoadNode>(map->args[0]);
   if (!tensor) bad("bad tensor map");
   Mem& g = MemOf(tensor->buffer.get());
@@ -287,7 +310,7 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
     TmaState::Copy cp;
     cp.bar = (bar->buffer->data ? bar->buffer->byte_offset : 0) + bflat[t].i * 8;
     cp.dst = &m;
-    cp.tx = count * eb;
+    cp.tx = D.format == 1 ? count / 2 : count * eb;  // 16U4_ALIGN16B: the bytes read
     cp.tid = t;
     cp.stmt = stmt_;
     cp.bytes.assign(static_cast<size_t>(count * eb), 0);
@@ -297,12 +320,23 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
     bool reported = false;
     for (int64_t e = 0; e < count; ++e) {
       int64_t rest = e, off = 0;
-      bool in = true;
+      bool in = true, gap = false;
       for (int i = 0; i < r; ++i) {
         const int64_t x = c0[i] + rest % bx[i];
         rest /= bx[i];
+        if (i == 0 && D.format == 1) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
+          const int64_t b = Fp4SlotByte(x);
+          gap = b < 0;
+          in = x >= 0 && 16 * (x / 16) + 2 * (x % 16) < dims[0];
+          off += b;
+          continue;
+        }
         in = in && x >= 0 && x < dims[i];
         off += x * strides[i];
+      }
+      if (gap) {  // not written
+        cp.flat.push_back(-1);
+        continue;
       }
       if (in) std::memcpy(&cp.bytes[static_cast<size_t>(e * eb)], gbase + off, static_cast<size_t>(eb));
       const int64_t a = SwizzleAddr(daddr + e * eb, sw) - dview;

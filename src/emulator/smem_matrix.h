@@ -36,6 +36,12 @@ inline int64_t CanonicalAddress(const SmemMatrixDesc& d, bool mn_major, int64_t 
   return d.start + (mn / W) * d.lbo + (mn % W) * eb + (k % 8) * S + (k / 8) * d.sbo;
 }
 
+// Sub-byte operands of kind::f8f6f4 / kind::mxf8f6f4 in shared memory are laid out as 8-bit ones whose
+// 16-byte groups each hold 16 values of K packed in their first bytes (the TMA formats that fill them, e.g.
+// CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: 16 fp4 values in 8 bytes, then 8 unused): value k of an E2M1 operand
+// is nibble k % 2 (low first) of the byte at K offset 16 (k / 16) + (k % 16) / 2.
+inline int64_t PaddedFp4Column(int64_t k) { return 16 * (k / 16) + (k % 16) / 2; }
+
 // The swizzle: 16-byte chunk bits [4, 4+b) xor address bits [7, 7+b), b = log2(S / 16).
 inline int64_t SwizzleAddress(int64_t a, int64_t S) {
   const int64_t b = S == 128 ? 3 : S == 64 ? 2 : 1;
@@ -65,11 +71,11 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 }
 
 // The tcgen05.mma instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor") of the kinds the
-// emulators run: dense (bit 2 clear), D type at 4-5 (0: F16, 1: F32, 2: S32), A / B types at 7-9 / 10-12 (kind::f16
-// 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2; kind::i8 0: unsigned, 1: signed), negate A / B at 13 / 14,
-// transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0 f16, 1 f8f6f4, 2 i8.
-// kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte id at 4-5, the scale
-// type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
+// emulators run: dense (bit 2 clear), D type at 4-5 (0: F16, 1: F32, 2: S32), A / B types at 7-9 / 10-12
+// (kind::f16 0: F16, 1: BF16; kind::f8f6f4 0: E4M3, 1: E5M2, 5: E2M1; kind::i8 0: unsigned, 1: signed),
+// negate A / B at 13 / 14, transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0
+// f16, 1 f8f6f4, 2 i8. kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte
+// id at 4-5, the scale type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
 struct Tcgen05Instr {
   int64_t M = 0, N = 0;
   int a_type = 0, b_type = 0;
@@ -108,9 +114,10 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   }
   if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
     return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
-  if (f8 && (r->a_type > 1 || r->b_type > 1))
+  auto f8f6f4 = [&](int t) { return t <= 1 || (!i8 && t == 5); };  // E4M3, E5M2, E2M1
+  if (f8 && (!f8f6f4(r->a_type) || !f8f6f4(r->b_type)))
     return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
-                     : "A and B must be E4M3 (0) or E5M2 (1); fp6 / fp4 are not emulated",
+                     : "A and B must be E4M3 (0), E5M2 (1) or E2M1 (5); fp6 is not emulated",
            false;
   if (r->M != 128 * cta_group && !(cta_group == 1 && r->M == 64))
     return *why = "M = " + std::to_string(r->M) + ": only M = " +

@@ -7,10 +7,13 @@
 //   [40, 72)  byte strides of dims 1..r-1 (dim 0 is contiguous)
 //   [72, 92)  box extents, innermost first          [92, 96) out-of-bounds fill (0: zeros)
 //   [96, 100) the magic "TLTM"          [100, 101) element type code (ir/dtype.h DataType::Code + 1, 0: not
-//   given)                              [101, 103) element bits      [103, 128) zero
+//   given)                              [101, 103) element bits      [103, 104) format (0: the elements;
+//   1: 16U4_ALIGN16B, fp4 values two a byte: dims[0] and the box count values, the strides bytes)
+//   [104, 128) zero
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "ir/dtype.h"
@@ -37,7 +40,7 @@ void MapPut(MapImage* m, int off, T v) {
 /// The host side: a tiled tensor map of a row-major contiguous tensor (shape and box outermost first).
 inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>& shape, int eb,
                                 const std::vector<int64_t>& box, int swizzle,
-                                DataType dtype = DataType::Void()) {
+                                DataType dtype = DataType::Void(), int format = 0) {
   MapImage m;
   std::memset(m.b, 0, sizeof(m.b));
   const int r = static_cast<int>(shape.size());
@@ -49,12 +52,13 @@ inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>&
     const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
     MapPut<uint32_t>(&m, 16 + 4 * i, static_cast<uint32_t>(d));
     if (i > 0) MapPut<uint64_t>(&m, 40 + 8 * (i - 1), static_cast<uint64_t>(stride));
-    stride *= d;
+    stride *= i == 0 && format == 1 ? d / 2 : d;
     MapPut<uint32_t>(&m, 72 + 4 * i, static_cast<uint32_t>(box[static_cast<size_t>(r - 1 - i)]));
   }
   MapPut<uint32_t>(&m, 36, static_cast<uint32_t>(swizzle));
   MapPut<uint32_t>(&m, 92, 0);
   MapPut<uint32_t>(&m, 96, kTensorMapMagic);
+  MapPut<uint8_t>(&m, 103, static_cast<uint8_t>(format));
   if (dtype.code() != DataType::Code::kVoid) {  // the element type, as a CUtensorMap's data type (reductions)
     MapPut<uint8_t>(&m, 100, static_cast<uint8_t>(static_cast<int>(dtype.code()) + 1));
     MapPut<uint16_t>(&m, 101, static_cast<uint16_t>(dtype.bits()));
@@ -64,7 +68,7 @@ inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>&
 
 /// A map as the copy instruction reads it from the image (dims, strides, box: innermost first).
 struct DecodedTensorMap {
-  int r = 0, eb = 0, sw = 0;
+  int r = 0, eb = 0, sw = 0, format = 0;
   uint8_t* base = nullptr;
   int64_t dims[5] = {}, strides[5] = {}, bx[5] = {}, count = 0;
   DataType dtype = DataType::Void();  // when the image gives it
@@ -77,6 +81,7 @@ inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
   if (d->r < 1 || d->r > 5) return false;
   d->eb = static_cast<int>(MapGet<uint32_t>(img, 12));
   d->sw = static_cast<int>(MapGet<uint32_t>(img, 36));
+  d->format = MapGet<uint8_t>(img, 103);
   d->base = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(MapGet<uint64_t>(img, 0)));
   if (const uint8_t code = MapGet<uint8_t>(img, 100))
     d->dtype = DataType(static_cast<DataType::Code>(code - 1), MapGet<uint16_t>(img, 101));
@@ -89,5 +94,22 @@ inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
   }
   return true;
 }
+
+/// The driver's rules for a 16U4_ALIGN16B map (cuTensorMapEncodeTiled): "" when met. dims and strides
+/// innermost first (strides[0] unused), in values along dims[0] and bytes for the strides.
+inline std::string Fp4MapProblem(const uint8_t* base, int r, const int64_t* dims, const int64_t* strides,
+                                 const int64_t* box) {
+  if (reinterpret_cast<uintptr_t>(base) % 32) return "the tensor's address is not 32-byte aligned";
+  if (dims[0] % 128) return "its rows are " + std::to_string(dims[0]) + " values, not a multiple of 128";
+  for (int i = 1; i < r; ++i)
+    if (strides[i] % 32) return "a stride is " + std::to_string(strides[i]) + " bytes, not a multiple of 32";
+  if (box[0] != 128) return "the box is " + std::to_string(box[0]) + " values wide, not 128";
+  return "";
+}
+
+/// Where slot x (a value index of the box's row, from the map's innermost coordinate) of a 16U4_ALIGN16B copy
+/// reads its byte: the byte of values 16 (x / 16) + 2 (x % 16) and + 1 (the first in the low nibble), at
+/// byte 8 (x / 16) + x % 16 of the row; -1 for the gap (x % 16 >= 8), which the copy does not write.
+inline int64_t Fp4SlotByte(int64_t x) { return x % 16 < 8 ? 8 * (x / 16) + x % 16 : -1; }
 
 }  // namespace tl::emu

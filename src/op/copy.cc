@@ -1,5 +1,6 @@
 // T.copy: moves a tile between any two memory scopes; both sides have the same tile shape (unit
 // dims aside), the dtype is converted on the way.
+#include "arith/simplify.h"
 #include "op/tile_op_checks.h"
 
 namespace tl {
@@ -29,7 +30,7 @@ TileOpCall CopyNode::Call() const {
 }
 
 void TmaCopyNode::Check() const {
-  CopyNode(src, dst, false, span).Check();
+  PlanCopy().Check();
   auto* b = As<BufferLoadNode>(barrier);
   if (!b || b->buffer->scope != Scope::kShared || b->buffer->dtype != DataType::UInt(64))
     throw UserError(ErrorKind::kType, "T.tma_copy takes a barrier from T.alloc_barrier (e.g. bars[0])", span);
@@ -43,7 +44,18 @@ std::vector<std::pair<const Region*, Access>> TmaCopyNode::Regions() const {
 }
 Stmt TmaCopyNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) const {
   return std::make_shared<TmaCopyNode>(std::move(r.at(0)), std::move(r.at(1)), std::move(e.at(0)),
-                                       cluster_barrier, span);
+                                       cluster_barrier, span, fp4_padded);
+}
+CopyNode TmaCopyNode::PlanCopy() const {
+  if (!fp4_padded) return CopyNode(src, dst, false, span);
+  // the source's slots: twice its last extent in bytes, one a value (what the TMA format 16U4_ALIGN16B tiles)
+  const Buffer& g = src.buffer;
+  std::vector<Expr> shape = g->shape;
+  shape.back() = Simplify(shape.back() * Int(2));
+  Region v = src;
+  v.buffer = MakeBuffer(g->name, g->dtype, shape, g->scope, g->span);
+  v.ranges.back() = {Simplify(v.ranges.back().min * Int(2)), Simplify(v.ranges.back().extent * Int(2))};
+  return CopyNode(v, dst, false, span);
 }
 TileOpCall TmaCopyNode::Call() const {
   TileOpCall c{"tma_copy",

@@ -11,7 +11,7 @@ Stmt Tcgen05GemmNode::WithOperands(std::vector<Region> r, std::vector<Expr> e) c
   return std::make_shared<Tcgen05GemmNode>(
       std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2)), trans_A, trans_B, mbar ? e.at(m) : nullptr,
       e.at(0), use_2cta, span, scaled() ? std::move(r.at(3)) : Region{},
-      scaled() ? std::move(r.at(4)) : Region{}, scaled() ? e.at(1) : nullptr, gran_a, gran_b, wait);
+      scaled() ? std::move(r.at(4)) : Region{}, scaled() ? e.at(1) : nullptr, gran_a, gran_b, wait, fp4);
 }
 
 TileOpCall Tcgen05GemmNode::Call() const {
@@ -93,26 +93,38 @@ void Tcgen05GemmNode::Check() const {
   if (C.buffer->scope != Scope::kTensorMemory)
     bad("the accumulator C '" + C.buffer->name + "' must be tensor memory (T.alloc_tmem)");
   const DataType at = A.buffer->dtype, bt = B.buffer->dtype, ct = C.buffer->dtype;
-  auto f8 = [](DataType t) {
+  auto fp8 = [](DataType t) {
     return t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2;
   };
+  // an 8-bit float, or fp4: a float4_e2m1fn tile (which the CUDA backend stores in the tensor cores' padded
+  // form where it can: PadFp4TilesCUDA) or one so stored (Fp4A / Fp4B)
+  auto fp4 = [](DataType t) { return t.code() == DataType::Code::kFloat4E2M1; };
+  const bool fa = fp8(at) || fp4(at) || (Fp4A() && at == DataType::UInt(8)),
+             fb = fp8(bt) || fp4(bt) || (Fp4B() && bt == DataType::UInt(8));
   const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
   auto i8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
   // (a float16 accumulator: D type F16 of kind::f16 and kind::f8f6f4, one value a 32-bit column)
   const bool float_acc = ct == DataType::Float(32) || ct == DataType::Float(16);
-  if (((!f16 && !(f8(at) && f8(bt))) || !float_acc) && !(i8(at) && i8(bt) && ct == DataType::Int(32)))
-    bad("takes float16 or bfloat16 A and B (alike; kind::f16) or float8_e4m3fn / float8_e5m2 A and B (any mix; "
-        "kind::f8f6f4) with a float32 or float16 accumulator, or int8 / uint8 A and B (any mix; kind::i8) with "
-        "an int32 one; got A " + at.str() + ", B " + bt.str() + ", C " + ct.str());
+  if (((!f16 && !(fa && fb)) || !float_acc) && !(i8(at) && i8(bt) && ct == DataType::Int(32)))
+    bad("takes float16 or bfloat16 A and B (alike; kind::f16) or float8_e4m3fn / float8_e5m2 A and B (any "
+        "mix; "
+        "kind::f8f6f4; float4_e2m1fn too, stored as the tensor cores read it) with a float32 or float16 "
+        "accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; got A " +
+        at.str() + ", B " + bt.str() + ", C " + ct.str());
+  if (((Fp4A() || fp4(at)) && trans_A) || ((Fp4B() || fp4(bt)) && !trans_B))
+    bad("fp4 operands are K-major (A [M, K], B [N, K] with transpose_B=True): the tensor cores read sub-byte "
+        "values only so");
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
   if (scaled()) {
-    if (!f8(at) || !f8(bt) || ct != DataType::Float(32) || A.buffer->scope != Scope::kShared)
-      throw UserError(
-          ErrorKind::kType,
-          "T.tcgen05_gemm_blockscaled: takes float8_e4m3fn / float8_e5m2 A and B shared tiles (MXFP8, "
-          "kind::mxf8f6f4; fp6 / fp4 operands are not implemented) and a float32 accumulator; got A " +
-              at.str() + " (" + ScopeName(A.buffer->scope) + "), B " + bt.str() + ", C " + ct.str(),
-          span);
+    if (!fa || !fb || ct != DataType::Float(32) || A.buffer->scope != Scope::kShared)
+      throw UserError(ErrorKind::kType,
+                      "T.tcgen05_gemm_blockscaled: takes float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B "
+                      "shared tiles "
+                      "(MXFP8 / MXFP4, kind::mxf8f6f4; fp6 operands are not implemented) and a float32 "
+                      "accumulator; got A " +
+                          at.str() + " (" + ScopeName(A.buffer->scope) + "), B " + bt.str() + ", C " +
+                          ct.str(),
+                      span);
     for (const Region* r : {&SFA, &SFB})
       if (r->buffer->scope != Scope::kTensorMemory || r->buffer->dtype != DataType::UInt(32))
         throw UserError(ErrorKind::kType,

@@ -12,7 +12,7 @@ struct Tcgen05GemmNode : TileOpNode {
   bool SelfContained() const override { return true; }
   Tcgen05GemmNode(Region a, Region b, Region c, bool ta, bool tb, Expr mbar, Expr clear, bool two_cta, Span s,
                   Region sfa = {}, Region sfb = {}, Expr k_start = nullptr, int gran_a = 0, int gran_b = 0,
-                  bool wait = false)
+                  bool wait = false, int fp4 = 0)
       : TileOpNode(kOp, std::move(s)),
         A(std::move(a)),
         B(std::move(b)),
@@ -27,7 +27,8 @@ struct Tcgen05GemmNode : TileOpNode {
         k_start(std::move(k_start)),
         gran_a(gran_a),
         gran_b(gran_b),
-        wait(wait) {}
+        wait(wait),
+        fp4(fp4) {}
   const Region A, B, C;
   const bool trans_A, trans_B;
   const Expr mbar;         // the mbarrier element the commit arrives on; null: no commit
@@ -45,6 +46,13 @@ struct Tcgen05GemmNode : TileOpNode {
   // T.gemm into tensor memory (TileLang's form without an mbarrier): complete when the statement ends. The CUDA
   // backend gives it a barrier of its own and waits on it (GemmToTcgen05CUDA).
   const bool wait;
+  // Operands that are float4_e2m1fn stored as the tensor cores read sub-byte values of kind::f8f6f4 /
+  // kind::mxf8f6f4 from shared memory (bit 0: A, bit 1: B): uint8 tiles [rows, K] of 16-byte groups, each the
+  // 16 values of its K range two a byte (the first in the low nibble) in its first 8 bytes, the other 8
+  // unused (the TMA format 16U4_ALIGN16B; TileLang's float4_e2m1_unpacked tiles). Set by PadFp4TilesCUDA.
+  const int fp4;
+  bool Fp4A() const { return fp4 & 1; }
+  bool Fp4B() const { return fp4 & 2; }
   bool scaled() const { return SFA.buffer != nullptr; }
 
   std::vector<const Region*> UnpackedTensorMemory() const override {
@@ -65,7 +73,7 @@ struct Tcgen05GemmNode : TileOpNode {
   }
   Stmt WithOperands(std::vector<Region> regions, std::vector<Expr> exprs) const override;
   std::vector<int64_t> Attrs() const override {
-    return {trans_A, trans_B, mbar != nullptr, use_2cta, scaled(), gran_a, gran_b, wait};
+    return {trans_A, trans_B, mbar != nullptr, use_2cta, scaled(), gran_a, gran_b, wait, fp4};
   }
   TileOpCall Call() const override;
   void Check() const override;

@@ -331,7 +331,7 @@ void Module::Launch(const std::string& fn, Dim3 grid, Dim3 block, int dyn_smem, 
 }
 
 void EncodeTensorMapTiled(void* map, int elem_bytes, int rank, void* global, const uint64_t* dims,
-                          const uint64_t* strides, const uint32_t* box, int swizzle_bytes) {
+                          const uint64_t* strides, const uint32_t* box, int swizzle_bytes, int format) {
   const DriverApi* api = LoadDriver();
   if (!api) throw UserError(ErrorKind::kUnsupported, DriverUnavailableReason());
   if (!api->TensorMapEncodeTiled)
@@ -340,7 +340,9 @@ void EncodeTensorMapTiled(void* map, int elem_bytes, int rank, void* global, con
   // CUtensorMapDataType by element size (only the size matters for a zero-filled copy): UINT8 = 0,
   // UINT16 = 1, UINT32 = 2, UINT64 = 4. Swizzle: NONE = 0, 32B = 1, 64B = 2, 128B = 3. Interleave NONE = 0,
   // L2 promotion 128B = 2, out-of-bounds fill NONE = 0 (zeros).
-  const int dtype = elem_bytes == 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 4;
+  // Format 1 is CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B (14 in CUDA 12.8+'s cuda.h: 16 packed 4-bit values
+  // land in 16 shared bytes, the last 8 a gap).
+  const int dtype = format == 1 ? 14 : elem_bytes == 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 4;
   const int sw = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : swizzle_bytes == 32 ? 1 : 0;
   const uint32_t ones[5] = {1, 1, 1, 1, 1};
   CUresult rc = api->TensorMapEncodeTiled(map, dtype, static_cast<uint32_t>(rank), global, dims, strides, box,

@@ -33,15 +33,17 @@ void EncodeMap(const LaunchSpec& spec, const TensorMapSpec& m, const std::vector
   uint64_t stride = static_cast<uint64_t>(eb);
   for (int i = 0; i < r; ++i) {  // innermost first
     const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
+    // (16U4_ALIGN16B: the innermost dim counts values, two a byte; the strides are the tensor's bytes)
+    const int64_t bytes_d = i == 0 && m.format == 1 ? d / 2 : d;
     if (d <= 0)
       throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
                                                 ", which is empty along a dimension");
     dims[i] = static_cast<uint64_t>(d);
     if (i > 0) strides[i - 1] = stride;
-    stride *= static_cast<uint64_t>(d);
+    stride *= static_cast<uint64_t>(bytes_d);
     box[i] = static_cast<uint32_t>(m.box[static_cast<size_t>(r - 1 - i)]);
   }
-  cuda::EncodeTensorMapTiled(out, eb, r, a.data, dims, strides, box, m.swizzle_bytes);
+  cuda::EncodeTensorMapTiled(out, eb, r, a.data, dims, strides, box, m.swizzle_bytes, m.format);
 }
 
 class CudaModule : public RuntimeModule {

@@ -255,7 +255,11 @@ std::vector<int64_t> TensorMapDims(const LaunchSpec& spec, const TensorMapSpec& 
                                    const std::vector<TensorArg>& args,
                                    const std::vector<int64_t>& sym_values) {
   const TensorArg& a = args.at(static_cast<size_t>(m.param));
-  if (m.shape.empty()) return a.shape;
+  auto values = [&](std::vector<int64_t> d) {  // 16U4_ALIGN16B counts values, two a byte
+    if (m.format == 1 && !d.empty()) d.back() *= 2;
+    return d;
+  };
+  if (m.shape.empty()) return values(a.shape);
   std::vector<int64_t> dims;
   int64_t n = 1, want = 1;
   for (const IntProgram& p : m.shape) {
@@ -272,7 +276,7 @@ std::vector<int64_t> TensorMapDims(const LaunchSpec& spec, const TensorMapSpec& 
     throw UserError(ErrorKind::kArgument, "a TMA copy tiles " + spec.Label(static_cast<size_t>(m.param)) +
                                               " as " + std::to_string(n) + " elements; the argument has " +
                                               std::to_string(want));
-  return dims;
+  return values(dims);
 }
 
 std::vector<int64_t> LaunchSpec::Grid(const std::vector<int64_t>& sym_values,

@@ -79,6 +79,10 @@ struct TensorMapSpec {
   std::vector<int64_t> box;  // box extent per tensor axis, outermost first (each 1..256)
   int swizzle_bytes = 0;     // 0 (none), 32, 64 or 128
   bool oob_nan = false;      // out-of-bounds fill: false = zeros (the only fill this compiler asks for)
+  // 0: the tensor's own elements; 1: CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B over a uint8 tensor of fp4 values
+  // two a byte: dims and box count values (the innermost dim twice the tensor's bytes), each 16 values (8
+  // bytes) land in the first 8 of 16 shared bytes, and the transaction counts the bytes read
+  int format = 0;
   /// The shape the kernel tiles, outermost first, over the symbols: the parameter's own, or the view the
   /// program made of it (T.reshape, T.Tensor(..., data=...)), which has the argument's elements in another
   /// shape.

@@ -198,15 +198,18 @@ class Legalizer : public IRMutator {
       PassContext explicit_ctx = ctx_;
       explicit_ctx.opt.disable_tma = false;  // an explicit TMA copy is not subject to tl.disable_tma_lower
       TmaPlan p;
-      CopyNode c(t->src, t->dst, false, t->span);
-      std::string why = TmaBlocker(&c, explicit_ctx, &p, plain_);
+      std::string why = TmaCopyBlocker(*t, explicit_ctx, &p, plain_);
       if (!why.empty())
         throw UserError(ErrorKind::kUnsupported, "T.tma_copy cannot be a TMA copy: " + why, t->span);
-      ctx_.info->choices.push_back(Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " +
-                                   t->dst.buffer->name + ": TMA (" + std::to_string(p.panels) +
-                                   "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
-                                   BoxText(p.box) + ", " + std::to_string(p.bytes) +
-                                   " bytes arriving on the given mbarrier; no wait)");
+      ctx_.info->choices.push_back(
+          Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " + t->dst.buffer->name + ": TMA (" +
+          std::to_string(p.panels) + "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
+          BoxText(p.box) + ", " + std::to_string(p.bytes) + " bytes arriving on the given mbarrier; no wait" +
+          (p.format == 1 ? "; fp4 two values a byte in global memory, 16 values in the "
+                           "first 8 bytes of each 16 in shared memory (format "
+                           "16U4_ALIGN16B)"
+                         : "") +
+          ")");
       return s;
     }
     if (auto* c = As<CopyNode>(s); c && (c->src.buffer->scope == Scope::kTensorMemory ||

@@ -902,6 +902,47 @@ TEST(PtxEmu, Tcgen05MmaHandWorked) {
       ASSERT_EQ(w >> 16, 0u) << "thread " << t << " word " << i;
       ASSERT_EQ(half_value(w & 0xFFFF), static_cast<double>(want)) << "thread " << t << " word " << i;
     }
+  // kind::f8f6f4 with an E2M1 A (instruction descriptor: A type 5 at bits 7-9, B E4M3 0, F32 D) and K = 32:
+  // A's rows hold each 16 values of K two a byte (the first in the low nibble) in the first 8 bytes of a
+  // 16-byte group, the padded form the TMA format 16U4_ALIGN16B writes (cuda.h: "8 byte gaps between every 8
+  // byte chunk"). The gaps hold 0xFF, which read as a nibble would be -6: a read of one would change the
+  // sums.
+  std::string fp4 = body;
+  const std::string f16kind = "kind::f16";
+  ASSERT_NE(fp4.find(f16kind), std::string::npos);
+  fp4.replace(fp4.find(f16kind), f16kind.size(), "kind::f8f6f4");
+  fp4.replace(fp4.find(id32), id32.size(),
+              "mov.b32 %r21, " + std::to_string((1u << 4) | (5u << 7) | (1u << 17) | (8u << 24)) + ";");
+  auto byte_at = [&](int row, int j) { return place(row, j / 2) + j % 2; };  // byte j of a 32-byte row
+  auto e2m1 = [](int v) {
+    static const uint8_t c[4] = {0x0, 0x2, 0x4, 0x5};
+    return c[v < 0 ? -v : v] | (v < 0 ? 8 : 0);
+  };
+  auto e4m3 = [](int v) {
+    static const uint8_t c[4] = {0x00, 0x38, 0x40, 0x44};
+    return c[v < 0 ? -v : v] | (v < 0 ? 0x80 : 0);
+  };
+  std::vector<uint8_t> a4(4096, 0xFF), b8(256);
+  for (int m = 0; m < 128; ++m)
+    for (int k = 0; k < 32; ++k) {
+      uint8_t& x = a4[static_cast<size_t>(byte_at(m, 16 * (k / 16) + (k % 16) / 2))];
+      if (k % 2 == 0)
+        x = static_cast<uint8_t>(e2m1(a_val(m, k)));
+      else
+        x = static_cast<uint8_t>(x | (e2m1(a_val(m, k)) << 4));
+    }
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 32; ++k)
+      b8[static_cast<size_t>(byte_at(n, k))] = static_cast<uint8_t>(e4m3(b_val(n, k)));
+  std::fill(out.begin(), out.end(), -1.0f);
+  Result r4 = Launch1(Kernel(fp4, shared), 128, &out, &a4, &b8);
+  EXPECT_EQ(r4.total_reports, 0) << (r4.reports.empty() ? "" : r4.reports[0].message);
+  for (int m = 0; m < 128; ++m)
+    for (int n = 0; n < 8; ++n) {
+      int want = 0;
+      for (int k = 0; k < 32; ++k) want += a_val(m, k) * b_val(n, k);
+      ASSERT_EQ(out[static_cast<size_t>(m * 8 + n)], static_cast<float>(want)) << "fp4 " << m << ", " << n;
+    }
 }
 
 TEST(PtxEmu, WhatItCannotRunIsAClearError) {

@@ -208,7 +208,7 @@ def _kernel_with(body):
 @pytest.mark.parametrize("body,msg", [
     (lambda A_s, F_s, U_s, acc, sf, bar: T.tcgen05_gemm_blockscaled(A_s, A_s, acc, sf, sf, mbar=bar, k_start=0,
                                                                      sf_a_granularity_k=128, sf_b_granularity_k=128),
-     "float8_e4m3fn / float8_e5m2 A and B"),
+     "float8_e4m3fn / float8_e5m2 / float4_e2m1fn A and B"),
     (lambda A_s, F_s, U_s, acc, sf, bar: T.tcgen05_cp_warpx4(F_s, sf), "must be a uint32 shared tile"),
     (lambda A_s, F_s, U_s, acc, sf, bar: T.tcgen05_sf_warp_transpose(U_s), "constant multiple of 128 words"),
     (lambda A_s, F_s, U_s, acc, sf, bar: T.tcgen05_cp_warpx4(U_s, acc), "must be a uint32 shared tile"),

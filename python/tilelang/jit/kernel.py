@@ -133,6 +133,19 @@ def _to_arg(x, func, index, written=False):
                                 f"tensor, got {type(x).__name__}")
 
 
+
+def _aligned(a, align=256):
+    """`a` (a contiguous host array that the kernel only reads) at an address that is a multiple of `align`, as a
+    device allocation is: a copy where it is not. A TMA map of packed fp4 values (16U4_ALIGN16B) needs 32 bytes."""
+    a = np.ascontiguousarray(a)
+    if a.ctypes.data % align == 0:
+        return a
+    raw = np.empty(a.nbytes + align, np.uint8)
+    off = (-raw.ctypes.data) % align
+    out = raw[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
 class KernelParam:
     """A kernel parameter as JITKernel.params lists it (TileLang's KernelParam): name, dtype, shape."""
 
@@ -462,6 +475,17 @@ class JITKernel:
             return None
         return outs[0] if len(outs) == 1 else outs
 
+    def _emulated_fp4(self, a):
+        """A packed fp4 argument of an emulated launch at a device allocation's alignment (a copy of a host array or
+        CPU tensor whose address is not; such parameters are only read)."""
+        if self.execution_backend not in ("emulator", "ptx"):
+            return a
+        if isinstance(a, np.ndarray):
+            return _aligned(a)
+        if hasattr(a, "detach") and getattr(a.device, "type", None) == "cpu" and a.data_ptr() % 256:
+            return _aligned(a.detach().contiguous().numpy())
+        return a
+
     def _packed_fp4_arguments(self, args, param_idx):
         """Arguments of the float4_e2m1fn parameters the kernel reads two values a byte (self._packed_fp4): a
         tensor already packed so (int8 / uint8 [..., K / 2], torch's float4_e2m1fn_x2) is passed as it is, viewed
@@ -478,7 +502,7 @@ class JITKernel:
 
                 out[i] = a.view(torch.uint8)
             elif isinstance(a, np.ndarray) and kind in ("int8", "uint8"):
-                out[i] = a.view(np.uint8)
+                out[i] = _aligned(a.view(np.uint8))
             elif isinstance(a, np.ndarray) and kind == "float4_e2m1fn":
                 if not a.ndim or a.shape[-1] % 2:
                     raise TileLangArgumentError(
@@ -486,7 +510,7 @@ class JITKernel:
                         f"float4_e2m1fn array of shape {a.shape} cannot be packed two values a byte (its last "
                         "dimension must be even)")
                 c = np.ascontiguousarray(a).view(np.uint8) & 0xF
-                out[i] = np.ascontiguousarray(c[..., 0::2] | (c[..., 1::2] << 4))
+                out[i] = _aligned(np.ascontiguousarray(c[..., 0::2] | (c[..., 1::2] << 4)))
             else:
                 shape = [str(x) for x in self.func.params[pi][1].shape]
                 raise TileLangArgumentError(
@@ -585,7 +609,10 @@ class JITKernel:
 
     def _launch(self, full):
         """Runs the kernel on every argument (outputs and workspaces included, allocated by the caller)."""
-        keep = [_to_arg(a, self._launch_func, i, self._written[i]) for i, a in enumerate(full)]
+        # (fp4 tensors read two values a byte stand where a device allocation would: a TMA map of them may need 32
+        # bytes of alignment, which a host copy of an array need not have)
+        keep = [_to_arg(self._emulated_fp4(a) if i in self._packed_fp4 and not self._written[i] else a,
+                        self._launch_func, i, self._written[i]) for i, a in enumerate(full)]
         descs = [k[0] for k in keep]
         if self.execution_backend == "ptx":
             cfg = self.pass_configs

@@ -163,8 +163,9 @@ class _Unsupported_DType(DType):
 DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int32", "long": "int64",
                  "short": "int16", "uint": "uint32", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
                  "float8_e4m3": "float8_e4m3fn",
-                 # TileLang's tag for fp4 stored one value a byte (its tcgen05 block-scaled shared tiles): the
-                 # only fp4 storage here (docs/semantics.md)
+                 # TileLang's tag for fp4 shared tiles in the tcgen05 MMA's padded form: here the storage is the
+                 # compiler's choice (the CUDA backend's PadFp4TilesCUDA gives the form to the tiles that need it;
+                 # docs/blackwell.md, "fp4 operands")
                  "float4_e2m1_unpacked": "float4_e2m1fn",
                  "float6_e2m3": "float6_e2m3fn", "float6_e3m2": "float6_e3m2fn",
                  # TileLang's tfloat32 is float32 storage whose T.gemm runs on tf32 tensor cores: here every float32

@@ -2559,15 +2559,26 @@ class Machine {
       bool proxy_reported = false;
       TmaCopy cp;
       cp.tid = tid;
+      if (D.format == 1 && !load) FailAt(in, "a TMA store with the format 16U4_ALIGN16B is not emulated");
+      // 16U4_ALIGN16B: the transaction is the packed bytes read (each 16-value group's 8)
+      const int64_t tx = D.format == 1 ? D.count / 2 : D.count * D.eb;
       for (int64_t e = 0; e < D.count; ++e) {
         int64_t rest = e, goff = 0;
-        bool inside = true;
+        bool inside = true, gap = false;
         for (int i = 0; i < D.r; ++i) {
           const int64_t x = c0[i] + rest % D.bx[i];
           rest /= D.bx[i];
+          if (i == 0 && D.format == 1) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
+            const int64_t b = Fp4SlotByte(x);
+            gap = b < 0;
+            inside = x >= 0 && 16 * (x / 16) + 2 * (x % 16) < D.dims[0];
+            goff += b;
+            continue;
+          }
           inside &= x >= 0 && x < D.dims[i];
           goff += x * D.strides[i];
         }
+        if (gap) continue;
         const int64_t soff = static_cast<int64_t>(sm.addr) + e * D.eb;
         if (load) {
           uint8_t v[16] = {};
@@ -2619,7 +2630,7 @@ class Machine {
           sh.w_epoch = 0;
           if (!proxy_.empty()) proxy_[static_cast<size_t>(o)].writer = 0;
         }
-        m->mbars_[off].tx -= D.count * D.eb;
+        m->mbars_[off].tx -= tx;
         m->MaybeCompletePhase(off);
         if (cl_) ++cl_->progress;
         return;
@@ -2647,14 +2658,14 @@ class Machine {
             continue;
           }
           m->tma_.push_back(cp);
-          m->mbars_[bar].tx -= D.count * D.eb;
+          m->mbars_[bar].tx -= tx;
           m->MaybeCompletePhase(bar);
         }
         if (cl_) ++cl_->progress;
         return;
       }
       tma_.push_back(std::move(cp));
-      mbars_[bar].tx -= D.count * D.eb;  // complete_tx
+      mbars_[bar].tx -= tx;  // complete_tx
       MaybeCompletePhase(bar);
     });
   }
@@ -2976,7 +2987,10 @@ class Machine {
       auto element = [&](Machine* m, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
                          int type, std::vector<std::pair<int64_t, uint16_t>>* read,
                          std::vector<Machine*>* from) {
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, eb), desc.swizzle_bytes);
+        // (E2M1, type 5 of the 8-bit float kinds: value k's byte in the padded layout, then its nibble)
+        const bool fp4 = f8 && !i8 && type == 5;
+        const int64_t a = SwizzleAddress(
+            CanonicalAddress(desc, mn_major, mn, fp4 ? PaddedFp4Column(k) : k, eb), desc.swizzle_bytes);
         if (a < 0 || a + eb > m->smem_bytes_) {
           ok = false;
           return 0.0;
@@ -2992,6 +3006,7 @@ class Machine {
         if (i8)
           return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF))
                            : static_cast<double>(h & 0xFF);
+        if (fp4) return DecodeE2M1((h >> (4 * (k % 2))) & 0xF);
         if (f8) return HalfValue(h, type == 0 ? Ty::kE4M3 : Ty::kE5M2);
         return HalfValue(h, type == 0 ? Ty::kF16 : Ty::kBF16);
       };

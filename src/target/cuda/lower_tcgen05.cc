@@ -225,6 +225,16 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no "
         "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
+  for (const Region* r : {&g->A, &g->B})  // an fp4 tile PadFp4TilesCUDA could not give the padded form
+    if (r->buffer->dtype.code() == DataType::Code::kFloat4E2M1)
+      bad("the float4_e2m1fn operand '" + r->buffer->name +
+          "' must be stored as the tensor cores read fp4 (16 values of K two a byte in the first 8 bytes of "
+          "each 16; TileLang's float4_e2m1_unpacked), which this compiler does for a shared tile that only "
+          "T.tma_copy fills, from a float4_e2m1fn tensor only so copied (TMA format 16U4_ALIGN16B), and that "
+          "only tcgen05 gemms read (K-major); '" +
+          r->buffer->name +
+          "' or its tensor has another use "
+          "(a T.copy, an element access, a non-tcgen05 op)");
   const int64_t M = TmemShape(g->C.buffer, sp).first;
   int64_t N = 0;
   const Expr c_col = TmemRegionColumn(L, g->C, &N, "the accumulator", sp);
@@ -264,7 +274,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (i8 && !L.ctx_.features.tcgen05_i8)
     bad("8-bit integer operands (tcgen05.mma kind::i8) are not supported on " + L.ctx_.features.arch +
         " (sm_100a and sm_110a have them)");
-  const bool f8 = IsFp8(g->A.buffer->dtype) || i8;  // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2) or kind::i8
+  // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2, or e2m1 in the padded layout: Tcgen05GemmNode::fp4) or
+  // kind::i8
+  const bool f8 = IsFp8(g->A.buffer->dtype) || g->Fp4A() || i8;
   const int eb = f8 ? 1 : 2;
   const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
@@ -286,12 +298,13 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     bad("an operand's shared tile has no 32/64/128-byte swizzle layout (rows of 32, 64 or a multiple of 128 bytes)");
   const OperandDesc da = DescOf(as, a_mn, eb), db = DescOf(bs, b_mn, eb);
   auto mode = [](const OperandDesc& d) { return d.mode == 1 ? 2 : d.mode == 2 ? 4 : 6; };  // tcgen05's encoding
-  // The instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor", kind::f16): F32 D, F16 / BF16 A and
-  // B, MN-major (transpose) bits, N >> 3, M >> 4.
-  // A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0 E4M3, 1 E5M2.
-  // kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2).
-  auto type = [&](DataType t) {
+  // The instruction descriptor (PTX ISA, tcgen05 "Instruction Descriptor", kind::f16): F32 D, F16 / BF16 A
+  // and B, MN-major (transpose) bits, N >> 3, M >> 4. A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0
+  // E4M3, 1 E5M2. kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2). kind::f8f6f4 E2M1 = 5 (an fp4 operand
+  // stored 16 values in the first 8 bytes of each 16)
+  auto type = [&](DataType t, bool fp4) {
     if (i8) return int64_t(t.is_int());
+    if (fp4) return int64_t{5};
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
   const int64_t MM = pair ? 2 * M : M;  // the instruction's M: the pair's 256 rows
@@ -299,9 +312,14 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // (A), set per k32 step below)
   // D type: 0 F16, 1 F32, 2 S32
   const bool d16 = g->C.buffer->dtype == DataType::Float(16);
-  const int64_t idesc = (scaled ? int64_t{1} << 23 : (i8 ? 2 : d16 ? 0 : 1) << 4) | (type(g->A.buffer->dtype) << 7) |
-                        (type(g->B.buffer->dtype) << 10) | (int64_t(a_mn) << 15) | (int64_t(b_mn) << 16) |
-                        ((N >> 3) << 17) | ((MM >> 4) << 24);
+  const int64_t idesc = (scaled ? int64_t{1} << 23
+                                : (i8    ? 2
+                                   : d16 ? 0
+                                         : 1)
+                                      << 4) |
+                        (type(g->A.buffer->dtype, g->Fp4A()) << 7) |
+                        (type(g->B.buffer->dtype, g->Fp4B()) << 10) | (int64_t(a_mn) << 15) |
+                        (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((MM >> 4) << 24);
   const std::string kind = scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
   // The scale factors (T.tcgen05_cp_warpx4's layout): rows m of A at column m / 32 of SFA (each block its own
   // 128), columns n of B at column n / 32 of SFB (all N of the instruction in each block).
@@ -345,13 +363,19 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
           Call0("tl.tcgen05_mma_" + std::string(a_tmem ? "ts_" : "") + kind + cg, margs, sp), {}, sp)};
   if (g->mbar) issue.push_back(Commit(L, g->mbar, pair, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
+  auto f8name = [](DataType t, bool fp4) {
+    return std::string(fp4 ? "e2m1" : t.code() == DataType::Code::kFloat8E4M3 ? "e4m3" : "e5m2");
+  };
   L.ctx_.info->choices.push_back(
       Loc(sp) + ": T." + (scaled ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm") +
       ": tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind +
       (scaled ? ".block_scale.scale_vec::1X" : "") + " " + std::to_string(MM) + "x" + std::to_string(N) +
-      "x" + std::to_string(ks) + " " + MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true) + ", " +
-      std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" + g->C.buffer->name +
-      "'; A " +
+      "x" + std::to_string(ks) + " " +
+      (g->fp4 ? f8name(g->A.buffer->dtype, g->Fp4A()) + "_" + f8name(g->B.buffer->dtype, g->Fp4B()) +
+                    " (fp4: 16 values in the first 8 bytes of each 16 shared bytes)"
+              : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
+      ", " + std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" +
+      g->C.buffer->name + "'; A " +
       (a_tmem ? std::string("in tensor memory '") + g->A.buffer->name + "' (16-bit pairs)"
               : std::string(a_mn ? "MN" : "K") + "-major (swizzle " + sw(as) + "B)") +
       ", B " + (b_mn ? "MN" : "K") + "-major (swizzle " + sw(bs) + "B)" +

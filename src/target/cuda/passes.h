@@ -24,5 +24,6 @@ PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx);
 /// sm_120a: fp4 tensors and tiles used only by NVFP4 block-scaled gemms stored two values a byte
 /// (transform/gpu/pack_fp4_tiles.h).
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
+PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

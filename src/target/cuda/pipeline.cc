@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "target/cuda/wgmma_proxy_fence.h"
+#include "op/tcgen05_gemm.h"
 #include "transform/gpu/pack_fp4_tiles.h"
 #include "transform/gpu/warp_specialize.h"
 
@@ -12,7 +13,40 @@ namespace tl {
 
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
   if (!ctx.features.block_scale_mma_sync) return f;
-  return PackFp4Tiles(f, ctx, {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, true, "NVFP4"});
+  return PackFp4Tiles(
+      f, ctx,
+      {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, true, "T.mma_gemm_blockscaled's NVFP4"});
+}
+
+// The tcgen05 family: fp4 operands of tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4 in the padded form the
+// tensor cores read sub-byte values in (16 values in the first 8 bytes of each 16), filled by TMA
+// (16U4_ALIGN16B) from tensors stored two values a byte.
+PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+  if (!ctx.features.tcgen05) return f;
+  Fp4PackRule rule;
+  rule.gemm = [](const GemmBlockScaledNode&) { return false; };
+  rule.pair = false;
+  rule.format = "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
+  rule.padded = true;
+  rule.operands = [](const TileOpNode& op) {
+    std::vector<const Region*> r;
+    auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
+    if (!g || g->C.buffer->dtype == DataType::Int(32)) return r;  // (kind::i8 takes no fp4)
+    auto fp4 = [](const Region& x) {
+      return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
+    };
+    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);  // K-major only
+    if (fp4(g->B) && g->trans_B) r.push_back(&g->B);
+    return r;
+  };
+  rule.mark = [](const TileOpNode& op, const std::set<const BufferNode*>& padded) -> Stmt {
+    auto& g = static_cast<const Tcgen05GemmNode&>(op);
+    const int fp4 = (padded.count(g.A.buffer.get()) ? 1 : 0) | (padded.count(g.B.buffer.get()) ? 2 : 0);
+    return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
+                                             g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
+                                             g.wait, fp4);
+  };
+  return PackFp4Tiles(f, ctx, rule);
 }
 
 PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
@@ -32,6 +66,9 @@ Pipeline CudaPipeline(const PassContext& ctx) {
   // sm_120a: fp4 operands of NVFP4 gemms (and the tensors copied into them) two values a byte
   if (ctx.features.block_scale_mma_sync)
     p.insert(legalize(), {"PackFp4TilesCUDA", PackFp4TilesCUDA, IRStage::kTile});
+  // the tcgen05 family: fp4 tcgen05.mma operands in the tensor cores' padded form (filled by TMA
+  // 16U4_ALIGN16B)
+  if (ctx.features.tcgen05) p.insert(legalize(), {"PadFp4TilesCUDA", PadFp4TilesCUDA, IRStage::kTile});
   if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));

@@ -7,7 +7,8 @@
 namespace tl {
 
 TensorMapSpec TensorMapOf(const PrimFunc& f, const CallNode* map) {
-  TL_ICHECK(map && map->op == "tl.tensor_map" && map->args.size() == 3, "malformed tl.tensor_map");
+  TL_ICHECK(map && map->op == "tl.tensor_map" && (map->args.size() == 3 || map->args.size() == 4),
+            "malformed tl.tensor_map");
   auto* t = As<BufferLoadNode>(map->args[0]);
   auto* box = As<CallNode>(map->args[1]);
   int64_t sw = 0;
@@ -23,12 +24,16 @@ TensorMapSpec TensorMapOf(const PrimFunc& f, const CallNode* map) {
     s.box.push_back(v);
   }
   s.swizzle_bytes = static_cast<int>(sw);
+  int64_t fmt = 0;
+  if (map->args.size() == 4) TL_ICHECK(AsConstInt(map->args[3], &fmt) && fmt == 1, "malformed tl.tensor_map");
+  s.format = static_cast<int>(fmt);
   return s;
 }
 
 int TensorMapIndex(const std::vector<TensorMapSpec>& maps, const TensorMapSpec& m) {
   for (size_t i = 0; i < maps.size(); ++i)
-    if (maps[i].param == m.param && maps[i].box == m.box && maps[i].swizzle_bytes == m.swizzle_bytes)
+    if (maps[i].param == m.param && maps[i].box == m.box && maps[i].swizzle_bytes == m.swizzle_bytes &&
+        maps[i].format == m.format)
       return static_cast<int>(i);
   return -1;
 }

@@ -12,7 +12,9 @@ namespace tl {
 PrimFunc PackFp4TilesHIP(const PrimFunc& f, const PassContext& ctx) {
   if (ctx.features.mfma_fp8 != "ocp") return f;  // gfx950's scaled MFMAs read fp4 two a byte
   // (each operand on its own: the MFMA takes fp4 packed with any other format)
-  return PackFp4Tiles(f, ctx, {[](const GemmBlockScaledNode& g) { return !g.Nvf4Words(); }, false, "MXFP4"});
+  return PackFp4Tiles(
+      f, ctx,
+      {[](const GemmBlockScaledNode& g) { return !g.Nvf4Words(); }, false, "T.mma_gemm_blockscaled's MXFP4"});
 }
 
 PassContext HipPassContext(const Target& t, const PassConfig& pc) { return GpuPassContext(HipFeatures(t), t, pc); }

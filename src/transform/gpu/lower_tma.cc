@@ -147,15 +147,34 @@ std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
   return "";
 }
 
+std::string TmaCopyBlocker(const TmaCopyNode& t, const PassContext& ctx, TmaPlan* plan,
+                           const std::set<const BufferNode*>& plain) {
+  CopyNode c = t.PlanCopy();
+  std::string why = TmaBlocker(&c, ctx, plan, plain);
+  if (!why.empty() || !t.fp4_padded) return why;
+  // the driver's rules for 16U4_ALIGN16B (cuTensorMapEncodeTiled): boxDim[0] 128, swizzle none or 128B
+  if (plan->box.back() != 128 || (plan->swizzle != 0 && plan->swizzle != 128))
+    return "an fp4 tile in the tensor cores' form is filled 128 values of a row a copy (TMA format "
+           "16U4_ALIGN16B: a box 128 wide, no swizzle or the 128-byte one); this tile's rows are " +
+           std::to_string(plan->box.back()) + " values (make K a multiple of 128)";
+  plan->map_tensor = t.src.buffer;
+  plan->format = 1;
+  plan->bytes /= 2;  // the transaction counts the packed bytes read, not the 16-byte groups written
+  return "";
+}
+
 namespace gpu_lowering {
 
 namespace {
-// The `tl.tensor_map(&g[0, ...], T.list(box...), swizzle)` operand of a plan.
-Expr TensorMapOperand(const Buffer& g, const TmaPlan& p) {
+// The `tl.tensor_map(&g[0, ...], T.list(box...), swizzle)` operand of a plan (with a TMA format: the
+// format's tensor, and the format as a fourth operand).
+Expr TensorMapOperand(const Buffer& copied, const TmaPlan& p) {
+  const Buffer& g = p.map_tensor ? p.map_tensor : copied;
   std::vector<Expr> zeros(g->shape.size(), C(0)), box;
   for (auto b : p.box) box.push_back(C(b));
-  return Call(DataType::Handle(), "tl.tensor_map",
-              {Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)});
+  std::vector<Expr> args{Load(g, zeros), Call(DataType::Handle(), "list", box), C(p.swizzle)};
+  if (p.format) args.push_back(C(p.format));
+  return Call(DataType::Handle(), "tl.tensor_map", args);
 }
 // The coordinates (outermost first) of panel q's box: the tile's corner, q panels along the innermost axis.
 std::vector<Expr> PanelCoords(const std::vector<Expr>& corner, const TmaPlan& p, int64_t q) {
@@ -329,11 +348,11 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
 
 Stmt GpuTileLowerer::TmaCopyProducer(const TmaCopyNode& t, const std::string& load_op, const Expr& expect,
                                      int64_t expect_scale) {
-  CopyNode c(t.src, t.dst, false, t.span);
+  CopyNode c = t.PlanCopy();
   PassContext ctx = ctx_;
   ctx.opt.disable_tma = false;
   TmaPlan p;
-  std::string why = TmaBlocker(&c, ctx, &p, plain_shared_);
+  std::string why = TmaCopyBlocker(t, ctx, &p, plain_shared_);
   TL_ICHECK(why.empty(), "T.tma_copy passed legalization but is not a TMA copy: " + why);
   Expr bar = VisitExpr(t.barrier);
   Stmt arm = Call0("tl.mbarrier_expect_tx", {bar, C(p.bytes * expect_scale)}, t.span);

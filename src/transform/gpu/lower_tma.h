@@ -11,6 +11,7 @@
 #include "transform/gpu_passes.h"
 
 namespace tl {
+struct TmaCopyNode;
 
 struct TmaPlan {
   int swizzle = 0;           // bytes of the swizzle pattern: 0 (none), 32, 64 or 128
@@ -19,6 +20,11 @@ struct TmaPlan {
   std::vector<int64_t> box;  // per tensor axis (outermost first), the extent of one copy
   int64_t bytes = 0;         // bytes of the whole tile (every panel; out-of-bounds elements included)
   int64_t align = 128;       // byte alignment the shared destination needs
+  // A TMA format's copy (TmaCopyNode::fp4_padded): the kernel parameter the tensor map describes (the copy
+  // plans over a view of it), and the format: 1 = 16U4_ALIGN16B (each 16 packed fp4 values, 8 bytes, land in
+  // the first 8 of 16 shared bytes; the box and dims count values, the transaction the packed bytes)
+  Buffer map_tensor;
+  int format = 0;
 };
 
 /// Why `n` (a global->shared copy on a CUDA target with sm >= 90) cannot be lowered to TMA; "" when
@@ -26,6 +32,11 @@ struct TmaPlan {
 /// their copies take no swizzle.
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
                        const std::set<const BufferNode*>& plain);
+
+/// TmaBlocker for T.tma_copy: its TmaCopyNode::PlanCopy, and for an fp4_padded copy the format's rules (a
+/// box 128 values wide, no swizzle or the 128-byte one) and fields.
+std::string TmaCopyBlocker(const TmaCopyNode& t, const PassContext& ctx, TmaPlan* plan,
+                           const std::set<const BufferNode*>& plain);
 
 /// The shared buffers of `body` whose layout is row-major whatever the target's swizzle: those its tile ops name
 /// in TileOpNode::RowMajorShared (the scale-factor tiles tcgen05.cp reads in 16-byte rows).

@@ -74,12 +74,29 @@ class Uses : public IRVisitor {
     }
     for (auto& e : op->Exprs())
       if (e) VisitExpr(e);
-    if (auto* c = As<CopyNode>(s)) {
+    if (auto* c = As<CopyNode>(s); c && !rule_.padded) {
       if (IsFp4(c->src.buffer) && IsFp4(c->dst.buffer) && c->src.buffer->scope == Scope::kGlobal &&
           c->dst.buffer->scope == Scope::kShared) {
         copies.push_back({c->src.buffer.get(), c->dst.buffer.get()});
         return;
       }
+    } else if (auto* t = As<TmaCopyNode>(s); t && rule_.padded) {  // the padded form's only filling
+      if (IsFp4(t->src.buffer) && IsFp4(t->dst.buffer) && t->src.buffer->scope == Scope::kGlobal &&
+          t->dst.buffer->scope == Scope::kShared) {
+        copies.push_back({t->src.buffer.get(), t->dst.buffer.get()});
+        return;
+      }
+    } else if (std::vector<const Region*> ops =
+                   rule_.operands ? rule_.operands(*op) : std::vector<const Region*>{};
+               !ops.empty()) {
+      std::set<const BufferNode*> taken;
+      for (const Region* r : ops) {
+        gemms.push_back({r->buffer.get(), nullptr});
+        taken.insert(r->buffer.get());
+      }
+      for (auto& [r, access] : op->Regions())
+        if (!taken.count(r->buffer.get())) Bad(r->buffer);
+      return;
     } else if (auto* g = As<GemmBlockScaledNode>(s); g && rule_.gemm(*g)) {
       // an operand that may be packed: an fp4 shared tile, K-major
       const bool a = !g->trans_A && IsFp4(g->A.buffer) && g->A.buffer->scope == Scope::kShared;
@@ -109,24 +126,39 @@ class Uses : public IRVisitor {
 class Packer : public IRMutator {
  public:
   std::map<const BufferNode*, Buffer> map;
+  std::set<const BufferNode*> padded;  // (the new buffers) tiles in the padded form: regions kept
+  const Fp4PackRule* rule = nullptr;
   Buffer VisitBuffer(const Buffer& b) override {
     auto it = b ? map.find(b.get()) : map.end();
     return it == map.end() ? b : it->second;
   }
   Region VisitRegion(const Region& r) override {
     Region out = IRMutator::VisitRegion(r);
-    if (map.count(r.buffer.get())) {  // the last range in bytes
+    if (map.count(r.buffer.get()) && !padded.count(out.buffer.get())) {  // the last range in bytes
       Range& last = out.ranges.back();
       last = {Simplify(Binary(BinaryOp::kFloorDiv, last.min, Int(2))),
               Simplify(Binary(BinaryOp::kFloorDiv, last.extent, Int(2)))};
     }
     return out;
   }
+  // the ops on padded tiles say so: T.tma_copy into one (fp4_padded), the rule's operand ops (mark)
+  Stmt VisitTileOp(const Stmt& s) override {
+    Stmt out = IRMutator::VisitTileOp(s);
+    if (padded.empty()) return out;
+    if (auto* t = As<TmaCopyNode>(out); t && padded.count(t->dst.buffer.get()))
+      return std::make_shared<TmaCopyNode>(t->src, t->dst, t->barrier, t->cluster_barrier, t->span, true);
+    if (auto* op = As<TileOpNode>(out); op && rule && rule->mark) {
+      for (auto& [r, access] : op->Regions())
+        if (padded.count(r->buffer.get())) return rule->mark(*op, padded);
+    }
+    return out;
+  }
 };
 
-Buffer Packed(const Buffer& b) {
+// two values a byte; padded (a tile in the tensor cores' form): one byte a value's slot, the same shape
+Buffer Packed(const Buffer& b, bool padded = false) {
   std::vector<Expr> shape = b->shape;
-  shape.back() = Simplify(Binary(BinaryOp::kFloorDiv, shape.back(), Int(2)));
+  if (!padded) shape.back() = Simplify(Binary(BinaryOp::kFloorDiv, shape.back(), Int(2)));
   return MakeBuffer(b->name, DataType::UInt(8), shape, b->scope, b->span);
 }
 
@@ -176,6 +208,7 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   }
   if (cand.empty()) return f;
   Packer pk;
+  pk.rule = &rule;
   std::vector<Param> params;
   for (auto& p : f->params) {
     if (p.buffer && cand.count(p.buffer.get())) {
@@ -186,7 +219,10 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
     }
   }
   for (auto& b : k->alloc_buffers)
-    if (cand.count(b.get())) pk.map[b.get()] = Packed(b);
+    if (cand.count(b.get())) {
+      pk.map[b.get()] = Packed(b, rule.padded);
+      if (rule.padded) pk.padded.insert(pk.map[b.get()].get());
+    }
   std::vector<std::pair<const BufferNode*, Buffer>> packed;  // in declaration order: parameters, then tiles
   for (auto& p : f->params)
     if (p.buffer && pk.map.count(p.buffer.get())) packed.push_back({p.buffer.get(), pk.map[p.buffer.get()]});
@@ -197,8 +233,14 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
       ctx.info->choices.push_back(
           gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) + " float4_e2m1fn " +
           (old->scope == Scope::kGlobal ? "tensor '" : "tile '") + old->name +
-          "' is stored two values a byte (uint8 " + op_detail::ShapeStr(now->shape) +
-          "): only copied and used as T.mma_gemm_blockscaled's " + rule.format + " operand");
+          (rule.padded && old->scope == Scope::kShared
+               ? "' is stored as the tensor cores read fp4 (uint8 " + op_detail::ShapeStr(now->shape) +
+                     ": 16 values of a row two a byte in the first 8 bytes of each 16): only filled by "
+                     "T.tma_copy "
+                     "(TMA format 16U4_ALIGN16B) and used as " +
+                     rule.format + " operand"
+               : "' is stored two values a byte (uint8 " + op_detail::ShapeStr(now->shape) +
+                     "): only copied and used as " + rule.format + " operand"));
   Stmt body = pk.VisitStmt(f->body);
   std::map<std::string, std::string> attrs = f->attrs;
   std::string list;  // the launch takes these parameters in their packed form (src/target/backends.cc)

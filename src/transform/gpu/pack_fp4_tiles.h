@@ -4,6 +4,7 @@
 // gemms qualify.
 #pragma once
 #include <functional>
+#include <set>
 #include <string>
 
 #include "op/gemm_blockscaled.h"
@@ -18,6 +19,15 @@ struct Fp4PackRule {
   std::function<bool(const GemmBlockScaledNode&)> gemm;
   bool pair = true;
   std::string format;
+  // Other ops whose operands may be fp4 tiles in the rule's form (each on its own): the fp4 shared regions an
+  // op reads so (none: not such an op). Unset: none.
+  std::function<std::vector<const Region*>(const TileOpNode&)> operands;
+  // The tensor cores' padded form instead of two values a byte: such a tile keeps its shape as uint8 (16
+  // values of K in the first 8 bytes of each 16), filled only by T.tma_copy from a packed tensor (marked
+  // TmaCopyNode::fp4_padded: the TMA format 16U4_ALIGN16B); `mark` rebuilds an `operands` op with its padded
+  // operands said.
+  bool padded = false;
+  std::function<Stmt(const TileOpNode&, const std::set<const BufferNode*>&)> mark;
 };
 
 /// Before LegalizeTileOpsGPU: fp4 tensor parameters only copied into fp4 shared tiles, and fp4 shared tiles

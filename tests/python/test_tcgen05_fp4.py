@@ -1,0 +1,175 @@
+"""fp4 (float4_e2m1fn) operands of the tcgen05 MMA on sm_100a (docs/blackwell.md, "fp4 operands"): kind::f8f6f4
+and the block-scaled kind::mxf8f6f4 (MXFP4, alone or with MXFP8) read sub-byte values from shared memory in a
+padded form, 16 values of K two a byte in the first 8 bytes of each 16; TMA fills it from a tensor stored two values
+a byte with the format 16U4_ALIGN16B (CUDA's cuda.h), counting the 8 bytes of each group it reads.
+
+Before: `T.tcgen05_gemm(A_s, B_s, ...)` with a float4_e2m1fn A_s (TileLang's T.float4_e2m1_unpacked) was refused
+("takes float16 or bfloat16 ... or float8_e4m3fn / float8_e5m2 A and B").
+Expected: the tile only T.tma_copy fills and only tcgen05 gemms read becomes uint8 [rows, K] in that form, its
+tensor uint8 [rows, K / 2] (an argument passed packed, or packed on the host), the copy a 16U4_ALIGN16B TMA and the
+MMA's A / B type E2M1 (5). Both emulators run it from the ISA's and the driver's rules (tensor_map_image.h,
+smem_matrix.h: PaddedFp4Column); the gaps are never written, so an MMA reading one would be reported as an
+uninitialised read. Results against float64 NumPy on seeded random inputs, ragged M and N (TMA's zero fill)."""
+import os
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilelang
+import tilelang.language as T
+from tilelang.errors import TileLangError
+
+from test_tcgen05_blockscaled import mxfp8_gemm, pack_scales, reference
+
+SM100A = "cuda -arch=sm_100a"
+F4 = ml_dtypes.float4_e2m1fn
+E4M3 = ml_dtypes.float8_e4m3fn
+
+
+def _rng():
+    seed = int(os.environ.get("TL_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    print("seed", seed)
+    return np.random.default_rng(seed)
+
+
+def fp4_gemm(M, N, K, a_dtype="float4_e2m1fn", b_dtype="float8_e4m3fn", bK=128, fill_a="tma"):
+    """C = A @ B^T (float32), A [M, K], B [N, K] (K-major both), 128 x 128 tiles, one K tile a step: warp 0
+    loads with T.tma_copy, one thread of warp 1 issues T.tcgen05_gemm (kind::f8f6f4), every thread reads the
+    accumulator. TileLang's maint/gemm fp4 check, with a K loop and a grid."""
+    bM = bN = 128
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), a_dtype), B: T.Tensor((N, K), b_dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, bM), T.ceildiv(N, bN), threads=128) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), a_dtype)
+            B_s = T.alloc_shared((bN, bK), b_dtype)
+            acc = T.alloc_tmem([bM, bN], "float32")
+            out = T.alloc_fragment((bM, bN), "float32")
+            loaded = T.alloc_barrier([32])
+            consumed = T.alloc_barrier([1])
+            tx = T.get_thread_binding()
+            for k in T.serial(K // bK):
+                if tx < 32:
+                    T.mbarrier_wait_parity(consumed, (k & 1) ^ 1)
+                    if fill_a == "tma":
+                        T.tma_copy(A[bx * bM:(bx + 1) * bM, k * bK:(k + 1) * bK], A_s, barrier=loaded)
+                    else:
+                        T.copy(A[bx * bM:(bx + 1) * bM, k * bK:(k + 1) * bK], A_s)
+                    T.tma_copy(B[by * bN:(by + 1) * bN, k * bK:(k + 1) * bK], B_s, barrier=loaded)
+                    T.mbarrier_arrive(loaded)
+                elif tx < 64:
+                    T.mbarrier_wait_parity(loaded, k & 1)
+                    T.tcgen05_gemm(A_s, B_s, acc, transpose_B=True, mbar=consumed, clear_accum=k == 0)
+            T.mbarrier_wait_parity(consumed, (K // bK - 1) & 1)
+            T.copy(acc, out)
+            T.copy(out, C[bx * bM, by * bN])
+
+    return main
+
+
+def _values(rng, shape, dtype):
+    return (rng.standard_normal(shape) * (2.0 if dtype == F4 else 1.0)).astype(dtype)
+
+
+def _packed(a):
+    """float4_e2m1fn [..., K] -> int8 [..., K / 2], the first of each pair in the low nibble (TileLang's packing)."""
+    c = a.view(np.uint8) & 0xF
+    return (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8).view(np.int8)
+
+
+@pytest.mark.parametrize("M,N,K,a_fp4,b_fp4,packed", [
+    (200, 128, 256, True, False, False),   # ragged M: the second tile's rows past 200 read as zeros
+    (128, 100, 384, False, True, True),    # fp4 B, ragged N, the argument passed packed (int8 [N, K / 2])
+    (256, 256, 128, True, True, False),
+])
+def test_fp4_operands_of_kind_f8f6f4(M, N, K, a_fp4, b_fp4, packed):
+    rng = _rng()
+    a = _values(rng, (M, K), F4 if a_fp4 else E4M3)
+    b = _values(rng, (N, K), F4 if b_fp4 else E4M3)
+    k = tilelang.compile(fp4_gemm(M, N, K, "float4_e2m1fn" if a_fp4 else "float8_e4m3fn",
+                                  "float4_e2m1fn" if b_fp4 else "float8_e4m3fn"),
+                         target=SM100A, execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(_packed(a) if packed and a_fp4 else a, _packed(b) if packed and b_fp4 else b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    ab = ("e2m1" if a_fp4 else "e4m3") + "_" + ("e2m1" if b_fp4 else "e4m3")
+    assert f"tcgen05.mma.cta_group::1.kind::f8f6f4 128x128x32 {ab}" in text, text
+    for name, fp4 in (("A_s", a_fp4), ("B_s", b_fp4)):
+        assert (f"tile '{name}' is stored as the tensor cores read fp4 (uint8 (128, 128)" in text) == fp4, text
+    assert "(format 16U4_ALIGN16B)" in text and "8192 bytes arriving" in text, text
+
+
+@pytest.mark.parametrize("M,N,K,b_dtype,pair", [
+    (128, 128, 640, "float8_e4m3fn", False),  # MXFP4 x MXFP8, five K groups (the last word's bytes 1-3 unused)
+    (256, 256, 512, "float4_e2m1fn", True),   # MXFP4 x MXFP4 on a CTA pair (256 x 256)
+])
+def test_mxfp4_block_scaled(M, N, K, b_dtype, pair):
+    rng = _rng()
+    gran = 128
+    ng = (K // gran + 3) // 4 * 4
+    a = _values(rng, (M, K), F4)
+    b = _values(rng, (N, K), F4 if b_dtype == "float4_e2m1fn" else E4M3)
+    sfa8 = rng.integers(121, 133, (M, ng)).astype(np.uint8)
+    sfb8 = rng.integers(121, 133, (N, ng)).astype(np.uint8)
+    sfa8[:, K // gran:] = 255  # NaN scales where the kernel must not look
+    sfb8[:, K // gran:] = 255
+    k = tilelang.compile(mxfp8_gemm(M, N, K, "float4_e2m1fn", b_dtype, True, pair), target=SM100A,
+                         execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, True, gran)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    grp = "2" if pair else "1"
+    ab = "e2m1_" + ("e2m1" if b_dtype == "float4_e2m1fn" else "e4m3")
+    text = "\n".join(k.choices)
+    assert f"tcgen05.mma.cta_group::{grp}.kind::mxf8f6f4.block_scale.scale_vec::1X {M if not pair else 256}x" in text
+    assert ab in text, text
+
+
+def test_fp4_gemms_compile_for_sm100a():
+    for kern, kind in ((fp4_gemm(1024, 1024, 1024), "kind::f8f6f4"),
+                       (mxfp8_gemm(1024, 1024, 1024, "float4_e2m1fn", "float4_e2m1fn", True, stages=4),
+                        "kind::mxf8f6f4.block_scale.scale_vec::1X")):
+        k = tilelang.compile(kern, target=SM100A)
+        ptx = k.get_ptx()
+        assert f"tcgen05.mma.cta_group::1.{kind}" in ptx and "cp.async.bulk.tensor.2d" in ptx
+        res = k.get_resource_usage()
+        assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+        sass = k.get_sass()
+        assert re.search(r"\bUTCQMMA\b", sass) and re.search(r"\bUTMALDG\.2D\b", sass)
+
+
+def test_fp4_tiles_the_padded_form_cannot_serve_are_refused():
+    # filled by the threads (T.copy): only TMA writes the padded form here
+    with pytest.raises(TileLangError, match=re.escape("'A_s' or its tensor has another use")):
+        tilelang.compile(fp4_gemm(128, 128, 256, fill_a="copy"), target=SM100A)
+    # a tile 64 values wide: 16U4_ALIGN16B's box is 128 values
+    with pytest.raises(TileLangError, match=re.escape("a box 128 wide")):
+        tilelang.compile(fp4_gemm(128, 128, 256, bK=64), target=SM100A)
+
+
+def test_fp4_rows_not_a_multiple_of_128_are_refused_at_launch():
+    """The driver encodes 16U4_ALIGN16B maps of rows of a multiple of 128 values only; the emulators check the
+    same rule where the map is encoded (a GPU launch gets cuTensorMapEncodeTiled's refusal)."""
+    M, N, K = 128, 128, 192
+    rng = _rng()
+    k = tilelang.compile(fp4_gemm(M, N, K), target=SM100A, execution_backend="emulator")
+    with pytest.raises(TileLangError, match=re.escape("rows are 192 values, not a multiple of 128")):
+        k(_values(rng, (M, K), F4), _values(rng, (N, K), E4M3), np.zeros((M, N), np.float32))
+
+
+def test_fp4_operands_are_k_major():
+    with pytest.raises(TileLangError, match=re.escape("fp4 operands are K-major")):
+        @T.prim_func
+        def main(A: T.Tensor((128, 128), "float8_e4m3fn"), B: T.Tensor((128, 128), "float4_e2m1fn"),
+                 C: T.Tensor((128, 128), "float32")):
+            with T.Kernel(1, threads=128):
+                A_s = T.alloc_shared((128, 128), "float8_e4m3fn")
+                B_s = T.alloc_shared((128, 128), "float4_e2m1fn")
+                acc = T.alloc_tmem([128, 128], "float32")
+                bar = T.alloc_barrier([1])
+                T.tcgen05_gemm(A_s, B_s, acc, mbar=bar, clear_accum=True)  # B [K, N]: MN-major
