@@ -499,7 +499,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     return true;
   }
   if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8" ||
-      op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4") {
+      op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4" || op == "tl.tcgen05_mma_mxf4nvf4") {
     // _ts_: A in this block's tensor memory at the address operand (kind::f16: row m at lane m of the
     // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
     // column)
@@ -512,10 +512,15 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     // per k32 step, from tensor memory (args 5, 6: T.tcgen05_cp_warpx4's layout, row m at lane m, column m /
     // 32 of A's scales, column n at lane n % 128, column n / 32 of B's, in the D block's own tensor memory),
     // the byte the instruction descriptor's scale ids name
-    const bool bs = op == "tl.tcgen05_mma_mxf8f6f4";
+    // kind::mxf4nvf4.block_scale.block16 (NVFP4): fp4 A and B two values a byte (the first in the low
+    // nibble), k64; each row's and column's four UE4M3 scales the bytes of its word (byte j: k in [16 j, 16 j
+    // + 16)), at the same lanes and columns as the E8M0 ones
+    const bool nvf4 = op == "tl.tcgen05_mma_mxf4nvf4";
+    const bool bs = op == "tl.tcgen05_mma_mxf8f6f4" || nvf4;
     const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8 || bs;
     const int eb = f8 ? 1 : 2;
-    const int64_t KS = f8 ? 32 : 16;
+    const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
+    const int64_t NBLK = nvf4 ? 4 : 1;  // scales a row a step
     if (c->args.size() != (bs ? 7u : 5u))
       Bad(c,
           bs ? "expects (D address, A descriptor, B descriptor, instruction descriptor, enable, scales of A, "
@@ -527,7 +532,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
       Tcgen05Instr I;
       std::string why;
-      DecodeTcgen05Instr(idesc, bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
+      DecodeTcgen05Instr(idesc, nvf4 ? 4 : bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
       const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
@@ -570,7 +575,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       // e4m3 (finite only: the all-ones pattern is NaN) and e5m2 as the OCP formats define them
       auto decode = [&](int type, uint16_t h) {
         if (i8) return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF)) : static_cast<double>(h & 0xFF);
-        if (type == 5) return DecodeE2M1(h & 0xF);  // E2M1 (the nibble value() picked)
+        if (type == 5 || nvf4) return DecodeE2M1(h & 0xF);  // E2M1 (the nibble value() picked)
         if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
         return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
@@ -582,7 +587,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       // (an E2M1 operand, type 5: value k's byte in the padded layout, then its nibble)
       auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, int type,
                        std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
-        const int64_t kc = type == 5 && f8 && !i8 ? PaddedFp4Column(k) : k;
+        const bool nib = nvf4 || (type == 5 && f8 && !i8);  // a nibble: two values a byte, or the padded form
+        const int64_t kc = nvf4 ? k / 2 : nib ? PaddedFp4Column(k) : k;
         const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, kc, eb), desc.swizzle_bytes);
         if (!sm || a < 0 || a + eb > sm->n * sm->esize) {
           ok = false;
@@ -592,7 +598,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         std::memcpy(&h, sm->data + a, eb);
         where->push_back(sm->data + a);
         bits->push_back(h);
-        return kc != k ? static_cast<uint16_t>((h >> (4 * (k % 2))) & 0xF) : h;
+        return nib ? static_cast<uint16_t>((h >> (4 * (k % 2))) & 0xF) : h;
       };
       for (int64_t h = 0; h < H && ok; ++h)
         for (int64_t n = 0; n < NB && ok; ++n)
@@ -650,7 +656,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           mma.bits.insert(mma.bits.end(), b_bits.begin(), b_bits.end());
         }
         // the E8M0 scales (2^(e - 127); 255 is NaN) of block e's rows of A and of all N columns of B
-        std::vector<double> sa(static_cast<size_t>(M), 1.0), sb(static_cast<size_t>(N), 1.0);
+        std::vector<double> sa(static_cast<size_t>(M * NBLK), 1.0), sb(static_cast<size_t>(N * NBLK), 1.0);
         if (bs) {
           const Tcgen05State& es = *e->tc_;
           auto scale = [&](int64_t addr, int64_t lane, int64_t col, int id, const char* which) {
@@ -671,21 +677,29 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
                        ", which nothing has written";
               });
             const uint32_t byte = (es.tmem[x] >> (8 * id)) & 0xFF;
+            if (nvf4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
             return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
           };
           for (int64_t m = 0; m < M && ok; ++m)
-            sa[static_cast<size_t>(m)] = scale(sfa[t].i, m, m / 32, I.a_sf_id, "A");
+            for (int64_t j = 0; j < NBLK; ++j)
+              sa[static_cast<size_t>(m * NBLK + j)] =
+                  scale(sfa[t].i, m, m / 32, nvf4 ? static_cast<int>(j) : I.a_sf_id, "A");
           for (int64_t n = 0; n < N && ok; ++n)
-            sb[static_cast<size_t>(n)] = scale(sfb[t].i, n % 128, n / 32, I.b_sf_id, "B");
+            for (int64_t j = 0; j < NBLK; ++j)
+              sb[static_cast<size_t>(n * NBLK + j)] =
+                  scale(sfb[t].i, n % 128, n / 32, nvf4 ? static_cast<int>(j) : I.b_sf_id, "B");
           if (!ok) break;
         }
         mma.prod.assign(static_cast<size_t>(M * N), 0.0);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < N; ++n) {
             double sum = 0;
-            for (int64_t k = 0; k < KS; ++k)
-              sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
-            sum *= sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)];
+            for (int64_t j = 0; j < NBLK; ++j) {  // each scale block's products, times its two scales
+              double part = 0;
+              for (int64_t k = j * (KS / NBLK); k < (j + 1) * (KS / NBLK); ++k)
+                part += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+              sum += part * sa[static_cast<size_t>(m * NBLK + j)] * sb[static_cast<size_t>(n * NBLK + j)];
+            }
             mma.prod[static_cast<size_t>(m * N + n)] = (neg_a != neg_b) ? -sum : sum;
           }
         parts.push_back(std::move(mma));

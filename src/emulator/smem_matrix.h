@@ -76,6 +76,7 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 // negate A / B at 13 / 14, transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0
 // f16, 1 f8f6f4, 2 i8. kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte
 // id at 4-5, the scale type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
+// kind 4: kind::mxf4nvf4 (NVFP4): the same layout, E2M1 = 1, UE4M3 scales (bit 23 clear).
 struct Tcgen05Instr {
   int64_t M = 0, N = 0;
   int a_type = 0, b_type = 0;
@@ -90,7 +91,9 @@ inline int64_t Tcgen05RowLane(int64_t M, int64_t m) { return M == 64 ? 32 * (m /
 // cta_group: 1, or 2 (a CTA pair: M = 256, 128 rows a block)
 inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::string* why,
                                int cta_group = 1) {
-  const bool i8 = kind == 2, f8 = kind != 0, bs = kind == 3;
+  // kind 4: kind::mxf4nvf4.block_scale.block16 (NVFP4): the block-scaled layout with E2M1 = 1 for A and B and
+  // UE4M3 scales (bit 23 clear), K = 64 (bit 31 clear)
+  const bool i8 = kind == 2, f8 = kind != 0, nvf4 = kind == 4, bs = kind == 3 || nvf4;
   r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
   r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
   r->a_type = (idesc >> 7) & 7;
@@ -103,8 +106,17 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   if (bs) {
     r->b_sf_id = (idesc >> 4) & 3;
     r->a_sf_id = (idesc >> 29) & 3;
-    if (!((idesc >> 23) & 1)) return *why = "kind::mxf8f6f4 scales are UE8M0 (bit 23 set)", false;
-    if (idesc >> 31) return *why = "bit 31 must be clear for kind::mxf8f6f4", false;
+    if (nvf4) {
+      if ((idesc >> 23) & 1)
+        return *why = "UE8M0 scales with kind::mxf4nvf4 (scale_vec::2X) are not emulated", false;
+      if (idesc >> 31) return *why = "K = 96 (bit 31) is not emulated", false;
+      if (r->a_type != 1 || r->b_type != 1) return *why = "kind::mxf4nvf4 takes E2M1 (1) A and B", false;
+      if (r->a_sf_id || r->b_sf_id)
+        return *why = "the scale ids must be 0 with .block16 (scale_vec::4X)", false;
+    } else {
+      if (!((idesc >> 23) & 1)) return *why = "kind::mxf8f6f4 scales are UE8M0 (bit 23 set)", false;
+      if (idesc >> 31) return *why = "bit 31 must be clear for kind::mxf8f6f4", false;
+    }
   } else if (i8 ? ((idesc >> 4) & 3) != 2u : ((idesc >> 4) & 3) > 1u) {
     return *why = i8 ? "kind::i8 accumulates into S32 (D type 2)"
                      : "the accumulator is F16 (D type 0) or F32 (D type 1)",
@@ -115,7 +127,7 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
     return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
   auto f8f6f4 = [&](int t) { return t <= 1 || (!i8 && t == 5); };  // E4M3, E5M2, E2M1
-  if (f8 && (!f8f6f4(r->a_type) || !f8f6f4(r->b_type)))
+  if (f8 && !nvf4 && (!f8f6f4(r->a_type) || !f8f6f4(r->b_type)))
     return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
                      : "A and B must be E4M3 (0), E5M2 (1) or E2M1 (5); fp6 is not emulated",
            false;

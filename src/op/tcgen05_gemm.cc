@@ -99,8 +99,9 @@ void Tcgen05GemmNode::Check() const {
   // an 8-bit float, or fp4: a float4_e2m1fn tile (which the CUDA backend stores in the tensor cores' padded
   // form where it can: PadFp4TilesCUDA) or one so stored (Fp4A / Fp4B)
   auto fp4 = [](DataType t) { return t.code() == DataType::Code::kFloat4E2M1; };
-  const bool fa = fp8(at) || fp4(at) || (Fp4A() && at == DataType::UInt(8)),
-             fb = fp8(bt) || fp4(bt) || (Fp4B() && bt == DataType::UInt(8));
+  const bool pa = (Fp4A() || PackedA()) && at == DataType::UInt(8),
+             pb = (Fp4B() || PackedB()) && bt == DataType::UInt(8);
+  const bool fa = fp8(at) || fp4(at) || pa, fb = fp8(bt) || fp4(bt) || pb;
   const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
   auto i8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
   // (a float16 accumulator: D type F16 of kind::f16 and kind::f8f6f4, one value a 32-bit column)
@@ -111,7 +112,7 @@ void Tcgen05GemmNode::Check() const {
         "kind::f8f6f4; float4_e2m1fn too, stored as the tensor cores read it) with a float32 or float16 "
         "accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
-  if (((Fp4A() || fp4(at)) && trans_A) || ((Fp4B() || fp4(bt)) && !trans_B))
+  if (((pa || fp4(at)) && trans_A) || ((pb || fp4(bt)) && !trans_B))
     bad("fp4 operands are K-major (A [M, K], B [N, K] with transpose_B=True): the tensor cores read sub-byte "
         "values only so");
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
@@ -131,13 +132,25 @@ void Tcgen05GemmNode::Check() const {
                         "T.tcgen05_gemm_blockscaled: the scale factors '" + r->buffer->name +
                             "' must be uint32 tensor memory written by T.tcgen05_cp_warpx4",
                         span);
-    for (int g : {gran_a, gran_b})
-      if (g <= 0 || g % 32)
+    if (gran_a == 16 || gran_b == 16) {  // NVFP4: fp4 A and B, UE4M3 scales per 16 values (kind::mxf4nvf4)
+      if (gran_a != gran_b || !(fp4(at) || (PackedA() && pa)) || !(fp4(bt) || (PackedB() && pb)))
         throw UserError(
             ErrorKind::kType,
-            "T.tcgen05_gemm_blockscaled: sf_a_granularity_k / sf_b_granularity_k = " + std::to_string(g) +
-                " must be a positive multiple of 32 (one E8M0 scale a k32 step: scale_vec::1X)",
+            "T.tcgen05_gemm_blockscaled: a granularity of 16 is NVFP4 (kind::mxf4nvf4, UE4M3 scales "
+            "per 16 values), which takes float4_e2m1fn A and B and 16 for both granularities; got A " +
+                at.str() + ", B " + bt.str() + ", sf_a_granularity_k " + std::to_string(gran_a) +
+                ", sf_b_granularity_k " + std::to_string(gran_b),
             span);
+    } else {
+      for (int g : {gran_a, gran_b})
+        if (g <= 0 || g % 32)
+          throw UserError(
+              ErrorKind::kType,
+              "T.tcgen05_gemm_blockscaled: sf_a_granularity_k / sf_b_granularity_k = " + std::to_string(g) +
+                  " must be 16 (NVFP4: fp4 A and B, UE4M3 scales) or a positive multiple of 32 (one "
+                  "E8M0 scale a k32 step: scale_vec::1X)",
+              span);
+    }
     if (!k_start->dtype.is_int() && !k_start->dtype.is_uint())
       throw UserError(ErrorKind::kType, "T.tcgen05_gemm_blockscaled: k_start must be an integer", span);
   }

@@ -50,9 +50,15 @@ struct Tcgen05GemmNode : TileOpNode {
   // kind::mxf8f6f4 from shared memory (bit 0: A, bit 1: B): uint8 tiles [rows, K] of 16-byte groups, each the
   // 16 values of its K range two a byte (the first in the low nibble) in its first 8 bytes, the other 8
   // unused (the TMA format 16U4_ALIGN16B; TileLang's float4_e2m1_unpacked tiles). Set by PadFp4TilesCUDA.
+  // Bits 2 (A) and 3 (B): float4_e2m1fn stored two values a byte, uint8 [rows, K / 2], as kind::mxf4nvf4
+  // reads it (NVFP4: UE4M3 scales per 16 values); set by PackNvf4TilesCUDA.
   const int fp4;
   bool Fp4A() const { return fp4 & 1; }
   bool Fp4B() const { return fp4 & 2; }
+  bool PackedA() const { return fp4 & 4; }
+  bool PackedB() const { return fp4 & 8; }
+  // NVFP4: kind::mxf4nvf4.block_scale.block16 (granularity 16, UE4M3 scales)
+  bool Nvf4() const { return SFA.buffer != nullptr && gran_a == 16; }
   bool scaled() const { return SFA.buffer != nullptr; }
 
   std::vector<const Region*> UnpackedTensorMemory() const override {

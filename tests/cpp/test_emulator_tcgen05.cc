@@ -400,32 +400,43 @@ struct PairCase {
   Result Run(PairVariant v, uint32_t seed) { return RunSeeded(Make(v), &a, &b, &o, seed); }
 };
 
-// Block-scaled MXFP8 (kind::mxf8f6f4.block_scale.scale_vec::1X) and tcgen05.cp.32x128b.warpx4, from the PTX ISA:
-// the cp's shared descriptor without swizzle puts row r (16 bytes) of its 32 rows at start + (r / 8) SBO + (r %
-// 8) 16 and each row into lanes r, r + 32, r + 64, r + 96 of 4 columns; the MMA scales row m of A by the E8M0 byte
-// (2^(e - 127)) of lane m, column m / 32 of its scale address that the instruction descriptor's A scale id (bits
-// 29-30) names, column n of B likewise (bits 4-5), one scale a k32 step; the block-scaled descriptor has the scale
-// type at bit 23 (1: UE8M0) and no D type. Here the scale of row m for step kk is written (by thread m) into byte
-// kk of word 4 (m % 32) + m / 32 of a 128-word shared tile, which the cp places at lane m, column m / 32; four
-// MMAs (K = 128 in k32 steps, ids kk) accumulate D = sum_kk sa sb A_kk B_kk^T. A and B are e4m3 codes of small
-// exact values (+-0.5, 1, 1.5, 2, 3, 0) in the 128B swizzle (rows of 128 bytes: chunk c ^ (r % 8)).
+// Block-scaled MXFP8 (kind::mxf8f6f4.block_scale.scale_vec::1X) and tcgen05.cp.32x128b.warpx4, from the PTX
+// ISA: the cp's shared descriptor without swizzle puts row r (16 bytes) of its 32 rows at start + (r / 8) SBO
+// + (r % 8) 16 and each row into lanes r, r + 32, r + 64, r + 96 of 4 columns; the MMA scales row m of A by
+// the E8M0 byte (2^(e - 127)) of lane m, column m / 32 of its scale address that the instruction descriptor's
+// A scale id (bits 29-30) names, column n of B likewise (bits 4-5), one scale a k32 step; the block-scaled
+// descriptor has the scale type at bit 23 (1: UE8M0) and no D type. Here the scale of row m for step kk is
+// written (by thread m) into byte kk of word 4 (m % 32) + m / 32 of a 128-word shared tile, which the cp
+// places at lane m, column m / 32; four MMAs (K = 128 in k32 steps, ids kk) accumulate D = sum_kk sa sb A_kk
+// B_kk^T. A and B are e4m3 codes of small exact values (+-0.5, 1, 1.5, 2, 3, 0) in the 128B swizzle (rows of
+// 128 bytes: chunk c ^ (r % 8)). NVFP4 (`nvf4`: kind::mxf4nvf4.block_scale.block16): the same rows hold K =
+// 256 fp4 values two a byte (the first in the low nibble), four k64 steps; step kk scales k in [64 kk + 16 j,
+// + 16) by UE4M3 byte j (an e4m3 code, sign clear) of the word of word group kk: A's group kk a chunk of its
+// own at columns 64 + 4 kk (row m at lane m, column m / 32), B's two groups a chunk at columns 80 + 2 kk (the
+// instruction's N / 32 = 2 a group; column n at column n / 32 of its group), the scale ids 0.
 struct ScaledCase {
-  static constexpr int64_t N = 64, K = 128;
+  static constexpr int64_t N = 64, K = 128;  // K bytes of a row: 128 e4m3 values, or 256 fp4
+  explicit ScaledCase(bool nv = false) : nvf4(nv) {}
+  const bool nvf4;
   Kernel k;
   Buffer Ag = Global("A", DataType::UInt(8), {Int(128 * K)});
   Buffer Bg = Global("B", DataType::UInt(8), {Int(N * K)});
-  Buffer SAg = Global("SA", DataType::UInt(32), {Int(128)});  // row m's four step scales, byte kk
-  Buffer SBg = Global("SB", DataType::UInt(32), {Int(128)});  // column n's (n < N; the rest unused)
+  // row m's four step scales, byte kk (nvf4: word 128 kk + m, step kk's four block scales)
+  Buffer SAg = Global("SA", DataType::UInt(32), {Int(nvf4 ? 512 : 128)});
+  Buffer SBg =
+      Global("SB", DataType::UInt(32), {Int(nvf4 ? 512 : 128)});  // column n's (n < N; the rest unused)
   Buffer O = Global("O", kF32, {Int(128 * N)});
-  // A at 0 (16 KB), B at 16384 (8 KB), the scale tiles at 24576 and 25088, the mbarrier at 25600, the address at
-  // 25608
-  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(25616)}, Scope::kShared);
+  // A at 0 (16 KB), B at 16384 (8 KB), the scale tiles at 24576 and 25088, the mbarrier at 25600, the address
+  // at 25608 (nvf4: the scale tiles 2 KB each, at 24576 and 26624; the mbarrier at 28672, the address at
+  // 28680)
+  const int64_t sfb_at = nvf4 ? 26624 : 25088, bar_at = nvf4 ? 28672 : 25600;
+  Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(bar_at + 16)}, Scope::kShared);
   Buffer As = MakeBufferView(Shared("As", DataType::UInt(8), 128 * K), smem, 0);
   Buffer Bs = MakeBufferView(Shared("Bs", DataType::UInt(8), N * K), smem, 16384);
-  Buffer SAs = MakeBufferView(Shared("SAs", DataType::UInt(32), 128), smem, 24576);
-  Buffer SBs = MakeBufferView(Shared("SBs", DataType::UInt(32), 128), smem, 25088);
-  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, 25600);
-  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, 25608);
+  Buffer SAs = MakeBufferView(Shared("SAs", DataType::UInt(32), nvf4 ? 512 : 128), smem, 24576);
+  Buffer SBs = MakeBufferView(Shared("SBs", DataType::UInt(32), nvf4 ? 512 : 128), smem, sfb_at);
+  Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, bar_at);
+  Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, bar_at + 8);
   Buffer regs = Local("regs", kF32, N);
 
   PrimFunc Make(bool copy_scales) {
@@ -433,35 +444,55 @@ struct ScaledCase {
     auto swz = [](Expr r, Expr c) {  // byte c of a 128-byte row in the 128B swizzle
       return r * Int(128) + Xor(Div(c, Int(16)), Mod(r, Int(8))) * Int(16) + Mod(c, Int(16));
     };
-    // (bit 23: UE8M0 scales; A and B E4M3 (0); K-major; N >> 3; M >> 4)
-    const int64_t idesc = (int64_t{1} << 23) | ((N >> 3) << 17) | ((128 >> 4) << 24);
+    // (bit 23: UE8M0 scales; A and B E4M3 (0); K-major; N >> 3; M >> 4. nvf4: bit 23 clear (UE4M3), A and B
+    // E2M1 (1))
+    const int64_t idesc = (nvf4 ? (int64_t{1} << 7) | (int64_t{1} << 10) : int64_t{1} << 23) |
+                          ((N >> 3) << 17) | ((128 >> 4) << 24);
     auto desc = [&](const Buffer& b, Expr elem, int64_t lbo, int64_t sbo, int64_t mode) {
       return Call(DataType::UInt(64), "tl.tcgen05_desc", {Load(b, {std::move(elem)}), Int(lbo), Int(sbo), Int(mode)});
     };
     Expr id = Cast(DataType::UInt(32), kk);
     Expr warp_lane = Binary(BinaryOp::kShl, Cast(DataType::UInt(32), Div(k.tx, Int(32))) * U32(32), U32(16));
     // D at columns [0, 64), A's scales at [64, 68), B's at [68, 72)
-    Stmt cps = Seq({
-        Void("tl.tcgen05_cp_warpx4", {taddr + U32(64), desc(SAs, Int(0), 0, 128, 0)}, 4),
-        Void("tl.tcgen05_cp_warpx4", {taddr + U32(68), desc(SBs, Int(0), 0, 128, 0)}, 4),
-    });
+    // (nvf4: A's four chunks at [64, 80), B's two at [80, 88))
+    std::vector<Stmt> cp_list;
+    for (int64_t q = 0; q < (nvf4 ? 4 : 1); ++q)
+      cp_list.push_back(
+          Void("tl.tcgen05_cp_warpx4", {taddr + U32(64 + 4 * q), desc(SAs, Int(128 * q), 0, 128, 0)}, 4));
+    for (int64_t q = 0; q < (nvf4 ? 2 : 1); ++q)
+      cp_list.push_back(Void("tl.tcgen05_cp_warpx4",
+                             {taddr + U32((nvf4 ? 80 : 68) + 4 * q), desc(SBs, Int(128 * q), 0, 128, 0)}, 4));
+    Stmt cps = Seq(cp_list);
+    Expr u = Cast(DataType::UInt(32), kk);
     Stmt issue = Seq({
         copy_scales ? cps : Seq({}),
         For(kk, Int(0), Int(K / 32), ForKind::kSerial,
-            Void("tl.tcgen05_mma_mxf8f6f4",
+            Void(nvf4 ? "tl.tcgen05_mma_mxf4nvf4" : "tl.tcgen05_mma_mxf8f6f4",
                  {taddr, desc(As, kk * Int(32), 16, 1024, 2), desc(Bs, kk * Int(32), 16, 1024, 2),
-                  U32(idesc) + id * U32(16) + id * U32(int64_t{1} << 29), Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0))),
-                  taddr + U32(64), taddr + U32(68)},
+                  nvf4 ? U32(idesc) : U32(idesc) + id * U32(16) + id * U32(int64_t{1} << 29),
+                  Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0))),
+                  nvf4 ? taddr + U32(64) + u * U32(4) : taddr + U32(64),
+                  nvf4 ? taddr + U32(80) + u * U32(2) : taddr + U32(68)},
                  5)),
         Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 6),
     });
     Expr m = k.tx;  // thread m writes row m's scale word where the cp puts it at lane m, column m / 32
     Expr sf_word = Mod(m, Int(32)) * Int(4) + Div(m, Int(32));
+    // nvf4: A's group q in chunk q; B's group q (words w = 64 (q % 2) + n of chunk q / 2) at word 4 (w % 32)
+    // + w / 32
+    std::vector<Stmt> nv_words;
+    for (int64_t q = 0; q < 4 && nvf4; ++q) {
+      nv_words.push_back(Store(SAs, Load(SAg, {Int(128 * q) + m}), {Int(128 * q) + sf_word}));
+      Expr w = Int(64 * (q % 2)) + m;
+      nv_words.push_back(
+          If(Lt(m, Int(N)), Store(SBs, Load(SBg, {Int(128 * q) + m}),
+                                  {Int(128 * (q / 2)) + Mod(w, Int(32)) * Int(4) + Div(w, Int(32))})));
+    }
     Stmt body = Seq({
         Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)})),
         If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
-        Store(SAs, Load(SAg, {m}), {sf_word}),
-        Store(SBs, Load(SBg, {m}), {sf_word}),
+        nvf4 ? Seq(nv_words)
+             : Seq({Store(SAs, Load(SAg, {m}), {sf_word}), Store(SBs, Load(SBg, {m}), {sf_word})}),
         If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(128)}, 2)),
         If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
         Void("tl.fence_proxy_async", {}),
@@ -471,7 +502,8 @@ struct ScaledCase {
                 If(Eq(k.tx, Int(0)), issue),
                 Void("tl.mbarrier_wait_parity", {Load(bar, {Int(0)}), Int(0)}, 7),
                 Void("tl.tcgen05_fence_after_thread_sync", {}),
-                Void("tl.tcgen05_ld", {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 8),
+                Void("tl.tcgen05_ld",
+                     {Load(regs, {Int(0)}), Binary(BinaryOp::kBitOr, taddr, warp_lane), Int(N)}, 8),
                 Void("tl.tcgen05_wait_ld", {}),
                 Unrolled(i, N, Store(O, Load(regs, {i}), {k.tx * Int(N) + i}, L(9))),
                 Sync(10),
@@ -483,7 +515,7 @@ struct ScaledCase {
   }
 
   std::vector<uint8_t> a = std::vector<uint8_t>(128 * K), b = std::vector<uint8_t>(N * K);
-  std::vector<uint32_t> sa = std::vector<uint32_t>(128), sb = std::vector<uint32_t>(128);
+  std::vector<uint32_t> sa = std::vector<uint32_t>(512), sb = std::vector<uint32_t>(512);
   std::vector<float> o = std::vector<float>(128 * N, -1.f);
   // e4m3 codes and their values (sign bit 0x80)
   static double E4m3(uint8_t c) {
@@ -493,8 +525,21 @@ struct ScaledCase {
   Result Run(bool copy_scales, uint32_t seed) {
     std::mt19937 rng(seed);
     const uint8_t codes[] = {0x00, 0x30, 0x38, 0x3C, 0x40, 0x44, 0xB0, 0xB8, 0xBC, 0xC0};
-    for (auto& x : a) x = codes[rng() % 10];
-    for (auto& x : b) x = codes[rng() % 10];
+    for (auto& x : a)
+      x = nvf4 ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];  // fp4: any two codes
+    for (auto& x : b) x = nvf4 ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];
+    if (nvf4) {  // UE4M3 codes 0x30 .. 0x40 (0.5 .. 2), each byte its own
+      for (size_t w = 0; w < 512; ++w) {
+        sa[w] = sb[w] = 0;
+        for (uint32_t j = 0; j < 4; ++j) {
+          sa[w] |= (0x30u + (rng() % 17)) << (8 * j);
+          sb[w] |= (0x30u + (rng() % 17)) << (8 * j);
+        }
+      }
+      Options opt;
+      opt.max_reports = 1000;
+      return emu::Run(Make(copy_scales), {a.data(), b.data(), sa.data(), sb.data(), o.data()}, {}, opt);
+    }
     for (size_t r = 0; r < 128; ++r) {
       sa[r] = sb[r] = 0;
       for (uint32_t q = 0; q < 4; ++q) {
@@ -506,11 +551,34 @@ struct ScaledCase {
     opt.max_reports = 1000;
     return emu::Run(Make(copy_scales), {a.data(), b.data(), sa.data(), sb.data(), o.data()}, {}, opt);
   }
+  // e2m1 codes (PTX ISA / OCP MX: 0, 0.5, 1, 1.5, 2, 3, 4, 6, sign bit 8)
+  static double E2m1(uint8_t c) {
+    static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    return c & 8 ? -mag[c & 7] : mag[c & 7];
+  }
   double Worst() const {
     double worst = 0;
+    auto fp4 = [](const std::vector<uint8_t>& v, int64_t row, int64_t x) {
+      return E2m1(static_cast<uint8_t>((v[static_cast<size_t>(row * K + x / 2)] >> (4 * (x % 2))) & 0xF));
+    };
+    auto ue4m3 = [](uint32_t word, int64_t j) {
+      return E4m3(static_cast<uint8_t>((word >> (8 * j)) & 0x7F));
+    };
     for (int64_t m = 0; m < 128; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double ref = 0;
+        for (int64_t q = 0; q < 4 && nvf4; ++q)
+          for (int64_t j = 0; j < 4; ++j) {
+            double part = 0;
+            for (int64_t x = 64 * q + 16 * j; x < 64 * q + 16 * j + 16; ++x)
+              part += fp4(a, m, x) * fp4(b, n, x);
+            ref += part * ue4m3(sa[static_cast<size_t>(128 * q + m)], j) *
+                   ue4m3(sb[static_cast<size_t>(128 * q + n)], j);
+          }
+        if (nvf4) {
+          worst = std::max(worst, std::abs(ref - o[m * N + n]));
+          continue;
+        }
         for (int64_t q = 0; q < K / 32; ++q) {
           double part = 0;
           for (int64_t x = 32 * q; x < 32 * q + 32; ++x) part += E4m3(a[m * K + x]) * E4m3(b[n * K + x]);
@@ -526,6 +594,14 @@ struct ScaledCase {
 TEST(EmuTcgen05, BlockScaledMmaTakesEachStepsScaleByteFromTheCpLayout) {
   const uint32_t seed = 20261207;
   ScaledCase c;
+  Result r = c.Run(true, seed);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  EXPECT_LT(c.Worst(), 1e-3) << "seed " << seed;  // products exact, four fp32 roundings
+}
+
+TEST(EmuTcgen05, Nvf4MmaTakesFourUe4m3ScalesAStepFromItsWordGroup) {
+  const uint32_t seed = 20261207;
+  ScaledCase c(true);
   Result r = c.Run(true, seed);
   EXPECT_TRUE(r.reports.empty()) << All(r);
   EXPECT_LT(c.Worst(), 1e-3) << "seed " << seed;  // products exact, four fp32 roundings

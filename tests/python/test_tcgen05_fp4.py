@@ -173,3 +173,142 @@ def test_fp4_operands_are_k_major():
                 acc = T.alloc_tmem([128, 128], "float32")
                 bar = T.alloc_barrier([1])
                 T.tcgen05_gemm(A_s, B_s, acc, mbar=bar, clear_accum=True)  # B [K, N]: MN-major
+
+
+def nvfp4_gemm(M, N, K, stages=2, pair=False):
+    """NVFP4 on sm_100a: C (float32) = sum over 16-value K blocks of (A * sa) @ (B * sb)^T, A [M, K] and B [N, K]
+    fp4, sa / sb UE4M3 (one a 16 values, four a uint32 word, group-major: word g * rows + r holds row r's scales of
+    blocks 4 g .. 4 g + 3). A 128 x 128 x 128 tile takes two word groups of each, loaded with its operands, reordered
+    by warp 2 and copied into 8 columns of tensor memory by warp 1, whose MMAs (kind::mxf4nvf4.block_scale.block16,
+    k64) take group ((k_start + 64 s) / 64) % 2 at step s. A pair: 256 x 256, each block 128 rows of A and 128 of
+    B's columns, the scales of all 256 columns of B in each block."""
+    bM, bK = 128, 128
+    bN = 256 if pair else 128
+    nb = bN // 2 if pair else bN
+    W = bK // 64  # word groups a tile
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float4_e2m1fn"), B: T.Tensor((N, K), "float4_e2m1fn"),
+             SFA: T.Tensor((K // 64 * M,), "uint32"), SFB: T.Tensor((K // 64 * N,), "uint32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.ClusterKernel(M // bM, N // bN, threads=128, cluster_dims=2 if pair else 1) as (bx, by):
+            A_s = T.alloc_shared((stages, bM, bK), "float4_e2m1fn")
+            B_s = T.alloc_shared((stages, nb, bK), "float4_e2m1fn")
+            SFA_s = T.alloc_shared((stages, W * bM), "uint32")
+            SFB_s = T.alloc_shared((stages, W * bN), "uint32")
+            acc = T.alloc_tmem([bM, bN], "float32")
+            sfa_t = T.alloc_tmem([bM, W * 4], "uint32")
+            sfb_t = T.alloc_tmem([bM, W * bN // 32], "uint32")
+            out = T.alloc_fragment((bM, bN), "float32")
+            loaded = T.alloc_barrier([32] * stages)
+            sf_ready = T.alloc_cluster_barrier([64] * stages) if pair else T.alloc_barrier([32] * stages)
+            consumed = T.alloc_cluster_barrier([1] * stages) if pair else T.alloc_barrier([1] * stages)
+            done = T.alloc_barrier([1])
+            tx = T.get_thread_binding()
+            warp = tx // 32
+            rank = T.block_rank_in_cluster()
+            for k in T.serial(K // bK):
+                s = k % stages
+                if warp == 0:
+                    T.mbarrier_wait_parity(consumed[s], ((k // stages) & 1) ^ 1)
+                    T.tma_copy(A[bx * bM:(bx + 1) * bM, k * bK:(k + 1) * bK], A_s[s, :, :], barrier=loaded[s])
+                    col = by * bN + rank * nb
+                    T.tma_copy(B[col:col + nb, k * bK:(k + 1) * bK], B_s[s, :, :], barrier=loaded[s])
+                    for w in T.unroll(W):
+                        g = k * W + w
+                        T.tma_copy(SFA[g * M + bx * bM:g * M + (bx + 1) * bM], SFA_s[s, w * bM:(w + 1) * bM],
+                                   barrier=loaded[s])
+                        T.tma_copy(SFB[g * N + by * bN:g * N + (by + 1) * bN], SFB_s[s, w * bN:(w + 1) * bN],
+                                   barrier=loaded[s])
+                    T.mbarrier_arrive(loaded[s])
+                elif warp == 1 and rank == 0:
+                    T.mbarrier_wait_parity(sf_ready[s], (k // stages) & 1)
+                    T.tcgen05_cp_warpx4(SFA_s[s, :], sfa_t, use_2cta=pair)
+                    T.tcgen05_cp_warpx4(SFB_s[s, :], sfb_t, use_2cta=pair)
+                    T.tcgen05_gemm_blockscaled(A_s[s, :, :], B_s[s, :, :], acc, sfa_t, sfb_t, transpose_B=True,
+                                               mbar=consumed[s], clear_accum=k == 0, k_start=k * bK,
+                                               sf_a_granularity_k=16, sf_b_granularity_k=16, use_2cta=pair)
+                elif warp == 2:
+                    T.mbarrier_wait_parity(loaded[s], (k // stages) & 1)
+                    T.tcgen05_sf_warp_transpose(SFA_s[s, :])
+                    T.tcgen05_sf_warp_transpose(SFB_s[s, :])
+                    T.fence_proxy_async()
+                    if pair:
+                        T.mbarrier_arrive(sf_ready[s], 0)
+                    else:
+                        T.mbarrier_arrive(sf_ready[s])
+            if warp == 1 and rank == 0:
+                T.tcgen05_mma_arrive(done, arrive_2cta=pair)
+            T.mbarrier_wait_parity(done, 0)
+            T.copy(acc, out)
+            T.copy(out, C[bx * bM, by * bN])
+
+    return main
+
+
+def _ue4m3(rng, shape):
+    """UE4M3 scale bytes 0.25 .. 4 (e4m3 codes 0x28 .. 0x48, sign clear) and their values."""
+    b = rng.integers(0x28, 0x49, shape).astype(np.uint8)
+    return b, b.view(E4M3).astype(np.float64)
+
+
+def _nvfp4_reference(a, b, sa, sb):
+    K = a.shape[1]
+    return (a.astype(np.float64) * np.repeat(sa[:, :K // 16], 16, axis=1)) @ \
+        (b.astype(np.float64) * np.repeat(sb[:, :K // 16], 16, axis=1)).T
+
+
+@pytest.mark.parametrize("M,N,K,pair", [(128, 128, 256, False), (256, 256, 384, True)])
+def test_nvfp4_on_sm100a_in_the_emulator(M, N, K, pair):
+    rng = _rng()
+    a = _values(rng, (M, K), F4)
+    b = _values(rng, (N, K), F4)
+    sa8, sa = _ue4m3(rng, (M, K // 16))
+    sb8, sb = _ue4m3(rng, (N, K // 16))
+    k = tilelang.compile(nvfp4_gemm(M, N, K, pair=pair), target=SM100A, execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(_packed(a), b, pack_scales(sa8), pack_scales(sb8), c)  # A passed packed, B one value a byte
+    ref = _nvfp4_reference(a, b, sa, sb)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    grp = "2" if pair else "1"
+    assert f"tcgen05.mma.cta_group::{grp}.kind::mxf4nvf4.block_scale.block16 {256 if pair else 128}x" in text, text
+    assert "word group ((k_start + 64 s) / 64) % 2" in text, text
+    assert "tile 'A_s' is stored two values a byte (uint8 (2, 128, 64))" in text, text
+
+
+def test_nvfp4_scales_are_taken_a_block_at_a_time():
+    """One UE4M3 byte changed (row 7, K block 5: the second byte of word group 1) changes row 7 of C only, by
+    exactly that block's products times the new scale (the emulator takes byte j of the word for k in [16 j, 16 j +
+    16) of the step)."""
+    rng = _rng()
+    M = N = 128
+    K = 256
+    a = _values(rng, (M, K), F4)
+    b = _values(rng, (N, K), F4)
+    sa8 = np.full((M, K // 16), 0x38, np.uint8)  # 1.0
+    sb8 = np.full((N, K // 16), 0x38, np.uint8)
+    k = tilelang.compile(nvfp4_gemm(M, N, K), target=SM100A, execution_backend="emulator")
+    c0 = np.zeros((M, N), np.float32)
+    k(a, b, pack_scales(sa8), pack_scales(sb8), c0)
+    sa8[7, 5] = 0x48  # 4.0
+    c1 = np.zeros((M, N), np.float32)
+    k(a, b, pack_scales(sa8), pack_scales(sb8), c1)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    block = a64[7, 80:96] @ b64[:, 80:96].T
+    np.testing.assert_allclose(c1[7], c0[7] + 3 * block, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(np.delete(c1, 7, axis=0), np.delete(c0, 7, axis=0))
+
+
+def test_nvfp4_compiles_for_sm100a():
+    k = tilelang.compile(nvfp4_gemm(1024, 1024, 1024, stages=4), target=SM100A)
+    ptx = k.get_ptx()
+    assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16" in ptx
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(r"\bUTCOMMA\.4X\b", k.get_sass())
+
+
+def test_nvfp4_misuse_is_a_clear_error():
+    with pytest.raises(TileLangError, match=re.escape("a granularity of 16 is NVFP4")):
+        tilelang.compile(mxfp8_gemm(128, 128, 256, "float4_e2m1fn", "float8_e4m3fn", True, gran=16), target=SM100A)

@@ -99,19 +99,24 @@ TL_TCGEN05_MMA_CG2(i8)
 /// products of row m and column n scaled by 2^(sa - 127) 2^(sb - 127), sa the E8M0 byte (instruction
 /// descriptor bits 29-30) of the word at tensor memory `taddr_sfa` + column m / 32, lane m, sb likewise from
 /// `taddr_sfb` with n (bits 4-5).
-#define TL_TCGEN05_MMA_BS(SUFFIX, GROUP)                                                                  \
-  __device__ __forceinline__ void tcgen05_mma_mxf8f6f4##SUFFIX(                                           \
-      uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc, int enable_input_d,               \
-      uint32_t taddr_sfa, uint32_t taddr_sfb) {                                                           \
-    asm volatile(                                                                                         \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                                       \
-        "tcgen05.mma.cta_group::" #GROUP                                                                  \
-        ".kind::mxf8f6f4.block_scale.scale_vec::1X [%0], %1, %2, %3, [%5], [%6], p;\n}\n" ::"r"(taddr_d), \
-        "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d), "r"(taddr_sfa), "r"(taddr_sfb)           \
-        : "memory");                                                                                      \
+/// NVFP4 (kind::mxf4nvf4.block_scale.block16): fp4 A and B two values a byte, k64 a step, each row's and
+/// column's four UE4M3 scales (one a 16 values) the bytes of the word at `taddr_sfa` + column m / 32, lane m
+/// (B likewise with n); scale ids 0.
+#define TL_TCGEN05_MMA_BS(SUFFIX, GROUP, KIND, NAME)                                            \
+  __device__ __forceinline__ void tcgen05_mma_##NAME##SUFFIX(                                   \
+      uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc, int enable_input_d,     \
+      uint32_t taddr_sfa, uint32_t taddr_sfb) {                                                 \
+    asm volatile(                                                                               \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                             \
+        "tcgen05.mma.cta_group::" #GROUP ".kind::" KIND                                         \
+        " [%0], %1, %2, %3, [%5], [%6], p;\n}\n" ::"r"(taddr_d),                                \
+        "l"(adesc), "l"(bdesc), "r"(idesc), "r"(enable_input_d), "r"(taddr_sfa), "r"(taddr_sfb) \
+        : "memory");                                                                            \
   }
-TL_TCGEN05_MMA_BS(, 1)
-TL_TCGEN05_MMA_BS(_cg2, 2)
+TL_TCGEN05_MMA_BS(, 1, "mxf8f6f4.block_scale.scale_vec::1X", mxf8f6f4)
+TL_TCGEN05_MMA_BS(_cg2, 2, "mxf8f6f4.block_scale.scale_vec::1X", mxf8f6f4)
+TL_TCGEN05_MMA_BS(, 1, "mxf4nvf4.block_scale.block16", mxf4nvf4)
+TL_TCGEN05_MMA_BS(_cg2, 2, "mxf4nvf4.block_scale.block16", mxf4nvf4)
 #undef TL_TCGEN05_MMA_BS
 
 /// tcgen05.cp.32x128b.warpx4: 32 rows of 128 bits from shared memory (descriptor `sdesc`, no swizzle: row r

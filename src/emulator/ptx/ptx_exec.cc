@@ -2922,10 +2922,14 @@ class Machine {
 
   void TcMma5(int w, Warp& wp, const Instr& in, uint32_t exec) {
     const int kind = in.mode;
-    const bool bs = kind == 3;  // kind::mxf8f6f4.block_scale: operands 4 and 5 the scales' tensor memory
+    // kind::mxf8f6f4.block_scale (3) and kind::mxf4nvf4.block_scale.block16 (4, NVFP4: fp4 A and B two values
+    // a byte, the first in the low nibble, k64; a row's four UE4M3 scales the bytes of its word, byte j for k
+    // in [16 j, 16 j + 16)): operands 4 and 5 the scales' tensor memory
+    const bool nvf4 = kind == 4, bs = kind == 3 || nvf4;
     const bool i8 = kind == 2, f8 = kind != 0;
     const int eb = f8 ? 1 : 2;
-    const int64_t KS = f8 ? 32 : 16;
+    const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
+    const int64_t NBLK = nvf4 ? 4 : 1;  // scales a row a step
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       Operand dop = in.ops[0];
@@ -2988,9 +2992,13 @@ class Machine {
                          int type, std::vector<std::pair<int64_t, uint16_t>>* read,
                          std::vector<Machine*>* from) {
         // (E2M1, type 5 of the 8-bit float kinds: value k's byte in the padded layout, then its nibble)
-        const bool fp4 = f8 && !i8 && type == 5;
-        const int64_t a = SwizzleAddress(
-            CanonicalAddress(desc, mn_major, mn, fp4 ? PaddedFp4Column(k) : k, eb), desc.swizzle_bytes);
+        const bool fp4 = nvf4 || (f8 && !i8 && type == 5);
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn,
+                                                          nvf4  ? k / 2
+                                                          : fp4 ? PaddedFp4Column(k)
+                                                                : k,
+                                                          eb),
+                                         desc.swizzle_bytes);
         if (a < 0 || a + eb > m->smem_bytes_) {
           ok = false;
           return 0.0;
@@ -3067,7 +3075,7 @@ class Machine {
         // block-scaled: the E8M0 scales (2^(e - 127), 255 NaN) in the D block's tensor memory,
         // T.tcgen05_cp_warpx4's layout (row m of A at lane m, column m / 32; column n of B at lane n % 128,
         // column n / 32), the byte the instruction descriptor's scale ids name
-        std::vector<double> sa(static_cast<size_t>(M), 1.0), sb(static_cast<size_t>(I.N), 1.0);
+        std::vector<double> sa(static_cast<size_t>(M * NBLK), 1.0), sb(static_cast<size_t>(I.N * NBLK), 1.0);
         if (bs) {
           const Tmem& tm = mma.target->tmem_;
           auto scale = [&](uint64_t addr, int64_t lane, int64_t col, int id, const char* which) {
@@ -3087,19 +3095,28 @@ class Machine {
                        ", which nothing has written";
               });
             const uint32_t byte = (tm.cells[x] >> (8 * id)) & 0xFF;
+            if (nvf4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
             return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
           };
-          for (int64_t m = 0; m < M; ++m) sa[static_cast<size_t>(m)] = scale(sfa, m, m / 32, I.a_sf_id, "A");
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t j = 0; j < NBLK; ++j)
+              sa[static_cast<size_t>(m * NBLK + j)] =
+                  scale(sfa, m, m / 32, nvf4 ? static_cast<int>(j) : I.a_sf_id, "A");
           for (int64_t n = 0; n < I.N; ++n)
-            sb[static_cast<size_t>(n)] = scale(sfb, n % 128, n / 32, I.b_sf_id, "B");
+            for (int64_t j = 0; j < NBLK; ++j)
+              sb[static_cast<size_t>(n * NBLK + j)] =
+                  scale(sfb, n % 128, n / 32, nvf4 ? static_cast<int>(j) : I.b_sf_id, "B");
         }
         mma.prod.assign(static_cast<size_t>(M * I.N), 0.0);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < I.N; ++n) {
             double sum = 0;
-            for (int64_t k = 0; k < KS; ++k)
-              sum += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
-            sum *= sa[static_cast<size_t>(m)] * sb[static_cast<size_t>(n)];
+            for (int64_t j = 0; j < NBLK; ++j) {  // each scale block's products, times its two scales
+              double part = 0;
+              for (int64_t k = j * (KS / NBLK); k < (j + 1) * (KS / NBLK); ++k)
+                part += a[static_cast<size_t>(m * KS + k)] * b[static_cast<size_t>(n * KS + k)];
+              sum += part * sa[static_cast<size_t>(m * NBLK + j)] * sb[static_cast<size_t>(n * NBLK + j)];
+            }
             mma.prod[static_cast<size_t>(m * I.N + n)] = I.neg_a != I.neg_b ? -sum : sum;
           }
         parts.push_back(std::move(mma));

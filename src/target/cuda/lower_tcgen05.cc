@@ -225,16 +225,23 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     bad("in a branch on the thread index whose threads are not a known range (e.g. `if tx % 2 == 0`), no "
         "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
-  for (const Region* r : {&g->A, &g->B})  // an fp4 tile PadFp4TilesCUDA could not give the padded form
+  for (const Region* r : {&g->A, &g->B})  // an fp4 tile PadFp4TilesCUDA / PackNvf4TilesCUDA could not store
     if (r->buffer->dtype.code() == DataType::Code::kFloat4E2M1)
       bad("the float4_e2m1fn operand '" + r->buffer->name +
-          "' must be stored as the tensor cores read fp4 (16 values of K two a byte in the first 8 bytes of "
-          "each 16; TileLang's float4_e2m1_unpacked), which this compiler does for a shared tile that only "
-          "T.tma_copy fills, from a float4_e2m1fn tensor only so copied (TMA format 16U4_ALIGN16B), and that "
-          "only tcgen05 gemms read (K-major); '" +
+          (g->Nvf4() ? "' of an NVFP4 gemm must be stored two values a byte, which this compiler does for a "
+                       "shared tile "
+                       "only filled by copies (T.copy, T.tma_copy) of a float4_e2m1fn tensor only so copied, "
+                       "and only "
+                       "read, K-major, as NVFP4 operands; '"
+                     : "' must be stored as the tensor cores read fp4 (16 values of K two a byte in the "
+                       "first 8 bytes "
+                       "of each 16; TileLang's float4_e2m1_unpacked), which this compiler does for a shared "
+                       "tile that "
+                       "only T.tma_copy fills, from a float4_e2m1fn tensor only so copied (TMA format "
+                       "16U4_ALIGN16B), "
+                       "and that only tcgen05 gemms read (K-major); '") +
           r->buffer->name +
-          "' or its tensor has another use "
-          "(a T.copy, an element access, a non-tcgen05 op)");
+          "' or its tensor has another use (a T.copy, an element access, a non-tcgen05 op)");
   const int64_t M = TmemShape(g->C.buffer, sp).first;
   int64_t N = 0;
   const Expr c_col = TmemRegionColumn(L, g->C, &N, "the accumulator", sp);
@@ -270,13 +277,21 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   if (!WgmmaOperandOf(g->B, &ob)) bad("B must be a 2-d shared tile");
   const bool i8 = g->C.buffer->dtype == DataType::Int(32);  // kind::i8 (s8 / u8 into s32)
   const bool scaled = g->scaled();  // kind::mxf8f6f4.block_scale (MXFP8: e4m3 / e5m2 with E8M0 scales)
+  // NVFP4 (granularity 16): kind::mxf4nvf4.block_scale.block16, fp4 two values a byte (PackNvf4TilesCUDA), K
+  // 64 values (32 bytes) an instruction, UE4M3 scales
+  const bool nvf4 = g->Nvf4();
+  if (nvf4 && !(g->PackedA() && g->PackedB()))
+    bad("NVFP4 operands (sf granularity 16: kind::mxf4nvf4) are read two values a byte, which this compiler "
+        "stores for fp4 shared tiles only filled by copies of fp4 tensors and only read as NVFP4 operands "
+        "(K-major); '" +
+        g->A.buffer->name + "' or '" + g->B.buffer->name + "' has another use");
   if (scaled && a_tmem) bad("operand A in tensor memory is not implemented for block-scaled gemms");
   if (i8 && !L.ctx_.features.tcgen05_i8)
     bad("8-bit integer operands (tcgen05.mma kind::i8) are not supported on " + L.ctx_.features.arch +
         " (sm_100a and sm_110a have them)");
   // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2, or e2m1 in the padded layout: Tcgen05GemmNode::fp4) or
   // kind::i8
-  const bool f8 = IsFp8(g->A.buffer->dtype) || g->Fp4A() || i8;
+  const bool f8 = IsFp8(g->A.buffer->dtype) || g->Fp4A() || nvf4 || i8;
   const int eb = f8 ? 1 : 2;
   const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
@@ -289,8 +304,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")" +
         (pair ? "; with use_2cta each block holds N / 2 = " + std::to_string(N / 2) + " columns of B" : ""));
   if (K % ks)
-    bad("K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) + " (tcgen05.mma takes k" +
-        std::to_string(ks) + " here)");
+    bad(nvf4 ? "K = " + std::to_string(2 * K) +
+                   " must be a multiple of 64 (tcgen05.mma kind::mxf4nvf4 takes k64)"
+             : "K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) +
+                   " (tcgen05.mma takes k" + std::to_string(ks) + " here)");
   const std::vector<int64_t> as = a_tmem ? std::vector<int64_t>{ob.rows, ob.cols}
                                          : std::vector<int64_t>{oa.rows, oa.cols},
                              bs = {ob.rows, ob.cols};
@@ -302,8 +319,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // and B, MN-major (transpose) bits, N >> 3, M >> 4. A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0
   // E4M3, 1 E5M2. kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2). kind::f8f6f4 E2M1 = 5 (an fp4 operand
   // stored 16 values in the first 8 bytes of each 16)
+  // kind::mxf4nvf4: E2M1 = 1 (its instruction descriptor's own encoding)
   auto type = [&](DataType t, bool fp4) {
     if (i8) return int64_t(t.is_int());
+    if (nvf4) return int64_t{1};
     if (fp4) return int64_t{5};
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
@@ -312,7 +331,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // (A), set per k32 step below)
   // D type: 0 F16, 1 F32, 2 S32
   const bool d16 = g->C.buffer->dtype == DataType::Float(16);
-  const int64_t idesc = (scaled ? int64_t{1} << 23
+  // (bit 23, the scale type: 1 UE8M0, 0 UE4M3)
+  const int64_t idesc = (scaled ? int64_t{nvf4 ? 0 : 1} << 23
                                 : (i8    ? 2
                                    : d16 ? 0
                                          : 1)
@@ -320,7 +340,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                         (type(g->A.buffer->dtype, g->Fp4A()) << 7) |
                         (type(g->B.buffer->dtype, g->Fp4B()) << 10) | (int64_t(a_mn) << 15) |
                         (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((MM >> 4) << 24);
-  const std::string kind = scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  const std::string kind = nvf4 ? "mxf4nvf4" : scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  // NVFP4: a scale word (four UE4M3 bytes, 16 values each) serves one k64 step whole; the steps of the gemm
+  // take word groups 0 .. W - 1 of what T.tcgen05_cp_warpx4 copied (group q of A at columns 4 q .., of B at N
+  // / 32 q ..: the chunks of the group-major words in order)
+  const int64_t W = nvf4 ? K / ks : 1;
   // The scale factors (T.tcgen05_cp_warpx4's layout): rows m of A at column m / 32 of SFA (each block its own
   // 128), columns n of B at column n / 32 of SFB (all N of the instruction in each block).
   Expr sfa_addr, sfb_addr;
@@ -328,9 +352,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     int64_t na = 0, nb = 0;
     const Expr ca = TmemRegionColumn(L, g->SFA, &na, "the scale factors of A", sp);
     const Expr cb = TmemRegionColumn(L, g->SFB, &nb, "the scale factors of B", sp);
-    if (na < M / 32 || nb < N / 32)
-      bad("the scale factors need " + std::to_string(M / 32) + " columns of tensor memory for A ('" +
-          g->SFA.buffer->name + "' has " + std::to_string(na) + ") and " + std::to_string(N / 32) +
+    if (na < W * M / 32 || nb < W * N / 32)
+      bad("the scale factors need " + std::to_string(W * M / 32) + " columns of tensor memory for A ('" +
+          g->SFA.buffer->name + "' has " + std::to_string(na) + ") and " + std::to_string(W * N / 32) +
           " for B ('" + g->SFB.buffer->name + "' has " + std::to_string(nb) +
           "): one 32-bit column a 32 rows or columns");
     sfa_addr = Simplify(TmemBase(g->SFA.buffer) + Cast(DataType::UInt(32), ca));
@@ -349,7 +373,12 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
   std::vector<Expr> margs{Simplify(TmemBase(g->C.buffer) + Cast(DataType::UInt(32), c_col)), dA, dB,
                           U32(idesc), Simplify(enable)};
-  if (scaled) {
+  if (nvf4) {
+    // the word group of step kk: ((k_start + 64 kk) / 64) % W (scale ids 0: the whole word)
+    Expr q = Cast(DataType::UInt(32), Mod(Div(L.VisitExpr(g->k_start), 64) + Expr(kk), W));
+    margs.push_back(Simplify(sfa_addr + q * U32(M / 32)));
+    margs.push_back(Simplify(sfb_addr + q * U32(N / 32)));
+  } else if (scaled) {
     // the byte of each scale word this k32 step takes: K group (k_start + 32 kk) / granularity, four a word
     Expr ks0 = L.VisitExpr(g->k_start) + k0;
     auto id = [&](int64_t gran) { return Cast(DataType::UInt(32), Mod(Div(ks0, gran), 4)); };
@@ -369,11 +398,14 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   L.ctx_.info->choices.push_back(
       Loc(sp) + ": T." + (scaled ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm") +
       ": tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind +
-      (scaled ? ".block_scale.scale_vec::1X" : "") + " " + std::to_string(MM) + "x" + std::to_string(N) +
-      "x" + std::to_string(ks) + " " +
-      (g->fp4 ? f8name(g->A.buffer->dtype, g->Fp4A()) + "_" + f8name(g->B.buffer->dtype, g->Fp4B()) +
-                    " (fp4: 16 values in the first 8 bytes of each 16 shared bytes)"
-              : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
+      (nvf4     ? ".block_scale.block16"
+       : scaled ? ".block_scale.scale_vec::1X"
+                : "") +
+      " " + std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(nvf4 ? 2 * ks : ks) + " " +
+      (nvf4     ? std::string("e2m1_e2m1 (two values a byte)")
+       : g->fp4 ? f8name(g->A.buffer->dtype, g->Fp4A()) + "_" + f8name(g->B.buffer->dtype, g->Fp4B()) +
+                      " (fp4: 16 values in the first 8 bytes of each 16 shared bytes)"
+                : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
       ", " + std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" +
       g->C.buffer->name + "'; A " +
       (a_tmem ? std::string("in tensor memory '") + g->A.buffer->name + "' (16-bit pairs)"
@@ -382,7 +414,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
       (g->mbar ? pair ? "; completion arrives on the mbarrier in both blocks of the pair"
                       : "; completion arrives on the mbarrier"
                : "; no commit") +
-      (scaled
+      (nvf4 ? "; UE4M3 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
+                  "', a word (4 x 16 values) a row or column at step s, word group ((k_start + 64 s) / 64) "
+                  "% " +
+                  std::to_string(W)
+       : scaled
            ? "; E8M0 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
                  "', byte ((k_start + 32 s) / " + std::to_string(g->gran_a) +
                  ") % 4 of A's, ((k_start + 32 s) / " + std::to_string(g->gran_b) + ") % 4 of B's at step s"

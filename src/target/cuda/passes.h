@@ -25,5 +25,6 @@ PrimFunc HoistSetMaxNregCUDA(const PrimFunc& f, const PassContext& ctx);
 /// (transform/gpu/pack_fp4_tiles.h).
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
 PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
+PrimFunc PackNvf4TilesCUDA(const PrimFunc& f, const PassContext& ctx);
 
 }  // namespace tl

@@ -31,7 +31,8 @@ PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
   rule.operands = [](const TileOpNode& op) {
     std::vector<const Region*> r;
     auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
-    if (!g || g->C.buffer->dtype == DataType::Int(32)) return r;  // (kind::i8 takes no fp4)
+    // (kind::i8 takes no fp4; NVFP4's operands are two values a byte: PackNvf4TilesCUDA)
+    if (!g || g->C.buffer->dtype == DataType::Int(32) || g->Nvf4()) return r;
     auto fp4 = [](const Region& x) {
       return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
     };
@@ -41,7 +42,39 @@ PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
   };
   rule.mark = [](const TileOpNode& op, const std::set<const BufferNode*>& padded) -> Stmt {
     auto& g = static_cast<const Tcgen05GemmNode&>(op);
-    const int fp4 = (padded.count(g.A.buffer.get()) ? 1 : 0) | (padded.count(g.B.buffer.get()) ? 2 : 0);
+    const int fp4 =
+        g.fp4 | (padded.count(g.A.buffer.get()) ? 1 : 0) | (padded.count(g.B.buffer.get()) ? 2 : 0);
+    return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
+                                             g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
+                                             g.wait, fp4);
+  };
+  return PackFp4Tiles(f, ctx, rule);
+}
+
+// The tcgen05 family: NVFP4 operands (T.tcgen05_gemm_blockscaled with granularity 16: kind::mxf4nvf4) two
+// values a byte in shared memory, as the instruction reads them, and their tensors too (the copies byte
+// copies).
+PrimFunc PackNvf4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+  if (!ctx.features.tcgen05) return f;
+  Fp4PackRule rule;
+  rule.gemm = [](const GemmBlockScaledNode&) { return false; };
+  rule.pair = false;
+  rule.format = "a tcgen05.mma kind::mxf4nvf4 (NVFP4)";
+  rule.operands = [](const TileOpNode& op) {
+    std::vector<const Region*> r;
+    auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
+    if (!g || !g->Nvf4()) return r;
+    auto fp4 = [](const Region& x) {
+      return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
+    };
+    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);  // K-major only
+    if (fp4(g->B) && g->trans_B) r.push_back(&g->B);
+    return r;
+  };
+  rule.mark = [](const TileOpNode& op, const std::set<const BufferNode*>& packed) -> Stmt {
+    auto& g = static_cast<const Tcgen05GemmNode&>(op);
+    const int fp4 =
+        g.fp4 | (packed.count(g.A.buffer.get()) ? 4 : 0) | (packed.count(g.B.buffer.get()) ? 8 : 0);
     return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
                                              g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
                                              g.wait, fp4);
@@ -68,7 +101,10 @@ Pipeline CudaPipeline(const PassContext& ctx) {
     p.insert(legalize(), {"PackFp4TilesCUDA", PackFp4TilesCUDA, IRStage::kTile});
   // the tcgen05 family: fp4 tcgen05.mma operands in the tensor cores' padded form (filled by TMA
   // 16U4_ALIGN16B)
-  if (ctx.features.tcgen05) p.insert(legalize(), {"PadFp4TilesCUDA", PadFp4TilesCUDA, IRStage::kTile});
+  if (ctx.features.tcgen05) {
+    p.insert(legalize(), {"PackNvf4TilesCUDA", PackNvf4TilesCUDA, IRStage::kTile});
+    p.insert(legalize(), {"PadFp4TilesCUDA", PadFp4TilesCUDA, IRStage::kTile});
+  }
   if (ctx.features.tcgen05) p.push_back({"LowerTensorMemoryCUDA", LowerTensorMemoryCUDA, thread});
   p.push_back(Step("SplitInteriorBlocks", thread));
   p.push_back(Step("PlanSharedMemory", planned));

@@ -80,7 +80,7 @@ class Uses : public IRVisitor {
         copies.push_back({c->src.buffer.get(), c->dst.buffer.get()});
         return;
       }
-    } else if (auto* t = As<TmaCopyNode>(s); t && rule_.padded) {  // the padded form's only filling
+    } else if (auto* t = As<TmaCopyNode>(s)) {  // (a byte copy, or the padded form's only filling)
       if (IsFp4(t->src.buffer) && IsFp4(t->dst.buffer) && t->src.buffer->scope == Scope::kGlobal &&
           t->dst.buffer->scope == Scope::kShared) {
         copies.push_back({t->src.buffer.get(), t->dst.buffer.get()});
@@ -127,6 +127,7 @@ class Packer : public IRMutator {
  public:
   std::map<const BufferNode*, Buffer> map;
   std::set<const BufferNode*> padded;  // (the new buffers) tiles in the padded form: regions kept
+  std::set<const BufferNode*> tiles;   // (the new buffers) every tile changed
   const Fp4PackRule* rule = nullptr;
   Buffer VisitBuffer(const Buffer& b) override {
     auto it = b ? map.find(b.get()) : map.end();
@@ -144,12 +145,13 @@ class Packer : public IRMutator {
   // the ops on padded tiles say so: T.tma_copy into one (fp4_padded), the rule's operand ops (mark)
   Stmt VisitTileOp(const Stmt& s) override {
     Stmt out = IRMutator::VisitTileOp(s);
-    if (padded.empty()) return out;
+    if (tiles.empty()) return out;
     if (auto* t = As<TmaCopyNode>(out); t && padded.count(t->dst.buffer.get()))
       return std::make_shared<TmaCopyNode>(t->src, t->dst, t->barrier, t->cluster_barrier, t->span, true);
-    if (auto* op = As<TileOpNode>(out); op && rule && rule->mark) {
+    if (auto* op = As<TileOpNode>(out);
+        op && rule && rule->mark && rule->operands && !As<TmaCopyNode>(out) && !As<CopyNode>(out)) {
       for (auto& [r, access] : op->Regions())
-        if (padded.count(r->buffer.get())) return rule->mark(*op, padded);
+        if (tiles.count(r->buffer.get())) return rule->mark(*op, tiles);
     }
     return out;
   }
@@ -221,6 +223,7 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   for (auto& b : k->alloc_buffers)
     if (cand.count(b.get())) {
       pk.map[b.get()] = Packed(b, rule.padded);
+      pk.tiles.insert(pk.map[b.get()].get());
       if (rule.padded) pk.padded.insert(pk.map[b.get()].get());
     }
   std::vector<std::pair<const BufferNode*, Buffer>> packed;  // in declaration order: parameters, then tiles

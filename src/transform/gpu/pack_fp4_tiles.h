@@ -24,8 +24,8 @@ struct Fp4PackRule {
   std::function<std::vector<const Region*>(const TileOpNode&)> operands;
   // The tensor cores' padded form instead of two values a byte: such a tile keeps its shape as uint8 (16
   // values of K in the first 8 bytes of each 16), filled only by T.tma_copy from a packed tensor (marked
-  // TmaCopyNode::fp4_padded: the TMA format 16U4_ALIGN16B); `mark` rebuilds an `operands` op with its padded
-  // operands said.
+  // TmaCopyNode::fp4_padded: the TMA format 16U4_ALIGN16B). `mark` rebuilds an `operands` op with its changed
+  // operands said (the set: every tile the pass changed).
   bool padded = false;
   std::function<Stmt(const TileOpNode&, const std::set<const BufferNode*>&)> mark;
 };
