@@ -18,68 +18,47 @@ PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
       {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, true, "T.mma_gemm_blockscaled's NVFP4"});
 }
 
-// The tcgen05 family: fp4 operands of tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4 in the padded form the
+namespace {
+// The tcgen05 family's fp4 operand rules: NVFP4's (T.tcgen05_gemm_blockscaled with granularity 16,
+// kind::mxf4nvf4) two values a byte as the instruction reads them, the tensors too (the copies byte copies,
+// Tcgen05GemmNode bits 2-3); the other fp4 operands (kind::f8f6f4 / kind::mxf8f6f4) in the padded form the
 // tensor cores read sub-byte values in (16 values in the first 8 bytes of each 16), filled by TMA
-// (16U4_ALIGN16B) from tensors stored two values a byte.
-PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+// (16U4_ALIGN16B) from tensors stored two values a byte (bits 0-1). K-major operands only; kind::i8 takes no
+// fp4.
+PrimFunc Tcgen05Fp4Tiles(const PrimFunc& f, const PassContext& ctx, bool nvf4) {
   if (!ctx.features.tcgen05) return f;
   Fp4PackRule rule;
   rule.gemm = [](const GemmBlockScaledNode&) { return false; };
   rule.pair = false;
-  rule.format = "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
-  rule.padded = true;
-  rule.operands = [](const TileOpNode& op) {
+  rule.format = nvf4 ? "a tcgen05.mma kind::mxf4nvf4 (NVFP4)" : "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
+  rule.padded = !nvf4;
+  rule.operands = [nvf4](const TileOpNode& op) {
     std::vector<const Region*> r;
     auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
-    // (kind::i8 takes no fp4; NVFP4's operands are two values a byte: PackNvf4TilesCUDA)
-    if (!g || g->C.buffer->dtype == DataType::Int(32) || g->Nvf4()) return r;
+    if (!g || g->C.buffer->dtype == DataType::Int(32) || g->Nvf4() != nvf4) return r;
     auto fp4 = [](const Region& x) {
       return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
     };
-    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);  // K-major only
+    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);
     if (fp4(g->B) && g->trans_B) r.push_back(&g->B);
     return r;
   };
-  rule.mark = [](const TileOpNode& op, const std::set<const BufferNode*>& padded) -> Stmt {
+  rule.mark = [nvf4](const TileOpNode& op, const std::set<const BufferNode*>& changed) -> Stmt {
     auto& g = static_cast<const Tcgen05GemmNode&>(op);
+    const int a = nvf4 ? 4 : 1, b = nvf4 ? 8 : 2;
     const int fp4 =
-        g.fp4 | (padded.count(g.A.buffer.get()) ? 1 : 0) | (padded.count(g.B.buffer.get()) ? 2 : 0);
+        g.fp4 | (changed.count(g.A.buffer.get()) ? a : 0) | (changed.count(g.B.buffer.get()) ? b : 0);
     return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
                                              g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
                                              g.wait, fp4);
   };
   return PackFp4Tiles(f, ctx, rule);
 }
+}  // namespace
 
-// The tcgen05 family: NVFP4 operands (T.tcgen05_gemm_blockscaled with granularity 16: kind::mxf4nvf4) two
-// values a byte in shared memory, as the instruction reads them, and their tensors too (the copies byte
-// copies).
+PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) { return Tcgen05Fp4Tiles(f, ctx, false); }
 PrimFunc PackNvf4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
-  if (!ctx.features.tcgen05) return f;
-  Fp4PackRule rule;
-  rule.gemm = [](const GemmBlockScaledNode&) { return false; };
-  rule.pair = false;
-  rule.format = "a tcgen05.mma kind::mxf4nvf4 (NVFP4)";
-  rule.operands = [](const TileOpNode& op) {
-    std::vector<const Region*> r;
-    auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
-    if (!g || !g->Nvf4()) return r;
-    auto fp4 = [](const Region& x) {
-      return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
-    };
-    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);  // K-major only
-    if (fp4(g->B) && g->trans_B) r.push_back(&g->B);
-    return r;
-  };
-  rule.mark = [](const TileOpNode& op, const std::set<const BufferNode*>& packed) -> Stmt {
-    auto& g = static_cast<const Tcgen05GemmNode&>(op);
-    const int fp4 =
-        g.fp4 | (packed.count(g.A.buffer.get()) ? 4 : 0) | (packed.count(g.B.buffer.get()) ? 8 : 0);
-    return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
-                                             g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
-                                             g.wait, fp4);
-  };
-  return PackFp4Tiles(f, ctx, rule);
+  return Tcgen05Fp4Tiles(f, ctx, true);
 }
 
 PassContext CudaPassContext(const Target& t, const PassConfig& pc) {
