@@ -576,6 +576,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       auto decode = [&](int type, uint16_t h) {
         if (i8) return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF)) : static_cast<double>(h & 0xFF);
         if (type == 5 || nvf4) return DecodeE2M1(h & 0xF);  // E2M1 (the nibble value() picked)
+        if (type == 3 || type == 4) return DecodeMx(h & 0x3F, type == 3 ? 2 : 3, type == 3 ? 3 : 2);  // fp6
         if (f8) return type == 0 ? DecodeMinifloat(h, 4, 3, true) : DecodeMinifloat(h, 5, 2, false);
         return type == 0 ? DecodeMinifloat(h, 5, 10, false) : DecodeMinifloat(h, 8, 7, false);
       };
@@ -588,16 +589,25 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       auto value = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k, int type,
                        std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
         const bool nib = nvf4 || (type == 5 && f8 && !i8);  // a nibble: two values a byte, or the padded form
-        const int64_t kc = nvf4 ? k / 2 : nib ? PaddedFp4Column(k) : k;
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, kc, eb), desc.swizzle_bytes);
-        if (!sm || a < 0 || a + eb > sm->n * sm->esize) {
-          ok = false;
-          return uint16_t{0};
-        }
+        const bool six = (type == 3 || type == 4) && f8 && !i8 && !nvf4;  // fp6 in the padded form
+        const int64_t kc = nvf4 ? k / 2 : nib ? PaddedFp4Column(k) : six ? PaddedFp6Column(k) : k;
+        const int shift = six ? PaddedFp6Shift(k) : 0;
+        const int nb = six && shift > 2 ? 2 : 1;  // bytes the value reaches into
         uint16_t h = 0;
-        std::memcpy(&h, sm->data + a, eb);
-        where->push_back(sm->data + a);
-        bits->push_back(h);
+        for (int j = 0; j < (six ? nb : 1); ++j) {
+          const int64_t a =
+              SwizzleAddress(CanonicalAddress(desc, mn_major, mn, kc + j, eb), desc.swizzle_bytes);
+          if (!sm || a < 0 || a + eb > sm->n * sm->esize) {
+            ok = false;
+            return uint16_t{0};
+          }
+          uint16_t part = 0;
+          std::memcpy(&part, sm->data + a, eb);
+          where->push_back(sm->data + a);
+          bits->push_back(part);
+          h = static_cast<uint16_t>(h | (part << (8 * j)));
+        }
+        if (six) return static_cast<uint16_t>((h >> shift) & 0x3F);
         return nib ? static_cast<uint16_t>((h >> (4 * (k % 2))) & 0xF) : h;
       };
       for (int64_t h = 0; h < H && ok; ++h)

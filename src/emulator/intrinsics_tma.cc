@@ -117,7 +117,8 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
   auto* box = As<CallNode>(map->args[1]);
   int64_t swizzle = 0, format = 0;
   if (!box || !AsConstInt(map->args[2], &swizzle)) bad("bad box or swizzle");
-  if (map->args.size() == 4 && (!AsConstInt(map->args[3], &format) || format != 1)) bad("bad format");
+  if (map->args.size() == 4 && (!AsConstInt(map->args[3], &format) || (format != 1 && format != 2)))
+    bad("bad format");
   // The host encodes the map once per launch (cuTensorMapEncodeTiled on a GPU).
   auto it = tma_->maps.find(map);
   if (it == tma_->maps.end()) {
@@ -133,21 +134,21 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
         return "the tensor map of '" + g.buf->name + "' needs a 16-byte aligned global address";
       });
     std::vector<int64_t> shape = g.shape;
-    if (format == 1) {  // 16U4_ALIGN16B over fp4 values two a byte: the innermost dim counts values
-      shape.back() *= 2;
+    if (format) {  // 16U4_ALIGN16B / 16U6_ALIGN16B over packed fp4 / fp6: the innermost dim counts values
+      shape.back() = format == 1 ? shape.back() * 2 : shape.back() * 4 / 3;
       int64_t dims[5] = {}, strides[5] = {}, b0[5] = {bx.back()};
       int64_t stride = 1;
       const int r = static_cast<int>(shape.size());
       for (int i = 0; i < r; ++i) {
         dims[i] = shape[static_cast<size_t>(r - 1 - i)];
         strides[i] = stride;
-        stride *= i == 0 ? dims[i] / 2 : dims[i];
+        stride *= i == 0 ? (format == 1 ? dims[i] / 2 : dims[i] * 3 / 4) : dims[i];
       }
       const std::string why = Fp4MapProblem(g.data, r, dims, strides, b0);
       if (!why.empty())
         TL_USER_ERROR(kArgument, stmt_ ? stmt_->span : Span{}, "the TMA copy of fp4 tensor '", g.buf->name,
-                      "' (format 16U4_ALIGN16B) cannot be encoded: ", why,
-                      " (cuTensorMapEncodeTiled refuses it on a GPU)");
+                      "' (format ", format == 1 ? "16U4_ALIGN16B" : "16U6_ALIGN16B",
+                      ") cannot be encoded: ", why, " (cuTensorMapEncodeTiled refuses it on a GPU)");
     }
     it = tma_->maps
              .emplace(map,
@@ -183,6 +184,9 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
 bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
   if (c->op == "tl.tma_store_commit" || c->op == "tl.tma_store_wait") return true;
   const bool reduce = c->op == "tl.tma_reduce_add";
+  // tl.tma_store_scatter4(&src, map, col, r0, r1, r2, r3) (.tile::scatter4): the 4 rows of K of the tile into
+  // rows r0..r3, columns [col, col + K), of the tensor
+  const bool s4 = c->op == "tl.tma_store_scatter4";
   auto bad = [&](const std::string& why) {
     TL_USER_ERROR(kUnsupported, stmt_ ? stmt_->span : Span{}, "emulator: malformed ", c->op, ": ", why);
   };
@@ -195,15 +199,20 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
   Mem& m = MemOf(src->buffer.get());
   if (!g.global() || !m.shared()) bad("the tensor must be global and src shared");
   const TmaDecoded D = TmaMapOf(map, g);
-  if (static_cast<int>(c->args.size()) - 2 != D.r) bad("the coordinate count is not the tensor map's rank");
+  if (s4 && (D.r != 2 || D.bx[1] != 1 || c->args.size() != 7))
+    bad("tile::scatter4 takes a 2-d map whose box is one row, a column and four rows");
+  if (!s4 && static_cast<int>(c->args.size()) - 2 != D.r)
+    bad("the coordinate count is not the tensor map's rank");
   if (D.eb != m.esize) bad("the source's element size differs from the tensor's");
+  if (D.format) bad("a TMA store with a packed format is not emulated");
+  const int64_t count = s4 ? 4 * D.bx[0] : D.count;
   TmpScope ts(this);
   Slot* sflat = Tmp();
   Locate(src->buffer, src->indices, act, sflat);
   std::vector<Slot*> co;
-  for (int i = 0; i < D.r; ++i) {
+  for (size_t i = 2; i < c->args.size(); ++i) {
     co.push_back(Tmp());
-    Eval(c->args[static_cast<size_t>(2 + i)], act, co.back());
+    Eval(c->args[i], act, co.back());
   }
   const int64_t view = src->buffer->data ? src->buffer->byte_offset : 0;
   for (int t : act) {
@@ -214,14 +223,14 @@ bool Executor::ExecTmaStore(const CallNode* c, const Lanes& act) {
         return "the shared source of a TMA store (byte " + std::to_string(saddr) +
                ") is not 128-byte aligned";
       });
-    int64_t c0[5];
-    for (int i = 0; i < D.r; ++i) c0[i] = co[static_cast<size_t>(D.r - 1 - i)][t].i;
+    int64_t c0[5];  // (scatter4: the column, then the four rows)
+    for (int i = 0; i < (s4 ? 5 : D.r); ++i) c0[i] = co[static_cast<size_t>(s4 ? i : D.r - 1 - i)][t].i;
     bool proxy_reported = false;
-    for (int64_t e = 0; e < D.count; ++e) {
+    for (int64_t e = 0; e < count; ++e) {
       int64_t rest = e, off = 0;
       bool in = true;
       for (int i = 0; i < D.r; ++i) {
-        const int64_t x = c0[i] + rest % D.bx[i];
+        const int64_t x = s4 ? (i == 0 ? c0[0] + e % D.bx[0] : c0[1 + e / D.bx[0]]) : c0[i] + rest % D.bx[i];
         rest /= D.bx[i];
         in = in && x >= 0 && x < D.dims[i];
         off += x * D.strides[i];
@@ -256,13 +265,16 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   if (c->op == "tl.fence_barrier_init")
     return true;  // orders the inits for the async proxy: nothing to emulate
   if (c->op == "tl.tma_store" || c->op == "tl.tma_reduce_add" || c->op == "tl.tma_store_commit" ||
-      c->op == "tl.tma_store_wait")
+      c->op == "tl.tma_store_wait" || c->op == "tl.tma_store_scatter4")
     return ExecTmaStore(c, act);
   // tl.tma_load_2sm: TileLang's 2-CTA load (cp.async.bulk.tensor .cta_group::2): the box lands in this
   // block's shared memory and completes the barrier at the same offset in the CTA pair's even block (ranks
   // 2i, 2i + 1)
   const bool pair = c->op == "tl.tma_load_2sm";
-  if (c->op != "tl.tma_load" && !pair) return false;
+  // tl.tma_load_gather4(&dst, &bar, map, col, r0, r1, r2, r3) (PTX ISA, cp.async.bulk.tensor .tile::gather4):
+  // a 2-d map whose box is one row of K; rows r0..r3, columns [col, col + K), land as 4 consecutive rows of K
+  const bool g4 = c->op == "tl.tma_load_gather4";
+  if (c->op != "tl.tma_load" && !pair && !g4) return false;
   if (!tma_) TmaBlockStart();
   FiberProgress();
   auto bad = [&](const std::string& why) {
@@ -284,8 +296,11 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   const int r = D.r, eb = D.eb, sw = D.sw;
   const uint8_t* gbase = D.base;
   const int64_t *dims = D.dims, *strides = D.strides, *bx = D.bx;
-  const int64_t count = D.count;
-  if (static_cast<int>(c->args.size()) - 3 != r) bad("the coordinate count is not the tensor map's rank");
+  const int64_t count = g4 ? 4 * D.bx[0] : D.count;
+  if (g4 && (r != 2 || D.bx[1] != 1 || c->args.size() != 8))
+    bad("tile::gather4 takes a 2-d map whose box is one row, a column and four rows");
+  if (!g4 && static_cast<int>(c->args.size()) - 3 != r)
+    bad("the coordinate count is not the tensor map's rank");
   if (eb != m.esize) bad("the destination's element size differs from the tensor's");
   TmpScope ts(this);
   Slot* dflat = Tmp();
@@ -293,9 +308,9 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
   Locate(dst->buffer, dst->indices, act, dflat);
   Locate(bar->buffer, bar->indices, act, bflat);
   std::vector<Slot*> co;
-  for (int i = 0; i < r; ++i) {
+  for (size_t i = 3; i < c->args.size(); ++i) {
     co.push_back(Tmp());
-    Eval(c->args[static_cast<size_t>(3 + i)], act, co.back());
+    Eval(c->args[i], act, co.back());
   }
   const int64_t dview = dst->buffer->data ? dst->buffer->byte_offset : 0;
   for (int t : act) {
@@ -310,24 +325,26 @@ bool Executor::ExecTma(const CallNode* c, const Lanes& act) {
     TmaState::Copy cp;
     cp.bar = (bar->buffer->data ? bar->buffer->byte_offset : 0) + bflat[t].i * 8;
     cp.dst = &m;
-    cp.tx = D.format == 1 ? count / 2 : count * eb;  // 16U4_ALIGN16B: the bytes read
+    // 16U4_ALIGN16B / 16U6_ALIGN16B: the bytes read (8 / 12 of each 16)
+    cp.tx = D.format == 1 ? count / 2 : D.format == 2 ? count * 3 / 4 : count * eb;
     cp.tid = t;
     cp.stmt = stmt_;
     cp.bytes.assign(static_cast<size_t>(count * eb), 0);
     // Coordinates: the instruction lists them innermost first; the IR outermost first.
+    // (gather4: the column, then the four rows, as the instruction lists them)
     int64_t c0[5];
-    for (int i = 0; i < r; ++i) c0[i] = co[static_cast<size_t>(r - 1 - i)][t].i;
+    for (int i = 0; i < (g4 ? 5 : r); ++i) c0[i] = co[static_cast<size_t>(g4 ? i : r - 1 - i)][t].i;
     bool reported = false;
     for (int64_t e = 0; e < count; ++e) {
       int64_t rest = e, off = 0;
       bool in = true, gap = false;
       for (int i = 0; i < r; ++i) {
-        const int64_t x = c0[i] + rest % bx[i];
+        const int64_t x = g4 ? (i == 0 ? c0[0] + e % bx[0] : c0[1 + e / bx[0]]) : c0[i] + rest % bx[i];
         rest /= bx[i];
-        if (i == 0 && D.format == 1) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
-          const int64_t b = Fp4SlotByte(x);
+        if (i == 0 && D.format) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
+          const int64_t b = PackedSlotByte(D.format, x);
           gap = b < 0;
-          in = x >= 0 && 16 * (x / 16) + 2 * (x % 16) < dims[0];
+          in = x >= 0 && 16 * (x / 16) < dims[0];
           off += b;
           continue;
         }

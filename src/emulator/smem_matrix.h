@@ -41,6 +41,12 @@ inline int64_t CanonicalAddress(const SmemMatrixDesc& d, bool mn_major, int64_t 
 // CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: 16 fp4 values in 8 bytes, then 8 unused): value k of an E2M1 operand
 // is nibble k % 2 (low first) of the byte at K offset 16 (k / 16) + (k % 16) / 2.
 inline int64_t PaddedFp4Column(int64_t k) { return 16 * (k / 16) + (k % 16) / 2; }
+// fp6 (E2M3 / E3M2; 16U6_ALIGN16B: 16 values in 12 bytes, then 4 unused): value k is bits [b, b + 6) of the
+// 12-byte little-endian stream of its group, b = 6 (k % 16), starting at byte PaddedFp6Column(k) (and
+// reaching into the next one when PaddedFp6Shift(k) > 2). The bit order within the 12 bytes (the first value
+// lowest) is this project's reading: no document here lays it out.
+inline int64_t PaddedFp6Column(int64_t k) { return 16 * (k / 16) + 6 * (k % 16) / 8; }
+inline int PaddedFp6Shift(int64_t k) { return static_cast<int>(6 * (k % 16) % 8); }
 
 // The swizzle: 16-byte chunk bits [4, 4+b) xor address bits [7, 7+b), b = log2(S / 16).
 inline int64_t SwizzleAddress(int64_t a, int64_t S) {
@@ -126,10 +132,10 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   }
   if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
     return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
-  auto f8f6f4 = [&](int t) { return t <= 1 || (!i8 && t == 5); };  // E4M3, E5M2, E2M1
+  auto f8f6f4 = [&](int t) { return t <= 1 || (!i8 && t >= 3 && t <= 5); };  // E4M3, E5M2, E2M3, E3M2, E2M1
   if (f8 && !nvf4 && (!f8f6f4(r->a_type) || !f8f6f4(r->b_type)))
     return *why = i8 ? "A and B must be unsigned (0) or signed (1) 8-bit integers"
-                     : "A and B must be E4M3 (0), E5M2 (1) or E2M1 (5); fp6 is not emulated",
+                     : "A and B must be E4M3 (0), E5M2 (1), E2M3 (3), E3M2 (4) or E2M1 (5)",
            false;
   if (r->M != 128 * cta_group && !(cta_group == 1 && r->M == 64))
     return *why = "M = " + std::to_string(r->M) + ": only M = " +

@@ -8,8 +8,8 @@
 //   [72, 92)  box extents, innermost first          [92, 96) out-of-bounds fill (0: zeros)
 //   [96, 100) the magic "TLTM"          [100, 101) element type code (ir/dtype.h DataType::Code + 1, 0: not
 //   given)                              [101, 103) element bits      [103, 104) format (0: the elements;
-//   1: 16U4_ALIGN16B, fp4 values two a byte: dims[0] and the box count values, the strides bytes)
-//   [104, 128) zero
+//   1: 16U4_ALIGN16B, fp4 values two a byte; 2: 16U6_ALIGN16B, fp6 values four in 3 bytes: dims[0] and the
+//   box count values, the strides bytes) [104, 128) zero
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -52,7 +52,7 @@ inline MapImage EncodeTensorMap(const uint8_t* base, const std::vector<int64_t>&
     const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
     MapPut<uint32_t>(&m, 16 + 4 * i, static_cast<uint32_t>(d));
     if (i > 0) MapPut<uint64_t>(&m, 40 + 8 * (i - 1), static_cast<uint64_t>(stride));
-    stride *= i == 0 && format == 1 ? d / 2 : d;
+    stride *= i == 0 && format == 1 ? d / 2 : i == 0 && format == 2 ? d * 3 / 4 : d;
     MapPut<uint32_t>(&m, 72 + 4 * i, static_cast<uint32_t>(box[static_cast<size_t>(r - 1 - i)]));
   }
   MapPut<uint32_t>(&m, 36, static_cast<uint32_t>(swizzle));
@@ -95,8 +95,8 @@ inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
   return true;
 }
 
-/// The driver's rules for a 16U4_ALIGN16B map (cuTensorMapEncodeTiled): "" when met. dims and strides
-/// innermost first (strides[0] unused), in values along dims[0] and bytes for the strides.
+/// The driver's rules for a 16U4_ALIGN16B / 16U6_ALIGN16B map (cuTensorMapEncodeTiled): "" when met. dims and
+/// strides innermost first (strides[0] unused), in values along dims[0] and bytes for the strides.
 inline std::string Fp4MapProblem(const uint8_t* base, int r, const int64_t* dims, const int64_t* strides,
                                  const int64_t* box) {
   if (reinterpret_cast<uintptr_t>(base) % 32) return "the tensor's address is not 32-byte aligned";
@@ -107,9 +107,14 @@ inline std::string Fp4MapProblem(const uint8_t* base, int r, const int64_t* dims
   return "";
 }
 
-/// Where slot x (a value index of the box's row, from the map's innermost coordinate) of a 16U4_ALIGN16B copy
-/// reads its byte: the byte of values 16 (x / 16) + 2 (x % 16) and + 1 (the first in the low nibble), at
-/// byte 8 (x / 16) + x % 16 of the row; -1 for the gap (x % 16 >= 8), which the copy does not write.
-inline int64_t Fp4SlotByte(int64_t x) { return x % 16 < 8 ? 8 * (x / 16) + x % 16 : -1; }
+/// Where slot x (a value index of the box's row, from the map's innermost coordinate) of a copy with a packed
+/// format reads its byte: the 16 values of group x / 16 are packed in its 8 (format 1, 16U4_ALIGN16B: two a
+/// byte, the first in the low nibble) or 12 bytes (format 2, 16U6_ALIGN16B), byte x % 16 of those at byte 8
+/// (x / 16) + x % 16 (12 (x / 16) + x % 16) of the row; -1 for the gap (x % 16 >= 8 / 12), which the copy
+/// does not write. The group is in bounds when its first value is (dims[0] is a multiple of 128).
+inline int64_t PackedSlotByte(int format, int64_t x) {
+  const int64_t n = format == 1 ? 8 : 12;
+  return x % 16 < n ? n * (x / 16) + x % 16 : -1;
+}
 
 }  // namespace tl::emu

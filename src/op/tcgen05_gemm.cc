@@ -99,9 +99,10 @@ void Tcgen05GemmNode::Check() const {
   // an 8-bit float, or fp4: a float4_e2m1fn tile (which the CUDA backend stores in the tensor cores' padded
   // form where it can: PadFp4TilesCUDA) or one so stored (Fp4A / Fp4B)
   auto fp4 = [](DataType t) { return t.code() == DataType::Code::kFloat4E2M1; };
-  const bool pa = (Fp4A() || PackedA()) && at == DataType::UInt(8),
-             pb = (Fp4B() || PackedB()) && bt == DataType::UInt(8);
-  const bool fa = fp8(at) || fp4(at) || pa, fb = fp8(bt) || fp4(bt) || pb;
+  auto mx = [](DataType t) { return t.is_mx_float(); };  // fp4, fp6
+  const bool pa = (PaddedType(false) || PackedA()) && at == DataType::UInt(8),
+             pb = (PaddedType(true) || PackedB()) && bt == DataType::UInt(8);
+  const bool fa = fp8(at) || mx(at) || pa, fb = fp8(bt) || mx(bt) || pb;
   const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
   auto i8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
   // (a float16 accumulator: D type F16 of kind::f16 and kind::f8f6f4, one value a 32-bit column)
@@ -112,8 +113,9 @@ void Tcgen05GemmNode::Check() const {
         "kind::f8f6f4; float4_e2m1fn too, stored as the tensor cores read it) with a float32 or float16 "
         "accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
-  if (((pa || fp4(at)) && trans_A) || ((pb || fp4(bt)) && !trans_B))
-    bad("fp4 operands are K-major (A [M, K], B [N, K] with transpose_B=True): the tensor cores read sub-byte "
+  if (((pa || mx(at)) && trans_A) || ((pb || mx(bt)) && !trans_B))
+    bad("fp4 and fp6 operands are K-major (A [M, K], B [N, K] with transpose_B=True): the tensor cores read "
+        "sub-byte "
         "values only so");
   if (clear_accum->dtype != DataType::Bool()) bad("clear_accum must be a bool or a boolean kernel expression");
   if (scaled()) {

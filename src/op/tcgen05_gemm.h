@@ -52,9 +52,15 @@ struct Tcgen05GemmNode : TileOpNode {
   // unused (the TMA format 16U4_ALIGN16B; TileLang's float4_e2m1_unpacked tiles). Set by PadFp4TilesCUDA.
   // Bits 2 (A) and 3 (B): float4_e2m1fn stored two values a byte, uint8 [rows, K / 2], as kind::mxf4nvf4
   // reads it (NVFP4: UE4M3 scales per 16 values); set by PackNvf4TilesCUDA.
+  // Bits 4 / 5 (A / B, E2M3) and 6 / 7 (E3M2): fp6 in the padded form, 16 values in the first 12 bytes of
+  // each 16 (four in 3 bytes, the first in the lowest bits; the TMA format 16U6_ALIGN16B).
   const int fp4;
   bool Fp4A() const { return fp4 & 1; }
   bool Fp4B() const { return fp4 & 2; }
+  /// The operand's kind::f8f6f4 type in the padded form (E2M1 5, E2M3 3, E3M2 4), 0 if it is not so stored.
+  int PaddedType(bool b) const {
+    return fp4 & (b ? 2 : 1) ? 5 : fp4 & (b ? 32 : 16) ? 3 : fp4 & (b ? 128 : 64) ? 4 : 0;
+  }
   bool PackedA() const { return fp4 & 4; }
   bool PackedB() const { return fp4 & 8; }
   // NVFP4: kind::mxf4nvf4.block_scale.block16 (granularity 16, UE4M3 scales)

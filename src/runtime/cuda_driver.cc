@@ -342,7 +342,14 @@ void EncodeTensorMapTiled(void* map, int elem_bytes, int rank, void* global, con
   // L2 promotion 128B = 2, out-of-bounds fill NONE = 0 (zeros).
   // Format 1 is CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B (14 in CUDA 12.8+'s cuda.h: 16 packed 4-bit values
   // land in 16 shared bytes, the last 8 a gap).
-  const int dtype = format == 1 ? 14 : elem_bytes == 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 4;
+  // Format 2, CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B (15): 16 packed 6-bit values (12 bytes), the last 4 a
+  // gap.
+  const int dtype = format == 1       ? 14
+                    : format == 2     ? 15
+                    : elem_bytes == 1 ? 0
+                    : elem_bytes == 2 ? 1
+                    : elem_bytes == 4 ? 2
+                                      : 4;
   const int sw = swizzle_bytes == 128 ? 3 : swizzle_bytes == 64 ? 2 : swizzle_bytes == 32 ? 1 : 0;
   const uint32_t ones[5] = {1, 1, 1, 1, 1};
   CUresult rc = api->TensorMapEncodeTiled(map, dtype, static_cast<uint32_t>(rank), global, dims, strides, box,

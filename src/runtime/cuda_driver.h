@@ -48,7 +48,8 @@ int PointerDevice(const void* ptr);
 /// cuTensorMapEncodeTiled into the 128 bytes at `map` (64-byte aligned): a tiled TMA map of the tensor at
 /// `global` with `rank` dims and the `rank - 1` byte strides of dims 1.. (both innermost first), boxes of
 /// `box` elements, element strides 1, the given swizzle (0, 32, 64, 128 bytes), zero fill out of bounds.
-/// format 1: CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B (dims[0] and box[0] in fp4 values, two a byte).
+/// format 1: CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B (dims[0] and box[0] in fp4 values, two a byte); 2:
+/// 16U6_ALIGN16B (fp6 values, four in 3 bytes).
 /// Throws UserError (kUnsupported without a driver that has it, kArgument when the driver refuses).
 void EncodeTensorMapTiled(void* map, int elem_bytes, int rank, void* global, const uint64_t* dims,
                           const uint64_t* strides, const uint32_t* box, int swizzle_bytes, int format = 0);

@@ -34,7 +34,7 @@ void EncodeMap(const LaunchSpec& spec, const TensorMapSpec& m, const std::vector
   for (int i = 0; i < r; ++i) {  // innermost first
     const int64_t d = shape[static_cast<size_t>(r - 1 - i)];
     // (16U4_ALIGN16B: the innermost dim counts values, two a byte; the strides are the tensor's bytes)
-    const int64_t bytes_d = i == 0 && m.format == 1 ? d / 2 : d;
+    const int64_t bytes_d = i == 0 && m.format == 1 ? d / 2 : i == 0 && m.format == 2 ? d * 3 / 4 : d;
     if (d <= 0)
       throw UserError(ErrorKind::kArgument, "a TMA copy reads tensor argument " + std::to_string(m.param) +
                                                 ", which is empty along a dimension");

@@ -255,10 +255,12 @@ std::vector<int64_t> TensorMapDims(const LaunchSpec& spec, const TensorMapSpec& 
                                    const std::vector<TensorArg>& args,
                                    const std::vector<int64_t>& sym_values) {
   const TensorArg& a = args.at(static_cast<size_t>(m.param));
-  auto values = [&](std::vector<int64_t> d) {  // 16U4_ALIGN16B counts values, two a byte
-    if (m.format == 1 && !d.empty()) d.back() *= 2;
-    return d;
-  };
+  auto values =
+      [&](std::vector<int64_t> d) {  // 16U4_ALIGN16B / 16U6_ALIGN16B count values: 2 / 4 in 3 a byte
+        if (m.format == 1 && !d.empty()) d.back() *= 2;
+        if (m.format == 2 && !d.empty()) d.back() = d.back() * 4 / 3;
+        return d;
+      };
   if (m.shape.empty()) return values(a.shape);
   std::vector<int64_t> dims;
   int64_t n = 1, want = 1;

@@ -81,7 +81,8 @@ struct TensorMapSpec {
   bool oob_nan = false;      // out-of-bounds fill: false = zeros (the only fill this compiler asks for)
   // 0: the tensor's own elements; 1: CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B over a uint8 tensor of fp4 values
   // two a byte: dims and box count values (the innermost dim twice the tensor's bytes), each 16 values (8
-  // bytes) land in the first 8 of 16 shared bytes, and the transaction counts the bytes read
+  // bytes) land in the first 8 of 16 shared bytes, and the transaction counts the bytes read; 2:
+  // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B, fp6 values four in 3 bytes, 16 (12 bytes) in the first 12 of 16
   int format = 0;
   /// The shape the kernel tiles, outermost first, over the symbols: the parameter's own, or the view the
   /// program made of it (T.reshape, T.Tensor(..., data=...)), which has the argument's elements in another

@@ -371,15 +371,17 @@ class Barriers {
                       n->op == "tl.atomic_max" || n->op == "tl.atomic_min" || n->op == "tl.mbarrier_init" ||
                       n->op == "tl.simdgroup_store" || n->op == "tl.coop_store" ||
                       n->op == "tl.vector_load" || n->op == "tl.tma_load" || n->op == "tl.tma_load_2sm" ||
-                      n->op == "tl.vector_store" || n->op == "tl.atomic_store" || n->op == "tl.stmatrix" ||
-                      n->op == "tl.tcgen05_alloc" || n->op == "tl.tcgen05_alloc_cg2";
+                      n->op == "tl.tma_load_gather4" || n->op == "tl.vector_store" ||
+                      n->op == "tl.atomic_store" || n->op == "tl.stmatrix" || n->op == "tl.tcgen05_alloc" ||
+                      n->op == "tl.tcgen05_alloc_cg2";
         if (writes && !n->args.empty()) {
           // (tl.stmatrix(trans, num, shared row address, registers) writes its third operand)
           auto* d = As<BufferLoadNode>(n->args[n->op == "tl.stmatrix" && n->args.size() > 2 ? 2 : 0]);
           if (d && d->buffer->scope == Scope::kShared && !Skip(d->buffer)) {
             const BufferNode* x = d->buffer.get();
-            const bool tma = (n->op == "tl.tma_load" || n->op == "tl.tma_load_2sm") && n->args.size() > 1 &&
-                             As<BufferLoadNode>(n->args[1]);
+            const bool tma =
+                (n->op == "tl.tma_load" || n->op == "tl.tma_load_2sm" || n->op == "tl.tma_load_gather4") &&
+                n->args.size() > 1 && As<BufferLoadNode>(n->args[1]);
             const auto seen = a->w.find(x);
             if (tma && (seen == a->w.end() || (a->tma.count(x) && StructuralEqual(a->tma[x], n->args[1]))))
               a->tma[x] = n->args[1];

@@ -205,10 +205,13 @@ class Legalizer : public IRMutator {
           Loc(t->span) + ": T.tma_copy " + t->src.buffer->name + " -> " + t->dst.buffer->name + ": TMA (" +
           std::to_string(p.panels) + "x cp.async.bulk.tensor." + std::to_string(p.box.size()) + "d, box " +
           BoxText(p.box) + ", " + std::to_string(p.bytes) + " bytes arriving on the given mbarrier; no wait" +
-          (p.format == 1 ? "; fp4 two values a byte in global memory, 16 values in the "
-                           "first 8 bytes of each 16 in shared memory (format "
-                           "16U4_ALIGN16B)"
-                         : "") +
+          (p.format == 1
+               ? "; fp4 two values a byte in global memory, 16 values in the first 8 bytes of each 16 "
+                 "in shared memory (format 16U4_ALIGN16B)"
+           : p.format == 2
+               ? "; fp6 four values in 3 bytes in global memory, 16 values in the first 12 bytes of "
+                 "each 16 in shared memory (format 16U6_ALIGN16B)"
+               : "") +
           ")");
       return s;
     }

@@ -89,51 +89,95 @@ TEST(EmuTma, ACopyNobodyWaitsForIsReported) {
   EXPECT_NE(All(r).find("emu_kernel.py:3"), std::string::npos) << All(r);
 }
 
-// The TMA format 16U4_ALIGN16B (tl.tensor_map's fourth operand, 1), from CUDA's cuda.h: "copies '16 x U4'
-// packed values to memory aligned as 16 bytes. There are 8 byte gaps between every 8 byte chunk of packed
-// values". G holds 3 rows of 128 fp4 values two a byte (64 bytes a row); a box of 2 rows x 128 values at row
-// 2 (row 3 out of bounds) fills S's 256 bytes: row r's group g (16 values) at bytes 128 r + 16 g .. + 8, the
-// last 8 of each 16 unwritten. The transaction is the 8 bytes of each group read: 2 x 64 (`expect`).
-Result RunFp4Tma(int64_t expect, std::vector<uint8_t>* o) {
+// The TMA formats 16U4_ALIGN16B and 16U6_ALIGN16B (tl.tensor_map's fourth operand, 1 and 2), from CUDA's
+// cuda.h: "copies '16 x U4' packed values to memory aligned as 16 bytes. There are 8 byte gaps between every
+// 8 byte chunk of packed values" ('16 x U6' ... "4 byte gaps between every 12 byte chunk"). G holds 3 rows of
+// 128 values, 16 a group in n = 8 (fp4) or 12 (fp6) bytes (64 / 96 bytes a row); a box of 2 rows x 128 values
+// at row 2 (row 3 out of bounds) fills S's 256 bytes: row r's group g at bytes 128 r + 16 g .. + n, the other
+// 16 - n of each 16 unwritten. The transaction is the bytes read: 2 x 8 n (`expect`).
+Result RunPackedTma(int format, int64_t expect, std::vector<uint8_t>* o) {
+  const int n = format == 1 ? 8 : 12, row = 8 * n;
   Kernel k;
-  Buffer G = Global("G", DataType::UInt(8), {Int(3), Int(64)});
-  Buffer O = Global("O", DataType::UInt(8), {Int(128)});
+  Buffer G = Global("G", DataType::UInt(8), {Int(3), Int(row)});
+  Buffer O = Global("O", DataType::UInt(8), {Int(16 * n)});
   Buffer S = Shared("S", DataType::UInt(8), 256);
   Buffer B = MakeBuffer("bar", DataType::UInt(64), {Int(1)}, Scope::kShared);
   Expr bar = Load(B, {Int(0)});
-  Expr map =
-      Call(DataType::Handle(), "tl.tensor_map",
-           {Load(G, {Int(0), Int(0)}), Call(DataType::Handle(), "list", {Int(2), Int(128)}), Int(0), Int(1)});
+  Expr map = Call(
+      DataType::Handle(), "tl.tensor_map",
+      {Load(G, {Int(0), Int(0)}), Call(DataType::Handle(), "list", {Int(2), Int(128)}), Int(0), Int(format)});
   Var i = MakeVar("i");
-  // threads t < 16 copy the 8 written bytes of group t of S (row t / 8, group t % 8) to O[8 t ..]
+  // threads t < 16 copy the n written bytes of group t of S (row t / 8, group t % 8) to O[n t ..]
   Stmt probe = If(Lt(k.tx, Int(16)),
-                  Unrolled(i, 8, Store(O, Load(S, {k.tx * Int(16) + i}), {k.tx * Int(8) + i}, L(4))));
+                  Unrolled(i, n, Store(O, Load(S, {k.tx * Int(16) + i}), {k.tx * Int(n) + i}, L(4))));
   std::vector<Stmt> body{
       If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {bar, Int(1)}, 1)), Sync(),
       If(Eq(k.tx, Int(0)), Seq({Void("tl.mbarrier_arrive_expect_tx", {bar, Int(expect)}, 2),
                                 Void("tl.tma_load", {Load(S, {Int(0)}), bar, map, Int(2), Int(0)}, 3)})),
       Void("tl.mbarrier_wait_parity", {bar, Int(0)}, 5), probe};
   PrimFunc f = k.Make({P(G), P(O)}, {Int(1)}, 32, {S, B}, Seq(body));
-  alignas(256) static uint8_t g[192];
-  for (int x = 0; x < 192; ++x) g[x] = static_cast<uint8_t>(x * 7 + 3);
-  o->assign(128, 0xEE);
+  alignas(256) static uint8_t g[3 * 96];
+  for (int x = 0; x < 3 * row; ++x) g[x] = static_cast<uint8_t>(x * 7 + 3);
+  o->assign(static_cast<size_t>(16 * n), 0xEE);
   Options opt;
   opt.max_reports = 1000;
   return emu::Run(f, {g, o->data()}, {}, opt);
 }
 
-TEST(EmuTma, Fp4PaddedFormatFillsTheFirstEightBytesOfEachSixteen) {
-  std::vector<uint8_t> o;
-  Result r = RunFp4Tma(128, &o);
+TEST(EmuTma, PackedFormatsFillTheFirstBytesOfEachSixteen) {
+  for (int format : {1, 2}) {
+    const int n = format == 1 ? 8 : 12;
+    std::vector<uint8_t> o;
+    Result r = RunPackedTma(format, 16 * n, &o);
+    EXPECT_EQ(r.reports.size(), 0u) << All(r);
+    for (int t = 0; t < 16; ++t)
+      for (int b = 0; b < n; ++b) {  // row 2: bytes 16 n + n t + b of G; row 3 (t >= 8): out of bounds, zero
+        const int want = t < 8 ? static_cast<uint8_t>((16 * n + n * t + b) * 7 + 3) : 0;
+        EXPECT_EQ(o[static_cast<size_t>(n * t + b)], want)
+            << "format " << format << " group " << t << " byte " << b;
+      }
+    // counting the 16-byte groups written (256) instead of the bytes read leaves the barrier short: a
+    // deadlock
+    Result r2 = RunPackedTma(format, 256, &o);
+    EXPECT_EQ(Count(r2, "deadlock"), 1) << All(r2);
+  }
+}
+
+// tile::gather4 (tl.tma_load_gather4(&dst, &bar, map, col, r0, r1, r2, r3)), from the PTX ISA: a 2-d map
+// whose box is one row of 32 bytes; rows 4, 0, 9 and 2 of G [6, 32] (row 9 outside), columns 16 .. 47 (32 ..
+// 47 outside), land as 4 rows of 32 bytes, what is outside reading as zero; the transaction is the 4 rows'
+// 128 bytes.
+TEST(EmuTma, Gather4LandsFourRowsWithZeroFill) {
+  Kernel k;
+  Buffer G = Global("G", DataType::UInt(8), {Int(6), Int(32)});
+  Buffer O = Global("O", DataType::UInt(8), {Int(128)});
+  Buffer S = Shared("S", DataType::UInt(8), 128);
+  Buffer B = MakeBuffer("bar", DataType::UInt(64), {Int(1)}, Scope::kShared);
+  Expr bar = Load(B, {Int(0)});
+  Expr map = Call(DataType::Handle(), "tl.tensor_map",
+                  {Load(G, {Int(0), Int(0)}), Call(DataType::Handle(), "list", {Int(1), Int(32)}), Int(0)});
+  Var i = MakeVar("i");
+  std::vector<Stmt> body{
+      If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {bar, Int(1)}, 1)), Sync(),
+      If(Eq(k.tx, Int(0)),
+         Seq({Void("tl.mbarrier_arrive_expect_tx", {bar, Int(128)}, 2),
+              Void("tl.tma_load_gather4",
+                   {Load(S, {Int(0)}), bar, map, Int(16), Int(4), Int(0), Int(9), Int(2)}, 3)})),
+      Void("tl.mbarrier_wait_parity", {bar, Int(0)}, 5),
+      Unrolled(i, 4, Store(O, Load(S, {k.tx * Int(4) + i}), {k.tx * Int(4) + i}, L(6)))};
+  PrimFunc f = k.Make({P(G), P(O)}, {Int(1)}, 32, {S, B}, Seq(body));
+  std::vector<uint8_t> g(192), o(128, 0xEE);
+  for (int x = 0; x < 192; ++x) g[static_cast<size_t>(x)] = static_cast<uint8_t>(x + 1);
+  Options opt;
+  opt.max_reports = 1000;
+  Result r = emu::Run(f, {g.data(), o.data()}, {}, opt);
   EXPECT_EQ(r.reports.size(), 0u) << All(r);
-  for (int t = 0; t < 16; ++t)
-    for (int b = 0; b < 8; ++b) {  // row 2: bytes 128 + 8 t + b of G; row 3 (t >= 8): out of bounds, zero
-      const int want = t < 8 ? static_cast<uint8_t>((128 + 8 * t + b) * 7 + 3) : 0;
-      EXPECT_EQ(o[static_cast<size_t>(8 * t + b)], want) << "group " << t << " byte " << b;
+  const int rows[4] = {4, 0, 9, 2};
+  for (int q = 0; q < 4; ++q)
+    for (int c = 0; c < 32; ++c) {
+      const int want = rows[q] < 6 && 16 + c < 32 ? rows[q] * 32 + 16 + c + 1 : 0;
+      EXPECT_EQ(o[static_cast<size_t>(32 * q + c)], want) << "row " << q << " column " << c;
     }
-  // counting the 16-byte groups written (256) instead of the bytes read leaves the barrier short: a deadlock
-  Result r2 = RunFp4Tma(256, &o);
-  EXPECT_EQ(Count(r2, "deadlock"), 1) << All(r2);
 }
 
 TEST(EmuTma, MisalignedDestinationIsReported) {

@@ -3,6 +3,9 @@ T.alloc_cluster_barrier and T.mbarrier_arrive(bar, cta_id), a remote arrival on 
 gets __cluster_dims__ (NVRTC's PTX: .reqnctapercluster); both emulators run the blocks of a cluster as live at
 once, taking turns, so a block may wait for its peers. Against NumPy in float64 on seeded inputs; the refusals
 elsewhere. docs/clusters.md."""
+import os
+import re
+
 import numpy as np
 import pytest
 
@@ -507,19 +510,64 @@ def test_tma_multicast_code():
         tilelang.compile(multicast_rows(2, 2, 0b11), target="cuda -arch=sm_80")
 
 
-def test_gather4_and_scatter4_are_refused_by_name():
-    """T.tma_gather4 / T.tma_scatter4 (TMA tile::gather4 / scatter4) are not implemented: TileLang's round-trip
-    program stops at the gather with an error naming it, at the user's line; T.tma_gather4_bytes (TileLang's helper
-    for the expected transaction bytes) computes 4 rows of K_box elements, fp4 at 4 bits."""
-    assert [T.tma_gather4_bytes(64, d) for d in ("float16", "float32", "float4_e2m1fn", "uint8")] == [512, 1024, 128, 256]
-    with pytest.raises(TileLangUnsupportedError, match=r"T.tma_gather4 \(TMA cp.async.bulk.tensor tile::gather4") as e:
-        @T.prim_func
-        def main(Src: T.Tensor((64, 64), "float16"), Idx: T.Tensor((4,), "int32"), Dst: T.Tensor((64, 64), "float16")):
-            with T.Kernel(1, threads=128):
-                smem = T.alloc_shared((4, 64), "float16")
-                mbar = T.alloc_barrier(1)
-                T.mbarrier_expect_tx(mbar, T.tma_gather4_bytes(64, "float16"))
-                T.tma_gather4(Src, smem, 0, [Idx[0], Idx[1], Idx[2], Idx[3]], barrier=mbar)
-    assert "test_clusters.py" in str(e.value)
-    with pytest.raises(TileLangUnsupportedError, match=r"T.tma_scatter4"):
-        T.tma_scatter4(None, None, 0, [0, 1, 2, 3])
+
+
+def cluster_gemm(M, N, K, cluster, guard=False, bM=64, bN=64, bK=64):
+    """The reference GEMM in a cluster: blocks of a cluster along x share A's tiles (they differ in bx only), along
+    y B's."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bN), T.ceildiv(M, bM), threads=128, cluster_dims=cluster) as (bx, by):
+            A_s = T.alloc_shared((bM, bK), "float16")
+            B_s = T.alloc_shared((bK, bN), "float16")
+            C_l = T.alloc_fragment((bM, bN), "float32")
+            T.clear(C_l)
+            if guard:  # under an `if`: a block may skip the loop, so no cluster barrier in it
+                if by * bM < M - 100:
+                    for ko in T.Pipelined(K // bK, num_stages=3):
+                        T.copy(A[by * bM, ko * bK], A_s)
+                        T.copy(B[ko * bK, bx * bN], B_s)
+                        T.gemm(A_s, B_s, C_l)
+            else:
+                for ko in T.Pipelined(K // bK, num_stages=3):
+                    T.copy(A[by * bM, ko * bK], A_s)
+                    T.copy(B[ko * bK, bx * bN], B_s)
+                    T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C[by * bM, bx * bN])
+
+    return main
+
+
+@pytest.mark.parametrize("arch,cluster,shared", [
+    ("sm_90", (2, 1, 1), "A"), ("sm_90", (1, 2, 1), "B"), ("sm_100a", (2, 1, 1), "A"), ("sm_90", (2, 2, 1), None),
+])
+def test_tiles_a_cluster_shares_are_multicast_automatically(arch, cluster, shared):
+    """A pipelined TMA copy whose tile is the same in every block of the cluster (its indices read no block index the
+    cluster spans) is issued once, by rank 0, with .multicast::cluster; each stage is refilled after a cluster
+    barrier. A (2, 2) cluster shares neither operand with all its blocks: no multicast. Ragged M (TMA's zero fill),
+    both emulators, against NumPy."""
+    rng = np.random.default_rng(int(os.environ.get("TL_TEST_SEED") or 7))
+    M, N, K = 200, 256, 256
+    k = tilelang.compile(cluster_gemm(M, N, K, cluster), target=f"cuda -arch={arch}", execution_backend="emulator")
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)
+    lines = [x for x in k.choices if "TMA multicast to the cluster's" in x]
+    if shared is None:
+        assert not lines, lines
+    else:
+        assert len(lines) == 1 and f"T.copy {shared} -> {shared}_s" in lines[0], lines
+
+
+def test_automatic_multicast_code_and_where_it_is_not_chosen():
+    k = tilelang.compile(cluster_gemm(1024, 1024, 1024, (2, 1, 1)), target="cuda -arch=sm_90")
+    ptx = k.get_ptx()
+    assert ".multicast::cluster" in ptx and "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
+    assert re.search(r"\bUTMALDG\.2D\.MULTICAST\b", k.get_sass())
+    # the loop under an `if` on the block index: blocks of a cluster may not all run it
+    g = tilelang.compile(cluster_gemm(1024, 1024, 1024, (2, 1, 1), guard=True), target="cuda -arch=sm_90")
+    assert not [x for x in g.choices if "TMA multicast to the cluster's" in x]
+    assert ".multicast::cluster" not in g.get_ptx()

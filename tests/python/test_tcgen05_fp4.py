@@ -163,7 +163,7 @@ def test_fp4_rows_not_a_multiple_of_128_are_refused_at_launch():
 
 
 def test_fp4_operands_are_k_major():
-    with pytest.raises(TileLangError, match=re.escape("fp4 operands are K-major")):
+    with pytest.raises(TileLangError, match=re.escape("fp4 and fp6 operands are K-major")):
         @T.prim_func
         def main(A: T.Tensor((128, 128), "float8_e4m3fn"), B: T.Tensor((128, 128), "float4_e2m1fn"),
                  C: T.Tensor((128, 128), "float32")):
@@ -312,3 +312,63 @@ def test_nvfp4_compiles_for_sm100a():
 def test_nvfp4_misuse_is_a_clear_error():
     with pytest.raises(TileLangError, match=re.escape("a granularity of 16 is NVFP4")):
         tilelang.compile(mxfp8_gemm(128, 128, 256, "float4_e2m1fn", "float8_e4m3fn", True, gran=16), target=SM100A)
+
+
+F6 = {"float6_e2m3fn": ml_dtypes.float6_e2m3fn, "float6_e3m2fn": ml_dtypes.float6_e3m2fn}
+
+
+def _packed6(a):
+    """fp6 [..., K] -> uint8 [..., 3 K / 4]: each four values in 3 bytes, the first in the lowest 6 bits."""
+    c = (a.view(np.uint8) & 0x3F).astype(np.uint32)
+    w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
+    return np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1).astype(np.uint8).reshape(
+        *a.shape[:-1], a.shape[-1] * 3 // 4)
+
+
+@pytest.mark.parametrize("M,N,K,a_dtype,b_dtype,packed", [
+    (200, 128, 256, "float6_e2m3fn", "float8_e4m3fn", False),   # ragged M
+    (128, 100, 128, "float8_e5m2", "float6_e3m2fn", True),      # fp6 B passed packed, ragged N
+    (128, 128, 384, "float6_e3m2fn", "float6_e2m3fn", False),
+])
+def test_fp6_operands_of_kind_f8f6f4(M, N, K, a_dtype, b_dtype, packed):
+    """fp6 (MX e2m3 / e3m2) operands: tensors four values in 3 bytes, tiles 16 values in the first 12 bytes of each
+    16 (TMA 16U6_ALIGN16B), the MMA's type E2M3 (3) / E3M2 (4)."""
+    rng = _rng()
+    dt = lambda name: F6.get(name) or getattr(ml_dtypes, name)  # noqa: E731
+    a = (rng.standard_normal((M, K)) * 2).astype(dt(a_dtype))
+    b = (rng.standard_normal((N, K)) * 2).astype(dt(b_dtype))
+    k = tilelang.compile(fp4_gemm(M, N, K, a_dtype, b_dtype), target=SM100A, execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(_packed6(a) if packed and a_dtype in F6 else a, _packed6(b) if packed and b_dtype in F6 else b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    name = {"float6_e2m3fn": "e2m3", "float6_e3m2fn": "e3m2", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+    assert f"kind::f8f6f4 128x128x32 {name[a_dtype]}_{name[b_dtype]}" in text, text
+    assert "(format 16U6_ALIGN16B)" in text and "in the first 12 bytes of each 16" in text, text
+
+
+def test_mxfp6_block_scaled():
+    """MXFP6 x MXFP8 (kind::mxf8f6f4, E8M0 scales per 128) on a CTA pair, against NumPy."""
+    rng = _rng()
+    M = N = 256
+    K, gran = 512, 128
+    a = (rng.standard_normal((M, K)) * 2).astype(ml_dtypes.float6_e2m3fn)
+    b = rng.standard_normal((N, K)).astype(E4M3)
+    sfa8 = rng.integers(121, 133, (M, 4)).astype(np.uint8)
+    sfb8 = rng.integers(121, 133, (N, 4)).astype(np.uint8)
+    k = tilelang.compile(mxfp8_gemm(M, N, K, "float6_e2m3fn", "float8_e4m3fn", True, True), target=SM100A,
+                         execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, True, gran)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    assert "kind::mxf8f6f4.block_scale.scale_vec::1X 256x256x32 e2m3_e4m3" in "\n".join(k.choices)
+
+
+def test_fp6_gemm_compiles_for_sm100a():
+    k = tilelang.compile(fp4_gemm(1024, 1024, 1024, "float6_e3m2fn", "float6_e2m3fn"), target=SM100A)
+    assert "tcgen05.mma.cta_group::1.kind::f8f6f4" in k.get_ptx()
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(r"\bUTCQMMA\b", k.get_sass())

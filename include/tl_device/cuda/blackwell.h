@@ -365,4 +365,27 @@ __device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
   asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
 }
 
+/// TMA tile::gather4 (T.tma_gather4): rows r0..r3 of the 2-d tensor of `map` (whose box is one row of K
+/// values), columns [col, col + K), into the [4, K] tile at `dst`, completing `bar`'s transaction count by
+/// their bytes.
+__device__ __forceinline__ void tma_load_gather4(const TensorMap* map, uint32_t dst, uint32_t bar, int col,
+                                                 int r0, int r1, int r2, int r3) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%3, "
+      "%4, %5, %6, %7}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
+}
+/// TMA tile::scatter4 (T.tma_scatter4): the [4, K] tile at `src` into rows r0..r3, columns [col, col + K), of
+/// the 2-d tensor of `map`; part of the thread's bulk async-group (tma_store_commit / tma_store_wait).
+__device__ __forceinline__ void tma_store_scatter4(const TensorMap* map, uint32_t src, int col, int r0,
+                                                   int r1, int r2, int r3) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile::scatter4.bulk_group [%0, {%2, %3, %4, %5, %6}], "
+      "[%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(col), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
+}
+
 }  // namespace tl

@@ -278,8 +278,10 @@ class JITKernel:
                                if p[1] is not None and str(p[1].dtype) in ("int4", "uint4", "float4_e2m1fn")}
         # float4_e2m1fn tensor parameters the compiler stores two values a byte (uint8 [..., K / 2]: sm_120a's
         # NVFP4 operands, src/target/cuda/pack_fp4_tiles.cc): _packed_fp4_arguments
+        # (and fp6 ones four values in 3 bytes, uint8 [..., 3 K / 4]: the tcgen05 family's fp6 operands)
         self._packed_fp4 = {i for i, p in enumerate(func.params)
-                            if p[1] is not None and str(p[1].dtype) == "float4_e2m1fn"
+                            if p[1] is not None
+                            and str(p[1].dtype) in ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn")
                             and str(self._launch_func.params[i][1].dtype) == "uint8"}
         # the runtime module: loaded now for a CPU library, on first launch for devices
         self._mod = _ffi.load_module(self._compiled) if will_run else None
@@ -503,6 +505,16 @@ class JITKernel:
                 out[i] = a.view(torch.uint8)
             elif isinstance(a, np.ndarray) and kind in ("int8", "uint8"):
                 out[i] = _aligned(a.view(np.uint8))
+            elif isinstance(a, np.ndarray) and kind in ("float6_e2m3fn", "float6_e3m2fn"):
+                if not a.ndim or a.shape[-1] % 4:
+                    raise TileLangArgumentError(
+                        f"argument {pi} ('{self.func.params[pi][1].name}') of kernel '{self.func.name}': a "
+                        f"{kind} array of shape {a.shape} cannot be packed four values in 3 bytes (its last "
+                        "dimension must be a multiple of 4)")
+                c = (np.ascontiguousarray(a).view(np.uint8) & 0x3F).astype(np.uint32)
+                w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
+                out[i] = _aligned(np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1)
+                                  .astype(np.uint8).reshape(*a.shape[:-1], a.shape[-1] * 3 // 4))
             elif isinstance(a, np.ndarray) and kind == "float4_e2m1fn":
                 if not a.ndim or a.shape[-1] % 2:
                     raise TileLangArgumentError(
@@ -513,11 +525,14 @@ class JITKernel:
                 out[i] = _aligned(np.ascontiguousarray(c[..., 0::2] | (c[..., 1::2] << 4)))
             else:
                 shape = [str(x) for x in self.func.params[pi][1].shape]
+                pdt = str(self.func.params[pi][1].dtype)
+                how = ("packed two values a byte (an int8 / uint8 tensor whose last dimension is half the declared "
+                       "one)" if pdt == "float4_e2m1fn" else "packed four values in 3 bytes, the first lowest (an "
+                       "int8 / uint8 tensor whose last dimension is 3 / 4 of the declared one)")
                 raise TileLangArgumentError(
                     f"argument {pi} ('{self.func.params[pi][1].name}') of kernel '{self.func.name}' is a "
-                    f"float4_e2m1fn tensor [{', '.join(shape)}]: pass it packed two values a byte (an int8 / uint8 "
-                    "tensor whose last dimension is half the declared one) or one value a byte "
-                    f"(ml_dtypes.float4_e2m1fn); got {kind or type(a).__name__}")
+                    f"{pdt} tensor [{', '.join(shape)}]: pass it {how} or one value a byte "
+                    f"(ml_dtypes.{pdt}); got {kind or type(a).__name__}")
         return out
 
     def _packed_int4_arguments(self, args, param_idx):

@@ -37,7 +37,8 @@ from .builtin import (all_sync, annotate_consumer_reg_alloc, annotate_producer_r
                       cluster_arrive, cluster_arrive_relaxed, cluster_sync, cluster_wait, device_assert,
                       disable_warp_group_reg_alloc, evaluate, fence_proxy_async, mbarrier_arrive,
                       mbarrier_arrive_expect_tx, mbarrier_expect_tx, mbarrier_wait_parity, no_set_max_nreg, print,
-                      set_max_nreg, sync_grid, sync_threads, tvm_warp_shuffle)  # noqa: A004
+                      set_max_nreg, shuffle_elect, sync_grid, sync_threads, tma_store_arrive, tma_store_wait,
+                      tvm_warp_shuffle)  # noqa: A004
 from .tile_scheduler import PersistentTileScheduler  # noqa: F401
 from .loop import (Parallel, Persistent, Pipelined, Serial, grid, parallel, serial, thread_binding,  # noqa: F401
                    unroll, vectorized)

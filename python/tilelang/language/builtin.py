@@ -180,6 +180,36 @@ def barrier_wait(mbarrier, parity):
 
 
 
+def tma_store_arrive():
+    """Commits the thread's outstanding TMA stores into a bulk group (cp.async.bulk.commit_group)."""
+    return _barrier_call("tl.tma_store_commit", [])
+
+
+def tma_store_wait(count=0, read=True):
+    """Waits until the thread's committed TMA store groups have read their shared memory
+    (cp.async.bulk.wait_group.read 0). Only count=0 is implemented; read=False (waiting for the global writes too)
+    is waited for the same way here, which is stronger."""
+    n = _ffi.const_int(count) if isinstance(count, Expr) else count
+    if n != 0:
+        raise TileLangUnsupportedError(f"T.tma_store_wait(count={count!r}): only count=0 (wait for every group) is "
+                                       "implemented")
+    return _barrier_call("tl.tma_store_wait", [])
+
+
+def shuffle_elect(thread_extent):
+    """True for one thread of each group of `thread_extent` threads (the group's first), 0: one thread of the
+    block (thread 0). TileLang elects a lane of the group's first warp with elect.sync; here the group's first
+    thread, which is one such lane."""
+    n = _ffi.const_int(thread_extent) if isinstance(thread_extent, Expr) else thread_extent
+    if not isinstance(n, int) or n < 0 or (n and n % 32):
+        raise TileLangTypeError(f"T.shuffle_elect: thread_extent is 0 or a positive multiple of 32, got "
+                                f"{thread_extent!r}")
+    from .kernel import get_thread_binding
+
+    tx = get_thread_binding()
+    return tx == 0 if n == 0 else tx % n == 0
+
+
 def fence_proxy_async():
     """Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA, wgmma) reads."""
     return _barrier_call("tl.fence_proxy_async", [])

@@ -58,17 +58,51 @@ def tma_copy(src, dst, barrier=None, eviction_policy=None, annotations=None):
     return with_ws_id(_ffi.tile_op("tma_copy", regions, [bar], attrs, builder.span()), annotations, "T.tma_copy")
 
 
+def _tma4(what, glob, tile, col, rows, barrier, swizzle, eviction_policy, annotations):
+    """The tile op of T.tma_gather4 / T.tma_scatter4: (global, tile) regions, the whole buffers."""
+    import warnings
+
+    from ..errors import TileLangPerformanceWarning
+
+    rows = list(rows) if isinstance(rows, (list, tuple)) else None
+    if rows is None or len(rows) != 4:
+        raise TileLangTypeError(f"T.{what}: rows is a list of exactly four row indices")
+    for b, side in ((glob, "global tensor"), (tile, "[4, K] shared tile")):
+        if not isinstance(b, _ffi.Buffer):
+            raise TileLangTypeError(f"T.{what}: the {side} must be a buffer, not a slice ({b!r})")
+    if eviction_policy not in (None, "evict_normal"):
+        raise TileLangUnsupportedError(f"T.{what}: eviction_policy={eviction_policy!r} is not implemented (the "
+                                       "default, evict_normal, is)")
+    if swizzle not in (None, "none", 0):
+        warnings.warn(f"T.{what}: swizzle={swizzle!r} is ignored (TileLang deprecates it too); the [4, K] tile is "
+                      "row-major", TileLangPerformanceWarning, stacklevel=3)
+    regions = [_region(b, [_const(0)] * len(b.shape), list(b.shape)) for b in (glob, tile)]
+    if what == "tma_scatter4":
+        regions.reverse()  # (source, destination): the tile, then the tensor
+    exprs = [_const(col)] + [_const(r) for r in rows]
+    if what == "tma_gather4":
+        if barrier is None:
+            raise TileLangTypeError("T.tma_gather4(src, dst, col, rows, barrier=bars[i]) needs the mbarrier its load "
+                                    "completes on")
+        exprs.append(_barrier_elem(barrier, "T.tma_gather4"))
+    return with_ws_id(_ffi.tile_op(what, regions, exprs, {}, builder.span()), annotations, f"T.{what}")
+
+
 def tma_gather4(src, dst, col, rows, *, barrier=None, swizzle=None, eviction_policy=None, annotations=None):
-    """TileLang's TMA tile::gather4 load (sm_100a): not implemented here; refused with its name."""
-    raise TileLangUnsupportedError("T.tma_gather4 (TMA cp.async.bulk.tensor tile::gather4, sm_100a) is not implemented "
-                                   "yet; load the four rows with a T.Parallel gather (or a T.copy a row) instead")
+    """TileLang's TMA tile::gather4 load (the tcgen05 family, sm_100a): rows rows[0..3] of the 2-d global tensor
+    `src`, columns [col, col + K), into the row-major [4, K] shared tile `dst` (out-of-range rows and columns read as
+    zero), completing `barrier`'s transaction bytes (T.tma_gather4_bytes(K, dtype)). As in TileLang, every thread
+    that reaches it issues it: guard it with `if T.shuffle_elect(n):` and arm the barrier with
+    T.mbarrier_expect_tx first."""
+    return _tma4("tma_gather4", src, dst, col, rows, barrier, swizzle, eviction_policy, annotations)
 
 
 def tma_scatter4(src, dst, col, rows, *, swizzle=None, eviction_policy=None, annotations=None):
-    """TileLang's TMA tile::scatter4 store (sm_100a): not implemented here; refused with its name."""
-    raise TileLangUnsupportedError("T.tma_scatter4 (TMA cp.async.bulk.tensor tile::scatter4, sm_100a) is not "
-                                   "implemented yet; store the four rows with a T.Parallel scatter (or a T.copy a row) "
-                                   "instead")
+    """TileLang's TMA tile::scatter4 store (the tcgen05 family): the row-major [4, K] shared tile `src` into rows
+    rows[0..3] of the 2-d global tensor `dst`, columns [col, col + K) (what falls outside the tensor is not
+    written). Part of the issuing thread's bulk group: T.tma_store_arrive() commits it, T.tma_store_wait() waits;
+    the tile's writers fence (T.fence_proxy_async) and synchronise before it. Guard it with T.shuffle_elect."""
+    return _tma4("tma_scatter4", dst, src, col, rows, None, swizzle, eviction_policy, annotations)
 
 
 def tma_gather4_bytes(K_box, dtype):

@@ -2542,13 +2542,21 @@ class Machine {
       const DecodedTensorMap D = TensorMapAt(wp, in, mapop, l);
       if (reduce && (D.dtype.code() == DataType::Code::kVoid || D.dtype.bytes() != D.eb))
         FailAt(in, "a TMA reduction needs the tensor map's element type (the image gives none)");
-      if (static_cast<int>(mapop.vec.size()) != D.r || (in.dims && in.dims != D.r))
+      // .tile::gather4 / .tile::scatter4 (mode 2): a 2-d map whose box is one row of K; the coordinates are a
+      // column and four rows, the shared side 4 rows of K
+      const bool four = in.mode == 2;
+      if (four && (D.r != 2 || D.bx[1] != 1 || mapop.vec.size() != 5))
+        FailAt(in,
+               "tile::gather4 / tile::scatter4 take a 2-d map whose box is one row, a column and four rows");
+      if (!four && (static_cast<int>(mapop.vec.size()) != D.r || (in.dims && in.dims != D.r)))
         FailAt(in, "the coordinate count is not the tensor map's rank");
+      const int64_t count = four ? 4 * D.bx[0] : D.count;
       int64_t c0[5];
-      for (int i = 0; i < D.r; ++i) c0[i] = SignExtend(Get(wp, mapop.vec[static_cast<size_t>(i)], w, l, Ty::kS32), 32);
+      for (size_t i = 0; i < mapop.vec.size(); ++i)
+        c0[i] = SignExtend(Get(wp, mapop.vec[i], w, l, Ty::kS32), 32);
       Where sm = Resolve(wp, in, smop, l, Space::kShared);
       if (sm.space != Space::kShared || sm.addr % 128 ||
-          sm.addr + static_cast<uint64_t>(D.count * D.eb) > static_cast<uint64_t>(smem_bytes_)) {
+          sm.addr + static_cast<uint64_t>(count * D.eb) > static_cast<uint64_t>(smem_bytes_)) {
         Report("misaligned", tid, [&] {
           return "the shared side of a TMA copy (byte " + std::to_string(sm.addr) +
                  ") must be 128-byte aligned and inside shared memory";
@@ -2559,19 +2567,22 @@ class Machine {
       bool proxy_reported = false;
       TmaCopy cp;
       cp.tid = tid;
-      if (D.format == 1 && !load) FailAt(in, "a TMA store with the format 16U4_ALIGN16B is not emulated");
-      // 16U4_ALIGN16B: the transaction is the packed bytes read (each 16-value group's 8)
-      const int64_t tx = D.format == 1 ? D.count / 2 : D.count * D.eb;
-      for (int64_t e = 0; e < D.count; ++e) {
+      if (D.format && !load)
+        FailAt(in, "a TMA store with a packed format (16U4 / 16U6_ALIGN16B) is not emulated");
+      // 16U4_ALIGN16B / 16U6_ALIGN16B: the transaction is the packed bytes read (each 16-value group's 8 /
+      // 12)
+      const int64_t tx = D.format == 1 ? D.count / 2 : D.format == 2 ? D.count * 3 / 4 : count * D.eb;
+      for (int64_t e = 0; e < count; ++e) {
         int64_t rest = e, goff = 0;
         bool inside = true, gap = false;
         for (int i = 0; i < D.r; ++i) {
-          const int64_t x = c0[i] + rest % D.bx[i];
+          const int64_t x =
+              four ? (i == 0 ? c0[0] + e % D.bx[0] : c0[1 + e / D.bx[0]]) : c0[i] + rest % D.bx[i];
           rest /= D.bx[i];
-          if (i == 0 && D.format == 1) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
-            const int64_t b = Fp4SlotByte(x);
+          if (i == 0 && D.format) {  // a slot of a 16-value group: its packed byte, or the unwritten gap
+            const int64_t b = PackedSlotByte(D.format, x);
             gap = b < 0;
-            inside = x >= 0 && 16 * (x / 16) + 2 * (x % 16) < D.dims[0];
+            inside = x >= 0 && 16 * (x / 16) < D.dims[0];
             goff += b;
             continue;
           }
@@ -2991,30 +3002,36 @@ class Machine {
       auto element = [&](Machine* m, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
                          int type, std::vector<std::pair<int64_t, uint16_t>>* read,
                          std::vector<Machine*>* from) {
-        // (E2M1, type 5 of the 8-bit float kinds: value k's byte in the padded layout, then its nibble)
+        // (E2M1, type 5 of the 8-bit float kinds: value k's byte in the padded layout, then its nibble; E2M3
+        // / E3M2, 3 / 4: its 6 bits at PaddedFp6Column / Shift, reaching into the next byte when the shift is
+        // over 2)
         const bool fp4 = nvf4 || (f8 && !i8 && type == 5);
-        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn,
-                                                          nvf4  ? k / 2
-                                                          : fp4 ? PaddedFp4Column(k)
-                                                                : k,
-                                                          eb),
-                                         desc.swizzle_bytes);
-        if (a < 0 || a + eb > m->smem_bytes_) {
-          ok = false;
-          return 0.0;
-        }
-        if (m == this) {
-          NoteShared(a, eb, tid, false, false);
-          AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
-        }
+        const bool six = f8 && !i8 && !nvf4 && (type == 3 || type == 4);
+        const int64_t col = nvf4 ? k / 2 : fp4 ? PaddedFp4Column(k) : six ? PaddedFp6Column(k) : k;
+        const int shift = six ? PaddedFp6Shift(k) : 0;
         uint16_t h = 0;
-        std::memcpy(&h, &m->smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
-        read->emplace_back(a, h);
-        from->push_back(m);
+        for (int j = 0; j < (six && shift > 2 ? 2 : 1); ++j) {
+          const int64_t a =
+              SwizzleAddress(CanonicalAddress(desc, mn_major, mn, col + j, eb), desc.swizzle_bytes);
+          if (a < 0 || a + eb > m->smem_bytes_) {
+            ok = false;
+            return 0.0;
+          }
+          if (m == this) {
+            NoteShared(a, eb, tid, false, false);
+            AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
+          }
+          uint16_t part = 0;
+          std::memcpy(&part, &m->smem_[static_cast<size_t>(a)], static_cast<size_t>(eb));
+          read->emplace_back(a, part);
+          from->push_back(m);
+          h = static_cast<uint16_t>(h | (part << (8 * j)));
+        }
         if (i8)
           return type == 1 ? static_cast<double>(static_cast<int8_t>(h & 0xFF))
                            : static_cast<double>(h & 0xFF);
         if (fp4) return DecodeE2M1((h >> (4 * (k % 2))) & 0xF);
+        if (six) return DecodeMx((h >> shift) & 0x3F, type == 3 ? 2 : 3, type == 3 ? 3 : 2);
         if (f8) return HalfValue(h, type == 0 ? Ty::kE4M3 : Ty::kE5M2);
         return HalfValue(h, type == 0 ? Ty::kF16 : Ty::kBF16);
       };

@@ -1045,8 +1045,11 @@ class Parser {
       }
       only({"async", "bulk", "tensor", "1d", "2d", "3d", "4d", "5d", "shared::cluster", "shared::cta",
             "global", "mbarrier::complete_tx::bytes", "bulk_group", "tile", "multicast::cluster",
-            "cta_group::2"});
-      in->mode = has("multicast::cluster") ? 1 : 0;  // the ctaMask operand follows the mbarrier
+            "cta_group::2", "tile::gather4", "tile::scatter4"});
+      // 1: the ctaMask operand follows the mbarrier; 2: tile::gather4 / tile::scatter4 (2d: a column and four
+      // rows)
+      in->mode = has("multicast::cluster") ? 1 : has("tile::gather4") || has("tile::scatter4") ? 2 : 0;
+      if (in->mode == 2 && !has("2d")) Fail(in->line, in->text, "tile::gather4 / tile::scatter4 are 2d");
       in->pair = has("cta_group::2");                // the mbarrier may be the CTA pair's other block's
       if (!has("tensor")) Fail(in->line, in->text, "non-tensor bulk copies are not supported by the PTX emulator");
       for (const char* d : {"1d", "2d", "3d", "4d", "5d"})

@@ -281,6 +281,21 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     return s + ")";
   }
 
+  // tl.tma_load_gather4(&dst, &bar, map, col, r0..r3) / tl.tma_store_scatter4(&src, map, col, r0..r3): the
+  // instruction's coordinate order already (column, then the four rows).
+  std::string Tma4(const CallNode* c) {
+    const bool gather = c->op == "tl.tma_load_gather4";
+    const size_t m = gather ? 2 : 1;
+    TL_ICHECK(c->args.size() == m + 6, "malformed ", c->op);
+    int i = TensorMapIndex(maps_, TensorMapOf(f_, As<CallNode>(c->args[m])));
+    TL_ICHECK(i >= 0, c->op, ": unknown tensor map");
+    std::string s = std::string(gather ? "tl::tma_load_gather4(" : "tl::tma_store_scatter4(") + "&tl_tmap" +
+                    std::to_string(i) + ", " + SharedAddr(c->args[0]);
+    if (gather) s += ", " + SharedAddr(c->args[1]);
+    for (size_t a = m + 1; a < c->args.size(); ++a) s += ", (int)(" + E(c->args[a]) + ")";
+    return s + ")";
+  }
+
   std::string CallE(const CallNode* c) override {
     if (c->op == "popcount" || c->op == "clz") return BitCountE(c, "__popcll", "__clzll");
     const std::string& op = c->op;
@@ -288,6 +303,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.thread_idx") return "((int)threadIdx.x)";
     if (op == "tl.tma_load" || op == "tl.tma_load_2sm") return TmaLoad(c);
     if (op == "tl.tma_store" || op == "tl.tma_reduce_add") return TmaStore(c);
+    if (op == "tl.tma_load_gather4" || op == "tl.tma_store_scatter4") return Tma4(c);
     if (op == "tl.tma_store_commit") return "tl::tma_store_commit()";
     if (op == "tl.fence_barrier_init") return "tl::fence_barrier_init()";
     // thread-block clusters (include/tl_device/cuda/hopper.h): in a cluster kernel every mbarrier wait

@@ -226,8 +226,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         "thread "
         "of it can be named to issue the MMAs; branch on a range (`if tx < 32:`, `elif tx < 64:`)");
   for (const Region* r : {&g->A, &g->B})  // an fp4 tile PadFp4TilesCUDA / PackNvf4TilesCUDA could not store
-    if (r->buffer->dtype.code() == DataType::Code::kFloat4E2M1)
-      bad("the float4_e2m1fn operand '" + r->buffer->name +
+    if (r->buffer->dtype.is_mx_float())
+      bad("the " + r->buffer->dtype.str() + " operand '" + r->buffer->name +
           (g->Nvf4() ? "' of an NVFP4 gemm must be stored two values a byte, which this compiler does for a "
                        "shared tile "
                        "only filled by copies (T.copy, T.tma_copy) of a float4_e2m1fn tensor only so copied, "
@@ -291,7 +291,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         " (sm_100a and sm_110a have them)");
   // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2, or e2m1 in the padded layout: Tcgen05GemmNode::fp4) or
   // kind::i8
-  const bool f8 = IsFp8(g->A.buffer->dtype) || g->Fp4A() || nvf4 || i8;
+  const bool f8 = IsFp8(g->A.buffer->dtype) || g->PaddedType(false) || nvf4 || i8;
   const int eb = f8 ? 1 : 2;
   const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
@@ -320,10 +320,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // E4M3, 1 E5M2. kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2). kind::f8f6f4 E2M1 = 5 (an fp4 operand
   // stored 16 values in the first 8 bytes of each 16)
   // kind::mxf4nvf4: E2M1 = 1 (its instruction descriptor's own encoding)
-  auto type = [&](DataType t, bool fp4) {
+  auto type = [&](DataType t, int padded) {
     if (i8) return int64_t(t.is_int());
     if (nvf4) return int64_t{1};
-    if (fp4) return int64_t{5};
+    if (padded) return int64_t{padded};  // E2M1 5, E2M3 3, E3M2 4
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
   const int64_t MM = pair ? 2 * M : M;  // the instruction's M: the pair's 256 rows
@@ -337,8 +337,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                    : d16 ? 0
                                          : 1)
                                       << 4) |
-                        (type(g->A.buffer->dtype, g->Fp4A()) << 7) |
-                        (type(g->B.buffer->dtype, g->Fp4B()) << 10) | (int64_t(a_mn) << 15) |
+                        (type(g->A.buffer->dtype, g->PaddedType(false)) << 7) |
+                        (type(g->B.buffer->dtype, g->PaddedType(true)) << 10) | (int64_t(a_mn) << 15) |
                         (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((MM >> 4) << 24);
   const std::string kind = nvf4 ? "mxf4nvf4" : scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
   // NVFP4: a scale word (four UE4M3 bytes, 16 values each) serves one k64 step whole; the steps of the gemm
@@ -392,8 +392,12 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
           Call0("tl.tcgen05_mma_" + std::string(a_tmem ? "ts_" : "") + kind + cg, margs, sp), {}, sp)};
   if (g->mbar) issue.push_back(Commit(L, g->mbar, pair, sp));
   auto sw = [&](const std::vector<int64_t>& s) { return std::to_string(HopperSwizzleBytes(s[0], s[1], eb)); };
-  auto f8name = [](DataType t, bool fp4) {
-    return std::string(fp4 ? "e2m1" : t.code() == DataType::Code::kFloat8E4M3 ? "e4m3" : "e5m2");
+  auto f8name = [](DataType t, int padded) {
+    return std::string(padded == 5                               ? "e2m1"
+                       : padded == 3                             ? "e2m3"
+                       : padded == 4                             ? "e3m2"
+                       : t.code() == DataType::Code::kFloat8E4M3 ? "e4m3"
+                                                                 : "e5m2");
   };
   L.ctx_.info->choices.push_back(
       Loc(sp) + ": T." + (scaled ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm") +
@@ -403,8 +407,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                 : "") +
       " " + std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(nvf4 ? 2 * ks : ks) + " " +
       (nvf4     ? std::string("e2m1_e2m1 (two values a byte)")
-       : g->fp4 ? f8name(g->A.buffer->dtype, g->Fp4A()) + "_" + f8name(g->B.buffer->dtype, g->Fp4B()) +
-                      " (fp4: 16 values in the first 8 bytes of each 16 shared bytes)"
+       : g->fp4 ? f8name(g->A.buffer->dtype, g->PaddedType(false)) + "_" +
+                      f8name(g->B.buffer->dtype, g->PaddedType(true)) +
+                      " (fp4 / fp6: 16 values in the first 8 / 12 bytes of each 16 shared bytes)"
                 : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
       ", " + std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" +
       g->C.buffer->name + "'; A " +
@@ -554,6 +559,36 @@ Stmt LowerTmaCopyCUDA(GpuTileLowerer& L, const TmaCopyNode& t) {
   return L.TmaCopyProducer(t, "tl.tma_load_2sm", Eq(Mod(Rank(), 2), C(0)), 2);
 }
 
+// T.tma_gather4 / T.tma_scatter4 (the tcgen05 family): one tile::gather4 / tile::scatter4 copy by each thread
+// that reaches it, over a tensor map of the 2-d tensor whose box is one row of K values (no swizzle: the [4,
+// K] tile is row-major), the column and the four rows as the instruction's coordinates:
+//   tl.tma_load_gather4(&tile[0, 0], &bar, map, col, r0, r1, r2, r3)
+//   tl.tma_store_scatter4(&tile[0, 0], map, col, r0, r1, r2, r3)
+Stmt LowerTma4(GpuTileLowerer& L, const Tma4Node& t) {
+  const std::string what = t.scatter ? "T.tma_scatter4" : "T.tma_gather4";
+  NeedTcgen05(L, what + " (TMA tile::" + (t.scatter ? "scatter4" : "gather4") + ")", t.span);
+  int64_t k = 0;
+  AsConstInt(t.tile.buffer->shape[1], &k);
+  const Buffer& g = t.global.buffer;
+  Expr map = Call(DataType::Handle(), "tl.tensor_map",
+                  {Load(g, {C(0), C(0)}), Call(DataType::Handle(), "list", {C(1), C(k)}), C(0)});
+  L.tma_align_[L.MapBuffer(t.tile.buffer).get()] =
+      std::max<int64_t>(L.tma_align_[L.MapBuffer(t.tile.buffer).get()], 128);
+  Expr tile = Load(L.MapBuffer(t.tile.buffer), {L.SharedIndex(t.tile.buffer, {C(0), C(0)})});
+  std::vector<Expr> args{tile};
+  if (!t.scatter) args.push_back(L.VisitExpr(t.barrier));
+  args.push_back(map);
+  args.push_back(L.VisitExpr(t.col));
+  for (const Expr& r : t.rows) args.push_back(L.VisitExpr(r));
+  L.ctx_.info->choices.push_back(
+      Loc(t.span) + ": " + what + " " +
+      (t.scatter ? t.tile.buffer->name + " -> " + g->name : g->name + " -> " + t.tile.buffer->name) +
+      ": cp.async.bulk.tensor.2d tile::" + (t.scatter ? "scatter4" : "gather4") + ", four rows of " +
+      std::to_string(k) + " values (" + std::to_string(4 * k * t.tile.buffer->dtype.bits() / 8) +
+      " bytes), by every thread that reaches it");
+  return Call0(t.scatter ? "tl.tma_store_scatter4" : "tl.tma_load_gather4", args, t.span);
+}
+
 // T.copy between tensor memory and a fragment in the tmem_rows layout: tcgen05.ld (into the fragment) or
 // tcgen05.st (out of it; 16-bit values packed two a 32-bit column, the lower column first), shape .32x32b;
 // an M = 64 accumulator (tmem_rows64) with tcgen05.ld .16x32bx2. A float16 accumulator (one value a column)
@@ -654,6 +689,14 @@ const GpuOpLoweringRegistrar kTmaCopyCUDA(
     [](GpuTileLowerer& L, const TileOpNode& n) {
       return LowerTmaCopyCUDA(L, static_cast<const TmaCopyNode&>(n));
     },
+    "cuda");
+const GpuOpLoweringRegistrar kTmaGather4(
+    "tma_gather4",
+    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTma4(L, static_cast<const Tma4Node&>(n)); },
+    "cuda");
+const GpuOpLoweringRegistrar kTmaScatter4(
+    "tma_scatter4",
+    [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTma4(L, static_cast<const Tma4Node&>(n)); },
     "cuda");
 const GpuOpLoweringRegistrar kTmemCopy(
     "copy", [](GpuTileLowerer& L, const TileOpNode& n) { return LowerTmemCopy(L, static_cast<const CopyNode*>(&n)); },

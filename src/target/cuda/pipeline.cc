@@ -19,46 +19,59 @@ PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
 }
 
 namespace {
-// The tcgen05 family's fp4 operand rules: NVFP4's (T.tcgen05_gemm_blockscaled with granularity 16,
-// kind::mxf4nvf4) two values a byte as the instruction reads them, the tensors too (the copies byte copies,
-// Tcgen05GemmNode bits 2-3); the other fp4 operands (kind::f8f6f4 / kind::mxf8f6f4) in the padded form the
-// tensor cores read sub-byte values in (16 values in the first 8 bytes of each 16), filled by TMA
-// (16U4_ALIGN16B) from tensors stored two values a byte (bits 0-1). K-major operands only; kind::i8 takes no
-// fp4.
-PrimFunc Tcgen05Fp4Tiles(const PrimFunc& f, const PassContext& ctx, bool nvf4) {
+// The tcgen05 family's sub-byte operand rules (K-major operands only; kind::i8 takes none):
+//  - kNvf4: NVFP4's fp4 operands (T.tcgen05_gemm_blockscaled with granularity 16, kind::mxf4nvf4) two values
+//  a
+//    byte as the instruction reads them, the tensors too (the copies byte copies; Tcgen05GemmNode bits 2-3);
+//  - kPadFp4 / kPadFp6: the other fp4 / fp6 operands (kind::f8f6f4 / kind::mxf8f6f4) in the padded form the
+//    tensor cores read sub-byte values in (16 values in the first 8 / 12 bytes of each 16), filled by TMA
+//    (16U4_ALIGN16B / 16U6_ALIGN16B) from tensors stored packed (bits 0-1; 4-5 E2M3, 6-7 E3M2).
+enum class SubByte { kPadFp4, kNvf4, kPadFp6 };
+PrimFunc Tcgen05SubByteTiles(const PrimFunc& f, const PassContext& ctx, SubByte mode) {
   if (!ctx.features.tcgen05) return f;
+  const bool nvf4 = mode == SubByte::kNvf4, fp6 = mode == SubByte::kPadFp6;
   Fp4PackRule rule;
   rule.gemm = [](const GemmBlockScaledNode&) { return false; };
   rule.pair = false;
   rule.format = nvf4 ? "a tcgen05.mma kind::mxf4nvf4 (NVFP4)" : "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
   rule.padded = !nvf4;
-  rule.operands = [nvf4](const TileOpNode& op) {
+  rule.fp6 = fp6;
+  rule.operands = [nvf4, fp6](const TileOpNode& op) {
     std::vector<const Region*> r;
     auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
     if (!g || g->C.buffer->dtype == DataType::Int(32) || g->Nvf4() != nvf4) return r;
-    auto fp4 = [](const Region& x) {
-      return x.buffer->dtype.code() == DataType::Code::kFloat4E2M1 && x.buffer->scope == Scope::kShared;
+    auto sub = [fp6](const Region& x) {
+      const DataType t = x.buffer->dtype;
+      const bool f4 = t.code() == DataType::Code::kFloat4E2M1;
+      return (fp6 ? t.is_mx_float() && !f4 : f4) && x.buffer->scope == Scope::kShared;
     };
-    if (fp4(g->A) && !g->trans_A) r.push_back(&g->A);
-    if (fp4(g->B) && g->trans_B) r.push_back(&g->B);
+    if (sub(g->A) && !g->trans_A) r.push_back(&g->A);
+    if (sub(g->B) && g->trans_B) r.push_back(&g->B);
     return r;
   };
-  rule.mark = [nvf4](const TileOpNode& op, const std::set<const BufferNode*>& changed) -> Stmt {
+  rule.mark = [mode](const TileOpNode& op, const std::map<const BufferNode*, DataType>& changed) -> Stmt {
     auto& g = static_cast<const Tcgen05GemmNode&>(op);
-    const int a = nvf4 ? 4 : 1, b = nvf4 ? 8 : 2;
-    const int fp4 =
-        g.fp4 | (changed.count(g.A.buffer.get()) ? a : 0) | (changed.count(g.B.buffer.get()) ? b : 0);
+    auto bit = [&](const Region& x, bool b) {
+      auto it = changed.find(x.buffer.get());
+      if (it == changed.end()) return 0;
+      const int shift = b ? 1 : 0;
+      if (mode == SubByte::kNvf4) return 4 << shift;
+      if (mode == SubByte::kPadFp4) return 1 << shift;
+      return (it->second.code() == DataType::Code::kFloat6E3M2 ? 64 : 16) << shift;
+    };
     return std::make_shared<Tcgen05GemmNode>(g.A, g.B, g.C, g.trans_A, g.trans_B, g.mbar, g.clear_accum,
                                              g.use_2cta, g.span, g.SFA, g.SFB, g.k_start, g.gran_a, g.gran_b,
-                                             g.wait, fp4);
+                                             g.wait, g.fp4 | bit(g.A, false) | bit(g.B, true));
   };
   return PackFp4Tiles(f, ctx, rule);
 }
 }  // namespace
 
-PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) { return Tcgen05Fp4Tiles(f, ctx, false); }
+PrimFunc PadFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
+  return Tcgen05SubByteTiles(Tcgen05SubByteTiles(f, ctx, SubByte::kPadFp4), ctx, SubByte::kPadFp6);
+}
 PrimFunc PackNvf4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
-  return Tcgen05Fp4Tiles(f, ctx, true);
+  return Tcgen05SubByteTiles(f, ctx, SubByte::kNvf4);
 }
 
 PassContext CudaPassContext(const Target& t, const PassConfig& pc) {

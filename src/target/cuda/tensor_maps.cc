@@ -25,7 +25,8 @@ TensorMapSpec TensorMapOf(const PrimFunc& f, const CallNode* map) {
   }
   s.swizzle_bytes = static_cast<int>(sw);
   int64_t fmt = 0;
-  if (map->args.size() == 4) TL_ICHECK(AsConstInt(map->args[3], &fmt) && fmt == 1, "malformed tl.tensor_map");
+  if (map->args.size() == 4)
+    TL_ICHECK(AsConstInt(map->args[3], &fmt) && (fmt == 1 || fmt == 2), "malformed tl.tensor_map");
   s.format = static_cast<int>(fmt);
   return s;
 }

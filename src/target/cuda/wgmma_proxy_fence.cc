@@ -88,11 +88,12 @@ struct Collect : IRVisitor {
       return;
     }
     const bool reads_only = op == "tl.wgmma_desc" || op == "tl.tcgen05_desc" || op == "tl.ldmatrix" ||
-                            op == "tl.tma_store" || op == "tl.tma_reduce_add";
+                            op == "tl.tma_store" || op == "tl.tma_reduce_add" ||
+                            op == "tl.tma_store_scatter4";
     for (size_t i = 0; i < n->args.size(); ++i) {
       auto* l = As<BufferLoadNode>(n->args[i]);
       if (!l || l->buffer->scope != Scope::kShared || reads_only) continue;
-      const bool tma = op == "tl.tma_load" || op == "tl.tma_load_2sm";
+      const bool tma = op == "tl.tma_load" || op == "tl.tma_load_2sm" || op == "tl.tma_load_gather4";
       if (tma && i == 0) continue;  // the destination, written by the async proxy
       if (op.rfind("tl.mbarrier_", 0) == 0 || op.rfind("tl.tcgen05_commit", 0) == 0 || (tma && i == 1))
         continue;  // barrier words

@@ -58,6 +58,35 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
     if (AsConstInt(Simplify(n->grid[i]), &g)) kernel_bounds_[n->block_vars[i].get()] = {int64_t(0), g - 1};
   }
   T_ = KernelThreads(n);
+  cluster_ = ClusterDims(n->body);
+  block_vars_ = n->block_vars;
+  conditional_loops_.clear();
+  bound_vars_.clear();
+  {
+    struct V : IRVisitor {  // serial loops under an `if` or a `while`
+      std::set<const StmtNode*>* out;
+      std::set<const VarNode*>* bound;
+      int depth = 0;
+      void VisitStmt(const Stmt& s) override {
+        const bool cond = s && (As<IfNode>(s) || As<WhileNode>(s));
+        depth += cond;
+        IRVisitor::VisitStmt(s);
+        depth -= cond;
+      }
+      void VisitLet(const LetNode* n) override {
+        bound->insert(n->var.get());
+        IRVisitor::VisitLet(n);
+      }
+      void VisitFor(const ForNode* n) override {
+        bound->insert(n->var.get());
+        if (depth) out->insert(n);
+        IRVisitor::VisitFor(n);
+      }
+    } v;
+    v.out = &conditional_loops_;
+    v.bound = &bound_vars_;
+    v.VisitStmt(n->body);
+  }
   // The facts of the earlier passes: fragment layouts wrap the kernel body; stage counts wrap
   // pipelined loops.
   Stmt kbody = n->body;

@@ -151,15 +151,19 @@ std::string TmaCopyBlocker(const TmaCopyNode& t, const PassContext& ctx, TmaPlan
                            const std::set<const BufferNode*>& plain) {
   CopyNode c = t.PlanCopy();
   std::string why = TmaBlocker(&c, ctx, plan, plain);
-  if (!why.empty() || !t.fp4_padded) return why;
-  // the driver's rules for 16U4_ALIGN16B (cuTensorMapEncodeTiled): boxDim[0] 128, swizzle none or 128B
+  if (!why.empty() || !t.format) return why;
+  // the driver's rules for 16U4_ALIGN16B / 16U6_ALIGN16B (cuTensorMapEncodeTiled): boxDim[0] 128, swizzle
+  // none or 128B
+  const std::string name = t.format == 1 ? "16U4_ALIGN16B" : "16U6_ALIGN16B";
   if (plan->box.back() != 128 || (plan->swizzle != 0 && plan->swizzle != 128))
-    return "an fp4 tile in the tensor cores' form is filled 128 values of a row a copy (TMA format "
-           "16U4_ALIGN16B: a box 128 wide, no swizzle or the 128-byte one); this tile's rows are " +
+    return std::string(t.format == 1 ? "an fp4" : "an fp6") +
+           " tile in the tensor cores' form is filled 128 values of a row a copy (TMA format " + name +
+           ": a box 128 wide, no swizzle or the 128-byte one); this tile's rows are " +
            std::to_string(plan->box.back()) + " values (make K a multiple of 128)";
   plan->map_tensor = t.src.buffer;
-  plan->format = 1;
-  plan->bytes /= 2;  // the transaction counts the packed bytes read, not the 16-byte groups written
+  plan->format = t.format;
+  // the transaction counts the packed bytes read (8 or 12 of each 16-byte group), not the groups written
+  plan->bytes = t.format == 1 ? plan->bytes / 2 : plan->bytes * 3 / 4;
   return "";
 }
 
@@ -278,6 +282,31 @@ Stmt GpuTileLowerer::TmaCopy(const CopyNode* n) {
       n->span);
 }
 
+bool GpuTileLowerer::SameInCluster(const Region& r, const Var& loop_var) const {
+  struct V : IRVisitor {
+    const GpuTileLowerer* L;
+    const VarNode* loop;
+    bool same = true;
+    void VisitVar(const VarNode* v) override {
+      // the loop's variable, a block variable of an axis the cluster does not span, a symbol of the kernel
+      bool ok = v == loop || (!L->bound_vars_.count(v) && !L->tx_vars_.count(v) && v != L->tx_.get());
+      for (size_t i = 0; i < L->block_vars_.size() && i < 3; ++i)
+        if (v == L->block_vars_[i].get()) ok = L->cluster_[i] == 1;
+      same &= ok;
+    }
+    // (a value read, a cluster rank: may differ between the blocks)
+    void VisitCall(const CallNode*) override { same = false; }
+    void VisitLoad(const BufferLoadNode*) override { same = false; }
+  } v;
+  v.L = this;
+  v.loop = loop_var.get();
+  for (const Range& rg : r.ranges) {
+    v.VisitExpr(rg.min);
+    v.VisitExpr(rg.extent);
+  }
+  return v.same;
+}
+
 Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                                         const std::vector<Stmt>& consumers, int64_t s) {
   if (ws_candidate_ &&
@@ -304,6 +333,18 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   std::vector<TmaPlan> plans;
   int64_t bytes = 0;
   std::string what;
+  // Automatic TMA multicast: in a cluster (at most 16 blocks, every one of them running this loop the same
+  // number of times: not under an `if`, its bounds the same in every block), a tile every block of the
+  // cluster copies alike (SameInCluster) is loaded once, by rank 0, into all of them (.multicast::cluster,
+  // each block's barrier at the same offset completing); each block still expects all the stage's bytes. A
+  // stage is then refilled only after every block of the cluster is done with it: the iteration's block
+  // barrier becomes a cluster barrier, and one more follows the loop.
+  const int64_t csize = cluster_[0] * cluster_[1] * cluster_[2];
+  const bool uniform = SameInCluster(Region{nullptr, {Range{n->min, n->extent}}}, Var());
+  const bool may_multicast = csize > 1 && csize <= 16 && ctx_.features.clusters &&
+                             !ctx_.opt.disable_barriers && !conditional_loops_.count(n) &&
+                             thread_conditions_ == 0 && uniform;
+  std::vector<bool> mcast;
   for (auto* c : producers) {
     TmaPlan p;
     std::string why = TmaBlocker(c, ctx_, &p, plain_shared_);
@@ -312,7 +353,17 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
     bytes += p.bytes;
     stage_[c->dst.buffer.get()] = Mod(global(ko - mn), s);
     managed.push_back(MapBuffer(c->dst.buffer));
+    mcast.push_back(may_multicast && SameInCluster(c->src, ko));
   }
+  const bool any_mcast = std::find(mcast.begin(), mcast.end(), true) != mcast.end();
+  for (size_t i = 0; i < producers.size(); ++i)
+    if (mcast[i])
+      ctx_.info->choices.push_back(
+          Loc(producers[i]->span) + ": T.copy " + producers[i]->src.buffer->name + " -> " +
+          producers[i]->dst.buffer->name + ": TMA multicast to the cluster's " + std::to_string(csize) +
+          " blocks (every block copies the same tile: its indices read no block index the cluster spans); "
+          "rank 0 "
+          "issues it with .multicast::cluster, each stage is refilled after a cluster barrier");
   ctx_.info->choices.push_back(Loc(sp) + ": T.Pipelined: " + std::to_string(s) + "-stage TMA pipeline (" +
                                std::to_string(producers.size()) + " copies, " + std::to_string(bytes) +
                                " bytes per stage, prefetched " + std::to_string(s - 1) +
@@ -322,7 +373,15 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
                                ") % 2; a __syncthreads per iteration before a stage is refilled)");
   Expr bar = Load(bars, {Mod(global(ko - mn), s)});
   std::vector<Stmt> issue{Call0("tl.mbarrier_arrive_expect_tx", {bar, C(bytes)}, sp)};
-  for (size_t i = 0; i < producers.size(); ++i) issue.push_back(TmaIssue(producers[i], plans[i], bar));
+  for (size_t i = 0; i < producers.size(); ++i) {
+    Stmt cp = TmaIssue(producers[i], plans[i], bar);
+    if (mcast[i]) {
+      cp = If(Eq(Call(DataType::Int(32), "tl.cluster_ctarank", {}), C(0)),
+              AttrStmt(nullptr, "tl.tma_multicast", Int((int64_t{1} << csize) - 1), cp, sp), nullptr, sp);
+      multicast_used_ = true;  // the barriers are initialised across the cluster
+    }
+    issue.push_back(cp);
+  }
   Stmt producer = OpScope(If(Eq(tx_, C(0)), Seq(issue, sp), nullptr, sp), sp);
   std::vector<Stmt> cons;
   for (auto& st : consumers) cons.push_back(VisitStmt(st));
@@ -332,7 +391,8 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   for (int64_t p = 0; p + 1 < s; ++p) out.push_back(If(Lt(C(p), ext), at(C(p)), nullptr, sp));
   Var k = MakeVar(ko->name);
   std::vector<Stmt> steady;
-  if (!ctx_.opt.disable_barriers) steady.push_back(Call0("tl.syncthreads", {}, sp));
+  if (!ctx_.opt.disable_barriers)
+    steady.push_back(Call0(any_mcast ? "tl.cluster_sync" : "tl.syncthreads", {}, sp));
   steady.push_back(If(Lt(Expr(k) + C(s - 1), ext), at(Expr(k) + C(s - 1)), nullptr, sp));
   Expr gk = global(Expr(k));
   steady.push_back(Call0("tl.mbarrier_wait_parity",
@@ -342,6 +402,8 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   for (auto m = managed.rbegin(); m != managed.rend(); ++m)
     loop = AttrStmt(*m, "tl.pipeline_managed", Int(1), loop, sp);
   out.push_back(loop);
+  if (any_mcast)
+    out.push_back(Call0("tl.cluster_sync", {}, sp));  // no block ends while a peer may load into it
   if (base) out.push_back(Store(base, Load(base, {C(0)}) + ext, {C(0)}, sp));
   return Seq(out, sp);
 }

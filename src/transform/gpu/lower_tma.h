@@ -20,9 +20,10 @@ struct TmaPlan {
   std::vector<int64_t> box;  // per tensor axis (outermost first), the extent of one copy
   int64_t bytes = 0;         // bytes of the whole tile (every panel; out-of-bounds elements included)
   int64_t align = 128;       // byte alignment the shared destination needs
-  // A TMA format's copy (TmaCopyNode::fp4_padded): the kernel parameter the tensor map describes (the copy
-  // plans over a view of it), and the format: 1 = 16U4_ALIGN16B (each 16 packed fp4 values, 8 bytes, land in
-  // the first 8 of 16 shared bytes; the box and dims count values, the transaction the packed bytes)
+  // A TMA format's copy (TmaCopyNode::format): the kernel parameter the tensor map describes (the copy plans
+  // over a view of it), and the format: 1 = 16U4_ALIGN16B (each 16 packed fp4 values, 8 bytes, land in the
+  // first 8 of 16 shared bytes), 2 = 16U6_ALIGN16B (16 fp6 values, 12 bytes, in the first 12 of 16); the box
+  // and dims count values, the transaction the packed bytes
   Buffer map_tensor;
   int format = 0;
 };
@@ -33,7 +34,7 @@ struct TmaPlan {
 std::string TmaBlocker(const CopyNode* n, const PassContext& ctx, TmaPlan* plan,
                        const std::set<const BufferNode*>& plain);
 
-/// TmaBlocker for T.tma_copy: its TmaCopyNode::PlanCopy, and for an fp4_padded copy the format's rules (a
+/// TmaBlocker for T.tma_copy: its TmaCopyNode::PlanCopy, and for a copy with a format the format's rules (a
 /// box 128 values wide, no swizzle or the 128-byte one) and fields.
 std::string TmaCopyBlocker(const TmaCopyNode& t, const PassContext& ctx, TmaPlan* plan,
                            const std::set<const BufferNode*>& plain);

@@ -29,15 +29,26 @@
 namespace tl {
 namespace {
 
-bool IsFp4(const Buffer& b) { return b && b->dtype.code() == DataType::Code::kFloat4E2M1; }
-
-bool EvenConst(const Expr& e) {
-  int64_t v = 0;
-  return AsConstInt(Simplify(e), &v) && v % 2 == 0;
+// The rule's values: float4_e2m1fn, two a byte (a unit of 2 values), or (Fp4PackRule::fp6) the fp6 dtypes,
+// four in 3 bytes (a unit of 4).
+bool IsFp4(const Buffer& b, bool fp6) {
+  if (!b) return false;
+  const bool f4 = b->dtype.code() == DataType::Code::kFloat4E2M1;
+  return fp6 ? b->dtype.is_mx_float() && !f4 : f4;
 }
-bool EvenExpr(const Expr& e) {
+int64_t Unit(bool fp6) { return fp6 ? 4 : 2; }
+Expr Bytes(const Expr& values, bool fp6) {
+  return Simplify(fp6 ? Binary(BinaryOp::kFloorDiv, values * Int(3), Int(4))
+                      : Binary(BinaryOp::kFloorDiv, values, Int(2)));
+}
+
+bool EvenConst(const Expr& e, bool fp6) {
+  int64_t v = 0;
+  return AsConstInt(Simplify(e), &v) && v % Unit(fp6) == 0;
+}
+bool EvenExpr(const Expr& e, bool fp6) {
   int64_t v = 1;
-  return AsConstInt(Simplify(Binary(BinaryOp::kFloorMod, e, Int(2))), &v) && v == 0;
+  return AsConstInt(Simplify(Binary(BinaryOp::kFloorMod, e, Int(Unit(fp6)))), &v) && v == 0;
 }
 
 // Which fp4 buffers may be packed: every use seen, the disqualified ones removed.
@@ -68,21 +79,21 @@ class Uses : public IRVisitor {
         VisitExpr(rg.min);
         VisitExpr(rg.extent);
       }
-      if (IsFp4(r->buffer) &&
-          (r->ranges.empty() || !EvenExpr(r->ranges.back().min) || !EvenConst(r->ranges.back().extent)))
+      if (IsFp4(r->buffer, rule_.fp6) && (r->ranges.empty() || !EvenExpr(r->ranges.back().min, rule_.fp6) ||
+                                          !EvenConst(r->ranges.back().extent, rule_.fp6)))
         Bad(r->buffer);  // not whole bytes
     }
     for (auto& e : op->Exprs())
       if (e) VisitExpr(e);
     if (auto* c = As<CopyNode>(s); c && !rule_.padded) {
-      if (IsFp4(c->src.buffer) && IsFp4(c->dst.buffer) && c->src.buffer->scope == Scope::kGlobal &&
-          c->dst.buffer->scope == Scope::kShared) {
+      if (IsFp4(c->src.buffer, rule_.fp6) && IsFp4(c->dst.buffer, rule_.fp6) &&
+          c->src.buffer->scope == Scope::kGlobal && c->dst.buffer->scope == Scope::kShared) {
         copies.push_back({c->src.buffer.get(), c->dst.buffer.get()});
         return;
       }
     } else if (auto* t = As<TmaCopyNode>(s)) {  // (a byte copy, or the padded form's only filling)
-      if (IsFp4(t->src.buffer) && IsFp4(t->dst.buffer) && t->src.buffer->scope == Scope::kGlobal &&
-          t->dst.buffer->scope == Scope::kShared) {
+      if (IsFp4(t->src.buffer, rule_.fp6) && IsFp4(t->dst.buffer, rule_.fp6) &&
+          t->src.buffer->scope == Scope::kGlobal && t->dst.buffer->scope == Scope::kShared) {
         copies.push_back({t->src.buffer.get(), t->dst.buffer.get()});
         return;
       }
@@ -99,8 +110,8 @@ class Uses : public IRVisitor {
       return;
     } else if (auto* g = As<GemmBlockScaledNode>(s); g && rule_.gemm(*g)) {
       // an operand that may be packed: an fp4 shared tile, K-major
-      const bool a = !g->trans_A && IsFp4(g->A.buffer) && g->A.buffer->scope == Scope::kShared;
-      const bool b = g->trans_B && IsFp4(g->B.buffer) && g->B.buffer->scope == Scope::kShared;
+      const bool a = !g->trans_A && IsFp4(g->A.buffer, rule_.fp6) && g->A.buffer->scope == Scope::kShared;
+      const bool b = g->trans_B && IsFp4(g->B.buffer, rule_.fp6) && g->B.buffer->scope == Scope::kShared;
       if (rule_.pair && a && b) {
         gemms.push_back({g->A.buffer.get(), g->B.buffer.get()});
         return;
@@ -119,7 +130,7 @@ class Uses : public IRVisitor {
  private:
   const Fp4PackRule& rule_;
   void Bad(const Buffer& b) {
-    if (IsFp4(b)) bad.insert(b.get());
+    if (IsFp4(b, rule_.fp6)) bad.insert(b.get());
   }
 };
 
@@ -127,7 +138,7 @@ class Packer : public IRMutator {
  public:
   std::map<const BufferNode*, Buffer> map;
   std::set<const BufferNode*> padded;  // (the new buffers) tiles in the padded form: regions kept
-  std::set<const BufferNode*> tiles;   // (the new buffers) every tile changed
+  std::map<const BufferNode*, DataType> tiles;  // (the new buffers) every tile changed, with its dtype before
   const Fp4PackRule* rule = nullptr;
   Buffer VisitBuffer(const Buffer& b) override {
     auto it = b ? map.find(b.get()) : map.end();
@@ -137,8 +148,7 @@ class Packer : public IRMutator {
     Region out = IRMutator::VisitRegion(r);
     if (map.count(r.buffer.get()) && !padded.count(out.buffer.get())) {  // the last range in bytes
       Range& last = out.ranges.back();
-      last = {Simplify(Binary(BinaryOp::kFloorDiv, last.min, Int(2))),
-              Simplify(Binary(BinaryOp::kFloorDiv, last.extent, Int(2)))};
+      last = {Bytes(last.min, rule->fp6), Bytes(last.extent, rule->fp6)};
     }
     return out;
   }
@@ -147,7 +157,8 @@ class Packer : public IRMutator {
     Stmt out = IRMutator::VisitTileOp(s);
     if (tiles.empty()) return out;
     if (auto* t = As<TmaCopyNode>(out); t && padded.count(t->dst.buffer.get()))
-      return std::make_shared<TmaCopyNode>(t->src, t->dst, t->barrier, t->cluster_barrier, t->span, true);
+      return std::make_shared<TmaCopyNode>(t->src, t->dst, t->barrier, t->cluster_barrier, t->span,
+                                           rule->fp6 ? 2 : 1);
     if (auto* op = As<TileOpNode>(out);
         op && rule && rule->mark && rule->operands && !As<TmaCopyNode>(out) && !As<CopyNode>(out)) {
       for (auto& [r, access] : op->Regions())
@@ -158,9 +169,9 @@ class Packer : public IRMutator {
 };
 
 // two values a byte; padded (a tile in the tensor cores' form): one byte a value's slot, the same shape
-Buffer Packed(const Buffer& b, bool padded = false) {
+Buffer Packed(const Buffer& b, bool fp6, bool padded = false) {
   std::vector<Expr> shape = b->shape;
-  if (!padded) shape.back() = Simplify(Binary(BinaryOp::kFloorDiv, shape.back(), Int(2)));
+  if (!padded) shape.back() = Bytes(shape.back(), fp6);
   return MakeBuffer(b->name, DataType::UInt(8), shape, b->scope, b->span);
 }
 
@@ -171,10 +182,11 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   if (!k) return f;
   std::set<const BufferNode*> cand;
   for (auto& p : f->params)
-    if (IsFp4(p.buffer) && !p.buffer->shape.empty() && EvenConst(p.buffer->shape.back()))
+    if (IsFp4(p.buffer, rule.fp6) && !p.buffer->shape.empty() && EvenConst(p.buffer->shape.back(), rule.fp6))
       cand.insert(p.buffer.get());
   for (auto& b : k->alloc_buffers)
-    if (IsFp4(b) && b->scope == Scope::kShared && !b->shape.empty() && EvenConst(b->shape.back()))
+    if (IsFp4(b, rule.fp6) && b->scope == Scope::kShared && !b->shape.empty() &&
+        EvenConst(b->shape.back(), rule.fp6))
       cand.insert(b.get());
   if (cand.empty()) return f;
   Uses u(rule);
@@ -214,7 +226,7 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   std::vector<Param> params;
   for (auto& p : f->params) {
     if (p.buffer && cand.count(p.buffer.get())) {
-      pk.map[p.buffer.get()] = Packed(p.buffer);
+      pk.map[p.buffer.get()] = Packed(p.buffer, rule.fp6);
       params.push_back({p.var, pk.map[p.buffer.get()]});
     } else {
       params.push_back(p);
@@ -222,8 +234,8 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   }
   for (auto& b : k->alloc_buffers)
     if (cand.count(b.get())) {
-      pk.map[b.get()] = Packed(b, rule.padded);
-      pk.tiles.insert(pk.map[b.get()].get());
+      pk.map[b.get()] = Packed(b, rule.fp6, rule.padded);
+      pk.tiles[pk.map[b.get()].get()] = b->dtype;
       if (rule.padded) pk.padded.insert(pk.map[b.get()].get());
     }
   std::vector<std::pair<const BufferNode*, Buffer>> packed;  // in declaration order: parameters, then tiles
@@ -234,23 +246,30 @@ PrimFunc PackFp4Tiles(const PrimFunc& f, const PassContext& ctx, const Fp4PackRu
   if (ctx.info)
     for (auto& [old, now] : packed)
       ctx.info->choices.push_back(
-          gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) + " float4_e2m1fn " +
-          (old->scope == Scope::kGlobal ? "tensor '" : "tile '") + old->name +
+          gpu_pass::Loc(old->span) + ": " + std::string(ScopeName(old->scope)) + " " + old->dtype.str() +
+          " " + (old->scope == Scope::kGlobal ? "tensor '" : "tile '") + old->name +
           (rule.padded && old->scope == Scope::kShared
-               ? "' is stored as the tensor cores read fp4 (uint8 " + op_detail::ShapeStr(now->shape) +
-                     ": 16 values of a row two a byte in the first 8 bytes of each 16): only filled by "
-                     "T.tma_copy "
-                     "(TMA format 16U4_ALIGN16B) and used as " +
-                     rule.format + " operand"
-               : "' is stored two values a byte (uint8 " + op_detail::ShapeStr(now->shape) +
-                     "): only copied and used as " + rule.format + " operand"));
+               ? "' is stored as the tensor cores read " + std::string(rule.fp6 ? "fp6" : "fp4") +
+                     " (uint8 " + op_detail::ShapeStr(now->shape) + ": 16 values of a row " +
+                     (rule.fp6
+                          ? "four in 3 bytes in the first 12 bytes of each 16): only filled by T.tma_copy "
+                            "(TMA format 16U6_ALIGN16B)"
+                          : "two a byte in the first 8 bytes of each 16): only filled by T.tma_copy (TMA "
+                            "format 16U4_ALIGN16B)") +
+                     " and used as " + rule.format + " operand"
+               : "' is stored " + std::string(rule.fp6 ? "four values in 3 bytes" : "two values a byte") +
+                     " (uint8 " + op_detail::ShapeStr(now->shape) + "): only copied and used as " +
+                     rule.format + " operand"));
   Stmt body = pk.VisitStmt(f->body);
   std::map<std::string, std::string> attrs = f->attrs;
   std::string list;  // the launch takes these parameters in their packed form (src/target/backends.cc)
   for (size_t i = 0; i < f->params.size(); ++i)
     if (f->params[i].buffer && pk.map.count(f->params[i].buffer.get()))
       list += (list.empty() ? "" : ",") + std::to_string(i);
-  if (!list.empty()) attrs["tl.packed_params"] = list;
+  if (!list.empty()) {  // (after an earlier run of the pass: both lists)
+    auto it = attrs.find("tl.packed_params");
+    attrs["tl.packed_params"] = it == attrs.end() || it->second.empty() ? list : it->second + "," + list;
+  }
   return MakePrimFunc(f->name, params, body, attrs, f->span);
 }
 

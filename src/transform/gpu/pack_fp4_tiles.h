@@ -4,6 +4,7 @@
 // gemms qualify.
 #pragma once
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -25,9 +26,13 @@ struct Fp4PackRule {
   // The tensor cores' padded form instead of two values a byte: such a tile keeps its shape as uint8 (16
   // values of K in the first 8 bytes of each 16), filled only by T.tma_copy from a packed tensor (marked
   // TmaCopyNode::fp4_padded: the TMA format 16U4_ALIGN16B). `mark` rebuilds an `operands` op with its changed
-  // operands said (the set: every tile the pass changed).
+  // operands said (the map: every tile the pass changed, to its dtype before).
   bool padded = false;
-  std::function<Stmt(const TileOpNode&, const std::set<const BufferNode*>&)> mark;
+  std::function<Stmt(const TileOpNode&, const std::map<const BufferNode*, DataType>&)> mark;
+  // The fp6 dtypes (float6_e2m3fn / float6_e3m2fn), four values in 3 bytes (the first in the lowest bits),
+  // instead of float4_e2m1fn: tensors uint8 [..., 3 K / 4], padded tiles 16 values in the first 12 of 16
+  // bytes (16U6_ALIGN16B).
+  bool fp6 = false;
 };
 
 /// Before LegalizeTileOpsGPU: fp4 tensor parameters only copied into fp4 shared tiles, and fp4 shared tiles

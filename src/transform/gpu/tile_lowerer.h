@@ -156,6 +156,15 @@ class GpuTileLowerer : public IRMutator {
   Stmt TmaCopyProducer(const TmaCopyNode& t, const std::string& load_op, const Expr& expect,
                        int64_t expect_scale);
   int64_t multicast_ = 0;        // T.copy_cluster(..., cluster_mask=): the mask of the copy being lowered
+  // Automatic TMA multicast (lower_tma.cc): the kernel's cluster dims, its block variables, and the serial
+  // loops under an `if` (whose blocks may not all run them: no cluster barrier there)
+  std::array<int64_t, 3> cluster_{1, 1, 1};
+  std::vector<Var> block_vars_;
+  std::set<const StmtNode*> conditional_loops_;
+  std::set<const VarNode*> bound_vars_;  // the kernel's loop and let variables (others are its symbols)
+  // whether every block of the cluster copies the same tile: its indices read only `loop_var`, the block
+  // variables of the grid axes the cluster does not span, and constants
+  bool SameInCluster(const Region& r, const Var& loop_var) const;
   bool multicast_used_ = false;  // the kernel has one: its TMA barriers are initialised across the cluster
   Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)
   Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
