@@ -541,12 +541,14 @@ def cluster_gemm(M, N, K, cluster, guard=False, bM=64, bN=64, bK=64):
 
 @pytest.mark.parametrize("arch,cluster,shared", [
     ("sm_90", (2, 1, 1), "A"), ("sm_90", (1, 2, 1), "B"), ("sm_100a", (2, 1, 1), "A"), ("sm_90", (2, 2, 1), None),
+    ("sm_90a", (2, 1, 1), "A"), ("sm_90a", (1, 2, 1), "B"),  # the warp-specialised pipeline
 ])
 def test_tiles_a_cluster_shares_are_multicast_automatically(arch, cluster, shared):
     """A pipelined TMA copy whose tile is the same in every block of the cluster (its indices read no block index the
     cluster spans) is issued once, by rank 0, with .multicast::cluster; each stage is refilled after a cluster
-    barrier. A (2, 2) cluster shares neither operand with all its blocks: no multicast. Ragged M (TMA's zero fill),
-    both emulators, against NumPy."""
+    barrier (warp-specialised, sm_90a: once the consumers of every block have arrived on rank 0's 'empty' barrier).
+    A (2, 2) cluster shares neither operand with all its blocks: no multicast. Ragged M (TMA's zero fill), both
+    emulators, against NumPy."""
     rng = np.random.default_rng(int(os.environ.get("TL_TEST_SEED") or 7))
     M, N, K = 200, 256, 256
     k = tilelang.compile(cluster_gemm(M, N, K, cluster), target=f"cuda -arch={arch}", execution_backend="emulator")
@@ -567,6 +569,12 @@ def test_automatic_multicast_code_and_where_it_is_not_chosen():
     ptx = k.get_ptx()
     assert ".multicast::cluster" in ptx and "barrier.cluster.arrive" in ptx and "barrier.cluster.wait" in ptx
     assert re.search(r"\bUTMALDG\.2D\.MULTICAST\b", k.get_sass())
+    # warp-specialised: the consumers of the other blocks release rank 0's stages with remote arrivals
+    w = tilelang.compile(cluster_gemm(1024, 1024, 1024, (2, 1, 1)), target="cuda -arch=sm_90a")
+    wptx = w.get_ptx()
+    assert ".multicast::cluster" in wptx and "mbarrier.arrive.release.cluster" in wptx
+    res = w.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
     # the loop under an `if` on the block index: blocks of a cluster may not all run it
     g = tilelang.compile(cluster_gemm(1024, 1024, 1024, (2, 1, 1), guard=True), target="cuda -arch=sm_90")
     assert not [x for x in g.choices if "TMA multicast to the cluster's" in x]

@@ -130,6 +130,7 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& [b, kt] : k_transposed_) k_rows_.erase(b);
   ws_done_ = false;
   multicast_used_ = false;
+  cluster_tail_ = false;
   ws_reg_alloc_ = true;
   ws_why_.clear();
   PostOrderVisitStmt(kbody, [&](const Stmt& x) {
@@ -141,6 +142,9 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   for (auto& b : n->alloc_buffers) allocs.push_back(MapBuffer(b));
   Stmt body = VisitStmt(kbody);
   if (ws_done_) body = WsSplitKernel(body);  // gpu/warp_specialize.cc
+  // (a warp-specialised multicast pipeline: no block ends while a peer may still load into it or arrive on
+  // it)
+  if (cluster_tail_) body = Seq({body, Call0("tl.cluster_sync", {}, n->span)}, n->span);
   for (auto& b : extra_) allocs.push_back(b);
   if (!tma_inits_.empty()) {  // TMA mbarriers (lower_tma.cc); InsertBarriers orders them before any use
     // fence.mbarrier_init: the inits are visible to the async proxy (TMA's complete_tx) before any copy

@@ -307,6 +307,35 @@ bool GpuTileLowerer::SameInCluster(const Region& r, const Var& loop_var) const {
   return v.same;
 }
 
+std::vector<bool> GpuTileLowerer::MulticastCopies(const ForNode* n,
+                                                  const std::vector<const CopyNode*>& producers) {
+  // Automatic TMA multicast: in a cluster (at most 16 blocks, every one of them running this loop the same
+  // number of times: not under an `if`, its bounds the same in every block), a tile every block of the
+  // cluster copies alike (SameInCluster) is loaded once, by rank 0, into all of them (.multicast::cluster,
+  // each block's barrier at the same offset completing); each block still expects all the stage's bytes. A
+  // stage is then refilled only after every block of the cluster is done with it: the iteration's block
+  // barrier becomes a cluster barrier, and one more follows the loop.
+  const int64_t csize = cluster_[0] * cluster_[1] * cluster_[2];
+  const bool uniform = SameInCluster(Region{nullptr, {Range{n->min, n->extent}}}, Var());
+  const bool may_multicast = csize > 1 && csize <= 16 && ctx_.features.clusters &&
+                             !ctx_.opt.disable_barriers && !conditional_loops_.count(n) &&
+                             thread_conditions_ == 0 && uniform;
+  const bool ws = ws_candidate_ && n->var.get() == ws_candidate_->var.get();
+  std::vector<bool> mcast;
+  for (auto* c : producers) mcast.push_back(may_multicast && SameInCluster(c->src, n->var));
+  for (size_t i = 0; i < producers.size(); ++i)
+    if (mcast[i])
+      ctx_.info->choices.push_back(
+          Loc(producers[i]->span) + ": T.copy " + producers[i]->src.buffer->name + " -> " +
+          producers[i]->dst.buffer->name + ": TMA multicast to the cluster's " + std::to_string(csize) +
+          " blocks (every block copies the same tile: its indices read no block index the cluster spans); "
+          "rank 0 issues it with .multicast::cluster, " +
+          (ws ? "refilling a stage once the consumers of every block have released it (their remote arrivals "
+                "on rank 0's 'empty' barrier)"
+              : "each stage is refilled after a cluster barrier"));
+  return mcast;
+}
+
 Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
                                         const std::vector<Stmt>& consumers, int64_t s) {
   if (ws_candidate_ &&
@@ -318,7 +347,7 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
       TL_ICHECK(why.empty(), "tl.copy_async marks a copy TMA cannot do: " + why);
       bytes += plans[i].bytes;
     }
-    return LowerPipelinedWs(n, producers, plans, consumers, s, bytes);
+    return LowerPipelinedWs(n, producers, plans, consumers, s, bytes, MulticastCopies(n, producers));
   }
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
@@ -333,18 +362,6 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
   std::vector<TmaPlan> plans;
   int64_t bytes = 0;
   std::string what;
-  // Automatic TMA multicast: in a cluster (at most 16 blocks, every one of them running this loop the same
-  // number of times: not under an `if`, its bounds the same in every block), a tile every block of the
-  // cluster copies alike (SameInCluster) is loaded once, by rank 0, into all of them (.multicast::cluster,
-  // each block's barrier at the same offset completing); each block still expects all the stage's bytes. A
-  // stage is then refilled only after every block of the cluster is done with it: the iteration's block
-  // barrier becomes a cluster barrier, and one more follows the loop.
-  const int64_t csize = cluster_[0] * cluster_[1] * cluster_[2];
-  const bool uniform = SameInCluster(Region{nullptr, {Range{n->min, n->extent}}}, Var());
-  const bool may_multicast = csize > 1 && csize <= 16 && ctx_.features.clusters &&
-                             !ctx_.opt.disable_barriers && !conditional_loops_.count(n) &&
-                             thread_conditions_ == 0 && uniform;
-  std::vector<bool> mcast;
   for (auto* c : producers) {
     TmaPlan p;
     std::string why = TmaBlocker(c, ctx_, &p, plain_shared_);
@@ -353,17 +370,10 @@ Stmt GpuTileLowerer::LowerPipelinedTma(const ForNode* n, const std::vector<const
     bytes += p.bytes;
     stage_[c->dst.buffer.get()] = Mod(global(ko - mn), s);
     managed.push_back(MapBuffer(c->dst.buffer));
-    mcast.push_back(may_multicast && SameInCluster(c->src, ko));
   }
+  const std::vector<bool> mcast = MulticastCopies(n, producers);
   const bool any_mcast = std::find(mcast.begin(), mcast.end(), true) != mcast.end();
-  for (size_t i = 0; i < producers.size(); ++i)
-    if (mcast[i])
-      ctx_.info->choices.push_back(
-          Loc(producers[i]->span) + ": T.copy " + producers[i]->src.buffer->name + " -> " +
-          producers[i]->dst.buffer->name + ": TMA multicast to the cluster's " + std::to_string(csize) +
-          " blocks (every block copies the same tile: its indices read no block index the cluster spans); "
-          "rank 0 "
-          "issues it with .multicast::cluster, each stage is refilled after a cluster barrier");
+  const int64_t csize = cluster_[0] * cluster_[1] * cluster_[2];
   ctx_.info->choices.push_back(Loc(sp) + ": T.Pipelined: " + std::to_string(s) + "-stage TMA pipeline (" +
                                std::to_string(producers.size()) + " copies, " + std::to_string(bytes) +
                                " bytes per stage, prefetched " + std::to_string(s - 1) +

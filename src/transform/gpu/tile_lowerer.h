@@ -165,6 +165,10 @@ class GpuTileLowerer : public IRMutator {
   // whether every block of the cluster copies the same tile: its indices read only `loop_var`, the block
   // variables of the grid axes the cluster does not span, and constants
   bool SameInCluster(const Region& r, const Var& loop_var) const;
+  // Which of a pipeline's producer copies are multicast to the cluster (all false when the loop may not be:
+  // lower_tma.cc), each said in the choice table; `cluster_tail_`: a cluster barrier ends the kernel
+  std::vector<bool> MulticastCopies(const ForNode* n, const std::vector<const CopyNode*>& producers);
+  bool cluster_tail_ = false;
   bool multicast_used_ = false;  // the kernel has one: its TMA barriers are initialised across the cluster
   Expr TmaPanel(const Region& r, const TmaPlan& p, int64_t q);  // &shared region at panel q (+ alignment fact)
   Stmt LowerPipelinedTma(const ForNode* n, const std::vector<const CopyNode*>& producers,
@@ -177,7 +181,7 @@ class GpuTileLowerer : public IRMutator {
   const ForNode* WsCandidate(const Stmt& kbody, std::string* why) const;  // the loop that may be split
   Stmt LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
                         const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers, int64_t stages,
-                        int64_t bytes);
+                        int64_t bytes, const std::vector<bool>& multicast);
   Stmt WsSplitKernel(const Stmt& body);  // if (tx < T) { body (consumers) } else { producer }
   Stmt ws_producer_;      // the producer thread's loop (WsSplitKernel adds the loops around it)
   Stmt ws_producer_dec_;  // the producer warp group's setmaxnreg.dec (or null)

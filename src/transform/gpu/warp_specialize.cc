@@ -278,16 +278,24 @@ const ForNode* GpuTileLowerer::WsCandidate(const Stmt& kbody, std::string* why) 
 }
 
 Stmt GpuTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const CopyNode*>& producers,
-                                       const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers,
-                                       int64_t s, int64_t bytes) {
+                                      const std::vector<TmaPlan>& plans, const std::vector<Stmt>& consumers,
+                                      int64_t s, int64_t bytes, const std::vector<bool>& multicast) {
   Var ko = n->var;
   Expr mn = VisitExpr(n->min), ext = VisitExpr(n->extent);
   const Span& sp = n->span;
   Buffer full = TmaBarriers(s, sp);
   // "empty": every consumer thread arrives once it no longer reads the stage.
   Buffer empty = Scratch("ws_empty", DataType::UInt(64), s, Scope::kShared);
+  // With multicast copies (MulticastCopies, lower_tma.cc): rank 0 of the cluster issues them into every
+  // block, so its 'empty' barriers count the consumers of every block (the others arrive remotely as well as
+  // on their own); the barriers are initialised across the cluster and a cluster barrier ends the kernel.
+  const bool mc = std::find(multicast.begin(), multicast.end(), true) != multicast.end();
+  const int64_t csize = cluster_[0] * cluster_[1] * cluster_[2];
+  Expr rank = Call(DataType::Int(32), "tl.cluster_ctarank", {});
+  Expr empty_count = mc ? C(T_) + Cast(DataType::Int(32), Eq(rank, C(0))) * C(T_ * (csize - 1)) : C(T_);
   for (int64_t i = 0; i < s; ++i)
-    tma_inits_.push_back(Call0("tl.mbarrier_init", {Load(empty, {C(i)}), C(T_)}, sp));
+    tma_inits_.push_back(Call0("tl.mbarrier_init", {Load(empty, {C(i)}), empty_count}, sp));
+  if (mc) multicast_used_ = cluster_tail_ = true;
   // A pipeline inside another loop numbers its iterations across runs, so that stages and barrier phases
   // continue: iteration k of a run is g = base + k, base a register counter (the producer thread and each
   // consumer thread advance their own copy by the run's extent).
@@ -312,7 +320,13 @@ Stmt GpuTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const 
   Expr fb = Load(full, {st});
   issue.push_back(Call0("tl.mbarrier_arrive_expect_tx", {fb, C(bytes)}, sp));
   std::vector<Stmt> copies;
-  for (size_t i = 0; i < producers.size(); ++i) copies.push_back(TmaIssue(producers[i], plans[i], fb));
+  for (size_t i = 0; i < producers.size(); ++i) {
+    Stmt cp = TmaIssue(producers[i], plans[i], fb);
+    if (multicast[i])
+      cp = If(Eq(rank, C(0)), AttrStmt(nullptr, "tl.tma_multicast", Int((int64_t{1} << csize) - 1), cp, sp),
+              nullptr, sp);
+    copies.push_back(cp);
+  }
   // (the loop's lets that the copies' sources use, computed again here: lower_copy_pipeline.cc)
   auto with_lets = [&](Stmt s) {
     for (auto l = ws_lets_.rbegin(); l != ws_lets_.rend(); ++l) s = Let((*l)->var, VisitExpr((*l)->value), s, sp);
@@ -340,7 +354,12 @@ Stmt GpuTileLowerer::LowerPipelinedWs(const ForNode* n, const std::vector<const 
   for (auto* c : producers) stage_.erase(c->dst.buffer.get());
   Expr g = base ? Expr(gu) : global(Expr(k));
   auto release = [&](const Expr& iter) {
-    return Call0("tl.mbarrier_arrive", {Load(empty, {Simplify(Mod(iter, s))})}, sp);
+    Expr e = Load(empty, {Simplify(Mod(iter, s))});
+    Stmt own = Call0("tl.mbarrier_arrive", {e}, sp);
+    if (!mc) return own;
+    return Seq({own, If(Binary(BinaryOp::kNE, rank, C(0)), Call0("tl.mbarrier_arrive_cluster", {e, C(0)}, sp),
+                        nullptr, sp)},
+               sp);
   };
   // Test hook: overlapped consumers release the stage while its wgmma may still read it.
   const bool early = rel.lag == 1 && ctx_.opt.test_ws_early_release;
