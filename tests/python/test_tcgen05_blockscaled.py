@@ -28,15 +28,16 @@ def _rng():
 
 
 def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transpose_B=False, pair=False,
-               stages=2, gran=128, out_tile=False, annotate=False):
+               stages=2, gran=128, out_tile=False, annotate=False, bK=128):
     """C (float32) = sum over K groups of (A * sa) @ (B * sb), 128 x bN tiles (bN = 128; a pair: 256 x 256, each
     block its 128 rows of A and 128 of B's columns, both blocks all 256 scale words of B). The branch of warp 1 is
     written `warp == 1` (warp = tx // 32), as TileLang's examples do."""
-    bM, bK = 128, 128
+    bM = 128
     bN = 256 if pair else 128
     nb = bN // 2 if pair else bN
     kg = (K // gran + 3) // 4  # scale words per row
-    period = gran * 4 // bK    # k tiles a scale word lasts
+    period = max(1, gran * 4 // bK)  # k tiles a scale word lasts
+    W = max(1, bK // (gran * 4))     # scale words a row a k tile (word groups copied with it)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), a_dtype), B: T.Tensor((N, K) if transpose_B else (K, N), b_dtype),
@@ -44,11 +45,11 @@ def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transp
         with T.ClusterKernel(M // bM, N // bN, threads=128, cluster_dims=2 if pair else 1) as (bx, by):
             A_s = T.alloc_shared((stages, bM, bK), a_dtype)
             B_s = T.alloc_shared((stages, nb, bK) if transpose_B else (stages, bK, nb), b_dtype)
-            SFA_s = T.alloc_shared((stages, bM), "uint32")
-            SFB_s = T.alloc_shared((stages, bN), "uint32")
+            SFA_s = T.alloc_shared((stages, W * bM), "uint32")
+            SFB_s = T.alloc_shared((stages, W * bN), "uint32")
             acc = T.alloc_tmem([bM, bN], "float32")
-            sfa_t = T.alloc_tmem([bM, 4], "uint32")
-            sfb_t = T.alloc_tmem([bM, bN // 32], "uint32")
+            sfa_t = T.alloc_tmem([bM, 4 * W], "uint32")
+            sfb_t = T.alloc_tmem([bM, W * bN // 32], "uint32")
             out = T.alloc_fragment((bM, bN), "float32")
             C_s = T.alloc_shared((bM, bN), "float32") if out_tile else None
             loaded = T.alloc_barrier([32] * stages)
@@ -72,9 +73,12 @@ def mxfp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", transp
                     else:
                         T.tma_copy(B[k * bK:(k + 1) * bK, col:col + nb], B_s[s, :, :], barrier=loaded[s])
                     if k % period == 0:
-                        g = k // period
-                        T.tma_copy(SFA[g * M + bx * bM:g * M + (bx + 1) * bM], SFA_s[s, :], barrier=loaded[s])
-                        T.tma_copy(SFB[g * N + by * bN:g * N + (by + 1) * bN], SFB_s[s, :], barrier=loaded[s])
+                        for w in T.unroll(W):
+                            g = k // period * W + w
+                            T.tma_copy(SFA[g * M + bx * bM:g * M + (bx + 1) * bM], SFA_s[s, w * bM:(w + 1) * bM],
+                                       barrier=loaded[s])
+                            T.tma_copy(SFB[g * N + by * bN:g * N + (by + 1) * bN], SFB_s[s, w * bN:(w + 1) * bN],
+                                       barrier=loaded[s])
                     T.mbarrier_arrive(loaded[s])
             elif warp == 1 and rank == 0:
                 for k in T.serial(n_k):
@@ -153,6 +157,26 @@ def test_mxfp8_gemm_in_the_emulator(M, N, K, a_dtype, b_dtype, transpose_B, pair
     grp = "2" if pair else "1"
     assert f"tcgen05.mma.cta_group::{grp}.kind::mxf8f6f4.block_scale.scale_vec::1X" in text, text
     assert f"tcgen05.cp.cta_group::{grp}.32x128b.warpx4" in text and "issued by thread 32 of its branch" in text, text
+
+
+def test_scale_words_of_several_groups_a_tile():
+    """Granularity 32 with 256-value K tiles: a tile takes two scale words a row (word groups copied as two chunks);
+    step s of tile k reads group ((k_start + 32 s) / 128) % 2 at columns 4 q .. (A) and 4 q .. (B, 128 columns),
+    byte ((k_start + 32 s) / 32) % 4 of it. Before, every step read the first group (a wrong result, said
+    nowhere)."""
+    rng = _rng()
+    M, N, K, gran = 128, 128, 512, 32
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((N, K)).astype(ml_dtypes.float8_e4m3fn)
+    sfa8 = rng.integers(121, 133, (M, K // gran)).astype(np.uint8)
+    sfb8 = rng.integers(121, 133, (N, K // gran)).astype(np.uint8)
+    k = tilelang.compile(mxfp8_gemm(M, N, K, transpose_B=True, gran=gran, bK=256), target=SM100A,
+                         execution_backend="emulator")
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, True, gran)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    assert "of word group ((k_start + 32 s) / 128) % 2 of A's" in "\n".join(k.choices)
 
 
 def test_a_wrong_scale_byte_changes_the_result():

@@ -341,10 +341,20 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                         (type(g->B.buffer->dtype, g->PaddedType(true)) << 10) | (int64_t(a_mn) << 15) |
                         (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((MM >> 4) << 24);
   const std::string kind = nvf4 ? "mxf4nvf4" : scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
-  // NVFP4: a scale word (four UE4M3 bytes, 16 values each) serves one k64 step whole; the steps of the gemm
-  // take word groups 0 .. W - 1 of what T.tcgen05_cp_warpx4 copied (group q of A at columns 4 q .., of B at N
-  // / 32 q ..: the chunks of the group-major words in order)
-  const int64_t W = nvf4 ? K / ks : 1;
+  // A scale word holds 4 groups' scales, 4 g K values (g the granularity; NVFP4: one k64 step whole). A gemm
+  // of K values covering W > 1 words a row takes word groups 0 .. W - 1 of what T.tcgen05_cp_warpx4 copied
+  // (group q of A at columns q M / 32 .., of B at q N / 32 ..: the chunks of the group-major words in order);
+  // a gemm inside one word (W = 1) its byte of the word group copied last. Step s reads group ((k_start + kv
+  // s) / 4 g) % W.
+  const int64_t kv = nvf4 ? 64 : 32, Kv = nvf4 ? 2 * K : K;  // K values a step, of the gemm
+  auto words = [&](int64_t gran, const char* which) {
+    const int64_t w = 4 * gran;
+    if (Kv >= w ? Kv % w : w % Kv)
+      bad(std::string("the gemm's K (") + std::to_string(Kv) + " values) and a scale word of " + which +
+          " (4 x " + std::to_string(gran) + " = " + std::to_string(w) + " values) must divide one another");
+    return Kv >= w ? Kv / w : int64_t{1};
+  };
+  const int64_t Wa = scaled ? words(g->gran_a, "A") : 1, Wb = scaled ? words(g->gran_b, "B") : 1;
   // The scale factors (T.tcgen05_cp_warpx4's layout): rows m of A at column m / 32 of SFA (each block its own
   // 128), columns n of B at column n / 32 of SFB (all N of the instruction in each block).
   Expr sfa_addr, sfb_addr;
@@ -352,9 +362,9 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     int64_t na = 0, nb = 0;
     const Expr ca = TmemRegionColumn(L, g->SFA, &na, "the scale factors of A", sp);
     const Expr cb = TmemRegionColumn(L, g->SFB, &nb, "the scale factors of B", sp);
-    if (na < W * M / 32 || nb < W * N / 32)
-      bad("the scale factors need " + std::to_string(W * M / 32) + " columns of tensor memory for A ('" +
-          g->SFA.buffer->name + "' has " + std::to_string(na) + ") and " + std::to_string(W * N / 32) +
+    if (na < Wa * M / 32 || nb < Wb * N / 32)
+      bad("the scale factors need " + std::to_string(Wa * M / 32) + " columns of tensor memory for A ('" +
+          g->SFA.buffer->name + "' has " + std::to_string(na) + ") and " + std::to_string(Wb * N / 32) +
           " for B ('" + g->SFB.buffer->name + "' has " + std::to_string(nb) +
           "): one 32-bit column a 32 rows or columns");
     sfa_addr = Simplify(TmemBase(g->SFA.buffer) + Cast(DataType::UInt(32), ca));
@@ -373,18 +383,17 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                                                Binary(BinaryOp::kEQ, clear, IntImm(DataType::Bool(), 0))));
   std::vector<Expr> margs{Simplify(TmemBase(g->C.buffer) + Cast(DataType::UInt(32), c_col)), dA, dB,
                           U32(idesc), Simplify(enable)};
-  if (nvf4) {
-    // the word group of step kk: ((k_start + 64 kk) / 64) % W (scale ids 0: the whole word)
-    Expr q = Cast(DataType::UInt(32), Mod(Div(L.VisitExpr(g->k_start), 64) + Expr(kk), W));
-    margs.push_back(Simplify(sfa_addr + q * U32(M / 32)));
-    margs.push_back(Simplify(sfb_addr + q * U32(N / 32)));
-  } else if (scaled) {
-    // the byte of each scale word this k32 step takes: K group (k_start + 32 kk) / granularity, four a word
-    Expr ks0 = L.VisitExpr(g->k_start) + k0;
-    auto id = [&](int64_t gran) { return Cast(DataType::UInt(32), Mod(Div(ks0, gran), 4)); };
-    margs[3] = Simplify(U32(idesc) + id(g->gran_b) * U32(16) + id(g->gran_a) * U32(int64_t{1} << 29));
-    margs.push_back(sfa_addr);
-    margs.push_back(sfb_addr);
+  if (scaled) {
+    Expr kvs = L.VisitExpr(g->k_start) + Expr(kk) * C(kv);  // the step's first K value
+    auto group = [&](int64_t gran, int64_t w) {
+      return w == 1 ? U32(0) : Cast(DataType::UInt(32), Mod(Div(kvs, 4 * gran), w));
+    };
+    if (!nvf4) {  // the byte of each scale word this k32 step takes: K group (k_start + 32 kk) / granularity
+      auto id = [&](int64_t gran) { return Cast(DataType::UInt(32), Mod(Div(kvs, gran), 4)); };
+      margs[3] = Simplify(U32(idesc) + id(g->gran_b) * U32(16) + id(g->gran_a) * U32(int64_t{1} << 29));
+    }  // (NVFP4: scale ids 0, the whole word)
+    margs.push_back(Simplify(sfa_addr + group(g->gran_a, Wa) * U32(M / 32)));
+    margs.push_back(Simplify(sfb_addr + group(g->gran_b, Wb) * U32(N / 32)));
   }
   std::vector<Stmt> issue{
       Call0("tl.tcgen05_fence_after_thread_sync", {}, sp),
@@ -422,11 +431,16 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
       (nvf4 ? "; UE4M3 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
                   "', a word (4 x 16 values) a row or column at step s, word group ((k_start + 64 s) / 64) "
                   "% " +
-                  std::to_string(W)
+                  std::to_string(Wa)
        : scaled
            ? "; E8M0 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
                  "', byte ((k_start + 32 s) / " + std::to_string(g->gran_a) +
-                 ") % 4 of A's, ((k_start + 32 s) / " + std::to_string(g->gran_b) + ") % 4 of B's at step s"
+                 ") % 4 of A's, ((k_start + 32 s) / " + std::to_string(g->gran_b) + ") % 4 of B's at step s" +
+                 (Wa > 1 || Wb > 1
+                      ? ", of word group ((k_start + 32 s) / " + std::to_string(4 * g->gran_a) + ") % " +
+                            std::to_string(Wa) + " of A's, ((k_start + 32 s) / " +
+                            std::to_string(4 * g->gran_b) + ") % " + std::to_string(Wb) + " of B's"
+                      : std::string())
            : "") +
       (in_branch ? "; issued by thread " + std::to_string(L.ws_leader_ + L.region_.lo) + " of its branch"
                  : "") +
