@@ -512,7 +512,7 @@ def test_tma_multicast_code():
 
 
 
-def cluster_gemm(M, N, K, cluster, guard=False, bM=64, bN=64, bK=64):
+def cluster_gemm(M, N, K, cluster, guard=False, bM=64, bN=64, bK=64, nest=False):
     """The reference GEMM in a cluster: blocks of a cluster along x share A's tiles (they differ in bx only), along
     y B's."""
 
@@ -523,7 +523,14 @@ def cluster_gemm(M, N, K, cluster, guard=False, bM=64, bN=64, bK=64):
             B_s = T.alloc_shared((bK, bN), "float16")
             C_l = T.alloc_fragment((bM, bN), "float32")
             T.clear(C_l)
-            if guard:  # under an `if`: a block may skip the loop, so no cluster barrier in it
+            if nest:  # inside a loop run once by even blocks, twice by odd ones: no cluster barrier in it
+                for r in T.serial(1 + bx % 2):
+                    T.clear(C_l)
+                    for ko in T.Pipelined(K // bK, num_stages=3):
+                        T.copy(A[by * bM, ko * bK], A_s)
+                        T.copy(B[ko * bK, bx * bN], B_s)
+                        T.gemm(A_s, B_s, C_l)
+            elif guard:  # under an `if`: a block may skip the loop, so no cluster barrier in it
                 if by * bM < M - 100:
                     for ko in T.Pipelined(K // bK, num_stages=3):
                         T.copy(A[by * bM, ko * bK], A_s)
@@ -579,3 +586,14 @@ def test_automatic_multicast_code_and_where_it_is_not_chosen():
     g = tilelang.compile(cluster_gemm(1024, 1024, 1024, (2, 1, 1), guard=True), target="cuda -arch=sm_90")
     assert not [x for x in g.choices if "TMA multicast to the cluster's" in x]
     assert ".multicast::cluster" not in g.get_ptx()
+    # inside a loop whose trip count differs between the blocks of a cluster: runs (no deadlock), no multicast
+    M = N = K = 128
+    n = tilelang.compile(cluster_gemm(M, N, K, (2, 1, 1), nest=True), target="cuda -arch=sm_90",
+                         execution_backend="emulator")
+    assert not [x for x in n.choices if "TMA multicast to the cluster's" in x]
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    n(a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3, atol=1e-3)

@@ -63,7 +63,9 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   conditional_loops_.clear();
   bound_vars_.clear();
   {
-    struct V : IRVisitor {  // serial loops under an `if` or a `while`
+    // serial loops under an `if`, a `while` or a loop whose bounds may differ between the blocks of a cluster
+    struct V : IRVisitor {
+      const GpuTileLowerer* L;
       std::set<const StmtNode*>* out;
       std::set<const VarNode*>* bound;
       int depth = 0;
@@ -78,11 +80,16 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
         IRVisitor::VisitLet(n);
       }
       void VisitFor(const ForNode* n) override {
-        bound->insert(n->var.get());
         if (depth) out->insert(n);
+        // (before its variable is bound: bounds reading an outer loop's variable count as differing)
+        const bool differ = !L->SameInCluster(Region{nullptr, {Range{n->min, n->extent}}}, Var());
+        bound->insert(n->var.get());
+        depth += differ;
         IRVisitor::VisitFor(n);
+        depth -= differ;
       }
     } v;
+    v.L = this;
     v.out = &conditional_loops_;
     v.bound = &bound_vars_;
     v.VisitStmt(n->body);

@@ -157,7 +157,8 @@ class GpuTileLowerer : public IRMutator {
                        int64_t expect_scale);
   int64_t multicast_ = 0;        // T.copy_cluster(..., cluster_mask=): the mask of the copy being lowered
   // Automatic TMA multicast (lower_tma.cc): the kernel's cluster dims, its block variables, and the serial
-  // loops under an `if` (whose blocks may not all run them: no cluster barrier there)
+  // loops under an `if`, a `while` or a loop whose bounds may differ between blocks (the blocks of a cluster
+  // may not run them alike: no cluster barrier there)
   std::array<int64_t, 3> cluster_{1, 1, 1};
   std::vector<Var> block_vars_;
   std::set<const StmtNode*> conditional_loops_;
