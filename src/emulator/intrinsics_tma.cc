@@ -133,27 +133,15 @@ Executor::TmaDecoded Executor::TmaMapOf(const CallNode* map, Mem& g) {
       Report("misaligned", 0, [&] {
         return "the tensor map of '" + g.buf->name + "' needs a 16-byte aligned global address";
       });
+    // (16U4_ALIGN16B / 16U6_ALIGN16B over packed fp4 / fp6: the innermost dim counts values)
     std::vector<int64_t> shape = g.shape;
-    if (format) {  // 16U4_ALIGN16B / 16U6_ALIGN16B over packed fp4 / fp6: the innermost dim counts values
-      shape.back() = format == 1 ? shape.back() * 2 : shape.back() * 4 / 3;
-      int64_t dims[5] = {}, strides[5] = {}, b0[5] = {bx.back()};
-      int64_t stride = 1;
-      const int r = static_cast<int>(shape.size());
-      for (int i = 0; i < r; ++i) {
-        dims[i] = shape[static_cast<size_t>(r - 1 - i)];
-        strides[i] = stride;
-        stride *= i == 0 ? (format == 1 ? dims[i] / 2 : dims[i] * 3 / 4) : dims[i];
-      }
-      const std::string why = Fp4MapProblem(g.data, r, dims, strides, b0);
-      if (!why.empty())
-        TL_USER_ERROR(kArgument, stmt_ ? stmt_->span : Span{}, "the TMA copy of fp4 tensor '", g.buf->name,
-                      "' (format ", format == 1 ? "16U4_ALIGN16B" : "16U6_ALIGN16B",
-                      ") cannot be encoded: ", why, " (cuTensorMapEncodeTiled refuses it on a GPU)");
-    }
-    it = tma_->maps
-             .emplace(map,
-                      Encode(g.data, shape, g.esize, bx, static_cast<int>(swizzle), static_cast<int>(format)))
-             .first;
+    if (format) shape.back() = format == 1 ? shape.back() * 2 : shape.back() * 4 / 3;
+    MapImage img = Encode(g.data, shape, g.esize, bx, static_cast<int>(swizzle), static_cast<int>(format));
+    const std::string why = PackedMapProblem(img);
+    if (!why.empty())
+      TL_USER_ERROR(kArgument, stmt_ ? stmt_->span : Span{}, "the TMA copy of tensor '", g.buf->name, "' ",
+                    why);
+    it = tma_->maps.emplace(map, img).first;
   }
   // The instruction's side: everything from the image.
   const MapImage& img = it->second;

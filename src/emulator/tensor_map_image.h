@@ -95,16 +95,24 @@ inline bool DecodeTensorMap(const MapImage& img, DecodedTensorMap* d) {
   return true;
 }
 
-/// The driver's rules for a 16U4_ALIGN16B / 16U6_ALIGN16B map (cuTensorMapEncodeTiled): "" when met. dims and
-/// strides innermost first (strides[0] unused), in values along dims[0] and bytes for the strides.
-inline std::string Fp4MapProblem(const uint8_t* base, int r, const int64_t* dims, const int64_t* strides,
-                                 const int64_t* box) {
-  if (reinterpret_cast<uintptr_t>(base) % 32) return "the tensor's address is not 32-byte aligned";
-  if (dims[0] % 128) return "its rows are " + std::to_string(dims[0]) + " values, not a multiple of 128";
-  for (int i = 1; i < r; ++i)
-    if (strides[i] % 32) return "a stride is " + std::to_string(strides[i]) + " bytes, not a multiple of 32";
-  if (box[0] != 128) return "the box is " + std::to_string(box[0]) + " values wide, not 128";
-  return "";
+/// The driver's rules for a map of a packed format (16U4_ALIGN16B / 16U6_ALIGN16B; cuTensorMapEncodeTiled):
+/// "" when met or the image has no such format, else "(format ...) cannot be encoded: <the rule>".
+inline std::string PackedMapProblem(const MapImage& img) {
+  DecodedTensorMap d;
+  if (!DecodeTensorMap(img, &d) || !d.format) return "";
+  std::string why;
+  if (reinterpret_cast<uintptr_t>(d.base) % 32)
+    why = "the tensor's address is not 32-byte aligned";
+  else if (d.dims[0] % 128)
+    why = "its rows are " + std::to_string(d.dims[0]) + " values, not a multiple of 128";
+  else if (d.bx[0] != 128)
+    why = "the box is " + std::to_string(d.bx[0]) + " values wide, not 128";
+  for (int i = 1; i < d.r && why.empty(); ++i)
+    if (d.strides[i] % 32)
+      why = "a stride is " + std::to_string(d.strides[i]) + " bytes, not a multiple of 32";
+  if (why.empty()) return "";
+  return std::string("(format ") + (d.format == 1 ? "16U4_ALIGN16B" : "16U6_ALIGN16B") +
+         ") cannot be encoded: " + why + " (cuTensorMapEncodeTiled refuses it on a GPU)";
 }
 
 /// Where slot x (a value index of the box's row, from the map's innermost coordinate) of a copy with a packed

@@ -246,18 +246,11 @@ void BindCompile(nb::module_& m) {
           emu::MapImage img = emu::EncodeTensorMap(
               static_cast<const uint8_t*>(a.data), TensorMapDims(k.launch, tm, args, sv),
               std::max(1, tm.dtype.bits() / 8), tm.box, tm.swizzle_bytes, tm.dtype, tm.format);
-          if (tm.format) {  // the driver's rules for 16U4_ALIGN16B / 16U6_ALIGN16B, which a GPU launch meets
-                            // there
-            emu::DecodedTensorMap d;
-            emu::DecodeTensorMap(img, &d);
-            const std::string why = emu::Fp4MapProblem(d.base, d.r, d.dims, d.strides, d.bx);
-            if (!why.empty())
-              throw UserError(ErrorKind::kArgument,
-                              "the TMA copy of fp4 " + k.launch.Label(static_cast<size_t>(tm.param)) +
-                                  (tm.format == 1 ? " (format 16U4_ALIGN16B)" : " (format 16U6_ALIGN16B)") +
-                                  " cannot be encoded: " + why +
-                                  " (cuTensorMapEncodeTiled refuses it on a GPU)");
-          }
+          // (the driver's rules for the packed formats, which a GPU launch meets there)
+          const std::string why = emu::PackedMapProblem(img);
+          if (!why.empty())
+            throw UserError(ErrorKind::kArgument,
+                            "the TMA copy of " + k.launch.Label(static_cast<size_t>(tm.param)) + " " + why);
           L.blobs[L.params.size()] = std::vector<uint8_t>(img.b, img.b + sizeof(img.b));
           L.params.push_back(0);
         }

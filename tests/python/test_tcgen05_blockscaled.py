@@ -130,6 +130,17 @@ def reference(a, b, sfa8, sfb8, transpose_B, gran):
     return (a.astype(np.float64) * sa) @ (bk * sb).T
 
 
+def run_scaled(prog, a, b, sfa8, sfb8, gran, transpose_B=True):
+    """Compiles `prog` (a block-scaled gemm: A, B, the packed scale words, C) for sm_100a, runs it in the emulator
+    (and its PTX twin) and compares C with the float64 reference; returns the choice table."""
+    k = tilelang.compile(prog, target=SM100A, execution_backend="emulator")
+    c = np.full((a.shape[0], b.shape[0] if transpose_B else b.shape[1]), np.nan, np.float32)
+    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
+    ref = reference(a, b, sfa8, sfb8, transpose_B, gran)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    return "\n".join(k.choices)
+
+
 @pytest.mark.parametrize("M,N,K,a_dtype,b_dtype,transpose_B,pair", [
     (128, 128, 1024, "float8_e4m3fn", "float8_e4m3fn", False, False),   # two scale words a row
     (256, 256, 640, "float8_e5m2", "float8_e4m3fn", True, False),       # 5 K groups: the last word's bytes 1-3 unused
@@ -147,13 +158,7 @@ def test_mxfp8_gemm_in_the_emulator(M, N, K, a_dtype, b_dtype, transpose_B, pair
     sfb8 = rng.integers(121, 133, (N, ng)).astype(np.uint8)
     sfa8[:, K // gran:] = 255
     sfb8[:, K // gran:] = 255
-    c = np.full((M, N), np.nan, np.float32)
-    k = tilelang.compile(mxfp8_gemm(M, N, K, a_dtype, b_dtype, transpose_B, pair), target=SM100A,
-                         execution_backend="emulator")
-    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
-    ref = reference(a, b, sfa8, sfb8, transpose_B, gran)
-    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
-    text = "\n".join(k.choices)
+    text = run_scaled(mxfp8_gemm(M, N, K, a_dtype, b_dtype, transpose_B, pair), a, b, sfa8, sfb8, gran, transpose_B)
     grp = "2" if pair else "1"
     assert f"tcgen05.mma.cta_group::{grp}.kind::mxf8f6f4.block_scale.scale_vec::1X" in text, text
     assert f"tcgen05.cp.cta_group::{grp}.32x128b.warpx4" in text and "issued by thread 32 of its branch" in text, text
@@ -170,13 +175,8 @@ def test_scale_words_of_several_groups_a_tile():
     b = rng.standard_normal((N, K)).astype(ml_dtypes.float8_e4m3fn)
     sfa8 = rng.integers(121, 133, (M, K // gran)).astype(np.uint8)
     sfb8 = rng.integers(121, 133, (N, K // gran)).astype(np.uint8)
-    k = tilelang.compile(mxfp8_gemm(M, N, K, transpose_B=True, gran=gran, bK=256), target=SM100A,
-                         execution_backend="emulator")
-    c = np.full((M, N), np.nan, np.float32)
-    k(a, b, pack_scales(sfa8), pack_scales(sfb8), c)
-    ref = reference(a, b, sfa8, sfb8, True, gran)
-    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
-    assert "of word group ((k_start + 32 s) / 128) % 2 of A's" in "\n".join(k.choices)
+    text = run_scaled(mxfp8_gemm(M, N, K, transpose_B=True, gran=gran, bK=256), a, b, sfa8, sfb8, gran)
+    assert "of word group ((k_start + 32 s) / 128) % 2 of A's" in text
 
 
 def test_a_wrong_scale_byte_changes_the_result():

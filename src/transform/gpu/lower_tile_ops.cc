@@ -62,7 +62,7 @@ Stmt GpuTileLowerer::VisitKernel(const Stmt& s, const KernelNode* n) {
   block_vars_ = n->block_vars;
   conditional_loops_.clear();
   bound_vars_.clear();
-  {
+  if (cluster_[0] * cluster_[1] * cluster_[2] > 1) {  // (what automatic multicast needs: clusters only)
     // serial loops under an `if`, a `while` or a loop whose bounds may differ between the blocks of a cluster
     struct V : IRVisitor {
       const GpuTileLowerer* L;
