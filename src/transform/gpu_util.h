@@ -28,6 +28,18 @@ inline bool IsFp8(DataType t) {
 /// The input-type part of a tensor-core instruction's name for A and B dtypes (PTX ISA spelling):
 /// "f16", "bf16", "s8" (mma.sync's signed 8-bit integers), or "<a>_<b>" for fp8 (e4m3 / e5m2, which mma and
 /// wgmma let A and B mix) and, with `int8_pairs` (wgmma), for 8-bit integers (s8 / u8, mixed too).
+// The PTX name of an operand type of the kind::f8f6f4 / kind::mxf8f6f4 MMAs ("" for any other type)
+inline std::string F8F6F4Name(DataType t) {
+  switch (t.code()) {
+    case DataType::Code::kFloat8E4M3: return "e4m3";
+    case DataType::Code::kFloat8E5M2: return "e5m2";
+    case DataType::Code::kFloat6E3M2: return "e3m2";
+    case DataType::Code::kFloat6E2M3: return "e2m3";
+    case DataType::Code::kFloat4E2M1: return "e2m1";
+    default: return "";
+  }
+}
+
 inline std::string MmaAbName(DataType a, DataType b, bool int8_pairs = false) {
   if (IsFp8(a) && IsFp8(b)) {
     auto n = [](DataType t) { return t.code() == DataType::Code::kFloat8E4M3 ? "e4m3" : "e5m2"; };

@@ -281,6 +281,123 @@ TEST(PtxEmu, MmaBlockScaledMxf8HandWorked) {
   EXPECT_EQ(out[4 * 13 + 3], 24.5f);
 }
 
+// mma.sync.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0 (PTX ISA 9.7.14.3:
+// with .scale_vec::2X a byte pair of the scale word scales a row, byte-id 0 the lower pair and 2 the upper;
+// the m16n8k64 .e2m1 fragments as above). A[m][k] = 1 (code 2) where k % 32 == m, else 0, so D[m][n] = C +
+// sum_j sa[m][j] sb[n][j] B[m + 32 j][n], B[k][n] the e2m1 value of code (3 k + n) % 8. E8M0 scales:
+// sa[m][j] = 2^(j + m % 3), sb[n][j] = 2^-(n % 2) but sb[5][1] = 2^3. Selectors {byte-id 2, thread-id-a 0}
+// and {byte-id 2, thread-id-b 1}: the scales are bytes 2 (k < 32) and 3 (k >= 32) of the words of lanes 4 g
+// (row g), 4 g + 1 (row g + 8) and 4 n + 1 (column n); bytes 0 and 1, and every other lane, hold 0xFF (E8M0
+// NaN), so a wrong byte pair or lane shows.
+TEST(PtxEmu, MmaBlockScaledMxf4TakesTwoScalesAStep) {
+  auto e2m1 = [](int code) {
+    static const double v[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    return v[code];
+  };
+  auto a_code = [](int m, int k) { return k % 32 == m ? 2 : 0; };
+  auto b_code = [](int k, int n) { return (3 * k + n) % 8; };
+  auto sa_exp = [](int m, int j) { return j + m % 3; };
+  auto sb_exp = [](int n, int j) { return n == 5 && j == 1 ? 3 : -(n % 2); };
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + r)] |=
+            static_cast<uint32_t>(a_code(g + 8 * (r % 2), 8 * t + e + 32 * (r / 2))) << (4 * e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(b_code(8 * t + e + 32 * r, g))
+                                                  << (4 * e);
+    uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
+    if (t < 2) {  // thread-id-a 0: lanes 4 g (row g) and 4 g + 1 (row g + 8)
+      const int m = g + 8 * t;
+      sa = 0x0000FFFFu | static_cast<uint32_t>(127 + sa_exp(m, 0)) << 16 |
+           static_cast<uint32_t>(127 + sa_exp(m, 1)) << 24;
+    }
+    if (t == 1)
+      sb = 0x0000FFFFu | static_cast<uint32_t>(127 + sb_exp(g, 0)) << 16 |
+           static_cast<uint32_t>(127 + sb_exp(g, 1)) << 24;
+    in[static_cast<size_t>(l * 8 + 6)] = sa;
+    in[static_cast<size_t>(l * 8 + 7)] = sb;
+  }
+  std::vector<float> out;
+  Result r =
+      RunMma("  mov.u16 %rs1, 2;\n  mov.u16 %rs2, 0;\n  mov.u16 %rs3, 1;\n",
+             "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32"
+             ".ue8m0 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, "
+             "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};",
+             &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
+      double want = 0.5;
+      for (int j = 0; j < 2; ++j)
+        want += std::ldexp(e2m1(b_code(m + 32 * j, n)), sa_exp(m, j) + sb_exp(n, j));
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], static_cast<float>(want)) << l << " " << i;
+    }
+  // lane 22 (g 5, t 2), d3: D[13][5] = 0.5 + 2^(0 + 1 - 1) B[13][5] + 2^(1 + 1 + 3) B[45][5]; codes
+  // (39 + 5) % 8 = 4 (2.0) and (135 + 5) % 8 = 4 (2.0): 0.5 + 2 + 64 = 66.5
+  EXPECT_EQ(out[4 * 22 + 3], 66.5f);
+}
+
+// mma.sync.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0: the 8-bit
+// fragments of mma.m16n8k32 (as above) hold sub-byte values one a byte, an fp4 value in bits 2-5 and an fp6
+// value in bits 0-5 of its byte (CUTLASS's SM120 MMA traits shift e2m1 up by two from ldmatrix's low nibble
+// and leave fp6 alone; the PTX ISA draws these containers only in figures). A = I on its first 16 columns
+// (e2m1 1.0, code 2, byte 0x08), B[k][n] e3m2 1 + ((k + n) % 4) / 4 (codes 0x0C to 0x0F: exponent 3 = bias,
+// two mantissa bits), sa[m] = 2^(m % 4), sb[n] = 2^-(n % 3) in byte 1 ({byte-id 1, thread-id 0}): D[m][n] =
+// 0.5 + 2^(m % 4 - n % 3) (1 + ((m + n) % 4) / 4). Then an A byte left in the low nibble (0x02) and a B byte
+// with bit 6 set are reported.
+TEST(PtxEmu, MmaBlockScaledSubByteContainersOfMxf8f6f4) {
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 4; ++e) {
+        const int m = g + 8 * (r % 2), k = 4 * t + e + 16 * (r / 2);
+        in[static_cast<size_t>(l * 8 + r)] |= (k == m ? 0x08u : 0u) << (8 * e);
+      }
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 4; ++e) {
+        const int k = 4 * t + e + 16 * r;
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(0x0C + (k + g) % 4) << (8 * e);
+      }
+    uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
+    if (t < 2) sa = (sa & ~0x0000FF00u) | static_cast<uint32_t>(127 + (g + 8 * t) % 4) << 8;
+    if (t == 0) sb = (sb & ~0x0000FF00u) | static_cast<uint32_t>(127 - g % 3) << 8;
+    in[static_cast<size_t>(l * 8 + 6)] = sa;
+    in[static_cast<size_t>(l * 8 + 7)] = sb;
+  }
+  const std::string mma =
+      "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e3m2.f32.ue8m0 "
+      "{%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}, {%r7}, {%rs1, %rs2}, "
+      "{%r8}, {%rs1, %rs2};";
+  const std::string ids = "  mov.u16 %rs1, 1;\n  mov.u16 %rs2, 0;\n";
+  std::vector<float> out;
+  Result r = RunMma(ids, mma, &in, &out);
+  EXPECT_EQ(r.total_reports, 0) << Kinds(r);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)],
+                0.5f + std::ldexp(1.0f + static_cast<float>((m + n) % 4) / 4, m % 4 - n % 3))
+          << l << " " << i;
+    }
+  // lane 9 (g 2, t 1), d1: D[2][3] = 0.5 + 2^(2 - 0) (1 + 1 / 4) = 5.5
+  EXPECT_EQ(out[4 * 9 + 1], 5.5f);
+  // lane 0's A register 0 byte 0 holds A[0][0]: as ldmatrix leaves it (0x02) it is not a container
+  std::vector<uint32_t> low = in;
+  low[0] = (low[0] & ~0xFFu) | 0x02u;
+  Result r2 = RunMma(ids, mma, &low, &out);
+  EXPECT_NE(Kinds(r2).find("mma_container"), std::string::npos) << Kinds(r2);
+  std::vector<uint32_t> high = in;
+  high[4] |= 0x40u;  // bit 6 of an e3m2 byte of lane 0's B
+  Result r3 = RunMma(ids, mma, &high, &out);
+  EXPECT_NE(Kinds(r3).find("mma_container"), std::string::npos) << Kinds(r3);
+}
+
 // cvt (PTX ISA 9.7.9.21): f32 -> f16 rounds to nearest even and overflows to infinity; float -> integer
 // rounds as asked and saturates, NaN giving 0; integer narrowing wraps, .sat clamps.
 TEST(PtxEmu, CvtRoundingAndSaturation) {

@@ -395,10 +395,6 @@ def test_targets_without_a_lowering_say_where_it_is():
     with pytest.raises(TileLangUnsupportedError,
                        match=r"block-scaled MMA of sm_120a / sm_121a .*: target cuda -arch=sm_120a; sm_90a has none"):
         tilelang.compile(f, target="cuda -arch=sm_90a", execution_backend="emulator")
-    mxfp4 = blockscaled_gemm(128, 128, 128, 128, 128, 64, at="float4_e2m1fn", bt="float4_e2m1fn")
-    with pytest.raises(TileLangUnsupportedError, match=r"on sm_120a is implemented for NVFP4 .* and MXFP8 .* got A "
-                                                       r"float4_e2m1fn, B float4_e2m1fn \(MXFP4 / MXFP6 with E8M0"):
-        tilelang.compile(mxfp4, target="cuda -arch=sm_120a", execution_backend="emulator")
     g = nvfp4_gemm(128, 128, 128, 128, 128, 128)
     with pytest.raises(TileLangUnsupportedError, match=r"uint32 scale words is NVFP4 \(UE4M3 scales per 16 elements\), which CDNA4's "
                                                        r"scaled MFMAs do not take"):
@@ -674,6 +670,79 @@ def test_mxfp8_is_qmma_sf_on_sm120a():
                          target=SM120A)
     _assert_built(k, "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e5m2.f32.ue8m0",
                   r"\bQMMA\.SF\.16832\.F32\.E4M3\.E5M2\.E8\b")  # E8: ue8m0
+
+
+# ---- MXFP4 (kind::mxf4), MXFP6 and mixed MX operands (kind::mxf8f6f4) on sm_120a --------------------------
+
+@pytest.mark.parametrize("M,N,K,tiles,threads,packed_args", [(200, 136, 256, (128, 64, 128), 128, True),
+                                                             (72, 40, 384, (64, 64, 128), 128, False),
+                                                             (96, 80, 128, (32, 32, 64), 32, True)])
+def test_mxfp4_on_sm120a_is_kind_mxf4(M, N, K, tiles, threads, packed_args):
+    """MXFP4 (fp4 A and B, an E8M0 scale per 32) with both operands K-major on sm_120a: mma.sync m16n8k64
+    kind::mxf4 block_scale scale_vec::2X (a k64 step takes two scales a row), the fp4 tensors and tiles two values
+    a byte as the instruction reads them. Ragged, 1 to 4 warps, arguments packed (int8 [rows, K / 2]) or one a
+    byte (ml_dtypes); both emulators (the PTX one through the test harness) and the CPU against float64 NumPy."""
+    rng = _rng()
+    ca, cb, sa, sb, ref = _mxfp4_nt_inputs(rng, M, N, K)
+    f = mxfp4_nt_gemm(M, N, K, *tiles, threads=threads)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    assert any("mma.sync m16n8k64 kind::mxf4 block_scale scale_vec::2X e2m1 x e2m1 with ue8m0 scales" in ch
+               for ch in k.choices), k.choices
+    for name, what in (("A", "tensor"), ("B", "tensor"), ("A_s", "tile"), ("B_s", "tile")):
+        assert any(f"{what} '{name}' is stored two values a byte" in ch for ch in k.choices), k.choices
+    args = (_packed(ca), _packed(cb)) if packed_args else (ca.view(ml_dtypes.float4_e2m1fn),
+                                                           cb.view(ml_dtypes.float4_e2m1fn))
+    for kern in (k, tilelang.compile(f, target="cpu")):
+        c = np.full((M, N), np.nan, np.float32)
+        kern(*args, sa, sb, c)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("at,bt,g", [("float6_e2m3fn", "float6_e2m3fn", 32),
+                                     ("float6_e3m2fn", "float6_e2m3fn", 64),
+                                     ("float4_e2m1fn", "float8_e4m3fn", 32),
+                                     ("float8_e5m2", "float4_e2m1fn", 128),
+                                     ("float6_e3m2fn", "float4_e2m1fn", 32),
+                                     ("float4_e2m1fn", "float4_e2m1fn", 64)])
+def test_mx_operands_on_sm120a_match_numpy(at, bt, g):
+    """MXFP6, and MXFP4 / MXFP6 / MXFP8 mixed, with B stored [K, N] (tiles one value a byte): mma.sync m16n8k32
+    kind::mxf8f6f4 scale_vec::1X, each value in a byte of its register (fp6 in bits 0-5, fp4 shifted to bits 2-5:
+    the PTX emulator reports any other placement); fp4 with fp4 is kind::mxf4 (2X) from one-a-byte tiles. Scales
+    per 32, 64 and 128 K. Ragged; both emulators against float64 NumPy."""
+    rng = _rng()
+    M, N, K = 72, 100, 256
+    f = blockscaled_gemm(M, N, K, 64, 64, 128, at=at, bt=bt, g=g)
+    a, b, sa, sb, ref = _inputs(rng, M, N, K, at, bt, g)
+    k = tilelang.compile(f, target=SM120A, execution_backend="emulator")
+    names = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2", "float6_e3m2fn": "e3m2", "float6_e2m3fn": "e2m3",
+             "float4_e2m1fn": "e2m1"}
+    want = ("mma.sync m16n8k64 kind::mxf4 block_scale scale_vec::2X" if at == bt == "float4_e2m1fn" else
+            f"mma.sync m16n8k32 kind::mxf8f6f4 block_scale scale_vec::1X {names[at]}.{names[bt]} with ue8m0 scales")
+    assert any(want in ch for ch in k.choices), k.choices
+    c = np.full((M, N), np.nan, np.float32)
+    k(a, b, sa, sb, c)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("at,bt,ptx,sass", [
+    ("float4_e2m1fn", "float4_e2m1fn",
+     "mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
+     r"\bOMMA\.SF\.16864\.F32\.E2M1\.E2M1\.E8\b"),
+    ("float6_e2m3fn", "float6_e3m2fn",
+     "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e3m2.f32.ue8m0",
+     r"\bQMMA\.SF\.16832\.F32\.E2M3\.E3M2\.E8\b"),
+    ("float4_e2m1fn", "float8_e4m3fn",
+     "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e4m3.f32.ue8m0",
+     r"\bQMMA\.SF\.16832\.F32\.E2M1\.E4M3\.E8\b"),
+])
+def test_mx_sub_byte_instructions_on_sm120a(at, bt, ptx, sass):
+    """The PTX holds the block-scaled mma.sync the choice table names; ptxas makes it OMMA.SF.16864 (kind::mxf4)
+    or QMMA.SF.16832 (kind::mxf8f6f4) with E8 (ue8m0) scales and the operand types as declared; no spills."""
+    if at == bt == "float4_e2m1fn":
+        k = tilelang.compile(mxfp4_nt_gemm(256, 256, 512, 128, 128, 128, threads=128), target=SM120A)
+    else:
+        k = tilelang.compile(blockscaled_gemm(256, 256, 512, 128, 128, 128, at=at, bt=bt), target=SM120A)
+    _assert_built(k, ptx, sass)
 
 
 def rowmajor_words(scale_bytes):

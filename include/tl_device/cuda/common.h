@@ -570,68 +570,92 @@ TL_MMA_F8(e5m2, e5m2)
 #undef TL_MMA_F8
 #endif
 
-// D = (A * scale_A) (B * scale_B) + C for one m16n8k64 tile of NVFP4 (sm_120a / sm_121a: mma.sync
-// kind::mxf4nvf4 block_scale scale_vec::4X, e2m1 x e2m1 with ue4m3 scales), float32 accumulators updated in
-// place. `a` / `b`: a lane's 4 / 2 registers of eight e2m1 values (the first in bits 0-3, PTX ISA "Matrix
-// Fragments for mma.m16n8k64"); `sfa` / `sfb`: the lane's scale words, with the selectors {byte-id 0,
-// thread-id TidA / TidB} (templates: instantiated, and assembled, only where used).
-template <int TidA, int TidB>
-__device__ __forceinline__ void mma_m16n8k64_nvf4_packed(float* c, const void* a, const void* b, uint32_t sfa,
-                                                         uint32_t sfb) {
-  const uint32_t* A = static_cast<const uint32_t*>(a);
-  const uint32_t* B = static_cast<const uint32_t*>(b);
-  asm volatile(
-      "mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 "
-      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, {%12,%14};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), "r"(sfb),
-        "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)), "h"(static_cast<uint16_t>(TidB)));
-}
-
-// The same from one code a byte: `a` / `b` hold a lane's 32 / 16 fp4 codes in register order (value 8 r + e
-// is nibble e of register r), packed here.
-template <int TidA, int TidB>
-__device__ __forceinline__ void mma_m16n8k64_nvf4(float* c, const void* a, const void* b, uint32_t sfa,
-                                                  uint32_t sfb) {
-  const unsigned char* p = static_cast<const unsigned char*>(a);
-  const unsigned char* q = static_cast<const unsigned char*>(b);
-  uint32_t A[4] = {0, 0, 0, 0}, B[2] = {0, 0};
-#pragma unroll
-  for (int r = 0; r < 4; ++r)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) A[r] |= static_cast<uint32_t>(p[8 * r + e] & 0xF) << (4 * e);
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-#pragma unroll
-    for (int e = 0; e < 8; ++e) B[r] |= static_cast<uint32_t>(q[8 * r + e] & 0xF) << (4 * e);
-  mma_m16n8k64_nvf4_packed<TidA, TidB>(c, A, B, sfa, sfb);
-}
-
-// D = (A * scale_A) (B * scale_B) + C for one m16n8k32 tile of MXFP8 (sm_120a / sm_121a: mma.sync
-// kind::mxf8f6f4 block_scale scale_vec::1X, e4m3 / e5m2 in any mix with ue8m0 scales), float32 accumulators
-// updated in place. `a` / `b`: a lane's 16 / 8 values in register order (the fragments of mma.m16n8k32 with
-// 8-bit types, four a register), which are its registers' bytes; `sfa` / `sfb`: scale words whose byte 0 is
-// the lane's E8M0 scale (byte-id 0, thread-id TidA / TidB).
-#define TL_MMA_MXF8(TA, TB)                                                                             \
-  template <int TidA, int TidB>                                                                         \
-  __device__ __forceinline__ void mma_m16n8k32_mxf8_##TA##_##TB(float* c, const void* a, const void* b, \
-                                                                uint32_t sfa, uint32_t sfb) {           \
-    const uint32_t* A = static_cast<const uint32_t*>(a);                                                \
-    const uint32_t* B = static_cast<const uint32_t*>(b);                                                \
-    asm volatile(                                                                                       \
-        "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32." #TA "." #TB   \
-        ".f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, "    \
-        "{%12,%14};\n"                                                                                  \
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                \
-        : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), "r"(sfb),         \
-          "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)),                              \
-          "h"(static_cast<uint16_t>(TidB)));                                                            \
+// D = (A * scale_A) (B * scale_B) + C for one m16n8k64 tile of NVFP4 or MXFP4 (sm_120a / sm_121a: mma.sync
+// kind::mxf4nvf4 block_scale scale_vec::4X with ue4m3 scales, kind::mxf4 block_scale scale_vec::2X with ue8m0
+// scales; e2m1 x e2m1), float32 accumulators updated in place. `a` / `b`: a lane's 4 / 2 registers of eight
+// e2m1 values (the first in bits 0-3, PTX ISA "Matrix Fragments for mma.m16n8k64"); `sfa` / `sfb`: the lane's
+// scale words, with the selectors {byte-id 0, thread-id TidA / TidB} (templates: instantiated, and assembled,
+// only where used).
+#define TL_MMA_K64_SCALED(NAME, KIND, STYPE)                                                                \
+  template <int TidA, int TidB>                                                                             \
+  __device__ __forceinline__ void mma_m16n8k64_##NAME##_packed(float* c, const void* a, const void* b,      \
+                                                               uint32_t sfa, uint32_t sfb) {                \
+    const uint32_t* A = static_cast<const uint32_t*>(a);                                                    \
+    const uint32_t* B = static_cast<const uint32_t*>(b);                                                    \
+    asm volatile(                                                                                           \
+        "mma.sync.aligned.m16n8k64.row.col." KIND ".f32.e2m1.e2m1.f32." STYPE                               \
+        " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, {%12,%14};\n"      \
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                    \
+        : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(sfa), "r"(sfb),             \
+          "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)),                                  \
+          "h"(static_cast<uint16_t>(TidB)));                                                                \
+  }                                                                                                         \
+  /* the same from one code a byte: `a` / `b` hold a lane's 32 / 16 fp4 codes in register order (value      \
+     8 r + e is nibble e of register r), packed here */                                                     \
+  template <int TidA, int TidB>                                                                             \
+  __device__ __forceinline__ void mma_m16n8k64_##NAME(float* c, const void* a, const void* b, uint32_t sfa, \
+                                                      uint32_t sfb) {                                       \
+    uint32_t A[4], B[2];                                                                                    \
+    pack_e2m1_registers(static_cast<const unsigned char*>(a), A, 4);                                        \
+    pack_e2m1_registers(static_cast<const unsigned char*>(b), B, 2);                                        \
+    mma_m16n8k64_##NAME##_packed<TidA, TidB>(c, A, B, sfa, sfb);                                            \
   }
-TL_MMA_MXF8(e4m3, e4m3)
-TL_MMA_MXF8(e4m3, e5m2)
-TL_MMA_MXF8(e5m2, e4m3)
-TL_MMA_MXF8(e5m2, e5m2)
-#undef TL_MMA_MXF8
+
+// n registers of eight e2m1 values (the first in bits 0-3) from 8 n codes one a byte (the low nibble)
+__device__ __forceinline__ void pack_e2m1_registers(const unsigned char* p, uint32_t* r, int n) {
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    r[i] = 0;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) r[i] |= static_cast<uint32_t>(p[8 * i + e] & 0xF) << (4 * e);
+  }
+}
+TL_MMA_K64_SCALED(nvf4, "kind::mxf4nvf4.block_scale.scale_vec::4X", "ue4m3")
+TL_MMA_K64_SCALED(mxf4, "kind::mxf4.block_scale.scale_vec::2X", "ue8m0")
+#undef TL_MMA_K64_SCALED
+
+// A .b32 register of kind::mxf8f6f4 (four values, one a byte) from four values as the tiles hold them (one a
+// byte, low bits): 8-bit types as they are, fp6 in bits 0-5, fp4 moved from bits 0-3 to bits 2-5 (the byte
+// containers the MMA reads; CUTLASS's SM120 traits shift e2m1 up by two and leave fp6 and fp8 alone).
+template <int Bits>
+__device__ __forceinline__ uint32_t f8f6f4_register(uint32_t w) {
+  return Bits == 8 ? w : Bits == 6 ? (w & 0x3F3F3F3Fu) : ((w & 0x0F0F0F0Fu) << 2);
+}
+
+// D = (A * scale_A) (B * scale_B) + C for one m16n8k32 tile of MXFP8 / MXFP6 / MXFP4 in any mix (sm_120a /
+// sm_121a: mma.sync kind::mxf8f6f4 block_scale scale_vec::1X with ue8m0 scales), float32 accumulators
+// updated in place. `a` / `b`: a lane's 16 / 8 values in register order (the fragments of mma.m16n8k32 with
+// 8-bit containers, four a register), one a byte; `sfa` / `sfb`: scale words whose byte 0 is the lane's E8M0
+// scale (byte-id 0, thread-id TidA / TidB).
+#define TL_MMA_MXF8F6F4(TA, BA, TB, BB)                                                                     \
+  template <int TidA, int TidB>                                                                             \
+  __device__ __forceinline__ void mma_m16n8k32_mxf8f6f4_##TA##_##TB(float* c, const void* a, const void* b, \
+                                                                    uint32_t sfa, uint32_t sfb) {           \
+    const uint32_t* A = static_cast<const uint32_t*>(a);                                                    \
+    const uint32_t* B = static_cast<const uint32_t*>(b);                                                    \
+    asm volatile(                                                                                           \
+        "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32." #TA "." #TB       \
+        ".f32.ue8m0 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3}, {%10}, {%12,%13}, {%11}, "        \
+        "{%12,%14};\n"                                                                                      \
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                    \
+        : "r"(f8f6f4_register<BA>(A[0])), "r"(f8f6f4_register<BA>(A[1])), "r"(f8f6f4_register<BA>(A[2])),   \
+          "r"(f8f6f4_register<BA>(A[3])), "r"(f8f6f4_register<BB>(B[0])), "r"(f8f6f4_register<BB>(B[1])),   \
+          "r"(sfa), "r"(sfb), "h"(static_cast<uint16_t>(0)), "h"(static_cast<uint16_t>(TidA)),              \
+          "h"(static_cast<uint16_t>(TidB)));                                                                \
+  }
+#define TL_MMA_MXF8F6F4_A(TA, BA)  \
+  TL_MMA_MXF8F6F4(TA, BA, e4m3, 8) \
+  TL_MMA_MXF8F6F4(TA, BA, e5m2, 8) \
+  TL_MMA_MXF8F6F4(TA, BA, e3m2, 6) \
+  TL_MMA_MXF8F6F4(TA, BA, e2m3, 6) \
+  TL_MMA_MXF8F6F4(TA, BA, e2m1, 4)
+TL_MMA_MXF8F6F4_A(e4m3, 8)
+TL_MMA_MXF8F6F4_A(e5m2, 8)
+TL_MMA_MXF8F6F4_A(e3m2, 6)
+TL_MMA_MXF8F6F4_A(e2m3, 6)
+TL_MMA_MXF8F6F4_A(e2m1, 4)
+#undef TL_MMA_MXF8F6F4_A
+#undef TL_MMA_MXF8F6F4
 
 /// The fence of an ordered T.atomic_add (a C++ memory order): fence.acq_rel.gpu (a release fence before a
 /// relaxed read-modify-write makes it a release, an acquire fence after it an acquire: the PTX memory model's

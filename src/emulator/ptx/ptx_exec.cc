@@ -1991,28 +1991,35 @@ class Machine {
       }
   }
 
-  // Block-scaled mma.sync (PTX ISA 9.7.14.3 "Block Scaling for mma.sync" and the m16n8k64 .e2m1 / m16n8k32
-  // 8-bit fragments), operands d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b,
+  // Block-scaled mma.sync (PTX ISA 9.7.14.3 "Block Scaling" and the m16n8k64 .e2m1 / m16n8k32 8-bit
+  // fragments), operands d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b,
   // thread-id-b}:
   //   mode 1: m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
-  //   mode 2: m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.<e4m3|e5m2>.<e4m3|e5m2>.f32.ue8m0
-  // g = lane / 4, t = lane % 4; a .b32 register holds P values (8 e2m1 / 4 fp8, the first in the low bits);
-  // KS = 64 / 32:  A (reg r, value e): row g + 8 (r % 2), col P t + e + (KS / 2) (r / 2);  B (reg r, value
-  // e): row P t + e + (KS / 2) r, col g;  C, D c_i: row g + 8 (i / 2), col 2 t + i % 2. Row m of scale_A is
-  // scale-a-data in lane 4 (m % 8) + 2 thread-id-a + m / 8, column n of scale_B scale-b-data in lane 4 n +
-  // thread-id-b. 4X: the four bytes (byte j: k in [16 j, 16 j + 16)), UE4M3, byte-id 0; 1X: byte byte-id,
-  // E8M0 (2^(e - 127), 255 NaN), for all 32 k. D = C + sum_k (A sa)(B sb): each product exact in double, the
-  // sum rounded once to f32.
+  //   mode 3: m16n8k64.row.col.kind::mxf4{nvf4}.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
+  //   mode 2: m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.<a>.<b>.f32.ue8m0, a and b any of
+  //           e4m3, e5m2, e3m2, e2m3, e2m1
+  // g = lane / 4, t = lane % 4; a .b32 register holds P values (8 e2m1 / 4 one a byte, the first in the low
+  // bits); KS = 64 / 32:  A (reg r, value e): row g + 8 (r % 2), col P t + e + (KS / 2) (r / 2);  B (reg r,
+  // value e): row P t + e + (KS / 2) r, col g;  C, D c_i: row g + 8 (i / 2), col 2 t + i % 2. In
+  // kind::mxf8f6f4's byte containers an fp6 value is bits 0-5 and an fp4 value bits 2-5 (CUTLASS's SM120 MMA
+  // traits: e2m1 shifted up by two from ldmatrix's low nibble, fp6 as ldmatrix leaves it); other bits set are
+  // reported, their effect on the hardware being undocumented. Row m of scale_A is scale-a-data in lane
+  // 4 (m % 8) + 2 thread-id-a + m / 8, column n of scale_B scale-b-data in lane 4 n + thread-id-b. 4X: the
+  // four bytes (byte j: k in [16 j, 16 j + 16)), UE4M3, byte-id 0; 2X: bytes byte-id (0 or 2) and byte-id + 1
+  // for k in [0, 32) and [32, 64), E8M0; 1X: byte byte-id, E8M0 (2^(e - 127), 255 NaN), for all 32 k. D = C +
+  // sum_k (A sa)(B sb): each product exact in double, the sum rounded once to f32.
   void MmaBlockScaled(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
-    const bool nvf4 = in.mode == 1;
-    const bool f8a = in.ta == Ty::kE4M3 || in.ta == Ty::kE5M2, f8b = in.tb == Ty::kE4M3 || in.tb == Ty::kE5M2;
+    const bool x4 = in.mode == 1, x2 = in.mode == 3, k64 = x4 || x2;
+    auto f8f6f4 = [](Ty t) {
+      return t == Ty::kE4M3 || t == Ty::kE5M2 || t == Ty::kE3M2 || t == Ty::kE2M3 || t == Ty::kE2M1;
+    };
     if (in.m != 16 || in.n != 8 || in.t != Ty::kF32 || in.tc != Ty::kF32 ||
-        (nvf4 ? in.k != 64 || in.ta != Ty::kE2M1 || in.tb != Ty::kE2M1 || in.t2 != Ty::kUE4M3
-              : in.k != 32 || !f8a || !f8b || in.t2 != Ty::kUE8M0))
-      FailAt(
-          in,
-          "the PTX emulator's block-scaled mma.sync is m16n8k64 kind::mxf4nvf4 .f32.e2m1.e2m1.f32.ue4m3 or "
-          "m16n8k32 kind::mxf8f6f4 .f32.<e4m3|e5m2>.<e4m3|e5m2>.f32.ue8m0");
+        (k64 ? in.k != 64 || in.ta != Ty::kE2M1 || in.tb != Ty::kE2M1 ||
+                   in.t2 != (x4 ? Ty::kUE4M3 : Ty::kUE8M0)
+             : in.k != 32 || !f8f6f4(in.ta) || !f8f6f4(in.tb) || in.t2 != Ty::kUE8M0))
+      FailAt(in,
+             "the block-scaled mma.sync forms are m16n8k64 .f32.e2m1.e2m1.f32 with .ue4m3 (scale_vec::4X) or "
+             ".ue8m0 (2X), and m16n8k32 kind::mxf8f6f4 .f32.<e4m3|e5m2|e3m2|e2m3|e2m1>x2.f32.ue8m0");
     if (!FullWarp(w, wp, act, exec, "mma.sync")) return;
     if (in.ops.size() != 8) FailAt(in, "a block-scaled mma.sync has 8 operands");
     const Operand &D = in.ops[0], &A = in.ops[1], &B = in.ops[2], &C = in.ops[3];
@@ -2032,30 +2039,43 @@ class Machine {
           break;
         }
     }
-    if ((nvf4 && (sel[0] != 0 || sel[2] != 0)) || sel[0] > 3 || sel[2] > 3 || sel[1] > 1 || sel[3] > 3)
-      FailAt(
-          in,
-          "byte-id must be 0 with .scale_vec::4X (0 to 3 with 1X), thread-id-a 0 or 1, thread-id-b 0 to 3");
-    const int KS = nvf4 ? 64 : 32, P = nvf4 ? 8 : 4, bits = nvf4 ? 4 : 8, group = nvf4 ? 16 : 32;
+    auto byte_ok = [&](int64_t b) { return x4 ? b == 0 : x2 ? b == 0 || b == 2 : b >= 0 && b <= 3; };
+    if (!byte_ok(sel[0]) || !byte_ok(sel[2]) || sel[1] > 1 || sel[3] > 3)
+      FailAt(in,
+             "byte-id must be 0 with .scale_vec::4X, 0 or 2 with 2X, 0 to 3 with 1X; thread-id-a 0 or 1, "
+             "thread-id-b 0 to 3 (PTX ISA Table 37)");
+    const int KS = k64 ? 64 : 32, P = k64 ? 8 : 4, bits = k64 ? 4 : 8, group = x4 ? 16 : 32;
     double a[16][64] = {}, b[64][8] = {}, c[16][8] = {}, sa[16][4] = {}, sb[8][4] = {};
-    auto value = [&](uint64_t reg, int e, Ty t) {
-      const uint64_t v = (reg >> (bits * e)) & ((1u << bits) - 1);
-      return nvf4 ? DecodeE2M1(static_cast<uint32_t>(v)) : HalfValue(v, t);
+    // value e of a register of type t, from its container (reporting bits set outside the value)
+    auto value = [&](uint64_t reg, int e, Ty t, int lane) {
+      const uint32_t v = static_cast<uint32_t>((reg >> (bits * e)) & ((1u << bits) - 1));
+      if (k64) return DecodeE2M1(v);
+      if (t == Ty::kE4M3 || t == Ty::kE5M2) return HalfValue(v, t);
+      const uint32_t field = t == Ty::kE2M1 ? 0x3Cu : 0x3Fu;
+      if (v & ~field)
+        Report("mma_container", w * 32 + lane, [&] {
+          return std::string("a kind::mxf8f6f4 ") +
+                 (t == Ty::kE2M1 ? "e2m1 value (bits 2-5" : "fp6 value (bits 0-5") +
+                 " of its byte) has other bits of its byte set: byte 0x" + Hex(v);
+        });
+      if (t == Ty::kE2M1) return DecodeE2M1((v >> 2) & 0xF);
+      return t == Ty::kE2M3 ? DecodeMx(v & 0x3F, 2, 3) : DecodeMx(v & 0x3F, 3, 2);
     };
     auto scale = [&](uint64_t word, int j, int64_t byte_id) {
-      if (nvf4) return DecodeMinifloat(static_cast<uint32_t>((word >> (8 * j)) & 0x7F), 4, 3, true);
-      const uint64_t e = (word >> (8 * byte_id)) & 0xFF;
+      if (x4) return DecodeMinifloat(static_cast<uint32_t>((word >> (8 * j)) & 0x7F), 4, 3, true);
+      const uint64_t e = (word >> (8 * (byte_id + j))) & 0xFF;
       return e == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(e) - 127);
     };
     for (int l = 0; l < 32; ++l) {
       const int g = l / 4, t = l % 4;
       for (int r = 0; r < 4; ++r) {
         const uint64_t reg = Get(wp, A.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
-        for (int e = 0; e < P; ++e) a[g + 8 * (r % 2)][P * t + e + (KS / 2) * (r / 2)] = value(reg, e, in.ta);
+        for (int e = 0; e < P; ++e)
+          a[g + 8 * (r % 2)][P * t + e + (KS / 2) * (r / 2)] = value(reg, e, in.ta, l);
       }
       for (int r = 0; r < 2; ++r) {
         const uint64_t reg = Get(wp, B.vec[static_cast<size_t>(r)], w, l, Ty::kB32);
-        for (int e = 0; e < P; ++e) b[P * t + e + (KS / 2) * r][g] = value(reg, e, in.tb);
+        for (int e = 0; e < P; ++e) b[P * t + e + (KS / 2) * r][g] = value(reg, e, in.tb, l);
       }
       for (int i = 0; i < 4; ++i)
         c[g + 8 * (i / 2)][2 * t + i % 2] = AsF32(Get(wp, C.vec[static_cast<size_t>(i)], w, l, Ty::kB32));
@@ -2063,11 +2083,11 @@ class Machine {
     for (int m = 0; m < 16; ++m) {
       const uint64_t word =
           Get(wp, in.ops[4].vec[0], w, 4 * (m % 8) + 2 * static_cast<int>(sel[1]) + m / 8, Ty::kB32);
-      for (int j = 0; j < 4; ++j) sa[m][j] = scale(word, j, sel[0]);
+      for (int j = 0; j < KS / group; ++j) sa[m][j] = scale(word, j, sel[0]);
     }
     for (int n = 0; n < 8; ++n) {
       const uint64_t word = Get(wp, in.ops[6].vec[0], w, 4 * n + static_cast<int>(sel[3]), Ty::kB32);
-      for (int j = 0; j < 4; ++j) sb[n][j] = scale(word, j, sel[2]);
+      for (int j = 0; j < KS / group; ++j) sb[n][j] = scale(word, j, sel[2]);
     }
     for (int k = 0; k < KS; ++k)
       for (int m = 0; m < 16; ++m)
@@ -2081,7 +2101,7 @@ class Machine {
   }
 
   void Mma(int w, Warp& wp, const Instr& in, uint32_t act, uint32_t exec) {
-    if (in.mode == 1 || in.mode == 2) return MmaBlockScaled(w, wp, in, act, exec);
+    if (in.mode == 1 || in.mode == 2 || in.mode == 3) return MmaBlockScaled(w, wp, in, act, exec);
     // mma.sync.aligned.m16n8kK.row.col.dtype.atype.btype.ctype (PTX ISA 9.7.14.5.x, the "Matrix Fragments for
     // mma.m16n8kK" figures), group g = lane / 4, t = lane % 4, elements packed low first in .b32 registers:
     //   k16, f16 / bf16:  A a_i (8): row g + 8 (i/2 % 2), col 2t + i%2 + 8 (i/4);  B b_i (4): row 2t + i%2 + 8 (i/2)

@@ -64,6 +64,8 @@ enum class Ty : uint8_t {
   kE4M3x2,
   kE5M2x2,
   kE2M1,  // block-scaled mma operand and scale types (not register types)
+  kE2M3,
+  kE3M2,
   kUE4M3,
   kUE8M0
 };

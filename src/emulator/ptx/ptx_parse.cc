@@ -32,7 +32,8 @@ const std::unordered_map<std::string, Ty>& TypeNames() {
       {"s64", Ty::kS64},       {"f16", Ty::kF16},   {"f16x2", Ty::kF16x2}, {"bf16", Ty::kBF16},
       {"bf16x2", Ty::kBF16x2}, {"f32", Ty::kF32},   {"f64", Ty::kF64},     {"pred", Ty::kPred},
       {"tf32", Ty::kTf32},     {"e4m3", Ty::kE4M3}, {"e5m2", Ty::kE5M2},   {"e4m3x2", Ty::kE4M3x2},
-      {"e5m2x2", Ty::kE5M2x2}, {"e2m1", Ty::kE2M1}, {"ue4m3", Ty::kUE4M3}, {"ue8m0", Ty::kUE8M0}};
+      {"e5m2x2", Ty::kE5M2x2}, {"e2m1", Ty::kE2M1}, {"ue4m3", Ty::kUE4M3}, {"ue8m0", Ty::kUE8M0},
+      {"e2m3", Ty::kE2M3},     {"e3m2", Ty::kE3M2}};
   return m;
 }
 
@@ -1256,8 +1257,9 @@ class Parser {
           if (p == names[q]) in->mode = q;
       } else if (p == "trans") {
         in->trans = true;
-      } else if (in->op == Op::kMma && (p == "kind::mxf4nvf4" || p == "kind::mxf8f6f4" ||
-                                        p == "block_scale" || p == "scale_vec::4X" || p == "scale_vec::1X")) {
+      } else if (in->op == Op::kMma &&
+                 (p == "kind::mxf4nvf4" || p == "kind::mxf8f6f4" || p == "kind::mxf4" || p == "block_scale" ||
+                  p == "scale_vec::4X" || p == "scale_vec::2X" || p == "scale_vec::1X")) {
         in->mode = 1;  // block-scaled; which form, checked below
       } else if (in->op == Op::kMma && p.size() > 1 && p[0] == 'm' &&
                  std::isdigit(static_cast<unsigned char>(p[1]))) {
@@ -1288,17 +1290,24 @@ class Parser {
     if (in->op == Op::kMma) {
       // mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype; block-scaled:
       // mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3
-      // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.<e4m3|e5m2>x2.f32.ue8m0
+      // mma.sync.aligned.m16n8k64.row.col.kind::mxf4{nvf4}.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0
+      // mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32.<a>.<b>.f32.ue8m0
       if (in->mode == 1) {
         auto has = [&](const char* q) { return std::find(parts.begin(), parts.end(), q) != parts.end(); };
-        if (has("kind::mxf4nvf4") && has("block_scale") && has("scale_vec::4X") && !has("scale_vec::1X")) {
+        const int vecs = has("scale_vec::1X") + has("scale_vec::2X") + has("scale_vec::4X");
+        if (!has("block_scale") || vecs > 1) {
+          Fail(in->line, in->text, "a block-scaled mma.sync names .block_scale and at most one .scale_vec");
+        } else if (has("kind::mxf4nvf4") && has("scale_vec::4X")) {
           in->mode = 1;
-        } else if (has("kind::mxf8f6f4") && has("block_scale") && !has("scale_vec::4X")) {
+        } else if (has("kind::mxf8f6f4") && (vecs == 0 || has("scale_vec::1X"))) {
           in->mode = 2;  // .scale_vec::1X, the default of kind::mxf8f6f4
+        } else if ((has("kind::mxf4") && (vecs == 0 || has("scale_vec::2X"))) ||
+                   (has("kind::mxf4nvf4") && has("scale_vec::2X"))) {
+          in->mode = 3;  // .scale_vec::2X, the default of kind::mxf4
         } else {
           Fail(in->line, in->text,
-               "the PTX emulator's block-scaled mma.sync is kind::mxf4nvf4.block_scale.scale_vec::4X or "
-               "kind::mxf8f6f4.block_scale(.scale_vec::1X)");
+               "the block-scaled mma.sync forms are kind::mxf8f6f4 with .scale_vec::1X, kind::mxf4 with "
+               ".scale_vec::2X and kind::mxf4nvf4 with .scale_vec::2X or ::4X (PTX ISA 9.7.14.3, Table 36)");
         }
         if (types.size() != 5)
           Fail(in->line, in->text, "a block-scaled mma needs its d, a, b, c and scale types");

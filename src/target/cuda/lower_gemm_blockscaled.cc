@@ -1,23 +1,29 @@
-// LowerTileOpsGPU on CUDA, T.mma_gemm_blockscaled: NVFP4 on sm_120a / sm_121a with the warp-level
-// block-scaled MMA,
-// mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3, over
-// the warp grid of the accumulator (the m16n8 accumulator of every mma.sync, so layout inference, epilogues
-// and reductions are T.gemm's).
+// LowerTileOpsGPU on CUDA, T.mma_gemm_blockscaled on sm_120a / sm_121a with the warp-level block-scaled MMAs
+// (PTX ISA 9.7.14.3 "Block Scaling", 9.7.14.5.10 / 9.7.14.5.11 "Matrix Fragments for mma.m16n8k32 / k64"),
+// over the warp grid of the accumulator (the m16n8 accumulator of every mma.sync, so layout inference,
+// epilogues and reductions are T.gemm's):
+//   NVFP4 (fp4 A and B, UE4M3 words):  m16n8k64 kind::mxf4nvf4.block_scale.scale_vec::4X ... .ue4m3
+//   MXFP4 (fp4 A and B, E8M0 bytes):   m16n8k64 kind::mxf4.block_scale.scale_vec::2X ... .ue8m0
+//   any other mix of e4m3 / e5m2 / e3m2 / e2m3 / e2m1 with E8M0 bytes:
+//                                      m16n8k32 kind::mxf8f6f4.block_scale.scale_vec::1X ... .ue8m0
 //
-// Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k64" with .e2m1: eight values a .b32 register, the
-// first in bits 0-3), lane l, group g = l / 4, t = l % 4:
-//   A (16 x 64): register r, nibble e holds row g + 8 (r % 2), column 8 t + e + 32 (r / 2)
-//   B (64 x 8):  register r, nibble e holds row (k) 8 t + e + 32 r, column g
-// Tiles of one code a byte: the lowering gathers each lane's 32 (A) and 16 (B) codes from shared memory into
-// a local array in register order (value 8 r + e), and tl::mma_m16n8k64_nvf4 packs them into the registers.
-// Tiles of two codes a byte (uint8, GemmBlockScaledNode::PackedFp4: what PackFp4TilesCUDA makes of fp4
-// tiles): a register's 8 values are 4 consecutive bytes of a row (tl::mma_m16n8k64_nvf4_packed takes the
-// registers). Scales (the ISA's "Block Scaling for mma.sync"): with .scale_vec::4X a lane's scale register
-// holds the four UE4M3 scales of one row of A (byte i: K elements [16 i, 16 i + 16)) and byte-id must be 0;
-// thread-id-a names the lane pair of each quad that supplies them: row g from lane 4 g + 2 tid + 0, row g + 8
-// from lane 4 g + 2 tid + 1. For B, column g's scales come from lane 4 g + thread-id-b. Every lane loads the
-// word its position names with both ids 0 (lanes the instruction does not read load copies), so one 32-bit
-// shared load a lane and mma tile feeds the scales.
+// Fragments, lane l, group g = l / 4, t = l % 4, P values a .b32 register (8 e2m1 for k64, the first in bits
+// 0-3; 4 one a byte for k32), KS = 64 or 32:
+//   A (16 x KS): register r, value e holds row g + 8 (r % 2), column P t + e + (KS / 2) (r / 2)
+//   B (KS x 8):  register r, value e holds row (k) P t + e + (KS / 2) r, column g
+// In kind::mxf8f6f4's byte containers an fp6 value sits in bits 0-5 and an fp4 value in bits 2-5 (CUTLASS's
+// SM120 MMA traits shift the low nibble ldmatrix leaves up by two for e2m1 and leave fp6 alone; the ISA text
+// reachable here draws the containers only in figures).
+// Tiles of one code a byte: the lowering gathers each lane's values from shared memory into a local array in
+// register order (value P r + e), and tl::mma_m16n8k* packs them into the registers. Tiles of two codes a
+// byte (uint8, GemmBlockScaledNode::PackedFp4: what PackFp4TilesCUDA makes of the fp4 tiles of NVFP4 and
+// MXFP4 gemms): a register's 8 values are 4 consecutive bytes of a row. Scales: with .scale_vec::4X a lane's
+// scale register holds the four UE4M3 scales of one row of A (byte i: K elements [16 i, 16 i + 16)) and
+// byte-id must be 0; with 2X bytes 0 and 1 scale K [0, 32) and [32, 64) (byte-id 0 names that pair); with 1X
+// byte-id 0 names byte 0. thread-id-a names the lane pair of each quad that supplies them: row g from lane 4
+// g + 2 tid + 0, row g + 8 from lane 4 g + 2 tid + 1. For B, column g's scales come from lane 4 g +
+// thread-id-b. Every lane loads the scales its position names with both ids 0 (lanes the instruction does not
+// read load copies).
 #include "arith/simplify.h"
 #include "ir/functor.h"
 #include "op/gemm_blockscaled.h"
@@ -32,6 +38,13 @@ using namespace gpu_pass;
 
 namespace {
 
+// The choice table's word on kind::mxf8f6f4's sub-byte operands: one value a byte of the register, fp6 in
+// bits 0-5 and fp4 in bits 2-5 (shifted there from the tiles' low nibble by tl::mma_m16n8k32_mxf8f6f4_*).
+std::string SubByteNote(DataType a, DataType b) {
+  if (!a.is_mx_float() && !b.is_mx_float()) return "";
+  return " (sub-byte values one a register byte: fp6 in bits 0-5, fp4 in bits 2-5)";
+}
+
 Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   const Span sp = g->span;
   const GpuFeatures& ft = L.ctx_.features;
@@ -43,17 +56,20 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
             ft.arch + " has none (on the tcgen05 family use T.tcgen05_gemm_blockscaled, docs/blackwell.md)",
         sp);
   const DataType at = g->A.buffer->dtype, bt = g->B.buffer->dtype;
-  // NVFP4: kind::mxf4nvf4 m16n8k64, UE4M3 words. MXFP8: kind::mxf8f6f4 m16n8k32 scale_vec::1X, an E8M0 byte
-  // per row and 32 K (the op's granularity a multiple of 32).
-  const bool mxf8 = !g->Nvf4Words() && IsFp8(at) && IsFp8(bt);
-  if (!g->Nvf4Words() && !mxf8)
+  // NVFP4: kind::mxf4nvf4 m16n8k64 scale_vec::4X, UE4M3 words. MXFP4 (fp4 A and B, E8M0 bytes): kind::mxf4
+  // m16n8k64 scale_vec::2X, a scale per row and 32 K, two a step. Any other mix of MXFP8 / MXFP6 / MXFP4
+  // operands: kind::mxf8f6f4 m16n8k32 scale_vec::1X, one E8M0 byte per row and step (the op's granularity
+  // a multiple of 32: GemmBlockScaledNode::Check).
+  const bool nvf4 = g->Nvf4Words();
+  auto fp4 = [](DataType t) { return t.code() == DataType::Code::kFloat4E2M1; };
+  const bool mxf4 = !nvf4 && (g->PackedA() || fp4(at)) && (g->PackedB() || fp4(bt));
+  const bool mxf8 = !nvf4 && !mxf4;
+  if (mxf8 && (F8F6F4Name(at).empty() || F8F6F4Name(bt).empty()))
     throw UserError(
         ErrorKind::kUnsupported,
-        "T.mma_gemm_blockscaled on sm_120a is implemented for NVFP4 (float4_e2m1fn A and B, UE4M3 scales per "
-        "16 elements as uint32 words, chunked or row-major: mma.sync kind::mxf4nvf4 "
-        "scale_vec::4X) and MXFP8 (float8_e4m3fn / float8_e5m2 A and B, E8M0 scales: kind::mxf8f6f4 "
-        "scale_vec::1X); got A " +
-            at.str() + ", B " + bt.str() + " (MXFP4 / MXFP6 with E8M0 scales, kind::mxf4, are not)",
+        "T.mma_gemm_blockscaled on sm_120a takes float8_e4m3fn / float8_e5m2 / float6_e3m2fn / "
+        "float6_e2m3fn / float4_e2m1fn A and B (mma.sync kind::mxf8f6f4 / kind::mxf4) or NVFP4; got A " +
+            at.str() + ", B " + bt.str(),
         sp);
   for (const Region* x : {&g->A, &g->B, &g->SFA, &g->SFB})
     if (x->buffer->scope != Scope::kShared)
@@ -73,6 +89,7 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   GemmTiles gt = GemmTilesOf(g, sp);
   const bool packed = g->PackedFp4();  // uint8 tiles of two codes a byte (PackFp4TilesCUDA; K-major by Check)
   const int64_t K = gt.K, KS = mxf8 ? 32 : 64;
+  const std::string ab = mxf8 ? F8F6F4Name(at) + "." + F8F6F4Name(bt) : "e2m1.e2m1";
   if (K % KS)
     throw UserError(ErrorKind::kLayout,
                     "T.mma_gemm_blockscaled on sm_120a needs K to be a multiple of " + std::to_string(KS) +
@@ -82,8 +99,9 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   const std::string shape = "m16n8k" + std::to_string(KS);
   L.ctx_.info->choices.push_back(
       Loc(sp) + ": T.mma_gemm_blockscaled: mma.sync " + shape +
-      (mxf8 ? " kind::mxf8f6f4 block_scale scale_vec::1X " + MmaAbName(at, bt) + " with ue8m0 scales"
-            : " kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 with ue4m3 scales") +
+      (mxf8   ? " kind::mxf8f6f4 block_scale scale_vec::1X " + ab + " with ue8m0 scales" + SubByteNote(at, bt)
+       : mxf4 ? " kind::mxf4 block_scale scale_vec::2X e2m1 x e2m1 with ue8m0 scales (two a row and k64 step)"
+              : " kind::mxf4nvf4 block_scale scale_vec::4X e2m1 x e2m1 with ue4m3 scales") +
       ", warps " + std::to_string(wm) + "x" + std::to_string(wn) + ", " + std::to_string(wM) + "x" +
       std::to_string(wN) + " per warp (" + std::to_string(mt) + "x" + std::to_string(nt) +
       " mma tiles per k" + std::to_string(KS) + " step); A and B " +
@@ -138,16 +156,21 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
   };
   // The scale word of tile-local row `row` (of A; of B's N when is_b) for the K step starting at `k`: the
   // op's own addressing (GemmBlockScaledNode::ScaleAt) over placeholders, its region minima lowered. An E8M0
-  // byte goes to bits 0-7 (byte-id 0).
+  // byte goes to bits 0-7 (byte-id 0); with kind::mxf4 (2X) the step's second 32 K's to bits 8-15.
   Var prow = MakeVar("sf_row"), pk = MakeVar("sf_k");
   auto scale_word = [&](bool is_b, const Expr& row, const Expr& k) {
     const Region& sf = is_b ? g->SFB : g->SFA;
     auto at_idx = g->ScaleAt(is_b, prow, pk).first;
-    std::map<const VarNode*, Expr> sub{{prow.get(), row}, {pk.get(), k}};
-    std::vector<Expr> idx;
-    for (auto& e : at_idx) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
-    Expr w = Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
-    return mxf8 ? Cast(u32, w) : w;
+    auto load = [&](const Expr& kk) {
+      std::map<const VarNode*, Expr> sub{{prow.get(), row}, {pk.get(), kk}};
+      std::vector<Expr> idx;
+      for (auto& e : at_idx) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
+      return Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
+    };
+    if (nvf4) return load(k);
+    if (mxf8) return Cast(u32, load(k));
+    return Binary(BinaryOp::kBitOr, Cast(u32, load(k)),
+                  Binary(BinaryOp::kShl, Cast(u32, load(Simplify(k + C(32)))), Cast(u32, C(8))));
   };
   Expr warp = Div(L.tx_, 32), lane = Mod(L.tx_, 32), grp = Div(lane, 4), tig = Mod(lane, 4);
   Expr wmi = Mod(warp, wm), wnj = Div(warp, wm);
@@ -172,7 +195,8 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       Store(sfb, scale_word(true, Simplify(wnj * C(wN) + Expr(j) * C(8) + grp), Simplify(Expr(kk) * C(KS))),
             {j}, sp),
       {}, sp));
-  const std::string kind = mxf8 ? "mxf8_" + MmaAbName(at, bt) : packed ? "nvf4_packed" : "nvf4";
+  const std::string kind = mxf8 ? "mxf8f6f4_" + F8F6F4Name(at) + "_" + F8F6F4Name(bt)
+                                : std::string(mxf4 ? "mxf4" : "nvf4") + (packed ? "_packed" : "");
   Stmt mma = Call0("tl.mma_sync_blockscaled",
                    {StringImm(shape), StringImm(kind), Load(afrag, {Expr(i) * C(4 * units)}),
                     Load(bfrag, {Expr(j) * C(2 * units)}), Load(cl, {(Expr(i) * C(nt) + Expr(j)) * C(4)}),

@@ -13,9 +13,9 @@ namespace tl {
 
 PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
   if (!ctx.features.block_scale_mma_sync) return f;
-  return PackFp4Tiles(
-      f, ctx,
-      {[](const GemmBlockScaledNode& g) { return g.Nvf4Words(); }, true, "T.mma_gemm_blockscaled's NVFP4"});
+  return PackFp4Tiles(f, ctx,
+                      {[](const GemmBlockScaledNode&) { return true; }, true,
+                       "T.mma_gemm_blockscaled's NVFP4 / MXFP4 (kind::mxf4nvf4 / kind::mxf4)"});
 }
 
 namespace {
