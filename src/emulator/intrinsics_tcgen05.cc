@@ -499,7 +499,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     return true;
   }
   if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8" ||
-      op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4" || op == "tl.tcgen05_mma_mxf4nvf4") {
+      op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4" || op == "tl.tcgen05_mma_mxf4nvf4" ||
+      op == "tl.tcgen05_mma_mxf4") {
     // _ts_: A in this block's tensor memory at the address operand (kind::f16: row m at lane m of the
     // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
     // column)
@@ -515,12 +516,15 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     // kind::mxf4nvf4.block_scale.block16 (NVFP4): fp4 A and B two values a byte (the first in the low
     // nibble), k64; each row's and column's four UE4M3 scales the bytes of its word (byte j: k in [16 j, 16 j
     // + 16)), at the same lanes and columns as the E8M0 ones
-    const bool nvf4 = op == "tl.tcgen05_mma_mxf4nvf4";
+    // kind::mxf4.block_scale.scale_vec::2X (MXFP4): as NVFP4, with two E8M0 scales a row and column, the
+    // bytes a_sf_id, a_sf_id + 1 (0 or 2: a half-word) of the word (byte a_sf_id + j: k in [32 j, 32 j + 32))
+    const bool mxf4 = op == "tl.tcgen05_mma_mxf4";
+    const bool x4 = op == "tl.tcgen05_mma_mxf4nvf4", nvf4 = x4 || mxf4;  // nvf4: fp4 two a byte, k64
     const bool bs = op == "tl.tcgen05_mma_mxf8f6f4" || nvf4;
     const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8 || bs;
     const int eb = f8 ? 1 : 2;
     const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
-    const int64_t NBLK = nvf4 ? 4 : 1;  // scales a row a step
+    const int64_t NBLK = x4 ? 4 : mxf4 ? 2 : 1;  // scales a row a step
     if (c->args.size() != (bs ? 7u : 5u))
       Bad(c,
           bs ? "expects (D address, A descriptor, B descriptor, instruction descriptor, enable, scales of A, "
@@ -532,7 +536,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
       Tcgen05Instr I;
       std::string why;
-      DecodeTcgen05Instr(idesc, nvf4 ? 4 : bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
+      DecodeTcgen05Instr(idesc, mxf4 ? 5 : x4 ? 4 : bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
       const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
@@ -687,17 +691,20 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
                        ", which nothing has written";
               });
             const uint32_t byte = (es.tmem[x] >> (8 * id)) & 0xFF;
-            if (nvf4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
+            if (x4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
             return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
+          };
+          // the byte of scale j: 4X byte j; 2X byte id + j; 1X byte id
+          auto byte_of = [&](int id, int64_t j) {
+            return x4 ? static_cast<int>(j) : id + static_cast<int>(j);
           };
           for (int64_t m = 0; m < M && ok; ++m)
             for (int64_t j = 0; j < NBLK; ++j)
-              sa[static_cast<size_t>(m * NBLK + j)] =
-                  scale(sfa[t].i, m, m / 32, nvf4 ? static_cast<int>(j) : I.a_sf_id, "A");
+              sa[static_cast<size_t>(m * NBLK + j)] = scale(sfa[t].i, m, m / 32, byte_of(I.a_sf_id, j), "A");
           for (int64_t n = 0; n < N && ok; ++n)
             for (int64_t j = 0; j < NBLK; ++j)
               sb[static_cast<size_t>(n * NBLK + j)] =
-                  scale(sfb[t].i, n % 128, n / 32, nvf4 ? static_cast<int>(j) : I.b_sf_id, "B");
+                  scale(sfb[t].i, n % 128, n / 32, byte_of(I.b_sf_id, j), "B");
           if (!ok) break;
         }
         mma.prod.assign(static_cast<size_t>(M * N), 0.0);

@@ -82,7 +82,8 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 // negate A / B at 13 / 14, transpose (MN-major) A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28. kind: 0
 // f16, 1 f8f6f4, 2 i8. kind 3: kind::mxf8f6f4.block_scale (the block-scaled layout: no D type; B's scale byte
 // id at 4-5, the scale type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
-// kind 4: kind::mxf4nvf4 (NVFP4): the same layout, E2M1 = 1, UE4M3 scales (bit 23 clear).
+// kind 4: kind::mxf4nvf4 (NVFP4): the same layout, E2M1 = 1, UE4M3 scales (bit 23 clear). kind 5: kind::mxf4
+// (MXFP4, scale_vec::2X): E2M1 = 1, UE8M0 scales (bit 23 set), scale ids 0 or 2 (the half-word offset).
 struct Tcgen05Instr {
   int64_t M = 0, N = 0;
   int a_type = 0, b_type = 0;
@@ -99,7 +100,8 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
                                int cta_group = 1) {
   // kind 4: kind::mxf4nvf4.block_scale.block16 (NVFP4): the block-scaled layout with E2M1 = 1 for A and B and
   // UE4M3 scales (bit 23 clear), K = 64 (bit 31 clear)
-  const bool i8 = kind == 2, f8 = kind != 0, nvf4 = kind == 4, bs = kind == 3 || nvf4;
+  const bool i8 = kind == 2, f8 = kind != 0, mxf4 = kind == 5, nvf4 = kind == 4 || mxf4,
+             bs = kind == 3 || nvf4;
   r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
   r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
   r->a_type = (idesc >> 7) & 7;
@@ -112,7 +114,14 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
   if (bs) {
     r->b_sf_id = (idesc >> 4) & 3;
     r->a_sf_id = (idesc >> 29) & 3;
-    if (nvf4) {
+    if (mxf4) {
+      if (!((idesc >> 23) & 1)) return *why = "kind::mxf4 scales are UE8M0 (bit 23 set)", false;
+      if (idesc >> 31) return *why = "K = 96 (bit 31) is not emulated", false;
+      if (r->a_type != 1 || r->b_type != 1) return *why = "kind::mxf4 takes E2M1 (1) A and B", false;
+      if ((r->a_sf_id | r->b_sf_id) & 1)
+        return *why = "the scale ids must be 0 or 2 with .scale_vec::2X (a half-word offset)", false;
+      if (r->mn_a || r->mn_b) return *why = "kind::mxf4 takes K-major A and B only", false;
+    } else if (nvf4) {
       if ((idesc >> 23) & 1)
         return *why = "UE8M0 scales with kind::mxf4nvf4 (scale_vec::2X) are not emulated", false;
       if (idesc >> 31) return *why = "K = 96 (bit 31) is not emulated", false;

@@ -65,6 +65,16 @@ struct Tcgen05GemmNode : TileOpNode {
   bool PackedB() const { return fp4 & 8; }
   // NVFP4: kind::mxf4nvf4.block_scale.block16 (granularity 16, UE4M3 scales)
   bool Nvf4() const { return SFA.buffer != nullptr && gran_a == 16; }
+  // MXFP4 with an E8M0 scale per 32 values of fp4 A and B: kind::mxf4.block_scale.scale_vec::2X where both
+  // operands are stored two values a byte (PackNvf4TilesCUDA; PackedA / PackedB), otherwise kind::mxf8f6f4
+  // in the padded form. (2X reads a k64 step's two scales as a half-word of each scale word, so only a
+  // granularity of 32 lays them out as it reads them.)
+  bool Mxf4() const {
+    auto fp4 = [](const Region& r, bool packed) {
+      return packed || r.buffer->dtype.code() == DataType::Code::kFloat4E2M1;
+    };
+    return SFA.buffer != nullptr && gran_a == 32 && gran_b == 32 && fp4(A, PackedA()) && fp4(B, PackedB());
+  }
   bool scaled() const { return SFA.buffer != nullptr; }
 
   std::vector<const Region*> UnpackedTensorMemory() const override {

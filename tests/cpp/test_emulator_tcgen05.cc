@@ -416,25 +416,25 @@ struct PairCase {
 // instruction's N / 32 = 2 a group; column n at column n / 32 of its group), the scale ids 0.
 struct ScaledCase {
   static constexpr int64_t N = 64, K = 128;  // K bytes of a row: 128 e4m3 values, or 256 fp4
-  explicit ScaledCase(bool nv = false) : nvf4(nv) {}
-  const bool nvf4;
+  explicit ScaledCase(bool nv = false, bool mx4 = false) : nvf4(nv), mxf4(mx4), two(nv || mx4) {}
+  const bool nvf4, mxf4, two;  // two: fp4 two values a byte in k64 steps (NVFP4, MXFP4)
   Kernel k;
   Buffer Ag = Global("A", DataType::UInt(8), {Int(128 * K)});
   Buffer Bg = Global("B", DataType::UInt(8), {Int(N * K)});
   // row m's four step scales, byte kk (nvf4: word 128 kk + m, step kk's four block scales)
-  Buffer SAg = Global("SA", DataType::UInt(32), {Int(nvf4 ? 512 : 128)});
+  Buffer SAg = Global("SA", DataType::UInt(32), {Int(two ? 512 : 128)});
   Buffer SBg =
-      Global("SB", DataType::UInt(32), {Int(nvf4 ? 512 : 128)});  // column n's (n < N; the rest unused)
+      Global("SB", DataType::UInt(32), {Int(two ? 512 : 128)});  // column n's (n < N; the rest unused)
   Buffer O = Global("O", kF32, {Int(128 * N)});
   // A at 0 (16 KB), B at 16384 (8 KB), the scale tiles at 24576 and 25088, the mbarrier at 25600, the address
   // at 25608 (nvf4: the scale tiles 2 KB each, at 24576 and 26624; the mbarrier at 28672, the address at
   // 28680)
-  const int64_t sfb_at = nvf4 ? 26624 : 25088, bar_at = nvf4 ? 28672 : 25600;
+  const int64_t sfb_at = two ? 26624 : 25088, bar_at = two ? 28672 : 25600;
   Buffer smem = MakeBuffer("smem", DataType::UInt(8), {Int(bar_at + 16)}, Scope::kShared);
   Buffer As = MakeBufferView(Shared("As", DataType::UInt(8), 128 * K), smem, 0);
   Buffer Bs = MakeBufferView(Shared("Bs", DataType::UInt(8), N * K), smem, 16384);
-  Buffer SAs = MakeBufferView(Shared("SAs", DataType::UInt(32), nvf4 ? 512 : 128), smem, 24576);
-  Buffer SBs = MakeBufferView(Shared("SBs", DataType::UInt(32), nvf4 ? 512 : 128), smem, sfb_at);
+  Buffer SAs = MakeBufferView(Shared("SAs", DataType::UInt(32), two ? 512 : 128), smem, 24576);
+  Buffer SBs = MakeBufferView(Shared("SBs", DataType::UInt(32), two ? 512 : 128), smem, sfb_at);
   Buffer bar = MakeBufferView(Shared("bar", DataType::UInt(64), 1), smem, bar_at);
   Buffer slot = MakeBufferView(Shared("tslot", DataType::UInt(32), 1), smem, bar_at + 8);
   Buffer regs = Local("regs", kF32, N);
@@ -446,7 +446,8 @@ struct ScaledCase {
     };
     // (bit 23: UE8M0 scales; A and B E4M3 (0); K-major; N >> 3; M >> 4. nvf4: bit 23 clear (UE4M3), A and B
     // E2M1 (1))
-    const int64_t idesc = (nvf4 ? (int64_t{1} << 7) | (int64_t{1} << 10) : int64_t{1} << 23) |
+    // (mxf4: E2M1 (1) A and B with bit 23 set (UE8M0))
+    const int64_t idesc = (two ? (int64_t{1} << 7) | (int64_t{1} << 10) : 0) | (nvf4 ? 0 : int64_t{1} << 23) |
                           ((N >> 3) << 17) | ((128 >> 4) << 24);
     auto desc = [&](const Buffer& b, Expr elem, int64_t lbo, int64_t sbo, int64_t mode) {
       return Call(DataType::UInt(64), "tl.tcgen05_desc", {Load(b, {std::move(elem)}), Int(lbo), Int(sbo), Int(mode)});
@@ -456,23 +457,35 @@ struct ScaledCase {
     // D at columns [0, 64), A's scales at [64, 68), B's at [68, 72)
     // (nvf4: A's four chunks at [64, 80), B's two at [80, 88))
     std::vector<Stmt> cp_list;
-    for (int64_t q = 0; q < (nvf4 ? 4 : 1); ++q)
+    for (int64_t q = 0; q < (two ? 4 : 1); ++q)
       cp_list.push_back(
           Void("tl.tcgen05_cp_warpx4", {taddr + U32(64 + 4 * q), desc(SAs, Int(128 * q), 0, 128, 0)}, 4));
-    for (int64_t q = 0; q < (nvf4 ? 2 : 1); ++q)
+    for (int64_t q = 0; q < (two ? 2 : 1); ++q)
       cp_list.push_back(Void("tl.tcgen05_cp_warpx4",
-                             {taddr + U32((nvf4 ? 80 : 68) + 4 * q), desc(SBs, Int(128 * q), 0, 128, 0)}, 4));
+                             {taddr + U32((two ? 80 : 68) + 4 * q), desc(SBs, Int(128 * q), 0, 128, 0)}, 4));
     Stmt cps = Seq(cp_list);
     Expr u = Cast(DataType::UInt(32), kk);
+    // mxf4: step kk reads word group kk / 2 with scale ids 2 (kk % 2), the half-word of its two 32-value
+    // groups
+    Expr half = Cast(DataType::UInt(32), Mod(kk, Int(2)) * Int(2)),
+         grp = Cast(DataType::UInt(32), Div(kk, Int(2)));
     Stmt issue = Seq({
         copy_scales ? cps : Seq({}),
         For(kk, Int(0), Int(K / 32), ForKind::kSerial,
-            Void(nvf4 ? "tl.tcgen05_mma_mxf4nvf4" : "tl.tcgen05_mma_mxf8f6f4",
+            Void(nvf4   ? "tl.tcgen05_mma_mxf4nvf4"
+                 : mxf4 ? "tl.tcgen05_mma_mxf4"
+                        : "tl.tcgen05_mma_mxf8f6f4",
                  {taddr, desc(As, kk * Int(32), 16, 1024, 2), desc(Bs, kk * Int(32), 16, 1024, 2),
-                  nvf4 ? U32(idesc) : U32(idesc) + id * U32(16) + id * U32(int64_t{1} << 29),
+                  nvf4   ? U32(idesc)
+                  : mxf4 ? U32(idesc) + half * U32(16) + half * U32(int64_t{1} << 29)
+                         : U32(idesc) + id * U32(16) + id * U32(int64_t{1} << 29),
                   Cast(kI32, Binary(BinaryOp::kGT, kk, Int(0))),
-                  nvf4 ? taddr + U32(64) + u * U32(4) : taddr + U32(64),
-                  nvf4 ? taddr + U32(80) + u * U32(2) : taddr + U32(68)},
+                  nvf4   ? taddr + U32(64) + u * U32(4)
+                  : mxf4 ? taddr + U32(64) + grp * U32(4)
+                         : taddr + U32(64),
+                  nvf4   ? taddr + U32(80) + u * U32(2)
+                  : mxf4 ? taddr + U32(80) + grp * U32(2)
+                         : taddr + U32(68)},
                  5)),
         Void("tl.tcgen05_commit", {Load(bar, {Int(0)})}, 6),
     });
@@ -481,7 +494,7 @@ struct ScaledCase {
     // nvf4: A's group q in chunk q; B's group q (words w = 64 (q % 2) + n of chunk q / 2) at word 4 (w % 32)
     // + w / 32
     std::vector<Stmt> nv_words;
-    for (int64_t q = 0; q < 4 && nvf4; ++q) {
+    for (int64_t q = 0; q < 4 && two; ++q) {
       nv_words.push_back(Store(SAs, Load(SAg, {Int(128 * q) + m}), {Int(128 * q) + sf_word}));
       Expr w = Int(64 * (q % 2)) + m;
       nv_words.push_back(
@@ -491,8 +504,8 @@ struct ScaledCase {
     Stmt body = Seq({
         Unrolled(i, K, Store(As, Load(Ag, {k.tx * Int(K) + i}), {swz(k.tx, i)})),
         If(Lt(k.tx, Int(N)), Unrolled(i, K, Store(Bs, Load(Bg, {k.tx * Int(K) + i}), {swz(k.tx, i)}))),
-        nvf4 ? Seq(nv_words)
-             : Seq({Store(SAs, Load(SAg, {m}), {sf_word}), Store(SBs, Load(SBg, {m}), {sf_word})}),
+        two ? Seq(nv_words)
+            : Seq({Store(SAs, Load(SAg, {m}), {sf_word}), Store(SBs, Load(SBg, {m}), {sf_word})}),
         If(Lt(k.tx, Int(32)), Void("tl.tcgen05_alloc", {Load(slot, {Int(0)}), Int(128)}, 2)),
         If(Eq(k.tx, Int(0)), Void("tl.mbarrier_init", {Load(bar, {Int(0)}), Int(1)}, 2)),
         Void("tl.fence_proxy_async", {}),
@@ -525,15 +538,16 @@ struct ScaledCase {
   Result Run(bool copy_scales, uint32_t seed) {
     std::mt19937 rng(seed);
     const uint8_t codes[] = {0x00, 0x30, 0x38, 0x3C, 0x40, 0x44, 0xB0, 0xB8, 0xBC, 0xC0};
-    for (auto& x : a)
-      x = nvf4 ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];  // fp4: any two codes
-    for (auto& x : b) x = nvf4 ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];
-    if (nvf4) {  // UE4M3 codes 0x30 .. 0x40 (0.5 .. 2), each byte its own
+    for (auto& x : a) x = two ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];  // fp4: any two codes
+    for (auto& x : b) x = two ? static_cast<uint8_t>(rng() & 0xFF) : codes[rng() % 10];
+    if (two) {  // UE4M3 codes 0x30 .. 0x40 (0.5 .. 2), each byte its own; mxf4: E8M0 2^-3 .. 2^3 in word
+                // groups 0 and 1 (K values [0, 128), [128, 256): a byte a 32), 0xFF (NaN) in the unread 2 and
+                // 3
       for (size_t w = 0; w < 512; ++w) {
         sa[w] = sb[w] = 0;
         for (uint32_t j = 0; j < 4; ++j) {
-          sa[w] |= (0x30u + (rng() % 17)) << (8 * j);
-          sb[w] |= (0x30u + (rng() % 17)) << (8 * j);
+          sa[w] |= (mxf4 ? (w < 256 ? 124u + (rng() % 7) : 0xFFu) : 0x30u + (rng() % 17)) << (8 * j);
+          sb[w] |= (mxf4 ? (w < 256 ? 124u + (rng() % 7) : 0xFFu) : 0x30u + (rng() % 17)) << (8 * j);
         }
       }
       Options opt;
@@ -575,7 +589,18 @@ struct ScaledCase {
             ref += part * ue4m3(sa[static_cast<size_t>(128 * q + m)], j) *
                    ue4m3(sb[static_cast<size_t>(128 * q + n)], j);
           }
-        if (nvf4) {
+        for (int64_t q = 0; q < 2 && mxf4; ++q)  // word group q: byte j scales K values [128 q + 32 j, + 32)
+          for (int64_t j = 0; j < 4; ++j) {
+            double part = 0;
+            for (int64_t x = 128 * q + 32 * j; x < 128 * q + 32 * j + 32; ++x)
+              part += fp4(a, m, x) * fp4(b, n, x);
+            auto e8m0 = [&](uint32_t word) {
+              return std::ldexp(1.0, static_cast<int>((word >> (8 * j)) & 255) - 127);
+            };
+            ref += part * e8m0(sa[static_cast<size_t>(128 * q + m)]) *
+                   e8m0(sb[static_cast<size_t>(128 * q + n)]);
+          }
+        if (two) {
           worst = std::max(worst, std::abs(ref - o[m * N + n]));
           continue;
         }
@@ -605,6 +630,18 @@ TEST(EmuTcgen05, Nvf4MmaTakesFourUe4m3ScalesAStepFromItsWordGroup) {
   Result r = c.Run(true, seed);
   EXPECT_TRUE(r.reports.empty()) << All(r);
   EXPECT_LT(c.Worst(), 1e-3) << "seed " << seed;  // products exact, four fp32 roundings
+}
+
+// MXFP4 (kind::mxf4.block_scale.scale_vec::2X, PTX ISA 9.7.16.10.7: two E8M0 scales a row a k64 step in a
+// 2-byte aligned sub-column, the scale id the half-word offset): the NVFP4 case's operands and word groups,
+// step kk taking group kk / 2 with ids 2 (kk % 2); groups 2 and 3 hold NaN scales, which must not be read.
+TEST(EmuTcgen05, Mxf4MmaTakesTwoE8m0ScalesAStepFromTheHalfWordItsIdsName) {
+  const uint32_t seed = 20261207;
+  ScaledCase c(false, true);
+  Result r = c.Run(true, seed);
+  EXPECT_TRUE(r.reports.empty()) << All(r);
+  EXPECT_LT(c.Worst(), 1e-3) << "seed " << seed;  // products exact, four fp32 roundings
+  for (float v : c.o) ASSERT_FALSE(std::isnan(v));
 }
 
 TEST(EmuTcgen05, ScalesNeverCopiedIntoTensorMemoryAreReported) {

@@ -124,6 +124,54 @@ def test_mxfp4_block_scaled(M, N, K, b_dtype, pair):
     assert ab in text, text
 
 
+@pytest.mark.parametrize("M,N,K,bK,pair", [
+    (128, 128, 512, 128, False),  # a scale word a k tile: two k64 steps, half-words 0 and 2
+    (256, 256, 512, 256, True),   # a CTA pair, two word groups a k tile
+])
+def test_mxfp4_with_a_scale_per_32_is_kind_mxf4(M, N, K, bK, pair):
+    """Before: MXFP4 x MXFP4 with E8M0 scales per 32 values ran as kind::mxf8f6f4 (fp4 in the padded form, k32).
+    Expected: tcgen05.mma kind::mxf4.block_scale.scale_vec::2X (PTX ISA 9.7.16.10.7), the fp4 tensors and tiles
+    two values a byte (half the shared memory), k64 an instruction, a step's two scales the half-word the
+    instruction descriptor's scale ids (0 / 2) name of each word. Both emulators against float64 NumPy; bytes of
+    the scale words the kernel must not read hold NaN."""
+    rng = _rng()
+    gran = 32
+    ng = (K // gran + 3) // 4 * 4
+    a = _values(rng, (M, K), F4)
+    b = _values(rng, (N, K), F4)
+    sfa8 = rng.integers(121, 133, (M, ng)).astype(np.uint8)
+    sfb8 = rng.integers(121, 133, (N, ng)).astype(np.uint8)
+    text = run_scaled(mxfp8_gemm(M, N, K, "float4_e2m1fn", "float4_e2m1fn", True, pair, gran=gran, bK=bK),
+                      a, b, sfa8, sfb8, gran)
+    grp = "2" if pair else "1"
+    assert (f"tcgen05.mma.cta_group::{grp}.kind::mxf4.block_scale.scale_vec::2X {M if not pair else 256}x"
+            f"{N}x64 e2m1_e2m1 (two values a byte)") in text, text
+    assert "at step s the half-word at byte (k_start + 64 s) / 32 % 4 of each word" in text, text
+    for name in ("A_s", "B_s"):
+        assert f"tile '{name}' is stored two values a byte" in text, text
+
+
+def test_mxfp4_with_coarser_scales_keeps_kind_mxf8f6f4():
+    """A granularity of 64 or more: scale_vec::2X would read two different bytes for a step whose two halves share
+    one scale, so MXFP4 stays kind::mxf8f6f4 (1X, a byte a k32 step) in the padded form."""
+    k = tilelang.compile(mxfp8_gemm(128, 128, 512, "float4_e2m1fn", "float4_e2m1fn", True, gran=64),
+                         target=SM100A, execution_backend="emulator")
+    text = "\n".join(k.choices)
+    assert "kind::mxf8f6f4.block_scale.scale_vec::1X 128x128x32 e2m1_e2m1" in text, text
+
+
+def test_kind_mxf4_compiles_for_sm100a():
+    """1024^3 MXFP4 (scales per 32): the PTX holds tcgen05.mma kind::mxf4.block_scale.scale_vec::2X, ptxas makes
+    it UTCOMMA (the fp4 tensor-core MMA) fed by UTMALDG.2D byte copies; no spills."""
+    k = tilelang.compile(mxfp8_gemm(1024, 1024, 1024, "float4_e2m1fn", "float4_e2m1fn", True, gran=32, stages=4),
+                         target=SM100A)
+    assert "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X" in k.get_ptx()
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    sass = k.get_sass()
+    assert re.search(r"\bUTCOMMA\b", sass) and re.search(r"\bUTMALDG\.2D\b", sass)
+
+
 def test_fp4_gemms_compile_for_sm100a():
     for kern, kind in ((fp4_gemm(1024, 1024, 1024), "kind::f8f6f4"),
                        (mxfp8_gemm(1024, 1024, 1024, "float4_e2m1fn", "float4_e2m1fn", True, stages=4),

@@ -102,6 +102,8 @@ TL_TCGEN05_MMA_CG2(i8)
 /// NVFP4 (kind::mxf4nvf4.block_scale.block16): fp4 A and B two values a byte, k64 a step, each row's and
 /// column's four UE4M3 scales (one a 16 values) the bytes of the word at `taddr_sfa` + column m / 32, lane m
 /// (B likewise with n); scale ids 0.
+/// MXFP4 (kind::mxf4.block_scale.scale_vec::2X): fp4 A and B two values a byte, k64 a step, each row's and
+/// column's two E8M0 scales (one a 32 values) the half-word the scale ids (0 or 2) name of the same words.
 #define TL_TCGEN05_MMA_BS(SUFFIX, GROUP, KIND, NAME)                                            \
   __device__ __forceinline__ void tcgen05_mma_##NAME##SUFFIX(                                   \
       uint32_t taddr_d, uint64_t adesc, uint64_t bdesc, uint32_t idesc, int enable_input_d,     \
@@ -117,6 +119,8 @@ TL_TCGEN05_MMA_BS(, 1, "mxf8f6f4.block_scale.scale_vec::1X", mxf8f6f4)
 TL_TCGEN05_MMA_BS(_cg2, 2, "mxf8f6f4.block_scale.scale_vec::1X", mxf8f6f4)
 TL_TCGEN05_MMA_BS(, 1, "mxf4nvf4.block_scale.block16", mxf4nvf4)
 TL_TCGEN05_MMA_BS(_cg2, 2, "mxf4nvf4.block_scale.block16", mxf4nvf4)
+TL_TCGEN05_MMA_BS(, 1, "mxf4.block_scale.scale_vec::2X", mxf4)
+TL_TCGEN05_MMA_BS(_cg2, 2, "mxf4.block_scale.scale_vec::2X", mxf4)
 #undef TL_TCGEN05_MMA_BS
 
 /// tcgen05.cp.32x128b.warpx4: 32 rows of 128 bits from shared memory (descriptor `sdesc`, no swizzle: row r

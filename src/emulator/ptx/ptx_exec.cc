@@ -2956,11 +2956,13 @@ class Machine {
     // kind::mxf8f6f4.block_scale (3) and kind::mxf4nvf4.block_scale.block16 (4, NVFP4: fp4 A and B two values
     // a byte, the first in the low nibble, k64; a row's four UE4M3 scales the bytes of its word, byte j for k
     // in [16 j, 16 j + 16)): operands 4 and 5 the scales' tensor memory
-    const bool nvf4 = kind == 4, bs = kind == 3 || nvf4;
+    // kind::mxf4.block_scale.scale_vec::2X (5, MXFP4): as NVFP4, two E8M0 scales a row, bytes id and id + 1
+    // (id 0 or 2: a half-word) of its word, byte id + j for k in [32 j, 32 j + 32)
+    const bool x4 = kind == 4, mxf4 = kind == 5, nvf4 = x4 || mxf4, bs = kind == 3 || nvf4;  // nvf4: k64
     const bool i8 = kind == 2, f8 = kind != 0;
     const int eb = f8 ? 1 : 2;
     const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
-    const int64_t NBLK = nvf4 ? 4 : 1;  // scales a row a step
+    const int64_t NBLK = x4 ? 4 : mxf4 ? 2 : 1;  // scales a row a step
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
       Operand dop = in.ops[0];
@@ -3132,17 +3134,19 @@ class Machine {
                        ", which nothing has written";
               });
             const uint32_t byte = (tm.cells[x] >> (8 * id)) & 0xFF;
-            if (nvf4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
+            if (x4) return DecodeMinifloat(byte & 0x7F, 4, 3, true);  // UE4M3 (0x7F NaN)
             return byte == 255 ? std::nan("") : std::ldexp(1.0, static_cast<int>(byte) - 127);
+          };
+          // the byte of scale j: 4X byte j, 2X byte id + j, 1X byte id
+          auto byte_of = [&](int id, int64_t j) {
+            return x4 ? static_cast<int>(j) : id + static_cast<int>(j);
           };
           for (int64_t m = 0; m < M; ++m)
             for (int64_t j = 0; j < NBLK; ++j)
-              sa[static_cast<size_t>(m * NBLK + j)] =
-                  scale(sfa, m, m / 32, nvf4 ? static_cast<int>(j) : I.a_sf_id, "A");
+              sa[static_cast<size_t>(m * NBLK + j)] = scale(sfa, m, m / 32, byte_of(I.a_sf_id, j), "A");
           for (int64_t n = 0; n < I.N; ++n)
             for (int64_t j = 0; j < NBLK; ++j)
-              sb[static_cast<size_t>(n * NBLK + j)] =
-                  scale(sfb, n % 128, n / 32, nvf4 ? static_cast<int>(j) : I.b_sf_id, "B");
+              sb[static_cast<size_t>(n * NBLK + j)] = scale(sfb, n % 128, n / 32, byte_of(I.b_sf_id, j), "B");
         }
         mma.prod.assign(static_cast<size_t>(M * I.N), 0.0);
         for (int64_t m = 0; m < M; ++m)

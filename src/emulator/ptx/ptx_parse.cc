@@ -1112,24 +1112,28 @@ class Parser {
       }
       if (what == "mma") {
         only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8",
-              "kind::mxf8f6f4", "kind::mxf4nvf4", "block_scale", "scale_vec::1X", "scale_vec::4X", "block16",
-              "block32"});
+              "kind::mxf8f6f4", "kind::mxf4nvf4", "kind::mxf4", "block_scale", "scale_vec::1X",
+              "scale_vec::2X", "scale_vec::4X", "block16", "block32"});
         in->op = Op::kTcMma;
         // 3: kind::mxf8f6f4.block_scale (scale_vec::1X, its only vector size; two more operands: the scales);
-        // 4: kind::mxf4nvf4.block_scale.block16 (= scale_vec::4X: NVFP4)
+        // 4: kind::mxf4nvf4.block_scale.block16 (= scale_vec::4X: NVFP4); 5: kind::mxf4.block_scale (its
+        // only vector size scale_vec::2X = .block32 at K = 64: MXFP4 two values a byte)
         in->mode = has("kind::f16")        ? 0
                    : has("kind::f8f6f4")   ? 1
                    : has("kind::i8")       ? 2
                    : has("kind::mxf8f6f4") ? 3
                    : has("kind::mxf4nvf4") ? 4
-                                           : 5;
-        if (in->mode == 5) Fail(in->line, in->text, "tcgen05.mma without a kind");
+                   : has("kind::mxf4")     ? 5
+                                           : 6;
+        if (in->mode == 6) Fail(in->line, in->text, "tcgen05.mma without a kind");
         if ((in->mode >= 3) != has("block_scale"))
           Fail(in->line, in->text,
-               "kind::mxf8f6f4 and kind::mxf4nvf4 are block-scaled (.block_scale), and the other kinds are "
-               "not here");
-        if (in->mode == 3 && (has("scale_vec::4X") || has("block16")))
+               "kind::mxf8f6f4, kind::mxf4 and kind::mxf4nvf4 are block-scaled (.block_scale), and the other "
+               "kinds are not here");
+        if (in->mode == 3 && (has("scale_vec::4X") || has("scale_vec::2X") || has("block16")))
           Fail(in->line, in->text, "kind::mxf8f6f4 takes scale_vec::1X (.block32)");
+        if (in->mode == 5 && (has("scale_vec::4X") || has("scale_vec::1X") || has("block16")))
+          Fail(in->line, in->text, "kind::mxf4 takes scale_vec::2X (.block32)");
         if (in->mode == 4 && !(has("scale_vec::4X") || has("block16")))
           Fail(in->line, in->text, "the PTX emulator runs kind::mxf4nvf4 with .block16 (scale_vec::4X) only");
         return true;

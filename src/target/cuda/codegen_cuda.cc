@@ -54,7 +54,7 @@ class CodegenCUDAImpl : public CodegenCxxGpu {
     if (op == "tl.tcgen05_desc")
       return name + "(" + SharedAddr(c->args.at(0)) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
     if (op.rfind("tl.tcgen05_mma_mxf8f6f4", 0) == 0 ||
-        op.rfind("tl.tcgen05_mma_mxf4nvf4", 0) == 0)  // block-scaled: the scale factors' tensor memory
+        op.rfind("tl.tcgen05_mma_mxf4", 0) == 0)  // block-scaled (mxf4, mxf4nvf4): the scales' tensor memory
       return name + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ", " + arg(3) + ", " + arg(4) + ", " +
              arg(5) + ", " + arg(6) + ")";
     if (op.rfind("tl.tcgen05_mma_", 0) == 0)  // kind f16 / f8f6f4 / i8, cta_group::1 or (_cg2) ::2

@@ -280,6 +280,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // NVFP4 (granularity 16): kind::mxf4nvf4.block_scale.block16, fp4 two values a byte (PackNvf4TilesCUDA), K
   // 64 values (32 bytes) an instruction, UE4M3 scales
   const bool nvf4 = g->Nvf4();
+  // MXFP4 with a scale per 32 values, both operands two values a byte: kind::mxf4.block_scale.scale_vec::2X
+  // (k64, E8M0 scales: a step's two are the half-word at byte (k_start + 64 s) / 32 % 4 of each word)
+  const bool mxf4 = g->Mxf4() && g->PackedA() && g->PackedB();
+  const bool two = nvf4 || mxf4;  // fp4 two values a byte, k64 an instruction
   if (nvf4 && !(g->PackedA() && g->PackedB()))
     bad("NVFP4 operands (sf granularity 16: kind::mxf4nvf4) are read two values a byte, which this compiler "
         "stores for fp4 shared tiles only filled by copies of fp4 tensors and only read as NVFP4 operands "
@@ -291,7 +295,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         " (sm_100a and sm_110a have them)");
   // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2, or e2m1 in the padded layout: Tcgen05GemmNode::fp4) or
   // kind::i8
-  const bool f8 = IsFp8(g->A.buffer->dtype) || g->PaddedType(false) || nvf4 || i8;
+  const bool f8 = IsFp8(g->A.buffer->dtype) || g->PaddedType(false) || two || i8;
   const int eb = f8 ? 1 : 2;
   const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
@@ -304,10 +308,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
         " (transpose_A " + std::to_string(g->trans_A) + ", transpose_B " + std::to_string(g->trans_B) + ")" +
         (pair ? "; with use_2cta each block holds N / 2 = " + std::to_string(N / 2) + " columns of B" : ""));
   if (K % ks)
-    bad(nvf4 ? "K = " + std::to_string(2 * K) +
-                   " must be a multiple of 64 (tcgen05.mma kind::mxf4nvf4 takes k64)"
-             : "K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) +
-                   " (tcgen05.mma takes k" + std::to_string(ks) + " here)");
+    bad(two ? "K = " + std::to_string(2 * K) + " must be a multiple of 64 (tcgen05.mma kind::" +
+                  (nvf4 ? "mxf4nvf4" : "mxf4") + " takes k64)"
+            : "K = " + std::to_string(K) + " must be a multiple of " + std::to_string(ks) +
+                  " (tcgen05.mma takes k" + std::to_string(ks) + " here)");
   const std::vector<int64_t> as = a_tmem ? std::vector<int64_t>{ob.rows, ob.cols}
                                          : std::vector<int64_t>{oa.rows, oa.cols},
                              bs = {ob.rows, ob.cols};
@@ -319,10 +323,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // and B, MN-major (transpose) bits, N >> 3, M >> 4. A / B types: kind::f16 0 F16, 1 BF16; kind::f8f6f4 0
   // E4M3, 1 E5M2. kind::i8: 0 unsigned, 1 signed 8-bit, D type S32 (2). kind::f8f6f4 E2M1 = 5 (an fp4 operand
   // stored 16 values in the first 8 bytes of each 16)
-  // kind::mxf4nvf4: E2M1 = 1 (its instruction descriptor's own encoding)
+  // kind::mxf4nvf4 / kind::mxf4: E2M1 = 1 (their instruction descriptor's own encoding)
   auto type = [&](DataType t, int padded) {
     if (i8) return int64_t(t.is_int());
-    if (nvf4) return int64_t{1};
+    if (two) return int64_t{1};
     if (padded) return int64_t{padded};  // E2M1 5, E2M3 3, E3M2 4
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
@@ -340,13 +344,18 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                         (type(g->A.buffer->dtype, g->PaddedType(false)) << 7) |
                         (type(g->B.buffer->dtype, g->PaddedType(true)) << 10) | (int64_t(a_mn) << 15) |
                         (int64_t(b_mn) << 16) | ((N >> 3) << 17) | ((MM >> 4) << 24);
-  const std::string kind = nvf4 ? "mxf4nvf4" : scaled ? "mxf8f6f4" : i8 ? "i8" : f8 ? "f8f6f4" : "f16";
+  const std::string kind = nvf4     ? "mxf4nvf4"
+                           : mxf4   ? "mxf4"
+                           : scaled ? "mxf8f6f4"
+                           : i8     ? "i8"
+                           : f8     ? "f8f6f4"
+                                    : "f16";
   // A scale word holds 4 groups' scales, 4 g K values (g the granularity; NVFP4: one k64 step whole). A gemm
   // of K values covering W > 1 words a row takes word groups 0 .. W - 1 of what T.tcgen05_cp_warpx4 copied
   // (group q of A at columns q M / 32 .., of B at q N / 32 ..: the chunks of the group-major words in order);
   // a gemm inside one word (W = 1) its byte of the word group copied last. Step s reads group ((k_start + kv
   // s) / 4 g) % W.
-  const int64_t kv = nvf4 ? 64 : 32, Kv = nvf4 ? 2 * K : K;  // K values a step, of the gemm
+  const int64_t kv = two ? 64 : 32, Kv = two ? 2 * K : K;  // K values a step, of the gemm
   auto words = [&](int64_t gran, const char* which) {
     const int64_t w = 4 * gran;
     if (Kv >= w ? Kv % w : w % Kv)
@@ -388,7 +397,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
     auto group = [&](int64_t gran, int64_t w) {
       return w == 1 ? U32(0) : Cast(DataType::UInt(32), Mod(Div(kvs, 4 * gran), w));
     };
-    if (!nvf4) {  // the byte of each scale word this k32 step takes: K group (k_start + 32 kk) / granularity
+    if (!nvf4) {  // the byte of each scale word this step takes: K group (k_start + kv kk) / granularity
+      // (kind::mxf4: 0 or 2, the half-word of the step's two groups)
       auto id = [&](int64_t gran) { return Cast(DataType::UInt(32), Mod(Div(kvs, gran), 4)); };
       margs[3] = Simplify(U32(idesc) + id(g->gran_b) * U32(16) + id(g->gran_a) * U32(int64_t{1} << 29));
     }  // (NVFP4: scale ids 0, the whole word)
@@ -412,10 +422,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
       Loc(sp) + ": T." + (scaled ? "tcgen05_gemm_blockscaled" : "tcgen05_gemm") +
       ": tcgen05.mma.cta_group::" + (pair ? "2" : "1") + ".kind::" + kind +
       (nvf4     ? ".block_scale.block16"
+       : mxf4   ? ".block_scale.scale_vec::2X"
        : scaled ? ".block_scale.scale_vec::1X"
                 : "") +
-      " " + std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(nvf4 ? 2 * ks : ks) + " " +
-      (nvf4     ? std::string("e2m1_e2m1 (two values a byte)")
+      " " + std::to_string(MM) + "x" + std::to_string(N) + "x" + std::to_string(two ? 2 * ks : ks) + " " +
+      (two      ? std::string("e2m1_e2m1 (two values a byte)")
        : g->fp4 ? f8name(g->A.buffer->dtype, g->PaddedType(false)) + "_" +
                       f8name(g->B.buffer->dtype, g->PaddedType(true)) +
                       " (fp4 / fp6: 16 values in the first 8 / 12 bytes of each 16 shared bytes)"
@@ -432,6 +443,10 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                   "', a word (4 x 16 values) a row or column at step s, word group ((k_start + 64 s) / 64) "
                   "% " +
                   std::to_string(Wa)
+       : mxf4 ? "; E8M0 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
+                    "', at step s the half-word at byte (k_start + 64 s) / 32 % 4 of each word (its two "
+                    "32-value groups), word group ((k_start + 64 s) / 128) % " +
+                    std::to_string(Wa)
        : scaled
            ? "; E8M0 scales from tensor memory '" + g->SFA.buffer->name + "' and '" + g->SFB.buffer->name +
                  "', byte ((k_start + 32 s) / " + std::to_string(g->gran_a) +

@@ -20,12 +20,13 @@ PrimFunc PackFp4TilesCUDA(const PrimFunc& f, const PassContext& ctx) {
 
 namespace {
 // The tcgen05 family's sub-byte operand rules (K-major operands only; kind::i8 takes none):
-//  - kNvf4: NVFP4's fp4 operands (T.tcgen05_gemm_blockscaled with granularity 16, kind::mxf4nvf4) two values
-//  a
-//    byte as the instruction reads them, the tensors too (the copies byte copies; Tcgen05GemmNode bits 2-3);
+//  - kNvf4: the fp4 operands of NVFP4 (T.tcgen05_gemm_blockscaled with granularity 16, kind::mxf4nvf4) and
+//    of MXFP4 with a granularity of 32 (kind::mxf4) two values a byte as the instruction reads them, the
+//    tensors too (the copies byte copies; Tcgen05GemmNode bits 2-3);
 //  - kPadFp4 / kPadFp6: the other fp4 / fp6 operands (kind::f8f6f4 / kind::mxf8f6f4) in the padded form the
 //    tensor cores read sub-byte values in (16 values in the first 8 / 12 bytes of each 16), filled by TMA
-//    (16U4_ALIGN16B / 16U6_ALIGN16B) from tensors stored packed (bits 0-1; 4-5 E2M3, 6-7 E3M2).
+//    (16U4_ALIGN16B / 16U6_ALIGN16B) from tensors stored packed (bits 0-1; 4-5 E2M3, 6-7 E3M2); MXFP4
+//    operands the first mode could not store two a byte (kind::mxf8f6f4) included.
 enum class SubByte { kPadFp4, kNvf4, kPadFp6 };
 PrimFunc Tcgen05SubByteTiles(const PrimFunc& f, const PassContext& ctx, SubByte mode) {
   if (!ctx.features.tcgen05) return f;
@@ -33,13 +34,15 @@ PrimFunc Tcgen05SubByteTiles(const PrimFunc& f, const PassContext& ctx, SubByte 
   Fp4PackRule rule;
   rule.gemm = [](const GemmBlockScaledNode&) { return false; };
   rule.pair = false;
-  rule.format = nvf4 ? "a tcgen05.mma kind::mxf4nvf4 (NVFP4)" : "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
+  rule.format = nvf4 ? "a tcgen05.mma kind::mxf4nvf4 / kind::mxf4 (NVFP4 / MXFP4)"
+                     : "a tcgen05.mma kind::f8f6f4 / kind::mxf8f6f4";
   rule.padded = !nvf4;
   rule.fp6 = fp6;
   rule.operands = [nvf4, fp6](const TileOpNode& op) {
     std::vector<const Region*> r;
     auto* g = dynamic_cast<const Tcgen05GemmNode*>(&op);
-    if (!g || g->C.buffer->dtype == DataType::Int(32) || g->Nvf4() != nvf4) return r;
+    if (!g || g->C.buffer->dtype == DataType::Int(32)) return r;
+    if (nvf4 ? !(g->Nvf4() || g->Mxf4()) : g->Nvf4() || g->PackedA() || g->PackedB()) return r;
     auto sub = [fp6](const Region& x) {
       const DataType t = x.buffer->dtype;
       const bool f4 = t.code() == DataType::Code::kFloat4E2M1;
