@@ -3,7 +3,9 @@ float8_e5m2 / float6_e2m3fn / float6_e3m2fn / float4_e2m1fn (fp4 and fp6 tiles h
 wrapper packs fp4 two a byte and fp6 into a 6-bit stream for the MFMA), one E8M0 scale
 (uint8, 2^(s - 127)) per 32 K elements of each row of A and each column of B. On AMD CDNA4 (hip -arch=gfx950) it is
 the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4 (code objects built by ziglang's clang, numbers from
-the emulator, whose scale semantics tests/cpp/test_emulator_hip.cc hand-works); on the CPU a reference loop nest.
+the emulator, whose scale semantics tests/cpp/test_emulator_hip.cc hand-works); on sm_120a the warp-level
+block-scaled mma.sync (kind::mxf4nvf4, kind::mxf4, kind::mxf8f6f4; tests/cpp/test_emulator_ptx.cc hand-works them);
+on the CPU a reference loop nest.
 Both are compared with a float64 NumPy reference on seeded random inputs at ragged sizes; the targets without a
 lowering say so."""
 import os

@@ -275,9 +275,9 @@ def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False
     'rowmajor') or, with sf_layout="blockscaled_chunk_kmajor", stored K-major in chunks of 32 rows
     (src/op/gemm_blockscaled.h).
     Lowered on hip -arch=gfx950 (the scaled MFMAs v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4), on
-    cuda -arch=sm_120a / sm_121a (NVFP4: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X; MXFP8:
-    m16n8k32 kind::mxf8f6f4 scale_vec::1X) and on the CPU; other targets say it has no lowering (docs/hip.md,
-    docs/blackwell.md)."""
+    cuda -arch=sm_120a / sm_121a (NVFP4: mma.sync m16n8k64 kind::mxf4nvf4 block_scale scale_vec::4X; MXFP4: m16n8k64
+    kind::mxf4 scale_vec::2X; MXFP8 / MXFP6 and mixes: m16n8k32 kind::mxf8f6f4 scale_vec::1X) and on the CPU; other
+    targets say it has no lowering (docs/hip.md, docs/blackwell.md)."""
     layouts = {None: 0, "rowmajor": 0, "blockscaled_chunk_kmajor": 1}
     if sf_layout not in layouts:
         raise _unsupported(f"T.mma_gemm_blockscaled(sf_layout={sf_layout!r})",
