@@ -500,7 +500,7 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
   }
   if (op == "tl.tcgen05_mma_f16" || op == "tl.tcgen05_mma_f8f6f4" || op == "tl.tcgen05_mma_i8" ||
       op == "tl.tcgen05_mma_ts_f16" || op == "tl.tcgen05_mma_mxf8f6f4" || op == "tl.tcgen05_mma_mxf4nvf4" ||
-      op == "tl.tcgen05_mma_mxf4") {
+      op == "tl.tcgen05_mma_mxf4" || op == "tl.tcgen05_mma_tf32") {
     // _ts_: A in this block's tensor memory at the address operand (kind::f16: row m at lane m of the
     // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
     // column)
@@ -522,8 +522,12 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     const bool x4 = op == "tl.tcgen05_mma_mxf4nvf4", nvf4 = x4 || mxf4;  // nvf4: fp4 two a byte, k64
     const bool bs = op == "tl.tcgen05_mma_mxf8f6f4" || nvf4;
     const bool f8 = op == "tl.tcgen05_mma_f8f6f4" || i8 || bs;
-    const int eb = f8 ? 1 : 2;
-    const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
+    // kind::tf32: float32 A and B read as tf32, k8 (32 bytes). The ISA's tcgen05 text does not say how the
+    // 32-bit values become tf32; its wgmma text does ("will truncate lower 13 bits of the 32-bit input
+    // data"), and the emulator does the same (an assumption for tcgen05).
+    const bool tf32 = op == "tl.tcgen05_mma_tf32";
+    const int eb = tf32 ? 4 : f8 ? 1 : 2;
+    const int64_t KS = nvf4 ? 64 : tf32 ? 8 : f8 ? 32 : 16;
     const int64_t NBLK = x4 ? 4 : mxf4 ? 2 : 1;  // scales a row a step
     if (c->args.size() != (bs ? 7u : 5u))
       Bad(c,
@@ -536,7 +540,15 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
       const uint32_t idesc = static_cast<uint32_t>(id[t].i);
       Tcgen05Instr I;
       std::string why;
-      DecodeTcgen05Instr(idesc, mxf4 ? 5 : x4 ? 4 : bs ? 3 : i8 ? 2 : f8 ? 1 : 0, &I, &why, cg2 ? 2 : 1);
+      DecodeTcgen05Instr(idesc,
+                         tf32   ? 6
+                         : mxf4 ? 5
+                         : x4   ? 4
+                         : bs   ? 3
+                         : i8   ? 2
+                         : f8   ? 1
+                                : 0,
+                         &I, &why, cg2 ? 2 : 1);
       const int64_t N = I.N;
       const int at = I.a_type, bt = I.b_type;
       SmemMatrixDesc A, B;
@@ -614,14 +626,37 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         if (six) return static_cast<uint16_t>((h >> shift) & 0x3F);
         return nib ? static_cast<uint16_t>((h >> (4 * (k % 2))) & 0xF) : h;
       };
+      // a kind::tf32 operand: its 32-bit value (recorded as two 16-bit halves for the overwrite check), the
+      // lower 13 bits dropped
+      auto value32 = [&](Mem* sm, const SmemMatrixDesc& desc, bool mn_major, int64_t mn, int64_t k,
+                         std::vector<const uint8_t*>* where, std::vector<uint16_t>* bits) {
+        const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, 4), desc.swizzle_bytes);
+        if (!sm || a < 0 || a + 4 > sm->n * sm->esize) {
+          ok = false;
+          return 0.0;
+        }
+        uint32_t w = 0;
+        std::memcpy(&w, sm->data + a, 4);
+        for (int j = 0; j < 2; ++j) {
+          where->push_back(sm->data + a + 2 * j);
+          bits->push_back(static_cast<uint16_t>(w >> (16 * j)));
+        }
+        w &= 0xFFFFE000u;
+        float f = 0;
+        std::memcpy(&f, &w, 4);
+        return static_cast<double>(f);
+      };
       for (int64_t h = 0; h < H && ok; ++h)
         for (int64_t n = 0; n < NB && ok; ++n)
           for (int64_t k = 0; k < KS; ++k)
             b[static_cast<size_t>((h * NB + n) * KS + k)] =
-                decode(bt, value(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, bt, &b_at, &b_bits));
+                tf32 ? value32(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, &b_at, &b_bits)
+                     : decode(bt, value(smem_of(blocks[static_cast<size_t>(h)]), B, mn_b, n, k, bt, &b_at,
+                                        &b_bits));
       for (int64_t h = 0; h < H && ok; ++h) {
         Executor* e = blocks[static_cast<size_t>(h)];
-        Tcgen05State::Mma mma{e, lane0, col0, M, N, eb, i8, en[t].i != 0, {}, {}, {}};
+        // (the overwrite check compares what was read: 16-bit halves of tf32 values)
+        Tcgen05State::Mma mma{e, lane0, col0, M, N, tf32 ? 2 : eb, i8, en[t].i != 0, {}, {}, {}};
         mma.d_f16 = I.d_f16;
         if (ts && M != 128) {
           Report("tcgen05_unsupported", t, [&] { return std::string("tcgen05.mma: A in tensor memory with M = 64 is not emulated"); });
@@ -662,7 +697,8 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           for (int64_t m = 0; m < M && ok; ++m)
             for (int64_t k = 0; k < KS; ++k)
               a[static_cast<size_t>(m * KS + k)] =
-                  decode(at, value(sm, A, mn_a, m, k, at, &mma.at, &mma.bits));
+                  tf32 ? value32(sm, A, mn_a, m, k, &mma.at, &mma.bits)
+                       : decode(at, value(sm, A, mn_a, m, k, at, &mma.at, &mma.bits));
         }
         if (!ok) break;
         if (h == 0) {  // B's reads are checked with the first block's part

@@ -84,6 +84,7 @@ inline bool DecodeTcgen05Descriptor(uint64_t d, SmemMatrixDesc* r, std::string* 
 // id at 4-5, the scale type at 23 (1: UE8M0, the only one of kind::mxf8f6f4), A's scale byte id at 29-30).
 // kind 4: kind::mxf4nvf4 (NVFP4): the same layout, E2M1 = 1, UE4M3 scales (bit 23 clear). kind 5: kind::mxf4
 // (MXFP4, scale_vec::2X): E2M1 = 1, UE8M0 scales (bit 23 set), scale ids 0 or 2 (the half-word offset).
+// kind 6: kind::tf32: the kind::f16 layout with TF32 = 2 A and B and an F32 D.
 struct Tcgen05Instr {
   int64_t M = 0, N = 0;
   int a_type = 0, b_type = 0;
@@ -100,8 +101,8 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
                                int cta_group = 1) {
   // kind 4: kind::mxf4nvf4.block_scale.block16 (NVFP4): the block-scaled layout with E2M1 = 1 for A and B and
   // UE4M3 scales (bit 23 clear), K = 64 (bit 31 clear)
-  const bool i8 = kind == 2, f8 = kind != 0, mxf4 = kind == 5, nvf4 = kind == 4 || mxf4,
-             bs = kind == 3 || nvf4;
+  const bool tf32 = kind == 6, i8 = kind == 2, f8 = kind != 0 && !tf32, mxf4 = kind == 5,
+             nvf4 = kind == 4 || mxf4, bs = kind == 3 || nvf4;
   r->N = static_cast<int64_t>((idesc >> 17) & 0x3F) << 3;
   r->M = static_cast<int64_t>((idesc >> 24) & 0x1F) << 4;
   r->a_type = (idesc >> 7) & 7;
@@ -132,14 +133,16 @@ inline bool DecodeTcgen05Instr(uint32_t idesc, int kind, Tcgen05Instr* r, std::s
       if (!((idesc >> 23) & 1)) return *why = "kind::mxf8f6f4 scales are UE8M0 (bit 23 set)", false;
       if (idesc >> 31) return *why = "bit 31 must be clear for kind::mxf8f6f4", false;
     }
-  } else if (i8 ? ((idesc >> 4) & 3) != 2u : ((idesc >> 4) & 3) > 1u) {
-    return *why = i8 ? "kind::i8 accumulates into S32 (D type 2)"
-                     : "the accumulator is F16 (D type 0) or F32 (D type 1)",
+  } else if (i8 ? ((idesc >> 4) & 3) != 2u : tf32 ? ((idesc >> 4) & 3) != 1u : ((idesc >> 4) & 3) > 1u) {
+    return *why = i8     ? "kind::i8 accumulates into S32 (D type 2)"
+                  : tf32 ? "kind::tf32 accumulates into F32 (D type 1)"
+                         : "the accumulator is F16 (D type 0) or F32 (D type 1)",
            false;
   } else {
     r->d_f16 = !i8 && ((idesc >> 4) & 3) == 0;
   }
-  if (!f8 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
+  if (tf32 && (r->a_type != 2 || r->b_type != 2)) return *why = "kind::tf32 takes TF32 (2) A and B", false;
+  if (!f8 && !tf32 && (r->a_type > 1 || r->b_type > 1 || r->a_type != r->b_type))
     return *why = "A and B must both be F16 (0) or both BF16 (1)", false;
   auto f8f6f4 = [&](int t) { return t <= 1 || (!i8 && t >= 3 && t <= 5); };  // E4M3, E5M2, E2M3, E3M2, E2M1
   if (f8 && !nvf4 && (!f8f6f4(r->a_type) || !f8f6f4(r->b_type)))

@@ -104,15 +104,23 @@ void Tcgen05GemmNode::Check() const {
              pb = (PaddedType(true) || PackedB()) && bt == DataType::UInt(8);
   const bool fa = fp8(at) || mx(at) || pa, fb = fp8(bt) || mx(bt) || pb;
   const bool f16 = at == bt && (at == DataType::Float(16) || at == DataType::BFloat16());
+  // float32 A and B: kind::tf32 (the tensor cores read the top 19 bits of each value)
+  const bool tf32 = at == DataType::Float(32) && bt == DataType::Float(32) && ct == DataType::Float(32);
   auto i8 = [](DataType t) { return (t.is_int() || t.is_uint()) && t.bits() == 8; };
   // (a float16 accumulator: D type F16 of kind::f16 and kind::f8f6f4, one value a 32-bit column)
   const bool float_acc = ct == DataType::Float(32) || ct == DataType::Float(16);
-  if (((!f16 && !(fa && fb)) || !float_acc) && !(i8(at) && i8(bt) && ct == DataType::Int(32)))
+  if (((!f16 && !(fa && fb)) || !float_acc) && !(i8(at) && i8(bt) && ct == DataType::Int(32)) && !tf32)
     bad("takes float16 or bfloat16 A and B (alike; kind::f16) or float8_e4m3fn / float8_e5m2 A and B (any "
         "mix; "
         "kind::f8f6f4; float4_e2m1fn too, stored as the tensor cores read it) with a float32 or float16 "
-        "accumulator, or int8 / uint8 A and B (any mix; kind::i8) with an int32 one; got A " +
+        "accumulator, float32 A and B (kind::tf32) with a float32 one, or int8 / uint8 A and B (any mix; "
+        "kind::i8) with an int32 one; got A " +
         at.str() + ", B " + bt.str() + ", C " + ct.str());
+  if (tf32 && (trans_A || !trans_B || A.buffer->scope != Scope::kShared))
+    bad("float32 (kind::tf32) operands are K-major shared tiles here (A [M, K], B [N, K] with "
+        "transpose_B=True): MN-major 32-bit operands take the 128-byte swizzle with 32-byte atoms, which "
+        "this "
+        "compiler does not lay out");
   if (((pa || mx(at)) && trans_A) || ((pb || mx(bt)) && !trans_B))
     bad("fp4 and fp6 operands are K-major (A [M, K], B [N, K] with transpose_B=True): the tensor cores read "
         "sub-byte "

@@ -82,6 +82,43 @@ def test_tcgen05_gemm_in_the_emulator(M, N, K, kw):
     np.testing.assert_allclose(c.astype(np.float64), ref, rtol=ulp, atol=ulp * np.sqrt(K))
 
 
+def _tf32(x):
+    """float32 values as the emulators read kind::tf32 operands: the lower 13 bits dropped."""
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+@pytest.mark.parametrize("M,N,K,bK", [(256, 256, 256, 32), (200, 136, 96, 32), (128, 128, 192, 64)])
+def test_float32_gemm_on_tcgen05_kind_tf32(M, N, K, bK):
+    """Before: T.tcgen05_gemm with float32 A and B was refused ("takes float16 or bfloat16 ..."). Expected:
+    tcgen05.mma kind::tf32 (instruction descriptor A / B type TF32 = 2, k8: 32 bytes of K), A [M, K] and B [N, K].
+    How the tensor cores make tf32 of a float32 is not in the ISA's tcgen05 text; its wgmma text truncates the
+    lower 13 bits, and both emulators do that for tcgen05 (an assumption only a GPU can confirm). Ragged sizes and
+    128- and 256-byte tile rows against float64 NumPy of the truncated inputs: rounding instead (cvt.rna) would
+    miss by about 1e-3 of the result."""
+    rng = _rng()
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    k = tilelang.compile(tc_gemm(M, N, K, bK=bK, dtype="float32"), target=SM100A, execution_backend="emulator")
+    assert any("tcgen05.mma.cta_group::1.kind::tf32" in ch and "tf32_tf32" in ch for ch in k.choices), k.choices
+    k(a, b, c)
+    ref = _tf32(a).astype(np.float64) @ _tf32(b).astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5 * np.sqrt(K))
+
+
+def test_float32_tcgen05_gemm_assembles_and_mn_major_is_refused():
+    """kind::tf32 in the PTX and the SASS, no spills; a float32 B stored [K, N] (MN-major, which 32-bit operands
+    take only with the 128-byte swizzle of 32-byte atoms) is refused with the reason."""
+    k = tilelang.compile(tc_gemm(512, 512, 512, bK=32, dtype="float32"), target=SM100A)
+    assert "tcgen05.mma.cta_group::1.kind::tf32" in k.get_ptx()
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    assert re.search(r"\bUTC\w*MMA\b", k.get_sass())
+    with pytest.raises(TileLangError, match=r"float32 \(kind::tf32\) operands are K-major shared tiles here"):
+        tilelang.compile(tc_gemm(256, 256, 256, bK=32, dtype="float32", trans_B=False), target=SM100A,
+                         execution_backend="emulator")
+
+
 def test_tcgen05_gemm_assembles_for_sm100a():
     k = tilelang.compile(tc_gemm(512, 512, 512), target=SM100A)
     ptx = k.get_ptx()

@@ -66,6 +66,7 @@ __device__ __forceinline__ uint64_t tcgen05_desc(const void* smem, uint32_t lbo,
 TL_TCGEN05_MMA(f16)
 TL_TCGEN05_MMA(f8f6f4)
 TL_TCGEN05_MMA(i8)
+TL_TCGEN05_MMA(tf32)
 #undef TL_TCGEN05_MMA
 
 /// The 2-CTA MMA (cta_group::2), issued by one thread of the pair's even block: M = 256 rows, rows [0, 128)
@@ -93,6 +94,7 @@ __device__ __forceinline__ void tcgen05_mma_ts_f16(uint32_t taddr_d, uint32_t ta
 TL_TCGEN05_MMA_CG2(f16)
 TL_TCGEN05_MMA_CG2(f8f6f4)
 TL_TCGEN05_MMA_CG2(i8)
+TL_TCGEN05_MMA_CG2(tf32)
 #undef TL_TCGEN05_MMA_CG2
 
 /// Block-scaled MXFP8 (kind::mxf8f6f4.block_scale, scale_vec::1X): as tcgen05_mma_f8f6f4, each k32 step's

@@ -2959,9 +2959,11 @@ class Machine {
     // kind::mxf4.block_scale.scale_vec::2X (5, MXFP4): as NVFP4, two E8M0 scales a row, bytes id and id + 1
     // (id 0 or 2: a half-word) of its word, byte id + j for k in [32 j, 32 j + 32)
     const bool x4 = kind == 4, mxf4 = kind == 5, nvf4 = x4 || mxf4, bs = kind == 3 || nvf4;  // nvf4: k64
-    const bool i8 = kind == 2, f8 = kind != 0;
-    const int eb = f8 ? 1 : 2;
-    const int64_t KS = nvf4 ? 64 : f8 ? 32 : 16;
+    // kind::tf32 (6): float32 A and B, k8; the lower 13 bits of each dropped (the PTX ISA says so of wgmma's
+    // tf32; of tcgen05's it says nothing: an assumption)
+    const bool tf32 = kind == 6, i8 = kind == 2, f8 = kind != 0 && !tf32;
+    const int eb = tf32 ? 4 : f8 ? 1 : 2;
+    const int64_t KS = nvf4 ? 64 : tf32 ? 8 : f8 ? 32 : 16;
     const int64_t NBLK = x4 ? 4 : mxf4 ? 2 : 1;  // scales a row a step
     ForLanes(exec, [&](int l) {
       const int tid = w * 32 + l;
@@ -3027,6 +3029,25 @@ class Machine {
         // (E2M1, type 5 of the 8-bit float kinds: value k's byte in the padded layout, then its nibble; E2M3
         // / E3M2, 3 / 4: its 6 bits at PaddedFp6Column / Shift, reaching into the next byte when the shift is
         // over 2)
+        if (tf32) {  // 4 bytes, read as two 16-bit halves (so the overwrite check compares them)
+          const int64_t a = SwizzleAddress(CanonicalAddress(desc, mn_major, mn, k, 4), desc.swizzle_bytes);
+          if (a < 0 || a + 4 > m->smem_bytes_) {
+            ok = false;
+            return 0.0;
+          }
+          if (m == this) {
+            NoteShared(a, 4, tid, false, false);
+            AsyncProxyRead(a, tid, "a tcgen05.mma (its shared-memory operand)", &proxy_reported);
+          }
+          uint32_t w = 0;
+          std::memcpy(&w, &m->smem_[static_cast<size_t>(a)], 4);
+          for (int j = 0; j < 2; ++j) {
+            read->emplace_back(a + 2 * j, static_cast<uint16_t>(w >> (16 * j)));
+            from->push_back(m);
+          }
+          w &= 0xFFFFE000u;
+          return static_cast<double>(AsF32(w));
+        }
         const bool fp4 = nvf4 || (f8 && !i8 && type == 5);
         const bool six = f8 && !i8 && !nvf4 && (type == 3 || type == 4);
         const int64_t col = nvf4 ? k / 2 : fp4 ? PaddedFp4Column(k) : six ? PaddedFp6Column(k) : k;
@@ -3071,7 +3092,7 @@ class Machine {
         mma.col0 = col0;
         mma.M = M;
         mma.N = I.N;
-        mma.eb = eb;
+        mma.eb = tf32 ? 2 : eb;  // the bytes of each entry of `read` (tf32: 16-bit halves)
         mma.integer = i8;
         mma.accumulate = enable;
         mma.d_f16 = I.d_f16;

@@ -1111,7 +1111,7 @@ class Parser {
         return true;
       }
       if (what == "mma") {
-        only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8",
+        only({"mma", "cta_group::1", "cta_group::2", "kind::f16", "kind::f8f6f4", "kind::i8", "kind::tf32",
               "kind::mxf8f6f4", "kind::mxf4nvf4", "kind::mxf4", "block_scale", "scale_vec::1X",
               "scale_vec::2X", "scale_vec::4X", "block16", "block32"});
         in->op = Op::kTcMma;
@@ -1124,9 +1124,10 @@ class Parser {
                    : has("kind::mxf8f6f4") ? 3
                    : has("kind::mxf4nvf4") ? 4
                    : has("kind::mxf4")     ? 5
-                                           : 6;
-        if (in->mode == 6) Fail(in->line, in->text, "tcgen05.mma without a kind");
-        if ((in->mode >= 3) != has("block_scale"))
+                   : has("kind::tf32")     ? 6  // float32 operands read as tf32
+                                           : 7;
+        if (in->mode == 7) Fail(in->line, in->text, "tcgen05.mma without a kind");
+        if ((in->mode >= 3 && in->mode <= 5) != has("block_scale"))
           Fail(in->line, in->text,
                "kind::mxf8f6f4, kind::mxf4 and kind::mxf4nvf4 are block-scaled (.block_scale), and the other "
                "kinds are not here");

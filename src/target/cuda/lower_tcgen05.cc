@@ -296,8 +296,11 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   // 8-bit operands: kind::f8f6f4 (e4m3 / e5m2, or e2m1 in the padded layout: Tcgen05GemmNode::fp4) or
   // kind::i8
   const bool f8 = IsFp8(g->A.buffer->dtype) || g->PaddedType(false) || two || i8;
-  const int eb = f8 ? 1 : 2;
-  const int64_t ks = f8 ? 32 : 16;  // K of one instruction: 32 bytes
+  // float32 A and B: kind::tf32, k8 (32 bytes). The tensor cores read tf32, the top 19 bits of each value
+  // (the PTX ISA says wgmma truncates the lower 13 bits; tcgen05's text says nothing: the emulators truncate)
+  const bool tf32 = g->A.buffer->dtype == DataType::Float(32);
+  const int eb = tf32 ? 4 : f8 ? 1 : 2;
+  const int64_t ks = tf32 ? 8 : f8 ? 32 : 16;  // K of one instruction: 32 bytes
   // A is [M, K] (K-major) or, transposed, [K, M]; B is [K, N] (MN-major) or, transposed, [N, K] (K-major).
   const bool a_mn = g->trans_A, b_mn = !g->trans_B;
   const int64_t am = a_mn ? oa.shape[1] : oa.shape[0], K = a_mn ? oa.shape[0] : oa.shape[1];
@@ -327,6 +330,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   auto type = [&](DataType t, int padded) {
     if (i8) return int64_t(t.is_int());
     if (two) return int64_t{1};
+    if (tf32) return int64_t{2};         // TF32 = 2
     if (padded) return int64_t{padded};  // E2M1 5, E2M3 3, E3M2 4
     return int64_t(f8 ? t.code() == DataType::Code::kFloat8E5M2 : t == DataType::BFloat16());
   };
@@ -349,6 +353,7 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
                            : scaled ? "mxf8f6f4"
                            : i8     ? "i8"
                            : f8     ? "f8f6f4"
+                           : tf32   ? "tf32"
                                     : "f16";
   // A scale word holds 4 groups' scales, 4 g K values (g the granularity; NVFP4: one k64 step whole). A gemm
   // of K values covering W > 1 words a row takes word groups 0 .. W - 1 of what T.tcgen05_cp_warpx4 copied
@@ -430,7 +435,8 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
        : g->fp4 ? f8name(g->A.buffer->dtype, g->PaddedType(false)) + "_" +
                       f8name(g->B.buffer->dtype, g->PaddedType(true)) +
                       " (fp4 / fp6: 16 values in the first 8 / 12 bytes of each 16 shared bytes)"
-                : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
+       : tf32 ? std::string("tf32_tf32 (float32 operands, read as tf32: the top 19 bits of each)")
+              : MmaAbName(g->A.buffer->dtype, g->B.buffer->dtype, true)) +
       ", " + std::to_string(K / ks) + " instruction(s) by one thread into tensor memory '" +
       g->C.buffer->name + "'; A " +
       (a_tmem ? std::string("in tensor memory '") + g->A.buffer->name + "' (16-bit pairs)"
