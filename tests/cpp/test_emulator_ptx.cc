@@ -164,6 +164,57 @@ TEST(PtxEmu, MmaM16N8K16HandWorked) {
   EXPECT_EQ(out[4 * 5 + 3], 75.5f);  // D[9][3]
 }
 
+// Expects D (RunMma's `out`, four floats a lane: c_i of lane l is row l / 4 + 8 (i / 2), column 2 (l % 4) + i
+// % 2 of the m16n8 tile, PTX ISA "Matrix Fragments for mma.m16n8k*") to hold want(m, n), rounded to float,
+// everywhere.
+template <class F>
+void ExpectD(const std::vector<float>& out, F want) {
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
+      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], static_cast<float>(want(m, n))) << l << " " << i;
+    }
+}
+
+// RunMma's inputs (8 words a lane, the scale words 0) holding the m16n8k32 8-bit fragments of bytes a_byte(m,
+// k) and b_byte(k, n), written from the PTX ISA: four a register, the first in bits 0-7; A reg r byte e at (g
+// + 8 (r % 2), 4 t + e + 16 (r / 2)), B reg r byte e at (4 t + e + 16 r, g), lane l, g = l / 4, t = l % 4.
+template <class FA, class FB>
+std::vector<uint32_t> ByteK32Fragments(FA a_byte, FB b_byte) {
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 4; ++e)
+        in[static_cast<size_t>(l * 8 + r)] |= a_byte(g + 8 * (r % 2), 4 * t + e + 16 * (r / 2)) << (8 * e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 4; ++e)
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= b_byte(4 * t + e + 16 * r, g) << (8 * e);
+  }
+  return in;
+}
+
+// RunMma's inputs (8 words a lane, the scale words 0) holding the m16n8k64 .e2m1 fragments of codes a_code(m,
+// k) and b_code(k, n), written from the PTX ISA: eight values a register, the first in bits 0-3; A reg r
+// nibble e at (g + 8 (r % 2), 8 t + e + 32 (r / 2)), B reg r nibble e at (8 t + e + 32 r, g), lane l, g = l /
+// 4, t = l % 4.
+template <class FA, class FB>
+std::vector<uint32_t> E2m1K64Fragments(FA a_code, FB b_code) {
+  std::vector<uint32_t> in(32 * 8, 0);
+  for (int l = 0; l < 32; ++l) {
+    const int g = l / 4, t = l % 4;
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + r)] |=
+            static_cast<uint32_t>(a_code(g + 8 * (r % 2), 8 * t + e + 32 * (r / 2))) << (4 * e);
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 8; ++e)
+        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(b_code(8 * t + e + 32 * r, g))
+                                                  << (4 * e);
+  }
+  return in;
+}
+
 // mma.sync.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3 (PTX
 // ISA 9.7.14.3, "Block Scaling for mma.sync", and the m16n8k64 .e2m1 fragments: eight values a register, the
 // first in bits 0-3; A reg r nibble e at (g + 8 (r % 2), 8 t + e + 32 (r / 2)), B reg r nibble e at (8 t + e
@@ -184,17 +235,9 @@ TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
   auto sb_byte = [](int n, int j) {
     return n == 5 && j == 1 ? 0x3Cu : static_cast<uint32_t>((7 - n % 2) << 3);
   };
-  std::vector<uint32_t> in(32 * 8, 0);
+  std::vector<uint32_t> in = E2m1K64Fragments(a_code, b_code);
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, t = l % 4;
-    for (int r = 0; r < 4; ++r)
-      for (int e = 0; e < 8; ++e)
-        in[static_cast<size_t>(l * 8 + r)] |=
-            static_cast<uint32_t>(a_code(g + 8 * (r % 2), 8 * t + e + 32 * (r / 2))) << (4 * e);
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 8; ++e)
-        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(b_code(8 * t + e + 32 * r, g))
-                                                  << (4 * e);
     const bool a_owner = t / 2 == 1;  // lanes 4 g + 2 (row g) and 4 g + 3 (row g + 8)
     const int m = g + 8 * (t % 2);
     uint32_t sa = 0x7F7F7F7Fu, sb = 0x7F7F7F7Fu;
@@ -219,14 +262,12 @@ TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
   auto ue4m3 = [](uint32_t b) {
     return std::ldexp(1.0 + (b & 7) / 8.0, static_cast<int>((b >> 3) & 15) - 7);
   };
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 4; ++i) {
-      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
-      double want = 0.5;
-      for (int j = 0; j < 4; ++j)
-        want += ue4m3(sa_byte(m, j)) * ue4m3(sb_byte(n, j)) * e2m1(b_code(m + 16 * j, n));
-      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], static_cast<float>(want)) << l << " " << i;
-    }
+  ExpectD(out, [&](int m, int n) {
+    double want = 0.5;
+    for (int j = 0; j < 4; ++j)
+      want += ue4m3(sa_byte(m, j)) * ue4m3(sb_byte(n, j)) * e2m1(b_code(m + 16 * j, n));
+    return want;
+  });
   // lane 22 (g 5, t 2), d2: D[13][4] = 0.5 + 2^1 * 1 * B[13][4] + 2^2 * 1 * B[29][4] + 2^3 * B[45][4] + 2^4 *
   // B[61][4]
   //   codes (39 + 4) % 8 = 3, (87 + 4) % 8 = 3, (135 + 4) % 8 = 3, (183 + 4) % 8 = 3: 1.5 (2 + 4 + 8 + 16) +
@@ -244,19 +285,10 @@ TEST(PtxEmu, MmaBlockScaledNvf4HandWorked) {
 // 0xFF (E8M0 NaN).
 TEST(PtxEmu, MmaBlockScaledMxf8HandWorked) {
   const uint32_t e4m3[5] = {0, 0x38, 0x40, 0x44, 0x48};  // 0, 1, 2, 3, 4
-  std::vector<uint32_t> in(32 * 8, 0);
+  std::vector<uint32_t> in = ByteK32Fragments([&](int m, int k) { return k == m ? e4m3[1] : 0u; },
+                                              [&](int k, int n) { return e4m3[(k + n) % 4 + 1]; });
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, t = l % 4;
-    for (int r = 0; r < 4; ++r)
-      for (int e = 0; e < 4; ++e) {
-        const int m = g + 8 * (r % 2), k = 4 * t + e + 16 * (r / 2);
-        in[static_cast<size_t>(l * 8 + r)] |= (k == m ? e4m3[1] : 0u) << (8 * e);
-      }
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 4; ++e) {
-        const int k = 4 * t + e + 16 * r;
-        in[static_cast<size_t>(l * 8 + 4 + r)] |= e4m3[(k + g) % 4 + 1] << (8 * e);
-      }
     uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
     if (t / 2 == 1) sa = (sa & ~0x00FF0000u) | static_cast<uint32_t>(127 + (g + 8 * (t % 2)) % 4) << 16;
     if (t == 3) sb = (sb & ~0x00FF0000u) | static_cast<uint32_t>(127 - g % 3) << 16;
@@ -270,13 +302,8 @@ TEST(PtxEmu, MmaBlockScaledMxf8HandWorked) {
                     "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};",
                     &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 4; ++i) {
-      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
-      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)],
-                0.5f + std::ldexp(static_cast<float>((m + n) % 4 + 1), m % 4 - n % 3))
-          << l << " " << i;
-    }
+  ExpectD(out,
+          [](int m, int n) { return 0.5f + std::ldexp(static_cast<float>((m + n) % 4 + 1), m % 4 - n % 3); });
   // lane 13 (g 3, t 1), d3: D[11][3] = 0.5 + 2^(3 - 0) ((11 + 3) % 4 + 1) = 0.5 + 8 * 3 = 24.5
   EXPECT_EQ(out[4 * 13 + 3], 24.5f);
 }
@@ -298,17 +325,9 @@ TEST(PtxEmu, MmaBlockScaledMxf4TakesTwoScalesAStep) {
   auto b_code = [](int k, int n) { return (3 * k + n) % 8; };
   auto sa_exp = [](int m, int j) { return j + m % 3; };
   auto sb_exp = [](int n, int j) { return n == 5 && j == 1 ? 3 : -(n % 2); };
-  std::vector<uint32_t> in(32 * 8, 0);
+  std::vector<uint32_t> in = E2m1K64Fragments(a_code, b_code);
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, t = l % 4;
-    for (int r = 0; r < 4; ++r)
-      for (int e = 0; e < 8; ++e)
-        in[static_cast<size_t>(l * 8 + r)] |=
-            static_cast<uint32_t>(a_code(g + 8 * (r % 2), 8 * t + e + 32 * (r / 2))) << (4 * e);
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 8; ++e)
-        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(b_code(8 * t + e + 32 * r, g))
-                                                  << (4 * e);
     uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
     if (t < 2) {  // thread-id-a 0: lanes 4 g (row g) and 4 g + 1 (row g + 8)
       const int m = g + 8 * t;
@@ -329,14 +348,11 @@ TEST(PtxEmu, MmaBlockScaledMxf4TakesTwoScalesAStep) {
              "{%rs1, %rs2}, {%r8}, {%rs1, %rs3};",
              &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 4; ++i) {
-      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
-      double want = 0.5;
-      for (int j = 0; j < 2; ++j)
-        want += std::ldexp(e2m1(b_code(m + 32 * j, n)), sa_exp(m, j) + sb_exp(n, j));
-      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)], static_cast<float>(want)) << l << " " << i;
-    }
+  ExpectD(out, [&](int m, int n) {
+    double want = 0.5;
+    for (int j = 0; j < 2; ++j) want += std::ldexp(e2m1(b_code(m + 32 * j, n)), sa_exp(m, j) + sb_exp(n, j));
+    return want;
+  });
   // lane 22 (g 5, t 2), d3: D[13][5] = 0.5 + 2^(0 + 1 - 1) B[13][5] + 2^(1 + 1 + 3) B[45][5]; codes
   // (39 + 5) % 8 = 4 (2.0) and (135 + 5) % 8 = 4 (2.0): 0.5 + 2 + 64 = 66.5
   EXPECT_EQ(out[4 * 22 + 3], 66.5f);
@@ -351,19 +367,11 @@ TEST(PtxEmu, MmaBlockScaledMxf4TakesTwoScalesAStep) {
 // 0.5 + 2^(m % 4 - n % 3) (1 + ((m + n) % 4) / 4). Then an A byte left in the low nibble (0x02) and a B byte
 // with bit 6 set are reported.
 TEST(PtxEmu, MmaBlockScaledSubByteContainersOfMxf8f6f4) {
-  std::vector<uint32_t> in(32 * 8, 0);
+  std::vector<uint32_t> in =
+      ByteK32Fragments([](int m, int k) { return k == m ? 0x08u : 0u; },
+                       [](int k, int n) { return 0x0Cu + static_cast<uint32_t>((k + n) % 4); });
   for (int l = 0; l < 32; ++l) {
     const int g = l / 4, t = l % 4;
-    for (int r = 0; r < 4; ++r)
-      for (int e = 0; e < 4; ++e) {
-        const int m = g + 8 * (r % 2), k = 4 * t + e + 16 * (r / 2);
-        in[static_cast<size_t>(l * 8 + r)] |= (k == m ? 0x08u : 0u) << (8 * e);
-      }
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 4; ++e) {
-        const int k = 4 * t + e + 16 * r;
-        in[static_cast<size_t>(l * 8 + 4 + r)] |= static_cast<uint32_t>(0x0C + (k + g) % 4) << (8 * e);
-      }
     uint32_t sa = 0xFFFFFFFFu, sb = 0xFFFFFFFFu;
     if (t < 2) sa = (sa & ~0x0000FF00u) | static_cast<uint32_t>(127 + (g + 8 * t) % 4) << 8;
     if (t == 0) sb = (sb & ~0x0000FF00u) | static_cast<uint32_t>(127 - g % 3) << 8;
@@ -378,13 +386,9 @@ TEST(PtxEmu, MmaBlockScaledSubByteContainersOfMxf8f6f4) {
   std::vector<float> out;
   Result r = RunMma(ids, mma, &in, &out);
   EXPECT_EQ(r.total_reports, 0) << Kinds(r);
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 4; ++i) {
-      const int m = l / 4 + 8 * (i / 2), n = 2 * (l % 4) + i % 2;
-      EXPECT_EQ(out[static_cast<size_t>(4 * l + i)],
-                0.5f + std::ldexp(1.0f + static_cast<float>((m + n) % 4) / 4, m % 4 - n % 3))
-          << l << " " << i;
-    }
+  ExpectD(out, [](int m, int n) {
+    return 0.5f + std::ldexp(1.0f + static_cast<float>((m + n) % 4) / 4, m % 4 - n % 3);
+  });
   // lane 9 (g 2, t 1), d1: D[2][3] = 0.5 + 2^(2 - 0) (1 + 1 / 4) = 5.5
   EXPECT_EQ(out[4 * 9 + 1], 5.5f);
   // lane 0's A register 0 byte 0 holds A[0][0]: as ldmatrix leaves it (0x02) it is not a container
