@@ -9,6 +9,10 @@
   4. compute-sanitizer memcheck and racecheck on three kernels;
   3b. on a Hopper GPU, the sm_90a wgmma GEMMs of scripts/gpu_check_hopper.py against torch (both dtypes,
      every swizzle mode and warp-group split) and, on integer inputs, bit for bit against the emulator;
+  3c. on a Blackwell GPU, the cases of scripts/gpu_check_blackwell.py for its family (tcgen05: kind::f16 / tf32,
+     the CTA pair, MXFP8, padded MXFP4, kind::mxf4, NVFP4; sm_120a: NVFP4, MXFP4, MXFP8 and fp4 / fp6 operands
+     on the block-scaled mma.sync) against float64 NumPy: what the emulators assume where the ISA text here is
+     silent;
   5. timings: the reference GEMM, 8192^3 fp16/bf16 GEMMs against torch.matmul (cuBLAS) (on Hopper also
      the sm_90a wgmma GEMMs with 128x256x64 tiles), FlashAttention
      forward against torch.nn.functional.scaled_dot_product_attention.
@@ -242,6 +246,44 @@ if torch.cuda.get_device_capability(0)[0] == 9:
                       [ints(sa, npdt), ints(sb, npdt)], sc, np.float32, target=hopper.SM90A)
 else:
     row("hopper", "sm_90a wgmma checks", "ok", f"skipped: not a Hopper GPU ({torch.cuda.get_device_name(0)})")
+
+
+# ---- 3c. Blackwell: tcgen05 (10.x / 11.x) or sm_120a's block-scaled mma.sync (12.x) against float64 NumPy ------
+import gpu_check_blackwell as blackwell  # noqa: E402
+
+
+def to_device(x):
+    """A NumPy input as a CUDA tensor of the kernel's dtype (fp4 operands come packed as int8 already)."""
+    name = x.dtype.name
+    if name in ("float16", "float32", "int8", "uint8", "int32"):
+        return torch.from_numpy(np.ascontiguousarray(x)).to(dev)
+    if name == "bfloat16":
+        return torch.from_numpy(x.astype(np.float32)).to(dev).to(torch.bfloat16)
+    if name in ("float8_e4m3fn", "float8_e5m2"):
+        return torch.from_numpy(np.ascontiguousarray(x).view(np.uint8)).to(dev).view(getattr(torch, name))
+    if name == "uint32":
+        return torch.from_numpy(np.ascontiguousarray(x).view(np.int32)).to(dev).view(torch.uint32)
+    raise TypeError(f"no device form for {name}")
+
+
+CAP = torch.cuda.get_device_capability(0)
+BW_FAMILIES = ("tcgen05", "sm120") if DRY else tuple(f for f in (blackwell.family(CAP),) if f)
+for fam in BW_FAMILIES:
+    for name, make in blackwell.CASES[fam]:
+        def run_blackwell(fam=fam, name=name, make=make):
+            prog, inputs, out, ref, rtol = make(np.random.default_rng(1234))
+            k = tilelang.compile(prog, target=blackwell.DRY_TARGET[fam] if DRY else blackwell.target(CAP), **EXEC)
+            args = list(inputs) if DRY else [to_device(x) for x in inputs]
+            k(*args)
+            if not DRY:
+                torch.cuda.synchronize()
+            got = np.asarray(args[out] if DRY else args[out].cpu().numpy(), np.float64)
+            err = float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30))
+            ok = bool(np.isfinite(got).all()) and err <= rtol
+            row("blackwell", name, "ok" if ok else "MISMATCH", f"max error {err:.1e} of the largest |C| (tolerance {rtol:g})")
+        guarded("blackwell", name, run_blackwell)
+if not BW_FAMILIES:
+    row("blackwell", "tcgen05 / sm_120a checks", "ok", f"skipped: not a Blackwell GPU ({torch.cuda.get_device_name(0)})")
 
 
 # ---- 4. compute-sanitizer -------------------------------------------------------------------------------

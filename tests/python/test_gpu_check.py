@@ -67,7 +67,9 @@ def test_dry_run_walks_every_section_and_passes(tmp_path):
     assert rc == 0, text[-4000:]
     assert report["dry_run"] and report["ok"]
     sections = {r["section"] for r in report["rows"]}
-    assert sections == {"reference", "kernels", "intrinsics", "hopper", "sanitizer", "timing"}, sections
+    assert sections == {"reference", "kernels", "intrinsics", "hopper", "blackwell", "sanitizer", "timing"}, sections
+    # both Blackwell families' cases, in the emulator
+    assert sum(r["section"] == "blackwell" and r["status"] == "ok" for r in report["rows"]) >= 10
     statuses = {r["status"] for r in report["rows"]}
     assert statuses == {"ok", "skip"}, statuses
     assert [r["name"] for r in report["rows"] if r["status"] == "skip"] == ["gemm_tilelang_demo.py as written",
