@@ -99,6 +99,23 @@ def _mxfp4_padded_x_fp8(rng):
     return _scaled(prog, a, b, sa8, sb8, gran, fp4._packed(a), b)
 
 
+def _fp6_packed(a):
+    """An fp6 array [..., K] as the tensor the tcgen05 family's fp6 operands are stored in: four values in 3 bytes,
+    the first in the lowest 6 bits (uint8 [..., 3 K / 4]; the bit order is this project's assumption)."""
+    c = (np.ascontiguousarray(a).view(np.uint8) & 0x3F).astype(np.uint32)
+    w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
+    return np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1).astype(np.uint8) \
+        .reshape(*a.shape[:-1], a.shape[-1] * 3 // 4)
+
+
+def _mxfp6_padded_x_fp8(rng):
+    M, N, K, gran = 128, 128, 512, 128
+    a, b = (rng.standard_normal((M, K)) * 2).astype(ml_dtypes.float6_e2m3fn), rng.standard_normal((N, K)).astype(E4M3)
+    sa8, sb8 = _e8m0(rng, M, 4), _e8m0(rng, N, 4)
+    prog = bs.mxfp8_gemm(M, N, K, "float6_e2m3fn", "float8_e4m3fn", True)
+    return _scaled(prog, a, b, sa8, sb8, gran, _fp6_packed(a), b)
+
+
 def _nvfp4_tcgen05(rng):
     M, N, K = 128, 128, 256
     a, b = fp4._values(rng, (M, K), F4), fp4._values(rng, (N, K), F4)
@@ -179,6 +196,7 @@ CASES = {
         ("tcgen05 cta_group::2 bf16 GEMM 256x256x192", _pair_gemm),
         ("MXFP8 kind::mxf8f6f4 scale_vec::1X 128x128x512", _mxfp8),
         ("MXFP4 x MXFP8, fp4 padded (16U4_ALIGN16B), kind::mxf8f6f4", _mxfp4_padded_x_fp8),
+        ("MXFP6 x MXFP8, fp6 padded (16U6_ALIGN16B, bit order assumed), kind::mxf8f6f4", _mxfp6_padded_x_fp8),
         ("MXFP4 kind::mxf4 scale_vec::2X 128x128x512", _mxfp4_kind_mxf4),
         ("NVFP4 kind::mxf4nvf4 block16 128x128x256", _nvfp4_tcgen05),
     ],
