@@ -122,10 +122,10 @@ def test_a_missing_barrier_is_a_race_reported_at_the_ptx_cuda_and_dsl_lines():
 
 def test_what_the_ptx_emulator_cannot_run_is_a_clear_error():
     from tilelang import _ffi
-    body = "tcgen05.mma.cta_group::1.kind::tf32 [%r1], %rd1, %rd2, %r2, %p1;"
+    body = "tcgen05.mma.ws.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;"
     text = (".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n .reg .pred %p<2>;\n"
             " .reg .b32 %r<4>;\n .reg .b64 %rd<4>;\n " + body + "\n ret;\n}\n")
-    with pytest.raises(TileLangUnsupportedError, match=r"line \d+: modifier \.kind::tf32 of tcgen05 is not supported"):
+    with pytest.raises(TileLangUnsupportedError, match=r"line \d+: modifier \.ws of tcgen05 is not supported"):
         _ffi.emulate_ptx_text(text, "k", [1, 1, 1], [128, 1, 1], 0, [], [])
     with pytest.raises(TileLangUnsupportedError, match="runs the PTX of CUDA kernels"):
         tilelang.compile(kernels.matmul(128, 128, 64), target="cpu", execution_backend="ptx")
