@@ -120,6 +120,21 @@ uint32_t EncodeMx(double x, int E, int M) {
   return s | std::min(code, maxcode);
 }
 
+uint32_t EncodeE8M0(double x) {
+  if (!(x > 0) || std::isinf(x)) return 255u;
+  int e = 0;
+  const double m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1): 2m 2^(e - 1)
+  const int k = e - 1 + (2 * m >= 1.5 ? 1 : 0);
+  if (k < -127) return 0u;
+  return k > 127 ? 255u : static_cast<uint32_t>(k + 127);
+}
+
+double DecodeE8M0(uint32_t code) {
+  code &= 0xFFu;
+  return code == 255u ? std::numeric_limits<double>::quiet_NaN()
+                      : std::ldexp(1.0, static_cast<int>(code) - 127);
+}
+
 bool Fp6Format(DataType t, int* E, int* M) {
   if (t.code() == DataType::Code::kFloat6E2M3) {
     *E = 2;
@@ -162,6 +177,7 @@ double SatFinite(double x, DataType t) {
 
 double RoundFloat(double x, DataType t) {
   if (t.code() == DataType::Code::kFloat4E2M1) return DecodeE2M1(EncodeE2M1(x));
+  if (t.code() == DataType::Code::kFloat8E8M0) return DecodeE8M0(EncodeE8M0(x));
   int fe = 0, fm = 0;
   if (Fp6Format(t, &fe, &fm)) return DecodeMx(EncodeMx(x, fe, fm), fe, fm);
   Format f;
@@ -216,6 +232,11 @@ Slot Convert(Slot v, DataType from, DataType to) {
 }
 
 void StoreScalar(void* p, DataType t, Slot v) {
+  if (t.code() == DataType::Code::kFloat8E8M0) {
+    const uint8_t q = static_cast<uint8_t>(EncodeE8M0(v.f));
+    std::memcpy(p, &q, 1);
+    return;
+  }
   if (t.code() == DataType::Code::kFloat4E2M1) {  // the low nibble; the upper one zero
     const uint8_t q = static_cast<uint8_t>(EncodeE2M1(v.f));
     std::memcpy(p, &q, 1);
@@ -279,6 +300,12 @@ Slot LoadScalar(const void* p, DataType t) {
     uint8_t q;
     std::memcpy(&q, p, 1);
     r.f = DecodeE2M1(q);
+    return r;
+  }
+  if (t.code() == DataType::Code::kFloat8E8M0) {
+    uint8_t q;
+    std::memcpy(&q, p, 1);
+    r.f = DecodeE8M0(q);
     return r;
   }
   int fe = 0, fm = 0;

@@ -33,6 +33,11 @@ double DecodeE2M1(uint32_t code);
 /// rounds to nearest even and saturates (infinities too); NaN encodes as -0, as for fp4.
 uint32_t EncodeMx(double x, int E, int M);
 double DecodeMx(uint32_t code, int E, int M);
+/// OCP MX E8M0 (float8_e8m0fnu): code c is 2^(c - 127) for c < 255, 255 is NaN; no sign, zero or infinity.
+/// Encoding rounds to the nearest power of two with ties up (1.5 * 2^e gives 2^(e + 1)), values below 2^-127
+/// give 2^-127; zero, negatives, NaN, infinities and values rounding past 2^127 give NaN, as ml_dtypes does.
+uint32_t EncodeE8M0(double x);
+double DecodeE8M0(uint32_t code);
 /// (E, M) of an fp6 dtype; false for others.
 bool Fp6Format(DataType t, int* E, int* M);
 

@@ -41,6 +41,10 @@ bool DataType::Parse(const std::string& full, DataType* out) {
     *out = DataType(Code::kFloat8E4M3, 8, lanes);
     return true;
   }
+  if (name == "float8_e8m0fnu" || name == "float8_e8m0") {
+    *out = DataType(Code::kFloat8E8M0, 8, lanes);
+    return true;
+  }
   if (name == "float8_e5m2" || name == "e5m2_float8") {
     *out = DataType(Code::kFloat8E5M2, 8, lanes);
     return true;
@@ -88,6 +92,7 @@ std::string DataType::str() const {
     case Code::kBFloat: s = "bfloat16"; break;
     case Code::kFloat8E4M3: s = "float8_e4m3fn"; break;
     case Code::kFloat8E5M2: s = "float8_e5m2"; break;
+    case Code::kFloat8E8M0: s = "float8_e8m0fnu"; break;
     case Code::kFloat4E2M1: s = "float4_e2m1fn"; break;
     case Code::kFloat6E2M3: s = "float6_e2m3fn"; break;
     case Code::kFloat6E3M2: s = "float6_e3m2fn"; break;

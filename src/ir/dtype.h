@@ -19,7 +19,8 @@ class DataType {
     kFloat6E3M2,  // OCP MX fp6 (float6_e3m2fn), the same
     kBool,
     kHandle,
-    kVoid
+    kVoid,
+    kFloat8E8M0,  // OCP MX scale (float8_e8m0fnu): 2^(e - 127), no sign, no zero; 0xFF is NaN, as ml_dtypes
   };
 
   DataType() = default;
@@ -34,8 +35,8 @@ class DataType {
   static DataType Void() { return {Code::kVoid, 0}; }
   static DataType Index() { return Int(32); }
 
-  /// Parses "float16", "bfloat16", "float8_e4m3fn", "float4_e2m1fn", "float6_e2m3fn", "int4", "float32x4",
-  /// "bool", ... Returns false on an unknown name.
+  /// Parses "float16", "bfloat16", "float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn",
+  /// "int4", "float32x4", "bool", ... Returns false on an unknown name.
   static bool Parse(const std::string& name, DataType* out);
 
   Code code() const { return code_; }
@@ -50,7 +51,7 @@ class DataType {
   bool is_integer() const { return is_int() || is_uint(); }
   bool is_float() const {
     return code_ == Code::kFloat || code_ == Code::kBFloat || code_ == Code::kFloat8E4M3 ||
-           code_ == Code::kFloat8E5M2 || is_mx_float();
+           code_ == Code::kFloat8E5M2 || code_ == Code::kFloat8E8M0 || is_mx_float();
   }
   /// The OCP MX sub-byte floats (fp4 / fp6: no infinities or NaN, one value a byte).
   bool is_mx_float() const {

@@ -106,6 +106,11 @@ TileOpCall GemmBlockScaledNode::Call() const {
   return c;
 }
 
+Expr GemmBlockScaledNode::ScaleBits(Expr load) {
+  if (load->dtype.code() != DataType::Code::kFloat8E8M0) return load;
+  return ::tl::Call(DataType::UInt(8), "tl.reinterpret", {std::move(load)});
+}
+
 void GemmBlockScaledNode::Check() const {
   auto bad = [&](const std::string& m) {
     throw UserError(ErrorKind::kType, "T.mma_gemm_blockscaled: " + m, span);
@@ -180,9 +185,10 @@ void GemmBlockScaledNode::Check() const {
     if (g <= 0 || g % 32)
       bad(gname + " must be a positive multiple of 32 (an MX scale covers 32 elements); got " +
           std::to_string(g));
-    if (sf->buffer->dtype != DataType::UInt(8))
-      bad(std::string(nm) + " '" + sf->buffer->name + "' must hold E8M0 scales as uint8; got " +
-          sf->buffer->dtype.str() + " (uint32 words of UE4M3 scales, both SFA and SFB, are NVFP4)");
+    if (sf->buffer->dtype != DataType::UInt(8) && sf->buffer->dtype.code() != DataType::Code::kFloat8E8M0)
+      bad(std::string(nm) + " '" + sf->buffer->name +
+          "' must hold E8M0 scales (uint8 or float8_e8m0fnu); got " + sf->buffer->dtype.str() +
+          " (uint32 words of UE4M3 scales, both SFA and SFB, are NVFP4)");
   }
   auto am = NonUnit(A.ranges), bm = NonUnit(B.ranges);
   Expr M = trans_A ? am[1] : am[0], N = trans_B ? bm[0] : bm[1];

@@ -57,6 +57,9 @@ struct GemmBlockScaledNode : GemmNode {
   /// Where the scale of row `row` (A's M / B's N, tile-local) and tile-local K index `k` is: the indices of
   /// the SFA (is_b: SFB) element holding it, and the bit offset of its byte there (0 for uint8 scales).
   std::pair<std::vector<Expr>, Expr> ScaleAt(bool is_b, const Expr& row, const Expr& k) const;
+  /// A load of an SFA / SFB element as its bits: E8M0 scales come as uint8 or float8_e8m0fnu tiles (the same
+  /// bytes), the latter read through tl.reinterpret.
+  static Expr ScaleBits(Expr load);
 
   std::vector<std::pair<const Region*, Access>> Regions() const override;
   std::vector<Expr> Exprs() const override { return {k_start}; }

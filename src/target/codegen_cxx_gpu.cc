@@ -33,6 +33,9 @@ std::string CodegenCxxGpu::CType(DataType t) {
     case DataType::Code::kFloat4E2M1:
       if (backend_ != "CUDA") break;
       return "tl::float4_e2m1_t";
+    case DataType::Code::kFloat8E8M0:
+      if (backend_ != "CUDA") break;
+      return "tl::float8_e8m0_t";
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
     default: break;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #if defined(__F16C__) || defined(__AVX2__)
@@ -210,6 +211,24 @@ struct mx6_format {
   static uint8_t from_float(float f) { return from_double(double(f)); }
 };
 
+/// OCP MX E8M0 (float8_e8m0fnu), the MX formats' scale: code c is 2^(c - 127), 255 NaN; no sign or zero.
+/// Rounds to the nearest power of two, ties up (1.5 * 2^e gives 2^(e + 1)); below 2^-127 gives 2^-127; zero,
+/// negatives, NaN, infinities and values past 2^127 give NaN, as ml_dtypes does.
+struct e8m0_format {
+  using storage = uint8_t;
+  static float to_float(uint8_t b) {
+    return b == 255 ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, int(b) - 127);
+  }
+  static uint8_t from_double(double d) {
+    if (!(d > 0) || std::isinf(d)) return 255u;
+    int e = 0;
+    const double m = std::frexp(d, &e);  // d = m 2^e, m in [0.5, 1)
+    const int k = e - 1 + (m >= 0.75 ? 1 : 0);
+    return uint8_t(k < -127 ? 0 : k > 127 ? 255 : k + 127);
+  }
+  static uint8_t from_float(float f) { return from_double(double(f)); }
+};
+
 }  // namespace detail
 
 /// A storage-only floating-point type whose value is `Fmt::to_float(bits)`.  It is trivial (so
@@ -260,6 +279,7 @@ using float8_e5m2_t = lowp_float<detail::fp8_format<5, 2, true>>;
 using float4_e2m1_t = lowp_float<detail::e2m1_format>;
 using float6_e2m3_t = lowp_float<detail::mx6_format<2, 3>>;
 using float6_e3m2_t = lowp_float<detail::mx6_format<3, 2>>;
+using float8_e8m0_t = lowp_float<detail::e8m0_format>;
 
 static_assert(sizeof(half_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must be 2 bytes");
 static_assert(sizeof(float8_e4m3_t) == 1 && sizeof(float8_e5m2_t) == 1, "fp8 types must be 1 byte");

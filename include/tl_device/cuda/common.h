@@ -195,6 +195,27 @@ struct float6_t {
 using float6_e2m3_t = float6_t<2, 3>;
 using float6_e3m2_t = float6_t<3, 2>;
 
+// OCP MX E8M0 (float8_e8m0fnu), the MX formats' scale: code c is 2^(c - 127), 255 NaN; no sign or zero.
+// Conversions round to the nearest power of two, ties up (1.5 * 2^e gives 2^(e + 1)); below 2^-127 gives
+// 2^-127; zero, negatives, NaN, infinities and values past 2^127 give NaN, as ml_dtypes does.
+struct float8_e8m0_t {
+  unsigned char bits;
+  float8_e8m0_t() = default;
+  __device__ float8_e8m0_t(float f) {
+    if (!(f > 0.f) || isinf(f)) {
+      bits = 255;
+      return;
+    }
+    int e = 0;
+    const float m = frexpf(f, &e);  // f = m 2^e, m in [0.5, 1)
+    const int k = e - 1 + (m >= 0.75f ? 1 : 0);
+    bits = static_cast<unsigned char>(k < -127 ? 0 : k > 127 ? 255 : k + 127);
+  }
+  __device__ operator float() const {
+    return bits == 255 ? __int_as_float(0x7fffffff) : exp2f(static_cast<float>(bits) - 127.f);
+  }
+};
+
 // T.reinterpret: the bits of `x` as a value of `T` (same size).
 template <typename T, typename F>
 __device__ __forceinline__ T bit_cast(F x) {
@@ -251,6 +272,10 @@ TL_CAST_VIA_FLOAT(half_t, float6_e2m3_t)
 TL_CAST_VIA_FLOAT(bfloat16_t, float6_e2m3_t)
 TL_CAST_VIA_FLOAT(half_t, float6_e3m2_t)
 TL_CAST_VIA_FLOAT(bfloat16_t, float6_e3m2_t)
+TL_CAST_VIA_FLOAT(float8_e8m0_t, half_t)
+TL_CAST_VIA_FLOAT(float8_e8m0_t, bfloat16_t)
+TL_CAST_VIA_FLOAT(half_t, float8_e8m0_t)
+TL_CAST_VIA_FLOAT(bfloat16_t, float8_e8m0_t)
 #undef TL_CAST_VIA_FLOAT
 
 // Floating point to 8- and 16-bit integers saturates, NaN giving 0 (docs/semantics.md). C++ leaves an

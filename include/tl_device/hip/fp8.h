@@ -134,6 +134,29 @@ struct fp6_t {
 using fp6_e2m3_t = fp6_t<2, 3>;
 using fp6_e3m2_t = fp6_t<3, 2>;
 
+/// OCP MX E8M0 (float8_e8m0fnu), the MX scale: code c is 2^(c - 127), 255 NaN; nearest power of two, ties
+/// up; below 2^-127 gives 2^-127; zero, negatives, NaN, infinities and values past 2^127 give NaN.
+struct fp8_e8m0_t {
+  unsigned char bits;
+  fp8_e8m0_t() = default;
+  TL_DEV fp8_e8m0_t(float f) {
+    if (!(f > 0.f) || __builtin_isinf(f)) {
+      bits = 255;
+      return;
+    }
+    const unsigned u = __builtin_bit_cast(unsigned, f);
+    const int ex = static_cast<int>((u >> 23) & 255u);
+    // a normal f: its exponent, one more when its mantissa is at least 1.5; a subnormal (below 2^-126): the
+    // nearest of 2^-127 and 2^-126
+    const int k = ex ? ex - 127 + ((u & 0x400000u) ? 1 : 0) : (f >= 0.75f * fp8_pow2(-126) ? -126 : -127);
+    bits = static_cast<unsigned char>(k > 127 ? 255 : k + 127);
+  }
+  TL_DEV operator float() const {
+    return bits == 255 ? __builtin_bit_cast(float, 0x7fffffffu)
+                       : __builtin_ldexpf(1.0f, static_cast<int>(bits) - 127);
+  }
+};
+
 /// The FNUZ byte holding half the value of the OCP byte `b` (E5M2 when e5m2, else E4M3FN): -0 -> 0,
 /// NaN and infinity -> 0x80 (FNUZ NaN), every other byte unchanged.
 TL_DEV unsigned char fnuz_bits(unsigned char b, bool e5m2) {

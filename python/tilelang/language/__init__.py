@@ -18,7 +18,7 @@ from ..errors import TileLangPerformanceWarning, TileLangSyntaxError, TileLangTy
 from . import ast, bitwise, builder, compat, expr, loop_exits, parser  # noqa: F401
 from .ast import AttrSpec, KernelSpec, LoopSpec, RegionSpec, region_of, simplify  # noqa: F401
 from .dtypes import DType, dtype_str  # noqa: F401
-from .dtypes import (bfloat16, bool, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e4m3, float8_e4m3fn, float8_e5m2, float16, float32, float64,  # noqa: F401,A004
+from .dtypes import (bfloat16, bool, float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e4m3, float8_e4m3fn, float8_e5m2, float8_e8m0fnu, float16, float32, float64,  # noqa: F401,A004
                      int4, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from .expr import Expr  # noqa: F401
 from .parser import parse_source, prim_func  # noqa: F401

@@ -42,7 +42,7 @@ def _bits(dtype):
     import re
 
     # float4_e2m1fn / float6_* are stored one value a byte (the code in the low bits): they reinterpret as 8 bits
-    m = re.fullmatch(r"u?int(8|16|32|64)|float(16|32|64)|bfloat(16)|float8_e4m3fn|float8_e5m2|float4_e2m1fn|float6_e2m3fn|float6_e3m2fn", dtype)
+    m = re.fullmatch(r"u?int(8|16|32|64)|float(16|32|64)|bfloat(16)|float8_e4m3fn|float8_e5m2|float8_e8m0fnu|float4_e2m1fn|float6_e2m3fn|float6_e3m2fn", dtype)
     if not m:
         raise TileLangTypeError(f"T.reinterpret takes 8- to 64-bit integer and float scalars, not {dtype}")
     return int(next((g for g in m.groups() if g), 8))

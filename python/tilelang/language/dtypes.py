@@ -57,7 +57,7 @@ class DType:
         special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
                    "float8_e5m2": ml_dtypes.float8_e5m2, "int4": ml_dtypes.int4,
                    "float4_e2m1fn": ml_dtypes.float4_e2m1fn, "float6_e2m3fn": ml_dtypes.float6_e2m3fn,
-                   "float6_e3m2fn": ml_dtypes.float6_e3m2fn}
+                   "float6_e3m2fn": ml_dtypes.float6_e3m2fn, "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu}
         return np.dtype(special.get(self.name, self.name))
 
     def as_torch(self):
@@ -129,12 +129,13 @@ def numpy_dtype(name):
 
     special = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
                "float8_e5m2": ml_dtypes.float8_e5m2, "float4_e2m1fn": ml_dtypes.float4_e2m1fn,
-               "float6_e2m3fn": ml_dtypes.float6_e2m3fn, "float6_e3m2fn": ml_dtypes.float6_e3m2fn}
+               "float6_e2m3fn": ml_dtypes.float6_e2m3fn, "float6_e3m2fn": ml_dtypes.float6_e3m2fn,
+               "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu}
     return np.dtype(special.get(name, name))
 
 
 _DTYPES = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float6_e2m3fn",
-           "float6_e3m2fn", "int4",
+           "float6_e3m2fn", "float8_e8m0fnu", "int4",
            "int8", "int16",
            "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 
@@ -167,7 +168,7 @@ DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "in
                  # compiler's choice (the CUDA backend's PadFp4TilesCUDA gives the form to the tiles that need it;
                  # docs/blackwell.md, "fp4 operands")
                  "float4_e2m1_unpacked": "float4_e2m1fn",
-                 "float6_e2m3": "float6_e2m3fn", "float6_e3m2": "float6_e3m2fn",
+                 "float6_e2m3": "float6_e2m3fn", "float6_e3m2": "float6_e3m2fn", "float8_e8m0": "float8_e8m0fnu",
                  # TileLang's tfloat32 is float32 storage whose T.gemm runs on tf32 tensor cores: here every float32
                  # T.gemm on CUDA does (docs/tf32.md), so it is float32 (the CPU target multiplies exactly)
                  "tfloat32": "float32"}

@@ -266,8 +266,8 @@ def mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A=False, transpose_B=False
                          clear_accum=False, *, k_start, sf_a_granularity_k, sf_b_granularity_k, sf_layout=None):
     """TileLang's block-scaled gemm: C (+)= (A * sa) @ (B * sb), A and B float8_e4m3fn / float8_e5m2 /
     float6 / float4_e2m1fn tiles (MXFP8 / MXFP6 / MXFP4), C a float32 fragment, every `sf_a_granularity_k`
-    consecutive K elements of a row of A scaled by one E8M0 value of SFA (uint8, 2^(s - 127); 255 is NaN), and
-    B's columns by SFB the same way. SFA is [rows of A, scale groups]: the tile's own K / g groups (then column j
+    consecutive K elements of a row of A scaled by one E8M0 value of SFA (uint8 or float8_e8m0fnu, 2^(s - 127); 255
+    is NaN), and B's columns by SFB the same way. SFA is [rows of A, scale groups]: the tile's own K / g groups (then column j
     scales tile-local k in [j g, (j + 1) g)), or the groups of all of K (then column (k_start + k) / g).
     `k_start` is the tile's first K index.
     uint32 SFA and SFB are NVFP4 (TileLang's SM120 forms): float4_e2m1fn A and B, one UE4M3 scale per 16

@@ -19,10 +19,12 @@ const AscendArch kArchs[] = {
 };
 // clang-format on
 
-// The OCP MX sub-byte floats (fp4, fp6) have no AscendC type (dtype_check.h).
+// The OCP MX sub-byte floats (fp4, fp6) and the E8M0 scale have no AscendC type (dtype_check.h).
 PrimFunc CheckAscendTypes(const PrimFunc& f, const PassContext&) {
   DtypeCheck("Ascend", [](DataType t) {
-    return t.is_mx_float() ? t.str() + " (AscendC has no such type)" : std::string();
+    return t.is_mx_float() || t.code() == DataType::Code::kFloat8E8M0
+               ? t.str() + " (AscendC has no such type)"
+               : std::string();
   }).Run(f);
   return f;
 }

@@ -43,6 +43,7 @@ std::string CpuType(DataType t) {
     case DataType::Code::kFloat4E2M1: return "tl_cpu::float4_e2m1_t";
     case DataType::Code::kFloat6E2M3: return "tl_cpu::float6_e2m3_t";
     case DataType::Code::kFloat6E3M2: return "tl_cpu::float6_e3m2_t";
+    case DataType::Code::kFloat8E8M0: return "tl_cpu::float8_e8m0_t";
     case DataType::Code::kHandle: return "void*";
     case DataType::Code::kVoid: return "void";
   }

@@ -165,7 +165,7 @@ Stmt LowerGemmBlockScaledMma(GpuTileLowerer& L, const GemmBlockScaledNode* g) {
       std::map<const VarNode*, Expr> sub{{prow.get(), row}, {pk.get(), kk}};
       std::vector<Expr> idx;
       for (auto& e : at_idx) idx.push_back(Simplify(Substitute(L.VisitExpr(e), sub)));
-      return Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)});
+      return GemmBlockScaledNode::ScaleBits(Load(L.MapBuffer(sf.buffer), {L.SharedIndex(sf.buffer, idx)}));
     };
     if (nvf4) return load(k);
     if (mxf8) return Cast(u32, load(k));

@@ -90,6 +90,7 @@ class CodegenHIPImpl : public CodegenCxxGpu {
     if (t.code() == DataType::Code::kFloat4E2M1) return "tl::fp4_e2m1_t";
     if (t.code() == DataType::Code::kFloat6E2M3) return "tl::fp6_e2m3_t";
     if (t.code() == DataType::Code::kFloat6E3M2) return "tl::fp6_e3m2_t";
+    if (t.code() == DataType::Code::kFloat8E8M0) return "tl::fp8_e8m0_t";
     return CodegenCxxGpu::CType(t);
   }
   std::string BlockIndex(const char* dim) override { return std::string("tl::block_") + dim + "()"; }

@@ -423,7 +423,9 @@ Stmt LowerGemmMfma(GpuTileLowerer& L, const GemmNode* g) {
   if (bsg) {  // the scales of this lane's 32-value block: B's column n (the instruction's A), A's row m
     Expr k0 = Simplify(Expr(kk) * C(kstep) + Div(lane, R) * C(per) + Expr(h) * C(kv));
     auto scale = [&](const Region& sf, bool is_b, const Expr& row) {  // the op's addressing (ScaleAt)
-      return Cast(DataType::Int(32), L.VisitExpr(Load(sf.buffer, bsg->ScaleAt(is_b, row, k0).first)));
+      return Cast(
+          DataType::Int(32),
+          L.VisitExpr(GemmBlockScaledNode::ScaleBits(Load(sf.buffer, bsg->ScaleAt(is_b, row, k0).first))));
     };
     margs.push_back(scale(bsg->SFB, true, Expr(n_of)));
     margs.push_back(scale(bsg->SFA, false, Expr(m_of)));

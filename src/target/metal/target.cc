@@ -14,7 +14,8 @@ namespace {
 std::string MetalLacks(DataType t) {
   if (t.code() == DataType::Code::kFloat && t.bits() == 64)
     return "float64 (Metal GPUs have no double precision)";
-  if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2)
+  if (t.code() == DataType::Code::kFloat8E4M3 || t.code() == DataType::Code::kFloat8E5M2 ||
+      t.code() == DataType::Code::kFloat8E8M0)
     return t.str() + " (MSL has no 8-bit float type)";
   if (t.code() == DataType::Code::kFloat4E2M1) return t.str() + " (MSL has no 4-bit float type)";
   if (t.code() == DataType::Code::kFloat6E2M3 || t.code() == DataType::Code::kFloat6E3M2)

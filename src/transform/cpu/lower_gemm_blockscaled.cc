@@ -43,10 +43,10 @@ Stmt LowerGemmBlockScaled(CpuTileLowerer& L, const GemmBlockScaledNode* n) {
   }
   auto scale = [&](const Region& sf, bool is_b, const Expr& row, const Expr& k) {
     auto [idx, shift] = n->ScaleAt(is_b, row, k);
-    Expr s = Load(sf.buffer, idx);
+    Expr s = GemmBlockScaledNode::ScaleBits(Load(sf.buffer, idx));
     if (!n->Nvf4Words()) {  // E8M0
       Expr e = Binary(BinaryOp::kSub, Cast(f32, s), FloatImm(f32, 127.0));
-      return Select(Binary(BinaryOp::kEQ, s, IntImm(sf.buffer->dtype, 255)), FloatImm(f32, std::nan("")),
+      return Select(Binary(BinaryOp::kEQ, s, IntImm(s->dtype, 255)), FloatImm(f32, std::nan("")),
                     Call(f32, "exp2", {e}));
     }
     // UE4M3, the byte `shift` of a uint32 word: 4 exponent bits (bias 7), 3 mantissa bits, the sign bit
