@@ -505,7 +505,6 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
     // address's lane, K value k at column + k / 2, bits 16 (k % 2) .. + 16: two 16-bit values a 32-bit
     // column)
     const bool ts = op == "tl.tcgen05_mma_ts_f16";
-    if (ts && cg2) Bad(c, "A in tensor memory with cta_group::2 is not emulated");
     // kind::f16: 16-bit A and B, k16 per instruction; kind::f8f6f4 (8-bit floats here) and kind::i8 (s8 / u8,
     // an s32 accumulator whose sums wrap at 32 bits): k32 (32 bytes of K)
     const bool i8 = op == "tl.tcgen05_mma_i8";
@@ -665,9 +664,10 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
         }
         std::vector<double> a(static_cast<size_t>(M * KS));
         Mem* sm = smem_of(e);
-        if (ts) {  // A from tensor memory
+        if (ts) {  // A from the tensor memory of the block whose rows these are (a pair: each its own)
+          const Tcgen05State& ast = *e->tc_;
           const int64_t alane = (da[t].i >> 16) & 0xFFFF, acol = da[t].i & 0xFFFF;
-          if (alane != 0 || !st.Allocated(acol, KS / 2)) {
+          if (alane != 0 || !ast.Allocated(acol, KS / 2)) {
             Report("tmem_unallocated", t, [&] {
               return "tcgen05.mma reads A from lanes [" + std::to_string(alane) + ", +128), columns [" +
                      std::to_string(acol) + ", " + std::to_string(acol + KS / 2) +
@@ -679,14 +679,14 @@ bool Executor::ExecTcgen05(const CallNode* c, const Lanes& act) {
           for (int64_t m = 0; m < M; ++m)
             for (int64_t k = 0; k < KS; ++k) {
               const size_t x = cell(m, acol + k / 2);
-              if (!st.written[x] || st.in_flight[x])
-                Report(st.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", t, [&] {
+              if (!ast.written[x] || ast.in_flight[x])
+                Report(ast.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", t, [&] {
                   return "tcgen05.mma reads A at lane " + std::to_string(m) + ", column " +
                          std::to_string(acol + k / 2) +
-                         (st.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
-                                          : ", which nothing has written");
+                         (ast.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
+                                           : ", which nothing has written");
                 });
-              const uint8_t* p = reinterpret_cast<const uint8_t*>(&st.tmem[x]) + 2 * (k % 2);
+              const uint8_t* p = reinterpret_cast<const uint8_t*>(&ast.tmem[x]) + 2 * (k % 2);
               uint16_t h = 0;
               std::memcpy(&h, p, 2);
               mma.at.push_back(p);

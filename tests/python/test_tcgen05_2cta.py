@@ -162,3 +162,67 @@ def test_misuse_is_a_clear_error():
         tilelang.compile(_misuse("pair", read=False), target="cuda -arch=sm_90a")
     # the 2-CTA forms compile where they belong
     assert "tcgen05.mma.cta_group::2" in tilelang.compile(_misuse("pair"), target=SM100A).get_ptx()
+
+
+def pair_ts(N=64, D=64, dtype="float16", sync=True):
+    """O = P @ V on a CTA pair with A in tensor memory (FlashAttention's P @ V on 256-row tiles): each block writes
+    its 128 rows of P (from global memory through a fragment) into its own tensor memory and loads D / 2 columns of
+    V; after a fence of those generic-proxy writes and a cluster barrier the even block issues
+    T.tcgen05_gemm(P_t, V_s, O_t, use_2cta=True) (tcgen05.mma.cta_group::2 with [a]) and commits to both blocks.
+    sync=False leaves the cluster barrier out."""
+
+    @T.prim_func
+    def main(P: T.Tensor((256, N), dtype), V: T.Tensor((N, D), dtype), O: T.Tensor((256, D), "float32")):
+        with T.ClusterKernel(2, threads=128, cluster_dims=2) as bx:
+            V_s = T.alloc_shared((N, D // 2), dtype)
+            P_t = T.alloc_tmem([128, N], dtype)
+            O_t = T.alloc_tmem([128, D], "float32")
+            P_r = T.alloc_fragment((128, N), dtype)
+            O_r = T.alloc_fragment((128, D), "float32")
+            done = T.alloc_barrier(1)
+            tx = T.get_thread_binding()
+            rank = T.block_rank_in_cluster()
+            T.copy(V[0:N, rank * (D // 2):(rank + 1) * (D // 2)], V_s)
+            T.copy(P[bx * 128:(bx + 1) * 128, 0:N], P_r)
+            T.copy(P_r, P_t)
+            T.fence_proxy_async()
+            if sync:
+                T.cluster_sync()
+            if rank == 0 and tx < 32:
+                T.tcgen05_gemm(P_t, V_s, O_t, mbar=None, clear_accum=True, use_2cta=True)
+                T.tcgen05_mma_arrive(done, arrive_2cta=True)
+            T.mbarrier_wait_parity(done, 0)
+            T.copy(O_t, O_r)
+            T.copy(O_r, O[bx * 128:(bx + 1) * 128, 0:D])
+
+    return main
+
+
+@pytest.mark.parametrize("N,D,dtype", [(64, 64, "float16"), (128, 32, "bfloat16")])
+def test_pair_mma_with_a_in_tensor_memory(N, D, dtype):
+    """Before: "operand A in tensor memory with use_2cta is not implemented". Expected: each block's 128 rows of A
+    come from its own tensor memory (both emulators read them so: the two halves of P differ), against float64
+    NumPy."""
+    rng = _rng()
+    p = rng.standard_normal((256, N)).astype(NP[dtype])
+    v = rng.standard_normal((N, D)).astype(NP[dtype])
+    o = np.full((256, D), np.nan, np.float32)
+    k = tilelang.compile(pair_ts(N, D, dtype), target=SM100A, execution_backend="emulator")
+    k(p, v, o)
+    ref = p.astype(np.float64) @ v.astype(np.float64)
+    np.testing.assert_allclose(o, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    text = "\n".join(k.choices)
+    assert "tcgen05.mma.cta_group::2.kind::f16 256x" in text and "A in tensor memory 'P_t'" in text, text
+
+
+def test_pair_mma_with_a_in_tensor_memory_assembles_and_needs_the_cluster_met():
+    k = tilelang.compile(pair_ts(), target=SM100A)
+    assert re.search(r"tcgen05\.mma\.cta_group::2\.kind::f16 \[%r\d+\], \[%r\d+\], %rd\d+", k.get_ptx())
+    assert re.search(r"\bUTCHMMA\.2CTA\b", k.get_sass())
+    res = k.get_resource_usage()
+    assert res["spill_stores"] == 0 and res["spill_loads"] == 0, res
+    p = np.ones((256, 64), np.float16)
+    v = np.ones((64, 64), np.float16)
+    with pytest.raises(TileLangError, match="cluster_not_started"):
+        tilelang.compile(pair_ts(sync=False), target=SM100A, execution_backend="emulator")(
+            p, v, np.zeros((256, 64), np.float32))

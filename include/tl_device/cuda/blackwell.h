@@ -91,6 +91,16 @@ __device__ __forceinline__ void tcgen05_mma_ts_f16(uint32_t taddr_d, uint32_t ta
       "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
       : "memory");
 }
+/// The same issued for the CTA pair (cta_group::2): each block's 128 rows of A from its own tensor memory at
+/// the same address.
+__device__ __forceinline__ void tcgen05_mma_ts_f16_cg2(uint32_t taddr_d, uint32_t taddr_a, uint64_t bdesc,
+                                                       uint32_t idesc, int enable_input_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
+      "tcgen05.mma.cta_group::2.kind::f16 [%0], [%1], %2, %3, p;\n}\n" ::"r"(taddr_d),
+      "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
+      : "memory");
+}
 TL_TCGEN05_MMA_CG2(f16)
 TL_TCGEN05_MMA_CG2(f8f6f4)
 TL_TCGEN05_MMA_CG2(i8)

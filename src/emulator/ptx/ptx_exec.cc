@@ -2971,8 +2971,7 @@ class Machine {
       const uint64_t d = (R(wp, dop.reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(dop.imm);
       // [a]: A in tensor memory (kind::f16: row m at lane m, value k at column + k / 2, bits 16 (k % 2) ..)
       const bool ts = in.ops[1].kind == Operand::kAddr;
-      if (ts && (kind != 0 || in.pair))
-        FailAt(in, "tcgen05.mma with A in tensor memory: kind::f16, cta_group::1 only");
+      if (ts && kind != 0) FailAt(in, "tcgen05.mma with A in tensor memory: kind::f16 only");
       const uint64_t da = ts ? (R(wp, in.ops[1].reg, l) & 0xFFFFFFFFu) + static_cast<uint64_t>(in.ops[1].imm)
                              : Get(wp, in.ops[1], w, l, Ty::kU64);
       const uint64_t db = Get(wp, in.ops[2], w, l, Ty::kU64);
@@ -3098,9 +3097,10 @@ class Machine {
         mma.d_f16 = I.d_f16;
         if (ts && M != 128) FailAt(in, "tcgen05.mma with A in tensor memory and M = 64 is not emulated");
         std::vector<double> a(static_cast<size_t>(M * KS));
-        if (ts) {
+        if (ts) {  // A in the tensor memory of the block whose rows these are (a pair: each its own)
+          Tmem& at = mma.target->tmem_;
           const int64_t alane = static_cast<int64_t>(da >> 16), acol = static_cast<int64_t>(da & 0xFFFF);
-          if (alane != 0 || !tmem_.Allocated(acol, KS / 2)) {
+          if (alane != 0 || !at.Allocated(acol, KS / 2)) {
             Report("tmem_unallocated", tid, [&] {
               return "tcgen05.mma reads A from columns [" + std::to_string(acol) + ", " +
                      std::to_string(acol + KS / 2) + ") of lane " + std::to_string(alane) +
@@ -3111,14 +3111,14 @@ class Machine {
           for (int64_t m = 0; m < M; ++m)
             for (int64_t k = 0; k < KS; ++k) {
               const size_t x = Tmem::Cell(m, acol + k / 2);
-              if (!tmem_.written[x] || tmem_.in_flight[x])
-                Report(tmem_.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", tid, [&] {
+              if (!at.written[x] || at.in_flight[x])
+                Report(at.in_flight[x] ? "tcgen05_not_committed" : "uninitialized", tid, [&] {
                   return "tcgen05.mma reads A at lane " + std::to_string(m) + ", column " +
                          std::to_string(acol + k / 2) +
-                         (tmem_.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
-                                             : ", which nothing has written");
+                         (at.in_flight[x] ? ", which an uncommitted tcgen05.mma writes"
+                                          : ", which nothing has written");
                 });
-              const uint16_t h = static_cast<uint16_t>(tmem_.cells[x] >> (16 * (k % 2)));
+              const uint16_t h = static_cast<uint16_t>(at.cells[x] >> (16 * (k % 2)));
               a[static_cast<size_t>(m * KS + k)] = HalfValue(h, I.a_type == 0 ? Ty::kF16 : Ty::kBF16);
             }
         } else {

@@ -264,7 +264,6 @@ Stmt LowerTcgen05Gemm(GpuTileLowerer& L, const Tcgen05GemmNode* g) {
   Expr a_col;
   WgmmaOperand oa, ob;
   if (a_tmem) {
-    if (pair) bad("operand A in tensor memory with use_2cta is not implemented");
     if (g->trans_A) bad("operand A in tensor memory is K-major: transpose_A must be False");
     if (g->A.buffer->dtype.bits() != 16)
       bad("operand A in tensor memory must be float16 or bfloat16 (kind::f16); got " +
