@@ -69,6 +69,13 @@ def _pair_gemm(rng):
     return pair.pair_gemm(M, N, K), [a, b, np.zeros((M, N), np.float32)], 2, ref, 1e-3
 
 
+def _pair_ts(rng):
+    N, D = 64, 64
+    p = rng.standard_normal((256, N)).astype(np.float16)
+    v = rng.standard_normal((N, D)).astype(np.float16)
+    return pair.pair_ts(N, D), [p, v, np.zeros((256, D), np.float32)], 2, p.astype(np.float64) @ v.astype(np.float64), 1e-5
+
+
 def _scaled(prog, a, b, sa8, sb8, gran, pass_a, pass_b):
     c = np.zeros((a.shape[0], b.shape[0]), np.float32)
     return prog, [pass_a, pass_b, bs.pack_scales(sa8), bs.pack_scales(sb8), c], 4, \
@@ -194,6 +201,7 @@ CASES = {
         ("tcgen05 kind::f16 GEMM 256x200x192", _f16_gemm),
         ("tcgen05 kind::tf32 GEMM 256x136x96 (truncation assumed)", _tf32_gemm),
         ("tcgen05 cta_group::2 bf16 GEMM 256x256x192", _pair_gemm),
+        ("tcgen05 cta_group::2 with A in tensor memory (P @ V)", _pair_ts),
         ("MXFP8 kind::mxf8f6f4 scale_vec::1X 128x128x512", _mxfp8),
         ("MXFP4 x MXFP8, fp4 padded (16U4_ALIGN16B), kind::mxf8f6f4", _mxfp4_padded_x_fp8),
         ("MXFP6 x MXFP8, fp6 padded (16U6_ALIGN16B, bit order assumed), kind::mxf8f6f4", _mxfp6_padded_x_fp8),
