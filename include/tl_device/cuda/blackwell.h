@@ -82,25 +82,21 @@ TL_TCGEN05_MMA(tf32)
         : "memory");                                                                                         \
   }
 /// tcgen05.mma with A in tensor memory (kind::f16): D = A (tensor memory at `taddr_a`: row m at lane m,
-/// 16-bit values two a 32-bit column, the lower K first) * B (shared, descriptor) + (enable ? D : 0).
-__device__ __forceinline__ void tcgen05_mma_ts_f16(uint32_t taddr_d, uint32_t taddr_a, uint64_t bdesc,
-                                                   uint32_t idesc, int enable_input_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n" ::"r"(taddr_d),
-      "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
-      : "memory");
-}
-/// The same issued for the CTA pair (cta_group::2): each block's 128 rows of A from its own tensor memory at
-/// the same address.
-__device__ __forceinline__ void tcgen05_mma_ts_f16_cg2(uint32_t taddr_d, uint32_t taddr_a, uint64_t bdesc,
-                                                       uint32_t idesc, int enable_input_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::2.kind::f16 [%0], [%1], %2, %3, p;\n}\n" ::"r"(taddr_d),
-      "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)
-      : "memory");
-}
+/// 16-bit values two a 32-bit column, the lower K first) * B (shared, descriptor) + (enable ? D : 0). _cg2:
+/// issued for the CTA pair (cta_group::2), each block's 128 rows of A from its own tensor memory at the same
+/// address.
+#define TL_TCGEN05_MMA_TS(SUFFIX, GROUP)                                                          \
+  __device__ __forceinline__ void tcgen05_mma_ts_f16##SUFFIX(                                     \
+      uint32_t taddr_d, uint32_t taddr_a, uint64_t bdesc, uint32_t idesc, int enable_input_d) {   \
+    asm volatile(                                                                                 \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n"                                               \
+        "tcgen05.mma.cta_group::" #GROUP ".kind::f16 [%0], [%1], %2, %3, p;\n}\n" ::"r"(taddr_d), \
+        "r"(taddr_a), "l"(bdesc), "r"(idesc), "r"(enable_input_d)                                 \
+        : "memory");                                                                              \
+  }
+TL_TCGEN05_MMA_TS(, 1)
+TL_TCGEN05_MMA_TS(_cg2, 2)
+#undef TL_TCGEN05_MMA_TS
 TL_TCGEN05_MMA_CG2(f16)
 TL_TCGEN05_MMA_CG2(f8f6f4)
 TL_TCGEN05_MMA_CG2(i8)
