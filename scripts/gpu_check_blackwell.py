@@ -15,6 +15,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import tilelang.language as T
+from tilelang.jit.kernel import pack_fp6
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "python"))
 import test_blockscaled_gemm as sm120  # noqa: E402
@@ -106,21 +107,12 @@ def _mxfp4_padded_x_fp8(rng):
     return _scaled(prog, a, b, sa8, sb8, gran, fp4._packed(a), b)
 
 
-def _fp6_packed(a):
-    """An fp6 array [..., K] as the tensor the tcgen05 family's fp6 operands are stored in: four values in 3 bytes,
-    the first in the lowest 6 bits (uint8 [..., 3 K / 4]; the bit order is this project's assumption)."""
-    c = (np.ascontiguousarray(a).view(np.uint8) & 0x3F).astype(np.uint32)
-    w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
-    return np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1).astype(np.uint8) \
-        .reshape(*a.shape[:-1], a.shape[-1] * 3 // 4)
-
-
 def _mxfp6_padded_x_fp8(rng):
     M, N, K, gran = 128, 128, 512, 128
     a, b = (rng.standard_normal((M, K)) * 2).astype(ml_dtypes.float6_e2m3fn), rng.standard_normal((N, K)).astype(E4M3)
     sa8, sb8 = _e8m0(rng, M, 4), _e8m0(rng, N, 4)
     prog = bs.mxfp8_gemm(M, N, K, "float6_e2m3fn", "float8_e4m3fn", True)
-    return _scaled(prog, a, b, sa8, sb8, gran, _fp6_packed(a), b)
+    return _scaled(prog, a, b, sa8, sb8, gran, pack_fp6(a), b)  # the launcher's packing
 
 
 def _nvfp4_tcgen05(rng):

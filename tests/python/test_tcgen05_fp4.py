@@ -220,72 +220,12 @@ def test_fp4_operands_are_k_major():
 def nvfp4_gemm(M, N, K, stages=2, pair=False):
     """NVFP4 on sm_100a: C (float32) = sum over 16-value K blocks of (A * sa) @ (B * sb)^T, A [M, K] and B [N, K]
     fp4, sa / sb UE4M3 (one a 16 values, four a uint32 word, group-major: word g * rows + r holds row r's scales of
-    blocks 4 g .. 4 g + 3). A 128 x 128 x 128 tile takes two word groups of each, loaded with its operands, reordered
-    by warp 2 and copied into 8 columns of tensor memory by warp 1, whose MMAs (kind::mxf4nvf4.block_scale.block16,
-    k64) take group ((k_start + 64 s) / 64) % 2 at step s. A pair: 256 x 256, each block 128 rows of A and 128 of
-    B's columns, the scales of all 256 columns of B in each block."""
-    bM, bK = 128, 128
-    bN = 256 if pair else 128
-    nb = bN // 2 if pair else bN
-    W = bK // 64  # word groups a tile
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), "float4_e2m1fn"), B: T.Tensor((N, K), "float4_e2m1fn"),
-             SFA: T.Tensor((K // 64 * M,), "uint32"), SFB: T.Tensor((K // 64 * N,), "uint32"),
-             C: T.Tensor((M, N), "float32")):
-        with T.ClusterKernel(M // bM, N // bN, threads=128, cluster_dims=2 if pair else 1) as (bx, by):
-            A_s = T.alloc_shared((stages, bM, bK), "float4_e2m1fn")
-            B_s = T.alloc_shared((stages, nb, bK), "float4_e2m1fn")
-            SFA_s = T.alloc_shared((stages, W * bM), "uint32")
-            SFB_s = T.alloc_shared((stages, W * bN), "uint32")
-            acc = T.alloc_tmem([bM, bN], "float32")
-            sfa_t = T.alloc_tmem([bM, W * 4], "uint32")
-            sfb_t = T.alloc_tmem([bM, W * bN // 32], "uint32")
-            out = T.alloc_fragment((bM, bN), "float32")
-            loaded = T.alloc_barrier([32] * stages)
-            sf_ready = T.alloc_cluster_barrier([64] * stages) if pair else T.alloc_barrier([32] * stages)
-            consumed = T.alloc_cluster_barrier([1] * stages) if pair else T.alloc_barrier([1] * stages)
-            done = T.alloc_barrier([1])
-            tx = T.get_thread_binding()
-            warp = tx // 32
-            rank = T.block_rank_in_cluster()
-            for k in T.serial(K // bK):
-                s = k % stages
-                if warp == 0:
-                    T.mbarrier_wait_parity(consumed[s], ((k // stages) & 1) ^ 1)
-                    T.tma_copy(A[bx * bM:(bx + 1) * bM, k * bK:(k + 1) * bK], A_s[s, :, :], barrier=loaded[s])
-                    col = by * bN + rank * nb
-                    T.tma_copy(B[col:col + nb, k * bK:(k + 1) * bK], B_s[s, :, :], barrier=loaded[s])
-                    for w in T.unroll(W):
-                        g = k * W + w
-                        T.tma_copy(SFA[g * M + bx * bM:g * M + (bx + 1) * bM], SFA_s[s, w * bM:(w + 1) * bM],
-                                   barrier=loaded[s])
-                        T.tma_copy(SFB[g * N + by * bN:g * N + (by + 1) * bN], SFB_s[s, w * bN:(w + 1) * bN],
-                                   barrier=loaded[s])
-                    T.mbarrier_arrive(loaded[s])
-                elif warp == 1 and rank == 0:
-                    T.mbarrier_wait_parity(sf_ready[s], (k // stages) & 1)
-                    T.tcgen05_cp_warpx4(SFA_s[s, :], sfa_t, use_2cta=pair)
-                    T.tcgen05_cp_warpx4(SFB_s[s, :], sfb_t, use_2cta=pair)
-                    T.tcgen05_gemm_blockscaled(A_s[s, :, :], B_s[s, :, :], acc, sfa_t, sfb_t, transpose_B=True,
-                                               mbar=consumed[s], clear_accum=k == 0, k_start=k * bK,
-                                               sf_a_granularity_k=16, sf_b_granularity_k=16, use_2cta=pair)
-                elif warp == 2:
-                    T.mbarrier_wait_parity(loaded[s], (k // stages) & 1)
-                    T.tcgen05_sf_warp_transpose(SFA_s[s, :])
-                    T.tcgen05_sf_warp_transpose(SFB_s[s, :])
-                    T.fence_proxy_async()
-                    if pair:
-                        T.mbarrier_arrive(sf_ready[s], 0)
-                    else:
-                        T.mbarrier_arrive(sf_ready[s])
-            if warp == 1 and rank == 0:
-                T.tcgen05_mma_arrive(done, arrive_2cta=pair)
-            T.mbarrier_wait_parity(done, 0)
-            T.copy(acc, out)
-            T.copy(out, C[bx * bM, by * bN])
-
-    return main
+    blocks 4 g .. 4 g + 3). The block-scaled kernel of test_tcgen05_blockscaled with a granularity of 16: a 128 x
+    128 x 128 tile takes two word groups of each, loaded with its operands, reordered by warp 2 and copied into 8
+    columns of tensor memory by warp 1, whose MMAs (kind::mxf4nvf4.block_scale.block16, k64) take group
+    ((k_start + 64 s) / 64) % 2 at step s. A pair: 256 x 256, each block 128 rows of A and 128 of B's columns, the
+    scales of all 256 columns of B in each block."""
+    return mxfp8_gemm(M, N, K, "float4_e2m1fn", "float4_e2m1fn", True, pair, stages=stages, gran=16)
 
 
 def _ue4m3(rng, shape):

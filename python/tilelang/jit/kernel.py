@@ -186,6 +186,15 @@ def _emulator_check(cfg, name):
     return env is None or env.strip().lower() in ("1", "true", "on")
 
 
+def pack_fp6(a):
+    """An fp6 array [..., K] (one value a byte, ml_dtypes) as the tcgen05 family's fp6 tensors hold it: four values
+    in 3 bytes, the first in the lowest 6 bits (uint8 [..., 3 K / 4]; K a multiple of 4)."""
+    c = (np.ascontiguousarray(a).view(np.uint8) & 0x3F).astype(np.uint32)
+    w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
+    return np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1).astype(np.uint8) \
+        .reshape(*a.shape[:-1], a.shape[-1] * 3 // 4)
+
+
 def _pack_nibbles_into(orig, values):
     """Writes one-value-a-byte int4 / fp4 `values` into `orig`, an int8 / uint8 (or torch float4_e2m1fn_x2)
     tensor holding two a byte (low first)."""
@@ -511,10 +520,7 @@ class JITKernel:
                         f"argument {pi} ('{self.func.params[pi][1].name}') of kernel '{self.func.name}': a "
                         f"{kind} array of shape {a.shape} cannot be packed four values in 3 bytes (its last "
                         "dimension must be a multiple of 4)")
-                c = (np.ascontiguousarray(a).view(np.uint8) & 0x3F).astype(np.uint32)
-                w = c[..., 0::4] | (c[..., 1::4] << 6) | (c[..., 2::4] << 12) | (c[..., 3::4] << 18)
-                out[i] = _aligned(np.stack([w & 0xFF, (w >> 8) & 0xFF, (w >> 16) & 0xFF], axis=-1)
-                                  .astype(np.uint8).reshape(*a.shape[:-1], a.shape[-1] * 3 // 4))
+                out[i] = _aligned(pack_fp6(a))
             elif isinstance(a, np.ndarray) and kind == "float4_e2m1fn":
                 if not a.ndim or a.shape[-1] % 2:
                     raise TileLangArgumentError(
